@@ -1,0 +1,35 @@
+# Project-wide compile options.
+if(CCLMESH_SANITIZE)
+  # Global, so every object (libraries, tests, tools) is instrumented alike.
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+  add_compile_definitions(CCLMESH_ASAN=1)
+endif()
+
+# Warnings for cclmesh's own targets (not for third-party code).
+function(cclmesh_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 at -O3 reports impossible sizes inside std::string concatenation (GCC bug 105329).
+    target_compile_options(${target} PRIVATE -Wno-restrict)
+  endif()
+  if(CCLMESH_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# cclmesh_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [LABELS slow])
+function(cclmesh_add_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  cclmesh_target_defaults(${T_NAME})
+  # Test bodies pass locals into coroutine lambdas under the same names on purpose.
+  target_compile_options(${T_NAME} PRIVATE -Wno-shadow)
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${T_NAME} PRIVATE
+    CCLMESH_SOURCE_DIR="${CCLMESH_SOURCE_DIR}" CCLMESH_SHARED_DIR="${CCLMESH_SHARED_DIR}")
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(T_LABELS)
+    set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+endfunction()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages cclmesh builds with, and nothing else.
+# Idempotent: it asks dpkg what is missing and installs only that.
+# As root it runs apt-get itself; otherwise it prints the exact line to run and exits 1.
+set -euo pipefail
+
+packages=(
+  cmake make g++ ninja-build
+  libboost-dev libboost-context-dev libboost-graph-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+install_line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "cclmesh: missing packages: ${missing[*]}" >&2
+  echo "cclmesh: run as root: $install_line" >&2
+  exit 1
+fi
+
+echo "cclmesh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,274 @@
+#include "sim/engine/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <coroutine>
+
+#include "sim/engine/check.hpp"
+#include "sim/engine/fiber.hpp"
+#include "sim/engine/process.hpp"
+
+namespace cclmesh::sim {
+
+namespace {
+thread_local Engine* current_engine = nullptr;
+
+std::uint64_t fnv1a_mix(std::uint64_t hash, std::uint64_t value) {
+  for (int byte = 0; byte < 8; ++byte) {
+    hash ^= (value >> (8 * byte)) & 0xffu;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+}  // namespace
+
+std::string WaitInfo::describe() const {
+  if (target != nullptr) return target->describe_wait(detail);
+  if (text != nullptr) return text;
+  return "(nothing recorded)";
+}
+
+Actor::~Actor() {
+  if (engine_ != nullptr && pending_wake_.valid()) engine_->cancel(pending_wake_);
+}
+
+ProcessFailure::ProcessFailure(std::string actor_name, SimTime when, const std::string& what)
+    : std::runtime_error(fmt::format("'{}' failed at {}: {}", actor_name, to_string(when), what)),
+      actor_name_(std::move(actor_name)),
+      when_(when) {}
+
+std::string HangReport::to_string() const {
+  std::string text = fmt::format("hang at {}: {} actor(s) parked with no event left to wake them\n",
+                                 sim::to_string(when), parked.size());
+  for (const ParkedActor& actor : parked) {
+    text += fmt::format("  {} '{}' waits for {}\n", actor.kind == Actor::Kind::Fiber ? "fiber" : "process",
+                        actor.name, actor.waiting_for);
+  }
+  return text;
+}
+
+std::string to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::Idle: return "idle";
+    case StopReason::TimeLimit: return "time limit";
+    case StopReason::Predicate: return "predicate";
+    case StopReason::Stopped: return "stopped";
+    case StopReason::Hang: return "hang";
+  }
+  return "unknown";
+}
+
+Engine::Engine() : previous_current_(current_engine) { current_engine = this; }
+
+Engine::~Engine() {
+  destroy_all_actors();
+  if (current_engine == this) current_engine = previous_current_;
+}
+
+void Engine::destroy_all_actors() {
+  // Top-level frames first: destroying one cancels its children and withdraws their waits.
+  Engine* outer = std::exchange(current_engine, this);
+  while (!detached_frames_.empty()) {
+    void* frame = detached_frames_.back();
+    detached_frames_.pop_back();
+    std::coroutine_handle<>::from_address(frame).destroy();
+  }
+  while (!fibers_.empty()) fibers_.pop_back();
+  current_engine = outer;
+}
+
+Engine& Engine::current() {
+  CCLMESH_CHECK(current_engine != nullptr, "no simulation engine on this thread");
+  return *current_engine;
+}
+
+Engine* Engine::current_or_null() { return current_engine; }
+
+struct Engine::ScheduledCallback {
+  std::function<void()> callback;
+};
+
+void Engine::callback_trampoline(void* context) {
+  std::unique_ptr<ScheduledCallback> owned{static_cast<ScheduledCallback*>(context)};
+  owned->callback();
+}
+
+void Engine::callback_drop(void* context) { delete static_cast<ScheduledCallback*>(context); }
+
+EventId Engine::schedule_at(SimTime when, std::function<void()> callback) {
+  CCLMESH_CHECK(when >= now_, fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)));
+  auto* owned = new ScheduledCallback{std::move(callback)};
+  return queue_.push(when, &Engine::callback_trampoline, owned, &Engine::callback_drop);
+}
+
+EventId Engine::schedule_in(SimTime delay, std::function<void()> callback) {
+  return schedule_at(now_ + delay, std::move(callback));
+}
+
+void Engine::adopt(Actor& actor, std::string name) {
+  CCLMESH_CHECK(actor.engine_ == nullptr, "actor '" + name + "' joined an engine twice");
+  actor.engine_ = this;
+  actor.name_ = std::move(name);
+  actor.serial_ = next_serial_++;
+  registry_.push_back(actor);
+}
+
+void Engine::spawn(Process<void> process, std::string name) {
+  CCLMESH_CHECK(process.valid(), "spawning an empty process '" + name + "'");
+  auto handle = process.release();
+  detached_frames_.push_back(handle.address());
+  handle.promise().start_detached(*this, std::move(name));
+}
+
+Fiber& Engine::spawn_fiber(std::string name, std::function<void()> body, FiberOptions options, SimTime start_delay) {
+  fibers_.push_back(std::make_unique<Fiber>(std::move(body), options.stack_bytes));
+  Fiber& fiber = *fibers_.back();
+  adopt(fiber, std::move(name));
+  wake_at(fiber, now_ + start_delay);
+  return fiber;
+}
+
+void Engine::release_detached(void* frame) {
+  auto it = std::find(detached_frames_.begin(), detached_frames_.end(), frame);
+  CCLMESH_CHECK(it != detached_frames_.end(), "releasing an unknown process frame");
+  *it = detached_frames_.back();
+  detached_frames_.pop_back();
+  std::coroutine_handle<>::from_address(frame).destroy();
+}
+
+Actor& Engine::require_current_actor(const char* operation) const {
+  CCLMESH_CHECK(current_actor_ != nullptr,
+                fmt::format("{} needs a running process or fiber, but the scheduler itself is running", operation));
+  return *current_actor_;
+}
+
+void Engine::park_current(const WaitInfo& info) {
+  Actor& actor = require_current_actor("waiting");
+  actor.state_ = Actor::State::Parked;
+  actor.wait_ = info;
+}
+
+void Engine::wake_at(Actor& actor, SimTime when) {
+  CCLMESH_CHECK(actor.engine_ == this, "waking actor '" + actor.name() + "' of another engine");
+  CCLMESH_CHECK(!actor.pending_wake_.valid() || !queue_.pending(actor.pending_wake_),
+                "actor '" + actor.name() + "' woken twice");
+  CCLMESH_CHECK(when >= now_, "waking '" + actor.name() + "' in the past");
+  actor.state_ = Actor::State::Scheduled;
+  actor.pending_wake_ = queue_.push(when, &Engine::resume_trampoline, &actor);
+}
+
+void Engine::resume_trampoline(void* context) {
+  Actor& actor = *static_cast<Actor*>(context);
+  actor.engine_->dispatch_resume(actor);
+}
+
+void Engine::dispatch_resume(Actor& actor) {
+  actor.pending_wake_ = EventId{};
+  actor.state_ = Actor::State::Running;
+  actor.wait_ = WaitInfo{};
+  Actor* outer = std::exchange(current_actor_, &actor);
+  actor.resume_now();  // may destroy `actor` (a finished detached process): do not touch it after
+  current_actor_ = outer;
+}
+
+void Engine::report_failure(Actor& actor, std::exception_ptr error) {
+  if (failure_) return;  // the first failure is the one reported
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  failure_.emplace(actor.name(), now_, what);
+  stop_requested_ = true;
+}
+
+RunResult Engine::run() { return run_loop(SimTime::max(), nullptr); }
+RunResult Engine::run_until(SimTime limit) { return run_loop(limit, nullptr); }
+RunResult Engine::run_while(const std::function<bool()>& keep_going) { return run_loop(SimTime::max(), &keep_going); }
+
+RunResult Engine::run_loop(SimTime limit, const std::function<bool()>* keep_going) {
+  CCLMESH_CHECK(!running_, "Engine::run called from inside a run");
+  running_ = true;
+  stop_requested_ = false;
+  Engine* outer = std::exchange(current_engine, this);
+  // Wall time is a statistic about the host, never an input to the simulation.
+  const auto wall_start = std::chrono::steady_clock::now();
+  RunResult result;
+  struct Restore {
+    Engine& engine;
+    Engine* outer;
+    std::chrono::steady_clock::time_point start;
+    ~Restore() {
+      engine.wall_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      engine.running_ = false;
+      current_engine = outer;
+    }
+  } restore{*this, outer, wall_start};
+
+  DueEvent event;
+  while (true) {
+    if (keep_going != nullptr && !(*keep_going)()) {
+      result.reason = StopReason::Predicate;
+      break;
+    }
+    if (queue_.next_time() > limit) {
+      result.reason = queue_.live_events() == 0 ? StopReason::Idle : StopReason::TimeLimit;
+      if (result.reason == StopReason::TimeLimit) now_ = limit;
+      break;
+    }
+    if (!queue_.pop(event)) {
+      result.reason = StopReason::Idle;
+      break;
+    }
+    CCLMESH_CHECK(event.time >= now_, fmt::format("time went backwards: event at {} after {}",
+                                                  to_string(event.time), to_string(now_)));
+    now_ = event.time;
+    ++events_executed_;
+    trace_hash_ = fnv1a_mix(fnv1a_mix(trace_hash_, static_cast<std::uint64_t>(now_.ps())), event.sequence);
+    event.fn(event.context);
+    if (failure_) {
+      ProcessFailure failure = *failure_;
+      failure_.reset();
+      throw failure;
+    }
+    if (stop_requested_) {
+      result.reason = StopReason::Stopped;
+      break;
+    }
+  }
+  result.now = now_;
+  if (result.reason == StopReason::Idle) {
+    HangReport report = hang_report();
+    if (!report.parked.empty()) {
+      result.reason = StopReason::Hang;
+      result.hang = std::move(report);
+    }
+  }
+  return result;
+}
+
+HangReport Engine::hang_report() const {
+  HangReport report;
+  report.when = now_;
+  for (const Actor& actor : registry_) {
+    if (actor.state_ != Actor::State::Parked) continue;
+    report.parked.push_back(ParkedActor{actor.name(), actor.kind(), actor.serial(), actor.wait_.describe()});
+  }
+  std::sort(report.parked.begin(), report.parked.end(),
+            [](const ParkedActor& a, const ParkedActor& b) { return a.serial < b.serial; });
+  return report;
+}
+
+EngineStats Engine::stats() const {
+  EngineStats stats;
+  stats.events_executed = events_executed_;
+  stats.simulated_time = now_;
+  stats.wall_seconds = wall_seconds_;
+  for ([[maybe_unused]] const Actor& actor : registry_) ++stats.live_actors;
+  return stats;
+}
+
+}  // namespace cclmesh::sim

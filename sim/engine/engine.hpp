@@ -1,0 +1,148 @@
+#pragma once
+// The discrete-event engine: one event queue, the run loop, the actors it owns, and the hang
+// report when the queue runs dry while actors are still parked.
+
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/engine/actor.hpp"
+#include "sim/engine/event_queue.hpp"
+#include "sim/engine/time.hpp"
+
+namespace cclmesh::sim {
+
+template <typename T>
+class Process;
+class Fiber;
+
+// A process or fiber ended with an exception nobody awaited. The run stops.
+class ProcessFailure : public std::runtime_error {
+ public:
+  ProcessFailure(std::string actor_name, SimTime when, const std::string& what);
+  const std::string& actor_name() const { return actor_name_; }
+  SimTime when() const { return when_; }
+
+ private:
+  std::string actor_name_;
+  SimTime when_;
+};
+
+struct ParkedActor {
+  std::string name;
+  Actor::Kind kind;
+  std::uint64_t serial;
+  std::string waiting_for;
+};
+
+// Every actor that was parked when the queue ran dry, in creation order.
+struct HangReport {
+  SimTime when;
+  std::vector<ParkedActor> parked;
+  std::string to_string() const;
+};
+
+struct EngineStats {
+  std::uint64_t events_executed = 0;
+  SimTime simulated_time;
+  double wall_seconds = 0.0;  // measured around run calls; never fed into the simulation
+  std::size_t live_actors = 0;
+};
+
+enum class StopReason : std::uint8_t { Idle, TimeLimit, Predicate, Stopped, Hang };
+std::string to_string(StopReason reason);
+
+struct RunResult {
+  StopReason reason = StopReason::Idle;
+  SimTime now;
+  std::optional<HangReport> hang;  // set when reason == Hang
+};
+
+struct FiberOptions {
+  std::size_t stack_bytes = 64 * 1024;
+};
+
+class Engine {
+ public:
+  Engine();
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // The engine of the running actor, or the most recently constructed live one on this thread.
+  static Engine& current();
+  static Engine* current_or_null();
+
+  SimTime now() const { return now_; }
+
+  // Plain callbacks, for models that are trivial servers.
+  EventId schedule_at(SimTime when, std::function<void()> callback);
+  EventId schedule_in(SimTime delay, std::function<void()> callback);
+  bool cancel(EventId id) { return queue_.cancel(id); }
+
+  // Starts a top-level process at the current time. The engine owns its frame.
+  void spawn(Process<void> process, std::string name);
+  // Starts a kernel fiber at the current time (or `start_delay` later). The engine owns it.
+  Fiber& spawn_fiber(std::string name, std::function<void()> body, FiberOptions options = {},
+                     SimTime start_delay = SimTime::zero());
+
+  RunResult run();
+  RunResult run_until(SimTime limit);
+  RunResult run_while(const std::function<bool()>& keep_going);
+  // Ends the current run after the event being executed.
+  void stop() { stop_requested_ = true; }
+
+  EngineStats stats() const;
+  // Running FNV-1a hash of every executed event's (time, sequence): equal for identical runs.
+  std::uint64_t trace_hash() const { return trace_hash_; }
+  // Parked actors right now (also what a Hang result carries).
+  HangReport hang_report() const;
+
+  // --- For waiting primitives (semaphores, channels, delays) and actors -----------------
+  Actor* current_actor() const { return current_actor_; }
+  Actor& require_current_actor(const char* operation) const;
+  // Marks the running actor parked, waiting on `info`. The caller then suspends it.
+  void park_current(const WaitInfo& info);
+  // Schedules `actor` to resume now (after everything already scheduled for now).
+  void wake(Actor& actor) { wake_at(actor, now_); }
+  void wake_at(Actor& actor, SimTime when);
+  // Joins an actor to this engine: name, serial, registry.
+  void adopt(Actor& actor, std::string name);
+  // A top-level actor finished with an exception: the run stops and rethrows.
+  void report_failure(Actor& actor, std::exception_ptr error);
+  // Destroys a finished detached process frame later, outside its own stack.
+  void release_detached(void* frame_address);
+
+ private:
+  struct ScheduledCallback;
+  RunResult run_loop(SimTime limit, const std::function<bool()>* keep_going);
+  static void resume_trampoline(void* actor);
+  static void callback_trampoline(void* callback);
+  static void callback_drop(void* callback);
+  void dispatch_resume(Actor& actor);
+  void destroy_all_actors();
+
+  EventQueue queue_;
+  SimTime now_;
+  Actor* current_actor_ = nullptr;
+  ActorRegistry registry_;
+  std::vector<void*> detached_frames_;  // top-level coroutine frames still alive
+  std::vector<std::unique_ptr<Fiber>> fibers_;
+  std::uint64_t next_serial_ = 0;
+  std::uint64_t events_executed_ = 0;
+  std::uint64_t trace_hash_ = 0xcbf29ce484222325ull;
+  double wall_seconds_ = 0.0;
+  bool stop_requested_ = false;
+  bool running_ = false;
+  std::optional<ProcessFailure> failure_;
+  Engine* previous_current_ = nullptr;
+};
+
+}  // namespace cclmesh::sim

@@ -1,0 +1,96 @@
+#include "sim/engine/event_queue.hpp"
+
+#include <algorithm>
+
+#include "sim/engine/check.hpp"
+
+namespace cclmesh::sim {
+
+EventQueue::~EventQueue() {
+  for (Slot& slot : slots_) {
+    if (slot.in_use && slot.drop != nullptr) slot.drop(slot.context);
+  }
+}
+
+EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) {
+  CCLMESH_CHECK(fn != nullptr, "event without a function");
+  std::uint32_t index;
+  if (free_head_ != kNoSlot) {
+    index = free_head_;
+    free_head_ = slots_[index].next_free;
+  } else {
+    CCLMESH_CHECK(slots_.size() < kNoSlot, "event slot table exhausted");
+    index = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& slot = slots_[index];
+  slot.fn = fn;
+  slot.drop = drop;
+  slot.context = context;
+  slot.in_use = true;
+  heap_.push_back(Entry{time.ps(), next_sequence_++, index, slot.generation});
+  std::push_heap(heap_.begin(), heap_.end(), later);
+  ++live_;
+  return EventId{index, slot.generation};
+}
+
+bool EventQueue::pending(EventId id) const {
+  return id.valid() && id.slot < slots_.size() && slots_[id.slot].in_use &&
+         slots_[id.slot].generation == id.generation;
+}
+
+bool EventQueue::cancel(EventId id) {
+  if (!pending(id)) return false;
+  Slot& slot = slots_[id.slot];
+  EventFn drop = slot.drop;
+  void* context = slot.context;
+  release_slot(id.slot);
+  --live_;
+  if (drop != nullptr) drop(context);
+  return true;
+}
+
+void EventQueue::release_slot(std::uint32_t index) {
+  Slot& slot = slots_[index];
+  slot.in_use = false;
+  slot.fn = nullptr;
+  slot.drop = nullptr;
+  slot.context = nullptr;
+  // Generation 0 means "no event"; skip it on wrap-around.
+  slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
+  slot.next_free = free_head_;
+  free_head_ = index;
+}
+
+void EventQueue::discard_cancelled_top() {
+  while (!heap_.empty()) {
+    const Entry& top = heap_.front();
+    const Slot& slot = slots_[top.slot];
+    if (slot.in_use && slot.generation == top.generation) return;
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    heap_.pop_back();
+  }
+}
+
+bool EventQueue::pop(DueEvent& out) {
+  discard_cancelled_top();
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const Entry entry = heap_.back();
+  heap_.pop_back();
+  Slot& slot = slots_[entry.slot];
+  out.time = SimTime::from_ps(entry.time_ps);
+  out.sequence = entry.sequence;
+  out.fn = slot.fn;
+  out.context = slot.context;
+  release_slot(entry.slot);
+  --live_;
+  return true;
+}
+
+SimTime EventQueue::next_time() {
+  discard_cancelled_top();
+  return heap_.empty() ? SimTime::max() : SimTime::from_ps(heap_.front().time_ps);
+}
+
+}  // namespace cclmesh::sim

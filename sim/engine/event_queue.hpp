@@ -1,0 +1,80 @@
+#pragma once
+// The one event queue: a binary heap ordered by (time, sequence number), so events at equal
+// times run in the order they were scheduled and a run is reproducible bit for bit.
+// Cancellation is by flag: a cancelled event stays in the heap and is skipped when it surfaces.
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/time.hpp"
+
+namespace cclmesh::sim {
+
+using EventFn = void (*)(void* context);
+
+// Identifies one scheduled event; stale after the event ran or was cancelled.
+struct EventId {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;  // 0 = no event
+  constexpr bool valid() const { return generation != 0; }
+  constexpr bool operator==(const EventId&) const = default;
+};
+
+struct DueEvent {
+  SimTime time;
+  std::uint64_t sequence = 0;
+  EventFn fn = nullptr;
+  void* context = nullptr;
+};
+
+class EventQueue {
+ public:
+  EventQueue() = default;
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+  ~EventQueue();
+
+  // `drop` (optional) releases `context` if the event is cancelled or never runs.
+  EventId push(SimTime time, EventFn fn, void* context, EventFn drop = nullptr);
+  // True when the event was still pending; its drop function has run.
+  bool cancel(EventId id);
+  bool pending(EventId id) const;
+
+  // Removes the earliest live event; false when there is none.
+  bool pop(DueEvent& out);
+  // Time of the earliest live event, or SimTime::max() when there is none.
+  SimTime next_time();
+
+  std::size_t live_events() const { return live_; }
+  std::uint64_t scheduled_total() const { return next_sequence_; }
+
+ private:
+  struct Entry {
+    std::int64_t time_ps;
+    std::uint64_t sequence;
+    std::uint32_t slot;
+    std::uint32_t generation;
+  };
+  struct Slot {
+    EventFn fn = nullptr;
+    EventFn drop = nullptr;
+    void* context = nullptr;
+    std::uint32_t generation = 1;
+    std::uint32_t next_free = 0;
+    bool in_use = false;
+  };
+  static bool later(const Entry& a, const Entry& b) {
+    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.sequence > b.sequence;
+  }
+  void release_slot(std::uint32_t slot);
+  void discard_cancelled_top();
+
+  std::vector<Entry> heap_;
+  std::vector<Slot> slots_;
+  std::uint32_t free_head_ = kNoSlot;
+  std::uint64_t next_sequence_ = 0;
+  std::size_t live_ = 0;
+  static constexpr std::uint32_t kNoSlot = 0xffffffffu;
+};
+
+}  // namespace cclmesh::sim

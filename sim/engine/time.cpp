@@ -1,0 +1,52 @@
+#include "sim/engine/time.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace cclmesh::sim {
+
+namespace {
+__extension__ typedef __int128 Wide;  // 128-bit intermediate: bytes * 1e12 overflows int64
+
+std::int64_t ceil_div(Wide numerator, Wide denominator) {
+  const Wide quotient = (numerator + denominator - 1) / denominator;
+  if (quotient > std::numeric_limits<std::int64_t>::max()) {
+    throw std::overflow_error("simulated duration overflows int64 picoseconds");
+  }
+  return static_cast<std::int64_t>(quotient);
+}
+}  // namespace
+
+std::string to_string(SimTime t) {
+  const std::int64_t ps = t.ps();
+  const std::int64_t magnitude = ps < 0 ? -ps : ps;
+  if (magnitude < 1'000) return fmt::format("{} ps", ps);
+  if (magnitude < 1'000'000) return fmt::format("{:.3f} ns", static_cast<double>(ps) / 1e3);
+  if (magnitude < 1'000'000'000) return fmt::format("{:.3f} us", static_cast<double>(ps) / 1e6);
+  return fmt::format("{:.3f} ms", static_cast<double>(ps) / 1e9);
+}
+
+SimTime transfer_time(std::int64_t bytes, Bandwidth rate) {
+  if (rate.bytes_per_second() <= 0) {
+    throw std::invalid_argument(fmt::format("transfer_time: rate must be positive, got {} B/s",
+                                            rate.bytes_per_second()));
+  }
+  if (bytes < 0) {
+    throw std::invalid_argument(fmt::format("transfer_time: negative byte count {}", bytes));
+  }
+  return SimTime::from_ps(ceil_div(Wide{bytes} * 1'000'000'000'000, Wide{rate.bytes_per_second()}));
+}
+
+SimTime cycles_to_time(std::int64_t cycles, std::int64_t clock_hz) {
+  if (clock_hz <= 0) {
+    throw std::invalid_argument(fmt::format("cycles_to_time: clock must be positive, got {} Hz", clock_hz));
+  }
+  if (cycles < 0) {
+    throw std::invalid_argument(fmt::format("cycles_to_time: negative cycle count {}", cycles));
+  }
+  return SimTime::from_ps(ceil_div(Wide{cycles} * 1'000'000'000'000, Wide{clock_hz}));
+}
+
+}  // namespace cclmesh::sim

@@ -1,0 +1,56 @@
+#include "sim/engine/time.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace cclmesh::sim {
+namespace {
+using namespace literals;
+
+TEST(SimTime, LiteralsAreExactPicoseconds) {
+  EXPECT_EQ((1_ns).ps(), 1'000);
+  EXPECT_EQ((3_us).ps(), 3'000'000);
+  EXPECT_EQ((2_ms).ps(), 2'000'000'000);
+  EXPECT_EQ((7_ps).ps(), 7);
+  EXPECT_EQ(1_us + 500_ns, SimTime::from_ps(1'500'000));
+  EXPECT_LT(999_ps, 1_ns);
+  EXPECT_EQ((10_ns) * 3, 30_ns);
+  EXPECT_EQ((30_ns) / (10_ns), 3);
+}
+
+TEST(SimTime, ToStringPicksAUnit) {
+  EXPECT_EQ(to_string(17_ps), "17 ps");
+  EXPECT_EQ(to_string(1500_ps), "1.500 ns");
+  EXPECT_EQ(to_string(SimTime::from_ns(2500)), "2.500 us");
+  EXPECT_EQ(to_string(3_ms), "3.000 ms");
+}
+
+TEST(TransferTime, RoundsUpToThePicosecond) {
+  const Bandwidth link = Bandwidth::bytes_per_second(12'500'000'000);  // 12.5 GB/s
+  EXPECT_EQ(transfer_time(1500, link).ps(), 120'000);                    // exact
+  EXPECT_EQ(transfer_time(1, link).ps(), 80);                            // 80 ps exact
+  const Bandwidth odd = Bandwidth::bytes_per_second(3'000'000'000);       // 1/3 ns per byte
+  EXPECT_EQ(transfer_time(1, odd).ps(), 334);                            // 333.33 -> 334
+  EXPECT_EQ(transfer_time(3, odd).ps(), 1'000);
+  EXPECT_EQ(transfer_time(0, odd).ps(), 0);
+}
+
+TEST(TransferTime, LargeTransfersDoNotOverflow) {
+  const Bandwidth link = Bandwidth::bytes_per_second(12'500'000'000);
+  // 8 GiB at 12.5 GB/s = 0.687194767 s.
+  EXPECT_EQ(transfer_time(8LL << 30, link).ps(), 687'194'767'360);
+}
+
+TEST(TransferTime, RejectsBadInput) {
+  EXPECT_THROW(transfer_time(1, Bandwidth::bytes_per_second(0)), std::invalid_argument);
+  EXPECT_THROW(transfer_time(-1, Bandwidth::bytes_per_second(1)), std::invalid_argument);
+}
+
+TEST(CyclesToTime, UsesTheClock) {
+  EXPECT_EQ(cycles_to_time(9, 1'000'000'000), 9_ns);
+  EXPECT_EQ(cycles_to_time(1, 1'350'000'000).ps(), 741);  // 740.74 -> 741
+}
+
+}  // namespace
+}  // namespace cclmesh::sim
