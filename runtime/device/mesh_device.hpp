@@ -1,0 +1,73 @@
+#pragma once
+// The one device abstraction every backend implements: the simulator today, a remote device
+// over the network and real T3K / Galaxy hardware through tt-metal's host API. It is shaped
+// after tt-metal's mesh host API (buffers, global semaphores, programs of kernels on cores,
+// enqueue, finish, read back, profiler), so the hardware backend is a translation.
+//
+// Ops reach devices only through this interface (tested with a gmock MeshDevice).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime {
+
+// Kernel start and end on one core of one chip, in device time (ns since the device epoch).
+struct KernelProfile {
+  ChipId chip = 0;
+  CoreKind core_kind = CoreKind::Tensix;
+  CoreCoord core;
+  std::string kernel;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+// The device could not complete a workload: a hang (with the backend's diagnosis) or a fault.
+class DeviceError : public std::runtime_error {
+ public:
+  enum class Kind : std::uint8_t { Hang, Fault, Timeout };
+  DeviceError(Kind kind, const std::string& report) : std::runtime_error(report), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+class MeshDevice {
+ public:
+  virtual ~MeshDevice() = default;
+
+  virtual const topo::Topology& topology() const = 0;
+  virtual std::vector<ChipId> chips() const = 0;
+  // The logical worker grid (columns x rows) usable by kernels on every chip.
+  virtual CoreCoord worker_grid() const = 0;
+  // Logical ethernet channels of `chip` that carry a link, in channel order.
+  virtual std::vector<std::uint32_t> active_ethernet_channels(ChipId chip) const = 0;
+
+  // A buffer at the same address on every chip.
+  virtual BufferHandle create_buffer(const BufferConfig& config) = 0;
+  virtual void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
+  virtual void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) = 0;
+
+  // Allocated once and reused across ops; `reset_global_semaphore` sets its value on every core.
+  virtual GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
+                                                  std::uint32_t initial_value) = 0;
+  virtual void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) = 0;
+
+  // Asynchronous: returns at once; programs run when the device gets to them.
+  virtual void enqueue_workload(const MeshWorkload& workload) = 0;
+  // Blocks until every enqueued workload completed; throws DeviceError when one cannot.
+  virtual void finish() = 0;
+
+  // Per-chip, per-core kernel start and end times of the workloads finished so far.
+  virtual std::vector<KernelProfile> profile() const = 0;
+};
+
+}  // namespace cclmesh::runtime
