@@ -1,0 +1,87 @@
+// Address generators against hand-computed cases (REFERENCE §4.10).
+#include "kernels/api/addrgen.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cclmesh::api {
+namespace {
+
+void expect_location(const PageLocation& got, uint32_t target, uint32_t page_in_target, uint32_t address,
+                     uint32_t contiguous) {
+  EXPECT_EQ(got.target, target);
+  EXPECT_EQ(got.page_in_target, page_in_target);
+  EXPECT_EQ(got.address, address);
+  EXPECT_EQ(got.contiguous_pages, contiguous);
+}
+
+TEST(AlignUp, PageSizes) {
+  EXPECT_EQ(align_up(2048, 32), 2048u);
+  EXPECT_EQ(align_up(1088, 32), 1088u);  // bfp8_b tile
+  EXPECT_EQ(align_up(2050, 32), 2080u);
+  EXPECT_EQ(align_up(100, 16), 112u);
+}
+
+TEST(InterleavedAddrGen, DramBanksRoundRobin) {
+  // 12 DRAM banks (WH), bf16 tiles, buffer at 0x1000 in every bank.
+  const InterleavedAddrGenParams p{0x1000, 12, 2048};
+  expect_location(interleaved_page_location(p, 0), 0, 0, 0x1000, 1);
+  expect_location(interleaved_page_location(p, 11), 11, 0, 0x1000, 1);
+  expect_location(interleaved_page_location(p, 12), 0, 1, 0x1000 + 2048, 1);
+  expect_location(interleaved_page_location(p, 25), 1, 2, 0x1000 + 2 * 2048, 1);
+  // L1 interleaved over 64 worker cores with a 16 B-aligned 100 B row page.
+  const InterleavedAddrGenParams l1{0x20000, 64, align_up(100, 16)};
+  expect_location(interleaved_page_location(l1, 130), 2, 2, 0x20000 + 2 * 112, 1);
+}
+
+ShardedAddrGenParams sharded(TensorMemoryLayout type, uint32_t cores, uint32_t pages_per_row, uint32_t shard_width,
+                             uint32_t rows_per_shard, ShardingContiguityMode mode) {
+  return ShardedAddrGenParams{type, cores, 2048, pages_per_row, mode, shard_width, rows_per_shard, 0x8000};
+}
+
+TEST(ShardedAddrGen, HeightSharded) {
+  // 2 pages per row, 3 rows per shard: 6 pages per core.
+  const auto p = sharded(TensorMemoryLayout::HEIGHT_SHARDED, 4, 2, 2, 3, ShardingContiguityMode::NO_SHARD_PADDING);
+  ASSERT_TRUE(sharded_params_are_valid(p));
+  expect_location(sharded_page_location(p, 0), 0, 0, 0x8000, 6);
+  expect_location(sharded_page_location(p, 7), 1, 1, 0x8000 + 2048, 5);
+  expect_location(sharded_page_location(p, 23), 3, 5, 0x8000 + 5 * 2048, 1);
+}
+
+TEST(ShardedAddrGen, WidthShardedWithAPaddedRightmostShard) {
+  // 10 pages per row over shards 4 wide: cores 0, 1, 2; core 2 holds 2 columns of 4.
+  const auto p =
+      sharded(TensorMemoryLayout::WIDTH_SHARDED, 3, 10, 4, 1, ShardingContiguityMode::PADDING_IN_RIGHTMOST_SHARD);
+  // page 13: row 1, column 3 -> core 0, page in shard 1*4 + 3 = 7, 1 page left in the shard row.
+  expect_location(sharded_page_location(p, 13), 0, 7, 0x8000 + 7 * 2048, 1);
+  // page 14: row 1, column 4 -> core 1, page in shard 4, a whole shard row of 4 left.
+  expect_location(sharded_page_location(p, 14), 1, 4, 0x8000 + 4 * 2048, 4);
+  // page 18: row 1, column 8 -> core 2, page in shard 4, only 2 columns left in the tensor row.
+  expect_location(sharded_page_location(p, 18), 2, 4, 0x8000 + 4 * 2048, 2);
+}
+
+TEST(ShardedAddrGen, BlockSharded) {
+  // 10 pages per row, shards 4 wide and 2 rows high: 3 shards per row.
+  const auto p = sharded(TensorMemoryLayout::BLOCK_SHARDED, 6, 10, 4, 2, ShardingContiguityMode::PADDING_IN_RIGHTMOST_SHARD);
+  // page 35: row 3, column 5 -> shard row 1, shard column 1 -> core 4; (3 % 2) * 4 + 1 = 5.
+  expect_location(sharded_page_location(p, 35), 4, 5, 0x8000 + 5 * 2048, 3);
+  // page 9: row 0, column 9 -> core 2, page 1 of the padded shard, 1 page left in the row.
+  expect_location(sharded_page_location(p, 9), 2, 1, 0x8000 + 2048, 1);
+}
+
+TEST(ShardedAddrGen, PaddingBetweenPagesMakesEveryPageItsOwnRun) {
+  auto p = sharded(TensorMemoryLayout::HEIGHT_SHARDED, 4, 2, 2, 3, ShardingContiguityMode::PADDING_BETWEEN_PAGES);
+  p.page_size_jump_bytes = 2080;
+  expect_location(sharded_page_location(p, 7), 1, 1, 0x8000 + 2080, 1);
+}
+
+TEST(AddrGen, OneEntryPointForBothLayouts) {
+  AddrGenParams p{TensorMemoryLayout::INTERLEAVED, {0, 12, 2048}, {}};
+  EXPECT_EQ(page_location(p, 13).target, 1u);
+  p.layout = TensorMemoryLayout::HEIGHT_SHARDED;
+  p.sharded = sharded(TensorMemoryLayout::HEIGHT_SHARDED, 4, 2, 2, 3, ShardingContiguityMode::NO_SHARD_PADDING);
+  EXPECT_EQ(page_location(p, 13).target, 2u);
+  EXPECT_FALSE(sharded_params_are_valid(ShardedAddrGenParams{}));
+}
+
+}  // namespace
+}  // namespace cclmesh::api
