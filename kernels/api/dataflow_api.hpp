@@ -1,0 +1,108 @@
+#pragma once
+// The device dataflow API kernels are written against. Names and signatures mirror tt-metal's
+// `dataflow_api.h` (and the ERISC `eth_*` calls), so a kernel written here is handed to
+// tt-metal's kernel compiler unchanged on hardware, where these declarations come from
+// tt-metal; in the simulator the backend defines them (sim/device/dataflow_api_sim.cpp) and
+// every blocking call parks the kernel's fiber.
+//
+// Device-clean: <cstdint> only; declarations only.
+//
+// Portability rules for kernels (the simulator enforces them):
+//  * L1 is never dereferenced through a raw pointer: use l1_read_u32 / l1_write_u32 and the
+//    semaphore calls. Pointers such as `volatile uint32_t* sem` carry an L1 ADDRESS (the value
+//    of get_semaphore(id)) and are only passed back into this API.
+//  * NoC coordinates in addresses are NoC0 coordinates on every NoC (REFERENCE §1.2, §4.11);
+//    the `noc` argument selects the network the transfer travels on.
+//  * A kernel that polls (a router's main loop, the interpreter's round robin) calls
+//    wait_for_l1_activity() when a pass made no progress. On hardware it is a cheap no-op (plus
+//    the periodic context switch on ERISC); in the simulator it parks the fiber until something
+//    writes this core's L1 or a NoC transaction of this core completes, so idle loops cost no
+//    events and a loop that can never progress shows up in the hang report.
+
+#include <cstdint>
+
+// ---- Arguments ----------------------------------------------------------------------------
+uint32_t get_arg_val_u32(int arg_index);
+template <typename T>
+inline T get_arg_val(int arg_index) {
+  return static_cast<T>(get_arg_val_u32(arg_index));
+}
+uint32_t get_num_args();
+// On hardware a constexpr; in the simulator read from the kernel's compile-time args.
+uint32_t get_compile_time_arg_val(int arg_index);
+uint32_t get_num_compile_time_args();
+
+// ---- Identity -------------------------------------------------------------------------------
+uint8_t my_noc_index();          // the kernel's default NoC (tt-metal's `noc_index`)
+uint32_t my_x(uint8_t noc = 0);  // this core's NoC0 coordinates
+uint32_t my_y(uint8_t noc = 0);
+uint32_t my_chip_id();
+// Address of per-program semaphore `id` in this core's L1.
+uint32_t get_semaphore(uint32_t semaphore_id);
+
+// ---- NoC addresses (NoC0 coordinates) ------------------------------------------------------
+uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_address, uint8_t noc = 0);
+uint64_t get_noc_addr_local(uint32_t local_address);  // this core
+uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
+                                uint32_t local_address, uint8_t noc = 0);
+
+// ---- NoC transfers ---------------------------------------------------------------------------
+// Asynchronous; the barriers wait for this core's outstanding transactions on `noc`.
+void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size_bytes, uint8_t noc = 0);
+void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc = 0);
+void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_multicast_addr, uint32_t size_bytes,
+                               uint32_t num_dests, bool linked = false, uint8_t noc = 0);
+void noc_async_read_barrier(uint8_t noc = 0);
+void noc_async_write_barrier(uint8_t noc = 0);
+// Writes have left this core (the source buffer may be reused); not necessarily landed.
+void noc_async_writes_flushed(uint8_t noc = 0);
+void noc_async_atomic_barrier(uint8_t noc = 0);
+// Non-blocking probes, for polling kernels.
+bool noc_reads_done(uint8_t noc = 0);
+bool noc_writes_done(uint8_t noc = 0);
+
+// ---- Semaphores (32-bit L1 words) -----------------------------------------------------------
+void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t noc = 0);
+void noc_semaphore_set(volatile uint32_t* local_sem_addr, uint32_t value);
+void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint8_t noc = 0);
+void noc_inline_dw_write(uint64_t dst_noc_addr, uint32_t value, uint8_t noc = 0);
+// Blocks until *sem == value.
+void noc_semaphore_wait(volatile uint32_t* local_sem_addr, uint32_t value);
+// Blocks until *sem >= value ("wait-min", REFERENCE §4.8).
+void noc_semaphore_wait_min(volatile uint32_t* local_sem_addr, uint32_t value);
+
+// ---- Local L1 ----------------------------------------------------------------------------------
+uint32_t l1_read_u32(uint32_t local_l1_addr);
+void l1_write_u32(uint32_t local_l1_addr, uint32_t value);
+void l1_copy(uint32_t dst_local_l1_addr, uint32_t src_local_l1_addr, uint32_t size_bytes);
+// Copies bytes between L1 and the kernel's own stack (packet headers, small structs).
+void l1_read_bytes(uint32_t local_l1_addr, void* dst, uint32_t size_bytes);
+void l1_write_bytes(uint32_t local_l1_addr, const void* src, uint32_t size_bytes);
+
+// ---- Circular buffers (per core, shared by the core's kernels) -------------------------------
+void cb_reserve_back(int32_t cb_id, int32_t num_pages);
+void cb_push_back(int32_t cb_id, int32_t num_pages);
+void cb_wait_front(int32_t cb_id, int32_t num_pages);
+void cb_pop_front(int32_t cb_id, int32_t num_pages);
+bool cb_pages_reservable_at_back(int32_t cb_id, int32_t num_pages);
+bool cb_pages_available_at_front(int32_t cb_id, int32_t num_pages);
+uint32_t get_write_ptr(uint32_t cb_id);
+uint32_t get_read_ptr(uint32_t cb_id);
+uint32_t get_cb_page_size(uint32_t cb_id);
+
+// ---- Ethernet (ERISC kernels) -----------------------------------------------------------------
+// Queues a send of `size_bytes` (a multiple of 16) from this ERISC's L1 to the peer ERISC's L1
+// across this core's link; non-blocking and in order (REFERENCE §1.4).
+void eth_send_bytes(uint32_t src_local_l1_addr, uint32_t dst_remote_l1_addr, uint32_t size_bytes);
+bool eth_txq_is_busy();
+// The base firmware's periodic slice of the core (REFERENCE §1.4); costs time on hardware.
+void run_routing();
+
+// ---- Polling and time ----------------------------------------------------------------------------
+// See the rules above: park until this core's L1 changes or a NoC transaction completes.
+void wait_for_l1_activity();
+// Spends `cycles` of core time (the cost of work the simulator does not model instruction by
+// instruction, e.g. a reduction's arithmetic).
+void spend_cycles(uint32_t cycles);
+// Device time in cycles (tt-metal's wall clock read on the core; used by profiling kernels).
+uint64_t read_device_cycles();

@@ -1,0 +1,58 @@
+#include "tools/cclmesh/size_parse.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tools/cclmesh/cli_error.hpp"
+
+namespace cclmesh::cli {
+namespace {
+using namespace sim::literals;
+
+TEST(ParseSize, PlainBytesAndBinarySuffixes) {
+  EXPECT_EQ(parse_size_bytes("4096", "--size"), 4096u);
+  EXPECT_EQ(parse_size_bytes("64K", "--size"), 65536u);
+  EXPECT_EQ(parse_size_bytes("16MiB", "--size"), 16u << 20);
+  EXPECT_EQ(parse_size_bytes("16m", "--size"), 16u << 20);
+  EXPECT_EQ(parse_size_bytes("1GiB", "--size"), 1ull << 30);
+  EXPECT_EQ(parse_size_bytes("1.5KiB", "--size"), 1536u);
+  EXPECT_EQ(parse_size_bytes("8G", "-e"), 8ull << 30);
+}
+
+void expect_usage_error(const std::string& text, const std::string& needle) {
+  try {
+    parse_size_bytes(text, "--size");
+    FAIL() << "accepted '" << text << "'";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--size"), std::string::npos) << message;
+    EXPECT_NE(message.find("'" + text + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+  }
+}
+
+TEST(ParseSize, RejectsBadInputNamingOptionAndValue) {
+  expect_usage_error("", "not a number");
+  expect_usage_error("abc", "not a number");
+  expect_usage_error("-5", "not a number");
+  expect_usage_error("12XB", "unknown suffix");
+  expect_usage_error("0", "must be positive");
+  expect_usage_error("1.3", "not a whole number");
+  expect_usage_error("99999999999999999999999", "not a number");
+  expect_usage_error("17179869184G", "too large");
+  expect_usage_error("1.", "not a number");
+}
+
+TEST(ParseTime, UnitsAreRequired) {
+  EXPECT_EQ(parse_sim_time("50us", "--max-sim-time"), 50_us);
+  EXPECT_EQ(parse_sim_time("2ms", "x"), 2_ms);
+  EXPECT_EQ(parse_sim_time("1.5ns", "x"), 1500_ps);
+  EXPECT_EQ(parse_sim_time("3s", "x"), 3000_ms);
+  EXPECT_THROW(parse_sim_time("50", "x"), UsageError);
+  EXPECT_THROW(parse_sim_time("50 parsecs", "x"), UsageError);
+  EXPECT_THROW(parse_sim_time("0.0001ps", "x"), UsageError);
+}
+
+}  // namespace
+}  // namespace cclmesh::cli

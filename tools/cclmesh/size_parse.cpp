@@ -1,0 +1,111 @@
+#include "tools/cclmesh/size_parse.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <string>
+
+#include "tools/cclmesh/cli_error.hpp"
+
+namespace cclmesh::cli {
+
+namespace {
+
+struct Number {
+  std::uint64_t whole = 0;
+  std::uint64_t fraction = 0;      // digits after the point
+  std::uint64_t fraction_scale = 1;  // 10^(number of fraction digits)
+  std::string_view suffix;
+};
+
+bool split_number(std::string_view text, Number& out) {
+  std::size_t i = 0;
+  const auto digits = [&](std::uint64_t& value, std::uint64_t* scale) {
+    const std::size_t begin = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      const std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
+      if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+      value = value * 10 + digit;
+      if (scale != nullptr) {
+        if (*scale > std::numeric_limits<std::uint64_t>::max() / 10) return false;
+        *scale *= 10;
+      }
+      ++i;
+    }
+    return i > begin;
+  };
+  if (!digits(out.whole, nullptr)) return false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (!digits(out.fraction, &out.fraction_scale)) return false;
+  }
+  out.suffix = text.substr(i);
+  return true;
+}
+
+// whole.fraction * multiplier, exactly; false on overflow or a non-integral result.
+bool scale_exact(const Number& n, std::uint64_t multiplier, std::uint64_t& out) {
+  __extension__ typedef unsigned __int128 Wide;
+  const Wide total = (Wide{n.whole} * n.fraction_scale + n.fraction) * multiplier;
+  if (total % n.fraction_scale != 0) return false;
+  const Wide value = total / n.fraction_scale;
+  if (value > std::numeric_limits<std::uint64_t>::max()) return false;
+  out = static_cast<std::uint64_t>(value);
+  return true;
+}
+
+std::string lower(std::string_view text) {
+  std::string result(text);
+  for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return result;
+}
+
+}  // namespace
+
+std::uint64_t parse_size_bytes(std::string_view text, std::string_view option) {
+  const auto reject = [&](const char* why) {
+    return UsageError(fmt::format("{}: invalid size '{}': {}; expected bytes with an optional suffix "
+                                  "K, M, G, KiB, MiB or GiB (powers of two), e.g. 16MiB",
+                                  option, text, why));
+  };
+  Number number;
+  if (!split_number(text, number)) throw reject("not a number");
+  const std::string suffix = lower(number.suffix);
+  std::uint64_t multiplier = 0;
+  if (suffix.empty() || suffix == "b") multiplier = 1;
+  else if (suffix == "k" || suffix == "kib" || suffix == "kb") multiplier = 1ull << 10;
+  else if (suffix == "m" || suffix == "mib" || suffix == "mb") multiplier = 1ull << 20;
+  else if (suffix == "g" || suffix == "gib" || suffix == "gb") multiplier = 1ull << 30;
+  else throw reject("unknown suffix");
+  std::uint64_t bytes = 0;
+  if (!scale_exact(number, multiplier, bytes)) throw reject("not a whole number of bytes or too large");
+  if (bytes == 0) throw reject("must be positive");
+  return bytes;
+}
+
+sim::SimTime parse_sim_time(std::string_view text, std::string_view option) {
+  const auto reject = [&](const char* why) {
+    return UsageError(fmt::format("{}: invalid time '{}': {}; expected a number with a unit ps, ns, us, ms or s, "
+                                  "e.g. 50us",
+                                  option, text, why));
+  };
+  Number number;
+  if (!split_number(text, number)) throw reject("not a number");
+  const std::string unit = lower(number.suffix);
+  std::uint64_t ps_per_unit = 0;
+  if (unit == "ps") ps_per_unit = 1;
+  else if (unit == "ns") ps_per_unit = 1'000;
+  else if (unit == "us") ps_per_unit = 1'000'000;
+  else if (unit == "ms") ps_per_unit = 1'000'000'000;
+  else if (unit == "s") ps_per_unit = 1'000'000'000'000;
+  else throw reject(unit.empty() ? "missing unit" : "unknown unit");
+  std::uint64_t ps = 0;
+  if (!scale_exact(number, ps_per_unit, ps) || ps > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw reject("not a whole number of picoseconds or too large");
+  }
+  return sim::SimTime::from_ps(static_cast<std::int64_t>(ps));
+}
+
+}  // namespace cclmesh::cli

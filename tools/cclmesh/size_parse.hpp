@@ -1,0 +1,16 @@
+#pragma once
+// Sizes and times as users type them: "16777216", "16M", "16MiB", "1.5GiB", "64K"; "50us",
+// "2ms". Sizes follow nccl-tests: K/M/G and KiB/MiB/GiB are powers of two.
+
+#include <cstdint>
+#include <string_view>
+
+#include "sim/engine/time.hpp"
+
+namespace cclmesh::cli {
+
+// Throws UsageError naming `option`, the value and what is accepted.
+std::uint64_t parse_size_bytes(std::string_view text, std::string_view option);
+sim::SimTime parse_sim_time(std::string_view text, std::string_view option);
+
+}  // namespace cclmesh::cli
