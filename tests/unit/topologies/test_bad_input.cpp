@@ -1,0 +1,182 @@
+// Every kind of bad input the loaders accept from users gives an InputError whose one-line
+// message names the file (and line), the entry and the problem; none crashes.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_paths.hpp"
+#include "topologies/cluster_descriptor.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
+#include "topologies/topology_yaml.hpp"
+
+namespace cclmesh::topo {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+std::string load_error(const std::string& spec) {
+  try {
+    (void)load_system(spec);
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no error";
+}
+
+struct Case {
+  const char* file;
+  const char* where;    // file-relative location and entry
+  const char* problem;
+};
+
+class BadInputFile : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInputFile, NamesFileEntryAndProblem) {
+  const Case& c = GetParam();
+  const std::string path = test::fixture(c.file).string();
+  const std::string message = load_error(path);
+  EXPECT_THAT(message, StartsWith(path + ":")) << message;
+  EXPECT_THAT(message, HasSubstr(c.where)) << message;
+  EXPECT_THAT(message, HasSubstr(c.problem)) << message;
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Loaders, BadInputFile,
+    ::testing::Values(
+        Case{"malformed.yaml", ":2:", "malformed YAML"},
+        Case{"unknown_arch.yaml", ":3: arch[1]",
+             "unknown architecture 'quasar'; expected wormhole_b0, Wormhole, wh, blackhole or bh"},
+        Case{"link_missing_chip.yaml", ":4: ethernet_connections[1]",
+             "chip 9 does not exist; expected a chip listed under arch (0, 1)"},
+        Case{"link_missing_channel.yaml", ":5: ethernet_connections[1]",
+             "channel 14 does not exist on chip 1 (blackhole); expected 0..13"},
+        Case{"channel_used_twice.yaml", ":4: ethernet_connections[1]",
+             "channel 0.ch8 is already used by ethernet_connections[0] (0.ch8 <-> 1.ch0)"},
+        Case{"asymmetric_link.yaml", ":8: chips[0].eth[8]",
+             "asymmetric link: 0.ch8 -> 1.ch0, but 1.ch0 -> 0.ch9"},
+        Case{"one_sided_link.yaml", ":5: chips[0].eth[8]",
+             "asymmetric link: 0.ch8 -> 1.ch0, but chip 1 lists no eth 0"},
+        Case{"own_channel_used_twice.yaml", "chips[1].eth[3]",
+             "channel 2.ch0 is used twice: 0.ch8 -> 2.ch0 and 1.ch3 -> 2.ch0"},
+        Case{"own_unknown_arch.yaml", ":5: chips[0].arch", "unknown architecture 'quasar'"},
+        Case{"own_missing_chip.yaml", ":5: chips[0].eth[8]", "chip 7 does not exist"},
+        Case{"own_missing_channel.yaml", ":5: chips[0].eth[16]",
+             "channel 16 does not exist on chip 0 (wormhole_b0); expected 0..15"},
+        Case{"neither_format.yaml", ":1: top level", "neither a tt-umd cluster descriptor"}));
+
+std::string umd_error(const std::string& text) {
+  try {
+    (void)parse_cluster_descriptor(text, "cluster.yaml", "cluster");
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no error";
+}
+
+std::string own_error(const std::string& text) {
+  try {
+    (void)parse_topology_yaml(text, "own.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "no error";
+}
+
+TEST(BadInput, ClusterDescriptorShapes) {
+  EXPECT_THAT(umd_error(""), HasSubstr("cluster.yaml: top level: got an empty value; expected a map"));
+  EXPECT_THAT(umd_error("- 1\n- 2\n"), HasSubstr("top level: got a list; expected a map"));
+  EXPECT_THAT(umd_error("ethernet_connections: []\n"), HasSubstr("missing key 'arch'"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\n"), HasSubstr("missing key 'ethernet_connections'"));
+  EXPECT_THAT(umd_error("arch: {x: wh}\nethernet_connections: []\n"),
+              HasSubstr("cluster.yaml:1: arch: got 'x'; expected an integer"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: [[{chip: 0, chan: 1.5}, {chip: 0, "
+                        "chan: 2}]]\n"),
+              HasSubstr("ethernet_connections[0]: got '1.5'; expected an integer"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: [[{chip: 0, chan: -1}, {chip: 0, "
+                        "chan: 2}]]\n"),
+              HasSubstr("got '-1'"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh}\nethernet_connections: [[{chip: 0, chan: 1}, "
+                        "{chip: 0, chan: 2}]]\n"),
+              HasSubstr("joins chip 0 to itself"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh}\nethernet_connections: [[{chip: 0, chan: 1}]]\n"),
+              HasSubstr("ethernet_connections[0]: 1 items; expected 2 endpoints"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh}\nethernet_connections: [[{chip: 0, port: 1}, "
+                        "{chip: 1, chan: 1}]]\n"),
+              HasSubstr("unknown key 'port'; expected one of chip, chan"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nchips: {0: [1, 2]}\nethernet_connections: []\n"),
+              HasSubstr("chips[0]: 2 numbers; expected 4: (x, y, rack, shelf)"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nchips_with_mmio: [5: 0]\n"),
+              HasSubstr("chips_with_mmio[0]: chip 5 does not exist"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nboards: [[{board_type: "
+                        "n999}, {chips: [0]}]]\n"),
+              HasSubstr("boards[0].board_type: unknown board type 'n999'"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nboards: [[{chips: [0]}], "
+                        "[{chips: [0]}]]\n"),
+              HasSubstr("chip 0 is already on boards[0]"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nharvesting: {0: {mask: 1}}\n"),
+              HasSubstr("harvesting[0]: unknown key 'mask'"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 0: bh}\nethernet_connections: []\n"),
+              HasSubstr("arch[0]: chip listed twice"));
+}
+
+TEST(BadInput, OwnFormatShapes) {
+  EXPECT_THAT(own_error("format: something-else\nversion: 1\nchips: []\n"),
+              HasSubstr("own.yaml:1: format: got 'something-else'; expected 'cclmesh-topology'"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 2\nchips: []\n"),
+              HasSubstr("version: got '2'; expected an integer in 1..1"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips: []\nextra: 1\n"),
+              HasSubstr("top level: unknown key 'extra'"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh}\n  - "
+                        "{id: 0, arch: wh}\n"),
+              HasSubstr("own.yaml:5: chips[1].id: chip 0 is listed twice"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, "
+                        "mesh_coord: [0, 0]}\n"),
+              HasSubstr("chips[0].mesh_coord: a mesh coordinate needs a top-level `mesh` shape"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [1, 2]}\nchips:\n  - "
+                        "{id: 0, arch: wh, mesh_coord: [0, 0]}\n  - {id: 1, arch: wh, mesh_coord: "
+                        "[0, 0]}\n"),
+              HasSubstr("own.yaml: topology 'unnamed': chips 0 and 1 share mesh coordinate (0, 0)"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [1, 2]}\nchips:\n  - "
+                        "{id: 0, arch: wh, mesh_coord: [0, 2]}\n"),
+              HasSubstr("chips[0].mesh_coord: got '2'; expected an integer in 0..1"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [0, 2]}\nchips: []\n"),
+              HasSubstr("mesh.shape: got '0'"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
+                        "{1: [0, 2]}}\n  - {id: 1, arch: wh}\n"),
+              HasSubstr("0.ch1 -> 0.ch2 joins chip 0 to itself"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
+                        "{1: [1]}}\n"),
+              HasSubstr("chips[0].eth[1]: got a list; expected [peer chip, peer channel]"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
+                        "{1: {peer: [1, 1], rate_bytes_per_s: 5}}}\n  - {id: 1, arch: wh, eth: {1: "
+                        "[0, 1]}}\n"),
+              HasSubstr("different rate or latency on each end"));
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
+                        "{1: [1, 1], 1: [1, 2]}}\n"),
+              HasSubstr("chips[0].eth[1]: channel 1 of chip 0 is listed twice"));
+}
+
+TEST(BadInput, FilesThatCannotBeRead) {
+  EXPECT_THAT(load_error("/nonexistent/cluster.yaml"), HasSubstr("system '/nonexistent/cluster.yaml'"));
+  try {
+    (void)load_topology_any_format(test::fixture("").string());
+    FAIL() << "loaded a directory";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is a directory; expected a YAML file"));
+  }
+  EXPECT_THROW((void)load_cluster_descriptor("/nonexistent/cluster.yaml"), InputError);
+  EXPECT_THROW((void)load_topology_file("/nonexistent/own.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace cclmesh::topo

@@ -1,0 +1,25 @@
+#pragma once
+// Where the tests find the shared ecosystem files and their own fixtures, from any directory.
+
+#include <filesystem>
+#include <string>
+
+namespace cclmesh::topo::test {
+
+inline std::filesystem::path shared_file(const std::string& relative) {
+  return std::filesystem::path(CCLMESH_SHARED_DIR) / "ecosystem" / relative;
+}
+
+inline std::filesystem::path cluster_descriptor(const std::string& file) {
+  return shared_file("cluster_descriptors/" + file);
+}
+
+inline std::filesystem::path fixture(const std::string& file) {
+  return std::filesystem::path(CCLMESH_SOURCE_DIR) / "tests" / "data" / "topologies" / file;
+}
+
+inline std::filesystem::path builtin_yaml(const std::string& name) {
+  return std::filesystem::path(CCLMESH_SOURCE_DIR) / "topologies" / "systems" / (name + ".yaml");
+}
+
+}  // namespace cclmesh::topo::test

@@ -1,0 +1,186 @@
+#include "topologies/export_svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace cclmesh::topo {
+namespace {
+
+constexpr double kCellPx = 120.0;
+constexpr double kMarginPx = 80.0;
+constexpr double kChipWidthPx = 72.0;
+constexpr double kChipHeightPx = 48.0;
+constexpr double kStrokePerLinkPx = 1.5;
+constexpr double kArcBulgePx = 40.0;
+
+struct Point {
+  double x = 0.0;
+  double y = 0.0;
+};
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Chip positions in pixels (before the margin), by chip index.
+std::vector<Point> layout(const Topology& topology) {
+  const auto n = topology.chip_count();
+  std::vector<Point> at(n);
+  std::vector<bool> placed(n, false);
+  const auto& shape = topology.mesh_shape();
+  bool any_placed = false;
+  if (shape) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& coord = topology.chips()[i].mesh_coord;
+      if (!coord) continue;
+      const auto& c = *coord;
+      at[i] = Point{(c[1] + c[2] * (shape->extent(1) + 1)) * kCellPx, (c[0] + 1) * kCellPx};
+      placed[i] = true;
+      any_placed = true;
+    }
+  }
+  if (!any_placed) {
+    // No mesh: a circle, chips in id order.
+    const double radius = std::max(kCellPx, kCellPx * static_cast<double>(n) / (2 * std::numbers::pi));
+    for (std::size_t i = 0; i < n; ++i) {
+      const double angle = 2 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n) -
+                           std::numbers::pi / 2;
+      at[i] = Point{radius + radius * std::cos(angle), radius + radius * std::sin(angle)};
+    }
+    return at;
+  }
+  // Off-mesh chips: one row above the mesh, each over the mean of its placed neighbours,
+  // pushed apart to at least a cell.
+  std::vector<std::size_t> extras;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (placed[i]) continue;
+    double sum = 0.0;
+    int count = 0;
+    for (const ChipId peer : topology.neighbours(topology.chips()[i].id)) {
+      const auto j = topology.chip_index(peer);
+      if (!placed[j]) continue;
+      sum += at[j].x;
+      ++count;
+    }
+    at[i] = Point{count > 0 ? sum / count : static_cast<double>(extras.size()) * kCellPx, 0.0};
+    extras.push_back(i);
+  }
+  std::stable_sort(extras.begin(), extras.end(),
+                   [&at](std::size_t a, std::size_t b) { return at[a].x < at[b].x; });
+  for (std::size_t k = 1; k < extras.size(); ++k) {
+    at[extras[k]].x = std::max(at[extras[k]].x, at[extras[k - 1]].x + kCellPx);
+  }
+  return at;
+}
+
+// True when the edge joins chips that are not adjacent on the mesh: a wraparound.
+bool is_wrap(const Topology& topology, const NeighbourEdge& edge) {
+  const auto& a = topology.chip(edge.a).mesh_coord;
+  const auto& b = topology.chip(edge.b).mesh_coord;
+  if (!a || !b) return false;
+  int distance = 0;
+  for (std::size_t d = 0; d < a->size(); ++d) distance += std::abs((*a)[d] - (*b)[d]);
+  return distance > 1;
+}
+
+}  // namespace
+
+std::string to_svg(const Topology& topology) {
+  std::vector<Point> at = layout(topology);
+  double max_x = 0.0;
+  double max_y = 0.0;
+  double min_x = 0.0;
+  double min_y = 0.0;
+  for (const Point& p : at) {
+    max_x = std::max(max_x, p.x);
+    max_y = std::max(max_y, p.y);
+    min_x = std::min(min_x, p.x);
+    min_y = std::min(min_y, p.y);
+  }
+  for (Point& p : at) {
+    p.x += kMarginPx - min_x;
+    p.y += kMarginPx - min_y;
+  }
+  const double width = max_x - min_x + 2 * kMarginPx;
+  const double height = max_y - min_y + 2 * kMarginPx;
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\">\n",
+      width, height);
+  svg += fmt::format("<title>{}</title>\n", escape_xml(topology.name()));
+  svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg += fmt::format(
+      "<text x=\"{:.0f}\" y=\"24\" font-size=\"16\">{}: {} chips, {} links, {} neighbour "
+      "edges</text>\n",
+      kMarginPx / 4, escape_xml(topology.name()), topology.chip_count(), topology.links().size(),
+      topology.edges().size());
+
+  svg += "<g stroke=\"#4a6fa5\" fill=\"none\">\n";
+  for (const NeighbourEdge& edge : topology.edges()) {
+    const Point a = at[topology.chip_index(edge.a)];
+    const Point b = at[topology.chip_index(edge.b)];
+    const double stroke = kStrokePerLinkPx * static_cast<double>(edge.multiplicity());
+    Point label{(a.x + b.x) / 2, (a.y + b.y) / 2};
+    if (is_wrap(topology, edge)) {
+      // Bulge away from the straight line, so the arc does not run over the chips between.
+      const double dx = b.x - a.x;
+      const double dy = b.y - a.y;
+      const double length = std::max(1.0, std::hypot(dx, dy));
+      const Point control{label.x - dy / length * (kArcBulgePx + length / 4),
+                          label.y + dx / length * (kArcBulgePx + length / 4)};
+      svg += fmt::format(
+          "<path d=\"M {:.1f} {:.1f} Q {:.1f} {:.1f} {:.1f} {:.1f}\" stroke-width=\"{:.1f}\" "
+          "stroke-dasharray=\"6 3\"><title>{}-{}: {} links (wraparound)</title></path>\n",
+          a.x, a.y, control.x, control.y, b.x, b.y, stroke, edge.a, edge.b, edge.multiplicity());
+      label = Point{(a.x + 2 * control.x + b.x) / 4, (a.y + 2 * control.y + b.y) / 4};
+    } else {
+      svg += fmt::format(
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke-width=\"{:.1f}\">"
+          "<title>{}-{}: {} links</title></line>\n",
+          a.x, a.y, b.x, b.y, stroke, edge.a, edge.b, edge.multiplicity());
+    }
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#4a6fa5\" stroke=\"none\" "
+        "text-anchor=\"middle\">{}</text>\n",
+        label.x, label.y - 4, edge.multiplicity());
+  }
+  svg += "</g>\n";
+
+  for (std::size_t i = 0; i < topology.chip_count(); ++i) {
+    const Chip& chip = topology.chips()[i];
+    const Point p = at[i];
+    const bool wormhole = chip.arch == Arch::Wormhole;
+    svg += fmt::format(
+        "<g><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\" rx=\"8\" "
+        "fill=\"{}\" stroke=\"#222\" stroke-width=\"{}\"/>\n",
+        p.x - kChipWidthPx / 2, p.y - kChipHeightPx / 2, kChipWidthPx, kChipHeightPx,
+        wormhole ? "#dce8f7" : "#e2e2e2", chip.mmio() ? 3 : 1);
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
+        p.x, p.y - 2, chip.id);
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{} {}{}</text>"
+        "</g>\n",
+        p.x, p.y + 14, wormhole ? "WH" : "BH", board_type_name(chip.board),
+        chip.mmio() ? " MMIO" : "");
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace cclmesh::topo

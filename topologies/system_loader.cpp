@@ -1,0 +1,56 @@
+#include "topologies/system_loader.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "topologies/builtin_systems.hpp"
+#include "topologies/cluster_descriptor.hpp"
+#include "topologies/data_paths.hpp"
+#include "topologies/detail/yaml_reader.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/parametric.hpp"
+#include "topologies/topology_yaml.hpp"
+
+namespace cclmesh::topo {
+
+Topology load_topology_any_format(const std::string& path) {
+  const std::string text = detail::read_text_file(path);
+  const detail::YamlReader yaml(path);
+  const YAML::Node root = yaml.parse(text);
+  if (!root.IsMap()) {
+    yaml.fail(root, "top level",
+              fmt::format("got {}; expected a map: a tt-umd cluster descriptor or a "
+                          "'format: {}' file",
+                          detail::describe(root), kTopologyFormatName));
+  }
+  if (root["format"]) return parse_topology_yaml(text, path);
+  if (root["ethernet_connections"] || root["arch"]) {
+    return parse_cluster_descriptor(text, path, std::filesystem::path(path).stem().string());
+  }
+  yaml.fail(root, "top level",
+            fmt::format("neither a tt-umd cluster descriptor (no 'arch' or "
+                        "'ethernet_connections' key) nor an own-format file (no 'format: {}')",
+                        kTopologyFormatName));
+}
+
+Topology load_system(const std::string& spec) {
+  if (auto builtin = build_builtin_system(spec)) return std::move(*builtin);
+  if (looks_parametric(spec)) return build_parametric(parse_parametric_spec(spec));
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(spec, ec)) return load_topology_any_format(spec);
+  const auto user_system = systems_dir() / (spec + ".yaml");
+  if (spec.find('/') == std::string::npos && std::filesystem::is_regular_file(user_system, ec)) {
+    return load_topology_any_format(user_system.string());
+  }
+  std::string builtins;
+  for (const auto& name : builtin_system_names()) {
+    builtins += fmt::format("{}{}", builtins.empty() ? "" : ", ", name);
+  }
+  throw InputError(fmt::format(
+      "system '{}': not a built-in system, not a parametric spec and no such file; expected "
+      "one of {}, a spec such as mesh:2x4, torus:8x8/4@bh or ring:8, or the path of a YAML file",
+      spec, builtins));
+}
+
+}  // namespace cclmesh::topo

@@ -1,0 +1,97 @@
+#pragma once
+// A Topology is an immutable value: the chips of a system, the ethernet links between them, the
+// neighbour edges grouping those links, and optionally the logical mesh the chips form. It is
+// validated when built, so every algorithm may rely on its invariants: unique chip ids, links
+// between existing chips on existing channels, no channel used twice, no chip linked to itself,
+// mesh coordinates inside the mesh shape and unique.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "topologies/chip.hpp"
+#include "topologies/link.hpp"
+#include "topologies/mesh_shape.hpp"
+
+namespace cclmesh::topo {
+
+class Topology {
+ public:
+  // Vertex i is chips()[i]; the edge property is the index into edges(). One graph edge per
+  // neighbour edge, whatever its multiplicity.
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
+                                      boost::no_property,
+                                      boost::property<boost::edge_index_t, std::size_t>>;
+
+  Topology();  // empty, named "empty"
+
+  // Chips may come in any order and links in either orientation; both are normalised (chips by
+  // id, links with the lower chip first, sorted). Throws InputError naming the offending chip
+  // or link when the invariants above do not hold.
+  Topology(std::string name, std::vector<Chip> chips, std::vector<EthLink> links,
+           std::optional<MeshShape> mesh_shape = std::nullopt);
+
+  const std::string& name() const { return name_; }
+  std::span<const Chip> chips() const { return chips_; }
+  std::span<const EthLink> links() const { return links_; }
+  std::span<const NeighbourEdge> edges() const { return edges_; }
+  const std::optional<MeshShape>& mesh_shape() const { return mesh_shape_; }
+  const Graph& graph() const { return graph_; }
+
+  std::size_t chip_count() const { return chips_.size(); }
+  bool has_chip(ChipId id) const;
+  // Throws InputError when the topology has no such chip.
+  const Chip& chip(ChipId id) const;
+  // The chip's vertex in graph() and its position in chips().
+  std::size_t chip_index(ChipId id) const;
+  std::vector<ChipId> chip_ids() const;
+
+  // Index into edges(), or nullopt when a and b are not neighbours (either order).
+  std::optional<std::size_t> edge_between(ChipId a, ChipId b) const;
+  // Number of links between a and b; 0 when they are not neighbours.
+  std::size_t links_between(ChipId a, ChipId b) const;
+  // Index into links() of the link on this port, or nullopt when the port is idle.
+  std::optional<std::size_t> link_at(EthEndpoint port) const;
+  // The other end of the link on this port; throws InputError when the port is idle.
+  EthEndpoint peer_of(EthEndpoint port) const;
+  // Sorted by id.
+  std::vector<ChipId> neighbours(ChipId id) const;
+
+  // The chip placed at coord, if the topology has a mesh shape and a chip there.
+  std::optional<ChipId> chip_at(const MeshCoord& coord) const;
+
+  // Same chips and links under another name.
+  Topology renamed(std::string name) const;
+
+  // Structural equality of the value: name, chips, links and mesh shape. Derived indexes and
+  // the graph follow from those.
+  bool operator==(const Topology& other) const;
+
+ private:
+  void normalise_and_validate();
+  void build_indexes();
+
+  std::string name_;
+  std::vector<Chip> chips_;
+  std::vector<EthLink> links_;
+  std::optional<MeshShape> mesh_shape_;
+
+  std::vector<NeighbourEdge> edges_;
+  std::unordered_map<ChipId, std::size_t> index_of_chip_;
+  // Per chip (by index), per channel: index into links_, or kNoLink.
+  std::vector<std::vector<std::size_t>> link_of_port_;
+  std::unordered_map<std::uint64_t, std::size_t> edge_of_pair_;
+  std::unordered_map<std::int64_t, ChipId> chip_of_mesh_index_;
+  Graph graph_;
+};
+
+// "0.ch8" for reports and errors.
+std::string to_string(const EthEndpoint& port);
+
+}  // namespace cclmesh::topo
