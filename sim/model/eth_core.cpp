@@ -1,0 +1,151 @@
+#include "sim/model/eth_core.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/model/chip.hpp"
+#include "sim/model/eth_link.hpp"
+
+namespace cclmesh::sim {
+
+EthCore::EthCore(Chip& chip, std::int32_t channel, CoreCoord coord, MemoryRegion& l1)
+    : chip_(chip), channel_(channel), coord_(coord), l1_(l1) {}
+
+std::string EthCore::name() const {
+  return fmt::format("chip {} eth channel {} core {}", chip_.id(), channel_, to_string(coord_));
+}
+
+void EthCore::attach(EthLink& link, EthCore& peer) {
+  CCLMESH_CHECK(link_ == nullptr, name() + " is wired twice");
+  link_ = &link;
+  peer_ = &peer;
+}
+
+EthWire& EthCore::tx_wire() const { return link_->wire_from(*this); }
+
+bool EthCore::txq_busy() const { return txq_outstanding_ >= chip_.params().eth.txq_max_outstanding; }
+
+EthCoreStats EthCore::stats() const {
+  EthCoreStats copy = stats_;
+  copy.erisc_busy = erisc_.busy;
+  return copy;
+}
+
+std::string EthCore::describe_wait(std::int64_t) const {
+  return fmt::format("{} TX queue to accept a command ({} of {} outstanding)", name(), txq_outstanding_,
+                     chip_.params().eth.txq_max_outstanding);
+}
+
+void EthCore::fault(const std::string& what) const { throw SimFault(fault_time_now(), name() + ": " + what); }
+
+void EthCore::check_send(std::uint64_t source_address, std::uint64_t destination_address, std::uint32_t bytes) const {
+  if (!connected()) fault("eth_send_packet on a channel with no link");
+  const std::uint32_t word = chip_.params().eth.word_bytes;
+  if (bytes == 0 || bytes % word != 0 || source_address % word != 0 || destination_address % word != 0) {
+    AccessError::Details d;
+    d.chip = chip_.id();
+    d.core = coord_;
+    d.memory = MemoryKind::EriscL1;
+    d.access = AccessKind::Read;
+    d.address = source_address;
+    d.bytes = bytes;
+    d.memory_bytes = l1_.size_bytes();
+    d.reason = fmt::format("to peer address {:#x} is not whole {} B ethernet words", destination_address, word);
+    throw AccessError(fault_time_now(), std::move(d));
+  }
+  l1_.check(source_address, bytes, AccessKind::Read);
+  peer_->l1().check(destination_address, bytes, AccessKind::Write);
+}
+
+PacketFront EthCore::book_wire(SimTime ready, std::int64_t payload_bytes) {
+  EthWire& wire = tx_wire();
+  const std::int64_t wire_bytes = chip_.params().eth.wire_bytes(payload_bytes);
+  return pass_through(wire.server_, transfer_time(wire_bytes, wire.rate_), PacketFront::at(ready), wire_bytes);
+}
+
+void EthCore::finish_on_wire() {
+  --txq_outstanding_;
+  CCLMESH_CHECK(txq_outstanding_ >= 0, name() + ": TX queue count went negative");
+  if (!txq_busy()) txq_waiters_.grant_all();
+  l1_.notify_activity();  // a polling ERISC kernel may be waiting for the queue to drain
+}
+
+void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destination_address, std::uint32_t bytes) {
+  check_send(source_address, destination_address, bytes);
+  Engine& engine = chip_.engine();
+  const SimTime now = engine.now();
+  // The ERISC issues the command, then the wire takes it: in order, store and forward.
+  const PacketFront issued = pass_through(erisc_, chip_.params().eth.tx_issue, PacketFront::at(now), bytes);
+  const PacketFront on_wire = book_wire(issued.tail, bytes);
+  ++txq_outstanding_;
+  ++stats_.packets_sent;
+  stats_.payload_bytes_sent += bytes;
+  auto start = [this, source_address, destination_address, bytes, on_wire] {
+    Engine& e = chip_.engine();
+    e.schedule_at(on_wire.tail, [this] { finish_on_wire(); });
+    EthWire& wire = tx_wire();
+    if (!wire.up_) {
+      ++wire.dropped_packets_;
+      ++stats_.packets_dropped;
+      chip_.faults().record(e.now(), name(), fmt::format("{} B packet dropped: link down", bytes));
+      return;
+    }
+    // The TX engine reads the source as the packet goes out.
+    std::vector<std::uint8_t> data;
+    if (l1_.stores_data() && peer_->l1().stores_data()) data = l1_.read(source_address, bytes);
+    EthCore* peer = peer_;
+    e.schedule_at(on_wire.tail + wire.latency_, [peer, destination_address, bytes, data = std::move(data)] {
+      peer->receive(destination_address, data, bytes);
+    });
+  };
+  if (on_wire.head == now) {
+    start();
+  } else {
+    engine.schedule_at(on_wire.head, std::move(start));
+  }
+}
+
+void EthCore::receive(std::uint64_t destination_address, const std::vector<std::uint8_t>& data, std::uint32_t bytes) {
+  if (data.empty()) {
+    l1_.fill(destination_address, bytes, 0);
+  } else {
+    l1_.write(destination_address, std::span<const std::uint8_t>(data.data(), bytes));
+  }
+  ++stats_.packets_received;
+  stats_.payload_bytes_received += bytes;
+  // The ERISC handles the packet (REFERENCE 1.6: one ERISC serves send and receive).
+  pass_through(erisc_, chip_.params().eth.rx_handle, PacketFront::at(chip_.engine().now()), bytes);
+}
+
+void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t value) {
+  if (!connected()) fault("remote word write on a channel with no link");
+  peer_->l1().check_word(destination_address, AccessKind::Write);
+  Engine& engine = chip_.engine();
+  const SimTime now = engine.now();
+  const PacketFront on_wire = book_wire(now, chip_.params().eth.word_bytes);
+  ++txq_outstanding_;
+  ++stats_.words_sent;
+  auto start = [this, destination_address, value, on_wire] {
+    Engine& e = chip_.engine();
+    e.schedule_at(on_wire.tail, [this] { finish_on_wire(); });
+    EthWire& wire = tx_wire();
+    if (!wire.up_) {
+      ++wire.dropped_packets_;
+      ++stats_.packets_dropped;
+      chip_.faults().record(e.now(), name(), fmt::format("remote word write to {:#x} dropped: link down",
+                                                         destination_address));
+      return;
+    }
+    EthCore* peer = peer_;
+    e.schedule_at(on_wire.tail + wire.latency_,
+                  [peer, destination_address, value] { peer->l1().write_u32(destination_address, value); });
+  };
+  if (on_wire.head == now) {
+    start();
+  } else {
+    engine.schedule_at(on_wire.head, std::move(start));
+  }
+}
+
+}  // namespace cclmesh::sim

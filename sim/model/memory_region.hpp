@@ -1,0 +1,146 @@
+#pragma once
+// A simulated memory (a Tensix L1, an ERISC L1, a DRAM channel) holding real bytes.
+//
+// Storage is lazy, in 4 KiB pages behind a two-level table, so a 32-chip mesh costs memory
+// only for the pages a run touches; untouched bytes read as zero. A Discarded region (timing-only
+// runs) stores nothing and reads as zero, but every access is still bounds-checked. Any access
+// outside [0, size) throws AccessError naming chip, core, memory, address and size.
+//
+// A 32-bit word can be watched: a process or fiber parks until the word equals, or reaches at
+// least, a value (tt-metal noc_semaphore_wait / noc_semaphore_wait_min). Every write, fill or
+// atomic that touches the word re-checks its watchers and schedules the satisfied ones; only
+// the scheduler resumes them.
+
+#include <array>
+#include <coroutine>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/engine/fiber.hpp"
+#include "sim/engine/trigger.hpp"
+#include "sim/engine/wait_queue.hpp"
+#include "sim/model/core_coord.hpp"
+#include "sim/model/sim_fault.hpp"
+
+namespace cclmesh::sim {
+
+enum class StorageMode : std::uint8_t { Stored, Discarded };
+
+// How a watched word is compared (unsigned 32-bit).
+enum class WordCondition : std::uint8_t { Equal, AtLeast };
+
+struct MemoryId {
+  ChipId chip = 0;
+  CoreCoord core;           // for DRAM: the channel's first NoC endpoint
+  MemoryKind kind = MemoryKind::TensixL1;
+  std::int32_t unit = -1;   // DRAM channel index; -1 for L1
+};
+
+class MemoryRegion;
+
+class WordWait final : public WaitTarget {
+ public:
+  WordWait(MemoryRegion& region, std::uint64_t address, WordCondition condition, std::uint32_t value);
+  WordWait(const WordWait&) = delete;
+  WordWait& operator=(const WordWait&) = delete;
+
+  bool await_ready() const;
+  void await_suspend(std::coroutine_handle<>);
+  // The word's value when the waiter resumes.
+  std::uint32_t await_resume() const;
+
+  bool satisfied_by(std::uint32_t word) const {
+    return condition_ == WordCondition::Equal ? word == value_ : word >= value_;
+  }
+  std::string describe_wait(std::int64_t) const override;
+
+ private:
+  friend class MemoryRegion;
+  struct Record : WaitRecord {
+    const WordWait* wait = nullptr;
+  };
+  MemoryRegion& region_;
+  std::uint64_t address_;
+  WordCondition condition_;
+  std::uint32_t value_;
+  Record record_;
+};
+
+class MemoryRegion {
+ public:
+  static constexpr std::uint64_t kPageBytes = 4096;
+  static constexpr std::uint64_t kPagesPerTable = 1024;
+
+  MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode);
+  MemoryRegion(const MemoryRegion&) = delete;
+  MemoryRegion& operator=(const MemoryRegion&) = delete;
+
+  const MemoryId& id() const { return id_; }
+  std::uint64_t size_bytes() const { return size_bytes_; }
+  StorageMode mode() const { return mode_; }
+  bool stores_data() const { return mode_ == StorageMode::Stored; }
+  std::string name() const;  // "chip 0 core (1,1) Tensix L1"
+
+  // Throws AccessError unless [address, address + bytes) lies inside the region (and, for word
+  // accesses, `address` is 4-byte aligned).
+  void check(std::uint64_t address, std::uint64_t bytes, AccessKind access) const;
+  void check_word(std::uint64_t address, AccessKind access) const;
+
+  void read(std::uint64_t address, std::span<std::uint8_t> out) const;
+  std::vector<std::uint8_t> read(std::uint64_t address, std::uint64_t bytes) const;
+  void write(std::uint64_t address, std::span<const std::uint8_t> data);
+  void fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t value);
+
+  std::uint32_t read_u32(std::uint64_t address) const;
+  void write_u32(std::uint64_t address, std::uint32_t value);
+  // Adds with 32-bit wrap-around and returns the old value (the NoC atomic increment).
+  std::uint32_t atomic_add_u32(std::uint64_t address, std::uint32_t increment);
+
+  // `co_await region.wait_word(...)` or `block_on(region.wait_word(...))`.
+  WordWait wait_word(std::uint64_t address, WordCondition condition, std::uint32_t value) {
+    return WordWait{*this, address, condition, value};
+  }
+  std::uint32_t wait_word_blocking(std::uint64_t address, WordCondition condition, std::uint32_t value) {
+    return block_on(wait_word(address, condition, value));
+  }
+
+  // Notified on every write, fill or atomic here, and (through the core's NoC ports) whenever
+  // one of the core's NoC transactions completes: what a polling kernel's
+  // wait_for_l1_activity() parks on.
+  Condition& activity() { return activity_; }
+  void notify_activity() {
+    if (activity_.waiters() > 0) activity_.notify_all();
+  }
+
+  std::size_t resident_pages() const { return resident_pages_; }
+  std::size_t watcher_count() const;
+
+ private:
+  friend class WordWait;
+  using Page = std::unique_ptr<std::uint8_t[]>;
+  struct PageTable {
+    std::array<Page, kPagesPerTable> pages;
+  };
+
+  const std::uint8_t* page_or_null(std::uint64_t page_index) const;
+  std::uint8_t* page_for_write(std::uint64_t page_index);
+  void notify(std::uint64_t address, std::uint64_t bytes);
+  void park(WordWait& wait);
+  [[noreturn]] void fail(std::uint64_t address, std::uint64_t bytes, AccessKind access, std::string reason) const;
+
+  MemoryId id_;
+  std::uint64_t size_bytes_;
+  StorageMode mode_;
+  std::vector<std::unique_ptr<PageTable>> tables_;
+  std::size_t resident_pages_ = 0;
+  // Watched word address -> its waiters in arrival order. Ordered, so notification order is
+  // deterministic.
+  std::map<std::uint64_t, WaitQueue::List> watches_;
+  Condition activity_;
+};
+
+}  // namespace cclmesh::sim

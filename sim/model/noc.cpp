@@ -1,0 +1,483 @@
+#include "sim/model/noc.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/model/chip.hpp"
+
+namespace cclmesh::sim {
+
+namespace {
+
+Bandwidth slower(Bandwidth a, Bandwidth b) { return a < b ? a : b; }
+
+std::int32_t wrap(std::int32_t value, std::int32_t size) { return ((value % size) + size) % size; }
+
+// The payload sampled from `source` for `target`: empty when nothing needs copying (either side
+// stores no bytes); an empty payload lands as zeros.
+std::vector<std::uint8_t> sample(const MemoryRegion& source, std::uint64_t address, std::uint32_t bytes,
+                                 const MemoryRegion& target) {
+  if (!source.stores_data() || !target.stores_data()) return {};
+  return source.read(address, bytes);
+}
+
+void land(MemoryRegion& target, std::uint64_t address, std::uint32_t bytes, const std::vector<std::uint8_t>& data) {
+  if (data.empty()) {
+    target.fill(address, bytes, 0);
+  } else {
+    target.write(address, std::span<const std::uint8_t>(data.data(), bytes));
+  }
+}
+
+}  // namespace
+
+void AtomicFetch::await_suspend(std::coroutine_handle<>) {
+  Engine& engine = Engine::current();
+  state_->waiter = &engine.require_current_actor("atomic_inc_fetch");
+  engine.park_current(WaitInfo{this, 0, nullptr});
+}
+
+Noc::Noc(Chip& chip, NocId id)
+    : chip_(chip),
+      engine_(chip.engine()),
+      id_(id),
+      grid_x_(chip.grid_x()),
+      grid_y_(chip.grid_y()),
+      flit_bytes_(chip.params().noc.flit_bytes),
+      max_payload_(chip.params().noc.max_packet_payload_bytes),
+      link_rate_(chip.params().noc.link_rate),
+      multicast_rate_(chip.params().noc.multicast_rate),
+      router_hop_(chip.params().noc.router_hop),
+      niu_to_router_(chip.params().noc.niu_to_router),
+      router_to_niu_(chip.params().noc.router_to_niu),
+      request_setup_(chip.params().noc.request_setup),
+      request_issue_(chip.params().noc.request_issue),
+      links_(static_cast<std::size_t>(grid_x_ * grid_y_ * 2)) {}
+
+// --- routing ---------------------------------------------------------------------------------
+
+std::int32_t Noc::hops(CoreCoord from, CoreCoord to) const {
+  if (id_ == NocId::Noc0) return wrap(to.x - from.x, grid_x_) + wrap(to.y - from.y, grid_y_);
+  return wrap(from.x - to.x, grid_x_) + wrap(from.y - to.y, grid_y_);
+}
+
+CoreCoord Noc::step(CoreCoord at, Direction direction) const {
+  const std::int32_t delta = id_ == NocId::Noc0 ? 1 : -1;
+  if (direction == Direction::X) return CoreCoord{wrap(at.x + delta, grid_x_), at.y};
+  return CoreCoord{at.x, wrap(at.y + delta, grid_y_)};
+}
+
+PacketResource& Noc::link_at(CoreCoord at, Direction direction) {
+  return links_[static_cast<std::size_t>((at.y * grid_x_ + at.x) * 2 + (direction == Direction::X ? 0 : 1))];
+}
+
+const PacketResource& Noc::link(CoreCoord at, int dim) const {
+  CCLMESH_CHECK(chip_.in_grid(at) && (dim == 0 || dim == 1), "no such NoC link");
+  return links_[static_cast<std::size_t>((at.y * grid_x_ + at.x) * 2 + dim)];
+}
+
+template <typename OnLink>
+void Noc::walk(CoreCoord from, CoreCoord to, OnLink&& on_link) const {
+  CoreCoord at = from;
+  auto along = [&](Direction d) {
+    while (d == Direction::X ? at.x != to.x : at.y != to.y) {
+      on_link(at, d);
+      at = step(at, d);
+    }
+  };
+  if (id_ == NocId::Noc0) {
+    along(Direction::X);  // east first (REFERENCE 1.2)
+    along(Direction::Y);  // then south
+  } else {
+    along(Direction::Y);  // north first
+    along(Direction::X);  // then west
+  }
+}
+
+std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
+  std::vector<CoreCoord> routers{from};
+  walk(from, to, [&](CoreCoord at, Direction d) { routers.push_back(step(at, d)); });
+  return routers;
+}
+
+// --- timing ----------------------------------------------------------------------------------
+
+// Back-pressure: a packet's flits are barely buffered in the routers, so when a server
+// downstream makes it wait, its source NIU cannot push the tail out any sooner. After booking
+// a packet's servers in path order, the source NIU is held until the latest tail time seen on
+// the path, less that server's pipeline offset from the source. This throttles a source to what
+// its path can take instead of letting it queue unbounded work on a congested link.
+PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
+                       SimTime offset) {
+  const PacketFront out = pass_through(server, serialisation, in, bytes);
+  path_.push_back(Stage{&server, out.tail, offset});
+  return out;
+}
+
+SimTime Noc::apply_backpressure() {
+  CCLMESH_CHECK(!path_.empty(), "back-pressure on an empty path");
+  SimTime source_tail = SimTime::zero();
+  for (const Stage& stage : path_) source_tail = std::max(source_tail, stage.tail - stage.offset);
+  PacketResource& source = *path_.front().server;  // the source NIU is always booked first
+  if (source_tail > source.free_at) source.free_at = source_tail;
+  path_.clear();
+  return source_tail;
+}
+
+PacketFront Noc::inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes, Bandwidth cap) {
+  NocPort& port = from.port(id_);
+  return serve(port.inject_, transfer_time(wire_bytes, slower(port.inject_rate_, cap)), PacketFront::at(depart),
+               wire_bytes, SimTime::zero());
+}
+
+PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
+                             SimTime& offset) {
+  const SimTime serialisation = transfer_time(wire_bytes, rate);
+  walk(from, to, [&](CoreCoord at, Direction d) {
+    front = serve(link_at(at, d), serialisation, front, wire_bytes, offset).after(router_hop_);
+    offset += router_hop_;
+  });
+  return front;
+}
+
+PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset) {
+  NocPort& port = to.port(id_);
+  offset += router_to_niu_;
+  return serve(port.absorb_, transfer_time(wire_bytes, slower(port.absorb_rate_, cap)),
+               at_router.after(router_to_niu_), wire_bytes, offset);
+}
+
+Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes,
+                           std::int64_t dram_bytes) {
+  PacketFront front = inject(from, depart, wire_bytes, link_rate_);
+  SimTime offset = niu_to_router_;
+  front = cross_links(from.coord, to.coord, front.after(niu_to_router_), wire_bytes, link_rate_, offset);
+  front = absorb(to, front, wire_bytes, link_rate_, offset);
+  const SimTime injected = apply_backpressure();
+  SimTime landed = front.tail;
+  // The DRAM controller queues requests, so a busy channel does not stall the NoC worm.
+  if (to.dram != nullptr && dram_bytes > 0) {
+    front = pass_through(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes);
+    landed = front.tail + to.dram->access_latency();
+  }
+  ++stats_.packets;
+  return Delivery{injected, landed};
+}
+
+SimTime Noc::ack_latency(CoreCoord from, CoreCoord to) const {
+  return niu_to_router_ + router_hop_ * hops(from, to) + router_to_niu_;
+}
+
+// --- helpers ---------------------------------------------------------------------------------
+
+Endpoint& Noc::requester_endpoint(CoreCoord core, const char* operation) {
+  Endpoint* e = chip_.endpoint(core);
+  CCLMESH_CHECK(e != nullptr && e->can_request(),
+                fmt::format("{} on {} of chip {}: requester {} is not a Tensix or ethernet core", operation,
+                            to_string(id_), chip_.id(), to_string(core)));
+  return *e;
+}
+
+Endpoint& Noc::target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes) {
+  Endpoint* e = chip_.endpoint(core);
+  if (e == nullptr) {
+    AccessError::Details d;
+    d.chip = chip_.id();
+    d.core = core;
+    d.memory = MemoryKind::None;
+    d.access = access;
+    d.address = address;
+    d.bytes = bytes;
+    d.reason = fmt::format("targets a tile without memory ({})", to_string(chip_.tile(core)));
+    throw AccessError(fault_time_now(), std::move(d));
+  }
+  e->memory->check(address, bytes, access);
+  return *e;
+}
+
+NocPort& Noc::port(CoreCoord core) { return requester_endpoint(core, "barrier").port(id_); }
+
+SimTime Noc::book(Endpoint& requester, std::int64_t hold_bytes) {
+  return requester.port(id_).book_request(engine_.now(), request_issue_, request_setup_, hold_bytes);
+}
+
+void Noc::schedule(SimTime when, std::function<void()> action) { engine_.schedule_at(when, std::move(action)); }
+
+// --- reads -----------------------------------------------------------------------------------
+
+void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_address, std::uint32_t bytes) {
+  Endpoint& req = requester_endpoint(requester, "read");
+  Endpoint& src = target_endpoint(source.core, AccessKind::Read, source.address, bytes);
+  req.memory->check(local_address, bytes, AccessKind::Write);
+  NocPort& port = req.port(id_);
+  for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
+    const std::uint32_t n = std::min(max_payload_, bytes - offset);
+    ++port.counters_.reads_issued;
+    const SimTime depart = book(req, flit_bytes_ + n);
+    schedule(depart, [this, r = &req, s = &src, a = source.address + offset, l = local_address + offset, n, depart] {
+      start_read(r, s, a, l, n, depart);
+    });
+  }
+}
+
+void Noc::start_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address, std::uint64_t local_address,
+                     std::uint32_t bytes, SimTime depart) {
+  const Delivery request = deliver(*requester, *source, depart, flit_bytes_, 0);  // header only
+  schedule(request.landed, [=, this] { respond_read(requester, source, source_address, local_address, bytes); });
+}
+
+void Noc::respond_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address,
+                       std::uint64_t local_address, std::uint32_t bytes) {
+  SimTime ready = engine_.now();
+  if (source->dram != nullptr) {
+    const PacketFront served =
+        pass_through(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready), bytes);
+    ready = served.tail + source->dram->access_latency();
+  }
+  std::vector<std::uint8_t> data = sample(*source->memory, source_address, bytes, *requester->memory);
+  const Delivery response = deliver(*source, *requester, ready, flit_bytes_ + bytes, 0);
+  stats_.payload_bytes += bytes;
+  NocPort* port = &requester->port(id_);
+  schedule(response.landed, [=, data = std::move(data)] {
+    land(*requester->memory, local_address, bytes, data);
+    ++port->counters_.reads_acked;
+    port->progress(NocBarrierKind::Reads);
+  });
+}
+
+// --- writes ----------------------------------------------------------------------------------
+
+void Noc::write(CoreCoord requester, std::uint64_t local_address, NocAddress destination, std::uint32_t bytes,
+                WriteAck ack) {
+  Endpoint& req = requester_endpoint(requester, "write");
+  req.memory->check(local_address, bytes, AccessKind::Read);
+  Endpoint& dst = target_endpoint(destination.core, AccessKind::Write, destination.address, bytes);
+  NocPort& port = req.port(id_);
+  for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
+    const std::uint32_t n = std::min(max_payload_, bytes - offset);
+    ++port.counters_.writes_issued;
+    if (ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+    const SimTime depart = book(req, flit_bytes_ + n);
+    schedule(depart, [this, r = &req, d = &dst, l = local_address + offset, a = destination.address + offset, n, ack,
+                      depart] { start_write(r, d, l, a, n, ack, depart); });
+  }
+}
+
+void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
+                      std::uint32_t bytes, WriteAck ack, SimTime depart) {
+  std::vector<std::uint8_t> data = sample(*requester->memory, local_address, bytes, *target->memory);
+  const Delivery delivery = deliver(*requester, *target, depart, flit_bytes_ + bytes, bytes);
+  stats_.payload_bytes += bytes;
+  NocPort* port = &requester->port(id_);
+  schedule(delivery.injected, [port] {
+    ++port->counters_.writes_flushed;
+    port->progress(NocBarrierKind::WritesFlushed);
+  });
+  schedule(delivery.landed, [=, this, data = std::move(data)] {
+    land(*target->memory, address, bytes, data);
+    if (ack == WriteAck::Posted) return;
+    schedule(engine_.now() + ack_latency(target->coord, requester->coord), [port] {
+      ++port->counters_.nonposted_writes_acked;
+      port->progress(NocBarrierKind::Writes);
+    });
+  });
+}
+
+void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t value, WriteAck ack) {
+  Endpoint& req = requester_endpoint(requester, "write_u32");
+  Endpoint& dst = target_endpoint(destination.core, AccessKind::Write, destination.address, 4);
+  dst.memory->check_word(destination.address, AccessKind::Write);
+  NocPort& port = req.port(id_);
+  ++port.counters_.writes_issued;
+  if (ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+  const SimTime depart = book(req, flit_bytes_);
+  schedule(depart, [this, r = &req, d = &dst, a = destination.address, value, ack, depart] {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4);  // the value rides in the header
+    NocPort* p = &r->port(id_);
+    schedule(delivery.injected, [p] {
+      ++p->counters_.writes_flushed;
+      p->progress(NocBarrierKind::WritesFlushed);
+    });
+    schedule(delivery.landed, [=, this] {
+      d->memory->write_u32(a, value);
+      if (ack == WriteAck::Posted) return;
+      schedule(engine_.now() + ack_latency(d->coord, r->coord), [p] {
+        ++p->counters_.nonposted_writes_acked;
+        p->progress(NocBarrierKind::Writes);
+      });
+    });
+  });
+}
+
+// --- multicast -------------------------------------------------------------------------------
+
+void Noc::multicast_write(CoreCoord requester, std::uint64_t local_address, CoreRect destinations,
+                          std::uint64_t address, std::uint32_t bytes, MulticastOptions options) {
+  Endpoint& req = requester_endpoint(requester, "multicast_write");
+  req.memory->check(local_address, bytes, AccessKind::Read);
+  if (!chip_.in_grid(destinations.start) || !chip_.in_grid(destinations.end) ||
+      destinations.start.x > destinations.end.x || destinations.start.y > destinations.end.y) {
+    throw SimFault(fault_time_now(),
+                   fmt::format("chip {}: multicast rectangle {}..{} is not a start <= end rectangle inside the {}x{} grid",
+                               chip_.id(), to_string(destinations.start), to_string(destinations.end), grid_x_, grid_y_));
+  }
+  std::vector<Endpoint*> targets;
+  for (CoreCoord c : chip_.tensix_cores()) {
+    if (!destinations.contains(c) || (!options.include_self && c == requester)) continue;
+    targets.push_back(&target_endpoint(c, AccessKind::Write, address, bytes));
+  }
+  if (targets.empty()) {
+    throw SimFault(fault_time_now(), fmt::format("chip {}: multicast rectangle {}..{} holds no Tensix core to write",
+                                                 chip_.id(), to_string(destinations.start), to_string(destinations.end)));
+  }
+  NocPort& port = req.port(id_);
+  for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
+    const std::uint32_t n = std::min(max_payload_, bytes - offset);
+    ++port.counters_.writes_issued;
+    if (options.ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+    const SimTime depart = book(req, flit_bytes_ + n);
+    schedule(depart, [=, this, r = &req] {
+      start_multicast(r, targets, destinations, local_address + offset, address + offset, n, options.ack, depart);
+    });
+  }
+}
+
+void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, CoreRect rect,
+                          std::uint64_t local_address, std::uint64_t address, std::uint32_t bytes, WriteAck ack,
+                          SimTime depart) {
+  auto data = std::make_shared<const std::vector<std::uint8_t>>(
+      sample(*requester->memory, local_address, bytes, *targets.front()->memory));
+  std::vector<Endpoint*> target_at(static_cast<std::size_t>(grid_x_ * grid_y_), nullptr);
+  for (Endpoint* t : targets) target_at[static_cast<std::size_t>(t->coord.y * grid_x_ + t->coord.x)] = t;
+
+  const std::int64_t wire_bytes = flit_bytes_ + bytes;
+  const Bandwidth rate = slower(link_rate_, multicast_rate_);
+  const SimTime serialisation = transfer_time(wire_bytes, rate);
+  PacketFront front = inject(*requester, depart, wire_bytes, rate);
+  front = front.after(niu_to_router_);
+  SimTime offset = niu_to_router_;
+
+  // The tree is the union of the unicast routes to every target: along the first dimension of
+  // this NoC's routing order, branching into the second dimension at every target column/row.
+  const Direction first = id_ == NocId::Noc0 ? Direction::X : Direction::Y;
+  const Direction second = id_ == NocId::Noc0 ? Direction::Y : Direction::X;
+  auto coord = [](CoreCoord c, Direction d) { return d == Direction::X ? c.x : c.y; };
+  auto size = [&](Direction d) { return d == Direction::X ? grid_x_ : grid_y_; };
+  auto distance = [&](std::int32_t from, std::int32_t to, Direction d) {
+    return id_ == NocId::Noc0 ? wrap(to - from, size(d)) : wrap(from - to, size(d));
+  };
+  auto farthest = [&](CoreCoord from, Direction d) {
+    std::int32_t steps = 0;
+    for (std::int32_t v = coord(rect.start, d); v <= coord(rect.end, d); ++v) {
+      steps = std::max(steps, distance(coord(from, d), v, d));
+    }
+    return steps;
+  };
+
+  SimTime last_ack = engine_.now();
+  auto branch = [&](CoreCoord at, PacketFront branch_front, SimTime branch_offset) {
+    const std::int32_t steps = farthest(at, second);
+    for (std::int32_t j = 0; j <= steps; ++j) {
+      Endpoint* target = target_at[static_cast<std::size_t>(at.y * grid_x_ + at.x)];
+      if (target != nullptr) {
+        SimTime target_offset = branch_offset;
+        const SimTime landed = absorb(*target, branch_front, wire_bytes, rate, target_offset).tail;
+        last_ack = std::max(last_ack, landed + ack_latency(at, requester->coord));
+        schedule(landed, [target, address, bytes, data] { land(*target->memory, address, bytes, *data); });
+      }
+      if (j < steps) {
+        branch_front =
+            serve(link_at(at, second), serialisation, branch_front, wire_bytes, branch_offset).after(router_hop_);
+        branch_offset += router_hop_;
+        at = step(at, second);
+      }
+    }
+  };
+  CoreCoord at = requester->coord;
+  const std::int32_t steps = farthest(at, first);
+  const std::int32_t lo = coord(rect.start, first);
+  const std::int32_t hi = coord(rect.end, first);
+  for (std::int32_t k = 0; k <= steps; ++k) {
+    if (coord(at, first) >= lo && coord(at, first) <= hi) branch(at, front, offset);
+    if (k < steps) {
+      front = serve(link_at(at, first), serialisation, front, wire_bytes, offset).after(router_hop_);
+      offset += router_hop_;
+      at = step(at, first);
+    }
+  }
+  // The whole tree moves as one worm: a stalled branch holds the source.
+  const SimTime injected = apply_backpressure();
+  ++stats_.packets;
+  stats_.payload_bytes += bytes;
+
+  NocPort* port = &requester->port(id_);
+  schedule(injected, [port] {
+    ++port->counters_.writes_flushed;
+    port->progress(NocBarrierKind::WritesFlushed);
+  });
+  if (ack == WriteAck::NonPosted) {
+    schedule(last_ack, [port] {
+      ++port->counters_.nonposted_writes_acked;
+      port->progress(NocBarrierKind::Writes);
+    });
+  }
+}
+
+// --- atomics ---------------------------------------------------------------------------------
+
+void Noc::atomic_inc(CoreCoord requester, NocAddress destination, std::uint32_t increment) {
+  issue_atomic(requester, destination, increment, nullptr);
+}
+
+AtomicFetch Noc::atomic_inc_fetch(CoreCoord requester, NocAddress destination, std::uint32_t increment) {
+  auto state = std::make_shared<AtomicFetch::State>();
+  issue_atomic(requester, destination, increment, state);
+  return AtomicFetch{state, fmt::format("the return of an atomic increment from chip {} core {} to core {} word {:#x}",
+                                        chip_.id(), to_string(requester), to_string(destination.core),
+                                        destination.address)};
+}
+
+void Noc::issue_atomic(CoreCoord requester, NocAddress destination, std::uint32_t increment,
+                       std::shared_ptr<AtomicFetch::State> result) {
+  Endpoint& req = requester_endpoint(requester, "atomic_inc");
+  Endpoint& dst = target_endpoint(destination.core, AccessKind::Atomic, destination.address, 4);
+  if (dst.kind == TileKind::Dram) {
+    AccessError::Details d;
+    d.chip = chip_.id();
+    d.core = destination.core;
+    d.memory = MemoryKind::Dram;
+    d.unit = chip_.dram_channel_of(destination.core);
+    d.access = AccessKind::Atomic;
+    d.address = destination.address;
+    d.bytes = 4;
+    d.memory_bytes = dst.memory->size_bytes();
+    d.reason = "is not allowed: NoC atomics act on L1 words only";
+    throw AccessError(fault_time_now(), std::move(d));
+  }
+  dst.memory->check_word(destination.address, AccessKind::Atomic);
+  NocPort& port = req.port(id_);
+  ++port.counters_.atomics_issued;
+  const SimTime depart = book(req, flit_bytes_);
+  schedule(depart, [this, r = &req, d = &dst, a = destination.address, increment, result, depart] {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0);  // header-only packet
+    schedule(delivery.landed, [=, this] {
+      const std::uint32_t old = d->memory->atomic_add_u32(a, increment);
+      NocPort* p = &r->port(id_);
+      schedule(engine_.now() + ack_latency(d->coord, r->coord), [p, result, old] {
+        ++p->counters_.atomics_acked;
+        p->progress(NocBarrierKind::Atomics);
+        if (result) {
+          result->done = true;
+          result->old_value = old;
+          if (Actor* waiter = std::exchange(result->waiter, nullptr)) waiter->engine()->wake(*waiter);
+        }
+      });
+    });
+  });
+}
+
+}  // namespace cclmesh::sim

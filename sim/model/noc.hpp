@@ -1,0 +1,185 @@
+#pragma once
+// One of a chip's two NoCs (REFERENCE 1.1-1.3): a 2D torus of routers in NoC0 coordinates;
+// NoC0 routes +x then +y, NoC1 -y then -x, both wrapping around.
+//
+// Timing, at packet granularity (one header flit plus up to max_packet_payload_bytes):
+// - A request takes the requester's issue spacing and one of its request slots (NocPort), then
+//   after `request_setup` its first flit enters the requester's NIU.
+// - The packet then passes, in order, the source NIU (injection rate), every directed link of its
+//   route (link rate, one router hop of latency each, niu_to_router / router_to_niu at the ends)
+//   and the target NIU (absorption rate); DRAM targets add their channel server.
+// - Reads send a header-only request; the target's NIU sends the data back on the same NoC.
+//   Atomics and inline word writes are header-only packets. Acks (write acks, atomic returns)
+//   travel on the response virtual channel and are modelled by latency only.
+// Data is sampled from the source when the packet starts injecting and written to the target
+// when its last byte lands, so races between kernels show.
+//
+// All operations are non-blocking and may be called from a fiber, a process or an event; the
+// barriers park until this core's transactions of a kind are done.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/engine/time.hpp"
+#include "sim/model/core_coord.hpp"
+#include "sim/model/noc_port.hpp"
+#include "sim/model/packet_resource.hpp"
+#include "sim/model/sim_fault.hpp"
+
+namespace cclmesh::sim {
+
+class Chip;
+class Engine;
+struct Endpoint;
+
+// A byte address on a NoC: a core (NoC0 coordinates) and a local address in its L1, or in the
+// DRAM channel behind a DRAM endpoint.
+struct NocAddress {
+  CoreCoord core;
+  std::uint64_t address = 0;
+};
+
+enum class WriteAck : std::uint8_t { NonPosted, Posted };
+
+struct MulticastOptions {
+  bool include_self = false;  // tt-metal's *_loopback_src variants
+  WriteAck ack = WriteAck::NonPosted;
+};
+
+// The old value an atomic increment returns, once its response is back.
+class AtomicFetch final : public WaitTarget {
+ public:
+  struct State {
+    bool done = false;
+    std::uint32_t old_value = 0;
+    Actor* waiter = nullptr;
+  };
+  AtomicFetch(std::shared_ptr<State> state, std::string what) : state_(std::move(state)), what_(std::move(what)) {}
+  AtomicFetch(const AtomicFetch&) = delete;
+  AtomicFetch& operator=(const AtomicFetch&) = delete;
+  ~AtomicFetch() {
+    if (state_) state_->waiter = nullptr;
+  }
+  bool await_ready() const { return state_->done; }
+  void await_suspend(std::coroutine_handle<>);
+  std::uint32_t await_resume() const { return state_->old_value; }
+  std::string describe_wait(std::int64_t) const override { return what_; }
+
+ private:
+  std::shared_ptr<State> state_;
+  std::string what_;
+};
+
+struct NocStats {
+  std::int64_t packets = 0;
+  std::int64_t payload_bytes = 0;
+};
+
+class Noc {
+ public:
+  Noc(Chip& chip, NocId id);
+  Noc(const Noc&) = delete;
+  Noc& operator=(const Noc&) = delete;
+
+  NocId id() const { return id_; }
+
+  // Routing on this NoC.
+  std::int32_t hops(CoreCoord from, CoreCoord to) const;
+  // The routers a packet visits from `from` to `to`, both included.
+  std::vector<CoreCoord> route(CoreCoord from, CoreCoord to) const;
+
+  // --- operations (tt-metal dataflow names in brackets) -----------------------------------
+  // [noc_async_read] `bytes` from `source` into the requester's own L1 at `local_address`.
+  void read(CoreCoord requester, NocAddress source, std::uint64_t local_address, std::uint32_t bytes);
+  // [noc_async_write] `bytes` from the requester's L1 at `local_address` to `destination`.
+  void write(CoreCoord requester, std::uint64_t local_address, NocAddress destination, std::uint32_t bytes,
+             WriteAck ack = WriteAck::NonPosted);
+  // [noc_inline_dw_write] a 32-bit value carried in the header.
+  void write_u32(CoreCoord requester, NocAddress destination, std::uint32_t value, WriteAck ack = WriteAck::NonPosted);
+  // [noc_async_write_multicast] to every Tensix core in `destinations` (NoC0 coordinates).
+  void multicast_write(CoreCoord requester, std::uint64_t local_address, CoreRect destinations,
+                       std::uint64_t address, std::uint32_t bytes, MulticastOptions options = {});
+  // [noc_semaphore_inc] a 32-bit atomic increment of an L1 word.
+  void atomic_inc(CoreCoord requester, NocAddress destination, std::uint32_t increment);
+  // The same, with the old value delivered to whoever awaits the result.
+  [[nodiscard]] AtomicFetch atomic_inc_fetch(CoreCoord requester, NocAddress destination, std::uint32_t increment);
+
+  // --- barriers (awaiters; block_on(...) from a fiber) -----------------------------------
+  NocPort& port(CoreCoord core);
+  NocBarrier read_barrier(CoreCoord core) { return port(core).barrier(NocBarrierKind::Reads); }
+  NocBarrier write_barrier(CoreCoord core) { return port(core).barrier(NocBarrierKind::Writes); }
+  NocBarrier writes_flushed(CoreCoord core) { return port(core).barrier(NocBarrierKind::WritesFlushed); }
+  NocBarrier atomic_barrier(CoreCoord core) { return port(core).barrier(NocBarrierKind::Atomics); }
+
+  // The directed link leaving router `at` along x (dim 0) or y (dim 1) in this NoC's direction.
+  const PacketResource& link(CoreCoord at, int dim) const;
+  const NocStats& stats() const { return stats_; }
+
+ private:
+  struct Delivery {
+    SimTime injected;  // last byte left the source NIU
+    SimTime landed;    // last byte in the target memory
+  };
+  // One server a packet passed, for the back-pressure pass: when its tail left it, and the
+  // pipeline latency from the source NIU to it.
+  struct Stage {
+    PacketResource* server;
+    SimTime tail;
+    SimTime offset;
+  };
+  enum class Direction : std::uint8_t { X, Y };
+
+  Endpoint& requester_endpoint(CoreCoord core, const char* operation);
+  Endpoint& target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes);
+  std::uint32_t packet_count(std::uint32_t bytes) const;
+  SimTime book(Endpoint& requester, std::int64_t hold_bytes);
+  void schedule(SimTime when, std::function<void()> action);
+
+  PacketResource& link_at(CoreCoord at, Direction direction);
+  CoreCoord step(CoreCoord at, Direction direction) const;
+  template <typename OnLink>
+  void walk(CoreCoord from, CoreCoord to, OnLink&& on_link) const;
+  PacketFront serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes, SimTime offset);
+  SimTime apply_backpressure();
+  PacketFront cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
+                          SimTime& offset);
+  PacketFront inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes, Bandwidth cap);
+  PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset);
+  Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes);
+  SimTime ack_latency(CoreCoord from, CoreCoord to) const;
+
+  void start_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address, std::uint64_t local_address,
+                  std::uint32_t bytes, SimTime depart);
+  void respond_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address, std::uint64_t local_address,
+                    std::uint32_t bytes);
+  void start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
+                   std::uint32_t bytes, WriteAck ack, SimTime depart);
+  void start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, CoreRect rect,
+                       std::uint64_t local_address, std::uint64_t address, std::uint32_t bytes, WriteAck ack,
+                       SimTime depart);
+  void issue_atomic(CoreCoord requester, NocAddress destination, std::uint32_t increment,
+                    std::shared_ptr<AtomicFetch::State> result);
+
+  Chip& chip_;
+  Engine& engine_;
+  NocId id_;
+  std::int32_t grid_x_;
+  std::int32_t grid_y_;
+  std::int64_t flit_bytes_;
+  std::uint32_t max_payload_;
+  Bandwidth link_rate_;
+  Bandwidth multicast_rate_;
+  SimTime router_hop_;
+  SimTime niu_to_router_;
+  SimTime router_to_niu_;
+  SimTime request_setup_;
+  SimTime request_issue_;
+  std::vector<PacketResource> links_;  // (y * grid_x + x) * 2 + {0: x link, 1: y link}
+  std::vector<Stage> path_;            // scratch: the servers of the packet being booked
+  NocStats stats_;
+};
+
+}  // namespace cclmesh::sim

@@ -1,0 +1,94 @@
+#pragma once
+// One core's interface to one NoC: its NIU (injection and absorption servers), its request
+// slots, and the transaction counters behind the barriers (tt-metal noc_async_read_barrier,
+// noc_async_write_barrier, noc_async_writes_flushed, noc_async_atomic_barrier).
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine/fiber.hpp"
+#include "sim/engine/trigger.hpp"
+#include "sim/engine/wait_queue.hpp"
+#include "sim/model/core_coord.hpp"
+#include "sim/model/packet_resource.hpp"
+
+namespace cclmesh::sim {
+
+struct NocCounters {
+  std::uint64_t reads_issued = 0;
+  std::uint64_t reads_acked = 0;               // response landed in the requester's L1
+  std::uint64_t nonposted_writes_issued = 0;
+  std::uint64_t nonposted_writes_acked = 0;    // write ack back at the requester
+  std::uint64_t writes_issued = 0;             // posted and non-posted
+  std::uint64_t writes_flushed = 0;            // last byte left the requester's NIU
+  std::uint64_t atomics_issued = 0;
+  std::uint64_t atomics_acked = 0;
+};
+
+enum class NocBarrierKind : std::uint8_t { Reads, Writes, WritesFlushed, Atomics };
+inline constexpr int kNocBarrierKinds = 4;
+
+class NocPort;
+
+// `co_await port.barrier(kind)` / `block_on(...)`: parks until every transaction of that kind
+// issued so far on this core and NoC is complete.
+class NocBarrier {
+ public:
+  NocBarrier(NocPort& port, NocBarrierKind kind) : port_(port), kind_(kind) {}
+  NocBarrier(const NocBarrier&) = delete;
+  NocBarrier& operator=(const NocBarrier&) = delete;
+  bool await_ready() const;
+  void await_suspend(std::coroutine_handle<>);
+  void await_resume() const {}
+
+ private:
+  NocPort& port_;
+  NocBarrierKind kind_;
+  WaitRecord record_;
+};
+
+class NocPort final : public WaitTarget {
+ public:
+  NocPort(std::string owner, NocId noc, Bandwidth inject_rate, Bandwidth absorb_rate, std::int32_t request_slots);
+  NocPort(const NocPort&) = delete;
+  NocPort& operator=(const NocPort&) = delete;
+
+  const NocCounters& counters() const { return counters_; }
+  bool complete(NocBarrierKind kind) const;
+  NocBarrier barrier(NocBarrierKind kind) { return NocBarrier{*this, kind}; }
+  void barrier_blocking(NocBarrierKind kind) { block_on(barrier(kind)); }
+
+  // Told whenever a transaction of this port completes (the core's L1 activity condition).
+  void set_activity(Condition* activity) { activity_ = activity; }
+
+  Bandwidth inject_rate() const { return inject_rate_; }
+  Bandwidth absorb_rate() const { return absorb_rate_; }
+  const PacketResource& inject() const { return inject_; }
+  const PacketResource& absorb() const { return absorb_; }
+
+  std::string describe_wait(std::int64_t kind) const override;
+
+ private:
+  friend class Noc;
+  friend class NocBarrier;
+  // Books a request: the issue spacing, then the earliest free slot, held for setup plus the
+  // payload's serialisation at the NIU rate. Returns when its first flit may enter the NIU.
+  SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, std::int64_t hold_bytes);
+  void progress(NocBarrierKind kind);
+
+  std::string owner_;
+  NocId noc_;
+  Bandwidth inject_rate_;
+  Bandwidth absorb_rate_;
+  PacketResource inject_;
+  PacketResource absorb_;
+  std::vector<SimTime> slot_free_;
+  SimTime next_issue_;
+  NocCounters counters_;
+  std::array<WaitQueue, kNocBarrierKinds> waiters_;
+  Condition* activity_ = nullptr;
+};
+
+}  // namespace cclmesh::sim

@@ -1,0 +1,49 @@
+#pragma once
+// Contention at packet granularity (DESIGN.md): every shared piece of hardware a packet crosses
+// (a NoC link, an NIU, a DRAM channel, an ethernet wire, an ERISC) is a server with the time it
+// next becomes free. A packet passes a chain of them; each one starts serving it when both the
+// packet's head has arrived and the server is free. Servers are booked in the order packets reach their first server, so a run is
+// deterministic and costs O(servers on the path) per packet, with no event per hop.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/engine/time.hpp"
+
+namespace cclmesh::sim {
+
+struct PacketResource {
+  SimTime free_at;
+  std::int64_t packets = 0;
+  std::int64_t bytes = 0;
+  SimTime busy;  // total time held
+};
+
+// Where a packet is: its head may enter the next server at `head`; its tail cannot pass it
+// before `tail` (a slower server upstream stretches the packet).
+struct PacketFront {
+  SimTime head;
+  SimTime tail;
+
+  PacketFront after(SimTime latency) const { return PacketFront{head + latency, tail + latency}; }
+  static PacketFront at(SimTime t) { return PacketFront{t, t}; }
+};
+
+// Serves a packet of `bytes` taking `serialisation` at this server; returns the packet's front
+// as it leaves (head = service start, tail = when its last byte is through).
+//
+// The server is held for the packet's own serialisation only, even when a slower server
+// upstream makes the tail arrive later: the idle cycles in between go to other packets, as the
+// NoC's virtual channels interleave flits of different packets on one physical link. Without
+// this, a link shared by two sources slower than it could never run at its full rate.
+inline PacketFront pass_through(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes) {
+  const SimTime start = std::max(in.head, server.free_at);
+  const SimTime served = start + serialisation;
+  server.free_at = served;
+  server.busy += serialisation;
+  server.bytes += bytes;
+  ++server.packets;
+  return PacketFront{start, std::max(served, in.tail)};
+}
+
+}  // namespace cclmesh::sim

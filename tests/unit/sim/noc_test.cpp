@@ -1,0 +1,275 @@
+// The NoC model: routes, and exact times of single transfers on an idle Wormhole chip, worked
+// out by hand from sim/model/arch/wormhole_b0.yaml (1 GHz: 1 cycle = 1 ns):
+//   request setup 40, NIU->router 5, router hop 9, router->NIU 5 cycles; link 30 B/c;
+//   Tensix NIU 28.1 B/c in and out; header flit 32 B; multicast 14 B/c.
+// Serialisations (transfer_time rounds up to the ps): 32 B at 28.1 B/c = 1139 ps, at 30 B/c
+// = 1067 ps; 96 B at 28.1 = 3417 ps, at 30 = 3200 ps, at 14 = 6858 ps.
+#include "sim/model/noc.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/engine/delay.hpp"
+#include "sim/engine/fiber.hpp"
+#include "sim/model/chip.hpp"
+#include "tests/unit/sim/sim_test_util.hpp"
+
+namespace cclmesh::sim {
+namespace {
+using namespace literals;
+using testing::Log;
+using testing::pattern;
+
+constexpr CoreCoord kA{1, 1};
+constexpr CoreCoord kB{2, 1};
+
+TEST(NocRoute, Noc0GoesEastThenSouthAndWraps) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc0 = chip.noc(NocId::Noc0);
+  EXPECT_EQ(noc0.route({8, 10}, {1, 1}),
+            (std::vector<CoreCoord>{{8, 10}, {9, 10}, {0, 10}, {1, 10}, {1, 11}, {1, 0}, {1, 1}}));
+  EXPECT_EQ(noc0.hops({8, 10}, {1, 1}), 6);
+  EXPECT_EQ(noc0.hops(kA, kB), 1);
+  EXPECT_EQ(noc0.hops(kB, kA), 9);  // around the 10-wide torus
+}
+
+TEST(NocRoute, Noc1GoesNorthThenWest) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc1 = chip.noc(NocId::Noc1);
+  EXPECT_EQ(noc1.route({2, 2}, {1, 0}), (std::vector<CoreCoord>{{2, 2}, {2, 1}, {2, 0}, {1, 0}}));
+  EXPECT_EQ(noc1.hops(kB, kA), 1);
+  EXPECT_EQ(noc1.hops(kA, kB), 9);
+  // Same-core and round-trip hop counts, which explain tt-npe's read latencies (REFERENCE 1.3).
+  EXPECT_EQ(noc1.hops(kA, kA), 0);
+  EXPECT_EQ(noc1.hops({1, 1}, {3, 4}) + noc1.hops({3, 4}, {1, 1}), 10 + 12);
+}
+
+TEST(NocTiming, SingleWriteLandsFlushesAndIsAckedAtExactTimes) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  const auto data = pattern(64, 3);
+  chip.l1(kA).write(0x1000, data);
+  Log log;
+  engine.spawn_fiber("writer", [&] {
+    noc.write(kA, 0x1000, {kB, 0x2000}, 64);
+    block_on(noc.writes_flushed(kA));
+    log.add("flushed");
+    block_on(noc.write_barrier(kA));
+    log.add("acked");
+  });
+  engine.spawn_fiber("reader", [&] {
+    chip.l1(kB).wait_word_blocking(0x2000 + 60, WordCondition::Equal, chip.l1(kA).read_u32(0x1000 + 60));
+    log.add("landed");
+  });
+  engine.run();
+  // depart 40 ns; source NIU 40..43.417 (96 B at 28.1); router at +5; link 45..48.417, hop +9;
+  // target router -> NIU +5: absorb 59..62.417 = landed. Ack back over 9 hops: 5 + 81 + 5 ns.
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{43'417_ps, "flushed"}, {62'417_ps, "landed"},
+                                                      {153'417_ps, "acked"}}));
+  EXPECT_EQ(chip.l1(kB).read(0x2000, 64), data);
+}
+
+TEST(NocTiming, SingleReadRoundTrip) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  const auto data = pattern(64, 9);
+  chip.l1(kB).write(0x3000, data);
+  SimTime done;
+  engine.spawn_fiber("reader", [&] {
+    noc.read(kA, {kB, 0x3000}, 0x4000, 64);
+    block_on(noc.read_barrier(kA));
+    done = engine.now();
+  });
+  engine.run();
+  // Request (32 B header) A -> B, 1 hop: lands at 60.139 ns (as a 32 B write).
+  // Response (96 B) B -> A, 9 hops east around the torus: inject 60.139..63.556, +5, nine links
+  // with the tail set by the slower NIU (+81), +5, absorb: 63.556 + 5 + 81 + 5 = 154.556 ns.
+  EXPECT_EQ(done, 154'556_ps);
+  EXPECT_EQ(chip.l1(kA).read(0x4000, 64), data);
+  EXPECT_EQ(noc.port(kA).counters().reads_issued, 1u);
+  EXPECT_EQ(noc.port(kA).counters().reads_acked, 1u);
+}
+
+TEST(NocTiming, AtomicIncrementReturnsOldValueAndWakesWatcher) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  chip.l1(kB).write_u32(0x100, 41);
+  Log log;
+  std::uint32_t old = 0;
+  engine.spawn_fiber("incrementer", [&] {
+    old = block_on(noc.atomic_inc_fetch(kA, {kB, 0x100}, 1));
+    log.add("returned");
+    noc.atomic_inc(kA, {kB, 0x100}, 3);
+    block_on(noc.atomic_barrier(kA));
+    log.add("second acked");
+  });
+  engine.spawn_fiber("waiter", [&] {
+    chip.l1(kB).wait_word_blocking(0x100, WordCondition::AtLeast, 42);
+    log.add("saw 42");
+  });
+  engine.run();
+  // Header-only packet A -> B lands at 60.139 ns; its return takes 5 + 9 * 9 + 5 = 91 ns.
+  // The second is issued at 151.139 ns: +40 setup, +20.139 flight = 211.278, +91 = 302.278.
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{60'139_ps, "saw 42"}, {151'139_ps, "returned"},
+                                                      {302'278_ps, "second acked"}}));
+  EXPECT_EQ(old, 41u);
+  EXPECT_EQ(chip.l1(kB).read_u32(0x100), 45u);
+}
+
+TEST(NocTiming, MulticastReachesEveryCoreOfTheRectangle) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  const auto data = pattern(64, 77);
+  chip.l1(kA).write(0x1000, data);
+  Log log;
+  const CoreRect rect{{2, 1}, {3, 2}};
+  for (CoreCoord c : {CoreCoord{2, 1}, CoreCoord{3, 1}, CoreCoord{2, 2}, CoreCoord{3, 2}}) {
+    engine.spawn_fiber("watch", [&, c] {
+      chip.l1(c).wait_word_blocking(0x5000, WordCondition::Equal, chip.l1(kA).read_u32(0x1000));
+      log.add(to_string(c));
+    });
+  }
+  engine.spawn_fiber("sender", [&] {
+    noc.multicast_write(kA, 0x1000, rect, 0x5000, 64);
+    block_on(noc.write_barrier(kA));
+    log.add("acked");
+  });
+  engine.run();
+  // 96 B at the 14 B/c multicast rate: 6858 ps per server. Inject 40..46.858; east along row 1,
+  // branching south at x = 2 and x = 3; each target absorbs 5 ns after its router. The write is
+  // acked when the farthest target's ack is back: (2,2) and (3,2) at 264.858 ns.
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{65'858_ps, "(2,1)"},
+                                                      {74'858_ps, "(2,2)"},
+                                                      {74'858_ps, "(3,1)"},
+                                                      {83'858_ps, "(3,2)"},
+                                                      {264'858_ps, "acked"}}));
+  for (CoreCoord c : {CoreCoord{2, 1}, CoreCoord{3, 1}, CoreCoord{2, 2}, CoreCoord{3, 2}}) {
+    EXPECT_EQ(chip.l1(c).read(0x5000, 64), data) << to_string(c);
+  }
+  EXPECT_EQ(chip.l1({4, 1}).read_u32(0x5000), 0u);  // outside the rectangle
+  EXPECT_EQ(chip.l1(kA).read_u32(0x5000), 0u);      // the sender, without loopback
+}
+
+TEST(NocTiming, LargeTransfersSplitIntoMaxSizePackets) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  const auto data = pattern(20000, 1);
+  chip.l1(kA).write(0x10000, data);
+  engine.spawn_fiber("writer", [&] {
+    noc.write(kA, 0x10000, {kB, 0x40000}, 20000);
+    block_on(noc.write_barrier(kA));
+  });
+  engine.run();
+  EXPECT_EQ(noc.port(kA).counters().nonposted_writes_issued, 3u);  // 8192 + 8192 + 3616
+  EXPECT_EQ(noc.stats().payload_bytes, 20000);
+  EXPECT_EQ(chip.l1(kB).read(0x40000, 20000), data);
+}
+
+TEST(NocTiming, WriteThenIncrementToTheSameCoreArriveInOrder) {
+  // A kernel's "data, then semaphore" pattern: the increment must never overtake the data.
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  const auto data = pattern(8192, 5);
+  chip.l1(kA).write(0x10000, data);
+  std::vector<std::uint8_t> seen;
+  engine.spawn_fiber("producer", [&] {
+    noc.write(kA, 0x10000, {kB, 0x20000}, 8192);
+    noc.atomic_inc(kA, {kB, 0x100}, 1);
+  });
+  engine.spawn_fiber("consumer", [&] {
+    chip.l1(kB).wait_word_blocking(0x100, WordCondition::AtLeast, 1);
+    seen = chip.l1(kB).read(0x20000, 8192);
+  });
+  engine.run();
+  EXPECT_EQ(seen, data);
+}
+
+TEST(NocContention, TwoFlowsSplitASharedLink) {
+  // Flow 1: (1,1) -> (4,1); flow 2: (2,1) -> (4,2). On NoC0 both cross links (2,1)E and
+  // (3,1)E; their sources and targets are distinct, so the shared 30 B/c link is the bottleneck.
+  constexpr int kPackets = 64;
+  constexpr std::uint32_t kBytes = 8192;
+  auto run = [&](bool both) {
+    Engine engine;
+    Chip chip(engine, 0, testing::wormhole());
+    Noc& noc = chip.noc(NocId::Noc0);
+    std::vector<SimTime> done(2);
+    auto flow = [&](int index, CoreCoord from, CoreCoord to) {
+      engine.spawn_fiber("flow", [&, index, from, to] {
+        for (int i = 0; i < kPackets; ++i) noc.write(from, 0x10000, {to, 0x20000}, kBytes);
+        block_on(noc.writes_flushed(from));
+        done[static_cast<std::size_t>(index)] = engine.now();
+      });
+    };
+    flow(0, {1, 1}, {4, 1});
+    if (both) flow(1, {2, 1}, {4, 2});
+    engine.run();
+    const PacketResource& shared = noc.link({3, 1}, 0);
+    return std::make_tuple(done, shared.busy, shared.packets);
+  };
+  const auto [alone, alone_busy, alone_packets] = run(false);
+  const auto [shared, shared_busy, shared_packets] = run(true);
+  const SimTime link_packet = transfer_time(32 + kBytes, Bandwidth::bytes_per_second(30'000'000'000));
+  // Alone, a flow is limited by its NIU (28.1 B/c), not the link.
+  const SimTime niu_packet = transfer_time(32 + kBytes, Bandwidth::bytes_per_second(28'100'000'000));
+  EXPECT_GE(alone[0], niu_packet * kPackets);
+  EXPECT_LT(alone[0], niu_packet * (kPackets + 1));
+  EXPECT_EQ(alone_packets, kPackets);
+  // Together, the link carries both back to back: each flow gets half of it and both finish
+  // within one packet time of 2 * 64 link packets.
+  EXPECT_EQ(shared_packets, 2 * kPackets);
+  EXPECT_EQ(shared_busy, link_packet * (2 * kPackets));
+  for (SimTime t : shared) {
+    EXPECT_GE(t, link_packet * (2 * kPackets - 1));
+    EXPECT_LE(t, link_packet * (2 * kPackets + 1) + 100_ns);
+  }
+}
+
+TEST(NocErrors, OutOfRangeAccessNamesChipCoreAddressAndSize) {
+  Engine engine;
+  Chip chip(engine, 7, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  std::string message;
+  engine.spawn_fiber("bad", [&] {
+    try {
+      noc.write(kA, 0x1000, {kB, 1499136 - 16}, 64);
+    } catch (const AccessError& e) {
+      message = e.what();
+      EXPECT_EQ(e.details().chip, 7);
+      EXPECT_EQ(e.details().core, kB);
+      EXPECT_EQ(e.details().address, 1499136u - 16);
+      EXPECT_EQ(e.details().bytes, 64u);
+    }
+  });
+  engine.run();
+  EXPECT_NE(message.find("chip 7 core (2,1) Tensix L1: write of 64 B at address 0x16dff0 out of range"),
+            std::string::npos)
+      << message;
+  EXPECT_THROW(noc.read(kA, {{0, 2}, 0}, 0, 4), AccessError);        // router-only tile
+  EXPECT_THROW(noc.atomic_inc(kA, {{0, 0}, 0x100}, 1), AccessError);  // DRAM: atomics are L1-only
+  EXPECT_THROW(noc.atomic_inc(kA, {kB, 0x102}, 1), AccessError);      // misaligned word
+}
+
+TEST(NocErrors, UncaughtFaultInAKernelEndsTheRunWithItsMessage) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  engine.spawn_fiber("kernel", [&] { chip.noc(NocId::Noc1).read(kA, {kB, 0x20000000}, 0, 32); });
+  try {
+    engine.run();
+    FAIL() << "expected the run to stop";
+  } catch (const ProcessFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("chip 0 core (2,1) Tensix L1: read of 32 B at address 0x20000000"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::sim
