@@ -1,0 +1,160 @@
+// Memory regions: lazy pages, bounds checks, timing-only storage, and word watches.
+#include "sim/model/memory_region.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/engine/delay.hpp"
+#include "sim/engine/process.hpp"
+#include "tests/unit/sim/sim_test_util.hpp"
+
+namespace cclmesh::sim {
+namespace {
+using namespace literals;
+using testing::Log;
+using testing::pattern;
+
+MemoryId l1_id() { return MemoryId{3, {4, 5}, MemoryKind::TensixL1, -1}; }
+
+TEST(MemoryRegion, PagesAreAllocatedOnlyWhenWritten) {
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, std::uint64_t{2} << 30, StorageMode::Stored);
+  EXPECT_EQ(dram.resident_pages(), 0u);
+  EXPECT_EQ(dram.read_u32(0x7fff'fffc), 0u);  // untouched memory reads as zero, allocates nothing
+  const auto data = pattern(10000, 4);
+  dram.write(0x4000'0ff0, data);  // spans 4 pages
+  EXPECT_EQ(dram.resident_pages(), 4u);
+  EXPECT_EQ(dram.read(0x4000'0ff0, 10000), data);
+  dram.fill(0x1000'0000, 8192, 0);  // zeros into untouched pages need no storage
+  EXPECT_EQ(dram.resident_pages(), 4u);
+  dram.fill(0x4000'0ff0, 16, 0xab);
+  EXPECT_EQ(dram.read(0x4000'0ff0, 1)[0], 0xab);
+}
+
+TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  l1.write_u32(0x100, 0x11223344);
+  EXPECT_EQ(l1.read(0x100, 4), (std::vector<std::uint8_t>{0x44, 0x33, 0x22, 0x11}));
+  l1.write_u32(0x104, 0xffff'fffe);
+  EXPECT_EQ(l1.atomic_add_u32(0x104, 3), 0xffff'fffeu);
+  EXPECT_EQ(l1.read_u32(0x104), 1u);
+}
+
+TEST(MemoryRegion, OutOfRangeAndMisalignedAccessesThrowAccessError) {
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  try {
+    l1.write(1499136 - 8, pattern(16, 0));
+    FAIL() << "expected AccessError";
+  } catch (const AccessError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "simulated fault at 0 ps: chip 3 core (4,5) Tensix L1: write of 16 B at address 0x16dff8 out of "
+              "range (memory is 0x16e000 B)");
+    EXPECT_EQ(e.details().access, AccessKind::Write);
+  }
+  EXPECT_THROW(l1.read(std::uint64_t{1} << 40, 1), AccessError);
+  EXPECT_THROW(l1.read(8, std::numeric_limits<std::uint64_t>::max()), AccessError);  // no wrap-around
+  EXPECT_THROW(l1.read_u32(2), AccessError);
+  EXPECT_THROW(l1.atomic_add_u32(1499136, 1), AccessError);
+  EXPECT_NO_THROW(l1.read(1499136, 0));
+  MemoryRegion dram(MemoryId{1, {0, 0}, MemoryKind::Dram, 4}, 1 << 20, StorageMode::Discarded);
+  try {
+    dram.read(1 << 20, 4);
+  } catch (const AccessError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "simulated fault at 0 ps: chip 1 DRAM channel 4 (core (0,0)): read of 4 B at address 0x100000 out of "
+              "range (memory is 0x100000 B)");
+  }
+}
+
+TEST(MemoryRegion, DiscardedRegionsStoreNothingButStillCheckBounds) {
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 0}, std::uint64_t{2} << 30, StorageMode::Discarded);
+  dram.write(0x1000, pattern(4096, 1));
+  EXPECT_EQ(dram.resident_pages(), 0u);
+  EXPECT_EQ(dram.read(0x1000, 4), (std::vector<std::uint8_t>{0, 0, 0, 0}));
+  EXPECT_THROW(dram.write((std::uint64_t{2} << 30) - 4, pattern(8, 0)), AccessError);
+}
+
+TEST(MemoryRegion, WatchWakesWhenTheWordReachesTheValue) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("waiter", [&] {
+    const std::uint32_t seen = l1.wait_word_blocking(0x40, WordCondition::AtLeast, 3);
+    log.add(fmt::format("at least 3 (saw {})", seen));
+  });
+  auto waiter = [](MemoryRegion& memory, Log& log) -> Process<> {
+    co_await memory.wait_word(0x40, WordCondition::Equal, 2);
+    log.add("exactly 2");
+  };
+  engine.spawn(waiter(l1, log), "process");
+  auto bumper = [](MemoryRegion& memory) -> Process<> {
+    for (int i = 0; i < 4; ++i) {
+      co_await delay(10_ns);
+      memory.atomic_add_u32(0x40, 1);
+    }
+  };
+  engine.spawn(bumper(l1), "bumper");
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{20_ns, "exactly 2"}, {30_ns, "at least 3 (saw 3)"}}));
+  EXPECT_EQ(l1.watcher_count(), 0u);
+}
+
+TEST(MemoryRegion, BulkWritesAndFillsTouchingAWordWakeItsWatchers) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("w1", [&] {
+    l1.wait_word_blocking(0x88, WordCondition::Equal, 0x0d0c0b0a);
+    log.add("write");
+  });
+  engine.spawn_fiber("w2", [&] {
+    l1.wait_word_blocking(0x200, WordCondition::Equal, 0x01010101);
+    log.add("fill");
+  });
+  engine.schedule_at(5_ns, [&] {
+    std::vector<std::uint8_t> bytes(16);
+    for (int i = 0; i < 16; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i + 2);
+    l1.write(0x80, bytes);  // bytes 8..11 of this write are the watched word
+  });
+  engine.schedule_at(7_ns, [&] { l1.fill(0x1f0, 0x20, 1); });
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{5_ns, "write"}, {7_ns, "fill"}}));
+}
+
+TEST(MemoryRegion, UnsatisfiedWatchIsReportedInTheHangReport) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  engine.spawn_fiber("kernel", [&] { l1.wait_word_blocking(0x1000, WordCondition::AtLeast, 4); });
+  engine.schedule_at(1_ns, [&] { l1.write_u32(0x1000, 2); });
+  const RunResult result = engine.run();
+  ASSERT_EQ(result.reason, StopReason::Hang);
+  EXPECT_EQ(result.hang->parked.at(0).waiting_for, "chip 3 core (4,5) Tensix L1 word 0x1000 to be >= 4 (now 2)");
+}
+
+TEST(MemoryRegion, DestroyedWaiterLeavesNoDanglingWatch) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  {
+    Engine inner;
+    auto waiter = [](MemoryRegion& memory) -> Process<> { co_await memory.wait_word(0x10, WordCondition::Equal, 1); };
+    inner.spawn(waiter(l1), "waiter");
+    inner.run();
+    EXPECT_EQ(l1.watcher_count(), 1u);
+  }  // the engine destroys the parked process, which unlinks its watch
+  EXPECT_EQ(l1.watcher_count(), 0u);
+  l1.write_u32(0x10, 1);  // must not touch freed memory
+}
+
+TEST(MemoryRegion, ActivityConditionSeesEveryWrite) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    l1.activity().wait_blocking();
+    log.add("woken");
+  });
+  engine.schedule_at(3_ns, [&] { l1.write_u32(0x500, 9); });
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{3_ns, "woken"}}));
+}
+
+}  // namespace
+}  // namespace cclmesh::sim
