@@ -106,3 +106,56 @@ void wait_for_l1_activity();
 void spend_cycles(uint32_t cycles);
 // Device time in cycles (tt-metal's wall clock read on the core; used by profiling kernels).
 uint64_t read_device_cycles();
+
+// ---- Additions for the kernels in kernels/ (declarations only; signatures above unchanged) ----
+
+// Runtime args as a read-only array: element i is get_arg_val_u32(i), valid for
+// i < get_num_args(). The command interpreter hands its command streams to the stream reader
+// in place through it. Runtime args are written before launch and never change while the
+// kernel runs, so this is not an L1 access in the sense of the rules above; on hardware it is
+// `(const uint32_t*)get_arg_addr(arg_index)`, in the simulator a pointer into the args copy.
+const uint32_t* get_arg_ptr(int arg_index);
+
+// NoC address of `bank_address_offset` in interleaved bank `bank_id` (tt-metal's
+// get_noc_addr_from_bank_id<DRAM>): the bank -> core table and the per-bank offset live in
+// firmware on hardware and in the chip model in the simulator. NoC0 coordinates.
+uint64_t get_bank_noc_addr(bool dram, uint32_t bank_id, uint32_t bank_address_offset, uint8_t noc = 0);
+template <bool DRAM>
+inline uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset, uint8_t noc = 0) {
+  return get_bank_noc_addr(DRAM, bank_id, bank_address_offset, noc);
+}
+
+// Non-blocking probe: every write this core issued on `noc` has left the core, so its source
+// L1 may be reused (noc_async_writes_flushed() without the wait). Routers poll it so that one
+// packet's flush does not stall their other channels.
+bool noc_nonposted_writes_flushed(uint8_t noc = 0);
+
+// Where a kernel is in its command stream, for hang reports and fault messages: the
+// interpreter calls it when stream `stream` starts command `command_index`, whose header word
+// is runtime arg `header_arg_index`. On hardware a no-op (or a watcher waypoint).
+void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index);
+
+// Ends the kernel with a reported error instead of running on with bad input (a malformed
+// command stream, a packet header no router can route, ...). `code` is a
+// cclmesh::api::KernelFaultCode value or one of its ranges (kernels/api/kernel_fault.hpp);
+// `command_index` is the failing command's index in its stream (kFaultNoCommand if none) and
+// `word_offset` the runtime-arg index of the offending word (or the code's documented detail
+// value). The simulator turns it into an error naming chip, core, command index and the
+// disassembled command; on hardware it is a watcher assert.
+[[noreturn]] void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset);
+
+// Wake-ups of wait_for_l1_activity() the kernels rely on, besides writes to this core's L1 and
+// completions of its NoC transactions: a cb_push_back / cb_pop_front by another kernel on this
+// core (the CB counters are L1 words on hardware), and, on an ERISC, eth_txq_is_busy() turning
+// false (a router with an acknowledgement to send waits for its TX queue).
+
+// L1 address of per-program semaphore `semaphore_id` on any core of kind `type` in this
+// program (tt-metal's get_semaphore<ProgrammableCoreType::TENSIX>(id) called on an ERISC, and
+// the reverse): per-program semaphores sit at the same address on every core of one kind, so a
+// legacy EDM can signal its workers' semaphores and they its own from ids alone.
+enum class ProgrammableCoreType : uint8_t { TENSIX = 0, ACTIVE_ETH = 1 };
+uint32_t get_semaphore_on_core_type(ProgrammableCoreType type, uint32_t semaphore_id);
+template <ProgrammableCoreType type>
+inline uint32_t get_semaphore(uint32_t semaphore_id) {
+  return get_semaphore_on_core_type(type, semaphore_id);
+}

@@ -1,0 +1,447 @@
+// The persistent 1D fabric router (REFERENCE §6.1-6.8): one per ethernet core that carries a
+// link, launched once for the mesh.
+//
+//   sender channel 0   packets from local workers (fabric_connection.hpp)
+//   sender channel 1   pass-through packets from the opposite-direction router on this chip
+//   receiver channel   packets from the peer: written locally when this chip is a destination,
+//                      forwarded into the opposite-direction router's sender channel 1 when
+//                      the route goes on (only once that channel has a free slot, so a packet
+//                      is never split)
+//
+// Each main-loop pass services one sender channel (alternating) and the receiver, and sends
+// the ack word when a credit changed. Two passes without progress park the router in
+// wait_for_l1_activity(); run_routing() is called every `switch_interval` idle passes.
+//
+// Start-up: zero the control region (not the mailboxes) and the receiver slots' sync words;
+// STARTED; local handshake with the same-chip neighbour (each writes the other's local
+// mailbox); LOCAL_HANDSHAKE_COMPLETE; handshake with the peer across the link;
+// REMOTE_HANDSHAKE_COMPLETE; connect to the neighbour's sender channel 1; READY_FOR_TRAFFIC.
+// The host waits for READY_FOR_TRAFFIC before it launches ops that connect.
+//
+// Termination (the termination_signal word): GRACEFULLY_TERMINATE runs until every channel is
+// drained, IMMEDIATELY_TERMINATE stops at the next pass. Then the connection to the neighbour
+// is closed without waiting for its acknowledgement (the neighbour may be gone already), the
+// TX queue and NoC writes drain, and the status becomes TERMINATED.
+//
+// Arguments and L1 layout: kernel_args.hpp (namespace fabric_router); decisions:
+// fabric/router_logic.hpp.
+
+#include <cstdint>
+
+#include "kernels/api/dataflow_api.hpp"
+#include "kernels/api/fabric_connection.hpp"
+#include "kernels/api/fabric_packet_header.hpp"
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/common/eth_handshake.hpp"
+#include "kernels/fabric/router_logic.hpp"
+#include "kernels/kernel_args.hpp"
+#include "kernels/kernels.hpp"
+
+namespace cclmesh::kernels {
+namespace {
+
+using api::KernelFaultCode;
+using api::PacketHeader;
+
+uint32_t ct_arg(uint32_t index) { return get_compile_time_arg_val(static_cast<int>(index)); }
+
+class FabricRouter {
+ public:
+  explicit FabricRouter(const FabricRouterConfig& config)
+      : cfg_(config), layout_(make_fabric_router_layout(config)), noc_(my_noc_index()) {}
+
+  void run() {
+    check_config();
+    initialise();
+    start_up();
+    const bool drained_exit = main_loop();
+    finish(drained_exit);
+  }
+
+ private:
+  enum class ReceiverState : uint8_t { IDLE, PENDING, FUSED_WAIT, FLUSH };
+
+  struct SenderChannel {
+    RouterSenderState state;
+    uint64_t worker_flow_control_noc_addr;
+    uint64_t worker_teardown_noc_addr;
+  };
+
+  [[noreturn]] void fail(KernelFaultCode code, uint32_t detail) const {
+    kernel_fault(api::fault_code(code), api::kFaultNoCommand, detail);
+  }
+  [[noreturn]] void fail(uint32_t code, uint32_t detail) const {
+    kernel_fault(code, api::kFaultNoCommand, detail);
+  }
+
+  void check_config() const {
+    namespace r = fabric_router;
+    if (cfg_.max_payload_bytes > 0xFFFF) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtMaxPayloadBytes);
+    }
+    if (cfg_.sender_slots[0] == 0) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtSender0Slots);
+    }
+    if (cfg_.sender_slots[1] == 0) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtSender1Slots);
+    }
+    // Bubble flow control needs two receiver slots to ever let the injection channel send.
+    if (cfg_.receiver_slots < (cfg_.bubble_flow_control ? 2u : 1u)) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtReceiverSlots);
+    }
+    if (cfg_.topology != r::kTopologyLine && cfg_.topology != r::kTopologyRing) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtTopology);
+    }
+    if (cfg_.topology == r::kTopologyRing && !cfg_.has_downstream) {
+      fail(KernelFaultCode::BAD_ARGS, r::kCtHasDownstream);
+    }
+  }
+
+  // ---- Start-up ------------------------------------------------------------------------------
+  void initialise() {
+    for (uint32_t a = layout_.control_begin; a < layout_.control_end; a += sizeof(uint32_t)) {
+      const bool mailbox = (a >= layout_.handshake_mailbox && a < layout_.handshake_mailbox + kFabricControlFieldBytes) ||
+                           (a >= layout_.local_mailbox && a < layout_.local_mailbox + kFabricControlFieldBytes);
+      if (!mailbox) {
+        l1_write_u32(a, 0);
+      }
+    }
+    for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
+      l1_write_u32(receiver_slot(s) + layout_.sync_offset_in_slot, 0);
+    }
+    set_status(api::EdmStatus::STARTED);
+  }
+
+  void start_up() {
+    if (cfg_.has_downstream) {
+      noc_inline_dw_write(get_noc_addr(cfg_.downstream_noc_x, cfg_.downstream_noc_y, layout_.local_mailbox, noc_),
+                          kLocalNeighbourReady, noc_);
+      noc_semaphore_wait(api::l1_word_ptr(layout_.local_mailbox), kLocalNeighbourReady);
+      l1_write_u32(layout_.local_mailbox, 0);
+      noc_async_write_barrier(noc_);
+    }
+    set_status(api::EdmStatus::LOCAL_HANDSHAKE_COMPLETE);
+    eth_handshake(cfg_.is_handshake_master, layout_.handshake_mailbox, layout_.handshake_staging);
+    set_status(api::EdmStatus::REMOTE_HANDSHAKE_COMPLETE);
+    if (cfg_.has_downstream) {
+      downstream_ = api::WorkerToFabricEdmSender(
+          fabric_connection_for_channel(layout_, fabric_router::kForwardingChannel, cfg_.downstream_noc_x,
+                                        cfg_.downstream_noc_y, layout_.downstream_flow_control_sem,
+                                        layout_.downstream_teardown_sem, layout_.downstream_buffer_index_sem),
+          noc_);
+      downstream_.open();
+    }
+    set_status(api::EdmStatus::READY_FOR_TRAFFIC);
+  }
+
+  void set_status(api::EdmStatus status) { l1_write_u32(layout_.status, static_cast<uint32_t>(status)); }
+
+  // ---- Main loop -----------------------------------------------------------------------------
+  // Returns true on a graceful (drained) exit, false on an immediate one.
+  bool main_loop() {
+    uint32_t idle_passes = 0;
+    uint32_t passes_since_switch = 0;
+    for (uint32_t pass = 0;; ++pass) {
+      const uint32_t signal = l1_read_u32(layout_.termination_signal);
+      if (signal == static_cast<uint32_t>(api::TerminationSignal::IMMEDIATELY_TERMINATE)) {
+        return false;
+      }
+      l1_read_bytes(layout_.ack_mailbox, &ack_in_, sizeof(ack_in_));
+      bool progress = service_sender(pass & 1);
+      progress |= service_receiver();
+      progress |= send_acks();
+      if (signal == static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE) && drained()) {
+        return true;
+      }
+      if (progress) {
+        idle_passes = 0;
+        continue;
+      }
+      // Park only after both sender channels have had a pass without progress.
+      if (++idle_passes < fabric_router::kNumSenderChannels) {
+        continue;
+      }
+      idle_passes = 0;
+      if (++passes_since_switch >= cfg_.switch_interval) {
+        passes_since_switch = 0;
+        run_routing();
+      }
+      wait_for_l1_activity();
+    }
+  }
+
+  void finish(bool drained_exit) {
+    if (drained_exit && downstream_.is_valid()) {
+      downstream_.close_start();
+    }
+    eth_wait_for_tx_queue();
+    noc_async_write_barrier(noc_);
+    set_status(api::EdmStatus::TERMINATED);
+  }
+
+  bool drained() const {
+    RouterDrainView v{};
+    for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
+      v.packets_written[c] = l1_read_u32(layout_.sender[c].packets_written);
+      v.sender[c] = sender_[c].state;
+    }
+    v.remote_sent_total = remote_sent_total_;
+    v.remote_completed_total = completions_total(ack_in_);
+    v.receiver_idle = receiver_state_ == ReceiverState::IDLE;
+    v.receiver_slot_empty = l1_read_u32(receiver_slot(received_ % layout_.receiver_slots) + layout_.sync_offset_in_slot) == 0;
+    v.acks_pending = acks_dirty_;
+    return router_drained(v);
+  }
+
+  // ---- Sender channels -----------------------------------------------------------------------
+  uint32_t sender_slot(uint32_t channel, uint32_t index) const {
+    return layout_.sender[channel].buffer_base + index * layout_.slot_size_bytes;
+  }
+  uint32_t receiver_slot(uint32_t index) const { return layout_.receiver_buffer_base + index * layout_.slot_size_bytes; }
+
+  bool service_connection(uint32_t channel) {
+    SenderChannel& ch = sender_[channel];
+    const FabricSenderChannelLayout& l = layout_.sender[channel];
+    const uint32_t live = l1_read_u32(l.connection_live);
+    if (!ch.state.connected && live == api::kConnectionOpen) {
+      uint32_t info[4] = {0, 0, 0, 0};
+      l1_read_bytes(l.worker_location_info, info, sizeof(info));
+      const uint32_t xy = info[api::kLocationInfoWorkerXyOffset / 4];
+      const uint32_t x = api::worker_xy_x(xy);
+      const uint32_t y = api::worker_xy_y(xy);
+      ch.worker_flow_control_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoFlowControlSemOffset / 4], noc_);
+      ch.worker_teardown_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoTeardownSemOffset / 4], noc_);
+      ch.state.connected = true;
+      noc_inline_dw_write(ch.worker_flow_control_noc_addr, ch.state.freed, noc_);
+      return true;
+    }
+    if (ch.state.connected && live == api::kConnectionCloseRequest) {
+      ch.state.connected = false;
+      noc_inline_dw_write(ch.worker_teardown_noc_addr, api::kConnectionTeardownAck, noc_);
+      return true;
+    }
+    return false;
+  }
+
+  bool return_credits(uint32_t channel) {
+    SenderChannel& ch = sender_[channel];
+    const uint32_t freed = freed_by_acks(ack_in_, channel, cfg_.first_level_acks);
+    if (freed == ch.state.freed) {
+      return false;
+    }
+    ch.state.freed = freed;
+    l1_write_u32(layout_.sender[channel].packets_freed, freed);
+    if (ch.state.connected) {
+      noc_inline_dw_write(ch.worker_flow_control_noc_addr, freed, noc_);
+    }
+    return true;
+  }
+
+  bool service_sender(uint32_t channel) {
+    bool progress = service_connection(channel);
+    progress |= return_credits(channel);
+    SenderChannel& ch = sender_[channel];
+    const FabricSenderChannelLayout& l = layout_.sender[channel];
+    const uint32_t written = l1_read_u32(l.packets_written);
+    if (worker_overran_channel(written, ch.state, l.num_slots)) {
+      fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, channel);
+    }
+    if (packets_waiting(written, ch.state) == 0) {
+      return progress;
+    }
+    const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
+    if (!sender_may_send(channel, cfg_.bubble_flow_control, free) || eth_txq_is_busy()) {
+      return progress;
+    }
+    send_packet(channel);
+    return true;
+  }
+
+  void send_packet(uint32_t channel) {
+    SenderChannel& ch = sender_[channel];
+    const uint32_t slot_index = ch.state.sent % layout_.sender[channel].num_slots;
+    const uint32_t slot = sender_slot(channel, slot_index);
+    PacketHeader header{};
+    l1_read_bytes(slot, &header, sizeof(header));
+    const uint32_t bad = check_outgoing_packet(header, layout_.max_payload_bytes);
+    if (bad != 0) {
+      fail(bad, slot_index);
+    }
+    const uint32_t remote = receiver_slot(remote_sent_total_ % layout_.receiver_slots);
+    const EthChannelSync sync{api::kPacketHeaderSizeBytes + header.payload_size_bytes, 0, channel, remote_sent_total_};
+    const uint32_t sync_offset = layout_.sync_offset_in_slot;
+    l1_write_bytes(slot + sync_offset, &sync, sizeof(sync));
+    if (packet_fills_slot(header.payload_size_bytes, layout_.max_payload_bytes)) {
+      eth_send_bytes(slot, remote, sync_offset + api::kEthChannelSyncBytes);
+    } else {
+      // The sync word goes after the payload in a second send: the link keeps order, so it
+      // lands after the data.
+      eth_send_bytes(slot, remote, packet_send_bytes(header.payload_size_bytes));
+      eth_send_bytes(slot + sync_offset, remote + sync_offset, api::kEthChannelSyncBytes);
+    }
+    ch.state.sent += 1;
+    remote_sent_total_ += 1;
+  }
+
+  // ---- Receiver ------------------------------------------------------------------------------
+  bool service_receiver() {
+    bool progress = false;
+    if (receiver_state_ == ReceiverState::IDLE) {
+      if (!accept_packet()) {
+        return false;
+      }
+      progress = true;
+    }
+    if (receiver_state_ == ReceiverState::PENDING) {
+      if (!dispatch_packet()) {
+        return progress;
+      }
+      progress = true;
+    }
+    if (receiver_state_ == ReceiverState::FUSED_WAIT) {
+      if (!noc_writes_done(noc_)) {
+        return progress;
+      }
+      const auto& f = rx_header_.command_fields.unicast_seminc_fused;
+      noc_semaphore_inc(f.semaphore_noc_address, f.value, noc_);
+      receiver_state_ = ReceiverState::FLUSH;
+      progress = true;
+    }
+    if (receiver_state_ == ReceiverState::FLUSH) {
+      if (!noc_nonposted_writes_flushed(noc_)) {
+        return progress;
+      }
+      complete_packet();
+      progress = true;
+    }
+    return progress;
+  }
+
+  // A packet arrived in the next slot: read and check it, send the first-level ack.
+  bool accept_packet() {
+    const uint32_t index = received_ % layout_.receiver_slots;
+    const uint32_t slot = receiver_slot(index);
+    EthChannelSync sync{};
+    l1_read_bytes(slot + layout_.sync_offset_in_slot, &sync, sizeof(sync));
+    if (sync.bytes_sent == 0) {
+      return false;
+    }
+    l1_read_bytes(slot, &rx_header_, sizeof(rx_header_));
+    const uint32_t bad = check_received_packet(rx_header_, sync, layout_.max_payload_bytes, cfg_.has_downstream);
+    if (bad != 0) {
+      fail(bad, index);
+    }
+    rx_src_channel_ = sync.src_ch_id;
+    rx_decision_ = decide_receiver_action(rx_header_.routing_fields);
+    if (cfg_.first_level_acks) {
+      ack_out_.first_level[rx_src_channel_] += 1;
+      acks_dirty_ = true;
+    }
+    receiver_state_ = ReceiverState::PENDING;
+    return true;
+  }
+
+  // Forward (once the downstream channel has a free slot) and deliver locally.
+  bool dispatch_packet() {
+    const uint32_t slot = receiver_slot(received_ % layout_.receiver_slots);
+    const uint32_t payload = rx_header_.payload_size_bytes;
+    if (rx_decision_.forward) {
+      if (!downstream_.edm_has_space_for_packet()) {
+        return false;
+      }
+      PacketHeader next = rx_header_;
+      next.routing_fields = rx_decision_.next_routing;
+      l1_write_bytes(slot, &next, sizeof(next));
+      downstream_.send_payload_non_blocking_from_address(slot, api::kPacketHeaderSizeBytes + payload);
+    }
+    receiver_state_ = ReceiverState::FLUSH;
+    if (rx_decision_.deliver_locally) {
+      deliver_locally(slot + api::kPacketHeaderSizeBytes, payload);
+    }
+    return true;
+  }
+
+  void deliver_locally(uint32_t payload_address, uint32_t payload) {
+    const auto& c = rx_header_.command_fields;
+    switch (rx_header_.get_noc_send_type()) {
+      case api::NocSendType::NOC_UNICAST_WRITE:
+        noc_async_write(payload_address, c.unicast_write.noc_address, payload, noc_);
+        break;
+      case api::NocSendType::NOC_UNICAST_INLINE_WRITE:
+        noc_inline_dw_write(c.unicast_inline_write.noc_address, c.unicast_inline_write.value, noc_);
+        break;
+      case api::NocSendType::NOC_UNICAST_ATOMIC_INC:
+        noc_semaphore_inc(c.unicast_seminc.noc_address, c.unicast_seminc.value, noc_);
+        break;
+      case api::NocSendType::NOC_MULTICAST_WRITE: {
+        const auto& m = c.mcast_write;
+        const uint64_t dst = get_noc_multicast_addr(m.noc_x_start, m.noc_y_start,
+                                                    m.noc_x_start + m.mcast_rect_size_x - 1u,
+                                                    m.noc_y_start + m.mcast_rect_size_y - 1u, m.address, noc_);
+        noc_async_write_multicast(payload_address, dst, payload, uint32_t{m.mcast_rect_size_x} * m.mcast_rect_size_y,
+                                  false, noc_);
+        break;
+      }
+      case api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC: {
+        const auto& f = c.unicast_seminc_fused;
+        noc_async_write(payload_address, f.noc_address, payload, noc_);
+        // One destination core: the NoC keeps the increment behind the write. Another core:
+        // the increment waits until the write has landed.
+        const bool same_core = api::noc_addr_x(f.noc_address) == api::noc_addr_x(f.semaphore_noc_address) &&
+                               api::noc_addr_y(f.noc_address) == api::noc_addr_y(f.semaphore_noc_address);
+        if (same_core) {
+          noc_semaphore_inc(f.semaphore_noc_address, f.value, noc_);
+        } else {
+          receiver_state_ = ReceiverState::FUSED_WAIT;
+        }
+        break;
+      }
+      case api::NocSendType::NOC_MULTICAST_ATOMIC_INC:
+        fail(KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE, received_ % layout_.receiver_slots);
+    }
+  }
+
+  // The slot's data has left: free the slot and send the completion ack.
+  void complete_packet() {
+    const uint32_t slot = receiver_slot(received_ % layout_.receiver_slots);
+    l1_write_u32(slot + layout_.sync_offset_in_slot, 0);
+    ack_out_.completions[rx_src_channel_] += 1;
+    acks_dirty_ = true;
+    received_ += 1;
+    receiver_state_ = ReceiverState::IDLE;
+  }
+
+  bool send_acks() {
+    if (!acks_dirty_ || eth_txq_is_busy()) {
+      return false;
+    }
+    l1_write_bytes(layout_.ack_staging, &ack_out_, sizeof(ack_out_));
+    eth_send_bytes(layout_.ack_staging, layout_.ack_mailbox, sizeof(ack_out_));
+    acks_dirty_ = false;
+    return true;
+  }
+
+  FabricRouterConfig cfg_;
+  FabricRouterL1Layout layout_;
+  uint8_t noc_;
+  api::WorkerToFabricEdmSender downstream_;
+  SenderChannel sender_[fabric_router::kNumSenderChannels]{};
+  uint32_t remote_sent_total_ = 0;
+  FabricAckWord ack_in_{};
+  FabricAckWord ack_out_{};
+  bool acks_dirty_ = false;
+  ReceiverState receiver_state_ = ReceiverState::IDLE;
+  uint32_t received_ = 0;
+  PacketHeader rx_header_{};
+  uint32_t rx_src_channel_ = 0;
+  ReceiverDecision rx_decision_{};
+};
+
+}  // namespace
+}  // namespace cclmesh::kernels
+
+void kernel_main_fabric_router() {
+  using namespace cclmesh::kernels;
+  FabricRouter router(read_fabric_router_config(ct_arg));
+  router.run();
+}

@@ -1,0 +1,13 @@
+#pragma once
+// The kernels' entry points. Each is the `kernel_main` of one device program, written against
+// the dataflow API (kernels/api/dataflow_api.hpp); the registry (kernel_registry.hpp) maps
+// their names to these functions. Argument layouts: kernel_args.hpp.
+
+// Command interpreter: one or two command streams, round robin (REFERENCE §4.7, §4.8).
+void kernel_main_ccl_interpreter();
+// Persistent 1D fabric router on an ethernet core (REFERENCE §6).
+void kernel_main_fabric_router();
+// Legacy per-op ERISC data mover (REFERENCE §5).
+void kernel_main_legacy_edm();
+// out = in0 + in1 over CB pages, fp32 or bf16.
+void kernel_main_reduce();

@@ -1,0 +1,88 @@
+// Reduce: out = in0 + in1, page by page, for the reduce-type collectives (REFERENCE §7.5).
+// It consumes blocks of `pages_per_block` CB pages from both inputs and produces the same on
+// the output, so it pairs with interpreter streams that push and pop whole packets. Data moves
+// through L1 with l1_read_bytes / l1_write_bytes in bounded stack chunks; the arithmetic's
+// time is charged with spend_cycles (reduce/reduce_math.hpp has the figure and why).
+//
+// Arguments: kernel_args.hpp (namespace reduce).
+
+#include <cstdint>
+
+#include "kernels/api/dataflow_api.hpp"
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/kernel_args.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/reduce/reduce_math.hpp"
+
+namespace cclmesh::kernels {
+namespace {
+
+constexpr uint32_t kChunkBytes = 256;
+
+[[noreturn]] void fail(api::KernelFaultCode code, uint32_t detail) {
+  kernel_fault(api::fault_code(code), api::kFaultNoCommand, detail);
+}
+
+void add_bytes(uint32_t a_address, uint32_t b_address, uint32_t out_address, uint32_t bytes, uint32_t format) {
+  uint32_t a[kChunkBytes / 4];
+  uint32_t b[kChunkBytes / 4];
+  uint32_t out[kChunkBytes / 4] = {};
+  for (uint32_t done = 0; done < bytes; done += kChunkBytes) {
+    const uint32_t n = bytes - done < kChunkBytes ? bytes - done : kChunkBytes;
+    l1_read_bytes(a_address + done, a, n);
+    l1_read_bytes(b_address + done, b, n);
+    if (format == reduce::kDataFormatFloat32) {
+      add_fp32(a, b, out, n / 4);
+    } else {
+      add_bf16_packed(a, b, out, n / 2);
+    }
+    l1_write_bytes(out_address + done, out, n);
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::kernels
+
+void kernel_main_reduce() {
+  using namespace cclmesh::kernels;
+  using cclmesh::api::KernelFaultCode;
+  const auto in0 = static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(reduce::kCtIn0CbId)));
+  const auto in1 = static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(reduce::kCtIn1CbId)));
+  const auto out = static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(reduce::kCtOutCbId)));
+  const uint32_t format = get_compile_time_arg_val(static_cast<int>(reduce::kCtDataFormat));
+  if (format != reduce::kDataFormatFloat32 && format != reduce::kDataFormatFloat16B) {
+    fail(KernelFaultCode::UNSUPPORTED_DATA_FORMAT, format);
+  }
+  if (get_num_args() < reduce::kNumRuntimeArgs) {
+    fail(KernelFaultCode::BAD_ARGS, get_num_args());
+  }
+  const uint32_t num_blocks = get_arg_val<uint32_t>(static_cast<int>(reduce::kRtNumBlocks));
+  const uint32_t pages_per_block = get_arg_val<uint32_t>(static_cast<int>(reduce::kRtPagesPerBlock));
+  const uint32_t page_bytes = get_cb_page_size(static_cast<uint32_t>(out));
+  const uint32_t element_bytes = format == reduce::kDataFormatFloat32 ? 4 : 2;
+  if (pages_per_block == 0) {
+    fail(KernelFaultCode::BAD_ARGS, reduce::kRtPagesPerBlock);
+  }
+  if (page_bytes % element_bytes != 0 || get_cb_page_size(static_cast<uint32_t>(in0)) < page_bytes ||
+      get_cb_page_size(static_cast<uint32_t>(in1)) < page_bytes) {
+    fail(KernelFaultCode::BAD_ARGS, reduce::kCtOutCbId);
+  }
+  const uint32_t in0_stride = get_cb_page_size(static_cast<uint32_t>(in0));
+  const uint32_t in1_stride = get_cb_page_size(static_cast<uint32_t>(in1));
+  const auto pages = static_cast<int32_t>(pages_per_block);
+  for (uint32_t block = 0; block < num_blocks; ++block) {
+    cb_wait_front(in0, pages);
+    cb_wait_front(in1, pages);
+    cb_reserve_back(out, pages);
+    const uint32_t a = get_read_ptr(static_cast<uint32_t>(in0));
+    const uint32_t b = get_read_ptr(static_cast<uint32_t>(in1));
+    const uint32_t o = get_write_ptr(static_cast<uint32_t>(out));
+    for (uint32_t p = 0; p < pages_per_block; ++p) {
+      add_bytes(a + p * in0_stride, b + p * in1_stride, o + p * page_bytes, page_bytes, format);
+    }
+    spend_cycles(reduce_cycles(pages_per_block * page_bytes));
+    cb_push_back(out, pages);
+    cb_pop_front(in0, pages);
+    cb_pop_front(in1, pages);
+  }
+}
