@@ -8,6 +8,12 @@
 // - The packet then passes, in order, the source NIU (injection rate), every directed link of its
 //   route (link rate, one router hop of latency each, niu_to_router / router_to_niu at the ends)
 //   and the target NIU (absorption rate); DRAM targets add their channel server.
+// - Every server is held for the packet's own serialisation only (virtual channels interleave
+//   flits of different packets); a packet's tail still cannot pass a server before it reached
+//   it. Back-pressure: the source NIU is held until the packet's tail can leave it, given every
+//   wait downstream, so a source cannot queue unbounded work on a congested path.
+// - A multicast holds all its requester's slots (one core's multicasts do not overlap) and is
+//   serialised at the multicast rate on every server of its tree.
 // - Reads send a header-only request; the target's NIU sends the data back on the same NoC.
 //   Atomics and inline word writes are header-only packets. Acks (write acks, atomic returns)
 //   travel on the response virtual channel and are modelled by latency only.
@@ -135,7 +141,7 @@ class Noc {
   Endpoint& requester_endpoint(CoreCoord core, const char* operation);
   Endpoint& target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes);
   std::uint32_t packet_count(std::uint32_t bytes) const;
-  SimTime book(Endpoint& requester, std::int64_t hold_bytes);
+  SimTime book(Endpoint& requester, std::int64_t hold_bytes, bool multicast = false);
   void schedule(SimTime when, std::function<void()> action);
 
   PacketResource& link_at(CoreCoord at, Direction direction);

@@ -34,12 +34,19 @@ bool NocPort::complete(NocBarrierKind kind) const {
   return true;
 }
 
-SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup, std::int64_t hold_bytes) {
+SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation,
+                              bool exclusive) {
   const SimTime issue_at = std::max(now, next_issue_);
   next_issue_ = issue_at + issue_spacing;
+  if (exclusive) {
+    const SimTime all_free = *std::max_element(slot_free_.begin(), slot_free_.end());
+    const SimTime depart = std::max(issue_at, all_free) + setup;
+    std::fill(slot_free_.begin(), slot_free_.end(), depart + serialisation);
+    return depart;
+  }
   auto slot = std::min_element(slot_free_.begin(), slot_free_.end());  // first of the earliest: deterministic
   const SimTime depart = std::max(issue_at, *slot) + setup;
-  *slot = depart + transfer_time(hold_bytes, inject_rate_);
+  *slot = depart + serialisation;
   return depart;
 }
 

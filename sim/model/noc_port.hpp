@@ -73,9 +73,10 @@ class NocPort final : public WaitTarget {
  private:
   friend class Noc;
   friend class NocBarrier;
-  // Books a request: the issue spacing, then the earliest free slot, held for setup plus the
-  // payload's serialisation at the NIU rate. Returns when its first flit may enter the NIU.
-  SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, std::int64_t hold_bytes);
+  // Books a request: the issue spacing, then the earliest free slot (every slot when
+  // `exclusive`), held for setup plus `serialisation`. Returns when its first flit may enter the
+  // NIU.
+  SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation, bool exclusive);
   void progress(NocBarrierKind kind);
 
   std::string owner_;
