@@ -1,0 +1,277 @@
+#include "kernels/host/kernel_args_builder.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/host/disassembler.hpp"
+#include "kernels/interpreter/interpreter_args.hpp"
+
+namespace cclmesh::kargs {
+namespace {
+
+namespace ia = kernels::interpreter;
+
+uint32_t checked_u32(std::size_t value, const char* what) {
+  if (value > 0xFFFFFFFFu) {
+    throw KernelArgsError(fmt::format("{} = {} does not fit a 32-bit runtime arg", what, value));
+  }
+  return static_cast<uint32_t>(value);
+}
+
+std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
+  if (const auto* t = std::get_if<InterleavedTensorArgs>(&tensor)) {
+    std::vector<uint32_t> b(ia::kAddrGenInterleavedWords);
+    b[ia::kAddrGenLayout] = static_cast<uint32_t>(api::TensorMemoryLayout::INTERLEAVED);
+    b[ia::kAddrGenBufferType] = static_cast<uint32_t>(t->buffer_type);
+    b[ia::kAddrGenInterleavedNumBanks] = t->num_banks;
+    b[ia::kAddrGenInterleavedAlignedPageSize] = t->aligned_page_size_bytes;
+    return b;
+  }
+  const auto& t = std::get<ShardedTensorArgs>(tensor);
+  std::vector<uint32_t> b(ia::sharded_addrgen_words(checked_u32(t.cores.size(), "number of shard cores")));
+  b[ia::kAddrGenLayout] = static_cast<uint32_t>(t.layout);
+  b[ia::kAddrGenBufferType] = static_cast<uint32_t>(t.buffer_type);
+  b[ia::kAddrGenShardedNumCores] = static_cast<uint32_t>(t.cores.size());
+  b[ia::kAddrGenShardedPageStride] = t.page_stride_bytes;
+  b[ia::kAddrGenShardedPagesPerTensorRow] = t.pages_per_tensor_row;
+  b[ia::kAddrGenShardedContiguity] = static_cast<uint32_t>(t.contiguity);
+  b[ia::kAddrGenShardedPagesPerShardWidth] = t.pages_per_shard_width;
+  b[ia::kAddrGenShardedRowsPerShardHeight] = t.rows_per_shard_height;
+  for (std::size_t i = 0; i < t.cores.size(); ++i) {
+    b[ia::kAddrGenShardedCoreTable + i] = ia::pack_core_xy(t.cores[i].x, t.cores[i].y);
+  }
+  return b;
+}
+
+std::pair<uint32_t, uint32_t> tensor_address_and_page(const TensorArgs& tensor) {
+  return std::visit([](const auto& t) { return std::pair{t.address, t.page_size_bytes}; }, tensor);
+}
+
+uint32_t append(std::vector<uint32_t>& rt, const std::vector<uint32_t>& block) {
+  const uint32_t offset = checked_u32(rt.size(), "runtime arg offset");
+  rt.insert(rt.end(), block.begin(), block.end());
+  return offset;
+}
+
+std::vector<uint32_t> connection_block(const api::FabricConnectionConfig& c) {
+  std::vector<uint32_t> b(api::kFabricConnectionArgWords);
+  api::write_fabric_connection_config(c, b.data());
+  return b;
+}
+
+}  // namespace
+
+KernelArgs build_interpreter_args(const InterpreterSpec& spec) {
+  const std::size_t num_streams = spec.streams.size();
+  if (num_streams == 0 || num_streams > ia::kMaxStreams) {
+    throw KernelArgsError(fmt::format("interpreter: {} command streams, expected 1 or 2", num_streams));
+  }
+  KernelArgs args;
+  args.compile_time.resize(ia::kNumCompileTimeArgs);
+  args.compile_time[ia::kCtNumStreams] = static_cast<uint32_t>(num_streams);
+  args.compile_time[ia::kCtPacketHeaderCbId] = spec.packet_header_cb_id;
+
+  std::vector<uint32_t>& rt = args.runtime;
+  rt.assign(ia::header_words(static_cast<uint32_t>(num_streams)), 0);
+  rt[ia::kRtPacketSizeInPages] = spec.packet_size_in_pages;
+  uint32_t mask = 0;
+  for (uint32_t id : spec.semaphore_ids) {
+    if (id >= ia::kMaxSemaphoreIds) {
+      throw KernelArgsError(fmt::format("interpreter: semaphore id {} >= {}", id, ia::kMaxSemaphoreIds));
+    }
+    mask |= uint32_t{1} << id;
+  }
+  rt[ia::kRtSemaphoreIdMask] = mask;
+  if (spec.forward_connection) {
+    rt[ia::kRtForwardConnectionOffset] = append(rt, connection_block(*spec.forward_connection));
+  }
+  if (spec.backward_connection) {
+    rt[ia::kRtBackwardConnectionOffset] = append(rt, connection_block(*spec.backward_connection));
+  }
+  for (uint32_t s = 0; s < num_streams; ++s) {
+    const InterpreterStreamSpec& st = spec.streams[s];
+    const uint32_t b = ia::stream_block(s);
+    if (st.tensor) {
+      const auto [address, page_size] = tensor_address_and_page(*st.tensor);
+      rt[b + ia::kStreamTensorAddress] = address;
+      rt[b + ia::kStreamTensorPageSize] = page_size;
+      rt[b + ia::kStreamAddrGenOffset] = append(rt, addrgen_block(*st.tensor));
+    }
+    rt[b + ia::kStreamNumCommands] = st.num_commands;
+    rt[b + ia::kStreamCommandsWords] = checked_u32(st.commands.size(), "command stream words");
+    rt[b + ia::kStreamCommandsOffset] = append(rt, st.commands);
+  }
+  kernels::InterpreterArgs parsed{};
+  const kernels::ArgsFault f = kernels::parse_interpreter_args(static_cast<uint32_t>(num_streams), rt.data(),
+                                                               checked_u32(rt.size(), "runtime args"), parsed);
+  if (!f.ok()) {
+    throw KernelArgsError(fmt::format("interpreter args rejected at runtime arg {}: {} ({})", f.word,
+                                      api::kernel_fault_name(f.code), api::kernel_fault_description(f.code)));
+  }
+  return args;
+}
+
+FabricRouterSlots choose_fabric_router_slots(uint32_t l1_base, uint32_t l1_bytes, uint32_t max_payload_bytes,
+                                             bool ring) {
+  static constexpr FabricRouterSlots kLineOptions[] = {{8, 16}, {8, 8}, {4, 8}};
+  static constexpr FabricRouterSlots kRingOptions[] = {{8, 8}, {4, 8}};
+  const std::span<const FabricRouterSlots> options = ring ? std::span<const FabricRouterSlots>(kRingOptions)
+                                                          : std::span<const FabricRouterSlots>(kLineOptions);
+  for (const FabricRouterSlots& o : options) {
+    const auto l = kernels::make_fabric_router_layout(l1_base, max_payload_bytes, o.sender_slots, o.sender_slots,
+                                                      o.receiver_slots);
+    if (uint64_t{l.end} - l1_base <= l1_bytes) {
+      return o;
+    }
+  }
+  throw KernelArgsError(fmt::format("fabric router: {} B of ERISC L1 do not hold the smallest {} option for a {} B "
+                                    "payload",
+                                    l1_bytes, ring ? "ring" : "line", max_payload_bytes));
+}
+
+KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config) {
+  namespace r = kernels::fabric_router;
+  if (config.max_payload_bytes > 0xFFFF || config.sender_slots[0] == 0 || config.sender_slots[1] == 0 ||
+      config.receiver_slots < (config.bubble_flow_control ? 2u : 1u)) {
+    throw KernelArgsError(fmt::format("fabric router: payload {} B, slots {}/{}/{}: need payload <= 65535 and "
+                                      "non-empty channels (>= 2 receiver slots with bubble flow control)",
+                                      config.max_payload_bytes, config.sender_slots[0], config.sender_slots[1],
+                                      config.receiver_slots));
+  }
+  if (config.topology == r::kTopologyRing && !config.has_downstream) {
+    throw KernelArgsError("fabric router: a ring router needs the opposite-direction router on its chip");
+  }
+  KernelArgs args;
+  args.compile_time.resize(r::kNumCompileTimeArgs);
+  kernels::write_fabric_router_config(config, args.compile_time.data());
+  return args;
+}
+
+api::FabricConnectionConfig worker_fabric_connection(const kernels::FabricRouterConfig& router, uint32_t edm_noc_x,
+                                                     uint32_t edm_noc_y, uint32_t flow_control_semaphore_id,
+                                                     uint32_t teardown_semaphore_id,
+                                                     uint32_t buffer_index_semaphore_id) {
+  return kernels::fabric_connection_for_channel(kernels::make_fabric_router_layout(router),
+                                                kernels::fabric_router::kWorkerChannel, edm_noc_x, edm_noc_y,
+                                                flow_control_semaphore_id, teardown_semaphore_id,
+                                                buffer_index_semaphore_id);
+}
+
+KernelArgs build_legacy_edm_args(const kernels::LegacyEdmConfig& config, uint32_t termination_semaphore_id,
+                                 const std::vector<LegacyEdmChannelSpec>& channels) {
+  namespace e = kernels::legacy_edm;
+  const std::size_t expected = std::size_t{config.num_sender_channels} + config.num_receiver_channels;
+  if (channels.size() != expected || expected == 0 || expected > e::kMaxChannels) {
+    throw KernelArgsError(fmt::format("legacy EDM: {} channel specs for {} senders + {} receivers (1..{} in all)",
+                                      channels.size(), config.num_sender_channels, config.num_receiver_channels,
+                                      e::kMaxChannels));
+  }
+  if (config.num_buffers_per_channel == 0 || config.num_buffers_per_channel > e::kMaxBuffersPerChannel ||
+      config.buffer_size_bytes == 0 || config.buffer_size_bytes % api::kEthWordBytes != 0) {
+    throw KernelArgsError(fmt::format("legacy EDM: {} buffers of {} B: need 1..{} buffers of a non-zero multiple "
+                                      "of 16 B",
+                                      config.num_buffers_per_channel, config.buffer_size_bytes,
+                                      e::kMaxBuffersPerChannel));
+  }
+  KernelArgs args;
+  args.compile_time.resize(e::kNumCompileTimeArgs);
+  kernels::write_legacy_edm_config(config, args.compile_time.data());
+  args.runtime.assign(e::channel_block(static_cast<uint32_t>(channels.size())), 0);
+  args.runtime[e::kRtTerminationSemaphoreId] = termination_semaphore_id;
+  for (uint32_t c = 0; c < channels.size(); ++c) {
+    const uint32_t b = e::channel_block(c);
+    args.runtime[b + e::kChannelWorkerNocX] = channels[c].worker.x;
+    args.runtime[b + e::kChannelWorkerNocY] = channels[c].worker.y;
+    args.runtime[b + e::kChannelWorkerSemaphoreId] = channels[c].worker_semaphore_id;
+    args.runtime[b + e::kChannelEdmSemaphoreId] = channels[c].edm_semaphore_id;
+    args.runtime[b + e::kChannelNumMessages] = channels[c].num_messages;
+  }
+  return args;
+}
+
+api::LegacyEdmChannelConfig legacy_edm_worker_channel(const kernels::LegacyEdmConfig& config, uint32_t channel,
+                                                      uint32_t edm_noc_x, uint32_t edm_noc_y,
+                                                      uint32_t edm_semaphore_id, uint32_t worker_semaphore_id) {
+  const auto layout = kernels::make_legacy_edm_layout(config);
+  if (channel >= layout.num_channels) {
+    throw KernelArgsError(fmt::format("legacy EDM: channel {} of {}", channel, layout.num_channels));
+  }
+  return api::LegacyEdmChannelConfig{edm_noc_x,
+                                     edm_noc_y,
+                                     layout.buffer(channel, 0),
+                                     config.num_buffers_per_channel,
+                                     layout.buffer_stride_bytes,
+                                     edm_semaphore_id,
+                                     worker_semaphore_id};
+}
+
+KernelArgs build_reduce_args(const ReduceSpec& spec) {
+  namespace r = kernels::reduce;
+  if (spec.data_format != r::kDataFormatFloat32 && spec.data_format != r::kDataFormatFloat16B) {
+    throw KernelArgsError(fmt::format("reduce: data format {}, expected Float32 ({}) or Float16_b ({})",
+                                      spec.data_format, r::kDataFormatFloat32, r::kDataFormatFloat16B));
+  }
+  if (spec.pages_per_block == 0) {
+    throw KernelArgsError("reduce: pages per block must be at least 1");
+  }
+  KernelArgs args;
+  args.compile_time.resize(r::kNumCompileTimeArgs);
+  args.compile_time[r::kCtIn0CbId] = spec.in0_cb_id;
+  args.compile_time[r::kCtIn1CbId] = spec.in1_cb_id;
+  args.compile_time[r::kCtOutCbId] = spec.out_cb_id;
+  args.compile_time[r::kCtDataFormat] = spec.data_format;
+  args.runtime.resize(r::kNumRuntimeArgs);
+  args.runtime[r::kRtNumBlocks] = spec.num_blocks;
+  args.runtime[r::kRtPagesPerBlock] = spec.pages_per_block;
+  return args;
+}
+
+namespace {
+
+// The stream (of the runtime args' stream table) whose words contain `arg_index`.
+std::optional<uint32_t> stream_containing(std::span<const uint32_t> rt, uint32_t arg_index) {
+  for (uint32_t s = 0; s < ia::kMaxStreams; ++s) {
+    const uint32_t b = ia::stream_block(s);
+    if (rt.size() < b + ia::kStreamBlockWords) {
+      break;
+    }
+    const uint64_t begin = rt[b + ia::kStreamCommandsOffset];
+    const uint64_t end = begin + rt[b + ia::kStreamCommandsWords];
+    if (arg_index >= begin && arg_index < end && end <= rt.size()) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string describe_interpreter_command(std::span<const uint32_t> rt, uint32_t stream, uint32_t command_index) {
+  const uint32_t b = ia::stream_block(stream);
+  if (stream >= ia::kMaxStreams || rt.size() < b + ia::kStreamBlockWords) {
+    return fmt::format("stream {} #{} <no such stream in the runtime args>", stream, command_index);
+  }
+  const uint64_t begin = rt[b + ia::kStreamCommandsOffset];
+  const uint64_t words = rt[b + ia::kStreamCommandsWords];
+  if (begin + words > rt.size()) {
+    return fmt::format("stream {} #{} <stream words outside the runtime args>", stream, command_index);
+  }
+  return fmt::format("stream {} {}", stream, cmd::disassemble_one(rt.subspan(begin, words), command_index));
+}
+
+std::string describe_kernel_fault(std::string_view kernel, std::span<const uint32_t> rt, uint32_t code,
+                                  uint32_t command_index, uint32_t word_offset) {
+  std::string text = fmt::format("{} fault {} ({})", kernel, api::kernel_fault_name(code),
+                                 api::kernel_fault_description(code));
+  if (command_index == api::kFaultNoCommand) {
+    return text + fmt::format(", detail {}", word_offset);
+  }
+  if (kernel == kernels::kCclInterpreterKernelName) {
+    if (const auto s = stream_containing(rt, word_offset)) {
+      return text + fmt::format(" at runtime arg {}: {}", word_offset, describe_interpreter_command(rt, *s, command_index));
+    }
+  }
+  return text + fmt::format(" in command #{} at runtime arg {}", command_index, word_offset);
+}
+
+}  // namespace cclmesh::kargs

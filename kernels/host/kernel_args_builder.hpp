@@ -1,0 +1,147 @@
+#pragma once
+// Host side of kernel_args.hpp: builds each kernel's compile-time and runtime args from plain
+// structs, and validates them with the same device-clean parsers the kernels run, so a
+// builder can only produce args the kernel accepts. Also: the router's slot sizing from ERISC
+// L1 (REFERENCE §6.2), connection blocks for workers, and readable kernel-fault messages.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kernels/api/addrgen.hpp"
+#include "kernels/api/fabric_connection.hpp"
+#include "kernels/api/legacy_edm_interface.hpp"
+#include "kernels/kernel_args.hpp"
+
+namespace cclmesh::kargs {
+
+class KernelArgsError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct KernelArgs {
+  std::vector<uint32_t> compile_time;
+  std::vector<uint32_t> runtime;
+};
+
+// ---- Command interpreter ----------------------------------------------------------------------
+struct InterleavedTensorArgs {
+  uint32_t address = 0;
+  uint32_t page_size_bytes = 0;
+  api::BufferType buffer_type = api::BufferType::DRAM;
+  uint32_t num_banks = 0;
+  uint32_t aligned_page_size_bytes = 0;  // bank stride of one page (>= page size)
+};
+
+struct NocCoord {
+  uint32_t x = 0;
+  uint32_t y = 0;
+};
+
+struct ShardedTensorArgs {
+  uint32_t address = 0;  // the shard base, the same on every core
+  uint32_t page_size_bytes = 0;
+  api::BufferType buffer_type = api::BufferType::L1;
+  api::TensorMemoryLayout layout = api::TensorMemoryLayout::HEIGHT_SHARDED;
+  uint32_t page_stride_bytes = 0;
+  uint32_t pages_per_tensor_row = 0;
+  api::ShardingContiguityMode contiguity = api::ShardingContiguityMode::NO_SHARD_PADDING;
+  uint32_t pages_per_shard_width = 0;
+  uint32_t rows_per_shard_height = 0;
+  std::vector<NocCoord> cores;  // shard order, NoC0
+};
+
+using TensorArgs = std::variant<InterleavedTensorArgs, ShardedTensorArgs>;
+
+struct InterpreterStreamSpec {
+  std::optional<TensorArgs> tensor;  // the tensor a streaming command of this stream moves
+  std::vector<uint32_t> commands;    // encoded stream (cmd::encode_stream)
+  uint32_t num_commands = 0;
+};
+
+struct InterpreterSpec {
+  uint32_t packet_header_cb_id = 0;
+  uint32_t packet_size_in_pages = 1;
+  std::vector<uint32_t> semaphore_ids;  // per-program semaphores on this core the streams use
+  std::optional<api::FabricConnectionConfig> forward_connection;   // worker sems as ids
+  std::optional<api::FabricConnectionConfig> backward_connection;  // worker sems as ids
+  std::vector<InterpreterStreamSpec> streams;                      // 1 or 2
+};
+
+KernelArgs build_interpreter_args(const InterpreterSpec& spec);
+
+// Runtime-arg index of stream `stream`'s tensor address (patched on a program-cache hit).
+constexpr uint32_t interpreter_tensor_address_arg(uint32_t stream) {
+  return kernels::interpreter::stream_block(stream) + kernels::interpreter::kStreamTensorAddress;
+}
+
+// ---- Fabric router ----------------------------------------------------------------------------
+struct FabricRouterSlots {
+  uint32_t sender_slots = 0;    // per sender channel
+  uint32_t receiver_slots = 0;
+};
+
+// First fit over REFERENCE §6.2's options for `l1_bytes` of ERISC L1 from `l1_base`:
+// line {8 sender, 16 receiver}, then {8, 8}, {4, 8}; ring {8, 8}, then {4, 8}. Throws when
+// even the smallest does not fit.
+FabricRouterSlots choose_fabric_router_slots(uint32_t l1_base, uint32_t l1_bytes, uint32_t max_payload_bytes,
+                                             bool ring);
+
+KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config);
+
+// The worker's connection block for sender channel 0 of the router at NoC0 (edm_x, edm_y),
+// with the worker's three semaphore ids, as the interpreter's runtime args carry it.
+api::FabricConnectionConfig worker_fabric_connection(const kernels::FabricRouterConfig& router, uint32_t edm_noc_x,
+                                                     uint32_t edm_noc_y, uint32_t flow_control_semaphore_id,
+                                                     uint32_t teardown_semaphore_id,
+                                                     uint32_t buffer_index_semaphore_id);
+
+// ---- Legacy EDM -----------------------------------------------------------------------------------
+struct LegacyEdmChannelSpec {
+  NocCoord worker;
+  uint32_t worker_semaphore_id = 0;
+  uint32_t edm_semaphore_id = 0;
+  uint32_t num_messages = 0;
+};
+
+// Channels: the config's senders first, then its receivers.
+KernelArgs build_legacy_edm_args(const kernels::LegacyEdmConfig& config, uint32_t termination_semaphore_id,
+                                 const std::vector<LegacyEdmChannelSpec>& channels);
+
+// The worker's block for channel `channel` of the EDM at NoC0 (edm_x, edm_y).
+api::LegacyEdmChannelConfig legacy_edm_worker_channel(const kernels::LegacyEdmConfig& config, uint32_t channel,
+                                                      uint32_t edm_noc_x, uint32_t edm_noc_y,
+                                                      uint32_t edm_semaphore_id, uint32_t worker_semaphore_id);
+
+// ---- Reduce ------------------------------------------------------------------------------------------
+struct ReduceSpec {
+  uint32_t in0_cb_id = 0;
+  uint32_t in1_cb_id = 1;
+  uint32_t out_cb_id = 2;
+  uint32_t data_format = kernels::reduce::kDataFormatFloat16B;
+  uint32_t num_blocks = 0;
+  uint32_t pages_per_block = 1;
+};
+
+KernelArgs build_reduce_args(const ReduceSpec& spec);
+
+// ---- Faults ------------------------------------------------------------------------------------------
+// One line for a kernel_fault(code, command_index, word_offset) of kernel `kernel` run with
+// `runtime_args`: the code's name and description, and, for the interpreter, the stream, the
+// command index and the disassembled command.
+std::string describe_kernel_fault(std::string_view kernel, std::span<const uint32_t> runtime_args, uint32_t code,
+                                  uint32_t command_index, uint32_t word_offset);
+
+// "stream s #i <disassembly>" for command `command_index` of interpreter stream `stream`
+// (what debug_set_current_command reported), for hang reports. Never throws on bad args.
+std::string describe_interpreter_command(std::span<const uint32_t> runtime_args, uint32_t stream,
+                                         uint32_t command_index);
+
+}  // namespace cclmesh::kargs
