@@ -4,6 +4,7 @@
 
 #include "sim/engine/check.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/sim_log.hpp"
 #include "sim/model/chip.hpp"
 #include "sim/model/eth_link.hpp"
 
@@ -89,6 +90,7 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
       ++wire.dropped_packets_;
       ++stats_.packets_dropped;
       chip_.faults().record(e.now(), name(), fmt::format("{} B packet dropped: link down", bytes));
+      sim_logger("eth")->warn("{}: {} B packet dropped, link down", name(), bytes);
       return;
     }
     // The TX engine reads the source as the packet goes out.
@@ -135,6 +137,7 @@ void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t
       ++stats_.packets_dropped;
       chip_.faults().record(e.now(), name(), fmt::format("remote word write to {:#x} dropped: link down",
                                                          destination_address));
+      sim_logger("eth")->warn("{}: remote word write dropped, link down", name());
       return;
     }
     EthCore* peer = peer_;

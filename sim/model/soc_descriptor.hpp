@@ -1,8 +1,8 @@
 #pragma once
-// A tt-umd SoC descriptor (REFERENCE 3.8): the core layout of one chip architecture.
-//
-// A small private reader for sim/model. topologies/ is expected to grow its own loader; when it
-// lands, this one should be replaced by it (the struct below is all the models use).
+// A tt-umd SoC descriptor (REFERENCE 3.8) as the hardware models see it: the core layout of one
+// chip architecture, in sim/model's coordinate type. The file is read by topologies/
+// (topo::load_soc_descriptor); this adds the tile map and the check that no node is claimed
+// twice.
 
 #include <cstdint>
 #include <filesystem>
@@ -36,11 +36,9 @@ struct SocDescriptor {
   std::vector<TileKind> tile_map() const;
 };
 
-// Reads and validates a descriptor: every coordinate inside the grid, no node claimed twice,
-// mirror maps of grid length. Throws ModelConfigError naming the file, field and value.
+// Reads and validates a descriptor: every coordinate inside the grid, mirror maps of grid
+// length (topologies' loader), no node claimed twice. Throws ModelConfigError naming the file,
+// field and value.
 SocDescriptor load_soc_descriptor(const std::filesystem::path& path);
-
-// "x-y" -> CoreCoord; throws ModelConfigError mentioning `where` on bad text.
-CoreCoord parse_core_coord(const std::string& text, const std::string& where);
 
 }  // namespace cclmesh::sim

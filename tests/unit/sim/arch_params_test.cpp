@@ -87,26 +87,36 @@ TEST(SocDescriptor, BlackholeLayout) {
 }
 
 TEST(SocDescriptor, BadFilesNameTheFieldAndValue) {
-  const auto missing = write_temp("soc_missing.yaml", "grid: {x_size: 2, y_size: 2}\narch_name: X\n");
+  const auto missing = write_temp("soc_missing.yaml", "grid: {x_size: 2, y_size: 2}\narch_name: WORMHOLE_B0\n");
   try {
     load_soc_descriptor(missing);
     FAIL();
   } catch (const ModelConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing field 'functional_workers'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing key 'functional_workers'"), std::string::npos) << e.what();
   }
   const auto outside = write_temp("soc_outside.yaml",
-                                  "grid: {x_size: 2, y_size: 2}\narch_name: X\nfunctional_workers: [1-1, 2-0]\n"
+                                  "grid: {x_size: 2, y_size: 2}\narch_name: WORMHOLE_B0\nfunctional_workers: [1-1, 2-0]\n"
                                   "eth: []\ndram: [[0-0]]\nnoc0_x_to_noc1_x: [1, 0]\nnoc0_y_to_noc1_y: [1, 0]\n"
                                   "worker_l1_size: 16\neth_l1_size: 16\ndram_bank_size: 16\n");
   try {
     load_soc_descriptor(outside);
     FAIL();
   } catch (const ModelConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("functional_workers core 2-0 lies outside the 2x2 grid"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("functional_workers[1]: core 2-0 is outside the 2x2 grid"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(parse_core_coord("3_4", "here"), ModelConfigError);
-  EXPECT_EQ(parse_core_coord("13-4", "here"), (CoreCoord{13, 4}));
+  const auto twice = write_temp("soc_twice.yaml",
+                                "grid: {x_size: 2, y_size: 2}\narch_name: WORMHOLE_B0\nfunctional_workers: [1-1]\n"
+                                "eth: [1-1]\ndram: [[0-0]]\nnoc0_x_to_noc1_x: [1, 0]\nnoc0_y_to_noc1_y: [1, 0]\n"
+                                "worker_l1_size: 16\neth_l1_size: 16\ndram_bank_size: 16\n");
+  try {
+    load_soc_descriptor(twice);
+    FAIL();
+  } catch (const ModelConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("core 1-1 is listed in both 'functional_workers' and 'eth'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ArchParams, BadArchFilesNameTheField) {
