@@ -10,12 +10,17 @@
 namespace cclmesh::topo {
 namespace {
 
-constexpr double kCellPx = 120.0;
-constexpr double kMarginPx = 80.0;
-constexpr double kChipWidthPx = 72.0;
-constexpr double kChipHeightPx = 48.0;
+constexpr double kCellPx = 140.0;
+constexpr double kMarginPx = 90.0;
+constexpr double kChipWidthPx = 100.0;
+constexpr double kChipHeightPx = 52.0;
 constexpr double kStrokePerLinkPx = 1.5;
-constexpr double kArcBulgePx = 40.0;
+// A wraparound leaves each end outwards along its dimension and runs in the gap beside its
+// row or column: a cubic's sideways reach is 3/4 of kWrapSidePx, between the chip's half
+// size and the gap's middle.
+constexpr double kWrapOutPx = 60.0;
+constexpr double kTitleBandPx = 30.0;
+constexpr double kWrapSidePx = 90.0;
 
 struct Point {
   double x = 0.0;
@@ -48,7 +53,7 @@ std::vector<Point> layout(const Topology& topology) {
       const auto& coord = topology.chips()[i].mesh_coord;
       if (!coord) continue;
       const auto& c = *coord;
-      at[i] = Point{(c[1] + c[2] * (shape->extent(1) + 1)) * kCellPx, (c[0] + 1) * kCellPx};
+      at[i] = Point{(c[1] + c[2] * (shape->extent(1) + 1)) * kCellPx, c[0] * kCellPx};
       placed[i] = true;
       any_placed = true;
     }
@@ -76,7 +81,8 @@ std::vector<Point> layout(const Topology& topology) {
       sum += at[j].x;
       ++count;
     }
-    at[i] = Point{count > 0 ? sum / count : static_cast<double>(extras.size()) * kCellPx, 0.0};
+    at[i] = Point{count > 0 ? sum / count : static_cast<double>(extras.size()) * kCellPx,
+                  -kCellPx};
     extras.push_back(i);
   }
   std::stable_sort(extras.begin(), extras.end(),
@@ -87,14 +93,18 @@ std::vector<Point> layout(const Topology& topology) {
   return at;
 }
 
-// True when the edge joins chips that are not adjacent on the mesh: a wraparound.
-bool is_wrap(const Topology& topology, const NeighbourEdge& edge) {
+enum class EdgeShape { Straight, Wraparound, AcrossLayers };
+
+// Straight between chips next to each other in one layer; layers are drawn side by side, so
+// an edge between layers would run over the chips in between and is bent instead.
+EdgeShape edge_shape(const Topology& topology, const NeighbourEdge& edge) {
   const auto& a = topology.chip(edge.a).mesh_coord;
   const auto& b = topology.chip(edge.b).mesh_coord;
-  if (!a || !b) return false;
+  if (!a || !b) return EdgeShape::Straight;
   int distance = 0;
   for (std::size_t d = 0; d < a->size(); ++d) distance += std::abs((*a)[d] - (*b)[d]);
-  return distance > 1;
+  if (distance > 1) return EdgeShape::Wraparound;
+  return (*a)[2] != (*b)[2] ? EdgeShape::AcrossLayers : EdgeShape::Straight;
 }
 
 }  // namespace
@@ -113,10 +123,10 @@ std::string to_svg(const Topology& topology) {
   }
   for (Point& p : at) {
     p.x += kMarginPx - min_x;
-    p.y += kMarginPx - min_y;
+    p.y += kTitleBandPx + kMarginPx - min_y;
   }
   const double width = max_x - min_x + 2 * kMarginPx;
-  const double height = max_y - min_y + 2 * kMarginPx;
+  const double height = max_y - min_y + 2 * kMarginPx + kTitleBandPx;
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
@@ -136,19 +146,34 @@ std::string to_svg(const Topology& topology) {
     const Point b = at[topology.chip_index(edge.b)];
     const double stroke = kStrokePerLinkPx * static_cast<double>(edge.multiplicity());
     Point label{(a.x + b.x) / 2, (a.y + b.y) / 2};
-    if (is_wrap(topology, edge)) {
-      // Bulge away from the straight line, so the arc does not run over the chips between.
+    const EdgeShape shape = edge_shape(topology, edge);
+    if (shape != EdgeShape::Straight) {
+      // Wraparounds bend below their row (or beside their column), edges across layers above.
+      const bool wrap = shape == EdgeShape::Wraparound;
+      const double out = wrap ? kWrapOutPx : 0.0;
+      const double reach = wrap ? kWrapSidePx : -kWrapSidePx;
       const double dx = b.x - a.x;
       const double dy = b.y - a.y;
       const double length = std::max(1.0, std::hypot(dx, dy));
-      const Point control{label.x - dy / length * (kArcBulgePx + length / 4),
-                          label.y + dx / length * (kArcBulgePx + length / 4)};
+      const Point along{dx / length, dy / length};
+      const Point side{-along.y, along.x};
+      const Point control_a{a.x - along.x * out + side.x * reach,
+                            a.y - along.y * out + side.y * reach};
+      const Point control_b{b.x + along.x * out + side.x * reach,
+                            b.y + along.y * out + side.y * reach};
       svg += fmt::format(
-          "<path d=\"M {:.1f} {:.1f} Q {:.1f} {:.1f} {:.1f} {:.1f}\" stroke-width=\"{:.1f}\" "
-          "stroke-dasharray=\"6 3\"><title>{}-{}: {} links (wraparound)</title></path>\n",
-          a.x, a.y, control.x, control.y, b.x, b.y, stroke, edge.a, edge.b, edge.multiplicity());
-      label = Point{(a.x + 2 * control.x + b.x) / 4, (a.y + 2 * control.y + b.y) / 4};
+          "<path d=\"M {:.1f} {:.1f} C {:.1f} {:.1f} {:.1f} {:.1f} {:.1f} {:.1f}\" "
+          "stroke-width=\"{:.1f}\"{}><title>{}-{}: {} links{}</title></path>\n",
+          a.x, a.y, control_a.x, control_a.y, control_b.x, control_b.y, b.x, b.y, stroke,
+          wrap ? " stroke-dasharray=\"6 3\"" : "", edge.a, edge.b, edge.multiplicity(),
+          wrap ? " (wraparound)" : "");
+      label = Point{(a.x + 3 * control_a.x + 3 * control_b.x + b.x) / 8,
+                    (a.y + 3 * control_a.y + 3 * control_b.y + b.y) / 8 + 12};
     } else {
+      // The count beside the line: above a horizontal one, right of a vertical one.
+      const double length = std::max(1.0, std::hypot(b.x - a.x, b.y - a.y));
+      label.x += std::abs(b.y - a.y) / length * 8;
+      label.y -= std::abs(b.x - a.x) / length * 4;
       svg += fmt::format(
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke-width=\"{:.1f}\">"
           "<title>{}-{}: {} links</title></line>\n",
@@ -174,9 +199,10 @@ std::string to_svg(const Topology& topology) {
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
         p.x, p.y - 2, chip.id);
     svg += fmt::format(
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{} {}{}</text>"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{}{}{}</text>"
         "</g>\n",
-        p.x, p.y + 14, wormhole ? "WH" : "BH", board_type_name(chip.board),
+        p.x, p.y + 15, wormhole ? "WH" : "BH",
+        chip.board == BoardType::Unknown ? "" : fmt::format(" {}", board_type_name(chip.board)),
         chip.mmio() ? " MMIO" : "");
   }
   svg += "</svg>\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <fmt/format.h>
 
@@ -11,32 +12,38 @@
 namespace cclmesh::topo {
 namespace {
 
-// BFS over chip indices with neighbours visited in chip-id order (vertices are in id order),
-// recording each chip's parent for path reconstruction.
+// Records hop counts and BFS-tree parents.
+class DistanceRecorder : public boost::default_bfs_visitor {
+ public:
+  DistanceRecorder(std::vector<std::int32_t>* distance, std::vector<std::size_t>* parents)
+      : distance_(distance), parents_(parents) {}
+  template <typename Edge, typename Graph>
+  void tree_edge(const Edge& e, const Graph& g) const {
+    const auto from = boost::source(e, g);
+    const auto to = boost::target(e, g);
+    (*distance_)[to] = (*distance_)[from] + 1;
+    if (parents_ != nullptr) (*parents_)[to] = from;
+  }
+
+ private:
+  std::vector<std::int32_t>* distance_;
+  std::vector<std::size_t>* parents_;
+};
+
+// Boost's BFS over chip indices. Topology's graph lists neighbours in ascending chip id, so
+// among equally short paths the one through lower ids is found: deterministic.
 std::vector<std::int32_t> bfs(const Topology& topology, std::size_t source,
                               std::vector<std::size_t>* parents) {
   const auto n = topology.chip_count();
   std::vector<std::int32_t> distance(n, -1);
   if (parents != nullptr) parents->assign(n, std::numeric_limits<std::size_t>::max());
-  std::vector<std::size_t> queue;
-  queue.reserve(n);
-  queue.push_back(source);
   distance[source] = 0;
-  std::vector<std::size_t> neighbours;
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const auto v = queue[head];
-    neighbours.clear();
-    for (auto [it, end] = boost::adjacent_vertices(v, topology.graph()); it != end; ++it) {
-      neighbours.push_back(*it);
-    }
-    std::sort(neighbours.begin(), neighbours.end());
-    for (const auto w : neighbours) {
-      if (distance[w] != -1) continue;
-      distance[w] = distance[v] + 1;
-      if (parents != nullptr) (*parents)[w] = v;
-      queue.push_back(w);
-    }
-  }
+  std::vector<boost::default_color_type> colors(n);
+  boost::breadth_first_search(
+      topology.graph(), source,
+      boost::visitor(DistanceRecorder(&distance, parents))
+          .color_map(boost::make_iterator_property_map(
+              colors.begin(), boost::get(boost::vertex_index, topology.graph()))));
   return distance;
 }
 

@@ -16,6 +16,8 @@ namespace cclmesh::topo {
 namespace {
 
 constexpr std::size_t kMaxChipsExactBisection = 20;
+// Longer rings are shown by their ends only, so that the summary stays a few lines.
+constexpr std::size_t kMaxRingChipsShown = 40;
 
 // Links crossing a split; side[i] is the side of chips()[i].
 std::size_t crossing_links(const Topology& topology, const std::vector<int>& side) {
@@ -24,6 +26,19 @@ std::size_t crossing_links(const Topology& topology, const std::vector<int>& sid
     if (side[topology.chip_index(link.a.chip)] != side[topology.chip_index(link.b.chip)]) ++count;
   }
   return count;
+}
+
+// "4-0-2-6-7-3-1-5-4", or for long rings "0-1-2-3-...-67-66-65-64-0 (4096 chips)".
+std::string ring_to_short_string(const Embedding& ring) {
+  if (ring.chips.size() <= kMaxRingChipsShown) return ring.to_string();
+  constexpr std::size_t kEnds = 4;
+  std::string text;
+  for (std::size_t i = 0; i < kEnds; ++i) text += fmt::format("{}-", ring.chips[i]);
+  text += "...";
+  for (std::size_t i = ring.chips.size() - kEnds; i < ring.chips.size(); ++i) {
+    text += fmt::format("-{}", ring.chips[i]);
+  }
+  return text + fmt::format("-{} ({} chips)", ring.chips.front(), ring.chips.size());
 }
 
 Bisection mesh_bisection(const Topology& topology, const MeshShape& shape) {
@@ -120,7 +135,8 @@ TopologySummary summarize(const Topology& topology) {
     return summary;
   }
   try {
-    summary.ring_detail = find_system_ring(topology).to_string();
+    const Embedding ring = find_system_ring(topology);
+    summary.ring_detail = ring_to_short_string(ring);
     summary.ring = true;
   } catch (const EmbeddingError& e) {
     summary.ring_detail = e.what();

@@ -24,7 +24,8 @@ namespace cclmesh::topo {
 class Topology {
  public:
   // Vertex i is chips()[i]; the edge property is the index into edges(). One graph edge per
-  // neighbour edge, whatever its multiplicity.
+  // neighbour edge, whatever its multiplicity. Each vertex lists its neighbours in ascending
+  // chip id (edges are added in sorted order), which makes graph searches deterministic.
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
                                       boost::no_property,
                                       boost::property<boost::edge_index_t, std::size_t>>;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "topologies/builtin_systems.hpp"
 #include "topologies/errors.hpp"
 
 namespace cclmesh::topo {
@@ -54,6 +55,19 @@ TEST(Topology, NormalisesChipsLinksAndEdges) {
   EXPECT_EQ(t.links_between(1, 2), 1u);
   EXPECT_EQ(boost::num_vertices(t.graph()), 3u);
   EXPECT_EQ(boost::num_edges(t.graph()), 3u);
+}
+
+TEST(Topology, GraphListsNeighboursInAscendingId) {
+  for (const Topology& t : {triangle(), build_tg(), build_t3k()}) {
+    for (std::size_t v = 0; v < t.chip_count(); ++v) {
+      std::vector<ChipId> order;
+      for (auto [it, end] = boost::adjacent_vertices(v, t.graph()); it != end; ++it) {
+        order.push_back(t.chips()[*it].id);
+      }
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end()))
+          << t.name() << " chip " << t.chips()[v].id;
+    }
+  }
 }
 
 TEST(Topology, Lookups) {
