@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/api/addrgen.hpp"
+#include "sim/engine/check.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/memory_region.hpp"
@@ -38,22 +40,26 @@ class DramChannel {
 };
 
 // Where an interleaved page lives (REFERENCE 4.10): bank = page mod banks, offset inside the
-// bank = base + (page div banks) * aligned page size. The one function to swap for
-// kernels/api's address generator once it exists.
+// bank = base + (page div banks) * aligned page size. The arithmetic is kernels/api's address
+// generator, so kernels, runtime buffers and the memory model agree on every page's home.
 struct InterleavedPage {
   std::int32_t bank = 0;
   std::uint64_t offset = 0;
 };
 
-constexpr InterleavedPage interleaved_page(std::uint64_t page_index, std::int32_t bank_count,
-                                           std::uint64_t aligned_page_bytes, std::uint64_t bank_base_address) {
-  const auto banks = static_cast<std::uint64_t>(bank_count);
-  return InterleavedPage{static_cast<std::int32_t>(page_index % banks),
-                         bank_base_address + (page_index / banks) * aligned_page_bytes};
+inline InterleavedPage interleaved_page(std::uint64_t page_index, std::int32_t bank_count,
+                                        std::uint64_t aligned_page_bytes, std::uint64_t bank_base_address) {
+  constexpr std::uint64_t kMax = 0xffff'ffff;  // the device address generators are 32-bit
+  CCLMESH_CHECK(bank_count > 0 && page_index <= kMax && aligned_page_bytes <= kMax && bank_base_address <= kMax,
+                "interleaved page arguments exceed the 32-bit device address generator");
+  const api::PageLocation location = api::interleaved_page_location(
+      api::InterleavedAddrGenParams{static_cast<std::uint32_t>(bank_base_address), static_cast<std::uint32_t>(bank_count),
+                                    static_cast<std::uint32_t>(aligned_page_bytes)},
+      static_cast<std::uint32_t>(page_index));
+  // The generator's 32-bit address wraps for offsets past 4 GiB; recompute it in 64 bits.
+  return InterleavedPage{static_cast<std::int32_t>(location.target),
+                         bank_base_address + std::uint64_t{location.page_in_target} * aligned_page_bytes};
 }
-
-static_assert(interleaved_page(13, 12, 2048, 0x100).bank == 1);
-static_assert(interleaved_page(13, 12, 2048, 0x100).offset == 0x100 + 2048);
 
 // A DRAM bank as a NoC target: the channel behind it, the endpoint used to reach it and the
 // bank's first byte inside the channel.
