@@ -59,7 +59,7 @@ class FabricRouter {
   }
 
  private:
-  enum class ReceiverState : uint8_t { IDLE, PENDING, FUSED_WAIT, FLUSH };
+  enum class ReceiverState : uint8_t { IDLE, PENDING, WAIT_LANDED, FLUSH };
 
   struct SenderChannel {
     RouterSenderState state;
@@ -188,7 +188,8 @@ class FabricRouter {
     v.remote_sent_total = remote_sent_total_;
     v.remote_completed_total = completions_total(ack_in_);
     v.receiver_idle = receiver_state_ == ReceiverState::IDLE;
-    v.receiver_slot_empty = l1_read_u32(receiver_slot(received_ % layout_.receiver_slots) + layout_.sync_offset_in_slot) == 0;
+    v.receiver_slot_empty = arrived_ == received_ &&
+                            l1_read_u32(receiver_slot(arrived_ % layout_.receiver_slots) + layout_.sync_offset_in_slot) == 0;
     v.acks_pending = acks_dirty_;
     return router_drained(v);
   }
@@ -285,10 +286,10 @@ class FabricRouter {
 
   // ---- Receiver ------------------------------------------------------------------------------
   bool service_receiver() {
-    bool progress = false;
+    bool progress = acknowledge_arrivals();
     if (receiver_state_ == ReceiverState::IDLE) {
       if (!accept_packet()) {
-        return false;
+        return progress;
       }
       progress = true;
     }
@@ -298,12 +299,11 @@ class FabricRouter {
       }
       progress = true;
     }
-    if (receiver_state_ == ReceiverState::FUSED_WAIT) {
+    if (receiver_state_ == ReceiverState::WAIT_LANDED) {
       if (!noc_writes_done(noc_)) {
         return progress;
       }
-      const auto& f = rx_header_.command_fields.unicast_seminc_fused;
-      noc_semaphore_inc(f.semaphore_noc_address, f.value, noc_);
+      noc_semaphore_inc(pending_inc_noc_addr_, pending_inc_value_, noc_);
       receiver_state_ = ReceiverState::FLUSH;
       progress = true;
     }
@@ -317,15 +317,39 @@ class FabricRouter {
     return progress;
   }
 
-  // A packet arrived in the next slot: read and check it, send the first-level ack.
+  // First-level acks go out as packets arrive, ahead of processing: a packet queued behind
+  // one that waits for the downstream channel must not also hold its sender's slot (that
+  // would hide the bubble that bubble flow control keeps in a ring).
+  bool acknowledge_arrivals() {
+    bool progress = false;
+    while (arrived_ - received_ < layout_.receiver_slots) {
+      EthChannelSync sync{};
+      l1_read_bytes(receiver_slot(arrived_ % layout_.receiver_slots) + layout_.sync_offset_in_slot, &sync, sizeof(sync));
+      if (sync.bytes_sent == 0) {
+        break;
+      }
+      if (sync.src_ch_id >= fabric_router::kNumSenderChannels) {
+        fail(KernelFaultCode::BAD_PACKET_HEADER, arrived_ % layout_.receiver_slots);
+      }
+      if (cfg_.first_level_acks) {
+        ack_out_.first_level[sync.src_ch_id] += 1;
+        acks_dirty_ = true;
+      }
+      arrived_ += 1;
+      progress = true;
+    }
+    return progress;
+  }
+
+  // The next packet in order has arrived: read and check it.
   bool accept_packet() {
+    if (received_ == arrived_) {
+      return false;
+    }
     const uint32_t index = received_ % layout_.receiver_slots;
     const uint32_t slot = receiver_slot(index);
     EthChannelSync sync{};
     l1_read_bytes(slot + layout_.sync_offset_in_slot, &sync, sizeof(sync));
-    if (sync.bytes_sent == 0) {
-      return false;
-    }
     l1_read_bytes(slot, &rx_header_, sizeof(rx_header_));
     const uint32_t bad = check_received_packet(rx_header_, sync, layout_.max_payload_bytes, cfg_.has_downstream);
     if (bad != 0) {
@@ -333,10 +357,6 @@ class FabricRouter {
     }
     rx_src_channel_ = sync.src_ch_id;
     rx_decision_ = decide_receiver_action(rx_header_.routing_fields);
-    if (cfg_.first_level_acks) {
-      ack_out_.first_level[rx_src_channel_] += 1;
-      acks_dirty_ = true;
-    }
     receiver_state_ = ReceiverState::PENDING;
     return true;
   }
@@ -371,7 +391,7 @@ class FabricRouter {
         noc_inline_dw_write(c.unicast_inline_write.noc_address, c.unicast_inline_write.value, noc_);
         break;
       case api::NocSendType::NOC_UNICAST_ATOMIC_INC:
-        noc_semaphore_inc(c.unicast_seminc.noc_address, c.unicast_seminc.value, noc_);
+        increment(c.unicast_seminc.noc_address, c.unicast_seminc.value, c.unicast_seminc.flush != 0);
         break;
       case api::NocSendType::NOC_MULTICAST_WRITE: {
         const auto& m = c.mcast_write;
@@ -385,20 +405,26 @@ class FabricRouter {
       case api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC: {
         const auto& f = c.unicast_seminc_fused;
         noc_async_write(payload_address, f.noc_address, payload, noc_);
-        // One destination core: the NoC keeps the increment behind the write. Another core:
-        // the increment waits until the write has landed.
-        const bool same_core = api::noc_addr_x(f.noc_address) == api::noc_addr_x(f.semaphore_noc_address) &&
-                               api::noc_addr_y(f.noc_address) == api::noc_addr_y(f.semaphore_noc_address);
-        if (same_core) {
-          noc_semaphore_inc(f.semaphore_noc_address, f.value, noc_);
-        } else {
-          receiver_state_ = ReceiverState::FUSED_WAIT;
-        }
+        increment(f.semaphore_noc_address, f.value, f.flush != 0);
         break;
       }
       case api::NocSendType::NOC_MULTICAST_ATOMIC_INC:
         fail(KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE, received_ % layout_.receiver_slots);
     }
+  }
+
+  // A semaphore increment is how a worker learns that data has arrived, so with `flush` set
+  // (the default of every builder) it waits until every write the router issued so far,
+  // this packet's and earlier packets' to other cores, has landed; the NoC orders
+  // transactions only per destination.
+  void increment(uint64_t semaphore_noc_addr, uint32_t value, bool flush) {
+    if (!flush) {
+      noc_semaphore_inc(semaphore_noc_addr, value, noc_);
+      return;
+    }
+    pending_inc_noc_addr_ = semaphore_noc_addr;
+    pending_inc_value_ = value;
+    receiver_state_ = ReceiverState::WAIT_LANDED;
   }
 
   // The slot's data has left: free the slot and send the completion ack.
@@ -431,10 +457,13 @@ class FabricRouter {
   FabricAckWord ack_out_{};
   bool acks_dirty_ = false;
   ReceiverState receiver_state_ = ReceiverState::IDLE;
-  uint32_t received_ = 0;
+  uint32_t arrived_ = 0;   // packets seen in receiver slots (first-level acked)
+  uint32_t received_ = 0;  // packets processed and their slots freed
   PacketHeader rx_header_{};
   uint32_t rx_src_channel_ = 0;
   ReceiverDecision rx_decision_{};
+  uint64_t pending_inc_noc_addr_ = 0;
+  uint32_t pending_inc_value_ = 0;
 };
 
 }  // namespace

@@ -322,8 +322,8 @@ constexpr api::FabricConnectionConfig fabric_connection_for_channel(const Fabric
 //      [4] buffers per channel           [5] buffer size in bytes (a multiple of 16)
 //      [6] termination mode: 0 = MESSAGE_COUNT_REACHED, 1 = WORKER_INITIATED
 //      [7] context-switch interval (idle passes between run_routing() calls)
-// RT:  [0] termination semaphore id on this ERISC (WORKER_INITIATED: a worker increments it
-//          after its last message; the EDM then drains and exits)
+// RT:  [0] termination semaphore id on this ERISC (WORKER_INITIATED: each channel's worker
+//          increments it once, after its last message; at N + M the EDM drains and exits)
 //      [1 + c * kChannelArgWords ...] channel c:
 //          +0, +1 worker NoC0 x, y
 //          +2 worker semaphore id (on the Tensix worker; the EDM increments it)

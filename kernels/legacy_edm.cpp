@@ -15,8 +15,9 @@
 //
 // Start-up: zero the ack words and the receive buffers' sync words, STARTED, handshake
 // (nothing lands in a peer that has not answered), READY_FOR_TRAFFIC. Termination:
-// MESSAGE_COUNT_REACHED (every channel moved its count) or WORKER_INITIATED (the termination
-// semaphore is non-zero and every channel is idle). Before exit every sender channel has its
+// MESSAGE_COUNT_REACHED (every channel moved its count) or WORKER_INITIATED (every channel's
+// worker has +1'd the termination semaphore after its last message, and every channel is idle:
+// one signal per channel, so an early worker cannot end the EDM under a late one). Before exit every sender channel has its
 // level-2 acks back and every ack has been sent, so nothing of this op lands in the next one
 // (REFERENCE §5, §11.9).
 //
@@ -128,7 +129,7 @@ class LegacyEdm {
     uint32_t passes_since_switch = 0;
     for (;;) {
       const bool terminating = cfg_.termination_mode == legacy_edm::kTerminationWorkerInitiated &&
-                               l1_read_u32(termination_semaphore_) != 0;
+                               l1_read_u32(termination_semaphore_) >= num_channels();
       bool progress = false;
       bool all_done = true;
       for (uint32_t c = 0; c < num_channels(); ++c) {

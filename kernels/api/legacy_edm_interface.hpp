@@ -7,7 +7,8 @@
 //
 //   push: wait_for_empty_buffer(); send(src, bytes)          (write, then +1, same NoC)
 //   pull: wait_for_payload(); read_into(dst, bytes); release()
-//   WORKER_INITIATED termination: signal_termination() once, after the last message.
+//   WORKER_INITIATED termination: signal_legacy_edm_termination() once per channel, after the
+//   channel's last message (the EDM waits for one signal per channel).
 //
 // Device-clean: <cstdint> plus kernels/api only.
 
@@ -114,7 +115,7 @@ class LegacyEdmWorkerChannel {
   uint32_t index_ = 0;
 };
 
-// WORKER_INITIATED termination: +1 on the EDM's termination semaphore.
+// WORKER_INITIATED termination: +1 on the EDM's termination semaphore (once per channel).
 inline void signal_legacy_edm_termination(uint32_t edm_noc_x, uint32_t edm_noc_y, uint32_t termination_semaphore_id,
                                           uint8_t noc) {
   noc_semaphore_inc(get_noc_addr(edm_noc_x, edm_noc_y,
