@@ -70,6 +70,7 @@ struct Stream {
   uint32_t core_y;
   uint32_t burst_group_word;
   uint32_t burst_transfers_left;
+  uint32_t max_packet_payload;  // smallest payload of the connections the command sends on
 };
 
 class Interpreter {
@@ -199,8 +200,34 @@ class Interpreter {
     st.cb_page_size = get_cb_page_size(cb_id);
   }
 
+  // The payload every packet of this command must fit: the smallest of the connections it
+  // sends on (0xFFFFFFFF for a local-only command).
+  uint32_t packet_payload_limit(const Stream& st) const {
+    const api::CommandHeader& h = st.plan.header;
+    uint32_t limit = 0xFFFFFFFFu;
+    if (h.code == CommandCode::STREAM_TENSOR_TO_CB || h.code == CommandCode::NOC_READ_BURST ||
+        h.code == CommandCode::FLOW_CONTROLLED_NOC_READ_BURST) {
+      return limit;  // reads: the destination type only reserved header room in tt-metal
+    }
+    const auto use = [&limit](const WorkerToFabricEdmSender& c) {
+      limit = c.max_payload_bytes() < limit ? c.max_payload_bytes() : limit;
+    };
+    if (h.dest_type == DestinationType::CHIP_UNICAST) {
+      use(h.is_forward_direction != 0 ? forward_ : backward_);
+    } else if (h.dest_type == DestinationType::CHIP_MULTICAST) {
+      if (h.num_targets_forward > 0) {
+        use(forward_);
+      }
+      if (h.num_targets_backward > 0) {
+        use(backward_);
+      }
+    }
+    return limit;
+  }
+
   void prepare(Stream& st) {
     const CommandPlan& p = st.plan;
+    st.max_packet_payload = packet_payload_limit(st);
     st.core_x = my_x(0);
     st.core_y = my_y(0);
     if (p.core.present && p.core.type == api::CoreDescriptorType::NOC_XY) {
@@ -213,6 +240,9 @@ class Interpreter {
         use_cb(st, p.header.code == CommandCode::STREAM_TENSOR_TO_CB ? p.dst.value : p.src.value);
         if (st.cb_page_size < st.args->tensor.page_size_bytes) {
           fail_command(st, fault(KernelFaultCode::CB_PAGE_SIZE_MISMATCH));
+        }
+        if (st.args->tensor.page_size_bytes > st.max_packet_payload) {
+          fail_command(st, fault(KernelFaultCode::PAYLOAD_TOO_LARGE));
         }
         st.walker = api::make_slice_walker(st.ctx.tensor);
         break;
@@ -247,7 +277,8 @@ class Interpreter {
     }
     const uint32_t* words = st.reader.words();
     const uint64_t packet_bytes = uint64_t{args_.packet_size_in_pages} * st.cb_page_size;
-    if (burst_max_group_bytes(words, p.burst) > packet_bytes) {
+    if (burst_max_group_bytes(words, p.burst) > packet_bytes ||
+        (!reads && burst_max_transfer_bytes(words, p.burst) > st.max_packet_payload)) {
       fail_command(st, fault(KernelFaultCode::PAYLOAD_TOO_LARGE));
     }
     st.burst_group_word = p.burst.first_group_word;
@@ -316,13 +347,18 @@ class Interpreter {
 
   bool wait_value(Stream& st) { return semaphore_reached(st) ? complete(st) : false; }
 
-  // Largest run one NoC transfer may carry: pages are contiguous in the tensor's memory at
-  // the address generator's stride and in the CB at the CB's page size; only when both equal
-  // the page size is a multi-page run one contiguous block on both sides.
+  // Largest run one NoC transfer (or fabric packet) may carry: pages are contiguous in the
+  // tensor's memory at the address generator's stride and in the CB at the CB's page size;
+  // only when both equal the page size is a multi-page run one contiguous block on both
+  // sides. A packet also holds at most the connection's payload.
   uint32_t max_run_pages(const Stream& st) const {
     const InterpreterTensor& t = st.args->tensor;
     const bool dense = page_stride_bytes(t.addrgen) == t.page_size_bytes && st.cb_page_size == t.page_size_bytes;
-    return dense ? args_.packet_size_in_pages : 1;
+    if (!dense) {
+      return 1;
+    }
+    const uint32_t payload_pages = st.max_packet_payload / t.page_size_bytes;
+    return payload_pages < args_.packet_size_in_pages ? payload_pages : args_.packet_size_in_pages;
   }
 
   uint64_t tensor_page_noc_addr(const Stream& st, const PageRun& run) const {

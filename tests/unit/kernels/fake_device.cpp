@@ -185,6 +185,13 @@ void World::block_until(std::function<bool()> ready, std::string what) {
 }
 
 RunResult World::run(const std::function<void()>& when_only_persistent_left, uint64_t max_steps) {
+  return schedule(when_only_persistent_left, false, max_steps);
+}
+
+RunResult World::run_until_only_persistent_left(uint64_t max_steps) { return schedule({}, true, max_steps); }
+
+RunResult World::schedule(const std::function<void()>& when_only_persistent_left, bool stop_when_only_persistent_left,
+                          uint64_t max_steps) {
   RunResult result;
   bool hook_done = false;
   uint64_t steps = 0;
@@ -209,6 +216,17 @@ RunResult World::run(const std::function<void()>& when_only_persistent_left, uin
     if (all_done) {
       break;
     }
+    if (transient_done && stop_when_only_persistent_left && !any_ran) {
+      for (auto& k : kernels_) {
+        if (k->fault) {
+          result.faulted.push_back(k.get());
+        }
+        if (!k->error.empty()) {
+          result.errored.push_back(k.get());
+        }
+      }
+      return result;
+    }
     if (transient_done && !hook_done && when_only_persistent_left) {
       hook_done = true;
       when_only_persistent_left();
@@ -231,6 +249,11 @@ RunResult World::run(const std::function<void()>& when_only_persistent_left, uin
       break;
     }
   }
+  stop_all(result);
+  return result;
+}
+
+void World::stop_all(RunResult& result) {
   for (auto& k : kernels_) {
     if (!k->done) {
       k->abort = true;
@@ -248,7 +271,6 @@ RunResult World::run(const std::function<void()>& when_only_persistent_left, uin
       result.errored.push_back(k.get());
     }
   }
-  return result;
 }
 
 Kernel& World::current_kernel() {

@@ -115,6 +115,10 @@ class World {
   // Runs every launched kernel to the end. `when_only_persistent_left` runs (once) when every
   // non-persistent kernel is done, e.g. to send the routers their termination signal.
   RunResult run(const std::function<void()>& when_only_persistent_left = {}, uint64_t max_steps = 20'000'000);
+  // Runs until every non-persistent kernel is done and leaves the persistent ones (routers)
+  // parked, so more programs can be launched onto the same fabric; then run() again. On a
+  // deadlock or step limit everything is stopped, as in run().
+  RunResult run_until_only_persistent_left(uint64_t max_steps = 20'000'000);
 
   // For the API implementation: the kernel running on this thread.
   static Kernel& current_kernel();
@@ -123,6 +127,9 @@ class World {
   void block_until(std::function<bool()> ready, std::string what);
 
  private:
+  RunResult schedule(const std::function<void()>& when_only_persistent_left, bool stop_when_only_persistent_left,
+                     uint64_t max_steps);
+  void stop_all(RunResult& result);
   void thread_main(Kernel& k);
   void hand_over(Kernel& k);
 

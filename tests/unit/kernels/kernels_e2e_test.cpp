@@ -612,6 +612,128 @@ TEST(KernelsE2E, FabricUnicastSemaphoresInlineWritesAndFusedWrites) {
   EXPECT_EQ(w0.read_u32(fake::semaphore_address(1)), 1u);
 }
 
+// Sharded pages are contiguous in runs of a shard row (4 pages, 512 B here), but a fabric
+// packet holds 256 B: runs are cut at the payload. The reader uses the 0-hop "eventual fabric
+// write" form, which needs no connection of its own.
+TEST(KernelsE2E, FabricWritesCutShardedRunsAtThePayload) {
+  Fabric f(2, false, 256, 2, 4, false);
+  f.launch_routers();
+  constexpr uint32_t kPage = 128;
+  Core& w0 = f.w.add_core(0, 1, 1, kWorkerL1);
+  add_header_cb(w0);
+  add_cb(w0, 0, 0x4000, kPage, 8);
+  fill_input(f.w, 0, 0x1000, kPage, 16, 5);
+  for (uint32_t x : {2u, 3u}) {
+    f.w.add_core(1, x, 1, kWorkerL1);
+  }
+  const api::Shape4D shape{1, 1, 2, 8};
+  kargs::ShardedTensorArgs out;
+  out.address = 0x8000;
+  out.page_size_bytes = kPage;
+  out.layout = api::TensorMemoryLayout::WIDTH_SHARDED;
+  out.page_stride_bytes = kPage;
+  out.pages_per_tensor_row = 8;
+  out.pages_per_shard_width = 4;
+  out.rows_per_shard_height = 2;
+  out.cores = {{2, 1}, {3, 1}};
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = kHeaderCb;
+  spec.packet_size_in_pages = 4;
+  f.add_worker_connections(spec, 0);
+  spec.streams = {
+      kargs::InterpreterStreamSpec{dram_tensor(0x1000, kPage),
+                                   cmd::encode_command(cmd::read_tensor_slice_to_cb_for_eventual_fabric_write(whole(shape), 0)), 1},
+      kargs::InterpreterStreamSpec{out, cmd::encode_command(cmd::fabric_write_cb_to_tensor_slice(whole(shape), 0, cmd::ChipUnicast{1, true})),
+                                   1}};
+  launch_interpreter(f.w, w0, spec);
+  const fake::RunResult r = f.w.run([&] { f.terminate_routers(); });
+  ASSERT_TRUE(r.ok()) << describe(r) << f.state();
+  for (uint32_t p = 0; p < 16; ++p) {
+    const uint32_t row = p / 8;
+    const uint32_t col = p % 8;
+    std::vector<uint8_t> got(kPage);
+    f.w.core(1, col < 4 ? 2 : 3, 1).read(0x8000 + (row * 4 + col % 4) * kPage, got.data(), kPage);
+    EXPECT_TRUE(page_matches(got, 5, p)) << "page " << p;
+  }
+  // 16 pages in runs of 4, cut to packets of 2 pages: 8 packets.
+  const auto l = kernels::make_fabric_router_layout(f.base);
+  EXPECT_EQ(f.w.core(0, kFwdX, kEthY).read_u32(l.sender[0].packets_written), 8u);
+}
+
+// A persistent fabric outlives ops: a second program's worker opens the same router channel
+// and continues from the counters the first one left (packets_written, packets_freed).
+TEST(KernelsE2E, SecondOpReusesTheRouterChannel) {
+  Fabric f(2, false, 1024, 2, 4, false);
+  f.launch_routers();
+  Core& w0 = f.w.add_core(0, 1, 1, kWorkerL1);
+  Core& w1 = f.w.add_core(1, 1, 1, kWorkerL1);
+  add_header_cb(w0);
+  const auto launch_op = [&](uint32_t increments) {
+    for (uint32_t sem : {0u, kFwdSems[0], kFwdSems[1], kFwdSems[2]}) {
+      w0.write_u32(fake::semaphore_address(sem), 0);  // per-program semaphores reset at launch
+      w1.write_u32(fake::semaphore_address(sem), 0);
+    }
+    std::vector<cmd::Command> cmds;
+    for (uint32_t i = 0; i < increments; ++i) {
+      cmds.push_back(cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, 1, 1, cmd::ChipUnicast{1, true}));
+    }
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kHeaderCb;
+    spec.semaphore_ids = {0};
+    f.add_worker_connections(spec, 0);
+    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(cmds), increments}};
+    launch_interpreter(f.w, w0, spec);
+    kargs::InterpreterSpec wait;
+    wait.packet_header_cb_id = kHeaderCb;
+    wait.semaphore_ids = {0};
+    wait.streams = {kargs::InterpreterStreamSpec{
+        std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, increments)), 1}};
+    add_header_cb(w1);
+    launch_interpreter(f.w, w1, wait);
+  };
+  launch_op(5);  // 5 packets through 2 slots: the slot ring wraps
+  fake::RunResult r = f.w.run_until_only_persistent_left();
+  ASSERT_TRUE(r.ok()) << describe(r) << f.state();
+  EXPECT_EQ(w1.read_u32(fake::semaphore_address(0)), 5u);
+  launch_op(3);
+  r = f.w.run([&] { f.terminate_routers(); });
+  ASSERT_TRUE(r.ok()) << describe(r) << f.state();
+  EXPECT_EQ(w1.read_u32(fake::semaphore_address(0)), 3u);
+  const auto l = kernels::make_fabric_router_layout(f.base);
+  EXPECT_EQ(f.w.core(0, kFwdX, kEthY).read_u32(l.sender[0].packets_written), 8u);
+  EXPECT_EQ(f.w.core(0, kFwdX, kEthY).read_u32(l.sender[0].packets_freed), 8u);
+}
+
+// REFERENCE §11.3: first-level acks on one end of a link only. The sender waits for acks the
+// receiver never sends; its worker runs out of credits.
+TEST(KernelsE2E, AsymmetricFirstLevelAcksHang) {
+  Fabric f(2, false, 1024, 2, 4, false);
+  f.base.first_level_acks = true;
+  // Launch by hand: chip 1's router without first-level acks.
+  for (uint32_t c = 0; c < 2; ++c) {
+    kernels::FabricRouterConfig cfg = f.base;
+    cfg.is_handshake_master = c == 0;
+    cfg.first_level_acks = c == 0;
+    const kargs::KernelArgs args = kargs::build_fabric_router_args(cfg);
+    f.w.launch("fabric_router", f.w.core(c, c == 0 ? kFwdX : kBwdX, kEthY), &kernel_main_fabric_router,
+               args.compile_time, {}, true);
+  }
+  Core& w0 = f.w.add_core(0, 1, 1, kWorkerL1);
+  f.w.add_core(1, 1, 1, kWorkerL1);
+  add_header_cb(w0);
+  std::vector<cmd::Command> cmds(4, cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, 1, 1, cmd::ChipUnicast{1, true}));
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = kHeaderCb;
+  spec.semaphore_ids = {0};
+  f.add_worker_connections(spec, 0);
+  spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(cmds), 4}};
+  launch_interpreter(f.w, w0, spec);
+  const fake::RunResult r = f.w.run([&] { f.terminate_routers(); });
+  EXPECT_TRUE(r.deadlock) << describe(r);
+  EXPECT_NE(r.report.find("ccl_interpreter on chip 0 (1,1) blocked in noc_semaphore_wait_min"), std::string::npos)
+      << r.report;
+}
+
 TEST(KernelsE2E, RouterFaultsOnAPacketRoutedPastTheLineEnd) {
   Fabric f(2, false, 1024, 2, 4, false);
   f.launch_routers();
