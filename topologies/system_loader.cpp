@@ -24,7 +24,9 @@ Topology load_topology_any_format(const std::string& path) {
                           "'format: {}' file",
                           detail::describe(root), kTopologyFormatName));
   }
-  if (root["format"]) return parse_topology_yaml(text, path);
+  if (root["format"]) {
+    return parse_topology_yaml(text, path, std::filesystem::path(path).stem().string());
+  }
   if (root["ethernet_connections"] || root["arch"]) {
     return parse_cluster_descriptor(text, path, std::filesystem::path(path).stem().string());
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,11 +27,21 @@ std::string link_to_string(const EthLink& link) {
 
 }  // namespace
 
+struct Topology::Indexes {
+  std::vector<NeighbourEdge> edges;
+  std::unordered_map<ChipId, std::size_t> index_of_chip;
+  // Per chip (by index), per channel: index into links_, or kNoLink.
+  std::vector<std::vector<std::size_t>> link_of_port;
+  std::unordered_map<std::uint64_t, std::size_t> edge_of_pair;  // pair_key -> index into edges
+  std::unordered_map<std::int64_t, ChipId> chip_of_mesh_index;
+  Graph graph;
+};
+
 std::string to_string(const EthEndpoint& port) {
   return fmt::format("{}.ch{}", port.chip, port.channel);
 }
 
-Topology::Topology() : name_("empty") { build_indexes(); }
+Topology::Topology() : name_("empty"), indexes_(std::make_shared<const Indexes>()) {}
 
 Topology::Topology(std::string name, std::vector<Chip> chips, std::vector<EthLink> links,
                    std::optional<MeshShape> mesh_shape)
@@ -38,11 +49,13 @@ Topology::Topology(std::string name, std::vector<Chip> chips, std::vector<EthLin
       chips_(std::move(chips)),
       links_(std::move(links)),
       mesh_shape_(std::move(mesh_shape)) {
-  normalise_and_validate();
-  build_indexes();
+  auto indexes = std::make_shared<Indexes>();
+  normalise_and_validate(*indexes);
+  build_edges_and_graph(*indexes);
+  indexes_ = std::move(indexes);
 }
 
-void Topology::normalise_and_validate() {
+void Topology::normalise_and_validate(Indexes& indexes) {
   const auto fail = [this](const std::string& problem) {
     throw InputError(fmt::format("topology '{}': {}", name_, problem));
   };
@@ -70,13 +83,13 @@ void Topology::normalise_and_validate() {
                        mesh_shape_->to_string()));
     }
   }
-  index_of_chip_.clear();
-  index_of_chip_.reserve(chips_.size());
-  for (std::size_t i = 0; i < chips_.size(); ++i) index_of_chip_.emplace(chips_[i].id, i);
+  indexes.index_of_chip.clear();
+  indexes.index_of_chip.reserve(chips_.size());
+  for (std::size_t i = 0; i < chips_.size(); ++i) indexes.index_of_chip.emplace(chips_[i].id, i);
 
-  link_of_port_.assign(chips_.size(), {});
+  indexes.link_of_port.assign(chips_.size(), {});
   for (std::size_t i = 0; i < chips_.size(); ++i) {
-    link_of_port_[i].assign(static_cast<std::size_t>(arch_traits(chips_[i].arch).eth_channel_count),
+    indexes.link_of_port[i].assign(static_cast<std::size_t>(arch_traits(chips_[i].arch).eth_channel_count),
                             kNoLink);
   }
   for (EthLink& link : links_) {
@@ -84,8 +97,8 @@ void Topology::normalise_and_validate() {
       std::swap(link.a, link.b);
     }
     for (const EthEndpoint& end : {link.a, link.b}) {
-      const auto found = index_of_chip_.find(end.chip);
-      if (found == index_of_chip_.end()) {
+      const auto found = indexes.index_of_chip.find(end.chip);
+      if (found == indexes.index_of_chip.end()) {
         fail(fmt::format("link {}: chip {} does not exist", link_to_string(link), end.chip));
       }
       const Chip& chip = chips_[found->second];
@@ -118,7 +131,7 @@ void Topology::normalise_and_validate() {
   });
   for (std::size_t l = 0; l < links_.size(); ++l) {
     for (const EthEndpoint& end : {links_[l].a, links_[l].b}) {
-      auto& slot = link_of_port_[index_of_chip_.at(end.chip)][static_cast<std::size_t>(end.channel)];
+      auto& slot = indexes.link_of_port[indexes.index_of_chip.at(end.chip)][static_cast<std::size_t>(end.channel)];
       if (slot != kNoLink) {
         fail(fmt::format("channel {} is used by two links, {} and {}; expected one link per "
                          "channel",
@@ -129,11 +142,11 @@ void Topology::normalise_and_validate() {
   }
 
   if (!mesh_shape_) return;
-  chip_of_mesh_index_.clear();
+  indexes.chip_of_mesh_index.clear();
   for (const Chip& chip : chips_) {
     if (!chip.mesh_coord) continue;
     const auto index = mesh_shape_->linear_index(*chip.mesh_coord);
-    const auto [at, inserted] = chip_of_mesh_index_.emplace(index, chip.id);
+    const auto [at, inserted] = indexes.chip_of_mesh_index.emplace(index, chip.id);
     if (!inserted) {
       fail(fmt::format("chips {} and {} share mesh coordinate {}; expected one chip per "
                        "coordinate",
@@ -143,29 +156,34 @@ void Topology::normalise_and_validate() {
   }
 }
 
-void Topology::build_indexes() {
-  edges_.clear();
-  edge_of_pair_.clear();
-  graph_ = Graph(chips_.size());
+void Topology::build_edges_and_graph(Indexes& indexes) const {
+  // Vertices in chip order, edges in link order (sorted by chip pair): each vertex then lists
+  // its neighbours in ascending chip id.
+  for (std::size_t v = 0; v < chips_.size(); ++v) boost::add_vertex(indexes.graph);
   for (std::size_t l = 0; l < links_.size(); ++l) {
     const EthLink& link = links_[l];
-    if (edges_.empty() || edges_.back().a != link.a.chip || edges_.back().b != link.b.chip) {
-      edges_.push_back(NeighbourEdge{link.a.chip, link.b.chip, {}});
-      edge_of_pair_.emplace(pair_key(link.a.chip, link.b.chip), edges_.size() - 1);
-      boost::add_edge(index_of_chip_.at(link.a.chip), index_of_chip_.at(link.b.chip),
-                      edges_.size() - 1, graph_);
+    auto& edges = indexes.edges;
+    if (edges.empty() || edges.back().a != link.a.chip || edges.back().b != link.b.chip) {
+      edges.push_back(NeighbourEdge{link.a.chip, link.b.chip, {}});
+      indexes.edge_of_pair.emplace(pair_key(link.a.chip, link.b.chip), edges.size() - 1);
+      boost::add_edge(indexes.index_of_chip.at(link.a.chip), indexes.index_of_chip.at(link.b.chip),
+                      edges.size() - 1, indexes.graph);
     }
-    edges_.back().links.push_back(l);
+    edges.back().links.push_back(l);
   }
 }
 
-bool Topology::has_chip(ChipId id) const { return index_of_chip_.count(id) != 0; }
+std::span<const NeighbourEdge> Topology::edges() const { return indexes_->edges; }
+
+const Topology::Graph& Topology::graph() const { return indexes_->graph; }
+
+bool Topology::has_chip(ChipId id) const { return indexes_->index_of_chip.count(id) != 0; }
 
 const Chip& Topology::chip(ChipId id) const { return chips_[chip_index(id)]; }
 
 std::size_t Topology::chip_index(ChipId id) const {
-  const auto found = index_of_chip_.find(id);
-  if (found == index_of_chip_.end()) {
+  const auto found = indexes_->index_of_chip.find(id);
+  if (found == indexes_->index_of_chip.end()) {
     throw InputError(fmt::format("topology '{}': no chip {}; expected one of its {} chip ids",
                                  name_, id, chips_.size()));
   }
@@ -181,20 +199,20 @@ std::vector<ChipId> Topology::chip_ids() const {
 
 std::optional<std::size_t> Topology::edge_between(ChipId a, ChipId b) const {
   if (a < 0 || b < 0) return std::nullopt;
-  const auto found = edge_of_pair_.find(pair_key(a, b));
-  if (found == edge_of_pair_.end()) return std::nullopt;
+  const auto found = indexes_->edge_of_pair.find(pair_key(a, b));
+  if (found == indexes_->edge_of_pair.end()) return std::nullopt;
   return found->second;
 }
 
 std::size_t Topology::links_between(ChipId a, ChipId b) const {
   const auto edge = edge_between(a, b);
-  return edge ? edges_[*edge].multiplicity() : 0;
+  return edge ? indexes_->edges[*edge].multiplicity() : 0;
 }
 
 std::optional<std::size_t> Topology::link_at(EthEndpoint port) const {
-  const auto found = index_of_chip_.find(port.chip);
-  if (found == index_of_chip_.end()) return std::nullopt;
-  const auto& ports = link_of_port_[found->second];
+  const auto found = indexes_->index_of_chip.find(port.chip);
+  if (found == indexes_->index_of_chip.end()) return std::nullopt;
+  const auto& ports = indexes_->link_of_port[found->second];
   if (port.channel < 0 || static_cast<std::size_t>(port.channel) >= ports.size()) {
     return std::nullopt;
   }
@@ -215,7 +233,7 @@ EthEndpoint Topology::peer_of(EthEndpoint port) const {
 std::vector<ChipId> Topology::neighbours(ChipId id) const {
   std::vector<ChipId> result;
   const auto vertex = chip_index(id);
-  for (auto [it, end] = boost::adjacent_vertices(vertex, graph_); it != end; ++it) {
+  for (auto [it, end] = boost::adjacent_vertices(vertex, indexes_->graph); it != end; ++it) {
     result.push_back(chips_[*it].id);
   }
   std::sort(result.begin(), result.end());
@@ -224,8 +242,8 @@ std::vector<ChipId> Topology::neighbours(ChipId id) const {
 
 std::optional<ChipId> Topology::chip_at(const MeshCoord& coord) const {
   if (!mesh_shape_ || !mesh_shape_->contains(coord)) return std::nullopt;
-  const auto found = chip_of_mesh_index_.find(mesh_shape_->linear_index(coord));
-  if (found == chip_of_mesh_index_.end()) return std::nullopt;
+  const auto found = indexes_->chip_of_mesh_index.find(mesh_shape_->linear_index(coord));
+  if (found == indexes_->chip_of_mesh_index.end()) return std::nullopt;
   return found->second;
 }
 

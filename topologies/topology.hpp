@@ -7,10 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -41,9 +41,9 @@ class Topology {
   const std::string& name() const { return name_; }
   std::span<const Chip> chips() const { return chips_; }
   std::span<const EthLink> links() const { return links_; }
-  std::span<const NeighbourEdge> edges() const { return edges_; }
+  std::span<const NeighbourEdge> edges() const;
   const std::optional<MeshShape>& mesh_shape() const { return mesh_shape_; }
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const;
 
   std::size_t chip_count() const { return chips_.size(); }
   bool has_chip(ChipId id) const;
@@ -75,21 +75,18 @@ class Topology {
   bool operator==(const Topology& other) const;
 
  private:
-  void normalise_and_validate();
-  void build_indexes();
+  // Everything derived from chips, links and mesh shape. Shared between copies: a Topology
+  // never changes, so copying one copies no graph.
+  struct Indexes;
+
+  void normalise_and_validate(Indexes& indexes);
+  void build_edges_and_graph(Indexes& indexes) const;
 
   std::string name_;
   std::vector<Chip> chips_;
   std::vector<EthLink> links_;
   std::optional<MeshShape> mesh_shape_;
-
-  std::vector<NeighbourEdge> edges_;
-  std::unordered_map<ChipId, std::size_t> index_of_chip_;
-  // Per chip (by index), per channel: index into links_, or kNoLink.
-  std::vector<std::vector<std::size_t>> link_of_port_;
-  std::unordered_map<std::uint64_t, std::size_t> edge_of_pair_;
-  std::unordered_map<std::int64_t, ChipId> chip_of_mesh_index_;
-  Graph graph_;
+  std::shared_ptr<const Indexes> indexes_;
 };
 
 // "0.ch8" for reports and errors.

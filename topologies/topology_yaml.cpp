@@ -93,14 +93,15 @@ struct PortEntry {
 
 class TopologyYamlReader {
  public:
-  explicit TopologyYamlReader(std::string source) : yaml_(std::move(source)) {}
+  TopologyYamlReader(std::string source, std::string default_name)
+      : yaml_(std::move(source)), default_name_(std::move(default_name)) {}
 
   Topology read(std::string_view text) {
     const YAML::Node root = yaml_.parse(text);
     yaml_.expect_keys(root, "top level", {"format", "version", "name", "mesh", "chips"});
     check_format(root);
     const std::string name =
-        root["name"] ? yaml_.to_string(root["name"], "name") : std::string("unnamed");
+        root["name"] ? yaml_.to_string(root["name"], "name") : default_name_;
     read_mesh(root["mesh"]);
     const YAML::Node chips = yaml_.require(root, "chips", "top level");
     if (!chips.IsNull()) {
@@ -338,6 +339,7 @@ class TopologyYamlReader {
   }
 
   detail::YamlReader yaml_;
+  std::string default_name_;
   std::optional<MeshShape> mesh_;
   std::vector<Chip> chips_;
   std::map<ChipId, std::size_t> index_of_chip_;
@@ -393,12 +395,13 @@ void save_topology(const Topology& topology, const std::filesystem::path& path) 
 }
 
 Topology load_topology_file(const std::filesystem::path& path) {
-  return parse_topology_yaml(detail::read_text_file(path), path.string());
+  return parse_topology_yaml(detail::read_text_file(path), path.string(), path.stem().string());
 }
 
-Topology parse_topology_yaml(std::string_view yaml_text, const std::string& source) {
+Topology parse_topology_yaml(std::string_view yaml_text, const std::string& source,
+                             const std::string& default_name) {
   try {
-    return TopologyYamlReader(source).read(yaml_text);
+    return TopologyYamlReader(source, default_name).read(yaml_text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}: {}", source, e.what()));
   }

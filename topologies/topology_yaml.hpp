@@ -40,8 +40,10 @@ std::string to_yaml(const Topology& topology);
 // leaves a half-written file. Throws InputError when the file cannot be written.
 void save_topology(const Topology& topology, const std::filesystem::path& path);
 
-// Throws InputError naming the file, line, entry and problem.
+// Throws InputError naming the file, line, entry and problem. A file without `name` is named
+// after its stem (load_topology_file) or default_name.
 Topology load_topology_file(const std::filesystem::path& path);
-Topology parse_topology_yaml(std::string_view yaml_text, const std::string& source);
+Topology parse_topology_yaml(std::string_view yaml_text, const std::string& source,
+                             const std::string& default_name = "unnamed");
 
 }  // namespace cclmesh::topo
