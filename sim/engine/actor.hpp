@@ -49,6 +49,9 @@ class Actor {
   // Creation order within its engine; stable across runs, unlike addresses.
   std::uint64_t serial() const { return serial_; }
   Engine* engine() const { return engine_; }
+  // Opaque per-actor data for the layer above (e.g. a kernel fiber's device context).
+  void* user_context() const { return user_context_; }
+  void set_user_context(void* context) { user_context_ = context; }
 
  protected:
   explicit Actor(Kind kind) : kind_(kind) {}
@@ -68,6 +71,7 @@ class Actor {
   std::uint64_t serial_ = 0;
   EventId pending_wake_;
   WaitInfo wait_;
+  void* user_context_ = nullptr;
 
  public:
   AutoUnlinkHook registry_hook_;
