@@ -9,7 +9,10 @@ CMAKE_FLAGS    ?=
 CTEST_FLAGS    ?= --output-on-failure -j $(JOBS)
 CCLMESH        := $(BUILD_DIR)/tools/cclmesh/cclmesh
 
-.PHONY: all deps configure build demo test test-all test-asan bench clean
+FUZZ_SECONDS   ?= 30
+FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size
+
+.PHONY: all deps configure build demo test test-all test-asan bench fuzz clean
 
 all: build
 
@@ -40,6 +43,21 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD_DIR) -LE slow $(CTEST_FLAGS)
+
+# Each libFuzzer target for FUZZ_SECONDS, seeded from tests/data/fuzz and the real descriptors.
+# A crash leaves crash-* in build-fuzz/; keep it under tests/data/fuzz/<target>/ with the fix.
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCLMESH_SANITIZE=ON \
+	  -DCCLMESH_FUZZ=ON -DCCLMESH_BUILD_TESTS=OFF -DCCLMESH_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target $(FUZZERS)
+	@set -e; for f in $(FUZZERS); do \
+	  seeds=tests/data/fuzz/$${f#fuzz_}; corpus=$(FUZZ_BUILD_DIR)/corpus/$$f; mkdir -p $$corpus; \
+	  extra=; [ $$f = fuzz_cluster_descriptor ] && [ -d ../shared/ecosystem/cluster_descriptors ] && extra=../shared/ecosystem/cluster_descriptors; \
+	  [ $$f = fuzz_topology_yaml ] && extra=topologies/systems; \
+	  echo "== $$f ($(FUZZ_SECONDS) s)"; \
+	  (cd $(FUZZ_BUILD_DIR) && ./tests/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    corpus/$$f $(CURDIR)/$$seeds $${extra:+$(CURDIR)/$$extra}); \
+	done
 
 bench: build
 	@for b in $(BUILD_DIR)/tools/bench/bench_*; do echo "== $$b"; $$b; done
