@@ -8,8 +8,10 @@ namespace cclmesh::topo {
 
 const ArchTraits& arch_traits(Arch arch) {
   switch (arch) {
-    case Arch::Wormhole: return kWormholeTraits;
-    case Arch::Blackhole: return kBlackholeTraits;
+    case Arch::Wormhole:
+      return kWormholeTraits;
+    case Arch::Blackhole:
+      return kBlackholeTraits;
   }
   return kWormholeTraits;  // unreachable: every enumerator is handled above
 }

@@ -43,7 +43,6 @@ std::int64_t default_link_rate_bytes_per_s(Arch a, Arch b);
 std::int64_t default_link_latency_ps(Arch a, Arch b);
 
 // For error messages: the spellings parse_arch accepts.
-inline constexpr std::string_view kArchSpellings =
-    "wormhole_b0, Wormhole, wh, blackhole or bh";
+inline constexpr std::string_view kArchSpellings = "wormhole_b0, Wormhole, wh, blackhole or bh";
 
 }  // namespace cclmesh::topo

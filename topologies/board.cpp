@@ -4,13 +4,20 @@ namespace cclmesh::topo {
 
 std::string_view board_type_name(BoardType board) {
   switch (board) {
-    case BoardType::Unknown: return "unknown";
-    case BoardType::N150: return "n150";
-    case BoardType::N300: return "n300";
-    case BoardType::P100: return "p100";
-    case BoardType::P150: return "p150";
-    case BoardType::P300: return "p300";
-    case BoardType::Galaxy: return "galaxy";
+    case BoardType::Unknown:
+      return "unknown";
+    case BoardType::N150:
+      return "n150";
+    case BoardType::N300:
+      return "n300";
+    case BoardType::P100:
+      return "p100";
+    case BoardType::P150:
+      return "p150";
+    case BoardType::P300:
+      return "p300";
+    case BoardType::Galaxy:
+      return "galaxy";
   }
   return "unknown";  // unreachable: every enumerator is handled above
 }

@@ -35,7 +35,7 @@ Chip make_chip(ChipId id, Arch arch, BoardType board, std::uint64_t board_id,
 
 // Chips 0..rows*cols-1 in row-major order on one Galaxy board, wired by the grid rule.
 std::pair<std::vector<Chip>, std::vector<EthLink>> galaxy_mesh(Arch arch, bool host_attached,
-                                                                std::int32_t links_per_neighbour) {
+                                                               std::int32_t links_per_neighbour) {
   const MeshShape shape = MeshShape::mesh(4, 8);
   std::vector<ChipId> ids(static_cast<std::size_t>(shape.chip_count()));
   std::iota(ids.begin(), ids.end(), 0);
@@ -51,19 +51,19 @@ std::pair<std::vector<Chip>, std::vector<EthLink>> galaxy_mesh(Arch arch, bool h
 }  // namespace
 
 Topology build_n150() {
-  return Topology("n150",
-                  {make_chip(0, Arch::Wormhole, BoardType::N150, 0, 0, MeshCoord{0, 0, 0},
-                             kOneRowHarvested)},
-                  {}, MeshShape::mesh(1, 1));
+  return Topology(
+      "n150",
+      {make_chip(0, Arch::Wormhole, BoardType::N150, 0, 0, MeshCoord{0, 0, 0}, kOneRowHarvested)},
+      {}, MeshShape::mesh(1, 1));
 }
 
 Topology build_n300() {
-  return Topology("n300",
-                  {make_chip(0, Arch::Wormhole, BoardType::N300, 0, 0, MeshCoord{0, 0, 0},
-                             kTwoRowsHarvested),
-                   make_chip(1, Arch::Wormhole, BoardType::N300, 0, std::nullopt,
-                             MeshCoord{0, 1, 0}, kTwoRowsHarvested)},
-                  {wormhole_link(0, 8, 1, 0), wormhole_link(0, 9, 1, 1)}, MeshShape::mesh(1, 2));
+  return Topology(
+      "n300",
+      {make_chip(0, Arch::Wormhole, BoardType::N300, 0, 0, MeshCoord{0, 0, 0}, kTwoRowsHarvested),
+       make_chip(1, Arch::Wormhole, BoardType::N300, 0, std::nullopt, MeshCoord{0, 1, 0},
+                 kTwoRowsHarvested)},
+      {wormhole_link(0, 8, 1, 0), wormhole_link(0, 9, 1, 1)}, MeshShape::mesh(1, 2));
 }
 
 Topology build_t3k() {
@@ -93,8 +93,8 @@ Topology build_t3k() {
   }
   std::vector<EthLink> links;
   // Inside each n300 card (L <-> R): 8, 9 <-> 0, 1.
-  for (const auto& [l, r] : std::array<std::pair<ChipId, ChipId>, 4>{{{0, 4}, {1, 5}, {2, 6},
-                                                                     {3, 7}}}) {
+  for (const auto& [l, r] :
+       std::array<std::pair<ChipId, ChipId>, 4>{{{0, 4}, {1, 5}, {2, 6}, {3, 7}}}) {
     links.push_back(wormhole_link(l, 8, r, 0));
     links.push_back(wormhole_link(l, 9, r, 1));
   }
@@ -150,13 +150,12 @@ Topology build_p300() {
   // REFERENCE: we use the grid rule (E block of chip 0 to W block of chip 1) with the 2 links
   // per direction Blackhole CCLs use, and attach both chips.
   const MeshShape shape = MeshShape::mesh(1, 2);
-  std::vector<Chip> chips{
-      make_chip(0, Arch::Blackhole, BoardType::P300, 0, 0, MeshCoord{0, 0, 0}),
-      make_chip(1, Arch::Blackhole, BoardType::P300, 0, 1, MeshCoord{0, 1, 0})};
-  return Topology("p300", std::move(chips),
-                  detail::wire_grid(shape, {0, 1}, Arch::Blackhole,
-                                    kBlackholeTraits.links_per_direction),
-                  shape);
+  std::vector<Chip> chips{make_chip(0, Arch::Blackhole, BoardType::P300, 0, 0, MeshCoord{0, 0, 0}),
+                          make_chip(1, Arch::Blackhole, BoardType::P300, 0, 1, MeshCoord{0, 1, 0})};
+  return Topology(
+      "p300", std::move(chips),
+      detail::wire_grid(shape, {0, 1}, Arch::Blackhole, kBlackholeTraits.links_per_direction),
+      shape);
 }
 
 Topology build_bh_galaxy() {
@@ -165,7 +164,7 @@ Topology build_bh_galaxy() {
 }
 
 const std::vector<std::string>& builtin_system_names() {
-  static const std::vector<std::string> kNames{"n150", "n300", "t3k",  "tg",
+  static const std::vector<std::string> kNames{"n150",   "n300", "t3k",  "tg",
                                                "galaxy", "p150", "p300", "bh_galaxy"};
   return kNames;
 }

@@ -1,11 +1,11 @@
 #include "topologies/cluster_descriptor.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "topologies/detail/yaml_reader.hpp"
 #include "topologies/errors.hpp"
@@ -144,8 +144,8 @@ class ClusterDescriptorReader {
     }
   }
 
-  void add_link(const YAML::Node& item, const std::string& entry, std::size_t index,
-                EthEndpoint a, EthEndpoint b) {
+  void add_link(const YAML::Node& item, const std::string& entry, std::size_t index, EthEndpoint a,
+                EthEndpoint b) {
     const auto at_a = peer_.find(a);
     const auto at_b = peer_.find(b);
     if (at_a != peer_.end() && at_a->second.peer == b && at_b != peer_.end() &&
@@ -207,9 +207,8 @@ class ClusterDescriptorReader {
       const auto mask = [&](const char* key) -> std::uint32_t {
         const YAML::Node value = item.second[key];
         if (!value.IsDefined()) return 0;
-        return static_cast<std::uint32_t>(
-            yaml_.to_int(value, fmt::format("{}.{}", entry, key), 0,
-                         std::numeric_limits<std::uint32_t>::max()));
+        return static_cast<std::uint32_t>(yaml_.to_int(value, fmt::format("{}.{}", entry, key), 0,
+                                                       std::numeric_limits<std::uint32_t>::max()));
       };
       chip.harvesting.tensix_mask = mask("harvest_mask");
       chip.harvesting.dram_mask = mask("dram_harvesting_mask");

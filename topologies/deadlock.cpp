@@ -1,11 +1,11 @@
 #include "topologies/deadlock.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/graph/depth_first_search.hpp>
 #include <limits>
 #include <set>
-
-#include <boost/graph/depth_first_search.hpp>
-#include <fmt/format.h>
 
 #include "topologies/errors.hpp"
 
@@ -51,9 +51,9 @@ ChannelDependencyGraph::ChannelDependencyGraph(std::span<const Route> routes) {
     for (std::size_t i = 0; i < route.hops.size(); ++i) {
       channels.insert(key_of(route.hops[i]));
       if (i == 0) continue;
-      CCLMESH_TOPO_CHECK(route.hops[i - 1].to == route.hops[i].from,
-                         fmt::format("route {}->{} is contiguous at hop {}", route.source,
-                                     route.destination, i));
+      CCLMESH_TOPO_CHECK(
+          route.hops[i - 1].to == route.hops[i].from,
+          fmt::format("route {}->{} is contiguous at hop {}", route.source, route.destination, i));
       dependencies.emplace(key_of(route.hops[i - 1]), key_of(route.hops[i]));
     }
   }
@@ -62,8 +62,8 @@ ChannelDependencyGraph::ChannelDependencyGraph(std::span<const Route> routes) {
   // GCC 12's -Wmaybe-uninitialized inside Boost.
   for (std::size_t i = 0; i < channels_.size(); ++i) boost::add_vertex(graph_);
   const auto index = [this](const ChannelKey& key) {
-    return static_cast<Vertex>(
-        std::lower_bound(channels_.begin(), channels_.end(), key) - channels_.begin());
+    return static_cast<Vertex>(std::lower_bound(channels_.begin(), channels_.end(), key) -
+                               channels_.begin());
   };
   for (const auto& [from, to] : dependencies) boost::add_edge(index(from), index(to), graph_);
 }

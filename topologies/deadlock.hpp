@@ -5,6 +5,7 @@
 // otherwise the cycle found is where buffers can fill up and wait on each other for ever
 // (REFERENCE 6.7, 11.1).
 
+#include <boost/graph/adjacency_list.hpp>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +13,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "topologies/routing.hpp"
 

@@ -1,11 +1,13 @@
 #include "topologies/embedding.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/graph/biconnected_components.hpp>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "topologies/detail/hamiltonian.hpp"
 #include "topologies/detail/mesh_walks.hpp"
@@ -42,22 +44,24 @@ ChipSet make_chip_set(const Topology& topology, std::span<const ChipId> chips,
                                  topology.name(), num_links));
   }
   if (chips.empty()) {
-    throw InputError(fmt::format("topology '{}': empty chip set; expected at least one chip",
-                                 topology.name()));
+    throw InputError(
+        fmt::format("topology '{}': empty chip set; expected at least one chip", topology.name()));
   }
   ChipSet set;
   set.ids.assign(chips.begin(), chips.end());
   std::sort(set.ids.begin(), set.ids.end());
   for (std::size_t i = 0; i < set.ids.size(); ++i) {
     if (!topology.has_chip(set.ids[i])) {
-      throw InputError(fmt::format("topology '{}': chip {} does not exist; expected one of its "
-                                   "chips",
-                                   topology.name(), set.ids[i]));
+      throw InputError(
+          fmt::format("topology '{}': chip {} does not exist; expected one of its "
+                      "chips",
+                      topology.name(), set.ids[i]));
     }
     if (!set.local.emplace(set.ids[i], i).second) {
-      throw InputError(fmt::format("topology '{}': chip {} is listed twice; expected each chip "
-                                   "once",
-                                   topology.name(), set.ids[i]));
+      throw InputError(
+          fmt::format("topology '{}': chip {} is listed twice; expected each chip "
+                      "once",
+                      topology.name(), set.ids[i]));
     }
   }
   return set;
@@ -163,6 +167,40 @@ std::vector<std::vector<std::size_t>> components(const LocalAdjacency& adjacency
   return result;
 }
 
+// A ring enters and leaves every chip once, so it cannot pass a chip whose removal splits the
+// others (an articulation point): it would have to go through it twice.
+std::optional<std::string> articulation_reason(const LocalAdjacency& adjacency,
+                                               const ChipSet& set) {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+  Graph graph(adjacency.size());
+  for (std::size_t v = 0; v < adjacency.size(); ++v) {
+    for (const auto w : adjacency[v]) {
+      if (v < w) boost::add_edge(v, w, graph);
+    }
+  }
+  std::vector<std::size_t> points;
+  boost::articulation_points(graph, std::back_inserter(points));
+  if (points.empty()) return std::nullopt;
+  const auto cut = *std::min_element(points.begin(), points.end());
+  // The smallest group the cut chip separates from the rest, to name it.
+  LocalAdjacency without_cut = adjacency;
+  without_cut[cut].clear();
+  for (auto& neighbours : without_cut) {
+    neighbours.erase(std::remove(neighbours.begin(), neighbours.end(), cut), neighbours.end());
+  }
+  auto parts = components(without_cut);
+  parts.erase(
+      std::remove_if(parts.begin(), parts.end(),
+                     [cut](const auto& part) { return part.size() == 1 && part[0] == cut; }),
+      parts.end());
+  const auto smallest = std::min_element(
+      parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  return fmt::format(
+      "chip {} is the only connection between chips {} and the others; a ring "
+      "would pass through it twice",
+      set.ids[cut], chip_list_to_string(to_chips(set, *smallest)));
+}
+
 // Why no line / ring can exist, from cheap structural facts; nullopt when none applies.
 std::optional<std::string> structural_reason(const LocalAdjacency& adjacency, const ChipSet& set,
                                              EmbeddingKind kind) {
@@ -189,7 +227,8 @@ std::optional<std::string> structural_reason(const LocalAdjacency& adjacency, co
     std::size_t previous = n;
     while (walk.size() < n) {
       const auto v = walk.back();
-      const auto next = adjacency[v].front() != previous ? adjacency[v].front() : adjacency[v].back();
+      const auto next =
+          adjacency[v].front() != previous ? adjacency[v].front() : adjacency[v].back();
       previous = v;
       walk.push_back(next);
     }
@@ -203,9 +242,13 @@ std::optional<std::string> structural_reason(const LocalAdjacency& adjacency, co
                        set.ids[v], set.ids[adjacency[v].front()]);
   }
   if (kind == EmbeddingKind::Line && ends.size() > 2) {
-    return fmt::format("chips {} each have a single neighbour among the chips; a line has only "
-                       "two ends",
-                       chip_list_to_string(to_chips(set, ends)));
+    return fmt::format(
+        "chips {} each have a single neighbour among the chips; a line has only "
+        "two ends",
+        chip_list_to_string(to_chips(set, ends)));
+  }
+  if (kind == EmbeddingKind::Ring) {
+    if (auto why = articulation_reason(adjacency, set)) return why;
   }
   // Two-colouring: a ring alternates sides, so it needs equal sides; a line, sides within one.
   std::vector<int> side(n, -1);
@@ -224,12 +267,14 @@ std::optional<std::string> structural_reason(const LocalAdjacency& adjacency, co
   }
   const auto first_side = static_cast<std::size_t>(std::count(side.begin(), side.end(), 0));
   const auto other_side = n - first_side;
-  const auto imbalance = first_side > other_side ? first_side - other_side : other_side - first_side;
+  const auto imbalance =
+      first_side > other_side ? first_side - other_side : other_side - first_side;
   if ((kind == EmbeddingKind::Ring && imbalance != 0) || imbalance > 1) {
-    return fmt::format("the chips split into two sides of {} and {} with links only between the "
-                       "sides (as in a grid), and a {} alternates sides, so it needs {}",
-                       first_side, other_side, kind_name(kind),
-                       kind == EmbeddingKind::Ring ? "equal sides" : "sides within one chip");
+    return fmt::format(
+        "the chips split into two sides of {} and {} with links only between the "
+        "sides (as in a grid), and a {} alternates sides, so it needs {}",
+        first_side, other_side, kind_name(kind),
+        kind == EmbeddingKind::Ring ? "equal sides" : "sides within one chip");
   }
   return std::nullopt;
 }
@@ -267,18 +312,16 @@ Embedding find_embedding(const Topology& topology, std::span<const ChipId> chips
                          EmbeddingKind kind, std::int32_t num_links) {
   const ChipSet set = make_chip_set(topology, chips, num_links);
   const auto fail = [&](const std::string& why) -> Embedding {
-    throw EmbeddingError(fmt::format("topology '{}': no {} through chips {}{}: {}",
-                                     topology.name(), kind_name(kind),
-                                     chip_list_to_string(set.ids),
-                                     num_links > 1 ? fmt::format(" with {} links per hop",
-                                                                 num_links)
-                                                   : "",
-                                     why));
+    throw EmbeddingError(
+        fmt::format("topology '{}': no {} through chips {}{}: {}", topology.name(), kind_name(kind),
+                    chip_list_to_string(set.ids),
+                    num_links > 1 ? fmt::format(" with {} links per hop", num_links) : "", why));
   };
   if (kind == EmbeddingKind::Ring && set.ids.size() < 3) {
-    return fail(fmt::format("a ring needs at least 3 chips, got {} (a 2-chip ring does not work, "
-                            "tt-metal issue #12770); use a line",
-                            set.ids.size()));
+    return fail(
+        fmt::format("a ring needs at least 3 chips, got {} (a 2-chip ring does not work, "
+                    "tt-metal issue #12770); use a line",
+                    set.ids.size()));
   }
   if (auto order = structured_order(topology, set, kind);
       order && hops_exist(topology, *order, kind, num_links)) {
@@ -290,8 +333,8 @@ Embedding find_embedding(const Topology& topology, std::span<const ChipId> chips
       num_links == 1 ? any_links : local_adjacency(topology, set, num_links);
   if (num_links > 1) {
     if (auto why = structural_reason(enough_links, set, kind)) {
-      return fail(fmt::format("using only neighbour edges with at least {} links, {}", num_links,
-                              *why));
+      return fail(
+          fmt::format("using only neighbour edges with at least {} links, {}", num_links, *why));
     }
   }
   const auto budget = search_budget(set.ids.size());
@@ -304,9 +347,10 @@ Embedding find_embedding(const Topology& topology, std::span<const ChipId> chips
     return make_embedding(topology, to_chips(set, result.order), kind, num_links);
   }
   if (result.outcome == SearchOutcome::GaveUp) {
-    return fail(fmt::format("none found within the search budget of {} steps (the chips may "
-                            "still have one)",
-                            budget));
+    return fail(
+        fmt::format("none found within the search budget of {} steps (the chips may "
+                    "still have one)",
+                    budget));
   }
   if (num_links > 1) {
     const auto relaxed = search(any_links);
@@ -317,11 +361,11 @@ Embedding find_embedding(const Topology& topology, std::span<const ChipId> chips
         const ChipId b = order[(i + 1) % order.size()];
         const auto links = topology.links_between(a, b);
         if (links < static_cast<std::size_t>(num_links)) {
-          return fail(fmt::format("the {} {} has hop {}->{} with only {} link{}, and no {} uses "
-                                  "only hops with at least {}",
-                                  kind_name(kind),
-                                  chip_list_to_string(order), a, b, links, links == 1 ? "" : "s",
-                                  kind_name(kind), num_links));
+          return fail(
+              fmt::format("the {} {} has hop {}->{} with only {} link{}, and no {} uses "
+                          "only hops with at least {}",
+                          kind_name(kind), chip_list_to_string(order), a, b, links,
+                          links == 1 ? "" : "s", kind_name(kind), num_links));
         }
       }
     }

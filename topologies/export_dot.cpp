@@ -1,9 +1,9 @@
 #include "topologies/export_dot.hpp"
 
-#include <sstream>
+#include <fmt/format.h>
 
 #include <boost/graph/graphviz.hpp>
-#include <fmt/format.h>
+#include <sstream>
 
 namespace cclmesh::topo {
 namespace {
@@ -20,8 +20,8 @@ struct ChipWriter {
   const Topology* topology;
   void operator()(std::ostream& out, Vertex v) const {
     const Chip& chip = topology->chips()[v];
-    std::string label = fmt::format("{}\\n{} {}", chip.id, short_arch(chip.arch),
-                                    board_type_name(chip.board));
+    std::string label =
+        fmt::format("{}\\n{} {}", chip.id, short_arch(chip.arch), board_type_name(chip.board));
     if (chip.mmio()) label += "\\nMMIO";
     out << fmt::format("[label=\"{}\"", label);
     if (chip.mmio()) out << ", penwidth=2";

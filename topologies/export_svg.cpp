@@ -1,11 +1,11 @@
 #include "topologies/export_svg.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace cclmesh::topo {
 namespace {
@@ -31,11 +31,20 @@ std::string escape_xml(const std::string& text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -60,7 +69,8 @@ std::vector<Point> layout(const Topology& topology) {
   }
   if (!any_placed) {
     // No mesh: a circle, chips in id order.
-    const double radius = std::max(kCellPx, kCellPx * static_cast<double>(n) / (2 * std::numbers::pi));
+    const double radius =
+        std::max(kCellPx, kCellPx * static_cast<double>(n) / (2 * std::numbers::pi));
     for (std::size_t i = 0; i < n; ++i) {
       const double angle = 2 * std::numbers::pi * static_cast<double>(i) / static_cast<double>(n) -
                            std::numbers::pi / 2;
@@ -81,8 +91,7 @@ std::vector<Point> layout(const Topology& topology) {
       sum += at[j].x;
       ++count;
     }
-    at[i] = Point{count > 0 ? sum / count : static_cast<double>(extras.size()) * kCellPx,
-                  -kCellPx};
+    at[i] = Point{count > 0 ? sum / count : static_cast<double>(extras.size()) * kCellPx, -kCellPx};
     extras.push_back(i);
   }
   std::stable_sort(extras.begin(), extras.end(),
@@ -196,8 +205,8 @@ std::string to_svg(const Topology& topology) {
         p.x - kChipWidthPx / 2, p.y - kChipHeightPx / 2, kChipWidthPx, kChipHeightPx,
         wormhole ? "#dce8f7" : "#e2e2e2", chip.mmio() ? 3 : 1);
     svg += fmt::format(
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
-        p.x, p.y - 2, chip.id);
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n", p.x,
+        p.y - 2, chip.id);
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{}{}{}</text>"
         "</g>\n",

@@ -1,13 +1,13 @@
 #include "topologies/faults.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "topologies/errors.hpp"
 
@@ -66,17 +66,19 @@ Topology without_link(const Topology& topology, EthEndpoint port) {
 Topology without_edge(const Topology& topology, ChipId a, ChipId b) {
   const auto edge = topology.edge_between(a, b);
   if (!edge) {
-    throw InputError(fmt::format("topology '{}': chips {} and {} are not neighbours; expected "
-                                 "two linked chips",
-                                 topology.name(), a, b));
+    throw InputError(
+        fmt::format("topology '{}': chips {} and {} are not neighbours; expected "
+                    "two linked chips",
+                    topology.name(), a, b));
   }
   std::vector<EthLink> links;
   for (const EthLink& link : topology.links()) {
-    const bool on_edge = (link.a.chip == a && link.b.chip == b) || (link.a.chip == b && link.b.chip == a);
+    const bool on_edge =
+        (link.a.chip == a && link.b.chip == b) || (link.a.chip == b && link.b.chip == a);
     if (!on_edge) links.push_back(link);
   }
-  return Topology(fmt::format("{} without edge {}-{}", topology.name(), a, b),
-                  copy_chips(topology), std::move(links), topology.mesh_shape());
+  return Topology(fmt::format("{} without edge {}-{}", topology.name(), a, b), copy_chips(topology),
+                  std::move(links), topology.mesh_shape());
 }
 
 Topology without_chip(const Topology& topology, ChipId chip) {
@@ -95,22 +97,24 @@ Topology without_chip(const Topology& topology, ChipId chip) {
 
 Topology with_link_rate_scaled(const Topology& topology, EthEndpoint port, double factor) {
   if (!std::isfinite(factor) || factor <= 0.0) {
-    throw InputError(fmt::format("topology '{}': rate factor {} for link {}; expected a finite "
-                                 "number > 0",
-                                 topology.name(), factor, to_string(port)));
+    throw InputError(
+        fmt::format("topology '{}': rate factor {} for link {}; expected a finite "
+                    "number > 0",
+                    topology.name(), factor, to_string(port)));
   }
   const auto index = require_link(topology, port);
   auto links = copy_links(topology);
   const double scaled = std::round(static_cast<double>(links[index].rate_bytes_per_s) * factor);
   if (scaled > 9.0e18) {
-    throw InputError(fmt::format("topology '{}': rate factor {} for link {} overflows; expected a "
-                                 "smaller factor",
-                                 topology.name(), factor, to_string(port)));
+    throw InputError(
+        fmt::format("topology '{}': rate factor {} for link {} overflows; expected a "
+                    "smaller factor",
+                    topology.name(), factor, to_string(port)));
   }
   links[index].rate_bytes_per_s = std::max<std::int64_t>(1, static_cast<std::int64_t>(scaled));
-  return Topology(fmt::format("{} with link {} at {}x rate", topology.name(), to_string(port),
-                              factor),
-                  copy_chips(topology), std::move(links), topology.mesh_shape());
+  return Topology(
+      fmt::format("{} with link {} at {}x rate", topology.name(), to_string(port), factor),
+      copy_chips(topology), std::move(links), topology.mesh_shape());
 }
 
 Topology apply_fault(const Topology& topology, std::string_view spec) {

@@ -22,9 +22,7 @@ struct SameMultiplicity {
 struct SameArch {
   const Topology* a;
   const Topology* b;
-  bool operator()(Vertex va, Vertex vb) const {
-    return a->chips()[va].arch == b->chips()[vb].arch;
-  }
+  bool operator()(Vertex va, Vertex vb) const { return a->chips()[va].arch == b->chips()[vb].arch; }
 };
 
 // Keeps the first mapping VF2 finds and stops the search.
@@ -52,9 +50,9 @@ std::optional<std::unordered_map<ChipId, ChipId>> find_isomorphism(const Topolog
   std::unordered_map<ChipId, ChipId> mapping;
   if (a.chip_count() == 0) return mapping;
   const bool found = boost::vf2_graph_iso(
-      a.graph(), b.graph(), FirstMapping{&a, &b, &mapping}, boost::get(boost::vertex_index, a.graph()),
-      boost::get(boost::vertex_index, b.graph()), boost::vertex_order_by_mult(a.graph()),
-      SameMultiplicity{&a, &b}, SameArch{&a, &b});
+      a.graph(), b.graph(), FirstMapping{&a, &b, &mapping},
+      boost::get(boost::vertex_index, a.graph()), boost::get(boost::vertex_index, b.graph()),
+      boost::vertex_order_by_mult(a.graph()), SameMultiplicity{&a, &b}, SameArch{&a, &b});
   if (!found) return std::nullopt;
   return mapping;
 }

@@ -1,12 +1,12 @@
 #include "topologies/mesh_inference.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <boost/graph/connected_components.hpp>
 #include <cmath>
 #include <vector>
-
-#include <boost/graph/connected_components.hpp>
-#include <fmt/format.h>
 
 #include "topologies/errors.hpp"
 
@@ -32,8 +32,7 @@ std::vector<std::int64_t> grid_neighbours(const MeshShape& shape, std::int64_t p
         c = (c + extent) % extent;
       }
       const auto index = shape.linear_index(there);
-      if (index != position &&
-          std::find(result.begin(), result.end(), index) == result.end()) {
+      if (index != position && std::find(result.begin(), result.end(), index) == result.end()) {
         result.push_back(index);
       }
     }
@@ -57,7 +56,8 @@ class PlacementSearch {
       grid_degree_[p] = all.size();
       grid_edges += all.size();
       for (const auto q : all) {
-        if (static_cast<std::size_t>(q) < p) back_neighbours_[p].push_back(static_cast<std::size_t>(q));
+        if (static_cast<std::size_t>(q) < p)
+          back_neighbours_[p].push_back(static_cast<std::size_t>(q));
       }
     }
     if (exact_ && grid_edges / 2 != topology_.edges().size()) return std::nullopt;
@@ -170,8 +170,7 @@ std::optional<std::unordered_map<ChipId, MeshCoord>> find_mesh_placement(const T
   if (!placed) return std::nullopt;
   std::unordered_map<ChipId, MeshCoord> coords;
   for (std::size_t p = 0; p < placed->size(); ++p) {
-    coords.emplace(topology.chips()[(*placed)[p]].id,
-                   shape.coord_at(static_cast<std::int64_t>(p)));
+    coords.emplace(topology.chips()[(*placed)[p]].id, shape.coord_at(static_cast<std::int64_t>(p)));
   }
   return coords;
 }

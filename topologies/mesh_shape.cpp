@@ -12,26 +12,27 @@ MeshShape::MeshShape(std::span<const std::int32_t> extents, std::span<const bool
                                  extents.size(), kMaxMeshRank));
   }
   if (!wraps.empty() && wraps.size() != extents.size()) {
-    throw InputError(fmt::format("mesh shape: {} wrap flags for {} dimensions; expected one per "
-                                 "dimension",
-                                 wraps.size(), extents.size()));
+    throw InputError(
+        fmt::format("mesh shape: {} wrap flags for {} dimensions; expected one per "
+                    "dimension",
+                    wraps.size(), extents.size()));
   }
   rank_ = static_cast<int>(extents.size());
   std::int64_t count = 1;
   for (int d = 0; d < rank_; ++d) {
     const std::int32_t extent = extents[static_cast<std::size_t>(d)];
     if (extent < 1) {
-      throw InputError(fmt::format("mesh shape: dimension {} has extent {}; expected >= 1", d,
-                                   extent));
+      throw InputError(
+          fmt::format("mesh shape: dimension {} has extent {}; expected >= 1", d, extent));
     }
     count *= extent;
     if (count > kMaxMeshChips) {
-      throw InputError(fmt::format("mesh shape: more than {} chips; expected at most that many",
-                                   kMaxMeshChips));
+      throw InputError(
+          fmt::format("mesh shape: more than {} chips; expected at most that many", kMaxMeshChips));
     }
     extents_[static_cast<std::size_t>(d)] = extent;
-    wraps_[static_cast<std::size_t>(d)] = !wraps.empty() && wraps[static_cast<std::size_t>(d)] &&
-                                          extent > 2;
+    wraps_[static_cast<std::size_t>(d)] =
+        !wraps.empty() && wraps[static_cast<std::size_t>(d)] && extent > 2;
   }
 }
 

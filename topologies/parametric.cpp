@@ -1,12 +1,12 @@
 #include "topologies/parametric.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <numeric>
 #include <span>
-
-#include <fmt/format.h>
 
 #include "topologies/detail/grid_wiring.hpp"
 #include "topologies/errors.hpp"

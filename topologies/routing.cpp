@@ -1,11 +1,11 @@
 #include "topologies/routing.hpp"
 
-#include <algorithm>
-#include <limits>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/connected_components.hpp>
-#include <fmt/format.h>
+#include <limits>
 
 #include "topologies/errors.hpp"
 
@@ -91,9 +91,10 @@ std::vector<ChipId> shortest_path(const Topology& topology, ChipId from, ChipId 
   std::vector<std::size_t> parents;
   const auto distance = bfs(topology, source, &parents);
   if (distance[target] < 0) {
-    throw EmbeddingError(fmt::format("topology '{}': no path from chip {} to chip {}: they are "
-                                     "not connected",
-                                     topology.name(), from, to));
+    throw EmbeddingError(
+        fmt::format("topology '{}': no path from chip {} to chip {}: they are "
+                    "not connected",
+                    topology.name(), from, to));
   }
   std::vector<ChipId> path;
   for (auto v = target; v != source; v = parents[v]) path.push_back(topology.chips()[v].id);
@@ -110,16 +111,18 @@ Route dimension_order_route(const Topology& topology, ChipId from, ChipId to,
                             const DimensionOrderOptions& options) {
   const auto& shape = topology.mesh_shape();
   if (!shape) {
-    throw InputError(fmt::format("topology '{}' has no mesh shape; dimension-order routing needs "
-                                 "one",
-                                 topology.name()));
+    throw InputError(
+        fmt::format("topology '{}' has no mesh shape; dimension-order routing needs "
+                    "one",
+                    topology.name()));
   }
   const auto coord_of = [&](ChipId id) {
     const auto& coord = topology.chip(id).mesh_coord;
     if (!coord) {
-      throw InputError(fmt::format("topology '{}': chip {} has no mesh coordinate; "
-                                   "dimension-order routing needs one",
-                                   topology.name(), id));
+      throw InputError(
+          fmt::format("topology '{}': chip {} has no mesh coordinate; "
+                      "dimension-order routing needs one",
+                      topology.name(), id));
     }
     return *coord;
   };
@@ -129,8 +132,8 @@ Route dimension_order_route(const Topology& topology, ChipId from, ChipId to,
   ChipId current = from;
   for (const int dim : options.order) {
     if (dim < 0 || dim >= kMaxMeshRank) {
-      throw InputError(fmt::format("dimension order names dimension {}; expected 0..{}", dim,
-                                   kMaxMeshRank - 1));
+      throw InputError(
+          fmt::format("dimension order names dimension {}; expected 0..{}", dim, kMaxMeshRank - 1));
     }
     const auto d = static_cast<std::size_t>(dim);
     const auto extent = shape->extent(dim);
@@ -159,22 +162,23 @@ Route dimension_order_route(const Topology& topology, ChipId from, ChipId to,
       current = *chip;
     }
   }
-  CCLMESH_TOPO_CHECK(current == to, fmt::format("dimension-order route {}->{} ends at {}", from,
-                                                to, current));
+  CCLMESH_TOPO_CHECK(current == to,
+                     fmt::format("dimension-order route {}->{} ends at {}", from, to, current));
   return route;
 }
 
 Route ring_route(const Embedding& ring, std::size_t from_position, std::size_t hop_count,
                  RingDirection direction, std::int32_t plane) {
   const std::size_t n = ring.chips.size();
-  CCLMESH_TOPO_CHECK(ring.kind == EmbeddingKind::Ring && from_position < n,
-                     fmt::format("ring route from position {} of a {}-chip ring", from_position, n));
+  CCLMESH_TOPO_CHECK(
+      ring.kind == EmbeddingKind::Ring && from_position < n,
+      fmt::format("ring route from position {} of a {}-chip ring", from_position, n));
   Route route;
   route.source = ring.chips[from_position];
   std::size_t position = from_position;
   for (std::size_t h = 0; h < hop_count; ++h) {
-    const std::size_t next = direction == RingDirection::Forward ? (position + 1) % n
-                                                                 : (position + n - 1) % n;
+    const std::size_t next =
+        direction == RingDirection::Forward ? (position + 1) % n : (position + n - 1) % n;
     route.hops.push_back(RouteHop{ring.chips[position], ring.chips[next], plane, 0});
     position = next;
   }

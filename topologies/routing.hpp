@@ -17,7 +17,7 @@ namespace cclmesh::topo {
 struct RouteHop {
   ChipId from = 0;
   ChipId to = 0;
-  std::int32_t plane = 0;            // link index within the neighbour edge
+  std::int32_t plane = 0;  // link index within the neighbour edge
   std::int32_t virtual_channel = 0;
   bool operator==(const RouteHop&) const = default;
 };

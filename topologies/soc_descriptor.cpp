@@ -1,9 +1,9 @@
 #include "topologies/soc_descriptor.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "topologies/data_paths.hpp"
 #include "topologies/detail/yaml_reader.hpp"
@@ -24,9 +24,9 @@ class SocDescriptorReader {
     const std::string arch_text = yaml_.to_string(arch_node, "arch_name");
     const auto arch = parse_arch(arch_text);
     if (!arch) {
-      yaml_.fail(arch_node, "arch_name",
-                 fmt::format("unknown architecture '{}'; expected WORMHOLE_B0 or BLACKHOLE",
-                             arch_text));
+      yaml_.fail(
+          arch_node, "arch_name",
+          fmt::format("unknown architecture '{}'; expected WORMHOLE_B0 or BLACKHOLE", arch_text));
     }
     soc.arch = *arch;
 
@@ -38,8 +38,8 @@ class SocDescriptorReader {
     grid_x_ = soc.grid_x_size;
     grid_y_ = soc.grid_y_size;
 
-    soc.tensix = coords(yaml_.require(root, "functional_workers", "top level"),
-                        "functional_workers");
+    soc.tensix =
+        coords(yaml_.require(root, "functional_workers", "top level"), "functional_workers");
     soc.eth = coords(yaml_.require(root, "eth", "top level"), "eth");
     const YAML::Node dram = yaml_.require(root, "dram", "top level");
     yaml_.expect_sequence(dram, "dram");
@@ -103,9 +103,9 @@ class SocDescriptorReader {
     const YAML::Node list = yaml_.require(root, key, "top level");
     yaml_.expect_sequence(list, key);
     if (list.size() != static_cast<std::size_t>(extent)) {
-      yaml_.fail(list, key,
-                 fmt::format("{} entries; expected {}, one per grid coordinate", list.size(),
-                             extent));
+      yaml_.fail(
+          list, key,
+          fmt::format("{} entries; expected {}, one per grid coordinate", list.size(), extent));
     }
     std::vector<std::int32_t> result;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -128,9 +128,9 @@ class SocDescriptorReader {
 }  // namespace
 
 NocCoord SocDescriptor::to_noc1(NocCoord noc0) const {
-  CCLMESH_TOPO_CHECK(noc0.x >= 0 && noc0.x < grid_x_size && noc0.y >= 0 && noc0.y < grid_y_size,
-                     fmt::format("core {}-{} outside the {}x{} grid", noc0.x, noc0.y, grid_x_size,
-                                 grid_y_size));
+  CCLMESH_TOPO_CHECK(
+      noc0.x >= 0 && noc0.x < grid_x_size && noc0.y >= 0 && noc0.y < grid_y_size,
+      fmt::format("core {}-{} outside the {}x{} grid", noc0.x, noc0.y, grid_x_size, grid_y_size));
   return NocCoord{noc0_x_to_noc1_x[static_cast<std::size_t>(noc0.x)],
                   noc0_y_to_noc1_y[static_cast<std::size_t>(noc0.y)]};
 }

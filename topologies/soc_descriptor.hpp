@@ -24,14 +24,14 @@ struct SocDescriptor {
   std::int32_t grid_x_size = 0;
   std::int32_t grid_y_size = 0;
 
-  std::vector<NocCoord> tensix;                 // `functional_workers`, in file order
-  std::vector<NocCoord> eth;                    // in logical channel order (REFERENCE 1.4)
-  std::vector<std::vector<NocCoord>> dram;      // per channel, the endpoints that reach it
+  std::vector<NocCoord> tensix;             // `functional_workers`, in file order
+  std::vector<NocCoord> eth;                // in logical channel order (REFERENCE 1.4)
+  std::vector<std::vector<NocCoord>> dram;  // per channel, the endpoints that reach it
   std::vector<NocCoord> arc;
   std::vector<NocCoord> pcie;
   std::vector<NocCoord> router_only;
-  std::vector<NocCoord> security;               // Blackhole only
-  std::vector<NocCoord> l2cpu;                  // Blackhole only
+  std::vector<NocCoord> security;  // Blackhole only
+  std::vector<NocCoord> l2cpu;     // Blackhole only
 
   std::vector<std::int32_t> noc0_x_to_noc1_x;
   std::vector<std::int32_t> noc0_y_to_noc1_y;

@@ -1,12 +1,12 @@
 #include "topologies/summary.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -96,8 +96,8 @@ Bisection exact_bisection(const Topology& topology) {
     }
     best = std::min(best, count);
   }
-  return Bisection{best, fmt::format("exact minimum over all splits into {} and {} chips", half,
-                                     n - half)};
+  return Bisection{
+      best, fmt::format("exact minimum over all splits into {} and {} chips", half, n - half)};
 }
 
 }  // namespace
@@ -107,9 +107,8 @@ Bisection bisection_links(const Topology& topology) {
   if (n <= 1) return Bisection{0, "single chip"};
   if (const auto& shape = topology.mesh_shape()) return mesh_bisection(topology, *shape);
   if (n <= kMaxChipsExactBisection) return exact_bisection(topology);
-  return Bisection{std::nullopt,
-                   fmt::format("unknown: no mesh shape and more than {} chips",
-                               kMaxChipsExactBisection)};
+  return Bisection{std::nullopt, fmt::format("unknown: no mesh shape and more than {} chips",
+                                             kMaxChipsExactBisection)};
 }
 
 TopologySummary summarize(const Topology& topology) {
@@ -165,7 +164,8 @@ nlohmann::json to_json(const TopologySummary& summary) {
 
 std::string to_text(const TopologySummary& summary) {
   std::string archs;
-  for (const auto& arch : summary.archs) archs += fmt::format("{}{}", archs.empty() ? "" : ", ", arch);
+  for (const auto& arch : summary.archs)
+    archs += fmt::format("{}{}", archs.empty() ? "" : ", ", arch);
   std::string text;
   text += fmt::format("system     {}\n", summary.name);
   text += fmt::format("chips      {} ({} MMIO-attached), {}\n", summary.chips, summary.mmio_chips,
@@ -173,8 +173,9 @@ std::string to_text(const TopologySummary& summary) {
   text += fmt::format("links      {} in {} neighbour edges\n", summary.links, summary.edges);
   text += fmt::format("mesh       {}\n", summary.mesh_shape.value_or("none"));
   text += fmt::format("components {}\n", summary.components);
-  text += fmt::format("diameter   {}\n", summary.diameter ? fmt::format("{} hops", *summary.diameter)
-                                                          : std::string("- (disconnected)"));
+  text +=
+      fmt::format("diameter   {}\n", summary.diameter ? fmt::format("{} hops", *summary.diameter)
+                                                      : std::string("- (disconnected)"));
   text += fmt::format("bisection  {} ({})\n",
                       summary.bisection_links ? fmt::format("{} links", *summary.bisection_links)
                                               : std::string("-"),

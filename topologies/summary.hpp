@@ -9,11 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "topologies/topology.hpp"
 
@@ -31,8 +30,8 @@ struct TopologySummary {
   std::optional<std::int32_t> diameter;  // hops; nullopt when disconnected
   std::optional<std::size_t> bisection_links;
   std::string bisection_method;
-  bool ring = false;                     // a ring through all chips exists (1 link per hop)
-  std::string ring_detail;               // the ring found, or why there is none
+  bool ring = false;        // a ring through all chips exists (1 link per hop)
+  std::string ring_detail;  // the ring found, or why there is none
 };
 
 TopologySummary summarize(const Topology& topology);

@@ -1,8 +1,8 @@
 #include "topologies/system_loader.hpp"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/cluster_descriptor.hpp"

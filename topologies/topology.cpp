@@ -1,12 +1,12 @@
 #include "topologies/topology.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "topologies/errors.hpp"
 
@@ -60,8 +60,7 @@ void Topology::normalise_and_validate(Indexes& indexes) {
     throw InputError(fmt::format("topology '{}': {}", name_, problem));
   };
 
-  std::sort(chips_.begin(), chips_.end(),
-            [](const Chip& x, const Chip& y) { return x.id < y.id; });
+  std::sort(chips_.begin(), chips_.end(), [](const Chip& x, const Chip& y) { return x.id < y.id; });
   for (std::size_t i = 0; i < chips_.size(); ++i) {
     const Chip& chip = chips_[i];
     if (chip.id < 0) fail(fmt::format("chip id {} is negative; expected an id >= 0", chip.id));
@@ -74,8 +73,8 @@ void Topology::normalise_and_validate(Indexes& indexes) {
     }
     if (!chip.mesh_coord) continue;
     if (!mesh_shape_) {
-      fail(fmt::format("chip {} has a mesh coordinate but the topology has no mesh shape",
-                       chip.id));
+      fail(
+          fmt::format("chip {} has a mesh coordinate but the topology has no mesh shape", chip.id));
     }
     if (!mesh_shape_->contains(*chip.mesh_coord)) {
       fail(fmt::format("chip {}: mesh coordinate {} is outside the {} mesh", chip.id,
@@ -89,8 +88,8 @@ void Topology::normalise_and_validate(Indexes& indexes) {
 
   indexes.link_of_port.assign(chips_.size(), {});
   for (std::size_t i = 0; i < chips_.size(); ++i) {
-    indexes.link_of_port[i].assign(static_cast<std::size_t>(arch_traits(chips_[i].arch).eth_channel_count),
-                            kNoLink);
+    indexes.link_of_port[i].assign(
+        static_cast<std::size_t>(arch_traits(chips_[i].arch).eth_channel_count), kNoLink);
   }
   for (EthLink& link : links_) {
     if (std::tie(link.b.chip, link.b.channel) < std::tie(link.a.chip, link.a.channel)) {
@@ -131,11 +130,13 @@ void Topology::normalise_and_validate(Indexes& indexes) {
   });
   for (std::size_t l = 0; l < links_.size(); ++l) {
     for (const EthEndpoint& end : {links_[l].a, links_[l].b}) {
-      auto& slot = indexes.link_of_port[indexes.index_of_chip.at(end.chip)][static_cast<std::size_t>(end.channel)];
+      auto& slot = indexes.link_of_port[indexes.index_of_chip.at(end.chip)]
+                                       [static_cast<std::size_t>(end.channel)];
       if (slot != kNoLink) {
-        fail(fmt::format("channel {} is used by two links, {} and {}; expected one link per "
-                         "channel",
-                         to_string(end), link_to_string(links_[slot]), link_to_string(links_[l])));
+        fail(
+            fmt::format("channel {} is used by two links, {} and {}; expected one link per "
+                        "channel",
+                        to_string(end), link_to_string(links_[slot]), link_to_string(links_[l])));
       }
       slot = l;
     }
@@ -148,10 +149,10 @@ void Topology::normalise_and_validate(Indexes& indexes) {
     const auto index = mesh_shape_->linear_index(*chip.mesh_coord);
     const auto [at, inserted] = indexes.chip_of_mesh_index.emplace(index, chip.id);
     if (!inserted) {
-      fail(fmt::format("chips {} and {} share mesh coordinate {}; expected one chip per "
-                       "coordinate",
-                       at->second, chip.id,
-                       mesh_coord_to_string(*chip.mesh_coord, mesh_shape_->rank())));
+      fail(fmt::format(
+          "chips {} and {} share mesh coordinate {}; expected one chip per "
+          "coordinate",
+          at->second, chip.id, mesh_coord_to_string(*chip.mesh_coord, mesh_shape_->rank())));
     }
   }
 }

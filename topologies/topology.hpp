@@ -5,6 +5,7 @@
 // between existing chips on existing channels, no channel used twice, no chip linked to itself,
 // mesh coordinates inside the mesh shape and unique.
 
+#include <boost/graph/adjacency_list.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,8 +13,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "topologies/chip.hpp"
 #include "topologies/link.hpp"
@@ -26,9 +25,9 @@ class Topology {
   // Vertex i is chips()[i]; the edge property is the index into edges(). One graph edge per
   // neighbour edge, whatever its multiplicity. Each vertex lists its neighbours in ascending
   // chip id (edges are added in sorted order), which makes graph searches deterministic.
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
-                                      boost::no_property,
-                                      boost::property<boost::edge_index_t, std::size_t>>;
+  using Graph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                            boost::property<boost::edge_index_t, std::size_t>>;
 
   Topology();  // empty, named "empty"
 

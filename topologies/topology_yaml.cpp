@@ -1,11 +1,11 @@
 #include "topologies/topology_yaml.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <limits>
 #include <map>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "topologies/detail/yaml_reader.hpp"
 #include "topologies/errors.hpp"
@@ -100,8 +100,7 @@ class TopologyYamlReader {
     const YAML::Node root = yaml_.parse(text);
     yaml_.expect_keys(root, "top level", {"format", "version", "name", "mesh", "chips"});
     check_format(root);
-    const std::string name =
-        root["name"] ? yaml_.to_string(root["name"], "name") : default_name_;
+    const std::string name = root["name"] ? yaml_.to_string(root["name"], "name") : default_name_;
     read_mesh(root["mesh"]);
     const YAML::Node chips = yaml_.require(root, "chips", "top level");
     if (!chips.IsNull()) {
@@ -157,9 +156,9 @@ class TopologyYamlReader {
 
   void read_chip(const YAML::Node& node, std::size_t index) {
     const std::string entry = fmt::format("chips[{}]", index);
-    yaml_.expect_keys(node, entry,
-                      {"id", "arch", "board", "board_id", "pci_device", "mesh_coord",
-                       "harvesting", "eth"});
+    yaml_.expect_keys(
+        node, entry,
+        {"id", "arch", "board", "board_id", "pci_device", "mesh_coord", "harvesting", "eth"});
     Chip chip;
     const YAML::Node id = yaml_.require(node, "id", entry);
     chip.id = static_cast<ChipId>(yaml_.to_int(id, entry + ".id", 0, kMaxId));
@@ -188,7 +187,8 @@ class TopologyYamlReader {
       chip.board_id = yaml_.to_uint(board_id, entry + ".board_id");
     }
     if (const YAML::Node pci = node["pci_device"]) {
-      chip.pci_device = static_cast<std::int32_t>(yaml_.to_int(pci, entry + ".pci_device", 0, kMaxId));
+      chip.pci_device =
+          static_cast<std::int32_t>(yaml_.to_int(pci, entry + ".pci_device", 0, kMaxId));
     }
     if (const YAML::Node coord = node["mesh_coord"]) chip.mesh_coord = read_coord(coord, entry);
     if (const YAML::Node harvesting = node["harvesting"]) {
@@ -197,8 +197,8 @@ class TopologyYamlReader {
       const auto mask = [&](const char* key) -> std::uint32_t {
         const YAML::Node value = harvesting[key];
         if (!value) return 0;
-        return static_cast<std::uint32_t>(yaml_.to_int(
-            value, fmt::format("{}.{}", where, key), 0, std::numeric_limits<std::uint32_t>::max()));
+        return static_cast<std::uint32_t>(yaml_.to_int(value, fmt::format("{}.{}", where, key), 0,
+                                                       std::numeric_limits<std::uint32_t>::max()));
       };
       chip.harvesting = Harvesting{mask("tensix"), mask("dram"), mask("eth")};
     }
@@ -212,8 +212,8 @@ class TopologyYamlReader {
     yaml_.expect_sequence(node, where);
     if (node.size() != static_cast<std::size_t>(mesh_->rank())) {
       yaml_.fail(node, where,
-                 fmt::format("{} numbers; expected {} for the {} mesh", node.size(),
-                             mesh_->rank(), mesh_->to_string()));
+                 fmt::format("{} numbers; expected {} for the {} mesh", node.size(), mesh_->rank(),
+                             mesh_->to_string()));
     }
     MeshCoord coord{0, 0, 0};
     for (int d = 0; d < mesh_->rank(); ++d) {
@@ -228,13 +228,13 @@ class TopologyYamlReader {
     const auto channels = arch_traits(chip.arch).eth_channel_count;
     std::map<std::int32_t, bool> seen;
     for (const auto& item : eth) {
-      const auto channel = static_cast<std::int32_t>(yaml_.to_int(
-          item.first, fmt::format("{}.eth (chip {})", entry, chip.id), 0, kMaxId));
+      const auto channel = static_cast<std::int32_t>(
+          yaml_.to_int(item.first, fmt::format("{}.eth (chip {})", entry, chip.id), 0, kMaxId));
       const std::string where = fmt::format("{}.eth[{}]", entry, channel);
       if (channel >= channels) {
         yaml_.fail(item.first, where,
-                   fmt::format("channel {} does not exist on chip {} ({}); expected 0..{}",
-                               channel, chip.id, arch_name(chip.arch), channels - 1));
+                   fmt::format("channel {} does not exist on chip {} ({}); expected 0..{}", channel,
+                               chip.id, arch_name(chip.arch), channels - 1));
       }
       if (!seen.emplace(channel, true).second) {
         yaml_.fail(item.first, where,
@@ -242,7 +242,8 @@ class TopologyYamlReader {
                                "channel",
                                channel, chip.id));
       }
-      PortEntry port{EthEndpoint{chip.id, channel}, {}, std::nullopt, std::nullopt, item.second, where};
+      PortEntry port{
+          EthEndpoint{chip.id, channel}, {}, std::nullopt, std::nullopt, item.second, where};
       // Bound once: assigning to a yaml-cpp Node overwrites the node it refers to.
       const YAML::Node peer =
           item.second.IsMap() ? yaml_.require(item.second, "peer", where) : item.second;
@@ -256,8 +257,9 @@ class TopologyYamlReader {
         }
       }
       if (!peer.IsSequence() || peer.size() != 2) {
-        yaml_.fail(peer, where,
-                   fmt::format("got {}; expected [peer chip, peer channel]", detail::describe(peer)));
+        yaml_.fail(
+            peer, where,
+            fmt::format("got {}; expected [peer chip, peer channel]", detail::describe(peer)));
       }
       port.peer = EthEndpoint{static_cast<ChipId>(yaml_.to_int(peer[0], where, 0, kMaxId)),
                               static_cast<std::int32_t>(yaml_.to_int(peer[1], where, 0, kMaxId))};
@@ -301,11 +303,11 @@ class TopologyYamlReader {
     for (const auto& [self, port] : ports_) {
       const auto back = ports_.find(port.peer);
       if (back == ports_.end()) {
-        yaml_.fail(port.node, port.entry,
-                   fmt::format("asymmetric link: {} -> {}, but chip {} lists no eth {}; expected "
-                               "the link on both chips",
-                               to_string(self), to_string(port.peer), port.peer.chip,
-                               port.peer.channel));
+        yaml_.fail(
+            port.node, port.entry,
+            fmt::format("asymmetric link: {} -> {}, but chip {} lists no eth {}; expected "
+                        "the link on both chips",
+                        to_string(self), to_string(port.peer), port.peer.chip, port.peer.channel));
       }
       if (back->second.peer != self) {
         yaml_.fail(port.node, port.entry,
@@ -330,10 +332,10 @@ class TopologyYamlReader {
       if (!(self < port.peer)) continue;
       const Arch arch_a = chips_[index_of_chip_.at(self.chip)].arch;
       const Arch arch_b = chips_[index_of_chip_.at(port.peer.chip)].arch;
-      result.push_back(EthLink{
-          self, port.peer,
-          port.rate_bytes_per_s.value_or(default_link_rate_bytes_per_s(arch_a, arch_b)),
-          port.latency_ps.value_or(default_link_latency_ps(arch_a, arch_b))});
+      result.push_back(
+          EthLink{self, port.peer,
+                  port.rate_bytes_per_s.value_or(default_link_rate_bytes_per_s(arch_a, arch_b)),
+                  port.latency_ps.value_or(default_link_latency_ps(arch_a, arch_b))});
     }
     return result;
   }

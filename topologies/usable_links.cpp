@@ -7,9 +7,8 @@ namespace cclmesh::topo {
 
 std::int32_t dispatch_reserved_links(const Topology& topology) {
   const auto chips = topology.chips();
-  return std::any_of(chips.begin(), chips.end(), [](const Chip& chip) { return !chip.mmio(); })
-             ? 1
-             : 0;
+  return std::any_of(chips.begin(), chips.end(), [](const Chip& chip) { return !chip.mmio(); }) ? 1
+                                                                                                : 0;
 }
 
 std::int32_t usable_links(const Topology& topology, const Embedding& embedding) {

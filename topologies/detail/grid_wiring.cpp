@@ -1,8 +1,8 @@
 #include "topologies/detail/grid_wiring.hpp"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "topologies/errors.hpp"
 
@@ -15,8 +15,8 @@ struct Direction {
 };
 
 // Compass order: N, E, S, W, U, D.
-constexpr std::array<Direction, 6> kCompass{{{0, false}, {1, true}, {0, true}, {1, false},
-                                             {2, false}, {2, true}}};
+constexpr std::array<Direction, 6> kCompass{
+    {{0, false}, {1, true}, {0, true}, {1, false}, {2, false}, {2, true}}};
 
 }  // namespace
 
@@ -42,8 +42,8 @@ std::int32_t grid_channel(const MeshShape& shape, int dim, bool positive, std::i
     if (dir.dim == dim && dir.positive == positive) return block * links_per_neighbour + k;
     ++block;
   }
-  CCLMESH_TOPO_CHECK(false, fmt::format("no direction {}{} in {}", positive ? '+' : '-', dim,
-                                        shape.to_string()));
+  CCLMESH_TOPO_CHECK(
+      false, fmt::format("no direction {}{} in {}", positive ? '+' : '-', dim, shape.to_string()));
   return 0;
 }
 
@@ -80,10 +80,10 @@ std::vector<EthLink> wire_grid(const MeshShape& shape, const std::vector<ChipId>
       const ChipId from = chip_at_index[static_cast<std::size_t>(index)];
       const ChipId to = chip_at_index[static_cast<std::size_t>(shape.linear_index(next))];
       for (std::int32_t k = 0; k < links_per_neighbour; ++k) {
-        links.push_back(EthLink{
-            EthEndpoint{from, grid_channel(shape, dim, true, k, links_per_neighbour)},
-            EthEndpoint{to, grid_channel(shape, dim, false, k, links_per_neighbour)},
-            traits.link_rate_bytes_per_s, traits.link_latency_ps});
+        links.push_back(
+            EthLink{EthEndpoint{from, grid_channel(shape, dim, true, k, links_per_neighbour)},
+                    EthEndpoint{to, grid_channel(shape, dim, false, k, links_per_neighbour)},
+                    traits.link_rate_bytes_per_s, traits.link_latency_ps});
       }
     }
   }

@@ -195,13 +195,12 @@ HamiltonianResult find_hamiltonian_cycle(const LocalAdjacency& adjacency,
   // Every vertex is on a Hamiltonian cycle, so one start suffices: the most constrained.
   HamiltonSearch search(adjacency, true, step_budget);
   const auto outcome = search.run_from(by_degree(adjacency).front());
-  return HamiltonianResult{outcome, outcome == SearchOutcome::Found ? search.path()
-                                                                    : std::vector<std::size_t>{},
-                           search.steps()};
+  return HamiltonianResult{
+      outcome, outcome == SearchOutcome::Found ? search.path() : std::vector<std::size_t>{},
+      search.steps()};
 }
 
-HamiltonianResult find_hamiltonian_path(const LocalAdjacency& adjacency,
-                                        std::int64_t step_budget) {
+HamiltonianResult find_hamiltonian_path(const LocalAdjacency& adjacency, std::int64_t step_budget) {
   const std::size_t n = adjacency.size();
   if (n == 0) return {};
   if (n == 1) return HamiltonianResult{SearchOutcome::Found, {0}, 0};

@@ -1,12 +1,12 @@
 #include "topologies/detail/yaml_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "topologies/errors.hpp"
 
@@ -72,7 +72,8 @@ void YamlReader::expect_keys(const YAML::Node& map, std::string_view entry,
 std::int64_t YamlReader::to_int(const YAML::Node& node, std::string_view entry, std::int64_t min,
                                 std::int64_t max) const {
   if (!node.IsScalar()) {
-    fail(node, entry, fmt::format("got {}; expected an integer in {}..{}", describe(node), min, max));
+    fail(node, entry,
+         fmt::format("got {}; expected an integer in {}..{}", describe(node), min, max));
   }
   const std::string& text = node.Scalar();
   std::int64_t value = 0;
@@ -127,11 +128,16 @@ std::string read_text_file(const std::filesystem::path& path) {
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined()) return "nothing";
   switch (node.Type()) {
-    case YAML::NodeType::Null: return "an empty value";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Null:
+      return "an empty value";
+    case YAML::NodeType::Scalar:
+      return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Undefined:
+      return "nothing";
   }
   return "nothing";
 }

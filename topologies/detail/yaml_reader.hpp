@@ -3,12 +3,12 @@
 // form "<file>:<line>: <entry>: <problem>; expected <what>". yaml-cpp is the parser; this only
 // adds strict scalar conversions (no silent truncation, no "0x..." read as 0) and the context.
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
-
-#include <yaml-cpp/yaml.h>
 
 namespace cclmesh::topo::detail {
 

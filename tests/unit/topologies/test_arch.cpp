@@ -1,7 +1,6 @@
-#include "topologies/arch.hpp"
-
 #include <gtest/gtest.h>
 
+#include "topologies/arch.hpp"
 #include "topologies/board.hpp"
 
 namespace cclmesh::topo {

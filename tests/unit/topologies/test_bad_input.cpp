@@ -30,7 +30,7 @@ std::string load_error(const std::string& spec) {
 
 struct Case {
   const char* file;
-  const char* where;    // file-relative location and entry
+  const char* where;  // file-relative location and entry
   const char* problem;
 };
 
@@ -93,7 +93,8 @@ std::string own_error(const std::string& text) {
 }
 
 TEST(BadInput, ClusterDescriptorShapes) {
-  EXPECT_THAT(umd_error(""), HasSubstr("cluster.yaml: top level: got an empty value; expected a map"));
+  EXPECT_THAT(umd_error(""),
+              HasSubstr("cluster.yaml: top level: got an empty value; expected a map"));
   EXPECT_THAT(umd_error("- 1\n- 2\n"), HasSubstr("top level: got a list; expected a map"));
   EXPECT_THAT(umd_error("ethernet_connections: []\n"), HasSubstr("missing key 'arch'"));
   EXPECT_THAT(umd_error("arch: {0: wh}\n"), HasSubstr("missing key 'ethernet_connections'"));
@@ -142,10 +143,11 @@ TEST(BadInput, OwnFormatShapes) {
   EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, "
                         "mesh_coord: [0, 0]}\n"),
               HasSubstr("chips[0].mesh_coord: a mesh coordinate needs a top-level `mesh` shape"));
-  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [1, 2]}\nchips:\n  - "
-                        "{id: 0, arch: wh, mesh_coord: [0, 0]}\n  - {id: 1, arch: wh, mesh_coord: "
-                        "[0, 0]}\n"),
-              HasSubstr("own.yaml: topology 'unnamed': chips 0 and 1 share mesh coordinate (0, 0)"));
+  EXPECT_THAT(
+      own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [1, 2]}\nchips:\n  - "
+                "{id: 0, arch: wh, mesh_coord: [0, 0]}\n  - {id: 1, arch: wh, mesh_coord: "
+                "[0, 0]}\n"),
+      HasSubstr("own.yaml: topology 'unnamed': chips 0 and 1 share mesh coordinate (0, 0)"));
   EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nmesh: {shape: [1, 2]}\nchips:\n  - "
                         "{id: 0, arch: wh, mesh_coord: [0, 2]}\n"),
               HasSubstr("chips[0].mesh_coord: got '2'; expected an integer in 0..1"));
@@ -167,7 +169,8 @@ TEST(BadInput, OwnFormatShapes) {
 }
 
 TEST(BadInput, FilesThatCannotBeRead) {
-  EXPECT_THAT(load_error("/nonexistent/cluster.yaml"), HasSubstr("system '/nonexistent/cluster.yaml'"));
+  EXPECT_THAT(load_error("/nonexistent/cluster.yaml"),
+              HasSubstr("system '/nonexistent/cluster.yaml'"));
   try {
     (void)load_topology_any_format(test::fixture("").string());
     FAIL() << "loaded a directory";

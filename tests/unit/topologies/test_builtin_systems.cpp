@@ -1,12 +1,11 @@
-#include "topologies/builtin_systems.hpp"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <set>
 #include <tuple>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "test_paths.hpp"
+#include "topologies/builtin_systems.hpp"
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::topo {

@@ -1,12 +1,11 @@
-#include "topologies/cluster_descriptor.hpp"
-
-#include <set>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "test_paths.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/cluster_descriptor.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/isomorphism.hpp"
@@ -27,7 +26,9 @@ Pairs channels(const Topology& t, ChipId a, ChipId b) {
   return result;
 }
 
-Topology load(const std::string& file) { return load_cluster_descriptor(test::cluster_descriptor(file)); }
+Topology load(const std::string& file) {
+  return load_cluster_descriptor(test::cluster_descriptor(file));
+}
 
 TEST(ClusterDescriptor, WormholeN150) {
   const Topology t = load("wormhole_N150.yaml");

@@ -1,9 +1,8 @@
-#include "topologies/deadlock.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
+#include "topologies/deadlock.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/parametric.hpp"
 #include "topologies/routing.hpp"
@@ -15,7 +14,8 @@ using ::testing::HasSubstr;
 
 Topology spec(const char* text) { return build_parametric(parse_parametric_spec(text)); }
 
-std::vector<Route> all_pairs_dimension_order(const Topology& t, const DimensionOrderOptions& options) {
+std::vector<Route> all_pairs_dimension_order(const Topology& t,
+                                             const DimensionOrderOptions& options) {
   std::vector<Route> routes;
   for (const Chip& a : t.chips()) {
     for (const Chip& b : t.chips()) {
@@ -80,8 +80,8 @@ TEST(Deadlock, LinesAreDeadlockFree) {
 }
 
 TEST(Deadlock, DimensionOrderOnMeshAndTorus) {
-  EXPECT_TRUE(check_deadlock_freedom(all_pairs_dimension_order(spec("mesh:4x4/1"), {}))
-                  .deadlock_free);
+  EXPECT_TRUE(
+      check_deadlock_freedom(all_pairs_dimension_order(spec("mesh:4x4/1"), {})).deadlock_free);
   const Topology torus = spec("torus:4x4/1");
   const DeadlockReport plain = check_deadlock_freedom(all_pairs_dimension_order(torus, {}));
   EXPECT_FALSE(plain.deadlock_free);

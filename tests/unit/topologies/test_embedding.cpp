@@ -1,11 +1,10 @@
-#include "topologies/embedding.hpp"
-
-#include <set>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "topologies/builtin_systems.hpp"
+#include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
 #include "topologies/parametric.hpp"
@@ -88,9 +87,8 @@ TEST(Embedding, T3kMmioSquareRing) {
 TEST(Embedding, T3kAxes) {
   const Topology t = build_t3k();
   EXPECT_THAT(axis_groups(t, 1), ElementsAre(ElementsAre(4, 0, 2, 6), ElementsAre(5, 1, 3, 7)));
-  EXPECT_THAT(axis_groups(t, 0),
-              ElementsAre(ElementsAre(4, 5), ElementsAre(0, 1), ElementsAre(2, 3),
-                          ElementsAre(6, 7)));
+  EXPECT_THAT(axis_groups(t, 0), ElementsAre(ElementsAre(4, 5), ElementsAre(0, 1),
+                                             ElementsAre(2, 3), ElementsAre(6, 7)));
   const auto lines = find_axis_lines(t, 1, 2);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].to_string(), "4-0-2-6");
@@ -175,6 +173,12 @@ TEST(Embedding, FaultsAreWorkedAroundOrExplained) {
   // A removed chip: the remaining 31 chips are an odd count on a bipartite grid.
   EXPECT_THAT(embedding_error([&] { (void)find_system_ring(without_chip(galaxy, 9)); }),
               HasSubstr("two sides of"));
+  // Columns 0-1 hang on the single edge 1-2: chip 1 would be passed twice.
+  const Topology bridged = without_edge(without_edge(without_edge(galaxy, 9, 10), 17, 18), 25, 26);
+  EXPECT_THAT(embedding_error([&] { (void)find_system_ring(bridged); }),
+              HasSubstr("chip 1 is the only connection between chips 0,8,9,16,17,24,25 and the "
+                        "others"));
+  expect_valid(bridged, find_system_line(bridged), bridged.chip_ids());
   const Topology slowed = without_link(build_t3k(), {0, 8});
   EXPECT_THAT(embedding_error([&] { (void)find_system_ring(slowed, 2); }),
               HasSubstr("at least 2 links"));

@@ -1,9 +1,8 @@
-#include "topologies/export_dot.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
+#include "topologies/export_dot.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -19,7 +18,8 @@ TEST(ExportDot, T3k) {
   EXPECT_THAT(dot, HasSubstr("0--4 [label=\"2\", penwidth=2]"));
   // One line per neighbour edge.
   std::size_t edges = 0;
-  for (std::size_t at = dot.find("--"); at != std::string::npos; at = dot.find("--", at + 2)) ++edges;
+  for (std::size_t at = dot.find("--"); at != std::string::npos; at = dot.find("--", at + 2))
+    ++edges;
   EXPECT_EQ(edges, 10u);
 }
 

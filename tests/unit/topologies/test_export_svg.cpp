@@ -1,9 +1,8 @@
-#include "topologies/export_svg.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
+#include "topologies/export_svg.hpp"
 #include "topologies/parametric.hpp"
 
 namespace cclmesh::topo {

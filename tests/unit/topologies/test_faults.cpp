@@ -1,10 +1,9 @@
-#include "topologies/faults.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/faults.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -67,8 +66,8 @@ TEST(Faults, CommandLineSpecs) {
   EXPECT_EQ(apply_fault(t, "edge:0-1"), without_edge(t, 0, 1));
   EXPECT_EQ(apply_fault(t, "chip:5"), without_chip(t, 5));
   EXPECT_EQ(apply_fault(t, "slow:0.8*0.5"), with_link_rate_scaled(t, {0, 8}, 0.5));
-  for (const char* bad : {"link:0", "link:a.8", "edge:01", "slow:0.8", "slow:0.8*fast", "melt:3",
-                          "chip3"}) {
+  for (const char* bad :
+       {"link:0", "link:a.8", "edge:01", "slow:0.8", "slow:0.8*fast", "melt:3", "chip3"}) {
     EXPECT_THROW((void)apply_fault(t, bad), InputError) << bad;
   }
 }

@@ -1,13 +1,14 @@
-#include "topologies/detail/hamiltonian.hpp"
+#include <gtest/gtest.h>
 
 #include <set>
 
-#include <gtest/gtest.h>
+#include "topologies/detail/hamiltonian.hpp"
 
 namespace cclmesh::topo::detail {
 namespace {
 
-LocalAdjacency from_edges(std::size_t n, std::initializer_list<std::pair<std::size_t, std::size_t>> edges) {
+LocalAdjacency from_edges(std::size_t n,
+                          std::initializer_list<std::pair<std::size_t, std::size_t>> edges) {
   LocalAdjacency adjacency(n);
   for (const auto& [a, b] : edges) {
     adjacency[a].push_back(b);
@@ -42,8 +43,20 @@ TEST(Hamiltonian, Cycles) {
 }
 
 TEST(Hamiltonian, PetersenGraphHasAPathButNoCycle) {
-  const auto petersen = from_edges(10, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}, {0, 5}, {1, 6},
-                                        {2, 7}, {3, 8}, {4, 9}, {5, 7}, {7, 9}, {9, 6}, {6, 8},
+  const auto petersen = from_edges(10, {{0, 1},
+                                        {1, 2},
+                                        {2, 3},
+                                        {3, 4},
+                                        {4, 0},
+                                        {0, 5},
+                                        {1, 6},
+                                        {2, 7},
+                                        {3, 8},
+                                        {4, 9},
+                                        {5, 7},
+                                        {7, 9},
+                                        {9, 6},
+                                        {6, 8},
                                         {8, 5}});
   EXPECT_EQ(find_hamiltonian_cycle(petersen).outcome, SearchOutcome::None);
   expect_hamiltonian(petersen, find_hamiltonian_path(petersen), false);
@@ -85,8 +98,20 @@ TEST(Hamiltonian, GridsFoundWithinBudget) {
 }
 
 TEST(Hamiltonian, BudgetIsReported) {
-  const auto petersen = from_edges(10, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}, {0, 5}, {1, 6},
-                                        {2, 7}, {3, 8}, {4, 9}, {5, 7}, {7, 9}, {9, 6}, {6, 8},
+  const auto petersen = from_edges(10, {{0, 1},
+                                        {1, 2},
+                                        {2, 3},
+                                        {3, 4},
+                                        {4, 0},
+                                        {0, 5},
+                                        {1, 6},
+                                        {2, 7},
+                                        {3, 8},
+                                        {4, 9},
+                                        {5, 7},
+                                        {7, 9},
+                                        {9, 6},
+                                        {6, 8},
                                         {8, 5}});
   EXPECT_EQ(find_hamiltonian_cycle(petersen, 1).outcome, SearchOutcome::GaveUp);
 }

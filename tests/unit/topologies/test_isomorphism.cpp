@@ -1,11 +1,10 @@
-#include "topologies/isomorphism.hpp"
-
 #include <gtest/gtest.h>
 
 #include "test_paths.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/cluster_descriptor.hpp"
 #include "topologies/faults.hpp"
+#include "topologies/isomorphism.hpp"
 #include "topologies/mesh_inference.hpp"
 #include "topologies/parametric.hpp"
 
@@ -19,8 +18,7 @@ TEST(Isomorphism, T3kDescriptorMatchesBuiltin) {
   ASSERT_TRUE(mapping.has_value());
   EXPECT_EQ(mapping->size(), 8u);
   for (const NeighbourEdge& edge : umd.edges()) {
-    EXPECT_EQ(builtin.links_between(mapping->at(edge.a), mapping->at(edge.b)),
-              edge.multiplicity());
+    EXPECT_EQ(builtin.links_between(mapping->at(edge.a), mapping->at(edge.b)), edge.multiplicity());
   }
 }
 

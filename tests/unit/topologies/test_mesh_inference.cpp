@@ -1,11 +1,10 @@
-#include "topologies/mesh_inference.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/mesh_inference.hpp"
 #include "topologies/parametric.hpp"
 
 namespace cclmesh::topo {
@@ -17,7 +16,8 @@ using ::testing::HasSubstr;
 Topology without_mesh(const Topology& t) {
   std::vector<Chip> chips(t.chips().begin(), t.chips().end());
   for (Chip& chip : chips) chip.mesh_coord.reset();
-  return Topology(t.name(), std::move(chips), std::vector<EthLink>(t.links().begin(), t.links().end()));
+  return Topology(t.name(), std::move(chips),
+                  std::vector<EthLink>(t.links().begin(), t.links().end()));
 }
 
 TEST(MeshInference, T3kGraphIsA2x4Mesh) {
@@ -31,7 +31,8 @@ TEST(MeshInference, T3kGraphIsA2x4Mesh) {
 TEST(MeshInference, TorusAndRing) {
   EXPECT_EQ(infer_mesh_shape(without_mesh(build_parametric(parse_parametric_spec("torus:4x4/1")))),
             MeshShape::torus(4, 4));
-  const auto ring = infer_mesh_shape(without_mesh(build_parametric(parse_parametric_spec("ring:6"))));
+  const auto ring =
+      infer_mesh_shape(without_mesh(build_parametric(parse_parametric_spec("ring:6"))));
   ASSERT_TRUE(ring.has_value());
   EXPECT_EQ(ring->to_string(), "1x6 (wraps: cols)");
 }

@@ -1,8 +1,7 @@
-#include "topologies/mesh_shape.hpp"
-
 #include <gtest/gtest.h>
 
 #include "topologies/errors.hpp"
+#include "topologies/mesh_shape.hpp"
 
 namespace cclmesh::topo {
 namespace {

@@ -1,9 +1,9 @@
-#include "topologies/detail/mesh_walks.hpp"
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <set>
 
-#include <gtest/gtest.h>
+#include "topologies/detail/mesh_walks.hpp"
 
 namespace cclmesh::topo::detail {
 namespace {
@@ -50,12 +50,12 @@ TEST(MeshWalks, T3kPerimeterOrder) {
 }
 
 TEST(MeshWalks, CyclesWhereTheRulesGiveOne) {
-  for (const auto& shape : {MeshShape::mesh(2, 2), MeshShape::mesh(4, 8), MeshShape::mesh(3, 4),
-                            MeshShape::mesh(5, 2), MeshShape::torus(3, 3), MeshShape::torus(5, 7),
-                            shape_of({3, 5}, {0, 1}), shape_of({5, 3}, {1, 0}),
-                            shape_of({1, 7}, {0, 1}), shape_of({2, 3, 4}, {0, 0, 0}),
-                            shape_of({3, 3, 3}, {1, 1, 1}), shape_of({3, 3, 2}, {0, 0, 0}),
-                            shape_of({3, 5, 7}, {0, 1, 0})}) {
+  for (const auto& shape :
+       {MeshShape::mesh(2, 2), MeshShape::mesh(4, 8), MeshShape::mesh(3, 4), MeshShape::mesh(5, 2),
+        MeshShape::torus(3, 3), MeshShape::torus(5, 7), shape_of({3, 5}, {0, 1}),
+        shape_of({5, 3}, {1, 0}), shape_of({1, 7}, {0, 1}), shape_of({2, 3, 4}, {0, 0, 0}),
+        shape_of({3, 3, 3}, {1, 1, 1}), shape_of({3, 3, 2}, {0, 0, 0}),
+        shape_of({3, 5, 7}, {0, 1, 0})}) {
     const auto cycle = mesh_cycle(shape);
     ASSERT_TRUE(cycle.has_value()) << shape.to_string();
     expect_walk(shape, *cycle, true);
@@ -70,9 +70,9 @@ TEST(MeshWalks, NoCycleWhereNoneExists) {
 }
 
 TEST(MeshWalks, SnakesEverywhere) {
-  for (const auto& shape : {MeshShape::mesh(1, 1), MeshShape::mesh(1, 5), MeshShape::mesh(3, 3),
-                            MeshShape::mesh(4, 8), shape_of({3, 3, 3}, {0, 0, 0}),
-                            shape_of({2, 3, 4}, {0, 0, 0})}) {
+  for (const auto& shape :
+       {MeshShape::mesh(1, 1), MeshShape::mesh(1, 5), MeshShape::mesh(3, 3), MeshShape::mesh(4, 8),
+        shape_of({3, 3, 3}, {0, 0, 0}), shape_of({2, 3, 4}, {0, 0, 0})}) {
     expect_walk(shape, mesh_snake(shape), false);
   }
 }

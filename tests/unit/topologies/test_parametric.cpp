@@ -1,10 +1,9 @@
-#include "topologies/parametric.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/parametric.hpp"
 
 namespace cclmesh::topo {
 namespace {

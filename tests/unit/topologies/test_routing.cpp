@@ -1,5 +1,3 @@
-#include "topologies/routing.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +7,7 @@
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
 #include "topologies/parametric.hpp"
+#include "topologies/routing.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -55,7 +54,8 @@ TEST(Routing, DimensionOrderOnAMeshGoesXThenY) {
   EXPECT_THAT(chips_of(route), ElementsAre(0, 1, 2, 3, 11, 19));
   DimensionOrderOptions y_first;
   y_first.order = {0, 1};
-  EXPECT_THAT(chips_of(dimension_order_route(t, 0, 19, y_first)), ElementsAre(0, 8, 16, 17, 18, 19));
+  EXPECT_THAT(chips_of(dimension_order_route(t, 0, 19, y_first)),
+              ElementsAre(0, 8, 16, 17, 18, 19));
   EXPECT_TRUE(dimension_order_route(t, 5, 5).hops.empty());
 }
 

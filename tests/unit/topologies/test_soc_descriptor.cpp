@@ -1,10 +1,9 @@
-#include "topologies/soc_descriptor.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "test_paths.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/soc_descriptor.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -12,7 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SocDescriptor, WormholeB0) {
-  const SocDescriptor soc = load_soc_descriptor(test::shared_file("soc_descriptors/wormhole_b0_8x10.yaml"));
+  const SocDescriptor soc =
+      load_soc_descriptor(test::shared_file("soc_descriptors/wormhole_b0_8x10.yaml"));
   EXPECT_EQ(soc.arch, Arch::Wormhole);
   EXPECT_EQ(soc.grid_x_size, 10);
   EXPECT_EQ(soc.grid_y_size, 12);
@@ -44,7 +44,8 @@ TEST(SocDescriptor, WormholeB0) {
 }
 
 TEST(SocDescriptor, Blackhole) {
-  const SocDescriptor soc = load_soc_descriptor(test::shared_file("soc_descriptors/blackhole_140_arch.yaml"));
+  const SocDescriptor soc =
+      load_soc_descriptor(test::shared_file("soc_descriptors/blackhole_140_arch.yaml"));
   EXPECT_EQ(soc.arch, Arch::Blackhole);
   EXPECT_EQ(soc.grid_x_size, 17);
   EXPECT_EQ(soc.grid_y_size, 12);

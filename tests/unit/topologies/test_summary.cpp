@@ -1,5 +1,3 @@
-#include "topologies/summary.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +7,7 @@
 #include "topologies/faults.hpp"
 #include "topologies/mesh_inference.hpp"
 #include "topologies/parametric.hpp"
+#include "topologies/summary.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -51,20 +50,22 @@ TEST(Summary, JsonHasTheCliFields) {
 }
 
 TEST(Summary, BisectionOfMeshesToriAndGraphsWithoutShape) {
-  EXPECT_EQ(summarize(build_galaxy()).bisection_links, 4u * 4);        // 4 rows x 4 links
+  EXPECT_EQ(summarize(build_galaxy()).bisection_links, 4u * 4);  // 4 rows x 4 links
   EXPECT_EQ(summarize(build_parametric(parse_parametric_spec("torus:8x8/1"))).bisection_links,
-            16u);                                                      // 8 rows, twice (wrap)
+            16u);  // 8 rows, twice (wrap)
   EXPECT_EQ(summarize(build_n150()).bisection_links, 0u);
   // TG: the gateways join the side they link to, so the cut stays the Galaxy's.
   EXPECT_EQ(summarize(build_tg()).bisection_links, 16u);
   // Without a shape: exact for small systems (the 4xP150 square: 2 edges of 4 links).
   std::vector<Chip> chips;
-  const Topology square = load_cluster_descriptor(test::cluster_descriptor("blackhole_4xP150.yaml"));
+  const Topology square =
+      load_cluster_descriptor(test::cluster_descriptor("blackhole_4xP150.yaml"));
   for (Chip chip : square.chips()) {
     chip.mesh_coord.reset();
     chips.push_back(chip);
   }
-  const Topology bare("bare", chips, std::vector<EthLink>(square.links().begin(), square.links().end()));
+  const Topology bare("bare", chips,
+                      std::vector<EthLink>(square.links().begin(), square.links().end()));
   const Bisection exact = bisection_links(bare);
   EXPECT_EQ(exact.links, 8u);
   EXPECT_THAT(exact.method, HasSubstr("exact"));

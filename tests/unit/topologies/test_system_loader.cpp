@@ -1,5 +1,3 @@
-#include "topologies/system_loader.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,7 @@
 #include "topologies/builtin_systems.hpp"
 #include "topologies/data_paths.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::topo {
 namespace {

@@ -1,10 +1,9 @@
-#include "topologies/topology.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/topology.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -20,14 +19,14 @@ Chip wormhole_chip(ChipId id) {
 }
 
 EthLink link(ChipId a, std::int32_t ca, ChipId b, std::int32_t cb) {
-  return EthLink{{a, ca}, {b, cb}, kWormholeTraits.link_rate_bytes_per_s,
-                 kWormholeTraits.link_latency_ps};
+  return EthLink{
+      {a, ca}, {b, cb}, kWormholeTraits.link_rate_bytes_per_s, kWormholeTraits.link_latency_ps};
 }
 
 Topology triangle() {
-  return Topology("triangle", {wormhole_chip(2), wormhole_chip(0), wormhole_chip(1)},
-                  {link(1, 3, 0, 2), link(0, 0, 1, 0), link(0, 1, 1, 1), link(1, 4, 2, 4),
-                   link(2, 5, 0, 5)});
+  return Topology(
+      "triangle", {wormhole_chip(2), wormhole_chip(0), wormhole_chip(1)},
+      {link(1, 3, 0, 2), link(0, 0, 1, 0), link(0, 1, 1, 1), link(1, 4, 2, 4), link(2, 5, 0, 5)});
 }
 
 std::string message_of(const std::function<void()>& action) {
@@ -107,13 +106,16 @@ TEST(Topology, MeshCoordinates) {
 }
 
 TEST(Topology, RejectsBrokenInvariantsWithAMessage) {
-  EXPECT_THAT(message_of([] { Topology("t", {wormhole_chip(0), wormhole_chip(0)}, {}); }),
+  EXPECT_THAT(message_of([] {
+                Topology("t", {wormhole_chip(0), wormhole_chip(0)}, {});
+              }),
               HasSubstr("chip 0 is listed twice"));
   EXPECT_THAT(message_of([] { Topology("t", {wormhole_chip(0)}, {link(0, 0, 5, 0)}); }),
               HasSubstr("chip 5 does not exist"));
-  EXPECT_THAT(
-      message_of([] { Topology("t", {wormhole_chip(0), wormhole_chip(1)}, {link(0, 16, 1, 0)}); }),
-      HasSubstr("channel 16 does not exist on wormhole_b0 chip 0; expected 0..15"));
+  EXPECT_THAT(message_of([] {
+                Topology("t", {wormhole_chip(0), wormhole_chip(1)}, {link(0, 16, 1, 0)});
+              }),
+              HasSubstr("channel 16 does not exist on wormhole_b0 chip 0; expected 0..15"));
   EXPECT_THAT(message_of([] {
                 Topology("t", {wormhole_chip(0), wormhole_chip(1), wormhole_chip(2)},
                          {link(0, 3, 1, 0), link(0, 3, 2, 0)});

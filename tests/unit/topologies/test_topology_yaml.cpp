@@ -1,11 +1,8 @@
-#include "topologies/topology_yaml.hpp"
-
-#include <filesystem>
-
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "test_paths.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -13,6 +10,7 @@
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
 #include "topologies/parametric.hpp"
+#include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::topo {
 namespace {

@@ -1,9 +1,8 @@
-#include "topologies/usable_links.hpp"
-
 #include <gtest/gtest.h>
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/parametric.hpp"
+#include "topologies/usable_links.hpp"
 
 namespace cclmesh::topo {
 namespace {
