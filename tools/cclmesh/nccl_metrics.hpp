@@ -1,0 +1,41 @@
+#pragma once
+// Bandwidth figures as nccl-tests defines them (REFERENCE §9, nccl-tests doc/PERFORMANCE.md):
+// GB = 1e9 B, t in microseconds. algbw = S / t; busbw = algbw x the op's bus factor; linkbw =
+// bottleneck bytes / (t x links x directions) (tt-metal's per-link figure); %line = linkbw over
+// the line rate. t is simulated device time (first kernel start to last kernel end).
+
+#include <cstdint>
+#include <string>
+
+namespace cclmesh::cli {
+
+enum class CollectiveOp : std::uint8_t { AllGather, ReduceScatter, AllReduce, Reduce, Broadcast, AllToAll, SendRecv };
+
+std::string to_string(CollectiveOp op);
+// Throws UsageError naming `option`, the value and the accepted names.
+CollectiveOp parse_collective_op(const std::string& text, const std::string& option);
+
+// Bus factor of §9: (n-1)/n for all_gather, reduce_scatter, all_to_all; 2(n-1)/n for
+// all_reduce; 1 for broadcast, reduce and send/recv.
+double bus_factor(CollectiveOp op, std::uint32_t n_chips);
+
+struct BandwidthInputs {
+  CollectiveOp op = CollectiveOp::AllGather;
+  std::uint64_t size_bytes = 0;  // nccl-tests S (all_to_all: bytes per device, as REFERENCE §14)
+  std::uint32_t n_chips = 0;
+  double time_us = 0.0;
+  std::uint32_t links = 1;
+  std::uint32_t directions = 1;  // 1 on a line, 2 on a ring (REFERENCE §9)
+  double line_rate_GBps = 12.5;
+};
+
+struct BandwidthFigures {
+  double algbw_GBps = 0.0;
+  double busbw_GBps = 0.0;
+  double linkbw_GBps = 0.0;
+  double pct_line_rate = 0.0;
+};
+
+BandwidthFigures compute_bandwidth(const BandwidthInputs& inputs);
+
+}  // namespace cclmesh::cli
