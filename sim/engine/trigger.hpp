@@ -1,8 +1,11 @@
 #pragma once
 // Trigger: a one-shot event. Waiters park until fire(); after that every wait returns at once.
 // Condition: a notification without state. Waiters park until the next notify_all(); use
-// wait_until(pred) in a loop-free way for "wake me when this holds".
+// wait_until(pred) in a loop-free way for "wake me when this holds". generation() counts the
+// notifications, so a poller that was busy elsewhere can tell that one happened meanwhile
+// (the lost-wake-up trap of wait_for_l1_activity, docs/kernels.md).
 
+#include <cstdint>
 #include <string>
 
 #include "sim/engine/fiber.hpp"
@@ -45,8 +48,12 @@ class Trigger final : public WaitTarget {
 class Condition final : public WaitTarget {
  public:
   explicit Condition(std::string name = "condition") : name_(std::move(name)) {}
-  void notify_all() { waiters_.grant_all(); }
+  void notify_all() {
+    ++generation_;
+    waiters_.grant_all();
+  }
   std::size_t waiters() const { return waiters_.size(); }
+  std::uint64_t generation() const { return generation_; }
 
   class Wait {
    public:
@@ -73,6 +80,7 @@ class Condition final : public WaitTarget {
  private:
   std::string name_;
   WaitQueue waiters_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace cclmesh::sim

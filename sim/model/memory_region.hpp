@@ -112,9 +112,8 @@ class MemoryRegion {
   // one of the core's NoC transactions completes: what a polling kernel's
   // wait_for_l1_activity() parks on.
   Condition& activity() { return activity_; }
-  void notify_activity() {
-    if (activity_.waiters() > 0) activity_.notify_all();
-  }
+  // Always notifies, waiters or not: the condition's generation counts every activity.
+  void notify_activity() { activity_.notify_all(); }
 
   std::size_t resident_pages() const { return resident_pages_; }
   std::size_t watcher_count() const;

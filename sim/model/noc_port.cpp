@@ -52,7 +52,7 @@ SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup,
 
 void NocPort::progress(NocBarrierKind kind) {
   if (complete(kind)) waiters_[static_cast<std::size_t>(kind)].grant_all();
-  if (activity_ != nullptr && activity_->waiters() > 0) activity_->notify_all();
+  if (activity_ != nullptr) activity_->notify_all();  // also counts the generation
 }
 
 std::string NocPort::describe_wait(std::int64_t kind) const {

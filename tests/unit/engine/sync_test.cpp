@@ -149,5 +149,14 @@ TEST(Condition, WaitUntilRechecksOnNotify) {
   EXPECT_EQ(log.entries, (std::vector<Entry>{{30_ns, "level 3"}}));
 }
 
+TEST(Condition, GenerationCountsNotificationsWithoutWaiters) {
+  Engine engine;
+  Condition condition("activity");
+  EXPECT_EQ(condition.generation(), 0u);
+  condition.notify_all();  // nobody waits: the notification is still counted
+  condition.notify_all();
+  EXPECT_EQ(condition.generation(), 2u);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim

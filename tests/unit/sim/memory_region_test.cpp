@@ -156,5 +156,15 @@ TEST(MemoryRegion, ActivityConditionSeesEveryWrite) {
   EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{3_ns, "woken"}}));
 }
 
+// A poller busy elsewhere must be able to tell that activity happened meanwhile (the
+// lost-wake-up trap of wait_for_l1_activity): the generation counts writes with no waiter.
+TEST(MemoryRegion, ActivityGenerationCountsWritesWithoutWaiters) {
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  const std::uint64_t before = l1.activity().generation();
+  l1.write_u32(0x500, 9);
+  l1.fill(0x600, 16, 1);
+  EXPECT_EQ(l1.activity().generation(), before + 2);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim
