@@ -167,6 +167,9 @@ class Interpreter {
       fetch(st);
       return true;
     }
+    // The streams take turns: say which command this attempt belongs to, so a fault or a hang
+    // inside it names the right one.
+    debug_set_current_command(st.index, st.plan.index, st.args->commands_offset + st.plan.word_offset);
     return attempt(st);
   }
 

@@ -132,7 +132,8 @@ bool noc_nonposted_writes_flushed(uint8_t noc = 0);
 
 // Where a kernel is in its command stream, for hang reports and fault messages: the
 // interpreter calls it when stream `stream` starts command `command_index`, whose header word
-// is runtime arg `header_arg_index`. On hardware a no-op (or a watcher waypoint).
+// is runtime arg `header_arg_index`, and again before each attempt to advance it (the streams
+// take turns). On hardware a no-op (or a watcher waypoint).
 void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index);
 
 // Ends the kernel with a reported error instead of running on with bad input (a malformed
