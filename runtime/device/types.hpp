@@ -49,6 +49,7 @@ struct ShardSpec {
   std::uint32_t shard_width_pages = 0;   // pages per shard along a tensor row
   std::uint32_t tensor_width_pages = 0;  // pages per tensor row
   ShardOrientation orientation = ShardOrientation::RowMajor;
+  bool operator==(const ShardSpec&) const = default;
 };
 
 struct BufferConfig {
@@ -57,6 +58,7 @@ struct BufferConfig {
   std::uint32_t page_size_bytes = 0;
   TensorMemoryLayout layout = TensorMemoryLayout::Interleaved;
   std::optional<ShardSpec> shard;  // required for sharded layouts
+  bool operator==(const BufferConfig&) const = default;
 };
 
 // A buffer allocated at the same address on every chip of the mesh (a MeshBuffer).
@@ -64,6 +66,7 @@ struct BufferHandle {
   std::uint32_t id = 0;
   std::uint64_t address = 0;  // bank-relative base address, as kernels see it
   BufferConfig config;
+  bool operator==(const BufferHandle&) const = default;
 };
 
 // A semaphore at the same L1 address on a set of cores of every chip, allocated once and reused
@@ -72,6 +75,7 @@ struct GlobalSemaphore {
   std::uint32_t id = 0;
   std::uint32_t address = 0;
   std::vector<CoreRange> cores;
+  bool operator==(const GlobalSemaphore&) const = default;
 };
 
 }  // namespace cclmesh::runtime

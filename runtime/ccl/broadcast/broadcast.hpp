@@ -1,0 +1,42 @@
+#pragma once
+// broadcast: copy a buffer from one chip (the root) into the output buffer of every chip of
+// the fabric, the root included, with one fabric multicast per packet (REFERENCE 4.8, 7.6).
+//
+//   root:   reader  STREAM_TENSOR_TO_CB   input -> CB
+//           writer  STREAM_CB_TO_TENSOR   CB -> local output + multicast both ways
+//                   ATOMIC_INC multicast  +1 on every chip's done semaphore (and locally)
+//   others: stream 0  WAIT_VALUE            done semaphore >= 1
+// On a line the multicast reaches the chips before and after the root; on a ring it covers
+// n/2 chips forward and (n-1)/2 backward.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl::broadcast {
+
+struct Params {
+  ChipId root = 0;
+  BufferHandle input;   // read on the root
+  BufferHandle output;  // written on every chip of the fabric
+  FabricOptions fabric;
+  CoreCoord worker{0, 0};
+  std::uint32_t packet_size_in_pages = 0;  // 0: as many as a fabric payload holds
+  std::uint32_t cb_packets = 2;
+  bool split_reader_writer = true;  // ccl_common.hpp add_copy_kernels
+  bool operator==(const Params&) const = default;
+};
+
+std::size_t hash_value(const Params& params);
+
+void validate(const Params& params, const topo::Topology& topology);
+MeshWorkload build(const Params& params, const topo::Topology& topology);
+void run(MeshDevice& device, const Params& params);
+
+}  // namespace cclmesh::runtime::ccl::broadcast

@@ -1,0 +1,68 @@
+#pragma once
+// Pieces the interpreter-based op builders share: the CB and semaphore ids they use, the
+// KernelSpec of a command interpreter on one core, packet sizing, whole-buffer slices, and the
+// host side of running a workload on a device. Pure functions: no device, no engine.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/api/tensor_slice.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+
+namespace cclmesh::runtime::ccl {
+
+// A params struct an op cannot run with (bad input): the message names the field and value.
+class CclParamsError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+inline constexpr std::uint32_t kDataCbId = 0;
+// Scratch for the interpreter's fabric packet headers (kargs: 8 x 32 B).
+inline constexpr std::uint32_t kPacketHeaderCbId = 31;
+// Per-program semaphores: "the data has landed" on a receiving worker, and the three worker
+// semaphores of each fabric connection.
+inline constexpr std::uint32_t kDoneSemaphoreId = 0;
+inline constexpr std::uint32_t kForwardConnectionSemaphoreIds[3] = {1, 2, 3};
+inline constexpr std::uint32_t kBackwardConnectionSemaphoreIds[3] = {4, 5, 6};
+
+// The command interpreter on `core` with `spec`'s arguments (by default RISC-V 0 on NoC0).
+KernelSpec interpreter_kernel(CoreCoord core, const kargs::InterpreterSpec& spec,
+                              DataMovementProcessor processor = DataMovementProcessor::Riscv0,
+                              NocIndex noc = NocIndex::Noc0);
+
+// The two streams of a copy through `core`'s data CB: a reader (tensor -> CB) and a writer
+// (CB -> tensor, locally or over the fabric; `writer_base` carries its packet size, semaphore
+// ids and fabric connections). Split: two one-stream interpreters, the reader on RISC-V 1 /
+// NoC1 and the writer on RISC-V 0 / NoC0, so reads and writes overlap as tt-metal's reader
+// and writer kernels do. Not split: one interpreter running both streams round robin
+// (REFERENCE 4.8), which serialises a read barrier and a write flush per packet.
+void add_copy_kernels(Program& program, CoreCoord core, const kargs::InterpreterSpec& writer_base,
+                      const kargs::InterpreterStreamSpec& reader, const kargs::InterpreterStreamSpec& writer,
+                      bool split);
+// The packet-header CB and a data CB of `pages` pages on `core`.
+CircularBufferSpec packet_header_cb(CoreCoord core);
+CircularBufferSpec data_cb(CoreCoord core, std::uint32_t page_size_bytes, std::uint32_t pages);
+// A semaphore on one Tensix core, initially 0.
+SemaphoreSpec tensix_semaphore(CoreCoord core, std::uint32_t id);
+
+// Pages per fabric packet: `requested`, or when 0 as many pages as `max_payload_bytes` holds
+// (at least 1). Throws CclParamsError when a page does not fit the payload.
+std::uint32_t packet_size_in_pages(std::uint32_t requested, std::uint32_t page_size_bytes,
+                                   std::uint32_t max_payload_bytes);
+// The whole buffer as one worker's slice of a (1, 1, 1, pages) tensor.
+api::TensorSlice whole_buffer_slice(const BufferHandle& buffer);
+
+// Checks a buffer pair for a copy: same size and page size (CclParamsError otherwise).
+void require_same_shape(const BufferHandle& input, const BufferHandle& output, const std::string& op);
+// Checks that `core` is in the worker grid every chip of the topology has.
+void require_worker_core(const topo::Topology& topology, CoreCoord core, const std::string& op);
+
+// Enqueues the workload and waits for it: the only way an op touches a device.
+void run_workload(MeshDevice& device, const MeshWorkload& workload);
+
+}  // namespace cclmesh::runtime::ccl

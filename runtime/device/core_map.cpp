@@ -1,0 +1,130 @@
+#include "runtime/device/core_map.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "topologies/soc_descriptor.hpp"
+
+namespace cclmesh::runtime {
+namespace {
+
+// SoC descriptors are read once per architecture; builders ask for a core map per chip.
+std::shared_ptr<const topo::SocDescriptor> soc_descriptor(topo::Arch arch) {
+  static std::mutex mutex;
+  static std::map<topo::Arch, std::shared_ptr<const topo::SocDescriptor>> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(arch);
+  if (it == cache.end()) {
+    it = cache.emplace(arch, std::make_shared<const topo::SocDescriptor>(
+                                 topo::load_soc_descriptor(topo::default_soc_descriptor_path(arch))))
+             .first;
+  }
+  return it->second;
+}
+
+std::uint32_t to_u32(std::int32_t v) { return static_cast<std::uint32_t>(v); }
+
+}  // namespace
+
+std::uint32_t dram_banks_per_channel(topo::Arch arch) { return arch == topo::Arch::Wormhole ? 2u : 1u; }
+
+ChipCoreMap::ChipCoreMap(ChipId chip, topo::Arch arch, std::vector<std::uint32_t> worker_columns,
+                         std::vector<std::uint32_t> worker_rows, std::vector<std::uint32_t> harvested_rows,
+                         std::vector<Noc0Coord> eth_cores, std::uint32_t dram_bank_count,
+                         std::uint64_t tensix_l1_bytes, std::uint64_t erisc_l1_bytes)
+    : chip_(chip),
+      arch_(arch),
+      worker_columns_(std::move(worker_columns)),
+      worker_rows_(std::move(worker_rows)),
+      harvested_rows_(std::move(harvested_rows)),
+      eth_cores_(std::move(eth_cores)),
+      dram_bank_count_(dram_bank_count),
+      tensix_l1_bytes_(tensix_l1_bytes),
+      erisc_l1_bytes_(erisc_l1_bytes) {}
+
+CoreCoord ChipCoreMap::worker_grid() const {
+  return CoreCoord{static_cast<std::uint32_t>(worker_columns_.size()), static_cast<std::uint32_t>(worker_rows_.size())};
+}
+
+Noc0Coord ChipCoreMap::tensix_noc0(CoreCoord logical) const {
+  if (logical.x >= worker_columns_.size() || logical.y >= worker_rows_.size()) {
+    throw CoreMapError(fmt::format("chip {}: logical Tensix core ({},{}) is outside its {}x{} worker grid", chip_,
+                                   logical.x, logical.y, worker_columns_.size(), worker_rows_.size()));
+  }
+  return Noc0Coord{worker_columns_[logical.x], worker_rows_[logical.y]};
+}
+
+Noc0Coord ChipCoreMap::eth_noc0(std::uint32_t channel) const {
+  if (channel >= eth_cores_.size()) {
+    throw CoreMapError(fmt::format("chip {}: ethernet channel {} does not exist (0..{})", chip_, channel,
+                                   eth_cores_.size() - 1));
+  }
+  return eth_cores_[channel];
+}
+
+Noc0Coord ChipCoreMap::noc0(CoreKind kind, CoreCoord logical) const {
+  if (kind == CoreKind::Tensix) return tensix_noc0(logical);
+  if (logical.y != 0) {
+    throw CoreMapError(fmt::format("chip {}: ethernet core ({},{}): logical ethernet cores are (channel, 0)", chip_,
+                                   logical.x, logical.y));
+  }
+  return eth_noc0(logical.x);
+}
+
+Noc0Coord ChipCoreMap::l1_bank_core(CoreCoord grid, std::uint32_t bank) const {
+  if (grid.x == 0 || bank >= grid.x * grid.y) {
+    throw CoreMapError(fmt::format("chip {}: L1 bank {} is outside the {}x{} bank grid", chip_, bank, grid.x, grid.y));
+  }
+  return tensix_noc0(CoreCoord{bank % grid.x, bank / grid.x});
+}
+
+ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
+  const topo::Chip& chip = topology.chip(chip_id);
+  const std::shared_ptr<const topo::SocDescriptor> soc = soc_descriptor(chip.arch);
+  std::set<std::uint32_t> columns;
+  std::set<std::uint32_t> rows;
+  for (const topo::NocCoord& c : soc->tensix) {
+    columns.insert(to_u32(c.x));
+    rows.insert(to_u32(c.y));
+  }
+  std::vector<std::uint32_t> all_rows(rows.begin(), rows.end());
+  std::vector<std::uint32_t> harvested;
+  std::vector<std::uint32_t> kept;
+  const std::uint32_t mask = chip.harvesting.tensix_mask;
+  if (chip.arch == topo::Arch::Wormhole) {
+    for (std::size_t i = 0; i < all_rows.size(); ++i) {
+      ((mask >> i) & 1u) != 0 ? harvested.push_back(all_rows[i]) : kept.push_back(all_rows[i]);
+    }
+    if (mask >> all_rows.size() != 0) {
+      throw CoreMapError(fmt::format("chip {}: Tensix harvest mask {:#x} names rows beyond the {} the chip has",
+                                     chip_id, mask, all_rows.size()));
+    }
+  } else {
+    // Blackhole harvests columns (REFERENCE 2); not modelled: the full grid is used.
+    kept = all_rows;
+  }
+  std::vector<Noc0Coord> eth;
+  for (const topo::NocCoord& c : soc->eth) eth.push_back(Noc0Coord{to_u32(c.x), to_u32(c.y)});
+  const auto banks = static_cast<std::uint32_t>(soc->dram.size()) * dram_banks_per_channel(chip.arch);
+  return ChipCoreMap(chip_id, chip.arch, std::vector<std::uint32_t>(columns.begin(), columns.end()), std::move(kept),
+                     std::move(harvested), std::move(eth), banks, static_cast<std::uint64_t>(soc->worker_l1_size_bytes),
+                     static_cast<std::uint64_t>(soc->eth_l1_size_bytes));
+}
+
+CoreCoord common_worker_grid(const topo::Topology& topology) {
+  CoreCoord grid{0, 0};
+  bool first = true;
+  for (const topo::Chip& chip : topology.chips()) {
+    const CoreCoord g = chip_core_map(topology, chip.id).worker_grid();
+    grid = first ? g : CoreCoord{std::min(grid.x, g.x), std::min(grid.y, g.y)};
+    first = false;
+  }
+  return grid;
+}
+
+}  // namespace cclmesh::runtime

@@ -1,0 +1,147 @@
+// The op builders as pure functions of (params, topology): what they validate and what the
+// workloads they build contain. No device and no engine.
+#include <gtest/gtest.h>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "topologies/builtin_systems.hpp"
+#include "topologies/errors.hpp"
+
+namespace cclmesh::runtime {
+namespace {
+
+BufferHandle dram(std::uint32_t id, std::uint64_t bytes = 8192, std::uint32_t page = 2048) {
+  return BufferHandle{id, 0x10000 * id, BufferConfig{BufferType::Dram, bytes, page, TensorMemoryLayout::Interleaved, {}}};
+}
+
+ccl::send_recv::Params send_recv(ChipId from, ChipId to, FabricMode mode = FabricMode::Line) {
+  ccl::send_recv::Params p;
+  p.sender = from;
+  p.receiver = to;
+  p.input = dram(1);
+  p.output = dram(2);
+  p.fabric.mode = mode;
+  return p;
+}
+
+std::vector<std::uint32_t> semaphore_ids(const Program& program) {
+  std::vector<std::uint32_t> ids;
+  for (const SemaphoreSpec& s : program.semaphores) ids.push_back(s.id);
+  return ids;
+}
+
+TEST(SendRecvBuilder, SenderStreamsOverTheFabricAndTheReceiverWaits) {
+  const topo::Topology t3k = topo::build_t3k();
+  const FabricPlan plan(t3k, send_recv(0, 1).fabric);
+  const ChipId from = plan.chips()[5];
+  const ChipId to = plan.chips()[2];  // 3 hops backward
+  const MeshWorkload w = ccl::send_recv::build(send_recv(from, to), t3k);
+  EXPECT_EQ(w.name, "send_recv");
+  ASSERT_EQ(w.programs.size(), 2u);
+  const Program& sender = w.programs.at(from);
+  const Program& receiver = w.programs.at(to);
+  EXPECT_EQ(semaphore_ids(sender), (std::vector<std::uint32_t>{0, 4, 5, 6}));  // done + backward connection
+  EXPECT_EQ(semaphore_ids(receiver), (std::vector<std::uint32_t>{0}));
+  // A reader on RISC-V 1 / NoC1 and a writer on RISC-V 0 / NoC0, sharing the data CB.
+  ASSERT_EQ(sender.kernels.size(), 2u);
+  const KernelSpec& reader = sender.kernels[0];
+  const KernelSpec& writer = sender.kernels[1];
+  EXPECT_EQ(reader.kernel, kernels::kCclInterpreterKernelName);
+  EXPECT_EQ(reader.processor, DataMovementProcessor::Riscv1);
+  EXPECT_EQ(reader.noc, NocIndex::Noc1);
+  EXPECT_EQ(writer.processor, DataMovementProcessor::Riscv0);
+  const std::vector<std::uint32_t>& read_rt = reader.runtime_args.at(CoreCoord{0, 0});
+  EXPECT_NE(kargs::describe_interpreter_command(read_rt, 0, 0).find("STREAM_TENSOR_TO_CB"), std::string::npos);
+  EXPECT_EQ(read_rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+  const std::vector<std::uint32_t>& rt = writer.runtime_args.at(CoreCoord{0, 0});
+  EXPECT_EQ(rt[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+  EXPECT_NE(rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+  const std::string write = kargs::describe_interpreter_command(rt, 0, 0);
+  EXPECT_NE(write.find("STREAM_CB_TO_TENSOR"), std::string::npos) << write;
+  EXPECT_NE(write.find("dest=UNICAST hops=3 bwd"), std::string::npos) << write;
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 1).find("ATOMIC_INC"), std::string::npos);
+  // 4352 B payloads hold two 2 KiB pages; the CB holds two packets.
+  EXPECT_EQ(rt[kernels::interpreter::kRtPacketSizeInPages], 2u);
+  EXPECT_EQ(read_rt[kernels::interpreter::kRtPacketSizeInPages], 2u);
+  ASSERT_EQ(sender.circular_buffers.size(), 2u);
+  EXPECT_EQ(sender.circular_buffers[1].num_pages, 4u);
+}
+
+TEST(SendRecvBuilder, OneChipIsALocalCopy) {
+  const MeshWorkload w = ccl::send_recv::build(send_recv(3, 3, FabricMode::None), topo::build_t3k());
+  ASSERT_EQ(w.programs.size(), 1u);
+  EXPECT_TRUE(w.programs.at(3).semaphores.empty());
+  const std::vector<std::uint32_t>& rt = w.programs.at(3).kernels[1].runtime_args.at(CoreCoord{0, 0});
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 0).find("dest=LOCAL"), std::string::npos)
+      << kargs::describe_interpreter_command(rt, 0, 0);
+  auto one_kernel = send_recv(3, 3, FabricMode::None);
+  one_kernel.split_reader_writer = false;
+  EXPECT_EQ(ccl::send_recv::build(one_kernel, topo::build_t3k()).programs.at(3).kernels.size(), 1u);
+}
+
+TEST(SendRecvBuilder, ValidateNamesWhatIsWrong) {
+  const topo::Topology t3k = topo::build_t3k();
+  EXPECT_THROW(ccl::send_recv::validate(send_recv(0, 1, FabricMode::None), t3k), ccl::CclParamsError);
+  EXPECT_THROW(ccl::send_recv::validate(send_recv(0, 9), t3k), topo::InputError);
+  auto mismatch = send_recv(0, 1);
+  mismatch.output = dram(2, 4096);
+  EXPECT_THROW(ccl::send_recv::validate(mismatch, t3k), ccl::CclParamsError);
+  auto outside = send_recv(0, 1);
+  outside.worker = {8, 0};
+  EXPECT_THROW(ccl::send_recv::validate(outside, t3k), ccl::CclParamsError);
+  auto big_pages = send_recv(0, 1);
+  big_pages.input = dram(1, 16384, 8192);
+  big_pages.output = dram(2, 16384, 8192);
+  EXPECT_THROW(ccl::send_recv::validate(big_pages, t3k), ccl::CclParamsError);  // a page > the 4352 B payload
+  auto off_fabric = send_recv(0, 1);
+  off_fabric.fabric.chip_order = {0, 2, 3};
+  EXPECT_THROW(ccl::send_recv::validate(off_fabric, t3k), FabricPlanError);
+}
+
+TEST(SendRecvBuilder, ParamsHashAndCompareByValue) {
+  const auto a = send_recv(0, 7);
+  auto b = send_recv(0, 7);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(ccl::send_recv::hash_value(a), ccl::send_recv::hash_value(b));
+  b.receiver = 6;
+  EXPECT_NE(a, b);
+  EXPECT_NE(ccl::send_recv::hash_value(a), ccl::send_recv::hash_value(b));
+}
+
+TEST(BroadcastBuilder, LineRootMulticastsBothWaysAndEveryOtherChipWaits) {
+  const topo::Topology t3k = topo::build_t3k();
+  ccl::broadcast::Params p;
+  p.input = dram(1);
+  p.output = dram(2);
+  p.fabric.mode = FabricMode::Line;
+  const FabricPlan plan(t3k, p.fabric);
+  p.root = plan.chips()[2];
+  const MeshWorkload w = ccl::broadcast::build(p, t3k);
+  ASSERT_EQ(w.programs.size(), 8u);
+  const std::vector<std::uint32_t>& rt = w.programs.at(p.root).kernels[1].runtime_args.at(CoreCoord{0, 0});
+  const std::string write = kargs::describe_interpreter_command(rt, 0, 0);
+  EXPECT_NE(write.find("dest=MCAST fwd=5 bwd=2"), std::string::npos) << write;
+  EXPECT_NE(rt[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+  EXPECT_NE(rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+  for (const auto& [chip, program] : w.programs) {
+    if (chip == p.root) continue;
+    EXPECT_EQ(semaphore_ids(program), (std::vector<std::uint32_t>{0}));
+  }
+  // From a line's end there is only one way to go.
+  p.root = plan.chips()[0];
+  const MeshWorkload end = ccl::broadcast::build(p, t3k);
+  const std::vector<std::uint32_t>& end_rt = end.programs.at(p.root).kernels[1].runtime_args.at(CoreCoord{0, 0});
+  EXPECT_EQ(end_rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+}
+
+TEST(BroadcastBuilder, NeedsAFabric) {
+  ccl::broadcast::Params p;
+  p.input = dram(1);
+  p.output = dram(2);
+  EXPECT_THROW(ccl::broadcast::validate(p, topo::build_t3k()), ccl::CclParamsError);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime
