@@ -1,0 +1,449 @@
+// The dataflow API (kernels/api/dataflow_api.hpp) on the simulated chip models. Every function
+// finds its kernel through the running fiber's context (current_kernel()); non-blocking calls
+// go straight to the models, blocking calls park the fiber on a model awaiter (block_on), so a
+// kernel that can never continue shows in the hang report with what it waits for.
+//
+// Core time: a call that issues a NoC request first spends KernelCosts::noc_issue_cycles;
+// spend_cycles and run_routing spend theirs; everything else is free (the models time the
+// transfers themselves). All definitions live in this one file on purpose: the device
+// references run_kernel() here, which makes the linker keep every API definition for the
+// kernel programs that come later on the link line (kernels/ is a static library).
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/api/dataflow_api.hpp"
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/api/noc_address.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "sim/device/kernel_context.hpp"
+#include "sim/engine/delay.hpp"
+#include "sim/engine/engine.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+KernelContext& K() { return current_kernel(); }
+
+NocId noc_of(std::uint8_t noc) {
+  if (noc > 1) throw DataflowApiError(fmt::format("NoC index {} (expected 0 or 1)", noc));
+  return noc == 0 ? NocId::Noc0 : NocId::Noc1;
+}
+
+Noc& noc_model(KernelContext& k, std::uint8_t noc) { return k.chip->noc(noc_of(noc)); }
+
+NocAddress decode(std::uint64_t noc_addr) {
+  return NocAddress{CoreCoord{static_cast<std::int32_t>(api::noc_addr_x(noc_addr)),
+                              static_cast<std::int32_t>(api::noc_addr_y(noc_addr))},
+                    api::noc_addr_local(noc_addr)};
+}
+
+std::uint32_t address_of(volatile std::uint32_t* pointer) {
+  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(pointer));
+}
+
+void charge_noc_issue(KernelContext& k) {
+  if (k.costs->noc_issue_cycles > 0) block_on(delay(k.chip->params().cycles(k.costs->noc_issue_cycles)));
+}
+
+// A change this kernel makes to its own core's L1 or CBs is not news to it: it must not make
+// its next wait_for_l1_activity() return at once.
+template <typename Change>
+void own_change(KernelContext& k, Change&& change) {
+  const std::uint64_t before = k.l1->activity().generation();
+  change();
+  if (before == k.activity_seen) k.activity_seen = k.l1->activity().generation();
+}
+
+class BlockedScope {
+ public:
+  BlockedScope(KernelContext& k, BlockedIn what, std::uint64_t a = 0, std::uint64_t b = 0) : k_(k) {
+    k_.blocked = what;
+    k_.blocked_a = a;
+    k_.blocked_b = b;
+  }
+  ~BlockedScope() { k_.blocked = BlockedIn::Nothing; }
+  BlockedScope(const BlockedScope&) = delete;
+  BlockedScope& operator=(const BlockedScope&) = delete;
+
+ private:
+  KernelContext& k_;
+};
+
+CircularBuffer& cb(KernelContext& k, std::int64_t cb_id) {
+  if (k.core != nullptr) {
+    const auto it = k.core->cbs.find(static_cast<std::uint32_t>(cb_id));
+    if (it != k.core->cbs.end()) return *it->second;
+  }
+  throw DataflowApiError(fmt::format("circular buffer {} does not exist on this core in this program", cb_id));
+}
+
+std::uint32_t semaphore_address(runtime::CoreKind kind, std::uint32_t id) {
+  return kind == runtime::CoreKind::Tensix ? runtime::tensix_program_semaphore_address(id)
+                                           : runtime::erisc_program_semaphore_address(id);
+}
+
+[[noreturn]] void unknown_semaphore(const KernelContext& k, std::uint32_t id) {
+  kernel_fault(api::fault_code(api::KernelFaultCode::UNKNOWN_SEMAPHORE),
+               k.has_command ? k.command_index : api::kFaultNoCommand, id);
+}
+
+EthCore& eth(KernelContext& k, const char* call) {
+  if (k.eth == nullptr) throw DataflowApiError(fmt::format("{} called on a Tensix core", call));
+  return *k.eth;
+}
+
+}  // namespace
+
+void run_kernel(KernelContext& k) {
+  Engine& engine = Engine::current();
+  k.started = true;
+  k.start = engine.now();
+  k.activity_seen = k.l1->activity().generation();
+  try {
+    k.entry();
+  } catch (const std::exception& e) {
+    k.failed = true;
+    if (!k.fault) k.error = e.what();
+    if (k.on_failure) k.on_failure(k);
+    throw;
+  }
+  k.done = true;
+  k.end = engine.now();
+  if (k.on_done) k.on_done(k);
+}
+
+}  // namespace cclmesh::sim::device
+
+using cclmesh::sim::device::K;
+namespace sd = cclmesh::sim::device;
+namespace api = cclmesh::api;
+
+// ---- Arguments ------------------------------------------------------------------------------
+
+uint32_t get_arg_val_u32(int arg_index) {
+  sd::KernelContext& k = K();
+  if (arg_index < 0 || static_cast<std::size_t>(arg_index) >= k.runtime_args.size()) {
+    kernel_fault(api::fault_code(api::KernelFaultCode::BAD_ARGS), api::kFaultNoCommand,
+                 static_cast<uint32_t>(arg_index));
+  }
+  return k.runtime_args[static_cast<std::size_t>(arg_index)];
+}
+
+uint32_t get_num_args() { return static_cast<uint32_t>(K().runtime_args.size()); }
+
+uint32_t get_compile_time_arg_val(int arg_index) {
+  sd::KernelContext& k = K();
+  if (arg_index < 0 || static_cast<std::size_t>(arg_index) >= k.compile_time_args.size()) {
+    kernel_fault(api::fault_code(api::KernelFaultCode::BAD_ARGS), api::kFaultNoCommand,
+                 static_cast<uint32_t>(arg_index));
+  }
+  return k.compile_time_args[static_cast<std::size_t>(arg_index)];
+}
+
+uint32_t get_num_compile_time_args() { return static_cast<uint32_t>(K().compile_time_args.size()); }
+
+const uint32_t* get_arg_ptr(int arg_index) {
+  sd::KernelContext& k = K();
+  if (arg_index < 0 || static_cast<std::size_t>(arg_index) > k.runtime_args.size()) {
+    kernel_fault(api::fault_code(api::KernelFaultCode::BAD_ARGS), api::kFaultNoCommand,
+                 static_cast<uint32_t>(arg_index));
+  }
+  return k.runtime_args.data() + arg_index;
+}
+
+// ---- Identity -------------------------------------------------------------------------------
+
+uint8_t my_noc_index() { return static_cast<uint8_t>(cclmesh::sim::index_of(K().noc)); }
+uint32_t my_x(uint8_t) { return static_cast<uint32_t>(K().noc0.x); }
+uint32_t my_y(uint8_t) { return static_cast<uint32_t>(K().noc0.y); }
+uint32_t my_chip_id() { return static_cast<uint32_t>(K().chip->id()); }
+
+uint32_t get_semaphore(uint32_t semaphore_id) {
+  sd::KernelContext& k = K();
+  if (k.core == nullptr || semaphore_id >= 32 || ((k.core->semaphore_ids >> semaphore_id) & 1u) == 0) {
+    sd::unknown_semaphore(k, semaphore_id);
+  }
+  return sd::semaphore_address(k.kind, semaphore_id);
+}
+
+uint32_t get_semaphore_on_core_type(ProgrammableCoreType type, uint32_t semaphore_id) {
+  sd::KernelContext& k = K();
+  const cclmesh::runtime::CoreKind kind =
+      type == ProgrammableCoreType::TENSIX ? cclmesh::runtime::CoreKind::Tensix : cclmesh::runtime::CoreKind::Ethernet;
+  const std::uint32_t ids = k.program_semaphore_ids[kind == cclmesh::runtime::CoreKind::Tensix ? 0 : 1];
+  if (semaphore_id >= 32 || ((ids >> semaphore_id) & 1u) == 0) sd::unknown_semaphore(k, semaphore_id);
+  return sd::semaphore_address(kind, semaphore_id);
+}
+
+// ---- NoC addresses --------------------------------------------------------------------------
+
+uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_address, uint8_t) {
+  return api::noc_xy_addr(noc_x, noc_y, local_address);
+}
+
+uint64_t get_noc_addr_local(uint32_t local_address) {
+  const sd::KernelContext& k = K();
+  return api::noc_xy_addr(static_cast<uint32_t>(k.noc0.x), static_cast<uint32_t>(k.noc0.y), local_address);
+}
+
+uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
+                                uint32_t local_address, uint8_t) {
+  return api::noc_multicast_addr(x_start, y_start, x_end, y_end, local_address);
+}
+
+uint64_t get_bank_noc_addr(bool dram, uint32_t bank_id, uint32_t bank_address_offset, uint8_t) {
+  sd::KernelContext& k = K();
+  if (dram) {
+    if (bank_id >= static_cast<uint32_t>(k.chip->dram_bank_count())) {
+      throw sd::DataflowApiError(
+          fmt::format("get_bank_noc_addr: DRAM bank {} does not exist ({} banks)", bank_id, k.chip->dram_bank_count()));
+    }
+    const cclmesh::sim::DramBank bank = k.chip->dram_bank(static_cast<std::int32_t>(bank_id));
+    return api::noc_xy_addr(static_cast<uint32_t>(bank.endpoint.x), static_cast<uint32_t>(bank.endpoint.y),
+                            bank.channel_offset + bank_address_offset);
+  }
+  const cclmesh::runtime::Noc0Coord core = k.core_map->l1_bank_core(k.worker_grid, bank_id);
+  return api::noc_xy_addr(core.x, core.y, bank_address_offset);
+}
+
+// ---- NoC transfers --------------------------------------------------------------------------
+
+void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size_bytes, uint8_t noc) {
+  sd::KernelContext& k = K();
+  if (size_bytes == 0) return;
+  sd::charge_noc_issue(k);
+  sd::noc_model(k, noc).read(k.noc0, sd::decode(src_noc_addr), dst_local_l1_addr, size_bytes);
+}
+
+void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc) {
+  sd::KernelContext& k = K();
+  if (size_bytes == 0) return;
+  sd::charge_noc_issue(k);
+  sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes);
+}
+
+void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_multicast_addr, uint32_t size_bytes,
+                               uint32_t, bool, uint8_t noc) {
+  sd::KernelContext& k = K();
+  if (size_bytes == 0) return;
+  sd::charge_noc_issue(k);
+  const cclmesh::sim::CoreRect rect{
+      cclmesh::sim::CoreCoord{static_cast<std::int32_t>(api::noc_mcast_addr_x_start(dst_noc_multicast_addr)),
+                              static_cast<std::int32_t>(api::noc_mcast_addr_y_start(dst_noc_multicast_addr))},
+      cclmesh::sim::CoreCoord{static_cast<std::int32_t>(api::noc_addr_x(dst_noc_multicast_addr)),
+                              static_cast<std::int32_t>(api::noc_addr_y(dst_noc_multicast_addr))}};
+  sd::noc_model(k, noc).multicast_write(k.noc0, src_local_l1_addr, rect, api::noc_addr_local(dst_noc_multicast_addr),
+                                        size_bytes);
+}
+
+void noc_async_read_barrier(uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::BlockedScope blocked(k, sd::BlockedIn::ReadBarrier, noc);
+  cclmesh::sim::block_on(sd::noc_model(k, noc).read_barrier(k.noc0));
+}
+
+void noc_async_write_barrier(uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::BlockedScope blocked(k, sd::BlockedIn::WriteBarrier, noc);
+  cclmesh::sim::block_on(sd::noc_model(k, noc).write_barrier(k.noc0));
+}
+
+void noc_async_writes_flushed(uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::BlockedScope blocked(k, sd::BlockedIn::WritesFlushed, noc);
+  cclmesh::sim::block_on(sd::noc_model(k, noc).writes_flushed(k.noc0));
+}
+
+void noc_async_atomic_barrier(uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::BlockedScope blocked(k, sd::BlockedIn::AtomicBarrier, noc);
+  cclmesh::sim::block_on(sd::noc_model(k, noc).atomic_barrier(k.noc0));
+}
+
+bool noc_reads_done(uint8_t noc) {
+  sd::KernelContext& k = K();
+  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::Reads);
+}
+
+bool noc_writes_done(uint8_t noc) {
+  sd::KernelContext& k = K();
+  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::Writes);
+}
+
+bool noc_nonposted_writes_flushed(uint8_t noc) {
+  sd::KernelContext& k = K();
+  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::WritesFlushed);
+}
+
+// ---- Semaphores -----------------------------------------------------------------------------
+
+void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::charge_noc_issue(k);
+  sd::noc_model(k, noc).atomic_inc(k.noc0, sd::decode(dst_noc_addr), increment);
+}
+
+void noc_semaphore_set(volatile uint32_t* local_sem_addr, uint32_t value) {
+  sd::KernelContext& k = K();
+  sd::own_change(k, [&] { k.l1->write_u32(sd::address_of(local_sem_addr), value); });
+}
+
+void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::charge_noc_issue(k);
+  sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), sizeof(uint32_t));
+}
+
+void noc_inline_dw_write(uint64_t dst_noc_addr, uint32_t value, uint8_t noc) {
+  sd::KernelContext& k = K();
+  sd::charge_noc_issue(k);
+  sd::noc_model(k, noc).write_u32(k.noc0, sd::decode(dst_noc_addr), value);
+}
+
+void noc_semaphore_wait(volatile uint32_t* local_sem_addr, uint32_t value) {
+  sd::KernelContext& k = K();
+  const uint32_t address = sd::address_of(local_sem_addr);
+  sd::BlockedScope blocked(k, sd::BlockedIn::SemaphoreEqual, address, value);
+  k.l1->wait_word_blocking(address, cclmesh::sim::WordCondition::Equal, value);
+}
+
+void noc_semaphore_wait_min(volatile uint32_t* local_sem_addr, uint32_t value) {
+  sd::KernelContext& k = K();
+  const uint32_t address = sd::address_of(local_sem_addr);
+  sd::BlockedScope blocked(k, sd::BlockedIn::SemaphoreAtLeast, address, value);
+  k.l1->wait_word_blocking(address, cclmesh::sim::WordCondition::AtLeast, value);
+}
+
+// ---- Local L1 -------------------------------------------------------------------------------
+
+uint32_t l1_read_u32(uint32_t local_l1_addr) { return K().l1->read_u32(local_l1_addr); }
+
+void l1_write_u32(uint32_t local_l1_addr, uint32_t value) {
+  sd::KernelContext& k = K();
+  sd::own_change(k, [&] { k.l1->write_u32(local_l1_addr, value); });
+}
+
+void l1_copy(uint32_t dst_local_l1_addr, uint32_t src_local_l1_addr, uint32_t size_bytes) {
+  sd::KernelContext& k = K();
+  const std::vector<std::uint8_t> bytes = k.l1->read(src_local_l1_addr, size_bytes);
+  sd::own_change(k, [&] { k.l1->write(dst_local_l1_addr, bytes); });
+}
+
+void l1_read_bytes(uint32_t local_l1_addr, void* dst, uint32_t size_bytes) {
+  K().l1->read(local_l1_addr, std::span<std::uint8_t>(static_cast<std::uint8_t*>(dst), size_bytes));
+}
+
+void l1_write_bytes(uint32_t local_l1_addr, const void* src, uint32_t size_bytes) {
+  sd::KernelContext& k = K();
+  sd::own_change(k, [&] {
+    k.l1->write(local_l1_addr, std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(src), size_bytes));
+  });
+}
+
+// ---- Circular buffers -----------------------------------------------------------------------
+
+void cb_reserve_back(int32_t cb_id, int32_t num_pages) {
+  sd::KernelContext& k = K();
+  sd::CircularBuffer& b = sd::cb(k, cb_id);
+  sd::BlockedScope blocked(k, sd::BlockedIn::CbReserve, static_cast<std::uint64_t>(cb_id),
+                           static_cast<std::uint64_t>(num_pages));
+  b.reserve_back_blocking(static_cast<std::uint32_t>(num_pages));
+}
+
+void cb_push_back(int32_t cb_id, int32_t num_pages) {
+  sd::KernelContext& k = K();
+  sd::CircularBuffer& b = sd::cb(k, cb_id);
+  sd::own_change(k, [&] {
+    b.push_back(static_cast<std::uint32_t>(num_pages));
+    k.l1->notify_activity();  // the CB counters are L1 words on hardware
+  });
+}
+
+void cb_wait_front(int32_t cb_id, int32_t num_pages) {
+  sd::KernelContext& k = K();
+  sd::CircularBuffer& b = sd::cb(k, cb_id);
+  sd::BlockedScope blocked(k, sd::BlockedIn::CbWait, static_cast<std::uint64_t>(cb_id),
+                           static_cast<std::uint64_t>(num_pages));
+  b.wait_front_blocking(static_cast<std::uint32_t>(num_pages));
+}
+
+void cb_pop_front(int32_t cb_id, int32_t num_pages) {
+  sd::KernelContext& k = K();
+  sd::CircularBuffer& b = sd::cb(k, cb_id);
+  sd::own_change(k, [&] {
+    b.pop_front(static_cast<std::uint32_t>(num_pages));
+    k.l1->notify_activity();
+  });
+}
+
+bool cb_pages_reservable_at_back(int32_t cb_id, int32_t num_pages) {
+  return sd::cb(K(), cb_id).reservable(static_cast<std::uint32_t>(num_pages));
+}
+
+bool cb_pages_available_at_front(int32_t cb_id, int32_t num_pages) {
+  return sd::cb(K(), cb_id).available(static_cast<std::uint32_t>(num_pages));
+}
+
+uint32_t get_write_ptr(uint32_t cb_id) { return sd::cb(K(), cb_id).write_ptr(); }
+uint32_t get_read_ptr(uint32_t cb_id) { return sd::cb(K(), cb_id).read_ptr(); }
+uint32_t get_cb_page_size(uint32_t cb_id) { return sd::cb(K(), cb_id).page_size(); }
+
+// ---- Ethernet -------------------------------------------------------------------------------
+
+void eth_send_bytes(uint32_t src_local_l1_addr, uint32_t dst_remote_l1_addr, uint32_t size_bytes) {
+  sd::eth(K(), "eth_send_bytes").send_packet(src_local_l1_addr, dst_remote_l1_addr, size_bytes);
+}
+
+bool eth_txq_is_busy() { return sd::eth(K(), "eth_txq_is_busy").txq_busy(); }
+
+void run_routing() {
+  sd::KernelContext& k = K();
+  sd::eth(k, "run_routing");
+  if (k.costs->run_routing_cycles > 0) {
+    cclmesh::sim::block_on(cclmesh::sim::delay(k.chip->params().cycles(k.costs->run_routing_cycles)));
+  }
+}
+
+// ---- Polling and time -----------------------------------------------------------------------
+
+void wait_for_l1_activity() {
+  sd::KernelContext& k = K();
+  cclmesh::sim::Condition& activity = k.l1->activity();
+  if (activity.generation() != k.activity_seen) {  // something happened since the last return
+    k.activity_seen = activity.generation();
+    return;
+  }
+  sd::BlockedScope blocked(k, sd::BlockedIn::L1Activity);
+  activity.wait_blocking();
+  k.activity_seen = activity.generation();
+}
+
+void spend_cycles(uint32_t cycles) {
+  sd::KernelContext& k = K();
+  if (cycles > 0) cclmesh::sim::block_on(cclmesh::sim::delay(k.chip->params().cycles(cycles)));
+}
+
+uint64_t read_device_cycles() {
+  const sd::KernelContext& k = K();
+  __extension__ typedef unsigned __int128 Wide;  // ps x Hz overflows 64 bits after ~5 hours
+  const auto ps = static_cast<Wide>(cclmesh::sim::Engine::current().now().ps());
+  return static_cast<uint64_t>(ps * static_cast<Wide>(k.chip->params().clock_hz) / 1'000'000'000'000u);
+}
+
+void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index) {
+  sd::KernelContext& k = K();
+  k.has_command = true;
+  k.stream = stream;
+  k.command_index = command_index;
+  k.header_arg = header_arg_index;
+}
+
+void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
+  sd::KernelContext& k = K();
+  k.fault = sd::KernelFaultReport{code, command_index, word_offset};
+  throw sd::KernelFaultSignal(k.name() + ": " + k.failure_description());
+}

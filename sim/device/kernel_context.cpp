@@ -1,0 +1,101 @@
+#include "sim/device/kernel_context.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "sim/engine/check.hpp"
+#include "sim/engine/fiber.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+// "semaphore id 3 at 0x20030" when the address is a per-program semaphore of this core's kind.
+std::string word_name(const KernelContext& k, std::uint64_t address) {
+  const std::uint64_t base = k.kind == runtime::CoreKind::Tensix ? runtime::kTensixProgramBase
+                                                                 : runtime::kEriscUnreservedBase;
+  if (address >= base && address < base + runtime::kProgramSemaphoreBytes && address % runtime::kProgramSemaphoreStride == 0) {
+    return fmt::format("semaphore id {} at {:#x}", (address - base) / runtime::kProgramSemaphoreStride, address);
+  }
+  return fmt::format("L1 word {:#x}", address);
+}
+
+std::string current_word(const KernelContext& k, std::uint64_t address) {
+  try {
+    return fmt::format("{}", k.l1->read_u32(address));
+  } catch (const std::exception&) {
+    return "unreadable";
+  }
+}
+
+std::string cb_state(const KernelContext& k, std::uint64_t cb_id) {
+  if (k.core == nullptr) return "no CBs";
+  const auto it = k.core->cbs.find(static_cast<std::uint32_t>(cb_id));
+  return it == k.core->cbs.end() ? "no such CB" : it->second->state();
+}
+
+}  // namespace
+
+std::string KernelContext::name() const {
+  if (kind == runtime::CoreKind::Ethernet) {
+    return fmt::format("chip {} core ({},{}) [eth ch {}] {}", chip->id(), noc0.x, noc0.y, logical.x, kernel);
+  }
+  return fmt::format("chip {} core ({},{}) [tensix ({},{}) dm{}] {}", chip->id(), noc0.x, noc0.y, logical.x, logical.y,
+                     processor == runtime::DataMovementProcessor::Riscv0 ? 0 : 1, kernel);
+}
+
+std::string KernelContext::current_command() const {
+  if (!has_command) return "";
+  if (kernel == kernels::kCclInterpreterKernelName) {
+    return kargs::describe_interpreter_command(runtime_args, stream, command_index);
+  }
+  return fmt::format("stream {} #{}", stream, command_index);
+}
+
+std::string KernelContext::blocked_description() const {
+  const auto noc_name = [this] { return fmt::format("NoC{}", blocked_a); };
+  switch (blocked) {
+    case BlockedIn::Nothing: return "";
+    case BlockedIn::SemaphoreEqual:
+      return fmt::format("noc_semaphore_wait({} == {}, now {})", word_name(*this, blocked_a), blocked_b,
+                         current_word(*this, blocked_a));
+    case BlockedIn::SemaphoreAtLeast:
+      return fmt::format("noc_semaphore_wait_min({} >= {}, now {})", word_name(*this, blocked_a), blocked_b,
+                         current_word(*this, blocked_a));
+    case BlockedIn::CbReserve:
+      return fmt::format("cb_reserve_back(CB {}, {} pages; {})", blocked_a, blocked_b, cb_state(*this, blocked_a));
+    case BlockedIn::CbWait:
+      return fmt::format("cb_wait_front(CB {}, {} pages; {})", blocked_a, blocked_b, cb_state(*this, blocked_a));
+    case BlockedIn::ReadBarrier: return fmt::format("noc_async_read_barrier({})", noc_name());
+    case BlockedIn::WriteBarrier: return fmt::format("noc_async_write_barrier({})", noc_name());
+    case BlockedIn::WritesFlushed: return fmt::format("noc_async_writes_flushed({})", noc_name());
+    case BlockedIn::AtomicBarrier: return fmt::format("noc_async_atomic_barrier({})", noc_name());
+    case BlockedIn::L1Activity:
+      return eth != nullptr ? "wait_for_l1_activity (no L1 write, NoC completion, CB change or TX queue drain)"
+                            : "wait_for_l1_activity (no L1 write, NoC completion or CB change)";
+  }
+  return "";
+}
+
+std::string KernelContext::failure_description() const {
+  std::string text;
+  if (fault) {
+    text = kargs::describe_kernel_fault(kernel, runtime_args, fault->code, fault->command_index, fault->word_offset);
+  } else {
+    text = error;
+    const std::string command = current_command();
+    if (!command.empty()) text += " (while executing " + command + ")";
+  }
+  return text;
+}
+
+KernelContext& current_kernel() {
+  Fiber* fiber = Fiber::current();
+  CCLMESH_CHECK(fiber != nullptr && fiber->user_context() != nullptr,
+                "a dataflow API function was called outside a simulated kernel");
+  return *static_cast<KernelContext*>(fiber->user_context());
+}
+
+}  // namespace cclmesh::sim::device

@@ -1,0 +1,140 @@
+#pragma once
+// What a kernel fiber carries: the kernel's place (chip, core), its arguments, the per-program
+// state of its core (CBs, semaphores), and what it is doing right now (the command it reported
+// with debug_set_current_command, the call it is blocked in, a fault). The simulated device
+// hangs a KernelContext on every kernel fiber (Actor::set_user_context); the dataflow API finds
+// it with current_kernel(). Hang and fault reports are rendered from it.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_registry.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "sim/device/circular_buffer.hpp"
+#include "sim/engine/time.hpp"
+#include "sim/model/chip.hpp"
+
+namespace cclmesh::sim::device {
+
+// Core time the dataflow API charges for work the models do not see (documented in
+// docs/sim_device.md).
+struct KernelCosts {
+  // A call that issues a NoC request (read, write, multicast, atomic, inline write) spends
+  // this long writing a command buffer's registers before the request is issued.
+  std::int64_t noc_issue_cycles = 8;
+  // run_routing(): the base firmware's slice of an ERISC (REFERENCE 1.4).
+  std::int64_t run_routing_cycles = 100;
+};
+
+// One core's share of a running program: its per-program semaphores and circular buffers.
+struct CoreProgram {
+  runtime::CoreKind kind = runtime::CoreKind::Tensix;
+  runtime::CoreCoord logical;
+  CoreCoord noc0;
+  std::uint32_t semaphore_ids = 0;  // bit i: per-program semaphore id i exists on this core
+  std::map<std::uint32_t, std::unique_ptr<CircularBuffer>> cbs;
+};
+
+enum class BlockedIn : std::uint8_t {
+  Nothing,
+  SemaphoreEqual,    // a = address, b = value
+  SemaphoreAtLeast,  // a = address, b = value
+  CbReserve,         // a = cb id, b = pages
+  CbWait,            // a = cb id, b = pages
+  ReadBarrier,       // a = noc
+  WriteBarrier,
+  WritesFlushed,
+  AtomicBarrier,
+  L1Activity,
+};
+
+struct KernelFaultReport {
+  std::uint32_t code = 0;
+  std::uint32_t command_index = 0;
+  std::uint32_t word_offset = 0;
+};
+
+struct KernelContext {
+  // --- identity ----------------------------------------------------------------------------
+  Chip* chip = nullptr;
+  runtime::CoreKind kind = runtime::CoreKind::Tensix;
+  runtime::CoreCoord logical;
+  CoreCoord noc0;
+  runtime::DataMovementProcessor processor = runtime::DataMovementProcessor::Riscv0;
+  std::string kernel;
+  kernels::KernelFn entry = nullptr;
+  bool persistent = false;  // a fabric router launched at open, not part of any workload
+  std::string workload;
+  std::vector<std::uint32_t> compile_time_args;
+  std::vector<std::uint32_t> runtime_args;
+  NocId noc = NocId::Noc0;
+  MemoryRegion* l1 = nullptr;
+  EthCore* eth = nullptr;  // ERISC kernels only
+  CoreProgram* core = nullptr;
+  std::uint32_t program_semaphore_ids[2] = {0, 0};  // per CoreKind: ids on any core of that kind
+  const runtime::ChipCoreMap* core_map = nullptr;
+  runtime::CoreCoord worker_grid;
+  const KernelCosts* costs = nullptr;
+  std::function<void(KernelContext&)> on_done;
+  std::function<void(KernelContext&)> on_failure;
+
+  // --- progress ----------------------------------------------------------------------------
+  bool started = false;
+  bool done = false;
+  bool failed = false;
+  SimTime start;
+  SimTime end;
+  std::uint64_t activity_seen = 0;  // L1 activity generation at the last wait_for_l1_activity return
+
+  // --- where it is --------------------------------------------------------------------------
+  bool has_command = false;
+  std::uint32_t stream = 0;
+  std::uint32_t command_index = 0;
+  std::uint32_t header_arg = 0;
+  BlockedIn blocked = BlockedIn::Nothing;
+  std::uint64_t blocked_a = 0;
+  std::uint64_t blocked_b = 0;
+  std::optional<KernelFaultReport> fault;
+  std::string error;
+
+  // "chip 0 core (1,2) [tensix (0,0) dm0] ccl_interpreter" (dm0 / dm1: the data-movement
+  // RISC-V of a Tensix kernel)
+  std::string name() const;
+  // The interpreter command it last started ("stream 0 #2 WAIT_VALUE ..."), or "".
+  std::string current_command() const;
+  // "noc_semaphore_wait_min(semaphore id 0 at 0x20000 >= 4, now 3)" or "" when not blocked.
+  std::string blocked_description() const;
+  // The fault or error as one line (after name()).
+  std::string failure_description() const;
+};
+
+// The kernel whose fiber is running; an InvariantError outside a kernel fiber.
+KernelContext& current_kernel();
+
+// Runs ctx.entry on the calling fiber (the body of every kernel fiber): records start and end,
+// calls on_done; on a kernel_fault or any other exception records it, calls on_failure and
+// rethrows, which stops the run (the device turns it into a DeviceError).
+void run_kernel(KernelContext& ctx);
+
+// Thrown by kernel_fault() (after the fault is recorded on the context).
+class KernelFaultSignal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A dataflow API call the kernel should not make (no such CB, an ethernet call on a Tensix
+// core, a bank that does not exist ...). Reported like a fault.
+class DataflowApiError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace cclmesh::sim::device

@@ -1,0 +1,645 @@
+#include "sim/device/sim_mesh_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "sim/engine/check.hpp"
+#include "sim/engine/fiber.hpp"
+#include "sim/engine/process.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+using runtime::CoreKind;
+
+ChipArch to_sim(topo::Arch arch) { return arch == topo::Arch::Wormhole ? ChipArch::WormholeB0 : ChipArch::Blackhole; }
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+std::uint64_t to_ns(SimTime t) { return static_cast<std::uint64_t>(t.ps() / 1000); }
+
+std::uint32_t kind_index(CoreKind kind) { return kind == CoreKind::Tensix ? 0u : 1u; }
+
+const char* kind_name(CoreKind kind) { return kind == CoreKind::Tensix ? "tensix" : "ethernet"; }
+
+[[noreturn]] void bad_workload(const std::string& workload, runtime::ChipId chip, const std::string& what) {
+  throw std::invalid_argument(fmt::format("workload '{}' chip {}: {}", workload, chip, what));
+}
+
+struct CoreKey {
+  CoreKind kind;
+  runtime::CoreCoord core;
+  auto operator<=>(const CoreKey&) const = default;
+};
+
+}  // namespace
+
+// One chip's program of one workload: its cores' CBs and semaphores, and the kernels to start.
+struct SimMeshDevice::Program {
+  std::string workload;
+  runtime::ChipId chip = 0;
+  std::map<CoreKey, std::unique_ptr<CoreProgram>> cores;
+  struct SemaphoreInit {
+    MemoryRegion* l1;
+    std::uint32_t address;
+    std::uint32_t value;
+  };
+  std::vector<SemaphoreInit> semaphore_inits;
+  std::vector<std::unique_ptr<KernelContext>> to_launch;
+  std::size_t remaining = 0;
+};
+
+// --- construction ----------------------------------------------------------------------------
+
+SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options)
+    : topology_(std::move(topology)), options_(std::move(options)) {
+  if (topology_.chip_count() == 0) throw std::invalid_argument("simulated device: the topology has no chip");
+  for (const topo::Chip& chip : topology_.chips()) {
+    core_maps_.emplace(chip.id, runtime::chip_core_map(topology_, chip.id));
+    if (chip.arch != topology_.chips().front().arch) {
+      throw std::invalid_argument(fmt::format("simulated device: chip {} is {} but chip {} is {}; one architecture per "
+                                              "mesh is supported",
+                                              chip.id, topo::arch_name(chip.arch), topology_.chips().front().id,
+                                              topo::arch_name(topology_.chips().front().arch)));
+    }
+  }
+  worker_grid_ = runtime::common_worker_grid(topology_);
+  fabric_ = runtime::FabricPlan(topology_, options_.fabric);
+
+  SystemConfig config;
+  config.mode = options_.data_mode;
+  for (const topo::Chip& chip : topology_.chips()) {
+    ChipConfig c;
+    c.id = chip.id;
+    c.arch = to_sim(chip.arch);
+    for (std::uint32_t row : core_maps_.at(chip.id).harvested_rows()) c.harvested_tensix_rows.push_back(static_cast<std::int32_t>(row));
+    config.chips.push_back(std::move(c));
+  }
+  for (const topo::EthLink& link : topology_.links()) {
+    EthConnection c;
+    c.a = EthPort{link.a.chip, link.a.channel};
+    c.b = EthPort{link.b.chip, link.b.channel};
+    const topo::Arch arch_a = topology_.chip(link.a.chip).arch;
+    const topo::Arch arch_b = topology_.chip(link.b.chip).arch;
+    // A link at the topology's defaults gets the chip model's calibrated figures; a what-if
+    // link (slower, longer) keeps its own.
+    if (link.rate_bytes_per_s != topo::default_link_rate_bytes_per_s(arch_a, arch_b)) {
+      c.rate = Bandwidth::bytes_per_second(link.rate_bytes_per_s);
+    }
+    if (link.latency_ps != topo::default_link_latency_ps(arch_a, arch_b)) c.latency = SimTime::from_ps(link.latency_ps);
+    config.links.push_back(c);
+  }
+  engine_ = std::make_unique<Engine>();
+  system_ = std::make_unique<SimSystem>(*engine_, config);
+
+  std::uint64_t tensix_l1 = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& [id, map] : core_maps_) {
+    Chip& chip = system_->chip(id);
+    CCLMESH_CHECK(static_cast<std::uint32_t>(chip.dram_bank_count()) == map.dram_bank_count(),
+                  fmt::format("chip {}: the core map counts {} DRAM banks, the chip model {}", id,
+                              map.dram_bank_count(), chip.dram_bank_count()));
+    const runtime::CoreCoord grid = map.worker_grid();
+    CCLMESH_CHECK(chip.tensix_cores().size() == std::size_t{grid.x} * grid.y,
+                  fmt::format("chip {}: the core map has a {}x{} grid, the chip model {} Tensix cores", id, grid.x,
+                              grid.y, chip.tensix_cores().size()));
+    tensix_l1 = std::min<std::uint64_t>(tensix_l1, chip.params().l1.tensix_bytes);
+    dram_bank_bytes_ = chip.params().dram.bank_bytes();
+  }
+  l1_top_ = tensix_l1 / runtime::kBufferAlignment * runtime::kBufferAlignment;
+  dram_next_ = runtime::kDramBufferBase;
+  erisc_semaphore_next_ = runtime::kEriscGlobalSemaphoreBase;
+
+  if (fabric_.enabled()) launch_fabric();
+}
+
+SimMeshDevice::~SimMeshDevice() {
+  // The engine first: it unwinds parked kernel fibers while chips and contexts still exist.
+  engine_.reset();
+  system_.reset();
+}
+
+// --- topology --------------------------------------------------------------------------------
+
+std::vector<runtime::ChipId> SimMeshDevice::chips() const {
+  std::vector<runtime::ChipId> ids;
+  for (const topo::ChipId id : topology_.chip_ids()) ids.push_back(static_cast<runtime::ChipId>(id));
+  return ids;
+}
+
+std::vector<std::uint32_t> SimMeshDevice::active_ethernet_channels(runtime::ChipId chip) const {
+  const auto id = static_cast<topo::ChipId>(chip);
+  topology_.chip(id);  // throws for an unknown chip
+  std::vector<std::uint32_t> channels;
+  for (const topo::EthLink& link : topology_.links()) {
+    if (link.a.chip == id) channels.push_back(static_cast<std::uint32_t>(link.a.channel));
+    if (link.b.chip == id) channels.push_back(static_cast<std::uint32_t>(link.b.channel));
+  }
+  std::sort(channels.begin(), channels.end());
+  return channels;
+}
+
+const runtime::ChipCoreMap& SimMeshDevice::core_map(runtime::ChipId chip) const {
+  const auto it = core_maps_.find(chip);
+  if (it == core_maps_.end()) throw std::invalid_argument(fmt::format("simulated device: no chip {}", chip));
+  return it->second;
+}
+
+MemoryRegion& SimMeshDevice::tensix_l1(runtime::ChipId chip, runtime::CoreCoord logical) {
+  const runtime::Noc0Coord n = core_map(chip).tensix_noc0(logical);
+  return system_->chip(chip).l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)});
+}
+
+// --- buffers and global semaphores -------------------------------------------------------------
+
+runtime::BufferHandle SimMeshDevice::create_buffer(const runtime::BufferConfig& config) {
+  const std::uint32_t banks = core_maps_.begin()->second.dram_bank_count();
+  const runtime::BufferLayout layout(config, 0, worker_grid_, banks);
+  std::uint64_t address = 0;
+  if (config.type == runtime::BufferType::Dram) {
+    address = align_up(dram_next_, runtime::kBufferAlignment);
+    const std::uint64_t end = address + layout.bytes_per_target();
+    if (end > dram_bank_bytes_) {
+      throw runtime::BufferConfigError(fmt::format("buffer config: {} B per DRAM bank do not fit: {} B of {} B in use",
+                                                   layout.bytes_per_target(), address, dram_bank_bytes_));
+    }
+    dram_next_ = end;
+  } else {
+    const std::uint64_t bytes = align_up(layout.bytes_per_target(), runtime::kBufferAlignment);
+    if (l1_top_ < bytes || l1_top_ - bytes < runtime::kTensixCircularBufferBase) {
+      throw runtime::BufferConfigError(
+          fmt::format("buffer config: {} B per core do not fit in L1: buffers may use {:#x}..{:#x}", bytes,
+                      runtime::kTensixCircularBufferBase, l1_top_));
+    }
+    l1_top_ -= bytes;
+    address = l1_top_;
+  }
+  runtime::BufferLayout(config, address, worker_grid_, banks);  // the address fits the addrgen
+  return runtime::BufferHandle{next_buffer_id_++, address, config};
+}
+
+void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                 std::span<const std::byte> data) {
+  const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
+  if (data.size() != buffer.config.size_bytes) {
+    throw std::invalid_argument(fmt::format("write_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
+  }
+  Chip& c = system_->chip(chip);
+  const std::uint32_t page_size = layout.page_size();
+  for (std::uint32_t i = 0; i < layout.num_pages(); ++i) {
+    const runtime::PageLocation at = layout.page(i);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(data.data()) + std::size_t{i} * page_size;
+    const std::span<const std::uint8_t> page(bytes, page_size);
+    if (at.dram) {
+      const DramBank bank = c.dram_bank(static_cast<std::int32_t>(at.bank));
+      c.dram_channel(bank.channel).memory().write(bank.channel_offset + at.address, page);
+    } else {
+      tensix_l1(chip, at.core).write(at.address, page);
+    }
+  }
+}
+
+void SimMeshDevice::read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) {
+  const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
+  if (data.size() != buffer.config.size_bytes) {
+    throw std::invalid_argument(fmt::format("read_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
+  }
+  Chip& c = system_->chip(chip);
+  const std::uint32_t page_size = layout.page_size();
+  for (std::uint32_t i = 0; i < layout.num_pages(); ++i) {
+    const runtime::PageLocation at = layout.page(i);
+    auto* bytes = reinterpret_cast<std::uint8_t*>(data.data()) + std::size_t{i} * page_size;
+    const std::span<std::uint8_t> page(bytes, page_size);
+    if (at.dram) {
+      const DramBank bank = c.dram_bank(static_cast<std::int32_t>(at.bank));
+      c.dram_channel(bank.channel).memory().read(bank.channel_offset + at.address, page);
+    } else {
+      tensix_l1(chip, at.core).read(at.address, page);
+    }
+  }
+}
+
+runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,
+                                                                runtime::CoreKind kind, std::uint32_t initial_value) {
+  const std::vector<runtime::CoreCoord> list = runtime::cores_of(cores);
+  if (list.empty()) throw std::invalid_argument("create_global_semaphore: no cores");
+  for (const auto& [chip, map] : core_maps_) {
+    for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
+  }
+  std::uint32_t address = 0;
+  if (kind == CoreKind::Tensix) {
+    if (l1_top_ < runtime::kTensixCircularBufferBase + runtime::kBufferAlignment) {
+      throw std::invalid_argument("create_global_semaphore: Tensix L1 is full");
+    }
+    l1_top_ -= runtime::kBufferAlignment;
+    address = static_cast<std::uint32_t>(l1_top_);
+  } else {
+    if (erisc_semaphore_next_ + runtime::kProgramSemaphoreStride >
+        runtime::kEriscGlobalSemaphoreBase + runtime::kEriscGlobalSemaphoreBytes) {
+      throw std::invalid_argument("create_global_semaphore: the ERISC global semaphore region is full");
+    }
+    address = erisc_semaphore_next_;
+    erisc_semaphore_next_ += runtime::kProgramSemaphoreStride;
+  }
+  runtime::GlobalSemaphore semaphore{next_semaphore_id_++, address, cores};
+  global_semaphore_kinds_[semaphore.id] = kind;
+  reset_global_semaphore(semaphore, initial_value);
+  return semaphore;
+}
+
+void SimMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) {
+  const auto it = global_semaphore_kinds_.find(semaphore.id);
+  if (it == global_semaphore_kinds_.end()) {
+    throw std::invalid_argument(fmt::format("reset_global_semaphore: semaphore {} was not created here", semaphore.id));
+  }
+  for (const auto& [chip, map] : core_maps_) {
+    for (const runtime::CoreCoord& c : runtime::cores_of(semaphore.cores)) {
+      const runtime::Noc0Coord n = map.noc0(it->second, c);
+      system_->chip(chip).l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)})
+          .write_u32(semaphore.address, value);
+    }
+  }
+}
+
+// --- kernels ---------------------------------------------------------------------------------
+
+void SimMeshDevice::register_kernel(std::string name, kernels::KernelFn entry, bool runs_on_ethernet_core) {
+  extra_kernel_names_.push_back(name);
+  extra_kernels_[name] = kernels::KernelInfo{extra_kernel_names_.back(), entry, "", runs_on_ethernet_core};
+}
+
+const kernels::KernelInfo* SimMeshDevice::find_kernel(const std::string& name) const {
+  const auto it = extra_kernels_.find(name);
+  if (it != extra_kernels_.end()) return &it->second;
+  return kernels::find_kernel_info(name);
+}
+
+std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::string& workload, runtime::ChipId chip_id,
+                                                                     const runtime::Program& program) {
+  if (!topology_.has_chip(chip_id)) bad_workload(workload, chip_id, "no such chip in the topology");
+  const runtime::ChipCoreMap& map = core_maps_.at(chip_id);
+  Chip& chip = system_->chip(chip_id);
+  auto placed = std::make_unique<Program>();
+  placed->workload = workload;
+  placed->chip = chip_id;
+
+  auto core_of = [&](CoreKind kind, runtime::CoreCoord logical) -> CoreProgram& {
+    auto& slot = placed->cores[CoreKey{kind, logical}];
+    if (!slot) {
+      runtime::Noc0Coord n;
+      try {
+        n = map.noc0(kind, logical);
+      } catch (const runtime::CoreMapError& e) {
+        bad_workload(workload, chip_id, e.what());
+      }
+      slot = std::make_unique<CoreProgram>();
+      slot->kind = kind;
+      slot->logical = logical;
+      slot->noc0 = CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)};
+    }
+    return *slot;
+  };
+
+  std::uint32_t program_semaphores[2] = {0, 0};
+  for (const runtime::SemaphoreSpec& spec : program.semaphores) {
+    if (spec.id >= runtime::kMaxProgramSemaphores) {
+      bad_workload(workload, chip_id, fmt::format("semaphore id {} (ids are 0..{})", spec.id,
+                                                  runtime::kMaxProgramSemaphores - 1));
+    }
+    for (const runtime::CoreCoord& c : runtime::cores_of(spec.cores)) {
+      CoreProgram& core = core_of(spec.core_kind, c);
+      if (((core.semaphore_ids >> spec.id) & 1u) != 0) {
+        bad_workload(workload, chip_id, fmt::format("semaphore id {} declared twice on {} core ({},{})", spec.id,
+                                                    kind_name(spec.core_kind), c.x, c.y));
+      }
+      core.semaphore_ids |= 1u << spec.id;
+      const std::uint32_t address = spec.core_kind == CoreKind::Tensix
+                                        ? runtime::tensix_program_semaphore_address(spec.id)
+                                        : runtime::erisc_program_semaphore_address(spec.id);
+      placed->semaphore_inits.push_back({&chip.l1(core.noc0), address, spec.initial_value});
+    }
+    program_semaphores[kind_index(spec.core_kind)] |= 1u << spec.id;
+  }
+
+  std::uint64_t cb_next = runtime::kTensixCircularBufferBase;
+  for (const runtime::CircularBufferSpec& spec : program.circular_buffers) {
+    const std::uint64_t bytes = std::uint64_t{spec.num_pages} * spec.page_size_bytes;
+    if (bytes == 0) bad_workload(workload, chip_id, fmt::format("CB {} has no pages or page size 0", spec.cb_id));
+    const std::uint64_t address = align_up(cb_next, runtime::kCircularBufferAlignment);
+    cb_next = address + bytes;
+    if (cb_next > l1_top_) {
+      bad_workload(workload, chip_id,
+                   fmt::format("CB {} ({} x {} B) ends at {:#x}, above the L1 buffers at {:#x}", spec.cb_id,
+                               spec.num_pages, spec.page_size_bytes, cb_next, l1_top_));
+    }
+    for (const runtime::CoreCoord& c : runtime::cores_of(spec.cores)) {
+      CoreProgram& core = core_of(CoreKind::Tensix, c);
+      if (core.cbs.count(spec.cb_id) != 0) {
+        bad_workload(workload, chip_id, fmt::format("CB {} declared twice on core ({},{})", spec.cb_id, c.x, c.y));
+      }
+      core.cbs[spec.cb_id] = std::make_unique<CircularBuffer>(
+          fmt::format("chip {} core ({},{})", chip_id, core.noc0.x, core.noc0.y), spec.cb_id,
+          static_cast<std::uint32_t>(address), spec.page_size_bytes, spec.num_pages);
+    }
+  }
+
+  std::set<std::tuple<CoreKind, runtime::CoreCoord, runtime::DataMovementProcessor>> occupied;
+  for (const runtime::KernelSpec& spec : program.kernels) {
+    const kernels::KernelInfo* info = find_kernel(spec.kernel);
+    if (info == nullptr) bad_workload(workload, chip_id, fmt::format("unknown kernel '{}'", spec.kernel));
+    const bool eth = spec.core_kind == CoreKind::Ethernet;
+    if (info->runs_on_ethernet_core != eth) {
+      bad_workload(workload, chip_id, fmt::format("kernel '{}' runs on {} cores, not {} cores", spec.kernel,
+                                                  info->runs_on_ethernet_core ? "ethernet" : "tensix",
+                                                  kind_name(spec.core_kind)));
+    }
+    const std::vector<runtime::CoreCoord> cores = runtime::cores_of(spec.cores);
+    if (cores.empty()) bad_workload(workload, chip_id, fmt::format("kernel '{}' has no cores", spec.kernel));
+    for (const auto& [core, args] : spec.runtime_args) {
+      if (std::find(cores.begin(), cores.end(), core) == cores.end()) {
+        bad_workload(workload, chip_id, fmt::format("kernel '{}' has runtime args for core ({},{}), which it does not "
+                                                    "run on",
+                                                    spec.kernel, core.x, core.y));
+      }
+    }
+    for (const runtime::CoreCoord& c : cores) {
+      const auto processor = eth ? runtime::DataMovementProcessor::Riscv0 : spec.processor;
+      if (!occupied.insert({spec.core_kind, c, processor}).second) {
+        bad_workload(workload, chip_id, fmt::format("two kernels on {} core ({},{}) processor {}",
+                                                    kind_name(spec.core_kind), c.x, c.y, static_cast<int>(processor)));
+      }
+      if (eth && fabric_.router(chip_id, true) != nullptr && fabric_.router(chip_id, true)->channel == c.x) {
+        bad_workload(workload, chip_id, fmt::format("ethernet channel {} runs the persistent fabric router", c.x));
+      }
+      if (eth && fabric_.router(chip_id, false) != nullptr && fabric_.router(chip_id, false)->channel == c.x) {
+        bad_workload(workload, chip_id, fmt::format("ethernet channel {} runs the persistent fabric router", c.x));
+      }
+      CoreProgram& core = core_of(spec.core_kind, c);
+      auto k = std::make_unique<KernelContext>();
+      k->chip = &chip;
+      k->kind = spec.core_kind;
+      k->logical = c;
+      k->noc0 = core.noc0;
+      k->processor = processor;
+      k->kernel = spec.kernel;
+      k->entry = info->entry;
+      k->workload = workload;
+      k->compile_time_args = spec.compile_time_args;
+      const auto args = spec.runtime_args.find(c);
+      k->runtime_args = args != spec.runtime_args.end() ? args->second : spec.common_runtime_args;
+      k->noc = spec.noc == runtime::NocIndex::Noc0 ? NocId::Noc0 : NocId::Noc1;
+      k->l1 = &chip.l1(core.noc0);
+      k->eth = eth ? &chip.eth(static_cast<std::int32_t>(c.x)) : nullptr;
+      k->core = &core;
+      k->core_map = &map;
+      k->worker_grid = worker_grid_;
+      k->costs = &options_.costs;
+      placed->to_launch.push_back(std::move(k));
+    }
+  }
+  for (auto& k : placed->to_launch) {
+    k->program_semaphore_ids[0] = program_semaphores[0];
+    k->program_semaphore_ids[1] = program_semaphores[1];
+  }
+  return placed;
+}
+
+KernelContext& SimMeshDevice::spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay) {
+  KernelContext* k = context.get();
+  kernels_.push_back(std::move(context));
+  if (!k->on_failure) k->on_failure = [this](KernelContext& failed) { kernel_failed(failed); };
+  Fiber& fiber = engine_->spawn_fiber(k->name(), [k] { run_kernel(*k); }, FiberOptions{options_.fiber_stack_bytes},
+                                      start_delay);
+  fiber.set_user_context(k);
+  return *k;
+}
+
+void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
+  if (broken_) throw *broken_;
+  // Place every program first, so a bad one enqueues nothing.
+  std::vector<std::unique_ptr<Program>> placed;
+  for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
+  for (auto& program : placed) {
+    Program* p = program.get();
+    programs_.push_back(std::move(program));
+    queues_[p->chip].pending.push_back(p);
+    ++outstanding_programs_;
+    start_next_program(p->chip);
+  }
+}
+
+void SimMeshDevice::start_next_program(runtime::ChipId chip) {
+  ChipQueue& queue = queues_[chip];
+  if (queue.running != nullptr || queue.pending.empty()) return;
+  Program* next = queue.pending.front();
+  queue.pending.pop_front();
+  queue.running = next;
+  engine_->schedule_in(options_.dispatch.program_dispatch_latency, [this, next] { launch_program(*next); });
+}
+
+void SimMeshDevice::launch_program(Program& program) {
+  for (const Program::SemaphoreInit& init : program.semaphore_inits) init.l1->write_u32(init.address, init.value);
+  std::vector<std::unique_ptr<KernelContext>> kernels = std::move(program.to_launch);
+  program.remaining = kernels.size();
+  if (kernels.empty()) {
+    program_done(program);
+    return;
+  }
+  for (auto& k : kernels) {
+    k->on_done = [this, &program](KernelContext& done) {
+      kernel_done(done);
+      if (--program.remaining == 0) program_done(program);
+    };
+    const SimTime delay = k->kind == CoreKind::Ethernet ? options_.dispatch.erisc_launch_extra : SimTime::zero();
+    spawn_kernel(std::move(k), delay);
+  }
+}
+
+void SimMeshDevice::kernel_done(KernelContext& kernel) {
+  profile_.push_back(runtime::KernelProfile{static_cast<runtime::ChipId>(kernel.chip->id()), kernel.kind,
+                                            kernel.logical, kernel.kernel, to_ns(kernel.start), to_ns(kernel.end)});
+}
+
+void SimMeshDevice::kernel_failed(KernelContext& kernel) {
+  if (first_failure_ == nullptr) first_failure_ = &kernel;
+}
+
+void SimMeshDevice::program_done(Program& program) {
+  --outstanding_programs_;
+  ChipQueue& queue = queues_[program.chip];
+  queue.running = nullptr;
+  start_next_program(program.chip);
+}
+
+std::vector<runtime::KernelProfile> SimMeshDevice::profile() const { return profile_; }
+
+// --- running -----------------------------------------------------------------------------------
+
+void SimMeshDevice::finish() {
+  if (broken_) throw *broken_;
+  run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
+}
+
+void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& report) {
+  broken_.emplace(kind, report);
+  throw *broken_;
+}
+
+void SimMeshDevice::drain() {
+  finish();
+  run_engine([] { return true; }, "the enqueued workloads and the fabric traffic in flight", true);
+}
+
+void SimMeshDevice::run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done) {
+  bool timed_out = false;
+  RunResult result;
+  try {
+    result = engine_->run_while([&] {
+      if (options_.max_simulated_time && engine_->now() > *options_.max_simulated_time) {
+        timed_out = true;
+        return false;
+      }
+      return keep_going();
+    });
+  } catch (const ProcessFailure& e) {
+    if (first_failure_ != nullptr) {
+      fail(runtime::DeviceError::Kind::Fault, fmt::format("fault at {}: {}: {}", to_string(e.when()),
+                                                          first_failure_->name(),
+                                                          first_failure_->failure_description()));
+    }
+    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation failed: {}", e.what()));
+  } catch (const std::exception& e) {
+    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation error at {}: {}", to_string(engine_->now()), e.what()));
+  }
+  if (timed_out) {
+    fail(runtime::DeviceError::Kind::Timeout,
+         hang_report(fmt::format("timeout: simulated time passed the limit of {} while running {}",
+                                 to_string(*options_.max_simulated_time), what)));
+  }
+  if (result.reason == StopReason::Predicate) return;
+  if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked
+  fail(runtime::DeviceError::Kind::Hang,
+       hang_report(fmt::format("hang at {}: {} cannot complete; no event is left to wake the kernels below",
+                               to_string(engine_->now()), what)));
+}
+
+std::string SimMeshDevice::hang_report(const std::string& headline) const {
+  std::string text = headline + "\n";
+  const auto kernel_line = [](const KernelContext& k) {
+    std::string line = "  " + k.name();
+    if (k.persistent) line += " (persistent)";
+    const std::string blocked = k.blocked_description();
+    line += blocked.empty() ? ": parked" : ": blocked in " + blocked;
+    const std::string command = k.current_command();
+    if (!command.empty()) line += "; command " + command;
+    return line + "\n";
+  };
+  std::size_t parked = 0;
+  for (const auto& k : kernels_) {
+    if (k->started && !k->done && !k->failed && !k->persistent) {
+      text += kernel_line(*k);
+      ++parked;
+    }
+  }
+  if (parked == 0) text += "  (no workload kernel is parked)\n";
+  for (const auto& [chip, queue] : queues_) {
+    if (!queue.pending.empty()) {
+      text += fmt::format("  chip {}: {} program(s) waiting to launch behind the running one\n", chip,
+                          queue.pending.size());
+    }
+  }
+  // Routers idle in their main loop are the normal state of a persistent fabric: one line for
+  // all of them; a router blocked anywhere else gets its own line.
+  std::string idle_routers;
+  std::size_t idle = 0;
+  std::string busy_routers;
+  for (const auto& k : kernels_) {
+    if (!k->started || k->done || k->failed || !k->persistent) continue;
+    if (k->blocked == BlockedIn::L1Activity) {
+      idle_routers += fmt::format("{}chip {} ch {}", idle == 0 ? "" : ", ", k->chip->id(), k->logical.x);
+      ++idle;
+    } else {
+      busy_routers += kernel_line(*k);
+    }
+  }
+  if (idle > 0 || !busy_routers.empty()) text += "fabric routers:\n" + busy_routers;
+  if (idle > 0) text += fmt::format("  {} idle in wait_for_l1_activity: {}\n", idle, idle_routers);
+  const HangReport engine = engine_->hang_report();
+  text += fmt::format("engine at {}: {} actor(s) parked\n", to_string(engine.when), engine.parked.size());
+  for (const ParkedActor& actor : engine.parked) {
+    text += fmt::format("  {} '{}' waits for {}\n", actor.kind == Actor::Kind::Fiber ? "fiber" : "process", actor.name,
+                        actor.waiting_for);
+  }
+  return text;
+}
+
+// --- fabric ----------------------------------------------------------------------------------
+
+std::uint32_t SimMeshDevice::router_status(const runtime::FabricRouterSite& site) {
+  return system_->chip(site.chip)
+      .l1(CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)})
+      .read_u32(kernels::make_fabric_router_layout(site.config).status);
+}
+
+void SimMeshDevice::launch_fabric() {
+  const kernels::KernelInfo* info = kernels::find_kernel_info(kernels::kFabricRouterKernelName);
+  CCLMESH_CHECK(info != nullptr, "the fabric router kernel is not registered");
+  for (const runtime::FabricRouterSite& site : fabric_.routers()) {
+    Chip& chip = system_->chip(site.chip);
+    auto k = std::make_unique<KernelContext>();
+    k->chip = &chip;
+    k->kind = CoreKind::Ethernet;
+    k->logical = runtime::CoreCoord{site.channel, 0};
+    k->noc0 = CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)};
+    k->kernel = kernels::kFabricRouterKernelName;
+    k->entry = info->entry;
+    k->persistent = true;
+    k->workload = "fabric";
+    k->compile_time_args = kargs::build_fabric_router_args(site.config).compile_time;
+    k->l1 = &chip.l1(k->noc0);
+    k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
+    k->core_map = &core_maps_.at(site.chip);
+    k->worker_grid = worker_grid_;
+    k->costs = &options_.costs;
+    spawn_kernel(std::move(k), options_.dispatch.program_dispatch_latency);
+  }
+  run_engine(
+      [this] {
+        for (const runtime::FabricRouterSite& site : fabric_.routers()) {
+          if (router_status(site) != static_cast<std::uint32_t>(api::EdmStatus::READY_FOR_TRAFFIC)) return true;
+        }
+        return false;
+      },
+      fmt::format("the {} fabric's start-up", runtime::to_string(fabric_.mode())));
+  fabric_ready_time_ = engine_->now();
+}
+
+void SimMeshDevice::terminate_fabric(api::TerminationSignal signal) {
+  if (broken_) throw *broken_;
+  if (!fabric_.enabled()) return;
+  for (const runtime::FabricRouterSite& site : fabric_.routers()) {
+    system_->chip(site.chip)
+        .l1(CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)})
+        .write_u32(kernels::make_fabric_router_layout(site.config).termination_signal, static_cast<std::uint32_t>(signal));
+  }
+  run_engine(
+      [this] {
+        for (const auto& k : kernels_) {
+          if (k->persistent && !k->done) return true;
+        }
+        return false;
+      },
+      "the fabric's termination");
+}
+
+}  // namespace cclmesh::sim::device

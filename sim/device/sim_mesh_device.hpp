@@ -1,0 +1,174 @@
+#pragma once
+// The simulated backend of runtime::MeshDevice: a SimSystem of chips and links built from a
+// topo::Topology, its own discrete-event engine, and the kernels of kernels/ running on fibers
+// against the dataflow API of sim/device/dataflow_api_sim.cpp.
+//
+//   SimMeshDevice device(topo::load_system("t3k"), {.fabric = {.mode = FabricMode::Line}});
+//   BufferHandle in = device.create_buffer({BufferType::Dram, 1 << 20, 2048});
+//   device.write_buffer(0, in, bytes);                  // host side, zero simulated time
+//   device.enqueue_workload(send_recv::build(params, device.topology()));
+//   device.finish();                                     // runs the engine; DeviceError on hang/fault
+//   device.read_buffer(3, out, result);
+//   device.profile(); device.stats(); device.now();
+//
+// Dispatch: per chip, programs run one after another in enqueue order; each starts
+// `program_dispatch_latency` after the previous one on that chip finished (or after it was
+// enqueued on an idle chip): REFERENCE 1.8's op-to-op gap. In fabric mode the routers are
+// launched once at construction (one dispatch latency, then their handshakes), and the
+// constructor returns once every router reads READY_FOR_TRAFFIC; in legacy mode (no fabric)
+// a workload's ERISC kernels (legacy EDMs) start `erisc_launch_extra` after its Tensix kernels
+// and handshake inside the op, so the two modes' launch costs differ measurably.
+//
+// Errors: a workload that cannot be placed (unknown kernel, core outside the chip, L1
+// overflow, a core the fabric occupies) is bad input: std::invalid_argument from
+// enqueue_workload. A run that cannot complete is a DeviceError from finish(): Hang (the report
+// lists every parked kernel and what it waits for), Fault (a kernel_fault or a model
+// AccessError, one line naming chip, core, kernel and command) or Timeout (max_simulated_time).
+// After a DeviceError the device is broken: later calls throw the same error again.
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/api/fabric_packet_header.hpp"
+#include "kernels/kernel_registry.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/kernel_context.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/model/sim_system.hpp"
+
+namespace cclmesh::sim::device {
+
+struct DispatchOptions {
+  // REFERENCE 1.8: the traced T3K all-gather perf test's OP TO OP LATENCY reference, 3.5 us.
+  SimTime program_dispatch_latency = SimTime::from_ns(3500);
+  // (unconfirmed, REFERENCE 1.8 gives no figure) extra launch time of a workload's ERISC
+  // kernels (legacy EDMs); their handshake is simulated on top.
+  SimTime erisc_launch_extra = SimTime::zero();
+};
+
+struct SimMeshDeviceOptions {
+  DataMode data_mode = DataMode::Functional;
+  runtime::FabricOptions fabric;
+  DispatchOptions dispatch;
+  KernelCosts costs;
+  // Watchdog: finish() stops with DeviceError(Timeout) once simulated time passes this.
+  std::optional<SimTime> max_simulated_time;
+  std::size_t fiber_stack_bytes = 256 * 1024;
+};
+
+class SimMeshDevice final : public runtime::MeshDevice {
+ public:
+  // Throws topo::InputError / runtime::FabricPlanError / ModelConfigError for a topology or
+  // options the simulator cannot build, DeviceError when the fabric does not come up.
+  explicit SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options = {});
+  ~SimMeshDevice() override;
+  SimMeshDevice(const SimMeshDevice&) = delete;
+  SimMeshDevice& operator=(const SimMeshDevice&) = delete;
+
+  // --- runtime::MeshDevice -------------------------------------------------------------------
+  const topo::Topology& topology() const override { return topology_; }
+  std::vector<runtime::ChipId> chips() const override;
+  runtime::CoreCoord worker_grid() const override { return worker_grid_; }
+  std::vector<std::uint32_t> active_ethernet_channels(runtime::ChipId chip) const override;
+
+  runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
+  void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
+  void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
+
+  runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
+                                                   std::uint32_t initial_value) override;
+  void reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) override;
+
+  void enqueue_workload(const runtime::MeshWorkload& workload) override;
+  // Returns when every kernel of the enqueued workloads has returned (as on hardware, fabric
+  // traffic the kernels left in flight, such as the routers' last acks, is still moving).
+  void finish() override;
+  std::vector<runtime::KernelProfile> profile() const override;
+
+  // --- simulator extras ----------------------------------------------------------------------
+  const SimMeshDeviceOptions& options() const { return options_; }
+  const runtime::FabricPlan& fabric() const { return fabric_; }
+  const runtime::ChipCoreMap& core_map(runtime::ChipId chip) const;
+  Engine& engine() { return *engine_; }
+  SimSystem& system() { return *system_; }
+  SimTime now() const { return engine_->now(); }
+  // Events executed, simulated time, wall time of the runs so far.
+  EngineStats stats() const { return engine_->stats(); }
+  std::uint64_t trace_hash() const { return engine_->trace_hash(); }
+  // When the fabric's routers were all READY_FOR_TRAFFIC (zero without a fabric).
+  SimTime fabric_ready_time() const { return fabric_ready_time_; }
+  // finish(), then runs until no event is left: every packet in flight delivered, every
+  // router idle. A fault a router meets on the way surfaces here.
+  void drain();
+  // Kernels a test or tool adds beside the registry's (looked up first).
+  void register_kernel(std::string name, kernels::KernelFn entry, bool runs_on_ethernet_core);
+  // Sends every fabric router `signal` and runs until all have terminated (REFERENCE 6.8:
+  // farthest first is the host's order; here every router gets it at once and drains).
+  void terminate_fabric(api::TerminationSignal signal = api::TerminationSignal::GRACEFULLY_TERMINATE);
+  // The report finish() would throw for a hang, for the kernels parked right now.
+  std::string hang_report(const std::string& headline) const;
+
+ private:
+  struct Program;
+  struct ChipQueue {
+    std::deque<Program*> pending;
+    Program* running = nullptr;
+  };
+
+  const kernels::KernelInfo* find_kernel(const std::string& name) const;
+  std::unique_ptr<Program> place_program(const std::string& workload, runtime::ChipId chip,
+                                         const runtime::Program& program);
+  void launch_program(Program& program);
+  void kernel_done(KernelContext& kernel);
+  void kernel_failed(KernelContext& kernel);
+  void program_done(Program& program);
+  void start_next_program(runtime::ChipId chip);
+  KernelContext& spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay);
+  void launch_fabric();
+  // Runs the engine while `keep_going` holds; converts every way a run can fail into a
+  // DeviceError (and marks the device broken).
+  void run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done = false);
+  [[noreturn]] void fail(runtime::DeviceError::Kind kind, const std::string& report);
+  std::uint32_t router_status(const runtime::FabricRouterSite& site);
+  MemoryRegion& tensix_l1(runtime::ChipId chip, runtime::CoreCoord logical);
+
+  topo::Topology topology_;
+  SimMeshDeviceOptions options_;
+  std::map<runtime::ChipId, runtime::ChipCoreMap> core_maps_;
+  runtime::CoreCoord worker_grid_;
+  runtime::FabricPlan fabric_;
+  std::map<std::string, kernels::KernelInfo> extra_kernels_;
+  std::deque<std::string> extra_kernel_names_;  // storage for KernelInfo::name views
+
+  // Allocators: DRAM bottom up per bank, Tensix L1 buffers top down, ERISC global semaphores.
+  std::uint64_t dram_next_ = 0;
+  std::uint64_t dram_bank_bytes_ = 0;
+  std::uint64_t l1_top_ = 0;
+  std::uint32_t erisc_semaphore_next_ = 0;
+  std::uint32_t next_buffer_id_ = 1;
+  std::uint32_t next_semaphore_id_ = 1;
+  std::map<std::uint32_t, runtime::CoreKind> global_semaphore_kinds_;
+
+  std::vector<std::unique_ptr<KernelContext>> kernels_;
+  std::vector<std::unique_ptr<Program>> programs_;
+  std::map<runtime::ChipId, ChipQueue> queues_;
+  std::size_t outstanding_programs_ = 0;
+  KernelContext* first_failure_ = nullptr;
+  std::optional<runtime::DeviceError> broken_;
+  std::vector<runtime::KernelProfile> profile_;
+  SimTime fabric_ready_time_;
+
+  // Destroyed first (declared last): the engine unwinds parked kernel fibers while the chips
+  // and the kernel contexts they reference still exist.
+  std::unique_ptr<SimSystem> system_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace cclmesh::sim::device

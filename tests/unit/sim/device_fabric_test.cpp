@@ -1,0 +1,196 @@
+// The persistent 1D fabric on a simulated T3K (kernels_e2e_test's fabric scenarios on the real
+// backend): routers launched once at open, interpreters as workers, all-gathers by multicast
+// on a line and a ring with every byte checked, credits that never overflow a slot, several
+// ops through the same router channels, and termination.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "kernels/api/fabric_packet_header.hpp"
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/unit/sim/device_test_util.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+using namespace testing;
+using runtime::ChipId;
+using runtime::FabricMode;
+
+SimMeshDeviceOptions fabric_options(FabricMode mode) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = mode;
+  return options;
+}
+
+MemoryRegion& router_l1(SimMeshDevice& device, const runtime::FabricRouterSite& site) {
+  return device.system().chip(static_cast<ChipId>(site.chip)).l1({static_cast<int>(site.noc0.x), static_cast<int>(site.noc0.y)});
+}
+
+TEST(DeviceFabric, RoutersComeUpOnceAtOpen) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
+  const runtime::FabricPlan& plan = device.fabric();
+  ASSERT_EQ(plan.chips().size(), 8u);
+  EXPECT_EQ(plan.routers().size(), 14u);  // 7 hops, a router at each end
+  EXPECT_GT(device.fabric_ready_time(), SimTime::from_ns(3500));  // a dispatch, then the handshakes
+  const auto layout = plan.layout();
+  for (const runtime::FabricRouterSite& site : plan.routers()) {
+    EXPECT_EQ(router_l1(device, site).read_u32(layout.status), static_cast<std::uint32_t>(api::EdmStatus::READY_FOR_TRAFFIC));
+  }
+  device.terminate_fabric();
+  for (const runtime::FabricRouterSite& site : plan.routers()) {
+    EXPECT_EQ(router_l1(device, site).read_u32(layout.status), static_cast<std::uint32_t>(api::EdmStatus::TERMINATED));
+  }
+}
+
+// All-gather by multicast (REFERENCE 4.12's interpreter all-gather): the chip at position p
+// writes its input into row p of every chip's output, multicasts +1 on semaphore 0 (which also
+// counts locally) and waits until all n chips have counted.
+void all_gather(SimMeshDevice& device, std::uint32_t pages_per_chip, std::uint32_t page_size) {
+  const runtime::FabricPlan& plan = device.fabric();
+  const auto n = static_cast<std::uint32_t>(plan.chips().size());
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(std::uint64_t{pages_per_chip} * page_size, page_size));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(std::uint64_t{n} * pages_per_chip * page_size, page_size));
+  const runtime::CoreCoord core{0, 0};
+  runtime::MeshWorkload workload{"all_gather", {}};
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const ChipId chip = plan.chips()[p];
+    device.write_buffer(chip, in, pattern(in.config.size_bytes, chip));
+    const cmd::ChipMulticast mcast = plan.mode() == FabricMode::Ring
+                                         ? cmd::ChipMulticast{n / 2, (n - 1) / 2}
+                                         : cmd::ChipMulticast{plan.reach(chip, true), plan.reach(chip, false)};
+    const runtime::Noc0Coord worker = device.core_map(chip).tensix_noc0(core);
+    const api::TensorSlice out_slice{{1, 1, n, pages_per_chip}, {1, 1, 1, pages_per_chip}, {0, 0, p, 0},
+                                     {1, 1, 1, pages_per_chip}, {0, 0, 0, 0}};
+    const std::vector<cmd::Command> writer{
+        cmd::fabric_write_cb_to_tensor_slice(out_slice, 0, mcast),
+        cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{0}, 1, worker.x, worker.y, mcast),
+        cmd::local_semaphore_wait(cmd::SemaphoreId{0}, n)};
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+    spec.packet_size_in_pages = 2;
+    spec.semaphore_ids = {0};
+    std::vector<std::uint32_t> semaphores{0};
+    if (mcast.num_targets_forward > 0) {
+      spec.forward_connection = plan.worker_connection(chip, true, 1, 2, 3);
+      semaphores.insert(semaphores.end(), {1, 2, 3});
+    }
+    if (mcast.num_targets_backward > 0) {
+      spec.backward_connection = plan.worker_connection(chip, false, 4, 5, 6);
+      semaphores.insert(semaphores.end(), {4, 5, 6});
+    }
+    spec.streams = {
+        kargs::InterpreterStreamSpec{tensor_args(device, in, chip),
+                                     cmd::encode_command(cmd::read_tensor_slice_to_cb(whole({1, 1, 1, pages_per_chip}), 0)), 1},
+        kargs::InterpreterStreamSpec{tensor_args(device, out, chip), cmd::encode_stream(writer), 3}};
+    runtime::MeshWorkload one = interpreter_workload("all_gather", chip, core, spec, page_size, 4, semaphores);
+    workload.programs[chip] = std::move(one.programs.at(chip));
+  }
+  device.enqueue_workload(workload);
+  device.finish();
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const std::vector<std::byte> got = read_back(device, plan.chips()[c], out);
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const std::vector<std::byte> expected = pattern(in.config.size_bytes, plan.chips()[p]);
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.begin() + std::ptrdiff_t{p} * in.config.size_bytes))
+          << "chip " << plan.chips()[c] << " row " << p;
+    }
+  }
+}
+
+TEST(DeviceFabric, LineAllGatherByMulticastOnT3k) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
+  all_gather(device, 12, 1024);
+}
+
+TEST(DeviceFabric, RingAllGatherByMulticastOnT3k) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Ring));
+  ASSERT_EQ(device.fabric().routers().size(), 16u);
+  all_gather(device, 16, 2048);
+}
+
+// A worker never has more packets in a router's sender channel than the channel has slots,
+// even when it streams far more packets than that: a monitor checks every packet written.
+TEST(DeviceFabric, CreditsNeverOverflowASlot) {
+  SimMeshDeviceOptions options = fabric_options(FabricMode::Line);
+  options.fabric.sender_slots = 2;
+  options.fabric.receiver_slots = 2;
+  options.fabric.max_payload_bytes = 1024;
+  SimMeshDevice device(topo::build_t3k(), options);
+  const runtime::FabricPlan& plan = device.fabric();
+  const ChipId sender = plan.chips()[0];
+  const ChipId receiver = plan.chips()[3];
+  const auto layout = plan.layout();
+
+  std::uint32_t max_in_use[2] = {0, 0};
+  std::uint32_t checks = 0;
+  bool overflow = false;
+  for (const runtime::FabricRouterSite& site : plan.routers()) {
+    MemoryRegion* l1 = &router_l1(device, site);
+    for (std::uint32_t channel = 0; channel < 2; ++channel) {
+      device.engine().spawn_fiber("credit monitor", [&, l1, channel] {
+        const auto& ch = layout.sender[channel];
+        for (std::uint32_t seen = 1;; ++seen) {
+          l1->wait_word_blocking(ch.packets_written, WordCondition::AtLeast, seen);
+          const std::uint32_t in_use = l1->read_u32(ch.packets_written) - l1->read_u32(ch.packets_freed);
+          max_in_use[channel] = std::max(max_in_use[channel], in_use);
+          overflow |= in_use > ch.num_slots;
+          ++checks;
+        }
+      });
+    }
+  }
+  constexpr std::uint32_t kPage = 1024;
+  constexpr std::uint32_t kPages = 96;
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(kPages * kPage, kPage));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(kPages * kPage, kPage));
+  device.write_buffer(sender, in, pattern(kPages * kPage, 5));
+  runtime::ccl::send_recv::Params params;
+  params.sender = sender;
+  params.receiver = receiver;
+  params.input = in;
+  params.output = out;
+  params.fabric = options.fabric;
+  params.packet_size_in_pages = 1;
+  runtime::ccl::send_recv::run(device, params);
+  EXPECT_EQ(read_back(device, receiver, out), pattern(kPages * kPage, 5));
+  EXPECT_FALSE(overflow);
+  EXPECT_EQ(max_in_use[0], 2u);  // the worker filled its channel ...
+  EXPECT_EQ(max_in_use[1], 2u);  // ... and so did the forwarding routers
+  EXPECT_GE(checks, 3u * (kPages + 1));
+  // Every packet (96 data + 1 increment) went through each hop's routers and was freed.
+  const MemoryRegion& first = router_l1(device, *plan.router(sender, true));
+  EXPECT_EQ(first.read_u32(layout.sender[0].packets_written), kPages + 1);
+  EXPECT_EQ(first.read_u32(layout.sender[0].packets_freed), kPages + 1);
+}
+
+// Ops come and go; the routers stay: a later op's worker continues from the channel counters
+// the earlier one left.
+TEST(DeviceFabric, LaterOpsReuseTheRouterChannels) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
+  const runtime::FabricPlan& plan = device.fabric();
+  const ChipId sender = plan.chips()[1];
+  const ChipId receiver = plan.chips()[2];
+  constexpr std::uint32_t kPage = 2048;
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(8 * kPage, kPage));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(8 * kPage, kPage));
+  for (std::uint32_t op = 0; op < 3; ++op) {
+    device.write_buffer(sender, in, pattern(8 * kPage, 20 + op));
+    runtime::ccl::send_recv::Params params;
+    params.sender = sender;
+    params.receiver = receiver;
+    params.input = in;
+    params.output = out;
+    params.fabric = device.options().fabric;
+    params.packet_size_in_pages = 1;
+    runtime::ccl::send_recv::run(device, params);
+    EXPECT_EQ(read_back(device, receiver, out), pattern(8 * kPage, 20 + op)) << "op " << op;
+  }
+  const auto layout = plan.layout();
+  EXPECT_EQ(router_l1(device, *plan.router(sender, true)).read_u32(layout.sender[0].packets_written), 3u * 9u);
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device

@@ -1,0 +1,177 @@
+// The command interpreter on one simulated chip (kernels_e2e_test's interpreter scenarios on
+// the real backend): streams between DRAM, CBs and sharded L1 with the bytes checked,
+// semaphore commands and bursts, dispatch order and profile, functional vs timing-only, and
+// run-to-run determinism.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "tests/unit/sim/device_test_util.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+using namespace testing;
+using runtime::CoreCoord;
+
+TEST(DeviceInterpreter, CopiesDramInterleavedToL1Sharded) {
+  SimMeshDevice device(topo::build_n150());
+  constexpr std::uint32_t kPage = 64;
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(16 * kPage, kPage));
+  runtime::BufferConfig sharded{runtime::BufferType::L1, 16 * kPage, kPage, runtime::TensorMemoryLayout::HeightSharded,
+                                runtime::ShardSpec{{runtime::CoreRange{{1, 0}, {2, 0}}}, 1, 8, 8,
+                                                   runtime::ShardOrientation::RowMajor}};
+  const runtime::BufferHandle out = device.create_buffer(sharded);
+  const std::vector<std::byte> data = pattern(16 * kPage, 3);
+  device.write_buffer(0, in, data);
+
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.packet_size_in_pages = 2;
+  const api::TensorSlice slice = whole({1, 1, 2, 8});
+  spec.streams = {
+      kargs::InterpreterStreamSpec{tensor_args(device, in, 0), cmd::encode_command(cmd::read_tensor_slice_to_cb(slice, 0)), 1},
+      kargs::InterpreterStreamSpec{tensor_args(device, out, 0),
+                                   cmd::encode_command(cmd::local_write_cb_to_tensor_slice(slice, 0)), 1}};
+  device.enqueue_workload(interpreter_workload("copy", 0, {0, 0}, spec, kPage, 4, {}));
+  device.finish();
+
+  EXPECT_EQ(read_back(device, 0, out), data);
+  // Shard 1 (pages 8..15) sits on logical core (2,0), its first page at the buffer address.
+  std::vector<std::uint8_t> page(kPage);
+  const runtime::Noc0Coord shard1 = device.core_map(0).tensix_noc0({2, 0});
+  device.system().chip(0).l1({static_cast<int>(shard1.x), static_cast<int>(shard1.y)}).read(out.address, page);
+  EXPECT_EQ(0, std::memcmp(page.data(), data.data() + 8 * kPage, kPage));
+
+  const std::vector<runtime::KernelProfile> profile = device.profile();
+  ASSERT_EQ(profile.size(), 1u);
+  EXPECT_EQ(profile[0].kernel, "ccl_interpreter");
+  EXPECT_EQ(profile[0].start_ns, 3500u);  // one dispatch latency after the enqueue at time 0
+  EXPECT_GT(profile[0].end_ns, profile[0].start_ns);
+}
+
+TEST(DeviceInterpreter, SemaphoreCommandsAndBursts) {
+  SimMeshDevice device(topo::build_n150());
+  const runtime::ChipCoreMap& map = device.core_map(0);
+  const auto noc0 = [&](CoreCoord c) { return map.tensix_noc0(c); };
+  const auto l1 = [&](CoreCoord c) -> MemoryRegion& {
+    const runtime::Noc0Coord n = noc0(c);
+    return device.system().chip(0).l1({static_cast<int>(n.x), static_cast<int>(n.y)});
+  };
+  const CoreCoord a{0, 0}, b{1, 0}, src0{2, 0}, src1{3, 0}, dst{4, 0};
+  std::vector<std::uint8_t> bytes(600);
+  for (std::uint32_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 3 + 5);
+  l1(src0).write(0x40000, std::span<const std::uint8_t>(bytes.data(), 400));
+  l1(src1).write(0x40100, std::span<const std::uint8_t>(bytes.data() + 400, 200));
+
+  // Core a: +5 on b's semaphore 0, write 0x2A at b:0x30000, wait for its semaphore 1 (b
+  // answers), reset it. Core b, stream 0: wait for 5, gather two transfers into one CB packet,
+  // answer a. Stream 1: write the packet to dst, fused with +3 on dst's semaphore 2.
+  const std::vector<cmd::Command> a_cmds{
+      cmd::local_chip_noc_semaphore_inc(noc0(b).x, noc0(b).y, cmd::SemaphoreId{0}, 5),
+      cmd::inline_write(0x30000, 0x2A, noc0(b).x, noc0(b).y, cmd::LocalOnly{}),
+      cmd::local_semaphore_wait(cmd::SemaphoreId{1}, 1), cmd::local_core_semaphore_set(cmd::SemaphoreId{1}, 0)};
+  kargs::InterpreterSpec sa;
+  sa.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  sa.semaphore_ids = {0, 1};
+  sa.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(a_cmds), 4}};
+  const cmd::NocTransferBurstArg gather{
+      0x40000, {{cmd::NocTransfer{0, noc0(src0).x, noc0(src0).y, 400}, cmd::NocTransfer{0x100, noc0(src1).x, noc0(src1).y, 200}}}};
+  const cmd::NocTransferBurstArg scatter{0x50000, {{cmd::NocTransfer{0, noc0(dst).x, noc0(dst).y, 600}}}};
+  const std::vector<cmd::Command> b0{cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 5), cmd::noc_read_burst_to_cb(gather, 0),
+                                     cmd::local_chip_noc_semaphore_inc(noc0(a).x, noc0(a).y, cmd::SemaphoreId{1}, 1)};
+  const std::vector<cmd::Command> b1{cmd::noc_write_burst_and_semaphore_inc(scatter, 0, cmd::SemaphoreId{2}, 3,
+                                                                            noc0(dst).x, noc0(dst).y, cmd::LocalOnly{})};
+  kargs::InterpreterSpec sb;
+  sb.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  sb.semaphore_ids = {0, 1, 2};
+  sb.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(b0), 3},
+                kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(b1), 1}};
+
+  runtime::Program program;
+  for (CoreCoord c : {a, b}) program.circular_buffers.push_back(runtime::ccl::packet_header_cb(c));
+  program.circular_buffers.push_back(runtime::ccl::data_cb(b, 1024, 4));
+  for (std::uint32_t id : {0u, 1u}) program.semaphores.push_back(runtime::ccl::tensix_semaphore(a, id));
+  for (std::uint32_t id : {0u, 1u, 2u}) program.semaphores.push_back(runtime::ccl::tensix_semaphore(b, id));
+  program.semaphores.push_back(runtime::ccl::tensix_semaphore(dst, 2));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(a, sa));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(b, sb));
+  device.enqueue_workload(runtime::MeshWorkload{"semaphores", {{0, program}}});
+  device.finish();
+
+  EXPECT_EQ(l1(b).read_u32(runtime::tensix_program_semaphore_address(0)), 5u);  // wait-min never resets
+  EXPECT_EQ(l1(b).read_u32(0x30000), 0x2Au);
+  EXPECT_EQ(l1(a).read_u32(runtime::tensix_program_semaphore_address(1)), 0u);
+  EXPECT_EQ(l1(dst).read_u32(runtime::tensix_program_semaphore_address(2)), 3u);
+  EXPECT_EQ(l1(dst).read(0x50000, 600), bytes);
+}
+
+// A copy of `bytes` DRAM -> DRAM through one worker; returns the device for inspection.
+struct CopyRun {
+  SimTime end;
+  std::uint64_t events;
+  std::uint64_t trace_hash;
+  std::vector<std::byte> output;
+};
+
+CopyRun run_copy(DataMode mode, std::uint64_t bytes) {
+  SimMeshDeviceOptions options;
+  options.data_mode = mode;
+  SimMeshDevice device(topo::build_n150(), options);
+  constexpr std::uint32_t kPage = 2048;
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(bytes, kPage));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(bytes, kPage));
+  device.write_buffer(0, in, pattern(bytes, 9));
+  runtime::ccl::send_recv::Params params;
+  params.sender = params.receiver = 0;
+  params.input = in;
+  params.output = out;
+  runtime::ccl::send_recv::run(device, params);
+  return CopyRun{device.now(), device.stats().events_executed, device.trace_hash(), read_back(device, 0, out)};
+}
+
+TEST(DeviceInterpreter, LocalCopyMovesEveryByte) {
+  const CopyRun run = run_copy(DataMode::Functional, 256 * 1024);
+  EXPECT_EQ(run.output, pattern(256 * 1024, 9));
+}
+
+TEST(DeviceInterpreter, TimingOnlyRunsTheSameEventsAsFunctional) {
+  const CopyRun functional = run_copy(DataMode::Functional, 256 * 1024);
+  const CopyRun timing = run_copy(DataMode::TimingOnly, 256 * 1024);
+  EXPECT_EQ(functional.end, timing.end);
+  EXPECT_EQ(functional.events, timing.events);
+  EXPECT_EQ(functional.trace_hash, timing.trace_hash);
+  EXPECT_EQ(timing.output, std::vector<std::byte>(256 * 1024));  // DRAM stores nothing
+}
+
+TEST(DeviceInterpreter, IdenticalRunsGiveIdenticalTimesAndEventCounts) {
+  const CopyRun first = run_copy(DataMode::Functional, 64 * 1024);
+  const CopyRun second = run_copy(DataMode::Functional, 64 * 1024);
+  EXPECT_EQ(first.end, second.end);
+  EXPECT_EQ(first.events, second.events);
+  EXPECT_EQ(first.trace_hash, second.trace_hash);
+}
+
+// Programs on one chip run in enqueue order, each one dispatch latency after the previous.
+TEST(DeviceInterpreter, ProgramsOnAChipRunInOrderWithTheDispatchGap) {
+  SimMeshDevice device(topo::build_n150());
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0};
+  spec.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt, cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 1)), 1}};
+  device.enqueue_workload(interpreter_workload("first", 0, {0, 0}, spec, 0, 0, {0}));
+  device.enqueue_workload(interpreter_workload("second", 0, {0, 0}, spec, 0, 0, {0}));
+  device.finish();
+  const auto profile = device.profile();
+  ASSERT_EQ(profile.size(), 2u);
+  EXPECT_EQ(profile[0].start_ns, 3500u);
+  EXPECT_EQ(profile[1].start_ns, profile[0].end_ns + 3500u);
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device
