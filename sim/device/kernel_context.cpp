@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/api/fabric_connection.hpp"
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
@@ -28,6 +29,31 @@ std::string current_word(const KernelContext& k, std::uint64_t address) {
   } catch (const std::exception&) {
     return "unreadable";
   }
+}
+
+// What a semaphore an interpreter waits on means when it belongs to one of its fabric
+// connections (the worker side of fabric_connection.hpp): ": a free slot in ..." or "".
+std::string connection_role(const KernelContext& k, std::uint64_t address) {
+  if (k.kernel != kernels::kCclInterpreterKernelName || k.kind != runtime::CoreKind::Tensix) return "";
+  namespace ia = kernels::interpreter;
+  namespace ca = api::fabric_connection_arg;
+  const std::vector<std::uint32_t>& rt = k.runtime_args;
+  for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
+    if (rt.size() <= slot) continue;
+    const std::uint64_t at = rt[slot];
+    if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+    const char* direction = slot == ia::kRtForwardConnectionOffset ? "forward" : "backward";
+    const auto sem = [&](std::uint32_t word) { return runtime::tensix_program_semaphore_address(rt[at + word]); };
+    if (address == sem(ca::kWorkerFlowControlSemaphore)) {
+      return fmt::format(": a free slot in the {} fabric connection's sender channel ({} slots, router at NoC0 ({},{}))",
+                         direction, rt[at + ca::kNumSlots], rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+    }
+    if (address == sem(ca::kWorkerTeardownSemaphore)) {
+      return fmt::format(": the {} router's close acknowledgement (router at NoC0 ({},{}))", direction,
+                         rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+    }
+  }
+  return "";
 }
 
 std::string cb_state(const KernelContext& k, std::uint64_t cb_id) {
@@ -59,11 +85,11 @@ std::string KernelContext::blocked_description() const {
   switch (blocked) {
     case BlockedIn::Nothing: return "";
     case BlockedIn::SemaphoreEqual:
-      return fmt::format("noc_semaphore_wait({} == {}, now {})", word_name(*this, blocked_a), blocked_b,
-                         current_word(*this, blocked_a));
+      return fmt::format("noc_semaphore_wait({} == {}, now {}{})", word_name(*this, blocked_a), blocked_b,
+                         current_word(*this, blocked_a), connection_role(*this, blocked_a));
     case BlockedIn::SemaphoreAtLeast:
-      return fmt::format("noc_semaphore_wait_min({} >= {}, now {})", word_name(*this, blocked_a), blocked_b,
-                         current_word(*this, blocked_a));
+      return fmt::format("noc_semaphore_wait_min({} >= {}, now {}{})", word_name(*this, blocked_a), blocked_b,
+                         current_word(*this, blocked_a), connection_role(*this, blocked_a));
     case BlockedIn::CbReserve:
       return fmt::format("cb_reserve_back(CB {}, {} pages; {})", blocked_a, blocked_b, cb_state(*this, blocked_a));
     case BlockedIn::CbWait:

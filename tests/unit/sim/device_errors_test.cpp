@@ -175,6 +175,34 @@ TEST(DeviceErrors, ReceiverWithoutSenderHangsAndTheRoutersAreListed) {
   EXPECT_THAT(text, HasSubstr("fabric_router' waits for condition"));  // the engine's own list
 }
 
+// REFERENCE 11.8: traffic after the fabric was torn down. The sender fills its channel's
+// slots and waits for credits no router will return; the report says it waits for a slot.
+TEST(DeviceErrors, TrafficAfterTheFabricIsTornDownWaitsForAFabricSlot) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = runtime::FabricMode::Line;
+  SimMeshDevice device(topo::build_t3k(), options);
+  device.terminate_fabric(api::TerminationSignal::IMMEDIATELY_TERMINATE);
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(32 * 2048, 2048));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(32 * 2048, 2048));
+  runtime::ccl::send_recv::Params params;
+  params.sender = device.fabric().chips()[1];
+  params.receiver = device.fabric().chips()[4];
+  params.input = in;
+  params.output = out;
+  params.fabric = options.fabric;
+  device.enqueue_workload(runtime::ccl::send_recv::build(params, device.topology()));
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  const runtime::FabricRouterSite* router = device.fabric().router(params.sender, true);
+  EXPECT_THAT(text, HasSubstr(fmt::format("[tensix (0,0) dm0] ccl_interpreter: blocked in noc_semaphore_wait_min("
+                                          "semaphore id 1 at 0x20010 >= 1, now 0: a free slot in the forward fabric "
+                                          "connection's sender channel (8 slots, router at NoC0 ({},{})))",
+                                          router->noc0.x, router->noc0.y)))
+      << text;
+  EXPECT_THAT(text, HasSubstr("command stream 0 #0 STREAM_CB_TO_TENSOR dest=UNICAST hops=3 fwd")) << text;
+  EXPECT_THAT(text, HasSubstr("semaphore id 0 at 0x20000 >= 1, now 0")) << text;  // the receiver
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("fabric routers:"))) << text;       // all gone
+}
+
 TEST(DeviceErrors, RouterFaultsOnAPacketRoutedPastTheLineEnd) {
   SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Line;
