@@ -173,5 +173,62 @@ TEST(DeviceInterpreter, ProgramsOnAChipRunInOrderWithTheDispatchGap) {
   EXPECT_EQ(profile[1].start_ns, profile[0].end_ns + 3500u);
 }
 
+// Global semaphores: one L1 address on the given cores of every chip, set by the host and
+// reused across ops; interpreter commands name them by address.
+TEST(DeviceApi, GlobalSemaphoresAreSharedAcrossOpsAndResetByTheHost) {
+  SimMeshDevice device(topo::build_n300());
+  const runtime::CoreCoord a{0, 0};
+  const runtime::CoreCoord b{1, 0};
+  const runtime::GlobalSemaphore sem =
+      device.create_global_semaphore({runtime::CoreRange{a, b}}, runtime::CoreKind::Tensix, 2);
+  const auto value = [&](runtime::ChipId chip, runtime::CoreCoord c) {
+    const runtime::Noc0Coord n = device.core_map(chip).tensix_noc0(c);
+    return device.system().chip(static_cast<ChipId>(chip)).l1({static_cast<int>(n.x), static_cast<int>(n.y)}).read_u32(sem.address);
+  };
+  EXPECT_EQ(value(1, b), 2u);
+  // Core b adds 3 to core a's global semaphore; core a waits for 5.
+  const runtime::Noc0Coord a0 = device.core_map(0).tensix_noc0(a);
+  kargs::InterpreterSpec waiter;
+  waiter.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  waiter.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::GlobalSemaphoreAddress{sem.address}, 5)), 1}};
+  kargs::InterpreterSpec adder;
+  adder.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  adder.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt,
+      cmd::encode_command(cmd::local_chip_noc_semaphore_inc(a0.x, a0.y, cmd::GlobalSemaphoreAddress{sem.address}, 3)),
+      1}};
+  runtime::Program program;
+  for (runtime::CoreCoord c : {a, b}) program.circular_buffers.push_back(runtime::ccl::packet_header_cb(c));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(a, waiter));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(b, adder));
+  device.enqueue_workload(runtime::MeshWorkload{"global semaphore", {{0, program}}});
+  device.finish();
+  EXPECT_EQ(value(0, a), 5u);
+  EXPECT_EQ(value(1, a), 2u);  // another chip's copy is its own
+  device.reset_global_semaphore(sem, 0);
+  for (runtime::ChipId chip : {0u, 1u}) {
+    for (runtime::CoreCoord c : {a, b}) EXPECT_EQ(value(chip, c), 0u);
+  }
+}
+
+TEST(DeviceApi, DescribesTheMeshAndRejectsWhatDoesNotFit) {
+  SimMeshDevice device(topo::build_t3k());
+  EXPECT_EQ(device.chips().size(), 8u);
+  EXPECT_EQ(device.worker_grid(), (CoreCoord{8, 8}));
+  EXPECT_EQ(device.active_ethernet_channels(0), (std::vector<std::uint32_t>{6, 7, 8, 9, 14, 15}));
+  EXPECT_FALSE(device.fabric().enabled());
+  // L1 buffers come from the top down; CBs that would run into them are rejected at enqueue.
+  const runtime::BufferHandle big = device.create_buffer(
+      runtime::BufferConfig{runtime::BufferType::L1, 64 * 1024 * 1024, 64 * 1024, runtime::TensorMemoryLayout::Interleaved,
+                            std::nullopt});
+  EXPECT_EQ(big.address, 1499136u - 1024u * 1024u);
+  runtime::Program program;
+  program.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 64 * 1024, 16));
+  EXPECT_THROW(device.enqueue_workload(runtime::MeshWorkload{"too big", {{0, program}}}), std::invalid_argument);
+  EXPECT_THROW(device.create_buffer(dram_buffer(std::uint64_t{13} << 30, 2048)), runtime::BufferConfigError);
+  EXPECT_THROW(device.write_buffer(0, big, std::vector<std::byte>(10)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim::device
