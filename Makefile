@@ -27,9 +27,9 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job. Until `cclmesh run` lands: describe the simulated T3K.
+# The main job: a collective on the simulated T3K (broadcast until all_gather lands in the CLI).
 demo: build
-	$(CCLMESH) topo --system t3k
+	$(CCLMESH) run --system t3k --op broadcast --size 16MiB
 
 # Fast subset: everything not labelled slow.
 test: build

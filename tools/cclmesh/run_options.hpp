@@ -1,0 +1,52 @@
+#pragma once
+// Everything `cclmesh run` is asked to do, parsed and checked, as plain values.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/engine/time.hpp"
+#include "tools/cclmesh/nccl_metrics.hpp"
+
+namespace cclmesh::cli {
+
+struct RunOptions {
+  std::string system = "t3k";
+  CollectiveOp op = CollectiveOp::AllGather;
+  std::uint64_t size_bytes = 16ull << 20;
+  std::string topology = "ring";  // ring | line
+  std::uint32_t links = 1;
+  std::string mode = "fabric";    // fabric | legacy
+  std::string dtype = "bf16";     // bf16 | fp32 | bfp8
+  std::string layout = "tile";    // tile | row_major
+  std::string memory = "dram";    // dram | l1
+  std::optional<int> cluster_axis;
+  bool no_data = false;
+  std::uint64_t seed = 1;
+  std::optional<sim::SimTime> max_sim_time;
+};
+
+// One run's result: what `cclmesh run` prints as a row or as JSON.
+struct RunResult {
+  std::string op;
+  std::string system;
+  std::uint32_t n_chips = 0;
+  std::string topology;
+  std::uint32_t links = 1;
+  std::uint32_t directions = 1;
+  std::string mode;
+  std::string dtype;
+  std::uint64_t size_bytes = 0;   // as run (rounded down to whole pages)
+  std::uint64_t count = 0;        // elements
+  double time_us = 0.0;           // simulated device kernel time
+  double launch_us = 0.0;         // enqueue to the first kernel start
+  BandwidthFigures bandwidth;
+  double line_rate_GBps = 0.0;
+  std::optional<bool> verified;   // nullopt with --no-data
+  std::uint64_t wrong_elements = 0;
+  std::string mismatch;           // first mismatch: chip, buffer, page, byte
+  std::uint64_t sim_events = 0;
+  double wall_s = 0.0;
+};
+
+}  // namespace cclmesh::cli
