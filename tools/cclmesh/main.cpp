@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   using namespace cclmesh::cli;
-  CLI::App app{"cclmesh: collective communication on simulated and real Tenstorrent meshes"};
+  CLI::App app{"cclmesh: collective communication on simulated and real Tenstorrent meshes", "cclmesh"};
   app.set_version_flag("--version", "cclmesh 0.1.0");
   app.require_subcommand(1);
   CommandOutcome outcome;
