@@ -1,0 +1,324 @@
+#include "runtime/ccl/all_gather/all_gather.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/container_hash/hash.hpp>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/l1_map.hpp"
+
+namespace cclmesh::runtime::ccl::all_gather {
+namespace {
+
+constexpr const char* kOp = "all_gather";
+
+// What one worker core of a chip sends: the whole input both ways (FULL_TENSOR, and lines), or
+// half of it toward higher or lower ranks (SPLIT_TENSOR).
+enum class Role : std::uint8_t { Both, Up, Down };
+
+struct Reach {
+  std::uint32_t up = 0;
+  std::uint32_t down = 0;
+};
+
+struct Resolved {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  BidirectionalMode mode = BidirectionalMode::FullTensor;
+  std::vector<Role> roles;        // per worker, link-major
+  std::vector<std::uint32_t> runs;  // per worker: its run of the input
+  std::vector<std::uint32_t> links;  // per worker: its link
+  std::vector<CoreCoord> cores;   // per worker
+  std::uint32_t group_size = 0;
+  TensorSpec output;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+};
+
+Reach reach_of(const FabricGroup& g, std::uint32_t rank, Role role) {
+  const std::uint32_t n = g.size();
+  switch (role) {
+    case Role::Up: return Reach{n - 1, 0};
+    case Role::Down: return Reach{0, n - 1};
+    case Role::Both: break;
+  }
+  if (g.topology == CclTopology::Ring) return Reach{n / 2, (n - 1) / 2};  // REFERENCE 7.3: 4 and 3 at N = 8
+  return Reach{g.reach_up(rank), g.reach_down(rank)};
+}
+
+// Does a multicast from rank `from` with `reach` write on rank `to` (to != from)?
+bool covers(const FabricGroup& g, std::uint32_t from, Reach reach, std::uint32_t to) {
+  const std::uint32_t n = g.size();
+  if (g.topology == CclTopology::Ring) {
+    const std::uint32_t ahead = (to + n - from) % n;  // 1..n-1 for to != from
+    return ahead != 0 && (ahead <= reach.up || n - ahead <= reach.down);
+  }
+  if (to > from) return to - from <= reach.up;
+  return from - to <= reach.down;
+}
+
+// Increments the done semaphore of `rank` receives: one per worker of every chip whose
+// multicast reaches it, and one per local worker (a multicast increment is also local).
+std::uint32_t expected_done(const FabricGroup& g, const std::vector<Role>& roles, std::uint32_t rank) {
+  std::uint32_t count = 0;
+  for (std::uint32_t from = 0; from < g.size(); ++from) {
+    for (Role role : roles) {
+      count += (from == rank || covers(g, from, reach_of(g, from, role), rank)) ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+// Barrier increments worker `role` of `rank` receives: its own and those of the same worker on
+// every chip that writes to it.
+std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t rank) {
+  std::uint32_t count = 1;
+  for (std::uint32_t from = 0; from < g.size(); ++from) {
+    if (from != rank && covers(g, from, reach_of(g, from, role), rank)) count += 1;
+  }
+  return count;
+}
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  if (p.mode == CclMode::Legacy) {
+    throw CclParamsError("all_gather: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
+                         "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
+  }
+  Resolved r;
+  r.page_size = page_size_bytes(p.input);
+  require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  r.plan = FabricPlan(topology, p.fabric);
+  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
+  r.group_size = static_cast<std::uint32_t>(groups.front().size());
+  std::vector<ChipId> all_chips;
+  for (const auto& g : groups) {
+    if (g.size() != r.group_size) {
+      throw CclParamsError(fmt::format("all_gather: groups of {} and {} chips; every group must have the same size (the "
+                                       "output shape depends on it)",
+                                       r.group_size, g.size()));
+    }
+    require_group_shape(topology, g, p.topology, p.num_links, kOp);
+    all_chips.insert(all_chips.end(), g.begin(), g.end());
+  }
+  if (p.num_links > 1) {
+    throw CclParamsError(fmt::format("all_gather: num_links {}: the device's fabric runs one router per hop (one routing "
+                                     "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
+                                     "(REFERENCE 6.3); use num_links 1",
+                                     p.num_links));
+  }
+  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
+
+  if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
+    throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");
+  }
+  r.mode = resolved_bidirectional_mode(p);
+  for (std::uint32_t link = 0; link < p.num_links; ++link) {
+    if (r.mode == BidirectionalMode::SplitTensor) {
+      r.roles.insert(r.roles.end(), {Role::Up, Role::Down});
+      r.runs.insert(r.runs.end(), {link, p.num_links + link});
+      r.links.insert(r.links.end(), {link, link});
+    } else {
+      r.roles.push_back(Role::Both);
+      r.runs.push_back(link);
+      r.links.push_back(link);
+    }
+  }
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      for (Role role : r.roles) {
+        const Reach reach = reach_of(g, rank, role);
+        if (reach.up > kMaxFabricHops || reach.down > kMaxFabricHops) {
+          throw CclParamsError(fmt::format("all_gather: chip {} would multicast {} hops; a fabric route holds at most {} "
+                                           "(REFERENCE 6.5)",
+                                           g.chips[rank], std::max(reach.up, reach.down), kMaxFabricHops));
+        }
+        const std::uint32_t barrier = expected_barrier(g, role, rank);
+        if (p.barrier_semaphore && barrier > kMaxInlineValue) {
+          throw CclParamsError(fmt::format("all_gather: barrier target {} does not fit an 8-bit inline wait (REFERENCE "
+                                           "4.11)",
+                                           barrier));
+        }
+      }
+      const std::uint32_t done = expected_done(g, r.roles, rank);
+      if (done > kMaxInlineValue) {
+        throw CclParamsError(fmt::format("all_gather: chip {} waits for {} increments; an inline wait target holds at most "
+                                         "{} (REFERENCE 4.11)",
+                                         g.chips[rank], done, kMaxInlineValue));
+      }
+    }
+  }
+
+  r.output = with_dim_scaled(p.input, p.dim, r.group_size, true);
+  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
+  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
+  }
+  require_uniform_core_maps(topology, all_chips, kOp);
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : all_chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    buffer_layout(p.input_buffer, grid, banks);
+    buffer_layout(p.output_buffer, grid, banks);
+  }
+  r.cores = worker_cores(topology, p.first_worker, static_cast<std::uint32_t>(r.roles.size()), kOp);
+  require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
+  if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
+  if (p.cb_packets == 0) throw CclParamsError("all_gather: cb_packets is 0; expected at least 1");
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  return r;
+}
+
+// The program of rank `rank` of group `g`.
+Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
+                     std::uint32_t rank) {
+  const ChipId chip = g.chips[rank];
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+
+  const api::Shape4D in_pages = shape_in_pages(p.input);
+  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const api::TensorSlice in_whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
+  api::TensorSlice out_slice{out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
+  set_dim(out_slice.tensor_slice_offset, p.dim, rank * dim_of(in_pages, p.dim));
+  const auto num_runs = static_cast<std::uint32_t>(r.roles.size());
+  const std::vector<api::TensorSlice> in_runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_whole, num_runs);
+  const std::vector<api::TensorSlice> out_runs =
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_slice, num_runs);
+
+  const Noc0Coord done_core = map.tensix_noc0(r.cores.front());
+  Program program;
+  for (std::size_t w = 0; w < r.roles.size(); ++w) {
+    const CoreCoord core = r.cores[w];
+    const Noc0Coord noc = map.tensix_noc0(core);
+    const Reach reach = reach_of(g, rank, r.roles[w]);
+    const cmd::ChipMulticast mcast = g.multicast(rank, reach.up, reach.down);
+    const std::uint32_t run = r.runs[w];
+    const bool has_data = api::volume(in_runs[run].worker_slice_shape) > 0;
+
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kPacketHeaderCbId;
+    spec.packet_size_in_pages = r.packet_pages;
+    program.circular_buffers.push_back(packet_header_cb(core));
+    program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
+    if (mcast.num_targets_forward > 0) {
+      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
+      spec.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    if (mcast.num_targets_backward > 0) {
+      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
+      spec.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+
+    std::vector<cmd::Command> writer;
+    if (p.barrier_semaphore) {
+      const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
+      writer.push_back(cmd::fabric_multicast_semaphore_inc(barrier, 1, noc.x, noc.y, mcast));
+      writer.push_back(cmd::local_semaphore_wait(barrier, expected_barrier(g, r.roles[w], rank)));
+      writer.push_back(cmd::local_core_semaphore_set(barrier, 0));
+    }
+    if (has_data) writer.push_back(cmd::fabric_write_cb_to_tensor_slice(out_runs[run], kDataCbId, mcast));
+    const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
+    writer.push_back(cmd::fabric_multicast_semaphore_inc(done, 1, done_core.x, done_core.y, mcast));
+    if (w == 0) {
+      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, r.roles, rank)));
+      writer.push_back(cmd::local_core_semaphore_set(done, 0));
+    }
+    const kargs::InterpreterStreamSpec writer_stream{out_layout.interpreter_args(map), cmd::encode_stream(writer),
+                                                     static_cast<std::uint32_t>(writer.size())};
+    if (has_data) {
+      const kargs::InterpreterStreamSpec reader{
+          in_layout.interpreter_args(map), cmd::encode_command(cmd::read_tensor_slice_to_cb(in_runs[run], kDataCbId)), 1};
+      add_copy_kernels(program, core, spec, reader, writer_stream, p.split_reader_writer);
+    } else {
+      spec.streams = {writer_stream};
+      program.kernels.push_back(interpreter_kernel(core, spec));
+    }
+  }
+  return program;
+}
+
+}  // namespace
+
+std::string to_string(BidirectionalMode mode) {
+  switch (mode) {
+    case BidirectionalMode::Auto: return "AUTO";
+    case BidirectionalMode::SplitTensor: return "SPLIT_TENSOR";
+    case BidirectionalMode::FullTensor: return "FULL_TENSOR";
+  }
+  return "unknown";
+}
+
+std::size_t hash_value(const Params& p) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, ccl::hash_value(p.input));
+  boost::hash_combine(seed, p.dim);
+  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
+  boost::hash_combine(seed, static_cast<int>(p.topology));
+  boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, ccl::hash_value(p.groups));
+  boost::hash_combine(seed, static_cast<int>(p.mode));
+  boost::hash_combine(seed, static_cast<int>(p.bidirectional));
+  boost::hash_combine(seed, runtime::hash_value(p.fabric));
+  for (const auto* s : {&p.done_semaphore, &p.barrier_semaphore}) {
+    boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
+    boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
+  }
+  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
+  boost::hash_combine(seed, p.packet_size_in_pages);
+  boost::hash_combine(seed, p.cb_packets);
+  boost::hash_combine(seed, p.split_reader_writer);
+  return seed;
+}
+
+TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
+  const FabricPlan plan(topology, params.fabric);
+  const auto groups = resolve_groups(params.groups, topology, plan);
+  return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), true);
+}
+
+BidirectionalMode resolved_bidirectional_mode(const Params& params) {
+  if (params.topology == CclTopology::Line) return BidirectionalMode::FullTensor;
+  if (params.bidirectional != BidirectionalMode::Auto) return params.bidirectional;
+  // REFERENCE 7.3 choose_bidirectional_mode: SPLIT when the input is larger than twice the
+  // ERISC L1 an EDM can buffer (the code's own "guestimate").
+  const std::uint64_t eth_l1_capacity = kEriscUnreservedBytes;
+  return size_bytes(params.input) > 2 * eth_l1_capacity ? BidirectionalMode::SplitTensor : BidirectionalMode::FullTensor;
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  const std::uint32_t per_link = resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1;
+  std::vector<CoreRange> ranges;
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+    }
+  }
+  return workload;
+}
+
+void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+}  // namespace cclmesh::runtime::ccl::all_gather

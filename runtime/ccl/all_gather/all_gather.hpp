@@ -1,0 +1,88 @@
+#pragma once
+// all_gather: every chip of a group ends with the concatenation, along `dim`, of every chip's
+// input, in rank order (REFERENCE 7.3, 7.4). Fabric mode, built on the command interpreter
+// (REFERENCE 4.12, extended to both directions and to rings):
+//
+//   every chip, per data worker (one worker core per link, or per link and direction):
+//     reader    STREAM_TENSOR_TO_CB   my input (the worker's run of it) -> CB
+//     writer    [barrier: ATOMIC_INC multicast barrier +1, WAIT_VALUE barrier, SET 0]
+//               STREAM_CB_TO_TENSOR   CB -> my rank's slice of the output, written locally and
+//                                     multicast over the fabric (start 1, range = reach)
+//               ATOMIC_INC multicast  done +1 on the done core of every chip reached (and here)
+//               [done core: WAIT_VALUE done >= expected, SET done 0]
+//
+// Bidirectional modes (REFERENCE 7.3) on a ring:
+//   FULL_TENSOR  one worker per link multicasts the whole input both ways, half-way round:
+//                ceil((N-1)/2) chips one way, floor((N-1)/2) the other.
+//   SPLIT_TENSOR two workers per link, each multicasts half of the input all the way round
+//                (N-1 chips) in one direction.
+//   AUTO         FULL_TENSOR when the input is at most 2x the ERISC unreserved L1, else SPLIT.
+// A line is always FULL_TENSOR: each chip multicasts to the chips before and after it.
+//
+// Completion: one global "done" semaphore on the done core (worker 0) of every chip counts the
+// multicast increments that follow each worker's data; packets of a direction arrive in order
+// and routers flush their writes before an increment, so done >= expected means every slice
+// landed. The done core then resets it (waits never reset, REFERENCE 4.11); routers are
+// persistent, so that is the op's whole teardown. An optional global barrier semaphore makes
+// every worker wait, before it writes, until the workers it writes to have started this op, so
+// ops may be enqueued back to back without finish() in between.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl::all_gather {
+
+enum class BidirectionalMode : std::uint8_t { Auto, SplitTensor, FullTensor };
+std::string to_string(BidirectionalMode mode);
+
+struct Params {
+  TensorSpec input;       // each chip's input; the output is `input` with dim x N
+  std::uint32_t dim = 3;  // 0..3 = w, z, y, x
+  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer;  // DRAM or L1, interleaved or sharded, as their configs say
+  CclTopology topology = CclTopology::Ring;
+  std::uint32_t num_links = 1;
+  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  CclMode mode = CclMode::Fabric;
+  BidirectionalMode bidirectional = BidirectionalMode::Auto;
+  FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
+  // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
+  std::optional<GlobalSemaphore> done_semaphore;
+  std::optional<GlobalSemaphore> barrier_semaphore;  // optional entry barrier
+  CoreCoord first_worker{0, 0};            // workers take the cores from here along the row
+  std::uint32_t packet_size_in_pages = 0;  // 0: as many pages as a fabric payload holds
+  std::uint32_t cb_packets = 3;            // CB depth in packets (REFERENCE 4.12: triple buffering)
+  // Reader and writer as two one-stream interpreters (RISC-V 1 / NoC1 and RISC-V 0 / NoC0) so
+  // reads and writes overlap, or both streams in one interpreter (ccl_common.hpp).
+  bool split_reader_writer = true;
+  bool operator==(const Params&) const = default;
+};
+
+std::size_t hash_value(const Params& params);
+
+// The gathered tensor: `input` with dim x N (N = the groups' size).
+TensorSpec output_spec(const Params& params, const topo::Topology& topology);
+// REFERENCE 7.3's rule, or the override. A line is always FULL_TENSOR.
+BidirectionalMode resolved_bidirectional_mode(const Params& params);
+// The worker cores every chip uses (for creating the global semaphores).
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
+
+// Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what
+// is wrong: everything REFERENCE 11.15 lists for all-gather, and what the model cannot run.
+void validate(const Params& params, const topo::Topology& topology);
+// validate(), then the workload: a program on every chip of every group.
+MeshWorkload build(const Params& params, const topo::Topology& topology);
+// build() on the device's topology, enqueue, finish.
+void run(MeshDevice& device, const Params& params);
+
+}  // namespace cclmesh::runtime::ccl::all_gather

@@ -1,0 +1,340 @@
+#include "runtime/ccl/common/collective.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/container_hash/hash.hpp>
+#include <set>
+
+#include "kernels/host/slicing.hpp"
+#include "runtime/device/core_map.hpp"
+#include "topologies/embedding.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+std::string shape_string(const std::array<std::uint32_t, 4>& s) {
+  return fmt::format("[{},{},{},{}]", s[0], s[1], s[2], s[3]);
+}
+
+std::string group_string(const std::vector<ChipId>& group) {
+  const std::vector<topo::ChipId> ids(group.begin(), group.end());
+  return topo::chip_list_to_string(ids);
+}
+
+}  // namespace
+
+std::string to_string(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bfloat16: return "bf16";
+    case DataType::Float32: return "fp32";
+    case DataType::Bfloat8B: return "bfp8_b";
+  }
+  return "unknown dtype";
+}
+
+std::string to_string(Layout layout) { return layout == Layout::Tile ? "TILE" : "ROW_MAJOR"; }
+std::string to_string(CclTopology topology) { return topology == CclTopology::Ring ? "ring" : "line"; }
+std::string to_string(CclMode mode) { return mode == CclMode::Fabric ? "fabric" : "legacy"; }
+
+std::size_t hash_value(const TensorSpec& spec) {
+  std::size_t seed = 0;
+  for (std::uint32_t d : spec.shape) boost::hash_combine(seed, d);
+  boost::hash_combine(seed, static_cast<int>(spec.dtype));
+  boost::hash_combine(seed, static_cast<int>(spec.layout));
+  return seed;
+}
+
+std::uint32_t element_bytes(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bfloat16: return 2;
+    case DataType::Float32: return 4;
+    case DataType::Bfloat8B: return 1;
+  }
+  return 0;
+}
+
+std::uint32_t page_size_bytes(const TensorSpec& spec) {
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (spec.shape[i] == 0) {
+      throw CclParamsError(fmt::format("tensor shape {}: dimension {} is 0; expected >= 1", shape_string(spec.shape), i));
+    }
+  }
+  if (spec.layout == Layout::Tile) {
+    switch (spec.dtype) {
+      case DataType::Bfloat16: return kTilePageBytesBf16;
+      case DataType::Float32: return kTilePageBytesFp32;
+      case DataType::Bfloat8B: return kTilePageBytesBfp8;
+    }
+  }
+  if (spec.dtype == DataType::Bfloat8B) {
+    throw CclParamsError("tensor: ROW_MAJOR bfp8_b is invalid (bfp8_b exists only as tiles, REFERENCE 7.1); use TILE");
+  }
+  return spec.shape[3] * element_bytes(spec.dtype);
+}
+
+api::Shape4D shape_in_pages(const TensorSpec& spec) {
+  page_size_bytes(spec);  // rejects zero dimensions and ROW_MAJOR bfp8_b
+  return cmd::shape_in_pages(spec.shape, spec.layout == Layout::Tile ? api::PageLayout::TILE : api::PageLayout::ROW_MAJOR);
+}
+
+std::uint32_t dim_of(const api::Shape4D& shape, std::uint32_t dim) {
+  switch (dim) {
+    case 0: return shape.w;
+    case 1: return shape.z;
+    case 2: return shape.y;
+    default: return shape.x;
+  }
+}
+
+void set_dim(api::Shape4D& shape, std::uint32_t dim, std::uint32_t value) {
+  switch (dim) {
+    case 0: shape.w = value; break;
+    case 1: shape.z = value; break;
+    case 2: shape.y = value; break;
+    default: shape.x = value; break;
+  }
+}
+
+std::uint64_t num_pages(const TensorSpec& spec) { return api::volume(shape_in_pages(spec)); }
+
+std::uint64_t size_bytes(const TensorSpec& spec) { return num_pages(spec) * page_size_bytes(spec); }
+
+TensorSpec with_dim_scaled(const TensorSpec& spec, std::uint32_t dim, std::uint32_t factor, bool multiply) {
+  TensorSpec out = spec;
+  out.shape.at(dim) = multiply ? spec.shape.at(dim) * factor : spec.shape.at(dim) / factor;
+  return out;
+}
+
+BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type) {
+  return BufferConfig{type, size_bytes(spec), page_size_bytes(spec), TensorMemoryLayout::Interleaved, std::nullopt};
+}
+
+void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
+                          const std::string& what) {
+  const std::uint32_t page = page_size_bytes(spec);
+  const std::uint64_t bytes = size_bytes(spec);
+  if (buffer.config.page_size_bytes != page || buffer.config.size_bytes != bytes) {
+    throw CclParamsError(fmt::format("{}: {} buffer is {} B in pages of {} B; the {} {} {} tensor {} needs {} B in pages "
+                                     "of {} B",
+                                     op, what, buffer.config.size_bytes, buffer.config.page_size_bytes, to_string(spec.layout),
+                                     to_string(spec.dtype), what, shape_string(spec.shape), bytes, page));
+  }
+}
+
+void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op, const std::string& what) {
+  if (dim > 3) throw CclParamsError(fmt::format("{}: dim {} is out of range; expected 0..3 (w, z, y, x)", op, dim));
+  if (spec.layout == Layout::Tile && dim >= 2 && spec.shape[dim] % kTileSide != 0) {
+    throw CclParamsError(fmt::format("{}: {} dim {} is {} elements, not whole 32-element tiles; a TILE tensor is cut and "
+                                     "joined along dims 2 and 3 only at tile boundaries (padded shapes fall back to "
+                                     "a composite in tt-metal, REFERENCE 7.6)",
+                                     op, what, dim, spec.shape[dim]));
+  }
+  if (spec.layout == Layout::RowMajor && dim == 3) {
+    throw CclParamsError(fmt::format("{}: ROW_MAJOR along dim 3 is not supported: a ROW_MAJOR page is a whole row, and "
+                                     "the command interpreter moves whole pages; use TILE or another dim",
+                                     op));
+  }
+}
+
+std::size_t hash_value(const GroupSelection& groups) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, groups.cluster_axis.value_or(-1));
+  for (const auto& g : groups.chips) {
+    boost::hash_combine(seed, g.size());
+    for (ChipId c : g) boost::hash_combine(seed, c);
+  }
+  return seed;
+}
+
+std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
+                                                const FabricPlan& fabric) {
+  std::vector<std::vector<ChipId>> groups;
+  if (selection.cluster_axis) {
+    if (!selection.chips.empty()) {
+      throw CclParamsError("groups: give cluster_axis or chips, not both");
+    }
+    for (const auto& g : topo::axis_groups(topology, *selection.cluster_axis)) {
+      groups.emplace_back(g.begin(), g.end());
+    }
+  } else if (!selection.chips.empty()) {
+    groups = selection.chips;
+  } else if (fabric.enabled()) {
+    groups.push_back(fabric.chips());
+  } else {
+    throw CclParamsError("groups: no chips, no cluster_axis and no fabric to take the chips from; expected one of them");
+  }
+  std::set<ChipId> seen;
+  for (const auto& g : groups) {
+    if (g.size() < 2) {
+      throw CclParamsError(fmt::format("groups: group [{}] has {} chip(s); a collective needs at least 2", group_string(g),
+                                       g.size()));
+    }
+    for (ChipId c : g) {
+      topology.chip(static_cast<topo::ChipId>(c));  // InputError for an unknown chip
+      if (!seen.insert(c).second) {
+        throw CclParamsError(fmt::format("groups: chip {} appears twice; groups must be disjoint", c));
+      }
+    }
+  }
+  return groups;
+}
+
+void require_group_shape(const topo::Topology& topology, const std::vector<ChipId>& group, CclTopology shape,
+                         std::uint32_t num_links, const std::string& op) {
+  const std::size_t n = group.size();
+  if (num_links == 0) throw CclParamsError(fmt::format("{}: num_links is 0; expected at least 1", op));
+  if (shape == CclTopology::Ring && n == 2) {
+    throw CclParamsError(fmt::format("{}: a 2-chip ring ({}) must run as a line (tt-metal issue #12770, REFERENCE 3.2)",
+                                     op, group_string(group)));
+  }
+  const std::size_t hops = shape == CclTopology::Ring ? n : n - 1;
+  std::size_t fewest = SIZE_MAX;
+  std::string fewest_hop;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const ChipId a = group[i];
+    const ChipId b = group[(i + 1) % n];
+    const std::size_t links = topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b));
+    if (links == 0) {
+      if (shape == CclTopology::Ring && i + 1 == n) {
+        throw CclParamsError(fmt::format("{}: ring {} has no closing link: chips {} and {} are not neighbours; run it as "
+                                         "a line",
+                                         op, group_string(group), a, b));
+      }
+      throw CclParamsError(fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours", op, a, b,
+                                       group_string(group)));
+    }
+    if (links < fewest) {
+      fewest = links;
+      fewest_hop = fmt::format("{}-{}", a, b);
+    }
+  }
+  if (num_links > fewest) {
+    throw CclParamsError(fmt::format("{}: num_links {} is more than the {} link(s) of hop {}, the hop of {} {} with the "
+                                     "fewest",
+                                     op, num_links, fewest, fewest_hop, to_string(shape), group_string(group)));
+  }
+}
+
+std::uint32_t FabricGroup::reach_up(std::uint32_t rank) const {
+  return topology == CclTopology::Ring ? size() - 1 : size() - 1 - rank;
+}
+
+std::uint32_t FabricGroup::reach_down(std::uint32_t rank) const {
+  return topology == CclTopology::Ring ? size() - 1 : rank;
+}
+
+std::uint32_t FabricGroup::rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const {
+  const bool up = forward == up_is_forward;
+  const std::uint32_t n = size();
+  if (topology == CclTopology::Ring) return up ? (rank + steps) % n : (rank + n - steps % n) % n;
+  return up ? rank + steps : rank - steps;
+}
+
+cmd::ChipMulticast FabricGroup::multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const {
+  (void)rank;
+  return up_is_forward ? cmd::ChipMulticast{up, down} : cmd::ChipMulticast{down, up};
+}
+
+FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
+                                  const std::string& op) {
+  if (!fabric.enabled()) {
+    throw CclParamsError(fmt::format("{}: fabric mode needs the device's persistent fabric; params.fabric.mode is none", op));
+  }
+  const bool fabric_ring = fabric.mode() == FabricMode::Ring;
+  if (shape == CclTopology::Ring && !fabric_ring) {
+    throw CclParamsError(fmt::format("{}: a ring needs a ring fabric (the device's fabric is a line, so routers do not use "
+                                     "the closing link)",
+                                     op));
+  }
+  const auto m = static_cast<std::int64_t>(fabric.chips().size());
+  std::vector<std::int64_t> pos;
+  for (ChipId c : group) {
+    if (!fabric.contains(c)) {
+      throw CclParamsError(fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, group_string(fabric.chips())));
+    }
+    pos.push_back(static_cast<std::int64_t>(fabric.position(c)));
+  }
+  if (shape == CclTopology::Ring && static_cast<std::int64_t>(group.size()) != m) {
+    throw CclParamsError(fmt::format("{}: ring {} must be the device's whole fabric ring ({}); a smaller ring has no "
+                                     "closing router",
+                                     op, group_string(group), group_string(fabric.chips())));
+  }
+  FabricGroup g;
+  g.topology = shape;
+  g.chips = group;
+  const std::size_t steps = shape == CclTopology::Ring ? group.size() : group.size() - 1;
+  std::optional<bool> forward;
+  for (std::size_t i = 0; i < steps; ++i) {
+    const std::int64_t d = pos[(i + 1) % group.size()] - pos[i];
+    const std::int64_t wrapped = fabric_ring ? ((d % m) + m) % m : d;
+    bool fwd = false;
+    if (wrapped == 1) {
+      fwd = true;
+    } else if (wrapped == (fabric_ring ? m - 1 : -1)) {
+      fwd = false;
+    } else {
+      throw CclParamsError(fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours on the device's "
+                                       "fabric {} ({}); the group must be a run of consecutive fabric chips",
+                                       op, group[i], group[(i + 1) % group.size()], group_string(group),
+                                       to_string(fabric.mode()), group_string(fabric.chips())));
+    }
+    if (forward && *forward != fwd) {
+      throw CclParamsError(fmt::format("{}: group {} turns around on the device's fabric ({}); the group must run in one "
+                                       "direction",
+                                       op, group_string(group), group_string(fabric.chips())));
+    }
+    forward = fwd;
+  }
+  g.up_is_forward = forward.value_or(true);
+  return g;
+}
+
+void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips, const std::string& op) {
+  if (chips.empty()) return;
+  const ChipCoreMap first = chip_core_map(topology, chips.front());
+  for (ChipId c : chips) {
+    const ChipCoreMap map = chip_core_map(topology, c);
+    if (map.arch() != first.arch() || map.harvested_rows() != first.harvested_rows() ||
+        map.dram_bank_count() != first.dram_bank_count()) {
+      throw CclParamsError(fmt::format("{}: chip {} is harvested differently from chip {}; a fabric multicast carries one "
+                                       "NoC0 address to every chip, so the chips of a collective must agree",
+                                       op, c, chips.front()));
+    }
+  }
+}
+
+std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t count,
+                                    const std::string& op) {
+  const CoreCoord grid = common_worker_grid(topology);
+  const std::uint64_t start = std::uint64_t{first.y} * grid.x + first.x;
+  if (first.x >= grid.x || start + count > std::uint64_t{grid.x} * grid.y) {
+    throw CclParamsError(fmt::format("{}: {} worker cores from ({},{}) do not fit the {}x{} worker grid", op, count, first.x,
+                                     first.y, grid.x, grid.y));
+  }
+  std::vector<CoreCoord> cores;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint64_t i = start + k;
+    cores.push_back(CoreCoord{static_cast<std::uint32_t>(i % grid.x), static_cast<std::uint32_t>(i / grid.x)});
+  }
+  return cores;
+}
+
+void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
+                          const std::string& op, const std::string& what) {
+  if (!semaphore) {
+    throw CclParamsError(fmt::format("{}: {} is missing; create a global semaphore on the op's worker cores "
+                                     "(semaphore_cores()) once and pass it with every call",
+                                     op, what));
+  }
+  for (const CoreCoord& c : cores) {
+    const bool on = std::any_of(semaphore->cores.begin(), semaphore->cores.end(),
+                                [&c](const CoreRange& r) { return r.contains(c); });
+    if (!on) {
+      throw CclParamsError(fmt::format("{}: {} (global semaphore {}) is not on worker core ({},{})", op, what, semaphore->id,
+                                       c.x, c.y));
+    }
+  }
+}
+
+}  // namespace cclmesh::runtime::ccl

@@ -1,0 +1,146 @@
+#pragma once
+// What the collectives (all_gather, reduce_scatter, all_reduce) share: the tensor description
+// their params carry (4D shape in elements, dtype, page layout), page sizes (REFERENCE 7.1),
+// the groups a collective runs over (explicit chip lists, or every row / column of a mesh given
+// a cluster_axis, REFERENCE 3.4), and how one group sits on the device's persistent 1D fabric.
+// Pure functions of values and a topology: no device, no engine.
+//
+// Errors are bad input (DESIGN.md tier 1): CclParamsError naming the field, the value and what
+// was expected.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/api/ccl_command.hpp"
+#include "kernels/host/command.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl {
+
+// Element types and their TILE page sizes (REFERENCE 7.1): bf16 2048 B, fp32 4096 B, bfp8_b
+// 1088 B (1024 mantissa bytes + 64 shared-exponent bytes). bfp8_b has no ROW_MAJOR form.
+enum class DataType : std::uint8_t { Bfloat16, Float32, Bfloat8B };
+enum class Layout : std::uint8_t { Tile, RowMajor };
+// The shape a collective runs on: a line (no closing link used) or a ring (REFERENCE 6.7).
+enum class CclTopology : std::uint8_t { Line, Ring };
+// Fabric: the persistent 1D routers the device launched once (REFERENCE 6). Legacy: per-op EDM
+// data movers launched with the op (REFERENCE 5).
+enum class CclMode : std::uint8_t { Fabric, Legacy };
+
+std::string to_string(DataType dtype);
+std::string to_string(Layout layout);
+std::string to_string(CclTopology topology);
+std::string to_string(CclMode mode);
+
+inline constexpr std::uint32_t kTileSide = 32;
+inline constexpr std::uint32_t kTilePageBytesBf16 = 2048;
+inline constexpr std::uint32_t kTilePageBytesFp32 = 4096;
+inline constexpr std::uint32_t kTilePageBytesBfp8 = 1088;
+// REFERENCE 6.5: the routing byte's nibble caps a route (and a multicast's reach) at 15 hops.
+inline constexpr std::uint32_t kMaxFabricHops = 15;
+// REFERENCE 4.11: inline wait targets and increments are 8 bits.
+inline constexpr std::uint32_t kMaxInlineValue = 255;
+
+// A tensor as the user sees it: 4D shape in elements (w, z, y, x; pad lower ranks with 1s on
+// the left), element type and page layout. TILE shapes are padded to whole 32x32 tiles.
+struct TensorSpec {
+  std::array<std::uint32_t, 4> shape{1, 1, 32, 32};
+  DataType dtype = DataType::Bfloat16;
+  Layout layout = Layout::Tile;
+  bool operator==(const TensorSpec&) const = default;
+};
+
+std::size_t hash_value(const TensorSpec& spec);
+
+std::uint32_t element_bytes(DataType dtype);  // bfp8_b: 1 (its tile page adds the exponents)
+// Bytes of one page: a tile (TILE) or one row of the last dim (ROW_MAJOR). Throws
+// CclParamsError for ROW_MAJOR bfp8_b (REFERENCE 7.1) and for a zero dimension.
+std::uint32_t page_size_bytes(const TensorSpec& spec);
+// (w, z, y, x) in pages: TILE y and x in tiles (rounded up), ROW_MAJOR x = 1 (REFERENCE 4.2).
+api::Shape4D shape_in_pages(const TensorSpec& spec);
+std::uint64_t num_pages(const TensorSpec& spec);
+// Extent of dim 0..3 (w, z, y, x) of a page shape, and setting it.
+std::uint32_t dim_of(const api::Shape4D& shape, std::uint32_t dim);
+void set_dim(api::Shape4D& shape, std::uint32_t dim, std::uint32_t value);
+std::uint64_t size_bytes(const TensorSpec& spec);  // pages x page size
+// The same tensor with `dim` multiplied (gathered) or divided (scattered) by `factor`.
+TensorSpec with_dim_scaled(const TensorSpec& spec, std::uint32_t dim, std::uint32_t factor, bool multiply);
+// An interleaved buffer config for `spec` in DRAM or L1.
+BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type);
+// Checks that `buffer` holds exactly `spec` (size and page size); `what` names it ("input").
+void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
+                          const std::string& what);
+// Checks dim (0..3) and, for TILE, that dims 2 and 3 are whole tiles where the op cuts or
+// joins them; ROW_MAJOR cannot cut or join dim 3 (a page is a whole row).
+void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op,
+                              const std::string& what);
+
+// The chips a collective runs over: each group an independent line or ring, chips in rank
+// order. `cluster_axis` set: one group per row / column of the topology's mesh
+// (topo::axis_groups); else `chips` if given (one or more groups), else one group of every
+// chip of the fabric, in fabric order.
+struct GroupSelection {
+  std::optional<int> cluster_axis;
+  std::vector<std::vector<ChipId>> chips;
+  bool operator==(const GroupSelection&) const = default;
+};
+
+std::size_t hash_value(const GroupSelection& groups);
+
+// Resolves the groups. Throws CclParamsError for an empty group list, a group of fewer than 2
+// chips or a chip in two groups; topo::InputError for unknown chips or a bad axis.
+std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
+                                                const FabricPlan& fabric);
+
+// Checks one group can run as `topology` with `num_links` links per hop on the physical
+// topology: a 2-chip ring must be a line (REFERENCE 3.2, 11.15), a ring needs its closing link,
+// every hop needs `num_links` links (the hop with the fewest decides).
+void require_group_shape(const topo::Topology& topology, const std::vector<ChipId>& group, CclTopology shape,
+                         std::uint32_t num_links, const std::string& op);
+
+// One group laid onto the device's fabric: per rank, which fabric direction leads to the next
+// rank, and how far each fabric direction reaches inside the group.
+struct FabricGroup {
+  CclTopology topology = CclTopology::Line;
+  std::vector<ChipId> chips;  // rank order
+  // True when rank r + 1 is the fabric-forward neighbour of rank r (the same for every rank).
+  bool up_is_forward = true;
+
+  std::uint32_t size() const { return static_cast<std::uint32_t>(chips.size()); }
+  // Chips of the group beyond `rank` toward higher ranks / lower ranks (a ring: size - 1 both).
+  std::uint32_t reach_up(std::uint32_t rank) const;
+  std::uint32_t reach_down(std::uint32_t rank) const;
+  // The rank `steps` hops away from `rank` in fabric direction `forward` (ring: modulo size;
+  // line: must stay inside).
+  std::uint32_t rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const;
+  // A multicast from `rank` reaching `up` ranks upward and `down` downward, in fabric terms.
+  cmd::ChipMulticast multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const;
+};
+
+// The group must run on consecutive fabric chips: a line on a segment of the fabric's line or
+// ring (either orientation), a ring on the whole fabric ring. Throws CclParamsError otherwise.
+FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
+                                  const std::string& op);
+
+// Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
+// shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC
+// address to every chip it reaches. Throws CclParamsError naming the first chip that differs.
+void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips, const std::string& op);
+
+// The logical worker cores of an op: `count` cores along the row of `first`, wrapping to the
+// next rows of the common worker grid. Throws CclParamsError when they do not fit.
+std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t count,
+                                    const std::string& op);
+
+// Checks a global semaphore is present and lives on every core in `cores`.
+void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
+                          const std::string& op, const std::string& what);
+
+}  // namespace cclmesh::runtime::ccl

@@ -1,0 +1,41 @@
+#pragma once
+// Host reference implementations of the collectives, computed from the same inputs the device
+// gets, for bit-for-bit comparison with what the device produced.
+//
+// Tensors are page images: the bytes of a tensor's pages in page order, as write_buffer takes
+// and read_buffer returns them (tiles of TILE tensors, rows of ROW_MAJOR ones). Joining and
+// cutting along a dim happen in whole pages (the collectives require tile-aligned cuts,
+// collective.hpp), so the page-level result equals the element-level one and is independent of
+// the element type. Sums are element-wise, so the order of elements inside a page does not
+// matter either.
+//
+// Sums and bf16 rounding: the device's reduce kernel adds two operands at a time, widening bf16
+// to fp32 (exact), adding in fp32 and rounding the sum once to bf16, round-to-nearest-even
+// (kernels/reduce/reduce_math.hpp, as tt-metal's packer). A chain of partial sums therefore
+// rounds after every addition, and the result depends on the order the chips' values were
+// added in. sum_in_order takes that order from the op (each op documents and exports it), so
+// the reference is exact, not a tolerance. fp32 sums are plain IEEE fp32 additions in the same
+// order. bfp8_b is not summed (the reduce kernel rejects it).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/ccl/common/collective.hpp"
+
+namespace cclmesh::runtime::ccl::reference {
+
+using Bytes = std::vector<std::byte>;
+
+// all_gather: the parts (each a `part` tensor) joined along `dim`, part 0 first.
+Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim);
+// The `index`-th of `count` equal pieces of `whole` along `dim` (reduce_scatter's output).
+Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,
+            std::uint32_t index);
+// Element-wise sum of equally sized page images in the given order:
+//   acc = parts[0]; acc = round(acc + parts[k]) for k = 1, 2, ...
+// with `dtype` Bfloat16 or Float32 (CclParamsError otherwise).
+Bytes sum_in_order(const std::vector<std::span<const std::byte>>& parts, DataType dtype);
+
+}  // namespace cclmesh::runtime::ccl::reference

@@ -1,0 +1,320 @@
+// all_gather's builder as a pure function of (params, topology): what validate() rejects
+// (REFERENCE 11.15 and what the model cannot run), the workload's shape (which kernels on which
+// cores of which chips, which fabric connections, CBs and semaphores), the bidirectional mode
+// rule (REFERENCE 7.3), and a disassembly golden of the streams of a small case. No device.
+#include <gtest/gtest.h>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "tests/unit/ccl/builder_test_util.hpp"
+#include "topologies/builtin_systems.hpp"
+#include "topologies/embedding.hpp"
+#include "topologies/errors.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+namespace ag = all_gather;
+using test::dram_buffer;
+using test::semaphore;
+using test::stream_text;
+
+ag::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology shape, TensorSpec input,
+                  std::uint32_t dim = 3) {
+  ag::Params p;
+  p.input = input;
+  p.dim = dim;
+  p.topology = shape;
+  p.fabric.mode = fabric;
+  p.input_buffer = dram_buffer(1, input);
+  p.output_buffer = dram_buffer(2, ag::output_spec(p, topology));
+  p.done_semaphore = semaphore(1, {{0, 0}, {1, 0}});
+  return p;
+}
+
+TensorSpec bf16(std::array<std::uint32_t, 4> shape) { return TensorSpec{shape, DataType::Bfloat16, Layout::Tile}; }
+
+// The writer (RISC-V 0) and reader (RISC-V 1) interpreters of a worker core; with
+// split_reader_writer (the default) each runs one stream.
+const KernelSpec& kernel_on(const Program& program, CoreCoord core, DataMovementProcessor processor) {
+  for (const KernelSpec& k : program.kernels) {
+    if (k.cores.front().start == core && k.processor == processor) return k;
+  }
+  throw std::runtime_error("no kernel on that core and processor");
+}
+
+const std::vector<std::uint32_t>& writer_rt(const Program& program, CoreCoord core) {
+  return kernel_on(program, core, DataMovementProcessor::Riscv0).runtime_args.at(core);
+}
+
+const std::vector<std::uint32_t>& reader_rt(const Program& program, CoreCoord core) {
+  return kernel_on(program, core, DataMovementProcessor::Riscv1).runtime_args.at(core);
+}
+
+// validate() throws E with `needle` in its message.
+template <class E = CclParamsError>
+void expect_rejected(const ag::Params& p, const topo::Topology& topology, const std::string& needle) {
+  try {
+    ag::validate(p, topology);
+    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+// --- validate -------------------------------------------------------------------------------------
+
+TEST(AllGatherBuilder, RejectsWhatReference1115Lists) {
+  const topo::Topology t3k = topo::build_t3k();
+  const topo::Topology n300 = topo::build_n300();
+  expect_rejected(params(n300, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64})), n300, "must run as a line");
+  {
+    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    p.input = TensorSpec{{1, 1, 32, 64}, DataType::Bfloat8B, Layout::RowMajor};
+    expect_rejected(p, t3k, "ROW_MAJOR bfp8_b is invalid");
+  }
+  {
+    // A ring on chips without a closing link: the first 4 chips of the T3K's line.
+    ag::Params p = params(t3k, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    const FabricPlan plan(t3k, p.fabric);
+    p.groups.chips = {{plan.chips()[0], plan.chips()[1], plan.chips()[2], plan.chips()[3]}};
+    p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    expect_rejected(p, t3k, "no closing link");
+  }
+  {
+    // More links than the hop with the fewest has (T3K: 2 per edge), and more than the fabric's 1.
+    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    p.num_links = 3;
+    expect_rejected(p, t3k, "more than the 2 link(s)");
+    p.num_links = 2;
+    expect_rejected(p, t3k, "one routing plane");
+  }
+  {
+    // More than 15 hops: a 32-chip line's end chip would multicast 31 hops.
+    const topo::Topology galaxy = topo::build_galaxy();
+    expect_rejected(params(galaxy, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64})), galaxy,
+                    "would multicast 31 hops");
+  }
+}
+
+TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
+  const topo::Topology t3k = topo::build_t3k();
+  const auto base = [&t3k] { return params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64})); };
+  {
+    ag::Params p = base();
+    p.mode = CclMode::Legacy;
+    expect_rejected(p, t3k, "legacy EDM mode is not supported");
+  }
+  expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
+                  "not whole 32-element tiles");
+  {
+    ag::Params p = base();
+    p.input = TensorSpec{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
+    expect_rejected(p, t3k, "ROW_MAJOR along dim 3");
+  }
+  {
+    ag::Params p = base();
+    p.dim = 4;
+    expect_rejected(p, t3k, "dim 4 is out of range");
+  }
+  {
+    ag::Params p = base();
+    p.output_buffer = dram_buffer(2, bf16({1, 1, 64, 128}));  // not 8x along dim 3
+    expect_rejected(p, t3k, "output buffer is");
+  }
+  {
+    ag::Params p = base();
+    p.done_semaphore.reset();
+    expect_rejected(p, t3k, "done_semaphore is missing");
+    p.done_semaphore = semaphore(1, {{3, 3}, {3, 3}});
+    expect_rejected(p, t3k, "is not on worker core (0,0)");
+  }
+  {
+    ag::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 64, 64}));
+    p.bidirectional = ag::BidirectionalMode::SplitTensor;
+    expect_rejected(p, t3k, "SPLIT_TENSOR needs a ring");
+  }
+  {
+    ag::Params p = base();
+    p.fabric.mode = FabricMode::Line;
+    expect_rejected(p, t3k, "a ring needs a ring fabric");
+  }
+  {
+    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 64, 64}));
+    const FabricPlan plan(t3k, p.fabric);
+    p.groups.chips = {{plan.chips()[0], plan.chips()[2]}};  // every other chip of the ring
+    p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    expect_rejected(p, t3k, "not neighbours");
+    p.groups.chips = {{plan.chips()[0], plan.chips()[1]}, {plan.chips()[1], plan.chips()[2]}};
+    expect_rejected(p, t3k, "appears twice");
+  }
+  {
+    ag::Params p = base();
+    p.first_worker = {7, 7};  // the last core; SPLIT needs two
+    p.bidirectional = ag::BidirectionalMode::SplitTensor;
+    expect_rejected(p, t3k, "do not fit the 8x8 worker grid");
+  }
+  {
+    ag::Params p = base();
+    p.groups.chips = {{0, 99}};
+    expect_rejected<topo::InputError>(p, t3k, "99");
+  }
+}
+
+TEST(AllGatherBuilder, BidirectionalModeFollowsReference73) {
+  ag::Params p;
+  p.topology = CclTopology::Ring;
+  p.input = bf16({1, 1, 32, 32 * 53});  // 53 tiles = 108544 B, half the threshold
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+  p.input = bf16({1, 1, 32, 32 * 106});  // 217088 B = 2 x the ERISC unreserved L1: still FULL
+  EXPECT_EQ(size_bytes(p.input), 2u * kEriscUnreservedBytes);
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+  p.input = bf16({1, 1, 32, 32 * 107});
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::SplitTensor);
+  p.bidirectional = ag::BidirectionalMode::FullTensor;  // the override
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+  p.topology = CclTopology::Line;  // a line is always FULL_TENSOR
+  p.bidirectional = ag::BidirectionalMode::Auto;
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+}
+
+// --- workload shape -------------------------------------------------------------------------------
+
+TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
+  const topo::Topology t3k = topo::build_t3k();
+  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  const MeshWorkload w = ag::build(p, t3k);
+  EXPECT_EQ(w.name, "all_gather");
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    // One worker core: a reader (RISC-V 1, NoC1) and a writer (RISC-V 0, NoC0) interpreter.
+    ASSERT_EQ(program.kernels.size(), 2u) << "chip " << chip;
+    for (const KernelSpec& k : program.kernels) {
+      EXPECT_EQ(k.kernel, kernels::kCclInterpreterKernelName);
+      EXPECT_EQ(k.cores, (std::vector<CoreRange>{{{0, 0}, {0, 0}}}));
+    }
+    EXPECT_EQ(kernel_on(program, {0, 0}, DataMovementProcessor::Riscv1).noc, NocIndex::Noc1);
+    EXPECT_NE(kargs::describe_interpreter_command(reader_rt(program, {0, 0}), 0, 0).find("STREAM_TENSOR_TO_CB"),
+              std::string::npos);
+    const std::vector<std::uint32_t>& rt = writer_rt(program, {0, 0});
+    EXPECT_NE(rt[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+    EXPECT_NE(rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+    const std::string write = kargs::describe_interpreter_command(rt, 0, 0);
+    EXPECT_NE(write.find("dest=MCAST fwd=4 bwd=3"), std::string::npos) << write;  // REFERENCE 7.3 at N = 8
+    // The done core waits for 8 increments: 7 chips' and its own.
+    EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 2).find("WAIT_VALUE"), std::string::npos);
+    EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 2).find("8"), std::string::npos);
+    // CBs: the header pool and 3 packets of 2 bf16 tiles; the two connections' six semaphores.
+    ASSERT_EQ(program.circular_buffers.size(), 2u);
+    EXPECT_EQ(program.circular_buffers[1].num_pages, 6u);
+    EXPECT_EQ(program.circular_buffers[1].page_size_bytes, 2048u);
+    EXPECT_EQ(program.semaphores.size(), 6u);
+  }
+}
+
+TEST(AllGatherBuilder, RingSplitTensorTwoWorkersOneDirectionEach) {
+  const topo::Topology t3k = topo::build_t3k();
+  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  p.bidirectional = ag::BidirectionalMode::SplitTensor;
+  const MeshWorkload w = ag::build(p, t3k);
+  for (const auto& [chip, program] : w.programs) {
+    ASSERT_EQ(program.kernels.size(), 4u);
+    const auto& up = writer_rt(program, {0, 0});
+    const auto& down = writer_rt(program, {1, 0});
+    // The fabric's forward direction is rank-upward on the default ring.
+    EXPECT_NE(up[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+    EXPECT_EQ(up[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+    EXPECT_EQ(down[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+    EXPECT_NE(down[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+    EXPECT_NE(kargs::describe_interpreter_command(up, 0, 0).find("fwd=7 bwd=0"), std::string::npos);
+    EXPECT_NE(kargs::describe_interpreter_command(down, 0, 0).find("fwd=0 bwd=7"), std::string::npos);
+    // Only worker 0 waits: 2 workers x 8 chips reach every chip.
+    EXPECT_NE(kargs::describe_interpreter_command(up, 0, 2).find("WAIT_VALUE"), std::string::npos);
+    EXPECT_NE(kargs::describe_interpreter_command(up, 0, 2).find("16"), std::string::npos);
+    EXPECT_NE(kargs::describe_interpreter_command(down, 0, 2).find("past the end"), std::string::npos)
+        << kargs::describe_interpreter_command(down, 0, 2);
+  }
+}
+
+TEST(AllGatherBuilder, LineEndsSendOneWayAndClusterAxisBuildsEveryRow) {
+  const topo::Topology t3k = topo::build_t3k();
+  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 32, 64}));
+  p.groups.cluster_axis = 1;
+  p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+  EXPECT_EQ(ag::output_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{1, 1, 32, 256}));
+  const MeshWorkload w = ag::build(p, t3k);
+  EXPECT_EQ(w.programs.size(), 8u);
+  for (const auto& g : topo::axis_groups(t3k, 1)) {
+    const auto& first = writer_rt(w.programs.at(static_cast<ChipId>(g.front())), {0, 0});
+    const auto& last = writer_rt(w.programs.at(static_cast<ChipId>(g.back())), {0, 0});
+    // Each end reaches the 3 other chips of its row in one direction only.
+    EXPECT_EQ((first[kernels::interpreter::kRtForwardConnectionOffset] == 0) +
+                  (first[kernels::interpreter::kRtBackwardConnectionOffset] == 0),
+              1);
+    EXPECT_EQ((last[kernels::interpreter::kRtForwardConnectionOffset] == 0) +
+                  (last[kernels::interpreter::kRtBackwardConnectionOffset] == 0),
+              1);
+    const std::string write = kargs::describe_interpreter_command(first, 0, 0);
+    EXPECT_TRUE(write.find("fwd=3 bwd=0") != std::string::npos || write.find("fwd=0 bwd=3") != std::string::npos)
+        << write;
+  }
+}
+
+TEST(AllGatherBuilder, BarrierPrecedesTheData) {
+  const topo::Topology t3k = topo::build_t3k();
+  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  p.barrier_semaphore = semaphore(2, {{0, 0}, {0, 0}});
+  const MeshWorkload w = ag::build(p, t3k);
+  const auto& rt = writer_rt(w.programs.begin()->second, {0, 0});
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 0).find("ATOMIC_INC"), std::string::npos);
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 1).find("WAIT_VALUE"), std::string::npos);
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 2).find("SET_SEMAPHORE_VALUE"), std::string::npos);
+  EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 3).find("STREAM_CB_TO_TENSOR"), std::string::npos);
+}
+
+TEST(AllGatherBuilder, ParamsHashAndCompareByValue) {
+  const topo::Topology t3k = topo::build_t3k();
+  const ag::Params a = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params b = a;
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(ag::hash_value(a), ag::hash_value(b));
+  b.dim = 2;
+  EXPECT_NE(a, b);
+  EXPECT_NE(ag::hash_value(a), ag::hash_value(b));
+  b = a;
+  b.bidirectional = ag::BidirectionalMode::SplitTensor;
+  EXPECT_NE(ag::hash_value(a), ag::hash_value(b));
+}
+
+// --- golden ------------------------------------------------------------------------------------------
+
+// N300, two bf16 tiles per chip gathered along dim 3: chip 0 (rank 0) writes output tiles 0-1
+// and multicasts forward to chip 1; chip 1 writes tiles 2-3 backward. Each chip's done core
+// (logical (0,0) = NoC0 (1,3)) waits for 2 increments, its own and the other chip's.
+TEST(AllGatherBuilder, StreamsGoldenN300) {
+  const topo::Topology n300 = topo::build_n300();
+  const ag::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
+  const MeshWorkload w = ag::build(p, n300);
+  const auto& rank0 = writer_rt(w.programs.at(0), {0, 0});
+  EXPECT_EQ(stream_text(reader_rt(w.programs.at(0), {0, 0}), 0),
+            "#0 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(0) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,2) "
+            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=2}\n");
+  EXPECT_EQ(stream_text(rank0, 0),
+            "#0 STREAM_CB_TO_TENSOR dest=MCAST fwd=1 bwd=0 src=CB(0) core=ADDRGEN slice{shape=(1,1,1,4) "
+            "slice=(1,1,1,2) off=(0,0,0,0) worker_off=(0,0,0,0) pages=2}\n"
+            "#1 ATOMIC_INC dest=MCAST fwd=1 bwd=0 dst=ABS(0x100020) core=XY(1,3) inc=1\n"
+            "#2 WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=2\n"
+            "#3 SET_SEMAPHORE_VALUE dest=LOCAL dst=ABS(0x100020) core=LOCAL value=0\n");
+  const auto& rank1 = writer_rt(w.programs.at(1), {0, 0});
+  EXPECT_EQ(stream_text(rank1, 0),
+            "#0 STREAM_CB_TO_TENSOR dest=MCAST fwd=0 bwd=1 src=CB(0) core=ADDRGEN slice{shape=(1,1,1,4) "
+            "slice=(1,1,1,2) off=(0,0,0,2) worker_off=(0,0,0,0) pages=2}\n"
+            "#1 ATOMIC_INC dest=MCAST fwd=0 bwd=1 dst=ABS(0x100020) core=XY(1,3) inc=1\n"
+            "#2 WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=2\n"
+            "#3 SET_SEMAPHORE_VALUE dest=LOCAL dst=ABS(0x100020) core=LOCAL value=0\n");
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
