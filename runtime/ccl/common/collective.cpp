@@ -236,6 +236,21 @@ cmd::ChipMulticast FabricGroup::multicast(std::uint32_t rank, std::uint32_t up, 
   return up_is_forward ? cmd::ChipMulticast{up, down} : cmd::ChipMulticast{down, up};
 }
 
+cmd::ChipUnicast FabricGroup::route(std::uint32_t from, std::uint32_t to) const {
+  const std::uint32_t n = size();
+  if (from == to || from >= n || to >= n) {
+    throw CclParamsError(fmt::format("fabric group: no route from rank {} to rank {} in a group of {}", from, to, n));
+  }
+  bool up = to > from;
+  std::uint32_t hops = up ? to - from : from - to;
+  if (topology == CclTopology::Ring) {
+    const std::uint32_t ahead = (to + n - from) % n;
+    up = ahead <= n - ahead;
+    hops = up ? ahead : n - ahead;
+  }
+  return cmd::ChipUnicast{hops, up == up_is_forward};
+}
+
 FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
                                   const std::string& op) {
   if (!fabric.enabled()) {

@@ -122,6 +122,9 @@ struct FabricGroup {
   std::uint32_t rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const;
   // A multicast from `rank` reaching `up` ranks upward and `down` downward, in fabric terms.
   cmd::ChipMulticast multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const;
+  // The unicast route from rank `from` to rank `to` (!= from): on a line the only one, on a ring
+  // the shorter way (upward on a tie).
+  cmd::ChipUnicast route(std::uint32_t from, std::uint32_t to) const;
 };
 
 // The group must run on consecutive fabric chips: a line on a segment of the fabric's line or

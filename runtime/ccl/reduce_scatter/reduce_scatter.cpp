@@ -1,0 +1,374 @@
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/container_hash/hash.hpp>
+#include <cstring>
+#include <span>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/l1_map.hpp"
+
+namespace cclmesh::runtime::ccl::reduce_scatter {
+namespace {
+
+constexpr const char* kOp = "reduce_scatter";
+
+constexpr std::uint32_t kPartialCbId = 0;  // received partials (reduce in0)
+constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
+constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and message 0's raw input
+// Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
+constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
+constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
+// The reduce CB stays within this (a chunk must fit; our choice, a third of a core's L1).
+constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
+
+struct Resolved {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  std::uint32_t group_size = 0;
+  TensorSpec output;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+  bool ring = false;
+  std::uint32_t runs = 0;  // ring: 2 per link, up workers' runs first, then down workers'; line: 1
+  std::vector<CoreCoord> cores;  // per run
+  std::vector<std::uint32_t> run_pages;
+  std::vector<std::uint32_t> chunk_packets;  // per run
+};
+
+bool is_up(const Resolved& r, std::uint32_t run) { return !r.ring || run < r.runs / 2; }
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// The next and previous rank of a worker's chain: up workers send to rank + 1.
+std::uint32_t next_rank(std::uint32_t n, std::uint32_t rank, bool up) { return up ? (rank + 1) % n : (rank + n - 1) % n; }
+std::uint32_t prev_rank(std::uint32_t n, std::uint32_t rank, bool up) { return next_rank(n, rank, !up); }
+
+// The slice a worker of `rank` sends raw (message 0), and the slice of received message m.
+std::uint32_t raw_slice(std::uint32_t n, std::uint32_t rank, bool up) { return prev_rank(n, rank, up); }
+std::uint32_t received_slice(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t m) {
+  return up ? (rank + 2 * n - 2 - m) % n : (rank + 2 + m) % n;
+}
+
+std::uint32_t reduce_format(DataType dtype) {
+  return dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+}
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  if (p.mode == CclMode::Legacy) {
+    throw CclParamsError("reduce_scatter: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
+                         "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
+  }
+  Resolved r;
+  r.page_size = page_size_bytes(p.input);
+  if (p.input.dtype == DataType::Bfloat8B) {
+    throw CclParamsError("reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+  }
+  require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  r.plan = FabricPlan(topology, p.fabric);
+  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
+  r.group_size = static_cast<std::uint32_t>(groups.front().size());
+  std::vector<ChipId> all_chips;
+  for (const auto& g : groups) {
+    if (g.size() != r.group_size) {
+      throw CclParamsError(fmt::format("reduce_scatter: groups of {} and {} chips; every group must have the same size",
+                                       r.group_size, g.size()));
+    }
+    require_group_shape(topology, g, p.topology, p.num_links, kOp);
+    all_chips.insert(all_chips.end(), g.begin(), g.end());
+  }
+  if (p.num_links > 1) {
+    throw CclParamsError(fmt::format("reduce_scatter: num_links {}: the device's fabric runs one router per hop (one "
+                                     "routing plane, runtime/fabric), and a router's worker channel takes one worker "
+                                     "at a time (REFERENCE 6.3); use num_links 1",
+                                     p.num_links));
+  }
+  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
+  const std::uint32_t n = r.group_size;
+  if (n - 1 > kMaxFabricHops) {
+    throw CclParamsError(fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
+                                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
+                                     to_string(p.topology), n, n - 1, kMaxFabricHops));
+  }
+  const api::Shape4D in_pages = shape_in_pages(p.input);
+  if (dim_of(in_pages, p.dim) % n != 0) {
+    throw CclParamsError(fmt::format("reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
+                                     "(shape[dim] % N != 0, REFERENCE 11.15)",
+                                     p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
+  }
+  r.output = with_dim_scaled(p.input, p.dim, n, false);
+  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
+  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
+  }
+  require_uniform_core_maps(topology, all_chips, kOp);
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : all_chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    buffer_layout(p.input_buffer, grid, banks);
+    buffer_layout(p.output_buffer, grid, banks);
+  }
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  if (p.cb_packets == 0 || p.chunk_packets == 0) {
+    throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
+  }
+  // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
+  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
+  r.ring = p.topology == CclTopology::Ring;
+  r.runs = (r.ring ? 2 : 1) * p.num_links;
+  for (const api::TensorSlice& run : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, r.runs)) {
+    r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)));
+  }
+  r.cores = worker_cores(topology, p.first_worker, r.runs, kOp);
+  for (std::uint32_t run = 0; run < r.runs; ++run) {
+    const std::uint32_t packets = ceil_div(r.run_pages[run], r.packet_pages);
+    const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
+    const std::uint64_t cb_bytes = std::uint64_t{chunk} * r.packet_pages * r.page_size;
+    if (cb_bytes > kMaxReducedCbBytes) {
+      throw CclParamsError(fmt::format("reduce_scatter: a worker's chunk of {} packets ({} B) exceeds the {} B its "
+                                       "reduce CB may hold; the input is too large for 255 synchronised chunks per "
+                                       "message",
+                                       chunk, cb_bytes, kMaxReducedCbBytes));
+    }
+    r.chunk_packets.push_back(chunk);
+  }
+  require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
+  return r;
+}
+
+api::TensorSlice chunk_of(const api::TensorSlice& run, std::uint32_t first_page, std::uint32_t pages) {
+  api::TensorSlice c = run;
+  c.worker_slice_offset = api::Shape4D{0, 0, 0, run.worker_slice_offset.x + first_page};
+  c.worker_slice_shape = api::Shape4D{1, 1, 1, pages};
+  return c;
+}
+
+Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
+                     std::uint32_t rank) {
+  const std::uint32_t n = g.size();
+  const ChipId chip = g.chips[rank];
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const api::Shape4D in_pages = shape_in_pages(p.input);
+  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const api::TensorSlice out_whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
+  const std::vector<api::TensorSlice> out_runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
+  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
+
+  Program program;
+  for (std::uint32_t run = 0; run < r.runs; ++run) {
+    const std::uint32_t pages = r.run_pages[run];
+    if (pages == 0) continue;
+    const bool up = is_up(r, run);
+    const CoreCoord core = r.cores[run];
+    const Noc0Coord noc = map.tensix_noc0(core);
+    const std::uint32_t next = next_rank(n, rank, up);
+    const std::uint32_t prev = prev_rank(n, rank, up);
+    // A worker core holds one connection per direction, and a router's worker channel one
+    // worker: on a ring each worker uses one direction only, so credits and barrier increments
+    // to the previous rank go the long way round (N - 1 hops); a line has one worker per link,
+    // using both directions (its chain wraps back over N - 1 hops).
+    const cmd::ChipUnicast to_next = g.route(rank, next);
+    const cmd::ChipUnicast to_prev = r.ring ? cmd::ChipUnicast{n - 1, to_next.forward} : g.route(rank, prev);
+    const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
+    const std::uint32_t chunks = ceil_div(pages, chunk_pages);
+    const std::uint32_t packets = ceil_div(pages, r.packet_pages);
+    const auto in_run = [&](std::uint32_t slice) {
+      return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_slices[slice], r.runs)[run];
+    };
+    const auto out_chunk = [&](std::uint32_t c) {
+      return chunk_of(out_runs[run], c * chunk_pages, std::min(chunk_pages, pages - c * chunk_pages));
+    };
+    const cmd::SemaphoreId receive[2] = {{kReceiveSemaphoreIds[0]}, {kReceiveSemaphoreIds[1]}};
+    const cmd::SemaphoreId credit[2] = {{kCreditSemaphoreIds[0]}, {kCreditSemaphoreIds[1]}};
+
+    // Stream 0: the output tensor (receive buffer, then result).
+    std::vector<cmd::Command> s0;
+    const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
+    s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_next));
+    std::uint32_t neighbours = 1;
+    if (prev != next) {
+      s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_prev));
+      neighbours = 2;
+    }
+    s0.push_back(cmd::local_semaphore_wait(barrier, neighbours));
+    s0.push_back(cmd::local_core_semaphore_set(barrier, 0));
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      s0.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
+      s0.push_back(cmd::fabric_unicast_semaphore_inc(receive[0], 1, noc.x, noc.y, to_next));
+    }
+    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+      const bool last = m + 2 == n;
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        s0.push_back(cmd::local_semaphore_wait(receive[m % 2], c + 1));
+        s0.push_back(cmd::read_tensor_slice_to_cb(out_chunk(c), kPartialCbId));
+        if (last) {
+          s0.push_back(cmd::local_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId));
+          continue;
+        }
+        s0.push_back(cmd::fabric_unicast_semaphore_inc(credit[m % 2], 1, noc.x, noc.y, to_prev));
+        s0.push_back(cmd::local_semaphore_wait(credit[m % 2], c + 1));
+        s0.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
+        s0.push_back(cmd::fabric_unicast_semaphore_inc(receive[(m + 1) % 2], 1, noc.x, noc.y, to_next));
+      }
+      s0.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
+      if (!last) s0.push_back(cmd::local_core_semaphore_set(credit[m % 2], 0));
+    }
+    // Stream 1: this chip's input.
+    std::vector<cmd::Command> s1;
+    s1.push_back(cmd::read_tensor_slice_to_cb(in_run(raw_slice(n, rank, up)), kReducedCbId));
+    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+      s1.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, rank, up, m)), kLocalCbId));
+    }
+
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kPacketHeaderCbId;
+    spec.packet_size_in_pages = r.packet_pages;
+    spec.semaphore_ids = {kReceiveSemaphoreIds[0], kReceiveSemaphoreIds[1], kCreditSemaphoreIds[0],
+                          kCreditSemaphoreIds[1]};
+    for (std::uint32_t id : spec.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
+    const bool forward = to_next.forward || to_prev.forward;
+    const bool backward = !to_next.forward || !to_prev.forward;
+    if (forward) {
+      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
+      spec.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    if (backward) {
+      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
+      spec.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    spec.streams = {kargs::InterpreterStreamSpec{out_layout.interpreter_args(map), cmd::encode_stream(s0),
+                                                 static_cast<std::uint32_t>(s0.size())},
+                    kargs::InterpreterStreamSpec{in_layout.interpreter_args(map), cmd::encode_stream(s1),
+                                                 static_cast<std::uint32_t>(s1.size())}};
+    program.kernels.push_back(interpreter_kernel(core, spec));
+
+    kargs::ReduceSpec reduce;
+    reduce.in0_cb_id = kPartialCbId;
+    reduce.in1_cb_id = kLocalCbId;
+    reduce.out_cb_id = kReducedCbId;
+    reduce.data_format = reduce_format(p.input.dtype);
+    reduce.num_blocks = (n - 1) * packets;
+    reduce.pages_per_block = r.packet_pages;
+    const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
+    KernelSpec reducer;
+    reducer.kernel = kernels::kReduceKernelName;
+    reducer.core_kind = CoreKind::Tensix;
+    reducer.cores = {CoreRange{core, core}};
+    reducer.processor = DataMovementProcessor::Riscv1;
+    reducer.noc = NocIndex::Noc1;
+    reducer.compile_time_args = args.compile_time;
+    reducer.runtime_args[core] = args.runtime;
+    program.kernels.push_back(std::move(reducer));
+
+    program.circular_buffers.push_back(packet_header_cb(core));
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
+    program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+  }
+  return program;
+}
+
+}  // namespace
+
+std::size_t hash_value(const Params& p) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, ccl::hash_value(p.input));
+  boost::hash_combine(seed, p.dim);
+  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
+  boost::hash_combine(seed, static_cast<int>(p.topology));
+  boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, ccl::hash_value(p.groups));
+  boost::hash_combine(seed, static_cast<int>(p.mode));
+  boost::hash_combine(seed, runtime::hash_value(p.fabric));
+  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->address : 0u);
+  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->id : 0u);
+  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
+  boost::hash_combine(seed, p.packet_size_in_pages);
+  boost::hash_combine(seed, p.chunk_packets);
+  boost::hash_combine(seed, p.cb_packets);
+  return seed;
+}
+
+TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
+  const FabricPlan plan(topology, params.fabric);
+  const auto groups = resolve_groups(params.groups, topology, plan);
+  return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), false);
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  std::vector<CoreRange> ranges;
+  const std::uint32_t per_link = params.topology == CclTopology::Ring ? 2 : 1;
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+    }
+  }
+  return workload;
+}
+
+void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  const Resolved r = resolve(params, topology);
+  const std::uint32_t n = r.group_size;
+  if (inputs_by_rank.size() != n) {
+    throw CclParamsError(fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  // slices[rank][s]: rank's input slice s, in the output's page order.
+  std::vector<std::vector<reference::Bytes>> slices(n);
+  for (std::uint32_t rank = 0; rank < n; ++rank) {
+    for (std::uint32_t s = 0; s < n; ++s) slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
+  }
+  std::vector<reference::Bytes> out(n);
+  for (std::uint32_t s = 0; s < n; ++s) {
+    out[s].resize(slices[0][s].size());
+    std::uint64_t first_page = 0;
+    for (std::uint32_t run = 0; run < r.runs; ++run) {
+      const bool up = is_up(r, run);
+      const std::uint64_t offset = first_page * r.page_size;
+      const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+      first_page += r.run_pages[run];
+      if (bytes == 0) continue;
+      std::vector<std::span<const std::byte>> parts;
+      for (std::uint32_t k = 1; k <= n; ++k) {
+        const std::uint32_t rank = up ? (s + k) % n : (s + n * k - k) % n;
+        parts.push_back(std::span<const std::byte>(slices[rank][s]).subspan(offset, bytes));
+      }
+      const reference::Bytes sum = reference::sum_in_order(parts, params.input.dtype);
+      std::memcpy(out[s].data() + offset, sum.data(), bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace cclmesh::runtime::ccl::reduce_scatter

@@ -1,0 +1,100 @@
+#pragma once
+// reduce_scatter: every chip of a group holds an input of the same shape; chip of rank r ends
+// with slice r (along `dim`, N equal slices) of the element-wise sum of all inputs (REFERENCE
+// 7.5). Sum only. Fabric mode, built on the command interpreter and the reduce kernel.
+//
+// Algorithm: the ring reduce-scatter, partials reduced hop by hop (REFERENCE 7.5 "legacy
+// ring", 10 "unidirectional ring"). For slice s the chain starts at rank s + 1 with its raw
+// input, every next rank adds its own input, and rank s adds its own last and keeps the result;
+// N - 1 messages per worker, each a worker's run of one slice.
+//   Ring: run twice at once per link: an "up" worker on half of every slice sends to rank + 1,
+//     a "down" worker on the other half sends to rank - 1, so both directions of every link
+//     carry half the data (REFERENCE 10, bidirectional ring). A worker core holds one fabric
+//     connection per direction and a router's worker channel takes one worker (REFERENCE 6.3),
+//     so each worker uses one direction only: its credits and barrier increments to the
+//     previous rank go the long way round (N - 1 hops).
+//   Line: one up worker per link; the chain wraps from the last rank to rank 0 over N - 1 hops
+//     the other way, which loads each link direction exactly as the unidirectional ring does,
+//     i.e. the line bound (p-1)/p n beta of REFERENCE 10.
+//
+// A worker core runs the interpreter (RISC-V 0 / NoC0) and the reduce kernel (RISC-V 1):
+//   stream 0 (output tensor: the receive buffer for every message, then the result)
+//     barrier: ATOMIC_INC next and previous worker's barrier (global), WAIT, SET 0
+//     message 0, per chunk: STREAM_CB_TO_TENSOR reduced CB -> next chip's output chunk
+//                           ATOMIC_INC next worker's receive semaphore
+//     per received message m, per chunk c:
+//       WAIT_VALUE receive[m % 2] >= c + 1        (the previous chip's chunk landed)
+//       STREAM_TENSOR_TO_CB output chunk -> partial CB
+//       ATOMIC_INC previous worker's credit[m % 2] (it may overwrite this chunk)   [not last]
+//       WAIT_VALUE credit[m % 2] >= c + 1          (the next chip read my last chunk) [not last]
+//       STREAM_CB_TO_TENSOR reduced CB -> next chip's output chunk, ATOMIC_INC its receive
+//         or, for the last message, -> my output chunk (the result)
+//       after the message: SET receive[m % 2] 0, SET credit[m % 2] 0
+//   stream 1 (input tensor): my raw slice for message 0 -> reduced CB, then for every received
+//     message my slice of the same index -> local CB
+//   reduce: partial CB + local CB -> reduced CB, (N - 1) messages' packets
+// Receive and credit semaphores alternate by message parity, so a reset never races an
+// increment of the next message (which needs a credit given after the reset). They are
+// per-program semaphores: the entry barrier (a global semaphore, required) guarantees every
+// neighbour's program runs before anything increments them. Sync granularity: chunks of
+// `chunk_packets` packets, grown so a message has at most 255 chunks (8-bit inline wait
+// targets, REFERENCE 4.11).
+//
+// Reduction order (what reference_outputs() reproduces bit for bit): bf16 partials are
+// rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); for slice s the up
+// half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1, s-2, ..., s-N+1, s (mod N).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl::reduce_scatter {
+
+struct Params {
+  TensorSpec input;       // each chip's input; the output is `input` with dim / N
+  std::uint32_t dim = 3;  // 0..3 = w, z, y, x; pages along dim must split into N equal slices
+  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer;  // also the receive buffer of the partials
+  CclTopology topology = CclTopology::Ring;
+  std::uint32_t num_links = 1;
+  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  CclMode mode = CclMode::Fabric;
+  FabricOptions fabric;  // the device's fabric
+  // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
+  std::optional<GlobalSemaphore> barrier_semaphore;
+  CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
+  std::uint32_t packet_size_in_pages = 0;  // 0: as many pages as a fabric payload holds
+  std::uint32_t chunk_packets = 16;        // packets per synchronised chunk (at least)
+  std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
+  bool operator==(const Params&) const = default;
+};
+
+std::size_t hash_value(const Params& params);
+
+// The scattered tensor: `input` with dim / N.
+TensorSpec output_spec(const Params& params, const topo::Topology& topology);
+// The worker cores every chip uses (for creating the barrier semaphore).
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
+
+// Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what
+// is wrong, REFERENCE 11.15's cases included (shape[dim] % N != 0, 2-chip ring, ...).
+void validate(const Params& params, const topo::Topology& topology);
+MeshWorkload build(const Params& params, const topo::Topology& topology);
+void run(MeshDevice& device, const Params& params);
+
+// The expected output of every rank of one group (inputs in rank order, page images), summed in
+// the order the device sums (see above). Throws CclParamsError for bfp8_b.
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+
+}  // namespace cclmesh::runtime::ccl::reduce_scatter

@@ -1,0 +1,152 @@
+// reduce_scatter's builder as a pure function of (params, topology): what validate() rejects,
+// which kernels run on which cores (an interpreter and the reduce kernel per worker), which way
+// each worker talks, and the streams of a small case.
+#include <gtest/gtest.h>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "tests/unit/ccl/builder_test_util.hpp"
+#include "topologies/builtin_systems.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+namespace rs = reduce_scatter;
+using test::dram_buffer;
+using test::semaphore;
+using test::stream_text;
+
+TensorSpec bf16(std::array<std::uint32_t, 4> shape) { return TensorSpec{shape, DataType::Bfloat16, Layout::Tile}; }
+
+rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology shape, TensorSpec input,
+                  std::uint32_t dim = 3) {
+  rs::Params p;
+  p.input = input;
+  p.dim = dim;
+  p.topology = shape;
+  p.fabric.mode = fabric;
+  p.input_buffer = dram_buffer(1, input);
+  p.output_buffer = dram_buffer(2, rs::output_spec(p, topology));
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
+  return p;
+}
+
+void expect_rejected(const rs::Params& p, const topo::Topology& topology, const std::string& needle) {
+  try {
+    rs::validate(p, topology);
+    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
+  } catch (const CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReduceScatterBuilder, Rejects) {
+  const topo::Topology t3k = topo::build_t3k();
+  const topo::Topology n300 = topo::build_n300();
+  const auto base = [&t3k] { return params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256})); };
+  {
+    rs::Params p = base();
+    p.input = bf16({1, 1, 32, 32 * 12});  // 12 tiles over 8 chips
+    expect_rejected(p, t3k, "shape[dim] % N != 0");
+  }
+  {
+    rs::Params p = base();
+    p.input.dtype = DataType::Bfloat8B;
+    expect_rejected(p, t3k, "bfp8_b cannot be summed");
+  }
+  {
+    rs::Params p = base();
+    p.barrier_semaphore.reset();
+    expect_rejected(p, t3k, "barrier_semaphore is missing");
+    p.barrier_semaphore = semaphore(1, {{0, 0}, {0, 0}});  // the down worker's core (1,0) lacks it
+    expect_rejected(p, t3k, "is not on worker core (1,0)");
+  }
+  expect_rejected(params(n300, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64})), n300, "must run as a line");
+  {
+    rs::Params p = base();
+    p.num_links = 2;
+    expect_rejected(p, t3k, "one routing plane");
+  }
+  {
+    rs::Params p = base();
+    p.output_buffer = p.input_buffer;
+    expect_rejected(p, t3k, "output buffer is");
+  }
+}
+
+TEST(ReduceScatterBuilder, RingWorkersEachUseOneDirection) {
+  const topo::Topology t3k = topo::build_t3k();
+  const rs::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 512}));
+  const MeshWorkload w = rs::build(p, t3k);
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    ASSERT_EQ(program.kernels.size(), 4u) << "chip " << chip;  // 2 workers x (interpreter + reduce)
+    for (std::uint32_t x = 0; x < 2; ++x) {
+      const KernelSpec* interp = nullptr;
+      const KernelSpec* reduce = nullptr;
+      for (const KernelSpec& k : program.kernels) {
+        if (k.cores.front().start != CoreCoord{x, 0}) continue;
+        (k.kernel == kernels::kReduceKernelName ? reduce : interp) = &k;
+      }
+      ASSERT_NE(interp, nullptr);
+      ASSERT_NE(reduce, nullptr);
+      EXPECT_EQ(interp->processor, DataMovementProcessor::Riscv0);
+      EXPECT_EQ(reduce->processor, DataMovementProcessor::Riscv1);
+      const auto& rt = interp->runtime_args.at(CoreCoord{x, 0});
+      // Worker 0 (up) sends forward only, worker 1 (down) backward only; credits go the long way.
+      EXPECT_EQ(rt[kernels::interpreter::kRtForwardConnectionOffset] != 0, x == 0);
+      EXPECT_EQ(rt[kernels::interpreter::kRtBackwardConnectionOffset] != 0, x == 1);
+      const std::string s0 = stream_text(rt, 0);
+      EXPECT_NE(s0.find("hops=7"), std::string::npos);  // barrier / credits to the previous rank
+      EXPECT_NE(s0.find("hops=1"), std::string::npos);  // data to the next rank
+      // 7 received messages, one chunk each: the last one is written locally.
+      EXPECT_NE(s0.find("STREAM_CB_TO_TENSOR dest=LOCAL"), std::string::npos);
+      // Stream 1: the raw slice and one slice per received message.
+      const std::string s1 = stream_text(rt, 1);
+      EXPECT_EQ(std::count(s1.begin(), s1.end(), '\n'), 8);
+    }
+  }
+}
+
+TEST(ReduceScatterBuilder, LineHasOneWorkerThatWrapsBack) {
+  const topo::Topology t3k = topo::build_t3k();
+  const rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  const FabricPlan plan(t3k, p.fabric);
+  const MeshWorkload w = rs::build(p, t3k);
+  const Program& last = w.programs.at(plan.chips().back());
+  ASSERT_EQ(last.kernels.size(), 2u);
+  const auto& rt = last.kernels[0].runtime_args.at(CoreCoord{0, 0});
+  // The last rank sends to rank 0, 7 hops back.
+  EXPECT_NE(stream_text(rt, 0).find("UNICAST hops=7 bwd"), std::string::npos) << stream_text(rt, 0);
+}
+
+// N300 line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
+// for rank 1's tile 0, adds its own tile 0 and keeps the sum.
+TEST(ReduceScatterBuilder, StreamsGoldenN300) {
+  const topo::Topology n300 = topo::build_n300();
+  const rs::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
+  const MeshWorkload w = rs::build(p, n300);
+  const auto& rt = w.programs.at(0).kernels[0].runtime_args.at(CoreCoord{0, 0});
+  EXPECT_EQ(stream_text(rt, 0),
+            "#0 ATOMIC_INC dest=UNICAST hops=1 fwd dst=ABS(0x100020) core=XY(1,3) inc=1\n"
+            "#1 WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=1\n"
+            "#2 SET_SEMAPHORE_VALUE dest=LOCAL dst=ABS(0x100020) core=LOCAL value=0\n"
+            "#3 STREAM_CB_TO_TENSOR dest=UNICAST hops=1 fwd src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) "
+            "slice=(1,1,1,1) off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
+            "#4 ATOMIC_INC dest=UNICAST hops=1 fwd dst=SEM(7) core=XY(1,3) inc=1\n"
+            "#5 WAIT_VALUE dest=LOCAL src=SEM(7) core=LOCAL value=1\n"
+            "#6 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(0) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
+            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
+            "#7 STREAM_CB_TO_TENSOR dest=LOCAL src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
+            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
+            "#8 SET_SEMAPHORE_VALUE dest=LOCAL dst=SEM(7) core=LOCAL value=0\n");
+  EXPECT_EQ(stream_text(rt, 1),
+            "#0 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(2) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
+            "off=(0,0,0,1) worker_off=(0,0,0,0) pages=1}\n"
+            "#1 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(1) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
+            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n");
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
