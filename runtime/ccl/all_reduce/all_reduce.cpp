@@ -1,0 +1,286 @@
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/container_hash/hash.hpp>
+#include <span>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+
+namespace cclmesh::runtime::ccl::all_reduce {
+namespace {
+
+constexpr const char* kOp = "all_reduce";
+
+constexpr std::uint32_t kAccCbId = 0;      // the running sum (reduce in0)
+constexpr std::uint32_t kNextCbId = 1;     // the next chip's copy (reduce in1)
+constexpr std::uint32_t kReducedCbId = 2;  // reduce out
+
+// The tensor as one row of pages, and the dim its slices are cut along.
+struct Flat {
+  TensorSpec spec;
+  std::uint32_t dim = 3;
+};
+
+Flat flat_of(const TensorSpec& t) {
+  Flat f;
+  f.spec = t;
+  if (t.layout == Layout::Tile) {
+    f.spec.shape = {1, 1, kTileSide, static_cast<std::uint32_t>(num_pages(t)) * kTileSide};
+    f.dim = 3;
+  } else {
+    f.spec.shape = {1, 1, static_cast<std::uint32_t>(num_pages(t)), t.shape[3]};
+    f.dim = 2;
+  }
+  return f;
+}
+
+std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
+  const FabricPlan plan(topology, p.fabric);
+  return static_cast<std::uint32_t>(resolve_groups(p.groups, topology, plan).front().size());
+}
+
+reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
+  reduce_scatter::Params rs;
+  rs.input = f.spec;
+  rs.dim = f.dim;
+  rs.input_buffer = p.input_buffer;
+  rs.output_buffer = p.intermediate_buffer;
+  rs.topology = p.topology;
+  rs.num_links = p.num_links;
+  rs.groups = p.groups;
+  rs.mode = p.mode;
+  rs.fabric = p.fabric;
+  rs.barrier_semaphore = p.barrier_semaphore;
+  rs.first_worker = p.first_worker;
+  rs.packet_size_in_pages = p.packet_size_in_pages;
+  rs.chunk_packets = p.chunk_packets;
+  return rs;
+}
+
+all_gather::Params ag_params(const Params& p, const TensorSpec& input, std::uint32_t dim, const BufferHandle& in,
+                             const BufferHandle& out) {
+  all_gather::Params ag;
+  ag.input = input;
+  ag.dim = dim;
+  ag.input_buffer = in;
+  ag.output_buffer = out;
+  ag.topology = p.topology;
+  ag.num_links = p.num_links;
+  ag.groups = p.groups;
+  ag.mode = p.mode;
+  ag.fabric = p.fabric;
+  ag.done_semaphore = p.done_semaphore;
+  ag.first_worker = p.first_worker;
+  ag.packet_size_in_pages = p.packet_size_in_pages;
+  return ag;
+}
+
+// The all_gather of each algorithm: the reduced slices into the output, or the whole inputs
+// into the intermediate buffer along a new outer dim.
+all_gather::Params gather_params(const Params& p, const topo::Topology& topology, Algorithm algorithm) {
+  const Flat f = flat_of(p.tensor);
+  const std::uint32_t n = group_size(p, topology);
+  if (algorithm == Algorithm::Composite) return ag_params(p, f.spec, 0, p.input_buffer, p.intermediate_buffer);
+  return ag_params(p, with_dim_scaled(f.spec, f.dim, n, false), f.dim, p.intermediate_buffer, p.output_buffer);
+}
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+api::TensorSlice run_slice(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages) {
+  return api::TensorSlice{api::Shape4D{1, 1, 1, tensor_pages}, api::Shape4D{1, 1, 1, tensor_pages},
+                          api::Shape4D{0, 0, 0, 0}, api::Shape4D{1, 1, 1, pages}, api::Shape4D{0, 0, 0, first}};
+}
+
+// The composite's local chain on one chip: output = ((g0 + g1) + g2) + ..., chunk by chunk.
+//   stream 0 (intermediate, N copies): pass 1 g0 -> acc CB and g1 -> next CB; pass k: gk -> next CB
+//   stream 1 (output): pass 1 reduced -> output; pass k: output -> acc CB, reduced -> output
+// The running sum of pass k is read back from where pass k - 1 wrote it, by the same kernel on the
+// same NoC (in order per destination, docs/kernels.md).
+Program local_reduce_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t n) {
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const std::uint32_t page = page_size_bytes(p.tensor);
+  const std::uint32_t pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const std::uint32_t packet = packet_size_in_pages(p.packet_size_in_pages, page, p.fabric.max_payload_bytes);
+  const std::uint32_t chunk = p.chunk_packets * packet;
+  const std::uint32_t chunks = ceil_div(pages, chunk);
+  const CoreCoord core = p.first_worker;
+
+  std::vector<cmd::Command> s0;
+  std::vector<cmd::Command> s1;
+  for (std::uint32_t k = 1; k < n; ++k) {
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      const std::uint32_t first = c * chunk;
+      const std::uint32_t count = std::min(chunk, pages - first);
+      const auto copy = [&](std::uint32_t part) { return run_slice(n * pages, part * pages + first, count); };
+      if (k == 1) s0.push_back(cmd::read_tensor_slice_to_cb(copy(0), kAccCbId));
+      s0.push_back(cmd::read_tensor_slice_to_cb(copy(k), kNextCbId));
+      if (k > 1) s1.push_back(cmd::read_tensor_slice_to_cb(run_slice(pages, first, count), kAccCbId));
+      s1.push_back(cmd::local_write_cb_to_tensor_slice(run_slice(pages, first, count), kReducedCbId));
+    }
+  }
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = kPacketHeaderCbId;
+  spec.packet_size_in_pages = packet;
+  const BufferLayout g = buffer_layout(p.intermediate_buffer, grid, map.dram_bank_count());
+  const BufferLayout o = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  spec.streams = {kargs::InterpreterStreamSpec{g.interpreter_args(map), cmd::encode_stream(s0),
+                                               static_cast<std::uint32_t>(s0.size())},
+                  kargs::InterpreterStreamSpec{o.interpreter_args(map), cmd::encode_stream(s1),
+                                               static_cast<std::uint32_t>(s1.size())}};
+  Program program;
+  program.kernels.push_back(interpreter_kernel(core, spec));
+  kargs::ReduceSpec reduce;
+  reduce.in0_cb_id = kAccCbId;
+  reduce.in1_cb_id = kNextCbId;
+  reduce.out_cb_id = kReducedCbId;
+  reduce.data_format =
+      p.tensor.dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+  reduce.num_blocks = (n - 1) * ceil_div(pages, packet);
+  reduce.pages_per_block = packet;
+  const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
+  KernelSpec reducer;
+  reducer.kernel = kernels::kReduceKernelName;
+  reducer.cores = {CoreRange{core, core}};
+  reducer.processor = DataMovementProcessor::Riscv1;
+  reducer.noc = NocIndex::Noc1;
+  reducer.compile_time_args = args.compile_time;
+  reducer.runtime_args[core] = args.runtime;
+  program.kernels.push_back(std::move(reducer));
+  program.circular_buffers.push_back(packet_header_cb(core));
+  program.circular_buffers.push_back(CircularBufferSpec{kAccCbId, {CoreRange{core, core}}, chunk, page});
+  program.circular_buffers.push_back(CircularBufferSpec{kNextCbId, {CoreRange{core, core}}, 3 * packet, page});
+  program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk, page});
+  return program;
+}
+
+}  // namespace
+
+std::string to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::Auto: return "auto";
+    case Algorithm::ReduceScatterAllGather: return "reduce_scatter + all_gather";
+    case Algorithm::Composite: return "composite (all_gather + local reduce)";
+  }
+  return "unknown";
+}
+
+std::size_t hash_value(const Params& p) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, ccl::hash_value(p.tensor));
+  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.intermediate_buffer));
+  boost::hash_combine(seed, static_cast<int>(p.topology));
+  boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, ccl::hash_value(p.groups));
+  boost::hash_combine(seed, static_cast<int>(p.mode));
+  boost::hash_combine(seed, runtime::hash_value(p.fabric));
+  boost::hash_combine(seed, static_cast<int>(p.algorithm));
+  for (const auto* s : {&p.barrier_semaphore, &p.done_semaphore}) {
+    boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
+    boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
+  }
+  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
+  boost::hash_combine(seed, p.packet_size_in_pages);
+  boost::hash_combine(seed, p.chunk_packets);
+  return seed;
+}
+
+Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
+  if (params.algorithm != Algorithm::Auto) return params.algorithm;
+  return num_pages(params.tensor) % group_size(params, topology) == 0 ? Algorithm::ReduceScatterAllGather
+                                                                      : Algorithm::Composite;
+}
+
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
+  const Flat f = flat_of(params.tensor);
+  const std::uint32_t n = group_size(params, topology);
+  if (resolved_algorithm(params, topology) == Algorithm::Composite) return with_dim_scaled(f.spec, 0, n, true);
+  if (num_pages(params.tensor) % n != 0) {
+    throw CclParamsError(fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
+                                     "all_gather (shape[dim] % N != 0, REFERENCE 11.15); use the composite algorithm",
+                                     num_pages(params.tensor), n));
+  }
+  return with_dim_scaled(f.spec, f.dim, n, false);
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  // The reduce_scatter's ring and the all_gather's SPLIT_TENSOR take 2 cores per link.
+  std::vector<CoreRange> ranges;
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, 2 * params.num_links, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& p, const topo::Topology& topology) {
+  if (p.tensor.dtype == DataType::Bfloat8B) {
+    throw CclParamsError("all_reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+  }
+  const Flat f = flat_of(p.tensor);
+  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
+  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
+  const Algorithm algorithm = resolved_algorithm(p, topology);
+  require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");
+  if (algorithm == Algorithm::ReduceScatterAllGather) {
+    reduce_scatter::validate(rs_params(p, f), topology);
+  } else if (p.chunk_packets == 0) {
+    throw CclParamsError("all_reduce: chunk_packets must be at least 1");
+  }
+  all_gather::validate(gather_params(p, topology, algorithm), topology);
+}
+
+std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
+  validate(p, topology);
+  const Algorithm algorithm = resolved_algorithm(p, topology);
+  std::vector<MeshWorkload> workloads;
+  if (algorithm == Algorithm::ReduceScatterAllGather) {
+    workloads.push_back(reduce_scatter::build(rs_params(p, flat_of(p.tensor)), topology));
+    workloads.push_back(all_gather::build(gather_params(p, topology, algorithm), topology));
+  } else {
+    const MeshWorkload gather = all_gather::build(gather_params(p, topology, algorithm), topology);
+    const std::uint32_t n = group_size(p, topology);
+    MeshWorkload reduce;
+    reduce.name = "all_reduce_local_reduce";
+    for (const auto& [chip, program] : gather.programs) reduce.programs[chip] = local_reduce_program(p, topology, chip, n);
+    workloads.push_back(gather);
+    workloads.push_back(std::move(reduce));
+  }
+  for (MeshWorkload& w : workloads) w.name = fmt::format("{}:{}", kOp, w.name);
+  return workloads;
+}
+
+void run(MeshDevice& device, const Params& params) {
+  for (const MeshWorkload& w : build(params, device.topology())) device.enqueue_workload(w);
+  device.finish();
+}
+
+std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  validate(p, topology);
+  const std::uint32_t n = group_size(p, topology);
+  if (inputs_by_rank.size() != n) {
+    throw CclParamsError(fmt::format("all_reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  reference::Bytes result;
+  if (resolved_algorithm(p, topology) == Algorithm::Composite) {
+    std::vector<std::span<const std::byte>> parts(inputs_by_rank.begin(), inputs_by_rank.end());
+    result = reference::sum_in_order(parts, p.tensor.dtype);
+  } else {
+    const Flat f = flat_of(p.tensor);
+    const std::vector<reference::Bytes> slices = reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank);
+    result = reference::concat(slices, with_dim_scaled(f.spec, f.dim, n, false), f.dim);
+  }
+  return std::vector<reference::Bytes>(n, result);
+}
+
+}  // namespace cclmesh::runtime::ccl::all_reduce

@@ -1,0 +1,80 @@
+#pragma once
+// all_reduce: every chip of a group ends with the element-wise sum of all chips' inputs
+// (REFERENCE 7.6). Sum only; bf16 and fp32.
+//
+// An all-reduce is element-wise, so it runs on the tensor's pages as a flat row: TILE tensors as
+// (1, 1, 32, 32 x tiles), ROW_MAJOR as (1, 1, rows, width), which are the same bytes in the same
+// page order. Two algorithms:
+//   ReduceScatterAllGather  reduce_scatter of the flat tensor into the intermediate buffer (a
+//                           1/N slice per chip), then all_gather of the slices into the output
+//                           (REFERENCE 7.6: "reduce-scatter followed by all-gather over the same
+//                           links, so 2x the bytes"). Needs the page count to divide by N.
+//   Composite               when it does not (e.g. 3 tiles on 4 chips, REFERENCE 7.6):
+//                           all_gather of the whole inputs into the intermediate buffer (N
+//                           copies), then on every chip a local chain of reduce-kernel passes,
+//                           output = ((g0 + g1) + g2) + ... in rank order.
+// Auto picks the first when it can. build() returns the op's workloads in order (2 either way);
+// run() enqueues them all and waits once. Each chip runs them one after another, so a chip's
+// second program sees its first one's results; across chips the global semaphores order them.
+//
+// Reduction order (reference_outputs() reproduces it bit for bit): the reduce_scatter's (see
+// reduce_scatter.hpp) on its slices, or rank order for the composite; bf16 rounds after every
+// addition.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl::all_reduce {
+
+enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite };
+std::string to_string(Algorithm algorithm);
+
+struct Params {
+  TensorSpec tensor;            // each chip's input, and the output
+  BufferHandle input_buffer;    // mesh buffers: the same address on every chip
+  BufferHandle output_buffer;
+  BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
+  CclTopology topology = CclTopology::Ring;
+  std::uint32_t num_links = 1;
+  GroupSelection groups;
+  CclMode mode = CclMode::Fabric;
+  FabricOptions fabric;
+  Algorithm algorithm = Algorithm::Auto;
+  // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
+  // reduce_scatter's entry barrier and the all_gather's completion count.
+  std::optional<GlobalSemaphore> barrier_semaphore;
+  std::optional<GlobalSemaphore> done_semaphore;
+  CoreCoord first_worker{0, 0};
+  std::uint32_t packet_size_in_pages = 0;
+  std::uint32_t chunk_packets = 16;  // reduce_scatter's and the local reduction's sync chunks
+  bool operator==(const Params&) const = default;
+};
+
+std::size_t hash_value(const Params& params);
+
+// The algorithm Auto resolves to (Composite when the pages do not split into N slices).
+Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
+// The tensor the intermediate buffer must hold.
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
+
+void validate(const Params& params, const topo::Topology& topology);
+std::vector<MeshWorkload> build(const Params& params, const topo::Topology& topology);
+void run(MeshDevice& device, const Params& params);
+
+// The expected output of every rank of one group (inputs in rank order), bit for bit.
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+
+}  // namespace cclmesh::runtime::ccl::all_reduce
