@@ -34,6 +34,8 @@ struct Case {
   std::optional<int> cluster_axis;
   bool barrier = false;
   std::uint32_t repeats = 1;  // back to back, one finish() at the end
+  std::optional<BufferConfig> input_config;  // instead of interleaved in input_memory
+  std::optional<BufferConfig> output_config;
 };
 
 struct Result {
@@ -53,8 +55,8 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
   const TensorSpec out = ag::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory));
-  p.output_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(out, c.output_memory));
+  p.input_buffer = device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory)));
+  p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
   const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   if (c.barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
@@ -195,6 +197,43 @@ TEST(AllGatherE2e, T3kRingRowMajorIntoL1) {
   run_case(*device, c);
 }
 
+BufferConfig sharded(const TensorSpec& t, runtime::TensorMemoryLayout layout, runtime::CoreRange grid,
+                     std::uint32_t shard_height_pages, std::uint32_t shard_width_pages,
+                     runtime::ShardOrientation orientation = runtime::ShardOrientation::RowMajor) {
+  const api::Shape4D pages = runtime::ccl::shape_in_pages(t);
+  return BufferConfig{BufferType::L1, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t), layout,
+                      runtime::ShardSpec{{grid}, shard_height_pages, shard_width_pages, pages.x, orientation}};
+}
+
+// REFERENCE 8 #15-#17: gathered into width-, height- and block-sharded L1 outputs, from sharded
+// and interleaved inputs.
+TEST(AllGatherE2e, T3kRingShardedL1) {
+  using runtime::TensorMemoryLayout;
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  {
+    Case c;  // #15: out (1,1,32,1024), shard (32,32) on 8x4, width sharded
+    c.input = tile({1, 1, 32, 128});
+    c.input_config = sharded(c.input, TensorMemoryLayout::WidthSharded, {{0, 4}, {3, 4}}, 1, 1);
+    c.output_config = sharded(tile({1, 1, 32, 1024}), TensorMemoryLayout::WidthSharded, {{0, 0}, {7, 3}}, 1, 1);
+    run_case(*device, c);
+  }
+  {
+    Case c;  // #16: out (1,1,4096,32), shard (128,32) on 8x4, height sharded, column-major cores
+    c.input = tile({1, 1, 512, 32});
+    c.dim = 2;
+    c.output_config = sharded(tile({1, 1, 4096, 32}), TensorMemoryLayout::HeightSharded, {{0, 0}, {7, 3}}, 4, 1,
+                              runtime::ShardOrientation::ColMajor);
+    run_case(*device, c);
+  }
+  {
+    Case c;  // #17: out (1,1,512,512), shard (128,64) on 8x4, block sharded
+    c.input = tile({1, 1, 512, 64});
+    c.input_config = sharded(c.input, TensorMemoryLayout::HeightSharded, {{0, 5}, {3, 5}}, 4, 2);
+    c.output_config = sharded(tile({1, 1, 512, 512}), TensorMemoryLayout::BlockSharded, {{0, 0}, {7, 3}}, 4, 2);
+    run_case(*device, c);
+  }
+}
+
 // cluster_axis = 1 on the T3K's 2x4 mesh: two independent 4-chip lines at once, both on the ring
 // fabric (each row is a run of consecutive fabric chips).
 TEST(AllGatherE2e, T3kClusterAxisRowsAtOnce) {
@@ -206,6 +245,30 @@ TEST(AllGatherE2e, T3kClusterAxisRowsAtOnce) {
   c.cluster_axis = 1;
   const Result r = run_case(*device, c);
   EXPECT_EQ(r.group_size, 4u);
+}
+
+// A Galaxy (4x8 mesh) with the fabric on the system's snake line: the 8-chip rows are runs of
+// it, so cluster_axis 1 runs 4 independent 8-chip lines at once (REFERENCE 3.4). Columns are not
+// runs of the snake: cluster_axis 0 needs a fabric per column, which the device does not build.
+TEST(AllGatherE2e, GalaxyRowsAtOnce) {
+  auto device = make_device(topo::build_galaxy(), FabricMode::Line);
+  Case c;
+  c.input = tile({1, 1, 32, 64});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 1;
+  const Result r = run_case(*device, c);
+  EXPECT_EQ(r.group_size, 8u);
+  ag::Params columns;
+  columns.input = c.input;
+  columns.topology = CclTopology::Line;
+  columns.groups.cluster_axis = 0;
+  columns.fabric = device->options().fabric;
+  try {
+    ag::validate(columns, device->topology());
+    ADD_FAILURE() << "columns of the snake validated";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find("fabric"), std::string::npos) << e.what();
+  }
 }
 
 // Three all-gathers enqueued back to back with one finish(): the entry barrier keeps a fast
@@ -238,10 +301,13 @@ void print_figures(const char* what, const Result& r) {
 
 TEST(AllGatherE2eFigures, T3kRingSixteenMebibytes) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-  Case c;
-  c.input = tile({1, 1, 1024, 1024});  // 2 MiB per chip, 16 MiB gathered
-  c.dim = 3;
-  print_figures("T3K 8-ring all_gather SPLIT_TENSOR", run_case(*device, c));
+  for (ag::BidirectionalMode mode : {ag::BidirectionalMode::SplitTensor, ag::BidirectionalMode::FullTensor}) {
+    Case c;
+    c.input = tile({1, 1, 1024, 1024});  // 2 MiB per chip, 16 MiB gathered
+    c.dim = 3;
+    c.mode = mode;
+    print_figures(fmt::format("T3K 8-ring all_gather {}", ag::to_string(mode)).c_str(), run_case(*device, c));
+  }
 }
 
 TEST(AllGatherE2eFigures, T3kLineFourMebibytes) {
