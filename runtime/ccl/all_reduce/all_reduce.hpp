@@ -57,7 +57,7 @@ struct Params {
   std::optional<GlobalSemaphore> done_semaphore;
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;
-  std::uint32_t chunk_packets = 16;  // reduce_scatter's and the local reduction's sync chunks
+  std::uint32_t chunk_packets = 8;  // reduce_scatter's and the local reduction's sync chunks
   bool operator==(const Params&) const = default;
 };
 

@@ -26,6 +26,11 @@ constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and message 0's raw in
 // Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
 constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
+// By default a CB packet holds 4 fabric payloads: one interpreter stream both reads and writes,
+// and every read packet ends in a read barrier, so bigger packets amortise the DRAM latency
+// (T3K 8-ring, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16). Fabric packets
+// stay within a payload: the interpreter cuts writes at the connection's payload.
+constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
 // The reduce CB stays within this (a chunk must fit; our choice, a third of a core's L1).
 constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
 
@@ -117,6 +122,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     buffer_layout(p.output_buffer, grid, banks);
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }

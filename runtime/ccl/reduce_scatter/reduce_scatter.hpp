@@ -73,8 +73,8 @@ struct Params {
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> barrier_semaphore;
   CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
-  std::uint32_t packet_size_in_pages = 0;  // 0: as many pages as a fabric payload holds
-  std::uint32_t chunk_packets = 16;        // packets per synchronised chunk (at least)
+  std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
+  std::uint32_t chunk_packets = 8;         // CB packets per synchronised chunk (at least)
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
   bool operator==(const Params&) const = default;
 };

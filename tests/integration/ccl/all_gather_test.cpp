@@ -33,7 +33,8 @@ struct Case {
   std::vector<std::vector<ChipId>> groups;  // empty: the fabric's chips
   std::optional<int> cluster_axis;
   bool barrier = false;
-  std::uint32_t repeats = 1;  // back to back, one finish() at the end
+  std::uint32_t repeats = 1;
+  std::uint32_t packet_pages = 0;  // 0: the op's default  // back to back, one finish() at the end
   std::optional<BufferConfig> input_config;  // instead of interleaved in input_memory
   std::optional<BufferConfig> output_config;
 };
@@ -54,6 +55,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
+  p.packet_size_in_pages = c.packet_pages;
   const TensorSpec out = ag::output_spec(p, device.topology());
   p.input_buffer = device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory)));
   p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
@@ -301,6 +303,7 @@ void print_figures(const char* what, const Result& r) {
 
 TEST(AllGatherE2eFigures, T3kRingSixteenMebibytes) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  // Bigger CB packets (8 tiles) change nothing here: the routers, not the reads, set the pace.
   for (ag::BidirectionalMode mode : {ag::BidirectionalMode::SplitTensor, ag::BidirectionalMode::FullTensor}) {
     Case c;
     c.input = tile({1, 1, 1024, 1024});  // 2 MiB per chip, 16 MiB gathered

@@ -29,8 +29,9 @@ struct Case {
   BufferType output_memory = BufferType::Dram;
   std::vector<std::vector<ChipId>> groups;
   std::optional<int> cluster_axis;
-  std::uint32_t chunk_packets = 16;
+  std::uint32_t chunk_packets = 8;
   std::uint32_t repeats = 1;
+  std::uint32_t packet_pages = 0;  // 0: the op's default
   std::optional<runtime::BufferConfig> output_config;  // instead of interleaved in output_memory
 };
 
@@ -48,6 +49,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
+  p.packet_size_in_pages = c.packet_pages;
   p.chunk_packets = c.chunk_packets;
   const TensorSpec out = rs::output_spec(p, device.topology());
   p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory));
@@ -141,6 +143,7 @@ TEST(ReduceScatterE2e, T3kRingOnePacketChunksAndClusterAxisRows) {
   Case c;
   c.input = tile({1, 1, 128, 1024});
   c.chunk_packets = 1;
+  c.packet_pages = 1;
   run_case(*device, c);
   Case rows;
   rows.input = tile({1, 1, 64, 512});
@@ -181,11 +184,11 @@ void print_figures(const char* what, const Result& r) {
 
 TEST(ReduceScatterE2eFigures, T3kRingSixteenMebibytes) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-  // Chunks of 4 / 16 / 64 packets gave 2.85 / 4.34 / 4.85 GB/s busbw: each chunk is a credit
-  // round trip (docs/collectives.md); the default is 16.
+  // 2-tile CB packets in chunks of 4 / 16 / 64 packets gave 2.85 / 4.34 / 4.85 GB/s busbw, 8-tile
+  // packets in chunks of 8 6.51 and 16-tile packets 7.13 (docs/collectives.md).
   Case c;
   c.input = tile({1, 1, 1024, 8192});  // 16 MiB per chip
-  c.chunk_packets = 16;
+  c.chunk_packets = 8;
   print_figures("T3K 8-ring reduce_scatter", run_case(*device, c));
 }
 
