@@ -1,66 +1,113 @@
 #include "sim/engine/fiber.hpp"
 
 #include <boost/context/fixedsize_stack.hpp>
+#include <boost/context/preallocated.hpp>
 
 #include <utility>
 
 #include "sim/engine/check.hpp"
 
+#if defined(CCLMESH_ASAN) || defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define CCLMESH_FIBER_ASAN 1
+#endif
+
 namespace cclmesh::sim {
 
 namespace {
 thread_local Fiber* running_fiber = nullptr;
+
+// Thrown from suspend() into a parked fiber being destroyed, so its stack unwinds (and the
+// waiter records on it unlink) through an ordinary, annotated switch.
+struct FiberUnwind {};
+
+// AddressSanitizer must be told about every stack switch, or it reports false errors when an
+// exception is thrown on a fiber stack (google/sanitizers#189).
+void start_switch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void* bottom,
+                  [[maybe_unused]] std::size_t size) {
+#ifdef CCLMESH_FIBER_ASAN
+  __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#endif
 }
+void finish_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** old_bottom,
+                   [[maybe_unused]] std::size_t* old_size) {
+#ifdef CCLMESH_FIBER_ASAN
+  __sanitizer_finish_switch_fiber(fake_stack, old_bottom, old_size);
+#endif
+}
+}  // namespace
 
 Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes)
     : Actor(Kind::Fiber), body_(std::move(body)), stack_bytes_(stack_bytes) {}
 
 Fiber::~Fiber() {
-  // A parked fiber's destructor resumes it with an unwinding exception, so the objects on its
-  // stack (waiter records among them) are destroyed properly.
-  Fiber* outer = std::exchange(running_fiber, this);
-  context_ = boost::context::fiber{};
-  running_fiber = outer;
+  if (!context_) return;  // never started, or finished
+  // Parked: resume it once more so suspend() throws FiberUnwind and the stack unwinds.
+  unwinding_ = true;
+  switch_in();
 }
 
 Fiber* Fiber::current() { return running_fiber; }
 
 boost::context::fiber Fiber::run_body(boost::context::fiber&& scheduler) {
+  finish_switch(nullptr, &scheduler_stack_bottom_, &scheduler_stack_size_);
   scheduler_ = std::move(scheduler);
   try {
     body_();
     set_state(State::Done);
-  } catch (const boost::context::detail::forced_unwind&) {
-    throw;  // teardown of a parked fiber: let Boost.Context unwind the stack
+  } catch (const FiberUnwind&) {
+    // Teardown of a parked fiber: the stack has unwound; nothing to report.
   } catch (...) {
     error_ = std::current_exception();
     set_state(State::Failed);
   }
   body_ = nullptr;
+  // Leaving for good: a null fake-stack slot tells ASan this stack is going away.
+  start_switch(nullptr, scheduler_stack_bottom_, scheduler_stack_size_);
   return std::move(scheduler_);
+}
+
+void Fiber::switch_in() {
+  Fiber* outer = std::exchange(running_fiber, this);
+  void* fake_stack = nullptr;
+  start_switch(&fake_stack, stack_bottom_, stack_size_);
+  context_ = std::move(context_).resume();
+  finish_switch(fake_stack, nullptr, nullptr);
+  running_fiber = outer;
 }
 
 void Fiber::resume_now() {
   if (!started_) {
     started_ = true;
-    context_ = boost::context::fiber{std::allocator_arg, boost::context::fixedsize_stack{stack_bytes_},
-                                     [this](boost::context::fiber&& scheduler) {
+    boost::context::fixedsize_stack allocator{stack_bytes_};
+    boost::context::stack_context stack = allocator.allocate();
+    stack_bottom_ = static_cast<char*>(stack.sp) - stack.size;
+    stack_size_ = stack.size;
+    context_ = boost::context::fiber{std::allocator_arg, boost::context::preallocated(stack.sp, stack.size, stack),
+                                     allocator, [this](boost::context::fiber&& scheduler) {
                                        return run_body(std::move(scheduler));
                                      }};
   }
   CCLMESH_CHECK(static_cast<bool>(context_), "resuming a finished fiber '" + name() + "'");
-  Fiber* outer = std::exchange(running_fiber, this);
-  context_ = std::move(context_).resume();
-  running_fiber = outer;
+  switch_in();
   if (!context_) {
     // Finished (normally or with an exception); the stack is gone.
     if (error_) engine()->report_failure(*this, error_);
   }
 }
 
+void Fiber::switch_out() {
+  void* fake_stack = nullptr;
+  start_switch(&fake_stack, scheduler_stack_bottom_, scheduler_stack_size_);
+  scheduler_ = std::move(scheduler_).resume();
+  finish_switch(fake_stack, &scheduler_stack_bottom_, &scheduler_stack_size_);
+}
+
 void Fiber::suspend() {
   CCLMESH_CHECK(running_fiber == this, "suspend() called from outside fiber '" + name() + "'");
-  scheduler_ = std::move(scheduler_).resume();
+  CCLMESH_CHECK(!unwinding_, "fiber '" + name() + "' tried to wait while being torn down");
+  switch_out();
+  if (unwinding_) throw FiberUnwind{};
 }
 
 }  // namespace cclmesh::sim

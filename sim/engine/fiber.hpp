@@ -34,6 +34,8 @@ class Fiber final : public Actor {
 
  private:
   boost::context::fiber run_body(boost::context::fiber&& scheduler);
+  void switch_in();   // scheduler -> fiber, and back when the fiber parks or ends
+  void switch_out();  // fiber -> scheduler, and back when woken
 
   std::function<void()> body_;
   std::size_t stack_bytes_;
@@ -41,6 +43,12 @@ class Fiber final : public Actor {
   boost::context::fiber scheduler_;  // the scheduler, seen from inside the fiber
   std::exception_ptr error_;
   bool started_ = false;
+  bool unwinding_ = false;  // teardown: the next return from suspend() unwinds the stack
+  // Stack bounds for AddressSanitizer's fiber-switch annotations (unused otherwise).
+  const void* stack_bottom_ = nullptr;
+  std::size_t stack_size_ = 0;
+  const void* scheduler_stack_bottom_ = nullptr;
+  std::size_t scheduler_stack_size_ = 0;
 };
 
 // From a fiber: waits on any awaiter (semaphore acquire, channel get, delay ...) by parking
