@@ -276,12 +276,22 @@ TEST(AllGatherE2e, GalaxyRowsAtOnce) {
 // Three all-gathers enqueued back to back with one finish(): the entry barrier keeps a fast
 // chip's next op from landing in a chip still finishing the previous one.
 TEST(AllGatherE2e, BackToBackBehindTheBarrier) {
-  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  auto ring = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
+    Case c;
+    c.input = tile({1, 1, 64, 64});
+    c.mode = mode;
+    c.barrier = true;
+    c.repeats = 3;
+    run_case(*ring, c);
+  }
+  auto line = make_device(topo::build_t3k(), FabricMode::Line);
   Case c;
   c.input = tile({1, 1, 64, 64});
+  c.topology = CclTopology::Line;
   c.barrier = true;
   c.repeats = 3;
-  run_case(*device, c);
+  run_case(*line, c);
 }
 
 }  // namespace
