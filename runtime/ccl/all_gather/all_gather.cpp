@@ -30,10 +30,10 @@ struct Resolved {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
   BidirectionalMode mode = BidirectionalMode::FullTensor;
-  std::vector<Role> roles;        // per worker, link-major
-  std::vector<std::uint32_t> runs;  // per worker: its run of the input
+  std::vector<Role> roles;           // per worker, link-major
+  std::vector<std::uint32_t> runs;   // per worker: its run of the input
   std::vector<std::uint32_t> links;  // per worker: its link
-  std::vector<CoreCoord> cores;   // per worker
+  std::vector<CoreCoord> cores;      // per worker
   std::uint32_t group_size = 0;
   TensorSpec output;
   std::uint32_t page_size = 0;
@@ -43,9 +43,12 @@ struct Resolved {
 Reach reach_of(const FabricGroup& g, std::uint32_t rank, Role role) {
   const std::uint32_t n = g.size();
   switch (role) {
-    case Role::Up: return Reach{n - 1, 0};
-    case Role::Down: return Reach{0, n - 1};
-    case Role::Both: break;
+    case Role::Up:
+      return Reach{n - 1, 0};
+    case Role::Down:
+      return Reach{0, n - 1};
+    case Role::Both:
+      break;
   }
   if (g.topology == CclTopology::Ring) return Reach{n / 2, (n - 1) / 2};  // REFERENCE 7.3: 4 and 3 at N = 8
   return Reach{g.reach_up(rank), g.reach_down(rank)};
@@ -86,8 +89,9 @@ std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t ra
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
-    throw CclParamsError("all_gather: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
-                         "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
+    throw CclParamsError(
+        "all_gather: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
+        "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
   }
   Resolved r;
   r.page_size = page_size_bytes(p.input);
@@ -98,18 +102,20 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   std::vector<ChipId> all_chips;
   for (const auto& g : groups) {
     if (g.size() != r.group_size) {
-      throw CclParamsError(fmt::format("all_gather: groups of {} and {} chips; every group must have the same size (the "
-                                       "output shape depends on it)",
-                                       r.group_size, g.size()));
+      throw CclParamsError(
+          fmt::format("all_gather: groups of {} and {} chips; every group must have the same size (the "
+                      "output shape depends on it)",
+                      r.group_size, g.size()));
     }
     require_group_shape(topology, g, p.topology, p.num_links, kOp);
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
   if (p.num_links > 1) {
-    throw CclParamsError(fmt::format("all_gather: num_links {}: the device's fabric runs one router per hop (one routing "
-                                     "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
-                                     "(REFERENCE 6.3); use num_links 1",
-                                     p.num_links));
+    throw CclParamsError(
+        fmt::format("all_gather: num_links {}: the device's fabric runs one router per hop (one routing "
+                    "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
+                    "(REFERENCE 6.3); use num_links 1",
+                    p.num_links));
   }
   for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
 
@@ -133,22 +139,25 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       for (Role role : r.roles) {
         const Reach reach = reach_of(g, rank, role);
         if (reach.up > kMaxFabricHops || reach.down > kMaxFabricHops) {
-          throw CclParamsError(fmt::format("all_gather: chip {} would multicast {} hops; a fabric route holds at most {} "
-                                           "(REFERENCE 6.5)",
-                                           g.chips[rank], std::max(reach.up, reach.down), kMaxFabricHops));
+          throw CclParamsError(
+              fmt::format("all_gather: chip {} would multicast {} hops; a fabric route holds at most {} "
+                          "(REFERENCE 6.5)",
+                          g.chips[rank], std::max(reach.up, reach.down), kMaxFabricHops));
         }
         const std::uint32_t barrier = expected_barrier(g, role, rank);
         if (p.barrier_semaphore && barrier > kMaxInlineValue) {
-          throw CclParamsError(fmt::format("all_gather: barrier target {} does not fit an 8-bit inline wait (REFERENCE "
-                                           "4.11)",
-                                           barrier));
+          throw CclParamsError(
+              fmt::format("all_gather: barrier target {} does not fit an 8-bit inline wait (REFERENCE "
+                          "4.11)",
+                          barrier));
         }
       }
       const std::uint32_t done = expected_done(g, r.roles, rank);
       if (done > kMaxInlineValue) {
-        throw CclParamsError(fmt::format("all_gather: chip {} waits for {} increments; an inline wait target holds at most "
-                                         "{} (REFERENCE 4.11)",
-                                         g.chips[rank], done, kMaxInlineValue));
+        throw CclParamsError(
+            fmt::format("all_gather: chip {} waits for {} increments; an inline wait target holds at most "
+                        "{} (REFERENCE 4.11)",
+                        g.chips[rank], done, kMaxInlineValue));
       }
     }
   }
@@ -189,7 +198,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   api::TensorSlice out_slice{out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   set_dim(out_slice.tensor_slice_offset, p.dim, rank * dim_of(in_pages, p.dim));
   const auto num_runs = static_cast<std::uint32_t>(r.roles.size());
-  const std::vector<api::TensorSlice> in_runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_whole, num_runs);
+  const std::vector<api::TensorSlice> in_runs =
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_whole, num_runs);
   const std::vector<api::TensorSlice> out_runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_slice, num_runs);
 
@@ -237,7 +247,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
                                                      static_cast<std::uint32_t>(writer.size())};
     if (has_data) {
       const kargs::InterpreterStreamSpec reader{
-          in_layout.interpreter_args(map), cmd::encode_command(cmd::read_tensor_slice_to_cb(in_runs[run], kDataCbId)), 1};
+          in_layout.interpreter_args(map), cmd::encode_command(cmd::read_tensor_slice_to_cb(in_runs[run], kDataCbId)),
+          1};
       add_copy_kernels(program, core, spec, reader, writer_stream, p.split_reader_writer);
     } else {
       spec.streams = {writer_stream};
@@ -251,9 +262,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 
 std::string to_string(BidirectionalMode mode) {
   switch (mode) {
-    case BidirectionalMode::Auto: return "AUTO";
-    case BidirectionalMode::SplitTensor: return "SPLIT_TENSOR";
-    case BidirectionalMode::FullTensor: return "FULL_TENSOR";
+    case BidirectionalMode::Auto:
+      return "AUTO";
+    case BidirectionalMode::SplitTensor:
+      return "SPLIT_TENSOR";
+    case BidirectionalMode::FullTensor:
+      return "FULL_TENSOR";
   }
   return "unknown";
 }
@@ -293,7 +307,8 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params) {
   // REFERENCE 7.3 choose_bidirectional_mode: SPLIT when the input is larger than twice the
   // ERISC L1 an EDM can buffer (the code's own "guestimate").
   const std::uint64_t eth_l1_capacity = kEriscUnreservedBytes;
-  return size_bytes(params.input) > 2 * eth_l1_capacity ? BidirectionalMode::SplitTensor : BidirectionalMode::FullTensor;
+  return size_bytes(params.input) > 2 * eth_l1_capacity ? BidirectionalMode::SplitTensor
+                                                        : BidirectionalMode::FullTensor;
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {

@@ -46,8 +46,8 @@ enum class BidirectionalMode : std::uint8_t { Auto, SplitTensor, FullTensor };
 std::string to_string(BidirectionalMode mode);
 
 struct Params {
-  TensorSpec input;       // each chip's input; the output is `input` with dim x N
-  std::uint32_t dim = 3;  // 0..3 = w, z, y, x
+  TensorSpec input;            // each chip's input; the output is `input` with dim x N
+  std::uint32_t dim = 3;       // 0..3 = w, z, y, x
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;  // DRAM or L1, interleaved or sharded, as their configs say
   CclTopology topology = CclTopology::Ring;
@@ -59,9 +59,9 @@ struct Params {
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;
   std::optional<GlobalSemaphore> barrier_semaphore;  // optional entry barrier
-  CoreCoord first_worker{0, 0};            // workers take the cores from here along the row
-  std::uint32_t packet_size_in_pages = 0;  // 0: as many pages as a fabric payload holds
-  std::uint32_t cb_packets = 3;            // CB depth in packets (REFERENCE 4.12: triple buffering)
+  CoreCoord first_worker{0, 0};                      // workers take the cores from here along the row
+  std::uint32_t packet_size_in_pages = 0;            // 0: as many pages as a fabric payload holds
+  std::uint32_t cb_packets = 3;                      // CB depth in packets (REFERENCE 4.12: triple buffering)
   // Reader and writer as two one-stream interpreters (RISC-V 1 / NoC1 and RISC-V 0 / NoC0) so
   // reads and writes overlap, or both streams in one interpreter (ccl_common.hpp).
   bool split_reader_writer = true;

@@ -166,9 +166,12 @@ Program local_reduce_program(const Params& p, const topo::Topology& topology, Ch
 
 std::string to_string(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::Auto: return "auto";
-    case Algorithm::ReduceScatterAllGather: return "reduce_scatter + all_gather";
-    case Algorithm::Composite: return "composite (all_gather + local reduce)";
+    case Algorithm::Auto:
+      return "auto";
+    case Algorithm::ReduceScatterAllGather:
+      return "reduce_scatter + all_gather";
+    case Algorithm::Composite:
+      return "composite (all_gather + local reduce)";
   }
   return "unknown";
 }
@@ -206,9 +209,10 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
   const std::uint32_t n = group_size(params, topology);
   if (resolved_algorithm(params, topology) == Algorithm::Composite) return with_dim_scaled(f.spec, 0, n, true);
   if (num_pages(params.tensor) % n != 0) {
-    throw CclParamsError(fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
-                                     "all_gather (shape[dim] % N != 0, REFERENCE 11.15); use the composite algorithm",
-                                     num_pages(params.tensor), n));
+    throw CclParamsError(
+        fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
+                    "all_gather (shape[dim] % N != 0, REFERENCE 11.15); use the composite algorithm",
+                    num_pages(params.tensor), n));
   }
   return with_dim_scaled(f.spec, f.dim, n, false);
 }
@@ -224,7 +228,8 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
 
 void validate(const Params& p, const topo::Topology& topology) {
   if (p.tensor.dtype == DataType::Bfloat8B) {
-    throw CclParamsError("all_reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+    throw CclParamsError(
+        "all_reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
   }
   const Flat f = flat_of(p.tensor);
   require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
@@ -251,7 +256,8 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
     const std::uint32_t n = group_size(p, topology);
     MeshWorkload reduce;
     reduce.name = "all_reduce_local_reduce";
-    for (const auto& [chip, program] : gather.programs) reduce.programs[chip] = local_reduce_program(p, topology, chip, n);
+    for (const auto& [chip, program] : gather.programs)
+      reduce.programs[chip] = local_reduce_program(p, topology, chip, n);
     workloads.push_back(gather);
     workloads.push_back(std::move(reduce));
   }
@@ -277,7 +283,8 @@ std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Top
     result = reference::sum_in_order(parts, p.tensor.dtype);
   } else {
     const Flat f = flat_of(p.tensor);
-    const std::vector<reference::Bytes> slices = reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank);
+    const std::vector<reference::Bytes> slices =
+        reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank);
     result = reference::concat(slices, with_dim_scaled(f.spec, f.dim, n, false), f.dim);
   }
   return std::vector<reference::Bytes>(n, result);

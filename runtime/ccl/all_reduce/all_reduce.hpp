@@ -41,8 +41,8 @@ enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite };
 std::string to_string(Algorithm algorithm);
 
 struct Params {
-  TensorSpec tensor;            // each chip's input, and the output
-  BufferHandle input_buffer;    // mesh buffers: the same address on every chip
+  TensorSpec tensor;          // each chip's input, and the output
+  BufferHandle input_buffer;  // mesh buffers: the same address on every chip
   BufferHandle output_buffer;
   BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
   CclTopology topology = CclTopology::Ring;

@@ -26,9 +26,12 @@ std::string group_string(const std::vector<ChipId>& group) {
 
 std::string to_string(DataType dtype) {
   switch (dtype) {
-    case DataType::Bfloat16: return "bf16";
-    case DataType::Float32: return "fp32";
-    case DataType::Bfloat8B: return "bfp8_b";
+    case DataType::Bfloat16:
+      return "bf16";
+    case DataType::Float32:
+      return "fp32";
+    case DataType::Bfloat8B:
+      return "bfp8_b";
   }
   return "unknown dtype";
 }
@@ -47,9 +50,12 @@ std::size_t hash_value(const TensorSpec& spec) {
 
 std::uint32_t element_bytes(DataType dtype) {
   switch (dtype) {
-    case DataType::Bfloat16: return 2;
-    case DataType::Float32: return 4;
-    case DataType::Bfloat8B: return 1;
+    case DataType::Bfloat16:
+      return 2;
+    case DataType::Float32:
+      return 4;
+    case DataType::Bfloat8B:
+      return 1;
   }
   return 0;
 }
@@ -57,14 +63,18 @@ std::uint32_t element_bytes(DataType dtype) {
 std::uint32_t page_size_bytes(const TensorSpec& spec) {
   for (std::size_t i = 0; i < 4; ++i) {
     if (spec.shape[i] == 0) {
-      throw CclParamsError(fmt::format("tensor shape {}: dimension {} is 0; expected >= 1", shape_string(spec.shape), i));
+      throw CclParamsError(
+          fmt::format("tensor shape {}: dimension {} is 0; expected >= 1", shape_string(spec.shape), i));
     }
   }
   if (spec.layout == Layout::Tile) {
     switch (spec.dtype) {
-      case DataType::Bfloat16: return kTilePageBytesBf16;
-      case DataType::Float32: return kTilePageBytesFp32;
-      case DataType::Bfloat8B: return kTilePageBytesBfp8;
+      case DataType::Bfloat16:
+        return kTilePageBytesBf16;
+      case DataType::Float32:
+        return kTilePageBytesFp32;
+      case DataType::Bfloat8B:
+        return kTilePageBytesBfp8;
     }
   }
   if (spec.dtype == DataType::Bfloat8B) {
@@ -75,24 +85,37 @@ std::uint32_t page_size_bytes(const TensorSpec& spec) {
 
 api::Shape4D shape_in_pages(const TensorSpec& spec) {
   page_size_bytes(spec);  // rejects zero dimensions and ROW_MAJOR bfp8_b
-  return cmd::shape_in_pages(spec.shape, spec.layout == Layout::Tile ? api::PageLayout::TILE : api::PageLayout::ROW_MAJOR);
+  return cmd::shape_in_pages(spec.shape,
+                             spec.layout == Layout::Tile ? api::PageLayout::TILE : api::PageLayout::ROW_MAJOR);
 }
 
 std::uint32_t dim_of(const api::Shape4D& shape, std::uint32_t dim) {
   switch (dim) {
-    case 0: return shape.w;
-    case 1: return shape.z;
-    case 2: return shape.y;
-    default: return shape.x;
+    case 0:
+      return shape.w;
+    case 1:
+      return shape.z;
+    case 2:
+      return shape.y;
+    default:
+      return shape.x;
   }
 }
 
 void set_dim(api::Shape4D& shape, std::uint32_t dim, std::uint32_t value) {
   switch (dim) {
-    case 0: shape.w = value; break;
-    case 1: shape.z = value; break;
-    case 2: shape.y = value; break;
-    default: shape.x = value; break;
+    case 0:
+      shape.w = value;
+      break;
+    case 1:
+      shape.z = value;
+      break;
+    case 2:
+      shape.y = value;
+      break;
+    default:
+      shape.x = value;
+      break;
   }
 }
 
@@ -115,25 +138,29 @@ void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, co
   const std::uint32_t page = page_size_bytes(spec);
   const std::uint64_t bytes = size_bytes(spec);
   if (buffer.config.page_size_bytes != page || buffer.config.size_bytes != bytes) {
-    throw CclParamsError(fmt::format("{}: {} buffer is {} B in pages of {} B; the {} {} {} tensor {} needs {} B in pages "
-                                     "of {} B",
-                                     op, what, buffer.config.size_bytes, buffer.config.page_size_bytes, to_string(spec.layout),
-                                     to_string(spec.dtype), what, shape_string(spec.shape), bytes, page));
+    throw CclParamsError(
+        fmt::format("{}: {} buffer is {} B in pages of {} B; the {} {} {} tensor {} needs {} B in pages "
+                    "of {} B",
+                    op, what, buffer.config.size_bytes, buffer.config.page_size_bytes, to_string(spec.layout),
+                    to_string(spec.dtype), what, shape_string(spec.shape), bytes, page));
   }
 }
 
-void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op, const std::string& what) {
+void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op,
+                              const std::string& what) {
   if (dim > 3) throw CclParamsError(fmt::format("{}: dim {} is out of range; expected 0..3 (w, z, y, x)", op, dim));
   if (spec.layout == Layout::Tile && dim >= 2 && spec.shape[dim] % kTileSide != 0) {
-    throw CclParamsError(fmt::format("{}: {} dim {} is {} elements, not whole 32-element tiles; a TILE tensor is cut and "
-                                     "joined along dims 2 and 3 only at tile boundaries (padded shapes fall back to "
-                                     "a composite in tt-metal, REFERENCE 7.6)",
-                                     op, what, dim, spec.shape[dim]));
+    throw CclParamsError(
+        fmt::format("{}: {} dim {} is {} elements, not whole 32-element tiles; a TILE tensor is cut and "
+                    "joined along dims 2 and 3 only at tile boundaries (padded shapes fall back to "
+                    "a composite in tt-metal, REFERENCE 7.6)",
+                    op, what, dim, spec.shape[dim]));
   }
   if (spec.layout == Layout::RowMajor && dim == 3) {
-    throw CclParamsError(fmt::format("{}: ROW_MAJOR along dim 3 is not supported: a ROW_MAJOR page is a whole row, and "
-                                     "the command interpreter moves whole pages; use TILE or another dim",
-                                     op));
+    throw CclParamsError(
+        fmt::format("{}: ROW_MAJOR along dim 3 is not supported: a ROW_MAJOR page is a whole row, and "
+                    "the command interpreter moves whole pages; use TILE or another dim",
+                    op));
   }
 }
 
@@ -162,13 +189,14 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
   } else if (fabric.enabled()) {
     groups.push_back(fabric.chips());
   } else {
-    throw CclParamsError("groups: no chips, no cluster_axis and no fabric to take the chips from; expected one of them");
+    throw CclParamsError(
+        "groups: no chips, no cluster_axis and no fabric to take the chips from; expected one of them");
   }
   std::set<ChipId> seen;
   for (const auto& g : groups) {
     if (g.size() < 2) {
-      throw CclParamsError(fmt::format("groups: group [{}] has {} chip(s); a collective needs at least 2", group_string(g),
-                                       g.size()));
+      throw CclParamsError(
+          fmt::format("groups: group [{}] has {} chip(s); a collective needs at least 2", group_string(g), g.size()));
     }
     for (ChipId c : g) {
       topology.chip(static_cast<topo::ChipId>(c));  // InputError for an unknown chip
@@ -197,9 +225,10 @@ void require_group_shape(const topo::Topology& topology, const std::vector<ChipI
     const std::size_t links = topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b));
     if (links == 0) {
       if (shape == CclTopology::Ring && i + 1 == n) {
-        throw CclParamsError(fmt::format("{}: ring {} has no closing link: chips {} and {} are not neighbours; run it as "
-                                         "a line",
-                                         op, group_string(group), a, b));
+        throw CclParamsError(
+            fmt::format("{}: ring {} has no closing link: chips {} and {} are not neighbours; run it as "
+                        "a line",
+                        op, group_string(group), a, b));
       }
       throw CclParamsError(fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours", op, a, b,
                                        group_string(group)));
@@ -210,9 +239,10 @@ void require_group_shape(const topo::Topology& topology, const std::vector<ChipI
     }
   }
   if (num_links > fewest) {
-    throw CclParamsError(fmt::format("{}: num_links {} is more than the {} link(s) of hop {}, the hop of {} {} with the "
-                                     "fewest",
-                                     op, num_links, fewest, fewest_hop, to_string(shape), group_string(group)));
+    throw CclParamsError(
+        fmt::format("{}: num_links {} is more than the {} link(s) of hop {}, the hop of {} {} with the "
+                    "fewest",
+                    op, num_links, fewest, fewest_hop, to_string(shape), group_string(group)));
   }
 }
 
@@ -254,26 +284,30 @@ cmd::ChipUnicast FabricGroup::route(std::uint32_t from, std::uint32_t to) const 
 FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
                                   const std::string& op) {
   if (!fabric.enabled()) {
-    throw CclParamsError(fmt::format("{}: fabric mode needs the device's persistent fabric; params.fabric.mode is none", op));
+    throw CclParamsError(
+        fmt::format("{}: fabric mode needs the device's persistent fabric; params.fabric.mode is none", op));
   }
   const bool fabric_ring = fabric.mode() == FabricMode::Ring;
   if (shape == CclTopology::Ring && !fabric_ring) {
-    throw CclParamsError(fmt::format("{}: a ring needs a ring fabric (the device's fabric is a line, so routers do not use "
-                                     "the closing link)",
-                                     op));
+    throw CclParamsError(
+        fmt::format("{}: a ring needs a ring fabric (the device's fabric is a line, so routers do not use "
+                    "the closing link)",
+                    op));
   }
   const auto m = static_cast<std::int64_t>(fabric.chips().size());
   std::vector<std::int64_t> pos;
   for (ChipId c : group) {
     if (!fabric.contains(c)) {
-      throw CclParamsError(fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, group_string(fabric.chips())));
+      throw CclParamsError(
+          fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, group_string(fabric.chips())));
     }
     pos.push_back(static_cast<std::int64_t>(fabric.position(c)));
   }
   if (shape == CclTopology::Ring && static_cast<std::int64_t>(group.size()) != m) {
-    throw CclParamsError(fmt::format("{}: ring {} must be the device's whole fabric ring ({}); a smaller ring has no "
-                                     "closing router",
-                                     op, group_string(group), group_string(fabric.chips())));
+    throw CclParamsError(
+        fmt::format("{}: ring {} must be the device's whole fabric ring ({}); a smaller ring has no "
+                    "closing router",
+                    op, group_string(group), group_string(fabric.chips())));
   }
   FabricGroup g;
   g.topology = shape;
@@ -289,15 +323,17 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
     } else if (wrapped == (fabric_ring ? m - 1 : -1)) {
       fwd = false;
     } else {
-      throw CclParamsError(fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours on the device's "
-                                       "fabric {} ({}); the group must be a run of consecutive fabric chips",
-                                       op, group[i], group[(i + 1) % group.size()], group_string(group),
-                                       to_string(fabric.mode()), group_string(fabric.chips())));
+      throw CclParamsError(
+          fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours on the device's "
+                      "fabric {} ({}); the group must be a run of consecutive fabric chips",
+                      op, group[i], group[(i + 1) % group.size()], group_string(group), to_string(fabric.mode()),
+                      group_string(fabric.chips())));
     }
     if (forward && *forward != fwd) {
-      throw CclParamsError(fmt::format("{}: group {} turns around on the device's fabric ({}); the group must run in one "
-                                       "direction",
-                                       op, group_string(group), group_string(fabric.chips())));
+      throw CclParamsError(
+          fmt::format("{}: group {} turns around on the device's fabric ({}); the group must run in one "
+                      "direction",
+                      op, group_string(group), group_string(fabric.chips())));
     }
     forward = fwd;
   }
@@ -305,16 +341,18 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
   return g;
 }
 
-void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips, const std::string& op) {
+void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips,
+                               const std::string& op) {
   if (chips.empty()) return;
   const ChipCoreMap first = chip_core_map(topology, chips.front());
   for (ChipId c : chips) {
     const ChipCoreMap map = chip_core_map(topology, c);
     if (map.arch() != first.arch() || map.harvested_rows() != first.harvested_rows() ||
         map.dram_bank_count() != first.dram_bank_count()) {
-      throw CclParamsError(fmt::format("{}: chip {} is harvested differently from chip {}; a fabric multicast carries one "
-                                       "NoC0 address to every chip, so the chips of a collective must agree",
-                                       op, c, chips.front()));
+      throw CclParamsError(
+          fmt::format("{}: chip {} is harvested differently from chip {}; a fabric multicast carries one "
+                      "NoC0 address to every chip, so the chips of a collective must agree",
+                      op, c, chips.front()));
     }
   }
 }
@@ -324,8 +362,8 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
   const CoreCoord grid = common_worker_grid(topology);
   const std::uint64_t start = std::uint64_t{first.y} * grid.x + first.x;
   if (first.x >= grid.x || start + count > std::uint64_t{grid.x} * grid.y) {
-    throw CclParamsError(fmt::format("{}: {} worker cores from ({},{}) do not fit the {}x{} worker grid", op, count, first.x,
-                                     first.y, grid.x, grid.y));
+    throw CclParamsError(fmt::format("{}: {} worker cores from ({},{}) do not fit the {}x{} worker grid", op, count,
+                                     first.x, first.y, grid.x, grid.y));
   }
   std::vector<CoreCoord> cores;
   for (std::uint32_t k = 0; k < count; ++k) {
@@ -338,16 +376,17 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
                           const std::string& op, const std::string& what) {
   if (!semaphore) {
-    throw CclParamsError(fmt::format("{}: {} is missing; create a global semaphore on the op's worker cores "
-                                     "(semaphore_cores()) once and pass it with every call",
-                                     op, what));
+    throw CclParamsError(
+        fmt::format("{}: {} is missing; create a global semaphore on the op's worker cores "
+                    "(semaphore_cores()) once and pass it with every call",
+                    op, what));
   }
   for (const CoreCoord& c : cores) {
     const bool on = std::any_of(semaphore->cores.begin(), semaphore->cores.end(),
                                 [&c](const CoreRange& r) { return r.contains(c); });
     if (!on) {
-      throw CclParamsError(fmt::format("{}: {} (global semaphore {}) is not on worker core ({},{})", op, what, semaphore->id,
-                                       c.x, c.y));
+      throw CclParamsError(
+          fmt::format("{}: {} (global semaphore {}) is not on worker core ({},{})", op, what, semaphore->id, c.x, c.y));
     }
   }
 }

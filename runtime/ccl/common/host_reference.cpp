@@ -37,7 +37,8 @@ Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint3
   Bytes out(part_bytes * parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].size() != part_bytes) {
-      throw CclParamsError(fmt::format("reference concat: part {} is {} B; expected {} B", i, parts[i].size(), part_bytes));
+      throw CclParamsError(
+          fmt::format("reference concat: part {} is {} B; expected {} B", i, parts[i].size(), part_bytes));
     }
     for (std::uint64_t o = 0; o < b.outer; ++o) {
       std::memcpy(out.data() + (o * parts.size() + i) * run, parts[i].data() + o * run, run);
@@ -55,8 +56,8 @@ Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim,
                                      b.extent, dim, count, index));
   }
   if (whole.size() != b.outer * b.extent * b.inner * page) {
-    throw CclParamsError(fmt::format("reference slice: {} B for a tensor of {} B", whole.size(),
-                                     b.outer * b.extent * b.inner * page));
+    throw CclParamsError(
+        fmt::format("reference slice: {} B for a tensor of {} B", whole.size(), b.outer * b.extent * b.inner * page));
   }
   const std::uint64_t piece = b.extent / count * b.inner * page;
   Bytes out(piece * b.outer);
@@ -69,8 +70,8 @@ Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim,
 Bytes sum_in_order(const std::vector<std::span<const std::byte>>& parts, DataType dtype) {
   if (parts.empty()) throw CclParamsError("reference sum: no parts");
   if (dtype != DataType::Bfloat16 && dtype != DataType::Float32) {
-    throw CclParamsError(fmt::format("reference sum: {} is not summed (the reduce kernel takes bf16 and fp32)",
-                                     to_string(dtype)));
+    throw CclParamsError(
+        fmt::format("reference sum: {} is not summed (the reduce kernel takes bf16 and fp32)", to_string(dtype)));
   }
   const std::size_t bytes = parts.front().size();
   Bytes acc(parts.front().begin(), parts.front().end());

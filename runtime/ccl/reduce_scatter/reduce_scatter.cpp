@@ -42,7 +42,7 @@ struct Resolved {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   bool ring = false;
-  std::uint32_t runs = 0;  // ring: 2 per link, up workers' runs first, then down workers'; line: 1
+  std::uint32_t runs = 0;        // ring: 2 per link, up workers' runs first, then down workers'; line: 1
   std::vector<CoreCoord> cores;  // per run
   std::vector<std::uint32_t> run_pages;
   std::vector<std::uint32_t> chunk_packets;  // per run
@@ -53,7 +53,9 @@ bool is_up(const Resolved& r, std::uint32_t run) { return !r.ring || run < r.run
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 // The next and previous rank of a worker's chain: up workers send to rank + 1.
-std::uint32_t next_rank(std::uint32_t n, std::uint32_t rank, bool up) { return up ? (rank + 1) % n : (rank + n - 1) % n; }
+std::uint32_t next_rank(std::uint32_t n, std::uint32_t rank, bool up) {
+  return up ? (rank + 1) % n : (rank + n - 1) % n;
+}
 std::uint32_t prev_rank(std::uint32_t n, std::uint32_t rank, bool up) { return next_rank(n, rank, !up); }
 
 // The slice a worker of `rank` sends raw (message 0), and the slice of received message m.
@@ -68,13 +70,15 @@ std::uint32_t reduce_format(DataType dtype) {
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
-    throw CclParamsError("reduce_scatter: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
-                         "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
+    throw CclParamsError(
+        "reduce_scatter: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
+        "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
   }
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (p.input.dtype == DataType::Bfloat8B) {
-    throw CclParamsError("reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+    throw CclParamsError(
+        "reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
   }
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
   r.plan = FabricPlan(topology, p.fabric);
@@ -90,23 +94,26 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
   if (p.num_links > 1) {
-    throw CclParamsError(fmt::format("reduce_scatter: num_links {}: the device's fabric runs one router per hop (one "
-                                     "routing plane, runtime/fabric), and a router's worker channel takes one worker "
-                                     "at a time (REFERENCE 6.3); use num_links 1",
-                                     p.num_links));
+    throw CclParamsError(
+        fmt::format("reduce_scatter: num_links {}: the device's fabric runs one router per hop (one "
+                    "routing plane, runtime/fabric), and a router's worker channel takes one worker "
+                    "at a time (REFERENCE 6.3); use num_links 1",
+                    p.num_links));
   }
   for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
   const std::uint32_t n = r.group_size;
   if (n - 1 > kMaxFabricHops) {
-    throw CclParamsError(fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
-                                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
-                                     to_string(p.topology), n, n - 1, kMaxFabricHops));
+    throw CclParamsError(
+        fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
+                    "credits); a fabric route holds at most {} (REFERENCE 6.5)",
+                    to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
   const api::Shape4D in_pages = shape_in_pages(p.input);
   if (dim_of(in_pages, p.dim) % n != 0) {
-    throw CclParamsError(fmt::format("reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
-                                     "(shape[dim] % N != 0, REFERENCE 11.15)",
-                                     p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
+    throw CclParamsError(fmt::format(
+        "reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
+        "(shape[dim] % N != 0, REFERENCE 11.15)",
+        p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
   }
   r.output = with_dim_scaled(p.input, p.dim, n, false);
   require_buffer_holds(p.input_buffer, p.input, kOp, "input");
@@ -140,10 +147,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
     const std::uint64_t cb_bytes = std::uint64_t{chunk} * r.packet_pages * r.page_size;
     if (cb_bytes > kMaxReducedCbBytes) {
-      throw CclParamsError(fmt::format("reduce_scatter: a worker's chunk of {} packets ({} B) exceeds the {} B its "
-                                       "reduce CB may hold; the input is too large for 255 synchronised chunks per "
-                                       "message",
-                                       chunk, cb_bytes, kMaxReducedCbBytes));
+      throw CclParamsError(
+          fmt::format("reduce_scatter: a worker's chunk of {} packets ({} B) exceeds the {} B its "
+                      "reduce CB may hold; the input is too large for 255 synchronised chunks per "
+                      "message",
+                      chunk, cb_bytes, kMaxReducedCbBytes));
     }
     r.chunk_packets.push_back(chunk);
   }
@@ -169,7 +177,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const api::Shape4D in_pages = shape_in_pages(p.input);
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice out_whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  const std::vector<api::TensorSlice> out_runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
+  const std::vector<api::TensorSlice> out_runs =
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
   const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
 
   Program program;
@@ -285,7 +294,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
         CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
     program.circular_buffers.push_back(
         CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
   }
   return program;
 }
@@ -348,12 +358,14 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
   const Resolved r = resolve(params, topology);
   const std::uint32_t n = r.group_size;
   if (inputs_by_rank.size() != n) {
-    throw CclParamsError(fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+    throw CclParamsError(
+        fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
   }
   // slices[rank][s]: rank's input slice s, in the output's page order.
   std::vector<std::vector<reference::Bytes>> slices(n);
   for (std::uint32_t rank = 0; rank < n; ++rank) {
-    for (std::uint32_t s = 0; s < n; ++s) slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
+    for (std::uint32_t s = 0; s < n; ++s)
+      slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
   }
   std::vector<reference::Bytes> out(n);
   for (std::uint32_t s = 0; s < n; ++s) {

@@ -61,8 +61,8 @@
 namespace cclmesh::runtime::ccl::reduce_scatter {
 
 struct Params {
-  TensorSpec input;       // each chip's input; the output is `input` with dim / N
-  std::uint32_t dim = 3;  // 0..3 = w, z, y, x; pages along dim must split into N equal slices
+  TensorSpec input;            // each chip's input; the output is `input` with dim / N
+  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;  // also the receive buffer of the partials
   CclTopology topology = CclTopology::Ring;

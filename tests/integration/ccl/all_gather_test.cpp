@@ -3,11 +3,11 @@
 // ROW_MAJOR, bf16 / fp32 / bfp8_b pages, DRAM and L1, interleaved and sharded, several groups
 // at once (cluster_axis), back-to-back ops behind the entry barrier. Every chip's output is
 // compared bit for bit with the host reference (reference::concat of the chips' inputs).
-#include <gtest/gtest.h>
+#include "runtime/ccl/all_gather/all_gather.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "runtime/ccl/all_gather/all_gather.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 
 namespace cclmesh::ccltest {
@@ -34,7 +34,7 @@ struct Case {
   std::optional<int> cluster_axis;
   bool barrier = false;
   std::uint32_t repeats = 1;
-  std::uint32_t packet_pages = 0;  // 0: the op's default  // back to back, one finish() at the end
+  std::uint32_t packet_pages = 0;            // 0: the op's default  // back to back, one finish() at the end
   std::optional<BufferConfig> input_config;  // instead of interleaved in input_memory
   std::optional<BufferConfig> output_config;
 };
@@ -57,8 +57,10 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.fabric = device.options().fabric;
   p.packet_size_in_pages = c.packet_pages;
   const TensorSpec out = ag::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory)));
-  p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
+  p.input_buffer =
+      device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory)));
+  p.output_buffer =
+      device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
   const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   if (c.barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
@@ -85,8 +87,9 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
     for (ChipId chip : g) parts.push_back(inputs[chip]);
     const Bytes expected = runtime::ccl::reference::concat(parts, c.input, c.dim);
     for (ChipId chip : g) {
-      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected) << "chip " << chip << " of group "
-                                                                         << topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
+      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected)
+          << "chip " << chip << " of group "
+          << topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
     }
   }
   return r;

@@ -2,11 +2,11 @@
 // N300, T3K lines and the 8-chip ring, and the composite fallback (all_gather + local reduce)
 // when the tiles do not divide by the chips (REFERENCE 8 #36: 3 tiles on 4 chips). Every chip's
 // output is compared bit for bit with all_reduce::reference_outputs.
-#include <gtest/gtest.h>
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 
 namespace cclmesh::ccltest {
@@ -75,7 +75,8 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
     for (ChipId chip : g) by_rank.push_back(inputs[chip]);
     const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), by_rank);
     for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank]) << "rank " << rank << " chip " << g[rank];
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "rank " << rank << " chip " << g[rank];
     }
   }
   return r;

@@ -3,11 +3,11 @@
 // and L1, several groups at once, back to back. Every chip's output is compared bit for bit
 // with reduce_scatter::reference_outputs, which sums in the device's order with the device's
 // bf16 rounding after every addition (no tolerance needed).
-#include <gtest/gtest.h>
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
-#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 
 namespace cclmesh::ccltest {
@@ -31,7 +31,7 @@ struct Case {
   std::optional<int> cluster_axis;
   std::uint32_t chunk_packets = 8;
   std::uint32_t repeats = 1;
-  std::uint32_t packet_pages = 0;  // 0: the op's default
+  std::uint32_t packet_pages = 0;                      // 0: the op's default
   std::optional<runtime::BufferConfig> output_config;  // instead of interleaved in output_memory
 };
 
@@ -55,8 +55,8 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory));
   p.output_buffer =
       device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
-  p.barrier_semaphore = device.create_global_semaphore(rs::semaphore_cores(p, device.topology()),
-                                                       runtime::CoreKind::Tensix, 0);
+  p.barrier_semaphore =
+      device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const runtime::FabricPlan plan(device.topology(), p.fabric);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
   std::map<ChipId, Bytes> inputs;
@@ -79,7 +79,8 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
     for (ChipId chip : g) by_rank.push_back(inputs[chip]);
     const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), by_rank);
     for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank]) << "rank " << rank << " chip " << g[rank];
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "rank " << rank << " chip " << g[rank];
     }
   }
   return r;

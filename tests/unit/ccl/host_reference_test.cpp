@@ -1,10 +1,10 @@
 // The host references: joining and cutting page images along each dim, and sums that round to
 // bf16 after every addition (the device's reduce) in a given order.
+#include "runtime/ccl/common/host_reference.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
-
-#include "runtime/ccl/common/host_reference.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -52,8 +52,9 @@ TEST(HostReference, SliceUndoesConcat) {
       EXPECT_EQ(reference::slice(whole, whole_spec, dim, 4, i), parts[i]) << "dim " << dim << " piece " << i;
     }
   }
-  EXPECT_THROW(reference::slice(pages(3, 4096, 0), TensorSpec{{1, 1, 32, 96}, DataType::Float32, Layout::Tile}, 3, 2, 0),
-               CclParamsError);
+  EXPECT_THROW(
+      reference::slice(pages(3, 4096, 0), TensorSpec{{1, 1, 32, 96}, DataType::Float32, Layout::Tile}, 3, 2, 0),
+      CclParamsError);
 }
 
 Bytes bf16_values(std::initializer_list<std::uint16_t> bits) {
