@@ -5,13 +5,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "topologies/errors.hpp"
@@ -78,25 +86,279 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   return device;
 }
 
+namespace ccl = runtime::ccl;
+
+// Seeded bf16 / fp32 values whose high byte keeps them finite and small (2^-15 .. 2^1), so sums
+// never overflow and every chip's reduction is comparable bit for bit.
+Bytes seeded_finite(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) {
+  Bytes data = seeded_bytes(seed, salt, bytes);
+  for (std::uint64_t i = 1; i < bytes; i += 2) {
+    data[i] = static_cast<std::byte>(0x38 + (static_cast<unsigned>(data[i]) & 0x0F));
+  }
+  return data;
+}
+
+ccl::DataType parse_dtype(const std::string& text) {
+  if (text == "fp32") return ccl::DataType::Float32;
+  if (text == "bfp8") return ccl::DataType::Bfloat8B;
+  return ccl::DataType::Bfloat16;
+}
+
+// One chip's tensor of `pages` pages: TILE pages along dim 3 ([1,1,32,32P]); ROW_MAJOR rows
+// of 1024 elements along dim 2 ([1,1,P,1024]), since a ROW_MAJOR page is a whole row.
+ccl::TensorSpec tensor_of_pages(const RunOptions& options, std::uint64_t pages) {
+  ccl::TensorSpec spec;
+  spec.dtype = parse_dtype(options.dtype);
+  spec.layout = options.layout == "row_major" ? ccl::Layout::RowMajor : ccl::Layout::Tile;
+  const auto p = static_cast<std::uint32_t>(pages);
+  spec.shape = spec.layout == ccl::Layout::Tile ? std::array<std::uint32_t, 4>{1, 1, 32, 32 * p}
+                                                : std::array<std::uint32_t, 4>{1, 1, p, 1024};
+  return spec;
+}
+
+std::uint32_t gather_dim(const RunOptions& options) { return options.layout == "row_major" ? 2 : 3; }
+
+std::uint64_t page_bytes_of(const RunOptions& options) {
+  try {
+    return ccl::page_size_bytes(tensor_of_pages(options, 1));
+  } catch (const ccl::CclParamsError& e) {
+    throw UsageError(fmt::format("--dtype/--layout: {}", e.what()));
+  }
+}
+
+// What a prepared op leaves for the run: its workloads, the chips it runs on, how to check the
+// result, and the figures the metrics need.
+struct PreparedOp {
+  std::vector<runtime::MeshWorkload> workloads;
+  std::uint32_t group_size = 0;
+  std::uint64_t size_bytes = 0;   // nccl-tests S as run
+  std::uint64_t count = 0;        // elements
+  std::uint32_t directions = 1;
+  std::function<Check()> verify;  // empty with --no-data
+};
+
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   if (options.mode != "fabric") {
-    throw UsageError(fmt::format("--mode: '{}' is not available yet for {}; the simulator runs 'fabric' "
-                                 "(persistent routers) collectives so far",
-                                 options.mode, to_string(options.op)));
-  }
-  if (options.cluster_axis) {
-    throw UsageError(fmt::format("--cluster-axis: not available yet for {}", to_string(options.op)));
-  }
-  if (options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram") {
-    throw UsageError(fmt::format("--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM so far", to_string(options.op)));
+    throw UsageError(fmt::format("--mode: '{}' is not available yet; the simulator runs 'fabric' (persistent "
+                                 "routers) collectives so far",
+                                 options.mode));
   }
   if (options.links != 1) {
-    throw UsageError(fmt::format("--links: {} uses 1 link so far, got {}", to_string(options.op), options.links));
+    throw UsageError(fmt::format("--links: {} link(s) asked; collectives use 1 link per hop so far", options.links));
   }
-  if (n_chips < 2) throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
-  if (options.topology == "ring" && n_chips == 2) {
+  if (n_chips < 2) {
+    throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
+  }
+  if (options.topology == "ring" && n_chips == 2 && !options.cluster_axis) {
     throw UsageError("--topology: a ring of 2 chips does not work (tt-metal issue #12770); use --topology line");
   }
+  const bool pair_op = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
+  if (pair_op && (options.cluster_axis || options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram")) {
+    throw UsageError(fmt::format("--cluster-axis/--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM over "
+                                 "the whole system so far",
+                                 to_string(options.op)));
+  }
+  if (options.op == CollectiveOp::Reduce || options.op == CollectiveOp::AllToAll) {
+    throw UsageError(fmt::format("--op: '{}' is not available in the simulator yet; available: all_gather, "
+                                 "reduce_scatter, all_reduce, broadcast, send_recv",
+                                 to_string(options.op)));
+  }
+}
+
+Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandle& buffer, const std::string& name,
+                  const std::map<ChipId, Bytes>& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
+  Check check;
+  for (const auto& [chip, bytes] : expected) {
+    Bytes actual(bytes.size());
+    device.read_buffer(chip, buffer, actual);
+    compare(check, chip, name, bytes, actual, page_bytes, element_bytes);
+  }
+  return check;
+}
+
+PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
+  const std::uint64_t pages = options.size_bytes / kTilePageBytes;
+  if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, kTilePageBytes));
+  const std::uint64_t bytes = pages * kTilePageBytes;
+  runtime::BufferConfig config;
+  config.type = runtime::BufferType::Dram;
+  config.size_bytes = bytes;
+  config.page_size_bytes = kTilePageBytes;
+  const BufferHandle input = device.create_buffer(config);
+  const BufferHandle output = device.create_buffer(config);
+  const std::vector<ChipId> order = device.fabric().chips();
+  PreparedOp op;
+  op.size_bytes = bytes;
+  op.count = bytes / 2;
+  ChipId source = order.at(0);
+  std::vector<ChipId> destinations;
+  if (options.op == CollectiveOp::SendRecv) {
+    // One pair of neighbours at the start of the fabric: nccl-tests' sendrecv moves one hop.
+    ccl::send_recv::Params params;
+    params.sender = source;
+    params.receiver = order.at(1);
+    params.input = input;
+    params.output = output;
+    params.fabric = device.options().fabric;
+    destinations = {params.receiver};
+    op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
+    op.group_size = 2;
+  } else {
+    ccl::broadcast::Params params;
+    params.root = source;
+    params.input = input;
+    params.output = output;
+    params.fabric = device.options().fabric;
+    for (ChipId chip : order) {
+      if (chip != source) destinations.push_back(chip);
+    }
+    op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
+    op.group_size = static_cast<std::uint32_t>(order.size());
+    op.directions = ring ? 2 : 1;
+  }
+  if (!options.no_data) {
+    Bytes data = seeded_bytes(options.seed, source, bytes);
+    device.write_buffer(source, input, data);
+    std::map<ChipId, Bytes> expected;
+    for (ChipId chip : destinations) expected[chip] = data;
+    op.verify = [&device, output, expected] { return compare_all(device, output, "output", expected, kTilePageBytes, 2); };
+  }
+  return op;
+}
+
+// The chips of every group and each chip's seeded input; inputs in rank order per group.
+struct GroupInputs {
+  std::vector<std::vector<ChipId>> groups;
+  std::map<ChipId, Bytes> inputs;
+};
+
+GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDevice& device, const ccl::GroupSelection& selection,
+                               const BufferHandle& input, bool finite) {
+  GroupInputs result;
+  const runtime::FabricPlan plan(device.topology(), device.options().fabric);
+  result.groups = ccl::resolve_groups(selection, device.topology(), plan);
+  for (const auto& group : result.groups) {
+    for (ChipId chip : group) {
+      Bytes data = finite ? seeded_finite(options.seed, chip, input.config.size_bytes)
+                          : seeded_bytes(options.seed, chip, input.config.size_bytes);
+      if (!options.no_data) device.write_buffer(chip, input, data);
+      result.inputs[chip] = std::move(data);
+    }
+  }
+  return result;
+}
+
+PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
+  const std::uint64_t page_bytes = page_bytes_of(options);
+  ccl::GroupSelection selection;
+  selection.cluster_axis = options.cluster_axis;
+  const runtime::FabricPlan plan(device.topology(), device.options().fabric);
+  const auto n = static_cast<std::uint32_t>(ccl::resolve_groups(selection, device.topology(), plan).front().size());
+  const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
+  const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
+  const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
+  const std::uint32_t dim = gather_dim(options);
+  const std::uint32_t element = ccl::element_bytes(parse_dtype(options.dtype));
+  PreparedOp op;
+  op.group_size = n;
+  op.directions = ring ? 2 : 1;
+
+  if (options.op == CollectiveOp::AllGather) {
+    // S = the gathered output; each chip holds S / N.
+    const std::uint64_t pages = options.size_bytes / (page_bytes * n);
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    ccl::all_gather::Params p;
+    p.input = tensor_of_pages(options, pages);
+    p.dim = dim;
+    p.topology = topology;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+    p.input_buffer = device.create_buffer(config(p.input));
+    p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
+    p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
+                                                      runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.output_buffer.config.size_bytes;
+    op.workloads.push_back(ccl::all_gather::build(p, device.topology()));
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
+    if (!options.no_data) {
+      std::map<ChipId, Bytes> expected;
+      for (const auto& group : in.groups) {
+        std::vector<Bytes> parts;
+        for (ChipId chip : group) parts.push_back(in.inputs.at(chip));
+        const Bytes whole = ccl::reference::concat(parts, p.input, dim);
+        for (ChipId chip : group) expected[chip] = whole;
+      }
+      const BufferHandle out = p.output_buffer;
+      op.verify = [&device, out, expected, page_bytes, element] {
+        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
+      };
+    }
+  } else if (options.op == CollectiveOp::ReduceScatter) {
+    // S = each chip's input; it splits into N slices along dim.
+    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    ccl::reduce_scatter::Params p;
+    p.input = tensor_of_pages(options, pages);
+    p.dim = dim;
+    p.topology = topology;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+    p.input_buffer = device.create_buffer(config(p.input));
+    p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
+    p.barrier_semaphore = device.create_global_semaphore(ccl::reduce_scatter::semaphore_cores(p, device.topology()),
+                                                         runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.input_buffer.config.size_bytes;
+    op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
+    if (!options.no_data) {
+      std::map<ChipId, Bytes> expected;
+      for (const auto& group : in.groups) {
+        std::vector<Bytes> by_rank;
+        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
+        const std::vector<Bytes> outputs = ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank);
+        for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = outputs[rank];
+      }
+      const BufferHandle out = p.output_buffer;
+      op.verify = [&device, out, expected, page_bytes, element] {
+        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
+      };
+    }
+  } else {
+    // all_reduce: S = the tensor on every chip, before and after.
+    const std::uint64_t pages = options.size_bytes / page_bytes;
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    ccl::all_reduce::Params p;
+    p.tensor = tensor_of_pages(options, pages);
+    p.topology = topology;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+    p.input_buffer = device.create_buffer(config(p.tensor));
+    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
+    const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, device.topology());
+    p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+    p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.input_buffer.config.size_bytes;
+    op.workloads = ccl::all_reduce::build(p, device.topology());
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
+    if (!options.no_data) {
+      std::map<ChipId, Bytes> expected;
+      for (const auto& group : in.groups) {
+        std::vector<Bytes> by_rank;
+        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
+        const std::vector<Bytes> outputs = ccl::all_reduce::reference_outputs(p, device.topology(), by_rank);
+        for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = outputs[rank];
+      }
+      const BufferHandle out = p.output_buffer;
+      op.verify = [&device, out, expected, page_bytes, element] {
+        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
+      };
+    }
+  }
+  // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
+  const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
+  op.count = op.size_bytes / page_bytes * per_page;
+  return op;
 }
 
 }  // namespace
@@ -105,78 +367,34 @@ RunResult run_collective(const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   topo::Topology topology = load_topology(options.system);
   const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
-  if (options.op != CollectiveOp::SendRecv && options.op != CollectiveOp::Broadcast) {
-    throw UsageError(fmt::format("--op: '{}' is not available in the simulator yet; available: send_recv, broadcast",
-                                 to_string(options.op)));
-  }
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
 
-  const std::uint64_t pages = options.size_bytes / kTilePageBytes;
-  if (pages == 0) {
-    throw UsageError(fmt::format("--size: {} B is less than one {} B tile page", options.size_bytes, kTilePageBytes));
-  }
-  const std::uint64_t bytes = pages * kTilePageBytes;
-
   std::unique_ptr<sim::device::SimMeshDevice> device;
+  PreparedOp op;
   try {
     device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options(options, ring));
+    op = (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
+             ? prepare_pair_op(options, *device, ring)
+             : prepare_collective(options, *device, ring);
   } catch (const topo::InputError& e) {
-    throw UsageError(fmt::format("--topology: {}", e.what()));
-  }
-  runtime::BufferConfig config;
-  config.type = runtime::BufferType::Dram;
-  config.size_bytes = bytes;
-  config.page_size_bytes = kTilePageBytes;
-  const BufferHandle input = device->create_buffer(config);
-  const BufferHandle output = device->create_buffer(config);
-  const std::vector<ChipId> order = device->fabric().chips();
-
-  std::vector<ChipId> sources;
-  std::vector<ChipId> destinations;
-  runtime::MeshWorkload workload;
-  try {
-    if (options.op == CollectiveOp::SendRecv) {
-      // One pair, neighbours at the start of the fabric: nccl-tests' sendrecv moves data one hop.
-      runtime::ccl::send_recv::Params params;
-      params.sender = order.at(0);
-      params.receiver = order.at(1);
-      params.input = input;
-      params.output = output;
-      params.fabric = device->options().fabric;
-      sources = {params.sender};
-      destinations = {params.receiver};
-      workload = runtime::ccl::send_recv::build(params, device->topology());
-    } else {
-      runtime::ccl::broadcast::Params params;
-      params.root = order.at(0);
-      params.input = input;
-      params.output = output;
-      params.fabric = device->options().fabric;
-      sources = {params.root};
-      for (ChipId chip : order) {
-        if (chip != params.root) destinations.push_back(chip);
-      }
-      workload = runtime::ccl::broadcast::build(params, device->topology());
-    }
-  } catch (const runtime::ccl::CclParamsError& e) {
+    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
+  } catch (const std::invalid_argument& e) {  // CclParamsError, FabricPlanError, buffer configs
     throw UsageError(e.what());
   }
 
-  Bytes source_data;
-  if (!options.no_data) {
-    source_data = seeded_bytes(options.seed, sources.front(), bytes);
-    device->write_buffer(sources.front(), input, source_data);
-  }
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();
-  device->enqueue_workload(workload);
+  const std::size_t profile_begin = device->profile().size();
+  for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
   device->finish();
   const sim::EngineStats after = device->stats();
 
   std::int64_t first_start_ns = std::numeric_limits<std::int64_t>::max();
   std::int64_t last_end_ns = 0;
-  for (const runtime::KernelProfile& kernel : device->profile()) {
+  const std::vector<runtime::KernelProfile> profile = device->profile();
+  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
+    const runtime::KernelProfile& kernel = profile[i];
     if (kernel.core_kind != runtime::CoreKind::Tensix) continue;  // persistent routers
     first_start_ns = std::min<std::int64_t>(first_start_ns, static_cast<std::int64_t>(kernel.start_ns));
     last_end_ns = std::max<std::int64_t>(last_end_ns, static_cast<std::int64_t>(kernel.end_ns));
@@ -185,28 +403,22 @@ RunResult run_collective(const RunOptions& options) {
   RunResult result;
   result.op = to_string(options.op);
   result.system = options.system;
-  result.n_chips = n_chips;
+  result.n_chips = op.group_size;
   result.topology = options.topology;
-  result.links = 1;
-  result.directions = options.op == CollectiveOp::Broadcast && ring ? 2 : 1;
+  result.links = options.links;
+  result.directions = op.directions;
   result.mode = options.mode;
   result.dtype = options.dtype;
-  result.size_bytes = bytes;
-  result.count = bytes / 2;
+  result.size_bytes = op.size_bytes;
+  result.count = op.count;
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;
   result.launch_us = static_cast<double>(first_start_ns) / 1e3 - enqueued.us();
   result.line_rate_GBps = static_cast<double>(topology.links().front().rate_bytes_per_s) / 1e9;
   result.bandwidth = compute_bandwidth(
-      {options.op, bytes, n_chips, result.time_us, result.links, result.directions, result.line_rate_GBps});
+      {options.op, op.size_bytes, op.group_size, result.time_us, result.links, result.directions, result.line_rate_GBps});
   result.sim_events = after.events_executed - before.events_executed;
-
-  if (!options.no_data) {
-    Check check;
-    for (ChipId chip : destinations) {
-      Bytes actual(bytes);
-      device->read_buffer(chip, output, actual);
-      compare(check, chip, "output", source_data, actual, kTilePageBytes, 2);
-    }
+  if (op.verify) {
+    const Check check = op.verify();
     result.verified = check.wrong_elements == 0;
     result.wrong_elements = check.wrong_elements;
     result.mismatch = check.first_mismatch;
