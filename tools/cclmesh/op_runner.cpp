@@ -237,11 +237,12 @@ GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDe
   GroupInputs result;
   const runtime::FabricPlan plan(device.topology(), device.options().fabric);
   result.groups = ccl::resolve_groups(selection, device.topology(), plan);
+  if (options.no_data) return result;  // timing only: no host tensors, memory stays bounded
   for (const auto& group : result.groups) {
     for (ChipId chip : group) {
       Bytes data = finite ? seeded_finite(options.seed, chip, input.config.size_bytes)
                           : seeded_bytes(options.seed, chip, input.config.size_bytes);
-      if (!options.no_data) device.write_buffer(chip, input, data);
+      device.write_buffer(chip, input, data);
       result.inputs[chip] = std::move(data);
     }
   }
