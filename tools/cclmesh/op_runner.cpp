@@ -249,6 +249,25 @@ GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDe
   return result;
 }
 
+// The check of a collective's output: the host reference of each group (inputs in rank order)
+// against every chip's output buffer. Empty with --no-data (no inputs were made).
+using GroupReference = std::function<std::vector<Bytes>(const std::vector<Bytes>& inputs_by_rank)>;
+
+std::function<Check()> verifier(sim::device::SimMeshDevice& device, const BufferHandle& output, const GroupInputs& in,
+                                std::uint64_t page_bytes, std::uint32_t element, const GroupReference& reference) {
+  if (in.inputs.empty()) return {};
+  std::map<ChipId, Bytes> expected;
+  for (const auto& group : in.groups) {
+    std::vector<Bytes> by_rank;
+    for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
+    std::vector<Bytes> outputs = reference(by_rank);
+    for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = std::move(outputs[rank]);
+  }
+  return [&device, output, expected = std::move(expected), page_bytes, element] {
+    return compare_all(device, output, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
+  };
+}
+
 PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
   const std::uint64_t page_bytes = page_bytes_of(options);
   ccl::GroupSelection selection;
@@ -281,19 +300,9 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.output_buffer.config.size_bytes;
     op.workloads.push_back(ccl::all_gather::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    if (!options.no_data) {
-      std::map<ChipId, Bytes> expected;
-      for (const auto& group : in.groups) {
-        std::vector<Bytes> parts;
-        for (ChipId chip : group) parts.push_back(in.inputs.at(chip));
-        const Bytes whole = ccl::reference::concat(parts, p.input, dim);
-        for (ChipId chip : group) expected[chip] = whole;
-      }
-      const BufferHandle out = p.output_buffer;
-      op.verify = [&device, out, expected, page_bytes, element] {
-        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
-      };
-    }
+    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
+      return std::vector<Bytes>(by_rank.size(), ccl::reference::concat(by_rank, p.input, dim));
+    });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
     const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
@@ -311,19 +320,9 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    if (!options.no_data) {
-      std::map<ChipId, Bytes> expected;
-      for (const auto& group : in.groups) {
-        std::vector<Bytes> by_rank;
-        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-        const std::vector<Bytes> outputs = ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank);
-        for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = outputs[rank];
-      }
-      const BufferHandle out = p.output_buffer;
-      op.verify = [&device, out, expected, page_bytes, element] {
-        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
-      };
-    }
+    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
+      return ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank);
+    });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
     const std::uint64_t pages = options.size_bytes / page_bytes;
@@ -342,19 +341,9 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = ccl::all_reduce::build(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    if (!options.no_data) {
-      std::map<ChipId, Bytes> expected;
-      for (const auto& group : in.groups) {
-        std::vector<Bytes> by_rank;
-        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-        const std::vector<Bytes> outputs = ccl::all_reduce::reference_outputs(p, device.topology(), by_rank);
-        for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = outputs[rank];
-      }
-      const BufferHandle out = p.output_buffer;
-      op.verify = [&device, out, expected, page_bytes, element] {
-        return compare_all(device, out, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
-      };
-    }
+    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
+      return ccl::all_reduce::reference_outputs(p, device.topology(), by_rank);
+    });
   }
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
