@@ -399,6 +399,7 @@ RunResult run_collective(const RunOptions& options) {
   result.directions = op.directions;
   result.mode = options.mode;
   result.dtype = options.dtype;
+  result.redop = (options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce) ? "sum" : "none";
   result.size_bytes = op.size_bytes;
   result.count = op.count;
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;

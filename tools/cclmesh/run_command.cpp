@@ -13,6 +13,7 @@
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
+#include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 
@@ -28,48 +29,6 @@ struct RawRunOptions {
   std::string json_path;
 };
 
-nlohmann::json to_json(const RunResult& r) {
-  nlohmann::json j;
-  j["op"] = r.op;
-  j["system"] = r.system;
-  j["n_chips"] = r.n_chips;
-  j["topology"] = r.topology;
-  j["links"] = r.links;
-  j["mode"] = r.mode;
-  j["dtype"] = r.dtype;
-  j["size_bytes"] = r.size_bytes;
-  j["count"] = r.count;
-  j["time_us"] = r.time_us;
-  j["launch_us"] = r.launch_us;
-  j["algbw_GBps"] = r.bandwidth.algbw_GBps;
-  j["busbw_GBps"] = r.bandwidth.busbw_GBps;
-  j["linkbw_GBps"] = r.bandwidth.linkbw_GBps;
-  j["pct_line_rate"] = r.bandwidth.pct_line_rate;
-  j["line_rate_GBps"] = r.line_rate_GBps;
-  j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
-  j["wrong_elements"] = r.wrong_elements;
-  if (!r.mismatch.empty()) j["first_mismatch"] = r.mismatch;
-  j["sim_events"] = r.sim_events;
-  j["wall_s"] = r.wall_s;
-  return j;
-}
-
-std::string to_row(const RunResult& r) {
-  std::string text = fmt::format(
-      "# cclmesh run: {} on {} ({} chips, {}, {} link{}, {} mode); time = simulated device kernel time, GB = 1e9 B\n",
-      r.op, r.system, r.n_chips, r.topology, r.links, r.links == 1 ? "" : "s", r.mode);
-  text += fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7} {:>8} {:>6} {:>10}\n", "size", "count", "type",
-                      "redop", "time", "algbw", "busbw", "#wrong", "linkbw", "%line", "launch");
-  text += fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7} {:>8} {:>6} {:>10}\n", "(B)", "(elements)", "", "",
-                      "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)", "", "(us)");
-  const std::string wrong = r.verified ? fmt::format("{}", r.wrong_elements) : "N/A";
-  text += fmt::format(" {:>12} {:>13} {:>9} {:>6} {:>11.2f} {:>8.2f} {:>8.2f} {:>7} {:>8.2f} {:>6.1f} {:>10.2f}\n", r.size_bytes,
-                      r.count, r.dtype == "bf16" ? "bfloat16" : r.dtype, "none", r.time_us, r.bandwidth.algbw_GBps,
-                      r.bandwidth.busbw_GBps, wrong, r.bandwidth.linkbw_GBps, r.bandwidth.pct_line_rate, r.launch_us);
-  if (!r.mismatch.empty()) text += fmt::format("# MISMATCH: {}\n", r.mismatch);
-  return text;
-}
-
 int run(RawRunOptions& raw) {
   RunOptions& options = raw.parsed;
   options.op = parse_collective_op(raw.op, "--op");
@@ -82,8 +41,8 @@ int run(RawRunOptions& raw) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
     return kExitHangOrFault;
   }
-  if (!raw.json_path.empty()) write_output(raw.json_path, to_json(result).dump(2), "--json");
-  if (raw.json_path != "-") std::cout << to_row(result);
+  if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
+  if (raw.json_path != "-") std::cout << table_title(result) << table_header() << table_row(result);
   if (result.verified.has_value() && !*result.verified) return kExitDataMismatch;
   return kExitOk;
 }

@@ -36,6 +36,7 @@ struct RunResult {
   std::uint32_t directions = 1;
   std::string mode;
   std::string dtype;
+  std::string redop = "none";     // "sum" for the reducing ops
   std::uint64_t size_bytes = 0;   // as run (rounded down to whole pages)
   std::uint64_t count = 0;        // elements
   double time_us = 0.0;           // simulated device kernel time

@@ -1,0 +1,20 @@
+#pragma once
+// How results are printed: the nccl-tests table (title, header, rows), CSV and JSON. One place,
+// so `cclmesh run` and `cclmesh sweep` print the same columns.
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "tools/cclmesh/run_options.hpp"
+
+namespace cclmesh::cli {
+
+std::string table_title(const RunResult& result);
+std::string table_header();
+std::string table_row(const RunResult& result);
+std::string csv_header();
+std::string csv_row(const RunResult& result);
+nlohmann::json result_json(const RunResult& result);
+
+}  // namespace cclmesh::cli

@@ -1,0 +1,150 @@
+// `cclmesh sweep --system S --op OP[,OP...] [--topology ring|line] -b MIN -e MAX -f FACTOR
+//   [--csv FILE] [--json FILE] [--plot FILE.svg]`: the nccl-tests table over a range of sizes.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/device/mesh_device.hpp"
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/output_file.hpp"
+#include "tools/cclmesh/result_table.hpp"
+#include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/sweep_plot.hpp"
+
+namespace cclmesh::cli {
+
+namespace {
+
+struct SweepOptions {
+  RunOptions base;
+  std::string ops = "all_gather";
+  std::string min_size = "1K";
+  std::string max_size = "1M";
+  std::uint64_t factor = 2;
+  std::string csv_path;
+  std::string json_path;
+  std::string plot_path;
+};
+
+std::vector<CollectiveOp> parse_ops(const std::string& list) {
+  std::vector<CollectiveOp> ops;
+  std::stringstream stream(list);
+  std::string name;
+  while (std::getline(stream, name, ',')) ops.push_back(parse_collective_op(name, "--op"));
+  if (ops.empty()) throw UsageError("--op: empty list; expected e.g. all_gather,reduce_scatter");
+  return ops;
+}
+
+// A progress bar on stderr, only when stderr is a terminal (never in logs or CI output).
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), enabled_(::isatty(STDERR_FILENO) == 1) {}
+  void step(const std::string& what) {
+    ++done_;
+    if (!enabled_) return;
+    const std::size_t width = 30;
+    const std::size_t filled = total_ == 0 ? width : done_ * width / total_;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done_, total_, what.c_str());
+    if (done_ == total_) std::fprintf(stderr, "\r%80s\r", "");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::size_t total_;
+  std::size_t done_ = 0;
+  bool enabled_;
+};
+
+int sweep(SweepOptions& o) {
+  const std::vector<CollectiveOp> ops = parse_ops(o.ops);
+  const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
+  const std::uint64_t max_bytes = parse_size_bytes(o.max_size, "-e");
+  if (max_bytes < min_bytes) {
+    throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
+  }
+  if (o.factor < 2) throw UsageError(fmt::format("-f: factor {} must be at least 2", o.factor));
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= o.factor) {
+    sizes.push_back(size);
+    if (size > max_bytes / o.factor) break;
+  }
+
+  Progress progress(ops.size() * sizes.size());
+  std::vector<RunResult> rows;
+  int exit_code = kExitOk;
+  for (CollectiveOp op : ops) {
+    bool header_printed = false;
+    for (std::uint64_t size : sizes) {
+      RunOptions options = o.base;
+      options.op = op;
+      options.size_bytes = size;
+      RunResult result;
+      try {
+        result = run_collective(options);
+      } catch (const runtime::DeviceError& e) {
+        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", to_string(op).c_str(),
+                     static_cast<unsigned long long>(size), e.what());
+        return kExitHangOrFault;
+      }
+      progress.step(fmt::format("{} {} B", to_string(op), size));
+      if (!header_printed) {
+        std::cout << table_title(result) << table_header();
+        header_printed = true;
+      }
+      std::cout << table_row(result) << std::flush;
+      if (result.verified.has_value() && !*result.verified) exit_code = kExitDataMismatch;
+      rows.push_back(std::move(result));
+    }
+  }
+  if (!o.csv_path.empty()) {
+    std::string csv = csv_header();
+    for (const RunResult& row : rows) csv += csv_row(row);
+    write_output(o.csv_path, csv, "--csv");
+  }
+  if (!o.json_path.empty()) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const RunResult& row : rows) all.push_back(result_json(row));
+    write_output(o.json_path, all.dump(2), "--json");
+  }
+  if (!o.plot_path.empty()) {
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated)", o.base.system, o.base.topology,
+                                          o.base.links, o.base.links == 1 ? "" : "s");
+    write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
+  auto o = std::make_shared<SweepOptions>();
+  RunOptions& b = o->base;
+  CLI::App* command = app.add_subcommand("sweep", "The nccl-tests table of one or more collectives over a range of sizes");
+  command->add_option("--system", b.system, "built-in name, parametric spec or YAML file")->capture_default_str();
+  command->add_option("--op", o->ops, "comma-separated ops, e.g. all_gather,reduce_scatter")->capture_default_str();
+  command->add_option("--topology", b.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
+  command->add_option("--links", b.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
+  command->add_option("--cluster-axis", b.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
+  command->add_option("--dtype", b.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
+  command->add_option("--memory", b.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
+  command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
+  command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
+  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
+  command->add_flag("--no-data", b.no_data, "timing only: no payload bytes, nothing verified");
+  command->add_option("--seed", b.seed, "seed of the input data")->capture_default_str();
+  command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
+  command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
+  command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
+  command->callback([o, &outcome] { outcome.exit_code = sweep(*o); });
+}
+
+}  // namespace cclmesh::cli
