@@ -19,6 +19,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "runtime/device/buffer_layout.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -110,6 +111,11 @@ ccl::TensorSpec tensor_of_pages(const RunOptions& options, std::uint64_t pages) 
   ccl::TensorSpec spec;
   spec.dtype = parse_dtype(options.dtype);
   spec.layout = options.layout == "row_major" ? ccl::Layout::RowMajor : ccl::Layout::Tile;
+  // A 4D shape holds 32-bit extents: refuse what would wrap rather than run a smaller tensor.
+  const std::uint64_t extent = spec.layout == ccl::Layout::Tile ? 32 * pages : pages;
+  if (extent > std::numeric_limits<std::uint32_t>::max()) {
+    throw UsageError(fmt::format("--size: {} pages per chip do not fit a tensor shape; use a smaller size", pages));
+  }
   const auto p = static_cast<std::uint32_t>(pages);
   spec.shape = spec.layout == ccl::Layout::Tile ? std::array<std::uint32_t, 4>{1, 1, 32, 32 * p}
                                                 : std::array<std::uint32_t, 4>{1, 1, p, 1024};
@@ -369,7 +375,9 @@ RunResult run_collective(const RunOptions& options) {
              : prepare_collective(options, *device, ring);
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
-  } catch (const std::invalid_argument& e) {  // CclParamsError, FabricPlanError, buffer configs
+  } catch (const runtime::BufferConfigError& e) {
+    throw UsageError(fmt::format("--size/--memory: {}", e.what()));
+  } catch (const std::invalid_argument& e) {  // CclParamsError, FabricPlanError
     throw UsageError(e.what());
   }
 
