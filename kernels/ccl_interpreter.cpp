@@ -413,13 +413,27 @@ class Interpreter {
     const uint32_t page_size = st.args->tensor.page_size_bytes;
     const uint32_t max_run = max_run_pages(st);
     uint32_t pages = 0;
+    ScatterBatch batch;
     while (pages < args_.packet_size_in_pages && !st.walker.done()) {
       const uint32_t room = args_.packet_size_in_pages - pages;
       const PageRun run = next_page_run(st.walker, st.args->tensor.addrgen, room < max_run ? room : max_run);
-      // One fabric packet per contiguous run (REFERENCE §4.8).
-      write_out(st, base + pages * st.cb_page_size, tensor_page_noc_addr(st, run), run.num_pages * page_size);
+      const uint32_t src = base + pages * st.cb_page_size;
+      const uint32_t bytes = run.num_pages * page_size;
+      const uint64_t dst = tensor_page_noc_addr(st, run);
+      if (writes_locally(st)) {
+        noc_async_write(src, dst, bytes, noc_);
+      }
+      // Runs that follow each other in the CB share one fabric packet as a scatter write;
+      // a run that does not fit sends what is gathered first.
+      if (writes_remotely(st)) {
+        if (!batch.can_take(src, bytes, st.max_packet_payload)) {
+          send_scatter(st, batch);
+        }
+        batch.add(src, dst, bytes);
+      }
       pages += run.num_pages;
     }
+    send_scatter(st, batch);
     noc_async_writes_flushed(noc_);
     cb_pop_front(static_cast<int32_t>(st.cb_id), static_cast<int32_t>(args_.packet_size_in_pages));
     if (st.walker.done()) {
@@ -463,6 +477,44 @@ class Interpreter {
       header.to_chip_multicast(1, h.num_targets_backward);
       send_packet(st, backward_, header, payload_l1_address, payload_bytes);
     }
+  }
+
+  // Contiguous runs of a CB packet bound for the same chips, gathered into one fabric packet
+  // (REFERENCE §6.6: a scatter write carries at most kNocScatterWriteMaxChunks chunks).
+  struct ScatterBatch {
+    uint32_t src = 0;
+    uint32_t bytes = 0;
+    uint8_t chunks = 0;
+    uint64_t noc_address[api::kNocScatterWriteMaxChunks] = {};
+    uint16_t chunk_size[api::kNocScatterWriteMaxChunks] = {};
+
+    bool can_take(uint32_t run_src, uint32_t run_bytes, uint32_t max_payload) const {
+      return chunks == 0 || (chunks < api::kNocScatterWriteMaxChunks && src + bytes == run_src &&
+                             bytes + run_bytes <= max_payload);
+    }
+    void add(uint32_t run_src, uint64_t dst, uint32_t run_bytes) {
+      if (chunks == 0) {
+        src = run_src;
+      }
+      noc_address[chunks] = dst;
+      chunk_size[chunks] = static_cast<uint16_t>(run_bytes);
+      chunks += 1;
+      bytes += run_bytes;
+    }
+  };
+
+  void send_scatter(const Stream& st, ScatterBatch& batch) {
+    if (batch.chunks == 0) {
+      return;
+    }
+    PacketHeader header = api::make_packet_header();
+    if (batch.chunks == 1) {
+      header.to_noc_unicast_write(batch.noc_address[0], static_cast<uint16_t>(batch.bytes));
+    } else {
+      header.to_noc_unicast_scatter_write(batch.noc_address, batch.chunk_size, batch.chunks);
+    }
+    send_fabric(st, header, batch.src, batch.bytes);
+    batch = ScatterBatch{};
   }
 
   bool writes_locally(const Stream& st) const { return st.plan.header.dest_type != DestinationType::CHIP_UNICAST; }

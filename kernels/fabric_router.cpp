@@ -408,6 +408,16 @@ class FabricRouter {
         increment(f.semaphore_noc_address, f.value, f.flush != 0);
         break;
       }
+      case api::NocSendType::NOC_UNICAST_SCATTER_WRITE: {
+        const auto& sc = c.unicast_scatter_write;
+        uint32_t offset = 0;
+        for (uint32_t i = 0; i < sc.chunk_count; ++i) {
+          const uint32_t bytes = i + 1u < sc.chunk_count ? sc.chunk_size[i] : payload - offset;
+          noc_async_write(payload_address + offset, sc.noc_address[i], bytes, noc_);
+          offset += bytes;
+        }
+        break;
+      }
       case api::NocSendType::NOC_MULTICAST_ATOMIC_INC:
         fail(KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE, received_ % layout_.receiver_slots);
     }

@@ -1,19 +1,20 @@
 #pragma once
-// The 32-byte fabric packet header (tt-metal PacketHeader, REFERENCE §6.5, §6.6), the routing
+// The 48-byte 1D fabric packet header (tt-metal PacketHeader, REFERENCE §6.5, §6.6), the routing
 // byte of the 1D fabric and its per-hop rules. Builders mirror tt-metal's names
 // (to_chip_unicast, to_chip_multicast, to_noc_unicast_write, ...), so kernels read the same.
 //
 // Layout (bytes):
-//   0-23  NoC command fields (union; 24 B because the fused write + atomic inc carries two
-//         64-bit NoC addresses, and u64 alignment rounds 20 B up to 24 B, as in tt-metal's
-//         2025 header)
-//   24-25 payload_size_bytes (excludes the header)
-//   26    noc_send_type
-//   27    src_ch_id (the source's EDM sender channel)
-//   28    chip_send_type
-//   29    routing fields
-//   30-31 reserved (the header stays 32 B for 32 B-aligned DRAM reads)
-// REFERENCE's byte offsets were inferred for a 16 B union; see docs/command_stream.md.
+//   0-39  NoC command fields (union; 40 B because the scatter write carries four 64-bit NoC
+//         addresses and three 16-bit chunk sizes, and u64 alignment rounds 38 B up to 40 B)
+//   40-41 payload_size_bytes (excludes the header)
+//   42    noc_send_type
+//   43    src_ch_id (the source's EDM sender channel)
+//   44    chip_send_type
+//   45    routing fields
+//   46-47 reserved
+// REFERENCE §6.5 gives the 2026 1D header as 48 B without its layout (unconfirmed); the 2024
+// header was 32 B with a 16 B union. This is the 32 B header's field order behind a union
+// that holds the scatter write (≤ 4 chunks, REFERENCE §6.6). See docs/command_stream.md.
 //
 // Device-clean: <cstdint>, <cstddef> (offsetof) only.
 
@@ -31,8 +32,13 @@ enum class NocSendType : uint8_t {
   NOC_UNICAST_ATOMIC_INC = 3,
   NOC_MULTICAST_ATOMIC_INC = 4,  // the 1D router asserts on it (REFERENCE §6.5)
   NOC_FUSED_UNICAST_WRITE_ATOMIC_INC = 5,
+  // One payload written to up to kNocScatterWriteMaxChunks NoC addresses, chunk by chunk
+  // (tt-metal NOC_UNICAST_SCATTER_WRITE): interleaved pages live in different banks, so this
+  // is how one packet carries several of them.
+  NOC_UNICAST_SCATTER_WRITE = 6,
 };
-constexpr uint32_t kNumNocSendTypes = 6;
+constexpr uint32_t kNumNocSendTypes = 7;
+constexpr uint32_t kNocScatterWriteMaxChunks = 4;
 
 enum class ChipSendType : uint8_t { CHIP_UNICAST = 0, CHIP_MULTICAST = 1 };
 
@@ -111,7 +117,17 @@ struct NocUnicastAtomicIncFusedCommandHeader {
   uint8_t flush;
 };
 
+// Chunk i (< chunk_count) is written at noc_address[i]; every chunk but the last has the size
+// chunk_size[i], the last takes the rest of the payload. Unused addresses are zero.
+struct NocUnicastScatterCommandHeader {
+  uint64_t noc_address[kNocScatterWriteMaxChunks];
+  uint16_t chunk_size[kNocScatterWriteMaxChunks - 1];
+  uint8_t chunk_count;
+  uint8_t reserved;
+};
+
 static_assert(sizeof(NocUnicastCommandHeader) == 8, "unicast write fields");
+static_assert(sizeof(NocUnicastScatterCommandHeader) == 40, "scatter write fields (38 B + u64 padding)");
 static_assert(sizeof(NocUnicastInlineWriteCommandHeader) == 16, "inline write fields (12 B + u64 padding)");
 static_assert(sizeof(NocUnicastAtomicIncCommandHeader) == 16, "atomic inc fields (12 B + u64 padding)");
 static_assert(sizeof(NocMulticastCommandHeader) == 8, "multicast write fields");
@@ -123,8 +139,9 @@ union NocCommandFields {
   NocMulticastCommandHeader mcast_write;
   NocUnicastAtomicIncCommandHeader unicast_seminc;
   NocUnicastAtomicIncFusedCommandHeader unicast_seminc_fused;
+  NocUnicastScatterCommandHeader unicast_scatter_write;
 };
-static_assert(sizeof(NocCommandFields) == 24, "NoC command fields are 24 B");
+static_assert(sizeof(NocCommandFields) == 40, "NoC command fields are 40 B");
 
 constexpr uint16_t kDefaultAtomicIncWrap = 0xFFFF;
 
@@ -184,21 +201,37 @@ struct PacketHeader {
     payload_size_bytes = payload_bytes;
     return *this;
   }
+  // `chunk_count` (2 .. 4) chunks of `chunk_sizes[i]` bytes, packed back to back in the payload.
+  PacketHeader& to_noc_unicast_scatter_write(const uint64_t* noc_addresses, const uint16_t* chunk_sizes,
+                                             uint8_t chunk_count) {
+    noc_send_type = static_cast<uint8_t>(NocSendType::NOC_UNICAST_SCATTER_WRITE);
+    NocUnicastScatterCommandHeader fields{};
+    uint32_t total = 0;
+    for (uint8_t i = 0; i < chunk_count && i < kNocScatterWriteMaxChunks; ++i) {
+      fields.noc_address[i] = noc_addresses[i];
+      if (i + 1u < kNocScatterWriteMaxChunks) fields.chunk_size[i] = i + 1u < chunk_count ? chunk_sizes[i] : 0;
+      total += chunk_sizes[i];
+    }
+    fields.chunk_count = chunk_count;
+    command_fields.unicast_scatter_write = fields;
+    payload_size_bytes = static_cast<uint16_t>(total);
+    return *this;
+  }
 };
 
-static_assert(sizeof(PacketHeader) == 32, "the 1D fabric packet header is 32 B");
+static_assert(sizeof(PacketHeader) == 48, "the 1D fabric packet header is 48 B");
 static_assert(offsetof(PacketHeader, command_fields) == 0, "header layout");
-static_assert(offsetof(PacketHeader, payload_size_bytes) == 24, "header layout");
-static_assert(offsetof(PacketHeader, noc_send_type) == 26, "header layout");
-static_assert(offsetof(PacketHeader, src_ch_id) == 27, "header layout");
-static_assert(offsetof(PacketHeader, chip_send_type) == 28, "header layout");
-static_assert(offsetof(PacketHeader, routing_fields) == 29, "header layout");
+static_assert(offsetof(PacketHeader, payload_size_bytes) == 40, "header layout");
+static_assert(offsetof(PacketHeader, noc_send_type) == 42, "header layout");
+static_assert(offsetof(PacketHeader, src_ch_id) == 43, "header layout");
+static_assert(offsetof(PacketHeader, chip_send_type) == 44, "header layout");
+static_assert(offsetof(PacketHeader, routing_fields) == 45, "header layout");
 constexpr uint32_t kPacketHeaderSizeBytes = sizeof(PacketHeader);
 
 // A zeroed header: the starting point for the builders (no uninitialised bytes on the wire).
 inline PacketHeader make_packet_header() {
   PacketHeader h{};
-  h.command_fields.unicast_seminc_fused = NocUnicastAtomicIncFusedCommandHeader{0, 0, 0, 0, 0};
+  h.command_fields.unicast_scatter_write = NocUnicastScatterCommandHeader{};
   return h;
 }
 

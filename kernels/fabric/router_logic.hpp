@@ -91,6 +91,7 @@ constexpr bool router_supports_noc_send_type(uint8_t type) {
     case api::NocSendType::NOC_MULTICAST_WRITE:
     case api::NocSendType::NOC_UNICAST_ATOMIC_INC:
     case api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC:
+    case api::NocSendType::NOC_UNICAST_SCATTER_WRITE:
       return true;
     case api::NocSendType::NOC_MULTICAST_ATOMIC_INC:
       return false;
@@ -101,7 +102,22 @@ constexpr bool router_supports_noc_send_type(uint8_t type) {
 constexpr bool send_type_has_payload(uint8_t type) {
   const auto t = static_cast<api::NocSendType>(type);
   return t == api::NocSendType::NOC_UNICAST_WRITE || t == api::NocSendType::NOC_MULTICAST_WRITE ||
-         t == api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC;
+         t == api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC || t == api::NocSendType::NOC_UNICAST_SCATTER_WRITE;
+}
+
+// A scatter write names 2 .. 4 chunks, each but the last of a stated size, the last non-empty.
+constexpr bool scatter_fields_are_valid(const api::NocUnicastScatterCommandHeader& s, uint32_t payload_bytes) {
+  if (s.chunk_count < 2 || s.chunk_count > api::kNocScatterWriteMaxChunks) {
+    return false;
+  }
+  uint32_t leading = 0;
+  for (uint32_t i = 0; i + 1 < s.chunk_count; ++i) {
+    if (s.chunk_size[i] == 0) {
+      return false;
+    }
+    leading += s.chunk_size[i];
+  }
+  return leading < payload_bytes;
 }
 
 // Checks a packet found in a receiver slot. Returns 0 or a fault code.
@@ -126,6 +142,10 @@ constexpr uint32_t check_received_packet(const api::PacketHeader& h, const EthCh
   }
   if (h.noc_send_type == static_cast<uint8_t>(api::NocSendType::NOC_MULTICAST_WRITE) &&
       (h.command_fields.mcast_write.mcast_rect_size_x == 0 || h.command_fields.mcast_write.mcast_rect_size_y == 0)) {
+    return bad;
+  }
+  if (h.noc_send_type == static_cast<uint8_t>(api::NocSendType::NOC_UNICAST_SCATTER_WRITE) &&
+      !scatter_fields_are_valid(h.command_fields.unicast_scatter_write, h.payload_size_bytes)) {
     return bad;
   }
   if (!api::routing_is_valid(h.routing_fields)) {

@@ -41,7 +41,7 @@ TEST(FabricRouterLayout, FieldsAndBuffersAreAlignedAndDisjoint) {
   EXPECT_EQ(l.control_begin, 0x18010u);  // rounded up to 16 B
   EXPECT_EQ(l.slot_size_bytes, api::fabric_slot_size_bytes(4352));
   EXPECT_EQ(l.slot_size_bytes % 32, 0u);
-  EXPECT_EQ(l.sync_offset_in_slot, 32u + 4352u);
+  EXPECT_EQ(l.sync_offset_in_slot, 48u + 4352u);  // behind the 48 B header
   EXPECT_GE(l.slot_size_bytes, l.sync_offset_in_slot + 16);
   auto r = regions(l);
   for (const auto& [b, e] : r) {
@@ -64,8 +64,10 @@ TEST(FabricRouterLayout, FieldsAndBuffersAreAlignedAndDisjoint) {
 TEST(FabricRouterLayout, SlotSizeRoundsPayloadToEthWordsAndBuffersTo32) {
   EXPECT_EQ(api::fabric_slot_payload_capacity(4096), 4096u);
   EXPECT_EQ(api::fabric_slot_payload_capacity(4100), 4112u);
-  EXPECT_EQ(api::fabric_slot_size_bytes(4096), 4160u);  // 32 + 4096 + 16 -> 4144 -> 4160
-  EXPECT_EQ(api::fabric_slot_sync_offset(4100), 32u + 4112u);
+  EXPECT_EQ(api::fabric_slot_size_bytes(4096), 4160u);  // 48 + 4096 + 16, already 32 B aligned
+  EXPECT_EQ(api::fabric_slot_size_bytes(4352), 4416u);  // 48 + 4352 + 16
+  EXPECT_EQ(api::fabric_slot_size_bytes(4100), 4192u);  // 48 + 4112 + 16 -> 4176 -> 4192
+  EXPECT_EQ(api::fabric_slot_sync_offset(4100), 48u + 4112u);
 }
 
 TEST(FabricConnection, ConnectionForChannelMatchesLayout) {
@@ -172,9 +174,9 @@ TEST(FabricRouterLogic, CreditsComeFromFirstLevelOrCompletionAcks) {
 }
 
 TEST(FabricRouterLogic, PacketSizesOnTheLink) {
-  EXPECT_EQ(kernels::packet_send_bytes(0), 32u);
-  EXPECT_EQ(kernels::packet_send_bytes(1), 48u);
-  EXPECT_EQ(kernels::packet_send_bytes(4096), 4128u);
+  EXPECT_EQ(kernels::packet_send_bytes(0), 48u);
+  EXPECT_EQ(kernels::packet_send_bytes(1), 64u);
+  EXPECT_EQ(kernels::packet_send_bytes(4096), 4144u);
   EXPECT_TRUE(kernels::packet_fills_slot(4352, 4352));
   EXPECT_TRUE(kernels::packet_fills_slot(4350, 4352));  // same 16 B words
   EXPECT_FALSE(kernels::packet_fills_slot(2048, 4352));
@@ -189,7 +191,7 @@ api::PacketHeader write_header(uint8_t routing, uint16_t payload) {
 
 TEST(FabricRouterLogic, ReceivedPacketChecks) {
   const uint32_t ok = 0;
-  kernels::EthChannelSync sync{32 + 1024, 0, 0, 0};
+  kernels::EthChannelSync sync{api::kPacketHeaderSizeBytes + 1024, 0, 0, 0};
   EXPECT_EQ(kernels::check_received_packet(write_header(0x11, 1024), sync, 4096, false), ok);
   EXPECT_EQ(kernels::check_received_packet(write_header(0x12, 1024), sync, 4096, false),
             api::fault_code(api::KernelFaultCode::ROUTE_PAST_END));
@@ -198,19 +200,37 @@ TEST(FabricRouterLogic, ReceivedPacketChecks) {
             api::fault_code(api::KernelFaultCode::BAD_PACKET_HEADER));  // start 0: never delivered
   EXPECT_EQ(kernels::check_received_packet(write_header(0x11, 1024), sync, 512, true),
             api::fault_code(api::KernelFaultCode::BAD_PACKET_HEADER));
-  kernels::EthChannelSync wrong_size{32 + 1000, 0, 0, 0};
+  kernels::EthChannelSync wrong_size{api::kPacketHeaderSizeBytes + 1000, 0, 0, 0};
   EXPECT_NE(kernels::check_received_packet(write_header(0x11, 1024), wrong_size, 4096, true), ok);
-  kernels::EthChannelSync bad_channel{32 + 1024, 0, 2, 0};
+  kernels::EthChannelSync bad_channel{api::kPacketHeaderSizeBytes + 1024, 0, 2, 0};
   EXPECT_NE(kernels::check_received_packet(write_header(0x11, 1024), bad_channel, 4096, true), ok);
   api::PacketHeader mcast_inc = api::make_packet_header();
   mcast_inc.noc_send_type = static_cast<uint8_t>(api::NocSendType::NOC_MULTICAST_ATOMIC_INC);
   mcast_inc.routing_fields = 0x11;
-  kernels::EthChannelSync header_only{32, 0, 1, 0};
+  kernels::EthChannelSync header_only{api::kPacketHeaderSizeBytes, 0, 1, 0};
   EXPECT_EQ(kernels::check_received_packet(mcast_inc, header_only, 4096, true),
             api::fault_code(api::KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE));
   api::PacketHeader inc = api::make_packet_header();
   inc.to_noc_unicast_atomic_inc(api::noc_xy_addr(1, 1, 0x20), 1).to_chip_unicast(1);
   EXPECT_EQ(kernels::check_received_packet(inc, header_only, 4096, false), ok);
+
+  // Scatter writes: 2 .. 4 chunks, the stated ones non-empty and leaving the last chunk bytes.
+  const uint64_t addresses[4] = {api::noc_xy_addr(1, 1, 0x1000), api::noc_xy_addr(2, 1, 0x1000),
+                                 api::noc_xy_addr(3, 1, 0x1000), api::noc_xy_addr(4, 1, 0x1000)};
+  const uint16_t halves[2] = {512, 512};
+  api::PacketHeader scatter = api::make_packet_header();
+  scatter.to_noc_unicast_scatter_write(addresses, halves, 2).to_chip_unicast(1);
+  EXPECT_EQ(kernels::check_received_packet(scatter, sync, 4096, false), ok);
+  api::PacketHeader one_chunk = scatter;
+  one_chunk.command_fields.unicast_scatter_write.chunk_count = 1;
+  EXPECT_EQ(kernels::check_received_packet(one_chunk, sync, 4096, false),
+            api::fault_code(api::KernelFaultCode::BAD_PACKET_HEADER));
+  api::PacketHeader five_chunks = scatter;
+  five_chunks.command_fields.unicast_scatter_write.chunk_count = 5;
+  EXPECT_NE(kernels::check_received_packet(five_chunks, sync, 4096, false), ok);
+  api::PacketHeader no_tail = scatter;
+  no_tail.command_fields.unicast_scatter_write.chunk_size[0] = 1024;  // leaves the last chunk nothing
+  EXPECT_NE(kernels::check_received_packet(no_tail, sync, 4096, false), ok);
 }
 
 TEST(FabricRouterLogic, DrainedOnlyWhenNothingIsInFlight) {

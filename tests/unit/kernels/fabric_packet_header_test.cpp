@@ -79,22 +79,23 @@ TEST(RoutingByte, PerHopDecrement) {
 }
 
 TEST(PacketHeader, LayoutAndBuilders) {
-  static_assert(sizeof(PacketHeader) == 32);
+  static_assert(sizeof(PacketHeader) == 48);
   PacketHeader h = make_packet_header();
   h.to_chip_unicast(3).to_noc_unicast_write(noc_xy_addr(1, 2, 0x4000), 2048);
   h.src_ch_id = 1;
-  uint8_t bytes[32];
+  uint8_t bytes[48];
   std::memcpy(bytes, &h, sizeof bytes);
   uint64_t addr = 0;
   std::memcpy(&addr, bytes, 8);
   EXPECT_EQ(addr, noc_xy_addr(1, 2, 0x4000));
-  EXPECT_EQ(bytes[24] | (bytes[25] << 8), 2048);  // little-endian payload size
-  EXPECT_EQ(bytes[26], static_cast<uint8_t>(NocSendType::NOC_UNICAST_WRITE));
-  EXPECT_EQ(bytes[27], 1);
-  EXPECT_EQ(bytes[28], static_cast<uint8_t>(ChipSendType::CHIP_UNICAST));
-  EXPECT_EQ(bytes[29], 0x13);
-  EXPECT_EQ(bytes[30], 0);
-  EXPECT_EQ(bytes[31], 0);
+  for (int i = 8; i < 40; ++i) EXPECT_EQ(bytes[i], 0) << "command byte " << i;  // no stale bytes on the wire
+  EXPECT_EQ(bytes[40] | (bytes[41] << 8), 2048);  // little-endian payload size
+  EXPECT_EQ(bytes[42], static_cast<uint8_t>(NocSendType::NOC_UNICAST_WRITE));
+  EXPECT_EQ(bytes[43], 1);
+  EXPECT_EQ(bytes[44], static_cast<uint8_t>(ChipSendType::CHIP_UNICAST));
+  EXPECT_EQ(bytes[45], 0x13);
+  EXPECT_EQ(bytes[46], 0);
+  EXPECT_EQ(bytes[47], 0);
 
   h.to_chip_multicast(1, 3).to_noc_unicast_atomic_inc(noc_xy_addr(9, 0, 0x100), 255);
   EXPECT_EQ(h.get_chip_send_type(), ChipSendType::CHIP_MULTICAST);
@@ -115,6 +116,19 @@ TEST(PacketHeader, LayoutAndBuilders) {
 
   h.to_noc_multicast_write(NocMulticastCommandHeader{0x500, 1, 1, 4, 5}, 1024);
   EXPECT_EQ(h.command_fields.mcast_write.mcast_rect_size_y, 5);
+
+  const uint64_t addresses[3] = {noc_xy_addr(1, 0, 0x1000), noc_xy_addr(2, 0, 0x1000), noc_xy_addr(3, 0, 0x1800)};
+  const uint16_t sizes[3] = {2048, 2048, 1024};
+  h.to_noc_unicast_scatter_write(addresses, sizes, 3);
+  EXPECT_EQ(h.get_noc_send_type(), NocSendType::NOC_UNICAST_SCATTER_WRITE);
+  EXPECT_EQ(h.payload_size_bytes, 5120);
+  const auto& sc = h.command_fields.unicast_scatter_write;
+  EXPECT_EQ(sc.chunk_count, 3);
+  EXPECT_EQ(sc.noc_address[2], addresses[2]);
+  EXPECT_EQ(sc.noc_address[3], 0u);
+  EXPECT_EQ(sc.chunk_size[0], 2048);
+  EXPECT_EQ(sc.chunk_size[1], 2048);
+  EXPECT_EQ(sc.chunk_size[2], 0);  // the last chunk takes the rest of the payload
 }
 
 TEST(NocAddress, PackingMatchesWormholeLayout) {
