@@ -83,6 +83,7 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   sim::device::SimMeshDeviceOptions device;
   device.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
   device.fabric.mode = ring ? runtime::FabricMode::Ring : runtime::FabricMode::Line;
+  device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.max_simulated_time = options.max_sim_time;
   return device;
 }
@@ -377,7 +378,9 @@ RunResult run_collective(const RunOptions& options) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("--size/--memory: {}", e.what()));
-  } catch (const std::invalid_argument& e) {  // CclParamsError, FabricPlanError
+  } catch (const runtime::FabricPlanError& e) {
+    throw UsageError(fmt::format("--system/--topology/--fabric-payload: {}", e.what()));
+  } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(e.what());
   }
 

@@ -70,6 +70,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
   command->add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   command->add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
+  command->add_option("--fabric-payload", o.fabric_payload_bytes,
+                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
+      ->check(CLI::Range(64, 7616))
+      ->capture_default_str();
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
   command->callback([raw, &outcome] { outcome.exit_code = run(*raw); });

@@ -24,6 +24,9 @@ struct RunOptions {
   bool no_data = false;
   std::uint64_t seed = 1;
   std::optional<sim::SimTime> max_sim_time;
+  // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
+  // Wormhole; the calibration runs used 6144 B).
+  std::uint32_t fabric_payload_bytes = 4352;
 };
 
 // One run's result: what `cclmesh run` prints as a row or as JSON.

@@ -140,6 +140,10 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
   command->add_flag("--no-data", b.no_data, "timing only: no payload bytes, nothing verified");
+  command->add_option("--fabric-payload", b.fabric_payload_bytes,
+                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
+      ->check(CLI::Range(64, 7616))
+      ->capture_default_str();
   command->add_option("--seed", b.seed, "seed of the input data")->capture_default_str();
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
