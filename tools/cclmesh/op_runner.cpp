@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -33,6 +34,9 @@ namespace {
 using runtime::BufferHandle;
 using runtime::ChipId;
 using Bytes = std::vector<std::byte>;
+// Expected outputs are shared between chips that expect the same bytes (all_gather, broadcast),
+// so the host keeps one copy of a reference, not one per chip.
+using SharedBytes = std::shared_ptr<const Bytes>;
 
 constexpr std::uint32_t kTilePageBytes = 2048;  // bf16 tile (REFERENCE §7.1)
 
@@ -173,12 +177,13 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
 }
 
 Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandle& buffer, const std::string& name,
-                  const std::map<ChipId, Bytes>& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
+                  const std::map<ChipId, SharedBytes>& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
   Check check;
+  Bytes actual;
   for (const auto& [chip, bytes] : expected) {
-    Bytes actual(bytes.size());
+    actual.resize(bytes->size());
     device.read_buffer(chip, buffer, actual);
-    compare(check, chip, name, bytes, actual, page_bytes, element_bytes);
+    compare(check, chip, name, *bytes, actual, page_bytes, element_bytes);
   }
   return check;
 }
@@ -226,8 +231,9 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
   if (!options.no_data) {
     Bytes data = seeded_bytes(options.seed, source, bytes);
     device.write_buffer(source, input, data);
-    std::map<ChipId, Bytes> expected;
-    for (ChipId chip : destinations) expected[chip] = data;
+    const auto shared = std::make_shared<const Bytes>(std::move(data));
+    std::map<ChipId, SharedBytes> expected;
+    for (ChipId chip : destinations) expected[chip] = shared;
     op.verify = [&device, output, expected] { return compare_all(device, output, "output", expected, kTilePageBytes, 2); };
   }
   return op;
@@ -258,16 +264,22 @@ GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDe
 
 // The check of a collective's output: the host reference of each group (inputs in rank order)
 // against every chip's output buffer. Empty with --no-data (no inputs were made).
-using GroupReference = std::function<std::vector<Bytes>(const std::vector<Bytes>& inputs_by_rank)>;
+using GroupReference = std::function<std::vector<SharedBytes>(const std::vector<Bytes>& inputs_by_rank)>;
+
+std::vector<SharedBytes> share_each(std::vector<Bytes> outputs) {
+  std::vector<SharedBytes> shared;
+  for (Bytes& b : outputs) shared.push_back(std::make_shared<const Bytes>(std::move(b)));
+  return shared;
+}
 
 std::function<Check()> verifier(sim::device::SimMeshDevice& device, const BufferHandle& output, const GroupInputs& in,
                                 std::uint64_t page_bytes, std::uint32_t element, const GroupReference& reference) {
   if (in.inputs.empty()) return {};
-  std::map<ChipId, Bytes> expected;
+  std::map<ChipId, SharedBytes> expected;
   for (const auto& group : in.groups) {
     std::vector<Bytes> by_rank;
     for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-    std::vector<Bytes> outputs = reference(by_rank);
+    std::vector<SharedBytes> outputs = reference(by_rank);
     for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = std::move(outputs[rank]);
   }
   return [&device, output, expected = std::move(expected), page_bytes, element] {
@@ -308,7 +320,8 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.workloads.push_back(ccl::all_gather::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return std::vector<Bytes>(by_rank.size(), ccl::reference::concat(by_rank, p.input, dim));
+      return std::vector<SharedBytes>(by_rank.size(),
+                                      std::make_shared<const Bytes>(ccl::reference::concat(by_rank, p.input, dim)));
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
@@ -328,7 +341,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank);
+      return share_each(ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank));
     });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
@@ -349,7 +362,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.workloads = ccl::all_reduce::build(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return ccl::all_reduce::reference_outputs(p, device.topology(), by_rank);
+      return share_each(ccl::all_reduce::reference_outputs(p, device.topology(), by_rank));
     });
   }
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
