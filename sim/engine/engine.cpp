@@ -85,25 +85,8 @@ Engine& Engine::current() {
 
 Engine* Engine::current_or_null() { return current_engine; }
 
-struct Engine::ScheduledCallback {
-  std::function<void()> callback;
-};
-
-void Engine::callback_trampoline(void* context) {
-  std::unique_ptr<ScheduledCallback> owned{static_cast<ScheduledCallback*>(context)};
-  owned->callback();
-}
-
-void Engine::callback_drop(void* context) { delete static_cast<ScheduledCallback*>(context); }
-
-EventId Engine::schedule_at(SimTime when, std::function<void()> callback) {
+void Engine::check_schedulable(SimTime when) const {
   CCLMESH_CHECK(when >= now_, fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)));
-  auto* owned = new ScheduledCallback{std::move(callback)};
-  return queue_.push(when, &Engine::callback_trampoline, owned, &Engine::callback_drop);
-}
-
-EventId Engine::schedule_in(SimTime delay, std::function<void()> callback) {
-  return schedule_at(now_ + delay, std::move(callback));
 }
 
 void Engine::adopt(Actor& actor, std::string name) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -11,9 +12,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/actor.hpp"
+#include "sim/engine/callback_pool.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/engine/time.hpp"
 
@@ -82,9 +86,14 @@ class Engine {
 
   SimTime now() const { return now_; }
 
-  // Plain callbacks, for models that are trivial servers.
-  EventId schedule_at(SimTime when, std::function<void()> callback);
-  EventId schedule_in(SimTime delay, std::function<void()> callback);
+  // Plain callbacks, for models that are trivial servers. Any callable; small ones (most
+  // lambdas) live in the engine's callback pool, not on the heap.
+  template <typename F>
+  EventId schedule_at(SimTime when, F&& callback);
+  template <typename F>
+  EventId schedule_in(SimTime delay, F&& callback) {
+    return schedule_at(now_ + delay, std::forward<F>(callback));
+  }
   bool cancel(EventId id) { return queue_.cancel(id); }
 
   // Starts a top-level process at the current time. The engine owns its frame.
@@ -121,14 +130,22 @@ class Engine {
   void release_detached(void* frame_address);
 
  private:
-  struct ScheduledCallback;
   RunResult run_loop(SimTime limit, const std::function<bool()>* keep_going);
   static void resume_trampoline(void* actor);
-  static void callback_trampoline(void* callback);
-  static void callback_drop(void* callback);
+  void check_schedulable(SimTime when) const;
+  // Runs (or, for an event never run, drops) a callback and frees its storage.
+  template <typename Fn>
+  static void run_pooled(void* storage);
+  template <typename Fn>
+  static void drop_pooled(void* storage);
+  template <typename Fn>
+  static void run_owned(void* callback);
+  template <typename Fn>
+  static void drop_owned(void* callback);
   void dispatch_resume(Actor& actor);
   void destroy_all_actors();
 
+  CallbackPool callbacks_;  // declared before queue_: pending events release into it on destruction
   EventQueue queue_;
   SimTime now_;
   Actor* current_actor_ = nullptr;
@@ -144,5 +161,49 @@ class Engine {
   std::optional<ProcessFailure> failure_;
   Engine* previous_current_ = nullptr;
 };
+
+template <typename F>
+EventId Engine::schedule_at(SimTime when, F&& callback) {
+  using Fn = std::decay_t<F>;
+  check_schedulable(when);
+  if constexpr (sizeof(Fn) <= CallbackPool::kStorageBytes && alignof(Fn) <= alignof(std::max_align_t)) {
+    void* storage = callbacks_.allocate();
+    new (storage) Fn(std::forward<F>(callback));
+    return queue_.push(when, &Engine::run_pooled<Fn>, storage, &Engine::drop_pooled<Fn>);
+  } else {
+    auto* owned = new Fn(std::forward<F>(callback));
+    return queue_.push(when, &Engine::run_owned<Fn>, owned, &Engine::drop_owned<Fn>);
+  }
+}
+
+template <typename Fn>
+void Engine::run_pooled(void* storage) {
+  // Freed however the callback ends: a model fault propagates as an exception.
+  struct Release {
+    Fn* fn;
+    ~Release() {
+      fn->~Fn();
+      CallbackPool::release(fn);
+    }
+  } release{static_cast<Fn*>(storage)};
+  (*release.fn)();
+}
+
+template <typename Fn>
+void Engine::drop_pooled(void* storage) {
+  static_cast<Fn*>(storage)->~Fn();
+  CallbackPool::release(storage);
+}
+
+template <typename Fn>
+void Engine::run_owned(void* callback) {
+  std::unique_ptr<Fn> owned{static_cast<Fn*>(callback)};
+  (*owned)();
+}
+
+template <typename Fn>
+void Engine::drop_owned(void* callback) {
+  delete static_cast<Fn*>(callback);
+}
 
 }  // namespace cclmesh::sim

@@ -28,8 +28,13 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   slot.drop = drop;
   slot.context = context;
   slot.in_use = true;
-  heap_.push_back(Entry{time.ps(), next_sequence_++, index, slot.generation});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  const Entry entry{time.ps(), next_sequence_++, index, slot.generation};
+  if (entry.time_ps == now_time_ps_) {
+    now_fifo_.push_back(entry);
+  } else {
+    heap_.push_back(entry);
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
   ++live_;
   return EventId{index, slot.generation};
 }
@@ -63,21 +68,35 @@ void EventQueue::release_slot(std::uint32_t index) {
 }
 
 void EventQueue::discard_cancelled_top() {
-  while (!heap_.empty()) {
-    const Entry& top = heap_.front();
-    const Slot& slot = slots_[top.slot];
-    if (slot.in_use && slot.generation == top.generation) return;
+  while (!heap_.empty() && !live(heap_.front())) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
   }
 }
 
+void EventQueue::discard_cancelled_front() {
+  while (now_head_ < now_fifo_.size() && !live(now_fifo_[now_head_])) ++now_head_;
+  if (now_head_ == now_fifo_.size()) {
+    now_fifo_.clear();
+    now_head_ = 0;
+  }
+}
+
 bool EventQueue::pop(DueEvent& out) {
   discard_cancelled_top();
-  if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Entry entry = heap_.back();
-  heap_.pop_back();
+  discard_cancelled_front();
+  const bool fifo = now_head_ < now_fifo_.size();
+  if (!fifo && heap_.empty()) return false;
+  Entry entry;
+  if (fifo && (heap_.empty() || later(heap_.front(), now_fifo_[now_head_]))) {
+    entry = now_fifo_[now_head_++];
+  } else {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    entry = heap_.back();
+    heap_.pop_back();
+  }
+  CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
+  now_time_ps_ = entry.time_ps;
   Slot& slot = slots_[entry.slot];
   out.time = SimTime::from_ps(entry.time_ps);
   out.sequence = entry.sequence;
@@ -90,6 +109,8 @@ bool EventQueue::pop(DueEvent& out) {
 
 SimTime EventQueue::next_time() {
   discard_cancelled_top();
+  discard_cancelled_front();
+  if (now_head_ < now_fifo_.size()) return SimTime::from_ps(now_time_ps_);
   return heap_.empty() ? SimTime::max() : SimTime::from_ps(heap_.front().time_ps);
 }
 

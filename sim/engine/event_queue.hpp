@@ -2,6 +2,11 @@
 // The one event queue: a binary heap ordered by (time, sequence number), so events at equal
 // times run in the order they were scheduled and a run is reproducible bit for bit.
 // Cancellation is by flag: a cancelled event stays in the heap and is skipped when it surfaces.
+//
+// Events scheduled for the time of the event being run (wake-ups, zero-delay hand-offs: a
+// large share of all events) skip the heap: they go to a FIFO, which is already in sequence
+// order. pop() takes whichever of the FIFO's front and the heap's top is earlier in (time,
+// sequence), so the order is exactly the heap-only order.
 
 #include <cstdint>
 #include <vector>
@@ -63,13 +68,25 @@ class EventQueue {
     std::uint32_t next_free = 0;
     bool in_use = false;
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.sequence > b.sequence;
-  }
+  // A function object, not a function pointer, so the heap algorithms inline the comparison.
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.sequence > b.sequence;
+    }
+  };
+  static constexpr Later later{};
   void release_slot(std::uint32_t slot);
+  bool live(const Entry& e) const {
+    const Slot& slot = slots_[e.slot];
+    return slot.in_use && slot.generation == e.generation;
+  }
   void discard_cancelled_top();
+  void discard_cancelled_front();
 
   std::vector<Entry> heap_;
+  std::vector<Entry> now_fifo_;       // entries at now_time_ps_, in sequence order, from now_head_
+  std::size_t now_head_ = 0;
+  std::int64_t now_time_ps_ = -1;     // time of the last event popped
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kNoSlot;
   std::uint64_t next_sequence_ = 0;

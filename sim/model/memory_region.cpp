@@ -101,8 +101,26 @@ void MemoryRegion::read(std::uint64_t address, std::span<std::uint8_t> out) cons
 
 std::vector<std::uint8_t> MemoryRegion::read(std::uint64_t address, std::uint64_t bytes) const {
   check(address, bytes, AccessKind::Read);
-  std::vector<std::uint8_t> out(bytes);
-  read(address, std::span<std::uint8_t>(out));
+  // Appended page by page: no zero fill of bytes that are copied over at once.
+  std::vector<std::uint8_t> out;
+  out.reserve(bytes);
+  if (mode_ == StorageMode::Discarded) {
+    out.resize(bytes);
+    return out;
+  }
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const std::uint64_t at = address + done;
+    const std::uint64_t offset = at % kPageBytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+    const std::uint8_t* page = page_or_null(at / kPageBytes);
+    if (page != nullptr) {
+      out.insert(out.end(), page + offset, page + offset + chunk);
+    } else {
+      out.resize(out.size() + chunk);
+    }
+    done += chunk;
+  }
   return out;
 }
 

@@ -211,8 +211,6 @@ SimTime Noc::book(Endpoint& requester, std::int64_t hold_bytes, bool multicast) 
   return port.book_request(engine_.now(), request_issue_, request_setup_, transfer_time(hold_bytes, rate), multicast);
 }
 
-void Noc::schedule(SimTime when, std::function<void()> action) { engine_.schedule_at(when, std::move(action)); }
-
 // --- reads -----------------------------------------------------------------------------------
 
 void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_address, std::uint32_t bytes) {

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/engine.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/noc_port.hpp"
@@ -142,7 +143,10 @@ class Noc {
   Endpoint& target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes);
   std::uint32_t packet_count(std::uint32_t bytes) const;
   SimTime book(Endpoint& requester, std::int64_t hold_bytes, bool multicast = false);
-  void schedule(SimTime when, std::function<void()> action);
+  template <typename F>
+  void schedule(SimTime when, F&& action) {
+    engine_.schedule_at(when, std::forward<F>(action));
+  }
 
   PacketResource& link_at(CoreCoord at, Direction direction);
   CoreCoord step(CoreCoord at, Direction direction) const;

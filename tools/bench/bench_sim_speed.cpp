@@ -17,6 +17,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +38,10 @@ struct Scenario {
   int groups = 1;  // independent rings / lines running at once
 };
 
-RunOptions options_for(const std::string& system, std::uint64_t bytes, bool no_data, std::optional<int> axis = {}) {
+RunOptions options_for(const std::string& system, std::uint64_t bytes, bool no_data, std::optional<int> axis = {},
+                       const std::string& topology = "ring") {
   RunOptions o;
+  o.topology = topology;
   o.system = system;
   o.op = CollectiveOp::AllGather;
   o.size_bytes = bytes;
@@ -52,13 +56,19 @@ std::vector<Scenario> scenarios() {
       {"t3k 8-ring all_gather 64 MiB, timing only", options_for("t3k", 64 * MiB, true), 0.0, true},
       {"t3k 8-ring all_gather 64 MiB, real data", options_for("t3k", 64 * MiB, false), 10.0, true},
       {"t3k 8-ring all_gather 1 GiB, timing only", options_for("t3k", 1024 * MiB, true), 5.0, false},
-      {"tg all_gather along axis 1 (4 rings of 8), 1 GiB, timing only", options_for("tg", 1024 * MiB, true, 1), 20.0,
+      {"tg all_gather along axis 1 (4 lines of 8), 1 GiB, timing only", options_for("tg", 1024 * MiB, true, 1, "line"), 20.0,
        false, 4},
   };
 }
 
 int run_one(const Scenario& s) {
-  const cclmesh::cli::RunResult r = cclmesh::cli::run_collective(s.options);
+  cclmesh::cli::RunResult r;
+  try {
+    r = cclmesh::cli::run_collective(s.options);
+  } catch (const std::exception& e) {
+    fmt::print("{:<64} failed: {}\n", s.name, e.what());
+    return 1;
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
