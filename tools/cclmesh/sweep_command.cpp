@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ int sweep(SweepOptions& o) {
   Progress progress(ops.size() * sizes.size());
   std::vector<RunResult> rows;
   int exit_code = kExitOk;
+  // A size one op cannot run (below one page per chip, past a builder's limit) is skipped with
+  // a comment line, as the rest of the table is still worth having; a sweep in which nothing
+  // can run is bad input.
+  std::optional<UsageError> last_skip;
   for (CollectiveOp op : ops) {
     bool header_printed = false;
     for (std::uint64_t size : sizes) {
@@ -90,6 +95,11 @@ int sweep(SweepOptions& o) {
       RunResult result;
       try {
         result = run_collective(options);
+      } catch (const UsageError& e) {
+        progress.step(fmt::format("{} {} B", to_string(op), size));
+        std::cout << fmt::format("# {} at {} B skipped: {}\n", to_string(op), size, e.what()) << std::flush;
+        last_skip = e;
+        continue;
       } catch (const runtime::DeviceError& e) {
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", to_string(op).c_str(),
                      static_cast<unsigned long long>(size), e.what());
@@ -105,6 +115,7 @@ int sweep(SweepOptions& o) {
       rows.push_back(std::move(result));
     }
   }
+  if (rows.empty() && last_skip) throw *last_skip;
   if (!o.csv_path.empty()) {
     std::string csv = csv_header();
     for (const RunResult& row : rows) csv += csv_row(row);
