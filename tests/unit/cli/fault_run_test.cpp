@@ -87,7 +87,9 @@ TEST(FaultRun, DuplicatedFramesNeverGiveAWrongResultReportedAsVerified) {
       for (const OutputChecksum& c : r.checksums) all_match = all_match && c.crc32 == c.expected_crc32;
       EXPECT_EQ(*r.verified, all_match) << spec;
       EXPECT_EQ(*r.verified, r.wrong_elements == 0) << spec;
-      if (!*r.verified) EXPECT_THAT(r.mismatch, ::testing::MatchesRegex("chip [0-9]+ buffer 'output' page [0-9]+ byte [0-9]+: .*"));
+      if (!*r.verified) {
+        EXPECT_THAT(r.mismatch, ::testing::MatchesRegex("chip [0-9]+ buffer 'output' page [0-9]+ byte [0-9]+: .*"));
+      }
     } catch (const runtime::DeviceError& e) {
       EXPECT_THAT(e.what(), HasSubstr(spec)) << e.what();
     }
