@@ -10,7 +10,8 @@ CTEST_FLAGS    ?= --output-on-failure -j $(JOBS)
 CCLMESH        := $(BUILD_DIR)/tools/cclmesh/cclmesh
 
 FUZZ_SECONDS   ?= 30
-FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size
+FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size \
+                  fuzz_cli_fault_spec fuzz_command_interpreter
 
 .PHONY: all deps configure build demo test test-all test-asan bench fuzz clean
 

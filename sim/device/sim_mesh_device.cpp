@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -15,6 +16,10 @@
 #include "sim/engine/check.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
+#include "sim/device/wait_chain.hpp"
+#include "topologies/embedding.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/faults.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
@@ -63,7 +68,7 @@ struct SimMeshDevice::Program {
 // --- construction ----------------------------------------------------------------------------
 
 SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options)
-    : topology_(std::move(topology)), options_(std::move(options)) {
+    : topology_(std::move(topology)), options_(std::move(options)), wall_watchdog_(options_.max_wall_seconds) {
   if (topology_.chip_count() == 0) throw std::invalid_argument("simulated device: the topology has no chip");
   for (const topo::Chip& chip : topology_.chips()) {
     core_maps_.emplace(chip.id, runtime::chip_core_map(topology_, chip.id));
@@ -75,6 +80,7 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     }
   }
   worker_grid_ = runtime::common_worker_grid(topology_);
+  reembed_around_down_links();
   fabric_ = runtime::FabricPlan(topology_, options_.fabric);
 
   SystemConfig config;
@@ -120,7 +126,175 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
   dram_next_ = runtime::kDramBufferBase;
   erisc_semaphore_next_ = runtime::kEriscGlobalSemaphoreBase;
 
+  apply_faults();
   if (fabric_.enabled()) launch_fabric();
+}
+
+// --- faults ------------------------------------------------------------------------------------
+
+namespace {
+
+bool joins(const EthLink& link, runtime::ChipId a, runtime::ChipId b) {
+  const auto x = static_cast<runtime::ChipId>(link.a().chip().id());
+  const auto y = static_cast<runtime::ChipId>(link.b().chip().id());
+  return (x == a && y == b) || (x == b && y == a);
+}
+
+bool embedding_uses_edge(const topo::Embedding& embedding, runtime::ChipId a, runtime::ChipId b) {
+  const std::size_t n = embedding.chips.size();
+  const std::size_t hops = embedding.kind == topo::EmbeddingKind::Ring ? n : n - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const auto x = static_cast<runtime::ChipId>(embedding.chips[i]);
+    const auto y = static_cast<runtime::ChipId>(embedding.chips[(i + 1) % n]);
+    if ((x == a && y == b) || (x == b && y == a)) return true;
+  }
+  return false;
+}
+
+std::string link_name(const EthLink& link) {
+  return fmt::format("chip {} ch {} <-> chip {} ch {}", link.a().chip().id(), link.a().channel(), link.b().chip().id(),
+                     link.b().channel());
+}
+
+}  // namespace
+
+// A link down from the start is a topology without that edge: when the fabric's default line or
+// ring would cross it, the topologies' embedding search finds another one over the links left.
+void SimMeshDevice::reembed_around_down_links() {
+  std::vector<const LinkDownFault*> from_start;
+  for (const LinkDownFault& fault : options_.faults.link_down) {
+    if (fault.at == SimTime::zero()) from_start.push_back(&fault);
+  }
+  if (from_start.empty() || options_.fabric.mode == runtime::FabricMode::None || !options_.fabric.chip_order.empty()) {
+    return;
+  }
+  const bool ring = options_.fabric.mode == runtime::FabricMode::Ring;
+  topo::Topology usable = topology_;
+  std::string specs;
+  bool crossed = false;
+  const topo::Embedding original = ring ? topo::find_system_ring(topology_) : topo::find_system_line(topology_);
+  for (const LinkDownFault* fault : from_start) {
+    try {
+      usable = topo::without_edge(usable, static_cast<topo::ChipId>(fault->a), static_cast<topo::ChipId>(fault->b));
+    } catch (const topo::InputError& e) {
+      throw std::invalid_argument(fmt::format("fault {}: {}", fault->spec, e.what()));
+    }
+    crossed = crossed || embedding_uses_edge(original, fault->a, fault->b);
+    specs += (specs.empty() ? "" : ", ") + fault->spec;
+  }
+  if (!crossed) return;
+  try {
+    const topo::Embedding embedding = ring ? topo::find_system_ring(usable) : topo::find_system_line(usable);
+    options_.fabric.chip_order.assign(embedding.chips.begin(), embedding.chips.end());
+  } catch (const topo::EmbeddingError& e) {
+    fail(runtime::DeviceError::Kind::Fault,
+         fmt::format("fault {} at 0 s: the {} fabric {} crosses the down link(s) and no other {} through all {} chips "
+                     "avoids them: {}",
+                     specs, ring ? "ring" : "line", original.to_string(), ring ? "ring" : "line",
+                     topology_.chip_count(), e.what()));
+  }
+}
+
+void SimMeshDevice::apply_faults() {
+  const FaultPlan& plan = options_.faults;
+  const auto links_between = [this](runtime::ChipId a, runtime::ChipId b, const std::string& spec) {
+    std::vector<EthLink*> found;
+    for (const auto& link : system_->links()) {
+      if (joins(*link, a, b)) found.push_back(link.get());
+    }
+    if (found.empty()) throw std::invalid_argument(fmt::format("fault {}: chips {} and {} share no link", spec, a, b));
+    return found;
+  };
+  for (const LinkSlowFault& fault : plan.link_slow) {
+    for (EthLink* link : links_between(fault.a, fault.b, fault.spec)) link->scale_rate(fault.numerator, fault.denominator);
+  }
+  for (const LinkDownFault& fault : plan.link_down) {
+    std::vector<EthLink*> links = links_between(fault.a, fault.b, fault.spec);
+    auto take_down = [this, links, spec = fault.spec] {
+      for (EthLink* link : links) {
+        link->set_up(false);
+        system_->faults().record(engine_->now(), link_name(*link), "link down (fault " + spec + ")");
+      }
+    };
+    if (fault.at == SimTime::zero()) {
+      take_down();
+    } else {
+      engine_->schedule_at(fault.at, std::move(take_down));
+    }
+  }
+  if (plan.drop || plan.dup) {
+    const FrameFaultRates base{plan.drop ? plan.drop->per_2p32 : 0, plan.dup ? plan.dup->per_2p32 : 0, 0};
+    const std::uint64_t seed = (plan.drop ? plan.drop->seed : 0) * 0x9E3779B97F4A7C15ull + (plan.dup ? plan.dup->seed : 0);
+    std::uint64_t index = 0;
+    for (const auto& link : system_->links()) {
+      FrameFaultRates rates = base;
+      rates.seed = seed ^ (0xD1B54A32D192ED03ull * ++index);  // one independent stream per link
+      link->set_frame_faults(rates);
+    }
+  }
+  if (plan.skew) {
+    // mt19937_64's output is fixed by the standard; the modulo keeps the draw portable.
+    std::mt19937_64 random(plan.skew->seed);
+    const auto span = static_cast<std::uint64_t>(plan.skew->max.ps()) + 1;
+    for (const topo::ChipId id : topology_.chip_ids()) {
+      launch_skew_[static_cast<runtime::ChipId>(id)] = SimTime::from_ps(static_cast<std::int64_t>(random() % span));
+    }
+  }
+}
+
+std::string SimMeshDevice::fault_summary() const {
+  const FaultPlan& plan = options_.faults;
+  if (plan.empty() && system_->faults().empty()) return "";
+  std::string text = "injected faults:\n";
+  for (const LinkDownFault& fault : plan.link_down) {
+    text += fmt::format("  {}: every link between chips {} and {} down {}\n", fault.spec, fault.a, fault.b,
+                        fault.at == SimTime::zero() ? "from the start" : "at " + to_string(fault.at));
+  }
+  for (const LinkSlowFault& fault : plan.link_slow) {
+    text += fmt::format("  {}: every link between chips {} and {} at {}/{} of its rate\n", fault.spec, fault.a, fault.b,
+                        fault.numerator, fault.denominator);
+  }
+  if (plan.skew) {
+    std::string delays;
+    for (const auto& [chip, delay] : launch_skew_) delays += fmt::format("{}{}: {}", delays.empty() ? "" : ", ", chip, to_string(delay));
+    text += fmt::format("  {}: chip launch delays {}\n", plan.skew->spec, delays);
+  }
+  if (plan.drop || plan.dup) {
+    std::int64_t dropped = 0;
+    std::int64_t duplicated = 0;
+    for (const auto& link : system_->links()) {
+      dropped += link->frames_dropped();
+      duplicated += link->frames_duplicated();
+    }
+    if (plan.drop) text += fmt::format("  {}: {} frame(s) lost so far\n", plan.drop->spec, dropped);
+    if (plan.dup) text += fmt::format("  {}: {} frame(s) duplicated so far\n", plan.dup->spec, duplicated);
+  }
+  // What the faults did, one line per place and cause: the log can hold thousands of packets.
+  struct Group {
+    SimTime first;
+    std::size_t count = 0;
+    std::string example;
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const FaultRecord& record : system_->faults().records()) {
+    const std::size_t colon = record.what.rfind(": ");
+    const std::string cause = colon == std::string::npos ? record.what : record.what.substr(colon + 2);
+    auto [it, inserted] = groups.try_emplace({record.place, cause});
+    if (inserted) {
+      it->second.first = record.when;
+      it->second.example = record.what;
+      order.push_back(it->first);
+    }
+    ++it->second.count;
+  }
+  for (const auto& key : order) {
+    const Group& g = groups.at(key);
+    text += g.count == 1 ? fmt::format("  at {}: {}: {}\n", to_string(g.first), key.first, g.example)
+                         : fmt::format("  from {}: {}: {} events, first: {}\n", to_string(g.first), key.first, g.count,
+                                       g.example);
+  }
+  return text;
 }
 
 SimMeshDevice::~SimMeshDevice() {
@@ -444,7 +618,9 @@ void SimMeshDevice::start_next_program(runtime::ChipId chip) {
   Program* next = queue.pending.front();
   queue.pending.pop_front();
   queue.running = next;
-  engine_->schedule_in(options_.dispatch.program_dispatch_latency, [this, next] { launch_program(*next); });
+  const auto skew = launch_skew_.find(chip);
+  const SimTime delay = options_.dispatch.program_dispatch_latency + (skew != launch_skew_.end() ? skew->second : SimTime::zero());
+  engine_->schedule_in(delay, [this, next] { launch_program(*next); });
 }
 
 void SimMeshDevice::launch_program(Program& program) {
@@ -491,7 +667,14 @@ void SimMeshDevice::finish() {
 }
 
 void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& report) {
-  broken_.emplace(kind, report);
+  // A hang or timeout report carries the fault summary already; a one-line fault gets it here,
+  // so every way a faulted run ends names the faults.
+  std::string text = report;
+  if (kind == runtime::DeviceError::Kind::Fault && system_ != nullptr) {
+    const std::string faults = fault_summary();
+    if (!faults.empty()) text += "\n" + faults;
+  }
+  broken_.emplace(kind, text);
   throw *broken_;
 }
 
@@ -502,11 +685,16 @@ void SimMeshDevice::drain() {
 
 void SimMeshDevice::run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done) {
   bool timed_out = false;
+  bool wall_expired = false;
   RunResult result;
   try {
     result = engine_->run_while([&] {
       if (options_.max_simulated_time && engine_->now() > *options_.max_simulated_time) {
         timed_out = true;
+        return false;
+      }
+      if (wall_watchdog_.expired()) {
+        wall_expired = true;
         return false;
       }
       return keep_going();
@@ -526,11 +714,25 @@ void SimMeshDevice::run_engine(const std::function<bool()>& keep_going, const st
          hang_report(fmt::format("timeout: simulated time passed the limit of {} while running {}",
                                  to_string(*options_.max_simulated_time), what)));
   }
+  if (wall_expired) {
+    fail(runtime::DeviceError::Kind::Timeout,
+         hang_report(fmt::format("timeout: the wall-time limit of {} s passed at simulated time {} while running {}",
+                                 wall_watchdog_.limit_seconds(), to_string(engine_->now()), what)));
+  }
   if (result.reason == StopReason::Predicate) return;
   if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked
   fail(runtime::DeviceError::Kind::Hang,
        hang_report(fmt::format("hang at {}: {} cannot complete; no event is left to wake the kernels below",
                                to_string(engine_->now()), what)));
+}
+
+std::vector<const KernelContext*> SimMeshDevice::kernels_of_interest() const {
+  std::vector<const KernelContext*> all;
+  for (const auto& k : kernels_) all.push_back(k.get());
+  for (const auto& program : programs_) {
+    for (const auto& k : program->to_launch) all.push_back(k.get());
+  }
+  return all;
 }
 
 std::string SimMeshDevice::hang_report(const std::string& headline) const {
@@ -574,6 +776,8 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   }
   if (idle > 0 || !busy_routers.empty()) text += "fabric routers:\n" + busy_routers;
   if (idle > 0) text += fmt::format("  {} idle in wait_for_l1_activity: {}\n", idle, idle_routers);
+  text += wait_chain_report(WaitChainInput{kernels_of_interest(), &fabric_});
+  text += fault_summary();
   const HangReport engine = engine_->hang_report();
   text += fmt::format("engine at {}: {} actor(s) parked\n", to_string(engine.when), engine.parked.size());
   for (const ParkedActor& actor : engine.parked) {
@@ -605,7 +809,9 @@ void SimMeshDevice::launch_fabric() {
     k->entry = info->entry;
     k->persistent = true;
     k->workload = "fabric";
-    k->compile_time_args = kargs::build_fabric_router_args(site.config).compile_time;
+    kernels::FabricRouterConfig config = site.config;
+    if (options_.adjust_router_config) options_.adjust_router_config(site, config);
+    k->compile_time_args = kargs::build_fabric_router_args(config).compile_time;
     k->l1 = &chip.l1(k->noc0);
     k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
     k->core_map = &core_maps_.at(site.chip);

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,7 +40,9 @@
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/fault_plan.hpp"
 #include "sim/device/kernel_context.hpp"
+#include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/sim_system.hpp"
 
@@ -60,6 +63,16 @@ struct SimMeshDeviceOptions {
   KernelCosts costs;
   // Watchdog: finish() stops with DeviceError(Timeout) once simulated time passes this.
   std::optional<SimTime> max_simulated_time;
+  // Watchdog: a run stops with DeviceError(Timeout) once this much host wall time has passed
+  // since construction. Checked between events, never an input to the simulation.
+  std::optional<double> max_wall_seconds;
+  // Faults to run with (docs/faults.md); a fabric whose line or ring crosses a link that is
+  // down from the start is re-embedded around it (options().fabric.chip_order then shows the
+  // order used).
+  FaultPlan faults;
+  // Test and what-if hook: edits a router's configuration before it is launched, to reproduce
+  // misconfigured fabrics (REFERENCE 11.3 asymmetric first-level acks, mismatched slot counts).
+  std::function<void(const runtime::FabricRouterSite&, kernels::FabricRouterConfig&)> adjust_router_config;
   std::size_t fiber_stack_bytes = 256 * 1024;
 };
 
@@ -112,8 +125,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // Sends every fabric router `signal` and runs until all have terminated (REFERENCE 6.8:
   // farthest first is the host's order; here every router gets it at once and drains).
   void terminate_fabric(api::TerminationSignal signal = api::TerminationSignal::GRACEFULLY_TERMINATE);
-  // The report finish() would throw for a hang, for the kernels parked right now.
+  // The report finish() would throw for a hang, for the kernels parked right now: every
+  // parked kernel, the wait-for chain of each (docs/faults.md), the injected faults.
   std::string hang_report(const std::string& headline) const;
+  // The injected faults and what they did so far ("" without faults).
+  std::string fault_summary() const;
+  // Each chip's launch delay drawn for a skew fault (empty without one).
+  const std::map<runtime::ChipId, SimTime>& launch_skew() const { return launch_skew_; }
 
  private:
   struct Program;
@@ -132,6 +150,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void start_next_program(runtime::ChipId chip);
   KernelContext& spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay);
   void launch_fabric();
+  void apply_faults();
+  // Every kernel: spawned ones and those of programs still waiting to launch.
+  std::vector<const KernelContext*> kernels_of_interest() const;
+  void reembed_around_down_links();
   // Runs the engine while `keep_going` holds; converts every way a run can fail into a
   // DeviceError (and marks the device broken).
   void run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done = false);
@@ -164,6 +186,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::optional<runtime::DeviceError> broken_;
   std::vector<runtime::KernelProfile> profile_;
   SimTime fabric_ready_time_;
+  std::map<runtime::ChipId, SimTime> launch_skew_;
+  WallWatchdog wall_watchdog_;
 
   // Destroyed first (declared last): the engine unwinds parked kernel fibers while the chips
   // and the kernel contexts they reference still exist.

@@ -25,10 +25,13 @@ std::string_view to_string(ChipArch arch) {
   return "unknown";
 }
 
-std::int64_t EthParams::wire_bytes(std::int64_t payload_bytes) const {
+std::int64_t EthParams::frames(std::int64_t payload_bytes) const {
   const std::int64_t packet = payload_bytes + packet_header_bytes;
-  const std::int64_t frames = (packet + max_frame_bytes - 1) / max_frame_bytes;
-  return packet + frames * frame_overhead_bytes;
+  return (packet + max_frame_bytes - 1) / max_frame_bytes;
+}
+
+std::int64_t EthParams::wire_bytes(std::int64_t payload_bytes) const {
+  return payload_bytes + packet_header_bytes + frames(payload_bytes) * frame_overhead_bytes;
 }
 
 namespace {

@@ -69,6 +69,8 @@ struct EthParams {
   // Bytes on the wire for a packet carrying `payload_bytes`: payload + packet header, cut into
   // frames of at most max_frame_bytes, each paying frame_overhead_bytes (REFERENCE 1.5, 1.6).
   std::int64_t wire_bytes(std::int64_t payload_bytes) const;
+  // Frames of such a packet.
+  std::int64_t frames(std::int64_t payload_bytes) const;
 };
 
 struct ArchParams {

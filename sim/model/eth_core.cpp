@@ -93,11 +93,27 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
       sim_logger("eth")->warn("{}: {} B packet dropped, link down", name(), bytes);
       return;
     }
+    const FrameFate fate = link_->draw_fate(chip_.params().eth.frames(bytes));
+    if (fate == FrameFate::Dropped) {
+      ++stats_.packets_dropped;
+      chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x} lost: injected frame loss", bytes,
+                                                         destination_address));
+      return;
+    }
     // The TX engine reads the source as the packet goes out.
     std::vector<std::uint8_t> data;
     if (l1_.stores_data() && peer_->l1().stores_data()) data = l1_.read(source_address, bytes);
     EthCore* peer = peer_;
-    e.schedule_at(on_wire.tail + wire.latency_, [peer, destination_address, bytes, data = std::move(data)] {
+    const SimTime lands = on_wire.tail + wire.latency_;
+    if (fate == FrameFate::Duplicated) {
+      // The copy carries the same bytes and lands one wire time after the original (it is not
+      // booked on the wire: a duplicate costs the sender nothing).
+      chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x} duplicated: injected frame "
+                                                         "duplication", bytes, destination_address));
+      e.schedule_at(lands + (on_wire.tail - on_wire.head),
+                    [peer, destination_address, bytes, data] { peer->receive(destination_address, data, bytes); });
+    }
+    e.schedule_at(lands, [peer, destination_address, bytes, data = std::move(data)] {
       peer->receive(destination_address, data, bytes);
     });
   };
@@ -140,9 +156,22 @@ void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t
       sim_logger("eth")->warn("{}: remote word write dropped, link down", name());
       return;
     }
+    const FrameFate fate = link_->draw_fate(1);
+    if (fate == FrameFate::Dropped) {
+      ++stats_.packets_dropped;
+      chip_.faults().record(e.now(), name(), fmt::format("remote word write to {:#x} lost: injected frame loss",
+                                                         destination_address));
+      return;
+    }
     EthCore* peer = peer_;
-    e.schedule_at(on_wire.tail + wire.latency_,
-                  [peer, destination_address, value] { peer->l1().write_u32(destination_address, value); });
+    const SimTime lands = on_wire.tail + wire.latency_;
+    if (fate == FrameFate::Duplicated) {
+      chip_.faults().record(e.now(), name(), fmt::format("remote word write to {:#x} duplicated: injected frame "
+                                                         "duplication", destination_address));
+      e.schedule_at(lands + (on_wire.tail - on_wire.head),
+                    [peer, destination_address, value] { peer->l1().write_u32(destination_address, value); });
+    }
+    e.schedule_at(lands, [peer, destination_address, value] { peer->l1().write_u32(destination_address, value); });
   };
   if (on_wire.head == now) {
     start();

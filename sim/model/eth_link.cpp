@@ -38,4 +38,27 @@ void EthLink::scale_rate(std::int64_t numerator, std::int64_t denominator) {
   }
 }
 
+void EthLink::set_frame_faults(const FrameFaultRates& rates) {
+  frame_faults_ = rates;
+  frame_random_.seed(rates.seed);
+}
+
+FrameFate EthLink::draw_fate(std::int64_t frames) {
+  if (!frame_faults_) return FrameFate::Delivered;
+  FrameFate fate = FrameFate::Delivered;
+  for (std::int64_t f = 0; f < frames; ++f) {
+    // Two draws per frame, always, so one kind's rate does not shift the other's sequence.
+    const bool lost = (frame_random_() >> 32) < frame_faults_->drop_per_2p32;
+    const bool copied = (frame_random_() >> 32) < frame_faults_->dup_per_2p32;
+    if (lost) {
+      ++frames_dropped_;
+      fate = FrameFate::Dropped;
+    } else if (copied) {
+      ++frames_duplicated_;
+      if (fate == FrameFate::Delivered) fate = FrameFate::Duplicated;
+    }
+  }
+  return fate;
+}
+
 }  // namespace cclmesh::sim

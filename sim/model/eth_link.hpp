@@ -5,6 +5,8 @@
 // (packets sent into it are dropped and recorded in the FaultLog) or have its rate scaled.
 
 #include <cstdint>
+#include <optional>
+#include <random>
 
 #include "sim/engine/time.hpp"
 #include "sim/model/packet_resource.hpp"
@@ -12,6 +14,18 @@
 namespace cclmesh::sim {
 
 class EthCore;
+
+// Seeded frame loss and duplication on a link (what-if runs, `--fault drop:P` / `dup:P`).
+// A probability is kept as an integer threshold out of 2^32, so the decision is integer
+// arithmetic on the generator's output and the same seed gives the same frames on every host.
+struct FrameFaultRates {
+  std::uint64_t drop_per_2p32 = 0;  // 2^32 = every frame
+  std::uint64_t dup_per_2p32 = 0;
+  std::uint64_t seed = 0;
+};
+
+// What happens to one ethernet packet (all of its frames) on the wire.
+enum class FrameFate : std::uint8_t { Delivered, Dropped, Duplicated };
 
 class EthWire {
  public:
@@ -54,12 +68,23 @@ class EthLink {
   bool up() const { return a_to_b_.up(); }
   // Runs both directions at nominal * numerator / denominator (e.g. 1/2 for a degraded link).
   void scale_rate(std::int64_t numerator, std::int64_t denominator);
+  // Every frame sent on either wire from now on is lost / duplicated with the given rates.
+  void set_frame_faults(const FrameFaultRates& rates);
+  // The fate of a packet of `frames` frames: lost if any frame is, else duplicated if any frame
+  // is. Draws are made in the order packets start on the wire, which the event order fixes.
+  FrameFate draw_fate(std::int64_t frames);
+  std::int64_t frames_dropped() const { return frames_dropped_; }
+  std::int64_t frames_duplicated() const { return frames_duplicated_; }
 
  private:
   EthCore& a_;
   EthCore& b_;
   EthWire a_to_b_;
   EthWire b_to_a_;
+  std::optional<FrameFaultRates> frame_faults_;
+  std::mt19937_64 frame_random_;
+  std::int64_t frames_dropped_ = 0;
+  std::int64_t frames_duplicated_ = 0;
 };
 
 }  // namespace cclmesh::sim

@@ -21,6 +21,8 @@ const std::map<std::string, Body>& bodies() {
       {"cluster_descriptor", &cclmesh::fuzz::fuzz_cluster_descriptor},
       {"topology_yaml", &cclmesh::fuzz::fuzz_topology_yaml},
       {"cli_size", &cclmesh::fuzz::fuzz_cli_size},
+      {"cli_fault_spec", &cclmesh::fuzz::fuzz_cli_fault_spec},
+      {"command_interpreter", &cclmesh::fuzz::fuzz_command_interpreter},
   };
   return table;
 }

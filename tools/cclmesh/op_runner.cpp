@@ -1,5 +1,6 @@
 #include "tools/cclmesh/op_runner.hpp"
 
+#include <boost/crc.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,7 +64,14 @@ Bytes seeded_bytes(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) 
 struct Check {
   std::uint64_t wrong_elements = 0;
   std::string first_mismatch;
+  std::vector<OutputChecksum> checksums;
 };
+
+std::uint32_t crc32_of(const Bytes& bytes) {
+  boost::crc_32_type crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
 
 void compare(Check& check, ChipId chip, const std::string& buffer, const Bytes& expected, const Bytes& actual,
              std::uint32_t page_bytes, std::uint32_t element_bytes) {
@@ -89,6 +97,9 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   device.fabric.mode = ring ? runtime::FabricMode::Ring : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.max_simulated_time = options.max_sim_time;
+  device.max_wall_seconds = options.max_wall_seconds;
+  device.faults = options.faults.plan;
+  if (options.faults.no_bubble) device.fabric.bubble_flow_control = false;
   return device;
 }
 
@@ -183,6 +194,7 @@ Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandl
   for (const auto& [chip, bytes] : expected) {
     actual.resize(bytes->size());
     device.read_buffer(chip, buffer, actual);
+    check.checksums.push_back({chip, name, crc32_of(actual), crc32_of(*bytes)});
     compare(check, chip, name, *bytes, actual, page_bytes, element_bytes);
   }
   return check;
@@ -437,6 +449,11 @@ RunResult run_collective(const RunOptions& options) {
     result.verified = check.wrong_elements == 0;
     result.wrong_elements = check.wrong_elements;
     result.mismatch = check.first_mismatch;
+    result.checksums = check.checksums;
+  }
+  result.faults = options.faults.specs;
+  for (const ChipId chip : device->fabric().chips()) {
+    result.fabric_order += fmt::format("{}{}", result.fabric_order.empty() ? "" : "-", chip);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -25,6 +25,21 @@ nlohmann::json result_json(const RunResult& r) {
   j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
   j["wrong_elements"] = r.wrong_elements;
   if (!r.mismatch.empty()) j["first_mismatch"] = r.mismatch;
+  if (!r.checksums.empty()) {
+    nlohmann::json sums = nlohmann::json::array();
+    for (const OutputChecksum& c : r.checksums) {
+      sums.push_back({{"chip", c.chip},
+                      {"buffer", c.buffer},
+                      {"crc32", fmt::format("{:08x}", c.crc32)},
+                      {"expected_crc32", fmt::format("{:08x}", c.expected_crc32)},
+                      {"match", c.crc32 == c.expected_crc32}});
+    }
+    j["checksums"] = sums;
+  }
+  if (!r.faults.empty()) {
+    j["faults"] = r.faults;
+    j["fabric_order"] = r.fabric_order;
+  }
   j["sim_events"] = r.sim_events;
   j["wall_s"] = r.wall_s;
   return j;
@@ -52,6 +67,12 @@ std::string table_row(const RunResult& r) {
                                  r.bandwidth.pct_line_rate, r.launch_us);
   if (!r.mismatch.empty()) text += fmt::format("# MISMATCH: {}\n", r.mismatch);
   return text;
+}
+
+std::string fault_note(const RunResult& r) {
+  std::string specs;
+  for (const std::string& spec : r.faults) specs += (specs.empty() ? "" : ", ") + spec;
+  return fmt::format("# faults: {}; fabric chips in order: {}\n", specs, r.fabric_order);
 }
 
 std::string csv_header() {

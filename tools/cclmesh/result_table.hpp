@@ -13,6 +13,8 @@ namespace cclmesh::cli {
 std::string table_title(const RunResult& result);
 std::string table_header();
 std::string table_row(const RunResult& result);
+// "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.
+std::string fault_note(const RunResult& result);
 std::string csv_header();
 std::string csv_row(const RunResult& result);
 nlohmann::json result_json(const RunResult& result);

@@ -26,6 +26,8 @@ struct RawRunOptions {
   std::string op = "all_gather";
   std::string size = "16MiB";
   std::string max_sim_time;
+  std::string max_wall;
+  std::vector<std::string> faults;
   std::string json_path;
 };
 
@@ -34,6 +36,8 @@ int run(RawRunOptions& raw) {
   options.op = parse_collective_op(raw.op, "--op");
   options.size_bytes = parse_size_bytes(raw.size, "--size");
   if (!raw.max_sim_time.empty()) options.max_sim_time = parse_sim_time(raw.max_sim_time, "--max-sim-time");
+  if (!raw.max_wall.empty()) options.max_wall_seconds = parse_wall_seconds(raw.max_wall, "--max-wall");
+  for (const std::string& spec : raw.faults) add_fault_spec(options.faults, spec);
   RunResult result;
   try {
     result = run_collective(options);
@@ -43,6 +47,7 @@ int run(RawRunOptions& raw) {
   }
   if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
   if (raw.json_path != "-") std::cout << table_title(result) << table_header() << table_row(result);
+  if (raw.json_path != "-" && !result.faults.empty()) std::cout << fault_note(result);
   if (result.verified.has_value() && !*result.verified) return kExitDataMismatch;
   return kExitOk;
 }
@@ -75,6 +80,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
       ->check(CLI::Range(64, 7616))
       ->capture_default_str();
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
+  command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
+  command->add_option("--fault", raw->faults,
+                      "inject a fault (repeatable): link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], "
+                      "dup:P[:SEED], no-bubble");
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
   command->callback([raw, &outcome] { outcome.exit_code = run(*raw); });
 }

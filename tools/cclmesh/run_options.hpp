@@ -2,10 +2,13 @@
 // Everything `cclmesh run` is asked to do, parsed and checked, as plain values.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/engine/time.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 
 namespace cclmesh::cli {
@@ -27,6 +30,16 @@ struct RunOptions {
   // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
   // Wormhole; the calibration runs used 6144 B).
   std::uint32_t fabric_payload_bytes = 4352;
+  std::optional<double> max_wall_seconds;  // --max-wall
+  RunFaults faults;                        // --fault (docs/faults.md)
+};
+
+// One output buffer's checksum against the host reference's (CRC-32, Boost.CRC).
+struct OutputChecksum {
+  std::uint32_t chip = 0;
+  std::string buffer;
+  std::uint32_t crc32 = 0;
+  std::uint32_t expected_crc32 = 0;
 };
 
 // One run's result: what `cclmesh run` prints as a row or as JSON.
@@ -49,6 +62,9 @@ struct RunResult {
   std::optional<bool> verified;   // nullopt with --no-data
   std::uint64_t wrong_elements = 0;
   std::string mismatch;           // first mismatch: chip, buffer, page, byte
+  std::vector<OutputChecksum> checksums;  // per chip, functional runs only
+  std::vector<std::string> faults;        // the --fault specs run with
+  std::string fabric_order;               // the fabric's chips as run (re-embedded around faults)
   std::uint64_t sim_events = 0;
   double wall_s = 0.0;
 };

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <charconv>
 #include <limits>
 #include <string>
@@ -106,6 +108,17 @@ sim::SimTime parse_sim_time(std::string_view text, std::string_view option) {
     throw reject("not a whole number of picoseconds or too large");
   }
   return sim::SimTime::from_ps(static_cast<std::int64_t>(ps));
+}
+
+double parse_wall_seconds(std::string_view text, std::string_view option) {
+  const std::string copy(text);
+  char* end = nullptr;
+  const double seconds = copy.empty() ? 0.0 : std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(seconds) || seconds <= 0.0) {
+    throw UsageError(fmt::format("{}: invalid value '{}': expected a positive number of seconds, e.g. 30 or 0.5", option,
+                                 text));
+  }
+  return seconds;
 }
 
 }  // namespace cclmesh::cli

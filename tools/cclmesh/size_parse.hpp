@@ -12,5 +12,7 @@ namespace cclmesh::cli {
 // Throws UsageError naming `option`, the value and what is accepted.
 std::uint64_t parse_size_bytes(std::string_view text, std::string_view option);
 sim::SimTime parse_sim_time(std::string_view text, std::string_view option);
+// A positive number of seconds of wall time ("30", "0.5").
+double parse_wall_seconds(std::string_view text, std::string_view option);
 
 }  // namespace cclmesh::cli

@@ -1,0 +1,508 @@
+#include "sim/device/wait_chain.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <variant>
+
+#include "kernels/api/fabric_connection.hpp"
+#include "kernels/host/command_decoder.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "kernels/kernel_registry.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "sim/model/eth_core.hpp"
+#include "sim/model/eth_link.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+namespace ia = kernels::interpreter;
+namespace ca = api::fabric_connection_arg;
+
+// One step of a chain: a kernel's wait, a router's sender channel, or a router's receiver.
+struct KernelStep {
+  const KernelContext* kernel;
+  auto operator<=>(const KernelStep&) const = default;
+};
+struct SenderStep {
+  const KernelContext* router;
+  std::uint32_t channel;
+  auto operator<=>(const SenderStep&) const = default;
+};
+struct ReceiverStep {
+  const KernelContext* router;
+  auto operator<=>(const ReceiverStep&) const = default;
+};
+using Step = std::variant<KernelStep, SenderStep, ReceiverStep>;
+
+struct Explained {
+  std::string line;
+  std::optional<Step> next;
+};
+
+// A command of some interpreter that writes a semaphore word.
+struct Writer {
+  const KernelContext* kernel;
+  std::uint32_t stream;
+  std::size_t index;
+  std::string text;       // disassembly
+  std::uint32_t amount;   // increment, or value written
+  bool sets;              // writes `amount` instead of adding it
+  bool over_fabric;       // leaves its chip through a router
+  bool forward;           // direction when over_fabric
+  std::uint32_t hops;     // to this target
+};
+
+std::uint32_t chip_of(const KernelContext& k) { return static_cast<std::uint32_t>(k.chip->id()); }
+
+bool is_router(const KernelContext& k) { return k.persistent && k.kernel == kernels::kFabricRouterKernelName; }
+
+std::string short_name(const KernelContext& k) {
+  if (is_router(k)) return fmt::format("router chip {} ch {}", chip_of(k), k.logical.x);
+  return k.name();
+}
+
+std::string progress(const KernelContext& k) {
+  if (!k.started) return "its program has not launched yet";
+  if (k.done) return "it has finished";
+  if (k.failed) return "it failed";
+  const std::string blocked = k.blocked_description();
+  std::string text = blocked.empty() ? "it is running" : "it is blocked in " + blocked;
+  const std::string command = k.current_command();
+  if (!command.empty()) text += " at " + command;
+  return text;
+}
+
+class ChainBuilder {
+ public:
+  explicit ChainBuilder(const WaitChainInput& in) : in_(in) {
+    for (const KernelContext* k : in_.kernels) {
+      if (is_router(*k)) routers_[{chip_of(*k), k->noc0.x, k->noc0.y}] = k;
+    }
+  }
+
+  std::string report() {
+    std::string text;
+    std::size_t chains = 0;
+    std::size_t skipped = 0;
+    for (const KernelContext* k : in_.kernels) {
+      if (!k->started || k->done || k->failed || k->persistent) continue;
+      if (chains == kMaxChains) {
+        ++skipped;
+        continue;
+      }
+      text += chain(*k);
+      ++chains;
+    }
+    if (chains == 0) return "";
+    if (skipped > 0) text += fmt::format("  ({} more parked kernel(s) not followed)\n", skipped);
+    return "wait-for chains (who would satisfy each wait):\n" + text;
+  }
+
+ private:
+  std::string chain(const KernelContext& start) {
+    std::string text = fmt::format("  {}\n", start.name());
+    std::set<Step> on_this_chain;
+    Step step = KernelStep{&start};
+    for (std::size_t n = 0; n < kMaxSteps; ++n) {
+      if (explained_.count(step) != 0 && n > 0) {
+        text += fmt::format("    <- {} (followed in a chain above)\n", describe(step));
+        return text;
+      }
+      on_this_chain.insert(step);
+      explained_.insert(step);
+      const Explained e = explain(step);
+      text += fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
+      if (!e.next) return text;
+      if (on_this_chain.count(*e.next) != 0) {
+        text += fmt::format("    <- back to {}: {}\n", describe(*e.next), cycle_cause(on_this_chain));
+        return text;
+      }
+      step = *e.next;
+    }
+    text += fmt::format("    (stopped after {} steps)\n", kMaxSteps);
+    return text;
+  }
+
+  std::string describe(const Step& step) const {
+    if (const auto* k = std::get_if<KernelStep>(&step)) return short_name(*k->kernel);
+    if (const auto* s = std::get_if<SenderStep>(&step)) {
+      return fmt::format("{} sender channel {}", short_name(*s->router), s->channel);
+    }
+    return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
+  }
+
+  std::string cycle_cause(const std::set<Step>& steps) const {
+    bool bubble_off = false;
+    bool ring = false;
+    for (const Step& s : steps) {
+      const KernelContext* r = nullptr;
+      if (const auto* x = std::get_if<SenderStep>(&s)) r = x->router;
+      if (const auto* x = std::get_if<ReceiverStep>(&s)) r = x->router;
+      if (r == nullptr) continue;
+      const kernels::FabricRouterConfig c = config(*r);
+      ring = ring || c.topology == kernels::fabric_router::kTopologyRing;
+      bubble_off = bubble_off || !c.bubble_flow_control;
+    }
+    std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";
+    if (ring && bubble_off) text += " (ring without bubble flow control, REFERENCE 6.7 / 11.1)";
+    return text;
+  }
+
+  // --- kernels ---------------------------------------------------------------------------------
+  Explained explain(const Step& step) {
+    if (const auto* k = std::get_if<KernelStep>(&step)) return explain_kernel(*k->kernel);
+    if (const auto* s = std::get_if<SenderStep>(&step)) return explain_sender(*s->router, s->channel);
+    return explain_receiver(*std::get<ReceiverStep>(step).router);
+  }
+
+  Explained explain_kernel(const KernelContext& k) {
+    if (!k.started || k.done || k.failed) return {fmt::format("{}: {}", short_name(k), progress(k)), std::nullopt};
+    const std::string head = fmt::format("{} is blocked in {}{}", short_name(k), k.blocked_description(),
+                                         k.current_command().empty() ? "" : " at " + k.current_command());
+    switch (k.blocked) {
+      case BlockedIn::SemaphoreEqual:
+      case BlockedIn::SemaphoreAtLeast: return explain_semaphore(k, head);
+      case BlockedIn::CbWait:
+      case BlockedIn::CbReserve: {
+        const KernelContext* other = core_partner(k);
+        const char* role = k.blocked == BlockedIn::CbWait ? "pushes pages into" : "pops pages from";
+        if (other == nullptr) return {head + fmt::format("; no other kernel on this core {} CB {}", role, k.blocked_a), std::nullopt};
+        return {head + fmt::format("; {} {} CB {}", short_name(*other), role, k.blocked_a), KernelStep{other}};
+      }
+      case BlockedIn::L1Activity:
+        return {head + "; each of its streams waits for another (CB, semaphore or fabric slot)", std::nullopt};
+      default: return {head + "; a NoC transaction never completed", std::nullopt};
+    }
+  }
+
+  const KernelContext* core_partner(const KernelContext& k) const {
+    for (const KernelContext* o : in_.kernels) {
+      if (o != &k && !o->persistent && o->chip == k.chip && o->noc0 == k.noc0 && o->kind == k.kind) return o;
+    }
+    return nullptr;
+  }
+
+  Explained explain_semaphore(const KernelContext& k, const std::string& head) {
+    const std::uint64_t address = k.blocked_a;
+    if (const auto conn = connection_of(k, address)) {
+      const KernelContext* router = router_at(chip_of(k), conn->first, conn->second.x, conn->second.y);
+      if (router == nullptr) return {head + "; no fabric router runs at that core", std::nullopt};
+      if (conn->first) return {head, SenderStep{router, 0}};
+      return {head + fmt::format("; {}: {}", short_name(*router), progress(*router)), std::nullopt};
+    }
+    const std::vector<Writer> writers = writers_of(chip_of(k), k.noc0, address);
+    if (writers.empty()) {
+      return {head + fmt::format("; no command stream of any kernel writes L1 word {:#x} of chip {} core ({},{}): the "
+                                 "increment is missing",
+                                 address, chip_of(k), k.noc0.x, k.noc0.y),
+              std::nullopt};
+    }
+    std::uint64_t total = 0;
+    bool any_set = false;
+    for (const Writer& w : writers) {
+      if (w.sets) {
+        any_set = true;
+        total = std::max<std::uint64_t>(total, w.amount);
+      } else {
+        total += w.amount;
+      }
+    }
+    if (!any_set && total < k.blocked_b) {
+      return {head + fmt::format("; the command streams add {} to it in total ({} command(s)), never the {} it waits for",
+                                 total, writers.size(), k.blocked_b),
+              std::nullopt};
+    }
+    const Writer& w = pick(writers);
+    const std::string who = fmt::format("; would be {} by {} stream {} #{} {}", w.sets ? "written" : "incremented",
+                                        short_name(*w.kernel), w.stream, w.index, w.text);
+    if (!executed(w)) {
+      if (!w.kernel->started) return {head + who + "; its program has not launched yet", std::nullopt};
+      return {head + who, KernelStep{w.kernel}};
+    }
+    if (!w.over_fabric) return {head + who + "; it ran that command, yet the word did not change", std::nullopt};
+    return {head + who + "; it ran that command" + path_problem(w), std::nullopt};
+  }
+
+  // The first link on a fabric writer's route that is down or lost frames.
+  std::string path_problem(const Writer& w) const {
+    if (in_.fabric == nullptr || !in_.fabric->enabled()) return "";
+    const std::vector<runtime::ChipId>& order = in_.fabric->chips();
+    std::size_t at = in_.fabric->position(chip_of(*w.kernel));
+    for (std::uint32_t hop = 0; hop < w.hops; ++hop) {
+      const runtime::FabricRouterSite* site = in_.fabric->router(order[at], w.forward);
+      if (site == nullptr) break;
+      const KernelContext* router = router_at(site->chip, true, static_cast<std::int32_t>(site->noc0.x),
+                                              static_cast<std::int32_t>(site->noc0.y));
+      if (router != nullptr && router->eth != nullptr && router->eth->link() != nullptr) {
+        const std::string problem = link_problem(*router->eth);
+        if (!problem.empty()) return fmt::format(", but its route crosses {}", problem);
+        const KernelContext* peer = peer_router(*router);
+        const std::string mismatch = peer == nullptr ? "" : config_problem(*router, *peer);
+        if (!mismatch.empty()) return fmt::format(", but its route crosses a link with {}", mismatch);
+      }
+      at = w.forward ? (at + 1) % order.size() : (at + order.size() - 1) % order.size();
+    }
+    return fmt::format(" and its packet left chip {} over the fabric; nothing on its {} hop(s) is down", chip_of(*w.kernel),
+                       w.hops);
+  }
+
+  static std::string link_problem(const EthCore& eth) {
+    const EthLink& link = *eth.link();
+    const std::string name = fmt::format("the link chip {} ch {} <-> chip {} ch {}", eth.chip().id(), eth.channel(),
+                                         eth.peer()->chip().id(), eth.peer()->channel());
+    if (!link.up()) return name + ", which is down (see the injected faults): everything sent on it is dropped";
+    if (link.frames_dropped() > 0) {
+      return fmt::format("{}, which lost {} frame(s) (injected frame loss): a packet or an ack never arrived", name,
+                         link.frames_dropped());
+    }
+    return "";
+  }
+
+  // Prefer a writer still to run its command (the chain goes on through it), then a pending
+  // one, then one whose route is broken.
+  const Writer& pick(const std::vector<Writer>& writers) const {
+    for (const Writer& w : writers) {
+      if (!executed(w) && w.kernel->started) return w;
+    }
+    for (const Writer& w : writers) {
+      if (!executed(w)) return w;
+    }
+    for (const Writer& w : writers) {
+      if (w.over_fabric && !path_problem(w).starts_with(" and")) return w;
+    }
+    return writers.front();
+  }
+
+  static bool executed(const Writer& w) {
+    const KernelContext& k = *w.kernel;
+    if (k.done) return true;
+    if (!k.started || !k.has_command) return false;
+    return k.stream == w.stream && k.command_index > w.index;
+  }
+
+  // {forward?, router NoC0} when `address` is the flow-control (true) or teardown (false)
+  // semaphore of one of an interpreter's fabric connections.
+  static std::optional<std::pair<bool, CoreCoord>> connection_of(const KernelContext& k, std::uint64_t address) {
+    if (k.kernel != kernels::kCclInterpreterKernelName) return std::nullopt;
+    const std::vector<std::uint32_t>& rt = k.runtime_args;
+    for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
+      if (rt.size() <= slot) continue;
+      const std::uint64_t at = rt[slot];
+      if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+      const CoreCoord router{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
+      if (address == runtime::tensix_program_semaphore_address(rt[at + ca::kWorkerFlowControlSemaphore])) {
+        return std::make_pair(true, router);
+      }
+      if (address == runtime::tensix_program_semaphore_address(rt[at + ca::kWorkerTeardownSemaphore])) {
+        return std::make_pair(false, router);
+      }
+    }
+    return std::nullopt;
+  }
+
+  const KernelContext* router_at(std::uint32_t chip, bool, std::int32_t x, std::int32_t y) const {
+    const auto it = routers_.find({chip, x, y});
+    return it == routers_.end() ? nullptr : it->second;
+  }
+
+  // Every command of every interpreter that writes word `address` of chip `chip` core `core`.
+  std::vector<Writer> writers_of(std::uint32_t chip, CoreCoord core, std::uint64_t address) {
+    std::vector<Writer> found;
+    for (const KernelContext* k : in_.kernels) {
+      if (k->kernel != kernels::kCclInterpreterKernelName) continue;
+      for (const auto& [stream, decoded] : commands_of(*k)) {
+        for (const cmd::DecodedCommand& d : decoded) add_writer(found, *k, stream, d, chip, core, address);
+      }
+    }
+    return found;
+  }
+
+  void add_writer(std::vector<Writer>& found, const KernelContext& k, std::uint32_t stream, const cmd::DecodedCommand& d,
+                  std::uint32_t chip, CoreCoord core, std::uint64_t address) const {
+    using api::CommandCode;
+    const cmd::Command& c = d.command;
+    const bool inc = c.code == CommandCode::ATOMIC_INC || c.code == CommandCode::NOC_WRITE_AND_ATOMIC_INC;
+    const bool set = c.code == CommandCode::RAW_INLINE_WRITE_BYTES || c.code == CommandCode::SET_SEMAPHORE_VALUE;
+    if (!inc && !set) return;
+    const cmd::Address* dst = c.find_address(api::AddressOperand::DESTINATION);
+    if (dst == nullptr) return;
+    std::uint64_t target_address = 0;
+    if (const auto* id = std::get_if<cmd::SemaphoreId>(dst)) {
+      target_address = runtime::tensix_program_semaphore_address(id->id);
+    } else if (const auto* abs = std::get_if<cmd::AbsoluteAddress>(dst)) {
+      target_address = abs->address;
+    } else {
+      return;
+    }
+    if (target_address != address) return;
+    CoreCoord target_core = k.noc0;
+    if (const auto* cd = c.find_arg<cmd::CoreDescriptorArg>()) {
+      if (const auto* xy = std::get_if<cmd::NocXyCore>(&cd->core)) {
+        target_core = CoreCoord{static_cast<std::int32_t>(xy->x), static_cast<std::int32_t>(xy->y)};
+      } else if (!std::holds_alternative<cmd::LocalCore>(cd->core)) {
+        return;
+      }
+    }
+    if (!(target_core == core)) return;
+    std::uint32_t amount = 0;
+    if (inc) {
+      if (const auto* v = c.find_arg<cmd::AtomicIncValueArg>()) amount = v->value;
+    } else if (const auto* v = c.find_arg<cmd::TargetValueArg>()) {
+      amount = v->value;
+    }
+    Writer w{&k, stream, d.index, describe_command(k, stream, d.index), amount, set, false, true, 0};
+    for (const auto& [target_chip, route] : target_chips(k, c.destination)) {
+      if (target_chip != chip) continue;
+      w.over_fabric = route.hops > 0;
+      w.forward = route.forward;
+      w.hops = route.hops;
+      found.push_back(w);
+    }
+  }
+
+  static std::string describe_command(const KernelContext& k, std::uint32_t stream, std::size_t index) {
+    const std::string full = kargs::describe_interpreter_command(k.runtime_args, stream, static_cast<std::uint32_t>(index));
+    // describe_interpreter_command repeats "stream s #i"; keep what follows.
+    const std::size_t space = full.find(' ', full.find('#'));
+    return space == std::string::npos ? full : full.substr(space + 1);
+  }
+
+  std::vector<std::pair<std::uint32_t, runtime::FabricRoute>> target_chips(const KernelContext& k,
+                                                                           const cmd::ChipDestination& destination) const {
+    const std::uint32_t me = chip_of(k);
+    std::vector<std::pair<std::uint32_t, runtime::FabricRoute>> targets;
+    if (std::holds_alternative<cmd::LocalOnly>(destination)) return {{me, {true, 0}}};
+    if (in_.fabric == nullptr || !in_.fabric->enabled() || !in_.fabric->contains(me)) return targets;
+    const std::vector<runtime::ChipId>& order = in_.fabric->chips();
+    const bool ring = in_.fabric->mode() == runtime::FabricMode::Ring;
+    const std::size_t n = order.size();
+    const std::size_t at = in_.fabric->position(me);
+    const auto step = [&](bool forward, std::uint32_t hops) -> std::optional<std::uint32_t> {
+      const std::size_t p = forward ? at + hops : at + n * 16 - hops;
+      if (!ring && (forward ? at + hops >= n : hops > at)) return std::nullopt;
+      return static_cast<std::uint32_t>(order[p % n]);
+    };
+    if (const auto* u = std::get_if<cmd::ChipUnicast>(&destination)) {
+      if (const auto chip = step(u->forward, u->distance_in_hops)) targets.push_back({*chip, {u->forward, u->distance_in_hops}});
+      return targets;
+    }
+    const auto& m = std::get<cmd::ChipMulticast>(destination);
+    targets.push_back({me, {true, 0}});
+    for (std::uint32_t h = 1; h <= m.num_targets_forward; ++h) {
+      if (const auto chip = step(true, h)) targets.push_back({*chip, {true, h}});
+    }
+    for (std::uint32_t h = 1; h <= m.num_targets_backward; ++h) {
+      if (const auto chip = step(false, h)) targets.push_back({*chip, {false, h}});
+    }
+    return targets;
+  }
+
+  // The kernel's decoded streams, decoded once; a stream that does not decode is skipped (the
+  // kernel faults on it when it gets there, and that is reported as a fault).
+  const std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>& commands_of(const KernelContext& k) {
+    auto [it, inserted] = decoded_.try_emplace(&k);
+    if (!inserted) return it->second;
+    const std::vector<std::uint32_t>& rt = k.runtime_args;
+    const std::uint32_t streams = k.compile_time_args.empty() ? 0 : k.compile_time_args[ia::kCtNumStreams];
+    for (std::uint32_t s = 0; s < streams && s < ia::kMaxStreams; ++s) {
+      const std::uint32_t b = ia::stream_block(s);
+      if (rt.size() < b + ia::kStreamBlockWords) continue;
+      const std::uint64_t begin = rt[b + ia::kStreamCommandsOffset];
+      const std::uint64_t words = rt[b + ia::kStreamCommandsWords];
+      if (begin + words > rt.size()) continue;
+      try {
+        it->second.emplace_back(s, cmd::decode_stream(std::span<const std::uint32_t>(rt).subspan(begin, words),
+                                                      rt[b + ia::kStreamNumCommands]));
+      } catch (const cmd::DecodeError&) {
+      }
+    }
+    return it->second;
+  }
+
+  // --- routers ---------------------------------------------------------------------------------
+  static kernels::FabricRouterConfig config(const KernelContext& router) {
+    const std::vector<std::uint32_t>& ct = router.compile_time_args;
+    return kernels::read_fabric_router_config([&ct](std::uint32_t i) { return i < ct.size() ? ct[i] : 0u; });
+  }
+
+  const KernelContext* peer_router(const KernelContext& router) const {
+    if (router.eth == nullptr || router.eth->peer() == nullptr) return nullptr;
+    const EthCore& peer = *router.eth->peer();
+    return router_at(static_cast<std::uint32_t>(peer.chip().id()), true, peer.coord().x, peer.coord().y);
+  }
+
+  // Two ends of one link whose configurations cannot work together, or "".
+  static std::string config_problem(const KernelContext& router, const KernelContext& peer) {
+    const kernels::FabricRouterConfig cfg = config(router);
+    const kernels::FabricRouterConfig peer_cfg = config(peer);
+    if (cfg.first_level_acks != peer_cfg.first_level_acks) {
+      return fmt::format("asymmetric first-level acks: {} expects them {}, {} sends them {} (credits drain, "
+                         "REFERENCE 6.4 / 11.3)",
+                         short_name(router), cfg.first_level_acks ? "on" : "off", short_name(peer),
+                         peer_cfg.first_level_acks ? "on" : "off");
+    }
+    if (cfg.receiver_slots != peer_cfg.receiver_slots || cfg.max_payload_bytes != peer_cfg.max_payload_bytes) {
+      return fmt::format("mismatched buffer sizes: {} sends into {} receiver slots of {} B payload, {} has {} slots of "
+                         "{} B (both ends must share one layout, REFERENCE 6.2)",
+                         short_name(router), cfg.receiver_slots, cfg.max_payload_bytes, short_name(peer),
+                         peer_cfg.receiver_slots, peer_cfg.max_payload_bytes);
+    }
+    return "";
+  }
+
+  Explained explain_sender(const KernelContext& router, std::uint32_t channel) {
+    const kernels::FabricRouterConfig cfg = config(router);
+    const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
+    const std::uint32_t written = router.l1->read_u32(layout.sender[channel].packets_written);
+    const std::uint32_t freed = router.l1->read_u32(layout.sender[channel].packets_freed);
+    const std::string head = fmt::format("{} sender channel {} ({}): {} of {} slots in use ({} packets written, {} freed)",
+                                         short_name(router), channel, channel == 0 ? "from workers" : "forwarding",
+                                         written - freed, layout.sender[channel].num_slots, written, freed);
+    if (router.done) return {head + "; the router has terminated: nothing frees its slots any more", std::nullopt};
+    if (router.eth == nullptr || router.eth->link() == nullptr) return {head + "; its channel has no link", std::nullopt};
+    const std::string problem = link_problem(*router.eth);
+    if (!problem.empty()) return {head + "; it needs acks across " + problem, std::nullopt};
+    const KernelContext* peer = peer_router(router);
+    if (peer == nullptr) return {head + "; no router runs at the other end of its link", std::nullopt};
+    const std::string mismatch = config_problem(router, *peer);
+    if (!mismatch.empty()) return {head + "; " + mismatch, std::nullopt};
+    return {head + fmt::format("; its slots free when {} acknowledges them", short_name(*peer)), ReceiverStep{peer}};
+  }
+
+  Explained explain_receiver(const KernelContext& router) {
+    const kernels::FabricRouterConfig cfg = config(router);
+    const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
+    std::uint32_t held = 0;
+    for (std::uint32_t s = 0; s < layout.receiver_slots; ++s) {
+      const std::uint64_t sync = layout.receiver_buffer_base + std::uint64_t{s} * layout.slot_size_bytes + layout.sync_offset_in_slot;
+      if (router.l1->read_u32(sync) != 0) ++held;
+    }
+    const std::string head =
+        fmt::format("{} receiver: {} of {} slots hold packets", short_name(router), held, layout.receiver_slots);
+    if (held == 0) {
+      return {head + "; it holds nothing to acknowledge: the packets or acks between the two ends were lost", std::nullopt};
+    }
+    if (!cfg.has_downstream) return {head + "; it has no downstream router to forward to", std::nullopt};
+    const KernelContext* downstream = router_at(chip_of(router), true, static_cast<std::int32_t>(cfg.downstream_noc_x),
+                                                static_cast<std::int32_t>(cfg.downstream_noc_y));
+    if (downstream == nullptr) return {head + "; its downstream router is not running", std::nullopt};
+    return {head + fmt::format("; it forwards into {} sender channel 1", short_name(*downstream)),
+            SenderStep{downstream, kernels::fabric_router::kForwardingChannel}};
+  }
+
+  const WaitChainInput& in_;
+  std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> routers_;
+  std::map<const KernelContext*, std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>> decoded_;
+  std::set<Step> explained_;
+};
+
+}  // namespace
+
+std::string wait_chain_report(const WaitChainInput& input) { return ChainBuilder(input).report(); }
+
+}  // namespace cclmesh::sim::device

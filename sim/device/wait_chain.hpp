@@ -1,0 +1,39 @@
+#pragma once
+// The wait-for chain of a hang (issue 8): for each parked kernel, who would satisfy its wait,
+// and what that one waits for in turn, across chips, until the chain ends at a cause (a
+// semaphore no command stream writes, a link that is down or lost frames, mismatched router
+// configurations, a kernel still waiting to launch) or comes back on itself (a cycle of buffer
+// dependencies: a ring deadlock). Worked out from what the simulator knows, read-only:
+//
+// - a kernel's wait: the semaphore address, CB or barrier it is blocked in (KernelContext);
+// - who writes a semaphore: every interpreter kernel's decoded command streams (ATOMIC_INC,
+//   RAW_INLINE_WRITE_BYTES, NOC_WRITE_AND_ATOMIC_INC, SET_SEMAPHORE_VALUE), their chip
+//   destination resolved over the fabric's line or ring, and how far each kernel has got;
+// - a fabric slot: the router's sender channel counters and receiver slots in its ERISC L1,
+//   the link's state, and both ends' router configurations (compile-time args).
+//
+// Bounded: at most kMaxChains chains of at most kMaxSteps steps; a chain that reaches a step
+// an earlier chain explained says so and stops. The method is in docs/faults.md.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/kernel_context.hpp"
+
+namespace cclmesh::sim::device {
+
+struct WaitChainInput {
+  // Every kernel the device knows: running, parked, done or still waiting to launch.
+  std::vector<const KernelContext*> kernels;
+  const runtime::FabricPlan* fabric = nullptr;
+};
+
+inline constexpr std::size_t kMaxChains = 8;
+inline constexpr std::size_t kMaxSteps = 16;
+
+// "wait-for chains:\n  ...", or "" when no workload kernel is parked.
+std::string wait_chain_report(const WaitChainInput& input);
+
+}  // namespace cclmesh::sim::device

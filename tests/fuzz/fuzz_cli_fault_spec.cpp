@@ -1,0 +1,5 @@
+#include "tests/fuzz/fuzz_bodies.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return cclmesh::fuzz::fuzz_cli_fault_spec(data, size);
+}

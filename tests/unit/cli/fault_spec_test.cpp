@@ -1,0 +1,76 @@
+// `--fault SPEC` parsing (issue 8): every kind, its defaults, and one-line errors naming the spec.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+RunFaults parse(std::initializer_list<const char*> specs) {
+  RunFaults faults;
+  for (const char* spec : specs) add_fault_spec(faults, spec);
+  return faults;
+}
+
+std::string error_of(std::initializer_list<const char*> specs) {
+  try {
+    parse(specs);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(FaultSpec, LinkDownFromTheStartOrAtATime) {
+  const RunFaults f = parse({"link-down:0-1", "link-down:3-7@50us"});
+  ASSERT_EQ(f.plan.link_down.size(), 2u);
+  EXPECT_EQ(f.plan.link_down[0].a, 0u);
+  EXPECT_EQ(f.plan.link_down[0].b, 1u);
+  EXPECT_EQ(f.plan.link_down[0].at, sim::SimTime::zero());
+  EXPECT_EQ(f.plan.link_down[1].at, sim::SimTime::from_us(50));
+  EXPECT_EQ(f.plan.link_down[1].spec, "link-down:3-7@50us");
+  EXPECT_EQ(f.specs, (std::vector<std::string>{"link-down:0-1", "link-down:3-7@50us"}));
+}
+
+TEST(FaultSpec, LinkSlowIsAnExactFraction) {
+  const RunFaults f = parse({"link-slow:4-0:0.25", "link-slow:1-5:1"});
+  ASSERT_EQ(f.plan.link_slow.size(), 2u);
+  EXPECT_EQ(f.plan.link_slow[0].numerator * 4, f.plan.link_slow[0].denominator);
+  EXPECT_EQ(f.plan.link_slow[1].numerator, f.plan.link_slow[1].denominator);
+}
+
+TEST(FaultSpec, SkewDropAndDupWithAndWithoutSeeds) {
+  const RunFaults f = parse({"skew:40us:7", "drop:0.5", "dup:1:9", "no-bubble"});
+  ASSERT_TRUE(f.plan.skew && f.plan.drop && f.plan.dup);
+  EXPECT_EQ(f.plan.skew->max, sim::SimTime::from_us(40));
+  EXPECT_EQ(f.plan.skew->seed, 7u);
+  EXPECT_EQ(f.plan.drop->per_2p32, 1ull << 31);
+  EXPECT_EQ(f.plan.drop->seed, 1u);  // the default
+  EXPECT_EQ(f.plan.dup->per_2p32, 1ull << 32);
+  EXPECT_EQ(f.plan.dup->seed, 9u);
+  EXPECT_TRUE(f.no_bubble);
+}
+
+TEST(FaultSpec, BadSpecsAreOneLineNamingTheSpec) {
+  EXPECT_THAT(error_of({"meteor"}), HasSubstr("--fault: 'meteor': expected link-down:A-B[@T]"));
+  EXPECT_THAT(error_of({"link-slow:0-1:1.5"}), HasSubstr("factor '1.5' is not a decimal in (0, 1]"));
+  EXPECT_THAT(error_of({"link-slow:0-1:0"}), HasSubstr("factor '0' is not a decimal in (0, 1]"));
+  EXPECT_THAT(error_of({"link-slow:0-1"}), HasSubstr("missing the factor"));
+  EXPECT_THAT(error_of({"link-down:0-0"}), HasSubstr("names the same chip twice"));
+  EXPECT_THAT(error_of({"link-down:0"}), HasSubstr("'0' is not a chip pair A-B"));
+  EXPECT_THAT(error_of({"link-down:0-1@soon"}), HasSubstr("time 'soon' is not a number with a unit"));
+  EXPECT_THAT(error_of({"drop:-0.1"}), HasSubstr("probability '-0.1' is not a decimal in (0, 1]"));
+  EXPECT_THAT(error_of({"dup:0.1:x"}), HasSubstr("seed 'x' is not a non-negative integer"));
+  EXPECT_THAT(error_of({"skew:1us", "skew:2us"}), HasSubstr("'skew' may be given once"));
+  EXPECT_THAT(error_of({"no-bubble:1"}), HasSubstr("expected link-down"));
+  for (const char* spec : {"meteor", "link-slow:0-1:1.5", "drop:2"}) {
+    EXPECT_EQ(error_of({spec}).find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::cli

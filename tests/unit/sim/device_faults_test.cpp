@@ -1,0 +1,303 @@
+// REFERENCE 11's known failure modes on the simulated device, and the report naming each cause
+// (issue 8): a missing semaphore increment, credits never returned (asymmetric first-level
+// acks), a ring without deadlock avoidance, mismatched router buffer sizes, a link going down
+// mid-run, and the wall-time watchdog.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/unit/sim/device_test_util.hpp"
+#include "topologies/embedding.hpp"
+#include "topologies/parametric.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+using namespace testing;
+using runtime::ChipId;
+using runtime::DeviceError;
+using runtime::FabricMode;
+using ::testing::HasSubstr;
+
+ChipId chip_at(const topo::Embedding& embedding, std::size_t i) { return static_cast<ChipId>(embedding.chips.at(i)); }
+
+std::string expect_device_error(const std::function<void()>& action, DeviceError::Kind kind) {
+  try {
+    action();
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no DeviceError";
+  return "";
+}
+
+// Each chip multicasts `pages` pages into every other chip's output, then +1 on semaphore 0
+// everywhere and waits for n. `one_way` sends the whole way round a ring forward (the flood
+// that deadlocks a ring without avoidance); otherwise both directions on a ring, or the line.
+void multicast_all_gather(SimMeshDevice& device, std::uint32_t pages, std::uint32_t page_size, bool one_way) {
+  const runtime::FabricPlan& plan = device.fabric();
+  const auto n = static_cast<std::uint32_t>(plan.chips().size());
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(std::uint64_t{pages} * page_size, page_size));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(std::uint64_t{n} * pages * page_size, page_size));
+  const runtime::CoreCoord core{0, 0};
+  runtime::MeshWorkload workload{"all_gather", {}};
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const ChipId chip = plan.chips()[p];
+    device.write_buffer(chip, in, pattern(in.config.size_bytes, chip));
+    cmd::ChipMulticast mcast{plan.reach(chip, true), plan.reach(chip, false)};
+    if (plan.mode() == FabricMode::Ring) mcast = one_way ? cmd::ChipMulticast{n - 1, 0} : cmd::ChipMulticast{n / 2, (n - 1) / 2};
+    const runtime::Noc0Coord worker = device.core_map(chip).tensix_noc0(core);
+    const api::TensorSlice out_slice{{1, 1, n, pages}, {1, 1, 1, pages}, {0, 0, p, 0}, {1, 1, 1, pages}, {0, 0, 0, 0}};
+    const std::vector<cmd::Command> writer{
+        cmd::fabric_write_cb_to_tensor_slice(out_slice, 0, mcast),
+        cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{0}, 1, worker.x, worker.y, mcast),
+        cmd::local_semaphore_wait(cmd::SemaphoreId{0}, n)};
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+    spec.packet_size_in_pages = 1;
+    spec.semaphore_ids = {0};
+    std::vector<std::uint32_t> semaphores{0};
+    if (mcast.num_targets_forward > 0) {
+      spec.forward_connection = plan.worker_connection(chip, true, 1, 2, 3);
+      semaphores.insert(semaphores.end(), {1, 2, 3});
+    }
+    if (mcast.num_targets_backward > 0) {
+      spec.backward_connection = plan.worker_connection(chip, false, 4, 5, 6);
+      semaphores.insert(semaphores.end(), {4, 5, 6});
+    }
+    spec.streams = {
+        kargs::InterpreterStreamSpec{tensor_args(device, in, chip),
+                                     cmd::encode_command(cmd::read_tensor_slice_to_cb(whole({1, 1, 1, pages}), 0)), 1},
+        kargs::InterpreterStreamSpec{tensor_args(device, out, chip), cmd::encode_stream(writer), 3}};
+    runtime::MeshWorkload one = interpreter_workload("all_gather", chip, core, spec, page_size, 4, semaphores);
+    workload.programs[chip] = std::move(one.programs.at(chip));
+  }
+  device.enqueue_workload(workload);
+  device.finish();
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const std::vector<std::byte> got = read_back(device, plan.chips()[c], out);
+    for (std::uint32_t p = 0; p < n; ++p) {
+      const std::vector<std::byte> expected = pattern(in.config.size_bytes, plan.chips()[p]);
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.begin() + std::ptrdiff_t{p} * in.config.size_bytes))
+          << "chip " << plan.chips()[c] << " row " << p;
+    }
+  }
+}
+
+// A wait nobody's command stream satisfies: the chain ends at "the increment is missing".
+TEST(DeviceFaults, MissingIncrementIsNamedInTheWaitForChain) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  SimMeshDevice device(topo::build_t3k(), options);
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
+  runtime::ccl::send_recv::Params params;
+  params.sender = device.fabric().chips()[0];
+  params.receiver = device.fabric().chips()[2];
+  params.input = in;
+  params.output = out;
+  params.fabric = options.fabric;
+  runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
+  workload.programs.erase(params.sender);  // the sender, who would increment, never runs
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("wait-for chains (who would satisfy each wait):")) << text;
+  EXPECT_THAT(text, HasSubstr(fmt::format("no command stream of any kernel writes L1 word 0x20000 of chip {}",
+                                          params.receiver)))
+      << text;
+  EXPECT_THAT(text, HasSubstr("the increment is missing")) << text;
+}
+
+// The receiver's increment comes from the sender, who is still waiting for its own input:
+// the chain goes from the receiver's chip to the sender's chip and ends at the missing
+// increment there.
+TEST(DeviceFaults, ChainCrossesChipsToTheWriter) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  SimMeshDevice device(topo::build_t3k(), options);
+  const ChipId sender = device.fabric().chips()[0];
+  const ChipId receiver = device.fabric().chips()[3];
+  const runtime::Noc0Coord worker = device.core_map(receiver).tensix_noc0({0, 0});
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0};
+  spec.forward_connection = device.fabric().worker_connection(sender, true, 1, 2, 3);
+  spec.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt,
+      cmd::encode_stream(std::vector<cmd::Command>{
+          cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1),  // never incremented
+          cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, worker.x, worker.y, cmd::ChipUnicast{3, true})}),
+      2}};
+  device.enqueue_workload(interpreter_workload("sender", sender, {0, 0}, spec, 0, 0, {0, 1, 2, 3}));
+  kargs::InterpreterSpec wait;
+  wait.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  wait.semaphore_ids = {0};
+  wait.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1)), 1}};
+  device.enqueue_workload(interpreter_workload("receiver", receiver, {0, 0}, wait, 0, 0, {0}));
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr(fmt::format("would be incremented by chip {} core", sender))) << text;
+  EXPECT_THAT(text, HasSubstr("ATOMIC_INC")) << text;
+  EXPECT_THAT(text, HasSubstr(fmt::format("writes L1 word 0x20000 of chip {}", sender))) << text;
+}
+
+// REFERENCE 11.1: a ring whose routers forward without bubble flow control, flooded one way
+// round, fills every buffer on the cycle. The chain goes round the ring and comes back.
+TEST(DeviceFaults, RingWithoutBubbleFlowControlDeadlocksAndTheCycleIsNamed) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.fabric.bubble_flow_control = false;
+  options.fabric.sender_slots = 1;
+  options.fabric.receiver_slots = 2;
+  options.fabric.max_payload_bytes = 1024;
+  SimMeshDevice device(topo::build_parametric(topo::parse_parametric_spec("ring:4")), options);
+  const std::string text =
+      expect_device_error([&] { multicast_all_gather(device, 48, 1024, true); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("a cycle of full router buffers")) << text;
+  EXPECT_THAT(text, HasSubstr("ring without bubble flow control")) << text;
+}
+
+TEST(DeviceFaults, TheSameFloodCompletesWithBubbleFlowControl) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.fabric.bubble_flow_control = true;
+  options.fabric.sender_slots = 1;
+  options.fabric.receiver_slots = 2;
+  options.fabric.max_payload_bytes = 1024;
+  SimMeshDevice device(topo::build_parametric(topo::parse_parametric_spec("ring:4")), options);
+  EXPECT_NO_THROW(multicast_all_gather(device, 48, 1024, true));
+}
+
+// REFERENCE 11.3: first-level acks on one end of a link only: the sender waits for acks the
+// receiver never sends, its credits drain and the worker blocks on a slot.
+TEST(DeviceFaults, AsymmetricFirstLevelAcksDrainCreditsAndAreNamed) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  const ChipId second = chip_at(topo::find_system_line(topo::build_t3k()), 1);
+  options.adjust_router_config = [second](const runtime::FabricRouterSite& site, kernels::FabricRouterConfig& config) {
+    if (site.chip == second && !site.forward) config.first_level_acks = false;
+  };
+  SimMeshDevice device(topo::build_t3k(), options);
+  const std::string text =
+      expect_device_error([&] { multicast_all_gather(device, 64, 2048, false); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("asymmetric first-level acks")) << text;
+}
+
+// A sender configured for more receiver slots than its peer has (REFERENCE 6.2: the layout is
+// shared): packets land in slots the receiver never reads.
+TEST(DeviceFaults, MismatchedBufferSizesAreNamed) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  const ChipId second = chip_at(topo::find_system_line(topo::build_t3k()), 1);
+  options.adjust_router_config = [second](const runtime::FabricRouterSite& site, kernels::FabricRouterConfig& config) {
+    if (site.chip == second && !site.forward) config.receiver_slots = 4;
+  };
+  SimMeshDevice device(topo::build_t3k(), options);
+  std::string text;
+  try {
+    multicast_all_gather(device, 64, 2048, false);
+    ADD_FAILURE() << "the run completed";
+  } catch (const DeviceError& e) {
+    text = e.what();
+  }
+  EXPECT_THAT(text, HasSubstr("mismatched buffer sizes")) << text;
+}
+
+// A link down in the middle of a run: the hang report names it, when, and what was dropped.
+TEST(DeviceFaults, LinkDownMidRunIsNamedWithItsTime) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  const topo::Embedding line = topo::find_system_line(topo::build_t3k());
+  options.faults.link_down.push_back({chip_at(line, 3), chip_at(line, 4), SimTime::from_us(10), "link-down:x@10us"});
+  SimMeshDevice device(topo::build_t3k(), options);
+  const std::string text =
+      expect_device_error([&] { multicast_all_gather(device, 64, 2048, false); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("injected faults:")) << text;
+  EXPECT_THAT(text, HasSubstr(fmt::format("link-down:x@10us: every link between chips {} and {} down at 10.000 us",
+                                          line.chips[3], line.chips[4])))
+      << text;
+  EXPECT_THAT(text, HasSubstr("which is down (see the injected faults)")) << text;
+  EXPECT_THAT(text, HasSubstr("dropped: link down")) << text;
+}
+
+// A link down from the start on a 4x4 mesh: the ring is re-embedded around it and the
+// all-gather completes with every byte right; on a T3K (2x4: one ring only) it cannot be.
+TEST(DeviceFaults, LinkDownFromTheStartIsAvoidedByAnotherRing) {
+  const topo::Topology mesh = topo::build_parametric(topo::parse_parametric_spec("mesh:4x4/1"));
+  const topo::Embedding ring = topo::find_system_ring(mesh);
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  const ChipId a0 = chip_at(ring, 1);  // not a corner: a corner chip keeps a single neighbour
+  const ChipId b0 = chip_at(ring, 2);
+  options.faults.link_down.push_back({a0, b0, SimTime::zero(), "link-down:first-hop"});
+  SimMeshDevice device(mesh, options);
+  const std::vector<ChipId>& order = device.fabric().chips();
+  ASSERT_EQ(order.size(), 16u);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ChipId a = order[i];
+    const ChipId b = order[(i + 1) % order.size()];
+    EXPECT_FALSE((a == a0 && b == b0) || (a == b0 && b == a0));
+  }
+  multicast_all_gather(device, 4, 2048, false);  // every byte checked
+}
+
+TEST(DeviceFaults, LinkDownOnTheOnlyRingIsAFaultNamingIt) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.faults.link_down.push_back({0, 2, SimTime::zero(), "link-down:0-2"});
+  const std::string text =
+      expect_device_error([&] { SimMeshDevice device(topo::build_t3k(), options); }, DeviceError::Kind::Fault);
+  EXPECT_THAT(text, HasSubstr("fault link-down:0-2 at 0 s: the ring fabric 4-0-2-6-7-3-1-5-4 crosses the down link"))
+      << text;
+}
+
+TEST(DeviceFaults, WallWatchdogStopsARunAsATimeout) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  options.max_wall_seconds = 1e-9;
+  const std::string text =
+      expect_device_error([&] { SimMeshDevice device(topo::build_t3k(), options); }, DeviceError::Kind::Timeout);
+  EXPECT_THAT(text, HasSubstr("timeout: the wall-time limit of 1e-09 s passed at simulated time")) << text;
+}
+
+// Skew is drawn per chip from the seed: the same seed, the same delays; they stay within MAX.
+TEST(DeviceFaults, LaunchSkewIsSeededAndBounded) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  options.faults.skew = LaunchSkewFault{SimTime::from_us(40), 7, "skew:40us:7"};
+  SimMeshDevice a(topo::build_t3k(), options);
+  SimMeshDevice b(topo::build_t3k(), options);
+  EXPECT_EQ(a.launch_skew(), b.launch_skew());
+  ASSERT_EQ(a.launch_skew().size(), 8u);
+  bool any_late = false;
+  for (const auto& [chip, delay] : a.launch_skew()) {
+    EXPECT_LE(delay, SimTime::from_us(40));
+    any_late = any_late || delay > SimTime::zero();
+  }
+  EXPECT_TRUE(any_late);
+}
+
+// REFERENCE 1.8 / 11.12: an op without an entry barrier does not absorb launch skew. This
+// hand-written all-gather increments its peers' semaphores as soon as it starts; a chip that
+// launches later re-initialises its semaphore at launch and loses the early increments, so it
+// waits for ever. (The op builders' all-gather has the barrier and completes under the same
+// skew: cli_fault_run_test.) The report shows the skew that caused it.
+TEST(DeviceFaults, SkewHangsAnOpWithoutAnEntryBarrier) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  options.faults.skew = LaunchSkewFault{SimTime::from_us(40), 7, "skew:40us:7"};
+  SimMeshDevice device(topo::build_t3k(), options);
+  const std::string text =
+      expect_device_error([&] { multicast_all_gather(device, 8, 2048, false); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("skew:40us:7: chip launch delays 0: ")) << text;
+  EXPECT_THAT(text, HasSubstr("WAIT_VALUE")) << text;
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device

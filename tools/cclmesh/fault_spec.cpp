@@ -1,0 +1,135 @@
+#include "tools/cclmesh/fault_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/size_parse.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+constexpr const char* kAccepted =
+    "expected link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED] or no-bubble";
+
+[[noreturn]] void reject(std::string_view spec, const std::string& why) {
+  throw UsageError(fmt::format("--fault: '{}': {}", spec, why));
+}
+
+std::optional<std::uint64_t> parse_uint(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A decimal in (0, 1] as an exact fraction numerator / 10^k: "0.5" -> 5/10, "1" -> 1/1.
+struct Fraction {
+  std::uint64_t numerator = 0;
+  std::uint64_t denominator = 1;
+};
+
+std::optional<Fraction> parse_unit_fraction(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view decimals = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  if (whole.empty() || (dot != std::string_view::npos && decimals.empty()) || decimals.size() > 9) return std::nullopt;
+  const auto w = parse_uint(whole);
+  const auto d = decimals.empty() ? std::optional<std::uint64_t>{0} : parse_uint(decimals);
+  if (!w || !d || *w > 1) return std::nullopt;
+  Fraction f;
+  for (std::size_t i = 0; i < decimals.size(); ++i) f.denominator *= 10;
+  f.numerator = *w * f.denominator + *d;
+  if (f.numerator == 0 || f.numerator > f.denominator) return std::nullopt;
+  return f;
+}
+
+// "A-B": two different chip ids.
+std::pair<runtime::ChipId, runtime::ChipId> parse_pair(std::string_view spec, std::string_view text) {
+  const std::size_t dash = text.find('-');
+  const auto a = parse_uint(text.substr(0, dash));
+  const auto b = dash == std::string_view::npos ? std::nullopt : parse_uint(text.substr(dash + 1));
+  if (!a || !b || *a > 0xFFFFFFFFu || *b > 0xFFFFFFFFu) reject(spec, fmt::format("'{}' is not a chip pair A-B", text));
+  if (*a == *b) reject(spec, fmt::format("'{}' names the same chip twice", text));
+  return {static_cast<runtime::ChipId>(*a), static_cast<runtime::ChipId>(*b)};
+}
+
+std::uint64_t parse_seed(std::string_view spec, std::string_view text) {
+  const auto seed = parse_uint(text);
+  if (!seed) reject(spec, fmt::format("seed '{}' is not a non-negative integer", text));
+  return *seed;
+}
+
+sim::SimTime parse_time(std::string_view spec, std::string_view text) {
+  try {
+    return parse_sim_time(text, "--fault");
+  } catch (const UsageError&) {
+    reject(spec, fmt::format("time '{}' is not a number with a unit ps, ns, us, ms or s (e.g. 50us)", text));
+  }
+}
+
+sim::device::FrameFault parse_frame_fault(std::string_view spec, std::string_view args) {
+  const std::size_t colon = args.find(':');
+  const std::string_view p = args.substr(0, colon);
+  const auto fraction = parse_unit_fraction(p);
+  if (!fraction) reject(spec, fmt::format("probability '{}' is not a decimal in (0, 1]", p));
+  sim::device::FrameFault fault;
+  fault.per_2p32 = (fraction->numerator << 32) / fraction->denominator;  // numerator <= 10^9 < 2^32
+  fault.seed = colon == std::string_view::npos ? 1 : parse_seed(spec, args.substr(colon + 1));
+  fault.spec = std::string(spec);
+  return fault;
+}
+
+}  // namespace
+
+void add_fault_spec(RunFaults& faults, std::string_view spec) {
+  sim::device::FaultPlan& plan = faults.plan;
+  const std::size_t colon = spec.find(':');
+  const std::string_view kind = spec.substr(0, colon);
+  const std::string_view args = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  const bool has_args = colon != std::string_view::npos;
+  const auto once = [&](bool already) {
+    if (already) reject(spec, fmt::format("'{}' may be given once", kind));
+  };
+
+  if (kind == "no-bubble" && !has_args) {
+    once(faults.no_bubble);
+    faults.no_bubble = true;
+  } else if (kind == "link-down" && has_args) {
+    const std::size_t at = args.find('@');
+    const auto [a, b] = parse_pair(spec, args.substr(0, at));
+    sim::device::LinkDownFault fault{a, b, sim::SimTime::zero(), std::string(spec)};
+    if (at != std::string_view::npos) fault.at = parse_time(spec, args.substr(at + 1));
+    plan.link_down.push_back(fault);
+  } else if (kind == "link-slow" && has_args) {
+    const std::size_t sep = args.find(':');
+    if (sep == std::string_view::npos) reject(spec, "missing the factor F in link-slow:A-B:F");
+    const auto [a, b] = parse_pair(spec, args.substr(0, sep));
+    const auto fraction = parse_unit_fraction(args.substr(sep + 1));
+    if (!fraction) reject(spec, fmt::format("factor '{}' is not a decimal in (0, 1]", args.substr(sep + 1)));
+    plan.link_slow.push_back({a, b, static_cast<std::int64_t>(fraction->numerator),
+                              static_cast<std::int64_t>(fraction->denominator), std::string(spec)});
+  } else if (kind == "skew" && has_args) {
+    once(plan.skew.has_value());
+    const std::size_t sep = args.find(':');
+    sim::device::LaunchSkewFault fault;
+    fault.max = parse_time(spec, args.substr(0, sep));
+    fault.seed = sep == std::string_view::npos ? 1 : parse_seed(spec, args.substr(sep + 1));
+    fault.spec = std::string(spec);
+    plan.skew = fault;
+  } else if (kind == "drop" && has_args) {
+    once(plan.drop.has_value());
+    plan.drop = parse_frame_fault(spec, args);
+  } else if (kind == "dup" && has_args) {
+    once(plan.dup.has_value());
+    plan.dup = parse_frame_fault(spec, args);
+  } else {
+    reject(spec, kAccepted);
+  }
+  faults.specs.emplace_back(spec);
+}
+
+}  // namespace cclmesh::cli

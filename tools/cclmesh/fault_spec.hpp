@@ -1,0 +1,33 @@
+#pragma once
+// `cclmesh run --fault SPEC` (repeatable, issue 8): the fault specs a user types, parsed into
+// the simulated device's FaultPlan. Each spec keeps its text so reports can name it.
+//
+//   link-down:A-B[@T]   every link between chips A and B fails from the start, or at time T
+//   link-slow:A-B:F     those links run at F times their rate, 0 < F <= 1 (a decimal)
+//   skew:MAX[:SEED]     each chip launches its programs late by a seeded amount up to MAX
+//   drop:P[:SEED]       each ethernet frame is lost with probability P (a decimal, 0 < P <= 1)
+//   dup:P[:SEED]        each ethernet frame is delivered twice with probability P
+//   no-bubble           what-if: ring routers without bubble flow control (REFERENCE 6.7)
+//
+// Seeds default to 1. Whether chips A and B are neighbours is checked against the system by
+// the device (bad input too).
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/device/fault_plan.hpp"
+
+namespace cclmesh::cli {
+
+struct RunFaults {
+  sim::device::FaultPlan plan;
+  bool no_bubble = false;
+  std::vector<std::string> specs;  // as given, in order
+};
+
+// Adds one spec; throws UsageError ("--fault: ...", one line) for a malformed one or a kind
+// that may be given once (skew, drop, dup, no-bubble) given twice.
+void add_fault_spec(RunFaults& faults, std::string_view spec);
+
+}  // namespace cclmesh::cli
