@@ -42,6 +42,7 @@
 #include "sim/device/kernel_context.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/sim_system.hpp"
+#include "sim/trace/trace_recorder.hpp"
 
 namespace cclmesh::sim::device {
 
@@ -61,6 +62,9 @@ struct SimMeshDeviceOptions {
   // Watchdog: finish() stops with DeviceError(Timeout) once simulated time passes this.
   std::optional<SimTime> max_simulated_time;
   std::size_t fiber_stack_bytes = 256 * 1024;
+  // When set, kernels, interpreter commands and ethernet packets are recorded into it (owned
+  // by the caller, outliving the device). Recording never changes the simulation.
+  trace::TraceRecorder* trace = nullptr;
 };
 
 class SimMeshDevice final : public runtime::MeshDevice {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/engine/time.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
@@ -29,6 +30,20 @@ struct RunOptions {
   std::uint32_t fabric_payload_bytes = 4352;
 };
 
+// What one direction of an ethernet link carried during the op (from the first kernel start
+// to the last kernel end): for --report.
+struct LinkDirectionUse {
+  std::int32_t chip = 0;
+  std::int32_t channel = 0;
+  std::int32_t peer_chip = 0;
+  std::int32_t peer_channel = 0;
+  std::int64_t payload_bytes = 0;  // data packets' payload
+  std::int64_t busy_ps = 0;        // wire time booked: packets and credit words with their framing
+  // busy / op time: the share of the line rate the op used on this wire (above 1 only if
+  // traffic booked during the op runs past its last kernel, e.g. a router's final acks).
+  double utilisation = 0.0;
+};
+
 // One run's result: what `cclmesh run` prints as a row or as JSON.
 struct RunResult {
   std::string op;
@@ -50,7 +65,9 @@ struct RunResult {
   std::uint64_t wrong_elements = 0;
   std::string mismatch;           // first mismatch: chip, buffer, page, byte
   std::uint64_t sim_events = 0;
+  std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
+  std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
 };
 
 }  // namespace cclmesh::cli
