@@ -42,8 +42,9 @@ std::string escape_html(const std::string& text) {
 std::string percent(double utilisation) { return fmt::format("{:.1f}%", 100.0 * utilisation); }
 
 struct DirectionTotal {
-  double utilisation_sum = 0.0;
+  double busiest = 0.0;
   std::int64_t links = 0;
+  std::int64_t links_used = 0;
   std::int64_t payload_bytes = 0;
   std::string tooltip;
 };
@@ -52,8 +53,9 @@ topo::EdgeLaneMap edge_lanes(const RunResult& result) {
   std::map<std::pair<topo::ChipId, topo::ChipId>, DirectionTotal> by_direction;
   for (const LinkDirectionUse& u : result.links_used) {
     DirectionTotal& d = by_direction[{u.chip, u.peer_chip}];
-    d.utilisation_sum += u.utilisation;
+    d.busiest = std::max(d.busiest, u.utilisation);
     ++d.links;
+    d.links_used += u.busy_ps > 0 ? 1 : 0;
     d.payload_bytes += u.payload_bytes;
     d.tooltip += fmt::format("{}chip {} ch {} -> chip {} ch {}: {} busy, {} B payload", d.tooltip.empty() ? "" : "\n",
                              u.chip, u.channel, u.peer_chip, u.peer_channel, percent(u.utilisation), u.payload_bytes);
@@ -63,10 +65,10 @@ topo::EdgeLaneMap edge_lanes(const RunResult& result) {
     const auto it = by_direction.find({from, to});
     if (it == by_direction.end()) return l;
     const DirectionTotal& d = it->second;
-    const double mean = d.utilisation_sum / static_cast<double>(d.links);
-    const bool idle = d.payload_bytes == 0 && mean == 0.0;
-    l.colour = idle ? kIdleColour : utilisation_colour(mean);
-    l.label = idle ? "" : percent(mean);
+    const bool idle = d.links_used == 0;
+    l.colour = idle ? kIdleColour : utilisation_colour(d.busiest);
+    l.label = idle ? "" : percent(d.busiest);
+    if (!idle && d.links > 1) l.label += fmt::format(" ({}/{})", d.links_used, d.links);
     l.tooltip = d.tooltip;
     return l;
   };
@@ -169,8 +171,9 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   html += "<h2>Link utilisation</h2>\n";
   html += fmt::format(
       "<p class=\"note\">Each neighbour edge is drawn as two lanes, one per direction, each on the right of its "
-      "direction of travel; its colour is the share of the line rate ({:.1f} GB/s) the op kept the wires busy "
-      "(packets and credit words with their framing, over the op's {:.2f} us). Hover a lane for its links.</p>\n",
+      "direction of travel; its colour is the share of the line rate ({:.1f} GB/s) the op kept the wire busy "
+      "(packets and credit words with their framing, over the op's {:.2f} us). An edge of several links shows its "
+      "busiest link and how many of its links carried traffic, e.g. 58.8% (1/2). Hover a lane for every link.</p>\n",
       r.line_rate_GBps, r.time_us);
   html += "<figure>\n" + legend_svg() + "\n</figure>\n";
   html += "<figure>\n" + topo::to_svg(topology, edge_lanes(r)) + "</figure>\n";

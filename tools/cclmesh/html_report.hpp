@@ -6,7 +6,7 @@
 //
 // Utilisation of a wire = the wire time booked during the op (packets and credit words, with
 // their headers and framing) / the op's time (first kernel start to last kernel end), i.e.
-// bytes on the wire / (op time x line rate). An edge of several links shows their mean.
+// bytes on the wire / (op time x line rate). An edge of several links shows its busiest link.
 
 #include <string>
 
