@@ -67,9 +67,10 @@ topo::EdgeLaneMap edge_lanes(const RunResult& result) {
     const DirectionTotal& d = it->second;
     const bool idle = d.links_used == 0;
     l.colour = idle ? kIdleColour : utilisation_colour(d.busiest);
-    l.label = idle ? "" : percent(d.busiest);
-    if (!idle && d.links > 1) l.label += fmt::format(" ({}/{})", d.links_used, d.links);
-    l.tooltip = d.tooltip;
+    // Short enough for the gap between two chips; the tooltip has the details.
+    l.label = idle ? "" : fmt::format("{:.0f}%", 100.0 * d.busiest);
+    l.tooltip = fmt::format("chip {} to chip {}: busiest link {}, {} of {} link{} used\n{}", from, to,
+                            percent(d.busiest), d.links_used, d.links, d.links == 1 ? "" : "s", d.tooltip);
     return l;
   };
   topo::EdgeLaneMap lanes;
@@ -173,7 +174,7 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
       "<p class=\"note\">Each neighbour edge is drawn as two lanes, one per direction, each on the right of its "
       "direction of travel; its colour is the share of the line rate ({:.1f} GB/s) the op kept the wire busy "
       "(packets and credit words with their framing, over the op's {:.2f} us). An edge of several links shows its "
-      "busiest link and how many of its links carried traffic, e.g. 58.8% (1/2). Hover a lane for every link.</p>\n",
+      "busiest link. Hover a lane for every link of it.</p>\n",
       r.line_rate_GBps, r.time_us);
   html += "<figure>\n" + legend_svg() + "\n</figure>\n";
   html += "<figure>\n" + topo::to_svg(topology, edge_lanes(r)) + "</figure>\n";
