@@ -290,6 +290,7 @@ class Interpreter {
 
   // ---- Attempts ------------------------------------------------------------------------------
   bool complete(Stream& st) {
+    debug_command_done(st.index, st.plan.index);
     st.active = false;
     return true;
   }

@@ -116,9 +116,61 @@ EdgeShape edge_shape(const Topology& topology, const NeighbourEdge& edge) {
   return (*a)[2] != (*b)[2] ? EdgeShape::AcrossLayers : EdgeShape::Straight;
 }
 
-}  // namespace
+constexpr double kLaneOffsetPx = 4.0;
+constexpr double kLaneStrokePx = 6.0;
+constexpr double kLaneLabelPx = 16.0;
 
-std::string to_svg(const Topology& topology) {
+struct Curve {
+  Point a;
+  Point control_a;
+  Point control_b;
+  Point b;
+};
+
+Point shifted(Point p, Point by, double distance) { return Point{p.x + by.x * distance, p.y + by.y * distance}; }
+
+// Both lanes of one edge: each is the edge's line or curve moved sideways by kLaneOffsetPx to
+// the right of its own direction, with its label further out at its middle.
+std::string lanes_svg(const NeighbourEdge& edge, const EdgeLanes& lanes, Point a, Point b, bool curved,
+                      const Curve& curve) {
+  const double length = std::max(1.0, std::hypot(b.x - a.x, b.y - a.y));
+  const Point side{-(b.y - a.y) / length, (b.x - a.x) / length};  // right of a -> b on screen
+  std::string svg;
+  for (int direction = 0; direction < 2; ++direction) {
+    const EdgeLane& lane = direction == 0 ? lanes.a_to_b : lanes.b_to_a;
+    const double sign = direction == 0 ? 1.0 : -1.0;
+    const ChipId from = direction == 0 ? edge.a : edge.b;
+    const ChipId to = direction == 0 ? edge.b : edge.a;
+    Point middle;
+    if (curved) {
+      const Curve c{shifted(curve.a, side, sign * kLaneOffsetPx), shifted(curve.control_a, side, sign * kLaneOffsetPx),
+                    shifted(curve.control_b, side, sign * kLaneOffsetPx), shifted(curve.b, side, sign * kLaneOffsetPx)};
+      svg += fmt::format(
+          "<path class=\"lane\" d=\"M {:.1f} {:.1f} C {:.1f} {:.1f} {:.1f} {:.1f} {:.1f} {:.1f}\" fill=\"none\" "
+          "stroke=\"{}\" stroke-width=\"{:.1f}\"><title>{}</title></path>\n",
+          c.a.x, c.a.y, c.control_a.x, c.control_a.y, c.control_b.x, c.control_b.y, c.b.x, c.b.y,
+          escape_xml(lane.colour), kLaneStrokePx, escape_xml(lane.tooltip));
+      middle = Point{(c.a.x + 3 * c.control_a.x + 3 * c.control_b.x + c.b.x) / 8,
+                     (c.a.y + 3 * c.control_a.y + 3 * c.control_b.y + c.b.y) / 8};
+    } else {
+      const Point from_at = shifted(a, side, sign * kLaneOffsetPx);
+      const Point to_at = shifted(b, side, sign * kLaneOffsetPx);
+      svg += fmt::format(
+          "<line class=\"lane\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+          "stroke-width=\"{:.1f}\"><title>{}</title></line>\n",
+          from_at.x, from_at.y, to_at.x, to_at.y, escape_xml(lane.colour), kLaneStrokePx, escape_xml(lane.tooltip));
+      middle = Point{(from_at.x + to_at.x) / 2, (from_at.y + to_at.y) / 2};
+    }
+    const Point label = shifted(middle, side, sign * kLaneLabelPx);
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#333\" stroke=\"none\" "
+        "text-anchor=\"middle\" dominant-baseline=\"middle\">{}<title>{} to {}</title></text>\n",
+        label.x, label.y, escape_xml(lane.label), from, to);
+  }
+  return svg;
+}
+
+std::string render(const Topology& topology, const EdgeLaneMap* lanes) {
   std::vector<Point> at = layout(topology);
   double max_x = 0.0;
   double max_y = 0.0;
@@ -156,6 +208,8 @@ std::string to_svg(const Topology& topology) {
     const double stroke = kStrokePerLinkPx * static_cast<double>(edge.multiplicity());
     Point label{(a.x + b.x) / 2, (a.y + b.y) / 2};
     const EdgeShape shape = edge_shape(topology, edge);
+    const auto lane = lanes != nullptr ? lanes->find({edge.a, edge.b}) : EdgeLaneMap::const_iterator{};
+    const bool with_lanes = lanes != nullptr && lane != lanes->end();
     if (shape != EdgeShape::Straight) {
       // Wraparounds bend below their row (or beside their column), edges across layers above.
       const bool wrap = shape == EdgeShape::Wraparound;
@@ -170,6 +224,10 @@ std::string to_svg(const Topology& topology) {
                             a.y - along.y * out + side.y * reach};
       const Point control_b{b.x + along.x * out + side.x * reach,
                             b.y + along.y * out + side.y * reach};
+      if (with_lanes) {
+        svg += lanes_svg(edge, lane->second, a, b, true, Curve{a, control_a, control_b, b});
+        continue;
+      }
       svg += fmt::format(
           "<path d=\"M {:.1f} {:.1f} C {:.1f} {:.1f} {:.1f} {:.1f} {:.1f} {:.1f}\" "
           "stroke-width=\"{:.1f}\"{}><title>{}-{}: {} links{}</title></path>\n",
@@ -178,6 +236,9 @@ std::string to_svg(const Topology& topology) {
           wrap ? " (wraparound)" : "");
       label = Point{(a.x + 3 * control_a.x + 3 * control_b.x + b.x) / 8,
                     (a.y + 3 * control_a.y + 3 * control_b.y + b.y) / 8 + 12};
+    } else if (with_lanes) {
+      svg += lanes_svg(edge, lane->second, a, b, false, Curve{});
+      continue;
     } else {
       // The count beside the line: above a horizontal one, right of a vertical one.
       const double length = std::max(1.0, std::hypot(b.x - a.x, b.y - a.y));
@@ -217,5 +278,11 @@ std::string to_svg(const Topology& topology) {
   svg += "</svg>\n";
   return svg;
 }
+
+}  // namespace
+
+std::string to_svg(const Topology& topology) { return render(topology, nullptr); }
+
+std::string to_svg(const Topology& topology, const EdgeLaneMap& lanes) { return render(topology, &lanes); }
 
 }  // namespace cclmesh::topo

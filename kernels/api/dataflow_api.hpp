@@ -136,6 +136,11 @@ bool noc_nonposted_writes_flushed(uint8_t noc = 0);
 // take turns). On hardware a no-op (or a watcher waypoint).
 void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index);
 
+// The interpreter calls it when stream `stream` has finished command `command_index`, so a
+// trace can show each command's span exactly (the streams interleave, so the next command's
+// start says nothing about when this one ended). On hardware a no-op (or a profiler zone end).
+void debug_command_done(uint32_t stream, uint32_t command_index);
+
 // Ends the kernel with a reported error instead of running on with bad input (a malformed
 // command stream, a packet header no router can route, ...). `code` is a
 // cclmesh::api::KernelFaultCode value or one of its ranges (kernels/api/kernel_fault.hpp);

@@ -103,9 +103,11 @@ void run_kernel(KernelContext& k) {
   k.started = true;
   k.start = engine.now();
   k.activity_seen = k.l1->activity().generation();
+  if (k.trace) k.trace->started(k.start);
   try {
     k.entry();
   } catch (const std::exception& e) {
+    if (k.trace) k.trace->finished(engine.now());
     k.failed = true;
     if (!k.fault) k.error = e.what();
     if (k.on_failure) k.on_failure(k);
@@ -113,6 +115,7 @@ void run_kernel(KernelContext& k) {
   }
   k.done = true;
   k.end = engine.now();
+  if (k.trace) k.trace->finished(k.end);
   if (k.on_done) k.on_done(k);
 }
 
@@ -440,6 +443,12 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
   k.stream = stream;
   k.command_index = command_index;
   k.header_arg = header_arg_index;
+  if (k.trace) k.trace->command_reported(k, stream, command_index, cclmesh::sim::Engine::current().now());
+}
+
+void debug_command_done(uint32_t stream, uint32_t command_index) {
+  sd::KernelContext& k = K();
+  if (k.trace) k.trace->command_done(stream, command_index, cclmesh::sim::Engine::current().now());
 }
 
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {

@@ -19,6 +19,7 @@
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "sim/device/circular_buffer.hpp"
+#include "sim/device/kernel_trace.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/model/chip.hpp"
 
@@ -85,6 +86,7 @@ struct KernelContext {
   const KernelCosts* costs = nullptr;
   std::function<void(KernelContext&)> on_done;
   std::function<void(KernelContext&)> on_failure;
+  std::unique_ptr<KernelTrace> trace;  // only when the device records a trace
 
   // --- progress ----------------------------------------------------------------------------
   bool started = false;

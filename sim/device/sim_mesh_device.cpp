@@ -108,6 +108,12 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
   }
   engine_ = std::make_unique<Engine>();
   system_ = std::make_unique<SimSystem>(*engine_, config);
+  if (options_.trace != nullptr) {
+    for (const auto& link : system_->links()) {
+      link->a().set_trace(options_.trace);
+      link->b().set_trace(options_.trace);
+    }
+  }
 
   std::uint64_t tensix_l1 = std::numeric_limits<std::uint64_t>::max();
   for (const auto& [id, map] : core_maps_) {
@@ -591,6 +597,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
 KernelContext& SimMeshDevice::spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay) {
   KernelContext* k = context.get();
   kernels_.push_back(std::move(context));
+  if (options_.trace != nullptr) k->trace = std::make_unique<KernelTrace>(*options_.trace, *k);
   if (!k->on_failure) k->on_failure = [this](KernelContext& failed) { kernel_failed(failed); };
   Fiber& fiber = engine_->spawn_fiber(k->name(), [k] { run_kernel(*k); }, FiberOptions{options_.fiber_stack_bytes},
                                       start_delay);

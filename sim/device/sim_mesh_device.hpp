@@ -45,6 +45,7 @@
 #include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/sim_system.hpp"
+#include "sim/trace/trace_recorder.hpp"
 
 namespace cclmesh::sim::device {
 
@@ -74,6 +75,9 @@ struct SimMeshDeviceOptions {
   // misconfigured fabrics (REFERENCE 11.3 asymmetric first-level acks, mismatched slot counts).
   std::function<void(const runtime::FabricRouterSite&, kernels::FabricRouterConfig&)> adjust_router_config;
   std::size_t fiber_stack_bytes = 256 * 1024;
+  // When set, kernels, interpreter commands and ethernet packets are recorded into it (owned
+  // by the caller, outliving the device). Recording never changes the simulation.
+  trace::TraceRecorder* trace = nullptr;
 };
 
 class SimMeshDevice final : public runtime::MeshDevice {

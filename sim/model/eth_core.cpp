@@ -23,6 +23,12 @@ void EthCore::attach(EthLink& link, EthCore& peer) {
   peer_ = &peer;
 }
 
+void EthCore::set_trace(trace::TraceRecorder* recorder) {
+  CCLMESH_CHECK(recorder == nullptr || connected(), name() + ": only a connected core has a wire to trace");
+  trace_ = recorder;
+  if (trace_ != nullptr) trace_wire_ = trace_->wire(chip_.id(), channel_, peer_->chip().id(), peer_->channel());
+}
+
 EthWire& EthCore::tx_wire() const { return link_->wire_from(*this); }
 
 bool EthCore::txq_busy() const { return txq_outstanding_ >= chip_.params().eth.txq_max_outstanding; }
@@ -79,6 +85,9 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
   // The ERISC issues the command, then the wire takes it: in order, store and forward.
   const PacketFront issued = pass_through(erisc_, chip_.params().eth.tx_issue, PacketFront::at(now), bytes);
   const PacketFront on_wire = book_wire(issued.tail, bytes);
+  if (trace_ != nullptr) {
+    trace_->wire_busy(trace_wire_, on_wire.head, on_wire.tail, bytes, chip_.params().eth.wire_bytes(bytes), "packet");
+  }
   ++txq_outstanding_;
   ++stats_.packets_sent;
   stats_.payload_bytes_sent += bytes;
@@ -142,6 +151,10 @@ void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t
   Engine& engine = chip_.engine();
   const SimTime now = engine.now();
   const PacketFront on_wire = book_wire(now, chip_.params().eth.word_bytes);
+  if (trace_ != nullptr) {
+    const std::int64_t word = chip_.params().eth.word_bytes;
+    trace_->wire_busy(trace_wire_, on_wire.head, on_wire.tail, word, chip_.params().eth.wire_bytes(word), "word");
+  }
   ++txq_outstanding_;
   ++stats_.words_sent;
   auto start = [this, destination_address, value, on_wire] {

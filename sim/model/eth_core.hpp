@@ -22,6 +22,7 @@
 #include "sim/model/core_coord.hpp"
 #include "sim/model/memory_region.hpp"
 #include "sim/model/packet_resource.hpp"
+#include "sim/trace/trace_recorder.hpp"
 
 namespace cclmesh::sim {
 
@@ -85,6 +86,9 @@ class EthCore final : public WaitTarget {
   EthCoreStats stats() const;
   std::string describe_wait(std::int64_t) const override;
 
+  // Records every packet and credit word this core puts on its wire (a connected core only).
+  void set_trace(trace::TraceRecorder* recorder);
+
  private:
   friend class SimSystem;
   void attach(EthLink& link, EthCore& peer);
@@ -106,6 +110,8 @@ class EthCore final : public WaitTarget {
   std::int32_t txq_outstanding_ = 0;
   WaitQueue txq_waiters_;
   EthCoreStats stats_;
+  trace::TraceRecorder* trace_ = nullptr;
+  trace::WireId trace_wire_ = 0;
 };
 
 }  // namespace cclmesh::sim

@@ -91,8 +91,10 @@ void compare(Check& check, ChipId chip, const std::string& buffer, const Bytes& 
   }
 }
 
-sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool ring) {
+sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool ring,
+                                                 sim::trace::TraceRecorder* trace) {
   sim::device::SimMeshDeviceOptions device;
+  device.trace = trace;
   device.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
   device.fabric.mode = ring ? runtime::FabricMode::Ring : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
@@ -383,9 +385,27 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   return op;
 }
 
+// Wire time booked so far on every direction of every link, in link order (a, then b).
+std::vector<LinkDirectionUse> wire_use(sim::device::SimMeshDevice& device) {
+  std::vector<LinkDirectionUse> use;
+  for (const auto& link : device.system().links()) {
+    for (const sim::EthCore* from : {&link->a(), &link->b()}) {
+      LinkDirectionUse u;
+      u.chip = from->chip().id();
+      u.channel = from->channel();
+      u.peer_chip = from->peer()->chip().id();
+      u.peer_channel = from->peer()->channel();
+      u.payload_bytes = from->stats().payload_bytes_sent;
+      u.busy_ps = link->wire_from(*from).server().busy.ps();
+      use.push_back(u);
+    }
+  }
+  return use;
+}
+
 }  // namespace
 
-RunResult run_collective(const RunOptions& options) {
+RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace) {
   const auto wall_start = std::chrono::steady_clock::now();
   topo::Topology topology = load_topology(options.system);
   const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
@@ -395,7 +415,7 @@ RunResult run_collective(const RunOptions& options) {
   std::unique_ptr<sim::device::SimMeshDevice> device;
   PreparedOp op;
   try {
-    device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options(options, ring));
+    device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options(options, ring, trace));
     op = (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
              ? prepare_pair_op(options, *device, ring)
              : prepare_collective(options, *device, ring);
@@ -412,6 +432,7 @@ RunResult run_collective(const RunOptions& options) {
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();
   const std::size_t profile_begin = device->profile().size();
+  const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
   for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
   device->finish();
   const sim::EngineStats after = device->stats();
@@ -444,6 +465,15 @@ RunResult run_collective(const RunOptions& options) {
   result.bandwidth = compute_bandwidth(
       {options.op, op.size_bytes, op.group_size, result.time_us, result.links, result.directions, result.line_rate_GBps});
   result.sim_events = after.events_executed - before.events_executed;
+  result.trace_hash = device->trace_hash();
+  result.links_used = wire_use(*device);
+  const double op_ps = static_cast<double>(last_end_ns - first_start_ns) * 1e3;
+  for (std::size_t i = 0; i < result.links_used.size(); ++i) {
+    LinkDirectionUse& u = result.links_used[i];
+    u.payload_bytes -= wires_before[i].payload_bytes;
+    u.busy_ps -= wires_before[i].busy_ps;
+    u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
+  }
   if (op.verify) {
     const Check check = op.verify();
     result.verified = check.wrong_elements == 0;

@@ -4,10 +4,13 @@
 // every output against the host reference. Bad input throws UsageError; a simulated hang or
 // fault throws runtime::DeviceError.
 
+#include "sim/trace/trace_recorder.hpp"
 #include "tools/cclmesh/run_options.hpp"
 
 namespace cclmesh::cli {
 
-RunResult run_collective(const RunOptions& options);
+// With `trace`, the device records into it from its construction on (fabric start-up
+// included); the recorder keeps what it has when the run ends in a DeviceError.
+RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace = nullptr);
 
 }  // namespace cclmesh::cli

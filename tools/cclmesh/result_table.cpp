@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstddef>
+
 namespace cclmesh::cli {
 
 nlohmann::json result_json(const RunResult& r) {
@@ -51,20 +54,51 @@ std::string table_title(const RunResult& r) {
       r.op, r.system, r.n_chips, r.topology, r.links, r.links == 1 ? "" : "s", r.mode);
 }
 
-std::string table_header() {
-  std::string text = fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7} {:>8} {:>6} {:>10}\n", "size",
-                                 "count", "type", "redop", "time", "algbw", "busbw", "#wrong", "linkbw", "%line", "launch");
-  text += fmt::format("#{:>12} {:>13} {:>9} {:>6} {:>11} {:>8} {:>8} {:>7} {:>8} {:>6} {:>10}\n", "(B)", "(elements)", "",
-                      "", "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)", "", "(us)");
-  return text;
+namespace {
+
+constexpr std::array<std::size_t, kTableColumns> kColumnWidths = {12, 13, 9, 6, 11, 8, 8, 7, 8, 6, 10};
+
+std::string aligned(char lead, const std::array<std::string, kTableColumns>& cells) {
+  std::string text(1, lead);
+  for (std::size_t i = 0; i < kTableColumns; ++i) {
+    if (i > 0) text += ' ';
+    text += fmt::format("{:>{}}", cells[i], kColumnWidths[i]);
+  }
+  return text + "\n";
 }
 
+}  // namespace
+
+const std::array<std::string, kTableColumns>& table_column_names() {
+  static const std::array<std::string, kTableColumns> names = {"size",  "count", "type",   "redop",  "time", "algbw",
+                                                               "busbw", "#wrong", "linkbw", "%line", "launch"};
+  return names;
+}
+
+const std::array<std::string, kTableColumns>& table_column_units() {
+  static const std::array<std::string, kTableColumns> units = {"(B)",    "(elements)", "",       "", "(us)", "(GB/s)",
+                                                               "(GB/s)", "",           "(GB/s)", "", "(us)"};
+  return units;
+}
+
+std::array<std::string, kTableColumns> table_cells(const RunResult& r) {
+  return {fmt::format("{}", r.size_bytes),
+          fmt::format("{}", r.count),
+          r.dtype == "bf16" ? "bfloat16" : r.dtype,
+          r.redop,
+          fmt::format("{:.2f}", r.time_us),
+          fmt::format("{:.2f}", r.bandwidth.algbw_GBps),
+          fmt::format("{:.2f}", r.bandwidth.busbw_GBps),
+          r.verified ? fmt::format("{}", r.wrong_elements) : "N/A",
+          fmt::format("{:.2f}", r.bandwidth.linkbw_GBps),
+          fmt::format("{:.1f}", r.bandwidth.pct_line_rate),
+          fmt::format("{:.2f}", r.launch_us)};
+}
+
+std::string table_header() { return aligned('#', table_column_names()) + aligned('#', table_column_units()); }
+
 std::string table_row(const RunResult& r) {
-  const std::string wrong = r.verified ? fmt::format("{}", r.wrong_elements) : "N/A";
-  std::string text = fmt::format(" {:>12} {:>13} {:>9} {:>6} {:>11.2f} {:>8.2f} {:>8.2f} {:>7} {:>8.2f} {:>6.1f} {:>10.2f}\n",
-                                 r.size_bytes, r.count, r.dtype == "bf16" ? "bfloat16" : r.dtype, r.redop, r.time_us,
-                                 r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, wrong, r.bandwidth.linkbw_GBps,
-                                 r.bandwidth.pct_line_rate, r.launch_us);
+  std::string text = aligned(' ', table_cells(r));
   if (!r.mismatch.empty()) text += fmt::format("# MISMATCH: {}\n", r.mismatch);
   return text;
 }

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstddef>
 #include <string>
 
 #include "tools/cclmesh/run_options.hpp"
@@ -11,6 +13,12 @@
 namespace cclmesh::cli {
 
 std::string table_title(const RunResult& result);
+// The table's columns, their units and one row's cells, for other renderings (HTML report).
+inline constexpr std::size_t kTableColumns = 11;
+const std::array<std::string, kTableColumns>& table_column_names();
+const std::array<std::string, kTableColumns>& table_column_units();
+std::array<std::string, kTableColumns> table_cells(const RunResult& result);
+
 std::string table_header();
 std::string table_row(const RunResult& result);
 // "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.

@@ -3,19 +3,24 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "runtime/device/mesh_device.hpp"
+#include "sim/trace/trace_event_json.hpp"
+#include "sim/trace/trace_recorder.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::cli {
 
@@ -29,7 +34,32 @@ struct RawRunOptions {
   std::string max_wall;
   std::vector<std::string> faults;
   std::string json_path;
+  std::string trace_path;
+  std::size_t trace_limit = sim::trace::TraceLimits{}.max_spans_per_track;
+  std::string report_path;
 };
+
+// The trace file's otherData: what was run.
+sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& outcome) {
+  return {{"tool", "cclmesh run"},
+          {"system", options.system},
+          {"op", to_string(options.op)},
+          {"size_bytes", std::to_string(options.size_bytes)},
+          {"topology", options.topology},
+          {"outcome", outcome}};
+}
+
+void check_output_options(const RawRunOptions& raw) {
+  if (raw.trace_path == "-" && raw.json_path == "-") {
+    throw UsageError("--trace: '-' (stdout) cannot be used together with --json -; write one of them to a file");
+  }
+  if (raw.report_path == "-") {
+    throw UsageError("--report: '-' is not accepted; give an .html file name");
+  }
+  if (!raw.trace_path.empty() && raw.trace_limit == 0) {
+    throw UsageError("--trace-limit: 0 keeps no span; give a positive number of spans per track");
+  }
+}
 
 int run(RawRunOptions& raw) {
   RunOptions& options = raw.parsed;
@@ -38,16 +68,31 @@ int run(RawRunOptions& raw) {
   if (!raw.max_sim_time.empty()) options.max_sim_time = parse_sim_time(raw.max_sim_time, "--max-sim-time");
   if (!raw.max_wall.empty()) options.max_wall_seconds = parse_wall_seconds(raw.max_wall, "--max-wall");
   for (const std::string& spec : raw.faults) add_fault_spec(options.faults, spec);
+  check_output_options(raw);
+  std::unique_ptr<sim::trace::TraceRecorder> trace;
+  if (!raw.trace_path.empty()) {
+    sim::trace::TraceLimits limits;
+    limits.max_spans_per_track = raw.trace_limit;
+    trace = std::make_unique<sim::trace::TraceRecorder>(limits);
+  }
   RunResult result;
   try {
-    result = run_collective(options);
+    result = run_collective(options, trace.get());
   } catch (const runtime::DeviceError& e) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
+    // The trace up to the hang or fault is what one needs to see why.
+    if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "did not complete")), "--trace");
     return kExitHangOrFault;
   }
+  if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed")), "--trace");
+  if (!raw.report_path.empty()) {
+    write_output(raw.report_path, html_report(result, topo::load_system(options.system)), "--report");
+  }
   if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
-  if (raw.json_path != "-") std::cout << table_title(result) << table_header() << table_row(result);
-  if (raw.json_path != "-" && !result.faults.empty()) std::cout << fault_note(result);
+  if (raw.json_path != "-" && raw.trace_path != "-") {
+    std::cout << table_title(result) << table_header() << table_row(result);
+    if (!result.faults.empty()) std::cout << fault_note(result);
+  }
   if (result.verified.has_value() && !*result.verified) return kExitDataMismatch;
   return kExitOk;
 }
@@ -85,6 +130,12 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "inject a fault (repeatable): link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], "
                       "dup:P[:SEED], no-bubble");
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
+  command->add_option("--trace", raw->trace_path,
+                      "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");
+  command->add_option("--trace-limit", raw->trace_limit, "spans kept per trace track; later ones are counted, not kept")
+      ->capture_default_str();
+  command->add_option("--report", raw->report_path,
+                      "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
   command->callback([raw, &outcome] { outcome.exit_code = run(*raw); });
 }
 

@@ -42,6 +42,20 @@ struct OutputChecksum {
   std::uint32_t expected_crc32 = 0;
 };
 
+// What one direction of an ethernet link carried during the op (from the first kernel start
+// to the last kernel end): for --report.
+struct LinkDirectionUse {
+  std::int32_t chip = 0;
+  std::int32_t channel = 0;
+  std::int32_t peer_chip = 0;
+  std::int32_t peer_channel = 0;
+  std::int64_t payload_bytes = 0;  // data packets' payload
+  std::int64_t busy_ps = 0;        // wire time booked: packets and credit words with their framing
+  // busy / op time: the share of the line rate the op used on this wire (above 1 only if
+  // traffic booked during the op runs past its last kernel, e.g. a router's final acks).
+  double utilisation = 0.0;
+};
+
 // One run's result: what `cclmesh run` prints as a row or as JSON.
 struct RunResult {
   std::string op;
@@ -66,7 +80,9 @@ struct RunResult {
   std::vector<std::string> faults;        // the --fault specs run with
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults)
   std::uint64_t sim_events = 0;
+  std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
+  std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
 };
 
 }  // namespace cclmesh::cli

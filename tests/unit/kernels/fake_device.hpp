@@ -81,6 +81,7 @@ struct Kernel {
   std::string error;  // an exception other than a fault (a test bug)
   uint32_t current_stream = 0;
   uint32_t current_command = 0;
+  uint32_t commands_done = 0;  // debug_command_done calls
   uint64_t cycles = 0;
 };
 
