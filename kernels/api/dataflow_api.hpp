@@ -136,6 +136,11 @@ bool noc_nonposted_writes_flushed(uint8_t noc = 0);
 // take turns). On hardware a no-op (or a watcher waypoint).
 void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index);
 
+// Marks the end of this kernel's set-up (a legacy EDM's handshake with its peer): the profile
+// entry records the time of the first call as its ready time, so a per-op data mover's launch
+// cost can be measured apart from its data movement. On hardware a device profiler marker.
+void profile_mark_ready();
+
 // Ends the kernel with a reported error instead of running on with bad input (a malformed
 // command stream, a packet header no router can route, ...). `code` is a
 // cclmesh::api::KernelFaultCode value or one of its ranges (kernels/api/kernel_fault.hpp);

@@ -442,6 +442,11 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
   k.header_arg = header_arg_index;
 }
 
+void profile_mark_ready() {
+  sd::KernelContext& k = K();
+  if (!k.ready) k.ready = cclmesh::sim::Engine::current().now();
+}
+
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
   sd::KernelContext& k = K();
   k.fault = sd::KernelFaultReport{code, command_index, word_offset};

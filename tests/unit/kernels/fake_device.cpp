@@ -480,6 +480,8 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
   K().current_command = command_index;
 }
 
+void profile_mark_ready() {}
+
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
   throw cclmesh::fake::FaultThrown{cclmesh::fake::KernelFault{code, command_index, word_offset}};
 }
