@@ -6,7 +6,9 @@
 //
 // Per message: wait for the EDM's signal, read the buffer into one of two scratch slots (read
 // barrier), release the buffer (+1 on the EDM channel), then the previous message's writes are
-// awaited and signalled while this one's go out. Arguments:
+// awaited and signalled while this one's go out. The previous message is signalled before
+// blocking for the next one when that has not arrived: on a ring, with one message per slice,
+// the next arrival waits for the upstream relay of the previous one (a cycle otherwise). Arguments:
 // legacy_all_gather/legacy_all_gather_args.hpp.
 
 #include <cstdint>
@@ -43,6 +45,12 @@ class LegacyAllGatherReceiver {
         const uint32_t pages = pages_left < args_.pages_per_message ? pages_left : args_.pages_per_message;
         const uint32_t slot = scratch_ + (messages_ % 2) * message_bytes_;
         messages_ += 1;
+        // The previous message's signal may wait for this one's arrival only if it is already
+        // here: on a ring the next payload can depend on the sender relaying the previous one.
+        if (pending && !channel_.signal_pending()) {
+          signal_landed();
+          pending = false;
+        }
         channel_.wait_for_payload();
         channel_.read_into(slot, pages * args_.page_stride_bytes);
         channel_.release();
