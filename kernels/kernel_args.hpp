@@ -22,6 +22,8 @@ constexpr const char* kCclInterpreterKernelName = "ccl_interpreter";
 constexpr const char* kFabricRouterKernelName = "fabric_router";
 constexpr const char* kLegacyEdmKernelName = "legacy_edm";
 constexpr const char* kReduceKernelName = "reduce";
+constexpr const char* kLegacyAllGatherSenderKernelName = "legacy_all_gather_sender";
+constexpr const char* kLegacyAllGatherReceiverKernelName = "legacy_all_gather_receiver";
 
 // =============================================================================================
 // Command interpreter (ccl_interpreter.cpp; REFERENCE §4.7, simplified)

@@ -12,6 +12,10 @@ constexpr std::array kKernels{
     KernelInfo{kCclInterpreterKernelName, &kernel_main_ccl_interpreter, "kernels/ccl_interpreter.cpp", false},
     KernelInfo{kFabricRouterKernelName, &kernel_main_fabric_router, "kernels/fabric_router.cpp", true},
     KernelInfo{kLegacyEdmKernelName, &kernel_main_legacy_edm, "kernels/legacy_edm.cpp", true},
+    KernelInfo{kLegacyAllGatherSenderKernelName, &kernel_main_legacy_all_gather_sender,
+               "kernels/legacy_all_gather_sender.cpp", false},
+    KernelInfo{kLegacyAllGatherReceiverKernelName, &kernel_main_legacy_all_gather_receiver,
+               "kernels/legacy_all_gather_receiver.cpp", false},
     KernelInfo{kReduceKernelName, &kernel_main_reduce, "kernels/reduce.cpp", false},
 };
 

@@ -60,6 +60,7 @@ class LegacyEdm {
     initialise();
     eth_handshake(cfg_.is_handshake_master, layout_.handshake_mailbox, layout_.handshake_staging);
     set_status(api::EdmStatus::READY_FOR_TRAFFIC);
+    profile_mark_ready();
     main_loop();
     eth_wait_for_tx_queue();
     noc_async_write_barrier(noc_);

@@ -141,6 +141,11 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
 // start says nothing about when this one ended). On hardware a no-op (or a profiler zone end).
 void debug_command_done(uint32_t stream, uint32_t command_index);
 
+// Marks the end of this kernel's set-up (a legacy EDM's handshake with its peer): the profile
+// entry records the time of the first call as its ready time, so a per-op data mover's launch
+// cost can be measured apart from its data movement. On hardware a device profiler marker.
+void profile_mark_ready();
+
 // Ends the kernel with a reported error instead of running on with bad input (a malformed
 // command stream, a packet header no router can route, ...). `code` is a
 // cclmesh::api::KernelFaultCode value or one of its ranges (kernels/api/kernel_fault.hpp);

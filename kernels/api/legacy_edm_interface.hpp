@@ -77,6 +77,9 @@ class LegacyEdmWorkerChannel {
   }
 
   uint32_t buffer_index() const { return index_; }
+  // The EDM has announced a buffer (push: empty; pull: holding a payload) that the worker has
+  // not consumed yet: the next wait returns at once.
+  bool signal_pending() const { return l1_read_u32(worker_semaphore_) != 0; }
   uint64_t current_buffer_noc_addr() const {
     return get_noc_addr(config_.edm_noc_x, config_.edm_noc_y,
                         config_.buffer_base_address + index_ * config_.buffer_stride_bytes, noc_);

@@ -5,6 +5,7 @@
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/host/disassembler.hpp"
 #include "kernels/interpreter/interpreter_args.hpp"
+#include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 
 namespace cclmesh::kargs {
 namespace {
@@ -203,6 +204,45 @@ api::LegacyEdmChannelConfig legacy_edm_worker_channel(const kernels::LegacyEdmCo
                                      layout.buffer_stride_bytes,
                                      edm_semaphore_id,
                                      worker_semaphore_id};
+}
+
+KernelArgs build_legacy_all_gather_worker_args(const LegacyAllGatherWorkerSpec& spec) {
+  namespace la = kernels::legacy_all_gather;
+  KernelArgs args;
+  args.compile_time.resize(la::kNumCompileTimeArgs);
+  args.compile_time[la::kCtScratchCbId] = spec.scratch_cb_id;
+  std::vector<uint32_t>& rt = args.runtime;
+  rt.assign(la::kHeaderWords, 0);
+  rt[la::kRtPageSizeBytes] = spec.page_size_bytes;
+  rt[la::kRtPageStrideBytes] = spec.page_stride_bytes;
+  rt[la::kRtPagesPerMessage] = spec.pages_per_message;
+  rt[la::kRtRelaySemaphoreId] = spec.relay_semaphore_id;
+  std::vector<uint32_t> edm(api::kLegacyEdmChannelArgWords);
+  api::write_legacy_edm_channel_config(spec.edm_channel, edm.data());
+  rt[la::kRtEdmChannelOffset] = append(rt, edm);
+  rt[la::kRtEdmTerminationSemaphoreId] = spec.edm_termination_semaphore_id.value_or(la::kNoTermination);
+  rt[la::kRtOutputAddress] = tensor_address_and_page(spec.output).first;
+  rt[la::kRtOutputAddrGenOffset] = append(rt, addrgen_block(spec.output));
+  if (spec.input) {
+    rt[la::kRtInputAddress] = tensor_address_and_page(*spec.input).first;
+    rt[la::kRtInputAddrGenOffset] = append(rt, addrgen_block(*spec.input));
+  }
+  rt[la::kRtNumSlices] = checked_u32(spec.slices.size(), "legacy all-gather slices");
+  std::vector<uint32_t> records(spec.slices.size() * la::kSliceRecordWords);
+  for (std::size_t i = 0; i < spec.slices.size(); ++i) {
+    kernels::write_slice_record(spec.slices[i], records.data() + i * la::kSliceRecordWords);
+  }
+  rt[la::kRtSlicesOffset] = append(rt, records);
+  rt[la::kRtLocalCopy] = spec.local_copy ? 1 : 0;
+  kernels::LegacyAllGatherArgs parsed{};
+  const kernels::ArgsFault f = kernels::parse_legacy_all_gather_args(
+      spec.is_sender, rt.data(), checked_u32(rt.size(), "runtime args"), parsed);
+  if (!f.ok()) {
+    throw KernelArgsError(fmt::format("legacy all-gather {} args rejected at runtime arg {}: {} ({})",
+                                      spec.is_sender ? "sender" : "receiver", f.word, api::kernel_fault_name(f.code),
+                                      api::kernel_fault_description(f.code)));
+  }
+  return args;
 }
 
 KernelArgs build_reduce_args(const ReduceSpec& spec) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/api/addrgen.hpp"
+#include "kernels/api/ccl_command.hpp"
 #include "kernels/api/fabric_connection.hpp"
 #include "kernels/api/legacy_edm_interface.hpp"
 #include "kernels/kernel_args.hpp"
@@ -119,6 +120,25 @@ KernelArgs build_legacy_edm_args(const kernels::LegacyEdmConfig& config, uint32_
 api::LegacyEdmChannelConfig legacy_edm_worker_channel(const kernels::LegacyEdmConfig& config, uint32_t channel,
                                                       uint32_t edm_noc_x, uint32_t edm_noc_y,
                                                       uint32_t edm_semaphore_id, uint32_t worker_semaphore_id);
+
+// ---- Legacy all-gather workers (legacy_all_gather/legacy_all_gather_args.hpp) ---------------------
+struct LegacyAllGatherWorkerSpec {
+  bool is_sender = false;
+  uint32_t scratch_cb_id = 0;
+  uint32_t page_size_bytes = 0;
+  uint32_t page_stride_bytes = 0;
+  uint32_t pages_per_message = 1;
+  uint32_t relay_semaphore_id = 0;
+  api::LegacyEdmChannelConfig edm_channel{};  // worker semaphore as an id
+  std::optional<uint32_t> edm_termination_semaphore_id;  // WORKER_INITIATED EDMs only
+  TensorArgs output;
+  std::optional<TensorArgs> input;  // senders only
+  // Sender: [input, own output slice, relayed slices...]; receiver: arriving slices in order.
+  std::vector<api::CclCommandTensor> slices;
+  bool local_copy = false;
+};
+
+KernelArgs build_legacy_all_gather_worker_args(const LegacyAllGatherWorkerSpec& spec);
 
 // ---- Reduce ------------------------------------------------------------------------------------------
 struct ReduceSpec {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,8 @@ struct KernelProfile {
   std::string kernel;
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
+  // When the kernel said its set-up was done (a legacy EDM after its handshake), if it did.
+  std::optional<std::uint64_t> ready_ns;
 };
 
 // The device could not complete a workload: a hang (with the backend's diagnosis) or a fault.

@@ -451,6 +451,11 @@ void debug_command_done(uint32_t stream, uint32_t command_index) {
   if (k.trace) k.trace->command_done(stream, command_index, cclmesh::sim::Engine::current().now());
 }
 
+void profile_mark_ready() {
+  sd::KernelContext& k = K();
+  if (!k.ready) k.ready = cclmesh::sim::Engine::current().now();
+}
+
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
   sd::KernelContext& k = K();
   k.fault = sd::KernelFaultReport{code, command_index, word_offset};

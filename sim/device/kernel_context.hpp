@@ -94,6 +94,7 @@ struct KernelContext {
   bool failed = false;
   SimTime start;
   SimTime end;
+  std::optional<SimTime> ready;  // profile_mark_ready()
   std::uint64_t activity_seen = 0;  // L1 activity generation at the last wait_for_l1_activity return
 
   // --- where it is --------------------------------------------------------------------------

@@ -649,8 +649,11 @@ void SimMeshDevice::launch_program(Program& program) {
 }
 
 void SimMeshDevice::kernel_done(KernelContext& kernel) {
+  std::optional<std::uint64_t> ready_ns;
+  if (kernel.ready) ready_ns = to_ns(*kernel.ready);
   profile_.push_back(runtime::KernelProfile{static_cast<runtime::ChipId>(kernel.chip->id()), kernel.kind,
-                                            kernel.logical, kernel.kernel, to_ns(kernel.start), to_ns(kernel.end)});
+                                            kernel.logical, kernel.kernel, to_ns(kernel.start), to_ns(kernel.end),
+                                            ready_ns});
 }
 
 void SimMeshDevice::kernel_failed(KernelContext& kernel) {

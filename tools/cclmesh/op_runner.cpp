@@ -18,6 +18,7 @@
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
@@ -91,12 +92,17 @@ void compare(Check& check, ChipId chip, const std::string& buffer, const Bytes& 
   }
 }
 
+bool legacy_mode(const RunOptions& options) { return options.mode == "legacy"; }
+
 sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool ring,
                                                  sim::trace::TraceRecorder* trace) {
   sim::device::SimMeshDeviceOptions device;
   device.trace = trace;
   device.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
-  device.fabric.mode = ring ? runtime::FabricMode::Ring : runtime::FabricMode::Line;
+  // Legacy mode: no persistent routers; each op launches its own EDMs on the ethernet cores.
+  device.fabric.mode = legacy_mode(options) ? runtime::FabricMode::None
+                       : ring               ? runtime::FabricMode::Ring
+                                            : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.max_simulated_time = options.max_sim_time;
   device.max_wall_seconds = options.max_wall_seconds;
@@ -162,10 +168,9 @@ struct PreparedOp {
 };
 
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
-  if (options.mode != "fabric") {
-    throw UsageError(fmt::format("--mode: '{}' is not available yet; the simulator runs 'fabric' (persistent "
-                                 "routers) collectives so far",
-                                 options.mode));
+  if (legacy_mode(options) && options.op != CollectiveOp::AllGather) {
+    throw UsageError(fmt::format("--mode: 'legacy' runs all_gather so far, not {}; use --mode fabric",
+                                 to_string(options.op)));
   }
   if (options.links != 1) {
     throw UsageError(fmt::format("--links: {} link(s) asked; collectives use 1 link per hop so far", options.links));
@@ -253,6 +258,17 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
   return op;
 }
 
+// The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
+// system's ring or line.
+std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
+                                            const ccl::GroupSelection& selection) {
+  if (legacy_mode(options)) {
+    return ccl::resolve_legacy_groups(selection, device.topology(),
+                                      options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
+  }
+  return ccl::resolve_groups(selection, device.topology(), runtime::FabricPlan(device.topology(), device.options().fabric));
+}
+
 // The chips of every group and each chip's seeded input; inputs in rank order per group.
 struct GroupInputs {
   std::vector<std::vector<ChipId>> groups;
@@ -262,8 +278,7 @@ struct GroupInputs {
 GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDevice& device, const ccl::GroupSelection& selection,
                                const BufferHandle& input, bool finite) {
   GroupInputs result;
-  const runtime::FabricPlan plan(device.topology(), device.options().fabric);
-  result.groups = ccl::resolve_groups(selection, device.topology(), plan);
+  result.groups = run_groups(options, device, selection);
   if (options.no_data) return result;  // timing only: no host tensors, memory stays bounded
   for (const auto& group : result.groups) {
     for (ChipId chip : group) {
@@ -305,8 +320,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   const std::uint64_t page_bytes = page_bytes_of(options);
   ccl::GroupSelection selection;
   selection.cluster_axis = options.cluster_axis;
-  const runtime::FabricPlan plan(device.topology(), device.options().fabric);
-  const auto n = static_cast<std::uint32_t>(ccl::resolve_groups(selection, device.topology(), plan).front().size());
+  const auto n = static_cast<std::uint32_t>(run_groups(options, device, selection).front().size());
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
@@ -326,10 +340,13 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.topology = topology;
     p.groups = selection;
     p.fabric = device.options().fabric;
+    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
-    p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
-                                                      runtime::CoreKind::Tensix, 0);
+    if (p.mode == ccl::CclMode::Fabric) {
+      p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
+                                                        runtime::CoreKind::Tensix, 0);
+    }
     op.size_bytes = p.output_buffer.config.size_bytes;
     op.workloads.push_back(ccl::all_gather::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
@@ -437,12 +454,20 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   device->finish();
   const sim::EngineStats after = device->stats();
 
+  // time: the op's worker (Tensix) kernels, first start to last end. launch: enqueue until the
+  // op's data path is up: its first worker start, or, when the op launched its own data movers
+  // (legacy EDMs, which report ready after their handshake), the last of them to be ready.
+  // Fabric routers were up before the op (launched once with the device) and are not in it.
   std::int64_t first_start_ns = std::numeric_limits<std::int64_t>::max();
   std::int64_t last_end_ns = 0;
+  std::int64_t last_mover_ready_ns = 0;
   const std::vector<runtime::KernelProfile> profile = device->profile();
   for (std::size_t i = profile_begin; i < profile.size(); ++i) {
     const runtime::KernelProfile& kernel = profile[i];
-    if (kernel.core_kind != runtime::CoreKind::Tensix) continue;  // persistent routers
+    if (kernel.core_kind != runtime::CoreKind::Tensix) {
+      if (kernel.ready_ns) last_mover_ready_ns = std::max<std::int64_t>(last_mover_ready_ns, *kernel.ready_ns);
+      continue;
+    }
     first_start_ns = std::min<std::int64_t>(first_start_ns, static_cast<std::int64_t>(kernel.start_ns));
     last_end_ns = std::max<std::int64_t>(last_end_ns, static_cast<std::int64_t>(kernel.end_ns));
   }
@@ -460,7 +485,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   result.size_bytes = op.size_bytes;
   result.count = op.count;
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;
-  result.launch_us = static_cast<double>(first_start_ns) / 1e3 - enqueued.us();
+  result.launch_us = static_cast<double>(std::max(first_start_ns, last_mover_ready_ns)) / 1e3 - enqueued.us();
   result.line_rate_GBps = static_cast<double>(topology.links().front().rate_bytes_per_s) / 1e9;
   result.bandwidth = compute_bandwidth(
       {options.op, op.size_bytes, op.group_size, result.time_us, result.links, result.directions, result.line_rate_GBps});

@@ -7,6 +7,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -88,11 +89,6 @@ std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t ra
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
-  if (p.mode == CclMode::Legacy) {
-    throw CclParamsError(
-        "all_gather: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
-        "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
-  }
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
@@ -292,10 +288,12 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, p.packet_size_in_pages);
   boost::hash_combine(seed, p.cb_packets);
   boost::hash_combine(seed, p.split_reader_writer);
+  boost::hash_combine(seed, ccl::hash_value(p.legacy));
   return seed;
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::output_spec(params, topology);
   const FabricPlan plan(topology, params.fabric);
   const auto groups = resolve_groups(params.groups, topology, plan);
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), true);
@@ -320,9 +318,13 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   return ranges;
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+void validate(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
+  resolve(params, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
   const Resolved r = resolve(params, topology);
   MeshWorkload workload;
   workload.name = kOp;

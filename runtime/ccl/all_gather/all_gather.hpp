@@ -34,6 +34,7 @@
 
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -65,6 +66,8 @@ struct Params {
   // Reader and writer as two one-stream interpreters (RISC-V 1 / NoC1 and RISC-V 0 / NoC0) so
   // reads and writes overlap, or both streams in one interpreter (ccl_common.hpp).
   bool split_reader_writer = true;
+  // Legacy EDM mode only (all_gather_legacy.hpp): the per-op EDMs' termination and buffers.
+  LegacyEdmOptions legacy;
   bool operator==(const Params&) const = default;
 };
 

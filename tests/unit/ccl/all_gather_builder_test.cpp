@@ -104,8 +104,8 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
   const auto base = [&t3k] { return params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64})); };
   {
     ag::Params p = base();
-    p.mode = CclMode::Legacy;
-    expect_rejected(p, t3k, "legacy EDM mode is not supported");
+    p.mode = CclMode::Legacy;  // on a device with a persistent fabric: the routers hold the ethernet cores
+    expect_rejected(p, t3k, "legacy EDM mode needs a device without a persistent fabric");
   }
   expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
                   "not whole 32-element tiles");

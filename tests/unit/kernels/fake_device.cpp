@@ -481,6 +481,7 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
 }
 
 void debug_command_done(uint32_t, uint32_t) { K().commands_done += 1; }
+void profile_mark_ready() {}
 
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
   throw cclmesh::fake::FaultThrown{cclmesh::fake::KernelFault{code, command_index, word_offset}};

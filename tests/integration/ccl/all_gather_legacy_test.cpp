@@ -1,0 +1,242 @@
+// all_gather in legacy EDM mode end to end on the simulated device with real data: per-op EDMs
+// on both ends of every hop, workers relaying neighbour to neighbour (REFERENCE 5, 7.4). N300,
+// T3K 4- and 8-chip lines and the 8-chip ring; every dim; TILE and ROW_MAJOR; bf16 / fp32 /
+// bfp8_b; DRAM, L1 and width-sharded L1; both EDM termination modes; one-buffer channels and
+// messages smaller than a slice. Every chip's output is compared bit for bit with the same host
+// reference the fabric mode uses (reference::concat). Also: the EDMs are launched with the op,
+// report ready after their handshake, and the op's launch cost shows against fabric mode.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_gather/all_gather_legacy.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace ag = runtime::ccl::all_gather;
+using runtime::BufferConfig;
+using runtime::BufferType;
+using runtime::FabricMode;
+using runtime::ccl::CclTopology;
+using runtime::ccl::DataType;
+using runtime::ccl::Layout;
+using runtime::ccl::LegacyTermination;
+using runtime::ccl::TensorSpec;
+
+TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
+  return TensorSpec{shape, dtype, Layout::Tile};
+}
+
+struct Case {
+  TensorSpec input;
+  std::uint32_t dim = 3;
+  CclTopology topology = CclTopology::Ring;
+  BufferType memory = BufferType::Dram;
+  std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
+  runtime::ccl::LegacyEdmOptions legacy;
+  std::optional<BufferConfig> output_config;
+};
+
+struct Result {
+  std::uint64_t kernel_ns = 0;
+  std::uint64_t launch_ns = 0;  // enqueue to the last EDM ready
+  std::size_t edms = 0;
+};
+
+Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+  ag::Params p;
+  p.input = c.input;
+  p.dim = c.dim;
+  p.topology = c.topology;
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.groups.chips = c.groups;
+  p.fabric = device.options().fabric;
+  p.legacy = c.legacy;
+  const TensorSpec out = ag::output_spec(p, device.topology());
+  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.memory));
+  p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.memory)));
+  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
+  std::map<ChipId, Bytes> inputs;
+  for (const auto& g : groups) {
+    for (ChipId chip : g) {
+      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 500 + chip);
+      device.write_buffer(chip, p.input_buffer, inputs[chip]);
+    }
+  }
+  const runtime::MeshWorkload workload = ag::build(p, device.topology());
+  const std::size_t profile_begin = device.profile().size();
+  const std::uint64_t enqueued_ns = static_cast<std::uint64_t>(device.now().ps() / 1000);
+  device.enqueue_workload(workload);
+  device.finish();
+  for (const auto& g : groups) {
+    std::vector<Bytes> parts;
+    for (ChipId chip : g) parts.push_back(inputs[chip]);
+    const Bytes expected = runtime::ccl::reference::concat(parts, c.input, c.dim);
+    for (ChipId chip : g) {
+      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected) << "chip " << chip;
+    }
+  }
+  Result r;
+  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
+  const std::vector<runtime::KernelProfile> profile = device.profile();
+  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
+    if (profile[i].kernel != kernels::kLegacyEdmKernelName) continue;
+    ++r.edms;
+    EXPECT_TRUE(profile[i].ready_ns.has_value());
+    if (profile[i].ready_ns) r.launch_ns = std::max(r.launch_ns, *profile[i].ready_ns - enqueued_ns);
+  }
+  return r;
+}
+
+std::unique_ptr<sim::device::SimMeshDevice> legacy_device(topo::Topology t) {
+  return make_device(std::move(t), FabricMode::None);
+}
+
+TEST(AllGatherLegacy, N300EveryDim) {
+  for (std::uint32_t dim = 0; dim < 4; ++dim) {
+    SCOPED_TRACE(dim);
+    auto device = legacy_device(topo::build_n300());
+    Case c;
+    c.input = tile({2, 2, 64, 96});
+    c.dim = dim;
+    c.topology = CclTopology::Line;
+    const Result r = run_case(*device, c);
+    EXPECT_EQ(r.edms, 2u);  // one EDM on each end of the one hop
+  }
+}
+
+TEST(AllGatherLegacy, T3kRingAndLines) {
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = tile({1, 1, 64, 256});
+    const Result r = run_case(*device, c);
+    EXPECT_EQ(r.edms, 16u);  // 8 hops, both ends
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = tile({1, 1, 64, 256});
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_case(*device, c).edms, 14u);
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;  // a 4-chip line, dim 2
+    const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
+    c.groups = {{line[0], line[1], line[2], line[3]}};
+    c.input = tile({1, 1, 96, 64});
+    c.dim = 2;
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_case(*device, c).edms, 6u);
+  }
+}
+
+TEST(AllGatherLegacy, DtypesLayoutsAndMemories) {
+  struct Variant {
+    TensorSpec input;
+    std::uint32_t dim;
+    BufferType memory;
+  };
+  const Variant variants[] = {
+      {tile({1, 1, 32, 128}, DataType::Float32), 3, BufferType::Dram},
+      {tile({1, 1, 64, 64}, DataType::Bfloat8B), 2, BufferType::Dram},
+      {TensorSpec{{1, 1, 16, 96}, DataType::Bfloat16, Layout::RowMajor}, 2, BufferType::Dram},
+      {tile({1, 2, 32, 64}), 1, BufferType::L1},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(fmt::format("{} {} dim {}", runtime::ccl::to_string(v.input.dtype),
+                             runtime::ccl::to_string(v.input.layout), v.dim));
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = v.input;
+    c.dim = v.dim;
+    c.memory = v.memory;
+    run_case(*device, c);
+  }
+}
+
+TEST(AllGatherLegacy, WidthShardedOutput) {
+  auto device = legacy_device(topo::build_t3k());
+  Case c;  // out (1,1,32,1024) width sharded, one tile per core on 8x4
+  c.input = tile({1, 1, 32, 128});
+  const TensorSpec out = tile({1, 1, 32, 1024});
+  c.output_config = BufferConfig{BufferType::L1, runtime::ccl::size_bytes(out), runtime::ccl::page_size_bytes(out),
+                                 runtime::TensorMemoryLayout::WidthSharded,
+                                 runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {7, 3}}}, 1, 1, 32, runtime::ShardOrientation::RowMajor}};
+  run_case(*device, c);
+}
+
+// Termination by count and by worker signal, one buffer per channel, and messages of one page
+// (many messages per slice, every relay waits per message).
+TEST(AllGatherLegacy, TerminationModesAndSmallBuffers) {
+  for (const LegacyTermination termination : {LegacyTermination::MessageCount, LegacyTermination::WorkerSignal}) {
+    for (const std::uint32_t buffers : {1u, 2u}) {
+      for (const std::uint32_t pages : {0u, 1u, 3u}) {
+        SCOPED_TRACE(fmt::format("{} buffers {} pages {}", runtime::ccl::to_string(termination), buffers, pages));
+        auto device = legacy_device(topo::build_t3k());
+        Case c;
+        c.input = tile({1, 1, 32, 320});
+        c.legacy = {termination, buffers, pages};
+        run_case(*device, c);
+      }
+    }
+  }
+}
+
+// The same input gathered in both modes: legacy pays its EDMs' launch and handshake inside the
+// op (each EDM reports ready after it), fabric mode's routers were up before the op.
+TEST(AllGatherLegacy, LaunchCostAgainstFabricMode) {
+  auto device = legacy_device(topo::build_t3k());
+  Case c;
+  c.input = tile({1, 1, 64, 256});
+  const Result legacy = run_case(*device, c);
+  const std::uint64_t dispatch_ns = 3500;  // DispatchOptions' default
+  // Every EDM is ready only after the dispatch latency and a handshake round trip on its link
+  // (> 2 x 500 ns wire to L1, sim_model.md).
+  EXPECT_GT(legacy.launch_ns, dispatch_ns + 1000);
+  std::printf("legacy all_gather T3K ring 256 KiB: launch %.3f us (last EDM ready), kernel time %.3f us\n",
+              static_cast<double>(legacy.launch_ns) / 1e3, static_cast<double>(legacy.kernel_ns) / 1e3);
+}
+
+TEST(AllGatherLegacy, RejectsWhatItCannotRun) {
+  const topo::Topology t3k = topo::build_t3k();
+  ag::Params p;
+  p.input = tile({1, 1, 32, 64});
+  p.mode = runtime::ccl::CclMode::Legacy;
+  const TensorSpec out = ag::output_spec(p, t3k);
+  p.input_buffer = runtime::BufferHandle{1, 0x10000, runtime::ccl::interleaved_buffer_config(p.input, BufferType::Dram)};
+  p.output_buffer = runtime::BufferHandle{2, 0x20000, runtime::ccl::interleaved_buffer_config(out, BufferType::Dram)};
+  EXPECT_NO_THROW(ag::validate(p, t3k));
+  const auto expect_error = [&](ag::Params q, const std::string& part) {
+    try {
+      ag::validate(q, t3k);
+      ADD_FAILURE() << "accepted; expected an error containing '" << part << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  ag::Params fabric = p;
+  fabric.fabric.mode = FabricMode::Ring;
+  expect_error(fabric, "without a persistent fabric");
+  ag::Params links = p;
+  links.num_links = 2;
+  expect_error(links, "num_links 2");
+  ag::Params split = p;
+  split.bidirectional = ag::BidirectionalMode::SplitTensor;
+  expect_error(split, "SPLIT_TENSOR");
+  ag::Params huge = p;
+  huge.legacy.pages_per_message = 64;
+  expect_error(huge, "do not fit");
+  ag::Params not_neighbours = p;
+  not_neighbours.topology = CclTopology::Line;
+  const auto line = to_runtime(topo::find_system_line(t3k).chips);
+  not_neighbours.groups.chips = {{line[0], line[2]}};
+  expect_error(not_neighbours, "not neighbours");
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest

@@ -1,0 +1,157 @@
+// The legacy-EDM all_gather builder as a pure function: which kernels on which cores, the EDMs
+// on both ends of every hop with their message counts, the workers' slices, the buffer sizing
+// from the ERISC kernel region, and the per-direction counts on lines and rings.
+#include <gtest/gtest.h>
+
+#include "kernels/kernel_args.hpp"
+#include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_gather/all_gather_legacy.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "tests/unit/ccl/builder_test_util.hpp"
+#include "topologies/builtin_systems.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+namespace ag = all_gather;
+namespace la = kernels::legacy_all_gather;
+namespace le = kernels::legacy_edm;
+
+ag::Params legacy_params(const topo::Topology& t, CclTopology shape, TensorSpec input) {
+  ag::Params p;
+  p.input = input;
+  p.topology = shape;
+  p.mode = CclMode::Legacy;
+  p.input_buffer = test::dram_buffer(1, input);
+  p.output_buffer = test::dram_buffer(2, ag::output_spec(p, t));
+  return p;
+}
+
+std::size_t count_kernels(const Program& program, const std::string& name) {
+  std::size_t n = 0;
+  for (const KernelSpec& k : program.kernels) n += k.kernel == name ? 1 : 0;
+  return n;
+}
+
+TEST(AllGatherLegacyBuilder, DirectionCounts) {
+  // Line of 4: up, rank r receives r slices and (below the top) sends its own plus them.
+  const ag::legacy::DirectionCounts up1 = ag::legacy::direction_counts(CclTopology::Line, 4, 1, true);
+  EXPECT_EQ(up1.received, 1u);
+  EXPECT_EQ(up1.sent, 2u);
+  const ag::legacy::DirectionCounts top = ag::legacy::direction_counts(CclTopology::Line, 4, 3, true);
+  EXPECT_EQ(top.received, 3u);
+  EXPECT_EQ(top.sent, 0u);
+  const ag::legacy::DirectionCounts down0 = ag::legacy::direction_counts(CclTopology::Line, 4, 0, false);
+  EXPECT_EQ(down0.received, 3u);
+  EXPECT_EQ(down0.sent, 0u);
+  // Ring of 8, FULL_TENSOR: 4 up, 3 down (REFERENCE 7.3).
+  EXPECT_EQ(ag::legacy::direction_counts(CclTopology::Ring, 8, 5, true).sent, 4u);
+  EXPECT_EQ(ag::legacy::direction_counts(CclTopology::Ring, 8, 5, false).received, 3u);
+  // What a chip sends one way is what the next chip that way receives.
+  for (const std::uint32_t n : {2u, 3u, 4u, 8u}) {
+    for (std::uint32_t r = 0; r + 1 < n; ++r) {
+      EXPECT_EQ(ag::legacy::direction_counts(CclTopology::Line, n, r, true).sent,
+                ag::legacy::direction_counts(CclTopology::Line, n, r + 1, true).received);
+      EXPECT_EQ(ag::legacy::direction_counts(CclTopology::Line, n, r + 1, false).sent,
+                ag::legacy::direction_counts(CclTopology::Line, n, r, false).received);
+    }
+  }
+}
+
+TEST(AllGatherLegacyBuilder, N300Workload) {
+  const topo::Topology t = topo::build_n300();
+  const ag::Params p = legacy_params(t, CclTopology::Line, TensorSpec{{1, 1, 32, 32 * 40}});  // 40 tiles
+  const MeshWorkload w = ag::build(p, t);
+  ASSERT_EQ(w.programs.size(), 2u);
+  // The ERISC kernel region split over 2 channels x 2 buffers: 13 bf16 tiles per message.
+  const std::uint32_t pages = legacy_pages_per_message(p.legacy, 2048, 2, "test");
+  EXPECT_EQ(pages, 13u);
+  const std::uint32_t messages = (40 + pages - 1) / pages;  // 4
+  for (const auto& [chip, program] : w.programs) {
+    SCOPED_TRACE(chip);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), 1u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyAllGatherSenderKernelName), 1u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyAllGatherReceiverKernelName), 1u);
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel == kernels::kLegacyEdmKernelName) {
+        EXPECT_EQ(k.core_kind, CoreKind::Ethernet);
+        const auto cfg = kernels::read_legacy_edm_config([&](std::uint32_t i) { return k.compile_time_args.at(i); });
+        EXPECT_EQ(cfg.num_sender_channels, 1u);
+        EXPECT_EQ(cfg.num_receiver_channels, 1u);
+        EXPECT_EQ(cfg.buffer_size_bytes, pages * 2048);
+        EXPECT_EQ(cfg.termination_mode, le::kTerminationMessageCountReached);
+        EXPECT_EQ(cfg.is_handshake_master, chip == 0);
+        const auto layout = kernels::make_legacy_edm_layout(cfg);
+        EXPECT_LE(layout.end, kEriscKernelBase + kEriscKernelBytes);
+        // Each chip sends its input (4 messages) and receives the other's.
+        for (std::uint32_t c = 0; c < 2; ++c) {
+          EXPECT_EQ(k.common_runtime_args.at(le::channel_block(c) + le::kChannelNumMessages), messages);
+        }
+      } else {
+        const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+        const bool sender = k.kernel == kernels::kLegacyAllGatherSenderKernelName;
+        EXPECT_EQ(k.processor, sender ? DataMovementProcessor::Riscv0 : DataMovementProcessor::Riscv1);
+        EXPECT_EQ(rt.at(la::kRtPagesPerMessage), pages);
+        // Sender: input + own slice (no relay on 2 chips); receiver: the other chip's slice.
+        EXPECT_EQ(rt.at(la::kRtNumSlices), sender ? 2u : 1u);
+        EXPECT_EQ(rt.at(la::kRtLocalCopy), sender ? 1u : 0u);
+        const api::CclCommandTensor first = kernels::read_slice_record(rt.data() + rt.at(la::kRtSlicesOffset) +
+                                                                       (sender ? la::kSliceRecordWords : 0));
+        const std::uint32_t origin = sender ? static_cast<std::uint32_t>(chip) : 1 - static_cast<std::uint32_t>(chip);
+        EXPECT_EQ(first.tensor_slice_offset.x, origin * 40);
+        EXPECT_EQ(first.worker_pages_per_slice, 40u);
+      }
+    }
+  }
+}
+
+TEST(AllGatherLegacyBuilder, T3kRingEdmCountsAndRelays) {
+  const topo::Topology t = topo::build_t3k();
+  ag::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 8}});
+  p.legacy.pages_per_message = 3;  // 3 messages per 8-tile slice
+  p.legacy.termination = LegacyTermination::WorkerSignal;
+  const MeshWorkload w = ag::build(p, t);
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    SCOPED_TRACE(chip);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyAllGatherSenderKernelName), 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyAllGatherReceiverKernelName), 2u);
+    std::vector<std::uint32_t> sender_slices;
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel == kernels::kLegacyEdmKernelName) {
+        const auto cfg = kernels::read_legacy_edm_config([&](std::uint32_t i) { return k.compile_time_args.at(i); });
+        EXPECT_EQ(cfg.termination_mode, le::kTerminationWorkerInitiated);
+        const std::uint32_t sent = k.common_runtime_args.at(le::channel_block(0) + le::kChannelNumMessages);
+        const std::uint32_t received = k.common_runtime_args.at(le::channel_block(1) + le::kChannelNumMessages);
+        // Toward up: 4 slices out, 3 in; toward down: 3 out, 4 in. 3 messages each.
+        EXPECT_EQ(sent + received, 7u * 3u);
+        EXPECT_TRUE(sent == 12u || sent == 9u);
+      } else if (k.kernel == kernels::kLegacyAllGatherSenderKernelName) {
+        const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+        sender_slices.push_back(rt.at(la::kRtNumSlices));
+        EXPECT_EQ(rt.at(la::kRtEdmTerminationSemaphoreId), kLegacyEdmTerminationSemaphoreId);
+      }
+    }
+    // Input + own + relays: 4 up (3 relays), 3 down (2 relays); exactly one local copy.
+    std::sort(sender_slices.begin(), sender_slices.end());
+    EXPECT_EQ(sender_slices, (std::vector<std::uint32_t>{4u, 5u}));
+  }
+}
+
+TEST(AllGatherLegacyBuilder, MessageSizing) {
+  const LegacyEdmOptions defaults;
+  // Larger pages, fewer per message; fewer buffers, more per message.
+  EXPECT_GT(legacy_pages_per_message(defaults, 1088, 2, "t"), legacy_pages_per_message(defaults, 2048, 2, "t"));
+  EXPECT_GT(legacy_pages_per_message({LegacyTermination::MessageCount, 1, 0}, 2048, 2, "t"),
+            legacy_pages_per_message(defaults, 2048, 2, "t"));
+  EXPECT_EQ(legacy_page_stride_bytes(1088), 1088u);
+  EXPECT_EQ(legacy_page_stride_bytes(100), 128u);
+  EXPECT_THROW(legacy_pages_per_message({LegacyTermination::MessageCount, 0, 0}, 2048, 2, "t"), CclParamsError);
+  EXPECT_THROW(legacy_pages_per_message({LegacyTermination::MessageCount, 2, 100}, 2048, 2, "t"), CclParamsError);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
