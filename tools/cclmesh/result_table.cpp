@@ -106,6 +106,8 @@ std::string table_row(const RunResult& r) {
 std::string fault_note(const RunResult& r) {
   std::string specs;
   for (const std::string& spec : r.faults) specs += (specs.empty() ? "" : ", ") + spec;
+  // Legacy mode has no persistent fabric, so no order to show.
+  if (r.fabric_order.empty()) return fmt::format("# faults: {}\n", specs);
   return fmt::format("# faults: {}; fabric chips in order: {}\n", specs, r.fabric_order);
 }
 
