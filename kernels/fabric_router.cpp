@@ -109,6 +109,15 @@ class FabricRouter {
     for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
       l1_write_u32(receiver_slot(s) + layout_.sync_offset_in_slot, 0);
     }
+    // Packets land in slots before the word that announces them (packets_written for a sender
+    // channel, the sync word of a receiver slot), so those landings need not wake the router.
+    for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
+      const FabricSenderChannelLayout& l = layout_.sender[c];
+      l1_activity_ignore_range(l.buffer_base, l.buffer_base + l.num_slots * layout_.slot_size_bytes);
+    }
+    for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
+      l1_activity_ignore_range(receiver_slot(s), receiver_slot(s) + layout_.sync_offset_in_slot);
+    }
     set_status(api::EdmStatus::STARTED);
   }
 

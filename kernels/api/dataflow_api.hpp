@@ -101,6 +101,10 @@ void run_routing();
 // ---- Polling and time ----------------------------------------------------------------------------
 // See the rules above: park until this core's L1 changes or a NoC transaction completes.
 void wait_for_l1_activity();
+// Declares that writes landing entirely inside [begin, end) of this core's L1 need not end a
+// wait_for_l1_activity(): the kernel reads that memory only after another word (a counter, a
+// sync word) announced it. A simulator hint that saves wake-ups; a no-op on hardware.
+void l1_activity_ignore_range(uint32_t begin, uint32_t end);
 // Spends `cycles` of core time (the cost of work the simulator does not model instruction by
 // instruction, e.g. a reduction's arithmetic).
 void spend_cycles(uint32_t cycles);

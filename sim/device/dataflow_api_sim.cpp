@@ -104,6 +104,13 @@ void run_kernel(KernelContext& k) {
   k.start = engine.now();
   k.activity_seen = k.l1->activity().generation();
   if (k.trace) k.trace->started(k.start);
+  // The hint belongs to this kernel: the next kernel on the core starts with every write news.
+  struct QuietRangesEnd {
+    KernelContext& k;
+    ~QuietRangesEnd() {
+      if (k.declared_quiet_ranges) k.l1->clear_quiet_ranges();
+    }
+  } quiet_ranges_end{k};
   try {
     k.entry();
   } catch (const std::exception& e) {
@@ -423,6 +430,13 @@ void wait_for_l1_activity() {
   sd::BlockedScope blocked(k, sd::BlockedIn::L1Activity);
   activity.wait_blocking();
   k.activity_seen = activity.generation();
+}
+
+void l1_activity_ignore_range(uint32_t begin, uint32_t end) {
+  sd::KernelContext& k = K();
+  if (end <= begin) throw sd::DataflowApiError(fmt::format("l1_activity_ignore_range: empty range [{:#x}, {:#x})", begin, end));
+  k.l1->add_quiet_range(begin, end);
+  k.declared_quiet_ranges = true;
 }
 
 void spend_cycles(uint32_t cycles) {

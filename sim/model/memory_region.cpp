@@ -203,8 +203,21 @@ void MemoryRegion::park(WordWait& wait) {
   engine.park_current(WaitInfo{&wait, 0, nullptr});
 }
 
+void MemoryRegion::add_quiet_range(std::uint64_t begin, std::uint64_t end) {
+  check(begin, end - begin, AccessKind::Write);
+  auto next = quiet_ranges_.lower_bound(begin);
+  CCLMESH_CHECK(next == quiet_ranges_.end() || next->first >= end, "quiet ranges overlap");
+  CCLMESH_CHECK(next == quiet_ranges_.begin() || std::prev(next)->second <= begin, "quiet ranges overlap");
+  quiet_ranges_.emplace(begin, end);
+}
+
 void MemoryRegion::notify(std::uint64_t address, std::uint64_t bytes) {
-  notify_activity();
+  bool quiet = false;
+  if (!quiet_ranges_.empty()) {
+    auto range = quiet_ranges_.upper_bound(address);
+    quiet = range != quiet_ranges_.begin() && std::prev(range)->second >= address + bytes;
+  }
+  if (!quiet) notify_activity();
   if (watches_.empty() || bytes == 0) return;
   auto it = watches_.lower_bound(address & ~std::uint64_t{3});
   while (it != watches_.end() && it->first < address + bytes) {

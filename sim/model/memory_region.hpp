@@ -114,6 +114,11 @@ class MemoryRegion {
   Condition& activity() { return activity_; }
   // Always notifies, waiters or not: the condition's generation counts every activity.
   void notify_activity() { activity_.notify_all(); }
+  // Writes that fall entirely inside [begin, end) are not activity: a polling kernel that only
+  // acts on words written after such data (a router's packet slots, whose arrival a counter
+  // or sync word announces) is not woken for nothing. Word watches still see every write.
+  void add_quiet_range(std::uint64_t begin, std::uint64_t end);
+  void clear_quiet_ranges() { quiet_ranges_.clear(); }
 
   std::size_t resident_pages() const { return resident_pages_; }
   std::size_t watcher_count() const;
@@ -139,6 +144,7 @@ class MemoryRegion {
   // Watched word address -> its waiters in arrival order. Ordered, so notification order is
   // deterministic.
   std::map<std::uint64_t, WaitQueue::List> watches_;
+  std::map<std::uint64_t, std::uint64_t> quiet_ranges_;  // begin -> end, disjoint
   Condition activity_;
 };
 

@@ -166,5 +166,38 @@ TEST(MemoryRegion, ActivityGenerationCountsWritesWithoutWaiters) {
   EXPECT_EQ(l1.activity().generation(), before + 2);
 }
 
+TEST(MemoryRegion, WritesInsideAQuietRangeAreNotActivityButStillReachWatches) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  l1.add_quiet_range(0x1000, 0x2000);
+  EXPECT_THROW(l1.add_quiet_range(0x1800, 0x2800), InvariantError);  // overlaps
+  const std::uint64_t before = l1.activity().generation();
+  l1.fill(0x1000, 0x1000, 7);   // the whole range: quiet
+  l1.write_u32(0x1ffc, 1);      // its last word: quiet
+  EXPECT_EQ(l1.activity().generation(), before);
+  l1.fill(0x1ff0, 0x20, 0);     // runs past the end: activity
+  l1.write_u32(0x2000, 1);      // just outside: activity
+  EXPECT_EQ(l1.activity().generation(), before + 2);
+
+  bool woken = false;
+  engine.spawn(
+      [](MemoryRegion& r, bool& flag) -> Process<> {
+        co_await r.wait_word(0x1100, WordCondition::Equal, 5);
+        flag = true;
+      }(l1, woken),
+      "watcher");
+  engine.spawn(
+      [](MemoryRegion& r) -> Process<> {
+        co_await delay(1_ns);
+        r.write_u32(0x1100, 5);  // quiet for activity, not for the word's watcher
+      }(l1),
+      "writer");
+  engine.run();
+  EXPECT_TRUE(woken);
+  l1.clear_quiet_ranges();
+  l1.write_u32(0x1100, 6);
+  EXPECT_EQ(l1.activity().generation(), before + 3);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim
