@@ -1,6 +1,5 @@
 #include "tools/cclmesh/op_runner.hpp"
 
-#include <boost/crc.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/output_check.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -62,35 +62,7 @@ Bytes seeded_bytes(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) 
   return data;
 }
 
-struct Check {
-  std::uint64_t wrong_elements = 0;
-  std::string first_mismatch;
-  std::vector<OutputChecksum> checksums;
-};
-
-std::uint32_t crc32_of(const Bytes& bytes) {
-  boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  return crc.checksum();
-}
-
-void compare(Check& check, ChipId chip, const std::string& buffer, const Bytes& expected, const Bytes& actual,
-             std::uint32_t page_bytes, std::uint32_t element_bytes) {
-  for (std::size_t i = 0; i < expected.size(); i += element_bytes) {
-    const std::size_t end = std::min(expected.size(), i + element_bytes);
-    if (!std::equal(expected.begin() + i, expected.begin() + end, actual.begin() + i)) {
-      ++check.wrong_elements;
-      if (check.first_mismatch.empty()) {
-        std::size_t byte = i;
-        while (byte < end && expected[byte] == actual[byte]) ++byte;
-        check.first_mismatch =
-            fmt::format("chip {} buffer '{}' page {} byte {}: expected 0x{:02x}, got 0x{:02x}", chip, buffer,
-                        byte / page_bytes, byte % page_bytes, static_cast<unsigned>(expected[byte]),
-                        static_cast<unsigned>(actual[byte]));
-      }
-    }
-  }
-}
+using Check = OutputCheck;
 
 bool legacy_mode(const RunOptions& options) { return options.mode == "legacy"; }
 
@@ -201,8 +173,7 @@ Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandl
   for (const auto& [chip, bytes] : expected) {
     actual.resize(bytes->size());
     device.read_buffer(chip, buffer, actual);
-    check.checksums.push_back({chip, name, crc32_of(actual), crc32_of(*bytes)});
-    compare(check, chip, name, *bytes, actual, page_bytes, element_bytes);
+    check.add_chip(chip, name, *bytes, actual, page_bytes, element_bytes);
   }
   return check;
 }
