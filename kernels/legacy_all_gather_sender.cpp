@@ -17,6 +17,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "kernels/legacy_all_gather/message_pages.hpp"
+#include "kernels/legacy_all_gather/worker_main.hpp"
 
 namespace cclmesh::kernels {
 namespace {
@@ -118,15 +119,5 @@ class LegacyAllGatherSender {
 }  // namespace cclmesh::kernels
 
 void kernel_main_legacy_all_gather_sender() {
-  using namespace cclmesh::kernels;
-  const uint32_t num_args = get_num_args();
-  const uint32_t* words = num_args == 0 ? nullptr : get_arg_ptr(0);
-  LegacyAllGatherArgs args{};
-  const ArgsFault parsed = parse_legacy_all_gather_args(true, words, num_args, args);
-  if (!parsed.ok()) {
-    kernel_fault(parsed.code, cclmesh::api::kFaultNoCommand, parsed.word);
-  }
-  const uint32_t scratch = get_write_ptr(get_compile_time_arg_val(static_cast<int>(legacy_all_gather::kCtScratchCbId)));
-  LegacyAllGatherSender sender(args, words, scratch, my_noc_index());
-  sender.run();
+  cclmesh::kernels::run_legacy_all_gather_worker<cclmesh::kernels::LegacyAllGatherSender>(true);
 }
