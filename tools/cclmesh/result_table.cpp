@@ -19,6 +19,7 @@ nlohmann::json result_json(const RunResult& r) {
   j["size_bytes"] = r.size_bytes;
   j["count"] = r.count;
   j["time_us"] = r.time_us;
+  j["dispatch_us"] = r.dispatch_us;
   j["launch_us"] = r.launch_us;
   j["algbw_GBps"] = r.bandwidth.algbw_GBps;
   j["busbw_GBps"] = r.bandwidth.busbw_GBps;
@@ -56,7 +57,7 @@ std::string table_title(const RunResult& r) {
 
 namespace {
 
-constexpr std::array<std::size_t, kTableColumns> kColumnWidths = {12, 13, 9, 6, 11, 8, 8, 7, 8, 6, 10};
+constexpr std::array<std::size_t, kTableColumns> kColumnWidths = {12, 13, 9, 6, 11, 8, 8, 7, 8, 6, 9, 7};
 
 std::string aligned(char lead, const std::array<std::string, kTableColumns>& cells) {
   std::string text(1, lead);
@@ -71,13 +72,13 @@ std::string aligned(char lead, const std::array<std::string, kTableColumns>& cel
 
 const std::array<std::string, kTableColumns>& table_column_names() {
   static const std::array<std::string, kTableColumns> names = {"size",  "count", "type",   "redop",  "time", "algbw",
-                                                               "busbw", "#wrong", "linkbw", "%line", "launch"};
+                                                               "busbw", "#wrong", "linkbw", "%line", "dispatch", "launch"};
   return names;
 }
 
 const std::array<std::string, kTableColumns>& table_column_units() {
   static const std::array<std::string, kTableColumns> units = {"(B)",    "(elements)", "",       "", "(us)", "(GB/s)",
-                                                               "(GB/s)", "",           "(GB/s)", "", "(us)"};
+                                                               "(GB/s)", "",           "(GB/s)", "", "(us)", "(us)"};
   return units;
 }
 
@@ -92,6 +93,7 @@ std::array<std::string, kTableColumns> table_cells(const RunResult& r) {
           r.verified ? fmt::format("{}", r.wrong_elements) : "N/A",
           fmt::format("{:.2f}", r.bandwidth.linkbw_GBps),
           fmt::format("{:.1f}", r.bandwidth.pct_line_rate),
+          fmt::format("{:.2f}", r.dispatch_us),
           fmt::format("{:.2f}", r.launch_us)};
 }
 
@@ -113,14 +115,14 @@ std::string fault_note(const RunResult& r) {
 
 std::string csv_header() {
   return "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,linkbw_GBps,"
-         "pct_line_rate,launch_us,verified,wrong_elements,sim_events\n";
+         "pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events\n";
 }
 
 std::string csv_row(const RunResult& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{},{},{}\n", r.op, r.system,
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}\n", r.op, r.system,
                      r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
                      r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps, r.bandwidth.pct_line_rate,
-                     r.launch_us, r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements, r.sim_events);
+                     r.dispatch_us, r.launch_us, r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements, r.sim_events);
 }
 
 }  // namespace cclmesh::cli

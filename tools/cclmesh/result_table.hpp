@@ -14,7 +14,7 @@ namespace cclmesh::cli {
 
 std::string table_title(const RunResult& result);
 // The table's columns, their units and one row's cells, for other renderings (HTML report).
-inline constexpr std::size_t kTableColumns = 11;
+inline constexpr std::size_t kTableColumns = 12;
 const std::array<std::string, kTableColumns>& table_column_names();
 const std::array<std::string, kTableColumns>& table_column_units();
 std::array<std::string, kTableColumns> table_cells(const RunResult& result);

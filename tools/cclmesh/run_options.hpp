@@ -70,7 +70,8 @@ struct RunResult {
   std::uint64_t size_bytes = 0;   // as run (rounded down to whole pages)
   std::uint64_t count = 0;        // elements
   double time_us = 0.0;           // simulated device kernel time
-  double launch_us = 0.0;         // enqueue to the first kernel start
+  double dispatch_us = 0.0;       // enqueue to the first kernel start (the host's dispatch gap)
+  double launch_us = 0.0;         // first kernel start until the op's data path is up
   BandwidthFigures bandwidth;
   double line_rate_GBps = 0.0;
   std::optional<bool> verified;   // nullopt with --no-data
