@@ -12,7 +12,14 @@
 
 namespace cclmesh::runtime {
 
-enum class DataMovementProcessor : std::uint8_t { Riscv0, Riscv1 };  // BRISC / NCRISC
+// Which processor of a Tensix core runs a kernel: the two data-movement RISC-Vs (BRISC /
+// NCRISC), or the compute RISC-Vs (the three TRISCs, which run one compute kernel together and
+// have no NoC access: a compute kernel moves data only through its core's CBs and L1).
+enum class DataMovementProcessor : std::uint8_t { Riscv0, Riscv1, Compute };
+// "dm0", "dm1", "compute": as hang reports and traces name the processor.
+inline const char* processor_name(DataMovementProcessor p) {
+  return p == DataMovementProcessor::Riscv0 ? "dm0" : p == DataMovementProcessor::Riscv1 ? "dm1" : "compute";
+}
 enum class NocIndex : std::uint8_t { Noc0 = 0, Noc1 = 1 };
 
 struct KernelSpec {

@@ -33,7 +33,13 @@ NocId noc_of(std::uint8_t noc) {
   return noc == 0 ? NocId::Noc0 : NocId::Noc1;
 }
 
-Noc& noc_model(KernelContext& k, std::uint8_t noc) { return k.chip->noc(noc_of(noc)); }
+Noc& noc_model(KernelContext& k, std::uint8_t noc) {
+  // The TRISCs have no NoC interface: a compute kernel that issues a NoC request is a bug.
+  if (k.processor == runtime::DataMovementProcessor::Compute) {
+    throw DataflowApiError(fmt::format("{}: a compute kernel cannot issue NoC requests", k.name()));
+  }
+  return k.chip->noc(noc_of(noc));
+}
 
 NocAddress decode(std::uint64_t noc_addr) {
   return NocAddress{CoreCoord{static_cast<std::int32_t>(api::noc_addr_x(noc_addr)),

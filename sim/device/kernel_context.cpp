@@ -68,8 +68,8 @@ std::string KernelContext::name() const {
   if (kind == runtime::CoreKind::Ethernet) {
     return fmt::format("chip {} core ({},{}) [eth ch {}] {}", chip->id(), noc0.x, noc0.y, logical.x, kernel);
   }
-  return fmt::format("chip {} core ({},{}) [tensix ({},{}) dm{}] {}", chip->id(), noc0.x, noc0.y, logical.x, logical.y,
-                     processor == runtime::DataMovementProcessor::Riscv0 ? 0 : 1, kernel);
+  return fmt::format("chip {} core ({},{}) [tensix ({},{}) {}] {}", chip->id(), noc0.x, noc0.y, logical.x, logical.y,
+                     runtime::processor_name(processor), kernel);
 }
 
 std::string KernelContext::current_command() const {

@@ -11,8 +11,8 @@ namespace {
 // the logical core and the RISC-V.
 std::string track_name_of(const KernelContext& k) {
   if (k.kind == runtime::CoreKind::Ethernet) return fmt::format("eth ch {} erisc", k.logical.x);
-  return fmt::format("core ({},{}) tensix ({},{}) dm{}", k.noc0.x, k.noc0.y, k.logical.x, k.logical.y,
-                     k.processor == runtime::DataMovementProcessor::Riscv0 ? 0 : 1);
+  return fmt::format("core ({},{}) tensix ({},{}) {}", k.noc0.x, k.noc0.y, k.logical.x, k.logical.y,
+                     runtime::processor_name(k.processor));
 }
 
 // Ethernet cores first (their ERISC, then their wire: 2·ch, 2·ch + 1), then Tensix cores in
@@ -20,8 +20,8 @@ std::string track_name_of(const KernelContext& k) {
 std::int64_t sort_index_of(const KernelContext& k) {
   if (k.kind == runtime::CoreKind::Ethernet) return 2 * static_cast<std::int64_t>(k.logical.x);
   const std::int64_t core = static_cast<std::int64_t>(k.logical.y) * 256 + k.logical.x;
-  const std::int64_t riscv = k.processor == runtime::DataMovementProcessor::Riscv0 ? 0 : 1;
-  return 100000 + (core * 2 + riscv) * 16;
+  const auto riscv = static_cast<std::int64_t>(k.processor);
+  return 100000 + (core * 3 + riscv) * 16;
 }
 
 // The opcode of a disassembled command ("stream 0 #2 WAIT_VALUE dest=..." -> "WAIT_VALUE").

@@ -556,7 +556,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       const auto processor = eth ? runtime::DataMovementProcessor::Riscv0 : spec.processor;
       if (!occupied.insert({spec.core_kind, c, processor}).second) {
         bad_workload(workload, chip_id, fmt::format("two kernels on {} core ({},{}) processor {}",
-                                                    kind_name(spec.core_kind), c.x, c.y, static_cast<int>(processor)));
+                                                    kind_name(spec.core_kind), c.x, c.y, runtime::processor_name(processor)));
       }
       if (eth && fabric_.router(chip_id, true) != nullptr && fabric_.router(chip_id, true)->channel == c.x) {
         bad_workload(workload, chip_id, fmt::format("ethernet channel {} runs the persistent fabric router", c.x));

@@ -26,6 +26,7 @@ constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and message 0's raw in
 // Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
 constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
+constexpr std::uint32_t kConsumedSemaphoreIds[2] = {11, 12};  // reader -> writer's credit stream
 // By default a CB packet holds 4 fabric payloads: one interpreter stream both reads and writes,
 // and every read packet ends in a read barrier, so bigger packets amortise the DRAM latency
 // (T3K 8-ring, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16). Fabric packets
@@ -208,68 +209,104 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const cmd::SemaphoreId receive[2] = {{kReceiveSemaphoreIds[0]}, {kReceiveSemaphoreIds[1]}};
     const cmd::SemaphoreId credit[2] = {{kCreditSemaphoreIds[0]}, {kCreditSemaphoreIds[1]}};
 
-    // Stream 0: the output tensor (receive buffer, then result).
-    std::vector<cmd::Command> s0;
+    const cmd::SemaphoreId consumed[2] = {{kConsumedSemaphoreIds[0]}, {kConsumedSemaphoreIds[1]}};
+
+    // Three kernels per worker core, as tt-metal's reduce-scatter: a reader interpreter (RISC-V 1,
+    // NoC1) pulls the received partials and this chip's input into CBs, the reduce kernel on the
+    // compute processor sums them, and a writer interpreter (RISC-V 0, NoC0) sends the sums on.
+    // Reads of one chunk overlap the writes of the one before. The reader tells the writer's
+    // credit stream, by a local semaphore, that a chunk's partials are out of the receive buffer;
+    // the writer owns the core's fabric connections, so it sends the credit to the previous rank.
+
+    // Reader stream 0: the received partials, chunk by chunk.
+    std::vector<cmd::Command> partials;
+    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+      const bool last = m + 2 == n;
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        partials.push_back(cmd::local_semaphore_wait(receive[m % 2], c + 1));
+        partials.push_back(cmd::read_tensor_slice_to_cb(out_chunk(c), kPartialCbId));
+        if (!last) partials.push_back(cmd::local_core_semaphore_inc(consumed[m % 2], 1));
+      }
+      partials.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
+    }
+    // Reader stream 1: this chip's input, the raw slice then one slice per received message.
+    std::vector<cmd::Command> inputs;
+    inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(raw_slice(n, rank, up)), kReducedCbId));
+    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+      inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, rank, up, m)), kLocalCbId));
+    }
+
+    // Writer stream 0: the entry barrier, then every message's chunks to the next rank (the last
+    // message's sums into this chip's output).
+    std::vector<cmd::Command> sends;
     const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
-    s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_next));
+    sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_next));
     std::uint32_t neighbours = 1;
     if (prev != next) {
-      s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_prev));
+      sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_prev));
       neighbours = 2;
     }
-    s0.push_back(cmd::local_semaphore_wait(barrier, neighbours));
-    s0.push_back(cmd::local_core_semaphore_set(barrier, 0));
+    sends.push_back(cmd::local_semaphore_wait(barrier, neighbours));
+    sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      s0.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
-      s0.push_back(cmd::fabric_unicast_semaphore_inc(receive[0], 1, noc.x, noc.y, to_next));
+      sends.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
+      sends.push_back(cmd::fabric_unicast_semaphore_inc(receive[0], 1, noc.x, noc.y, to_next));
     }
     for (std::uint32_t m = 0; m + 1 < n; ++m) {
       const bool last = m + 2 == n;
       for (std::uint32_t c = 0; c < chunks; ++c) {
-        s0.push_back(cmd::local_semaphore_wait(receive[m % 2], c + 1));
-        s0.push_back(cmd::read_tensor_slice_to_cb(out_chunk(c), kPartialCbId));
         if (last) {
-          s0.push_back(cmd::local_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId));
+          sends.push_back(cmd::local_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId));
           continue;
         }
-        s0.push_back(cmd::fabric_unicast_semaphore_inc(credit[m % 2], 1, noc.x, noc.y, to_prev));
-        s0.push_back(cmd::local_semaphore_wait(credit[m % 2], c + 1));
-        s0.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
-        s0.push_back(cmd::fabric_unicast_semaphore_inc(receive[(m + 1) % 2], 1, noc.x, noc.y, to_next));
+        sends.push_back(cmd::local_semaphore_wait(credit[m % 2], c + 1));
+        sends.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
+        sends.push_back(cmd::fabric_unicast_semaphore_inc(receive[(m + 1) % 2], 1, noc.x, noc.y, to_next));
       }
-      s0.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
-      if (!last) s0.push_back(cmd::local_core_semaphore_set(credit[m % 2], 0));
+      if (!last) sends.push_back(cmd::local_core_semaphore_set(credit[m % 2], 0));
     }
-    // Stream 1: this chip's input.
-    std::vector<cmd::Command> s1;
-    s1.push_back(cmd::read_tensor_slice_to_cb(in_run(raw_slice(n, rank, up)), kReducedCbId));
-    for (std::uint32_t m = 0; m + 1 < n; ++m) {
-      s1.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, rank, up, m)), kLocalCbId));
+    // Writer stream 1: a credit to the previous rank for every chunk the reader has taken out
+    // of the receive buffer (the last message's chunks are not overwritten again).
+    std::vector<cmd::Command> credits;
+    for (std::uint32_t m = 0; m + 2 < n; ++m) {
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        credits.push_back(cmd::local_semaphore_wait(consumed[m % 2], c + 1));
+        credits.push_back(cmd::fabric_unicast_semaphore_inc(credit[m % 2], 1, noc.x, noc.y, to_prev));
+      }
+      credits.push_back(cmd::local_core_semaphore_set(consumed[m % 2], 0));
     }
 
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = kPacketHeaderCbId;
-    spec.packet_size_in_pages = r.packet_pages;
-    spec.semaphore_ids = {kReceiveSemaphoreIds[0], kReceiveSemaphoreIds[1], kCreditSemaphoreIds[0],
-                          kCreditSemaphoreIds[1]};
-    for (std::uint32_t id : spec.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
+    kargs::InterpreterSpec writer;
+    writer.packet_header_cb_id = kPacketHeaderCbId;
+    writer.packet_size_in_pages = r.packet_pages;
+    writer.semaphore_ids = {kReceiveSemaphoreIds[0], kReceiveSemaphoreIds[1], kCreditSemaphoreIds[0],
+                            kCreditSemaphoreIds[1], kConsumedSemaphoreIds[0], kConsumedSemaphoreIds[1]};
+    for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
     const bool forward = to_next.forward || to_prev.forward;
     const bool backward = !to_next.forward || !to_prev.forward;
     if (forward) {
       const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      writer.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     if (backward) {
       const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      writer.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
-    spec.streams = {kargs::InterpreterStreamSpec{out_layout.interpreter_args(map), cmd::encode_stream(s0),
-                                                 static_cast<std::uint32_t>(s0.size())},
-                    kargs::InterpreterStreamSpec{in_layout.interpreter_args(map), cmd::encode_stream(s1),
-                                                 static_cast<std::uint32_t>(s1.size())}};
-    program.kernels.push_back(interpreter_kernel(core, spec));
+    kargs::InterpreterSpec reader;
+    reader.packet_header_cb_id = kPacketHeaderCbId;
+    reader.packet_size_in_pages = r.packet_pages;
+    reader.semaphore_ids = writer.semaphore_ids;
+    const auto stream_of = [](const BufferLayout& layout, const ChipCoreMap& m, const std::vector<cmd::Command>& cmds) {
+      return kargs::InterpreterStreamSpec{layout.interpreter_args(m), cmd::encode_stream(cmds),
+                                          static_cast<std::uint32_t>(cmds.size())};
+    };
+    reader.streams = {stream_of(out_layout, map, partials), stream_of(in_layout, map, inputs)};
+    writer.streams = {stream_of(out_layout, map, sends)};
+    if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, map, credits));
+    program.kernels.push_back(interpreter_kernel(core, writer));
+    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
 
     kargs::ReduceSpec reduce;
     reduce.in0_cb_id = kPartialCbId;
@@ -283,8 +320,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     reducer.kernel = kernels::kReduceKernelName;
     reducer.core_kind = CoreKind::Tensix;
     reducer.cores = {CoreRange{core, core}};
-    reducer.processor = DataMovementProcessor::Riscv1;
-    reducer.noc = NocIndex::Noc1;
+    reducer.processor = DataMovementProcessor::Compute;
     reducer.compile_time_args = args.compile_time;
     reducer.runtime_args[core] = args.runtime;
     program.kernels.push_back(std::move(reducer));

@@ -1,6 +1,6 @@
 // reduce_scatter's builder as a pure function of (params, topology): what validate() rejects,
-// which kernels run on which cores (an interpreter and the reduce kernel per worker), which way
-// each worker talks, and the streams of a small case.
+// which kernels run on which cores (a writer and a reader interpreter and the reduce kernel per
+// worker), which way each worker talks, and the streams of a small case.
 #include <gtest/gtest.h>
 
 #include "kernels/host/kernel_args_builder.hpp"
@@ -81,30 +81,45 @@ TEST(ReduceScatterBuilder, RingWorkersEachUseOneDirection) {
   const MeshWorkload w = rs::build(p, t3k);
   ASSERT_EQ(w.programs.size(), 8u);
   for (const auto& [chip, program] : w.programs) {
-    ASSERT_EQ(program.kernels.size(), 4u) << "chip " << chip;  // 2 workers x (interpreter + reduce)
+    ASSERT_EQ(program.kernels.size(), 6u) << "chip " << chip;  // 2 workers x (writer, reader, reduce)
     for (std::uint32_t x = 0; x < 2; ++x) {
-      const KernelSpec* interp = nullptr;
+      const KernelSpec* writer = nullptr;
+      const KernelSpec* reader = nullptr;
       const KernelSpec* reduce = nullptr;
       for (const KernelSpec& k : program.kernels) {
         if (k.cores.front().start != CoreCoord{x, 0}) continue;
-        (k.kernel == kernels::kReduceKernelName ? reduce : interp) = &k;
+        if (k.kernel == kernels::kReduceKernelName) {
+          reduce = &k;
+        } else {
+          (k.processor == DataMovementProcessor::Riscv0 ? writer : reader) = &k;
+        }
       }
-      ASSERT_NE(interp, nullptr);
+      ASSERT_NE(writer, nullptr);
+      ASSERT_NE(reader, nullptr);
       ASSERT_NE(reduce, nullptr);
-      EXPECT_EQ(interp->processor, DataMovementProcessor::Riscv0);
-      EXPECT_EQ(reduce->processor, DataMovementProcessor::Riscv1);
-      const auto& rt = interp->runtime_args.at(CoreCoord{x, 0});
+      EXPECT_EQ(reader->processor, DataMovementProcessor::Riscv1);
+      EXPECT_EQ(reader->noc, NocIndex::Noc1);
+      EXPECT_EQ(reduce->processor, DataMovementProcessor::Compute);
+      const auto& rt = writer->runtime_args.at(CoreCoord{x, 0});
       // Worker 0 (up) sends forward only, worker 1 (down) backward only; credits go the long way.
       EXPECT_EQ(rt[kernels::interpreter::kRtForwardConnectionOffset] != 0, x == 0);
       EXPECT_EQ(rt[kernels::interpreter::kRtBackwardConnectionOffset] != 0, x == 1);
-      const std::string s0 = stream_text(rt, 0);
-      EXPECT_NE(s0.find("hops=7"), std::string::npos);  // barrier / credits to the previous rank
-      EXPECT_NE(s0.find("hops=1"), std::string::npos);  // data to the next rank
+      // The reader opens no fabric connection: it only reads.
+      const auto& reader_rt = reader->runtime_args.at(CoreCoord{x, 0});
+      EXPECT_EQ(reader_rt[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+      EXPECT_EQ(reader_rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+      const std::string sends = stream_text(rt, 0);
+      EXPECT_NE(sends.find("hops=7"), std::string::npos);  // the barrier to the previous rank
+      EXPECT_NE(sends.find("hops=1"), std::string::npos);  // data to the next rank
       // 7 received messages, one chunk each: the last one is written locally.
-      EXPECT_NE(s0.find("STREAM_CB_TO_TENSOR dest=LOCAL"), std::string::npos);
-      // Stream 1: the raw slice and one slice per received message.
-      const std::string s1 = stream_text(rt, 1);
-      EXPECT_EQ(std::count(s1.begin(), s1.end(), '\n'), 8);
+      EXPECT_NE(sends.find("STREAM_CB_TO_TENSOR dest=LOCAL"), std::string::npos);
+      // The credit stream: one credit per chunk of the 6 messages that are passed on.
+      const std::string credits = stream_text(rt, 1);
+      EXPECT_EQ(std::count(credits.begin(), credits.end(), '\n'), 6 * 3);
+      EXPECT_NE(credits.find("ATOMIC_INC dest=UNICAST hops=7"), std::string::npos) << credits;
+      // Reader stream 1: the raw slice and one slice per received message.
+      const std::string inputs = stream_text(reader_rt, 1);
+      EXPECT_EQ(std::count(inputs.begin(), inputs.end(), '\n'), 8);
     }
   }
 }
@@ -115,33 +130,38 @@ TEST(ReduceScatterBuilder, LineHasOneWorkerThatWrapsBack) {
   const FabricPlan plan(t3k, p.fabric);
   const MeshWorkload w = rs::build(p, t3k);
   const Program& last = w.programs.at(plan.chips().back());
-  ASSERT_EQ(last.kernels.size(), 2u);
+  ASSERT_EQ(last.kernels.size(), 3u);  // writer, reader, reduce
   const auto& rt = last.kernels[0].runtime_args.at(CoreCoord{0, 0});
   // The last rank sends to rank 0, 7 hops back.
   EXPECT_NE(stream_text(rt, 0).find("UNICAST hops=7 bwd"), std::string::npos) << stream_text(rt, 0);
 }
 
 // N300 line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
-// for rank 1's tile 0, adds its own tile 0 and keeps the sum.
+// for rank 1's tile 0, adds its own tile 0 and keeps the sum. The writer sends and keeps the sum,
+// the reader takes in the received partial and the chip's own tiles.
 TEST(ReduceScatterBuilder, StreamsGoldenN300) {
   const topo::Topology n300 = topo::build_n300();
   const rs::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
   const MeshWorkload w = rs::build(p, n300);
-  const auto& rt = w.programs.at(0).kernels[0].runtime_args.at(CoreCoord{0, 0});
-  EXPECT_EQ(stream_text(rt, 0),
+  const Program& program = w.programs.at(0);
+  ASSERT_EQ(program.kernels.size(), 3u);
+  const auto& writer = program.kernels[0].runtime_args.at(CoreCoord{0, 0});
+  const auto& reader = program.kernels[1].runtime_args.at(CoreCoord{0, 0});
+  EXPECT_EQ(stream_text(writer, 0),
             "#0 ATOMIC_INC dest=UNICAST hops=1 fwd dst=ABS(0x100020) core=XY(1,3) inc=1\n"
             "#1 WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=1\n"
             "#2 SET_SEMAPHORE_VALUE dest=LOCAL dst=ABS(0x100020) core=LOCAL value=0\n"
             "#3 STREAM_CB_TO_TENSOR dest=UNICAST hops=1 fwd src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) "
             "slice=(1,1,1,1) off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
             "#4 ATOMIC_INC dest=UNICAST hops=1 fwd dst=SEM(7) core=XY(1,3) inc=1\n"
-            "#5 WAIT_VALUE dest=LOCAL src=SEM(7) core=LOCAL value=1\n"
-            "#6 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(0) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
+            "#5 STREAM_CB_TO_TENSOR dest=LOCAL src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
+            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n");
+  EXPECT_EQ(stream_text(reader, 0),
+            "#0 WAIT_VALUE dest=LOCAL src=SEM(7) core=LOCAL value=1\n"
+            "#1 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(0) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
             "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
-            "#7 STREAM_CB_TO_TENSOR dest=LOCAL src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
-            "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
-            "#8 SET_SEMAPHORE_VALUE dest=LOCAL dst=SEM(7) core=LOCAL value=0\n");
-  EXPECT_EQ(stream_text(rt, 1),
+            "#2 SET_SEMAPHORE_VALUE dest=LOCAL dst=SEM(7) core=LOCAL value=0\n");
+  EXPECT_EQ(stream_text(reader, 1),
             "#0 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(2) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
             "off=(0,0,0,1) worker_off=(0,0,0,0) pages=1}\n"
             "#1 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(1) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
