@@ -130,6 +130,23 @@ TEST(DeviceErrors, TensorOutsideDramFaultsNamingTheAccess) {
   EXPECT_EQ(again, text);
 }
 
+// The compute processor (the TRISCs) has no NoC: a kernel placed there that reads a tensor
+// fails at its first NoC request, naming the kernel and why, instead of moving data.
+TEST(DeviceErrors, ComputeKernelCannotUseTheNoc) {
+  SimMeshDevice device(topo::build_n150());
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(4 * 64, 64));
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.streams = {kargs::InterpreterStreamSpec{
+      tensor_args(device, in, 0), cmd::encode_command(cmd::read_tensor_slice_to_cb(whole({1, 1, 1, 4}), 0)), 1}};
+  runtime::MeshWorkload w = interpreter_workload("on compute", 0, {0, 0}, spec, 64, 4, {});
+  w.programs.at(0).kernels.front().processor = runtime::DataMovementProcessor::Compute;
+  device.enqueue_workload(w);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Fault);
+  EXPECT_THAT(text, HasSubstr("[tensix (0,0) compute] ccl_interpreter"));
+  EXPECT_THAT(text, HasSubstr("a compute kernel cannot issue NoC requests"));
+}
+
 TEST(DeviceErrors, MissingSemaphoreIncrementHangsWithAReport) {
   SimMeshDevice device(topo::build_n150());
   kargs::InterpreterSpec spec;
