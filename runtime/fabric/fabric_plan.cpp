@@ -3,18 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "topologies/embedding.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/usable_links.hpp"
 
 namespace cclmesh::runtime {
 namespace {
 
 constexpr std::uint32_t kMaxRouteHops = 15;  // the routing byte's nibble (REFERENCE 6.5)
 
-// The line or ring through `order` exactly as given, on link 0 of every hop.
-topo::Embedding embedding_in_order(const topo::Topology& topology, const std::vector<ChipId>& order, bool ring) {
+// The line or ring through `order` exactly as given, on the first num_links links of every hop
+// (topo::find_line's order).
+topo::Embedding embedding_in_order(const topo::Topology& topology, const std::vector<ChipId>& order, bool ring,
+                                   std::uint32_t num_links) {
   const char* kind = ring ? "ring" : "line";
   if (ring && order.size() < 3) {
     throw FabricPlanError(fmt::format("fabric: a ring needs at least 3 chips; chip_order has {}", order.size()));
@@ -39,13 +44,22 @@ topo::Embedding embedding_in_order(const topo::Topology& topology, const std::ve
                                         "neighbours",
                                         kind, from, to));
     }
-    const std::size_t link_index = topology.edges()[*edge].links.front();
-    const topo::EthLink& link = topology.links()[link_index];
-    const bool a_is_from = link.a.chip == from;
-    e.hops.push_back(topo::Hop{from, to,
-                               {topo::HopLink{a_is_from ? link.a.channel : link.b.channel,
-                                              a_is_from ? link.b.channel : link.a.channel, link_index}}});
+    const topo::NeighbourEdge& neighbours = topology.edges()[*edge];
+    if (neighbours.links.size() < num_links) {
+      throw FabricPlanError(fmt::format("fabric: chip_order's hop {}-{} has {} link(s); num_links is {}", from, to,
+                                        neighbours.links.size(), num_links));
+    }
+    topo::Hop hop{from, to, {}};
+    for (std::uint32_t k = 0; k < num_links; ++k) {
+      const std::size_t link_index = neighbours.links[k];
+      const topo::EthLink& link = topology.links()[link_index];
+      const bool a_is_from = link.a.chip == from;
+      hop.links.push_back(topo::HopLink{a_is_from ? link.a.channel : link.b.channel,
+                                        a_is_from ? link.b.channel : link.a.channel, link_index});
+    }
+    e.hops.push_back(std::move(hop));
   }
+  e.num_links = static_cast<std::int32_t>(num_links);
   return e;
 }
 
@@ -60,19 +74,78 @@ std::string to_string(FabricMode mode) {
   return "unknown";
 }
 
+std::string to_string(FabricScope scope) { return scope == FabricScope::Axes ? "per-axis" : "system"; }
+
+namespace {
+
+// Per axis: each row / column of the mesh with at least 2 chips, a ring where the group closes
+// (Ring mode on a torus) and a line otherwise.
+std::vector<std::pair<topo::Embedding, int>> axis_embeddings(const topo::Topology& topology, bool ring,
+                                                             std::int32_t num_links) {
+  const auto& shape = topology.mesh_shape();
+  if (!shape) {
+    throw FabricPlanError(fmt::format("fabric: per-axis lines need a mesh; '{}' has no mesh shape", topology.name()));
+  }
+  std::vector<std::pair<topo::Embedding, int>> result;
+  for (int axis = shape->rank() - 1; axis >= 0; --axis) {
+    for (const std::vector<topo::ChipId>& group : topo::axis_groups(topology, axis)) {
+      if (group.size() < 2) continue;
+      const bool closes = ring && group.size() >= 3 && topology.edge_between(group.back(), group.front()).has_value();
+      result.emplace_back(closes ? topo::find_ring(topology, group, num_links) : topo::find_line(topology, group, num_links),
+                          axis);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& options) : options_(options) {
   if (options.mode == FabricMode::None) return;
   const bool ring = options.mode == FabricMode::Ring;
   if (options.max_payload_bytes == 0 || options.max_payload_bytes > 0xFFFF) {
     throw FabricPlanError(fmt::format("fabric: max_payload_bytes {} must be in 1..65535", options.max_payload_bytes));
   }
-  const topo::Embedding embedding =
-      options.chip_order.empty() ? (ring ? topo::find_system_ring(topology) : topo::find_system_line(topology))
-                                 : embedding_in_order(topology, options.chip_order, ring);
-  chips_.assign(embedding.chips.begin(), embedding.chips.end());
-  if (chips_.size() < 2) {
-    throw FabricPlanError(fmt::format("fabric: a {} needs at least 2 chips; '{}' has {}", to_string(options.mode),
-                                      topology.name(), chips_.size()));
+  if (options.num_links == 0 || options.num_links > 16) {
+    throw FabricPlanError(fmt::format("fabric: num_links {} must be in 1..16", options.num_links));
+  }
+  const auto links = static_cast<std::int32_t>(options.num_links);
+  std::vector<std::pair<topo::Embedding, std::optional<int>>> embeddings;
+  if (options.scope == FabricScope::Axes) {
+    if (!options.chip_order.empty()) {
+      throw FabricPlanError("fabric: chip_order names one system line or ring; per-axis lines follow the mesh");
+    }
+    for (auto& [embedding, axis] : axis_embeddings(topology, ring, links)) embeddings.emplace_back(embedding, axis);
+    if (embeddings.empty()) {
+      throw FabricPlanError(fmt::format("fabric: the {} mesh of '{}' has no row or column of 2 or more chips",
+                                        topology.mesh_shape()->to_string(), topology.name()));
+    }
+  } else {
+    embeddings.emplace_back(options.chip_order.empty()
+                                ? (ring ? topo::find_system_ring(topology, links) : topo::find_system_line(topology, links))
+                                : embedding_in_order(topology, options.chip_order, ring, options.num_links),
+                            std::nullopt);
+    if (embeddings.front().first.chips.size() < 2) {
+      throw FabricPlanError(fmt::format("fabric: a {} needs at least 2 chips; '{}' has {}", to_string(options.mode),
+                                        topology.name(), embeddings.front().first.chips.size()));
+    }
+  }
+  // REFERENCE 3.3, 3.5: dispatch keeps a routing plane on tunnelled systems. One plane is always
+  // allowed (a single-link edge between tunnelled chips still carries the one-plane fabric the
+  // model has always run).
+  for (const auto& [embedding, axis] : embeddings) {
+    const std::int32_t usable = topo::usable_links(topology, embedding);
+    if (links > 1 && links > usable) {
+      const std::int32_t reserved = topo::dispatch_reserved_links(topology);
+      const std::string why =
+          reserved > 0 ? fmt::format("; fast dispatch keeps {} per hop because '{}' has chips that are not "
+                                     "MMIO-attached",
+                                     reserved, topology.name())
+                       : "";
+      throw FabricPlanError(fmt::format("fabric: num_links {} on {}: its hops leave {} usable link(s){} (REFERENCE "
+                                        "3.3: usable num_links is 1 on N300 and T3K, 3 on TG, 4 on a Galaxy)",
+                                        options.num_links, embedding.to_string(), usable, why));
+    }
   }
 
   kargs::FabricRouterSlots slots{};
@@ -97,32 +170,9 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
                                       l.end - kEriscKernelBase, kEriscKernelBytes));
   }
 
-  // Sites first, configs once every chip's routers are known (downstream = the other one).
-  for (const topo::Hop& hop : embedding.hops) {
-    const topo::HopLink& link = hop.links.front();
-    FabricRouterSite fwd;
-    fwd.chip = static_cast<ChipId>(hop.from);
-    fwd.channel = static_cast<std::uint32_t>(link.from_channel);
-    fwd.forward = true;
-    fwd.peer = static_cast<ChipId>(hop.to);
-    FabricRouterSite bwd;
-    bwd.chip = static_cast<ChipId>(hop.to);
-    bwd.channel = static_cast<std::uint32_t>(link.to_channel);
-    bwd.forward = false;
-    bwd.peer = static_cast<ChipId>(hop.from);
-    routers_.push_back(fwd);
-    routers_.push_back(bwd);
-  }
-  std::stable_sort(routers_.begin(), routers_.end(), [this](const FabricRouterSite& a, const FabricRouterSite& b) {
-    const std::size_t pa = position(a.chip);
-    const std::size_t pb = position(b.chip);
-    return pa != pb ? pa < pb : a.forward > b.forward;
-  });
+  for (const auto& [embedding, axis] : embeddings) add_line(topology, embedding, axis);
   for (FabricRouterSite& site : routers_) {
-    site.noc0 = chip_core_map(topology, static_cast<topo::ChipId>(site.chip)).eth_noc0(site.channel);
-  }
-  for (FabricRouterSite& site : routers_) {
-    const FabricRouterSite* downstream = router(site.chip, !site.forward);
+    const FabricRouterSite* downstream = router(FabricPort{site.line, site.link}, site.chip, !site.forward);
     kernels::FabricRouterConfig& c = site.config;
     c.l1_base = kEriscKernelBase;
     c.max_payload_bytes = options.max_payload_bytes;
@@ -130,43 +180,161 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     c.sender_slots[1] = slots.sender_slots;
     c.receiver_slots = slots.receiver_slots;
     c.is_handshake_master = site.chip < site.peer;
-    c.topology = ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;
-    c.bubble_flow_control = bubble;
+    const bool line_is_ring = lines_[site.line].mode == FabricMode::Ring;
+    c.topology = line_is_ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;
+    c.bubble_flow_control = options.bubble_flow_control.value_or(line_is_ring);
     c.first_level_acks = options.first_level_acks;
     c.switch_interval = options.switch_interval;
     c.has_downstream = downstream != nullptr;
     c.downstream_noc_x = downstream != nullptr ? downstream->noc0.x : 0;
     c.downstream_noc_y = downstream != nullptr ? downstream->noc0.y : 0;
   }
+  // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
+  std::set<std::pair<ChipId, std::uint32_t>> cores;
+  for (const FabricRouterSite& site : routers_) {
+    if (!cores.insert({site.chip, site.channel}).second) {
+      throw FabricPlanError(fmt::format("fabric: chip {} channel {} would run two routers", site.chip, site.channel));
+    }
+  }
 }
 
+// One line's sites, in line order: per chip forward before backward, planes in order.
+void FabricPlan::add_line(const topo::Topology& topology, const topo::Embedding& embedding, std::optional<int> axis) {
+  const auto line_index = static_cast<std::uint32_t>(lines_.size());
+  FabricLine line;
+  line.mode = embedding.kind == topo::EmbeddingKind::Ring ? FabricMode::Ring : FabricMode::Line;
+  line.chips.assign(embedding.chips.begin(), embedding.chips.end());
+  line.axis = axis;
+  std::vector<FabricRouterSite> sites;
+  for (const topo::Hop& hop : embedding.hops) {
+    for (std::uint32_t k = 0; k < hop.links.size(); ++k) {
+      const topo::HopLink& link = hop.links[k];
+      FabricRouterSite fwd;
+      fwd.chip = static_cast<ChipId>(hop.from);
+      fwd.line = line_index;
+      fwd.link = k;
+      fwd.channel = static_cast<std::uint32_t>(link.from_channel);
+      fwd.forward = true;
+      fwd.peer = static_cast<ChipId>(hop.to);
+      FabricRouterSite bwd;
+      bwd.chip = static_cast<ChipId>(hop.to);
+      bwd.line = line_index;
+      bwd.link = k;
+      bwd.channel = static_cast<std::uint32_t>(link.to_channel);
+      bwd.forward = false;
+      bwd.peer = static_cast<ChipId>(hop.from);
+      sites.push_back(fwd);
+      sites.push_back(bwd);
+    }
+  }
+  std::stable_sort(sites.begin(), sites.end(), [&line](const FabricRouterSite& a, const FabricRouterSite& b) {
+    const std::size_t pa = line.position(a.chip);
+    const std::size_t pb = line.position(b.chip);
+    if (pa != pb) return pa < pb;
+    if (a.forward != b.forward) return a.forward > b.forward;
+    return a.link < b.link;
+  });
+  for (FabricRouterSite& site : sites) {
+    site.noc0 = chip_core_map(topology, static_cast<topo::ChipId>(site.chip)).eth_noc0(site.channel);
+  }
+  lines_.push_back(std::move(line));
+  routers_.insert(routers_.end(), sites.begin(), sites.end());
+}
+
+bool FabricLine::contains(ChipId chip) const { return std::find(chips.begin(), chips.end(), chip) != chips.end(); }
+
+std::size_t FabricLine::position(ChipId chip) const {
+  const auto it = std::find(chips.begin(), chips.end(), chip);
+  if (it == chips.end()) {
+    throw FabricPlanError(fmt::format("fabric: chip {} is not on the fabric's {}", chip, to_string()));
+  }
+  return static_cast<std::size_t>(it - chips.begin());
+}
+
+std::string FabricLine::to_string() const {
+  std::string text = axis ? fmt::format("axis {} ", *axis) : "";
+  text += mode == FabricMode::Ring ? "ring " : "line ";
+  for (std::size_t i = 0; i < chips.size(); ++i) text += fmt::format("{}{}", i == 0 ? "" : "-", chips[i]);
+  if (mode == FabricMode::Ring && !chips.empty()) text += fmt::format("-{}", chips.front());
+  return text;
+}
+
+const FabricLine& FabricPlan::only_line() const {
+  if (lines_.size() != 1) {
+    throw FabricPlanError(lines_.empty() ? std::string("fabric: no fabric (mode none)")
+                                         : fmt::format("fabric: the {} fabric has {} lines; name the line (a "
+                                                       "cluster_axis group or a FabricPort)",
+                                                       to_string(options_.scope), lines_.size()));
+  }
+  return lines_.front();
+}
+
+std::optional<std::uint32_t> FabricPlan::line_containing(const std::vector<ChipId>& chips) const {
+  for (std::uint32_t i = 0; i < lines_.size(); ++i) {
+    if (std::all_of(chips.begin(), chips.end(), [&](ChipId c) { return lines_[i].contains(c); })) return i;
+  }
+  return std::nullopt;
+}
+
+std::string FabricPlan::describe() const {
+  if (lines_.empty()) return "no fabric";
+  if (lines_.size() == 1) return lines_.front().to_string();
+  std::string text = fmt::format("{} {} lines:", lines_.size(), to_string(options_.scope));
+  for (const FabricLine& line : lines_) text += " [" + line.to_string() + "]";
+  return text;
+}
+
+const std::vector<ChipId>& FabricPlan::chips() const { return only_line().chips; }
+
 const FabricRouterSite* FabricPlan::router(ChipId chip, bool forward) const {
+  if (lines_.size() != 1) only_line();  // throws the reason
+  return router(FabricPort{0, 0}, chip, forward);
+}
+
+const FabricRouterSite* FabricPlan::router(FabricPort port, ChipId chip, bool forward) const {
   for (const FabricRouterSite& site : routers_) {
-    if (site.chip == chip && site.forward == forward) return &site;
+    if (site.line == port.line && site.link == port.link && site.chip == chip && site.forward == forward) return &site;
   }
   return nullptr;
 }
 
-bool FabricPlan::contains(ChipId chip) const { return std::find(chips_.begin(), chips_.end(), chip) != chips_.end(); }
-
-std::size_t FabricPlan::position(ChipId chip) const {
-  const auto it = std::find(chips_.begin(), chips_.end(), chip);
-  if (it == chips_.end()) {
-    const std::vector<topo::ChipId> chips(chips_.begin(), chips_.end());
-    throw FabricPlanError(fmt::format("fabric: chip {} is not on the fabric's {} ({})", chip, to_string(mode()),
-                                      topo::chip_list_to_string(chips)));
+const FabricRouterSite* FabricPlan::router_on_channel(ChipId chip, std::uint32_t channel) const {
+  for (const FabricRouterSite& site : routers_) {
+    if (site.chip == chip && site.channel == channel) return &site;
   }
-  return static_cast<std::size_t>(it - chips_.begin());
+  return nullptr;
 }
+
+const FabricRouterSite* FabricPlan::router_at(ChipId chip, std::uint32_t noc0_x, std::uint32_t noc0_y) const {
+  for (const FabricRouterSite& site : routers_) {
+    if (site.chip == chip && site.noc0.x == noc0_x && site.noc0.y == noc0_y) return &site;
+  }
+  return nullptr;
+}
+
+bool FabricPlan::contains(ChipId chip) const {
+  return std::any_of(lines_.begin(), lines_.end(), [chip](const FabricLine& l) { return l.contains(chip); });
+}
+
+std::size_t FabricPlan::position(ChipId chip) const { return only_line().position(chip); }
 
 FabricRoute FabricPlan::route(ChipId from, ChipId to) const {
   if (!enabled()) throw FabricPlanError("fabric: no route without a fabric (mode none)");
   if (from == to) throw FabricPlanError(fmt::format("fabric: no route from chip {} to itself", from));
-  const auto a = static_cast<std::int64_t>(position(from));
-  const auto b = static_cast<std::int64_t>(position(to));
-  const auto n = static_cast<std::int64_t>(chips_.size());
+  const std::optional<std::uint32_t> index = line_containing({from, to});
+  if (!index) {
+    if (lines_.size() == 1) lines_.front().position(contains(from) ? to : from);  // names the chip off the line
+    throw FabricPlanError(fmt::format("fabric: chips {} and {} share no line of the {} fabric (a 1D fabric "
+                                      "routes along one row or column; {})",
+                                      from, to, to_string(options_.scope), describe()));
+  }
+  const FabricLine& line = lines_[*index];
+  const auto a = static_cast<std::int64_t>(line.position(from));
+  const auto b = static_cast<std::int64_t>(line.position(to));
+  const auto n = static_cast<std::int64_t>(line.chips.size());
   FabricRoute r;
-  if (mode() == FabricMode::Line) {
+  r.line = *index;
+  if (line.mode == FabricMode::Line) {
     r.forward = b > a;
     r.hops = static_cast<std::uint32_t>(r.forward ? b - a : a - b);
   } else {
@@ -182,9 +350,10 @@ FabricRoute FabricPlan::route(ChipId from, ChipId to) const {
 }
 
 std::uint32_t FabricPlan::reach(ChipId chip, bool forward) const {
-  const std::size_t p = position(chip);
-  if (mode() == FabricMode::Ring) return static_cast<std::uint32_t>(chips_.size() - 1);
-  return static_cast<std::uint32_t>(forward ? chips_.size() - 1 - p : p);
+  const FabricLine& line = only_line();
+  const std::size_t p = line.position(chip);
+  if (line.mode == FabricMode::Ring) return static_cast<std::uint32_t>(line.chips.size() - 1);
+  return static_cast<std::uint32_t>(forward ? line.chips.size() - 1 - p : p);
 }
 
 kernels::FabricRouterL1Layout FabricPlan::layout() const {
@@ -196,9 +365,20 @@ api::FabricConnectionConfig FabricPlan::worker_connection(ChipId chip, bool forw
                                                           std::uint32_t flow_control_semaphore_id,
                                                           std::uint32_t teardown_semaphore_id,
                                                           std::uint32_t buffer_index_semaphore_id) const {
-  const FabricRouterSite* site = router(chip, forward);
+  if (lines_.size() != 1) only_line();  // throws the reason
+  return worker_connection(FabricPort{0, 0}, chip, forward, flow_control_semaphore_id, teardown_semaphore_id,
+                           buffer_index_semaphore_id);
+}
+
+api::FabricConnectionConfig FabricPlan::worker_connection(FabricPort port, ChipId chip, bool forward,
+                                                          std::uint32_t flow_control_semaphore_id,
+                                                          std::uint32_t teardown_semaphore_id,
+                                                          std::uint32_t buffer_index_semaphore_id) const {
+  const FabricRouterSite* site = router(port, chip, forward);
   if (site == nullptr) {
-    throw FabricPlanError(fmt::format("fabric: chip {} has no {} router", chip, forward ? "forward" : "backward"));
+    throw FabricPlanError(fmt::format("fabric: chip {} has no {} router on {} plane {}", chip,
+                                      forward ? "forward" : "backward",
+                                      port.line < lines_.size() ? lines_[port.line].to_string() : "no line", port.link));
   }
   return kargs::worker_fabric_connection(site->config, site->noc0.x, site->noc0.y, flow_control_semaphore_id,
                                          teardown_semaphore_id, buffer_index_semaphore_id);

@@ -1,16 +1,26 @@
 #pragma once
-// The persistent 1D fabric of a mesh (REFERENCE 6.1-6.7): which chips form the line or ring,
-// which ethernet core of each hop runs a router, and every router's configuration. A pure
-// function of (topology, options), so the backend that launches the routers at open and the
-// op builders that connect workers to them agree without talking to each other.
+// The persistent 1D fabric of a mesh (REFERENCE 3.4, 3.5, 6.1-6.7): its independent lines or
+// rings ("fabric lines"), which ethernet cores of each hop run routers, and every router's
+// configuration. A pure function of (topology, options), so the backend that launches the
+// routers at open and the op builders that connect workers to them agree without talking to
+// each other.
 //
-// Along the embedding, a chip's *forward* router sits on the channel of the hop to the next
+// Scope: System builds one line or ring through every chip (FabricOptions::chip_order, or
+// topo::find_system_line / ring); Axes builds one per mesh row and one per mesh column, as
+// tt-metal's FABRIC_1D / FABRIC_1D_RING do (REFERENCE 3.4, 6.7): a chip then has up to four
+// router pairs' worth of neighbours (E/W on its row's line, N/S on its column's), each router on
+// its own ethernet channel. Chips without mesh coordinates (TG's gateway N150s) get none.
+//
+// Along a fabric line, a chip's *forward* router sits on the channel of the hop to the next
 // chip and its *backward* router on the hop from the previous one. A packet travelling forward
 // leaves through forward routers and arrives at backward routers, whose receivers hand it on
-// to the same chip's forward router (the downstream of a backward router is the forward one,
-// and the reverse). Link 0 of every hop is used (one routing plane, REFERENCE 3.3: usable
-// num_links on a T3K is 1). The router region starts at kEriscKernelBase (l1_map.hpp); slot
-// counts are the first fit of REFERENCE 6.2's options in the ERISC kernel region unless given.
+// to the same chip's forward router of the same line and plane (the downstream of a backward
+// router is the forward one, and the reverse). Routing planes (REFERENCE 3.5): with num_links
+// L every hop runs L routers per end, plane i on the hop's i-th link (topo::find_line's order),
+// and planes never exchange traffic. L may not exceed what dispatch leaves usable on every hop
+// (topo::usable_links: 1 on N300 and T3K, 3 on TG, 4 on a Galaxy, REFERENCE 3.3). The router
+// region starts at kEriscKernelBase (l1_map.hpp); slot counts are the first fit of REFERENCE
+// 6.2's options in the ERISC kernel region unless given.
 
 #include <cstdint>
 #include <optional>
@@ -22,19 +32,28 @@
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/types.hpp"
+#include "topologies/embedding.hpp"
 #include "topologies/topology.hpp"
 
 namespace cclmesh::runtime {
 
 enum class FabricMode : std::uint8_t { None, Line, Ring };
 std::string to_string(FabricMode mode);
+// System: one line or ring through every chip. Axes: one per mesh row and per mesh column.
+enum class FabricScope : std::uint8_t { System, Axes };
+std::string to_string(FabricScope scope);
 
 struct FabricOptions {
   FabricMode mode = FabricMode::None;
+  // Axes: a Ring mode makes a ring of every row / column that has its closing link (a torus),
+  // and a line of the others.
+  FabricScope scope = FabricScope::System;
+  // Routing planes: routers per hop end, each on its own link of the edge (REFERENCE 3.5).
+  std::uint32_t num_links = 1;
   // REFERENCE 6.2: the 2026 default payload (4 bfp8_b tiles); WH max 7616.
   std::uint32_t max_payload_bytes = 4352;
-  // The line's or ring's chips in order (consecutive chips must be neighbours); empty =
-  // topo::find_system_line / find_system_ring.
+  // System scope: the line's or ring's chips in order (consecutive chips must be neighbours);
+  // empty = topo::find_system_line / find_system_ring. Must be empty with scope Axes.
   std::vector<ChipId> chip_order;
   // Bubble flow control (REFERENCE 6.7); default on for rings, off for lines (no cycle).
   std::optional<bool> bubble_flow_control;
@@ -53,8 +72,29 @@ class FabricPlanError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// One independent line or ring of the fabric.
+struct FabricLine {
+  FabricMode mode = FabricMode::Line;  // Line or Ring
+  std::vector<ChipId> chips;           // in order
+  std::optional<int> axis;             // scope Axes: the cluster_axis whose group this is
+
+  bool contains(ChipId chip) const;
+  // Throws FabricPlanError for a chip not on this line.
+  std::size_t position(ChipId chip) const;
+  // "line 4-0-2-6" / "ring 4-0-2-6-4" (axis lines say "axis 1 line ...").
+  std::string to_string() const;
+};
+
+// Which routers a worker connection uses: the fabric line and the routing plane on it.
+struct FabricPort {
+  std::uint32_t line = 0;
+  std::uint32_t link = 0;
+};
+
 struct FabricRouterSite {
   ChipId chip = 0;
+  std::uint32_t line = 0;  // index into FabricPlan::lines()
+  std::uint32_t link = 0;  // routing plane
   std::uint32_t channel = 0;  // logical ethernet channel
   bool forward = true;
   ChipId peer = 0;
@@ -66,44 +106,71 @@ struct FabricRouterSite {
 struct FabricRoute {
   bool forward = true;
   std::uint32_t hops = 0;
+  std::uint32_t line = 0;  // the fabric line it runs on
 };
 
 class FabricPlan {
  public:
   FabricPlan() = default;  // no fabric
-  // Throws FabricPlanError (or topo::EmbeddingError) when the topology has no such line or
-  // ring, or the router region cannot hold the requested slots.
+  // Throws FabricPlanError (or topo::EmbeddingError / topo::InputError) when the topology has
+  // no such line or ring, no mesh for per-axis lines, fewer usable links than num_links, or
+  // the router region cannot hold the requested slots.
   FabricPlan(const topo::Topology& topology, const FabricOptions& options);
 
   FabricMode mode() const { return options_.mode; }
+  FabricScope scope() const { return options_.scope; }
   bool enabled() const { return options_.mode != FabricMode::None; }
   const FabricOptions& options() const { return options_; }
-  // The embedding's chips, in order.
-  const std::vector<ChipId>& chips() const { return chips_; }
+  std::uint32_t num_links() const { return options_.num_links; }
+  const std::vector<FabricLine>& lines() const { return lines_; }
   const std::vector<FabricRouterSite>& routers() const { return routers_; }
-  // nullptr when the chip has no router in that direction (a line's end).
-  const FabricRouterSite* router(ChipId chip, bool forward) const;
-  bool contains(ChipId chip) const;
-  // Throws FabricPlanError for a chip outside the fabric.
-  std::size_t position(ChipId chip) const;
+  // The line holding every chip of `chips` (a chip lies on at most one line per axis, so at
+  // most one line holds two given chips); nullopt when none does.
+  std::optional<std::uint32_t> line_containing(const std::vector<ChipId>& chips) const;
+  // "line 4-0-2-6-7-3-1-5" or, per axis, "12 lines: rows 4x ..., columns ..." for messages.
+  std::string describe() const;
 
-  // Shortest route (a ring breaks ties forward). Throws FabricPlanError for the same chip, a
-  // chip outside the fabric, or more than 15 hops (the routing byte, REFERENCE 6.5).
-  FabricRoute route(ChipId from, ChipId to) const;
-  // How many chips lie beyond `chip` in a direction (a ring: all the others, both ways).
+  // --- the whole-system fabric's view (exactly one line; FabricPlanError otherwise) ---------
+  // The embedding's chips, in order.
+  const std::vector<ChipId>& chips() const;
+  bool contains(ChipId chip) const;  // on any line
+  std::size_t position(ChipId chip) const;
+  // nullptr when the chip has no router in that direction (a line's end); plane 0.
+  const FabricRouterSite* router(ChipId chip, bool forward) const;
+  // How many chips lie beyond `chip` in a direction (a ring: all the others, both ways), on
+  // the one line holding `chip` (FabricPlanError when none or several do).
   std::uint32_t reach(ChipId chip, bool forward) const;
+
+  // --- any fabric --------------------------------------------------------------------------
+  const FabricRouterSite* router(FabricPort port, ChipId chip, bool forward) const;
+  // The router on `chip`'s ethernet channel, or nullptr.
+  const FabricRouterSite* router_on_channel(ChipId chip, std::uint32_t channel) const;
+  // The router whose ethernet core is at NoC0 (x, y) of `chip`, or nullptr.
+  const FabricRouterSite* router_at(ChipId chip, std::uint32_t noc0_x, std::uint32_t noc0_y) const;
+  // Shortest route on the line holding both chips (a ring breaks ties forward). Throws
+  // FabricPlanError for the same chip, chips on no common line, or more than 15 hops (the
+  // routing byte, REFERENCE 6.5).
+  FabricRoute route(ChipId from, ChipId to) const;
 
   // The layout every router shares.
   kernels::FabricRouterL1Layout layout() const;
   // A worker's connection block for sender channel 0 of `chip`'s router in a direction, with
   // the worker's three per-program semaphore ids. Throws FabricPlanError when there is none.
+  // Without a port: the whole-system fabric's plane 0.
   api::FabricConnectionConfig worker_connection(ChipId chip, bool forward, std::uint32_t flow_control_semaphore_id,
+                                                std::uint32_t teardown_semaphore_id,
+                                                std::uint32_t buffer_index_semaphore_id) const;
+  api::FabricConnectionConfig worker_connection(FabricPort port, ChipId chip, bool forward,
+                                                std::uint32_t flow_control_semaphore_id,
                                                 std::uint32_t teardown_semaphore_id,
                                                 std::uint32_t buffer_index_semaphore_id) const;
 
  private:
+  const FabricLine& only_line() const;
+  void add_line(const topo::Topology& topology, const topo::Embedding& embedding, std::optional<int> axis);
+
   FabricOptions options_;
-  std::vector<ChipId> chips_;
+  std::vector<FabricLine> lines_;
   std::vector<FabricRouterSite> routers_;
 };
 

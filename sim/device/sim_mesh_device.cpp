@@ -175,6 +175,23 @@ void SimMeshDevice::reembed_around_down_links() {
     return;
   }
   const bool ring = options_.fabric.mode == runtime::FabricMode::Ring;
+  if (options_.fabric.scope == runtime::FabricScope::Axes) {
+    // Each row's and column's line is fixed by the mesh: there is no other one to move to.
+    const runtime::FabricPlan plan(topology_, options_.fabric);
+    for (const LinkDownFault* fault : from_start) {
+      for (const runtime::FabricLine& line : plan.lines()) {
+        topo::Embedding e;
+        e.kind = line.mode == runtime::FabricMode::Ring ? topo::EmbeddingKind::Ring : topo::EmbeddingKind::Line;
+        e.chips.assign(line.chips.begin(), line.chips.end());
+        if (!embedding_uses_edge(e, fault->a, fault->b)) continue;
+        fail(runtime::DeviceError::Kind::Fault,
+             fmt::format("fault {} at 0 s: the per-axis fabric's {} crosses the down link, and a row's or column's "
+                         "line cannot be re-embedded (only the whole-system fabric is moved around down links)",
+                         fault->spec, line.to_string()));
+      }
+    }
+    return;
+  }
   topo::Topology usable = topology_;
   std::string specs;
   bool crossed = false;
@@ -558,10 +575,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
         bad_workload(workload, chip_id, fmt::format("two kernels on {} core ({},{}) processor {}",
                                                     kind_name(spec.core_kind), c.x, c.y, runtime::processor_name(processor)));
       }
-      if (eth && fabric_.router(chip_id, true) != nullptr && fabric_.router(chip_id, true)->channel == c.x) {
-        bad_workload(workload, chip_id, fmt::format("ethernet channel {} runs the persistent fabric router", c.x));
-      }
-      if (eth && fabric_.router(chip_id, false) != nullptr && fabric_.router(chip_id, false)->channel == c.x) {
+      if (eth && fabric_.router_on_channel(chip_id, c.x) != nullptr) {
         bad_workload(workload, chip_id, fmt::format("ethernet channel {} runs the persistent fabric router", c.x));
       }
       CoreProgram& core = core_of(spec.core_kind, c);
@@ -836,7 +850,10 @@ void SimMeshDevice::launch_fabric() {
         }
         return false;
       },
-      fmt::format("the {} fabric's start-up", runtime::to_string(fabric_.mode())));
+      fmt::format("the {} fabric's start-up", fabric_.lines().size() == 1
+                                                    ? runtime::to_string(fabric_.mode())
+                                                    : runtime::to_string(fabric_.scope()) + " " +
+                                                          runtime::to_string(fabric_.mode())));
   fabric_ready_time_ = engine_->now();
 }
 

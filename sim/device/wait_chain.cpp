@@ -55,6 +55,7 @@ struct Writer {
   bool over_fabric;       // leaves its chip through a router
   bool forward;           // direction when over_fabric
   std::uint32_t hops;     // to this target
+  runtime::FabricPort port{};  // the fabric line and plane its connection uses
 };
 
 std::uint32_t chip_of(const KernelContext& k) { return static_cast<std::uint32_t>(k.chip->id()); }
@@ -230,11 +231,11 @@ class ChainBuilder {
 
   // The first link on a fabric writer's route that is down or lost frames.
   std::string path_problem(const Writer& w) const {
-    if (in_.fabric == nullptr || !in_.fabric->enabled()) return "";
-    const std::vector<runtime::ChipId>& order = in_.fabric->chips();
-    std::size_t at = in_.fabric->position(chip_of(*w.kernel));
+    if (in_.fabric == nullptr || !in_.fabric->enabled() || w.port.line >= in_.fabric->lines().size()) return "";
+    const std::vector<runtime::ChipId>& order = in_.fabric->lines()[w.port.line].chips;
+    std::size_t at = in_.fabric->lines()[w.port.line].position(chip_of(*w.kernel));
     for (std::uint32_t hop = 0; hop < w.hops; ++hop) {
-      const runtime::FabricRouterSite* site = in_.fabric->router(order[at], w.forward);
+      const runtime::FabricRouterSite* site = in_.fabric->router(w.port, order[at], w.forward);
       if (site == nullptr) break;
       const KernelContext* router = router_at(site->chip, true, static_cast<std::int32_t>(site->noc0.x),
                                               static_cast<std::int32_t>(site->noc0.y));
@@ -355,12 +356,13 @@ class ChainBuilder {
     } else if (const auto* v = c.find_arg<cmd::TargetValueArg>()) {
       amount = v->value;
     }
-    Writer w{&k, stream, d.index, describe_command(k, stream, d.index), amount, set, false, true, 0};
+    Writer w{&k, stream, d.index, describe_command(k, stream, d.index), amount, set, false, true, 0, {}};
     for (const auto& [target_chip, route] : target_chips(k, c.destination)) {
       if (target_chip != chip) continue;
       w.over_fabric = route.hops > 0;
       w.forward = route.forward;
       w.hops = route.hops;
+      if (const auto port = port_of(k, route.forward)) w.port = *port;
       found.push_back(w);
     }
   }
@@ -372,32 +374,56 @@ class ChainBuilder {
     return space == std::string::npos ? full : full.substr(space + 1);
   }
 
+  // The fabric line and plane of the interpreter's connection in a direction (its router's
+  // site), or nullopt without one.
+  std::optional<runtime::FabricPort> port_of(const KernelContext& k, bool forward) const {
+    if (in_.fabric == nullptr || k.kernel != kernels::kCclInterpreterKernelName) return std::nullopt;
+    const std::vector<std::uint32_t>& rt = k.runtime_args;
+    const std::uint32_t slot = forward ? ia::kRtForwardConnectionOffset : ia::kRtBackwardConnectionOffset;
+    if (rt.size() <= slot) return std::nullopt;
+    const std::uint64_t at = rt[slot];
+    if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) return std::nullopt;
+    const runtime::FabricRouterSite* site = in_.fabric->router_at(chip_of(k), rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+    if (site == nullptr) return std::nullopt;
+    return runtime::FabricPort{site->line, site->link};
+  }
+
   std::vector<std::pair<std::uint32_t, runtime::FabricRoute>> target_chips(const KernelContext& k,
                                                                            const cmd::ChipDestination& destination) const {
     const std::uint32_t me = chip_of(k);
     std::vector<std::pair<std::uint32_t, runtime::FabricRoute>> targets;
-    if (std::holds_alternative<cmd::LocalOnly>(destination)) return {{me, {true, 0}}};
+    if (std::holds_alternative<cmd::LocalOnly>(destination)) return {{me, {true, 0, 0}}};
     if (in_.fabric == nullptr || !in_.fabric->enabled() || !in_.fabric->contains(me)) return targets;
-    const std::vector<runtime::ChipId>& order = in_.fabric->chips();
-    const bool ring = in_.fabric->mode() == runtime::FabricMode::Ring;
+    std::optional<runtime::FabricPort> port = port_of(k, true);
+    if (!port) port = port_of(k, false);
+    if (!port) {  // no connection: a multicast reaches only this chip
+      if (std::holds_alternative<cmd::ChipMulticast>(destination)) targets.push_back({me, {true, 0, 0}});
+      return targets;
+    }
+    const runtime::FabricLine& line = in_.fabric->lines()[port->line];
+    if (!line.contains(me)) return targets;
+    const std::vector<runtime::ChipId>& order = line.chips;
+    const bool ring = line.mode == runtime::FabricMode::Ring;
     const std::size_t n = order.size();
-    const std::size_t at = in_.fabric->position(me);
+    const std::size_t at = line.position(me);
     const auto step = [&](bool forward, std::uint32_t hops) -> std::optional<std::uint32_t> {
       const std::size_t p = forward ? at + hops : at + n * 16 - hops;
       if (!ring && (forward ? at + hops >= n : hops > at)) return std::nullopt;
       return static_cast<std::uint32_t>(order[p % n]);
     };
     if (const auto* u = std::get_if<cmd::ChipUnicast>(&destination)) {
-      if (const auto chip = step(u->forward, u->distance_in_hops)) targets.push_back({*chip, {u->forward, u->distance_in_hops}});
+      if (const auto chip = step(u->forward, u->distance_in_hops)) {
+        targets.push_back({*chip, {u->forward, u->distance_in_hops, port->line}});
+      }
       return targets;
     }
     const auto& m = std::get<cmd::ChipMulticast>(destination);
-    targets.push_back({me, {true, 0}});
+    targets.push_back({me, {true, 0, port->line}});
     for (std::uint32_t h = 1; h <= m.num_targets_forward; ++h) {
-      if (const auto chip = step(true, h)) targets.push_back({*chip, {true, h}});
+      if (const auto chip = step(true, h)) targets.push_back({*chip, {true, h, port->line}});
     }
     for (std::uint32_t h = 1; h <= m.num_targets_backward; ++h) {
-      if (const auto chip = step(false, h)) targets.push_back({*chip, {false, h}});
+      if (const auto chip = step(false, h)) targets.push_back({*chip, {false, h, port->line}});
     }
     return targets;
   }

@@ -58,6 +58,11 @@ std::vector<Scenario> scenarios() {
       {"t3k 8-ring all_gather 1 GiB, timing only", options_for("t3k", 1024 * MiB, true), 5.0, false},
       {"tg all_gather along axis 1 (4 lines of 8), 1 GiB, timing only", options_for("tg", 1024 * MiB, true, 1, "line"), 20.0,
        false, 4},
+      // The same on the per-axis fabric at a size that runs in seconds (the quick subset).
+      {"tg all_gather along axis 1 (4 lines of 8), 16 MiB, timing only", options_for("tg", 16 * MiB, true, 1, "line"),
+       0.0, true, 4},
+      {"tg all_gather along axis 0 (8 lines of 4), 16 MiB, timing only", options_for("tg", 16 * MiB, true, 0, "line"),
+       0.0, true, 8},
   };
 }
 

@@ -76,6 +76,10 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
                        : ring               ? runtime::FabricMode::Ring
                                             : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
+  // Along an axis, the device runs tt-metal's FABRIC_1D / FABRIC_1D_RING: a line (or ring) per
+  // mesh row and column, each group on its own (REFERENCE 3.4, 6.7).
+  if (options.cluster_axis) device.fabric.scope = runtime::FabricScope::Axes;
+  device.fabric.num_links = options.links;
   device.max_simulated_time = options.max_sim_time;
   device.max_wall_seconds = options.max_wall_seconds;
   device.faults = options.faults.plan;
@@ -144,8 +148,11 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError(fmt::format("--mode: 'legacy' runs all_gather so far, not {}; use --mode fabric",
                                  to_string(options.op)));
   }
-  if (options.links != 1) {
-    throw UsageError(fmt::format("--links: {} link(s) asked; collectives use 1 link per hop so far", options.links));
+  const bool pair_op_links = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
+  if (options.links != 1 && (pair_op_links || legacy_mode(options))) {
+    throw UsageError(fmt::format("--links: {} link(s) asked; {} uses 1 link per hop so far (several links: "
+                                 "all_gather, reduce_scatter, all_reduce in fabric mode)",
+                                 options.links, legacy_mode(options) ? "legacy mode" : to_string(options.op)));
   }
   if (n_chips < 2) {
     throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
@@ -309,6 +316,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
     p.topology = topology;
+    p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
@@ -333,6 +341,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
     p.topology = topology;
+    p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.input_buffer = device.create_buffer(config(p.input));
@@ -352,6 +361,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     ccl::all_reduce::Params p;
     p.tensor = tensor_of_pages(options, pages);
     p.topology = topology;
+    p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.input_buffer = device.create_buffer(config(p.tensor));
@@ -412,7 +422,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("--size/--memory: {}", e.what()));
   } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/--topology/--fabric-payload: {}", e.what()));
+    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload: {}", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(e.what());
   }
@@ -481,8 +491,15 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
     result.checksums = check.checksums;
   }
   result.faults = options.faults.specs;
-  for (const ChipId chip : device->fabric().chips()) {
-    result.fabric_order += fmt::format("{}{}", result.fabric_order.empty() ? "" : "-", chip);
+  for (const runtime::FabricLine& line : device->fabric().lines()) {
+    if (!result.fabric_order.empty()) result.fabric_order += " | ";
+    for (std::size_t i = 0; i < line.chips.size(); ++i) {
+      result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
+    }
+  }
+  if (device->fabric().scope() == runtime::FabricScope::Axes) {
+    result.fabric = fmt::format("per-axis fabric: {} groups along cluster_axis {}", run_groups(options, *device, {options.cluster_axis, {}}).size(),
+                                *options.cluster_axis);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -15,6 +15,7 @@ nlohmann::json result_json(const RunResult& r) {
   j["topology"] = r.topology;
   j["links"] = r.links;
   j["mode"] = r.mode;
+  if (!r.fabric.empty()) j["fabric"] = r.fabric;
   j["dtype"] = r.dtype;
   j["size_bytes"] = r.size_bytes;
   j["count"] = r.count;
@@ -51,8 +52,9 @@ nlohmann::json result_json(const RunResult& r) {
 
 std::string table_title(const RunResult& r) {
   return fmt::format(
-      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode); time = simulated device kernel time, GB = 1e9 B\n",
-      r.op, r.system, r.n_chips, r.topology, r.links, r.links == 1 ? "" : "s", r.mode);
+      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}); time = simulated device kernel time, GB = 1e9 B\n",
+      r.op, r.system, r.n_chips, r.topology, r.links, r.links == 1 ? "" : "s", r.mode,
+      r.fabric.empty() ? "" : ", " + r.fabric);
 }
 
 namespace {

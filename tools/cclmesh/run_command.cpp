@@ -110,7 +110,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
       ->capture_default_str();
   command->add_option("--topology", o.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
-  command->add_option("--links", o.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
+  command->add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: 1 on n300/t3k, 3 on tg, 4 on galaxy)")->check(CLI::Range(1, 16))->capture_default_str();
   command->add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
       ->capture_default_str();

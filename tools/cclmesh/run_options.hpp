@@ -79,7 +79,8 @@ struct RunResult {
   std::string mismatch;           // first mismatch: chip, buffer, page, byte
   std::vector<OutputChecksum> checksums;  // per chip, functional runs only
   std::vector<std::string> faults;        // the --fault specs run with
-  std::string fabric_order;               // the fabric's chips as run (re-embedded around faults)
+  std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
+  std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
   std::uint64_t sim_events = 0;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;

@@ -106,13 +106,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_group_shape(topology, g, p.topology, p.num_links, kOp);
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
-  if (p.num_links > 1) {
-    throw CclParamsError(
-        fmt::format("all_gather: num_links {}: the device's fabric runs one router per hop (one routing "
-                    "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
-                    "(REFERENCE 6.3); use num_links 1",
-                    p.num_links));
-  }
+  require_fabric_links(r.plan, p.num_links, kOp);
   for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
 
   if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
@@ -216,12 +210,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
     if (mcast.num_targets_forward > 0) {
       const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      spec.forward_connection = r.plan.worker_connection(g.port(r.links[w]), chip, true, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     if (mcast.num_targets_backward > 0) {
       const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      spec.backward_connection = r.plan.worker_connection(g.port(r.links[w]), chip, false, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
 

@@ -18,6 +18,9 @@
 //                (N-1 chips) in one direction.
 //   AUTO         FULL_TENSOR when the input is at most 2x the ERISC unreserved L1, else SPLIT.
 // A line is always FULL_TENSOR: each chip multicasts to the chips before and after it.
+// num_links L (at most the device fabric's routing planes, FabricOptions::num_links): each link
+// gets its own workers and its own run of the input, and link k's workers connect to plane k's
+// routers of the group's fabric line (REFERENCE 3.5, 7.4).
 //
 // Completion: one global "done" semaphore on the done core (worker 0) of every chip counts the
 // multicast increments that follow each worker's data; packets of a direction arrive in order

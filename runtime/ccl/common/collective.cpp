@@ -186,8 +186,11 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
     }
   } else if (!selection.chips.empty()) {
     groups = selection.chips;
-  } else if (fabric.enabled()) {
+  } else if (fabric.enabled() && fabric.lines().size() == 1) {
     groups.push_back(fabric.chips());
+  } else if (fabric.enabled()) {
+    throw CclParamsError(fmt::format("groups: the device's {} fabric has {} lines; give cluster_axis or chips",
+                                     to_string(fabric.scope()), fabric.lines().size()));
   } else {
     throw CclParamsError(
         "groups: no chips, no cluster_axis and no fabric to take the chips from; expected one of them");
@@ -287,31 +290,39 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
     throw CclParamsError(
         fmt::format("{}: fabric mode needs the device's persistent fabric; params.fabric.mode is none", op));
   }
-  const bool fabric_ring = fabric.mode() == FabricMode::Ring;
-  if (shape == CclTopology::Ring && !fabric_ring) {
-    throw CclParamsError(
-        fmt::format("{}: a ring needs a ring fabric (the device's fabric is a line, so routers do not use "
-                    "the closing link)",
-                    op));
-  }
-  const auto m = static_cast<std::int64_t>(fabric.chips().size());
-  std::vector<std::int64_t> pos;
   for (ChipId c : group) {
     if (!fabric.contains(c)) {
-      throw CclParamsError(
-          fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, group_string(fabric.chips())));
+      throw CclParamsError(fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, fabric.describe()));
     }
-    pos.push_back(static_cast<std::int64_t>(fabric.position(c)));
   }
+  const std::optional<std::uint32_t> line_index = fabric.line_containing(group);
+  if (!line_index) {
+    throw CclParamsError(
+        fmt::format("{}: group {} lies on no single line of the device's {} fabric ({}); a 1D fabric carries a "
+                    "group along one of its lines (per-axis fabric: one row or one column)",
+                    op, group_string(group), to_string(fabric.scope()), fabric.describe()));
+  }
+  const FabricLine& line = fabric.lines()[*line_index];
+  const bool fabric_ring = line.mode == FabricMode::Ring;
+  if (shape == CclTopology::Ring && !fabric_ring) {
+    throw CclParamsError(
+        fmt::format("{}: a ring needs a ring fabric (the device's fabric {} is a line, so routers do not use "
+                    "the closing link)",
+                    op, line.to_string()));
+  }
+  const auto m = static_cast<std::int64_t>(line.chips.size());
+  std::vector<std::int64_t> pos;
+  for (ChipId c : group) pos.push_back(static_cast<std::int64_t>(line.position(c)));
   if (shape == CclTopology::Ring && static_cast<std::int64_t>(group.size()) != m) {
     throw CclParamsError(
         fmt::format("{}: ring {} must be the device's whole fabric ring ({}); a smaller ring has no "
                     "closing router",
-                    op, group_string(group), group_string(fabric.chips())));
+                    op, group_string(group), group_string(line.chips)));
   }
   FabricGroup g;
   g.topology = shape;
   g.chips = group;
+  g.fabric_line = *line_index;
   const std::size_t steps = shape == CclTopology::Ring ? group.size() : group.size() - 1;
   std::optional<bool> forward;
   for (std::size_t i = 0; i < steps; ++i) {
@@ -326,19 +337,27 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
       throw CclParamsError(
           fmt::format("{}: chips {} and {} are consecutive in group {} but not neighbours on the device's "
                       "fabric {} ({}); the group must be a run of consecutive fabric chips",
-                      op, group[i], group[(i + 1) % group.size()], group_string(group), to_string(fabric.mode()),
-                      group_string(fabric.chips())));
+                      op, group[i], group[(i + 1) % group.size()], group_string(group), to_string(line.mode),
+                      group_string(line.chips)));
     }
     if (forward && *forward != fwd) {
       throw CclParamsError(
           fmt::format("{}: group {} turns around on the device's fabric ({}); the group must run in one "
                       "direction",
-                      op, group_string(group), group_string(fabric.chips())));
+                      op, group_string(group), group_string(line.chips)));
     }
     forward = fwd;
   }
   g.up_is_forward = forward.value_or(true);
   return g;
+}
+
+void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op) {
+  if (num_links > fabric.num_links()) {
+    throw CclParamsError(fmt::format("{}: num_links {} but the device's fabric runs {} routing plane(s) "
+                                     "(FabricOptions::num_links; one router per link per hop end, REFERENCE 3.5)",
+                                     op, num_links, fabric.num_links()));
+  }
 }
 
 void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips,

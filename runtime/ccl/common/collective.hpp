@@ -85,7 +85,7 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
 // The chips a collective runs over: each group an independent line or ring, chips in rank
 // order. `cluster_axis` set: one group per row / column of the topology's mesh
 // (topo::axis_groups); else `chips` if given (one or more groups), else one group of every
-// chip of the fabric, in fabric order.
+// chip of the fabric, in fabric order (a whole-system fabric only).
 struct GroupSelection {
   std::optional<int> cluster_axis;
   std::vector<std::vector<ChipId>> chips;
@@ -112,6 +112,11 @@ struct FabricGroup {
   std::vector<ChipId> chips;  // rank order
   // True when rank r + 1 is the fabric-forward neighbour of rank r (the same for every rank).
   bool up_is_forward = true;
+  // The fabric line the group runs on (FabricPlan::lines()); workers connect on it.
+  std::uint32_t fabric_line = 0;
+
+  // The port of routing plane `link` on the group's line.
+  FabricPort port(std::uint32_t link) const { return FabricPort{fabric_line, link}; }
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(chips.size()); }
   // Chips of the group beyond `rank` toward higher ranks / lower ranks (a ring: size - 1 both).
@@ -127,10 +132,14 @@ struct FabricGroup {
   cmd::ChipUnicast route(std::uint32_t from, std::uint32_t to) const;
 };
 
-// The group must run on consecutive fabric chips: a line on a segment of the fabric's line or
-// ring (either orientation), a ring on the whole fabric ring. Throws CclParamsError otherwise.
+// The group must run on consecutive chips of one fabric line (the whole-system line or ring, or
+// the row or column holding it on a per-axis fabric): a line on a segment of it (either
+// orientation), a ring on the whole of a ring. Throws CclParamsError otherwise, and when
+// num_links exceeds the fabric's routing planes.
 FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
                                   const std::string& op);
+// Checks the fabric runs at least `num_links` routing planes (REFERENCE 3.5).
+void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op);
 
 // Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC

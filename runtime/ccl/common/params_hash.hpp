@@ -44,6 +44,8 @@ inline std::size_t hash_value(const BufferHandle& b) {
 inline std::size_t hash_value(const FabricOptions& f) {
   std::size_t seed = 0;
   boost::hash_combine(seed, static_cast<int>(f.mode));
+  boost::hash_combine(seed, static_cast<int>(f.scope));
+  boost::hash_combine(seed, f.num_links);
   boost::hash_combine(seed, f.max_payload_bytes);
   for (ChipId c : f.chip_order) boost::hash_combine(seed, c);
   boost::hash_combine(seed, f.bubble_flow_control ? (*f.bubble_flow_control ? 2 : 1) : 0);

@@ -94,13 +94,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_group_shape(topology, g, p.topology, p.num_links, kOp);
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
-  if (p.num_links > 1) {
-    throw CclParamsError(
-        fmt::format("reduce_scatter: num_links {}: the device's fabric runs one router per hop (one "
-                    "routing plane, runtime/fabric), and a router's worker channel takes one worker "
-                    "at a time (REFERENCE 6.3); use num_links 1",
-                    p.num_links));
-  }
+  require_fabric_links(r.plan, p.num_links, kOp);
   for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
   const std::uint32_t n = r.group_size;
   if (n - 1 > kMaxFabricHops) {
@@ -286,12 +280,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const bool backward = !to_next.forward || !to_prev.forward;
     if (forward) {
       const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      writer.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      writer.forward_connection = r.plan.worker_connection(g.port(run % p.num_links), chip, true, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     if (backward) {
       const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      writer.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      writer.backward_connection = r.plan.worker_connection(g.port(run % p.num_links), chip, false, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     kargs::InterpreterSpec reader;

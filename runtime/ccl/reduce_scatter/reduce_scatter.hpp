@@ -16,6 +16,8 @@
 //   Line: one up worker per link; the chain wraps from the last rank to rank 0 over N - 1 hops
 //     the other way, which loads each link direction exactly as the unidirectional ring does,
 //     i.e. the line bound (p-1)/p n beta of REFERENCE 10.
+//   num_links L: the workers above per link, each on its own run of the output; run r's worker
+//     connects to routing plane r % L of the group's fabric line (REFERENCE 3.5).
 //
 // A worker core runs the interpreter (RISC-V 0 / NoC0) and the reduce kernel (RISC-V 1):
 //   stream 0 (output tensor: the receive buffer for every message, then the result)

@@ -81,7 +81,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const FabricPlan plan(topology, p.fabric);
   const FabricRoute route = plan.route(p.sender, p.receiver);
   const std::uint32_t* sems = route.forward ? kForwardConnectionSemaphoreIds : kBackwardConnectionSemaphoreIds;
-  const api::FabricConnectionConfig connection = plan.worker_connection(p.sender, route.forward, sems[0], sems[1], sems[2]);
+  const api::FabricConnectionConfig connection = plan.worker_connection(FabricPort{route.line, 0}, p.sender, route.forward, sems[0], sems[1], sems[2]);
   (route.forward ? sender.forward_connection : sender.backward_connection) = connection;
   sender.packet_size_in_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
   sender.semaphore_ids = {kDoneSemaphoreId};

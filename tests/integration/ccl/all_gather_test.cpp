@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/ccl/ccl_test_util.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -32,6 +33,7 @@ struct Case {
   BufferType output_memory = BufferType::Dram;
   std::vector<std::vector<ChipId>> groups;  // empty: the fabric's chips
   std::optional<int> cluster_axis;
+  std::uint32_t num_links = 1;
   bool barrier = false;
   std::uint32_t repeats = 1;
   std::uint32_t packet_pages = 0;            // 0: the op's default  // back to back, one finish() at the end
@@ -52,6 +54,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.dim = c.dim;
   p.topology = c.topology;
   p.bidirectional = c.mode;
+  p.num_links = c.num_links;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
@@ -274,6 +277,69 @@ TEST(AllGatherE2e, GalaxyRowsAtOnce) {
   } catch (const runtime::ccl::CclParamsError& e) {
     EXPECT_NE(std::string(e.what()).find("fabric"), std::string::npos) << e.what();
   }
+}
+
+// --- per-axis fabric (FABRIC_1D: a line per mesh row and column) and routing planes ---------
+
+runtime::FabricOptions fabric_of(FabricMode mode, runtime::FabricScope scope, std::uint32_t links = 1) {
+  runtime::FabricOptions f;
+  f.mode = mode;
+  f.scope = scope;
+  f.num_links = links;
+  return f;
+}
+
+// REFERENCE 3.4: cluster_axis 0 on the Galaxy's 4x8 mesh is 8 independent 4-chip columns, each
+// on its own fabric line, all at once; rows run on the same device afterwards.
+TEST(AllGatherE2e, GalaxyColumnsAndRowsOnThePerAxisFabric) {
+  auto device = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes));
+  Case columns;
+  columns.input = tile({1, 1, 32, 64});
+  columns.topology = CclTopology::Line;
+  columns.cluster_axis = 0;
+  EXPECT_EQ(run_case(*device, columns).group_size, 4u);
+  Case rows = columns;
+  rows.cluster_axis = 1;
+  rows.dim = 2;
+  EXPECT_EQ(run_case(*device, rows).group_size, 8u);
+}
+
+// TG: the Galaxy's rows with 3 routing planes (TG's usable num_links, REFERENCE 3.3), each link's
+// worker gathering its own third of the input; the gateways take no part.
+TEST(AllGatherE2e, TgRowsOnThreeLinks) {
+  auto device = make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 3));
+  Case c;
+  c.input = tile({1, 1, 32, 32 * 7});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 1;
+  c.num_links = 3;
+  EXPECT_EQ(run_case(*device, c).group_size, 8u);
+}
+
+// A ring with 2 links per hop (an all-MMIO parametric system keeps both): SPLIT_TENSOR puts an up
+// and a down worker on each plane, FULL_TENSOR one worker per plane.
+TEST(AllGatherE2e, RingOnTwoLinksBothModes) {
+  auto device = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2));
+  for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::SplitTensor, ag::BidirectionalMode::FullTensor}) {
+    SCOPED_TRACE(ag::to_string(mode));
+    Case c;
+    c.input = tile({1, 1, 64, 96});
+    c.mode = mode;
+    c.num_links = 2;
+    run_case(*device, c);
+  }
+}
+
+// Two links move the same bytes in less time than one on the same 8-chip ring.
+TEST(AllGatherE2e, TwoLinksAreFasterThanOne) {
+  auto one = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 1));
+  auto two = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2));
+  Case c;
+  c.input = tile({1, 1, 32, 32 * 64});
+  const Result r1 = run_case(*one, c);
+  c.num_links = 2;
+  const Result r2 = run_case(*two, c);
+  EXPECT_LT(r2.kernel_ns, r1.kernel_ns);
 }
 
 // Three all-gathers enqueued back to back with one finish(): the entry barrier keeps a fast

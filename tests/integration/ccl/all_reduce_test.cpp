@@ -25,6 +25,7 @@ struct Case {
   CclTopology topology = CclTopology::Ring;
   BufferType memory = BufferType::Dram;
   std::optional<int> cluster_axis;
+  std::uint32_t num_links = 1;
   ar::Algorithm algorithm = ar::Algorithm::Auto;
   std::uint32_t repeats = 1;
 };
@@ -40,6 +41,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   ar::Params p;
   p.tensor = c.tensor;
   p.topology = c.topology;
+  p.num_links = c.num_links;
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
   p.algorithm = c.algorithm;
@@ -84,6 +86,24 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
   return TensorSpec{shape, dtype, Layout::Tile};
+}
+
+// Galaxy columns on the per-axis fabric with 2 routing planes: reduce_scatter and all_gather both
+// split their work across the planes.
+TEST(AllReduceE2e, GalaxyColumnsOnTwoLinks) {
+  runtime::FabricOptions fabric;
+  fabric.mode = FabricMode::Line;
+  fabric.scope = runtime::FabricScope::Axes;
+  fabric.num_links = 2;
+  auto device = make_device(topo::build_galaxy(), fabric);
+  Case c;
+  c.tensor = tile({1, 1, 64, 32 * 8});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 0;
+  c.num_links = 2;
+  const Result r = run_case(*device, c);
+  EXPECT_EQ(r.group_size, 4u);
+  EXPECT_EQ(r.algorithm, ar::Algorithm::ReduceScatterAllGather);
 }
 
 TEST(AllReduceE2e, N300Line) {

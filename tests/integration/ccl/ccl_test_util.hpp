@@ -38,6 +38,15 @@ inline std::unique_ptr<sim::device::SimMeshDevice> make_device(topo::Topology to
   return std::make_unique<sim::device::SimMeshDevice>(std::move(topology), options);
 }
 
+// A device with a fabric of any scope and link count (FabricOptions).
+inline std::unique_ptr<sim::device::SimMeshDevice> make_device(topo::Topology topology, runtime::FabricOptions fabric,
+                                                               sim::DataMode data = sim::DataMode::Functional) {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric = std::move(fabric);
+  options.data_mode = data;
+  return std::make_unique<sim::device::SimMeshDevice>(std::move(topology), options);
+}
+
 // Bytes whose values differ per chip and per position, with no NaN or infinity when read as
 // bf16 or fp32 (the exponent byte stays below 0x7F), so sums stay ordinary numbers.
 inline Bytes pattern(std::size_t bytes, std::uint32_t seed) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/ccl/ccl_test_util.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -29,6 +30,7 @@ struct Case {
   BufferType output_memory = BufferType::Dram;
   std::vector<std::vector<ChipId>> groups;
   std::optional<int> cluster_axis;
+  std::uint32_t num_links = 1;
   std::uint32_t chunk_packets = 8;
   std::uint32_t repeats = 1;
   std::uint32_t packet_pages = 0;                      // 0: the op's default
@@ -46,6 +48,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.input = c.input;
   p.dim = c.dim;
   p.topology = c.topology;
+  p.num_links = c.num_links;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
@@ -163,6 +166,45 @@ TEST(ReduceScatterE2e, T3kRingIntoWidthShardedL1) {
   c.output_config = runtime::BufferConfig{
       BufferType::L1, 32 * 4096 * 2, 2048, runtime::TensorMemoryLayout::WidthSharded,
       runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {7, 3}}}, 1, 4, 128, runtime::ShardOrientation::RowMajor}};
+  run_case(*device, c);
+}
+
+runtime::FabricOptions fabric_of(FabricMode mode, runtime::FabricScope scope, std::uint32_t links = 1) {
+  runtime::FabricOptions f;
+  f.mode = mode;
+  f.scope = scope;
+  f.num_links = links;
+  return f;
+}
+
+// Galaxy columns (cluster_axis 0: 8 independent 4-chip lines), each on its own fabric line, with
+// 2 routing planes: each link's worker reduces its own half of every slice.
+TEST(ReduceScatterE2e, GalaxyColumnsOnTwoLinks) {
+  auto device = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
+  Case c;
+  c.input = tile({1, 1, 64, 32 * 8});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 0;
+  c.num_links = 2;
+  EXPECT_EQ(run_case(*device, c).group_size, 4u);
+}
+
+// TG rows (cluster_axis 1), one link.
+TEST(ReduceScatterE2e, TgRowsOnThePerAxisFabric) {
+  auto device = make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes));
+  Case c;
+  c.input = tile({1, 1, 32, 32 * 16});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 1;
+  EXPECT_EQ(run_case(*device, c).group_size, 8u);
+}
+
+// A ring on 2 links: up and down workers on each plane.
+TEST(ReduceScatterE2e, RingOnTwoLinks) {
+  auto device = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2));
+  Case c;
+  c.input = tile({1, 1, 64, 32 * 16});
+  c.num_links = 2;
   run_case(*device, c);
 }
 

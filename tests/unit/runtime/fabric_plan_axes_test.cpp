@@ -1,0 +1,175 @@
+// The per-axis fabric (tt-metal's FABRIC_1D: a line per mesh row and column) and routing planes
+// (num_links routers per hop end, each on its own link): where the routers sit, that no two share
+// an ethernet core, which line a route or a group takes, and the per-system link limit.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/builtin_systems.hpp"
+#include "topologies/embedding.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::runtime {
+namespace {
+
+FabricOptions per_axis(FabricMode mode, std::uint32_t links = 1) {
+  FabricOptions o;
+  o.mode = mode;
+  o.scope = FabricScope::Axes;
+  o.num_links = links;
+  return o;
+}
+
+// Routers per chip, and every (chip, channel) used once.
+std::map<ChipId, std::size_t> routers_per_chip(const FabricPlan& plan) {
+  std::map<ChipId, std::size_t> count;
+  std::set<std::pair<ChipId, std::uint32_t>> cores;
+  for (const FabricRouterSite& site : plan.routers()) {
+    ++count[site.chip];
+    EXPECT_TRUE(cores.insert({site.chip, site.channel}).second) << "chip " << site.chip << " channel " << site.channel;
+  }
+  return count;
+}
+
+TEST(FabricPlanAxes, GalaxyHasALinePerRowAndColumnAndUpToFourRoutersPerChip) {
+  const topo::Topology galaxy = topo::build_galaxy();  // 4x8 mesh, chips row-major
+  const FabricPlan plan(galaxy, per_axis(FabricMode::Line));
+  ASSERT_EQ(plan.lines().size(), 4u + 8u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(plan.lines()[i].axis, 1);
+    EXPECT_EQ(plan.lines()[i].mode, FabricMode::Line);
+    ASSERT_EQ(plan.lines()[i].chips.size(), 8u);
+    for (std::uint32_t c = 0; c < 8; ++c) EXPECT_EQ(plan.lines()[i].chips[c], i * 8 + c);
+  }
+  for (std::size_t i = 4; i < 12; ++i) {
+    EXPECT_EQ(plan.lines()[i].axis, 0);
+    EXPECT_EQ(plan.lines()[i].chips, (std::vector<ChipId>{static_cast<ChipId>(i - 4), static_cast<ChipId>(i + 4),
+                                                          static_cast<ChipId>(i + 12), static_cast<ChipId>(i + 20)}));
+  }
+  // 4 rows x 7 hops + 8 columns x 3 hops, two routers per hop.
+  EXPECT_EQ(plan.routers().size(), 2u * (4 * 7 + 8 * 3));
+  const std::map<ChipId, std::size_t> count = routers_per_chip(plan);
+  EXPECT_EQ(count.at(0), 2u);   // corner: E on its row, S on its column
+  EXPECT_EQ(count.at(3), 3u);   // top edge: W, E, S
+  EXPECT_EQ(count.at(10), 4u);  // interior: W, E, N, S
+  // Each router's downstream is the other router of its own line on the same chip.
+  const FabricRouterSite* east = plan.router(FabricPort{1, 0}, 10, true);
+  const FabricRouterSite* west = plan.router(FabricPort{1, 0}, 10, false);
+  const FabricRouterSite* south = plan.router(FabricPort{4 + 2, 0}, 10, true);
+  ASSERT_NE(east, nullptr);
+  ASSERT_NE(west, nullptr);
+  ASSERT_NE(south, nullptr);
+  EXPECT_EQ(east->peer, 11u);
+  EXPECT_EQ(west->peer, 9u);
+  EXPECT_EQ(south->peer, 18u);
+  EXPECT_EQ(east->config.downstream_noc_x, west->noc0.x);
+  EXPECT_EQ(east->config.downstream_noc_y, west->noc0.y);
+  EXPECT_EQ(plan.router_on_channel(10, south->channel), south);
+  EXPECT_EQ(plan.router_at(10, south->noc0.x, south->noc0.y), south);
+}
+
+TEST(FabricPlanAxes, TgGatewaysGetNoRoutersAndGalaxyChipsGetThreeUsablePlanes) {
+  const topo::Topology tg = topo::build_tg();
+  const FabricPlan plan(tg, per_axis(FabricMode::Line, 3));
+  const std::map<ChipId, std::size_t> count = routers_per_chip(plan);
+  for (ChipId gateway = 32; gateway < 36; ++gateway) EXPECT_EQ(count.count(gateway), 0u) << gateway;
+  EXPECT_FALSE(plan.contains(32));
+  EXPECT_EQ(count.at(10), 4u * 3u);  // 4 neighbours x 3 planes
+  // Plane k of a hop runs on the hop's k-th link: 3 distinct channels on each end.
+  for (std::uint32_t line = 0; line < plan.lines().size(); ++line) {
+    std::set<std::uint32_t> channels;
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      const FabricRouterSite* site = plan.router(FabricPort{line, k}, plan.lines()[line].chips[0], true);
+      ASSERT_NE(site, nullptr);
+      EXPECT_EQ(site->link, k);
+      channels.insert(site->channel);
+    }
+    EXPECT_EQ(channels.size(), 3u) << plan.lines()[line].to_string();
+  }
+  // TG's Galaxy chips are tunnelled through the gateways: dispatch keeps a plane (REFERENCE 3.3).
+  EXPECT_THROW(FabricPlan(tg, per_axis(FabricMode::Line, 4)), FabricPlanError);
+  EXPECT_NO_THROW(FabricPlan(topo::build_galaxy(), per_axis(FabricMode::Line, 4)));
+}
+
+TEST(FabricPlanAxes, RoutesTakeTheLineHoldingBothChips) {
+  const FabricPlan plan(topo::build_galaxy(), per_axis(FabricMode::Line));
+  const FabricRoute along_row = plan.route(9, 13);
+  EXPECT_EQ(plan.lines()[along_row.line].axis, 1);
+  EXPECT_TRUE(along_row.forward);
+  EXPECT_EQ(along_row.hops, 4u);
+  const FabricRoute up_column = plan.route(25, 1);
+  EXPECT_EQ(plan.lines()[up_column.line].axis, 0);
+  EXPECT_FALSE(up_column.forward);
+  EXPECT_EQ(up_column.hops, 3u);
+  EXPECT_THROW(plan.route(0, 9), FabricPlanError);  // a turn: no 1D line holds both
+  EXPECT_EQ(plan.line_containing({8, 9, 10}), std::optional<std::uint32_t>(1));
+  EXPECT_FALSE(plan.line_containing({0, 9}).has_value());
+  // The single-line view names why it does not apply.
+  EXPECT_THROW(plan.chips(), FabricPlanError);
+  EXPECT_THROW(plan.worker_connection(9, true, 1, 2, 3), FabricPlanError);
+  const api::FabricConnectionConfig c = plan.worker_connection(FabricPort{along_row.line, 0}, 9, true, 1, 2, 3);
+  EXPECT_EQ(c.edm_noc_x, plan.router(FabricPort{along_row.line, 0}, 9, true)->noc0.x);
+}
+
+TEST(FabricPlanAxes, GroupsMapOntoTheirOwnLine) {
+  const topo::Topology galaxy = topo::build_galaxy();
+  const FabricPlan plan(galaxy, per_axis(FabricMode::Line));
+  const std::vector<std::vector<ChipId>> columns = ccl::resolve_groups({0, {}}, galaxy, plan);
+  ASSERT_EQ(columns.size(), 8u);
+  for (const auto& column : columns) {
+    const ccl::FabricGroup g = ccl::map_group_onto_fabric(plan, column, ccl::CclTopology::Line, "test");
+    EXPECT_EQ(plan.lines()[g.fabric_line].chips, column);
+    EXPECT_TRUE(g.up_is_forward);
+  }
+  EXPECT_THROW(ccl::map_group_onto_fabric(plan, columns[0], ccl::CclTopology::Ring, "test"), ccl::CclParamsError);
+  EXPECT_THROW(ccl::map_group_onto_fabric(plan, {0, 1, 9}, ccl::CclTopology::Line, "test"), ccl::CclParamsError);
+  // No cluster_axis and no chips: a per-axis fabric has no single group to default to.
+  EXPECT_THROW(ccl::resolve_groups({}, galaxy, plan), ccl::CclParamsError);
+}
+
+TEST(FabricPlanAxes, TorusAxesAreRingsAndMeshAxesLines) {
+  const FabricPlan torus(topo::load_system("torus:4x4"), per_axis(FabricMode::Ring));
+  ASSERT_EQ(torus.lines().size(), 8u);
+  for (const FabricLine& line : torus.lines()) EXPECT_EQ(line.mode, FabricMode::Ring) << line.to_string();
+  for (const FabricRouterSite& site : torus.routers()) EXPECT_TRUE(site.config.bubble_flow_control);
+  const FabricPlan mesh(topo::build_galaxy(), per_axis(FabricMode::Ring));
+  for (const FabricLine& line : mesh.lines()) EXPECT_EQ(line.mode, FabricMode::Line) << line.to_string();
+  for (const FabricRouterSite& site : mesh.routers()) {
+    EXPECT_EQ(site.config.topology, kernels::fabric_router::kTopologyLine);
+  }
+}
+
+TEST(FabricPlanPlanes, SystemLineWithTwoPlanesUsesTwoLinksOfEveryHop) {
+  const topo::Topology two_links = topo::load_system("mesh:1x4/2");
+  FabricOptions o;
+  o.mode = FabricMode::Line;
+  o.num_links = 2;
+  const FabricPlan plan(two_links, o);
+  ASSERT_EQ(plan.routers().size(), 2u * 2u * 3u);
+  routers_per_chip(plan);  // no ethernet core twice
+  const topo::Embedding line = topo::find_system_line(two_links, 2);
+  for (const topo::Hop& hop : line.hops) {
+    for (std::uint32_t k = 0; k < 2; ++k) {
+      const FabricRouterSite* fwd = plan.router(FabricPort{0, k}, static_cast<ChipId>(hop.from), true);
+      ASSERT_NE(fwd, nullptr);
+      EXPECT_EQ(fwd->channel, static_cast<std::uint32_t>(hop.links[k].from_channel));
+      // Planes never exchange traffic: the downstream is the same plane's other router.
+      const FabricRouterSite* other = plan.router(FabricPort{0, k}, static_cast<ChipId>(hop.from), false);
+      if (other != nullptr) EXPECT_EQ(fwd->config.downstream_noc_x, other->noc0.x);
+    }
+  }
+  // T3K keeps a plane for dispatch (REFERENCE 3.3): usable num_links is 1.
+  FabricOptions t3k = o;
+  t3k.mode = FabricMode::Ring;
+  EXPECT_THROW(FabricPlan(topo::build_t3k(), t3k), FabricPlanError);
+  o.num_links = 3;  // more than the edge has
+  EXPECT_THROW(FabricPlan(two_links, o), topo::EmbeddingError);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime
