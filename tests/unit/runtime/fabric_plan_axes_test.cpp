@@ -160,7 +160,9 @@ TEST(FabricPlanPlanes, SystemLineWithTwoPlanesUsesTwoLinksOfEveryHop) {
       EXPECT_EQ(fwd->channel, static_cast<std::uint32_t>(hop.links[k].from_channel));
       // Planes never exchange traffic: the downstream is the same plane's other router.
       const FabricRouterSite* other = plan.router(FabricPort{0, k}, static_cast<ChipId>(hop.from), false);
-      if (other != nullptr) EXPECT_EQ(fwd->config.downstream_noc_x, other->noc0.x);
+      if (other != nullptr) {
+        EXPECT_EQ(fwd->config.downstream_noc_x, other->noc0.x);
+      }
     }
   }
   // T3K keeps a plane for dispatch (REFERENCE 3.3): usable num_links is 1.
