@@ -354,9 +354,11 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
 
 void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op) {
   if (num_links > fabric.num_links()) {
-    throw CclParamsError(fmt::format("{}: num_links {} but the device's fabric runs {} routing plane(s) "
+    const std::uint32_t planes = fabric.num_links();
+    throw CclParamsError(fmt::format("{}: num_links {} but the device's fabric runs {} routing plane{} "
                                      "(FabricOptions::num_links; one router per link per hop end, REFERENCE 3.5)",
-                                     op, num_links, fabric.num_links()));
+                                     op, num_links, planes == 1 ? std::string("one") : std::to_string(planes),
+                                     planes == 1 ? "" : "s"));
   }
 }
 
