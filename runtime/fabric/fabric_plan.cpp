@@ -209,20 +209,18 @@ void FabricPlan::add_line(const topo::Topology& topology, const topo::Embedding&
   for (const topo::Hop& hop : embedding.hops) {
     for (std::uint32_t k = 0; k < hop.links.size(); ++k) {
       const topo::HopLink& link = hop.links[k];
-      FabricRouterSite fwd;
-      fwd.chip = static_cast<ChipId>(hop.from);
-      fwd.line = line_index;
-      fwd.link = k;
-      fwd.channel = static_cast<std::uint32_t>(link.from_channel);
-      fwd.forward = true;
-      fwd.peer = static_cast<ChipId>(hop.to);
-      FabricRouterSite bwd;
-      bwd.chip = static_cast<ChipId>(hop.to);
-      bwd.line = line_index;
-      bwd.link = k;
-      bwd.channel = static_cast<std::uint32_t>(link.to_channel);
-      bwd.forward = false;
-      bwd.peer = static_cast<ChipId>(hop.from);
+      const auto site = [&](topo::ChipId chip, topo::ChipId peer, std::int32_t channel, bool forward) {
+        FabricRouterSite r;
+        r.chip = static_cast<ChipId>(chip);
+        r.line = line_index;
+        r.link = k;
+        r.channel = static_cast<std::uint32_t>(channel);
+        r.forward = forward;
+        r.peer = static_cast<ChipId>(peer);
+        return r;
+      };
+      const FabricRouterSite fwd = site(hop.from, hop.to, link.from_channel, true);
+      const FabricRouterSite bwd = site(hop.to, hop.from, link.to_channel, false);
       sites.push_back(fwd);
       sites.push_back(bwd);
     }

@@ -281,14 +281,6 @@ TEST(AllGatherE2e, GalaxyRowsAtOnce) {
 
 // --- per-axis fabric (FABRIC_1D: a line per mesh row and column) and routing planes ---------
 
-runtime::FabricOptions fabric_of(FabricMode mode, runtime::FabricScope scope, std::uint32_t links = 1) {
-  runtime::FabricOptions f;
-  f.mode = mode;
-  f.scope = scope;
-  f.num_links = links;
-  return f;
-}
-
 // REFERENCE 3.4: cluster_axis 0 on the Galaxy's 4x8 mesh is 8 independent 4-chip columns, each
 // on its own fabric line, all at once; rows run on the same device afterwards.
 TEST(AllGatherE2e, GalaxyColumnsAndRowsOnThePerAxisFabric) {

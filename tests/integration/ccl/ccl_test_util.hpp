@@ -47,6 +47,16 @@ inline std::unique_ptr<sim::device::SimMeshDevice> make_device(topo::Topology to
   return std::make_unique<sim::device::SimMeshDevice>(std::move(topology), options);
 }
 
+// Fabric options: a line or ring, over the whole system or per mesh row and column, on `links`
+// routing planes.
+inline runtime::FabricOptions fabric_of(runtime::FabricMode mode, runtime::FabricScope scope, std::uint32_t links = 1) {
+  runtime::FabricOptions f;
+  f.mode = mode;
+  f.scope = scope;
+  f.num_links = links;
+  return f;
+}
+
 // Bytes whose values differ per chip and per position, with no NaN or infinity when read as
 // bf16 or fp32 (the exponent byte stays below 0x7F), so sums stay ordinary numbers.
 inline Bytes pattern(std::size_t bytes, std::uint32_t seed) {

@@ -169,14 +169,6 @@ TEST(ReduceScatterE2e, T3kRingIntoWidthShardedL1) {
   run_case(*device, c);
 }
 
-runtime::FabricOptions fabric_of(FabricMode mode, runtime::FabricScope scope, std::uint32_t links = 1) {
-  runtime::FabricOptions f;
-  f.mode = mode;
-  f.scope = scope;
-  f.num_links = links;
-  return f;
-}
-
 // Galaxy columns (cluster_axis 0: 8 independent 4-chip lines), each on its own fabric line, with
 // 2 routing planes: each link's worker reduces its own half of every slice.
 TEST(ReduceScatterE2e, GalaxyColumnsOnTwoLinks) {
