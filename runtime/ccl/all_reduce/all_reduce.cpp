@@ -191,7 +191,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
   boost::hash_combine(seed, static_cast<int>(p.algorithm));
-  boost::hash_combine(seed, p.one_shot_max_bytes);
+  boost::hash_combine(seed, p.one_shot_max_bytes.value_or(~std::uint64_t{0}));
   for (const auto* s : {&p.barrier_semaphore, &p.done_semaphore}) {
     boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
     boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
@@ -204,7 +204,9 @@ std::size_t hash_value(const Params& p) {
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
-  if (size_bytes(params.tensor) <= params.one_shot_max_bytes) return Algorithm::OneShot;
+  const std::uint64_t one_shot_max = params.one_shot_max_bytes.value_or(
+      params.topology == CclTopology::Ring ? kDefaultOneShotMaxBytesRing : kDefaultOneShotMaxBytesLine);
+  if (size_bytes(params.tensor) <= one_shot_max) return Algorithm::OneShot;
   return num_pages(params.tensor) % group_size(params, topology) == 0 ? Algorithm::ReduceScatterAllGather
                                                                       : Algorithm::Composite;
 }

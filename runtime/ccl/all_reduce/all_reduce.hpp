@@ -16,7 +16,7 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto picks OneShot up to `one_shot_max_bytes` of tensor, above it the first when it can, else
+// Auto picks OneShot up to `one_shot_max_bytes` of tensor (32 KiB ring, 64 KiB line), above it the first when it can, else
 // the composite. build() returns the op's workloads in order (2 either way);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
@@ -41,9 +41,10 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Auto's one-shot threshold: the simulated crossover on the T3K 8-ring and 8-line (bf16 tiles
-// in DRAM), where one-shot and reduce_scatter + all_gather take the same time.
-inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 64 * 1024;
+// Auto's one-shot thresholds: the simulated crossovers on the T3K 8-ring (between 32 and 48
+// KiB) and 8-line (64 KiB and up), bf16 tiles in DRAM (docs/collectives.md has the table).
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesRing = 32 * 1024;
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesLine = 64 * 1024;
 
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);
@@ -59,9 +60,9 @@ struct Params {
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;
   Algorithm algorithm = Algorithm::Auto;
-  // Auto runs OneShot for tensors of at most this many bytes (docs/collectives.md has the
-  // crossover this default comes from).
-  std::uint64_t one_shot_max_bytes = kDefaultOneShotMaxBytes;
+  // Auto runs OneShot for tensors of at most this many bytes; unset: the topology's default
+  // (kDefaultOneShotMaxBytesRing / Line).
+  std::optional<std::uint64_t> one_shot_max_bytes;
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
   // reduce_scatter's entry barrier and the all_gather's (the one-shot's) completion count.
   std::optional<GlobalSemaphore> barrier_semaphore;

@@ -27,7 +27,7 @@ struct Case {
   std::optional<int> cluster_axis;
   std::uint32_t num_links = 1;
   ar::Algorithm algorithm = ar::Algorithm::Auto;
-  std::uint64_t one_shot_max_bytes = ar::kDefaultOneShotMaxBytes;
+  std::optional<std::uint64_t> one_shot_max_bytes;  // unset: the topology's default
   std::uint32_t repeats = 1;
 };
 

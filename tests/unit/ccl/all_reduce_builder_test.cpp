@@ -87,6 +87,14 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   // Just above the threshold, Auto takes reduce_scatter + all_gather (the pages divide).
   p.one_shot_max_bytes = 32 * 1024 - 1;
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
+  // The defaults: 32 KiB on a ring, 64 KiB on a line.
+  p.one_shot_max_bytes.reset();
+  p.tensor = bf16({1, 1, 32, 32 * 17});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);  // 17 tiles do not divide by 8
+  p.topology = CclTopology::Line;
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  p.tensor = bf16({1, 1, 32, 32 * 40});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
   // Forced, the one-shot runs whatever the size and divisibility.
   ar::Params odd = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 1, 96}));
   odd.algorithm = ar::Algorithm::OneShot;
