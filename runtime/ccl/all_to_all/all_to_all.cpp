@@ -17,7 +17,12 @@ namespace {
 constexpr const char* kOp = "all_to_all";
 // REFERENCE 7.6: all_to_all_async coalesces 2 tiles per packet.
 constexpr std::uint32_t kDefaultPagesPerPacket = 2;
-constexpr std::uint32_t kWorkers = 2;  // worker 0 sends up (and is the done core), worker 1 down
+// Worker 0 sends up, worker 1 down, worker 2 copies this chip's own chunk and is the done core:
+// a sender that also copied would serialise the copy behind its sends (on a line's end chip,
+// one worker has every destination).
+constexpr std::uint32_t kSenders = 2;
+constexpr std::uint32_t kWorkers = 3;
+constexpr std::uint32_t kDoneWorker = 2;
 
 // One chunk (or half of one) a worker sends: to `dest`, `half` of {0, 1} when the chunk is
 // split between the two directions, else nullopt.
@@ -58,7 +63,7 @@ std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, std::uint32
 std::uint32_t expected_done(const FabricGroup& g, std::uint32_t rank) {
   std::uint32_t count = 1;
   for (std::uint32_t from = 0; from < g.size(); ++from) {
-    for (std::uint32_t w = 0; w < kWorkers; ++w) {
+    for (std::uint32_t w = 0; w < kSenders; ++w) {
       for (const Send& s : sends_of(g, from, w)) count += s.dest == rank ? 1 : 0;
     }
   }
@@ -134,7 +139,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
   r.cores = worker_cores(topology, p.first_worker, kWorkers, kOp);
-  require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
+  require_semaphore_on(p.done_semaphore, {r.cores[kDoneWorker]}, kOp, "done_semaphore");
   return r;
 }
 
@@ -151,13 +156,13 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const auto part = [&](std::uint32_t index, std::optional<std::uint32_t> half) {
     return half ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(chunks[index], 2)[*half] : chunks[index];
   };
-  const Noc0Coord done_core = map.tensix_noc0(r.cores.front());
+  const Noc0Coord done_core = map.tensix_noc0(r.cores[kDoneWorker]);
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
 
   Program program;
   for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    const std::vector<Send> sends = sends_of(g, rank, w);
-    const bool done_worker = w == 0;
+    const bool done_worker = w == kDoneWorker;
+    const std::vector<Send> sends = done_worker ? std::vector<Send>{} : sends_of(g, rank, w);
     if (sends.empty() && !done_worker) continue;
     const CoreCoord core = r.cores[w];
     std::vector<cmd::Command> reader;

@@ -10,12 +10,13 @@
 // before an increment, so a destination has all its chunks once it has counted them.
 //
 //   every chip, two sender workers (one per fabric direction; a router's worker channel takes
-//   one worker, REFERENCE 6.3):
+//   one worker, REFERENCE 6.3) and a third worker for the chip's own chunk:
 //     reader  STREAM_TENSOR_TO_CB   per destination: my input chunk j (or its half) -> CB
 //     writer  STREAM_CB_TO_TENSOR   CB -> chunk `my rank` of rank j's output (unicast)
 //             ATOMIC_INC            +1 on rank j's done core (unicast, after the data)
-//   the "up" worker (worker 0, the done core) also copies my own chunk locally, +1 locally,
-//   then WAIT_VALUE done >= expected, SET 0 (waits never reset, REFERENCE 4.11).
+//   worker 2 (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
+//   expected, SET 0 (waits never reset, REFERENCE 4.11). A sender that also copied would
+//   serialise the copy behind its sends.
 //   Line: the up worker sends to every rank above, the down worker to every rank below.
 //   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
 //     is split, half each way, so both directions carry the same bytes.
@@ -56,7 +57,7 @@ struct Params {
   FabricOptions fabric;  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;
-  CoreCoord first_worker{0, 0};            // two worker cores along the row from here
+  CoreCoord first_worker{0, 0};            // three worker cores along the row from here
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets
   bool operator==(const Params&) const = default;

@@ -25,7 +25,7 @@ all_to_all::Params params(FabricMode fabric, CclTopology shape, TensorSpec tenso
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, tensor);
   p.output_buffer = dram_buffer(2, tensor);
-  p.done_semaphore = semaphore(1, {{0, 0}, {1, 0}});
+  p.done_semaphore = semaphore(1, {{0, 0}, {2, 0}});
   return p;
 }
 
@@ -108,8 +108,8 @@ TEST(AllToAllBuilder, RingSplitsTheFarthestChunk) {
   const MeshWorkload w = all_to_all::build(p, ring4);
   ASSERT_EQ(w.programs.size(), 4u);
   for (const auto& [chip, program] : w.programs) {
-    // Two workers, a reader and a writer each.
-    ASSERT_EQ(program.kernels.size(), 4u) << chip;
+    // Two senders and the local copier, a reader and a writer each.
+    ASSERT_EQ(program.kernels.size(), 6u) << chip;
     std::string writers;
     for (const auto& k : program.kernels) {
       if (k.processor != DataMovementProcessor::Riscv0) continue;
