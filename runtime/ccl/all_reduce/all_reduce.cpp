@@ -206,7 +206,9 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint64_t one_shot_max = params.one_shot_max_bytes.value_or(
       params.topology == CclTopology::Ring ? kDefaultOneShotMaxBytesRing : kDefaultOneShotMaxBytesLine);
-  if (size_bytes(params.tensor) <= one_shot_max) return Algorithm::OneShot;
+  // The one-shot multicasts over routing plane 0 only, and its crossover was measured on 1 link;
+  // with more links Auto keeps to reduce_scatter + all_gather, which uses them all.
+  if (params.num_links == 1 && size_bytes(params.tensor) <= one_shot_max) return Algorithm::OneShot;
   return num_pages(params.tensor) % group_size(params, topology) == 0 ? Algorithm::ReduceScatterAllGather
                                                                       : Algorithm::Composite;
 }

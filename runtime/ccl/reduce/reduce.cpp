@@ -245,12 +245,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const bool backward = (to_next && !to_next->forward) || (to_prev && !to_prev->forward);
     if (forward) {
       const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(chip, true, s[0], s[1], s[2]);
+      spec.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     if (backward) {
       const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(chip, false, s[0], s[1], s[2]);
+      spec.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     spec.streams = {kargs::InterpreterStreamSpec{out_layout.interpreter_args(map), cmd::encode_stream(s0),
