@@ -14,10 +14,12 @@
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
@@ -166,11 +168,21 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "the whole system so far",
                                  to_string(options.op)));
   }
-  if (options.op == CollectiveOp::Reduce || options.op == CollectiveOp::AllToAll) {
-    throw UsageError(fmt::format("--op: '{}' is not available in the simulator yet; available: all_gather, "
-                                 "reduce_scatter, all_reduce, broadcast, send_recv",
+  if (options.root != 0 && options.op != CollectiveOp::Reduce) {
+    throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
                                  to_string(options.op)));
   }
+  if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
+    throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
+                                 options.all_reduce_algo, to_string(options.op)));
+  }
+}
+
+ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
+  if (text == "one-shot") return ccl::all_reduce::Algorithm::OneShot;
+  if (text == "rs-ag") return ccl::all_reduce::Algorithm::ReduceScatterAllGather;
+  if (text == "composite") return ccl::all_reduce::Algorithm::Composite;
+  return ccl::all_reduce::Algorithm::Auto;
 }
 
 Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandle& buffer, const std::string& name,
@@ -354,6 +366,60 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
       return share_each(ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank));
     });
+  } else if (options.op == CollectiveOp::Reduce) {
+    // S = the tensor on every chip and on the root after (nccl-tests reduce).
+    const std::uint64_t pages = options.size_bytes / page_bytes;
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    if (options.root >= n) {
+      throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", options.root, n, n - 1));
+    }
+    ccl::reduce::Params p;
+    p.tensor = tensor_of_pages(options, pages);
+    p.root = options.root;
+    p.topology = topology;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+    p.input_buffer = device.create_buffer(config(p.tensor));
+    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
+                                                         runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.input_buffer.config.size_bytes;
+    op.workloads.push_back(ccl::reduce::build(p, device.topology()));
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
+    if (!in.inputs.empty()) {
+      // Only the root's output is defined (nccl's reduce): one expected buffer per group.
+      std::map<ChipId, SharedBytes> expected;
+      for (const auto& group : in.groups) {
+        std::vector<Bytes> by_rank;
+        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
+        expected[group.at(p.root)] =
+            std::make_shared<const Bytes>(ccl::reduce::reference_output(p, device.topology(), by_rank));
+      }
+      const BufferHandle output = p.output_buffer;
+      op.verify = [&device, output, expected = std::move(expected), page_bytes, element] {
+        return compare_all(device, output, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
+      };
+    }
+  } else if (options.op == CollectiveOp::AllToAll) {
+    // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
+    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    ccl::all_to_all::Params p;
+    p.tensor = tensor_of_pages(options, pages);
+    p.dim = dim;
+    p.topology = topology;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+    p.input_buffer = device.create_buffer(config(p.tensor));
+    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
+                                                      runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.input_buffer.config.size_bytes;
+    op.workloads.push_back(ccl::all_to_all::build(p, device.topology()));
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
+    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
+      return share_each(ccl::all_to_all::reference_outputs(p, device.topology(), by_rank));
+    });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
     const std::uint64_t pages = options.size_bytes / page_bytes;
@@ -364,6 +430,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
+    p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
@@ -380,6 +447,8 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
   op.count = op.size_bytes / page_bytes * per_page;
+  // nccl-tests alltoall: S = count x n x type, count being what goes to each peer.
+  if (options.op == CollectiveOp::AllToAll) op.count /= n;
   return op;
 }
 
@@ -464,7 +533,10 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   result.directions = op.directions;
   result.mode = options.mode;
   result.dtype = options.dtype;
-  result.redop = (options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce) ? "sum" : "none";
+  result.redop = (options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce ||
+                  options.op == CollectiveOp::Reduce)
+                     ? "sum"
+                     : "none";
   result.size_bytes = op.size_bytes;
   result.count = op.count;
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;

@@ -24,6 +24,8 @@ struct RunOptions {
   std::string layout = "tile";    // tile | row_major
   std::string memory = "dram";    // dram | l1
   std::optional<int> cluster_axis;
+  std::uint32_t root = 0;                // --root: reduce's root rank in each group
+  std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
   bool no_data = false;
   std::uint64_t seed = 1;
   std::optional<sim::SimTime> max_sim_time;

@@ -145,6 +145,11 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--topology", b.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
   command->add_option("--links", b.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
   command->add_option("--cluster-axis", b.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
+  command->add_option("--root", b.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
+  command->add_option("--all-reduce-algo", b.all_reduce_algo,
+                      "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
+      ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
+      ->capture_default_str();
   command->add_option("--dtype", b.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
   command->add_option("--memory", b.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();

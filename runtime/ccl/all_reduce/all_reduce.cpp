@@ -9,6 +9,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/one_shot.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -172,6 +173,8 @@ std::string to_string(Algorithm algorithm) {
       return "reduce_scatter + all_gather";
     case Algorithm::Composite:
       return "composite (all_gather + local reduce)";
+    case Algorithm::OneShot:
+      return "one-shot (multicast + local reduce)";
   }
   return "unknown";
 }
@@ -188,6 +191,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
   boost::hash_combine(seed, static_cast<int>(p.algorithm));
+  boost::hash_combine(seed, p.one_shot_max_bytes.value_or(~std::uint64_t{0}));
   for (const auto* s : {&p.barrier_semaphore, &p.done_semaphore}) {
     boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
     boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
@@ -200,6 +204,11 @@ std::size_t hash_value(const Params& p) {
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
+  const std::uint64_t one_shot_max = params.one_shot_max_bytes.value_or(
+      params.topology == CclTopology::Ring ? kDefaultOneShotMaxBytesRing : kDefaultOneShotMaxBytesLine);
+  // The one-shot multicasts over routing plane 0 only, and its crossover was measured on 1 link;
+  // with more links Auto keeps to reduce_scatter + all_gather, which uses them all.
+  if (params.num_links == 1 && size_bytes(params.tensor) <= one_shot_max) return Algorithm::OneShot;
   return num_pages(params.tensor) % group_size(params, topology) == 0 ? Algorithm::ReduceScatterAllGather
                                                                       : Algorithm::Composite;
 }
@@ -207,7 +216,8 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
   const Flat f = flat_of(params.tensor);
   const std::uint32_t n = group_size(params, topology);
-  if (resolved_algorithm(params, topology) == Algorithm::Composite) return with_dim_scaled(f.spec, 0, n, true);
+  const Algorithm algorithm = resolved_algorithm(params, topology);
+  if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) return with_dim_scaled(f.spec, 0, n, true);
   if (num_pages(params.tensor) % n != 0) {
     throw CclParamsError(
         fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
@@ -218,7 +228,8 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // The reduce_scatter's ring and the all_gather's SPLIT_TENSOR take 2 cores per link.
+  // The reduce_scatter's ring and the all_gather's SPLIT_TENSOR take 2 cores per link; the
+  // one-shot its gather core and its reduce core.
   std::vector<CoreRange> ranges;
   for (const CoreCoord& c : worker_cores(topology, params.first_worker, 2 * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
@@ -241,14 +252,18 @@ void validate(const Params& p, const topo::Topology& topology) {
   } else if (p.chunk_packets == 0) {
     throw CclParamsError("all_reduce: chunk_packets must be at least 1");
   }
-  all_gather::validate(gather_params(p, topology, algorithm), topology);
+  // The one-shot's multicast has the composite's all_gather's reach and buffers.
+  all_gather::validate(gather_params(p, topology, algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm),
+                       topology);
 }
 
 std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
   validate(p, topology);
   const Algorithm algorithm = resolved_algorithm(p, topology);
   std::vector<MeshWorkload> workloads;
-  if (algorithm == Algorithm::ReduceScatterAllGather) {
+  if (algorithm == Algorithm::OneShot) {
+    workloads.push_back(one_shot::build(p, topology));
+  } else if (algorithm == Algorithm::ReduceScatterAllGather) {
     workloads.push_back(reduce_scatter::build(rs_params(p, flat_of(p.tensor)), topology));
     workloads.push_back(all_gather::build(gather_params(p, topology, algorithm), topology));
   } else {
@@ -278,7 +293,8 @@ std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Top
     throw CclParamsError(fmt::format("all_reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
   }
   reference::Bytes result;
-  if (resolved_algorithm(p, topology) == Algorithm::Composite) {
+  const Algorithm algorithm = resolved_algorithm(p, topology);
+  if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) {
     std::vector<std::span<const std::byte>> parts(inputs_by_rank.begin(), inputs_by_rank.end());
     result = reference::sum_in_order(parts, p.tensor.dtype);
   } else {

@@ -13,12 +13,16 @@
 //                           all_gather of the whole inputs into the intermediate buffer (N
 //                           copies), then on every chip a local chain of reduce-kernel passes,
 //                           output = ((g0 + g1) + g2) + ... in rank order.
-// Auto picks the first when it can. build() returns the op's workloads in order (2 either way);
-// run() enqueues them all and waits once. Each chip runs them one after another, so a chip's
+//   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
+//                           input to the others and sums the N copies locally, in one
+//                           workload. Needs no divisibility.
+// Auto picks OneShot on 1 link up to `one_shot_max_bytes` of tensor (32 KiB ring, 64 KiB line), above it the first when it can, else
+// the composite. build() returns the op's workloads in order (2 either way);
+// run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
 //
 // Reduction order (reference_outputs() reproduces it bit for bit): the reduce_scatter's (see
-// reduce_scatter.hpp) on its slices, or rank order for the composite; bf16 rounds after every
+// reduce_scatter.hpp) on its slices, or rank order for the composite and the one-shot; bf16 rounds after every
 // addition.
 
 #include <cstddef>
@@ -37,7 +41,12 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite };
+// Auto's one-shot thresholds: the simulated crossovers on the T3K 8-ring (between 32 and 48
+// KiB) and 8-line (64 KiB and up), bf16 tiles in DRAM (docs/collectives.md has the table).
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesRing = 32 * 1024;
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesLine = 64 * 1024;
+
+enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);
 
 struct Params {
@@ -51,8 +60,11 @@ struct Params {
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;
   Algorithm algorithm = Algorithm::Auto;
+  // Auto runs OneShot for tensors of at most this many bytes; unset: the topology's default
+  // (kDefaultOneShotMaxBytesRing / Line).
+  std::optional<std::uint64_t> one_shot_max_bytes;
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
-  // reduce_scatter's entry barrier and the all_gather's completion count.
+  // reduce_scatter's entry barrier and the all_gather's (the one-shot's) completion count.
   std::optional<GlobalSemaphore> barrier_semaphore;
   std::optional<GlobalSemaphore> done_semaphore;
   CoreCoord first_worker{0, 0};
@@ -63,7 +75,8 @@ struct Params {
 
 std::size_t hash_value(const Params& params);
 
-// The algorithm Auto resolves to (Composite when the pages do not split into N slices).
+// The algorithm Auto resolves to (OneShot up to one_shot_max_bytes, else Composite when the
+// pages do not split into N slices).
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);

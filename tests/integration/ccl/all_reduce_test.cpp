@@ -27,6 +27,7 @@ struct Case {
   std::optional<int> cluster_axis;
   std::uint32_t num_links = 1;
   ar::Algorithm algorithm = ar::Algorithm::Auto;
+  std::optional<std::uint64_t> one_shot_max_bytes;  // unset: the topology's default
   std::uint32_t repeats = 1;
 };
 
@@ -45,6 +46,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.cluster_axis = c.cluster_axis;
   p.fabric = device.options().fabric;
   p.algorithm = c.algorithm;
+  p.one_shot_max_bytes = c.one_shot_max_bytes;
   const auto config = [&](const TensorSpec& t) { return runtime::ccl::interleaved_buffer_config(t, c.memory); };
   p.input_buffer = device.create_buffer(config(c.tensor));
   p.output_buffer = device.create_buffer(config(c.tensor));
@@ -141,6 +143,7 @@ TEST(AllReduceE2e, T3kRowsCompositeAndDivisible) {
   odd.tensor = tile({1, 1, 1, 96});
   odd.topology = CclTopology::Line;
   odd.cluster_axis = 1;
+  odd.one_shot_max_bytes = 0;  // above the one-shot threshold Auto falls back to the composite
   const Result r = run_case(*device, odd);
   EXPECT_EQ(r.algorithm, ar::Algorithm::Composite);
   EXPECT_EQ(r.group_size, 4u);
@@ -157,6 +160,63 @@ TEST(AllReduceE2e, CompositeOnTheRingWithSeveralChunks) {
   c.tensor = tile({1, 1, 32, 32 * 45});  // 45 tiles on 8 chips
   c.repeats = 2;
   EXPECT_EQ(run_case(*device, c).algorithm, ar::Algorithm::Composite);
+}
+
+// The one-shot (multicast + local reduce in one workload): Auto's pick for small tensors, on
+// N300, the T3K ring and line, cluster_axis rows, bf16 and fp32, pages that do not divide by N,
+// back to back.
+TEST(AllReduceE2e, OneShotEverywhere) {
+  {
+    auto device = make_device(topo::build_n300(), FabricMode::Line);
+    Case c;
+    c.tensor = tile({1, 1, 32, 1024});
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_case(*device, c).algorithm, ar::Algorithm::OneShot);
+  }
+  {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    Case c;
+    c.tensor = tile({1, 1, 32, 32 * 5});  // 5 tiles on 8 chips
+    c.repeats = 2;
+    EXPECT_EQ(run_case(*device, c).algorithm, ar::Algorithm::OneShot);
+    Case fp32;
+    fp32.tensor = tile({1, 2, 64, 64}, DataType::Float32);
+    run_case(*device, fp32);
+    Case rows;
+    rows.tensor = tile({1, 1, 1, 96});  // REFERENCE 8 #36's [96]
+    rows.topology = CclTopology::Line;
+    rows.cluster_axis = 1;
+    EXPECT_EQ(run_case(*device, rows).algorithm, ar::Algorithm::OneShot);
+    // Forced above the threshold, with several local-reduce chunks.
+    Case big;
+    big.tensor = tile({1, 1, 32, 32 * 64});
+    big.algorithm = ar::Algorithm::OneShot;
+    run_case(*device, big);
+  }
+  auto device = make_device(topo::build_t3k(), FabricMode::Line);
+  Case line;
+  line.tensor = tile({1, 1, 64, 256});
+  line.topology = CclTopology::Line;
+  EXPECT_EQ(run_case(*device, line).algorithm, ar::Algorithm::OneShot);
+}
+
+// Simulated time of both algorithms around the threshold (docs/collectives.md has the table).
+TEST(AllReduceE2eFigures, OneShotAgainstReduceScatterAllGather) {
+  for (const CclTopology t : {CclTopology::Ring, CclTopology::Line}) {
+    for (const std::uint32_t tiles : {8u, 16u, 32u, 64u, 128u}) {
+      for (const ar::Algorithm a : {ar::Algorithm::OneShot, ar::Algorithm::ReduceScatterAllGather}) {
+        auto device = make_device(topo::build_t3k(), t == CclTopology::Ring ? FabricMode::Ring : FabricMode::Line);
+        Case c;
+        c.tensor = tile({1, 1, 32, 32 * tiles});
+        c.topology = t;
+        c.algorithm = a;
+        const Result r = run_case(*device, c);
+        std::printf("T3K 8-%s all_reduce %-28s %7llu B: %8.2f us\n", t == CclTopology::Ring ? "ring" : "line",
+                    ar::to_string(a).c_str(), static_cast<unsigned long long>(r.bytes),
+                    static_cast<double>(r.kernel_ns) / 1e3);
+      }
+    }
+  }
 }
 
 TEST(AllReduceE2eFigures, T3kRingEightMebibytes) {

@@ -46,6 +46,7 @@ TEST(AllReduceBuilder, ReduceScatterThenAllGatherWhenTheTilesDivide) {
 TEST(AllReduceBuilder, CompositeWhenTheyDoNot) {
   const topo::Topology t3k = topo::build_t3k();
   ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 1, 96}));  // 3 tiles, 8 chips
+  p.one_shot_max_bytes = 0;  // above the one-shot threshold, Auto falls back to the composite
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
   EXPECT_EQ(ar::intermediate_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{8, 1, 32, 96}));
   const std::vector<MeshWorkload> w = ar::build(p, t3k);
@@ -60,6 +61,48 @@ TEST(AllReduceBuilder, CompositeWhenTheyDoNot) {
   // Forcing the reduce_scatter path on 3 tiles is the reduce_scatter's shape error.
   p.algorithm = ar::Algorithm::ReduceScatterAllGather;
   EXPECT_THROW(ar::intermediate_spec(p, t3k), CclParamsError);
+}
+
+// Up to one_shot_max_bytes Auto runs the one-shot: one workload, on every chip a gather core
+// (reader + writer) and a reduce core (interpreter + reduce kernel) that waits for N copies.
+TEST(AllReduceBuilder, OneShotForSmallTensors) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 16}));  // 32 KiB
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  EXPECT_EQ(ar::intermediate_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{8, 1, 32, 512}));
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
+  const std::vector<MeshWorkload> w = ar::build(p, t3k);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].name, "all_reduce:one_shot");
+  ASSERT_EQ(w[0].programs.size(), 8u);
+  for (const auto& [chip, program] : w[0].programs) {
+    ASSERT_EQ(program.kernels.size(), 4u);
+    EXPECT_EQ(program.kernels[2].kernel, kernels::kCclInterpreterKernelName);
+    EXPECT_EQ(program.kernels[3].kernel, kernels::kReduceKernelName);
+    const CoreCoord reduce_core = program.kernels[3].cores.front().start;
+    EXPECT_EQ(reduce_core, (CoreCoord{1, 0}));
+    const std::string s0 = test::stream_text(program.kernels[2].runtime_args.at(reduce_core), 0);
+    EXPECT_EQ(s0.rfind("#0 WAIT_VALUE dest=LOCAL src=ABS(0x100040) core=LOCAL value=8\n", 0), 0u) << s0;
+  }
+  // Just above the threshold, Auto takes reduce_scatter + all_gather (the pages divide).
+  p.one_shot_max_bytes = 32 * 1024 - 1;
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
+  // The defaults: 32 KiB on a ring, 64 KiB on a line.
+  p.one_shot_max_bytes.reset();
+  p.tensor = bf16({1, 1, 32, 32 * 17});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);  // 17 tiles do not divide by 8
+  p.topology = CclTopology::Line;
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  p.tensor = bf16({1, 1, 32, 32 * 40});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
+  // Forced, the one-shot runs whatever the size and divisibility.
+  ar::Params odd = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 1, 96}));
+  odd.algorithm = ar::Algorithm::OneShot;
+  odd.one_shot_max_bytes = 0;
+  EXPECT_EQ(ar::build(odd, t3k).size(), 1u);
+  // The reduce core needs the done semaphore too.
+  odd.done_semaphore = test::semaphore(2, {{0, 0}, {0, 0}});
+  EXPECT_THROW(ar::build(odd, t3k), CclParamsError);
 }
 
 TEST(AllReduceBuilder, Rejects) {

@@ -1,0 +1,280 @@
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/container_hash/hash.hpp>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+
+namespace cclmesh::runtime::ccl::all_to_all {
+namespace {
+
+constexpr const char* kOp = "all_to_all";
+// REFERENCE 7.6: all_to_all_async coalesces 2 tiles per packet.
+constexpr std::uint32_t kDefaultPagesPerPacket = 2;
+// Worker 0 sends up, worker 1 down, worker 2 copies this chip's own chunk and is the done core:
+// a sender that also copied would serialise the copy behind its sends (on a line's end chip,
+// one worker has every destination).
+constexpr std::uint32_t kSenders = 2;
+constexpr std::uint32_t kWorkers = 3;
+constexpr std::uint32_t kDoneWorker = 2;
+
+// One chunk (or half of one) a worker sends: to `dest`, `half` of {0, 1} when the chunk is
+// split between the two directions, else nullopt.
+struct Send {
+  std::uint32_t dest = 0;
+  std::optional<std::uint32_t> half;
+};
+
+struct Resolved {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  std::uint32_t group_size = 0;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+  std::vector<CoreCoord> cores;
+};
+
+// What worker `w` (0 up, 1 down) of `rank` sends, farthest first.
+std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, std::uint32_t w) {
+  const std::uint32_t n = g.size();
+  const bool up = w == 0;
+  std::vector<Send> sends;
+  if (g.topology == CclTopology::Line) {
+    const std::uint32_t reach = up ? g.reach_up(rank) : g.reach_down(rank);
+    for (std::uint32_t d = reach; d >= 1; --d) sends.push_back(Send{up ? rank + d : rank - d, std::nullopt});
+    return sends;
+  }
+  // Ring: distances 1 .. (N-1)/2 each way; N even adds the N/2 chunk, half each way.
+  if (n % 2 == 0) sends.push_back(Send{(rank + n / 2) % n, up ? 0u : 1u});
+  for (std::uint32_t d = (n - 1) / 2; d >= 1; --d) {
+    sends.push_back(Send{up ? (rank + d) % n : (rank + n - d) % n, std::nullopt});
+  }
+  return sends;
+}
+
+// Increments the done core of `rank` receives: one per chunk (or half) sent to it, and one for
+// the local copy.
+std::uint32_t expected_done(const FabricGroup& g, std::uint32_t rank) {
+  std::uint32_t count = 1;
+  for (std::uint32_t from = 0; from < g.size(); ++from) {
+    for (std::uint32_t w = 0; w < kSenders; ++w) {
+      for (const Send& s : sends_of(g, from, w)) count += s.dest == rank ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  if (p.mode == CclMode::Legacy) {
+    throw CclParamsError(
+        "all_to_all: legacy EDM mode is not supported: chunks for far chips relay through the fabric's "
+        "routers; use mode fabric");
+  }
+  Resolved r;
+  r.page_size = page_size_bytes(p.tensor);
+  require_page_aligned_dim(p.tensor, p.dim, kOp, "tensor");
+  r.plan = FabricPlan(topology, p.fabric);
+  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
+  r.group_size = static_cast<std::uint32_t>(groups.front().size());
+  std::vector<ChipId> all_chips;
+  for (const auto& g : groups) {
+    if (g.size() != r.group_size) {
+      throw CclParamsError(fmt::format("all_to_all: groups of {} and {} chips; every group must have the same size",
+                                       r.group_size, g.size()));
+    }
+    require_group_shape(topology, g, p.topology, p.num_links, kOp);
+    all_chips.insert(all_chips.end(), g.begin(), g.end());
+  }
+  if (p.num_links > 1) {
+    throw CclParamsError(
+        fmt::format("all_to_all: num_links {}: the device's fabric runs one router per hop (one routing "
+                    "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
+                    "(REFERENCE 6.3); use num_links 1",
+                    p.num_links));
+  }
+  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
+  const std::uint32_t n = r.group_size;
+  const std::uint32_t farthest = p.topology == CclTopology::Ring ? n / 2 : n - 1;
+  if (farthest > kMaxFabricHops) {
+    throw CclParamsError(fmt::format("all_to_all: a {} of {} chips sends over {} hops; a fabric route holds at most "
+                                     "{} (REFERENCE 6.5)",
+                                     to_string(p.topology), n, farthest, kMaxFabricHops));
+  }
+  const api::Shape4D pages = shape_in_pages(p.tensor);
+  if (dim_of(pages, p.dim) % n != 0) {
+    throw CclParamsError(fmt::format(
+        "all_to_all: dim {} is {} {} and does not split into {} equal chunks (shape[dim] % N != 0, "
+        "REFERENCE 11.15)",
+        p.dim, dim_of(pages, p.dim), p.tensor.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
+  }
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < n; ++rank) {
+      const std::uint32_t done = expected_done(g, rank);
+      if (done > kMaxInlineValue) {
+        throw CclParamsError(fmt::format("all_to_all: chip {} waits for {} increments; an inline wait target holds "
+                                         "at most {} (REFERENCE 4.11)",
+                                         g.chips[rank], done, kMaxInlineValue));
+      }
+    }
+  }
+  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
+  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("all_to_all: input and output are the same buffer; expected two buffers");
+  }
+  require_uniform_core_maps(topology, all_chips, kOp);
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : all_chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    buffer_layout(p.input_buffer, grid, banks);
+    buffer_layout(p.output_buffer, grid, banks);
+  }
+  if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
+  r.cores = worker_cores(topology, p.first_worker, kWorkers, kOp);
+  require_semaphore_on(p.done_semaphore, {r.cores[kDoneWorker]}, kOp, "done_semaphore");
+  return r;
+}
+
+Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
+                     std::uint32_t rank) {
+  const std::uint32_t n = g.size();
+  const ChipId chip = g.chips[rank];
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  // Input and output have the same shape, so chunk j of either is the same slice.
+  const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, shape_in_pages(p.tensor), p.dim);
+  const auto part = [&](std::uint32_t index, std::optional<std::uint32_t> half) {
+    return half ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(chunks[index], 2)[*half] : chunks[index];
+  };
+  const Noc0Coord done_core = map.tensix_noc0(r.cores[kDoneWorker]);
+  const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
+
+  Program program;
+  for (std::uint32_t w = 0; w < kWorkers; ++w) {
+    const bool done_worker = w == kDoneWorker;
+    const std::vector<Send> sends = done_worker ? std::vector<Send>{} : sends_of(g, rank, w);
+    if (sends.empty() && !done_worker) continue;
+    const CoreCoord core = r.cores[w];
+    std::vector<cmd::Command> reader;
+    std::vector<cmd::Command> writer;
+    bool forward = false;
+    bool backward = false;
+    for (const Send& s : sends) {
+      const cmd::ChipUnicast route = g.route(rank, s.dest);
+      // The split farthest chunk of an even ring goes this worker's way, whatever route() picks.
+      const cmd::ChipUnicast way{route.distance_in_hops, s.half ? (w == 0) == g.up_is_forward : route.forward};
+      (way.forward ? forward : backward) = true;
+      const api::TensorSlice from = part(s.dest, s.half);
+      const api::TensorSlice to = part(rank, s.half);
+      if (api::volume(from.worker_slice_shape) > 0) {
+        reader.push_back(cmd::read_tensor_slice_to_cb(from, kDataCbId));
+        writer.push_back(cmd::fabric_write_cb_to_tensor_slice(to, kDataCbId, way));
+      }
+      writer.push_back(cmd::fabric_unicast_semaphore_inc(done, 1, done_core.x, done_core.y, way));
+    }
+    if (done_worker) {
+      reader.push_back(cmd::read_tensor_slice_to_cb(chunks[rank], kDataCbId));
+      writer.push_back(cmd::local_write_cb_to_tensor_slice(chunks[rank], kDataCbId));
+      writer.push_back(cmd::local_core_semaphore_inc(done, 1));
+      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, rank)));
+      writer.push_back(cmd::local_core_semaphore_set(done, 0));
+    }
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kPacketHeaderCbId;
+    spec.packet_size_in_pages = r.packet_pages;
+    if (forward) {
+      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
+      spec.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    if (backward) {
+      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
+      spec.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    program.circular_buffers.push_back(packet_header_cb(core));
+    program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
+    const kargs::InterpreterStreamSpec reader_stream{in_layout.interpreter_args(map), cmd::encode_stream(reader),
+                                                     static_cast<std::uint32_t>(reader.size())};
+    const kargs::InterpreterStreamSpec writer_stream{out_layout.interpreter_args(map), cmd::encode_stream(writer),
+                                                     static_cast<std::uint32_t>(writer.size())};
+    add_copy_kernels(program, core, spec, reader_stream, writer_stream, true);
+  }
+  return program;
+}
+
+}  // namespace
+
+std::size_t hash_value(const Params& p) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, ccl::hash_value(p.tensor));
+  boost::hash_combine(seed, p.dim);
+  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
+  boost::hash_combine(seed, static_cast<int>(p.topology));
+  boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, ccl::hash_value(p.groups));
+  boost::hash_combine(seed, static_cast<int>(p.mode));
+  boost::hash_combine(seed, runtime::hash_value(p.fabric));
+  boost::hash_combine(seed, p.done_semaphore ? p.done_semaphore->address : 0u);
+  boost::hash_combine(seed, p.done_semaphore ? p.done_semaphore->id : 0u);
+  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
+  boost::hash_combine(seed, p.packet_size_in_pages);
+  boost::hash_combine(seed, p.cb_packets);
+  return seed;
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  std::vector<CoreRange> ranges;
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, kWorkers, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+    }
+  }
+  return workload;
+}
+
+void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  const Resolved r = resolve(params, topology);
+  const std::uint32_t n = r.group_size;
+  if (inputs_by_rank.size() != n) {
+    throw CclParamsError(fmt::format("all_to_all reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  const TensorSpec chunk = with_dim_scaled(params.tensor, params.dim, n, false);
+  std::vector<reference::Bytes> out;
+  for (std::uint32_t j = 0; j < n; ++j) {
+    std::vector<reference::Bytes> parts;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      parts.push_back(reference::slice(inputs_by_rank[i], params.tensor, params.dim, n, j));
+    }
+    out.push_back(reference::concat(parts, chunk, params.dim));
+  }
+  return out;
+}
+
+}  // namespace cclmesh::runtime::ccl::all_to_all

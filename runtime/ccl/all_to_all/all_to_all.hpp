@@ -1,0 +1,81 @@
+#pragma once
+// all_to_all: every chip of a group holds a tensor of N chunks along `dim`; chunk j of rank i's
+// input becomes chunk i of rank j's output (nccl's alltoall; REFERENCE 7.6). Input and output
+// have the same shape. No arithmetic, so every dtype.
+//
+// Algorithm: every chip writes each chunk straight into its destination's output with fabric
+// unicasts; chunks for far chips relay through the routers of the chips in between (REFERENCE
+// 7.6: "the middle link carries every chunk that crosses it"), no worker relays them. A
+// sender's increment follows its data in the same direction, and routers flush their writes
+// before an increment, so a destination has all its chunks once it has counted them.
+//
+//   every chip, two sender workers (one per fabric direction; a router's worker channel takes
+//   one worker, REFERENCE 6.3) and a third worker for the chip's own chunk:
+//     reader  STREAM_TENSOR_TO_CB   per destination: my input chunk j (or its half) -> CB
+//     writer  STREAM_CB_TO_TENSOR   CB -> chunk `my rank` of rank j's output (unicast)
+//             ATOMIC_INC            +1 on rank j's done core (unicast, after the data)
+//   worker 2 (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
+//   expected, SET 0 (waits never reset, REFERENCE 4.11). A sender that also copied would
+//   serialise the copy behind its sends.
+//   Line: the up worker sends to every rank above, the down worker to every rank below.
+//   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
+//     is split, half each way, so both directions carry the same bytes.
+// Destinations are sent farthest first, so the long routes are under way while the short ones
+// fill in.
+//
+// Packets: all_to_all_async coalesces 2 tiles per packet (REFERENCE 7.6), so by default a
+// packet carries min(2, what a fabric payload holds) pages. The output buffer is the receive
+// buffer: tt-metal's intermediate buffer, split among the N - 1 senders, is where its receiver
+// workers stage chunks; here the destination address of every chunk is known (mesh buffers have
+// the same address on every chip), so chunks land in place.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl::all_to_all {
+
+struct Params {
+  TensorSpec tensor;           // each chip's input and output: N chunks along `dim`
+  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N chunks
+  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer;
+  CclTopology topology = CclTopology::Ring;
+  std::uint32_t num_links = 1;
+  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  CclMode mode = CclMode::Fabric;
+  FabricOptions fabric;  // the device's fabric
+  // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
+  std::optional<GlobalSemaphore> done_semaphore;
+  CoreCoord first_worker{0, 0};            // three worker cores along the row from here
+  std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
+  std::uint32_t cb_packets = 3;            // CB depth in packets
+  bool operator==(const Params&) const = default;
+};
+
+std::size_t hash_value(const Params& params);
+
+// The worker cores every chip uses (for creating the done semaphore).
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
+
+// Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what
+// is wrong: shape[dim] % N != 0, a 2-chip ring, more than 15 hops, ...
+void validate(const Params& params, const topo::Topology& topology);
+MeshWorkload build(const Params& params, const topo::Topology& topology);
+void run(MeshDevice& device, const Params& params);
+
+// The expected output of every rank of one group (inputs in rank order, page images).
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+
+}  // namespace cclmesh::runtime::ccl::all_to_all

@@ -1,0 +1,359 @@
+#include "runtime/ccl/reduce/reduce.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/container_hash/hash.hpp>
+#include <cstring>
+#include <span>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+
+namespace cclmesh::runtime::ccl::reduce {
+namespace {
+
+constexpr const char* kOp = "reduce";
+
+constexpr std::uint32_t kPartialCbId = 0;  // the received partial (reduce in0)
+constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
+constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and the chain start's raw input
+// Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
+// fabric connections', ccl_common.hpp).
+constexpr std::uint32_t kReceiveSemaphoreId = 7;
+// As the reduce_scatter (reduce_scatter.cpp): one interpreter stream reads the partials and
+// writes the sums, with a read barrier per CB packet, so CB packets of 4 fabric payloads
+// amortise the DRAM latency. Fabric packets stay within a payload.
+constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
+// The reduced CB holds a chunk (the stream reads a whole chunk before it writes it on).
+constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
+
+struct Resolved {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  std::uint32_t group_size = 0;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+  bool ring = false;
+  std::vector<bool> up;  // per run: the chain moves toward higher ranks
+  std::vector<CoreCoord> cores;
+  std::vector<std::uint32_t> run_pages;
+  std::vector<std::uint32_t> chunk_packets;
+};
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// Runs of pages and their chain directions: a ring splits the tensor between an up and a down
+// chain; a line runs one chain, down when the root is rank 0 (no wrap), else up.
+std::vector<bool> run_directions(CclTopology topology, std::uint32_t root) {
+  if (topology == CclTopology::Ring) return {true, false};
+  return {root != 0};
+}
+
+// The position of `rank` on a chain ending at `root`: 0 = the start, n - 1 = the root.
+std::uint32_t position(std::uint32_t n, std::uint32_t root, std::uint32_t rank, bool up) {
+  return up ? (rank + 2 * n - root - 1) % n : (root + 2 * n - rank - 1) % n;
+}
+std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool toward_higher) {
+  return toward_higher ? (rank + 1) % n : (rank + n - 1) % n;
+}
+
+api::TensorSlice flat_run(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages) {
+  return api::TensorSlice{api::Shape4D{1, 1, 1, tensor_pages}, api::Shape4D{1, 1, 1, tensor_pages},
+                          api::Shape4D{0, 0, 0, 0}, api::Shape4D{1, 1, 1, pages}, api::Shape4D{0, 0, 0, first}};
+}
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  if (p.mode == CclMode::Legacy) {
+    throw CclParamsError(
+        "reduce: legacy EDM mode is not supported: no worker kernel speaks the legacy EDM protocol "
+        "(docs/kernels.md, 'Not done yet'); use mode fabric");
+  }
+  Resolved r;
+  r.page_size = page_size_bytes(p.tensor);
+  if (p.tensor.dtype == DataType::Bfloat8B) {
+    throw CclParamsError("reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+  }
+  r.plan = FabricPlan(topology, p.fabric);
+  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
+  r.group_size = static_cast<std::uint32_t>(groups.front().size());
+  std::vector<ChipId> all_chips;
+  for (const auto& g : groups) {
+    if (g.size() != r.group_size) {
+      throw CclParamsError(fmt::format("reduce: groups of {} and {} chips; every group must have the same size",
+                                       r.group_size, g.size()));
+    }
+    require_group_shape(topology, g, p.topology, p.num_links, kOp);
+    all_chips.insert(all_chips.end(), g.begin(), g.end());
+  }
+  if (p.num_links > 1) {
+    throw CclParamsError(
+        fmt::format("reduce: num_links {}: the device's fabric runs one router per hop (one routing plane, "
+                    "runtime/fabric), and a router's worker channel takes one worker at a time "
+                    "(REFERENCE 6.3); use num_links 1",
+                    p.num_links));
+  }
+  const std::uint32_t n = r.group_size;
+  if (p.root >= n) {
+    throw CclParamsError(fmt::format("reduce: root {} is not a rank of a group of {} chips; expected 0..{}", p.root,
+                                     n, n - 1));
+  }
+  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
+  if (n - 1 > kMaxFabricHops) {
+    throw CclParamsError(
+        fmt::format("reduce: a {} of {} chips sends over {} hops (the line's wrap, the ring's barrier "
+                    "increments); a fabric route holds at most {} (REFERENCE 6.5)",
+                    to_string(p.topology), n, n - 1, kMaxFabricHops));
+  }
+  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
+  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("reduce: input and output are the same buffer; expected two buffers");
+  }
+  require_uniform_core_maps(topology, all_chips, kOp);
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : all_chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    buffer_layout(p.input_buffer, grid, banks);
+    buffer_layout(p.output_buffer, grid, banks);
+  }
+  if (p.cb_packets == 0 || p.chunk_packets == 0) {
+    throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
+  }
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
+  r.ring = p.topology == CclTopology::Ring;
+  r.up = run_directions(p.topology, p.root);
+  const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const auto runs = static_cast<std::uint32_t>(r.up.size());
+  for (const api::TensorSlice& run :
+       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(flat_run(pages, 0, pages), runs)) {
+    r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)));
+  }
+  r.cores = worker_cores(topology, p.first_worker, runs, kOp);
+  for (std::uint32_t run = 0; run < runs; ++run) {
+    const std::uint32_t packets = ceil_div(r.run_pages[run], r.packet_pages);
+    const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
+    const std::uint64_t cb_bytes = std::uint64_t{chunk} * r.packet_pages * r.page_size;
+    if (cb_bytes > kMaxReducedCbBytes) {
+      throw CclParamsError(
+          fmt::format("reduce: a worker's chunk of {} packets ({} B) exceeds the {} B its reduce CB may "
+                      "hold; the tensor is too large for 255 synchronised chunks per worker",
+                      chunk, cb_bytes, kMaxReducedCbBytes));
+    }
+    r.chunk_packets.push_back(chunk);
+  }
+  require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
+  return r;
+}
+
+KernelSpec reduce_kernel(CoreCoord core, DataType dtype, std::uint32_t blocks, std::uint32_t pages_per_block) {
+  kargs::ReduceSpec reduce;
+  reduce.in0_cb_id = kPartialCbId;
+  reduce.in1_cb_id = kLocalCbId;
+  reduce.out_cb_id = kReducedCbId;
+  reduce.data_format =
+      dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+  reduce.num_blocks = blocks;
+  reduce.pages_per_block = pages_per_block;
+  const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
+  KernelSpec reducer;
+  reducer.kernel = kernels::kReduceKernelName;
+  reducer.core_kind = CoreKind::Tensix;
+  reducer.cores = {CoreRange{core, core}};
+  reducer.processor = DataMovementProcessor::Riscv1;
+  reducer.noc = NocIndex::Noc1;
+  reducer.compile_time_args = args.compile_time;
+  reducer.runtime_args[core] = args.runtime;
+  return reducer;
+}
+
+Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
+                     std::uint32_t rank) {
+  const std::uint32_t n = g.size();
+  const ChipId chip = g.chips[rank];
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const auto tensor_pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
+  const cmd::SemaphoreId receive{kReceiveSemaphoreId};
+
+  Program program;
+  std::uint32_t first_page = 0;
+  for (std::uint32_t run = 0; run < r.up.size(); ++run) {
+    const std::uint32_t pages = r.run_pages[run];
+    const std::uint32_t run_first = first_page;
+    first_page += pages;
+    if (pages == 0) continue;
+    const bool up = r.up[run];
+    const CoreCoord core = r.cores[run];
+    const Noc0Coord noc = map.tensix_noc0(core);
+    const std::uint32_t k = position(n, p.root, rank, up);
+    const bool start = k == 0;
+    const bool root = k + 1 == n;
+    const std::uint32_t next = step(n, rank, up);
+    const std::uint32_t prev = step(n, rank, !up);
+    // On a ring both chains run on every chip, and a router's worker channel takes one worker
+    // (REFERENCE 6.3): each worker keeps to its chain's direction, so its barrier increment to
+    // the previous chip goes the long way round (N - 1 hops). A line has one worker.
+    const cmd::ChipUnicast toward_next = g.route(rank, next);
+    const std::optional<cmd::ChipUnicast> to_next =
+        root ? std::nullopt : std::optional<cmd::ChipUnicast>(toward_next);
+    std::optional<cmd::ChipUnicast> to_prev;
+    if (!start) to_prev = r.ring ? cmd::ChipUnicast{n - 1, toward_next.forward} : g.route(rank, prev);
+    const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
+    const std::uint32_t chunks = ceil_div(pages, chunk_pages);
+    const auto chunk = [&](std::uint32_t c) {
+      const std::uint32_t first = c * chunk_pages;
+      return flat_run(tensor_pages, run_first + first, std::min(chunk_pages, pages - first));
+    };
+
+    std::vector<cmd::Command> s0;
+    if (to_prev) s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, *to_prev));
+    if (to_next) {
+      s0.push_back(cmd::local_semaphore_wait(barrier, 1));
+      s0.push_back(cmd::local_core_semaphore_set(barrier, 0));
+    }
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      if (!start) {
+        s0.push_back(cmd::local_semaphore_wait(receive, c + 1));
+        s0.push_back(cmd::read_tensor_slice_to_cb(chunk(c), kPartialCbId));
+      }
+      if (root) {
+        s0.push_back(cmd::local_write_cb_to_tensor_slice(chunk(c), kReducedCbId));
+      } else {
+        s0.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(c), kReducedCbId, *to_next));
+        s0.push_back(cmd::fabric_unicast_semaphore_inc(receive, 1, noc.x, noc.y, *to_next));
+      }
+    }
+    if (!start) s0.push_back(cmd::local_core_semaphore_set(receive, 0));
+    const std::vector<cmd::Command> s1{
+        cmd::read_tensor_slice_to_cb(flat_run(tensor_pages, run_first, pages), start ? kReducedCbId : kLocalCbId)};
+
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kPacketHeaderCbId;
+    spec.packet_size_in_pages = r.packet_pages;
+    spec.semaphore_ids = {kReceiveSemaphoreId};
+    program.semaphores.push_back(tensix_semaphore(core, kReceiveSemaphoreId));
+    const bool forward = (to_next && to_next->forward) || (to_prev && to_prev->forward);
+    const bool backward = (to_next && !to_next->forward) || (to_prev && !to_prev->forward);
+    if (forward) {
+      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
+      spec.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    if (backward) {
+      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
+      spec.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
+      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+    }
+    spec.streams = {kargs::InterpreterStreamSpec{out_layout.interpreter_args(map), cmd::encode_stream(s0),
+                                                 static_cast<std::uint32_t>(s0.size())},
+                    kargs::InterpreterStreamSpec{in_layout.interpreter_args(map), cmd::encode_stream(s1),
+                                                 static_cast<std::uint32_t>(s1.size())}};
+    program.kernels.push_back(interpreter_kernel(core, spec));
+    if (!start) {
+      program.kernels.push_back(reduce_kernel(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
+    }
+    program.circular_buffers.push_back(packet_header_cb(core));
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+  }
+  return program;
+}
+
+}  // namespace
+
+std::size_t hash_value(const Params& p) {
+  std::size_t seed = 0;
+  boost::hash_combine(seed, ccl::hash_value(p.tensor));
+  boost::hash_combine(seed, p.root);
+  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
+  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
+  boost::hash_combine(seed, static_cast<int>(p.topology));
+  boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, ccl::hash_value(p.groups));
+  boost::hash_combine(seed, static_cast<int>(p.mode));
+  boost::hash_combine(seed, runtime::hash_value(p.fabric));
+  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->address : 0u);
+  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->id : 0u);
+  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
+  boost::hash_combine(seed, p.packet_size_in_pages);
+  boost::hash_combine(seed, p.chunk_packets);
+  boost::hash_combine(seed, p.cb_packets);
+  return seed;
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  std::vector<CoreRange> ranges;
+  const auto runs = static_cast<std::uint32_t>(run_directions(params.topology, params.root).size());
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, runs * params.num_links, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const FabricGroup& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+    }
+  }
+  return workload;
+}
+
+void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run) {
+  const Resolved r = resolve(params, topology);
+  if (run >= r.up.size()) {
+    throw CclParamsError(fmt::format("reduce: run {} of {}", run, r.up.size()));
+  }
+  const std::uint32_t n = r.group_size;
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t k = 1; k <= n; ++k) {
+    order.push_back(r.up[run] ? (params.root + k) % n : (params.root + n * k - k) % n);
+  }
+  return order;
+}
+
+reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
+                                  const std::vector<reference::Bytes>& inputs_by_rank) {
+  const Resolved r = resolve(params, topology);
+  if (inputs_by_rank.size() != r.group_size) {
+    throw CclParamsError(
+        fmt::format("reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), r.group_size));
+  }
+  reference::Bytes out(inputs_by_rank.front().size());
+  std::uint64_t first_page = 0;
+  for (std::uint32_t run = 0; run < r.up.size(); ++run) {
+    const std::uint64_t offset = first_page * r.page_size;
+    const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+    first_page += r.run_pages[run];
+    if (bytes == 0) continue;
+    std::vector<std::span<const std::byte>> parts;
+    for (std::uint32_t rank : chain_order(params, topology, run)) {
+      parts.push_back(std::span<const std::byte>(inputs_by_rank.at(rank)).subspan(offset, bytes));
+    }
+    const reference::Bytes sum = reference::sum_in_order(parts, params.tensor.dtype);
+    std::memcpy(out.data() + offset, sum.data(), bytes);
+  }
+  return out;
+}
+
+}  // namespace cclmesh::runtime::ccl::reduce

@@ -1,0 +1,146 @@
+// reduce's builder as a pure function of (params, topology): what validate() rejects, which
+// chain each topology and root run (the order the reference sums in), and which kernels run on
+// the chain's start, middle and root.
+#include <gtest/gtest.h>
+
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
+#include "tests/unit/ccl/builder_test_util.hpp"
+#include "topologies/builtin_systems.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+using test::dram_buffer;
+using test::semaphore;
+
+TensorSpec bf16(std::array<std::uint32_t, 4> shape) { return TensorSpec{shape, DataType::Bfloat16, Layout::Tile}; }
+
+reduce::Params params(FabricMode fabric, CclTopology shape, TensorSpec tensor, std::uint32_t root = 0) {
+  reduce::Params p;
+  p.tensor = tensor;
+  p.root = root;
+  p.topology = shape;
+  p.fabric.mode = fabric;
+  p.input_buffer = dram_buffer(1, tensor);
+  p.output_buffer = dram_buffer(2, tensor);
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
+  return p;
+}
+
+void expect_rejected(const reduce::Params& p, const topo::Topology& topology, const std::string& needle) {
+  try {
+    reduce::validate(p, topology);
+    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
+  } catch (const CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReduceBuilder, Rejects) {
+  const topo::Topology t3k = topo::build_t3k();
+  const topo::Topology n300 = topo::build_n300();
+  const auto base = [] { return params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256})); };
+  EXPECT_NO_THROW(reduce::validate(base(), t3k));
+  {
+    reduce::Params p = base();
+    p.root = 8;
+    expect_rejected(p, t3k, "root 8 is not a rank of a group of 8 chips; expected 0..7");
+  }
+  {
+    reduce::Params p = base();
+    p.tensor.dtype = DataType::Bfloat8B;
+    p.input_buffer = dram_buffer(1, p.tensor);
+    p.output_buffer = dram_buffer(2, p.tensor);
+    expect_rejected(p, t3k, "bfp8_b cannot be summed");
+  }
+  {
+    reduce::Params p = base();
+    p.barrier_semaphore.reset();
+    expect_rejected(p, t3k, "barrier_semaphore");
+  }
+  {
+    reduce::Params p = base();
+    p.output_buffer = p.input_buffer;
+    expect_rejected(p, t3k, "same buffer");
+  }
+  {
+    reduce::Params p = base();
+    p.output_buffer = dram_buffer(2, bf16({1, 1, 32, 512}));
+    expect_rejected(p, t3k, "output buffer is");
+  }
+  {
+    reduce::Params p = base();
+    p.mode = CclMode::Legacy;
+    expect_rejected(p, t3k, "legacy EDM mode is not supported");
+  }
+  {
+    reduce::Params p = base();
+    p.chunk_packets = 0;
+    expect_rejected(p, t3k, "chunk_packets");
+  }
+  {
+    reduce::Params p = params(FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 256}));
+    expect_rejected(p, n300, "must run as a line");
+  }
+}
+
+// The order each run's pages are summed in, which reference_output() follows.
+TEST(ReduceBuilder, ChainsEndAtTheRoot) {
+  const topo::Topology t3k = topo::build_t3k();
+  using V = std::vector<std::uint32_t>;
+  // Ring: an up chain on the first half of the pages, a down chain on the second.
+  const reduce::Params ring = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}), 2);
+  EXPECT_EQ(reduce::chain_order(ring, t3k, 0), (V{3, 4, 5, 6, 7, 0, 1, 2}));
+  EXPECT_EQ(reduce::chain_order(ring, t3k, 1), (V{1, 0, 7, 6, 5, 4, 3, 2}));
+  EXPECT_THROW(reduce::chain_order(ring, t3k, 2), CclParamsError);
+  // Line: root 0 runs the down chain (no wrap); other roots the up chain, wrapping N-1 -> 0.
+  const reduce::Params line0 = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 0);
+  EXPECT_EQ(reduce::chain_order(line0, t3k, 0), (V{7, 6, 5, 4, 3, 2, 1, 0}));
+  const reduce::Params line7 = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 7);
+  EXPECT_EQ(reduce::chain_order(line7, t3k, 0), (V{0, 1, 2, 3, 4, 5, 6, 7}));
+  const reduce::Params line3 = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 3);
+  EXPECT_EQ(reduce::chain_order(line3, t3k, 0), (V{4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+// The chain's start only sends its input (no reduce kernel); every other chip runs the
+// interpreter and the reduce kernel; a ring runs two workers per chip.
+TEST(ReduceBuilder, KernelsPerPosition) {
+  const topo::Topology t3k = topo::build_t3k();
+  const reduce::Params line = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 7);
+  const MeshWorkload w = reduce::build(line, t3k);
+  ASSERT_EQ(w.programs.size(), 8u);
+  const runtime::FabricPlan plan(t3k, line.fabric);
+  const std::vector<ChipId> order = plan.chips();
+  const auto kernels_of = [&](std::uint32_t rank) {
+    std::vector<std::string> names;
+    for (const auto& k : w.programs.at(order[rank]).kernels) names.push_back(k.kernel);
+    return names;
+  };
+  EXPECT_EQ(kernels_of(0), (std::vector<std::string>{kernels::kCclInterpreterKernelName}));
+  for (std::uint32_t rank = 1; rank < 8; ++rank) {
+    EXPECT_EQ(kernels_of(rank),
+              (std::vector<std::string>{kernels::kCclInterpreterKernelName, kernels::kReduceKernelName}))
+        << rank;
+  }
+  const reduce::Params ring = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}), 0);
+  const MeshWorkload r = reduce::build(ring, t3k);
+  // The root reduces on both workers; rank 1 starts the down chain and continues the up one.
+  const runtime::FabricPlan ring_plan(t3k, ring.fabric);
+  EXPECT_EQ(r.programs.at(ring_plan.chips()[0]).kernels.size(), 4u);
+  EXPECT_EQ(r.programs.at(ring_plan.chips()[1]).kernels.size(), 3u);
+  EXPECT_EQ(reduce::semaphore_cores(ring, t3k).size(), 2u);
+  EXPECT_EQ(reduce::semaphore_cores(line, t3k).size(), 1u);
+}
+
+TEST(ReduceBuilder, ParamsHashAndEquality) {
+  const reduce::Params a = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}), 1);
+  reduce::Params b = a;
+  EXPECT_EQ(reduce::hash_value(a), reduce::hash_value(b));
+  b.root = 2;
+  EXPECT_NE(a, b);
+  EXPECT_NE(reduce::hash_value(a), reduce::hash_value(b));
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
