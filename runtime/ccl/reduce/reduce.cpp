@@ -25,9 +25,9 @@ constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and the chain start's 
 // Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
 // fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreId = 7;
-// As the reduce_scatter (reduce_scatter.cpp): one interpreter stream reads the partials and
-// writes the sums, with a read barrier per CB packet, so CB packets of 4 fabric payloads
-// amortise the DRAM latency. Fabric packets stay within a payload.
+// As the reduce_scatter (reduce_scatter.cpp): the reader ends every CB packet of reads in a read
+// barrier, so CB packets of 4 fabric payloads amortise the DRAM latency. Fabric packets stay
+// within a payload.
 constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
 // The reduced CB holds a chunk (the stream reads a whole chunk before it writes it on).
 constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
@@ -165,8 +165,7 @@ KernelSpec reduce_kernel(CoreCoord core, DataType dtype, std::uint32_t blocks, s
   reducer.kernel = kernels::kReduceKernelName;
   reducer.core_kind = CoreKind::Tensix;
   reducer.cores = {CoreRange{core, core}};
-  reducer.processor = DataMovementProcessor::Riscv1;
-  reducer.noc = NocIndex::Noc1;
+  reducer.processor = DataMovementProcessor::Compute;
   reducer.compile_time_args = args.compile_time;
   reducer.runtime_args[core] = args.runtime;
   return reducer;
@@ -214,50 +213,63 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       return flat_run(tensor_pages, run_first + first, std::min(chunk_pages, pages - first));
     };
 
-    std::vector<cmd::Command> s0;
-    if (to_prev) s0.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, *to_prev));
+    // As reduce_scatter's workers (docs/collectives.md): a reader interpreter (RISC-V 1, NoC1)
+    // takes the received partials and this chip's input into CBs, the reduce kernel on the
+    // compute processor sums them, and a writer interpreter (RISC-V 0, NoC0) holds the fabric
+    // connections and sends the sums on, so a chunk's reads overlap the previous chunk's sends.
+    std::vector<cmd::Command> sends;
+    if (to_prev) sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, *to_prev));
     if (to_next) {
-      s0.push_back(cmd::local_semaphore_wait(barrier, 1));
-      s0.push_back(cmd::local_core_semaphore_set(barrier, 0));
+      sends.push_back(cmd::local_semaphore_wait(barrier, 1));
+      sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
     }
+    std::vector<cmd::Command> partials;
     for (std::uint32_t c = 0; c < chunks; ++c) {
       if (!start) {
-        s0.push_back(cmd::local_semaphore_wait(receive, c + 1));
-        s0.push_back(cmd::read_tensor_slice_to_cb(chunk(c), kPartialCbId));
+        partials.push_back(cmd::local_semaphore_wait(receive, c + 1));
+        partials.push_back(cmd::read_tensor_slice_to_cb(chunk(c), kPartialCbId));
       }
       if (root) {
-        s0.push_back(cmd::local_write_cb_to_tensor_slice(chunk(c), kReducedCbId));
+        sends.push_back(cmd::local_write_cb_to_tensor_slice(chunk(c), kReducedCbId));
       } else {
-        s0.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(c), kReducedCbId, *to_next));
-        s0.push_back(cmd::fabric_unicast_semaphore_inc(receive, 1, noc.x, noc.y, *to_next));
+        sends.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(c), kReducedCbId, *to_next));
+        sends.push_back(cmd::fabric_unicast_semaphore_inc(receive, 1, noc.x, noc.y, *to_next));
       }
     }
-    if (!start) s0.push_back(cmd::local_core_semaphore_set(receive, 0));
-    const std::vector<cmd::Command> s1{
+    if (!start) partials.push_back(cmd::local_core_semaphore_set(receive, 0));
+    const std::vector<cmd::Command> inputs{
         cmd::read_tensor_slice_to_cb(flat_run(tensor_pages, run_first, pages), start ? kReducedCbId : kLocalCbId)};
 
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = kPacketHeaderCbId;
-    spec.packet_size_in_pages = r.packet_pages;
-    spec.semaphore_ids = {kReceiveSemaphoreId};
+    kargs::InterpreterSpec writer;
+    writer.packet_header_cb_id = kPacketHeaderCbId;
+    writer.packet_size_in_pages = r.packet_pages;
+    writer.semaphore_ids = {kReceiveSemaphoreId};
     program.semaphores.push_back(tensix_semaphore(core, kReceiveSemaphoreId));
     const bool forward = (to_next && to_next->forward) || (to_prev && to_prev->forward);
     const bool backward = (to_next && !to_next->forward) || (to_prev && !to_prev->forward);
     if (forward) {
       const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
+      writer.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
     if (backward) {
       const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
+      writer.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
       for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
     }
-    spec.streams = {kargs::InterpreterStreamSpec{out_layout.interpreter_args(map), cmd::encode_stream(s0),
-                                                 static_cast<std::uint32_t>(s0.size())},
-                    kargs::InterpreterStreamSpec{in_layout.interpreter_args(map), cmd::encode_stream(s1),
-                                                 static_cast<std::uint32_t>(s1.size())}};
-    program.kernels.push_back(interpreter_kernel(core, spec));
+    kargs::InterpreterSpec reader;
+    reader.packet_header_cb_id = kPacketHeaderCbId;
+    reader.packet_size_in_pages = r.packet_pages;
+    reader.semaphore_ids = writer.semaphore_ids;
+    const auto stream_of = [&map](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
+      return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
+                                          static_cast<std::uint32_t>(cmds.size())};
+    };
+    writer.streams = {stream_of(out_layout, sends)};
+    reader.streams = {stream_of(in_layout, inputs)};
+    if (!partials.empty()) reader.streams.insert(reader.streams.begin(), stream_of(out_layout, partials));
+    program.kernels.push_back(interpreter_kernel(core, writer));
+    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
     if (!start) {
       program.kernels.push_back(reduce_kernel(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
     }

@@ -103,8 +103,9 @@ TEST(ReduceBuilder, ChainsEndAtTheRoot) {
   EXPECT_EQ(reduce::chain_order(line3, t3k, 0), (V{4, 5, 6, 7, 0, 1, 2, 3}));
 }
 
-// The chain's start only sends its input (no reduce kernel); every other chip runs the
-// interpreter and the reduce kernel; a ring runs two workers per chip.
+// The chain's start only reads and sends its input (no reduce kernel); every other chip runs a
+// writer and a reader interpreter and the reduce kernel on the compute processor; a ring runs
+// two workers per chip.
 TEST(ReduceBuilder, KernelsPerPosition) {
   const topo::Topology t3k = topo::build_t3k();
   const reduce::Params line = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 7);
@@ -114,21 +115,24 @@ TEST(ReduceBuilder, KernelsPerPosition) {
   const std::vector<ChipId> order = plan.chips();
   const auto kernels_of = [&](std::uint32_t rank) {
     std::vector<std::string> names;
-    for (const auto& k : w.programs.at(order[rank]).kernels) names.push_back(k.kernel);
+    for (const auto& k : w.programs.at(order[rank]).kernels) {
+      names.push_back(k.kernel + "/" + runtime::processor_name(k.processor));
+    }
     return names;
   };
-  EXPECT_EQ(kernels_of(0), (std::vector<std::string>{kernels::kCclInterpreterKernelName}));
+  const std::string writer = std::string(kernels::kCclInterpreterKernelName) + "/dm0";
+  const std::string reader = std::string(kernels::kCclInterpreterKernelName) + "/dm1";
+  const std::string reducer = std::string(kernels::kReduceKernelName) + "/compute";
+  EXPECT_EQ(kernels_of(0), (std::vector<std::string>{writer, reader}));
   for (std::uint32_t rank = 1; rank < 8; ++rank) {
-    EXPECT_EQ(kernels_of(rank),
-              (std::vector<std::string>{kernels::kCclInterpreterKernelName, kernels::kReduceKernelName}))
-        << rank;
+    EXPECT_EQ(kernels_of(rank), (std::vector<std::string>{writer, reader, reducer})) << rank;
   }
   const reduce::Params ring = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}), 0);
   const MeshWorkload r = reduce::build(ring, t3k);
   // The root reduces on both workers; rank 1 starts the down chain and continues the up one.
   const runtime::FabricPlan ring_plan(t3k, ring.fabric);
-  EXPECT_EQ(r.programs.at(ring_plan.chips()[0]).kernels.size(), 4u);
-  EXPECT_EQ(r.programs.at(ring_plan.chips()[1]).kernels.size(), 3u);
+  EXPECT_EQ(r.programs.at(ring_plan.chips()[0]).kernels.size(), 6u);
+  EXPECT_EQ(r.programs.at(ring_plan.chips()[1]).kernels.size(), 5u);
   EXPECT_EQ(reduce::semaphore_cores(ring, t3k).size(), 2u);
   EXPECT_EQ(reduce::semaphore_cores(line, t3k).size(), 1u);
 }
