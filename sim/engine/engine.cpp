@@ -14,12 +14,12 @@ namespace cclmesh::sim {
 namespace {
 thread_local Engine* current_engine = nullptr;
 
+// FNV-1a over whole 64-bit words (not bytes): the hash runs once per event, and equal runs
+// only need equal hashes, not any particular function. The xor-shift folds the high bits down,
+// which a word-wide multiply alone would never let reach the low ones.
 std::uint64_t fnv1a_mix(std::uint64_t hash, std::uint64_t value) {
-  for (int byte = 0; byte < 8; ++byte) {
-    hash ^= (value >> (8 * byte)) & 0xffu;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
+  hash = (hash ^ value) * 0x100000001b3ull;
+  return hash ^ (hash >> 29);
 }
 }  // namespace
 
@@ -197,13 +197,9 @@ RunResult Engine::run_loop(SimTime limit, const std::function<bool()>* keep_goin
       result.reason = StopReason::Predicate;
       break;
     }
-    if (queue_.next_time() > limit) {
+    if (!queue_.pop_until(limit, event)) {
       result.reason = queue_.live_events() == 0 ? StopReason::Idle : StopReason::TimeLimit;
       if (result.reason == StopReason::TimeLimit) now_ = limit;
-      break;
-    }
-    if (!queue_.pop(event)) {
-      result.reason = StopReason::Idle;
       break;
     }
     CCLMESH_CHECK(event.time >= now_, fmt::format("time went backwards: event at {} after {}",

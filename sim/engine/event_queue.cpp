@@ -32,8 +32,7 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   if (entry.time_ps == now_time_ps_) {
     now_fifo_.push_back(entry);
   } else {
-    heap_.push_back(entry);
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    heap_push(entry);
   }
   ++live_;
   return EventId{index, slot.generation};
@@ -67,11 +66,48 @@ void EventQueue::release_slot(std::uint32_t index) {
   free_head_ = index;
 }
 
-void EventQueue::discard_cancelled_top() {
-  while (!heap_.empty() && !live(heap_.front())) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
+// Sift up through a hole: parents move down until the new entry's place is found.
+void EventQueue::heap_push(const Entry& entry) {
+  std::size_t hole = heap_.size();
+  heap_.push_back(entry);
+  Entry* heap = heap_.data();
+  while (hole > 0) {
+    const std::size_t parent = (hole - 1) / kArity;
+    if (!later(heap[parent], entry)) break;
+    heap[hole] = heap[parent];
+    hole = parent;
   }
+  heap[hole] = entry;
+}
+
+// Removes the top: the last entry sinks from the root through a hole, the earliest of each
+// node's (up to four) children moving up.
+EventQueue::Entry EventQueue::heap_pop() {
+  Entry* heap = heap_.data();
+  const Entry top = heap[0];
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t size = heap_.size();
+  if (size == 0) return top;
+  std::size_t hole = 0;
+  while (true) {
+    const std::size_t first_child = hole * kArity + 1;
+    if (first_child >= size) break;
+    const std::size_t end = std::min(first_child + kArity, size);
+    std::size_t best = first_child;
+    for (std::size_t c = first_child + 1; c < end; ++c) {
+      if (later(heap[best], heap[c])) best = c;
+    }
+    if (!later(last, heap[best])) break;
+    heap[hole] = heap[best];
+    hole = best;
+  }
+  heap[hole] = last;
+  return top;
+}
+
+void EventQueue::discard_cancelled_top() {
+  while (!heap_.empty() && !live(heap_.front())) heap_pop();
 }
 
 void EventQueue::discard_cancelled_front() {
@@ -82,18 +118,18 @@ void EventQueue::discard_cancelled_front() {
   }
 }
 
-bool EventQueue::pop(DueEvent& out) {
+bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   discard_cancelled_top();
   discard_cancelled_front();
   const bool fifo = now_head_ < now_fifo_.size();
   if (!fifo && heap_.empty()) return false;
   Entry entry;
   if (fifo && (heap_.empty() || later(heap_.front(), now_fifo_[now_head_]))) {
+    if (now_time_ps_ > limit.ps()) return false;
     entry = now_fifo_[now_head_++];
   } else {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    entry = heap_.back();
-    heap_.pop_back();
+    if (heap_.front().time_ps > limit.ps()) return false;
+    entry = heap_pop();
   }
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;

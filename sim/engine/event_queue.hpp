@@ -1,7 +1,9 @@
 #pragma once
-// The one event queue: a binary heap ordered by (time, sequence number), so events at equal
-// times run in the order they were scheduled and a run is reproducible bit for bit.
-// Cancellation is by flag: a cancelled event stays in the heap and is skipped when it surfaces.
+// The one event queue: a 4-ary min-heap ordered by (time, sequence number), so events at equal
+// times run in the order they were scheduled and a run is reproducible bit for bit. Four
+// children per node halve the depth of a binary heap, and the four siblings sit side by side
+// in memory. Cancellation is by flag: a cancelled event stays in the heap and is skipped when
+// it surfaces.
 //
 // Events scheduled for the time of the event being run (wake-ups, zero-delay hand-offs: a
 // large share of all events) skip the heap: they go to a FIFO, which is already in sequence
@@ -46,7 +48,11 @@ class EventQueue {
   bool pending(EventId id) const;
 
   // Removes the earliest live event; false when there is none.
-  bool pop(DueEvent& out);
+  bool pop(DueEvent& out) { return pop_until(SimTime::max(), out); }
+  // Removes the earliest live event if it is due at or before `limit`; false otherwise (then
+  // live_events() tells an empty queue from one whose next event is later). One call per event
+  // in the run loop, instead of a look at the next time followed by a pop.
+  bool pop_until(SimTime limit, DueEvent& out);
   // Time of the earliest live event, or SimTime::max() when there is none.
   SimTime next_time();
 
@@ -75,6 +81,9 @@ class EventQueue {
     }
   };
   static constexpr Later later{};
+  static constexpr std::size_t kArity = 4;
+  void heap_push(const Entry& entry);
+  Entry heap_pop();
   void release_slot(std::uint32_t slot);
   bool live(const Entry& e) const {
     const Slot& slot = slots_[e.slot];

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <utility>
 #include <vector>
 
 namespace cclmesh::sim {
@@ -81,6 +85,76 @@ TEST(EventQueue, DestructionDropsPendingContexts) {
     queue.push(1_ns, [](void*) {}, &dropped, [](void* c) { ++*static_cast<int*>(c); });
   }
   EXPECT_EQ(dropped, 1);
+}
+
+// The 4-ary heap against a sort: thousands of events scheduled while others run (as the engine
+// does: never before the event being run), many at equal times, some cancelled. The order must
+// be exactly (time, scheduling order).
+TEST(EventQueue, ManyInterleavedEventsComeOutInTimeThenSchedulingOrder) {
+  EventQueue queue;
+  std::mt19937_64 random(7);
+  struct Scheduled {
+    std::int64_t time_ps;
+    int id;
+  };
+  std::vector<Scheduled> expected;
+  std::vector<int> ids(20000);
+  std::vector<EventId> handles;
+  int next_id = 0;
+  std::int64_t now_ps = 0;
+  auto schedule = [&](std::int64_t at_ps) {
+    ids[static_cast<std::size_t>(next_id)] = next_id;
+    handles.push_back(queue.push(SimTime::from_ps(at_ps), record, &ids[static_cast<std::size_t>(next_id)]));
+    expected.push_back({at_ps, next_id});
+    ++next_id;
+  };
+  for (int i = 0; i < 500; ++i) schedule(static_cast<std::int64_t>(random() % 1000));
+  std::vector<int> order;
+  std::vector<int> cancelled;
+  sink = &order;
+  DueEvent event;
+  while (queue.pop(event)) {
+    now_ps = event.time.ps();
+    event.fn(event.context);
+    for (int k = 0; k < 2 && next_id < 20000; ++k) {
+      const std::uint64_t draw = random();
+      schedule(now_ps + static_cast<std::int64_t>(draw % 4 == 0 ? 0 : draw % 3000));  // a quarter at "now"
+    }
+    if (random() % 16 == 0) {
+      const EventId victim = handles[static_cast<std::size_t>(random() % handles.size())];
+      if (queue.cancel(victim)) cancelled.push_back(static_cast<int>(victim.slot));
+    }
+  }
+  sink = nullptr;
+  // Events run in (time, id) order except the cancelled ones, which do not run at all.
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const Scheduled& a, const Scheduled& b) { return a.time_ps < b.time_ps; });
+  EXPECT_EQ(order.size() + cancelled.size(), expected.size());
+  std::vector<int> expected_order;
+  std::vector<bool> ran(expected.size(), false);
+  for (int id : order) ran[static_cast<std::size_t>(id)] = true;
+  for (const Scheduled& s : expected) {
+    if (ran[static_cast<std::size_t>(s.id)]) expected_order.push_back(s.id);
+  }
+  EXPECT_EQ(order, expected_order);
+}
+
+TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
+  EventQueue queue;
+  int a = 1;
+  int b = 2;
+  queue.push(1_ns, record, &a);
+  queue.push(5_ns, record, &b);
+  DueEvent event;
+  ASSERT_TRUE(queue.pop_until(2_ns, event));
+  EXPECT_EQ(event.time, 1_ns);
+  EXPECT_FALSE(queue.pop_until(4_ns, event));
+  EXPECT_EQ(queue.live_events(), 1u);
+  EXPECT_EQ(queue.next_time(), 5_ns);
+  // Something scheduled after the refused pop, still before the queued event, comes first.
+  int c = 3;
+  queue.push(3_ns, record, &c);
+  EXPECT_EQ(drain(queue), (std::vector<int>{3, 2}));
 }
 
 }  // namespace
