@@ -41,6 +41,12 @@ Noc& noc_model(KernelContext& k, std::uint8_t noc) {
   return k.chip->noc(noc_of(noc));
 }
 
+NocPort& own_port(KernelContext& k, std::uint8_t noc) {
+  NocPort*& port = k.noc_ports[index_of(noc_of(noc))];
+  if (port == nullptr) port = &noc_model(k, noc).port(k.noc0);
+  return *port;
+}
+
 NocAddress decode(std::uint64_t noc_addr) {
   return NocAddress{CoreCoord{static_cast<std::int32_t>(api::noc_addr_x(noc_addr)),
                               static_cast<std::int32_t>(api::noc_addr_y(noc_addr))},
@@ -282,17 +288,17 @@ void noc_async_atomic_barrier(uint8_t noc) {
 
 bool noc_reads_done(uint8_t noc) {
   sd::KernelContext& k = K();
-  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::Reads);
+  return sd::own_port(k, noc).complete(cclmesh::sim::NocBarrierKind::Reads);
 }
 
 bool noc_writes_done(uint8_t noc) {
   sd::KernelContext& k = K();
-  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::Writes);
+  return sd::own_port(k, noc).complete(cclmesh::sim::NocBarrierKind::Writes);
 }
 
 bool noc_nonposted_writes_flushed(uint8_t noc) {
   sd::KernelContext& k = K();
-  return sd::noc_model(k, noc).port(k.noc0).complete(cclmesh::sim::NocBarrierKind::WritesFlushed);
+  return sd::own_port(k, noc).complete(cclmesh::sim::NocBarrierKind::WritesFlushed);
 }
 
 // ---- Semaphores -----------------------------------------------------------------------------

@@ -117,11 +117,9 @@ std::string KernelContext::failure_description() const {
   return text;
 }
 
-KernelContext& current_kernel() {
-  Fiber* fiber = Fiber::current();
-  CCLMESH_CHECK(fiber != nullptr && fiber->user_context() != nullptr,
-                "a dataflow API function was called outside a simulated kernel");
-  return *static_cast<KernelContext*>(fiber->user_context());
+void fail_outside_kernel() {
+  fail_invariant("fiber != nullptr && fiber->user_context() != nullptr",
+                 "a dataflow API function was called outside a simulated kernel", __FILE__, __LINE__);
 }
 
 }  // namespace cclmesh::sim::device

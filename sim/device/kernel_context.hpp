@@ -20,6 +20,7 @@
 #include "runtime/device/workload.hpp"
 #include "sim/device/circular_buffer.hpp"
 #include "sim/device/kernel_trace.hpp"
+#include "sim/engine/fiber.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/model/chip.hpp"
 
@@ -79,6 +80,7 @@ struct KernelContext {
   NocId noc = NocId::Noc0;
   MemoryRegion* l1 = nullptr;
   EthCore* eth = nullptr;  // ERISC kernels only
+  NocPort* noc_ports[2] = {nullptr, nullptr};  // this core's ports, looked up on first use (polls ask often)
   CoreProgram* core = nullptr;
   std::uint32_t program_semaphore_ids[2] = {0, 0};  // per CoreKind: ids on any core of that kind
   const runtime::ChipCoreMap* core_map = nullptr;
@@ -120,8 +122,17 @@ struct KernelContext {
   std::string failure_description() const;
 };
 
-// The kernel whose fiber is running; an InvariantError outside a kernel fiber.
-KernelContext& current_kernel();
+[[noreturn]] void fail_outside_kernel();
+
+// The kernel whose fiber is running; an InvariantError outside a kernel fiber. Inline: every
+// dataflow API call starts here.
+inline KernelContext& current_kernel() {
+  Fiber* fiber = Fiber::current();
+  if (fiber == nullptr || fiber->user_context() == nullptr) [[unlikely]] {
+    fail_outside_kernel();
+  }
+  return *static_cast<KernelContext*>(fiber->user_context());
+}
 
 // Runs ctx.entry on the calling fiber (the body of every kernel fiber): records start and end,
 // calls on_done; on a kernel_fault or any other exception records it, calls on_failure and

@@ -14,8 +14,12 @@
 
 namespace cclmesh::sim {
 
+namespace detail {
+constinit thread_local Fiber* running_fiber = nullptr;
+}  // namespace detail
+
 namespace {
-thread_local Fiber* running_fiber = nullptr;
+using detail::running_fiber;
 
 // Thrown from suspend() into a parked fiber being destroyed, so its stack unwinds (and the
 // waiter records on it unlink) through an ordinary, annotated switch.
@@ -47,7 +51,6 @@ Fiber::~Fiber() {
   switch_in();
 }
 
-Fiber* Fiber::current() { return running_fiber; }
 
 boost::context::fiber Fiber::run_body(boost::context::fiber&& scheduler) {
   finish_switch(nullptr, &scheduler_stack_bottom_, &scheduler_stack_size_);

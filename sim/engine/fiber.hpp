@@ -18,13 +18,20 @@
 
 namespace cclmesh::sim {
 
+class Fiber;
+namespace detail {
+// The fiber running right now. constinit: no dynamic initialisation, so reading it from another
+// translation unit is a plain thread-local load (the dataflow API asks on every call).
+extern constinit thread_local Fiber* running_fiber;
+}  // namespace detail
+
 class Fiber final : public Actor {
  public:
   Fiber(std::function<void()> body, std::size_t stack_bytes);
   ~Fiber() override;
 
   // The fiber running right now, or nullptr when the scheduler (or a coroutine) is running.
-  static Fiber* current();
+  static Fiber* current() { return detail::running_fiber; }
   // From inside this fiber: switch back to the scheduler until woken.
   void suspend();
   const std::exception_ptr& error() const { return error_; }

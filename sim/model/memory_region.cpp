@@ -61,12 +61,6 @@ void MemoryRegion::check_word(std::uint64_t address, AccessKind access) const {
   if (address % 4 != 0) fail(address, 4, access, "misaligned (32-bit words need 4 B alignment)");
 }
 
-const std::uint8_t* MemoryRegion::page_or_null(std::uint64_t page_index) const {
-  const auto& table = tables_[page_index / kPagesPerTable];
-  if (!table) return nullptr;
-  return table->pages[page_index % kPagesPerTable].get();
-}
-
 std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
   auto& table = tables_[page_index / kPagesPerTable];
   if (!table) table = std::make_unique<PageTable>();
@@ -78,7 +72,7 @@ std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
   return page.get();
 }
 
-void MemoryRegion::read(std::uint64_t address, std::span<std::uint8_t> out) const {
+void MemoryRegion::read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const {
   check(address, out.size(), AccessKind::Read);
   if (mode_ == StorageMode::Discarded) {
     std::fill(out.begin(), out.end(), std::uint8_t{0});
@@ -158,7 +152,7 @@ void MemoryRegion::fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t
   notify(address, bytes);
 }
 
-std::uint32_t MemoryRegion::read_u32(std::uint64_t address) const {
+std::uint32_t MemoryRegion::read_u32_checked(std::uint64_t address) const {
   check_word(address, AccessKind::Read);
   if (mode_ == StorageMode::Discarded) return 0;
   const std::uint8_t* page = page_or_null(address / kPageBytes);

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <coroutine>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,12 +91,32 @@ class MemoryRegion {
   void check(std::uint64_t address, std::uint64_t bytes, AccessKind access) const;
   void check_word(std::uint64_t address, AccessKind access) const;
 
-  void read(std::uint64_t address, std::span<std::uint8_t> out) const;
+  // Inline fast path for what polling kernels do all the time: a read inside one page.
+  void read(std::uint64_t address, std::span<std::uint8_t> out) const {
+    const std::uint64_t offset = address % kPageBytes;
+    if (mode_ == StorageMode::Stored && in_range(address, out.size()) && offset + out.size() <= kPageBytes) {
+      if (const std::uint8_t* page = page_or_null(address / kPageBytes)) {
+        std::memcpy(out.data(), page + offset, out.size());
+      } else {
+        std::memset(out.data(), 0, out.size());
+      }
+      return;
+    }
+    read_spanning(address, out);
+  }
   std::vector<std::uint8_t> read(std::uint64_t address, std::uint64_t bytes) const;
   void write(std::uint64_t address, std::span<const std::uint8_t> data);
   void fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t value);
 
-  std::uint32_t read_u32(std::uint64_t address) const;
+  std::uint32_t read_u32(std::uint64_t address) const {
+    if (mode_ == StorageMode::Stored && address % 4 == 0 && in_range(address, 4)) {
+      const std::uint8_t* page = page_or_null(address / kPageBytes);
+      std::uint32_t value = 0;
+      if (page != nullptr) std::memcpy(&value, page + address % kPageBytes, sizeof value);  // little-endian
+      return value;
+    }
+    return read_u32_checked(address);
+  }
   void write_u32(std::uint64_t address, std::uint32_t value);
   // Adds with 32-bit wrap-around and returns the old value (the NoC atomic increment).
   std::uint32_t atomic_add_u32(std::uint64_t address, std::uint32_t increment);
@@ -130,7 +151,16 @@ class MemoryRegion {
     std::array<Page, kPagesPerTable> pages;
   };
 
-  const std::uint8_t* page_or_null(std::uint64_t page_index) const;
+  bool in_range(std::uint64_t address, std::uint64_t bytes) const {
+    return address <= size_bytes_ && bytes <= size_bytes_ - address;
+  }
+  const std::uint8_t* page_or_null(std::uint64_t page_index) const {
+    const PageTable* table = tables_[page_index / kPagesPerTable].get();
+    return table == nullptr ? nullptr : table->pages[page_index % kPagesPerTable].get();
+  }
+  // The general cases (several pages, timing-only regions, faults).
+  void read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const;
+  std::uint32_t read_u32_checked(std::uint64_t address) const;
   std::uint8_t* page_for_write(std::uint64_t page_index);
   void notify(std::uint64_t address, std::uint64_t bytes);
   void park(WordWait& wait);
