@@ -19,7 +19,7 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
     index = free_head_;
     free_head_ = slots_[index].next_free;
   } else {
-    CCLMESH_CHECK(slots_.size() < kNoSlot, "event slot table exhausted");
+    CCLMESH_CHECK(slots_.size() < (std::size_t{1} << kSlotBits), "more than 16M events pending at once");
     index = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
@@ -28,7 +28,9 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   slot.drop = drop;
   slot.context = context;
   slot.in_use = true;
-  const Entry entry{time.ps(), next_sequence_++, index, slot.generation};
+  CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
+  slot.sequence = next_sequence_++;
+  const Entry entry{time.ps(), (slot.sequence << kSlotBits) | index};
   if (entry.time_ps == now_time_ps_) {
     now_fifo_.push_back(entry);
   } else {
@@ -133,12 +135,12 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   }
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;
-  Slot& slot = slots_[entry.slot];
+  Slot& slot = slots_[entry.slot()];
   out.time = SimTime::from_ps(entry.time_ps);
-  out.sequence = entry.sequence;
+  out.sequence = entry.sequence();
   out.fn = slot.fn;
   out.context = slot.context;
-  release_slot(entry.slot);
+  release_slot(entry.slot());
   --live_;
   return true;
 }

@@ -60,24 +60,30 @@ class EventQueue {
   std::uint64_t scheduled_total() const { return next_sequence_; }
 
  private:
+  // 16 bytes, so a node's four children share a cache line: the time, then the sequence
+  // number above the slot index. Sequence numbers are unique, so comparing `order` compares
+  // sequence numbers, and the sequence also tells a live entry from a stale one.
+  static constexpr int kSlotBits = 24;  // up to 16M events pending at once
+  static constexpr int kSequenceBits = 64 - kSlotBits;
   struct Entry {
     std::int64_t time_ps;
-    std::uint64_t sequence;
-    std::uint32_t slot;
-    std::uint32_t generation;
+    std::uint64_t order;
+    std::uint64_t sequence() const { return order >> kSlotBits; }
+    std::uint32_t slot() const { return static_cast<std::uint32_t>(order & ((std::uint64_t{1} << kSlotBits) - 1)); }
   };
   struct Slot {
     EventFn fn = nullptr;
     EventFn drop = nullptr;
     void* context = nullptr;
-    std::uint32_t generation = 1;
+    std::uint64_t sequence = 0;   // of the event holding the slot
+    std::uint32_t generation = 1;  // for EventIds
     std::uint32_t next_free = 0;
     bool in_use = false;
   };
   // A function object, not a function pointer, so the heap algorithms inline the comparison.
   struct Later {
     bool operator()(const Entry& a, const Entry& b) const {
-      return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.sequence > b.sequence;
+      return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.order > b.order;
     }
   };
   static constexpr Later later{};
@@ -86,8 +92,8 @@ class EventQueue {
   Entry heap_pop();
   void release_slot(std::uint32_t slot);
   bool live(const Entry& e) const {
-    const Slot& slot = slots_[e.slot];
-    return slot.in_use && slot.generation == e.generation;
+    const Slot& slot = slots_[e.slot()];
+    return slot.in_use && slot.sequence == e.sequence();
   }
   void discard_cancelled_top();
   void discard_cancelled_front();

@@ -42,6 +42,18 @@ TEST(TransferTime, LargeTransfersDoNotOverflow) {
   EXPECT_EQ(transfer_time(8LL << 30, link).ps(), 687'194'767'360);
 }
 
+// Small products divide in 64 bits, large ones in 128: on either side of the switch (2^62 ps
+// of numerator, 4 611 686 B) the result is the exact ceiling.
+TEST(TransferTime, RoundsTheSameOnBothSidesOfTheNarrowPath) {
+  const Bandwidth odd = Bandwidth::bytes_per_second(12'345'678'901);
+  __extension__ typedef unsigned __int128 Wide;
+  for (std::int64_t bytes : {4'611'685LL, 4'611'686LL, 4'611'687LL, 4'611'688LL}) {
+    const Wide numerator = static_cast<Wide>(bytes) * 1'000'000'000'000u;
+    const auto expected = static_cast<std::int64_t>((numerator + 12'345'678'900u) / 12'345'678'901u);
+    EXPECT_EQ(transfer_time(bytes, odd).ps(), expected) << bytes << " B";
+  }
+}
+
 TEST(TransferTime, RejectsBadInput) {
   EXPECT_THROW(transfer_time(1, Bandwidth::bytes_per_second(0)), std::invalid_argument);
   EXPECT_THROW(transfer_time(-1, Bandwidth::bytes_per_second(1)), std::invalid_argument);
