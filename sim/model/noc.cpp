@@ -65,10 +65,15 @@ std::int32_t Noc::hops(CoreCoord from, CoreCoord to) const {
   return wrap(from.x - to.x, grid_x_) + wrap(from.y - to.y, grid_y_);
 }
 
+// One router on, wrapping around the torus; a step is +-1, so no division (this runs for every
+// hop of every packet).
 CoreCoord Noc::step(CoreCoord at, Direction direction) const {
-  const std::int32_t delta = id_ == NocId::Noc0 ? 1 : -1;
-  if (direction == Direction::X) return CoreCoord{wrap(at.x + delta, grid_x_), at.y};
-  return CoreCoord{at.x, wrap(at.y + delta, grid_y_)};
+  const auto next = [this](std::int32_t value, std::int32_t size) {
+    if (id_ == NocId::Noc0) return value + 1 == size ? 0 : value + 1;
+    return value == 0 ? size - 1 : value - 1;
+  };
+  if (direction == Direction::X) return CoreCoord{next(at.x, grid_x_), at.y};
+  return CoreCoord{at.x, next(at.y, grid_y_)};
 }
 
 PacketResource& Noc::link_at(CoreCoord at, Direction direction) {
@@ -111,7 +116,7 @@ std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
 // a packet's servers in path order, the source NIU is held until the latest tail time seen on
 // the path, less that server's pipeline offset from the source. This throttles a source to what
 // its path can take instead of letting it queue unbounded work on a congested link.
-PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
+inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
                        SimTime offset) {
   const PacketFront out = pass_through(server, serialisation, in, bytes);
   path_.push_back(Stage{&server, out.tail, offset});
