@@ -31,8 +31,19 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
   slot.sequence = next_sequence_++;
   const Entry entry{time.ps(), (slot.sequence << kSlotBits) | index};
+  const std::int64_t bucket = entry.time_ps >> kBucketShift;
   if (entry.time_ps == now_time_ps_) {
     now_fifo_.push_back(entry);
+  } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
+             ring_[static_cast<std::size_t>(bucket) % kRingBuckets].size() < kCrowdedBucket) {
+    const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
+    ring_[at].push_back(entry);
+    ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
+    ++ring_entries_;
+    if (least_known_ && later(ring_[least_bucket_][least_index_], entry)) {
+      least_bucket_ = at;
+      least_index_ = ring_[at].size() - 1;
+    }
   } else {
     heap_push(entry);
   }
@@ -120,21 +131,92 @@ void EventQueue::discard_cancelled_front() {
   }
 }
 
+bool EventQueue::ring_least(std::size_t& bucket, std::size_t& index) {
+  if (least_known_ && live(ring_[least_bucket_][least_index_])) {
+    bucket = least_bucket_;
+    index = least_index_;
+    return true;
+  }
+  least_known_ = false;
+  constexpr std::size_t kWords = kRingBuckets / 64;
+  const std::size_t start = static_cast<std::size_t>(ring_start_) % kRingBuckets;
+  // Buckets in time order: from the ring's start to the end, then around to just before it.
+  for (std::size_t step = 0; step <= kWords && ring_entries_ > 0; ++step) {
+    const std::size_t word = (start / 64 + step) % kWords;
+    std::uint64_t bits = ring_filled_[word];
+    if (step == 0) bits &= ~std::uint64_t{0} << (start % 64);
+    if (step == kWords) bits &= (std::uint64_t{1} << (start % 64)) - 1;
+    while (bits != 0) {
+      const std::size_t at = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+      bits &= bits - 1;
+      std::vector<Entry>& entries = ring_[at];
+      std::size_t least = entries.size();
+      for (std::size_t i = 0; i < entries.size();) {
+        if (!live(entries[i])) {  // cancelled: drop it (order inside a bucket does not matter)
+          entries[i] = entries.back();
+          entries.pop_back();
+          --ring_entries_;
+          continue;
+        }
+        if (least == entries.size() || later(entries[least], entries[i])) least = i;
+        ++i;
+      }
+      if (least < entries.size()) {
+        bucket = least_bucket_ = at;
+        index = least_index_ = least;
+        least_known_ = true;
+        return true;
+      }
+      ring_filled_[at / 64] &= ~(std::uint64_t{1} << (at % 64));
+    }
+  }
+  return false;
+}
+
+EventQueue::Entry EventQueue::ring_take(std::size_t bucket, std::size_t index) {
+  std::vector<Entry>& entries = ring_[bucket];
+  const Entry entry = entries[index];
+  entries[index] = entries.back();
+  entries.pop_back();
+  if (entries.empty()) ring_filled_[bucket / 64] &= ~(std::uint64_t{1} << (bucket % 64));
+  --ring_entries_;
+  least_known_ = false;
+  return entry;
+}
+
 bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   discard_cancelled_top();
   discard_cancelled_front();
-  const bool fifo = now_head_ < now_fifo_.size();
-  if (!fifo && heap_.empty()) return false;
+  std::size_t bucket = 0;
+  std::size_t index = 0;
+  const bool ring = ring_least(bucket, index);
+  // The earliest of the three fronts.
+  enum class From { None, Fifo, Ring, Heap } from = From::None;
+  const Entry* least = nullptr;
+  if (now_head_ < now_fifo_.size()) {
+    from = From::Fifo;
+    least = &now_fifo_[now_head_];
+  }
+  if (ring && (least == nullptr || later(*least, ring_[bucket][index]))) {
+    from = From::Ring;
+    least = &ring_[bucket][index];
+  }
+  if (!heap_.empty() && (least == nullptr || later(*least, heap_.front()))) {
+    from = From::Heap;
+    least = &heap_.front();
+  }
+  if (least == nullptr || least->time_ps > limit.ps()) return false;
   Entry entry;
-  if (fifo && (heap_.empty() || later(heap_.front(), now_fifo_[now_head_]))) {
-    if (now_time_ps_ > limit.ps()) return false;
-    entry = now_fifo_[now_head_++];
-  } else {
-    if (heap_.front().time_ps > limit.ps()) return false;
-    entry = heap_pop();
+  switch (from) {
+    case From::Fifo: entry = now_fifo_[now_head_++]; break;
+    case From::Ring: entry = ring_take(bucket, index); break;
+    case From::Heap: entry = heap_pop(); break;
+    case From::None: return false;
   }
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;
+  // Nothing pending is earlier than this event, so the ring may start at its bucket.
+  ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
   Slot& slot = slots_[entry.slot()];
   out.time = SimTime::from_ps(entry.time_ps);
   out.sequence = entry.sequence();
@@ -149,7 +231,11 @@ SimTime EventQueue::next_time() {
   discard_cancelled_top();
   discard_cancelled_front();
   if (now_head_ < now_fifo_.size()) return SimTime::from_ps(now_time_ps_);
-  return heap_.empty() ? SimTime::max() : SimTime::from_ps(heap_.front().time_ps);
+  std::int64_t earliest = heap_.empty() ? SimTime::max().ps() : heap_.front().time_ps;
+  std::size_t bucket = 0;
+  std::size_t index = 0;
+  if (ring_least(bucket, index)) earliest = std::min(earliest, ring_[bucket][index].time_ps);
+  return SimTime::from_ps(earliest);
 }
 
 }  // namespace cclmesh::sim

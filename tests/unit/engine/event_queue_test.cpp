@@ -87,9 +87,10 @@ TEST(EventQueue, DestructionDropsPendingContexts) {
   EXPECT_EQ(dropped, 1);
 }
 
-// The 4-ary heap against a sort: thousands of events scheduled while others run (as the engine
-// does: never before the event being run), many at equal times, some cancelled. The order must
-// be exactly (time, scheduling order).
+// The queue against a sort: thousands of events scheduled while others run (as the engine
+// does: never before the event being run), a quarter at the current time (the FIFO), most a
+// little later (the calendar ring), some far beyond the ring's horizon or piling into one
+// crowded bucket (the heap), some cancelled. The order must be exactly (time, scheduling order).
 TEST(EventQueue, ManyInterleavedEventsComeOutInTimeThenSchedulingOrder) {
   EventQueue queue;
   std::mt19937_64 random(7);
@@ -118,7 +119,11 @@ TEST(EventQueue, ManyInterleavedEventsComeOutInTimeThenSchedulingOrder) {
     event.fn(event.context);
     for (int k = 0; k < 2 && next_id < 20000; ++k) {
       const std::uint64_t draw = random();
-      schedule(now_ps + static_cast<std::int64_t>(draw % 4 == 0 ? 0 : draw % 3000));  // a quarter at "now"
+      std::int64_t delay_ps = static_cast<std::int64_t>(draw % 3000);
+      if (draw % 4 == 0) delay_ps = 0;
+      if (draw % 8 == 1) delay_ps = static_cast<std::int64_t>(draw % 20'000'000);  // up to 20 us
+      if (draw % 8 == 3) delay_ps = 5'000 - now_ps % 5'000;  // many at the same instant
+      schedule(now_ps + delay_ps);
     }
     if (random() % 16 == 0) {
       const EventId victim = handles[static_cast<std::size_t>(random() % handles.size())];
