@@ -24,6 +24,8 @@ constexpr const char* kLegacyEdmKernelName = "legacy_edm";
 constexpr const char* kReduceKernelName = "reduce";
 constexpr const char* kLegacyAllGatherSenderKernelName = "legacy_all_gather_sender";
 constexpr const char* kLegacyAllGatherReceiverKernelName = "legacy_all_gather_receiver";
+constexpr const char* kLegacyReduceScatterSenderKernelName = "legacy_reduce_scatter_sender";
+constexpr const char* kLegacyReduceScatterReceiverKernelName = "legacy_reduce_scatter_receiver";
 
 // =============================================================================================
 // Command interpreter (ccl_interpreter.cpp; REFERENCE §4.7, simplified)

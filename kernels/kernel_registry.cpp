@@ -16,6 +16,10 @@ constexpr std::array kKernels{
                "kernels/legacy_all_gather_sender.cpp", false},
     KernelInfo{kLegacyAllGatherReceiverKernelName, &kernel_main_legacy_all_gather_receiver,
                "kernels/legacy_all_gather_receiver.cpp", false},
+    KernelInfo{kLegacyReduceScatterSenderKernelName, &kernel_main_legacy_reduce_scatter_sender,
+               "kernels/legacy_reduce_scatter_sender.cpp", false},
+    KernelInfo{kLegacyReduceScatterReceiverKernelName, &kernel_main_legacy_reduce_scatter_receiver,
+               "kernels/legacy_reduce_scatter_receiver.cpp", false},
     KernelInfo{kReduceKernelName, &kernel_main_reduce, "kernels/reduce.cpp", false},
 };
 

@@ -12,5 +12,8 @@ void kernel_main_legacy_edm();
 // The legacy-EDM all-gather's per-direction sender and receiver workers (REFERENCE 7.4).
 void kernel_main_legacy_all_gather_sender();
 void kernel_main_legacy_all_gather_receiver();
+// The legacy-EDM reduce-scatter's per-direction sender and receiver workers (REFERENCE 7.5).
+void kernel_main_legacy_reduce_scatter_sender();
+void kernel_main_legacy_reduce_scatter_receiver();
 // out = in0 + in1 over CB pages, fp32 or bf16.
 void kernel_main_reduce();

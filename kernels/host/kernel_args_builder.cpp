@@ -6,6 +6,7 @@
 #include "kernels/host/disassembler.hpp"
 #include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
+#include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 
 namespace cclmesh::kargs {
 namespace {
@@ -239,6 +240,46 @@ KernelArgs build_legacy_all_gather_worker_args(const LegacyAllGatherWorkerSpec& 
       spec.is_sender, rt.data(), checked_u32(rt.size(), "runtime args"), parsed);
   if (!f.ok()) {
     throw KernelArgsError(fmt::format("legacy all-gather {} args rejected at runtime arg {}: {} ({})",
+                                      spec.is_sender ? "sender" : "receiver", f.word, api::kernel_fault_name(f.code),
+                                      api::kernel_fault_description(f.code)));
+  }
+  return args;
+}
+
+KernelArgs build_legacy_reduce_scatter_worker_args(const LegacyReduceScatterWorkerSpec& spec) {
+  namespace rs = kernels::legacy_reduce_scatter;
+  KernelArgs args;
+  args.compile_time = {spec.partial_cb_id, spec.local_cb_id, spec.reduced_cb_id, spec.scratch_cb_id};
+  std::vector<uint32_t>& rt = args.runtime;
+  rt.assign(rs::kHeaderWords, 0);
+  rt[rs::kRtPageSizeBytes] = spec.page_size_bytes;
+  rt[rs::kRtPageStrideBytes] = spec.page_stride_bytes;
+  rt[rs::kRtPagesPerMessage] = spec.pages_per_message;
+  if (spec.edm_channel) {
+    std::vector<uint32_t> edm(api::kLegacyEdmChannelArgWords);
+    api::write_legacy_edm_channel_config(*spec.edm_channel, edm.data());
+    rt[rs::kRtEdmChannelOffset] = append(rt, edm);
+  }
+  rt[rs::kRtEdmTerminationSemaphoreId] = spec.edm_termination_semaphore_id.value_or(rs::kNoTermination);
+  rt[rs::kRtOutputAddress] = tensor_address_and_page(spec.output).first;
+  rt[rs::kRtOutputAddrGenOffset] = append(rt, addrgen_block(spec.output));
+  rt[rs::kRtInputAddress] = tensor_address_and_page(spec.input).first;
+  rt[rs::kRtInputAddrGenOffset] = append(rt, addrgen_block(spec.input));
+  rt[rs::kRtNumSteps] = checked_u32(spec.steps.size(), "legacy reduce-scatter steps");
+  std::vector<uint32_t> records(spec.steps.size() * rs::kStepRecordWords);
+  for (std::size_t i = 0; i < spec.steps.size(); ++i) {
+    records[i * rs::kStepRecordWords] = spec.steps[i].kind;
+    kernels::write_slice_record(spec.steps[i].run, records.data() + i * rs::kStepRecordWords + 1);
+  }
+  rt[rs::kRtStepsOffset] = append(rt, records);
+  rt[rs::kRtReadySemaphoreId] = spec.ready_semaphore_id.value_or(rs::kNoReadySemaphore);
+  rt[rs::kRtReadyNocX] = spec.ready_core.x;
+  rt[rs::kRtReadyNocY] = spec.ready_core.y;
+  kernels::LegacyReduceScatterArgs parsed{};
+  const kernels::ArgsFault f = kernels::parse_legacy_reduce_scatter_args(
+      spec.is_sender, rt.data(), checked_u32(rt.size(), "runtime args"), parsed);
+  if (!f.ok()) {
+    throw KernelArgsError(fmt::format("legacy reduce-scatter {} args rejected at runtime arg {}: {} ({})",
                                       spec.is_sender ? "sender" : "receiver", f.word, api::kernel_fault_name(f.code),
                                       api::kernel_fault_description(f.code)));
   }

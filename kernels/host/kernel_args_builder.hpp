@@ -140,6 +140,32 @@ struct LegacyAllGatherWorkerSpec {
 
 KernelArgs build_legacy_all_gather_worker_args(const LegacyAllGatherWorkerSpec& spec);
 
+// ---- Legacy reduce-scatter workers (legacy_reduce_scatter/legacy_reduce_scatter_args.hpp) ---------
+struct LegacyReduceScatterStep {
+  uint32_t kind = 0;  // kernels::legacy_reduce_scatter::StepKind
+  api::CclCommandTensor run{};
+};
+struct LegacyReduceScatterWorkerSpec {
+  bool is_sender = false;
+  uint32_t partial_cb_id = 0;
+  uint32_t local_cb_id = 0;
+  uint32_t reduced_cb_id = 0;
+  uint32_t scratch_cb_id = 0;
+  uint32_t page_size_bytes = 0;
+  uint32_t page_stride_bytes = 0;
+  uint32_t pages_per_message = 1;
+  std::optional<api::LegacyEdmChannelConfig> edm_channel;  // worker semaphore as an id
+  std::optional<uint32_t> edm_termination_semaphore_id;   // WORKER_INITIATED EDMs only
+  TensorArgs output;
+  TensorArgs input;
+  std::vector<LegacyReduceScatterStep> steps;
+  // Receiver: its ready semaphore id; sender: the one it +1s, on the core at NoC0 ready_core.
+  std::optional<uint32_t> ready_semaphore_id;
+  NocCoord ready_core{};
+};
+
+KernelArgs build_legacy_reduce_scatter_worker_args(const LegacyReduceScatterWorkerSpec& spec);
+
 // ---- Reduce ------------------------------------------------------------------------------------------
 struct ReduceSpec {
   uint32_t in0_cb_id = 0;

@@ -146,8 +146,11 @@ struct PreparedOp {
 };
 
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
-  if (legacy_mode(options) && options.op != CollectiveOp::AllGather) {
-    throw UsageError(fmt::format("--mode: 'legacy' runs all_gather so far, not {}; use --mode fabric",
+  const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                         options.op == CollectiveOp::AllReduce;
+  if (legacy_mode(options) && !legacy_op) {
+    throw UsageError(fmt::format("--mode: 'legacy' runs all_gather, reduce_scatter and all_reduce so far, not {}; "
+                                 "use --mode fabric",
                                  to_string(options.op)));
   }
   const bool pair_op_links = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
@@ -356,10 +359,13 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
+    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
-    p.barrier_semaphore = device.create_global_semaphore(ccl::reduce_scatter::semaphore_cores(p, device.topology()),
-                                                         runtime::CoreKind::Tensix, 0);
+    if (p.mode == ccl::CclMode::Fabric) {
+      p.barrier_semaphore = device.create_global_semaphore(
+          ccl::reduce_scatter::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+    }
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
@@ -430,6 +436,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
+    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));

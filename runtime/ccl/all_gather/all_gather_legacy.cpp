@@ -20,10 +20,6 @@ constexpr std::uint32_t kSenderEdmSemaphoreId = 1;
 constexpr std::uint32_t kReceiverEdmSemaphoreId = 2;
 constexpr std::uint32_t kSenderScratchCbId = 0;
 constexpr std::uint32_t kReceiverScratchCbId = 1;
-// Channels of every EDM: the sender channel first, then the receiver channel.
-constexpr std::uint32_t kEdmSenderChannel = 0;
-constexpr std::uint32_t kEdmReceiverChannel = 1;
-constexpr std::uint32_t kEdmChannels = 2;
 constexpr std::uint32_t kMessageSlots = 2;  // worker scratch: one message filling, one in flight
 
 struct Resolved {
@@ -84,7 +80,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   r.cores = ccl::worker_cores(topology, p.first_worker, 2, kOp);
   r.page_stride = legacy_page_stride_bytes(r.page_size);
-  r.pages_per_message = legacy_pages_per_message(p.legacy, r.page_stride, kEdmChannels, kOp);
+  r.pages_per_message = legacy_pages_per_message(p.legacy, r.page_stride, kLegacyHopChannels, kOp);
   r.messages_per_slice =
       kernels::legacy_messages_per_slice(static_cast<std::uint32_t>(num_pages(p.input)), r.pages_per_message);
   return r;
@@ -138,15 +134,13 @@ class ChipBuilder {
   CoreCoord core_of(bool up) const { return r_.cores[up ? 0 : 1]; }
 
   LegacyEdmSite edm_toward(bool up, std::uint32_t sent_slices, std::uint32_t received_slices) {
-    const LegacyHop hop = legacy_hop(topology_, group_[rank_], group_[step(n_, rank_, up, 1)], kOp);
-    LegacyEdmSite site = legacy_edm_site(hop.from, hop.from_channel, hop.to, 1, 1, r_.pages_per_message,
-                                         r_.page_stride, p_.legacy);
     // Channel 0 feeds the next chip in direction `up` from my `up` sender; channel 1 feeds my
     // receiver of the other direction.
-    add_legacy_edm(program_, topology_, site,
-                   {LegacyEdmChannel{core_of(up), kSenderEdmSemaphoreId, sent_slices * r_.messages_per_slice},
-                    LegacyEdmChannel{core_of(!up), kReceiverEdmSemaphoreId, received_slices * r_.messages_per_slice}});
-    return site;
+    return add_legacy_hop_edm(
+        program_, topology_, group_[rank_], group_[step(n_, rank_, up, 1)],
+        LegacyEdmChannel{core_of(up), kSenderEdmSemaphoreId, sent_slices * r_.messages_per_slice},
+        LegacyEdmChannel{core_of(!up), kReceiverEdmSemaphoreId, received_slices * r_.messages_per_slice},
+        r_.pages_per_message, r_.page_stride, p_.legacy, kOp);
   }
 
   api::CclCommandTensor output_slice_of(std::uint32_t origin_rank) const {
@@ -192,7 +186,7 @@ class ChipBuilder {
   }
 
   void add_sender(bool up, std::uint32_t slices, const LegacyEdmSite& edm, bool local_copy) {
-    kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kEdmSenderChannel, kSenderEdmSemaphoreId);
+    kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = in_layout_.interpreter_args(map_);
     const api::Shape4D in_pages = shape_in_pages(p_.input);
     w.slices.push_back(api::to_command_tensor(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
@@ -204,7 +198,7 @@ class ChipBuilder {
   }
 
   void add_receiver(bool up, std::uint32_t slices, const LegacyEdmSite& edm) {
-    kargs::LegacyAllGatherWorkerSpec w = worker_spec(false, edm, kEdmReceiverChannel, kReceiverEdmSemaphoreId);
+    kargs::LegacyAllGatherWorkerSpec w = worker_spec(false, edm, kLegacyHopReceiverChannel, kReceiverEdmSemaphoreId);
     for (std::uint32_t k = 1; k <= slices; ++k) w.slices.push_back(output_slice_of(step(n_, rank_, !up, k)));
     add_kernel(false, core_of(up), kargs::build_legacy_all_gather_worker_args(w));
   }

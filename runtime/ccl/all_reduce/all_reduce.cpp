@@ -44,6 +44,9 @@ Flat flat_of(const TensorSpec& t) {
 }
 
 std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
+  if (p.mode == CclMode::Legacy) {
+    return static_cast<std::uint32_t>(resolve_legacy_groups(p.groups, topology, p.topology).front().size());
+  }
   const FabricPlan plan(topology, p.fabric);
   return static_cast<std::uint32_t>(resolve_groups(p.groups, topology, plan).front().size());
 }
@@ -203,6 +206,15 @@ std::size_t hash_value(const Params& p) {
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) {
+    // Legacy EDM mode builds the 2024 reduce_scatter + all_gather only: the one-shot and the
+    // composite's local reduction are fabric-mode programs.
+    if (params.algorithm != Algorithm::Auto && params.algorithm != Algorithm::ReduceScatterAllGather) {
+      throw CclParamsError(fmt::format("all_reduce: algorithm {} in legacy EDM mode; legacy mode runs {} only",
+                                       to_string(params.algorithm), to_string(Algorithm::ReduceScatterAllGather)));
+    }
+    return Algorithm::ReduceScatterAllGather;
+  }
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint64_t one_shot_max = params.one_shot_max_bytes.value_or(
       params.topology == CclTopology::Ring ? kDefaultOneShotMaxBytesRing : kDefaultOneShotMaxBytesLine);

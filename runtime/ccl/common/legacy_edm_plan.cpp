@@ -131,6 +131,17 @@ void add_legacy_edm(Program& program, const topo::Topology& topology, const Lega
   program.kernels.push_back(std::move(kernel));
 }
 
+LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
+                                 const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
+                                 std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
+                                 const LegacyEdmOptions& options, const std::string& op) {
+  const LegacyHop hop = legacy_hop(topology, from, to, op);
+  const LegacyEdmSite site =
+      legacy_edm_site(hop.from, hop.from_channel, hop.to, 1, 1, pages_per_message, page_stride_bytes, options);
+  add_legacy_edm(program, topology, site, {sender, receiver});
+  return site;
+}
+
 api::LegacyEdmChannelConfig legacy_edm_worker_channel(const topo::Topology& topology, const LegacyEdmSite& site,
                                                       std::uint32_t channel, std::uint32_t worker_semaphore_id) {
   const Noc0Coord edm = chip_core_map(topology, site.chip).eth_noc0(site.channel);

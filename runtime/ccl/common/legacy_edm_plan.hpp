@@ -95,6 +95,18 @@ LegacyEdmSite legacy_edm_site(ChipId chip, std::uint32_t channel, ChipId peer, s
 void add_legacy_edm(Program& program, const topo::Topology& topology, const LegacyEdmSite& site,
                     const std::vector<LegacyEdmChannel>& channels);
 
+// The neighbour-only ops (all_gather, reduce_scatter) put one two-channel EDM on each end of a
+// hop: channel 0 carries my worker's messages to the peer, channel 1 brings the peer's
+// messages to my worker (of the opposite direction).
+inline constexpr std::uint32_t kLegacyHopSenderChannel = 0;
+inline constexpr std::uint32_t kLegacyHopReceiverChannel = 1;
+inline constexpr std::uint32_t kLegacyHopChannels = 2;
+// Adds that EDM on `from`'s end of the hop to `to` (link 0) and returns its site.
+LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
+                                 const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
+                                 std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
+                                 const LegacyEdmOptions& options, const std::string& op);
+
 // The worker's block for channel `channel` of the EDM at `site`.
 api::LegacyEdmChannelConfig legacy_edm_worker_channel(const topo::Topology& topology, const LegacyEdmSite& site,
                                                       std::uint32_t channel, std::uint32_t worker_semaphore_id);

@@ -11,6 +11,7 @@
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
@@ -70,11 +71,6 @@ std::uint32_t reduce_format(DataType dtype) {
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
-  if (p.mode == CclMode::Legacy) {
-    throw CclParamsError(
-        "reduce_scatter: legacy EDM mode is not supported yet: no worker kernel speaks the legacy EDM "
-        "protocol (docs/kernels.md, 'Not done yet'); use mode fabric");
-  }
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (p.input.dtype == DataType::Bfloat8B) {
@@ -345,6 +341,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
   boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->address : 0u);
   boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->id : 0u);
+  boost::hash_combine(seed, ccl::hash_value(p.legacy));
   boost::hash_combine(seed, runtime::hash_value(p.first_worker));
   boost::hash_combine(seed, p.packet_size_in_pages);
   boost::hash_combine(seed, p.chunk_packets);
@@ -353,6 +350,7 @@ std::size_t hash_value(const Params& p) {
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::output_spec(params, topology);
   const FabricPlan plan(topology, params.fabric);
   const auto groups = resolve_groups(params.groups, topology, plan);
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), false);
@@ -360,6 +358,10 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   std::vector<CoreRange> ranges;
+  if (params.mode == CclMode::Legacy) {
+    for (const CoreCoord& c : legacy::worker_cores(params, topology)) ranges.push_back(CoreRange{c, c});
+    return ranges;
+  }
   const std::uint32_t per_link = params.topology == CclTopology::Ring ? 2 : 1;
   for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
@@ -367,9 +369,13 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   return ranges;
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+void validate(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
+  resolve(params, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
   const Resolved r = resolve(params, topology);
   MeshWorkload workload;
   workload.name = kOp;
@@ -385,6 +391,7 @@ void run(MeshDevice& device, const Params& params) { run_workload(device, build(
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
+  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, inputs_by_rank);
   const Resolved r = resolve(params, topology);
   const std::uint32_t n = r.group_size;
   if (inputs_by_rank.size() != n) {

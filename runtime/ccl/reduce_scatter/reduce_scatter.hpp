@@ -1,7 +1,8 @@
 #pragma once
 // reduce_scatter: every chip of a group holds an input of the same shape; chip of rank r ends
 // with slice r (along `dim`, N equal slices) of the element-wise sum of all inputs (REFERENCE
-// 7.5). Sum only. Fabric mode, built on the command interpreter and the reduce kernel.
+// 7.5). Sum only. Fabric mode, built on the command interpreter and the reduce kernel; legacy
+// EDM mode (params.mode CclMode::Legacy): reduce_scatter_legacy.hpp.
 //
 // Algorithm: the ring reduce-scatter, partials reduced hop by hop (REFERENCE 7.5 "legacy
 // ring", 10 "unidirectional ring"). For slice s the chain starts at rank s + 1 with its raw
@@ -54,6 +55,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -74,6 +76,8 @@ struct Params {
   FabricOptions fabric;  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> barrier_semaphore;
+  // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
+  LegacyEdmOptions legacy;
   CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
   std::uint32_t chunk_packets = 8;         // CB packets per synchronised chunk (at least)

@@ -1,0 +1,389 @@
+#include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <span>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/host/slicing.hpp"
+#include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+#include "sim/engine/check.hpp"
+
+namespace cclmesh::runtime::ccl::reduce_scatter::legacy {
+namespace {
+
+namespace rs = kernels::legacy_reduce_scatter;
+
+constexpr const char* kOp = "reduce_scatter";
+
+// Per worker core: the line's ready semaphore, and the worker semaphores the two EDM channels
+// signal.
+constexpr std::uint32_t kReadySemaphoreId = 0;
+constexpr std::uint32_t kSenderEdmSemaphoreId = 1;
+constexpr std::uint32_t kReceiverEdmSemaphoreId = 2;
+constexpr std::uint32_t kPartialCbId = 0;
+constexpr std::uint32_t kLocalCbId = 1;
+constexpr std::uint32_t kReducedCbId = 2;
+constexpr std::uint32_t kScratchCbId = 3;
+constexpr std::uint32_t kMessagesPerCb = 2;  // one filling, one draining
+
+struct Resolved {
+  std::vector<std::vector<ChipId>> groups;
+  std::uint32_t n = 0;
+  bool ring = false;
+  TensorSpec output;
+  std::uint32_t page_size = 0;
+  std::uint32_t page_stride = 0;
+  std::uint32_t pages_per_message = 0;
+  std::vector<api::TensorSlice> out_runs;  // per direction: [up, down]
+  std::vector<CoreCoord> cores;            // [up, down]
+};
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  Resolved r;
+  r.page_size = page_size_bytes(p.input);
+  if (p.input.dtype == DataType::Bfloat8B) {
+    throw CclParamsError(
+        "reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
+  }
+  require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  if (p.fabric.mode != FabricMode::None) {
+    throw CclParamsError(fmt::format("reduce_scatter: legacy EDM mode needs a device without a persistent fabric "
+                                     "(fabric.mode none, not {}): the op's EDMs run on the ethernet cores the "
+                                     "routers would hold",
+                                     to_string(p.fabric.mode)));
+  }
+  if (p.num_links != 1) {
+    throw CclParamsError(fmt::format("reduce_scatter: num_links {} in legacy mode; one EDM per hop end is built "
+                                     "(link 0), use num_links 1",
+                                     p.num_links));
+  }
+  r.groups = resolve_legacy_groups(p.groups, topology, p.topology);
+  r.n = static_cast<std::uint32_t>(r.groups.front().size());
+  for (const auto& g : r.groups) {
+    if (g.size() != r.n) {
+      throw CclParamsError(fmt::format(
+          "reduce_scatter: groups of {} and {} chips; every group must have the same size", r.n, g.size()));
+    }
+    require_group_shape(topology, g, p.topology, p.num_links, kOp);
+  }
+  const api::Shape4D in_pages = shape_in_pages(p.input);
+  if (dim_of(in_pages, p.dim) % r.n != 0) {
+    throw CclParamsError(fmt::format(
+        "reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
+        "(shape[dim] % N != 0, REFERENCE 11.15)",
+        p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", r.n));
+  }
+  r.output = with_dim_scaled(p.input, p.dim, r.n, false);
+  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
+  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
+  }
+  const CoreCoord grid = common_worker_grid(topology);
+  for (const auto& g : r.groups) {
+    for (ChipId chip : g) {
+      const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+      buffer_layout(p.input_buffer, grid, banks);
+      buffer_layout(p.output_buffer, grid, banks);
+    }
+  }
+  r.cores = ccl::worker_cores(topology, p.first_worker, 2, kOp);
+  r.page_stride = legacy_page_stride_bytes(r.page_size);
+  r.pages_per_message = legacy_pages_per_message(p.legacy, r.page_stride, kLegacyHopChannels, kOp);
+  // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
+  r.ring = p.topology == CclTopology::Ring;
+  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
+  r.out_runs = r.ring ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, 2)
+                      : std::vector<api::TensorSlice>{whole, whole};
+  if (api::volume(r.out_runs[1].worker_slice_shape) == 0) {
+    throw CclParamsError(fmt::format("reduce_scatter: a slice of {} page in legacy mode; the ring's two directions "
+                                     "each chain half of a slice, so it needs at least 2 pages",
+                                     api::volume(out_pages)));
+  }
+  return r;
+}
+
+// Rank `rank` moved `steps` ranks in direction up / down.
+std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps) {
+  return up ? (rank + steps) % n : (rank + n - steps % n) % n;
+}
+
+// What one direction's worker of one rank does, as slice indices.
+struct Plan {
+  struct Step {
+    std::uint32_t kind = 0;
+    std::uint32_t slice = 0;
+  };
+  std::vector<Step> sender;
+  std::vector<Step> receiver;
+  bool signals_ready = false;  // line: the sender's output write feeds the other direction
+  std::uint32_t sent() const {
+    std::uint32_t k = 0;
+    for (const Step& s : sender) k += s.kind != rs::kWriteReduced ? 1 : 0;
+    return k;
+  }
+};
+
+Plan plan_of(const Resolved& r, std::uint32_t rank, bool up) {
+  const std::uint32_t n = r.n;
+  Plan plan;
+  if (r.ring) {
+    plan.sender.push_back({rs::kSendRaw, step(n, rank, !up, 1)});
+    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+      const std::uint32_t slice = step(n, rank, !up, 2 + m);
+      plan.receiver.push_back({rs::kReduceWithInput, slice});
+      plan.sender.push_back({m + 2 == n ? rs::kWriteReduced : rs::kSendReduced, slice});
+    }
+    return plan;
+  }
+  // Line, in positions along the direction: position 0 is where the chains start.
+  const std::uint32_t pos = up ? rank : n - 1 - rank;
+  const auto slice_at = [&](std::uint32_t q) { return up ? q : n - 1 - q; };
+  if (pos == 0) {
+    for (std::uint32_t q = 1; q < n; ++q) plan.sender.push_back({rs::kSendRaw, slice_at(q)});
+    return plan;
+  }
+  for (std::uint32_t q = pos; q < n; ++q) {
+    // The down chain ends on what the up chain left in the output (on rank 0 there is none).
+    const bool onto_output = !up && q == pos && rank > 0;
+    plan.receiver.push_back({onto_output ? rs::kReduceWithOutput : rs::kReduceWithInput, slice_at(q)});
+    plan.sender.push_back({q == pos ? rs::kWriteReduced : rs::kSendReduced, slice_at(q)});
+  }
+  plan.signals_ready = up && rank + 1 < n;
+  return plan;
+}
+
+class ChipBuilder {
+ public:
+  ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const std::vector<ChipId>& group,
+              std::uint32_t rank)
+      : p_(p),
+        topology_(topology),
+        r_(r),
+        group_(group),
+        rank_(rank),
+        map_(chip_core_map(topology, group[rank])),
+        in_layout_(buffer_layout(p.input_buffer, common_worker_grid(topology), map_.dram_bank_count())),
+        out_layout_(buffer_layout(p.output_buffer, common_worker_grid(topology), map_.dram_bank_count())),
+        in_slices_(cmd::compute_page_aligned_slices(r.n, shape_in_pages(p.input), p.dim)) {}
+
+  Program build() {
+    const Plan up = plan_of(r_, rank_, true);
+    const Plan down = plan_of(r_, rank_, false);
+    // The EDM toward the next chip up carries my up sender and my down receiver; the one
+    // toward the next chip down, my down sender and my up receiver.
+    std::optional<LegacyEdmSite> toward_up;
+    std::optional<LegacyEdmSite> toward_down;
+    if (up.sent() > 0 || !down.receiver.empty()) toward_up = edm_toward(true, up, down);
+    if (down.sent() > 0 || !up.receiver.empty()) toward_down = edm_toward(false, down, up);
+    for (const bool dir_up : {true, false}) {
+      const Plan& plan = dir_up ? up : down;
+      if (plan.sender.empty() && plan.receiver.empty()) continue;
+      const CoreCoord core = core_of(dir_up);
+      for (std::uint32_t id : {kReadySemaphoreId, kSenderEdmSemaphoreId, kReceiverEdmSemaphoreId}) {
+        program_.semaphores.push_back(tensix_semaphore(core, id));
+      }
+      for (std::uint32_t id : {kPartialCbId, kLocalCbId, kReducedCbId, kScratchCbId}) {
+        program_.circular_buffers.push_back(
+            CircularBufferSpec{id, {CoreRange{core, core}}, kMessagesPerCb, r_.pages_per_message * r_.page_stride});
+      }
+      const std::optional<LegacyEdmSite>& onward = dir_up ? toward_up : toward_down;
+      const std::optional<LegacyEdmSite>& from_behind = dir_up ? toward_down : toward_up;
+      add_worker(true, dir_up, plan, onward);
+      if (!plan.receiver.empty()) {
+        add_worker(false, dir_up, plan, from_behind);
+        add_reduce(core, static_cast<std::uint32_t>(plan.receiver.size()) * messages(dir_up));
+      }
+    }
+    return std::move(program_);
+  }
+
+ private:
+  CoreCoord core_of(bool up) const { return r_.cores[up ? 0 : 1]; }
+  std::uint32_t direction_index(bool up) const { return up ? 0 : 1; }
+  std::uint32_t run_pages(bool up) const {
+    return static_cast<std::uint32_t>(api::volume(r_.out_runs[direction_index(up)].worker_slice_shape));
+  }
+  // Messages per step of one direction (a ring's two runs may differ by a page).
+  std::uint32_t messages(bool up) const {
+    return kernels::legacy_messages_per_slice(run_pages(up), r_.pages_per_message);
+  }
+
+  LegacyEdmSite edm_toward(bool up, const Plan& onward, const Plan& back) {
+    return add_legacy_hop_edm(
+        program_, topology_, group_[rank_], group_[step(r_.n, rank_, up, 1)],
+        LegacyEdmChannel{core_of(up), kSenderEdmSemaphoreId, onward.sent() * messages(up)},
+        LegacyEdmChannel{core_of(!up), kReceiverEdmSemaphoreId,
+                         static_cast<std::uint32_t>(back.receiver.size()) * messages(!up)},
+        r_.pages_per_message, r_.page_stride, p_.legacy, kOp);
+  }
+
+  api::CclCommandTensor run_of(bool up, std::uint32_t kind, std::uint32_t slice) const {
+    const api::TensorSlice& out_run = r_.out_runs[direction_index(up)];
+    const bool on_input = kind == rs::kSendRaw || kind == rs::kReduceWithInput;
+    if (!on_input) return api::to_command_tensor(out_run);
+    api::TensorSlice in = in_slices_[slice];
+    in.worker_slice_shape = out_run.worker_slice_shape;
+    in.worker_slice_offset = out_run.worker_slice_offset;
+    return api::to_command_tensor(in);
+  }
+
+  void add_worker(bool sender, bool up, const Plan& plan, const std::optional<LegacyEdmSite>& edm) {
+    kargs::LegacyReduceScatterWorkerSpec w;
+    w.is_sender = sender;
+    w.partial_cb_id = kPartialCbId;
+    w.local_cb_id = kLocalCbId;
+    w.reduced_cb_id = kReducedCbId;
+    w.scratch_cb_id = kScratchCbId;
+    w.page_size_bytes = r_.page_size;
+    w.page_stride_bytes = r_.page_stride;
+    w.pages_per_message = r_.pages_per_message;
+    const bool uses_edm = sender ? plan.sent() > 0 : true;
+    if (uses_edm) {
+      CCLMESH_CHECK(edm.has_value(), "reduce_scatter legacy: a worker that uses an EDM has none");
+      w.edm_channel = sender ? legacy_edm_worker_channel(topology_, *edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId)
+                             : legacy_edm_worker_channel(topology_, *edm, kLegacyHopReceiverChannel,
+                                                         kReceiverEdmSemaphoreId);
+      if (p_.legacy.termination == LegacyTermination::WorkerSignal) {
+        w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;
+      }
+    }
+    w.output = out_layout_.interpreter_args(map_);
+    w.input = in_layout_.interpreter_args(map_);
+    for (const Plan::Step& s : sender ? plan.sender : plan.receiver) {
+      w.steps.push_back({s.kind, run_of(up, s.kind, s.slice)});
+    }
+    if (sender && plan.signals_ready) {
+      w.ready_semaphore_id = kReadySemaphoreId;
+      const Noc0Coord c = map_.tensix_noc0(core_of(!up));
+      w.ready_core = {c.x, c.y};
+    }
+    if (!sender) w.ready_semaphore_id = kReadySemaphoreId;
+    const kargs::KernelArgs args = kargs::build_legacy_reduce_scatter_worker_args(w);
+    const CoreCoord core = core_of(up);
+    KernelSpec k;
+    k.kernel = sender ? kernels::kLegacyReduceScatterSenderKernelName : kernels::kLegacyReduceScatterReceiverKernelName;
+    k.cores = {CoreRange{core, core}};
+    k.processor = sender ? DataMovementProcessor::Riscv0 : DataMovementProcessor::Riscv1;
+    k.noc = sender ? NocIndex::Noc0 : NocIndex::Noc1;
+    k.compile_time_args = args.compile_time;
+    k.runtime_args[core] = args.runtime;
+    program_.kernels.push_back(std::move(k));
+  }
+
+  void add_reduce(CoreCoord core, std::uint32_t blocks) {
+    kargs::ReduceSpec reduce;
+    reduce.in0_cb_id = kPartialCbId;
+    reduce.in1_cb_id = kLocalCbId;
+    reduce.out_cb_id = kReducedCbId;
+    reduce.data_format = p_.input.dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32
+                                                             : kernels::reduce::kDataFormatFloat16B;
+    reduce.num_blocks = blocks;
+    reduce.pages_per_block = 1;  // one CB page is one EDM message
+    const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
+    KernelSpec k;
+    k.kernel = kernels::kReduceKernelName;
+    k.core_kind = CoreKind::Tensix;
+    k.cores = {CoreRange{core, core}};
+    k.processor = DataMovementProcessor::Compute;
+    k.compile_time_args = args.compile_time;
+    k.runtime_args[core] = args.runtime;
+    program_.kernels.push_back(std::move(k));
+  }
+
+  const Params& p_;
+  const topo::Topology& topology_;
+  const Resolved& r_;
+  const std::vector<ChipId>& group_;
+  std::uint32_t rank_;
+  ChipCoreMap map_;
+  BufferLayout in_layout_;
+  BufferLayout out_layout_;
+  std::vector<api::TensorSlice> in_slices_;
+  Program program_;
+};
+
+}  // namespace
+
+std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology) {
+  return ccl::worker_cores(topology, params.first_worker, 2, kOp);
+}
+
+TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
+  const auto groups = resolve_legacy_groups(params.groups, topology, params.topology);
+  return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), false);
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = "reduce_scatter_legacy";
+  for (const auto& g : r.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g[rank]] = ChipBuilder(params, topology, r, g, rank).build();
+    }
+  }
+  return workload;
+}
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  const Resolved r = resolve(params, topology);
+  const std::uint32_t n = r.n;
+  if (inputs_by_rank.size() != n) {
+    throw CclParamsError(
+        fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  std::vector<std::vector<reference::Bytes>> slices(n);  // slices[rank][s], in output page order
+  for (std::uint32_t rank = 0; rank < n; ++rank) {
+    for (std::uint32_t s = 0; s < n; ++s)
+      slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
+  }
+  const auto chain = [&](std::uint32_t s, const std::vector<std::uint32_t>& ranks, std::uint64_t offset,
+                         std::uint64_t bytes) {
+    std::vector<std::span<const std::byte>> parts;
+    for (std::uint32_t rank : ranks) parts.push_back(std::span<const std::byte>(slices[rank][s]).subspan(offset, bytes));
+    return reference::sum_in_order(parts, params.input.dtype);
+  };
+  std::vector<reference::Bytes> out(n);
+  for (std::uint32_t s = 0; s < n; ++s) {
+    out[s].resize(slices[0][s].size());
+    if (r.ring) {
+      std::uint64_t offset = 0;
+      for (const bool up : {true, false}) {
+        const std::uint64_t bytes = api::volume(r.out_runs[up ? 0 : 1].worker_slice_shape) * r.page_size;
+        std::vector<std::uint32_t> ranks;
+        for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(step(n, s, up, k));
+        if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, ranks, offset, bytes).data(), bytes);
+        offset += bytes;
+      }
+      continue;
+    }
+    std::vector<std::uint32_t> up_ranks;
+    std::vector<std::uint32_t> down_ranks;
+    for (std::uint32_t k = 0; k <= s; ++k) up_ranks.push_back(k);
+    for (std::uint32_t k = n - 1; k > s; --k) down_ranks.push_back(k);
+    const std::uint64_t bytes = out[s].size();
+    reference::Bytes result = chain(s, up_ranks, 0, bytes);
+    if (!down_ranks.empty()) {
+      const reference::Bytes d = chain(s, down_ranks, 0, bytes);
+      // The reduce kernel adds in0 (the arriving partial D) + in1 (U): that operand order
+      // decides which NaN payload survives.
+      result = reference::sum_in_order({std::span<const std::byte>(d), std::span<const std::byte>(result)},
+                                       params.input.dtype);
+    }
+    out[s] = std::move(result);
+  }
+  return out;
+}
+
+}  // namespace cclmesh::runtime::ccl::reduce_scatter::legacy

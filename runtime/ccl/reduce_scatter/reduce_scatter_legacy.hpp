@@ -1,0 +1,51 @@
+#pragma once
+// reduce_scatter in legacy EDM mode (REFERENCE 5, 7.5 "legacy ring"): tt-metal's 2024 ring
+// reduce-scatter. The op launches a legacy EDM on both ends of every hop of its groups and
+// moves partial sums between neighbours only; every chip adds its input and passes the sum on.
+// reduce_scatter::validate / build / output_spec / reference_outputs call these when
+// params.mode is CclMode::Legacy.
+//
+//   every chip, per direction d (up = toward higher ranks, down = lower), one worker core:
+//     receiver (RISC-V 1 / NoC1)  EDM receiver channel from the previous chip of d -> partial
+//                                 CB; this chip's operand (its input run) -> local CB
+//     reduce   (compute)          partial CB + local CB -> reduced CB
+//     sender   (RISC-V 0 / NoC0)  raw input run (a chain's first chip) or the sums -> EDM
+//                                 sender channel toward the next chip of d; the chain's last
+//                                 sum -> this chip's output
+//   every hop end: one legacy EDM (legacy_edm_plan.hpp's hop EDM: channel 0 my d-sender,
+//   channel 1 my receiver of the other direction).
+//
+// Ring (N >= 3): the output's slice is split in two runs, the up worker chains the first, the
+// down worker the second, exactly the fabric ring's chains: for slice s the up half starts at
+// rank s+1 with its raw input and adds ranks s+2, ..., s (mod N); the down half s-1, ..., s.
+// N - 1 messages per run leave each worker, one of them raw.
+// Line: no wrap, so for slice s the up worker chains ranks 0, 1, ..., s (rank s writes
+// U = x0 + ... + xs to its output) and the down worker chains N-1, ..., s+1 into rank s, which
+// adds that partial D to its output (or to its input, for s = 0): result = U + D. Rank s's down
+// receiver waits for a per-message "ready" count its up sender gives after the output landed.
+//
+// Messages are chunk-lockstep: message c of every step before message c + 1 of any, so each
+// worker's sends wait only on earlier messages up the chain and the ring cannot deadlock with
+// bounded EDM and CB buffers (the fabric ring relies on its output-sized receive buffer).
+//
+// Reduction order (reference_outputs reproduces it bit for bit): bf16 sums are rounded after
+// every addition; ring: as the fabric ring; line: U in rank order 0..s, D in rank order
+// N-1..s+1, then D + U (the arriving partial first, as in every step).
+
+#include <vector>
+
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+
+namespace cclmesh::runtime::ccl::reduce_scatter::legacy {
+
+// The worker cores every chip uses: [up, down].
+std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology);
+
+TensorSpec output_spec(const Params& params, const topo::Topology& topology);
+void validate(const Params& params, const topo::Topology& topology);
+MeshWorkload build(const Params& params, const topo::Topology& topology);
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+
+}  // namespace cclmesh::runtime::ccl::reduce_scatter::legacy

@@ -1,0 +1,221 @@
+// reduce_scatter and all_reduce (legacy reduce_scatter + legacy all_gather) in legacy EDM mode
+// end to end on the simulated device with real data: per-op EDMs on both ends of every hop,
+// partial sums moving neighbour to neighbour (REFERENCE 5, 7.5). N300 line, T3K 8-chip ring
+// and line and a 4-chip line; bf16 and fp32; TILE and ROW_MAJOR; DRAM and L1; both EDM
+// termination modes; one-buffer channels and small messages (many messages per slice, a short
+// last one). Every chip's output is compared bit for bit with reference_outputs, which sums in
+// the legacy chains' order (reduce_scatter_legacy.hpp).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace rs = runtime::ccl::reduce_scatter;
+namespace ar = runtime::ccl::all_reduce;
+using runtime::BufferType;
+using runtime::FabricMode;
+using runtime::ccl::CclTopology;
+using runtime::ccl::DataType;
+using runtime::ccl::Layout;
+using runtime::ccl::LegacyTermination;
+using runtime::ccl::TensorSpec;
+
+TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
+  return TensorSpec{shape, dtype, Layout::Tile};
+}
+
+struct Case {
+  TensorSpec input;
+  std::uint32_t dim = 3;
+  CclTopology topology = CclTopology::Ring;
+  BufferType memory = BufferType::Dram;
+  std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
+  runtime::ccl::LegacyEdmOptions legacy;
+};
+
+std::unique_ptr<sim::device::SimMeshDevice> legacy_device(topo::Topology t) {
+  return make_device(std::move(t), FabricMode::None);
+}
+
+std::size_t run_reduce_scatter(sim::device::SimMeshDevice& device, const Case& c) {
+  rs::Params p;
+  p.input = c.input;
+  p.dim = c.dim;
+  p.topology = c.topology;
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.groups.chips = c.groups;
+  p.fabric = device.options().fabric;
+  p.legacy = c.legacy;
+  const TensorSpec out = rs::output_spec(p, device.topology());
+  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.memory));
+  p.output_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(out, c.memory));
+  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
+  std::map<ChipId, Bytes> inputs;
+  for (const auto& g : groups) {
+    for (ChipId chip : g) {
+      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 700 + chip);
+      device.write_buffer(chip, p.input_buffer, inputs[chip]);
+    }
+  }
+  const std::size_t profile_begin = device.profile().size();
+  device.enqueue_workload(rs::build(p, device.topology()));
+  device.finish();
+  for (const auto& g : groups) {
+    std::vector<Bytes> by_rank;
+    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
+    const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), by_rank);
+    for (std::size_t rank = 0; rank < g.size(); ++rank) {
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank]) << "rank " << rank;
+    }
+  }
+  std::size_t edms = 0;
+  const std::vector<runtime::KernelProfile> profile = device.profile();
+  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
+    edms += profile[i].kernel == kernels::kLegacyEdmKernelName ? 1 : 0;
+  }
+  return edms;
+}
+
+TEST(ReduceScatterLegacy, N300LineEveryDim) {
+  for (std::uint32_t dim = 0; dim < 4; ++dim) {
+    SCOPED_TRACE(dim);
+    auto device = legacy_device(topo::build_n300());
+    Case c;
+    c.input = tile({2, 2, 64, 64});
+    c.dim = dim;
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_reduce_scatter(*device, c), 2u);  // one EDM on each end of the one hop
+  }
+}
+
+TEST(ReduceScatterLegacy, T3kRingAndLines) {
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = tile({1, 1, 64, 32 * 8 * 6});  // 12 tiles per slice: two 6-tile halves
+    EXPECT_EQ(run_reduce_scatter(*device, c), 16u);  // 8 hops, both ends
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = tile({1, 1, 64, 32 * 8 * 3});
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_reduce_scatter(*device, c), 14u);
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;  // a 4-chip line, dim 2
+    const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
+    c.groups = {{line[0], line[1], line[2], line[3]}};
+    c.input = tile({1, 1, 32 * 8, 64});
+    c.dim = 2;
+    c.topology = CclTopology::Line;
+    EXPECT_EQ(run_reduce_scatter(*device, c), 6u);
+  }
+}
+
+TEST(ReduceScatterLegacy, DtypesLayoutsAndMemories) {
+  struct Variant {
+    TensorSpec input;
+    std::uint32_t dim;
+    BufferType memory;
+    CclTopology topology;
+  };
+  const Variant variants[] = {
+      {tile({1, 1, 32, 32 * 16}, DataType::Float32), 3, BufferType::Dram, CclTopology::Ring},
+      {tile({1, 1, 32, 32 * 16}, DataType::Float32), 3, BufferType::L1, CclTopology::Line},
+      {TensorSpec{{1, 1, 16, 96}, DataType::Bfloat16, Layout::RowMajor}, 2, BufferType::Dram, CclTopology::Ring},
+      {TensorSpec{{1, 1, 16, 100}, DataType::Bfloat16, Layout::RowMajor}, 2, BufferType::L1, CclTopology::Line},
+      {tile({1, 8, 32, 64}), 1, BufferType::L1, CclTopology::Ring},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(fmt::format("dim {} {}", v.dim, runtime::ccl::to_string(v.topology)));
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = v.input;
+    c.dim = v.dim;
+    c.memory = v.memory;
+    c.topology = v.topology;
+    run_reduce_scatter(*device, c);
+  }
+}
+
+TEST(ReduceScatterLegacy, TerminationModesAndSmallMessages) {
+  for (const CclTopology shape : {CclTopology::Ring, CclTopology::Line}) {
+    for (const LegacyTermination termination : {LegacyTermination::MessageCount, LegacyTermination::WorkerSignal}) {
+      SCOPED_TRACE(fmt::format("{} {}", runtime::ccl::to_string(shape), runtime::ccl::to_string(termination)));
+      auto device = legacy_device(topo::build_t3k());
+      Case c;
+      c.input = tile({1, 1, 32, 32 * 8 * 10});  // 10 tiles per slice, 3-tile messages: a short last one
+      c.topology = shape;
+      c.legacy.termination = termination;
+      c.legacy.buffers_per_channel = 1;
+      c.legacy.pages_per_message = 3;
+      run_reduce_scatter(*device, c);
+    }
+  }
+}
+
+void run_all_reduce(sim::device::SimMeshDevice& device, CclTopology shape, const TensorSpec& tensor) {
+  ar::Params p;
+  p.tensor = tensor;
+  p.topology = shape;
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.fabric = device.options().fabric;
+  const auto config = [&](const TensorSpec& t) {
+    return runtime::ccl::interleaved_buffer_config(t, BufferType::Dram);
+  };
+  p.input_buffer = device.create_buffer(config(tensor));
+  p.output_buffer = device.create_buffer(config(tensor));
+  p.intermediate_buffer = device.create_buffer(config(ar::intermediate_spec(p, device.topology())));
+  EXPECT_EQ(ar::resolved_algorithm(p, device.topology()), ar::Algorithm::ReduceScatterAllGather);
+  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), shape);
+  std::map<ChipId, Bytes> inputs;
+  for (ChipId chip : groups.front()) {
+    inputs[chip] = pattern(p.input_buffer.config.size_bytes, 900 + chip);
+    device.write_buffer(chip, p.input_buffer, inputs[chip]);
+  }
+  for (const auto& w : ar::build(p, device.topology())) device.enqueue_workload(w);
+  device.finish();
+  std::vector<Bytes> by_rank;
+  for (ChipId chip : groups.front()) by_rank.push_back(inputs[chip]);
+  const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), by_rank);
+  for (std::size_t rank = 0; rank < by_rank.size(); ++rank) {
+    EXPECT_TRUE(read_back(device, groups.front()[rank], p.output_buffer) == expected[rank]) << "rank " << rank;
+  }
+}
+
+TEST(AllReduceLegacy, N300AndT3kRingAndLine) {
+  {
+    auto device = legacy_device(topo::build_n300());
+    run_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 6}));
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    run_all_reduce(*device, CclTopology::Ring, tile({1, 1, 64, 32 * 16}));
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    run_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 8}, DataType::Float32));
+  }
+}
+
+TEST(AllReduceLegacy, OnlyReduceScatterAllGather) {
+  auto device = legacy_device(topo::build_t3k());
+  ar::Params p;
+  p.tensor = tile({1, 1, 32, 32 * 8});
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.fabric = device.options().fabric;
+  p.algorithm = ar::Algorithm::OneShot;
+  EXPECT_THROW(ar::resolved_algorithm(p, device->topology()), runtime::ccl::CclParamsError);
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest
