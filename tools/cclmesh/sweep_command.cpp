@@ -144,6 +144,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops, e.g. all_gather,reduce_scatter")->capture_default_str();
   command->add_option("--topology", b.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
   command->add_option("--links", b.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
+  command->add_option("--mode", b.mode, "fabric (persistent routers) or legacy (per-op EDM)")
+      ->check(CLI::IsMember({"fabric", "legacy"}))
+      ->capture_default_str();
   command->add_option("--cluster-axis", b.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
   command->add_option("--root", b.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
   command->add_option("--all-reduce-algo", b.all_reduce_algo,

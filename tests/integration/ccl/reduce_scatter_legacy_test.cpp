@@ -212,7 +212,7 @@ TEST(AllReduceLegacy, OnlyReduceScatterAllGather) {
   ar::Params p;
   p.tensor = tile({1, 1, 32, 32 * 8});
   p.mode = runtime::ccl::CclMode::Legacy;
-  p.fabric = device.options().fabric;
+  p.fabric = device->options().fabric;
   p.algorithm = ar::Algorithm::OneShot;
   EXPECT_THROW(ar::resolved_algorithm(p, device->topology()), runtime::ccl::CclParamsError);
 }
