@@ -12,7 +12,6 @@
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
-#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::legacy {
 namespace {
@@ -247,9 +246,11 @@ class ChipBuilder {
     w.pages_per_message = r_.pages_per_message;
     const bool uses_edm = sender ? plan.sent() > 0 : true;
     if (uses_edm) {
-      CCLMESH_CHECK(edm.has_value(), "reduce_scatter legacy: a worker that uses an EDM has none");
-      w.edm_channel = sender ? legacy_edm_worker_channel(topology_, *edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId)
-                             : legacy_edm_worker_channel(topology_, *edm, kLegacyHopReceiverChannel,
+      // build() adds an EDM wherever a worker sends or receives (value() throws otherwise;
+      // runtime/ does not link the simulator's CCLMESH_CHECK).
+      w.edm_channel = sender ? legacy_edm_worker_channel(topology_, edm.value(), kLegacyHopSenderChannel,
+                                                         kSenderEdmSemaphoreId)
+                             : legacy_edm_worker_channel(topology_, edm.value(), kLegacyHopReceiverChannel,
                                                          kReceiverEdmSemaphoreId);
       if (p_.legacy.termination == LegacyTermination::WorkerSignal) {
         w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;

@@ -1,0 +1,163 @@
+// The legacy-EDM reduce_scatter builder as a pure function: the three kernels per direction and
+// their processors, the EDMs on both ends of every hop with their message counts, the workers'
+// step lists (raw, forwarded and final sums; the line's ready hand-off between directions),
+// the reduce kernel's block count, and validate's rejections.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "kernels/kernel_args.hpp"
+#include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "tests/unit/ccl/builder_test_util.hpp"
+#include "topologies/builtin_systems.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+namespace rs = reduce_scatter;
+namespace lrs = kernels::legacy_reduce_scatter;
+namespace le = kernels::legacy_edm;
+
+rs::Params legacy_params(const topo::Topology& t, CclTopology shape, TensorSpec input) {
+  rs::Params p;
+  p.input = input;
+  p.topology = shape;
+  p.mode = CclMode::Legacy;
+  p.fabric.mode = FabricMode::None;
+  p.input_buffer = test::dram_buffer(1, input);
+  p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
+  return p;
+}
+
+std::size_t count_kernels(const Program& program, const std::string& name) {
+  std::size_t n = 0;
+  for (const KernelSpec& k : program.kernels) n += k.kernel == name ? 1 : 0;
+  return n;
+}
+
+// The step kinds of a worker's runtime args.
+std::vector<std::uint32_t> step_kinds(const std::vector<std::uint32_t>& rt) {
+  std::vector<std::uint32_t> kinds;
+  for (std::uint32_t s = 0; s < rt.at(lrs::kRtNumSteps); ++s) {
+    kinds.push_back(rt.at(rt.at(lrs::kRtStepsOffset) + s * lrs::kStepRecordWords));
+  }
+  return kinds;
+}
+
+TEST(ReduceScatterLegacyBuilder, T3kRingChainsAndEdmCounts) {
+  const topo::Topology t = topo::build_t3k();
+  rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 8 * 8}});  // 8 tiles per slice
+  p.legacy.pages_per_message = 3;  // 4-tile halves: 2 messages, the second of 1 tile
+  const MeshWorkload w = rs::build(p, t);
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    SCOPED_TRACE(chip);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyReduceScatterSenderKernelName), 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyReduceScatterReceiverKernelName), 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kReduceKernelName), 2u);
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel == kernels::kLegacyEdmKernelName) {
+        // Each hop end: my 7 sends of one direction out, the other direction's 7 in; 2 messages each.
+        EXPECT_EQ(k.common_runtime_args.at(le::channel_block(0) + le::kChannelNumMessages), 14u);
+        EXPECT_EQ(k.common_runtime_args.at(le::channel_block(1) + le::kChannelNumMessages), 14u);
+        continue;
+      }
+      const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+      if (k.kernel == kernels::kReduceKernelName) {
+        EXPECT_EQ(k.processor, DataMovementProcessor::Compute);
+        EXPECT_EQ(rt.at(kernels::reduce::kRtNumBlocks), 7u * 2u);  // 7 received steps x 2 messages
+        EXPECT_EQ(rt.at(kernels::reduce::kRtPagesPerBlock), 1u);   // a CB page is a message
+      } else if (k.kernel == kernels::kLegacyReduceScatterSenderKernelName) {
+        EXPECT_EQ(k.processor, DataMovementProcessor::Riscv0);
+        // Raw first, six forwarded sums, the final sum to my output.
+        std::vector<std::uint32_t> expected{lrs::kSendRaw};
+        for (int i = 0; i < 6; ++i) expected.push_back(lrs::kSendReduced);
+        expected.push_back(lrs::kWriteReduced);
+        EXPECT_EQ(step_kinds(rt), expected);
+        EXPECT_EQ(rt.at(lrs::kRtReadySemaphoreId), lrs::kNoReadySemaphore);
+      } else {
+        EXPECT_EQ(k.processor, DataMovementProcessor::Riscv1);
+        EXPECT_EQ(step_kinds(rt), std::vector<std::uint32_t>(7, lrs::kReduceWithInput));
+      }
+    }
+  }
+}
+
+TEST(ReduceScatterLegacyBuilder, LineEndsAndTheReadyHandOff) {
+  const topo::Topology t = topo::build_t3k();
+  const rs::Params p = legacy_params(t, CclTopology::Line, TensorSpec{{1, 1, 32, 32 * 4 * 8}});
+  const MeshWorkload w = rs::build(p, t);
+  const auto line = resolve_legacy_groups(p.groups, t, CclTopology::Line).front();
+  ASSERT_EQ(line.size(), 8u);
+  const std::vector<CoreCoord> cores = ccl::worker_cores(t, p.first_worker, 2, "test");
+  for (std::uint32_t rank = 0; rank < 8; ++rank) {
+    SCOPED_TRACE(rank);
+    const Program& program = w.programs.at(line[rank]);
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), rank == 0 || rank == 7 ? 1u : 2u);
+    // The ends have one raw-only direction: no receiver, no reduce there.
+    EXPECT_EQ(count_kernels(program, kernels::kLegacyReduceScatterReceiverKernelName), rank == 0 || rank == 7 ? 1u : 2u);
+    EXPECT_EQ(count_kernels(program, kernels::kReduceKernelName), rank == 0 || rank == 7 ? 1u : 2u);
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel == kernels::kLegacyEdmKernelName || k.kernel == kernels::kReduceKernelName) continue;
+      const bool up = k.cores.front().start == cores[0];
+      const std::uint32_t pos = up ? rank : 7 - rank;
+      const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+      const std::vector<std::uint32_t> kinds = step_kinds(rt);
+      if (k.kernel == kernels::kLegacyReduceScatterSenderKernelName) {
+        if (pos == 0) {
+          EXPECT_EQ(kinds, std::vector<std::uint32_t>(7, lrs::kSendRaw));
+          continue;
+        }
+        ASSERT_EQ(kinds.size(), 8u - pos);
+        EXPECT_EQ(kinds.front(), lrs::kWriteReduced);
+        EXPECT_EQ(std::count(kinds.begin(), kinds.end(), lrs::kSendReduced), 7 - pos);
+        // The chain's end has no EDM onward; the up sender hands my output to the down receiver.
+        EXPECT_EQ(rt.at(lrs::kRtEdmChannelOffset) == 0, pos == 7);
+        EXPECT_EQ(rt.at(lrs::kRtReadySemaphoreId) != lrs::kNoReadySemaphore, up && rank < 7);
+      } else {
+        ASSERT_EQ(kinds.size(), 8u - pos);
+        // The down chain ends on the up chain's sum in my output, except on rank 0 (nothing below).
+        const bool onto_output = !up && rank > 0;
+        EXPECT_EQ(kinds.front(), onto_output ? lrs::kReduceWithOutput : lrs::kReduceWithInput);
+        EXPECT_EQ(std::count(kinds.begin(), kinds.end(), lrs::kReduceWithInput),
+                  static_cast<long>(kinds.size()) - (onto_output ? 1 : 0));
+      }
+    }
+  }
+}
+
+TEST(ReduceScatterLegacyBuilder, Rejections) {
+  const topo::Topology t = topo::build_t3k();
+  const TensorSpec input{{1, 1, 32, 32 * 16}};
+  {
+    rs::Params p = legacy_params(t, CclTopology::Ring, input);
+    p.num_links = 2;
+    EXPECT_THROW(rs::validate(p, t), CclParamsError);
+  }
+  {
+    rs::Params p = legacy_params(t, CclTopology::Ring, input);
+    p.fabric.mode = FabricMode::Ring;
+    EXPECT_THROW(rs::validate(p, t), CclParamsError);
+  }
+  {
+    rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 16}, DataType::Bfloat8B});
+    EXPECT_THROW(rs::validate(p, t), CclParamsError);
+  }
+  {
+    // One tile per slice: the ring's down half would be empty.
+    rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 8}});
+    EXPECT_THROW(rs::validate(p, t), CclParamsError);
+    p.topology = CclTopology::Line;
+    EXPECT_NO_THROW(rs::validate(p, t));
+  }
+  {
+    rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 12}});  // 12 tiles, 8 chips
+    EXPECT_THROW(rs::validate(p, t), CclParamsError);
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
