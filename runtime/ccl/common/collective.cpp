@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kernels/host/slicing.hpp"
+#include "kernels/kernel_args.hpp"
 #include "runtime/device/core_map.hpp"
 #include "topologies/embedding.hpp"
 
@@ -410,6 +411,22 @@ void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const
           fmt::format("{}: {} (global semaphore {}) is not on worker core ({},{})", op, what, semaphore->id, c.x, c.y));
     }
   }
+}
+
+std::uint32_t reduce_data_format(DataType dtype) {
+  return dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+}
+
+KernelSpec reduce_kernel(CoreCoord core, const kargs::ReduceSpec& spec) {
+  const kargs::KernelArgs args = kargs::build_reduce_args(spec);
+  KernelSpec k;
+  k.kernel = kernels::kReduceKernelName;
+  k.core_kind = CoreKind::Tensix;
+  k.cores = {CoreRange{core, core}};
+  k.processor = DataMovementProcessor::Compute;
+  k.compile_time_args = args.compile_time;
+  k.runtime_args[core] = args.runtime;
+  return k;
 }
 
 }  // namespace cclmesh::runtime::ccl

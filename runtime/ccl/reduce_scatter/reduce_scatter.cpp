@@ -66,10 +66,6 @@ std::uint32_t received_slice(std::uint32_t n, std::uint32_t rank, bool up, std::
   return up ? (rank + 2 * n - 2 - m) % n : (rank + 2 + m) % n;
 }
 
-std::uint32_t reduce_format(DataType dtype) {
-  return dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
-}
-
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
@@ -302,18 +298,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     reduce.in0_cb_id = kPartialCbId;
     reduce.in1_cb_id = kLocalCbId;
     reduce.out_cb_id = kReducedCbId;
-    reduce.data_format = reduce_format(p.input.dtype);
+    reduce.data_format = reduce_data_format(p.input.dtype);
     reduce.num_blocks = (n - 1) * packets;
     reduce.pages_per_block = r.packet_pages;
-    const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
-    KernelSpec reducer;
-    reducer.kernel = kernels::kReduceKernelName;
-    reducer.core_kind = CoreKind::Tensix;
-    reducer.cores = {CoreRange{core, core}};
-    reducer.processor = DataMovementProcessor::Compute;
-    reducer.compile_time_args = args.compile_time;
-    reducer.runtime_args[core] = args.runtime;
-    program.kernels.push_back(std::move(reducer));
+    program.kernels.push_back(reduce_kernel(core, reduce));
 
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(

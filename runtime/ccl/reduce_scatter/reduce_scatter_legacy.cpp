@@ -284,19 +284,10 @@ class ChipBuilder {
     reduce.in0_cb_id = kPartialCbId;
     reduce.in1_cb_id = kLocalCbId;
     reduce.out_cb_id = kReducedCbId;
-    reduce.data_format = p_.input.dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32
-                                                             : kernels::reduce::kDataFormatFloat16B;
+    reduce.data_format = reduce_data_format(p_.input.dtype);
     reduce.num_blocks = blocks;
     reduce.pages_per_block = 1;  // one CB page is one EDM message
-    const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
-    KernelSpec k;
-    k.kernel = kernels::kReduceKernelName;
-    k.core_kind = CoreKind::Tensix;
-    k.cores = {CoreRange{core, core}};
-    k.processor = DataMovementProcessor::Compute;
-    k.compile_time_args = args.compile_time;
-    k.runtime_args[core] = args.runtime;
-    program_.kernels.push_back(std::move(k));
+    program_.kernels.push_back(reduce_kernel(core, reduce));
   }
 
   const Params& p_;
