@@ -9,6 +9,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/local_sum.hpp"
 #include "runtime/ccl/all_reduce/one_shot.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
@@ -20,9 +21,6 @@ namespace {
 
 constexpr const char* kOp = "all_reduce";
 
-constexpr std::uint32_t kAccCbId = 0;      // the running sum (reduce in0)
-constexpr std::uint32_t kNextCbId = 1;     // the next chip's copy (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out
 
 // The tensor as one row of pages, and the dim its slices are cut along.
 struct Flat {
@@ -96,73 +94,12 @@ all_gather::Params gather_params(const Params& p, const topo::Topology& topology
   return ag_params(p, with_dim_scaled(f.spec, f.dim, n, false), f.dim, p.intermediate_buffer, p.output_buffer);
 }
 
-std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
-
-api::TensorSlice run_slice(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages) {
-  return api::TensorSlice{api::Shape4D{1, 1, 1, tensor_pages}, api::Shape4D{1, 1, 1, tensor_pages},
-                          api::Shape4D{0, 0, 0, 0}, api::Shape4D{1, 1, 1, pages}, api::Shape4D{0, 0, 0, first}};
-}
-
-// The composite's local chain on one chip: output = ((g0 + g1) + g2) + ..., chunk by chunk.
-//   stream 0 (intermediate, N copies): pass 1 g0 -> acc CB and g1 -> next CB; pass k: gk -> next CB
-//   stream 1 (output): pass 1 reduced -> output; pass k: output -> acc CB, reduced -> output
-// The running sum of pass k is read back from where pass k - 1 wrote it, by the same kernel on the
-// same NoC (in order per destination, docs/kernels.md).
+// The composite's local chain on one chip (local_sum.hpp), its CB packet one fabric payload.
 Program local_reduce_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t n) {
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const std::uint32_t page = page_size_bytes(p.tensor);
-  const std::uint32_t pages = static_cast<std::uint32_t>(num_pages(p.tensor));
-  const std::uint32_t packet = packet_size_in_pages(p.packet_size_in_pages, page, p.fabric.max_payload_bytes);
-  const std::uint32_t chunk = p.chunk_packets * packet;
-  const std::uint32_t chunks = ceil_div(pages, chunk);
-  const CoreCoord core = p.first_worker;
-
-  std::vector<cmd::Command> s0;
-  std::vector<cmd::Command> s1;
-  for (std::uint32_t k = 1; k < n; ++k) {
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      const std::uint32_t first = c * chunk;
-      const std::uint32_t count = std::min(chunk, pages - first);
-      const auto copy = [&](std::uint32_t part) { return run_slice(n * pages, part * pages + first, count); };
-      if (k == 1) s0.push_back(cmd::read_tensor_slice_to_cb(copy(0), kAccCbId));
-      s0.push_back(cmd::read_tensor_slice_to_cb(copy(k), kNextCbId));
-      if (k > 1) s1.push_back(cmd::read_tensor_slice_to_cb(run_slice(pages, first, count), kAccCbId));
-      s1.push_back(cmd::local_write_cb_to_tensor_slice(run_slice(pages, first, count), kReducedCbId));
-    }
-  }
-  kargs::InterpreterSpec spec;
-  spec.packet_header_cb_id = kPacketHeaderCbId;
-  spec.packet_size_in_pages = packet;
-  const BufferLayout g = buffer_layout(p.intermediate_buffer, grid, map.dram_bank_count());
-  const BufferLayout o = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
-  spec.streams = {kargs::InterpreterStreamSpec{g.interpreter_args(map), cmd::encode_stream(s0),
-                                               static_cast<std::uint32_t>(s0.size())},
-                  kargs::InterpreterStreamSpec{o.interpreter_args(map), cmd::encode_stream(s1),
-                                               static_cast<std::uint32_t>(s1.size())}};
+  const std::uint32_t packet =
+      packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
   Program program;
-  program.kernels.push_back(interpreter_kernel(core, spec));
-  kargs::ReduceSpec reduce;
-  reduce.in0_cb_id = kAccCbId;
-  reduce.in1_cb_id = kNextCbId;
-  reduce.out_cb_id = kReducedCbId;
-  reduce.data_format =
-      p.tensor.dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
-  reduce.num_blocks = (n - 1) * ceil_div(pages, packet);
-  reduce.pages_per_block = packet;
-  const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
-  KernelSpec reducer;
-  reducer.kernel = kernels::kReduceKernelName;
-  reducer.cores = {CoreRange{core, core}};
-  reducer.processor = DataMovementProcessor::Riscv1;
-  reducer.noc = NocIndex::Noc1;
-  reducer.compile_time_args = args.compile_time;
-  reducer.runtime_args[core] = args.runtime;
-  program.kernels.push_back(std::move(reducer));
-  program.circular_buffers.push_back(packet_header_cb(core));
-  program.circular_buffers.push_back(CircularBufferSpec{kAccCbId, {CoreRange{core, core}}, chunk, page});
-  program.circular_buffers.push_back(CircularBufferSpec{kNextCbId, {CoreRange{core, core}}, 3 * packet, page});
-  program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk, page});
+  add_local_sum(program, p, topology, chip, p.first_worker, n, packet, std::nullopt);
   return program;
 }
 

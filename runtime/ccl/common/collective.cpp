@@ -413,6 +413,11 @@ void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const
   }
 }
 
+api::TensorSlice flat_run(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages) {
+  return api::TensorSlice{api::Shape4D{1, 1, 1, tensor_pages}, api::Shape4D{1, 1, 1, tensor_pages},
+                          api::Shape4D{0, 0, 0, 0}, api::Shape4D{1, 1, 1, pages}, api::Shape4D{0, 0, 0, first}};
+}
+
 std::uint32_t reduce_data_format(DataType dtype) {
   return dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
 }

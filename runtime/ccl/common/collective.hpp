@@ -66,6 +66,8 @@ std::uint32_t page_size_bytes(const TensorSpec& spec);
 // (w, z, y, x) in pages: TILE y and x in tiles (rounded up), ROW_MAJOR x = 1 (REFERENCE 4.2).
 api::Shape4D shape_in_pages(const TensorSpec& spec);
 std::uint64_t num_pages(const TensorSpec& spec);
+// A run of `pages` pages from `first` of a tensor of `tensor_pages` pages seen as one row.
+api::TensorSlice flat_run(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages);
 // Extent of dim 0..3 (w, z, y, x) of a page shape, and setting it.
 std::uint32_t dim_of(const api::Shape4D& shape, std::uint32_t dim);
 void set_dim(api::Shape4D& shape, std::uint32_t dim, std::uint32_t value);

@@ -62,11 +62,6 @@ std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool toward_higher) {
   return toward_higher ? (rank + 1) % n : (rank + n - 1) % n;
 }
 
-api::TensorSlice flat_run(std::uint32_t tensor_pages, std::uint32_t first, std::uint32_t pages) {
-  return api::TensorSlice{api::Shape4D{1, 1, 1, tensor_pages}, api::Shape4D{1, 1, 1, tensor_pages},
-                          api::Shape4D{0, 0, 0, 0}, api::Shape4D{1, 1, 1, pages}, api::Shape4D{0, 0, 0, first}};
-}
-
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
     throw CclParamsError(
@@ -151,24 +146,15 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   return r;
 }
 
-KernelSpec reduce_kernel(CoreCoord core, DataType dtype, std::uint32_t blocks, std::uint32_t pages_per_block) {
+KernelSpec reduce_kernel_for(CoreCoord core, DataType dtype, std::uint32_t blocks, std::uint32_t pages_per_block) {
   kargs::ReduceSpec reduce;
   reduce.in0_cb_id = kPartialCbId;
   reduce.in1_cb_id = kLocalCbId;
   reduce.out_cb_id = kReducedCbId;
-  reduce.data_format =
-      dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+  reduce.data_format = reduce_data_format(dtype);
   reduce.num_blocks = blocks;
   reduce.pages_per_block = pages_per_block;
-  const kargs::KernelArgs args = kargs::build_reduce_args(reduce);
-  KernelSpec reducer;
-  reducer.kernel = kernels::kReduceKernelName;
-  reducer.core_kind = CoreKind::Tensix;
-  reducer.cores = {CoreRange{core, core}};
-  reducer.processor = DataMovementProcessor::Compute;
-  reducer.compile_time_args = args.compile_time;
-  reducer.runtime_args[core] = args.runtime;
-  return reducer;
+  return reduce_kernel(core, reduce);
 }
 
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
@@ -271,7 +257,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.kernels.push_back(interpreter_kernel(core, writer));
     program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
     if (!start) {
-      program.kernels.push_back(reduce_kernel(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
+      program.kernels.push_back(reduce_kernel_for(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
     }
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(
