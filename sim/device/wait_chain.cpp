@@ -196,11 +196,16 @@ class ChainBuilder {
       if (conn->first) return {head, SenderStep{router, 0}};
       return {head + fmt::format("; {}: {}", short_name(*router), progress(*router)), std::nullopt};
     }
-    const std::vector<Writer> writers = writers_of(chip_of(k), k.noc0, address);
+    const std::vector<Writer> all_writers = writers_of(chip_of(k), k.noc0, address);
+    const std::vector<Writer> writers = could_satisfy(k, all_writers);
     if (writers.empty()) {
-      return {head + fmt::format("; no command stream of any kernel writes L1 word {:#x} of chip {} core ({},{}): the "
-                                 "increment is missing",
-                                 address, chip_of(k), k.noc0.x, k.noc0.y),
+      const std::string others =
+          all_writers.empty() ? ""
+                              : fmt::format(" (its {} writer command(s) are the waiting kernel's own or set other values)",
+                                            all_writers.size());
+      return {head + fmt::format("; no command stream of any kernel writes L1 word {:#x} of chip {} core ({},{}) so as "
+                                 "to satisfy the wait{}: the increment is missing",
+                                 address, chip_of(k), k.noc0.x, k.noc0.y, others),
               std::nullopt};
     }
     std::uint64_t total = 0;
@@ -229,6 +234,19 @@ class ChainBuilder {
     if (lost != nullptr) return {head + who + "; it ran that command" + lost_at_launch(k, *lost, w), std::nullopt};
     if (!w.over_fabric) return {head + who + "; it ran that command, yet the word did not change", std::nullopt};
     return {head + who + "; it ran that command" + path_problem(w), std::nullopt};
+  }
+
+  // The writers that could release kernel k: not k itself (it is parked, so it cannot run its
+  // own later commands, such as the reset after the wait) and not a write of a value that does
+  // not meet the wait (a reset to 0 under a wait for >= 8).
+  static std::vector<Writer> could_satisfy(const KernelContext& k, const std::vector<Writer>& writers) {
+    std::vector<Writer> useful;
+    for (const Writer& w : writers) {
+      if (w.kernel == &k && !executed(w)) continue;
+      if (w.sets && !(k.blocked == BlockedIn::SemaphoreEqual ? w.amount == k.blocked_b : w.amount >= k.blocked_b)) continue;
+      useful.push_back(w);
+    }
+    return useful;
   }
 
   // Writes to the word that landed before the waiting kernel's program launched and were

@@ -14,6 +14,7 @@ namespace cclmesh::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 RunOptions all_gather(std::initializer_list<const char*> faults, const char* topology = "ring") {
   RunOptions options;
@@ -97,6 +98,22 @@ TEST(FaultRun, DuplicatedFramesNeverGiveAWrongResultReportedAsVerified) {
   }
 }
 
+// A link that goes down while the builders' all-gather runs: every waiting kernel's chain ends
+// at the down link, not at the kernel's own reset of its semaphore after the wait (a command
+// that cannot release it) mistaken for a cycle.
+TEST(FaultRun, ALinkDownMidRunIsWhereEveryChainEnds) {
+  try {
+    const RunResult r = run_collective(all_gather({"link-down:0-2@12us"}));
+    ADD_FAILURE() << "completed; verified=" << (r.verified && *r.verified);
+  } catch (const runtime::DeviceError& e) {
+    const std::string text = e.what();
+    EXPECT_THAT(text, HasSubstr("link-down:0-2@12us: every link between chips 0 and 2 down at 12.000 us")) << text;
+    EXPECT_THAT(text, HasSubstr("which is down (see the injected faults)")) << text;
+    EXPECT_THAT(text, Not(HasSubstr("cycle"))) << text;
+    EXPECT_THAT(text, Not(HasSubstr("would be written by"))) << text;
+  }
+}
+
 // A corrupted packet is caught by the output check: the run completes, is not verified, the
 // checksums of the chips it reached differ, the first mismatch names chip, buffer, page and
 // byte, and the fault says which bit of which packet it flipped. Seeded: the same every time.
@@ -122,10 +139,10 @@ TEST(FaultRun, ACorruptedPacketIsAMismatchNamingChipBufferPageAndByte) {
 
 // A corruption armed after the op has finished flips nothing, and the run says so.
 TEST(FaultRun, ACorruptionThatMeetsNoPacketChangesNothing) {
-  const RunResult r = run_collective(all_gather({"corrupt:0-2@1s"}));
+  const RunResult r = run_collective(all_gather({"corrupt:0-2@1ms"}));
   expect_verified_with_matching_checksums(r);
   ASSERT_EQ(r.fault_effects.size(), 1u);
-  EXPECT_THAT(r.fault_effects[0], HasSubstr("no packet of at least 81 B with data started on the link(s) from 1 s"));
+  EXPECT_THAT(r.fault_effects[0], HasSubstr("no packet of at least 81 B with data started on the link(s) from 1.000 ms"));
 }
 
 TEST(FaultRun, CorruptionNeedsData) {
