@@ -13,12 +13,15 @@ FUZZ_SECONDS   ?= 30
 FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size \
                   fuzz_cli_fault_spec fuzz_command_interpreter
 
-.PHONY: all deps configure build demo test test-all test-asan bench fuzz clean
+.PHONY: all deps deps-fuzz configure build demo test test-all test-asan bench fuzz clean
 
 all: build
 
 deps:
 	@bash scripts/install_deps.sh
+
+deps-fuzz:
+	@bash scripts/install_deps.sh fuzz
 
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCCLMESH_WERROR=ON $(CMAKE_FLAGS)
@@ -47,7 +50,7 @@ test-asan: deps
 
 # Each libFuzzer target for FUZZ_SECONDS, seeded from tests/data/fuzz and the real descriptors.
 # A crash leaves crash-* in build-fuzz/; keep it under tests/data/fuzz/<target>/ with the fix.
-fuzz: deps
+fuzz: deps-fuzz
 	CXX=clang++ cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCLMESH_SANITIZE=ON \
 	  -DCCLMESH_FUZZ=ON -DCCLMESH_BUILD_TESTS=OFF -DCCLMESH_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target $(FUZZERS)

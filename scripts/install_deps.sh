@@ -2,6 +2,12 @@
 # Installs the Debian 12 packages cclmesh builds with, and nothing else.
 # Idempotent: it asks dpkg what is missing and installs only that.
 # As root it runs apt-get itself; otherwise it prints the exact line to run and exits 1.
+#
+#   scripts/install_deps.sh          what `make build / test / test-asan` need (g++ brings the
+#                                    ASan / UBSan runtimes: libasan8, libubsan1)
+#   scripts/install_deps.sh fuzz     and clang with the libFuzzer and sanitizer runtimes
+#                                    (`make fuzz`; Debian 12 ships them apart from clang, in
+#                                    libclang-rt-14-dev, which --no-install-recommends skips)
 set -euo pipefail
 
 packages=(
@@ -10,6 +16,11 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+case "${1:-}" in
+  "") ;;
+  fuzz) packages+=(clang libclang-rt-14-dev) ;;
+  *) echo "cclmesh: install_deps.sh: unknown group '$1'; accepted: fuzz (or nothing)" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 #pragma once
 // Faults a simulated mesh runs with (issue 8, `cclmesh run --fault SPEC`), as plain values. The
 // simulated device applies them (sim_mesh_device.cpp): links taken down at time zero or later,
-// links slowed, chips launching their programs late, ethernet frames lost or duplicated. Every
+// links slowed, chips launching their programs late, ethernet frames lost or duplicated, one
+// packet's payload corrupted. Every
 // fault keeps the text it came from, so a report names it. All randomness is seeded: the same
 // plan gives the same run.
 
@@ -49,14 +50,25 @@ struct FrameFault {
   std::string spec;
 };
 
+// One bit of one data packet's payload flipped on a link between chips a and b, the first such
+// packet at or after `at` (see sim/model/packet_corruption.hpp for which packet and which bit).
+struct PacketCorruptFault {
+  runtime::ChipId a = 0;
+  runtime::ChipId b = 0;
+  SimTime at;
+  std::uint64_t seed = 1;
+  std::string spec;
+};
+
 struct FaultPlan {
   std::vector<LinkDownFault> link_down;
   std::vector<LinkSlowFault> link_slow;
   std::optional<LaunchSkewFault> skew;
   std::optional<FrameFault> drop;
   std::optional<FrameFault> dup;
+  std::vector<PacketCorruptFault> corrupt;
 
-  bool empty() const { return link_down.empty() && link_slow.empty() && !skew && !drop && !dup; }
+  bool empty() const { return link_down.empty() && link_slow.empty() && !skew && !drop && !dup && corrupt.empty(); }
 };
 
 }  // namespace cclmesh::sim::device

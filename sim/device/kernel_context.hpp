@@ -36,6 +36,16 @@ struct KernelCosts {
   std::int64_t run_routing_cycles = 100;
 };
 
+// A program semaphore word that was written between the end of the previous program to use it
+// (or the start of the run) and this program's launch, whose initialisation then overwrote it:
+// writes that arrived early and were lost (a peer that launched sooner, REFERENCE 11.12).
+struct SemaphoreOverwrittenAtLaunch {
+  std::uint32_t settled = 0;  // what the word held when it was last in use (0: never used)
+  std::uint32_t found = 0;    // what it held at the launch
+  std::uint32_t initial = 0;  // what the launch wrote
+  SimTime launch;
+};
+
 // One core's share of a running program: its per-program semaphores and circular buffers.
 struct CoreProgram {
   runtime::CoreKind kind = runtime::CoreKind::Tensix;
@@ -43,6 +53,7 @@ struct CoreProgram {
   CoreCoord noc0;
   std::uint32_t semaphore_ids = 0;  // bit i: per-program semaphore id i exists on this core
   std::map<std::uint32_t, std::unique_ptr<CircularBuffer>> cbs;
+  std::map<std::uint64_t, SemaphoreOverwrittenAtLaunch> overwritten_at_launch;  // by L1 address
 };
 
 enum class BlockedIn : std::uint8_t {

@@ -59,6 +59,7 @@ struct SimMeshDevice::Program {
     MemoryRegion* l1;
     std::uint32_t address;
     std::uint32_t value;
+    CoreProgram* core;
   };
   std::vector<SemaphoreInit> semaphore_inits;
   std::vector<std::unique_ptr<KernelContext>> to_launch;
@@ -255,6 +256,10 @@ void SimMeshDevice::apply_faults() {
       link->set_frame_faults(rates);
     }
   }
+  for (const PacketCorruptFault& fault : plan.corrupt) {
+    corruptions_.push_back(std::make_unique<PacketCorruption>(fault.at, fault.seed, fault.spec));
+    for (EthLink* link : links_between(fault.a, fault.b, fault.spec)) link->add_corruption(*corruptions_.back());
+  }
   if (plan.skew) {
     // mt19937_64's output is fixed by the standard; the modulo keeps the draw portable.
     std::mt19937_64 random(plan.skew->seed);
@@ -292,6 +297,7 @@ std::string SimMeshDevice::fault_summary() const {
     if (plan.drop) text += fmt::format("  {}: {} frame(s) lost so far\n", plan.drop->spec, dropped);
     if (plan.dup) text += fmt::format("  {}: {} frame(s) duplicated so far\n", plan.dup->spec, duplicated);
   }
+  for (const auto& corruption : corruptions_) text += fmt::format("  {}: {}\n", corruption->spec(), corruption->describe());
   // What the faults did, one line per place and cause: the log can hold thousands of packets.
   struct Group {
     SimTime first;
@@ -523,7 +529,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       const std::uint32_t address = spec.core_kind == CoreKind::Tensix
                                         ? runtime::tensix_program_semaphore_address(spec.id)
                                         : runtime::erisc_program_semaphore_address(spec.id);
-      placed->semaphore_inits.push_back({&chip.l1(core.noc0), address, spec.initial_value});
+      placed->semaphore_inits.push_back({&chip.l1(core.noc0), address, spec.initial_value, &core});
     }
     program_semaphores[kind_index(spec.core_kind)] |= 1u << spec.id;
   }
@@ -645,7 +651,15 @@ void SimMeshDevice::start_next_program(runtime::ChipId chip) {
 }
 
 void SimMeshDevice::launch_program(Program& program) {
-  for (const Program::SemaphoreInit& init : program.semaphore_inits) init.l1->write_u32(init.address, init.value);
+  for (const Program::SemaphoreInit& init : program.semaphore_inits) {
+    // A word that changed since it was last in use received writes meant for this program
+    // before it launched; the initialisation loses them. Kept for the hang report's chain.
+    const auto settled = semaphore_settled_.find({init.l1, init.address});
+    const std::uint32_t before = settled == semaphore_settled_.end() ? 0 : settled->second;
+    const std::uint32_t found = init.l1->read_u32(init.address);
+    if (found != before) init.core->overwritten_at_launch[init.address] = {before, found, init.value, engine_->now()};
+    init.l1->write_u32(init.address, init.value);
+  }
   std::vector<std::unique_ptr<KernelContext>> kernels = std::move(program.to_launch);
   program.remaining = kernels.size();
   if (kernels.empty()) {
@@ -675,6 +689,9 @@ void SimMeshDevice::kernel_failed(KernelContext& kernel) {
 }
 
 void SimMeshDevice::program_done(Program& program) {
+  for (const Program::SemaphoreInit& init : program.semaphore_inits) {
+    semaphore_settled_[{init.l1, init.address}] = init.l1->read_u32(init.address);
+  }
   --outstanding_programs_;
   ChipQueue& queue = queues_[program.chip];
   queue.running = nullptr;

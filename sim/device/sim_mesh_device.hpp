@@ -44,6 +44,7 @@
 #include "sim/device/kernel_context.hpp"
 #include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/model/packet_corruption.hpp"
 #include "sim/model/sim_system.hpp"
 #include "sim/trace/trace_recorder.hpp"
 
@@ -136,6 +137,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::string fault_summary() const;
   // Each chip's launch delay drawn for a skew fault (empty without one).
   const std::map<runtime::ChipId, SimTime>& launch_skew() const { return launch_skew_; }
+  // One per `corrupt` fault, in plan order: what each flipped, if anything yet.
+  const std::vector<std::unique_ptr<PacketCorruption>>& corruptions() const { return corruptions_; }
 
  private:
   struct Program;
@@ -191,6 +194,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::vector<runtime::KernelProfile> profile_;
   SimTime fabric_ready_time_;
   std::map<runtime::ChipId, SimTime> launch_skew_;
+  std::vector<std::unique_ptr<PacketCorruption>> corruptions_;  // the links point at them
+  // Each program semaphore word's value when the last program using it ended (absent: never
+  // used, reads 0), to tell early writes from leftovers at the next launch.
+  std::map<std::pair<const MemoryRegion*, std::uint32_t>, std::uint32_t> semaphore_settled_;
   WallWatchdog wall_watchdog_;
 
   // Destroyed first (declared last): the engine unwinds parked kernel fibers while the chips

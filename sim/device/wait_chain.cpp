@@ -196,11 +196,16 @@ class ChainBuilder {
       if (conn->first) return {head, SenderStep{router, 0}};
       return {head + fmt::format("; {}: {}", short_name(*router), progress(*router)), std::nullopt};
     }
-    const std::vector<Writer> writers = writers_of(chip_of(k), k.noc0, address);
+    const std::vector<Writer> all_writers = writers_of(chip_of(k), k.noc0, address);
+    const std::vector<Writer> writers = could_satisfy(k, all_writers);
     if (writers.empty()) {
-      return {head + fmt::format("; no command stream of any kernel writes L1 word {:#x} of chip {} core ({},{}): the "
-                                 "increment is missing",
-                                 address, chip_of(k), k.noc0.x, k.noc0.y),
+      const std::string others =
+          all_writers.empty() ? ""
+                              : fmt::format(" (its {} writer command(s) are the waiting kernel's own or set other values)",
+                                            all_writers.size());
+      return {head + fmt::format("; no command stream of any kernel writes L1 word {:#x} of chip {} core ({},{}) so as "
+                                 "to satisfy the wait{}: the increment is missing",
+                                 address, chip_of(k), k.noc0.x, k.noc0.y, others),
               std::nullopt};
     }
     std::uint64_t total = 0;
@@ -218,15 +223,53 @@ class ChainBuilder {
                                  total, writers.size(), k.blocked_b),
               std::nullopt};
     }
-    const Writer& w = pick(writers);
+    const SemaphoreOverwrittenAtLaunch* lost = overwritten_at_launch(k, address);
+    const Writer& w = pick(writers, lost);
     const std::string who = fmt::format("; would be {} by {} stream {} #{} {}", w.sets ? "written" : "incremented",
                                         short_name(*w.kernel), w.stream, w.index, w.text);
     if (!executed(w)) {
       if (!w.kernel->started) return {head + who + "; its program has not launched yet", std::nullopt};
       return {head + who, KernelStep{w.kernel}};
     }
+    if (lost != nullptr) return {head + who + "; it ran that command" + lost_at_launch(k, *lost, w), std::nullopt};
     if (!w.over_fabric) return {head + who + "; it ran that command, yet the word did not change", std::nullopt};
     return {head + who + "; it ran that command" + path_problem(w), std::nullopt};
+  }
+
+  // The writers that could release kernel k: not k itself (it is parked, so it cannot run its
+  // own later commands, such as the reset after the wait) and not a write of a value that does
+  // not meet the wait (a reset to 0 under a wait for >= 8).
+  static std::vector<Writer> could_satisfy(const KernelContext& k, const std::vector<Writer>& writers) {
+    std::vector<Writer> useful;
+    for (const Writer& w : writers) {
+      if (w.kernel == &k && !executed(w)) continue;
+      if (w.sets && !(k.blocked == BlockedIn::SemaphoreEqual ? w.amount == k.blocked_b : w.amount >= k.blocked_b)) continue;
+      useful.push_back(w);
+    }
+    return useful;
+  }
+
+  // Writes to the word that landed before the waiting kernel's program launched and were
+  // overwritten by the launch's semaphore initialisation (recorded by the device), or null.
+  static const SemaphoreOverwrittenAtLaunch* overwritten_at_launch(const KernelContext& k, std::uint64_t address) {
+    if (k.core == nullptr) return nullptr;
+    const auto it = k.core->overwritten_at_launch.find(address);
+    return it == k.core->overwritten_at_launch.end() ? nullptr : &it->second;
+  }
+
+  static std::string lost_at_launch(const KernelContext& k, const SemaphoreOverwrittenAtLaunch& lost, const Writer& w) {
+    const std::string early =
+        lost.found > lost.settled ? fmt::format("{} increment(s)", lost.found - lost.settled) : "writes";
+    const std::string writer_launch =
+        w.kernel->start < lost.launch
+            ? fmt::format("; {}'s program launched at {}, {} earlier", short_name(*w.kernel), to_string(w.kernel->start),
+                          to_string(lost.launch - w.kernel->start))
+            : "";
+    return fmt::format(", but the word went from {} to {} before chip {}'s program launched at {}, and the launch "
+                       "initialised it to {}: {} arrived before the waiting program started and were lost{} (an op "
+                       "without an entry barrier under launch skew, REFERENCE 11.12)",
+                       lost.settled, lost.found, chip_of(k), to_string(lost.launch), lost.initial, early,
+                       writer_launch);
   }
 
   // The first link on a fabric writer's route that is down or lost frames.
@@ -265,13 +308,17 @@ class ChainBuilder {
   }
 
   // Prefer a writer still to run its command (the chain goes on through it), then a pending
-  // one, then one whose route is broken.
-  const Writer& pick(const std::vector<Writer>& writers) const {
+  // one, then (when writes were lost at the waiter's launch) one that launched before it, then
+  // one whose route is broken.
+  const Writer& pick(const std::vector<Writer>& writers, const SemaphoreOverwrittenAtLaunch* lost) const {
     for (const Writer& w : writers) {
       if (!executed(w) && w.kernel->started) return w;
     }
     for (const Writer& w : writers) {
       if (!executed(w)) return w;
+    }
+    for (const Writer& w : writers) {
+      if (lost != nullptr && w.kernel->start < lost->launch) return w;
     }
     for (const Writer& w : writers) {
       if (w.over_fabric && !path_problem(w).starts_with(" and")) return w;

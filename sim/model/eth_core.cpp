@@ -7,6 +7,7 @@
 #include "sim/engine/sim_log.hpp"
 #include "sim/model/chip.hpp"
 #include "sim/model/eth_link.hpp"
+#include "sim/model/packet_corruption.hpp"
 
 namespace cclmesh::sim {
 
@@ -112,6 +113,13 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
     // The TX engine reads the source as the packet goes out.
     std::vector<std::uint8_t> data;
     if (l1_.stores_data() && peer_->l1().stores_data()) data = l1_.read(source_address, bytes);
+    for (PacketCorruption* corruption : link_->corruptions()) {
+      if (const auto hit = corruption->maybe_corrupt(e.now(), data, destination_address, name(), peer_->name())) {
+        chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x}: bit {} of byte {} flipped: injected "
+                                                           "corruption ({})", bytes, destination_address, hit->bit,
+                                                           hit->byte, corruption->spec()));
+      }
+    }
     EthCore* peer = peer_;
     const SimTime lands = on_wire.tail + wire.latency_;
     if (fate == FrameFate::Duplicated) {

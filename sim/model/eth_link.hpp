@@ -2,11 +2,13 @@
 // A full-duplex ethernet link between two ethernet cores (REFERENCE 1.1, 1.5): one wire per
 // direction at the line rate, each a server that carries a packet's bytes plus its header and
 // per-frame overhead, then a one-way latency. Faults for what-if runs: a link can be taken down
-// (packets sent into it are dropped and recorded in the FaultLog) or have its rate scaled.
+// (packets sent into it are dropped and recorded in the FaultLog), have its rate scaled, lose
+// or duplicate frames, or flip a bit of one packet (PacketCorruption).
 
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "sim/engine/time.hpp"
 #include "sim/model/packet_resource.hpp"
@@ -14,6 +16,7 @@
 namespace cclmesh::sim {
 
 class EthCore;
+class PacketCorruption;
 
 // Seeded frame loss and duplication on a link (what-if runs, `--fault drop:P` / `dup:P`).
 // A probability is kept as an integer threshold out of 2^32, so the decision is integer
@@ -75,6 +78,10 @@ class EthLink {
   FrameFate draw_fate(std::int64_t frames);
   std::int64_t frames_dropped() const { return frames_dropped_; }
   std::int64_t frames_duplicated() const { return frames_duplicated_; }
+  // Packets starting on either wire are offered to `corruption` (owned by the caller, outliving
+  // the link), in the order the corruptions were attached.
+  void add_corruption(PacketCorruption& corruption) { corruptions_.push_back(&corruption); }
+  const std::vector<PacketCorruption*>& corruptions() const { return corruptions_; }
 
  private:
   EthCore& a_;
@@ -85,6 +92,7 @@ class EthLink {
   std::mt19937_64 frame_random_;
   std::int64_t frames_dropped_ = 0;
   std::int64_t frames_duplicated_ = 0;
+  std::vector<PacketCorruption*> corruptions_;
 };
 
 }  // namespace cclmesh::sim

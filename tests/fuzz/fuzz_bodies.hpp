@@ -13,6 +13,7 @@
 #include "tools/cclmesh/size_parse.hpp"
 #include "topologies/cluster_descriptor.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/parametric.hpp"
 #include "topologies/topology_yaml.hpp"
 #include <cstddef>
 #include <cstdint>
@@ -57,7 +58,9 @@ inline int fuzz_topology_yaml(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-// The CLI's size and time parsers accept a value or throw UsageError, never anything else.
+// The CLI's option value parsers (--size, --max-sim-time, --max-wall, and the parametric
+// --system spec such as torus:8x8/4@bh) accept a value or throw their bad-input error
+// (UsageError, InputError), never anything else.
 inline int fuzz_cli_size(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
@@ -67,6 +70,14 @@ inline int fuzz_cli_size(const std::uint8_t* data, std::size_t size) {
   try {
     (void)cclmesh::cli::parse_sim_time(text, "--max-sim-time");
   } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_wall_seconds(text, "--max-wall");
+  } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::topo::parse_parametric_spec(text);
+  } catch (const cclmesh::topo::InputError&) {
   }
   return 0;
 }

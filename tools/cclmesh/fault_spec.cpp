@@ -13,7 +13,8 @@ namespace cclmesh::cli {
 namespace {
 
 constexpr const char* kAccepted =
-    "expected link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED] or no-bubble";
+    "expected link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], "
+    "corrupt:A-B[@T][:SEED] or no-bubble";
 
 [[noreturn]] void reject(std::string_view spec, const std::string& why) {
   throw UsageError(fmt::format("--fault: '{}': {}", spec, why));
@@ -120,6 +121,16 @@ void add_fault_spec(RunFaults& faults, std::string_view spec) {
     fault.seed = sep == std::string_view::npos ? 1 : parse_seed(spec, args.substr(sep + 1));
     fault.spec = std::string(spec);
     plan.skew = fault;
+  } else if (kind == "corrupt" && has_args) {
+    // A-B[@T][:SEED]: the seed comes last, after the optional time.
+    const std::size_t sep = args.find(':');
+    const std::string_view where = args.substr(0, sep);
+    const std::size_t at = where.find('@');
+    const auto [a, b] = parse_pair(spec, where.substr(0, at));
+    sim::device::PacketCorruptFault fault{a, b, sim::SimTime::zero(), 1, std::string(spec)};
+    if (at != std::string_view::npos) fault.at = parse_time(spec, where.substr(at + 1));
+    if (sep != std::string_view::npos) fault.seed = parse_seed(spec, args.substr(sep + 1));
+    plan.corrupt.push_back(fault);
   } else if (kind == "drop" && has_args) {
     once(plan.drop.has_value());
     plan.drop = parse_frame_fault(spec, args);

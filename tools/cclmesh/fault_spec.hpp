@@ -7,6 +7,8 @@
 //   skew:MAX[:SEED]     each chip launches its programs late by a seeded amount up to MAX
 //   drop:P[:SEED]       each ethernet frame is lost with probability P (a decimal, 0 < P <= 1)
 //   dup:P[:SEED]        each ethernet frame is delivered twice with probability P
+//   corrupt:A-B[@T][:SEED]  one bit of the first data packet on a link between A and B (at or
+//                       after T) is flipped: the wrong result the output check must name
 //   no-bubble           what-if: ring routers without bubble flow control (REFERENCE 6.7)
 //
 // Seeds default to 1. Whether chips A and B are neighbours is checked against the system by

@@ -171,6 +171,11 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "the whole system so far",
                                  to_string(options.op)));
   }
+  if (options.no_data && !options.faults.plan.corrupt.empty()) {
+    throw UsageError(fmt::format("--fault: '{}' flips a bit of payload data, which a --no-data run does not carry; "
+                                 "run it without --no-data",
+                                 options.faults.plan.corrupt.front().spec));
+  }
   if (options.root != 0 && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
                                  to_string(options.op)));
@@ -570,6 +575,9 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
     result.checksums = check.checksums;
   }
   result.faults = options.faults.specs;
+  for (const auto& corruption : device->corruptions()) {
+    result.fault_effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
+  }
   for (const runtime::FabricLine& line : device->fabric().lines()) {
     if (!result.fabric_order.empty()) result.fabric_order += " | ";
     for (std::size_t i = 0; i < line.chips.size(); ++i) {

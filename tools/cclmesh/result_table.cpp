@@ -44,6 +44,7 @@ nlohmann::json result_json(const RunResult& r) {
   if (!r.faults.empty()) {
     j["faults"] = r.faults;
     j["fabric_order"] = r.fabric_order;
+    if (!r.fault_effects.empty()) j["fault_effects"] = r.fault_effects;
   }
   j["sim_events"] = r.sim_events;
   j["wall_s"] = r.wall_s;
@@ -110,9 +111,11 @@ std::string table_row(const RunResult& r) {
 std::string fault_note(const RunResult& r) {
   std::string specs;
   for (const std::string& spec : r.faults) specs += (specs.empty() ? "" : ", ") + spec;
+  std::string effects;
+  for (const std::string& effect : r.fault_effects) effects += fmt::format("# {}\n", effect);
   // Legacy mode has no persistent fabric, so no order to show.
-  if (r.fabric_order.empty()) return fmt::format("# faults: {}\n", specs);
-  return fmt::format("# faults: {}; fabric chips in order: {}\n", specs, r.fabric_order);
+  if (r.fabric_order.empty()) return fmt::format("# faults: {}\n{}", specs, effects);
+  return fmt::format("# faults: {}; fabric chips in order: {}\n{}", specs, r.fabric_order, effects);
 }
 
 std::string csv_header() {

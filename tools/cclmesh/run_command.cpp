@@ -133,7 +133,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
   command->add_option("--fault", raw->faults,
                       "inject a fault (repeatable): link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], "
-                      "dup:P[:SEED], no-bubble");
+                      "dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble");
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
   command->add_option("--trace", raw->trace_path,
                       "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");

@@ -81,6 +81,7 @@ struct RunResult {
   std::string mismatch;           // first mismatch: chip, buffer, page, byte
   std::vector<OutputChecksum> checksums;  // per chip, functional runs only
   std::vector<std::string> faults;        // the --fault specs run with
+  std::vector<std::string> fault_effects; // what faults with a visible effect did ("corrupt:0-2: flipped ...")
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
   std::uint64_t sim_events = 0;

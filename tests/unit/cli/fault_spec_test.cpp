@@ -55,6 +55,24 @@ TEST(FaultSpec, SkewDropAndDupWithAndWithoutSeeds) {
   EXPECT_TRUE(f.no_bubble);
 }
 
+TEST(FaultSpec, CorruptTakesAPairAnOptionalTimeAndAnOptionalSeed) {
+  const RunFaults f = parse({"corrupt:0-2", "corrupt:3-7@50us", "corrupt:1-5:9", "corrupt:4-0@2ms:11"});
+  ASSERT_EQ(f.plan.corrupt.size(), 4u);
+  EXPECT_EQ(f.plan.corrupt[0].a, 0u);
+  EXPECT_EQ(f.plan.corrupt[0].b, 2u);
+  EXPECT_EQ(f.plan.corrupt[0].at, sim::SimTime::zero());
+  EXPECT_EQ(f.plan.corrupt[0].seed, 1u);  // the default
+  EXPECT_EQ(f.plan.corrupt[1].at, sim::SimTime::from_us(50));
+  EXPECT_EQ(f.plan.corrupt[1].seed, 1u);
+  EXPECT_EQ(f.plan.corrupt[2].at, sim::SimTime::zero());
+  EXPECT_EQ(f.plan.corrupt[2].seed, 9u);
+  EXPECT_EQ(f.plan.corrupt[3].a, 4u);
+  EXPECT_EQ(f.plan.corrupt[3].at, sim::SimTime::from_ms(2));
+  EXPECT_EQ(f.plan.corrupt[3].seed, 11u);
+  EXPECT_EQ(f.plan.corrupt[3].spec, "corrupt:4-0@2ms:11");
+  EXPECT_FALSE(f.plan.empty());
+}
+
 TEST(FaultSpec, BadSpecsAreOneLineNamingTheSpec) {
   EXPECT_THAT(error_of({"meteor"}), HasSubstr("--fault: 'meteor': expected link-down:A-B[@T]"));
   EXPECT_THAT(error_of({"link-slow:0-1:1.5"}), HasSubstr("factor '1.5' is not a decimal in (0, 1]"));
@@ -67,6 +85,11 @@ TEST(FaultSpec, BadSpecsAreOneLineNamingTheSpec) {
   EXPECT_THAT(error_of({"dup:0.1:x"}), HasSubstr("seed 'x' is not a non-negative integer"));
   EXPECT_THAT(error_of({"skew:1us", "skew:2us"}), HasSubstr("'skew' may be given once"));
   EXPECT_THAT(error_of({"no-bubble:1"}), HasSubstr("expected link-down"));
+  EXPECT_THAT(error_of({"corrupt"}), HasSubstr("corrupt:A-B[@T][:SEED]"));
+  EXPECT_THAT(error_of({"corrupt:0-0"}), HasSubstr("names the same chip twice"));
+  EXPECT_THAT(error_of({"corrupt:0-1@x"}), HasSubstr("time 'x' is not a number with a unit"));
+  EXPECT_THAT(error_of({"corrupt:0-1:-3"}), HasSubstr("seed '-3' is not a non-negative integer"));
+  EXPECT_THAT(error_of({"corrupt:0-1@5us:"}), HasSubstr("seed '' is not a non-negative integer"));
   for (const char* spec : {"meteor", "link-slow:0-1:1.5", "drop:2"}) {
     EXPECT_EQ(error_of({spec}).find('\n'), std::string::npos);
   }

@@ -287,7 +287,9 @@ TEST(DeviceFaults, LaunchSkewIsSeededAndBounded) {
 // hand-written all-gather increments its peers' semaphores as soon as it starts; a chip that
 // launches later re-initialises its semaphore at launch and loses the early increments, so it
 // waits for ever. (The op builders' all-gather has the barrier and completes under the same
-// skew: cli_fault_run_test.) The report shows the skew that caused it.
+// skew: cli_fault_run_test.) The report shows the skew that caused it, and the wait-for chain
+// says what happened to the increments: they landed before the waiting chip's program launched
+// and its semaphore initialisation overwrote them.
 TEST(DeviceFaults, SkewHangsAnOpWithoutAnEntryBarrier) {
   SimMeshDeviceOptions options;
   options.fabric.mode = FabricMode::Line;
@@ -297,6 +299,14 @@ TEST(DeviceFaults, SkewHangsAnOpWithoutAnEntryBarrier) {
       expect_device_error([&] { multicast_all_gather(device, 8, 2048, false); }, DeviceError::Kind::Hang);
   EXPECT_THAT(text, HasSubstr("skew:40us:7: chip launch delays 0: ")) << text;
   EXPECT_THAT(text, HasSubstr("WAIT_VALUE")) << text;
+  EXPECT_THAT(text, HasSubstr("and the launch initialised it to 0")) << text;
+  EXPECT_THAT(text, HasSubstr("arrived before the waiting program started and were lost")) << text;
+  EXPECT_THAT(text, HasSubstr("launch skew, REFERENCE 11.12")) << text;
+  // The chip that launched first receives every increment after its launch: it completes and
+  // has no chain; every chip that waits lost some at its own launch.
+  const auto first = std::min_element(device.launch_skew().begin(), device.launch_skew().end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  EXPECT_THAT(text, Not(HasSubstr(fmt::format("before chip {}'s program launched", first->first)))) << text;
 }
 
 }  // namespace

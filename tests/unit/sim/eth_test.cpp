@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/model/eth_link.hpp"
+#include "sim/model/packet_corruption.hpp"
 #include "sim/model/sim_system.hpp"
 #include "tests/unit/sim/sim_test_util.hpp"
 
@@ -172,6 +173,51 @@ TEST(EthFaults, DownLinkDropsPacketsAndRecordsThem) {
   EXPECT_EQ(system.faults().records()[0].when, 59_ns);
   EXPECT_EQ(system.faults().records()[0].place, "chip 0 eth channel 8 core (9,6)");
   EXPECT_EQ(tx.stats().packets_dropped, 1);
+}
+
+// A corruption flips exactly one bit of the first packet long enough to carry a payload, past
+// the front 64 B and before the last 16 B; shorter packets and later packets pass untouched.
+TEST(EthFaults, CorruptionFlipsOneBitOfOnePacketsPayload) {
+  Engine engine;
+  SimSystem system(engine, pair_config());
+  EthCore& tx = system.chip(0).eth(8);
+  EthCore& rx = system.chip(1).eth(0);
+  PacketCorruption corruption(SimTime::zero(), 5, "corrupt:0-1:5");
+  system.link_at({0, 8})->add_corruption(corruption);
+  const std::vector<std::uint8_t> bytes = pattern(1024, 3);
+  tx.l1().write(kBuf, bytes);
+  engine.spawn_fiber("sender", [&] {
+    tx.send_packet(kBuf, kBuf + 0x1000, 80);   // too short to carry a payload: untouched
+    tx.send_packet(kBuf, kBuf + 0x2000, 1024);  // flipped
+    tx.send_packet(kBuf, kBuf + 0x3000, 1024);  // one-shot: untouched
+  });
+  engine.run();
+  EXPECT_EQ(rx.l1().read(kBuf + 0x1000, 80), std::vector<std::uint8_t>(bytes.begin(), bytes.begin() + 80));
+  EXPECT_EQ(rx.l1().read(kBuf + 0x3000, 1024), bytes);
+  const std::vector<std::uint8_t> got = rx.l1().read(kBuf + 0x2000, 1024);
+  std::size_t differing_bits = 0;
+  std::size_t differing_byte = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const auto x = static_cast<unsigned>(got[i] ^ bytes[i]);
+    if (x != 0) differing_byte = i;
+    differing_bits += static_cast<std::size_t>(__builtin_popcount(x));
+  }
+  EXPECT_EQ(differing_bits, 1u);
+  EXPECT_GE(differing_byte, PacketCorruption::kSkipFrontBytes);
+  EXPECT_LT(differing_byte, 1024 - PacketCorruption::kSkipBackBytes);
+  ASSERT_TRUE(corruption.corrupted().has_value());
+  EXPECT_EQ(corruption.corrupted()->byte, differing_byte);
+  EXPECT_EQ(corruption.corrupted()->packet_bytes, 1024u);
+  EXPECT_EQ(corruption.corrupted()->destination_address, kBuf + 0x2000);
+  ASSERT_EQ(system.faults().records().size(), 1u);
+  EXPECT_NE(system.faults().records()[0].what.find("injected corruption (corrupt:0-1:5)"), std::string::npos);
+  // The same seed picks the same bit on another run.
+  PacketCorruption again(SimTime::zero(), 5, "corrupt:0-1:5");
+  std::vector<std::uint8_t> copy = bytes;
+  const auto hit = again.maybe_corrupt(SimTime::zero(), copy, 0, "a", "b");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->byte, corruption.corrupted()->byte);
+  EXPECT_EQ(hit->bit, corruption.corrupted()->bit);
 }
 
 TEST(EthFaults, RateScaleSlowsTheWire) {
