@@ -72,6 +72,16 @@ PacketFront EthCore::book_wire(SimTime ready, std::int64_t payload_bytes) {
   return pass_through(wire.server_, transfer_time(wire_bytes, wire.rate_), PacketFront::at(ready), wire_bytes);
 }
 
+void EthCore::log_link_down_drop(const EthWire& wire, const std::string& what) const {
+  if (wire.dropped_packets() == 1) {
+    sim_logger("eth")->warn("{}: {} dropped, link down (further drops on this wire: debug level, and counted in "
+                            "the fault report)",
+                            name(), what);
+  } else {
+    sim_logger("eth")->debug("{}: {} dropped, link down", name(), what);
+  }
+}
+
 void EthCore::finish_on_wire() {
   --txq_outstanding_;
   CCLMESH_CHECK(txq_outstanding_ >= 0, name() + ": TX queue count went negative");
@@ -100,7 +110,7 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
       ++wire.dropped_packets_;
       ++stats_.packets_dropped;
       chip_.faults().record(e.now(), name(), fmt::format("{} B packet dropped: link down", bytes));
-      sim_logger("eth")->warn("{}: {} B packet dropped, link down", name(), bytes);
+      log_link_down_drop(wire, fmt::format("{} B packet", bytes));
       return;
     }
     const FrameFate fate = link_->draw_fate(chip_.params().eth.frames(bytes));
@@ -174,7 +184,7 @@ void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t
       ++stats_.packets_dropped;
       chip_.faults().record(e.now(), name(), fmt::format("remote word write to {:#x} dropped: link down",
                                                          destination_address));
-      sim_logger("eth")->warn("{}: remote word write dropped, link down", name());
+      log_link_down_drop(wire, "remote word write");
       return;
     }
     const FrameFate fate = link_->draw_fate(1);

@@ -98,6 +98,9 @@ class EthCore final : public WaitTarget {
   // Books the wire for `payload_bytes` no earlier than `ready`; returns {wire start, wire end}.
   PacketFront book_wire(SimTime ready, std::int64_t payload_bytes);
   void finish_on_wire();
+  // Logs the first send lost on a down wire as a warning; the later ones (one per packet) only
+  // at debug level, since the fault report summarises them.
+  void log_link_down_drop(const EthWire& wire, const std::string& what) const;
   void receive(std::uint64_t destination_address, const std::vector<std::uint8_t>& data, std::uint32_t bytes);
 
   Chip& chip_;
