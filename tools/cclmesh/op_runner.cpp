@@ -27,6 +27,7 @@
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/output_check.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
@@ -560,6 +561,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   result.sim_events = after.events_executed - before.events_executed;
   result.trace_hash = device->trace_hash();
   result.links_used = wire_use(*device);
+  print_noc_usage_if_requested(device->system(), result.time_us);
   const double op_ps = static_cast<double>(last_end_ns - first_start_ns) * 1e3;
   for (std::size_t i = 0; i < result.links_used.size(); ++i) {
     LinkDirectionUse& u = result.links_used[i];
