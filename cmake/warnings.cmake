@@ -18,9 +18,10 @@ function(cclmesh_target_defaults target)
   endif()
 endfunction()
 
-# cclmesh_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [LABELS slow])
+# cclmesh_add_test(NAME name SOURCES a.cpp ... LIBS lib ... [ARGS arg ...] [LABELS slow])
+# ARGS are passed to the test executable by ctest (e.g. a --gtest_filter).
 function(cclmesh_add_test)
-  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;ARGS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   cclmesh_target_defaults(${T_NAME})
   # Test bodies pass locals into coroutine lambdas under the same names on purpose.
@@ -28,7 +29,18 @@ function(cclmesh_add_test)
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
   target_compile_definitions(${T_NAME} PRIVATE
     CCLMESH_SOURCE_DIR="${CCLMESH_SOURCE_DIR}" CCLMESH_SHARED_DIR="${CCLMESH_SHARED_DIR}")
-  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
+  if(T_LABELS)
+    set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+endfunction()
+
+# cclmesh_add_test_entry(NAME name TARGET test_executable [ARGS arg ...] [LABELS slow])
+# Another ctest entry of an executable made by cclmesh_add_test, e.g. its slow cases selected by
+# a --gtest_filter and labelled slow, so `ctest -LE slow` skips them.
+function(cclmesh_add_test_entry)
+  cmake_parse_arguments(T "" "NAME;TARGET" "ARGS;LABELS" ${ARGN})
+  add_test(NAME ${T_NAME} COMMAND ${T_TARGET} ${T_ARGS})
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
   endif()

@@ -1,0 +1,226 @@
+#pragma once
+// One call per collective for end-to-end tests on the simulated device: creates the op's
+// buffers (interleaved or sharded, DRAM or L1) and global semaphores, writes a distinct input
+// on every chip of every group, runs the op, and compares every chip's output bit for bit with
+// the op's host reference (all_gather: reference::concat; reduce_scatter and all_reduce: their
+// reference_outputs). On a timing-only device (DRAM holds no bytes) it writes and compares
+// nothing; what the ethernet links carried is reported instead, so callers can check that the
+// data crossed the wires.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "sim/model/eth_core.hpp"
+#include "sim/model/eth_link.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+
+namespace cclmesh::ccltest {
+
+// A sharded layout in elements of the tensor the buffer holds (REFERENCE 7.2: a core grid, a
+// shard shape and an orientation).
+struct ShardLayout {
+  runtime::TensorMemoryLayout layout = runtime::TensorMemoryLayout::WidthSharded;
+  std::vector<runtime::CoreRange> grid;
+  std::uint32_t shard_height = 32;  // elements (rows)
+  std::uint32_t shard_width = 32;   // elements
+  runtime::ShardOrientation orientation = runtime::ShardOrientation::RowMajor;
+};
+
+// Where a tensor lives: DRAM or L1, interleaved unless a shard layout is given.
+struct Memory {
+  runtime::BufferType type = runtime::BufferType::Dram;
+  std::optional<ShardLayout> shard;
+};
+
+inline runtime::BufferConfig buffer_config(const runtime::ccl::TensorSpec& t, const Memory& memory) {
+  if (!memory.shard) return runtime::ccl::interleaved_buffer_config(t, memory.type);
+  const ShardLayout& s = *memory.shard;
+  const api::Shape4D pages = runtime::ccl::shape_in_pages(t);
+  // A TILE page is a 32x32 tile; a ROW_MAJOR page is one whole row.
+  const bool tile = t.layout == runtime::ccl::Layout::Tile;
+  const std::uint32_t height_pages = tile ? s.shard_height / 32 : s.shard_height;
+  const std::uint32_t width_pages = tile ? s.shard_width / 32 : 1;
+  return runtime::BufferConfig{memory.type,
+                               runtime::ccl::size_bytes(t),
+                               runtime::ccl::page_size_bytes(t),
+                               s.layout,
+                               runtime::ShardSpec{s.grid, height_pages, width_pages, pages.x, s.orientation}};
+}
+
+// What one run did.
+struct RunOutcome {
+  std::uint32_t group_size = 0;
+  std::size_t groups = 0;
+  std::uint64_t kernel_ns = 0;     // first Tensix kernel start to last end (simulated)
+  std::uint64_t input_bytes = 0;   // per chip
+  std::uint64_t output_bytes = 0;  // per chip
+  bool verified = false;           // outputs compared with the host reference
+  // Ethernet payload bytes sent from one chip to another, summed over the links between them.
+  std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes;
+
+  std::int64_t total_link_payload_bytes() const {
+    std::int64_t total = 0;
+    for (const auto& [hop, bytes] : link_payload_bytes) total += bytes;
+    return total;
+  }
+};
+
+inline std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes(sim::device::SimMeshDevice& device) {
+  std::map<std::pair<ChipId, ChipId>, std::int64_t> bytes;
+  for (const auto& link : device.system().links()) {
+    for (const sim::EthCore* from : {&link->a(), &link->b()}) {
+      const auto hop = std::make_pair(static_cast<ChipId>(from->chip().id()),
+                                      static_cast<ChipId>(from->peer()->chip().id()));
+      bytes[hop] += from->stats().payload_bytes_sent;
+    }
+  }
+  return bytes;
+}
+
+namespace detail {
+
+inline bool functional(const sim::device::SimMeshDevice& device) {
+  return device.options().data_mode == sim::DataMode::Functional;
+}
+
+// Writes pattern(seed_base + chip) into `buffer` on every chip of every group; returns the inputs
+// (empty on a timing-only device).
+inline std::map<ChipId, Bytes> write_inputs(sim::device::SimMeshDevice& device,
+                                            const std::vector<std::vector<ChipId>>& groups,
+                                            const runtime::BufferHandle& buffer, std::uint32_t seed_base) {
+  std::map<ChipId, Bytes> inputs;
+  if (!functional(device)) return inputs;
+  for (const auto& g : groups) {
+    for (ChipId chip : g) {
+      inputs[chip] = pattern(buffer.config.size_bytes, seed_base + chip);
+      device.write_buffer(chip, buffer, inputs[chip]);
+    }
+  }
+  return inputs;
+}
+
+inline std::vector<Bytes> by_rank(const std::map<ChipId, Bytes>& inputs, const std::vector<ChipId>& group) {
+  std::vector<Bytes> out;
+  for (ChipId chip : group) out.push_back(inputs.at(chip));
+  return out;
+}
+
+inline std::string group_name(const std::vector<ChipId>& g) {
+  return topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
+}
+
+inline void enqueue_and_finish(sim::device::SimMeshDevice& device, const std::vector<runtime::MeshWorkload>& workloads,
+                               RunOutcome& outcome) {
+  const std::size_t profile_begin = device.profile().size();
+  for (const auto& w : workloads) device.enqueue_workload(w);
+  device.finish();
+  outcome.kernel_ns = last_kernel_span_ns(device, profile_begin);
+  outcome.link_payload_bytes = link_payload_bytes(device);
+}
+
+}  // namespace detail
+
+// `p` carries the op's choices (input, dim, topology, links, groups, mode); the fabric,
+// buffers and semaphores are filled in here.
+inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::ccl::all_gather::Params p,
+                                 const Memory& input_memory, const Memory& output_memory) {
+  namespace ag = runtime::ccl::all_gather;
+  p.fabric = device.options().fabric;
+  const runtime::ccl::TensorSpec out = ag::output_spec(p, device.topology());
+  p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
+  p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
+  p.done_semaphore =
+      device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
+                                                   runtime::FabricPlan(device.topology(), p.fabric));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 1000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {ag::build(p, device.topology())}, outcome);
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
+  outcome.input_bytes = p.input_buffer.config.size_bytes;
+  outcome.output_bytes = p.output_buffer.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (const auto& g : groups) {
+    const Bytes expected = runtime::ccl::reference::concat(detail::by_rank(inputs, g), p.input, p.dim);
+    for (ChipId chip : g) {
+      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected)
+          << "all_gather output of chip " << chip << " of group " << detail::group_name(g);
+    }
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime::ccl::reduce_scatter::Params p,
+                                     const Memory& input_memory, const Memory& output_memory) {
+  namespace rs = runtime::ccl::reduce_scatter;
+  p.fabric = device.options().fabric;
+  const runtime::ccl::TensorSpec out = rs::output_spec(p, device.topology());
+  p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
+  p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
+  p.barrier_semaphore =
+      device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
+                                                   runtime::FabricPlan(device.topology(), p.fabric));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 2000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {rs::build(p, device.topology())}, outcome);
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
+  outcome.input_bytes = p.input_buffer.config.size_bytes;
+  outcome.output_bytes = p.output_buffer.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (const auto& g : groups) {
+    const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
+    for (std::size_t rank = 0; rank < g.size(); ++rank) {
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "reduce_scatter output of rank " << rank << " (chip " << g[rank] << ") of group "
+          << detail::group_name(g);
+    }
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+// Input, output and intermediate all live in `memory` (interleaved).
+inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::ccl::all_reduce::Params p,
+                                 const Memory& memory) {
+  namespace ar = runtime::ccl::all_reduce;
+  p.fabric = device.options().fabric;
+  p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.intermediate_buffer = device.create_buffer(buffer_config(ar::intermediate_spec(p, device.topology()), memory));
+  const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, device.topology());
+  p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
+                                                   runtime::FabricPlan(device.topology(), p.fabric));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 3000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, ar::build(p, device.topology()), outcome);
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
+  outcome.input_bytes = p.input_buffer.config.size_bytes;
+  outcome.output_bytes = p.output_buffer.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (const auto& g : groups) {
+    const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
+    for (std::size_t rank = 0; rank < g.size(); ++rank) {
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "all_reduce output of rank " << rank << " (chip " << g[rank] << ") of group " << detail::group_name(g);
+    }
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+}  // namespace cclmesh::ccltest
