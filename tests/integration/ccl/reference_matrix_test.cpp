@@ -209,6 +209,8 @@ const char* const kBfp8Sum = "bfp8_b cannot be summed";
 const char* const kShardedDram = "sharded buffers live in L1";
 const char* const kL1Full = "do not fit in L1";
 
+using ShapeAndName = std::pair<std::array<std::uint32_t, 4>, std::string>;
+
 std::vector<Row> all_rows() {
   std::vector<Row> rows;
   const auto add = [&rows](Row r) { rows.push_back(std::move(r)); };
@@ -272,7 +274,8 @@ std::vector<Row> all_rows() {
           sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {grid8x4}, 32, 32),
           sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {grid8x4}, 32, 32 * 8)));
   add(row(16, "Tile_Bf16_L1HeightShardedColMajor", kAg, System::T3kRing, kRing, 8, {1, 1, 4096, 32 * 8}, 3, kBf16,
-          kTile, sharded(BufferType::L1, TensorMemoryLayout::HeightSharded, {grid8x4}, 128, 32, ShardOrientation::ColMajor),
+          kTile,
+          sharded(BufferType::L1, TensorMemoryLayout::HeightSharded, {grid8x4}, 128, 32, ShardOrientation::ColMajor),
           sharded(BufferType::L1, TensorMemoryLayout::HeightSharded, {grid8x4}, 128, 32 * 8,
                   ShardOrientation::ColMajor)));
   add(row(17, "Tile_Bf16_L1BlockSharded", kAg, System::T3kRing, kRing, 8, {1, 1, 512, 512 * 8}, 3, kBf16, kTile,
@@ -380,15 +383,17 @@ std::vector<Row> all_rows() {
           .on_axis(1, 2));
 
   // --- perf rows [PERF] ---------------------------------------------------------------------------
-  for (const auto& [shape, label] : std::vector<std::pair<std::array<std::uint32_t, 4>, std::string>>{
-           {{1, 1, 64, 16384}, "Shape1x1x64x16384"}, {{8, 5, 32, 768}, "Shape8x5x32x768"}, {{1, 1, 32, 736}, "Shape1x1x32x736"}}) {
-    Row tile = row(37, label + "_Tile_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kTile, dram(), dram());
+  for (const auto& [shape, label] : std::vector<ShapeAndName>{{{1, 1, 64, 16384}, "Shape1x1x64x16384"},
+                                                              {{8, 5, 32, 768}, "Shape8x5x32x768"},
+                                                              {{1, 1, 32, 736}, "Shape1x1x32x736"}}) {
+    Row tile =
+        row(37, label + "_Tile_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kTile, dram(), dram());
     if (shape[3] == 736) tile.refused(Outcome::RefusedByValidate, kNotWholeTiles);  // 368 per chip = 11.5 tiles
     add(tile);
     add(row(37, label + "_Rm_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kRm, dram(), dram())
             .refused(Outcome::RefusedByValidate, kRowMajorDim3));
   }
-  for (const auto& [shape, label] : std::vector<std::pair<std::array<std::uint32_t, 4>, std::string>>{
+  for (const auto& [shape, label] : std::vector<ShapeAndName>{
            {{1, 8, 1024, 1024}, "Shape1x8x1024x1024"}, {{1, 4, 2048, 1024}, "Shape1x4x2048x1024"},
            {{1, 1, 32, 256}, "Shape1x1x32x256"}, {{1, 1, 32, 512}, "Shape1x1x32x512"}}) {
     for (const bool ring : {true, false}) {
@@ -417,7 +422,7 @@ std::vector<Row> all_rows() {
               kTile, m, m)
               .with_links(3)
               .on_axis(0, 8));
-      for (const auto& [shape, label] : std::vector<std::pair<std::array<std::uint32_t, 4>, std::string>>{
+      for (const auto& [shape, label] : std::vector<ShapeAndName>{
                {{1, 4, 32, 2304}, "Shape1x4x32x2304"}, {{1, 4, 64, 2304}, "Shape1x4x64x2304"},
                {{1, 4, 64, 6656}, "Shape1x4x64x6656"}}) {
         Row r = row(40, label + "_" + d + mem, kRs, System::TgAxes2, kLine, 4, shape, 1, dtype, kTile, m, m)
