@@ -150,7 +150,9 @@ bool EventQueue::ring_least(std::size_t& bucket, std::size_t& index) {
       const std::size_t at = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       std::vector<Entry>& entries = ring_[at];
-      std::size_t least = entries.size();
+      // No sentinel tied to entries.size(): dropping cancelled entries shrinks the bucket.
+      constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+      std::size_t least = kNone;
       for (std::size_t i = 0; i < entries.size();) {
         if (!live(entries[i])) {  // cancelled: drop it (order inside a bucket does not matter)
           entries[i] = entries.back();
@@ -158,10 +160,10 @@ bool EventQueue::ring_least(std::size_t& bucket, std::size_t& index) {
           --ring_entries_;
           continue;
         }
-        if (least == entries.size() || later(entries[least], entries[i])) least = i;
+        if (least == kNone || later(entries[least], entries[i])) least = i;
         ++i;
       }
-      if (least < entries.size()) {
+      if (least != kNone) {
         bucket = least_bucket_ = at;
         index = least_index_ = least;
         least_known_ = true;

@@ -56,6 +56,22 @@ TEST(EventQueue, CancelledEventsAreSkippedAndDropped) {
   EXPECT_EQ(dropped, 1);
 }
 
+// Regression (found by ASan): cancelled entries at the front of a calendar bucket are dropped
+// while the bucket is searched, which shrinks it; the live entries behind them must still be
+// found, in order, and none read past the bucket's end.
+TEST(EventQueue, CancelledEntriesAtTheFrontOfABucketDoNotHideLiveOnes) {
+  EventQueue queue;
+  int values[] = {0, 1, 2, 3};
+  // All four within one 256 ps bucket, none at the current time.
+  const EventId a = queue.push(SimTime::from_ps(1000), record, &values[0]);
+  const EventId b = queue.push(SimTime::from_ps(1001), record, &values[1]);
+  queue.push(SimTime::from_ps(1003), record, &values[2]);
+  queue.push(SimTime::from_ps(1002), record, &values[3]);
+  EXPECT_TRUE(queue.cancel(a));
+  EXPECT_TRUE(queue.cancel(b));
+  EXPECT_EQ(drain(queue), (std::vector<int>{3, 2}));
+}
+
 TEST(EventQueue, StaleIdsDoNotCancelReusedSlots) {
   EventQueue queue;
   int a = 1;
