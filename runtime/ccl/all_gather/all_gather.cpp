@@ -208,16 +208,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     spec.packet_size_in_pages = r.packet_pages;
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
-    if (mcast.num_targets_forward > 0) {
-      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(g.port(r.links[w]), chip, true, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
-    if (mcast.num_targets_backward > 0) {
-      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(g.port(r.links[w]), chip, false, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
+    connect_to_fabric(program, spec, r.plan, g.port(r.links[w]), chip, core, mcast.num_targets_forward > 0,
+                      mcast.num_targets_backward > 0);
 
     std::vector<cmd::Command> writer;
     if (p.barrier_semaphore) {

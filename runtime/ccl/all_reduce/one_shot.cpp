@@ -42,16 +42,8 @@ void add_gather(Program& program, const Params& p, const topo::Topology& topolog
   spec.packet_size_in_pages = packet;
   program.circular_buffers.push_back(packet_header_cb(core));
   program.circular_buffers.push_back(data_cb(core, page, packet * kGatherCbPackets));
-  if (mcast.num_targets_forward > 0) {
-    const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-    spec.forward_connection = plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
-    for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-  }
-  if (mcast.num_targets_backward > 0) {
-    const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-    spec.backward_connection = plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
-    for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-  }
+  connect_to_fabric(program, spec, plan, g.port(0), chip, core, mcast.num_targets_forward > 0,
+                    mcast.num_targets_backward > 0);
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
   const std::vector<cmd::Command> writer{
       cmd::fabric_write_cb_to_tensor_slice(flat_run(n * pages, rank * pages, pages), kDataCbId, mcast),

@@ -192,16 +192,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     kargs::InterpreterSpec spec;
     spec.packet_header_cb_id = kPacketHeaderCbId;
     spec.packet_size_in_pages = r.packet_pages;
-    if (forward) {
-      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      spec.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
-    if (backward) {
-      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      spec.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
+    connect_to_fabric(program, spec, r.plan, g.port(0), chip, core, forward, backward);
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
     const kargs::InterpreterStreamSpec reader_stream{in_layout.interpreter_args(map), cmd::encode_stream(reader),

@@ -53,6 +53,20 @@ SemaphoreSpec tensix_semaphore(CoreCoord core, std::uint32_t id) {
   return SemaphoreSpec{id, CoreKind::Tensix, {CoreRange{core, core}}, 0};
 }
 
+void connect_to_fabric(Program& program, kargs::InterpreterSpec& spec, const FabricPlan& plan, const FabricPort& port,
+                       ChipId chip, CoreCoord core, bool forward, bool backward) {
+  if (forward) {
+    const std::uint32_t* s = kForwardConnectionSemaphoreIds;
+    spec.forward_connection = plan.worker_connection(port, chip, true, s[0], s[1], s[2]);
+    for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+  }
+  if (backward) {
+    const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
+    spec.backward_connection = plan.worker_connection(port, chip, false, s[0], s[1], s[2]);
+    for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
+  }
+}
+
 std::uint32_t packet_size_in_pages(std::uint32_t requested, std::uint32_t page_size_bytes,
                                    std::uint32_t max_payload_bytes) {
   if (page_size_bytes == 0 || page_size_bytes > max_payload_bytes) {

@@ -12,6 +12,7 @@
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -49,6 +50,12 @@ CircularBufferSpec packet_header_cb(CoreCoord core);
 CircularBufferSpec data_cb(CoreCoord core, std::uint32_t page_size_bytes, std::uint32_t pages);
 // A semaphore on one Tensix core, initially 0.
 SemaphoreSpec tensix_semaphore(CoreCoord core, std::uint32_t id);
+
+// Connects the interpreter `spec` on `core` of `chip` to its chip's routers on `port`'s line and
+// routing plane in the directions it sends: each connection block, and its three per-program
+// semaphores (k{Forward,Backward}ConnectionSemaphoreIds) in `program`.
+void connect_to_fabric(Program& program, kargs::InterpreterSpec& spec, const FabricPlan& plan, const FabricPort& port,
+                       ChipId chip, CoreCoord core, bool forward, bool backward);
 
 // Pages per fabric packet: `requested`, or when 0 as many pages as `max_payload_bytes` holds
 // (at least 1). Throws CclParamsError when a page does not fit the payload.

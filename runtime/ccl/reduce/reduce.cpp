@@ -233,16 +233,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.semaphores.push_back(tensix_semaphore(core, kReceiveSemaphoreId));
     const bool forward = (to_next && to_next->forward) || (to_prev && to_prev->forward);
     const bool backward = (to_next && !to_next->forward) || (to_prev && !to_prev->forward);
-    if (forward) {
-      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      writer.forward_connection = r.plan.worker_connection(g.port(0), chip, true, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
-    if (backward) {
-      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      writer.backward_connection = r.plan.worker_connection(g.port(0), chip, false, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
+    connect_to_fabric(program, writer, r.plan, g.port(0), chip, core, forward, backward);
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;

@@ -270,16 +270,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
     const bool forward = to_next.forward || to_prev.forward;
     const bool backward = !to_next.forward || !to_prev.forward;
-    if (forward) {
-      const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-      writer.forward_connection = r.plan.worker_connection(g.port(run % p.num_links), chip, true, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
-    if (backward) {
-      const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-      writer.backward_connection = r.plan.worker_connection(g.port(run % p.num_links), chip, false, s[0], s[1], s[2]);
-      for (int i = 0; i < 3; ++i) program.semaphores.push_back(tensix_semaphore(core, s[i]));
-    }
+    connect_to_fabric(program, writer, r.plan, g.port(run % p.num_links), chip, core, forward, backward);
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
