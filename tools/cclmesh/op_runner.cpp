@@ -150,15 +150,15 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
                          options.op == CollectiveOp::AllReduce;
   if (legacy_mode(options) && !legacy_op) {
-    throw UsageError(fmt::format("--mode: 'legacy' runs all_gather, reduce_scatter and all_reduce so far, not {}; "
-                                 "use --mode fabric",
+    throw UsageError(fmt::format("--mode: 'legacy' runs the 2024 per-op EDMs, which carried only all_gather, "
+                                 "reduce_scatter and all_reduce; {} is a fabric-era op (REFERENCE 5, 7.6); use "
+                                 "--mode fabric",
                                  to_string(options.op)));
   }
-  const bool pair_op_links = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
-  if (options.links != 1 && (pair_op_links || legacy_mode(options))) {
-    throw UsageError(fmt::format("--links: {} link(s) asked; {} uses 1 link per hop so far (several links: "
-                                 "all_gather, reduce_scatter, all_reduce in fabric mode)",
-                                 options.links, legacy_mode(options) ? "legacy mode" : to_string(options.op)));
+  if (options.links != 1 && legacy_mode(options)) {
+    throw UsageError(fmt::format("--links: {} link(s) asked; legacy mode uses 1 link per hop so far (several "
+                                 "links: --mode fabric)",
+                                 options.links));
   }
   if (n_chips < 2) {
     throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
@@ -230,6 +230,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.input = input;
     params.output = output;
     params.fabric = device.options().fabric;
+    params.num_links = options.links;
     destinations = {params.receiver};
     op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
     op.group_size = 2;
@@ -239,6 +240,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.input = input;
     params.output = output;
     params.fabric = device.options().fabric;
+    params.num_links = options.links;
     for (ChipId chip : order) {
       if (chip != source) destinations.push_back(chip);
     }
@@ -389,6 +391,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.tensor = tensor_of_pages(options, pages);
     p.root = options.root;
     p.topology = topology;
+    p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.input_buffer = device.create_buffer(config(p.tensor));
@@ -420,6 +423,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.tensor = tensor_of_pages(options, pages);
     p.dim = dim;
     p.topology = topology;
+    p.num_links = options.links;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.input_buffer = device.create_buffer(config(p.tensor));

@@ -17,14 +17,16 @@ namespace {
 constexpr const char* kOp = "all_to_all";
 // REFERENCE 7.6: all_to_all_async coalesces 2 tiles per packet.
 constexpr std::uint32_t kDefaultPagesPerPacket = 2;
-// Worker 0 sends up, worker 1 down, worker 2 copies this chip's own chunk and is the done core:
-// a sender that also copied would serialise the copy behind its sends (on a line's end chip,
-// one worker has every destination).
-constexpr std::uint32_t kSenders = 2;
-constexpr std::uint32_t kWorkers = 3;
-constexpr std::uint32_t kDoneWorker = 2;
+// Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
+// routing plane k), then one worker that copies this chip's own chunk and is the done core: a
+// sender that also copied would serialise the copy behind its sends (on a line's end chip, one
+// worker has every destination).
+constexpr std::uint32_t kSendersPerLink = 2;
+std::uint32_t sender_count(std::uint32_t num_links) { return kSendersPerLink * num_links; }
+std::uint32_t worker_count(std::uint32_t num_links) { return sender_count(num_links) + 1; }
+std::uint32_t done_worker(std::uint32_t num_links) { return sender_count(num_links); }
 
-// One chunk (or half of one) a worker sends: to `dest`, `half` of {0, 1} when the chunk is
+// One chunk (or half of one) a sender sends: to `dest`, `half` of {0, 1} when the chunk is
 // split between the two directions, else nullopt.
 struct Send {
   std::uint32_t dest = 0;
@@ -40,10 +42,10 @@ struct Resolved {
   std::vector<CoreCoord> cores;
 };
 
-// What worker `w` (0 up, 1 down) of `rank` sends, farthest first.
-std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, std::uint32_t w) {
+// What an up or a down sender of `rank` sends (every link's the same chunks, its own share of
+// each), farthest first.
+std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, bool up) {
   const std::uint32_t n = g.size();
-  const bool up = w == 0;
   std::vector<Send> sends;
   if (g.topology == CclTopology::Line) {
     const std::uint32_t reach = up ? g.reach_up(rank) : g.reach_down(rank);
@@ -58,23 +60,23 @@ std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, std::uint32
   return sends;
 }
 
-// Increments the done core of `rank` receives: one per chunk (or half) sent to it, and one for
-// the local copy.
-std::uint32_t expected_done(const FabricGroup& g, std::uint32_t rank) {
-  std::uint32_t count = 1;
+// Increments the done core of `rank` receives: one per chunk (or half) each link's sender sends
+// to it, and one for the local copy.
+std::uint32_t expected_done(const FabricGroup& g, std::uint32_t rank, std::uint32_t num_links) {
+  std::uint32_t count = 0;
   for (std::uint32_t from = 0; from < g.size(); ++from) {
-    for (std::uint32_t w = 0; w < kSenders; ++w) {
-      for (const Send& s : sends_of(g, from, w)) count += s.dest == rank ? 1 : 0;
+    for (const bool up : {true, false}) {
+      for (const Send& s : sends_of(g, from, up)) count += s.dest == rank ? 1 : 0;
     }
   }
-  return count;
+  return count * num_links + 1;
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
     throw CclParamsError(
-        "all_to_all: legacy EDM mode is not supported: chunks for far chips relay through the fabric's "
-        "routers; use mode fabric");
+        "all_to_all: legacy EDM mode is not supported: the 2024 per-op EDMs carried only all_gather, "
+        "reduce_scatter and all_reduce; all_to_all is a fabric-era op (REFERENCE 5, 7.6); use mode fabric");
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
@@ -91,13 +93,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_group_shape(topology, g, p.topology, p.num_links, kOp);
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
-  if (p.num_links > 1) {
-    throw CclParamsError(
-        fmt::format("all_to_all: num_links {}: the device's fabric runs one router per hop (one routing "
-                    "plane, runtime/fabric), and a router's worker channel takes one worker at a time "
-                    "(REFERENCE 6.3); use num_links 1",
-                    p.num_links));
-  }
+  require_fabric_links(r.plan, p.num_links, kOp);
   for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
   const std::uint32_t n = r.group_size;
   const std::uint32_t farthest = p.topology == CclTopology::Ring ? n / 2 : n - 1;
@@ -115,7 +111,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t rank = 0; rank < n; ++rank) {
-      const std::uint32_t done = expected_done(g, rank);
+      const std::uint32_t done = expected_done(g, rank, p.num_links);
       if (done > kMaxInlineValue) {
         throw CclParamsError(fmt::format("all_to_all: chip {} waits for {} increments; an inline wait target holds "
                                          "at most {} (REFERENCE 4.11)",
@@ -138,8 +134,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
-  r.cores = worker_cores(topology, p.first_worker, kWorkers, kOp);
-  require_semaphore_on(p.done_semaphore, {r.cores[kDoneWorker]}, kOp, "done_semaphore");
+  r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
+  require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
   return r;
 }
 
@@ -153,17 +149,24 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
   // Input and output have the same shape, so chunk j of either is the same slice.
   const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, shape_in_pages(p.tensor), p.dim);
-  const auto part = [&](std::uint32_t index, std::optional<std::uint32_t> half) {
-    return half ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(chunks[index], 2)[*half] : chunks[index];
+  // Link k's share of a chunk: part k of L (of its half: part h * L + k of 2L).
+  const std::uint32_t links = p.num_links;
+  const auto part = [&](std::uint32_t index, std::optional<std::uint32_t> half, std::uint32_t link) {
+    if (!half && links == 1) return chunks[index];
+    const std::uint32_t pieces = half ? 2 * links : links;
+    return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(chunks[index], pieces)[half.value_or(0) * links + link];
   };
-  const Noc0Coord done_core = map.tensix_noc0(r.cores[kDoneWorker]);
+  const std::uint32_t done_index = done_worker(links);
+  const Noc0Coord done_core = map.tensix_noc0(r.cores[done_index]);
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
 
   Program program;
-  for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    const bool done_worker = w == kDoneWorker;
-    const std::vector<Send> sends = done_worker ? std::vector<Send>{} : sends_of(g, rank, w);
-    if (sends.empty() && !done_worker) continue;
+  for (std::uint32_t w = 0; w < worker_count(links); ++w) {
+    const bool is_done_worker = w == done_index;
+    const bool up = w % kSendersPerLink == 0;
+    const std::uint32_t link = w / kSendersPerLink;
+    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : sends_of(g, rank, up);
+    if (sends.empty() && !is_done_worker) continue;
     const CoreCoord core = r.cores[w];
     std::vector<cmd::Command> reader;
     std::vector<cmd::Command> writer;
@@ -172,27 +175,27 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     for (const Send& s : sends) {
       const cmd::ChipUnicast route = g.route(rank, s.dest);
       // The split farthest chunk of an even ring goes this worker's way, whatever route() picks.
-      const cmd::ChipUnicast way{route.distance_in_hops, s.half ? (w == 0) == g.up_is_forward : route.forward};
+      const cmd::ChipUnicast way{route.distance_in_hops, s.half ? up == g.up_is_forward : route.forward};
       (way.forward ? forward : backward) = true;
-      const api::TensorSlice from = part(s.dest, s.half);
-      const api::TensorSlice to = part(rank, s.half);
+      const api::TensorSlice from = part(s.dest, s.half, link);
+      const api::TensorSlice to = part(rank, s.half, link);
       if (api::volume(from.worker_slice_shape) > 0) {
         reader.push_back(cmd::read_tensor_slice_to_cb(from, kDataCbId));
         writer.push_back(cmd::fabric_write_cb_to_tensor_slice(to, kDataCbId, way));
       }
       writer.push_back(cmd::fabric_unicast_semaphore_inc(done, 1, done_core.x, done_core.y, way));
     }
-    if (done_worker) {
+    if (is_done_worker) {
       reader.push_back(cmd::read_tensor_slice_to_cb(chunks[rank], kDataCbId));
       writer.push_back(cmd::local_write_cb_to_tensor_slice(chunks[rank], kDataCbId));
       writer.push_back(cmd::local_core_semaphore_inc(done, 1));
-      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, rank)));
+      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, rank, links)));
       writer.push_back(cmd::local_core_semaphore_set(done, 0));
     }
     kargs::InterpreterSpec spec;
     spec.packet_header_cb_id = kPacketHeaderCbId;
     spec.packet_size_in_pages = r.packet_pages;
-    connect_to_fabric(program, spec, r.plan, g.port(0), chip, core, forward, backward);
+    connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, forward, backward);
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
     const kargs::InterpreterStreamSpec reader_stream{in_layout.interpreter_args(map), cmd::encode_stream(reader),
@@ -227,7 +230,7 @@ std::size_t hash_value(const Params& p) {
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   std::vector<CoreRange> ranges;
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, kWorkers, kOp)) {
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, worker_count(params.num_links), kOp)) {
     ranges.push_back(CoreRange{c, c});
   }
   return ranges;

@@ -4,6 +4,8 @@
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -29,6 +31,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.output));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
   boost::hash_combine(seed, runtime::hash_value(p.worker));
+  boost::hash_combine(seed, p.num_links);
   boost::hash_combine(seed, p.packet_size_in_pages);
   boost::hash_combine(seed, p.cb_packets);
   boost::hash_combine(seed, p.split_reader_writer);
@@ -41,8 +44,11 @@ void validate(const Params& p, const topo::Topology& topology) {
   require_worker_core(topology, p.worker, kOp);
   if (p.cb_packets == 0) throw CclParamsError("broadcast: cb_packets is 0; expected at least 1");
   if (p.fabric.mode == FabricMode::None) throw CclParamsError("broadcast: needs a fabric; fabric mode is none");
+  if (p.num_links == 0) throw CclParamsError("broadcast: num_links is 0; expected at least 1");
+  worker_cores(topology, p.worker, p.num_links, kOp);  // throws when the root's workers do not fit
   const FabricPlan plan(topology, p.fabric);
   plan.position(p.root);
+  require_fabric_links(plan, p.num_links, kOp);
   const CoreCoord grid = common_worker_grid(topology);
   for (ChipId chip : plan.chips()) {
     buffer_layout(p.output, grid, chip_core_map(topology, chip).dram_bank_count());
@@ -70,34 +76,42 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   MeshWorkload workload;
   workload.name = kOp;
 
-  kargs::InterpreterSpec root;
-  root.packet_header_cb_id = kPacketHeaderCbId;
-  root.packet_size_in_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
-  root.semaphore_ids = {kDoneSemaphoreId};
+  const std::uint32_t packet_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
+  const std::uint32_t line = *plan.line_containing({p.root});
+  const BufferLayout in_layout = buffer_layout(p.input, grid, root_map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output, grid, root_map.dram_bank_count());
+  // One root worker per link, each multicasting its own run of the pages on its own routing plane.
+  const std::vector<CoreCoord> senders = worker_cores(topology, p.worker, p.num_links, kOp);
+  const std::vector<api::TensorSlice> runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(slice, p.num_links);
   Program root_program;
-  root_program.circular_buffers.push_back(packet_header_cb(p.worker));
-  root_program.circular_buffers.push_back(data_cb(p.worker, page_size, root.packet_size_in_pages * p.cb_packets));
-  root_program.semaphores.push_back(tensix_semaphore(p.worker, kDoneSemaphoreId));
-  if (mcast.num_targets_forward > 0) {
-    const std::uint32_t* s = kForwardConnectionSemaphoreIds;
-    root.forward_connection = plan.worker_connection(p.root, true, s[0], s[1], s[2]);
-    for (int i = 0; i < 3; ++i) root_program.semaphores.push_back(tensix_semaphore(p.worker, s[i]));
+  for (std::uint32_t link = 0; link < p.num_links; ++link) {
+    const CoreCoord core = senders[link];
+    const bool has_data = api::volume(runs[link].worker_slice_shape) > 0;
+    kargs::InterpreterSpec root;
+    root.packet_header_cb_id = kPacketHeaderCbId;
+    root.packet_size_in_pages = packet_pages;
+    root.semaphore_ids = {kDoneSemaphoreId};
+    root_program.circular_buffers.push_back(packet_header_cb(core));
+    root_program.circular_buffers.push_back(data_cb(core, page_size, packet_pages * p.cb_packets));
+    root_program.semaphores.push_back(tensix_semaphore(core, kDoneSemaphoreId));
+    connect_to_fabric(root_program, root, plan, FabricPort{line, link}, p.root, core, mcast.num_targets_forward > 0,
+                      mcast.num_targets_backward > 0);
+    std::vector<cmd::Command> writer_commands;
+    if (has_data) writer_commands.push_back(cmd::fabric_write_cb_to_tensor_slice(runs[link], kDataCbId, mcast));
+    writer_commands.push_back(
+        cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{kDoneSemaphoreId}, 1, worker.x, worker.y, mcast));
+    const kargs::InterpreterStreamSpec writer{out_layout.interpreter_args(root_map), cmd::encode_stream(writer_commands),
+                                              static_cast<std::uint32_t>(writer_commands.size())};
+    if (has_data) {
+      const kargs::InterpreterStreamSpec reader{
+          in_layout.interpreter_args(root_map), cmd::encode_command(cmd::read_tensor_slice_to_cb(runs[link], kDataCbId)),
+          1};
+      add_copy_kernels(root_program, core, root, reader, writer, p.split_reader_writer);
+    } else {
+      root.streams = {writer};
+      root_program.kernels.push_back(interpreter_kernel(core, root));
+    }
   }
-  if (mcast.num_targets_backward > 0) {
-    const std::uint32_t* s = kBackwardConnectionSemaphoreIds;
-    root.backward_connection = plan.worker_connection(p.root, false, s[0], s[1], s[2]);
-    for (int i = 0; i < 3; ++i) root_program.semaphores.push_back(tensix_semaphore(p.worker, s[i]));
-  }
-  const std::vector<cmd::Command> writer_commands{
-      cmd::fabric_write_cb_to_tensor_slice(slice, kDataCbId, mcast),
-      cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{kDoneSemaphoreId}, 1, worker.x, worker.y, mcast)};
-  const kargs::InterpreterStreamSpec reader{
-      buffer_layout(p.input, grid, root_map.dram_bank_count()).interpreter_args(root_map),
-      cmd::encode_command(cmd::read_tensor_slice_to_cb(slice, kDataCbId)), 1};
-  const kargs::InterpreterStreamSpec writer{
-      buffer_layout(p.output, grid, root_map.dram_bank_count()).interpreter_args(root_map),
-      cmd::encode_stream(writer_commands), static_cast<std::uint32_t>(writer_commands.size())};
-  add_copy_kernels(root_program, p.worker, root, reader, writer, p.split_reader_writer);
   workload.programs[p.root] = std::move(root_program);
 
   for (ChipId chip : plan.chips()) {
@@ -106,7 +120,8 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
     receiver.packet_header_cb_id = kPacketHeaderCbId;
     receiver.semaphore_ids = {kDoneSemaphoreId};
     receiver.streams = {kargs::InterpreterStreamSpec{
-        std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{kDoneSemaphoreId}, 1)), 1}};
+        std::nullopt,
+        cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{kDoneSemaphoreId}, p.num_links)), 1}};
     Program program;
     program.circular_buffers.push_back(packet_header_cb(p.worker));
     program.semaphores.push_back(tensix_semaphore(p.worker, kDoneSemaphoreId));

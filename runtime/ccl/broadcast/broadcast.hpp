@@ -8,6 +8,9 @@
 //   others: stream 0  WAIT_VALUE            done semaphore >= 1
 // On a line the multicast reaches the chips before and after the root; on a ring it covers
 // n/2 chips forward and (n-1)/2 backward.
+// num_links L (at most the device fabric's routing planes, REFERENCE 3.5): L root workers (the
+// cores along the row from `worker`), worker k multicasting the k-th of L runs of the pages over
+// plane k's routers; every chip's done semaphore (on `worker`) waits for L.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +29,8 @@ struct Params {
   BufferHandle input;   // read on the root
   BufferHandle output;  // written on every chip of the fabric
   FabricOptions fabric;
-  CoreCoord worker{0, 0};
+  CoreCoord worker{0, 0};        // the done core on every chip, and the root's first sender
+  std::uint32_t num_links = 1;  // routing planes used, one root worker each
   std::uint32_t packet_size_in_pages = 0;  // 0: as many as a fabric payload holds
   std::uint32_t cb_packets = 2;
   bool split_reader_writer = true;  // ccl_common.hpp add_copy_kernels

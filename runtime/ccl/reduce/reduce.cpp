@@ -39,7 +39,8 @@ struct Resolved {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   bool ring = false;
-  std::vector<bool> up;  // per run: the chain moves toward higher ranks
+  std::vector<bool> up;              // per run: the chain moves toward higher ranks
+  std::vector<std::uint32_t> links;  // per run: its routing plane
   std::vector<CoreCoord> cores;
   std::vector<std::uint32_t> run_pages;
   std::vector<std::uint32_t> chunk_packets;
@@ -47,9 +48,9 @@ struct Resolved {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
-// Runs of pages and their chain directions: a ring splits the tensor between an up and a down
-// chain; a line runs one chain, down when the root is rank 0 (no wrap), else up.
-std::vector<bool> run_directions(CclTopology topology, std::uint32_t root) {
+// The chain directions: a ring splits the tensor between an up and a down chain; a line runs
+// one chain, down when the root is rank 0 (no wrap), else up.
+std::vector<bool> chain_directions(CclTopology topology, std::uint32_t root) {
   if (topology == CclTopology::Ring) return {true, false};
   return {root != 0};
 }
@@ -65,8 +66,8 @@ std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool toward_higher) {
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
     throw CclParamsError(
-        "reduce: legacy EDM mode is not supported: no worker kernel speaks the legacy EDM protocol "
-        "(docs/kernels.md, 'Not done yet'); use mode fabric");
+        "reduce: legacy EDM mode is not supported: the 2024 per-op EDMs carried only all_gather, "
+        "reduce_scatter and all_reduce; reduce is a fabric-era op (REFERENCE 5, 7.6); use mode fabric");
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
@@ -85,13 +86,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_group_shape(topology, g, p.topology, p.num_links, kOp);
     all_chips.insert(all_chips.end(), g.begin(), g.end());
   }
-  if (p.num_links > 1) {
-    throw CclParamsError(
-        fmt::format("reduce: num_links {}: the device's fabric runs one router per hop (one routing plane, "
-                    "runtime/fabric), and a router's worker channel takes one worker at a time "
-                    "(REFERENCE 6.3); use num_links 1",
-                    p.num_links));
-  }
+  require_fabric_links(r.plan, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   if (p.root >= n) {
     throw CclParamsError(fmt::format("reduce: root {} is not a rank of a group of {} chips; expected 0..{}", p.root,
@@ -122,7 +117,15 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
   r.ring = p.topology == CclTopology::Ring;
-  r.up = run_directions(p.topology, p.root);
+  // Runs of pages, direction-major: every chain direction's share of the tensor is split again
+  // among the links, each run a chain of its own on its own worker core and routing plane
+  // (REFERENCE 3.5), so with L links every link direction carries 1/L of what it carried.
+  for (const bool up : chain_directions(p.topology, p.root)) {
+    for (std::uint32_t link = 0; link < p.num_links; ++link) {
+      r.up.push_back(up);
+      r.links.push_back(link);
+    }
+  }
   const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
   const auto runs = static_cast<std::uint32_t>(r.up.size());
   for (const api::TensorSlice& run :
@@ -233,7 +236,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.semaphores.push_back(tensix_semaphore(core, kReceiveSemaphoreId));
     const bool forward = (to_next && to_next->forward) || (to_prev && to_prev->forward);
     const bool backward = (to_next && !to_next->forward) || (to_prev && !to_prev->forward);
-    connect_to_fabric(program, writer, r.plan, g.port(0), chip, core, forward, backward);
+    connect_to_fabric(program, writer, r.plan, g.port(r.links[run]), chip, core, forward, backward);
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
@@ -285,7 +288,7 @@ std::size_t hash_value(const Params& p) {
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   std::vector<CoreRange> ranges;
-  const auto runs = static_cast<std::uint32_t>(run_directions(params.topology, params.root).size());
+  const auto runs = static_cast<std::uint32_t>(chain_directions(params.topology, params.root).size());
   for (const CoreCoord& c : worker_cores(topology, params.first_worker, runs * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
   }

@@ -4,6 +4,8 @@
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -28,6 +30,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.output));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
   boost::hash_combine(seed, runtime::hash_value(p.worker));
+  boost::hash_combine(seed, p.num_links);
   boost::hash_combine(seed, p.packet_size_in_pages);
   boost::hash_combine(seed, p.cb_packets);
   boost::hash_combine(seed, p.split_reader_writer);
@@ -44,13 +47,16 @@ void validate(const Params& p, const topo::Topology& topology) {
   for (const auto& [buffer, chip] : {std::pair{&p.input, p.sender}, std::pair{&p.output, p.receiver}}) {
     buffer_layout(*buffer, grid, chip_core_map(topology, chip).dram_bank_count());  // throws BufferConfigError
   }
+  if (p.num_links == 0) throw CclParamsError("send_recv: num_links is 0; expected at least 1");
   if (p.sender == p.receiver) return;
+  worker_cores(topology, p.worker, p.num_links, kOp);  // throws when the senders do not fit
   if (p.fabric.mode == FabricMode::None) {
     throw CclParamsError(fmt::format("send_recv: chip {} -> chip {} needs a fabric; fabric mode is none", p.sender,
                                      p.receiver));
   }
   const FabricPlan plan(topology, p.fabric);
   plan.route(p.sender, p.receiver);  // throws when off the fabric or too far
+  require_fabric_links(plan, p.num_links, kOp);
   packet_size_in_pages(p.packet_size_in_pages, p.input.config.page_size_bytes, p.fabric.max_payload_bytes);
 }
 
@@ -80,32 +86,52 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
 
   const FabricPlan plan(topology, p.fabric);
   const FabricRoute route = plan.route(p.sender, p.receiver);
-  const std::uint32_t* sems = route.forward ? kForwardConnectionSemaphoreIds : kBackwardConnectionSemaphoreIds;
-  const api::FabricConnectionConfig connection = plan.worker_connection(FabricPort{route.line, 0}, p.sender, route.forward, sems[0], sems[1], sems[2]);
-  (route.forward ? sender.forward_connection : sender.backward_connection) = connection;
-  sender.packet_size_in_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
-  sender.semaphore_ids = {kDoneSemaphoreId};
-
   const Noc0Coord receiver_core = chip_core_map(topology, p.receiver).tensix_noc0(p.worker);
   const cmd::ChipUnicast destination{route.hops, route.forward};
-  const std::vector<cmd::Command> writer_commands{
-      cmd::fabric_write_cb_to_tensor_slice(slice, kDataCbId, destination),
-      cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{kDoneSemaphoreId}, 1, receiver_core.x, receiver_core.y,
-                                        destination)};
-  kargs::InterpreterStreamSpec writer{tensor_args(p.output, topology, p.receiver), cmd::encode_stream(writer_commands),
-                                      static_cast<std::uint32_t>(writer_commands.size())};
-  sender_program.circular_buffers.push_back(data_cb(p.worker, page_size, sender.packet_size_in_pages * p.cb_packets));
-  // The done semaphore's id resolves to its address on the sender; it must exist there too.
-  sender_program.semaphores.push_back(tensix_semaphore(p.worker, kDoneSemaphoreId));
-  for (int i = 0; i < 3; ++i) sender_program.semaphores.push_back(tensix_semaphore(p.worker, sems[i]));
-  add_copy_kernels(sender_program, p.worker, sender, reader, writer, p.split_reader_writer);
+  const std::uint32_t packet_pages =
+      packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
+  // One sender per link, each with its own run of the pages on its own routing plane.
+  const std::vector<CoreCoord> senders = worker_cores(topology, p.worker, p.num_links, kOp);
+  const std::vector<api::TensorSlice> runs =
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(slice, p.num_links);
+  for (std::uint32_t link = 0; link < p.num_links; ++link) {
+    const CoreCoord core = senders[link];
+    kargs::InterpreterSpec spec = sender;
+    spec.packet_size_in_pages = packet_pages;
+    spec.semaphore_ids = {kDoneSemaphoreId};
+    // The done semaphore's id resolves to its address on the sender; it must exist there too.
+    sender_program.semaphores.push_back(tensix_semaphore(core, kDoneSemaphoreId));
+    connect_to_fabric(sender_program, spec, plan, FabricPort{route.line, link}, p.sender, core, route.forward,
+                      !route.forward);
+    std::vector<cmd::Command> writer_commands;
+    if (api::volume(runs[link].worker_slice_shape) > 0) {
+      writer_commands.push_back(cmd::fabric_write_cb_to_tensor_slice(runs[link], kDataCbId, destination));
+    }
+    writer_commands.push_back(cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{kDoneSemaphoreId}, 1,
+                                                                receiver_core.x, receiver_core.y, destination));
+    const kargs::InterpreterStreamSpec writer{tensor_args(p.output, topology, p.receiver),
+                                              cmd::encode_stream(writer_commands),
+                                              static_cast<std::uint32_t>(writer_commands.size())};
+    if (link > 0) sender_program.circular_buffers.push_back(packet_header_cb(core));
+    sender_program.circular_buffers.push_back(data_cb(core, page_size, packet_pages * p.cb_packets));
+    if (api::volume(runs[link].worker_slice_shape) > 0) {
+      const kargs::InterpreterStreamSpec run_reader{tensor_args(p.input, topology, p.sender),
+                                                    cmd::encode_command(cmd::read_tensor_slice_to_cb(runs[link], kDataCbId)),
+                                                    1};
+      add_copy_kernels(sender_program, core, spec, run_reader, writer, p.split_reader_writer);
+    } else {
+      spec.streams = {writer};
+      sender_program.kernels.push_back(interpreter_kernel(core, spec));
+    }
+  }
   workload.programs[p.sender] = std::move(sender_program);
 
   kargs::InterpreterSpec receiver;
   receiver.packet_header_cb_id = kPacketHeaderCbId;
   receiver.semaphore_ids = {kDoneSemaphoreId};
   receiver.streams = {kargs::InterpreterStreamSpec{
-      std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{kDoneSemaphoreId}, 1)), 1}};
+      std::nullopt,
+      cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{kDoneSemaphoreId}, p.num_links)), 1}};
   Program receiver_program;
   receiver_program.circular_buffers.push_back(packet_header_cb(p.worker));
   receiver_program.semaphores.push_back(tensix_semaphore(p.worker, kDoneSemaphoreId));

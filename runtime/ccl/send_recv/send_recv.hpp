@@ -11,6 +11,9 @@
 // Packets of one direction arrive in order and the router flushes earlier writes before an
 // increment (docs/kernels.md), so the receiver's program ends only after every byte landed.
 // The same chip as sender and receiver is a local copy (no fabric).
+// num_links L (at most the device fabric's routing planes, REFERENCE 3.5): L sender workers (the
+// cores along the row from `worker`), worker k sending the k-th of L runs of the pages over plane
+// k's routers; the receiver waits for L increments.
 
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +33,8 @@ struct Params {
   BufferHandle input;   // read on the sender
   BufferHandle output;  // written on the receiver (mesh buffers: the same address everywhere)
   FabricOptions fabric;  // the device's fabric (the plan is derived from it and the topology)
-  CoreCoord worker{0, 0};  // logical Tensix core on both chips
+  CoreCoord worker{0, 0};  // logical Tensix core on both chips (with L links: the first sender)
+  std::uint32_t num_links = 1;  // routing planes used, one sender worker each
   std::uint32_t packet_size_in_pages = 0;  // 0: as many as a fabric payload holds
   std::uint32_t cb_packets = 2;            // CB depth in packets (double buffering)
   bool split_reader_writer = true;         // ccl_common.hpp add_copy_kernels

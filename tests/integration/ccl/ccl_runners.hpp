@@ -2,8 +2,9 @@
 // One call per collective for end-to-end tests on the simulated device: creates the op's
 // buffers (interleaved or sharded, DRAM or L1) and global semaphores, writes a distinct input
 // on every chip of every group, runs the op, and compares every chip's output bit for bit with
-// the op's host reference (all_gather: reference::concat; reduce_scatter and all_reduce: their
-// reference_outputs). On a timing-only device (DRAM holds no bytes) it writes and compares
+// the op's host reference (all_gather: reference::concat; reduce_scatter, all_reduce and
+// all_to_all: their reference_outputs; reduce: the root's reference_output; broadcast and
+// send_recv: the root's / sender's input). On a timing-only device (DRAM holds no bytes) it writes and compares
 // nothing; what the ethernet links carried is reported instead, so callers can check that the
 // data crossed the wires.
 
@@ -17,7 +18,11 @@
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
+#include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
 #include "sim/model/eth_core.hpp"
 #include "sim/model/eth_link.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
@@ -219,6 +224,116 @@ inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::cc
           << "all_reduce output of rank " << rank << " (chip " << g[rank] << ") of group " << detail::group_name(g);
     }
   }
+  outcome.verified = true;
+  return outcome;
+}
+
+// Input and output live in `memory` (interleaved). Only the root's output is defined (nccl's
+// reduce), so only the root of each group is compared.
+inline RunOutcome run_reduce(sim::device::SimMeshDevice& device, runtime::ccl::reduce::Params p, const Memory& memory) {
+  namespace rd = runtime::ccl::reduce;
+  p.fabric = device.options().fabric;
+  p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.barrier_semaphore =
+      device.create_global_semaphore(rd::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
+                                                   runtime::FabricPlan(device.topology(), p.fabric));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 4000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {rd::build(p, device.topology())}, outcome);
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
+  outcome.input_bytes = p.input_buffer.config.size_bytes;
+  outcome.output_bytes = p.output_buffer.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (const auto& g : groups) {
+    const Bytes expected = rd::reference_output(p, device.topology(), detail::by_rank(inputs, g));
+    EXPECT_TRUE(read_back(device, g.at(p.root), p.output_buffer) == expected)
+        << "reduce output of root rank " << p.root << " (chip " << g.at(p.root) << ") of group "
+        << detail::group_name(g);
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+inline RunOutcome run_all_to_all(sim::device::SimMeshDevice& device, runtime::ccl::all_to_all::Params p,
+                                 const Memory& memory) {
+  namespace a2a = runtime::ccl::all_to_all;
+  p.fabric = device.options().fabric;
+  p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
+  p.done_semaphore =
+      device.create_global_semaphore(a2a::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
+                                                   runtime::FabricPlan(device.topology(), p.fabric));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 6000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {a2a::build(p, device.topology())}, outcome);
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
+  outcome.input_bytes = p.input_buffer.config.size_bytes;
+  outcome.output_bytes = p.output_buffer.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (const auto& g : groups) {
+    const std::vector<Bytes> expected = a2a::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
+    for (std::size_t rank = 0; rank < g.size(); ++rank) {
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "all_to_all output of rank " << rank << " (chip " << g[rank] << ") of group " << detail::group_name(g);
+    }
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+// A DRAM buffer of `pages` bf16 tiles, as broadcast and send_recv copy (whole buffers).
+inline runtime::BufferConfig tile_pages_config(std::uint32_t pages) {
+  return runtime::ccl::interleaved_buffer_config(
+      runtime::ccl::TensorSpec{{1, 1, 32, 32 * pages}, runtime::ccl::DataType::Bfloat16, runtime::ccl::Layout::Tile},
+      runtime::BufferType::Dram);
+}
+
+// Broadcast `pages` tiles from p.root over the device's (whole-system) fabric; every chip of the
+// fabric must end with the root's input.
+inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::broadcast::Params p,
+                                std::uint32_t pages) {
+  namespace bc = runtime::ccl::broadcast;
+  p.fabric = device.options().fabric;
+  p.input = device.create_buffer(tile_pages_config(pages));
+  p.output = device.create_buffer(tile_pages_config(pages));
+  const std::vector<ChipId> chips = runtime::FabricPlan(device.topology(), p.fabric).chips();
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.root}}, p.input, 8000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {bc::build(p, device.topology())}, outcome);
+  outcome.group_size = static_cast<std::uint32_t>(chips.size());
+  outcome.groups = 1;
+  outcome.input_bytes = p.input.config.size_bytes;
+  outcome.output_bytes = p.output.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  for (ChipId chip : chips) {
+    EXPECT_TRUE(read_back(device, chip, p.output) == inputs.at(p.root)) << "broadcast output of chip " << chip;
+  }
+  outcome.verified = true;
+  return outcome;
+}
+
+// Send `pages` tiles from p.sender to p.receiver; the receiver's output must be the sender's input.
+inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl::send_recv::Params p,
+                                std::uint32_t pages) {
+  namespace sr = runtime::ccl::send_recv;
+  p.fabric = device.options().fabric;
+  p.input = device.create_buffer(tile_pages_config(pages));
+  p.output = device.create_buffer(tile_pages_config(pages));
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.sender}}, p.input, 9000);
+  RunOutcome outcome;
+  detail::enqueue_and_finish(device, {sr::build(p, device.topology())}, outcome);
+  outcome.group_size = 2;
+  outcome.groups = 1;
+  outcome.input_bytes = p.input.config.size_bytes;
+  outcome.output_bytes = p.output.config.size_bytes;
+  if (!detail::functional(device)) return outcome;
+  EXPECT_TRUE(read_back(device, p.receiver, p.output) == inputs.at(p.sender))
+      << "send_recv output of chip " << p.receiver;
   outcome.verified = true;
   return outcome;
 }
