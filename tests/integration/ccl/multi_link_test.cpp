@@ -99,6 +99,23 @@ TEST(MultiLinkE2e, AllToAllGalaxyColumnsFourLinks) {
   }
 }
 
+// A line's senders interleave their destinations in pieces (all_to_all::Params::rounds): uneven
+// link shares (37 tiles per chunk on 2 links: 19 and 18) cut into 9 uneven pieces, against one
+// destination after another (rounds 1); both bit for bit.
+TEST(MultiLinkE2e, AllToAllLineInterleavedPiecesTwoLinks) {
+  for (const std::uint32_t rounds : {0u, 1u}) {
+    SCOPED_TRACE(rounds);
+    auto device = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, FabricScope::Axes, 2));
+    a2a::Params p;
+    p.tensor = tiles(4 * 37);
+    p.topology = CclTopology::Line;
+    p.num_links = 2;
+    p.rounds = rounds;
+    p.groups.cluster_axis = 0;
+    EXPECT_TRUE(run_all_to_all(*device, p, Memory{}).verified);
+  }
+}
+
 // TG rows (8 chips) on 3 links, ROW_MAJOR pages along dim 2 in L1.
 TEST(MultiLinkE2e, AllToAllTgRowsThreeLinksRowMajorL1) {
   auto device = make_device(topo::build_tg(), fabric_of(FabricMode::Line, FabricScope::Axes, 3));
