@@ -17,11 +17,16 @@ namespace {
 constexpr const char* kOp = "all_to_all";
 // REFERENCE 7.6: all_to_all_async coalesces 2 tiles per packet.
 constexpr std::uint32_t kDefaultPagesPerPacket = 2;
-// Rounds a sender interleaves its destinations over on a line (Params::rounds; pieces keep at
-// least one packet). Finer is faster (docs/performance.md); 256 keeps a stream at 512 commands
-// per destination, the scale of reduce's 255 synchronised chunks. A ring keeps one destination
-// after another (1 round): farthest first loads every link alike in every phase, and at the
-// calibration's 256 MiB interleaving measured 4% slower there (10% faster at 16 MiB).
+// Rounds a sender interleaves its destinations over on a line of at most kMaxInterleavedLine
+// chips (Params::rounds; pieces keep at least one packet). Measured (docs/performance.md): a
+// 4-line's middle link idled while the end chips sent their last, one-hop chunks, and 256 rounds
+// took the 256 MiB calibration row from 40150 to 34440 us; finer pieces are faster still (16 MiB:
+// 2185 us in 16 rounds, 1813 us in one-packet pieces), and 256 keeps a stream at 512 commands
+// per destination, the scale of reduce's 255 synchronised chunks. On 8-chip lines interleaving
+// was slower (T3K 16 MiB: 5727 -> 6789 us; not explained yet), and on the ring farthest first
+// already loads every link alike in every phase (interleaving: 4% slower at 256 MiB), so those
+// keep one destination after another (1 round).
+constexpr std::uint32_t kMaxInterleavedLine = 4;
 constexpr std::uint32_t kDefaultLineRounds = 256;
 // Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
 // routing plane k), then one worker that copies this chip's own chunk and is the done core: a
@@ -141,7 +146,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
-  r.rounds = p.rounds != 0 ? p.rounds : p.topology == CclTopology::Line ? kDefaultLineRounds : 1;
+  const bool interleave = p.topology == CclTopology::Line && r.group_size <= kMaxInterleavedLine;
+  r.rounds = p.rounds != 0 ? p.rounds : interleave ? kDefaultLineRounds : 1;
   r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
   require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
   return r;

@@ -21,7 +21,7 @@
 //   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
 //     is split, half each way, so both directions carry the same bytes.
 // Destinations are sent farthest first, so the long routes are under way while the short ones
-// fill in. On a line a sender interleaves them: one piece of every destination per round
+// fill in. On a line of up to 4 chips a sender interleaves them: one piece of every destination per round
 // (Params::rounds), so a line's middle link is fed by every flow that crosses it at once instead
 // of idling while the end chips send their last, one-hop chunks (docs/performance.md).
 // num_links L: per link an up and a down sender on routing plane k, each with part k of every
@@ -65,7 +65,7 @@ struct Params {
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets
   // A sender sends one piece of every destination's share per round (1: one destination after
-  // another); 0: the default, 256 on a line and 1 on a ring. Pieces keep at least one packet.
+  // another); 0: the default, 256 on a line of at most 4 chips, else 1. Pieces keep at least one packet.
   std::uint32_t rounds = 0;
   bool operator==(const Params&) const = default;
 };
