@@ -22,6 +22,7 @@ constexpr const char* kCclInterpreterKernelName = "ccl_interpreter";
 constexpr const char* kFabricRouterKernelName = "fabric_router";
 constexpr const char* kLegacyEdmKernelName = "legacy_edm";
 constexpr const char* kReduceKernelName = "reduce";
+constexpr const char* kFabricMuxKernelName = "fabric_mux";
 constexpr const char* kLegacyAllGatherSenderKernelName = "legacy_all_gather_sender";
 constexpr const char* kLegacyAllGatherReceiverKernelName = "legacy_all_gather_receiver";
 constexpr const char* kLegacyReduceScatterSenderKernelName = "legacy_reduce_scatter_sender";
@@ -468,5 +469,50 @@ constexpr uint32_t kNumRuntimeArgs = 2;
 constexpr uint32_t kDataFormatFloat32 = 0;
 constexpr uint32_t kDataFormatFloat16B = 5;
 }  // namespace reduce
+
+// =============================================================================================
+// Fabric mux (fabric_mux.cpp; REFERENCE §6.3): a Tensix kernel that lets several workers share
+// one router's worker channel (sender channel 0), which takes one connection at a time. Each
+// client sees a sender channel of its own, with the router's protocol (fabric_connection.hpp),
+// so a worker connects to the mux exactly as to a router; the mux copies each packet from the
+// client's slot into the router's slot and frees the client's slot once the copy has left.
+//
+// CT:  [0] number of clients (1 .. kMaxClients)  [1] slots per client  [2] max payload bytes
+//      [3] CB id of the slot buffer  [4] its L1 address (the host places it; the kernel checks)
+// RT:  [0 .. kFabricConnectionArgWords) the connection block to the router (semaphore ids)
+// Per-program semaphores on the mux core: the router connection's three (any ids the block
+// names), and four per client from kFirstClientSemaphoreId: connection_live,
+// worker_location_info, packets_written, packets_freed. They are semaphores, not CB memory,
+// because the host zeroes them before launch: a client may open before the mux has started.
+// Slots: client c's slot i at slots base + (c * slots per client + i) * slot size, a router
+// slot's layout (fabric_slot_size_bytes).
+// The mux exits once every client has opened and closed and every packet has been copied;
+// then it closes its router connection.
+// =============================================================================================
+namespace fabric_mux {
+constexpr uint32_t kCtNumClients = 0;
+constexpr uint32_t kCtSlotsPerClient = 1;
+constexpr uint32_t kCtMaxPayloadBytes = 2;
+constexpr uint32_t kCtSlotsCbId = 3;
+constexpr uint32_t kCtSlotsBase = 4;
+constexpr uint32_t kNumCompileTimeArgs = 5;
+
+constexpr uint32_t kRtRouterConnection = 0;
+
+constexpr uint32_t kMaxClients = 6;
+constexpr uint32_t kFirstClientSemaphoreId = 8;
+constexpr uint32_t kSemaphoresPerClient = 4;
+constexpr uint32_t kClientConnectionLive = 0;
+constexpr uint32_t kClientWorkerLocationInfo = 1;
+constexpr uint32_t kClientPacketsWritten = 2;
+constexpr uint32_t kClientPacketsFreed = 3;
+constexpr uint32_t client_semaphore_id(uint32_t client, uint32_t field) {
+  return kFirstClientSemaphoreId + client * kSemaphoresPerClient + field;
+}
+constexpr uint32_t client_slots_base(uint32_t slots_base, uint32_t client, uint32_t slots_per_client,
+                                     uint32_t max_payload_bytes) {
+  return slots_base + client * slots_per_client * api::fabric_slot_size_bytes(max_payload_bytes);
+}
+}  // namespace fabric_mux
 
 }  // namespace cclmesh::kernels

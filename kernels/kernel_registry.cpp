@@ -11,6 +11,7 @@ namespace {
 constexpr std::array kKernels{
     KernelInfo{kCclInterpreterKernelName, &kernel_main_ccl_interpreter, "kernels/ccl_interpreter.cpp", false},
     KernelInfo{kFabricRouterKernelName, &kernel_main_fabric_router, "kernels/fabric_router.cpp", true},
+    KernelInfo{kFabricMuxKernelName, &kernel_main_fabric_mux, "kernels/fabric_mux.cpp", false},
     KernelInfo{kLegacyEdmKernelName, &kernel_main_legacy_edm, "kernels/legacy_edm.cpp", true},
     KernelInfo{kLegacyAllGatherSenderKernelName, &kernel_main_legacy_all_gather_sender,
                "kernels/legacy_all_gather_sender.cpp", false},

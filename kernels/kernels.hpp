@@ -7,6 +7,8 @@
 void kernel_main_ccl_interpreter();
 // Persistent 1D fabric router on an ethernet core (REFERENCE §6).
 void kernel_main_fabric_router();
+// Fabric mux on a Tensix core: several workers share one router's worker channel (REFERENCE §6.3).
+void kernel_main_fabric_mux();
 // Legacy per-op ERISC data mover (REFERENCE §5).
 void kernel_main_legacy_edm();
 // The legacy-EDM all-gather's per-direction sender and receiver workers (REFERENCE 7.4).

@@ -8,7 +8,8 @@
 // Tensix L1 (bytes from 0):
 //   [0, kTensixProgramBase)                       firmware, mailboxes, kernel binaries (reserved)
 //   [kTensixProgramBase, + kProgramSemaphoreBytes) per-program semaphore id i at base + 16 i
-//   [kTensixCircularBufferBase, ...)              the program's CBs, bottom up, 32 B aligned
+//   [kTensixCircularBufferBase, ...)              the program's CBs, bottom up, 32 B aligned, each
+//                                                 above the CBs already on its cores (cb_placement.hpp)
 //   [..., L1 end)                                 L1 buffers and global semaphores, top down
 // ERISC L1 (REFERENCE 1.4: the unreserved region 0x25800 .. 256 KiB, 106 KiB):
 //   [kEriscUnreservedBase, + 512)                 per-program semaphore id i at base + 16 i

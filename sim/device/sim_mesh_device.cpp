@@ -12,6 +12,7 @@
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/cb_placement.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/fiber.hpp"
@@ -534,12 +535,13 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
     program_semaphores[kind_index(spec.core_kind)] |= 1u << spec.id;
   }
 
-  std::uint64_t cb_next = runtime::kTensixCircularBufferBase;
-  for (const runtime::CircularBufferSpec& spec : program.circular_buffers) {
+  const std::vector<std::uint64_t> cb_addresses = runtime::circular_buffer_addresses(program.circular_buffers);
+  for (std::size_t cb_index = 0; cb_index < program.circular_buffers.size(); ++cb_index) {
+    const runtime::CircularBufferSpec& spec = program.circular_buffers[cb_index];
     const std::uint64_t bytes = std::uint64_t{spec.num_pages} * spec.page_size_bytes;
     if (bytes == 0) bad_workload(workload, chip_id, fmt::format("CB {} has no pages or page size 0", spec.cb_id));
-    const std::uint64_t address = align_up(cb_next, runtime::kCircularBufferAlignment);
-    cb_next = address + bytes;
+    const std::uint64_t address = cb_addresses[cb_index];
+    const std::uint64_t cb_next = address + bytes;
     if (cb_next > l1_top_) {
       bad_workload(workload, chip_id,
                    fmt::format("CB {} ({} x {} B) ends at {:#x}, above the L1 buffers at {:#x}", spec.cb_id,

@@ -160,6 +160,13 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "links: --mode fabric)",
                                  options.links));
   }
+  const bool has_workers_per_link = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
+  if (options.workers_per_link && (!has_workers_per_link || legacy_mode(options))) {
+    throw UsageError(fmt::format("--workers-per-link: {} asked for {}{}; it applies to reduce_scatter and all_reduce "
+                                 "in fabric mode",
+                                 *options.workers_per_link, to_string(options.op),
+                                 legacy_mode(options) ? " in legacy mode" : ""));
+  }
   if (n_chips < 2) {
     throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
   }
@@ -365,6 +372,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.dim = dim;
     p.topology = topology;
     p.num_links = options.links;
+    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
@@ -444,6 +452,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.tensor = tensor_of_pages(options, pages);
     p.topology = topology;
     p.num_links = options.links;
+    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.groups = selection;
     p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;

@@ -19,6 +19,9 @@ struct RunOptions {
   std::uint64_t size_bytes = 16ull << 20;
   std::string topology = "ring";  // ring | line
   std::uint32_t links = 1;
+  // --workers-per-link: reduce_scatter's (and all_reduce's) workers per link and direction;
+  // unset: the op's default (reduce_scatter::kDefaultWorkersPerLink).
+  std::optional<std::uint32_t> workers_per_link;
   std::string mode = "fabric";    // fabric | legacy
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8
   std::string layout = "tile";    // tile | row_major

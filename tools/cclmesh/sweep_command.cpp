@@ -144,6 +144,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops, e.g. all_gather,reduce_scatter")->capture_default_str();
   command->add_option("--topology", b.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
   command->add_option("--links", b.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
+  command->add_option("--workers-per-link", b.workers_per_link,
+                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: the op's)")
+      ->check(CLI::Range(1, 6));
   command->add_option("--mode", b.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/container_hash/hash.hpp>
 #include <span>
 
@@ -57,6 +58,7 @@ reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
   rs.output_buffer = p.intermediate_buffer;
   rs.topology = p.topology;
   rs.num_links = p.num_links;
+  rs.workers_per_link = p.workers_per_link;
   rs.groups = p.groups;
   rs.mode = p.mode;
   rs.fabric = p.fabric;
@@ -127,6 +129,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.intermediate_buffer));
   boost::hash_combine(seed, static_cast<int>(p.topology));
   boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, p.workers_per_link);
   boost::hash_combine(seed, ccl::hash_value(p.groups));
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
@@ -177,10 +180,12 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // The reduce_scatter's ring and the all_gather's SPLIT_TENSOR take 2 cores per link; the
-  // one-shot its gather core and its reduce core.
+  // The all_gather's SPLIT_TENSOR takes 2 cores per link, the reduce_scatter's ring 2 per link
+  // and worker (its line 1); the one-shot its gather core and its reduce core.
+  const std::uint32_t rs_per_link = (params.topology == CclTopology::Ring ? 2 : 1) * params.workers_per_link;
   std::vector<CoreRange> ranges;
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, 2 * params.num_links, kOp)) {
+  for (const CoreCoord& c :
+       worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
   }
   return ranges;

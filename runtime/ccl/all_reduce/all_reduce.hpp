@@ -33,6 +33,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -56,6 +57,8 @@ struct Params {
   BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
+  // reduce_scatter's workers per link and direction (reduce_scatter::Params::workers_per_link).
+  std::uint32_t workers_per_link = reduce_scatter::kDefaultWorkersPerLink;
   GroupSelection groups;
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;

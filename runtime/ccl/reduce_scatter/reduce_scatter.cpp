@@ -4,12 +4,15 @@
 
 #include <boost/container_hash/hash.hpp>
 #include <cstring>
+#include <map>
 #include <span>
+#include <utility>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -44,8 +47,11 @@ struct Resolved {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   bool ring = false;
-  std::uint32_t runs = 0;        // ring: 2 per link, up workers' runs first, then down workers'; line: 1
-  std::vector<CoreCoord> cores;  // per run
+  // Ring: 2 per link and worker, up workers' runs first, then down workers'; line: 1. Run r is
+  // on plane r % num_links.
+  std::uint32_t runs = 0;
+  std::vector<CoreCoord> cores;      // per run
+  std::vector<CoreCoord> mux_cores;  // workers_per_link > 1: per link, forward then backward
   std::vector<std::uint32_t> run_pages;
   std::vector<std::uint32_t> chunk_packets;  // per run
 };
@@ -117,6 +123,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
+  if (p.workers_per_link == 0 || p.workers_per_link > kernels::fabric_mux::kMaxClients) {
+    throw CclParamsError(fmt::format("reduce_scatter: workers_per_link is {}; expected 1 to {} (a fabric mux's clients)",
+                                     p.workers_per_link, kernels::fabric_mux::kMaxClients));
+  }
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
@@ -124,11 +134,14 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
   r.ring = p.topology == CclTopology::Ring;
-  r.runs = (r.ring ? 2 : 1) * p.num_links;
+  r.runs = (r.ring ? 2 : 1) * p.num_links * p.workers_per_link;
   for (const api::TensorSlice& run : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, r.runs)) {
     r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)));
   }
-  r.cores = worker_cores(topology, p.first_worker, r.runs, kOp);
+  const std::uint32_t muxes = p.workers_per_link > 1 ? 2 * p.num_links : 0;
+  r.cores = worker_cores(topology, p.first_worker, r.runs + muxes, kOp);
+  r.mux_cores.assign(r.cores.begin() + r.runs, r.cores.end());
+  r.cores.resize(r.runs);
   for (std::uint32_t run = 0; run < r.runs; ++run) {
     const std::uint32_t packets = ceil_div(r.run_pages[run], r.packet_pages);
     const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
@@ -168,7 +181,43 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
   const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
 
+  // A worker core holds one connection per direction, and a router's worker channel one
+  // worker: on a ring each worker uses one direction only, so credits and barrier increments
+  // to the previous rank go the long way round (N - 1 hops); a line's workers use both
+  // directions (the chain wraps back over N - 1 hops).
+  const auto routes = [&](std::uint32_t run) {
+    const bool up = is_up(r, run);
+    const cmd::ChipUnicast to_next = g.route(rank, next_rank(n, rank, up));
+    const cmd::ChipUnicast to_prev =
+        r.ring ? cmd::ChipUnicast{n - 1, to_next.forward} : g.route(rank, prev_rank(n, rank, up));
+    return std::pair{to_next, to_prev};
+  };
+  const auto sends_in = [&](std::uint32_t run, bool forward) {
+    const auto [to_next, to_prev] = routes(run);
+    return to_next.forward == forward || to_prev.forward == forward;
+  };
+
   Program program;
+  // workers_per_link > 1: one mux per link and direction, its clients the runs on that link that
+  // send that way. The muxes come first, so their slot CBs' addresses are fixed before the
+  // workers' CBs are added.
+  std::map<std::pair<std::uint32_t, bool>, api::FabricConnectionConfig> mux_client;  // (run, forward)
+  if (p.workers_per_link > 1) {
+    for (std::uint32_t link = 0; link < p.num_links; ++link) {
+      for (const bool forward : {true, false}) {
+        std::vector<std::uint32_t> clients;
+        for (std::uint32_t run = link; run < r.runs; run += p.num_links) {
+          if (r.run_pages[run] != 0 && sends_in(run, forward)) clients.push_back(run);
+        }
+        if (clients.empty()) continue;
+        const CoreCoord mux_core = r.mux_cores[2 * link + (forward ? 0 : 1)];
+        const std::vector<api::FabricConnectionConfig> configs =
+            add_fabric_mux(program, r.plan, g.port(link), chip, mux_core, forward, map.tensix_noc0(mux_core),
+                           static_cast<std::uint32_t>(clients.size()));
+        for (std::size_t i = 0; i < clients.size(); ++i) mux_client[{clients[i], forward}] = configs[i];
+      }
+    }
+  }
   for (std::uint32_t run = 0; run < r.runs; ++run) {
     const std::uint32_t pages = r.run_pages[run];
     if (pages == 0) continue;
@@ -177,12 +226,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const Noc0Coord noc = map.tensix_noc0(core);
     const std::uint32_t next = next_rank(n, rank, up);
     const std::uint32_t prev = prev_rank(n, rank, up);
-    // A worker core holds one connection per direction, and a router's worker channel one
-    // worker: on a ring each worker uses one direction only, so credits and barrier increments
-    // to the previous rank go the long way round (N - 1 hops); a line has one worker per link,
-    // using both directions (its chain wraps back over N - 1 hops).
-    const cmd::ChipUnicast to_next = g.route(rank, next);
-    const cmd::ChipUnicast to_prev = r.ring ? cmd::ChipUnicast{n - 1, to_next.forward} : g.route(rank, prev);
+    const auto [to_next, to_prev] = routes(run);
     const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
     const std::uint32_t chunks = ceil_div(pages, chunk_pages);
     const std::uint32_t packets = ceil_div(pages, r.packet_pages);
@@ -270,7 +314,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
     const bool forward = to_next.forward || to_prev.forward;
     const bool backward = !to_next.forward || !to_prev.forward;
-    connect_to_fabric(program, writer, r.plan, g.port(run % p.num_links), chip, core, forward, backward);
+    if (p.workers_per_link == 1) {
+      connect_to_fabric(program, writer, r.plan, g.port(run % p.num_links), chip, core, forward, backward);
+    } else {
+      if (forward) connect_to_fabric_mux(program, writer, core, true, mux_client.at({run, true}));
+      if (backward) connect_to_fabric_mux(program, writer, core, false, mux_client.at({run, false}));
+    }
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
@@ -315,6 +364,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
   boost::hash_combine(seed, static_cast<int>(p.topology));
   boost::hash_combine(seed, p.num_links);
+  boost::hash_combine(seed, p.workers_per_link);
   boost::hash_combine(seed, ccl::hash_value(p.groups));
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
@@ -341,7 +391,7 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
     for (const CoreCoord& c : legacy::worker_cores(params, topology)) ranges.push_back(CoreRange{c, c});
     return ranges;
   }
-  const std::uint32_t per_link = params.topology == CclTopology::Ring ? 2 : 1;
+  const std::uint32_t per_link = (params.topology == CclTopology::Ring ? 2 : 1) * params.workers_per_link;
   for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
   }

@@ -17,8 +17,10 @@
 //   Line: one up worker per link; the chain wraps from the last rank to rank 0 over N - 1 hops
 //     the other way, which loads each link direction exactly as the unidirectional ring does,
 //     i.e. the line bound (p-1)/p n beta of REFERENCE 10.
-//   num_links L: the workers above per link, each on its own run of the output; run r's worker
-//     connects to routing plane r % L of the group's fabric line (REFERENCE 3.5).
+//   num_links L, workers_per_link W: the workers above W times per link, each on its own run of
+//     the output; run r's worker connects to routing plane r % L of the group's fabric line
+//     (REFERENCE 3.5). With W > 1 the W workers of a link and direction connect to a fabric mux
+//     (kernels/fabric_mux.cpp), which holds that direction's one router connection (6.3).
 //
 // A worker core runs the interpreter (RISC-V 0 / NoC0) and the reduce kernel (RISC-V 1):
 //   stream 0 (output tensor: the receive buffer for every message, then the result)
@@ -64,6 +66,10 @@
 
 namespace cclmesh::runtime::ccl::reduce_scatter {
 
+// Workers per link and direction unless asked otherwise (docs/performance.md: the measurement
+// that chose it).
+inline constexpr std::uint32_t kDefaultWorkersPerLink = 1;
+
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim / N
   std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
@@ -71,6 +77,11 @@ struct Params {
   BufferHandle output_buffer;  // also the receive buffer of the partials
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
+  // Workers per link and direction (tt-metal's num_workers_per_link), each on its own run of
+  // the output. A router's worker channel takes one worker (REFERENCE 6.3), so with more than
+  // one the workers of a link and direction share it through a fabric mux core
+  // (kernels/fabric_mux.cpp); 1 connects the worker to the router directly.
+  std::uint32_t workers_per_link = kDefaultWorkersPerLink;
   GroupSelection groups;  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;  // the device's fabric
@@ -78,7 +89,9 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
-  CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
+  // Worker cores (ring 2, line 1 per link, times workers_per_link) along the row, then with
+  // workers_per_link > 1 two mux cores per link (forward, backward).
+  CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
   std::uint32_t chunk_packets = 8;         // CB packets per synchronised chunk (at least)
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets

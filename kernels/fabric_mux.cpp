@@ -1,0 +1,191 @@
+// The fabric mux (REFERENCE §6.3, tt-metal's Fabric Mux, PR #25222): several workers share one
+// router's worker channel, which takes one connection at a time. The mux runs on a Tensix core,
+// holds the one connection to the router and offers each client worker a sender channel of its
+// own with the router's protocol (kernels/api/fabric_connection.hpp), so a worker connects to
+// the mux exactly as it would to the router.
+//
+// Per pass: service every client's connection (open: remember where its flow-control and
+// teardown semaphores are and send it its credits; close: acknowledge), free the slots whose
+// copies have left this core (credit the clients), and copy the next waiting packet, clients
+// taken in turn, into the router's next slot when the router has one. Copies are not waited
+// for one by one: the slots of every copy issued so far are freed together once the NoC says
+// all writes have left (noc_nonposted_writes_flushed), so copies stream back to back.
+// A pass without progress parks the kernel in wait_for_l1_activity().
+//
+// The mux costs a second NoC copy of every packet (worker -> mux L1 -> router): its overhead is
+// why tt-metal uses it only when several workers share a link (REFERENCE §6.3, PR #35142).
+//
+// Arguments and L1 layout: kernel_args.hpp (namespace fabric_mux).
+
+#include <cstdint>
+
+#include "kernels/api/dataflow_api.hpp"
+#include "kernels/api/fabric_connection.hpp"
+#include "kernels/api/fabric_packet_header.hpp"
+#include "kernels/api/kernel_fault.hpp"
+#include "kernels/kernel_args.hpp"
+#include "kernels/kernels.hpp"
+
+namespace cclmesh::kernels {
+namespace {
+
+using api::KernelFaultCode;
+
+[[noreturn]] void fail(KernelFaultCode code, uint32_t detail) {
+  kernel_fault(api::fault_code(code), api::kFaultNoCommand, detail);
+}
+
+struct Client {
+  uint32_t connection_live;       // L1 addresses of the client's four words on this core
+  uint32_t worker_location_info;
+  uint32_t packets_written;
+  uint32_t packets_freed;
+  uint32_t slots_base;
+  uint64_t flow_control_noc_addr;  // the worker's semaphores, once it has opened
+  uint64_t teardown_noc_addr;
+  uint32_t copied;    // packets copied to the router
+  uint32_t freed;     // packets whose copies have left this core
+  bool connected;
+  bool closed;
+};
+
+class FabricMux {
+ public:
+  void run() {
+    read_args();
+    router_.open();
+    for (;;) {
+      bool progress = false;
+      for (uint32_t c = 0; c < num_clients_; ++c) progress |= service_connection(c);
+      progress |= free_copied_slots();
+      progress |= copy_next_packet();
+      if (finished()) break;
+      if (!progress) wait_for_l1_activity();
+    }
+    router_.close();
+  }
+
+ private:
+  void read_args() {
+    namespace m = fabric_mux;
+    num_clients_ = get_compile_time_arg_val(static_cast<int>(m::kCtNumClients));
+    slots_per_client_ = get_compile_time_arg_val(static_cast<int>(m::kCtSlotsPerClient));
+    const uint32_t max_payload = get_compile_time_arg_val(static_cast<int>(m::kCtMaxPayloadBytes));
+    const uint32_t cb = get_compile_time_arg_val(static_cast<int>(m::kCtSlotsCbId));
+    const uint32_t slots_base = get_compile_time_arg_val(static_cast<int>(m::kCtSlotsBase));
+    if (num_clients_ == 0 || num_clients_ > m::kMaxClients) fail(KernelFaultCode::BAD_ARGS, m::kCtNumClients);
+    if (slots_per_client_ == 0) fail(KernelFaultCode::BAD_ARGS, m::kCtSlotsPerClient);
+    slot_size_ = api::fabric_slot_size_bytes(max_payload);
+    // The host placed the slots where this CB is; a disagreement would corrupt L1.
+    if (get_write_ptr(cb) != slots_base ||
+        get_cb_page_size(cb) < num_clients_ * slots_per_client_ * slot_size_) {
+      fail(KernelFaultCode::BAD_ARGS, m::kCtSlotsBase);
+    }
+    if (get_num_args() < m::kRtRouterConnection + api::kFabricConnectionArgWords) {
+      fail(KernelFaultCode::BAD_ARGS, get_num_args());
+    }
+    uint32_t arg = m::kRtRouterConnection;
+    router_ = api::WorkerToFabricEdmSender::build_from_args(arg, noc_);
+    if (router_.max_payload_bytes() < max_payload) fail(KernelFaultCode::BAD_ARGS, m::kCtMaxPayloadBytes);
+    for (uint32_t c = 0; c < num_clients_; ++c) {
+      Client& cl = clients_[c];
+      cl = Client{};
+      cl.connection_live = get_semaphore(m::client_semaphore_id(c, m::kClientConnectionLive));
+      cl.worker_location_info = get_semaphore(m::client_semaphore_id(c, m::kClientWorkerLocationInfo));
+      cl.packets_written = get_semaphore(m::client_semaphore_id(c, m::kClientPacketsWritten));
+      cl.packets_freed = get_semaphore(m::client_semaphore_id(c, m::kClientPacketsFreed));
+      cl.slots_base = m::client_slots_base(slots_base, c, slots_per_client_, max_payload);
+    }
+    // Packets land in slots before packets_written announces them.
+    l1_activity_ignore_range(slots_base, slots_base + num_clients_ * slots_per_client_ * slot_size_);
+  }
+
+  // Open: the worker wrote its location, then connection_live = 1, then its packets, all on one
+  // NoC in that order. So connection_live == 1, or a packet written (the client opened and may
+  // have closed again between two passes), means the location is there. The location alone
+  // does not: it lands before connection_live does.
+  bool service_connection(uint32_t c) {
+    Client& cl = clients_[c];
+    if (cl.closed) return false;
+    const uint32_t live = l1_read_u32(cl.connection_live);
+    bool progress = false;
+    if (!cl.connected) {
+      if (live != api::kConnectionOpen && l1_read_u32(cl.packets_written) == 0) return false;
+      uint32_t info[4] = {0, 0, 0, 0};
+      l1_read_bytes(cl.worker_location_info, info, sizeof(info));
+      const uint32_t xy = info[api::kLocationInfoWorkerXyOffset / 4];
+      const uint32_t x = api::worker_xy_x(xy);
+      const uint32_t y = api::worker_xy_y(xy);
+      cl.flow_control_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoFlowControlSemOffset / 4], noc_);
+      cl.teardown_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoTeardownSemOffset / 4], noc_);
+      cl.connected = true;
+      noc_inline_dw_write(cl.flow_control_noc_addr, cl.freed, noc_);
+      progress = true;
+    }
+    if (live == api::kConnectionCloseRequest) {
+      // The worker closes after its write barrier: packets_written is final.
+      cl.connected = false;
+      cl.closed = true;
+      noc_inline_dw_write(cl.teardown_noc_addr, api::kConnectionTeardownAck, noc_);
+      progress = true;
+    }
+    return progress;
+  }
+
+  bool free_copied_slots() {
+    bool any = false;
+    for (uint32_t c = 0; c < num_clients_; ++c) any |= clients_[c].freed != clients_[c].copied;
+    if (!any || !noc_nonposted_writes_flushed(noc_)) return false;
+    for (uint32_t c = 0; c < num_clients_; ++c) {
+      Client& cl = clients_[c];
+      if (cl.freed == cl.copied) continue;
+      cl.freed = cl.copied;
+      l1_write_u32(cl.packets_freed, cl.freed);
+      if (cl.connected) noc_inline_dw_write(cl.flow_control_noc_addr, cl.freed, noc_);
+    }
+    return true;
+  }
+
+  bool copy_next_packet() {
+    if (!router_.edm_has_space_for_packet()) return false;
+    for (uint32_t k = 0; k < num_clients_; ++k) {
+      const uint32_t c = (next_client_ + k) % num_clients_;
+      Client& cl = clients_[c];
+      const uint32_t written = l1_read_u32(cl.packets_written);
+      if (written - cl.freed > slots_per_client_) fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, c);
+      if (written == cl.copied) continue;
+      const uint32_t slot = cl.slots_base + (cl.copied % slots_per_client_) * slot_size_;
+      api::PacketHeader header{};
+      l1_read_bytes(slot, &header, sizeof(header));
+      router_.send_payload_non_blocking_from_address(slot, api::kPacketHeaderSizeBytes + header.payload_size_bytes);
+      cl.copied += 1;
+      next_client_ = (c + 1) % num_clients_;
+      return true;
+    }
+    return false;
+  }
+
+  bool finished() const {
+    for (uint32_t c = 0; c < num_clients_; ++c) {
+      const Client& cl = clients_[c];
+      if (!cl.closed || cl.copied != l1_read_u32(cl.packets_written)) return false;
+    }
+    return true;
+  }
+
+  uint8_t noc_ = my_noc_index();
+  uint32_t num_clients_ = 0;
+  uint32_t slots_per_client_ = 0;
+  uint32_t slot_size_ = 0;
+  uint32_t next_client_ = 0;
+  api::WorkerToFabricEdmSender router_;
+  Client clients_[fabric_mux::kMaxClients]{};
+};
+
+}  // namespace
+}  // namespace cclmesh::kernels
+
+void kernel_main_fabric_mux() {
+  cclmesh::kernels::FabricMux mux;
+  mux.run();
+}
