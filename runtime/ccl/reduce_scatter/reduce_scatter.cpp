@@ -26,7 +26,8 @@ constexpr const char* kOp = "reduce_scatter";
 
 constexpr std::uint32_t kPartialCbId = 0;  // received partials (reduce in0)
 constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and message 0's raw input
+constexpr std::uint32_t kReducedCbId = 2;  // reduce out
+constexpr std::uint32_t kRawCbId = 3;      // message 0: this chip's raw slice, straight to the writer
 // Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
 constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
@@ -259,10 +260,29 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       }
       partials.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
     }
-    // Reader stream 1: this chip's input, the raw slice then one slice per received message.
+    // Reader stream 1: this chip's input: the raw slice (message 0), then one slice per received
+    // message. On 2 chips the raw slice goes chunk by chunk, each chunk followed by the same
+    // chunk of the one received message's slice, so the reduction runs while message 0 is still
+    // being sent: message 0 is half the work there, and sending all of it first left the link
+    // idle for the other half (N300 64 MiB: 7270 -> 4587 us at 4 workers). With more chips
+    // message 0 is 1/(N-1) of the work and interleaving it with message 1 measured slower
+    // (T3K ring 64 MiB at 4 workers 4603 -> 4779 us; docs/performance.md).
+    const bool interleave_first = n == 2;
     std::vector<cmd::Command> inputs;
-    inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(raw_slice(n, rank, up)), kReducedCbId));
-    for (std::uint32_t m = 0; m + 1 < n; ++m) {
+    const api::TensorSlice raw_run = in_run(raw_slice(n, rank, up));
+    const api::TensorSlice first_run = in_run(received_slice(n, rank, up, 0));
+    if (interleave_first) {
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        const std::uint32_t first = c * chunk_pages;
+        const std::uint32_t count = std::min(chunk_pages, pages - first);
+        inputs.push_back(cmd::read_tensor_slice_to_cb(chunk_of(raw_run, first, count), kRawCbId));
+        inputs.push_back(cmd::read_tensor_slice_to_cb(chunk_of(first_run, first, count), kLocalCbId));
+      }
+    } else {
+      inputs.push_back(cmd::read_tensor_slice_to_cb(raw_run, kRawCbId));
+      inputs.push_back(cmd::read_tensor_slice_to_cb(first_run, kLocalCbId));
+    }
+    for (std::uint32_t m = 1; m + 1 < n; ++m) {
       inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, rank, up, m)), kLocalCbId));
     }
 
@@ -278,13 +298,19 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     }
     sends.push_back(cmd::local_semaphore_wait(barrier, neighbours));
     sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
-    for (std::uint32_t c = 0; c < chunks; ++c) {
-      sends.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId, to_next));
+    // Message 0 (the raw slice), on 2 chips chunk by chunk in turn with the received message's
+    // sums (as the reader reads them); then the messages one after another.
+    const auto send_raw_chunk = [&](std::uint32_t c) {
+      sends.push_back(cmd::fabric_write_cb_to_tensor_slice(out_chunk(c), kRawCbId, to_next));
       sends.push_back(cmd::fabric_unicast_semaphore_inc(receive[0], 1, noc.x, noc.y, to_next));
+    };
+    if (!interleave_first) {
+      for (std::uint32_t c = 0; c < chunks; ++c) send_raw_chunk(c);
     }
     for (std::uint32_t m = 0; m + 1 < n; ++m) {
       const bool last = m + 2 == n;
       for (std::uint32_t c = 0; c < chunks; ++c) {
+        if (m == 0 && interleave_first) send_raw_chunk(c);
         if (last) {
           sends.push_back(cmd::local_write_cb_to_tensor_slice(out_chunk(c), kReducedCbId));
           continue;
@@ -350,6 +376,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
         CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
     program.circular_buffers.push_back(
         CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kRawCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
   }
   return program;
 }
