@@ -20,6 +20,9 @@ ar::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   ar::Params p;
   p.tensor = tensor;
   p.topology = shape;
+  // The one-worker-per-link structure these tests describe (several workers and their fabric
+  // mux: ccl_reduce_scatter_workers_e2e_test).
+  p.workers_per_link = 1;
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, tensor);
   p.output_buffer = dram_buffer(2, tensor);

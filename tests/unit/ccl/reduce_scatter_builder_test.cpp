@@ -25,6 +25,9 @@ rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   p.input = input;
   p.dim = dim;
   p.topology = shape;
+  // The one-worker-per-link structure these tests describe (several workers and their fabric
+  // mux: ccl_reduce_scatter_workers_e2e_test).
+  p.workers_per_link = 1;
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, input);
   p.output_buffer = dram_buffer(2, rs::output_spec(p, topology));
@@ -138,7 +141,8 @@ TEST(ReduceScatterBuilder, LineHasOneWorkerThatWrapsBack) {
 
 // N300 line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
 // for rank 1's tile 0, adds its own tile 0 and keeps the sum. The writer sends and keeps the sum,
-// the reader takes in the received partial and the chip's own tiles.
+// the reader takes in the received partial and the chip's own tiles; the raw tile goes through
+// its own CB (3) straight to the writer.
 TEST(ReduceScatterBuilder, StreamsGoldenN300) {
   const topo::Topology n300 = topo::build_n300();
   const rs::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
@@ -151,7 +155,7 @@ TEST(ReduceScatterBuilder, StreamsGoldenN300) {
             "#0 ATOMIC_INC dest=UNICAST hops=1 fwd dst=ABS(0x100020) core=XY(1,3) inc=1\n"
             "#1 WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=1\n"
             "#2 SET_SEMAPHORE_VALUE dest=LOCAL dst=ABS(0x100020) core=LOCAL value=0\n"
-            "#3 STREAM_CB_TO_TENSOR dest=UNICAST hops=1 fwd src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) "
+            "#3 STREAM_CB_TO_TENSOR dest=UNICAST hops=1 fwd src=CB(3) core=ADDRGEN slice{shape=(1,1,1,1) "
             "slice=(1,1,1,1) off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
             "#4 ATOMIC_INC dest=UNICAST hops=1 fwd dst=SEM(7) core=XY(1,3) inc=1\n"
             "#5 STREAM_CB_TO_TENSOR dest=LOCAL src=CB(2) core=ADDRGEN slice{shape=(1,1,1,1) slice=(1,1,1,1) "
@@ -162,7 +166,7 @@ TEST(ReduceScatterBuilder, StreamsGoldenN300) {
             "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n"
             "#2 SET_SEMAPHORE_VALUE dest=LOCAL dst=SEM(7) core=LOCAL value=0\n");
   EXPECT_EQ(stream_text(reader, 1),
-            "#0 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(2) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
+            "#0 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(3) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
             "off=(0,0,0,1) worker_off=(0,0,0,0) pages=1}\n"
             "#1 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(1) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
             "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n");
