@@ -129,7 +129,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.intermediate_buffer));
   boost::hash_combine(seed, static_cast<int>(p.topology));
   boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, p.workers_per_link);
+  boost::hash_combine(seed, p.workers_per_link.value_or(0));
   boost::hash_combine(seed, ccl::hash_value(p.groups));
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
@@ -182,7 +182,11 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   // The all_gather's SPLIT_TENSOR takes 2 cores per link, the reduce_scatter's ring 2 per link
   // and worker (its line 1); the one-shot its gather core and its reduce core.
-  const std::uint32_t rs_per_link = (params.topology == CclTopology::Ring ? 2 : 1) * params.workers_per_link;
+  const std::uint32_t rs_workers =
+      resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather
+          ? reduce_scatter::workers_per_link(rs_params(params, flat_of(params.tensor)), topology)
+          : 1;
+  const std::uint32_t rs_per_link = (params.topology == CclTopology::Ring ? 2 : 1) * rs_workers;
   std::vector<CoreRange> ranges;
   for (const CoreCoord& c :
        worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp)) {

@@ -57,8 +57,9 @@ struct Params {
   BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
-  // reduce_scatter's workers per link and direction (reduce_scatter::Params::workers_per_link).
-  std::uint32_t workers_per_link = reduce_scatter::kDefaultWorkersPerLink;
+  // reduce_scatter's workers per link and direction (reduce_scatter::Params::workers_per_link;
+  // unset: chosen by its size rule).
+  std::optional<std::uint32_t> workers_per_link;
   GroupSelection groups;
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;

@@ -51,6 +51,7 @@ struct Resolved {
   // Ring: 2 per link and worker, up workers' runs first, then down workers'; line: 1. Run r is
   // on plane r % num_links.
   std::uint32_t runs = 0;
+  std::uint32_t workers_per_link = 1;
   std::vector<CoreCoord> cores;      // per run
   std::vector<CoreCoord> mux_cores;  // workers_per_link > 1: per link, forward then backward
   std::vector<std::uint32_t> run_pages;
@@ -71,6 +72,20 @@ std::uint32_t prev_rank(std::uint32_t n, std::uint32_t rank, bool up) { return n
 std::uint32_t raw_slice(std::uint32_t n, std::uint32_t rank, bool up) { return prev_rank(n, rank, up); }
 std::uint32_t received_slice(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t m) {
   return up ? (rank + 2 * n - 2 - m) % n : (rank + 2 + m) % n;
+}
+
+// Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers.
+std::uint32_t workers_per_link_for(const Params& p, const TensorSpec& output, bool ring) {
+  if (p.workers_per_link) {
+    if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
+      throw CclParamsError(
+          fmt::format("reduce_scatter: workers_per_link is {}; expected 1 to {} (a fabric mux's clients)",
+                      *p.workers_per_link, kernels::fabric_mux::kMaxClients));
+    }
+    return *p.workers_per_link;
+  }
+  const std::uint64_t pages_per_link_direction = num_pages(output) / ((ring ? 2 : 1) * std::uint64_t{p.num_links});
+  return pages_per_link_direction >= kPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -124,22 +139,19 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
-  if (p.workers_per_link == 0 || p.workers_per_link > kernels::fabric_mux::kMaxClients) {
-    throw CclParamsError(fmt::format("reduce_scatter: workers_per_link is {}; expected 1 to {} (a fabric mux's clients)",
-                                     p.workers_per_link, kernels::fabric_mux::kMaxClients));
-  }
+  r.ring = p.topology == CclTopology::Ring;
+  r.workers_per_link = workers_per_link_for(p, r.output, r.ring);
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
   // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  r.ring = p.topology == CclTopology::Ring;
-  r.runs = (r.ring ? 2 : 1) * p.num_links * p.workers_per_link;
+  r.runs = (r.ring ? 2 : 1) * p.num_links * r.workers_per_link;
   for (const api::TensorSlice& run : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, r.runs)) {
     r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)));
   }
-  const std::uint32_t muxes = p.workers_per_link > 1 ? 2 * p.num_links : 0;
+  const std::uint32_t muxes = r.workers_per_link > 1 ? 2 * p.num_links : 0;
   r.cores = worker_cores(topology, p.first_worker, r.runs + muxes, kOp);
   r.mux_cores.assign(r.cores.begin() + r.runs, r.cores.end());
   r.cores.resize(r.runs);
@@ -203,7 +215,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   // send that way. The muxes come first, so their slot CBs' addresses are fixed before the
   // workers' CBs are added.
   std::map<std::pair<std::uint32_t, bool>, api::FabricConnectionConfig> mux_client;  // (run, forward)
-  if (p.workers_per_link > 1) {
+  if (r.workers_per_link > 1) {
     for (std::uint32_t link = 0; link < p.num_links; ++link) {
       for (const bool forward : {true, false}) {
         std::vector<std::uint32_t> clients;
@@ -340,7 +352,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
     const bool forward = to_next.forward || to_prev.forward;
     const bool backward = !to_next.forward || !to_prev.forward;
-    if (p.workers_per_link == 1) {
+    if (r.workers_per_link == 1) {
       connect_to_fabric(program, writer, r.plan, g.port(run % p.num_links), chip, core, forward, backward);
     } else {
       if (forward) connect_to_fabric_mux(program, writer, core, true, mux_client.at({run, true}));
@@ -392,7 +404,7 @@ std::size_t hash_value(const Params& p) {
   boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
   boost::hash_combine(seed, static_cast<int>(p.topology));
   boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, p.workers_per_link);
+  boost::hash_combine(seed, p.workers_per_link.value_or(0));
   boost::hash_combine(seed, ccl::hash_value(p.groups));
   boost::hash_combine(seed, static_cast<int>(p.mode));
   boost::hash_combine(seed, runtime::hash_value(p.fabric));
@@ -413,13 +425,18 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), false);
 }
 
+std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
+  return workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
+}
+
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   std::vector<CoreRange> ranges;
   if (params.mode == CclMode::Legacy) {
     for (const CoreCoord& c : legacy::worker_cores(params, topology)) ranges.push_back(CoreRange{c, c});
     return ranges;
   }
-  const std::uint32_t per_link = (params.topology == CclTopology::Ring ? 2 : 1) * params.workers_per_link;
+  const std::uint32_t per_link =
+      (params.topology == CclTopology::Ring ? 2 : 1) * workers_per_link(params, topology);
   for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
     ranges.push_back(CoreRange{c, c});
   }

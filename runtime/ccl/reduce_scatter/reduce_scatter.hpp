@@ -68,8 +68,12 @@ namespace cclmesh::runtime::ccl::reduce_scatter {
 
 // Workers per link and direction unless asked otherwise: 4 (64 MiB, 6144 B payload: T3K ring
 // 5911 -> 4709 us, 1x4 line 8404 -> 7776, N300 8082 -> 4587 from 1 worker; 6 workers were no
-// faster; docs/performance.md).
+// faster; docs/performance.md) when each link and direction carries at least
+// kPagesForSeveralWorkers output pages, else 1: below that the mux's extra copy and the shorter
+// chunks cost more than the parallel readers gain (T3K ring 256 KiB: 78.95 us with 1 worker,
+// 90.14 with 4; N300 line 256 KiB: 28.90 and 23.71; docs/collectives.md).
 inline constexpr std::uint32_t kDefaultWorkersPerLink = 4;
+inline constexpr std::uint32_t kPagesForSeveralWorkers = 32;
 
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim / N
@@ -81,8 +85,9 @@ struct Params {
   // Workers per link and direction (tt-metal's num_workers_per_link), each on its own run of
   // the output. A router's worker channel takes one worker (REFERENCE 6.3), so with more than
   // one the workers of a link and direction share it through a fabric mux core
-  // (kernels/fabric_mux.cpp); 1 connects the worker to the router directly.
-  std::uint32_t workers_per_link = kDefaultWorkersPerLink;
+  // (kernels/fabric_mux.cpp); 1 connects the worker to the router directly. Unset: chosen by
+  // size (workers_per_link() below).
+  std::optional<std::uint32_t> workers_per_link;
   GroupSelection groups;  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;  // the device's fabric
@@ -103,6 +108,10 @@ std::size_t hash_value(const Params& params);
 
 // The scattered tensor: `input` with dim / N.
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
+// The workers per link and direction the op runs: Params::workers_per_link, or when unset
+// kDefaultWorkersPerLink if each link and direction carries at least kPagesForSeveralWorkers
+// output pages, else 1.
+std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the barrier semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 

@@ -128,6 +128,24 @@ TEST(ReduceScatterWorkers, MuxOnlyWithSeveralWorkers) {
   }
 }
 
+// Unset, the workers follow the size rule: 4 once each link and direction carries
+// kPagesForSeveralWorkers output pages, 1 below. The T3K ring's 2 directions split the output.
+TEST(ReduceScatterWorkers, UnsetWorkersFollowTheSizeRule) {
+  const topo::Topology t3k = topo::build_t3k();
+  auto device = make_device(t3k, FabricMode::Ring);
+  const std::uint32_t threshold_pages = rs::kPagesForSeveralWorkers;
+  // Output tiles per chip = width in tiles / 8; per direction half of that.
+  for (const std::uint32_t out_pages_per_direction : {threshold_pages - 1, threshold_pages}) {
+    rs::Params p = rs_params(tile({1, 1, 32, 32 * 8 * 2 * out_pages_per_direction}), 3, CclTopology::Ring, 1);
+    p.workers_per_link.reset();
+    p.fabric = device->options().fabric;
+    const std::uint32_t expected = out_pages_per_direction >= threshold_pages ? rs::kDefaultWorkersPerLink : 1;
+    EXPECT_EQ(rs::workers_per_link(p, t3k), expected) << out_pages_per_direction << " pages per direction";
+    EXPECT_EQ(rs::semaphore_cores(p, t3k).size(), 2u * expected);
+    EXPECT_TRUE(run_reduce_scatter(*device, p, Memory{}, Memory{}).verified);
+  }
+}
+
 TEST(ReduceScatterWorkers, RefusesZeroAndTooManyWorkers) {
   const topo::Topology t3k = topo::build_t3k();
   auto device = make_device(t3k, FabricMode::Ring);
