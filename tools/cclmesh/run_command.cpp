@@ -112,7 +112,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--topology", o.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
   command->add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: 1 on n300/t3k, 3 on tg, 4 on galaxy)")->check(CLI::Range(1, 16))->capture_default_str();
   command->add_option("--workers-per-link", o.workers_per_link,
-                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: the op's)")
+                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: 4 once a link and direction carries 32 output pages, else 1)")
       ->check(CLI::Range(1, 6));
   command->add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
