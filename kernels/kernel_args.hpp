@@ -450,7 +450,8 @@ constexpr uint32_t legacy_edm_peer_channel(const LegacyEdmConfig& c, uint32_t ch
 // Reduce (reduce.cpp): out = in0 + in1, page by page, in blocks of CB pages.
 //
 // CT:  [0] in0 CB id  [1] in1 CB id  [2] out CB id
-//      [3] data format, tt-metal DataFormat values: Float32 = 0, Float16_b (bf16) = 5
+//      [3] data format, tt-metal DataFormat values: Float32 = 0, Float16_b (bf16) = 5,
+//          Bfp8_b = 6 (whole 1088 B tiles, summed in fp32: reduce/bfp8_math.hpp)
 // RT:  [0] number of blocks  [1] pages per block (the producers' packet size in pages:
 //      the interpreter pushes whole packets)
 // The page size is the out CB's page size; the input CBs' pages must be at least as large.
@@ -468,6 +469,7 @@ constexpr uint32_t kNumRuntimeArgs = 2;
 
 constexpr uint32_t kDataFormatFloat32 = 0;
 constexpr uint32_t kDataFormatFloat16B = 5;
+constexpr uint32_t kDataFormatBfp8B = 6;
 }  // namespace reduce
 
 // =============================================================================================

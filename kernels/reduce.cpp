@@ -1,4 +1,5 @@
-// Reduce: out = in0 + in1, page by page, for the reduce-type collectives (REFERENCE §7.5).
+// Reduce: out = in0 + in1, page by page, for the reduce-type collectives (REFERENCE §7.5):
+// fp32, bf16 (reduce/reduce_math.hpp) and bfp8_b tiles (reduce/bfp8_math.hpp).
 // It consumes blocks of `pages_per_block` CB pages from both inputs and produces the same on
 // the output, so it pairs with interpreter streams that push and pop whole packets. Data moves
 // through L1 with l1_read_bytes / l1_write_bytes in bounded stack chunks; the arithmetic's
@@ -12,6 +13,7 @@
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/kernel_args.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/reduce/bfp8_math.hpp"
 #include "kernels/reduce/reduce_math.hpp"
 
 namespace cclmesh::kernels {
@@ -40,6 +42,51 @@ void add_bytes(uint32_t a_address, uint32_t b_address, uint32_t out_address, uin
   }
 }
 
+// One bfp8_b tile: the exponent sections of both operands, then their element bytes in runs
+// of whole blocks, so the stack holds no more than a chunk of each.
+void add_bfp8_tile_in_l1(uint32_t a_address, uint32_t b_address, uint32_t out_address) {
+  constexpr uint32_t kBlocksPerChunk = kChunkBytes / kBfp8BlockValues;
+  uint8_t exponents_a[kBfp8ExponentBytes];
+  uint8_t exponents_b[kBfp8ExponentBytes];
+  uint8_t exponents_out[kBfp8ExponentBytes];
+  uint8_t a[kChunkBytes];
+  uint8_t b[kChunkBytes];
+  uint8_t out[kChunkBytes];
+  l1_read_bytes(a_address, exponents_a, kBfp8ExponentBytes);
+  l1_read_bytes(b_address, exponents_b, kBfp8ExponentBytes);
+  for (uint32_t first = 0; first < kBfp8BlocksPerTile; first += kBlocksPerChunk) {
+    const uint32_t offset = kBfp8ExponentBytes + first * kBfp8BlockValues;
+    l1_read_bytes(a_address + offset, a, kChunkBytes);
+    l1_read_bytes(b_address + offset, b, kChunkBytes);
+    for (uint32_t k = 0; k < kBlocksPerChunk; ++k) {
+      const uint32_t block = first + k;
+      add_bfp8_block(exponents_a[block], a + k * kBfp8BlockValues, exponents_b[block], b + k * kBfp8BlockValues,
+                     exponents_out + block, out + k * kBfp8BlockValues);
+    }
+    l1_write_bytes(out_address + offset, out, kChunkBytes);
+  }
+  l1_write_bytes(out_address, exponents_out, kBfp8ExponentBytes);
+}
+
+void add_page(uint32_t a_address, uint32_t b_address, uint32_t out_address, uint32_t bytes, uint32_t format) {
+  if (format != reduce::kDataFormatBfp8B) {
+    add_bytes(a_address, b_address, out_address, bytes, format);
+    return;
+  }
+  for (uint32_t tile = 0; tile < bytes; tile += kBfp8TileBytes) {
+    add_bfp8_tile_in_l1(a_address + tile, b_address + tile, out_address + tile);
+  }
+}
+
+// The unit a page must be a whole number of: an element, or a bfp8_b tile.
+uint32_t format_unit_bytes(uint32_t format) {
+  switch (format) {
+    case reduce::kDataFormatFloat32: return 4;
+    case reduce::kDataFormatBfp8B: return kBfp8TileBytes;
+    default: return 2;
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::kernels
 
@@ -50,7 +97,8 @@ void kernel_main_reduce() {
   const auto in1 = static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(reduce::kCtIn1CbId)));
   const auto out = static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(reduce::kCtOutCbId)));
   const uint32_t format = get_compile_time_arg_val(static_cast<int>(reduce::kCtDataFormat));
-  if (format != reduce::kDataFormatFloat32 && format != reduce::kDataFormatFloat16B) {
+  if (format != reduce::kDataFormatFloat32 && format != reduce::kDataFormatFloat16B &&
+      format != reduce::kDataFormatBfp8B) {
     fail(KernelFaultCode::UNSUPPORTED_DATA_FORMAT, format);
   }
   if (get_num_args() < reduce::kNumRuntimeArgs) {
@@ -59,11 +107,10 @@ void kernel_main_reduce() {
   const uint32_t num_blocks = get_arg_val<uint32_t>(static_cast<int>(reduce::kRtNumBlocks));
   const uint32_t pages_per_block = get_arg_val<uint32_t>(static_cast<int>(reduce::kRtPagesPerBlock));
   const uint32_t page_bytes = get_cb_page_size(static_cast<uint32_t>(out));
-  const uint32_t element_bytes = format == reduce::kDataFormatFloat32 ? 4 : 2;
   if (pages_per_block == 0) {
     fail(KernelFaultCode::BAD_ARGS, reduce::kRtPagesPerBlock);
   }
-  if (page_bytes % element_bytes != 0 || get_cb_page_size(static_cast<uint32_t>(in0)) < page_bytes ||
+  if (page_bytes % format_unit_bytes(format) != 0 || get_cb_page_size(static_cast<uint32_t>(in0)) < page_bytes ||
       get_cb_page_size(static_cast<uint32_t>(in1)) < page_bytes) {
     fail(KernelFaultCode::BAD_ARGS, reduce::kCtOutCbId);
   }
@@ -78,7 +125,7 @@ void kernel_main_reduce() {
     const uint32_t b = get_read_ptr(static_cast<uint32_t>(in1));
     const uint32_t o = get_write_ptr(static_cast<uint32_t>(out));
     for (uint32_t p = 0; p < pages_per_block; ++p) {
-      add_bytes(a + p * in0_stride, b + p * in1_stride, o + p * page_bytes, page_bytes, format);
+      add_page(a + p * in0_stride, b + p * in1_stride, o + p * page_bytes, page_bytes, format);
     }
     spend_cycles(reduce_cycles(pages_per_block * page_bytes));
     cb_push_back(out, pages);

@@ -288,9 +288,11 @@ KernelArgs build_legacy_reduce_scatter_worker_args(const LegacyReduceScatterWork
 
 KernelArgs build_reduce_args(const ReduceSpec& spec) {
   namespace r = kernels::reduce;
-  if (spec.data_format != r::kDataFormatFloat32 && spec.data_format != r::kDataFormatFloat16B) {
-    throw KernelArgsError(fmt::format("reduce: data format {}, expected Float32 ({}) or Float16_b ({})",
-                                      spec.data_format, r::kDataFormatFloat32, r::kDataFormatFloat16B));
+  if (spec.data_format != r::kDataFormatFloat32 && spec.data_format != r::kDataFormatFloat16B &&
+      spec.data_format != r::kDataFormatBfp8B) {
+    throw KernelArgsError(fmt::format("reduce: data format {}, expected Float32 ({}), Float16_b ({}) or Bfp8_b ({})",
+                                      spec.data_format, r::kDataFormatFloat32, r::kDataFormatFloat16B,
+                                      r::kDataFormatBfp8B));
   }
   if (spec.pages_per_block == 0) {
     throw KernelArgsError("reduce: pages per block must be at least 1");

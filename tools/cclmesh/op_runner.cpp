@@ -288,10 +288,12 @@ GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDe
   GroupInputs result;
   result.groups = run_groups(options, device, selection);
   if (options.no_data) return result;  // timing only: no host tensors, memory stays bounded
+  const bool bfp8 = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B;
   for (const auto& group : result.groups) {
     for (ChipId chip : group) {
-      Bytes data = finite ? seeded_finite(options.seed, chip, input.config.size_bytes)
-                          : seeded_bytes(options.seed, chip, input.config.size_bytes);
+      Bytes data = finite && !bfp8 ? seeded_finite(options.seed, chip, input.config.size_bytes)
+                                   : seeded_bytes(options.seed, chip, input.config.size_bytes);
+      if (finite && bfp8) ccl::reference::bound_bfp8_exponents(data);
       device.write_buffer(chip, input, data);
       result.inputs[chip] = std::move(data);
     }

@@ -196,10 +196,6 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
 }
 
 void validate(const Params& p, const topo::Topology& topology) {
-  if (p.tensor.dtype == DataType::Bfloat8B) {
-    throw CclParamsError(
-        "all_reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
-  }
   const Flat f = flat_of(p.tensor);
   require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
   require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");

@@ -419,7 +419,12 @@ api::TensorSlice flat_run(std::uint32_t tensor_pages, std::uint32_t first, std::
 }
 
 std::uint32_t reduce_data_format(DataType dtype) {
-  return dtype == DataType::Float32 ? kernels::reduce::kDataFormatFloat32 : kernels::reduce::kDataFormatFloat16B;
+  switch (dtype) {
+    case DataType::Float32: return kernels::reduce::kDataFormatFloat32;
+    case DataType::Bfloat8B: return kernels::reduce::kDataFormatBfp8B;
+    case DataType::Bfloat16: break;
+  }
+  return kernels::reduce::kDataFormatFloat16B;
 }
 
 KernelSpec reduce_kernel(CoreCoord core, const kargs::ReduceSpec& spec) {

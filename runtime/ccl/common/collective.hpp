@@ -157,7 +157,8 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
                           const std::string& op, const std::string& what);
 
-// The reduce kernel's data format for `dtype` (bf16 or fp32; callers reject bfp8_b first).
+// The reduce kernel's data format for `dtype`: fp32, bf16 or bfp8_b (whole tiles, summed in
+// fp32 and packed back, kernels/reduce/bfp8_math.hpp).
 std::uint32_t reduce_data_format(DataType dtype);
 // The reduce kernel (spec's in0 + in1 -> out) on `core`'s compute processor, beside the data
 // movers of a reduce-type collective.

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "kernels/reduce/bfp8_math.hpp"
 #include "kernels/reduce/reduce_math.hpp"
 
 namespace cclmesh::runtime::ccl::reference {
@@ -69,35 +70,61 @@ Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim,
 
 Bytes sum_in_order(const std::vector<std::span<const std::byte>>& parts, DataType dtype) {
   if (parts.empty()) throw CclParamsError("reference sum: no parts");
-  if (dtype != DataType::Bfloat16 && dtype != DataType::Float32) {
-    throw CclParamsError(
-        fmt::format("reference sum: {} is not summed (the reduce kernel takes bf16 and fp32)", to_string(dtype)));
-  }
   const std::size_t bytes = parts.front().size();
+  if (dtype == DataType::Bfloat8B && bytes % kernels::kBfp8TileBytes != 0) {
+    throw CclParamsError(fmt::format("reference sum: {} B of bfp8_b is not whole {} B tiles", bytes,
+                                     kernels::kBfp8TileBytes));
+  }
   Bytes acc(parts.front().begin(), parts.front().end());
   for (std::size_t k = 1; k < parts.size(); ++k) {
     if (parts[k].size() != bytes) throw CclParamsError("reference sum: parts differ in size");
-    if (dtype == DataType::Float32) {
-      for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
-        std::uint32_t a = 0;
-        std::uint32_t b = 0;
-        std::memcpy(&a, acc.data() + i, 4);
-        std::memcpy(&b, parts[k].data() + i, 4);
-        const std::uint32_t s = kernels::fp32_add_bits(a, b);
-        std::memcpy(acc.data() + i, &s, 4);
-      }
-    } else {
-      for (std::size_t i = 0; i + 2 <= bytes; i += 2) {
-        std::uint16_t a = 0;
-        std::uint16_t b = 0;
-        std::memcpy(&a, acc.data() + i, 2);
-        std::memcpy(&b, parts[k].data() + i, 2);
-        const std::uint16_t s = kernels::bf16_add(a, b);
-        std::memcpy(acc.data() + i, &s, 2);
+    switch (dtype) {
+      case DataType::Float32:
+        for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
+          std::uint32_t a = 0;
+          std::uint32_t b = 0;
+          std::memcpy(&a, acc.data() + i, 4);
+          std::memcpy(&b, parts[k].data() + i, 4);
+          const std::uint32_t s = kernels::fp32_add_bits(a, b);
+          std::memcpy(acc.data() + i, &s, 4);
+        }
+        break;
+      case DataType::Bfloat16:
+        for (std::size_t i = 0; i + 2 <= bytes; i += 2) {
+          std::uint16_t a = 0;
+          std::uint16_t b = 0;
+          std::memcpy(&a, acc.data() + i, 2);
+          std::memcpy(&b, parts[k].data() + i, 2);
+          const std::uint16_t s = kernels::bf16_add(a, b);
+          std::memcpy(acc.data() + i, &s, 2);
+        }
+        break;
+      case DataType::Bfloat8B: {
+        std::uint8_t sum[kernels::kBfp8TileBytes];
+        for (std::size_t i = 0; i < bytes; i += kernels::kBfp8TileBytes) {
+          kernels::add_bfp8_tile(reinterpret_cast<const std::uint8_t*>(acc.data() + i),
+                                 reinterpret_cast<const std::uint8_t*>(parts[k].data() + i), sum);
+          std::memcpy(acc.data() + i, sum, kernels::kBfp8TileBytes);
+        }
+        break;
       }
     }
   }
   return acc;
+}
+
+void bound_bfp8_exponents(std::span<std::byte> tiles) {
+  if (tiles.size() % kernels::kBfp8TileBytes != 0) {
+    throw CclParamsError(fmt::format("bfp8_b inputs: {} B is not whole {} B tiles", tiles.size(),
+                                     kernels::kBfp8TileBytes));
+  }
+  constexpr unsigned kLowestExponent = 120;
+  for (std::size_t tile = 0; tile < tiles.size(); tile += kernels::kBfp8TileBytes) {
+    for (std::size_t k = 0; k < kernels::kBfp8ExponentBytes; ++k) {
+      std::byte& e = tiles[tile + k];
+      e = static_cast<std::byte>(kLowestExponent + (static_cast<unsigned>(e) & 0x0Fu));
+    }
+  }
 }
 
 }  // namespace cclmesh::runtime::ccl::reference

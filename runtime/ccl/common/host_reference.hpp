@@ -15,7 +15,10 @@
 // rounds after every addition, and the result depends on the order the chips' values were
 // added in. sum_in_order takes that order from the op (each op documents and exports it), so
 // the reference is exact, not a tolerance. fp32 sums are plain IEEE fp32 additions in the same
-// order. bfp8_b is not summed (the reduce kernel rejects it).
+// order. bfp8_b sums go tile by tile and block by block: both operands unpacked to fp32, added
+// in fp32, the sum packed back to bfp8_b (shared exponent = the block's largest, magnitudes
+// rounded to nearest even; kernels/reduce/bfp8_math.hpp states the rule), so a chain of partial
+// sums re-quantises after every addition, exactly as the device's chain does.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +38,12 @@ Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim,
             std::uint32_t index);
 // Element-wise sum of equally sized page images in the given order:
 //   acc = parts[0]; acc = round(acc + parts[k]) for k = 1, 2, ...
-// with `dtype` Bfloat16 or Float32 (CclParamsError otherwise).
+// with `dtype` Bfloat16, Float32 or Bfloat8B (whole tiles; CclParamsError otherwise).
 Bytes sum_in_order(const std::vector<std::span<const std::byte>>& parts, DataType dtype);
+
+// Makes seeded bytes a bfp8_b tensor whose sums neither overflow nor underflow: every tile's
+// 64 shared exponents are mapped into 2^-7 .. 2^8 (biased 120 .. 135) from their low 4 bits;
+// the element bytes (sign, 7-bit magnitude) stay as they are. `tiles` is whole 1088 B tiles.
+void bound_bfp8_exponents(std::span<std::byte> tiles);
 
 }  // namespace cclmesh::runtime::ccl::reference

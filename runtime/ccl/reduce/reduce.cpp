@@ -71,9 +71,6 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
-  if (p.tensor.dtype == DataType::Bfloat8B) {
-    throw CclParamsError("reduce: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
-  }
   r.plan = FabricPlan(topology, p.fabric);
   const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
   r.group_size = static_cast<std::uint32_t>(groups.front().size());

@@ -79,7 +79,7 @@ std::size_t hash_value(const Params& params);
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 
 // Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what
-// is wrong: a root outside the group, bfp8_b, a 2-chip ring, more than 15 hops, ...
+// is wrong: a root outside the group, a 2-chip ring, more than 15 hops, ...
 void validate(const Params& params, const topo::Topology& topology);
 MeshWorkload build(const Params& params, const topo::Topology& topology);
 void run(MeshDevice& device, const Params& params);
@@ -89,7 +89,8 @@ void run(MeshDevice& device, const Params& params);
 std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run);
 
 // The root's expected output for one group (inputs in rank order, page images), summed in the
-// device's order. Throws CclParamsError for bfp8_b or a wrong input count.
+// device's order (bfp8_b re-quantised after every addition). Throws CclParamsError for a
+// wrong input count.
 reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
                                   const std::vector<reference::Bytes>& inputs_by_rank);
 

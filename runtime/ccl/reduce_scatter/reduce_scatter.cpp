@@ -91,10 +91,6 @@ std::uint32_t workers_per_link_for(const Params& p, const TensorSpec& output, bo
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
-  if (p.input.dtype == DataType::Bfloat8B) {
-    throw CclParamsError(
-        "reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
-  }
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
   r.plan = FabricPlan(topology, p.fabric);
   const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);

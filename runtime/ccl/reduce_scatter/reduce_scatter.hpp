@@ -122,7 +122,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology);
 void run(MeshDevice& device, const Params& params);
 
 // The expected output of every rank of one group (inputs in rank order, page images), summed in
-// the order the device sums (see above). Throws CclParamsError for bfp8_b.
+// the order the device sums (see above); bfp8_b re-quantised after every addition, as the device.
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
 

@@ -46,10 +46,6 @@ struct Resolved {
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
-  if (p.input.dtype == DataType::Bfloat8B) {
-    throw CclParamsError(
-        "reduce_scatter: bfp8_b cannot be summed: the reduce kernel takes bf16 and fp32 (docs/kernels.md)");
-  }
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
   if (p.fabric.mode != FabricMode::None) {
     throw CclParamsError(fmt::format("reduce_scatter: legacy EDM mode needs a device without a persistent fabric "

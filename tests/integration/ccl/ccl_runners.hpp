@@ -97,15 +97,18 @@ inline bool functional(const sim::device::SimMeshDevice& device) {
 }
 
 // Writes pattern(seed_base + chip) into `buffer` on every chip of every group; returns the inputs
-// (empty on a timing-only device).
+// (empty on a timing-only device). bfp8_b tiles get shared exponents in a range whose sums
+// stay finite (reference::bound_bfp8_exponents), so the sums compare real values, not NaNs.
 inline std::map<ChipId, Bytes> write_inputs(sim::device::SimMeshDevice& device,
                                             const std::vector<std::vector<ChipId>>& groups,
-                                            const runtime::BufferHandle& buffer, std::uint32_t seed_base) {
+                                            const runtime::BufferHandle& buffer, runtime::ccl::DataType dtype,
+                                            std::uint32_t seed_base) {
   std::map<ChipId, Bytes> inputs;
   if (!functional(device)) return inputs;
   for (const auto& g : groups) {
     for (ChipId chip : g) {
       inputs[chip] = pattern(buffer.config.size_bytes, seed_base + chip);
+      if (dtype == runtime::ccl::DataType::Bfloat8B) runtime::ccl::reference::bound_bfp8_exponents(inputs[chip]);
       device.write_buffer(chip, buffer, inputs[chip]);
     }
   }
@@ -146,7 +149,7 @@ inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::cc
       device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
                                                    runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 1000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.input.dtype, 1000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {ag::build(p, device.topology())}, outcome);
   outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
@@ -176,7 +179,7 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
       device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
                                                    runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 2000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.input.dtype, 2000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {rs::build(p, device.topology())}, outcome);
   outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
@@ -209,7 +212,7 @@ inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::cc
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
                                                    runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 3000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 3000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, ar::build(p, device.topology()), outcome);
   outcome.group_size = static_cast<std::uint32_t>(groups.front().size());

@@ -213,7 +213,6 @@ constexpr Op kAr = Op::AllReduce;
 const char* const kRowMajorDim3 = "ROW_MAJOR along dim 3 is not supported";
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
 const char* const kNotWholeTiles = "not whole 32-element tiles";
-const char* const kBfp8Sum = "bfp8_b cannot be summed";
 const char* const kShardedDram = "sharded buffers live in L1";
 const char* const kL1Full = "do not fit in L1";
 
@@ -343,10 +342,8 @@ std::vector<Row> all_rows() {
       Row r26 = row(26, v, kRs, System::T3kRing, kRing, 8, {1, 8, 1024, 1024}, 3, dtype, kTile, m, m);
       Row r27 = row(27, v, kRs, System::T3kRing, kRing, 8, {1, 1, 32, 256}, 3, dtype, kTile, m, m);
       Row r28 = row(28, v, kRs, System::T3kRing, kRing, 8, {1, 1, 128, 8192}, 3, dtype, kTile, m, m);
-      if (dtype == kBfp8) {
-        for (Row* r : {&r26, &r27, &r28}) r->refused(Outcome::RefusedByValidate, kBfp8Sum);
-      } else if (in_l1) {
-        r26.refused(Outcome::RefusedByBuffer, kL1Full);  // a 128 MiB input
+      if (in_l1) {
+        r26.refused(Outcome::RefusedByBuffer, kL1Full);  // a 128 MiB (bf16) / 68 MiB (bfp8_b) input
       } else {
         r26.timing_only();
       }
@@ -365,7 +362,6 @@ std::vector<Row> all_rows() {
                 kRing, 8, {1, 1, 32, 4096}, 3, dtype, kTile,
                 sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {grid8x4}, 32, 128 * 8),
                 sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {grid8x4}, 32, 128));
-    if (dtype == kBfp8) r.refused(Outcome::RefusedByValidate, kBfp8Sum);
     add(r);
   }
   // Row 32: out (1,1,32,1280) shard (32,128) on 10 cores; in (32,160) on 8x5.
@@ -377,11 +373,9 @@ std::vector<Row> all_rows() {
   // --- all_reduce [AR1] ------------------------------------------------------------------------
   add(row(33, "Tile_Bf16_Dram", kAr, System::T3kSquareRing, kRing, 4, {1, 1, 32, 4096}, 0, kBf16, kTile, dram(),
           dram()));
-  add(row(34, "Tile_Bfp8_L1", kAr, System::T3kSquareRing, kRing, 4, {4, 1, 32, 4096}, 0, kBfp8, kTile, l1(), l1())
-          .refused(Outcome::RefusedByValidate, kBfp8Sum));
+  add(row(34, "Tile_Bfp8_L1", kAr, System::T3kSquareRing, kRing, 4, {4, 1, 32, 4096}, 0, kBfp8, kTile, l1(), l1()));
   add(row(35, "Tile_Bfp8_Dram", kAr, System::T3kSquareRing, kRing, 4, {2, 4, 2048, 32}, 0, kBfp8, kTile, dram(),
-          dram())
-          .refused(Outcome::RefusedByValidate, kBfp8Sum));
+          dram()));
   // Row 36 on Auto: 1530 tiles on 4 chips fall back to the composite (REFERENCE 7.6), 1024
   // tiles run reduce_scatter + all_gather, and 3 tiles (6 KiB) are under the one-shot's 64 KiB
   // line threshold; the same 3 tiles forced to the composite REFERENCE 7.6 names.
@@ -444,7 +438,6 @@ std::vector<Row> all_rows() {
         Row r = row(40, label + "_" + d + mem, kRs, System::TgAxes2, kLine, 4, shape, 1, dtype, kTile, m, m)
                     .with_links(2)
                     .on_axis(0, 8);
-        if (dtype == kBfp8) r.refused(Outcome::RefusedByValidate, kBfp8Sum);
         add(r);
       }
     }

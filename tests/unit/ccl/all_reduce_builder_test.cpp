@@ -108,13 +108,32 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   EXPECT_THROW(ar::build(odd, t3k), CclParamsError);
 }
 
+// bfp8_b all_reduce: every algorithm validates and its reduce kernels sum Bfp8_b tiles.
+TEST(AllReduceBuilder, Bfp8SumsOnEveryAlgorithm) {
+  const topo::Topology t3k = topo::build_t3k();
+  for (const ar::Algorithm algorithm :
+       {ar::Algorithm::ReduceScatterAllGather, ar::Algorithm::OneShot, ar::Algorithm::Composite}) {
+    ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring,
+                          TensorSpec{{1, 1, 32, 32 * 16}, DataType::Bfloat8B, Layout::Tile});
+    p.algorithm = algorithm;
+    p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
+    EXPECT_NO_THROW(ar::validate(p, t3k)) << ar::to_string(algorithm);
+    std::size_t reduce_kernels = 0;
+    for (const MeshWorkload& w : ar::build(p, t3k)) {
+      for (const auto& [chip, program] : w.programs) {
+        for (const KernelSpec& k : program.kernels) {
+          if (k.kernel != kernels::kReduceKernelName) continue;
+          ++reduce_kernels;
+          EXPECT_EQ(k.compile_time_args.at(kernels::reduce::kCtDataFormat), kernels::reduce::kDataFormatBfp8B);
+        }
+      }
+    }
+    EXPECT_GE(reduce_kernels, 8u) << ar::to_string(algorithm);
+  }
+}
+
 TEST(AllReduceBuilder, Rejects) {
   const topo::Topology t3k = topo::build_t3k();
-  {
-    ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 4096}));
-    p.tensor.dtype = DataType::Bfloat8B;
-    EXPECT_THROW(ar::validate(p, t3k), CclParamsError);
-  }
   {
     ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 4096}));
     p.intermediate_buffer = p.output_buffer;  // the full size, not a slice

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace cclmesh::runtime::ccl {
@@ -75,7 +76,48 @@ TEST(HostReference, Bf16SumsRoundAfterEveryAddition) {
   const Bytes tiny = bf16_values({0x3B80});  // 2^-8
   EXPECT_EQ(reference::sum_in_order({one, tiny, tiny}, DataType::Bfloat16), bf16_values({0x3F80}));
   EXPECT_EQ(reference::sum_in_order({tiny, tiny, one}, DataType::Bfloat16), bf16_values({0x3F81}));
-  EXPECT_THROW(reference::sum_in_order({one}, DataType::Bfloat8B), CclParamsError);
+}
+
+// One bfp8_b tile whose only non-zero value is element 0 of block 0 (1088 B: 64 exponents,
+// then 1024 element bytes; kernels/reduce/bfp8_math.hpp).
+Bytes bfp8_tile(std::uint8_t exponent, std::uint8_t element) {
+  Bytes tile(1088, std::byte{0});
+  tile[0] = std::byte{exponent};
+  tile[64] = std::byte{element};
+  return tile;
+}
+
+// bfp8_b sums are re-quantised after every addition: at shared exponent 2^0 the grid is 2^-6,
+// so 1 + 2^-7 is a tie that rounds back to 1 (to even), twice; (2^-7 + 2^-7) + 1 = 1 + 2^-6 is
+// exact (65 / 64). The same order dependence as bf16, for the same reason.
+TEST(HostReference, Bfp8SumsRequantiseAfterEveryAddition) {
+  const Bytes one = bfp8_tile(127, 64);   // 64 / 64 x 2^0
+  const Bytes tiny = bfp8_tile(121, 32);  // 32 / 64 x 2^-6 = 2^-7
+  EXPECT_EQ(reference::sum_in_order({one, tiny, tiny}, DataType::Bfloat8B), one);
+  EXPECT_EQ(reference::sum_in_order({tiny, tiny, one}, DataType::Bfloat8B), bfp8_tile(127, 65));
+  // Two tiles: each summed on its own.
+  Bytes two_tiles = one;
+  two_tiles.insert(two_tiles.end(), tiny.begin(), tiny.end());
+  Bytes expected = bfp8_tile(128, 64);  // 2.0
+  const Bytes tiny_doubled = bfp8_tile(121, 64);  // 2^-6
+  expected.insert(expected.end(), tiny_doubled.begin(), tiny_doubled.end());
+  EXPECT_EQ(reference::sum_in_order({two_tiles, two_tiles}, DataType::Bfloat8B), expected);
+  // bfp8_b is summed in whole tiles only.
+  EXPECT_THROW(reference::sum_in_order({Bytes(1087)}, DataType::Bfloat8B), CclParamsError);
+}
+
+TEST(HostReference, BoundedBfp8ExponentsKeepTheElements) {
+  Bytes tile(1088);
+  for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = static_cast<std::byte>(i * 7);
+  Bytes bounded = tile;
+  reference::bound_bfp8_exponents(bounded);
+  for (std::size_t i = 0; i < 64; ++i) {
+    EXPECT_GE(static_cast<unsigned>(bounded[i]), 120u);
+    EXPECT_LE(static_cast<unsigned>(bounded[i]), 135u);
+  }
+  EXPECT_TRUE(std::equal(tile.begin() + 64, tile.end(), bounded.begin() + 64));
+  Bytes partial(1000);
+  EXPECT_THROW(reference::bound_bfp8_exponents(partial), CclParamsError);
 }
 
 TEST(HostReference, Fp32SumsAreIeeeInOrder) {

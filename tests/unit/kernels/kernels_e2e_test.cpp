@@ -19,6 +19,7 @@
 #include "kernels/kernel_args.hpp"
 #include "kernels/kernel_registry.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/reduce/bfp8_math.hpp"
 #include "kernels/reduce/reduce_math.hpp"
 #include "tests/unit/kernels/fake_device.hpp"
 
@@ -926,9 +927,71 @@ void run_reduce(uint32_t format) {
   EXPECT_EQ(core.cbs[2].received, kPages);
 }
 
+// bfp8_b: whole 1088 B tiles, 2 per block, summed block by block in fp32 (bfp8_math.hpp).
+TEST(KernelsE2E, ReduceBfp8) {
+  World w;
+  Core& core = w.add_core(0, 1, 1, kWorkerL1);
+  constexpr uint32_t kPage = kernels::kBfp8TileBytes;
+  constexpr uint32_t kBlocks = 3;
+  constexpr uint32_t kPagesPerBlock = 2;
+  constexpr uint32_t kPages = kBlocks * kPagesPerBlock;
+  add_cb(core, 0, 0x10000, kPage, kPages);
+  add_cb(core, 1, 0x20000, kPage, kPages);
+  add_cb(core, 2, 0x30000, kPage, 4);
+  std::vector<uint8_t> a(kPages * kPage);
+  std::vector<uint8_t> b(a.size());
+  for (uint32_t i = 0; i < a.size(); ++i) {
+    const bool exponent = i % kPage < kernels::kBfp8ExponentBytes;
+    a[i] = static_cast<uint8_t>(exponent ? 120 + i % 9 : (i * 37) % 256);
+    b[i] = static_cast<uint8_t>(exponent ? 124 + i % 5 : (i * 11 + 3) % 256);
+  }
+  core.write(0x10000, a.data(), static_cast<uint32_t>(a.size()));
+  core.write(0x20000, b.data(), static_cast<uint32_t>(b.size()));
+  core.cbs[0].received = kPages;
+  core.cbs[1].received = kPages;
+  const kargs::KernelArgs args = kargs::build_reduce_args({0, 1, 2, kernels::reduce::kDataFormatBfp8B, kBlocks, kPagesPerBlock});
+  w.launch("reduce", core, &kernel_main_reduce, args.compile_time, args.runtime);
+  Core& sink = w.add_core(0, 2, 1, kWorkerL1);
+  w.launch("consumer", core,
+           [&sink] {
+             for (uint32_t blk = 0; blk < kBlocks; ++blk) {
+               cb_wait_front(2, kPagesPerBlock);
+               noc_async_write(get_read_ptr(2), get_noc_addr(2, 1, 0x10000 + blk * kPagesPerBlock * kPage),
+                               kPagesPerBlock * kPage);
+               cb_pop_front(2, kPagesPerBlock);
+             }
+           },
+           {}, {});
+  const fake::RunResult r = w.run();
+  ASSERT_TRUE(r.ok()) << describe(r);
+  std::vector<uint8_t> out(a.size());
+  sink.read(0x10000, out.data(), static_cast<uint32_t>(out.size()));
+  for (uint32_t page = 0; page < kPages; ++page) {
+    std::vector<uint8_t> expected(kPage);
+    kernels::add_bfp8_tile(a.data() + page * kPage, b.data() + page * kPage, expected.data());
+    ASSERT_EQ(std::vector<uint8_t>(out.begin() + page * kPage, out.begin() + (page + 1) * kPage), expected)
+        << "tile " << page;
+  }
+  EXPECT_EQ(core.cbs[2].received, kPages);
+}
+
+// A bfp8_b page must be whole tiles: 1024 B is not.
+TEST(KernelsE2E, ReduceBfp8RejectsPartialTiles) {
+  World w;
+  Core& core = w.add_core(0, 1, 1, kWorkerL1);
+  add_cb(core, 0, 0x10000, 1024, 2);
+  add_cb(core, 1, 0x20000, 1024, 2);
+  add_cb(core, 2, 0x30000, 1024, 2);
+  w.launch("reduce", core, &kernel_main_reduce, {0, 1, 2, kernels::reduce::kDataFormatBfp8B}, {1, 1});
+  const fake::RunResult r = w.run();
+  ASSERT_EQ(r.faulted.size(), 1u);
+  EXPECT_EQ(r.faulted[0]->fault->code, api::fault_code(api::KernelFaultCode::BAD_ARGS));
+}
+
 TEST(KernelsE2E, ReduceFp32) { run_reduce(kernels::reduce::kDataFormatFloat32); }
 TEST(KernelsE2E, ReduceBf16) { run_reduce(kernels::reduce::kDataFormatFloat16B); }
 
+// tt-metal's Bfp8 (format 2, exponent-A) is not bfp8_b: refused.
 TEST(KernelsE2E, ReduceRejectsBfp8) {
   World w;
   Core& core = w.add_core(0, 1, 1, kWorkerL1);
