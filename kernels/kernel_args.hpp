@@ -86,7 +86,10 @@ constexpr uint32_t kAddrGenLayout = 0;
 constexpr uint32_t kAddrGenBufferType = 1;
 constexpr uint32_t kAddrGenInterleavedNumBanks = 2;
 constexpr uint32_t kAddrGenInterleavedAlignedPageSize = 3;
-constexpr uint32_t kAddrGenInterleavedWords = 4;
+// Pieces per buffer page (1 = whole pages; k > 1: the stream's page is one of k equal pieces of
+// a buffer page, api::InterleavedAddrGenParams).
+constexpr uint32_t kAddrGenInterleavedPiecesPerPage = 4;
+constexpr uint32_t kAddrGenInterleavedWords = 5;
 constexpr uint32_t kAddrGenShardedNumCores = 2;
 constexpr uint32_t kAddrGenShardedPageStride = 3;
 constexpr uint32_t kAddrGenShardedPagesPerTensorRow = 4;

@@ -40,17 +40,29 @@ struct PageLocation {
 // ---------------------------------------------------------------------------------------------
 // Interleaved: page i -> bank i mod B, address base + (i div B) * aligned page size.
 // Consecutive pages never share a bank, so a contiguous run is always one page.
+//
+// Pieces: a buffer's page may also be addressed in k equal pieces (k = pieces_per_page > 1),
+// so that a ROW_MAJOR row can be written a part at a time (an all_gather along the width:
+// each chip's row is one piece of the output row). Page i is then piece i mod k of buffer
+// page i div k, at (i mod k) x piece_bytes inside it; the pieces from there to the end of the
+// buffer page are contiguous. k = 1 is the whole-page addressing above.
 // ---------------------------------------------------------------------------------------------
 struct InterleavedAddrGenParams {
   uint32_t base_address;             // the buffer's address, the same in every bank
   uint32_t num_banks;                // DRAM: 12 on WH; L1: one per worker core
-  uint32_t aligned_page_size_bytes;  // align_up(page size, bank alignment)
+  uint32_t aligned_page_size_bytes;  // align_up(buffer page size, bank alignment)
+  uint32_t pieces_per_page = 1;      // k: addressed pages per buffer page
+  uint32_t piece_bytes = 0;          // bytes of one piece (k > 1)
 };
 
 constexpr PageLocation interleaved_page_location(const InterleavedAddrGenParams& p, uint32_t page) {
   const uint32_t banks = p.num_banks == 0 ? 1 : p.num_banks;
-  const uint32_t row = page / banks;
-  return PageLocation{page % banks, row, p.base_address + row * p.aligned_page_size_bytes, 1};
+  const uint32_t pieces = p.pieces_per_page == 0 ? 1 : p.pieces_per_page;
+  const uint32_t buffer_page = page / pieces;
+  const uint32_t piece = page % pieces;
+  const uint32_t row = buffer_page / banks;
+  return PageLocation{buffer_page % banks, row,
+                      p.base_address + row * p.aligned_page_size_bytes + piece * p.piece_bytes, pieces - piece};
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
     b[ia::kAddrGenBufferType] = static_cast<uint32_t>(t->buffer_type);
     b[ia::kAddrGenInterleavedNumBanks] = t->num_banks;
     b[ia::kAddrGenInterleavedAlignedPageSize] = t->aligned_page_size_bytes;
+    b[ia::kAddrGenInterleavedPiecesPerPage] = t->pieces_per_page;
     return b;
   }
   const auto& t = std::get<ShardedTensorArgs>(tensor);

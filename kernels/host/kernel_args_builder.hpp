@@ -38,7 +38,10 @@ struct InterleavedTensorArgs {
   uint32_t page_size_bytes = 0;
   api::BufferType buffer_type = api::BufferType::DRAM;
   uint32_t num_banks = 0;
-  uint32_t aligned_page_size_bytes = 0;  // bank stride of one page (>= page size)
+  uint32_t aligned_page_size_bytes = 0;  // bank stride of one buffer page (>= page size)
+  // > 1: page_size_bytes is one of this many pieces of a buffer page (a ROW_MAJOR row written
+  // a part at a time; api::InterleavedAddrGenParams).
+  uint32_t pieces_per_page = 1;
 };
 
 struct NocCoord {

@@ -308,8 +308,10 @@ struct PageRun {
 
 // Bytes from one page to the next inside a contiguous run.
 constexpr uint32_t page_stride_bytes(const api::AddrGenParams& ag) {
-  return ag.layout == api::TensorMemoryLayout::INTERLEAVED ? ag.interleaved.aligned_page_size_bytes
-                                                           : ag.sharded.page_size_jump_bytes;
+  if (ag.layout != api::TensorMemoryLayout::INTERLEAVED) {
+    return ag.sharded.page_size_jump_bytes;
+  }
+  return ag.interleaved.pieces_per_page > 1 ? ag.interleaved.piece_bytes : ag.interleaved.aligned_page_size_bytes;
 }
 
 // The next run of at most `max_pages` pages (>= 1) from the walker's position: bounded by the

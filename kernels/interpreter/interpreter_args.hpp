@@ -69,14 +69,19 @@ constexpr ArgsFault parse_addrgen(const uint32_t* words, uint32_t num_words, uin
   if (layout == static_cast<uint32_t>(api::TensorMemoryLayout::INTERLEAVED)) {
     const uint32_t banks = words[offset + ia::kAddrGenInterleavedNumBanks];
     const uint32_t aligned = words[offset + ia::kAddrGenInterleavedAlignedPageSize];
+    const uint32_t pieces = words[offset + ia::kAddrGenInterleavedPiecesPerPage];
     if (banks == 0) {
       return bad_args(offset + ia::kAddrGenInterleavedNumBanks);
     }
     if (aligned < page_size) {
       return bad_args(offset + ia::kAddrGenInterleavedAlignedPageSize);
     }
+    // k pieces of the stream's page size must fit in one buffer page.
+    if (pieces == 0 || uint64_t{pieces} * page_size > aligned) {
+      return bad_args(offset + ia::kAddrGenInterleavedPiecesPerPage);
+    }
     t.addrgen.layout = api::TensorMemoryLayout::INTERLEAVED;
-    t.addrgen.interleaved = api::InterleavedAddrGenParams{tensor_address, banks, aligned};
+    t.addrgen.interleaved = api::InterleavedAddrGenParams{tensor_address, banks, aligned, pieces, page_size};
     t.addrgen.sharded = api::ShardedAddrGenParams{};
     t.core_table_offset = 0;
     return args_ok();

@@ -4,6 +4,8 @@
 
 #include <boost/container_hash/hash.hpp>
 
+#include <algorithm>
+
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
@@ -37,7 +39,8 @@ struct Resolved {
   std::vector<CoreCoord> cores;      // per worker
   std::uint32_t group_size = 0;
   TensorSpec output;
-  std::uint32_t page_size = 0;
+  std::uint32_t page_size = 0;       // of the pages the workers move (a row piece for row pieces)
+  std::uint32_t row_pieces = 1;      // ROW_MAJOR along dim 3: pieces each input row moves in
   std::uint32_t packet_pages = 0;
 };
 
@@ -88,10 +91,55 @@ std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t ra
   return count;
 }
 
+// ROW_MAJOR along dim 3: a page is a whole row, so each chip's input row becomes one of N
+// equal parts of an output row. The workers address both buffers in row pieces
+// (api::InterleavedAddrGenParams::pieces_per_page): q per input row (q > 1 only when a row is
+// wider than a fabric payload) and N x q per output row. The gather is then sliced like a TILE
+// gather along dim 3 with q tiles per chip per row, and every piece lands at its byte offset
+// of the output row on every chip.
+bool gathers_row_pieces(const Params& p) { return p.input.layout == Layout::RowMajor && p.dim == 3; }
+
+// DRAM reads need 32 B alignment (REFERENCE 6.5): every piece starts 32 B-aligned.
+constexpr std::uint32_t kRowPieceAlignment = 32;
+
+// The fewest equal pieces, each a multiple of 32 B and at most one fabric payload, that a
+// `row_bytes` input row splits into (a row wider than a packet moves in several).
+std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_bytes) {
+  if (row_bytes % kRowPieceAlignment != 0) {
+    throw CclParamsError(fmt::format("all_gather: ROW_MAJOR along dim 3 writes each chip's {} B row at an offset of "
+                                     "a multiple of it in the output rows; it must be a multiple of {} B (DRAM "
+                                     "alignment, REFERENCE 6.5)",
+                                     row_bytes, kRowPieceAlignment));
+  }
+  for (std::uint32_t pieces = std::max(1u, (row_bytes + max_payload_bytes - 1) / max_payload_bytes);
+       pieces <= row_bytes / kRowPieceAlignment; ++pieces) {
+    if (row_bytes % pieces == 0 && (row_bytes / pieces) % kRowPieceAlignment == 0) return pieces;
+  }
+  throw CclParamsError(fmt::format("all_gather: a {} B ROW_MAJOR row does not split into equal pieces of at most {} B "
+                                   "(the fabric payload) that are multiples of {} B",
+                                   row_bytes, max_payload_bytes, kRowPieceAlignment));
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
-  require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  if (gathers_row_pieces(p)) {
+    if (p.output_buffer.config.layout != TensorMemoryLayout::Interleaved) {
+      throw CclParamsError(
+          fmt::format("all_gather: ROW_MAJOR along dim 3 needs an interleaved output (each chip writes a "
+                      "piece of every output row); the output is {}",
+                      to_string(p.output_buffer.config.layout)));
+    }
+    r.row_pieces = pieces_per_row(r.page_size, p.fabric.max_payload_bytes);
+    if (r.row_pieces > 1 && p.input_buffer.config.layout != TensorMemoryLayout::Interleaved) {
+      throw CclParamsError(fmt::format("all_gather: {} B ROW_MAJOR rows move in {} pieces, which needs an "
+                                       "interleaved input; the input is {}",
+                                       r.page_size, r.row_pieces, to_string(p.input_buffer.config.layout)));
+    }
+    r.page_size /= r.row_pieces;
+  } else {
+    require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  }
   r.plan = FabricPlan(topology, p.fabric);
   const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
   r.group_size = static_cast<std::uint32_t>(groups.front().size());
@@ -182,8 +230,23 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
   const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
 
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
+  api::Shape4D in_pages = shape_in_pages(p.input);
+  api::Shape4D out_pages = shape_in_pages(r.output);
+  kargs::TensorArgs in_args = in_layout.interpreter_args(map);
+  kargs::TensorArgs out_args = out_layout.interpreter_args(map);
+  if (gathers_row_pieces(p)) {
+    // Rows seen in pieces: q per input row, N x q per output row, rank r's at x = r x q.
+    in_pages.x = r.row_pieces;
+    out_pages.x = r.group_size * r.row_pieces;
+    if (r.row_pieces > 1) {
+      auto& in = std::get<kargs::InterleavedTensorArgs>(in_args);
+      in.page_size_bytes = r.page_size;
+      in.pieces_per_page = r.row_pieces;
+    }
+    auto& out = std::get<kargs::InterleavedTensorArgs>(out_args);
+    out.page_size_bytes = r.page_size;
+    out.pieces_per_page = r.group_size * r.row_pieces;
+  }
   const api::TensorSlice in_whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   api::TensorSlice out_slice{out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   set_dim(out_slice.tensor_slice_offset, p.dim, rank * dim_of(in_pages, p.dim));
@@ -225,11 +288,11 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, r.roles, rank)));
       writer.push_back(cmd::local_core_semaphore_set(done, 0));
     }
-    const kargs::InterpreterStreamSpec writer_stream{out_layout.interpreter_args(map), cmd::encode_stream(writer),
+    const kargs::InterpreterStreamSpec writer_stream{out_args, cmd::encode_stream(writer),
                                                      static_cast<std::uint32_t>(writer.size())};
     if (has_data) {
       const kargs::InterpreterStreamSpec reader{
-          in_layout.interpreter_args(map), cmd::encode_command(cmd::read_tensor_slice_to_cb(in_runs[run], kDataCbId)),
+          in_args, cmd::encode_command(cmd::read_tensor_slice_to_cb(in_runs[run], kDataCbId)),
           1};
       add_copy_kernels(program, core, spec, reader, writer_stream, p.split_reader_writer);
     } else {

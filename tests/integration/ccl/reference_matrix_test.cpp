@@ -217,7 +217,6 @@ constexpr Op kAr = Op::AllReduce;
 
 // The refusals' messages (runtime/ccl/common/collective.cpp, reduce_scatter.cpp, all_reduce.cpp,
 // runtime/device/buffer_layout.cpp, sim_mesh_device.cpp).
-const char* const kRowMajorDim3 = "ROW_MAJOR along dim 3 is not supported";
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
 const char* const kNotWholeTiles = "not whole 32-element tiles";
 const char* const kShardedDram = "sharded buffers live in L1";
@@ -243,8 +242,7 @@ std::vector<Row> all_rows() {
   add(row(3, "Tile_Bf16_L1", kAg, System::GalaxyBlockRing2, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kTile, l1(), l1())
           .with_links(2));
   add(row(3, "Rm_Bf16_L1", kAg, System::GalaxyBlockRing2, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kRm, l1(), l1())
-          .with_links(2)
-          .refused(Outcome::RefusedByValidate, kRowMajorDim3));
+          .with_links(2));
   add(row(4, "Rm_Bf16_Dram", kAg, System::GalaxyBlockRing2, kRing, 4, {4, 1, 33, 256}, 0, kBf16, kRm, dram(), dram())
           .with_links(2));
   for (DataType dtype : {kBf16, kBfp8}) {
@@ -266,9 +264,8 @@ std::vector<Row> all_rows() {
       }
     }
   }
+  // Row 8: 96-element (192 B) rows per chip, written as pieces of the 768 B output rows.
   both_memories(8, "Rm_Bf16", kAg, System::T3kFourLine, kLine, 4, {8, 5, 13, 384}, 3, kBf16, kRm);
-  rows[rows.size() - 2].refused(Outcome::RefusedByValidate, kRowMajorDim3);
-  rows[rows.size() - 1].refused(Outcome::RefusedByValidate, kRowMajorDim3);
   for (DataType dtype : {kBf16, kBfp8}) {
     const std::string d = dtype == kBf16 ? "Bf16" : "Bfp8";
     both_memories(9, "Tile_" + d, kAg, System::T3kRing, kRing, 8, {1, 1, 32, 32768}, 3, dtype, kTile);
@@ -412,8 +409,7 @@ std::vector<Row> all_rows() {
         row(37, label + "_Tile_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kTile, dram(), dram());
     if (shape[3] == 736) tile.refused(Outcome::RefusedByValidate, kNotWholeTiles);  // 368 per chip = 11.5 tiles
     add(tile);
-    add(row(37, label + "_Rm_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kRm, dram(), dram())
-            .refused(Outcome::RefusedByValidate, kRowMajorDim3));
+    add(row(37, label + "_Rm_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kRm, dram(), dram()));
   }
   for (const auto& [shape, label] : std::vector<ShapeAndName>{
            {{1, 8, 1024, 1024}, "Shape1x8x1024x1024"}, {{1, 4, 2048, 1024}, "Shape1x4x2048x1024"},

@@ -110,9 +110,23 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
   expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
                   "not whole 32-element tiles");
   {
+    // ROW_MAJOR along dim 3 writes pieces of output rows: only into an interleaved output.
     ag::Params p = base();
     p.input = TensorSpec{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
-    expect_rejected(p, t3k, "ROW_MAJOR along dim 3");
+    p.input_buffer = dram_buffer(1, p.input);
+    p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    EXPECT_NO_THROW(ag::validate(p, t3k));
+    p.output_buffer.config.layout = TensorMemoryLayout::WidthSharded;
+    p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 0}, {7, 0}}}, 64, 1, 1, ShardOrientation::RowMajor};
+    expect_rejected(p, t3k, "ROW_MAJOR along dim 3 needs an interleaved output");
+  }
+  {
+    // 40 bf16 = 80 B rows would land at 80 B offsets: not 32 B-aligned for DRAM.
+    ag::Params p = base();
+    p.input = TensorSpec{{1, 1, 4, 40}, DataType::Bfloat16, Layout::RowMajor};
+    p.input_buffer = dram_buffer(1, p.input);
+    p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    expect_rejected(p, t3k, "must be a multiple of 32 B");
   }
   {
     ag::Params p = base();

@@ -33,6 +33,25 @@ TEST(InterleavedAddrGen, DramBanksRoundRobin) {
   expect_location(interleaved_page_location(l1, 130), 2, 2, 0x20000 + 2 * 112, 1);
 }
 
+// Pieces: a 4 x 192 B ROW_MAJOR output row (768 B, 32 B-aligned) addressed as 192 B pieces, as
+// a 4-chip all_gather along the width writes it. Piece p of row r sits p x 192 B into row r.
+TEST(InterleavedAddrGen, PiecesOfPages) {
+  const InterleavedAddrGenParams p{0x1000, 12, 768, 4, 192};
+  expect_location(interleaved_page_location(p, 0), 0, 0, 0x1000, 4);  // the whole row from here
+  expect_location(interleaved_page_location(p, 3), 0, 0, 0x1000 + 3 * 192, 1);
+  expect_location(interleaved_page_location(p, 4 * 13 + 2), 1, 1, 0x1000 + 768 + 2 * 192, 2);  // row 13
+  // One piece per page is the whole-page addressing.
+  const InterleavedAddrGenParams whole{0x1000, 12, 768, 1, 768};
+  const InterleavedAddrGenParams plain{0x1000, 12, 768};
+  for (uint32_t page : {0u, 5u, 13u, 200u}) {
+    const PageLocation a = interleaved_page_location(whole, page);
+    const PageLocation b = interleaved_page_location(plain, page);
+    EXPECT_EQ(a.address, b.address);
+    EXPECT_EQ(a.target, b.target);
+    EXPECT_EQ(a.contiguous_pages, 1u);
+  }
+}
+
 ShardedAddrGenParams sharded(TensorMemoryLayout type, uint32_t cores, uint32_t pages_per_row, uint32_t shard_width,
                              uint32_t rows_per_shard, ShardingContiguityMode mode) {
   return ShardedAddrGenParams{type, cores, 2048, pages_per_row, mode, shard_width, rows_per_shard, 0x8000};

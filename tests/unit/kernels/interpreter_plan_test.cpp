@@ -281,6 +281,24 @@ TEST(InterpreterArgs, BuilderOutputParsesBack) {
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), args.runtime.begin() + s0.commands_offset));
 }
 
+// A stream may address an interleaved buffer in pieces of its page: k pieces of the stream's
+// page size must fit in one aligned buffer page.
+TEST(InterpreterArgs, PiecesOfBufferPages) {
+  kargs::InterpreterSpec spec = sample_spec();
+  spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 768, 4};
+  const kargs::KernelArgs args = kargs::build_interpreter_args(spec);
+  kernels::InterpreterArgs parsed{};
+  ASSERT_TRUE(
+      kernels::parse_interpreter_args(2, args.runtime.data(), static_cast<uint32_t>(args.runtime.size()), parsed).ok());
+  EXPECT_EQ(parsed.streams[0].tensor.addrgen.interleaved.pieces_per_page, 4u);
+  EXPECT_EQ(parsed.streams[0].tensor.addrgen.interleaved.piece_bytes, 192u);
+  EXPECT_EQ(kernels::page_stride_bytes(parsed.streams[0].tensor.addrgen), 192u);
+  spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 768, 5};  // 960 B > 768
+  EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);
+  spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 768, 0};
+  EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);
+}
+
 TEST(InterpreterArgs, BadArgsAreRejectedWithTheArgIndex) {
   kargs::KernelArgs args = kargs::build_interpreter_args(sample_spec());
   std::vector<uint32_t> rt = args.runtime;
