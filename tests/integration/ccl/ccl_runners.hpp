@@ -242,7 +242,7 @@ inline RunOutcome run_reduce(sim::device::SimMeshDevice& device, runtime::ccl::r
       device.create_global_semaphore(rd::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
                                                    runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 4000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 4000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {rd::build(p, device.topology())}, outcome);
   outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
@@ -270,7 +270,7 @@ inline RunOutcome run_all_to_all(sim::device::SimMeshDevice& device, runtime::cc
       device.create_global_semaphore(a2a::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
                                                    runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, 6000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 6000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {a2a::build(p, device.topology())}, outcome);
   outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
@@ -305,7 +305,7 @@ inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
   const std::vector<ChipId> chips = runtime::FabricPlan(device.topology(), p.fabric).chips();
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.root}}, p.input, 8000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.root}}, p.input, runtime::ccl::DataType::Bfloat16, 8000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {bc::build(p, device.topology())}, outcome);
   outcome.group_size = static_cast<std::uint32_t>(chips.size());
@@ -327,7 +327,7 @@ inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl
   p.fabric = device.options().fabric;
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.sender}}, p.input, 9000);
+  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.sender}}, p.input, runtime::ccl::DataType::Bfloat16, 9000);
   RunOutcome outcome;
   detail::enqueue_and_finish(device, {sr::build(p, device.topology())}, outcome);
   outcome.group_size = 2;
