@@ -377,6 +377,10 @@ class Interpreter {
       fail_command(st, fault(KernelFaultCode::PAGE_OUTSIDE_SHARD_GRID));
     }
     const uint32_t xy = arg_words_[t.core_table_offset + run.target];
+    if (t.buffer_type == api::BufferType::DRAM) {
+      // DRAM shards: the table holds each shard's bank id (x), not NoC coordinates.
+      return get_bank_noc_addr(true, interpreter::core_xy_x(xy), run.address, noc_);
+    }
     return get_noc_addr(interpreter::core_xy_x(xy), interpreter::core_xy_y(xy), run.address, noc_);
   }
 

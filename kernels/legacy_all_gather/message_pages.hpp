@@ -70,6 +70,10 @@ class MessagePages {
       kernel_fault(api::fault_code(api::KernelFaultCode::PAGE_OUTSIDE_SHARD_GRID), api::kFaultNoCommand, run.target);
     }
     const uint32_t xy = arg_words_[tensor_.core_table_offset + run.target];
+    if (tensor_.buffer_type == api::BufferType::DRAM) {
+      // DRAM shards: the table holds each shard's bank id (x), not NoC coordinates.
+      return get_bank_noc_addr(true, interpreter::core_xy_x(xy), run.address, noc_);
+    }
     return get_noc_addr(interpreter::core_xy_x(xy), interpreter::core_xy_y(xy), run.address, noc_);
   }
 

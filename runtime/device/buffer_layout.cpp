@@ -59,15 +59,20 @@ BufferLayout::BufferLayout(const BufferConfig& config, std::uint64_t address, Co
     bytes_per_target_ = std::uint64_t{(num_pages_ + num_targets_ - 1) / num_targets_} * aligned_page_size_;
     return;
   }
-  if (config.type != BufferType::L1) {
-    reject(fmt::format("{} {} buffers are not supported; sharded buffers live in L1", to_string(config.type),
-                       to_string(config.layout)));
-  }
   if (!config.shard) reject(fmt::format("a {} buffer needs a shard spec", to_string(config.layout)));
   const ShardSpec& s = *config.shard;
   shard_cores_ = cores_in_shard_order(s);
   if (shard_cores_.empty()) reject("shard.grid holds no core");
   for (const CoreCoord& c : shard_cores_) {
+    if (config.type == BufferType::Dram) {
+      // DRAM shards sit on banks: grid "core" (x, 0) is DRAM bank x, one shard per bank.
+      if (c.y != 0 || c.x >= dram_banks) {
+        reject(fmt::format("DRAM shard.grid core ({},{}) is not a DRAM bank; DRAM shards sit on banks (x, 0) with "
+                           "x < {}",
+                           c.x, c.y, dram_banks));
+      }
+      continue;
+    }
     if (c.x >= worker_grid.x || c.y >= worker_grid.y) {
       reject(fmt::format("shard.grid core ({},{}) is outside the {}x{} worker grid", c.x, c.y, worker_grid.x,
                          worker_grid.y));
@@ -120,7 +125,7 @@ PageLocation BufferLayout::page(std::uint32_t index) const {
   const api::PageLocation at = api::page_location(addrgen_params(), index);
   PageLocation out;
   out.dram = config_.type == BufferType::Dram;
-  out.bank = at.target;
+  out.bank = out.dram && sharded() ? shard_cores_[at.target].x : at.target;
   out.address = at.address;
   if (!out.dram) {
     out.core = sharded() ? shard_cores_[at.target] : CoreCoord{at.target % worker_grid_.x, at.target / worker_grid_.x};
@@ -145,6 +150,10 @@ kargs::TensorArgs BufferLayout::interpreter_args(const ChipCoreMap& chip) const 
   args.pages_per_shard_width = p.sharded.pages_per_shard_width;
   args.rows_per_shard_height = p.sharded.rows_per_shard_height;
   for (const CoreCoord& c : shard_cores_) {
+    if (config_.type == BufferType::Dram) {
+      args.cores.push_back(kargs::NocCoord{c.x, 0});  // DRAM shards: the bank id (the kernels' get_bank_noc_addr)
+      continue;
+    }
     const Noc0Coord n = chip.tensix_noc0(c);
     args.cores.push_back(kargs::NocCoord{n.x, n.y});
   }

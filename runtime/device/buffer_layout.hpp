@@ -6,9 +6,11 @@
 // - Interleaved (DRAM or L1): page i in bank i mod B at address + (i div B) x aligned page.
 //   DRAM banks: the chip's interleaving banks (ChipCoreMap::dram_bank_count); L1 banks: the
 //   cores of the mesh's common worker grid, row-major (ChipCoreMap::l1_bank_core).
-// - Sharded (L1 only): tt-metal's ShardedAddrGen over the shard grid's cores in shard order
+// - Sharded: tt-metal's ShardedAddrGen over the shard grid's cores in shard order
 //   (row-major over the grid's ranges, or column-major for ShardOrientation::ColMajor), one
-//   shard per core at the buffer's address.
+//   shard per core at the buffer's address. L1 shards sit on worker cores; DRAM shards on DRAM
+//   banks, grid "core" (x, 0) being bank x, and the interpreter's core table then carries bank
+//   ids, which the kernels turn into NoC addresses with get_bank_noc_addr.
 // Pages are stored at kBufferAlignment (l1_map.hpp).
 
 #include <cstdint>

@@ -219,7 +219,6 @@ constexpr Op kAr = Op::AllReduce;
 // runtime/device/buffer_layout.cpp, sim_mesh_device.cpp).
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
 const char* const kNotWholeTiles = "not whole 32-element tiles";
-const char* const kShardedDram = "sharded buffers live in L1";
 const char* const kL1Full = "do not fit in L1";
 const char* const kNoRoomForCbs = "above the L1 buffers";
 
@@ -327,12 +326,11 @@ std::vector<Row> all_rows() {
             .refused(Outcome::RefusedByValidate, kNotWholeTiles));
     add(row(24, t + "_1x1x8x1_Dim2", kAg, system, topology, 8, {1, 1, 8, 1}, 2, kBf16, kTile, dram(), dram())
             .refused(Outcome::RefusedByValidate, kNotWholeTiles));
-    // Row 25: DRAM height sharded, in (64,128) -> out (64,1024) on 6 cores (banks); the model
-    // shards only L1, so the DRAM entry is refused and the same shards in L1 run as a stand-in.
+    // Row 25: DRAM height sharded, in (64,128) -> out (64,1024) on 6 cores, which are DRAM banks
+    // 0-5 (one shard per bank); the same shards in L1 also run.
     add(row(25, t + "_Tile_Bf16_DramHeightSharded", kAg, system, topology, 8, {1, 1, 384, 1024}, 3, kBf16, kTile,
             sharded(BufferType::Dram, TensorMemoryLayout::HeightSharded, {cores(0, 0, 5, 0)}, 64, 128),
-            sharded(BufferType::Dram, TensorMemoryLayout::HeightSharded, {cores(0, 0, 5, 0)}, 64, 1024))
-            .refused(Outcome::RefusedByBuffer, kShardedDram));
+            sharded(BufferType::Dram, TensorMemoryLayout::HeightSharded, {cores(0, 0, 5, 0)}, 64, 1024)));
     add(row(25, t + "_Tile_Bf16_L1HeightShardedStandIn", kAg, system, topology, 8, {1, 1, 384, 1024}, 3, kBf16,
             kTile, sharded(BufferType::L1, TensorMemoryLayout::HeightSharded, {cores(0, 0, 5, 0)}, 64, 128),
             sharded(BufferType::L1, TensorMemoryLayout::HeightSharded, {cores(0, 0, 5, 0)}, 64, 1024)));

@@ -94,6 +94,24 @@ TEST(BufferLayout, WidthShardedPagesFollowTheShardGrid) {
   EXPECT_EQ(args.pages_per_shard_width, 4u);
 }
 
+// DRAM sharding (REFERENCE 7.2, 2025): grid "core" (x, 0) is DRAM bank x, one shard per bank,
+// and the interpreter's core table carries the bank ids.
+TEST(BufferLayout, DramShardsSitOnBanks) {
+  const BufferConfig config{BufferType::Dram, 12 * 64, 64, TensorMemoryLayout::HeightSharded,
+                            ShardSpec{{CoreRange{{2, 0}, {4, 0}}}, 4, 1, 1, ShardOrientation::RowMajor}};
+  const BufferLayout l(config, 0x1000, {8, 8}, 12);
+  EXPECT_EQ(l.bytes_per_target(), 4u * 64u);
+  EXPECT_TRUE(l.page(0).dram);
+  EXPECT_EQ(l.page(0).bank, 2u);
+  EXPECT_EQ(l.page(5).bank, 3u);
+  EXPECT_EQ(l.page(5).address, 0x1000u + 1u * 64u);
+  EXPECT_EQ(l.page(11).bank, 4u);
+  const auto args = std::get<kargs::ShardedTensorArgs>(l.interpreter_args(chip_core_map(topo::build_t3k(), 0)));
+  ASSERT_EQ(args.cores.size(), 3u);
+  EXPECT_EQ(args.cores[2].x, 4u);
+  EXPECT_EQ(args.buffer_type, api::BufferType::DRAM);
+}
+
 TEST(BufferLayout, ColumnMajorShardOrderWalksColumnsFirst) {
   const BufferConfig config{BufferType::L1, 4 * 4 * 32, 32, TensorMemoryLayout::HeightSharded,
                             ShardSpec{{CoreRange{{0, 0}, {1, 1}}}, 1, 4, 4, ShardOrientation::ColMajor}};
@@ -106,9 +124,12 @@ TEST(BufferLayout, ConfigsThatCannotBeLaidOutAreRejected) {
   EXPECT_THROW(BufferLayout(dram(1000, 300), 0, {8, 8}, 12), BufferConfigError);  // not whole pages
   EXPECT_THROW(BufferLayout(dram(1024, 0), 0, {8, 8}, 12), BufferConfigError);
   EXPECT_THROW(BufferLayout(dram(1024, 64), std::uint64_t{1} << 33, {8, 8}, 12), BufferConfigError);
+  // DRAM shards sit on banks (x, 0), x < the bank count: bank 12 of 12 and a second row are not.
   BufferConfig dram_sharded = dram(1024, 64);
   dram_sharded.layout = TensorMemoryLayout::HeightSharded;
-  dram_sharded.shard = ShardSpec{{CoreRange{{0, 0}, {0, 0}}}, 16, 1, 1, ShardOrientation::RowMajor};
+  dram_sharded.shard = ShardSpec{{CoreRange{{11, 0}, {12, 0}}}, 8, 1, 1, ShardOrientation::RowMajor};
+  EXPECT_THROW(BufferLayout(dram_sharded, 0, {8, 8}, 12), BufferConfigError);
+  dram_sharded.shard = ShardSpec{{CoreRange{{0, 0}, {0, 1}}}, 8, 1, 1, ShardOrientation::RowMajor};
   EXPECT_THROW(BufferLayout(dram_sharded, 0, {8, 8}, 12), BufferConfigError);
   BufferConfig off_grid{BufferType::L1, 1024, 64, TensorMemoryLayout::HeightSharded,
                         ShardSpec{{CoreRange{{7, 7}, {8, 7}}}, 8, 1, 1, ShardOrientation::RowMajor}};
