@@ -10,7 +10,11 @@
 //
 // Each main-loop pass services one sender channel (alternating) and the receiver, and sends
 // the ack word when a credit changed. Two passes without progress park the router in
-// wait_for_l1_activity(); run_routing() is called every `switch_interval` idle passes.
+// wait_for_activity(), woken only by what it acts on (wake_sources()): a write to its control
+// words or a receiver slot's sync word, and, only while it waits for one, its NoC writes
+// landing or flushing, or room in the TX queue. run_routing() is called every
+// `switch_interval` idle passes, the passes it would have spun while parked included
+// (common/idle_passes.hpp).
 //
 // Start-up: zero the control region (not the mailboxes) and the receiver slots' sync words;
 // STARTED; local handshake with the same-chip neighbour (each writes the other's local
@@ -33,6 +37,7 @@
 #include "kernels/api/fabric_packet_header.hpp"
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/common/eth_handshake.hpp"
+#include "kernels/common/idle_passes.hpp"
 #include "kernels/fabric/router_logic.hpp"
 #include "kernels/kernel_args.hpp"
 #include "kernels/kernels.hpp"
@@ -109,14 +114,13 @@ class FabricRouter {
     for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
       l1_write_u32(receiver_slot(s) + layout_.sync_offset_in_slot, 0);
     }
-    // Packets land in slots before the word that announces them (packets_written for a sender
-    // channel, the sync word of a receiver slot), so those landings need not wake the router.
-    for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
-      const FabricSenderChannelLayout& l = layout_.sender[c];
-      l1_activity_ignore_range(l.buffer_base, l.buffer_base + l.num_slots * layout_.slot_size_bytes);
-    }
+    // The router acts on its control words and on the receiver slots' sync words; packets
+    // land in slots before the word that announces them (packets_written for a sender
+    // channel, the sync word of a receiver slot), so those landings need not wake it.
+    l1_activity_watch_range(layout_.control_begin, layout_.control_end);
     for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
-      l1_activity_ignore_range(receiver_slot(s), receiver_slot(s) + layout_.sync_offset_in_slot);
+      const uint32_t sync = receiver_slot(s) + layout_.sync_offset_in_slot;
+      l1_activity_watch_range(sync, sync + api::kEthChannelSyncBytes);
     }
     set_status(api::EdmStatus::STARTED);
   }
@@ -148,15 +152,15 @@ class FabricRouter {
   // ---- Main loop -----------------------------------------------------------------------------
   // Returns true on a graceful (drained) exit, false on an immediate one.
   bool main_loop() {
-    uint32_t idle_passes = 0;
-    uint32_t passes_since_switch = 0;
-    for (uint32_t pass = 0;; ++pass) {
+    uint32_t idle_passes = 0;  // in a row: park only after both sender channels had one
+    IdlePassCounter counter;
+    for (;; counter.next_pass()) {
       const uint32_t signal = l1_read_u32(layout_.termination_signal);
       if (signal == static_cast<uint32_t>(api::TerminationSignal::IMMEDIATELY_TERMINATE)) {
         return false;
       }
       l1_read_bytes(layout_.ack_mailbox, &ack_in_, sizeof(ack_in_));
-      bool progress = service_sender(pass & 1);
+      bool progress = service_sender(counter.pass() & 1);
       progress |= service_receiver();
       progress |= send_acks();
       if (signal == static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE) && drained()) {
@@ -164,19 +168,37 @@ class FabricRouter {
       }
       if (progress) {
         idle_passes = 0;
+        txq_blocked_ = false;
         continue;
       }
-      // Park only after both sender channels have had a pass without progress.
+      counter.idle_pass();
       if (++idle_passes < fabric_router::kNumSenderChannels) {
         continue;
       }
       idle_passes = 0;
-      if (++passes_since_switch >= cfg_.switch_interval) {
-        passes_since_switch = 0;
+      if (counter.routing_due(cfg_.switch_interval)) {
         run_routing();
       }
-      wait_for_l1_activity();
+      counter.parked(wait_for_activity(wake_sources()));
+      txq_blocked_ = false;
     }
+  }
+
+  // What can change the outcome of the next pass, given the state the idle passes left. L1
+  // writes only to the watched words (initialise()); NoC and TX queue events only while the
+  // receiver or a send waits for them. Anything else leaves the next pass idle.
+  uint32_t wake_sources() const {
+    uint32_t wake = WAKE_ON_L1_WRITE;
+    if (receiver_state_ == ReceiverState::WAIT_LANDED) {
+      wake |= WAKE_ON_NOC_WRITES_DONE;
+    }
+    if (receiver_state_ == ReceiverState::FLUSH) {
+      wake |= WAKE_ON_NOC_WRITES_FLUSHED;
+    }
+    if (txq_blocked_) {
+      wake |= WAKE_ON_TXQ_READY;
+    }
+    return wake;
   }
 
   void finish(bool drained_exit) {
@@ -260,7 +282,11 @@ class FabricRouter {
       return progress;
     }
     const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
-    if (!sender_may_send(channel, cfg_.bubble_flow_control, free) || eth_txq_is_busy()) {
+    if (!sender_may_send(channel, cfg_.bubble_flow_control, free)) {
+      return progress;
+    }
+    if (eth_txq_is_busy()) {
+      txq_blocked_ = true;
       return progress;
     }
     send_packet(channel);
@@ -457,7 +483,11 @@ class FabricRouter {
   }
 
   bool send_acks() {
-    if (!acks_dirty_ || eth_txq_is_busy()) {
+    if (!acks_dirty_) {
+      return false;
+    }
+    if (eth_txq_is_busy()) {
+      txq_blocked_ = true;
       return false;
     }
     l1_write_bytes(layout_.ack_staging, &ack_out_, sizeof(ack_out_));
@@ -475,6 +505,7 @@ class FabricRouter {
   FabricAckWord ack_in_{};
   FabricAckWord ack_out_{};
   bool acks_dirty_ = false;
+  bool txq_blocked_ = false;  // since the last park or progress, a send waited for the TX queue
   ReceiverState receiver_state_ = ReceiverState::IDLE;
   uint32_t arrived_ = 0;   // packets seen in receiver slots (first-level acked)
   uint32_t received_ = 0;  // packets processed and their slots freed

@@ -30,6 +30,7 @@
 #include "kernels/api/fabric_connection.hpp"
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/common/eth_handshake.hpp"
+#include "kernels/common/idle_passes.hpp"
 #include "kernels/fabric/router_logic.hpp"
 #include "kernels/kernel_args.hpp"
 #include "kernels/kernels.hpp"
@@ -121,14 +122,37 @@ class LegacyEdm {
       senders_[c] = LegacySenderChannel{};
       receivers_[c] = LegacyReceiverChannel{};
     }
+    watch_words();
     set_status(api::EdmStatus::STARTED);
+  }
+
+  // What the EDM acts on: its status, handshake and ack words, the channels' and the
+  // termination semaphores, and the receive buffers' sync words. Payload landing in a sender
+  // channel's buffer is announced by the channel semaphore, so it need not wake the EDM.
+  void watch_words() {
+    l1_activity_watch_range(layout_.status, layout_.ack_staging(num_channels() - 1) + api::kEthWordBytes);
+    l1_activity_watch_range(termination_semaphore_, termination_semaphore_ + sizeof(uint32_t));
+    for (uint32_t c = 0; c < num_channels(); ++c) {
+      const uint32_t sem = runtime_[c].edm_semaphore_address;
+      if (sem != termination_semaphore_) {
+        l1_activity_watch_range(sem, sem + sizeof(uint32_t));
+      }
+      if (!is_sender(c)) {
+        for (uint32_t b = 0; b < cfg_.num_buffers_per_channel; ++b) {
+          l1_activity_watch_range(layout_.sync(c, b), layout_.sync(c, b) + api::kEthChannelSyncBytes);
+        }
+      }
+    }
   }
 
   void set_status(api::EdmStatus status) { l1_write_u32(layout_.status, static_cast<uint32_t>(status)); }
 
+  // An idle pass parks until a watched word is written (initialise()), or, when a send waited
+  // for the TX queue, until it has room: nothing else changes what the next pass does (the
+  // loop waits for no NoC completion).
   void main_loop() {
-    uint32_t passes_since_switch = 0;
-    for (;;) {
+    IdlePassCounter counter;
+    for (;; counter.next_pass()) {
       const bool terminating = cfg_.termination_mode == legacy_edm::kTerminationWorkerInitiated &&
                                l1_read_u32(termination_semaphore_) >= num_channels();
       bool progress = false;
@@ -142,13 +166,15 @@ class LegacyEdm {
         return;
       }
       if (progress) {
+        txq_blocked_ = false;
         continue;
       }
-      if (++passes_since_switch >= cfg_.switch_interval) {
-        passes_since_switch = 0;
+      counter.idle_pass();
+      if (counter.routing_due(cfg_.switch_interval)) {
         run_routing();
       }
-      wait_for_l1_activity();
+      counter.parked(wait_for_activity(WAKE_ON_L1_WRITE | (txq_blocked_ ? WAKE_ON_TXQ_READY : 0u)));
+      txq_blocked_ = false;
     }
   }
 
@@ -180,9 +206,13 @@ class LegacyEdm {
       }
       progress = true;
     }
-    if (legacy_sender_can_send(s, cfg_.num_buffers_per_channel) && !eth_txq_is_busy()) {
-      send_buffer(c);
-      progress = true;
+    if (legacy_sender_can_send(s, cfg_.num_buffers_per_channel)) {
+      if (eth_txq_is_busy()) {
+        txq_blocked_ = true;
+      } else {
+        send_buffer(c);
+        progress = true;
+      }
     }
     if (legacy_sender_should_signal_worker(s, cfg_.num_buffers_per_channel, rt.limit, terminating)) {
       noc_semaphore_inc(rt.worker_semaphore_noc_addr, 1, noc_);
@@ -243,7 +273,11 @@ class LegacyEdm {
 
   bool send_ack(uint32_t c) {
     ChannelRuntime& rt = runtime_[c];
-    if (!rt.acks_dirty || eth_txq_is_busy()) {
+    if (!rt.acks_dirty) {
+      return false;
+    }
+    if (eth_txq_is_busy()) {
+      txq_blocked_ = true;
       return false;
     }
     l1_write_bytes(layout_.ack_staging(c), &rt.ack_out, sizeof(rt.ack_out));
@@ -258,6 +292,7 @@ class LegacyEdm {
   LegacyEdmL1Layout layout_;
   uint8_t noc_;
   uint32_t termination_semaphore_ = 0;
+  bool txq_blocked_ = false;  // since the last park or progress, a send waited for the TX queue
   ChannelRuntime runtime_[legacy_edm::kMaxChannels]{};
   LegacySenderChannel senders_[legacy_edm::kMaxChannels]{};
   LegacyReceiverChannel receivers_[legacy_edm::kMaxChannels]{};

@@ -14,10 +14,11 @@
 //  * NoC coordinates in addresses are NoC0 coordinates on every NoC (REFERENCE §1.2, §4.11);
 //    the `noc` argument selects the network the transfer travels on.
 //  * A kernel that polls (a router's main loop, the interpreter's round robin) calls
-//    wait_for_l1_activity() when a pass made no progress. On hardware it is a cheap no-op (plus
-//    the periodic context switch on ERISC); in the simulator it parks the fiber until something
-//    writes this core's L1 or a NoC transaction of this core completes, so idle loops cost no
-//    events and a loop that can never progress shows up in the hang report.
+//    wait_for_activity() / wait_for_l1_activity() when a pass made no progress. On hardware it
+//    is a cheap no-op (plus the periodic context switch on ERISC); in the simulator it parks
+//    the fiber until an event the kernel acts on happens on this core (a write to a word it
+//    watches, a kind of NoC transaction all complete, ...), so idle loops cost no events and a
+//    loop that can never progress shows up in the hang report.
 
 #include <cstdint>
 
@@ -99,12 +100,30 @@ bool eth_txq_is_busy();
 void run_routing();
 
 // ---- Polling and time ----------------------------------------------------------------------------
-// See the rules above: park until this core's L1 changes or a NoC transaction completes.
+// What may end a wait_for_activity(): the events of this core a polling kernel acts on.
+enum WakeOn : uint32_t {
+  WAKE_ON_L1_WRITE = 1u << 0,            // a write to this core's L1 (to a watched word, see below)
+  WAKE_ON_NOC_READS_DONE = 1u << 1,      // noc_reads_done() turns true
+  WAKE_ON_NOC_WRITES_DONE = 1u << 2,     // noc_writes_done() turns true
+  WAKE_ON_NOC_WRITES_FLUSHED = 1u << 3,  // noc_nonposted_writes_flushed() turns true
+  WAKE_ON_NOC_ATOMICS_DONE = 1u << 4,    // every atomic of this core is acked
+  WAKE_ON_CB_CHANGE = 1u << 5,           // cb_push_back / cb_pop_front by another kernel of this core
+  WAKE_ON_TXQ_READY = 1u << 6,           // eth_txq_is_busy() turns false (ERISC)
+  WAKE_ON_ANY = (1u << 7) - 1u,
+};
+// See the rules above: park until one of the `wake_on` events happens on this core (at once if
+// one happened since the previous return). Returns the device cycles spent parked: the time
+// in which the kernel, on hardware, would have run idle passes of its loop (0 on hardware,
+// where the call does not park). A kernel whose loop counts passes (a router's sender-channel
+// alternation, its run_routing() interval) adds the passes that fit in that time.
+uint32_t wait_for_activity(uint32_t wake_on);
+// wait_for_activity(WAKE_ON_ANY).
 void wait_for_l1_activity();
-// Declares that writes landing entirely inside [begin, end) of this core's L1 need not end a
-// wait_for_l1_activity(): the kernel reads that memory only after another word (a counter, a
-// sync word) announced it. A simulator hint that saves wake-ups; a no-op on hardware.
-void l1_activity_ignore_range(uint32_t begin, uint32_t end);
+// Declares that this kernel acts only on writes to its watched L1 ranges: from the first call
+// on, a write to this core's L1 that overlaps no watched range does not end its waits (data
+// landing in a slot whose arrival a counter or sync word announces, another kernel's buffers).
+// A simulator hint that saves wake-ups; a no-op on hardware.
+void l1_activity_watch_range(uint32_t begin, uint32_t end);
 // Spends `cycles` of core time (the cost of work the simulator does not model instruction by
 // instruction, e.g. a reduction's arithmetic).
 void spend_cycles(uint32_t cycles);
@@ -159,10 +178,9 @@ void profile_mark_ready();
 // disassembled command; on hardware it is a watcher assert.
 [[noreturn]] void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset);
 
-// Wake-ups of wait_for_l1_activity() the kernels rely on, besides writes to this core's L1 and
-// completions of its NoC transactions: a cb_push_back / cb_pop_front by another kernel on this
-// core (the CB counters are L1 words on hardware), and, on an ERISC, eth_txq_is_busy() turning
-// false (a router with an acknowledgement to send waits for its TX queue).
+// The CB and TX-queue wake-ups exist because those states are L1 words and registers on
+// hardware: a cb_push_back / cb_pop_front by another kernel on this core, and an ERISC's TX
+// queue getting room (a router with an acknowledgement to send waits for it).
 
 // L1 address of per-program semaphore `semaphore_id` on any core of kind `type` in this
 // program (tt-metal's get_semaphore<ProgrammableCoreType::TENSIX>(id) called on an ERISC, and

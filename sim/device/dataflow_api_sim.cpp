@@ -62,12 +62,13 @@ void charge_noc_issue(KernelContext& k) {
 }
 
 // A change this kernel makes to its own core's L1 or CBs is not news to it: it must not make
-// its next wait_for_l1_activity() return at once.
+// its next wait_for_activity() return at once. (Nothing else can happen during the change: it
+// does not block.)
 template <typename Change>
 void own_change(KernelContext& k, Change&& change) {
-  const std::uint64_t before = k.l1->activity().generation();
+  const cclmesh::sim::ActivityMask before = k.activity->pending();
   change();
-  if (before == k.activity_seen) k.activity_seen = k.l1->activity().generation();
+  k.activity->set_pending(before);
 }
 
 class BlockedScope {
@@ -114,15 +115,16 @@ void run_kernel(KernelContext& k) {
   Engine& engine = Engine::current();
   k.started = true;
   k.start = engine.now();
-  k.activity_seen = k.l1->activity().generation();
-  if (k.trace) k.trace->started(k.start);
-  // The hint belongs to this kernel: the next kernel on the core starts with every write news.
-  struct QuietRangesEnd {
+  // The kernel's view of its core's activity lives as long as it runs (it detaches itself,
+  // also when the fiber is torn down parked).
+  ActivityListener activity(k.l1->name() + " activity");
+  k.l1->activity().attach(activity);
+  k.activity = &activity;
+  struct ListenerEnd {
     KernelContext& k;
-    ~QuietRangesEnd() {
-      if (k.declared_quiet_ranges) k.l1->clear_quiet_ranges();
-    }
-  } quiet_ranges_end{k};
+    ~ListenerEnd() { k.activity = nullptr; }
+  } listener_end{k};
+  if (k.trace) k.trace->started(k.start);
   try {
     k.entry();
   } catch (const std::exception& e) {
@@ -381,7 +383,7 @@ void cb_push_back(int32_t cb_id, int32_t num_pages) {
   sd::CircularBuffer& b = sd::cb(k, cb_id);
   sd::own_change(k, [&] {
     b.push_back(static_cast<std::uint32_t>(num_pages));
-    k.l1->notify_activity();  // the CB counters are L1 words on hardware
+    k.l1->activity().notify(cclmesh::sim::ActivityKind::CbChange);  // the CB counters are L1 words on hardware
   });
 }
 
@@ -398,7 +400,7 @@ void cb_pop_front(int32_t cb_id, int32_t num_pages) {
   sd::CircularBuffer& b = sd::cb(k, cb_id);
   sd::own_change(k, [&] {
     b.pop_front(static_cast<std::uint32_t>(num_pages));
-    k.l1->notify_activity();
+    k.l1->activity().notify(cclmesh::sim::ActivityKind::CbChange);
   });
 }
 
@@ -432,23 +434,38 @@ void run_routing() {
 
 // ---- Polling and time -----------------------------------------------------------------------
 
-void wait_for_l1_activity() {
+uint32_t wait_for_activity(uint32_t wake_on) {
   sd::KernelContext& k = K();
-  cclmesh::sim::Condition& activity = k.l1->activity();
-  if (activity.generation() != k.activity_seen) {  // something happened since the last return
-    k.activity_seen = activity.generation();
-    return;
+  if ((wake_on & ~static_cast<uint32_t>(WAKE_ON_ANY)) != 0 || wake_on == 0) {
+    throw sd::DataflowApiError(fmt::format("wait_for_activity: wake mask {:#x} (expected a non-empty subset of {:#x})",
+                                           wake_on, static_cast<uint32_t>(WAKE_ON_ANY)));
   }
-  sd::BlockedScope blocked(k, sd::BlockedIn::L1Activity);
-  activity.wait_blocking();
-  k.activity_seen = activity.generation();
+  const std::uint64_t parked_at = read_device_cycles();
+  {
+    sd::BlockedScope blocked(k, sd::BlockedIn::L1Activity, wake_on);
+    k.activity->wait_blocking(wake_on);
+  }
+  const std::uint64_t parked = read_device_cycles() - parked_at;
+  return parked > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(parked);
 }
 
-void l1_activity_ignore_range(uint32_t begin, uint32_t end) {
+void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }
+
+// The API's wake bits are the model's activity kinds.
+static_assert(WAKE_ON_L1_WRITE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::L1Write));
+static_assert(WAKE_ON_NOC_READS_DONE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocReadsDone));
+static_assert(WAKE_ON_NOC_WRITES_DONE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocWritesAcked));
+static_assert(WAKE_ON_NOC_WRITES_FLUSHED == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocWritesFlushed));
+static_assert(WAKE_ON_NOC_ATOMICS_DONE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocAtomicsDone));
+static_assert(WAKE_ON_CB_CHANGE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::CbChange));
+static_assert(WAKE_ON_TXQ_READY == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::TxqReady));
+static_assert(WAKE_ON_ANY == cclmesh::sim::kAnyActivity);
+
+void l1_activity_watch_range(uint32_t begin, uint32_t end) {
   sd::KernelContext& k = K();
-  if (end <= begin) throw sd::DataflowApiError(fmt::format("l1_activity_ignore_range: empty range [{:#x}, {:#x})", begin, end));
-  k.l1->add_quiet_range(begin, end);
-  k.declared_quiet_ranges = true;
+  if (end <= begin) throw sd::DataflowApiError(fmt::format("l1_activity_watch_range: empty range [{:#x}, {:#x})", begin, end));
+  k.l1->check(begin, end - begin, cclmesh::sim::AccessKind::Watch);
+  k.activity->watch(begin, end);
 }
 
 void spend_cycles(uint32_t cycles) {

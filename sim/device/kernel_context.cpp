@@ -99,6 +99,9 @@ std::string KernelContext::blocked_description() const {
     case BlockedIn::WritesFlushed: return fmt::format("noc_async_writes_flushed({})", noc_name());
     case BlockedIn::AtomicBarrier: return fmt::format("noc_async_atomic_barrier({})", noc_name());
     case BlockedIn::L1Activity:
+      if (blocked_a != kAnyActivity) {
+        return fmt::format("wait_for_activity (waiting for {})", describe_activity_mask(static_cast<ActivityMask>(blocked_a)));
+      }
       return eth != nullptr ? "wait_for_l1_activity (no L1 write, NoC completion, CB change or TX queue drain)"
                             : "wait_for_l1_activity (no L1 write, NoC completion or CB change)";
   }

@@ -108,8 +108,7 @@ struct KernelContext {
   SimTime start;
   SimTime end;
   std::optional<SimTime> ready;  // profile_mark_ready()
-  std::uint64_t activity_seen = 0;  // L1 activity generation at the last wait_for_l1_activity return
-  bool declared_quiet_ranges = false;  // l1_activity_ignore_range was called: undone when the kernel ends
+  ActivityListener* activity = nullptr;  // while it runs: its view of the core's L1 activity
 
   // --- where it is --------------------------------------------------------------------------
   bool has_command = false;

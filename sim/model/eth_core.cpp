@@ -85,8 +85,9 @@ void EthCore::log_link_down_drop(const EthWire& wire, const std::string& what) c
 void EthCore::finish_on_wire() {
   --txq_outstanding_;
   CCLMESH_CHECK(txq_outstanding_ >= 0, name() + ": TX queue count went negative");
-  if (!txq_busy()) txq_waiters_.grant_all();
-  l1_.notify_activity();  // a polling ERISC kernel may be waiting for the queue to drain
+  if (txq_busy()) return;
+  txq_waiters_.grant_all();
+  l1_.activity().notify(ActivityKind::TxqReady);  // a polling ERISC kernel may wait for room
 }
 
 void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destination_address, std::uint32_t bytes) {

@@ -27,7 +27,7 @@ std::string WordWait::describe_wait(std::int64_t) const {
 }
 
 MemoryRegion::MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode)
-    : id_(id), size_bytes_(size_bytes), mode_(mode), activity_(name() + " activity") {
+    : id_(id), size_bytes_(size_bytes), mode_(mode) {
   CCLMESH_CHECK(size_bytes > 0, "a memory region needs a positive size");
   const std::uint64_t pages = (size_bytes + kPageBytes - 1) / kPageBytes;
   if (mode_ == StorageMode::Stored) tables_.resize((pages + kPagesPerTable - 1) / kPagesPerTable);
@@ -197,21 +197,8 @@ void MemoryRegion::park(WordWait& wait) {
   engine.park_current(WaitInfo{&wait, 0, nullptr});
 }
 
-void MemoryRegion::add_quiet_range(std::uint64_t begin, std::uint64_t end) {
-  check(begin, end - begin, AccessKind::Write);
-  auto next = quiet_ranges_.lower_bound(begin);
-  CCLMESH_CHECK(next == quiet_ranges_.end() || next->first >= end, "quiet ranges overlap");
-  CCLMESH_CHECK(next == quiet_ranges_.begin() || std::prev(next)->second <= begin, "quiet ranges overlap");
-  quiet_ranges_.emplace(begin, end);
-}
-
 void MemoryRegion::notify(std::uint64_t address, std::uint64_t bytes) {
-  bool quiet = false;
-  if (!quiet_ranges_.empty()) {
-    auto range = quiet_ranges_.upper_bound(address);
-    quiet = range != quiet_ranges_.begin() && std::prev(range)->second >= address + bytes;
-  }
-  if (!quiet) notify_activity();
+  activity_.notify_write(address, bytes);
   if (watches_.empty() || bytes == 0) return;
   auto it = watches_.lower_bound(address & ~std::uint64_t{3});
   while (it != watches_.end() && it->first < address + bytes) {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "sim/engine/fiber.hpp"
-#include "sim/engine/trigger.hpp"
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/core_coord.hpp"
+#include "sim/model/l1_activity.hpp"
 #include "sim/model/sim_fault.hpp"
 
 namespace cclmesh::sim {
@@ -129,17 +129,9 @@ class MemoryRegion {
     return block_on(wait_word(address, condition, value));
   }
 
-  // Notified on every write, fill or atomic here, and (through the core's NoC ports) whenever
-  // one of the core's NoC transactions completes: what a polling kernel's
-  // wait_for_l1_activity() parks on.
-  Condition& activity() { return activity_; }
-  // Always notifies, waiters or not: the condition's generation counts every activity.
-  void notify_activity() { activity_.notify_all(); }
-  // Writes that fall entirely inside [begin, end) are not activity: a polling kernel that only
-  // acts on words written after such data (a router's packet slots, whose arrival a counter
-  // or sync word announces) is not woken for nothing. Word watches still see every write.
-  void add_quiet_range(std::uint64_t begin, std::uint64_t end);
-  void clear_quiet_ranges() { quiet_ranges_.clear(); }
+  // Every write, fill or atomic here, and (through the core's NoC ports, its CBs and its TX
+  // queue) the other events a polling kernel's wait_for_activity() may wake for.
+  L1Activity& activity() { return activity_; }
 
   std::size_t resident_pages() const { return resident_pages_; }
   std::size_t watcher_count() const;
@@ -174,8 +166,7 @@ class MemoryRegion {
   // Watched word address -> its waiters in arrival order. Ordered, so notification order is
   // deterministic.
   std::map<std::uint64_t, WaitQueue::List> watches_;
-  std::map<std::uint64_t, std::uint64_t> quiet_ranges_;  // begin -> end, disjoint
-  Condition activity_;
+  L1Activity activity_;
 };
 
 }  // namespace cclmesh::sim

@@ -51,8 +51,15 @@ SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup,
 }
 
 void NocPort::progress(NocBarrierKind kind) {
-  if (complete(kind)) waiters_[static_cast<std::size_t>(kind)].grant_all();
-  if (activity_ != nullptr) activity_->notify_all();  // also counts the generation
+  if (!complete(kind)) return;
+  waiters_[static_cast<std::size_t>(kind)].grant_all();
+  if (activity_ == nullptr) return;
+  switch (kind) {
+    case NocBarrierKind::Reads: activity_->notify(ActivityKind::NocReadsDone); break;
+    case NocBarrierKind::Writes: activity_->notify(ActivityKind::NocWritesAcked); break;
+    case NocBarrierKind::WritesFlushed: activity_->notify(ActivityKind::NocWritesFlushed); break;
+    case NocBarrierKind::Atomics: activity_->notify(ActivityKind::NocAtomicsDone); break;
+  }
 }
 
 std::string NocPort::describe_wait(std::int64_t kind) const {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "sim/engine/fiber.hpp"
-#include "sim/engine/trigger.hpp"
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/core_coord.hpp"
+#include "sim/model/l1_activity.hpp"
 #include "sim/model/packet_resource.hpp"
 
 namespace cclmesh::sim {
@@ -60,8 +60,10 @@ class NocPort final : public WaitTarget {
   NocBarrier barrier(NocBarrierKind kind) { return NocBarrier{*this, kind}; }
   void barrier_blocking(NocBarrierKind kind) { block_on(barrier(kind)); }
 
-  // Told whenever a transaction of this port completes (the core's L1 activity condition).
-  void set_activity(Condition* activity) { activity_ = activity; }
+  // Told when a kind of this port's transactions is all complete (the core's L1 activity): a
+  // kernel can only observe completions through the complete() probes, so a completion that
+  // leaves others of its kind outstanding is no news to it.
+  void set_activity(L1Activity* activity) { activity_ = activity; }
 
   Bandwidth inject_rate() const { return inject_rate_; }
   Bandwidth absorb_rate() const { return absorb_rate_; }
@@ -89,7 +91,7 @@ class NocPort final : public WaitTarget {
   SimTime next_issue_;
   NocCounters counters_;
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
-  Condition* activity_ = nullptr;
+  L1Activity* activity_ = nullptr;
 };
 
 }  // namespace cclmesh::sim

@@ -467,12 +467,16 @@ void eth_send_bytes(uint32_t src_local_l1_addr, uint32_t dst_remote_l1_addr, uin
 bool eth_txq_is_busy() { return false; }
 void run_routing() {}
 
-void wait_for_l1_activity() {
+// Any activity wakes here, whatever the mask: a superset of the simulator's wake-ups, and no
+// parked time is reported (the fake has no clock while parked), as on hardware.
+uint32_t wait_for_activity(uint32_t) {
   Core* c = &here();
   const uint64_t seen = c->activity;
   W().block_until([c, seen] { return c->activity != seen; }, "wait_for_l1_activity");
+  return 0;
 }
-void l1_activity_ignore_range(uint32_t, uint32_t) {}  // every write wakes here: a hint, not behaviour
+void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }
+void l1_activity_watch_range(uint32_t, uint32_t) {}  // every write wakes here: a hint, not behaviour
 void spend_cycles(uint32_t cycles) { K().cycles += cycles; }
 uint64_t read_device_cycles() { return K().cycles; }
 

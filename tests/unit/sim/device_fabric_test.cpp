@@ -166,6 +166,33 @@ TEST(DeviceFabric, CreditsNeverOverflowASlot) {
   EXPECT_EQ(first.read_u32(layout.sender[0].packets_freed), kPages + 1);
 }
 
+// An idle router sleeps through writes it does not read (a packet slot's bytes, announced by
+// packets_written; memory outside its region) and wakes for a write to a control word it
+// watches; either way it parks
+// again having changed nothing but its counters.
+TEST(DeviceFabric, AnIdleRouterWakesOnlyForTheWordsItWatches) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
+  const runtime::FabricPlan& plan = device.fabric();
+  const auto layout = plan.layout();
+  MemoryRegion& l1 = router_l1(device, plan.routers().front());
+  Engine& engine = device.engine();
+  engine.run();  // what the start-up left in flight (the last handshake words' TX queue drains)
+  const auto events_for = [&](std::uint64_t address) {
+    const std::uint64_t before = engine.stats().events_executed;
+    engine.schedule_in(SimTime::from_ns(10), [&l1, address] { l1.write_u32(address, 0); });
+    engine.run();
+    return engine.stats().events_executed - before;
+  };
+  const std::uint32_t slot_byte = layout.sender[0].buffer_base + 64;
+  EXPECT_EQ(events_for(slot_byte), 1u);                           // the write alone
+  EXPECT_EQ(events_for(layout.sender[0].packets_freed), 2u);      // the write and the router's resume
+  EXPECT_EQ(events_for(layout.sender[1].buffer_base + 128), 1u);
+  EXPECT_EQ(events_for(layout.end + 64), 1u);  // outside the router's region: not its business
+  EXPECT_EQ(events_for(layout.termination_signal + 4), 2u);  // a watched field's spare word
+  EXPECT_EQ(l1.read_u32(layout.status), static_cast<std::uint32_t>(api::EdmStatus::READY_FOR_TRAFFIC));
+  device.terminate_fabric();
+}
+
 // Ops come and go; the routers stay: a later op's worker continues from the channel counters
 // the earlier one left.
 TEST(DeviceFabric, LaterOpsReuseTheRouterChannels) {

@@ -143,12 +143,14 @@ TEST(MemoryRegion, DestroyedWaiterLeavesNoDanglingWatch) {
   l1.write_u32(0x10, 1);  // must not touch freed memory
 }
 
-TEST(MemoryRegion, ActivityConditionSeesEveryWrite) {
+TEST(MemoryRegion, ActivityListenerSeesEveryWrite) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
   engine.spawn_fiber("poller", [&] {
-    l1.activity().wait_blocking();
+    ActivityListener listener("poller");
+    l1.activity().attach(listener);
+    listener.wait_blocking(kAnyActivity);
     log.add("woken");
   });
   engine.schedule_at(3_ns, [&] { l1.write_u32(0x500, 9); });
@@ -157,46 +159,94 @@ TEST(MemoryRegion, ActivityConditionSeesEveryWrite) {
 }
 
 // A poller busy elsewhere must be able to tell that activity happened meanwhile (the
-// lost-wake-up trap of wait_for_l1_activity): the generation counts writes with no waiter.
-TEST(MemoryRegion, ActivityGenerationCountsWritesWithoutWaiters) {
-  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
-  const std::uint64_t before = l1.activity().generation();
-  l1.write_u32(0x500, 9);
-  l1.fill(0x600, 16, 1);
-  EXPECT_EQ(l1.activity().generation(), before + 2);
-}
-
-TEST(MemoryRegion, WritesInsideAQuietRangeAreNotActivityButStillReachWatches) {
+// lost-wake-up trap of wait_for_l1_activity): writes with no waiter stay pending, and the next
+// wait for them returns at once.
+TEST(MemoryRegion, ActivityWithoutWaitersStaysPendingUntilTheNextWait) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
-  l1.add_quiet_range(0x1000, 0x2000);
-  EXPECT_THROW(l1.add_quiet_range(0x1800, 0x2800), InvariantError);  // overlaps
-  const std::uint64_t before = l1.activity().generation();
-  l1.fill(0x1000, 0x1000, 7);   // the whole range: quiet
-  l1.write_u32(0x1ffc, 1);      // its last word: quiet
-  EXPECT_EQ(l1.activity().generation(), before);
-  l1.fill(0x1ff0, 0x20, 0);     // runs past the end: activity
-  l1.write_u32(0x2000, 1);      // just outside: activity
-  EXPECT_EQ(l1.activity().generation(), before + 2);
+  ActivityListener listener("poller");
+  l1.activity().attach(listener);
+  const std::uint64_t before = l1.activity().events();
+  l1.write_u32(0x500, 9);
+  l1.fill(0x600, 16, 1);
+  EXPECT_EQ(l1.activity().events(), before + 2);
+  EXPECT_EQ(listener.pending(), activity_bit(ActivityKind::L1Write));
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    listener.wait_blocking(kAnyActivity);  // returns at once: a write is pending
+    log.add("first");
+    listener.wait_blocking(kAnyActivity);  // parks: nothing new
+    log.add("second");
+  });
+  engine.schedule_at(5_ns, [&] { l1.write_u32(0x500, 10); });
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{0_ns, "first"}, {5_ns, "second"}}));
+}
 
-  bool woken = false;
+TEST(MemoryRegion, WritesOutsideWatchedRangesDoNotWakeButStillReachWordWatches) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  bool word_seen = false;
+  engine.spawn_fiber("poller", [&] {
+    ActivityListener listener("poller");
+    l1.activity().attach(listener);
+    listener.watch(0x1000, 0x1010);
+    listener.watch(0x3000, 0x3004);
+    listener.wait_blocking(kAnyActivity);
+    log.add("woken");
+  });
   engine.spawn(
       [](MemoryRegion& r, bool& flag) -> Process<> {
-        co_await r.wait_word(0x1100, WordCondition::Equal, 5);
+        co_await r.wait_word(0x2000, WordCondition::Equal, 5);
         flag = true;
-      }(l1, woken),
+      }(l1, word_seen),
       "watcher");
-  engine.spawn(
-      [](MemoryRegion& r) -> Process<> {
-        co_await delay(1_ns);
-        r.write_u32(0x1100, 5);  // quiet for activity, not for the word's watcher
-      }(l1),
-      "writer");
+  engine.schedule_at(1_ns, [&] { l1.fill(0x1010, 0x1000, 7); });   // just past the first range
+  engine.schedule_at(2_ns, [&] { l1.write_u32(0x2000, 5); });      // unwatched: only the word watch
+  engine.schedule_at(3_ns, [&] { l1.write_u32(0x2ffc, 1); });      // just before the second range
+  engine.schedule_at(4_ns, [&] { l1.fill(0x0ff0, 0x14, 1); });     // overlaps the first range's first word
   engine.run();
-  EXPECT_TRUE(woken);
-  l1.clear_quiet_ranges();
-  l1.write_u32(0x1100, 6);
-  EXPECT_EQ(l1.activity().generation(), before + 3);
+  EXPECT_TRUE(word_seen);
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{4_ns, "woken"}}));
+}
+
+TEST(MemoryRegion, AParkedListenerWakesOnlyForTheKindsItWaitsFor) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("router", [&] {
+    ActivityListener listener("router");
+    l1.activity().attach(listener);
+    listener.watch(0x100, 0x110);
+    listener.wait_blocking(activity_bit(ActivityKind::L1Write) | activity_bit(ActivityKind::NocWritesFlushed));
+    log.add("flushed");
+    listener.wait_blocking(activity_bit(ActivityKind::L1Write));
+    log.add("word");
+  });
+  engine.schedule_at(1_ns, [&] { l1.activity().notify(ActivityKind::TxqReady); });
+  engine.schedule_at(2_ns, [&] { l1.activity().notify(ActivityKind::NocWritesAcked); });
+  engine.schedule_at(3_ns, [&] { l1.activity().notify(ActivityKind::NocWritesFlushed); });
+  engine.schedule_at(4_ns, [&] { l1.activity().notify(ActivityKind::NocWritesFlushed); });  // not waited for now
+  engine.schedule_at(5_ns, [&] { l1.write_u32(0x104, 1); });
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{3_ns, "flushed"}, {5_ns, "word"}}));
+}
+
+TEST(MemoryRegion, AListenerTornDownParkedDetachesItself) {
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  {
+    Engine engine;
+    engine.spawn_fiber("poller", [&] {
+      ActivityListener listener("poller");
+      l1.activity().attach(listener);
+      listener.wait_blocking(kAnyActivity);
+    });
+    engine.run();
+    EXPECT_EQ(l1.activity().listeners(), 1u);
+  }  // the engine destroys the parked fiber, whose listener detaches
+  EXPECT_EQ(l1.activity().listeners(), 0u);
+  l1.write_u32(0x10, 1);  // must not touch freed memory
 }
 
 }  // namespace

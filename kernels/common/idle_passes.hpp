@@ -1,0 +1,62 @@
+#pragma once
+// A polling ERISC loop's pass counters, kept by simulated time while it is parked.
+//
+// On hardware a router or EDM with nothing to do spins: every idle pass of its main loop
+// advances the pass counter (which picks the sender channel a pass serves) and the idle count
+// after which it calls run_routing() (SWITCH_INTERVAL idle passes, REFERENCE §1.4). In the
+// simulator the loop parks in wait_for_activity() instead, and is woken only by events it acts
+// on. The claim that makes this equivalent: an idle pass reads words and flags and changes no
+// state but these two counters, so skipping the passes and adding them afterwards (the parked
+// time divided by the cost of one pass) leaves the kernel where the spinning one would be.
+// What moves is where run_routing() falls: the calls that land in a parked stretch are made at
+// the next park instead, still on an idle core (the loop found nothing to do), once however
+// many intervals the stretch held (the skipped calls would have run on an idle core too).
+//
+// Device-clean. On hardware wait_for_activity() returns 0 and the loop counts its real passes.
+
+#include <cstdint>
+
+namespace cclmesh::kernels {
+
+// Cycles of one idle pass of an ERISC polling loop: a handful of L1 loads (termination word,
+// ack mailbox, a channel's counters, a sync word), a TX queue status read and branches.
+// (inferred: REFERENCE gives no figure; only the counters' pace depends on it.)
+inline constexpr uint32_t kEriscIdlePassCycles = 64;
+
+class IdlePassCounter {
+ public:
+  // The pass now running: its parity picks the sender channel.
+  uint32_t pass() const { return pass_; }
+  void next_pass() { ++pass_; }
+
+  // The running pass made no progress.
+  void idle_pass() { ++idle_since_switch_; }
+
+  // The loop is about to park: true (once) when run_routing() is due, every `switch_interval`
+  // idle passes (0: at every park).
+  bool routing_due(uint32_t switch_interval) {
+    if (switch_interval == 0) {
+      return true;  // every park
+    }
+    if (idle_since_switch_ < switch_interval) {
+      return false;
+    }
+    idle_since_switch_ %= switch_interval;
+    return true;
+  }
+
+  // The loop was parked for `cycles`: the idle passes it would have run meanwhile.
+  void parked(uint32_t cycles) {
+    const uint32_t passes = cycles / kEriscIdlePassCycles;
+    pass_ += passes;  // wraps: only its parity is used
+    idle_since_switch_ += passes;
+  }
+
+  uint64_t idle_since_switch() const { return idle_since_switch_; }
+
+ private:
+  uint32_t pass_ = 0;
+  uint64_t idle_since_switch_ = 0;
+};
+
+}  // namespace cclmesh::kernels

@@ -1,0 +1,82 @@
+#include "sim/model/l1_activity.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
+
+namespace cclmesh::sim {
+
+std::string describe_activity_mask(ActivityMask mask) {
+  static constexpr const char* kNames[] = {"a write to a watched L1 word", "NoC reads done", "NoC writes acked",
+                                           "NoC writes flushed", "NoC atomics done", "a CB change",
+                                           "TX queue room"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(ActivityKind::Count));
+  std::string text;
+  for (std::size_t k = 0; k < std::size(kNames); ++k) {
+    if ((mask & (ActivityMask{1} << k)) == 0) continue;
+    if (!text.empty()) text += ", ";
+    text += kNames[k];
+  }
+  return text;
+}
+
+void ActivityListener::watch(std::uint64_t begin, std::uint64_t end) {
+  CCLMESH_CHECK(begin < end, fmt::format("{}: empty watched range [{:#x}, {:#x})", name_, begin, end));
+  watched_.emplace_back(begin, end);
+}
+
+bool ActivityListener::watches(std::uint64_t address, std::uint64_t bytes) const {
+  if (watched_.empty()) return true;
+  for (const auto& [begin, end] : watched_) {
+    if (address < end && begin < address + bytes) return true;
+  }
+  return false;
+}
+
+void ActivityListener::wait_blocking(ActivityMask wake_on) {
+  CCLMESH_CHECK(wake_on != 0, name_ + ": a wait for no kind of activity can never end");
+  if ((pending_ & wake_on) == 0) {
+    Fiber* self = Fiber::current();
+    CCLMESH_CHECK(self != nullptr, "a blocking wait was called outside a fiber");
+    Engine& engine = Engine::current();
+    record_.actor = &engine.require_current_actor("wait_for_activity");
+    wake_on_ = wake_on;
+    engine.park_current(WaitInfo{this, 0, nullptr});
+    self->suspend();
+    wake_on_ = 0;
+  }
+  pending_ = 0;
+}
+
+std::string ActivityListener::describe_wait(std::int64_t) const {
+  // What it waits for in detail is in the kernel's blocked description (it knows the mask).
+  return "condition '" + name_ + "' to be notified";
+}
+
+void L1Activity::attach(ActivityListener& listener) {
+  CCLMESH_CHECK(!listener.attached_.is_linked(), "an activity listener attached twice");
+  listeners_.push_back(listener);
+}
+
+void L1Activity::deliver(ActivityListener& listener, ActivityMask kinds) {
+  listener.pending_ |= kinds;
+  if ((listener.wake_on_ & kinds) != 0) {
+    listener.wake_on_ = 0;  // woken once
+    listener.record_.actor->engine()->wake(*listener.record_.actor);
+  }
+}
+
+void L1Activity::notify(ActivityKind kind) {
+  ++events_;
+  for (ActivityListener& listener : listeners_) deliver(listener, activity_bit(kind));
+}
+
+void L1Activity::notify_write(std::uint64_t address, std::uint64_t bytes) {
+  ++events_;
+  for (ActivityListener& listener : listeners_) {
+    if (listener.watches(address, bytes)) deliver(listener, activity_bit(ActivityKind::L1Write));
+  }
+}
+
+}  // namespace cclmesh::sim

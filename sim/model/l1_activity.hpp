@@ -1,0 +1,113 @@
+#pragma once
+// What a polling kernel's wait_for_activity() parks on: the events of one core that can change
+// what the kernel's next pass would do, by kind. Each kernel on the core listens with its own
+// ActivityListener, which says which L1 words it acts on (every word unless it declares some)
+// and, while parked, which kinds may wake it; the others are not news to it.
+//
+// Why a kind filter is honest: a polling kernel that found nothing to do changes no state
+// but its counters when it runs another pass, and what it will find depends only on the words
+// and completion flags it reads. An event it does not read (a write to a payload slot whose
+// arrival a counter announces, a NoC write flushed while it waits for nothing) leaves its
+// next pass idle, so not waking it is the same as waking it for one more idle pass.
+//
+// Lost wake-ups: events are recorded in the listener's `pending` set whether it is parked or
+// not; a wait returns at once when an event it would wake for happened since its last return
+// (the pass that ran meanwhile may have read the state before the event).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/intrusive/list.hpp>
+
+#include "sim/engine/fiber.hpp"
+#include "sim/engine/wait_queue.hpp"
+
+namespace cclmesh::sim {
+
+enum class ActivityKind : std::uint8_t {
+  L1Write,           // a write, fill, landing or atomic in the core's L1 (filtered by watched words)
+  NocReadsDone,      // every read of the core on a NoC is back (noc_reads_done() turns true)
+  NocWritesAcked,    // every non-posted write is acked (noc_writes_done())
+  NocWritesFlushed,  // every write has left the NIU (noc_nonposted_writes_flushed())
+  NocAtomicsDone,    // every atomic is acked
+  CbChange,          // a cb_push_back / cb_pop_front by a kernel of the core
+  TxqReady,          // an ERISC's TX queue has room again (eth_txq_is_busy() turns false)
+  Count
+};
+
+using ActivityMask = std::uint32_t;
+constexpr ActivityMask activity_bit(ActivityKind kind) { return ActivityMask{1} << static_cast<unsigned>(kind); }
+inline constexpr ActivityMask kAnyActivity = (ActivityMask{1} << static_cast<unsigned>(ActivityKind::Count)) - 1;
+
+// "a write to a watched L1 word, NoC writes flushed" (for hang reports).
+std::string describe_activity_mask(ActivityMask mask);
+
+class L1Activity;
+
+// One polling kernel's view of its core's activity. Lives as long as the kernel runs; detaches
+// itself when destroyed.
+class ActivityListener final : public WaitTarget {
+ public:
+  explicit ActivityListener(std::string name) : name_(std::move(name)) {}
+  ActivityListener(const ActivityListener&) = delete;
+  ActivityListener& operator=(const ActivityListener&) = delete;
+
+  // From now on only writes that overlap a watched range are L1Write activity for this
+  // listener (until the first call, every write is).
+  void watch(std::uint64_t begin, std::uint64_t end);
+  bool watches_everything() const { return watched_.empty(); }
+
+  // Kinds that happened since the kernel last returned from a wait.
+  ActivityMask pending() const { return pending_; }
+  void set_pending(ActivityMask mask) { pending_ = mask; }
+
+  // Parks the running fiber until an event of a kind in `wake_on` happens (at once if one is
+  // pending); clears `pending`. `wake_on` must not be empty.
+  void wait_blocking(ActivityMask wake_on);
+
+  std::string describe_wait(std::int64_t) const override;
+
+ private:
+  friend class L1Activity;
+  bool watches(std::uint64_t address, std::uint64_t bytes) const;
+  void record(ActivityMask kinds);
+
+  std::string name_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> watched_;  // [begin, end), few
+  ActivityMask pending_ = 0;
+  ActivityMask wake_on_ = 0;  // while parked
+  WaitRecord record_;
+  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>> attached_;
+};
+
+// The activity of one memory region (a core's L1): the listeners of its kernels, in the order
+// they attached (so wake order is deterministic), and how many events happened (for tests).
+class L1Activity {
+ public:
+  L1Activity() = default;
+  L1Activity(const L1Activity&) = delete;
+  L1Activity& operator=(const L1Activity&) = delete;
+
+  void attach(ActivityListener& listener);
+  void notify(ActivityKind kind);
+  void notify_write(std::uint64_t address, std::uint64_t bytes);
+  std::uint64_t events() const { return events_; }
+  std::size_t listeners() const { return listeners_.size(); }
+
+ private:
+  void deliver(ActivityListener& listener, ActivityMask kinds);
+
+  using List = boost::intrusive::list<
+      ActivityListener,
+      boost::intrusive::member_hook<ActivityListener,
+                                    boost::intrusive::list_member_hook<
+                                        boost::intrusive::link_mode<boost::intrusive::auto_unlink>>,
+                                    &ActivityListener::attached_>,
+      boost::intrusive::constant_time_size<false>>;
+  List listeners_;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace cclmesh::sim
