@@ -26,7 +26,23 @@
 namespace cclmesh::sim::device {
 namespace {
 
-KernelContext& K() { return current_kernel(); }
+// The core time of NoC issues not yet spent (see charge_noc_issue): spent before anything
+// else the kernel does, which may observe or change state at its own time.
+void settle_issue_debt(KernelContext& k) {
+  const SimTime debt = k.issue_debt;
+  k.issue_debt = SimTime::zero();
+  block_on(delay(debt));
+}
+
+// The running kernel, its issue debt spent: how every API call but the NoC issues starts.
+KernelContext& K() {
+  KernelContext& k = current_kernel();
+  if (k.issue_debt > SimTime::zero()) [[unlikely]] settle_issue_debt(k);
+  return k;
+}
+
+// For the NoC issues: the kernel as it is, the debt left to grow.
+KernelContext& K_issuing() { return current_kernel(); }
 
 NocId noc_of(std::uint8_t noc) {
   if (noc > 1) throw DataflowApiError(fmt::format("NoC index {} (expected 0 or 1)", noc));
@@ -57,8 +73,16 @@ std::uint32_t address_of(volatile std::uint32_t* pointer) {
   return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(pointer));
 }
 
-void charge_noc_issue(KernelContext& k) {
-  if (k.costs->noc_issue_cycles > 0) block_on(delay(k.chip->params().cycles(k.costs->noc_issue_cycles)));
+// A NoC issue costs the core noc_issue_cycles before the request leaves. Instead of parking
+// the kernel for them at every issue, the cost becomes a debt: the request is issued at the
+// kernel's own time (now + debt) through its port's issue floor, and the debt is spent at the
+// kernel's next call that is not a NoC issue (K()), before it can observe anything. A run of
+// issues (a packet's forward, local writes and increment) so costs one park instead of one
+// each, at the same simulated times: between the issues the kernel observes nothing.
+void charge_noc_issue(KernelContext& k, NocPort& port) {
+  if (k.costs->noc_issue_cycles <= 0) return;
+  k.issue_debt += k.chip->params().cycles(k.costs->noc_issue_cycles);
+  port.hold_issue_until(Engine::current().now() + k.issue_debt);
 }
 
 // A change this kernel makes to its own core's L1 or CBs is not news to it: it must not make
@@ -127,6 +151,7 @@ void run_kernel(KernelContext& k) {
   if (k.trace) k.trace->started(k.start);
   try {
     k.entry();
+    if (k.issue_debt > SimTime::zero()) settle_issue_debt(k);  // its last issues end the kernel
   } catch (const std::exception& e) {
     if (k.trace) k.trace->finished(engine.now());
     k.failed = true;
@@ -237,24 +262,24 @@ uint64_t get_bank_noc_addr(bool dram, uint32_t bank_id, uint32_t bank_address_of
 // ---- NoC transfers --------------------------------------------------------------------------
 
 void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size_bytes, uint8_t noc) {
-  sd::KernelContext& k = K();
+  sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
-  sd::charge_noc_issue(k);
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).read(k.noc0, sd::decode(src_noc_addr), dst_local_l1_addr, size_bytes);
 }
 
 void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc) {
-  sd::KernelContext& k = K();
+  sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
-  sd::charge_noc_issue(k);
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes);
 }
 
 void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_multicast_addr, uint32_t size_bytes,
                                uint32_t, bool, uint8_t noc) {
-  sd::KernelContext& k = K();
+  sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
-  sd::charge_noc_issue(k);
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   const cclmesh::sim::CoreRect rect{
       cclmesh::sim::CoreCoord{static_cast<std::int32_t>(api::noc_mcast_addr_x_start(dst_noc_multicast_addr)),
                               static_cast<std::int32_t>(api::noc_mcast_addr_y_start(dst_noc_multicast_addr))},
@@ -306,8 +331,8 @@ bool noc_nonposted_writes_flushed(uint8_t noc) {
 // ---- Semaphores -----------------------------------------------------------------------------
 
 void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t noc) {
-  sd::KernelContext& k = K();
-  sd::charge_noc_issue(k);
+  sd::KernelContext& k = sd::K_issuing();
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).atomic_inc(k.noc0, sd::decode(dst_noc_addr), increment);
 }
 
@@ -317,14 +342,14 @@ void noc_semaphore_set(volatile uint32_t* local_sem_addr, uint32_t value) {
 }
 
 void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint8_t noc) {
-  sd::KernelContext& k = K();
-  sd::charge_noc_issue(k);
+  sd::KernelContext& k = sd::K_issuing();
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), sizeof(uint32_t));
 }
 
 void noc_inline_dw_write(uint64_t dst_noc_addr, uint32_t value, uint8_t noc) {
-  sd::KernelContext& k = K();
-  sd::charge_noc_issue(k);
+  sd::KernelContext& k = sd::K_issuing();
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).write_u32(k.noc0, sd::decode(dst_noc_addr), value);
 }
 

@@ -109,6 +109,7 @@ struct KernelContext {
   SimTime end;
   std::optional<SimTime> ready;  // profile_mark_ready()
   ActivityListener* activity = nullptr;  // while it runs: its view of the core's L1 activity
+  SimTime issue_debt;  // core time of NoC issues not yet spent (dataflow_api_sim.cpp)
 
   // --- where it is --------------------------------------------------------------------------
   bool has_command = false;

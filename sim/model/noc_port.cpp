@@ -36,7 +36,7 @@ bool NocPort::complete(NocBarrierKind kind) const {
 
 SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation,
                               bool exclusive) {
-  const SimTime issue_at = std::max(now, next_issue_);
+  const SimTime issue_at = std::max({now, next_issue_, issue_floor_});
   next_issue_ = issue_at + issue_spacing;
   if (exclusive) {
     const SimTime all_free = *std::max_element(slot_free_.begin(), slot_free_.end());

@@ -3,6 +3,7 @@
 // slots, and the transaction counters behind the barriers (tt-metal noc_async_read_barrier,
 // noc_async_write_barrier, noc_async_writes_flushed, noc_async_atomic_barrier).
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -65,6 +66,10 @@ class NocPort final : public WaitTarget {
   // leaves others of its kind outstanding is no news to it.
   void set_activity(L1Activity* activity) { activity_ = activity; }
 
+  // The core cannot issue its next request before `t` (it is still writing the command
+  // registers of the previous ones): request bookings start no earlier.
+  void hold_issue_until(SimTime t) { issue_floor_ = std::max(issue_floor_, t); }
+
   Bandwidth inject_rate() const { return inject_rate_; }
   Bandwidth absorb_rate() const { return absorb_rate_; }
   const PacketResource& inject() const { return inject_; }
@@ -89,6 +94,7 @@ class NocPort final : public WaitTarget {
   PacketResource absorb_;
   std::vector<SimTime> slot_free_;
   SimTime next_issue_;
+  SimTime issue_floor_;
   NocCounters counters_;
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
