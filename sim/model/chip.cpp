@@ -82,7 +82,11 @@ void Chip::add_endpoint(CoreCoord core, TileKind kind, MemoryRegion* memory, Dra
   for (int n = 0; n < kNocCount; ++n) {
     endpoint->ports[static_cast<std::size_t>(n)] = std::make_unique<NocPort>(
         owner, static_cast<NocId>(n), rates.inject, rates.absorb, params().noc.request_slots);
-    if (kind != TileKind::Dram) endpoint->ports[static_cast<std::size_t>(n)]->set_activity(&memory->activity());
+    if (kind != TileKind::Dram) {
+      NocPort& port = *endpoint->ports[static_cast<std::size_t>(n)];
+      port.set_activity(&memory->activity());
+      memory->activity().add_source(port);
+    }
   }
   endpoints_[node(core)] = std::move(endpoint);
 }

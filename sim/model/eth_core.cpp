@@ -12,7 +12,9 @@
 namespace cclmesh::sim {
 
 EthCore::EthCore(Chip& chip, std::int32_t channel, CoreCoord coord, MemoryRegion& l1)
-    : chip_(chip), channel_(channel), coord_(coord), l1_(l1) {}
+    : chip_(chip), channel_(channel), coord_(coord), l1_(l1) {
+  l1_.activity().add_source(*this);
+}
 
 std::string EthCore::name() const {
   return fmt::format("chip {} eth channel {} core {}", chip_.id(), channel_, to_string(coord_));
@@ -32,7 +34,67 @@ void EthCore::set_trace(trace::TraceRecorder* recorder) {
 
 EthWire& EthCore::tx_wire() const { return link_->wire_from(*this); }
 
-bool EthCore::txq_busy() const { return txq_outstanding_ >= chip_.params().eth.txq_max_outstanding; }
+void EthCore::retire_txq(SimTime now) const {
+  const auto max = static_cast<std::size_t>(chip_.params().eth.txq_max_outstanding);
+  while (txq_head_ < txq_ends_.size() && txq_ends_[txq_head_] <= now) {
+    const SimTime t = txq_ends_[txq_head_++];
+    if (txq_ends_.size() - txq_head_ < max) txq_last_room_ = t;
+  }
+  if (txq_head_ == txq_ends_.size()) {
+    txq_ends_.clear();  // keeps its capacity
+    txq_head_ = 0;
+  }
+}
+
+std::int32_t EthCore::txq_outstanding() const {
+  retire_txq(chip_.engine().now());
+  return static_cast<std::int32_t>(txq_ends_.size() - txq_head_);
+}
+
+bool EthCore::txq_busy() const { return txq_outstanding() >= chip_.params().eth.txq_max_outstanding; }
+
+void EthCore::queue_command(SimTime wire_end) {
+  retire_txq(chip_.engine().now());
+  CCLMESH_CHECK(txq_ends_.size() == txq_head_ || txq_ends_.back() <= wire_end, name() + ": TX queue out of order");
+  txq_ends_.push_back(wire_end);
+  arm_txq_alarm();
+}
+
+bool EthCore::happened_since(ActivityKind kind, SimTime since) {
+  if (kind != ActivityKind::TxqReady) return false;
+  retire_txq(chip_.engine().now());
+  return txq_last_room_ > since;
+}
+
+void EthCore::want(ActivityKind kind) {
+  if (kind != ActivityKind::TxqReady) return;
+  txq_listener_wants_ = true;
+  arm_txq_alarm();
+}
+
+// The alarm goes off at the next time a command leaves and the queue has room: when the
+// command that brings it under txq_max_outstanding leaves (or, when it has room already, at
+// the next command leaving, as a kernel parked for TxqReady waits for the next drain).
+void EthCore::arm_txq_alarm() {
+  if (txq_alarm_armed_ || (!txq_listener_wants_ && txq_waiters_.empty())) return;
+  const std::int32_t outstanding = txq_outstanding();
+  if (outstanding == 0) return;  // nothing will leave: the next command arms
+  const std::int32_t max = chip_.params().eth.txq_max_outstanding;
+  const std::size_t leaving = outstanding >= max ? static_cast<std::size_t>(outstanding - max) : 0;
+  txq_alarm_armed_ = true;
+  chip_.engine().schedule_at(txq_ends_[txq_head_ + leaving], [this] { txq_alarm(); });
+}
+
+void EthCore::txq_alarm() {
+  txq_alarm_armed_ = false;
+  if (txq_busy() || txq_last_room_ != chip_.engine().now()) {
+    arm_txq_alarm();
+    return;
+  }
+  txq_listener_wants_ = false;
+  txq_waiters_.grant_all();
+  l1_.activity().notify(ActivityKind::TxqReady);  // a polling ERISC kernel may wait for room
+}
 
 EthCoreStats EthCore::stats() const {
   EthCoreStats copy = stats_;
@@ -41,7 +103,7 @@ EthCoreStats EthCore::stats() const {
 }
 
 std::string EthCore::describe_wait(std::int64_t) const {
-  return fmt::format("{} TX queue to accept a command ({} of {} outstanding)", name(), txq_outstanding_,
+  return fmt::format("{} TX queue to accept a command ({} of {} outstanding)", name(), txq_outstanding(),
                      chip_.params().eth.txq_max_outstanding);
 }
 
@@ -82,14 +144,6 @@ void EthCore::log_link_down_drop(const EthWire& wire, const std::string& what) c
   }
 }
 
-void EthCore::finish_on_wire() {
-  --txq_outstanding_;
-  CCLMESH_CHECK(txq_outstanding_ >= 0, name() + ": TX queue count went negative");
-  if (txq_busy()) return;
-  txq_waiters_.grant_all();
-  l1_.activity().notify(ActivityKind::TxqReady);  // a polling ERISC kernel may wait for room
-}
-
 void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destination_address, std::uint32_t bytes) {
   check_send(source_address, destination_address, bytes);
   Engine& engine = chip_.engine();
@@ -100,12 +154,11 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
   if (trace_ != nullptr) {
     trace_->wire_busy(trace_wire_, on_wire.head, on_wire.tail, bytes, chip_.params().eth.wire_bytes(bytes), "packet");
   }
-  ++txq_outstanding_;
+  queue_command(on_wire.tail);
   ++stats_.packets_sent;
   stats_.payload_bytes_sent += bytes;
   auto start = [this, source_address, destination_address, bytes, on_wire] {
     Engine& e = chip_.engine();
-    e.schedule_at(on_wire.tail, [this] { finish_on_wire(); });
     EthWire& wire = tx_wire();
     if (!wire.up_) {
       ++wire.dropped_packets_;
@@ -174,11 +227,10 @@ void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t
     const std::int64_t word = chip_.params().eth.word_bytes;
     trace_->wire_busy(trace_wire_, on_wire.head, on_wire.tail, word, chip_.params().eth.wire_bytes(word), "word");
   }
-  ++txq_outstanding_;
+  queue_command(on_wire.tail);
   ++stats_.words_sent;
   auto start = [this, destination_address, value, on_wire] {
     Engine& e = chip_.engine();
-    e.schedule_at(on_wire.tail, [this] { finish_on_wire(); });
     EthWire& wire = tx_wire();
     if (!wire.up_) {
       ++wire.dropped_packets_;

@@ -16,6 +16,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/wait_queue.hpp"
@@ -40,7 +41,7 @@ struct EthCoreStats {
   SimTime erisc_busy;                // issue + handling time of this ERISC
 };
 
-class EthCore final : public WaitTarget {
+class EthCore final : public WaitTarget, public ActivitySource {
  public:
   EthCore(Chip& chip, std::int32_t channel, CoreCoord coord, MemoryRegion& l1);
   EthCore(const EthCore&) = delete;
@@ -64,7 +65,7 @@ class EthCore final : public WaitTarget {
 
   // [eth_txq_is_busy]
   bool txq_busy() const;
-  std::int32_t txq_outstanding() const { return txq_outstanding_; }
+  std::int32_t txq_outstanding() const;
 
   // Parks while the TX queue is busy (a kernel's `while (eth_txq_is_busy())` loop).
   class TxqReady {
@@ -73,7 +74,10 @@ class EthCore final : public WaitTarget {
     TxqReady(const TxqReady&) = delete;
     TxqReady& operator=(const TxqReady&) = delete;
     bool await_ready() const { return !core_.txq_busy(); }
-    void await_suspend(std::coroutine_handle<>) { core_.txq_waiters_.park(record_, 0, &core_); }
+    void await_suspend(std::coroutine_handle<>) {
+      core_.txq_waiters_.park(record_, 0, &core_);
+      core_.arm_txq_alarm();
+    }
     void await_resume() const {}
 
    private:
@@ -85,6 +89,9 @@ class EthCore final : public WaitTarget {
 
   EthCoreStats stats() const;
   std::string describe_wait(std::int64_t) const override;
+  // TxqReady, reported lazily (see txq_ends_).
+  bool happened_since(ActivityKind kind, SimTime since) override;
+  void want(ActivityKind kind) override;
 
   // Records every packet and credit word this core puts on its wire (a connected core only).
   void set_trace(trace::TraceRecorder* recorder);
@@ -97,7 +104,11 @@ class EthCore final : public WaitTarget {
   [[noreturn]] void fault(const std::string& what) const;
   // Books the wire for `payload_bytes` no earlier than `ready`; returns {wire start, wire end}.
   PacketFront book_wire(SimTime ready, std::int64_t payload_bytes);
-  void finish_on_wire();
+  // Commands whose wire end is due by now leave the queue (in order).
+  void retire_txq(SimTime now) const;
+  void queue_command(SimTime wire_end);
+  void arm_txq_alarm();
+  void txq_alarm();
   // Logs the first send lost on a down wire as a warning; the later ones (one per packet) only
   // at debug level, since the fault report summarises them.
   void log_link_down_drop(const EthWire& wire, const std::string& what) const;
@@ -110,7 +121,14 @@ class EthCore final : public WaitTarget {
   EthLink* link_ = nullptr;
   EthCore* peer_ = nullptr;
   PacketResource erisc_;  // the ERISC as a server: TX issue and RX handling
-  std::int32_t txq_outstanding_ = 0;
+  // The TX queue as the wire-end times of its commands (ascending, the wire is in order): a
+  // command leaves the queue when its last byte leaves the wire, counted by time with no event
+  // of its own; an alarm event is set only while a kernel waits for room.
+  mutable std::vector<SimTime> txq_ends_;  // [txq_head_, end) outstanding
+  mutable std::size_t txq_head_ = 0;
+  mutable SimTime txq_last_room_;  // the last time a command left and the queue had room
+  bool txq_listener_wants_ = false;
+  bool txq_alarm_armed_ = false;
   WaitQueue txq_waiters_;
   EthCoreStats stats_;
   trace::TraceRecorder* trace_ = nullptr;

@@ -36,17 +36,34 @@ bool ActivityListener::watches(std::uint64_t address, std::uint64_t bytes) const
 
 void ActivityListener::wait_blocking(ActivityMask wake_on) {
   CCLMESH_CHECK(wake_on != 0, name_ + ": a wait for no kind of activity can never end");
+  CCLMESH_CHECK(activity_ != nullptr, name_ + ": waits for activity without being attached");
+  const ActivityMask lazy = wake_on & kLazyActivity;
+  const auto for_each_lazy_kind = [&](auto&& action) {
+    if (lazy == 0) return;
+    for (ActivitySource* source : activity_->sources_) {
+      for (unsigned k = 0; k < static_cast<unsigned>(ActivityKind::Count); ++k) {
+        if ((lazy & (ActivityMask{1} << k)) != 0) action(*source, static_cast<ActivityKind>(k));
+      }
+    }
+  };
+  if ((pending_ & wake_on) == 0) {
+    for_each_lazy_kind([&](ActivitySource& source, ActivityKind kind) {
+      if (source.happened_since(kind, last_return_)) pending_ |= activity_bit(kind);
+    });
+  }
+  Engine& engine = Engine::current();
   if ((pending_ & wake_on) == 0) {
     Fiber* self = Fiber::current();
     CCLMESH_CHECK(self != nullptr, "a blocking wait was called outside a fiber");
-    Engine& engine = Engine::current();
     record_.actor = &engine.require_current_actor("wait_for_activity");
     wake_on_ = wake_on;
+    for_each_lazy_kind([](ActivitySource& source, ActivityKind kind) { source.want(kind); });
     engine.park_current(WaitInfo{this, 0, nullptr});
     self->suspend();
     wake_on_ = 0;
   }
   pending_ = 0;
+  last_return_ = engine.now();
 }
 
 std::string ActivityListener::describe_wait(std::int64_t) const {
@@ -57,6 +74,8 @@ std::string ActivityListener::describe_wait(std::int64_t) const {
 void L1Activity::attach(ActivityListener& listener) {
   CCLMESH_CHECK(!listener.attached_.is_linked(), "an activity listener attached twice");
   listeners_.push_back(listener);
+  listener.activity_ = this;
+  listener.last_return_ = Engine::current().now();
 }
 
 void L1Activity::deliver(ActivityListener& listener, ActivityMask kinds) {

@@ -22,6 +22,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "sim/engine/fiber.hpp"
+#include "sim/engine/time.hpp"
 #include "sim/engine/wait_queue.hpp"
 
 namespace cclmesh::sim {
@@ -40,11 +41,32 @@ enum class ActivityKind : std::uint8_t {
 using ActivityMask = std::uint32_t;
 constexpr ActivityMask activity_bit(ActivityKind kind) { return ActivityMask{1} << static_cast<unsigned>(kind); }
 inline constexpr ActivityMask kAnyActivity = (ActivityMask{1} << static_cast<unsigned>(ActivityKind::Count)) - 1;
+// The kinds ActivitySources report lazily (NoC completions, the TX queue draining: counted by
+// time); the others are
+// notified as they happen.
+inline constexpr ActivityMask kLazyActivity = activity_bit(ActivityKind::NocWritesAcked) |
+                                              activity_bit(ActivityKind::NocWritesFlushed) |
+                                              activity_bit(ActivityKind::NocAtomicsDone) |
+                                              activity_bit(ActivityKind::TxqReady);
 
 // "a write to a watched L1 word, NoC writes flushed" (for hang reports).
 std::string describe_activity_mask(ActivityMask mask);
 
 class L1Activity;
+
+// A model that reports some kinds lazily (a NoC port's completions, counted by time without an
+// event each): the listener asks it whether the kind happened since its last return, and,
+// when it parks for the kind, tells it to report the kind (L1Activity::notify) when it happens.
+class ActivitySource {
+ public:
+  // `kind` happened in (since, now]; false for kinds this source does not report.
+  virtual bool happened_since(ActivityKind kind, SimTime since) = 0;
+  // A listener parked for `kind`: notify the core's activity when it next happens.
+  virtual void want(ActivityKind kind) = 0;
+
+ protected:
+  ~ActivitySource() = default;
+};
 
 // One polling kernel's view of its core's activity. Lives as long as the kernel runs; detaches
 // itself when destroyed.
@@ -75,7 +97,9 @@ class ActivityListener final : public WaitTarget {
   void record(ActivityMask kinds);
 
   std::string name_;
+  L1Activity* activity_ = nullptr;  // set by attach()
   std::vector<std::pair<std::uint64_t, std::uint64_t>> watched_;  // [begin, end), few
+  SimTime last_return_;             // of wait_blocking (lazily reported kinds count from here)
   ActivityMask pending_ = 0;
   ActivityMask wake_on_ = 0;  // while parked
   WaitRecord record_;
@@ -91,6 +115,8 @@ class L1Activity {
   L1Activity& operator=(const L1Activity&) = delete;
 
   void attach(ActivityListener& listener);
+  // A model that reports kinds lazily (the core's NoC ports). Lives as long as this activity.
+  void add_source(ActivitySource& source) { sources_.push_back(&source); }
   void notify(ActivityKind kind);
   void notify_write(std::uint64_t address, std::uint64_t bytes);
   std::uint64_t events() const { return events_; }
@@ -106,7 +132,9 @@ class L1Activity {
                                         boost::intrusive::link_mode<boost::intrusive::auto_unlink>>,
                                     &ActivityListener::attached_>,
       boost::intrusive::constant_time_size<false>>;
+  friend class ActivityListener;
   List listeners_;
+  std::vector<ActivitySource*> sources_;
   std::uint64_t events_ = 0;
 };
 

@@ -216,6 +216,13 @@ SimTime Noc::book(Endpoint& requester, std::int64_t hold_bytes, bool multicast) 
   return port.book_request(engine_.now(), request_issue_, request_setup_, transfer_time(hold_bytes, rate), multicast);
 }
 
+// A transaction of the port got its completion time (>= now): counted by time, no event of
+// its own unless someone waits for all of its kind (NocPort::arm).
+void Noc::resolve(NocPort& port, NocBarrierKind kind, SimTime at) {
+  port.clock(kind)->resolve(at, engine_.now());
+  port.arm(kind);
+}
+
 // --- reads -----------------------------------------------------------------------------------
 
 void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_address, std::uint32_t bytes) {
@@ -225,7 +232,7 @@ void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_addre
   NocPort& port = req.port(id_);
   for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
     const std::uint32_t n = std::min(max_payload_, bytes - offset);
-    ++port.counters_.reads_issued;
+    ++port.reads_issued_;
     const SimTime depart = book(req, flit_bytes_ + n);
     schedule(depart, [this, r = &req, s = &src, a = source.address + offset, l = local_address + offset, n, depart] {
       start_read(r, s, a, l, n, depart);
@@ -253,7 +260,7 @@ void Noc::respond_read(Endpoint* requester, Endpoint* source, std::uint64_t sour
   NocPort* port = &requester->port(id_);
   schedule(response.landed, [=, data = std::move(data)] {
     land(*requester->memory, local_address, bytes, data);
-    ++port->counters_.reads_acked;
+    ++port->reads_acked_;
     port->progress(NocBarrierKind::Reads);
   });
 }
@@ -268,8 +275,8 @@ void Noc::write(CoreCoord requester, std::uint64_t local_address, NocAddress des
   NocPort& port = req.port(id_);
   for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
     const std::uint32_t n = std::min(max_payload_, bytes - offset);
-    ++port.counters_.writes_issued;
-    if (ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+    port.flushes_.issue(engine_.now());
+    if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
     const SimTime depart = book(req, flit_bytes_ + n);
     schedule(depart, [this, r = &req, d = &dst, l = local_address + offset, a = destination.address + offset, n, ack,
                       depart] { start_write(r, d, l, a, n, ack, depart); });
@@ -282,17 +289,11 @@ void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local
   const Delivery delivery = deliver(*requester, *target, depart, flit_bytes_ + bytes, bytes);
   stats_.payload_bytes += bytes;
   NocPort* port = &requester->port(id_);
-  schedule(delivery.injected, [port] {
-    ++port->counters_.writes_flushed;
-    port->progress(NocBarrierKind::WritesFlushed);
-  });
+  resolve(*port, NocBarrierKind::WritesFlushed, delivery.injected);
   schedule(delivery.landed, [=, this, data = std::move(data)] {
     land(*target->memory, address, bytes, data);
     if (ack == WriteAck::Posted) return;
-    schedule(engine_.now() + ack_latency(target->coord, requester->coord), [port] {
-      ++port->counters_.nonposted_writes_acked;
-      port->progress(NocBarrierKind::Writes);
-    });
+    resolve(*port, NocBarrierKind::Writes, engine_.now() + ack_latency(target->coord, requester->coord));
   });
 }
 
@@ -301,23 +302,17 @@ void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t v
   Endpoint& dst = target_endpoint(destination.core, AccessKind::Write, destination.address, 4);
   dst.memory->check_word(destination.address, AccessKind::Write);
   NocPort& port = req.port(id_);
-  ++port.counters_.writes_issued;
-  if (ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+  port.flushes_.issue(engine_.now());
+  if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
   const SimTime depart = book(req, flit_bytes_);
   schedule(depart, [this, r = &req, d = &dst, a = destination.address, value, ack, depart] {
     const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4);  // the value rides in the header
     NocPort* p = &r->port(id_);
-    schedule(delivery.injected, [p] {
-      ++p->counters_.writes_flushed;
-      p->progress(NocBarrierKind::WritesFlushed);
-    });
+    resolve(*p, NocBarrierKind::WritesFlushed, delivery.injected);
     schedule(delivery.landed, [=, this] {
       d->memory->write_u32(a, value);
       if (ack == WriteAck::Posted) return;
-      schedule(engine_.now() + ack_latency(d->coord, r->coord), [p] {
-        ++p->counters_.nonposted_writes_acked;
-        p->progress(NocBarrierKind::Writes);
-      });
+      resolve(*p, NocBarrierKind::Writes, engine_.now() + ack_latency(d->coord, r->coord));
     });
   });
 }
@@ -346,8 +341,8 @@ void Noc::multicast_write(CoreCoord requester, std::uint64_t local_address, Core
   NocPort& port = req.port(id_);
   for (std::uint32_t offset = 0; offset < bytes; offset += max_payload_) {
     const std::uint32_t n = std::min(max_payload_, bytes - offset);
-    ++port.counters_.writes_issued;
-    if (options.ack == WriteAck::NonPosted) ++port.counters_.nonposted_writes_issued;
+    port.flushes_.issue(engine_.now());
+    if (options.ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
     const SimTime depart = book(req, flit_bytes_ + n, true);
     schedule(depart, [=, this, r = &req] {
       start_multicast(r, targets, destinations, local_address + offset, address + offset, n, options.ack, depart);
@@ -424,16 +419,8 @@ void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, C
   stats_.payload_bytes += bytes;
 
   NocPort* port = &requester->port(id_);
-  schedule(injected, [port] {
-    ++port->counters_.writes_flushed;
-    port->progress(NocBarrierKind::WritesFlushed);
-  });
-  if (ack == WriteAck::NonPosted) {
-    schedule(last_ack, [port] {
-      ++port->counters_.nonposted_writes_acked;
-      port->progress(NocBarrierKind::Writes);
-    });
-  }
+  resolve(*port, NocBarrierKind::WritesFlushed, injected);
+  if (ack == WriteAck::NonPosted) resolve(*port, NocBarrierKind::Writes, last_ack);
 }
 
 // --- atomics ---------------------------------------------------------------------------------
@@ -469,21 +456,20 @@ void Noc::issue_atomic(CoreCoord requester, NocAddress destination, std::uint32_
   }
   dst.memory->check_word(destination.address, AccessKind::Atomic);
   NocPort& port = req.port(id_);
-  ++port.counters_.atomics_issued;
+  port.atomics_.issue(engine_.now());
   const SimTime depart = book(req, flit_bytes_);
   schedule(depart, [this, r = &req, d = &dst, a = destination.address, increment, result, depart] {
     const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0);  // header-only packet
     schedule(delivery.landed, [=, this] {
       const std::uint32_t old = d->memory->atomic_add_u32(a, increment);
       NocPort* p = &r->port(id_);
-      schedule(engine_.now() + ack_latency(d->coord, r->coord), [p, result, old] {
-        ++p->counters_.atomics_acked;
-        p->progress(NocBarrierKind::Atomics);
-        if (result) {
-          result->done = true;
-          result->old_value = old;
-          if (Actor* waiter = std::exchange(result->waiter, nullptr)) waiter->engine()->wake(*waiter);
-        }
+      const SimTime acked = engine_.now() + ack_latency(d->coord, r->coord);
+      resolve(*p, NocBarrierKind::Atomics, acked);
+      if (!result) return;
+      schedule(acked, [result, old] {  // the old value comes back with the ack
+        result->done = true;
+        result->old_value = old;
+        if (Actor* waiter = std::exchange(result->waiter, nullptr)) waiter->engine()->wake(*waiter);
       });
     });
   });

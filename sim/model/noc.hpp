@@ -160,6 +160,7 @@ class Noc {
   PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset);
   Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes);
   SimTime ack_latency(CoreCoord from, CoreCoord to) const;
+  void resolve(NocPort& port, NocBarrierKind kind, SimTime at);
 
   void start_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address, std::uint64_t local_address,
                   std::uint32_t bytes, SimTime depart);

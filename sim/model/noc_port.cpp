@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
 
 namespace cclmesh::sim {
 
@@ -12,6 +13,7 @@ bool NocBarrier::await_ready() const { return port_.complete(kind_); }
 
 void NocBarrier::await_suspend(std::coroutine_handle<>) {
   port_.waiters_[static_cast<std::size_t>(kind_)].park(record_, static_cast<std::int64_t>(kind_), &port_);
+  port_.arm(kind_);
 }
 
 NocPort::NocPort(std::string owner, NocId noc, Bandwidth inject_rate, Bandwidth absorb_rate,
@@ -24,14 +26,35 @@ NocPort::NocPort(std::string owner, NocId noc, Bandwidth inject_rate, Bandwidth 
   CCLMESH_CHECK(request_slots > 0, "a NoC port needs at least one request slot");
 }
 
-bool NocPort::complete(NocBarrierKind kind) const {
+SimTime NocPort::now() { return Engine::current().now(); }
+
+CompletionClock* NocPort::clock(NocBarrierKind kind) const {
   switch (kind) {
-    case NocBarrierKind::Reads: return counters_.reads_acked == counters_.reads_issued;
-    case NocBarrierKind::Writes: return counters_.nonposted_writes_acked == counters_.nonposted_writes_issued;
-    case NocBarrierKind::WritesFlushed: return counters_.writes_flushed == counters_.writes_issued;
-    case NocBarrierKind::Atomics: return counters_.atomics_acked == counters_.atomics_issued;
+    case NocBarrierKind::Reads: return nullptr;
+    case NocBarrierKind::Writes: return &acks_;
+    case NocBarrierKind::WritesFlushed: return &flushes_;
+    case NocBarrierKind::Atomics: return &atomics_;
   }
-  return true;
+  return nullptr;
+}
+
+bool NocPort::complete(NocBarrierKind kind) const {
+  if (kind == NocBarrierKind::Reads) return reads_acked_ == reads_issued_;
+  return clock(kind)->all_done(now());
+}
+
+NocCounters NocPort::counters() const {
+  const SimTime t = now();
+  NocCounters c;
+  c.reads_issued = reads_issued_;
+  c.reads_acked = reads_acked_;
+  c.nonposted_writes_issued = acks_.issued();
+  c.nonposted_writes_acked = acks_.completed(t);
+  c.writes_issued = flushes_.issued();
+  c.writes_flushed = flushes_.completed(t);
+  c.atomics_issued = atomics_.issued();
+  c.atomics_acked = atomics_.completed(t);
+  return c;
 }
 
 SimTime NocPort::book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation,
@@ -62,8 +85,63 @@ void NocPort::progress(NocBarrierKind kind) {
   }
 }
 
+namespace {
+// The barrier kind a lazily counted activity kind stands for.
+bool barrier_kind_of(ActivityKind kind, NocBarrierKind& out) {
+  switch (kind) {
+    case ActivityKind::NocWritesAcked: out = NocBarrierKind::Writes; return true;
+    case ActivityKind::NocWritesFlushed: out = NocBarrierKind::WritesFlushed; return true;
+    case ActivityKind::NocAtomicsDone: out = NocBarrierKind::Atomics; return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+bool NocPort::happened_since(ActivityKind kind, SimTime since) {
+  NocBarrierKind b{};
+  if (!barrier_kind_of(kind, b)) return false;
+  return clock(b)->last_all_done(now()) > since;
+}
+
+void NocPort::want(ActivityKind kind) {
+  NocBarrierKind b{};
+  if (!barrier_kind_of(kind, b)) return;
+  listener_wants_[static_cast<std::size_t>(b)] = true;
+  arm(b);
+}
+
+bool NocPort::wanted(NocBarrierKind kind) const {
+  const auto i = static_cast<std::size_t>(kind);
+  return listener_wants_[i] || !waiters_[i].empty();
+}
+
+// An alarm at the time the last known transaction of the kind completes; when it goes off
+// with everything done, the waiters are granted and the core's activity notified, else it is
+// set again (more were issued meanwhile). Not armed while some completion time is unknown:
+// resolving it (Noc) arms again.
+void NocPort::arm(NocBarrierKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  CompletionClock* c = clock(kind);
+  if (c == nullptr || alarm_armed_[i] || !wanted(kind) || !c->all_known()) return;
+  const SimTime t = now();
+  if (c->all_done(t)) return;  // nothing outstanding: the next issue arms
+  alarm_armed_[i] = true;
+  Engine::current().schedule_at(c->last_time(), [this, kind] { alarm(kind); });
+}
+
+void NocPort::alarm(NocBarrierKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  alarm_armed_[i] = false;
+  if (!complete(kind)) {
+    arm(kind);
+    return;
+  }
+  listener_wants_[i] = false;
+  progress(kind);
+}
+
 std::string NocPort::describe_wait(std::int64_t kind) const {
-  const NocCounters& c = counters_;
+  const NocCounters c = counters();
   switch (static_cast<NocBarrierKind>(kind)) {
     case NocBarrierKind::Reads:
       return fmt::format("{} read barrier on {} ({} of {} reads back)", owner_, to_string(noc_), c.reads_acked,

@@ -11,6 +11,7 @@
 
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/wait_queue.hpp"
+#include "sim/model/completion_clock.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/l1_activity.hpp"
 #include "sim/model/packet_resource.hpp"
@@ -50,13 +51,18 @@ class NocBarrier {
   WaitRecord record_;
 };
 
-class NocPort final : public WaitTarget {
+// Reads complete with their data landing (an event anyway). Write flushes, write acks and
+// atomic acks are counted by time (CompletionClock): their events are scheduled only while a
+// barrier or a parked polling kernel waits for all of a kind (one alarm at the time the last
+// one completes), so a write nobody waits for costs two events (depart, land), not four.
+class NocPort final : public WaitTarget, public ActivitySource {
  public:
   NocPort(std::string owner, NocId noc, Bandwidth inject_rate, Bandwidth absorb_rate, std::int32_t request_slots);
   NocPort(const NocPort&) = delete;
   NocPort& operator=(const NocPort&) = delete;
 
-  const NocCounters& counters() const { return counters_; }
+  // The counters as of now.
+  NocCounters counters() const;
   bool complete(NocBarrierKind kind) const;
   NocBarrier barrier(NocBarrierKind kind) { return NocBarrier{*this, kind}; }
   void barrier_blocking(NocBarrierKind kind) { block_on(barrier(kind)); }
@@ -76,6 +82,8 @@ class NocPort final : public WaitTarget {
   const PacketResource& absorb() const { return absorb_; }
 
   std::string describe_wait(std::int64_t kind) const override;
+  bool happened_since(ActivityKind kind, SimTime since) override;
+  void want(ActivityKind kind) override;
 
  private:
   friend class Noc;
@@ -85,6 +93,14 @@ class NocPort final : public WaitTarget {
   // NIU.
   SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation, bool exclusive);
   void progress(NocBarrierKind kind);
+  // The clock of a kind counted by time (nullptr for reads).
+  CompletionClock* clock(NocBarrierKind kind) const;
+  // Transactions of `kind` were issued or got their completion time: if someone waits for
+  // the kind, make sure an alarm goes off when all are done.
+  void arm(NocBarrierKind kind);
+  void alarm(NocBarrierKind kind);
+  bool wanted(NocBarrierKind kind) const;
+  static SimTime now();
 
   std::string owner_;
   NocId noc_;
@@ -95,7 +111,13 @@ class NocPort final : public WaitTarget {
   std::vector<SimTime> slot_free_;
   SimTime next_issue_;
   SimTime issue_floor_;
-  NocCounters counters_;
+  std::uint64_t reads_issued_ = 0;
+  std::uint64_t reads_acked_ = 0;
+  mutable CompletionClock acks_;     // non-posted writes
+  mutable CompletionClock flushes_;  // every write
+  mutable CompletionClock atomics_;
+  std::array<bool, kNocBarrierKinds> listener_wants_{};  // a parked polling kernel waits for the kind
+  std::array<bool, kNocBarrierKinds> alarm_armed_{};
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
 };

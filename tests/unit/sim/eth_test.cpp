@@ -155,6 +155,30 @@ TEST(EthSend, TxQueueReportsBusyAndDrains) {
   EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{0_ns, "busy"}, {399'960_ps, "ready"}}));
 }
 
+// The queue drains by time: commands leaving the wire cost no event unless a kernel waits for
+// room (one alarm then); a polling kernel parked for TxqReady wakes at the next drain.
+TEST(EthSend, TxQueueDrainsWithoutEventsUnlessAKernelWaits) {
+  Engine engine;
+  SimSystem system(engine, pair_config());
+  EthCore& tx = system.chip(0).eth(8);
+  engine.schedule_at(SimTime::zero(), [&] { tx.write_remote_word(kBuf, 1); });
+  engine.run();
+  EXPECT_EQ(engine.stats().events_executed, 2u);  // the call (the wire starts at once), the landing
+  EXPECT_EQ(tx.txq_outstanding(), 0);
+
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    ActivityListener listener("poller");
+    tx.l1().activity().attach(listener);
+    for (int i = 0; i < 2; ++i) tx.send_packet(kBuf, kBuf, 4096);
+    listener.wait_blocking(activity_bit(ActivityKind::TxqReady));  // room already: the next drain
+    log.add("drained");
+  });
+  const SimTime start = engine.now();
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{start + 399'960_ps, "drained"}}));
+}
+
 TEST(EthFaults, DownLinkDropsPacketsAndRecordsThem) {
   Engine engine;
   SimSystem system(engine, pair_config());

@@ -71,6 +71,40 @@ TEST(NocTiming, SingleWriteLandsFlushesAndIsAckedAtExactTimes) {
   EXPECT_EQ(chip.l1(kB).read(0x2000, 64), data);
 }
 
+// Flushes and acks are counted by time: a write nobody waits for costs its depart and its
+// landing; a barrier or a polling kernel parked for the kind gets one alarm when all are done,
+// at the same times as above.
+TEST(NocTiming, CompletionsNobodyWaitsForCostNoEvents) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  chip.l1(kA).write(0x1000, pattern(64, 3));
+  engine.schedule_at(SimTime::zero(), [&] {
+    for (int i = 0; i < 3; ++i) noc.write(kA, 0x1000, {kB, 0x2000}, 64);
+  });
+  engine.run();
+  EXPECT_EQ(engine.stats().events_executed, 1u + 3u * 2u);  // the issuing event, then depart + land each
+  // The run ends with the last landing: the flushes are past, the acks (91 ns later) not yet.
+  const NocCounters c = noc.port(kA).counters();
+  EXPECT_EQ(c.writes_issued, 3u);
+  EXPECT_EQ(c.writes_flushed, 3u);
+  EXPECT_EQ(c.nonposted_writes_issued, 3u);
+  EXPECT_EQ(c.nonposted_writes_acked, 0u);
+
+  Log log;
+  ActivityListener listener("poller");
+  engine.spawn_fiber("poller", [&] {
+    chip.l1(kA).activity().attach(listener);
+    noc.write(kA, 0x1000, {kB, 0x2000}, 64);
+    listener.wait_blocking(activity_bit(ActivityKind::NocWritesAcked));
+    log.add("acked");
+  });
+  const SimTime start = engine.now();
+  engine.run();
+  // Three later writes of kA queue behind nothing now: 153.417 ns after the start, as above.
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{start + 153'417_ps, "acked"}}));
+}
+
 TEST(NocTiming, SingleReadRoundTrip) {
   Engine engine;
   Chip chip(engine, 0, testing::wormhole());
