@@ -124,6 +124,9 @@ void wait_for_l1_activity();
 // landing in a slot whose arrival a counter or sync word announces, another kernel's buffers).
 // A simulator hint that saves wake-ups; a no-op on hardware.
 void l1_activity_watch_range(uint32_t begin, uint32_t end);
+// The opposite hint: writes landing entirely inside [begin, end) never wake this kernel (a
+// kernel that acts on most of its L1 but not on its packet slots). Also a no-op on hardware.
+void l1_activity_ignore_range(uint32_t begin, uint32_t end);
 // Spends `cycles` of core time (the cost of work the simulator does not model instruction by
 // instruction, e.g. a reduction's arithmetic).
 void spend_cycles(uint32_t cycles);

@@ -493,6 +493,13 @@ void l1_activity_watch_range(uint32_t begin, uint32_t end) {
   k.activity->watch(begin, end);
 }
 
+void l1_activity_ignore_range(uint32_t begin, uint32_t end) {
+  sd::KernelContext& k = K();
+  if (end <= begin) throw sd::DataflowApiError(fmt::format("l1_activity_ignore_range: empty range [{:#x}, {:#x})", begin, end));
+  k.l1->check(begin, end - begin, cclmesh::sim::AccessKind::Watch);
+  k.activity->ignore(begin, end);
+}
+
 void spend_cycles(uint32_t cycles) {
   sd::KernelContext& k = K();
   if (cycles > 0) cclmesh::sim::block_on(cclmesh::sim::delay(k.chip->params().cycles(cycles)));

@@ -26,7 +26,15 @@ void ActivityListener::watch(std::uint64_t begin, std::uint64_t end) {
   watched_.emplace_back(begin, end);
 }
 
+void ActivityListener::ignore(std::uint64_t begin, std::uint64_t end) {
+  CCLMESH_CHECK(begin < end, fmt::format("{}: empty ignored range [{:#x}, {:#x})", name_, begin, end));
+  ignored_.emplace_back(begin, end);
+}
+
 bool ActivityListener::watches(std::uint64_t address, std::uint64_t bytes) const {
+  for (const auto& [begin, end] : ignored_) {
+    if (address >= begin && address + bytes <= end) return false;
+  }
   if (watched_.empty()) return true;
   for (const auto& [begin, end] : watched_) {
     if (address < end && begin < address + bytes) return true;

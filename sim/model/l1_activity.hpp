@@ -79,6 +79,8 @@ class ActivityListener final : public WaitTarget {
   // From now on only writes that overlap a watched range are L1Write activity for this
   // listener (until the first call, every write is).
   void watch(std::uint64_t begin, std::uint64_t end);
+  // Writes entirely inside an ignored range are never L1Write activity for this listener.
+  void ignore(std::uint64_t begin, std::uint64_t end);
   bool watches_everything() const { return watched_.empty(); }
 
   // Kinds that happened since the kernel last returned from a wait.
@@ -99,6 +101,7 @@ class ActivityListener final : public WaitTarget {
   std::string name_;
   L1Activity* activity_ = nullptr;  // set by attach()
   std::vector<std::pair<std::uint64_t, std::uint64_t>> watched_;  // [begin, end), few
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ignored_;  // [begin, end), few
   SimTime last_return_;             // of wait_blocking (lazily reported kinds count from here)
   ActivityMask pending_ = 0;
   ActivityMask wake_on_ = 0;  // while parked

@@ -211,6 +211,24 @@ TEST(MemoryRegion, WritesOutsideWatchedRangesDoNotWakeButStillReachWordWatches) 
   EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{4_ns, "woken"}}));
 }
 
+TEST(MemoryRegion, WritesEntirelyInsideAnIgnoredRangeDoNotWake) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    ActivityListener listener("poller");
+    l1.activity().attach(listener);
+    listener.ignore(0x1000, 0x2000);
+    listener.wait_blocking(kAnyActivity);
+    log.add("woken");
+  });
+  engine.schedule_at(1_ns, [&] { l1.fill(0x1000, 0x1000, 7); });  // the whole range
+  engine.schedule_at(2_ns, [&] { l1.write_u32(0x1ffc, 1); });     // its last word
+  engine.schedule_at(3_ns, [&] { l1.fill(0x1ff0, 0x20, 0); });    // runs past its end
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{3_ns, "woken"}}));
+}
+
 TEST(MemoryRegion, AParkedListenerWakesOnlyForTheKindsItWaitsFor) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
