@@ -117,7 +117,11 @@ class FabricRouter {
     // The router acts on its control words and on the receiver slots' sync words; packets
     // land in slots before the word that announces them (packets_written for a sender
     // channel, the sync word of a receiver slot), so those landings need not wake it.
-    l1_activity_watch_range(layout_.control_begin, layout_.control_end);
+    // The downstream credit is read only while a packet waits for a downstream slot.
+    const uint32_t credit = layout_.downstream_flow_control_sem;
+    l1_activity_watch_range(layout_.control_begin, credit);
+    l1_activity_watch_range_secondary(credit, credit + kFabricControlFieldBytes);
+    l1_activity_watch_range(credit + kFabricControlFieldBytes, layout_.control_end);
     for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
       const uint32_t sync = receiver_slot(s) + layout_.sync_offset_in_slot;
       l1_activity_watch_range(sync, sync + api::kEthChannelSyncBytes);
@@ -169,6 +173,7 @@ class FabricRouter {
       if (progress) {
         idle_passes = 0;
         txq_blocked_ = false;
+        counter.progress();
         continue;
       }
       counter.idle_pass();
@@ -185,10 +190,14 @@ class FabricRouter {
   }
 
   // What can change the outcome of the next pass, given the state the idle passes left. L1
-  // writes only to the watched words (initialise()); NoC and TX queue events only while the
-  // receiver or a send waits for them. Anything else leaves the next pass idle.
+  // writes only to the watched words (initialise()), the downstream credit only while a
+  // packet waits for it; NoC and TX queue events only while the receiver or a send waits for
+  // them. Anything else leaves the next pass idle.
   uint32_t wake_sources() const {
     uint32_t wake = WAKE_ON_L1_WRITE;
+    if (receiver_state_ == ReceiverState::PENDING && rx_decision_.forward) {
+      wake |= WAKE_ON_L1_WRITE_SECONDARY;  // waiting for the downstream credit
+    }
     if (receiver_state_ == ReceiverState::WAIT_LANDED) {
       wake |= WAKE_ON_NOC_WRITES_DONE;
     }

@@ -167,6 +167,7 @@ class LegacyEdm {
       }
       if (progress) {
         txq_blocked_ = false;
+        counter.progress();
         continue;
       }
       counter.idle_pass();

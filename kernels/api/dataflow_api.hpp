@@ -109,7 +109,8 @@ enum WakeOn : uint32_t {
   WAKE_ON_NOC_ATOMICS_DONE = 1u << 4,    // every atomic of this core is acked
   WAKE_ON_CB_CHANGE = 1u << 5,           // cb_push_back / cb_pop_front by another kernel of this core
   WAKE_ON_TXQ_READY = 1u << 6,           // eth_txq_is_busy() turns false (ERISC)
-  WAKE_ON_ANY = (1u << 7) - 1u,
+  WAKE_ON_L1_WRITE_SECONDARY = 1u << 7,  // a write to a word watched as secondary (see below)
+  WAKE_ON_ANY = (1u << 8) - 1u,
 };
 // See the rules above: park until one of the `wake_on` events happens on this core (at once if
 // one happened since the previous return). Returns the device cycles spent parked: the time
@@ -124,6 +125,10 @@ void wait_for_l1_activity();
 // landing in a slot whose arrival a counter or sync word announces, another kernel's buffers).
 // A simulator hint that saves wake-ups; a no-op on hardware.
 void l1_activity_watch_range(uint32_t begin, uint32_t end);
+// Words the kernel reads only in some states (a router's downstream credit, read only while a
+// packet waits for a downstream slot): from the first watch call on, a write to them is
+// WAKE_ON_L1_WRITE_SECONDARY activity, which wakes the kernel only when it asks for it.
+void l1_activity_watch_range_secondary(uint32_t begin, uint32_t end);
 // The opposite hint: writes landing entirely inside [begin, end) never wake this kernel (a
 // kernel that acts on most of its L1 but not on its packet slots). Also a no-op on hardware.
 void l1_activity_ignore_range(uint32_t begin, uint32_t end);

@@ -23,12 +23,19 @@ namespace cclmesh::kernels {
 // (inferred: REFERENCE gives no figure; only the counters' pace depends on it.)
 inline constexpr uint32_t kEriscIdlePassCycles = 64;
 
+// The counters at a wake depend only on the time since the loop last made progress, not on
+// how many wake-ups without progress came between (each ran two idle passes at no simulated
+// time): during an idle stretch the pass count is its value at the stretch's first park plus
+// the stretch's parked time / kEriscIdlePassCycles. So waking a kernel for an event it does not
+// act on cannot move a result.
 class IdlePassCounter {
  public:
   // The pass now running: its parity picks the sender channel.
   uint32_t pass() const { return pass_; }
   void next_pass() { ++pass_; }
 
+  // The running pass made progress: the idle stretch, if any, is over.
+  void progress() { in_stretch_ = false; }
   // The running pass made no progress.
   void idle_pass() { ++idle_since_switch_; }
 
@@ -41,15 +48,24 @@ class IdlePassCounter {
     if (idle_since_switch_ < switch_interval) {
       return false;
     }
-    idle_since_switch_ %= switch_interval;
+    const uint64_t done = idle_since_switch_ - idle_since_switch_ % switch_interval;
+    idle_since_switch_ -= done;
+    stretch_idle_ -= static_cast<int64_t>(done);
     return true;
   }
 
   // The loop was parked for `cycles`: the idle passes it would have run meanwhile.
   void parked(uint32_t cycles) {
-    const uint32_t passes = cycles / kEriscIdlePassCycles;
-    pass_ += passes;  // wraps: only its parity is used
-    idle_since_switch_ += passes;
+    if (!in_stretch_) {
+      in_stretch_ = true;
+      stretch_cycles_ = 0;
+      stretch_pass_ = pass_;
+      stretch_idle_ = static_cast<int64_t>(idle_since_switch_);
+    }
+    stretch_cycles_ += cycles;
+    const uint64_t passes = stretch_cycles_ / kEriscIdlePassCycles;
+    pass_ = stretch_pass_ + static_cast<uint32_t>(passes);  // wraps: only its parity is used
+    idle_since_switch_ = static_cast<uint64_t>(stretch_idle_ + static_cast<int64_t>(passes));
   }
 
   uint64_t idle_since_switch() const { return idle_since_switch_; }
@@ -57,6 +73,10 @@ class IdlePassCounter {
  private:
   uint32_t pass_ = 0;
   uint64_t idle_since_switch_ = 0;
+  bool in_stretch_ = false;     // parked since the last progress
+  uint64_t stretch_cycles_ = 0;  // parked cycles in this stretch
+  uint32_t stretch_pass_ = 0;    // the counters at the stretch's first park
+  int64_t stretch_idle_ = 0;     // (less run_routing intervals taken since)
 };
 
 }  // namespace cclmesh::kernels

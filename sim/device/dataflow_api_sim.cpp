@@ -484,6 +484,7 @@ static_assert(WAKE_ON_NOC_WRITES_FLUSHED == cclmesh::sim::activity_bit(cclmesh::
 static_assert(WAKE_ON_NOC_ATOMICS_DONE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocAtomicsDone));
 static_assert(WAKE_ON_CB_CHANGE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::CbChange));
 static_assert(WAKE_ON_TXQ_READY == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::TxqReady));
+static_assert(WAKE_ON_L1_WRITE_SECONDARY == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::L1WriteSecondary));
 static_assert(WAKE_ON_ANY == cclmesh::sim::kAnyActivity);
 
 void l1_activity_watch_range(uint32_t begin, uint32_t end) {
@@ -491,6 +492,15 @@ void l1_activity_watch_range(uint32_t begin, uint32_t end) {
   if (end <= begin) throw sd::DataflowApiError(fmt::format("l1_activity_watch_range: empty range [{:#x}, {:#x})", begin, end));
   k.l1->check(begin, end - begin, cclmesh::sim::AccessKind::Watch);
   k.activity->watch(begin, end);
+}
+
+void l1_activity_watch_range_secondary(uint32_t begin, uint32_t end) {
+  sd::KernelContext& k = K();
+  if (end <= begin) {
+    throw sd::DataflowApiError(fmt::format("l1_activity_watch_range_secondary: empty range [{:#x}, {:#x})", begin, end));
+  }
+  k.l1->check(begin, end - begin, cclmesh::sim::AccessKind::Watch);
+  k.activity->watch_secondary(begin, end);
 }
 
 void l1_activity_ignore_range(uint32_t begin, uint32_t end) {

@@ -10,7 +10,7 @@ namespace cclmesh::sim {
 std::string describe_activity_mask(ActivityMask mask) {
   static constexpr const char* kNames[] = {"a write to a watched L1 word", "NoC reads done", "NoC writes acked",
                                            "NoC writes flushed", "NoC atomics done", "a CB change",
-                                           "TX queue room"};
+                                           "TX queue room", "a write to a secondary watched L1 word"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(ActivityKind::Count));
   std::string text;
   for (std::size_t k = 0; k < std::size(kNames); ++k) {
@@ -31,15 +31,26 @@ void ActivityListener::ignore(std::uint64_t begin, std::uint64_t end) {
   ignored_.emplace_back(begin, end);
 }
 
-bool ActivityListener::watches(std::uint64_t address, std::uint64_t bytes) const {
+void ActivityListener::watch_secondary(std::uint64_t begin, std::uint64_t end) {
+  CCLMESH_CHECK(begin < end, fmt::format("{}: empty watched range [{:#x}, {:#x})", name_, begin, end));
+  watched_secondary_.emplace_back(begin, end);
+}
+
+ActivityMask ActivityListener::write_kinds(std::uint64_t address, std::uint64_t bytes) const {
   for (const auto& [begin, end] : ignored_) {
-    if (address >= begin && address + bytes <= end) return false;
+    if (address >= begin && address + bytes <= end) return 0;
   }
-  if (watched_.empty()) return true;
-  for (const auto& [begin, end] : watched_) {
-    if (address < end && begin < address + bytes) return true;
-  }
-  return false;
+  if (watches_everything()) return activity_bit(ActivityKind::L1Write);
+  const auto overlaps = [&](const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+    for (const auto& [begin, end] : ranges) {
+      if (address < end && begin < address + bytes) return true;
+    }
+    return false;
+  };
+  ActivityMask kinds = 0;
+  if (overlaps(watched_)) kinds |= activity_bit(ActivityKind::L1Write);
+  if (overlaps(watched_secondary_)) kinds |= activity_bit(ActivityKind::L1WriteSecondary);
+  return kinds;
 }
 
 void ActivityListener::wait_blocking(ActivityMask wake_on) {
@@ -102,7 +113,8 @@ void L1Activity::notify(ActivityKind kind) {
 void L1Activity::notify_write(std::uint64_t address, std::uint64_t bytes) {
   ++events_;
   for (ActivityListener& listener : listeners_) {
-    if (listener.watches(address, bytes)) deliver(listener, activity_bit(ActivityKind::L1Write));
+    const ActivityMask kinds = listener.write_kinds(address, bytes);
+    if (kinds != 0) deliver(listener, kinds);
   }
 }
 

@@ -35,6 +35,7 @@ enum class ActivityKind : std::uint8_t {
   NocAtomicsDone,    // every atomic is acked
   CbChange,          // a cb_push_back / cb_pop_front by a kernel of the core
   TxqReady,          // an ERISC's TX queue has room again (eth_txq_is_busy() turns false)
+  L1WriteSecondary,  // a write to a word the listener watches as secondary
   Count
 };
 
@@ -79,9 +80,12 @@ class ActivityListener final : public WaitTarget {
   // From now on only writes that overlap a watched range are L1Write activity for this
   // listener (until the first call, every write is).
   void watch(std::uint64_t begin, std::uint64_t end);
+  // Writes that overlap [begin, end) are L1WriteSecondary activity (and, like watch(), from
+  // now on writes overlapping no watched range are not activity).
+  void watch_secondary(std::uint64_t begin, std::uint64_t end);
   // Writes entirely inside an ignored range are never L1Write activity for this listener.
   void ignore(std::uint64_t begin, std::uint64_t end);
-  bool watches_everything() const { return watched_.empty(); }
+  bool watches_everything() const { return watched_.empty() && watched_secondary_.empty(); }
 
   // Kinds that happened since the kernel last returned from a wait.
   ActivityMask pending() const { return pending_; }
@@ -95,12 +99,14 @@ class ActivityListener final : public WaitTarget {
 
  private:
   friend class L1Activity;
-  bool watches(std::uint64_t address, std::uint64_t bytes) const;
+  // The write kinds a write of [address, address + bytes) is for this listener (0: none).
+  ActivityMask write_kinds(std::uint64_t address, std::uint64_t bytes) const;
   void record(ActivityMask kinds);
 
   std::string name_;
   L1Activity* activity_ = nullptr;  // set by attach()
   std::vector<std::pair<std::uint64_t, std::uint64_t>> watched_;  // [begin, end), few
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> watched_secondary_;  // [begin, end), few
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ignored_;  // [begin, end), few
   SimTime last_return_;             // of wait_blocking (lazily reported kinds count from here)
   ActivityMask pending_ = 0;

@@ -478,6 +478,7 @@ uint32_t wait_for_activity(uint32_t) {
 void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }
 void l1_activity_watch_range(uint32_t, uint32_t) {}  // every write wakes here: a hint, not behaviour
 void l1_activity_ignore_range(uint32_t, uint32_t) {}
+void l1_activity_watch_range_secondary(uint32_t, uint32_t) {}
 void spend_cycles(uint32_t cycles) { K().cycles += cycles; }
 uint64_t read_device_cycles() { return K().cycles; }
 

@@ -1,6 +1,7 @@
 // The pass counters of a polling ERISC loop kept by parked time (kernels/common/idle_passes.hpp):
 // parked cycles become idle passes, which move the sender-channel parity and bring
-// run_routing() due every switch interval, however the passes were counted.
+// run_routing() due every switch interval; within an idle stretch the counters depend only on
+// the time parked, not on how many wake-ups without progress came between.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,18 +13,45 @@ namespace {
 using cclmesh::kernels::IdlePassCounter;
 using cclmesh::kernels::kEriscIdlePassCycles;
 
+// Two idle passes (one per sender channel), as the router runs before it parks.
+void two_idle_passes(IdlePassCounter& c) {
+  for (int i = 0; i < 2; ++i) {
+    c.idle_pass();
+    c.next_pass();
+  }
+}
+
 TEST(IdlePassCounter, ParkedCyclesCountAsWholeIdlePasses) {
   IdlePassCounter c;
+  two_idle_passes(c);
   c.parked(kEriscIdlePassCycles - 1);  // not one whole pass
-  EXPECT_EQ(c.pass(), 0u);
-  EXPECT_EQ(c.idle_since_switch(), 0u);
-  c.parked(3 * kEriscIdlePassCycles + 5);
-  EXPECT_EQ(c.pass(), 3u);  // odd: the other sender channel is served next
-  EXPECT_EQ(c.idle_since_switch(), 3u);
-  c.next_pass();
-  c.idle_pass();
-  EXPECT_EQ(c.pass(), 4u);
-  EXPECT_EQ(c.idle_since_switch(), 4u);
+  EXPECT_EQ(c.pass(), 2u);
+  EXPECT_EQ(c.idle_since_switch(), 2u);
+  c.parked(2 * kEriscIdlePassCycles + 5);  // the same stretch: 3 passes in all now
+  EXPECT_EQ(c.pass(), 5u);                 // odd: the other sender channel is served next
+  EXPECT_EQ(c.idle_since_switch(), 5u);
+}
+
+TEST(IdlePassCounter, WakeUpsWithoutProgressDoNotMoveTheCounters) {
+  IdlePassCounter woken_often;
+  IdlePassCounter woken_once;
+  two_idle_passes(woken_often);
+  two_idle_passes(woken_once);
+  for (int i = 0; i < 5; ++i) {  // five fruitless wake-ups, 100 cycles apart
+    woken_often.parked(100);
+    two_idle_passes(woken_often);
+  }
+  woken_often.parked(33);
+  woken_once.parked(533);
+  EXPECT_EQ(woken_often.pass(), woken_once.pass());
+  EXPECT_EQ(woken_often.idle_since_switch(), woken_once.idle_since_switch());
+  // Progress ends the stretch: the next one counts from its own first park.
+  woken_once.next_pass();
+  woken_once.progress();
+  const uint32_t after_progress = woken_once.pass();
+  two_idle_passes(woken_once);
+  woken_once.parked(kEriscIdlePassCycles);
+  EXPECT_EQ(woken_once.pass(), after_progress + 3u);
 }
 
 TEST(IdlePassCounter, RoutingIsDueOncePerIntervalOfIdlePassesSpunOrParked) {
@@ -35,11 +63,13 @@ TEST(IdlePassCounter, RoutingIsDueOncePerIntervalOfIdlePassesSpunOrParked) {
   EXPECT_FALSE(c.routing_due(10));  // once
   EXPECT_EQ(c.idle_since_switch(), 0u);
   // A long park holding 2.5 intervals: one call at the next park (the others fell on an idle
-  // core), and the half interval carries over.
+  // core), and the half interval carries over, also across a later wake in the same stretch.
   c.parked(25 * kEriscIdlePassCycles);
   EXPECT_TRUE(c.routing_due(10));
   EXPECT_EQ(c.idle_since_switch(), 5u);
   EXPECT_FALSE(c.routing_due(10));
+  c.parked(3 * kEriscIdlePassCycles);
+  EXPECT_EQ(c.idle_since_switch(), 8u);
 }
 
 TEST(IdlePassCounter, AZeroIntervalMeansRoutingAtEveryPark) {
@@ -54,8 +84,8 @@ TEST(IdlePassCounter, ThePassCounterWrapsWithoutLosingParity) {
   const uint32_t passes = UINT32_MAX / kEriscIdlePassCycles;
   EXPECT_EQ(c.pass(), passes);
   c.parked(UINT32_MAX);
-  EXPECT_EQ(c.pass() & 1u, (2u * passes) & 1u);
-  EXPECT_EQ(c.idle_since_switch(), 2ull * passes);  // 64-bit: no wrap
+  EXPECT_EQ(c.pass(), static_cast<uint32_t>((2ull * UINT32_MAX) / kEriscIdlePassCycles));
+  EXPECT_EQ(c.idle_since_switch(), (2ull * UINT32_MAX) / kEriscIdlePassCycles);  // 64-bit: no wrap
 }
 
 }  // namespace
