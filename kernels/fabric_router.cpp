@@ -11,8 +11,8 @@
 // Each main-loop pass services one sender channel (alternating) and the receiver, and sends
 // the ack word when a credit changed. Two passes without progress park the router in
 // wait_for_activity(), woken only by what it acts on (wake_sources()): a write to its control
-// words or a receiver slot's sync word, and, only while it waits for one, its NoC writes
-// landing or flushing, or room in the TX queue. run_routing() is called every
+// words or a receiver slot's sync word, and, only while it waits for one, its downstream
+// credit, its NoC writes landing or flushing, or room in the TX queue. run_routing() is called every
 // `switch_interval` idle passes, the passes it would have spun while parked included
 // (common/idle_passes.hpp).
 //
