@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <boost/container_hash/hash.hpp>
-
 #include <algorithm>
 
 #include "kernels/host/command_encoder.hpp"
@@ -318,27 +316,9 @@ std::string to_string(BidirectionalMode mode) {
 }
 
 std::size_t hash_value(const Params& p) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, ccl::hash_value(p.input));
-  boost::hash_combine(seed, p.dim);
-  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
-  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
-  boost::hash_combine(seed, static_cast<int>(p.topology));
-  boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, ccl::hash_value(p.groups));
-  boost::hash_combine(seed, static_cast<int>(p.mode));
-  boost::hash_combine(seed, static_cast<int>(p.bidirectional));
-  boost::hash_combine(seed, runtime::hash_value(p.fabric));
-  for (const auto* s : {&p.done_semaphore, &p.barrier_semaphore}) {
-    boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
-    boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
-  }
-  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
-  boost::hash_combine(seed, p.packet_size_in_pages);
-  boost::hash_combine(seed, p.cb_packets);
-  boost::hash_combine(seed, p.split_reader_writer);
-  boost::hash_combine(seed, ccl::hash_value(p.legacy));
-  return seed;
+  return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
+                     p.bidirectional, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
+                     p.packet_size_in_pages, p.cb_packets, p.split_reader_writer, p.legacy);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/container_hash/hash.hpp>
 #include <span>
 
 #include "kernels/host/command_encoder.hpp"
@@ -122,27 +121,9 @@ std::string to_string(Algorithm algorithm) {
 }
 
 std::size_t hash_value(const Params& p) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, ccl::hash_value(p.tensor));
-  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
-  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
-  boost::hash_combine(seed, runtime::hash_value(p.intermediate_buffer));
-  boost::hash_combine(seed, static_cast<int>(p.topology));
-  boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, p.workers_per_link.value_or(0));
-  boost::hash_combine(seed, ccl::hash_value(p.groups));
-  boost::hash_combine(seed, static_cast<int>(p.mode));
-  boost::hash_combine(seed, runtime::hash_value(p.fabric));
-  boost::hash_combine(seed, static_cast<int>(p.algorithm));
-  boost::hash_combine(seed, p.one_shot_max_bytes.value_or(~std::uint64_t{0}));
-  for (const auto* s : {&p.barrier_semaphore, &p.done_semaphore}) {
-    boost::hash_combine(seed, s->has_value() ? (*s)->address : 0u);
-    boost::hash_combine(seed, s->has_value() ? (*s)->id : 0u);
-  }
-  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
-  boost::hash_combine(seed, p.packet_size_in_pages);
-  boost::hash_combine(seed, p.chunk_packets);
-  return seed;
+  return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.topology, p.num_links,
+                     p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.one_shot_max_bytes,
+                     p.barrier_semaphore, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets);
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

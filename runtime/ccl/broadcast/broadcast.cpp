@@ -25,17 +25,8 @@ cmd::ChipMulticast targets(const FabricPlan& plan, ChipId root) {
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, p.root);
-  boost::hash_combine(seed, runtime::hash_value(p.input));
-  boost::hash_combine(seed, runtime::hash_value(p.output));
-  boost::hash_combine(seed, runtime::hash_value(p.fabric));
-  boost::hash_combine(seed, runtime::hash_value(p.worker));
-  boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, p.packet_size_in_pages);
-  boost::hash_combine(seed, p.cb_packets);
-  boost::hash_combine(seed, p.split_reader_writer);
-  return seed;
+  return hash_fields(0, p.root, p.input, p.output, p.fabric, p.worker, p.num_links, p.packet_size_in_pages,
+                     p.cb_packets, p.split_reader_writer);
 }
 
 void validate(const Params& p, const topo::Topology& topology) {

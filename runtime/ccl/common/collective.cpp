@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/container_hash/hash.hpp>
 #include <set>
 
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/core_map.hpp"
 #include "topologies/embedding.hpp"
 
@@ -42,11 +42,7 @@ std::string to_string(CclTopology topology) { return topology == CclTopology::Ri
 std::string to_string(CclMode mode) { return mode == CclMode::Fabric ? "fabric" : "legacy"; }
 
 std::size_t hash_value(const TensorSpec& spec) {
-  std::size_t seed = 0;
-  for (std::uint32_t d : spec.shape) boost::hash_combine(seed, d);
-  boost::hash_combine(seed, static_cast<int>(spec.dtype));
-  boost::hash_combine(seed, static_cast<int>(spec.layout));
-  return seed;
+  return hash_fields(0, spec.shape, spec.dtype, spec.layout);
 }
 
 std::uint32_t element_bytes(DataType dtype) {
@@ -167,13 +163,7 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
 }
 
 std::size_t hash_value(const GroupSelection& groups) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, groups.cluster_axis.value_or(-1));
-  for (const auto& g : groups.chips) {
-    boost::hash_combine(seed, g.size());
-    for (ChipId c : g) boost::hash_combine(seed, c);
-  }
-  return seed;
+  return hash_fields(0, groups.cluster_axis, groups.chips);
 }
 
 std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,

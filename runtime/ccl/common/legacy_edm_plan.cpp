@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <boost/container_hash/hash.hpp>
-
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "topologies/embedding.hpp"
@@ -17,11 +16,7 @@ std::string to_string(LegacyTermination termination) {
 }
 
 std::size_t hash_value(const LegacyEdmOptions& options) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, static_cast<int>(options.termination));
-  boost::hash_combine(seed, options.buffers_per_channel);
-  boost::hash_combine(seed, options.pages_per_message);
-  return seed;
+  return hash_fields(0, options.termination, options.buffers_per_channel, options.pages_per_message);
 }
 
 LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, const std::string& op) {

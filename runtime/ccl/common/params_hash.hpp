@@ -1,59 +1,60 @@
 #pragma once
-// Hashing of the plain values op params are made of (program-cache keys).
+// Hashing of the plain values op params are made of (program-cache keys). Every field of a
+// params struct goes through hash_fields, so a hash function reads as the list of its fields and
+// a field missing from it shows against the struct.
 
 #include <boost/container_hash/hash.hpp>
 
 #include <cstddef>
+#include <optional>
 
 #include "runtime/device/types.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 
 namespace cclmesh::runtime {
 
-inline std::size_t hash_value(const CoreCoord& c) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, c.x);
-  boost::hash_combine(seed, c.y);
+namespace detail {
+
+template <class T>
+void combine_field(std::size_t& seed, const T& field) {
+  boost::hash_combine(seed, field);  // hash_value found by ADL, or boost's own (integers, enums, vectors)
+}
+
+// boost 1.74 does not hash std::optional: whether it is set, then its value.
+template <class T>
+void combine_field(std::size_t& seed, const std::optional<T>& field) {
+  boost::hash_combine(seed, field.has_value());
+  if (field) combine_field(seed, *field);
+}
+
+}  // namespace detail
+
+// `seed` with every field combined into it, in order.
+template <class... Fields>
+std::size_t hash_fields(std::size_t seed, const Fields&... fields) {
+  (detail::combine_field(seed, fields), ...);
   return seed;
 }
 
-inline std::size_t hash_value(const CoreRange& r) {
-  std::size_t seed = hash_value(r.start);
-  boost::hash_combine(seed, hash_value(r.end));
-  return seed;
+inline std::size_t hash_value(const CoreCoord& c) { return hash_fields(0, c.x, c.y); }
+
+inline std::size_t hash_value(const CoreRange& r) { return hash_fields(0, r.start, r.end); }
+
+inline std::size_t hash_value(const ShardSpec& s) {
+  return hash_fields(0, s.grid, s.shard_height_pages, s.shard_width_pages, s.tensor_width_pages, s.orientation);
 }
 
-inline std::size_t hash_value(const BufferHandle& b) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, b.id);
-  boost::hash_combine(seed, b.address);
-  boost::hash_combine(seed, b.config.size_bytes);
-  boost::hash_combine(seed, b.config.page_size_bytes);
-  boost::hash_combine(seed, static_cast<int>(b.config.type));
-  boost::hash_combine(seed, static_cast<int>(b.config.layout));
-  if (b.config.shard) {
-    for (const CoreRange& r : b.config.shard->grid) boost::hash_combine(seed, hash_value(r));
-    boost::hash_combine(seed, b.config.shard->shard_height_pages);
-    boost::hash_combine(seed, b.config.shard->shard_width_pages);
-    boost::hash_combine(seed, b.config.shard->tensor_width_pages);
-    boost::hash_combine(seed, static_cast<int>(b.config.shard->orientation));
-  }
-  return seed;
+inline std::size_t hash_value(const BufferConfig& c) {
+  return hash_fields(0, c.type, c.size_bytes, c.page_size_bytes, c.layout, c.shard);
 }
+
+inline std::size_t hash_value(const BufferHandle& b) { return hash_fields(0, b.id, b.address, b.config); }
+
+inline std::size_t hash_value(const GlobalSemaphore& s) { return hash_fields(0, s.id, s.address, s.cores); }
 
 inline std::size_t hash_value(const FabricOptions& f) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, static_cast<int>(f.mode));
-  boost::hash_combine(seed, static_cast<int>(f.scope));
-  boost::hash_combine(seed, f.num_links);
-  boost::hash_combine(seed, f.max_payload_bytes);
-  for (ChipId c : f.chip_order) boost::hash_combine(seed, c);
-  boost::hash_combine(seed, f.bubble_flow_control ? (*f.bubble_flow_control ? 2 : 1) : 0);
-  boost::hash_combine(seed, f.first_level_acks);
-  boost::hash_combine(seed, f.switch_interval);
-  boost::hash_combine(seed, f.sender_slots.value_or(0));
-  boost::hash_combine(seed, f.receiver_slots.value_or(0));
-  return seed;
+  return hash_fields(0, f.mode, f.scope, f.num_links, f.max_payload_bytes, f.chip_order, f.bubble_flow_control,
+                     f.first_level_acks, f.switch_interval, f.sender_slots, f.receiver_slots);
 }
 
 }  // namespace cclmesh::runtime

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <boost/container_hash/hash.hpp>
 #include <cstring>
 #include <span>
 
@@ -264,23 +263,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, ccl::hash_value(p.tensor));
-  boost::hash_combine(seed, p.root);
-  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
-  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
-  boost::hash_combine(seed, static_cast<int>(p.topology));
-  boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, ccl::hash_value(p.groups));
-  boost::hash_combine(seed, static_cast<int>(p.mode));
-  boost::hash_combine(seed, runtime::hash_value(p.fabric));
-  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->address : 0u);
-  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->id : 0u);
-  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
-  boost::hash_combine(seed, p.packet_size_in_pages);
-  boost::hash_combine(seed, p.chunk_packets);
-  boost::hash_combine(seed, p.cb_packets);
-  return seed;
+  return hash_fields(0, p.tensor, p.root, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
+                     p.fabric, p.barrier_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets,
+                     p.cb_packets);
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <boost/container_hash/hash.hpp>
 #include <cstring>
 #include <map>
 #include <span>
@@ -393,25 +392,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
-  std::size_t seed = 0;
-  boost::hash_combine(seed, ccl::hash_value(p.input));
-  boost::hash_combine(seed, p.dim);
-  boost::hash_combine(seed, runtime::hash_value(p.input_buffer));
-  boost::hash_combine(seed, runtime::hash_value(p.output_buffer));
-  boost::hash_combine(seed, static_cast<int>(p.topology));
-  boost::hash_combine(seed, p.num_links);
-  boost::hash_combine(seed, p.workers_per_link.value_or(0));
-  boost::hash_combine(seed, ccl::hash_value(p.groups));
-  boost::hash_combine(seed, static_cast<int>(p.mode));
-  boost::hash_combine(seed, runtime::hash_value(p.fabric));
-  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->address : 0u);
-  boost::hash_combine(seed, p.barrier_semaphore ? p.barrier_semaphore->id : 0u);
-  boost::hash_combine(seed, ccl::hash_value(p.legacy));
-  boost::hash_combine(seed, runtime::hash_value(p.first_worker));
-  boost::hash_combine(seed, p.packet_size_in_pages);
-  boost::hash_combine(seed, p.chunk_packets);
-  boost::hash_combine(seed, p.cb_packets);
-  return seed;
+  return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.workers_per_link,
+                     p.groups, p.mode, p.fabric, p.barrier_semaphore, p.legacy, p.first_worker, p.packet_size_in_pages,
+                     p.chunk_packets, p.cb_packets);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {

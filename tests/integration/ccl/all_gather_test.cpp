@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -29,16 +29,14 @@ struct Case {
   std::uint32_t dim = 3;
   CclTopology topology = CclTopology::Ring;
   ag::BidirectionalMode mode = ag::BidirectionalMode::Auto;
-  BufferType input_memory = BufferType::Dram;
-  BufferType output_memory = BufferType::Dram;
+  Memory input_memory;   // DRAM, interleaved
+  Memory output_memory;
   std::vector<std::vector<ChipId>> groups;  // empty: the fabric's chips
   std::optional<int> cluster_axis;
   std::uint32_t num_links = 1;
   bool barrier = false;
-  std::uint32_t repeats = 1;
-  std::uint32_t packet_pages = 0;            // 0: the op's default  // back to back, one finish() at the end
-  std::optional<BufferConfig> input_config;  // instead of interleaved in input_memory
-  std::optional<BufferConfig> output_config;
+  std::uint32_t repeats = 1;       // back to back, one finish() at the end
+  std::uint32_t packet_pages = 0;  // 0: the op's default
 };
 
 struct Result {
@@ -57,45 +55,10 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.num_links = c.num_links;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
-  p.fabric = device.options().fabric;
   p.packet_size_in_pages = c.packet_pages;
-  const TensorSpec out = ag::output_spec(p, device.topology());
-  p.input_buffer =
-      device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory)));
-  p.output_buffer =
-      device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
-  const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
-  p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  if (c.barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-
-  const runtime::FabricPlan plan(device.topology(), p.fabric);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 1000 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const runtime::MeshWorkload workload = ag::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  for (std::uint32_t i = 0; i < c.repeats; ++i) device.enqueue_workload(workload);
-  device.finish();
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  r.output_bytes = p.output_buffer.config.size_bytes;
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  for (const auto& g : groups) {
-    std::vector<Bytes> parts;
-    for (ChipId chip : g) parts.push_back(inputs[chip]);
-    const Bytes expected = runtime::ccl::reference::concat(parts, c.input, c.dim);
-    for (ChipId chip : g) {
-      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected)
-          << "chip " << chip << " of group "
-          << topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
-    }
-  }
-  return r;
+  const RunOutcome out = run_all_gather(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats, c.barrier});
+  EXPECT_TRUE(out.verified);
+  return Result{out.kernel_ns, out.output_bytes, out.group_size};
 }
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
@@ -140,7 +103,7 @@ TEST(AllGatherE2e, T3kFourChipLineBfp8IntoL1) {
   c.input = tile({1, 1, 32, 3584 / 4}, DataType::Bfloat8B);  // REFERENCE 8 #6 per chip
   c.dim = 3;
   c.topology = CclTopology::Line;
-  c.output_memory = BufferType::L1;
+  c.output_memory = Memory{BufferType::L1, std::nullopt};
   run_case(*device, c);
 }
 
@@ -155,7 +118,7 @@ TEST(AllGatherE2e, T3kEightChipLineDim1AndRowMajorDim0) {
   rm.input = TensorSpec{{1, 1, 256, 32}, DataType::Bfloat16, Layout::RowMajor};  // #2 per chip
   rm.dim = 0;
   rm.topology = CclTopology::Line;
-  rm.input_memory = BufferType::L1;
+  rm.input_memory = Memory{BufferType::L1, std::nullopt};
   run_case(*device, rm);
 }
 
@@ -201,16 +164,14 @@ TEST(AllGatherE2e, T3kRingRowMajorIntoL1) {
   Case c;
   c.input = TensorSpec{{1, 1, 256 / 8, 1024}, DataType::Bfloat16, Layout::RowMajor};  // REFERENCE 8 #13, dim 2
   c.dim = 2;
-  c.output_memory = BufferType::L1;
+  c.output_memory = Memory{BufferType::L1, std::nullopt};
   run_case(*device, c);
 }
 
-BufferConfig sharded(const TensorSpec& t, runtime::TensorMemoryLayout layout, runtime::CoreRange grid,
-                     std::uint32_t shard_height_pages, std::uint32_t shard_width_pages,
-                     runtime::ShardOrientation orientation = runtime::ShardOrientation::RowMajor) {
-  const api::Shape4D pages = runtime::ccl::shape_in_pages(t);
-  return BufferConfig{BufferType::L1, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t), layout,
-                      runtime::ShardSpec{{grid}, shard_height_pages, shard_width_pages, pages.x, orientation}};
+// An L1 buffer sharded on `grid` in shards of whole tiles.
+Memory sharded(runtime::TensorMemoryLayout layout, runtime::CoreRange grid, std::uint32_t shard_height_tiles,
+               std::uint32_t shard_width_tiles, runtime::ShardOrientation orientation = runtime::ShardOrientation::RowMajor) {
+  return Memory{BufferType::L1, ShardLayout{layout, {grid}, shard_height_tiles * 32, shard_width_tiles * 32, orientation}};
 }
 
 // REFERENCE 8 #15-#17: gathered into width-, height- and block-sharded L1 outputs, from sharded
@@ -221,23 +182,23 @@ TEST(AllGatherE2e, T3kRingShardedL1) {
   {
     Case c;  // #15: out (1,1,32,1024), shard (32,32) on 8x4, width sharded
     c.input = tile({1, 1, 32, 128});
-    c.input_config = sharded(c.input, TensorMemoryLayout::WidthSharded, {{0, 4}, {3, 4}}, 1, 1);
-    c.output_config = sharded(tile({1, 1, 32, 1024}), TensorMemoryLayout::WidthSharded, {{0, 0}, {7, 3}}, 1, 1);
+    c.input_memory = sharded(TensorMemoryLayout::WidthSharded, {{0, 4}, {3, 4}}, 1, 1);
+    c.output_memory = sharded(TensorMemoryLayout::WidthSharded, {{0, 0}, {7, 3}}, 1, 1);
     run_case(*device, c);
   }
   {
     Case c;  // #16: out (1,1,4096,32), shard (128,32) on 8x4, height sharded, column-major cores
     c.input = tile({1, 1, 512, 32});
     c.dim = 2;
-    c.output_config = sharded(tile({1, 1, 4096, 32}), TensorMemoryLayout::HeightSharded, {{0, 0}, {7, 3}}, 4, 1,
-                              runtime::ShardOrientation::ColMajor);
+    c.output_memory =
+        sharded(TensorMemoryLayout::HeightSharded, {{0, 0}, {7, 3}}, 4, 1, runtime::ShardOrientation::ColMajor);
     run_case(*device, c);
   }
   {
     Case c;  // #17: out (1,1,512,512), shard (128,64) on 8x4, block sharded
     c.input = tile({1, 1, 512, 64});
-    c.input_config = sharded(c.input, TensorMemoryLayout::HeightSharded, {{0, 5}, {3, 5}}, 4, 2);
-    c.output_config = sharded(tile({1, 1, 512, 512}), TensorMemoryLayout::BlockSharded, {{0, 0}, {7, 3}}, 4, 2);
+    c.input_memory = sharded(TensorMemoryLayout::HeightSharded, {{0, 5}, {3, 5}}, 4, 2);
+    c.output_memory = sharded(TensorMemoryLayout::BlockSharded, {{0, 0}, {7, 3}}, 4, 2);
     run_case(*device, c);
   }
 }

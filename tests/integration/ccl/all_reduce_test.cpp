@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -47,43 +47,9 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.fabric = device.options().fabric;
   p.algorithm = c.algorithm;
   p.one_shot_max_bytes = c.one_shot_max_bytes;
-  const auto config = [&](const TensorSpec& t) { return runtime::ccl::interleaved_buffer_config(t, c.memory); };
-  p.input_buffer = device.create_buffer(config(c.tensor));
-  p.output_buffer = device.create_buffer(config(c.tensor));
-  p.intermediate_buffer = device.create_buffer(config(ar::intermediate_spec(p, device.topology())));
-  const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, device.topology());
-  p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  const runtime::FabricPlan plan(device.topology(), p.fabric);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 3000 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const std::vector<runtime::MeshWorkload> workloads = ar::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  for (std::uint32_t i = 0; i < c.repeats; ++i) {
-    for (const auto& w : workloads) device.enqueue_workload(w);
-  }
-  device.finish();
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  r.bytes = p.input_buffer.config.size_bytes;
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  r.algorithm = ar::resolved_algorithm(p, device.topology());
-  for (const auto& g : groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
-    const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), by_rank);
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
-          << "rank " << rank << " chip " << g[rank];
-    }
-  }
-  return r;
+  const RunOutcome out = run_all_reduce(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
+  EXPECT_TRUE(out.verified);
+  return Result{out.kernel_ns, out.input_bytes, out.group_size, ar::resolved_algorithm(p, device.topology())};
 }
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {

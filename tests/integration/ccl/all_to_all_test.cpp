@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -43,40 +43,9 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.topology = c.topology;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
-  p.fabric = device.options().fabric;
-  const auto config = runtime::ccl::interleaved_buffer_config(c.tensor, c.memory);
-  p.input_buffer = device.create_buffer(config);
-  p.output_buffer = device.create_buffer(config);
-  p.done_semaphore =
-      device.create_global_semaphore(a2a::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const runtime::FabricPlan plan(device.topology(), p.fabric);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(config.size_bytes, 7000 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const runtime::MeshWorkload w = a2a::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  for (std::uint32_t i = 0; i < c.repeats; ++i) {
-    device.enqueue_workload(w);
-    device.finish();  // no entry barrier: the next op may not overwrite outputs still being read
-  }
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  r.bytes = config.size_bytes;
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  for (const auto& g : groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
-    const std::vector<Bytes> expected = a2a::reference_outputs(p, device.topology(), by_rank);
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank]) << "rank " << rank << " chip " << g[rank];
-    }
-  }
-  return r;
+  const RunOutcome out = run_all_to_all(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
+  EXPECT_TRUE(out.verified);
+  return Result{out.kernel_ns, out.input_bytes, out.group_size};
 }
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {

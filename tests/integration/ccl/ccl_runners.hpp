@@ -78,6 +78,12 @@ struct RunOutcome {
   }
 };
 
+// How a runner runs its op.
+struct RunOptions {
+  std::uint32_t repeats = 1;   // enqueued back to back (finish() at the end, or after each: OpRun)
+  bool entry_barrier = false;  // all_gather: add its optional entry barrier (the others always have theirs)
+};
+
 inline std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes(sim::device::SimMeshDevice& device) {
   std::map<std::pair<ChipId, ChipId>, std::int64_t> bytes;
   for (const auto& link : device.system().links()) {
@@ -125,51 +131,91 @@ inline std::string group_name(const std::vector<ChipId>& g) {
   return topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
 }
 
-inline void enqueue_and_finish(sim::device::SimMeshDevice& device, const std::vector<runtime::MeshWorkload>& workloads,
-                               RunOutcome& outcome) {
+// The op's groups on the device's fabric, after the fabric is taken from the device.
+inline std::vector<std::vector<ChipId>> fabric_groups(const sim::device::SimMeshDevice& device,
+                                                      const runtime::ccl::GroupSelection& selection) {
+  return runtime::ccl::resolve_groups(selection, device.topology(),
+                                      runtime::FabricPlan(device.topology(), device.options().fabric));
+}
+
+// One op whose buffers and semaphores exist, ready to run.
+struct OpRun {
+  std::vector<std::vector<ChipId>> input_groups;  // the chips that get an input, one list per group, rank order
+  runtime::BufferHandle input;
+  runtime::BufferHandle output;
+  runtime::ccl::DataType dtype = runtime::ccl::DataType::Bfloat16;
+  std::uint32_t seed_base = 0;  // chip c's input is pattern(size, seed_base + c)
+  std::vector<runtime::MeshWorkload> workloads;
+  // An op without an entry barrier finishes before the next repeat starts: it may not overwrite
+  // outputs its peers are still reading.
+  bool finish_each_repeat = false;
+};
+
+// What every runner does once its op is built: writes the inputs, enqueues the op run.repeats
+// times, fills the outcome and, on a device that holds bytes, calls
+// verify_group(group, inputs of the group in rank order) for each input group.
+template <class VerifyGroup>
+RunOutcome run_op(sim::device::SimMeshDevice& device, const OpRun& op, const RunOptions& run,
+                  VerifyGroup verify_group) {
+  const std::map<ChipId, Bytes> inputs = write_inputs(device, op.input_groups, op.input, op.dtype, op.seed_base);
+  RunOutcome outcome;
   const std::size_t profile_begin = device.profile().size();
-  for (const auto& w : workloads) device.enqueue_workload(w);
+  for (std::uint32_t i = 0; i < run.repeats; ++i) {
+    for (const auto& w : op.workloads) device.enqueue_workload(w);
+    if (op.finish_each_repeat) device.finish();
+  }
   device.finish();
   outcome.kernel_ns = last_kernel_span_ns(device, profile_begin);
   outcome.link_payload_bytes = link_payload_bytes(device);
+  outcome.group_size = static_cast<std::uint32_t>(op.input_groups.front().size());
+  outcome.groups = op.input_groups.size();
+  outcome.input_bytes = op.input.config.size_bytes;
+  outcome.output_bytes = op.output.config.size_bytes;
+  if (!functional(device)) return outcome;
+  for (const auto& g : op.input_groups) verify_group(g, by_rank(inputs, g));
+  outcome.verified = true;
+  return outcome;
+}
+
+// Compares every rank's output with expected[rank].
+inline void expect_rank_outputs(sim::device::SimMeshDevice& device, const char* op, const std::vector<ChipId>& g,
+                                const runtime::BufferHandle& output, const std::vector<Bytes>& expected) {
+  for (std::size_t rank = 0; rank < g.size(); ++rank) {
+    EXPECT_TRUE(read_back(device, g[rank], output) == expected[rank])
+        << op << " output of rank " << rank << " (chip " << g[rank] << ") of group " << group_name(g);
+  }
 }
 
 }  // namespace detail
 
 // `p` carries the op's choices (input, dim, topology, links, groups, mode); the fabric,
-// buffers and semaphores are filled in here.
+// buffers and semaphores are filled in here. run.entry_barrier adds the optional barrier
+// semaphore that lets back-to-back all_gathers share one finish().
 inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::ccl::all_gather::Params p,
-                                 const Memory& input_memory, const Memory& output_memory) {
+                                 const Memory& input_memory, const Memory& output_memory,
+                                 const RunOptions& run = {}) {
   namespace ag = runtime::ccl::all_gather;
   p.fabric = device.options().fabric;
   const runtime::ccl::TensorSpec out = ag::output_spec(p, device.topology());
   p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
-  p.done_semaphore =
-      device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
-                                                   runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.input.dtype, 1000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {ag::build(p, device.topology())}, outcome);
-  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
-  outcome.groups = groups.size();
-  outcome.input_bytes = p.input_buffer.config.size_bytes;
-  outcome.output_bytes = p.output_buffer.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (const auto& g : groups) {
-    const Bytes expected = runtime::ccl::reference::concat(detail::by_rank(inputs, g), p.input, p.dim);
+  const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
+  p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  if (run.entry_barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
+                         1000, {ag::build(p, device.topology())}};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    const Bytes expected = runtime::ccl::reference::concat(inputs, p.input, p.dim);
     for (ChipId chip : g) {
       EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected)
           << "all_gather output of chip " << chip << " of group " << detail::group_name(g);
     }
-  }
-  outcome.verified = true;
-  return outcome;
+  });
 }
 
 inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime::ccl::reduce_scatter::Params p,
-                                     const Memory& input_memory, const Memory& output_memory) {
+                                     const Memory& input_memory, const Memory& output_memory,
+                                     const RunOptions& run = {}) {
   namespace rs = runtime::ccl::reduce_scatter;
   p.fabric = device.options().fabric;
   const runtime::ccl::TensorSpec out = rs::output_spec(p, device.topology());
@@ -177,31 +223,17 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
   p.barrier_semaphore =
       device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
-                                                   runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.input.dtype, 2000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {rs::build(p, device.topology())}, outcome);
-  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
-  outcome.groups = groups.size();
-  outcome.input_bytes = p.input_buffer.config.size_bytes;
-  outcome.output_bytes = p.output_buffer.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (const auto& g : groups) {
-    const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
-          << "reduce_scatter output of rank " << rank << " (chip " << g[rank] << ") of group "
-          << detail::group_name(g);
-    }
-  }
-  outcome.verified = true;
-  return outcome;
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
+                         2000, {rs::build(p, device.topology())}};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    detail::expect_rank_outputs(device, "reduce_scatter", g, p.output_buffer,
+                                rs::reference_outputs(p, device.topology(), inputs));
+  });
 }
 
 // Input, output and intermediate all live in `memory` (interleaved).
 inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::ccl::all_reduce::Params p,
-                                 const Memory& memory) {
+                                 const Memory& memory, const RunOptions& run = {}) {
   namespace ar = runtime::ccl::all_reduce;
   p.fabric = device.options().fabric;
   p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
@@ -210,83 +242,48 @@ inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::cc
   const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, device.topology());
   p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
-                                                   runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 3000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, ar::build(p, device.topology()), outcome);
-  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
-  outcome.groups = groups.size();
-  outcome.input_bytes = p.input_buffer.config.size_bytes;
-  outcome.output_bytes = p.output_buffer.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (const auto& g : groups) {
-    const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
-          << "all_reduce output of rank " << rank << " (chip " << g[rank] << ") of group " << detail::group_name(g);
-    }
-  }
-  outcome.verified = true;
-  return outcome;
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+                         3000, ar::build(p, device.topology())};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    detail::expect_rank_outputs(device, "all_reduce", g, p.output_buffer,
+                                ar::reference_outputs(p, device.topology(), inputs));
+  });
 }
 
 // Input and output live in `memory` (interleaved). Only the root's output is defined (nccl's
 // reduce), so only the root of each group is compared.
-inline RunOutcome run_reduce(sim::device::SimMeshDevice& device, runtime::ccl::reduce::Params p, const Memory& memory) {
+inline RunOutcome run_reduce(sim::device::SimMeshDevice& device, runtime::ccl::reduce::Params p, const Memory& memory,
+                             const RunOptions& run = {}) {
   namespace rd = runtime::ccl::reduce;
   p.fabric = device.options().fabric;
   p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.barrier_semaphore =
       device.create_global_semaphore(rd::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
-                                                   runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 4000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {rd::build(p, device.topology())}, outcome);
-  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
-  outcome.groups = groups.size();
-  outcome.input_bytes = p.input_buffer.config.size_bytes;
-  outcome.output_bytes = p.output_buffer.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (const auto& g : groups) {
-    const Bytes expected = rd::reference_output(p, device.topology(), detail::by_rank(inputs, g));
-    EXPECT_TRUE(read_back(device, g.at(p.root), p.output_buffer) == expected)
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+                         4000, {rd::build(p, device.topology())}};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    EXPECT_TRUE(read_back(device, g.at(p.root), p.output_buffer) == rd::reference_output(p, device.topology(), inputs))
         << "reduce output of root rank " << p.root << " (chip " << g.at(p.root) << ") of group "
         << detail::group_name(g);
-  }
-  outcome.verified = true;
-  return outcome;
+  });
 }
 
+// all_to_all has no entry barrier, so back-to-back runs finish one at a time.
 inline RunOutcome run_all_to_all(sim::device::SimMeshDevice& device, runtime::ccl::all_to_all::Params p,
-                                 const Memory& memory) {
+                                 const Memory& memory, const RunOptions& run = {}) {
   namespace a2a = runtime::ccl::all_to_all;
   p.fabric = device.options().fabric;
   p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.done_semaphore =
       device.create_global_semaphore(a2a::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(),
-                                                   runtime::FabricPlan(device.topology(), p.fabric));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, groups, p.input_buffer, p.tensor.dtype, 6000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {a2a::build(p, device.topology())}, outcome);
-  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
-  outcome.groups = groups.size();
-  outcome.input_bytes = p.input_buffer.config.size_bytes;
-  outcome.output_bytes = p.output_buffer.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (const auto& g : groups) {
-    const std::vector<Bytes> expected = a2a::reference_outputs(p, device.topology(), detail::by_rank(inputs, g));
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
-          << "all_to_all output of rank " << rank << " (chip " << g[rank] << ") of group " << detail::group_name(g);
-    }
-  }
-  outcome.verified = true;
-  return outcome;
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+                         6000, {a2a::build(p, device.topology())}, true};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    detail::expect_rank_outputs(device, "all_to_all", g, p.output_buffer,
+                                a2a::reference_outputs(p, device.topology(), inputs));
+  });
 }
 
 // A DRAM buffer of `pages` bf16 tiles, as broadcast and send_recv copy (whole buffers).
@@ -297,7 +294,7 @@ inline runtime::BufferConfig tile_pages_config(std::uint32_t pages) {
 }
 
 // Broadcast `pages` tiles from p.root over the device's (whole-system) fabric; every chip of the
-// fabric must end with the root's input.
+// fabric must end with the root's input. Only the root gets an input; the group is the fabric.
 inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::broadcast::Params p,
                                 std::uint32_t pages) {
   namespace bc = runtime::ccl::broadcast;
@@ -305,39 +302,31 @@ inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
   const std::vector<ChipId> chips = runtime::FabricPlan(device.topology(), p.fabric).chips();
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.root}}, p.input, runtime::ccl::DataType::Bfloat16, 8000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {bc::build(p, device.topology())}, outcome);
+  const detail::OpRun op{{{p.root}}, p.input, p.output, runtime::ccl::DataType::Bfloat16, 8000,
+                         {bc::build(p, device.topology())}};
+  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>&, const std::vector<Bytes>& root) {
+    for (ChipId chip : chips) {
+      EXPECT_TRUE(read_back(device, chip, p.output) == root.front()) << "broadcast output of chip " << chip;
+    }
+  });
   outcome.group_size = static_cast<std::uint32_t>(chips.size());
-  outcome.groups = 1;
-  outcome.input_bytes = p.input.config.size_bytes;
-  outcome.output_bytes = p.output.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  for (ChipId chip : chips) {
-    EXPECT_TRUE(read_back(device, chip, p.output) == inputs.at(p.root)) << "broadcast output of chip " << chip;
-  }
-  outcome.verified = true;
   return outcome;
 }
 
 // Send `pages` tiles from p.sender to p.receiver; the receiver's output must be the sender's input.
+// Only the sender gets an input; the group is the pair.
 inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl::send_recv::Params p,
                                 std::uint32_t pages) {
   namespace sr = runtime::ccl::send_recv;
   p.fabric = device.options().fabric;
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
-  const std::map<ChipId, Bytes> inputs = detail::write_inputs(device, {{p.sender}}, p.input, runtime::ccl::DataType::Bfloat16, 9000);
-  RunOutcome outcome;
-  detail::enqueue_and_finish(device, {sr::build(p, device.topology())}, outcome);
+  const detail::OpRun op{{{p.sender}}, p.input, p.output, runtime::ccl::DataType::Bfloat16, 9000,
+                         {sr::build(p, device.topology())}};
+  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>&, const std::vector<Bytes>& sender) {
+    EXPECT_TRUE(read_back(device, p.receiver, p.output) == sender.front()) << "send_recv output of chip " << p.receiver;
+  });
   outcome.group_size = 2;
-  outcome.groups = 1;
-  outcome.input_bytes = p.input.config.size_bytes;
-  outcome.output_bytes = p.output.config.size_bytes;
-  if (!detail::functional(device)) return outcome;
-  EXPECT_TRUE(read_back(device, p.receiver, p.output) == inputs.at(p.sender))
-      << "send_recv output of chip " << p.receiver;
-  outcome.verified = true;
   return outcome;
 }
 

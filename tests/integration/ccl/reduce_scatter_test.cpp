@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -26,15 +26,14 @@ struct Case {
   TensorSpec input;
   std::uint32_t dim = 3;
   CclTopology topology = CclTopology::Ring;
-  BufferType input_memory = BufferType::Dram;
-  BufferType output_memory = BufferType::Dram;
+  Memory input_memory;   // DRAM, interleaved
+  Memory output_memory;
   std::vector<std::vector<ChipId>> groups;
   std::optional<int> cluster_axis;
   std::uint32_t num_links = 1;
   std::uint32_t chunk_packets = 8;
   std::uint32_t repeats = 1;
-  std::uint32_t packet_pages = 0;                      // 0: the op's default
-  std::optional<runtime::BufferConfig> output_config;  // instead of interleaved in output_memory
+  std::uint32_t packet_pages = 0;  // 0: the op's default
 };
 
 struct Result {
@@ -51,42 +50,11 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.num_links = c.num_links;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
-  p.fabric = device.options().fabric;
   p.packet_size_in_pages = c.packet_pages;
   p.chunk_packets = c.chunk_packets;
-  const TensorSpec out = rs::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.input_memory));
-  p.output_buffer =
-      device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.output_memory)));
-  p.barrier_semaphore =
-      device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const runtime::FabricPlan plan(device.topology(), p.fabric);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 2000 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const runtime::MeshWorkload workload = rs::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  for (std::uint32_t i = 0; i < c.repeats; ++i) device.enqueue_workload(workload);
-  device.finish();
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  r.input_bytes = p.input_buffer.config.size_bytes;
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  for (const auto& g : groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
-    const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), by_rank);
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
-          << "rank " << rank << " chip " << g[rank];
-    }
-  }
-  return r;
+  const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
+  EXPECT_TRUE(out.verified);
+  return Result{out.kernel_ns, out.input_bytes, out.group_size};
 }
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
@@ -125,7 +93,7 @@ TEST(ReduceScatterE2e, T3kEightChipLineRowMajorIntoL1) {
   c.input = TensorSpec{{1, 2, 224, 256}, DataType::Bfloat16, Layout::RowMajor};  // REFERENCE 8 #29 per chip, RM
   c.dim = 2;
   c.topology = CclTopology::Line;
-  c.output_memory = BufferType::L1;
+  c.output_memory = Memory{BufferType::L1, std::nullopt};
   run_case(*device, c);
 }
 
@@ -163,9 +131,9 @@ TEST(ReduceScatterE2e, T3kRingIntoWidthShardedL1) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   Case c;
   c.input = tile({1, 1, 32, 4096 * 8});
-  c.output_config = runtime::BufferConfig{
-      BufferType::L1, 32 * 4096 * 2, 2048, runtime::TensorMemoryLayout::WidthSharded,
-      runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {7, 3}}}, 1, 4, 128, runtime::ShardOrientation::RowMajor}};
+  c.output_memory = Memory{BufferType::L1, ShardLayout{runtime::TensorMemoryLayout::WidthSharded,
+                                                      {runtime::CoreRange{{0, 0}, {7, 3}}}, 32, 128,
+                                                      runtime::ShardOrientation::RowMajor}};
   run_case(*device, c);
 }
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -42,36 +42,10 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.root = c.root;
   p.topology = c.topology;
   p.groups.cluster_axis = c.cluster_axis;
-  p.fabric = device.options().fabric;
   p.chunk_packets = c.chunk_packets;
-  const auto config = runtime::ccl::interleaved_buffer_config(c.tensor, c.memory);
-  p.input_buffer = device.create_buffer(config);
-  p.output_buffer = device.create_buffer(config);
-  p.barrier_semaphore =
-      device.create_global_semaphore(rd::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const runtime::FabricPlan plan(device.topology(), p.fabric);
-  const auto groups = runtime::ccl::resolve_groups(p.groups, device.topology(), plan);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(config.size_bytes, 5000 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const runtime::MeshWorkload w = rd::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  for (std::uint32_t i = 0; i < c.repeats; ++i) device.enqueue_workload(w);
-  device.finish();
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  r.bytes = config.size_bytes;
-  for (const auto& g : groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
-    const Bytes expected = rd::reference_output(p, device.topology(), by_rank);
-    EXPECT_TRUE(read_back(device, g.at(c.root), p.output_buffer) == expected) << "root chip " << g.at(c.root);
-  }
-  return r;
+  const RunOutcome out = run_reduce(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
+  EXPECT_TRUE(out.verified);
+  return Result{out.kernel_ns, out.input_bytes};
 }
 
 TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {

@@ -146,5 +146,67 @@ TEST(AllReduceBuilder, Rejects) {
   }
 }
 
+// The program cache keys on hash_value(Params): a field it leaves out lets two different ops
+// share a cached program. Changing any one field (and any field of the buffers, semaphores and
+// fabric options within) must change the hash.
+TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
+  const topo::Topology t3k = topo::build_t3k();
+  const ar::Params base = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 1024}));
+  using Change = void (*)(ar::Params&);
+  const std::vector<std::pair<const char*, Change>> changes = {
+      {"tensor.shape", [](ar::Params& p) { p.tensor.shape[2] = 64; }},
+      {"tensor.dtype", [](ar::Params& p) { p.tensor.dtype = DataType::Float32; }},
+      {"tensor.layout", [](ar::Params& p) { p.tensor.layout = Layout::RowMajor; }},
+      {"input_buffer.id", [](ar::Params& p) { p.input_buffer.id += 10; }},
+      {"input_buffer.address", [](ar::Params& p) { p.input_buffer.address += 4096; }},
+      {"input_buffer.config.type", [](ar::Params& p) { p.input_buffer.config.type = BufferType::L1; }},
+      {"input_buffer.config.size_bytes", [](ar::Params& p) { p.input_buffer.config.size_bytes *= 2; }},
+      {"input_buffer.config.page_size_bytes", [](ar::Params& p) { p.input_buffer.config.page_size_bytes /= 2; }},
+      {"input_buffer.config.layout",
+       [](ar::Params& p) { p.input_buffer.config.layout = TensorMemoryLayout::WidthSharded; }},
+      {"input_buffer.config.shard",
+       [](ar::Params& p) {
+         p.input_buffer.config.shard = ShardSpec{{CoreRange{{0, 0}, {7, 3}}}, 1, 1, 32, ShardOrientation::RowMajor};
+       }},
+      {"output_buffer", [](ar::Params& p) { p.output_buffer.address += 4096; }},
+      {"intermediate_buffer", [](ar::Params& p) { p.intermediate_buffer.address += 4096; }},
+      {"topology", [](ar::Params& p) { p.topology = CclTopology::Line; }},
+      {"num_links", [](ar::Params& p) { p.num_links = 2; }},
+      {"workers_per_link", [](ar::Params& p) { p.workers_per_link = 4; }},
+      {"workers_per_link unset", [](ar::Params& p) { p.workers_per_link.reset(); }},
+      {"groups.cluster_axis", [](ar::Params& p) { p.groups.cluster_axis = 1; }},
+      {"groups.chips", [](ar::Params& p) { p.groups.chips = {{0, 1, 2, 3}}; }},
+      {"mode", [](ar::Params& p) { p.mode = CclMode::Legacy; }},
+      {"fabric.mode", [](ar::Params& p) { p.fabric.mode = FabricMode::Line; }},
+      {"fabric.scope", [](ar::Params& p) { p.fabric.scope = FabricScope::Axes; }},
+      {"fabric.num_links", [](ar::Params& p) { p.fabric.num_links = 2; }},
+      {"fabric.max_payload_bytes", [](ar::Params& p) { p.fabric.max_payload_bytes = 2048; }},
+      {"fabric.chip_order", [](ar::Params& p) { p.fabric.chip_order = {0, 1}; }},
+      {"fabric.bubble_flow_control", [](ar::Params& p) { p.fabric.bubble_flow_control = false; }},
+      {"fabric.first_level_acks", [](ar::Params& p) { p.fabric.first_level_acks = !p.fabric.first_level_acks; }},
+      {"fabric.switch_interval", [](ar::Params& p) { p.fabric.switch_interval += 1; }},
+      {"fabric.sender_slots", [](ar::Params& p) { p.fabric.sender_slots = 4; }},
+      {"fabric.receiver_slots", [](ar::Params& p) { p.fabric.receiver_slots = 4; }},
+      {"algorithm", [](ar::Params& p) { p.algorithm = ar::Algorithm::OneShot; }},
+      {"one_shot_max_bytes", [](ar::Params& p) { p.one_shot_max_bytes = 0; }},
+      {"barrier_semaphore.id", [](ar::Params& p) { p.barrier_semaphore->id += 10; }},
+      {"barrier_semaphore.address", [](ar::Params& p) { p.barrier_semaphore->address += 16; }},
+      {"barrier_semaphore.cores", [](ar::Params& p) { p.barrier_semaphore->cores.push_back({{2, 0}, {2, 0}}); }},
+      {"barrier_semaphore unset", [](ar::Params& p) { p.barrier_semaphore.reset(); }},
+      {"done_semaphore", [](ar::Params& p) { p.done_semaphore = semaphore(7, {{0, 0}, {0, 0}}); }},
+      {"first_worker", [](ar::Params& p) { p.first_worker = {0, 1}; }},
+      {"packet_size_in_pages", [](ar::Params& p) { p.packet_size_in_pages = 3; }},
+      {"chunk_packets", [](ar::Params& p) { p.chunk_packets = 2; }},
+  };
+  const std::size_t base_hash = ar::hash_value(base);
+  EXPECT_EQ(ar::hash_value(ar::Params(base)), base_hash);
+  for (const auto& [field, change] : changes) {
+    ar::Params changed = base;
+    change(changed);
+    EXPECT_NE(changed, base) << field << ": the change is a no-op";
+    EXPECT_NE(ar::hash_value(changed), base_hash) << field << " is not hashed";
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::ccl
