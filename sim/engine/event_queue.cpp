@@ -32,18 +32,14 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   slot.sequence = next_sequence_++;
   const Entry entry{time.ps(), (slot.sequence << kSlotBits) | index};
   const std::int64_t bucket = entry.time_ps >> kBucketShift;
-  if (entry.time_ps == now_time_ps_) {
-    now_fifo_.push_back(entry);
+  if (bucket == run_bucket_) {
+    insert_into_run(entry);
   } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
              ring_[static_cast<std::size_t>(bucket) % kRingBuckets].size() < kCrowdedBucket) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
     ring_[at].push_back(entry);
     ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
     ++ring_entries_;
-    if (least_known_ && later(ring_[least_bucket_][least_index_], entry)) {
-      least_bucket_ = at;
-      least_index_ = ring_[at].size() - 1;
-    }
   } else {
     heap_push(entry);
   }
@@ -123,102 +119,77 @@ void EventQueue::discard_cancelled_top() {
   while (!heap_.empty() && !live(heap_.front())) heap_pop();
 }
 
-void EventQueue::discard_cancelled_front() {
-  while (now_head_ < now_fifo_.size() && !live(now_fifo_[now_head_])) ++now_head_;
-  if (now_head_ == now_fifo_.size()) {
-    now_fifo_.clear();
-    now_head_ = 0;
+// The entry is newer than every queued one, so its place is after every entry at its time or
+// earlier: found from the back, where it usually is. A place deep inside a crowded run would
+// cost a long shift; the heap orders such an entry just as well.
+void EventQueue::insert_into_run(const Entry& entry) {
+  std::size_t at = run_.size();
+  while (at > run_head_ && run_[at - 1].time_ps > entry.time_ps) --at;
+  if (run_.size() - at > kCrowdedBucket) {
+    heap_push(entry);
+    return;
   }
+  run_.insert(run_.begin() + static_cast<std::ptrdiff_t>(at), entry);
 }
 
-bool EventQueue::ring_least(std::size_t& bucket, std::size_t& index) {
-  if (least_known_ && live(ring_[least_bucket_][least_index_])) {
-    bucket = least_bucket_;
-    index = least_index_;
-    return true;
-  }
-  least_known_ = false;
+void EventQueue::refill_run() {
+  while (run_head_ < run_.size() && !live(run_[run_head_])) ++run_head_;
+  if (run_head_ < run_.size()) return;
+  run_.clear();
+  run_head_ = 0;
   constexpr std::size_t kWords = kRingBuckets / 64;
-  const std::size_t start = static_cast<std::size_t>(ring_start_) % kRingBuckets;
-  // Buckets in time order: from the ring's start to the end, then around to just before it.
-  for (std::size_t step = 0; step <= kWords && ring_entries_ > 0; ++step) {
-    const std::size_t word = (start / 64 + step) % kWords;
-    std::uint64_t bits = ring_filled_[word];
-    if (step == 0) bits &= ~std::uint64_t{0} << (start % 64);
-    if (step == kWords) bits &= (std::uint64_t{1} << (start % 64)) - 1;
-    while (bits != 0) {
-      const std::size_t at = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      std::vector<Entry>& entries = ring_[at];
-      // No sentinel tied to entries.size(): dropping cancelled entries shrinks the bucket.
-      constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-      std::size_t least = kNone;
-      for (std::size_t i = 0; i < entries.size();) {
-        if (!live(entries[i])) {  // cancelled: drop it (order inside a bucket does not matter)
-          entries[i] = entries.back();
-          entries.pop_back();
-          --ring_entries_;
-          continue;
-        }
-        if (least == kNone || later(entries[least], entries[i])) least = i;
-        ++i;
-      }
-      if (least != kNone) {
-        bucket = least_bucket_ = at;
-        index = least_index_ = least;
-        least_known_ = true;
-        return true;
-      }
-      ring_filled_[at / 64] &= ~(std::uint64_t{1} << (at % 64));
+  // Buckets in time order from the ring's start: to the end of the ring, then around to just
+  // before the start. Every bucket found empty of live entries is cleared on the way.
+  while (ring_entries_ > 0) {
+    const std::size_t start = static_cast<std::size_t>(ring_start_) % kRingBuckets;
+    std::size_t found = kRingBuckets;
+    for (std::size_t step = 0; step <= kWords && found == kRingBuckets; ++step) {
+      const std::size_t word = (start / 64 + step) % kWords;
+      std::uint64_t bits = ring_filled_[word];
+      if (step == 0) bits &= ~std::uint64_t{0} << (start % 64);
+      if (step == kWords) bits &= (std::uint64_t{1} << (start % 64)) - 1;
+      if (bits != 0) found = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
     }
+    CCLMESH_CHECK(found != kRingBuckets, "event queue ring counts entries it does not hold");
+    const std::int64_t bucket = ring_start_ + static_cast<std::int64_t>((found + kRingBuckets - start) % kRingBuckets);
+    std::vector<Entry>& entries = ring_[found];
+    ring_entries_ -= entries.size();
+    ring_filled_[found / 64] &= ~(std::uint64_t{1} << (found % 64));
+    // The run starts here even if every entry was cancelled: the ring then moves past it.
+    run_bucket_ = bucket;
+    ring_start_ = bucket + 1;
+    for (const Entry& e : entries) {
+      if (!live(e)) continue;
+      // Insertion sort: a bucket holds a handful of entries.
+      std::size_t at = run_.size();
+      run_.push_back(e);
+      while (at > 0 && later(run_[at - 1], e)) {
+        run_[at] = run_[at - 1];
+        --at;
+      }
+      run_[at] = e;
+    }
+    entries.clear();
+    if (!run_.empty()) return;
   }
-  return false;
-}
-
-EventQueue::Entry EventQueue::ring_take(std::size_t bucket, std::size_t index) {
-  std::vector<Entry>& entries = ring_[bucket];
-  const Entry entry = entries[index];
-  entries[index] = entries.back();
-  entries.pop_back();
-  if (entries.empty()) ring_filled_[bucket / 64] &= ~(std::uint64_t{1} << (bucket % 64));
-  --ring_entries_;
-  least_known_ = false;
-  return entry;
 }
 
 bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
+  refill_run();
   discard_cancelled_top();
-  discard_cancelled_front();
-  std::size_t bucket = 0;
-  std::size_t index = 0;
-  const bool ring = ring_least(bucket, index);
-  // The earliest of the three fronts.
-  enum class From { None, Fifo, Ring, Heap } from = From::None;
-  const Entry* least = nullptr;
-  if (now_head_ < now_fifo_.size()) {
-    from = From::Fifo;
-    least = &now_fifo_[now_head_];
-  }
-  if (ring && (least == nullptr || later(*least, ring_[bucket][index]))) {
-    from = From::Ring;
-    least = &ring_[bucket][index];
-  }
-  if (!heap_.empty() && (least == nullptr || later(*least, heap_.front()))) {
-    from = From::Heap;
-    least = &heap_.front();
-  }
-  if (least == nullptr || least->time_ps > limit.ps()) return false;
-  Entry entry;
-  switch (from) {
-    case From::Fifo: entry = now_fifo_[now_head_++]; break;
-    case From::Ring: entry = ring_take(bucket, index); break;
-    case From::Heap: entry = heap_pop(); break;
-    case From::None: return false;
-  }
+  // The earlier of the two fronts (the ring holds nothing earlier than the run).
+  const bool from_run = run_head_ < run_.size();
+  const bool from_heap = !heap_.empty() && (!from_run || later(run_[run_head_], heap_.front()));
+  if (!from_run && !from_heap) return false;
+  const Entry& least = from_heap ? heap_.front() : run_[run_head_];
+  if (least.time_ps > limit.ps()) return false;
+  const Entry entry = from_heap ? heap_pop() : run_[run_head_++];
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;
-  // Nothing pending is earlier than this event, so the ring may start at its bucket.
-  ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
+  // An empty ring may restart at this event's bucket (nothing pending is earlier), so events
+  // scheduled after a long gap served by the heap land in the ring again. A non-empty ring
+  // already starts after the current run, which is not later than this event's bucket.
+  if (ring_entries_ == 0) ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
   Slot& slot = slots_[entry.slot()];
   out.time = SimTime::from_ps(entry.time_ps);
   out.sequence = entry.sequence();
@@ -230,13 +201,10 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
 }
 
 SimTime EventQueue::next_time() {
+  refill_run();
   discard_cancelled_top();
-  discard_cancelled_front();
-  if (now_head_ < now_fifo_.size()) return SimTime::from_ps(now_time_ps_);
   std::int64_t earliest = heap_.empty() ? SimTime::max().ps() : heap_.front().time_ps;
-  std::size_t bucket = 0;
-  std::size_t index = 0;
-  if (ring_least(bucket, index)) earliest = std::min(earliest, ring_[bucket][index].time_ps);
+  if (run_head_ < run_.size()) earliest = std::min(earliest, run_[run_head_].time_ps);
   return SimTime::from_ps(earliest);
 }
 

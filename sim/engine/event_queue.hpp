@@ -3,15 +3,22 @@
 // order they were scheduled, so a run is reproducible bit for bit. Cancellation is by flag: a
 // cancelled event stays queued and is skipped when it surfaces.
 //
-// Three places hold pending events, and pop() takes the earliest of their fronts, so the order
-// is exactly (time, sequence) whichever place an event went to:
-// - a FIFO for events at the time of the event being run (wake-ups, zero-delay hand-offs: a
-//   large share of all events), already in sequence order;
-// - a calendar ring of 256 ps buckets covering the next ~2.1 us, where nearly every model
-//   event lands (NoC packets, ethernet frames, kernel delays). A bucket holds a handful of
-//   events, so finding its earliest is a short scan, and a bitmap skips empty buckets. This
-//   replaced a heap whose sift steps were a third of the engine's instructions;
-// - a 4-ary min-heap for the rest: events beyond the ring's horizon, or in a crowded bucket.
+// Three places hold pending events, and pop() takes the earlier of two fronts, so the order is
+// exactly (time, sequence) whichever place an event went to:
+// - the current run: the entries of one 256 ps bucket (the earliest the calendar ring held when
+//   the previous run was used up), sorted, taken from the front. Events scheduled into that
+//   bucket while it runs (wake-ups at the current time, zero-delay hand-offs: a large share of
+//   all events) are inserted in order; each is newer than everything queued, so it goes after
+//   every entry at its time, usually at or near the end;
+// - a calendar ring of 256 ps buckets covering the next ~2.1 us after the current run's
+//   bucket, where nearly every model event lands (NoC packets, ethernet frames, kernel
+//   delays), unsorted: a bucket is sorted once, when it becomes the current run, and a bitmap
+//   finds the next non-empty bucket. Nothing in the ring is earlier than the current run;
+// - a 4-ary min-heap for the rest: events beyond the ring's horizon, in a crowded bucket, or
+//   in a bucket the ring no longer covers (before the current run's).
+// The ring's front is therefore never compared event by event: a pop looks at the current
+// run's front and the heap's. (The previous design kept a FIFO for the current time and found
+// the ring's earliest entry by scanning a bucket at every pop: ~300 instructions per event.)
 
 #include <cstdint>
 #include <vector>
@@ -99,28 +106,25 @@ class EventQueue {
     return slot.in_use && slot.sequence == e.sequence();
   }
   void discard_cancelled_top();
-  void discard_cancelled_front();
-  // The ring bucket holding the earliest live ring entry and its place there (cancelled entries
-  // met on the way are dropped); false when the ring holds none.
-  bool ring_least(std::size_t& bucket, std::size_t& index);
-  Entry ring_take(std::size_t bucket, std::size_t index);
+  // Drops cancelled entries at the current run's front; when the run is used up, makes the
+  // ring's earliest bucket the current run. Afterwards the run is empty only if the ring is.
+  void refill_run();
+  void insert_into_run(const Entry& entry);
 
   static constexpr int kBucketShift = 8;             // 256 ps per bucket
   static constexpr std::size_t kRingBuckets = 8192;  // a power of two: 2.1 us ahead
   static constexpr std::size_t kCrowdedBucket = 64;  // beyond this, entries go to the heap
+  std::vector<Entry> run_;        // the current run, sorted, from run_head_
+  std::size_t run_head_ = 0;
+  std::int64_t run_bucket_ = -1;  // absolute bucket number (time >> kBucketShift) of the run
   std::vector<std::vector<Entry>> ring_ = std::vector<std::vector<Entry>>(kRingBuckets);
   std::uint64_t ring_filled_[kRingBuckets / 64] = {};  // bit: that bucket is not empty
-  std::int64_t ring_start_ = 0;  // absolute bucket number (time >> kBucketShift) the ring starts at
+  // Absolute bucket number the ring starts at: always after run_bucket_, so the ring holds
+  // nothing the current run should hold or precede.
+  std::int64_t ring_start_ = 0;
   std::size_t ring_entries_ = 0;
-  // ring_least()'s last answer, kept while no take moves entries: most pops are served by the
-  // FIFO and would otherwise scan the same bucket again.
-  bool least_known_ = false;
-  std::size_t least_bucket_ = 0;
-  std::size_t least_index_ = 0;
   std::vector<Entry> heap_;
-  std::vector<Entry> now_fifo_;       // entries at now_time_ps_, in sequence order, from now_head_
-  std::size_t now_head_ = 0;
-  std::int64_t now_time_ps_ = -1;     // time of the last event popped
+  std::int64_t now_time_ps_ = -1;  // time of the last event popped
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kNoSlot;
   std::uint64_t next_sequence_ = 0;

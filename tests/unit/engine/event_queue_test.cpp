@@ -160,6 +160,52 @@ TEST(EventQueue, ManyInterleavedEventsComeOutInTimeThenSchedulingOrder) {
   EXPECT_EQ(order, expected_order);
 }
 
+// The bucket a refused pop_until made the current run still orders events scheduled
+// afterwards: an earlier bucket (the heap), the same bucket at the same time and later (the
+// run, each after everything at its time), a later bucket (the ring).
+TEST(EventQueue, EventsScheduledAfterARefusedPopKeepTheirOrder) {
+  EventQueue queue;
+  int values[] = {0, 1, 2, 3, 4};
+  queue.push(10_ns, record, &values[0]);
+  DueEvent event;
+  ASSERT_FALSE(queue.pop_until(5_ns, event));
+  queue.push(SimTime::from_ps(10'100), record, &values[1]);  // the 10 ns bucket (256 ps wide)
+  queue.push(10_ns, record, &values[2]);
+  queue.push(12_ns, record, &values[3]);
+  queue.push(9_ns, record, &values[4]);
+  EXPECT_EQ(drain(queue), (std::vector<int>{4, 0, 2, 1, 3}));
+}
+
+// Events at the current time, scheduled while many later events of the same bucket wait,
+// still run before them, and after the events already queued for the current time.
+TEST(EventQueue, EventsAtTheCurrentTimeGoAheadOfACrowdedBucket) {
+  EventQueue queue;
+  std::vector<int> values(300);
+  for (int i = 0; i < 300; ++i) values[static_cast<std::size_t>(i)] = i;
+  queue.push(SimTime::from_ps(1'000), record, &values[0]);
+  queue.push(SimTime::from_ps(1'000), record, &values[1]);
+  for (int i = 2; i < 200; ++i) queue.push(SimTime::from_ps(1'010), record, &values[static_cast<std::size_t>(i)]);
+  std::vector<int> order;
+  sink = &order;
+  DueEvent event;
+  int next = 200;
+  while (queue.pop(event)) {
+    event.fn(event.context);
+    // Each of the first events at 1000 ps schedules more at 1000 ps and at 1010 ps.
+    if (event.time.ps() == 1'000 && next < 300) {
+      queue.push(SimTime::from_ps(1'000), record, &values[static_cast<std::size_t>(next++)]);
+      queue.push(SimTime::from_ps(1'010), record, &values[static_cast<std::size_t>(next++)]);
+    }
+  }
+  sink = nullptr;
+  // At 1000 ps: 0, 1, then every even number from 200 on (each pushed by the previous one).
+  std::vector<int> expected{0, 1};
+  for (int v = 200; v < 300; v += 2) expected.push_back(v);
+  for (int v = 2; v < 200; ++v) expected.push_back(v);
+  for (int v = 201; v < 300; v += 2) expected.push_back(v);
+  EXPECT_EQ(order, expected);
+}
+
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
   EventQueue queue;
   int a = 1;
