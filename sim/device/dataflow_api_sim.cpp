@@ -133,6 +133,40 @@ EthCore& eth(KernelContext& k, const char* call) {
   return *k.eth;
 }
 
+// The direct L1 read path: bytes [address, address + bytes) inside one whole page of the
+// kernel's L1 that an earlier read found resident, or nullptr (not known resident, or the read
+// leaves the page or the region): the caller then reads through the region, which checks the
+// access, and remember_l1_page() keeps the page for the next read. Only reads take this path;
+// writes go through the region, which tells the core's watchers and listeners.
+const std::uint8_t* direct_l1(const KernelContext& k, std::uint64_t address, std::uint64_t bytes) {
+  const std::uint64_t page = address / MemoryRegion::kPageBytes;
+  const std::uint64_t offset = address % MemoryRegion::kPageBytes;
+  if (page >= k.l1_read_pages.size() || offset + bytes > MemoryRegion::kPageBytes) return nullptr;
+  const std::uint8_t* storage = k.l1_read_pages[page];
+  return storage == nullptr ? nullptr : storage + offset;
+}
+
+void remember_l1_page(KernelContext& k, std::uint64_t address) {
+  if (k.l1_read_pages.empty()) k.l1_read_pages.resize(k.l1->size_bytes() / MemoryRegion::kPageBytes);
+  const std::uint64_t page = address / MemoryRegion::kPageBytes;
+  if (page < k.l1_read_pages.size()) k.l1_read_pages[page] = k.l1->resident_page(page);
+}
+
+// The slow paths of l1_read_u32 / l1_read_bytes: the issue debt spent, the access checked by
+// the region, the page remembered for the direct path.
+[[gnu::noinline]] std::uint32_t l1_read_u32_through_region(std::uint32_t address) {
+  KernelContext& k = K();
+  const std::uint32_t value = k.l1->read_u32(address);
+  remember_l1_page(k, address);
+  return value;
+}
+
+[[gnu::noinline]] void l1_read_bytes_through_region(std::uint32_t address, void* dst, std::uint32_t size_bytes) {
+  KernelContext& k = K();
+  k.l1->read(address, std::span<std::uint8_t>(static_cast<std::uint8_t*>(dst), size_bytes));
+  remember_l1_page(k, address);
+}
+
 }  // namespace
 
 void run_kernel(KernelContext& k) {
@@ -369,7 +403,20 @@ void noc_semaphore_wait_min(volatile uint32_t* local_sem_addr, uint32_t value) {
 
 // ---- Local L1 -------------------------------------------------------------------------------
 
-uint32_t l1_read_u32(uint32_t local_l1_addr) { return K().l1->read_u32(local_l1_addr); }
+// The reads polling kernels make all the time: a leaf that reads a remembered page when the
+// kernel owes no issue time, everything else (and the first read of a page) out of line, so
+// the common case saves no registers.
+uint32_t l1_read_u32(uint32_t local_l1_addr) {
+  const sd::KernelContext& k = sd::current_kernel();
+  if (k.issue_debt <= cclmesh::sim::SimTime::zero() && local_l1_addr % 4 == 0) [[likely]] {
+    if (const std::uint8_t* word = sd::direct_l1(k, local_l1_addr, sizeof(uint32_t))) [[likely]] {
+      uint32_t value;
+      std::memcpy(&value, word, sizeof value);  // little-endian, as the region stores it
+      return value;
+    }
+  }
+  return sd::l1_read_u32_through_region(local_l1_addr);
+}
 
 void l1_write_u32(uint32_t local_l1_addr, uint32_t value) {
   sd::KernelContext& k = K();
@@ -383,7 +430,14 @@ void l1_copy(uint32_t dst_local_l1_addr, uint32_t src_local_l1_addr, uint32_t si
 }
 
 void l1_read_bytes(uint32_t local_l1_addr, void* dst, uint32_t size_bytes) {
-  K().l1->read(local_l1_addr, std::span<std::uint8_t>(static_cast<std::uint8_t*>(dst), size_bytes));
+  const sd::KernelContext& k = sd::current_kernel();
+  if (k.issue_debt <= cclmesh::sim::SimTime::zero()) [[likely]] {
+    if (const std::uint8_t* bytes = sd::direct_l1(k, local_l1_addr, size_bytes)) [[likely]] {
+      std::memcpy(dst, bytes, size_bytes);
+      return;
+    }
+  }
+  sd::l1_read_bytes_through_region(local_l1_addr, dst, size_bytes);
 }
 
 void l1_write_bytes(uint32_t local_l1_addr, const void* src, uint32_t size_bytes) {

@@ -134,6 +134,14 @@ class MemoryRegion {
   L1Activity& activity() { return activity_; }
 
   std::size_t resident_pages() const { return resident_pages_; }
+  // The storage of page `page_index` (bytes [page_index * kPageBytes, + kPageBytes)) if a write
+  // made it resident, else nullptr (the page reads as zero; a Discarded region has none). A
+  // resident page never moves or goes away while the region lives, so a reader may keep the
+  // pointer (the dataflow API's direct L1 reads do). Writes must still go through write*().
+  const std::uint8_t* resident_page(std::uint64_t page_index) const {
+    if (mode_ != StorageMode::Stored || page_index / kPagesPerTable >= tables_.size()) return nullptr;
+    return page_or_null(page_index);
+  }
   std::size_t watcher_count() const;
 
  private:
