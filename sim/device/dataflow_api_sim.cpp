@@ -28,7 +28,7 @@ namespace {
 
 // The core time of NoC issues not yet spent (see charge_noc_issue): spent before anything
 // else the kernel does, which may observe or change state at its own time.
-void settle_issue_debt(KernelContext& k) {
+[[gnu::noinline]] void settle_issue_debt(KernelContext& k) {
   const SimTime debt = k.issue_debt;
   k.issue_debt = SimTime::zero();
   block_on(delay(debt));
