@@ -138,22 +138,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
   }
-  r.plan = FabricPlan(topology, p.fabric);
-  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  std::vector<ChipId> all_chips;
-  for (const auto& g : groups) {
-    if (g.size() != r.group_size) {
-      throw CclParamsError(
-          fmt::format("all_gather: groups of {} and {} chips; every group must have the same size (the "
-                      "output shape depends on it)",
-                      r.group_size, g.size()));
-    }
-    require_group_shape(topology, g, p.topology, p.num_links, kOp);
-    all_chips.insert(all_chips.end(), g.begin(), g.end());
-  }
-  require_fabric_links(r.plan, p.num_links, kOp);
-  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  r.plan = std::move(placed.plan);
+  r.groups = std::move(placed.groups);
+  r.group_size = placed.group_size;
+  const std::vector<ChipId>& all_chips = placed.all_chips;
 
   if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
     throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");

@@ -354,6 +354,25 @@ void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, con
   }
 }
 
+PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
+                          CclTopology shape, std::uint32_t num_links, const std::string& op) {
+  PlacedGroups placed;
+  placed.plan = FabricPlan(topology, fabric);
+  const std::vector<std::vector<ChipId>> groups = resolve_groups(selection, topology, placed.plan);
+  placed.group_size = static_cast<std::uint32_t>(groups.front().size());
+  for (const auto& g : groups) {
+    if (g.size() != placed.group_size) {
+      throw CclParamsError(fmt::format("{}: groups of {} and {} chips; every group must have the same size", op,
+                                       placed.group_size, g.size()));
+    }
+    require_group_shape(topology, g, shape, num_links, op);
+    placed.all_chips.insert(placed.all_chips.end(), g.begin(), g.end());
+  }
+  require_fabric_links(placed.plan, num_links, op);
+  for (const auto& g : groups) placed.groups.push_back(map_group_onto_fabric(placed.plan, g, shape, op));
+  return placed;
+}
+
 void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips,
                                const std::string& op) {
   if (chips.empty()) return;

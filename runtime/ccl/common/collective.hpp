@@ -144,6 +144,18 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
 // Checks the fabric runs at least `num_links` routing planes (REFERENCE 3.5).
 void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op);
 
+// An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
+// `shape` with `num_links` links: require_group_shape, require_fabric_links) and laid onto the
+// device's fabric (map_group_onto_fabric): what every fabric op builder starts from.
+struct PlacedGroups {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  std::vector<ChipId> all_chips;  // every group's chips, group after group
+  std::uint32_t group_size = 0;
+};
+PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
+                          CclTopology shape, std::uint32_t num_links, const std::string& op);
+
 // Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC
 // address to every chip it reaches. Throws CclParamsError naming the first chip that differs.

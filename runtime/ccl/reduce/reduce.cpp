@@ -70,25 +70,16 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
-  r.plan = FabricPlan(topology, p.fabric);
-  const std::vector<std::vector<ChipId>> groups = resolve_groups(p.groups, topology, r.plan);
-  r.group_size = static_cast<std::uint32_t>(groups.front().size());
-  std::vector<ChipId> all_chips;
-  for (const auto& g : groups) {
-    if (g.size() != r.group_size) {
-      throw CclParamsError(fmt::format("reduce: groups of {} and {} chips; every group must have the same size",
-                                       r.group_size, g.size()));
-    }
-    require_group_shape(topology, g, p.topology, p.num_links, kOp);
-    all_chips.insert(all_chips.end(), g.begin(), g.end());
-  }
-  require_fabric_links(r.plan, p.num_links, kOp);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  r.plan = std::move(placed.plan);
+  r.groups = std::move(placed.groups);
+  r.group_size = placed.group_size;
+  const std::vector<ChipId>& all_chips = placed.all_chips;
   const std::uint32_t n = r.group_size;
   if (p.root >= n) {
     throw CclParamsError(fmt::format("reduce: root {} is not a rank of a group of {} chips; expected 0..{}", p.root,
                                      n, n - 1));
   }
-  for (const auto& g : groups) r.groups.push_back(map_group_onto_fabric(r.plan, g, p.topology, kOp));
   if (n - 1 > kMaxFabricHops) {
     throw CclParamsError(
         fmt::format("reduce: a {} of {} chips sends over {} hops (the line's wrap, the ring's barrier "
