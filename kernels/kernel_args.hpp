@@ -22,6 +22,7 @@ constexpr const char* kCclInterpreterKernelName = "ccl_interpreter";
 constexpr const char* kFabricRouterKernelName = "fabric_router";
 constexpr const char* kLegacyEdmKernelName = "legacy_edm";
 constexpr const char* kReduceKernelName = "reduce";
+constexpr const char* kConcatKernelName = "concat";
 constexpr const char* kFabricMuxKernelName = "fabric_mux";
 constexpr const char* kLegacyAllGatherSenderKernelName = "legacy_all_gather_sender";
 constexpr const char* kLegacyAllGatherReceiverKernelName = "legacy_all_gather_receiver";

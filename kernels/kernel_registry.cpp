@@ -22,6 +22,7 @@ constexpr std::array kKernels{
     KernelInfo{kLegacyReduceScatterReceiverKernelName, &kernel_main_legacy_reduce_scatter_receiver,
                "kernels/legacy_reduce_scatter_receiver.cpp", false},
     KernelInfo{kReduceKernelName, &kernel_main_reduce, "kernels/reduce.cpp", false},
+    KernelInfo{kConcatKernelName, &kernel_main_concat, "kernels/concat.cpp", false},
 };
 
 }  // namespace

@@ -19,3 +19,5 @@ void kernel_main_legacy_reduce_scatter_sender();
 void kernel_main_legacy_reduce_scatter_receiver();
 // out = in0 + in1 over CB pages, fp32 or bf16.
 void kernel_main_reduce();
+// N tile-padded TILE tensors joined along dim 2 or 3 (all_gather's broadcast fallback).
+void kernel_main_concat();

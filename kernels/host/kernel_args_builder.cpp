@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/api/kernel_fault.hpp"
+#include "kernels/concat/concat_args.hpp"
 #include "kernels/host/disassembler.hpp"
 #include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
@@ -307,6 +308,41 @@ KernelArgs build_reduce_args(const ReduceSpec& spec) {
   args.runtime.resize(r::kNumRuntimeArgs);
   args.runtime[r::kRtNumBlocks] = spec.num_blocks;
   args.runtime[r::kRtPagesPerBlock] = spec.pages_per_block;
+  return args;
+}
+
+KernelArgs build_concat_args(const ConcatSpec& spec) {
+  namespace c = kernels::concat;
+  KernelArgs args;
+  args.compile_time.resize(c::kNumCompileTimeArgs);
+  args.compile_time[c::kCtInCbId] = spec.in_cb_id;
+  args.compile_time[c::kCtOutCbId] = spec.out_cb_id;
+  args.compile_time[c::kCtElementBytes] = spec.element_bytes;
+  const auto ranks = static_cast<uint32_t>(spec.in_addresses.size());
+  args.runtime.resize(c::num_runtime_args(ranks));
+  args.runtime[c::kRtDim] = spec.dim;
+  for (uint32_t i = 0; i < 4; ++i) args.runtime[c::kRtShape + i] = spec.shape[i];
+  args.runtime[c::kRtRanks] = ranks;
+  args.runtime[c::kRtFirstTile] = spec.first_tile;
+  args.runtime[c::kRtNumTiles] = spec.num_tiles;
+  args.runtime[c::kRtTileBytes] = spec.tile_bytes;
+  args.runtime[c::kRtInDram] = spec.in_dram ? 1 : 0;
+  args.runtime[c::kRtInBanks] = spec.in_banks;
+  args.runtime[c::kRtInAlignedPage] = spec.in_aligned_page;
+  args.runtime[c::kRtOutDram] = spec.out_dram ? 1 : 0;
+  args.runtime[c::kRtOutBanks] = spec.out_banks;
+  args.runtime[c::kRtOutAlignedPage] = spec.out_aligned_page;
+  args.runtime[c::kRtOutAddress] = spec.out_address;
+  for (uint32_t r = 0; r < ranks; ++r) args.runtime[c::kRtFirstInAddress + r] = spec.in_addresses[r];
+  c::ConcatArgs parsed;
+  const uint32_t bad = c::parse_concat_args(args.runtime.data(), static_cast<uint32_t>(args.runtime.size()),
+                                            spec.element_bytes, parsed);
+  if (bad != c::kArgsOk) {
+    throw KernelArgsError(fmt::format("concat: runtime arg {} does not describe a valid concat (dim {}, {} ranks, "
+                                      "tiles {}+{}, tile {} B, element {} B)",
+                                      bad, spec.dim, ranks, spec.first_tile, spec.num_tiles, spec.tile_bytes,
+                                      spec.element_bytes));
+  }
   return args;
 }
 

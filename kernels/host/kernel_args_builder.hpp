@@ -181,6 +181,29 @@ struct ReduceSpec {
 
 KernelArgs build_reduce_args(const ReduceSpec& spec);
 
+// ---- Concat (concat/concat_args.hpp) -------------------------------------------------------------
+struct ConcatSpec {
+  uint32_t in_cb_id = 0;   // kernels::concat::kInputBatchTiles pages of a tile
+  uint32_t out_cb_id = 1;  // one tile
+  uint32_t element_bytes = 2;
+  uint32_t dim = 3;
+  uint32_t shape[4] = {1, 1, 32, 32};  // one rank's logical shape, elements
+  uint32_t first_tile = 0;
+  uint32_t num_tiles = 0;
+  uint32_t tile_bytes = 0;
+  bool in_dram = true;
+  uint32_t in_banks = 0;
+  uint32_t in_aligned_page = 0;
+  bool out_dram = true;
+  uint32_t out_banks = 0;
+  uint32_t out_aligned_page = 0;
+  uint32_t out_address = 0;
+  std::vector<uint32_t> in_addresses;  // rank order
+};
+
+// Throws KernelArgsError naming the arg concat::parse_concat_args refuses.
+KernelArgs build_concat_args(const ConcatSpec& spec);
+
 // ---- Faults ------------------------------------------------------------------------------------------
 // One line for a kernel_fault(code, command_index, word_offset) of kernel `kernel` run with
 // `runtime_args`: the code's name and description, and, for the interpreter, the stream, the

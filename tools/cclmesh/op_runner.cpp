@@ -354,12 +354,15 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
+    for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
+      p.broadcast_buffers.push_back(device.create_buffer(ccl::all_gather::broadcast_buffer_config(p)));
+    }
     if (p.mode == ccl::CclMode::Fabric) {
       p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
                                                         runtime::CoreKind::Tensix, 0);
     }
     op.size_bytes = p.output_buffer.config.size_bytes;
-    op.workloads.push_back(ccl::all_gather::build(p, device.topology()));
+    op.workloads = ccl::all_gather::build_workloads(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
       return std::vector<SharedBytes>(by_rank.size(),

@@ -8,6 +8,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
+#include "runtime/ccl/all_gather/broadcast_fallback.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -22,10 +23,7 @@ constexpr const char* kOp = "all_gather";
 // half of it toward higher or lower ranks (SPLIT_TENSOR).
 enum class Role : std::uint8_t { Both, Up, Down };
 
-struct Reach {
-  std::uint32_t up = 0;
-  std::uint32_t down = 0;
-};
+using Reach = FabricGroup::Reach;
 
 struct Resolved {
   FabricPlan plan;
@@ -52,8 +50,7 @@ Reach reach_of(const FabricGroup& g, std::uint32_t rank, Role role) {
     case Role::Both:
       break;
   }
-  if (g.topology == CclTopology::Ring) return Reach{n / 2, (n - 1) / 2};  // REFERENCE 7.3: 4 and 3 at N = 8
-  return Reach{g.reach_up(rank), g.reach_down(rank)};
+  return g.full_reach(rank);
 }
 
 // Does a multicast from rank `from` with `reach` write on rank `to` (to != from)?
@@ -307,7 +304,7 @@ std::string to_string(BidirectionalMode mode) {
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
                      p.bidirectional, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
-                     p.packet_size_in_pages, p.cb_packets, p.split_reader_writer, p.legacy);
+                     p.packet_size_in_pages, p.cb_packets, p.split_reader_writer, p.legacy, p.broadcast_buffers);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
@@ -336,12 +333,35 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   return ranges;
 }
 
+bool needs_broadcast_fallback(const Params& params) { return broadcast_fallback::applies(params); }
+
+std::uint32_t broadcast_buffer_count(const Params& params, const topo::Topology& topology) {
+  if (!needs_broadcast_fallback(params)) return 0;
+  return all_broadcast::output_buffer_count(broadcast_fallback::broadcast_params(params), topology);
+}
+
+BufferConfig broadcast_buffer_config(const Params& params) {
+  return interleaved_buffer_config(params.input, params.output_buffer.config.type);
+}
+
 void validate(const Params& params, const topo::Topology& topology) {
+  if (needs_broadcast_fallback(params)) return broadcast_fallback::validate(params, topology);
   if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
   resolve(params, topology);
 }
 
+std::vector<MeshWorkload> build_workloads(const Params& params, const topo::Topology& topology) {
+  if (needs_broadcast_fallback(params)) return broadcast_fallback::build(params, topology);
+  return {build(params, topology)};
+}
+
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  if (needs_broadcast_fallback(params)) {
+    broadcast_fallback::validate(params, topology);
+    throw CclParamsError(fmt::format("all_gather: dim {} of {} elements runs as all_broadcast + concat, two "
+                                     "workloads; build them with build_workloads()",
+                                     params.dim, params.input.shape[params.dim]));
+  }
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
   const Resolved r = resolve(params, topology);
   MeshWorkload workload;
@@ -354,6 +374,9 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   return workload;
 }
 
-void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+void run(MeshDevice& device, const Params& params) {
+  for (const MeshWorkload& w : build_workloads(params, device.topology())) device.enqueue_workload(w);
+  device.finish();
+}
 
 }  // namespace cclmesh::runtime::ccl::all_gather

@@ -29,6 +29,11 @@
 // persistent, so that is the op's whole teardown. An optional global barrier semaphore makes
 // every worker wait, before it writes, until the workers it writes to have started this op, so
 // ops may be enqueued back to back without finish() in between.
+//
+// A TILE gather dim 2 or 3 that is not whole 32-element tiles (a [1,1,1,1] piece per chip, or 368
+// columns) cannot be cut and joined in whole pages. As tt-metal does (REFERENCE 7.6), it then
+// runs as all_broadcast + concat (broadcast_fallback.hpp): two workloads from build_workloads(),
+// with N extra buffers per chip (broadcast_buffers). Fabric mode only; legacy mode refuses it.
 
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +76,9 @@ struct Params {
   bool split_reader_writer = true;
   // Legacy EDM mode only (all_gather_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
+  // The broadcast fallback only (needs_broadcast_fallback): one buffer per rank, each
+  // broadcast_buffer_config(); the all_broadcast's outputs, which the concat reads.
+  std::vector<BufferHandle> broadcast_buffers;
   bool operator==(const Params&) const = default;
 };
 
@@ -83,12 +91,23 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 
+// True when the gather runs as all_broadcast + concat: TILE, dim 2 or 3 not whole tiles.
+bool needs_broadcast_fallback(const Params& params);
+// Buffers the fallback needs in broadcast_buffers: the groups' size, or 0 without the fallback.
+std::uint32_t broadcast_buffer_count(const Params& params, const topo::Topology& topology);
+// Each broadcast buffer: an interleaved `input` tensor in the output's memory (DRAM or L1).
+BufferConfig broadcast_buffer_config(const Params& params);
+
 // Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what
 // is wrong: everything REFERENCE 11.15 lists for all-gather, and what the model cannot run.
 void validate(const Params& params, const topo::Topology& topology);
-// validate(), then the workload: a program on every chip of every group.
+// validate(), then the op's workloads in order: one (a program on every chip of every group),
+// or for the broadcast fallback two (all_broadcast, then concat).
+std::vector<MeshWorkload> build_workloads(const Params& params, const topo::Topology& topology);
+// The one workload of an all_gather without the fallback (CclParamsError for one that needs it:
+// use build_workloads).
 MeshWorkload build(const Params& params, const topo::Topology& topology);
-// build() on the device's topology, enqueue, finish.
+// build_workloads() on the device's topology, enqueue, finish.
 void run(MeshDevice& device, const Params& params);
 
 }  // namespace cclmesh::runtime::ccl::all_gather

@@ -148,10 +148,10 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
   if (dim > 3) throw CclParamsError(fmt::format("{}: dim {} is out of range; expected 0..3 (w, z, y, x)", op, dim));
   if (spec.layout == Layout::Tile && dim >= 2 && spec.shape[dim] % kTileSide != 0) {
     throw CclParamsError(
-        fmt::format("{}: {} dim {} is {} elements, not whole 32-element tiles; a TILE tensor is cut and "
-                    "joined along dims 2 and 3 only at tile boundaries (padded shapes fall back to "
-                    "a composite in tt-metal, REFERENCE 7.6)",
-                    op, what, dim, spec.shape[dim]));
+        fmt::format("{}: {} dim {} is {} elements, not whole 32-element tiles; {} cuts and joins a TILE "
+                    "tensor along dims 2 and 3 only at tile boundaries (only all_gather has tt-metal's "
+                    "all_broadcast + concat fallback for padded dims, REFERENCE 7.6)",
+                    op, what, dim, spec.shape[dim], op));
   }
   if (spec.layout == Layout::RowMajor && dim == 3) {
     throw CclParamsError(
@@ -247,6 +247,11 @@ std::uint32_t FabricGroup::reach_up(std::uint32_t rank) const {
 
 std::uint32_t FabricGroup::reach_down(std::uint32_t rank) const {
   return topology == CclTopology::Ring ? size() - 1 : rank;
+}
+
+FabricGroup::Reach FabricGroup::full_reach(std::uint32_t rank) const {
+  if (topology == CclTopology::Ring) return Reach{size() / 2, (size() - 1) / 2};
+  return Reach{reach_up(rank), reach_down(rank)};
 }
 
 std::uint32_t FabricGroup::rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const {

@@ -80,7 +80,7 @@ BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type);
 void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
                           const std::string& what);
 // Checks dim (0..3) and, for TILE, that dims 2 and 3 are whole tiles where the op cuts or
-// joins them; ROW_MAJOR cannot cut or join dim 3 (a page is a whole row; the fabric all_gather
+// joins them (all_gather checks its broadcast fallback's case before it gets here); ROW_MAJOR cannot cut or join dim 3 (a page is a whole row; the fabric all_gather
 // does its own check instead, as it writes rows in pieces).
 void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op,
                               const std::string& what);
@@ -128,6 +128,14 @@ struct FabricGroup {
   // The rank `steps` hops away from `rank` in fabric direction `forward` (ring: modulo size;
   // line: must stay inside).
   std::uint32_t rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const;
+  // How far a multicast from `rank` that must reach every other chip of the group goes each way:
+  // on a ring half-way round both ways (n/2 up, (n-1)/2 down: 4 and 3 at N = 8, REFERENCE
+  // 7.3 FULL_TENSOR), on a line to both ends.
+  struct Reach {
+    std::uint32_t up = 0;
+    std::uint32_t down = 0;
+  };
+  Reach full_reach(std::uint32_t rank) const;
   // A multicast from `rank` reaching `up` ranks upward and `down` downward, in fabric terms.
   cmd::ChipMulticast multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const;
   // The unicast route from rank `from` to rank `to` (!= from): on a line the only one, on a ring

@@ -28,9 +28,60 @@ Blocks blocks_of(const api::Shape4D& s, std::uint32_t dim) {
   return b;
 }
 
+// Byte offset of logical element (w, z, row, col) of a TILE tensor of logical shape `s`:
+// tiles row-major over the padded (rows/32) x (cols/32) grid, outer dims flattened; inside a
+// tile, four 16x16 faces (top-left, top-right, bottom-left, bottom-right), each row-major.
+std::uint64_t tile_element_offset(const std::array<std::uint32_t, 4>& s, std::uint64_t outer, std::uint32_t row,
+                                  std::uint32_t col, std::uint32_t element) {
+  const std::uint64_t tiles_y = (s[2] + 31) / 32;
+  const std::uint64_t tiles_x = (s[3] + 31) / 32;
+  const std::uint64_t tile = (outer * tiles_y + row / 32) * tiles_x + col / 32;
+  const std::uint32_t r = row % 32;
+  const std::uint32_t c = col % 32;
+  const std::uint32_t face = (r / 16) * 2 + c / 16;
+  const std::uint32_t in_tile = face * 256 + (r % 16) * 16 + c % 16;
+  return (tile * 1024 + in_tile) * element;
+}
+
+// The gather of TILE parts whose dim 2 or 3 is not whole tiles, element by element: part i's
+// element (w, z, y, x) goes to (w, z, y + i*Y, x) or (w, z, y, x + i*X); the output's padding
+// is zeros. What each part holds in its own padding does not matter.
+Bytes concat_tile_padded(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim) {
+  if (part.dtype == DataType::Bfloat8B) {
+    throw CclParamsError("reference concat: bfp8_b along a dim that is not whole tiles moves single elements of "
+                         "shared-exponent blocks; not modelled");
+  }
+  const std::uint32_t element = element_bytes(part.dtype);
+  const auto n = static_cast<std::uint32_t>(parts.size());
+  const TensorSpec whole = with_dim_scaled(part, dim, n, true);
+  const std::uint64_t part_bytes = size_bytes(part);
+  Bytes out(size_bytes(whole), std::byte{0});
+  const std::uint64_t outer = std::uint64_t{part.shape[0]} * part.shape[1];
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (parts[i].size() != part_bytes) {
+      throw CclParamsError(
+          fmt::format("reference concat: part {} is {} B; expected {} B", i, parts[i].size(), part_bytes));
+    }
+    for (std::uint64_t o = 0; o < outer; ++o) {
+      for (std::uint32_t y = 0; y < part.shape[2]; ++y) {
+        for (std::uint32_t x = 0; x < part.shape[3]; ++x) {
+          const std::uint32_t out_y = dim == 2 ? y + i * part.shape[2] : y;
+          const std::uint32_t out_x = dim == 3 ? x + i * part.shape[3] : x;
+          std::memcpy(out.data() + tile_element_offset(whole.shape, o, out_y, out_x, element),
+                      parts[i].data() + tile_element_offset(part.shape, o, y, x, element), element);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim) {
+  if (part.layout == Layout::Tile && (dim == 2 || dim == 3) && part.shape[dim] % kTileSide != 0) {
+    return concat_tile_padded(parts, part, dim);
+  }
   const std::uint32_t page = page_size_bytes(part);
   const Blocks b = blocks_of(shape_in_pages(part), dim);
   const std::uint64_t part_bytes = b.outer * b.extent * b.inner * page;

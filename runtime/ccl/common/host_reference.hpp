@@ -6,7 +6,7 @@
 // and read_buffer returns them (tiles of TILE tensors, rows of ROW_MAJOR ones). Joining and
 // cutting along a dim happen in whole pages (the collectives require tile-aligned cuts,
 // collective.hpp), so the page-level result equals the element-level one and is independent of
-// the element type. Sums are element-wise, so the order of elements inside a page does not
+// the element type; the one exception is all_gather's tile-padded fallback (concat below). Sums are element-wise, so the order of elements inside a page does not
 // matter either.
 //
 // Sums and bf16 rounding: the device's reduce kernel adds two operands at a time, widening bf16
@@ -31,7 +31,11 @@ namespace cclmesh::runtime::ccl::reference {
 
 using Bytes = std::vector<std::byte>;
 
-// all_gather: the parts (each a `part` tensor) joined along `dim`, part 0 first.
+// all_gather: the parts (each a `part` tensor) joined along `dim`, part 0 first. A TILE dim 2
+// or 3 that is not whole 32-element tiles joins element by element instead (all_gather's
+// broadcast fallback): part i's real elements land at i x the part's extent along `dim`,
+// placed in tiles of four 16x16 faces (REFERENCE 7.1; face order and row-major faces inferred),
+// and the result's padding is zeros; bf16 and fp32 only.
 Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim);
 // The `index`-th of `count` equal pieces of `whole` along `dim` (reduce_scatter's output).
 Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,

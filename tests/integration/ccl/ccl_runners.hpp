@@ -2,7 +2,8 @@
 // One call per collective for end-to-end tests on the simulated device: creates the op's
 // buffers (interleaved or sharded, DRAM or L1) and global semaphores, writes a distinct input
 // on every chip of every group, runs the op, and compares every chip's output bit for bit with
-// the op's host reference (all_gather: reference::concat; reduce_scatter, all_reduce and
+// the op's host reference (all_gather: reference::concat, element by element for its broadcast
+// fallback; all_broadcast: every rank's input in its buffer; reduce_scatter, all_reduce and
 // all_to_all: their reference_outputs; reduce: the root's reference_output; broadcast and
 // send_recv: the root's / sender's input). On a timing-only device (DRAM holds no bytes) it writes and compares
 // nothing; what the ethernet links carried is reported instead, so callers can check that the
@@ -199,11 +200,15 @@ inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::cc
   const runtime::ccl::TensorSpec out = ag::output_spec(p, device.topology());
   p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
+  // A gather dim that is not whole tiles runs as all_broadcast + concat, through N more buffers.
+  for (std::uint32_t i = 0; i < ag::broadcast_buffer_count(p, device.topology()); ++i) {
+    p.broadcast_buffers.push_back(device.create_buffer(ag::broadcast_buffer_config(p)));
+  }
   const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   if (run.entry_barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
-                         1000, {ag::build(p, device.topology())}};
+                         1000, ag::build_workloads(p, device.topology())};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     const Bytes expected = runtime::ccl::reference::concat(inputs, p.input, p.dim);
     for (ChipId chip : g) {

@@ -218,7 +218,6 @@ constexpr Op kAr = Op::AllReduce;
 // The refusals' messages (runtime/ccl/common/collective.cpp, reduce_scatter.cpp, all_reduce.cpp,
 // runtime/device/buffer_layout.cpp, sim_mesh_device.cpp).
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
-const char* const kNotWholeTiles = "not whole 32-element tiles";
 const char* const kL1Full = "do not fit in L1";
 const char* const kNoRoomForCbs = "above the L1 buffers";
 
@@ -322,10 +321,9 @@ std::vector<Row> all_rows() {
     const System system = ring ? System::T3kRing : System::T3kLine;
     const CclTopology topology = ring ? kRing : kLine;
     const std::string t = ring ? "Ring" : "Line";
-    add(row(24, t + "_1x1x1x8_Dim3", kAg, system, topology, 8, {1, 1, 1, 8}, 3, kBf16, kTile, dram(), dram())
-            .refused(Outcome::RefusedByValidate, kNotWholeTiles));
-    add(row(24, t + "_1x1x8x1_Dim2", kAg, system, topology, 8, {1, 1, 8, 1}, 2, kBf16, kTile, dram(), dram())
-            .refused(Outcome::RefusedByValidate, kNotWholeTiles));
+    // Row 24: one element per chip, padded to a whole tile; all_broadcast + concat (REFERENCE 7.6).
+    add(row(24, t + "_1x1x1x8_Dim3", kAg, system, topology, 8, {1, 1, 1, 8}, 3, kBf16, kTile, dram(), dram()));
+    add(row(24, t + "_1x1x8x1_Dim2", kAg, system, topology, 8, {1, 1, 8, 1}, 2, kBf16, kTile, dram(), dram()));
     // Row 25: DRAM height sharded, in (64,128) -> out (64,1024) on 6 cores, which are DRAM banks
     // 0-5 (one shard per bank); the same shards in L1 also run.
     add(row(25, t + "_Tile_Bf16_DramHeightSharded", kAg, system, topology, 8, {1, 1, 384, 1024}, 3, kBf16, kTile,
@@ -403,10 +401,8 @@ std::vector<Row> all_rows() {
   for (const auto& [shape, label] : std::vector<ShapeAndName>{{{1, 1, 64, 16384}, "Shape1x1x64x16384"},
                                                               {{8, 5, 32, 768}, "Shape8x5x32x768"},
                                                               {{1, 1, 32, 736}, "Shape1x1x32x736"}}) {
-    Row tile =
-        row(37, label + "_Tile_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kTile, dram(), dram());
-    if (shape[3] == 736) tile.refused(Outcome::RefusedByValidate, kNotWholeTiles);  // 368 per chip = 11.5 tiles
-    add(tile);
+    // 736 wide: 368 per chip = 11.5 tiles, so all_broadcast + concat (REFERENCE 7.6).
+    add(row(37, label + "_Tile_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kTile, dram(), dram()));
     add(row(37, label + "_Rm_Bf16_Dram", kAg, System::N300Line, kLine, 2, shape, 3, kBf16, kRm, dram(), dram()));
   }
   for (const auto& [shape, label] : std::vector<ShapeAndName>{

@@ -1,0 +1,174 @@
+#include "runtime/ccl/all_broadcast/all_broadcast.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+
+namespace cclmesh::runtime::ccl::all_broadcast {
+namespace {
+
+constexpr const char* kOp = "all_broadcast";
+
+struct Resolved {
+  PlacedGroups placed;
+  std::vector<CoreCoord> cores;  // one per link
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+};
+
+Resolved resolve(const Params& p, const topo::Topology& topology) {
+  Resolved r;
+  r.page_size = page_size_bytes(p.input);
+  if (p.cb_packets == 0) throw CclParamsError("all_broadcast: cb_packets is 0; expected at least 1");
+  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  const std::uint32_t n = r.placed.group_size;
+  for (const FabricGroup& g : r.placed.groups) {
+    for (std::uint32_t rank = 0; rank < n; ++rank) {
+      const FabricGroup::Reach reach = g.full_reach(rank);
+      if (reach.up > kMaxFabricHops || reach.down > kMaxFabricHops) {
+        throw CclParamsError(fmt::format("all_broadcast: chip {} would multicast {} hops; a fabric route holds at "
+                                         "most {} (REFERENCE 6.5)",
+                                         g.chips[rank], std::max(reach.up, reach.down), kMaxFabricHops));
+      }
+    }
+  }
+  if (n * p.num_links > kMaxInlineValue) {
+    throw CclParamsError(fmt::format("all_broadcast: every chip waits for {} increments; an inline wait target holds "
+                                     "at most {} (REFERENCE 4.11)",
+                                     n * p.num_links, kMaxInlineValue));
+  }
+  if (p.output_buffers.size() != n) {
+    throw CclParamsError(fmt::format("all_broadcast: {} output buffers for groups of {} chips; expected one per rank",
+                                     p.output_buffers.size(), n));
+  }
+  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    require_buffer_holds(p.output_buffers[i], p.input, kOp, fmt::format("output {}", i));
+    if (p.output_buffers[i].id == p.input_buffer.id) {
+      throw CclParamsError(fmt::format("all_broadcast: output {} is the input buffer; expected distinct buffers", i));
+    }
+    for (std::uint32_t j = 0; j < i; ++j) {
+      if (p.output_buffers[j].id == p.output_buffers[i].id) {
+        throw CclParamsError(fmt::format("all_broadcast: outputs {} and {} are the same buffer", j, i));
+      }
+    }
+  }
+  require_uniform_core_maps(topology, r.placed.all_chips, kOp);
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : r.placed.all_chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    buffer_layout(p.input_buffer, grid, banks);
+    for (const BufferHandle& b : p.output_buffers) buffer_layout(b, grid, banks);
+  }
+  r.cores = worker_cores(topology, p.first_worker, p.num_links, kOp);
+  require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
+  if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  return r;
+}
+
+Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
+                     std::uint32_t rank) {
+  const ChipId chip = g.chips[rank];
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const kargs::TensorArgs in_args =
+      buffer_layout(p.input_buffer, grid, map.dram_bank_count()).interpreter_args(map);
+  // My rank's buffer, on this chip and (through the multicast) on every other one.
+  const kargs::TensorArgs out_args =
+      buffer_layout(p.output_buffers[rank], grid, map.dram_bank_count()).interpreter_args(map);
+  const std::vector<api::TensorSlice> runs =
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input_buffer), p.num_links);
+  const FabricGroup::Reach reach = g.full_reach(rank);
+  const cmd::ChipMulticast mcast = g.multicast(rank, reach.up, reach.down);
+  const Noc0Coord done_core = map.tensix_noc0(r.cores.front());
+
+  Program program;
+  for (std::uint32_t link = 0; link < p.num_links; ++link) {
+    const CoreCoord core = r.cores[link];
+    const Noc0Coord noc = map.tensix_noc0(core);
+    const bool has_data = api::volume(runs[link].worker_slice_shape) > 0;
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = kPacketHeaderCbId;
+    spec.packet_size_in_pages = r.packet_pages;
+    program.circular_buffers.push_back(packet_header_cb(core));
+    program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
+    connect_to_fabric(program, spec, r.placed.plan, g.port(link), chip, core, mcast.num_targets_forward > 0,
+                      mcast.num_targets_backward > 0);
+
+    std::vector<cmd::Command> writer;
+    if (p.barrier_semaphore) {
+      // Every chip writes to every other, so each worker hears from all N (itself included).
+      const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
+      writer.push_back(cmd::fabric_multicast_semaphore_inc(barrier, 1, noc.x, noc.y, mcast));
+      writer.push_back(cmd::local_semaphore_wait(barrier, g.size()));
+      writer.push_back(cmd::local_core_semaphore_set(barrier, 0));
+    }
+    if (has_data) writer.push_back(cmd::fabric_write_cb_to_tensor_slice(runs[link], kDataCbId, mcast));
+    const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
+    writer.push_back(cmd::fabric_multicast_semaphore_inc(done, 1, done_core.x, done_core.y, mcast));
+    if (link == 0) {
+      writer.push_back(cmd::local_semaphore_wait(done, g.size() * p.num_links));
+      writer.push_back(cmd::local_core_semaphore_set(done, 0));
+    }
+    const kargs::InterpreterStreamSpec writer_stream{out_args, cmd::encode_stream(writer),
+                                                     static_cast<std::uint32_t>(writer.size())};
+    if (has_data) {
+      const kargs::InterpreterStreamSpec reader{
+          in_args, cmd::encode_command(cmd::read_tensor_slice_to_cb(runs[link], kDataCbId)), 1};
+      add_copy_kernels(program, core, spec, reader, writer_stream, p.split_reader_writer);
+    } else {
+      spec.streams = {writer_stream};
+      program.kernels.push_back(interpreter_kernel(core, spec));
+    }
+  }
+  return program;
+}
+
+}  // namespace
+
+std::size_t hash_value(const Params& p) {
+  return hash_fields(0, p.input, p.input_buffer, p.output_buffers, p.topology, p.num_links, p.groups, p.fabric,
+                     p.done_semaphore, p.barrier_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets,
+                     p.split_reader_writer);
+}
+
+std::uint32_t output_buffer_count(const Params& params, const topo::Topology& topology) {
+  const FabricPlan plan(topology, params.fabric);
+  return static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  std::vector<CoreRange> ranges;
+  for (const CoreCoord& c : worker_cores(topology, params.first_worker, params.num_links, kOp)) {
+    ranges.push_back(CoreRange{c, c});
+  }
+  return ranges;
+}
+
+void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+
+MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  const Resolved r = resolve(params, topology);
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const FabricGroup& g : r.placed.groups) {
+    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+    }
+  }
+  return workload;
+}
+
+void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<reference::Bytes> reference_outputs(const std::vector<reference::Bytes>& inputs_by_rank) {
+  return inputs_by_rank;
+}
+
+}  // namespace cclmesh::runtime::ccl::all_broadcast

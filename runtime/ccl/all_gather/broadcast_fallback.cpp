@@ -1,0 +1,171 @@
+#include "runtime/ccl/all_gather/broadcast_fallback.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/concat/concat_args.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/kernel_args.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+
+namespace cclmesh::runtime::ccl::all_gather::broadcast_fallback {
+namespace {
+
+constexpr const char* kOp = "all_gather";
+constexpr std::uint32_t kConcatInCbId = 0;
+constexpr std::uint32_t kConcatOutCbId = 1;
+
+kernels::concat::ConcatGeometry geometry(const Params& p, std::uint32_t ranks) {
+  kernels::concat::ConcatGeometry g;
+  for (std::size_t i = 0; i < 4; ++i) g.shape[i] = p.input.shape[i];
+  g.dim = p.dim;
+  g.ranks = ranks;
+  return g;
+}
+
+void require_interleaved(const BufferHandle& buffer, const std::string& what) {
+  if (buffer.config.layout != TensorMemoryLayout::Interleaved) {
+    throw CclParamsError(fmt::format("all_gather: the broadcast fallback's concat reads and writes interleaved "
+                                     "buffers; the {} is {}",
+                                     what, to_string(buffer.config.layout)));
+  }
+}
+
+// One chip's concat: the output tiles split over up to kConcatCores cores, in runs.
+Program concat_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t ranks) {
+  const ChipCoreMap map = chip_core_map(topology, chip);
+  const CoreCoord grid = common_worker_grid(topology);
+  const BufferLayout in_layout = buffer_layout(p.broadcast_buffers.front(), grid, map.dram_bank_count());
+  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const kernels::concat::ConcatGeometry g = geometry(p, ranks);
+  const std::uint32_t tiles = g.out_tiles();
+  const std::uint32_t num_cores = std::min(tiles, kConcatCores);
+  const std::vector<CoreCoord> cores = worker_cores(topology, p.first_worker, num_cores, kOp);
+  const std::uint32_t tile_bytes = page_size_bytes(p.input);
+
+  Program program;
+  std::uint32_t first = 0;
+  for (std::uint32_t c = 0; c < num_cores; ++c) {
+    const std::uint32_t count = tiles / num_cores + (c < tiles % num_cores ? 1 : 0);
+    kargs::ConcatSpec spec;
+    spec.in_cb_id = kConcatInCbId;
+    spec.out_cb_id = kConcatOutCbId;
+    spec.element_bytes = element_bytes(p.input.dtype);
+    spec.dim = p.dim;
+    std::copy(p.input.shape.begin(), p.input.shape.end(), spec.shape);
+    spec.first_tile = first;
+    spec.num_tiles = count;
+    spec.tile_bytes = tile_bytes;
+    spec.in_dram = in_layout.config().type == BufferType::Dram;
+    spec.in_banks = in_layout.num_targets();
+    spec.in_aligned_page = in_layout.aligned_page_size();
+    spec.out_dram = out_layout.config().type == BufferType::Dram;
+    spec.out_banks = out_layout.num_targets();
+    spec.out_aligned_page = out_layout.aligned_page_size();
+    spec.out_address = static_cast<std::uint32_t>(p.output_buffer.address);
+    for (const BufferHandle& b : p.broadcast_buffers) spec.in_addresses.push_back(static_cast<std::uint32_t>(b.address));
+    const kargs::KernelArgs args = kargs::build_concat_args(spec);
+
+    const CoreCoord core = cores[c];
+    program.circular_buffers.push_back(
+        CircularBufferSpec{kConcatInCbId, {CoreRange{core, core}}, kernels::concat::kInputBatchTiles, tile_bytes});
+    program.circular_buffers.push_back(CircularBufferSpec{kConcatOutCbId, {CoreRange{core, core}}, 1, tile_bytes});
+    KernelSpec k;
+    k.kernel = kernels::kConcatKernelName;
+    k.core_kind = CoreKind::Tensix;
+    k.cores = {CoreRange{core, core}};
+    k.processor = DataMovementProcessor::Riscv0;
+    k.compile_time_args = args.compile_time;
+    k.runtime_args[core] = args.runtime;
+    program.kernels.push_back(std::move(k));
+    first += count;
+  }
+  return program;
+}
+
+}  // namespace
+
+bool applies(const Params& p) {
+  return p.input.layout == Layout::Tile && (p.dim == 2 || p.dim == 3) && p.input.shape[p.dim] % kTileSide != 0;
+}
+
+all_broadcast::Params broadcast_params(const Params& p) {
+  all_broadcast::Params b;
+  b.input = p.input;
+  b.input_buffer = p.input_buffer;
+  b.output_buffers = p.broadcast_buffers;
+  b.topology = p.topology;
+  b.num_links = p.num_links;
+  b.groups = p.groups;
+  b.fabric = p.fabric;
+  b.done_semaphore = p.done_semaphore;
+  b.barrier_semaphore = p.barrier_semaphore;
+  b.first_worker = p.first_worker;
+  b.packet_size_in_pages = p.packet_size_in_pages;
+  b.cb_packets = p.cb_packets;
+  b.split_reader_writer = p.split_reader_writer;
+  return b;
+}
+
+void validate(const Params& p, const topo::Topology& topology) {
+  if (p.mode != CclMode::Fabric) {
+    throw CclParamsError(
+        fmt::format("all_gather: input dim {} is {} elements, not whole 32-element tiles; tt-metal falls back to "
+                    "all_broadcast + concat (REFERENCE 7.6), a fabric-era composite the legacy EDM mode does not "
+                    "have; use fabric mode",
+                    p.dim, p.input.shape[p.dim]));
+  }
+  if (p.input.dtype == DataType::Bfloat8B) {
+    throw CclParamsError(
+        fmt::format("all_gather: bfp8_b input dim {} is {} elements, not whole 32-element tiles; the broadcast "
+                    "fallback's concat moves single elements, and a bfp8_b block shares one exponent per 16 values "
+                    "(re-blocking is not modelled); use bf16 or fp32, or whole tiles",
+                    p.dim, p.input.shape[p.dim]));
+  }
+  const all_broadcast::Params b = broadcast_params(p);
+  const std::uint32_t ranks = all_broadcast::output_buffer_count(b, topology);
+  if (p.broadcast_buffers.size() != ranks) {
+    throw CclParamsError(fmt::format(
+        "all_gather: input dim {} is {} elements, not whole 32-element tiles, so it runs as all_broadcast + concat "
+        "(REFERENCE 7.6), which needs broadcast_buffers: {} given, expected {} (one per rank, each "
+        "broadcast_buffer_config())",
+        p.dim, p.input.shape[p.dim], p.broadcast_buffers.size(), ranks));
+  }
+  if (ranks > kernels::concat::kMaxRanks) {
+    throw CclParamsError(fmt::format("all_gather: the concat joins at most {} ranks; the groups have {}",
+                                     kernels::concat::kMaxRanks, ranks));
+  }
+  all_broadcast::validate(b, topology);
+  require_buffer_holds(p.output_buffer, with_dim_scaled(p.input, p.dim, ranks, true), kOp, "output");
+  require_interleaved(p.output_buffer, "output");
+  for (const BufferHandle& buffer : p.broadcast_buffers) {
+    require_interleaved(buffer, "broadcast buffer");
+    if (buffer.config.type != p.broadcast_buffers.front().config.type) {
+      throw CclParamsError("all_gather: the broadcast buffers must all be in DRAM or all in L1");
+    }
+    if (buffer.id == p.output_buffer.id) throw CclParamsError("all_gather: a broadcast buffer is the output buffer");
+  }
+  if (p.input_buffer.id == p.output_buffer.id) {
+    throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
+  }
+  const std::uint32_t tiles = geometry(p, ranks).out_tiles();
+  worker_cores(topology, p.first_worker, std::min(tiles, kConcatCores), kOp);
+}
+
+std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
+  broadcast_fallback::validate(p, topology);
+  const all_broadcast::Params b = broadcast_params(p);
+  std::vector<MeshWorkload> workloads{all_broadcast::build(b, topology)};
+  MeshWorkload concat;
+  concat.name = "all_gather_concat";
+  const std::uint32_t ranks = static_cast<std::uint32_t>(p.broadcast_buffers.size());
+  for (const auto& [chip, program] : workloads.front().programs) {
+    concat.programs[chip] = concat_program(p, topology, chip, ranks);
+  }
+  workloads.push_back(std::move(concat));
+  return workloads;
+}
+
+}  // namespace cclmesh::runtime::ccl::all_gather::broadcast_fallback

@@ -1,0 +1,164 @@
+// The concat kernel's element placement (kernels/concat/tile_placement.hpp), on the host: the
+// face layout of a tile, the pieces a PieceCursor yields for output tiles whose ranks straddle
+// tile and face boundaries (checked piece by piece against hand-worked values), and the whole
+// assembly, done as the kernel does it, against the host reference (reference::concat), which
+// computes element offsets on its own.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "kernels/concat/tile_placement.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+
+namespace cclmesh::runtime::ccl {
+namespace {
+
+namespace kc = kernels::concat;
+using reference::Bytes;
+
+TEST(ConcatPlacement, FaceLayoutInsideATile) {
+  EXPECT_EQ(kc::tile_element_index(0, 0), 0u);
+  EXPECT_EQ(kc::tile_element_index(0, 15), 15u);
+  EXPECT_EQ(kc::tile_element_index(0, 16), 256u);  // top-right face
+  EXPECT_EQ(kc::tile_element_index(1, 0), 16u);    // a face row is 16 elements
+  EXPECT_EQ(kc::tile_element_index(16, 0), 512u);  // bottom-left face
+  EXPECT_EQ(kc::tile_element_index(17, 3), 531u);
+  EXPECT_EQ(kc::tile_element_index(16, 16), 768u);  // bottom-right face
+  EXPECT_EQ(kc::tile_element_index(31, 31), 1023u);
+  EXPECT_EQ(kc::face_row_run(0), 16u);
+  EXPECT_EQ(kc::face_row_run(13), 3u);
+  EXPECT_EQ(kc::face_row_run(16), 16u);
+}
+
+using Piece = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
+                         std::uint32_t, std::uint32_t>;  // rank, src tile, src row, src col, dst row, dst col, rows, cols
+
+std::vector<Piece> pieces_of(const kc::ConcatGeometry& g, std::uint32_t tile) {
+  std::vector<Piece> out;
+  kc::PieceCursor cursor(g, tile);
+  kc::TilePiece p;
+  while (cursor.next(p)) out.emplace_back(p.rank, p.src_tile, p.src_row, p.src_col, p.dst_row, p.dst_col, p.rows, p.cols);
+  return out;
+}
+
+TEST(ConcatPlacement, RanksStraddlingFacesAlongTheWidth) {
+  // 3 ranks of 20 columns (5 rows): output 60 columns = 2 tiles. Rank 1's columns 0..11 land at
+  // 20..31 of tile 0 (across the face boundary at 16) and its 12..19 at 0..7 of tile 1.
+  kc::ConcatGeometry g;
+  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 5, g.shape[3] = 20;
+  g.dim = 3;
+  g.ranks = 3;
+  EXPECT_EQ(g.out_tiles(), 2u);
+  EXPECT_EQ(pieces_of(g, 0), (std::vector<Piece>{{0, 0, 0, 0, 0, 0, 5, 20}, {1, 0, 0, 0, 0, 20, 5, 12}}));
+  EXPECT_EQ(pieces_of(g, 1), (std::vector<Piece>{{1, 0, 0, 12, 0, 0, 5, 8}, {2, 0, 0, 0, 0, 8, 5, 20}}));
+}
+
+TEST(ConcatPlacement, RanksStraddlingInputTilesAlongTheWidth) {
+  // 2 ranks of 40 columns: each input is 2 tiles wide; output 80 columns = 3 tiles. Tile 2 takes
+  // rank 1's columns 24..39, which lie in its input tiles 0 and 1.
+  kc::ConcatGeometry g;
+  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 32, g.shape[3] = 40;
+  g.dim = 3;
+  g.ranks = 2;
+  EXPECT_EQ(pieces_of(g, 0), (std::vector<Piece>{{0, 0, 0, 0, 0, 0, 32, 32}}));
+  EXPECT_EQ(pieces_of(g, 1), (std::vector<Piece>{{0, 1, 0, 0, 0, 0, 32, 8}, {1, 0, 0, 0, 0, 8, 32, 24}}));
+  EXPECT_EQ(pieces_of(g, 2), (std::vector<Piece>{{1, 0, 0, 24, 0, 0, 32, 8}, {1, 1, 0, 0, 0, 8, 32, 8}}));
+}
+
+TEST(ConcatPlacement, OneElementPerRankAlongTheHeight) {
+  // REFERENCE 8 row 24's [1,1,8,1] on dim 2: 8 ranks of one element, all in output tile 0.
+  kc::ConcatGeometry g;
+  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 1, g.shape[3] = 1;
+  g.dim = 2;
+  g.ranks = 8;
+  EXPECT_EQ(g.out_tiles(), 1u);
+  std::vector<Piece> expected;
+  for (std::uint32_t r = 0; r < 8; ++r) expected.emplace_back(r, 0, 0, 0, r, 0, 1, 1);
+  EXPECT_EQ(pieces_of(g, 0), expected);
+}
+
+TEST(ConcatPlacement, OuterDimsAndTilesAcrossTheHeight) {
+  // (2, 1, 40, 33) on dim 2 over 2 ranks: input 2x2 tiles per outer step, output 3x2. Output tile
+  // (outer 1, ty 1, tx 1) = 1*6 + 1*2 + 1 = 9 holds rank 0's rows 32..39 (input tile 1*4 + 1*2 +
+  // 1 = 7) and rank 1's rows 0..23 (input tile 1*4 + 0 + 1 = 5), one column wide (33 = 32 + 1).
+  kc::ConcatGeometry g;
+  g.shape[0] = 2, g.shape[1] = 1, g.shape[2] = 40, g.shape[3] = 33;
+  g.dim = 2;
+  g.ranks = 2;
+  EXPECT_EQ(g.out_tiles(), 12u);
+  EXPECT_EQ(pieces_of(g, 9), (std::vector<Piece>{{0, 7, 0, 0, 0, 0, 8, 1}, {1, 5, 0, 0, 8, 0, 24, 1}}));
+}
+
+// The kernel's assembly on the host: clear each output tile, then copy every piece face-row
+// segment by segment, as kernels/concat.cpp does in L1.
+Bytes assemble(const std::vector<Bytes>& parts, const kc::ConcatGeometry& g, std::uint32_t element) {
+  const std::uint32_t tile_bytes = kc::kTileElements * element;
+  Bytes out(std::size_t{g.out_tiles()} * tile_bytes, std::byte{0});
+  for (std::uint32_t t = 0; t < g.out_tiles(); ++t) {
+    kc::PieceCursor cursor(g, t);
+    kc::TilePiece p;
+    while (cursor.next(p)) {
+      for (std::uint32_t i = 0; i < p.rows; ++i) {
+        for (std::uint32_t j = 0; j < p.cols;) {
+          std::uint32_t run = std::min({kc::face_row_run(p.src_col + j), kc::face_row_run(p.dst_col + j), p.cols - j});
+          std::memcpy(out.data() + std::size_t{t} * tile_bytes +
+                          kc::tile_element_index(p.dst_row + i, p.dst_col + j) * element,
+                      parts[p.rank].data() + std::size_t{p.src_tile} * tile_bytes +
+                          kc::tile_element_index(p.src_row + i, p.src_col + j) * element,
+                      std::size_t{run} * element);
+          j += run;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ConcatPlacement, AssemblyMatchesTheHostReference) {
+  struct Case {
+    std::array<std::uint32_t, 4> shape;
+    std::uint32_t dim;
+    std::uint32_t ranks;
+    DataType dtype;
+  };
+  for (const Case& c : {Case{{1, 1, 1, 1}, 3, 8, DataType::Bfloat16}, Case{{1, 1, 1, 1}, 2, 8, DataType::Bfloat16},
+                        Case{{1, 1, 32, 368}, 3, 2, DataType::Bfloat16}, Case{{2, 3, 5, 20}, 3, 3, DataType::Float32},
+                        Case{{2, 1, 40, 33}, 2, 2, DataType::Bfloat16}, Case{{1, 1, 7, 13}, 3, 5, DataType::Float32},
+                        Case{{1, 2, 17, 9}, 2, 4, DataType::Bfloat16}}) {
+    const TensorSpec part{c.shape, c.dtype, Layout::Tile};
+    std::vector<Bytes> parts;
+    for (std::uint32_t r = 0; r < c.ranks; ++r) {
+      Bytes b(size_bytes(part));
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 131 + r * 37 + 1) % 251);
+      parts.push_back(std::move(b));
+    }
+    kc::ConcatGeometry g;
+    for (std::size_t i = 0; i < 4; ++i) g.shape[i] = c.shape[i];
+    g.dim = c.dim;
+    g.ranks = c.ranks;
+    const Bytes expected = reference::concat(parts, part, c.dim);
+    EXPECT_EQ(expected.size(), size_bytes(with_dim_scaled(part, c.dim, c.ranks, true)));
+    EXPECT_TRUE(assemble(parts, g, element_bytes(c.dtype)) == expected)
+        << "shape " << c.shape[0] << "x" << c.shape[1] << "x" << c.shape[2] << "x" << c.shape[3] << " dim " << c.dim
+        << " ranks " << c.ranks;
+  }
+}
+
+TEST(ConcatPlacement, ReferencePutsEachRanksElementsInPlaceAndZerosThePadding) {
+  // Two ranks of one bf16 element along dim 3: the output tile holds rank 0's element at (0, 0),
+  // rank 1's at (0, 1), and zeros everywhere else, whatever the inputs' padding held.
+  const TensorSpec part{{1, 1, 1, 1}, DataType::Bfloat16, Layout::Tile};
+  std::vector<Bytes> parts(2, Bytes(2048, std::byte{0x5A}));
+  parts[0][0] = std::byte{0x11}, parts[0][1] = std::byte{0x22};
+  parts[1][0] = std::byte{0x33}, parts[1][1] = std::byte{0x44};
+  const Bytes out = reference::concat(parts, part, 3);
+  ASSERT_EQ(out.size(), 2048u);
+  Bytes expected(2048, std::byte{0});
+  expected[0] = std::byte{0x11}, expected[1] = std::byte{0x22}, expected[2] = std::byte{0x33}, expected[3] = std::byte{0x44};
+  EXPECT_TRUE(out == expected);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::ccl
