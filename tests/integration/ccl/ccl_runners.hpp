@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/ccl/all_broadcast/all_broadcast.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
@@ -214,6 +215,33 @@ inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::cc
     for (ChipId chip : g) {
       EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected)
           << "all_gather output of chip " << chip << " of group " << detail::group_name(g);
+    }
+  });
+}
+
+// all_broadcast: every rank's input lands in its own output buffer on every chip of its group.
+// run.entry_barrier adds the optional barrier semaphore (back-to-back runs share one finish()).
+inline RunOutcome run_all_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::all_broadcast::Params p,
+                                    const Memory& memory, const RunOptions& run = {}) {
+  namespace ab = runtime::ccl::all_broadcast;
+  p.fabric = device.options().fabric;
+  p.input_buffer = device.create_buffer(buffer_config(p.input, memory));
+  p.output_buffers.clear();
+  for (std::uint32_t i = 0; i < ab::output_buffer_count(p, device.topology()); ++i) {
+    p.output_buffers.push_back(device.create_buffer(buffer_config(p.input, memory)));
+  }
+  const std::vector<runtime::CoreRange> cores = ab::semaphore_cores(p, device.topology());
+  p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  if (run.entry_barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffers.front(),
+                         p.input.dtype, 1500, {ab::build(p, device.topology())}, !run.entry_barrier};
+  return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
+    const std::vector<Bytes> expected = ab::reference_outputs(inputs);
+    for (ChipId chip : g) {
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        EXPECT_TRUE(read_back(device, chip, p.output_buffers[i]) == expected[i])
+            << "all_broadcast output " << i << " of chip " << chip << " of group " << detail::group_name(g);
+      }
     }
   });
 }
