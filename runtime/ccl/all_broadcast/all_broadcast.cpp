@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"

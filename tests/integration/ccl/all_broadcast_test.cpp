@@ -4,6 +4,10 @@
 // output against reference::concat (element by element, zeros in the padding), bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
 #include "runtime/ccl/all_broadcast/all_broadcast.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
@@ -77,7 +81,7 @@ TEST(AllGatherBroadcastFallbackE2E, BackToBackBehindTheEntryBarrierOnN300) {
 }
 
 TEST(AllGatherBroadcastFallbackE2E, SameInputsSameTimes) {
-  // Determinism: two devices, the same op, the same simulated span to the picosecond's ns.
+  // Determinism: two devices, the same op, the same simulated span (ns).
   std::uint64_t spans[2] = {};
   for (std::uint64_t& span : spans) {
     auto device = make_device(topo::build_t3k(), FabricMode::Ring);
@@ -85,6 +89,45 @@ TEST(AllGatherBroadcastFallbackE2E, SameInputsSameTimes) {
   }
   EXPECT_EQ(spans[0], spans[1]);
   EXPECT_GT(spans[0], 0u);
+}
+
+// Each chip's concat starts only after its all_broadcast program ended (the chip's program
+// queue), and the figures: the broadcast's span, the concat's, and the op's (printed; no
+// timing is asserted).
+void expect_concat_after_broadcast(sim::device::SimMeshDevice& device, const char* what) {
+  std::map<ChipId, std::uint64_t> broadcast_end;
+  std::map<ChipId, std::uint64_t> concat_start;
+  std::uint64_t first = UINT64_MAX, broadcast_last = 0, concat_first = UINT64_MAX, last = 0;
+  for (const runtime::KernelProfile& k : device.profile()) {
+    if (k.core_kind != runtime::CoreKind::Tensix) continue;
+    first = std::min(first, k.start_ns);
+    last = std::max(last, k.end_ns);
+    if (k.kernel == "concat") {
+      concat_start[k.chip] = concat_start.count(k.chip) ? std::min(concat_start[k.chip], k.start_ns) : k.start_ns;
+      concat_first = std::min(concat_first, k.start_ns);
+    } else {
+      broadcast_end[k.chip] = std::max(broadcast_end[k.chip], k.end_ns);
+      broadcast_last = std::max(broadcast_last, k.end_ns);
+    }
+  }
+  ASSERT_FALSE(concat_start.empty());
+  for (const auto& [chip, start] : concat_start) EXPECT_GE(start, broadcast_end.at(chip)) << "chip " << chip;
+  std::printf("%s: all_broadcast %.2f us, concat %.2f us (from its first start), op %.2f us simulated\n", what,
+              static_cast<double>(broadcast_last - first) / 1e3, static_cast<double>(last - concat_first) / 1e3,
+              static_cast<double>(last - first) / 1e3);
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Figures) {
+  {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    gather(*device, tile({1, 1, 1, 1}), 3, CclTopology::Ring);  // REFERENCE 8 row 24
+    expect_concat_after_broadcast(*device, "row 24 [1,1,1,8] dim 3, t3k 8-ring");
+  }
+  {
+    auto device = make_device(topo::build_n300(), FabricMode::Line);
+    gather(*device, tile({1, 1, 32, 368}), 3, CclTopology::Line);  // REFERENCE 8 row 37
+    expect_concat_after_broadcast(*device, "row 37 1x1x32x736 TILE, n300 line");
+  }
 }
 
 }  // namespace
