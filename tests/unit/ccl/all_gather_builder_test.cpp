@@ -107,8 +107,14 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     p.mode = CclMode::Legacy;  // on a device with a persistent fabric: the routers hold the ethernet cores
     expect_rejected(p, t3k, "legacy EDM mode needs a device without a persistent fabric");
   }
+  // A cut that is not whole tiles runs as all_broadcast + concat, which needs the caller's broadcast buffers.
   expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
-                  "not whole 32-element tiles");
+                  "which needs broadcast_buffers: 0 given, expected 8");
+  {
+    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2);
+    p.mode = CclMode::Legacy;
+    expect_rejected(p, t3k, "all_broadcast + concat (REFERENCE 7.6), a fabric-era composite");
+  }
   {
     // ROW_MAJOR along dim 3 writes pieces of output rows: only into an interleaved output.
     ag::Params p = base();
