@@ -274,14 +274,9 @@ void validate(const Params& params, const topo::Topology& topology) { resolve(pa
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
-    }
-  }
-  return workload;
+  return per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
+    return chip_program(params, topology, r, g, rank);
+  });
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
