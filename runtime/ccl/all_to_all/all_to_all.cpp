@@ -21,9 +21,11 @@ constexpr std::uint32_t kDefaultPagesPerPacket = 2;
 // took the 256 MiB calibration row from 40150 to 34440 us; finer pieces are faster still (16 MiB:
 // 2185 us in 16 rounds, 1813 us in one-packet pieces), and 256 keeps a stream at 512 commands
 // per destination, the scale of reduce's 255 synchronised chunks. On 8-chip lines interleaving
-// was slower (T3K 16 MiB: 5727 -> 6789 us; not explained yet), and on the ring farthest first
-// already loads every link alike in every phase (interleaving: 4% slower at 256 MiB), so those
-// keep one destination after another (1 round).
+// is slower with today's routers (T3K 16 MiB: 5629 -> 6562 us): a router sends its acks for the
+// other direction only when its own data leaves the TX queue idle, so a direction that every
+// sender saturates at once starves the other, and the two take turns (docs/performance.md; with
+// acks sent first, 256 rounds take 4024 us and win on the ring too). Until the routers give
+// acks priority, 8-chip lines and rings keep one destination after another (1 round).
 constexpr std::uint32_t kMaxInterleavedLine = 4;
 constexpr std::uint32_t kDefaultLineRounds = 256;
 // Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
