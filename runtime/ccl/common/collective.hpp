@@ -193,6 +193,9 @@ void require_uniform_core_maps(const topo::Topology& topology, const std::vector
 std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t count,
                                     const std::string& op);
 
+// One single-core range per core: the core set a global semaphore of an op's workers covers.
+std::vector<CoreRange> one_core_ranges(const std::vector<CoreCoord>& cores);
+
 // Checks a global semaphore is present and lives on every core in `cores`.
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
                           const std::string& op, const std::string& what);

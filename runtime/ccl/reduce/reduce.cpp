@@ -260,12 +260,8 @@ std::size_t hash_value(const Params& p) {
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  std::vector<CoreRange> ranges;
   const auto runs = static_cast<std::uint32_t>(chain_directions(params.topology, params.root).size());
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, runs * params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, runs * params.num_links, kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }

