@@ -345,21 +345,33 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
   const std::uint32_t dim = gather_dim(options);
   const std::uint32_t element = ccl::element_bytes(parse_dtype(options.dtype));
+  // --size in pages, refused below one page (per chip where S is split over the N chips).
+  const auto checked_pages = [&](std::uint64_t pages, bool per_chip) {
+    if (pages == 0 && per_chip) {
+      throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes,
+                                   page_bytes, n));
+    }
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    return pages;
+  };
+  // What every collective's params take from the run: the shape, links, groups and the device's fabric.
+  const auto set_placement = [&](auto& p) {
+    p.topology = topology;
+    p.num_links = options.links;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+  };
   PreparedOp op;
   op.group_size = n;
   op.directions = ring ? 2 : 1;
 
   if (options.op == CollectiveOp::AllGather) {
     // S = the gathered output; each chip holds S / N.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n);
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n), true);
     ccl::all_gather::Params p;
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
@@ -379,16 +391,12 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::reduce_scatter::Params p;
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
+    set_placement(p);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
@@ -404,18 +412,14 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else if (options.op == CollectiveOp::Reduce) {
     // S = the tensor on every chip and on the root after (nccl-tests reduce).
-    const std::uint64_t pages = options.size_bytes / page_bytes;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     if (options.root >= n) {
       throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", options.root, n, n - 1));
     }
     ccl::reduce::Params p;
     p.tensor = tensor_of_pages(options, pages);
     p.root = options.root;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
@@ -439,15 +443,11 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     }
   } else if (options.op == CollectiveOp::AllToAll) {
     // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::all_to_all::Params p;
     p.tensor = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
     if (options.rounds) p.rounds = *options.rounds;
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
@@ -461,15 +461,11 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
-    const std::uint64_t pages = options.size_bytes / page_bytes;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     ccl::all_reduce::Params p;
     p.tensor = tensor_of_pages(options, pages);
-    p.topology = topology;
-    p.num_links = options.links;
+    set_placement(p);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.input_buffer = device.create_buffer(config(p.tensor));
