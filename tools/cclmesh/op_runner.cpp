@@ -174,9 +174,8 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError("--topology: a ring of 2 chips does not work (tt-metal issue #12770); use --topology line");
   }
   const bool pair_op = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
-  if (pair_op && (options.cluster_axis || options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram")) {
-    throw UsageError(fmt::format("--cluster-axis/--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM over "
-                                 "the whole system so far",
+  if (pair_op && (options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram")) {
+    throw UsageError(fmt::format("--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM so far",
                                  to_string(options.op)));
   }
   if (options.no_data && !options.faults.plan.corrupt.empty()) {
@@ -186,6 +185,10 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   }
   if (options.root != 0 && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
+                                 to_string(options.op)));
+  }
+  if (options.rounds && options.op != CollectiveOp::AllToAll) {
+    throw UsageError(fmt::format("--rounds: {} given for {}; --rounds applies to --op all_to_all", *options.rounds,
                                  to_string(options.op)));
   }
   if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
@@ -213,6 +216,21 @@ Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandl
   return check;
 }
 
+// The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
+// system's ring or line.
+std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
+                                            const ccl::GroupSelection& selection) {
+  if (legacy_mode(options)) {
+    return ccl::resolve_legacy_groups(selection, device.topology(),
+                                      options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
+  }
+  return ccl::resolve_groups(selection, device.topology(), runtime::FabricPlan(device.topology(), device.options().fabric));
+}
+
+// send_recv and broadcast move one buffer from a source chip: per group (the whole fabric, or
+// with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
+// hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
+// seeded bytes, so a chip that received another group's data does not verify.
 PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
   const std::uint64_t pages = options.size_bytes / kTilePageBytes;
   if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, kTilePageBytes));
@@ -223,58 +241,49 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
   config.page_size_bytes = kTilePageBytes;
   const BufferHandle input = device.create_buffer(config);
   const BufferHandle output = device.create_buffer(config);
-  const std::vector<ChipId> order = device.fabric().chips();
+  ccl::GroupSelection selection;
+  selection.cluster_axis = options.cluster_axis;
+  const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
   PreparedOp op;
   op.size_bytes = bytes;
   op.count = bytes / 2;
-  ChipId source = order.at(0);
-  std::vector<ChipId> destinations;
+  const std::vector<ChipId>& first = groups.front();
   if (options.op == CollectiveOp::SendRecv) {
-    // One pair of neighbours at the start of the fabric: nccl-tests' sendrecv moves one hop.
     ccl::send_recv::Params params;
-    params.sender = source;
-    params.receiver = order.at(1);
+    params.sender = first.at(0);
+    params.receiver = first.at(1);
     params.input = input;
     params.output = output;
+    params.groups = selection;
     params.fabric = device.options().fabric;
     params.num_links = options.links;
-    destinations = {params.receiver};
     op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
     op.group_size = 2;
   } else {
     ccl::broadcast::Params params;
-    params.root = source;
+    params.root = first.at(0);
     params.input = input;
     params.output = output;
+    params.groups = selection;
     params.fabric = device.options().fabric;
     params.num_links = options.links;
-    for (ChipId chip : order) {
-      if (chip != source) destinations.push_back(chip);
-    }
     op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
-    op.group_size = static_cast<std::uint32_t>(order.size());
+    op.group_size = static_cast<std::uint32_t>(first.size());
     op.directions = ring ? 2 : 1;
   }
   if (!options.no_data) {
-    Bytes data = seeded_bytes(options.seed, source, bytes);
-    device.write_buffer(source, input, data);
-    const auto shared = std::make_shared<const Bytes>(std::move(data));
     std::map<ChipId, SharedBytes> expected;
-    for (ChipId chip : destinations) expected[chip] = shared;
+    for (const std::vector<ChipId>& group : groups) {
+      const ChipId source = group.at(0);
+      Bytes data = seeded_bytes(options.seed, source, bytes);
+      device.write_buffer(source, input, data);
+      const auto shared = std::make_shared<const Bytes>(std::move(data));
+      const std::size_t receivers = options.op == CollectiveOp::SendRecv ? 2 : group.size();
+      for (std::size_t rank = 1; rank < receivers; ++rank) expected[group.at(rank)] = shared;
+    }
     op.verify = [&device, output, expected] { return compare_all(device, output, "output", expected, kTilePageBytes, 2); };
   }
   return op;
-}
-
-// The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
-// system's ring or line.
-std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
-                                            const ccl::GroupSelection& selection) {
-  if (legacy_mode(options)) {
-    return ccl::resolve_legacy_groups(selection, device.topology(),
-                                      options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
-  }
-  return ccl::resolve_groups(selection, device.topology(), runtime::FabricPlan(device.topology(), device.options().fabric));
 }
 
 // The chips of every group and each chip's seeded input; inputs in rank order per group.
@@ -336,21 +345,33 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
   const std::uint32_t dim = gather_dim(options);
   const std::uint32_t element = ccl::element_bytes(parse_dtype(options.dtype));
+  // --size in pages, refused below one page (per chip where S is split over the N chips).
+  const auto checked_pages = [&](std::uint64_t pages, bool per_chip) {
+    if (pages == 0 && per_chip) {
+      throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes,
+                                   page_bytes, n));
+    }
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    return pages;
+  };
+  // What every collective's params take from the run: the shape, links, groups and the device's fabric.
+  const auto set_placement = [&](auto& p) {
+    p.topology = topology;
+    p.num_links = options.links;
+    p.groups = selection;
+    p.fabric = device.options().fabric;
+  };
   PreparedOp op;
   op.group_size = n;
   op.directions = ring ? 2 : 1;
 
   if (options.op == CollectiveOp::AllGather) {
     // S = the gathered output; each chip holds S / N.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n);
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n), true);
     ccl::all_gather::Params p;
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
@@ -370,16 +391,12 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::reduce_scatter::Params p;
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
+    set_placement(p);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
@@ -395,18 +412,14 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else if (options.op == CollectiveOp::Reduce) {
     // S = the tensor on every chip and on the root after (nccl-tests reduce).
-    const std::uint64_t pages = options.size_bytes / page_bytes;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     if (options.root >= n) {
       throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", options.root, n, n - 1));
     }
     ccl::reduce::Params p;
     p.tensor = tensor_of_pages(options, pages);
     p.root = options.root;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
@@ -430,15 +443,12 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     }
   } else if (options.op == CollectiveOp::AllToAll) {
     // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
-    const std::uint64_t pages = options.size_bytes / (page_bytes * n) * n;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes, page_bytes, n));
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::all_to_all::Params p;
     p.tensor = tensor_of_pages(options, pages);
     p.dim = dim;
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
+    set_placement(p);
+    if (options.rounds) p.rounds = *options.rounds;
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
@@ -451,15 +461,11 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
-    const std::uint64_t pages = options.size_bytes / page_bytes;
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     ccl::all_reduce::Params p;
     p.tensor = tensor_of_pages(options, pages);
-    p.topology = topology;
-    p.num_links = options.links;
+    set_placement(p);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.groups = selection;
-    p.fabric = device.options().fabric;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.input_buffer = device.create_buffer(config(p.tensor));

@@ -122,6 +122,9 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--memory", o.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
   command->add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
   command->add_option("--root", o.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
+  command->add_option("--rounds", o.rounds,
+                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
+      ->check(CLI::Range(1, 65536));
   command->add_option("--all-reduce-algo", o.all_reduce_algo,
                       "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))

@@ -29,6 +29,9 @@ struct RunOptions {
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
+  // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
+  // unset: the op's default (256 on a line of at most 4 chips, else 1).
+  std::optional<std::uint32_t> rounds;
   bool no_data = false;
   std::uint64_t seed = 1;
   std::optional<sim::SimTime> max_sim_time;

@@ -6,6 +6,7 @@
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -22,31 +23,12 @@ constexpr std::uint32_t kSenderScratchCbId = 0;
 constexpr std::uint32_t kReceiverScratchCbId = 1;
 constexpr std::uint32_t kMessageSlots = 2;  // worker scratch: one message filling, one in flight
 
-struct Resolved {
-  std::vector<std::vector<ChipId>> groups;
+struct Resolved : LegacyOp {
   TensorSpec output;
-  std::uint32_t page_size = 0;
-  std::uint32_t page_stride = 0;
-  std::uint32_t pages_per_message = 0;
   std::uint32_t messages_per_slice = 0;
-  std::vector<CoreCoord> cores;  // [up, down]
 };
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
-  Resolved r;
-  r.page_size = page_size_bytes(p.input);
-  require_page_aligned_dim(p.input, p.dim, kOp, "input");
-  if (p.fabric.mode != FabricMode::None) {
-    throw CclParamsError(fmt::format("all_gather: legacy EDM mode needs a device without a persistent fabric "
-                                     "(fabric.mode none, not {}): the op's EDMs run on the ethernet cores the "
-                                     "routers would hold",
-                                     to_string(p.fabric.mode)));
-  }
-  if (p.num_links != 1) {
-    throw CclParamsError(fmt::format("all_gather: num_links {} in legacy mode; one EDM per hop end is built (link 0), "
-                                     "use num_links 1",
-                                     p.num_links));
-  }
   if (p.topology == CclTopology::Ring && p.bidirectional == BidirectionalMode::SplitTensor) {
     throw CclParamsError("all_gather: SPLIT_TENSOR is not built in legacy mode; the legacy ring is FULL_TENSOR "
                          "(REFERENCE 7.3)");
@@ -54,60 +36,26 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
     throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");
   }
-  r.groups = resolve_legacy_groups(p.groups, topology, p.topology);
-  const auto n = static_cast<std::uint32_t>(r.groups.front().size());
-  for (const auto& g : r.groups) {
-    if (g.size() != n) {
-      throw CclParamsError(fmt::format("all_gather: groups of {} and {} chips; every group must have the same size "
-                                       "(the output shape depends on it)",
-                                       n, g.size()));
-    }
-    require_group_shape(topology, g, p.topology, p.num_links, kOp);
-  }
-  r.output = with_dim_scaled(p.input, p.dim, n, true);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
-  }
-  const CoreCoord grid = common_worker_grid(topology);
-  for (const auto& g : r.groups) {
-    for (ChipId chip : g) {
-      const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-      buffer_layout(p.input_buffer, grid, banks);
-      buffer_layout(p.output_buffer, grid, banks);
-    }
-  }
-  r.cores = ccl::worker_cores(topology, p.first_worker, 2, kOp);
-  r.page_stride = legacy_page_stride_bytes(r.page_size);
-  r.pages_per_message = legacy_pages_per_message(p.legacy, r.page_stride, kLegacyHopChannels, kOp);
+  Resolved r;
+  static_cast<LegacyOp&>(r) = resolve_legacy_op(
+      LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
+      kOp);
+  r.output = with_dim_scaled(p.input, p.dim, r.n, true);
+  require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.messages_per_slice =
       kernels::legacy_messages_per_slice(static_cast<std::uint32_t>(num_pages(p.input)), r.pages_per_message);
   return r;
-}
-
-// Rank `rank` moved `steps` ranks in direction up / down.
-std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps) {
-  return up ? (rank + steps) % n : (rank + n - steps % n) % n;
 }
 
 class ChipBuilder {
  public:
   ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const std::vector<ChipId>& group,
               std::uint32_t rank)
-      : p_(p),
-        topology_(topology),
-        r_(r),
-        group_(group),
-        rank_(rank),
-        n_(static_cast<std::uint32_t>(group.size())),
-        map_(chip_core_map(topology, group[rank])),
-        in_layout_(buffer_layout(p.input_buffer, common_worker_grid(topology), map_.dram_bank_count())),
-        out_layout_(buffer_layout(p.output_buffer, common_worker_grid(topology), map_.dram_bank_count())) {}
+      : p_(p), topology_(topology), r_(r), chip_(group, rank, topology, p.input_buffer, p.output_buffer) {}
 
   Program build() {
-    const DirectionCounts up = direction_counts(p_.topology, n_, rank_, true);
-    const DirectionCounts down = direction_counts(p_.topology, n_, rank_, false);
+    const DirectionCounts up = direction_counts(p_.topology, r_.n, chip_.rank, true);
+    const DirectionCounts down = direction_counts(p_.topology, r_.n, chip_.rank, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one toward
     // the next chip down, my down sender and my up receiver.
     std::optional<LegacyEdmSite> toward_up;
@@ -136,11 +84,9 @@ class ChipBuilder {
   LegacyEdmSite edm_toward(bool up, std::uint32_t sent_slices, std::uint32_t received_slices) {
     // Channel 0 feeds the next chip in direction `up` from my `up` sender; channel 1 feeds my
     // receiver of the other direction.
-    return add_legacy_hop_edm(
-        program_, topology_, group_[rank_], group_[step(n_, rank_, up, 1)],
-        LegacyEdmChannel{core_of(up), kSenderEdmSemaphoreId, sent_slices * r_.messages_per_slice},
-        LegacyEdmChannel{core_of(!up), kReceiverEdmSemaphoreId, received_slices * r_.messages_per_slice},
-        r_.pages_per_message, r_.page_stride, p_.legacy, kOp);
+    return add_legacy_edm_toward(program_, topology_, chip_, r_, up, kSenderEdmSemaphoreId,
+                                 sent_slices * r_.messages_per_slice, kReceiverEdmSemaphoreId,
+                                 received_slices * r_.messages_per_slice, p_.legacy, kOp);
   }
 
   api::CclCommandTensor output_slice_of(std::uint32_t origin_rank) const {
@@ -163,19 +109,14 @@ class ChipBuilder {
     if (p_.legacy.termination == LegacyTermination::WorkerSignal) {
       w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;
     }
-    w.output = out_layout_.interpreter_args(map_);
+    w.output = chip_.output.interpreter_args(chip_.map);
     return w;
   }
 
   void add_kernel(bool sender, CoreCoord core, const kargs::KernelArgs& args) {
-    KernelSpec k;
-    k.kernel = sender ? kernels::kLegacyAllGatherSenderKernelName : kernels::kLegacyAllGatherReceiverKernelName;
-    k.cores = {CoreRange{core, core}};
-    k.processor = sender ? DataMovementProcessor::Riscv0 : DataMovementProcessor::Riscv1;
-    k.noc = sender ? NocIndex::Noc0 : NocIndex::Noc1;
-    k.compile_time_args = args.compile_time;
-    k.runtime_args[core] = args.runtime;
-    program_.kernels.push_back(std::move(k));
+    program_.kernels.push_back(legacy_worker_kernel(
+        sender ? kernels::kLegacyAllGatherSenderKernelName : kernels::kLegacyAllGatherReceiverKernelName, core, args,
+        sender));
     program_.circular_buffers.push_back(data_cb_with_id(core, sender ? kSenderScratchCbId : kReceiverScratchCbId));
   }
 
@@ -187,31 +128,26 @@ class ChipBuilder {
 
   void add_sender(bool up, std::uint32_t slices, const LegacyEdmSite& edm, bool local_copy) {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
-    w.input = in_layout_.interpreter_args(map_);
+    w.input = chip_.input.interpreter_args(chip_.map);
     const api::Shape4D in_pages = shape_in_pages(p_.input);
     w.slices.push_back(api::to_command_tensor(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
-    w.slices.push_back(output_slice_of(rank_));
+    w.slices.push_back(output_slice_of(chip_.rank));
     // Relays: the first slices to arrive, from the chips 1, 2, ... behind me in this direction.
-    for (std::uint32_t k = 1; k < slices; ++k) w.slices.push_back(output_slice_of(step(n_, rank_, !up, k)));
+    for (std::uint32_t k = 1; k < slices; ++k) w.slices.push_back(output_slice_of(legacy_step(r_.n, chip_.rank, !up, k)));
     w.local_copy = local_copy;
     add_kernel(true, core_of(up), kargs::build_legacy_all_gather_worker_args(w));
   }
 
   void add_receiver(bool up, std::uint32_t slices, const LegacyEdmSite& edm) {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(false, edm, kLegacyHopReceiverChannel, kReceiverEdmSemaphoreId);
-    for (std::uint32_t k = 1; k <= slices; ++k) w.slices.push_back(output_slice_of(step(n_, rank_, !up, k)));
+    for (std::uint32_t k = 1; k <= slices; ++k) w.slices.push_back(output_slice_of(legacy_step(r_.n, chip_.rank, !up, k)));
     add_kernel(false, core_of(up), kargs::build_legacy_all_gather_worker_args(w));
   }
 
   const Params& p_;
   const topo::Topology& topology_;
   const Resolved& r_;
-  const std::vector<ChipId>& group_;
-  std::uint32_t rank_;
-  std::uint32_t n_;
-  ChipCoreMap map_;
-  BufferLayout in_layout_;
-  BufferLayout out_layout_;
+  LegacyChip chip_;
   Program program_;
 };
 
@@ -240,14 +176,9 @@ void validate(const Params& params, const topo::Topology& topology) { resolve(pa
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  MeshWorkload workload;
-  workload.name = "all_gather_legacy";
-  for (const auto& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g[rank]] = ChipBuilder(params, topology, r, g, rank).build();
-    }
-  }
-  return workload;
+  return per_rank_workload("all_gather_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
+    return ChipBuilder(params, topology, r, g, rank).build();
+  });
 }
 
 }  // namespace cclmesh::runtime::ccl::all_gather::legacy

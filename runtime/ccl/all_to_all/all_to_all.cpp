@@ -21,9 +21,11 @@ constexpr std::uint32_t kDefaultPagesPerPacket = 2;
 // took the 256 MiB calibration row from 40150 to 34440 us; finer pieces are faster still (16 MiB:
 // 2185 us in 16 rounds, 1813 us in one-packet pieces), and 256 keeps a stream at 512 commands
 // per destination, the scale of reduce's 255 synchronised chunks. On 8-chip lines interleaving
-// was slower (T3K 16 MiB: 5727 -> 6789 us; not explained yet), and on the ring farthest first
-// already loads every link alike in every phase (interleaving: 4% slower at 256 MiB), so those
-// keep one destination after another (1 round).
+// is slower with today's routers (T3K 16 MiB: 5629 -> 6562 us): a router sends its acks for the
+// other direction only when its own data leaves the TX queue idle, so a direction that every
+// sender saturates at once starves the other, and the two take turns (docs/performance.md; with
+// acks sent first, 256 rounds take 4024 us and win on the ring too). Until the routers give
+// acks priority, 8-chip lines and rings keep one destination after another (1 round).
 constexpr std::uint32_t kMaxInterleavedLine = 4;
 constexpr std::uint32_t kDefaultLineRounds = 256;
 // Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
@@ -263,25 +265,16 @@ std::size_t hash_value(const Params& p) {
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  std::vector<CoreRange> ranges;
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, worker_count(params.num_links), kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, worker_count(params.num_links), kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
-    }
-  }
-  return workload;
+  return per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
+    return chip_program(params, topology, r, g, rank);
+  });
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }

@@ -11,11 +11,18 @@
 // num_links L (at most the device fabric's routing planes, REFERENCE 3.5): L root workers (the
 // cores along the row from `worker`), worker k multicasting the k-th of L runs of the pages over
 // plane k's routers; every chip's done semaphore (on `worker`) waits for L.
+// Groups (GroupSelection, as all_gather's): by default one group of every chip of the fabric;
+// with cluster_axis every row (axis 1) or column (axis 0) of the mesh is its own broadcast, all
+// at once, each group's root the chip at the root chip's rank in its own group (the same
+// position along every row or column, as an SPMD program would run it). A group that is a
+// whole fabric ring multicasts both ways round it; any other group is a line, multicast to
+// both of its ends and no further.
 
 #include <cstddef>
 #include <cstdint>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -25,9 +32,10 @@
 namespace cclmesh::runtime::ccl::broadcast {
 
 struct Params {
-  ChipId root = 0;
-  BufferHandle input;   // read on the root
-  BufferHandle output;  // written on every chip of the fabric
+  ChipId root = 0;      // with several groups: sets the root's rank in every group
+  BufferHandle input;   // read on every group's root
+  BufferHandle output;  // written on every chip of every group
+  GroupSelection groups;  // default: every chip of the fabric, in fabric order
   FabricOptions fabric;
   CoreCoord worker{0, 0};        // the done core on every chip, and the root's first sender
   std::uint32_t num_links = 1;  // routing planes used, one root worker each

@@ -410,6 +410,12 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
   return cores;
 }
 
+std::vector<CoreRange> one_core_ranges(const std::vector<CoreCoord>& cores) {
+  std::vector<CoreRange> ranges;
+  for (const CoreCoord& c : cores) ranges.push_back(CoreRange{c, c});
+  return ranges;
+}
+
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
                           const std::string& op, const std::string& what) {
   if (!semaphore) {

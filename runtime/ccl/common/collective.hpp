@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/api/ccl_command.hpp"
 #include "kernels/host/command.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "topologies/topology.hpp"
 
@@ -164,6 +166,23 @@ struct PlacedGroups {
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
                           CclTopology shape, std::uint32_t num_links, const std::string& op);
 
+// The chips of a group in rank order, whichever way a builder holds its groups.
+inline const std::vector<ChipId>& chips_of(const std::vector<ChipId>& group) { return group; }
+inline const std::vector<ChipId>& chips_of(const FabricGroup& group) { return group.chips; }
+
+// A workload named `name` whose program on the chip of every rank of every group is
+// chip_program(group, rank): what an op builder that runs on every chip of its groups returns.
+template <class Group, class ChipProgram>
+MeshWorkload per_rank_workload(std::string name, const std::vector<Group>& groups, ChipProgram&& chip_program) {
+  MeshWorkload workload;
+  workload.name = std::move(name);
+  for (const Group& g : groups) {
+    const std::vector<ChipId>& chips = chips_of(g);
+    for (std::uint32_t rank = 0; rank < chips.size(); ++rank) workload.programs[chips[rank]] = chip_program(g, rank);
+  }
+  return workload;
+}
+
 // Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC
 // address to every chip it reaches. Throws CclParamsError naming the first chip that differs.
@@ -173,6 +192,9 @@ void require_uniform_core_maps(const topo::Topology& topology, const std::vector
 // next rows of the common worker grid. Throws CclParamsError when they do not fit.
 std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t count,
                                     const std::string& op);
+
+// One single-core range per core: the core set a global semaphore of an op's workers covers.
+std::vector<CoreRange> one_core_ranges(const std::vector<CoreCoord>& cores);
 
 // Checks a global semaphore is present and lives on every core in `cores`.
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,

@@ -260,26 +260,17 @@ std::size_t hash_value(const Params& p) {
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  std::vector<CoreRange> ranges;
   const auto runs = static_cast<std::uint32_t>(chain_directions(params.topology, params.root).size());
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, runs * params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, runs * params.num_links, kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
-    }
-  }
-  return workload;
+  return per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
+    return chip_program(params, topology, r, g, rank);
+  });
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }

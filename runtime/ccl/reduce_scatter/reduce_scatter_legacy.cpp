@@ -10,6 +10,7 @@
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -31,42 +32,17 @@ constexpr std::uint32_t kReducedCbId = 2;
 constexpr std::uint32_t kScratchCbId = 3;
 constexpr std::uint32_t kMessagesPerCb = 2;  // one filling, one draining
 
-struct Resolved {
-  std::vector<std::vector<ChipId>> groups;
-  std::uint32_t n = 0;
+struct Resolved : LegacyOp {
   bool ring = false;
   TensorSpec output;
-  std::uint32_t page_size = 0;
-  std::uint32_t page_stride = 0;
-  std::uint32_t pages_per_message = 0;
   std::vector<api::TensorSlice> out_runs;  // per direction: [up, down]
-  std::vector<CoreCoord> cores;            // [up, down]
 };
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
-  r.page_size = page_size_bytes(p.input);
-  require_page_aligned_dim(p.input, p.dim, kOp, "input");
-  if (p.fabric.mode != FabricMode::None) {
-    throw CclParamsError(fmt::format("reduce_scatter: legacy EDM mode needs a device without a persistent fabric "
-                                     "(fabric.mode none, not {}): the op's EDMs run on the ethernet cores the "
-                                     "routers would hold",
-                                     to_string(p.fabric.mode)));
-  }
-  if (p.num_links != 1) {
-    throw CclParamsError(fmt::format("reduce_scatter: num_links {} in legacy mode; one EDM per hop end is built "
-                                     "(link 0), use num_links 1",
-                                     p.num_links));
-  }
-  r.groups = resolve_legacy_groups(p.groups, topology, p.topology);
-  r.n = static_cast<std::uint32_t>(r.groups.front().size());
-  for (const auto& g : r.groups) {
-    if (g.size() != r.n) {
-      throw CclParamsError(fmt::format(
-          "reduce_scatter: groups of {} and {} chips; every group must have the same size", r.n, g.size()));
-    }
-    require_group_shape(topology, g, p.topology, p.num_links, kOp);
-  }
+  static_cast<LegacyOp&>(r) = resolve_legacy_op(
+      LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
+      kOp);
   const api::Shape4D in_pages = shape_in_pages(p.input);
   if (dim_of(in_pages, p.dim) % r.n != 0) {
     throw CclParamsError(fmt::format(
@@ -75,22 +51,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
         p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", r.n));
   }
   r.output = with_dim_scaled(p.input, p.dim, r.n, false);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
-  }
-  const CoreCoord grid = common_worker_grid(topology);
-  for (const auto& g : r.groups) {
-    for (ChipId chip : g) {
-      const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-      buffer_layout(p.input_buffer, grid, banks);
-      buffer_layout(p.output_buffer, grid, banks);
-    }
-  }
-  r.cores = ccl::worker_cores(topology, p.first_worker, 2, kOp);
-  r.page_stride = legacy_page_stride_bytes(r.page_size);
-  r.pages_per_message = legacy_pages_per_message(p.legacy, r.page_stride, kLegacyHopChannels, kOp);
+  require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
   r.ring = p.topology == CclTopology::Ring;
   const api::Shape4D out_pages = shape_in_pages(r.output);
@@ -103,11 +64,6 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                                      api::volume(out_pages)));
   }
   return r;
-}
-
-// Rank `rank` moved `steps` ranks in direction up / down.
-std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps) {
-  return up ? (rank + steps) % n : (rank + n - steps % n) % n;
 }
 
 // What one direction's worker of one rank does, as slice indices.
@@ -130,9 +86,9 @@ Plan plan_of(const Resolved& r, std::uint32_t rank, bool up) {
   const std::uint32_t n = r.n;
   Plan plan;
   if (r.ring) {
-    plan.sender.push_back({rs::kSendRaw, step(n, rank, !up, 1)});
+    plan.sender.push_back({rs::kSendRaw, legacy_step(n, rank, !up, 1)});
     for (std::uint32_t m = 0; m + 1 < n; ++m) {
-      const std::uint32_t slice = step(n, rank, !up, 2 + m);
+      const std::uint32_t slice = legacy_step(n, rank, !up, 2 + m);
       plan.receiver.push_back({rs::kReduceWithInput, slice});
       plan.sender.push_back({m + 2 == n ? rs::kWriteReduced : rs::kSendReduced, slice});
     }
@@ -162,16 +118,12 @@ class ChipBuilder {
       : p_(p),
         topology_(topology),
         r_(r),
-        group_(group),
-        rank_(rank),
-        map_(chip_core_map(topology, group[rank])),
-        in_layout_(buffer_layout(p.input_buffer, common_worker_grid(topology), map_.dram_bank_count())),
-        out_layout_(buffer_layout(p.output_buffer, common_worker_grid(topology), map_.dram_bank_count())),
+        chip_(group, rank, topology, p.input_buffer, p.output_buffer),
         in_slices_(cmd::compute_page_aligned_slices(r.n, shape_in_pages(p.input), p.dim)) {}
 
   Program build() {
-    const Plan up = plan_of(r_, rank_, true);
-    const Plan down = plan_of(r_, rank_, false);
+    const Plan up = plan_of(r_, chip_.rank, true);
+    const Plan down = plan_of(r_, chip_.rank, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one
     // toward the next chip down, my down sender and my up receiver.
     std::optional<LegacyEdmSite> toward_up;
@@ -212,12 +164,9 @@ class ChipBuilder {
   }
 
   LegacyEdmSite edm_toward(bool up, const Plan& onward, const Plan& back) {
-    return add_legacy_hop_edm(
-        program_, topology_, group_[rank_], group_[step(r_.n, rank_, up, 1)],
-        LegacyEdmChannel{core_of(up), kSenderEdmSemaphoreId, onward.sent() * messages(up)},
-        LegacyEdmChannel{core_of(!up), kReceiverEdmSemaphoreId,
-                         static_cast<std::uint32_t>(back.receiver.size()) * messages(!up)},
-        r_.pages_per_message, r_.page_stride, p_.legacy, kOp);
+    return add_legacy_edm_toward(program_, topology_, chip_, r_, up, kSenderEdmSemaphoreId,
+                                 onward.sent() * messages(up), kReceiverEdmSemaphoreId,
+                                 static_cast<std::uint32_t>(back.receiver.size()) * messages(!up), p_.legacy, kOp);
   }
 
   api::CclCommandTensor run_of(bool up, std::uint32_t kind, std::uint32_t slice) const {
@@ -252,27 +201,21 @@ class ChipBuilder {
         w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;
       }
     }
-    w.output = out_layout_.interpreter_args(map_);
-    w.input = in_layout_.interpreter_args(map_);
+    w.output = chip_.output.interpreter_args(chip_.map);
+    w.input = chip_.input.interpreter_args(chip_.map);
     for (const Plan::Step& s : sender ? plan.sender : plan.receiver) {
       w.steps.push_back({s.kind, run_of(up, s.kind, s.slice)});
     }
     if (sender && plan.signals_ready) {
       w.ready_semaphore_id = kReadySemaphoreId;
-      const Noc0Coord c = map_.tensix_noc0(core_of(!up));
+      const Noc0Coord c = chip_.map.tensix_noc0(core_of(!up));
       w.ready_core = {c.x, c.y};
     }
     if (!sender) w.ready_semaphore_id = kReadySemaphoreId;
     const kargs::KernelArgs args = kargs::build_legacy_reduce_scatter_worker_args(w);
-    const CoreCoord core = core_of(up);
-    KernelSpec k;
-    k.kernel = sender ? kernels::kLegacyReduceScatterSenderKernelName : kernels::kLegacyReduceScatterReceiverKernelName;
-    k.cores = {CoreRange{core, core}};
-    k.processor = sender ? DataMovementProcessor::Riscv0 : DataMovementProcessor::Riscv1;
-    k.noc = sender ? NocIndex::Noc0 : NocIndex::Noc1;
-    k.compile_time_args = args.compile_time;
-    k.runtime_args[core] = args.runtime;
-    program_.kernels.push_back(std::move(k));
+    program_.kernels.push_back(legacy_worker_kernel(
+        sender ? kernels::kLegacyReduceScatterSenderKernelName : kernels::kLegacyReduceScatterReceiverKernelName,
+        core_of(up), args, sender));
   }
 
   void add_reduce(CoreCoord core, std::uint32_t blocks) {
@@ -289,11 +232,7 @@ class ChipBuilder {
   const Params& p_;
   const topo::Topology& topology_;
   const Resolved& r_;
-  const std::vector<ChipId>& group_;
-  std::uint32_t rank_;
-  ChipCoreMap map_;
-  BufferLayout in_layout_;
-  BufferLayout out_layout_;
+  LegacyChip chip_;
   std::vector<api::TensorSlice> in_slices_;
   Program program_;
 };
@@ -313,14 +252,9 @@ void validate(const Params& params, const topo::Topology& topology) { resolve(pa
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  MeshWorkload workload;
-  workload.name = "reduce_scatter_legacy";
-  for (const auto& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g[rank]] = ChipBuilder(params, topology, r, g, rank).build();
-    }
-  }
-  return workload;
+  return per_rank_workload("reduce_scatter_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
+    return ChipBuilder(params, topology, r, g, rank).build();
+  });
 }
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
@@ -350,7 +284,7 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
       for (const bool up : {true, false}) {
         const std::uint64_t bytes = api::volume(r.out_runs[up ? 0 : 1].worker_slice_shape) * r.page_size;
         std::vector<std::uint32_t> ranks;
-        for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(step(n, s, up, k));
+        for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(legacy_step(n, s, up, k));
         if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, ranks, offset, bytes).data(), bytes);
         offset += bytes;
       }

@@ -14,11 +14,15 @@
 // num_links L (at most the device fabric's routing planes, REFERENCE 3.5): L sender workers (the
 // cores along the row from `worker`), worker k sending the k-th of L runs of the pages over plane
 // k's routers; the receiver waits for L increments.
+// Groups (GroupSelection): by default the one pair. With cluster_axis (or explicit chip lists)
+// every group runs the same pair at once: the chips at the sender's and the receiver's ranks in
+// their group (which must be the same one), e.g. along every row of a Galaxy at once.
 
 #include <cstddef>
 #include <cstdint>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -32,6 +36,7 @@ struct Params {
   ChipId receiver = 1;
   BufferHandle input;   // read on the sender
   BufferHandle output;  // written on the receiver (mesh buffers: the same address everywhere)
+  GroupSelection groups;  // default: the sender and the receiver alone
   FabricOptions fabric;  // the device's fabric (the plan is derived from it and the topology)
   CoreCoord worker{0, 0};  // logical Tensix core on both chips (with L links: the first sender)
   std::uint32_t num_links = 1;  // routing planes used, one sender worker each
@@ -45,7 +50,7 @@ std::size_t hash_value(const Params& params);
 
 // Throws CclParamsError, FabricPlanError or topo::InputError naming what is wrong.
 void validate(const Params& params, const topo::Topology& topology);
-// validate(), then the workload: one program on the sender and one on the receiver.
+// validate(), then the workload: per pair one program on the sender and one on the receiver.
 MeshWorkload build(const Params& params, const topo::Topology& topology);
 // build() on the device's topology, enqueue, finish.
 void run(MeshDevice& device, const Params& params);

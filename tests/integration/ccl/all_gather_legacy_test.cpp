@@ -37,6 +37,7 @@ struct Case {
   BufferType memory = BufferType::Dram;
   std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
   runtime::ccl::LegacyEdmOptions legacy;
+  std::optional<BufferConfig> input_config;
   std::optional<BufferConfig> output_config;
 };
 
@@ -56,7 +57,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.fabric = device.options().fabric;
   p.legacy = c.legacy;
   const TensorSpec out = ag::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.memory));
+  p.input_buffer = device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.memory)));
   p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.memory)));
   const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
   std::map<ChipId, Bytes> inputs;
@@ -168,6 +169,40 @@ TEST(AllGatherLegacy, WidthShardedOutput) {
                                  runtime::TensorMemoryLayout::WidthSharded,
                                  runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {7, 3}}}, 1, 1, 32, runtime::ShardOrientation::RowMajor}};
   run_case(*device, c);
+}
+
+// DRAM-sharded buffers: shard core (x, 0) is DRAM bank x (buffer_layout.hpp), so the workers'
+// address generators carry bank ids, not worker cores. A width-sharded output over 6 banks on
+// the T3K ring, with the input width sharded one tile per bank too; and on a 4-chip line, an
+// interleaved input gathered along dim 2 into a height-sharded output over 4 banks.
+BufferConfig dram_sharded(const TensorSpec& t, runtime::TensorMemoryLayout layout, std::uint32_t banks,
+                          std::uint32_t shard_height_pages, std::uint32_t shard_width_pages) {
+  return BufferConfig{BufferType::Dram, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t), layout,
+                      runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {banks - 1, 0}}}, shard_height_pages,
+                                         shard_width_pages, runtime::ccl::shape_in_pages(t).x,
+                                         runtime::ShardOrientation::RowMajor}};
+}
+
+TEST(AllGatherLegacy, DramShardedBuffers) {
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;
+    c.input = tile({1, 1, 32, 192});  // 6 tiles per chip, one per bank; out 48 tiles, 8 per bank
+    c.input_config = dram_sharded(c.input, runtime::TensorMemoryLayout::WidthSharded, 6, 1, 1);
+    c.output_config = dram_sharded(tile({1, 1, 32, 1536}), runtime::TensorMemoryLayout::WidthSharded, 6, 1, 8);
+    run_case(*device, c);
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    Case c;  // (1,1,64,64) per chip -> (1,1,256,64) = 16 tiles, 2x2 tiles per bank
+    const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
+    c.groups = {{line[0], line[1], line[2], line[3]}};
+    c.input = tile({1, 1, 64, 64});
+    c.dim = 2;
+    c.topology = CclTopology::Line;
+    c.output_config = dram_sharded(tile({1, 1, 256, 64}), runtime::TensorMemoryLayout::HeightSharded, 4, 2, 2);
+    run_case(*device, c);
+  }
 }
 
 // Termination by count and by worker signal, one buffer per channel, and messages of one page

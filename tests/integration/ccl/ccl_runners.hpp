@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -326,38 +327,78 @@ inline runtime::BufferConfig tile_pages_config(std::uint32_t pages) {
       runtime::BufferType::Dram);
 }
 
-// Broadcast `pages` tiles from p.root over the device's (whole-system) fabric; every chip of the
-// fabric must end with the root's input. Only the root gets an input; the group is the fabric.
+namespace detail {
+
+// The group holding `chip` and its rank there (the rank every group of a point-to-point op uses).
+inline std::pair<std::size_t, std::size_t> group_and_rank(const std::vector<std::vector<ChipId>>& groups, ChipId chip) {
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto it = std::find(groups[gi].begin(), groups[gi].end(), chip);
+    if (it != groups[gi].end()) return {gi, static_cast<std::size_t>(it - groups[gi].begin())};
+  }
+  ADD_FAILURE() << "chip " << chip << " is in no group";
+  return {0, 0};
+}
+
+}  // namespace detail
+
+// Broadcast `pages` tiles from p.root over its group (by default the whole-system fabric; with
+// p.groups every group at once from the chip at the root's rank); every chip of every group must
+// end with its own group's root input. Only the roots get inputs (distinct per root).
 inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::broadcast::Params p,
                                 std::uint32_t pages) {
   namespace bc = runtime::ccl::broadcast;
   p.fabric = device.options().fabric;
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
-  const std::vector<ChipId> chips = runtime::FabricPlan(device.topology(), p.fabric).chips();
-  const detail::OpRun op{{{p.root}}, p.input, p.output, runtime::ccl::DataType::Bfloat16, 8000,
+  const std::vector<std::vector<ChipId>> groups = detail::fabric_groups(device, p.groups);
+  const std::size_t root_rank = detail::group_and_rank(groups, p.root).second;
+  std::vector<std::vector<ChipId>> roots;
+  std::map<ChipId, std::vector<ChipId>> group_of_root;
+  for (const auto& g : groups) {
+    roots.push_back({g.at(root_rank)});
+    group_of_root[g.at(root_rank)] = g;
+  }
+  const detail::OpRun op{roots, p.input, p.output, runtime::ccl::DataType::Bfloat16, 8000,
                          {bc::build(p, device.topology())}};
-  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>&, const std::vector<Bytes>& root) {
-    for (ChipId chip : chips) {
-      EXPECT_TRUE(read_back(device, chip, p.output) == root.front()) << "broadcast output of chip " << chip;
+  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>& root, const std::vector<Bytes>& input) {
+    for (ChipId chip : group_of_root.at(root.front())) {
+      EXPECT_TRUE(read_back(device, chip, p.output) == input.front())
+          << "broadcast output of chip " << chip << " (root " << root.front() << ")";
     }
   });
-  outcome.group_size = static_cast<std::uint32_t>(chips.size());
+  outcome.group_size = static_cast<std::uint32_t>(groups.front().size());
+  outcome.groups = groups.size();
   return outcome;
 }
 
-// Send `pages` tiles from p.sender to p.receiver; the receiver's output must be the sender's input.
-// Only the sender gets an input; the group is the pair.
+// Send `pages` tiles from p.sender to p.receiver (with p.groups: in every group, from the chip at
+// the sender's rank to the chip at the receiver's); each receiver's output must be its own
+// sender's input. Only the senders get inputs (distinct per sender); a group is one pair.
 inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl::send_recv::Params p,
                                 std::uint32_t pages) {
   namespace sr = runtime::ccl::send_recv;
   p.fabric = device.options().fabric;
   p.input = device.create_buffer(tile_pages_config(pages));
   p.output = device.create_buffer(tile_pages_config(pages));
-  const detail::OpRun op{{{p.sender}}, p.input, p.output, runtime::ccl::DataType::Bfloat16, 9000,
+  std::vector<std::vector<ChipId>> senders{{p.sender}};
+  std::map<ChipId, ChipId> receiver_of{{p.sender, p.receiver}};
+  if (p.groups.cluster_axis || !p.groups.chips.empty()) {
+    const std::vector<std::vector<ChipId>> groups = detail::fabric_groups(device, p.groups);
+    const std::size_t from = detail::group_and_rank(groups, p.sender).second;
+    const std::size_t to = detail::group_and_rank(groups, p.receiver).second;
+    senders.clear();
+    receiver_of.clear();
+    for (const auto& g : groups) {
+      senders.push_back({g.at(from)});
+      receiver_of[g.at(from)] = g.at(to);
+    }
+  }
+  const detail::OpRun op{senders, p.input, p.output, runtime::ccl::DataType::Bfloat16, 9000,
                          {sr::build(p, device.topology())}};
-  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>&, const std::vector<Bytes>& sender) {
-    EXPECT_TRUE(read_back(device, p.receiver, p.output) == sender.front()) << "send_recv output of chip " << p.receiver;
+  RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>& sender, const std::vector<Bytes>& input) {
+    const ChipId receiver = receiver_of.at(sender.front());
+    EXPECT_TRUE(read_back(device, receiver, p.output) == input.front())
+        << "send_recv output of chip " << receiver << " (sender " << sender.front() << ")";
   });
   outcome.group_size = 2;
   return outcome;

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "topologies/system_loader.hpp"
@@ -49,7 +51,10 @@ TEST(ReportRender, HeadlessChromiumBuildsTheWholePage) {
   options.size_bytes = 256 << 10;
   const RunResult result = run_collective(options);
   const topo::Topology topology = topo::load_system("t3k");
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cclmesh_report_render_test";
+  // Per process: several checkouts run their suites on one machine, and a shared directory
+  // would be removed under another run's Chromium.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("cclmesh_report_render_test_{}", ::getpid());
   std::filesystem::create_directories(dir);
   const std::filesystem::path page = dir / "report.html";
   std::ofstream(page) << html_report(result, topology);

@@ -7,6 +7,7 @@
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 
 namespace cclmesh::runtime {
@@ -134,6 +135,65 @@ TEST(BroadcastBuilder, LineRootMulticastsBothWaysAndEveryOtherChipWaits) {
   const MeshWorkload end = ccl::broadcast::build(p, t3k);
   const std::vector<std::uint32_t>& end_rt = end.programs.at(p.root).kernels[1].runtime_args.at(CoreCoord{0, 0});
   EXPECT_EQ(end_rt[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+}
+
+// Groups (cluster_axis): every row of a Galaxy broadcasts at once from the chip at the root's
+// rank, multicasting to both ends of its own row only; every send/recv pair of the columns
+// runs between the same ranks.
+std::vector<std::vector<ChipId>> axis_groups_of(const topo::Topology& t, int axis) {
+  std::vector<std::vector<ChipId>> groups;
+  for (const auto& g : topo::axis_groups(t, axis)) groups.emplace_back(g.begin(), g.end());
+  return groups;
+}
+
+TEST(BroadcastBuilder, EveryGroupBroadcastsFromTheRootsRank) {
+  const topo::Topology galaxy = topo::build_galaxy();
+  const auto rows = axis_groups_of(galaxy, 1);
+  ccl::broadcast::Params p;
+  p.input = dram(1);
+  p.output = dram(2);
+  p.fabric.mode = FabricMode::Line;
+  p.fabric.scope = FabricScope::Axes;
+  p.groups.cluster_axis = 1;
+  p.root = rows[0][2];
+  const MeshWorkload w = ccl::broadcast::build(p, galaxy);
+  ASSERT_EQ(w.programs.size(), 32u);
+  for (const auto& row : rows) {
+    for (std::size_t rank = 0; rank < row.size(); ++rank) {
+      const Program& program = w.programs.at(row[rank]);
+      if (rank != 2) {
+        EXPECT_EQ(semaphore_ids(program), (std::vector<std::uint32_t>{0})) << "chip " << row[rank];
+        continue;
+      }
+      ASSERT_EQ(program.kernels.size(), 2u);
+      const std::vector<std::uint32_t>& rt = program.kernels[1].runtime_args.at(CoreCoord{0, 0});
+      const std::string write = kargs::describe_interpreter_command(rt, 0, 0);
+      const bool up_forward = write.find("dest=MCAST fwd=5 bwd=2") != std::string::npos;
+      EXPECT_TRUE(up_forward || write.find("dest=MCAST fwd=2 bwd=5") != std::string::npos) << write;
+    }
+  }
+  p.root = 1000;
+  EXPECT_THROW(ccl::broadcast::validate(p, galaxy), topo::InputError);
+}
+
+TEST(SendRecvBuilder, GroupsSendBetweenTheSameRanks) {
+  const topo::Topology galaxy = topo::build_galaxy();
+  const auto columns = axis_groups_of(galaxy, 0);
+  auto p = send_recv(columns[0][0], columns[0][3]);
+  p.fabric.scope = FabricScope::Axes;
+  p.groups.cluster_axis = 0;
+  const MeshWorkload w = ccl::send_recv::build(p, galaxy);
+  ASSERT_EQ(w.programs.size(), 2 * columns.size());
+  for (const auto& column : columns) {
+    ASSERT_EQ(w.programs.at(column[0]).kernels.size(), 2u);
+    EXPECT_EQ(w.programs.at(column[3]).kernels.size(), 1u);
+    const std::vector<std::uint32_t>& rt = w.programs.at(column[0]).kernels[1].runtime_args.at(CoreCoord{0, 0});
+    EXPECT_NE(kargs::describe_interpreter_command(rt, 0, 0).find("dest=UNICAST hops=3"), std::string::npos);
+  }
+  auto across = send_recv(columns[0][0], columns[1][0]);
+  across.fabric.scope = FabricScope::Axes;
+  across.groups.cluster_axis = 0;
+  EXPECT_THROW(ccl::send_recv::validate(across, galaxy), ccl::CclParamsError);
 }
 
 TEST(BroadcastBuilder, NeedsAFabric) {

@@ -17,12 +17,6 @@ using namespace testing;
 using runtime::ChipId;
 using runtime::FabricMode;
 
-SimMeshDeviceOptions fabric_options(FabricMode mode) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = mode;
-  return options;
-}
-
 void send_recv_all_pairs(FabricMode mode) {
   SimMeshDevice device(topo::build_t3k(), fabric_options(mode));
   constexpr std::uint32_t kPage = 2048;

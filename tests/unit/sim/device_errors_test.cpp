@@ -13,6 +13,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 
 namespace cclmesh::sim::device {
@@ -21,17 +22,6 @@ namespace {
 using namespace testing;
 using runtime::DeviceError;
 using ::testing::HasSubstr;
-
-std::string expect_device_error(const std::function<void()>& action, DeviceError::Kind kind) {
-  try {
-    action();
-  } catch (const DeviceError& e) {
-    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no DeviceError";
-  return "";
-}
 
 struct MalformedCase {
   const char* name;
@@ -170,22 +160,9 @@ TEST(DeviceErrors, MissingSemaphoreIncrementHangsWithAReport) {
 // Over the fabric: the receiver of a send/recv whose sender never runs. The report names the
 // receiver's wait and lists the idle routers.
 TEST(DeviceErrors, ReceiverWithoutSenderHangsAndTheRoutersAreListed) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = runtime::FabricMode::Line;
-  SimMeshDevice device(topo::build_t3k(), options);
-  const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));
-  const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
-  runtime::ccl::send_recv::Params params;
-  params.sender = device.fabric().chips()[0];
-  params.receiver = device.fabric().chips()[2];
-  params.input = in;
-  params.output = out;
-  params.fabric = options.fabric;
-  runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
-  workload.programs.erase(params.sender);
-  device.enqueue_workload(workload);
-  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
-  EXPECT_THAT(text, HasSubstr(fmt::format("chip {} core", params.receiver)));
+  const ReceiverWithoutSender hang = run_receiver_without_sender();
+  const std::string& text = hang.report;
+  EXPECT_THAT(text, HasSubstr(fmt::format("chip {} core", hang.receiver)));
   EXPECT_THAT(text, HasSubstr("noc_semaphore_wait_min(semaphore id 0 at 0x20000 >= 1, now 0)"));
   EXPECT_THAT(text, HasSubstr("fabric routers:"));
   EXPECT_THAT(text, HasSubstr("fabric routers:\n  14 idle in wait_for_l1_activity: chip"));

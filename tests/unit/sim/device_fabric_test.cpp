@@ -11,6 +11,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
+#include "tests/unit/sim/multicast_all_gather.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
@@ -18,12 +19,6 @@ namespace {
 using namespace testing;
 using runtime::ChipId;
 using runtime::FabricMode;
-
-SimMeshDeviceOptions fabric_options(FabricMode mode) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = mode;
-  return options;
-}
 
 MemoryRegion& router_l1(SimMeshDevice& device, const runtime::FabricRouterSite& site) {
   return device.system().chip(static_cast<ChipId>(site.chip)).l1({static_cast<int>(site.noc0.x), static_cast<int>(site.noc0.y)});
@@ -45,59 +40,9 @@ TEST(DeviceFabric, RoutersComeUpOnceAtOpen) {
   }
 }
 
-// All-gather by multicast (REFERENCE 4.12's interpreter all-gather): the chip at position p
-// writes its input into row p of every chip's output, multicasts +1 on semaphore 0 (which also
-// counts locally) and waits until all n chips have counted.
+// All-gather by multicast, two pages per packet (multicast_all_gather.hpp).
 void all_gather(SimMeshDevice& device, std::uint32_t pages_per_chip, std::uint32_t page_size) {
-  const runtime::FabricPlan& plan = device.fabric();
-  const auto n = static_cast<std::uint32_t>(plan.chips().size());
-  const runtime::BufferHandle in = device.create_buffer(dram_buffer(std::uint64_t{pages_per_chip} * page_size, page_size));
-  const runtime::BufferHandle out = device.create_buffer(dram_buffer(std::uint64_t{n} * pages_per_chip * page_size, page_size));
-  const runtime::CoreCoord core{0, 0};
-  runtime::MeshWorkload workload{"all_gather", {}};
-  for (std::uint32_t p = 0; p < n; ++p) {
-    const ChipId chip = plan.chips()[p];
-    device.write_buffer(chip, in, pattern(in.config.size_bytes, chip));
-    const cmd::ChipMulticast mcast = plan.mode() == FabricMode::Ring
-                                         ? cmd::ChipMulticast{n / 2, (n - 1) / 2}
-                                         : cmd::ChipMulticast{plan.reach(chip, true), plan.reach(chip, false)};
-    const runtime::Noc0Coord worker = device.core_map(chip).tensix_noc0(core);
-    const api::TensorSlice out_slice{{1, 1, n, pages_per_chip}, {1, 1, 1, pages_per_chip}, {0, 0, p, 0},
-                                     {1, 1, 1, pages_per_chip}, {0, 0, 0, 0}};
-    const std::vector<cmd::Command> writer{
-        cmd::fabric_write_cb_to_tensor_slice(out_slice, 0, mcast),
-        cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{0}, 1, worker.x, worker.y, mcast),
-        cmd::local_semaphore_wait(cmd::SemaphoreId{0}, n)};
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-    spec.packet_size_in_pages = 2;
-    spec.semaphore_ids = {0};
-    std::vector<std::uint32_t> semaphores{0};
-    if (mcast.num_targets_forward > 0) {
-      spec.forward_connection = plan.worker_connection(chip, true, 1, 2, 3);
-      semaphores.insert(semaphores.end(), {1, 2, 3});
-    }
-    if (mcast.num_targets_backward > 0) {
-      spec.backward_connection = plan.worker_connection(chip, false, 4, 5, 6);
-      semaphores.insert(semaphores.end(), {4, 5, 6});
-    }
-    spec.streams = {
-        kargs::InterpreterStreamSpec{tensor_args(device, in, chip),
-                                     cmd::encode_command(cmd::read_tensor_slice_to_cb(whole({1, 1, 1, pages_per_chip}), 0)), 1},
-        kargs::InterpreterStreamSpec{tensor_args(device, out, chip), cmd::encode_stream(writer), 3}};
-    runtime::MeshWorkload one = interpreter_workload("all_gather", chip, core, spec, page_size, 4, semaphores);
-    workload.programs[chip] = std::move(one.programs.at(chip));
-  }
-  device.enqueue_workload(workload);
-  device.finish();
-  for (std::uint32_t c = 0; c < n; ++c) {
-    const std::vector<std::byte> got = read_back(device, plan.chips()[c], out);
-    for (std::uint32_t p = 0; p < n; ++p) {
-      const std::vector<std::byte> expected = pattern(in.config.size_bytes, plan.chips()[p]);
-      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.begin() + std::ptrdiff_t{p} * in.config.size_bytes))
-          << "chip " << plan.chips()[c] << " row " << p;
-    }
-  }
+  multicast_all_gather(device, MulticastAllGather{pages_per_chip, page_size, 2, false});
 }
 
 TEST(DeviceFabric, LineAllGatherByMulticastOnT3k) {

@@ -11,7 +11,9 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
+#include "tests/unit/sim/multicast_all_gather.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/parametric.hpp"
 
@@ -26,90 +28,20 @@ using ::testing::HasSubstr;
 
 ChipId chip_at(const topo::Embedding& embedding, std::size_t i) { return static_cast<ChipId>(embedding.chips.at(i)); }
 
-std::string expect_device_error(const std::function<void()>& action, DeviceError::Kind kind) {
-  try {
-    action();
-  } catch (const DeviceError& e) {
-    EXPECT_EQ(static_cast<int>(e.kind()), static_cast<int>(kind)) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no DeviceError";
-  return "";
-}
-
-// Each chip multicasts `pages` pages into every other chip's output, then +1 on semaphore 0
-// everywhere and waits for n. `one_way` sends the whole way round a ring forward (the flood
-// that deadlocks a ring without avoidance); otherwise both directions on a ring, or the line.
+// Each chip multicasts `pages` pages into every other chip's output, one page per packet, then
+// +1 on semaphore 0 everywhere and waits for n (multicast_all_gather.hpp). `one_way` sends the
+// whole way round a ring forward (the flood that deadlocks a ring without avoidance).
 void multicast_all_gather(SimMeshDevice& device, std::uint32_t pages, std::uint32_t page_size, bool one_way) {
-  const runtime::FabricPlan& plan = device.fabric();
-  const auto n = static_cast<std::uint32_t>(plan.chips().size());
-  const runtime::BufferHandle in = device.create_buffer(dram_buffer(std::uint64_t{pages} * page_size, page_size));
-  const runtime::BufferHandle out = device.create_buffer(dram_buffer(std::uint64_t{n} * pages * page_size, page_size));
-  const runtime::CoreCoord core{0, 0};
-  runtime::MeshWorkload workload{"all_gather", {}};
-  for (std::uint32_t p = 0; p < n; ++p) {
-    const ChipId chip = plan.chips()[p];
-    device.write_buffer(chip, in, pattern(in.config.size_bytes, chip));
-    cmd::ChipMulticast mcast{plan.reach(chip, true), plan.reach(chip, false)};
-    if (plan.mode() == FabricMode::Ring) mcast = one_way ? cmd::ChipMulticast{n - 1, 0} : cmd::ChipMulticast{n / 2, (n - 1) / 2};
-    const runtime::Noc0Coord worker = device.core_map(chip).tensix_noc0(core);
-    const api::TensorSlice out_slice{{1, 1, n, pages}, {1, 1, 1, pages}, {0, 0, p, 0}, {1, 1, 1, pages}, {0, 0, 0, 0}};
-    const std::vector<cmd::Command> writer{
-        cmd::fabric_write_cb_to_tensor_slice(out_slice, 0, mcast),
-        cmd::fabric_multicast_semaphore_inc(cmd::SemaphoreId{0}, 1, worker.x, worker.y, mcast),
-        cmd::local_semaphore_wait(cmd::SemaphoreId{0}, n)};
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-    spec.packet_size_in_pages = 1;
-    spec.semaphore_ids = {0};
-    std::vector<std::uint32_t> semaphores{0};
-    if (mcast.num_targets_forward > 0) {
-      spec.forward_connection = plan.worker_connection(chip, true, 1, 2, 3);
-      semaphores.insert(semaphores.end(), {1, 2, 3});
-    }
-    if (mcast.num_targets_backward > 0) {
-      spec.backward_connection = plan.worker_connection(chip, false, 4, 5, 6);
-      semaphores.insert(semaphores.end(), {4, 5, 6});
-    }
-    spec.streams = {
-        kargs::InterpreterStreamSpec{tensor_args(device, in, chip),
-                                     cmd::encode_command(cmd::read_tensor_slice_to_cb(whole({1, 1, 1, pages}), 0)), 1},
-        kargs::InterpreterStreamSpec{tensor_args(device, out, chip), cmd::encode_stream(writer), 3}};
-    runtime::MeshWorkload one = interpreter_workload("all_gather", chip, core, spec, page_size, 4, semaphores);
-    workload.programs[chip] = std::move(one.programs.at(chip));
-  }
-  device.enqueue_workload(workload);
-  device.finish();
-  for (std::uint32_t c = 0; c < n; ++c) {
-    const std::vector<std::byte> got = read_back(device, plan.chips()[c], out);
-    for (std::uint32_t p = 0; p < n; ++p) {
-      const std::vector<std::byte> expected = pattern(in.config.size_bytes, plan.chips()[p]);
-      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.begin() + std::ptrdiff_t{p} * in.config.size_bytes))
-          << "chip " << plan.chips()[c] << " row " << p;
-    }
-  }
+  cclmesh::sim::device::testing::multicast_all_gather(device, MulticastAllGather{pages, page_size, 1, one_way});
 }
 
 // A wait nobody's command stream satisfies: the chain ends at "the increment is missing".
 TEST(DeviceFaults, MissingIncrementIsNamedInTheWaitForChain) {
-  SimMeshDeviceOptions options;
-  options.fabric.mode = FabricMode::Line;
-  SimMeshDevice device(topo::build_t3k(), options);
-  const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));
-  const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
-  runtime::ccl::send_recv::Params params;
-  params.sender = device.fabric().chips()[0];
-  params.receiver = device.fabric().chips()[2];
-  params.input = in;
-  params.output = out;
-  params.fabric = options.fabric;
-  runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
-  workload.programs.erase(params.sender);  // the sender, who would increment, never runs
-  device.enqueue_workload(workload);
-  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  const ReceiverWithoutSender hang = run_receiver_without_sender();
+  const std::string& text = hang.report;
   EXPECT_THAT(text, HasSubstr("wait-for chains (who would satisfy each wait):")) << text;
   EXPECT_THAT(text, HasSubstr(fmt::format("no command stream of any kernel writes L1 word 0x20000 of chip {}",
-                                          params.receiver)))
+                                          hang.receiver)))
       << text;
   EXPECT_THAT(text, HasSubstr("the increment is missing")) << text;
 }

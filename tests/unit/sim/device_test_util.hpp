@@ -23,6 +23,13 @@ inline std::vector<std::byte> pattern(std::size_t bytes, std::uint32_t seed) {
   return data;
 }
 
+// Device options with a whole-system fabric of `mode` (line or ring), the rest defaults.
+inline SimMeshDeviceOptions fabric_options(runtime::FabricMode mode) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = mode;
+  return options;
+}
+
 inline runtime::BufferConfig dram_buffer(std::uint64_t bytes, std::uint32_t page_size) {
   return runtime::BufferConfig{runtime::BufferType::Dram, bytes, page_size, runtime::TensorMemoryLayout::Interleaved,
                                std::nullopt};

@@ -1,0 +1,88 @@
+#pragma once
+// What the neighbour-only legacy-EDM builders (all_gather, reduce_scatter; REFERENCE 5) resolve
+// and build the same way: the checks a legacy op makes of its mode, links, groups and buffers,
+// its message sizing and its two worker cores (one per direction), a rank's neighbours, the
+// EDM of each hop end, and the worker kernels' processors. The EDMs themselves are
+// legacy_edm_plan.hpp's. Pure functions of values and a topology: no device, no engine.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/host/kernel_args_builder.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::runtime::ccl {
+
+// What a legacy op asks for, as its params carry it.
+struct LegacyOpRequest {
+  TensorSpec input;
+  std::uint32_t dim = 3;
+  CclTopology topology = CclTopology::Ring;
+  GroupSelection groups;
+  FabricOptions fabric;
+  std::uint32_t num_links = 1;
+  CoreCoord first_worker{0, 0};
+  LegacyEdmOptions legacy;
+};
+
+struct LegacyOp {
+  std::vector<std::vector<ChipId>> groups;  // rank order
+  std::uint32_t n = 0;                      // chips per group
+  std::uint32_t page_size = 0;
+  std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
+  std::uint32_t pages_per_message = 0;  // per EDM buffer
+  std::vector<CoreCoord> cores;         // the worker cores: [up, down]
+};
+
+// Checks the device has no persistent fabric (the EDMs take its ethernet cores), one link, groups
+// of one size that are neighbour chains of `topology`'s shape, a page-aligned dim and an EDM
+// that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
+LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
+
+// Checks the buffers hold the input and the output exactly, are two buffers, and lay out on
+// every chip of every group.
+void require_legacy_buffers(const LegacyOp& resolved, const topo::Topology& topology, const BufferHandle& input,
+                            const TensorSpec& input_spec, const BufferHandle& output, const TensorSpec& output_spec,
+                            const std::string& op);
+
+// Rank `rank` moved `steps` ranks up or down a group of `n` (wrapping, as a ring does).
+std::uint32_t legacy_step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps);
+
+// One chip of a legacy op: its core map and its buffers' layouts there.
+struct LegacyChip {
+  const std::vector<ChipId>& group;
+  std::uint32_t rank = 0;
+  ChipCoreMap map;
+  BufferLayout input;
+  BufferLayout output;
+
+  LegacyChip(const std::vector<ChipId>& group, std::uint32_t rank, const topo::Topology& topology,
+             const BufferHandle& input_buffer, const BufferHandle& output_buffer);
+  ChipId chip() const { return group[rank]; }
+  ChipId neighbour(bool up) const {
+    return group[legacy_step(static_cast<std::uint32_t>(group.size()), rank, up, 1)];
+  }
+};
+
+// The EDM on this chip's end of the hop toward its neighbour `up` (or down), in `program`:
+// channel 0 carries `sender_messages` from the worker on `cores[up]`, channel 1 brings
+// `receiver_messages` to the worker of the other direction.
+LegacyEdmSite add_legacy_edm_toward(Program& program, const topo::Topology& topology, const LegacyChip& chip,
+                                    const LegacyOp& resolved, bool up, std::uint32_t sender_semaphore_id,
+                                    std::uint32_t sender_messages, std::uint32_t receiver_semaphore_id,
+                                    std::uint32_t receiver_messages, const LegacyEdmOptions& options,
+                                    const std::string& op);
+
+// A legacy worker kernel on `core`: the sender on RISC-V 0 / NoC0 (it feeds the EDM), the
+// receiver on RISC-V 1 / NoC1, as tt-metal's 2024 CCL workers.
+KernelSpec legacy_worker_kernel(const std::string& kernel, CoreCoord core, const kargs::KernelArgs& args, bool sender);
+
+}  // namespace cclmesh::runtime::ccl

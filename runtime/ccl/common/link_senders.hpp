@@ -1,0 +1,44 @@
+#pragma once
+// The two ends of a copy from one chip into other chips' output buffers that broadcast and
+// send_recv share: on the sending chip one sender worker per link, each streaming its own run of
+// the pages over its own routing plane and then +1-ing the done semaphore at every destination;
+// on a receiving chip one worker that waits for one increment per link. A sender's increment
+// follows its data on the same route and routers flush writes before an increment
+// (docs/kernels.md), so a receiver that has counted every link has all of its bytes.
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/api/tensor_slice.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/host/micro_ops.hpp"
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/types.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+
+namespace cclmesh::runtime::ccl {
+
+struct LinkSenders {
+  ChipId chip = 0;                     // the sending chip
+  std::uint32_t fabric_line = 0;       // sender k connects on plane k of this line
+  std::vector<CoreCoord> cores;        // one sender per link
+  std::vector<api::TensorSlice> runs;  // sender k's pages (may be empty)
+  kargs::TensorArgs input;             // read on `chip`
+  kargs::TensorArgs output;            // written at the destination(s)
+  cmd::FabricDestination destination;  // a unicast to one chip or a multicast both ways
+  Noc0Coord done_core;                 // the destinations' done core (kDoneSemaphoreId)
+  std::uint32_t page_size_bytes = 0;
+  std::uint32_t packet_pages = 1;
+  std::uint32_t cb_packets = 2;
+  bool split_reader_writer = true;  // add_copy_kernels
+};
+
+// The senders' kernels, CBs, semaphores and fabric connections, added to `program`.
+void add_link_senders(Program& program, const FabricPlan& plan, const LinkSenders& senders);
+
+// A receiving chip's program: one interpreter on `core` that waits until its done semaphore
+// (kDoneSemaphoreId) has counted `increments`.
+Program done_waiter_program(CoreCoord core, std::uint32_t increments);
+
+}  // namespace cclmesh::runtime::ccl
