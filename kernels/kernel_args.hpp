@@ -133,6 +133,9 @@ constexpr uint32_t kMaxSemaphoreIds = 32;
 //      [9] context-switch interval: run_routing() every this many idle passes
 //      [10] 1 = this chip has the opposite-direction router (the downstream of our receiver)
 //      [11], [12] its NoC0 x, y
+//      [13] receiver packets in flight: how many received packets may have NoC writes
+//           outstanding at once, each slot's tagged with its own transaction id (1..min(receiver
+//           slots, 16); default_receiver_packets_in_flight())
 // RT: none. The termination signal is an L1 word (FabricRouterL1Layout::termination_signal).
 // =============================================================================================
 namespace fabric_router {
@@ -149,7 +152,10 @@ constexpr uint32_t kCtSwitchInterval = 9;
 constexpr uint32_t kCtHasDownstream = 10;
 constexpr uint32_t kCtDownstreamNocX = 11;
 constexpr uint32_t kCtDownstreamNocY = 12;
-constexpr uint32_t kNumCompileTimeArgs = 13;
+constexpr uint32_t kCtReceiverPacketsInFlight = 13;
+constexpr uint32_t kNumCompileTimeArgs = 14;
+// REFERENCE 1.1: 16 transaction ids per NoC; the receiver tags each packet in flight with one.
+constexpr uint32_t kMaxReceiverPacketsInFlight = 16;
 
 constexpr uint32_t kTopologyLine = 0;
 constexpr uint32_t kTopologyRing = 1;
@@ -172,7 +178,15 @@ struct FabricRouterConfig {
   bool has_downstream;
   uint32_t downstream_noc_x;
   uint32_t downstream_noc_y;
+  uint32_t receiver_packets_in_flight;
 };
+
+// Every receiver slot may be in flight (as tt-metal's receiver, which gives each slot its own
+// transaction id), within the NoC's 16 ids.
+constexpr uint32_t default_receiver_packets_in_flight(uint32_t receiver_slots) {
+  return receiver_slots < fabric_router::kMaxReceiverPacketsInFlight ? receiver_slots
+                                                                      : fabric_router::kMaxReceiverPacketsInFlight;
+}
 
 template <typename CtArg>
 constexpr FabricRouterConfig read_fabric_router_config(CtArg&& ct) {
@@ -188,7 +202,8 @@ constexpr FabricRouterConfig read_fabric_router_config(CtArg&& ct) {
                             ct(r::kCtSwitchInterval),
                             ct(r::kCtHasDownstream) != 0,
                             ct(r::kCtDownstreamNocX),
-                            ct(r::kCtDownstreamNocY)};
+                            ct(r::kCtDownstreamNocY),
+                            ct(r::kCtReceiverPacketsInFlight)};
 }
 
 constexpr void write_fabric_router_config(const FabricRouterConfig& c, uint32_t* ct) {
@@ -206,6 +221,7 @@ constexpr void write_fabric_router_config(const FabricRouterConfig& c, uint32_t*
   ct[r::kCtHasDownstream] = c.has_downstream ? 1 : 0;
   ct[r::kCtDownstreamNocX] = c.downstream_noc_x;
   ct[r::kCtDownstreamNocY] = c.downstream_noc_y;
+  ct[r::kCtReceiverPacketsInFlight] = c.receiver_packets_in_flight;
 }
 
 // The connection interface of one sender channel (fabric_connection.hpp) and its slots.

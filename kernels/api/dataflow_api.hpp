@@ -62,6 +62,21 @@ void noc_async_atomic_barrier(uint8_t noc = 0);
 bool noc_reads_done(uint8_t noc = 0);
 bool noc_writes_done(uint8_t noc = 0);
 
+// ---- Transaction ids (REFERENCE §1.1: 16 per NoC) ---------------------------------------------
+// A write tagged with a transaction id is counted by the NIU per id as well, so a kernel can
+// tell when one group of its writes (one receiver slot's, say) has left or landed while later
+// groups are still in flight. Names as tt-metal's; the probes keep tt-metal's words: "sent" =
+// every write of the id has left this core (its source L1 may be reused), "flushed" = every
+// write of the id is acked (none outstanding). A trid of NOC_MAX_TRANSACTION_ID_COUNT or more,
+// or a size above the NoC's maximum packet, ends the kernel with an error (tt-metal: the id is
+// a 4-bit register field and the call issues one packet).
+constexpr uint32_t NOC_MAX_TRANSACTION_ID_COUNT = 16;
+// tt-metal's (src, dst, size, trid, cmd_buf, noc, vc) without the command buffer and VC.
+void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes,
+                                          uint32_t trid, uint8_t noc = 0);
+bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t noc, uint32_t trid);
+bool ncrisc_noc_nonposted_write_with_transaction_id_flushed(uint32_t noc, uint32_t trid);
+
 // ---- Semaphores (32-bit L1 words) -----------------------------------------------------------
 void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t noc = 0);
 void noc_semaphore_set(volatile uint32_t* local_sem_addr, uint32_t value);
@@ -110,7 +125,8 @@ enum WakeOn : uint32_t {
   WAKE_ON_CB_CHANGE = 1u << 5,           // cb_push_back / cb_pop_front by another kernel of this core
   WAKE_ON_TXQ_READY = 1u << 6,           // eth_txq_is_busy() turns false (ERISC)
   WAKE_ON_L1_WRITE_SECONDARY = 1u << 7,  // a write to a word watched as secondary (see below)
-  WAKE_ON_ANY = (1u << 8) - 1u,
+  WAKE_ON_NOC_TRID_SENT = 1u << 8,       // ..._with_transaction_id_sent() turns true for some trid
+  WAKE_ON_ANY = (1u << 9) - 1u,
 };
 // See the rules above: park until one of the `wake_on` events happens on this core (at once if
 // one happened since the previous return). Returns the device cycles spent parked: the time

@@ -264,6 +264,14 @@ class WorkerToFabricEdmSender {
     commit_packet();
   }
 
+  // The same with the write tagged with transaction id `trid` (tt-metal's EDM-to-EDM sender
+  // has this form): a forwarding router's receiver tells when this packet's source slot may be
+  // reused from the id alone. One NoC packet: header + payload fit one (REFERENCE 1.1, 6.2).
+  void send_payload_non_blocking_from_address_with_trid(uint32_t src_l1_address, uint32_t size_bytes, uint32_t trid) {
+    noc_async_write_one_packet_with_trid(src_l1_address, edm_addr(slots_.slot_address()), size_bytes, trid, noc_);
+    commit_packet();
+  }
+
   // The same, then waits until the writes have left this core (the sources may be reused).
   void send_payload_flush_blocking_from_address(uint32_t src_l1_address, uint32_t size_bytes) {
     send_payload_non_blocking_from_address(src_l1_address, size_bytes);

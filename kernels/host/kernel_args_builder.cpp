@@ -145,6 +145,14 @@ KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config) {
   if (config.topology == r::kTopologyRing && !config.has_downstream) {
     throw KernelArgsError("fabric router: a ring router needs the opposite-direction router on its chip");
   }
+  if (config.receiver_packets_in_flight == 0 || config.receiver_packets_in_flight > config.receiver_slots ||
+      config.receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight) {
+    throw KernelArgsError(fmt::format("fabric router: {} receiver packets in flight (expected 1..{}: at most the {} "
+                                      "receiver slots and the NoC's {} transaction ids)",
+                                      config.receiver_packets_in_flight,
+                                      std::min(config.receiver_slots, r::kMaxReceiverPacketsInFlight),
+                                      config.receiver_slots, r::kMaxReceiverPacketsInFlight));
+  }
   KernelArgs args;
   args.compile_time.resize(r::kNumCompileTimeArgs);
   kernels::write_fabric_router_config(config, args.compile_time.data());

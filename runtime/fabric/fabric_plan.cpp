@@ -161,6 +161,15 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     throw FabricPlanError(fmt::format("fabric: {} sender / {} receiver slots; expected >= 1 / >= {}",
                                       slots.sender_slots, slots.receiver_slots, bubble ? 2 : 1));
   }
+  if (options.receiver_packets_in_flight &&
+      (*options.receiver_packets_in_flight == 0 ||
+       *options.receiver_packets_in_flight > kernels::default_receiver_packets_in_flight(slots.receiver_slots))) {
+    throw FabricPlanError(fmt::format("fabric: {} receiver packets in flight; expected 1..{} (the {} receiver slots, "
+                                      "at most {} transaction ids)",
+                                      *options.receiver_packets_in_flight,
+                                      kernels::default_receiver_packets_in_flight(slots.receiver_slots),
+                                      slots.receiver_slots, kernels::fabric_router::kMaxReceiverPacketsInFlight));
+  }
   const kernels::FabricRouterL1Layout l = kernels::make_fabric_router_layout(
       kEriscKernelBase, options.max_payload_bytes, slots.sender_slots, slots.sender_slots, slots.receiver_slots);
   if (std::uint64_t{l.end} - kEriscKernelBase > kEriscKernelBytes) {
@@ -179,6 +188,8 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     c.sender_slots[0] = slots.sender_slots;
     c.sender_slots[1] = slots.sender_slots;
     c.receiver_slots = slots.receiver_slots;
+    c.receiver_packets_in_flight = options.receiver_packets_in_flight.value_or(
+        kernels::default_receiver_packets_in_flight(slots.receiver_slots));
     c.is_handshake_master = site.chip < site.peer;
     const bool line_is_ring = lines_[site.line].mode == FabricMode::Ring;
     c.topology = line_is_ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;

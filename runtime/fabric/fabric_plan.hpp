@@ -62,6 +62,10 @@ struct FabricOptions {
   // Slot counts per sender channel and for the receiver; default: first fit (REFERENCE 6.2).
   std::optional<std::uint32_t> sender_slots;
   std::optional<std::uint32_t> receiver_slots;
+  // Received packets whose NoC writes a router's receiver keeps in flight at once (one
+  // transaction id each, REFERENCE 1.1, 1.6); default: every receiver slot, at most 16. 1 is
+  // the receiver that handles one packet at a time (for comparisons).
+  std::optional<std::uint32_t> receiver_packets_in_flight;
 
   bool operator==(const FabricOptions&) const = default;
 };

@@ -362,6 +362,50 @@ bool noc_nonposted_writes_flushed(uint8_t noc) {
   return sd::own_port(k, noc).complete(cclmesh::sim::NocBarrierKind::WritesFlushed);
 }
 
+// ---- Transaction ids ------------------------------------------------------------------------
+
+namespace cclmesh::sim::device {
+namespace {
+// Always-on: a bad id would alias another group's count on hardware (the register field is 4
+// bits), so it is a kernel error here rather than an invariant of the model.
+void check_trid(const KernelContext& k, const char* call, uint32_t trid) {
+  if (trid >= NOC_MAX_TRANSACTION_ID_COUNT) {
+    throw DataflowApiError(fmt::format("{}: {}: transaction id {} (expected 0..{}, REFERENCE 1.1)", k.name(), call,
+                                       trid, NOC_MAX_TRANSACTION_ID_COUNT - 1));
+  }
+}
+}  // namespace
+}  // namespace cclmesh::sim::device
+
+static_assert(NOC_MAX_TRANSACTION_ID_COUNT == cclmesh::sim::kNocTransactionIds);
+
+void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes,
+                                          uint32_t trid, uint8_t noc) {
+  sd::KernelContext& k = sd::K_issuing();
+  sd::check_trid(k, "noc_async_write_one_packet_with_trid", trid);
+  cclmesh::sim::Noc& model = sd::noc_model(k, noc);
+  const std::uint32_t max_packet = k.chip->params().noc.max_packet_payload_bytes;
+  if (size_bytes == 0 || size_bytes > max_packet) {
+    throw sd::DataflowApiError(fmt::format("{}: noc_async_write_one_packet_with_trid: {} B (expected 1..{}, one NoC "
+                                           "packet)",
+                                           k.name(), size_bytes, max_packet));
+  }
+  sd::charge_noc_issue(k, sd::own_port(k, noc));
+  model.write_with_trid(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes, trid);
+}
+
+bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t noc, uint32_t trid) {
+  sd::KernelContext& k = K();
+  sd::check_trid(k, "ncrisc_noc_nonposted_write_with_transaction_id_sent", trid);
+  return sd::own_port(k, static_cast<uint8_t>(noc)).trid_writes_flushed(trid);
+}
+
+bool ncrisc_noc_nonposted_write_with_transaction_id_flushed(uint32_t noc, uint32_t trid) {
+  sd::KernelContext& k = K();
+  sd::check_trid(k, "ncrisc_noc_nonposted_write_with_transaction_id_flushed", trid);
+  return sd::own_port(k, static_cast<uint8_t>(noc)).trid_writes_acked(trid);
+}
+
 // ---- Semaphores -----------------------------------------------------------------------------
 
 void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t noc) {
@@ -539,6 +583,7 @@ static_assert(WAKE_ON_NOC_ATOMICS_DONE == cclmesh::sim::activity_bit(cclmesh::si
 static_assert(WAKE_ON_CB_CHANGE == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::CbChange));
 static_assert(WAKE_ON_TXQ_READY == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::TxqReady));
 static_assert(WAKE_ON_L1_WRITE_SECONDARY == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::L1WriteSecondary));
+static_assert(WAKE_ON_NOC_TRID_SENT == cclmesh::sim::activity_bit(cclmesh::sim::ActivityKind::NocTridWritesFlushed));
 static_assert(WAKE_ON_ANY == cclmesh::sim::kAnyActivity);
 
 void l1_activity_watch_range(uint32_t begin, uint32_t end) {

@@ -10,7 +10,8 @@ namespace cclmesh::sim {
 std::string describe_activity_mask(ActivityMask mask) {
   static constexpr const char* kNames[] = {"a write to a watched L1 word", "NoC reads done", "NoC writes acked",
                                            "NoC writes flushed", "NoC atomics done", "a CB change",
-                                           "TX queue room", "a write to a secondary watched L1 word"};
+                                           "TX queue room", "a write to a secondary watched L1 word",
+                                           "a transaction id's NoC writes flushed"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(ActivityKind::Count));
   std::string text;
   for (std::size_t k = 0; k < std::size(kNames); ++k) {

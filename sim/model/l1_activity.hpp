@@ -36,6 +36,7 @@ enum class ActivityKind : std::uint8_t {
   CbChange,          // a cb_push_back / cb_pop_front by a kernel of the core
   TxqReady,          // an ERISC's TX queue has room again (eth_txq_is_busy() turns false)
   L1WriteSecondary,  // a write to a word the listener watches as secondary
+  NocTridWritesFlushed,  // the writes of some transaction id have all left the NIU
   Count
 };
 
@@ -48,7 +49,8 @@ inline constexpr ActivityMask kAnyActivity = (ActivityMask{1} << static_cast<uns
 inline constexpr ActivityMask kLazyActivity = activity_bit(ActivityKind::NocWritesAcked) |
                                               activity_bit(ActivityKind::NocWritesFlushed) |
                                               activity_bit(ActivityKind::NocAtomicsDone) |
-                                              activity_bit(ActivityKind::TxqReady);
+                                              activity_bit(ActivityKind::TxqReady) |
+                                              activity_bit(ActivityKind::NocTridWritesFlushed);
 
 // "a write to a watched L1 word, NoC writes flushed" (for hang reports).
 std::string describe_activity_mask(ActivityMask mask);

@@ -279,21 +279,45 @@ void Noc::write(CoreCoord requester, std::uint64_t local_address, NocAddress des
     if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
     const SimTime depart = book(req, flit_bytes_ + n);
     schedule(depart, [this, r = &req, d = &dst, l = local_address + offset, a = destination.address + offset, n, ack,
-                      depart] { start_write(r, d, l, a, n, ack, depart); });
+                      depart] { start_write(r, d, l, a, n, ack, depart, kNoTrid); });
   }
 }
 
+void Noc::write_with_trid(CoreCoord requester, std::uint64_t local_address, NocAddress destination,
+                          std::uint32_t bytes, std::uint32_t trid) {
+  Endpoint& req = requester_endpoint(requester, "write_with_trid");
+  NocPort& port = req.port(id_);
+  CCLMESH_CHECK(trid < kNocTransactionIds,
+                fmt::format("write_with_trid on {} of chip {} from {}: transaction id {} (the NoC has ids 0..{})",
+                            to_string(id_), chip_.id(), to_string(requester), trid, kNocTransactionIds - 1));
+  CCLMESH_CHECK(bytes > 0 && bytes <= max_payload_,
+                fmt::format("write_with_trid on {} of chip {} from {}: {} B is not one packet (1..{} B)",
+                            to_string(id_), chip_.id(), to_string(requester), bytes, max_payload_));
+  req.memory->check(local_address, bytes, AccessKind::Read);
+  Endpoint& dst = target_endpoint(destination.core, AccessKind::Write, destination.address, bytes);
+  port.flushes_.issue(engine_.now());
+  port.acks_.issue(engine_.now());
+  port.issue_trid_write(trid, true);
+  const SimTime depart = book(req, flit_bytes_ + bytes);
+  schedule(depart, [this, r = &req, d = &dst, local_address, a = destination.address, bytes, depart, trid] {
+    start_write(r, d, local_address, a, bytes, WriteAck::NonPosted, depart, trid);
+  });
+}
+
 void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
-                      std::uint32_t bytes, WriteAck ack, SimTime depart) {
+                      std::uint32_t bytes, WriteAck ack, SimTime depart, std::uint32_t trid) {
   std::vector<std::uint8_t> data = sample(*requester->memory, local_address, bytes, *target->memory);
   const Delivery delivery = deliver(*requester, *target, depart, flit_bytes_ + bytes, bytes);
   stats_.payload_bytes += bytes;
   NocPort* port = &requester->port(id_);
   resolve(*port, NocBarrierKind::WritesFlushed, delivery.injected);
+  if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::WritesFlushed, delivery.injected);
   schedule(delivery.landed, [=, this, data = std::move(data)] {
     land(*target->memory, address, bytes, data);
     if (ack == WriteAck::Posted) return;
-    resolve(*port, NocBarrierKind::Writes, engine_.now() + ack_latency(target->coord, requester->coord));
+    const SimTime acked = engine_.now() + ack_latency(target->coord, requester->coord);
+    resolve(*port, NocBarrierKind::Writes, acked);
+    if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::Writes, acked);
   });
 }
 

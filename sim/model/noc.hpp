@@ -104,6 +104,11 @@ class Noc {
   // [noc_async_write] `bytes` from the requester's L1 at `local_address` to `destination`.
   void write(CoreCoord requester, std::uint64_t local_address, NocAddress destination, std::uint32_t bytes,
              WriteAck ack = WriteAck::NonPosted);
+  // [noc_async_write_one_packet_with_trid] one packet (at most max_packet_payload_bytes) whose
+  // flush and ack are also counted for transaction id `trid` (< kNocTransactionIds), as well
+  // as in the port's barriers: NocPort::trid_writes_flushed / trid_writes_acked.
+  void write_with_trid(CoreCoord requester, std::uint64_t local_address, NocAddress destination, std::uint32_t bytes,
+                       std::uint32_t trid);
   // [noc_inline_dw_write] a 32-bit value carried in the header.
   void write_u32(CoreCoord requester, NocAddress destination, std::uint32_t value, WriteAck ack = WriteAck::NonPosted);
   // [noc_async_write_multicast] to every Tensix core in `destinations` (NoC0 coordinates).
@@ -166,8 +171,9 @@ class Noc {
                   std::uint32_t bytes, SimTime depart);
   void respond_read(Endpoint* requester, Endpoint* source, std::uint64_t source_address, std::uint64_t local_address,
                     std::uint32_t bytes);
+  static constexpr std::uint32_t kNoTrid = ~std::uint32_t{0};
   void start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
-                   std::uint32_t bytes, WriteAck ack, SimTime depart);
+                   std::uint32_t bytes, WriteAck ack, SimTime depart, std::uint32_t trid);
   void start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, CoreRect rect,
                        std::uint64_t local_address, std::uint64_t address, std::uint32_t bytes, WriteAck ack,
                        SimTime depart);

@@ -98,12 +98,19 @@ bool barrier_kind_of(ActivityKind kind, NocBarrierKind& out) {
 }  // namespace
 
 bool NocPort::happened_since(ActivityKind kind, SimTime since) {
+  if (kind == ActivityKind::NocTridWritesFlushed) return some_trid_flushed_since(since);
   NocBarrierKind b{};
   if (!barrier_kind_of(kind, b)) return false;
   return clock(b)->last_all_done(now()) > since;
 }
 
 void NocPort::want(ActivityKind kind) {
+  if (kind == ActivityKind::NocTridWritesFlushed) {
+    trid_listener_wants_ = true;
+    trid_wanted_since_ = now();
+    arm_trid_alarm();
+    return;
+  }
   NocBarrierKind b{};
   if (!barrier_kind_of(kind, b)) return;
   listener_wants_[static_cast<std::size_t>(b)] = true;
@@ -138,6 +145,69 @@ void NocPort::alarm(NocBarrierKind kind) {
   }
   listener_wants_[i] = false;
   progress(kind);
+}
+
+// --- transaction ids ---------------------------------------------------------------------------
+
+NocPort::TridClocks& NocPort::trid_clocks(std::uint32_t trid) const {
+  CCLMESH_CHECK(trid < kNocTransactionIds, fmt::format("{} on {}: transaction id {} (the NoC has ids 0..{})", owner_,
+                                                       to_string(noc_), trid, kNocTransactionIds - 1));
+  if (!trids_) trids_ = std::make_unique<std::array<TridClocks, kNocTransactionIds>>();
+  return (*trids_)[trid];
+}
+
+bool NocPort::trid_writes_flushed(std::uint32_t trid) const { return trid_clocks(trid).flushes.all_done(now()); }
+
+bool NocPort::trid_writes_acked(std::uint32_t trid) const { return trid_clocks(trid).acks.all_done(now()); }
+
+void NocPort::issue_trid_write(std::uint32_t trid, bool nonposted) {
+  TridClocks& c = trid_clocks(trid);
+  c.flushes.issue(now());
+  if (nonposted) c.acks.issue(now());
+}
+
+void NocPort::resolve_trid(std::uint32_t trid, NocBarrierKind kind, SimTime at) {
+  TridClocks& c = trid_clocks(trid);
+  (kind == NocBarrierKind::WritesFlushed ? c.flushes : c.acks).resolve(at, now());
+  if (kind == NocBarrierKind::WritesFlushed) arm_trid_alarm();
+}
+
+bool NocPort::some_trid_flushed_since(SimTime since) const {
+  if (!trids_) return false;
+  const SimTime t = now();
+  for (TridClocks& c : *trids_) {
+    if (c.flushes.last_all_done(t) > since) return true;
+  }
+  return false;
+}
+
+// The earliest time an id whose writes all have known flush times becomes all flushed. An id
+// with a flush time still unknown (a write not departed yet) is left out: resolving it arms
+// again, and an earlier time than the alarm already set schedules one more (a later alarm
+// that goes off finds nothing and re-arms or ends).
+void NocPort::arm_trid_alarm() {
+  if (!trid_listener_wants_ || !trids_) return;
+  const SimTime t = now();
+  std::optional<SimTime> earliest;
+  for (TridClocks& c : *trids_) {
+    if (!c.flushes.all_known() || c.flushes.all_done(t)) continue;
+    if (!earliest || c.flushes.last_time() < *earliest) earliest = c.flushes.last_time();
+  }
+  if (!earliest || (trid_alarm_at_ && *trid_alarm_at_ <= *earliest)) return;
+  trid_alarm_at_ = earliest;
+  Engine::current().schedule_at(*earliest, [this] { trid_alarm(); });
+}
+
+void NocPort::trid_alarm() {
+  const SimTime t = now();
+  if (trid_alarm_at_ && *trid_alarm_at_ <= t) trid_alarm_at_.reset();
+  if (!trid_listener_wants_) return;
+  if (!some_trid_flushed_since(trid_wanted_since_)) {
+    arm_trid_alarm();
+    return;
+  }
+  trid_listener_wants_ = false;
+  if (activity_ != nullptr) activity_->notify(ActivityKind::NocTridWritesFlushed);
 }
 
 std::string NocPort::describe_wait(std::int64_t kind) const {

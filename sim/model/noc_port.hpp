@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,12 @@ struct NocCounters {
 
 enum class NocBarrierKind : std::uint8_t { Reads, Writes, WritesFlushed, Atomics };
 inline constexpr int kNocBarrierKinds = 4;
+
+// Transaction ids per NoC (REFERENCE 1.1: 16 per NoC, [TTSIM]): a write may be tagged with one,
+// and its flush and ack are then also counted per id, so a kernel can tell when one group of
+// its writes has left (or landed) while later groups are still in flight (tt-metal
+// noc_async_write_one_packet_with_trid and the per-id status registers).
+inline constexpr std::uint32_t kNocTransactionIds = 16;
 
 class NocPort;
 
@@ -61,8 +69,14 @@ class NocPort final : public WaitTarget, public ActivitySource {
   NocPort(const NocPort&) = delete;
   NocPort& operator=(const NocPort&) = delete;
 
-  // The counters as of now.
+  // The counters as of now (tagged writes are counted here too, as well as per id).
   NocCounters counters() const;
+  // Every write tagged with `trid` so far has left the NIU (tt-metal
+  // ncrisc_noc_nonposted_write_with_transaction_id_sent) / is acked (..._flushed, which in
+  // tt-metal means no request of the id outstanding). True for an id never used. A `trid` of
+  // kNocTransactionIds or more fails a check.
+  bool trid_writes_flushed(std::uint32_t trid) const;
+  bool trid_writes_acked(std::uint32_t trid) const;
   bool complete(NocBarrierKind kind) const;
   NocBarrier barrier(NocBarrierKind kind) { return NocBarrier{*this, kind}; }
   void barrier_blocking(NocBarrierKind kind) { block_on(barrier(kind)); }
@@ -102,6 +116,21 @@ class NocPort final : public WaitTarget, public ActivitySource {
   bool wanted(NocBarrierKind kind) const;
   static SimTime now();
 
+  // Per transaction id: its writes' flushes and (non-posted) acks, counted by time like the
+  // port's. Allocated on the first tagged write: most cores never tag one.
+  struct TridClocks {
+    CompletionClock flushes;
+    CompletionClock acks;
+  };
+  TridClocks& trid_clocks(std::uint32_t trid) const;
+  void issue_trid_write(std::uint32_t trid, bool nonposted);
+  void resolve_trid(std::uint32_t trid, NocBarrierKind kind, SimTime at);
+  // ActivityKind::NocTridWritesFlushed: an alarm at the earliest time some id's writes are all
+  // flushed, while a parked polling kernel waits for that.
+  void arm_trid_alarm();
+  void trid_alarm();
+  bool some_trid_flushed_since(SimTime since) const;
+
   std::string owner_;
   NocId noc_;
   Bandwidth inject_rate_;
@@ -120,6 +149,10 @@ class NocPort final : public WaitTarget, public ActivitySource {
   std::array<bool, kNocBarrierKinds> alarm_armed_{};
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
+  mutable std::unique_ptr<std::array<TridClocks, kNocTransactionIds>> trids_;
+  bool trid_listener_wants_ = false;
+  SimTime trid_wanted_since_;
+  std::optional<SimTime> trid_alarm_at_;  // the earliest alarm scheduled and not yet gone off
 };
 
 }  // namespace cclmesh::sim

@@ -135,6 +135,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
       ->check(CLI::Range(64, 7616))
       ->capture_default_str();
+  command->add_option("--fabric-rx-in-flight", o.fabric_rx_in_flight,
+                      "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
+                      "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
+      ->check(CLI::Range(1, 16));
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
   command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
   command->add_option("--fault", raw->faults,

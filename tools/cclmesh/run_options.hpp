@@ -38,6 +38,8 @@ struct RunOptions {
   // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
   // Wormhole; the calibration runs used 6144 B).
   std::uint32_t fabric_payload_bytes = 4352;
+  // --fabric-rx-in-flight: FabricOptions::receiver_packets_in_flight (unset: the default).
+  std::optional<std::uint32_t> fabric_rx_in_flight;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)
 };

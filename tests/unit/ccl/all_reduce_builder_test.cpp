@@ -187,6 +187,7 @@ TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
       {"fabric.switch_interval", [](ar::Params& p) { p.fabric.switch_interval += 1; }},
       {"fabric.sender_slots", [](ar::Params& p) { p.fabric.sender_slots = 4; }},
       {"fabric.receiver_slots", [](ar::Params& p) { p.fabric.receiver_slots = 4; }},
+      {"fabric.receiver_packets_in_flight", [](ar::Params& p) { p.fabric.receiver_packets_in_flight = 1; }},
       {"algorithm", [](ar::Params& p) { p.algorithm = ar::Algorithm::OneShot; }},
       {"one_shot_max_bytes", [](ar::Params& p) { p.one_shot_max_bytes = 0; }},
       {"barrier_semaphore.id", [](ar::Params& p) { p.barrier_semaphore->id += 10; }},

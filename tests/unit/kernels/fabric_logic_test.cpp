@@ -71,7 +71,7 @@ TEST(FabricRouterLayout, SlotSizeRoundsPayloadToEthWordsAndBuffersTo32) {
 }
 
 TEST(FabricConnection, ConnectionForChannelMatchesLayout) {
-  kernels::FabricRouterConfig cfg{0x18000, 4352, {8, 4}, 16, true, 0, false, true, 1000, true, 1, 0};
+  kernels::FabricRouterConfig cfg{0x18000, 4352, {8, 4}, 16, true, 0, false, true, 1000, true, 1, 0, 16};
   const FabricRouterL1Layout l = kernels::make_fabric_router_layout(cfg);
   const api::FabricConnectionConfig c = kargs::worker_fabric_connection(cfg, 9, 0, 1, 2, 3);
   EXPECT_TRUE(api::fabric_connection_config_is_valid(c));
@@ -269,11 +269,20 @@ TEST(FabricRouterArgs, SlotChoiceIsFirstFitOverTheReferenceOptions) {
   EXPECT_THROW(kargs::choose_fabric_router_slots(base, size_of(4, 8) - 1, 4352, true), kargs::KernelArgsError);
 
   kernels::FabricRouterConfig cfg{base, 4352, {8, 8}, 16, false, kernels::fabric_router::kTopologyRing, true, true,
-                                  200000, true, 2, 0};
+                                  200000, true, 2, 0, 16};
   const kargs::KernelArgs args = kargs::build_fabric_router_args(cfg);
   ASSERT_EQ(args.compile_time.size(), kernels::fabric_router::kNumCompileTimeArgs);
   const auto back = kernels::read_fabric_router_config([&](uint32_t i) { return args.compile_time.at(i); });
   EXPECT_EQ(back.receiver_slots, 16u);
+  EXPECT_EQ(back.receiver_packets_in_flight, 16u);
+  // Packets in flight: 1..min(receiver slots, 16 transaction ids).
+  EXPECT_EQ(kernels::default_receiver_packets_in_flight(8), 8u);
+  EXPECT_EQ(kernels::default_receiver_packets_in_flight(24), 16u);
+  for (const uint32_t bad : {0u, 17u}) {
+    kernels::FabricRouterConfig wrong = cfg;
+    wrong.receiver_packets_in_flight = bad;
+    EXPECT_THROW(kargs::build_fabric_router_args(wrong), kargs::KernelArgsError) << bad;
+  }
   EXPECT_TRUE(back.bubble_flow_control);
   EXPECT_EQ(back.downstream_noc_x, 2u);
   cfg.has_downstream = false;

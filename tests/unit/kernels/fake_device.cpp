@@ -379,6 +379,21 @@ void noc_async_atomic_barrier(uint8_t) {}
 bool noc_reads_done(uint8_t) { return true; }
 bool noc_writes_done(uint8_t) { return true; }
 bool noc_nonposted_writes_flushed(uint8_t) { return true; }
+// Writes complete at once here, so every transaction id is always sent and flushed; the id is
+// still range-checked, as the simulator does.
+void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes,
+                                          uint32_t trid, uint8_t noc) {
+  if (trid >= NOC_MAX_TRANSACTION_ID_COUNT) throw std::out_of_range("transaction id " + std::to_string(trid));
+  noc_async_write(src_local_l1_addr, dst_noc_addr, size_bytes, noc);
+}
+bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t, uint32_t trid) {
+  if (trid >= NOC_MAX_TRANSACTION_ID_COUNT) throw std::out_of_range("transaction id " + std::to_string(trid));
+  return true;
+}
+bool ncrisc_noc_nonposted_write_with_transaction_id_flushed(uint32_t, uint32_t trid) {
+  if (trid >= NOC_MAX_TRANSACTION_ID_COUNT) throw std::out_of_range("transaction id " + std::to_string(trid));
+  return true;
+}
 
 void noc_semaphore_inc(uint64_t dst_noc_addr, uint32_t increment, uint8_t) {
   Core& c = W().resolve(dst_noc_addr);

@@ -346,7 +346,8 @@ struct Fabric {
                                        1000,
                                        false,
                                        0,
-                                       0};
+                                       0,
+                                       kernels::default_receiver_packets_in_flight(receiver_slots)};
     w.set_dram_banks(kDramBanks, kDramBytes, n);
     for (uint32_t c = 0; c < n; ++c) {
       if (has_forward(c)) {

@@ -105,6 +105,90 @@ TEST(NocTiming, CompletionsNobodyWaitsForCostNoEvents) {
   EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{start + 153'417_ps, "acked"}}));
 }
 
+// Transaction ids (REFERENCE 1.1): writes tagged with different ids are flushed and acked
+// independently; a polling kernel parked for "some id flushed" wakes when the first one is,
+// at the time the same write flushes untagged, while the other id and the port's own
+// barrier are still outstanding.
+SimTime untagged_flush_time(std::uint32_t bytes) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  SimTime flushed;
+  engine.spawn_fiber("writer", [&] {
+    noc.write(kA, 0x1000, {kB, 0x8000}, bytes);
+    block_on(noc.writes_flushed(kA));
+    flushed = engine.now();
+  });
+  engine.run();
+  return flushed;
+}
+
+TEST(NocTransactionIds, WritesOnTwoIdsAreFlushedAndAckedIndependently) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  NocPort& port = noc.port(kA);
+  chip.l1(kA).write(0x1000, pattern(8192, 5));
+  constexpr CoreCoord kFar{7, 9};
+  struct Seen {
+    SimTime at;
+    bool flushed3, flushed7, all_flushed, acked3, acked7;
+  };
+  std::vector<Seen> seen;
+  ActivityListener listener("poller");
+  engine.spawn_fiber("poller", [&] {
+    chip.l1(kA).activity().attach(listener);
+    EXPECT_TRUE(port.trid_writes_flushed(0));  // an id never used has nothing outstanding
+    EXPECT_TRUE(port.trid_writes_acked(0));
+    noc.write_with_trid(kA, 0x1000, {kB, 0x8000}, 8192, 3);
+    noc.write_with_trid(kA, 0x1000, {kFar, 0x8000}, 64, 7);
+    EXPECT_FALSE(port.trid_writes_flushed(3));
+    EXPECT_FALSE(port.trid_writes_flushed(7));
+    for (int i = 0; i < 2; ++i) {
+      listener.wait_blocking(activity_bit(ActivityKind::NocTridWritesFlushed));
+      seen.push_back({engine.now(), port.trid_writes_flushed(3), port.trid_writes_flushed(7),
+                      port.complete(NocBarrierKind::WritesFlushed), port.trid_writes_acked(3),
+                      port.trid_writes_acked(7)});
+    }
+    block_on(noc.write_barrier(kA));
+    EXPECT_TRUE(port.trid_writes_acked(3));
+    EXPECT_TRUE(port.trid_writes_acked(7));
+    // Tagged writes count in the port's counters too.
+    EXPECT_EQ(port.counters().nonposted_writes_acked, 2u);
+  });
+  engine.run();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].at, untagged_flush_time(8192));
+  EXPECT_TRUE(seen[0].flushed3);
+  EXPECT_FALSE(seen[0].flushed7);  // queued behind id 3's packet at the NIU
+  EXPECT_FALSE(seen[0].all_flushed);
+  EXPECT_FALSE(seen[0].acked3);  // left, not landed yet
+  EXPECT_GT(seen[1].at, seen[0].at);
+  EXPECT_TRUE(seen[1].flushed7);
+  EXPECT_TRUE(seen[1].all_flushed);
+  // id 3's ack comes back from the neighbour while id 7's is still on its way from (7,9).
+  EXPECT_FALSE(seen[1].acked7);
+}
+
+TEST(NocTransactionIds, AnIdOutsideTheSixteenOrAWriteBeyondOnePacketFailsACheck) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  bool ran = false;
+  engine.schedule_at(SimTime::zero(), [&] {
+    EXPECT_THROW(noc.write_with_trid(kA, 0x1000, {kB, 0x2000}, 64, kNocTransactionIds), InvariantError);
+    EXPECT_THROW((void)noc.port(kA).trid_writes_flushed(kNocTransactionIds), InvariantError);
+    EXPECT_THROW((void)noc.port(kA).trid_writes_acked(99), InvariantError);
+    EXPECT_THROW(noc.write_with_trid(kA, 0x1000, {kB, 0x2000}, 8193, 0), InvariantError);  // 8 KiB max
+    EXPECT_EQ(noc.port(kA).counters().writes_issued, 0u);  // nothing was issued
+    noc.write_with_trid(kA, 0x1000, {kB, 0x2000}, 64, kNocTransactionIds - 1);
+    ran = true;
+  });
+  engine.run();
+  EXPECT_TRUE(ran);
+  EXPECT_TRUE(noc.port(kA).trid_writes_flushed(kNocTransactionIds - 1));
+}
+
 TEST(NocTiming, SingleReadRoundTrip) {
   Engine engine;
   Chip chip(engine, 0, testing::wormhole());
