@@ -139,6 +139,15 @@ PacketFront Noc::inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes,
                wire_bytes, SimTime::zero());
 }
 
+// Inline writes and atomics leave through their own command buffers (REFERENCE 1.1: 4 per NoC;
+// tt-metal's write-register and atomic buffers), so they do not queue behind a data write the
+// NIU is still pushing out: their own server, at the NIU rate.
+PacketFront Noc::inject_control(Endpoint& from, SimTime depart, std::int64_t wire_bytes) {
+  NocPort& port = from.port(id_);
+  return serve(port.inject_control_, transfer_time(wire_bytes, slower(port.inject_rate_, link_rate_)),
+               PacketFront::at(depart), wire_bytes, SimTime::zero());
+}
+
 PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
                              SimTime& offset) {
   const SimTime serialisation = transfer_time(wire_bytes, rate);
@@ -157,8 +166,9 @@ PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_b
 }
 
 Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes,
-                           std::int64_t dram_bytes) {
-  PacketFront front = inject(from, depart, wire_bytes, link_rate_);
+                           std::int64_t dram_bytes, bool control) {
+  depart = std::max(depart, engine_.now());  // a packet that waited for its NIU starts when booked
+  PacketFront front = control ? inject_control(from, depart, wire_bytes) : inject(from, depart, wire_bytes, link_rate_);
   SimTime offset = niu_to_router_;
   front = cross_links(from.coord, to.coord, front.after(niu_to_router_), wire_bytes, link_rate_, offset);
   front = absorb(to, front, wire_bytes, link_rate_, offset);
@@ -206,6 +216,15 @@ Endpoint& Noc::target_endpoint(CoreCoord core, AccessKind access, std::uint64_t 
 
 NocPort& Noc::port(CoreCoord core) { return requester_endpoint(core, "barrier").port(id_); }
 
+NocPort& Noc::requester_port(Endpoint& requester) { return requester.port(id_); }
+
+bool Noc::data_waiting_for(const NocPort& port, CoreCoord destination) {
+  for (const NocPort::WaitingPacket& w : port.niu_waiting_) {
+    if (w.to == destination || w.to == kAnyCore) return true;
+  }
+  return false;
+}
+
 // A request holds a slot for setup plus its payload's serialisation at the requester's NIU rate
 // (for a read, the response's payload). A multicast holds every slot, at the multicast rate:
 // (inferred) one core's multicasts do not overlap, which puts the one-to-all stream at
@@ -223,6 +242,26 @@ void Noc::resolve(NocPort& port, NocBarrierKind kind, SimTime at) {
   port.arm(kind);
 }
 
+// A packet books its path when its head reaches the front of its source NIU, not when it
+// leaves its request slot: while the NIU is still pushing out earlier packets (held by
+// back-pressure, so possibly for long), later ones wait in order, unbooked. Booking them at
+// once would reserve NoC links and targets far into the future and make every other source's
+// packet wait behind those reservations (servers are booked in order, with no gaps), which a
+// core that keeps many writes in flight (a router receiver with transaction ids) would
+// otherwise turn into a stall of the whole chip's traffic.
+void Noc::drain_niu(NocPort& port) {
+  port.niu_drain_scheduled_ = false;
+  while (!port.niu_waiting_.empty() && port.inject_.free_at <= engine_.now()) {
+    std::function<void()> start = std::move(port.niu_waiting_.front().start);
+    port.niu_waiting_.pop_front();
+    start();
+  }
+  if (!port.niu_waiting_.empty()) {
+    port.niu_drain_scheduled_ = true;
+    schedule(port.inject_.free_at, [this, p = &port] { drain_niu(*p); });
+  }
+}
+
 // --- reads -----------------------------------------------------------------------------------
 
 void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_address, std::uint32_t bytes) {
@@ -234,7 +273,7 @@ void Noc::read(CoreCoord requester, NocAddress source, std::uint64_t local_addre
     const std::uint32_t n = std::min(max_payload_, bytes - offset);
     ++port.reads_issued_;
     const SimTime depart = book(req, flit_bytes_ + n);
-    schedule(depart, [this, r = &req, s = &src, a = source.address + offset, l = local_address + offset, n, depart] {
+    depart_into_niu(req, depart, src.coord, [this, r = &req, s = &src, a = source.address + offset, l = local_address + offset, n, depart] {
       start_read(r, s, a, l, n, depart);
     });
   }
@@ -278,7 +317,7 @@ void Noc::write(CoreCoord requester, std::uint64_t local_address, NocAddress des
     port.flushes_.issue(engine_.now());
     if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
     const SimTime depart = book(req, flit_bytes_ + n);
-    schedule(depart, [this, r = &req, d = &dst, l = local_address + offset, a = destination.address + offset, n, ack,
+    depart_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, l = local_address + offset, a = destination.address + offset, n, ack,
                       depart] { start_write(r, d, l, a, n, ack, depart, kNoTrid); });
   }
 }
@@ -299,7 +338,7 @@ void Noc::write_with_trid(CoreCoord requester, std::uint64_t local_address, NocA
   port.acks_.issue(engine_.now());
   port.issue_trid_write(trid, true);
   const SimTime depart = book(req, flit_bytes_ + bytes);
-  schedule(depart, [this, r = &req, d = &dst, local_address, a = destination.address, bytes, depart, trid] {
+  depart_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, local_address, a = destination.address, bytes, depart, trid] {
     start_write(r, d, local_address, a, bytes, WriteAck::NonPosted, depart, trid);
   });
 }
@@ -329,8 +368,8 @@ void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t v
   port.flushes_.issue(engine_.now());
   if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
   const SimTime depart = book(req, flit_bytes_);
-  schedule(depart, [this, r = &req, d = &dst, a = destination.address, value, ack, depart] {
-    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4);  // the value rides in the header
+  depart_control_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, a = destination.address, value, ack, depart] {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4, true);  // the value rides in the header
     NocPort* p = &r->port(id_);
     resolve(*p, NocBarrierKind::WritesFlushed, delivery.injected);
     schedule(delivery.landed, [=, this] {
@@ -368,7 +407,7 @@ void Noc::multicast_write(CoreCoord requester, std::uint64_t local_address, Core
     port.flushes_.issue(engine_.now());
     if (options.ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
     const SimTime depart = book(req, flit_bytes_ + n, true);
-    schedule(depart, [=, this, r = &req] {
+    depart_into_niu(req, depart, kAnyCore, [=, this, r = &req] {
       start_multicast(r, targets, destinations, local_address + offset, address + offset, n, options.ack, depart);
     });
   }
@@ -482,8 +521,8 @@ void Noc::issue_atomic(CoreCoord requester, NocAddress destination, std::uint32_
   NocPort& port = req.port(id_);
   port.atomics_.issue(engine_.now());
   const SimTime depart = book(req, flit_bytes_);
-  schedule(depart, [this, r = &req, d = &dst, a = destination.address, increment, result, depart] {
-    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0);  // header-only packet
+  depart_control_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, a = destination.address, increment, result, depart] {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0, true);  // header-only packet
     schedule(delivery.landed, [=, this] {
       const std::uint32_t old = d->memory->atomic_add_u32(a, increment);
       NocPort* p = &r->port(id_);

@@ -145,6 +145,7 @@ class Noc {
   enum class Direction : std::uint8_t { X, Y };
 
   Endpoint& requester_endpoint(CoreCoord core, const char* operation);
+  NocPort& requester_port(Endpoint& requester);
   Endpoint& target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes);
   std::uint32_t packet_count(std::uint32_t bytes) const;
   SimTime book(Endpoint& requester, std::int64_t hold_bytes, bool multicast = false);
@@ -152,6 +153,21 @@ class Noc {
   void schedule(SimTime when, F&& action) {
     engine_.schedule_at(when, std::forward<F>(action));
   }
+  // At `depart` the request leaves its slot for the requester's NIU: `start` books the packet's
+  // path now if the NIU is free and nothing waits before it, else in order once it is
+  // (drain_niu).
+  // `to`: the packet's target (kAnyCore for a multicast), for the ordering check below.
+  template <typename F>
+  void depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start);
+  // An inline write or atomic (inject_control): at `depart` it enters the network at once,
+  // unless a data packet to the same core still waits for the NIU (one VC per path keeps a
+  // core's packets to one target in order, REFERENCE 5: "the write is ordered first"); then
+  // it waits in line behind it.
+  template <typename F>
+  void depart_control_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start);
+  void drain_niu(NocPort& port);
+  static bool data_waiting_for(const NocPort& port, CoreCoord destination);
+  static constexpr CoreCoord kAnyCore{-1, -1};
 
   PacketResource& link_at(CoreCoord at, Direction direction);
   CoreCoord step(CoreCoord at, Direction direction) const;
@@ -162,8 +178,10 @@ class Noc {
   PacketFront cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
                           SimTime& offset);
   PacketFront inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes, Bandwidth cap);
+  PacketFront inject_control(Endpoint& from, SimTime depart, std::int64_t wire_bytes);
   PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset);
-  Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes);
+  Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes,
+                   bool control = false);
   SimTime ack_latency(CoreCoord from, CoreCoord to) const;
   void resolve(NocPort& port, NocBarrierKind kind, SimTime at);
 
@@ -198,5 +216,37 @@ class Noc {
   std::vector<Stage> path_;            // scratch: the servers of the packet being booked
   NocStats stats_;
 };
+
+template <typename F>
+void Noc::depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start) {
+  NocPort* port = &requester_port(requester);
+  schedule(depart, [this, port, to, start = std::forward<F>(start)]() mutable {
+    if (port->niu_waiting_.empty() && port->inject_.free_at <= engine_.now()) {
+      start();
+      return;
+    }
+    port->niu_waiting_.push_back(NocPort::WaitingPacket{to, std::function<void()>(std::move(start))});
+    if (!port->niu_drain_scheduled_) {
+      port->niu_drain_scheduled_ = true;
+      schedule(port->inject_.free_at, [this, port] { drain_niu(*port); });
+    }
+  });
+}
+
+template <typename F>
+void Noc::depart_control_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start) {
+  NocPort* port = &requester_port(requester);
+  schedule(depart, [this, port, to, start = std::forward<F>(start)]() mutable {
+    if (!data_waiting_for(*port, to)) {
+      start();
+      return;
+    }
+    port->niu_waiting_.push_back(NocPort::WaitingPacket{to, std::function<void()>(std::move(start))});
+    if (!port->niu_drain_scheduled_) {
+      port->niu_drain_scheduled_ = true;
+      schedule(port->inject_.free_at, [this, port] { drain_niu(*port); });
+    }
+  });
+}
 
 }  // namespace cclmesh::sim

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -137,6 +139,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
   Bandwidth absorb_rate_;
   PacketResource inject_;
   PacketResource absorb_;
+  PacketResource inject_control_;  // inline writes and atomics (Noc::inject_control)
   std::vector<SimTime> slot_free_;
   SimTime next_issue_;
   SimTime issue_floor_;
@@ -150,6 +153,13 @@ class NocPort final : public WaitTarget, public ActivitySource {
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
   mutable std::unique_ptr<std::array<TridClocks, kNocTransactionIds>> trids_;
+  // Packets that left their request slot while the NIU was still busy, in order (Noc::drain_niu).
+  struct WaitingPacket {
+    CoreCoord to;
+    std::function<void()> start;
+  };
+  std::deque<WaitingPacket> niu_waiting_;
+  bool niu_drain_scheduled_ = false;
   bool trid_listener_wants_ = false;
   SimTime trid_wanted_since_;
   std::optional<SimTime> trid_alarm_at_;  // the earliest alarm scheduled and not yet gone off

@@ -128,7 +128,10 @@ TEST(DeviceFaults, MismatchedBufferSizesAreNamed) {
   options.fabric.mode = FabricMode::Line;
   const ChipId second = chip_at(topo::find_system_line(topo::build_t3k()), 1);
   options.adjust_router_config = [second](const runtime::FabricRouterSite& site, kernels::FabricRouterConfig& config) {
-    if (site.chip == second && !site.forward) config.receiver_slots = 4;
+    if (site.chip == second && !site.forward) {
+      config.receiver_slots = 4;
+      config.receiver_packets_in_flight = 4;  // a consistent router of its own, only smaller
+    }
   };
   SimMeshDevice device(topo::build_t3k(), options);
   std::string text;
