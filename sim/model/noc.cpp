@@ -218,11 +218,31 @@ NocPort& Noc::port(CoreCoord core) { return requester_endpoint(core, "barrier").
 
 NocPort& Noc::requester_port(Endpoint& requester) { return requester.port(id_); }
 
-bool Noc::data_waiting_for(const NocPort& port, CoreCoord destination) {
-  for (const NocPort::WaitingPacket& w : port.niu_waiting_) {
-    if (w.to == destination || w.to == kAnyCore) return true;
+void NocPort::note_unbooked(CoreCoord to, int change) {
+  for (auto it = unbooked_.begin(); it != unbooked_.end(); ++it) {
+    if (it->first != to) continue;
+    it->second += change;
+    CCLMESH_CHECK(it->second >= 0, owner_ + ": more packets booked than issued");
+    if (it->second == 0) unbooked_.erase(it);
+    return;
+  }
+  CCLMESH_CHECK(change > 0, owner_ + ": a packet booked that was never issued");
+  unbooked_.emplace_back(to, change);
+}
+
+bool NocPort::has_unbooked(CoreCoord to) const {
+  for (const auto& [core, count] : unbooked_) {
+    if (core == to || core == Noc::kAnyCore) return true;
   }
   return false;
+}
+
+SimTime NocPort::book_control_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation) {
+  const SimTime issue_at = std::max({now, next_issue_, issue_floor_});
+  next_issue_ = issue_at + issue_spacing;
+  const SimTime depart = std::max(issue_at, control_slot_free_) + setup;
+  control_slot_free_ = depart + serialisation;
+  return depart;
 }
 
 // A request holds a slot for setup plus its payload's serialisation at the requester's NIU rate
@@ -253,6 +273,7 @@ void Noc::drain_niu(NocPort& port) {
   port.niu_drain_scheduled_ = false;
   while (!port.niu_waiting_.empty() && port.inject_.free_at <= engine_.now()) {
     std::function<void()> start = std::move(port.niu_waiting_.front().start);
+    port.note_unbooked(port.niu_waiting_.front().to, -1);
     port.niu_waiting_.pop_front();
     start();
   }
@@ -367,9 +388,9 @@ void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t v
   NocPort& port = req.port(id_);
   port.flushes_.issue(engine_.now());
   if (ack == WriteAck::NonPosted) port.acks_.issue(engine_.now());
-  const SimTime depart = book(req, flit_bytes_);
-  depart_control_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, a = destination.address, value, ack, depart] {
-    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4, true);  // the value rides in the header
+  issue_control(req, dst.coord, [this, r = &req, d = &dst, a = destination.address, value, ack](SimTime depart,
+                                                                                                 bool control) {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4, control);  // the value rides in the header
     NocPort* p = &r->port(id_);
     resolve(*p, NocBarrierKind::WritesFlushed, delivery.injected);
     schedule(delivery.landed, [=, this] {
@@ -520,9 +541,9 @@ void Noc::issue_atomic(CoreCoord requester, NocAddress destination, std::uint32_
   dst.memory->check_word(destination.address, AccessKind::Atomic);
   NocPort& port = req.port(id_);
   port.atomics_.issue(engine_.now());
-  const SimTime depart = book(req, flit_bytes_);
-  depart_control_into_niu(req, depart, dst.coord, [this, r = &req, d = &dst, a = destination.address, increment, result, depart] {
-    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0, true);  // header-only packet
+  issue_control(req, dst.coord, [this, r = &req, d = &dst, a = destination.address, increment, result](
+                                     SimTime depart, bool control) {
+    const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 0, control);  // header-only packet
     schedule(delivery.landed, [=, this] {
       const std::uint32_t old = d->memory->atomic_add_u32(a, increment);
       NocPort* p = &r->port(id_);

@@ -159,15 +159,21 @@ class Noc {
   // `to`: the packet's target (kAnyCore for a multicast), for the ordering check below.
   template <typename F>
   void depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start);
-  // An inline write or atomic (inject_control): at `depart` it enters the network at once,
-  // unless a data packet to the same core still waits for the NIU (one VC per path keeps a
-  // core's packets to one target in order, REFERENCE 5: "the write is ordered first"); then
-  // it waits in line behind it.
+  // An inline write or atomic, `start(depart, control)`: through the core's own command buffer
+  // for them (REFERENCE 1.1: 4 command buffers; tt-metal's inline-write and atomic buffers),
+  // its own request slot and NIU server (inject_control), so it waits neither for the data
+  // requests' slots nor behind their back-pressure. Unless a packet to the same core (or a
+  // multicast) is issued and not yet booked: then in line behind it like a data packet, as
+  // one VC per path keeps a core's packets to one target in order (REFERENCE 5: "the write
+  // is ordered first").
   template <typename F>
-  void depart_control_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start);
+  void issue_control(Endpoint& requester, CoreCoord to, F&& start);
   void drain_niu(NocPort& port);
-  static bool data_waiting_for(const NocPort& port, CoreCoord destination);
-  static constexpr CoreCoord kAnyCore{-1, -1};
+
+ public:
+  static constexpr CoreCoord kAnyCore{-1, -1};  // a multicast's target, for the ordering rule
+
+ private:
 
   PacketResource& link_at(CoreCoord at, Direction direction);
   CoreCoord step(CoreCoord at, Direction direction) const;
@@ -220,8 +226,10 @@ class Noc {
 template <typename F>
 void Noc::depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start) {
   NocPort* port = &requester_port(requester);
+  port->note_unbooked(to, +1);
   schedule(depart, [this, port, to, start = std::forward<F>(start)]() mutable {
     if (port->niu_waiting_.empty() && port->inject_.free_at <= engine_.now()) {
+      port->note_unbooked(to, -1);
       start();
       return;
     }
@@ -234,19 +242,16 @@ void Noc::depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&&
 }
 
 template <typename F>
-void Noc::depart_control_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&& start) {
-  NocPort* port = &requester_port(requester);
-  schedule(depart, [this, port, to, start = std::forward<F>(start)]() mutable {
-    if (!data_waiting_for(*port, to)) {
-      start();
-      return;
-    }
-    port->niu_waiting_.push_back(NocPort::WaitingPacket{to, std::function<void()>(std::move(start))});
-    if (!port->niu_drain_scheduled_) {
-      port->niu_drain_scheduled_ = true;
-      schedule(port->inject_.free_at, [this, port] { drain_niu(*port); });
-    }
-  });
+void Noc::issue_control(Endpoint& requester, CoreCoord to, F&& start) {
+  NocPort& port = requester_port(requester);
+  if (port.has_unbooked(to)) {
+    const SimTime depart = book(requester, flit_bytes_);
+    depart_into_niu(requester, depart, to, [start = std::forward<F>(start), depart]() mutable { start(depart, false); });
+    return;
+  }
+  const SimTime depart = port.book_control_request(engine_.now(), request_issue_, request_setup_,
+                                                   transfer_time(flit_bytes_, port.inject_rate_));
+  schedule(depart, [start = std::forward<F>(start), depart]() mutable { start(depart, true); });
 }
 
 }  // namespace cclmesh::sim

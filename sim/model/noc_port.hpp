@@ -108,6 +108,11 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // `exclusive`), held for setup plus `serialisation`. Returns when its first flit may enter the
   // NIU.
   SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation, bool exclusive);
+  // The inline-write / atomic command buffer's one request slot (Noc::issue_control).
+  SimTime book_control_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation);
+  // Packets issued and not yet booked on their path, by target core.
+  void note_unbooked(CoreCoord to, int change);
+  bool has_unbooked(CoreCoord to) const;
   void progress(NocBarrierKind kind);
   // The clock of a kind counted by time (nullptr for reads).
   CompletionClock* clock(NocBarrierKind kind) const;
@@ -160,6 +165,8 @@ class NocPort final : public WaitTarget, public ActivitySource {
   };
   std::deque<WaitingPacket> niu_waiting_;
   bool niu_drain_scheduled_ = false;
+  std::vector<std::pair<CoreCoord, int>> unbooked_;  // few targets at a time
+  SimTime control_slot_free_;
   bool trid_listener_wants_ = false;
   SimTime trid_wanted_since_;
   std::optional<SimTime> trid_alarm_at_;  // the earliest alarm scheduled and not yet gone off

@@ -309,6 +309,40 @@ TEST(NocTiming, WriteThenIncrementToTheSameCoreArriveInOrder) {
   EXPECT_EQ(seen, data);
 }
 
+// Packets wait for their NIU in order; an inline write or atomic goes through its own command
+// buffer (REFERENCE 1.1), so one to another core does not wait behind queued data, while one
+// to the data's own core still arrives after all of it.
+TEST(NocTiming, ControlWritesSkipQueuedDataToOtherCoresButNotToTheirOwn) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  constexpr CoreCoord kC{1, 3};  // south of kA: no NoC0 link shared with the data to kB
+  const auto data = pattern(8192, 9);
+  chip.l1(kA).write(0x10000, data);
+  Log log;
+  std::vector<std::vector<std::uint8_t>> seen;
+  engine.spawn_fiber("producer", [&] {
+    for (std::uint32_t i = 0; i < 3; ++i) noc.write(kA, 0x10000, {kB, 0x20000 + i * 8192}, 8192);
+    noc.atomic_inc(kA, {kB, 0x100}, 1);
+    noc.write_u32(kA, {kC, 0x200}, 7);
+  });
+  engine.spawn_fiber("consumer", [&] {
+    chip.l1(kB).wait_word_blocking(0x100, WordCondition::AtLeast, 1);
+    log.add("increment");
+    for (std::uint32_t i = 0; i < 3; ++i) seen.push_back(chip.l1(kB).read(0x20000 + i * 8192, 8192));
+  });
+  engine.spawn_fiber("other", [&] {
+    chip.l1(kC).wait_word_blocking(0x200, WordCondition::Equal, 7);
+    log.add("inline write");
+  });
+  engine.run();
+  ASSERT_EQ(log.entries.size(), 2u);
+  EXPECT_EQ(log.entries[0].second, "inline write");
+  EXPECT_LT(log.entries[0].first, untagged_flush_time(8192));  // before the first data packet has left
+  EXPECT_EQ(log.entries[1].second, "increment");
+  EXPECT_EQ(seen, (std::vector<std::vector<std::uint8_t>>(3, data)));
+}
+
 TEST(NocContention, TwoFlowsSplitASharedLink) {
   // Flow 1: (1,1) -> (4,1); flow 2: (2,1) -> (4,2). On NoC0 both cross links (2,1)E and
   // (3,1)E; their sources and targets are distinct, so the shared 30 B/c link is the bottleneck.
