@@ -268,6 +268,21 @@ TEST(FabricRouterArgs, SlotChoiceIsFirstFitOverTheReferenceOptions) {
   EXPECT_EQ(slots.receiver_slots, 8u);
   EXPECT_THROW(kargs::choose_fabric_router_slots(base, size_of(4, 8) - 1, 4352, true), kargs::KernelArgsError);
 
+
+  // The calibration's 6144 B payload (slots of 6208 B): the 106 KiB kernel region this model
+  // gives the router (REFERENCE 1.4 [ETHMAP]) holds only the ring's second option, so each
+  // sender channel, the forwarding channel 1 included, has 4 slots; [CDG]'s ~150 KB
+  // (REFERENCE 13: unconfirmed) would hold {8, 8}. This is what limits the 8-ring
+  // (docs/performance.md, "The 8-ring's forwarding chain").
+  const uint32_t kernel_region_106k = 108544 - 1024;  // unreserved minus semaphores (runtime/device/l1_map.hpp)
+  const uint32_t kernel_region_150k = 150 * 1024 - 1024;
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_106k, 6144, true);
+  EXPECT_EQ(slots.sender_slots, 4u);
+  EXPECT_EQ(slots.receiver_slots, 8u);
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_150k, 6144, true);
+  EXPECT_EQ(slots.sender_slots, 8u);
+  EXPECT_EQ(slots.receiver_slots, 8u);
+
   kernels::FabricRouterConfig cfg{base, 4352, {8, 8}, 16, false, kernels::fabric_router::kTopologyRing, true, true,
                                   200000, true, 2, 0, 16};
   const kargs::KernelArgs args = kargs::build_fabric_router_args(cfg);
