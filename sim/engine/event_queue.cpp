@@ -30,18 +30,19 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   slot.in_use = true;
   CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
   slot.sequence = next_sequence_++;
-  const Entry entry{time.ps(), (slot.sequence << kSlotBits) | index};
-  const std::int64_t bucket = entry.time_ps >> kBucketShift;
+  const std::int64_t time_ps = time.ps();
+  const std::uint64_t order = (slot.sequence << kSlotBits) | index;
+  const std::int64_t bucket = time_ps >> kBucketShift;
   if (bucket == run_bucket_) {
-    insert_into_run(entry);
+    insert_into_run(Entry{time_ps, order});
   } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
              ring_[static_cast<std::size_t>(bucket) % kRingBuckets].size() < kCrowdedBucket) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
-    ring_[at].push_back(entry);
+    ring_[at].emplace_back(time_ps, order);
     ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
     ++ring_entries_;
   } else {
-    heap_push(entry);
+    heap_push(Entry{time_ps, order});
   }
   ++live_;
   return EventId{index, slot.generation};
@@ -76,7 +77,7 @@ void EventQueue::release_slot(std::uint32_t index) {
 }
 
 // Sift up through a hole: parents move down until the new entry's place is found.
-void EventQueue::heap_push(const Entry& entry) {
+void EventQueue::heap_push(Entry entry) {
   std::size_t hole = heap_.size();
   heap_.push_back(entry);
   Entry* heap = heap_.data();
@@ -122,7 +123,7 @@ void EventQueue::discard_cancelled_top() {
 // The entry is newer than every queued one, so its place is after every entry at its time or
 // earlier: found from the back, where it usually is. A place deep inside a crowded run would
 // cost a long shift; the heap orders such an entry just as well.
-void EventQueue::insert_into_run(const Entry& entry) {
+void EventQueue::insert_into_run(Entry entry) {
   std::size_t at = run_.size();
   while (at > run_head_ && run_[at - 1].time_ps > entry.time_ps) --at;
   if (run_.size() - at > kCrowdedBucket) {

@@ -175,10 +175,13 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
       return;
     }
     // The TX engine reads the source as the packet goes out.
-    std::vector<std::uint8_t> data;
-    if (l1_.stores_data() && peer_->l1().stores_data()) data = l1_.read(source_address, bytes);
+    PayloadBuffer data;
+    if (l1_.stores_data() && peer_->l1().stores_data()) {
+      data = PayloadBuffer::uninitialised(bytes);
+      l1_.read(source_address, data.span());
+    }
     for (PacketCorruption* corruption : link_->corruptions()) {
-      if (const auto hit = corruption->maybe_corrupt(e.now(), data, destination_address, name(), peer_->name())) {
+      if (const auto hit = corruption->maybe_corrupt(e.now(), data.span(), destination_address, name(), peer_->name())) {
         chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x}: bit {} of byte {} flipped: injected "
                                                            "corruption ({})", bytes, destination_address, hit->bit,
                                                            hit->byte, corruption->spec()));
@@ -191,8 +194,9 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
       // booked on the wire: a duplicate costs the sender nothing).
       chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x} duplicated: injected frame "
                                                          "duplication", bytes, destination_address));
-      e.schedule_at(lands + (on_wire.tail - on_wire.head),
-                    [peer, destination_address, bytes, data] { peer->receive(destination_address, data, bytes); });
+      e.schedule_at(lands + (on_wire.tail - on_wire.head), [peer, destination_address, bytes, copy = data.clone()] {
+        peer->receive(destination_address, copy, bytes);
+      });
     }
     e.schedule_at(lands, [peer, destination_address, bytes, data = std::move(data)] {
       peer->receive(destination_address, data, bytes);
@@ -205,11 +209,11 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
   }
 }
 
-void EthCore::receive(std::uint64_t destination_address, const std::vector<std::uint8_t>& data, std::uint32_t bytes) {
+void EthCore::receive(std::uint64_t destination_address, const PayloadBuffer& data, std::uint32_t bytes) {
   if (data.empty()) {
     l1_.fill(destination_address, bytes, 0);
   } else {
-    l1_.write(destination_address, std::span<const std::uint8_t>(data.data(), bytes));
+    l1_.write(destination_address, data.span().first(bytes));
   }
   ++stats_.packets_received;
   stats_.payload_bytes_received += bytes;

@@ -23,6 +23,7 @@
 #include "sim/model/core_coord.hpp"
 #include "sim/model/memory_region.hpp"
 #include "sim/model/packet_resource.hpp"
+#include "sim/model/payload_buffer.hpp"
 #include "sim/trace/trace_recorder.hpp"
 
 namespace cclmesh::sim {
@@ -112,7 +113,7 @@ class EthCore final : public WaitTarget, public ActivitySource {
   // Logs the first send lost on a down wire as a warning; the later ones (one per packet) only
   // at debug level, since the fault report summarises them.
   void log_link_down_drop(const EthWire& wire, const std::string& what) const;
-  void receive(std::uint64_t destination_address, const std::vector<std::uint8_t>& data, std::uint32_t bytes);
+  void receive(std::uint64_t destination_address, const PayloadBuffer& data, std::uint32_t bytes);
 
   Chip& chip_;
   std::int32_t channel_;

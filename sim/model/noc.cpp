@@ -8,6 +8,7 @@
 #include "sim/engine/check.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/chip.hpp"
+#include "sim/model/payload_buffer.hpp"
 
 namespace cclmesh::sim {
 
@@ -19,17 +20,19 @@ std::int32_t wrap(std::int32_t value, std::int32_t size) { return ((value % size
 
 // The payload sampled from `source` for `target`: empty when nothing needs copying (either side
 // stores no bytes); an empty payload lands as zeros.
-std::vector<std::uint8_t> sample(const MemoryRegion& source, std::uint64_t address, std::uint32_t bytes,
-                                 const MemoryRegion& target) {
+PayloadBuffer sample(const MemoryRegion& source, std::uint64_t address, std::uint32_t bytes,
+                     const MemoryRegion& target) {
   if (!source.stores_data() || !target.stores_data()) return {};
-  return source.read(address, bytes);
+  PayloadBuffer data = PayloadBuffer::uninitialised(bytes);
+  source.read(address, data.span());
+  return data;
 }
 
-void land(MemoryRegion& target, std::uint64_t address, std::uint32_t bytes, const std::vector<std::uint8_t>& data) {
+void land(MemoryRegion& target, std::uint64_t address, std::uint32_t bytes, const PayloadBuffer& data) {
   if (data.empty()) {
     target.fill(address, bytes, 0);
   } else {
-    target.write(address, std::span<const std::uint8_t>(data.data(), bytes));
+    target.write(address, data.span().first(bytes));
   }
 }
 
@@ -314,7 +317,7 @@ void Noc::respond_read(Endpoint* requester, Endpoint* source, std::uint64_t sour
         pass_through(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready), bytes);
     ready = served.tail + source->dram->access_latency();
   }
-  std::vector<std::uint8_t> data = sample(*source->memory, source_address, bytes, *requester->memory);
+  PayloadBuffer data = sample(*source->memory, source_address, bytes, *requester->memory);
   const Delivery response = deliver(*source, *requester, ready, flit_bytes_ + bytes, 0);
   stats_.payload_bytes += bytes;
   NocPort* port = &requester->port(id_);
@@ -366,7 +369,7 @@ void Noc::write_with_trid(CoreCoord requester, std::uint64_t local_address, NocA
 
 void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
                       std::uint32_t bytes, WriteAck ack, SimTime depart, std::uint32_t trid) {
-  std::vector<std::uint8_t> data = sample(*requester->memory, local_address, bytes, *target->memory);
+  PayloadBuffer data = sample(*requester->memory, local_address, bytes, *target->memory);
   const Delivery delivery = deliver(*requester, *target, depart, flit_bytes_ + bytes, bytes);
   stats_.payload_bytes += bytes;
   NocPort* port = &requester->port(id_);
@@ -437,7 +440,7 @@ void Noc::multicast_write(CoreCoord requester, std::uint64_t local_address, Core
 void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, CoreRect rect,
                           std::uint64_t local_address, std::uint64_t address, std::uint32_t bytes, WriteAck ack,
                           SimTime depart) {
-  auto data = std::make_shared<const std::vector<std::uint8_t>>(
+  auto data = std::make_shared<const PayloadBuffer>(
       sample(*requester->memory, local_address, bytes, *targets.front()->memory));
   std::vector<Endpoint*> target_at(static_cast<std::size_t>(grid_x_ * grid_y_), nullptr);
   for (Endpoint* t : targets) target_at[static_cast<std::size_t>(t->coord.y * grid_x_ + t->coord.x)] = t;

@@ -6,7 +6,7 @@
 
 namespace cclmesh::sim {
 
-std::optional<CorruptedPacket> PacketCorruption::maybe_corrupt(SimTime now, std::vector<std::uint8_t>& data,
+std::optional<CorruptedPacket> PacketCorruption::maybe_corrupt(SimTime now, std::span<std::uint8_t> data,
                                                                std::uint64_t destination_address,
                                                                const std::string& place, const std::string& peer) {
   if (corrupted_ || now < from_ || data.size() < kCorruptibleMinBytes) return std::nullopt;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,7 @@ class PacketCorruption {
   // Called as a packet starts on an attached wire with the bytes it carries (empty when the
   // run stores no data). Flips one bit and returns what it did when this is the packet to
   // corrupt; otherwise leaves `data` alone and returns nullopt.
-  std::optional<CorruptedPacket> maybe_corrupt(SimTime now, std::vector<std::uint8_t>& data,
+  std::optional<CorruptedPacket> maybe_corrupt(SimTime now, std::span<std::uint8_t> data,
                                                std::uint64_t destination_address, const std::string& place,
                                                const std::string& peer);
 
