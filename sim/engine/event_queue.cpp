@@ -36,9 +36,11 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   if (bucket == run_bucket_) {
     insert_into_run(Entry{time_ps, order});
   } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
-             ring_[static_cast<std::size_t>(bucket) % kRingBuckets].size() < kCrowdedBucket) {
+             ring_count_[static_cast<std::size_t>(bucket) % kRingBuckets] < kBucketEntries) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
-    ring_[at].emplace_back(time_ps, order);
+    Entry& slot_entry = ring_store_[at].entries[ring_count_[at]++];
+    slot_entry.time_ps = time_ps;
+    slot_entry.order = order;
     ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
     ++ring_entries_;
   } else {
@@ -153,13 +155,16 @@ void EventQueue::refill_run() {
     }
     CCLMESH_CHECK(found != kRingBuckets, "event queue ring counts entries it does not hold");
     const std::int64_t bucket = ring_start_ + static_cast<std::int64_t>((found + kRingBuckets - start) % kRingBuckets);
-    std::vector<Entry>& entries = ring_[found];
-    ring_entries_ -= entries.size();
+    const std::size_t count = ring_count_[found];
+    const Entry* entries = ring_store_[found].entries;
+    ring_count_[found] = 0;
+    ring_entries_ -= count;
     ring_filled_[found / 64] &= ~(std::uint64_t{1} << (found % 64));
     // The run starts here even if every entry was cancelled: the ring then moves past it.
     run_bucket_ = bucket;
     ring_start_ = bucket + 1;
-    for (const Entry& e : entries) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const Entry e = entries[i];
       if (!live(e)) continue;
       // Insertion sort: a bucket holds a handful of entries.
       std::size_t at = run_.size();
@@ -170,7 +175,6 @@ void EventQueue::refill_run() {
       }
       run_[at] = e;
     }
-    entries.clear();
     if (!run_.empty()) return;
   }
 }

@@ -169,7 +169,7 @@ TEST(EventQueue, EventsScheduledAfterARefusedPopKeepTheirOrder) {
   queue.push(10_ns, record, &values[0]);
   DueEvent event;
   ASSERT_FALSE(queue.pop_until(5_ns, event));
-  queue.push(SimTime::from_ps(10'100), record, &values[1]);  // the 10 ns bucket (256 ps wide)
+  queue.push(SimTime::from_ps(10'100), record, &values[1]);  // the 10 ns bucket (512 ps wide)
   queue.push(10_ns, record, &values[2]);
   queue.push(12_ns, record, &values[3]);
   queue.push(9_ns, record, &values[4]);
@@ -204,6 +204,22 @@ TEST(EventQueue, EventsAtTheCurrentTimeGoAheadOfACrowdedBucket) {
   for (int v = 2; v < 200; ++v) expected.push_back(v);
   for (int v = 201; v < 300; v += 2) expected.push_back(v);
   EXPECT_EQ(order, expected);
+}
+
+// A ring bucket holds four entries in its cache line; more events in the same bucket go to the
+// heap, and a cancelled one anywhere is skipped: the order is still (time, scheduling order).
+TEST(EventQueue, AnOverfullRingBucketKeepsTheOrder) {
+  EventQueue queue;
+  std::vector<int> values(10);
+  for (int i = 0; i < 10; ++i) values[static_cast<std::size_t>(i)] = i;
+  const std::int64_t times_ps[] = {5'300, 5'200, 5'300, 5'120, 5'400, 5'200, 5'130, 5'300, 5'120, 5'125};
+  std::vector<EventId> ids;
+  for (int i = 0; i < 10; ++i) {
+    ids.push_back(queue.push(SimTime::from_ps(times_ps[i]), record, &values[static_cast<std::size_t>(i)]));
+  }
+  ASSERT_TRUE(queue.cancel(ids[2]));  // in the bucket's line
+  ASSERT_TRUE(queue.cancel(ids[6]));  // in the heap
+  EXPECT_EQ(drain(queue), (std::vector<int>{3, 8, 9, 1, 5, 0, 7, 4}));
 }
 
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
