@@ -163,6 +163,11 @@ void EventQueue::refill_run() {
     // The run starts here even if every entry was cancelled: the ring then moves past it.
     run_bucket_ = bucket;
     ring_start_ = bucket + 1;
+    // The ring and the slots are cold by the time a bucket comes up (the payload copies of
+    // 2 us of simulated time went through the caches since): ask for every entry's slot at
+    // once, and for the next non-empty bucket's line, instead of waiting for them one by one.
+    for (std::size_t i = 0; i < count; ++i) __builtin_prefetch(&slots_[entries[i].slot()]);
+    prefetch_bucket_after(found);
     for (std::size_t i = 0; i < count; ++i) {
       const Entry e = entries[i];
       if (!live(e)) continue;
@@ -179,6 +184,19 @@ void EventQueue::refill_run() {
   }
 }
 
+// The first non-empty bucket after `bucket` within the next two bitmap words, if any.
+void EventQueue::prefetch_bucket_after(std::size_t bucket) {
+  const std::size_t next = (bucket + 1) % kRingBuckets;
+  const std::size_t word = next / 64;
+  std::uint64_t bits = ring_filled_[word] & (~std::uint64_t{0} << (next % 64));
+  std::size_t base = word * 64;
+  if (bits == 0) {
+    base = ((word + 1) % (kRingBuckets / 64)) * 64;
+    bits = ring_filled_[base / 64];
+  }
+  if (bits != 0) __builtin_prefetch(&ring_store_[base + static_cast<std::size_t>(__builtin_ctzll(bits))]);
+}
+
 bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   refill_run();
   discard_cancelled_top();
@@ -189,6 +207,7 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   const Entry& least = from_heap ? heap_.front() : run_[run_head_];
   if (least.time_ps > limit.ps()) return false;
   const Entry entry = from_heap ? heap_pop() : run_[run_head_++];
+  if (run_head_ < run_.size()) __builtin_prefetch(&slots_[run_[run_head_].slot()]);  // the next event's
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;
   // An empty ring may restart at this event's bucket (nothing pending is earlier), so events

@@ -112,6 +112,7 @@ class EventQueue {
   // ring's earliest bucket the current run. Afterwards the run is empty only if the ring is.
   void refill_run();
   void insert_into_run(Entry entry);
+  void prefetch_bucket_after(std::size_t bucket);
 
   static constexpr int kBucketShift = 9;             // 512 ps per bucket
   static constexpr std::size_t kRingBuckets = 4096;  // a power of two: 2.1 us ahead
