@@ -58,11 +58,13 @@ void ActivityListener::wait_blocking(ActivityMask wake_on) {
   CCLMESH_CHECK(wake_on != 0, name_ + ": a wait for no kind of activity can never end");
   CCLMESH_CHECK(activity_ != nullptr, name_ + ": waits for activity without being attached");
   const ActivityMask lazy = wake_on & kLazyActivity;
+  // Per source, its kinds in ascending order (the order alarms are armed in): only the set
+  // bits, as a router parks for one or two lazy kinds of eight.
   const auto for_each_lazy_kind = [&](auto&& action) {
     if (lazy == 0) return;
     for (ActivitySource* source : activity_->sources_) {
-      for (unsigned k = 0; k < static_cast<unsigned>(ActivityKind::Count); ++k) {
-        if ((lazy & (ActivityMask{1} << k)) != 0) action(*source, static_cast<ActivityKind>(k));
+      for (ActivityMask bits = lazy; bits != 0; bits &= bits - 1) {
+        action(*source, static_cast<ActivityKind>(__builtin_ctz(bits)));
       }
     }
   };
