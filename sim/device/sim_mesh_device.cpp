@@ -726,7 +726,8 @@ void SimMeshDevice::drain() {
   run_engine([] { return true; }, "the enqueued workloads and the fabric traffic in flight", true);
 }
 
-void SimMeshDevice::run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done) {
+template <typename KeepGoing>
+void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done) {
   bool timed_out = false;
   bool wall_expired = false;
   RunResult result;

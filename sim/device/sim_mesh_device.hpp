@@ -163,7 +163,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void reembed_around_down_links();
   // Runs the engine while `keep_going` holds; converts every way a run can fail into a
   // DeviceError (and marks the device broken).
-  void run_engine(const std::function<bool()>& keep_going, const std::string& what, bool idle_is_done = false);
+  // (A template, instantiated in the .cpp only: the predicate is asked before every event.)
+  template <typename KeepGoing>
+  void run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done = false);
   [[noreturn]] void fail(runtime::DeviceError::Kind kind, const std::string& report);
   std::uint32_t router_status(const runtime::FabricRouterSite& site);
   MemoryRegion& tensix_l1(runtime::ChipId chip, runtime::CoreCoord logical);

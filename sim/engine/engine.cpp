@@ -168,11 +168,10 @@ void Engine::report_failure(Actor& actor, std::exception_ptr error) {
   stop_requested_ = true;
 }
 
-RunResult Engine::run() { return run_loop(SimTime::max(), nullptr); }
-RunResult Engine::run_until(SimTime limit) { return run_loop(limit, nullptr); }
-RunResult Engine::run_while(const std::function<bool()>& keep_going) { return run_loop(SimTime::max(), &keep_going); }
+RunResult Engine::run() { return run_loop(SimTime::max(), nullptr, nullptr); }
+RunResult Engine::run_until(SimTime limit) { return run_loop(limit, nullptr, nullptr); }
 
-RunResult Engine::run_loop(SimTime limit, const std::function<bool()>* keep_going) {
+RunResult Engine::run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_going_context) {
   CCLMESH_CHECK(!running_, "Engine::run called from inside a run");
   running_ = true;
   stop_requested_ = false;
@@ -193,7 +192,7 @@ RunResult Engine::run_loop(SimTime limit, const std::function<bool()>* keep_goin
 
   DueEvent event;
   while (true) {
-    if (keep_going != nullptr && !(*keep_going)()) {
+    if (keep_going != nullptr && !keep_going(keep_going_context)) {
       result.reason = StopReason::Predicate;
       break;
     }

@@ -104,7 +104,15 @@ class Engine {
 
   RunResult run();
   RunResult run_until(SimTime limit);
-  RunResult run_while(const std::function<bool()>& keep_going);
+  // Runs while keep_going() holds, asked before every event: called through a plain function
+  // pointer (a std::function, wrapped once more by the device, cost two indirect calls per
+  // event).
+  template <typename KeepGoing>
+  RunResult run_while(KeepGoing&& keep_going) {
+    using Fn = std::remove_reference_t<KeepGoing>;
+    return run_loop(SimTime::max(), [](void* f) -> bool { return (*static_cast<Fn*>(f))(); },
+                    const_cast<void*>(static_cast<const void*>(std::addressof(keep_going))));
+  }
   // Ends the current run after the event being executed.
   void stop() { stop_requested_ = true; }
 
@@ -130,7 +138,7 @@ class Engine {
   void release_detached(void* frame_address);
 
  private:
-  RunResult run_loop(SimTime limit, const std::function<bool()>* keep_going);
+  RunResult run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_going_context);
   static void resume_trampoline(void* actor);
   void check_schedulable(SimTime when) const;
   // Runs (or, for an event never run, drops) a callback and frees its storage.
