@@ -176,10 +176,8 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
     }
     // The TX engine reads the source as the packet goes out.
     PayloadBuffer data;
-    if (l1_.stores_data() && peer_->l1().stores_data()) {
-      data = PayloadBuffer::uninitialised(bytes);
-      l1_.read(source_address, data.span());
-    }
+    if (l1_.stores_data() && peer_->l1().stores_data()) data = l1_.sample(source_address, bytes);
+    if (!link_->corruptions().empty()) data.materialise();  // a flipped bit needs the bytes
     for (PacketCorruption* corruption : link_->corruptions()) {
       if (const auto hit = corruption->maybe_corrupt(e.now(), data.span(), destination_address, name(), peer_->name())) {
         chip_.faults().record(e.now(), name(), fmt::format("{} B packet to {:#x}: bit {} of byte {} flipped: injected "
@@ -210,11 +208,7 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
 }
 
 void EthCore::receive(std::uint64_t destination_address, const PayloadBuffer& data, std::uint32_t bytes) {
-  if (data.empty()) {
-    l1_.fill(destination_address, bytes, 0);
-  } else {
-    l1_.write(destination_address, data.span().first(bytes));
-  }
+  l1_.land(destination_address, data, bytes);
   ++stats_.packets_received;
   stats_.payload_bytes_received += bytes;
   // The ERISC handles the packet (REFERENCE 1.6: one ERISC serves send and receive).

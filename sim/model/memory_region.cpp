@@ -66,10 +66,131 @@ std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
   if (!table) table = std::make_unique<PageTable>();
   Page& page = table->pages[page_index % kPagesPerTable];
   if (!page) {
-    page = std::make_unique<std::uint8_t[]>(kPageBytes);  // value-initialised: zeros
+    // Value-initialised: zeros, followed by the page's zero-block bits (all blocks zero).
+    page = std::make_unique<std::uint8_t[]>(kPageBytes + sizeof(std::uint64_t));
+    set_zero_bits(page.get(), ~std::uint64_t{0});
     ++resident_pages_;
   }
   return page.get();
+}
+
+static_assert(MemoryRegion::kPageBytes / MemoryRegion::kZeroBlockBytes == 64, "one bit word per page");
+
+std::uint64_t MemoryRegion::blocks_touched(std::uint64_t offset, std::uint64_t bytes) {
+  if (bytes == 0) return 0;
+  const std::uint64_t first = offset / kZeroBlockBytes;
+  const std::uint64_t last = (offset + bytes - 1) / kZeroBlockBytes;
+  const std::uint64_t upto_last = last == 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (last + 1)) - 1;
+  return upto_last & (~std::uint64_t{0} << first);
+}
+
+std::uint64_t MemoryRegion::blocks_inside(std::uint64_t offset, std::uint64_t bytes) {
+  const std::uint64_t first = (offset + kZeroBlockBytes - 1) / kZeroBlockBytes;
+  const std::uint64_t end = (offset + bytes) / kZeroBlockBytes;  // exclusive
+  if (end <= first) return 0;
+  const std::uint64_t below_end = end == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << end) - 1;
+  return below_end & (~std::uint64_t{0} << first);
+}
+
+void MemoryRegion::store_bytes(std::uint64_t address, const std::uint8_t* data, std::uint64_t bytes) {
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const std::uint64_t at = address + done;
+    const std::uint64_t offset = at % kPageBytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+    std::uint8_t* page = page_for_write(at / kPageBytes);
+    std::memcpy(page + offset, data + done, chunk);
+    set_zero_bits(page, zero_bits(page) & ~blocks_touched(offset, chunk));
+    done += chunk;
+  }
+}
+
+void MemoryRegion::store_zeros(std::uint64_t address, std::uint64_t bytes) {
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const std::uint64_t at = address + done;
+    const std::uint64_t offset = at % kPageBytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+    done += chunk;
+    // A page never written reads as zero and needs no storage.
+    const std::uint8_t* resident = page_or_null(at / kPageBytes);
+    if (resident == nullptr) continue;
+    std::uint8_t* page = page_for_write(at / kPageBytes);
+    const std::uint64_t known_zero = zero_bits(page);
+    // Runs of blocks not known zero are cleared; known-zero ones are left alone.
+    const std::uint64_t end = offset + chunk;
+    for (std::uint64_t need = blocks_touched(offset, chunk) & ~known_zero; need != 0;) {
+      const unsigned first = static_cast<unsigned>(__builtin_ctzll(need));
+      const std::uint64_t from_first = need >> first;
+      const unsigned length = from_first == ~std::uint64_t{0} >> first ? 64 - first
+                                                                       : static_cast<unsigned>(__builtin_ctzll(~from_first));
+      const std::uint64_t from = std::max<std::uint64_t>(offset, first * kZeroBlockBytes);
+      const std::uint64_t to = std::min<std::uint64_t>(end, (first + length) * kZeroBlockBytes);
+      std::memset(page + from, 0, to - from);
+      need &= length + first >= 64 ? 0 : ~std::uint64_t{0} << (first + length);
+    }
+    set_zero_bits(page, known_zero | blocks_inside(offset, chunk));
+  }
+}
+
+PayloadBuffer MemoryRegion::sample(std::uint64_t address, std::uint32_t bytes) const {
+  check(address, bytes, AccessKind::Read);
+  PayloadBuffer out = PayloadBuffer::uninitialised(bytes);
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const std::uint64_t at = address + done;
+    const std::uint64_t offset = at % kPageBytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+    const std::uint8_t* page = mode_ == StorageMode::Stored ? page_or_null(at / kPageBytes) : nullptr;
+    if (page == nullptr) {
+      out.add_zero_run(done, chunk);
+      done += chunk;
+      continue;
+    }
+    const std::uint64_t known_zero = zero_bits(page);
+    const std::uint64_t touched = blocks_touched(offset, chunk);
+    // Maximal runs of blocks of one kind: zero runs recorded, the rest copied.
+    std::uint64_t pos = offset;
+    const std::uint64_t end = offset + chunk;
+    while (pos < end) {
+      const std::uint64_t block = pos / kZeroBlockBytes;
+      const bool zero = ((known_zero >> block) & 1) != 0;
+      // The next touched block of the other kind ends the run.
+      std::uint64_t other = (zero ? ~known_zero : known_zero) & touched;
+      other &= block == 63 ? 0 : ~std::uint64_t{0} << (block + 1);
+      const std::uint64_t run_end =
+          other == 0 ? end : std::min<std::uint64_t>(end, static_cast<std::uint64_t>(__builtin_ctzll(other)) * kZeroBlockBytes);
+      if (zero) {
+        out.add_zero_run(done + (pos - offset), run_end - pos);
+      } else {
+        std::memcpy(out.data() + done + (pos - offset), page + pos, run_end - pos);
+      }
+      pos = run_end;
+    }
+    done += chunk;
+  }
+  return out;
+}
+
+void MemoryRegion::land(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes) {
+  if (data.empty()) {
+    fill(address, bytes, 0);
+    return;
+  }
+  check(address, bytes, AccessKind::Write);
+  CCLMESH_CHECK(data.size() >= bytes, "a payload lands more bytes than it carries");
+  if (mode_ == StorageMode::Stored) {
+    std::uint64_t pos = 0;
+    for (const auto& [offset, length] : data.zero_runs()) {
+      if (offset >= bytes) break;
+      if (offset > pos) store_bytes(address + pos, data.data() + pos, offset - pos);
+      const std::uint64_t zero_end = std::min<std::uint64_t>(offset + length, bytes);
+      store_zeros(address + offset, zero_end - offset);
+      pos = zero_end;
+    }
+    if (pos < bytes) store_bytes(address + pos, data.data() + pos, bytes - pos);
+  }
+  notify(address, bytes);
 }
 
 void MemoryRegion::read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const {
@@ -120,33 +241,26 @@ std::vector<std::uint8_t> MemoryRegion::read(std::uint64_t address, std::uint64_
 
 void MemoryRegion::write(std::uint64_t address, std::span<const std::uint8_t> data) {
   check(address, data.size(), AccessKind::Write);
-  if (mode_ == StorageMode::Stored) {
-    std::uint64_t done = 0;
-    while (done < data.size()) {
-      const std::uint64_t at = address + done;
-      const std::uint64_t offset = at % kPageBytes;
-      const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, data.size() - done);
-      std::memcpy(page_for_write(at / kPageBytes) + offset, data.data() + done, chunk);
-      done += chunk;
-    }
-  }
+  if (mode_ == StorageMode::Stored) store_bytes(address, data.data(), data.size());
   notify(address, data.size());
 }
 
 void MemoryRegion::fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t value) {
   check(address, bytes, AccessKind::Write);
   if (mode_ == StorageMode::Stored) {
-    std::uint64_t done = 0;
-    while (done < bytes) {
-      const std::uint64_t at = address + done;
-      const std::uint64_t offset = at % kPageBytes;
-      const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
-      const std::uint64_t page_index = at / kPageBytes;
-      // Zero-filling a page never written needs no storage: it already reads as zero.
-      if (value != 0 || page_or_null(page_index) != nullptr) {
-        std::memset(page_for_write(page_index) + offset, value, chunk);
+    if (value == 0) {
+      store_zeros(address, bytes);
+    } else {
+      std::uint64_t done = 0;
+      while (done < bytes) {
+        const std::uint64_t at = address + done;
+        const std::uint64_t offset = at % kPageBytes;
+        const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+        std::uint8_t* page = page_for_write(at / kPageBytes);
+        std::memset(page + offset, value, chunk);
+        set_zero_bits(page, zero_bits(page) & ~blocks_touched(offset, chunk));
+        done += chunk;
       }
-      done += chunk;
     }
   }
   notify(address, bytes);
@@ -165,7 +279,9 @@ std::uint32_t MemoryRegion::read_u32_checked(std::uint64_t address) const {
 void MemoryRegion::write_u32(std::uint64_t address, std::uint32_t value) {
   check_word(address, AccessKind::Write);
   if (mode_ == StorageMode::Stored) {
-    std::memcpy(page_for_write(address / kPageBytes) + address % kPageBytes, &value, sizeof value);
+    std::uint8_t* page = page_for_write(address / kPageBytes);
+    std::memcpy(page + address % kPageBytes, &value, sizeof value);
+    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address % kPageBytes, sizeof value));
   }
   notify(address, 4);
 }
@@ -174,10 +290,12 @@ std::uint32_t MemoryRegion::atomic_add_u32(std::uint64_t address, std::uint32_t 
   check_word(address, AccessKind::Atomic);
   std::uint32_t old = 0;
   if (mode_ == StorageMode::Stored) {
-    std::uint8_t* word = page_for_write(address / kPageBytes) + address % kPageBytes;
+    std::uint8_t* page = page_for_write(address / kPageBytes);
+    std::uint8_t* word = page + address % kPageBytes;
     std::memcpy(&old, word, sizeof old);
     const std::uint32_t updated = old + increment;  // unsigned: wraps like the hardware
     std::memcpy(word, &updated, sizeof updated);
+    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address % kPageBytes, sizeof updated));
   }
   notify(address, 4);
   return old;

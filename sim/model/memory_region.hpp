@@ -25,6 +25,7 @@
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/l1_activity.hpp"
+#include "sim/model/payload_buffer.hpp"
 #include "sim/model/sim_fault.hpp"
 
 namespace cclmesh::sim {
@@ -108,6 +109,17 @@ class MemoryRegion {
   void write(std::uint64_t address, std::span<const std::uint8_t> data);
   void fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t value);
 
+  // A packet's payload read from [address, address + bytes): the bytes of blocks known to be
+  // zero are recorded as zero runs, not copied. Every region keeps, per resident page, one bit
+  // per kZeroBlockBytes block that is set only while the block is all zero (set by zero fills
+  // and fresh pages, cleared by any other write), so stored bytes never depend on it.
+  PayloadBuffer sample(std::uint64_t address, std::uint32_t bytes) const;
+  // Lands a sampled payload at [address, address + bytes) (an empty one as zeros): the same
+  // bytes and the same one write notification as write() of its materialised bytes; zero
+  // runs skip blocks that are already known zero.
+  void land(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes);
+  static constexpr std::uint64_t kZeroBlockBytes = 64;
+
   std::uint32_t read_u32(std::uint64_t address) const {
     if (mode_ == StorageMode::Stored && address % 4 == 0 && in_range(address, 4)) {
       const std::uint8_t* page = page_or_null(address / kPageBytes);
@@ -162,6 +174,20 @@ class MemoryRegion {
   void read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const;
   std::uint32_t read_u32_checked(std::uint64_t address) const;
   std::uint8_t* page_for_write(std::uint64_t page_index);
+  // Storage updates without checks or notification (write, fill and land share them).
+  void store_bytes(std::uint64_t address, const std::uint8_t* data, std::uint64_t bytes);
+  void store_zeros(std::uint64_t address, std::uint64_t bytes);
+  // The zero-block bits of a resident page (one word: 64 blocks of 64 B), after its bytes.
+  static std::uint64_t zero_bits(const std::uint8_t* page) {
+    std::uint64_t bits;
+    std::memcpy(&bits, page + kPageBytes, sizeof bits);
+    return bits;
+  }
+  static void set_zero_bits(std::uint8_t* page, std::uint64_t bits) { std::memcpy(page + kPageBytes, &bits, sizeof bits); }
+  // Blocks of [offset, offset + bytes) within one page: every one touched, and those wholly
+  // inside.
+  static std::uint64_t blocks_touched(std::uint64_t offset, std::uint64_t bytes);
+  static std::uint64_t blocks_inside(std::uint64_t offset, std::uint64_t bytes);
   void notify(std::uint64_t address, std::uint64_t bytes);
   void park(WordWait& wait);
   [[noreturn]] void fail(std::uint64_t address, std::uint64_t bytes, AccessKind access, std::string reason) const;

@@ -23,17 +23,11 @@ std::int32_t wrap(std::int32_t value, std::int32_t size) { return ((value % size
 PayloadBuffer sample(const MemoryRegion& source, std::uint64_t address, std::uint32_t bytes,
                      const MemoryRegion& target) {
   if (!source.stores_data() || !target.stores_data()) return {};
-  PayloadBuffer data = PayloadBuffer::uninitialised(bytes);
-  source.read(address, data.span());
-  return data;
+  return source.sample(address, bytes);
 }
 
 void land(MemoryRegion& target, std::uint64_t address, std::uint32_t bytes, const PayloadBuffer& data) {
-  if (data.empty()) {
-    target.fill(address, bytes, 0);
-  } else {
-    target.write(address, data.span().first(bytes));
-  }
+  target.land(address, data, bytes);
 }
 
 }  // namespace

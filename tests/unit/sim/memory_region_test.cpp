@@ -29,6 +29,39 @@ TEST(MemoryRegion, PagesAreAllocatedOnlyWhenWritten) {
   EXPECT_EQ(dram.read(0x4000'0ff0, 1)[0], 0xab);
 }
 
+// A sampled payload lands the same bytes as a plain read and write would, whatever mix of
+// zero-filled, written and partly overwritten blocks it spans (across a page boundary, at
+// offsets that are not block-aligned), and only blocks known to be zero become zero runs.
+TEST(MemoryRegion, SampledPayloadsLandTheBytesTheSourceHeld) {
+  MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+  MemoryRegion target(MemoryId{3, {5, 5}, MemoryKind::TensixL1, -1}, 1 << 20, StorageMode::Stored);
+  source.write(0x2000, pattern(12000, 7));   // non-zero bytes over three pages
+  source.fill(0x2100, 3000, 0);              // zeros over whole and partial blocks
+  source.write_u32(0x2400, 0x12345678);      // one word inside the zeros
+  source.atomic_add_u32(0x2800, 5);
+  source.fill(0x3000, 0x40, 0xab);           // a non-zero fill
+  target.write(0x10000, pattern(12000, 9));  // the target holds other bytes first
+  for (const std::uint64_t at : {std::uint64_t{0x2000}, std::uint64_t{0x2013}, std::uint64_t{0x20fc}}) {
+    const PayloadBuffer payload = source.sample(at, 9000);
+    target.land(0x10000 + (at % 64), payload, 9000);
+    EXPECT_EQ(target.read(0x10000 + (at % 64), 9000), source.read(at, 9000)) << "sampled at " << at;
+  }
+  // Fresh memory and zero fills are known zero: a payload from there is all zero runs.
+  const PayloadBuffer zeros = source.sample(0x80000, 5000);
+  ASSERT_EQ(zeros.zero_runs().size(), 1u);
+  EXPECT_EQ(zeros.zero_runs()[0], (std::pair<std::size_t, std::size_t>{0, 5000}));
+  // Landing zeros over written bytes clears them; a later write over them is seen.
+  target.land(0x10000, zeros, 5000);
+  EXPECT_EQ(target.read(0x10000, 5000), std::vector<std::uint8_t>(5000, 0));
+  target.write(0x10010, pattern(100, 3));
+  EXPECT_EQ(target.read(0x10010, 100), pattern(100, 3));
+  const PayloadBuffer mixed = target.sample(0x10000, 5000);
+  PayloadBuffer copy = mixed.clone();
+  copy.materialise();
+  EXPECT_TRUE(copy.zero_runs().empty());
+  EXPECT_EQ(std::vector<std::uint8_t>(copy.span().begin(), copy.span().end()), target.read(0x10000, 5000));
+}
+
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   l1.write_u32(0x100, 0x11223344);
