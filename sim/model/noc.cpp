@@ -269,7 +269,7 @@ void Noc::resolve(NocPort& port, NocBarrierKind kind, SimTime at) {
 void Noc::drain_niu(NocPort& port) {
   port.niu_drain_scheduled_ = false;
   while (!port.niu_waiting_.empty() && port.inject_.free_at <= engine_.now()) {
-    std::function<void()> start = std::move(port.niu_waiting_.front().start);
+    InlineTask start = std::move(port.niu_waiting_.front().start);
     port.note_unbooked(port.niu_waiting_.front().to, -1);
     port.niu_waiting_.pop_front();
     start();

@@ -233,7 +233,7 @@ void Noc::depart_into_niu(Endpoint& requester, SimTime depart, CoreCoord to, F&&
       start();
       return;
     }
-    port->niu_waiting_.push_back(NocPort::WaitingPacket{to, std::function<void()>(std::move(start))});
+    port->niu_waiting_.push_back(NocPort::WaitingPacket{to, InlineTask(std::move(start))});
     if (!port->niu_drain_scheduled_) {
       port->niu_drain_scheduled_ = true;
       schedule(port->inject_.free_at, [this, port] { drain_niu(*port); });

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/engine/fiber.hpp"
+#include "sim/engine/inline_task.hpp"
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/completion_clock.hpp"
 #include "sim/model/core_coord.hpp"
@@ -161,7 +162,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // Packets that left their request slot while the NIU was still busy, in order (Noc::drain_niu).
   struct WaitingPacket {
     CoreCoord to;
-    std::function<void()> start;
+    InlineTask start;  // std::function would allocate: the lambdas are ~60 B
   };
   std::deque<WaitingPacket> niu_waiting_;
   bool niu_drain_scheduled_ = false;
