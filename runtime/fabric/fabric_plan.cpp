@@ -101,6 +101,12 @@ std::vector<std::pair<topo::Embedding, int>> axis_embeddings(const topo::Topolog
 }  // namespace
 
 FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& options) : options_(options) {
+  if (!valid_erisc_unreserved_bytes(options.erisc_unreserved_bytes)) {
+    throw FabricPlanError(fmt::format("fabric: erisc_unreserved_bytes {}; expected {}..{} (106..150 KiB, REFERENCE "
+                                      "1.4), a multiple of {}",
+                                      options.erisc_unreserved_bytes, kEriscUnreservedMinBytes,
+                                      kEriscUnreservedMaxBytes, kProgramSemaphoreStride));
+  }
   if (options.mode == FabricMode::None) return;
   const bool ring = options.mode == FabricMode::Ring;
   if (options.max_payload_bytes == 0 || options.max_payload_bytes > 0xFFFF) {
@@ -148,9 +154,10 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     }
   }
 
+  const EriscL1Map erisc = options.erisc_l1_map();
   kargs::FabricRouterSlots slots{};
   try {
-    slots = kargs::choose_fabric_router_slots(kEriscKernelBase, kEriscKernelBytes, options.max_payload_bytes, ring);
+    slots = kargs::choose_fabric_router_slots(erisc.kernel_base(), erisc.kernel_bytes(), options.max_payload_bytes, ring);
   } catch (const kargs::KernelArgsError& e) {
     if (!options.sender_slots || !options.receiver_slots) throw FabricPlanError(e.what());
   }
@@ -171,19 +178,19 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
                                       slots.receiver_slots, kernels::fabric_router::kMaxReceiverPacketsInFlight));
   }
   const kernels::FabricRouterL1Layout l = kernels::make_fabric_router_layout(
-      kEriscKernelBase, options.max_payload_bytes, slots.sender_slots, slots.sender_slots, slots.receiver_slots);
-  if (std::uint64_t{l.end} - kEriscKernelBase > kEriscKernelBytes) {
+      erisc.kernel_base(), options.max_payload_bytes, slots.sender_slots, slots.sender_slots, slots.receiver_slots);
+  if (std::uint64_t{l.end} - erisc.kernel_base() > erisc.kernel_bytes()) {
     throw FabricPlanError(fmt::format("fabric: {} sender / {} receiver slots of {} B need {} B of ERISC L1; the kernel "
                                       "region has {} B",
                                       slots.sender_slots, slots.receiver_slots, l.slot_size_bytes,
-                                      l.end - kEriscKernelBase, kEriscKernelBytes));
+                                      l.end - erisc.kernel_base(), erisc.kernel_bytes()));
   }
 
   for (const auto& [embedding, axis] : embeddings) add_line(topology, embedding, axis);
   for (FabricRouterSite& site : routers_) {
     const FabricRouterSite* downstream = router(FabricPort{site.line, site.link}, site.chip, !site.forward);
     kernels::FabricRouterConfig& c = site.config;
-    c.l1_base = kEriscKernelBase;
+    c.l1_base = erisc.kernel_base();
     c.max_payload_bytes = options.max_payload_bytes;
     c.sender_slots[0] = slots.sender_slots;
     c.sender_slots[1] = slots.sender_slots;

@@ -31,6 +31,7 @@
 #include "kernels/api/fabric_connection.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/core_map.hpp"
+#include "runtime/device/l1_map.hpp"
 #include "runtime/device/types.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/topology.hpp"
@@ -66,7 +67,13 @@ struct FabricOptions {
   // transaction id each, REFERENCE 1.1, 1.6); default: every receiver slot, at most 16. 1 is
   // the receiver that handles one packet at a time (for comparisons).
   std::optional<std::uint32_t> receiver_packets_in_flight;
+  // The ERISC's unreserved L1 (REFERENCE 1.4, unconfirmed: 106..150 KiB; l1_map.hpp). Not a
+  // fabric setting but a chip one every ERISC user shares: the routers' slots, the legacy EDMs'
+  // buffers, all_gather's bidirectional-mode threshold and where ERISC semaphores sit. It rides
+  // here because these options are what the device and every op builder already share.
+  std::uint32_t erisc_unreserved_bytes = kEriscUnreservedDefaultBytes;
 
+  EriscL1Map erisc_l1_map() const { return EriscL1Map{erisc_unreserved_bytes}; }
   bool operator==(const FabricOptions&) const = default;
 };
 

@@ -118,9 +118,9 @@ CircularBuffer& cb(KernelContext& k, std::int64_t cb_id) {
   throw DataflowApiError(fmt::format("circular buffer {} does not exist on this core in this program", cb_id));
 }
 
-std::uint32_t semaphore_address(runtime::CoreKind kind, std::uint32_t id) {
+std::uint32_t semaphore_address(const KernelContext& k, runtime::CoreKind kind, std::uint32_t id) {
   return kind == runtime::CoreKind::Tensix ? runtime::tensix_program_semaphore_address(id)
-                                           : runtime::erisc_program_semaphore_address(id);
+                                           : k.erisc_l1.program_semaphore_address(id);
 }
 
 [[noreturn]] void unknown_semaphore(const KernelContext& k, std::uint32_t id) {
@@ -250,7 +250,7 @@ uint32_t get_semaphore(uint32_t semaphore_id) {
   if (k.core == nullptr || semaphore_id >= 32 || ((k.core->semaphore_ids >> semaphore_id) & 1u) == 0) {
     sd::unknown_semaphore(k, semaphore_id);
   }
-  return sd::semaphore_address(k.kind, semaphore_id);
+  return sd::semaphore_address(k, k.kind, semaphore_id);
 }
 
 uint32_t get_semaphore_on_core_type(ProgrammableCoreType type, uint32_t semaphore_id) {
@@ -259,7 +259,7 @@ uint32_t get_semaphore_on_core_type(ProgrammableCoreType type, uint32_t semaphor
       type == ProgrammableCoreType::TENSIX ? cclmesh::runtime::CoreKind::Tensix : cclmesh::runtime::CoreKind::Ethernet;
   const std::uint32_t ids = k.program_semaphore_ids[kind == cclmesh::runtime::CoreKind::Tensix ? 0 : 1];
   if (semaphore_id >= 32 || ((ids >> semaphore_id) & 1u) == 0) sd::unknown_semaphore(k, semaphore_id);
-  return sd::semaphore_address(kind, semaphore_id);
+  return sd::semaphore_address(k, kind, semaphore_id);
 }
 
 // ---- NoC addresses --------------------------------------------------------------------------

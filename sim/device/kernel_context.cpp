@@ -16,7 +16,7 @@ namespace {
 // "semaphore id 3 at 0x20030" when the address is a per-program semaphore of this core's kind.
 std::string word_name(const KernelContext& k, std::uint64_t address) {
   const std::uint64_t base = k.kind == runtime::CoreKind::Tensix ? runtime::kTensixProgramBase
-                                                                 : runtime::kEriscUnreservedBase;
+                                                                 : k.erisc_l1.unreserved_base();
   if (address >= base && address < base + runtime::kProgramSemaphoreBytes && address % runtime::kProgramSemaphoreStride == 0) {
     return fmt::format("semaphore id {} at {:#x}", (address - base) / runtime::kProgramSemaphoreStride, address);
   }

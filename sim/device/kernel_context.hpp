@@ -16,6 +16,7 @@
 
 #include "kernels/kernel_registry.hpp"
 #include "runtime/device/core_map.hpp"
+#include "runtime/device/l1_map.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "sim/device/circular_buffer.hpp"
@@ -100,6 +101,7 @@ struct KernelContext {
   CoreProgram* core = nullptr;
   std::uint32_t program_semaphore_ids[2] = {0, 0};  // per CoreKind: ids on any core of that kind
   const runtime::ChipCoreMap* core_map = nullptr;
+  runtime::EriscL1Map erisc_l1;  // where ERISC semaphores sit (the device's FabricOptions)
   runtime::CoreCoord worker_grid;
   const KernelCosts* costs = nullptr;
   std::function<void(KernelContext&)> on_done;

@@ -132,7 +132,7 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
   }
   l1_top_ = tensix_l1 / runtime::kBufferAlignment * runtime::kBufferAlignment;
   dram_next_ = runtime::kDramBufferBase;
-  erisc_semaphore_next_ = runtime::kEriscGlobalSemaphoreBase;
+  erisc_semaphore_next_ = options_.fabric.erisc_l1_map().global_semaphore_base();
 
   apply_faults();
   if (fabric_.enabled()) launch_fabric();
@@ -449,7 +449,7 @@ runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vecto
     address = static_cast<std::uint32_t>(l1_top_);
   } else {
     if (erisc_semaphore_next_ + runtime::kProgramSemaphoreStride >
-        runtime::kEriscGlobalSemaphoreBase + runtime::kEriscGlobalSemaphoreBytes) {
+        options_.fabric.erisc_l1_map().global_semaphore_base() + runtime::kEriscGlobalSemaphoreBytes) {
       throw std::invalid_argument("create_global_semaphore: the ERISC global semaphore region is full");
     }
     address = erisc_semaphore_next_;
@@ -529,7 +529,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       core.semaphore_ids |= 1u << spec.id;
       const std::uint32_t address = spec.core_kind == CoreKind::Tensix
                                         ? runtime::tensix_program_semaphore_address(spec.id)
-                                        : runtime::erisc_program_semaphore_address(spec.id);
+                                        : options_.fabric.erisc_l1_map().program_semaphore_address(spec.id);
       placed->semaphore_inits.push_back({&chip.l1(core.noc0), address, spec.initial_value, &core});
     }
     program_semaphores[kind_index(spec.core_kind)] |= 1u << spec.id;
@@ -604,6 +604,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       k->eth = eth ? &chip.eth(static_cast<std::int32_t>(c.x)) : nullptr;
       k->core = &core;
       k->core_map = &map;
+      k->erisc_l1 = options_.fabric.erisc_l1_map();
       k->worker_grid = worker_grid_;
       k->costs = &options_.costs;
       placed->to_launch.push_back(std::move(k));
@@ -859,6 +860,7 @@ void SimMeshDevice::launch_fabric() {
     k->l1 = &chip.l1(k->noc0);
     k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
     k->core_map = &core_maps_.at(site.chip);
+    k->erisc_l1 = options_.fabric.erisc_l1_map();
     k->worker_grid = worker_grid_;
     k->costs = &options_.costs;
     spawn_kernel(std::move(k), options_.dispatch.program_dispatch_latency);

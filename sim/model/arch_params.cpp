@@ -134,12 +134,6 @@ ArchParams load_arch_params(const std::filesystem::path& path) {
 
   p.l1.tensix_bytes = static_cast<std::uint64_t>(f.integer("l1.tensix_bytes", 1));
   p.l1.erisc_bytes = static_cast<std::uint64_t>(f.integer("l1.erisc_bytes", 1));
-  p.l1.erisc_unreserved_base = static_cast<std::uint64_t>(f.integer("l1.erisc_unreserved_base", 0));
-  p.l1.erisc_unreserved_bytes = static_cast<std::uint64_t>(f.integer("l1.erisc_unreserved_bytes", 1));
-  if (p.l1.erisc_unreserved_base + p.l1.erisc_unreserved_bytes > p.l1.erisc_bytes) {
-    throw ModelConfigError(fmt::format("{}: ERISC unreserved range {:#x} + {} B runs past the {} B L1", f.file(),
-                                       p.l1.erisc_unreserved_base, p.l1.erisc_unreserved_bytes, p.l1.erisc_bytes));
-  }
 
   p.dram.channels = static_cast<std::int32_t>(f.integer("dram.channels", 1));
   p.dram.channel_bytes = static_cast<std::uint64_t>(f.integer("dram.channel_bytes", 1));

@@ -40,9 +40,7 @@ struct NocParams {
 
 struct L1Params {
   std::uint64_t tensix_bytes = 0;
-  std::uint64_t erisc_bytes = 0;
-  std::uint64_t erisc_unreserved_base = 0;
-  std::uint64_t erisc_unreserved_bytes = 0;
+  std::uint64_t erisc_bytes = 0;  // the unreserved part: runtime/device/l1_map.hpp (EriscL1Map)
 };
 
 struct DramParams {

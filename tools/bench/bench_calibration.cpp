@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device/l1_map.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/model/chip.hpp"
@@ -81,9 +82,10 @@ struct StreamLayout {
   std::uint32_t slots;
 };
 
-StreamLayout layout(const ArchParams& p, std::uint32_t packet) {
-  const std::uint64_t base = p.l1.erisc_unreserved_base;
-  const std::uint64_t half = (p.l1.erisc_unreserved_bytes - 64) / 2 / 16 * 16;
+StreamLayout layout(const ArchParams& /*arch*/, std::uint32_t packet) {
+  const cclmesh::runtime::EriscL1Map erisc{};  // the default unreserved region (REFERENCE 1.4)
+  const std::uint64_t base = erisc.unreserved_base();
+  const std::uint64_t half = (erisc.unreserved_bytes - 64) / 2 / 16 * 16;
   const auto slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(64, half / packet));
   return StreamLayout{base, base + 64, base + 64 + half, slots};
 }
@@ -137,7 +139,7 @@ double eth_ping_ns(std::uint32_t packet) {
   SimSystem system(engine, wormhole_pair());
   EthCore& a = system.chip(0).eth(8);
   EthCore& b = system.chip(1).eth(0);
-  const std::uint64_t buf = a.chip().params().l1.erisc_unreserved_base;
+  const std::uint64_t buf = cclmesh::runtime::kDefaultEriscL1Map.unreserved_base();
   SimTime round_trip;
   engine.spawn_fiber("ping", [&] {
     for (std::uint32_t i = 1; i <= 3; ++i) {
@@ -164,7 +166,7 @@ double eth_one_way_ns(std::uint32_t packet) {
   SimSystem system(engine, wormhole_pair());
   EthCore& a = system.chip(0).eth(8);
   EthCore& b = system.chip(1).eth(0);
-  const std::uint64_t buf = a.chip().params().l1.erisc_unreserved_base;
+  const std::uint64_t buf = cclmesh::runtime::kDefaultEriscL1Map.unreserved_base();
   SimTime landed;
   a.l1().write_u32(buf + packet - 4, 1);
   engine.spawn_fiber("send", [&] { a.send_packet(buf, buf, packet); });

@@ -80,6 +80,7 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
                                             : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
+  if (options.erisc_unreserved_kib) device.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
   // Along an axis, the device runs tt-metal's FABRIC_1D / FABRIC_1D_RING: a line (or ring) per
   // mesh row and column, each group on its own (REFERENCE 3.4, 6.7).
   if (options.cluster_axis) device.fabric.scope = runtime::FabricScope::Axes;
@@ -529,7 +530,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("--size/--memory: {}", e.what()));
   } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}", e.what()));
+    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight/--erisc-unreserved-kib: {}", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(e.what());
   }

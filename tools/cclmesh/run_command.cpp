@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/device/l1_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
@@ -139,6 +140,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
                       "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
       ->check(CLI::Range(1, 16));
+  command->add_option("--erisc-unreserved-kib", o.erisc_unreserved_kib,
+                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
+                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 106)")
+      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
   command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
   command->add_option("--fault", raw->faults,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device/l1_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
@@ -169,6 +170,10 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
                       "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
       ->check(CLI::Range(64, 7616))
       ->capture_default_str();
+  command->add_option("--erisc-unreserved-kib", b.erisc_unreserved_kib,
+                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
+                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 106)")
+      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
   command->add_option("--seed", b.seed, "seed of the input data")->capture_default_str();
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");

@@ -319,7 +319,7 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params) {
   if (params.bidirectional != BidirectionalMode::Auto) return params.bidirectional;
   // REFERENCE 7.3 choose_bidirectional_mode: SPLIT when the input is larger than twice the
   // ERISC L1 an EDM can buffer (the code's own "guestimate").
-  const std::uint64_t eth_l1_capacity = kEriscUnreservedBytes;
+  const std::uint64_t eth_l1_capacity = params.fabric.erisc_l1_map().unreserved_bytes;
   return size_bytes(params.input) > 2 * eth_l1_capacity ? BidirectionalMode::SplitTensor
                                                         : BidirectionalMode::FullTensor;
 }

@@ -50,14 +50,15 @@ std::uint32_t legacy_page_stride_bytes(std::uint32_t page_size_bytes) {
 }
 
 namespace {
-std::uint64_t edm_region_bytes(std::uint32_t num_channels, std::uint32_t buffers, std::uint32_t buffer_bytes) {
-  const auto l = kernels::make_legacy_edm_layout(kEriscKernelBase, num_channels, buffers, buffer_bytes);
-  return std::uint64_t{l.end} - kEriscKernelBase;
+std::uint64_t edm_region_bytes(const EriscL1Map& erisc, std::uint32_t num_channels, std::uint32_t buffers,
+                               std::uint32_t buffer_bytes) {
+  const auto l = kernels::make_legacy_edm_layout(erisc.kernel_base(), num_channels, buffers, buffer_bytes);
+  return std::uint64_t{l.end} - erisc.kernel_base();
 }
 }  // namespace
 
 std::uint32_t legacy_pages_per_message(const LegacyEdmOptions& options, std::uint32_t page_stride_bytes,
-                                       std::uint32_t num_channels, const std::string& op) {
+                                       std::uint32_t num_channels, const std::string& op, const EriscL1Map& erisc) {
   const std::uint32_t buffers = options.buffers_per_channel;
   if (buffers == 0 || buffers > kernels::legacy_edm::kMaxBuffersPerChannel) {
     throw CclParamsError(fmt::format("{}: legacy buffers_per_channel {}; expected 1..{}", op, buffers,
@@ -65,34 +66,37 @@ std::uint32_t legacy_pages_per_message(const LegacyEdmOptions& options, std::uin
   }
   if (options.pages_per_message != 0) {
     const std::uint64_t bytes = std::uint64_t{options.pages_per_message} * page_stride_bytes;
-    if (bytes > 0xFFFFFFFFull || edm_region_bytes(num_channels, buffers, static_cast<std::uint32_t>(bytes)) >
-                                     kEriscKernelBytes) {
+    if (bytes > 0xFFFFFFFFull || edm_region_bytes(erisc, num_channels, buffers, static_cast<std::uint32_t>(bytes)) >
+                                     erisc.kernel_bytes()) {
       throw CclParamsError(fmt::format("{}: legacy messages of {} pages ({} B) x {} buffers x {} channels do not fit "
                                        "the {} B ERISC kernel region",
                                        op, options.pages_per_message, bytes, buffers, num_channels,
-                                       kEriscKernelBytes));
+                                       erisc.kernel_bytes()));
     }
     return options.pages_per_message;
   }
   std::uint32_t pages = 0;
-  while (edm_region_bytes(num_channels, buffers, (pages + 1) * page_stride_bytes) <= kEriscKernelBytes) ++pages;
+  while (edm_region_bytes(erisc, num_channels, buffers, (pages + 1) * page_stride_bytes) <= erisc.kernel_bytes()) {
+    ++pages;
+  }
   if (pages == 0) {
     throw CclParamsError(fmt::format("{}: a {} B page x {} buffers x {} channels does not fit the {} B ERISC kernel "
                                      "region",
-                                     op, page_stride_bytes, buffers, num_channels, kEriscKernelBytes));
+                                     op, page_stride_bytes, buffers, num_channels, erisc.kernel_bytes()));
   }
   return pages;
 }
 
 LegacyEdmSite legacy_edm_site(ChipId chip, std::uint32_t channel, ChipId peer, std::uint32_t senders,
                               std::uint32_t receivers, std::uint32_t pages_per_message,
-                              std::uint32_t page_stride_bytes, const LegacyEdmOptions& options) {
+                              std::uint32_t page_stride_bytes, const LegacyEdmOptions& options,
+                              const EriscL1Map& erisc) {
   LegacyEdmSite site;
   site.chip = chip;
   site.channel = channel;
   site.peer = peer;
   site.config = kernels::LegacyEdmConfig{chip < peer,
-                                         kEriscKernelBase,
+                                         erisc.kernel_base(),
                                          senders,
                                          receivers,
                                          options.buffers_per_channel,
@@ -129,10 +133,10 @@ void add_legacy_edm(Program& program, const topo::Topology& topology, const Lega
 LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
                                  const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
                                  std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
-                                 const LegacyEdmOptions& options, const std::string& op) {
+                                 const LegacyEdmOptions& options, const EriscL1Map& erisc, const std::string& op) {
   const LegacyHop hop = legacy_hop(topology, from, to, op);
-  const LegacyEdmSite site =
-      legacy_edm_site(hop.from, hop.from_channel, hop.to, 1, 1, pages_per_message, page_stride_bytes, options);
+  const LegacyEdmSite site = legacy_edm_site(hop.from, hop.from_channel, hop.to, 1, 1, pages_per_message,
+                                             page_stride_bytes, options, erisc);
   add_legacy_edm(program, topology, site, {sender, receiver});
   return site;
 }

@@ -15,6 +15,7 @@
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/device/l1_map.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "topologies/topology.hpp"
@@ -60,9 +61,11 @@ std::vector<std::vector<ChipId>> resolve_legacy_groups(const GroupSelection& sel
 std::uint32_t legacy_page_stride_bytes(std::uint32_t page_size_bytes);
 // Pages per message for EDMs of `num_channels` channels: `options.pages_per_message`, or the
 // most that fit. Throws CclParamsError when the EDM's layout does not fit the ERISC kernel
-// region (the message and the region are named).
+// region of `erisc` (the device's FabricOptions::erisc_l1_map(); the message and the region are
+// named).
 std::uint32_t legacy_pages_per_message(const LegacyEdmOptions& options, std::uint32_t page_stride_bytes,
-                                       std::uint32_t num_channels, const std::string& op);
+                                       std::uint32_t num_channels, const std::string& op,
+                                       const EriscL1Map& erisc = kDefaultEriscL1Map);
 
 // Per-program semaphore ids on an EDM's ethernet core: channel c uses id c; the termination
 // semaphore takes the last id (so an EDM has at most 31 channels here).
@@ -84,11 +87,12 @@ struct LegacyEdmSite {
 };
 
 // The EDM config of one end of a hop: `senders` and `receivers` channels, each of
-// `pages_per_message` pages of `page_stride_bytes`, in the ERISC kernel region. The side on the
-// lower chip id leads the handshake.
+// `pages_per_message` pages of `page_stride_bytes`, in the kernel region of `erisc`. The side on
+// the lower chip id leads the handshake.
 LegacyEdmSite legacy_edm_site(ChipId chip, std::uint32_t channel, ChipId peer, std::uint32_t senders,
                               std::uint32_t receivers, std::uint32_t pages_per_message,
-                              std::uint32_t page_stride_bytes, const LegacyEdmOptions& options);
+                              std::uint32_t page_stride_bytes, const LegacyEdmOptions& options,
+                              const EriscL1Map& erisc);
 
 // Adds the EDM kernel of `site` (channels: its senders, then its receivers) and its per-program
 // semaphores to `program`.
@@ -105,7 +109,7 @@ inline constexpr std::uint32_t kLegacyHopChannels = 2;
 LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
                                  const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
                                  std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
-                                 const LegacyEdmOptions& options, const std::string& op);
+                                 const LegacyEdmOptions& options, const EriscL1Map& erisc, const std::string& op);
 
 // The worker's block for channel `channel` of the EDM at `site`.
 api::LegacyEdmChannelConfig legacy_edm_worker_channel(const topo::Topology& topology, const LegacyEdmSite& site,

@@ -32,7 +32,8 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
   }
   r.cores = worker_cores(topology, q.first_worker, 2, op);
   r.page_stride = legacy_page_stride_bytes(r.page_size);
-  r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op);
+  r.erisc = q.fabric.erisc_l1_map();
+  r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op, r.erisc);
   return r;
 }
 
@@ -74,7 +75,7 @@ LegacyEdmSite add_legacy_edm_toward(Program& program, const topo::Topology& topo
   return add_legacy_hop_edm(program, topology, chip.chip(), chip.neighbour(up),
                             LegacyEdmChannel{r.cores[up ? 0 : 1], sender_semaphore_id, sender_messages},
                             LegacyEdmChannel{r.cores[up ? 1 : 0], receiver_semaphore_id, receiver_messages},
-                            r.pages_per_message, r.page_stride, options, op);
+                            r.pages_per_message, r.page_stride, options, r.erisc, op);
 }
 
 KernelSpec legacy_worker_kernel(const std::string& kernel, CoreCoord core, const kargs::KernelArgs& args, bool sender) {

@@ -40,6 +40,7 @@ struct LegacyOp {
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
   std::uint32_t pages_per_message = 0;  // per EDM buffer
   std::vector<CoreCoord> cores;         // the worker cores: [up, down]
+  EriscL1Map erisc;                     // the device's ERISC L1 (request.fabric), for the EDMs
 };
 
 // Checks the device has no persistent fabric (the EDMs take its ethernet cores), one link, groups

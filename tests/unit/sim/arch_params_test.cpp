@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "runtime/device/l1_map.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/chip.hpp"
 #include "sim/model/sim_fault.hpp"
@@ -34,7 +35,8 @@ TEST(ArchParams, WormholeMatchesReference) {
   EXPECT_EQ(p.noc.niu_to_router, 5_ns);
   EXPECT_EQ(p.l1.tensix_bytes, 1'499'136u);
   EXPECT_EQ(p.l1.erisc_bytes, 262'144u);
-  EXPECT_EQ(p.l1.erisc_unreserved_base + p.l1.erisc_unreserved_bytes, 262'144u);
+  // The device contract's ERISC map (its unreserved region runs to the end of L1) assumes this L1.
+  EXPECT_EQ(p.l1.erisc_bytes, cclmesh::runtime::kEriscL1Bytes);
   EXPECT_EQ(p.dram.channels, 6);
   EXPECT_EQ(p.dram.bank_count(), 12);
   EXPECT_EQ(p.dram.bank_bytes(), std::uint64_t{1} << 30);
