@@ -530,7 +530,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("--size/--memory: {}", e.what()));
   } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight/--erisc-unreserved-kib: {}", e.what()));
+    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(e.what());
   }
