@@ -120,14 +120,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     }
     const kargs::InterpreterStreamSpec writer_stream{out_args, cmd::encode_stream(writer),
                                                      static_cast<std::uint32_t>(writer.size())};
-    if (has_data) {
-      const kargs::InterpreterStreamSpec reader{
-          in_args, cmd::encode_command(cmd::read_tensor_slice_to_cb(runs[link], kDataCbId)), 1};
-      add_copy_kernels(program, core, spec, reader, writer_stream, p.split_reader_writer);
-    } else {
-      spec.streams = {writer_stream};
-      program.kernels.push_back(interpreter_kernel(core, spec));
-    }
+    add_slice_copy_kernels(program, core, spec, in_args, runs[link], writer_stream, p.split_reader_writer, has_data);
   }
   return program;
 }

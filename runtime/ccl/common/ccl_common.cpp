@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -38,6 +40,19 @@ void add_copy_kernels(Program& program, CoreCoord core, const kargs::Interpreter
   kargs::InterpreterSpec write = writer_base;
   write.streams = {writer};
   program.kernels.push_back(interpreter_kernel(core, write));
+}
+
+void add_slice_copy_kernels(Program& program, CoreCoord core, kargs::InterpreterSpec spec,
+                            const kargs::TensorArgs& input, const api::TensorSlice& run,
+                            const kargs::InterpreterStreamSpec& writer, bool split, bool has_data) {
+  if (has_data) {
+    const kargs::InterpreterStreamSpec reader{input, cmd::encode_command(cmd::read_tensor_slice_to_cb(run, kDataCbId)),
+                                              1};
+    add_copy_kernels(program, core, spec, reader, writer, split);
+    return;
+  }
+  spec.streams = {writer};
+  program.kernels.push_back(interpreter_kernel(core, spec));
 }
 
 CircularBufferSpec packet_header_cb(CoreCoord core) {

@@ -45,6 +45,12 @@ KernelSpec interpreter_kernel(CoreCoord core, const kargs::InterpreterSpec& spec
 void add_copy_kernels(Program& program, CoreCoord core, const kargs::InterpreterSpec& writer_base,
                       const kargs::InterpreterStreamSpec& reader, const kargs::InterpreterStreamSpec& writer,
                       bool split);
+// The kernels of a worker that sends one slice run: with data, a reader streaming `run` of
+// `input` into the data CB and `writer`, through add_copy_kernels; timing-only (no data to
+// move), the writer stream alone on one interpreter.
+void add_slice_copy_kernels(Program& program, CoreCoord core, kargs::InterpreterSpec spec,
+                            const kargs::TensorArgs& input, const api::TensorSlice& run,
+                            const kargs::InterpreterStreamSpec& writer, bool split, bool has_data);
 // The packet-header CB and a data CB of `pages` pages on `core`.
 CircularBufferSpec packet_header_cb(CoreCoord core);
 CircularBufferSpec data_cb(CoreCoord core, std::uint32_t page_size_bytes, std::uint32_t pages);

@@ -32,14 +32,7 @@ void add_link_senders(Program& program, const FabricPlan& plan, const LinkSender
                 : cmd::fabric_multicast_semaphore_inc(done, 1, s.done_core.x, s.done_core.y, *multicast));
     const kargs::InterpreterStreamSpec writer{s.output, cmd::encode_stream(writer_commands),
                                               static_cast<std::uint32_t>(writer_commands.size())};
-    if (has_data) {
-      const kargs::InterpreterStreamSpec reader{
-          s.input, cmd::encode_command(cmd::read_tensor_slice_to_cb(s.runs[link], kDataCbId)), 1};
-      add_copy_kernels(program, core, spec, reader, writer, s.split_reader_writer);
-    } else {
-      spec.streams = {writer};
-      program.kernels.push_back(interpreter_kernel(core, spec));
-    }
+    add_slice_copy_kernels(program, core, spec, s.input, s.runs[link], writer, s.split_reader_writer, has_data);
   }
 }
 
