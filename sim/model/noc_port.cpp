@@ -169,7 +169,17 @@ void NocPort::issue_trid_write(std::uint32_t trid, bool nonposted) {
 void NocPort::resolve_trid(std::uint32_t trid, NocBarrierKind kind, SimTime at) {
   TridClocks& c = trid_clocks(trid);
   (kind == NocBarrierKind::WritesFlushed ? c.flushes : c.acks).resolve(at, now());
-  if (kind == NocBarrierKind::WritesFlushed) arm_trid_alarm();
+  if (kind != NocBarrierKind::WritesFlushed || !trid_listener_wants_) return;
+  // What arm_trid_alarm() would do, without visiting the other 15 ids: while a listener waits,
+  // every full scan leaves either an alarm no later than every other id's candidate time, or
+  // no alarm and no candidate at all; since then the other ids can only have dropped out
+  // (issued again, or all flushed by now), so the earliest candidate is before the alarm (or
+  // there is no alarm) exactly when this id's time is.
+  CompletionClock& flushes = c.flushes;
+  if (!flushes.all_known() || flushes.all_done(now())) return;
+  if (trid_alarm_at_ && *trid_alarm_at_ <= flushes.last_time()) return;
+  trid_alarm_at_ = flushes.last_time();
+  Engine::current().schedule_at(*trid_alarm_at_, [this] { trid_alarm(); });
 }
 
 bool NocPort::some_trid_flushed_since(SimTime since) const {
