@@ -24,27 +24,30 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
-  slot.fn = fn;
   slot.drop = drop;
   slot.context = context;
   slot.in_use = true;
+  // Generation 0 means "no event"; skip it on wrap-around.
+  slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
   CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
-  slot.sequence = next_sequence_++;
+  const std::uint64_t sequence = next_sequence_++;
   const std::int64_t time_ps = time.ps();
-  const std::uint64_t order = (slot.sequence << kSlotBits) | index;
+  const std::uint64_t order = (sequence << kSlotBits) | index;
   const std::int64_t bucket = time_ps >> kBucketShift;
   if (bucket == run_bucket_) {
-    insert_into_run(Entry{time_ps, order});
+    insert_into_run(Entry{time_ps, order, fn, context});
   } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
              ring_count_[static_cast<std::size_t>(bucket) % kRingBuckets] < kBucketEntries) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
     Entry& slot_entry = ring_store_[at].entries[ring_count_[at]++];
     slot_entry.time_ps = time_ps;
     slot_entry.order = order;
+    slot_entry.fn = fn;
+    slot_entry.context = context;
     ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
     ++ring_entries_;
   } else {
-    heap_push(Entry{time_ps, order});
+    heap_push(Entry{time_ps, order, fn, context});
   }
   ++live_;
   return EventId{index, slot.generation};
@@ -60,22 +63,30 @@ bool EventQueue::cancel(EventId id) {
   Slot& slot = slots_[id.slot];
   EventFn drop = slot.drop;
   void* context = slot.context;
-  release_slot(id.slot);
+  // The entry stays queued (finding it would cost a search); the slot is freed when it surfaces.
+  slot.in_use = false;
+  slot.cancelled = true;
+  slot.drop = nullptr;
+  slot.context = nullptr;
+  ++cancelled_queued_;
   --live_;
   if (drop != nullptr) drop(context);
   return true;
 }
 
-void EventQueue::release_slot(std::uint32_t index) {
+// Stores only: the slot's line is usually cold when its event runs.
+void EventQueue::free_slot(std::uint32_t index) {
   Slot& slot = slots_[index];
   slot.in_use = false;
-  slot.fn = nullptr;
-  slot.drop = nullptr;
-  slot.context = nullptr;
-  // Generation 0 means "no event"; skip it on wrap-around.
-  slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
   slot.next_free = free_head_;
   free_head_ = index;
+}
+
+void EventQueue::discard(const Entry& e) {
+  Slot& slot = slots_[e.slot()];
+  slot.cancelled = false;
+  --cancelled_queued_;
+  free_slot(e.slot());
 }
 
 // Sift up through a hole: parents move down until the new entry's place is found.
@@ -119,7 +130,7 @@ EventQueue::Entry EventQueue::heap_pop() {
 }
 
 void EventQueue::discard_cancelled_top() {
-  while (!heap_.empty() && !live(heap_.front())) heap_pop();
+  while (!heap_.empty() && !live(heap_.front())) discard(heap_pop());
 }
 
 // The entry is newer than every queued one, so its place is after every entry at its time or
@@ -136,7 +147,7 @@ void EventQueue::insert_into_run(Entry entry) {
 }
 
 void EventQueue::refill_run() {
-  while (run_head_ < run_.size() && !live(run_[run_head_])) ++run_head_;
+  while (run_head_ < run_.size() && !live(run_[run_head_])) discard(run_[run_head_++]);
   if (run_head_ < run_.size()) return;
   run_.clear();
   run_head_ = 0;
@@ -163,14 +174,17 @@ void EventQueue::refill_run() {
     // The run starts here even if every entry was cancelled: the ring then moves past it.
     run_bucket_ = bucket;
     ring_start_ = bucket + 1;
-    // The ring and the slots are cold by the time a bucket comes up (the payload copies of
-    // 2 us of simulated time went through the caches since): ask for every entry's slot at
-    // once, and for the next non-empty bucket's line, instead of waiting for them one by one.
-    for (std::size_t i = 0; i < count; ++i) __builtin_prefetch(&slots_[entries[i].slot()]);
+    // The ring is cold by the time a bucket comes up (the payload copies of 2 us of simulated
+    // time went through the caches since): ask for the next non-empty bucket now, instead of
+    // waiting for it then. The entries' slots are only written, to free them: no prefetch
+    // (measured: asking for them, also for the next event's, cost more than it saved).
     prefetch_bucket_after(found);
     for (std::size_t i = 0; i < count; ++i) {
       const Entry e = entries[i];
-      if (!live(e)) continue;
+      if (!live(e)) {
+        discard(e);
+        continue;
+      }
       // Insertion sort: a bucket holds a handful of entries.
       std::size_t at = run_.size();
       run_.push_back(e);
@@ -194,7 +208,11 @@ void EventQueue::prefetch_bucket_after(std::size_t bucket) {
     base = ((word + 1) % (kRingBuckets / 64)) * 64;
     bits = ring_filled_[base / 64];
   }
-  if (bits != 0) __builtin_prefetch(&ring_store_[base + static_cast<std::size_t>(__builtin_ctzll(bits))]);
+  if (bits != 0) {
+    const Bucket& next_bucket = ring_store_[base + static_cast<std::size_t>(__builtin_ctzll(bits))];
+    __builtin_prefetch(&next_bucket.entries[0]);
+    __builtin_prefetch(&next_bucket.entries[kBucketEntries - 1]);
+  }
 }
 
 bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
@@ -207,19 +225,17 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   const Entry& least = from_heap ? heap_.front() : run_[run_head_];
   if (least.time_ps > limit.ps()) return false;
   const Entry entry = from_heap ? heap_pop() : run_[run_head_++];
-  if (run_head_ < run_.size()) __builtin_prefetch(&slots_[run_[run_head_].slot()]);  // the next event's
   CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
   now_time_ps_ = entry.time_ps;
   // An empty ring may restart at this event's bucket (nothing pending is earlier), so events
   // scheduled after a long gap served by the heap land in the ring again. A non-empty ring
   // already starts after the current run, which is not later than this event's bucket.
   if (ring_entries_ == 0) ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
-  Slot& slot = slots_[entry.slot()];
   out.time = SimTime::from_ps(entry.time_ps);
   out.sequence = entry.sequence();
-  out.fn = slot.fn;
-  out.context = slot.context;
-  release_slot(entry.slot());
+  out.fn = entry.fn;
+  out.context = entry.context;
+  free_slot(entry.slot());
   --live_;
   return true;
 }

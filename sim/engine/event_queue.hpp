@@ -17,7 +17,10 @@
 // - a 4-ary min-heap for the rest: events beyond the ring's horizon, in a crowded bucket, or
 //   in a bucket the ring no longer covers (before the current run's).
 // The ring's front is therefore never compared event by event: a pop looks at the current
-// run's front and the heap's. (The previous design kept a FIFO for the current time and found
+// run's front and the heap's. An entry carries its function and context, so running it reads
+// only the entry: its slot (cold by then) is only written, to free it; a cancelled event's
+// slot stays reserved until its entry surfaces, so while nothing is cancelled (nearly always)
+// no entry's liveness needs its slot either. (The previous design kept a FIFO for the current time and found
 // the ring's earliest entry by scanning a bucket at every pop: ~300 instructions per event.)
 
 #include <cstdint>
@@ -70,25 +73,28 @@ class EventQueue {
   std::uint64_t scheduled_total() const { return next_sequence_; }
 
  private:
-  // 16 bytes, so a node's four children share a cache line: the time, then the sequence
-  // number above the slot index. Sequence numbers are unique, so comparing `order` compares
-  // sequence numbers, and the sequence also tells a live entry from a stale one.
+  // 32 bytes: the time, then the sequence number above the slot index (sequence numbers are
+  // unique, so comparing `order` compares sequence numbers), then what to run. Carrying fn and
+  // context here spares a pop the load of the event's slot, cold by the time it runs.
   static constexpr int kSlotBits = 24;  // up to 16M events pending at once
   static constexpr int kSequenceBits = 64 - kSlotBits;
   struct Entry {
     std::int64_t time_ps;
     std::uint64_t order;
+    EventFn fn;
+    void* context;
     std::uint64_t sequence() const { return order >> kSlotBits; }
     std::uint32_t slot() const { return static_cast<std::uint32_t>(order & ((std::uint64_t{1} << kSlotBits) - 1)); }
   };
+  // What cancel() and the destructor need; written when the event is pushed (a slot freed
+  // last is taken first, so its line is usually hot) and freed when its entry leaves.
   struct Slot {
-    EventFn fn = nullptr;
     EventFn drop = nullptr;
     void* context = nullptr;
-    std::uint64_t sequence = 0;   // of the event holding the slot
-    std::uint32_t generation = 1;  // for EventIds
+    std::uint32_t generation = 0;  // for EventIds: advanced at each push
     std::uint32_t next_free = 0;
-    bool in_use = false;
+    bool in_use = false;     // pending: pushed, neither run nor cancelled
+    bool cancelled = false;  // cancelled, its entry still queued: the slot is freed when it surfaces
   };
   // A function object, not a function pointer, so the heap algorithms inline the comparison.
   struct Later {
@@ -98,15 +104,14 @@ class EventQueue {
   };
   static constexpr Later later{};
   static constexpr std::size_t kArity = 4;
-  // Entries go by value (two registers): a 16-byte copy through the stack right after two
-  // 8-byte stores defeats store forwarding and stalls every push.
+  // Entries go by value: a copy through the stack right after separate 8-byte stores defeats
+  // store forwarding and stalls every push.
   void heap_push(Entry entry);
   Entry heap_pop();
-  void release_slot(std::uint32_t slot);
-  bool live(const Entry& e) const {
-    const Slot& slot = slots_[e.slot()];
-    return slot.in_use && slot.sequence == e.sequence();
-  }
+  void free_slot(std::uint32_t slot);
+  bool live(const Entry& e) const { return cancelled_queued_ == 0 || !slots_[e.slot()].cancelled; }
+  // A cancelled entry leaves the queue: its slot becomes free.
+  void discard(const Entry& e);
   void discard_cancelled_top();
   // Drops cancelled entries at the current run's front; when the run is used up, makes the
   // ring's earliest bucket the current run. Afterwards the run is empty only if the ring is.
@@ -120,17 +125,18 @@ class EventQueue {
   std::vector<Entry> run_;        // the current run, sorted, from run_head_
   std::size_t run_head_ = 0;
   std::int64_t run_bucket_ = -1;  // absolute bucket number (time >> kBucketShift) of the run
-  // A bucket is one cache line of entries in one flat array, its count in a small array of its
-  // own: a push or a refill touches one line of the ring (a vector per bucket cost a header
-  // and a separately allocated buffer, two cache misses: the ring is visited once per 2.1 us
-  // of simulated time, long enough for the payload copies to evict it from the caches). A
-  // fuller bucket sends further entries to the heap. (Measured on the T3K 64 MiB timing-only
-  // all_gather: 4 entries of 512 ps buckets beat 4 of 256 ps, 2 of 512 ps and 8 of 1 ns.)
+  // A bucket is two cache lines of entries in one flat array, its count in a small array of
+  // its own: a push or a refill touches one bucket of the ring (a vector per bucket cost a
+  // header and a separately allocated buffer, two cache misses: the ring is visited once per
+  // 2.1 us of simulated time, long enough for the payload copies to evict it from the caches).
+  // A fuller bucket sends further entries to the heap. (Measured on the T3K 64 MiB timing-only
+  // all_gather, with 16-byte entries: 4 entries of 512 ps buckets beat 4 of 256 ps, 2 of
+  // 512 ps and 8 of 1 ns.)
   static constexpr std::size_t kBucketEntries = 4;
-  struct alignas(64) Bucket {
+  struct alignas(128) Bucket {
     Entry entries[kBucketEntries];
   };
-  static_assert(sizeof(Bucket) == 64, "a bucket is one cache line");
+  static_assert(sizeof(Bucket) == 128, "a bucket is two cache lines");
   std::vector<Bucket> ring_store_ = std::vector<Bucket>(kRingBuckets);
   std::uint8_t ring_count_[kRingBuckets] = {};
   std::uint64_t ring_filled_[kRingBuckets / 64] = {};  // bit: that bucket is not empty
@@ -142,6 +148,7 @@ class EventQueue {
   std::int64_t now_time_ps_ = -1;  // time of the last event popped
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kNoSlot;
+  std::size_t cancelled_queued_ = 0;  // cancelled events whose entries are still queued
   std::uint64_t next_sequence_ = 0;
   std::size_t live_ = 0;
   static constexpr std::uint32_t kNoSlot = 0xffffffffu;

@@ -84,6 +84,33 @@ TEST(EventQueue, StaleIdsDoNotCancelReusedSlots) {
   EXPECT_EQ(drain(queue), (std::vector<int>{2}));
 }
 
+// A cancelled event's entry stays queued (it carries its function and context) and its slot
+// is freed only when the entry surfaces: events pushed meanwhile must neither take that slot
+// nor be skipped as cancelled, and the slot is reused once the stale entry is gone, with the
+// old id still unable to cancel the new event.
+TEST(EventQueue, ACancelledSlotIsReusedOnlyAfterItsEntryLeaves) {
+  EventQueue queue;
+  int values[] = {0, 1, 2, 3};
+  int dropped = 0;
+  const auto count_drop = [](void* c) { ++*static_cast<int*>(c); };
+  const EventId cancelled = queue.push(5_ns, record, &dropped, count_drop);
+  EXPECT_TRUE(queue.cancel(cancelled));
+  const EventId during = queue.push(6_ns, record, &values[1]);
+  EXPECT_NE(during.slot, cancelled.slot);
+  queue.push(1_ns, record, &values[0]);
+  EXPECT_EQ(queue.live_events(), 2u);
+  EXPECT_EQ(drain(queue), (std::vector<int>{0, 1}));
+  EXPECT_EQ(dropped, 1);
+  // Both slots are free again; the cancelled one comes back as some later event's.
+  const EventId after_a = queue.push(7_ns, record, &values[2]);
+  const EventId after_b = queue.push(8_ns, record, &values[3]);
+  EXPECT_TRUE(after_a.slot == cancelled.slot || after_b.slot == cancelled.slot);
+  EXPECT_FALSE(queue.cancel(cancelled));
+  EXPECT_FALSE(queue.pending(cancelled));
+  EXPECT_EQ(drain(queue), (std::vector<int>{2, 3}));
+  EXPECT_EQ(dropped, 1);
+}
+
 TEST(EventQueue, NextTimeSkipsCancelledHead) {
   EventQueue queue;
   int a = 1;
