@@ -162,6 +162,7 @@ bool NocPort::trid_writes_acked(std::uint32_t trid) const { return trid_clocks(t
 
 void NocPort::issue_trid_write(std::uint32_t trid, bool nonposted) {
   TridClocks& c = trid_clocks(trid);
+  trid_busy_ |= 1u << trid;
   c.flushes.issue(now());
   if (nonposted) c.acks.issue(now());
 }
@@ -182,13 +183,29 @@ void NocPort::resolve_trid(std::uint32_t trid, NocBarrierKind kind, SimTime at) 
   Engine::current().schedule_at(*trid_alarm_at_, [this] { trid_alarm(); });
 }
 
-bool NocPort::some_trid_flushed_since(SimTime since) const {
+template <typename Visit>
+void NocPort::for_each_busy_trid(Visit&& visit) {
+  const SimTime t = now();
+  for (std::uint32_t bits = trid_busy_; bits != 0; bits &= bits - 1) {
+    const auto trid = static_cast<std::uint32_t>(__builtin_ctz(bits));
+    CompletionClock& flushes = (*trids_)[trid].flushes;
+    if (flushes.all_done(t)) {
+      trid_busy_ &= ~(1u << trid);
+      trid_idle_last_flushed_ = std::max(trid_idle_last_flushed_, flushes.last_all_done(t));
+      continue;
+    }
+    visit(flushes);
+  }
+}
+
+// An id's last all-flushed time only grows, so the latest over the ids cleared from the busy
+// mask (also over ids busy again since) and the busy ids' own is the latest over all ids.
+bool NocPort::some_trid_flushed_since(SimTime since) {
   if (!trids_) return false;
   const SimTime t = now();
-  for (TridClocks& c : *trids_) {
-    if (c.flushes.last_all_done(t) > since) return true;
-  }
-  return false;
+  bool found = false;
+  for_each_busy_trid([&](CompletionClock& flushes) { found = found || flushes.last_all_done(t) > since; });
+  return found || trid_idle_last_flushed_ > since;
 }
 
 // The earliest time an id whose writes all have known flush times becomes all flushed. An id
@@ -197,12 +214,11 @@ bool NocPort::some_trid_flushed_since(SimTime since) const {
 // that goes off finds nothing and re-arms or ends).
 void NocPort::arm_trid_alarm() {
   if (!trid_listener_wants_ || !trids_) return;
-  const SimTime t = now();
   std::optional<SimTime> earliest;
-  for (TridClocks& c : *trids_) {
-    if (!c.flushes.all_known() || c.flushes.all_done(t)) continue;
-    if (!earliest || c.flushes.last_time() < *earliest) earliest = c.flushes.last_time();
-  }
+  for_each_busy_trid([&](CompletionClock& flushes) {  // an id all flushed is no candidate
+    if (!flushes.all_known()) return;
+    if (!earliest || flushes.last_time() < *earliest) earliest = flushes.last_time();
+  });
   if (!earliest || (trid_alarm_at_ && *trid_alarm_at_ <= *earliest)) return;
   trid_alarm_at_ = earliest;
   Engine::current().schedule_at(*earliest, [this] { trid_alarm(); });

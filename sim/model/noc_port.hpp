@@ -137,7 +137,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // flushed, while a parked polling kernel waits for that.
   void arm_trid_alarm();
   void trid_alarm();
-  bool some_trid_flushed_since(SimTime since) const;
+  bool some_trid_flushed_since(SimTime since);
 
   std::string owner_;
   NocId noc_;
@@ -159,6 +159,15 @@ class NocPort final : public WaitTarget, public ActivitySource {
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
   mutable std::unique_ptr<std::array<TridClocks, kNocTransactionIds>> trids_;
+  // The scans over ids (the trid alarm, "some id flushed since") visit only the ids that may
+  // have writes not yet flushed: a bit is set when the id tags a write and cleared when a scan
+  // finds all its writes flushed (it stays so until it tags another). The latest time a
+  // cleared id became all flushed is kept, so "since" is still answered for every id.
+  std::uint32_t trid_busy_ = 0;
+  SimTime trid_idle_last_flushed_;
+  // Visits the busy ids in ascending order; clears (and remembers) those all flushed by now.
+  template <typename Visit>
+  void for_each_busy_trid(Visit&& visit);
   // Packets that left their request slot while the NIU was still busy, in order (Noc::drain_niu).
   struct WaitingPacket {
     CoreCoord to;

@@ -170,6 +170,41 @@ TEST(NocTransactionIds, WritesOnTwoIdsAreFlushedAndAckedIndependently) {
   EXPECT_FALSE(seen[1].acked7);
 }
 
+// "Some id flushed since" keeps counting ids whose writes all left while nobody looked (the
+// port's scans skip ids found all flushed until they tag another write): a kernel that parks
+// after such a flush returns at once; one that parks after it waits for the next id, and an
+// id used again counts again.
+TEST(NocTransactionIds, AFlushNobodyWatchedStillCountsAndAnIdUsedAgainWakesAgain) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  chip.l1(kA).write(0x1000, pattern(256, 9));
+  const SimTime flush64 = untagged_flush_time(64);
+  std::vector<SimTime> returned;
+  std::vector<SimTime> issued;
+  ActivityListener listener("poller");
+  engine.spawn_fiber("poller", [&] {
+    chip.l1(kA).activity().attach(listener);
+    noc.write_with_trid(kA, 0x1000, {kB, 0x8000}, 64, 3);
+    block_on(delay(1_us));  // id 3 flushes meanwhile, unobserved
+    listener.wait_blocking(activity_bit(ActivityKind::NocTridWritesFlushed));
+    returned.push_back(engine.now());  // at once: it flushed after the listener's last return
+    issued.push_back(engine.now());
+    noc.write_with_trid(kA, 0x1000, {kB, 0x9000}, 64, 5);
+    listener.wait_blocking(activity_bit(ActivityKind::NocTridWritesFlushed));
+    returned.push_back(engine.now());
+    issued.push_back(engine.now());
+    noc.write_with_trid(kA, 0x1000, {kB, 0xa000}, 64, 3);
+    listener.wait_blocking(activity_bit(ActivityKind::NocTridWritesFlushed));
+    returned.push_back(engine.now());
+  });
+  engine.run();
+  ASSERT_EQ(returned.size(), 3u);
+  EXPECT_EQ(returned[0], 1_us);
+  EXPECT_EQ(returned[1], issued[0] + flush64);
+  EXPECT_EQ(returned[2], issued[1] + flush64);
+}
+
 TEST(NocTransactionIds, AnIdOutsideTheSixteenOrAWriteBeyondOnePacketFailsACheck) {
   Engine engine;
   Chip chip(engine, 0, testing::wormhole());
