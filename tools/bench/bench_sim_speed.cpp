@@ -10,6 +10,7 @@
 // Targets (one core): T3K 8-ring all_gather 1 GiB timing-only < 5 s; 64 MiB with real data
 // < 10 s; TG all_gather along an axis, 1 GiB timing-only < 20 s; memory < 2x the tensor bytes
 // with data and < 1 GiB timing-only.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -92,8 +93,19 @@ int run_one(const Scenario& s) {
 
 int main(int argc, char** argv) {
   const std::vector<Scenario> all = scenarios();
-  const std::string mode = argc > 1 ? argv[1] : "all";
-  if (mode == "run" && argc > 2) return run_one(all.at(static_cast<std::size_t>(std::atoi(argv[2]))));
+  CLI::App app{"cclmesh simulation speed: every scenario (default), the quick ones, or one by index"};
+  std::string mode = "all";
+  std::size_t scenario_index = 0;
+  app.add_option("mode", mode, "all | quick | run")->check(CLI::IsMember({"all", "quick", "run"}));
+  app.add_option("index", scenario_index, "scenario index for 'run'")->check(CLI::Range(std::size_t{0}, all.size() - 1));
+  try {
+    app.parse(argc, argv);
+    if (mode == "run" && app.count("index") == 0) throw CLI::ValidationError("index", "'run' needs a scenario index");
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (mode == "run") return run_one(all[scenario_index]);
   fmt::print("# cclmesh simulation speed; wall = host seconds for the whole run (build, op, verify)\n");
   fmt::print("{:<64} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8} {:>10}\n", "# scenario", "wall_s", "target_s", "events",
              "kev/s", "rss_MiB", "rss/T", "busbw");
