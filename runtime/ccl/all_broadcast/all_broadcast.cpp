@@ -139,11 +139,7 @@ std::uint32_t output_buffer_count(const Params& params, const topo::Topology& to
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  std::vector<CoreRange> ranges;
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, params.num_links, kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }

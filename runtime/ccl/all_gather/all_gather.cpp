@@ -319,11 +319,7 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params) {
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   const std::uint32_t per_link = resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1;
-  std::vector<CoreRange> ranges;
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
 }
 
 bool needs_broadcast_fallback(const Params& params) { return broadcast_fallback::applies(params); }

@@ -168,12 +168,8 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
           ? reduce_scatter::workers_per_link(rs_params(params, flat_of(params.tensor)), topology)
           : 1;
   const std::uint32_t rs_per_link = (params.topology == CclTopology::Ring ? 2 : 1) * rs_workers;
-  std::vector<CoreRange> ranges;
-  for (const CoreCoord& c :
-       worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(
+      worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp));
 }
 
 void validate(const Params& p, const topo::Topology& topology) {

@@ -400,17 +400,10 @@ std::uint32_t workers_per_link(const Params& params, const topo::Topology& topol
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  std::vector<CoreRange> ranges;
-  if (params.mode == CclMode::Legacy) {
-    for (const CoreCoord& c : legacy::worker_cores(params, topology)) ranges.push_back(CoreRange{c, c});
-    return ranges;
-  }
+  if (params.mode == CclMode::Legacy) return one_core_ranges(legacy::worker_cores(params, topology));
   const std::uint32_t per_link =
       (params.topology == CclTopology::Ring ? 2 : 1) * workers_per_link(params, topology);
-  for (const CoreCoord& c : worker_cores(topology, params.first_worker, per_link * params.num_links, kOp)) {
-    ranges.push_back(CoreRange{c, c});
-  }
-  return ranges;
+  return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) {
