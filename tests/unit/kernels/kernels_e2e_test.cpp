@@ -46,6 +46,21 @@ void add_cb(Core& c, uint32_t id, uint32_t base, uint32_t page_size, uint32_t nu
   c.cbs[id] = fake::CircularBuffer{base, page_size, num_pages, 0, 0};
 }
 
+// A consumer on `core` that copies each block of CB 2 (the reduce kernel's output) to the sink
+// core (2, 1) at 0x10000, block after block, so an out CB smaller than the output drains.
+void launch_block_sink(World& w, Core& core, uint32_t blocks, uint32_t pages_per_block, uint32_t page) {
+  w.launch("consumer", core,
+           [=] {
+             for (uint32_t blk = 0; blk < blocks; ++blk) {
+               cb_wait_front(2, pages_per_block);
+               noc_async_write(get_read_ptr(2), get_noc_addr(2, 1, 0x10000 + blk * pages_per_block * page),
+                               pages_per_block * page);
+               cb_pop_front(2, pages_per_block);
+             }
+           },
+           {}, {});
+}
+
 void add_header_cb(Core& c) { add_cb(c, kHeaderCb, kHeaderCbBase, api::kPacketHeaderSizeBytes, 8); }
 
 // Interleaved DRAM tensor helpers: page i at bank i mod B, offset base + (i div B) * page.
@@ -901,16 +916,7 @@ void run_reduce(uint32_t format) {
   w.launch("reduce", core, &kernel_main_reduce, args.compile_time, args.runtime);
   // A consumer that copies each output block out (the out CB holds only 2 blocks).
   Core& sink = w.add_core(0, 2, 1, kWorkerL1);
-  w.launch("consumer", core,
-           [&sink] {
-             for (uint32_t blk = 0; blk < kBlocks; ++blk) {
-               cb_wait_front(2, kPagesPerBlock);
-               noc_async_write(get_read_ptr(2), get_noc_addr(2, 1, 0x10000 + blk * kPagesPerBlock * kPage),
-                               kPagesPerBlock * kPage);
-               cb_pop_front(2, kPagesPerBlock);
-             }
-           },
-           {}, {});
+  launch_block_sink(w, core, kBlocks, kPagesPerBlock, kPage);
   const fake::RunResult r = w.run();
   ASSERT_TRUE(r.ok()) << describe(r);
   std::vector<uint32_t> out(a.size());
@@ -953,16 +959,7 @@ TEST(KernelsE2E, ReduceBfp8) {
   const kargs::KernelArgs args = kargs::build_reduce_args({0, 1, 2, kernels::reduce::kDataFormatBfp8B, kBlocks, kPagesPerBlock});
   w.launch("reduce", core, &kernel_main_reduce, args.compile_time, args.runtime);
   Core& sink = w.add_core(0, 2, 1, kWorkerL1);
-  w.launch("consumer", core,
-           [&sink] {
-             for (uint32_t blk = 0; blk < kBlocks; ++blk) {
-               cb_wait_front(2, kPagesPerBlock);
-               noc_async_write(get_read_ptr(2), get_noc_addr(2, 1, 0x10000 + blk * kPagesPerBlock * kPage),
-                               kPagesPerBlock * kPage);
-               cb_pop_front(2, kPagesPerBlock);
-             }
-           },
-           {}, {});
+  launch_block_sink(w, core, kBlocks, kPagesPerBlock, kPage);
   const fake::RunResult r = w.run();
   ASSERT_TRUE(r.ok()) << describe(r);
   std::vector<uint8_t> out(a.size());
