@@ -166,7 +166,7 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   html += fmt::format(
       "<p class=\"summary\">{} chips, {}, {} link{}, {} mode, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
       "{}; {} simulated events</p>\n",
-      r.n_chips, escape_html(r.topology), r.links, r.links == 1 ? "" : "s", escape_html(r.mode), escape_html(r.dtype),
+      r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode), escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified), r.sim_events);
   html += "<h2>nccl-tests row</h2>\n" + result_table_html(r);
   html += "<h2>Link utilisation</h2>\n";

@@ -10,8 +10,9 @@
 namespace cclmesh::cli {
 
 namespace {
-constexpr std::array<std::pair<CollectiveOp, const char*>, 7> kOpNames = {{
+constexpr std::array<std::pair<CollectiveOp, const char*>, 8> kOpNames = {{
     {CollectiveOp::AllGather, "all_gather"},
+    {CollectiveOp::AllBroadcast, "all_broadcast"},
     {CollectiveOp::ReduceScatter, "reduce_scatter"},
     {CollectiveOp::AllReduce, "all_reduce"},
     {CollectiveOp::Reduce, "reduce"},
@@ -28,19 +29,24 @@ std::string to_string(CollectiveOp op) {
   return "unknown";
 }
 
+std::string collective_op_names() {
+  std::string names;
+  for (const auto& [value, name] : kOpNames) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+  return names;
+}
+
 CollectiveOp parse_collective_op(const std::string& text, const std::string& option) {
   for (const auto& [value, name] : kOpNames) {
     if (text == name) return value;
   }
-  throw UsageError(fmt::format("{}: unknown op '{}'; expected one of all_gather, reduce_scatter, all_reduce, "
-                               "reduce, broadcast, all_to_all, send_recv",
-                               option, text));
+  throw UsageError(fmt::format("{}: unknown op '{}'; expected one of {}", option, text, collective_op_names()));
 }
 
 double bus_factor(CollectiveOp op, std::uint32_t n_chips) {
   const double n = static_cast<double>(n_chips);
   switch (op) {
     case CollectiveOp::AllGather:
+    case CollectiveOp::AllBroadcast:
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllToAll:
       return n_chips == 0 ? 0.0 : (n - 1.0) / n;

@@ -9,14 +9,27 @@
 
 namespace cclmesh::cli {
 
-enum class CollectiveOp : std::uint8_t { AllGather, ReduceScatter, AllReduce, Reduce, Broadcast, AllToAll, SendRecv };
+enum class CollectiveOp : std::uint8_t {
+  AllGather,
+  AllBroadcast,
+  ReduceScatter,
+  AllReduce,
+  Reduce,
+  Broadcast,
+  AllToAll,
+  SendRecv
+};
 
 std::string to_string(CollectiveOp op);
+// Every op's name, comma-separated, for help texts and errors ("all_gather, all_broadcast, ...").
+std::string collective_op_names();
 // Throws UsageError naming `option`, the value and the accepted names.
 CollectiveOp parse_collective_op(const std::string& text, const std::string& option);
 
 // Bus factor of §9: (n-1)/n for all_gather, reduce_scatter, all_to_all; 2(n-1)/n for
-// all_reduce; 1 for broadcast, reduce and send/recv.
+// all_reduce; 1 for broadcast, reduce and send/recv. all_broadcast moves what an all_gather
+// moves (every chip's S / N to every other chip), only into N buffers instead of one, so its S
+// is the N buffers of one chip and its factor all_gather's (n-1)/n.
 double bus_factor(CollectiveOp op, std::uint32_t n_chips);
 
 struct BandwidthInputs {

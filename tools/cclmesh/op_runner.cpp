@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "runtime/ccl/all_broadcast/all_broadcast.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
@@ -26,6 +27,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/sim_mesh_device.hpp"
+#include "sim/engine/check.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/output_check.hpp"
@@ -142,11 +144,23 @@ std::uint64_t page_bytes_of(const RunOptions& options) {
 struct PreparedOp {
   std::vector<runtime::MeshWorkload> workloads;
   std::uint32_t group_size = 0;
+  // The op's groups as run, in rank order (send_recv: each group's sender and receiver).
+  std::vector<std::vector<ChipId>> groups;
   std::uint64_t size_bytes = 0;   // nccl-tests S as run
   std::uint64_t count = 0;        // elements
-  std::uint32_t directions = 1;
   std::function<Check()> verify;  // empty with --no-data
 };
+
+// An output buffer of an op and its name in mismatch reports and checksums. Most ops have one
+// ("output"); all_broadcast has one per rank ("output 0" .. "output N-1").
+struct OutputBuffer {
+  std::string name;
+  BufferHandle handle;
+};
+
+// What each chip's output buffers must hold, one entry per OutputBuffer of the op, in order. A
+// chip that is not in the map has no defined output (reduce's non-root chips) and is not read.
+using ExpectedOutputs = std::map<ChipId, std::vector<SharedBytes>>;
 
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
@@ -206,17 +220,30 @@ ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
   return ccl::all_reduce::Algorithm::Auto;
 }
 
-Check compare_all(sim::device::SimMeshDevice& device, const runtime::BufferHandle& buffer, const std::string& name,
-                  const std::map<ChipId, SharedBytes>& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
+// Reads every output buffer of every chip in `expected` and compares it with the host reference.
+Check compare_all(sim::device::SimMeshDevice& device, const std::vector<OutputBuffer>& outputs,
+                  const ExpectedOutputs& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
   Check check;
   Bytes actual;
-  for (const auto& [chip, bytes] : expected) {
-    actual.resize(bytes->size());
-    device.read_buffer(chip, buffer, actual);
-    check.add_chip(chip, name, *bytes, actual, page_bytes, element_bytes);
+  for (const auto& [chip, per_buffer] : expected) {
+    CCLMESH_CHECK(per_buffer.size() == outputs.size(), "output check: one expected tensor per output buffer");
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      actual.resize(per_buffer[i]->size());
+      device.read_buffer(chip, outputs[i].handle, actual);
+      check.add_chip(chip, outputs[i].name, *per_buffer[i], actual, page_bytes, element_bytes);
+    }
   }
   return check;
 }
+
+std::function<Check()> check_outputs(sim::device::SimMeshDevice& device, std::vector<OutputBuffer> outputs,
+                                     ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
+  return [&device, outputs = std::move(outputs), expected = std::move(expected), page_bytes, element] {
+    return compare_all(device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
+  };
+}
+
+std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {OutputBuffer{"output", buffer}}; }
 
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
@@ -233,7 +260,7 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::devi
 // with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
 // hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
 // seeded bytes, so a chip that received another group's data does not verify.
-PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
+PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device) {
   const std::uint64_t pages = options.size_bytes / kTilePageBytes;
   if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, kTilePageBytes));
   const std::uint64_t bytes = pages * kTilePageBytes;
@@ -261,6 +288,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.num_links = options.links;
     op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
     op.group_size = 2;
+    for (const std::vector<ChipId>& group : groups) op.groups.push_back({group.at(0), group.at(1)});
   } else {
     ccl::broadcast::Params params;
     params.root = first.at(0);
@@ -271,19 +299,19 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.num_links = options.links;
     op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
     op.group_size = static_cast<std::uint32_t>(first.size());
-    op.directions = ring ? 2 : 1;
+    op.groups = groups;
   }
   if (!options.no_data) {
-    std::map<ChipId, SharedBytes> expected;
+    ExpectedOutputs expected;
     for (const std::vector<ChipId>& group : groups) {
       const ChipId source = group.at(0);
       Bytes data = seeded_bytes(options.seed, source, bytes);
       device.write_buffer(source, input, data);
       const auto shared = std::make_shared<const Bytes>(std::move(data));
       const std::size_t receivers = options.op == CollectiveOp::SendRecv ? 2 : group.size();
-      for (std::size_t rank = 1; rank < receivers; ++rank) expected[group.at(rank)] = shared;
+      for (std::size_t rank = 1; rank < receivers; ++rank) expected[group.at(rank)] = {shared};
     }
-    op.verify = [&device, output, expected] { return compare_all(device, output, "output", expected, kTilePageBytes, 2); };
+    op.verify = check_outputs(device, single_output(output), std::move(expected), kTilePageBytes, 2);
   }
   return op;
 }
@@ -312,36 +340,45 @@ GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDe
   return result;
 }
 
-// The check of a collective's output: the host reference of each group (inputs in rank order)
-// against every chip's output buffer. Empty with --no-data (no inputs were made).
-using GroupReference = std::function<std::vector<SharedBytes>(const std::vector<Bytes>& inputs_by_rank)>;
+// The check of a collective's outputs: the host reference of each group (inputs in rank order)
+// against every output buffer of every chip. The reference gives, per rank, what each of the
+// op's output buffers holds (an empty list: that rank's outputs are undefined and not read).
+// Empty with --no-data (no inputs were made).
+using RankOutputs = std::vector<std::vector<SharedBytes>>;  // [rank][output buffer]
+using GroupReference = std::function<RankOutputs(const std::vector<Bytes>& inputs_by_rank)>;
 
-std::vector<SharedBytes> share_each(std::vector<Bytes> outputs) {
-  std::vector<SharedBytes> shared;
-  for (Bytes& b : outputs) shared.push_back(std::make_shared<const Bytes>(std::move(b)));
+SharedBytes share(Bytes bytes) { return std::make_shared<const Bytes>(std::move(bytes)); }
+
+// One output buffer per rank, each rank its own tensor.
+RankOutputs one_output_each(std::vector<Bytes> outputs) {
+  RankOutputs shared;
+  for (Bytes& b : outputs) shared.push_back({share(std::move(b))});
   return shared;
 }
 
-std::function<Check()> verifier(sim::device::SimMeshDevice& device, const BufferHandle& output, const GroupInputs& in,
-                                std::uint64_t page_bytes, std::uint32_t element, const GroupReference& reference) {
+std::function<Check()> verifier(sim::device::SimMeshDevice& device, std::vector<OutputBuffer> outputs,
+                                const GroupInputs& in, std::uint64_t page_bytes, std::uint32_t element,
+                                const GroupReference& reference) {
   if (in.inputs.empty()) return {};
-  std::map<ChipId, SharedBytes> expected;
+  ExpectedOutputs expected;
   for (const auto& group : in.groups) {
     std::vector<Bytes> by_rank;
     for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-    std::vector<SharedBytes> outputs = reference(by_rank);
-    for (std::size_t rank = 0; rank < group.size(); ++rank) expected[group[rank]] = std::move(outputs[rank]);
+    RankOutputs per_rank = reference(by_rank);
+    CCLMESH_CHECK(per_rank.size() == group.size(), "output check: one reference entry per rank");
+    for (std::size_t rank = 0; rank < group.size(); ++rank) {
+      if (!per_rank[rank].empty()) expected[group[rank]] = std::move(per_rank[rank]);
+    }
   }
-  return [&device, output, expected = std::move(expected), page_bytes, element] {
-    return compare_all(device, output, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
-  };
+  return check_outputs(device, std::move(outputs), std::move(expected), page_bytes, element);
 }
 
 PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
   const std::uint64_t page_bytes = page_bytes_of(options);
   ccl::GroupSelection selection;
   selection.cluster_axis = options.cluster_axis;
-  const auto n = static_cast<std::uint32_t>(run_groups(options, device, selection).front().size());
+  const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
+  const auto n = static_cast<std::uint32_t>(groups.front().size());
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
@@ -365,7 +402,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   };
   PreparedOp op;
   op.group_size = n;
-  op.directions = ring ? 2 : 1;
+  op.groups = groups;
 
   if (options.op == CollectiveOp::AllGather) {
     // S = the gathered output; each chip holds S / N.
@@ -387,9 +424,32 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.output_buffer.config.size_bytes;
     op.workloads = ccl::all_gather::build_workloads(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return std::vector<SharedBytes>(by_rank.size(),
-                                      std::make_shared<const Bytes>(ccl::reference::concat(by_rank, p.input, dim)));
+    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
+                         [&](const std::vector<Bytes>& by_rank) {
+                           return RankOutputs(by_rank.size(), {share(ccl::reference::concat(by_rank, p.input, dim))});
+                         });
+  } else if (options.op == CollectiveOp::AllBroadcast) {
+    // S = the N output buffers of one chip, as all_gather's output (each chip's input is S / N).
+    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n), true);
+    ccl::all_broadcast::Params p;
+    p.input = tensor_of_pages(options, pages);
+    set_placement(p);
+    p.input_buffer = device.create_buffer(config(p.input));
+    std::vector<OutputBuffer> outputs;
+    for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, device.topology()); ++i) {
+      p.output_buffers.push_back(device.create_buffer(config(p.input)));
+      outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
+    }
+    p.done_semaphore = device.create_global_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
+                                                      runtime::CoreKind::Tensix, 0);
+    op.size_bytes = p.input_buffer.config.size_bytes * p.output_buffers.size();
+    op.workloads.push_back(ccl::all_broadcast::build(p, device.topology()));
+    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
+    // Every chip holds every rank's input, rank i's in output i.
+    op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<Bytes>& by_rank) {
+      std::vector<SharedBytes> buffers;
+      for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) buffers.push_back(share(std::move(b)));
+      return RankOutputs(by_rank.size(), buffers);
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
@@ -409,9 +469,10 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return share_each(ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank));
-    });
+    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
+                         [&](const std::vector<Bytes>& by_rank) {
+                           return one_output_each(ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank));
+                         });
   } else if (options.op == CollectiveOp::Reduce) {
     // S = the tensor on every chip and on the root after (nccl-tests reduce).
     const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
@@ -429,20 +490,13 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::reduce::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    if (!in.inputs.empty()) {
-      // Only the root's output is defined (nccl's reduce): one expected buffer per group.
-      std::map<ChipId, SharedBytes> expected;
-      for (const auto& group : in.groups) {
-        std::vector<Bytes> by_rank;
-        for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-        expected[group.at(p.root)] =
-            std::make_shared<const Bytes>(ccl::reduce::reference_output(p, device.topology(), by_rank));
-      }
-      const BufferHandle output = p.output_buffer;
-      op.verify = [&device, output, expected = std::move(expected), page_bytes, element] {
-        return compare_all(device, output, "output", expected, static_cast<std::uint32_t>(page_bytes), element);
-      };
-    }
+    // Only the root's output is defined (nccl's reduce): the other ranks are not read.
+    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
+                         [&](const std::vector<Bytes>& by_rank) {
+                           RankOutputs per_rank(by_rank.size());
+                           per_rank.at(p.root) = {share(ccl::reduce::reference_output(p, device.topology(), by_rank))};
+                           return per_rank;
+                         });
   } else if (options.op == CollectiveOp::AllToAll) {
     // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
     const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
@@ -458,9 +512,10 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::all_to_all::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return share_each(ccl::all_to_all::reference_outputs(p, device.topology(), by_rank));
-    });
+    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
+                         [&](const std::vector<Bytes>& by_rank) {
+                           return one_output_each(ccl::all_to_all::reference_outputs(p, device.topology(), by_rank));
+                         });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
     const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
@@ -479,9 +534,10 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = ccl::all_reduce::build(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    op.verify = verifier(device, p.output_buffer, in, page_bytes, element, [&](const std::vector<Bytes>& by_rank) {
-      return share_each(ccl::all_reduce::reference_outputs(p, device.topology(), by_rank));
-    });
+    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
+                         [&](const std::vector<Bytes>& by_rank) {
+                           return one_output_each(ccl::all_reduce::reference_outputs(p, device.topology(), by_rank));
+                         });
   }
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
@@ -489,6 +545,35 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   // nccl-tests alltoall: S = count x n x type, count being what goes to each peer.
   if (options.op == CollectiveOp::AllToAll) op.count /= n;
   return op;
+}
+
+// The shapes an op's groups run as, which can differ from --topology: in fabric mode a group
+// runs as a ring only where it is the whole of a fabric ring of 3 or more chips (what
+// map_group_onto_fabric lays a ring onto, and where broadcast multicasts both ways); every other
+// group is a line, e.g. a 2-chip row or column of the per-axis fabric, whose plan makes it a line
+// (REFERENCE 3.2, tt-metal #12770), or send_recv's pair. `fabric` is the shape of the fabric
+// lines holding the groups (empty in legacy mode, which has no fabric: its groups are what
+// --topology asked, resolve_legacy_groups having checked they can be).
+struct GroupShapes {
+  std::string groups;
+  std::string fabric;
+};
+
+GroupShapes group_shapes(const RunOptions& options, const sim::device::SimMeshDevice& device,
+                         const std::vector<std::vector<ChipId>>& groups) {
+  if (legacy_mode(options)) return {options.topology, ""};
+  const runtime::FabricPlan& plan = device.fabric();
+  bool groups_are_rings = true;
+  bool fabric_is_ring = true;
+  for (const std::vector<ChipId>& group : groups) {
+    const std::optional<std::uint32_t> index = plan.line_containing(group);
+    CCLMESH_CHECK(index.has_value(), "a group the op ran on lies on no fabric line");
+    const runtime::FabricLine& line = plan.lines()[*index];
+    const bool ring_line = line.mode == runtime::FabricMode::Ring;
+    fabric_is_ring = fabric_is_ring && ring_line;
+    groups_are_rings = groups_are_rings && ring_line && group.size() >= 3 && group.size() == line.chips.size();
+  }
+  return {groups_are_rings ? "ring" : "line", fabric_is_ring ? "ring" : "line"};
 }
 
 // Wire time booked so far on every direction of every link, in link order (a, then b).
@@ -523,7 +608,7 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   try {
     device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options(options, ring, trace));
     op = (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
-             ? prepare_pair_op(options, *device, ring)
+             ? prepare_pair_op(options, *device)
              : prepare_collective(options, *device, ring);
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
@@ -567,9 +652,12 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
   result.op = to_string(options.op);
   result.system = options.system;
   result.n_chips = op.group_size;
-  result.topology = options.topology;
+  const GroupShapes shapes = group_shapes(options, *device, op.groups);
+  result.topology = shapes.groups;
+  result.fabric_topology = shapes.fabric;
   result.links = options.links;
-  result.directions = op.directions;
+  // A ring's data moves both ways round it (REFERENCE 9); a line's, each link one way per byte.
+  result.directions = result.topology == "ring" ? 2 : 1;
   result.mode = options.mode;
   result.dtype = options.dtype;
   result.redop = (options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce ||
@@ -613,7 +701,8 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
     }
   }
   if (device->fabric().scope() == runtime::FabricScope::Axes) {
-    result.fabric = fmt::format("per-axis fabric: {} groups along cluster_axis {}", run_groups(options, *device, {options.cluster_axis, {}}).size(),
+    const std::size_t groups = run_groups(options, *device, {options.cluster_axis, {}}).size();
+    result.fabric = fmt::format("per-axis fabric: {} group{} along cluster_axis {}", groups, groups == 1 ? "" : "s",
                                 *options.cluster_axis);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -13,6 +13,7 @@ nlohmann::json result_json(const RunResult& r) {
   j["system"] = r.system;
   j["n_chips"] = r.n_chips;
   j["topology"] = r.topology;
+  if (!r.fabric_topology.empty()) j["fabric_topology"] = r.fabric_topology;
   j["links"] = r.links;
   j["mode"] = r.mode;
   if (!r.fabric.empty()) j["fabric"] = r.fabric;
@@ -51,10 +52,15 @@ nlohmann::json result_json(const RunResult& r) {
   return j;
 }
 
+std::string topology_text(const RunResult& r) {
+  if (r.fabric_topology.empty() || r.fabric_topology == r.topology) return r.topology;
+  return fmt::format("{} on a {} fabric", r.topology, r.fabric_topology);
+}
+
 std::string table_title(const RunResult& r) {
   return fmt::format(
       "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}); time = simulated device kernel time, GB = 1e9 B\n",
-      r.op, r.system, r.n_chips, r.topology, r.links, r.links == 1 ? "" : "s", r.mode,
+      r.op, r.system, r.n_chips, topology_text(r), r.links, r.links == 1 ? "" : "s", r.mode,
       r.fabric.empty() ? "" : ", " + r.fabric);
 }
 

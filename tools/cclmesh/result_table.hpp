@@ -13,6 +13,9 @@
 namespace cclmesh::cli {
 
 std::string table_title(const RunResult& result);
+// The shape the groups ran as, with the fabric's where it differs: "ring", "line", or e.g. "line
+// on a ring fabric" (send_recv's pair on the T3K's ring).
+std::string topology_text(const RunResult& result);
 // The table's columns, their units and one row's cells, for other renderings (HTML report).
 inline constexpr std::size_t kTableColumns = 12;
 const std::array<std::string, kTableColumns>& table_column_names();

@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 
-#include "runtime/device/l1_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
@@ -19,6 +18,7 @@
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
+#include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "topologies/system_loader.hpp"
@@ -104,46 +104,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   auto raw = std::make_shared<RawRunOptions>();
   RunOptions& o = raw->parsed;
   CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh and print its nccl-tests row");
-  command->add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
-      ->capture_default_str();
-  command->add_option("--op", raw->op, "all_gather, reduce_scatter, all_reduce, reduce, broadcast, all_to_all, send_recv")
-      ->capture_default_str();
+  command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
   command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
       ->capture_default_str();
-  command->add_option("--topology", o.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
-  command->add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: 1 on n300/t3k, 3 on tg, 4 on galaxy)")->check(CLI::Range(1, 16))->capture_default_str();
-  command->add_option("--workers-per-link", o.workers_per_link,
-                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: 4 once a link and direction carries 32 output pages, else 1)")
-      ->check(CLI::Range(1, 6));
-  command->add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
-      ->check(CLI::IsMember({"fabric", "legacy"}))
-      ->capture_default_str();
-  command->add_option("--dtype", o.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
-  command->add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->capture_default_str();
-  command->add_option("--memory", o.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
-  command->add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
-  command->add_option("--root", o.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
-  command->add_option("--rounds", o.rounds,
-                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
-      ->check(CLI::Range(1, 65536));
-  command->add_option("--all-reduce-algo", o.all_reduce_algo,
-                      "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
-      ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
-      ->capture_default_str();
-  command->add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
-  command->add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
-  command->add_option("--fabric-payload", o.fabric_payload_bytes,
-                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
-      ->check(CLI::Range(64, 7616))
-      ->capture_default_str();
-  command->add_option("--fabric-rx-in-flight", o.fabric_rx_in_flight,
-                      "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
-                      "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
-      ->check(CLI::Range(1, 16));
-  command->add_option("--erisc-unreserved-kib", o.erisc_unreserved_kib,
-                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
-                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 106)")
-      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
+  add_collective_options(*command, o);
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
   command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
   command->add_option("--fault", raw->faults,

@@ -74,7 +74,11 @@ struct RunResult {
   std::string op;
   std::string system;
   std::uint32_t n_chips = 0;
+  // The shape the op's groups ran as ("ring" or "line"), not --topology's: a 2-chip group, or a
+  // group that is not a whole fabric ring, runs as a line.
   std::string topology;
+  // The shape of the fabric lines holding the groups; "" in legacy mode (no fabric).
+  std::string fabric_topology;
   std::uint32_t links = 1;
   std::uint32_t directions = 1;
   std::string mode;

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device/l1_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
+#include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/sweep_plot.hpp"
 
@@ -128,7 +128,12 @@ int sweep(SweepOptions& o) {
     write_output(o.json_path, all.dump(2), "--json");
   }
   if (!o.plot_path.empty()) {
-    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated)", o.base.system, o.base.topology,
+    // The shape the rows ran as (each series names its own), not --topology's.
+    std::string shape = rows.empty() ? o.base.topology : topology_text(rows.front());
+    for (const RunResult& row : rows) {
+      if (topology_text(row) != shape) shape = "ring and line";
+    }
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated)", o.base.system, shape,
                                           o.base.links, o.base.links == 1 ? "" : "s");
     write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");
   }
@@ -141,40 +146,11 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   auto o = std::make_shared<SweepOptions>();
   RunOptions& b = o->base;
   CLI::App* command = app.add_subcommand("sweep", "The nccl-tests table of one or more collectives over a range of sizes");
-  command->add_option("--system", b.system, "built-in name, parametric spec or YAML file")->capture_default_str();
-  command->add_option("--op", o->ops, "comma-separated ops, e.g. all_gather,reduce_scatter")->capture_default_str();
-  command->add_option("--topology", b.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
-  command->add_option("--links", b.links, "links per neighbour")->check(CLI::Range(1, 16))->capture_default_str();
-  command->add_option("--workers-per-link", b.workers_per_link,
-                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: 4 once a link and direction carries 32 output pages, else 1)")
-      ->check(CLI::Range(1, 6));
-  command->add_option("--mode", b.mode, "fabric (persistent routers) or legacy (per-op EDM)")
-      ->check(CLI::IsMember({"fabric", "legacy"}))
-      ->capture_default_str();
-  command->add_option("--cluster-axis", b.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
-  command->add_option("--root", b.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
-  command->add_option("--rounds", b.rounds,
-                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
-      ->check(CLI::Range(1, 65536));
-  command->add_option("--all-reduce-algo", b.all_reduce_algo,
-                      "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
-      ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
-      ->capture_default_str();
-  command->add_option("--dtype", b.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
-  command->add_option("--memory", b.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
+  command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
-  command->add_flag("--no-data", b.no_data, "timing only: no payload bytes, nothing verified");
-  command->add_option("--fabric-payload", b.fabric_payload_bytes,
-                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
-      ->check(CLI::Range(64, 7616))
-      ->capture_default_str();
-  command->add_option("--erisc-unreserved-kib", b.erisc_unreserved_kib,
-                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
-                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 106)")
-      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
-  command->add_option("--seed", b.seed, "seed of the input data")->capture_default_str();
+  add_collective_options(*command, b);
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");

@@ -44,11 +44,16 @@ TEST(NcclMetrics, BusFactors) {
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::AllReduce, 4), 1.5);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::Broadcast, 8), 1.0);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::SendRecv, 2), 1.0);
+  // all_broadcast moves an all_gather's bytes (every chip's S / N to the N - 1 others).
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::AllBroadcast, 8), 7.0 / 8.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::AllBroadcast, 2), 0.5);
 }
 
 TEST(NcclMetrics, OpNamesRoundTripAndBadNamesAreUsageErrors) {
-  for (const char* name : {"all_gather", "reduce_scatter", "all_reduce", "reduce", "broadcast", "all_to_all", "send_recv"}) {
+  for (const char* name :
+       {"all_gather", "all_broadcast", "reduce_scatter", "all_reduce", "reduce", "broadcast", "all_to_all", "send_recv"}) {
     EXPECT_EQ(to_string(parse_collective_op(name, "--op")), name);
+    EXPECT_NE(collective_op_names().find(name), std::string::npos) << name;
   }
   EXPECT_THROW(parse_collective_op("allgather", "--op"), UsageError);
 }
