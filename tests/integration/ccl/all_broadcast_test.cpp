@@ -22,12 +22,7 @@ using runtime::BufferType;
 using runtime::FabricMode;
 using runtime::ccl::CclTopology;
 using runtime::ccl::DataType;
-using runtime::ccl::Layout;
 using runtime::ccl::TensorSpec;
-
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
 
 TEST(AllBroadcastE2E, T3kRingEveryChipHoldsEveryRanksInput) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);

@@ -10,8 +10,7 @@
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
-#include "runtime/ccl/common/legacy_edm_plan.hpp"
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/legacy_runner.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -26,85 +25,23 @@ using runtime::ccl::Layout;
 using runtime::ccl::LegacyTermination;
 using runtime::ccl::TensorSpec;
 
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
-
-struct Case {
-  TensorSpec input;
-  std::uint32_t dim = 3;
-  CclTopology topology = CclTopology::Ring;
-  BufferType memory = BufferType::Dram;
-  std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
-  runtime::ccl::LegacyEdmOptions legacy;
-  std::optional<BufferConfig> input_config;
-  std::optional<BufferConfig> output_config;
-};
-
-struct Result {
-  std::uint64_t kernel_ns = 0;
-  std::uint64_t launch_ns = 0;  // enqueue to the last EDM ready
-  std::size_t edms = 0;
-};
-
-Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
-  ag::Params p;
-  p.input = c.input;
-  p.dim = c.dim;
-  p.topology = c.topology;
-  p.mode = runtime::ccl::CclMode::Legacy;
-  p.groups.chips = c.groups;
-  p.fabric = device.options().fabric;
-  p.legacy = c.legacy;
-  const TensorSpec out = ag::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.memory)));
-  p.output_buffer = device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.memory)));
-  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 500 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const runtime::MeshWorkload workload = ag::build(p, device.topology());
-  const std::size_t profile_begin = device.profile().size();
-  const std::uint64_t enqueued_ns = static_cast<std::uint64_t>(device.now().ps() / 1000);
-  device.enqueue_workload(workload);
-  device.finish();
-  for (const auto& g : groups) {
-    std::vector<Bytes> parts;
-    for (ChipId chip : g) parts.push_back(inputs[chip]);
-    const Bytes expected = runtime::ccl::reference::concat(parts, c.input, c.dim);
-    for (ChipId chip : g) {
-      EXPECT_TRUE(read_back(device, chip, p.output_buffer) == expected) << "chip " << chip;
-    }
-  }
-  Result r;
-  r.kernel_ns = last_kernel_span_ns(device, profile_begin);
-  const std::vector<runtime::KernelProfile> profile = device.profile();
-  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
-    if (profile[i].kernel != kernels::kLegacyEdmKernelName) continue;
-    ++r.edms;
-    EXPECT_TRUE(profile[i].ready_ns.has_value());
-    if (profile[i].ready_ns) r.launch_ns = std::max(r.launch_ns, *profile[i].ready_ns - enqueued_ns);
-  }
-  return r;
-}
-
-std::unique_ptr<sim::device::SimMeshDevice> legacy_device(topo::Topology t) {
-  return make_device(std::move(t), FabricMode::None);
+// all_gather's expected output, the same on every rank: the ranks' inputs joined along dim.
+LegacyRun run_case(sim::device::SimMeshDevice& device, const LegacyCase& c) {
+  return run_legacy_case<ag::Params>(
+      device, c, 500, [](const ag::Params& p, const topo::Topology&, const std::vector<Bytes>& by_rank) {
+        return std::vector<Bytes>(by_rank.size(), runtime::ccl::reference::concat(by_rank, p.input, p.dim));
+      });
 }
 
 TEST(AllGatherLegacy, N300EveryDim) {
   for (std::uint32_t dim = 0; dim < 4; ++dim) {
     SCOPED_TRACE(dim);
     auto device = legacy_device(topo::build_n300());
-    Case c;
+    LegacyCase c;
     c.input = tile({2, 2, 64, 96});
     c.dim = dim;
     c.topology = CclTopology::Line;
-    const Result r = run_case(*device, c);
+    const LegacyRun r = run_case(*device, c);
     EXPECT_EQ(r.edms, 2u);  // one EDM on each end of the one hop
   }
 }
@@ -112,21 +49,21 @@ TEST(AllGatherLegacy, N300EveryDim) {
 TEST(AllGatherLegacy, T3kRingAndLines) {
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = tile({1, 1, 64, 256});
-    const Result r = run_case(*device, c);
+    const LegacyRun r = run_case(*device, c);
     EXPECT_EQ(r.edms, 16u);  // 8 hops, both ends
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = tile({1, 1, 64, 256});
     c.topology = CclTopology::Line;
     EXPECT_EQ(run_case(*device, c).edms, 14u);
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;  // a 4-chip line, dim 2
+    LegacyCase c;  // a 4-chip line, dim 2
     const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
     c.groups = {{line[0], line[1], line[2], line[3]}};
     c.input = tile({1, 1, 96, 64});
@@ -152,7 +89,7 @@ TEST(AllGatherLegacy, DtypesLayoutsAndMemories) {
     SCOPED_TRACE(fmt::format("{} {} dim {}", runtime::ccl::to_string(v.input.dtype),
                              runtime::ccl::to_string(v.input.layout), v.dim));
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = v.input;
     c.dim = v.dim;
     c.memory = v.memory;
@@ -162,7 +99,7 @@ TEST(AllGatherLegacy, DtypesLayoutsAndMemories) {
 
 TEST(AllGatherLegacy, WidthShardedOutput) {
   auto device = legacy_device(topo::build_t3k());
-  Case c;  // out (1,1,32,1024) width sharded, one tile per core on 8x4
+  LegacyCase c;  // out (1,1,32,1024) width sharded, one tile per core on 8x4
   c.input = tile({1, 1, 32, 128});
   const TensorSpec out = tile({1, 1, 32, 1024});
   c.output_config = BufferConfig{BufferType::L1, runtime::ccl::size_bytes(out), runtime::ccl::page_size_bytes(out),
@@ -186,7 +123,7 @@ BufferConfig dram_sharded(const TensorSpec& t, runtime::TensorMemoryLayout layou
 TEST(AllGatherLegacy, DramShardedBuffers) {
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = tile({1, 1, 32, 192});  // 6 tiles per chip, one per bank; out 48 tiles, 8 per bank
     c.input_config = dram_sharded(c.input, runtime::TensorMemoryLayout::WidthSharded, 6, 1, 1);
     c.output_config = dram_sharded(tile({1, 1, 32, 1536}), runtime::TensorMemoryLayout::WidthSharded, 6, 1, 8);
@@ -194,7 +131,7 @@ TEST(AllGatherLegacy, DramShardedBuffers) {
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;  // (1,1,64,64) per chip -> (1,1,256,64) = 16 tiles, 2x2 tiles per bank
+    LegacyCase c;  // (1,1,64,64) per chip -> (1,1,256,64) = 16 tiles, 2x2 tiles per bank
     const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
     c.groups = {{line[0], line[1], line[2], line[3]}};
     c.input = tile({1, 1, 64, 64});
@@ -213,7 +150,7 @@ TEST(AllGatherLegacy, TerminationModesAndSmallBuffers) {
       for (const std::uint32_t pages : {0u, 1u, 3u}) {
         SCOPED_TRACE(fmt::format("{} buffers {} pages {}", runtime::ccl::to_string(termination), buffers, pages));
         auto device = legacy_device(topo::build_t3k());
-        Case c;
+        LegacyCase c;
         c.input = tile({1, 1, 32, 320});
         c.legacy = {termination, buffers, pages};
         run_case(*device, c);
@@ -226,9 +163,9 @@ TEST(AllGatherLegacy, TerminationModesAndSmallBuffers) {
 // op (each EDM reports ready after it), fabric mode's routers were up before the op.
 TEST(AllGatherLegacy, LaunchCostAgainstFabricMode) {
   auto device = legacy_device(topo::build_t3k());
-  Case c;
+  LegacyCase c;
   c.input = tile({1, 1, 64, 256});
-  const Result legacy = run_case(*device, c);
+  const LegacyRun legacy = run_case(*device, c);
   const std::uint64_t dispatch_ns = 3500;  // DispatchOptions' default
   // Every EDM is ready only after the dispatch latency and a handshake round trip on its link
   // (> 2 x 500 ns wire to L1, sim_model.md).

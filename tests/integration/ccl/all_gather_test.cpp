@@ -61,10 +61,6 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   return Result{out.kernel_ns, out.output_bytes, out.group_size};
 }
 
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
-
 // --- N300 -------------------------------------------------------------------------------------
 
 TEST(AllGatherE2e, N300LineEveryDim) {

@@ -52,10 +52,6 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   return Result{out.kernel_ns, out.input_bytes, out.group_size, ar::resolved_algorithm(p, device.topology())};
 }
 
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
-
 // Galaxy columns on the per-axis fabric with 2 routing planes: reduce_scatter and all_gather both
 // split their work across the planes.
 TEST(AllReduceE2e, GalaxyColumnsOnTwoLinks) {

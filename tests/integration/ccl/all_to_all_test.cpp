@@ -48,10 +48,6 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   return Result{out.kernel_ns, out.input_bytes, out.group_size};
 }
 
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
-
 TEST(AllToAllE2e, N300EveryDim) {
   auto device = make_device(topo::build_n300(), FabricMode::Line);
   for (std::uint32_t dim = 0; dim < 4; ++dim) {

@@ -3,6 +3,7 @@
 // fabric on a chosen line or ring, inputs with a distinct pattern per chip, reading back, and
 // the figures a run prints (simulated time, nccl-tests algbw / busbw, REFERENCE 9).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,12 @@ namespace cclmesh::ccltest {
 
 using runtime::ChipId;
 using runtime::ccl::reference::Bytes;
+
+// A TILE tensor of `shape` (elements, w z y x).
+inline runtime::ccl::TensorSpec tile(std::array<std::uint32_t, 4> shape,
+                                     runtime::ccl::DataType dtype = runtime::ccl::DataType::Bfloat16) {
+  return runtime::ccl::TensorSpec{shape, dtype, runtime::ccl::Layout::Tile};
+}
 
 inline std::vector<ChipId> to_runtime(const std::vector<topo::ChipId>& chips) {
   return std::vector<ChipId>(chips.begin(), chips.end());

@@ -8,11 +8,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
-#include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
-#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/integration/ccl/legacy_runner.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -20,74 +18,26 @@ namespace {
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
 using runtime::BufferType;
-using runtime::FabricMode;
 using runtime::ccl::CclTopology;
 using runtime::ccl::DataType;
 using runtime::ccl::Layout;
 using runtime::ccl::LegacyTermination;
 using runtime::ccl::TensorSpec;
 
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
-
-struct Case {
-  TensorSpec input;
-  std::uint32_t dim = 3;
-  CclTopology topology = CclTopology::Ring;
-  BufferType memory = BufferType::Dram;
-  std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
-  runtime::ccl::LegacyEdmOptions legacy;
-};
-
-std::unique_ptr<sim::device::SimMeshDevice> legacy_device(topo::Topology t) {
-  return make_device(std::move(t), FabricMode::None);
-}
-
-std::size_t run_reduce_scatter(sim::device::SimMeshDevice& device, const Case& c) {
-  rs::Params p;
-  p.input = c.input;
-  p.dim = c.dim;
-  p.topology = c.topology;
-  p.mode = runtime::ccl::CclMode::Legacy;
-  p.groups.chips = c.groups;
-  p.fabric = device.options().fabric;
-  p.legacy = c.legacy;
-  const TensorSpec out = rs::output_spec(p, device.topology());
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(c.input, c.memory));
-  p.output_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(out, c.memory));
-  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
-  std::map<ChipId, Bytes> inputs;
-  for (const auto& g : groups) {
-    for (ChipId chip : g) {
-      inputs[chip] = pattern(p.input_buffer.config.size_bytes, 700 + chip);
-      device.write_buffer(chip, p.input_buffer, inputs[chip]);
-    }
-  }
-  const std::size_t profile_begin = device.profile().size();
-  device.enqueue_workload(rs::build(p, device.topology()));
-  device.finish();
-  for (const auto& g : groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
-    const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), by_rank);
-    for (std::size_t rank = 0; rank < g.size(); ++rank) {
-      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank]) << "rank " << rank;
-    }
-  }
-  std::size_t edms = 0;
-  const std::vector<runtime::KernelProfile> profile = device.profile();
-  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
-    edms += profile[i].kernel == kernels::kLegacyEdmKernelName ? 1 : 0;
-  }
-  return edms;
+// The EDMs reduce_scatter launched; every chip's output is checked against reference_outputs.
+std::size_t run_reduce_scatter(sim::device::SimMeshDevice& device, const LegacyCase& c) {
+  return run_legacy_case<rs::Params>(device, c, 700, [](const rs::Params& p, const topo::Topology& topology,
+                                                        const std::vector<Bytes>& by_rank) {
+           return rs::reference_outputs(p, topology, by_rank);
+         })
+      .edms;
 }
 
 TEST(ReduceScatterLegacy, N300LineEveryDim) {
   for (std::uint32_t dim = 0; dim < 4; ++dim) {
     SCOPED_TRACE(dim);
     auto device = legacy_device(topo::build_n300());
-    Case c;
+    LegacyCase c;
     c.input = tile({2, 2, 64, 64});
     c.dim = dim;
     c.topology = CclTopology::Line;
@@ -98,20 +48,20 @@ TEST(ReduceScatterLegacy, N300LineEveryDim) {
 TEST(ReduceScatterLegacy, T3kRingAndLines) {
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = tile({1, 1, 64, 32 * 8 * 6});  // 12 tiles per slice: two 6-tile halves
     EXPECT_EQ(run_reduce_scatter(*device, c), 16u);  // 8 hops, both ends
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = tile({1, 1, 64, 32 * 8 * 3});
     c.topology = CclTopology::Line;
     EXPECT_EQ(run_reduce_scatter(*device, c), 14u);
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    Case c;  // a 4-chip line, dim 2
+    LegacyCase c;  // a 4-chip line, dim 2
     const auto line = to_runtime(topo::find_system_line(device->topology()).chips);
     c.groups = {{line[0], line[1], line[2], line[3]}};
     c.input = tile({1, 1, 32 * 8, 64});
@@ -138,7 +88,7 @@ TEST(ReduceScatterLegacy, DtypesLayoutsAndMemories) {
   for (const Variant& v : variants) {
     SCOPED_TRACE(fmt::format("dim {} {}", v.dim, runtime::ccl::to_string(v.topology)));
     auto device = legacy_device(topo::build_t3k());
-    Case c;
+    LegacyCase c;
     c.input = v.input;
     c.dim = v.dim;
     c.memory = v.memory;
@@ -152,7 +102,7 @@ TEST(ReduceScatterLegacy, TerminationModesAndSmallMessages) {
     for (const LegacyTermination termination : {LegacyTermination::MessageCount, LegacyTermination::WorkerSignal}) {
       SCOPED_TRACE(fmt::format("{} {}", runtime::ccl::to_string(shape), runtime::ccl::to_string(termination)));
       auto device = legacy_device(topo::build_t3k());
-      Case c;
+      LegacyCase c;
       c.input = tile({1, 1, 32, 32 * 8 * 10});  // 10 tiles per slice, 3-tile messages: a short last one
       c.topology = shape;
       c.legacy.termination = termination;

@@ -21,12 +21,7 @@ namespace ar = runtime::ccl::all_reduce;
 using runtime::FabricMode;
 using runtime::ccl::CclTopology;
 using runtime::ccl::DataType;
-using runtime::ccl::Layout;
 using runtime::ccl::TensorSpec;
-
-TensorSpec tile(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
-  return TensorSpec{shape, dtype, Layout::Tile};
-}
 
 rs::Params rs_params(TensorSpec input, std::uint32_t dim, CclTopology topology, std::uint32_t workers) {
   rs::Params p;

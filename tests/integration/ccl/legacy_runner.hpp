@@ -1,0 +1,105 @@
+#pragma once
+// One case and one runner for the legacy EDM end-to-end tests (all_gather_legacy_test,
+// reduce_scatter_legacy_test): a device without a persistent fabric, a case (tensor, dim, ring
+// or line, memory, groups, EDM options, optional sharded buffers), and a run that creates the
+// op's buffers, writes a distinct input on every chip of every group, runs the op, compares
+// every chip's output bit for bit with the op's host reference, and reports the kernel time,
+// how many EDMs the op launched and when the last was ready (each EDM must report ready after
+// its handshake).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+
+namespace cclmesh::ccltest {
+
+// Legacy mode has no persistent fabric: each op launches its own EDMs.
+inline std::unique_ptr<sim::device::SimMeshDevice> legacy_device(topo::Topology topology) {
+  return make_device(std::move(topology), runtime::FabricMode::None);
+}
+
+struct LegacyCase {
+  runtime::ccl::TensorSpec input;
+  std::uint32_t dim = 3;
+  runtime::ccl::CclTopology topology = runtime::ccl::CclTopology::Ring;
+  runtime::BufferType memory = runtime::BufferType::Dram;
+  std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
+  runtime::ccl::LegacyEdmOptions legacy;
+  std::optional<runtime::BufferConfig> input_config;   // default: interleaved in `memory`
+  std::optional<runtime::BufferConfig> output_config;  // default: interleaved in `memory`
+};
+
+struct LegacyRun {
+  std::uint64_t kernel_ns = 0;  // first Tensix kernel start to last end (simulated)
+  std::uint64_t launch_ns = 0;  // enqueue to the last EDM ready
+  std::size_t edms = 0;
+};
+
+// Runs `c` as the legacy op whose Params type is `Params` (all_gather::Params,
+// reduce_scatter::Params). The op's output_spec() and build() are found by argument-dependent
+// lookup in Params' namespace, where every op builder declares them. `reference(p, topology,
+// inputs_by_rank)` gives each rank's expected output; inputs are pattern(seed_base + chip).
+template <class Params, class Reference>
+LegacyRun run_legacy_case(sim::device::SimMeshDevice& device, const LegacyCase& c, std::uint32_t seed_base,
+                          const Reference& reference) {
+  Params p;
+  p.input = c.input;
+  p.dim = c.dim;
+  p.topology = c.topology;
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.groups.chips = c.groups;
+  p.fabric = device.options().fabric;
+  p.legacy = c.legacy;
+  const runtime::ccl::TensorSpec out = output_spec(p, device.topology());
+  p.input_buffer =
+      device.create_buffer(c.input_config.value_or(runtime::ccl::interleaved_buffer_config(c.input, c.memory)));
+  p.output_buffer =
+      device.create_buffer(c.output_config.value_or(runtime::ccl::interleaved_buffer_config(out, c.memory)));
+  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), c.topology);
+  std::map<ChipId, Bytes> inputs;
+  for (const auto& g : groups) {
+    for (ChipId chip : g) {
+      inputs[chip] = pattern(p.input_buffer.config.size_bytes, seed_base + chip);
+      device.write_buffer(chip, p.input_buffer, inputs[chip]);
+    }
+  }
+  const runtime::MeshWorkload workload = build(p, device.topology());
+  const std::size_t profile_begin = device.profile().size();
+  const auto enqueued_ns = static_cast<std::uint64_t>(device.now().ps() / 1000);
+  device.enqueue_workload(workload);
+  device.finish();
+  for (const auto& g : groups) {
+    std::vector<Bytes> by_rank;
+    for (ChipId chip : g) by_rank.push_back(inputs[chip]);
+    const std::vector<Bytes> expected = reference(p, device.topology(), by_rank);
+    EXPECT_EQ(expected.size(), g.size());
+    for (std::size_t rank = 0; rank < std::min(expected.size(), g.size()); ++rank) {
+      EXPECT_TRUE(read_back(device, g[rank], p.output_buffer) == expected[rank])
+          << "chip " << g[rank] << " (rank " << rank << ")";
+    }
+  }
+  LegacyRun run;
+  run.kernel_ns = last_kernel_span_ns(device, profile_begin);
+  const std::vector<runtime::KernelProfile> profile = device.profile();
+  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
+    if (profile[i].kernel != kernels::kLegacyEdmKernelName) continue;
+    ++run.edms;
+    EXPECT_TRUE(profile[i].ready_ns.has_value());
+    if (profile[i].ready_ns) run.launch_ns = std::max(run.launch_ns, *profile[i].ready_ns - enqueued_ns);
+  }
+  return run;
+}
+
+}  // namespace cclmesh::ccltest
