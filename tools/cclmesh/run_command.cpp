@@ -40,14 +40,22 @@ struct RawRunOptions {
   std::string report_path;
 };
 
-// The trace file's otherData: what was run.
-sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& outcome) {
-  return {{"tool", "cclmesh run"},
-          {"system", options.system},
-          {"op", to_string(options.op)},
-          {"size_bytes", std::to_string(options.size_bytes)},
-          {"topology", options.topology},
-          {"outcome", outcome}};
+// The trace file's otherData: what was run. The shape the groups ran as is known only from a
+// completed run (a 2-chip group asked as a ring runs as a line); a run that did not complete
+// records what --topology asked.
+sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& outcome,
+                                 const RunResult* result = nullptr) {
+  sim::trace::TraceInfo info{{"tool", "cclmesh run"},
+                             {"system", options.system},
+                             {"op", to_string(options.op)},
+                             {"size_bytes", std::to_string(options.size_bytes)},
+                             {"requested_topology", options.topology}};
+  if (result != nullptr) {
+    info.emplace_back("topology", result->topology);
+    if (!result->fabric_topology.empty()) info.emplace_back("fabric_topology", result->fabric_topology);
+  }
+  info.emplace_back("outcome", outcome);
+  return info;
 }
 
 void check_output_options(const RawRunOptions& raw) {
@@ -85,7 +93,7 @@ int run(RawRunOptions& raw) {
     if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "did not complete")), "--trace");
     return kExitHangOrFault;
   }
-  if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed")), "--trace");
+  if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
   if (!raw.report_path.empty()) {
     write_output(raw.report_path, html_report(result, topo::load_system(options.system)), "--report");
   }

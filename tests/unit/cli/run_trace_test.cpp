@@ -249,6 +249,19 @@ TEST(RunReport, PageIsSelfContainedAndColoursEveryLane) {
   EXPECT_EQ(utilisation_colour(2.0), "#bd0026");
 }
 
+// Runs `cclmesh <args>` in-process; returns its exit code and what it printed.
+std::pair<int, std::string> run_cli_in_process(std::vector<std::string> args) {
+  CLI::App app;
+  CommandOutcome outcome;
+  register_commands(app, outcome);
+  args.insert(args.begin(), "cclmesh");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return {outcome.exit_code, testing::internal::GetCapturedStdout()};
+}
+
 // The CLI in-process: both files written, parsed; the table still printed.
 TEST(RunCli, TraceAndReportFilesAreWrittenAndParse) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cclmesh_run_trace_test";
@@ -257,18 +270,10 @@ TEST(RunCli, TraceAndReportFilesAreWrittenAndParse) {
   const std::string report_path = (dir / "r.html").string();
   std::filesystem::remove(trace_path);
   std::filesystem::remove(report_path);
-  CLI::App app;
-  CommandOutcome outcome;
-  register_commands(app, outcome);
-  std::vector<std::string> args = {"cclmesh", "run",     "--system", "n300",       "--op",     "all_gather",
-                                   "--size",  "64KiB",   "--topology", "line",     "--trace",  trace_path,
-                                   "--report", report_path};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  const std::string printed = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(outcome.exit_code, 0);
+  const auto [exit_code, printed] =
+      run_cli_in_process({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--topology", "line",
+                          "--trace", trace_path, "--report", report_path});
+  EXPECT_EQ(exit_code, 0);
   EXPECT_THAT(printed, HasSubstr("all_gather on n300"));
   std::ifstream trace_file(trace_path);
   ASSERT_TRUE(trace_file.good());
@@ -284,5 +289,24 @@ TEST(RunCli, TraceAndReportFilesAreWrittenAndParse) {
   std::filesystem::remove_all(dir);
 }
 
+// The trace records the shape the groups ran as, next to what --topology asked: on N300 a
+// send_recv along cluster axis 1 is one 2-chip group, which runs as a line (tt-metal #12770).
+TEST(RunCli, TraceNamesTheTopologyTheGroupsRanAs) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cclmesh_run_trace_topology_test";
+  std::filesystem::create_directories(dir);
+  const std::string trace_path = (dir / "t.json").string();
+  std::filesystem::remove(trace_path);
+  const auto [exit_code, printed] =
+      run_cli_in_process({"run", "--system", "n300", "--op", "send_recv", "--cluster-axis", "1", "--size", "64KiB",
+                          "--topology", "ring", "--trace", trace_path});
+  EXPECT_EQ(exit_code, 0);
+  std::ifstream trace_file(trace_path);
+  ASSERT_TRUE(trace_file.good());
+  const json info = json::parse(trace_file).at("otherData");
+  EXPECT_EQ(info.at("requested_topology"), "ring");
+  EXPECT_EQ(info.at("topology"), "line");
+  EXPECT_EQ(info.at("outcome"), "completed");
+  std::filesystem::remove_all(dir);
+}
 }  // namespace
 }  // namespace cclmesh::cli
