@@ -249,11 +249,17 @@ std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {Ou
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
                                             const ccl::GroupSelection& selection) {
-  if (legacy_mode(options)) {
-    return ccl::resolve_legacy_groups(selection, device.topology(),
-                                      options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
+  try {
+    if (legacy_mode(options)) {
+      return ccl::resolve_legacy_groups(selection, device.topology(),
+                                        options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
+    }
+    return ccl::resolve_groups(selection, device.topology(),
+                               runtime::FabricPlan(device.topology(), device.options().fabric));
+  } catch (const ccl::CclParamsError& e) {
+    if (!selection.cluster_axis) throw;
+    throw UsageError(fmt::format("--cluster-axis: {} on {}: {}", *selection.cluster_axis, options.system, e.what()));
   }
-  return ccl::resolve_groups(selection, device.topology(), runtime::FabricPlan(device.topology(), device.options().fabric));
 }
 
 // send_recv and broadcast move one buffer from a source chip: per group (the whole fabric, or
@@ -379,6 +385,11 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   selection.cluster_axis = options.cluster_axis;
   const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
   const auto n = static_cast<std::uint32_t>(groups.front().size());
+  if (ring && n == 2) {  // the whole-system case is refused before the device is built
+    throw UsageError(fmt::format("--topology: ring asked with --cluster-axis {}, whose groups have 2 chips; a 2-chip "
+                                 "ring must run as a line (tt-metal issue #12770); use --topology line",
+                                 options.cluster_axis.value_or(0)));
+  }
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
