@@ -11,8 +11,8 @@
 //   [kTensixCircularBufferBase, ...)              the program's CBs, bottom up, 32 B aligned, each
 //                                                 above the CBs already on its cores (cb_placement.hpp)
 //   [..., L1 end)                                 L1 buffers and global semaphores, top down
-// ERISC L1 (REFERENCE 1.4: the unreserved region 256 KiB - U .. 256 KiB, U = 106 KiB by default
-// (base 0x25800), up to 150 KiB (base 0x1A800); EriscL1Map below):
+// ERISC L1 (REFERENCE 1.4: the unreserved region 256 KiB - U .. 256 KiB, U = 150 KiB by default
+// (base 0x1A800), down to 106 KiB (base 0x25800); EriscL1Map below):
 //   [unreserved_base, + 512)                      per-program semaphore id i at base + 16 i
 //   [+ 512, + 1024)                               global semaphores, bottom up
 //   [kernel_base, 256 KiB)                        kernel region (router / EDM)
@@ -34,11 +34,26 @@ inline constexpr std::uint32_t kCircularBufferAlignment = 32;
 // kEriscL1Bytes - unreserved bytes to the end of L1, so a larger region grows downwards.
 inline constexpr std::uint32_t kEriscL1Bytes = 256 * 1024;
 // REFERENCE 1.4 / 13 (unconfirmed): [ETHMAP]'s address map says 106 KB unreserved (from 0x18000
-// + 54 KiB = 0x25800 to the end), [CDG] says ~150 KB. The size is a parameter in that range;
-// the default is the address-map figure until REFERENCE confirms one.
+// + 54 KiB = 0x25800 to the end), [CDG] says ~150 KB. The size is a parameter in that range
+// (--erisc-unreserved-kib). The default is [CDG]'s 150 KiB: REFERENCE 13 still lists both as
+// unconfirmed, but 150 is the better supported of the two, for three reasons:
+//  1. REFERENCE 6.2 [TCO]: the typical 2025-26 line fabric is 2 sender channels x 8 slots + one
+//     16-slot receiver. At the default 4352 B payload that is 32 slots of 4416 B = 141312 B plus
+//     the control fields; choose_fabric_router_slots (kernels/host) first-fits {8, 16} into the
+//     150 KiB map's 152576 B kernel region, but not into the 106 KiB map's 107520 B, where it
+//     falls back to {8, 8} (24 slots = 105984 B): 106 KiB cannot hold the typical line router.
+//  2. REFERENCE 6.7's "T3K short of ERISC L1 for ring buffering" (#22636 / #22678) is of the
+//     mid-2025 dateline era, when a ring router had 3 sender channels and 2 receivers (6.1's
+//     table). The calibration (REFERENCE 14) is of the bubble-flow-control era (2 senders + 1
+//     receiver), so that shortfall does not argue for 106 KiB there.
+//  3. The calibration's 8-ring all_gather reaches 10.40 GB/s per link (REFERENCE 14). At 106 KiB
+//     a 6144 B payload leaves 4 slots per sender channel (the ring's {4, 8}), and with the
+//     model's ~4 us slot cycle that pipeline cannot carry it (docs/performance.md, "The 8-ring's
+//     forwarding chain"); 150 KiB holds {8, 8}.
+// The 106 KiB address-map figure stays available as a what-if (--erisc-unreserved-kib 106).
 inline constexpr std::uint32_t kEriscUnreservedMinBytes = 106 * 1024;
 inline constexpr std::uint32_t kEriscUnreservedMaxBytes = 150 * 1024;
-inline constexpr std::uint32_t kEriscUnreservedDefaultBytes = kEriscUnreservedMinBytes;
+inline constexpr std::uint32_t kEriscUnreservedDefaultBytes = kEriscUnreservedMaxBytes;
 inline constexpr std::uint32_t kEriscGlobalSemaphoreBytes = 512;
 
 // The ERISC L1 layout for one unreserved size: every backend and host builder that places
@@ -62,7 +77,7 @@ constexpr bool valid_erisc_unreserved_bytes(std::uint64_t bytes) {
   return bytes >= kEriscUnreservedMinBytes && bytes <= kEriscUnreservedMaxBytes && bytes % kProgramSemaphoreStride == 0;
 }
 
-// The default map (106 KiB): for tests and tools that pin the address-map figure. Code that runs
+// The default map (150 KiB): for tests and tools that use the default figure. Code that runs
 // with a configured size takes an EriscL1Map instead.
 inline constexpr EriscL1Map kDefaultEriscL1Map{};
 inline constexpr std::uint32_t kEriscUnreservedBase = kDefaultEriscL1Map.unreserved_base();

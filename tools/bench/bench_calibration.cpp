@@ -82,7 +82,7 @@ struct StreamLayout {
   std::uint32_t slots;
 };
 
-StreamLayout layout(const ArchParams& /*arch*/, std::uint32_t packet) {
+StreamLayout layout(std::uint32_t packet) {
   const cclmesh::runtime::EriscL1Map erisc{};  // the default unreserved region (REFERENCE 1.4)
   const std::uint64_t base = erisc.unreserved_base();
   const std::uint64_t half = (erisc.unreserved_bytes - 64) / 2 / 16 * 16;
@@ -92,7 +92,7 @@ StreamLayout layout(const ArchParams& /*arch*/, std::uint32_t packet) {
 
 void start_stream(Engine& engine, EthCore& tx, EthCore& rx, std::uint32_t packet, int count, int warmup,
                   SimTime& first, SimTime& last) {
-  const StreamLayout l = layout(tx.chip().params(), packet);
+  const StreamLayout l = layout(packet);
   engine.spawn_fiber(tx.name() + " sender", [&tx, l, packet, count] {
     for (int i = 0; i < count; ++i) {
       const std::uint64_t slot = static_cast<std::uint64_t>(i % static_cast<int>(l.slots)) * packet;
@@ -286,7 +286,10 @@ int main() {
   for (std::size_t i = 0; i < eth_sizes.size(); ++i) {
     uni.rows.push_back({bytes_label(eth_sizes[i]), eth_bandwidth(eth_sizes[i], false), one_way[i], ""});
     bi.rows.push_back({bytes_label(eth_sizes[i]), eth_bandwidth(eth_sizes[i], true), both_ways[i],
-                       both_ways[i] ? "" : "no reference; credit-bound: only 6 slots of 8 KiB fit in half the ERISC buffer"});
+                       both_ways[i] ? ""
+                                    : fmt::format("no reference; credit-bound: {} slots of {} fit in half the ERISC "
+                                                  "unreserved L1",
+                                                  layout(eth_sizes[i]).slots, bytes_label(eth_sizes[i]))});
   }
   print(uni);
   print(bi);

@@ -39,7 +39,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::Range(1, 16));
   command.add_option("--erisc-unreserved-kib", o.erisc_unreserved_kib,
                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
-                     "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 106)")
+                     "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
       ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
 }
 

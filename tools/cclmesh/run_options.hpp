@@ -41,7 +41,7 @@ struct RunOptions {
   // --fabric-rx-in-flight: FabricOptions::receiver_packets_in_flight (unset: the default).
   std::optional<std::uint32_t> fabric_rx_in_flight;
   // --erisc-unreserved-kib: FabricOptions::erisc_unreserved_bytes / 1024, a what-if for the
-  // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 106).
+  // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 150).
   std::optional<std::uint32_t> erisc_unreserved_kib;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)

@@ -186,13 +186,22 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
 TEST(AllGatherBuilder, BidirectionalModeFollowsReference73) {
   ag::Params p;
   p.topology = CclTopology::Ring;
+  p.input = bf16({1, 1, 32, 32 * 75});  // 75 tiles = 153600 B, half the threshold
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+  p.input = bf16({1, 1, 32, 32 * 150});  // 307200 B = 2 x the default ERISC unreserved L1: still FULL
+  EXPECT_EQ(size_bytes(p.input), 2u * kEriscUnreservedBytes);
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
+  p.input = bf16({1, 1, 32, 32 * 151});
+  EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::SplitTensor);
+  // At the 106 KiB what-if the threshold is 2 x 108544 B = 106 tiles.
+  p.fabric.erisc_unreserved_bytes = 106 * 1024;
   p.input = bf16({1, 1, 32, 32 * 53});  // 53 tiles = 108544 B, half the threshold
   EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
-  p.input = bf16({1, 1, 32, 32 * 106});  // 217088 B = 2 x the ERISC unreserved L1: still FULL
-  EXPECT_EQ(size_bytes(p.input), 2u * kEriscUnreservedBytes);
+  p.input = bf16({1, 1, 32, 32 * 106});  // 217088 B = 2 x 106 KiB: still FULL
   EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
   p.input = bf16({1, 1, 32, 32 * 107});
   EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::SplitTensor);
+  p.fabric.erisc_unreserved_bytes = kEriscUnreservedBytes;
   p.bidirectional = ag::BidirectionalMode::FullTensor;  // the override
   EXPECT_EQ(ag::resolved_bidirectional_mode(p), ag::BidirectionalMode::FullTensor);
   p.topology = CclTopology::Line;  // a line is always FULL_TENSOR

@@ -65,10 +65,12 @@ TEST(AllGatherLegacyBuilder, N300Workload) {
   const ag::Params p = legacy_params(t, CclTopology::Line, TensorSpec{{1, 1, 32, 32 * 40}});  // 40 tiles
   const MeshWorkload w = ag::build(p, t);
   ASSERT_EQ(w.programs.size(), 2u);
-  // The ERISC kernel region split over 2 channels x 2 buffers: 13 bf16 tiles per message.
+  // The ERISC kernel region split over 2 channels x 2 buffers: 18 bf16 tiles per message in the
+  // default 150 KiB region, 13 in the 106 KiB what-if.
   const std::uint32_t pages = legacy_pages_per_message(p.legacy, 2048, 2, "test");
-  EXPECT_EQ(pages, 13u);
-  const std::uint32_t messages = (40 + pages - 1) / pages;  // 4
+  EXPECT_EQ(pages, 18u);
+  EXPECT_EQ(legacy_pages_per_message(p.legacy, 2048, 2, "test", EriscL1Map{106 * 1024}), 13u);
+  const std::uint32_t messages = (40 + pages - 1) / pages;  // 3
   for (const auto& [chip, program] : w.programs) {
     SCOPED_TRACE(chip);
     EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), 1u);

@@ -269,10 +269,10 @@ TEST(FabricRouterArgs, SlotChoiceIsFirstFitOverTheReferenceOptions) {
   EXPECT_THROW(kargs::choose_fabric_router_slots(base, size_of(4, 8) - 1, 4352, true), kargs::KernelArgsError);
 
 
-  // The calibration's 6144 B payload (slots of 6208 B): the 106 KiB kernel region this model
-  // gives the router (REFERENCE 1.4 [ETHMAP]) holds only the ring's second option, so each
-  // sender channel, the forwarding channel 1 included, has 4 slots; [CDG]'s ~150 KB
-  // (REFERENCE 13: unconfirmed) would hold {8, 8}. This is what limits the 8-ring
+  // The calibration's 6144 B payload (slots of 6208 B): the 106 KiB what-if kernel region
+  // (REFERENCE 1.4 [ETHMAP]) holds only the ring's second option, so each sender channel, the
+  // forwarding channel 1 included, has 4 slots; the default, [CDG]'s ~150 KB (REFERENCE 13:
+  // unconfirmed), holds {8, 8}. 4 slots are what limited the 8-ring at 106 KiB
   // (docs/performance.md, "The 8-ring's forwarding chain").
   const uint32_t kernel_region_106k = 108544 - 1024;  // unreserved minus semaphores (runtime/device/l1_map.hpp)
   const uint32_t kernel_region_150k = 150 * 1024 - 1024;
@@ -280,6 +280,23 @@ TEST(FabricRouterArgs, SlotChoiceIsFirstFitOverTheReferenceOptions) {
   EXPECT_EQ(slots.sender_slots, 4u);
   EXPECT_EQ(slots.receiver_slots, 8u);
   slots = kargs::choose_fabric_router_slots(base, kernel_region_150k, 6144, true);
+  EXPECT_EQ(slots.sender_slots, 8u);
+  EXPECT_EQ(slots.receiver_slots, 8u);
+  // A line at 6144 B: {8, 8} at 150 KiB (32 slots of {8, 16} would be 194 KiB), {4, 8} at 106.
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_150k, 6144, false);
+  EXPECT_EQ(slots.sender_slots, 8u);
+  EXPECT_EQ(slots.receiver_slots, 8u);
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_106k, 6144, false);
+  EXPECT_EQ(slots.sender_slots, 4u);
+  EXPECT_EQ(slots.receiver_slots, 8u);
+  // REFERENCE 6.2 [TCO]'s typical line router at the default 4352 B payload, 2 x 8 + 16 slots of
+  // 4416 B (141312 B plus control): it fits the 150 KiB kernel region, not the 106 KiB one.
+  EXPECT_LE(size_of(8, 16), kernel_region_150k);
+  EXPECT_GT(size_of(8, 16), kernel_region_106k);
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_150k, 4352, false);
+  EXPECT_EQ(slots.sender_slots, 8u);
+  EXPECT_EQ(slots.receiver_slots, 16u);
+  slots = kargs::choose_fabric_router_slots(base, kernel_region_106k, 4352, false);
   EXPECT_EQ(slots.sender_slots, 8u);
   EXPECT_EQ(slots.receiver_slots, 8u);
 

@@ -24,10 +24,44 @@ FabricOptions ring_options(std::uint32_t unreserved_bytes, std::uint32_t payload
   return o;
 }
 
-TEST(EriscL1Map, DefaultIsTheAddressMapFigure) {
-  EXPECT_EQ(FabricOptions{}.erisc_unreserved_bytes, kMin);
-  EXPECT_EQ(kDefaultEriscL1Map.unreserved_base(), 0x25800u);  // REFERENCE 1.4 [ETHMAP]
-  EXPECT_EQ(kDefaultEriscL1Map.kernel_base(), 0x25C00u);
+// The default is [CDG]'s ~150 KB (l1_map.hpp says why); [ETHMAP]'s 106 KB is the what-if.
+TEST(EriscL1Map, DefaultIsTheCdgFigureAndTheAddressMapFigureIsTheWhatIf) {
+  EXPECT_EQ(FabricOptions{}.erisc_unreserved_bytes, kMax);
+  EXPECT_EQ(kDefaultEriscL1Map.unreserved_bytes, kMax);
+  EXPECT_EQ(kDefaultEriscL1Map.unreserved_base(), 0x1A800u);
+  EXPECT_EQ(kDefaultEriscL1Map.kernel_base(), 0x1AC00u);
+  EXPECT_EQ(EriscL1Map{kMin}.unreserved_base(), 0x25800u);  // REFERENCE 1.4 [ETHMAP]
+  EXPECT_EQ(EriscL1Map{kMin}.kernel_base(), 0x25C00u);
+}
+
+// Reason 1 for the default (l1_map.hpp): REFERENCE 6.2 [TCO]'s typical 2025-26 line fabric, 2
+// sender channels x 8 slots + one 16-slot receiver, fits the 150 KiB kernel region at the default
+// 4352 B payload and not the 106 KiB one, which falls back to {8, 8}.
+TEST(EriscL1Map, TheTypicalLineRouterFitsTheDefaultButNot106KiB) {
+  const topo::Topology t3k = topo::build_t3k();
+  struct Case {
+    std::uint32_t bytes;
+    std::uint32_t receiver_slots;
+  };
+  for (const Case c : {Case{kMax, 16}, Case{kMin, 8}}) {
+    SCOPED_TRACE(c.bytes);
+    FabricOptions o;
+    o.mode = FabricMode::Line;
+    o.erisc_unreserved_bytes = c.bytes;
+    EXPECT_EQ(o.max_payload_bytes, 4352u);  // REFERENCE 6.2's default payload
+    const FabricPlan plan(t3k, o);
+    ASSERT_FALSE(plan.routers().empty());
+    for (const FabricRouterSite& site : plan.routers()) {
+      EXPECT_EQ(site.config.sender_slots[0], 8u);
+      EXPECT_EQ(site.config.sender_slots[1], 8u);
+      EXPECT_EQ(site.config.receiver_slots, c.receiver_slots);
+    }
+    EXPECT_LE(plan.layout().end, kEriscL1Bytes);
+  }
+  // The default FabricOptions (a line at 4352 B) take the typical router as they are.
+  FabricOptions line;
+  line.mode = FabricMode::Line;
+  EXPECT_EQ(FabricPlan(t3k, line).routers().front().config.receiver_slots, 16u);
 }
 
 TEST(EriscL1Map, RegionsTileTheUnreservedL1WithoutOverlapAtBothEnds) {
@@ -42,7 +76,7 @@ TEST(EriscL1Map, RegionsTileTheUnreservedL1WithoutOverlapAtBothEnds) {
     EXPECT_EQ(m.kernel_base() + m.kernel_bytes(), kEriscL1Bytes);
     EXPECT_EQ(m.unreserved_base() % kProgramSemaphoreStride, 0u);
   }
-  // 150 KiB moves the whole region (semaphores included) 44 KiB down, below the default's 0x25800.
+  // 150 KiB moves the whole region (semaphores included) 44 KiB down, below 106 KiB's 0x25800.
   EXPECT_EQ(EriscL1Map{kMax}.unreserved_base(), 0x1A800u);
   EXPECT_EQ(EriscL1Map{kMax}.kernel_bytes() - EriscL1Map{kMin}.kernel_bytes(), 44u * 1024);
 }

@@ -47,11 +47,13 @@ TEST(FabricPlan, T3kLineHasARouterOnEachEndOfEveryHop) {
   EXPECT_EQ(f->config.downstream_noc_y, b->noc0.y);
   EXPECT_EQ(b->config.downstream_noc_x, f->noc0.x);
   EXPECT_FALSE(plan.router(plan.chips().front(), true)->config.has_downstream);
-  // Line defaults: no bubble flow control, first-fit slots {8, 8} for a 4352 B payload.
+  // Line defaults: no bubble flow control, first-fit slots {8, 16} for a 4352 B payload in the
+  // default 150 KiB ERISC region (REFERENCE 6.2's typical line router; {8, 8} at 106 KiB,
+  // erisc_l1_map_test).
   EXPECT_FALSE(f->config.bubble_flow_control);
   EXPECT_EQ(f->config.topology, kernels::fabric_router::kTopologyLine);
   EXPECT_EQ(f->config.sender_slots[0], 8u);
-  EXPECT_EQ(f->config.receiver_slots, 8u);
+  EXPECT_EQ(f->config.receiver_slots, 16u);
   EXPECT_EQ(f->config.l1_base, kEriscKernelBase);
   EXPECT_LE(plan.layout().end, kEriscKernelBase + kEriscKernelBytes);
 }

@@ -38,10 +38,11 @@ TEST(CoreMap, CoresOffTheChipAreErrors) {
 
 TEST(L1Map, RegionsDoNotOverlap) {
   static_assert(kTensixCircularBufferBase == kTensixProgramBase + 32 * 16);
-  static_assert(kEriscKernelBase == 0x25C00);
+  static_assert(kEriscKernelBase == 0x1AC00);  // the default 150 KiB map (l1_map.hpp)
   static_assert(kEriscKernelBase + kEriscKernelBytes == 256 * 1024);
   EXPECT_EQ(tensix_program_semaphore_address(3), 0x20030u);
-  EXPECT_EQ(erisc_program_semaphore_address(1), 0x25810u);
+  EXPECT_EQ(erisc_program_semaphore_address(1), 0x1A810u);
+  EXPECT_EQ(EriscL1Map{106 * 1024}.program_semaphore_address(1), 0x25810u);  // the 106 KiB what-if
 }
 
 BufferConfig dram(std::uint64_t bytes, std::uint32_t page) {
