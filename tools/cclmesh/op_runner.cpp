@@ -183,6 +183,19 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  *options.workers_per_link, to_string(options.op),
                                  legacy_mode(options) ? " in legacy mode" : ""));
   }
+  if (options.ag_ring_algorithm != "auto") {
+    const bool gathers = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllReduce;
+    if (!gathers) {
+      throw UsageError(fmt::format("--ag-ring-algorithm: '{}' asked for {}; it applies to all_gather and all_reduce",
+                                   options.ag_ring_algorithm, to_string(options.op)));
+    }
+    if (options.ag_ring_algorithm == "relay" && (options.topology != "ring" || legacy_mode(options))) {
+      throw UsageError(fmt::format("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; this is a "
+                                   "{} in {} mode (expected --topology ring --mode fabric; a line multicasts, "
+                                   "legacy mode relays through its EDMs)",
+                                   options.topology, options.mode));
+    }
+  }
   if (n_chips < 2) {
     throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
   }
@@ -218,6 +231,12 @@ ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
   if (text == "rs-ag") return ccl::all_reduce::Algorithm::ReduceScatterAllGather;
   if (text == "composite") return ccl::all_reduce::Algorithm::Composite;
   return ccl::all_reduce::Algorithm::Auto;
+}
+
+ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text) {
+  if (text == "relay") return ccl::all_gather::RingAlgorithm::Relay;
+  if (text == "multicast") return ccl::all_gather::RingAlgorithm::Multicast;
+  return ccl::all_gather::RingAlgorithm::Auto;
 }
 
 // Reads every output buffer of every chip in `expected` and compares it with the host reference.
@@ -423,6 +442,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.dim = dim;
     set_placement(p);
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
+    p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
@@ -536,6 +556,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
+    p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));

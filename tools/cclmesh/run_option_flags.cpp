@@ -27,6 +27,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
       ->capture_default_str();
+  command.add_option("--ag-ring-algorithm", o.ag_ring_algorithm,
+                     "all_gather (and all_reduce's all_gather half) on a fabric ring: relay (every chunk hops worker to worker, production's ring, REFERENCE 7.4) or multicast (each chip multicasts, the routers forward); auto: relay on a ring, multicast on a line")
+      ->check(CLI::IsMember({"auto", "relay", "multicast"}))
+      ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   command.add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
   command.add_option("--fabric-payload", o.fabric_payload_bytes,

@@ -29,6 +29,8 @@ struct RunOptions {
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
+  // --ag-ring-algorithm: all_gather::RingAlgorithm (all_gather, and all_reduce's all_gather half).
+  std::string ag_ring_algorithm = "auto";  // auto | relay | multicast
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
   // unset: the op's default (256 on a line of at most 4 chips, else 1).
   std::optional<std::uint32_t> rounds;

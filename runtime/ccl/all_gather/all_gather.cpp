@@ -9,6 +9,7 @@
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/all_gather/broadcast_fallback.hpp"
+#include "runtime/ccl/all_gather/ring_relay.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -29,6 +30,7 @@ struct Resolved {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
   BidirectionalMode mode = BidirectionalMode::FullTensor;
+  bool relay = false;                // ring_relay.hpp; else each chip multicasts (roles below)
   std::vector<Role> roles;           // per worker, link-major
   std::vector<std::uint32_t> runs;   // per worker: its run of the input
   std::vector<std::uint32_t> links;  // per worker: its link
@@ -145,7 +147,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");
   }
   r.mode = resolved_bidirectional_mode(p);
-  for (std::uint32_t link = 0; link < p.num_links; ++link) {
+  r.relay = resolved_ring_algorithm(p) == RingAlgorithm::Relay;
+  for (std::uint32_t link = 0; link < p.num_links && !r.relay; ++link) {
     if (r.mode == BidirectionalMode::SplitTensor) {
       r.roles.insert(r.roles.end(), {Role::Up, Role::Down});
       r.runs.insert(r.runs.end(), {link, p.num_links + link});
@@ -197,8 +200,13 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     buffer_layout(p.input_buffer, grid, banks);
     buffer_layout(p.output_buffer, grid, banks);
   }
-  r.cores = worker_cores(topology, p.first_worker, static_cast<std::uint32_t>(r.roles.size()), kOp);
-  require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
+  const std::uint32_t workers =
+      r.relay ? ring_relay::kWorkersPerLink * p.num_links : static_cast<std::uint32_t>(r.roles.size());
+  r.cores = worker_cores(topology, p.first_worker, workers, kOp);
+  // Relay: every worker counts its landed chunks in it; multicast: the done core only.
+  require_semaphore_on(p.done_semaphore, r.relay ? r.cores : std::vector<CoreCoord>{r.cores.front()}, kOp,
+                       "done_semaphore");
+  if (p.chunks_per_sync == 0) throw CclParamsError("all_gather: chunks_per_sync is 0; expected at least 1");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   if (p.cb_packets == 0) throw CclParamsError("all_gather: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
@@ -230,6 +238,22 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     auto& out = std::get<kargs::InterleavedTensorArgs>(out_args);
     out.page_size_bytes = r.page_size;
     out.pieces_per_page = r.group_size * r.row_pieces;
+  }
+  if (r.relay) {
+    ring_relay::ChipGather view;
+    view.params = &p;
+    view.plan = &r.plan;
+    view.group = &g;
+    view.rank = rank;
+    view.mode = r.mode;
+    view.cores = r.cores;
+    view.in_args = in_args;
+    view.out_args = out_args;
+    view.in_pages = in_pages;
+    view.out_pages = out_pages;
+    view.page_size = r.page_size;
+    view.packet_pages = r.packet_pages;
+    return ring_relay::chip_program(view, topology);
   }
   const api::TensorSlice in_whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   api::TensorSlice out_slice{out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
@@ -294,9 +318,35 @@ std::string to_string(BidirectionalMode mode) {
   return "unknown";
 }
 
+std::string to_string(RingAlgorithm algorithm) {
+  switch (algorithm) {
+    case RingAlgorithm::Auto:
+      return "auto";
+    case RingAlgorithm::Relay:
+      return "relay";
+    case RingAlgorithm::Multicast:
+      return "multicast";
+  }
+  return "unknown";
+}
+
+RingAlgorithm resolved_ring_algorithm(const Params& params) {
+  const bool fabric_ring = params.topology == CclTopology::Ring && params.mode == CclMode::Fabric;
+  if (params.ring_algorithm == RingAlgorithm::Relay && !fabric_ring) {
+    throw CclParamsError(fmt::format("all_gather: ring_algorithm relay relays through workers on a fabric ring; this "
+                                     "is a {} in {} mode (a line multicasts, REFERENCE 7.4; legacy mode relays "
+                                     "through its EDMs)",
+                                     to_string(params.topology), params.mode == CclMode::Fabric ? "fabric" : "legacy"));
+  }
+  if (params.ring_algorithm == RingAlgorithm::Auto) {
+    return fabric_ring ? RingAlgorithm::Relay : RingAlgorithm::Multicast;
+  }
+  return params.ring_algorithm;
+}
+
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
-                     p.bidirectional, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
+                     p.bidirectional, p.ring_algorithm, p.chunks_per_sync, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
                      p.packet_size_in_pages, p.cb_packets, p.split_reader_writer, p.legacy, p.broadcast_buffers);
 }
 
@@ -318,7 +368,9 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params) {
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  const std::uint32_t per_link = resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1;
+  const bool relay = params.mode == CclMode::Fabric && !needs_broadcast_fallback(params) &&
+                     resolved_ring_algorithm(params) == RingAlgorithm::Relay;
+  const std::uint32_t per_link = relay || resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1;
   return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
 }
 
@@ -333,13 +385,27 @@ BufferConfig broadcast_buffer_config(const Params& params) {
   return interleaved_buffer_config(params.input, params.output_buffer.config.type);
 }
 
+namespace {
+// An explicit relay where it does not apply: a line, legacy mode, the broadcast fallback.
+void require_ring_algorithm_applies(const Params& params) {
+  resolved_ring_algorithm(params);
+  if (params.ring_algorithm == RingAlgorithm::Relay && needs_broadcast_fallback(params)) {
+    throw CclParamsError(fmt::format("all_gather: ring_algorithm relay: dim {} of {} elements is not whole tiles and "
+                                     "runs as all_broadcast + concat (REFERENCE 7.6), which does not relay",
+                                     params.dim, params.input.shape[params.dim]));
+  }
+}
+}  // namespace
+
 void validate(const Params& params, const topo::Topology& topology) {
+  require_ring_algorithm_applies(params);
   if (needs_broadcast_fallback(params)) return broadcast_fallback::validate(params, topology);
   if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
   resolve(params, topology);
 }
 
 std::vector<MeshWorkload> build_workloads(const Params& params, const topo::Topology& topology) {
+  require_ring_algorithm_applies(params);
   if (needs_broadcast_fallback(params)) return broadcast_fallback::build(params, topology);
   return {build(params, topology)};
 }
@@ -351,6 +417,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
                                      "workloads; build them with build_workloads()",
                                      params.dim, params.input.shape[params.dim]));
   }
+  require_ring_algorithm_applies(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
   const Resolved r = resolve(params, topology);
   MeshWorkload workload;

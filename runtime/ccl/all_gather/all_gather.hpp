@@ -54,6 +54,17 @@ namespace cclmesh::runtime::ccl::all_gather {
 enum class BidirectionalMode : std::uint8_t { Auto, SplitTensor, FullTensor };
 std::string to_string(BidirectionalMode mode);
 
+// How a fabric ring moves the slices (ring_relay.hpp). Relay: every chunk hops chip to chip
+// through worker cores, as 2025-26 production all_gather_async does on a ring (REFERENCE 7.4
+// [CBW]). Multicast: each chip multicasts its input and the routers forward it (PR #16026's
+// interpreter AG, REFERENCE 4.12), what production does on a line. Auto: relay on a ring,
+// multicast on a line. Relay applies to fabric rings only.
+enum class RingAlgorithm : std::uint8_t { Auto, Relay, Multicast };
+std::string to_string(RingAlgorithm algorithm);
+// The relay's default synchronisation: one cumulative semaphore increment per this many packets
+// (ring_relay.hpp says why).
+inline constexpr std::uint32_t kDefaultChunksPerSync = 4;
+
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim x N
   std::uint32_t dim = 3;       // 0..3 = w, z, y, x
@@ -64,6 +75,10 @@ struct Params {
   GroupSelection groups;  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
   BidirectionalMode bidirectional = BidirectionalMode::Auto;
+  RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
+  // Relay only: packets per cumulative semaphore increment (raised so that a worker's whole op
+  // takes at most 255 increments, the 8-bit inline wait, REFERENCE 4.11).
+  std::uint32_t chunks_per_sync = kDefaultChunksPerSync;
   FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;
@@ -88,6 +103,8 @@ std::size_t hash_value(const Params& params);
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
 // REFERENCE 7.3's rule, or the override. A line is always FULL_TENSOR.
 BidirectionalMode resolved_bidirectional_mode(const Params& params);
+// Relay or Multicast: Auto resolved (relay on a fabric ring, else multicast).
+RingAlgorithm resolved_ring_algorithm(const Params& params);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 

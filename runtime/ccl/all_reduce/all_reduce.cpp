@@ -83,6 +83,7 @@ all_gather::Params ag_params(const Params& p, const TensorSpec& input, std::uint
   ag.done_semaphore = p.done_semaphore;
   ag.first_worker = p.first_worker;
   ag.packet_size_in_pages = p.packet_size_in_pages;
+  ag.ring_algorithm = p.ag_ring_algorithm;
   return ag;
 }
 
@@ -123,7 +124,8 @@ std::string to_string(Algorithm algorithm) {
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.topology, p.num_links,
                      p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.one_shot_max_bytes,
-                     p.barrier_semaphore, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets);
+                     p.barrier_semaphore, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets,
+                     p.ag_ring_algorithm);
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

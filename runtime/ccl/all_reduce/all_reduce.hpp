@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
@@ -74,6 +75,7 @@ struct Params {
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;
   std::uint32_t chunk_packets = 8;  // reduce_scatter's and the local reduction's sync chunks
+  all_gather::RingAlgorithm ag_ring_algorithm = all_gather::RingAlgorithm::Auto;  // the all_gather half's
   bool operator==(const Params&) const = default;
 };
 

@@ -8,6 +8,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+#include <utility>
+
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -37,6 +41,9 @@ struct Case {
   bool barrier = false;
   std::uint32_t repeats = 1;       // back to back, one finish() at the end
   std::uint32_t packet_pages = 0;  // 0: the op's default
+  // Auto on a ring: the case runs twice, relay and multicast, and both must verify.
+  ag::RingAlgorithm algorithm = ag::RingAlgorithm::Auto;
+  std::uint32_t chunks_per_sync = ag::kDefaultChunksPerSync;
 };
 
 struct Result {
@@ -45,8 +52,25 @@ struct Result {
   std::uint32_t group_size = 0;
 };
 
-// Runs `c` on `device` and checks every chip of every group against the reference.
+Result run_one(sim::device::SimMeshDevice& device, const Case& c);
+
+// Runs `c` on `device` and checks every chip of every group against the reference; a ring case
+// without an algorithm runs with both (the result is the relay's).
 Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+  if (c.topology != CclTopology::Ring || c.algorithm != ag::RingAlgorithm::Auto) return run_one(device, c);
+  Case multicast = c;
+  multicast.algorithm = ag::RingAlgorithm::Multicast;
+  {
+    SCOPED_TRACE("multicast");
+    run_one(device, multicast);
+  }
+  Case relay = c;
+  relay.algorithm = ag::RingAlgorithm::Relay;
+  SCOPED_TRACE("relay");
+  return run_one(device, relay);
+}
+
+Result run_one(sim::device::SimMeshDevice& device, const Case& c) {
   ag::Params p;
   p.input = c.input;
   p.dim = c.dim;
@@ -56,6 +80,8 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
   p.packet_size_in_pages = c.packet_pages;
+  p.ring_algorithm = c.algorithm;
+  p.chunks_per_sync = c.chunks_per_sync;
   const RunOutcome out = run_all_gather(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats, c.barrier});
   EXPECT_TRUE(out.verified);
   return Result{out.kernel_ns, out.output_bytes, out.group_size};
@@ -317,6 +343,90 @@ TEST(AllGatherE2e, BackToBackBehindTheBarrier) {
   run_case(*line, c);
 }
 
+// --- The ring relay (ring_relay.hpp) ---------------------------------------------------------------
+
+// Auto relays on a fabric ring and multicasts on a line; an explicit relay is refused where it
+// does not apply, and the algorithm is part of the program cache key.
+TEST(AllGatherRelay, AutoAndRefusals) {
+  ag::Params p;
+  p.input = tile({1, 1, 32, 64});
+  EXPECT_EQ(ag::resolved_ring_algorithm(p), ag::RingAlgorithm::Relay);
+  p.topology = CclTopology::Line;
+  EXPECT_EQ(ag::resolved_ring_algorithm(p), ag::RingAlgorithm::Multicast);
+  p.ring_algorithm = ag::RingAlgorithm::Relay;
+  EXPECT_THROW(ag::resolved_ring_algorithm(p), runtime::ccl::CclParamsError);
+  p.topology = CclTopology::Ring;
+  p.mode = runtime::ccl::CclMode::Legacy;
+  EXPECT_THROW(ag::resolved_ring_algorithm(p), runtime::ccl::CclParamsError);
+  p.mode = runtime::ccl::CclMode::Fabric;
+  ag::Params multicast = p;
+  multicast.ring_algorithm = ag::RingAlgorithm::Multicast;
+  EXPECT_NE(ag::hash_value(p), ag::hash_value(multicast));
+  ag::Params coarser = p;
+  coarser.chunks_per_sync = 8;
+  EXPECT_NE(ag::hash_value(p), ag::hash_value(coarser));
+}
+
+// Hop by hop, FULL_TENSOR on an even ring splits the farthest slice: every direction of every
+// hop the ring uses carries the same payload (3.5 inputs at N = 8), within a few 1-word
+// increment packets; the multicast carries 4 inputs one way and 3 the other.
+std::pair<std::int64_t, std::int64_t> busiest_and_idlest_direction(sim::device::SimMeshDevice& device) {
+  std::int64_t most = 0;
+  std::int64_t least = std::numeric_limits<std::int64_t>::max();
+  for (const auto& link : device.system().links()) {
+    for (const auto* end : {&link->a(), &link->b()}) {
+      const std::int64_t bytes = end->stats().payload_bytes_sent;
+      if (bytes == 0) continue;  // a link the ring fabric does not use
+      most = std::max(most, bytes);
+      least = std::min(least, bytes);
+    }
+  }
+  return {most, least};
+}
+
+TEST(AllGatherRelay, EvenRingFullTensorBalancesTheDirections) {
+  Case c;
+  c.input = tile({1, 1, 64, 128});
+  c.mode = ag::BidirectionalMode::FullTensor;
+  c.algorithm = ag::RingAlgorithm::Relay;
+  auto relay = make_device(topo::build_t3k(), FabricMode::Ring);
+  run_case(*relay, c);
+  const auto [relay_most, relay_least] = busiest_and_idlest_direction(*relay);
+  EXPECT_LE(relay_most - relay_least, relay_most / 100);
+  c.algorithm = ag::RingAlgorithm::Multicast;
+  auto multicast = make_device(topo::build_t3k(), FabricMode::Ring);
+  run_case(*multicast, c);
+  const auto [multicast_most, multicast_least] = busiest_and_idlest_direction(*multicast);
+  EXPECT_GT(multicast_most - multicast_least, multicast_most / 5);
+}
+
+// An odd ring (FULL_TENSOR: (N-1)/2 whole slices each way) and SPLIT_TENSOR on it, both
+// algorithms; one packet per sync and the default.
+TEST(AllGatherRelay, OddRingBothModes) {
+  auto device = make_device(topo::load_system("ring:5"), FabricMode::Ring);
+  for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
+    for (const std::uint32_t sync : {1u, ag::kDefaultChunksPerSync}) {
+      SCOPED_TRACE(fmt::format("{}, chunks_per_sync {}", ag::to_string(mode), sync));
+      Case c;
+      c.input = tile({1, 2, 64, 96});
+      c.dim = 1;
+      c.mode = mode;
+      c.chunks_per_sync = sync;
+      run_case(*device, c);
+    }
+  }
+}
+
+// More chunks than an 8-bit wait counts (2 MiB per chip): the chunks grow to fit.
+TEST(AllGatherRelay, LargeInputGrowsTheChunks) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  Case c;
+  c.input = tile({1, 1, 1024, 1024});
+  c.algorithm = ag::RingAlgorithm::Relay;
+  c.chunks_per_sync = 1;
+  run_case(*device, c);
+}
+
 }  // namespace
 }  // namespace cclmesh::ccltest
 
@@ -337,12 +447,17 @@ void print_figures(const char* what, const Result& r) {
 TEST(AllGatherE2eFigures, T3kRingSixteenMebibytes) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   // Bigger CB packets (8 tiles) change nothing here: the routers, not the reads, set the pace.
-  for (ag::BidirectionalMode mode : {ag::BidirectionalMode::SplitTensor, ag::BidirectionalMode::FullTensor}) {
-    Case c;
-    c.input = tile({1, 1, 1024, 1024});  // 2 MiB per chip, 16 MiB gathered
-    c.dim = 3;
-    c.mode = mode;
-    print_figures(fmt::format("T3K 8-ring all_gather {}", ag::to_string(mode)).c_str(), run_case(*device, c));
+  for (ag::RingAlgorithm algorithm : {ag::RingAlgorithm::Relay, ag::RingAlgorithm::Multicast}) {
+    for (ag::BidirectionalMode mode : {ag::BidirectionalMode::SplitTensor, ag::BidirectionalMode::FullTensor}) {
+      Case c;
+      c.input = tile({1, 1, 1024, 1024});  // 2 MiB per chip, 16 MiB gathered
+      c.dim = 3;
+      c.mode = mode;
+      c.algorithm = algorithm;
+      print_figures(
+          fmt::format("T3K 8-ring all_gather {} {}", ag::to_string(algorithm), ag::to_string(mode)).c_str(),
+          run_case(*device, c));
+    }
   }
 }
 

@@ -1,0 +1,65 @@
+#pragma once
+// The ring all_gather as 2025-26 production all_gather_async runs it on a ring (REFERENCE 7.4
+// [TCO], [CBW]: "on a ring it relays every chunk through worker cores hop by hop"): per link two
+// one-directional workers, "up" sending to rank + 1 and "down" to rank - 1, every write a 1-hop
+// unicast. A worker sends its own slice, then relays slices my_id -/+ k as they land:
+//
+//   reader    stream 0  STREAM_TENSOR_TO_CB   my input run -> own CB
+//             stream 1  per chunk of slice my_id -/+ k (k >= 1):
+//                         WAIT_VALUE recv >= chunks landed so far (cumulative), then
+//                         STREAM_TENSOR_TO_CB output chunk -> relay CB (re-read what landed)
+//                       WAIT_VALUE recv >= every chunk the previous chip sends, SET recv 0
+//   writer    [barrier: ATOMIC_INC +1 on the chip written to's opposite worker, WAIT_VALUE 1, SET 0]
+//             per chunk: STREAM_CB_TO_TENSOR to the next chip (the own slice as a 1-hop
+//                        multicast, which also writes it locally), ATOMIC_INC recv +1 there
+//
+// recv is the op's global done semaphore on every worker core: increments that arrive before the
+// receiving chip's program starts wait in it. Packets of a direction arrive in order and the
+// router flushes writes before an increment, so recv >= c means the first c chunks landed.
+//
+// Slices per direction (REFERENCE 7.3, 7.4): SPLIT_TENSOR sends half of each input run all the
+// way round (N-1 slices per worker); FULL_TENSOR sends the whole run half-way: ceil((N-1)/2)
+// slices up and floor((N-1)/2) down on an odd ring; on an even ring N/2 each way, the farthest
+// slice (N/2 away) split half up, half down, "FULL_TENSOR with a balanced last hop".
+//
+// chunks_per_sync: REFERENCE gives no all-gather value (7.4 names the knob, PR #25222, without a
+// default). We take 4 packets, the ring reduce-scatter's documented neighbour sync of every 4
+// chunks (7.5 [CBW]): a relay chip can forward a group only once it landed, so the group is the
+// pipeline's per-hop fill (4 x 6 KiB at the calibration payload, ~2.5 us per hop), against one
+// 1-word increment packet per 4 data packets on the wire.
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/api/tensor_slice.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/device/workload.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+
+namespace cclmesh::runtime::ccl::all_gather::ring_relay {
+
+// One chip's view of the gather that the relay program is built from (all_gather.cpp resolves it).
+struct ChipGather {
+  const Params* params = nullptr;
+  const FabricPlan* plan = nullptr;
+  const FabricGroup* group = nullptr;
+  std::uint32_t rank = 0;
+  BidirectionalMode mode = BidirectionalMode::FullTensor;  // resolved
+  std::vector<CoreCoord> cores;                            // 2 per link: up, then down
+  kargs::TensorArgs in_args;
+  kargs::TensorArgs out_args;
+  api::Shape4D in_pages;   // as the workers address them (row pieces for ROW_MAJOR along x)
+  api::Shape4D out_pages;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+};
+
+// Worker cores per link: one up, one down.
+inline constexpr std::uint32_t kWorkersPerLink = 2;
+
+// The relay program of one chip.
+Program chip_program(const ChipGather& chip, const topo::Topology& topology);
+
+}  // namespace cclmesh::runtime::ccl::all_gather::ring_relay
