@@ -1,7 +1,9 @@
 #pragma once
 // all_gather: every chip of a group ends with the concatenation, along `dim`, of every chip's
-// input, in rank order (REFERENCE 7.3, 7.4). Fabric mode, built on the command interpreter
-// (REFERENCE 4.12, extended to both directions and to rings):
+// input, in rank order (REFERENCE 7.3, 7.4). On a fabric ring it relays hop by hop through
+// worker pairs by default (ring_relay.hpp, RingAlgorithm). The multicast algorithm (lines, and
+// rings with RingAlgorithm::Multicast), built on the command interpreter (REFERENCE 4.12,
+// extended to both directions and to rings):
 //
 //   every chip, per data worker (one worker core per link, or per link and direction):
 //     reader    STREAM_TENSOR_TO_CB   my input (the worker's run of it) -> CB
