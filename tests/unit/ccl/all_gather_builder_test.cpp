@@ -211,9 +211,11 @@ TEST(AllGatherBuilder, BidirectionalModeFollowsReference73) {
 
 // --- workload shape -------------------------------------------------------------------------------
 
+// The multicast ring (RingAlgorithm::Multicast; rings relay by default, tests below).
 TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
   const topo::Topology t3k = topo::build_t3k();
-  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  p.ring_algorithm = ag::RingAlgorithm::Multicast;
   const MeshWorkload w = ag::build(p, t3k);
   EXPECT_EQ(w.name, "all_gather");
   ASSERT_EQ(w.programs.size(), 8u);
@@ -247,6 +249,7 @@ TEST(AllGatherBuilder, RingSplitTensorTwoWorkersOneDirectionEach) {
   const topo::Topology t3k = topo::build_t3k();
   ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   p.bidirectional = ag::BidirectionalMode::SplitTensor;
+  p.ring_algorithm = ag::RingAlgorithm::Multicast;
   const MeshWorkload w = ag::build(p, t3k);
   for (const auto& [chip, program] : w.programs) {
     ASSERT_EQ(program.kernels.size(), 4u);
@@ -264,6 +267,68 @@ TEST(AllGatherBuilder, RingSplitTensorTwoWorkersOneDirectionEach) {
     EXPECT_NE(kargs::describe_interpreter_command(up, 0, 2).find("16"), std::string::npos);
     EXPECT_NE(kargs::describe_interpreter_command(down, 0, 2).find("past the end"), std::string::npos)
         << kargs::describe_interpreter_command(down, 0, 2);
+  }
+}
+
+// The described commands of one interpreter stream, up to its end.
+std::vector<std::string> stream_commands(const std::vector<std::uint32_t>& rt, std::uint32_t stream) {
+  std::vector<std::string> commands;
+  for (std::uint32_t i = 0;; ++i) {
+    std::string c = kargs::describe_interpreter_command(rt, stream, i);
+    if (c.find("past the end") != std::string::npos || c.find("outside the runtime args") != std::string::npos) break;
+    commands.push_back(std::move(c));
+  }
+  return commands;
+}
+
+// Pages a writer stream sends: the sum of its STREAM_CB_TO_TENSOR slices' pages.
+std::uint32_t pages_sent(const std::vector<std::string>& commands) {
+  std::uint32_t pages = 0;
+  for (const std::string& c : commands) {
+    if (c.find("STREAM_CB_TO_TENSOR") == std::string::npos) continue;
+    pages += static_cast<std::uint32_t>(std::stoul(c.substr(c.rfind("pages=") + 6)));
+  }
+  return pages;
+}
+
+// The ring relay (the default on rings, REFERENCE 7.4): per link one worker pair per direction;
+// each writes its chip's slice one hop and then relays what the previous chip sent, chunk by
+// chunk behind a cumulative semaphore. FULL_TENSOR on an even ring: N/2 - 1 whole slices and
+// half of the farthest one each way after the own slice (3.5 slices of 8 pages at N = 8).
+TEST(AllGatherBuilder, RingRelaySendsOneHopChunksBehindACumulativeSemaphore) {
+  const topo::Topology t3k = topo::build_t3k();
+  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  EXPECT_EQ(ag::resolved_ring_algorithm(p), ag::RingAlgorithm::Relay);
+  const MeshWorkload w = ag::build(p, t3k);
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    ASSERT_EQ(program.kernels.size(), 4u) << "chip " << chip;  // 2 workers: a reader and a writer each
+    std::uint32_t own_slice_local_writes = 0;
+    for (CoreCoord worker : {CoreCoord{0, 0}, CoreCoord{1, 0}}) {
+      const std::vector<std::string> writes = stream_commands(writer_rt(program, worker), 0);
+      ASSERT_FALSE(writes.empty());
+      EXPECT_EQ(pages_sent(writes), 28u) << "chip " << chip;
+      // The own slice goes first; exactly one of the two workers also writes it locally.
+      own_slice_local_writes += writes.front().find("dest=MCAST fwd=1 bwd=0") != std::string::npos ||
+                                writes.front().find("dest=MCAST fwd=0 bwd=1") != std::string::npos;
+      for (std::size_t i = 1; i < writes.size(); ++i) {
+        EXPECT_NE(writes[i].find("hops=1"), std::string::npos) << writes[i];  // neighbour hops only
+        // Every chunk is followed by one increment of the next chip's semaphore.
+        const bool is_data = writes[i].find("STREAM_CB_TO_TENSOR") != std::string::npos;
+        EXPECT_EQ(is_data, i % 2 == 0) << writes[i];
+      }
+      // The relay reads wait for 1, 2, 3, ... chunks landed, then reset the semaphore.
+      const std::vector<std::string> relay_reads = stream_commands(reader_rt(program, worker), 1);
+      std::uint32_t expected = 1;
+      for (const std::string& c : relay_reads) {
+        if (c.find("WAIT_VALUE") == std::string::npos) continue;
+        EXPECT_NE(c.find("value=" + std::to_string(expected)), std::string::npos) << c;
+        ++expected;
+      }
+      EXPECT_GT(expected, 1u);
+      EXPECT_NE(relay_reads.back().find("SET_SEMAPHORE_VALUE"), std::string::npos) << relay_reads.back();
+    }
+    EXPECT_EQ(own_slice_local_writes, 1u) << "chip " << chip;
   }
 }
 
@@ -294,6 +359,7 @@ TEST(AllGatherBuilder, LineEndsSendOneWayAndClusterAxisBuildsEveryRow) {
 TEST(AllGatherBuilder, BarrierPrecedesTheData) {
   const topo::Topology t3k = topo::build_t3k();
   ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  p.ring_algorithm = ag::RingAlgorithm::Multicast;
   p.barrier_semaphore = semaphore(2, {{0, 0}, {0, 0}});
   const MeshWorkload w = ag::build(p, t3k);
   const auto& rt = writer_rt(w.programs.begin()->second, {0, 0});
