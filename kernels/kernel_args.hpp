@@ -486,6 +486,11 @@ constexpr uint32_t kNumCompileTimeArgs = 4;
 constexpr uint32_t kRtNumBlocks = 0;
 constexpr uint32_t kRtPagesPerBlock = 1;
 constexpr uint32_t kNumRuntimeArgs = 2;
+// Optional third input: the last kRtIn2Blocks blocks compute out = (in0 + in1) + in2, rounding
+// after each addition (the two-sided line reduce_scatter's owner step). Absent: 2 inputs only.
+constexpr uint32_t kRtIn2CbId = 2;
+constexpr uint32_t kRtIn2Blocks = 3;
+constexpr uint32_t kNumRuntimeArgsWithIn2 = 4;
 
 constexpr uint32_t kDataFormatFloat32 = 0;
 constexpr uint32_t kDataFormatFloat16B = 5;

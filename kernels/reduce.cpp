@@ -1,4 +1,4 @@
-// Reduce: out = in0 + in1, page by page, for the reduce-type collectives (REFERENCE §7.5):
+// Reduce: out = in0 + in1, page by page (optionally, for the last blocks, (in0 + in1) + in2), for the reduce-type collectives (REFERENCE §7.5):
 // fp32, bf16 (reduce/reduce_math.hpp) and bfp8_b tiles (reduce/bfp8_math.hpp).
 // It consumes blocks of `pages_per_block` CB pages from both inputs and produces the same on
 // the output, so it pairs with interpreter streams that push and pop whole packets. Data moves
@@ -114,12 +114,22 @@ void kernel_main_reduce() {
       get_cb_page_size(static_cast<uint32_t>(in1)) < page_bytes) {
     fail(KernelFaultCode::BAD_ARGS, reduce::kCtOutCbId);
   }
+  // The optional third input: the last in2_blocks blocks add it to the sum of the first two.
+  const bool has_in2 = get_num_args() >= reduce::kNumRuntimeArgsWithIn2;
+  const auto in2 = has_in2 ? static_cast<int32_t>(get_arg_val<uint32_t>(static_cast<int>(reduce::kRtIn2CbId))) : 0;
+  const uint32_t in2_blocks = has_in2 ? get_arg_val<uint32_t>(static_cast<int>(reduce::kRtIn2Blocks)) : 0;
+  if (in2_blocks > num_blocks || (in2_blocks != 0 && get_cb_page_size(static_cast<uint32_t>(in2)) < page_bytes)) {
+    fail(KernelFaultCode::BAD_ARGS, reduce::kRtIn2Blocks);
+  }
   const uint32_t in0_stride = get_cb_page_size(static_cast<uint32_t>(in0));
   const uint32_t in1_stride = get_cb_page_size(static_cast<uint32_t>(in1));
+  const uint32_t in2_stride = in2_blocks != 0 ? get_cb_page_size(static_cast<uint32_t>(in2)) : 0;
   const auto pages = static_cast<int32_t>(pages_per_block);
   for (uint32_t block = 0; block < num_blocks; ++block) {
+    const bool adds_in2 = block >= num_blocks - in2_blocks;
     cb_wait_front(in0, pages);
     cb_wait_front(in1, pages);
+    if (adds_in2) cb_wait_front(in2, pages);
     cb_reserve_back(out, pages);
     const uint32_t a = get_read_ptr(static_cast<uint32_t>(in0));
     const uint32_t b = get_read_ptr(static_cast<uint32_t>(in1));
@@ -127,9 +137,17 @@ void kernel_main_reduce() {
     for (uint32_t p = 0; p < pages_per_block; ++p) {
       add_page(a + p * in0_stride, b + p * in1_stride, o + p * page_bytes, page_bytes, format);
     }
-    spend_cycles(reduce_cycles(pages_per_block * page_bytes));
+    if (adds_in2) {
+      // In place: add_page reads both operands of a chunk before writing its sums.
+      const uint32_t c = get_read_ptr(static_cast<uint32_t>(in2));
+      for (uint32_t p = 0; p < pages_per_block; ++p) {
+        add_page(o + p * page_bytes, c + p * in2_stride, o + p * page_bytes, page_bytes, format);
+      }
+    }
+    spend_cycles(reduce_cycles((adds_in2 ? 2 : 1) * pages_per_block * page_bytes));
     cb_push_back(out, pages);
     cb_pop_front(in0, pages);
     cb_pop_front(in1, pages);
+    if (adds_in2) cb_pop_front(in2, pages);
   }
 }

@@ -313,9 +313,17 @@ KernelArgs build_reduce_args(const ReduceSpec& spec) {
   args.compile_time[r::kCtIn1CbId] = spec.in1_cb_id;
   args.compile_time[r::kCtOutCbId] = spec.out_cb_id;
   args.compile_time[r::kCtDataFormat] = spec.data_format;
-  args.runtime.resize(r::kNumRuntimeArgs);
+  if (spec.in2_blocks > spec.num_blocks) {
+    throw KernelArgsError(fmt::format("reduce: {} blocks with a third input of {} blocks; expected at most {}",
+                                      spec.in2_blocks, spec.num_blocks, spec.num_blocks));
+  }
+  args.runtime.resize(spec.in2_blocks == 0 ? r::kNumRuntimeArgs : r::kNumRuntimeArgsWithIn2);
   args.runtime[r::kRtNumBlocks] = spec.num_blocks;
   args.runtime[r::kRtPagesPerBlock] = spec.pages_per_block;
+  if (spec.in2_blocks != 0) {
+    args.runtime[r::kRtIn2CbId] = spec.in2_cb_id;
+    args.runtime[r::kRtIn2Blocks] = spec.in2_blocks;
+  }
   return args;
 }
 

@@ -177,6 +177,9 @@ struct ReduceSpec {
   uint32_t data_format = kernels::reduce::kDataFormatFloat16B;
   uint32_t num_blocks = 0;
   uint32_t pages_per_block = 1;
+  // The last in2_blocks of num_blocks also add in2: (in0 + in1) + in2. 0: no third input.
+  uint32_t in2_cb_id = 0;
+  uint32_t in2_blocks = 0;
 };
 
 KernelArgs build_reduce_args(const ReduceSpec& spec);

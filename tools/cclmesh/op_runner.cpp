@@ -493,6 +493,9 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
+    if (ccl::reduce_scatter::needs_intermediate(p)) {
+      p.intermediate_buffer = device.create_buffer(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
+    }
     if (p.mode == ccl::CclMode::Fabric) {
       p.barrier_semaphore = device.create_global_semaphore(
           ccl::reduce_scatter::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
@@ -560,6 +563,10 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
+    if (ccl::all_reduce::needs_rs_intermediate(p, device.topology())) {
+      p.rs_intermediate_buffer =
+          device.create_buffer(config(ccl::all_reduce::rs_intermediate_spec(p, device.topology())));
+    }
     const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, device.topology());
     p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
     p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);

@@ -55,6 +55,7 @@ reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
   rs.dim = f.dim;
   rs.input_buffer = p.input_buffer;
   rs.output_buffer = p.intermediate_buffer;
+  rs.intermediate_buffer = p.rs_intermediate_buffer;
   rs.topology = p.topology;
   rs.num_links = p.num_links;
   rs.workers_per_link = p.workers_per_link;
@@ -122,7 +123,8 @@ std::string to_string(Algorithm algorithm) {
 }
 
 std::size_t hash_value(const Params& p) {
-  return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.topology, p.num_links,
+  return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.rs_intermediate_buffer,
+                     p.topology, p.num_links,
                      p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.one_shot_max_bytes,
                      p.barrier_semaphore, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets,
                      p.ag_ring_algorithm);
@@ -162,14 +164,24 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
   return with_dim_scaled(f.spec, f.dim, n, false);
 }
 
+bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) {
+  return resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather &&
+         reduce_scatter::needs_intermediate(rs_params(params, flat_of(params.tensor)));
+}
+
+TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) {
+  return reduce_scatter::intermediate_spec(rs_params(params, flat_of(params.tensor)), topology);
+}
+
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // The all_gather's SPLIT_TENSOR takes 2 cores per link, the reduce_scatter's ring 2 per link
-  // and worker (its line 1); the one-shot its gather core and its reduce core.
-  const std::uint32_t rs_workers =
-      resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather
-          ? reduce_scatter::workers_per_link(rs_params(params, flat_of(params.tensor)), topology)
-          : 1;
-  const std::uint32_t rs_per_link = (params.topology == CclTopology::Ring ? 2 : 1) * rs_workers;
+  // The all_gather's SPLIT_TENSOR takes 2 cores per link, the reduce_scatter's ring and
+  // two-sided line 2 per link and worker (its wrap line 1); the one-shot its gather core and its
+  // reduce core.
+  const reduce_scatter::Params rs = rs_params(params, flat_of(params.tensor));
+  const bool rs_ag = resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather;
+  const std::uint32_t rs_workers = rs_ag ? reduce_scatter::workers_per_link(rs, topology) : 1;
+  const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs);
+  const std::uint32_t rs_per_link = (rs_two_per_link ? 2 : 1) * rs_workers;
   return one_core_ranges(
       worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp));
 }

@@ -56,6 +56,10 @@ struct Params {
   BufferHandle input_buffer;  // mesh buffers: the same address on every chip
   BufferHandle output_buffer;
   BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
+  // reduce_scatter + all_gather on a two-sided line (fabric mode): the reduce_scatter's partials
+  // (needs_rs_intermediate(), rs_intermediate_spec()). Its own buffer: the output buffer is not
+  // free, as a neighbour's all_gather may write it while this chip's reduce_scatter still runs.
+  std::optional<BufferHandle> rs_intermediate_buffer;
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
   // reduce_scatter's workers per link and direction (reduce_scatter::Params::workers_per_link;
@@ -86,6 +90,9 @@ std::size_t hash_value(const Params& params);
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
+// Whether the op needs rs_intermediate_buffer, and the tensor it must hold.
+bool needs_rs_intermediate(const Params& params, const topo::Topology& topology);
+TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology);
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 
 void validate(const Params& params, const topo::Topology& topology);

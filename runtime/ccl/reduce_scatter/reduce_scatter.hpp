@@ -14,9 +14,23 @@
 //     connection per direction and a router's worker channel takes one worker (REFERENCE 6.3),
 //     so each worker uses one direction only: its credits and barrier increments to the
 //     previous rank go the long way round (N - 1 hops).
-//   Line: one up worker per link; the chain wraps from the last rank to rank 0 over N - 1 hops
-//     the other way, which loads each link direction exactly as the unidirectional ring does,
-//     i.e. the line bound (p-1)/p n beta of REFERENCE 10.
+//   Line, two-sided (LineAlgorithm::TwoSided, the default): slice s's owner receives the partial
+//     of ranks 0..s-1 from the left and of ranks N-1..s+1 from the right, and adds both to its
+//     own slice; every hop is a neighbour hop. Per link and run two workers: a rightward chain
+//     (rank 0 sends its raw slices N-1, ..., 1; rank r adds its own and sends slices N-1, ..., r+1
+//     on) and a leftward one (rank N-1 sends its raw slices 0, ..., N-2; rank r adds its own and
+//     sends slices 0, ..., r-1 on). Inferred from REFERENCE 7.5 ("minimal data per link", PR
+//     #13133), 9 ("the end device's single axis link is the bottleneck") and 10 ("Line
+//     (pipelined, end-link bottleneck)"), not a confirmed tt-metal data flow. Each link direction
+//     carries T (N-1)/N at its ends and less inside; nothing is forwarded by a router. The
+//     partials land in the intermediate buffer (intermediate_spec(): two output-sized regions,
+//     A for the leftward chain, B for the rightward one and the left partial of the owner).
+//     Each worker uses one fabric direction: a chain's credits to its previous rank are sent by
+//     the other chain's worker on the same chip (a local semaphore says what was consumed).
+//     The owner r (0 < r < N-1) adds the left partial as a third input of its last reduction.
+//   Line, wrap (LineAlgorithm::Wrap): one up worker per link; the chain wraps from the last rank
+//     to rank 0 over N - 1 hops the other way, which loads each link direction exactly as the
+//     unidirectional ring does (REFERENCE 10's ring bound on a line).
 //   num_links L, workers_per_link W: the workers above W times per link, each on its own run of
 //     the output; run r's worker connects to routing plane r % L of the group's fabric line
 //     (REFERENCE 3.5). With W > 1 the W workers of a link and direction connect to a fabric mux
@@ -46,12 +60,16 @@
 // targets, REFERENCE 4.11).
 //
 // Reduction order (what reference_outputs() reproduces bit for bit): bf16 partials are
-// rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); for slice s the up
-// half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1, s-2, ..., s-N+1, s (mod N).
+// rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); on a ring (and the
+// wrap line) for slice s the up half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1,
+// s-2, ..., s-N+1, s (mod N). On the two-sided line, with fold(a, b, ...) = ((a + b) + ...):
+// slice N-1 is fold(0, 1, ..., N-1); slice s < N-1 is R = fold(N-1, N-2, ..., s), and for s > 0
+// R + fold(0, 1, ..., s-1).
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/ccl/common/ccl_common.hpp"
@@ -75,12 +93,19 @@ namespace cclmesh::runtime::ccl::reduce_scatter {
 inline constexpr std::uint32_t kDefaultWorkersPerLink = 4;
 inline constexpr std::uint32_t kPagesForSeveralWorkers = 32;
 
+// How a line runs (a ring ignores it): see the algorithm above.
+enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };
+std::string to_string(LineAlgorithm algorithm);
+
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim / N
   std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;  // also the receive buffer of the partials
+  BufferHandle output_buffer;  // also the receive buffer of the partials (ring, wrap line)
+  // Two-sided line (fabric mode) only: the partials' receive buffer, intermediate_spec().
+  std::optional<BufferHandle> intermediate_buffer;
   CclTopology topology = CclTopology::Ring;
+  LineAlgorithm line_algorithm = LineAlgorithm::TwoSided;
   std::uint32_t num_links = 1;
   // Workers per link and direction (tt-metal's num_workers_per_link), each on its own run of
   // the output. A router's worker channel takes one worker (REFERENCE 6.3), so with more than
@@ -95,7 +120,7 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
-  // Worker cores (ring 2, line 1 per link, times workers_per_link) along the row, then with
+  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link) along the row, then with
   // workers_per_link > 1 two mux cores per link (forward, backward).
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
@@ -108,6 +133,10 @@ std::size_t hash_value(const Params& params);
 
 // The scattered tensor: `input` with dim / N.
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
+// Whether the op needs intermediate_buffer (a two-sided line in fabric mode), and the tensor it
+// must hold: the output's with dim 0 doubled (two receive regions).
+bool needs_intermediate(const Params& params);
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // The workers per link and direction the op runs: Params::workers_per_link, or when unset
 // kDefaultWorkersPerLink if each link and direction carries at least kPagesForSeveralWorkers
 // output pages, else 1.

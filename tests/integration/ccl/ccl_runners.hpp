@@ -255,6 +255,11 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
   const runtime::ccl::TensorSpec out = rs::output_spec(p, device.topology());
   p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
+  // A two-sided line's partials: interleaved, in the output's memory type.
+  if (rs::needs_intermediate(p)) {
+    p.intermediate_buffer = device.create_buffer(
+        runtime::ccl::interleaved_buffer_config(rs::intermediate_spec(p, device.topology()), output_memory.type));
+  }
   p.barrier_semaphore =
       device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
   const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
@@ -273,6 +278,10 @@ inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::cc
   p.input_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.intermediate_buffer = device.create_buffer(buffer_config(ar::intermediate_spec(p, device.topology()), memory));
+  if (ar::needs_rs_intermediate(p, device.topology())) {
+    p.rs_intermediate_buffer = device.create_buffer(
+        runtime::ccl::interleaved_buffer_config(ar::rs_intermediate_spec(p, device.topology()), memory.type));
+  }
   const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, device.topology());
   p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);

@@ -34,6 +34,7 @@ struct Case {
   std::uint32_t chunk_packets = 8;
   std::uint32_t repeats = 1;
   std::uint32_t packet_pages = 0;  // 0: the op's default
+  rs::LineAlgorithm line_algorithm = rs::LineAlgorithm::TwoSided;
 };
 
 struct Result {
@@ -52,6 +53,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.cluster_axis = c.cluster_axis;
   p.packet_size_in_pages = c.packet_pages;
   p.chunk_packets = c.chunk_packets;
+  p.line_algorithm = c.line_algorithm;
   const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
   return Result{out.kernel_ns, out.input_bytes, out.group_size};
@@ -102,6 +104,31 @@ TEST(ReduceScatterE2e, T3kFourChipLineDim1) {
   c.dim = 1;
   c.topology = CclTopology::Line;
   run_case(*device, c);
+}
+
+// Both line algorithms on a 4-chip line, bf16 and fp32, each against its own reduction order
+// bit for bit; the two-sided one with one-packet chunks too (many credits and resets per
+// message, and the owners' left partials chunk by chunk).
+TEST(ReduceScatterE2e, T3kFourChipLineTwoSidedAndWrap) {
+  const topo::Topology t3k = topo::build_t3k();
+  const std::vector<ChipId> line = to_runtime(topo::find_system_line(t3k).chips);
+  auto device = make_device(t3k, FabricMode::Line, std::vector<ChipId>(line.begin(), line.begin() + 4));
+  for (const rs::LineAlgorithm algorithm : {rs::LineAlgorithm::TwoSided, rs::LineAlgorithm::Wrap}) {
+    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+      SCOPED_TRACE(rs::to_string(algorithm));
+      Case c;
+      c.input = tile({1, 1, 64, 1024}, dtype);
+      c.topology = CclTopology::Line;
+      c.line_algorithm = algorithm;
+      run_case(*device, c);
+    }
+  }
+  Case small;
+  small.input = tile({1, 1, 64, 512});
+  small.topology = CclTopology::Line;
+  small.chunk_packets = 1;
+  small.packet_pages = 1;
+  run_case(*device, small);
 }
 
 // Many small chunks per message: the receive and credit semaphores alternate and reset many

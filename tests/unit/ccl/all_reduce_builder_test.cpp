@@ -27,6 +27,7 @@ ar::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   p.input_buffer = dram_buffer(1, tensor);
   p.output_buffer = dram_buffer(2, tensor);
   p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, topology));
+  if (ar::needs_rs_intermediate(p, topology)) p.rs_intermediate_buffer = dram_buffer(4, ar::rs_intermediate_spec(p, topology));
   p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
   p.done_semaphore = semaphore(2, {{0, 0}, {1, 0}});
   return p;
@@ -170,6 +171,7 @@ TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
        }},
       {"output_buffer", [](ar::Params& p) { p.output_buffer.address += 4096; }},
       {"intermediate_buffer", [](ar::Params& p) { p.intermediate_buffer.address += 4096; }},
+      {"rs_intermediate_buffer", [](ar::Params& p) { p.rs_intermediate_buffer = p.output_buffer; }},
       {"topology", [](ar::Params& p) { p.topology = CclTopology::Line; }},
       {"num_links", [](ar::Params& p) { p.num_links = 2; }},
       {"workers_per_link", [](ar::Params& p) { p.workers_per_link = 4; }},

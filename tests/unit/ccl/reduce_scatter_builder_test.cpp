@@ -31,6 +31,7 @@ rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, input);
   p.output_buffer = dram_buffer(2, rs::output_spec(p, topology));
+  if (rs::needs_intermediate(p)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, topology));
   p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
   return p;
 }
@@ -140,9 +141,10 @@ TEST(ReduceScatterBuilder, RingWorkersEachUseOneDirection) {
   }
 }
 
-TEST(ReduceScatterBuilder, LineHasOneWorkerThatWrapsBack) {
+TEST(ReduceScatterBuilder, WrapLineHasOneWorkerThatWrapsBack) {
   const topo::Topology t3k = topo::build_t3k();
-  const rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  p.line_algorithm = rs::LineAlgorithm::Wrap;
   const FabricPlan plan(t3k, p.fabric);
   const MeshWorkload w = rs::build(p, t3k);
   const Program& last = w.programs.at(plan.chips().back());
@@ -152,13 +154,64 @@ TEST(ReduceScatterBuilder, LineHasOneWorkerThatWrapsBack) {
   EXPECT_NE(stream_text(rt, 0).find("UNICAST hops=7 bwd"), std::string::npos) << stream_text(rt, 0);
 }
 
-// N300 line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
+// The two-sided line on the T3K 8-line: per chip a rightward worker (core (0,0)) that talks
+// forward only and a leftward one (core (1,0)) that talks backward only, every fabric command a
+// neighbour hop; the chain ends send raw slices (no reduce kernel), the owners' leftward workers
+// add the left partial as a third input.
+TEST(ReduceScatterBuilder, TwoSidedLineWorkersTalkToNeighboursOnly) {
+  const topo::Topology t3k = topo::build_t3k();
+  const rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  const FabricPlan plan(t3k, p.fabric);
+  const MeshWorkload w = rs::build(p, t3k);
+  const std::vector<ChipId> chips = plan.chips();
+  ASSERT_EQ(chips.size(), 8u);
+  for (std::uint32_t rank = 0; rank < 8; ++rank) {
+    const Program& program = w.programs.at(chips[rank]);
+    for (std::uint32_t x = 0; x < 2; ++x) {
+      const bool rightward = x == 0;
+      const bool position_zero = rightward ? rank == 0 : rank == 7;
+      const bool has_next = rightward ? rank < 7 : rank > 0;
+      const KernelSpec* writer = nullptr;
+      const KernelSpec* reduce = nullptr;
+      for (const KernelSpec& k : program.kernels) {
+        if (k.cores.front().start != CoreCoord{x, 0}) continue;
+        if (k.kernel == kernels::kReduceKernelName) reduce = &k;
+        if (k.kernel != kernels::kReduceKernelName && k.processor == DataMovementProcessor::Riscv0) writer = &k;
+      }
+      ASSERT_NE(writer, nullptr);
+      EXPECT_EQ(reduce == nullptr, position_zero) << "rank " << rank << " worker " << x;
+      const auto& rt = writer->runtime_args.at(CoreCoord{x, 0});
+      EXPECT_EQ(rt[kernels::interpreter::kRtForwardConnectionOffset] != 0, rightward && has_next) << rank;
+      EXPECT_EQ(rt[kernels::interpreter::kRtBackwardConnectionOffset] != 0, !rightward && has_next) << rank;
+      std::string all = stream_text(rt, 0);
+      if (writer->compile_time_args[kernels::interpreter::kCtNumStreams] > 1) all += stream_text(rt, 1);
+      for (std::size_t at = all.find("hops="); at != std::string::npos; at = all.find("hops=", at + 1)) {
+        EXPECT_EQ(all.substr(at, 8), rightward ? "hops=1 f" : "hops=1 b") << "rank " << rank << ": " << all;
+      }
+      if (reduce != nullptr) {
+        const bool owner_step = !rightward && rank > 0 && rank < 7;
+        EXPECT_EQ(reduce->runtime_args.at(CoreCoord{x, 0}).size(),
+                  owner_step ? kernels::reduce::kNumRuntimeArgsWithIn2 : kernels::reduce::kNumRuntimeArgs)
+            << "rank " << rank << " worker " << x;
+      }
+    }
+  }
+  rs::Params missing = p;
+  missing.intermediate_buffer.reset();
+  expect_rejected(missing, t3k, "needs intermediate_buffer");
+  rs::Params small = p;
+  small.intermediate_buffer = dram_buffer(3, rs::output_spec(p, t3k));
+  expect_rejected(small, t3k, "need at least");
+}
+
+// N300 wrap line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
 // for rank 1's tile 0, adds its own tile 0 and keeps the sum. The writer sends and keeps the sum,
 // the reader takes in the received partial and the chip's own tiles; the raw tile goes through
 // its own CB (3) straight to the writer.
-TEST(ReduceScatterBuilder, StreamsGoldenN300) {
+TEST(ReduceScatterBuilder, WrapStreamsGoldenN300) {
   const topo::Topology n300 = topo::build_n300();
-  const rs::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
+  rs::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
+  p.line_algorithm = rs::LineAlgorithm::Wrap;
   const MeshWorkload w = rs::build(p, n300);
   const Program& program = w.programs.at(0);
   ASSERT_EQ(program.kernels.size(), 3u);
