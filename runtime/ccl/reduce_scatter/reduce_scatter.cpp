@@ -14,60 +14,17 @@
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
+#include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter {
+using namespace plan;
 namespace {
 
-constexpr const char* kOp = "reduce_scatter";
-
-constexpr std::uint32_t kPartialCbId = 0;  // received partials (reduce in0)
-constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out
-constexpr std::uint32_t kRawCbId = 3;      // message 0: this chip's raw slice, straight to the writer
-// Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
-constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
-constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
-constexpr std::uint32_t kConsumedSemaphoreIds[2] = {11, 12};  // reader -> writer's credit stream
-// Two-sided line: the left partial has landed in region B (per chunk), and the writer's sends
-// stream has popped its last forwarded chunk (so its credit stream may write the result).
-constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
-constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
-constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
-// By default a CB packet holds 4 fabric payloads: one interpreter stream both reads and writes,
-// and every read packet ends in a read barrier, so bigger packets amortise the DRAM latency
-// (T3K 8-ring, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16). Fabric packets
-// stay within a payload: the interpreter cuts writes at the connection's payload.
-constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
-// The reduce CB stays within this (a chunk must fit; our choice, a third of a core's L1).
-constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
-
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
-  std::uint32_t group_size = 0;
-  TensorSpec output;
-  std::uint32_t page_size = 0;
-  std::uint32_t packet_pages = 0;
-  bool ring = false;
-  bool two_sided = false;  // a two-sided line
-  TensorSpec intermediate;  // two_sided: the receive buffer's tensor
-  // Ring: 2 per link and worker, up workers' runs first, then down workers'; wrap line: 1. Run r
-  // is on plane r % num_links. Two-sided line: 2 per link and worker, the rightward chain's first,
-  // then the leftward chain's on the same pages (run r and r + runs / 2 share their pages).
-  std::uint32_t runs = 0;
-  std::uint32_t workers_per_link = 1;
-  std::vector<CoreCoord> cores;      // per run
-  std::vector<CoreCoord> mux_cores;  // workers_per_link > 1: per link, forward then backward
-  std::vector<std::uint32_t> run_pages;
-  std::vector<std::uint32_t> chunk_packets;  // per run
-};
-
 bool is_up(const Resolved& r, std::uint32_t run) { return !r.ring || run < r.runs / 2; }
-
-std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 // The next and previous rank of a worker's chain: up workers send to rank + 1.
 std::uint32_t next_rank(std::uint32_t n, std::uint32_t rank, bool up) {
@@ -190,13 +147,6 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;
-}
-
-api::TensorSlice chunk_of(const api::TensorSlice& run, std::uint32_t first_page, std::uint32_t pages) {
-  api::TensorSlice c = run;
-  c.worker_slice_offset = api::Shape4D{0, 0, 0, run.worker_slice_offset.x + first_page};
-  c.worker_slice_shape = api::Shape4D{1, 1, 1, pages};
-  return c;
 }
 
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
@@ -415,266 +365,6 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 }
 
 
-// The two-sided line (reduce_scatter.hpp): per page run a rightward worker (run i) and a
-// leftward worker (run i + runs / 2). In a chain's own terms a worker at position q (the rank
-// for the rightward chain, N - 1 - rank for the leftward one) sends N - 1 - q messages, message
-// m being slice N - 1 - m (rightward) or m (leftward), and receives what position q - 1 sends.
-// Position 0 sends its raw slices. The rightward chain's partials land in region B of the
-// next rank's intermediate buffer; its last message (slice r + 1, the left partial of the owner
-// r + 1) goes to the owner's leftward worker, except on the last rank, which keeps it. The
-// leftward chain's land in region A; its last message at a rank is the owner's step:
-// (received + own slice) + left partial, into the output.
-Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
-                               const FabricGroup& g, std::uint32_t rank) {
-  const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
-  const BufferLayout mid_layout = buffer_layout(*p.intermediate_buffer, grid, map.dram_bank_count());
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
-  const api::Shape4D mid_pages = shape_in_pages(r.intermediate);
-  const std::uint32_t page_runs = r.runs / 2;
-  // Runs of an output-sized region of a tensor: the output, or region A / B of the intermediate.
-  const auto region_runs = [&](const api::Shape4D& tensor, std::uint32_t first_w) {
-    const api::TensorSlice region{tensor, out_pages, {first_w, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-    return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(region, page_runs);
-  };
-  const std::vector<api::TensorSlice> out_runs = region_runs(out_pages, 0);
-  const std::vector<api::TensorSlice> a_runs = region_runs(mid_pages, 0);
-  const std::vector<api::TensorSlice> b_runs = region_runs(mid_pages, out_pages.w);
-  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
-  const bool has_right = rank + 1 < n;
-  const bool has_left = rank > 0;
-  const cmd::ChipUnicast to_right = has_right ? g.route(rank, rank + 1) : cmd::ChipUnicast{};
-  const cmd::ChipUnicast to_left = has_left ? g.route(rank, rank - 1) : cmd::ChipUnicast{};
-
-  Program program;
-  // workers_per_link > 1: a mux per link and direction with a neighbour, its clients that
-  // direction's workers on the link (each worker sends one way only).
-  std::map<std::uint32_t, api::FabricConnectionConfig> mux_client;  // by run
-  if (r.workers_per_link > 1) {
-    for (std::uint32_t link = 0; link < p.num_links; ++link) {
-      for (const bool rightward : {true, false}) {
-        if (!(rightward ? has_right : has_left)) continue;
-        const bool forward = (rightward ? to_right : to_left).forward;
-        std::vector<std::uint32_t> clients;
-        for (std::uint32_t i = link; i < page_runs; i += p.num_links) {
-          if (r.run_pages[i] != 0) clients.push_back(rightward ? i : i + page_runs);
-        }
-        if (clients.empty()) continue;
-        const CoreCoord mux_core = r.mux_cores[2 * link + (forward ? 0 : 1)];
-        const std::vector<api::FabricConnectionConfig> configs =
-            add_fabric_mux(program, r.plan, g.port(link), chip, mux_core, forward, map.tensix_noc0(mux_core),
-                           static_cast<std::uint32_t>(clients.size()));
-        for (std::size_t k = 0; k < clients.size(); ++k) mux_client[clients[k]] = configs[k];
-      }
-    }
-  }
-  const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
-  const cmd::SemaphoreId receive[2] = {{kReceiveSemaphoreIds[0]}, {kReceiveSemaphoreIds[1]}};
-  const cmd::SemaphoreId credit[2] = {{kCreditSemaphoreIds[0]}, {kCreditSemaphoreIds[1]}};
-  const cmd::SemaphoreId consumed[2] = {{kConsumedSemaphoreIds[0]}, {kConsumedSemaphoreIds[1]}};
-  const cmd::SemaphoreId left_partial{kLeftPartialSemaphoreId};
-  const cmd::SemaphoreId sends_done{kSendsDoneSemaphoreId};
-  // A chain at a rank: its position, and how many messages it sends, receives and credits (a
-  // received message is credited when the sender writes another one over it).
-  struct Chain {
-    std::uint32_t position = 0;
-    std::uint32_t sends = 0;
-    std::uint32_t receives = 0;
-    std::uint32_t credited = 0;
-  };
-  const auto chain_at = [&](bool rightward) {
-    Chain c;
-    c.position = rightward ? rank : n - 1 - rank;
-    c.sends = n - 1 - c.position;
-    if (rightward) {
-      // Middle ranks forward every message (the last one goes to the leftward worker's third
-      // input); the last rank receives its result's partial.
-      c.receives = rank == 0 ? 0 : (rank == n - 1 ? 1 : n - 1 - rank);
-      c.credited = rank == 0 || rank == n - 1 ? 0 : c.receives;
-    } else {
-      c.receives = rank == n - 1 ? 0 : rank + 1;
-      c.credited = rank == n - 1 ? 0 : rank;
-    }
-    return c;
-  };
-
-  for (std::uint32_t run = 0; run < r.runs; ++run) {
-    const std::uint32_t pages = r.run_pages[run];
-    if (pages == 0) continue;
-    const bool rightward = run < page_runs;
-    const std::uint32_t i = run % page_runs;
-    const CoreCoord core = r.cores[run];
-    const CoreCoord other_core = r.cores[rightward ? run + page_runs : run - page_runs];
-    const Noc0Coord noc = map.tensix_noc0(core);
-    const Noc0Coord other_noc = map.tensix_noc0(other_core);
-    const Chain me = chain_at(rightward);
-    const Chain other = chain_at(!rightward);
-    const bool has_next = rightward ? has_right : has_left;
-    const cmd::ChipUnicast to_next = rightward ? to_right : to_left;
-    const auto slice_of = [&](std::uint32_t m) { return rightward ? n - 1 - m : m; };
-    // The owner's step adds the left partial (region B) as the reduction's third input.
-    const bool adds_left_partial = !rightward && rank > 0 && rank + 1 < n;
-    // The result goes to the output from the writer's credit stream when its sends stream is bound
-    // to the intermediate buffer (a stream writes one tensor).
-    const bool keeps_result = rightward ? rank == n - 1 : rank + 1 < n;
-    const bool result_in_credit_stream = keeps_result && me.sends > 0;
-    const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
-    const std::uint32_t chunks = ceil_div(pages, chunk_pages);
-    const std::uint32_t packets = ceil_div(pages, r.packet_pages);
-    const auto chunk = [&](const api::TensorSlice& run_slice, std::uint32_t c) {
-      return chunk_of(run_slice, c * chunk_pages, std::min(chunk_pages, pages - c * chunk_pages));
-    };
-    const api::TensorSlice& receive_run = rightward ? b_runs[i] : a_runs[i];
-    const auto in_run = [&](std::uint32_t slice) {
-      return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_slices[slice], page_runs)[i];
-    };
-
-    // Reader stream 0 (intermediate): the received partials; the owner's step also reads the left
-    // partial, a whole chunk first (its CB holds one), so the two reads of one stream never wait
-    // for each other.
-    std::vector<cmd::Command> partials;
-    for (std::uint32_t m = 0; m < me.receives; ++m) {
-      const bool last = m + 1 == me.receives;
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        if (last && adds_left_partial) {
-          partials.push_back(cmd::local_semaphore_wait(left_partial, c + 1));
-          partials.push_back(cmd::read_tensor_slice_to_cb(chunk(b_runs[i], c), kLeftPartialCbId));
-        }
-        partials.push_back(cmd::local_semaphore_wait(receive[m % 2], c + 1));
-        partials.push_back(cmd::read_tensor_slice_to_cb(chunk(receive_run, c), kPartialCbId));
-        if (m < me.credited) {
-          partials.push_back(cmd::local_chip_noc_semaphore_inc(other_noc.x, other_noc.y, consumed[m % 2], 1));
-        }
-      }
-      partials.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
-    }
-    // Reader stream 1 (input): position 0 its raw slices, the others the slice of each received
-    // message.
-    std::vector<cmd::Command> inputs;
-    if (me.position == 0) {
-      for (std::uint32_t m = 0; m < me.sends; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kRawCbId));
-    } else {
-      for (std::uint32_t m = 0; m < me.receives; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kLocalCbId));
-    }
-
-    // Writer stream 0 (intermediate, or the output when it sends nothing): the entry barrier with
-    // both neighbouring chips (this worker tells both workers of the next chip; the previous
-    // chip's worker of the other chain tells this one), then the messages.
-    std::vector<cmd::Command> sends;
-    if (has_next) {
-      sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_next));
-      sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, other_noc.x, other_noc.y, to_next));
-    }
-    sends.push_back(cmd::local_semaphore_wait(barrier, (has_left ? 1 : 0) + (has_right ? 1 : 0)));
-    sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
-    const std::uint32_t source_cb = me.position == 0 ? kRawCbId : kReducedCbId;
-    for (std::uint32_t m = 0; m < me.sends; ++m) {
-      // The rightward chain's last message is the next rank's left partial, unless the next rank is
-      // the last (it keeps the rightward chain's result).
-      const bool to_owner_step = rightward && m + 1 == me.sends && rank + 2 < n;
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        if (m > 0) sends.push_back(cmd::local_semaphore_wait(credit[(m - 1) % 2], c + 1));
-        sends.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(receive_run, c), source_cb, to_next));
-        if (to_owner_step) {
-          sends.push_back(cmd::fabric_unicast_semaphore_inc(left_partial, 1, other_noc.x, other_noc.y, to_next));
-        } else {
-          sends.push_back(cmd::fabric_unicast_semaphore_inc(receive[m % 2], 1, noc.x, noc.y, to_next));
-        }
-      }
-      if (m > 0) sends.push_back(cmd::local_core_semaphore_set(credit[(m - 1) % 2], 0));
-    }
-    if (keeps_result && !result_in_credit_stream) {
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        sends.push_back(cmd::local_write_cb_to_tensor_slice(chunk(out_runs[i], c), kReducedCbId));
-      }
-    }
-    if (result_in_credit_stream) sends.push_back(cmd::local_core_semaphore_inc(sends_done, 1));
-    // Writer stream 1 (output): the other chain's credits to its previous rank (this worker's next
-    // one), for what the other worker's reader took out of its receive region; then, when stream 0
-    // is bound to the intermediate, this worker's result.
-    std::vector<cmd::Command> credits;
-    for (std::uint32_t m = 0; m < other.credited; ++m) {
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        credits.push_back(cmd::local_semaphore_wait(consumed[m % 2], c + 1));
-        credits.push_back(cmd::fabric_unicast_semaphore_inc(credit[m % 2], 1, other_noc.x, other_noc.y, to_next));
-      }
-      credits.push_back(cmd::local_core_semaphore_set(consumed[m % 2], 0));
-    }
-    if (result_in_credit_stream) {
-      credits.push_back(cmd::local_semaphore_wait(sends_done, 1));
-      credits.push_back(cmd::local_core_semaphore_set(sends_done, 0));
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        credits.push_back(cmd::local_write_cb_to_tensor_slice(chunk(out_runs[i], c), kReducedCbId));
-      }
-    }
-
-    kargs::InterpreterSpec writer;
-    writer.packet_header_cb_id = kPacketHeaderCbId;
-    writer.packet_size_in_pages = r.packet_pages;
-    writer.semaphore_ids = {kReceiveSemaphoreIds[0],  kReceiveSemaphoreIds[1],  kCreditSemaphoreIds[0],
-                            kCreditSemaphoreIds[1],   kConsumedSemaphoreIds[0], kConsumedSemaphoreIds[1],
-                            kLeftPartialSemaphoreId, kSendsDoneSemaphoreId};
-    for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
-    if (has_next) {
-      if (r.workers_per_link == 1) {
-        connect_to_fabric(program, writer, r.plan, g.port(i % p.num_links), chip, core, to_next.forward,
-                          !to_next.forward);
-      } else {
-        connect_to_fabric_mux(program, writer, core, to_next.forward, mux_client.at(run));
-      }
-    }
-    kargs::InterpreterSpec reader;
-    reader.packet_header_cb_id = kPacketHeaderCbId;
-    reader.packet_size_in_pages = r.packet_pages;
-    reader.semaphore_ids = writer.semaphore_ids;
-    const auto stream_of = [&](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
-      return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
-                                          static_cast<std::uint32_t>(cmds.size())};
-    };
-    if (!partials.empty()) reader.streams.push_back(stream_of(mid_layout, partials));
-    reader.streams.push_back(stream_of(in_layout, inputs));
-    writer.streams = {stream_of(me.sends > 0 ? mid_layout : out_layout, sends)};
-    if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, credits));
-    program.kernels.push_back(interpreter_kernel(core, writer));
-    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
-
-    if (me.receives > 0) {
-      kargs::ReduceSpec reduce;
-      reduce.in0_cb_id = kPartialCbId;
-      reduce.in1_cb_id = kLocalCbId;
-      reduce.out_cb_id = kReducedCbId;
-      reduce.data_format = reduce_data_format(p.input.dtype);
-      reduce.num_blocks = me.receives * packets;
-      reduce.pages_per_block = r.packet_pages;
-      if (adds_left_partial) {
-        reduce.in2_cb_id = kLeftPartialCbId;
-        reduce.in2_blocks = packets;
-      }
-      program.kernels.push_back(reduce_kernel(core, reduce));
-    }
-
-    program.circular_buffers.push_back(packet_header_cb(core));
-    const std::vector<CoreRange> here{CoreRange{core, core}};
-    if (me.position == 0) {
-      program.circular_buffers.push_back(CircularBufferSpec{kRawCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-      continue;
-    }
-    program.circular_buffers.push_back(CircularBufferSpec{kPartialCbId, here, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, here, chunk_pages, r.page_size});
-    if (adds_left_partial) {
-      program.circular_buffers.push_back(CircularBufferSpec{kLeftPartialCbId, here, chunk_pages, r.page_size});
-    }
-  }
-  return program;
-}
-
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
@@ -753,30 +443,8 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
     for (std::uint32_t s = 0; s < n; ++s)
       slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
   }
+  if (r.two_sided) return two_sided_line_reference(slices, params.input.dtype);
   std::vector<reference::Bytes> out(n);
-  if (r.two_sided) {
-    // fold(N-1, ..., s), then + fold(0, ..., s-1) for 0 < s; the last slice fold(0, ..., N-1).
-    const auto fold = [&](std::uint32_t s, std::uint32_t first, std::uint32_t last) {
-      std::vector<std::span<const std::byte>> parts;
-      for (std::uint32_t k = first;; k = first < last ? k + 1 : k - 1) {
-        parts.push_back(slices[k][s]);
-        if (k == last) break;
-      }
-      return reference::sum_in_order(parts, params.input.dtype);
-    };
-    for (std::uint32_t s = 0; s < n; ++s) {
-      if (s == n - 1) {
-        out[s] = fold(s, 0, n - 1);
-        continue;
-      }
-      out[s] = fold(s, n - 1, s);
-      if (s > 0) {
-        const reference::Bytes left = fold(s, 0, s - 1);
-        out[s] = reference::sum_in_order({out[s], left}, params.input.dtype);
-      }
-    }
-    return out;
-  }
   for (std::uint32_t s = 0; s < n; ++s) {
     out[s].resize(slices[0][s].size());
     std::uint64_t first_page = 0;

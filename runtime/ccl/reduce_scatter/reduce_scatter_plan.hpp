@@ -1,0 +1,71 @@
+#pragma once
+// What reduce_scatter.cpp resolves once per build from (params, topology) and shares with the
+// algorithm builders (the ring / wrap line in reduce_scatter.cpp, the two-sided line in
+// two_sided_line.cpp): the worker's CB and semaphore ids, the runs of the output and their cores.
+// Internal to runtime/ccl/reduce_scatter.
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/api/tensor_slice.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/collective.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+
+namespace cclmesh::runtime::ccl::reduce_scatter::plan {
+
+constexpr const char* kOp = "reduce_scatter";
+
+constexpr std::uint32_t kPartialCbId = 0;  // received partials (reduce in0)
+constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
+constexpr std::uint32_t kReducedCbId = 2;  // reduce out
+constexpr std::uint32_t kRawCbId = 3;      // raw slices straight to the writer (message 0; two-sided: position 0)
+// Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
+constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
+constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
+constexpr std::uint32_t kConsumedSemaphoreIds[2] = {11, 12};  // reader -> writer's credit stream
+// Two-sided line: the left partial has landed in region B (per chunk), and the writer's sends
+// stream has popped its last forwarded chunk (so its credit stream may write the result).
+constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
+constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
+constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
+// By default a CB packet holds 4 fabric payloads: one interpreter stream both reads and writes,
+// and every read packet ends in a read barrier, so bigger packets amortise the DRAM latency
+// (T3K 8-ring, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16). Fabric packets
+// stay within a payload: the interpreter cuts writes at the connection's payload.
+constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
+// The reduce CB stays within this (a chunk must fit; our choice, a third of a core's L1).
+constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
+
+struct Resolved {
+  FabricPlan plan;
+  std::vector<FabricGroup> groups;
+  std::uint32_t group_size = 0;
+  TensorSpec output;
+  std::uint32_t page_size = 0;
+  std::uint32_t packet_pages = 0;
+  bool ring = false;
+  bool two_sided = false;  // a two-sided line
+  TensorSpec intermediate;  // two_sided: the receive buffer's tensor
+  // Ring: 2 per link and worker, up workers' runs first, then down workers'; wrap line: 1. Run r
+  // is on plane r % num_links. Two-sided line: 2 per link and worker, the rightward chain's first,
+  // then the leftward chain's on the same pages (run r and r + runs / 2 share their pages).
+  std::uint32_t runs = 0;
+  std::uint32_t workers_per_link = 1;
+  std::vector<CoreCoord> cores;      // per run
+  std::vector<CoreCoord> mux_cores;  // workers_per_link > 1: per link, forward then backward
+  std::vector<std::uint32_t> run_pages;
+  std::vector<std::uint32_t> chunk_packets;  // per run
+};
+
+inline std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// Pages [first_page, first_page + pages) of a worker's run.
+inline api::TensorSlice chunk_of(const api::TensorSlice& run, std::uint32_t first_page, std::uint32_t pages) {
+  api::TensorSlice c = run;
+  c.worker_slice_offset = api::Shape4D{0, 0, 0, run.worker_slice_offset.x + first_page};
+  c.worker_slice_shape = api::Shape4D{1, 1, 1, pages};
+  return c;
+}
+
+}  // namespace cclmesh::runtime::ccl::reduce_scatter::plan
