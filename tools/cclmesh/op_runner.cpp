@@ -220,10 +220,20 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError(fmt::format("--rounds: {} given for {}; --rounds applies to --op all_to_all", *options.rounds,
                                  to_string(options.op)));
   }
+  if (options.rs_line_algorithm != "two_sided" &&
+      (!has_workers_per_link || legacy_mode(options) || options.topology != "line")) {
+    throw UsageError(fmt::format("--rs-line-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
+                                 "reduce_scatter and all_reduce on a line in fabric mode",
+                                 options.rs_line_algorithm, to_string(options.op), options.topology, options.mode));
+  }
   if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
     throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
                                  options.all_reduce_algo, to_string(options.op)));
   }
+}
+
+ccl::reduce_scatter::LineAlgorithm rs_line_algorithm(const std::string& text) {
+  return text == "wrap" ? ccl::reduce_scatter::LineAlgorithm::Wrap : ccl::reduce_scatter::LineAlgorithm::TwoSided;
 }
 
 ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
@@ -489,6 +499,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input = tensor_of_pages(options, pages);
     p.dim = dim;
     set_placement(p);
+    p.line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(config(p.input));
@@ -560,6 +571,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
+    p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
     p.input_buffer = device.create_buffer(config(p.tensor));
     p.output_buffer = device.create_buffer(config(p.tensor));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));

@@ -31,6 +31,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "all_gather (and all_reduce's all_gather half) on a fabric ring: relay (every chunk hops worker to worker, production's ring, REFERENCE 7.4) or multicast (each chip multicasts, the routers forward); auto: relay on a ring, multicast on a line")
       ->check(CLI::IsMember({"auto", "relay", "multicast"}))
       ->capture_default_str();
+  command.add_option("--rs-line-algorithm", o.rs_line_algorithm,
+                     "reduce_scatter / all_reduce on a line: two_sided (each slice's owner gets the partials of both sides over neighbour hops) or wrap (the ring's chain, wrapping back over N-1 hops)")
+      ->check(CLI::IsMember({"two_sided", "wrap"}))
+      ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   command.add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
   command.add_option("--fabric-payload", o.fabric_payload_bytes,

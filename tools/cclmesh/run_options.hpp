@@ -31,6 +31,8 @@ struct RunOptions {
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
   // --ag-ring-algorithm: all_gather::RingAlgorithm (all_gather, and all_reduce's all_gather half).
   std::string ag_ring_algorithm = "auto";  // auto | relay | multicast
+  // --rs-line-algorithm: reduce_scatter's (and all_reduce's) line algorithm: two_sided | wrap.
+  std::string rs_line_algorithm = "two_sided";
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
   // unset: the op's default (256 on a line of at most 4 chips, else 1).
   std::optional<std::uint32_t> rounds;

@@ -56,6 +56,7 @@ reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
   rs.input_buffer = p.input_buffer;
   rs.output_buffer = p.intermediate_buffer;
   rs.intermediate_buffer = p.rs_intermediate_buffer;
+  rs.line_algorithm = p.rs_line_algorithm;
   rs.topology = p.topology;
   rs.num_links = p.num_links;
   rs.workers_per_link = p.workers_per_link;
@@ -125,9 +126,9 @@ std::string to_string(Algorithm algorithm) {
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.rs_intermediate_buffer,
                      p.topology, p.num_links,
-                     p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.one_shot_max_bytes,
-                     p.barrier_semaphore, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.chunk_packets,
-                     p.ag_ring_algorithm);
+                     p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.rs_line_algorithm,
+                     p.one_shot_max_bytes, p.barrier_semaphore, p.done_semaphore, p.first_worker,
+                     p.packet_size_in_pages, p.chunk_packets, p.ag_ring_algorithm);
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

@@ -69,6 +69,8 @@ struct Params {
   CclMode mode = CclMode::Fabric;
   FabricOptions fabric;
   Algorithm algorithm = Algorithm::Auto;
+  // reduce_scatter + all_gather on a line: the reduce_scatter's line algorithm.
+  reduce_scatter::LineAlgorithm rs_line_algorithm = reduce_scatter::LineAlgorithm::TwoSided;
   // Auto runs OneShot for tensors of at most this many bytes; unset: the topology's default
   // (kDefaultOneShotMaxBytesRing / Line).
   std::optional<std::uint64_t> one_shot_max_bytes;
