@@ -108,7 +108,7 @@ TEST(ReduceScatterE2e, T3kFourChipLineDim1) {
 
 // Both line algorithms on a 4-chip line, bf16 and fp32, each against its own reduction order
 // bit for bit; the two-sided one with one-packet chunks too (many credits and resets per
-// message, and the owners' left partials chunk by chunk).
+// message, and the owners' left partials chunk by chunk) and three times back to back.
 TEST(ReduceScatterE2e, T3kFourChipLineTwoSidedAndWrap) {
   const topo::Topology t3k = topo::build_t3k();
   const std::vector<ChipId> line = to_runtime(topo::find_system_line(t3k).chips);
@@ -129,6 +129,12 @@ TEST(ReduceScatterE2e, T3kFourChipLineTwoSidedAndWrap) {
   small.chunk_packets = 1;
   small.packet_pages = 1;
   run_case(*device, small);
+  // Back to back behind the barrier: the intermediate buffer's regions are reused at once.
+  Case repeated;
+  repeated.input = tile({1, 1, 64, 1024});
+  repeated.topology = CclTopology::Line;
+  repeated.repeats = 3;
+  run_case(*device, repeated);
 }
 
 // Many small chunks per message: the receive and credit semaphores alternate and reset many
