@@ -199,7 +199,7 @@ class FabricRouter {
       if (counter.routing_due(cfg_.switch_interval)) {
         run_routing();
       }
-      counter.parked(wait_for_activity(wake_sources()));
+      counter.parked(park(signal, counter.cycles_until_routing_due(cfg_.switch_interval, fabric_router::kNumSenderChannels)));
       txq_blocked_ = false;
     }
   }
@@ -224,6 +224,30 @@ class FabricRouter {
       wake |= WAKE_ON_TXQ_READY;
     }
     return wake;
+  }
+
+  // Parks until something the next pass may act on happens (wake_sources()). A sender channel
+  // that cannot send for want of remote receiver slots does the same on its next pass whatever
+  // its packets_written says, short of an overrun: a write of it is not news until the ack
+  // word (watched) frees slots, or the termination signal (watched) asks for a drained exit,
+  // which reads it. `quiet_cycles` (the run_routing() interval, see IdlePassCounter) bounds
+  // that. Returns the cycles parked.
+  uint32_t park(uint32_t signal, uint64_t quiet_cycles) {
+    QuietWord quiet[fabric_router::kNumSenderChannels]{};
+    uint32_t count = 0;
+    if (quiet_cycles > 0 && signal != static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE)) {
+      const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
+      for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
+        if (!sender_may_send(c, cfg_.bubble_flow_control, free)) {
+          quiet[count++] = QuietWord{layout_.sender[c].packets_written, sender_[c].state.freed, layout_.sender[c].num_slots};
+        }
+      }
+    }
+    if (count == 0) {
+      return wait_for_activity(wake_sources());
+    }
+    const uint32_t cycles = quiet_cycles > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(quiet_cycles);
+    return wait_for_activity_with_quiet_words(wake_sources(), quiet, count, cycles);
   }
 
   void finish(bool drained_exit) {

@@ -136,6 +136,22 @@ enum WakeOn : uint32_t {
 uint32_t wait_for_activity(uint32_t wake_on);
 // wait_for_activity(WAKE_ON_ANY).
 void wait_for_l1_activity();
+// A watched word some of whose values are not news to a parked kernel: those v with
+// (v - base) mod 2^32 <= limit.
+struct QuietWord {
+  uint32_t address;  // 4-byte aligned, in this core's L1
+  uint32_t base;
+  uint32_t limit;
+};
+// wait_for_activity(), with a simulator hint (on hardware the same call): in the first
+// `quiet_cycles` device cycles of the park, a write that lies inside one of the `count` words
+// (at most 4) and leaves it holding a quiet value does not end the wait. For a word whose value,
+// within that window, cannot change what the kernel's next passes do (a router's packets_written
+// while the channel cannot send anyway: only its overrun check reads the value then), up to the
+// time at which a wake-up's idle passes would matter for another reason (the run_routing()
+// interval of a loop that counts them).
+uint32_t wait_for_activity_with_quiet_words(uint32_t wake_on, const QuietWord* words, uint32_t count,
+                                            uint32_t quiet_cycles);
 // Declares that this kernel acts only on writes to its watched L1 ranges: from the first call
 // on, a write to this core's L1 that overlaps no watched range does not end its waits (data
 // landing in a slot whose arrival a counter or sync word announces, another kernel's buffers).

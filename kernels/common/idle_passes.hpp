@@ -70,6 +70,26 @@ class IdlePassCounter {
 
   uint64_t idle_since_switch() const { return idle_since_switch_; }
 
+  // About to park: the parked cycles from which a wake-up followed by `passes` idle passes
+  // would make run_routing() due at the next park (0: already at once). Before then such a
+  // wake-up leaves every counter where not waking would (parked() counts by time), so a
+  // wake-up known to find nothing may be skipped; from then on it would move run_routing().
+  uint64_t cycles_until_routing_due(uint32_t switch_interval, uint32_t passes) const {
+    if (switch_interval == 0) {
+      return 0;
+    }
+    // What parked(cycles) will start from: the stretch so far, or a new one from now.
+    const int64_t base_idle = in_stretch_ ? stretch_idle_ : static_cast<int64_t>(idle_since_switch_);
+    const uint64_t base_cycles = in_stretch_ ? stretch_cycles_ : 0;
+    // Due when base_idle + (base_cycles + cycles) / kEriscIdlePassCycles + passes >= switch_interval.
+    const int64_t passes_needed = static_cast<int64_t>(switch_interval) - static_cast<int64_t>(passes) - base_idle;
+    if (passes_needed <= 0) {
+      return 0;
+    }
+    const uint64_t cycles_needed = static_cast<uint64_t>(passes_needed) * kEriscIdlePassCycles;
+    return cycles_needed > base_cycles ? cycles_needed - base_cycles : 0;
+  }
+
  private:
   uint32_t pass_ = 0;
   uint64_t idle_since_switch_ = 0;

@@ -557,8 +557,8 @@ void run_routing() {
 
 // ---- Polling and time -----------------------------------------------------------------------
 
-uint32_t wait_for_activity(uint32_t wake_on) {
-  sd::KernelContext& k = K();
+namespace {
+uint32_t wait_for_activity_in(sd::KernelContext& k, uint32_t wake_on) {
   if ((wake_on & ~static_cast<uint32_t>(WAKE_ON_ANY)) != 0 || wake_on == 0) {
     throw sd::DataflowApiError(fmt::format("wait_for_activity: wake mask {:#x} (expected a non-empty subset of {:#x})",
                                            wake_on, static_cast<uint32_t>(WAKE_ON_ANY)));
@@ -570,6 +570,30 @@ uint32_t wait_for_activity(uint32_t wake_on) {
   }
   const std::uint64_t parked = read_device_cycles() - parked_at;
   return parked > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(parked);
+}
+}  // namespace
+
+uint32_t wait_for_activity(uint32_t wake_on) { return wait_for_activity_in(K(), wake_on); }
+
+uint32_t wait_for_activity_with_quiet_words(uint32_t wake_on, const QuietWord* words, uint32_t count,
+                                            uint32_t quiet_cycles) {
+  sd::KernelContext& k = K();
+  if (count > cclmesh::sim::ActivityListener::kMaxQuietWords || (count > 0 && words == nullptr)) {
+    throw sd::DataflowApiError(fmt::format("wait_for_activity_with_quiet_words: {} quiet words (expected at most {})",
+                                           count, cclmesh::sim::ActivityListener::kMaxQuietWords));
+  }
+  if (quiet_cycles > 0) {
+    for (uint32_t i = 0; i < count; ++i) {
+      if (words[i].address % 4 != 0) {
+        throw sd::DataflowApiError(fmt::format("wait_for_activity_with_quiet_words: word address {:#x} (expected 4-byte aligned)",
+                                               words[i].address));
+      }
+      // A word outside this core's L1 is never written: it would never be quiet, no check needed.
+      k.activity->quiet_word(words[i].address, words[i].base, words[i].limit);
+    }
+    k.activity->set_quiet_window(quiet_cycles, static_cast<std::uint64_t>(k.chip->params().clock_hz));
+  }
+  return wait_for_activity_in(k, wake_on);
 }
 
 void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }

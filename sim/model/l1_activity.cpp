@@ -4,6 +4,7 @@
 
 #include "sim/engine/check.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/model/memory_region.hpp"
 
 namespace cclmesh::sim {
 
@@ -54,6 +55,30 @@ ActivityMask ActivityListener::write_kinds(std::uint64_t address, std::uint64_t 
   return kinds;
 }
 
+void ActivityListener::set_quiet_window(std::uint32_t for_cycles, std::uint64_t clock_hz) {
+  CCLMESH_CHECK(clock_hz > 0, name_ + ": a quiet window without a clock");
+  quiet_since_ = Engine::current().now();
+  quiet_cycles_ = for_cycles;
+  quiet_clock_hz_ = clock_hz;
+}
+
+// Asked only when the write would wake the parked kernel (rare next to the declarations), so
+// the cycle count is worked out here rather than when the word is declared.
+bool ActivityListener::quiet_write(std::uint64_t address, std::uint64_t bytes, const MemoryRegion& memory,
+                                   SimTime now) const {
+  for (std::size_t i = 0; i < quiet_count_; ++i) {
+    const QuietWord& q = quiet_[i];
+    if (address < q.address || address + bytes > q.address + 4) continue;
+    if (memory.read_u32(q.address) - q.base > q.limit) return false;
+    __extension__ typedef unsigned __int128 Wide;
+    const auto cycles_at = [&](SimTime t) {
+      return static_cast<std::uint64_t>(static_cast<Wide>(t.ps()) * quiet_clock_hz_ / 1'000'000'000'000u);
+    };
+    return cycles_at(now) - cycles_at(quiet_since_) < quiet_cycles_;
+  }
+  return false;
+}
+
 void ActivityListener::wait_blocking(ActivityMask wake_on) {
   CCLMESH_CHECK(wake_on != 0, name_ + ": a wait for no kind of activity can never end");
   CCLMESH_CHECK(activity_ != nullptr, name_ + ": waits for activity without being attached");
@@ -85,6 +110,8 @@ void ActivityListener::wait_blocking(ActivityMask wake_on) {
     wake_on_ = 0;
   }
   pending_ = 0;
+  quiet_count_ = 0;
+  quiet_cycles_ = 0;
   last_return_ = engine.now();
 }
 
@@ -113,11 +140,25 @@ void L1Activity::notify(ActivityKind kind) {
   for (ActivityListener& listener : listeners_) deliver(listener, activity_bit(kind));
 }
 
-void L1Activity::notify_write(std::uint64_t address, std::uint64_t bytes) {
+// A write to a quiet word does not wake the parked listener; it is still recorded as
+// pending, which changes nothing (pending is cleared when the wait returns).
+void L1Activity::deliver_write(ActivityListener& listener, ActivityMask kinds, std::uint64_t address,
+                               std::uint64_t bytes, const MemoryRegion* memory) {
+  listener.pending_ |= kinds;
+  if ((listener.wake_on_ & kinds) == 0) return;
+  if (listener.quiet_cycles_ != 0 && memory != nullptr &&
+      listener.quiet_write(address, bytes, *memory, listener.record_.actor->engine()->now())) {
+    return;
+  }
+  listener.wake_on_ = 0;  // woken once
+  listener.record_.actor->engine()->wake(*listener.record_.actor);
+}
+
+void L1Activity::notify_write(std::uint64_t address, std::uint64_t bytes, const MemoryRegion* memory) {
   ++events_;
   for (ActivityListener& listener : listeners_) {
     const ActivityMask kinds = listener.write_kinds(address, bytes);
-    if (kinds != 0) deliver(listener, kinds);
+    if (kinds != 0) deliver_write(listener, kinds, address, bytes, memory);
   }
 }
 

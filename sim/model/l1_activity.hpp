@@ -21,6 +21,7 @@
 
 #include <boost/intrusive/list.hpp>
 
+#include "sim/engine/check.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/engine/wait_queue.hpp"
@@ -56,6 +57,7 @@ inline constexpr ActivityMask kLazyActivity = activity_bit(ActivityKind::NocWrit
 std::string describe_activity_mask(ActivityMask mask);
 
 class L1Activity;
+class MemoryRegion;
 
 // A model that reports some kinds lazily (a NoC port's completions, counted by time without an
 // event each): the listener asks it whether the kind happened since its last return, and,
@@ -89,6 +91,21 @@ class ActivityListener final : public WaitTarget {
   void ignore(std::uint64_t begin, std::uint64_t end);
   bool watches_everything() const { return watched_.empty() && watched_secondary_.empty(); }
 
+  // For the next wait only (cleared when it returns; declared right before it): while the
+  // kernel is parked, a write that lies entirely inside the 32-bit word at `address` and leaves
+  // it holding a value v with (v - base) mod 2^32 <= limit is not news, if it lands within the
+  // quiet window: the first `for_cycles` cycles of a `clock_hz` clock (counted as
+  // read_device_cycles() counts them) from set_quiet_window(). The kernel declares such a word
+  // when its next passes would do the same with any value in it (a router's packets_written
+  // while its channel cannot send: only the overrun check reads it then); the window ends when
+  // a wake-up's idle passes would start to matter anyway (the run_routing() interval).
+  static constexpr std::size_t kMaxQuietWords = 4;
+  void quiet_word(std::uint64_t address, std::uint32_t base, std::uint32_t limit) {
+    CCLMESH_CHECK(quiet_count_ < kMaxQuietWords, name_ + ": too many quiet words");
+    quiet_[quiet_count_++] = QuietWord{address, base, limit};
+  }
+  void set_quiet_window(std::uint32_t for_cycles, std::uint64_t clock_hz);
+
   // Kinds that happened since the kernel last returned from a wait.
   ActivityMask pending() const { return pending_; }
   void set_pending(ActivityMask mask) { pending_ = mask; }
@@ -104,6 +121,14 @@ class ActivityListener final : public WaitTarget {
   // The write kinds a write of [address, address + bytes) is for this listener (0: none).
   ActivityMask write_kinds(std::uint64_t address, std::uint64_t bytes) const;
   void record(ActivityMask kinds);
+  // A write of [address, address + bytes) the parked kernel declared not news (quiet_word()).
+  bool quiet_write(std::uint64_t address, std::uint64_t bytes, const MemoryRegion& memory, SimTime now) const;
+
+  struct QuietWord {
+    std::uint64_t address;
+    std::uint32_t base;
+    std::uint32_t limit;
+  };
 
   std::string name_;
   L1Activity* activity_ = nullptr;  // set by attach()
@@ -113,6 +138,11 @@ class ActivityListener final : public WaitTarget {
   SimTime last_return_;             // of wait_blocking (lazily reported kinds count from here)
   ActivityMask pending_ = 0;
   ActivityMask wake_on_ = 0;  // while parked
+  QuietWord quiet_[kMaxQuietWords] = {};
+  std::uint8_t quiet_count_ = 0;
+  SimTime quiet_since_;            // set_quiet_window(): the park's start
+  std::uint32_t quiet_cycles_ = 0;  // 0: no window, nothing quiet
+  std::uint64_t quiet_clock_hz_ = 0;
   WaitRecord record_;
   boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>> attached_;
 };
@@ -129,12 +159,16 @@ class L1Activity {
   // A model that reports kinds lazily (the core's NoC ports). Lives as long as this activity.
   void add_source(ActivitySource& source) { sources_.push_back(&source); }
   void notify(ActivityKind kind);
-  void notify_write(std::uint64_t address, std::uint64_t bytes);
+  // `memory` (the region written, holding the new bytes) lets a parked listener's quiet words
+  // be read; without it no write is quiet.
+  void notify_write(std::uint64_t address, std::uint64_t bytes, const MemoryRegion* memory = nullptr);
   std::uint64_t events() const { return events_; }
   std::size_t listeners() const { return listeners_.size(); }
 
  private:
   void deliver(ActivityListener& listener, ActivityMask kinds);
+  void deliver_write(ActivityListener& listener, ActivityMask kinds, std::uint64_t address, std::uint64_t bytes,
+                     const MemoryRegion* memory);
 
   using List = boost::intrusive::list<
       ActivityListener,

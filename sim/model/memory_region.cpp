@@ -316,7 +316,7 @@ void MemoryRegion::park(WordWait& wait) {
 }
 
 void MemoryRegion::notify(std::uint64_t address, std::uint64_t bytes) {
-  activity_.notify_write(address, bytes);
+  activity_.notify_write(address, bytes, this);
   if (watches_.empty() || bytes == 0) return;
   auto it = watches_.lower_bound(address & ~std::uint64_t{3});
   while (it != watches_.end() && it->first < address + bytes) {

@@ -88,4 +88,32 @@ TEST(IdlePassCounter, ThePassCounterWrapsWithoutLosingParity) {
   EXPECT_EQ(c.idle_since_switch(), (2ull * UINT32_MAX) / kEriscIdlePassCycles);  // 64-bit: no wrap
 }
 
+// The parked time from which a wake-up's idle passes would bring run_routing() due at the next
+// park: before it, a wake-up known to find nothing may be skipped without moving anything.
+TEST(IdlePassCounter, CyclesUntilAWakeUpWouldMakeRoutingDue) {
+  constexpr uint32_t kPasses = 2;  // a wake-up runs two idle passes before it parks again
+  const auto due_after_wake = [&](IdlePassCounter c, uint32_t parked_cycles) {
+    c.parked(parked_cycles);
+    two_idle_passes(c);
+    return c.routing_due(10);
+  };
+  IdlePassCounter c;
+  two_idle_passes(c);  // 2 idle passes, no stretch yet: due once 2 + parked passes + 2 >= 10
+  EXPECT_EQ(c.cycles_until_routing_due(10, kPasses), 6 * kEriscIdlePassCycles);
+  EXPECT_FALSE(due_after_wake(c, 6 * kEriscIdlePassCycles - 1));
+  EXPECT_TRUE(due_after_wake(c, 6 * kEriscIdlePassCycles));
+  // Within a stretch the parked cycles so far count (3 passes and 10 cycles here).
+  c.parked(3 * kEriscIdlePassCycles + 10);
+  two_idle_passes(c);
+  EXPECT_FALSE(c.routing_due(10));
+  EXPECT_EQ(c.cycles_until_routing_due(10, kPasses), 3 * kEriscIdlePassCycles - 10);
+  EXPECT_FALSE(due_after_wake(c, 3 * kEriscIdlePassCycles - 11));
+  EXPECT_TRUE(due_after_wake(c, 3 * kEriscIdlePassCycles - 10));
+  // Already due at any wake-up, and a zero interval (routing at every park): no time at all.
+  IdlePassCounter late;
+  for (int i = 0; i < 8; ++i) late.idle_pass();
+  EXPECT_EQ(late.cycles_until_routing_due(10, kPasses), 0u);
+  EXPECT_EQ(IdlePassCounter{}.cycles_until_routing_due(0, kPasses), 0u);
+}
+
 }  // namespace

@@ -262,6 +262,47 @@ TEST(MemoryRegion, WritesEntirelyInsideAnIgnoredRangeDoNotWake) {
   EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{{3_ns, "woken"}}));
 }
 
+// A quiet word (a router's packets_written while its channel cannot send): while parked, a
+// write inside it that leaves a value in the quiet window does not wake; one that leaves a value
+// outside (an overrun), one that also touches another watched word, one after the quiet window
+// (1 GHz clock: 10 cycles = 10 ns) and any write once the wait has returned all do.
+TEST(MemoryRegion, QuietWordsDoNotWakeAParkedListenerWithinTheirValuesAndWindow) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    ActivityListener listener("poller");
+    l1.activity().attach(listener);
+    listener.watch(0x1000, 0x1010);
+    const auto park_quietly = [&](const char* what) {
+      listener.quiet_word(0x1008, 100, 4);  // 100 .. 104 are not news
+      listener.set_quiet_window(10, 1'000'000'000);
+      listener.wait_blocking(activity_bit(ActivityKind::L1Write));
+      log.add(what);
+    };
+    park_quietly("overrun");      // 1 ns: 102 is quiet; 2 ns: 105 is not
+    park_quietly("two words");    // 3 ns: 103 quiet; 4 ns: a write over 0x1004 .. 0x100c is not
+    park_quietly("window over");  // parked at 4 ns: 104 at 5 ns quiet, 101 at 14 ns (10 cycles on) not
+    listener.wait_blocking(activity_bit(ActivityKind::L1Write));  // returned: nothing quiet now
+    log.add("plain");
+  });
+  engine.schedule_at(1_ns, [&] { l1.write_u32(0x1008, 102); });
+  engine.schedule_at(2_ns, [&] { l1.write_u32(0x1008, 105); });
+  engine.schedule_at(3_ns, [&] { l1.write_u32(0x1008, 103); });
+  engine.schedule_at(4_ns, [&] {
+    // 0x1004 (7) and the quiet word (103, a quiet value), little-endian.
+    const std::uint8_t bytes[8] = {7, 0, 0, 0, 103, 0, 0, 0};
+    l1.write(0x1004, bytes);
+  });
+  engine.schedule_at(5_ns, [&] { l1.write_u32(0x1008, 104); });
+  engine.schedule_at(13_ns + 999_ps, [&] { l1.write_u32(0x1008, 101); });  // cycle 13: 9 after the park
+  engine.schedule_at(14_ns, [&] { l1.write_u32(0x1008, 101); });
+  engine.schedule_at(16_ns, [&] { l1.write_u32(0x1008, 102); });
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{
+                             {2_ns, "overrun"}, {4_ns, "two words"}, {14_ns, "window over"}, {16_ns, "plain"}}));
+}
+
 TEST(MemoryRegion, AParkedListenerWakesOnlyForTheKindsItWaitsFor) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
