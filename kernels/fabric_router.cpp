@@ -174,6 +174,9 @@ class FabricRouter {
     uint32_t idle_passes = 0;  // in a row: park only after both sender channels had one
     IdlePassCounter counter;
     for (;; counter.next_pass()) {
+      if (idle_passes == 0) {
+        l1_activity_poll_mark();  // this pass may begin the idle round that ends in a park
+      }
       const uint32_t signal = l1_read_u32(layout_.termination_signal);
       if (signal == static_cast<uint32_t>(api::TerminationSignal::IMMEDIATELY_TERMINATE)) {
         return false;
@@ -226,16 +229,22 @@ class FabricRouter {
     return wake;
   }
 
-  // Parks until something the next pass may act on happens (wake_sources()). A sender channel
-  // that cannot send for want of remote receiver slots does the same on its next pass whatever
-  // its packets_written says, short of an overrun: a write of it is not news until the ack
-  // word (watched) frees slots, or the termination signal (watched) asks for a drained exit,
-  // which reads it. `quiet_cycles` (the run_routing() interval, see IdlePassCounter) bounds
-  // that. Returns the cycles parked.
+  // Parks until something the next pass may act on happens (wake_sources()), with two hints
+  // that skip wake-ups whose passes would find nothing, as long as such a wake-up's idle passes
+  // would not bring run_routing() due (`quiet_cycles`, see IdlePassCounter; 0: no hints):
+  // - since the poll mark: the round of idle passes just run saw everything before its mark;
+  // - quiet packets_written: a sender channel that cannot send for want of remote receiver
+  //   slots does the same on its next pass whatever the word says, short of an overrun, until
+  //   the ack word (watched) frees slots or the termination signal (watched) asks for a
+  //   drained exit, which reads it.
+  // Returns the cycles parked.
   uint32_t park(uint32_t signal, uint64_t quiet_cycles) {
+    if (quiet_cycles == 0) {
+      return wait_for_activity(wake_sources());
+    }
     QuietWord quiet[fabric_router::kNumSenderChannels]{};
     uint32_t count = 0;
-    if (quiet_cycles > 0 && signal != static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE)) {
+    if (signal != static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE)) {
       const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
       for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
         if (!sender_may_send(c, cfg_.bubble_flow_control, free)) {
@@ -243,11 +252,8 @@ class FabricRouter {
         }
       }
     }
-    if (count == 0) {
-      return wait_for_activity(wake_sources());
-    }
     const uint32_t cycles = quiet_cycles > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(quiet_cycles);
-    return wait_for_activity_with_quiet_words(wake_sources(), quiet, count, cycles);
+    return wait_for_activity_hinted(wake_sources(), WaitHints{quiet, count, cycles, true});
   }
 
   void finish(bool drained_exit) {

@@ -143,15 +143,29 @@ struct QuietWord {
   uint32_t base;
   uint32_t limit;
 };
-// wait_for_activity(), with a simulator hint (on hardware the same call): in the first
-// `quiet_cycles` device cycles of the park, a write that lies inside one of the `count` words
-// (at most 4) and leaves it holding a quiet value does not end the wait. For a word whose value,
-// within that window, cannot change what the kernel's next passes do (a router's packets_written
-// while the channel cannot send anyway: only its overrun check reads the value then), up to the
-// time at which a wake-up's idle passes would matter for another reason (the run_routing()
-// interval of a loop that counts them).
-uint32_t wait_for_activity_with_quiet_words(uint32_t wake_on, const QuietWord* words, uint32_t count,
-                                            uint32_t quiet_cycles);
+// A polling loop begins a round of passes that together read every word and flag it acts on
+// (one pass per sender channel, say). If the round finds nothing to do and ends in a
+// wait_for_activity_hinted() with `since_poll_mark`, only activity from this call on is news to
+// that wait: what came before (events while the kernel spent time in earlier passes), the
+// round has seen. A simulator hint; a no-op on hardware.
+void l1_activity_poll_mark();
+// Hints for one wait (see wait_for_activity_hinted()).
+struct WaitHints {
+  // In the first `quiet_cycles` device cycles of the park, a write that lies inside one of these
+  // words (at most 4) and leaves it holding a quiet value does not end the wait: for a word whose
+  // value, within that window, cannot change what the kernel's next passes do (a router's
+  // packets_written while the channel cannot send anyway: only its overrun check reads the
+  // value then), up to the time at which a wake-up's idle passes would matter for another reason
+  // (the run_routing() interval of a loop that counts them).
+  const QuietWord* quiet_words;
+  uint32_t quiet_word_count;
+  uint32_t quiet_cycles;
+  // Only activity since l1_activity_poll_mark() ends the wait at once (see there).
+  bool since_poll_mark;
+};
+// wait_for_activity() with simulator hints (on hardware the same call): each is a promise the
+// kernel makes that the wake-ups it removes would have found nothing to do.
+uint32_t wait_for_activity_hinted(uint32_t wake_on, const WaitHints& hints);
 // Declares that this kernel acts only on writes to its watched L1 ranges: from the first call
 // on, a write to this core's L1 that overlaps no watched range does not end its waits (data
 // landing in a slot whose arrival a counter or sync word announces, another kernel's buffers).

@@ -90,9 +90,9 @@ void charge_noc_issue(KernelContext& k, NocPort& port) {
 // does not block.)
 template <typename Change>
 void own_change(KernelContext& k, Change&& change) {
-  const cclmesh::sim::ActivityMask before = k.activity->pending();
+  const cclmesh::sim::ActivityListener::Pending before = k.activity->pending_state();
   change();
-  k.activity->set_pending(before);
+  k.activity->set_pending_state(before);
 }
 
 class BlockedScope {
@@ -558,7 +558,7 @@ void run_routing() {
 // ---- Polling and time -----------------------------------------------------------------------
 
 namespace {
-uint32_t wait_for_activity_in(sd::KernelContext& k, uint32_t wake_on) {
+uint32_t wait_for_activity_in(sd::KernelContext& k, uint32_t wake_on, bool since_poll_mark) {
   if ((wake_on & ~static_cast<uint32_t>(WAKE_ON_ANY)) != 0 || wake_on == 0) {
     throw sd::DataflowApiError(fmt::format("wait_for_activity: wake mask {:#x} (expected a non-empty subset of {:#x})",
                                            wake_on, static_cast<uint32_t>(WAKE_ON_ANY)));
@@ -566,34 +566,37 @@ uint32_t wait_for_activity_in(sd::KernelContext& k, uint32_t wake_on) {
   const std::uint64_t parked_at = read_device_cycles();
   {
     sd::BlockedScope blocked(k, sd::BlockedIn::L1Activity, wake_on);
-    k.activity->wait_blocking(wake_on);
+    k.activity->wait_blocking(wake_on, since_poll_mark);
   }
   const std::uint64_t parked = read_device_cycles() - parked_at;
   return parked > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(parked);
 }
 }  // namespace
 
-uint32_t wait_for_activity(uint32_t wake_on) { return wait_for_activity_in(K(), wake_on); }
+uint32_t wait_for_activity(uint32_t wake_on) { return wait_for_activity_in(K(), wake_on, false); }
 
-uint32_t wait_for_activity_with_quiet_words(uint32_t wake_on, const QuietWord* words, uint32_t count,
-                                            uint32_t quiet_cycles) {
+void l1_activity_poll_mark() { K().activity->mark_poll(); }
+
+uint32_t wait_for_activity_hinted(uint32_t wake_on, const WaitHints& hints) {
   sd::KernelContext& k = K();
-  if (count > cclmesh::sim::ActivityListener::kMaxQuietWords || (count > 0 && words == nullptr)) {
-    throw sd::DataflowApiError(fmt::format("wait_for_activity_with_quiet_words: {} quiet words (expected at most {})",
-                                           count, cclmesh::sim::ActivityListener::kMaxQuietWords));
+  const uint32_t count = hints.quiet_word_count;
+  if (count > cclmesh::sim::ActivityListener::kMaxQuietWords || (count > 0 && hints.quiet_words == nullptr)) {
+    throw sd::DataflowApiError(fmt::format("wait_for_activity_hinted: {} quiet words (expected at most {})", count,
+                                           cclmesh::sim::ActivityListener::kMaxQuietWords));
   }
-  if (quiet_cycles > 0) {
+  if (hints.quiet_cycles > 0 && count > 0) {
     for (uint32_t i = 0; i < count; ++i) {
-      if (words[i].address % 4 != 0) {
-        throw sd::DataflowApiError(fmt::format("wait_for_activity_with_quiet_words: word address {:#x} (expected 4-byte aligned)",
-                                               words[i].address));
+      const QuietWord& w = hints.quiet_words[i];
+      if (w.address % 4 != 0) {
+        throw sd::DataflowApiError(
+            fmt::format("wait_for_activity_hinted: quiet word address {:#x} (expected 4-byte aligned)", w.address));
       }
       // A word outside this core's L1 is never written: it would never be quiet, no check needed.
-      k.activity->quiet_word(words[i].address, words[i].base, words[i].limit);
+      k.activity->quiet_word(w.address, w.base, w.limit);
     }
-    k.activity->set_quiet_window(quiet_cycles, static_cast<std::uint64_t>(k.chip->params().clock_hz));
+    k.activity->set_quiet_window(hints.quiet_cycles, static_cast<std::uint64_t>(k.chip->params().clock_hz));
   }
-  return wait_for_activity_in(k, wake_on);
+  return wait_for_activity_in(k, wake_on, hints.since_poll_mark);
 }
 
 void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }

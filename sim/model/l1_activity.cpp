@@ -79,7 +79,7 @@ bool ActivityListener::quiet_write(std::uint64_t address, std::uint64_t bytes, c
   return false;
 }
 
-void ActivityListener::wait_blocking(ActivityMask wake_on) {
+void ActivityListener::wait_blocking(ActivityMask wake_on, bool since_mark) {
   CCLMESH_CHECK(wake_on != 0, name_ + ": a wait for no kind of activity can never end");
   CCLMESH_CHECK(activity_ != nullptr, name_ + ": waits for activity without being attached");
   const ActivityMask lazy = wake_on & kLazyActivity;
@@ -93,13 +93,17 @@ void ActivityListener::wait_blocking(ActivityMask wake_on) {
       }
     }
   };
-  if ((pending_ & wake_on) == 0) {
+  // After a poll mark, only what happened since the mark is news (mark_poll()).
+  const bool from_mark = since_mark && poll_marked_;
+  ActivityMask& news = from_mark ? since_mark_ : pending_;
+  const SimTime since = from_mark ? mark_time_ : last_return_;
+  if ((news & wake_on) == 0) {
     for_each_lazy_kind([&](ActivitySource& source, ActivityKind kind) {
-      if (source.happened_since(kind, last_return_)) pending_ |= activity_bit(kind);
+      if (source.happened_since(kind, since)) news |= activity_bit(kind);
     });
   }
   Engine& engine = Engine::current();
-  if ((pending_ & wake_on) == 0) {
+  if ((news & wake_on) == 0) {
     Fiber* self = Fiber::current();
     CCLMESH_CHECK(self != nullptr, "a blocking wait was called outside a fiber");
     record_.actor = &engine.require_current_actor("wait_for_activity");
@@ -110,6 +114,8 @@ void ActivityListener::wait_blocking(ActivityMask wake_on) {
     wake_on_ = 0;
   }
   pending_ = 0;
+  since_mark_ = 0;
+  poll_marked_ = false;
   quiet_count_ = 0;
   quiet_cycles_ = 0;
   last_return_ = engine.now();
@@ -129,6 +135,7 @@ void L1Activity::attach(ActivityListener& listener) {
 
 void L1Activity::deliver(ActivityListener& listener, ActivityMask kinds) {
   listener.pending_ |= kinds;
+  listener.since_mark_ |= kinds;
   if ((listener.wake_on_ & kinds) != 0) {
     listener.wake_on_ = 0;  // woken once
     listener.record_.actor->engine()->wake(*listener.record_.actor);
@@ -145,6 +152,7 @@ void L1Activity::notify(ActivityKind kind) {
 void L1Activity::deliver_write(ActivityListener& listener, ActivityMask kinds, std::uint64_t address,
                                std::uint64_t bytes, const MemoryRegion* memory) {
   listener.pending_ |= kinds;
+  listener.since_mark_ |= kinds;
   if ((listener.wake_on_ & kinds) == 0) return;
   if (listener.quiet_cycles_ != 0 && memory != nullptr &&
       listener.quiet_write(address, bytes, *memory, listener.record_.actor->engine()->now())) {

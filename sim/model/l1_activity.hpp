@@ -22,6 +22,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/engine/wait_queue.hpp"
@@ -106,13 +107,32 @@ class ActivityListener final : public WaitTarget {
   }
   void set_quiet_window(std::uint32_t for_cycles, std::uint64_t clock_hz);
 
-  // Kinds that happened since the kernel last returned from a wait.
+  // The kernel is about to read every word and flag it acts on, in a round of passes that ends
+  // in its next wait if the round finds nothing to do: for that wait (if it asks, `since_mark`)
+  // only activity after this call is news; what came before, the round has seen. The mark
+  // holds until a wait returns; a later mark replaces it.
+  void mark_poll() {
+    poll_marked_ = true;
+    since_mark_ = 0;
+    mark_time_ = activity_ != nullptr ? Engine::current().now() : SimTime::zero();
+  }
+
+  // Kinds that happened since the kernel last returned from a wait (and since its poll mark).
+  struct Pending {
+    ActivityMask since_return;
+    ActivityMask since_mark;
+  };
   ActivityMask pending() const { return pending_; }
-  void set_pending(ActivityMask mask) { pending_ = mask; }
+  Pending pending_state() const { return Pending{pending_, since_mark_}; }
+  void set_pending_state(Pending state) {
+    pending_ = state.since_return;
+    since_mark_ = state.since_mark;
+  }
 
   // Parks the running fiber until an event of a kind in `wake_on` happens (at once if one is
-  // pending); clears `pending`. `wake_on` must not be empty.
-  void wait_blocking(ActivityMask wake_on);
+  // pending: since the poll mark if `since_mark` and there is one, else since the last return);
+  // clears `pending`, the mark and the quiet words. `wake_on` must not be empty.
+  void wait_blocking(ActivityMask wake_on, bool since_mark = false);
 
   std::string describe_wait(std::int64_t) const override;
 
@@ -137,6 +157,9 @@ class ActivityListener final : public WaitTarget {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ignored_;  // [begin, end), few
   SimTime last_return_;             // of wait_blocking (lazily reported kinds count from here)
   ActivityMask pending_ = 0;
+  ActivityMask since_mark_ = 0;  // kinds recorded since mark_poll()
+  bool poll_marked_ = false;     // mark_poll() since the last return
+  SimTime mark_time_;
   ActivityMask wake_on_ = 0;  // while parked
   QuietWord quiet_[kMaxQuietWords] = {};
   std::uint8_t quiet_count_ = 0;

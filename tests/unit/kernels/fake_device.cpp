@@ -491,8 +491,9 @@ uint32_t wait_for_activity(uint32_t) {
   return 0;
 }
 void wait_for_l1_activity() { wait_for_activity(WAKE_ON_ANY); }
-uint32_t wait_for_activity_with_quiet_words(uint32_t wake_on, const QuietWord*, uint32_t, uint32_t) {
-  return wait_for_activity(wake_on);  // a hint: every write wakes here
+void l1_activity_poll_mark() {}
+uint32_t wait_for_activity_hinted(uint32_t wake_on, const WaitHints&) {
+  return wait_for_activity(wake_on);  // hints only: every write wakes here
 }
 void l1_activity_watch_range(uint32_t, uint32_t) {}  // every write wakes here: a hint, not behaviour
 void l1_activity_ignore_range(uint32_t, uint32_t) {}

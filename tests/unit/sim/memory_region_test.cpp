@@ -303,6 +303,40 @@ TEST(MemoryRegion, QuietWordsDoNotWakeAParkedListenerWithinTheirValuesAndWindow)
                              {2_ns, "overrun"}, {4_ns, "two words"}, {14_ns, "window over"}, {16_ns, "plain"}}));
 }
 
+// A poll mark (the start of a router's round of idle passes): a wait that asks treats only
+// activity after the mark as news; a plain wait, or one after the mark was used up by a return,
+// still sees everything since the last return.
+TEST(MemoryRegion, APollMarkMakesOnlyLaterActivityNewsToAWaitThatAsks) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  Log log;
+  engine.spawn_fiber("poller", [&] {
+    ActivityListener listener("poller");
+    l1.activity().attach(listener);
+    const ActivityMask writes = activity_bit(ActivityKind::L1Write);
+    block_on(delay(2_ns));  // the 1 ns write lands meanwhile
+    listener.mark_poll();
+    listener.wait_blocking(writes, true);  // parks: the 1 ns write came before the mark
+    log.add("marked");
+    block_on(delay(2_ns));                  // to 7 ns: the 6 ns write lands meanwhile
+    listener.wait_blocking(writes, false);  // at once: a plain wait sees it
+    log.add("plain");
+    listener.mark_poll();
+    block_on(delay(2_ns));                 // to 9 ns: the 8 ns write lands after the mark
+    listener.wait_blocking(writes, true);  // at once
+    log.add("after the mark");
+    block_on(delay(2_ns));                 // to 11 ns: the 10 ns write lands, no mark since the return
+    listener.wait_blocking(writes, true);  // at once
+    log.add("no mark");
+  });
+  for (const SimTime at : {1_ns, 5_ns, 6_ns, 8_ns, 10_ns}) {
+    engine.schedule_at(at, [&] { l1.write_u32(0x500, 1); });
+  }
+  engine.run();
+  EXPECT_EQ(log.entries, (std::vector<testing::Stamp>{
+                             {5_ns, "marked"}, {7_ns, "plain"}, {9_ns, "after the mark"}, {11_ns, "no mark"}}));
+}
+
 TEST(MemoryRegion, AParkedListenerWakesOnlyForTheKindsItWaitsFor) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
