@@ -116,17 +116,17 @@ std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
 inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
                        SimTime offset) {
   const PacketFront out = pass_through(server, serialisation, in, bytes);
-  path_.push_back(Stage{&server, out.tail, offset});
+  if (path_source_ == nullptr) path_source_ = &server;  // the source NIU is always booked first
+  path_source_tail_ = std::max(path_source_tail_, out.tail - offset);
   return out;
 }
 
 SimTime Noc::apply_backpressure() {
-  CCLMESH_CHECK(!path_.empty(), "back-pressure on an empty path");
-  SimTime source_tail = SimTime::zero();
-  for (const Stage& stage : path_) source_tail = std::max(source_tail, stage.tail - stage.offset);
-  PacketResource& source = *path_.front().server;  // the source NIU is always booked first
-  if (source_tail > source.free_at) source.free_at = source_tail;
-  path_.clear();
+  CCLMESH_CHECK(path_source_ != nullptr, "back-pressure on an empty path");
+  const SimTime source_tail = path_source_tail_;
+  if (source_tail > path_source_->free_at) path_source_->free_at = source_tail;
+  path_source_ = nullptr;
+  path_source_tail_ = SimTime::zero();
   return source_tail;
 }
 

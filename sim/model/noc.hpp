@@ -137,11 +137,6 @@ class Noc {
   };
   // One server a packet passed, for the back-pressure pass: when its tail left it, and the
   // pipeline latency from the source NIU to it.
-  struct Stage {
-    PacketResource* server;
-    SimTime tail;
-    SimTime offset;
-  };
   enum class Direction : std::uint8_t { X, Y };
 
   Endpoint& requester_endpoint(CoreCoord core, const char* operation);
@@ -219,7 +214,11 @@ class Noc {
   SimTime request_setup_;
   SimTime request_issue_;
   std::vector<PacketResource> links_;  // (y * grid_x + x) * 2 + {0: x link, 1: y link}
-  std::vector<Stage> path_;            // scratch: the servers of the packet being booked
+  // The packet being booked: its first server (the source NIU) and the latest tail seen on its
+  // path less that server's pipeline offset (the max starts at zero), all apply_backpressure()
+  // needs (a list of the stages cost a push per hop).
+  PacketResource* path_source_ = nullptr;
+  SimTime path_source_tail_;
   NocStats stats_;
 };
 
