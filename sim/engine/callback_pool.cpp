@@ -4,19 +4,14 @@
 
 namespace cclmesh::sim {
 
-void* CallbackPool::allocate() {
-  if (free_ == nullptr) {
-    auto chunk = std::make_unique<Block[]>(kBlocksPerChunk);
-    for (std::size_t i = 0; i < kBlocksPerChunk; ++i) {
-      chunk[i].pool = this;
-      chunk[i].next_free = free_;
-      free_ = &chunk[i];
-    }
-    chunks_.push_back(std::move(chunk));
+void CallbackPool::grow() {
+  auto chunk = std::make_unique<Block[]>(kBlocksPerChunk);
+  for (std::size_t i = 0; i < kBlocksPerChunk; ++i) {
+    chunk[i].pool = this;
+    chunk[i].next_free = free_;
+    free_ = &chunk[i];
   }
-  Block* block = free_;
-  free_ = block->next_free;
-  return block->storage;
+  chunks_.push_back(std::move(chunk));
 }
 
 void CallbackPool::release(void* storage) {

@@ -18,8 +18,13 @@ class CallbackPool {
   CallbackPool(const CallbackPool&) = delete;
   CallbackPool& operator=(const CallbackPool&) = delete;
 
-  // Uninitialised storage of kStorageBytes.
-  void* allocate();
+  // Uninitialised storage of kStorageBytes. Inline: one per scheduled callback.
+  void* allocate() {
+    if (free_ == nullptr) [[unlikely]] grow();
+    Block* block = free_;
+    free_ = block->next_free;
+    return block->storage;
+  }
   // Returns storage from allocate() to the pool that made it (the object in it destroyed).
   static void release(void* storage);
 
@@ -30,6 +35,7 @@ class CallbackPool {
     alignas(std::max_align_t) unsigned char storage[kStorageBytes];
   };
   static constexpr std::size_t kBlocksPerChunk = 1024;
+  void grow();  // a chunk of free blocks
 
   std::vector<std::unique_ptr<Block[]>> chunks_;
   Block* free_ = nullptr;

@@ -11,8 +11,12 @@
 
 namespace cclmesh::sim {
 
+namespace detail {
+constinit thread_local Engine* current_engine = nullptr;
+}  // namespace detail
+using detail::current_engine;
+
 namespace {
-thread_local Engine* current_engine = nullptr;
 
 // FNV-1a over whole 64-bit words (not bytes): the hash runs once per event, and equal runs
 // only need equal hashes, not any particular function. The xor-shift folds the high bits down,
@@ -78,12 +82,9 @@ void Engine::destroy_all_actors() {
   current_engine = outer;
 }
 
-Engine& Engine::current() {
-  CCLMESH_CHECK(current_engine != nullptr, "no simulation engine on this thread");
-  return *current_engine;
+void Engine::fail_no_current() {
+  ::cclmesh::fail_invariant("Engine::current() != nullptr", "no simulation engine on this thread", __FILE__, __LINE__);
 }
-
-Engine* Engine::current_or_null() { return current_engine; }
 
 void Engine::check_schedulable(SimTime when) const {
   CCLMESH_CHECK(when >= now_, fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)));

@@ -26,6 +26,13 @@ namespace cclmesh::sim {
 template <typename T>
 class Process;
 class Fiber;
+class Engine;
+
+namespace detail {
+// The engine of the running actor (engine.cpp). constinit: no dynamic initialisation, so
+// Engine::current() inlines to a plain thread-local load (models ask on most calls).
+extern constinit thread_local Engine* current_engine;
+}  // namespace detail
 
 // A process or fiber ended with an exception nobody awaited. The run stops.
 class ProcessFailure : public std::runtime_error {
@@ -81,8 +88,11 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // The engine of the running actor, or the most recently constructed live one on this thread.
-  static Engine& current();
-  static Engine* current_or_null();
+  static Engine& current() {
+    if (detail::current_engine == nullptr) [[unlikely]] fail_no_current();
+    return *detail::current_engine;
+  }
+  static Engine* current_or_null() { return detail::current_engine; }
 
   SimTime now() const { return now_; }
 
@@ -139,6 +149,7 @@ class Engine {
 
  private:
   RunResult run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_going_context);
+  [[noreturn]] static void fail_no_current();
   static void resume_trampoline(void* actor);
   void check_schedulable(SimTime when) const;
   // Runs (or, for an event never run, drops) a callback and frees its storage.
