@@ -10,6 +10,7 @@
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -24,12 +25,6 @@ constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and the chain start's 
 // Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
 // fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreId = 7;
-// As the reduce_scatter (reduce_scatter.cpp): the reader ends every CB packet of reads in a read
-// barrier, so CB packets of 4 fabric payloads amortise the DRAM latency. Fabric packets stay
-// within a payload.
-constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
-// The reduced CB holds a chunk (the stream reads a whole chunk before it writes it on).
-constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
 
 struct Resolved {
   FabricPlan plan;
@@ -102,7 +97,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
-  if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
+  if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   r.ring = p.topology == CclTopology::Ring;
   // Runs of pages, direction-major: every chain direction's share of the tensor is split again
   // among the links, each run a chain of its own on its own worker core and routing plane
@@ -121,16 +116,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   r.cores = worker_cores(topology, p.first_worker, runs, kOp);
   for (std::uint32_t run = 0; run < runs; ++run) {
-    const std::uint32_t packets = ceil_div(r.run_pages[run], r.packet_pages);
-    const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
-    const std::uint64_t cb_bytes = std::uint64_t{chunk} * r.packet_pages * r.page_size;
-    if (cb_bytes > kMaxReducedCbBytes) {
-      throw CclParamsError(
-          fmt::format("reduce: a worker's chunk of {} packets ({} B) exceeds the {} B its reduce CB may "
-                      "hold; the tensor is too large for 255 synchronised chunks per worker",
-                      chunk, cb_bytes, kMaxReducedCbBytes));
-    }
-    r.chunk_packets.push_back(chunk);
+    r.chunk_packets.push_back(
+        reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, kOp));
   }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;

@@ -91,7 +91,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     buffer_layout(p.output_buffer, grid, banks);
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
-  if (p.packet_size_in_pages == 0) r.packet_pages *= kDefaultPayloadsPerPacket;
+  if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   if (r.two_sided) {
     if (!p.intermediate_buffer) {
       throw CclParamsError(
@@ -133,17 +133,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.mux_cores.assign(r.cores.begin() + r.runs, r.cores.end());
   r.cores.resize(r.runs);
   for (std::uint32_t run = 0; run < r.runs; ++run) {
-    const std::uint32_t packets = ceil_div(r.run_pages[run], r.packet_pages);
-    const std::uint32_t chunk = std::max(p.chunk_packets, ceil_div(packets, kMaxInlineValue));
-    const std::uint64_t cb_bytes = std::uint64_t{chunk} * r.packet_pages * r.page_size;
-    if (cb_bytes > kMaxReducedCbBytes) {
-      throw CclParamsError(
-          fmt::format("reduce_scatter: a worker's chunk of {} packets ({} B) exceeds the {} B its "
-                      "reduce CB may hold; the input is too large for 255 synchronised chunks per "
-                      "message",
-                      chunk, cb_bytes, kMaxReducedCbBytes));
-    }
-    r.chunk_packets.push_back(chunk);
+    r.chunk_packets.push_back(
+        reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;

@@ -10,6 +10,7 @@
 #include "kernels/api/tensor_slice.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
@@ -29,13 +30,6 @@ constexpr std::uint32_t kConsumedSemaphoreIds[2] = {11, 12};  // reader -> write
 constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
 constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
 constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
-// By default a CB packet holds 4 fabric payloads: one interpreter stream both reads and writes,
-// and every read packet ends in a read barrier, so bigger packets amortise the DRAM latency
-// (T3K 8-ring, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16). Fabric packets
-// stay within a payload: the interpreter cuts writes at the connection's payload.
-constexpr std::uint32_t kDefaultPayloadsPerPacket = 4;
-// The reduce CB stays within this (a chunk must fit; our choice, a third of a core's L1).
-constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
 
 struct Resolved {
   FabricPlan plan;
