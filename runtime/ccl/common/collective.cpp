@@ -8,6 +8,7 @@
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 #include "topologies/embedding.hpp"
 
@@ -391,6 +392,15 @@ void require_uniform_core_maps(const topo::Topology& topology, const std::vector
                       "NoC0 address to every chip, so the chips of a collective must agree",
                       op, c, chips.front()));
     }
+  }
+}
+
+void require_buffer_layouts(const topo::Topology& topology, const std::vector<ChipId>& chips,
+                            std::initializer_list<const BufferHandle*> buffers) {
+  const CoreCoord grid = common_worker_grid(topology);
+  for (ChipId chip : chips) {
+    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
+    for (const BufferHandle* buffer : buffers) buffer_layout(*buffer, grid, banks);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -187,6 +188,12 @@ MeshWorkload per_rank_workload(std::string name, const std::vector<Group>& group
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC
 // address to every chip it reaches. Throws CclParamsError naming the first chip that differs.
 void require_uniform_core_maps(const topo::Topology& topology, const std::vector<ChipId>& chips, const std::string& op);
+
+// Every buffer of `buffers` lays out on every chip of `chips` over the common worker grid
+// (throws BufferConfigError naming what does not fit): an op checks its buffers with this
+// before it builds anything.
+void require_buffer_layouts(const topo::Topology& topology, const std::vector<ChipId>& chips,
+                            std::initializer_list<const BufferHandle*> buffers);
 
 // The logical worker cores of an op: `count` cores along the row of `first`, wrapping to the
 // next rows of the common worker grid. Throws CclParamsError when they do not fit.

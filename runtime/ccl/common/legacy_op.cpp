@@ -45,14 +45,7 @@ void require_legacy_buffers(const LegacyOp& r, const topo::Topology& topology, c
   if (input.id == output.id) {
     throw CclParamsError(fmt::format("{}: input and output are the same buffer; expected two buffers", op));
   }
-  const CoreCoord grid = common_worker_grid(topology);
-  for (const auto& g : r.groups) {
-    for (ChipId chip : g) {
-      const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-      buffer_layout(input, grid, banks);
-      buffer_layout(output, grid, banks);
-    }
-  }
+  for (const auto& g : r.groups) require_buffer_layouts(topology, g, {&input, &output});
 }
 
 std::uint32_t legacy_step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps) {

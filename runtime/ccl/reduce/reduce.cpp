@@ -87,12 +87,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("reduce: input and output are the same buffer; expected two buffers");
   }
   require_uniform_core_maps(topology, all_chips, kOp);
-  const CoreCoord grid = common_worker_grid(topology);
-  for (ChipId chip : all_chips) {
-    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-    buffer_layout(p.input_buffer, grid, banks);
-    buffer_layout(p.output_buffer, grid, banks);
-  }
+  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }

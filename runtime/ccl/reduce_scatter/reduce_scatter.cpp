@@ -84,12 +84,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
   }
   require_uniform_core_maps(topology, all_chips, kOp);
-  const CoreCoord grid = common_worker_grid(topology);
-  for (ChipId chip : all_chips) {
-    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-    buffer_layout(p.input_buffer, grid, banks);
-    buffer_layout(p.output_buffer, grid, banks);
-  }
+  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   if (r.two_sided) {
@@ -99,7 +94,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
           "receive buffer); expected a buffer, or line_algorithm wrap");
     }
     r.intermediate = intermediate_spec(p, topology);
-    // At least: all_reduce lends its output buffer (N slices) for these two.
+    // At least intermediate_spec: a larger buffer is accepted.
     const BufferHandle& mid = *p.intermediate_buffer;
     if (mid.config.page_size_bytes != r.page_size || mid.config.size_bytes < size_bytes(r.intermediate)) {
       throw CclParamsError(fmt::format(
@@ -110,9 +105,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     if (p.intermediate_buffer->id == p.input_buffer.id || p.intermediate_buffer->id == p.output_buffer.id) {
       throw CclParamsError("reduce_scatter: the intermediate buffer is the input or output; expected its own buffer");
     }
-    for (ChipId chip : all_chips) {
-      buffer_layout(*p.intermediate_buffer, grid, chip_core_map(topology, chip).dram_bank_count());
-    }
+    require_buffer_layouts(topology, all_chips, {&mid});
   }
   r.workers_per_link = workers_per_link_for(p, r.output, r.ring);
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
