@@ -196,6 +196,16 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                    options.topology, options.mode));
     }
   }
+  if (options.chunks_per_sync) {
+    const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" &&
+                        !legacy_mode(options) && options.ag_ring_algorithm != "multicast";
+    if (!relays) {
+      throw UsageError(fmt::format("--chunks-per-sync: {} given for {} ({}, {} mode, --ag-ring-algorithm {}); it "
+                                   "applies to all_gather relaying on a fabric ring",
+                                   *options.chunks_per_sync, to_string(options.op), options.topology, options.mode,
+                                   options.ag_ring_algorithm));
+    }
+  }
   if (n_chips < 2) {
     throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
   }
@@ -453,6 +463,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     set_placement(p);
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
+    if (options.chunks_per_sync) p.chunks_per_sync = *options.chunks_per_sync;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {

@@ -31,6 +31,9 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "all_gather (and all_reduce's all_gather half) on a fabric ring: relay (every chunk hops worker to worker, production's ring, REFERENCE 7.4) or multicast (each chip multicasts, the routers forward); auto: relay on a ring, multicast on a line")
       ->check(CLI::IsMember({"auto", "relay", "multicast"}))
       ->capture_default_str();
+  command.add_option("--chunks-per-sync", o.chunks_per_sync,
+                     "all_gather relaying on a fabric ring: packets per chunk, one semaphore increment each (grown if a worker would need more than 255); default: fitted to the worker's run, at least 3 chunks of at most 4 packets, at least 1 packet")
+      ->check(CLI::Range(1, 255));
   command.add_option("--rs-line-algorithm", o.rs_line_algorithm,
                      "reduce_scatter / all_reduce on a line: two_sided (each slice's owner gets the partials of both sides over neighbour hops) or wrap (the ring's chain, wrapping back over N-1 hops)")
       ->check(CLI::IsMember({"two_sided", "wrap"}))

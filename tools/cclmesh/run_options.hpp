@@ -31,6 +31,9 @@ struct RunOptions {
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
   // --ag-ring-algorithm: all_gather::RingAlgorithm (all_gather, and all_reduce's all_gather half).
   std::string ag_ring_algorithm = "auto";  // auto | relay | multicast
+  // --chunks-per-sync: all_gather::Params::chunks_per_sync of the relay ring all_gather (packets
+  // per semaphore increment); unset: fitted to each worker's run (kFitChunksPerSync).
+  std::optional<std::uint32_t> chunks_per_sync;
   // --rs-line-algorithm: reduce_scatter's (and all_reduce's) line algorithm: two_sided | wrap.
   std::string rs_line_algorithm = "two_sided";
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);

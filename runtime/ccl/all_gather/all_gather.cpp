@@ -206,7 +206,6 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // Relay: every worker counts its landed chunks in it; multicast: the done core only.
   require_semaphore_on(p.done_semaphore, r.relay ? r.cores : std::vector<CoreCoord>{r.cores.front()}, kOp,
                        "done_semaphore");
-  if (p.chunks_per_sync == 0) throw CclParamsError("all_gather: chunks_per_sync is 0; expected at least 1");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   if (p.cb_packets == 0) throw CclParamsError("all_gather: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);

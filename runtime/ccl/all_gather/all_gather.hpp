@@ -63,9 +63,11 @@ std::string to_string(BidirectionalMode mode);
 // multicast on a line. Relay applies to fabric rings only.
 enum class RingAlgorithm : std::uint8_t { Auto, Relay, Multicast };
 std::string to_string(RingAlgorithm algorithm);
-// The relay's default synchronisation: one cumulative semaphore increment per this many packets
-// (ring_relay.hpp says why).
-inline constexpr std::uint32_t kDefaultChunksPerSync = 4;
+// The relay's synchronisation: one cumulative semaphore increment per chunk of this many packets
+// (ring_relay.hpp says why). kFitChunksPerSync (the default): the chunk fits the worker's run, at
+// most kMaxFitChunksPerSync packets and at least 1 (ring_relay::fitted_chunks_per_sync).
+inline constexpr std::uint32_t kFitChunksPerSync = 0;
+inline constexpr std::uint32_t kMaxFitChunksPerSync = 4;
 
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim x N
@@ -78,9 +80,9 @@ struct Params {
   CclMode mode = CclMode::Fabric;
   BidirectionalMode bidirectional = BidirectionalMode::Auto;
   RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
-  // Relay only: packets per cumulative semaphore increment (raised so that a worker's whole op
-  // takes at most 255 increments, the 8-bit inline wait, REFERENCE 4.11).
-  std::uint32_t chunks_per_sync = kDefaultChunksPerSync;
+  // Relay only: packets per cumulative semaphore increment, or kFitChunksPerSync (raised so that
+  // a worker's whole op takes at most 255 increments, the 8-bit inline wait, REFERENCE 4.11).
+  std::uint32_t chunks_per_sync = kFitChunksPerSync;
   FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;

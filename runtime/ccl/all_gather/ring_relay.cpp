@@ -37,12 +37,17 @@ std::vector<Portion> portions(BidirectionalMode mode, std::uint32_t n, bool up, 
   return out;
 }
 
-// Pages per synchronised chunk: chunks_per_sync packets, grown by whole packets until the whole
-// op's chunks fit an 8-bit cumulative wait (REFERENCE 4.11).
+// Pages per synchronised chunk: chunks_per_sync packets (kFitChunksPerSync: fitted to the run),
+// grown by whole packets until the whole op's chunks fit an 8-bit cumulative wait (REFERENCE 4.11).
 std::uint32_t sync_pages_for(const std::vector<Portion>& sent, std::uint32_t chunks_per_sync,
                              std::uint32_t packet_pages) {
   std::uint32_t total_pages = 0;
-  for (const Portion& s : sent) total_pages += s.count;
+  std::uint32_t run_pages = 0;
+  for (const Portion& s : sent) {
+    total_pages += s.count;
+    run_pages = std::max(run_pages, s.count);
+  }
+  if (chunks_per_sync == kFitChunksPerSync) chunks_per_sync = fitted_chunks_per_sync(ceil_div(run_pages, packet_pages));
   std::uint32_t pages = std::max(chunks_per_sync * packet_pages,
                                  ceil_div(ceil_div(total_pages, kMaxInlineValue), packet_pages) * packet_pages);
   const auto chunks = [&](std::uint32_t size) {
@@ -66,6 +71,10 @@ kargs::InterpreterStreamSpec stream(const kargs::TensorArgs& args, const std::ve
 }
 
 }  // namespace
+
+std::uint32_t fitted_chunks_per_sync(std::uint32_t run_packets) {
+  return std::clamp(run_packets / kMinChunksPerRun, 1u, kMaxFitChunksPerSync);
+}
 
 Program chip_program(const ChipGather& chip, const topo::Topology& topology) {
   const Params& p = *chip.params;

@@ -23,10 +23,13 @@
 // slice (N/2 away) split half up, half down, "FULL_TENSOR with a balanced last hop".
 //
 // chunks_per_sync: REFERENCE gives no all-gather value (7.4 names the knob, PR #25222, without a
-// default). We take 4 packets, the ring reduce-scatter's documented neighbour sync of every 4
-// chunks (7.5 [CBW]): a relay chip can forward a group only once it landed, so the group is the
+// default). At most 4 packets, the ring reduce-scatter's documented neighbour sync of every 4
+// chunks (7.5 [CBW]): a relay chip can forward a chunk only once it landed, so the chunk is the
 // pipeline's per-hop fill (4 x 6 KiB at the calibration payload, ~2.5 us per hop), against one
-// 1-word increment packet per 4 data packets on the wire.
+// 1-word increment packet per chunk on the wire. A run of only a few packets in 4-packet chunks
+// would serialise the hops (each waits for the whole run), so by default the chunk shrinks until
+// the run is at least kMinChunksPerRun chunks, down to 1 packet (docs/collectives.md has the
+// measurements behind k).
 
 #include <cstdint>
 #include <vector>
@@ -58,6 +61,11 @@ struct ChipGather {
 
 // Worker cores per link: one up, one down.
 inline constexpr std::uint32_t kWorkersPerLink = 2;
+
+// The default chunk of a worker whose per-slice run is `run_packets` packets: the largest of
+// 1 .. kMaxFitChunksPerSync packets that still cuts the run into kMinChunksPerRun chunks.
+inline constexpr std::uint32_t kMinChunksPerRun = 3;
+std::uint32_t fitted_chunks_per_sync(std::uint32_t run_packets);
 
 // The relay program of one chip.
 Program chip_program(const ChipGather& chip, const topo::Topology& topology);

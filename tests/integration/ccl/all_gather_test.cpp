@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "runtime/ccl/all_gather/ring_relay.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -43,7 +44,7 @@ struct Case {
   std::uint32_t packet_pages = 0;  // 0: the op's default
   // Auto on a ring: the case runs twice, relay and multicast, and both must verify.
   ag::RingAlgorithm algorithm = ag::RingAlgorithm::Auto;
-  std::uint32_t chunks_per_sync = ag::kDefaultChunksPerSync;
+  std::uint32_t chunks_per_sync = ag::kFitChunksPerSync;
 };
 
 struct Result {
@@ -407,11 +408,12 @@ TEST(AllGatherRelay, EvenRingFullTensorBalancesTheDirections) {
 }
 
 // An odd ring (FULL_TENSOR: (N-1)/2 whole slices each way) and SPLIT_TENSOR on it, both
-// algorithms; one packet per sync and the default.
+// algorithms; one packet per sync, the fitted default's largest chunk, 3 (a chunk that does not
+// divide the run) and the fitted default.
 TEST(AllGatherRelay, OddRingBothModes) {
   auto device = make_device(topo::load_system("ring:5"), FabricMode::Ring);
   for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
-    for (const std::uint32_t sync : {1u, ag::kDefaultChunksPerSync}) {
+    for (const std::uint32_t sync : {1u, ag::kMaxFitChunksPerSync, 3u, ag::kFitChunksPerSync}) {
       SCOPED_TRACE(fmt::format("{}, chunks_per_sync {}", ag::to_string(mode), sync));
       Case c;
       c.input = tile({1, 2, 64, 96});
@@ -419,6 +421,35 @@ TEST(AllGatherRelay, OddRingBothModes) {
       c.mode = mode;
       c.chunks_per_sync = sync;
       run_case(*device, c);
+    }
+  }
+}
+
+// The fitted chunk: at least 3 chunks per run, of at most 4 packets each and at least 1.
+TEST(AllGatherRelay, FittedChunksPerSync) {
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(1), 1u);
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(5), 1u);
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(6), 2u);
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(9), 3u);
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(12), 4u);
+  EXPECT_EQ(ag::ring_relay::fitted_chunks_per_sync(1000), ag::kMaxFitChunksPerSync);
+}
+
+// The T3K ring where the fitted chunk is 1, 2, 3 and 4 packets (runs of 2 .. 18 packets of 2
+// tiles at the default payload), both modes, fitted and at 4 packets: bit for bit either way.
+TEST(AllGatherRelay, SmallRunsFittedAndFixed) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
+    for (const std::uint32_t columns : {64u, 96u, 288u}) {
+      for (const std::uint32_t sync : {ag::kFitChunksPerSync, ag::kMaxFitChunksPerSync}) {
+        SCOPED_TRACE(fmt::format("{}, {} columns, chunks_per_sync {}", ag::to_string(mode), columns, sync));
+        Case c;
+        c.input = tile({1, 1, 128, columns});
+        c.mode = mode;
+        c.algorithm = ag::RingAlgorithm::Relay;
+        c.chunks_per_sync = sync;
+        run_case(*device, c);
+      }
     }
   }
 }

@@ -294,10 +294,12 @@ std::uint32_t pages_sent(const std::vector<std::string>& commands) {
 // The ring relay (the default on rings, REFERENCE 7.4): per link one worker pair per direction;
 // each writes its chip's slice one hop and then relays what the previous chip sent, chunk by
 // chunk behind a cumulative semaphore. FULL_TENSOR on an even ring: N/2 - 1 whole slices and
-// half of the farthest one each way after the own slice (3.5 slices of 8 pages at N = 8).
+// half of the farthest one each way after the own slice (3.5 slices of 8 pages at N = 8), in
+// chunks of 4 packets (one chunk a slice; the fitted default: RingRelayFitsTheChunkToTheRun).
 TEST(AllGatherBuilder, RingRelaySendsOneHopChunksBehindACumulativeSemaphore) {
   const topo::Topology t3k = topo::build_t3k();
-  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  p.chunks_per_sync = ag::kMaxFitChunksPerSync;
   EXPECT_EQ(ag::resolved_ring_algorithm(p), ag::RingAlgorithm::Relay);
   const MeshWorkload w = ag::build(p, t3k);
   ASSERT_EQ(w.programs.size(), 8u);
@@ -329,6 +331,46 @@ TEST(AllGatherBuilder, RingRelaySendsOneHopChunksBehindACumulativeSemaphore) {
       EXPECT_NE(relay_reads.back().find("SET_SEMAPHORE_VALUE"), std::string::npos) << relay_reads.back();
     }
     EXPECT_EQ(own_slice_local_writes, 1u) << "chip " << chip;
+  }
+}
+
+// The same gather with the fitted default: a run of 4 packets (8 pages of 2 per packet) is too
+// short for 3 chunks of 2, so every chunk is 1 packet: 14 chunks of 2 pages per worker, each
+// followed by its increment. The relay reads wait for 1 .. 8 chunks (the 2 whole slices relayed
+// whole), then for the chunks of the third that hold the half of the farthest slice the worker
+// sends on (up: its first half, chunks 9, 10; down: the rest, 11, 12), then for all 14 (4 + 4 +
+// 4 + the previous chip's half, 2) before the reset.
+TEST(AllGatherBuilder, RingRelayFitsTheChunkToTheRun) {
+  const topo::Topology t3k = topo::build_t3k();
+  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ASSERT_EQ(p.chunks_per_sync, ag::kFitChunksPerSync);
+  const MeshWorkload w = ag::build(p, t3k);
+  for (const auto& [chip, program] : w.programs) {
+    for (CoreCoord worker : {CoreCoord{0, 0}, CoreCoord{1, 0}}) {
+      const std::vector<std::string> writes = stream_commands(writer_rt(program, worker), 0);
+      std::uint32_t chunks = 0;
+      for (std::size_t i = 0; i < writes.size(); ++i) {
+        const bool is_data = writes[i].find("STREAM_CB_TO_TENSOR") != std::string::npos;
+        EXPECT_EQ(is_data, i % 2 == 0) << writes[i];
+        if (!is_data) continue;
+        EXPECT_NE(writes[i].find("pages=2}"), std::string::npos) << writes[i];
+        ++chunks;
+      }
+      EXPECT_EQ(chunks, 14u) << "chip " << chip;
+      std::vector<std::uint32_t> waits;
+      for (const std::string& c : stream_commands(reader_rt(program, worker), 1)) {
+        if (c.find("WAIT_VALUE") == std::string::npos) continue;
+        waits.push_back(static_cast<std::uint32_t>(std::stoul(c.substr(c.rfind("value=") + 6))));
+      }
+      std::vector<std::uint32_t> expected;
+      for (std::uint32_t v = 1; v <= 8; ++v) expected.push_back(v);
+      const bool up = worker.x == 0;
+      for (std::uint32_t v : up ? std::vector<std::uint32_t>{9, 10} : std::vector<std::uint32_t>{11, 12}) {
+        expected.push_back(v);
+      }
+      expected.push_back(14);
+      EXPECT_EQ(waits, expected) << "chip " << chip;
+    }
   }
 }
 
