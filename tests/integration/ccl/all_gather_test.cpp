@@ -292,6 +292,20 @@ TEST(AllGatherE2e, TgRowsOnThreeLinks) {
   EXPECT_EQ(run_case(*device, c).group_size, 8u);
 }
 
+// A 4x4 torus with a ring fabric per axis: each row and then each column is an independent
+// 4-chip ring, all at once; a ring case runs with relay and with multicast (Case::algorithm
+// Auto), both bit for bit.
+TEST(AllGatherE2e, TorusRowsAndColumnsAsRingsOnThePerAxisFabric) {
+  auto device = make_device(topo::load_system("torus:4x4"), fabric_of(FabricMode::Ring, runtime::FabricScope::Axes));
+  for (const int axis : {1, 0}) {
+    SCOPED_TRACE(fmt::format("cluster_axis {}", axis));
+    Case c;
+    c.input = tile({1, 1, 64, 96});
+    c.cluster_axis = axis;
+    EXPECT_EQ(run_case(*device, c).group_size, 4u);
+  }
+}
+
 // A ring with 2 links per hop (an all-MMIO parametric system keeps both): SPLIT_TENSOR puts an up
 // and a down worker on each plane, FULL_TENSOR one worker per plane.
 TEST(AllGatherE2e, RingOnTwoLinksBothModes) {
