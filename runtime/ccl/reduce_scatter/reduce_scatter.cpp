@@ -129,6 +129,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.chunk_packets.push_back(
         reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
+  if (r.two_sided) require_owner_step_fits_l1(p, topology, r);
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;
 }

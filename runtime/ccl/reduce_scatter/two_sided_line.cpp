@@ -1,5 +1,7 @@
 #include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <span>
@@ -10,6 +12,7 @@
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/cb_placement.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
@@ -239,8 +242,16 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
     reader.streams.push_back(stream_of(in_layout, inputs));
     writer.streams = {stream_of(me.sends > 0 ? mid_layout : out_layout, sends)};
     if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, credits));
-    program.kernels.push_back(interpreter_kernel(core, writer));
-    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
+    // The owner's step reads three chunks for every one it writes. On NoC1 (north first, then
+    // west) the read responses from both DRAM columns (x = 0 and 5) reach a row of workers along
+    // that row, so the owners of a chip, which sit side by side, share one NoC1 link for all their
+    // reads; on NoC0 (east, then south) they travel along each DRAM endpoint's row and then down
+    // the worker's column. So that worker swaps the convention (reader NoC0, writer NoC1; still
+    // one kernel per NoC). docs/performance.md "reduce_scatter on the 4-line" has the figures.
+    const NocIndex reader_noc = adds_left_partial ? NocIndex::Noc0 : NocIndex::Noc1;
+    const NocIndex writer_noc = adds_left_partial ? NocIndex::Noc1 : NocIndex::Noc0;
+    program.kernels.push_back(interpreter_kernel(core, writer, DataMovementProcessor::Riscv0, writer_noc));
+    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, reader_noc));
 
     if (me.receives > 0) {
       kargs::ReduceSpec reduce;
@@ -257,21 +268,49 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
       program.kernels.push_back(reduce_kernel(core, reduce));
     }
 
-    program.circular_buffers.push_back(packet_header_cb(core));
-    const std::vector<CoreRange> here{CoreRange{core, core}};
-    if (me.position == 0) {
-      program.circular_buffers.push_back(CircularBufferSpec{kRawCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-      continue;
-    }
-    program.circular_buffers.push_back(CircularBufferSpec{kPartialCbId, here, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(CircularBufferSpec{kReducedCbId, here, chunk_pages, r.page_size});
-    if (adds_left_partial) {
-      program.circular_buffers.push_back(CircularBufferSpec{kLeftPartialCbId, here, chunk_pages, r.page_size});
+    for (const CircularBufferSpec& cb : two_sided_worker_cbs(p, r, run, me.position == 0, adds_left_partial)) {
+      program.circular_buffers.push_back(cb);
     }
   }
   return program;
+}
+
+std::vector<CircularBufferSpec> two_sided_worker_cbs(const Params& p, const Resolved& r, std::uint32_t run,
+                                                     bool position_zero, bool owner_step) {
+  const CoreCoord core = r.cores[run];
+  const std::vector<CoreRange> here{CoreRange{core, core}};
+  std::vector<CircularBufferSpec> cbs{packet_header_cb(core)};
+  if (position_zero) {
+    cbs.push_back(CircularBufferSpec{kRawCbId, here, p.cb_packets * r.packet_pages, r.page_size});
+    return cbs;
+  }
+  const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
+  cbs.push_back(CircularBufferSpec{kPartialCbId, here, 2 * r.packet_pages, r.page_size});
+  cbs.push_back(CircularBufferSpec{kLocalCbId, here, p.cb_packets * r.packet_pages, r.page_size});
+  cbs.push_back(CircularBufferSpec{kReducedCbId, here, chunk_pages, r.page_size});
+  if (owner_step) cbs.push_back(CircularBufferSpec{kLeftPartialCbId, here, chunk_pages, r.page_size});
+  return cbs;
+}
+
+void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r) {
+  if (r.group_size < 3) return;  // no rank between the ends, so no owner's step
+  // Core maps are uniform over the op's chips (resolve checks), so one chip's L1 size holds for all.
+  const std::uint64_t l1_bytes = chip_core_map(topology, r.groups.front().chips.front()).tensix_l1_bytes();
+  for (std::uint32_t run = r.runs / 2; run < r.runs; ++run) {
+    if (r.run_pages[run] == 0) continue;
+    const std::vector<CircularBufferSpec> cbs = two_sided_worker_cbs(p, r, run, false, true);
+    const std::vector<std::uint64_t> addresses = circular_buffer_addresses(cbs);
+    const std::uint64_t end = addresses.back() + std::uint64_t{cbs.back().num_pages} * cbs.back().page_size_bytes;
+    if (end <= l1_bytes) continue;
+    const std::uint64_t chunk_bytes = std::uint64_t{r.chunk_packets[run]} * r.packet_pages * r.page_size;
+    throw CclParamsError(fmt::format(
+        "reduce_scatter: the two-sided line's owner step on worker core ({},{}) needs {} B of CBs from L1 address "
+        "{:#x} (the reduced and the left-partial CB of a {}-packet chunk, {} B each, and a {}-packet local CB of {} "
+        "B), ending at {:#x}, above the {} B of a Tensix L1; expected smaller chunk_packets or cb_packets",
+        r.cores[run].x, r.cores[run].y, end - kTensixCircularBufferBase, kTensixCircularBufferBase,
+        r.chunk_packets[run], chunk_bytes, p.cb_packets, std::uint64_t{p.cb_packets} * r.packet_pages * r.page_size,
+        end, l1_bytes));
+  }
 }
 
 std::vector<reference::Bytes> two_sided_line_reference(const std::vector<std::vector<reference::Bytes>>& slices,

@@ -17,6 +17,15 @@ namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
                                const FabricGroup& g, std::uint32_t rank);
 
+// The CBs of the two-sided worker of run `run` (position_zero: it sends its raw slices and
+// reduces nothing; owner_step: its last reduction adds the left partial, a second chunk-sized CB).
+std::vector<CircularBufferSpec> two_sided_worker_cbs(const Params& p, const Resolved& r, std::uint32_t run,
+                                                     bool position_zero, bool owner_step);
+
+// Throws CclParamsError, naming the size, when an owner's step worker's CBs do not fit a Tensix
+// L1 (the device would refuse the program later, less clearly).
+void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r);
+
 // The outputs of every rank from slices[rank][s] (rank's input slice s): slice N - 1 is
 // fold(0, ..., N - 1); slice s < N - 1 is fold(N - 1, ..., s), plus fold(0, ..., s - 1) for s > 0.
 std::vector<reference::Bytes> two_sided_line_reference(const std::vector<std::vector<reference::Bytes>>& slices,

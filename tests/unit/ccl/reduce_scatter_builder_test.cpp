@@ -188,11 +188,19 @@ TEST(ReduceScatterBuilder, TwoSidedLineWorkersTalkToNeighboursOnly) {
       for (std::size_t at = all.find("hops="); at != std::string::npos; at = all.find("hops=", at + 1)) {
         EXPECT_EQ(all.substr(at, 8), rightward ? "hops=1 f" : "hops=1 b") << "rank " << rank << ": " << all;
       }
+      const bool owner_step = !rightward && rank > 0 && rank < 7;
       if (reduce != nullptr) {
-        const bool owner_step = !rightward && rank > 0 && rank < 7;
         EXPECT_EQ(reduce->runtime_args.at(CoreCoord{x, 0}).size(),
                   owner_step ? kernels::reduce::kNumRuntimeArgsWithIn2 : kernels::reduce::kNumRuntimeArgs)
             << "rank " << rank << " worker " << x;
+      }
+      // The owner's step reads on NoC0 and writes on NoC1 (its reads would share one NoC1 link
+      // with the other owners' on the row); every other worker keeps reader NoC1, writer NoC0.
+      for (const KernelSpec& k : program.kernels) {
+        if (k.cores.front().start != CoreCoord{x, 0} || k.kernel == kernels::kReduceKernelName) continue;
+        const bool reader = k.processor == DataMovementProcessor::Riscv1;
+        EXPECT_EQ(k.noc, reader == owner_step ? NocIndex::Noc0 : NocIndex::Noc1)
+            << "rank " << rank << " worker " << x << (reader ? " reader" : " writer");
       }
     }
   }
@@ -202,6 +210,26 @@ TEST(ReduceScatterBuilder, TwoSidedLineWorkersTalkToNeighboursOnly) {
   rs::Params small = p;
   small.intermediate_buffer = dram_buffer(3, rs::output_spec(p, t3k));
   expect_rejected(small, t3k, "need at least");
+}
+
+// The owner's step holds two chunk-sized CBs (the reduced sums and the left partial), which the
+// reduced CB's own limit does not bound: the builder refuses a layout that overflows a Tensix L1
+// and names the size, and accepts the same chunk with a shallower local CB.
+TEST(ReduceScatterBuilder, TwoSidedOwnerStepCbsMustFitL1) {
+  const topo::Topology t3k = topo::build_t3k();
+  rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  p.chunk_packets = 32;  // 32 packets of 8 pages of 2048 B: 512 KiB, the reduced CB's limit
+  p.cb_packets = 3;
+  EXPECT_NO_THROW(rs::validate(p, t3k));
+  p.cb_packets = 20;  // 1 MiB of chunk CBs + 320 KiB of local CB + the partial CB: above 1464 KiB
+  expect_rejected(p, t3k, "owner step on worker core (1,0) needs 1409408 B of CBs");
+  expect_rejected(p, t3k, "above the 1499136 B of a Tensix L1");
+  // Two chips have no owner's step: the same layout fits there (one chunk CB per worker).
+  const topo::Topology n300 = topo::build_n300();
+  rs::Params two = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}));
+  two.chunk_packets = 32;
+  two.cb_packets = 20;
+  EXPECT_NO_THROW(rs::validate(two, n300));
 }
 
 // N300 wrap line, 2 tiles per chip scattered along dim 3: rank 0 sends its raw tile 1 forward, waits
