@@ -429,6 +429,19 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                                  "ring must run as a line (tt-metal issue #12770); use --topology line",
                                  options.cluster_axis.value_or(0)));
   }
+  if (ring && options.cluster_axis) {
+    // The whole-system ring is refused earlier, by the fabric plan; an axis group is only a row
+    // or column, which has no closing link unless the mesh wraps (a torus) along that axis.
+    for (const auto& group : groups) {
+      const ChipId last = group.back();
+      const ChipId first = group.front();
+      if (device.topology().links_between(static_cast<topo::ChipId>(last), static_cast<topo::ChipId>(first)) == 0) {
+        throw UsageError(fmt::format("--topology: ring asked with --cluster-axis {}, but group {} has no link closing "
+                                     "it (chips {} and {} are not neighbours); use --topology line",
+                                     *options.cluster_axis, fmt::join(group, ","), last, first));
+      }
+    }
+  }
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
