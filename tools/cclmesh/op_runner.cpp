@@ -31,6 +31,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/output_check.hpp"
+#include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -669,11 +670,37 @@ std::vector<LinkDirectionUse> wire_use(sim::device::SimMeshDevice& device) {
   return use;
 }
 
+// --topology auto: a ring where the groups the run would use close into rings of 3 or more
+// chips, else a line. tt-metal's all_gather runs 2 devices as a line itself (REFERENCE 3.2); an
+// explicit --topology ring on 2 chips, or on a row with no closing link, is still refused.
+std::string resolve_topology(const RunOptions& options, const topo::Topology& topology) {
+  if (options.topology != "auto") return options.topology;
+  const auto links = static_cast<std::int32_t>(options.links);
+  try {
+    if (options.cluster_axis) {
+      for (const auto& group : topo::axis_groups(topology, *options.cluster_axis)) {
+        if (group.size() < 3) return "line";
+      }
+      topo::find_axis_rings(topology, *options.cluster_axis, links);
+    } else {
+      if (topology.chips().size() < 3) return "line";
+      topo::find_system_ring(topology, links);
+    }
+    return "ring";
+  } catch (const topo::EmbeddingError&) {
+    return "line";
+  } catch (const topo::InputError&) {
+    return "line";  // a bad --cluster-axis or --links: reported below with the option named, as for a line
+  }
+}
+
 }  // namespace
 
-RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace) {
+RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
   const auto wall_start = std::chrono::steady_clock::now();
-  topo::Topology topology = load_topology(options.system);
+  topo::Topology topology = load_topology(requested.system);
+  RunOptions options = requested;
+  options.topology = resolve_topology(requested, topology);
   const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";

@@ -7,7 +7,11 @@ namespace cclmesh::cli {
 void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
       ->capture_default_str();
-  command.add_option("--topology", o.topology, "ring or line")->check(CLI::IsMember({"ring", "line"}))->capture_default_str();
+  command.add_option("--topology", o.topology,
+                     "ring, line, or auto: a ring where the groups close into rings of 3 or more chips (t3k, galaxy, a "
+                     "torus axis), else a line (n300, a mesh row), as tt-metal's all_gather runs 2 chips as a line")
+      ->check(CLI::IsMember({"auto", "ring", "line"}))
+      ->capture_default_str();
   command.add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: 1 on n300/t3k, 3 on tg, 4 on galaxy)")->check(CLI::Range(1, 16))->capture_default_str();
   command.add_option("--workers-per-link", o.workers_per_link,
                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: 4 once a link and direction carries 32 output pages, else 1)")

@@ -17,7 +17,9 @@ struct RunOptions {
   std::string system = "t3k";
   CollectiveOp op = CollectiveOp::AllGather;
   std::uint64_t size_bytes = 16ull << 20;
-  std::string topology = "ring";  // ring | line
+  // ring | line | auto (a ring where the run's groups close into rings of 3 or more chips, else a
+  // line: run_collective resolves it before anything else reads it)
+  std::string topology = "auto";
   std::uint32_t links = 1;
   // --workers-per-link: reduce_scatter's (and all_reduce's) workers per link and direction;
   // unset: the op's default (reduce_scatter::kDefaultWorkersPerLink).

@@ -1,4 +1,4 @@
-// `cclmesh sweep --system S --op OP[,OP...] [--topology ring|line] -b MIN -e MAX -f FACTOR
+// `cclmesh sweep --system S --op OP[,OP...] [--topology auto|ring|line] -b MIN -e MAX -f FACTOR
 //   [--csv FILE] [--json FILE] [--plot FILE.svg]`: the nccl-tests table over a range of sizes.
 #include <fmt/format.h>
 #include <unistd.h>
