@@ -1,10 +1,14 @@
 #include "sim/engine/event_queue.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 #include "sim/engine/check.hpp"
 
 namespace cclmesh::sim {
+
+EventQueue::EventQueue() { std::fill(std::begin(ring_overflow_), std::end(ring_overflow_), kNoNode); }
 
 EventQueue::~EventQueue() {
   for (Slot& slot : slots_) {
@@ -36,15 +40,18 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   const std::int64_t bucket = time_ps >> kBucketShift;
   if (bucket == run_bucket_) {
     insert_into_run(Entry{time_ps, order, fn, context});
-  } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets) &&
-             ring_count_[static_cast<std::size_t>(bucket) % kRingBuckets] < kBucketEntries) {
+  } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets)) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
-    Entry& slot_entry = ring_store_[at].entries[ring_count_[at]++];
-    slot_entry.time_ps = time_ps;
-    slot_entry.order = order;
-    slot_entry.fn = fn;
-    slot_entry.context = context;
-    ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
+    if (ring_count_[at] < kBucketEntries) [[likely]] {
+      Entry& slot_entry = ring_store_[at].entries[ring_count_[at]++];
+      slot_entry.time_ps = time_ps;
+      slot_entry.order = order;
+      slot_entry.fn = fn;
+      slot_entry.context = context;
+      ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
+    } else {
+      push_overflow(at, Entry{time_ps, order, fn, context});
+    }
     ++ring_entries_;
   } else {
     heap_push(Entry{time_ps, order, fn, context});
@@ -170,6 +177,7 @@ void EventQueue::refill_run() {
     const Entry* entries = ring_store_[found].entries;
     ring_count_[found] = 0;
     ring_entries_ -= count;
+    const std::uint32_t overflow = std::exchange(ring_overflow_[found], kNoNode);
     ring_filled_[found / 64] &= ~(std::uint64_t{1} << (found % 64));
     // The run starts here even if every entry was cancelled: the ring then moves past it.
     run_bucket_ = bucket;
@@ -194,8 +202,41 @@ void EventQueue::refill_run() {
       }
       run_[at] = e;
     }
+    if (overflow != kNoNode) [[unlikely]] take_overflow(overflow);
     if (!run_.empty()) return;
   }
+}
+
+// A full ring bucket's next entry, at the head of the bucket's chain.
+void EventQueue::push_overflow(std::size_t bucket, Entry entry) {
+  std::uint32_t node = overflow_free_;
+  if (node != kNoNode) {
+    overflow_free_ = overflow_nodes_[node].next;
+  } else {
+    node = static_cast<std::uint32_t>(overflow_nodes_.size());
+    overflow_nodes_.emplace_back();
+  }
+  overflow_nodes_[node] = OverflowNode{entry, ring_overflow_[bucket]};
+  ring_overflow_[bucket] = node;
+}
+
+// A coming-up bucket's chain joins its inline entries in the (empty before) run, which is then
+// sorted as a whole; the nodes go back to the free list.
+void EventQueue::take_overflow(std::uint32_t node) {
+  while (node != kNoNode) {
+    OverflowNode& n = overflow_nodes_[node];
+    const std::uint32_t next = n.next;
+    --ring_entries_;
+    if (live(n.entry)) {
+      run_.push_back(n.entry);
+    } else {
+      discard(n.entry);
+    }
+    n.next = overflow_free_;
+    overflow_free_ = node;
+    node = next;
+  }
+  std::sort(run_.begin(), run_.end(), [](const Entry& a, const Entry& b) { return later(b, a); });
 }
 
 // The first non-empty bucket after `bucket` within the next two bitmap words, if any.

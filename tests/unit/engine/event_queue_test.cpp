@@ -233,8 +233,9 @@ TEST(EventQueue, EventsAtTheCurrentTimeGoAheadOfACrowdedBucket) {
   EXPECT_EQ(order, expected);
 }
 
-// A ring bucket holds four entries in its cache line; more events in the same bucket go to the
-// heap, and a cancelled one anywhere is skipped: the order is still (time, scheduling order).
+// A ring bucket holds four entries in its cache line; more events in the same bucket go to its
+// overflow chain, and a cancelled one anywhere is skipped: the order is still (time,
+// scheduling order).
 TEST(EventQueue, AnOverfullRingBucketKeepsTheOrder) {
   EventQueue queue;
   std::vector<int> values(10);
@@ -245,8 +246,59 @@ TEST(EventQueue, AnOverfullRingBucketKeepsTheOrder) {
     ids.push_back(queue.push(SimTime::from_ps(times_ps[i]), record, &values[static_cast<std::size_t>(i)]));
   }
   ASSERT_TRUE(queue.cancel(ids[2]));  // in the bucket's line
-  ASSERT_TRUE(queue.cancel(ids[6]));  // in the heap
+  ASSERT_TRUE(queue.cancel(ids[6]));  // in the overflow chain
   EXPECT_EQ(drain(queue), (std::vector<int>{3, 8, 9, 1, 5, 0, 7, 4}));
+}
+
+// A dense mesh's queue: most events land a few hundred ps ahead, so ring buckets overflow into
+// their chains again and again while others run, chain nodes are freed and reused, and some
+// chained events are cancelled. Against a sort, as above: exactly (time, scheduling order).
+TEST(EventQueue, OverflowChainsOfManyCrowdedBucketsKeepTheOrder) {
+  EventQueue queue;
+  std::mt19937_64 random(11);
+  struct Scheduled {
+    std::int64_t time_ps;
+    int id;
+  };
+  std::vector<Scheduled> expected;
+  constexpr int kEvents = 30000;
+  std::vector<int> ids(kEvents);
+  std::vector<EventId> handles;
+  int next_id = 0;
+  auto schedule = [&](std::int64_t at_ps) {
+    ids[static_cast<std::size_t>(next_id)] = next_id;
+    handles.push_back(queue.push(SimTime::from_ps(at_ps), record, &ids[static_cast<std::size_t>(next_id)]));
+    expected.push_back({at_ps, next_id});
+    ++next_id;
+  };
+  for (int i = 0; i < 2000; ++i) schedule(static_cast<std::int64_t>(random() % 4000));  // ~250 per bucket
+  std::vector<int> order;
+  int cancelled = 0;
+  sink = &order;
+  DueEvent event;
+  while (queue.pop(event)) {
+    const std::int64_t now_ps = event.time.ps();
+    event.fn(event.context);
+    for (int k = 0; k < 2 && next_id < kEvents; ++k) {
+      const std::uint64_t draw = random();
+      std::int64_t delay_ps = 512 + static_cast<std::int64_t>(draw % 1536);  // the next few buckets
+      if (draw % 16 == 0) delay_ps = 0;
+      schedule(now_ps + delay_ps);
+    }
+    if (random() % 8 == 0 && queue.cancel(handles[static_cast<std::size_t>(random() % handles.size())])) ++cancelled;
+  }
+  sink = nullptr;
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const Scheduled& a, const Scheduled& b) { return a.time_ps < b.time_ps; });
+  ASSERT_GT(cancelled, 0);
+  EXPECT_EQ(order.size() + static_cast<std::size_t>(cancelled), expected.size());
+  std::vector<bool> ran(expected.size(), false);
+  for (int id : order) ran[static_cast<std::size_t>(id)] = true;
+  std::vector<int> expected_order;
+  for (const Scheduled& s : expected) {
+    if (ran[static_cast<std::size_t>(s.id)]) expected_order.push_back(s.id);
+  }
+  EXPECT_EQ(order, expected_order);
 }
 
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
