@@ -109,6 +109,8 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     config.links.push_back(c);
   }
   engine_ = std::make_unique<Engine>();
+  // run_engine's keep-going check stops at the first event past the limit: skipped events too.
+  if (options_.max_simulated_time) engine_->set_keep_going_time_cap(*options_.max_simulated_time);
   system_ = std::make_unique<SimSystem>(*engine_, config);
   if (options_.trace != nullptr) {
     for (const auto& link : system_->links()) {

@@ -90,6 +90,29 @@ void Engine::check_schedulable(SimTime when) const {
   CCLMESH_CHECK(when >= now_, fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)));
 }
 
+std::uint64_t Engine::skip_event(SimTime when) {
+  check_schedulable(when);
+  const std::uint64_t sequence = queue_.reserve_sequence();
+  skipped_latest_ps_ = std::max(skipped_latest_ps_, when.ps());
+  if (when > keep_going_cap_ && when.ps() < skipped_after_cap_ps_) {  // sequence numbers grow: at a time, the first
+    skipped_after_cap_ps_ = when.ps();
+    skipped_after_cap_sequence_ = sequence;
+  }
+  return sequence;
+}
+
+bool Engine::pass_skipped_after_cap(std::int64_t time_ps, std::uint64_t sequence, bool (*keep_going)(void*),
+                                    void* keep_going_context) {
+  if (skipped_after_cap_ps_ == SimTime::max().ps() ||  // none
+      std::pair{skipped_after_cap_ps_, skipped_after_cap_sequence_} >= std::pair{time_ps, sequence}) {
+    return true;
+  }
+  now_ = SimTime::from_ps(skipped_after_cap_ps_);
+  current_sequence_ = skipped_after_cap_sequence_;
+  skipped_after_cap_ps_ = SimTime::max().ps();
+  return keep_going == nullptr || keep_going(keep_going_context);
+}
+
 void Engine::adopt(Actor& actor, std::string name) {
   CCLMESH_CHECK(actor.engine_ == nullptr, "actor '" + name + "' joined an engine twice");
   actor.engine_ = this;
@@ -198,13 +221,29 @@ RunResult Engine::run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_
       break;
     }
     if (!queue_.pop_until(limit, event)) {
-      result.reason = queue_.live_events() == 0 ? StopReason::Idle : StopReason::TimeLimit;
-      if (result.reason == StopReason::TimeLimit) now_ = limit;
+      if (!pass_skipped_after_cap(limit.ps(), ~std::uint64_t{0}, keep_going, keep_going_context)) {
+        result.reason = StopReason::Predicate;
+        break;
+      }
+      // Skipped events up to the limit would have run (the last one setting the time); one
+      // beyond it would still be pending.
+      const bool pending = queue_.live_events() > 0 || skipped_latest_ps_ > limit.ps();
+      result.reason = pending ? StopReason::TimeLimit : StopReason::Idle;
+      now_ = pending ? limit : std::max(now_, SimTime::from_ps(std::max<std::int64_t>(skipped_latest_ps_, 0)));
+      current_sequence_ = ~std::uint64_t{0};  // every place up to now has passed
       break;
+    }
+    if (event.time.ps() >= skipped_after_cap_ps_) [[unlikely]] {
+      if (!pass_skipped_after_cap(event.time.ps(), event.sequence, keep_going, keep_going_context)) {
+        queue_.unpop(event);
+        result.reason = StopReason::Predicate;
+        break;
+      }
     }
     CCLMESH_CHECK(event.time >= now_, fmt::format("time went backwards: event at {} after {}",
                                                   to_string(event.time), to_string(now_)));
     now_ = event.time;
+    current_sequence_ = event.sequence;
     ++events_executed_;
     trace_hash_ = fnv1a_mix(fnv1a_mix(trace_hash_, static_cast<std::uint64_t>(now_.ps())), event.sequence);
     event.fn(event.context);

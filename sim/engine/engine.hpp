@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/engine/actor.hpp"
+#include "sim/engine/check.hpp"
 #include "sim/engine/callback_pool.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/engine/time.hpp"
@@ -106,6 +107,28 @@ class Engine {
   }
   bool cancel(EventId id) { return queue_.cancel(id); }
 
+  // --- Events that need not run (docs/sim_model.md, "Skipped events") ------------------------
+  // A model whose event would only make a change nobody can see until a later event reads it
+  // may skip the event: skip_event() takes the sequence number the event would have had (so
+  // every other event keeps its number and place), and the model then compares places with
+  // has_run() and applies the change when it is read. If the model finds later that the event
+  // must run after all, it schedules it in its reserved place (schedule_reserved). A skipped
+  // event still counts where a run ends: an idle run ends at the latest one's time, a run up to
+  // a limit reports the limit while one lies beyond it, and the keep-going check is asked at
+  // the first one past the time cap (set_keep_going_time_cap) as it would have been after it
+  // ran. Keep-going predicates must therefore depend on the time only through that cap.
+  std::uint64_t skip_event(SimTime when);
+  template <typename F>
+  EventId schedule_reserved(SimTime when, std::uint64_t sequence, F&& callback);
+  // Whether an event at (`when`, `sequence`) would have run by now: its place is the running
+  // (or last run) event's or before it.
+  bool has_run(SimTime when, std::uint64_t sequence) const {
+    return when < now_ || (when == now_ && sequence <= current_sequence_);
+  }
+  // The time after which the run's keep-going predicate says stop (a device's simulated-time
+  // limit); SimTime::max() for none.
+  void set_keep_going_time_cap(SimTime cap) { keep_going_cap_ = cap; }
+
   // Starts a top-level process at the current time. The engine owns its frame.
   void spawn(Process<void> process, std::string name);
   // Starts a kernel fiber at the current time (or `start_delay` later). The engine owns it.
@@ -149,6 +172,10 @@ class Engine {
 
  private:
   RunResult run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_going_context);
+  // The keep-going check at the first skipped event past the time cap, when the run reaches
+  // it before (`time`, `sequence`): false if the run stops there.
+  bool pass_skipped_after_cap(std::int64_t time_ps, std::uint64_t sequence, bool (*keep_going)(void*),
+                              void* keep_going_context);
   [[noreturn]] static void fail_no_current();
   static void resume_trampoline(void* actor);
   void check_schedulable(SimTime when) const;
@@ -167,6 +194,12 @@ class Engine {
   CallbackPool callbacks_;  // declared before queue_: pending events release into it on destruction
   EventQueue queue_;
   SimTime now_;
+  std::uint64_t current_sequence_ = 0;  // of the event running (or last run)
+  std::int64_t skipped_latest_ps_ = -1;  // the latest skipped event's time
+  SimTime keep_going_cap_ = SimTime::max();
+  // The earliest skipped event's place after keep_going_cap_ not passed (time max: none).
+  std::int64_t skipped_after_cap_ps_ = SimTime::max().ps();
+  std::uint64_t skipped_after_cap_sequence_ = 0;
   Actor* current_actor_ = nullptr;
   ActorRegistry registry_;
   std::vector<void*> detached_frames_;  // top-level coroutine frames still alive
@@ -192,6 +225,21 @@ EventId Engine::schedule_at(SimTime when, F&& callback) {
   } else {
     auto* owned = new Fn(std::forward<F>(callback));
     return queue_.push(when, &Engine::run_owned<Fn>, owned, &Engine::drop_owned<Fn>);
+  }
+}
+
+template <typename F>
+EventId Engine::schedule_reserved(SimTime when, std::uint64_t sequence, F&& callback) {
+  using Fn = std::decay_t<F>;
+  check_schedulable(when);
+  CCLMESH_CHECK(!has_run(when, sequence), "scheduling a skipped event whose place has passed");
+  if constexpr (sizeof(Fn) <= CallbackPool::kStorageBytes && alignof(Fn) <= alignof(std::max_align_t)) {
+    void* storage = callbacks_.allocate();
+    new (storage) Fn(std::forward<F>(callback));
+    return queue_.push_reserved(when, sequence, &Engine::run_pooled<Fn>, storage, &Engine::drop_pooled<Fn>);
+  } else {
+    auto* owned = new Fn(std::forward<F>(callback));
+    return queue_.push_reserved(when, sequence, &Engine::run_owned<Fn>, owned, &Engine::drop_owned<Fn>);
   }
 }
 

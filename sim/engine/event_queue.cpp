@@ -16,7 +16,7 @@ EventQueue::~EventQueue() {
   }
 }
 
-EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) {
+EventId EventQueue::push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
   CCLMESH_CHECK(fn != nullptr, "event without a function");
   std::uint32_t index;
   if (free_head_ != kNoSlot) {
@@ -33,8 +33,6 @@ EventId EventQueue::push(SimTime time, EventFn fn, void* context, EventFn drop) 
   slot.in_use = true;
   // Generation 0 means "no event"; skip it on wrap-around.
   slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
-  CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
-  const std::uint64_t sequence = next_sequence_++;
   const std::int64_t time_ps = time.ps();
   const std::uint64_t order = (sequence << kSlotBits) | index;
   const std::int64_t bucket = time_ps >> kBucketShift;
@@ -140,12 +138,13 @@ void EventQueue::discard_cancelled_top() {
   while (!heap_.empty() && !live(heap_.front())) discard(heap_pop());
 }
 
-// The entry is newer than every queued one, so its place is after every entry at its time or
-// earlier: found from the back, where it usually is. A place deep inside a crowded run would
+// The entry is nearly always newer than every queued one, so its place is after every entry at
+// its time or earlier: found from the back, where it usually is (one pushed with a reserved
+// sequence number goes before newer ones at its time). A place deep inside a crowded run would
 // cost a long shift; the heap orders such an entry just as well.
 void EventQueue::insert_into_run(Entry entry) {
   std::size_t at = run_.size();
-  while (at > run_head_ && run_[at - 1].time_ps > entry.time_ps) --at;
+  while (at > run_head_ && later(run_[at - 1], entry)) --at;
   if (run_.size() - at > kCrowdedBucket) {
     heap_push(entry);
     return;
@@ -276,9 +275,18 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   out.sequence = entry.sequence();
   out.fn = entry.fn;
   out.context = entry.context;
+  out.slot = entry.slot();
   free_slot(entry.slot());
   --live_;
   return true;
+}
+
+void EventQueue::unpop(const DueEvent& event) {
+  CCLMESH_CHECK(free_head_ == event.slot && !slots_[event.slot].in_use, "unpop after another push or pop");
+  free_head_ = slots_[event.slot].next_free;
+  slots_[event.slot].in_use = true;  // same generation: the event's id is still valid
+  ++live_;
+  heap_push(Entry{event.time.ps(), (event.sequence << kSlotBits) | event.slot, event.fn, event.context});
 }
 
 SimTime EventQueue::next_time() {

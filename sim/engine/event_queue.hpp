@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/engine/check.hpp"
 #include "sim/engine/time.hpp"
 
 namespace cclmesh::sim {
@@ -46,6 +47,7 @@ struct DueEvent {
   std::uint64_t sequence = 0;
   EventFn fn = nullptr;
   void* context = nullptr;
+  std::uint32_t slot = 0;  // for unpop()
 };
 
 class EventQueue {
@@ -56,7 +58,18 @@ class EventQueue {
   ~EventQueue();
 
   // `drop` (optional) releases `context` if the event is cancelled or never runs.
-  EventId push(SimTime time, EventFn fn, void* context, EventFn drop = nullptr);
+  EventId push(SimTime time, EventFn fn, void* context, EventFn drop = nullptr) {
+    return push_at(time, take_sequence(), fn, context, drop);
+  }
+  // The sequence number of an event not pushed now: push_reserved() queues it later in the
+  // place it would have had if pushed now (same time, same sequence number).
+  std::uint64_t reserve_sequence() { return take_sequence(); }
+  EventId push_reserved(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop = nullptr) {
+    return push_at(time, sequence, fn, context, drop);
+  }
+  // Puts back the event the last pop took, as it was (same slot, so its EventId stays valid),
+  // when nothing was pushed or popped since.
+  void unpop(const DueEvent& event);
   // True when the event was still pending; its drop function has run.
   bool cancel(EventId id);
   bool pending(EventId id) const;
@@ -107,6 +120,11 @@ class EventQueue {
   static constexpr std::size_t kArity = 4;
   // Entries go by value: a copy through the stack right after separate 8-byte stores defeats
   // store forwarding and stalls every push.
+  std::uint64_t take_sequence() {
+    CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
+    return next_sequence_++;
+  }
+  EventId push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop);
   void heap_push(Entry entry);
   Entry heap_pop();
   void free_slot(std::uint32_t slot);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/engine.hpp"
 
 namespace cclmesh::sim {
 
@@ -134,6 +135,7 @@ void MemoryRegion::store_zeros(std::uint64_t address, std::uint64_t bytes) {
 }
 
 PayloadBuffer MemoryRegion::sample(std::uint64_t address, std::uint32_t bytes) const {
+  settle();
   check(address, bytes, AccessKind::Read);
   PayloadBuffer out = PayloadBuffer::uninitialised(bytes);
   std::uint64_t done = 0;
@@ -172,9 +174,44 @@ PayloadBuffer MemoryRegion::sample(std::uint64_t address, std::uint32_t bytes) c
   return out;
 }
 
+bool MemoryRegion::can_defer_landings() const { return watches_.empty() && activity_.listeners() == 0; }
+
+void MemoryRegion::defer_land(SimTime when, std::uint64_t sequence, std::uint64_t address, PayloadBuffer data,
+                              std::uint32_t bytes) {
+  CCLMESH_CHECK(can_defer_landings(), name() + ": a landing deferred on a watched region");
+  check(address, bytes, AccessKind::Write);
+  if (mode_ != StorageMode::Stored) return;  // a discarded landing notifies nobody here: nothing to keep
+  auto at = deferred_.end();
+  while (at != deferred_.begin() && (std::prev(at)->when > when ||
+                                     (std::prev(at)->when == when && std::prev(at)->sequence > sequence))) {
+    --at;
+  }
+  deferred_.insert(at, DeferredLanding{when, sequence, address, bytes, std::move(data)});
+}
+
+// The deferred landings whose place has passed, in place order (the engine runs in order, so
+// they are a prefix).
+void MemoryRegion::apply_deferred() const {
+  const Engine* engine = Engine::current_or_null();
+  auto* self = const_cast<MemoryRegion*>(this);  // applying past landings is not a change a reader can see
+  std::size_t done = 0;
+  while (done < deferred_.size() &&
+         (engine == nullptr || engine->has_run(deferred_[done].when, deferred_[done].sequence))) {
+    const DeferredLanding& d = deferred_[done];
+    self->land_now(d.address, d.data, d.bytes);
+    ++done;
+  }
+  deferred_.erase(deferred_.begin(), deferred_.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
 void MemoryRegion::land(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes) {
+  settle();
+  land_now(address, data, bytes);
+}
+
+void MemoryRegion::land_now(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes) {
   if (data.empty()) {
-    fill(address, bytes, 0);
+    fill_now(address, bytes, 0);
     return;
   }
   check(address, bytes, AccessKind::Write);
@@ -194,6 +231,7 @@ void MemoryRegion::land(std::uint64_t address, const PayloadBuffer& data, std::u
 }
 
 void MemoryRegion::read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const {
+  settle();
   check(address, out.size(), AccessKind::Read);
   if (mode_ == StorageMode::Discarded) {
     std::fill(out.begin(), out.end(), std::uint8_t{0});
@@ -215,6 +253,7 @@ void MemoryRegion::read_spanning(std::uint64_t address, std::span<std::uint8_t> 
 }
 
 std::vector<std::uint8_t> MemoryRegion::read(std::uint64_t address, std::uint64_t bytes) const {
+  settle();
   check(address, bytes, AccessKind::Read);
   // Appended page by page: no zero fill of bytes that are copied over at once.
   std::vector<std::uint8_t> out;
@@ -240,12 +279,18 @@ std::vector<std::uint8_t> MemoryRegion::read(std::uint64_t address, std::uint64_
 }
 
 void MemoryRegion::write(std::uint64_t address, std::span<const std::uint8_t> data) {
+  settle();
   check(address, data.size(), AccessKind::Write);
   if (mode_ == StorageMode::Stored) store_bytes(address, data.data(), data.size());
   notify(address, data.size());
 }
 
 void MemoryRegion::fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t value) {
+  settle();
+  fill_now(address, bytes, value);
+}
+
+void MemoryRegion::fill_now(std::uint64_t address, std::uint64_t bytes, std::uint8_t value) {
   check(address, bytes, AccessKind::Write);
   if (mode_ == StorageMode::Stored) {
     if (value == 0) {
@@ -267,6 +312,7 @@ void MemoryRegion::fill(std::uint64_t address, std::uint64_t bytes, std::uint8_t
 }
 
 std::uint32_t MemoryRegion::read_u32_checked(std::uint64_t address) const {
+  settle();
   check_word(address, AccessKind::Read);
   if (mode_ == StorageMode::Discarded) return 0;
   const std::uint8_t* page = page_or_null(address / kPageBytes);
@@ -277,6 +323,7 @@ std::uint32_t MemoryRegion::read_u32_checked(std::uint64_t address) const {
 }
 
 void MemoryRegion::write_u32(std::uint64_t address, std::uint32_t value) {
+  settle();
   check_word(address, AccessKind::Write);
   if (mode_ == StorageMode::Stored) {
     std::uint8_t* page = page_for_write(address / kPageBytes);
@@ -287,6 +334,7 @@ void MemoryRegion::write_u32(std::uint64_t address, std::uint32_t value) {
 }
 
 std::uint32_t MemoryRegion::atomic_add_u32(std::uint64_t address, std::uint32_t increment) {
+  settle();
   check_word(address, AccessKind::Atomic);
   std::uint32_t old = 0;
   if (mode_ == StorageMode::Stored) {
@@ -308,6 +356,7 @@ std::size_t MemoryRegion::watcher_count() const {
 }
 
 void MemoryRegion::park(WordWait& wait) {
+  CCLMESH_CHECK(deferred_.empty(), name() + ": a word wait on a region with deferred landings");
   watches_[wait.address_].push_back(wait.record_);
   Engine& engine = Engine::current();
   wait.record_.actor = &engine.require_current_actor("wait_word");

@@ -95,7 +95,8 @@ class MemoryRegion {
   // Inline fast path for what polling kernels do all the time: a read inside one page.
   void read(std::uint64_t address, std::span<std::uint8_t> out) const {
     const std::uint64_t offset = address % kPageBytes;
-    if (mode_ == StorageMode::Stored && in_range(address, out.size()) && offset + out.size() <= kPageBytes) {
+    if (mode_ == StorageMode::Stored && deferred_.empty() && in_range(address, out.size()) &&
+        offset + out.size() <= kPageBytes) {
       if (const std::uint8_t* page = page_or_null(address / kPageBytes)) {
         std::memcpy(out.data(), page + offset, out.size());
       } else {
@@ -121,7 +122,7 @@ class MemoryRegion {
   static constexpr std::uint64_t kZeroBlockBytes = 64;
 
   std::uint32_t read_u32(std::uint64_t address) const {
-    if (mode_ == StorageMode::Stored && address % 4 == 0 && in_range(address, 4)) {
+    if (mode_ == StorageMode::Stored && deferred_.empty() && address % 4 == 0 && in_range(address, 4)) {
       const std::uint8_t* page = page_or_null(address / kPageBytes);
       std::uint32_t value = 0;
       if (page != nullptr) std::memcpy(&value, page + address % kPageBytes, sizeof value);  // little-endian
@@ -145,16 +146,29 @@ class MemoryRegion {
   // queue) the other events a polling kernel's wait_for_activity() may wake for.
   L1Activity& activity() { return activity_; }
 
-  std::size_t resident_pages() const { return resident_pages_; }
+  std::size_t resident_pages() const {
+    settle();
+    return resident_pages_;
+  }
   // The storage of page `page_index` (bytes [page_index * kPageBytes, + kPageBytes)) if a write
   // made it resident, else nullptr (the page reads as zero; a Discarded region has none). A
   // resident page never moves or goes away while the region lives, so a reader may keep the
   // pointer (the dataflow API's direct L1 reads do). Writes must still go through write*().
   const std::uint8_t* resident_page(std::uint64_t page_index) const {
+    settle();
     if (mode_ != StorageMode::Stored || page_index / kPagesPerTable >= tables_.size()) return nullptr;
     return page_or_null(page_index);
   }
   std::size_t watcher_count() const;
+
+  // A landing whose event the NoC skipped (Engine::skip_event; a DRAM write nobody can observe
+  // landing): it happens at its place (`when`, `sequence`), so every access to the region
+  // first applies, in place order, the deferred landings whose place the engine has passed. Only
+  // for a region nothing watches (no word waits, no activity listener): a landing there notifies
+  // nobody, so applying it late is the same as at its time. A region that stores no bytes
+  // keeps nothing.
+  bool can_defer_landings() const;
+  void defer_land(SimTime when, std::uint64_t sequence, std::uint64_t address, PayloadBuffer data, std::uint32_t bytes);
 
  private:
   friend class WordWait;
@@ -172,6 +186,12 @@ class MemoryRegion {
   }
   // The general cases (several pages, timing-only regions, faults).
   void read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const;
+  void settle() const {
+    if (!deferred_.empty()) [[unlikely]] apply_deferred();
+  }
+  void apply_deferred() const;
+  void land_now(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes);
+  void fill_now(std::uint64_t address, std::uint64_t bytes, std::uint8_t value);
   std::uint32_t read_u32_checked(std::uint64_t address) const;
   std::uint8_t* page_for_write(std::uint64_t page_index);
   // Storage updates without checks or notification (write, fill and land share them).
@@ -201,6 +221,14 @@ class MemoryRegion {
   // deterministic.
   std::map<std::uint64_t, WaitQueue::List> watches_;
   L1Activity activity_;
+  struct DeferredLanding {
+    SimTime when;
+    std::uint64_t sequence;
+    std::uint64_t address;
+    std::uint32_t bytes;
+    PayloadBuffer data;
+  };
+  mutable std::vector<DeferredLanding> deferred_;  // ascending places
 };
 
 }  // namespace cclmesh::sim

@@ -129,11 +129,37 @@ bool NocPort::wanted(NocBarrierKind kind) const {
 void NocPort::arm(NocBarrierKind kind) {
   const auto i = static_cast<std::size_t>(kind);
   CompletionClock* c = clock(kind);
-  if (c == nullptr || alarm_armed_[i] || !wanted(kind) || !c->all_known()) return;
+  if (c == nullptr || alarm_armed_[i] || !wanted(kind)) return;
+  if (kind == NocBarrierKind::Writes && unseen_ack_pending_) {
+    Engine& engine = Engine::current();
+    if (!engine.has_run(unseen_ack_landed_, unseen_ack_sequence_)) {
+      // Unknown until the skipped landing's place: it must run after all, to arm there.
+      if (!unseen_ack_scheduled_) {
+        unseen_ack_scheduled_ = true;
+        engine.schedule_reserved(unseen_ack_landed_, unseen_ack_sequence_, [this] { arm(NocBarrierKind::Writes); });
+      }
+      return;
+    }
+    unseen_ack_pending_ = false;
+  }
+  if (!c->all_known()) return;
   const SimTime t = now();
   if (c->all_done(t)) return;  // nothing outstanding: the next issue arms
   alarm_armed_[i] = true;
   Engine::current().schedule_at(c->last_time(), [this, kind] { alarm(kind); });
+}
+
+void NocPort::resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence) {
+  acks_.resolve(acked, now());
+  // Places only grow here: landings are skipped in the order they are booked, and a later
+  // booking lands no earlier on... not necessarily; keep the latest place.
+  if (!unseen_ack_pending_ || unseen_ack_landed_ < landed ||
+      (unseen_ack_landed_ == landed && unseen_ack_sequence_ < sequence)) {
+    unseen_ack_landed_ = landed;
+    unseen_ack_sequence_ = sequence;
+    unseen_ack_scheduled_ = false;
+  }
+  unseen_ack_pending_ = true;
 }
 
 void NocPort::alarm(NocBarrierKind kind) {

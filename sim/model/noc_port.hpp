@@ -120,6 +120,10 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // Transactions of `kind` were issued or got their completion time: if someone waits for
   // the kind, make sure an alarm goes off when all are done.
   void arm(NocBarrierKind kind);
+  // A write ack at `acked` whose landing event (`landed`, `sequence`) was skipped: the clock
+  // takes the time now, and arm() treats the ack as unknown until the landing's place passes,
+  // as it did while the landing was an event (which then armed again).
+  void resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence);
   void alarm(NocBarrierKind kind);
   bool wanted(NocBarrierKind kind) const;
   static SimTime now();
@@ -156,6 +160,12 @@ class NocPort final : public WaitTarget, public ActivitySource {
   mutable CompletionClock atomics_;
   std::array<bool, kNocBarrierKinds> listener_wants_{};  // a parked polling kernel waits for the kind
   std::array<bool, kNocBarrierKinds> alarm_armed_{};
+  // The latest skipped landing place whose ack resolve_unseen_ack() took early, and whether its
+  // arming event is scheduled (in that place) because someone waits.
+  SimTime unseen_ack_landed_;
+  std::uint64_t unseen_ack_sequence_ = 0;
+  bool unseen_ack_pending_ = false;
+  bool unseen_ack_scheduled_ = false;
   std::array<WaitQueue, kNocBarrierKinds> waiters_;
   L1Activity* activity_ = nullptr;
   mutable std::unique_ptr<std::array<TridClocks, kNocTransactionIds>> trids_;

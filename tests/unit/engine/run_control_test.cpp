@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "sim/engine/channel.hpp"
 #include "sim/engine/delay.hpp"
@@ -66,6 +67,64 @@ TEST(RunControl, StatisticsCountEvents) {
 
 Process<> stuck_on(Semaphore& sem) { co_await sem.acquire(2); }
 Process<> waits_for_child(Semaphore& sem) { co_await stuck_on(sem).named("child"); }
+
+// A skipped event keeps its sequence number's place: another event scheduled later for the
+// same time still runs after it if it is scheduled in its place after all; has_run() tells
+// places before and after the running event apart; an idle run ends at the latest skipped
+// event's time, and a run up to a limit reports the limit while one lies beyond it.
+TEST(SkippedEvents, KeepTheirPlaceAndCountWhereARunEnds) {
+  Engine engine;
+  std::vector<int> order;
+  std::uint64_t skipped = 0;
+  engine.schedule_at(1_ns, [&] {
+    engine.schedule_at(5_ns, [&] { order.push_back(1); });
+    skipped = engine.skip_event(5_ns);  // between 1 and 3 in sequence order
+    engine.schedule_at(5_ns, [&] { order.push_back(3); });
+    EXPECT_FALSE(engine.has_run(5_ns, skipped));
+    engine.skip_event(30_ns);  // never scheduled
+  });
+  engine.schedule_at(2_ns, [&] {
+    EXPECT_TRUE(engine.has_run(1_ns, 0));
+    engine.schedule_reserved(5_ns, skipped, [&] {
+      EXPECT_TRUE(engine.has_run(5_ns, skipped));
+      order.push_back(2);
+    });
+  });
+  RunResult result = engine.run_until(20_ns);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(result.reason, StopReason::TimeLimit);  // the skipped event at 30 ns is still due
+  EXPECT_EQ(result.now, 20_ns);
+  result = engine.run();
+  EXPECT_EQ(result.reason, StopReason::Idle);
+  EXPECT_EQ(result.now, 30_ns);  // as if the skipped event had run last
+  EXPECT_EQ(engine.stats().events_executed, 5u);
+}
+
+// The keep-going check is asked where the first skipped event past the time cap would have
+// run, before the next event that runs, and that event stays queued.
+TEST(SkippedEvents, TheKeepGoingCheckStopsAtTheFirstOnePastTheCap) {
+  Engine engine;
+  engine.set_keep_going_time_cap(10_ns);
+  int ran = 0;
+  engine.schedule_at(1_ns, [&] {
+    engine.skip_event(8_ns);   // before the cap: not asked about
+    engine.skip_event(12_ns);  // the first past it
+    engine.skip_event(13_ns);
+    engine.schedule_at(15_ns, [&] { ++ran; });
+  });
+  std::vector<SimTime> asked;
+  RunResult result = engine.run_while([&] {
+    asked.push_back(engine.now());
+    return engine.now() <= 10_ns;
+  });
+  EXPECT_EQ(result.reason, StopReason::Predicate);
+  EXPECT_EQ(result.now, 12_ns);
+  EXPECT_EQ(ran, 0);
+  EXPECT_EQ(asked, (std::vector<SimTime>{0_ns, 1_ns, 12_ns}));
+  result = engine.run();  // the event at 15 ns was put back, not lost
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(result.now, 15_ns);
+}
 
 TEST(HangReport, ListsEveryParkedActorAndWhatItWaitsFor) {
   Engine engine;

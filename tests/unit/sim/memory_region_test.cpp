@@ -62,6 +62,37 @@ TEST(MemoryRegion, SampledPayloadsLandTheBytesTheSourceHeld) {
   EXPECT_EQ(std::vector<std::uint8_t>(copy.span().begin(), copy.span().end()), target.read(0x10000, 5000));
 }
 
+// A deferred landing (a NoC write whose landing event was skipped) is applied, in place order,
+// before any access after its place, and not before: a read at an earlier place sees the old
+// bytes, a write in between is overwritten by a landing placed after it.
+TEST(MemoryRegion, DeferredLandingsApplyInPlaceOrderWhenTheirPlacePassed) {
+  Engine engine;
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+  source.write(0x0, pattern(256, 1));
+  source.write(0x1000, pattern(256, 2));
+  std::vector<std::uint8_t> at_3ns;
+  std::vector<std::uint8_t> at_6ns;
+  std::vector<std::uint8_t> at_9ns;
+  engine.schedule_at(1_ns, [&] {
+    ASSERT_TRUE(dram.can_defer_landings());
+    const std::uint64_t second = engine.skip_event(8_ns);  // booked first, lands later
+    const std::uint64_t first = engine.skip_event(5_ns);
+    dram.defer_land(8_ns, second, 0x100, source.sample(0x1000, 256), 256);
+    dram.defer_land(5_ns, first, 0x100, source.sample(0x0, 256), 256);
+  });
+  engine.schedule_at(3_ns, [&] { at_3ns = dram.read(0x100, 256); });
+  engine.schedule_at(6_ns, [&] {
+    at_6ns = dram.read(0x100, 256);
+    dram.write_u32(0x100, 0xdeadbeef);  // between the two landings
+  });
+  engine.schedule_at(9_ns, [&] { at_9ns = dram.read(0x100, 256); });
+  engine.run();
+  EXPECT_EQ(at_3ns, std::vector<std::uint8_t>(256, 0));
+  EXPECT_EQ(at_6ns, pattern(256, 1));
+  EXPECT_EQ(at_9ns, pattern(256, 2));
+}
+
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   l1.write_u32(0x100, 0x11223344);
