@@ -57,6 +57,8 @@ class EthCore final : public WaitTarget, public ActivitySource {
   bool connected() const { return link_ != nullptr; }
   EthLink* link() const { return link_; }
   EthCore* peer() const { return peer_; }
+  // The ERISC as a server (its busy time, for diagnostics).
+  const PacketResource& erisc_server() const { return erisc_; }
 
   // [eth_send_packet] Non-blocking: queues `bytes` from this L1 at `source_address` to the peer's
   // L1 at `destination_address`. Addresses and size are whole 16 B ethernet words.

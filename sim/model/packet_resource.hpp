@@ -12,12 +12,30 @@
 
 namespace cclmesh::sim {
 
+// A span of simulated time inside which every server also sums the part of its busy time that
+// falls in it (a diagnostic for performance work: what bounds an op's steady state, not its
+// start-up or tail; tools/cclmesh's CCLMESH_NOC_STATS_WINDOW). Empty unless a tool sets it; it
+// changes no simulated figure.
+struct BusyWindow {
+  SimTime begin = SimTime::max();
+  SimTime end = SimTime::max();
+};
+inline BusyWindow busy_window;  // process-wide: the simulator is single-threaded
+
 struct PacketResource {
   SimTime free_at;
   std::int64_t packets = 0;
   std::int64_t bytes = 0;
-  SimTime busy;  // total time held
+  SimTime busy;            // total time held
+  SimTime busy_in_window;  // the part of `busy` inside busy_window
 };
+
+// The overlap of [start, end) with busy_window.
+inline SimTime overlap_with_busy_window(SimTime start, SimTime end) {
+  const SimTime from = std::max(start, busy_window.begin);
+  const SimTime to = std::min(end, busy_window.end);
+  return to > from ? to - from : SimTime::zero();
+}
 
 // Where a packet is: its head may enter the next server at `head`; its tail cannot pass it
 // before `tail` (a slower server upstream stretches the packet).
@@ -41,6 +59,7 @@ inline PacketFront pass_through(PacketResource& server, SimTime serialisation, P
   const SimTime served = start + serialisation;
   server.free_at = served;
   server.busy += serialisation;
+  if (served > busy_window.begin) server.busy_in_window += overlap_with_busy_window(start, served);
   server.bytes += bytes;
   ++server.packets;
   return PacketFront{start, std::max(served, in.tail)};

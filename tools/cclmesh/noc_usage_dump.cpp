@@ -2,17 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
 #include "sim/model/chip.hpp"
+#include "tools/cclmesh/cli_error.hpp"
 
 namespace cclmesh::cli {
 
 namespace {
 
-double busy_us(const sim::PacketResource& server) { return static_cast<double>(server.busy.ps()) / 1e6; }
+constexpr const char* kWindowVariable = "CCLMESH_NOC_STATS_WINDOW";
+
+double us_of(sim::SimTime t) { return static_cast<double>(t.ps()) / 1e6; }
+double busy_us(const sim::PacketResource& server) { return us_of(server.busy); }
+
+bool window_armed() { return sim::busy_window.begin < sim::busy_window.end; }
 
 void print_endpoint(sim::NocId noc, sim::Endpoint& e) {
   const sim::NocPort& port = e.port(noc);
@@ -23,9 +30,83 @@ void print_endpoint(sim::NocId noc, sim::Endpoint& e) {
              port.absorb().packets, port.absorb().bytes);
 }
 
+// One server's busy time inside the window, as µs and a share of the window.
+std::string windowed(const sim::PacketResource& server, double window_us) {
+  const double us = us_of(server.busy_in_window);
+  return fmt::format("{:.1f} us ({:.0f}%)", us, 100.0 * us / window_us);
+}
+
+void print_window(sim::SimSystem& system, sim::Chip& chip) {
+  const double window_us = us_of(sim::busy_window.end - sim::busy_window.begin);
+  fmt::print(stderr, "chip {} busy inside the window {:.2f}..{:.2f} us ({:.2f} us): NIUs, links busy >= 25%, DRAM, "
+             "ERISCs, outgoing ethernet wires\n",
+             chip.id(), us_of(sim::busy_window.begin), us_of(sim::busy_window.end), window_us);
+  for (sim::NocId noc : {sim::NocId::Noc0, sim::NocId::Noc1}) {
+    const sim::Noc& model = chip.noc(noc);
+    for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
+      for (std::int32_t x = 0; x < chip.grid_x(); ++x) {
+        const sim::CoreCoord at{x, y};
+        sim::Endpoint* e = chip.endpoint(at);
+        if (e != nullptr) {
+          const sim::NocPort& port = e->port(noc);
+          if (port.inject().busy_in_window + port.absorb().busy_in_window > sim::SimTime::zero()) {
+            fmt::print(stderr, "  {} {} NIU {}: inject {}, absorb {}\n", sim::to_string(noc),
+                       e->kind == sim::TileKind::Eth ? "eth   " : (e->kind == sim::TileKind::Tensix ? "tensix" : "dram  "),
+                       sim::to_string(at), windowed(port.inject(), window_us), windowed(port.absorb(), window_us));
+          }
+        }
+        for (int dim = 0; dim < 2; ++dim) {
+          const sim::PacketResource& link = model.link(at, dim);
+          if (us_of(link.busy_in_window) < 0.25 * window_us) continue;
+          fmt::print(stderr, "  {} link leaving {} along {}: {}\n", sim::to_string(noc), sim::to_string(at),
+                     dim == 0 ? "x" : "y", windowed(link, window_us));
+        }
+      }
+    }
+  }
+  for (std::int32_t c = 0; c < chip.dram_channel_count(); ++c) {
+    fmt::print(stderr, "  DRAM channel {}: {}\n", c, windowed(chip.dram_channel(c).server(), window_us));
+  }
+  for (const auto& link : system.links()) {
+    for (sim::EthCore* from : {&link->a(), &link->b()}) {
+      if (&from->chip() != &chip) continue;
+      const sim::EthCore& to = from == &link->a() ? link->b() : link->a();
+      fmt::print(stderr, "  ethernet channel {} {} -> chip {} channel {}: ERISC {}, wire {}\n", from->channel(),
+                 sim::to_string(from->coord()), to.chip().id(), to.channel(), windowed(from->erisc_server(), window_us),
+                 windowed(link->wire_from(*from).server(), window_us));
+    }
+  }
+}
+
 }  // namespace
 
-void print_noc_usage_if_requested(sim::SimSystem& system, double op_us) {
+sim::BusyWindow parse_busy_window(const std::string& text) {
+  const auto refuse = [&]() {
+    return UsageError(fmt::format("{}={}: expected <begin_us>:<end_us>, two decimal simulated times in us with "
+                                  "0 <= begin < end",
+                                  kWindowVariable, text));
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) throw refuse();
+  const auto parse = [&](const std::string& part) {
+    char* end = nullptr;
+    const double us = std::strtod(part.c_str(), &end);
+    if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(us) || us < 0 || us > 1e12) {
+      throw refuse();
+    }
+    return sim::SimTime::from_ps(std::llround(us * 1e6));
+  };
+  const sim::BusyWindow window{parse(text.substr(0, colon)), parse(text.substr(colon + 1))};
+  if (!(window.begin < window.end)) throw refuse();
+  return window;
+}
+
+void arm_busy_window_if_requested() {
+  const char* env = std::getenv(kWindowVariable);
+  sim::busy_window = env == nullptr ? sim::BusyWindow{} : parse_busy_window(env);
+}
+
+void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us) {
   const char* env = std::getenv("CCLMESH_NOC_STATS");
   if (env == nullptr) return;
   char* end = nullptr;
@@ -37,8 +118,10 @@ void print_noc_usage_if_requested(sim::SimSystem& system, double op_us) {
     return;
   }
   sim::Chip& chip = system.chip(static_cast<sim::ChipId>(id));
-  fmt::print(stderr, "chip {} NoC use (op time {:.2f} us): ethernet and DRAM NIUs, links busy >= 25%\n", chip.id(),
-             op_us);
+  fmt::print(stderr,
+             "chip {} NoC use (op time {:.2f} us, from {:.2f} to {:.2f} us on the simulated clock): ethernet and DRAM "
+             "NIUs, links busy >= 25%\n",
+             chip.id(), op_us, op_start_us, op_start_us + op_us);
   for (sim::NocId noc : {sim::NocId::Noc0, sim::NocId::Noc1}) {
     const sim::Noc& model = chip.noc(noc);
     for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
@@ -57,6 +140,7 @@ void print_noc_usage_if_requested(sim::SimSystem& system, double op_us) {
       }
     }
   }
+  if (window_armed()) print_window(system, chip);
 }
 
 }  // namespace cclmesh::cli

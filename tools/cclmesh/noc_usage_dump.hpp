@@ -4,11 +4,28 @@
 // injection and absorption busy time, packets and bytes, and every NoC link busy for at least a
 // quarter of the op. Figures are totals since the device started (the routers' start-up adds a
 // few hundred bytes); the busy time of a server is the sum of its packets' serialisation.
+//
+// With CCLMESH_NOC_STATS_WINDOW=<begin_us>:<end_us> as well (simulated µs on the trace's clock,
+// `--trace`), it also prints the busy time inside that window of every NIU, NoC link (those busy
+// for at least a quarter of it), DRAM channel, ERISC and outgoing ethernet wire of the chip:
+// what bounds the op's steady state, which the totals blur with its start-up and tail.
 
+#include <optional>
+#include <string>
+
+#include "sim/model/packet_resource.hpp"
 #include "sim/model/sim_system.hpp"
 
 namespace cclmesh::cli {
 
-void print_noc_usage_if_requested(sim::SimSystem& system, double op_us);
+// "<begin_us>:<end_us>" (decimal µs, begin < end) as a window; UsageError naming the variable,
+// the value and the accepted form otherwise.
+sim::BusyWindow parse_busy_window(const std::string& text);
+
+// Sets sim::busy_window from CCLMESH_NOC_STATS_WINDOW (before the run); clears it if unset.
+void arm_busy_window_if_requested();
+
+// op_start_us: the op's first kernel start on the simulated clock; op_us: its time.
+void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us);
 
 }  // namespace cclmesh::cli

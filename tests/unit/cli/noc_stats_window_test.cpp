@@ -1,0 +1,117 @@
+// The windowed busy-time diagnostic (CCLMESH_NOC_STATS_WINDOW, tools/cclmesh/noc_usage_dump.hpp):
+// a server sums exactly the part of each packet's service inside the window, the variable's
+// value is parsed or refused with one line naming it, and arming it changes no simulated figure
+// of a run while printing the window's figures.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "sim/model/packet_resource.hpp"
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/noc_usage_dump.hpp"
+#include "tools/cclmesh/op_runner.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using sim::SimTime;
+
+// Restores the process-wide window (and the variables) whatever a test does.
+class NocStatsWindow : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    sim::busy_window = sim::BusyWindow{};
+    unsetenv("CCLMESH_NOC_STATS");
+    unsetenv("CCLMESH_NOC_STATS_WINDOW");
+  }
+};
+
+SimTime ns(std::int64_t n) { return SimTime::from_ns(n); }
+
+TEST_F(NocStatsWindow, ServerSumsOnlyTheServiceInsideTheWindow) {
+  sim::busy_window = sim::BusyWindow{ns(100), ns(200)};
+  sim::PacketResource server;
+  // [50, 130): 30 ns inside; the server is then free at 130.
+  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64);
+  EXPECT_EQ(server.busy_in_window, ns(30));
+  // Queued behind the first: served [130, 150), all inside.
+  sim::pass_through(server, ns(20), sim::PacketFront::at(ns(120)), 64);
+  EXPECT_EQ(server.busy_in_window, ns(50));
+  // [190, 240): 10 ns inside.
+  sim::pass_through(server, ns(50), sim::PacketFront::at(ns(190)), 64);
+  EXPECT_EQ(server.busy_in_window, ns(60));
+  // After the window: nothing more.
+  sim::pass_through(server, ns(10), sim::PacketFront::at(ns(300)), 64);
+  EXPECT_EQ(server.busy_in_window, ns(60));
+  // The total is the packets' whole serialisation, window or not.
+  EXPECT_EQ(server.busy, ns(160));
+}
+
+TEST_F(NocStatsWindow, NoWindowSumsNothing) {
+  sim::PacketResource server;
+  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64);
+  EXPECT_EQ(server.busy_in_window, SimTime::zero());
+  EXPECT_EQ(server.busy, ns(80));
+}
+
+TEST_F(NocStatsWindow, ParsesMicroseconds) {
+  const sim::BusyWindow w = parse_busy_window("300:700.5");
+  EXPECT_EQ(w.begin, SimTime::from_us(300));
+  EXPECT_EQ(w.end, SimTime::from_ps(700'500'000));
+}
+
+TEST_F(NocStatsWindow, RefusesBadValuesNamingTheVariable) {
+  for (const char* bad : {"", "300", "300:", ":700", "700:300", "300:300", "-1:5", "a:b", "1:2:3", "1e300:1e301"}) {
+    try {
+      parse_busy_window(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("CCLMESH_NOC_STATS_WINDOW="));
+      EXPECT_THAT(e.what(), HasSubstr("<begin_us>:<end_us>"));
+    }
+  }
+}
+
+TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
+  RunOptions o;
+  o.system = "t3k";
+  o.op = CollectiveOp::AllGather;
+  o.size_bytes = 1 << 20;
+  o.topology = "ring";
+  o.no_data = true;
+  const RunResult plain = run_collective(o);
+
+  setenv("CCLMESH_NOC_STATS", "0", 1);
+  setenv("CCLMESH_NOC_STATS_WINDOW", "20:40", 1);
+  ::testing::internal::CaptureStderr();
+  const RunResult windowed = run_collective(o);
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+
+  EXPECT_EQ(windowed.time_us, plain.time_us);
+  EXPECT_EQ(windowed.sim_events, plain.sim_events);
+  EXPECT_EQ(windowed.trace_hash, plain.trace_hash);
+  EXPECT_THAT(printed, HasSubstr("chip 0 busy inside the window 20.00..40.00 us (20.00 us)"));
+  // Of chip 0's six wires only its two on the 1-link ring (to chips 2 and 4) carry data in the
+  // window, each for at most all of it.
+  const std::regex wire_line(R"(-> chip (\d+) channel \d+: ERISC [0-9.]+ us \(\d+%\), wire ([0-9.]+) us)");
+  std::vector<int> busy_peers;
+  int wires = 0;
+  for (auto it = std::sregex_iterator(printed.begin(), printed.end(), wire_line); it != std::sregex_iterator(); ++it) {
+    const double wire_us = std::stod((*it)[2]);
+    EXPECT_LE(wire_us, 20.0);
+    if (wire_us > 0) busy_peers.push_back(std::stoi((*it)[1]));
+    ++wires;
+  }
+  EXPECT_EQ(wires, 6);
+  EXPECT_THAT(busy_peers, ::testing::UnorderedElementsAre(2, 4));
+  // The run disarms the window when it ends.
+  EXPECT_EQ(sim::busy_window.begin, SimTime::max());
+}
+
+}  // namespace
+}  // namespace cclmesh::cli
