@@ -178,11 +178,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  options.links));
   }
   const bool has_workers_per_link = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
-  if (options.workers_per_link && (!has_workers_per_link || legacy_mode(options))) {
-    throw UsageError(fmt::format("--workers-per-link: {} asked for {}{}; it applies to reduce_scatter and all_reduce "
-                                 "in fabric mode",
-                                 *options.workers_per_link, to_string(options.op),
-                                 legacy_mode(options) ? " in legacy mode" : ""));
+  const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" && !legacy_mode(options) &&
+                      options.ag_ring_algorithm != "multicast";
+  if (options.workers_per_link && (!(has_workers_per_link || relays) || legacy_mode(options))) {
+    throw UsageError(fmt::format("--workers-per-link: {} asked for {} ({}, {} mode); it applies to reduce_scatter, "
+                                 "all_reduce and all_gather relaying on a ring, in fabric mode",
+                                 *options.workers_per_link, to_string(options.op), options.topology, options.mode));
   }
   if (options.ag_ring_algorithm != "auto") {
     const bool gathers = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllReduce;
@@ -198,8 +199,6 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     }
   }
   if (options.chunks_per_sync) {
-    const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" &&
-                        !legacy_mode(options) && options.ag_ring_algorithm != "multicast";
     if (!relays) {
       throw UsageError(fmt::format("--chunks-per-sync: {} given for {} ({}, {} mode, --ag-ring-algorithm {}); it "
                                    "applies to all_gather relaying on a fabric ring",
@@ -478,6 +477,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     if (options.chunks_per_sync) p.chunks_per_sync = *options.chunks_per_sync;
+    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.input_buffer = device.create_buffer(config(p.input));
     p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {

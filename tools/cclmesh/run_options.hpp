@@ -21,8 +21,8 @@ struct RunOptions {
   // line: run_collective resolves it before anything else reads it)
   std::string topology = "auto";
   std::uint32_t links = 1;
-  // --workers-per-link: reduce_scatter's (and all_reduce's) workers per link and direction;
-  // unset: the op's default (reduce_scatter::kDefaultWorkersPerLink).
+  // --workers-per-link: reduce_scatter's (and all_reduce's) or the ring relay all_gather's
+  // workers per link and direction; unset: the op's default.
   std::optional<std::uint32_t> workers_per_link;
   std::string mode = "fabric";    // fabric | legacy
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8

@@ -7,6 +7,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/all_gather/broadcast_fallback.hpp"
 #include "runtime/ccl/all_gather/ring_relay.hpp"
@@ -26,6 +27,21 @@ enum class Role : std::uint8_t { Both, Up, Down };
 
 using Reach = FabricGroup::Reach;
 
+// The relay's workers per link and direction: Params::workers_per_link checked, else 1. More
+// workers relieve the one reader's DRAM round trip per packet, but REFERENCE gives no N, they
+// gain only with chunks of ~16 packets, small sizes lose and 2 or 3 are slower than 1
+// (docs/performance.md, "The 8-ring rows in the steady state"), so the default stays 1.
+std::uint32_t relay_workers_per_direction(const Params& p) {
+  if (p.workers_per_link) {
+    if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
+      throw CclParamsError(fmt::format("all_gather: workers_per_link is {}; expected 1 to {} (a fabric mux's clients)",
+                                       *p.workers_per_link, kernels::fabric_mux::kMaxClients));
+    }
+    return *p.workers_per_link;
+  }
+  return 1;
+}
+
 struct Resolved {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
@@ -34,7 +50,8 @@ struct Resolved {
   std::vector<Role> roles;           // per worker, link-major
   std::vector<std::uint32_t> runs;   // per worker: its run of the input
   std::vector<std::uint32_t> links;  // per worker: its link
-  std::vector<CoreCoord> cores;      // per worker
+  std::vector<CoreCoord> cores;      // per worker (relay: then its muxes, ring_relay::ChipGather::cores)
+  std::uint32_t workers_per_direction = 1;  // relay only
   std::uint32_t group_size = 0;
   TensorSpec output;
   std::uint32_t page_size = 0;       // of the pages the workers move (a row piece for row pieces)
@@ -200,13 +217,21 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     buffer_layout(p.input_buffer, grid, banks);
     buffer_layout(p.output_buffer, grid, banks);
   }
-  const std::uint32_t workers =
-      r.relay ? ring_relay::kWorkersPerLink * p.num_links : static_cast<std::uint32_t>(r.roles.size());
-  r.cores = worker_cores(topology, p.first_worker, workers, kOp);
+  if (p.workers_per_link && !r.relay) {
+    throw CclParamsError(fmt::format("all_gather: workers_per_link is {}; it applies to the ring relay only (this "
+                                     "gather multicasts)",
+                                     *p.workers_per_link));
+  }
+  r.workers_per_direction = r.relay ? relay_workers_per_direction(p) : 1;
+  const std::uint32_t workers = r.relay ? ring_relay::kDirectionsPerLink * r.workers_per_direction * p.num_links
+                                        : static_cast<std::uint32_t>(r.roles.size());
+  r.cores = worker_cores(topology, p.first_worker,
+                         r.relay ? ring_relay::cores_needed(p.num_links, r.workers_per_direction) : workers, kOp);
+  const std::vector<CoreCoord> worker_cores_only(r.cores.begin(), r.cores.begin() + workers);
   // Relay: every worker counts its landed chunks in it; multicast: the done core only.
-  require_semaphore_on(p.done_semaphore, r.relay ? r.cores : std::vector<CoreCoord>{r.cores.front()}, kOp,
+  require_semaphore_on(p.done_semaphore, r.relay ? worker_cores_only : std::vector<CoreCoord>{r.cores.front()}, kOp,
                        "done_semaphore");
-  if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
+  if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, worker_cores_only, kOp, "barrier_semaphore");
   if (p.cb_packets == 0) throw CclParamsError("all_gather: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   return r;
@@ -246,6 +271,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     view.rank = rank;
     view.mode = r.mode;
     view.cores = r.cores;
+    view.workers_per_direction = r.workers_per_direction;
     view.in_args = in_args;
     view.out_args = out_args;
     view.in_pages = in_pages;
@@ -345,7 +371,7 @@ RingAlgorithm resolved_ring_algorithm(const Params& params) {
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
-                     p.bidirectional, p.ring_algorithm, p.chunks_per_sync, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
+                     p.bidirectional, p.ring_algorithm, p.chunks_per_sync, p.workers_per_link, p.fabric, p.done_semaphore, p.barrier_semaphore, p.first_worker,
                      p.packet_size_in_pages, p.cb_packets, p.split_reader_writer, p.legacy, p.broadcast_buffers);
 }
 
@@ -366,12 +392,21 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params) {
                                                         : BidirectionalMode::FullTensor;
 }
 
+namespace {
+bool relays(const Params& params) {
+  return params.mode == CclMode::Fabric && !needs_broadcast_fallback(params) &&
+         resolved_ring_algorithm(params) == RingAlgorithm::Relay;
+}
+}  // namespace
+
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  const bool relay = params.mode == CclMode::Fabric && !needs_broadcast_fallback(params) &&
-                     resolved_ring_algorithm(params) == RingAlgorithm::Relay;
-  const std::uint32_t per_link = relay || resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1;
+  const std::uint32_t per_link =
+      relays(params) ? ring_relay::kDirectionsPerLink * workers_per_link(params)
+                     : (resolved_bidirectional_mode(params) == BidirectionalMode::SplitTensor ? 2 : 1);
   return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
 }
+
+std::uint32_t workers_per_link(const Params& params) { return relays(params) ? relay_workers_per_direction(params) : 1; }
 
 bool needs_broadcast_fallback(const Params& params) { return broadcast_fallback::applies(params); }
 

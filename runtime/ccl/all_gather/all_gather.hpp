@@ -83,6 +83,10 @@ struct Params {
   // Relay only: packets per cumulative semaphore increment, or kFitChunksPerSync (raised so that
   // a worker's whole op takes at most 255 increments, the 8-bit inline wait, REFERENCE 4.11).
   std::uint32_t chunks_per_sync = kFitChunksPerSync;
+  // Relay only: workers per link and direction (tt-metal's num_workers_per_link, REFERENCE 7.4),
+  // each on its own run of the input; more than one share the router through a fabric mux per
+  // link and direction. Unset: 1 (workers_per_link() says why).
+  std::optional<std::uint32_t> workers_per_link;
   FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;
@@ -111,6 +115,9 @@ BidirectionalMode resolved_bidirectional_mode(const Params& params);
 RingAlgorithm resolved_ring_algorithm(const Params& params);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
+// The relay's workers per link and direction: Params::workers_per_link (1 to a fabric mux's
+// clients; CclParamsError otherwise), or 1 when unset, and for the multicast and legacy mode.
+std::uint32_t workers_per_link(const Params& params);
 
 // True when the gather runs as all_broadcast + concat: TILE, dim 2 or 3 not whole tiles.
 bool needs_broadcast_fallback(const Params& params);

@@ -13,6 +13,11 @@
 //             per chunk: STREAM_CB_TO_TENSOR to the next chip (the own slice as a 1-hop
 //                        multicast, which also writes it locally), ATOMIC_INC recv +1 there
 //
+// Workers per direction (Params::workers_per_link W, tt-metal's num_workers_per_link, REFERENCE
+// 7.4): each link and direction's run of the input is cut W ways, worker i relaying its part to
+// worker i of the next chip; with W > 1 the W workers share the router's worker channel through
+// a fabric mux per link and direction ("links x 2 directions x (1 mux + N workers)").
+//
 // recv is the op's global done semaphore on every worker core: increments that arrive before the
 // receiving chip's program starts wait in it. Packets of a direction arrive in order and the
 // router flushes writes before an increment, so recv >= c means the first c chunks landed.
@@ -50,7 +55,10 @@ struct ChipGather {
   const FabricGroup* group = nullptr;
   std::uint32_t rank = 0;
   BidirectionalMode mode = BidirectionalMode::FullTensor;  // resolved
-  std::vector<CoreCoord> cores;                            // 2 per link: up, then down
+  // Per link the up workers, then the down workers (workers_per_direction each); after every
+  // link's workers, with more than one per direction, a mux per link and direction (up, down).
+  std::vector<CoreCoord> cores;
+  std::uint32_t workers_per_direction = 1;
   kargs::TensorArgs in_args;
   kargs::TensorArgs out_args;
   api::Shape4D in_pages;   // as the workers address them (row pieces for ROW_MAJOR along x)
@@ -59,8 +67,12 @@ struct ChipGather {
   std::uint32_t packet_pages = 0;
 };
 
-// Worker cores per link: one up, one down.
-inline constexpr std::uint32_t kWorkersPerLink = 2;
+// Directions per link: up and down.
+inline constexpr std::uint32_t kDirectionsPerLink = 2;
+// Worker and mux cores of a relay with `workers_per_direction` workers per link and direction.
+inline std::uint32_t cores_needed(std::uint32_t num_links, std::uint32_t workers_per_direction) {
+  return kDirectionsPerLink * num_links * (workers_per_direction + (workers_per_direction > 1 ? 1 : 0));
+}
 
 // The default chunk of a worker whose per-slice run is `run_packets` packets: the largest of
 // 1 .. kMaxFitChunksPerSync packets that still cuts the run into kMinChunksPerRun chunks.

@@ -6,12 +6,14 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 
+#include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/ring_relay.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
@@ -45,6 +47,7 @@ struct Case {
   // Auto on a ring: the case runs twice, relay and multicast, and both must verify.
   ag::RingAlgorithm algorithm = ag::RingAlgorithm::Auto;
   std::uint32_t chunks_per_sync = ag::kFitChunksPerSync;
+  std::optional<std::uint32_t> workers_per_link;  // relay only
 };
 
 struct Result {
@@ -83,6 +86,7 @@ Result run_one(sim::device::SimMeshDevice& device, const Case& c) {
   p.packet_size_in_pages = c.packet_pages;
   p.ring_algorithm = c.algorithm;
   p.chunks_per_sync = c.chunks_per_sync;
+  p.workers_per_link = c.workers_per_link;
   const RunOutcome out = run_all_gather(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats, c.barrier});
   EXPECT_TRUE(out.verified);
   return Result{out.kernel_ns, out.output_bytes, out.group_size};
@@ -465,6 +469,111 @@ TEST(AllGatherRelay, SmallRunsFittedAndFixed) {
         run_case(*device, c);
       }
     }
+  }
+}
+
+// Several workers per link and direction (workers_per_link W, sharing the router through a
+// mux per link and direction), bit for bit: both modes on the T3K ring, runs that leave some
+// workers without pages (4 tiles per chip over up to 12 runs), the odd ring, two links, and back
+// to back behind the barrier (which the workers without pages still take part in).
+TEST(AllGatherRelay, SeveralWorkersPerDirectionThroughAMux) {
+  auto t3k = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
+    for (const std::uint32_t workers : {2u, 3u, 6u}) {
+      for (const std::uint32_t columns : {64u, 288u}) {
+        SCOPED_TRACE(fmt::format("{}, {} workers, {} columns", ag::to_string(mode), workers, columns));
+        Case c;
+        c.input = tile({1, 1, 128, columns});
+        c.mode = mode;
+        c.algorithm = ag::RingAlgorithm::Relay;
+        c.workers_per_link = workers;
+        run_case(*t3k, c);
+      }
+    }
+  }
+  {
+    SCOPED_TRACE("4 tiles per chip, 6 workers, barrier, back to back");
+    Case c;
+    c.input = tile({1, 1, 64, 64});
+    c.mode = ag::BidirectionalMode::SplitTensor;
+    c.algorithm = ag::RingAlgorithm::Relay;
+    c.workers_per_link = 6;
+    c.barrier = true;
+    c.repeats = 3;
+    run_case(*t3k, c);
+  }
+  auto ring5 = make_device(topo::load_system("ring:5"), FabricMode::Ring);
+  for (const ag::BidirectionalMode mode : {ag::BidirectionalMode::FullTensor, ag::BidirectionalMode::SplitTensor}) {
+    SCOPED_TRACE(fmt::format("ring:5 {}", ag::to_string(mode)));
+    Case c;
+    c.input = tile({1, 2, 64, 96});
+    c.dim = 1;
+    c.mode = mode;
+    c.algorithm = ag::RingAlgorithm::Relay;
+    c.workers_per_link = 2;
+    run_case(*ring5, c);
+  }
+  auto two_links =
+      make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2));
+  Case c;
+  c.input = tile({1, 1, 64, 96});
+  c.num_links = 2;
+  c.algorithm = ag::RingAlgorithm::Relay;
+  c.workers_per_link = 2;
+  SCOPED_TRACE("ring:8/2 on 2 links");
+  run_case(*two_links, c);
+}
+
+// W workers per link and direction take 2W worker cores per link, each with the done semaphore,
+// plus a mux core per link and direction (W > 1), which needs none; W outside 1..6 and W for a
+// gather that multicasts are refused; W is part of the program cache key.
+TEST(AllGatherRelay, WorkersPerLinkCoresAndRefusals) {
+  const topo::Topology t3k = topo::build_t3k();
+  ag::Params p;
+  p.input = tile({1, 1, 32, 32 * 16});  // 16 tiles per chip: pages for every worker
+  EXPECT_EQ(ag::workers_per_link(p), 1u);
+  EXPECT_EQ(ag::semaphore_cores(p, t3k).size(), 2u);
+  ag::Params four = p;
+  four.workers_per_link = 4;
+  EXPECT_EQ(ag::workers_per_link(four), 4u);
+  EXPECT_EQ(ag::semaphore_cores(four, t3k).size(), 8u);
+  EXPECT_NE(ag::hash_value(p), ag::hash_value(four));
+  for (const std::uint32_t bad : {0u, 7u}) {
+    ag::Params q = p;
+    q.workers_per_link = bad;
+    EXPECT_THROW(ag::workers_per_link(q), runtime::ccl::CclParamsError) << bad;
+  }
+  // The multicast has no workers per link to set: build refuses it rather than ignore it.
+  auto device = make_device(t3k, FabricMode::Ring);
+  four.fabric = device->options().fabric;
+  ag::Params multicast = four;
+  multicast.ring_algorithm = ag::RingAlgorithm::Multicast;
+  EXPECT_EQ(ag::workers_per_link(multicast), 1u);
+  multicast.input_buffer = device->create_buffer(buffer_config(multicast.input, Memory{}));
+  multicast.output_buffer = device->create_buffer(buffer_config(ag::output_spec(multicast, t3k), Memory{}));
+  multicast.done_semaphore = device->create_global_semaphore(ag::semaphore_cores(multicast, t3k), runtime::CoreKind::Tensix, 0);
+  try {
+    ag::build_workloads(multicast, t3k);
+    ADD_FAILURE() << "a multicast with workers_per_link was built";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("workers_per_link"));
+  }
+  // The relay with 4 workers per direction builds 8 interpreter pairs and 2 muxes per chip.
+  ag::Params relay = four;
+  relay.input_buffer = multicast.input_buffer;
+  relay.output_buffer = multicast.output_buffer;
+  relay.done_semaphore = device->create_global_semaphore(ag::semaphore_cores(relay, t3k), runtime::CoreKind::Tensix, 0);
+  const auto workloads = ag::build_workloads(relay, t3k);
+  ASSERT_EQ(workloads.size(), 1u);
+  for (const auto& [chip, program] : workloads.front().programs) {
+    std::size_t muxes = 0;
+    std::size_t interpreters = 0;
+    for (const auto& k : program.kernels) {
+      muxes += k.kernel == kernels::kFabricMuxKernelName ? 1 : 0;
+      interpreters += k.kernel == kernels::kCclInterpreterKernelName ? 1 : 0;
+    }
+    EXPECT_EQ(muxes, 2u) << "chip " << chip;
+    EXPECT_EQ(interpreters, 16u) << "chip " << chip;
   }
 }
 
