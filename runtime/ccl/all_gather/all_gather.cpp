@@ -27,10 +27,8 @@ enum class Role : std::uint8_t { Both, Up, Down };
 
 using Reach = FabricGroup::Reach;
 
-// The relay's workers per link and direction: Params::workers_per_link checked, else 1. More
-// workers relieve the one reader's DRAM round trip per packet, but REFERENCE gives no N, they
-// gain only with chunks of ~16 packets, small sizes lose and 2 or 3 are slower than 1
-// (docs/performance.md, "The 8-ring rows in the steady state"), so the default stays 1.
+// The relay's workers per link and direction: Params::workers_per_link checked, or the size
+// rule (all_gather.hpp, kDefaultRelayWorkersPerLink).
 std::uint32_t relay_workers_per_direction(const Params& p) {
   if (p.workers_per_link) {
     if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
@@ -39,7 +37,12 @@ std::uint32_t relay_workers_per_direction(const Params& p) {
     }
     return *p.workers_per_link;
   }
-  return 1;
+  // Input pages in each link and direction's run (SPLIT_TENSOR halves the input between the
+  // directions; FULL_TENSOR sends all of it both ways).
+  const std::uint64_t pages = api::volume(shape_in_pages(p.input));
+  const std::uint64_t runs = (resolved_bidirectional_mode(p) == BidirectionalMode::SplitTensor ? 2 : 1) *
+                             std::uint64_t{std::max<std::uint32_t>(p.num_links, 1)};
+  return pages / runs >= kPagesForSeveralRelayWorkers ? kDefaultRelayWorkersPerLink : 1;
 }
 
 struct Resolved {
@@ -52,6 +55,7 @@ struct Resolved {
   std::vector<std::uint32_t> links;  // per worker: its link
   std::vector<CoreCoord> cores;      // per worker (relay: then its muxes, ring_relay::ChipGather::cores)
   std::uint32_t workers_per_direction = 1;  // relay only
+  std::uint32_t grid_width = 0;             // of the common worker grid
   std::uint32_t group_size = 0;
   TensorSpec output;
   std::uint32_t page_size = 0;       // of the pages the workers move (a row piece for row pieces)
@@ -225,8 +229,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.workers_per_direction = r.relay ? relay_workers_per_direction(p) : 1;
   const std::uint32_t workers = r.relay ? ring_relay::kDirectionsPerLink * r.workers_per_direction * p.num_links
                                         : static_cast<std::uint32_t>(r.roles.size());
-  r.cores = worker_cores(topology, p.first_worker,
-                         r.relay ? ring_relay::cores_needed(p.num_links, r.workers_per_direction) : workers, kOp);
+  r.grid_width = common_worker_grid(topology).x;
+  r.cores = worker_cores(
+      topology, p.first_worker,
+      r.relay ? ring_relay::cores_needed(p.num_links, r.workers_per_direction, r.grid_width) : workers, kOp);
   const std::vector<CoreCoord> worker_cores_only(r.cores.begin(), r.cores.begin() + workers);
   // Relay: every worker counts its landed chunks in it; multicast: the done core only.
   require_semaphore_on(p.done_semaphore, r.relay ? worker_cores_only : std::vector<CoreCoord>{r.cores.front()}, kOp,
@@ -272,6 +278,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     view.mode = r.mode;
     view.cores = r.cores;
     view.workers_per_direction = r.workers_per_direction;
+    view.grid_width = r.grid_width;
     view.in_args = in_args;
     view.out_args = out_args;
     view.in_pages = in_pages;

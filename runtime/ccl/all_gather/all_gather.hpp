@@ -68,6 +68,17 @@ std::string to_string(RingAlgorithm algorithm);
 // most kMaxFitChunksPerSync packets and at least 1 (ring_relay::fitted_chunks_per_sync).
 inline constexpr std::uint32_t kFitChunksPerSync = 0;
 inline constexpr std::uint32_t kMaxFitChunksPerSync = 4;
+// The relay's default workers per link and direction: kDefaultRelayWorkersPerLink once each link
+// and direction's run of the input holds kPagesForSeveralRelayWorkers pages, else 1.
+// REFERENCE 7.4 says production runs "links x 2 directions x (1 mux + N workers)" and 6.3 that
+// the mux is used only when num_workers_per_link > 1 (PR #35142), so N >= 2 there; REFERENCE
+// gives no N, and 2 is the least that fits. One worker per direction is bound by its reader's
+// DRAM round trip per packet (0.60 us per 6144 B packet against the wire's 0.52), two fill the
+// wire (T3K 8-ring, docs/performance.md "The 8-ring rows in the steady state"). Below 32 pages
+// per run the extra mux copy and the shorter runs cost more than they gain (T3K, default payload:
+// 384 KiB 24.46 -> 25.98 us, 512 KiB 33.11 -> 32.52 us).
+inline constexpr std::uint32_t kDefaultRelayWorkersPerLink = 2;
+inline constexpr std::uint32_t kPagesForSeveralRelayWorkers = 32;
 
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim x N
@@ -85,7 +96,7 @@ struct Params {
   std::uint32_t chunks_per_sync = kFitChunksPerSync;
   // Relay only: workers per link and direction (tt-metal's num_workers_per_link, REFERENCE 7.4),
   // each on its own run of the input; more than one share the router through a fabric mux per
-  // link and direction. Unset: 1 (workers_per_link() says why).
+  // link and direction. Unset: the size rule (kDefaultRelayWorkersPerLink).
   std::optional<std::uint32_t> workers_per_link;
   FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
@@ -116,7 +127,8 @@ RingAlgorithm resolved_ring_algorithm(const Params& params);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 // The relay's workers per link and direction: Params::workers_per_link (1 to a fabric mux's
-// clients; CclParamsError otherwise), or 1 when unset, and for the multicast and legacy mode.
+// clients; CclParamsError otherwise), or when unset the size rule above; 1 for the multicast and
+// legacy mode.
 std::uint32_t workers_per_link(const Params& params);
 
 // True when the gather runs as all_broadcast + concat: TILE, dim 2 or 3 not whole tiles.

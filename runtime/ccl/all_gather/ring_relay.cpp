@@ -130,8 +130,8 @@ Program chip_program(const ChipGather& chip, const topo::Topology& topology) {
           if (sends_anything(link, up, i)) clients.push_back(worker_index(link, up, i));
         }
         if (clients.empty()) continue;
-        const CoreCoord mux_core = chip.cores[kDirectionsPerLink * workers * p.num_links + kDirectionsPerLink * link +
-                                              (up ? 0 : 1)];
+        const CoreCoord mux_core = chip.cores[cores_before_muxes(p.num_links, workers, chip.grid_width) +
+                                              kDirectionsPerLink * link + (up ? 0 : 1)];
         const std::vector<api::FabricConnectionConfig> configs =
             add_fabric_mux(program, *chip.plan, g.port(link), chip_id, mux_core, up == g.up_is_forward,
                            map.tensix_noc0(mux_core), static_cast<std::uint32_t>(clients.size()));

@@ -55,10 +55,12 @@ struct ChipGather {
   const FabricGroup* group = nullptr;
   std::uint32_t rank = 0;
   BidirectionalMode mode = BidirectionalMode::FullTensor;  // resolved
-  // Per link the up workers, then the down workers (workers_per_direction each); after every
-  // link's workers, with more than one per direction, a mux per link and direction (up, down).
+  // Per link the up workers, then the down workers (workers_per_direction each); with more than
+  // one per direction, from the next row of the grid on (cores_before_muxes), a mux per link and
+  // direction (up, down).
   std::vector<CoreCoord> cores;
   std::uint32_t workers_per_direction = 1;
+  std::uint32_t grid_width = 0;  // of the common worker grid
   kargs::TensorArgs in_args;
   kargs::TensorArgs out_args;
   api::Shape4D in_pages;   // as the workers address them (row pieces for ROW_MAJOR along x)
@@ -69,9 +71,22 @@ struct ChipGather {
 
 // Directions per link: up and down.
 inline constexpr std::uint32_t kDirectionsPerLink = 2;
+// Cores before the muxes: the workers, and with more than one per direction the rest of their
+// last row of the worker grid (`grid_width` cores wide), so the muxes start a row of their own.
+// A mux on the workers' row (W = 2, 3 on the T3K) shares the row's NoC0 links with the workers'
+// writes into it and starved them: 16 MiB at 6144 B 1139.89 us against 729.77 on the next row
+// (docs/performance.md, "The 8-ring rows in the steady state").
+inline std::uint32_t cores_before_muxes(std::uint32_t num_links, std::uint32_t workers_per_direction,
+                                        std::uint32_t grid_width) {
+  const std::uint32_t workers = kDirectionsPerLink * num_links * workers_per_direction;
+  if (workers_per_direction == 1) return workers;
+  return (workers + grid_width - 1) / grid_width * grid_width;
+}
 // Worker and mux cores of a relay with `workers_per_direction` workers per link and direction.
-inline std::uint32_t cores_needed(std::uint32_t num_links, std::uint32_t workers_per_direction) {
-  return kDirectionsPerLink * num_links * (workers_per_direction + (workers_per_direction > 1 ? 1 : 0));
+inline std::uint32_t cores_needed(std::uint32_t num_links, std::uint32_t workers_per_direction,
+                                  std::uint32_t grid_width) {
+  return cores_before_muxes(num_links, workers_per_direction, grid_width) +
+         (workers_per_direction > 1 ? kDirectionsPerLink * num_links : 0);
 }
 
 // The default chunk of a worker whose per-slice run is `run_packets` packets: the largest of

@@ -175,16 +175,20 @@ TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topo
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // The all_gather's SPLIT_TENSOR takes 2 cores per link, the reduce_scatter's ring and
-  // two-sided line 2 per link and worker (its wrap line 1); the one-shot its gather core and its
-  // reduce core.
+  // The all_gather's SPLIT_TENSOR takes 2 cores per link (its ring relay 2 per link and worker),
+  // the reduce_scatter's ring and two-sided line 2 per link and worker (its wrap line 1); the
+  // one-shot its gather core and its reduce core.
   const reduce_scatter::Params rs = rs_params(params, flat_of(params.tensor));
-  const bool rs_ag = resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather;
+  const Algorithm algorithm = resolved_algorithm(params, topology);
+  const bool rs_ag = algorithm == Algorithm::ReduceScatterAllGather;
   const std::uint32_t rs_workers = rs_ag ? reduce_scatter::workers_per_link(rs, topology) : 1;
   const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs);
   const std::uint32_t rs_per_link = (rs_two_per_link ? 2 : 1) * rs_workers;
-  return one_core_ranges(
-      worker_cores(topology, params.first_worker, std::max<std::uint32_t>(2, rs_per_link) * params.num_links, kOp));
+  // validate() checks the one-shot's composite fallback gather too.
+  const Algorithm gather = algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm;
+  const std::uint32_t ag_per_link = 2 * all_gather::workers_per_link(gather_params(params, topology, gather));
+  return one_core_ranges(worker_cores(topology, params.first_worker,
+                                      std::max({2u, rs_per_link, ag_per_link}) * params.num_links, kOp));
 }
 
 void validate(const Params& p, const topo::Topology& topology) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "kernels/kernel_args.hpp"
@@ -558,6 +559,23 @@ TEST(AllGatherRelay, WorkersPerLinkCoresAndRefusals) {
   } catch (const runtime::ccl::CclParamsError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("workers_per_link"));
   }
+  // Unset, W is 2 once a link and direction's run holds 32 input pages, else 1: FULL_TENSOR
+  // sends the whole input each way, SPLIT_TENSOR half of it; 2 links halve the run again.
+  ag::Params rule = p;
+  rule.input = tile({1, 1, 32, 32 * 31});
+  EXPECT_EQ(ag::workers_per_link(rule), 1u);
+  rule.input = tile({1, 1, 32, 32 * 32});
+  EXPECT_EQ(ag::resolved_bidirectional_mode(rule), ag::BidirectionalMode::FullTensor);
+  EXPECT_EQ(ag::workers_per_link(rule), ag::kDefaultRelayWorkersPerLink);
+  EXPECT_EQ(ag::semaphore_cores(rule, t3k).size(), 4u);
+  rule.num_links = 2;
+  EXPECT_EQ(ag::workers_per_link(rule), 1u);
+  rule.num_links = 1;
+  rule.input = tile({1, 1, 64 * 32, 32});  // 64 pages, 128 KiB: SPLIT_TENSOR, 32 pages each way
+  rule.bidirectional = ag::BidirectionalMode::SplitTensor;
+  EXPECT_EQ(ag::workers_per_link(rule), 2u);
+  rule.input = tile({1, 1, 62 * 32, 32});
+  EXPECT_EQ(ag::workers_per_link(rule), 1u);
   // The relay with 4 workers per direction builds 8 interpreter pairs and 2 muxes per chip.
   ag::Params relay = four;
   relay.input_buffer = multicast.input_buffer;
@@ -574,6 +592,24 @@ TEST(AllGatherRelay, WorkersPerLinkCoresAndRefusals) {
     }
     EXPECT_EQ(muxes, 2u) << "chip " << chip;
     EXPECT_EQ(interpreters, 16u) << "chip " << chip;
+  }
+  // With 2 per direction the 4 workers take logical (0..3, 0) and the muxes start the next row
+  // of the worker grid, (0, 1) and (1, 1), not the workers' row.
+  ag::Params two = relay;
+  two.workers_per_link = 2;
+  two.done_semaphore = device->create_global_semaphore(ag::semaphore_cores(two, t3k), runtime::CoreKind::Tensix, 0);
+  const auto two_workloads = ag::build_workloads(two, t3k);
+  for (const auto& [chip, program] : two_workloads.front().programs) {
+    std::set<std::pair<std::uint32_t, std::uint32_t>> mux_cores;
+    std::set<std::pair<std::uint32_t, std::uint32_t>> worker_cores;
+    for (const auto& k : program.kernels) {
+      const runtime::CoreCoord at = k.cores.front().start;
+      if (k.kernel == kernels::kFabricMuxKernelName) mux_cores.insert({at.x, at.y});
+      if (k.kernel == kernels::kCclInterpreterKernelName) worker_cores.insert({at.x, at.y});
+    }
+    using Cores = std::set<std::pair<std::uint32_t, std::uint32_t>>;
+    EXPECT_EQ(mux_cores, (Cores{{0, 1}, {1, 1}})) << "chip " << chip;
+    EXPECT_EQ(worker_cores, (Cores{{0, 0}, {1, 0}, {2, 0}, {3, 0}})) << "chip " << chip;
   }
 }
 

@@ -121,6 +121,9 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     p.input = TensorSpec{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
     p.input_buffer = dram_buffer(1, p.input);
     p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    // 64 row pages: the relay runs 2 workers per direction, 4 worker cores (semaphore_cores).
+    ASSERT_EQ(ag::semaphore_cores(p, t3k).size(), 4u);
+    p.done_semaphore = semaphore(1, {{0, 0}, {3, 0}});
     EXPECT_NO_THROW(ag::validate(p, t3k));
     p.output_buffer.config.layout = TensorMemoryLayout::WidthSharded;
     p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 0}, {7, 0}}}, 64, 1, 1, ShardOrientation::RowMajor};
