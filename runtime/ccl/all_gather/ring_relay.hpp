@@ -72,7 +72,8 @@ struct ChipGather {
 // Directions per link: up and down.
 inline constexpr std::uint32_t kDirectionsPerLink = 2;
 // Cores before the muxes: the workers, and with more than one per direction the rest of their
-// last row of the worker grid (`grid_width` cores wide), so the muxes start a row of their own.
+// last row of the worker grid (`grid_width` cores wide), so that from a first worker at x = 0
+// (the default) the muxes start a row of their own.
 // A mux on the workers' row (W = 2, 3 on the T3K) shares the row's NoC0 links with the workers'
 // writes into it and starved them: 16 MiB at 6144 B 1139.89 us against 729.77 on the next row
 // (docs/performance.md, "The 8-ring rows in the steady state").
