@@ -30,6 +30,20 @@ void print_endpoint(sim::NocId noc, sim::Endpoint& e) {
              port.absorb().packets, port.absorb().bytes);
 }
 
+// Calls visit(noc, position, endpoint or null) for every grid position of both NoCs, row by
+// row: the order both dumps print in.
+template <typename Visit>
+void for_each_noc_position(sim::Chip& chip, Visit&& visit) {
+  for (sim::NocId noc : {sim::NocId::Noc0, sim::NocId::Noc1}) {
+    for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
+      for (std::int32_t x = 0; x < chip.grid_x(); ++x) {
+        const sim::CoreCoord at{x, y};
+        visit(noc, at, chip.endpoint(at));
+      }
+    }
+  }
+}
+
 // One server's busy time inside the window, as µs and a share of the window.
 std::string windowed(const sim::PacketResource& server, double window_us) {
   const double us = us_of(server.busy_in_window);
@@ -41,29 +55,22 @@ void print_window(sim::SimSystem& system, sim::Chip& chip) {
   fmt::print(stderr, "chip {} busy inside the window {:.2f}..{:.2f} us ({:.2f} us): NIUs, links busy >= 25%, DRAM, "
              "ERISCs, outgoing ethernet wires\n",
              chip.id(), us_of(sim::busy_window.begin), us_of(sim::busy_window.end), window_us);
-  for (sim::NocId noc : {sim::NocId::Noc0, sim::NocId::Noc1}) {
-    const sim::Noc& model = chip.noc(noc);
-    for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
-      for (std::int32_t x = 0; x < chip.grid_x(); ++x) {
-        const sim::CoreCoord at{x, y};
-        sim::Endpoint* e = chip.endpoint(at);
-        if (e != nullptr) {
-          const sim::NocPort& port = e->port(noc);
-          if (port.inject().busy_in_window + port.absorb().busy_in_window > sim::SimTime::zero()) {
-            fmt::print(stderr, "  {} {} NIU {}: inject {}, absorb {}\n", sim::to_string(noc),
-                       e->kind == sim::TileKind::Eth ? "eth   " : (e->kind == sim::TileKind::Tensix ? "tensix" : "dram  "),
-                       sim::to_string(at), windowed(port.inject(), window_us), windowed(port.absorb(), window_us));
-          }
-        }
-        for (int dim = 0; dim < 2; ++dim) {
-          const sim::PacketResource& link = model.link(at, dim);
-          if (us_of(link.busy_in_window) < 0.25 * window_us) continue;
-          fmt::print(stderr, "  {} link leaving {} along {}: {}\n", sim::to_string(noc), sim::to_string(at),
-                     dim == 0 ? "x" : "y", windowed(link, window_us));
-        }
+  for_each_noc_position(chip, [&](sim::NocId noc, sim::CoreCoord at, sim::Endpoint* e) {
+    if (e != nullptr) {
+      const sim::NocPort& port = e->port(noc);
+      if (port.inject().busy_in_window + port.absorb().busy_in_window > sim::SimTime::zero()) {
+        fmt::print(stderr, "  {} {} NIU {}: inject {}, absorb {}\n", sim::to_string(noc),
+                   e->kind == sim::TileKind::Eth ? "eth   " : (e->kind == sim::TileKind::Tensix ? "tensix" : "dram  "),
+                   sim::to_string(at), windowed(port.inject(), window_us), windowed(port.absorb(), window_us));
       }
     }
-  }
+    for (int dim = 0; dim < 2; ++dim) {
+      const sim::PacketResource& link = chip.noc(noc).link(at, dim);
+      if (us_of(link.busy_in_window) < 0.25 * window_us) continue;
+      fmt::print(stderr, "  {} link leaving {} along {}: {}\n", sim::to_string(noc), sim::to_string(at),
+                 dim == 0 ? "x" : "y", windowed(link, window_us));
+    }
+  });
   for (std::int32_t c = 0; c < chip.dram_channel_count(); ++c) {
     fmt::print(stderr, "  DRAM channel {}: {}\n", c, windowed(chip.dram_channel(c).server(), window_us));
   }
@@ -122,24 +129,17 @@ void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, do
              "chip {} NoC use (op time {:.2f} us, from {:.2f} to {:.2f} us on the simulated clock): ethernet and DRAM "
              "NIUs, links busy >= 25%\n",
              chip.id(), op_us, op_start_us, op_start_us + op_us);
-  for (sim::NocId noc : {sim::NocId::Noc0, sim::NocId::Noc1}) {
-    const sim::Noc& model = chip.noc(noc);
-    for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
-      for (std::int32_t x = 0; x < chip.grid_x(); ++x) {
-        const sim::CoreCoord at{x, y};
-        sim::Endpoint* e = chip.endpoint(at);
-        if (e != nullptr && e->kind != sim::TileKind::Tensix) print_endpoint(noc, *e);
-        for (int dim = 0; dim < 2; ++dim) {
-          const sim::PacketResource& link = model.link(at, dim);
-          const double us = busy_us(link);
-          if (op_us <= 0 || us < 0.25 * op_us) continue;
-          fmt::print(stderr, "  {} link leaving {} along {}: {:.1f} us ({:.0f}% of the op) {} packets {} B\n",
-                     sim::to_string(noc), sim::to_string(at), dim == 0 ? "x" : "y", us, 100.0 * us / op_us,
-                     link.packets, link.bytes);
-        }
-      }
+  for_each_noc_position(chip, [&](sim::NocId noc, sim::CoreCoord at, sim::Endpoint* e) {
+    if (e != nullptr && e->kind != sim::TileKind::Tensix) print_endpoint(noc, *e);
+    for (int dim = 0; dim < 2; ++dim) {
+      const sim::PacketResource& link = chip.noc(noc).link(at, dim);
+      const double us = busy_us(link);
+      if (op_us <= 0 || us < 0.25 * op_us) continue;
+      fmt::print(stderr, "  {} link leaving {} along {}: {:.1f} us ({:.0f}% of the op) {} packets {} B\n",
+                 sim::to_string(noc), sim::to_string(at), dim == 0 ? "x" : "y", us, 100.0 * us / op_us,
+                 link.packets, link.bytes);
     }
-  }
+  });
   if (window_armed()) print_window(system, chip);
 }
 
