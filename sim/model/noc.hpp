@@ -129,6 +129,10 @@ class Noc {
   // The directed link leaving router `at` along x (dim 0) or y (dim 1) in this NoC's direction.
   const PacketResource& link(CoreCoord at, int dim) const;
   const NocStats& stats() const { return stats_; }
+  // Whether a write into DRAM that nothing watches lands without an event of its own
+  // (docs/sim_model.md, "Skipped events"; on by default). Off only in tests that check a run
+  // is the same either way.
+  void set_skip_unwatched_dram_landings(bool skip) { skip_unwatched_dram_landings_ = skip; }
 
  private:
   struct Delivery {
@@ -220,6 +224,7 @@ class Noc {
   PacketResource* path_source_ = nullptr;
   SimTime path_source_tail_;
   NocStats stats_;
+  bool skip_unwatched_dram_landings_ = true;
 };
 
 template <typename F>

@@ -151,8 +151,8 @@ void NocPort::arm(NocBarrierKind kind) {
 
 void NocPort::resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence) {
   acks_.resolve(acked, now());
-  // Places only grow here: landings are skipped in the order they are booked, and a later
-  // booking lands no earlier on... not necessarily; keep the latest place.
+  // A later booking may land earlier (another target, a shorter path): keep the latest place,
+  // the one after which every skipped landing's ack is known.
   if (!unseen_ack_pending_ || unseen_ack_landed_ < landed ||
       (unseen_ack_landed_ == landed && unseen_ack_sequence_ < sequence)) {
     unseen_ack_landed_ = landed;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
@@ -299,6 +301,73 @@ TEST(EventQueue, OverflowChainsOfManyCrowdedBucketsKeepTheOrder) {
     if (ran[static_cast<std::size_t>(s.id)]) expected_order.push_back(s.id);
   }
   EXPECT_EQ(order, expected_order);
+}
+
+// The skipped-event machinery on a crowded queue: events pushed later into a reserved place
+// (older sequence numbers than events already in their bucket, its overflow chain or the
+// current run), events put back after a pop, and cancellations, with most buckets overflowing.
+// Every pop must be the earliest pending (time, sequence) place, as a sorted map says.
+TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBuckets) {
+  EventQueue queue;
+  std::mt19937_64 random(23);
+  using Place = std::pair<std::int64_t, std::uint64_t>;
+  std::map<Place, EventId> pending;  // what must still come out, in order
+  std::vector<Place> reserved;       // sequence numbers taken, their events not pushed yet
+  const EventFn nothing = [](void*) {};
+  auto push = [&](std::int64_t at_ps) {
+    const std::uint64_t sequence = queue.scheduled_total();
+    pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
+  };
+  for (int i = 0; i < 2000; ++i) push(static_cast<std::int64_t>(random() % 4000));
+  int pops = 0;
+  int unpops = 0;
+  int reserved_pushed = 0;
+  int cancelled = 0;
+  DueEvent event;
+  while (queue.pop(event)) {
+    ASSERT_FALSE(pending.empty());
+    const Place place{event.time.ps(), event.sequence};
+    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
+    if (random() % 40 == 0) {  // put back: the next pop takes it again
+      queue.unpop(event);
+      ++unpops;
+      continue;
+    }
+    pending.erase(pending.begin());
+    ++pops;
+    if (pops > 40000) continue;  // then drain
+    for (int k = random() % 10 == 0 ? -1 : 0; k < 1; ++k) {  // the queue stays about as full
+      const std::uint64_t draw = random();
+      std::int64_t at = place.first + 256 + static_cast<std::int64_t>(draw % 1792);
+      if (draw % 8 == 0) at = place.first;  // the current run
+      if (draw % 5 == 0) {
+        reserved.push_back({at, queue.reserve_sequence()});
+      } else {
+        push(at);
+      }
+    }
+    if (!reserved.empty() && random() % 3 == 0) {
+      const std::size_t pick = static_cast<std::size_t>(random() % reserved.size());
+      const Place r = reserved[pick];
+      reserved.erase(reserved.begin() + static_cast<std::ptrdiff_t>(pick));
+      if (r > place) {  // its place has not passed: it may still be scheduled there
+        pending[r] = queue.push_reserved(SimTime::from_ps(r.first), r.second, nothing, nullptr);
+        ++reserved_pushed;
+      }
+    }
+    if (random() % 8 == 0 && !pending.empty()) {
+      auto victim = pending.begin();
+      std::advance(victim, static_cast<std::ptrdiff_t>(random() % pending.size()));
+      ASSERT_TRUE(queue.cancel(victim->second));
+      pending.erase(victim);
+      ++cancelled;
+    }
+  }
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(queue.live_events(), 0u);
+  EXPECT_GT(unpops, 100);
+  EXPECT_GT(reserved_pushed, 1000);
+  EXPECT_GT(cancelled, 1000);
 }
 
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
