@@ -176,11 +176,15 @@ PayloadBuffer MemoryRegion::sample(std::uint64_t address, std::uint32_t bytes) c
 
 bool MemoryRegion::can_defer_landings() const { return watches_.empty() && activity_.listeners() == 0; }
 
-void MemoryRegion::defer_land(SimTime when, std::uint64_t sequence, std::uint64_t address, PayloadBuffer data,
-                              std::uint32_t bytes) {
+void MemoryRegion::defer_land(const Engine& engine, SimTime when, std::uint64_t sequence, std::uint64_t address,
+                              PayloadBuffer data, std::uint32_t bytes) {
   CCLMESH_CHECK(can_defer_landings(), name() + ": a landing deferred on a watched region");
+  CCLMESH_CHECK(deferring_engine_ == nullptr || deferring_engine_ == &engine,
+                name() + ": landings deferred by two engines");
   check(address, bytes, AccessKind::Write);
   if (mode_ != StorageMode::Stored) return;  // a discarded landing notifies nobody here: nothing to keep
+  deferring_engine_ = &engine;
+  settle();  // those passed by now: the list holds the landings in flight, not all since the last read
   auto at = deferred_.end();
   while (at != deferred_.begin() && (std::prev(at)->when > when ||
                                      (std::prev(at)->when == when && std::prev(at)->sequence > sequence))) {
@@ -189,14 +193,13 @@ void MemoryRegion::defer_land(SimTime when, std::uint64_t sequence, std::uint64_
   deferred_.insert(at, DeferredLanding{when, sequence, address, bytes, std::move(data)});
 }
 
-// The deferred landings whose place has passed, in place order (the engine runs in order, so
-// they are a prefix).
+// The deferred landings whose place has passed in the deferring engine's run, in place order
+// (the engine runs in order, so they are a prefix).
 void MemoryRegion::apply_deferred() const {
-  const Engine* engine = Engine::current_or_null();
+  const Engine& engine = *deferring_engine_;
   auto* self = const_cast<MemoryRegion*>(this);  // applying past landings is not a change a reader can see
   std::size_t done = 0;
-  while (done < deferred_.size() &&
-         (engine == nullptr || engine->has_run(deferred_[done].when, deferred_[done].sequence))) {
+  while (done < deferred_.size() && engine.has_run(deferred_[done].when, deferred_[done].sequence)) {
     const DeferredLanding& d = deferred_[done];
     self->land_now(d.address, d.data, d.bytes);
     ++done;

@@ -30,6 +30,8 @@
 
 namespace cclmesh::sim {
 
+class Engine;
+
 enum class StorageMode : std::uint8_t { Stored, Discarded };
 
 // How a watched word is compared (unsigned 32-bit).
@@ -162,13 +164,18 @@ class MemoryRegion {
   std::size_t watcher_count() const;
 
   // A landing whose event the NoC skipped (Engine::skip_event; a DRAM write nobody can observe
-  // landing): it happens at its place (`when`, `sequence`), so every access to the region
-  // first applies, in place order, the deferred landings whose place the engine has passed. Only
-  // for a region nothing watches (no word waits, no activity listener): a landing there notifies
-  // nobody, so applying it late is the same as at its time. A region that stores no bytes
-  // keeps nothing.
+  // landing): it happens at its place (`when`, `sequence`) in `engine`'s run, so every access
+  // to the region first applies, in place order, the deferred landings whose place that engine
+  // has passed (that engine's, not the thread's current one: a host may read one simulation
+  // while another exists). Only for a region nothing watches (no word waits, no activity
+  // listener): a landing there notifies nobody, so applying it late is the same as at its time.
+  // A region that stores no bytes keeps nothing; one that does keeps only the landings not yet
+  // passed when the next one is deferred, not every one since the last read.
   bool can_defer_landings() const;
-  void defer_land(SimTime when, std::uint64_t sequence, std::uint64_t address, PayloadBuffer data, std::uint32_t bytes);
+  void defer_land(const Engine& engine, SimTime when, std::uint64_t sequence, std::uint64_t address,
+                  PayloadBuffer data, std::uint32_t bytes);
+  // Deferred landings not applied yet (in flight, or placed before an access that has not come).
+  std::size_t deferred_landings() const { return deferred_.size(); }
 
  private:
   friend class WordWait;
@@ -229,6 +236,7 @@ class MemoryRegion {
     PayloadBuffer data;
   };
   mutable std::vector<DeferredLanding> deferred_;  // ascending places
+  const Engine* deferring_engine_ = nullptr;       // whose places deferred_ holds
 };
 
 }  // namespace cclmesh::sim

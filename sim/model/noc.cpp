@@ -372,10 +372,10 @@ void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local
   // A write into DRAM that nothing watches lands unseen until something reads the channel, and
   // its ack only moves a counter kept by time: its landing event is skipped (docs/sim_model.md,
   // "Skipped events") unless a barrier or a polling kernel waits for this port's acks now.
-  if (target->dram != nullptr && target->memory->can_defer_landings() &&
+  if (skip_unwatched_dram_landings_ && target->dram != nullptr && target->memory->can_defer_landings() &&
       (ack == WriteAck::Posted || !port->wanted(NocBarrierKind::Writes))) {
     const std::uint64_t sequence = engine_.skip_event(delivery.landed);
-    target->memory->defer_land(delivery.landed, sequence, address, std::move(data), bytes);
+    target->memory->defer_land(engine_, delivery.landed, sequence, address, std::move(data), bytes);
     if (ack == WriteAck::Posted) return;
     const SimTime acked = delivery.landed + ack_latency(target->coord, requester->coord);
     port->resolve_unseen_ack(acked, delivery.landed, sequence);

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "sim/engine/delay.hpp"
 #include "sim/engine/process.hpp"
 #include "tests/unit/sim/sim_test_util.hpp"
@@ -78,8 +81,8 @@ TEST(MemoryRegion, DeferredLandingsApplyInPlaceOrderWhenTheirPlacePassed) {
     ASSERT_TRUE(dram.can_defer_landings());
     const std::uint64_t second = engine.skip_event(8_ns);  // booked first, lands later
     const std::uint64_t first = engine.skip_event(5_ns);
-    dram.defer_land(8_ns, second, 0x100, source.sample(0x1000, 256), 256);
-    dram.defer_land(5_ns, first, 0x100, source.sample(0x0, 256), 256);
+    dram.defer_land(engine, 8_ns, second, 0x100, source.sample(0x1000, 256), 256);
+    dram.defer_land(engine, 5_ns, first, 0x100, source.sample(0x0, 256), 256);
   });
   engine.schedule_at(3_ns, [&] { at_3ns = dram.read(0x100, 256); });
   engine.schedule_at(6_ns, [&] {
@@ -91,6 +94,51 @@ TEST(MemoryRegion, DeferredLandingsApplyInPlaceOrderWhenTheirPlacePassed) {
   EXPECT_EQ(at_3ns, std::vector<std::uint8_t>(256, 0));
   EXPECT_EQ(at_6ns, pattern(256, 1));
   EXPECT_EQ(at_9ns, pattern(256, 2));
+}
+
+// Deferred landings follow the places of the engine whose events were skipped, not of
+// whichever engine is current on the thread: a host read of one simulation's DRAM while another
+// simulation exists (a second device, a reference run) sees the first one's state.
+TEST(MemoryRegion, DeferredLandingsFollowTheEngineThatSkippedThem) {
+  auto first = std::make_unique<Engine>();
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+  source.write(0x0, pattern(256, 1));
+  first->schedule_at(1_ns, [&] {
+    dram.defer_land(*first, 5_ns, first->skip_event(5_ns), 0x100, source.sample(0x0, 256), 256);
+  });
+  first->run_until(2_ns);  // the landing is still in flight
+  {
+    Engine second;  // current on this thread from now on, and far ahead of the first
+    second.schedule_at(10_ns, [] {});
+    second.run();
+    EXPECT_EQ(dram.read(0x100, 256), std::vector<std::uint8_t>(256, 0)) << "landed before its place";
+  }
+  first->run();
+  Engine third;  // current, at time zero: the first engine's landing has still happened
+  EXPECT_EQ(dram.read(0x100, 256), pattern(256, 1)) << "not landed after its place";
+}
+
+// A region that nothing reads keeps only the landings in flight, not every one since the last
+// read (a long run writing the same DRAM buffer over and over would otherwise hold every
+// payload it ever wrote).
+TEST(MemoryRegion, DeferredLandingsDoNotPileUpWhileNothingReads) {
+  Engine engine;
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+  source.write(0x0, pattern(256, 1));
+  std::size_t most = 0;
+  for (int i = 0; i < 1000; ++i) {
+    engine.schedule_at(SimTime::from_ps(i * 1000), [&, i] {
+      const SimTime lands = SimTime::from_ps(i * 1000 + 2500);  // three in flight at a time
+      dram.defer_land(engine, lands, engine.skip_event(lands), 0x100, source.sample(0x0, 256), 256);
+      most = std::max(most, dram.deferred_landings());
+    });
+  }
+  engine.run();
+  EXPECT_LE(most, 4u);
+  EXPECT_EQ(dram.read(0x100, 256), pattern(256, 1));
+  EXPECT_EQ(dram.deferred_landings(), 0u);
 }
 
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
