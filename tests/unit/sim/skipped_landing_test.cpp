@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,12 @@ struct Scenario {
   std::optional<SimTime> listener_at;  // a polling kernel on the writer parks for its acks
   std::optional<SimTime> read_at;      // a core on NoC1 reads the target from then
   bool posted = false;                 // the writes need no ack
-  bool two_channels = false;           // the second write goes to a nearer channel: lands first
+  bool two_channels = false;           // the last write goes to a nearer channel
+  std::uint32_t bytes = kPacket;       // per write (small ones: the nearer channel's lands first)
+  // A bystander fiber that from `bystander_from` on waits until `bystander_at` (the moment the
+  // barrier ends, say): which of the two runs first tells where the barrier's alarm was set.
+  std::optional<SimTime> bystander_from;
+  SimTime bystander_at;
   bool trids = false;                  // tagged writes, their acks polled per id
 };
 
@@ -60,10 +66,16 @@ struct Outcome {
   SimTime end;
   std::vector<std::uint8_t> dram;
   std::uint64_t events = 0;
+  SimTime barrier_done;
   bool operator==(const Outcome& other) const {
     return log == other.log && end == other.end && dram == other.dram;
   }
 };
+
+void PrintTo(const Outcome& o, std::ostream* os) {
+  for (const std::string& line : o.log) *os << "\n  " << line;
+  *os << "\n  end " << to_string(o.end) << ", " << o.events << " events";
+}
 
 std::uint64_t fnv(const std::vector<std::uint8_t>& bytes) {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -83,11 +95,11 @@ Outcome run(const Scenario& s, bool skip) {
   engine.spawn_fiber("writer", [&] {
     // Three writes of different bytes to the same DRAM address, then the writer walks away.
     for (int i = 0; i < 3; ++i) {
-      const NocAddress to{s.two_channels && i == 1 ? kNearDram : kDram, kTarget};
+      const NocAddress to{s.two_channels && i == 2 ? kNearDram : kDram, kTarget};
       if (s.trids) {
-        noc.write_with_trid(kWriter, 0x10000 + i * kPacket, to, kPacket, static_cast<std::uint32_t>(i));
+        noc.write_with_trid(kWriter, 0x10000 + i * kPacket, to, s.bytes, static_cast<std::uint32_t>(i));
       } else {
-        noc.write(kWriter, 0x10000 + i * kPacket, to, kPacket, s.posted ? WriteAck::Posted : WriteAck::NonPosted);
+        noc.write(kWriter, 0x10000 + i * kPacket, to, s.bytes, s.posted ? WriteAck::Posted : WriteAck::NonPosted);
       }
       block_on(delay(7_ns));
     }
@@ -100,6 +112,7 @@ Outcome run(const Scenario& s, bool skip) {
       note("barrier from; acked " + std::to_string(noc.port(kWriter).counters().nonposted_writes_acked));
       block_on(noc.write_barrier(kWriter));
       note("barrier done");
+      out.barrier_done = engine.now();
     });
   }
   ActivityListener listener("poller");
@@ -121,6 +134,16 @@ Outcome run(const Scenario& s, bool skip) {
       back.read(kReader, {kDram, kTarget}, 0x40000, kPacket);
       block_on(back.read_barrier(kReader));
       note("read " + std::to_string(fnv(chip.l1(kReader).read(0x40000, kPacket))));
+    });
+  }
+  if (s.bystander_from) {
+    engine.spawn_fiber("bystander", [&] {
+      block_on(delay(*s.bystander_from));
+      block_on(delay(s.bystander_at - engine.now()));
+      // One more hand-off in the same picosecond: it goes after the barrier's resumption if
+      // the alarm that resumes it ran before the bystander woke, else before it.
+      block_on(delay(SimTime::zero()));
+      note("bystander");
     });
   }
   if (s.trids) {
@@ -167,14 +190,31 @@ TEST(SkippedLandings, ABarrierTurningUpAnyTimeEndsWhereItWouldWithEveryLandingAn
   EXPECT_LT(run(Scenario{}, true).events, run(Scenario{}, false).events);
 }
 
-// The later booking lands first: the barrier's alarm waits for the latest landing's place.
+// The last booking lands first (a nearer channel): the barrier that turns up after the
+// bookings must have its alarm set from the latest landing's place, as when that landing was
+// an event. Where it is set shows in the order of the barrier's end and a bystander's wake-up at
+// the same picosecond, the bystander's wait starting anywhere from before the first landing to
+// after the last.
 TEST(SkippedLandings, ABarrierWaitsForTheLastLandingWhenALaterBookingLandsFirst) {
+  for (bool trids : {false, true}) {
+    Scenario s = barrier_at(100_ns);  // after the three bookings (~40, 47, 54 ns), before any landing
+    s.two_channels = true;
+    s.bytes = 64;
+    s.trids = trids;
+    expect_same(s, "barrier at 100 ns, ids " + std::to_string(trids));
+    s.bystander_at = run(s, false).barrier_done;
+    ASSERT_GT(s.bystander_at, 200_ns);
+    for (std::int64_t ns = 101; SimTime::from_ps(ns * 1000) <= s.bystander_at; ns += 1) {
+      s.bystander_from = SimTime::from_ps(ns * 1000);
+      expect_same(s, "bystander from " + std::to_string(ns) + " ns, ids " + std::to_string(trids));
+    }
+  }
   for (std::int64_t ns = 0; ns <= 600; ns += 3) {
-    for (bool trids : {false, true}) {
+    for (std::uint32_t bytes : {64u, kPacket}) {
       Scenario s = barrier_at(SimTime::from_ps(ns * 1000 + 11));
       s.two_channels = true;
-      s.trids = trids;
-      expect_same(s, "barrier at " + std::to_string(ns) + " ns, two channels, ids " + std::to_string(trids));
+      s.bytes = bytes;
+      expect_same(s, "barrier at " + std::to_string(ns) + " ns, two channels, " + std::to_string(bytes) + " B");
     }
   }
 }
@@ -220,6 +260,53 @@ TEST(SkippedLandings, AReadRacingTheLandingsSeesWhatItWouldHaveSeen) {
       both.barrier_at = at;
       expect_same(both, "read and barrier at " + to_string(at));
     }
+  }
+}
+
+// The same race the other way round in sequence order: a read from far away (20 hops) booked
+// ~160 ns before a write from near by (2 hops), its request reaching its DRAM endpoint in the
+// picosecond the write lands through another endpoint of the same channel (through the same
+// endpoint the write would queue behind the request: servers are booked in order). The read's
+// place is then before the landing's, so it sees the old bytes (and one picosecond later the
+// new), as when the landing was an event.
+std::vector<std::uint8_t> far_read_near_write(SimTime write_at, bool skip) {
+  constexpr CoreCoord kNearWriter{9, 11};  // NoC0: 1 hop east (wrapping), 1 south to (0,0)
+  constexpr CoreCoord kFarReader{1, 2};    // 9 + 11 hops to (0,1)
+  constexpr CoreCoord kOtherEndpoint{0, 1};  // channel 0 too
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  chip.noc(NocId::Noc0).set_skip_unwatched_dram_landings(skip);
+  Noc& noc = chip.noc(NocId::Noc0);
+  chip.l1(kNearWriter).write(0x10000, pattern(64, 9));
+  std::vector<std::uint8_t> seen;
+  engine.spawn_fiber("writer", [&] {
+    block_on(delay(write_at));
+    noc.write(kNearWriter, 0x10000, {kDram, kTarget}, 64);
+  });
+  engine.spawn_fiber("reader", [&] {
+    noc.read(kFarReader, {kOtherEndpoint, kTarget}, 0x40000, 64);
+    block_on(noc.read_barrier(kFarReader));
+    seen = chip.l1(kFarReader).read(0x40000, 64);
+  });
+  engine.run();
+  return seen;
+}
+
+TEST(SkippedLandings, AReadBookedBeforeTheWriteAndArrivingInItsPicosecondSeesTheOldBytes) {
+  const std::vector<std::uint8_t> old_bytes(64, 0);
+  // The latest write time whose landing the read still sees, with landings as events.
+  std::int64_t lo = 0;         // sees the new bytes
+  std::int64_t hi = 400'000;   // sees the old
+  ASSERT_EQ(far_read_near_write(SimTime::from_ps(lo), false), pattern(64, 9));
+  ASSERT_EQ(far_read_near_write(SimTime::from_ps(hi), false), old_bytes);
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    (far_read_near_write(SimTime::from_ps(mid), false) == old_bytes ? hi : lo) = mid;
+  }
+  EXPECT_GT(hi, 100'000);  // the write is booked well after the read
+  for (std::int64_t d = -3; d <= 3; ++d) {
+    const SimTime at = SimTime::from_ps(hi + d);
+    EXPECT_EQ(far_read_near_write(at, true), far_read_near_write(at, false)) << "write at " << to_string(at);
   }
 }
 
