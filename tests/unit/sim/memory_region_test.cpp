@@ -139,6 +139,14 @@ TEST(MemoryRegion, DeferredLandingsDoNotPileUpWhileNothingReads) {
   EXPECT_LE(most, 4u);
   EXPECT_EQ(dram.read(0x100, 256), pattern(256, 1));
   EXPECT_EQ(dram.deferred_landings(), 0u);
+  // A timing-only region (--no-data) keeps none at all.
+  MemoryRegion discarded(MemoryId{0, {0, 0}, MemoryKind::Dram, 3}, 1 << 20, StorageMode::Discarded);
+  engine.schedule_at(engine.now() + 1_ns, [&] {
+    const SimTime lands = engine.now() + 5_ns;
+    discarded.defer_land(engine, lands, engine.skip_event(lands), 0x100, source.sample(0x0, 256), 256);
+    EXPECT_EQ(discarded.deferred_landings(), 0u);
+  });
+  engine.run();
 }
 
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {

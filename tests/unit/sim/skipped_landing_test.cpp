@@ -41,6 +41,7 @@ struct Scenario {
   // barrier ends, say): which of the two runs first tells where the barrier's alarm was set.
   std::optional<SimTime> bystander_from;
   SimTime bystander_at;
+  std::optional<SimTime> cap;  // a device's --max-sim-time: run while the time has not passed it
   bool trids = false;                  // tagged writes, their acks polled per id
 };
 
@@ -160,7 +161,13 @@ Outcome run(const Scenario& s, bool skip) {
       }
     });
   }
-  const RunResult result = engine.run();
+  RunResult result;
+  if (s.cap) {
+    engine.set_keep_going_time_cap(*s.cap);
+    result = engine.run_while([&] { return engine.now() <= *s.cap; });
+  } else {
+    result = engine.run();
+  }
   out.end = result.now;
   out.log.push_back(to_string(result.reason));
   out.dram = chip.dram_channel(0).memory().read(kTarget, kPacket);
@@ -259,6 +266,18 @@ TEST(SkippedLandings, AReadRacingTheLandingsSeesWhatItWouldHaveSeen) {
       Scenario both = read_at(at);
       both.barrier_at = at;
       expect_same(both, "read and barrier at " + to_string(at));
+    }
+  }
+}
+
+// A --max-sim-time cap anywhere in the writes' lives: the run stops after the same event (or
+// skipped landing) at the same time, with the same bytes landed.
+TEST(SkippedLandings, ATimeCapStopsTheRunWhereItWouldHaveStopped) {
+  for (std::int64_t ns = 0; ns <= 600; ++ns) {
+    for (std::int64_t ps : {0, 333, 417, 667}) {
+      Scenario s = read_at(200_ns);
+      s.cap = SimTime::from_ps(ns * 1000 + ps);
+      expect_same(s, "cap " + to_string(*s.cap));
     }
   }
 }
