@@ -149,6 +149,30 @@ TEST(MemoryRegion, DeferredLandingsDoNotPileUpWhileNothingReads) {
   engine.run();
 }
 
+// A host read between runs (read_buffer after a device's finish()) sees the landings whose
+// place the stopped run passed, down to the order within the landing's picosecond.
+TEST(MemoryRegion, AHostReadBetweenRunsSeesTheLandingsTheRunPassed) {
+  for (bool stop_after_landing_place : {false, true}) {
+    Engine engine;
+    MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+    MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+    source.write(0x0, pattern(256, 1));
+    bool stop = false;
+    engine.schedule_at(1_ns, [&] {
+      if (!stop_after_landing_place) engine.schedule_at(5_ns, [&] { stop = true; });  // before the landing
+      dram.defer_land(engine, 5_ns, engine.skip_event(5_ns), 0x100, source.sample(0x0, 256), 256);
+      if (stop_after_landing_place) engine.schedule_at(5_ns, [&] { stop = true; });  // after it
+      engine.schedule_at(9_ns, [] {});
+    });
+    const RunResult result = engine.run_while([&] { return !stop; });
+    EXPECT_EQ(result.reason, StopReason::Predicate);
+    EXPECT_EQ(result.now, 5_ns);
+    EXPECT_EQ(dram.read(0x100, 256), stop_after_landing_place ? pattern(256, 1) : std::vector<std::uint8_t>(256, 0));
+    engine.run();
+    EXPECT_EQ(dram.read(0x100, 256), pattern(256, 1));
+  }
+}
+
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   l1.write_u32(0x100, 0x11223344);
