@@ -10,7 +10,8 @@
 // taken in turn, into the router's next slot when the router has one. Copies are not waited
 // for one by one: the slots of every copy issued so far are freed together once the NoC says
 // all writes have left (noc_nonposted_writes_flushed), so copies stream back to back.
-// A pass without progress parks the kernel in wait_for_l1_activity().
+// A pass without progress parks the kernel in wait_for_activity() on what a pass reads
+// (wake_sources()).
 //
 // The mux costs a second NoC copy of every packet (worker -> mux L1 -> router): its overhead is
 // why tt-metal uses it only when several workers share a link (REFERENCE §6.3, PR #35142).
@@ -60,7 +61,7 @@ class FabricMux {
       progress |= free_copied_slots();
       progress |= copy_next_packet();
       if (finished()) break;
-      if (!progress) wait_for_l1_activity();
+      if (!progress) wait_for_activity(wake_sources());
     }
     router_.close();
   }
@@ -163,6 +164,18 @@ class FabricMux {
       return true;
     }
     return false;
+  }
+
+  // What the next pass can act on: a write to this core's L1 (a client's words, the router's
+  // credits into router_'s flow-control word) and, while copies are in flight, their leaving
+  // this core. A pass reads no other NoC completion: the acks of the credit writes and of the
+  // packets_written increments sent to the router would only wake it for a pass that finds
+  // nothing (docs/sim_model.md, "Polling kernels"; the mux counts no passes).
+  uint32_t wake_sources() const {
+    for (uint32_t c = 0; c < num_clients_; ++c) {
+      if (clients_[c].freed != clients_[c].copied) return WAKE_ON_L1_WRITE | WAKE_ON_NOC_WRITES_FLUSHED;
+    }
+    return WAKE_ON_L1_WRITE;
   }
 
   bool finished() const {
