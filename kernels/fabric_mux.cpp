@@ -181,24 +181,26 @@ class FabricMux {
     return WAKE_ON_L1_WRITE;
   }
 
-  // Parks until something the next pass may act on happens, with one hint: while the router
-  // has no free slot (as the pass just run found; only its credit, an L1 write, changes that),
-  // a connected client's packets_written does not change what the next pass does, short of an
-  // overrun (checked once the router has room): copy_next_packet() stops at the full router,
-  // and service_connection() and finished() read the word only of clients not connected. The
-  // mux counts no passes, so the promise holds for the whole park (docs/sim_model.md,
-  // "Polling kernels").
+  // Parks until something the next pass may act on happens, with quiet words for writes that
+  // cannot change what the next pass does (the mux counts no passes, so each promise holds for
+  // the whole park; docs/sim_model.md, "Polling kernels"):
+  // - the router has no free slot (as the pass just run found; only its credit, watched,
+  //   changes that): a connected client's packets_written, short of an overrun (checked once the
+  //   router has room). copy_next_packet() stops at the full router, and service_connection()
+  //   and finished() read the word only of clients not connected;
+  // - the router has a free slot: its credit word, whatever it says. The pass just run copied
+  //   nothing, so no client has a packet waiting, and a credit only matters to a packet.
   void park() {
     const uint32_t wake = wake_sources();
-    if (!router_full_) {
-      wait_for_activity(wake);
-      return;
-    }
     QuietWord quiet[kMaxQuietWords]{};
     uint32_t count = 0;
-    for (uint32_t c = 0; c < num_clients_ && count < kMaxQuietWords; ++c) {
-      const Client& cl = clients_[c];
-      if (cl.connected) quiet[count++] = QuietWord{cl.packets_written, cl.freed, slots_per_client_};
+    if (router_full_) {
+      for (uint32_t c = 0; c < num_clients_ && count < kMaxQuietWords; ++c) {
+        const Client& cl = clients_[c];
+        if (cl.connected) quiet[count++] = QuietWord{cl.packets_written, cl.freed, slots_per_client_};
+      }
+    } else {
+      quiet[count++] = QuietWord{router_.config().worker_flow_control_sem, 0, UINT32_MAX};
     }
     wait_for_activity_hinted(wake, WaitHints{quiet, count, UINT32_MAX, false});
   }
