@@ -10,7 +10,7 @@
 // taken in turn, into the router's next slot when the router has one. Copies are not waited
 // for one by one: the slots of every copy issued so far are freed together once the NoC says
 // all writes have left (noc_nonposted_writes_flushed), so copies stream back to back.
-// A pass without progress parks the kernel in wait_for_l1_activity().
+// A pass without progress parks the kernel (park()) on what a pass reads (wake_sources()).
 //
 // The mux costs a second NoC copy of every packet (worker -> mux L1 -> router): its overhead is
 // why tt-metal uses it only when several workers share a link (REFERENCE §6.3, PR #35142).
@@ -30,6 +30,9 @@ namespace cclmesh::kernels {
 namespace {
 
 using api::KernelFaultCode;
+
+// The most quiet words one wait takes (wait_for_activity_hinted()).
+constexpr uint32_t kMaxQuietWords = 4;
 
 [[noreturn]] void fail(KernelFaultCode code, uint32_t detail) {
   kernel_fault(api::fault_code(code), api::kFaultNoCommand, detail);
@@ -60,7 +63,7 @@ class FabricMux {
       progress |= free_copied_slots();
       progress |= copy_next_packet();
       if (finished()) break;
-      if (!progress) wait_for_l1_activity();
+      if (!progress) park();
     }
     router_.close();
   }
@@ -147,7 +150,8 @@ class FabricMux {
   }
 
   bool copy_next_packet() {
-    if (!router_.edm_has_space_for_packet()) return false;
+    router_full_ = !router_.edm_has_space_for_packet();
+    if (router_full_) return false;
     for (uint32_t k = 0; k < num_clients_; ++k) {
       const uint32_t c = (next_client_ + k) % num_clients_;
       Client& cl = clients_[c];
@@ -165,6 +169,42 @@ class FabricMux {
     return false;
   }
 
+  // What the next pass can act on: a write to this core's L1 (a client's words, the router's
+  // credits into router_'s flow-control word) and, while copies are in flight, their leaving
+  // this core. A pass reads no other NoC completion: the acks of the credit writes and of the
+  // packets_written increments sent to the router would only wake it for a pass that finds
+  // nothing (docs/sim_model.md, "Polling kernels"; the mux counts no passes).
+  uint32_t wake_sources() const {
+    for (uint32_t c = 0; c < num_clients_; ++c) {
+      if (clients_[c].freed != clients_[c].copied) return WAKE_ON_L1_WRITE | WAKE_ON_NOC_WRITES_FLUSHED;
+    }
+    return WAKE_ON_L1_WRITE;
+  }
+
+  // Parks until something the next pass may act on happens, with quiet words for writes that
+  // cannot change what the next pass does (the mux counts no passes, so each promise holds for
+  // the whole park; docs/sim_model.md, "Polling kernels"):
+  // - the router has no free slot (as the pass just run found; only its credit, watched,
+  //   changes that): a connected client's packets_written, short of an overrun (checked once the
+  //   router has room). copy_next_packet() stops at the full router, and service_connection()
+  //   and finished() read the word only of clients not connected;
+  // - the router has a free slot: its credit word, whatever it says. The pass just run copied
+  //   nothing, so no client has a packet waiting, and a credit only matters to a packet.
+  void park() {
+    const uint32_t wake = wake_sources();
+    QuietWord quiet[kMaxQuietWords]{};
+    uint32_t count = 0;
+    if (router_full_) {
+      for (uint32_t c = 0; c < num_clients_ && count < kMaxQuietWords; ++c) {
+        const Client& cl = clients_[c];
+        if (cl.connected) quiet[count++] = QuietWord{cl.packets_written, cl.freed, slots_per_client_};
+      }
+    } else {
+      quiet[count++] = QuietWord{router_.config().worker_flow_control_sem, 0, UINT32_MAX};
+    }
+    wait_for_activity_hinted(wake, WaitHints{quiet, count, UINT32_MAX, false});
+  }
+
   bool finished() const {
     for (uint32_t c = 0; c < num_clients_; ++c) {
       const Client& cl = clients_[c];
@@ -178,6 +218,7 @@ class FabricMux {
   uint32_t slots_per_client_ = 0;
   uint32_t slot_size_ = 0;
   uint32_t next_client_ = 0;
+  bool router_full_ = false;  // copy_next_packet() found no free router slot
   api::WorkerToFabricEdmSender router_;
   Client clients_[fabric_mux::kMaxClients]{};
 };
