@@ -7,6 +7,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_reduce {
@@ -22,8 +23,7 @@ std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / 
 
 void add_local_sum(Program& program, const Params& p, const topo::Topology& topology, ChipId chip, CoreCoord core,
                    std::uint32_t n, std::uint32_t packet, std::optional<cmd::GlobalSemaphoreAddress> ready) {
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
+  const ChipBuffers buffers(topology, chip);
   const std::uint32_t page = page_size_bytes(p.tensor);
   const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
   const std::uint32_t chunk = p.chunk_packets * packet;
@@ -49,11 +49,9 @@ void add_local_sum(Program& program, const Params& p, const topo::Topology& topo
   kargs::InterpreterSpec spec;
   spec.packet_header_cb_id = kPacketHeaderCbId;
   spec.packet_size_in_pages = packet;
-  const BufferLayout copies = buffer_layout(p.intermediate_buffer, grid, map.dram_bank_count());
-  const BufferLayout out = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
-  spec.streams = {kargs::InterpreterStreamSpec{copies.interpreter_args(map), cmd::encode_stream(s0),
+  spec.streams = {kargs::InterpreterStreamSpec{buffers.interpreter_args(p.intermediate_buffer), cmd::encode_stream(s0),
                                                static_cast<std::uint32_t>(s0.size())},
-                  kargs::InterpreterStreamSpec{out.interpreter_args(map), cmd::encode_stream(s1),
+                  kargs::InterpreterStreamSpec{buffers.interpreter_args(p.output_buffer), cmd::encode_stream(s1),
                                                static_cast<std::uint32_t>(s1.size())}};
   program.kernels.push_back(interpreter_kernel(core, spec));
   kargs::ReduceSpec reduce;

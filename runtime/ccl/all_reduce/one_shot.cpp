@@ -7,6 +7,7 @@
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_reduce/local_sum.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_reduce::one_shot {
@@ -28,11 +29,9 @@ cmd::ChipMulticast reach(const FabricGroup& g, std::uint32_t rank) {
   return g.multicast(rank, g.reach_up(rank), g.reach_down(rank));
 }
 
-void add_gather(Program& program, const Params& p, const topo::Topology& topology, const FabricPlan& plan,
-                const FabricGroup& g, std::uint32_t rank, const ChipCoreMap& map, CoreCoord core, Noc0Coord reduce_core,
-                std::uint32_t packet) {
+void add_gather(Program& program, const Params& p, const FabricPlan& plan, const FabricGroup& g, std::uint32_t rank,
+                const ChipBuffers& buffers, CoreCoord core, Noc0Coord reduce_core, std::uint32_t packet) {
   const ChipId chip = g.chips[rank];
-  const CoreCoord grid = common_worker_grid(topology);
   const std::uint32_t page = page_size_bytes(p.tensor);
   const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
   const std::uint32_t n = g.size();
@@ -49,10 +48,10 @@ void add_gather(Program& program, const Params& p, const topo::Topology& topolog
       cmd::fabric_write_cb_to_tensor_slice(flat_run(n * pages, rank * pages, pages), kDataCbId, mcast),
       cmd::fabric_multicast_semaphore_inc(done, 1, reduce_core.x, reduce_core.y, mcast)};
   const kargs::InterpreterStreamSpec reader_stream{
-      buffer_layout(p.input_buffer, grid, map.dram_bank_count()).interpreter_args(map),
+      buffers.interpreter_args(p.input_buffer),
       cmd::encode_command(cmd::read_tensor_slice_to_cb(flat_run(pages, 0, pages), kDataCbId)), 1};
   const kargs::InterpreterStreamSpec writer_stream{
-      buffer_layout(p.intermediate_buffer, grid, map.dram_bank_count()).interpreter_args(map),
+      buffers.interpreter_args(p.intermediate_buffer),
       cmd::encode_stream(writer), static_cast<std::uint32_t>(writer.size())};
   add_copy_kernels(program, core, spec, reader_stream, writer_stream, true);
 }
@@ -72,9 +71,9 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   for (const auto& chips : resolve_groups(p.groups, topology, plan)) {
     const FabricGroup g = map_group_onto_fabric(plan, chips, p.topology, kOp);
     for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      const ChipCoreMap map = chip_core_map(topology, g.chips[rank]);
+      const ChipBuffers buffers(topology, g.chips[rank]);
       Program program;
-      add_gather(program, p, topology, plan, g, rank, map, cores[0], map.tensix_noc0(cores[1]), packet);
+      add_gather(program, p, plan, g, rank, buffers, cores[0], buffers.map().tensix_noc0(cores[1]), packet);
       add_local_sum(program, p, topology, g.chips[rank], cores[1], g.size(), packet * kLocalPayloadsPerPacket,
                     cmd::GlobalSemaphoreAddress{p.done_semaphore->address});
       workload.programs[g.chips[rank]] = std::move(program);

@@ -7,6 +7,7 @@
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_to_all {
@@ -143,10 +144,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
                      std::uint32_t rank) {
   const std::uint32_t n = g.size();
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const BufferLayout in_layout = buffers.layout(p.input_buffer);
+  const BufferLayout out_layout = buffers.layout(p.output_buffer);
   // Input and output have the same shape, so chunk j of either is the same slice.
   const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, shape_in_pages(p.tensor), p.dim);
   // Link k's share of a chunk: pages [first, first + count) of it, part k of L (of its half:

@@ -8,6 +8,7 @@
 #include "runtime/ccl/common/link_senders.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::broadcast {
@@ -71,12 +72,7 @@ void validate(const Params& p, const topo::Topology& topology) {
   const Placed placed = place(p, topology);
   worker_cores(topology, p.worker, p.num_links, kOp);  // throws when the root's workers do not fit
   require_uniform_core_maps(topology, placed.placed.all_chips, kOp);
-  const CoreCoord grid = common_worker_grid(topology);
-  for (ChipId chip : placed.placed.all_chips) {
-    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-    buffer_layout(p.output, grid, banks);
-    buffer_layout(p.input, grid, banks);
-  }
+  require_buffer_layouts(topology, placed.placed.all_chips, {&p.output, &p.input});
   for (const FabricGroup& g : placed.placed.groups) {
     const cmd::ChipMulticast t = targets(g, placed.root_rank);
     if (t.num_targets_forward > kMaxFabricHops || t.num_targets_backward > kMaxFabricHops) {
@@ -92,7 +88,6 @@ void validate(const Params& p, const topo::Topology& topology) {
 MeshWorkload build(const Params& p, const topo::Topology& topology) {
   validate(p, topology);
   const Placed placed = place(p, topology);
-  const CoreCoord grid = common_worker_grid(topology);
   const std::uint32_t page_size = p.input.config.page_size_bytes;
   const std::uint32_t packet_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
   // One root worker per link, each multicasting its own run of the pages on its own routing plane.
@@ -102,14 +97,11 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
 
   return per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t rank) {
     if (rank != placed.root_rank) return done_waiter_program(p.worker, p.num_links);
-    const ChipCoreMap root_map = chip_core_map(topology, g.chips[rank]);
-    const std::uint32_t banks = root_map.dram_bank_count();
+    const ChipBuffers root(topology, g.chips[rank]);
     Program root_program;
     add_link_senders(root_program, placed.placed.plan,
-                     LinkSenders{g.chips[rank], g.fabric_line, senders, runs,
-                                 buffer_layout(p.input, grid, banks).interpreter_args(root_map),
-                                 buffer_layout(p.output, grid, banks).interpreter_args(root_map), targets(g, rank),
-                                 root_map.tensix_noc0(p.worker), page_size, packet_pages, p.cb_packets,
+                     LinkSenders{g.chips[rank], g.fabric_line, senders, runs, root.interpreter_args(p.input),
+                                 root.interpreter_args(p.output), targets(g, rank), root.map().tensix_noc0(p.worker), page_size, packet_pages, p.cb_packets,
                                  p.split_reader_writer});
     return root_program;
   });

@@ -12,6 +12,7 @@
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::reduce {
@@ -133,10 +134,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
                      std::uint32_t rank) {
   const std::uint32_t n = g.size();
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const BufferLayout in_layout = buffers.layout(p.input_buffer);
+  const BufferLayout out_layout = buffers.layout(p.output_buffer);
   const auto tensor_pages = static_cast<std::uint32_t>(num_pages(p.tensor));
   const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
   const cmd::SemaphoreId receive{kReceiveSemaphoreId};

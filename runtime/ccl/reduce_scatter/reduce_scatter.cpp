@@ -17,6 +17,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
 #include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
 
@@ -138,10 +139,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
                      std::uint32_t rank) {
   const std::uint32_t n = g.size();
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const BufferLayout in_layout = buffers.layout(p.input_buffer);
+  const BufferLayout out_layout = buffers.layout(p.output_buffer);
   const api::Shape4D in_pages = shape_in_pages(p.input);
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice out_whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};

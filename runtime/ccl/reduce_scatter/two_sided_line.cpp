@@ -13,6 +13,7 @@
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/cb_placement.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
@@ -30,11 +31,11 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
                                const FabricGroup& g, std::uint32_t rank) {
   const std::uint32_t n = g.size();
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
-  const BufferLayout mid_layout = buffer_layout(*p.intermediate_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const BufferLayout in_layout = buffers.layout(p.input_buffer);
+  const BufferLayout out_layout = buffers.layout(p.output_buffer);
+  const BufferLayout mid_layout = buffers.layout(*p.intermediate_buffer);
   const api::Shape4D in_pages = shape_in_pages(p.input);
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::Shape4D mid_pages = shape_in_pages(r.intermediate);

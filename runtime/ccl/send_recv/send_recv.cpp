@@ -11,6 +11,7 @@
 #include "runtime/ccl/common/link_senders.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::send_recv {
@@ -21,8 +22,7 @@ constexpr const char* kOp = "send_recv";
 using Pair = std::pair<ChipId, ChipId>;  // sender, receiver
 
 kargs::TensorArgs tensor_args(const BufferHandle& buffer, const topo::Topology& topology, ChipId chip) {
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  return buffer_layout(buffer, common_worker_grid(topology), map.dram_bank_count()).interpreter_args(map);
+  return ChipBuffers(topology, chip).interpreter_args(buffer);
 }
 
 bool has_groups(const GroupSelection& groups) { return groups.cluster_axis || !groups.chips.empty(); }
@@ -75,11 +75,9 @@ void validate(const Params& p, const topo::Topology& topology) {
                                        p.receiver));
     }
   }
-  const CoreCoord grid = common_worker_grid(topology);
   for (const auto& [sender, receiver] : pairs(p, topology)) {
-    for (const auto& [buffer, chip] : {std::pair{&p.input, sender}, std::pair{&p.output, receiver}}) {
-      buffer_layout(*buffer, grid, chip_core_map(topology, chip).dram_bank_count());  // throws BufferConfigError
-    }
+    require_buffer_layouts(topology, {sender}, {&p.input});
+    require_buffer_layouts(topology, {receiver}, {&p.output});
     if (sender == receiver) continue;
     const FabricPlan plan(topology, p.fabric);
     plan.route(sender, receiver);  // throws when off the fabric or too far
