@@ -20,6 +20,7 @@
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_links.hpp"
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
@@ -172,11 +173,6 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "--mode fabric",
                                  to_string(options.op)));
   }
-  if (options.links != 1 && legacy_mode(options)) {
-    throw UsageError(fmt::format("--links: {} link(s) asked; legacy mode uses 1 link per hop so far (several "
-                                 "links: --mode fabric)",
-                                 options.links));
-  }
   const bool has_workers_per_link = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
   const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" && !legacy_mode(options) &&
                       options.ag_ring_algorithm != "multicast";
@@ -283,6 +279,24 @@ std::function<Check()> check_outputs(sim::device::SimMeshDevice& device, std::ve
 }
 
 std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {OutputBuffer{"output", buffer}}; }
+
+// Legacy mode has no routing planes for the fabric plan to check --links against: a group may use
+// what every hop has left after fast dispatch's tunnels (runtime/ccl/common/legacy_links.hpp).
+void require_legacy_links(const RunOptions& options, const topo::Topology& topology,
+                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape) {
+  for (const auto& group : groups) {
+    const std::uint32_t usable = ccl::legacy_usable_links(topology, group, shape);
+    if (options.links <= usable) continue;
+    const auto [a, b] = ccl::legacy_narrowest_hop(topology, group, shape);
+    throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {} allows 1 to {} (hop {}-{} has "
+                                 "{} physical link(s){}; REFERENCE 6.9)",
+                                 options.links, options.system, options.topology, fmt::join(group, ","), usable, a, b,
+                                 topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)),
+                                 ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)})
+                                     ? ", one of them carrying fast dispatch's tunnel"
+                                     : ""));
+  }
+}
 
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
@@ -443,6 +457,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     }
   }
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
+  if (legacy_mode(options)) require_legacy_links(options, device.topology(), groups, topology);
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
   const std::uint32_t dim = gather_dim(options);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/host/kernel_args_builder.hpp"
+#include "kernels/host/slicing.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
@@ -25,7 +26,10 @@ constexpr std::uint32_t kMessageSlots = 2;  // worker scratch: one message filli
 
 struct Resolved : LegacyOp {
   TensorSpec output;
-  std::uint32_t messages_per_slice = 0;
+  // Per link: the part of every slice (each chip's input) that link carries, as a worker slice
+  // of the input's shape, and its messages per slice. One link carries the whole slice.
+  std::vector<api::TensorSlice> link_runs;
+  std::vector<std::uint32_t> messages_per_slice;
 };
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -42,8 +46,24 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       kOp);
   r.output = with_dim_scaled(p.input, p.dim, r.n, true);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
-  r.messages_per_slice =
-      kernels::legacy_messages_per_slice(static_cast<std::uint32_t>(num_pages(p.input)), r.pages_per_message);
+  // Several links: each chip's input is split into num_links contiguous runs of pages (x-fastest,
+  // the first pages % num_links runs one page longer) and link l moves run l of every slice, so
+  // every link carries 1/num_links of the tensor through its own EDMs and workers. REFERENCE 5 and
+  // 7.3 give one EDM and its own workers per link but not how the pages are shared out; an even
+  // page split per link is what tt-metal's legacy all_gather structure implies (inferred).
+  const api::Shape4D in_pages = shape_in_pages(p.input);
+  const api::TensorSlice whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
+  if (api::volume(in_pages) < r.num_links) {
+    throw CclParamsError(fmt::format("all_gather: an input of {} page(s) on {} links in legacy mode; each link carries "
+                                     "a share of every chip's input, so it needs at least one page per link",
+                                     api::volume(in_pages), r.num_links));
+  }
+  r.link_runs = r.num_links == 1 ? std::vector<api::TensorSlice>{whole}
+                                 : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, r.num_links);
+  for (const api::TensorSlice& run : r.link_runs) {
+    r.messages_per_slice.push_back(kernels::legacy_messages_per_slice(
+        static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)), r.pages_per_message));
+  }
   return r;
 }
 
@@ -54,6 +74,14 @@ class ChipBuilder {
       : p_(p), topology_(topology), r_(r), chip_(group, rank, topology, p.input_buffer, p.output_buffer) {}
 
   Program build() {
+    for (std::uint32_t link = 0; link < r_.num_links; ++link) build_link(link);
+    return std::move(program_);
+  }
+
+ private:
+  // One link's EDMs (one per hop end it uses) and its two workers.
+  void build_link(std::uint32_t link) {
+    link_ = link;
     const DirectionCounts up = direction_counts(p_.topology, r_.n, chip_.rank, true);
     const DirectionCounts down = direction_counts(p_.topology, r_.n, chip_.rank, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one toward
@@ -75,25 +103,31 @@ class ChipBuilder {
       }
       if (c.received > 0) add_receiver(dir_up, c.received, dir_up ? *toward_down : *toward_up);
     }
-    return std::move(program_);
   }
 
- private:
-  CoreCoord core_of(bool up) const { return r_.cores[up ? 0 : 1]; }
+  CoreCoord core_of(bool up) const { return r_.core(link_, up); }
 
   LegacyEdmSite edm_toward(bool up, std::uint32_t sent_slices, std::uint32_t received_slices) {
     // Channel 0 feeds the next chip in direction `up` from my `up` sender; channel 1 feeds my
     // receiver of the other direction.
-    return add_legacy_edm_toward(program_, topology_, chip_, r_, up, kSenderEdmSemaphoreId,
-                                 sent_slices * r_.messages_per_slice, kReceiverEdmSemaphoreId,
-                                 received_slices * r_.messages_per_slice, p_.legacy, kOp);
+    const std::uint32_t messages = r_.messages_per_slice[link_];
+    return add_legacy_edm_toward(program_, topology_, chip_, r_, link_, up, kSenderEdmSemaphoreId,
+                                 sent_slices * messages, kReceiverEdmSemaphoreId, received_slices * messages,
+                                 p_.legacy, kOp);
+  }
+
+  // `s` restricted to this link's run of the slice.
+  api::CclCommandTensor on_link(api::TensorSlice s) const {
+    s.worker_slice_shape = r_.link_runs[link_].worker_slice_shape;
+    s.worker_slice_offset = r_.link_runs[link_].worker_slice_offset;
+    return api::to_command_tensor(s);
   }
 
   api::CclCommandTensor output_slice_of(std::uint32_t origin_rank) const {
     const api::Shape4D in_pages = shape_in_pages(p_.input);
     api::TensorSlice s{shape_in_pages(r_.output), in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
     set_dim(s.tensor_slice_offset, p_.dim, origin_rank * dim_of(in_pages, p_.dim));
-    return api::to_command_tensor(s);
+    return on_link(s);
   }
 
   kargs::LegacyAllGatherWorkerSpec worker_spec(bool sender, const LegacyEdmSite& edm, std::uint32_t channel,
@@ -130,7 +164,7 @@ class ChipBuilder {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = chip_.input.interpreter_args(chip_.map);
     const api::Shape4D in_pages = shape_in_pages(p_.input);
-    w.slices.push_back(api::to_command_tensor(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
+    w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
     w.slices.push_back(output_slice_of(chip_.rank));
     // Relays: the first slices to arrive, from the chips 1, 2, ... behind me in this direction.
     for (std::uint32_t k = 1; k < slices; ++k) w.slices.push_back(output_slice_of(legacy_step(r_.n, chip_.rank, !up, k)));
@@ -149,6 +183,7 @@ class ChipBuilder {
   const Resolved& r_;
   LegacyChip chip_;
   Program program_;
+  std::uint32_t link_ = 0;  // the link build_link is building
 };
 
 }  // namespace
@@ -164,7 +199,7 @@ DirectionCounts direction_counts(CclTopology topology, std::uint32_t n, std::uin
 }
 
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology) {
-  return ccl::worker_cores(topology, params.first_worker, 2, kOp);
+  return legacy_worker_cores(topology, params.first_worker, params.num_links, kOp);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {

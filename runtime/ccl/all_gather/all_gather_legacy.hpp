@@ -18,6 +18,12 @@
 // A ring sends the whole input both ways, half-way round (FULL_TENSOR, REFERENCE 7.3): N/2
 // chips up, (N-1)/2 down. A line sends each chip's input to every chip above and below it:
 // hops per direction = the distance to that end of the line.
+//
+// Several links (num_links up to legacy_usable_links, legacy_links.hpp): all of the above once
+// per link, on that link's ethernet channels and its own two worker cores, each link moving its
+// contiguous share of every slice (the input's pages split evenly, the first pages % num_links
+// links one page more; inferred, REFERENCE gives one EDM and its workers per link but not the
+// split).
 
 #include <cstdint>
 #include <vector>
@@ -34,7 +40,7 @@ struct DirectionCounts {
 // Slices rank `rank` of an `n`-chip group sends and receives up (toward higher ranks) or down.
 DirectionCounts direction_counts(CclTopology topology, std::uint32_t n, std::uint32_t rank, bool up);
 
-// The worker cores every chip uses: [up, down].
+// The worker cores every chip uses: per link [up, down].
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology);
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);

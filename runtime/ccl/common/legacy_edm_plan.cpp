@@ -19,7 +19,8 @@ std::size_t hash_value(const LegacyEdmOptions& options) {
   return hash_fields(0, options.termination, options.buffers_per_channel, options.pages_per_message);
 }
 
-LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, const std::string& op) {
+LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, const std::string& op,
+                     std::uint32_t link) {
   const std::optional<std::size_t> edge =
       topology.edge_between(static_cast<topo::ChipId>(from), static_cast<topo::ChipId>(to));
   if (!edge) {
@@ -27,10 +28,15 @@ LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, con
                                      "peer (REFERENCE 5)",
                                      op, from, to));
   }
-  const topo::EthLink& link = topology.links()[topology.edges()[*edge].links.front()];
-  const bool a_is_from = static_cast<ChipId>(link.a.chip) == from;
-  return LegacyHop{from, to, static_cast<std::uint32_t>(a_is_from ? link.a.channel : link.b.channel),
-                   static_cast<std::uint32_t>(a_is_from ? link.b.channel : link.a.channel)};
+  const std::vector<std::size_t>& links = topology.edges()[*edge].links;
+  if (link >= links.size()) {
+    throw CclParamsError(fmt::format("{}: link {} between chips {} and {}, which have {} link(s)", op, link, from, to,
+                                     links.size()));
+  }
+  const topo::EthLink& l = topology.links()[links[link]];
+  const bool a_is_from = static_cast<ChipId>(l.a.chip) == from;
+  return LegacyHop{from, to, static_cast<std::uint32_t>(a_is_from ? l.a.channel : l.b.channel),
+                   static_cast<std::uint32_t>(a_is_from ? l.b.channel : l.a.channel)};
 }
 
 std::vector<std::vector<ChipId>> resolve_legacy_groups(const GroupSelection& selection, const topo::Topology& topology,
@@ -131,10 +137,10 @@ void add_legacy_edm(Program& program, const topo::Topology& topology, const Lega
 }
 
 LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
-                                 const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
+                                 std::uint32_t link, const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
                                  std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
                                  const LegacyEdmOptions& options, const EriscL1Map& erisc, const std::string& op) {
-  const LegacyHop hop = legacy_hop(topology, from, to, op);
+  const LegacyHop hop = legacy_hop(topology, from, to, op, link);
   const LegacyEdmSite site = legacy_edm_site(hop.from, hop.from_channel, hop.to, 1, 1, pages_per_message,
                                              page_stride_bytes, options, erisc);
   add_legacy_edm(program, topology, site, {sender, receiver});

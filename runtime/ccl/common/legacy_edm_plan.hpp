@@ -1,6 +1,6 @@
 #pragma once
 // What every legacy-EDM-mode op builder shares (REFERENCE 5): the options of the per-op ERISC
-// data movers, where a hop's EDMs sit (link 0's ethernet channel on each end), how large an
+// data movers, where a hop's EDMs sit (each link's ethernet channel on each end), how large an
 // EDM buffer may be in the ERISC kernel region, and the EDM kernel a program launches with
 // the op. Pure functions of values and a topology: no device, no engine.
 //
@@ -41,15 +41,18 @@ struct LegacyEdmOptions {
 
 std::size_t hash_value(const LegacyEdmOptions& options);
 
-// The two ends of the hop from chip `from` to chip `to` on link 0 of their edge.
+// The two ends of the hop from chip `from` to chip `to` on link `link` of their edge (the edge's
+// links in topo::NeighbourEdge order, as the fabric's routing planes take them: link l is
+// plane l's port).
 struct LegacyHop {
   ChipId from = 0;
   ChipId to = 0;
   std::uint32_t from_channel = 0;
   std::uint32_t to_channel = 0;
 };
-// Throws CclParamsError when the chips are not neighbours.
-LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, const std::string& op);
+// Throws CclParamsError when the chips are not neighbours or their edge has no link `link`.
+LegacyHop legacy_hop(const topo::Topology& topology, ChipId from, ChipId to, const std::string& op,
+                     std::uint32_t link = 0);
 
 // The groups of a legacy op: as resolve_groups, but with neither chips nor cluster_axis every
 // chip of the system's ring (CclTopology::Ring) or line, as topo::find_system_ring / _line find
@@ -105,9 +108,10 @@ void add_legacy_edm(Program& program, const topo::Topology& topology, const Lega
 inline constexpr std::uint32_t kLegacyHopSenderChannel = 0;
 inline constexpr std::uint32_t kLegacyHopReceiverChannel = 1;
 inline constexpr std::uint32_t kLegacyHopChannels = 2;
-// Adds that EDM on `from`'s end of the hop to `to` (link 0) and returns its site.
+// Adds that EDM on `from`'s end of the hop to `to`, on link `link`'s ethernet channel (one EDM
+// per link per hop end, REFERENCE 5), and returns its site.
 LegacyEdmSite add_legacy_hop_edm(Program& program, const topo::Topology& topology, ChipId from, ChipId to,
-                                 const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
+                                 std::uint32_t link, const LegacyEdmChannel& sender, const LegacyEdmChannel& receiver,
                                  std::uint32_t pages_per_message, std::uint32_t page_stride_bytes,
                                  const LegacyEdmOptions& options, const EriscL1Map& erisc, const std::string& op);
 

@@ -2,9 +2,36 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/legacy_links.hpp"
 
 namespace cclmesh::runtime::ccl {
+
+namespace {
+
+// REFERENCE 6.9: a legacy op had min(requested, active ethernet cores between the pair) links;
+// here asking for more than that is refused rather than silently clamped, so a run's link count
+// is the one asked for.
+void require_legacy_links(const topo::Topology& topology, const std::vector<ChipId>& group, CclTopology shape,
+                          std::uint32_t num_links, const std::string& op) {
+  const std::uint32_t usable = legacy_usable_links(topology, group, shape);
+  if (num_links <= usable) return;
+  const auto [a, b] = legacy_narrowest_hop(topology, group, shape);
+  const std::size_t physical =
+      topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b));
+  const std::string why = physical > usable ? fmt::format(" ({} physical, one carries fast dispatch's ethernet "
+                                                          "tunnel to a chip that is not host-attached)",
+                                                          physical)
+                                            : "";
+  throw CclParamsError(fmt::format("{}: num_links {} in legacy mode on [{}]: hop {}-{} leaves {} usable link(s){}; "
+                                   "expected 1 to {} (REFERENCE 6.9: min(requested, active ethernet cores between "
+                                   "the pair))",
+                                   op, num_links, fmt::join(group, ", "), a, b, usable, why, usable));
+}
+
+}  // namespace
 
 LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topology, const std::string& op) {
   LegacyOp r;
@@ -16,11 +43,7 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
                                      "routers would hold",
                                      op, to_string(q.fabric.mode)));
   }
-  if (q.num_links != 1) {
-    throw CclParamsError(fmt::format("{}: num_links {} in legacy mode; one EDM per hop end is built (link 0), "
-                                     "use num_links 1",
-                                     op, q.num_links));
-  }
+  if (q.num_links == 0) throw CclParamsError(fmt::format("{}: num_links is 0; expected at least 1", op));
   r.groups = resolve_legacy_groups(q.groups, topology, q.topology);
   r.n = static_cast<std::uint32_t>(r.groups.front().size());
   for (const auto& g : r.groups) {
@@ -28,13 +51,31 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
       throw CclParamsError(fmt::format("{}: groups of {} and {} chips; every group must have the same size", op, r.n,
                                        g.size()));
     }
-    require_group_shape(topology, g, q.topology, q.num_links, op);
+    require_group_shape(topology, g, q.topology, q.num_links, op);  // neighbours; the physical links
+    require_legacy_links(topology, g, q.topology, q.num_links, op);  // less dispatch's tunnels
   }
-  r.cores = worker_cores(topology, q.first_worker, 2, op);
+  r.num_links = q.num_links;
+  r.cores = legacy_worker_cores(topology, q.first_worker, q.num_links, op);
   r.page_stride = legacy_page_stride_bytes(r.page_size);
   r.erisc = q.fabric.erisc_l1_map();
   r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op, r.erisc);
   return r;
+}
+
+std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,
+                                           const std::string& op) {
+  const CoreCoord grid = common_worker_grid(topology);
+  if (first.x + 1 >= grid.x || std::uint64_t{first.y} + num_links > grid.y) {
+    throw CclParamsError(fmt::format("{}: legacy workers for {} link(s) take 2 cores on each of {} rows from ({},{}); "
+                                     "they do not fit the {}x{} worker grid",
+                                     op, num_links, num_links, first.x, first.y, grid.x, grid.y));
+  }
+  std::vector<CoreCoord> cores;
+  for (std::uint32_t link = 0; link < num_links; ++link) {
+    cores.push_back(CoreCoord{first.x, first.y + link});
+    cores.push_back(CoreCoord{first.x + 1, first.y + link});
+  }
+  return cores;
 }
 
 void require_legacy_buffers(const LegacyOp& r, const topo::Topology& topology, const BufferHandle& input,
@@ -61,13 +102,14 @@ LegacyChip::LegacyChip(const std::vector<ChipId>& group_, std::uint32_t rank_, c
       output(buffer_layout(output_buffer, common_worker_grid(topology), map.dram_bank_count())) {}
 
 LegacyEdmSite add_legacy_edm_toward(Program& program, const topo::Topology& topology, const LegacyChip& chip,
-                                    const LegacyOp& r, bool up, std::uint32_t sender_semaphore_id,
+                                    const LegacyOp& r, std::uint32_t link, bool up,
+                                    std::uint32_t sender_semaphore_id,
                                     std::uint32_t sender_messages, std::uint32_t receiver_semaphore_id,
                                     std::uint32_t receiver_messages, const LegacyEdmOptions& options,
                                     const std::string& op) {
-  return add_legacy_hop_edm(program, topology, chip.chip(), chip.neighbour(up),
-                            LegacyEdmChannel{r.cores[up ? 0 : 1], sender_semaphore_id, sender_messages},
-                            LegacyEdmChannel{r.cores[up ? 1 : 0], receiver_semaphore_id, receiver_messages},
+  return add_legacy_hop_edm(program, topology, chip.chip(), chip.neighbour(up), link,
+                            LegacyEdmChannel{r.core(link, up), sender_semaphore_id, sender_messages},
+                            LegacyEdmChannel{r.core(link, !up), receiver_semaphore_id, receiver_messages},
                             r.pages_per_message, r.page_stride, options, r.erisc, op);
 }
 

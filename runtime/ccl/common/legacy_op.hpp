@@ -1,8 +1,8 @@
 #pragma once
 // What the neighbour-only legacy-EDM builders (all_gather, reduce_scatter; REFERENCE 5) resolve
 // and build the same way: the checks a legacy op makes of its mode, links, groups and buffers,
-// its message sizing and its two worker cores (one per direction), a rank's neighbours, the
-// EDM of each hop end, and the worker kernels' processors. The EDMs themselves are
+// its message sizing and its worker cores (one per link and direction), a rank's neighbours,
+// the EDM of each link's hop end, and the worker kernels' processors. The EDMs themselves are
 // legacy_edm_plan.hpp's. Pure functions of values and a topology: no device, no engine.
 
 #include <cstdint>
@@ -39,14 +39,29 @@ struct LegacyOp {
   std::uint32_t page_size = 0;
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
   std::uint32_t pages_per_message = 0;  // per EDM buffer
-  std::vector<CoreCoord> cores;         // the worker cores: [up, down]
-  EriscL1Map erisc;                     // the device's ERISC L1 (request.fabric), for the EDMs
+  std::uint32_t num_links = 1;
+  // The worker cores, per link: [link 0 up, link 0 down, link 1 up, link 1 down, ...] (see
+  // legacy_worker_cores). Each link has its own workers.
+  std::vector<CoreCoord> cores;
+  EriscL1Map erisc;  // the device's ERISC L1 (request.fabric), for the EDMs
+
+  CoreCoord core(std::uint32_t link, bool up) const { return cores[2 * link + (up ? 0 : 1)]; }
 };
 
-// Checks the device has no persistent fabric (the EDMs take its ethernet cores), one link, groups
-// of one size that are neighbour chains of `topology`'s shape, a page-aligned dim and an EDM
-// that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
+// Checks the device has no persistent fabric (the EDMs take its ethernet cores), groups of one
+// size that are neighbour chains of `topology`'s shape, 1 to legacy_usable_links links on every
+// group (legacy_links.hpp), a page-aligned dim and an EDM that fits; throws CclParamsError (or
+// topo::InputError) naming what is wrong.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
+
+// The worker cores of a legacy op, as LegacyOp::cores orders them: link l's two cores (up, down)
+// side by side on worker row first.y + l, from column first.x. REFERENCE 7.3: the legacy
+// all-gather laid its workers out "per (link, direction) as a row"; a row per link also keeps
+// each link's worker <-> EDM traffic off the other links' NoC rows (with every link's workers on
+// one row, that row's NoC links capped the op: measured, 4 links were no faster than 1 on a
+// Galaxy column). Throws CclParamsError when they do not fit the worker grid.
+std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,
+                                           const std::string& op);
 
 // Checks the buffers hold the input and the output exactly, are two buffers, and lay out on
 // every chip of every group.
@@ -73,11 +88,12 @@ struct LegacyChip {
   }
 };
 
-// The EDM on this chip's end of the hop toward its neighbour `up` (or down), in `program`:
-// channel 0 carries `sender_messages` from the worker on `cores[up]`, channel 1 brings
-// `receiver_messages` to the worker of the other direction.
+// The EDM on this chip's end of link `link` of the hop toward its neighbour `up` (or down), in
+// `program`: channel 0 carries `sender_messages` from that link's `up` worker, channel 1 brings
+// `receiver_messages` to the link's worker of the other direction.
 LegacyEdmSite add_legacy_edm_toward(Program& program, const topo::Topology& topology, const LegacyChip& chip,
-                                    const LegacyOp& resolved, bool up, std::uint32_t sender_semaphore_id,
+                                    const LegacyOp& resolved, std::uint32_t link, bool up,
+                                    std::uint32_t sender_semaphore_id,
                                     std::uint32_t sender_messages, std::uint32_t receiver_semaphore_id,
                                     std::uint32_t receiver_messages, const LegacyEdmOptions& options,
                                     const std::string& op);

@@ -35,7 +35,11 @@ constexpr std::uint32_t kMessagesPerCb = 2;  // one filling, one draining
 struct Resolved : LegacyOp {
   bool ring = false;
   TensorSpec output;
-  std::vector<api::TensorSlice> out_runs;  // per direction: [up, down]
+  // The runs of a slice's output the workers chain, as worker slices of the output's shape. A
+  // ring: per link, [up, down] (link l's at 2l, 2l + 1); a line: one per link, both directions.
+  std::vector<api::TensorSlice> out_runs;
+
+  std::uint32_t run_index(std::uint32_t link, bool up) const { return ring ? 2 * link + (up ? 0 : 1) : link; }
 };
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -53,15 +57,24 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.output = with_dim_scaled(p.input, p.dim, r.n, false);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
+  // Several links: the slice is first shared out over the links, each link's workers chaining
+  // their own contiguous run through their own EDMs (REFERENCE 7.5: "several workers take
+  // alternating slices strided by the worker count"; which pages a link takes is not given, and
+  // contiguous runs per link and direction, as the fabric reduce_scatter splits its runs, are
+  // our choice, inferred). On a ring that is 2 x num_links runs in page order, link-major.
   r.ring = p.topology == CclTopology::Ring;
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  r.out_runs = r.ring ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, 2)
-                      : std::vector<api::TensorSlice>{whole, whole};
-  if (api::volume(r.out_runs[1].worker_slice_shape) == 0) {
-    throw CclParamsError(fmt::format("reduce_scatter: a slice of {} page in legacy mode; the ring's two directions "
-                                     "each chain half of a slice, so it needs at least 2 pages",
-                                     api::volume(out_pages)));
+  const std::uint32_t runs = (r.ring ? 2 : 1) * r.num_links;
+  r.out_runs = runs == 1 ? std::vector<api::TensorSlice>{whole}
+                         : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, runs);
+  if (api::volume(r.out_runs.back().worker_slice_shape) == 0) {
+    throw CclParamsError(fmt::format("reduce_scatter: a slice of {} page(s) on {} link(s) in legacy mode; {} it needs "
+                                     "at least {} pages",
+                                     api::volume(out_pages), r.num_links,
+                                     r.ring ? "every link's two directions each chain a share of a slice, so"
+                                            : "every link chains a share of a slice, so",
+                                     runs));
   }
   return r;
 }
@@ -122,6 +135,14 @@ class ChipBuilder {
         in_slices_(cmd::compute_page_aligned_slices(r.n, shape_in_pages(p.input), p.dim)) {}
 
   Program build() {
+    for (std::uint32_t link = 0; link < r_.num_links; ++link) build_link(link);
+    return std::move(program_);
+  }
+
+ private:
+  // One link's EDMs and its two worker cores, chaining the link's runs.
+  void build_link(std::uint32_t link) {
+    link_ = link;
     const Plan up = plan_of(r_, chip_.rank, true);
     const Plan down = plan_of(r_, chip_.rank, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one
@@ -149,28 +170,24 @@ class ChipBuilder {
         add_reduce(core, static_cast<std::uint32_t>(plan.receiver.size()) * messages(dir_up));
       }
     }
-    return std::move(program_);
   }
 
- private:
-  CoreCoord core_of(bool up) const { return r_.cores[up ? 0 : 1]; }
-  std::uint32_t direction_index(bool up) const { return up ? 0 : 1; }
-  std::uint32_t run_pages(bool up) const {
-    return static_cast<std::uint32_t>(api::volume(r_.out_runs[direction_index(up)].worker_slice_shape));
-  }
+  CoreCoord core_of(bool up) const { return r_.core(link_, up); }
+  const api::TensorSlice& out_run(bool up) const { return r_.out_runs[r_.run_index(link_, up)]; }
+  std::uint32_t run_pages(bool up) const { return static_cast<std::uint32_t>(api::volume(out_run(up).worker_slice_shape)); }
   // Messages per step of one direction (a ring's two runs may differ by a page).
   std::uint32_t messages(bool up) const {
     return kernels::legacy_messages_per_slice(run_pages(up), r_.pages_per_message);
   }
 
   LegacyEdmSite edm_toward(bool up, const Plan& onward, const Plan& back) {
-    return add_legacy_edm_toward(program_, topology_, chip_, r_, up, kSenderEdmSemaphoreId,
+    return add_legacy_edm_toward(program_, topology_, chip_, r_, link_, up, kSenderEdmSemaphoreId,
                                  onward.sent() * messages(up), kReceiverEdmSemaphoreId,
                                  static_cast<std::uint32_t>(back.receiver.size()) * messages(!up), p_.legacy, kOp);
   }
 
   api::CclCommandTensor run_of(bool up, std::uint32_t kind, std::uint32_t slice) const {
-    const api::TensorSlice& out_run = r_.out_runs[direction_index(up)];
+    const api::TensorSlice& out_run = this->out_run(up);
     const bool on_input = kind == rs::kSendRaw || kind == rs::kReduceWithInput;
     if (!on_input) return api::to_command_tensor(out_run);
     api::TensorSlice in = in_slices_[slice];
@@ -235,12 +252,13 @@ class ChipBuilder {
   LegacyChip chip_;
   std::vector<api::TensorSlice> in_slices_;
   Program program_;
+  std::uint32_t link_ = 0;  // the link build_link is building
 };
 
 }  // namespace
 
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology) {
-  return ccl::worker_cores(topology, params.first_worker, 2, kOp);
+  return legacy_worker_cores(topology, params.first_worker, params.num_links, kOp);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
@@ -280,9 +298,11 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
   for (std::uint32_t s = 0; s < n; ++s) {
     out[s].resize(slices[0][s].size());
     if (r.ring) {
+      // The runs in page order: link 0 up, link 0 down, link 1 up, ...
       std::uint64_t offset = 0;
-      for (const bool up : {true, false}) {
-        const std::uint64_t bytes = api::volume(r.out_runs[up ? 0 : 1].worker_slice_shape) * r.page_size;
+      for (std::uint32_t run = 0; run < r.out_runs.size(); ++run) {
+        const bool up = run % 2 == 0;
+        const std::uint64_t bytes = api::volume(r.out_runs[run].worker_slice_shape) * r.page_size;
         std::vector<std::uint32_t> ranks;
         for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(legacy_step(n, s, up, k));
         if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, ranks, offset, bytes).data(), bytes);

@@ -24,6 +24,11 @@
 // adds that partial D to its output (or to its input, for s = 0): result = U + D. Rank s's down
 // receiver waits for a per-message "ready" count its up sender gives after the output landed.
 //
+// Several links (num_links up to legacy_usable_links, legacy_links.hpp): each slice's output is
+// first split into contiguous runs per link (a ring: 2 per link, link-major, up then down; a
+// line: 1 per link) and every link's EDMs and two workers chain their own runs exactly as
+// above (inferred: REFERENCE 7.5 says workers take strided slices, not how links share them).
+//
 // Messages are chunk-lockstep: message c of every step before message c + 1 of any, so each
 // worker's sends wait only on earlier messages up the chain and the ring cannot deadlock with
 // bounded EDM and CB buffers (the fabric ring relies on its output-sized receive buffer).
@@ -39,7 +44,7 @@
 
 namespace cclmesh::runtime::ccl::reduce_scatter::legacy {
 
-// The worker cores every chip uses: [up, down].
+// The worker cores every chip uses: per link [up, down].
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology);
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);

@@ -23,6 +23,7 @@
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
@@ -134,9 +135,14 @@ inline std::string group_name(const std::vector<ChipId>& g) {
   return topo::chip_list_to_string(std::vector<topo::ChipId>(g.begin(), g.end()));
 }
 
-// The op's groups on the device's fabric, after the fabric is taken from the device.
+// The op's groups on the device's fabric, after the fabric is taken from the device; on a device
+// without one (legacy EDM mode), as the legacy builders resolve them for a group of `shape`.
 inline std::vector<std::vector<ChipId>> fabric_groups(const sim::device::SimMeshDevice& device,
-                                                      const runtime::ccl::GroupSelection& selection) {
+                                                      const runtime::ccl::GroupSelection& selection,
+                                                      runtime::ccl::CclTopology shape = runtime::ccl::CclTopology::Line) {
+  if (device.options().fabric.mode == runtime::FabricMode::None) {
+    return runtime::ccl::resolve_legacy_groups(selection, device.topology(), shape);
+  }
   return runtime::ccl::resolve_groups(selection, device.topology(),
                                       runtime::FabricPlan(device.topology(), device.options().fabric));
 }
@@ -209,7 +215,7 @@ inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::cc
   const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   if (run.entry_barrier) p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
+  const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.input.dtype,
                          1000, ag::build_workloads(p, device.topology())};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     const Bytes expected = runtime::ccl::reference::concat(inputs, p.input, p.dim);
@@ -262,7 +268,7 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
   }
   p.barrier_semaphore =
       device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.input.dtype,
+  const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.input.dtype,
                          2000, {rs::build(p, device.topology())}};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     detail::expect_rank_outputs(device, "reduce_scatter", g, p.output_buffer,
@@ -285,7 +291,7 @@ inline RunOutcome run_all_reduce(sim::device::SimMeshDevice& device, runtime::cc
   const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, device.topology());
   p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+  const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.tensor.dtype,
                          3000, ar::build(p, device.topology())};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     detail::expect_rank_outputs(device, "all_reduce", g, p.output_buffer,
@@ -303,7 +309,7 @@ inline RunOutcome run_reduce(sim::device::SimMeshDevice& device, runtime::ccl::r
   p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.barrier_semaphore =
       device.create_global_semaphore(rd::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+  const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.tensor.dtype,
                          4000, {rd::build(p, device.topology())}};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     EXPECT_TRUE(read_back(device, g.at(p.root), p.output_buffer) == rd::reference_output(p, device.topology(), inputs))
@@ -321,7 +327,7 @@ inline RunOutcome run_all_to_all(sim::device::SimMeshDevice& device, runtime::cc
   p.output_buffer = device.create_buffer(buffer_config(p.tensor, memory));
   p.done_semaphore =
       device.create_global_semaphore(a2a::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  const detail::OpRun op{detail::fabric_groups(device, p.groups), p.input_buffer, p.output_buffer, p.tensor.dtype,
+  const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.tensor.dtype,
                          6000, {a2a::build(p, device.topology())}, true};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     detail::expect_rank_outputs(device, "all_to_all", g, p.output_buffer,

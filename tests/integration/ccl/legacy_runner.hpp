@@ -36,6 +36,7 @@ struct LegacyCase {
   runtime::ccl::CclTopology topology = runtime::ccl::CclTopology::Ring;
   runtime::BufferType memory = runtime::BufferType::Dram;
   std::vector<std::vector<ChipId>> groups;  // empty: the system's ring / line
+  std::uint32_t num_links = 1;               // an EDM per link per hop end, each link its own workers
   runtime::ccl::LegacyEdmOptions legacy;
   std::optional<runtime::BufferConfig> input_config;   // default: interleaved in `memory`
   std::optional<runtime::BufferConfig> output_config;  // default: interleaved in `memory`
@@ -58,6 +59,7 @@ LegacyRun run_legacy_case(sim::device::SimMeshDevice& device, const LegacyCase& 
   p.input = c.input;
   p.dim = c.dim;
   p.topology = c.topology;
+  p.num_links = c.num_links;
   p.mode = runtime::ccl::CclMode::Legacy;
   p.groups.chips = c.groups;
   p.fabric = device.options().fabric;
@@ -100,6 +102,37 @@ LegacyRun run_legacy_case(sim::device::SimMeshDevice& device, const LegacyCase& 
     if (profile[i].ready_ns) run.launch_ns = std::max(run.launch_ns, *profile[i].ready_ns - enqueued_ns);
   }
   return run;
+}
+
+// Payload bytes each ethernet core sent, by (chip, logical channel).
+inline std::map<std::pair<ChipId, std::uint32_t>, std::int64_t> payload_by_channel(sim::device::SimMeshDevice& device) {
+  std::map<std::pair<ChipId, std::uint32_t>, std::int64_t> sent;
+  for (const auto& link : device.system().links()) {
+    for (const sim::EthCore* side : {&link->a(), &link->b()}) {
+      sent[{static_cast<ChipId>(side->chip().id()), static_cast<std::uint32_t>(side->channel())}] +=
+          side->stats().payload_bytes_sent;
+    }
+  }
+  return sent;
+}
+
+// Every one of the first `num_links` links of every hop of `group` (a ring's closing hop too)
+// sent more than `at_least` payload bytes in both directions: each link's EDMs carried their
+// share, none sat out.
+inline void expect_every_link_carried(sim::device::SimMeshDevice& device, const std::vector<ChipId>& group,
+                                      runtime::ccl::CclTopology shape, std::uint32_t num_links,
+                                      std::int64_t at_least) {
+  const auto sent = payload_by_channel(device);
+  const std::size_t hops = shape == runtime::ccl::CclTopology::Ring ? group.size() : group.size() - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const ChipId a = group[i];
+    const ChipId b = group[(i + 1) % group.size()];
+    for (std::uint32_t link = 0; link < num_links; ++link) {
+      const runtime::ccl::LegacyHop hop = runtime::ccl::legacy_hop(device.topology(), a, b, "test", link);
+      EXPECT_GT(sent.at({a, hop.from_channel}), at_least) << "chip " << a << " ch " << hop.from_channel << " -> " << b;
+      EXPECT_GT(sent.at({b, hop.to_channel}), at_least) << "chip " << b << " ch " << hop.to_channel << " -> " << a;
+    }
+  }
 }
 
 }  // namespace cclmesh::ccltest

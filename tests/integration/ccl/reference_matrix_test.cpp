@@ -32,6 +32,7 @@
 
 #include "runtime/device/buffer_layout.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/legacy_runner.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -63,7 +64,14 @@ enum class System : std::uint8_t {
   GalaxyBlockLine2,  // stand-in for a 4-chip line on 2 links: the same block as a line
   TgAxes3,           // TG on the per-axis fabric, 3 routing planes (TG's usable links)
   TgAxes2,           // TG on the per-axis fabric, 2 routing planes
+  // Legacy EDM mode (no persistent fabric, per-op EDMs on every link): the T3K's MMIO square
+  // 0-1-3-2, whose hops carry no dispatch tunnel, so 2 links (runtime/ccl/common/legacy_links.hpp)
+  // as in the legacy-era tests the rows come from.
+  T3kSquareRingLegacy,
+  T3kSquareLineLegacy,
 };
+
+bool legacy(System s) { return s == System::T3kSquareRingLegacy || s == System::T3kSquareLineLegacy; }
 
 // Why each system: what it is and, for stand-ins, why the named system cannot run the row.
 const char* describe(System s) {
@@ -80,6 +88,8 @@ const char* describe(System s) {
       return "galaxy 2x2 block 0-1-9-8 as a line, 2 links (stand-in: the T3K's usable links are 1)";
     case System::TgAxes3: return "tg, per-axis fabric, 3 links";
     case System::TgAxes2: return "tg, per-axis fabric, 2 links";
+    case System::T3kSquareRingLegacy: return "t3k, MMIO square 0-1-3-2 as a ring, legacy EDM mode, 2 links";
+    case System::T3kSquareLineLegacy: return "t3k, MMIO square 0-1-3-2 as a line, legacy EDM mode, 2 links";
   }
   return "?";
 }
@@ -101,6 +111,8 @@ topo::Topology topology_of(System s) {
     case System::T3kLine:
     case System::T3kFourLine:
     case System::T3kSquareRing:
+    case System::T3kSquareRingLegacy:
+    case System::T3kSquareLineLegacy:
     case System::T3kAxes: return topo::build_t3k();
     case System::GalaxyBlockRing2:
     case System::GalaxyBlockLine2: return topo::build_galaxy();
@@ -130,6 +142,8 @@ runtime::FabricOptions fabric_of(System s, const topo::Topology& t) {
     case System::GalaxyBlockLine2: return fabric(FabricMode::Line, FabricScope::System, 2, kGalaxyBlock);
     case System::TgAxes3: return fabric(FabricMode::Line, FabricScope::Axes, 3);
     case System::TgAxes2: return fabric(FabricMode::Line, FabricScope::Axes, 2);
+    case System::T3kSquareRingLegacy:
+    case System::T3kSquareLineLegacy: return fabric(FabricMode::None);
   }
   return {};
 }
@@ -220,6 +234,7 @@ constexpr Op kAr = Op::AllReduce;
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
 const char* const kL1Full = "do not fit in L1";
 const char* const kNoRoomForCbs = "above the L1 buffers";
+const char* const kLegacyRowMajorDim3 = "ROW_MAJOR along dim 3 is not supported";
 
 using ShapeAndName = std::pair<std::array<std::uint32_t, 4>, std::string>;
 
@@ -243,6 +258,23 @@ std::vector<Row> all_rows() {
           .with_links(2));
   add(row(4, "Rm_Bf16_Dram", kAg, System::GalaxyBlockRing2, kRing, 4, {4, 1, 33, 256}, 0, kBf16, kRm, dram(), dram())
           .with_links(2));
+  // Rows 3 and 4 as the legacy-era tests ran them: legacy EDM mode on a T3K 4-chip ring, 2 links.
+  add(row(3, "Legacy_Tile_Bf16_L1", kAg, System::T3kSquareRingLegacy, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kTile,
+          l1(), l1())
+          .with_links(2));
+  add(row(3, "Legacy_Rm_Bf16_L1", kAg, System::T3kSquareRingLegacy, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kRm, l1(),
+          l1())
+          .with_links(2)
+          .refused(Outcome::RefusedByValidate, kLegacyRowMajorDim3));
+  add(row(4, "Legacy_Rm_Bf16_Dram", kAg, System::T3kSquareRingLegacy, kRing, 4, {4, 1, 33, 256}, 0, kBf16, kRm, dram(),
+          dram())
+          .with_links(2));
+  for (DataType dtype : {kBf16, kBfp8}) {
+    const std::string d = dtype == kBf16 ? "Bf16" : "Bfp8";
+    add(row(6, "Legacy_Tile_" + d + "_Dram", kAg, System::T3kSquareLineLegacy, kLine, 4, {1, 4, 32, 3584}, 1, dtype,
+            kTile, dram(), dram())
+            .with_links(2));
+  }
   for (DataType dtype : {kBf16, kBfp8}) {
     const std::string d = dtype == kBf16 ? "Bf16" : "Bfp8";
     add(row(5, "Tile_" + d + "_Dram", kAg, System::T3kLine, kLine, 8, {1, 8, 32, 2048}, 1, dtype, kTile, dram(),
@@ -361,6 +393,9 @@ std::vector<Row> all_rows() {
   add(row(30, "Tile_Bf16_Dram", kRs, System::GalaxyBlockLine2, kLine, 4, {1, 1, 32, 1280}, 1, kBf16, kTile, dram(),
           dram())
           .with_links(2));
+  add(row(30, "Legacy_Tile_Bf16_Dram", kRs, System::T3kSquareLineLegacy, kLine, 4, {1, 1, 32, 1280}, 1, kBf16, kTile,
+          dram(), dram())
+          .with_links(2));
   for (DataType dtype : {kBf16, kBfp8}) {
     // Row 31: out (1,1,32,4096) shard (32,128) on 8x4; the input shard is the output's x 8.
     Row r = row(31, dtype == kBf16 ? "Tile_Bf16_L1WidthSharded" : "Tile_Bfp8_L1WidthSharded", kRs, System::T3kRing,
@@ -372,6 +407,10 @@ std::vector<Row> all_rows() {
   // Row 32: out (1,1,32,1280) shard (32,128) on 10 cores; in (32,160) on 8x5.
   add(row(32, "Tile_Bf16_L1WidthSharded", kRs, System::GalaxyBlockLine2, kLine, 4, {1, 1, 32, 1280}, 3, kBf16, kTile,
           sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {cores(0, 0, 7, 4)}, 32, 160),
+          sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {cores(0, 0, 7, 0), cores(0, 1, 1, 1)}, 32, 128))
+          .with_links(2));
+  add(row(32, "Legacy_Tile_Bf16_L1WidthSharded", kRs, System::T3kSquareLineLegacy, kLine, 4, {1, 1, 32, 1280}, 3, kBf16,
+          kTile, sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {cores(0, 0, 7, 4)}, 32, 160),
           sharded(BufferType::L1, TensorMemoryLayout::WidthSharded, {cores(0, 0, 7, 0), cores(0, 1, 1, 1)}, 32, 128))
           .with_links(2));
 
@@ -483,7 +522,12 @@ TensorSpec tensor_of(const Row& r) {
 runtime::ccl::GroupSelection groups_of(const Row& r) {
   runtime::ccl::GroupSelection g;
   g.cluster_axis = r.cluster_axis;
+  if (legacy(r.system)) g.chips = {kT3kMmioSquare};  // legacy mode has no fabric to take a group from
   return g;
+}
+
+runtime::ccl::CclMode mode_of(const Row& r) {
+  return legacy(r.system) ? runtime::ccl::CclMode::Legacy : runtime::ccl::CclMode::Fabric;
 }
 
 ag::Params gather_params(const Row& r, const runtime::FabricOptions& f) {
@@ -493,6 +537,7 @@ ag::Params gather_params(const Row& r, const runtime::FabricOptions& f) {
   p.topology = r.topology;
   p.num_links = r.links;
   p.groups = groups_of(r);
+  p.mode = mode_of(r);
   p.fabric = f;
   return p;
 }
@@ -504,6 +549,7 @@ rs::Params scatter_params(const Row& r, const runtime::FabricOptions& f) {
   p.topology = r.topology;
   p.num_links = r.links;
   p.groups = groups_of(r);
+  p.mode = mode_of(r);
   p.fabric = f;
   return p;
 }
@@ -514,6 +560,7 @@ ar::Params reduce_params(const Row& r, const runtime::FabricOptions& f) {
   p.topology = r.topology;
   p.num_links = r.links;
   p.groups = groups_of(r);
+  p.mode = mode_of(r);
   p.fabric = f;
   p.algorithm = r.algorithm;
   return p;
@@ -609,6 +656,10 @@ TEST_P(ReferenceMatrix, Run) {
         EXPECT_GT(o.link_payload_bytes.at({b, a}), 0) << "hop " << b << "->" << a;
       }
     }
+  }
+  if (legacy(r.system)) {
+    // Every link of every hop carried its share both ways: each link has its own EDMs and workers.
+    expect_every_link_carried(*device, kT3kMmioSquare, r.topology, r.links, 0);
   }
   std::printf("%s: %s, %llu B in / %llu B out per chip, %.2f us simulated, %s\n", r.name().c_str(),
               describe(r.system), static_cast<unsigned long long>(o.input_bytes),
