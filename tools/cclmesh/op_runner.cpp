@@ -821,8 +821,9 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   }
   if (device->fabric().scope() == runtime::FabricScope::Axes) {
     const std::size_t groups = run_groups(options, *device, {options.cluster_axis, {}}).size();
-    result.fabric = fmt::format("per-axis fabric: {} group{} along cluster_axis {}", groups, groups == 1 ? "" : "s",
-                                *options.cluster_axis);
+    // Legacy mode has no fabric (each op launches its own EDMs): only the groups are named.
+    result.fabric = fmt::format("{}{} group{} along cluster_axis {}", legacy_mode(options) ? "" : "per-axis fabric: ",
+                                groups, groups == 1 ? "" : "s", *options.cluster_axis);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

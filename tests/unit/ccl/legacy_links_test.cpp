@@ -111,8 +111,8 @@ TEST(LegacyLinks, AllGatherTwoLinksOnTheT3kSquare) {
   p.legacy.pages_per_message = 4;
   ag::validate(p, t);
   const std::vector<CoreCoord> cores = ag::legacy::worker_cores(p, t);
-  ASSERT_EQ(cores.size(), 4u);
-  EXPECT_EQ(std::set<CoreCoord>(cores.begin(), cores.end()).size(), 4u);
+  // A worker row per link: link l's up and down cores side by side on row l.
+  EXPECT_EQ(cores, (std::vector<CoreCoord>{{0, 0}, {1, 0}, {0, 1}, {1, 1}}));
   const MeshWorkload w = ag::build(p, t);
   ASSERT_EQ(w.programs.size(), 4u);
   // Chip 0 neighbours 1 (ch 14, 15) and 2 (ch 6, 7): an EDM on every one of them.
@@ -226,6 +226,10 @@ TEST(LegacyLinks, Refusals) {
   r.input_buffer = test::dram_buffer(1, r.input);
   r.output_buffer = test::dram_buffer(2, rs::output_spec(r, t3k));
   EXPECT_NO_THROW(rs::validate(r, t3k));
+  // The workers' rows must fit the grid: from the last column there is no room for the pair.
+  ag::Params edge = gather_params(t3k, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 8}}, 2, kT3kMmioSquare);
+  edge.first_worker = CoreCoord{common_worker_grid(t3k).x - 1, 0};
+  EXPECT_NE(expect_invalid([&] { ag::validate(edge, t3k); }).find("do not fit"), std::string::npos);
   // N300's one edge keeps 1 link for CCLs (REFERENCE 3.1).
   const topo::Topology n300 = topo::build_n300();
   rs::Params pair;
