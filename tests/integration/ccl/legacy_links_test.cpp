@@ -140,6 +140,26 @@ TEST(LegacyLinks, ReduceScatterFp32AndGalaxyColumnFourLinks) {
   }
 }
 
+// A ring on 4 links: the Galaxy's 2x2 block 0-1-9-8 (4 links per hop, every chip host-attached),
+// with WORKER_INITIATED termination and one-buffer channels: each worker ends its own link's EDM.
+TEST(LegacyLinks, GalaxyBlockRingFourLinksWorkerTermination) {
+  const std::vector<ChipId> block{0, 1, 9, 8};
+  for (const bool gather : {true, false}) {
+    SCOPED_TRACE(gather ? "all_gather" : "reduce_scatter");
+    auto device = legacy_device(topo::build_galaxy());
+    LegacyCase c;
+    c.input = tile({1, 1, 32, 32 * 4 * 10});  // 40 tiles: all_gather 10 per link; reduce_scatter 10-tile slices, 8 runs
+    c.groups = {block};
+    c.num_links = 4;
+    c.legacy.termination = runtime::ccl::LegacyTermination::WorkerSignal;
+    c.legacy.buffers_per_channel = 1;
+    c.legacy.pages_per_message = 3;
+    const LegacyRun r = gather ? run_all_gather(*device, c) : run_reduce_scatter(*device, c);
+    EXPECT_EQ(r.edms, 4u * 2 * 4);
+    expect_every_link_carried(*device, block, CclTopology::Ring, 4, kPage);
+  }
+}
+
 // all_reduce = legacy reduce_scatter + legacy all_gather, both on every link.
 void run_all_reduce(sim::device::SimMeshDevice& device, CclTopology shape, const std::vector<ChipId>& group,
                     std::uint32_t links, const TensorSpec& tensor) {
