@@ -1,7 +1,6 @@
 #include "runtime/ccl/common/legacy_op.hpp"
 
 #include <fmt/format.h>
-
 #include <fmt/ranges.h>
 
 #include "runtime/ccl/common/ccl_common.hpp"

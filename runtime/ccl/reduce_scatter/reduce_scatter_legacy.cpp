@@ -174,7 +174,9 @@ class ChipBuilder {
 
   CoreCoord core_of(bool up) const { return r_.core(link_, up); }
   const api::TensorSlice& out_run(bool up) const { return r_.out_runs[r_.run_index(link_, up)]; }
-  std::uint32_t run_pages(bool up) const { return static_cast<std::uint32_t>(api::volume(out_run(up).worker_slice_shape)); }
+  std::uint32_t run_pages(bool up) const {
+    return static_cast<std::uint32_t>(api::volume(out_run(up).worker_slice_shape));
+  }
   // Messages per step of one direction (a ring's two runs may differ by a page).
   std::uint32_t messages(bool up) const {
     return kernels::legacy_messages_per_slice(run_pages(up), r_.pages_per_message);

@@ -29,7 +29,9 @@ const std::vector<ChipId> kT3kMmioSquare{0, 1, 3, 2};
 constexpr std::int64_t kPage = 2048;
 
 // The Galaxy's first column (4 chips, 4 links per hop, every chip host-attached).
-std::vector<ChipId> galaxy_column(const topo::Topology& galaxy) { return to_runtime(topo::axis_groups(galaxy, 0).front()); }
+std::vector<ChipId> galaxy_column(const topo::Topology& galaxy) {
+  return to_runtime(topo::axis_groups(galaxy, 0).front());
+}
 
 LegacyRun run_all_gather(sim::device::SimMeshDevice& device, const LegacyCase& c) {
   return run_legacy_case<ag::Params>(
@@ -68,7 +70,8 @@ TEST(LegacyLinks, AllGatherLayoutsOnTwoLinks) {
     std::uint32_t dim;
     BufferType memory;
   };
-  for (const Variant& v : {Variant{TensorSpec{{1, 1, 40, 256}, DataType::Bfloat16, runtime::ccl::Layout::RowMajor}, 2, BufferType::Dram},
+  const TensorSpec rows{{1, 1, 40, 256}, DataType::Bfloat16, runtime::ccl::Layout::RowMajor};
+  for (const Variant& v : {Variant{rows, 2, BufferType::Dram},
                            Variant{tile({1, 1, 32, 32 * 5}, DataType::Float32), 3, BufferType::L1},
                            Variant{tile({1, 1, 32, 32 * 9}, DataType::Bfloat8B), 3, BufferType::Dram},
                            Variant{tile({2, 3, 32, 64}), 1, BufferType::Dram}}) {
@@ -148,7 +151,8 @@ TEST(LegacyLinks, GalaxyBlockRingFourLinksWorkerTermination) {
     SCOPED_TRACE(gather ? "all_gather" : "reduce_scatter");
     auto device = legacy_device(topo::build_galaxy());
     LegacyCase c;
-    c.input = tile({1, 1, 32, 32 * 4 * 10});  // 40 tiles: all_gather 10 per link; reduce_scatter 10-tile slices, 8 runs
+    // 40 tiles: all_gather 10 per link; reduce_scatter 10-tile slices in 8 runs.
+    c.input = tile({1, 1, 32, 32 * 4 * 10});
     c.groups = {block};
     c.num_links = 4;
     c.legacy.termination = runtime::ccl::LegacyTermination::WorkerSignal;
@@ -224,7 +228,9 @@ TEST(LegacyLinks, SameResultOnOneAndTwoLinks) {
     p.input_buffer = device->create_buffer(runtime::ccl::interleaved_buffer_config(p.input, BufferType::Dram));
     p.output_buffer = device->create_buffer(
         runtime::ccl::interleaved_buffer_config(rs::output_spec(p, device->topology()), BufferType::Dram));
-    for (ChipId chip : kT3kMmioSquare) device->write_buffer(chip, p.input_buffer, pattern(p.input_buffer.config.size_bytes, 40 + chip));
+    for (ChipId chip : kT3kMmioSquare) {
+      device->write_buffer(chip, p.input_buffer, pattern(p.input_buffer.config.size_bytes, 40 + chip));
+    }
     device->enqueue_workload(rs::build(p, device->topology()));
     device->finish();
     Bytes all;
