@@ -57,9 +57,9 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology&
 // The worker cores of a legacy op, as LegacyOp::cores orders them: link l's two cores (up, down)
 // side by side on worker row first.y + l, from column first.x. REFERENCE 7.3: the legacy
 // all-gather laid its workers out "per (link, direction) as a row"; a row per link also keeps
-// each link's worker <-> EDM traffic off the other links' NoC rows (with every link's workers on
-// one row, that row's NoC links capped the op: measured, 4 links were no faster than 1 on a
-// Galaxy column). Throws CclParamsError when they do not fit the worker grid.
+// each link's worker <-> EDM traffic off the other links' NoC rows (measured: with every link's
+// workers on one row, 4 links were hardly faster than 1 on a Galaxy column, which we take to be
+// that row's NoC links). Throws CclParamsError when they do not fit the worker grid.
 std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,
                                            const std::string& op);
 
