@@ -41,6 +41,7 @@ std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
   b[ia::kAddrGenShardedContiguity] = static_cast<uint32_t>(t.contiguity);
   b[ia::kAddrGenShardedPagesPerShardWidth] = t.pages_per_shard_width;
   b[ia::kAddrGenShardedRowsPerShardHeight] = t.rows_per_shard_height;
+  b[ia::kAddrGenShardedPiecesPerPage] = t.pieces_per_page;
   for (std::size_t i = 0; i < t.cores.size(); ++i) {
     b[ia::kAddrGenShardedCoreTable + i] = ia::pack_core_xy(t.cores[i].x, t.cores[i].y);
   }

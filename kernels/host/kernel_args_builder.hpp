@@ -60,6 +60,8 @@ struct ShardedTensorArgs {
   uint32_t pages_per_shard_width = 0;
   uint32_t rows_per_shard_height = 0;
   std::vector<NocCoord> cores;  // shard order, NoC0
+  // > 1: page_size_bytes is one of this many pieces of a buffer page (api::ShardedAddrGenParams).
+  uint32_t pieces_per_page = 1;
 };
 
 using TensorArgs = std::variant<InterleavedTensorArgs, ShardedTensorArgs>;
