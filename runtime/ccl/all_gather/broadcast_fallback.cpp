@@ -7,7 +7,7 @@
 #include "kernels/concat/concat_args.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
-#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_gather::broadcast_fallback {
@@ -28,11 +28,9 @@ kernels::concat::ConcatGeometry geometry(const Params& p, std::uint32_t ranks) {
 
 // One chip's concat: the output tiles split over up to kConcatCores cores, in runs.
 Program concat_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t ranks) {
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const kargs::TensorArgs in_args =
-      buffer_layout(p.broadcast_buffers.front(), grid, map.dram_bank_count()).interpreter_args(map);
-  const kargs::TensorArgs out_args = buffer_layout(p.output_buffer, grid, map.dram_bank_count()).interpreter_args(map);
+  const ChipBuffers buffers(topology, chip);
+  const kargs::TensorArgs in_args = buffers.interpreter_args(p.broadcast_buffers.front());
+  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffer);
   const kernels::concat::ConcatGeometry g = geometry(p, ranks);
   const std::uint32_t tiles = g.out_tiles();
   const std::uint32_t num_cores = std::min(tiles, kConcatCores);
@@ -126,9 +124,8 @@ void validate(const Params& p, const topo::Topology& topology) {
   }
   all_broadcast::validate(b, topology);
   require_buffer_holds(p.output_buffer, with_dim_scaled(p.input, p.dim, ranks, true), kOp, "output");
-  const CoreCoord grid = common_worker_grid(topology);
   for (const auto& group : resolve_groups(p.groups, topology, FabricPlan(topology, p.fabric))) {
-    for (ChipId chip : group) buffer_layout(p.output_buffer, grid, chip_core_map(topology, chip).dram_bank_count());
+    for (ChipId chip : group) ChipBuffers(topology, chip).layout(p.output_buffer);
   }
   for (const BufferHandle& buffer : p.broadcast_buffers) {
     // The concat addresses all N through one address generator, at each buffer's address.

@@ -97,6 +97,24 @@ TEST(AllGatherBroadcastFallbackE2E, Bfp8PiecesStraddlingBlocksOnAT3kRing) {
   EXPECT_EQ(o.output_bytes, 2u * 5 * 1088);
 }
 
+TEST(AllGatherBroadcastFallbackE2E, Bfp8SameInputsSameTimes) {
+  // Determinism with the unpack / pack path and a sharded output.
+  std::uint64_t spans[2] = {};
+  for (std::uint64_t& span : spans) {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    ag::Params p;
+    p.input = tile({1, 1, 3, 20}, DataType::Bfloat8B);
+    p.dim = 3;
+    p.topology = CclTopology::Ring;
+    const Memory out{BufferType::L1, ShardLayout{runtime::TensorMemoryLayout::WidthSharded, {{{0, 1}, {4, 1}}}, 32, 32}};
+    const RunOutcome o = run_all_gather(*device, p, Memory{}, out);
+    EXPECT_TRUE(o.verified);
+    span = o.kernel_ns;
+  }
+  EXPECT_EQ(spans[0], spans[1]);
+  EXPECT_GT(spans[0], 0u);
+}
+
 TEST(AllGatherBroadcastFallbackE2E, Bfp8RowsAlongDim2OnN300LineInL1) {
   auto device = make_device(topo::build_n300(), FabricMode::Line);
   gather(*device, tile({1, 2, 17, 40}, DataType::Bfloat8B), 2, CclTopology::Line, Memory{BufferType::L1, std::nullopt});
