@@ -144,7 +144,9 @@ void kernel_main_concat() {
     fail(KernelFaultCode::BAD_ARGS, concat::kCtInCbId);
   }
   const bool bfp8 = element_bytes == concat::kBfp8ElementBytes;
-  if (bfp8 && get_cb_page_size(unpack_cb) < concat::kUnpackedTileBytes) fail(KernelFaultCode::BAD_ARGS, concat::kCtUnpackCbId);
+  if (bfp8 && get_cb_page_size(unpack_cb) < concat::kUnpackedTileBytes) {
+    fail(KernelFaultCode::BAD_ARGS, concat::kCtUnpackCbId);
+  }
   const uint32_t in_stride = get_cb_page_size(in_cb);
   const uint32_t in_base = get_write_ptr(in_cb);
   const uint32_t out_tile = get_write_ptr(out_cb);

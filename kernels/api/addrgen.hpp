@@ -68,9 +68,9 @@ constexpr PageLocation interleaved_page_location(const InterleavedAddrGenParams&
 // ---------------------------------------------------------------------------------------------
 // Sharded: the 7 compile-time values of tt-metal's ShardedAddrGen (sharding_addrgen.hpp), plus
 // the shard base address (a runtime arg, the same on every core), and pieces per page as for
-// interleaved buffers (this model's addition, for ROW_MAJOR rows written a part at a time). Cores are numbered row-major
-// over the shard grid (shard row, then shard column); the core table in runtime args maps that
-// number to NoC x, y and so encodes the grid's orientation.
+// interleaved buffers (this model's addition, for ROW_MAJOR rows written a part at a time).
+// Cores are numbered row-major over the shard grid (shard row, then shard column); the core
+// table in runtime args maps that number to NoC x, y and so encodes the grid's orientation.
 //   height: core = page div (pages_per_tensor_row * rows_per_shard_height)
 //   width:  core = column div pages_per_shard_width;
 //           page in shard = row * pages_per_shard_width + column mod pages_per_shard_width

@@ -87,6 +87,12 @@ TEST(AllGatherBroadcastFallbackE2E, SameInputsSameTimes) {
   EXPECT_GT(spans[0], 0u);
 }
 
+// An output sharded in elements (ShardLayout) on `grid`.
+Memory sharded(BufferType type, runtime::TensorMemoryLayout layout, runtime::CoreRange grid, std::uint32_t height,
+               std::uint32_t width) {
+  return Memory{type, ShardLayout{layout, {grid}, height, width}};
+}
+
 // bfp8_b: the concat unpacks every piece to fp32 and packs each output block again with its
 // own shared exponent; reference::concat re-blocks element by element (inputs with bounded
 // exponents, as every bfp8_b run here).
@@ -106,8 +112,9 @@ TEST(AllGatherBroadcastFallbackE2E, Bfp8SameInputsSameTimes) {
     p.input = tile({1, 1, 3, 20}, DataType::Bfloat8B);
     p.dim = 3;
     p.topology = CclTopology::Ring;
-    const Memory out{BufferType::L1, ShardLayout{runtime::TensorMemoryLayout::WidthSharded, {{{0, 1}, {4, 1}}}, 32, 32}};
-    const RunOutcome o = run_all_gather(*device, p, Memory{}, out);
+    const RunOutcome o = run_all_gather(
+        *device, p, Memory{},
+        sharded(BufferType::L1, runtime::TensorMemoryLayout::WidthSharded, {{0, 1}, {4, 1}}, 32, 32));
     EXPECT_TRUE(o.verified);
     span = o.kernel_ns;
   }
@@ -135,11 +142,6 @@ RunOutcome gather_into(sim::device::SimMeshDevice& device, TensorSpec input, std
   const RunOutcome o = run_all_gather(device, p, Memory{}, output, RunOptions{}, broadcast_memory);
   EXPECT_TRUE(o.verified);
   return o;
-}
-
-Memory sharded(BufferType type, runtime::TensorMemoryLayout layout, runtime::CoreRange grid, std::uint32_t height,
-               std::uint32_t width) {
-  return Memory{type, ShardLayout{layout, {grid}, height, width}};
 }
 
 TEST(AllGatherBroadcastFallbackE2E, L1WidthShardedOutputOnAT3kRing) {
