@@ -97,7 +97,9 @@ constexpr uint32_t kAddrGenShardedPagesPerTensorRow = 4;
 constexpr uint32_t kAddrGenShardedContiguity = 5;
 constexpr uint32_t kAddrGenShardedPagesPerShardWidth = 6;
 constexpr uint32_t kAddrGenShardedRowsPerShardHeight = 7;
-constexpr uint32_t kAddrGenShardedCoreTable = 8;
+// Pieces per buffer page, as kAddrGenInterleavedPiecesPerPage (api::ShardedAddrGenParams).
+constexpr uint32_t kAddrGenShardedPiecesPerPage = 8;
+constexpr uint32_t kAddrGenShardedCoreTable = 9;
 constexpr uint32_t sharded_addrgen_words(uint32_t num_cores) { return kAddrGenShardedCoreTable + num_cores; }
 
 constexpr uint32_t pack_core_xy(uint32_t noc0_x, uint32_t noc0_y) { return (noc0_x & 0xFFFF) | (noc0_y << 16); }

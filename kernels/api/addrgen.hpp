@@ -67,9 +67,10 @@ constexpr PageLocation interleaved_page_location(const InterleavedAddrGenParams&
 
 // ---------------------------------------------------------------------------------------------
 // Sharded: the 7 compile-time values of tt-metal's ShardedAddrGen (sharding_addrgen.hpp), plus
-// the shard base address (a runtime arg, the same on every core). Cores are numbered row-major
-// over the shard grid (shard row, then shard column); the core table in runtime args maps that
-// number to NoC x, y and so encodes the grid's orientation.
+// the shard base address (a runtime arg, the same on every core), and pieces per page as for
+// interleaved buffers (this model's addition, for ROW_MAJOR rows written a part at a time).
+// Cores are numbered row-major over the shard grid (shard row, then shard column); the core
+// table in runtime args maps that number to NoC x, y and so encodes the grid's orientation.
 //   height: core = page div (pages_per_tensor_row * rows_per_shard_height)
 //   width:  core = column div pages_per_shard_width;
 //           page in shard = row * pages_per_shard_width + column mod pages_per_shard_width
@@ -93,6 +94,9 @@ struct ShardedAddrGenParams {
   uint32_t pages_per_shard_width;
   uint32_t rows_per_shard_height;
   uint32_t shard_base_address;
+  // Pieces, as InterleavedAddrGenParams: page i is piece i mod k of buffer page i div k.
+  uint32_t pieces_per_page = 1;  // k: addressed pages per buffer page
+  uint32_t piece_bytes = 0;      // bytes of one piece (k > 1)
 };
 
 // The parameters a lookup needs to be meaningful (no zero divisors, a sharded layout).
@@ -106,9 +110,8 @@ constexpr bool sharded_params_are_valid(const ShardedAddrGenParams& p) {
 
 constexpr uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-// Requires sharded_params_are_valid(p). The returned core index may be >= number_of_cores
-// when the page is past the tensor's end; the caller checks it against its core table.
-constexpr PageLocation sharded_page_location(const ShardedAddrGenParams& p, uint32_t page) {
+// Buffer page `page` (whole pages, ignoring pieces).
+constexpr PageLocation sharded_buffer_page_location(const ShardedAddrGenParams& p, uint32_t page) {
   const uint32_t row = page / p.pages_per_tensor_row;
   const uint32_t column = page % p.pages_per_tensor_row;
   const uint32_t shard_width = p.pages_per_shard_width;
@@ -139,6 +142,20 @@ constexpr PageLocation sharded_page_location(const ShardedAddrGenParams& p, uint
   }
   return PageLocation{core, page_in_shard, p.shard_base_address + page_in_shard * p.page_size_jump_bytes,
                       contiguous};
+}
+
+// Requires sharded_params_are_valid(p). The returned core index may be >= number_of_cores
+// when the page is past the tensor's end; the caller checks it against its core table. With
+// k = pieces_per_page > 1, page i is piece i mod k of buffer page i div k (a ROW_MAJOR row
+// written a part at a time), contiguous to the end of that buffer page.
+constexpr PageLocation sharded_page_location(const ShardedAddrGenParams& p, uint32_t page) {
+  const uint32_t pieces = p.pieces_per_page == 0 ? 1 : p.pieces_per_page;
+  if (pieces == 1) return sharded_buffer_page_location(p, page);
+  PageLocation at = sharded_buffer_page_location(p, page / pieces);
+  const uint32_t piece = page % pieces;
+  at.address += piece * p.piece_bytes;
+  at.contiguous_pages = pieces - piece;
+  return at;
 }
 
 // One entry point for a tensor whichever its layout (the interpreter's addrgen argument).

@@ -168,4 +168,13 @@ constexpr uint32_t kSegmentCycles = 8;
 constexpr uint32_t clear_cycles(uint32_t tile_bytes) { return tile_bytes / 4; }
 constexpr uint32_t segment_cycles(uint32_t bytes) { return kSegmentCycles + 2 * ((bytes + 3) / 4); }
 
+// bfp8_b (inferred the same way; tt-metal's concat on bfp8_b goes through the unpacker and
+// packer, whose cost REFERENCE does not give): the tile is assembled as 1024 fp32 values, so
+// clearing it is clear_cycles(4096) and each segment costs segment_cycles of its fp32 words;
+// packing it back costs, per 16-value block, what copying a 16-word segment costs (read the
+// 16 values, write the block), 64 blocks a tile.
+constexpr uint32_t kBlocksPerTile = 64;
+constexpr uint32_t kBlockValues = 16;
+constexpr uint32_t pack_tile_cycles() { return kBlocksPerTile * segment_cycles(kBlockValues * 4); }
+
 }  // namespace cclmesh::kernels::concat

@@ -41,6 +41,7 @@ std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
   b[ia::kAddrGenShardedContiguity] = static_cast<uint32_t>(t.contiguity);
   b[ia::kAddrGenShardedPagesPerShardWidth] = t.pages_per_shard_width;
   b[ia::kAddrGenShardedRowsPerShardHeight] = t.rows_per_shard_height;
+  b[ia::kAddrGenShardedPiecesPerPage] = t.pieces_per_page;
   for (std::size_t i = 0; i < t.cores.size(); ++i) {
     b[ia::kAddrGenShardedCoreTable + i] = ia::pack_core_xy(t.cores[i].x, t.cores[i].y);
   }
@@ -334,22 +335,20 @@ KernelArgs build_concat_args(const ConcatSpec& spec) {
   args.compile_time[c::kCtInCbId] = spec.in_cb_id;
   args.compile_time[c::kCtOutCbId] = spec.out_cb_id;
   args.compile_time[c::kCtElementBytes] = spec.element_bytes;
+  args.compile_time[c::kCtUnpackCbId] = spec.unpack_cb_id;
   const auto ranks = static_cast<uint32_t>(spec.in_addresses.size());
-  args.runtime.resize(c::num_runtime_args(ranks));
-  args.runtime[c::kRtDim] = spec.dim;
-  for (uint32_t i = 0; i < 4; ++i) args.runtime[c::kRtShape + i] = spec.shape[i];
-  args.runtime[c::kRtRanks] = ranks;
-  args.runtime[c::kRtFirstTile] = spec.first_tile;
-  args.runtime[c::kRtNumTiles] = spec.num_tiles;
-  args.runtime[c::kRtTileBytes] = spec.tile_bytes;
-  args.runtime[c::kRtInDram] = spec.in_dram ? 1 : 0;
-  args.runtime[c::kRtInBanks] = spec.in_banks;
-  args.runtime[c::kRtInAlignedPage] = spec.in_aligned_page;
-  args.runtime[c::kRtOutDram] = spec.out_dram ? 1 : 0;
-  args.runtime[c::kRtOutBanks] = spec.out_banks;
-  args.runtime[c::kRtOutAlignedPage] = spec.out_aligned_page;
-  args.runtime[c::kRtOutAddress] = spec.out_address;
-  for (uint32_t r = 0; r < ranks; ++r) args.runtime[c::kRtFirstInAddress + r] = spec.in_addresses[r];
+  std::vector<uint32_t>& rt = args.runtime;
+  rt.resize(c::header_words(ranks));
+  rt[c::kRtDim] = spec.dim;
+  for (uint32_t i = 0; i < 4; ++i) rt[c::kRtShape + i] = spec.shape[i];
+  rt[c::kRtRanks] = ranks;
+  rt[c::kRtFirstTile] = spec.first_tile;
+  rt[c::kRtNumTiles] = spec.num_tiles;
+  rt[c::kRtTileBytes] = spec.tile_bytes;
+  rt[c::kRtOutAddress] = tensor_address_and_page(spec.output).first;
+  for (uint32_t r = 0; r < ranks; ++r) rt[c::kRtFirstInAddress + r] = spec.in_addresses[r];
+  rt[c::kRtOutAddrGenOffset] = append(rt, addrgen_block(spec.output));
+  rt[c::kRtInAddrGenOffset] = append(rt, addrgen_block(spec.input));
   c::ConcatArgs parsed;
   const uint32_t bad = c::parse_concat_args(args.runtime.data(), static_cast<uint32_t>(args.runtime.size()),
                                             spec.element_bytes, parsed);

@@ -60,6 +60,8 @@ struct ShardedTensorArgs {
   uint32_t pages_per_shard_width = 0;
   uint32_t rows_per_shard_height = 0;
   std::vector<NocCoord> cores;  // shard order, NoC0
+  // > 1: page_size_bytes is one of this many pieces of a buffer page (api::ShardedAddrGenParams).
+  uint32_t pieces_per_page = 1;
 };
 
 using TensorArgs = std::variant<InterleavedTensorArgs, ShardedTensorArgs>;
@@ -186,21 +188,17 @@ KernelArgs build_reduce_args(const ReduceSpec& spec);
 
 // ---- Concat (concat/concat_args.hpp) -------------------------------------------------------------
 struct ConcatSpec {
-  uint32_t in_cb_id = 0;   // kernels::concat::kInputBatchTiles pages of a tile
-  uint32_t out_cb_id = 1;  // one tile
-  uint32_t element_bytes = 2;
+  uint32_t in_cb_id = 0;      // kernels::concat::kInputBatchTiles pages of a tile
+  uint32_t out_cb_id = 1;     // one tile
+  uint32_t unpack_cb_id = 2;  // bfp8_b only: one page of kernels::concat::kUnpackedTileBytes
+  uint32_t element_bytes = 2;  // 2 (bf16), 4 (fp32), 1 (bfp8_b)
   uint32_t dim = 3;
   uint32_t shape[4] = {1, 1, 32, 32};  // one rank's logical shape, elements
   uint32_t first_tile = 0;
   uint32_t num_tiles = 0;
   uint32_t tile_bytes = 0;
-  bool in_dram = true;
-  uint32_t in_banks = 0;
-  uint32_t in_aligned_page = 0;
-  bool out_dram = true;
-  uint32_t out_banks = 0;
-  uint32_t out_aligned_page = 0;
-  uint32_t out_address = 0;
+  TensorArgs output;                   // its address is the output's
+  TensorArgs input;                    // the inputs' common layout; its address is ignored
   std::vector<uint32_t> in_addresses;  // rank order
 };
 

@@ -309,7 +309,7 @@ struct PageRun {
 // Bytes from one page to the next inside a contiguous run.
 constexpr uint32_t page_stride_bytes(const api::AddrGenParams& ag) {
   if (ag.layout != api::TensorMemoryLayout::INTERLEAVED) {
-    return ag.sharded.page_size_jump_bytes;
+    return ag.sharded.pieces_per_page > 1 ? ag.sharded.piece_bytes : ag.sharded.page_size_jump_bytes;
   }
   return ag.interleaved.pieces_per_page > 1 ? ag.interleaved.piece_bytes : ag.interleaved.aligned_page_size_bytes;
 }

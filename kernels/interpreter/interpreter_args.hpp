@@ -112,6 +112,13 @@ constexpr ArgsFault parse_addrgen(const uint32_t* words, uint32_t num_words, uin
   if (s.page_size_jump_bytes < page_size) {
     return bad_args(offset + ia::kAddrGenShardedPageStride);
   }
+  // k pieces of the stream's page size must fit in one buffer page.
+  const uint32_t pieces = words[offset + ia::kAddrGenShardedPiecesPerPage];
+  if (pieces == 0 || uint64_t{pieces} * page_size > s.page_size_jump_bytes) {
+    return bad_args(offset + ia::kAddrGenShardedPiecesPerPage);
+  }
+  s.pieces_per_page = pieces;
+  s.piece_bytes = page_size;
   if (!arg_range_fits(num_words, offset, ia::sharded_addrgen_words(s.number_of_cores))) {
     return bad_args(offset + ia::kAddrGenShardedNumCores);
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <variant>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
@@ -111,7 +112,8 @@ std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t ra
 
 // ROW_MAJOR along dim 3: a page is a whole row, so each chip's input row becomes one of N
 // equal parts of an output row. The workers address both buffers in row pieces
-// (api::InterleavedAddrGenParams::pieces_per_page): q per input row (q > 1 only when a row is
+// (pieces_per_page of api::InterleavedAddrGenParams and api::ShardedAddrGenParams alike, so
+// either buffer may be interleaved or sharded): q per input row (q > 1 only when a row is
 // wider than a fabric payload) and N x q per output row. The gather is then sliced like a TILE
 // gather along dim 3 with q tiles per chip per row, and every piece lands at its byte offset
 // of the output row on every chip.
@@ -142,18 +144,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (gathers_row_pieces(p)) {
-    if (p.output_buffer.config.layout != TensorMemoryLayout::Interleaved) {
-      throw CclParamsError(
-          fmt::format("all_gather: ROW_MAJOR along dim 3 needs an interleaved output (each chip writes a "
-                      "piece of every output row); the output is {}",
-                      to_string(p.output_buffer.config.layout)));
-    }
     r.row_pieces = pieces_per_row(r.page_size, p.fabric.max_payload_bytes);
-    if (r.row_pieces > 1 && p.input_buffer.config.layout != TensorMemoryLayout::Interleaved) {
-      throw CclParamsError(fmt::format("all_gather: {} B ROW_MAJOR rows move in {} pieces, which needs an "
-                                       "interleaved input; the input is {}",
-                                       r.page_size, r.row_pieces, to_string(p.input_buffer.config.layout)));
-    }
     r.page_size /= r.row_pieces;
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
@@ -260,14 +251,17 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     // Rows seen in pieces: q per input row, N x q per output row, rank r's at x = r x q.
     in_pages.x = r.row_pieces;
     out_pages.x = r.group_size * r.row_pieces;
-    if (r.row_pieces > 1) {
-      auto& in = std::get<kargs::InterleavedTensorArgs>(in_args);
-      in.page_size_bytes = r.page_size;
-      in.pieces_per_page = r.row_pieces;
-    }
-    auto& out = std::get<kargs::InterleavedTensorArgs>(out_args);
-    out.page_size_bytes = r.page_size;
-    out.pieces_per_page = r.group_size * r.row_pieces;
+    // Interleaved or sharded alike: both address generators take pieces.
+    const auto in_pieces = [&](auto& t) {
+      t.page_size_bytes = r.page_size;
+      t.pieces_per_page = r.row_pieces;
+    };
+    const auto out_pieces = [&](auto& t) {
+      t.page_size_bytes = r.page_size;
+      t.pieces_per_page = r.group_size * r.row_pieces;
+    };
+    std::visit(in_pieces, in_args);
+    std::visit(out_pieces, out_args);
   }
   if (r.relay) {
     ring_relay::ChipGather view;

@@ -111,7 +111,8 @@ struct Params {
   // Legacy EDM mode only (all_gather_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
   // The broadcast fallback only (needs_broadcast_fallback): one buffer per rank, each
-  // broadcast_buffer_config(); the all_broadcast's outputs, which the concat reads.
+  // broadcast_buffer_config() (or any one config shared by all, sharded included); the
+  // all_broadcast's outputs, which the concat reads.
   std::vector<BufferHandle> broadcast_buffers;
   bool operator==(const Params&) const = default;
 };

@@ -7,7 +7,7 @@
 #include "kernels/concat/concat_args.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
-#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_gather::broadcast_fallback {
@@ -16,6 +16,7 @@ namespace {
 constexpr const char* kOp = "all_gather";
 constexpr std::uint32_t kConcatInCbId = 0;
 constexpr std::uint32_t kConcatOutCbId = 1;
+constexpr std::uint32_t kConcatUnpackCbId = 2;  // bfp8_b: the fp32 tile it assembles
 
 kernels::concat::ConcatGeometry geometry(const Params& p, std::uint32_t ranks) {
   kernels::concat::ConcatGeometry g;
@@ -25,20 +26,11 @@ kernels::concat::ConcatGeometry geometry(const Params& p, std::uint32_t ranks) {
   return g;
 }
 
-void require_interleaved(const BufferHandle& buffer, const std::string& what) {
-  if (buffer.config.layout != TensorMemoryLayout::Interleaved) {
-    throw CclParamsError(fmt::format("all_gather: the broadcast fallback's concat reads and writes interleaved "
-                                     "buffers; the {} is {}",
-                                     what, to_string(buffer.config.layout)));
-  }
-}
-
 // One chip's concat: the output tiles split over up to kConcatCores cores, in runs.
 Program concat_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t ranks) {
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.broadcast_buffers.front(), grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const kargs::TensorArgs in_args = buffers.interpreter_args(p.broadcast_buffers.front());
+  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffer);
   const kernels::concat::ConcatGeometry g = geometry(p, ranks);
   const std::uint32_t tiles = g.out_tiles();
   const std::uint32_t num_cores = std::min(tiles, kConcatCores);
@@ -52,19 +44,15 @@ Program concat_program(const Params& p, const topo::Topology& topology, ChipId c
     kargs::ConcatSpec spec;
     spec.in_cb_id = kConcatInCbId;
     spec.out_cb_id = kConcatOutCbId;
+    spec.unpack_cb_id = kConcatUnpackCbId;
     spec.element_bytes = element_bytes(p.input.dtype);
     spec.dim = p.dim;
     std::copy(p.input.shape.begin(), p.input.shape.end(), spec.shape);
     spec.first_tile = first;
     spec.num_tiles = count;
     spec.tile_bytes = tile_bytes;
-    spec.in_dram = in_layout.config().type == BufferType::Dram;
-    spec.in_banks = in_layout.num_targets();
-    spec.in_aligned_page = in_layout.aligned_page_size();
-    spec.out_dram = out_layout.config().type == BufferType::Dram;
-    spec.out_banks = out_layout.num_targets();
-    spec.out_aligned_page = out_layout.aligned_page_size();
-    spec.out_address = static_cast<std::uint32_t>(p.output_buffer.address);
+    spec.output = out_args;
+    spec.input = in_args;
     for (const BufferHandle& b : p.broadcast_buffers) spec.in_addresses.push_back(static_cast<std::uint32_t>(b.address));
     const kargs::KernelArgs args = kargs::build_concat_args(spec);
 
@@ -72,6 +60,10 @@ Program concat_program(const Params& p, const topo::Topology& topology, ChipId c
     program.circular_buffers.push_back(
         CircularBufferSpec{kConcatInCbId, {CoreRange{core, core}}, kernels::concat::kInputBatchTiles, tile_bytes});
     program.circular_buffers.push_back(CircularBufferSpec{kConcatOutCbId, {CoreRange{core, core}}, 1, tile_bytes});
+    if (p.input.dtype == DataType::Bfloat8B) {
+      program.circular_buffers.push_back(
+          CircularBufferSpec{kConcatUnpackCbId, {CoreRange{core, core}}, 1, kernels::concat::kUnpackedTileBytes});
+    }
     KernelSpec k;
     k.kernel = kernels::kConcatKernelName;
     k.core_kind = CoreKind::Tensix;
@@ -117,13 +109,6 @@ void validate(const Params& p, const topo::Topology& topology) {
                     "have; use fabric mode",
                     p.dim, p.input.shape[p.dim]));
   }
-  if (p.input.dtype == DataType::Bfloat8B) {
-    throw CclParamsError(
-        fmt::format("all_gather: bfp8_b input dim {} is {} elements, not whole 32-element tiles; the broadcast "
-                    "fallback's concat moves single elements, and a bfp8_b block shares one exponent per 16 values "
-                    "(re-blocking is not modelled); use bf16 or fp32, or whole tiles",
-                    p.dim, p.input.shape[p.dim]));
-  }
   const all_broadcast::Params b = broadcast_params(p);
   const std::uint32_t ranks = all_broadcast::output_buffer_count(b, topology);
   if (p.broadcast_buffers.size() != ranks) {
@@ -139,11 +124,15 @@ void validate(const Params& p, const topo::Topology& topology) {
   }
   all_broadcast::validate(b, topology);
   require_buffer_holds(p.output_buffer, with_dim_scaled(p.input, p.dim, ranks, true), kOp, "output");
-  require_interleaved(p.output_buffer, "output");
+  for (const auto& group : resolve_groups(p.groups, topology, FabricPlan(topology, p.fabric))) {
+    for (ChipId chip : group) ChipBuffers(topology, chip).layout(p.output_buffer);
+  }
   for (const BufferHandle& buffer : p.broadcast_buffers) {
-    require_interleaved(buffer, "broadcast buffer");
-    if (buffer.config.type != p.broadcast_buffers.front().config.type) {
-      throw CclParamsError("all_gather: the broadcast buffers must all be in DRAM or all in L1");
+    // The concat addresses all N through one address generator, at each buffer's address.
+    if (buffer.config != p.broadcast_buffers.front().config) {
+      throw CclParamsError(
+          "all_gather: the broadcast buffers must all have the same config (memory, layout and shards); "
+          "expected each broadcast_buffer_config() or one sharded config for all");
     }
     if (buffer.id == p.output_buffer.id) throw CclParamsError("all_gather: a broadcast buffer is the output buffer");
   }

@@ -7,8 +7,11 @@
 //      padded tensors joined along `dim` into the output, each rank's real elements at their
 //      place, zeros in the output's padding (reference::concat states the same).
 // Each is its own workload, so each pays the host's dispatch gap, as two tt-metal ops do.
-// Fabric mode only; bf16 and fp32 (a bfp8_b block shares one exponent per 16 values, so single
-// elements cannot move between blocks without re-blocking, which is not modelled).
+// Fabric mode only. bf16, fp32 and bfp8_b: a bfp8_b block shares one exponent per 16 values,
+// so the concat unpacks the pieces to fp32 and packs every output block again, as tt-metal's
+// concat does through the unpacker and packer (kernels/concat.cpp). The output and the
+// broadcast buffers may be interleaved or sharded (DRAM or L1); the broadcast buffers all share
+// one config.
 
 #include <cstdint>
 #include <vector>

@@ -28,11 +28,12 @@ Blocks blocks_of(const api::Shape4D& s, std::uint32_t dim) {
   return b;
 }
 
-// Byte offset of logical element (w, z, row, col) of a TILE tensor of logical shape `s`:
-// tiles row-major over the padded (rows/32) x (cols/32) grid, outer dims flattened; inside a
-// tile, four 16x16 faces (top-left, top-right, bottom-left, bottom-right), each row-major.
-std::uint64_t tile_element_offset(const std::array<std::uint32_t, 4>& s, std::uint64_t outer, std::uint32_t row,
-                                  std::uint32_t col, std::uint32_t element) {
+// Element index of logical element (w, z, row, col) of a TILE tensor of logical shape `s`, in
+// the tensor's tiles: tiles row-major over the padded (rows/32) x (cols/32) grid, outer dims
+// flattened, 1024 elements each; inside a tile, four 16x16 faces (top-left, top-right,
+// bottom-left, bottom-right), each row-major.
+std::uint64_t tile_element_number(const std::array<std::uint32_t, 4>& s, std::uint64_t outer, std::uint32_t row,
+                                  std::uint32_t col) {
   const std::uint64_t tiles_y = (s[2] + 31) / 32;
   const std::uint64_t tiles_x = (s[3] + 31) / 32;
   const std::uint64_t tile = (outer * tiles_y + row / 32) * tiles_x + col / 32;
@@ -40,22 +41,33 @@ std::uint64_t tile_element_offset(const std::array<std::uint32_t, 4>& s, std::ui
   const std::uint32_t c = col % 32;
   const std::uint32_t face = (r / 16) * 2 + c / 16;
   const std::uint32_t in_tile = face * 256 + (r % 16) * 16 + c % 16;
-  return (tile * 1024 + in_tile) * element;
+  return tile * 1024 + in_tile;
+}
+
+// bfp8_b element number e of a tensor's tiles (1088 B each: 64 shared exponents, one per 16
+// consecutive elements, then 1024 element bytes), as fp32 bits.
+std::uint32_t bfp8_value(const Bytes& tiles, std::uint64_t e) {
+  const std::uint64_t tile = e / 1024 * kernels::kBfp8TileBytes;
+  const std::uint64_t in_tile = e % 1024;
+  const auto exponent = static_cast<std::uint8_t>(tiles[tile + in_tile / kernels::kBfp8BlockValues]);
+  const auto element = static_cast<std::uint8_t>(tiles[tile + kernels::kBfp8ExponentBytes + in_tile]);
+  return kernels::bfp8_element_to_fp32_bits(element, exponent);
 }
 
 // The gather of TILE parts whose dim 2 or 3 is not whole tiles, element by element: part i's
 // element (w, z, y, x) goes to (w, z, y + i*Y, x) or (w, z, y, x + i*X); the output's padding
-// is zeros. What each part holds in its own padding does not matter.
+// is zeros. What each part holds in its own padding does not matter. bfp8_b: every element is
+// unpacked to fp32 (exact but for flushed subnormals), placed, and each output block of 16 is
+// packed again with its own shared exponent (kernels/reduce/bfp8_math.hpp's rule), as the
+// device's concat re-blocks.
 Bytes concat_tile_padded(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim) {
-  if (part.dtype == DataType::Bfloat8B) {
-    throw CclParamsError("reference concat: bfp8_b along a dim that is not whole tiles moves single elements of "
-                         "shared-exponent blocks; not modelled");
-  }
-  const std::uint32_t element = element_bytes(part.dtype);
+  const bool bfp8 = part.dtype == DataType::Bfloat8B;
+  const std::uint32_t element = bfp8 ? 4 : element_bytes(part.dtype);  // bfp8_b: placed as fp32
   const auto n = static_cast<std::uint32_t>(parts.size());
   const TensorSpec whole = with_dim_scaled(part, dim, n, true);
   const std::uint64_t part_bytes = size_bytes(part);
-  Bytes out(size_bytes(whole), std::byte{0});
+  const std::uint64_t out_elements = num_pages(whole) * 1024;
+  Bytes placed(out_elements * element, std::byte{0});
   const std::uint64_t outer = std::uint64_t{part.shape[0]} * part.shape[1];
   for (std::uint32_t i = 0; i < n; ++i) {
     if (parts[i].size() != part_bytes) {
@@ -67,11 +79,28 @@ Bytes concat_tile_padded(const std::vector<Bytes>& parts, const TensorSpec& part
         for (std::uint32_t x = 0; x < part.shape[3]; ++x) {
           const std::uint32_t out_y = dim == 2 ? y + i * part.shape[2] : y;
           const std::uint32_t out_x = dim == 3 ? x + i * part.shape[3] : x;
-          std::memcpy(out.data() + tile_element_offset(whole.shape, o, out_y, out_x, element),
-                      parts[i].data() + tile_element_offset(part.shape, o, y, x, element), element);
+          std::byte* to = placed.data() + tile_element_number(whole.shape, o, out_y, out_x) * element;
+          const std::uint64_t from = tile_element_number(part.shape, o, y, x);
+          if (bfp8) {
+            const std::uint32_t value = bfp8_value(parts[i], from);
+            std::memcpy(to, &value, 4);
+          } else {
+            std::memcpy(to, parts[i].data() + from * element, element);
+          }
         }
       }
     }
+  }
+  if (!bfp8) return placed;
+  Bytes out(num_pages(whole) * kernels::kBfp8TileBytes);
+  for (std::uint64_t block = 0; block < out_elements / kernels::kBfp8BlockValues; ++block) {
+    std::uint32_t values[kernels::kBfp8BlockValues];
+    std::memcpy(values, placed.data() + block * kernels::kBfp8BlockValues * 4, sizeof values);
+    const std::uint64_t tile = block / kernels::kBfp8BlocksPerTile * kernels::kBfp8TileBytes;
+    const std::uint64_t in_tile = block % kernels::kBfp8BlocksPerTile;
+    kernels::pack_bfp8_block(values, reinterpret_cast<std::uint8_t*>(out.data() + tile + in_tile),
+                             reinterpret_cast<std::uint8_t*>(out.data() + tile + kernels::kBfp8ExponentBytes +
+                                                             in_tile * kernels::kBfp8BlockValues));
   }
   return out;
 }

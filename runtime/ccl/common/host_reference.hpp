@@ -35,7 +35,8 @@ using Bytes = std::vector<std::byte>;
 // or 3 that is not whole 32-element tiles joins element by element instead (all_gather's
 // broadcast fallback): part i's real elements land at i x the part's extent along `dim`,
 // placed in tiles of four 16x16 faces (REFERENCE 7.1; face order and row-major faces inferred),
-// and the result's padding is zeros; bf16 and fp32 only.
+// and the result's padding is zeros. bfp8_b there: every element unpacked to fp32, placed, and
+// every output block of 16 packed again with its own shared exponent (bfp8_math.hpp's rule).
 Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim);
 // The `index`-th of `count` equal pieces of `whole` along `dim` (reduce_scatter's output).
 Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,

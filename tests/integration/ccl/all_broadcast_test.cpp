@@ -1,7 +1,8 @@
 // all_broadcast and all_gather's broadcast fallback (all_broadcast + concat, for TILE gather
 // dims that are not whole tiles, REFERENCE 7.6) end to end on the simulated device with real
 // data: every chip's N broadcast buffers against the ranks' inputs, and every chip's gathered
-// output against reference::concat (element by element, zeros in the padding), bit for bit.
+// output against reference::concat (element by element, zeros in the padding), bit for bit:
+// bf16, fp32 and bfp8_b (re-blocked), into interleaved and sharded outputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,6 +87,96 @@ TEST(AllGatherBroadcastFallbackE2E, SameInputsSameTimes) {
   EXPECT_GT(spans[0], 0u);
 }
 
+// An output sharded in elements (ShardLayout) on `grid`.
+Memory sharded(BufferType type, runtime::TensorMemoryLayout layout, runtime::CoreRange grid, std::uint32_t height,
+               std::uint32_t width) {
+  return Memory{type, ShardLayout{layout, {grid}, height, width}};
+}
+
+// bfp8_b: the concat unpacks every piece to fp32 and packs each output block again with its
+// own shared exponent; reference::concat re-blocks element by element (inputs with bounded
+// exponents, as every bfp8_b run here).
+TEST(AllGatherBroadcastFallbackE2E, Bfp8PiecesStraddlingBlocksOnAT3kRing) {
+  // 20 columns per chip: most output face rows (bfp8_b blocks) mix two ranks' exponents.
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  const RunOutcome o = gather(*device, tile({2, 1, 5, 20}, DataType::Bfloat8B), 3, CclTopology::Ring);
+  EXPECT_EQ(o.output_bytes, 2u * 5 * 1088);
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Bfp8SameInputsSameTimes) {
+  // Determinism with the unpack / pack path and a sharded output.
+  std::uint64_t spans[2] = {};
+  for (std::uint64_t& span : spans) {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    ag::Params p;
+    p.input = tile({1, 1, 3, 20}, DataType::Bfloat8B);
+    p.dim = 3;
+    p.topology = CclTopology::Ring;
+    const RunOutcome o = run_all_gather(
+        *device, p, Memory{},
+        sharded(BufferType::L1, runtime::TensorMemoryLayout::WidthSharded, {{0, 1}, {4, 1}}, 32, 32));
+    EXPECT_TRUE(o.verified);
+    span = o.kernel_ns;
+  }
+  EXPECT_EQ(spans[0], spans[1]);
+  EXPECT_GT(spans[0], 0u);
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Bfp8RowsAlongDim2OnN300LineInL1) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  gather(*device, tile({1, 2, 17, 40}, DataType::Bfloat8B), 2, CclTopology::Line, Memory{BufferType::L1, std::nullopt});
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Bfp8OnAT3kLine) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Line);
+  gather(*device, tile({1, 1, 8, 1}, DataType::Bfloat8B), 2, CclTopology::Line);
+}
+
+// Sharded outputs: the concat writes each output tile through the sharded address generator.
+RunOutcome gather_into(sim::device::SimMeshDevice& device, TensorSpec input, std::uint32_t dim, CclTopology topology,
+                       const Memory& output, const std::optional<Memory>& broadcast_memory = std::nullopt) {
+  ag::Params p;
+  p.input = input;
+  p.dim = dim;
+  p.topology = topology;
+  const RunOutcome o = run_all_gather(device, p, Memory{}, output, RunOptions{}, broadcast_memory);
+  EXPECT_TRUE(o.verified);
+  return o;
+}
+
+TEST(AllGatherBroadcastFallbackE2E, L1WidthShardedOutputOnAT3kRing) {
+  // 8 x 20 columns = 160: 5 output tiles, one per core.
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  gather_into(*device, tile({1, 1, 32, 20}), 3, CclTopology::Ring,
+              sharded(BufferType::L1, runtime::TensorMemoryLayout::WidthSharded, {{0, 0}, {4, 0}}, 32, 32));
+}
+
+TEST(AllGatherBroadcastFallbackE2E, DramHeightShardedOutputOnN300Line) {
+  // 2 x 17 rows = 34 (2 tile rows) per outer step, 2 outer steps: 4 tile rows of 2 tiles, in
+  // shards of 2 tile rows on DRAM banks 0 and 1.
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  gather_into(*device, tile({1, 2, 17, 40}), 2, CclTopology::Line,
+              sharded(BufferType::Dram, runtime::TensorMemoryLayout::HeightSharded, {{0, 0}, {1, 0}}, 64, 64));
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Bfp8BlockShardedOutputFromShardedBroadcastBuffersOnAT3kLine) {
+  // 8 x 20 columns = 160 (5 tiles) by 40 rows (2 tiles): shards of 1 x 2 tiles on a 3 x 2 grid,
+  // the rightmost shard column half empty. The broadcast buffers (2 x 1 tiles each) are height
+  // sharded in L1, one tile per core.
+  auto device = make_device(topo::build_t3k(), FabricMode::Line);
+  gather_into(*device, tile({1, 1, 40, 20}, DataType::Bfloat8B), 3, CclTopology::Line,
+              sharded(BufferType::L1, runtime::TensorMemoryLayout::BlockSharded, {{0, 0}, {2, 1}}, 32, 64),
+              sharded(BufferType::L1, runtime::TensorMemoryLayout::HeightSharded, {{0, 2}, {1, 2}}, 32, 32));
+}
+
+TEST(AllGatherBroadcastFallbackE2E, Fp32HeightShardedOutputOnAT3kRing) {
+  // One element per chip along dim 2 (REFERENCE 8 row 24's [1,1,8,1] shape, fp32): a single
+  // output tile, in a one-core L1 shard.
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  gather_into(*device, tile({1, 1, 1, 1}, DataType::Float32), 2, CclTopology::Ring,
+              sharded(BufferType::L1, runtime::TensorMemoryLayout::HeightSharded, {{3, 1}, {3, 1}}, 32, 32));
+}
+
 // Each chip's concat starts only after its all_broadcast program ended (the chip's program
 // queue), and the figures: the broadcast's span, the concat's, and the op's (printed; no
 // timing is asserted).
@@ -122,6 +213,16 @@ TEST(AllGatherBroadcastFallbackE2E, Figures) {
     auto device = make_device(topo::build_n300(), FabricMode::Line);
     gather(*device, tile({1, 1, 32, 368}), 3, CclTopology::Line);  // REFERENCE 8 row 37
     expect_concat_after_broadcast(*device, "row 37 1x1x32x736 TILE, n300 line");
+  }
+  {
+    auto device = make_device(topo::build_n300(), FabricMode::Line);
+    gather(*device, tile({1, 1, 32, 368}, DataType::Bfloat8B), 3, CclTopology::Line);
+    expect_concat_after_broadcast(*device, "row 37's shape in bfp8_b, n300 line");
+  }
+  {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    gather(*device, tile({1, 1, 1, 1}, DataType::Bfloat8B), 3, CclTopology::Ring);
+    expect_concat_after_broadcast(*device, "row 24's [1,1,1,8] dim 3 in bfp8_b, t3k 8-ring");
   }
 }
 

@@ -231,6 +231,44 @@ TEST(AllGatherE2e, T3kRingShardedL1) {
   }
 }
 
+// ROW_MAJOR along the width into sharded buffers: every chip's row lands as one piece (or q
+// pieces) of each output row through the sharded address generator's pieces_per_page.
+TEST(AllGatherE2e, RowMajorAlongTheWidthIntoShardedBuffers) {
+  using runtime::TensorMemoryLayout;
+  const auto rows = [](BufferType type, runtime::CoreRange grid, std::uint32_t rows_per_shard) {
+    return Memory{type, ShardLayout{TensorMemoryLayout::HeightSharded, {grid}, rows_per_shard, 32}};
+  };
+  {
+    // N300 line, REFERENCE 8 #8's [8,5,13,384] per chip (768 B rows move whole): 520 output
+    // rows of 1536 B, 65 per core in L1.
+    auto device = make_device(topo::build_n300(), FabricMode::Line);
+    Case c;
+    c.input = TensorSpec{{8, 5, 13, 384}, DataType::Bfloat16, Layout::RowMajor};
+    c.topology = CclTopology::Line;
+    c.output_memory = rows(BufferType::L1, {{0, 0}, {7, 0}}, 65);
+    run_case(*device, c);
+  }
+  {
+    // N300 line into DRAM shards: banks 0-3, 8 rows of 256 B each.
+    auto device = make_device(topo::build_n300(), FabricMode::Line);
+    Case c;
+    c.input = TensorSpec{{1, 1, 32, 64}, DataType::Bfloat16, Layout::RowMajor};
+    c.topology = CclTopology::Line;
+    c.output_memory = rows(BufferType::Dram, {{0, 0}, {3, 0}}, 8);
+    run_case(*device, c);
+  }
+  {
+    // T3K ring (relay and multicast): 8 KiB rows move in 2 pieces of 4 KiB (a 4352 B payload),
+    // from a sharded input (4 rows per core) into 64 KiB output rows, 2 per core.
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    Case c;
+    c.input = TensorSpec{{1, 1, 16, 4096}, DataType::Bfloat16, Layout::RowMajor};
+    c.input_memory = rows(BufferType::L1, {{0, 2}, {3, 2}}, 4);
+    c.output_memory = rows(BufferType::L1, {{0, 0}, {7, 0}}, 2);
+    run_case(*device, c);
+  }
+}
+
 // cluster_axis = 1 on the T3K's 2x4 mesh: two independent 4-chip lines at once, both on the ring
 // fabric (each row is a run of consecutive fabric chips).
 TEST(AllGatherE2e, T3kClusterAxisRowsAtOnce) {

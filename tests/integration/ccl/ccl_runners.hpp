@@ -199,10 +199,13 @@ inline void expect_rank_outputs(sim::device::SimMeshDevice& device, const char* 
 
 // `p` carries the op's choices (input, dim, topology, links, groups, mode); the fabric,
 // buffers and semaphores are filled in here. run.entry_barrier adds the optional barrier
-// semaphore that lets back-to-back all_gathers share one finish().
+// semaphore that lets back-to-back all_gathers share one finish(). broadcast_memory: where the
+// broadcast fallback's buffers live (default: each all_gather::broadcast_buffer_config(),
+// interleaved in the output's memory).
 inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::ccl::all_gather::Params p,
                                  const Memory& input_memory, const Memory& output_memory,
-                                 const RunOptions& run = {}) {
+                                 const RunOptions& run = {},
+                                 const std::optional<Memory>& broadcast_memory = std::nullopt) {
   namespace ag = runtime::ccl::all_gather;
   p.fabric = device.options().fabric;
   const runtime::ccl::TensorSpec out = ag::output_spec(p, device.topology());
@@ -210,7 +213,8 @@ inline RunOutcome run_all_gather(sim::device::SimMeshDevice& device, runtime::cc
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
   // A gather dim that is not whole tiles runs as all_broadcast + concat, through N more buffers.
   for (std::uint32_t i = 0; i < ag::broadcast_buffer_count(p, device.topology()); ++i) {
-    p.broadcast_buffers.push_back(device.create_buffer(ag::broadcast_buffer_config(p)));
+    p.broadcast_buffers.push_back(device.create_buffer(
+        broadcast_memory ? buffer_config(p.input, *broadcast_memory) : ag::broadcast_buffer_config(p)));
   }
   const std::vector<runtime::CoreRange> cores = ag::semaphore_cores(p, device.topology());
   p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);

@@ -190,20 +190,79 @@ TEST(AllGatherBroadcastFallback, Refusals) {
   }
   {
     ag::Params p = base();
-    p.input.dtype = DataType::Bfloat8B;
-    expect_refused([&] { ag::validate(p, t3k); }, "bfp8_b block shares one exponent per 16 values");
-  }
-  {
-    ag::Params p = base();
     p.mode = CclMode::Legacy;
     expect_refused([&] { ag::validate(p, t3k); }, "the legacy EDM mode does not have; use fabric mode");
   }
   {
+    // bfp8_b runs in fabric mode (below), not in legacy mode.
     ag::Params p = base();
-    p.output_buffer.config.layout = TensorMemoryLayout::WidthSharded;
-    p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 0}, {0, 0}}}, 1, 1, 1, ShardOrientation::RowMajor};
-    expect_refused([&] { ag::validate(p, t3k); }, "the output is");
+    p.input.dtype = DataType::Bfloat8B;
+    p.mode = CclMode::Legacy;
+    expect_refused([&] { ag::validate(p, t3k); }, "the legacy EDM mode does not have; use fabric mode");
   }
+  {
+    // One address generator serves all N broadcast buffers: they must be laid out alike.
+    ag::Params p = base();
+    p.broadcast_buffers[5].config.type = BufferType::L1;
+    expect_refused([&] { ag::validate(p, t3k); }, "the broadcast buffers must all have the same config");
+  }
+}
+
+// The concat kernels' compile-time args and CBs for `p` on every chip, checked against `check`.
+template <class Check>
+void for_each_concat_kernel(const ag::Params& p, const topo::Topology& topology, Check check) {
+  ag::validate(p, topology);
+  const std::vector<MeshWorkload> w = ag::build_workloads(p, topology);
+  ASSERT_EQ(w.size(), 2u);
+  for (const auto& [chip, program] : w[1].programs) {
+    ASSERT_FALSE(program.kernels.empty());
+    for (const KernelSpec& k : program.kernels) check(program, k);
+  }
+}
+
+TEST(AllGatherBroadcastFallback, Bfp8ConcatUnpacksIntoAnFp32Tile) {
+  const topo::Topology t3k = topo::build_t3k();
+  TensorSpec input = bf16({1, 1, 1, 1});
+  input.dtype = DataType::Bfloat8B;
+  const ag::Params p = fallback(t3k, FabricMode::Ring, CclTopology::Ring, input, 3);
+  EXPECT_EQ(p.broadcast_buffers.front().config.page_size_bytes, 1088u);
+  for_each_concat_kernel(p, t3k, [&](const Program& program, const KernelSpec& k) {
+    EXPECT_EQ(k.compile_time_args[kernels::concat::kCtElementBytes], kernels::concat::kBfp8ElementBytes);
+    EXPECT_EQ(k.runtime_args.begin()->second[kernels::concat::kRtTileBytes], 1088u);
+    const std::uint32_t unpack_cb = k.compile_time_args[kernels::concat::kCtUnpackCbId];
+    bool has_unpack_cb = false;
+    for (const CircularBufferSpec& cb : program.circular_buffers) {
+      if (cb.cb_id == unpack_cb && cb.cores.front() == k.cores.front()) {
+        has_unpack_cb = true;
+        EXPECT_EQ(cb.page_size_bytes, 4096u);
+      }
+    }
+    EXPECT_TRUE(has_unpack_cb);
+  });
+}
+
+TEST(AllGatherBroadcastFallback, ShardedOutputAndBroadcastBuffers) {
+  const topo::Topology t3k = topo::build_t3k();
+  // 8 ranks of 20 columns: the output is 160 columns, 5 tiles, width sharded one tile per core.
+  ag::Params p = fallback(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 20}), 3);
+  p.output_buffer.config.type = BufferType::L1;
+  p.output_buffer.config.layout = TensorMemoryLayout::WidthSharded;
+  p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 1}, {4, 1}}}, 1, 1, 5, ShardOrientation::RowMajor};
+  // The broadcast buffers height sharded in DRAM banks 0 and 1 (one padded tile each, one bank).
+  for (BufferHandle& b : p.broadcast_buffers) {
+    b.config.layout = TensorMemoryLayout::HeightSharded;
+    b.config.shard = ShardSpec{{CoreRange{{0, 0}, {0, 0}}}, 1, 1, 1, ShardOrientation::RowMajor};
+  }
+  namespace ia = kernels::interpreter;
+  for_each_concat_kernel(p, t3k, [&](const Program&, const KernelSpec& k) {
+    const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+    const std::uint32_t out = rt[kernels::concat::kRtOutAddrGenOffset];
+    EXPECT_EQ(rt[out + ia::kAddrGenLayout], static_cast<std::uint32_t>(api::TensorMemoryLayout::WIDTH_SHARDED));
+    EXPECT_EQ(rt[out + ia::kAddrGenShardedNumCores], 5u);
+    const std::uint32_t in = rt[kernels::concat::kRtInAddrGenOffset];
+    EXPECT_EQ(rt[in + ia::kAddrGenLayout], static_cast<std::uint32_t>(api::TensorMemoryLayout::HEIGHT_SHARDED));
+    EXPECT_EQ(rt[in + ia::kAddrGenBufferType], static_cast<std::uint32_t>(api::BufferType::DRAM));
+  });
 }
 
 }  // namespace

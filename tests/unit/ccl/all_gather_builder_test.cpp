@@ -4,6 +4,8 @@
 // rule (REFERENCE 7.3), and a disassembly golden of the streams of a small case. No device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
@@ -99,6 +101,54 @@ TEST(AllGatherBuilder, RejectsWhatReference1115Lists) {
   }
 }
 
+// Every addrgen block of every interpreter stream of `program` whose layout is `layout`, as
+// (pieces per page) values.
+std::vector<std::uint32_t> sharded_pieces(const Program& program, api::TensorMemoryLayout layout) {
+  namespace ia = kernels::interpreter;
+  std::vector<std::uint32_t> pieces;
+  for (const KernelSpec& k : program.kernels) {
+    if (k.kernel != kernels::kCclInterpreterKernelName) continue;
+    for (const auto& [core, rt] : k.runtime_args) {
+      for (std::uint32_t s = 0; s < k.compile_time_args[ia::kCtNumStreams]; ++s) {
+        const std::uint32_t block = rt[ia::stream_block(s) + ia::kStreamAddrGenOffset];
+        if (block != 0 && rt[block + ia::kAddrGenLayout] == static_cast<std::uint32_t>(layout)) {
+          pieces.push_back(rt[block + ia::kAddrGenShardedPiecesPerPage]);
+        }
+      }
+    }
+  }
+  return pieces;
+}
+
+TEST(AllGatherBuilder, RowMajorAlongTheWidthIntoShardedBuffersAddressesRowPieces) {
+  const topo::Topology t3k = topo::build_t3k();
+  for (const bool wide : {false, true}) {
+    // 64 B rows move whole (q = 1); 8 KiB rows in q = 2 pieces of 4 KiB (a 4352 B payload).
+    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64}));
+    p.input = TensorSpec{{1, 1, 16, wide ? 4096u : 32u}, DataType::Bfloat16, Layout::RowMajor};
+    const std::uint32_t q = wide ? 2 : 1;
+    p.input_buffer = dram_buffer(1, p.input);
+    p.input_buffer.config.type = BufferType::L1;
+    p.input_buffer.config.layout = TensorMemoryLayout::HeightSharded;
+    p.input_buffer.config.shard = ShardSpec{{CoreRange{{0, 1}, {7, 1}}}, 2, 1, 1, ShardOrientation::RowMajor};
+    p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
+    p.output_buffer.config.type = BufferType::L1;
+    p.output_buffer.config.layout = TensorMemoryLayout::HeightSharded;
+    p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 2}, {3, 2}}}, 4, 1, 1, ShardOrientation::RowMajor};
+    p.done_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+    p.done_semaphore->cores = ag::semaphore_cores(p, t3k);
+    ASSERT_NO_THROW(ag::validate(p, t3k));
+    const MeshWorkload w = ag::build(p, t3k);
+    for (const auto& [chip, program] : w.programs) {
+      const std::vector<std::uint32_t> pieces = sharded_pieces(program, api::TensorMemoryLayout::HEIGHT_SHARDED);
+      ASSERT_FALSE(pieces.empty()) << "chip " << chip;
+      // Input streams address q pieces per row, output streams 8 x q.
+      for (std::uint32_t k : pieces) EXPECT_TRUE(k == q || k == 8 * q) << "chip " << chip << ": " << k;
+      EXPECT_NE(std::find(pieces.begin(), pieces.end(), 8 * q), pieces.end()) << "chip " << chip;
+    }
+  }
+}
+
 TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
   const topo::Topology t3k = topo::build_t3k();
   const auto base = [&t3k] { return params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64})); };
@@ -116,7 +166,8 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     expect_rejected(p, t3k, "all_broadcast + concat (REFERENCE 7.6), a fabric-era composite");
   }
   {
-    // ROW_MAJOR along dim 3 writes pieces of output rows: only into an interleaved output.
+    // ROW_MAJOR along dim 3 writes pieces of output rows, into an interleaved or (below, the
+    // sharded address generator's pieces) a sharded output.
     ag::Params p = base();
     p.input = TensorSpec{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
     p.input_buffer = dram_buffer(1, p.input);
@@ -125,9 +176,6 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     ASSERT_EQ(ag::semaphore_cores(p, t3k).size(), 4u);
     p.done_semaphore = semaphore(1, {{0, 0}, {3, 0}});
     EXPECT_NO_THROW(ag::validate(p, t3k));
-    p.output_buffer.config.layout = TensorMemoryLayout::WidthSharded;
-    p.output_buffer.config.shard = ShardSpec{{CoreRange{{0, 0}, {7, 0}}}, 64, 1, 1, ShardOrientation::RowMajor};
-    expect_rejected(p, t3k, "ROW_MAJOR along dim 3 needs an interleaved output");
   }
   {
     // 40 bf16 = 80 B rows would land at 80 B offsets: not 32 B-aligned for DRAM.

@@ -2,7 +2,9 @@
 // face layout of a tile, the pieces a PieceCursor yields for output tiles whose ranks straddle
 // tile and face boundaries (checked piece by piece against hand-worked values), and the whole
 // assembly, done as the kernel does it, against the host reference (reference::concat), which
-// computes element offsets on its own.
+// computes element offsets on its own. bfp8_b too: the assembly unpacks to fp32 and packs every
+// output block again, and the reference re-blocks element by element; a hand-worked case pins
+// the re-quantisation to the block's new shared exponent.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "kernels/concat/tile_placement.hpp"
+#include "kernels/reduce/bfp8_math.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
 
 namespace cclmesh::runtime::ccl {
@@ -157,6 +160,82 @@ TEST(ConcatPlacement, ReferencePutsEachRanksElementsInPlaceAndZerosThePadding) {
   ASSERT_EQ(out.size(), 2048u);
   Bytes expected(2048, std::byte{0});
   expected[0] = std::byte{0x11}, expected[1] = std::byte{0x22}, expected[2] = std::byte{0x33}, expected[3] = std::byte{0x44};
+  EXPECT_TRUE(out == expected);
+}
+
+// bfp8_b, as the kernel does it: every piece's face-row segments unpacked to fp32 into an fp32
+// tile, then each of its 64 blocks packed with its own shared exponent.
+Bytes assemble_bfp8(const std::vector<Bytes>& parts, const kc::ConcatGeometry& g) {
+  constexpr std::uint32_t kTile = kernels::kBfp8TileBytes;
+  Bytes out(std::size_t{g.out_tiles()} * kTile);
+  for (std::uint32_t t = 0; t < g.out_tiles(); ++t) {
+    std::vector<std::uint32_t> values(kc::kTileElements, 0);
+    kc::PieceCursor cursor(g, t);
+    kc::TilePiece p;
+    while (cursor.next(p)) {
+      const auto* src = reinterpret_cast<const std::uint8_t*>(parts[p.rank].data()) + std::size_t{p.src_tile} * kTile;
+      for (std::uint32_t i = 0; i < p.rows; ++i) {
+        for (std::uint32_t j = 0; j < p.cols; ++j) {
+          const std::uint32_t from = kc::tile_element_index(p.src_row + i, p.src_col + j);
+          values[kc::tile_element_index(p.dst_row + i, p.dst_col + j)] = kernels::bfp8_element_to_fp32_bits(
+              src[kernels::kBfp8ExponentBytes + from], src[from / kernels::kBfp8BlockValues]);
+        }
+      }
+    }
+    auto* dst = reinterpret_cast<std::uint8_t*>(out.data()) + std::size_t{t} * kTile;
+    for (std::uint32_t k = 0; k < kernels::kBfp8BlocksPerTile; ++k) {
+      kernels::pack_bfp8_block(values.data() + k * kernels::kBfp8BlockValues, dst + k,
+                               dst + kernels::kBfp8ExponentBytes + k * kernels::kBfp8BlockValues);
+    }
+  }
+  return out;
+}
+
+TEST(ConcatPlacement, Bfp8AssemblyMatchesTheHostReference) {
+  struct Case {
+    std::array<std::uint32_t, 4> shape;
+    std::uint32_t dim;
+    std::uint32_t ranks;
+  };
+  for (const Case& c : {Case{{1, 1, 1, 1}, 3, 8}, Case{{1, 1, 1, 1}, 2, 8}, Case{{1, 1, 32, 368}, 3, 2},
+                        Case{{2, 3, 5, 20}, 3, 3}, Case{{2, 1, 40, 33}, 2, 2}, Case{{1, 1, 7, 13}, 3, 5},
+                        Case{{1, 2, 17, 9}, 2, 4}}) {
+    const TensorSpec part{c.shape, DataType::Bfloat8B, Layout::Tile};
+    std::vector<Bytes> parts;
+    for (std::uint32_t r = 0; r < c.ranks; ++r) {
+      Bytes b(size_bytes(part));
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 131 + r * 37 + 1) % 251);
+      reference::bound_bfp8_exponents(b);
+      parts.push_back(std::move(b));
+    }
+    kc::ConcatGeometry g;
+    for (std::size_t i = 0; i < 4; ++i) g.shape[i] = c.shape[i];
+    g.dim = c.dim;
+    g.ranks = c.ranks;
+    const Bytes expected = reference::concat(parts, part, c.dim);
+    ASSERT_EQ(expected.size(), size_bytes(with_dim_scaled(part, c.dim, c.ranks, true)));
+    EXPECT_TRUE(assemble_bfp8(parts, g) == expected)
+        << "shape " << c.shape[0] << "x" << c.shape[1] << "x" << c.shape[2] << "x" << c.shape[3] << " dim " << c.dim
+        << " ranks " << c.ranks;
+    // Re-blocking changes values (blocks mix ranks' exponents), so a byte copy would differ.
+    EXPECT_FALSE(expected == Bytes(expected.size(), std::byte{0}));
+  }
+}
+
+TEST(ConcatPlacement, Bfp8ReferenceRequantisesToTheNewBlocksExponent) {
+  // Two ranks of one bfp8_b element along dim 3. Rank 0: 8.0 (magnitude 64 at exponent 130).
+  // Rank 1: -97/64 = -1.515625 (magnitude 97 at exponent 127). Both land in block 0 of the output
+  // tile, whose shared exponent becomes 130: rank 1's value is 97/8 = 12.125 sixty-fourths of
+  // 2^3 there, rounded to 12 (-1.5). Every other block is all zeros at exponent 0, whatever the
+  // inputs' padding held.
+  const TensorSpec part{{1, 1, 1, 1}, DataType::Bfloat8B, Layout::Tile};
+  std::vector<Bytes> parts(2, Bytes(kernels::kBfp8TileBytes, std::byte{0x7B}));
+  parts[0][0] = std::byte{130}, parts[0][64] = std::byte{64};
+  parts[1][0] = std::byte{127}, parts[1][64] = std::byte{0x80 | 97};
+  const Bytes out = reference::concat(parts, part, 3);
+  ASSERT_EQ(out.size(), kernels::kBfp8TileBytes);
+  Bytes expected(kernels::kBfp8TileBytes, std::byte{0});
+  expected[0] = std::byte{130}, expected[64] = std::byte{64}, expected[65] = std::byte{0x80 | 12};
   EXPECT_TRUE(out == expected);
 }
 

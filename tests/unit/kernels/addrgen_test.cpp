@@ -93,6 +93,29 @@ TEST(ShardedAddrGen, PaddingBetweenPagesMakesEveryPageItsOwnRun) {
   expect_location(sharded_page_location(p, 7), 1, 1, 0x8000 + 2080, 1);
 }
 
+TEST(ShardedAddrGen, PiecesOfPages) {
+  // ROW_MAJOR rows of 768 B (one page each), height sharded 3 rows per core, addressed in 4
+  // pieces of 192 B: page i is piece i % 4 of row i / 4.
+  auto p = sharded(TensorMemoryLayout::HEIGHT_SHARDED, 4, 1, 1, 3, ShardingContiguityMode::NO_SHARD_PADDING);
+  p.page_size_jump_bytes = 768;
+  p.pieces_per_page = 4;
+  p.piece_bytes = 192;
+  expect_location(sharded_page_location(p, 0), 0, 0, 0x8000, 4);  // to the end of the row
+  expect_location(sharded_page_location(p, 3), 0, 0, 0x8000 + 3 * 192, 1);
+  // page 4 * 4 + 2: row 4 -> core 1, row 1 of its shard, third piece; 2 pieces left in the row.
+  expect_location(sharded_page_location(p, 4 * 4 + 2), 1, 1, 0x8000 + 768 + 2 * 192, 2);
+  // One piece per page is the whole-page addressing.
+  auto whole = p;
+  whole.pieces_per_page = 1;
+  for (uint32_t page : {0u, 4u, 7u, 11u}) {
+    const PageLocation a = sharded_page_location(whole, page);
+    const PageLocation b = sharded_buffer_page_location(p, page);
+    EXPECT_EQ(a.address, b.address);
+    EXPECT_EQ(a.target, b.target);
+    EXPECT_EQ(a.contiguous_pages, b.contiguous_pages);
+  }
+}
+
 TEST(AddrGen, OneEntryPointForBothLayouts) {
   AddrGenParams p{TensorMemoryLayout::INTERLEAVED, {0, 12, 2048}, {}};
   EXPECT_EQ(page_location(p, 13).target, 1u);
