@@ -9,6 +9,7 @@
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 
 namespace cclmesh::runtime::ccl::all_broadcast {
@@ -61,12 +62,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     }
   }
   require_uniform_core_maps(topology, r.placed.all_chips, kOp);
-  const CoreCoord grid = common_worker_grid(topology);
-  for (ChipId chip : r.placed.all_chips) {
-    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-    buffer_layout(p.input_buffer, grid, banks);
-    for (const BufferHandle& b : p.output_buffers) buffer_layout(b, grid, banks);
-  }
+  require_buffer_layouts(topology, r.placed.all_chips, {&p.input_buffer});
+  for (const BufferHandle& b : p.output_buffers) require_buffer_layouts(topology, r.placed.all_chips, {&b});
   r.cores = worker_cores(topology, p.first_worker, p.num_links, kOp);
   require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
@@ -77,13 +74,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
                      std::uint32_t rank) {
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const kargs::TensorArgs in_args =
-      buffer_layout(p.input_buffer, grid, map.dram_bank_count()).interpreter_args(map);
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const kargs::TensorArgs in_args = buffers.interpreter_args(p.input_buffer);
   // My rank's buffer, on this chip and (through the multicast) on every other one.
-  const kargs::TensorArgs out_args =
-      buffer_layout(p.output_buffers[rank], grid, map.dram_bank_count()).interpreter_args(map);
+  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffers[rank]);
   const std::vector<api::TensorSlice> runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input_buffer), p.num_links);
   const FabricGroup::Reach reach = g.full_reach(rank);

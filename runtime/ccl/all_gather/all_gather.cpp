@@ -14,6 +14,7 @@
 #include "runtime/ccl/all_gather/ring_relay.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
 
@@ -206,12 +207,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
   }
   require_uniform_core_maps(topology, all_chips, kOp);
-  const CoreCoord grid = common_worker_grid(topology);
-  for (ChipId chip : all_chips) {
-    const std::uint32_t banks = chip_core_map(topology, chip).dram_bank_count();
-    buffer_layout(p.input_buffer, grid, banks);
-    buffer_layout(p.output_buffer, grid, banks);
-  }
+  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
   if (p.workers_per_link && !r.relay) {
     throw CclParamsError(fmt::format("all_gather: workers_per_link is {}; it applies to the ring relay only (this "
                                      "gather multicasts)",
@@ -238,10 +234,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
                      std::uint32_t rank) {
   const ChipId chip = g.chips[rank];
-  const ChipCoreMap map = chip_core_map(topology, chip);
-  const CoreCoord grid = common_worker_grid(topology);
-  const BufferLayout in_layout = buffer_layout(p.input_buffer, grid, map.dram_bank_count());
-  const BufferLayout out_layout = buffer_layout(p.output_buffer, grid, map.dram_bank_count());
+  const ChipBuffers buffers(topology, chip);
+  const ChipCoreMap& map = buffers.map();
+  const BufferLayout in_layout = buffers.layout(p.input_buffer);
+  const BufferLayout out_layout = buffers.layout(p.output_buffer);
 
   api::Shape4D in_pages = shape_in_pages(p.input);
   api::Shape4D out_pages = shape_in_pages(r.output);

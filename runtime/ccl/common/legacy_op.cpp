@@ -94,11 +94,15 @@ std::uint32_t legacy_step(std::uint32_t n, std::uint32_t rank, bool up, std::uin
 
 LegacyChip::LegacyChip(const std::vector<ChipId>& group_, std::uint32_t rank_, const topo::Topology& topology,
                        const BufferHandle& input_buffer, const BufferHandle& output_buffer)
+    : LegacyChip(group_, rank_, ChipBuffers(topology, group_[rank_]), input_buffer, output_buffer) {}
+
+LegacyChip::LegacyChip(const std::vector<ChipId>& group_, std::uint32_t rank_, const ChipBuffers& buffers,
+                       const BufferHandle& input_buffer, const BufferHandle& output_buffer)
     : group(group_),
       rank(rank_),
-      map(chip_core_map(topology, group_[rank_])),
-      input(buffer_layout(input_buffer, common_worker_grid(topology), map.dram_bank_count())),
-      output(buffer_layout(output_buffer, common_worker_grid(topology), map.dram_bank_count())) {}
+      map(buffers.map()),
+      input(buffers.layout(input_buffer)),
+      output(buffers.layout(output_buffer)) {}
 
 LegacyEdmSite add_legacy_edm_toward(Program& program, const topo::Topology& topology, const LegacyChip& chip,
                                     const LegacyOp& r, std::uint32_t link, bool up,

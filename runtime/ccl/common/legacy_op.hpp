@@ -13,6 +13,7 @@
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -81,6 +82,8 @@ struct LegacyChip {
   BufferLayout output;
 
   LegacyChip(const std::vector<ChipId>& group, std::uint32_t rank, const topo::Topology& topology,
+             const BufferHandle& input_buffer, const BufferHandle& output_buffer);
+  LegacyChip(const std::vector<ChipId>& group, std::uint32_t rank, const ChipBuffers& buffers,
              const BufferHandle& input_buffer, const BufferHandle& output_buffer);
   ChipId chip() const { return group[rank]; }
   ChipId neighbour(bool up) const {
