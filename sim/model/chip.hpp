@@ -89,6 +89,13 @@ class Chip {
   // The NoC endpoint at a coordinate, or nullptr for tiles without an NIU model.
   Endpoint* endpoint(CoreCoord core);
 
+  // --- diagnostics ---------------------------------------------------------------------------
+  // The span inside which this chip's servers (NoC links and NIUs, DRAM channels, ERISCs, its
+  // outgoing ethernet wires) also sum their busy time (PacketResource::busy_in_window); empty
+  // unless set. Per chip, not per process: two systems simulated at once keep their own.
+  const BusyWindow& busy_window() const { return busy_window_; }
+  void set_busy_window(BusyWindow window) { busy_window_ = window; }
+
  private:
   std::size_t node(CoreCoord c) const { return static_cast<std::size_t>(c.y * grid_x() + c.x); }
   void add_endpoint(CoreCoord core, TileKind kind, MemoryRegion* memory, DramChannel* dram, const NiuRates& rates);
@@ -106,6 +113,7 @@ class Chip {
   std::vector<std::unique_ptr<EthCore>> eth_;               // channel order
   std::vector<std::unique_ptr<Endpoint>> endpoints_;        // per grid node, null without NIU
   std::array<std::unique_ptr<Noc>, kNocCount> nocs_;
+  BusyWindow busy_window_;
 };
 
 }  // namespace cclmesh::sim
