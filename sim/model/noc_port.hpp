@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/inline_task.hpp"
+#include "sim/engine/ring_queue.hpp"
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/completion_clock.hpp"
 #include "sim/model/core_coord.hpp"
@@ -183,7 +183,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
     CoreCoord to;
     InlineTask start;  // std::function would allocate: the lambdas are ~60 B
   };
-  std::deque<WaitingPacket> niu_waiting_;
+  RingQueue<WaitingPacket> niu_waiting_;
   bool niu_drain_scheduled_ = false;
   std::vector<std::pair<CoreCoord, int>> unbooked_;  // few targets at a time
   SimTime control_slot_free_;
