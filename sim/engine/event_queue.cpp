@@ -256,7 +256,9 @@ void EventQueue::prefetch_bucket_after(std::size_t bucket) {
 }
 
 bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
-  refill_run();
+  // refill_run() does nothing while the run holds an entry and no event is cancelled (only a
+  // cancelled entry at its front could be dropped): most pops, at ~2 events per simulated ns.
+  if (run_head_ >= run_.size() || cancelled_queued_ != 0) refill_run();
   discard_cancelled_top();
   // The earlier of the two fronts (the ring holds nothing earlier than the run).
   const bool from_run = run_head_ < run_.size();
