@@ -16,8 +16,7 @@ EventQueue::~EventQueue() {
   }
 }
 
-EventId EventQueue::push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
-  CCLMESH_CHECK(fn != nullptr, "event without a function");
+EventId EventQueue::push_elsewhere(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
   std::uint32_t index;
   if (free_head_ != kNoSlot) {
     index = free_head_;
@@ -28,11 +27,7 @@ EventId EventQueue::push_at(SimTime time, std::uint64_t sequence, EventFn fn, vo
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
-  slot.drop = drop;
-  slot.context = context;
-  slot.in_use = true;
-  // Generation 0 means "no event"; skip it on wrap-around.
-  slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
+  fill_slot(slot, drop, context);
   const std::int64_t time_ps = time.ps();
   const std::uint64_t order = (sequence << kSlotBits) | index;
   const std::int64_t bucket = time_ps >> kBucketShift;

@@ -124,7 +124,45 @@ class EventQueue {
     CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
     return next_sequence_++;
   }
-  EventId push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop);
+  // The common case inline: a free slot to reuse and a ring bucket with room (nearly every
+  // push); anything else in push_elsewhere(). Out of line, the whole push saved and restored
+  // six registers and a stack frame for the rare paths' sake.
+  EventId push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
+    CCLMESH_CHECK(fn != nullptr, "event without a function");
+    const std::int64_t time_ps = time.ps();
+    const std::int64_t bucket = time_ps >> kBucketShift;
+    const std::int64_t ahead = bucket - ring_start_;
+    if (free_head_ != kNoSlot && bucket != run_bucket_ && ahead >= 0 &&
+        ahead < static_cast<std::int64_t>(kRingBuckets)) [[likely]] {
+      const std::size_t at = static_cast<std::size_t>(bucket) & (kRingBuckets - 1);
+      if (ring_count_[at] < kBucketEntries) [[likely]] {
+        const std::uint32_t index = free_head_;
+        Slot& slot = slots_[index];
+        free_head_ = slot.next_free;
+        const std::uint32_t generation = fill_slot(slot, drop, context);
+        Entry& entry = ring_store_[at].entries[ring_count_[at]++];
+        entry.time_ps = time_ps;
+        entry.order = (sequence << kSlotBits) | index;
+        entry.fn = fn;
+        entry.context = context;
+        ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
+        ++ring_entries_;
+        ++live_;
+        return EventId{index, generation};
+      }
+    }
+    return push_elsewhere(time, sequence, fn, context, drop);
+  }
+  EventId push_elsewhere(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop);
+  // A taken slot's fields for a new event; returns its new generation.
+  static std::uint32_t fill_slot(Slot& slot, EventFn drop, void* context) {
+    slot.drop = drop;
+    slot.context = context;
+    slot.in_use = true;
+    // Generation 0 means "no event"; skip it on wrap-around.
+    slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
+    return slot.generation;
+  }
   void heap_push(Entry entry);
   Entry heap_pop();
   void free_slot(std::uint32_t slot);
