@@ -112,6 +112,7 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
   // run_engine's keep-going check stops at the first event past the limit: skipped events too.
   if (options_.max_simulated_time) engine_->set_keep_going_time_cap(*options_.max_simulated_time);
   system_ = std::make_unique<SimSystem>(*engine_, config);
+  system_->set_busy_window(options_.busy_window);
   if (options_.trace != nullptr) {
     for (const auto& link : system_->links()) {
       link->a().set_trace(options_.trace);

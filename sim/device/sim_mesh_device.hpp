@@ -79,6 +79,9 @@ struct SimMeshDeviceOptions {
   // When set, kernels, interpreter commands and ethernet packets are recorded into it (owned
   // by the caller, outliving the device). Recording never changes the simulation.
   trace::TraceRecorder* trace = nullptr;
+  // Every chip's busy window (Chip::busy_window; a diagnostic that changes nothing simulated),
+  // set before the fabric starts so that its start-up counts as any other traffic.
+  BusyWindow busy_window;
 };
 
 class SimMeshDevice final : public runtime::MeshDevice {

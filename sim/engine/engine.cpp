@@ -86,8 +86,9 @@ void Engine::fail_no_current() {
   ::cclmesh::fail_invariant("Engine::current() != nullptr", "no simulation engine on this thread", __FILE__, __LINE__);
 }
 
-void Engine::check_schedulable(SimTime when) const {
-  CCLMESH_CHECK(when >= now_, fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)));
+void Engine::fail_schedule_into_past(SimTime when) const {
+  fail_invariant("when >= now_", fmt::format("scheduling into the past: {} < now {}", to_string(when), to_string(now_)),
+                 __FILE__, __LINE__);
 }
 
 std::uint64_t Engine::skip_event(SimTime when) {

@@ -178,7 +178,11 @@ class Engine {
                               void* keep_going_context);
   [[noreturn]] static void fail_no_current();
   static void resume_trampoline(void* actor);
-  void check_schedulable(SimTime when) const;
+  // Inline: runs for every event scheduled; the failure (a bug) out of line.
+  void check_schedulable(SimTime when) const {
+    if (when < now_) [[unlikely]] fail_schedule_into_past(when);
+  }
+  [[noreturn]] void fail_schedule_into_past(SimTime when) const;
   // Runs (or, for an event never run, drops) a callback and frees its storage.
   template <typename Fn>
   static void run_pooled(void* storage);

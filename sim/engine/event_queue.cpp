@@ -16,8 +16,7 @@ EventQueue::~EventQueue() {
   }
 }
 
-EventId EventQueue::push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
-  CCLMESH_CHECK(fn != nullptr, "event without a function");
+EventId EventQueue::push_elsewhere(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
   std::uint32_t index;
   if (free_head_ != kNoSlot) {
     index = free_head_;
@@ -28,11 +27,7 @@ EventId EventQueue::push_at(SimTime time, std::uint64_t sequence, EventFn fn, vo
     slots_.emplace_back();
   }
   Slot& slot = slots_[index];
-  slot.drop = drop;
-  slot.context = context;
-  slot.in_use = true;
-  // Generation 0 means "no event"; skip it on wrap-around.
-  slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
+  fill_slot(slot, drop, context);
   const std::int64_t time_ps = time.ps();
   const std::uint64_t order = (sequence << kSlotBits) | index;
   const std::int64_t bucket = time_ps >> kBucketShift;
@@ -77,14 +72,6 @@ bool EventQueue::cancel(EventId id) {
   --live_;
   if (drop != nullptr) drop(context);
   return true;
-}
-
-// Stores only: the slot's line is usually cold when its event runs.
-void EventQueue::free_slot(std::uint32_t index) {
-  Slot& slot = slots_[index];
-  slot.in_use = false;
-  slot.next_free = free_head_;
-  free_head_ = index;
 }
 
 void EventQueue::discard(const Entry& e) {
@@ -255,8 +242,10 @@ void EventQueue::prefetch_bucket_after(std::size_t bucket) {
   }
 }
 
-bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
-  refill_run();
+bool EventQueue::pop_elsewhere(SimTime limit, DueEvent& out) {
+  // refill_run() does nothing while the run holds an entry and no event is cancelled (only a
+  // cancelled entry at its front could be dropped): most pops, at ~2 events per simulated ns.
+  if (run_head_ >= run_.size() || cancelled_queued_ != 0) refill_run();
   discard_cancelled_top();
   // The earlier of the two fronts (the ring holds nothing earlier than the run).
   const bool from_run = run_head_ < run_.size();
@@ -265,19 +254,7 @@ bool EventQueue::pop_until(SimTime limit, DueEvent& out) {
   const Entry& least = from_heap ? heap_.front() : run_[run_head_];
   if (least.time_ps > limit.ps()) return false;
   const Entry entry = from_heap ? heap_pop() : run_[run_head_++];
-  CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
-  now_time_ps_ = entry.time_ps;
-  // An empty ring may restart at this event's bucket (nothing pending is earlier), so events
-  // scheduled after a long gap served by the heap land in the ring again. A non-empty ring
-  // already starts after the current run, which is not later than this event's bucket.
-  if (ring_entries_ == 0) ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
-  out.time = SimTime::from_ps(entry.time_ps);
-  out.sequence = entry.sequence();
-  out.fn = entry.fn;
-  out.context = entry.context;
-  out.slot = entry.slot();
-  free_slot(entry.slot());
-  --live_;
+  take(entry, out);
   return true;
 }
 

@@ -24,6 +24,7 @@
 // no entry's liveness needs its slot either. (The previous design kept a FIFO for the current time and found
 // the ring's earliest entry by scanning a bucket at every pop: ~300 instructions per event.)
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -79,7 +80,19 @@ class EventQueue {
   // Removes the earliest live event if it is due at or before `limit`; false otherwise (then
   // live_events() tells an empty queue from one whose next event is later). One call per event
   // in the run loop, instead of a look at the next time followed by a pop.
-  bool pop_until(SimTime limit, DueEvent& out);
+  // Inline for the common case: the current run holds the earliest entry and nothing is
+  // cancelled; pop_elsewhere() for the rest (refill, heap, cancelled entries).
+  bool pop_until(SimTime limit, DueEvent& out) {
+    if (run_head_ < run_.size() && cancelled_queued_ == 0 &&
+        (heap_.empty() || !later(run_[run_head_], heap_.front()))) [[likely]] {
+      const Entry& least = run_[run_head_];
+      if (least.time_ps > limit.ps()) return false;
+      ++run_head_;
+      take(least, out);
+      return true;
+    }
+    return pop_elsewhere(limit, out);
+  }
   // Time of the earliest live event, or SimTime::max() when there is none.
   SimTime next_time();
 
@@ -124,10 +137,71 @@ class EventQueue {
     CCLMESH_CHECK(next_sequence_ < (std::uint64_t{1} << kSequenceBits), "event sequence numbers exhausted");
     return next_sequence_++;
   }
-  EventId push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop);
+  // The common case inline: a free slot to reuse and a ring bucket with room (nearly every
+  // push); anything else in push_elsewhere(). Out of line, the whole push saved and restored
+  // six registers and a stack frame for the rare paths' sake.
+  EventId push_at(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop) {
+    CCLMESH_CHECK(fn != nullptr, "event without a function");
+    const std::int64_t time_ps = time.ps();
+    const std::int64_t bucket = time_ps >> kBucketShift;
+    const std::int64_t ahead = bucket - ring_start_;
+    if (free_head_ != kNoSlot && bucket != run_bucket_ && ahead >= 0 &&
+        ahead < static_cast<std::int64_t>(kRingBuckets)) [[likely]] {
+      const std::size_t at = static_cast<std::size_t>(bucket) & (kRingBuckets - 1);
+      if (ring_count_[at] < kBucketEntries) [[likely]] {
+        const std::uint32_t index = free_head_;
+        Slot& slot = slots_[index];
+        free_head_ = slot.next_free;
+        const std::uint32_t generation = fill_slot(slot, drop, context);
+        Entry& entry = ring_store_[at].entries[ring_count_[at]++];
+        entry.time_ps = time_ps;
+        entry.order = (sequence << kSlotBits) | index;
+        entry.fn = fn;
+        entry.context = context;
+        ring_filled_[at / 64] |= std::uint64_t{1} << (at % 64);
+        ++ring_entries_;
+        ++live_;
+        return EventId{index, generation};
+      }
+    }
+    return push_elsewhere(time, sequence, fn, context, drop);
+  }
+  bool pop_elsewhere(SimTime limit, DueEvent& out);
+  // The popped entry's event, out; its slot freed.
+  void take(const Entry& entry, DueEvent& out) {
+    CCLMESH_CHECK(entry.time_ps >= now_time_ps_, "event queue went back in time");
+    now_time_ps_ = entry.time_ps;
+    // An empty ring may restart at this event's bucket (nothing pending is earlier), so events
+    // scheduled after a long gap served by the heap land in the ring again. A non-empty ring
+    // already starts after the current run, which is not later than this event's bucket.
+    if (ring_entries_ == 0) ring_start_ = std::max(ring_start_, entry.time_ps >> kBucketShift);
+    out.time = SimTime::from_ps(entry.time_ps);
+    out.sequence = entry.sequence();
+    out.fn = entry.fn;
+    out.context = entry.context;
+    out.slot = entry.slot();
+    free_slot(entry.slot());
+    --live_;
+  }
+  EventId push_elsewhere(SimTime time, std::uint64_t sequence, EventFn fn, void* context, EventFn drop);
+  // A taken slot's fields for a new event; returns its new generation.
+  static std::uint32_t fill_slot(Slot& slot, EventFn drop, void* context) {
+    slot.drop = drop;
+    slot.context = context;
+    slot.in_use = true;
+    // Generation 0 means "no event"; skip it on wrap-around.
+    slot.generation = slot.generation == 0xffffffffu ? 1 : slot.generation + 1;
+    return slot.generation;
+  }
   void heap_push(Entry entry);
   Entry heap_pop();
-  void free_slot(std::uint32_t slot);
+  // Stores only: the slot's line is usually cold when its event runs.
+  void free_slot(std::uint32_t index) {
+    Slot& slot = slots_[index];
+    slot.in_use = false;
+    slot.next_free = free_head_;
+    free_head_ = index;
+  }
   bool live(const Entry& e) const { return cancelled_queued_ == 0 || !slots_[e.slot()].cancelled; }
   // A cancelled entry leaves the queue: its slot becomes free.
   void discard(const Entry& e);

@@ -20,15 +20,12 @@ std::int64_t ceil_div(Wide numerator, Wide denominator) {
 
 // Products that fit 62 bits (up to 4.6 MB or 4.6 M cycles: every packet and delay) divide in
 // 64 bits, without the 128-bit division routine; the result is the same integer.
-constexpr std::int64_t kNarrowLimit = std::int64_t{1} << 62;
-constexpr std::int64_t kPsPerSecond = 1'000'000'000'000;
-
 std::int64_t scaled_ceil_div(std::int64_t count, std::int64_t per_second) {
-  if (count < kNarrowLimit / kPsPerSecond && per_second < kNarrowLimit) {
-    const std::int64_t numerator = count * kPsPerSecond;
+  if (count < detail::kNarrowLimit / detail::kPsPerSecond && per_second < detail::kNarrowLimit) {
+    const std::int64_t numerator = count * detail::kPsPerSecond;
     return (numerator + per_second - 1) / per_second;
   }
-  return ceil_div(Wide{count} * kPsPerSecond, Wide{per_second});
+  return ceil_div(Wide{count} * detail::kPsPerSecond, Wide{per_second});
 }
 
 }  // namespace
@@ -42,7 +39,7 @@ std::string to_string(SimTime t) {
   return fmt::format("{:.3f} ms", static_cast<double>(ps) / 1e9);
 }
 
-SimTime transfer_time(std::int64_t bytes, Bandwidth rate) {
+SimTime detail::transfer_time_checked(std::int64_t bytes, Bandwidth rate) {
   if (rate.bytes_per_second() <= 0) {
     throw std::invalid_argument(fmt::format("transfer_time: rate must be positive, got {} B/s",
                                             rate.bytes_per_second()));
@@ -53,7 +50,7 @@ SimTime transfer_time(std::int64_t bytes, Bandwidth rate) {
   return SimTime::from_ps(scaled_ceil_div(bytes, rate.bytes_per_second()));
 }
 
-SimTime cycles_to_time(std::int64_t cycles, std::int64_t clock_hz) {
+SimTime detail::cycles_to_time_checked(std::int64_t cycles, std::int64_t clock_hz) {
   if (clock_hz <= 0) {
     throw std::invalid_argument(fmt::format("cycles_to_time: clock must be positive, got {} Hz", clock_hz));
   }

@@ -70,11 +70,38 @@ class Bandwidth {
   std::int64_t bps_ = 0;
 };
 
+namespace detail {
+// The checked conversions behind the inline fast paths below: any rate and count, in 128 bits
+// when the product needs it, and the errors.
+SimTime transfer_time_checked(std::int64_t bytes, Bandwidth rate);
+SimTime cycles_to_time_checked(std::int64_t cycles, std::int64_t clock_hz);
+// ceil(count * 1e12 / per_second) when count * 1e12 and per_second both fit 62 bits and both
+// are in range (count >= 0, per_second > 0): every packet and delay of a run. The fast path is
+// inline because it runs ~once per NoC server a packet passes; the result is the same integer
+// as the checked path's.
+constexpr std::int64_t kNarrowLimit = std::int64_t{1} << 62;
+constexpr std::int64_t kPsPerSecond = 1'000'000'000'000;
+constexpr bool narrow(std::int64_t count, std::int64_t per_second) {
+  return count >= 0 && count < kNarrowLimit / kPsPerSecond && per_second > 0 && per_second < kNarrowLimit;
+}
+}  // namespace detail
+
 // The one conversion from bytes at a rate to simulated time: ceil(bytes * 1e12 / rate) ps.
 // Throws std::invalid_argument for a non-positive rate or negative byte count.
-SimTime transfer_time(std::int64_t bytes, Bandwidth rate);
+inline SimTime transfer_time(std::int64_t bytes, Bandwidth rate) {
+  const std::int64_t per_second = rate.bytes_per_second();
+  if (detail::narrow(bytes, per_second)) [[likely]] {
+    return SimTime::from_ps((bytes * detail::kPsPerSecond + per_second - 1) / per_second);
+  }
+  return detail::transfer_time_checked(bytes, rate);
+}
 
 // Cycles of a clock given in Hz, rounded up to the picosecond.
-SimTime cycles_to_time(std::int64_t cycles, std::int64_t clock_hz);
+inline SimTime cycles_to_time(std::int64_t cycles, std::int64_t clock_hz) {
+  if (detail::narrow(cycles, clock_hz)) [[likely]] {
+    return SimTime::from_ps((cycles * detail::kPsPerSecond + clock_hz - 1) / clock_hz);
+  }
+  return detail::cycles_to_time_checked(cycles, clock_hz);
+}
 
 }  // namespace cclmesh::sim

@@ -12,6 +12,8 @@ namespace cclmesh::sim {
 Chip::Chip(Engine& engine, ChipId id, std::shared_ptr<const ArchSpec> spec, ChipOptions options, FaultLog* faults)
     : engine_(engine), id_(id), spec_(std::move(spec)), options_(std::move(options)) {
   CCLMESH_CHECK(spec_ != nullptr, "a chip needs an architecture spec");
+  grid_x_ = soc().grid_x;
+  grid_y_ = soc().grid_y;
   if (faults == nullptr) {
     own_faults_ = std::make_unique<FaultLog>();
     faults = own_faults_.get();
@@ -93,7 +95,6 @@ void Chip::add_endpoint(CoreCoord core, TileKind kind, MemoryRegion* memory, Dra
 
 TileKind Chip::tile(CoreCoord c) const { return in_grid(c) ? tiles_[node(c)] : TileKind::None; }
 
-Endpoint* Chip::endpoint(CoreCoord core) { return in_grid(core) ? endpoints_[node(core)].get() : nullptr; }
 
 MemoryRegion& Chip::l1(CoreCoord core) {
   Endpoint* e = endpoint(core);

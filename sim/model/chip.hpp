@@ -52,9 +52,9 @@ class Chip {
   std::string name() const;
 
   // --- layout ------------------------------------------------------------------------------
-  std::int32_t grid_x() const { return soc().grid_x; }
-  std::int32_t grid_y() const { return soc().grid_y; }
-  bool in_grid(CoreCoord c) const { return c.x >= 0 && c.y >= 0 && c.x < grid_x() && c.y < grid_y(); }
+  std::int32_t grid_x() const { return grid_x_; }
+  std::int32_t grid_y() const { return grid_y_; }
+  bool in_grid(CoreCoord c) const { return c.x >= 0 && c.y >= 0 && c.x < grid_x_ && c.y < grid_y_; }
   TileKind tile(CoreCoord c) const;
   // The Tensix cores that exist (not harvested), row-major in NoC0 coordinates.
   const std::vector<CoreCoord>& tensix_cores() const { return tensix_cores_; }
@@ -87,7 +87,15 @@ class Chip {
   Noc& noc(NocId id) { return *nocs_[static_cast<std::size_t>(index_of(id))]; }
 
   // The NoC endpoint at a coordinate, or nullptr for tiles without an NIU model.
-  Endpoint* endpoint(CoreCoord core);
+  // Inline: every NoC request looks up its requester and target (~0.9 a simulated event).
+  Endpoint* endpoint(CoreCoord core) { return in_grid(core) ? endpoints_[node(core)].get() : nullptr; }
+
+  // --- diagnostics ---------------------------------------------------------------------------
+  // The span inside which this chip's servers (NoC links and NIUs, DRAM channels, ERISCs, its
+  // outgoing ethernet wires) also sum their busy time (PacketResource::busy_in_window); empty
+  // unless set. Per chip, not per process: two systems simulated at once keep their own.
+  const BusyWindow& busy_window() const { return busy_window_; }
+  void set_busy_window(BusyWindow window) { busy_window_ = window; }
 
  private:
   std::size_t node(CoreCoord c) const { return static_cast<std::size_t>(c.y * grid_x() + c.x); }
@@ -97,6 +105,8 @@ class Chip {
   ChipId id_;
   std::shared_ptr<const ArchSpec> spec_;
   ChipOptions options_;
+  std::int32_t grid_x_;  // soc().grid_x / grid_y, kept here: read for every NoC request
+  std::int32_t grid_y_;
   std::unique_ptr<FaultLog> own_faults_;
   FaultLog* faults_;
   std::vector<TileKind> tiles_;
@@ -106,6 +116,7 @@ class Chip {
   std::vector<std::unique_ptr<EthCore>> eth_;               // channel order
   std::vector<std::unique_ptr<Endpoint>> endpoints_;        // per grid node, null without NIU
   std::array<std::unique_ptr<Noc>, kNocCount> nocs_;
+  BusyWindow busy_window_;
 };
 
 }  // namespace cclmesh::sim

@@ -131,7 +131,8 @@ void EthCore::check_send(std::uint64_t source_address, std::uint64_t destination
 PacketFront EthCore::book_wire(SimTime ready, std::int64_t payload_bytes) {
   EthWire& wire = tx_wire();
   const std::int64_t wire_bytes = chip_.params().eth.wire_bytes(payload_bytes);
-  return pass_through(wire.server_, transfer_time(wire_bytes, wire.rate_), PacketFront::at(ready), wire_bytes);
+  return pass_through(wire.server_, transfer_time(wire_bytes, wire.rate_), PacketFront::at(ready), wire_bytes,
+                      chip_.busy_window());
 }
 
 void EthCore::log_link_down_drop(const EthWire& wire, const std::string& what) const {
@@ -149,7 +150,7 @@ void EthCore::send_packet(std::uint64_t source_address, std::uint64_t destinatio
   Engine& engine = chip_.engine();
   const SimTime now = engine.now();
   // The ERISC issues the command, then the wire takes it: in order, store and forward.
-  const PacketFront issued = pass_through(erisc_, chip_.params().eth.tx_issue, PacketFront::at(now), bytes);
+  const PacketFront issued = pass_through(erisc_, chip_.params().eth.tx_issue, PacketFront::at(now), bytes, chip_.busy_window());
   const PacketFront on_wire = book_wire(issued.tail, bytes);
   if (trace_ != nullptr) {
     trace_->wire_busy(trace_wire_, on_wire.head, on_wire.tail, bytes, chip_.params().eth.wire_bytes(bytes), "packet");
@@ -212,7 +213,8 @@ void EthCore::receive(std::uint64_t destination_address, const PayloadBuffer& da
   ++stats_.packets_received;
   stats_.payload_bytes_received += bytes;
   // The ERISC handles the packet (REFERENCE 1.6: one ERISC serves send and receive).
-  pass_through(erisc_, chip_.params().eth.rx_handle, PacketFront::at(chip_.engine().now()), bytes);
+  pass_through(erisc_, chip_.params().eth.rx_handle, PacketFront::at(chip_.engine().now()), bytes,
+               chip_.busy_window());
 }
 
 void EthCore::write_remote_word(std::uint64_t destination_address, std::uint32_t value) {

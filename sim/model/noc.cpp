@@ -115,7 +115,7 @@ std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
 // its path can take instead of letting it queue unbounded work on a congested link.
 inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
                        SimTime offset) {
-  const PacketFront out = pass_through(server, serialisation, in, bytes);
+  const PacketFront out = pass_through(server, serialisation, in, bytes, chip_.busy_window());
   if (path_source_ == nullptr) path_source_ = &server;  // the source NIU is always booked first
   path_source_tail_ = std::max(path_source_tail_, out.tail - offset);
   return out;
@@ -136,23 +136,74 @@ PacketFront Noc::inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes,
                wire_bytes, SimTime::zero());
 }
 
-// Inline writes and atomics leave through their own command buffers (REFERENCE 1.1: 4 per NoC;
-// tt-metal's write-register and atomic buffers), so they do not queue behind a data write the
-// NIU is still pushing out: their own server, at the NIU rate.
-PacketFront Noc::inject_control(Endpoint& from, SimTime depart, std::int64_t wire_bytes) {
-  NocPort& port = from.port(id_);
-  return serve(port.inject_control_, transfer_time(wire_bytes, slower(port.inject_rate_, link_rate_)),
-               PacketFront::at(depart), wire_bytes, SimTime::zero());
+// The serialisation of `wire_bytes` at the slower of `rate` and the link rate, given the one at
+// the link rate: the same value as transfer_time(wire_bytes, slower(rate, link_rate_)), without
+// a second division when the link is the slower (a NIU at least as fast as the links).
+SimTime Noc::capped_by_link(std::int64_t wire_bytes, Bandwidth rate, SimTime on_link) const {
+  return rate < link_rate_ ? transfer_time(wire_bytes, rate) : on_link;
 }
 
-PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
-                             SimTime& offset) {
-  const SimTime serialisation = transfer_time(wire_bytes, rate);
-  walk(from, to, [&](CoreCoord at, Direction d) {
-    front = serve(link_at(at, d), serialisation, front, wire_bytes, offset).after(router_hop_);
-    offset += router_hop_;
-  });
-  return front;
+// Inline writes and atomics leave through their own command buffers (REFERENCE 1.1: 4 per NoC;
+// tt-metal's write-register and atomic buffers), so they do not queue behind a data write the
+// NIU is still pushing out: their own server (NocPort::inject_control_, deliver's `control`), at
+// the NIU rate.
+
+// Every directed link of the route, in order: NoC0 east (+x) then south (+y), NoC1 north (-y)
+// then west (-x), wrapping around (walk() gives the same links). Each link is served as serve()
+// would (pass_through, then the running maximum for back-pressure), with the packet's front,
+// the offset and that maximum kept in locals: this runs for every hop of every packet (~8 on
+// a 10x12 grid), and through the members and a lambda per hop it cost ~450 instructions a
+// packet.
+PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes,
+                             SimTime serialisation, SimTime& offset) {
+  // Plain picosecond counts: std::max on SimTime returns a reference, which kept every one of
+  // these in memory (a load and a store per hop each).
+  std::int64_t head = front.head.ps();
+  std::int64_t tail = front.tail.ps();
+  std::int64_t at_offset = offset.ps();
+  std::int64_t source_tail = path_source_tail_.ps();
+  const std::int64_t serial = serialisation.ps();
+  const std::int64_t hop = router_hop_.ps();
+  const BusyWindow& window = chip_.busy_window();
+  const std::int64_t window_begin = window.begin.ps();
+  const auto cross = [&](PacketResource& link) {
+    const std::int64_t free_at = link.free_at.ps();
+    const std::int64_t start = head > free_at ? head : free_at;
+    const std::int64_t served = start + serial;
+    link.free_at = SimTime::from_ps(served);
+    link.busy += serialisation;
+    if (served > window_begin) [[unlikely]] {
+      link.busy_in_window += overlap_with(window, SimTime::from_ps(start), SimTime::from_ps(served));
+    }
+    link.bytes += wire_bytes;
+    ++link.packets;
+    if (served > tail) tail = served;
+    const std::int64_t source_bound = tail - at_offset;
+    if (source_bound > source_tail) source_tail = source_bound;
+    head = start + hop;
+    tail += hop;
+    at_offset += hop;
+  };
+  PacketResource* const links = links_.data();
+  const std::int32_t gx = grid_x_;
+  const std::int32_t gy = grid_y_;
+  // links_[(y * gx + x) * 2 + 0] leaves (x, y) along x, [.. + 1] along y.
+  if (id_ == NocId::Noc0) {
+    const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(from.y) * gx;
+    for (std::int32_t x = from.x; x != to.x; x = x + 1 == gx ? 0 : x + 1) cross(links[(row + x) * 2]);
+    for (std::int32_t y = from.y; y != to.y; y = y + 1 == gy ? 0 : y + 1) {
+      cross(links[(static_cast<std::ptrdiff_t>(y) * gx + to.x) * 2 + 1]);
+    }
+  } else {
+    for (std::int32_t y = from.y; y != to.y; y = y == 0 ? gy - 1 : y - 1) {
+      cross(links[(static_cast<std::ptrdiff_t>(y) * gx + from.x) * 2 + 1]);
+    }
+    const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(to.y) * gx;
+    for (std::int32_t x = from.x; x != to.x; x = x == 0 ? gx - 1 : x - 1) cross(links[(row + x) * 2]);
+  }
+  path_source_tail_ = SimTime::from_ps(source_tail);
+  offset = SimTime::from_ps(at_offset);
+  return PacketFront{SimTime::from_ps(head), SimTime::from_ps(tail)};
 }
 
 PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset) {
@@ -162,18 +213,29 @@ PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_b
                at_router.after(router_to_niu_), wire_bytes, offset);
 }
 
+// A unicast packet: the source NIU (or its control buffer), the links, the target NIU, each held
+// for the packet's serialisation at the slower of its own rate and the links' (worked out once
+// at the link rate and reused where the link is the slower: the same values).
 Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes,
                            std::int64_t dram_bytes, bool control) {
   depart = std::max(depart, engine_.now());  // a packet that waited for its NIU starts when booked
-  PacketFront front = control ? inject_control(from, depart, wire_bytes) : inject(from, depart, wire_bytes, link_rate_);
+  const SimTime on_link = transfer_time(wire_bytes, link_rate_);
+  NocPort& source = from.port(id_);
+  const SimTime at_source = capped_by_link(wire_bytes, source.inject_rate_, on_link);
+  PacketFront front = serve(control ? source.inject_control_ : source.inject_, at_source, PacketFront::at(depart),
+                            wire_bytes, SimTime::zero());
   SimTime offset = niu_to_router_;
-  front = cross_links(from.coord, to.coord, front.after(niu_to_router_), wire_bytes, link_rate_, offset);
-  front = absorb(to, front, wire_bytes, link_rate_, offset);
+  front = cross_links(from.coord, to.coord, front.after(niu_to_router_), wire_bytes, on_link, offset);
+  NocPort& target = to.port(id_);
+  offset += router_to_niu_;
+  front = serve(target.absorb_, capped_by_link(wire_bytes, target.absorb_rate_, on_link), front.after(router_to_niu_),
+                wire_bytes, offset);
   const SimTime injected = apply_backpressure();
   SimTime landed = front.tail;
   // The DRAM controller queues requests, so a busy channel does not stall the NoC worm.
   if (to.dram != nullptr && dram_bytes > 0) {
-    front = pass_through(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes);
+    front = pass_through(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes,
+                         chip_.busy_window());
     landed = front.tail + to.dram->access_latency();
   }
   ++stats_.packets;
@@ -308,7 +370,8 @@ void Noc::respond_read(Endpoint* requester, Endpoint* source, std::uint64_t sour
   SimTime ready = engine_.now();
   if (source->dram != nullptr) {
     const PacketFront served =
-        pass_through(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready), bytes);
+        pass_through(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready), bytes,
+                     chip_.busy_window());
     ready = served.tail + source->dram->access_latency();
   }
   PayloadBuffer data = sample(*source->memory, source_address, bytes, *requester->memory);

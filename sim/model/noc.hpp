@@ -180,10 +180,10 @@ class Noc {
   void walk(CoreCoord from, CoreCoord to, OnLink&& on_link) const;
   PacketFront serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes, SimTime offset);
   SimTime apply_backpressure();
-  PacketFront cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes, Bandwidth rate,
-                          SimTime& offset);
+  PacketFront cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes,
+                          SimTime serialisation, SimTime& offset);
+  SimTime capped_by_link(std::int64_t wire_bytes, Bandwidth rate, SimTime on_link) const;
   PacketFront inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes, Bandwidth cap);
-  PacketFront inject_control(Endpoint& from, SimTime depart, std::int64_t wire_bytes);
   PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset);
   Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes,
                    bool control = false);

@@ -28,16 +28,6 @@ NocPort::NocPort(std::string owner, NocId noc, Bandwidth inject_rate, Bandwidth 
 
 SimTime NocPort::now() { return Engine::current().now(); }
 
-CompletionClock* NocPort::clock(NocBarrierKind kind) const {
-  switch (kind) {
-    case NocBarrierKind::Reads: return nullptr;
-    case NocBarrierKind::Writes: return &acks_;
-    case NocBarrierKind::WritesFlushed: return &flushes_;
-    case NocBarrierKind::Atomics: return &atomics_;
-  }
-  return nullptr;
-}
-
 bool NocPort::complete(NocBarrierKind kind) const {
   if (kind == NocBarrierKind::Reads) return reads_acked_ == reads_issued_;
   return clock(kind)->all_done(now());
@@ -117,19 +107,13 @@ void NocPort::want(ActivityKind kind) {
   arm(b);
 }
 
-bool NocPort::wanted(NocBarrierKind kind) const {
-  const auto i = static_cast<std::size_t>(kind);
-  return listener_wants_[i] || !waiters_[i].empty();
-}
-
 // An alarm at the time the last known transaction of the kind completes; when it goes off
 // with everything done, the waiters are granted and the core's activity notified, else it is
 // set again (more were issued meanwhile). Not armed while some completion time is unknown:
 // resolving it (Noc) arms again.
-void NocPort::arm(NocBarrierKind kind) {
+void NocPort::arm_for_waiters(NocBarrierKind kind) {
   const auto i = static_cast<std::size_t>(kind);
   CompletionClock* c = clock(kind);
-  if (c == nullptr || alarm_armed_[i] || !wanted(kind)) return;
   if (kind == NocBarrierKind::Writes && unseen_ack_pending_) {
     Engine& engine = Engine::current();
     if (!engine.has_run(unseen_ack_landed_, unseen_ack_sequence_)) {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/inline_task.hpp"
+#include "sim/engine/ring_queue.hpp"
 #include "sim/engine/wait_queue.hpp"
 #include "sim/model/completion_clock.hpp"
 #include "sim/model/core_coord.hpp"
@@ -116,16 +116,33 @@ class NocPort final : public WaitTarget, public ActivitySource {
   bool has_unbooked(CoreCoord to) const;
   void progress(NocBarrierKind kind);
   // The clock of a kind counted by time (nullptr for reads).
-  CompletionClock* clock(NocBarrierKind kind) const;
+  CompletionClock* clock(NocBarrierKind kind) const {
+    switch (kind) {
+      case NocBarrierKind::Reads: return nullptr;
+      case NocBarrierKind::Writes: return &acks_;
+      case NocBarrierKind::WritesFlushed: return &flushes_;
+      case NocBarrierKind::Atomics: return &atomics_;
+    }
+    return nullptr;
+  }
   // Transactions of `kind` were issued or got their completion time: if someone waits for
-  // the kind, make sure an alarm goes off when all are done.
-  void arm(NocBarrierKind kind);
+  // the kind, make sure an alarm goes off when all are done. Inline up to the test whether
+  // anyone waits (nearly always no: it runs for every NoC completion).
+  void arm(NocBarrierKind kind) {
+    const auto i = static_cast<std::size_t>(kind);
+    if (kind == NocBarrierKind::Reads || alarm_armed_[i] || !wanted(kind)) return;
+    arm_for_waiters(kind);
+  }
   // A write ack at `acked` whose landing event (`landed`, `sequence`) was skipped: the clock
   // takes the time now, and arm() treats the ack as unknown until the landing's place passes,
   // as it did while the landing was an event (which then armed again).
   void resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence);
   void alarm(NocBarrierKind kind);
-  bool wanted(NocBarrierKind kind) const;
+  void arm_for_waiters(NocBarrierKind kind);
+  bool wanted(NocBarrierKind kind) const {
+    const auto i = static_cast<std::size_t>(kind);
+    return listener_wants_[i] || !waiters_[i].empty();
+  }
   static SimTime now();
 
   // Per transaction id: its writes' flushes and (non-posted) acks, counted by time like the
@@ -183,7 +200,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
     CoreCoord to;
     InlineTask start;  // std::function would allocate: the lambdas are ~60 B
   };
-  std::deque<WaitingPacket> niu_waiting_;
+  RingQueue<WaitingPacket> niu_waiting_;
   bool niu_drain_scheduled_ = false;
   std::vector<std::pair<CoreCoord, int>> unbooked_;  // few targets at a time
   SimTime control_slot_free_;

@@ -15,25 +15,25 @@ namespace cclmesh::sim {
 // A span of simulated time inside which every server also sums the part of its busy time that
 // falls in it (a diagnostic for performance work: what bounds an op's steady state, not its
 // start-up or tail; tools/cclmesh's CCLMESH_NOC_STATS_WINDOW). Empty unless a tool sets it; it
-// changes no simulated figure.
+// changes no simulated figure. Each chip holds its own (Chip::busy_window), so two systems
+// simulated in one process do not share one; its servers are passed it.
 struct BusyWindow {
   SimTime begin = SimTime::max();
   SimTime end = SimTime::max();
 };
-inline BusyWindow busy_window;  // process-wide: the simulator is single-threaded
 
 struct PacketResource {
   SimTime free_at;
   std::int64_t packets = 0;
   std::int64_t bytes = 0;
   SimTime busy;            // total time held
-  SimTime busy_in_window;  // the part of `busy` inside busy_window
+  SimTime busy_in_window;  // the part of `busy` inside the chip's busy window
 };
 
-// The overlap of [start, end) with busy_window.
-inline SimTime overlap_with_busy_window(SimTime start, SimTime end) {
-  const SimTime from = std::max(start, busy_window.begin);
-  const SimTime to = std::min(end, busy_window.end);
+// The overlap of [start, end) with `window`.
+inline SimTime overlap_with(const BusyWindow& window, SimTime start, SimTime end) {
+  const SimTime from = std::max(start, window.begin);
+  const SimTime to = std::min(end, window.end);
   return to > from ? to - from : SimTime::zero();
 }
 
@@ -48,18 +48,20 @@ struct PacketFront {
 };
 
 // Serves a packet of `bytes` taking `serialisation` at this server; returns the packet's front
-// as it leaves (head = service start, tail = when its last byte is through).
+// as it leaves (head = service start, tail = when its last byte is through). `window`: the
+// owning chip's busy window.
 //
 // The server is held for the packet's own serialisation only, even when a slower server
 // upstream makes the tail arrive later: the idle cycles in between go to other packets, as the
 // NoC's virtual channels interleave flits of different packets on one physical link. Without
 // this, a link shared by two sources slower than it could never run at its full rate.
-inline PacketFront pass_through(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes) {
+inline PacketFront pass_through(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
+                                const BusyWindow& window) {
   const SimTime start = std::max(in.head, server.free_at);
   const SimTime served = start + serialisation;
   server.free_at = served;
   server.busy += serialisation;
-  if (served > busy_window.begin) server.busy_in_window += overlap_with_busy_window(start, served);
+  if (served > window.begin) [[unlikely]] server.busy_in_window += overlap_with(window, start, served);
   server.bytes += bytes;
   ++server.packets;
   return PacketFront{start, std::max(served, in.tail)};

@@ -89,6 +89,10 @@ std::vector<ChipId> SimSystem::chip_ids() const {
   return ids;
 }
 
+void SimSystem::set_busy_window(BusyWindow window) {
+  for (auto& entry : chips_) entry.second->set_busy_window(window);
+}
+
 EthLink* SimSystem::link_at(EthPort port) {
   auto it = link_by_port_.find(port);
   return it == link_by_port_.end() ? nullptr : it->second;

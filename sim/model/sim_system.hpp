@@ -67,6 +67,8 @@ class SimSystem {
   // one chip can affect another sooner.
   SimTime lookahead() const { return lookahead_; }
   FaultLog& faults() { return faults_; }
+  // Sets every chip's busy window (Chip::set_busy_window; a diagnostic, no simulated effect).
+  void set_busy_window(BusyWindow window);
 
  private:
   Engine& engine_;

@@ -19,7 +19,7 @@ constexpr const char* kWindowVariable = "CCLMESH_NOC_STATS_WINDOW";
 double us_of(sim::SimTime t) { return static_cast<double>(t.ps()) / 1e6; }
 double busy_us(const sim::PacketResource& server) { return us_of(server.busy); }
 
-bool window_armed() { return sim::busy_window.begin < sim::busy_window.end; }
+bool window_armed(const sim::Chip& chip) { return chip.busy_window().begin < chip.busy_window().end; }
 
 void print_endpoint(sim::NocId noc, sim::Endpoint& e) {
   const sim::NocPort& port = e.port(noc);
@@ -51,10 +51,11 @@ std::string windowed(const sim::PacketResource& server, double window_us) {
 }
 
 void print_window(sim::SimSystem& system, sim::Chip& chip) {
-  const double window_us = us_of(sim::busy_window.end - sim::busy_window.begin);
+  const sim::BusyWindow& window = chip.busy_window();
+  const double window_us = us_of(window.end - window.begin);
   fmt::print(stderr, "chip {} busy inside the window {:.2f}..{:.2f} us ({:.2f} us): NIUs, links busy >= 25%, DRAM, "
              "ERISCs, outgoing ethernet wires\n",
-             chip.id(), us_of(sim::busy_window.begin), us_of(sim::busy_window.end), window_us);
+             chip.id(), us_of(window.begin), us_of(window.end), window_us);
   for_each_noc_position(chip, [&](sim::NocId noc, sim::CoreCoord at, sim::Endpoint* e) {
     if (e != nullptr) {
       const sim::NocPort& port = e->port(noc);
@@ -108,9 +109,9 @@ sim::BusyWindow parse_busy_window(const std::string& text) {
   return window;
 }
 
-void arm_busy_window_if_requested() {
+sim::BusyWindow requested_busy_window() {
   const char* env = std::getenv(kWindowVariable);
-  sim::busy_window = env == nullptr ? sim::BusyWindow{} : parse_busy_window(env);
+  return env == nullptr ? sim::BusyWindow{} : parse_busy_window(env);
 }
 
 void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us) {
@@ -140,7 +141,7 @@ void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, do
                  link.packets, link.bytes);
     }
   });
-  if (window_armed()) print_window(system, chip);
+  if (window_armed(chip)) print_window(system, chip);
 }
 
 }  // namespace cclmesh::cli

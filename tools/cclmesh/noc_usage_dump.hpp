@@ -22,8 +22,9 @@ namespace cclmesh::cli {
 // the value and the accepted form otherwise.
 sim::BusyWindow parse_busy_window(const std::string& text);
 
-// Sets sim::busy_window from CCLMESH_NOC_STATS_WINDOW (before the run); clears it if unset.
-void arm_busy_window_if_requested();
+// The window CCLMESH_NOC_STATS_WINDOW asks for (parsed before the run), or an empty one if
+// unset; the run gives it to its own system's chips (SimSystem::set_busy_window).
+sim::BusyWindow requested_busy_window();
 
 // op_start_us: the op's first kernel start on the simulated clock; op_us: its time.
 void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us);

@@ -719,12 +719,14 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
-  arm_busy_window_if_requested();
+  const sim::BusyWindow busy_window = requested_busy_window();
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
   PreparedOp op;
   try {
-    device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options(options, ring, trace));
+    sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
+    device_config.busy_window = busy_window;
+    device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
     op = (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
              ? prepare_pair_op(options, *device)
              : prepare_collective(options, *device, ring);
@@ -794,7 +796,6 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.trace_hash = device->trace_hash();
   result.links_used = wire_use(*device);
   print_noc_usage_if_requested(device->system(), static_cast<double>(first_start_ns) / 1e3, result.time_us);
-  sim::busy_window = sim::BusyWindow{};  // the next run in this process measures nothing unless armed again
   const double op_ps = static_cast<double>(last_end_ns - first_start_ns) * 1e3;
   for (std::size_t i = 0; i < result.links_used.size(); ++i) {
     LinkDirectionUse& u = result.links_used[i];

@@ -21,11 +21,10 @@ namespace {
 using ::testing::HasSubstr;
 using sim::SimTime;
 
-// Restores the process-wide window (and the variables) whatever a test does.
+// Restores the variables whatever a test does.
 class NocStatsWindow : public ::testing::Test {
  protected:
   void TearDown() override {
-    sim::busy_window = sim::BusyWindow{};
     unsetenv("CCLMESH_NOC_STATS");
     unsetenv("CCLMESH_NOC_STATS_WINDOW");
   }
@@ -34,19 +33,19 @@ class NocStatsWindow : public ::testing::Test {
 SimTime ns(std::int64_t n) { return SimTime::from_ns(n); }
 
 TEST_F(NocStatsWindow, ServerSumsOnlyTheServiceInsideTheWindow) {
-  sim::busy_window = sim::BusyWindow{ns(100), ns(200)};
+  const sim::BusyWindow window{ns(100), ns(200)};
   sim::PacketResource server;
   // [50, 130): 30 ns inside; the server is then free at 130.
-  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64);
+  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64, window);
   EXPECT_EQ(server.busy_in_window, ns(30));
   // Queued behind the first: served [130, 150), all inside.
-  sim::pass_through(server, ns(20), sim::PacketFront::at(ns(120)), 64);
+  sim::pass_through(server, ns(20), sim::PacketFront::at(ns(120)), 64, window);
   EXPECT_EQ(server.busy_in_window, ns(50));
   // [190, 240): 10 ns inside.
-  sim::pass_through(server, ns(50), sim::PacketFront::at(ns(190)), 64);
+  sim::pass_through(server, ns(50), sim::PacketFront::at(ns(190)), 64, window);
   EXPECT_EQ(server.busy_in_window, ns(60));
   // After the window: nothing more.
-  sim::pass_through(server, ns(10), sim::PacketFront::at(ns(300)), 64);
+  sim::pass_through(server, ns(10), sim::PacketFront::at(ns(300)), 64, window);
   EXPECT_EQ(server.busy_in_window, ns(60));
   // The total is the packets' whole serialisation, window or not.
   EXPECT_EQ(server.busy, ns(160));
@@ -54,7 +53,7 @@ TEST_F(NocStatsWindow, ServerSumsOnlyTheServiceInsideTheWindow) {
 
 TEST_F(NocStatsWindow, NoWindowSumsNothing) {
   sim::PacketResource server;
-  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64);
+  sim::pass_through(server, ns(80), sim::PacketFront::at(ns(50)), 64, sim::BusyWindow{});
   EXPECT_EQ(server.busy_in_window, SimTime::zero());
   EXPECT_EQ(server.busy, ns(80));
 }
@@ -109,8 +108,15 @@ TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
   }
   EXPECT_EQ(wires, 6);
   EXPECT_THAT(busy_peers, ::testing::UnorderedElementsAre(2, 4));
-  // The run disarms the window when it ends.
-  EXPECT_EQ(sim::busy_window.begin, SimTime::max());
+  // The window was the run's own (its chips'): a later run in this process without the variable
+  // measures and prints none.
+  unsetenv("CCLMESH_NOC_STATS_WINDOW");
+  ::testing::internal::CaptureStderr();
+  const RunResult after = run_collective(o);
+  const std::string printed_after = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(after.time_us, plain.time_us);
+  EXPECT_THAT(printed_after, HasSubstr("chip 0 NoC use"));
+  EXPECT_THAT(printed_after, ::testing::Not(HasSubstr("busy inside the window")));
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "sim/engine/delay.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/model/chip.hpp"
@@ -43,6 +47,74 @@ TEST(NocRoute, Noc1GoesNorthThenWest) {
   // Same-core and round-trip hop counts, which explain tt-npe's read latencies (REFERENCE 1.3).
   EXPECT_EQ(noc1.hops(kA, kA), 0);
   EXPECT_EQ(noc1.hops({1, 1}, {3, 4}) + noc1.hops({3, 4}, {1, 1}), 10 + 12);
+}
+
+// Each packet holds exactly the directed links of its route (route()), on both NoCs, also where
+// the route wraps around the torus in x, y or both; no other link is touched.
+TEST(NocRoute, APacketBooksExactlyTheLinksOfItsRoute) {
+  const std::vector<std::pair<CoreCoord, CoreCoord>> pairs = {
+      {{1, 1}, {4, 7}}, {{8, 10}, {1, 1}}, {{2, 9}, {1, 2}}, {{4, 3}, {4, 8}}, {{7, 2}, {3, 2}}, {{1, 1}, {1, 1}}};
+  for (NocId id : {NocId::Noc0, NocId::Noc1}) {
+    for (const auto& [from, to] : pairs) {
+      Engine engine;
+      Chip chip(engine, 0, testing::wormhole());
+      Noc& noc = chip.noc(id);
+      engine.spawn_fiber("writer", [&, from = from, to = to] {
+        noc.write(from, 0x1000, {to, 0x2000}, 64);
+        block_on(noc.write_barrier(from));
+      });
+      engine.run();
+      const std::vector<CoreCoord> route = noc.route(from, to);
+      std::vector<std::pair<CoreCoord, int>> expected;  // (router, dim) of every link on the route
+      for (std::size_t i = 0; i + 1 < route.size(); ++i) {
+        expected.emplace_back(route[i], route[i].y == route[i + 1].y ? 0 : 1);
+      }
+      int booked = 0;
+      for (std::int32_t y = 0; y < chip.grid_y(); ++y) {
+        for (std::int32_t x = 0; x < chip.grid_x(); ++x) {
+          for (int dim = 0; dim < 2; ++dim) {
+            const PacketResource& link = noc.link({x, y}, dim);
+            const bool on_route =
+                std::find(expected.begin(), expected.end(), std::make_pair(CoreCoord{x, y}, dim)) != expected.end();
+            EXPECT_EQ(link.packets, on_route ? 1 : 0)
+                << to_string(id) << " " << to_string(from) << "->" << to_string(to) << " link at " << to_string({x, y})
+                << " dim " << dim;
+            if (on_route) {
+              EXPECT_EQ(link.bytes, 32 + 64);
+            }
+            booked += static_cast<int>(link.packets);
+          }
+        }
+      }
+      EXPECT_EQ(booked, noc.hops(from, to));
+    }
+  }
+}
+
+// The busy window is a chip's own: two chips simulated at once, one with a window and one
+// without, count busy time inside it only on the first, and run the same.
+TEST(NocBusyWindow, EachChipSumsOnlyInsideItsOwnWindow) {
+  Engine engine_a;
+  Engine engine_b;
+  Chip a(engine_a, 0, testing::wormhole());
+  Chip b(engine_b, 0, testing::wormhole());
+  a.set_busy_window(BusyWindow{SimTime::zero(), SimTime::from_us(1000)});
+  for (Chip* chip : {&a, &b}) {
+    Engine& engine = chip->engine();
+    Noc& noc = chip->noc(NocId::Noc0);
+    engine.spawn_fiber("writer", [&noc] {
+      noc.write(kA, 0x1000, {{4, 1}, 0x2000}, 2048);
+      block_on(noc.write_barrier(kA));
+    });
+    engine.run();
+  }
+  const PacketResource& link_a = a.noc(NocId::Noc0).link({2, 1}, 0);
+  const PacketResource& link_b = b.noc(NocId::Noc0).link({2, 1}, 0);
+  EXPECT_GT(link_a.busy, SimTime::zero());
+  EXPECT_EQ(link_a.busy_in_window, link_a.busy);
+  EXPECT_EQ(link_b.busy, link_a.busy);
+  EXPECT_EQ(link_b.busy_in_window, SimTime::zero());
+  EXPECT_EQ(engine_a.now(), engine_b.now());
 }
 
 TEST(NocTiming, SingleWriteLandsFlushesAndIsAckedAtExactTimes) {
