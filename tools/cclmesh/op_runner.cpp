@@ -141,6 +141,136 @@ std::uint64_t page_bytes_of(const RunOptions& options) {
   }
 }
 
+// The tensor of --shape, in the run's dtype and layout.
+ccl::TensorSpec tensor_of_shape(const RunOptions& options, const std::array<std::uint32_t, 4>& shape) {
+  ccl::TensorSpec spec = tensor_of_pages(options, 1);
+  spec.shape = shape;
+  return spec;
+}
+
+// all_gather's --shape is the gathered output (REFERENCE 8's convention for its AG rows): each
+// chip's input is it split N ways along dim, which must divide (tt-metal's shape[dim] % N == 0).
+ccl::TensorSpec gathered_input(const RunOptions& options, std::uint32_t dim, std::uint32_t n) {
+  const std::array<std::uint32_t, 4>& shape = *options.shape;
+  if (shape[dim] % n != 0) {
+    throw UsageError(fmt::format("--shape: {} has {} along dim {}, which does not split over {} chips; all_gather's "
+                                 "--shape is the gathered output, expected a multiple of {} along --dim",
+                                 fmt::join(shape, ","), shape[dim], dim, n, n));
+  }
+  std::array<std::uint32_t, 4> input = shape;
+  input[dim] /= n;
+  return tensor_of_shape(options, input);
+}
+
+runtime::TensorMemoryLayout memory_layout_of(const ShardRequest& shard) {
+  if (shard.layout == "height") return runtime::TensorMemoryLayout::HeightSharded;
+  if (shard.layout == "width") return runtime::TensorMemoryLayout::WidthSharded;
+  return runtime::TensorMemoryLayout::BlockSharded;
+}
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t q = (a + b - 1) / b;
+  if (q > std::numeric_limits<std::uint32_t>::max()) {
+    throw UsageError(fmt::format("--shard: a shard of {} pages does not fit a 32-bit shard spec; use a larger "
+                                 "--shard-grid or a smaller tensor",
+                                 q));
+  }
+  return static_cast<std::uint32_t>(q);
+}
+
+// Where the op's input and output buffers live: --memory, interleaved or sharded over
+// --shard-grid. A shard is (height, width) in pages: TILE pages are 32x32 tiles, a ROW_MAJOR
+// page is a whole row, so a ROW_MAJOR tensor shards by rows only.
+class BufferPlacement {
+ public:
+  BufferPlacement(const RunOptions& options, runtime::BufferType type) : options_(options), type_(type) {
+    if (options.shard && options.layout == "row_major" && options.shard->layout != "height") {
+      throw UsageError(fmt::format("--shard: '{}' cuts rows, and a ROW_MAJOR page is a whole row; expected --shard "
+                                   "height with --layout row_major",
+                                   options.shard->layout));
+    }
+  }
+
+  runtime::BufferType type() const { return type_; }
+
+  // Interleaved, in --memory: intermediates and the tensors of an unsharded run.
+  runtime::BufferConfig interleaved(const ccl::TensorSpec& t) const { return ccl::interleaved_buffer_config(t, type_); }
+
+  // The config of an op's input or output tensor. `explicit_shard`: the shard --shard-shape asks
+  // for this tensor, in elements; unset: derived from the tensor and the grid.
+  runtime::BufferConfig of(const ccl::TensorSpec& t, const std::optional<std::array<std::uint32_t, 2>>& explicit_shard,
+                           std::array<std::uint32_t, 2>* shard_elements = nullptr) const {
+    if (!options_.shard) return interleaved(t);
+    const ShardRequest& s = *options_.shard;
+    const api::Shape4D pages = ccl::shape_in_pages(t);
+    const bool tile = t.layout == ccl::Layout::Tile;
+    const std::uint64_t height_pages = std::uint64_t{pages.w} * pages.z * pages.y;
+    std::array<std::uint32_t, 2> shard{};  // pages
+    if (explicit_shard) {
+      const auto [h, w] = *explicit_shard;
+      if (tile && (h % 32 != 0 || w % 32 != 0)) {
+        throw UsageError(fmt::format("--shard-shape: {}x{} is not whole 32x32 tiles; a TILE shard's height and width "
+                                     "are multiples of 32",
+                                     h, w));
+      }
+      if (!tile && w != t.shape[3]) {
+        throw UsageError(fmt::format("--shard-shape: {}x{} cuts a ROW_MAJOR row of {} elements; a ROW_MAJOR shard "
+                                     "holds whole rows (expected width {})",
+                                     h, w, t.shape[3], t.shape[3]));
+      }
+      shard = tile ? std::array<std::uint32_t, 2>{h / 32, w / 32} : std::array<std::uint32_t, 2>{h, 1};
+    } else {
+      const std::uint64_t cores = std::uint64_t{s.grid_columns} * s.grid_rows;
+      const bool row = s.orientation == "row";
+      if (s.layout == "height") shard = {ceil_div(height_pages, cores), pages.x};
+      if (s.layout == "width") shard = {ceil_div(height_pages, 1), ceil_div(pages.x, cores)};
+      // Block: the tensor's rows split over the grid's rows and its width over the columns
+      // (column-major orientation: the other way round), tt-metal's block sharding.
+      if (s.layout == "block") {
+        shard = {ceil_div(height_pages, row ? s.grid_rows : s.grid_columns),
+                 ceil_div(pages.x, row ? s.grid_columns : s.grid_rows)};
+      }
+    }
+    if (shard_elements != nullptr) {
+      *shard_elements = tile ? std::array<std::uint32_t, 2>{shard[0] * 32, shard[1] * 32}
+                             : std::array<std::uint32_t, 2>{shard[0], t.shape[3]};
+    }
+    runtime::ShardSpec spec;
+    spec.grid = {runtime::CoreRange{{0, 0}, {s.grid_columns - 1, s.grid_rows - 1}}};
+    spec.shard_height_pages = shard[0];
+    spec.shard_width_pages = shard[1];
+    spec.tensor_width_pages = pages.x;
+    spec.orientation = s.orientation == "row" ? runtime::ShardOrientation::RowMajor : runtime::ShardOrientation::ColMajor;
+    return runtime::BufferConfig{type_, ccl::size_bytes(t), ccl::page_size_bytes(t), memory_layout_of(s), spec};
+  }
+
+ private:
+  const RunOptions& options_;
+  runtime::BufferType type_;
+};
+
+// --shard-shape gives the per-chip input's shard; the output's follows the op's tensor along
+// dim: N times larger (all_gather), N times smaller (reduce_scatter), else the same. Dims 0..2
+// are the shard's rows, dim 3 its width (tt-metal's run_all_gather_sharded: output shard =
+// input shard x N along dim 3).
+std::optional<std::array<std::uint32_t, 2>> output_shard_of(const RunOptions& options, std::uint32_t dim,
+                                                            std::uint32_t n, bool gathers) {
+  if (!options.shard || !options.shard->shape) return std::nullopt;
+  std::array<std::uint32_t, 2> shard = *options.shard->shape;
+  std::uint32_t& along = shard[dim == 3 ? 1 : 0];
+  if (gathers) {
+    along *= n;
+  } else {
+    if (along % n != 0) {
+      throw UsageError(fmt::format("--shard-shape: {}x{} does not split over {} chips along dim {}; reduce_scatter's "
+                                   "output shard is the input's divided by N there",
+                                   shard[0], shard[1], n, dim));
+    }
+    along /= n;
+  }
+  return shard;
+}
+
 // What a prepared op leaves for the run: its workloads, the chips it runs on, how to check the
 // result, and the figures the metrics need.
 struct PreparedOp {
@@ -151,6 +281,10 @@ struct PreparedOp {
   std::uint64_t size_bytes = 0;   // nccl-tests S as run
   std::uint64_t count = 0;        // elements
   std::function<Check()> verify;  // empty with --no-data
+  std::array<std::uint32_t, 4> shape{};  // the tensor size_bytes measures
+  std::optional<std::uint32_t> dim;
+  std::array<std::uint32_t, 2> input_shard{};  // elements, sharded runs only
+  std::array<std::uint32_t, 2> output_shard{};
 };
 
 // An output buffer of an op and its name in mismatch reports and checksums. Most ops have one
@@ -209,6 +343,18 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError("--topology: a ring of 2 chips does not work (tt-metal issue #12770); use --topology line");
   }
   const bool pair_op = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
+  if (pair_op && (options.shape || options.shard)) {
+    throw UsageError(fmt::format("--shape/--shard: {} moves --size's bf16 TILE pages between DRAM buffers so far; "
+                                 "leave --shape and --shard out",
+                                 to_string(options.op)));
+  }
+  const bool has_dim = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                       options.op == CollectiveOp::AllToAll;
+  if (options.dim && !has_dim) {
+    throw UsageError(fmt::format("--dim: {} given for {}, which has no dim; --dim applies to all_gather, "
+                                 "reduce_scatter and all_to_all",
+                                 *options.dim, to_string(options.op)));
+  }
   if (pair_op && (options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram")) {
     throw UsageError(fmt::format("--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM so far",
                                  to_string(options.op)));
@@ -433,7 +579,9 @@ std::function<Check()> verifier(sim::device::SimMeshDevice& device, std::vector<
 }
 
 PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
-  const std::uint64_t page_bytes = page_bytes_of(options);
+  // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
+  const std::uint64_t page_bytes =
+      options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape)) : page_bytes_of(options);
   ccl::GroupSelection selection;
   selection.cluster_axis = options.cluster_axis;
   const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
@@ -459,8 +607,12 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   if (legacy_mode(options)) require_legacy_links(options, device.topology(), groups, topology);
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
-  const auto config = [&](const ccl::TensorSpec& t) { return ccl::interleaved_buffer_config(t, memory); };
-  const std::uint32_t dim = gather_dim(options);
+  const BufferPlacement placement(options, memory);
+  // Intermediates and all_gather's broadcast buffers stay interleaved in --memory.
+  const auto config = [&](const ccl::TensorSpec& t) { return placement.interleaved(t); };
+  const std::uint32_t dim = options.dim ? *options.dim : options.shape ? 3 : gather_dim(options);
+  const std::optional<std::array<std::uint32_t, 2>> input_shard =
+      options.shard ? options.shard->shape : std::nullopt;
   const std::uint32_t element = ccl::element_bytes(parse_dtype(options.dtype));
   // --size in pages, refused below one page (per chip where S is split over the N chips).
   const auto checked_pages = [&](std::uint64_t pages, bool per_chip) {
@@ -481,20 +633,27 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   PreparedOp op;
   op.group_size = n;
   op.groups = groups;
+  // The op's input and output: sharded when --shard asks, recording each one's shard.
+  const auto input_config = [&](const ccl::TensorSpec& t) { return placement.of(t, input_shard, &op.input_shard); };
+  const auto output_config = [&](const ccl::TensorSpec& t, const std::optional<std::array<std::uint32_t, 2>>& shard) {
+    return placement.of(t, shard, &op.output_shard);
+  };
 
   if (options.op == CollectiveOp::AllGather) {
     // S = the gathered output; each chip holds S / N.
-    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n), true);
     ccl::all_gather::Params p;
-    p.input = tensor_of_pages(options, pages);
+    p.input = options.shape ? gathered_input(options, dim, n)
+                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n), true));
     p.dim = dim;
     set_placement(p);
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     if (options.chunks_per_sync) p.chunks_per_sync = *options.chunks_per_sync;
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.input_buffer = device.create_buffer(config(p.input));
-    p.output_buffer = device.create_buffer(config(ccl::all_gather::output_spec(p, device.topology())));
+    p.input_buffer = device.create_buffer(input_config(p.input));
+    const ccl::TensorSpec output = ccl::all_gather::output_spec(p, device.topology());
+    op.shape = output.shape;
+    p.output_buffer = device.create_buffer(output_config(output, output_shard_of(options, dim, n, true)));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
       p.broadcast_buffers.push_back(device.create_buffer(ccl::all_gather::broadcast_buffer_config(p)));
     }
@@ -511,14 +670,15 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                          });
   } else if (options.op == CollectiveOp::AllBroadcast) {
     // S = the N output buffers of one chip, as all_gather's output (each chip's input is S / N).
-    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n), true);
     ccl::all_broadcast::Params p;
-    p.input = tensor_of_pages(options, pages);
+    p.input = options.shape ? tensor_of_shape(options, *options.shape)
+                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n), true));
+    op.shape = p.input.shape;
     set_placement(p);
-    p.input_buffer = device.create_buffer(config(p.input));
+    p.input_buffer = device.create_buffer(input_config(p.input));
     std::vector<OutputBuffer> outputs;
     for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, device.topology()); ++i) {
-      p.output_buffers.push_back(device.create_buffer(config(p.input)));
+      p.output_buffers.push_back(device.create_buffer(output_config(p.input, input_shard)));
       outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
     }
     p.done_semaphore = device.create_global_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
@@ -534,16 +694,18 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
-    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::reduce_scatter::Params p;
-    p.input = tensor_of_pages(options, pages);
+    p.input = options.shape ? tensor_of_shape(options, *options.shape)
+                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
+    op.shape = p.input.shape;
     p.dim = dim;
     set_placement(p);
     p.line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
-    p.input_buffer = device.create_buffer(config(p.input));
-    p.output_buffer = device.create_buffer(config(ccl::reduce_scatter::output_spec(p, device.topology())));
+    p.input_buffer = device.create_buffer(input_config(p.input));
+    p.output_buffer = device.create_buffer(
+        output_config(ccl::reduce_scatter::output_spec(p, device.topology()), output_shard_of(options, dim, n, false)));
     if (ccl::reduce_scatter::needs_intermediate(p)) {
       p.intermediate_buffer = device.create_buffer(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
     }
@@ -560,16 +722,17 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                          });
   } else if (options.op == CollectiveOp::Reduce) {
     // S = the tensor on every chip and on the root after (nccl-tests reduce).
-    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     if (options.root >= n) {
       throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", options.root, n, n - 1));
     }
     ccl::reduce::Params p;
-    p.tensor = tensor_of_pages(options, pages);
+    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
+                             : tensor_of_pages(options, checked_pages(options.size_bytes / page_bytes, false));
+    op.shape = p.tensor.shape;
     p.root = options.root;
     set_placement(p);
-    p.input_buffer = device.create_buffer(config(p.tensor));
-    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.input_buffer = device.create_buffer(input_config(p.tensor));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
     p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
                                                          runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -584,14 +747,15 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                          });
   } else if (options.op == CollectiveOp::AllToAll) {
     // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
-    const std::uint64_t pages = checked_pages(options.size_bytes / (page_bytes * n) * n, true);
     ccl::all_to_all::Params p;
-    p.tensor = tensor_of_pages(options, pages);
+    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
+                             : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
+    op.shape = p.tensor.shape;
     p.dim = dim;
     set_placement(p);
     if (options.rounds) p.rounds = *options.rounds;
-    p.input_buffer = device.create_buffer(config(p.tensor));
-    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.input_buffer = device.create_buffer(input_config(p.tensor));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
     p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
                                                       runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -603,17 +767,18 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                          });
   } else {
     // all_reduce: S = the tensor on every chip, before and after.
-    const std::uint64_t pages = checked_pages(options.size_bytes / page_bytes, false);
     ccl::all_reduce::Params p;
-    p.tensor = tensor_of_pages(options, pages);
+    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
+                             : tensor_of_pages(options, checked_pages(options.size_bytes / page_bytes, false));
+    op.shape = p.tensor.shape;
     set_placement(p);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
-    p.input_buffer = device.create_buffer(config(p.tensor));
-    p.output_buffer = device.create_buffer(config(p.tensor));
+    p.input_buffer = device.create_buffer(input_config(p.tensor));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
     if (ccl::all_reduce::needs_rs_intermediate(p, device.topology())) {
       p.rs_intermediate_buffer =
@@ -630,9 +795,19 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
                            return one_output_each(ccl::all_reduce::reference_outputs(p, device.topology(), by_rank));
                          });
   }
-  // Elements: a bfp8_b tile page holds 1024 values plus shared exponents.
+  // Elements: a bfp8_b tile page holds 1024 values plus shared exponents. A --shape's are its
+  // logical elements, tile padding not counted.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
   op.count = op.size_bytes / page_bytes * per_page;
+  if (options.shape) {
+    op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
+    // all_broadcast's S is the N output buffers of a chip, each of --shape.
+    if (options.op == CollectiveOp::AllBroadcast) op.count *= n;
+  }
+  if (options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+      options.op == CollectiveOp::AllToAll) {
+    op.dim = dim;
+  }
   // nccl-tests alltoall: S = count x n x type, count being what goes to each peer.
   if (options.op == CollectiveOp::AllToAll) op.count /= n;
   return op;
@@ -733,7 +908,8 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
   } catch (const runtime::BufferConfigError& e) {
-    throw UsageError(fmt::format("--size/--memory: {}", e.what()));
+    const char* options_named = requested.shard ? "--memory/--shard" : requested.shape ? "--shape/--memory" : "--size/--memory";
+    throw UsageError(fmt::format("{}: {}", options_named, e.what()));
   } catch (const runtime::FabricPlanError& e) {
     throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
@@ -786,6 +962,17 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
                      : "none";
   result.size_bytes = op.size_bytes;
   result.count = op.count;
+  result.shape = op.shape;
+  result.dim = op.dim;
+  result.tensor_asked = options.shape || options.dim || options.shard;
+  result.layout = options.layout;
+  result.memory = options.memory;
+  if (options.shard) {
+    result.memory_layout = options.shard->layout + "_sharded";
+    result.shard = options.shard;
+    result.input_shard = op.input_shard;
+    result.output_shard = op.output_shard;
+  }
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;
   result.dispatch_us = static_cast<double>(first_start_ns) / 1e3 - enqueued.us();
   result.launch_us = static_cast<double>(longest_setup_ns) / 1e3;

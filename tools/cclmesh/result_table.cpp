@@ -1,6 +1,7 @@
 #include "tools/cclmesh/result_table.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cstddef>
@@ -20,6 +21,17 @@ nlohmann::json result_json(const RunResult& r) {
   j["dtype"] = r.dtype;
   j["size_bytes"] = r.size_bytes;
   j["count"] = r.count;
+  j["shape"] = r.shape;
+  j["layout"] = r.layout;
+  j["dim"] = r.dim ? nlohmann::json(*r.dim) : nlohmann::json(nullptr);
+  nlohmann::json memory{{"type", r.memory}, {"layout", r.memory_layout}};
+  if (r.shard) {
+    memory["grid"] = {r.shard->grid_columns, r.shard->grid_rows};
+    memory["orientation"] = r.shard->orientation == "row" ? "row_major" : "col_major";
+    memory["input_shard"] = r.input_shard;
+    memory["output_shard"] = r.output_shard;
+  }
+  j["memory"] = memory;
   j["time_us"] = r.time_us;
   j["dispatch_us"] = r.dispatch_us;
   j["launch_us"] = r.launch_us;
@@ -59,9 +71,21 @@ std::string topology_text(const RunResult& r) {
 
 std::string table_title(const RunResult& r) {
   return fmt::format(
-      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}); time = simulated device kernel time, GB = 1e9 B\n",
+      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}); time = simulated device kernel time, GB = 1e9 B\n{}",
       r.op, r.system, r.n_chips, topology_text(r), r.links, r.links == 1 ? "" : "s", r.mode,
-      r.fabric.empty() ? "" : ", " + r.fabric);
+      r.fabric.empty() ? "" : ", " + r.fabric, tensor_note(r));
+}
+
+std::string tensor_note(const RunResult& r) {
+  if (!r.tensor_asked) return "";
+  std::string note = fmt::format("# tensor [{}] {}{}, {} {}", fmt::join(r.shape, ","), r.layout,
+                                 r.dim ? fmt::format(", dim {}", *r.dim) : "", r.memory, r.memory_layout);
+  if (r.shard) {
+    note += fmt::format(" on {}x{} ({}), shard {}x{} in, {}x{} out", r.shard->grid_columns, r.shard->grid_rows,
+                        r.shard->orientation == "row" ? "row-major" : "col-major", r.input_shard[0], r.input_shard[1],
+                        r.output_shard[0], r.output_shard[1]);
+  }
+  return note + "\n";
 }
 
 namespace {

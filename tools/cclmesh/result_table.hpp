@@ -13,6 +13,9 @@
 namespace cclmesh::cli {
 
 std::string table_title(const RunResult& result);
+// "# tensor [1,1,32,8192] tile, dim 3, l1 width_sharded on 8x4 (row-major), shard 32x32 in,
+// 32x256 out": the title's second line when --shape, --dim or --shard was given, else "".
+std::string tensor_note(const RunResult& result);
 // The shape the groups ran as, with the fabric's where it differs: "ring", "line", or e.g. "line
 // on a ring fabric" (send_recv's pair on the T3K's ring).
 std::string topology_text(const RunResult& result);

@@ -1,6 +1,7 @@
 // `cclmesh run --system SYSTEM --op OP --size SIZE [...]`: one collective on a simulated mesh,
 // printed as one nccl-tests-style row, or as JSON with --json.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/tensor_flags.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::cli {
@@ -31,6 +33,8 @@ struct RawRunOptions {
   RunOptions parsed;
   std::string op = "all_gather";
   std::string size = "16MiB";
+  bool size_given = false;  // --size typed, which --shape excludes
+  TensorFlags tensor;
   std::string max_sim_time;
   std::string max_wall;
   std::vector<std::string> faults;
@@ -47,9 +51,15 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
                                  const RunResult* result = nullptr) {
   sim::trace::TraceInfo info{{"tool", "cclmesh run"},
                              {"system", options.system},
-                             {"op", to_string(options.op)},
-                             {"size_bytes", std::to_string(options.size_bytes)},
-                             {"requested_topology", options.topology}};
+                             {"op", to_string(options.op)}};
+  // A --shape run's size follows from the shape (known from a completed run); --size's is asked.
+  if (options.shape) {
+    info.emplace_back("shape", fmt::format("{}", fmt::join(*options.shape, ",")));
+    if (result != nullptr) info.emplace_back("size_bytes", std::to_string(result->size_bytes));
+  } else {
+    info.emplace_back("size_bytes", std::to_string(options.size_bytes));
+  }
+  info.emplace_back("requested_topology", options.topology);
   if (result != nullptr) {
     info.emplace_back("topology", result->topology);
     if (!result->fabric_topology.empty()) info.emplace_back("fabric_topology", result->fabric_topology);
@@ -74,6 +84,12 @@ int run(RawRunOptions& raw) {
   RunOptions& options = raw.parsed;
   options.op = parse_collective_op(raw.op, "--op");
   options.size_bytes = parse_size_bytes(raw.size, "--size");
+  if (raw.size_given && !raw.tensor.shape.empty()) {
+    throw UsageError(fmt::format("--shape/--size: '{}' and '{}' both name the tensor; give one of them (--shape: its "
+                                 "elements, --size: its bytes)",
+                                 raw.tensor.shape, raw.size));
+  }
+  apply_tensor_flags(raw.tensor, options);
   if (!raw.max_sim_time.empty()) options.max_sim_time = parse_sim_time(raw.max_sim_time, "--max-sim-time");
   if (!raw.max_wall.empty()) options.max_wall_seconds = parse_wall_seconds(raw.max_wall, "--max-wall");
   for (const std::string& spec : raw.faults) add_fault_spec(options.faults, spec);
@@ -113,9 +129,11 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   RunOptions& o = raw->parsed;
   CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh and print its nccl-tests row");
   command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
-  command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
+  CLI::Option* size = command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
       ->capture_default_str();
+  add_shape_option(*command, raw->tensor);
   add_collective_options(*command, o);
+  add_memory_options(*command, raw->tensor);
   command->add_option("--max-sim-time", raw->max_sim_time, "stop with a report when simulated time passes T (e.g. 50ms)");
   command->add_option("--max-wall", raw->max_wall, "stop with a report when the run has taken SECONDS of wall time");
   command->add_option("--fault", raw->faults,
@@ -128,7 +146,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
       ->capture_default_str();
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
-  command->callback([raw, &outcome] { outcome.exit_code = run(*raw); });
+  command->callback([raw, size, &outcome] {
+    raw->size_given = size->count() > 0;
+    outcome.exit_code = run(*raw);
+  });
 }
 
 }  // namespace cclmesh::cli

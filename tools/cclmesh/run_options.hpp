@@ -1,6 +1,7 @@
 #pragma once
 // Everything `cclmesh run` is asked to do, parsed and checked, as plain values.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,6 +13,18 @@
 #include "tools/cclmesh/nccl_metrics.hpp"
 
 namespace cclmesh::cli {
+
+// --shard, --shard-grid, --shard-orientation, --shard-shape: the input's and output's buffers
+// sharded over a grid of cores from (0,0) (DRAM: banks 0..C-1, grid Cx1), tt-metal's ShardSpec.
+struct ShardRequest {
+  std::string layout;               // height | width | block
+  std::uint32_t grid_columns = 0;   // cores along x (DRAM: banks)
+  std::uint32_t grid_rows = 0;      // cores along y
+  std::string orientation = "row";  // row | col: the shard order over the grid
+  // --shard-shape: the per-chip input's shard, (height, width) in elements; unset: every
+  // tensor's shard derived from its own shape and the grid, as tt-metal does for the layout.
+  std::optional<std::array<std::uint32_t, 2>> shape;
+};
 
 struct RunOptions {
   std::string system = "t3k";
@@ -28,6 +41,14 @@ struct RunOptions {
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8
   std::string layout = "tile";    // tile | row_major
   std::string memory = "dram";    // dram | l1
+  // --shape: the tensor nccl-tests' size measures (tt-metal's T: all_gather's gathered output,
+  // reduce_scatter's per-chip input, the tensor of all_reduce, reduce and all_to_all;
+  // all_broadcast: each chip's input), (w, z, y, x) in elements; unset: derived from size_bytes.
+  std::optional<std::array<std::uint32_t, 4>> shape;
+  // --dim: all_gather's, reduce_scatter's and all_to_all's dim; unset: 3, or 2 for a ROW_MAJOR
+  // tensor derived from --size (whose rows are its pages).
+  std::optional<std::uint32_t> dim;
+  std::optional<ShardRequest> shard;  // unset: interleaved
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
@@ -93,8 +114,19 @@ struct RunResult {
   std::string mode;
   std::string dtype;
   std::string redop = "none";     // "sum" for the reducing ops
-  std::uint64_t size_bytes = 0;   // as run (rounded down to whole pages)
-  std::uint64_t count = 0;        // elements
+  std::uint64_t size_bytes = 0;   // as run (rounded down to whole pages; a --shape's tiles padded)
+  std::uint64_t count = 0;        // elements (of --shape: its logical elements, padding not counted)
+  // The tensor size_bytes measures (--shape's, or the one derived from --size) and the dim the op
+  // ran along (unset for ops without one): what --json records with the memory config.
+  std::array<std::uint32_t, 4> shape{};
+  std::optional<std::uint32_t> dim;
+  bool tensor_asked = false;                   // --shape, --dim or --shard given: the table notes the tensor
+  std::string layout;                          // tile | row_major
+  std::string memory;                          // dram | l1
+  std::string memory_layout = "interleaved";   // or height_sharded, width_sharded, block_sharded
+  std::optional<ShardRequest> shard;           // the grid and orientation asked
+  std::array<std::uint32_t, 2> input_shard{};   // (height, width) in elements, sharded runs only
+  std::array<std::uint32_t, 2> output_shard{};
   double time_us = 0.0;           // simulated device kernel time
   double dispatch_us = 0.0;       // enqueue to the first kernel start (the host's dispatch gap)
   double launch_us = 0.0;         // first kernel start until the op's data path is up

@@ -20,6 +20,7 @@
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/sweep_plot.hpp"
+#include "tools/cclmesh/tensor_flags.hpp"
 
 namespace cclmesh::cli {
 
@@ -34,6 +35,7 @@ struct SweepOptions {
   std::string csv_path;
   std::string json_path;
   std::string plot_path;
+  TensorFlags tensor;
 };
 
 std::vector<CollectiveOp> parse_ops(const std::string& list) {
@@ -67,6 +69,12 @@ class Progress {
 };
 
 int sweep(SweepOptions& o) {
+  if (!o.tensor.shape.empty()) {
+    throw UsageError(fmt::format("--shape: '{}' fixes one tensor, and a sweep runs the sizes -b..-e; run one shape "
+                                 "with `cclmesh run --shape`",
+                                 o.tensor.shape));
+  }
+  apply_tensor_flags(o.tensor, o.base);
   const std::vector<CollectiveOp> ops = parse_ops(o.ops);
   const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
   const std::uint64_t max_bytes = parse_size_bytes(o.max_size, "-e");
@@ -151,6 +159,8 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
   add_collective_options(*command, b);
+  add_memory_options(*command, o->tensor);
+  command->add_option("--shape", o->tensor.shape, "not for sweep (it runs sizes -b..-e): use `cclmesh run --shape`");
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
