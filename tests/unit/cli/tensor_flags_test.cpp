@@ -10,6 +10,7 @@
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
 
 namespace cclmesh::cli {
@@ -112,6 +113,17 @@ TEST(RunWithShape, Row15WidthShardedShardsAreDerivedPerBuffer) {
   EXPECT_EQ(r.memory_layout, "width_sharded");
   EXPECT_EQ(r.input_shard, (Pair{32, 32}));
   EXPECT_EQ(r.output_shard, (Pair{32, 256}));
+  // --json records the tensor, the dim and the memory config.
+  const nlohmann::json j = result_json(r);
+  EXPECT_EQ(j["shape"], nlohmann::json({1, 1, 32, 8192}));
+  EXPECT_EQ(j["dim"], 3);
+  EXPECT_EQ(j["layout"], "tile");
+  EXPECT_EQ(j["memory"]["type"], "l1");
+  EXPECT_EQ(j["memory"]["layout"], "width_sharded");
+  EXPECT_EQ(j["memory"]["grid"], nlohmann::json({8, 4}));
+  EXPECT_EQ(j["memory"]["orientation"], "row_major");
+  EXPECT_EQ(j["memory"]["input_shard"], nlohmann::json({32, 32}));
+  EXPECT_EQ(j["memory"]["output_shard"], nlohmann::json({32, 256}));
 }
 
 // An explicit --shard-shape is the input's; reduce_scatter's output shard is it / N along dim 3.
@@ -146,12 +158,12 @@ TEST(RunWithShape, BlockShardFollowsTheOrientation) {
 }
 
 TEST(RunWithShape, GatheredShapeMustSplitOverTheChips) {
-  RunOptions options = shaped("t3k", CollectiveOp::AllGather, {1, 1, 32, 1000});
+  RunOptions options = shaped("t3k", CollectiveOp::AllGather, {1, 1, 32, 1004});
   try {
     run_collective(options);
-    FAIL() << "1000 along dim 3 split over 8 chips accepted";
+    FAIL() << "1004 along dim 3 split over 8 chips accepted";
   } catch (const UsageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--shape: 1,1,32,1000 has 1000 along dim 3"));
+    EXPECT_THAT(e.what(), HasSubstr("--shape: 1,1,32,1004 has 1004 along dim 3"));
   }
 }
 
