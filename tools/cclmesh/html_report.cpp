@@ -168,6 +168,10 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
       "{}; {} simulated events</p>\n",
       r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode), escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified), r.sim_events);
+  // --shape / --dim / --shard: the tensor and memory config, as the table's second title line says.
+  if (const std::string note = tensor_note(r); !note.empty()) {
+    html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(note.substr(2, note.size() - 3)));
+  }
   html += "<h2>nccl-tests row</h2>\n" + result_table_html(r);
   html += "<h2>Link utilisation</h2>\n";
   html += fmt::format(

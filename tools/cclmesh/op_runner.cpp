@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "runtime/ccl/all_broadcast/all_broadcast.hpp"
@@ -240,7 +241,8 @@ class BufferPlacement {
     spec.shard_height_pages = shard[0];
     spec.shard_width_pages = shard[1];
     spec.tensor_width_pages = pages.x;
-    spec.orientation = s.orientation == "row" ? runtime::ShardOrientation::RowMajor : runtime::ShardOrientation::ColMajor;
+    spec.orientation =
+        s.orientation == "row" ? runtime::ShardOrientation::RowMajor : runtime::ShardOrientation::ColMajor;
     return runtime::BufferConfig{type_, ccl::size_bytes(t), ccl::page_size_bytes(t), memory_layout_of(s), spec};
   }
 
@@ -884,6 +886,12 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
   }
 }
 
+// The options that decide the buffers, for a refusal of them.
+const char* memory_options_named(const RunOptions& options) {
+  if (options.shard) return "--memory/--shard";
+  return options.shape ? "--shape/--memory" : "--size/--memory";
+}
+
 }  // namespace
 
 RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
@@ -908,8 +916,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
   } catch (const runtime::BufferConfigError& e) {
-    const char* options_named = requested.shard ? "--memory/--shard" : requested.shape ? "--shape/--memory" : "--size/--memory";
-    throw UsageError(fmt::format("{}: {}", options_named, e.what()));
+    throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
   } catch (const runtime::FabricPlanError& e) {
     throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
@@ -920,7 +927,13 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const sim::SimTime enqueued = device->now();
   const std::size_t profile_begin = device->profile().size();
   const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
-  for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
+  try {
+    for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
+  } catch (const std::invalid_argument& e) {
+    // The device cannot place the op's kernels and CBs beside the buffers asked for (e.g. CBs
+    // that do not fit below large L1 buffers): the memory config, not a fault of the run.
+    throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
+  }
   device->finish();
   const sim::EngineStats after = device->stats();
 

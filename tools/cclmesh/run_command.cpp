@@ -129,7 +129,8 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   RunOptions& o = raw->parsed;
   CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh and print its nccl-tests row");
   command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
-  CLI::Option* size = command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
+  CLI::Option* size =
+      command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
       ->capture_default_str();
   add_shape_option(*command, raw->tensor);
   add_collective_options(*command, o);
