@@ -43,6 +43,14 @@ class DeviceError : public std::runtime_error {
   Kind kind_;
 };
 
+// A workload whose circular buffers do not fit in the L1 that the buffers allocated on a core
+// leave free: a consequence of the memory config asked for (bad input), where other placement
+// errors (std::invalid_argument from enqueue_workload) are the builder's own.
+class WorkloadPlacementError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 class MeshDevice {
  public:
   virtual ~MeshDevice() = default;

@@ -546,9 +546,9 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
     const std::uint64_t address = cb_addresses[cb_index];
     const std::uint64_t cb_next = address + bytes;
     if (cb_next > l1_top_) {
-      bad_workload(workload, chip_id,
-                   fmt::format("CB {} ({} x {} B) ends at {:#x}, above the L1 buffers at {:#x}", spec.cb_id,
-                               spec.num_pages, spec.page_size_bytes, cb_next, l1_top_));
+      throw runtime::WorkloadPlacementError(
+          fmt::format("workload '{}' chip {}: CB {} ({} x {} B) ends at {:#x}, above the L1 buffers at {:#x}", workload,
+                      chip_id, spec.cb_id, spec.num_pages, spec.page_size_bytes, cb_next, l1_top_));
     }
     for (const runtime::CoreCoord& c : runtime::cores_of(spec.cores)) {
       CoreProgram& core = core_of(CoreKind::Tensix, c);

@@ -21,7 +21,7 @@
 //
 // Errors: a workload that cannot be placed (unknown kernel, core outside the chip, L1
 // overflow, a core the fabric occupies) is bad input: std::invalid_argument from
-// enqueue_workload. A run that cannot complete is a DeviceError from finish(): Hang (the report
+// enqueue_workload; runtime::WorkloadPlacementError (one of them) when only L1 overflowed. A run that cannot complete is a DeviceError from finish(): Hang (the report
 // lists every parked kernel and what it waits for), Fault (a kernel_fault or a model
 // AccessError, one line naming chip, core, kernel and command) or Timeout (max_simulated_time).
 // After a DeviceError the device is broken: later calls throw the same error again.

@@ -929,9 +929,10 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
   try {
     for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
-  } catch (const std::invalid_argument& e) {
-    // The device cannot place the op's kernels and CBs beside the buffers asked for (e.g. CBs
-    // that do not fit below large L1 buffers): the memory config, not a fault of the run.
+  } catch (const runtime::WorkloadPlacementError& e) {
+    // The device cannot place the op's CBs beside the buffers asked for (CBs that do not fit
+    // below large L1 buffers): the memory config, not a fault of the run. Any other placement
+    // error is a builder's bug and stays an internal error.
     throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
   }
   device->finish();

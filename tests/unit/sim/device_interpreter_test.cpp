@@ -225,7 +225,21 @@ TEST(DeviceApi, DescribesTheMeshAndRejectsWhatDoesNotFit) {
   EXPECT_EQ(big.address, 1499136u - 1024u * 1024u);
   runtime::Program program;
   program.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 64 * 1024, 16));
-  EXPECT_THROW(device.enqueue_workload(runtime::MeshWorkload{"too big", {{0, program}}}), std::invalid_argument);
+  // ... as a WorkloadPlacementError: a consequence of the memory config, which the CLI reports
+  // as bad input; other placement errors are not one (below: a CB declared twice).
+  EXPECT_THROW(device.enqueue_workload(runtime::MeshWorkload{"too big", {{0, program}}}),
+               runtime::WorkloadPlacementError);
+  runtime::Program twice;
+  twice.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 1024, 1));
+  twice.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 1024, 1));
+  try {
+    device.enqueue_workload(runtime::MeshWorkload{"twice", {{0, twice}}});
+    ADD_FAILURE() << "accepted a CB declared twice";
+  } catch (const runtime::WorkloadPlacementError&) {
+    ADD_FAILURE() << "a builder's bug reported as a memory-config problem";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("declared twice"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(device.create_buffer(dram_buffer(std::uint64_t{13} << 30, 2048)), runtime::BufferConfigError);
   EXPECT_THROW(device.write_buffer(0, big, std::vector<std::byte>(10)), std::invalid_argument);
 }
