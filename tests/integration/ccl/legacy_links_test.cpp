@@ -271,6 +271,8 @@ TEST(LegacyLinks, AllGatherOddGroupsThreeLinksAndRaggedRuns) {
                            Variant{"6-chip ring, 3 links, 5 pages", {0, 1, 2, 10, 9, 8}, CclTopology::Ring, 3,
                                    tile({1, 1, 32 * 5, 32}), 2},
                            Variant{"3-chip line, 3 links, ROW_MAJOR 7 rows", {0, 8, 16}, CclTopology::Line, 3, rows, 2},
+                           Variant{"4-chip ring, 4 links, dim 3, runs across 5-page rows", {0, 1, 9, 8},
+                                   CclTopology::Ring, 4, tile({1, 2, 64, 32 * 5}), 3},
                            Variant{"6-chip ring, 4 links, fp32 dim 0", {0, 1, 2, 10, 9, 8}, CclTopology::Ring, 4,
                                    tile({3, 1, 32, 64}, DataType::Float32), 0}}) {
     SCOPED_TRACE(v.name);
