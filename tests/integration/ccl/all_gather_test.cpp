@@ -302,6 +302,24 @@ TEST(AllGatherE2e, RowMajorAlongTheWidthIntoPartialColMajorShards) {
     c.output_memory = rows(BufferType::L1, {{0, 4}, {1, 4}}, 2, runtime::ShardOrientation::ColMajor);
     run_case(*device, c);
   }
+  {
+    // Several links: 5 rows of 6 KiB in 2 pieces = 10 pieces per chip, so the links' runs start
+    // mid-row (2 links: 5, 5; TG's 3: 4, 3, 3); outputs in partial COL_MAJOR shards.
+    for (const std::uint32_t links : {2u, 3u}) {
+      SCOPED_TRACE(fmt::format("{} links", links));
+      auto device = links == 2 ? make_device(topo::load_system("ring:8/2"),
+                                             fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2))
+                               : make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 3));
+      Case c;
+      c.input = TensorSpec{{1, 1, 5, 3072}, DataType::Bfloat16, Layout::RowMajor};
+      c.topology = links == 2 ? CclTopology::Ring : CclTopology::Line;
+      if (links == 3) c.cluster_axis = 1;
+      c.num_links = links;
+      c.input_memory = rows(BufferType::L1, {{4, 4}, {4, 6}}, 2, runtime::ShardOrientation::ColMajor);
+      c.output_memory = rows(BufferType::L1, {{0, 4}, {2, 5}}, 1, runtime::ShardOrientation::ColMajor);
+      run_case(*device, c);
+    }
+  }
 }
 
 // cluster_axis = 1 on the T3K's 2x4 mesh: two independent 4-chip lines at once, both on the ring
