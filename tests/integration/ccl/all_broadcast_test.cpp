@@ -3,6 +3,7 @@
 // data: every chip's N broadcast buffers against the ranks' inputs, and every chip's gathered
 // output against reference::concat (element by element, zeros in the padding), bit for bit:
 // bf16, fp32 and bfp8_b (re-blocked), into interleaved and sharded outputs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -232,6 +234,32 @@ TEST(AllGatherBroadcastFallbackE2E, ThreeRanksIntoColMajorAndPartialShards) {
           col_major(BufferType::L1, TensorMemoryLayout::WidthSharded, {{6, 0}, {6, 2}}, 64, 64), RunOptions{},
           Memory{BufferType::Dram, ShardLayout{TensorMemoryLayout::HeightSharded, {{{0, 0}, {1, 0}}}, 32, 32}});
       EXPECT_TRUE(o.verified);
+    }
+  }
+}
+
+// The fallback on several links: each link's worker broadcasts its share of the input (2 links
+// on an all-MMIO ring, TG's 3 on its rows); a 2-tile input on 3 links leaves one link no page.
+TEST(AllGatherBroadcastFallbackE2E, SeveralLinksIntoShardedOutputs) {
+  using runtime::TensorMemoryLayout;
+  for (const DataType dtype : {DataType::Bfloat16, DataType::Bfloat8B}) {
+    for (const std::uint32_t links : {2u, 3u}) {
+      SCOPED_TRACE(fmt::format("{}, {} links", runtime::ccl::to_string(dtype), links));
+      auto device = links == 2 ? make_device(topo::load_system("ring:8/2"),
+                                             fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2))
+                               : make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 3));
+      ag::Params p;
+      p.input = tile({1, 1, 40, 20}, dtype);  // 2 tiles; 8 x 20 = 160 output columns, 5 tiles wide
+      p.dim = 3;
+      p.topology = links == 2 ? CclTopology::Ring : CclTopology::Line;
+      p.num_links = links;
+      if (links == 3) p.groups.cluster_axis = 1;
+      const RunOutcome o = run_all_gather(
+          *device, p, Memory{},
+          col_major(BufferType::L1, TensorMemoryLayout::BlockSharded, {{0, 4}, {2, 5}}, 32, 64), RunOptions{},
+          col_major(BufferType::L1, TensorMemoryLayout::HeightSharded, {{5, 0}, {5, 1}}, 32, 32));
+      EXPECT_TRUE(o.verified);
+      EXPECT_EQ(o.group_size, 8u);
     }
   }
 }
