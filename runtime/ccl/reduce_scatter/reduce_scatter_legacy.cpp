@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -35,12 +36,36 @@ constexpr std::uint32_t kMessagesPerCb = 2;  // one filling, one draining
 struct Resolved : LegacyOp {
   bool ring = false;
   TensorSpec output;
-  // The runs of a slice's output the workers chain, as worker slices of the output's shape. A
-  // ring: per link, [up, down] (link l's at 2l, 2l + 1); a line: one per link, both directions.
+  // What a slice's output is chained as, before the links share it out: a ring's two halves
+  // [up, down], a line's whole slice (both directions). Which of them an element is in decides
+  // its reduction order, whatever the links.
+  std::vector<api::TensorSlice> halves;
+  // The runs of a slice's output the workers chain, as worker slices of the output's shape, in
+  // page order: every part of `halves` split over the links (a ring: [up: link 0, 1, ...; down:
+  // link 0, 1, ...]; a line: one per link, both directions).
   std::vector<api::TensorSlice> out_runs;
 
-  std::uint32_t run_index(std::uint32_t link, bool up) const { return ring ? 2 * link + (up ? 0 : 1) : link; }
+  std::uint32_t run_index(std::uint32_t link, bool up) const { return ring && !up ? num_links + link : link; }
 };
+
+// `run` (a wrapped run of its slice, or the whole slice) split into `parts` contiguous runs of
+// its pages, the first pages % parts one page longer.
+std::vector<api::TensorSlice> split_run(const api::TensorSlice& run, std::uint32_t parts) {
+  const api::Shape4D& shape = run.tensor_slice_shape;
+  const api::Shape4D& at = run.worker_slice_offset;
+  const auto start = static_cast<std::uint32_t>(at.x + shape.x * (at.y + shape.y * (at.z + shape.z * at.w)));
+  const auto pages = static_cast<std::uint32_t>(api::volume(run.worker_slice_shape));
+  std::vector<api::TensorSlice> runs;
+  for (std::uint32_t i = 0, first = start; i < parts; ++i) {
+    const std::uint32_t n = pages / parts + (i < pages % parts ? 1 : 0);
+    api::TensorSlice part = run;
+    part.worker_slice_shape = api::Shape4D{1, 1, 1, n};
+    part.worker_slice_offset = api::Shape4D{0, 0, 0, first};
+    runs.push_back(part);
+    first += n;
+  }
+  return runs;
+}
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
@@ -57,24 +82,31 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.output = with_dim_scaled(p.input, p.dim, r.n, false);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
-  // Several links: the slice is first shared out over the links, each link's workers chaining
-  // their own contiguous run through their own EDMs (REFERENCE 7.5: "several workers take
-  // alternating slices strided by the worker count"; which pages a link takes is not given, and
-  // contiguous runs per link and direction, as the fabric reduce_scatter splits its runs, are
-  // our choice, inferred). On a ring that is 2 x num_links runs in page order, link-major.
+  // Several links: each half (a ring) or the whole slice (a line) is then shared out over the
+  // links, each link's workers chaining their own contiguous run of it through their own EDMs
+  // (REFERENCE 7.5: "several workers take alternating slices strided by the worker count";
+  // which pages a link takes is not given, and contiguous runs, as the fabric reduce_scatter
+  // splits its runs, are our choice, inferred). Halves first, so an element's direction, and so
+  // its reduction order, is the same on any number of links.
   r.ring = p.topology == CclTopology::Ring;
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  const std::uint32_t runs = (r.ring ? 2 : 1) * r.num_links;
-  r.out_runs = runs == 1 ? std::vector<api::TensorSlice>{whole}
-                         : cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, runs);
-  if (api::volume(r.out_runs.back().worker_slice_shape) == 0) {
+  r.halves = r.ring ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, 2)
+                    : std::vector<api::TensorSlice>{whole};
+  for (const api::TensorSlice& half : r.halves) {
+    for (const api::TensorSlice& run : r.num_links == 1 ? std::vector<api::TensorSlice>{half}
+                                                        : split_run(half, r.num_links)) {
+      r.out_runs.push_back(run);
+    }
+  }
+  const auto empty = [](const api::TensorSlice& run) { return api::volume(run.worker_slice_shape) == 0; };
+  if (std::any_of(r.out_runs.begin(), r.out_runs.end(), empty)) {
     throw CclParamsError(fmt::format("reduce_scatter: a slice of {} page(s) on {} link(s) in legacy mode; {} it needs "
                                      "at least {} pages",
                                      api::volume(out_pages), r.num_links,
                                      r.ring ? "every link's two directions each chain a share of a slice, so"
                                             : "every link chains a share of a slice, so",
-                                     runs));
+                                     r.out_runs.size()));
   }
   return r;
 }
@@ -300,11 +332,11 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
   for (std::uint32_t s = 0; s < n; ++s) {
     out[s].resize(slices[0][s].size());
     if (r.ring) {
-      // The runs in page order: link 0 up, link 0 down, link 1 up, ...
+      // The halves in page order: up, then down (however the links share them out).
       std::uint64_t offset = 0;
-      for (std::uint32_t run = 0; run < r.out_runs.size(); ++run) {
-        const bool up = run % 2 == 0;
-        const std::uint64_t bytes = api::volume(r.out_runs[run].worker_slice_shape) * r.page_size;
+      for (std::uint32_t half = 0; half < r.halves.size(); ++half) {
+        const bool up = half == 0;
+        const std::uint64_t bytes = api::volume(r.halves[half].worker_slice_shape) * r.page_size;
         std::vector<std::uint32_t> ranks;
         for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(legacy_step(n, s, up, k));
         if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, ranks, offset, bytes).data(), bytes);

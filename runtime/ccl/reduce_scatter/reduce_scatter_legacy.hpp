@@ -24,10 +24,12 @@
 // adds that partial D to its output (or to its input, for s = 0): result = U + D. Rank s's down
 // receiver waits for a per-message "ready" count its up sender gives after the output landed.
 //
-// Several links (num_links up to legacy_usable_links, legacy_links.hpp): each slice's output is
-// first split into contiguous runs per link (a ring: 2 per link, link-major, up then down; a
-// line: 1 per link) and every link's EDMs and two workers chain their own runs exactly as
-// above (inferred: REFERENCE 7.5 says workers take strided slices, not how links share them).
+// Several links (num_links up to legacy_usable_links, legacy_links.hpp): what one link chains
+// (a ring's up and down halves of each slice's output, a line's whole slice) is split into
+// contiguous runs, one per link, and every link's EDMs and two workers chain their own runs
+// exactly as above (inferred: REFERENCE 7.5 says workers take strided slices, not how links
+// share them). Halves first, so an element's direction and reduction order, and so the bytes,
+// do not depend on the number of links.
 //
 // Messages are chunk-lockstep: message c of every step before message c + 1 of any, so each
 // worker's sends wait only on earlier messages up the chain and the ring cannot deadlock with

@@ -3,6 +3,7 @@
 // data: every chip's N broadcast buffers against the ranks' inputs, and every chip's gathered
 // output against reference::concat (element by element, zeros in the padding), bit for bit:
 // bf16, fp32 and bfp8_b (re-blocked), into interleaved and sharded outputs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -175,6 +177,91 @@ TEST(AllGatherBroadcastFallbackE2E, Fp32HeightShardedOutputOnAT3kRing) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   gather_into(*device, tile({1, 1, 1, 1}, DataType::Float32), 2, CclTopology::Ring,
               sharded(BufferType::L1, runtime::TensorMemoryLayout::HeightSharded, {{3, 1}, {3, 1}}, 32, 32));
+}
+
+// Review (session 8): a 3-rank group (a line over 3 of the ring fabric's chips), COL_MAJOR shard
+// grids, partial last shards (height and rightmost width) and DRAM shards, for bf16, fp32 and
+// bfp8_b, outputs and broadcast buffers alike.
+RunOutcome gather_on_three(sim::device::SimMeshDevice& device, TensorSpec input, std::uint32_t dim,
+                           const Memory& output, const std::optional<Memory>& broadcast_memory = std::nullopt) {
+  ag::Params p;
+  p.input = input;
+  p.dim = dim;
+  p.topology = CclTopology::Line;
+  const std::vector<ChipId>& ring = device.fabric().chips();
+  p.groups.chips = {{ring[0], ring[1], ring[2]}};
+  const RunOutcome o = run_all_gather(device, p, Memory{}, output, RunOptions{}, broadcast_memory);
+  EXPECT_TRUE(o.verified);
+  EXPECT_EQ(o.group_size, 3u);
+  return o;
+}
+
+Memory col_major(BufferType type, runtime::TensorMemoryLayout layout, runtime::CoreRange grid, std::uint32_t height,
+                 std::uint32_t width) {
+  return Memory{type, ShardLayout{layout, {grid}, height, width, runtime::ShardOrientation::ColMajor}};
+}
+
+TEST(AllGatherBroadcastFallbackE2E, ThreeRanksIntoColMajorAndPartialShards) {
+  using runtime::TensorMemoryLayout;
+  for (const DataType dtype : {DataType::Bfloat16, DataType::Float32, DataType::Bfloat8B}) {
+    SCOPED_TRACE(runtime::ccl::to_string(dtype));
+    {
+      // dim 2: 3 x 17 = 51 rows (2 tile rows) x 40 columns (2 tiles), 2 outer steps: 4 x 2 tiles,
+      // height sharded 3 tile rows per core (the second shard 1 row), COL_MAJOR over 1 x 2 cores.
+      auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+      gather_on_three(*device, tile({2, 1, 17, 40}, dtype), 2,
+                      col_major(BufferType::L1, TensorMemoryLayout::HeightSharded, {{5, 2}, {5, 3}}, 96, 64));
+    }
+    {
+      // dim 3: 3 x 20 = 60 columns (2 tiles) x 40 rows (2 tiles): width sharded in DRAM, 1 tile
+      // wide per bank; the broadcast buffers block sharded 1 x 1 tile, COL_MAJOR over 2 x 2 cores.
+      auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+      gather_on_three(*device, tile({1, 1, 40, 20}, dtype), 3,
+                      Memory{BufferType::Dram, ShardLayout{TensorMemoryLayout::WidthSharded, {{{0, 0}, {1, 0}}}, 64,
+                                                           32}},
+                      col_major(BufferType::L1, TensorMemoryLayout::BlockSharded, {{2, 4}, {3, 5}}, 32, 32));
+    }
+    {
+      // dim 3 over the whole 8-ring: 160 columns = 5 tiles, width sharded 2 tiles per shard (the
+      // rightmost half empty), COL_MAJOR over 3 cores; the broadcast buffers in DRAM shards.
+      auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+      ag::Params p;
+      p.input = tile({1, 1, 40, 20}, dtype);
+      p.dim = 3;
+      p.topology = CclTopology::Ring;
+      const RunOutcome o = run_all_gather(
+          *device, p, Memory{},
+          col_major(BufferType::L1, TensorMemoryLayout::WidthSharded, {{6, 0}, {6, 2}}, 64, 64), RunOptions{},
+          Memory{BufferType::Dram, ShardLayout{TensorMemoryLayout::HeightSharded, {{{0, 0}, {1, 0}}}, 32, 32}});
+      EXPECT_TRUE(o.verified);
+    }
+  }
+}
+
+// The fallback on several links: each link's worker broadcasts its share of the input (2 links
+// on an all-MMIO ring, TG's 3 on its rows); a 2-tile input on 3 links leaves one link no page.
+TEST(AllGatherBroadcastFallbackE2E, SeveralLinksIntoShardedOutputs) {
+  using runtime::TensorMemoryLayout;
+  for (const DataType dtype : {DataType::Bfloat16, DataType::Bfloat8B}) {
+    for (const std::uint32_t links : {2u, 3u}) {
+      SCOPED_TRACE(fmt::format("{}, {} links", runtime::ccl::to_string(dtype), links));
+      auto device = links == 2 ? make_device(topo::load_system("ring:8/2"),
+                                             fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2))
+                               : make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 3));
+      ag::Params p;
+      p.input = tile({1, 1, 40, 20}, dtype);  // 2 tiles; 8 x 20 = 160 output columns, 5 tiles wide
+      p.dim = 3;
+      p.topology = links == 2 ? CclTopology::Ring : CclTopology::Line;
+      p.num_links = links;
+      if (links == 3) p.groups.cluster_axis = 1;
+      const RunOutcome o = run_all_gather(
+          *device, p, Memory{},
+          col_major(BufferType::L1, TensorMemoryLayout::BlockSharded, {{0, 4}, {2, 5}}, 32, 64), RunOptions{},
+          col_major(BufferType::L1, TensorMemoryLayout::HeightSharded, {{5, 0}, {5, 1}}, 32, 32));
+      EXPECT_TRUE(o.verified);
+      EXPECT_EQ(o.group_size, 8u);
+    }
+  }
 }
 
 // Each chip's concat starts only after its all_broadcast program ended (the chip's program

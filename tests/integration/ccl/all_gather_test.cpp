@@ -269,6 +269,59 @@ TEST(AllGatherE2e, RowMajorAlongTheWidthIntoShardedBuffers) {
   }
 }
 
+// Review (session 8): ROW_MAJOR along the width into sharded buffers with partial last shards,
+// COL_MAJOR grids and DRAM shards, on a 3-chip line (odd group) and the 8-chip ring, rows moving
+// whole and in pieces.
+TEST(AllGatherE2e, RowMajorAlongTheWidthIntoPartialColMajorShards) {
+  using runtime::TensorMemoryLayout;
+  const auto rows = [](BufferType type, runtime::CoreRange grid, std::uint32_t rows_per_shard,
+                       runtime::ShardOrientation orientation) {
+    return Memory{type, ShardLayout{TensorMemoryLayout::HeightSharded, {grid}, rows_per_shard, 32, orientation}};
+  };
+  {
+    // 3 chips of the ring fabric as a line: 26 rows of 192 B per chip; the output's 576 B rows 4
+    // per core over 7 of 8 COL_MAJOR cores (the last shard 2 rows); the input in DRAM shards of
+    // 5 rows on 6 banks (the last 1 row).
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    const std::vector<ChipId>& ring = device->fabric().chips();
+    Case c;
+    c.input = TensorSpec{{1, 2, 13, 96}, DataType::Bfloat16, Layout::RowMajor};
+    c.topology = CclTopology::Line;
+    c.groups = {{ring[0], ring[1], ring[2]}};
+    c.input_memory = rows(BufferType::Dram, {{0, 0}, {5, 0}}, 5, runtime::ShardOrientation::RowMajor);
+    c.output_memory = rows(BufferType::L1, {{0, 0}, {1, 3}}, 4, runtime::ShardOrientation::ColMajor);
+    run_case(*device, c);
+  }
+  {
+    // The 8-ring (relay and multicast): 6 KiB rows in 2 pieces of 3 KiB, 3 rows; 48 KiB output
+    // rows 2 per core (the last shard 1 row), COL_MAJOR; the input 2 rows per core (last 1).
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    Case c;
+    c.input = TensorSpec{{1, 1, 3, 3072}, DataType::Bfloat16, Layout::RowMajor};
+    c.input_memory = rows(BufferType::L1, {{4, 4}, {4, 5}}, 2, runtime::ShardOrientation::ColMajor);
+    c.output_memory = rows(BufferType::L1, {{0, 4}, {1, 4}}, 2, runtime::ShardOrientation::ColMajor);
+    run_case(*device, c);
+  }
+  {
+    // Several links: 5 rows of 6 KiB in 2 pieces = 10 pieces per chip, so the links' runs start
+    // mid-row (2 links: 5, 5; TG's 3: 4, 3, 3); outputs in partial COL_MAJOR shards.
+    for (const std::uint32_t links : {2u, 3u}) {
+      SCOPED_TRACE(fmt::format("{} links", links));
+      auto device = links == 2 ? make_device(topo::load_system("ring:8/2"),
+                                             fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2))
+                               : make_device(topo::build_tg(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 3));
+      Case c;
+      c.input = TensorSpec{{1, 1, 5, 3072}, DataType::Bfloat16, Layout::RowMajor};
+      c.topology = links == 2 ? CclTopology::Ring : CclTopology::Line;
+      if (links == 3) c.cluster_axis = 1;
+      c.num_links = links;
+      c.input_memory = rows(BufferType::L1, {{4, 4}, {4, 6}}, 2, runtime::ShardOrientation::ColMajor);
+      c.output_memory = rows(BufferType::L1, {{0, 4}, {2, 5}}, 1, runtime::ShardOrientation::ColMajor);
+      run_case(*device, c);
+    }
+  }
+}
+
 // cluster_axis = 1 on the T3K's 2x4 mesh: two independent 4-chip lines at once, both on the ring
 // fabric (each row is a run of consecutive fabric chips).
 TEST(AllGatherE2e, T3kClusterAxisRowsAtOnce) {

@@ -212,36 +212,141 @@ TEST(LegacyLinks, AllReduceT3kSquareAndGalaxyColumn) {
   }
 }
 
-// The same tensor on 1 and on 2 links gives the same bytes on every chip (the reduction order
-// does not depend on the link split), and the run is deterministic.
-TEST(LegacyLinks, SameResultOnOneAndTwoLinks) {
-  std::vector<Bytes> outputs;
-  for (const std::uint32_t links : {1u, 2u, 2u}) {
-    auto device = legacy_device(topo::build_t3k());
-    rs::Params p;
-    p.input = tile({1, 1, 32, 32 * 4 * 6});
-    p.mode = runtime::ccl::CclMode::Legacy;
-    p.num_links = links;
-    p.groups.chips = {{0, 1, 3, 2}};
-    p.topology = CclTopology::Line;
-    p.fabric = device->options().fabric;
-    p.input_buffer = device->create_buffer(runtime::ccl::interleaved_buffer_config(p.input, BufferType::Dram));
-    p.output_buffer = device->create_buffer(
-        runtime::ccl::interleaved_buffer_config(rs::output_spec(p, device->topology()), BufferType::Dram));
-    for (ChipId chip : kT3kMmioSquare) {
-      device->write_buffer(chip, p.input_buffer, pattern(p.input_buffer.config.size_bytes, 40 + chip));
+// The same tensor on 1, 2, 3 and 4 links gives the same bytes on every chip, as a line and as a
+// ring (the reduction order of an element does not depend on the link split: on a ring the
+// slice's halves keep their direction whatever the links), and the run is deterministic.
+TEST(LegacyLinks, SameResultOnAnyNumberOfLinks) {
+  const std::vector<ChipId> block{0, 1, 9, 8};  // the Galaxy's 2x2 block: 4 links per hop
+  for (const CclTopology shape : {CclTopology::Line, CclTopology::Ring}) {
+    SCOPED_TRACE(shape == CclTopology::Ring ? "ring" : "line");
+    std::vector<Bytes> outputs;
+    for (const std::uint32_t links : {1u, 2u, 2u, 3u, 4u}) {
+      auto device = legacy_device(topo::build_galaxy());
+      rs::Params p;
+      p.input = tile({1, 1, 32, 32 * 4 * 11});  // 11 pages a slice: uneven runs on every split
+      p.mode = runtime::ccl::CclMode::Legacy;
+      p.num_links = links;
+      p.groups.chips = {block};
+      p.topology = shape;
+      p.fabric = device->options().fabric;
+      p.input_buffer = device->create_buffer(runtime::ccl::interleaved_buffer_config(p.input, BufferType::Dram));
+      p.output_buffer = device->create_buffer(
+          runtime::ccl::interleaved_buffer_config(rs::output_spec(p, device->topology()), BufferType::Dram));
+      for (ChipId chip : block) {
+        device->write_buffer(chip, p.input_buffer, pattern(p.input_buffer.config.size_bytes, 40 + chip));
+      }
+      device->enqueue_workload(rs::build(p, device->topology()));
+      device->finish();
+      Bytes all;
+      for (ChipId chip : block) {
+        const Bytes out = read_back(*device, chip, p.output_buffer);
+        all.insert(all.end(), out.begin(), out.end());
+      }
+      outputs.push_back(std::move(all));
     }
-    device->enqueue_workload(rs::build(p, device->topology()));
-    device->finish();
-    Bytes all;
-    for (ChipId chip : kT3kMmioSquare) {
-      const Bytes out = read_back(*device, chip, p.output_buffer);
-      all.insert(all.end(), out.begin(), out.end());
-    }
-    outputs.push_back(std::move(all));
+    for (std::size_t i = 1; i < outputs.size(); ++i) EXPECT_TRUE(outputs[0] == outputs[i]) << "run " << i;
   }
-  EXPECT_TRUE(outputs[0] == outputs[1]);
-  EXPECT_TRUE(outputs[1] == outputs[2]);
+}
+
+// Review (session 8): shapes the tests above do not reach. Three links (a Galaxy hop has 4), odd
+// group sizes, page counts not divisible by the links (runs that start mid-row and cross rows of
+// a multi-dim slice), ROW_MAJOR, and sharded buffers (a partial last shard, COL_MAJOR) on several
+// links; every output bit for bit against the host reference.
+TEST(LegacyLinks, AllGatherOddGroupsThreeLinksAndRaggedRuns) {
+  using runtime::TensorMemoryLayout;
+  const TensorSpec rows{{1, 1, 7, 64}, DataType::Bfloat16, runtime::ccl::Layout::RowMajor};
+  struct Variant {
+    const char* name;
+    std::vector<ChipId> group;
+    CclTopology shape;
+    std::uint32_t links;
+    TensorSpec input;
+    std::uint32_t dim;
+  };
+  // Galaxy rows are 8 chips (0..7), columns 4 (0, 8, 16, 24).
+  for (const Variant& v : {Variant{"3-chip line, 3 links, dim 1 with 3-page rows", {0, 8, 16}, CclTopology::Line, 3,
+                                   tile({2, 3, 32, 96}), 1},
+                           Variant{"5-chip line, 4 links, 7 pages", {0, 1, 2, 3, 4}, CclTopology::Line, 4,
+                                   tile({1, 1, 32, 32 * 7}), 3},
+                           Variant{"6-chip ring, 3 links, 5 pages", {0, 1, 2, 10, 9, 8}, CclTopology::Ring, 3,
+                                   tile({1, 1, 32 * 5, 32}), 2},
+                           Variant{"3-chip line, 3 links, ROW_MAJOR 7 rows", {0, 8, 16}, CclTopology::Line, 3, rows, 2},
+                           Variant{"4-chip ring, 4 links, dim 3, runs across 5-page rows", {0, 1, 9, 8},
+                                   CclTopology::Ring, 4, tile({1, 2, 64, 32 * 5}), 3},
+                           Variant{"6-chip ring, 4 links, fp32 dim 0", {0, 1, 2, 10, 9, 8}, CclTopology::Ring, 4,
+                                   tile({3, 1, 32, 64}, DataType::Float32), 0}}) {
+    SCOPED_TRACE(v.name);
+    auto device = legacy_device(topo::build_galaxy());
+    LegacyCase c;
+    c.input = v.input;
+    c.dim = v.dim;
+    c.topology = v.shape;
+    c.groups = {v.group};
+    c.num_links = v.links;
+    c.legacy.pages_per_message = 2;
+    run_all_gather(*device, c);
+    expect_every_link_carried(*device, v.group, v.shape, v.links, 0);
+  }
+}
+
+TEST(LegacyLinks, AllGatherShardedBuffersOnThreeLinks) {
+  using runtime::TensorMemoryLayout;
+  auto device = legacy_device(topo::build_galaxy());
+  const std::vector<ChipId> group{0, 8, 16};
+  LegacyCase c;
+  c.input = tile({1, 1, 32 * 5, 64});  // 10 tiles: runs of 4, 3, 3
+  c.dim = 2;
+  c.topology = CclTopology::Line;
+  c.groups = {group};
+  c.num_links = 3;
+  c.legacy.pages_per_message = 2;
+  // Input height sharded 2 tile rows per core (the last shard half full), COL_MAJOR over a 2x2
+  // grid; the output (15 x 2 tiles) block sharded 4 x 1 tiles per core (the last shard row 3
+  // tiles high), COL_MAJOR over a 2x4 grid.
+  c.input_config = runtime::BufferConfig{runtime::BufferType::L1, runtime::ccl::size_bytes(c.input),
+                                         runtime::ccl::page_size_bytes(c.input), TensorMemoryLayout::HeightSharded,
+                                         runtime::ShardSpec{{runtime::CoreRange{{2, 0}, {3, 1}}}, 2, 2, 2,
+                                                            runtime::ShardOrientation::ColMajor}};
+  const TensorSpec out = runtime::ccl::with_dim_scaled(c.input, 2, 3, true);
+  c.output_config = runtime::BufferConfig{runtime::BufferType::L1, runtime::ccl::size_bytes(out),
+                                          runtime::ccl::page_size_bytes(out), TensorMemoryLayout::BlockSharded,
+                                          runtime::ShardSpec{{runtime::CoreRange{{0, 4}, {1, 7}}}, 4, 1, 2,
+                                                             runtime::ShardOrientation::ColMajor}};
+  run_all_gather(*device, c);
+  expect_every_link_carried(*device, group, CclTopology::Line, 3, 0);
+}
+
+TEST(LegacyLinks, ReduceScatterOddGroupsThreeLinksAndRaggedRuns) {
+  struct Variant {
+    const char* name;
+    std::vector<ChipId> group;
+    CclTopology shape;
+    std::uint32_t links;
+    TensorSpec input;
+    std::uint32_t dim;
+  };
+  const TensorSpec rows{{1, 1, 3 * 7, 64}, DataType::Bfloat16, runtime::ccl::Layout::RowMajor};
+  for (const Variant& v : {Variant{"3-chip line, 3 links, 7 pages a slice", {0, 8, 16}, CclTopology::Line, 3,
+                                   tile({1, 1, 32, 32 * 3 * 7}), 3},
+                           Variant{"5-chip line, 4 links, dim 1, 6 pages a slice", {0, 1, 2, 3, 4}, CclTopology::Line,
+                                   4, tile({1, 5, 64, 96}), 1},
+                           Variant{"6-chip ring, 3 links, 7 pages a slice", {0, 1, 2, 10, 9, 8}, CclTopology::Ring, 3,
+                                   tile({1, 1, 32 * 6 * 7, 32}), 2},
+                           Variant{"3-chip line, 3 links, ROW_MAJOR", {0, 8, 16}, CclTopology::Line, 3, rows, 2},
+                           Variant{"6-chip ring, 4 links, fp32, 9 pages a slice", {0, 1, 2, 10, 9, 8},
+                                   CclTopology::Ring, 4, tile({6, 1, 32 * 3, 96}, DataType::Float32), 0}}) {
+    SCOPED_TRACE(v.name);
+    auto device = legacy_device(topo::build_galaxy());
+    LegacyCase c;
+    c.input = v.input;
+    c.dim = v.dim;
+    c.topology = v.shape;
+    c.groups = {v.group};
+    c.num_links = v.links;
+    c.legacy.pages_per_message = 2;
+    run_reduce_scatter(*device, c);
+    expect_every_link_carried(*device, v.group, v.shape, v.links, 0);
+  }
 }
 
 }  // namespace

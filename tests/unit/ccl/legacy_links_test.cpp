@@ -193,6 +193,39 @@ TEST(LegacyLinks, ReduceScatterRunsPerLink) {
   }
 }
 
+// A ring: the slice's up half and down half (as on one link) are each shared out over the links,
+// so a page's direction, and its reduction order, does not depend on the link count. 11 pages a
+// slice on 2 links: up 6 = 3 + 3 (pages 0-2 link 0, 3-5 link 1), down 5 = 3 + 2 (6-8, 9-10).
+TEST(LegacyLinks, ReduceScatterRingSharesEachHalfOverTheLinks) {
+  namespace lrs = kernels::legacy_reduce_scatter;
+  const topo::Topology t = topo::build_galaxy();
+  rs::Params p;
+  p.input = TensorSpec{{1, 1, 32, 32 * 4 * 11}};
+  p.topology = CclTopology::Ring;
+  p.mode = CclMode::Legacy;
+  p.num_links = 2;
+  p.groups.chips = {{0, 1, 9, 8}};
+  p.input_buffer = test::dram_buffer(1, p.input);
+  p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
+  const MeshWorkload w = rs::build(p, t);
+  // (first page, pages) of each sender's raw run, by core: x 0 up / 1 down, y = link.
+  std::map<CoreCoord, std::pair<std::uint32_t, std::uint32_t>> runs;
+  for (const KernelSpec& k : w.programs.at(0).kernels) {
+    if (k.kernel != kernels::kLegacyReduceScatterSenderKernelName) continue;
+    const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+    const std::uint32_t* first = rt.data() + rt.at(lrs::kRtStepsOffset);
+    ASSERT_EQ(first[0], lrs::kSendRaw);
+    const api::CclCommandTensor run = kernels::read_slice_record(first + 1);
+    runs[k.cores.front().start] = {run.worker_start_offset_in_slice.x, run.worker_pages_per_slice};
+  }
+  using Run = std::pair<std::uint32_t, std::uint32_t>;
+  EXPECT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[(CoreCoord{0, 0})], (Run{0, 3}));
+  EXPECT_EQ(runs[(CoreCoord{0, 1})], (Run{3, 3}));
+  EXPECT_EQ(runs[(CoreCoord{1, 0})], (Run{6, 3}));
+  EXPECT_EQ(runs[(CoreCoord{1, 1})], (Run{9, 2}));
+}
+
 TEST(LegacyLinks, Refusals) {
   const topo::Topology t3k = topo::build_t3k();
   // The T3K's 8-chip ring crosses the cards' tunnel hops: 1 link.
