@@ -22,6 +22,7 @@
 #include "sim/device/kernel_context.hpp"
 #include "sim/engine/delay.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/model/packet_resource.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
@@ -95,19 +96,32 @@ void own_change(KernelContext& k, Change&& change) {
   k.activity->set_pending_state(before);
 }
 
+// Marks the kernel blocked (for hang reports) and, while the chip's busy window is armed, sums
+// the time it spends blocked inside the window by kind of wait (a diagnostic: reads only the
+// clock, so it changes no simulated figure).
 class BlockedScope {
  public:
   BlockedScope(KernelContext& k, BlockedIn what, std::uint64_t a = 0, std::uint64_t b = 0) : k_(k) {
     k_.blocked = what;
     k_.blocked_a = a;
     k_.blocked_b = b;
+    if (window_armed()) since_ = Engine::current().now();
   }
-  ~BlockedScope() { k_.blocked = BlockedIn::Nothing; }
+  ~BlockedScope() {
+    if (window_armed()) {
+      k_.blocked_in_window[static_cast<std::size_t>(k_.blocked)] +=
+          overlap_with(k_.chip->busy_window(), since_, Engine::current().now());
+    }
+    k_.blocked = BlockedIn::Nothing;
+  }
   BlockedScope(const BlockedScope&) = delete;
   BlockedScope& operator=(const BlockedScope&) = delete;
 
  private:
+  bool window_armed() const { return k_.chip->busy_window().begin < k_.chip->busy_window().end; }
+
   KernelContext& k_;
+  SimTime since_;
 };
 
 CircularBuffer& cb(KernelContext& k, std::int64_t cb_id) {

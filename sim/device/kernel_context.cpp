@@ -64,6 +64,22 @@ std::string cb_state(const KernelContext& k, std::uint64_t cb_id) {
 
 }  // namespace
 
+const char* blocked_in_name(BlockedIn what) {
+  switch (what) {
+    case BlockedIn::Nothing: return "not blocked";
+    case BlockedIn::SemaphoreEqual: return "noc_semaphore_wait";
+    case BlockedIn::SemaphoreAtLeast: return "noc_semaphore_wait_min";
+    case BlockedIn::CbReserve: return "cb_reserve_back";
+    case BlockedIn::CbWait: return "cb_wait_front";
+    case BlockedIn::ReadBarrier: return "read barrier";
+    case BlockedIn::WriteBarrier: return "write barrier";
+    case BlockedIn::WritesFlushed: return "writes flushed";
+    case BlockedIn::AtomicBarrier: return "atomic barrier";
+    case BlockedIn::L1Activity: return "waiting for L1 activity";
+  }
+  return "?";
+}
+
 std::string KernelContext::name() const {
   if (kind == runtime::CoreKind::Ethernet) {
     return fmt::format("chip {} core ({},{}) [eth ch {}] {}", chip->id(), noc0.x, noc0.y, logical.x, kernel);

@@ -5,6 +5,7 @@
 // hangs a KernelContext on every kernel fiber (Actor::set_user_context); the dataflow API finds
 // it with current_kernel(). Hang and fault reports are rendered from it.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -69,6 +70,9 @@ enum class BlockedIn : std::uint8_t {
   AtomicBarrier,
   L1Activity,
 };
+inline constexpr std::size_t kBlockedInKinds = static_cast<std::size_t>(BlockedIn::L1Activity) + 1;
+// "read barrier", "cb_wait_front", ...: the kind of wait, for per-kernel wait-time reports.
+const char* blocked_in_name(BlockedIn what);
 
 struct KernelFaultReport {
   std::uint32_t code = 0;
@@ -126,6 +130,9 @@ struct KernelContext {
   BlockedIn blocked = BlockedIn::Nothing;
   std::uint64_t blocked_a = 0;
   std::uint64_t blocked_b = 0;
+  // Time spent in each kind of wait inside the chip's busy window (CCLMESH_NOC_STATS_WINDOW),
+  // by BlockedIn; all zero unless the window is armed.
+  std::array<SimTime, kBlockedInKinds> blocked_in_window{};
   std::optional<KernelFaultReport> fault;
   std::string error;
 

@@ -783,6 +783,18 @@ std::vector<const KernelContext*> SimMeshDevice::kernels_of_interest() const {
   return all;
 }
 
+std::vector<SimMeshDevice::KernelWaits> SimMeshDevice::kernel_waits_in_window(ChipId chip) const {
+  std::vector<KernelWaits> waits;
+  for (const auto& k : kernels_) {
+    if (k->chip->id() != chip || !k->started) continue;
+    const BusyWindow& window = k->chip->busy_window();
+    if (!(window.begin < window.end)) return {};
+    const SimTime until = k->done ? k->end : engine_->now();
+    waits.push_back(KernelWaits{k->name(), overlap_with(window, k->start, until), k->blocked_in_window});
+  }
+  return waits;
+}
+
 std::string SimMeshDevice::hang_report(const std::string& headline) const {
   std::string text = headline + "\n";
   const auto kernel_line = [](const KernelContext& k) {

@@ -26,6 +26,7 @@
 // AccessError, one line naming chip, core, kernel and command) or Timeout (max_simulated_time).
 // After a DeviceError the device is broken: later calls throw the same error again.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -112,6 +113,15 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // traffic the kernels left in flight, such as the routers' last acks, is still moving).
   void finish() override;
   std::vector<runtime::KernelProfile> profile() const override;
+  // Diagnostics (CCLMESH_NOC_STATS_WINDOW): per kernel that ran on `chip`, in launch order, the
+  // time it spent in each kind of wait inside the chip's busy window (options' busy_window) and
+  // how much of the window it was alive for. Empty when no window is armed.
+  struct KernelWaits {
+    std::string kernel;  // KernelContext::name()
+    SimTime alive;       // the part of [start, end or now) inside the window
+    std::array<SimTime, kBlockedInKinds> blocked{};
+  };
+  std::vector<KernelWaits> kernel_waits_in_window(ChipId chip) const;
 
   // --- simulator extras ----------------------------------------------------------------------
   const SimMeshDeviceOptions& options() const { return options_; }

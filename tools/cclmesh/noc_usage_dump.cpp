@@ -86,6 +86,26 @@ void print_window(sim::SimSystem& system, sim::Chip& chip) {
   }
 }
 
+// Per kernel of the chip: the time it spent in each kind of wait inside the window, against the
+// time it was alive in it (the rest: running, issuing, or in a wait no scope marks).
+void print_kernel_waits(const sim::device::SimMeshDevice& device, sim::ChipId chip) {
+  const std::vector<sim::device::SimMeshDevice::KernelWaits> kernels = device.kernel_waits_in_window(chip);
+  fmt::print(stderr, "  kernels: time blocked inside the window, by kind of wait (of the time each was alive in it)\n");
+  for (const auto& k : kernels) {
+    if (k.alive <= sim::SimTime::zero()) continue;
+    const double alive_us = us_of(k.alive);
+    std::string waits;
+    for (std::size_t kind = 1; kind < k.blocked.size(); ++kind) {
+      if (k.blocked[kind] <= sim::SimTime::zero()) continue;
+      const double us = us_of(k.blocked[kind]);
+      waits += fmt::format("{}{} {:.1f} us ({:.0f}%)", waits.empty() ? "" : ", ",
+                           sim::device::blocked_in_name(static_cast<sim::device::BlockedIn>(kind)), us,
+                           100.0 * us / alive_us);
+    }
+    fmt::print(stderr, "    {} ({:.1f} us alive): {}\n", k.kernel, alive_us, waits.empty() ? "never blocked" : waits);
+  }
+}
+
 }  // namespace
 
 sim::BusyWindow parse_busy_window(const std::string& text) {
@@ -114,7 +134,8 @@ sim::BusyWindow requested_busy_window() {
   return env == nullptr ? sim::BusyWindow{} : parse_busy_window(env);
 }
 
-void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us) {
+void print_noc_usage_if_requested(sim::device::SimMeshDevice& device, double op_start_us, double op_us) {
+  sim::SimSystem& system = device.system();
   const char* env = std::getenv("CCLMESH_NOC_STATS");
   if (env == nullptr) return;
   char* end = nullptr;
@@ -141,7 +162,10 @@ void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, do
                  link.packets, link.bytes);
     }
   });
-  if (window_armed(chip)) print_window(system, chip);
+  if (window_armed(chip)) {
+    print_window(system, chip);
+    print_kernel_waits(device, chip.id());
+  }
 }
 
 }  // namespace cclmesh::cli

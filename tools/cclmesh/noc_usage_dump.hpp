@@ -8,13 +8,15 @@
 // With CCLMESH_NOC_STATS_WINDOW=<begin_us>:<end_us> as well (simulated µs on the trace's clock,
 // `--trace`), it also prints the busy time inside that window of every NIU, NoC link (those busy
 // for at least a quarter of it), DRAM channel, ERISC and outgoing ethernet wire of the chip:
-// what bounds the op's steady state, which the totals blur with its start-up and tail.
+// what bounds the op's steady state, which the totals blur with its start-up and tail; and, per
+// kernel of the chip, the time it spent in each kind of wait (read barrier, cb_wait_front, a
+// semaphore wait, ...) inside the window: which side of a pipeline waits for which.
 
 #include <optional>
 #include <string>
 
 #include "sim/model/packet_resource.hpp"
-#include "sim/model/sim_system.hpp"
+#include "sim/device/sim_mesh_device.hpp"
 
 namespace cclmesh::cli {
 
@@ -27,6 +29,6 @@ sim::BusyWindow parse_busy_window(const std::string& text);
 sim::BusyWindow requested_busy_window();
 
 // op_start_us: the op's first kernel start on the simulated clock; op_us: its time.
-void print_noc_usage_if_requested(sim::SimSystem& system, double op_start_us, double op_us);
+void print_noc_usage_if_requested(sim::device::SimMeshDevice& device, double op_start_us, double op_us);
 
 }  // namespace cclmesh::cli

@@ -996,7 +996,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.sim_events = after.events_executed - before.events_executed;
   result.trace_hash = device->trace_hash();
   result.links_used = wire_use(*device);
-  print_noc_usage_if_requested(device->system(), static_cast<double>(first_start_ns) / 1e3, result.time_us);
+  print_noc_usage_if_requested(*device, static_cast<double>(first_start_ns) / 1e3, result.time_us);
   const double op_ps = static_cast<double>(last_end_ns - first_start_ns) * 1e3;
   for (std::size_t i = 0; i < result.links_used.size(); ++i) {
     LinkDirectionUse& u = result.links_used[i];

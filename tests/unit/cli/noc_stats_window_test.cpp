@@ -108,6 +108,31 @@ TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
   }
   EXPECT_EQ(wires, 6);
   EXPECT_THAT(busy_peers, ::testing::UnorderedElementsAre(2, 4));
+  // Per kernel of chip 0: its waits inside the window, which add up to at most the time it was
+  // alive in it, itself at most the window. The relay's readers wait on read barriers, the
+  // routers for L1 activity.
+  EXPECT_THAT(printed, HasSubstr("kernels: time blocked inside the window"));
+  const std::regex kernel_line(R"(    chip 0 core \(\d+,\d+\) \[[^\]]+\] (\w+) \(([0-9.]+) us alive\): ([^\n]*))");
+  const std::regex wait_part(R"(([A-Za-z_ 0-9]+) ([0-9.]+) us \(\d+%\))");
+  int kernels = 0;
+  bool reader_waits_on_reads = false;
+  bool router_waits_for_l1 = false;
+  for (auto it = std::sregex_iterator(printed.begin(), printed.end(), kernel_line); it != std::sregex_iterator(); ++it) {
+    ++kernels;
+    const double alive_us = std::stod((*it)[2]);
+    EXPECT_LE(alive_us, 20.0 + 1e-9) << (*it)[0];
+    const std::string waits = (*it)[3];
+    double blocked_us = 0;
+    for (auto w = std::sregex_iterator(waits.begin(), waits.end(), wait_part); w != std::sregex_iterator(); ++w) {
+      blocked_us += std::stod((*w)[2]);
+      reader_waits_on_reads |= (*it)[1] == "ccl_interpreter" && (*w)[1].str().find("read barrier") != std::string::npos;
+      router_waits_for_l1 |= (*it)[1] == "fabric_router" && (*w)[1].str().find("L1 activity") != std::string::npos;
+    }
+    EXPECT_LE(blocked_us, alive_us + 0.1 + 1e-9) << (*it)[0];  // each figure rounded to 0.1 us
+  }
+  EXPECT_GE(kernels, 4);
+  EXPECT_TRUE(reader_waits_on_reads) << printed;
+  EXPECT_TRUE(router_waits_for_l1) << printed;
   // The window was the run's own (its chips'): a later run in this process without the variable
   // measures and prints none.
   unsetenv("CCLMESH_NOC_STATS_WINDOW");
