@@ -736,17 +736,23 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
   bool wall_expired = false;
   RunResult result;
   try {
-    result = engine_->run_while([&] {
-      if (options_.max_simulated_time && engine_->now() > *options_.max_simulated_time) {
-        timed_out = true;
-        return false;
-      }
-      if (wall_watchdog_.expired()) {
-        wall_expired = true;
-        return false;
-      }
-      return keep_going();
-    });
+    // Without a simulated-time limit or a wall-time watchdog (the default), the engine asks the
+    // caller's predicate alone: the limits' tests cost ~17 instructions per event for nothing.
+    if (!options_.max_simulated_time && !wall_watchdog_.armed()) {
+      result = engine_->run_while(keep_going);
+    } else {
+      result = engine_->run_while([&] {
+        if (options_.max_simulated_time && engine_->now() > *options_.max_simulated_time) {
+          timed_out = true;
+          return false;
+        }
+        if (wall_watchdog_.expired()) {
+          wall_expired = true;
+          return false;
+        }
+        return keep_going();
+      });
+    }
   } catch (const ProcessFailure& e) {
     if (first_failure_ != nullptr) {
       fail(runtime::DeviceError::Kind::Fault, fmt::format("fault at {}: {}: {}", to_string(e.when()),

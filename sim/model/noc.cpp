@@ -277,12 +277,15 @@ NocPort& Noc::port(CoreCoord core) { return requester_endpoint(core, "barrier").
 
 NocPort& Noc::requester_port(Endpoint& requester) { return requester.port(id_); }
 
-void NocPort::note_unbooked(CoreCoord to, int change) {
+void NocPort::note_unbooked_elsewhere(CoreCoord to, int change) {
   for (auto it = unbooked_.begin(); it != unbooked_.end(); ++it) {
     if (it->first != to) continue;
     it->second += change;
     CCLMESH_CHECK(it->second >= 0, owner_ + ": more packets booked than issued");
-    if (it->second == 0) unbooked_.erase(it);
+    if (it->second == 0) {  // the order of the entries does not matter: the last one moves here
+      *it = unbooked_.back();
+      unbooked_.pop_back();
+    }
     return;
   }
   CCLMESH_CHECK(change > 0, owner_ + ": a packet booked that was never issued");

@@ -111,8 +111,25 @@ class NocPort final : public WaitTarget, public ActivitySource {
   SimTime book_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation, bool exclusive);
   // The inline-write / atomic command buffer's one request slot (Noc::issue_control).
   SimTime book_control_request(SimTime now, SimTime issue_spacing, SimTime setup, SimTime serialisation);
-  // Packets issued and not yet booked on their path, by target core.
-  void note_unbooked(CoreCoord to, int change);
+  // Packets issued and not yet booked on their path, by target core. Inline for the common
+  // cases (one call per issue and one per booking): the last entry's target, or the first
+  // target into an empty list; a search of the others out of line. Only the counts matter,
+  // not the entries' order (has_unbooked() asks whether one exists).
+  void note_unbooked(CoreCoord to, int change) {
+    if (!unbooked_.empty() && unbooked_.back().first == to) {
+      int& count = unbooked_.back().second;
+      count += change;
+      CCLMESH_CHECK(count >= 0, owner_ + ": more packets booked than issued");
+      if (count == 0) unbooked_.pop_back();
+      return;
+    }
+    if (unbooked_.empty() && change > 0) {
+      unbooked_.emplace_back(to, change);
+      return;
+    }
+    note_unbooked_elsewhere(to, change);
+  }
+  void note_unbooked_elsewhere(CoreCoord to, int change);
   bool has_unbooked(CoreCoord to) const;
   void progress(NocBarrierKind kind);
   // The clock of a kind counted by time (nullptr for reads).
