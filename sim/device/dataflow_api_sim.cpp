@@ -467,10 +467,17 @@ void noc_semaphore_wait_min(volatile uint32_t* local_sem_addr, uint32_t value) {
 uint32_t l1_read_u32(uint32_t local_l1_addr) {
   const sd::KernelContext& k = sd::current_kernel();
   if (k.issue_debt <= cclmesh::sim::SimTime::zero() && local_l1_addr % 4 == 0) [[likely]] {
-    if (const std::uint8_t* word = sd::direct_l1(k, local_l1_addr, sizeof(uint32_t))) [[likely]] {
-      uint32_t value;
-      std::memcpy(&value, word, sizeof value);  // little-endian, as the region stores it
-      return value;
+    // An aligned word never leaves its page (a page is a multiple of 4 bytes): only the page
+    // needs looking up, not direct_l1()'s end-of-page test.
+    using cclmesh::sim::MemoryRegion;
+    static_assert(MemoryRegion::kPageBytes % sizeof(uint32_t) == 0);
+    const std::uint64_t page = local_l1_addr / MemoryRegion::kPageBytes;
+    if (page < k.l1_read_pages.size()) [[likely]] {
+      if (const std::uint8_t* storage = k.l1_read_pages[page]) [[likely]] {
+        uint32_t value;  // little-endian, as the region stores it
+        std::memcpy(&value, storage + local_l1_addr % MemoryRegion::kPageBytes, sizeof value);
+        return value;
+      }
     }
   }
   return sd::l1_read_u32_through_region(local_l1_addr);
