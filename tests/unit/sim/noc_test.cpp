@@ -450,6 +450,48 @@ TEST(NocTiming, ControlWritesSkipQueuedDataToOtherCoresButNotToTheirOwn) {
   EXPECT_EQ(seen, (std::vector<std::vector<std::uint8_t>>(3, data)));
 }
 
+// The port counts its issued, not yet booked packets per target (for the ordering rule above).
+// Here three targets wait for the NIU in turn; when the first one's packet books, its count
+// leaves the front of that list (since the tenth speed pass the last entry moves into its place),
+// and an increment to the last target, issued then, must still find its data unbooked and arrive
+// after it, while one to the first target, all booked, takes its own command buffer.
+TEST(NocTiming, ControlWritesStayBehindUnbookedDataAfterAnotherTargetBooked) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  constexpr CoreCoord kC{1, 3};
+  constexpr CoreCoord kD{3, 1};
+  const auto data = pattern(8192, 4);
+  chip.l1(kA).write(0x10000, data);
+  Log log;
+  std::vector<std::uint8_t> seen_at_d;
+  engine.spawn_fiber("producer", [&] {
+    noc.write(kA, 0x10000, {kB, 0x20000}, 8192);
+    noc.write(kA, 0x10000, {kC, 0x20000}, 8192);
+    noc.write(kA, 0x10000, {kD, 0x20000}, 8192);
+    // The first packet booked at its departure (~41 ns); the next two wait behind its ~292 ns
+    // in the NIU.
+    block_on(delay(100_ns));
+    noc.atomic_inc(kA, {kD, 0x100}, 1);
+    noc.atomic_inc(kA, {kB, 0x100}, 1);
+  });
+  engine.spawn_fiber("watch d", [&] {
+    chip.l1(kD).wait_word_blocking(0x100, WordCondition::AtLeast, 1);
+    log.add("increment at d");
+    seen_at_d = chip.l1(kD).read(0x20000, 8192);
+  });
+  engine.spawn_fiber("watch b", [&] {
+    chip.l1(kB).wait_word_blocking(0x100, WordCondition::AtLeast, 1);
+    log.add("increment at b");
+  });
+  engine.run();
+  ASSERT_EQ(log.entries.size(), 2u);
+  EXPECT_EQ(log.entries[0].second, "increment at b");  // its data booked: the control path
+  EXPECT_LT(log.entries[0].first, untagged_flush_time(8192) + 100_ns);
+  EXPECT_EQ(log.entries[1].second, "increment at d");
+  EXPECT_EQ(seen_at_d, data);  // behind its data, which left the NIU third
+}
+
 TEST(NocContention, TwoFlowsSplitASharedLink) {
   // Flow 1: (1,1) -> (4,1); flow 2: (2,1) -> (4,2). On NoC0 both cross links (2,1)E and
   // (3,1)E; their sources and targets are distinct, so the shared 30 B/c link is the bottleneck.
