@@ -47,11 +47,20 @@ std::set<std::pair<ChipId, ChipId>> dispatch_tunnel_hops(const topo::Topology& t
   return hops;
 }
 
-std::uint32_t legacy_hop_links(const topo::Topology& topology, ChipId a, ChipId b) {
+namespace {
+
+// The hop's links, less the one a dispatch tunnel (one of `tunnels`) takes.
+std::uint32_t hop_links(const topo::Topology& topology, const std::set<std::pair<ChipId, ChipId>>& tunnels, ChipId a,
+                        ChipId b) {
   const auto links = static_cast<std::uint32_t>(
       topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)));
-  const bool tunnel = dispatch_tunnel_hops(topology).contains(ordered(a, b));
-  return tunnel && links > 0 ? links - 1 : links;
+  return tunnels.contains(ordered(a, b)) && links > 0 ? links - 1 : links;
+}
+
+}  // namespace
+
+std::uint32_t legacy_hop_links(const topo::Topology& topology, ChipId a, ChipId b) {
+  return hop_links(topology, dispatch_tunnel_hops(topology), a, b);
 }
 
 std::uint32_t legacy_usable_links(const topo::Topology& topology, const std::vector<ChipId>& group, CclTopology shape) {
@@ -59,22 +68,19 @@ std::uint32_t legacy_usable_links(const topo::Topology& topology, const std::vec
   if (hops.empty()) return 0;
   const auto tunnels = dispatch_tunnel_hops(topology);
   std::uint32_t usable = std::numeric_limits<std::uint32_t>::max();
-  for (const auto& [a, b] : hops) {
-    const auto links = static_cast<std::uint32_t>(
-        topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)));
-    usable = std::min(usable, tunnels.contains(ordered(a, b)) && links > 0 ? links - 1 : links);
-  }
+  for (const auto& [a, b] : hops) usable = std::min(usable, hop_links(topology, tunnels, a, b));
   return usable;
 }
 
 std::pair<ChipId, ChipId> legacy_narrowest_hop(const topo::Topology& topology, const std::vector<ChipId>& group,
                                                CclTopology shape) {
   const auto hops = group_hops(group, shape);
-  const std::uint32_t usable = legacy_usable_links(topology, group, shape);
-  for (const auto& [a, b] : hops) {
-    if (legacy_hop_links(topology, a, b) == usable) return {a, b};
-  }
-  return hops.empty() ? std::pair<ChipId, ChipId>{0, 0} : hops.front();
+  const auto tunnels = dispatch_tunnel_hops(topology);
+  const auto narrower = [&](const auto& x, const auto& y) {
+    return hop_links(topology, tunnels, x.first, x.second) < hop_links(topology, tunnels, y.first, y.second);
+  };
+  // The first hop with the fewest links, as the refusal names it.
+  return hops.empty() ? std::pair<ChipId, ChipId>{0, 0} : *std::min_element(hops.begin(), hops.end(), narrower);
 }
 
 }  // namespace cclmesh::runtime::ccl
