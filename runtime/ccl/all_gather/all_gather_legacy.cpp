@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <variant>
+
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
@@ -26,11 +28,69 @@ constexpr std::uint32_t kMessageSlots = 2;  // worker scratch: one message filli
 
 struct Resolved : LegacyOp {
   TensorSpec output;
+  // The tensors in the pages the workers move: shape_in_pages, except for ROW_MAJOR along dim 3,
+  // where x counts row pieces (row_pieces per input row, n x row_pieces per output row).
+  api::Shape4D in_pages;
+  api::Shape4D out_pages;
+  std::uint32_t row_pieces = 0;  // 0: whole pages
   // Per link: the part of every slice (each chip's input) that link carries, as a worker slice
   // of the input's shape, and its messages per slice. One link carries the whole slice.
   std::vector<api::TensorSlice> link_runs;
   std::vector<std::uint32_t> messages_per_slice;
 };
+
+// ROW_MAJOR along dim 3: a page is a whole row, so each chip's input row becomes one of N equal
+// parts of every output row, at byte offset rank x row bytes. tt-metal's 2024 all-gather wrote
+// each input page at that offset inside its output page (one NoC write per page, REFERENCE 7.4's
+// workers otherwise unchanged); here the workers address both buffers in row pieces
+// (pieces_per_page of the interleaved and sharded address generators, as the fabric all_gather
+// does): q per input row and N x q per output row. The messages carry pieces in place of pages,
+// and the gather is sliced like a TILE gather along dim 3 with q tiles per chip per row.
+bool gathers_row_pieces(const Params& p) { return p.input.layout == Layout::RowMajor && p.dim == 3; }
+
+// Rank r's part of an output row starts at r x row bytes: DRAM accesses need 32 B alignment
+// (REFERENCE 6.5), and a message's pages are 32 B-strided anyway.
+constexpr std::uint32_t kRowPieceAlignment = 32;
+
+// The fewest equal pieces, each a multiple of 32 B, that a `row_bytes` row splits into so that
+// one of them fits an EDM buffer: q = 1 whenever a row does (row 3's 16 KiB rows at the default
+// 150 KiB ERISC region). A wider row moves in q pieces, each its own page of a message
+// (inferred: REFERENCE 5 sizes the EDM buffers in whole pages, and does not say what the legacy
+// op did with a page larger than a buffer). An explicit legacy.pages_per_message counts pieces
+// and does not make them smaller: resolve_legacy_op refuses it if that many do not fit.
+std::uint32_t pieces_per_row(std::uint32_t row_bytes, const Params& p) {
+  if (row_bytes % kRowPieceAlignment != 0) {
+    throw CclParamsError(fmt::format("all_gather: ROW_MAJOR along dim 3 writes each chip's {} B row at an offset of "
+                                     "a multiple of it in the output rows; it must be a multiple of {} B (DRAM "
+                                     "alignment, REFERENCE 6.5)",
+                                     row_bytes, kRowPieceAlignment));
+  }
+  const EriscL1Map erisc = p.fabric.erisc_l1_map();
+  LegacyEdmOptions one_page = p.legacy;
+  one_page.pages_per_message = 1;
+  if (!legacy_message_fits(one_page, kRowPieceAlignment, kLegacyHopChannels, erisc)) {
+    return 1;  // no piece fits (bad buffers_per_channel, a tiny region): resolve_legacy_op says why
+  }
+  for (std::uint32_t pieces = 1; pieces <= row_bytes / kRowPieceAlignment; ++pieces) {
+    const std::uint32_t piece = row_bytes / pieces;
+    if (row_bytes % pieces == 0 && piece % kRowPieceAlignment == 0 &&
+        legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc)) {
+      return pieces;
+    }
+  }
+  return row_bytes / kRowPieceAlignment;  // unreachable: q = row / 32 (32 B pieces) fits, checked above
+}
+
+// `args` addressed in `pieces` pieces of `piece_bytes` per buffer page.
+kargs::TensorArgs in_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces) {
+  std::visit(
+      [&](auto& t) {
+        t.page_size_bytes = piece_bytes;
+        t.pieces_per_page = pieces;
+      },
+      args);
+  return args;
+}
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.topology == CclTopology::Ring && p.bidirectional == BidirectionalMode::SplitTensor) {
@@ -41,17 +101,27 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");
   }
   Resolved r;
-  static_cast<LegacyOp&>(r) = resolve_legacy_op(
-      LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
-      kOp);
+  LegacyOpRequest request{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy};
+  if (gathers_row_pieces(p)) {
+    const std::uint32_t row_bytes = page_size_bytes(p.input);
+    r.row_pieces = pieces_per_row(row_bytes, p);
+    request.moved_page_bytes = row_bytes / r.row_pieces;
+  }
+  static_cast<LegacyOp&>(r) = resolve_legacy_op(request, topology, kOp);
   r.output = with_dim_scaled(p.input, p.dim, r.n, true);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
+  r.in_pages = shape_in_pages(p.input);
+  r.out_pages = shape_in_pages(r.output);
+  if (r.row_pieces != 0) {
+    r.in_pages.x = r.row_pieces;
+    r.out_pages.x = r.n * r.row_pieces;
+  }
   // Several links: each chip's input is split into num_links contiguous runs of pages (x-fastest,
   // the first pages % num_links runs one page longer) and link l moves run l of every slice, so
   // every link carries 1/num_links of the tensor through its own EDMs and workers. REFERENCE 5 and
   // 7.3 give one EDM and its own workers per link but not how the pages are shared out; an even
   // page split per link is what tt-metal's legacy all_gather structure implies (inferred).
-  const api::Shape4D in_pages = shape_in_pages(p.input);
+  const api::Shape4D in_pages = r.in_pages;
   const api::TensorSlice whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   if (api::volume(in_pages) < r.num_links) {
     throw CclParamsError(fmt::format("all_gather: an input of {} page(s) on {} links in legacy mode; each link carries "
@@ -124,8 +194,8 @@ class ChipBuilder {
   }
 
   api::CclCommandTensor output_slice_of(std::uint32_t origin_rank) const {
-    const api::Shape4D in_pages = shape_in_pages(p_.input);
-    api::TensorSlice s{shape_in_pages(r_.output), in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
+    const api::Shape4D in_pages = r_.in_pages;
+    api::TensorSlice s{r_.out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
     set_dim(s.tensor_slice_offset, p_.dim, origin_rank * dim_of(in_pages, p_.dim));
     return on_link(s);
   }
@@ -144,6 +214,7 @@ class ChipBuilder {
       w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;
     }
     w.output = chip_.output.interpreter_args(chip_.map);
+    if (r_.row_pieces != 0) w.output = in_pieces(w.output, r_.page_size, r_.n * r_.row_pieces);
     return w;
   }
 
@@ -163,7 +234,8 @@ class ChipBuilder {
   void add_sender(bool up, std::uint32_t slices, const LegacyEdmSite& edm, bool local_copy) {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = chip_.input.interpreter_args(chip_.map);
-    const api::Shape4D in_pages = shape_in_pages(p_.input);
+    if (r_.row_pieces != 0) w.input = in_pieces(*w.input, r_.page_size, r_.row_pieces);
+    const api::Shape4D in_pages = r_.in_pages;
     w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
     w.slices.push_back(output_slice_of(chip_.rank));
     // Relays: the first slices to arrive, from the chips 1, 2, ... behind me in this direction.

@@ -157,7 +157,7 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
   if (spec.layout == Layout::RowMajor && dim == 3) {
     throw CclParamsError(
         fmt::format("{}: ROW_MAJOR along dim 3 is not supported: a ROW_MAJOR page is a whole row, and "
-                    "{} moves whole pages (only the fabric all_gather writes rows in pieces); use TILE or "
+                    "{} moves whole pages (only all_gather writes rows in pieces); use TILE or "
                     "another dim",
                     op, op));
   }

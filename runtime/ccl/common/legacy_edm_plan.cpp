@@ -1,5 +1,7 @@
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
@@ -91,6 +93,15 @@ std::uint32_t legacy_pages_per_message(const LegacyEdmOptions& options, std::uin
                                      op, page_stride_bytes, buffers, num_channels, erisc.kernel_bytes()));
   }
   return pages;
+}
+
+bool legacy_message_fits(const LegacyEdmOptions& options, std::uint32_t page_stride_bytes, std::uint32_t num_channels,
+                         const EriscL1Map& erisc) {
+  const std::uint32_t buffers = options.buffers_per_channel;
+  if (buffers == 0 || buffers > kernels::legacy_edm::kMaxBuffersPerChannel) return false;
+  const std::uint64_t bytes = std::uint64_t{std::max(options.pages_per_message, 1u)} * page_stride_bytes;
+  return bytes <= 0xFFFFFFFFull &&
+         edm_region_bytes(erisc, num_channels, buffers, static_cast<std::uint32_t>(bytes)) <= erisc.kernel_bytes();
 }
 
 LegacyEdmSite legacy_edm_site(ChipId chip, std::uint32_t channel, ChipId peer, std::uint32_t senders,

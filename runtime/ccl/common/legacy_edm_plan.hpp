@@ -70,6 +70,13 @@ std::uint32_t legacy_pages_per_message(const LegacyEdmOptions& options, std::uin
                                        std::uint32_t num_channels, const std::string& op,
                                        const EriscL1Map& erisc = kDefaultEriscL1Map);
 
+// Whether messages of `options.pages_per_message` pages (1 when it is 0, "as many as fit") of
+// `page_stride_bytes` fit EDMs of `num_channels` channels in the kernel region of `erisc`: the
+// condition under which legacy_pages_per_message does not throw (all_gather sizes its ROW_MAJOR
+// row pieces with it).
+bool legacy_message_fits(const LegacyEdmOptions& options, std::uint32_t page_stride_bytes, std::uint32_t num_channels,
+                         const EriscL1Map& erisc = kDefaultEriscL1Map);
+
 // Per-program semaphore ids on an EDM's ethernet core: channel c uses id c; the termination
 // semaphore takes the last id (so an EDM has at most 31 channels here).
 inline constexpr std::uint32_t kLegacyEdmTerminationSemaphoreId = 31;

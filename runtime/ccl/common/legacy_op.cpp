@@ -35,7 +35,11 @@ void require_legacy_links(const topo::Topology& topology, const std::vector<Chip
 LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topology, const std::string& op) {
   LegacyOp r;
   r.page_size = page_size_bytes(q.input);
-  require_page_aligned_dim(q.input, q.dim, op, "input");
+  if (q.moved_page_bytes != 0) {
+    r.page_size = q.moved_page_bytes;
+  } else {
+    require_page_aligned_dim(q.input, q.dim, op, "input");
+  }
   if (q.fabric.mode != FabricMode::None) {
     throw CclParamsError(fmt::format("{}: legacy EDM mode needs a device without a persistent fabric "
                                      "(fabric.mode none, not {}): the op's EDMs run on the ethernet cores the "

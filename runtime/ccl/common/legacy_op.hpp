@@ -32,12 +32,16 @@ struct LegacyOpRequest {
   std::uint32_t num_links = 1;
   CoreCoord first_worker{0, 0};
   LegacyEdmOptions legacy;
+  // 0: the workers move the tensor's pages, which must not cut `dim` (require_page_aligned_dim).
+  // Else they move pages of this many bytes, and the op has checked its dim itself: all_gather's
+  // ROW_MAJOR rows along dim 3, moved as row pieces (all_gather_legacy.hpp).
+  std::uint32_t moved_page_bytes = 0;
 };
 
 struct LegacyOp {
   std::vector<std::vector<ChipId>> groups;  // rank order
   std::uint32_t n = 0;                      // chips per group
-  std::uint32_t page_size = 0;
+  std::uint32_t page_size = 0;          // of the pages the workers move
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
   std::uint32_t pages_per_message = 0;  // per EDM buffer
   std::uint32_t num_links = 1;
@@ -51,8 +55,8 @@ struct LegacyOp {
 
 // Checks the device has no persistent fabric (the EDMs take its ethernet cores), groups of one
 // size that are neighbour chains of `topology`'s shape, 1 to legacy_usable_links links on every
-// group (legacy_links.hpp), a page-aligned dim and an EDM that fits; throws CclParamsError (or
-// topo::InputError) naming what is wrong.
+// group (legacy_links.hpp), a page-aligned dim (unless request.moved_page_bytes) and an EDM
+// that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
 
 // The worker cores of a legacy op, as LegacyOp::cores orders them: link l's two cores (up, down)

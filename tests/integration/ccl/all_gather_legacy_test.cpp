@@ -1,12 +1,15 @@
 // all_gather in legacy EDM mode end to end on the simulated device with real data: per-op EDMs
 // on both ends of every hop, workers relaying neighbour to neighbour (REFERENCE 5, 7.4). N300,
-// T3K 4- and 8-chip lines and the 8-chip ring; every dim; TILE and ROW_MAJOR; bf16 / fp32 /
-// bfp8_b; DRAM, L1 and width-sharded L1; both EDM termination modes; one-buffer channels and
+// T3K 4- and 8-chip lines and the 8-chip ring; every dim; TILE and ROW_MAJOR (along the width
+// too: 2 and 8 chips, 1 and 2 links, ring and line, height-sharded buffers, rows wider than an
+// EDM buffer); bf16 / fp32 / bfp8_b; DRAM, L1 and width-sharded L1; both EDM termination modes; one-buffer channels and
 // messages smaller than a slice. Every chip's output is compared bit for bit with the same host
 // reference the fabric mode uses (reference::concat). Also: the EDMs are launched with the op,
 // report ready after their handshake, and the op's launch cost shows against fabric mode.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <array>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
@@ -142,6 +145,114 @@ TEST(AllGatherLegacy, DramShardedBuffers) {
   }
 }
 
+// ROW_MAJOR along dim 3: each chip's rows are its part of every output row (all_gather_legacy.hpp),
+// rows an odd number of 32 B wide. 2 and 8 chips, 1 and 2 links, ring and line, DRAM and L1,
+// bf16 and fp32; with 2 links every link of every hop carried at least its share of a slice
+// both ways.
+TensorSpec rows_of(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
+  return TensorSpec{shape, dtype, Layout::RowMajor};
+}
+
+TEST(AllGatherLegacy, RowMajorAlongTheWidth) {
+  struct Variant {
+    const char* name;
+    topo::Topology system;
+    std::vector<ChipId> group;  // empty: the system's ring / line
+    CclTopology shape;
+    std::uint32_t links;
+    TensorSpec input;
+    BufferType memory;
+    std::uint32_t pages_per_message = 0;
+  };
+  const topo::Topology t3k = topo::build_t3k();
+  const topo::Topology galaxy = topo::build_galaxy();
+  const std::vector<ChipId> square{0, 1, 3, 2};  // REFERENCE 3.3's MMIO square: 2 legacy links
+  const std::vector<ChipId> t3k_column = to_runtime(topo::axis_groups(t3k, 0).front());
+  const std::vector<ChipId> galaxy_row = to_runtime(topo::axis_groups(galaxy, 1).front());
+  const Variant variants[] = {
+      {"n300 line, 96 B rows", topo::build_n300(), {}, CclTopology::Line, 1, rows_of({1, 1, 5, 48}), BufferType::Dram},
+      {"t3k column, 2 links, 160 B rows", t3k, t3k_column, CclTopology::Line, 2, rows_of({1, 2, 3, 80}),
+       BufferType::L1},
+      {"t3k 8-ring, fp32 224 B rows", t3k, {}, CclTopology::Ring, 1, rows_of({2, 1, 3, 56}, DataType::Float32),
+       BufferType::L1},
+      {"t3k 8-line, 352 B rows, 3-row messages", t3k, {}, CclTopology::Line, 1, rows_of({1, 1, 7, 176}),
+       BufferType::Dram, 3},
+      {"t3k square ring, 2 links", t3k, square, CclTopology::Ring, 2, rows_of({1, 1, 9, 48}), BufferType::Dram},
+      {"t3k square line, 2 links", t3k, square, CclTopology::Line, 2, rows_of({1, 1, 9, 48}), BufferType::L1},
+      {"galaxy row (8 chips), 2 links", galaxy, galaxy_row, CclTopology::Line, 2, rows_of({1, 1, 6, 80}),
+       BufferType::Dram},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    auto device = legacy_device(v.system);
+    LegacyCase c;
+    c.input = v.input;
+    c.topology = v.shape;
+    c.groups = v.group.empty() ? std::vector<std::vector<ChipId>>{} : std::vector<std::vector<ChipId>>{v.group};
+    c.num_links = v.links;
+    c.memory = v.memory;
+    c.legacy.pages_per_message = v.pages_per_message;
+    run_case(*device, c);
+    if (v.links > 1) {
+      // Every link's share of a slice: its rows, whole (one piece per row here).
+      const std::uint32_t rows = v.input.shape[0] * v.input.shape[1] * v.input.shape[2];
+      const std::int64_t share = std::int64_t{rows / v.links} * runtime::ccl::page_size_bytes(v.input);
+      expect_every_link_carried(*device, v.group, v.shape, v.links, share - 1);
+    }
+  }
+}
+
+// Rows wider than an EDM buffer (64 KiB; a buffer is about 37 KiB of the 150 KiB region) move in 2
+// pieces of 32 KiB, each its own page of a message, on one link (N300) and on 2 (the T3K square
+// as a ring, with one-piece messages: every relay waits per piece).
+TEST(AllGatherLegacy, RowMajorRowsWiderThanAnEdmBuffer) {
+  {
+    auto device = legacy_device(topo::build_n300());
+    LegacyCase c;
+    c.input = rows_of({1, 1, 3, 32768});
+    c.topology = CclTopology::Line;
+    run_case(*device, c);
+  }
+  {
+    auto device = legacy_device(topo::build_t3k());
+    LegacyCase c;
+    c.input = rows_of({1, 1, 2, 32768});
+    c.groups = {{0, 1, 3, 2}};
+    c.num_links = 2;
+    c.memory = BufferType::L1;
+    c.legacy.pages_per_message = 1;
+    run_case(*device, c);
+    expect_every_link_carried(*device, {0, 1, 3, 2}, CclTopology::Ring, 2, 2 * 32768 - 1);
+  }
+}
+
+// Height-sharded buffers (ROW_MAJOR shards whole rows): a sharded input into a sharded output on
+// the T3K ring, and an interleaved input into DRAM shards (banks 0-3) on N300.
+BufferConfig row_shards(const TensorSpec& t, BufferType type, runtime::CoreRange grid, std::uint32_t rows_per_shard) {
+  return BufferConfig{type, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t),
+                      runtime::TensorMemoryLayout::HeightSharded,
+                      runtime::ShardSpec{{grid}, rows_per_shard, 1, 1, runtime::ShardOrientation::RowMajor}};
+}
+
+TEST(AllGatherLegacy, RowMajorAlongTheWidthShardedBuffers) {
+  {
+    auto device = legacy_device(topo::build_t3k());
+    LegacyCase c;  // 16 rows of 384 B per chip, 4 per core; 3 KiB output rows, 2 per core
+    c.input = rows_of({1, 1, 16, 192});
+    c.input_config = row_shards(c.input, BufferType::L1, {{0, 2}, {3, 2}}, 4);
+    c.output_config = row_shards(rows_of({1, 1, 16, 192 * 8}), BufferType::L1, {{0, 0}, {7, 0}}, 2);
+    run_case(*device, c);
+  }
+  {
+    auto device = legacy_device(topo::build_n300());
+    LegacyCase c;  // 32 rows of 128 B per chip; 256 B output rows, 8 per bank
+    c.input = rows_of({1, 1, 32, 64});
+    c.topology = CclTopology::Line;
+    c.output_config = row_shards(rows_of({1, 1, 32, 128}), BufferType::Dram, {{0, 0}, {3, 0}}, 8);
+    run_case(*device, c);
+  }
+}
+
 // Termination by count and by worker signal, one buffer per channel, and messages of one page
 // (many messages per slice, every relay waits per message).
 TEST(AllGatherLegacy, TerminationModesAndSmallBuffers) {
@@ -203,6 +314,12 @@ TEST(AllGatherLegacy, RejectsWhatItCannotRun) {
   ag::Params huge = p;
   huge.legacy.pages_per_message = 64;
   expect_error(huge, "do not fit");
+  ag::Params rows = p;  // ROW_MAJOR along dim 3 in 48 B rows: parts would start at r x 48 B
+  rows.input = rows_of({1, 1, 32, 24});
+  rows.output_buffer = runtime::BufferHandle{
+      2, 0x20000, runtime::ccl::interleaved_buffer_config(ag::output_spec(rows, t3k), BufferType::Dram)};
+  rows.input_buffer = runtime::BufferHandle{1, 0x10000, runtime::ccl::interleaved_buffer_config(rows.input, BufferType::Dram)};
+  expect_error(rows, "must be a multiple of 32 B");
   ag::Params not_neighbours = p;
   not_neighbours.topology = CclTopology::Line;
   const auto line = to_runtime(topo::find_system_line(t3k).chips);

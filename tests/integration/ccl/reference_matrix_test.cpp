@@ -234,7 +234,6 @@ constexpr Op kAr = Op::AllReduce;
 const char* const kRowMajorBfp8 = "ROW_MAJOR bfp8_b is invalid";
 const char* const kL1Full = "do not fit in L1";
 const char* const kNoRoomForCbs = "above the L1 buffers";
-const char* const kLegacyRowMajorDim3 = "ROW_MAJOR along dim 3 is not supported";
 
 using ShapeAndName = std::pair<std::array<std::uint32_t, 4>, std::string>;
 
@@ -262,10 +261,10 @@ std::vector<Row> all_rows() {
   add(row(3, "Legacy_Tile_Bf16_L1", kAg, System::T3kSquareRingLegacy, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kTile,
           l1(), l1())
           .with_links(2));
+  // ROW_MAJOR along dim 3: each chip's 16 KiB rows are one piece of the output's 64 KiB rows.
   add(row(3, "Legacy_Rm_Bf16_L1", kAg, System::T3kSquareRingLegacy, kRing, 4, {1, 1, 32, 32768}, 3, kBf16, kRm, l1(),
           l1())
-          .with_links(2)
-          .refused(Outcome::RefusedByValidate, kLegacyRowMajorDim3));
+          .with_links(2));
   add(row(4, "Legacy_Rm_Bf16_Dram", kAg, System::T3kSquareRingLegacy, kRing, 4, {4, 1, 33, 256}, 0, kBf16, kRm, dram(),
           dram())
           .with_links(2));

@@ -3,6 +3,9 @@
 // from the ERISC kernel region, and the per-direction counts on lines and rings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "kernels/kernel_args.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
@@ -141,6 +144,103 @@ TEST(AllGatherLegacyBuilder, T3kRingEdmCountsAndRelays) {
     std::sort(sender_slices.begin(), sender_slices.end());
     EXPECT_EQ(sender_slices, (std::vector<std::uint32_t>{4u, 5u}));
   }
+}
+
+// ROW_MAJOR along dim 3 (REFERENCE 8 row 3's RM variant, 4 chips on 2 links): the workers move
+// row pieces, addressing the output in N x q pieces per row and the input in q, each chip's at
+// x = rank x q of the output rows. q = 1 for row 3's 16 KiB rows (2 to a message); 64 KiB rows
+// are wider than an EDM buffer and move in q = 2 pieces of 32 KiB.
+TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthMovesRowPieces) {
+  const topo::Topology t = topo::build_t3k();
+  const std::vector<ChipId> square{0, 1, 3, 2};
+  for (const auto& [width, q] : {std::pair{8192u, 1u}, std::pair{32768u, 2u}}) {
+    SCOPED_TRACE(width);
+    ag::Params p;
+    p.input = TensorSpec{{1, 1, 32, width}, DataType::Bfloat16, Layout::RowMajor};
+    p.mode = CclMode::Legacy;
+    p.groups.chips = {square};
+    p.num_links = 2;
+    p.input_buffer = test::dram_buffer(1, p.input);
+    p.output_buffer = test::dram_buffer(2, ag::output_spec(p, t));
+    const std::uint32_t piece = width * 2 / q;
+    const std::uint32_t pages = legacy_pages_per_message(p.legacy, piece, kLegacyHopChannels, "t");
+    if (q == 1) {
+      EXPECT_EQ(pages, 2u);
+    }
+    const MeshWorkload w = ag::build(p, t);
+    ASSERT_EQ(w.programs.size(), 4u);
+    for (const auto& [chip, program] : w.programs) {
+      SCOPED_TRACE(chip);
+      const std::uint32_t rank = static_cast<std::uint32_t>(std::find(square.begin(), square.end(), chip) -
+                                                            square.begin());
+      std::size_t workers = 0;
+      for (const KernelSpec& k : program.kernels) {
+        const bool sender = k.kernel == kernels::kLegacyAllGatherSenderKernelName;
+        if (!sender && k.kernel != kernels::kLegacyAllGatherReceiverKernelName) continue;
+        ++workers;
+        const std::vector<std::uint32_t>& rt = k.runtime_args.begin()->second;
+        kernels::LegacyAllGatherArgs args{};
+        ASSERT_TRUE(kernels::parse_legacy_all_gather_args(sender, rt.data(), static_cast<std::uint32_t>(rt.size()),
+                                                          args)
+                        .ok());
+        EXPECT_EQ(args.page_size_bytes, piece);
+        EXPECT_EQ(args.page_stride_bytes, piece);
+        EXPECT_EQ(args.pages_per_message, pages);
+        EXPECT_EQ(args.output.addrgen.interleaved.pieces_per_page, 4 * q);
+        EXPECT_EQ(args.output.addrgen.interleaved.piece_bytes, piece);
+        if (sender) {
+          EXPECT_EQ(args.input.addrgen.interleaved.pieces_per_page, q);
+          EXPECT_EQ(args.input.addrgen.interleaved.piece_bytes, piece);
+        }
+        for (std::uint32_t s = 0; s < args.num_slices; ++s) {
+          const api::CclCommandTensor slice =
+              kernels::read_slice_record(rt.data() + args.slices_offset + s * la::kSliceRecordWords);
+          // Each link carries 16 of the 32 rows' pieces.
+          EXPECT_EQ(slice.worker_pages_per_slice, 16 * q);
+          EXPECT_EQ(slice.tensor_slice_shape.x, q);
+          if (sender && s == 0) {
+            EXPECT_EQ(slice.tensor_shape.x, q);  // the input
+          } else {
+            EXPECT_EQ(slice.tensor_shape.x, 4 * q);
+            EXPECT_EQ(slice.tensor_slice_offset.x % q, 0u);
+            if (sender && s == 1) {
+              EXPECT_EQ(slice.tensor_slice_offset.x, rank * q);  // my own part
+            }
+          }
+        }
+      }
+      EXPECT_EQ(workers, 2u * 2u * 2u);  // 2 links x 2 directions x sender and receiver
+    }
+  }
+}
+
+TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthRefusals) {
+  const topo::Topology t = topo::build_t3k();
+  const auto params = [&](std::uint32_t width) {
+    ag::Params p;
+    p.input = TensorSpec{{1, 1, 4, width}, DataType::Bfloat16, Layout::RowMajor};
+    p.mode = CclMode::Legacy;
+    p.input_buffer = test::dram_buffer(1, p.input);
+    p.output_buffer = test::dram_buffer(2, ag::output_spec(p, t));
+    return p;
+  };
+  const auto expect_error = [&](const ag::Params& p, const std::string& part) {
+    try {
+      ag::validate(p, t);
+      ADD_FAILURE() << "accepted; expected an error containing '" << part << "'";
+    } catch (const CclParamsError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  EXPECT_NO_THROW(ag::validate(params(48), t));  // 96 B rows
+  // 48 B rows: rank r's part would start at r x 48 B of the output row.
+  expect_error(params(24), "all_gather: ROW_MAJOR along dim 3 writes each chip's 48 B row");
+  // An explicit message size counts pieces; it does not shrink them to fit.
+  ag::Params many = params(8192);
+  many.legacy.pages_per_message = 3;
+  expect_error(many, "messages of 3 pages (49152 B)");
+  many.legacy.pages_per_message = 2;
+  EXPECT_NO_THROW(ag::validate(many, t));
 }
 
 TEST(AllGatherLegacyBuilder, MessageSizing) {

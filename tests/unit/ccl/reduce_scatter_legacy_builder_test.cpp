@@ -158,6 +158,20 @@ TEST(ReduceScatterLegacyBuilder, Rejections) {
     rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 12}});  // 12 tiles, 8 chips
     EXPECT_THROW(rs::validate(p, t), CclParamsError);
   }
+  {
+    // ROW_MAJOR along dim 3: only all_gather moves rows in pieces (in legacy mode too); the
+    // refusal names the op.
+    rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 64}, DataType::Bfloat16,
+                                                                  Layout::RowMajor});
+    try {
+      rs::validate(p, t);
+      ADD_FAILURE() << "accepted a ROW_MAJOR reduce_scatter along dim 3";
+    } catch (const CclParamsError& e) {
+      EXPECT_NE(std::string(e.what()).find("reduce_scatter: ROW_MAJOR along dim 3 is not supported"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace
