@@ -202,9 +202,9 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidth) {
   }
 }
 
-// Rows wider than an EDM buffer (64 KiB; a buffer is about 37 KiB of the 150 KiB region) move in 2
-// pieces of 32 KiB, each its own page of a message, on one link (N300) and on 2 (the T3K square
-// as a ring, with one-piece messages: every relay waits per piece).
+// Rows wider than an EDM buffer (64 KiB; a buffer of the 150 KiB region holds 18 bf16 tiles, not
+// 19) move in 2 pieces of 32 KiB, each its own page of a message, on one link (N300) and on 2
+// (the T3K square as a ring, with one-piece messages: every relay waits per piece).
 TEST(AllGatherLegacy, RowMajorRowsWiderThanAnEdmBuffer) {
   {
     auto device = legacy_device(topo::build_n300());
