@@ -83,8 +83,9 @@ BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type);
 void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
                           const std::string& what);
 // Checks dim (0..3) and, for TILE, that dims 2 and 3 are whole tiles where the op cuts or
-// joins them (all_gather checks its broadcast fallback's case before it gets here); ROW_MAJOR cannot cut or join dim 3 (a page is a whole row; all_gather, fabric and legacy,
-// does its own check instead, as it writes rows in pieces).
+// joins them (all_gather checks its broadcast fallback's case before it gets here); ROW_MAJOR
+// cannot cut or join dim 3 (a page is a whole row; all_gather, fabric and legacy, does its own
+// check instead, as it writes rows in pieces).
 void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const std::string& op,
                               const std::string& what);
 

@@ -13,6 +13,10 @@
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
+#include "sim/model/chip.hpp"
+#include "sim/model/noc.hpp"
+#include "sim/model/noc_port.hpp"
+#include "sim/model/sim_system.hpp"
 #include "tests/integration/ccl/legacy_runner.hpp"
 
 namespace cclmesh::ccltest {
@@ -251,6 +255,24 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidthShardedBuffers) {
     c.output_config = row_shards(rows_of({1, 1, 32, 128}), BufferType::Dram, {{0, 0}, {3, 0}}, 8);
     run_case(*device, c);
   }
+}
+
+// Each row piece is its own NoC write, also where the output rows lie back to back in a core's
+// L1 (a height-sharded output: 4 rows of 192 B per core, each chip's part the first or second
+// 96 B of a row, so no two parts from one chip touch). On N300 the top chip's up-direction
+// receiver (link 0's up core, the only kernel on its NoC1) writes the 8 rows that arrive from
+// the other chip, one write each, all in one message.
+TEST(AllGatherLegacy, EachRowPieceIsItsOwnNocWrite) {
+  auto device = legacy_device(topo::build_n300());
+  LegacyCase c;
+  c.input = rows_of({1, 1, 8, 48});
+  c.topology = CclTopology::Line;
+  c.output_config = row_shards(rows_of({1, 1, 8, 96}), BufferType::L1, {{2, 2}, {3, 2}}, 4);
+  run_case(*device, c);
+  const ChipId top = runtime::ccl::resolve_legacy_groups({}, device->topology(), CclTopology::Line).front().at(1);
+  const runtime::Noc0Coord up_core = device->core_map(top).tensix_noc0(runtime::CoreCoord{0, 0});
+  const sim::CoreCoord port{static_cast<std::int32_t>(up_core.x), static_cast<std::int32_t>(up_core.y)};
+  EXPECT_EQ(device->system().chip(top).noc(sim::NocId::Noc1).port(port).counters().writes_issued, 8u);
 }
 
 // Termination by count and by worker signal, one buffer per channel, and messages of one page
