@@ -40,12 +40,14 @@ struct Resolved : LegacyOp {
 };
 
 // ROW_MAJOR along dim 3: a page is a whole row, so each chip's input row becomes one of N equal
-// parts of every output row, at byte offset rank x row bytes. tt-metal's 2024 all-gather wrote
-// each input page at that offset inside its output page (one NoC write per page, REFERENCE 7.4's
-// workers otherwise unchanged); here the workers address both buffers in row pieces
-// (pieces_per_page of the interleaved and sharded address generators, as the fabric all_gather
-// does): q per input row and N x q per output row. The messages carry pieces in place of pages,
-// and the gather is sliced like a TILE gather along dim 3 with q tiles per chip per row.
+// parts of every output row, at byte offset rank x row bytes. tt-metal's 2024 all-gather took
+// ROW_MAJOR tensors along the width (REFERENCE 8 row 3); that its workers wrote each input page
+// at that offset inside its output page, one NoC write per page and otherwise as REFERENCE 7.4
+// describes them, is inferred (REFERENCE gives no more). Here the workers address both buffers
+// in row pieces (pieces_per_page of the interleaved and sharded address generators, as the
+// fabric all_gather does): q per input row and N x q per output row. The messages carry pieces
+// in place of pages, and the gather is sliced like a TILE gather along dim 3 with q tiles per
+// chip per row.
 bool gathers_row_pieces(const Params& p) { return p.input.layout == Layout::RowMajor && p.dim == 3; }
 
 // Rank r's part of an output row starts at r x row bytes: DRAM accesses need 32 B alignment

@@ -29,9 +29,9 @@
 // of every output row. The workers move row pieces instead of pages (q per input row, the fewest
 // 32 B-aligned pieces one of which fits an EDM buffer: 1 unless a row is wider than a buffer),
 // addressing the output in N x q pieces per row through the address generators' pieces_per_page,
-// so each piece lands with its own NoC write at its byte offset of the output row, as tt-metal's
-// legacy workers wrote each input page at an offset inside its output page. Messages, relays and
-// link runs are those of a TILE gather along dim 3 with q pages per chip per row.
+// so each piece lands with its own NoC write at its byte offset of the output row (inferred to
+// be how tt-metal's legacy workers wrote a page into part of an output page). Messages, relays
+// and link runs are those of a TILE gather along dim 3 with q pages per chip per row.
 
 #include <cstdint>
 #include <vector>
