@@ -48,7 +48,6 @@ using Bytes = std::vector<std::byte>;
 // so the host keeps one copy of a reference, not one per chip.
 using SharedBytes = std::shared_ptr<const Bytes>;
 
-constexpr std::uint32_t kTilePageBytes = 2048;  // bf16 tile (REFERENCE §7.1)
 
 topo::Topology load_topology(const std::string& spec) {
   try {
@@ -90,6 +89,9 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   // mesh row and column, each group on its own (REFERENCE 3.4, 6.7).
   if (options.cluster_axis) device.fabric.scope = runtime::FabricScope::Axes;
   device.fabric.num_links = options.links;
+  // --chips: the fabric is one line or ring through them alone (legacy mode has no fabric; its
+  // group is the chips, GroupSelection::chips).
+  if (!legacy_mode(options)) device.fabric.chip_order.assign(options.chips.begin(), options.chips.end());
   device.max_simulated_time = options.max_sim_time;
   device.max_wall_seconds = options.max_wall_seconds;
   device.faults = options.faults.plan;
@@ -180,29 +182,40 @@ std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
 }
 
 // Where the op's input and output buffers live: --memory, interleaved or sharded over
-// --shard-grid. A shard is (height, width) in pages: TILE pages are 32x32 tiles, a ROW_MAJOR
-// page is a whole row, so a ROW_MAJOR tensor shards by rows only.
+// --shard-grid (the input, and the output unless --out-shard* gives its own). A shard is
+// (height, width) in pages: TILE pages are 32x32 tiles, a ROW_MAJOR page is a whole row, so a
+// ROW_MAJOR tensor shards by rows only.
 class BufferPlacement {
  public:
   BufferPlacement(const RunOptions& options, runtime::BufferType type) : options_(options), type_(type) {
-    if (options.shard && options.layout == "row_major" && options.shard->layout != "height") {
-      throw UsageError(fmt::format("--shard: '{}' cuts rows, and a ROW_MAJOR page is a whole row; expected --shard "
-                                   "height with --layout row_major",
-                                   options.shard->layout));
+    const std::optional<ShardRequest>& out = output_request();
+    for (const auto& [request, option] : {std::pair{&options.shard, "--shard"}, std::pair{&out, "--out-shard"}}) {
+      if (*request && options.layout == "row_major" && (*request)->layout != "height") {
+        throw UsageError(fmt::format("{}: '{}' cuts rows, and a ROW_MAJOR page is a whole row; expected {} height "
+                                     "with --layout row_major",
+                                     option, (*request)->layout, option));
+      }
     }
   }
 
   runtime::BufferType type() const { return type_; }
 
+  // The output's shard request: --out-shard*'s, else the input's.
+  const std::optional<ShardRequest>& output_request() const {
+    return options_.output_memory ? options_.output_memory->shard : options_.shard;
+  }
+
   // Interleaved, in --memory: intermediates and the tensors of an unsharded run.
   runtime::BufferConfig interleaved(const ccl::TensorSpec& t) const { return ccl::interleaved_buffer_config(t, type_); }
 
-  // The config of an op's input or output tensor. `explicit_shard`: the shard --shard-shape asks
-  // for this tensor, in elements; unset: derived from the tensor and the grid.
-  runtime::BufferConfig of(const ccl::TensorSpec& t, const std::optional<std::array<std::uint32_t, 2>>& explicit_shard,
+  // The config of the op's input (`request` = --shard's) or output (output_request()).
+  // `explicit_shard`: the shard asked for this tensor, in elements; unset: derived from the
+  // tensor and the grid. `option`: "--shard" or "--out-shard", whose -shape / -grid a refusal names.
+  runtime::BufferConfig of(const ccl::TensorSpec& t, const std::optional<ShardRequest>& request,
+                           const std::optional<std::array<std::uint32_t, 2>>& explicit_shard, const char* option,
                            std::array<std::uint32_t, 2>* shard_elements = nullptr) const {
-    if (!options_.shard) return interleaved(t);
-    const ShardRequest& s = *options_.shard;
+    if (!request) return interleaved(t);
+    const ShardRequest& s = *request;
     const api::Shape4D pages = ccl::shape_in_pages(t);
     const bool tile = t.layout == ccl::Layout::Tile;
     const std::uint64_t height_pages = std::uint64_t{pages.w} * pages.z * pages.y;
@@ -210,26 +223,33 @@ class BufferPlacement {
     if (explicit_shard) {
       const auto [h, w] = *explicit_shard;
       if (tile && (h % 32 != 0 || w % 32 != 0)) {
-        throw UsageError(fmt::format("--shard-shape: {}x{} is not whole 32x32 tiles; a TILE shard's height and width "
+        throw UsageError(fmt::format("{}-shape: {}x{} is not whole 32x32 tiles; a TILE shard's height and width "
                                      "are multiples of 32",
-                                     h, w));
+                                     option, h, w));
       }
       if (!tile && w != t.shape[3]) {
-        throw UsageError(fmt::format("--shard-shape: {}x{} cuts a ROW_MAJOR row of {} elements; a ROW_MAJOR shard "
+        throw UsageError(fmt::format("{}-shape: {}x{} cuts a ROW_MAJOR row of {} elements; a ROW_MAJOR shard "
                                      "holds whole rows (expected width {})",
-                                     h, w, t.shape[3], t.shape[3]));
+                                     option, h, w, t.shape[3], t.shape[3]));
       }
       shard = tile ? std::array<std::uint32_t, 2>{h / 32, w / 32} : std::array<std::uint32_t, 2>{h, 1};
     } else {
-      const std::uint64_t cores = std::uint64_t{s.grid_columns} * s.grid_rows;
+      const std::uint64_t cores = s.cores();
       const bool row = s.orientation == "row";
       if (s.layout == "height") shard = {ceil_div(height_pages, cores), pages.x};
       if (s.layout == "width") shard = {ceil_div(height_pages, 1), ceil_div(pages.x, cores)};
       // Block: the tensor's rows split over the grid's rows and its width over the columns
-      // (column-major orientation: the other way round), tt-metal's block sharding.
+      // (column-major orientation: the other way round), tt-metal's block sharding, which
+      // needs the grid to be one rectangle.
       if (s.layout == "block") {
-        shard = {ceil_div(height_pages, row ? s.grid_rows : s.grid_columns),
-                 ceil_div(pages.x, row ? s.grid_columns : s.grid_rows)};
+        if (s.grid.size() != 1) {
+          throw UsageError(fmt::format("{}-grid: '{}' is {} core ranges; block sharding splits the tensor over one "
+                                       "rectangle's rows and columns, expected one range",
+                                       option, s.grid_text(), s.grid.size()));
+        }
+        const std::uint32_t columns = s.grid.front().x1 - s.grid.front().x0 + 1;
+        const std::uint32_t rows = s.grid.front().y1 - s.grid.front().y0 + 1;
+        shard = {ceil_div(height_pages, row ? rows : columns), ceil_div(pages.x, row ? columns : rows)};
       }
     }
     if (shard_elements != nullptr) {
@@ -237,7 +257,7 @@ class BufferPlacement {
                              : std::array<std::uint32_t, 2>{shard[0], t.shape[3]};
     }
     runtime::ShardSpec spec;
-    spec.grid = {runtime::CoreRange{{0, 0}, {s.grid_columns - 1, s.grid_rows - 1}}};
+    for (const CoreRangeRequest& r : s.grid) spec.grid.push_back(runtime::CoreRange{{r.x0, r.y0}, {r.x1, r.y1}});
     spec.shard_height_pages = shard[0];
     spec.shard_width_pages = shard[1];
     spec.tensor_width_pages = pages.x;
@@ -251,18 +271,25 @@ class BufferPlacement {
   runtime::BufferType type_;
 };
 
-// --shard-shape gives the per-chip input's shard; the output's follows the op's tensor along
-// dim: N times larger (all_gather), N times smaller (reduce_scatter), else the same. Dims 0..2
-// are the shard's rows, dim 3 its width (tt-metal's run_all_gather_sharded: output shard =
+// The output's explicit shard: --out-shard-shape's when --out-shard* is given (unset: derived from
+// the output and its grid); else --shard-shape, the per-chip input's, following the op's tensor
+// along dim: N times larger (all_gather), N times smaller (reduce_scatter), else the same. Dims
+// 0..2 are the shard's rows, dim 3 its width (tt-metal's run_all_gather_sharded: output shard =
 // input shard x N along dim 3).
+enum class OutputAlongDim : std::uint8_t { Same, Gathered, Scattered };
+
 std::optional<std::array<std::uint32_t, 2>> output_shard_of(const RunOptions& options, std::uint32_t dim,
-                                                            std::uint32_t n, bool gathers) {
+                                                            std::uint32_t n, OutputAlongDim along_dim) {
+  if (options.output_memory) {
+    const std::optional<ShardRequest>& out = options.output_memory->shard;
+    return out ? out->shape : std::nullopt;
+  }
   if (!options.shard || !options.shard->shape) return std::nullopt;
   std::array<std::uint32_t, 2> shard = *options.shard->shape;
   std::uint32_t& along = shard[dim == 3 ? 1 : 0];
-  if (gathers) {
+  if (along_dim == OutputAlongDim::Gathered) {
     along *= n;
-  } else {
+  } else if (along_dim == OutputAlongDim::Scattered) {
     if (along % n != 0) {
       throw UsageError(fmt::format("--shard-shape: {}x{} does not split over {} chips along dim {}; reduce_scatter's "
                                    "output shard is the input's divided by N there",
@@ -344,22 +371,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   if (options.topology == "ring" && n_chips == 2 && !options.cluster_axis) {
     throw UsageError("--topology: a ring of 2 chips does not work (tt-metal issue #12770); use --topology line");
   }
-  const bool pair_op = options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast;
-  if (pair_op && (options.shape || options.shard)) {
-    throw UsageError(fmt::format("--shape/--shard: {} moves --size's bf16 TILE pages between DRAM buffers so far; "
-                                 "leave --shape and --shard out",
-                                 to_string(options.op)));
-  }
   const bool has_dim = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
                        options.op == CollectiveOp::AllToAll;
   if (options.dim && !has_dim) {
     throw UsageError(fmt::format("--dim: {} given for {}, which has no dim; --dim applies to all_gather, "
                                  "reduce_scatter and all_to_all",
                                  *options.dim, to_string(options.op)));
-  }
-  if (pair_op && (options.dtype != "bf16" || options.layout != "tile" || options.memory != "dram")) {
-    throw UsageError(fmt::format("--dtype/--layout/--memory: {} runs bf16 TILE pages in DRAM so far",
-                                 to_string(options.op)));
   }
   if (options.no_data && !options.faults.plan.corrupt.empty()) {
     throw UsageError(fmt::format("--fault: '{}' flips a bit of payload data, which a --no-data run does not carry; "
@@ -446,6 +463,46 @@ void require_legacy_links(const RunOptions& options, const topo::Topology& topol
   }
 }
 
+// The run's groups as the op's params take them: every row or column (--cluster-axis), the
+// fabric's chips (fabric mode: --chips made the fabric), or in legacy mode --chips as one group.
+ccl::GroupSelection group_selection(const RunOptions& options) {
+  ccl::GroupSelection selection;
+  selection.cluster_axis = options.cluster_axis;
+  if (legacy_mode(options) && !options.chips.empty()) {
+    selection.chips = {std::vector<ChipId>(options.chips.begin(), options.chips.end())};
+  }
+  return selection;
+}
+
+// --chips: every chip once, on the system, at least 2, and not with --cluster-axis (whose
+// groups are the mesh's rows or columns). Whether consecutive chips are neighbours with the
+// links asked is the fabric plan's (or, in legacy mode, the group resolution's) check.
+void check_chips(const RunOptions& options, const topo::Topology& topology) {
+  if (options.chips.empty()) return;
+  const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
+  if (options.cluster_axis) {
+    throw UsageError(fmt::format("--chips: '{}' given with --cluster-axis {}, whose groups are the mesh's rows or "
+                                 "columns; give one of them",
+                                 given, *options.cluster_axis));
+  }
+  if (options.chips.size() < 2) {
+    throw UsageError(fmt::format("--chips: '{}' is one chip; a collective needs at least 2, in line or ring order",
+                                 given));
+  }
+  std::vector<std::uint32_t> seen;
+  for (const std::uint32_t chip : options.chips) {
+    if (!topology.has_chip(static_cast<topo::ChipId>(chip))) {
+      throw UsageError(fmt::format("--chips: chip {} is not on {}; expected chip ids of the system (cclmesh topo "
+                                   "--system {} lists them)",
+                                   chip, options.system, options.system));
+    }
+    if (std::find(seen.begin(), seen.end(), chip) != seen.end()) {
+      throw UsageError(fmt::format("--chips: chip {} appears twice in '{}'; expected each chip once", chip, given));
+    }
+    seen.push_back(chip);
+  }
+}
+
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
@@ -468,21 +525,34 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::devi
 // hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
 // seeded bytes, so a chip that received another group's data does not verify.
 PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device) {
-  const std::uint64_t pages = options.size_bytes / kTilePageBytes;
-  if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, kTilePageBytes));
-  const std::uint64_t bytes = pages * kTilePageBytes;
-  runtime::BufferConfig config;
-  config.type = runtime::BufferType::Dram;
-  config.size_bytes = bytes;
-  config.page_size_bytes = kTilePageBytes;
-  const BufferHandle input = device.create_buffer(config);
-  const BufferHandle output = device.create_buffer(config);
-  ccl::GroupSelection selection;
-  selection.cluster_axis = options.cluster_axis;
-  const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
+  // The tensor: --shape's, or --size's pages (S = the bytes each receiver gets). Either may be
+  // sharded (--shard, --out-shard*) in --memory; the op copies pages, whatever their layout.
+  const std::uint64_t page_bytes = options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape))
+                                                 : page_bytes_of(options);
+  ccl::TensorSpec tensor;
+  if (options.shape) {
+    tensor = tensor_of_shape(options, *options.shape);
+  } else {
+    const std::uint64_t pages = options.size_bytes / page_bytes;
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    tensor = tensor_of_pages(options, pages);
+  }
+  const BufferPlacement placement(options, options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram);
   PreparedOp op;
+  const BufferHandle input = device.create_buffer(
+      placement.of(tensor, options.shard, options.shard ? options.shard->shape : std::nullopt, "--shard", &op.input_shard));
+  // The output holds the same tensor: its explicit shard is --out-shard-shape's, else --shard-shape's.
+  const BufferHandle output = device.create_buffer(placement.of(
+      tensor, placement.output_request(), output_shard_of(options, 3, 1, OutputAlongDim::Same),
+      options.output_memory ? "--out-shard" : "--shard", &op.output_shard));
+  const std::uint64_t bytes = input.config.size_bytes;
+  const std::uint32_t element = ccl::element_bytes(tensor.dtype);
+  op.shape = tensor.shape;
+  op.count = options.shape ? std::uint64_t{tensor.shape[0]} * tensor.shape[1] * tensor.shape[2] * tensor.shape[3]
+                           : bytes / page_bytes * (tensor.dtype == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element);
+  const ccl::GroupSelection selection = group_selection(options);
+  const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
   op.size_bytes = bytes;
-  op.count = bytes / 2;
   const std::vector<ChipId>& first = groups.front();
   if (options.op == CollectiveOp::SendRecv) {
     ccl::send_recv::Params params;
@@ -518,7 +588,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
       const std::size_t receivers = options.op == CollectiveOp::SendRecv ? 2 : group.size();
       for (std::size_t rank = 1; rank < receivers; ++rank) expected[group.at(rank)] = {shared};
     }
-    op.verify = check_outputs(device, single_output(output), std::move(expected), kTilePageBytes, 2);
+    op.verify = check_outputs(device, single_output(output), std::move(expected), page_bytes, element);
   }
   return op;
 }
@@ -584,8 +654,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
   const std::uint64_t page_bytes =
       options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape)) : page_bytes_of(options);
-  ccl::GroupSelection selection;
-  selection.cluster_axis = options.cluster_axis;
+  const ccl::GroupSelection selection = group_selection(options);
   const std::vector<std::vector<ChipId>> groups = run_groups(options, device, selection);
   const auto n = static_cast<std::uint32_t>(groups.front().size());
   if (ring && n == 2) {  // the whole-system case is refused before the device is built
@@ -636,9 +705,12 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   op.group_size = n;
   op.groups = groups;
   // The op's input and output: sharded when --shard asks, recording each one's shard.
-  const auto input_config = [&](const ccl::TensorSpec& t) { return placement.of(t, input_shard, &op.input_shard); };
-  const auto output_config = [&](const ccl::TensorSpec& t, const std::optional<std::array<std::uint32_t, 2>>& shard) {
-    return placement.of(t, shard, &op.output_shard);
+  const auto input_config = [&](const ccl::TensorSpec& t) {
+    return placement.of(t, options.shard, input_shard, "--shard", &op.input_shard);
+  };
+  const auto output_config = [&](const ccl::TensorSpec& t, OutputAlongDim along_dim) {
+    return placement.of(t, placement.output_request(), output_shard_of(options, dim, n, along_dim),
+                        options.output_memory ? "--out-shard" : "--shard", &op.output_shard);
   };
 
   if (options.op == CollectiveOp::AllGather) {
@@ -655,7 +727,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input_buffer = device.create_buffer(input_config(p.input));
     const ccl::TensorSpec output = ccl::all_gather::output_spec(p, device.topology());
     op.shape = output.shape;
-    p.output_buffer = device.create_buffer(output_config(output, output_shard_of(options, dim, n, true)));
+    p.output_buffer = device.create_buffer(output_config(output, OutputAlongDim::Gathered));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
       p.broadcast_buffers.push_back(device.create_buffer(ccl::all_gather::broadcast_buffer_config(p)));
     }
@@ -680,7 +752,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.input_buffer = device.create_buffer(input_config(p.input));
     std::vector<OutputBuffer> outputs;
     for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, device.topology()); ++i) {
-      p.output_buffers.push_back(device.create_buffer(output_config(p.input, input_shard)));
+      p.output_buffers.push_back(device.create_buffer(output_config(p.input, OutputAlongDim::Same)));
       outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
     }
     p.done_semaphore = device.create_global_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
@@ -707,7 +779,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(input_config(p.input));
     p.output_buffer = device.create_buffer(
-        output_config(ccl::reduce_scatter::output_spec(p, device.topology()), output_shard_of(options, dim, n, false)));
+        output_config(ccl::reduce_scatter::output_spec(p, device.topology()), OutputAlongDim::Scattered));
     if (ccl::reduce_scatter::needs_intermediate(p)) {
       p.intermediate_buffer = device.create_buffer(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
     }
@@ -734,7 +806,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.root = options.root;
     set_placement(p);
     p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
     p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
                                                          runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -757,7 +829,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     set_placement(p);
     if (options.rounds) p.rounds = *options.rounds;
     p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
     p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
                                                       runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -780,7 +852,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
     p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, input_shard));
+    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
     if (ccl::all_reduce::needs_rs_intermediate(p, device.topology())) {
       p.rs_intermediate_buffer =
@@ -869,6 +941,13 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
   if (options.topology != "auto") return options.topology;
   const auto links = static_cast<std::int32_t>(options.links);
   try {
+    if (!options.chips.empty()) {
+      // A ring where the chips close into one of 3 or more: the last one's neighbour is the first.
+      const bool closes = options.chips.size() >= 3 &&
+                          topology.links_between(static_cast<topo::ChipId>(options.chips.back()),
+                                                 static_cast<topo::ChipId>(options.chips.front())) > 0;
+      return closes ? "ring" : "line";
+    }
     if (options.cluster_axis) {
       for (const auto& group : topo::axis_groups(topology, *options.cluster_axis)) {
         if (group.size() < 3) return "line";
@@ -888,6 +967,7 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
 
 // The options that decide the buffers, for a refusal of them.
 const char* memory_options_named(const RunOptions& options) {
+  if (options.output_memory) return "--memory/--shard/--out-shard";
   if (options.shard) return "--memory/--shard";
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
@@ -899,7 +979,9 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   topo::Topology topology = load_topology(requested.system);
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
-  const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
+  check_chips(options, topology);
+  const auto n_chips =
+      static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
   const sim::BusyWindow busy_window = requested_busy_window();
@@ -918,7 +1000,8 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
   } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}", e.what()));
+    throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
+                                 options.chips.empty() ? "" : "--chips/", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(e.what());
   }
@@ -978,13 +1061,19 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.count = op.count;
   result.shape = op.shape;
   result.dim = op.dim;
-  result.tensor_asked = options.shape || options.dim || options.shard;
+  result.tensor_asked = options.shape || options.dim || options.shard || options.output_memory;
   result.layout = options.layout;
   result.memory = options.memory;
   if (options.shard) {
     result.memory_layout = options.shard->layout + "_sharded";
     result.shard = options.shard;
     result.input_shard = op.input_shard;
+  }
+  const std::optional<ShardRequest>& output_request =
+      options.output_memory ? options.output_memory->shard : options.shard;
+  if (output_request) {
+    result.output_memory_layout = output_request->layout + "_sharded";
+    result.output_shard_request = output_request;
     result.output_shard = op.output_shard;
   }
   result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;
@@ -1021,6 +1110,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
+  if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
   if (device->fabric().scope() == runtime::FabricScope::Axes) {
     const std::size_t groups = run_groups(options, *device, {options.cluster_axis, {}}).size();
     // Legacy mode has no fabric (each op launches its own EDMs): only the groups are named.

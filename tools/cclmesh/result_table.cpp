@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace cclmesh::cli {
 
@@ -24,14 +26,7 @@ nlohmann::json result_json(const RunResult& r) {
   j["shape"] = r.shape;
   j["layout"] = r.layout;
   j["dim"] = r.dim ? nlohmann::json(*r.dim) : nlohmann::json(nullptr);
-  nlohmann::json memory{{"type", r.memory}, {"layout", r.memory_layout}};
-  if (r.shard) {
-    memory["grid"] = {r.shard->grid_columns, r.shard->grid_rows};
-    memory["orientation"] = r.shard->orientation == "row" ? "row_major" : "col_major";
-    memory["input_shard"] = r.input_shard;
-    memory["output_shard"] = r.output_shard;
-  }
-  j["memory"] = memory;
+  j["memory"] = memory_json(r);
   j["time_us"] = r.time_us;
   j["dispatch_us"] = r.dispatch_us;
   j["launch_us"] = r.launch_us;
@@ -76,14 +71,64 @@ std::string table_title(const RunResult& r) {
       r.fabric.empty() ? "" : ", " + r.fabric, tensor_note(r));
 }
 
+namespace {
+
+std::string orientation_text(const ShardRequest& s) { return s.orientation == "row" ? "row-major" : "col-major"; }
+
+// One buffer's memory layout: "interleaved", or "width_sharded on 8x4 (row-major), shard 32x32".
+std::string buffer_memory_text(const std::string& layout, const std::optional<ShardRequest>& shard,
+                               const std::array<std::uint32_t, 2>& shard_elements) {
+  if (!shard) return layout;
+  return fmt::format("{} on {} ({}), shard {}x{}", layout, shard->grid_text(), orientation_text(*shard),
+                     shard_elements[0], shard_elements[1]);
+}
+
+bool same_shard_grid(const std::optional<ShardRequest>& a, const std::optional<ShardRequest>& b) {
+  if (!a || !b) return !a && !b;
+  return a->layout == b->layout && a->grid == b->grid && a->orientation == b->orientation;
+}
+
+nlohmann::json buffer_memory_json(const std::string& layout, const std::optional<ShardRequest>& shard,
+                                  const std::array<std::uint32_t, 2>& shard_elements) {
+  nlohmann::json j{{"layout", layout}};
+  if (!shard) return j;
+  nlohmann::json cores = nlohmann::json::array();
+  for (const CoreRangeRequest& c : shard->grid) cores.push_back({{c.x0, c.y0}, {c.x1, c.y1}});
+  j["cores"] = cores;
+  j["orientation"] = shard->orientation == "row" ? "row_major" : "col_major";
+  j["shard"] = shard_elements;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json memory_json(const RunResult& r) {
+  nlohmann::json memory{{"type", r.memory}, {"layout", r.memory_layout}};
+  if (r.shard) {
+    if (const auto rectangle = r.shard->origin_rectangle()) memory["grid"] = *rectangle;
+    memory["orientation"] = r.shard->orientation == "row" ? "row_major" : "col_major";
+    memory["input_shard"] = r.input_shard;
+  }
+  if (r.output_shard_request) memory["output_shard"] = r.output_shard;
+  memory["input"] = buffer_memory_json(r.memory_layout, r.shard, r.input_shard);
+  memory["output"] = buffer_memory_json(r.output_memory_layout, r.output_shard_request, r.output_shard);
+  return memory;
+}
+
 std::string tensor_note(const RunResult& r) {
   if (!r.tensor_asked) return "";
-  std::string note = fmt::format("# tensor [{}] {}{}, {} {}", fmt::join(r.shape, ","), r.layout,
-                                 r.dim ? fmt::format(", dim {}", *r.dim) : "", r.memory, r.memory_layout);
-  if (r.shard) {
-    note += fmt::format(" on {}x{} ({}), shard {}x{} in, {}x{} out", r.shard->grid_columns, r.shard->grid_rows,
-                        r.shard->orientation == "row" ? "row-major" : "col-major", r.input_shard[0], r.input_shard[1],
-                        r.output_shard[0], r.output_shard[1]);
+  std::string note = fmt::format("# tensor [{}] {}{}, {} ", fmt::join(r.shape, ","), r.layout,
+                                 r.dim ? fmt::format(", dim {}", *r.dim) : "", r.memory);
+  if (same_shard_grid(r.shard, r.output_shard_request)) {
+    note += r.memory_layout;
+    if (r.shard) {
+      note += fmt::format(" on {} ({}), shard {}x{} in, {}x{} out", r.shard->grid_text(), orientation_text(*r.shard),
+                          r.input_shard[0], r.input_shard[1], r.output_shard[0], r.output_shard[1]);
+    }
+  } else {
+    // The input and output on different layouts or grids (a reshard, REFERENCE 8 rows 23, 32).
+    note += fmt::format("in {}; out {}", buffer_memory_text(r.memory_layout, r.shard, r.input_shard),
+                        buffer_memory_text(r.output_memory_layout, r.output_shard_request, r.output_shard));
   }
   return note + "\n";
 }

@@ -14,7 +14,9 @@ namespace cclmesh::cli {
 
 std::string table_title(const RunResult& result);
 // "# tensor [1,1,32,8192] tile, dim 3, l1 width_sharded on 8x4 (row-major), shard 32x32 in,
-// 32x256 out": the title's second line when --shape, --dim or --shard was given, else "".
+// 32x256 out": the title's second line when --shape, --dim, --shard or --out-shard* was given,
+// else "". An output on another layout or grid than the input's (a reshard) gets its own
+// part: "l1 in width_sharded on 6x5 (row-major), shard 32x32; out width_sharded on 4x6 ...".
 std::string tensor_note(const RunResult& result);
 // The shape the groups ran as, with the fabric's where it differs: "ring", "line", or e.g. "line
 // on a ring fabric" (send_recv's pair on the T3K's ring).
@@ -32,5 +34,9 @@ std::string fault_note(const RunResult& result);
 std::string csv_header();
 std::string csv_row(const RunResult& result);
 nlohmann::json result_json(const RunResult& result);
+// --json's "memory": the type, the input's layout, grid and shard (as session 8 wrote them), the
+// output's shard, and each buffer's config in full ("input", "output": layout, cores as
+// [[x0,y0],[x1,y1]] ranges, orientation, shard).
+nlohmann::json memory_json(const RunResult& result);
 
 }  // namespace cclmesh::cli

@@ -7,6 +7,11 @@ namespace cclmesh::cli {
 void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
       ->capture_default_str();
+  command.add_option("--chips", o.chips,
+                     "run on these chips of --system only, in order, as one line or ring (e.g. galaxy 0,1,9,8: "
+                     "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "
+                     "chips must be neighbours, a ring's last and first too; default: every chip")
+      ->delimiter(',');
   command.add_option("--topology", o.topology,
                      "ring, line, or auto: a ring where the groups close into rings of 3 or more chips (t3k, galaxy, a "
                      "torus axis), else a line (n300, a mesh row), as tt-metal's all_gather runs 2 chips as a line")

@@ -14,16 +14,36 @@
 
 namespace cclmesh::cli {
 
-// --shard, --shard-grid, --shard-orientation, --shard-shape: the input's and output's buffers
-// sharded over a grid of cores from (0,0) (DRAM: banks 0..C-1, grid Cx1), tt-metal's ShardSpec.
+// One rectangle of cores (DRAM: banks x0..x1 on row 0), both corners included.
+struct CoreRangeRequest {
+  std::uint32_t x0 = 0;
+  std::uint32_t y0 = 0;
+  std::uint32_t x1 = 0;
+  std::uint32_t y1 = 0;
+  bool operator==(const CoreRangeRequest&) const = default;
+};
+
+// --shard, --shard-grid, --shard-orientation, --shard-shape (or their --out-shard* forms): a
+// buffer sharded over a set of cores (DRAM: banks), tt-metal's ShardSpec.
 struct ShardRequest {
   std::string layout;               // height | width | block
-  std::uint32_t grid_columns = 0;   // cores along x (DRAM: banks)
-  std::uint32_t grid_rows = 0;      // cores along y
+  // --shard-grid: CxR (one range from (0,0)) or ranges X0,Y0-X1,Y1[+...], tt-metal's CoreRangeSet.
+  std::vector<CoreRangeRequest> grid;
   std::string orientation = "row";  // row | col: the shard order over the grid
   // --shard-shape: the per-chip input's shard, (height, width) in elements; unset: every
   // tensor's shard derived from its own shape and the grid, as tt-metal does for the layout.
   std::optional<std::array<std::uint32_t, 2>> shape;
+
+  std::uint64_t cores() const;
+  // "CxR" for one range from (0,0), else the ranges as --shard-grid takes them.
+  std::string grid_text() const;
+  // The grid as one range from (0,0), as (columns, rows); nullopt for any other set.
+  std::optional<std::array<std::uint32_t, 2>> origin_rectangle() const;
+};
+
+// --out-shard*: the output's memory when it is not the input's. Unset shard: interleaved.
+struct OutputMemoryRequest {
+  std::optional<ShardRequest> shard;
 };
 
 struct RunOptions {
@@ -48,7 +68,13 @@ struct RunOptions {
   // --dim: all_gather's, reduce_scatter's and all_to_all's dim; unset: 3, or 2 for a ROW_MAJOR
   // tensor derived from --size (whose rows are its pages).
   std::optional<std::uint32_t> dim;
-  std::optional<ShardRequest> shard;  // unset: interleaved
+  std::optional<ShardRequest> shard;  // the input's (and, without --out-shard*, the output's); unset: interleaved
+  // --out-shard*: the output's own memory layout; unset: as the input's, the output's shard
+  // derived from its tensor (or --shard-shape scaled along dim).
+  std::optional<OutputMemoryRequest> output_memory;
+  // --chips: the run's chips in order, one line or ring (fabric: FabricOptions::chip_order; legacy:
+  // the group); empty: every chip of the system.
+  std::vector<std::uint32_t> chips;
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
@@ -123,8 +149,10 @@ struct RunResult {
   bool tensor_asked = false;                   // --shape, --dim or --shard given: the table notes the tensor
   std::string layout;                          // tile | row_major
   std::string memory;                          // dram | l1
-  std::string memory_layout = "interleaved";   // or height_sharded, width_sharded, block_sharded
-  std::optional<ShardRequest> shard;           // the grid and orientation asked
+  std::string memory_layout = "interleaved";   // the input's: or height_sharded, width_sharded, block_sharded
+  std::optional<ShardRequest> shard;           // the input's grid and orientation asked
+  std::string output_memory_layout = "interleaved";
+  std::optional<ShardRequest> output_shard_request;  // the output's grid and orientation
   std::array<std::uint32_t, 2> input_shard{};   // (height, width) in elements, sharded runs only
   std::array<std::uint32_t, 2> output_shard{};
   double time_us = 0.0;           // simulated device kernel time

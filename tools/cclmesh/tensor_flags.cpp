@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
@@ -36,7 +38,53 @@ std::optional<std::uint32_t> positive(std::string_view field) {
   return static_cast<std::uint32_t>(value);
 }
 
+// A non-negative integer below `limit`, or nullopt.
+std::optional<std::uint32_t> below(std::string_view field, std::uint32_t limit) {
+  std::uint32_t value = 0;
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || error != std::errc{} || end != field.data() + field.size() || value >= limit) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+constexpr std::uint32_t kMaxGridSide = 64;  // past any chip's worker grid or DRAM banks; the device checks its own
+constexpr const char* kGridAccepted =
+    "a core grid; expected CxR (C cores along x by R along y from (0,0), each 1..64, e.g. 8x4) or core ranges "
+    "X0,Y0-X1,Y1 joined by '+' (coordinates 0..63, X0<=X1, Y0<=Y1, not overlapping, e.g. 0,0-7,0+0,1-1,1)";
+
 }  // namespace
+
+std::vector<CoreRangeRequest> parse_grid(std::string_view text, std::string_view option) {
+  const auto refuse = [&] { return UsageError(fmt::format("{}: '{}' is not {}", option, text, kGridAccepted)); };
+  if (text.find(',') == std::string_view::npos) {
+    const auto grid = parse_pair(text, option, kGridAccepted);
+    if (grid[0] > kMaxGridSide || grid[1] > kMaxGridSide) throw refuse();
+    return {CoreRangeRequest{0, 0, grid[0] - 1, grid[1] - 1}};
+  }
+  std::vector<CoreRangeRequest> ranges;
+  for (const std::string_view range : split(text, "+")) {
+    const std::vector<std::string_view> corners = split(range, "-");
+    if (corners.size() != 2) throw refuse();
+    std::array<std::uint32_t, 4> xy{};
+    for (std::size_t c = 0; c < 2; ++c) {
+      const std::vector<std::string_view> coordinates = split(corners[c], ",");
+      if (coordinates.size() != 2) throw refuse();
+      for (std::size_t i = 0; i < 2; ++i) {
+        const std::optional<std::uint32_t> value = below(coordinates[i], kMaxGridSide);
+        if (!value) throw refuse();
+        xy[2 * c + i] = *value;
+      }
+    }
+    const CoreRangeRequest r{xy[0], xy[1], xy[2], xy[3]};
+    if (r.x0 > r.x1 || r.y0 > r.y1) throw refuse();
+    for (const CoreRangeRequest& other : ranges) {
+      if (r.x0 <= other.x1 && other.x0 <= r.x1 && r.y0 <= other.y1 && other.y0 <= r.y1) throw refuse();
+    }
+    ranges.push_back(r);
+  }
+  return ranges;
+}
 
 std::array<std::uint32_t, 4> parse_shape(std::string_view text, std::string_view option) {
   const std::vector<std::string_view> fields = split(text, ",x");
@@ -81,13 +129,15 @@ void add_memory_options(CLI::App& command, TensorFlags& flags) {
                      "(default 3; 2 for a ROW_MAJOR tensor from --size, whose pages are rows); other ops refuse it")
       ->check(CLI::Range(0, 3));
   command.add_option("--shard", flags.shard,
-                     "shard the input and output buffers (of --memory l1 or dram) instead of interleaving them: "
-                     "height, width or block (tt-metal's TensorMemoryLayout); needs --shard-grid")
+                     "shard the input buffer and, unless --out-shard* says otherwise, the output buffer (of --memory "
+                     "l1 or dram) instead of interleaving them: height, width or block (tt-metal's "
+                     "TensorMemoryLayout); needs --shard-grid")
       ->check(CLI::IsMember({"height", "width", "block"}));
   command.add_option("--shard-grid", flags.shard_grid,
-                     "the shard grid CxR: C cores along x by R along y from core (0,0); DRAM: C banks, R 1");
+                     "the input's (and output's) shard grid: CxR, C cores along x by R along y from core (0,0) (DRAM: "
+                     "C banks, R 1), or core ranges X0,Y0-X1,Y1 joined by '+' (e.g. 0,0-7,0+0,1-1,1)");
   command.add_option("--shard-orientation", flags.shard_orientation,
-                     "row (shards in row-major core order) or col (column-major)")
+                     "the input's (and output's) shard order: row (row-major core order) or col (column-major)")
       ->check(CLI::IsMember({"row", "col"}))
       ->capture_default_str();
   command.add_option("--shard-shape", flags.shard_shape,
@@ -95,7 +145,72 @@ void add_memory_options(CLI::App& command, TensorFlags& flags) {
                      "along --dim (all_gather) or divided by N (reduce_scatter); default: each buffer's shard "
                      "derived as tt-metal does: height H/cores x W, width H x W/cores, block (H/R) x (W/C) (col: "
                      "H/C x W/R), H = W*Z*Y rows, tiles rounded up");
+  command.add_option("--out-shard", flags.out_shard,
+                     "the output buffer's layout when it differs from the input's: interleaved, height, width or "
+                     "block (default: --shard's); the input stays as --shard says (interleaved without it)")
+      ->check(CLI::IsMember({"interleaved", "height", "width", "block"}));
+  command.add_option("--out-shard-grid", flags.out_shard_grid,
+                     "the output buffer's shard grid, as --shard-grid (default: --shard-grid's)");
+  command.add_option("--out-shard-orientation", flags.out_shard_orientation,
+                     "the output buffer's shard order, row or col (default: --shard-orientation's)")
+      ->check(CLI::IsMember({"row", "col"}));
+  command.add_option("--out-shard-shape", flags.out_shard_shape,
+                     "the output buffer's shard HxW in elements (default: derived from the output tensor and its "
+                     "grid; with no --out-shard* option at all, --shard-shape scaled along --dim)");
 }
+
+namespace {
+
+std::array<std::uint32_t, 2> parse_shard_shape(const std::string& text, const char* option) {
+  return parse_pair(text, option, "a shard shape; expected HxW in elements, both positive (e.g. 32x32)");
+}
+
+// --out-shard*: the output's memory when any of them is given, each unset one the input's.
+std::optional<OutputMemoryRequest> output_memory_of(const TensorFlags& flags, const std::optional<ShardRequest>& input) {
+  const bool any = !flags.out_shard.empty() || !flags.out_shard_grid.empty() || !flags.out_shard_orientation.empty() ||
+                   !flags.out_shard_shape.empty();
+  if (!any) return std::nullopt;
+  if (flags.out_shard == "interleaved") {
+    for (const auto& [value, option] : {std::pair{&flags.out_shard_grid, "--out-shard-grid"},
+                                        std::pair{&flags.out_shard_orientation, "--out-shard-orientation"},
+                                        std::pair{&flags.out_shard_shape, "--out-shard-shape"}}) {
+      if (value->empty()) continue;
+      throw UsageError(fmt::format("{}: '{}' given with --out-shard interleaved, whose output has no shards; leave "
+                                   "it out or shard the output (--out-shard height|width|block)",
+                                   option, *value));
+    }
+    return OutputMemoryRequest{};
+  }
+  ShardRequest shard;
+  if (!flags.out_shard.empty()) {
+    shard.layout = flags.out_shard;
+  } else if (input) {
+    shard.layout = input->layout;
+  } else {
+    const std::string& given = !flags.out_shard_grid.empty()          ? flags.out_shard_grid
+                               : !flags.out_shard_orientation.empty() ? flags.out_shard_orientation
+                                                                      : flags.out_shard_shape;
+    throw UsageError(fmt::format("--out-shard: '{}' given without --out-shard or --shard, so the output has no "
+                                 "shard layout; add --out-shard height|width|block",
+                                 given));
+  }
+  if (!flags.out_shard_grid.empty()) {
+    shard.grid = parse_grid(flags.out_shard_grid, "--out-shard-grid");
+  } else if (input) {
+    shard.grid = input->grid;
+  } else {
+    throw UsageError(fmt::format("--out-shard: '{}' needs --out-shard-grid (or --shard-grid), the cores (DRAM: banks "
+                                 "x 1) to shard the output over",
+                                 flags.out_shard));
+  }
+  shard.orientation = !flags.out_shard_orientation.empty() ? flags.out_shard_orientation
+                      : input                               ? input->orientation
+                                                            : "row";
+  if (!flags.out_shard_shape.empty()) shard.shape = parse_shard_shape(flags.out_shard_shape, "--out-shard-shape");
+  return OutputMemoryRequest{shard};
+}
+
+}  // namespace
 
 void apply_tensor_flags(const TensorFlags& flags, RunOptions& options) {
   if (!flags.shape.empty()) options.shape = parse_shape(flags.shape, "--shape");
@@ -110,6 +225,7 @@ void apply_tensor_flags(const TensorFlags& flags, RunOptions& options) {
     unused(flags.shard_grid, "--shard-grid");
     unused(flags.shard_shape, "--shard-shape");
     unused(flags.shard_orientation == "row" ? "" : flags.shard_orientation, "--shard-orientation");
+    options.output_memory = output_memory_of(flags, std::nullopt);
     return;
   }
   if (flags.shard_grid.empty()) {
@@ -118,20 +234,11 @@ void apply_tensor_flags(const TensorFlags& flags, RunOptions& options) {
   }
   ShardRequest shard;
   shard.layout = flags.shard;
-  constexpr std::uint32_t kMaxGridSide = 64;  // past any chip's worker grid or DRAM banks; the device checks its own
-  const char* grid_accepted = "a core grid; expected CxR, C cores along x by R along y, each 1..64 (e.g. 8x4)";
-  const auto grid = parse_pair(flags.shard_grid, "--shard-grid", grid_accepted);
-  if (grid[0] > kMaxGridSide || grid[1] > kMaxGridSide) {
-    throw UsageError(fmt::format("--shard-grid: '{}' is not {}", flags.shard_grid, grid_accepted));
-  }
-  shard.grid_columns = grid[0];
-  shard.grid_rows = grid[1];
+  shard.grid = parse_grid(flags.shard_grid, "--shard-grid");
   shard.orientation = flags.shard_orientation;
-  if (!flags.shard_shape.empty()) {
-    shard.shape = parse_pair(flags.shard_shape, "--shard-shape",
-                             "a shard shape; expected HxW in elements, both positive (e.g. 32x32)");
-  }
+  if (!flags.shard_shape.empty()) shard.shape = parse_shard_shape(flags.shard_shape, "--shard-shape");
   options.shard = shard;
+  options.output_memory = output_memory_of(flags, shard);
 }
 
 }  // namespace cclmesh::cli

@@ -31,6 +31,8 @@ struct Flat {
 Flat flat_of(const TensorSpec& t) {
   Flat f;
   f.spec = t;
+  // The caller's buffers keep the tensor's rows; the halves check them against those.
+  f.spec.viewed_row_pages = t.viewed_row_pages.value_or(shape_in_pages(t).x);
   if (t.layout == Layout::Tile) {
     f.spec.shape = {1, 1, kTileSide, static_cast<std::uint32_t>(num_pages(t)) * kTileSide};
     f.dim = 3;

@@ -43,7 +43,7 @@ std::string to_string(CclTopology topology) { return topology == CclTopology::Ri
 std::string to_string(CclMode mode) { return mode == CclMode::Fabric ? "fabric" : "legacy"; }
 
 std::size_t hash_value(const TensorSpec& spec) {
-  return hash_fields(0, spec.shape, spec.dtype, spec.layout);
+  return hash_fields(0, spec.shape, spec.dtype, spec.layout, spec.viewed_row_pages);
 }
 
 std::uint32_t element_bytes(DataType dtype) {
@@ -141,6 +141,19 @@ void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, co
                     "of {} B",
                     op, what, buffer.config.size_bytes, buffer.config.page_size_bytes, to_string(spec.layout),
                     to_string(spec.dtype), what, shape_string(spec.shape), bytes, page));
+  }
+  // A sharded buffer places page i by its row (i / tensor_width_pages) and column: rows of
+  // another width hold the same pages, but its shards are not the tensor's (review 9).
+  if (buffer.config.layout != TensorMemoryLayout::Interleaved && buffer.config.shard) {
+    const std::uint32_t row_pages = spec.viewed_row_pages.value_or(shape_in_pages(spec).x);
+    const std::uint32_t laid_out = buffer.config.shard->tensor_width_pages;
+    if (laid_out != row_pages) {
+      throw CclParamsError(
+          fmt::format("{}: {} buffer's shards are laid out in rows of {} pages (ShardSpec::tensor_width_pages {}); "
+                      "the {} {} {} tensor {} has rows of {} pages, so its shards would not be the tensor's",
+                      op, what, laid_out, laid_out, to_string(spec.layout), to_string(spec.dtype), what,
+                      shape_string(spec.shape), row_pages));
+    }
   }
 }
 

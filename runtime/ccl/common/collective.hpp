@@ -57,6 +57,10 @@ struct TensorSpec {
   std::array<std::uint32_t, 4> shape{1, 1, 32, 32};
   DataType dtype = DataType::Bfloat16;
   Layout layout = Layout::Tile;
+  // Set on a view of another tensor (all_reduce hands its halves the tensor as one row of
+  // pages): the width in pages of that tensor's rows, the rows a sharded buffer holding the view
+  // is laid out in (ShardSpec::tensor_width_pages). Unset: this tensor's own width in pages.
+  std::optional<std::uint32_t> viewed_row_pages = std::nullopt;
   bool operator==(const TensorSpec&) const = default;
 };
 
@@ -79,7 +83,9 @@ std::uint64_t size_bytes(const TensorSpec& spec);  // pages x page size
 TensorSpec with_dim_scaled(const TensorSpec& spec, std::uint32_t dim, std::uint32_t factor, bool multiply);
 // An interleaved buffer config for `spec` in DRAM or L1.
 BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type);
-// Checks that `buffer` holds exactly `spec` (size and page size); `what` names it ("input").
+// Checks that `buffer` holds exactly `spec` (size and page size) and, when sharded, in the
+// spec's rows (ShardSpec::tensor_width_pages: the spec's width in pages, or its
+// viewed_row_pages); `what` names it ("input").
 void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
                           const std::string& what);
 // Checks dim (0..3) and, for TILE, that dims 2 and 3 are whole tiles where the op cuts or

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/op_runner.hpp"
@@ -72,11 +74,84 @@ TEST(ApplyTensorFlags, ShardOptionsNeedShardAndAGrid) {
   apply_tensor_flags(flags, options);
   ASSERT_TRUE(options.shard.has_value());
   EXPECT_EQ(options.shard->layout, "width");
-  EXPECT_EQ(options.shard->grid_columns, 8u);
-  EXPECT_EQ(options.shard->grid_rows, 4u);
+  EXPECT_EQ(options.shard->grid, (std::vector<CoreRangeRequest>{{0, 0, 7, 3}}));
+  EXPECT_FALSE(options.output_memory.has_value());  // no --out-shard*: the output follows --shard
   EXPECT_EQ(options.shard->orientation, "col");
   EXPECT_EQ(options.shard->shape, (Pair{32, 32}));
   EXPECT_EQ(options.dim, 2u);
+}
+
+TEST(ParseGrid, ARectangleFromTheOriginOrCoreRanges) {
+  EXPECT_EQ(parse_grid("8x4", "--shard-grid"), (std::vector<CoreRangeRequest>{{0, 0, 7, 3}}));
+  // REFERENCE 8 row 32's output: 10 cores, a row of 8 and 2 below.
+  EXPECT_EQ(parse_grid("0,0-7,0+0,1-1,1", "--out-shard-grid"),
+            (std::vector<CoreRangeRequest>{{0, 0, 7, 0}, {0, 1, 1, 1}}));
+  EXPECT_EQ(parse_grid("2,3-2,3", "--shard-grid"), (std::vector<CoreRangeRequest>{{2, 3, 2, 3}}));
+}
+
+TEST(ParseGrid, RefusesReversedOverlappingOversizedAndMalformedRanges) {
+  for (const char* bad : {"", "8by4", "0x4", "65x1", "0,0-7", "0,0-7,0+", "7,0-0,0", "0,1-0,0", "0,0-64,0",
+                          "0,0-7,0+7,0-7,1", "0,0-3,3+1,1-2,2", "a,0-1,1", "0,0,0-1,1", "-1,0-1,1"}) {
+    try {
+      parse_grid(bad, "--out-shard-grid");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("--out-shard-grid: '") + bad + "' is not a core grid"));
+      EXPECT_THAT(e.what(), HasSubstr("X0,Y0-X1,Y1"));
+    }
+  }
+}
+
+// --out-shard*: unset ones inherit --shard's; without --shard the output needs its own layout
+// and grid; interleaved takes no grid, orientation or shape.
+TEST(ApplyTensorFlags, OutputShardOptionsInheritTheInputsOrRefuse) {
+  TensorFlags flags;
+  flags.shard = "width";
+  flags.shard_grid = "6x5";
+  flags.shard_orientation = "col";
+  flags.out_shard_grid = "4x6";
+  RunOptions options;
+  apply_tensor_flags(flags, options);
+  ASSERT_TRUE(options.output_memory.has_value());
+  ASSERT_TRUE(options.output_memory->shard.has_value());
+  EXPECT_EQ(options.output_memory->shard->layout, "width");
+  EXPECT_EQ(options.output_memory->shard->orientation, "col");
+  EXPECT_EQ(options.output_memory->shard->grid, (std::vector<CoreRangeRequest>{{0, 0, 3, 5}}));
+  EXPECT_FALSE(options.output_memory->shard->shape.has_value());  // derived from the output, not --shard-shape
+
+  flags.out_shard = "interleaved";
+  const auto refused = [](const TensorFlags& f, const std::string& needle) {
+    RunOptions o;
+    try {
+      apply_tensor_flags(f, o);
+      ADD_FAILURE() << "accepted; expected a refusal naming " << needle;
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(needle));
+    }
+  };
+  refused(flags, "--out-shard-grid: '4x6' given with --out-shard interleaved");
+  flags.out_shard_grid.clear();
+  options = RunOptions{};
+  apply_tensor_flags(flags, options);
+  ASSERT_TRUE(options.output_memory.has_value());
+  EXPECT_FALSE(options.output_memory->shard.has_value());
+
+  TensorFlags alone;  // no --shard: the input is interleaved
+  alone.out_shard_grid = "8x4";
+  refused(alone, "--out-shard: '8x4' given without --out-shard or --shard");
+  alone.out_shard = "height";
+  alone.out_shard_grid.clear();
+  refused(alone, "--out-shard: 'height' needs --out-shard-grid");
+  alone.out_shard_grid = "8x4";
+  alone.out_shard_shape = "32x32x1";
+  refused(alone, "--out-shard-shape: '32x32x1' is not a shard shape");
+  alone.out_shard_shape = "64x32";
+  options = RunOptions{};
+  apply_tensor_flags(alone, options);
+  EXPECT_FALSE(options.shard.has_value());
+  ASSERT_TRUE(options.output_memory && options.output_memory->shard);
+  EXPECT_EQ(options.output_memory->shard->orientation, "row");
+  EXPECT_EQ(options.output_memory->shard->shape, (Pair{64, 32}));
 }
 
 RunOptions shaped(const char* system, CollectiveOp op, Shape shape) {
@@ -90,8 +165,7 @@ RunOptions shaped(const char* system, CollectiveOp op, Shape shape) {
 ShardRequest shard(const char* layout, std::uint32_t columns, std::uint32_t rows, const char* orientation = "row") {
   ShardRequest s;
   s.layout = layout;
-  s.grid_columns = columns;
-  s.grid_rows = rows;
+  s.grid = {CoreRangeRequest{0, 0, columns - 1, rows - 1}};
   s.orientation = orientation;
   return s;
 }
@@ -171,6 +245,165 @@ TEST(RunWithShape, OpsWithoutADimRefuseIt) {
   RunOptions options = shaped("t3k", CollectiveOp::AllReduce, {1, 1, 32, 1024});
   options.dim = 2;
   EXPECT_THROW(run_collective(options), UsageError);
+}
+
+// REFERENCE 8 row 23, the reshard: per-chip input (1,1,32,960) width sharded (32,32) on
+// (0,0)-(5,4), output (1,1,32,3840) width sharded (32,160) on (0,0)-(3,5), on the first 4 chips
+// of the T3K's line. Both shards derived from their own grids; both configs in the note and JSON.
+TEST(RunWithOutputShard, Row23ReshardsOntoAnotherGrid) {
+  RunOptions options = shaped("t3k", CollectiveOp::AllGather, {1, 1, 32, 3840});
+  options.memory = "l1";
+  options.chips = {4, 0, 2, 6};
+  options.shard = shard("width", 6, 5);
+  ShardRequest out = shard("width", 4, 6);
+  options.output_memory = OutputMemoryRequest{out};
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_EQ(r.n_chips, 4u);
+  EXPECT_EQ(r.topology, "line");
+  EXPECT_EQ(r.fabric, "chips 4-0-2-6");
+  EXPECT_EQ(r.input_shard, (Pair{32, 32}));
+  EXPECT_EQ(r.output_shard, (Pair{32, 160}));
+  EXPECT_THAT(tensor_note(r), HasSubstr("l1 in width_sharded on 6x5 (row-major), shard 32x32; out width_sharded on "
+                                        "4x6 (row-major), shard 32x160"));
+  const nlohmann::json j = result_json(r);
+  EXPECT_EQ(j["memory"]["input"]["cores"], nlohmann::json::parse("[[[0,0],[5,4]]]"));
+  EXPECT_EQ(j["memory"]["input"]["shard"], nlohmann::json({32, 32}));
+  EXPECT_EQ(j["memory"]["output"]["layout"], "width_sharded");
+  EXPECT_EQ(j["memory"]["output"]["cores"], nlohmann::json::parse("[[[0,0],[3,5]]]"));
+  EXPECT_EQ(j["memory"]["output"]["shard"], nlohmann::json({32, 160}));
+  EXPECT_EQ(j["fabric"], "chips 4-0-2-6");
+}
+
+// Row 32 on its stand-in (the Galaxy's 2x2 block as a line on 2 links): the input shard given
+// (32,160 on 8x5: 32 of the 40 cores), the output's derived on 10 cores in two ranges.
+TEST(RunWithOutputShard, Row32OnTheGalaxyBlockWithARangeSetGrid) {
+  RunOptions options = shaped("galaxy", CollectiveOp::ReduceScatter, {1, 1, 32, 5120});
+  options.memory = "l1";
+  options.chips = {0, 1, 9, 8};
+  options.topology = "line";
+  options.links = 2;
+  options.shard = shard("width", 8, 5);
+  options.shard->shape = Pair{32, 160};
+  ShardRequest out = shard("width", 8, 1);
+  out.grid.push_back(CoreRangeRequest{0, 1, 1, 1});
+  options.output_memory = OutputMemoryRequest{out};
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_EQ(r.links, 2u);
+  EXPECT_EQ(r.input_shard, (Pair{32, 160}));
+  EXPECT_EQ(r.output_shard, (Pair{32, 128}));
+  EXPECT_THAT(tensor_note(r), HasSubstr("out width_sharded on 0,0-7,0+0,1-1,1 (row-major), shard 32x128"));
+}
+
+// An interleaved input into a sharded output, and a sharded input into an interleaved one.
+TEST(RunWithOutputShard, InterleavedOnEitherSide) {
+  RunOptions options = shaped("t3k", CollectiveOp::AllGather, {1, 1, 64, 2048});
+  options.memory = "l1";
+  options.output_memory = OutputMemoryRequest{shard("height", 2, 1)};
+  RunResult r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.memory_layout, "interleaved");
+  EXPECT_EQ(r.output_memory_layout, "height_sharded");
+  EXPECT_EQ(r.output_shard, (Pair{32, 2048}));
+  options.shard = shard("block", 2, 2);
+  options.output_memory = OutputMemoryRequest{};
+  r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.input_shard, (Pair{32, 128}));
+  EXPECT_EQ(r.output_memory_layout, "interleaved");
+  EXPECT_THAT(tensor_note(r), HasSubstr("; out interleaved"));
+}
+
+TEST(RunWithOutputShard, BlockShardingNeedsOneRectangle) {
+  RunOptions options = shaped("t3k", CollectiveOp::AllGather, {1, 1, 64, 2048});
+  options.memory = "l1";
+  ShardRequest out = shard("block", 2, 1);
+  out.grid.push_back(CoreRangeRequest{0, 1, 0, 1});
+  options.output_memory = OutputMemoryRequest{out};
+  try {
+    run_collective(options);
+    FAIL() << "block sharding over two ranges accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--out-shard-grid: '0,0-1,0+0,1-0,1' is 2 core ranges"));
+  }
+}
+
+// send_recv and broadcast take --shape, --dtype, --memory and shards like the other ops.
+TEST(RunPairOps, ShapedShardedAndOtherDtypes) {
+  RunOptions options = shaped("t3k", CollectiveOp::SendRecv, {1, 1, 64, 1024});
+  options.memory = "l1";
+  options.shard = shard("height", 2, 1);
+  options.output_memory = OutputMemoryRequest{shard("width", 8, 1)};
+  RunResult r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.size_bytes, 64u * 1024u * 2u);
+  EXPECT_EQ(r.count, 64u * 1024u);
+  EXPECT_EQ(r.input_shard, (Pair{32, 1024}));
+  EXPECT_EQ(r.output_shard, (Pair{64, 128}));
+
+  options = shaped("t3k", CollectiveOp::Broadcast, {1, 1, 40, 100});  // padded to 2 x 4 tiles
+  options.dtype = "fp32";
+  options.topology = "line";
+  r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.size_bytes, 8u * 4096u);
+  EXPECT_EQ(r.count, 40u * 100u);
+
+  options = RunOptions{};
+  options.system = "n300";
+  options.op = CollectiveOp::SendRecv;
+  options.size_bytes = 1088 * 5;
+  options.dtype = "bfp8";
+  r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.size_bytes, 1088u * 5u);
+  EXPECT_EQ(r.count, 1024u * 5u);
+
+  options = shaped("t3k", CollectiveOp::Broadcast, {1, 1, 32, 1024});
+  options.dim = 3;
+  EXPECT_THROW(run_collective(options), UsageError);  // no dim to broadcast along
+}
+
+void expect_chips_refused(std::vector<std::uint32_t> chips, const std::string& needle,
+                          std::optional<int> cluster_axis = std::nullopt) {
+  RunOptions options;
+  options.system = "t3k";
+  options.size_bytes = 64 << 10;
+  options.chips = std::move(chips);
+  options.cluster_axis = cluster_axis;
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "accepted; expected a refusal naming " << needle;
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(needle));
+  }
+}
+
+TEST(RunOnChips, RefusesUnknownRepeatedTooFewAndNonNeighbouringChips) {
+  expect_chips_refused({0, 1, 9}, "--chips: chip 9 is not on t3k");
+  expect_chips_refused({0, 1, 0}, "--chips: chip 0 appears twice in '0,1,0'");
+  expect_chips_refused({0}, "--chips: '0' is one chip");
+  expect_chips_refused({0, 1}, "--chips: '0,1' given with --cluster-axis 0", 0);
+  expect_chips_refused({0, 7}, "--chips/");  // not neighbours: the fabric plan's refusal
+}
+
+// The T3K's MMIO square in legacy mode: the chips are the group (no fabric to take it from),
+// with the 2 links its hops have free of dispatch tunnels.
+TEST(RunOnChips, LegacyModeRunsTheChipsAsTheGroup) {
+  RunOptions options = shaped("t3k", CollectiveOp::ReduceScatter, {1, 4, 32, 1280});
+  options.dim = 1;
+  options.chips = {0, 1, 3, 2};
+  options.mode = "legacy";
+  options.links = 2;
+  options.topology = "line";
+  const RunResult r = run_collective(options);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  EXPECT_EQ(r.n_chips, 4u);
+  EXPECT_EQ(r.links, 2u);
+  EXPECT_EQ(r.fabric, "chips 0-1-3-2");
 }
 
 }  // namespace
