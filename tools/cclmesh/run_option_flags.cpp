@@ -1,17 +1,41 @@
 #include "tools/cclmesh/run_option_flags.hpp"
 
+#include <fmt/format.h>
+
+#include <charconv>
+
 #include "runtime/device/l1_map.hpp"
+#include "tools/cclmesh/cli_error.hpp"
 
 namespace cclmesh::cli {
+
+std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_view option) {
+  std::vector<std::uint32_t> chips;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') continue;
+    const std::string_view field = text.substr(begin, i - begin);
+    std::uint32_t chip = 0;
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), chip);
+    if (field.empty() || error != std::errc{} || end != field.data() + field.size()) {
+      throw UsageError(fmt::format("{}: '{}' is not a chip list; expected chip ids separated by ',' in line or ring "
+                                   "order (e.g. 0,1,9,8)",
+                                   option, text));
+    }
+    chips.push_back(chip);
+    begin = i + 1;
+  }
+  return chips;
+}
 
 void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
       ->capture_default_str();
-  command.add_option("--chips", o.chips,
+  command.add_option_function<std::string>(
+      "--chips", [&o](const std::string& text) { o.chips = parse_chip_list(text, "--chips"); },
                      "run on these chips of --system only, in order, as one line or ring (e.g. galaxy 0,1,9,8: "
                      "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "
-                     "chips must be neighbours, a ring's last and first too; default: every chip")
-      ->delimiter(',');
+                     "chips must be neighbours, a ring's last and first too; default: every chip");
   command.add_option("--topology", o.topology,
                      "ring, line, or auto: a ring where the groups close into rings of 3 or more chips (t3k, galaxy, a "
                      "torus axis), else a line (n300, a mesh row), as tt-metal's all_gather runs 2 chips as a line")

@@ -5,10 +5,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
 #include "tools/cclmesh/run_options.hpp"
 
 namespace cclmesh::cli {
 
 void add_collective_options(CLI::App& command, RunOptions& options);
+
+// --chips "A,B,...": chip ids in order; a UsageError naming `option` for anything else (whether
+// the chips exist, repeat or neighbour each other is checked against the system later).
+std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_view option);
 
 }  // namespace cclmesh::cli

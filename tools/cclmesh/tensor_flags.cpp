@@ -187,12 +187,14 @@ std::optional<OutputMemoryRequest> output_memory_of(const TensorFlags& flags, co
   } else if (input) {
     shard.layout = input->layout;
   } else {
-    const std::string& given = !flags.out_shard_grid.empty()          ? flags.out_shard_grid
-                               : !flags.out_shard_orientation.empty() ? flags.out_shard_orientation
-                                                                      : flags.out_shard_shape;
-    throw UsageError(fmt::format("--out-shard: '{}' given without --out-shard or --shard, so the output has no "
-                                 "shard layout; add --out-shard height|width|block",
-                                 given));
+    const auto [option, given] = !flags.out_shard_grid.empty()
+                                     ? std::pair{"--out-shard-grid", &flags.out_shard_grid}
+                                 : !flags.out_shard_orientation.empty()
+                                     ? std::pair{"--out-shard-orientation", &flags.out_shard_orientation}
+                                     : std::pair{"--out-shard-shape", &flags.out_shard_shape};
+    throw UsageError(fmt::format("{}: '{}' given without --out-shard or --shard, so the output has no shard layout; "
+                                 "add --out-shard height|width|block",
+                                 option, *given));
   }
   if (!flags.out_shard_grid.empty()) {
     shard.grid = parse_grid(flags.out_shard_grid, "--out-shard-grid");

@@ -13,6 +13,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/result_table.hpp"
+#include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
 
 namespace cclmesh::cli {
@@ -138,7 +139,7 @@ TEST(ApplyTensorFlags, OutputShardOptionsInheritTheInputsOrRefuse) {
 
   TensorFlags alone;  // no --shard: the input is interleaved
   alone.out_shard_grid = "8x4";
-  refused(alone, "--out-shard: '8x4' given without --out-shard or --shard");
+  refused(alone, "--out-shard-grid: '8x4' given without --out-shard or --shard");
   alone.out_shard = "height";
   alone.out_shard_grid.clear();
   refused(alone, "--out-shard: 'height' needs --out-shard-grid");
@@ -379,6 +380,19 @@ void expect_chips_refused(std::vector<std::uint32_t> chips, const std::string& n
     ADD_FAILURE() << "accepted; expected a refusal naming " << needle;
   } catch (const UsageError& e) {
     EXPECT_THAT(e.what(), HasSubstr(needle));
+  }
+}
+
+TEST(ParseChipList, ChipIdsSeparatedByCommas) {
+  EXPECT_EQ(parse_chip_list("0,1,9,8", "--chips"), (std::vector<std::uint32_t>{0, 1, 9, 8}));
+  EXPECT_EQ(parse_chip_list("5", "--chips"), (std::vector<std::uint32_t>{5}));
+  for (const char* bad : {"", "0,", ",1", "0,,1", "0,one", "-1,2", "0;1", "0-1-9-8", "4294967296"}) {
+    try {
+      parse_chip_list(bad, "--chips");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("--chips: '") + bad + "' is not a chip list"));
+    }
   }
 }
 
