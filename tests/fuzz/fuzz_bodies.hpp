@@ -10,7 +10,9 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/tensor_flags.hpp"
 #include "topologies/cluster_descriptor.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/parametric.hpp"
@@ -58,9 +60,10 @@ inline int fuzz_topology_yaml(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-// The CLI's option value parsers (--size, --max-sim-time, --max-wall, and the parametric
-// --system spec such as torus:8x8/4@bh) accept a value or throw their bad-input error
-// (UsageError, InputError), never anything else.
+// The CLI's option value parsers (--size, --max-sim-time, --max-wall, the parametric
+// --system spec such as torus:8x8/4@bh, --shape, the shard grids' CxR and core ranges, and
+// --chips) accept a value or throw their bad-input error (UsageError, InputError), never
+// anything else.
 inline int fuzz_cli_size(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
@@ -78,6 +81,18 @@ inline int fuzz_cli_size(const std::uint8_t* data, std::size_t size) {
   try {
     (void)cclmesh::topo::parse_parametric_spec(text);
   } catch (const cclmesh::topo::InputError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_shape(text, "--shape");
+  } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_grid(text, "--shard-grid");
+  } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_chip_list(text, "--chips");
+  } catch (const cclmesh::cli::UsageError&) {
   }
   return 0;
 }
