@@ -1110,6 +1110,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
+  result.chips = options.chips;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
   if (device->fabric().scope() == runtime::FabricScope::Axes) {
     const std::size_t groups = run_groups(options, *device, {options.cluster_axis, {}}).size();

@@ -20,6 +20,7 @@ nlohmann::json result_json(const RunResult& r) {
   j["links"] = r.links;
   j["mode"] = r.mode;
   if (!r.fabric.empty()) j["fabric"] = r.fabric;
+  if (!r.chips.empty()) j["chips"] = r.chips;
   j["dtype"] = r.dtype;
   j["size_bytes"] = r.size_bytes;
   j["count"] = r.count;

@@ -168,6 +168,7 @@ struct RunResult {
   std::vector<std::string> fault_effects; // what faults with a visible effect did ("corrupt:0-2: flipped ...")
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
+  std::vector<std::uint32_t> chips;       // --chips as run, in order; empty: every chip
   std::uint64_t sim_events = 0;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;

@@ -144,15 +144,20 @@ void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, co
   }
   // A sharded buffer places page i by its row (i / tensor_width_pages) and column: rows of
   // another width hold the same pages, but its shards are not the tensor's (review 9).
+  // A view's buffer may be the viewed tensor's (rows of viewed_row_pages: all_reduce's caller's
+  // input and output, which all_reduce checked against the tensor itself) or one holding the
+  // view as a tensor of its own (all_reduce's intermediates: its own rows).
   if (buffer.config.layout != TensorMemoryLayout::Interleaved && buffer.config.shard) {
-    const std::uint32_t row_pages = spec.viewed_row_pages.value_or(shape_in_pages(spec).x);
+    const std::uint32_t row_pages = shape_in_pages(spec).x;
     const std::uint32_t laid_out = buffer.config.shard->tensor_width_pages;
-    if (laid_out != row_pages) {
-      throw CclParamsError(
-          fmt::format("{}: {} buffer's shards are laid out in rows of {} pages (ShardSpec::tensor_width_pages {}); "
-                      "the {} {} {} tensor {} has rows of {} pages, so its shards would not be the tensor's",
-                      op, what, laid_out, laid_out, to_string(spec.layout), to_string(spec.dtype), what,
-                      shape_string(spec.shape), row_pages));
+    if (laid_out != row_pages && laid_out != spec.viewed_row_pages.value_or(row_pages)) {
+      throw CclParamsError(fmt::format(
+          "{}: {} buffer's shards are laid out in rows of {} pages (ShardSpec::tensor_width_pages {}); the {} {} {} "
+          "tensor {} has rows of {} pages{}, so its shards would not be the tensor's",
+          op, what, laid_out, laid_out, to_string(spec.layout), to_string(spec.dtype), what, shape_string(spec.shape),
+          row_pages,
+          spec.viewed_row_pages ? fmt::format(" (or {}, the rows of the tensor it views)", *spec.viewed_row_pages)
+                                : ""));
     }
   }
 }

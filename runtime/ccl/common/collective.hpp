@@ -84,8 +84,8 @@ TensorSpec with_dim_scaled(const TensorSpec& spec, std::uint32_t dim, std::uint3
 // An interleaved buffer config for `spec` in DRAM or L1.
 BufferConfig interleaved_buffer_config(const TensorSpec& spec, BufferType type);
 // Checks that `buffer` holds exactly `spec` (size and page size) and, when sharded, in the
-// spec's rows (ShardSpec::tensor_width_pages: the spec's width in pages, or its
-// viewed_row_pages); `what` names it ("input").
+// spec's rows (ShardSpec::tensor_width_pages: the spec's width in pages, or for a view its
+// viewed_row_pages too); `what` names it ("input").
 void require_buffer_holds(const BufferHandle& buffer, const TensorSpec& spec, const std::string& op,
                           const std::string& what);
 // Checks dim (0..3) and, for TILE, that dims 2 and 3 are whole tiles where the op cuts or

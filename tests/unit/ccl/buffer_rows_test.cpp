@@ -3,7 +3,7 @@
 // holds the right bytes per page, but its shards are not the tensor's shards), naming the buffer,
 // the value and the width expected; all_reduce hands its halves the tensor as one row of pages
 // (a view of the caller's tensor), and the caller's buffers, laid out in the tensor's rows, must
-// still pass.
+// still pass, as must an intermediate laid out in its own rows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +125,13 @@ TEST(BufferRows, AllReduceChecksTheCallersTensorNotItsFlatView) {
     };
     EXPECT_NO_THROW(ar::build(params(8), t3k)) << static_cast<int>(algorithm);
     expect_refused([&] { ar::build(params(16), t3k); }, "input", "16", "8");
+    // An intermediate holds the view as a tensor of its own: sharded in its own rows, it passes.
+    ar::Params p = params(8);
+    const TensorSpec intermediate = ar::intermediate_spec(p, t3k);
+    p.intermediate_buffer = width_sharded(3, intermediate, shape_in_pages(intermediate).x);
+    EXPECT_NO_THROW(ar::build(p, t3k)) << static_cast<int>(algorithm);
+    p.intermediate_buffer = width_sharded(3, intermediate, 1);
+    expect_refused([&] { ar::build(p, t3k); }, "intermediate", "1", std::to_string(shape_in_pages(intermediate).x));
   }
 }
 

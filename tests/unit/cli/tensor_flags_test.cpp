@@ -275,6 +275,7 @@ TEST(RunWithOutputShard, Row23ReshardsOntoAnotherGrid) {
   EXPECT_EQ(j["memory"]["output"]["cores"], nlohmann::json::parse("[[[0,0],[3,5]]]"));
   EXPECT_EQ(j["memory"]["output"]["shard"], nlohmann::json({32, 160}));
   EXPECT_EQ(j["fabric"], "chips 4-0-2-6");
+  EXPECT_EQ(j["chips"], nlohmann::json({4, 0, 2, 6}));
 }
 
 // Row 32 on its stand-in (the Galaxy's 2x2 block as a line on 2 links): the input shard given
