@@ -50,7 +50,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->capture_default_str();
   command.add_option("--dtype", o.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
   command.add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->capture_default_str();
-  command.add_option("--memory", o.memory, "dram or l1")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
+  command.add_option("--memory", o.memory, "dram or l1: where every buffer of the op lives (input, output, intermediates)")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
   command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
   command.add_option("--root", o.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
   command.add_option("--rounds", o.rounds,
