@@ -370,6 +370,87 @@ TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBucket
   EXPECT_GT(cancelled, 1000);
 }
 
+// Most of a simulation's events come at a few fixed delays after the current time (a wake-up
+// at the current time; a kernel's issue cycles; a NoC request's setup; an ethernet frame's
+// flight): many streams, each in order by itself, interleaved with each other and with events at
+// other delays, beyond the ring's horizon, in reserved places, put back after a pop or
+// cancelled. Every pop must be the earliest pending (time, sequence) place, as a sorted map
+// says; events at equal times (frequent here: the delays are whole nanoseconds) in the order
+// they were scheduled, whichever stream they came from.
+TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
+  EventQueue queue;
+  std::mt19937_64 random(41);
+  using Place = std::pair<std::int64_t, std::uint64_t>;
+  std::map<Place, EventId> pending;
+  std::vector<Place> reserved;
+  const EventFn nothing = [](void*) {};
+  auto push = [&](std::int64_t at_ps) {
+    const std::uint64_t sequence = queue.scheduled_total();
+    pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
+  };
+  const std::int64_t fixed_delays[] = {0, 8'000, 16'000, 24'000, 48'000, 69'000, 506'560, 844'800};
+  // ~3000 pending over ~1 us: a few per 512 ps, as dense as a T3K's queue; whole nanoseconds,
+  // so that events of different streams meet at equal times.
+  for (int i = 0; i < 3000; ++i) push(1'000 * static_cast<std::int64_t>(random() % 100));
+  int pops = 0;
+  int unpops = 0;
+  int reserved_pushed = 0;
+  int cancelled = 0;
+  int same_time_pops = 0;
+  std::int64_t last_time = -1;
+  DueEvent event;
+  while (queue.pop(event)) {
+    ASSERT_FALSE(pending.empty());
+    const Place place{event.time.ps(), event.sequence};
+    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
+    if (random() % 50 == 0) {  // put back: the next pop takes it again
+      queue.unpop(event);
+      ++unpops;
+      continue;
+    }
+    pending.erase(pending.begin());
+    ++pops;
+    if (place.first == last_time) ++same_time_pops;
+    last_time = place.first;
+    if (pops > 60'000) continue;  // then drain
+    const int new_events = pending.size() < 3000 ? 2 : 1;  // the queue stays about as full
+    for (int k = 0; k < new_events; ++k) {
+      const std::uint64_t draw = random();
+      std::int64_t at = place.first + fixed_delays[draw % std::size(fixed_delays)];
+      if (draw % 10 == 7) at = place.first + 1'000 * static_cast<std::int64_t>(random() % 100);  // another delay
+      if (draw % 20 == 9) at = place.first + 3'000'000 + static_cast<std::int64_t>(random() % 1'000'000);  // beyond the ring
+      if (draw % 16 == 5) {
+        reserved.push_back({at, queue.reserve_sequence()});
+      } else {
+        push(at);
+      }
+    }
+    if (!reserved.empty() && random() % 4 == 0) {
+      const std::size_t pick = static_cast<std::size_t>(random() % reserved.size());
+      const Place r = reserved[pick];
+      reserved.erase(reserved.begin() + static_cast<std::ptrdiff_t>(pick));
+      if (r > place) {  // its place has not passed: it may still be scheduled there
+        pending[r] = queue.push_reserved(SimTime::from_ps(r.first), r.second, nothing, nullptr);
+        ++reserved_pushed;
+      }
+    }
+    if (random() % 12 == 0 && !pending.empty()) {
+      auto victim = pending.begin();
+      std::advance(victim, static_cast<std::ptrdiff_t>(random() % pending.size()));
+      ASSERT_TRUE(queue.cancel(victim->second));
+      pending.erase(victim);
+      ++cancelled;
+    }
+  }
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(queue.live_events(), 0u);
+  EXPECT_GT(pops, 60'000);
+  EXPECT_GT(same_time_pops, 20'000);  // the streams did meet at equal times
+  EXPECT_GT(unpops, 500);
+  EXPECT_GT(reserved_pushed, 2'000);
+  EXPECT_GT(cancelled, 2'000);
+}
+
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
   EventQueue queue;
   int a = 1;
