@@ -208,17 +208,17 @@ class BufferPlacement {
   // Interleaved, in --memory: intermediates and the tensors of an unsharded run.
   runtime::BufferConfig interleaved(const ccl::TensorSpec& t) const { return ccl::interleaved_buffer_config(t, type_); }
 
-  // The config of the op's input (`request` = --shard's) or output (output_request()).
-  // `explicit_shard`: the shard asked for this tensor, in elements; unset: derived from the
-  // tensor and the grid. `option`: "--shard" or "--out-shard", whose -shape / -grid a refusal names.
-  runtime::BufferConfig of(const ccl::TensorSpec& t, const std::optional<ShardRequest>& request,
+  // The config of the op's input (`request` = --shard's) or output (output_request()), `what`
+  // ("input" or "output") naming it. `explicit_shard`: the shard asked for this tensor, in
+  // elements; unset: derived from the tensor and the grid. `option`: "--shard" or "--out-shard",
+  // whose -shape / -grid a refusal names.
+  runtime::BufferConfig of(const ccl::TensorSpec& t, const char* what, const std::optional<ShardRequest>& request,
                            const std::optional<std::array<std::uint32_t, 2>>& explicit_shard, const char* option,
                            std::array<std::uint32_t, 2>* shard_elements = nullptr) const {
     if (!request) return interleaved(t);
     const ShardRequest& s = *request;
     const api::Shape4D pages = ccl::shape_in_pages(t);
     const bool tile = t.layout == ccl::Layout::Tile;
-    const std::uint64_t height_pages = std::uint64_t{pages.w} * pages.z * pages.y;
     std::array<std::uint32_t, 2> shard{};  // pages
     if (explicit_shard) {
       const auto [h, w] = *explicit_shard;
@@ -234,28 +234,9 @@ class BufferPlacement {
       }
       shard = tile ? std::array<std::uint32_t, 2>{h / 32, w / 32} : std::array<std::uint32_t, 2>{h, 1};
     } else {
-      const std::uint64_t cores = s.cores();
-      const bool row = s.orientation == "row";
-      if (s.layout == "height") shard = {ceil_div(height_pages, cores), pages.x};
-      if (s.layout == "width") shard = {ceil_div(height_pages, 1), ceil_div(pages.x, cores)};
-      // Block: the tensor's rows split over the grid's rows and its width over the columns
-      // (column-major orientation: the other way round), tt-metal's block sharding, which
-      // needs the grid to be one rectangle.
-      if (s.layout == "block") {
-        if (s.grid.size() != 1) {
-          throw UsageError(fmt::format("{}-grid: '{}' is {} core ranges; block sharding splits the tensor over one "
-                                       "rectangle's rows and columns, expected one range",
-                                       option, s.grid_text(), s.grid.size()));
-        }
-        const std::uint32_t columns = s.grid.front().x1 - s.grid.front().x0 + 1;
-        const std::uint32_t rows = s.grid.front().y1 - s.grid.front().y0 + 1;
-        shard = {ceil_div(height_pages, row ? rows : columns), ceil_div(pages.x, row ? columns : rows)};
-      }
+      shard = derived_shard(s, pages, option);
     }
-    if (shard_elements != nullptr) {
-      *shard_elements = tile ? std::array<std::uint32_t, 2>{shard[0] * 32, shard[1] * 32}
-                             : std::array<std::uint32_t, 2>{shard[0], t.shape[3]};
-    }
+    if (shard_elements != nullptr) *shard_elements = in_elements(t, shard);
     runtime::ShardSpec spec;
     for (const CoreRangeRequest& r : s.grid) spec.grid.push_back(runtime::CoreRange{{r.x0, r.y0}, {r.x1, r.y1}});
     spec.shard_height_pages = shard[0];
@@ -263,7 +244,66 @@ class BufferPlacement {
     spec.tensor_width_pages = pages.x;
     spec.orientation =
         s.orientation == "row" ? runtime::ShardOrientation::RowMajor : runtime::ShardOrientation::ColMajor;
-    return runtime::BufferConfig{type_, ccl::size_bytes(t), ccl::page_size_bytes(t), memory_layout_of(s), spec};
+    const runtime::BufferConfig config{type_, ccl::size_bytes(t), ccl::page_size_bytes(t), memory_layout_of(s), spec};
+    if (explicit_shard) require_shard_holds(config, t, what, s, *explicit_shard, option);
+    return config;
+  }
+
+ private:
+  // A shard (height, width) in pages, in elements: TILE pages are 32x32, a ROW_MAJOR page a row.
+  static std::array<std::uint32_t, 2> in_elements(const ccl::TensorSpec& t, std::array<std::uint32_t, 2> shard) {
+    return t.layout == ccl::Layout::Tile ? std::array<std::uint32_t, 2>{shard[0] * 32, shard[1] * 32}
+                                         : std::array<std::uint32_t, 2>{shard[0], t.shape[3]};
+  }
+
+  // The shard tt-metal derives for the layout from the tensor (in pages) and the grid: the
+  // smallest that holds the tensor there.
+  static std::array<std::uint32_t, 2> derived_shard(const ShardRequest& s, const api::Shape4D& pages,
+                                                    const char* option) {
+    const std::uint64_t height_pages = std::uint64_t{pages.w} * pages.z * pages.y;
+    const std::uint64_t cores = s.cores();
+    const bool row = s.orientation == "row";
+    if (s.layout == "height") return {ceil_div(height_pages, cores), pages.x};
+    if (s.layout == "width") return {ceil_div(height_pages, 1), ceil_div(pages.x, cores)};
+    // Block: the tensor's rows split over the grid's rows and its width over the columns
+    // (column-major orientation: the other way round), tt-metal's block sharding, which needs
+    // the grid to be one rectangle.
+    if (s.grid.size() != 1) {
+      throw UsageError(fmt::format("{}-grid: '{}' is {} core ranges; block sharding splits the tensor over one "
+                                   "rectangle's rows and columns, expected one range",
+                                   option, s.grid_text(), s.grid.size()));
+    }
+    const std::uint32_t columns = s.grid.front().x1 - s.grid.front().x0 + 1;
+    const std::uint32_t rows = s.grid.front().y1 - s.grid.front().y0 + 1;
+    return {ceil_div(height_pages, row ? rows : columns), ceil_div(pages.x, row ? columns : rows)};
+  }
+
+  // An explicit shard must hold the tensor on its grid. The layout is checked on a worker grid
+  // past any chip's (the device checks its own cores and banks, naming them), so what fails
+  // here is the shard's shape, refused in the elements it was given in.
+  static void require_shard_holds(runtime::BufferConfig config, const ccl::TensorSpec& t, const char* what,
+                                  const ShardRequest& s, std::array<std::uint32_t, 2> asked, const char* option) {
+    config.type = runtime::BufferType::L1;
+    try {
+      const runtime::BufferLayout layout(config, 0, runtime::CoreCoord{64, 64}, 64);
+      return;
+    } catch (const runtime::BufferConfigError&) {
+    }
+    const std::uint32_t width = in_elements(t, {1, ccl::shape_in_pages(t).x})[1];
+    std::string expected;
+    if (s.layout == "block" && s.grid.size() != 1) {
+      expected = "shards that cover it";
+    } else {
+      const std::array<std::uint32_t, 2> least = in_elements(t, derived_shard(s, ccl::shape_in_pages(t), option));
+      expected = s.layout == "height" ? fmt::format("width {} (whole rows) and height at least {}", width, least[0])
+                                      : fmt::format("at least {}x{}", least[0], least[1]);
+    }
+    throw UsageError(fmt::format("{}-shape: {}x{}{} on {} ({} cores) does not hold the {} [{}] {}-sharded; expected {}",
+                                 option, asked[0], asked[1],
+                                 std::string_view(option) == "--shard" && std::string_view(what) == "output"
+                                     ? " (the output's, from --shard-shape)"
+                                     : "",
+                                 s.grid_text(), s.cores(), what, fmt::join(t.shape, ","), s.layout, expected));
   }
 
  private:
@@ -474,9 +514,10 @@ ccl::GroupSelection group_selection(const RunOptions& options) {
   return selection;
 }
 
-// --chips: every chip once, on the system, at least 2, and not with --cluster-axis (whose
-// groups are the mesh's rows or columns). Whether consecutive chips are neighbours with the
-// links asked is the fabric plan's (or, in legacy mode, the group resolution's) check.
+// --chips: every chip once, on the system, at least 2, not with --cluster-axis (whose groups
+// are the mesh's rows or columns), and consecutive chips neighbours (a ring's last and first
+// too; options.topology is resolved). Whether the hops have the links asked is the fabric
+// plan's (or, in legacy mode, require_legacy_links') check.
 void check_chips(const RunOptions& options, const topo::Topology& topology) {
   if (options.chips.empty()) return;
   const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
@@ -500,6 +541,22 @@ void check_chips(const RunOptions& options, const topo::Topology& topology) {
       throw UsageError(fmt::format("--chips: chip {} appears twice in '{}'; expected each chip once", chip, given));
     }
     seen.push_back(chip);
+  }
+  // Checked here for both modes: legacy mode has no fabric plan to say it, and its link count
+  // check would blame --links for a hop with no link at all.
+  const auto linked = [&](std::uint32_t a, std::uint32_t b) {
+    return topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)) > 0;
+  };
+  const std::size_t hops = options.topology == "ring" ? options.chips.size() : options.chips.size() - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const std::uint32_t a = options.chips[i];
+    const std::uint32_t b = options.chips[(i + 1) % options.chips.size()];
+    if (linked(a, b)) continue;
+    throw UsageError(fmt::format("--chips: '{}': chips {} and {} are not neighbours on {}; expected consecutive chips "
+                                 "that share a link{} (cclmesh topo --system {} lists the links)",
+                                 given, a, b, options.system,
+                                 options.topology == "ring" ? ", the last and the first too (a ring)" : "",
+                                 options.system));
   }
 }
 
@@ -540,10 +597,10 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
   const BufferPlacement placement(options, options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram);
   PreparedOp op;
   const BufferHandle input = device.create_buffer(
-      placement.of(tensor, options.shard, options.shard ? options.shard->shape : std::nullopt, "--shard", &op.input_shard));
+      placement.of(tensor, "input", options.shard, options.shard ? options.shard->shape : std::nullopt, "--shard", &op.input_shard));
   // The output holds the same tensor: its explicit shard is --out-shard-shape's, else --shard-shape's.
   const BufferHandle output = device.create_buffer(placement.of(
-      tensor, placement.output_request(), output_shard_of(options, 3, 1, OutputAlongDim::Same),
+      tensor, "output", placement.output_request(), output_shard_of(options, 3, 1, OutputAlongDim::Same),
       options.output_memory ? "--out-shard" : "--shard", &op.output_shard));
   const std::uint64_t bytes = input.config.size_bytes;
   const std::uint32_t element = ccl::element_bytes(tensor.dtype);
@@ -706,10 +763,10 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   op.groups = groups;
   // The op's input and output: sharded when --shard asks, recording each one's shard.
   const auto input_config = [&](const ccl::TensorSpec& t) {
-    return placement.of(t, options.shard, input_shard, "--shard", &op.input_shard);
+    return placement.of(t, "input", options.shard, input_shard, "--shard", &op.input_shard);
   };
   const auto output_config = [&](const ccl::TensorSpec& t, OutputAlongDim along_dim) {
-    return placement.of(t, placement.output_request(), output_shard_of(options, dim, n, along_dim),
+    return placement.of(t, "output", placement.output_request(), output_shard_of(options, dim, n, along_dim),
                         options.output_memory ? "--out-shard" : "--shard", &op.output_shard);
   };
 

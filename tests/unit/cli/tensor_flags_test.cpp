@@ -20,6 +20,7 @@ namespace cclmesh::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Shape = std::array<std::uint32_t, 4>;
 using Pair = std::array<std::uint32_t, 2>;
 
@@ -333,6 +334,41 @@ TEST(RunWithOutputShard, BlockShardingNeedsOneRectangle) {
   }
 }
 
+// Review (session 9): an explicit shard shape that does not hold its tensor on its grid is
+// refused naming the option and the value in elements, not the buffer config's pages ("page 2
+// falls outside the shard grid (2 cores of 2x1 pages)", which named neither).
+void expect_shard_shape_refused(RunOptions options, const std::string& needle) {
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "accepted; expected a refusal naming " << needle;
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(needle));
+    EXPECT_THAT(e.what(), Not(HasSubstr("pages)")));
+  }
+}
+
+TEST(RunWithOutputShard, ShardShapesThatDoNotHoldTheTensorNameTheOption) {
+  // N300 gathers [1,1,64,256]: each input 64x128, the output 64x256, in L1.
+  RunOptions base = shaped("n300", CollectiveOp::AllGather, {1, 1, 64, 256});
+  base.memory = "l1";
+  RunOptions narrow = base;  // 2 width shards of 32 columns hold 64 of the input's 128
+  narrow.shard = shard("width", 2, 1);
+  narrow.shard->shape = Pair{64, 32};
+  expect_shard_shape_refused(narrow, "--shard-shape: 64x32 on 2x1 (2 cores) does not hold the input [1,1,64,128]");
+  RunOptions cut = base;  // height shards hold whole rows: 96 of the output's 256 columns
+  cut.output_memory = OutputMemoryRequest{shard("height", 2, 1)};
+  cut.output_memory->shard->shape = Pair{32, 96};
+  expect_shard_shape_refused(cut, "--out-shard-shape: 32x96 on 2x1 (2 cores) does not hold the output [1,1,64,256]");
+  RunOptions small = base;  // 4 block shards of one tile hold 4 of the output's 16
+  small.output_memory = OutputMemoryRequest{shard("block", 2, 2)};
+  small.output_memory->shard->shape = Pair{32, 32};
+  expect_shard_shape_refused(small, "--out-shard-shape: 32x32 on 2x2 (4 cores) does not hold the output [1,1,64,256]");
+  RunOptions fits = small;  // a shard larger than needed holds it (partial shards)
+  fits.output_memory->shard->shape = Pair{64, 160};
+  const RunResult r = run_collective(fits);
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+}
+
 // send_recv and broadcast take --shape, --dtype, --memory and shards like the other ops.
 TEST(RunPairOps, ShapedShardedAndOtherDtypes) {
   RunOptions options = shaped("t3k", CollectiveOp::SendRecv, {1, 1, 64, 1024});
@@ -370,12 +406,15 @@ TEST(RunPairOps, ShapedShardedAndOtherDtypes) {
 }
 
 void expect_chips_refused(std::vector<std::uint32_t> chips, const std::string& needle,
-                          std::optional<int> cluster_axis = std::nullopt) {
+                          std::optional<int> cluster_axis = std::nullopt, const std::string& mode = "fabric",
+                          const std::string& topology = "auto") {
   RunOptions options;
   options.system = "t3k";
   options.size_bytes = 64 << 10;
   options.chips = std::move(chips);
   options.cluster_axis = cluster_axis;
+  options.mode = mode;
+  options.topology = topology;
   try {
     run_collective(options);
     ADD_FAILURE() << "accepted; expected a refusal naming " << needle;
@@ -402,7 +441,20 @@ TEST(RunOnChips, RefusesUnknownRepeatedTooFewAndNonNeighbouringChips) {
   expect_chips_refused({0, 1, 0}, "--chips: chip 0 appears twice in '0,1,0'");
   expect_chips_refused({0}, "--chips: '0' is one chip");
   expect_chips_refused({0, 1}, "--chips: '0,1' given with --cluster-axis 0", 0);
-  expect_chips_refused({0, 7}, "--chips/");  // not neighbours: the fabric plan's refusal
+  expect_chips_refused({0, 7}, "--chips: '0,7': chips 0 and 7 are not neighbours on t3k");
+}
+
+// Review (session 9): chips that do not neighbour are refused naming --chips and the hop in
+// both modes, on a line and on a ring's closing hop. Legacy mode said "--links: 1 link(s) asked
+// in legacy mode; t3k's ring 0,2,1 allows 1 to 0", naming an option the user had not given.
+TEST(RunOnChips, NonNeighboursAreNamedInEitherMode) {
+  for (const char* mode : {"fabric", "legacy"}) {
+    SCOPED_TRACE(mode);
+    expect_chips_refused({0, 2, 1}, "--chips: '0,2,1': chips 2 and 1 are not neighbours on t3k", std::nullopt, mode);
+    expect_chips_refused({0, 5}, "--chips: '0,5': chips 0 and 5 are not neighbours on t3k", std::nullopt, mode);
+    expect_chips_refused({0, 1, 3}, "--chips: '0,1,3': chips 3 and 0 are not neighbours on t3k", std::nullopt, mode,
+                         "ring");
+  }
 }
 
 // The T3K's MMIO square in legacy mode: the chips are the group (no fabric to take it from),
