@@ -257,6 +257,52 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidthShardedBuffers) {
   }
 }
 
+// Review (session 9): rows in several pieces where the gather has more than one hop per
+// direction and where link runs start mid-row. 64 KiB rows (q = 2) on the T3K 8-line (relays
+// through the output at every chip, the ends one-directional), an odd row count; 96 KiB rows
+// (q = 3: 48 KiB halves do not fit a buffer) on a 4-chip Galaxy column on 3 links, 2 rows per
+// chip, so each link's run is 2 pieces and the middle link's starts at the third piece of the
+// first row and ends inside the second; fp32 40 KiB rows (q = 2) on a 3-chip line on 3 links,
+// 5 rows into COL_MAJOR height shards of 2 output rows on 3 cores (the last one partial).
+TEST(AllGatherLegacy, RowMajorRowPiecesOnLongerLinesAndMidRowLinkRuns) {
+  {
+    auto device = legacy_device(topo::build_t3k());
+    LegacyCase c;
+    c.input = rows_of({1, 1, 3, 32768});
+    c.topology = CclTopology::Line;
+    run_case(*device, c);
+  }
+  const topo::Topology galaxy = topo::build_galaxy();
+  {
+    auto device = legacy_device(galaxy);
+    const std::vector<ChipId> column = to_runtime(topo::axis_groups(galaxy, 0).front());
+    ASSERT_EQ(column.size(), 4u);
+    LegacyCase c;
+    c.input = rows_of({1, 1, 2, 49152});
+    c.topology = CclTopology::Line;
+    c.groups = {column};
+    c.num_links = 3;
+    run_case(*device, c);
+    // Every link carried its 2 pieces of 32 KiB of every slice both ways.
+    expect_every_link_carried(*device, column, CclTopology::Line, 3, 2 * 32768 - 1);
+  }
+  {
+    auto device = legacy_device(galaxy);
+    const std::vector<ChipId> column = to_runtime(topo::axis_groups(galaxy, 0).front());
+    const std::vector<ChipId> three(column.begin(), column.begin() + 3);
+    LegacyCase c;
+    c.input = rows_of({1, 1, 5, 10240}, DataType::Float32);
+    c.topology = CclTopology::Line;
+    c.groups = {three};
+    c.num_links = 3;
+    BufferConfig out = row_shards(rows_of({1, 1, 5, 30720}, DataType::Float32), BufferType::L1, {{1, 1}, {3, 1}}, 2);
+    out.shard->orientation = runtime::ShardOrientation::ColMajor;
+    c.output_config = out;
+    run_case(*device, c);
+    expect_every_link_carried(*device, three, CclTopology::Line, 3, 3 * 20480 - 1);
+  }
+}
+
 // Each row piece is its own NoC write, also where the output rows lie back to back in a core's
 // L1 (a height-sharded output: 4 rows of 192 B per core, each chip's part the first or second
 // 96 B of a row, so no two parts from one chip touch). On N300 the top chip's up-direction
