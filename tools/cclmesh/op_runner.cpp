@@ -560,6 +560,29 @@ void check_chips(const RunOptions& options, const topo::Topology& topology) {
   }
 }
 
+// --chips runs its order as given: the device re-embeds only the whole-system fabric around a
+// link down from the start (SimMeshDevice::reembed_around_down_links), and a legacy group is
+// never moved. A hop of the chips that is down from the start is reported as the fault it is,
+// as the device reports one under a per-axis line, instead of a hang at start-up.
+void reject_chips_across_down_links(const RunOptions& options) {
+  if (options.chips.empty()) return;
+  const bool ring = options.topology == "ring";
+  const std::size_t hops = ring ? options.chips.size() : options.chips.size() - 1;
+  for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+    if (fault.at != sim::SimTime::zero()) continue;
+    for (std::size_t i = 0; i < hops; ++i) {
+      const std::uint32_t a = options.chips[i];
+      const std::uint32_t b = options.chips[(i + 1) % options.chips.size()];
+      if (!((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a))) continue;
+      throw runtime::DeviceError(
+          runtime::DeviceError::Kind::Fault,
+          fmt::format("fault {} at 0 s: hop {}-{} of --chips {} (a {}) is down, and a --chips order runs as given: "
+                      "only the whole-system fabric is re-embedded around down links; give chips whose hops avoid it",
+                      fault.spec, a, b, fmt::join(options.chips, ","), ring ? "ring" : "line"));
+    }
+  }
+}
+
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
@@ -1037,6 +1060,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
   check_chips(options, topology);
+  reject_chips_across_down_links(options);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
@@ -454,6 +456,41 @@ TEST(RunOnChips, NonNeighboursAreNamedInEitherMode) {
     expect_chips_refused({0, 5}, "--chips: '0,5': chips 0 and 5 are not neighbours on t3k", std::nullopt, mode);
     expect_chips_refused({0, 1, 3}, "--chips: '0,1,3': chips 3 and 0 are not neighbours on t3k", std::nullopt, mode,
                          "ring");
+  }
+}
+
+// Review (session 9): a link down from the start on a hop of --chips. The whole-system fabric
+// is re-embedded around such a link; a --chips order runs as given, so the run is reported as
+// the fault (exit 3) naming the hop, in both modes, where it hung at start-up ("the ring
+// fabric's start-up cannot complete", "legacy_edm: blocked in noc_semaphore_wait") without
+// saying why. A down link off the chips' hops, or a later one, does not stop it.
+TEST(RunOnChips, ALinkDownFromTheStartOnTheirHopsIsReported) {
+  for (const char* mode : {"fabric", "legacy"}) {
+    for (const char* down : {"link-down:1-0", "link-down:8-0"}) {  // a line hop; the ring's closing hop
+      SCOPED_TRACE(std::string(mode) + " " + down);
+      RunOptions options;
+      options.system = "galaxy";
+      options.size_bytes = 64 << 10;
+      options.chips = {0, 1, 9, 8};
+      options.mode = mode;
+      add_fault_spec(options.faults, down);
+      try {
+        run_collective(options);
+        ADD_FAILURE() << "ran across a down link";
+      } catch (const runtime::DeviceError& e) {
+        EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+        EXPECT_THAT(e.what(), HasSubstr(std::string("fault ") + down + " at 0 s: hop"));
+        EXPECT_THAT(e.what(), HasSubstr("--chips 0,1,9,8"));
+      }
+    }
+    RunOptions off = RunOptions{};
+    off.system = "galaxy";
+    off.size_bytes = 64 << 10;
+    off.chips = {0, 1, 9, 8};
+    off.mode = mode;
+    add_fault_spec(off.faults, "link-down:2-3");
+    const RunResult r = run_collective(off);
+    EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
   }
 }
 
