@@ -146,6 +146,7 @@ std::uint64_t page_bytes_of(const RunOptions& options) {
 
 // The tensor of --shape, in the run's dtype and layout.
 ccl::TensorSpec tensor_of_shape(const RunOptions& options, const std::array<std::uint32_t, 4>& shape) {
+  page_bytes_of(options);  // an invalid --dtype/--layout pair is refused naming them
   ccl::TensorSpec spec = tensor_of_pages(options, 1);
   spec.shape = shape;
   return spec;

@@ -371,6 +371,22 @@ TEST(RunWithOutputShard, ShardShapesThatDoNotHoldTheTensorNameTheOption) {
   EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
 }
 
+// Review (session 9): ROW_MAJOR bfp8_b with --shape names the options, as with --size (it said
+// "tensor: ROW_MAJOR bfp8_b is invalid", naming no option), for the pair ops and the others.
+TEST(RunWithShape, RowMajorBfp8NamesTheOptions) {
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::SendRecv, CollectiveOp::Broadcast}) {
+    RunOptions options = shaped("n300", op, {1, 1, 32, 64});
+    options.layout = "row_major";
+    options.dtype = "bfp8";
+    try {
+      run_collective(options);
+      ADD_FAILURE() << "ROW_MAJOR bfp8_b accepted";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--dtype/--layout: tensor: ROW_MAJOR bfp8_b is invalid"));
+    }
+  }
+}
+
 // send_recv and broadcast take --shape, --dtype, --memory and shards like the other ops.
 TEST(RunPairOps, ShapedShardedAndOtherDtypes) {
   RunOptions options = shaped("t3k", CollectiveOp::SendRecv, {1, 1, 64, 1024});
