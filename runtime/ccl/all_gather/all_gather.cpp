@@ -408,7 +408,9 @@ std::uint32_t workers_per_link(const Params& params) { return relays(params) ? r
 bool needs_broadcast_fallback(const Params& params) { return broadcast_fallback::applies(params); }
 
 std::uint32_t broadcast_buffer_count(const Params& params, const topo::Topology& topology) {
-  if (!needs_broadcast_fallback(params)) return 0;
+  // Legacy mode has no fallback (validate refuses it, saying so); its groups are not the
+  // fabric's, which the broadcast's sizing would resolve and fail on first.
+  if (!needs_broadcast_fallback(params) || params.mode == CclMode::Legacy) return 0;
   return all_broadcast::output_buffer_count(broadcast_fallback::broadcast_params(params), topology);
 }
 

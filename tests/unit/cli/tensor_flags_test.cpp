@@ -8,6 +8,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/device/mesh_device.hpp"
@@ -383,6 +384,24 @@ TEST(RunWithShape, RowMajorBfp8NamesTheOptions) {
       ADD_FAILURE() << "ROW_MAJOR bfp8_b accepted";
     } catch (const UsageError& e) {
       EXPECT_THAT(e.what(), HasSubstr("--dtype/--layout: tensor: ROW_MAJOR bfp8_b is invalid"));
+    }
+  }
+}
+
+// Review (session 9): a gather that would need the broadcast fallback in legacy mode on the whole
+// system is refused with the fallback's own message. Sizing the fallback's broadcast buffers
+// resolved fabric groups first, so without --chips the user read "groups: no chips, no
+// cluster_axis and no fabric to take the chips from".
+TEST(RunWithShape, LegacyModeRefusesTheBroadcastFallbackSayingSo) {
+  for (const auto& [system, chips] : {std::pair{"n300", 2u}, std::pair{"t3k", 8u}}) {
+    SCOPED_TRACE(system);
+    RunOptions options = shaped(system, CollectiveOp::AllGather, {1, 1, 32, 48 * chips});  // 48 per chip
+    options.mode = "legacy";
+    try {
+      run_collective(options);
+      ADD_FAILURE() << "a gather of partial tiles accepted in legacy mode";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("the legacy EDM mode does not have; use fabric mode"));
     }
   }
 }
