@@ -164,9 +164,10 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   html += fmt::format("<title>{}</title>\n<style>\n{}\n</style>\n</head>\n<body>\n", escape_html(title), kStyle);
   html += fmt::format("<h1>{}</h1>\n", escape_html(title));
   html += fmt::format(
-      "<p class=\"summary\">{} chips, {}, {} link{}, {} mode, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
+      "<p class=\"summary\">{} chips, {}, {} link{}, {} mode{}, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
       "{}; {} simulated events</p>\n",
-      r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode), escape_html(r.dtype),
+      r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode),
+      r.fabric.empty() ? "" : ", " + escape_html(r.fabric), escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified), r.sim_events);
   // --shape / --dim / --shard: the tensor and memory config, as the table's second title line says.
   if (const std::string note = tensor_note(r); !note.empty()) {

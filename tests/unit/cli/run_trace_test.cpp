@@ -249,6 +249,18 @@ TEST(RunReport, PageIsSelfContainedAndColoursEveryLane) {
   EXPECT_EQ(utilisation_colour(2.0), "#bd0026");
 }
 
+// Review (session 9): the report's summary names the chips --chips ran on (and any other fabric
+// than the whole system's), as the table's title does: a Galaxy drawing with 4 chips busy said
+// only "4 chips".
+TEST(RunReport, SummaryNamesTheChipsRunOn) {
+  RunOptions options = all_gather("galaxy", "auto", 64 << 10);
+  options.chips = {0, 1, 9, 8};
+  options.links = 2;
+  const RunResult result = run_collective(options);
+  const std::string html = html_report(result, topo::load_system("galaxy"));
+  EXPECT_THAT(html, HasSubstr("4 chips, ring, 2 links, fabric mode, chips 0-1-9-8, bf16"));
+}
+
 // Runs `cclmesh <args>` in-process; returns its exit code and what it printed.
 std::pair<int, std::string> run_cli_in_process(std::vector<std::string> args) {
   CLI::App app;
