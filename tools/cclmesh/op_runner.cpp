@@ -1023,10 +1023,11 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
   const auto links = static_cast<std::int32_t>(options.links);
   try {
     if (!options.chips.empty()) {
-      // A ring where the chips close into one of 3 or more: the last one's neighbour is the first.
+      // A ring where the chips close into one of 3 or more: the last one's neighbour is the first,
+      // over the --links asked (as the whole-system ring is looked for on them).
       const bool closes = options.chips.size() >= 3 &&
                           topology.links_between(static_cast<topo::ChipId>(options.chips.back()),
-                                                 static_cast<topo::ChipId>(options.chips.front())) > 0;
+                                                 static_cast<topo::ChipId>(options.chips.front())) >= options.links;
       return closes ? "ring" : "line";
     }
     if (options.cluster_axis) {

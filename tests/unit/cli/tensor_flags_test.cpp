@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -527,6 +530,36 @@ TEST(RunOnChips, ALinkDownFromTheStartOnTheirHopsIsReported) {
     const RunResult r = run_collective(off);
     EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
   }
+}
+
+// Review (session 9): --topology auto makes --chips a ring only where the closing hop has the
+// links asked, as the whole-system rule asks for a ring on --links links. A Galaxy whose 0-8
+// edge has 3 links, not 4: 0,1,9,8 on 4 links runs as a line (it was made a ring, and the
+// fabric plan refused the closing hop); on 3 links it is a ring.
+TEST(RunOnChips, AutoRingNeedsTheLinksOnTheClosingHop) {
+  std::ifstream in(std::string(CCLMESH_SOURCE_DIR) + "/topologies/systems/galaxy.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] : {std::pair{std::string(", 11: [8, 3]}"), std::string("}")},
+                                 std::pair{std::string("3: [0, 11], "), std::string("")}}) {
+    const std::size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+  }
+  const std::string path = (std::filesystem::temp_directory_path() / "cclmesh_galaxy_3_links_0_8.yaml").string();
+  std::ofstream(path) << yaml;
+  RunOptions options;
+  options.system = path;
+  options.size_bytes = 64 << 10;
+  options.chips = {0, 1, 9, 8};
+  options.links = 4;
+  RunResult r = run_collective(options);
+  EXPECT_EQ(r.topology, "line");
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  options.links = 3;
+  r = run_collective(options);
+  EXPECT_EQ(r.topology, "ring");
+  EXPECT_TRUE(r.verified.value_or(false)) << r.mismatch;
+  std::filesystem::remove(path);
 }
 
 // The T3K's MMIO square in legacy mode: the chips are the group (no fabric to take it from),
