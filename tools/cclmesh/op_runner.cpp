@@ -307,7 +307,6 @@ class BufferPlacement {
                                  s.grid_text(), s.cores(), what, fmt::join(t.shape, ","), s.layout, expected));
   }
 
- private:
   const RunOptions& options_;
   runtime::BufferType type_;
 };
