@@ -26,6 +26,45 @@ std::vector<int> drain(EventQueue& queue) {
   return order;
 }
 
+// An EventQueue shadowed by a sorted map of the (time, sequence) places that must still come
+// out, for the randomised order tests: each pop is checked against the map's front.
+struct ShadowedQueue {
+  using Place = std::pair<std::int64_t, std::uint64_t>;
+  EventQueue queue;
+  std::map<Place, EventId> pending;  // what must still come out, in order
+  std::vector<Place> reserved;       // sequence numbers taken, their events not pushed yet
+  int reserved_pushed = 0;
+  int cancelled = 0;
+
+  static void nothing(void*) {}
+
+  void push(std::int64_t at_ps) {
+    const std::uint64_t sequence = queue.scheduled_total();
+    pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
+  }
+  void reserve(std::int64_t at_ps) { reserved.push_back({at_ps, queue.reserve_sequence()}); }
+  // One time in `one_in`: a reserved place picked at random is scheduled, if it has not passed.
+  void maybe_push_reserved(std::mt19937_64& random, std::uint64_t one_in, const Place& now) {
+    if (reserved.empty() || random() % one_in != 0) return;
+    const std::size_t pick = static_cast<std::size_t>(random() % reserved.size());
+    const Place r = reserved[pick];
+    reserved.erase(reserved.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (r > now) {  // its place has not passed: it may still be scheduled there
+      pending[r] = queue.push_reserved(SimTime::from_ps(r.first), r.second, nothing, nullptr);
+      ++reserved_pushed;
+    }
+  }
+  // One time in `one_in`: a pending event picked at random is cancelled.
+  void maybe_cancel(std::mt19937_64& random, std::uint64_t one_in) {
+    if (random() % one_in != 0 || pending.empty()) return;
+    auto victim = pending.begin();
+    std::advance(victim, static_cast<std::ptrdiff_t>(random() % pending.size()));
+    ASSERT_TRUE(queue.cancel(victim->second));
+    pending.erase(victim);
+    ++cancelled;
+  }
+};
+
 TEST(EventQueue, OrdersByTimeThenSchedulingOrder) {
   EventQueue queue;
   int values[] = {0, 1, 2, 3, 4};
@@ -308,21 +347,14 @@ TEST(EventQueue, OverflowChainsOfManyCrowdedBucketsKeepTheOrder) {
 // current run), events put back after a pop, and cancellations, with most buckets overflowing.
 // Every pop must be the earliest pending (time, sequence) place, as a sorted map says.
 TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBuckets) {
-  EventQueue queue;
+  ShadowedQueue shadowed;
+  EventQueue& queue = shadowed.queue;
+  auto& pending = shadowed.pending;
+  using Place = ShadowedQueue::Place;
   std::mt19937_64 random(23);
-  using Place = std::pair<std::int64_t, std::uint64_t>;
-  std::map<Place, EventId> pending;  // what must still come out, in order
-  std::vector<Place> reserved;       // sequence numbers taken, their events not pushed yet
-  const EventFn nothing = [](void*) {};
-  auto push = [&](std::int64_t at_ps) {
-    const std::uint64_t sequence = queue.scheduled_total();
-    pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
-  };
-  for (int i = 0; i < 2000; ++i) push(static_cast<std::int64_t>(random() % 4000));
+  for (int i = 0; i < 2000; ++i) shadowed.push(static_cast<std::int64_t>(random() % 4000));
   int pops = 0;
   int unpops = 0;
-  int reserved_pushed = 0;
-  int cancelled = 0;
   DueEvent event;
   while (queue.pop(event)) {
     ASSERT_FALSE(pending.empty());
@@ -341,33 +373,19 @@ TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBucket
       std::int64_t at = place.first + 256 + static_cast<std::int64_t>(draw % 1792);
       if (draw % 8 == 0) at = place.first;  // the current run
       if (draw % 5 == 0) {
-        reserved.push_back({at, queue.reserve_sequence()});
+        shadowed.reserve(at);
       } else {
-        push(at);
+        shadowed.push(at);
       }
     }
-    if (!reserved.empty() && random() % 3 == 0) {
-      const std::size_t pick = static_cast<std::size_t>(random() % reserved.size());
-      const Place r = reserved[pick];
-      reserved.erase(reserved.begin() + static_cast<std::ptrdiff_t>(pick));
-      if (r > place) {  // its place has not passed: it may still be scheduled there
-        pending[r] = queue.push_reserved(SimTime::from_ps(r.first), r.second, nothing, nullptr);
-        ++reserved_pushed;
-      }
-    }
-    if (random() % 8 == 0 && !pending.empty()) {
-      auto victim = pending.begin();
-      std::advance(victim, static_cast<std::ptrdiff_t>(random() % pending.size()));
-      ASSERT_TRUE(queue.cancel(victim->second));
-      pending.erase(victim);
-      ++cancelled;
-    }
+    shadowed.maybe_push_reserved(random, 3, place);
+    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 8));
   }
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(queue.live_events(), 0u);
   EXPECT_GT(unpops, 100);
-  EXPECT_GT(reserved_pushed, 1000);
-  EXPECT_GT(cancelled, 1000);
+  EXPECT_GT(shadowed.reserved_pushed, 1000);
+  EXPECT_GT(shadowed.cancelled, 1000);
 }
 
 // Most of a simulation's events come at a few fixed delays after the current time (a wake-up
@@ -378,24 +396,17 @@ TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBucket
 // says; events at equal times (frequent here: the delays are whole nanoseconds) in the order
 // they were scheduled, whichever stream they came from.
 TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
-  EventQueue queue;
+  ShadowedQueue shadowed;
+  EventQueue& queue = shadowed.queue;
+  auto& pending = shadowed.pending;
+  using Place = ShadowedQueue::Place;
   std::mt19937_64 random(41);
-  using Place = std::pair<std::int64_t, std::uint64_t>;
-  std::map<Place, EventId> pending;
-  std::vector<Place> reserved;
-  const EventFn nothing = [](void*) {};
-  auto push = [&](std::int64_t at_ps) {
-    const std::uint64_t sequence = queue.scheduled_total();
-    pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
-  };
   const std::int64_t fixed_delays[] = {0, 8'000, 16'000, 24'000, 48'000, 69'000, 506'560, 844'800};
   // ~3000 pending over ~1 us: a few per 512 ps, as dense as a T3K's queue; whole nanoseconds,
   // so that events of different streams meet at equal times.
-  for (int i = 0; i < 3000; ++i) push(1'000 * static_cast<std::int64_t>(random() % 100));
+  for (int i = 0; i < 3000; ++i) shadowed.push(1'000 * static_cast<std::int64_t>(random() % 100));
   int pops = 0;
   int unpops = 0;
-  int reserved_pushed = 0;
-  int cancelled = 0;
   int same_time_pops = 0;
   std::int64_t last_time = -1;
   DueEvent event;
@@ -420,35 +431,21 @@ TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
       if (draw % 10 == 7) at = place.first + 1'000 * static_cast<std::int64_t>(random() % 100);  // another delay
       if (draw % 20 == 9) at = place.first + 3'000'000 + static_cast<std::int64_t>(random() % 1'000'000);  // beyond the ring
       if (draw % 16 == 5) {
-        reserved.push_back({at, queue.reserve_sequence()});
+        shadowed.reserve(at);
       } else {
-        push(at);
+        shadowed.push(at);
       }
     }
-    if (!reserved.empty() && random() % 4 == 0) {
-      const std::size_t pick = static_cast<std::size_t>(random() % reserved.size());
-      const Place r = reserved[pick];
-      reserved.erase(reserved.begin() + static_cast<std::ptrdiff_t>(pick));
-      if (r > place) {  // its place has not passed: it may still be scheduled there
-        pending[r] = queue.push_reserved(SimTime::from_ps(r.first), r.second, nothing, nullptr);
-        ++reserved_pushed;
-      }
-    }
-    if (random() % 12 == 0 && !pending.empty()) {
-      auto victim = pending.begin();
-      std::advance(victim, static_cast<std::ptrdiff_t>(random() % pending.size()));
-      ASSERT_TRUE(queue.cancel(victim->second));
-      pending.erase(victim);
-      ++cancelled;
-    }
+    shadowed.maybe_push_reserved(random, 4, place);
+    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 12));
   }
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(queue.live_events(), 0u);
   EXPECT_GT(pops, 60'000);
   EXPECT_GT(same_time_pops, 20'000);  // the streams did meet at equal times
   EXPECT_GT(unpops, 500);
-  EXPECT_GT(reserved_pushed, 2'000);
-  EXPECT_GT(cancelled, 2'000);
+  EXPECT_GT(shadowed.reserved_pushed, 2'000);
+  EXPECT_GT(shadowed.cancelled, 2'000);
 }
 
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
