@@ -66,7 +66,7 @@
 // wrap line) for slice s the up half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1,
 // s-2, ..., s-N+1, s (mod N). On the two-sided line, with fold(a, b, ...) = ((a + b) + ...):
 // slice N-1 is fold(0, 1, ..., N-1); slice s < N-1 is R = fold(N-1, N-2, ..., s), and for s > 0
-// R + fold(0, 1, ..., s-1). The one-shot ring: fold(s, s+1, ..., s-1) (mod N), own slice first.
+// R + fold(0, 1, ..., s-1). The one-shot ring: fold(s, s+1, s-1, s+2, s-2, ...) (mod N), own slice first.
 
 #include <cstddef>
 #include <cstdint>

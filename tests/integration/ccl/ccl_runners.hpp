@@ -272,10 +272,8 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
   }
   p.barrier_semaphore =
       device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  // The one-shot ring has no entry barrier (reduce_scatter/one_shot.hpp): each repeat finishes first.
-  const bool one_shot = rs::resolved_ring_algorithm(p) == rs::RingAlgorithm::OneShot;
   const detail::OpRun op{detail::fabric_groups(device, p.groups, p.topology), p.input_buffer, p.output_buffer, p.input.dtype,
-                         2000, {rs::build(p, device.topology())}, one_shot};
+                         2000, {rs::build(p, device.topology())}};
   return detail::run_op(device, op, run, [&](const std::vector<ChipId>& g, const std::vector<Bytes>& inputs) {
     detail::expect_rank_outputs(device, "reduce_scatter", g, p.output_buffer,
                                 rs::reference_outputs(p, device.topology(), inputs));

@@ -211,8 +211,9 @@ TEST(ReduceScatterE2e, BackToBack) {
 }
 
 // The one-shot direct ring (REFERENCE 7.5, one_shot.hpp), bit for bit against its own order
-// (own slice first, then the other ranks going up): the 8-ring, bf16 and bfp8_b, DRAM into L1
-// and L1 into DRAM, one-packet chunks (many read-back passes), dim 2, back to back.
+// (own slice first, then the others nearest first): the 8-ring, bf16 and bfp8_b, DRAM into L1
+// and L1 into DRAM, one-packet chunks (many read-back passes), dim 2, three times back to back
+// (no finish between: the senders' entry handshake keeps a run off copies still being summed).
 TEST(ReduceScatterE2e, T3kRingOneShot) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   const Memory l1{BufferType::L1, std::nullopt};

@@ -98,9 +98,9 @@ TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
   EXPECT_THROW(rs::resolved_ring_algorithm(p), CclParamsError);
 }
 
-// The one-shot's programs: per link a forward sender, a backward sender and a reduce core; each
-// sender holds one fabric direction; the intermediate holds N copies of the output; the reduce
-// core waits for N - 1 arrivals.
+// The one-shot's programs: per link a forward sender, a backward sender and a reduce core (the
+// barrier semaphore on all three); the intermediate holds N copies of the output; the reduce core
+// has a semaphore per copy (N - 1).
 TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
   const topo::Topology t3k = topo::build_t3k();
   rs::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256 * 8}));
@@ -110,7 +110,7 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
   EXPECT_EQ(size_bytes(mid), 8 * size_bytes(rs::output_spec(p, t3k)));
   expect_rejected(p, t3k, "needs intermediate_buffer");
   p.intermediate_buffer = dram_buffer(3, mid);
-  expect_rejected(p, t3k, "is not on worker core (2,0)");  // the reduce core needs the done semaphore
+  expect_rejected(p, t3k, "is not on worker core (2,0)");
   p.barrier_semaphore = semaphore(1, {{0, 0}, {2, 0}});
   ASSERT_EQ(rs::semaphore_cores(p, t3k).size(), 3u);
   const MeshWorkload w = rs::build(p, t3k);
@@ -126,6 +126,11 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
       }
     }
     EXPECT_EQ(reduce_kernels, 1u);
+    std::uint32_t reduce_core_semaphores = 0;
+    for (const SemaphoreSpec& sem : program.semaphores) {
+      if (sem.cores.front().start.x == 2) ++reduce_core_semaphores;
+    }
+    EXPECT_EQ(reduce_core_semaphores, 7u);
     // Senders: reader + writer; the reduce core: two interpreters and the reduce kernel.
     EXPECT_EQ(kernels_by_core_x, (std::map<std::uint32_t, std::uint32_t>{{0, 2}, {1, 2}, {2, 3}}));
   }
