@@ -15,9 +15,9 @@ namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 namespace {
 
 // The reduce core's CBs (the senders use kDataCbId).
-constexpr std::uint32_t kAccCbId = 0;      // the running sum (reduce in0)
+constexpr std::uint32_t kOwnCbId = 0;      // this chip's own slice (reduce in0)
 constexpr std::uint32_t kNextCbId = 1;     // the next rank's copy (reduce in1)
-constexpr std::uint32_t kSumCbId = 2;      // reduce out
+constexpr std::uint32_t kSumCbId = 2;      // the running sums of the whole run (reduce out)
 
 // The direction chip `rank` sends to chip `to` (!= rank): the shorter way round; the antipode
 // upward from even ranks, downward from odd ones, so the two directions carry the same bytes.
@@ -131,13 +131,9 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
       program.circular_buffers.push_back(data_cb(core, r.page_size, p.cb_packets * r.packet_pages));
     }
 
-    // The reduce core: own slice + the N - 1 copies, in rank order going up from this rank.
-    const std::uint32_t chunk_pages = r.chunk_packets[link] * r.packet_pages;
-    const std::uint32_t chunks = ceil_div(pages, chunk_pages);
+    // The reduce core: own slice + the N - 1 copies in fold order, the running sums in L1.
+    const std::uint32_t packets = ceil_div(pages, r.packet_pages);
     const api::TensorSlice out_run = region_run(out_pages, 0, link);
-    const auto out_chunk = [&](std::uint32_t c) {
-      return chunk_of(out_run, c * chunk_pages, std::min(chunk_pages, pages - c * chunk_pages));
-    };
     std::vector<cmd::Command> copies;
     std::vector<std::uint32_t> copy_semaphores;
     const std::vector<std::uint32_t> sources = fold_sources(n, rank);
@@ -147,14 +143,8 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
       copies.push_back(cmd::local_semaphore_wait(copy_landed, 1));
       copies.push_back(cmd::read_tensor_slice_to_cb(region_run(mid_pages, sources[k] * out_pages.w, link), kNextCbId));
     }
-    const std::vector<cmd::Command> own{cmd::read_tensor_slice_to_cb(in_run(rank, link), kAccCbId)};
-    std::vector<cmd::Command> sums{cmd::local_write_cb_to_tensor_slice(out_run, kSumCbId)};
-    for (std::uint32_t k = 2; k < n; ++k) {
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        sums.push_back(cmd::read_tensor_slice_to_cb(out_chunk(c), kAccCbId));
-        sums.push_back(cmd::local_write_cb_to_tensor_slice(out_chunk(c), kSumCbId));
-      }
-    }
+    const std::vector<cmd::Command> own{cmd::read_tensor_slice_to_cb(in_run(rank, link), kOwnCbId)};
+    const std::vector<cmd::Command> sums{cmd::local_write_cb_to_tensor_slice(out_run, kSumCbId)};
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
@@ -168,18 +158,19 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
     program.kernels.push_back(
         interpreter_kernel(reduce_core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
     kargs::ReduceSpec reduce;
-    reduce.in0_cb_id = kAccCbId;
+    reduce.in0_cb_id = kOwnCbId;
     reduce.in1_cb_id = kNextCbId;
     reduce.out_cb_id = kSumCbId;
     reduce.data_format = reduce_data_format(p.input.dtype);
-    reduce.num_blocks = (n - 1) * ceil_div(pages, r.packet_pages);
+    reduce.num_blocks = packets;
     reduce.pages_per_block = r.packet_pages;
+    reduce.passes = n - 1;
     program.kernels.push_back(reduce_kernel(reduce_core, reduce));
     const std::vector<CoreRange> here{CoreRange{reduce_core, reduce_core}};
     program.circular_buffers.push_back(packet_header_cb(reduce_core));
-    program.circular_buffers.push_back(CircularBufferSpec{kAccCbId, here, chunk_pages, r.page_size});
+    program.circular_buffers.push_back(CircularBufferSpec{kOwnCbId, here, p.cb_packets * r.packet_pages, r.page_size});
     program.circular_buffers.push_back(CircularBufferSpec{kNextCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(CircularBufferSpec{kSumCbId, here, chunk_pages, r.page_size});
+    program.circular_buffers.push_back(CircularBufferSpec{kSumCbId, here, packets * r.packet_pages, r.page_size});
   }
   return program;
 }

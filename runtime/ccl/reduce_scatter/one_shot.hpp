@@ -24,11 +24,16 @@
 //                                              order, WAIT_VALUE its semaphore >= 1, the copy ->
 //                                              next CB
 //                                            RISC-V 0 (NoC0), stream 0 (input): own slice ->
-//                                              acc CB; stream 1 (output): pass 1 reduced ->
-//                                              output; pass k > 1, per chunk: output -> acc CB,
-//                                              reduced -> output (reads back what pass k - 1
-//                                              wrote: same interpreter, same NoC, in order)
-//                                            compute: reduce, acc + next -> reduced
+//                                              own CB; stream 1 (output): the sums, once
+//                                            compute: reduce with N - 1 passes (kRtPasses):
+//                                              pass 1 own + copy, each later pass adds the
+//                                              next copy in place; the run's sums stay in the
+//                                              sums CB (at most kMaxReducedCbBytes, refused
+//                                              above) and go out as the last pass ends
+// No running sum goes back through memory: reading back what the previous pass wrote raced the
+// write (the NoC keeps writes, inline writes and atomics in order per destination, not a read
+// behind a write; the interpreter's writes end with a flush, not a barrier), which a 2-page run
+// on ring:8 showed as a wrong page.
 // The copy semaphores are per-program (kOneShotFirstCopySemaphoreId + fold position), one per
 // source, so the reduce core starts pass k as soon as its copy lands, while farther copies are
 // still on the way; the senders go nearest first, the order the copies are added in.

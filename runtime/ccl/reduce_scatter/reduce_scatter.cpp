@@ -126,7 +126,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     }
     require_buffer_layouts(topology, all_chips, {&mid});
   }
-  r.workers_per_link = r.one_shot ? 1 : workers_per_link_for(p, r.output, r.ring);
+  // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
+  const std::uint32_t chain_workers = workers_per_link_for(p, r.output, r.ring);
+  r.workers_per_link = r.one_shot ? 1 : chain_workers;
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
@@ -150,6 +152,17 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
         reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
   if (r.two_sided) require_owner_step_fits_l1(p, topology, r);
+  for (std::uint32_t run = 0; r.one_shot && run < r.runs; ++run) {
+    // The reduce core keeps its run's running sums in L1 (one_shot.hpp).
+    const std::uint64_t sums_bytes =
+        std::uint64_t{ceil_div(r.run_pages[run], r.packet_pages)} * r.packet_pages * r.page_size;
+    if (sums_bytes > kMaxReducedCbBytes) {
+      throw CclParamsError(fmt::format(
+          "reduce_scatter: the one-shot ring keeps each link's run of the output in L1 while it sums the copies: {} B "
+          "on link {}, above {} B; expected a smaller input, more links, or ring_algorithm chain",
+          sums_bytes, run, kMaxReducedCbBytes));
+    }
+  }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;
 }

@@ -135,7 +135,8 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
-  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link) along the row, then with
+  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link; the
+  // one-shot ring 3 per link) along the row, then with
   // workers_per_link > 1 two mux cores per link (forward, backward).
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold

@@ -100,7 +100,8 @@ TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
 
 // The one-shot's programs: per link a forward sender, a backward sender and a reduce core (the
 // barrier semaphore on all three); the intermediate holds N copies of the output; the reduce core
-// has a semaphore per copy (N - 1).
+// has a semaphore per copy (N - 1) and folds them in N - 1 passes. A run whose sums would not fit
+// the sums CB is refused.
 TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
   const topo::Topology t3k = topo::build_t3k();
   rs::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256 * 8}));
@@ -123,6 +124,8 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
       if (k.kernel == kernels::kReduceKernelName) {
         ++reduce_kernels;
         EXPECT_EQ(k.cores.front().start.x, 2u);
+        // The N - 1 copies folded in passes, the running sums in L1.
+        EXPECT_EQ(k.runtime_args.at(k.cores.front().start).at(kernels::reduce::kRtPasses), 7u);
       }
     }
     EXPECT_EQ(reduce_kernels, 1u);
@@ -134,6 +137,11 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
     // Senders: reader + writer; the reduce core: two interpreters and the reduce kernel.
     EXPECT_EQ(kernels_by_core_x, (std::map<std::uint32_t, std::uint32_t>{{0, 2}, {1, 2}, {2, 3}}));
   }
+  rs::Params big = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8 * 512}));  // 8 MiB
+  big.ring_algorithm = rs::RingAlgorithm::OneShot;
+  big.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(big, t3k));
+  big.barrier_semaphore = semaphore(1, {{0, 0}, {2, 0}});
+  expect_rejected(big, t3k, "keeps each link's run of the output in L1");
 }
 
 TEST(ReduceScatterBuilder, Rejects) {
