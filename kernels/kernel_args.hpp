@@ -493,6 +493,14 @@ constexpr uint32_t kNumRuntimeArgs = 2;
 constexpr uint32_t kRtIn2CbId = 2;
 constexpr uint32_t kRtIn2Blocks = 3;
 constexpr uint32_t kNumRuntimeArgsWithIn2 = 4;
+// Optional passes (at least 1; absent: 1). With P > 1 the sums stay in L1: pass 1 computes
+// out[b] = in0[b] + in1 for each of the num_blocks blocks, and each later pass adds the next in1
+// block in place, out[b] = out[b] + in1, rounding after each addition; the out CB holds all
+// num_blocks blocks (reserved at once) and each block is pushed when the last pass has added to
+// it. So in1 supplies P x num_blocks blocks, in0 num_blocks, and no running sum goes back through
+// memory (the one-shot ring reduce_scatter's local fold). Not with a third input.
+constexpr uint32_t kRtPasses = 4;
+constexpr uint32_t kNumRuntimeArgsWithPasses = 5;
 
 constexpr uint32_t kDataFormatFloat32 = 0;
 constexpr uint32_t kDataFormatFloat16B = 5;

@@ -1,4 +1,6 @@
-// Reduce: out = in0 + in1, page by page (optionally, for the last blocks, (in0 + in1) + in2), for the reduce-type collectives (REFERENCE §7.5):
+// Reduce: out = in0 + in1, page by page (optionally, for the last blocks, (in0 + in1) + in2, or
+// over several passes ((in0 + in1) + in1') + ... with the running sums kept in the out CB), for
+// the reduce-type collectives (REFERENCE §7.5):
 // fp32, bf16 (reduce/reduce_math.hpp) and bfp8_b tiles (reduce/bfp8_math.hpp).
 // It consumes blocks of `pages_per_block` CB pages from both inputs and produces the same on
 // the output, so it pairs with interpreter streams that push and pop whole packets. Data moves
@@ -121,10 +123,40 @@ void kernel_main_reduce() {
   if (in2_blocks > num_blocks || (in2_blocks != 0 && get_cb_page_size(static_cast<uint32_t>(in2)) < page_bytes)) {
     fail(KernelFaultCode::BAD_ARGS, reduce::kRtIn2Blocks);
   }
+  const uint32_t passes =
+      get_num_args() >= reduce::kNumRuntimeArgsWithPasses ? get_arg_val<uint32_t>(static_cast<int>(reduce::kRtPasses)) : 1;
+  if (passes == 0 || (passes > 1 && in2_blocks != 0)) {
+    fail(KernelFaultCode::BAD_ARGS, reduce::kRtPasses);
+  }
   const uint32_t in0_stride = get_cb_page_size(static_cast<uint32_t>(in0));
   const uint32_t in1_stride = get_cb_page_size(static_cast<uint32_t>(in1));
   const uint32_t in2_stride = in2_blocks != 0 ? get_cb_page_size(static_cast<uint32_t>(in2)) : 0;
   const auto pages = static_cast<int32_t>(pages_per_block);
+  if (passes > 1) {
+    // The running sums stay in the out CB: every block reserved at once, each pushed when the
+    // last pass has added to it.
+    cb_reserve_back(out, static_cast<int32_t>(num_blocks * pages_per_block));
+    const uint32_t sums = get_write_ptr(static_cast<uint32_t>(out));
+    for (uint32_t pass = 0; pass < passes; ++pass) {
+      for (uint32_t block = 0; block < num_blocks; ++block) {
+        const uint32_t o = sums + block * pages_per_block * page_bytes;
+        if (pass == 0) cb_wait_front(in0, pages);
+        cb_wait_front(in1, pages);
+        const uint32_t a = pass == 0 ? get_read_ptr(static_cast<uint32_t>(in0)) : o;
+        const uint32_t a_stride = pass == 0 ? in0_stride : page_bytes;
+        const uint32_t b = get_read_ptr(static_cast<uint32_t>(in1));
+        // In place after the first pass: add_page reads both operands of a chunk before writing.
+        for (uint32_t p = 0; p < pages_per_block; ++p) {
+          add_page(a + p * a_stride, b + p * in1_stride, o + p * page_bytes, page_bytes, format);
+        }
+        spend_cycles(reduce_cycles(pages_per_block * page_bytes));
+        cb_pop_front(in1, pages);
+        if (pass == 0) cb_pop_front(in0, pages);
+        if (pass + 1 == passes) cb_push_back(out, pages);
+      }
+    }
+    return;
+  }
   for (uint32_t block = 0; block < num_blocks; ++block) {
     const bool adds_in2 = block >= num_blocks - in2_blocks;
     cb_wait_front(in0, pages);

@@ -318,13 +318,21 @@ KernelArgs build_reduce_args(const ReduceSpec& spec) {
     throw KernelArgsError(fmt::format("reduce: {} blocks with a third input of {} blocks; expected at most {}",
                                       spec.in2_blocks, spec.num_blocks, spec.num_blocks));
   }
-  args.runtime.resize(spec.in2_blocks == 0 ? r::kNumRuntimeArgs : r::kNumRuntimeArgsWithIn2);
+  if (spec.passes == 0 || (spec.passes > 1 && spec.in2_blocks != 0)) {
+    throw KernelArgsError(fmt::format("reduce: {} passes with a third input of {} blocks; expected at least 1 pass, "
+                                      "and 1 with a third input",
+                                      spec.passes, spec.in2_blocks));
+  }
+  args.runtime.resize(spec.passes > 1       ? r::kNumRuntimeArgsWithPasses
+                      : spec.in2_blocks == 0 ? r::kNumRuntimeArgs
+                                             : r::kNumRuntimeArgsWithIn2);
   args.runtime[r::kRtNumBlocks] = spec.num_blocks;
   args.runtime[r::kRtPagesPerBlock] = spec.pages_per_block;
   if (spec.in2_blocks != 0) {
     args.runtime[r::kRtIn2CbId] = spec.in2_cb_id;
     args.runtime[r::kRtIn2Blocks] = spec.in2_blocks;
   }
+  if (spec.passes > 1) args.runtime[r::kRtPasses] = spec.passes;
   return args;
 }
 

@@ -182,6 +182,8 @@ struct ReduceSpec {
   // The last in2_blocks of num_blocks also add in2: (in0 + in1) + in2. 0: no third input.
   uint32_t in2_cb_id = 0;
   uint32_t in2_blocks = 0;
+  // Passes over the num_blocks blocks, the running sums kept in the out CB (kRtPasses); 1: none.
+  uint32_t passes = 1;
 };
 
 KernelArgs build_reduce_args(const ReduceSpec& spec);

@@ -437,6 +437,17 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "reduce_scatter and all_reduce on a line in fabric mode",
                                  options.rs_line_algorithm, to_string(options.op), options.topology, options.mode));
   }
+  if (options.rs_ring_algorithm != "auto" &&
+      (options.op != CollectiveOp::ReduceScatter || legacy_mode(options) || options.topology != "ring")) {
+    throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
+                                 "reduce_scatter on a ring in fabric mode",
+                                 options.rs_ring_algorithm, to_string(options.op), options.topology, options.mode));
+  }
+  if (options.rs_ring_algorithm == "one-shot" && options.workers_per_link && *options.workers_per_link > 1) {
+    throw UsageError(fmt::format("--workers-per-link: {} given with --rs-ring-algorithm one-shot; the one-shot runs "
+                                 "one sender per link and direction (expected 1, or --rs-ring-algorithm chain)",
+                                 *options.workers_per_link));
+  }
   if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
     throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
                                  options.all_reduce_algo, to_string(options.op)));
@@ -445,6 +456,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
 
 ccl::reduce_scatter::LineAlgorithm rs_line_algorithm(const std::string& text) {
   return text == "wrap" ? ccl::reduce_scatter::LineAlgorithm::Wrap : ccl::reduce_scatter::LineAlgorithm::TwoSided;
+}
+
+ccl::reduce_scatter::RingAlgorithm rs_ring_algorithm(const std::string& text) {
+  if (text == "one-shot") return ccl::reduce_scatter::RingAlgorithm::OneShot;
+  if (text == "chain") return ccl::reduce_scatter::RingAlgorithm::Chain;
+  return ccl::reduce_scatter::RingAlgorithm::Auto;
 }
 
 ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
@@ -855,6 +872,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.dim = dim;
     set_placement(p);
     p.line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
+    p.ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
     p.input_buffer = device.create_buffer(input_config(p.input));

@@ -71,6 +71,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "reduce_scatter / all_reduce on a line: two_sided (each slice's owner gets the partials of both sides over neighbour hops) or wrap (the ring's chain, wrapping back over N-1 hops)")
       ->check(CLI::IsMember({"two_sided", "wrap"}))
       ->capture_default_str();
+  command.add_option("--rs-ring-algorithm", o.rs_ring_algorithm,
+                     "reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to 512 KiB per chip, REFERENCE 7.5)")
+      ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
+      ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   command.add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
   command.add_option("--fabric-payload", o.fabric_payload_bytes,

@@ -59,6 +59,7 @@ reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
   rs.output_buffer = p.intermediate_buffer;
   rs.intermediate_buffer = p.rs_intermediate_buffer;
   rs.line_algorithm = p.rs_line_algorithm;
+  rs.ring_algorithm = p.rs_ring_algorithm;
   rs.topology = p.topology;
   rs.num_links = p.num_links;
   rs.workers_per_link = p.workers_per_link;
@@ -128,7 +129,7 @@ std::string to_string(Algorithm algorithm) {
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.rs_intermediate_buffer,
                      p.topology, p.num_links,
-                     p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.rs_line_algorithm,
+                     p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.rs_line_algorithm, p.rs_ring_algorithm,
                      p.one_shot_max_bytes, p.barrier_semaphore, p.done_semaphore, p.first_worker,
                      p.packet_size_in_pages, p.chunk_packets, p.ag_ring_algorithm);
 }
@@ -178,14 +179,16 @@ TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topo
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   // The all_gather's SPLIT_TENSOR takes 2 cores per link (its ring relay 2 per link and worker),
-  // the reduce_scatter's ring and two-sided line 2 per link and worker (its wrap line 1); the
+  // the reduce_scatter's ring and two-sided line 2 per link and worker (its wrap line 1, its
+  // one-shot ring 3: two senders and a reduce core, reduce_scatter/one_shot.hpp); the
   // one-shot its gather core and its reduce core.
   const reduce_scatter::Params rs = rs_params(params, flat_of(params.tensor));
   const Algorithm algorithm = resolved_algorithm(params, topology);
   const bool rs_ag = algorithm == Algorithm::ReduceScatterAllGather;
   const std::uint32_t rs_workers = rs_ag ? reduce_scatter::workers_per_link(rs, topology) : 1;
   const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs);
-  const std::uint32_t rs_per_link = (rs_two_per_link ? 2 : 1) * rs_workers;
+  const bool rs_one_shot = rs_ag && reduce_scatter::resolved_ring_algorithm(rs) == reduce_scatter::RingAlgorithm::OneShot;
+  const std::uint32_t rs_per_link = rs_one_shot ? 3 : (rs_two_per_link ? 2 : 1) * rs_workers;
   // validate() checks the one-shot's composite fallback gather too.
   const Algorithm gather = algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm;
   const std::uint32_t ag_per_link = 2 * all_gather::workers_per_link(gather_params(params, topology, gather));

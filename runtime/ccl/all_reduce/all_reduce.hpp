@@ -71,6 +71,11 @@ struct Params {
   Algorithm algorithm = Algorithm::Auto;
   // reduce_scatter + all_gather on a line: the reduce_scatter's line algorithm.
   reduce_scatter::LineAlgorithm rs_line_algorithm = reduce_scatter::LineAlgorithm::TwoSided;
+  // reduce_scatter + all_gather on a ring: the reduce_scatter's ring algorithm. Chain by default,
+  // not the reduce_scatter's Auto: all_reduce has its own one-shot for small tensors (Auto's
+  // one_shot_max_bytes), and its crossover table (docs/collectives.md) was measured against the
+  // chained reduce_scatter. OneShot / Auto need rs_intermediate_buffer (needs_rs_intermediate()).
+  reduce_scatter::RingAlgorithm rs_ring_algorithm = reduce_scatter::RingAlgorithm::Chain;
   // Auto runs OneShot for tensors of at most this many bytes; unset: the topology's default
   // (kDefaultOneShotMaxBytesRing / Line).
   std::optional<std::uint64_t> one_shot_max_bytes;

@@ -13,6 +13,7 @@
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/reduce_scatter/one_shot.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
 #include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
@@ -65,7 +66,20 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   const std::uint32_t n = r.group_size;
   r.ring = p.topology == CclTopology::Ring;
   r.two_sided = !r.ring && p.line_algorithm == LineAlgorithm::TwoSided;
-  if (!r.two_sided && n - 1 > kMaxFabricHops) {
+  r.one_shot = resolved_ring_algorithm(p) == RingAlgorithm::OneShot;
+  if (r.one_shot && kOneShotFirstCopySemaphoreId + n - 1 > kMaxProgramSemaphores) {
+    throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips needs {} copy semaphores on its "
+                                     "reduce core from id {}; a program has {} (expected at most {} chips, or "
+                                     "ring_algorithm chain)",
+                                     n, n - 1, kOneShotFirstCopySemaphoreId, kMaxProgramSemaphores,
+                                     kMaxProgramSemaphores - kOneShotFirstCopySemaphoreId + 1));
+  }
+  if (r.one_shot && n / 2 > kMaxFabricHops) {
+    throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips sends over {} hops; a fabric "
+                                     "route holds at most {} (REFERENCE 6.5)",
+                                     n, n / 2, kMaxFabricHops));
+  }
+  if (!r.two_sided && !r.one_shot && n - 1 > kMaxFabricHops) {
     throw CclParamsError(
         fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
@@ -88,49 +102,67 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
-  if (r.two_sided) {
+  if (r.two_sided || r.one_shot) {
     if (!p.intermediate_buffer) {
       throw CclParamsError(
-          "reduce_scatter: a two-sided line needs intermediate_buffer (intermediate_spec(): the partials' "
-          "receive buffer); expected a buffer, or line_algorithm wrap");
+          r.two_sided ? "reduce_scatter: a two-sided line needs intermediate_buffer (intermediate_spec(): the partials' "
+                        "receive buffer); expected a buffer, or line_algorithm wrap"
+                      : "reduce_scatter: the one-shot ring needs intermediate_buffer (intermediate_spec(): N copies "
+                        "of the output, one per sending rank); expected a buffer, or ring_algorithm chain");
     }
     r.intermediate = intermediate_spec(p, topology);
     // At least intermediate_spec: a larger buffer is accepted.
     const BufferHandle& mid = *p.intermediate_buffer;
     if (mid.config.page_size_bytes != r.page_size || mid.config.size_bytes < size_bytes(r.intermediate)) {
       throw CclParamsError(fmt::format(
-          "reduce_scatter: intermediate buffer is {} B in pages of {} B; the two-sided line's partials need at "
-          "least {} B in pages of {} B (intermediate_spec)",
-          mid.config.size_bytes, mid.config.page_size_bytes, size_bytes(r.intermediate), r.page_size));
+          "reduce_scatter: intermediate buffer is {} B in pages of {} B; the {} need at least {} B in pages of {} "
+          "B (intermediate_spec)",
+          mid.config.size_bytes, mid.config.page_size_bytes,
+          r.two_sided ? "two-sided line's partials" : "one-shot ring's copies", size_bytes(r.intermediate),
+          r.page_size));
     }
     if (p.intermediate_buffer->id == p.input_buffer.id || p.intermediate_buffer->id == p.output_buffer.id) {
       throw CclParamsError("reduce_scatter: the intermediate buffer is the input or output; expected its own buffer");
     }
     require_buffer_layouts(topology, all_chips, {&mid});
   }
-  r.workers_per_link = workers_per_link_for(p, r.output, r.ring);
+  // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
+  const std::uint32_t chain_workers = workers_per_link_for(p, r.output, r.ring);
+  r.workers_per_link = r.one_shot ? 1 : chain_workers;
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
   // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  const std::uint32_t page_runs = (r.ring ? 2 : 1) * p.num_links * r.workers_per_link;
-  r.runs = (r.ring || r.two_sided ? 2 : 1) * p.num_links * r.workers_per_link;
+  const std::uint32_t page_runs = (r.ring && !r.one_shot ? 2 : 1) * p.num_links * r.workers_per_link;
+  r.runs = (r.one_shot ? 1 : r.ring || r.two_sided ? 2 : 1) * p.num_links * r.workers_per_link;
   const std::vector<api::TensorSlice> page_run_slices =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, page_runs);
   for (std::uint32_t run = 0; run < r.runs; ++run) {
     r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(page_run_slices[run % page_runs].worker_slice_shape)));
   }
   const std::uint32_t muxes = r.workers_per_link > 1 ? 2 * p.num_links : 0;
-  r.cores = worker_cores(topology, p.first_worker, r.runs + muxes, kOp);
-  r.mux_cores.assign(r.cores.begin() + r.runs, r.cores.end());
-  r.cores.resize(r.runs);
+  const std::uint32_t run_cores = r.one_shot ? kOneShotCoresPerLink * r.runs : r.runs;
+  r.cores = worker_cores(topology, p.first_worker, run_cores + muxes, kOp);
+  r.mux_cores.assign(r.cores.begin() + run_cores, r.cores.end());
+  r.cores.resize(run_cores);
   for (std::uint32_t run = 0; run < r.runs; ++run) {
     r.chunk_packets.push_back(
         reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
   if (r.two_sided) require_owner_step_fits_l1(p, topology, r);
+  for (std::uint32_t run = 0; r.one_shot && run < r.runs; ++run) {
+    // The reduce core keeps its run's running sums in L1 (one_shot.hpp).
+    const std::uint64_t sums_bytes =
+        std::uint64_t{ceil_div(r.run_pages[run], r.packet_pages)} * r.packet_pages * r.page_size;
+    if (sums_bytes > kMaxReducedCbBytes) {
+      throw CclParamsError(fmt::format(
+          "reduce_scatter: the one-shot ring keeps each link's run of the output in L1 while it sums the copies: {} B "
+          "on link {}, above {} B; expected a smaller input, more links, or ring_algorithm chain",
+          sums_bytes, run, kMaxReducedCbBytes));
+    }
+  }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;
 }
@@ -355,7 +387,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.topology,
-                     p.line_algorithm, p.num_links, p.workers_per_link,
+                     p.line_algorithm, p.ring_algorithm, p.num_links, p.workers_per_link,
                      p.groups, p.mode, p.fabric, p.barrier_semaphore, p.legacy, p.first_worker, p.packet_size_in_pages,
                      p.chunk_packets, p.cb_packets);
 }
@@ -371,34 +403,75 @@ std::string to_string(LineAlgorithm algorithm) {
   return algorithm == LineAlgorithm::TwoSided ? "two_sided" : "wrap";
 }
 
+std::string to_string(RingAlgorithm algorithm) {
+  switch (algorithm) {
+    case RingAlgorithm::Auto:
+      return "auto";
+    case RingAlgorithm::OneShot:
+      return "one_shot";
+    case RingAlgorithm::Chain:
+      return "chain";
+  }
+  return "unknown";
+}
+
+RingAlgorithm resolved_ring_algorithm(const Params& params) {
+  const bool fabric_ring = params.mode == CclMode::Fabric && params.topology == CclTopology::Ring;
+  const bool several_workers = params.workers_per_link && *params.workers_per_link > 1;
+  if (params.ring_algorithm == RingAlgorithm::OneShot && (!fabric_ring || several_workers)) {
+    throw CclParamsError(fmt::format(
+        "reduce_scatter: ring_algorithm one_shot on a {} in {} mode with workers_per_link {}; the one-shot runs on a "
+        "ring in fabric mode with one worker per link and direction",
+        to_string(params.topology), params.mode == CclMode::Fabric ? "fabric" : "legacy",
+        params.workers_per_link.value_or(1)));
+  }
+  if (!fabric_ring || params.ring_algorithm == RingAlgorithm::Chain) return RingAlgorithm::Chain;
+  if (params.ring_algorithm == RingAlgorithm::OneShot) return RingAlgorithm::OneShot;
+  return size_bytes(params.input) <= kDefaultOneShotMaxBytes && !several_workers ? RingAlgorithm::OneShot
+                                                                                 : RingAlgorithm::Chain;
+}
+
 bool needs_intermediate(const Params& params) {
-  return params.mode == CclMode::Fabric && params.topology == CclTopology::Line &&
-         params.line_algorithm == LineAlgorithm::TwoSided;
+  const bool two_sided = params.mode == CclMode::Fabric && params.topology == CclTopology::Line &&
+                         params.line_algorithm == LineAlgorithm::TwoSided;
+  return two_sided || resolved_ring_algorithm(params) == RingAlgorithm::OneShot;
 }
 
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
   TensorSpec spec = output_spec(params, topology);
-  spec.shape[0] *= 2;
+  if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) {
+    const FabricPlan plan(topology, params.fabric);
+    spec.shape[0] *= static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
+  } else {
+    spec.shape[0] *= 2;
+  }
   return spec;
 }
 
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
+  if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) return 1;
   return workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) return one_core_ranges(legacy::worker_cores(params, topology));
+  if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) {
+    return one_core_ranges(
+        worker_cores(topology, params.first_worker, kOneShotCoresPerLink * params.num_links, kOp));
+  }
   const std::uint32_t per_link =
       (params.topology == CclTopology::Ring || needs_intermediate(params) ? 2 : 1) * workers_per_link(params, topology);
   return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
 }
 
 void validate(const Params& params, const topo::Topology& topology) {
+  resolved_ring_algorithm(params);  // refuses a one-shot where it does not apply
   if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
   resolve(params, topology);
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
+  resolved_ring_algorithm(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
   const Resolved r = resolve(params, topology);
   MeshWorkload workload;
@@ -406,7 +479,8 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
       workload.programs[g.chips[rank]] = r.two_sided ? two_sided_line_program(params, topology, r, g, rank)
-                                                     : chip_program(params, topology, r, g, rank);
+                                         : r.one_shot ? one_shot_program(params, topology, r, g, rank)
+                                                      : chip_program(params, topology, r, g, rank);
     }
   }
   return workload;
@@ -430,6 +504,7 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
       slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
   }
   if (r.two_sided) return two_sided_line_reference(slices, params.input.dtype);
+  if (r.one_shot) return one_shot_reference(slices, params.input.dtype);
   std::vector<reference::Bytes> out(n);
   for (std::uint32_t s = 0; s < n; ++s) {
     out[s].resize(slices[0][s].size());

@@ -59,12 +59,14 @@
 // `chunk_packets` packets, grown so a message has at most 255 chunks (8-bit inline wait
 // targets, REFERENCE 4.11).
 //
+// One-shot ring (RingAlgorithm::OneShot; Auto up to 512 KiB per chip): one_shot.hpp.
+//
 // Reduction order (what reference_outputs() reproduces bit for bit): bf16 partials are
 // rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); on a ring (and the
 // wrap line) for slice s the up half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1,
 // s-2, ..., s-N+1, s (mod N). On the two-sided line, with fold(a, b, ...) = ((a + b) + ...):
 // slice N-1 is fold(0, 1, ..., N-1); slice s < N-1 is R = fold(N-1, N-2, ..., s), and for s > 0
-// R + fold(0, 1, ..., s-1).
+// R + fold(0, 1, ..., s-1). The one-shot ring: fold(s, s+1, s-1, s+2, s-2, ...) (mod N), own slice first.
 
 #include <cstddef>
 #include <cstdint>
@@ -97,15 +99,28 @@ inline constexpr std::uint32_t kPagesForSeveralWorkers = 32;
 enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };
 std::string to_string(LineAlgorithm algorithm);
 
+// How a fabric ring runs (a line ignores it): Chain, the ring reduce-scatter above, or OneShot,
+// the one-shot direct algorithm (one_shot.hpp: every chip sends slice d straight to chip d, which
+// sums the N copies; about 2.3x the chain's link bytes on 8 chips, in one step instead of N - 1
+// chained ones). Auto: OneShot when each chip's input is at most kDefaultOneShotMaxBytes, as
+// tt-metal's ring RS (REFERENCE 7.5: "a ring RS with <= 512 KiB per device uses a one-shot
+// direct algorithm ... a visible step in the bandwidth curve between 512 KiB and 1 MiB"), and
+// workers_per_link is unset or 1 (the one-shot runs one sender per link and direction).
+enum class RingAlgorithm : std::uint8_t { Auto, OneShot, Chain };
+std::string to_string(RingAlgorithm algorithm);
+inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 512 * 1024;
+
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim / N
   std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;  // also the receive buffer of the partials (ring, wrap line)
-  // Two-sided line (fabric mode) only: the partials' receive buffer, intermediate_spec().
+  // Two-sided line and one-shot ring (fabric mode) only: the partials' (the copies') receive
+  // buffer, intermediate_spec().
   std::optional<BufferHandle> intermediate_buffer;
   CclTopology topology = CclTopology::Ring;
   LineAlgorithm line_algorithm = LineAlgorithm::TwoSided;
+  RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
   std::uint32_t num_links = 1;
   // Workers per link and direction (tt-metal's num_workers_per_link), each on its own run of
   // the output. A router's worker channel takes one worker (REFERENCE 6.3), so with more than
@@ -120,7 +135,8 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
-  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link) along the row, then with
+  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link; the
+  // one-shot ring 3 per link) along the row, then with
   // workers_per_link > 1 two mux cores per link (forward, backward).
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
@@ -133,8 +149,11 @@ std::size_t hash_value(const Params& params);
 
 // The scattered tensor: `input` with dim / N.
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
-// Whether the op needs intermediate_buffer (a two-sided line in fabric mode), and the tensor it
-// must hold: the output's with dim 0 doubled (two receive regions).
+// The ring algorithm the op runs (Auto resolved; Chain on a line and in legacy mode).
+RingAlgorithm resolved_ring_algorithm(const Params& params);
+// Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
+// and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
+// for the one-shot (copy k from rank k).
 bool needs_intermediate(const Params& params);
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // The workers per link and direction the op runs: Params::workers_per_link, or when unset

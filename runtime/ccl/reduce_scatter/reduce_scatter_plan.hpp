@@ -40,10 +40,13 @@ struct Resolved {
   std::uint32_t packet_pages = 0;
   bool ring = false;
   bool two_sided = false;  // a two-sided line
-  TensorSpec intermediate;  // two_sided: the receive buffer's tensor
+  bool one_shot = false;   // the ring's one-shot direct algorithm (one_shot.hpp)
+  TensorSpec intermediate;  // two_sided, one_shot: the receive buffer's tensor
   // Ring: 2 per link and worker, up workers' runs first, then down workers'; wrap line: 1. Run r
   // is on plane r % num_links. Two-sided line: 2 per link and worker, the rightward chain's first,
   // then the leftward chain's on the same pages (run r and r + runs / 2 share their pages).
+  // One-shot: 1 per link (run l is link l's pages of every slice; its cores are
+  // cores[3l .. 3l + 2], one_shot.hpp).
   std::uint32_t runs = 0;
   std::uint32_t workers_per_link = 1;
   std::vector<CoreCoord> cores;      // per run

@@ -13,6 +13,7 @@ namespace cclmesh::ccltest {
 namespace {
 
 namespace ar = runtime::ccl::all_reduce;
+namespace rs = runtime::ccl::reduce_scatter;
 using runtime::BufferType;
 using runtime::FabricMode;
 using runtime::ccl::CclTopology;
@@ -29,6 +30,7 @@ struct Case {
   ar::Algorithm algorithm = ar::Algorithm::Auto;
   std::optional<std::uint64_t> one_shot_max_bytes;  // unset: the topology's default
   std::uint32_t repeats = 1;
+  rs::RingAlgorithm rs_ring_algorithm = rs::RingAlgorithm::Chain;  // all_reduce's default
 };
 
 struct Result {
@@ -47,6 +49,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.fabric = device.options().fabric;
   p.algorithm = c.algorithm;
   p.one_shot_max_bytes = c.one_shot_max_bytes;
+  p.rs_ring_algorithm = c.rs_ring_algorithm;
   const RunOutcome out = run_all_reduce(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
   return Result{out.kernel_ns, out.input_bytes, out.group_size, ar::resolved_algorithm(p, device.topology())};
@@ -86,6 +89,18 @@ TEST(AllReduceE2e, T3kRingBf16AndFp32) {
   Case fp32;
   fp32.tensor = tile({2, 4, 256, 32}, DataType::Float32);  // #35's shape, smaller
   run_case(*device, fp32);
+}
+
+// reduce_scatter + all_gather with the reduce_scatter's one-shot ring (not the default, which
+// keeps the chain): its copies go to rs_intermediate_buffer, its 3 cores per link hold the
+// barrier semaphore, and the result is bit for bit the one-shot's order.
+TEST(AllReduceE2e, T3kRingReduceScatterOneShot) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  Case c;
+  c.tensor = tile({1, 1, 32, 4096});  // REFERENCE 8 #33
+  c.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  c.rs_ring_algorithm = rs::RingAlgorithm::OneShot;
+  run_case(*device, c);
 }
 
 TEST(AllReduceE2e, T3kLineRowMajorIntoL1) {

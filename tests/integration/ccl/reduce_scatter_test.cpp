@@ -35,12 +35,16 @@ struct Case {
   std::uint32_t repeats = 1;
   std::uint32_t packet_pages = 0;  // 0: the op's default
   rs::LineAlgorithm line_algorithm = rs::LineAlgorithm::TwoSided;
+  // Chain unless a test asks otherwise: the ring tests above the one-shot's were written for the
+  // chain (its chunks, credits and barrier), and Auto would run most of them one-shot.
+  rs::RingAlgorithm ring_algorithm = rs::RingAlgorithm::Chain;
 };
 
 struct Result {
   std::uint64_t kernel_ns = 0;
   std::uint64_t input_bytes = 0;
   std::uint32_t group_size = 0;
+  std::int64_t link_payload_bytes = 0;  // every chip's, over every link, since the device was made
 };
 
 Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
@@ -54,9 +58,10 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.packet_size_in_pages = c.packet_pages;
   p.chunk_packets = c.chunk_packets;
   p.line_algorithm = c.line_algorithm;
+  p.ring_algorithm = c.ring_algorithm;
   const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
-  return Result{out.kernel_ns, out.input_bytes, out.group_size};
+  return Result{out.kernel_ns, out.input_bytes, out.group_size, out.total_link_payload_bytes()};
 }
 
 TEST(ReduceScatterE2e, N300LineEveryDim) {
@@ -203,6 +208,87 @@ TEST(ReduceScatterE2e, BackToBack) {
   c.input = tile({1, 1, 64, 512});
   c.repeats = 3;
   run_case(*device, c);
+}
+
+// The one-shot direct ring (REFERENCE 7.5, one_shot.hpp), bit for bit against its own order
+// (own slice first, then the others nearest first): the 8-ring, bf16 and bfp8_b, DRAM into L1
+// and L1 into DRAM, one-packet chunks (many read-back passes), dim 2, three times back to back
+// (no finish between: the senders' entry handshake keeps a run off copies still being summed).
+TEST(ReduceScatterE2e, T3kRingOneShot) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  const Memory l1{BufferType::L1, std::nullopt};
+  for (const DataType dtype : {DataType::Bfloat16, DataType::Bfloat8B}) {
+    SCOPED_TRACE(fmt::format("dtype {}", static_cast<int>(dtype)));
+    Case c;
+    c.input = tile({1, 1, 64, 32 * 8 * 5}, dtype);  // 5 tiles wide per slice, 2 rows
+    c.ring_algorithm = rs::RingAlgorithm::OneShot;
+    c.output_memory = l1;
+    run_case(*device, c);
+  }
+  Case from_l1;
+  from_l1.input = tile({1, 1, 32, 256 * 8});  // REFERENCE 8 #27 per chip x 8
+  from_l1.input_memory = l1;
+  from_l1.ring_algorithm = rs::RingAlgorithm::OneShot;
+  run_case(*device, from_l1);
+  Case chunks;
+  chunks.input = tile({1, 1, 128, 1024});
+  chunks.chunk_packets = 1;
+  chunks.packet_pages = 1;
+  chunks.ring_algorithm = rs::RingAlgorithm::OneShot;
+  run_case(*device, chunks);
+  Case rows;
+  rows.input = tile({1, 1, 32 * 8, 64});
+  rows.dim = 2;
+  rows.ring_algorithm = rs::RingAlgorithm::Auto;  // 32 KiB: Auto runs the one-shot
+  rows.repeats = 3;
+  run_case(*device, rows);
+}
+
+// The T3K's MMIO square 0-1-3-2 as a 4-ring (REFERENCE 3.3), DRAM and L1, and the one-shot on
+// 2 links (each link's senders and reduce core on its half of every slice's pages), fp32 too.
+TEST(ReduceScatterE2e, FourRingAndTwoLinksOneShot) {
+  auto square = make_device(topo::build_t3k(), FabricMode::Ring, {0, 1, 3, 2});
+  for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+    Case c;
+    c.input = tile({1, 1, 64, 32 * 4 * 3});
+    c.ring_algorithm = rs::RingAlgorithm::OneShot;
+    c.input_memory = Memory{memory, std::nullopt};
+    c.output_memory = Memory{memory, std::nullopt};
+    EXPECT_EQ(run_case(*square, c).group_size, 4u);
+  }
+  auto two_links =
+      make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, runtime::FabricScope::System, 2));
+  for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+    Case c;
+    c.input = tile({1, 1, 32, 32 * 8 * 3}, dtype);  // 3 pages per slice: the links get 2 and 1
+    c.num_links = 2;
+    c.ring_algorithm = rs::RingAlgorithm::OneShot;
+    run_case(*two_links, c);
+  }
+}
+
+// REFERENCE 7.5: the one-shot "sends about 2.3x the bytes". On 8 chips each chip's seven slices
+// travel 1, 1, 2, 2, 3, 3, 4 hops (16 slice-hops) against the chain's seven one-hop messages:
+// 16/7 = 2.29x of data, checked here on the links at 256 KiB per chip. The links also carry
+// packet headers and the chain's credits, so each total must hold its data and stay below one
+// more slice-hop per chip (a route the long way round would add at least two).
+TEST(ReduceScatterE2e, T3kRingOneShotSends16Over7OfTheChainsBytes) {
+  std::int64_t bytes[2] = {};
+  for (const rs::RingAlgorithm algorithm : {rs::RingAlgorithm::OneShot, rs::RingAlgorithm::Chain}) {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    Case c;
+    c.input = tile({1, 1, 128, 1024});  // 256 KiB per chip
+    c.ring_algorithm = algorithm;
+    bytes[algorithm == rs::RingAlgorithm::OneShot ? 0 : 1] = run_case(*device, c).link_payload_bytes;
+  }
+  const std::int64_t slice = 256 * 1024 / 8;
+  EXPECT_GE(bytes[0], 8 * 16 * slice);
+  EXPECT_LT(bytes[0], 8 * 17 * slice);
+  EXPECT_GE(bytes[1], 8 * 7 * slice);
+  EXPECT_LT(bytes[1], 8 * 8 * slice);
+  std::printf("one-shot %lld B, chain %lld B on the links: %.3fx (data alone 16/7 = 2.286x)\n",
+              static_cast<long long>(bytes[0]), static_cast<long long>(bytes[1]),
+              static_cast<double>(bytes[0]) / static_cast<double>(bytes[1]));
 }
 
 void print_figures(const char* what, const Result& r) {

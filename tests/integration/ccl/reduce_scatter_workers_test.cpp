@@ -29,6 +29,8 @@ rs::Params rs_params(TensorSpec input, std::uint32_t dim, CclTopology topology, 
   p.dim = dim;
   p.topology = topology;
   p.workers_per_link = workers;
+  // The chain's workers (the one-shot ring runs one sender per link and direction).
+  p.ring_algorithm = rs::RingAlgorithm::Chain;
   return p;
 }
 

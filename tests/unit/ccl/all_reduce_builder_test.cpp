@@ -173,6 +173,7 @@ TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
       {"intermediate_buffer", [](ar::Params& p) { p.intermediate_buffer.address += 4096; }},
       {"rs_intermediate_buffer", [](ar::Params& p) { p.rs_intermediate_buffer = p.output_buffer; }},
       {"rs_line_algorithm", [](ar::Params& p) { p.rs_line_algorithm = reduce_scatter::LineAlgorithm::Wrap; }},
+      {"rs_ring_algorithm", [](ar::Params& p) { p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::OneShot; }},
       {"topology", [](ar::Params& p) { p.topology = CclTopology::Line; }},
       {"num_links", [](ar::Params& p) { p.num_links = 2; }},
       {"workers_per_link", [](ar::Params& p) { p.workers_per_link = 4; }},

@@ -28,6 +28,8 @@ rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   // The one-worker-per-link structure these tests describe (several workers and their fabric
   // mux: ccl_reduce_scatter_workers_e2e_test).
   p.workers_per_link = 1;
+  // The chain on a ring (the one-shot's structure: RingOneShot* below).
+  p.ring_algorithm = rs::RingAlgorithm::Chain;
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, input);
   p.output_buffer = dram_buffer(2, rs::output_spec(p, topology));
@@ -61,6 +63,85 @@ TEST(ReduceScatterBuilder, Bfp8SumsRunOnTheReduceKernel) {
     }
   }
   EXPECT_GE(reduce_kernels, 8u);
+}
+
+// Auto's rule (REFERENCE 7.5): the one-shot while each chip's input is at most 512 KiB, the
+// chain from one page above; a line, legacy mode and several workers per link keep the chain.
+TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
+  rs::Params p;
+  p.topology = CclTopology::Ring;
+  p.input = bf16({1, 1, 32, 32 * 256});  // 256 pages of 2048 B: exactly 512 KiB
+  ASSERT_EQ(size_bytes(p.input), rs::kDefaultOneShotMaxBytes);
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
+  EXPECT_TRUE(rs::needs_intermediate(p));
+  p.input = bf16({1, 1, 32, 32 * 257});  // one page above
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  EXPECT_FALSE(rs::needs_intermediate(p));
+  p.ring_algorithm = rs::RingAlgorithm::OneShot;
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
+  p.ring_algorithm = rs::RingAlgorithm::Auto;
+  p.input = bf16({1, 1, 32, 32 * 8});
+  p.workers_per_link = 2;
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  p.workers_per_link = 1;
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
+  p.mode = CclMode::Legacy;
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  p.mode = CclMode::Fabric;
+  p.topology = CclTopology::Line;
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  // Forced where it does not apply: refused, naming why.
+  p.ring_algorithm = rs::RingAlgorithm::OneShot;
+  EXPECT_THROW(rs::resolved_ring_algorithm(p), CclParamsError);
+  p.topology = CclTopology::Ring;
+  p.workers_per_link = 2;
+  EXPECT_THROW(rs::resolved_ring_algorithm(p), CclParamsError);
+}
+
+// The one-shot's programs: per link a forward sender, a backward sender and a reduce core (the
+// barrier semaphore on all three); the intermediate holds N copies of the output; the reduce core
+// has a semaphore per copy (N - 1) and folds them in N - 1 passes. A run whose sums would not fit
+// the sums CB is refused.
+TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
+  const topo::Topology t3k = topo::build_t3k();
+  rs::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256 * 8}));
+  p.ring_algorithm = rs::RingAlgorithm::OneShot;
+  const TensorSpec mid = rs::intermediate_spec(p, t3k);
+  EXPECT_EQ(mid.shape[0], 8u);
+  EXPECT_EQ(size_bytes(mid), 8 * size_bytes(rs::output_spec(p, t3k)));
+  expect_rejected(p, t3k, "needs intermediate_buffer");
+  p.intermediate_buffer = dram_buffer(3, mid);
+  expect_rejected(p, t3k, "is not on worker core (2,0)");
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {2, 0}});
+  ASSERT_EQ(rs::semaphore_cores(p, t3k).size(), 3u);
+  const MeshWorkload w = rs::build(p, t3k);
+  ASSERT_EQ(w.programs.size(), 8u);
+  for (const auto& [chip, program] : w.programs) {
+    std::map<std::uint32_t, std::uint32_t> kernels_by_core_x;
+    std::uint32_t reduce_kernels = 0;
+    for (const KernelSpec& k : program.kernels) {
+      ++kernels_by_core_x[k.cores.front().start.x];
+      if (k.kernel == kernels::kReduceKernelName) {
+        ++reduce_kernels;
+        EXPECT_EQ(k.cores.front().start.x, 2u);
+        // The N - 1 copies folded in passes, the running sums in L1.
+        EXPECT_EQ(k.runtime_args.at(k.cores.front().start).at(kernels::reduce::kRtPasses), 7u);
+      }
+    }
+    EXPECT_EQ(reduce_kernels, 1u);
+    std::uint32_t reduce_core_semaphores = 0;
+    for (const SemaphoreSpec& sem : program.semaphores) {
+      if (sem.cores.front().start.x == 2) ++reduce_core_semaphores;
+    }
+    EXPECT_EQ(reduce_core_semaphores, 7u);
+    // Senders: reader + writer; the reduce core: two interpreters and the reduce kernel.
+    EXPECT_EQ(kernels_by_core_x, (std::map<std::uint32_t, std::uint32_t>{{0, 2}, {1, 2}, {2, 3}}));
+  }
+  rs::Params big = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8 * 512}));  // 8 MiB
+  big.ring_algorithm = rs::RingAlgorithm::OneShot;
+  big.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(big, t3k));
+  big.barrier_semaphore = semaphore(1, {{0, 0}, {2, 0}});
+  expect_rejected(big, t3k, "keeps each link's run of the output in L1");
 }
 
 TEST(ReduceScatterBuilder, Rejects) {

@@ -934,6 +934,80 @@ void run_reduce(uint32_t format) {
   EXPECT_EQ(core.cbs[2].received, kPages);
 }
 
+// Passes (kRtPasses, the one-shot ring reduce_scatter's fold): out = ((in0 + b0) + b1) + b2 per
+// block, in1 supplying the three passes' blocks one pass after another, the running sums kept in
+// the out CB (all blocks reserved at once), fp32 and bf16, each addition rounded, bit for bit.
+void run_reduce_passes(uint32_t format) {
+  World w;
+  Core& core = w.add_core(0, 1, 1, kWorkerL1);
+  constexpr uint32_t kPage = 2048;
+  constexpr uint32_t kBlocks = 3;
+  constexpr uint32_t kPagesPerBlock = 2;
+  constexpr uint32_t kPasses = 3;
+  constexpr uint32_t kPages = kBlocks * kPagesPerBlock;
+  add_cb(core, 0, 0x10000, kPage, kPages);
+  add_cb(core, 1, 0x20000, kPage, kPasses * kPages);
+  add_cb(core, 2, 0x30000, kPage, kPages);
+  const uint32_t words = kPages * kPage / 4;
+  std::vector<uint32_t> a(words);
+  std::vector<uint32_t> b(kPasses * words);
+  for (uint32_t i = 0; i < a.size(); ++i) {
+    a[i] = format == kernels::reduce::kDataFormatFloat32 ? kernels::float_to_bits(static_cast<float>(i) * 0.5f)
+                                                          : 0x3F80u | (0x4000u << 16) | (i % 5);
+  }
+  for (uint32_t i = 0; i < b.size(); ++i) {
+    b[i] = format == kernels::reduce::kDataFormatFloat32
+               ? kernels::float_to_bits(0.1f + static_cast<float>(i % 11) * 0.37f)
+               : (0x3E01u + (i % 13)) | ((0xBF13u + (i % 3)) << 16);
+  }
+  core.write(0x10000, a.data(), static_cast<uint32_t>(a.size() * 4));
+  core.write(0x20000, b.data(), static_cast<uint32_t>(b.size() * 4));
+  core.cbs[0].received = kPages;
+  core.cbs[1].received = kPasses * kPages;
+  kargs::ReduceSpec spec{0, 1, 2, format, kBlocks, kPagesPerBlock};
+  spec.passes = kPasses;
+  const kargs::KernelArgs args = kargs::build_reduce_args(spec);
+  ASSERT_EQ(args.runtime.size(), kernels::reduce::kNumRuntimeArgsWithPasses);
+  w.launch("reduce", core, &kernel_main_reduce, args.compile_time, args.runtime);
+  Core& sink = w.add_core(0, 2, 1, kWorkerL1);
+  launch_block_sink(w, core, kBlocks, kPagesPerBlock, kPage);
+  const fake::RunResult r = w.run();
+  ASSERT_TRUE(r.ok()) << describe(r);
+  std::vector<uint32_t> out(words);
+  sink.read(0x10000, out.data(), static_cast<uint32_t>(out.size() * 4));
+  for (uint32_t i = 0; i < words; ++i) {
+    uint32_t expected = a[i];
+    for (uint32_t pass = 0; pass < kPasses; ++pass) {
+      const uint32_t addend = b[pass * words + i];
+      if (format == kernels::reduce::kDataFormatFloat32) {
+        expected = kernels::fp32_add_bits(expected, addend);
+      } else {
+        uint32_t sum = 0;
+        kernels::add_bf16_packed(&expected, &addend, &sum, 2);
+        expected = sum;
+      }
+    }
+    ASSERT_EQ(out[i], expected) << "word " << i;
+  }
+  EXPECT_EQ(core.cbs[0].acked, kPages);
+  EXPECT_EQ(core.cbs[1].acked, kPasses * kPages);
+  EXPECT_EQ(core.cbs[2].received, kPages);
+}
+
+TEST(KernelsE2E, ReducePassesFp32) { run_reduce_passes(kernels::reduce::kDataFormatFloat32); }
+TEST(KernelsE2E, ReducePassesBf16) { run_reduce_passes(kernels::reduce::kDataFormatFloat16B); }
+
+TEST(KernelsE2E, ReducePassesRejectsAThirdInput) {
+  kargs::ReduceSpec spec{0, 1, 2, kernels::reduce::kDataFormatFloat16B, 3, 2};
+  spec.passes = 2;
+  spec.in2_cb_id = 3;
+  spec.in2_blocks = 1;
+  EXPECT_THROW(kargs::build_reduce_args(spec), kargs::KernelArgsError);
+  spec.in2_blocks = 0;
+  spec.passes = 0;
+  EXPECT_THROW(kargs::build_reduce_args(spec), kargs::KernelArgsError);
+}
+
 // bfp8_b: whole 1088 B tiles, 2 per block, summed block by block in fp32 (bfp8_math.hpp).
 TEST(KernelsE2E, ReduceBfp8) {
   World w;
