@@ -101,13 +101,36 @@ all_gather::Params gather_params(const Params& p, const topo::Topology& topology
   return ag_params(p, with_dim_scaled(f.spec, f.dim, n, false), f.dim, p.intermediate_buffer, p.output_buffer);
 }
 
-// The composite's local chain on one chip (local_sum.hpp), its CB packet one fabric payload.
-Program local_reduce_program(const Params& p, const topo::Topology& topology, ChipId chip, std::uint32_t n) {
-  const std::uint32_t packet =
-      packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
-  Program program;
-  add_local_sum(program, p, topology, chip, p.first_worker, n, packet, std::nullopt);
-  return program;
+// The composite's local sum on one chip (local_sum.hpp), its CB packet one fabric payload.
+std::uint32_t local_sum_packet(const Params& p) {
+  return packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
+}
+
+// The composite's local sum: one workload with the running sums in L1 when they fit, else one
+// workload per pass chained through the output (each pass's read-back behind the previous
+// program's acked writes).
+std::vector<MeshWorkload> local_sum_workloads(const Params& p, const topo::Topology& topology,
+                                              const MeshWorkload& gather, std::uint32_t n) {
+  const std::uint32_t packet = local_sum_packet(p);
+  std::vector<MeshWorkload> workloads;
+  if (sums_fit_in_l1(p, packet)) {
+    MeshWorkload reduce;
+    reduce.name = "all_reduce_local_reduce";
+    for (const auto& [chip, program] : gather.programs) {
+      add_local_sum(reduce.programs[chip], p, topology, chip, p.first_worker, n, packet, std::nullopt);
+    }
+    workloads.push_back(std::move(reduce));
+    return workloads;
+  }
+  for (std::uint32_t pass = 1; pass < n; ++pass) {
+    MeshWorkload reduce;
+    reduce.name = fmt::format("all_reduce_local_reduce_pass{}", pass);
+    for (const auto& [chip, program] : gather.programs) {
+      add_local_sum_pass(reduce.programs[chip], p, topology, chip, p.first_worker, n, packet, pass);
+    }
+    workloads.push_back(std::move(reduce));
+  }
+  return workloads;
 }
 
 }  // namespace
@@ -224,12 +247,8 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
   } else {
     const MeshWorkload gather = all_gather::build(gather_params(p, topology, algorithm), topology);
     const std::uint32_t n = group_size(p, topology);
-    MeshWorkload reduce;
-    reduce.name = "all_reduce_local_reduce";
-    for (const auto& [chip, program] : gather.programs)
-      reduce.programs[chip] = local_reduce_program(p, topology, chip, n);
     workloads.push_back(gather);
-    workloads.push_back(std::move(reduce));
+    for (MeshWorkload& reduce : local_sum_workloads(p, topology, gather, n)) workloads.push_back(std::move(reduce));
   }
   for (MeshWorkload& w : workloads) w.name = fmt::format("{}:{}", kOp, w.name);
   return workloads;

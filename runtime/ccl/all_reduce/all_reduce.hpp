@@ -17,7 +17,8 @@
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
 // Auto picks OneShot on 1 link up to `one_shot_max_bytes` of tensor (32 KiB ring, 64 KiB line), above it the first when it can, else
-// the composite. build() returns the op's workloads in order (2 either way);
+// the composite. build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
+// 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
 //

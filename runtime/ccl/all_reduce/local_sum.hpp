@@ -1,13 +1,22 @@
 #pragma once
 // The local sum of an all_reduce whose N copies already sit in one chip's intermediate buffer
-// (the composite all_gather's output, or the one-shot's multicast copies): on one worker core,
-//   stream 0 (intermediate): [wait `ready` >= N, reset it], pass 1 copy 0 -> acc CB and
-//                            copy 1 -> next CB; pass k: copy k -> next CB
-//   stream 1 (output):       pass 1 reduced -> output; pass k: output -> acc CB, reduced -> output
-//   reduce kernel (compute): acc + next -> reduced
-// so output = ((g0 + g1) + g2) + ... in rank order, chunk by chunk. Pass k reads back what pass
-// k - 1 wrote, with the same interpreter on the same NoC (in order per destination,
-// docs/kernels.md).
+// (the composite all_gather's output, or the one-shot's multicast copies), on one worker core,
+// output = ((g0 + g1) + g2) + ... in rank order. Two forms:
+//
+// Running sums in L1 (add_local_sum; when sums_fit_in_l1, the one-shot always):
+//   stream 0 (intermediate): [wait `ready` >= N, reset it], copy 0 -> acc CB and copy 1 -> next
+//                            CB chunk by chunk, then copies 2 .. N-1 -> next CB
+//   stream 1 (output):       the sums CB -> output, once
+//   reduce kernel (compute): N - 1 passes (ReduceSpec::passes), the running sums in the sums CB
+// Nothing is read back, so no read can overtake a write (the NoC orders writes per destination,
+// not a read behind a write: docs/collectives.md, "The running sums stay in L1").
+//
+// Chained through the output (add_local_sum_pass; composites whose sums do not fit): one
+// program per pass k = 1 .. N-1, each its own workload, chunk by chunk
+//   stream 0 (intermediate): pass 1 copy 0 -> acc CB and copy 1 -> next CB; pass k: copy k -> next
+//   stream 1 (output):       pass k > 1: output -> acc CB; reduced -> output
+// Pass k reads what pass k - 1 wrote only after pass k - 1's kernels have ended, and a kernel
+// ends with a write barrier (all its writes acked), so every read-back is behind acked writes.
 
 #include <cstdint>
 #include <optional>
@@ -17,10 +26,22 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Adds the local sum's kernels and CBs on `core` of `chip` to `program`. `packet` is the CB
-// packet in pages (the interpreter's read-barrier granularity); `ready`, when given, is a
-// semaphore the first stream waits on until N copies have landed, then resets.
+// The bytes of the sums CB that keeps the whole tensor's running sums (whole CB packets of
+// `packet` pages), and whether they fit kMaxReducedCbBytes.
+std::uint64_t local_sums_bytes(const Params& params, std::uint32_t packet);
+bool sums_fit_in_l1(const Params& params, std::uint32_t packet);
+
+// Adds the local sum with its running sums in L1 on `core` of `chip` to `program`. `packet` is
+// the CB packet in pages (the interpreter's read-barrier granularity); `ready`, when given, is a
+// semaphore the first stream waits on until N copies have landed, then resets. Throws
+// CclParamsError when the sums do not fit (sums_fit_in_l1).
 void add_local_sum(Program& program, const Params& params, const topo::Topology& topology, ChipId chip, CoreCoord core,
                    std::uint32_t n, std::uint32_t packet, std::optional<cmd::GlobalSemaphoreAddress> ready);
+
+// Adds pass `pass` (1 .. n - 1) of the local sum chained through the output: output = output +
+// copy `pass` (pass 1: copy 0 + copy 1). Each pass must run as a program of its own, after the
+// previous one.
+void add_local_sum_pass(Program& program, const Params& params, const topo::Topology& topology, ChipId chip,
+                        CoreCoord core, std::uint32_t n, std::uint32_t packet, std::uint32_t pass);
 
 }  // namespace cclmesh::runtime::ccl::all_reduce

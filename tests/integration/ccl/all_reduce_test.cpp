@@ -139,6 +139,28 @@ TEST(AllReduceE2e, CompositeOnTheRingWithSeveralChunks) {
   EXPECT_EQ(run_case(*device, c).algorithm, ar::Algorithm::Composite);
 }
 
+// The local sum's two forms (local_sum.hpp): running sums in L1 (the one-shot always, the
+// composite while its sums fit kMaxReducedCbBytes) from one page up, and the composite above the
+// limit, one workload per pass chained through the output (257 tiles: 516 KiB of sums).
+TEST(AllReduceE2e, LocalSumInL1AndChainedPasses) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (const std::uint32_t tiles : {1u, 3u, 16u, 33u}) {
+    for (const ar::Algorithm a : {ar::Algorithm::OneShot, ar::Algorithm::Composite}) {
+      Case c;
+      c.tensor = tile({1, 1, 32, 32 * tiles});
+      c.algorithm = a;
+      EXPECT_EQ(run_case(*device, c).algorithm, a) << tiles;
+    }
+  }
+  Case fp32;
+  fp32.tensor = tile({1, 1, 32, 32 * 5}, DataType::Float32);
+  fp32.algorithm = ar::Algorithm::Composite;
+  run_case(*device, fp32);
+  Case above;
+  above.tensor = tile({1, 1, 32, 32 * 257});
+  EXPECT_EQ(run_case(*device, above).algorithm, ar::Algorithm::Composite);
+}
+
 // The one-shot (multicast + local reduce in one workload): Auto's pick for small tensors, on
 // N300, the T3K ring and line, cluster_axis rows, bf16 and fp32, pages that do not divide by N,
 // back to back.

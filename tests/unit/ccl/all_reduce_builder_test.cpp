@@ -1,5 +1,6 @@
 // all_reduce's builder: the algorithm choice (REFERENCE 7.6), the intermediate buffer it needs,
 // the two workloads it returns, and what it rejects.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernels/kernel_args.hpp"
@@ -107,6 +108,72 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   // The reduce core needs the done semaphore too.
   odd.done_semaphore = test::semaphore(2, {{0, 0}, {0, 0}});
   EXPECT_THROW(ar::build(odd, t3k), CclParamsError);
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// The reduce kernel's passes (absent from its args: 1).
+std::uint32_t reduce_passes(const KernelSpec& k) {
+  const std::vector<std::uint32_t>& rt = k.runtime_args.at(k.cores.front().start);
+  return rt.size() > kernels::reduce::kRtPasses ? rt[kernels::reduce::kRtPasses] : 1;
+}
+
+// The local sum keeps its running sums in the reduce kernel's sums CB (N - 1 passes, the output
+// written once, never read) while the whole tensor's sums fit kMaxReducedCbBytes; a larger
+// composite chains one workload per pass through the output, each pass reading back what the
+// previous program wrote (acked by its end); a larger one-shot is refused.
+TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
+  const topo::Topology t3k = topo::build_t3k();
+  // One-shot, 32 KiB: the reduce core's interpreter (kernel 2), output stream = one write.
+  ar::Params one_shot = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 16}));
+  one_shot.algorithm = ar::Algorithm::OneShot;
+  for (const auto& [chip, program] : ar::build(one_shot, t3k).at(0).programs) {
+    ASSERT_EQ(program.kernels.size(), 4u);
+    EXPECT_EQ(reduce_passes(program.kernels[3]), 7u);
+    const std::string out = test::stream_text(program.kernels[2].runtime_args.at({1, 0}), 1);
+    EXPECT_EQ(count_of(out, "\n#"), 0u) << out;
+    EXPECT_EQ(count_of(out, "STREAM_CB_TO_TENSOR"), 1u) << out;
+    EXPECT_EQ(count_of(out, "STREAM_TENSOR_TO_CB"), 0u) << out;
+  }
+  // Composite: 255 tiles (not a multiple of 8) in packets of 2 (one 4352 B payload) are 128
+  // packets, 256 pages x 2 KiB = 512 KiB of sums, just the limit: one local workload.
+  ar::Params at_limit = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 255}));
+  ASSERT_EQ(ar::resolved_algorithm(at_limit, t3k), ar::Algorithm::Composite);
+  const std::vector<MeshWorkload> in_l1 = ar::build(at_limit, t3k);
+  ASSERT_EQ(in_l1.size(), 2u);
+  EXPECT_EQ(in_l1[1].name, "all_reduce:all_reduce_local_reduce");
+  for (const auto& [chip, program] : in_l1[1].programs) {
+    EXPECT_EQ(reduce_passes(program.kernels[1]), 7u);
+    const std::string out = test::stream_text(program.kernels[0].runtime_args.at({0, 0}), 1);
+    EXPECT_EQ(count_of(out, "STREAM_TENSOR_TO_CB"), 0u) << out;
+  }
+  // 257 tiles: 516 KiB of sums, above it: the gather, then passes 1 .. 7, one workload each;
+  // pass 1 sums copies 0 and 1 without a read-back, passes 2 .. 7 read the output back.
+  ar::Params above = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 257}));
+  ASSERT_EQ(ar::resolved_algorithm(above, t3k), ar::Algorithm::Composite);
+  const std::vector<MeshWorkload> chained = ar::build(above, t3k);
+  ASSERT_EQ(chained.size(), 8u);
+  for (std::uint32_t pass = 1; pass < 8; ++pass) {
+    const MeshWorkload& w = chained[pass];
+    EXPECT_EQ(w.name, fmt::format("all_reduce:all_reduce_local_reduce_pass{}", pass));
+    ASSERT_EQ(w.programs.size(), 8u);
+    for (const auto& [chip, program] : w.programs) {
+      EXPECT_EQ(reduce_passes(program.kernels[1]), 1u);
+      const std::string copies = test::stream_text(program.kernels[0].runtime_args.at({0, 0}), 0);
+      const std::string out = test::stream_text(program.kernels[0].runtime_args.at({0, 0}), 1);
+      // 257 pages in chunks of 8 packets of 2 pages: 17 chunks.
+      EXPECT_EQ(count_of(copies, "STREAM_TENSOR_TO_CB"), pass == 1 ? 34u : 17u) << pass;
+      EXPECT_EQ(count_of(out, "STREAM_TENSOR_TO_CB"), pass == 1 ? 0u : 17u) << pass;
+      EXPECT_EQ(count_of(out, "STREAM_CB_TO_TENSOR"), 17u) << pass;
+    }
+  }
+  // A one-shot that large would need the sums in L1: refused, naming the bytes.
+  above.algorithm = ar::Algorithm::OneShot;
+  EXPECT_THROW(ar::build(above, t3k), CclParamsError);
 }
 
 // bfp8_b all_reduce: every algorithm validates and its reduce kernels sum Bfp8_b tiles.
