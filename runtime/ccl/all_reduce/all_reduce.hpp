@@ -16,7 +16,7 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto picks OneShot on 1 link up to `one_shot_max_bytes` of tensor (32 KiB ring, 64 KiB line), above it the first when it can, else
+// Auto picks OneShot on 1 link up to `one_shot_max_bytes` of tensor (64 KiB ring, 32 KiB line), above it the first when it can, else
 // the composite. build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
@@ -44,10 +44,11 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Auto's one-shot thresholds: the simulated crossovers on the T3K 8-ring (between 32 and 48
-// KiB) and 8-line (64 KiB and up), bf16 tiles in DRAM (docs/collectives.md has the table).
-inline constexpr std::uint64_t kDefaultOneShotMaxBytesRing = 32 * 1024;
-inline constexpr std::uint64_t kDefaultOneShotMaxBytesLine = 64 * 1024;
+// Auto's one-shot thresholds: the simulated crossovers on the T3K 8-ring (between 64 and 80
+// KiB) and 8-line (about 32 KiB), bf16 tiles in DRAM, with the local sum's running sums in L1
+// (docs/collectives.md has the table).
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesRing = 64 * 1024;
+inline constexpr std::uint64_t kDefaultOneShotMaxBytesLine = 32 * 1024;
 
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);

@@ -92,13 +92,18 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   // Just above the threshold, Auto takes reduce_scatter + all_gather (the pages divide).
   p.one_shot_max_bytes = 32 * 1024 - 1;
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
-  // The defaults: 32 KiB on a ring, 64 KiB on a line.
+  // The defaults: 64 KiB on a ring, 32 KiB on a line.
   p.one_shot_max_bytes.reset();
-  p.tensor = bf16({1, 1, 32, 32 * 17});
-  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);  // 17 tiles do not divide by 8
-  p.topology = CclTopology::Line;
+  p.tensor = bf16({1, 1, 32, 32 * 32});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
-  p.tensor = bf16({1, 1, 32, 32 * 40});
+  p.tensor = bf16({1, 1, 32, 32 * 33});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);  // 33 tiles do not divide by 8
+  p.topology = CclTopology::Line;
+  p.tensor = bf16({1, 1, 32, 32 * 16});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  p.tensor = bf16({1, 1, 32, 32 * 17});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  p.tensor = bf16({1, 1, 32, 32 * 24});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
   // Forced, the one-shot runs whatever the size and divisibility.
   ar::Params odd = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 1, 96}));
@@ -131,7 +136,9 @@ TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
   // One-shot, 32 KiB: the reduce core's interpreter (kernel 2), output stream = one write.
   ar::Params one_shot = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 16}));
   one_shot.algorithm = ar::Algorithm::OneShot;
-  for (const auto& [chip, program] : ar::build(one_shot, t3k).at(0).programs) {
+  const std::vector<MeshWorkload> single = ar::build(one_shot, t3k);
+  ASSERT_EQ(single.size(), 1u);
+  for (const auto& [chip, program] : single[0].programs) {
     ASSERT_EQ(program.kernels.size(), 4u);
     EXPECT_EQ(reduce_passes(program.kernels[3]), 7u);
     const std::string out = test::stream_text(program.kernels[2].runtime_args.at({1, 0}), 1);
@@ -142,6 +149,9 @@ TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
   // Composite: 255 tiles (not a multiple of 8) in packets of 2 (one 4352 B payload) are 128
   // packets, 256 pages x 2 KiB = 512 KiB of sums, just the limit: one local workload.
   ar::Params at_limit = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 255}));
+  // The all_gather of that size runs more workers: semaphores on a whole row of cores.
+  at_limit.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+  at_limit.done_semaphore = semaphore(2, {{0, 0}, {7, 0}});
   ASSERT_EQ(ar::resolved_algorithm(at_limit, t3k), ar::Algorithm::Composite);
   const std::vector<MeshWorkload> in_l1 = ar::build(at_limit, t3k);
   ASSERT_EQ(in_l1.size(), 2u);
@@ -154,6 +164,8 @@ TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
   // 257 tiles: 516 KiB of sums, above it: the gather, then passes 1 .. 7, one workload each;
   // pass 1 sums copies 0 and 1 without a read-back, passes 2 .. 7 read the output back.
   ar::Params above = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 257}));
+  above.barrier_semaphore = at_limit.barrier_semaphore;
+  above.done_semaphore = at_limit.done_semaphore;
   ASSERT_EQ(ar::resolved_algorithm(above, t3k), ar::Algorithm::Composite);
   const std::vector<MeshWorkload> chained = ar::build(above, t3k);
   ASSERT_EQ(chained.size(), 8u);
