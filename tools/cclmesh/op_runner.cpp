@@ -437,11 +437,17 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "reduce_scatter and all_reduce on a line in fabric mode",
                                  options.rs_line_algorithm, to_string(options.op), options.topology, options.mode));
   }
-  if (options.rs_ring_algorithm != "auto" &&
-      (options.op != CollectiveOp::ReduceScatter || legacy_mode(options) || options.topology != "ring")) {
+  const bool reduces_scatter = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
+  if (options.rs_ring_algorithm != "auto" && (!reduces_scatter || legacy_mode(options) || options.topology != "ring")) {
     throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
-                                 "reduce_scatter on a ring in fabric mode",
+                                 "reduce_scatter and all_reduce on a ring in fabric mode",
                                  options.rs_ring_algorithm, to_string(options.op), options.topology, options.mode));
+  }
+  if (options.rs_ring_algorithm != "auto" && options.op == CollectiveOp::AllReduce &&
+      options.all_reduce_algo != "auto" && options.all_reduce_algo != "rs-ag") {
+    throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given with --all-reduce-algo {}; it chooses the reduce_scatter "
+                                 "half of rs-ag (expected --all-reduce-algo rs-ag or auto)",
+                                 options.rs_ring_algorithm, options.all_reduce_algo));
   }
   if (options.rs_ring_algorithm == "one-shot" && options.workers_per_link && *options.workers_per_link > 1) {
     throw UsageError(fmt::format("--workers-per-link: {} given with --rs-ring-algorithm one-shot; the one-shot runs "
@@ -949,6 +955,9 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
+    // "auto" keeps all_reduce's own default for its reduce_scatter half (the chain: all_reduce has
+    // its own one-shot for small tensors, all_reduce.hpp).
+    if (options.rs_ring_algorithm != "auto") p.rs_ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
     p.input_buffer = device.create_buffer(input_config(p.tensor));
     p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
     p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));

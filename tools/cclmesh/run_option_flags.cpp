@@ -72,7 +72,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::IsMember({"two_sided", "wrap"}))
       ->capture_default_str();
   command.add_option("--rs-ring-algorithm", o.rs_ring_algorithm,
-                     "reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to 512 KiB per chip, REFERENCE 7.5)")
+                     "reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to 512 KiB per chip, REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto keeps all_reduce's chain)")
       ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
