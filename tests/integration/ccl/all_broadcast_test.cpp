@@ -21,11 +21,6 @@ namespace {
 
 namespace ab = runtime::ccl::all_broadcast;
 namespace ag = runtime::ccl::all_gather;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::TensorSpec;
 
 TEST(AllBroadcastE2E, T3kRingEveryChipHoldsEveryRanksInput) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);

@@ -24,22 +24,9 @@ namespace {
 
 namespace ag = runtime::ccl::all_gather;
 using runtime::BufferConfig;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
 using runtime::ccl::LegacyTermination;
-using runtime::ccl::TensorSpec;
 
 // all_gather's expected output, the same on every rank: the ranks' inputs joined along dim.
-LegacyRun run_case(sim::device::SimMeshDevice& device, const LegacyCase& c) {
-  return run_legacy_case<ag::Params>(
-      device, c, 500, [](const ag::Params& p, const topo::Topology&, const std::vector<Bytes>& by_rank) {
-        return std::vector<Bytes>(by_rank.size(), runtime::ccl::reference::concat(by_rank, p.input, p.dim));
-      });
-}
-
 TEST(AllGatherLegacy, N300EveryDim) {
   for (std::uint32_t dim = 0; dim < 4; ++dim) {
     SCOPED_TRACE(dim);
@@ -48,7 +35,7 @@ TEST(AllGatherLegacy, N300EveryDim) {
     c.input = tile({2, 2, 64, 96});
     c.dim = dim;
     c.topology = CclTopology::Line;
-    const LegacyRun r = run_case(*device, c);
+    const LegacyRun r = run_legacy_all_gather(*device, c);
     EXPECT_EQ(r.edms, 2u);  // one EDM on each end of the one hop
   }
 }
@@ -58,7 +45,7 @@ TEST(AllGatherLegacy, T3kRingAndLines) {
     auto device = legacy_device(topo::build_t3k());
     LegacyCase c;
     c.input = tile({1, 1, 64, 256});
-    const LegacyRun r = run_case(*device, c);
+    const LegacyRun r = run_legacy_all_gather(*device, c);
     EXPECT_EQ(r.edms, 16u);  // 8 hops, both ends
   }
   {
@@ -66,7 +53,7 @@ TEST(AllGatherLegacy, T3kRingAndLines) {
     LegacyCase c;
     c.input = tile({1, 1, 64, 256});
     c.topology = CclTopology::Line;
-    EXPECT_EQ(run_case(*device, c).edms, 14u);
+    EXPECT_EQ(run_legacy_all_gather(*device, c).edms, 14u);
   }
   {
     auto device = legacy_device(topo::build_t3k());
@@ -76,7 +63,7 @@ TEST(AllGatherLegacy, T3kRingAndLines) {
     c.input = tile({1, 1, 96, 64});
     c.dim = 2;
     c.topology = CclTopology::Line;
-    EXPECT_EQ(run_case(*device, c).edms, 6u);
+    EXPECT_EQ(run_legacy_all_gather(*device, c).edms, 6u);
   }
 }
 
@@ -100,7 +87,7 @@ TEST(AllGatherLegacy, DtypesLayoutsAndMemories) {
     c.input = v.input;
     c.dim = v.dim;
     c.memory = v.memory;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
 }
 
@@ -112,7 +99,7 @@ TEST(AllGatherLegacy, WidthShardedOutput) {
   c.output_config = BufferConfig{BufferType::L1, runtime::ccl::size_bytes(out), runtime::ccl::page_size_bytes(out),
                                  runtime::TensorMemoryLayout::WidthSharded,
                                  runtime::ShardSpec{{runtime::CoreRange{{0, 0}, {7, 3}}}, 1, 1, 32, runtime::ShardOrientation::RowMajor}};
-  run_case(*device, c);
+  run_legacy_all_gather(*device, c);
 }
 
 // DRAM-sharded buffers: shard core (x, 0) is DRAM bank x (buffer_layout.hpp), so the workers'
@@ -134,7 +121,7 @@ TEST(AllGatherLegacy, DramShardedBuffers) {
     c.input = tile({1, 1, 32, 192});  // 6 tiles per chip, one per bank; out 48 tiles, 8 per bank
     c.input_config = dram_sharded(c.input, runtime::TensorMemoryLayout::WidthSharded, 6, 1, 1);
     c.output_config = dram_sharded(tile({1, 1, 32, 1536}), runtime::TensorMemoryLayout::WidthSharded, 6, 1, 8);
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
   {
     auto device = legacy_device(topo::build_t3k());
@@ -145,7 +132,7 @@ TEST(AllGatherLegacy, DramShardedBuffers) {
     c.dim = 2;
     c.topology = CclTopology::Line;
     c.output_config = dram_sharded(tile({1, 1, 256, 64}), runtime::TensorMemoryLayout::HeightSharded, 4, 2, 2);
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
 }
 
@@ -196,7 +183,7 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidth) {
     c.num_links = v.links;
     c.memory = v.memory;
     c.legacy.pages_per_message = v.pages_per_message;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
     if (v.links > 1) {
       // Every link's share of a slice: its rows, whole (one piece per row here).
       const std::uint32_t rows = v.input.shape[0] * v.input.shape[1] * v.input.shape[2];
@@ -215,7 +202,7 @@ TEST(AllGatherLegacy, RowMajorRowsWiderThanAnEdmBuffer) {
     LegacyCase c;
     c.input = rows_of({1, 1, 3, 32768});
     c.topology = CclTopology::Line;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
   {
     auto device = legacy_device(topo::build_t3k());
@@ -225,7 +212,7 @@ TEST(AllGatherLegacy, RowMajorRowsWiderThanAnEdmBuffer) {
     c.num_links = 2;
     c.memory = BufferType::L1;
     c.legacy.pages_per_message = 1;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
     expect_every_link_carried(*device, {0, 1, 3, 2}, CclTopology::Ring, 2, 2 * 32768 - 1);
   }
 }
@@ -245,7 +232,7 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidthShardedBuffers) {
     c.input = rows_of({1, 1, 16, 192});
     c.input_config = row_shards(c.input, BufferType::L1, {{0, 2}, {3, 2}}, 4);
     c.output_config = row_shards(rows_of({1, 1, 16, 192 * 8}), BufferType::L1, {{0, 0}, {7, 0}}, 2);
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
   {
     auto device = legacy_device(topo::build_n300());
@@ -253,7 +240,7 @@ TEST(AllGatherLegacy, RowMajorAlongTheWidthShardedBuffers) {
     c.input = rows_of({1, 1, 32, 64});
     c.topology = CclTopology::Line;
     c.output_config = row_shards(rows_of({1, 1, 32, 128}), BufferType::Dram, {{0, 0}, {3, 0}}, 8);
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
 }
 
@@ -270,7 +257,7 @@ TEST(AllGatherLegacy, RowMajorRowPiecesOnLongerLinesAndMidRowLinkRuns) {
     LegacyCase c;
     c.input = rows_of({1, 1, 3, 32768});
     c.topology = CclTopology::Line;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
   }
   const topo::Topology galaxy = topo::build_galaxy();
   {
@@ -282,7 +269,7 @@ TEST(AllGatherLegacy, RowMajorRowPiecesOnLongerLinesAndMidRowLinkRuns) {
     c.topology = CclTopology::Line;
     c.groups = {column};
     c.num_links = 3;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
     // Every link carried its 2 pieces of 32 KiB of every slice both ways.
     expect_every_link_carried(*device, column, CclTopology::Line, 3, 2 * 32768 - 1);
   }
@@ -298,7 +285,7 @@ TEST(AllGatherLegacy, RowMajorRowPiecesOnLongerLinesAndMidRowLinkRuns) {
     BufferConfig out = row_shards(rows_of({1, 1, 5, 30720}, DataType::Float32), BufferType::L1, {{1, 1}, {3, 1}}, 2);
     out.shard->orientation = runtime::ShardOrientation::ColMajor;
     c.output_config = out;
-    run_case(*device, c);
+    run_legacy_all_gather(*device, c);
     expect_every_link_carried(*device, three, CclTopology::Line, 3, 3 * 20480 - 1);
   }
 }
@@ -314,7 +301,7 @@ TEST(AllGatherLegacy, EachRowPieceIsItsOwnNocWrite) {
   c.input = rows_of({1, 1, 8, 48});
   c.topology = CclTopology::Line;
   c.output_config = row_shards(rows_of({1, 1, 8, 96}), BufferType::L1, {{2, 2}, {3, 2}}, 4);
-  run_case(*device, c);
+  run_legacy_all_gather(*device, c);
   const ChipId top = runtime::ccl::resolve_legacy_groups({}, device->topology(), CclTopology::Line).front().at(1);
   const runtime::Noc0Coord up_core = device->core_map(top).tensix_noc0(runtime::CoreCoord{0, 0});
   const sim::CoreCoord port{static_cast<std::int32_t>(up_core.x), static_cast<std::int32_t>(up_core.y)};
@@ -332,7 +319,7 @@ TEST(AllGatherLegacy, TerminationModesAndSmallBuffers) {
         LegacyCase c;
         c.input = tile({1, 1, 32, 320});
         c.legacy = {termination, buffers, pages};
-        run_case(*device, c);
+        run_legacy_all_gather(*device, c);
       }
     }
   }
@@ -344,7 +331,7 @@ TEST(AllGatherLegacy, LaunchCostAgainstFabricMode) {
   auto device = legacy_device(topo::build_t3k());
   LegacyCase c;
   c.input = tile({1, 1, 64, 256});
-  const LegacyRun legacy = run_case(*device, c);
+  const LegacyRun legacy = run_legacy_all_gather(*device, c);
   const std::uint64_t dispatch_ns = 3500;  // DispatchOptions' default
   // Every EDM is ready only after the dispatch latency and a handshake round trip on its link
   // (> 2 x 500 ns wire to L1, sim_model.md).

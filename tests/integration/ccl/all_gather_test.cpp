@@ -25,12 +25,6 @@ namespace {
 namespace ag = runtime::ccl::all_gather;
 using runtime::BufferConfig;
 using runtime::BufferHandle;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 struct Case {
   TensorSpec input;
@@ -51,17 +45,11 @@ struct Case {
   std::optional<std::uint32_t> workers_per_link;  // relay only
 };
 
-struct Result {
-  std::uint64_t kernel_ns = 0;
-  std::uint64_t output_bytes = 0;
-  std::uint32_t group_size = 0;
-};
-
-Result run_one(sim::device::SimMeshDevice& device, const Case& c);
+RunOutcome run_one(sim::device::SimMeshDevice& device, const Case& c);
 
 // Runs `c` on `device` and checks every chip of every group against the reference; a ring case
 // without an algorithm runs with both (the result is the relay's).
-Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   if (c.topology != CclTopology::Ring || c.algorithm != ag::RingAlgorithm::Auto) return run_one(device, c);
   Case multicast = c;
   multicast.algorithm = ag::RingAlgorithm::Multicast;
@@ -75,7 +63,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   return run_one(device, relay);
 }
 
-Result run_one(sim::device::SimMeshDevice& device, const Case& c) {
+RunOutcome run_one(sim::device::SimMeshDevice& device, const Case& c) {
   ag::Params p;
   p.input = c.input;
   p.dim = c.dim;
@@ -90,7 +78,7 @@ Result run_one(sim::device::SimMeshDevice& device, const Case& c) {
   p.workers_per_link = c.workers_per_link;
   const RunOutcome out = run_all_gather(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats, c.barrier});
   EXPECT_TRUE(out.verified);
-  return Result{out.kernel_ns, out.output_bytes, out.group_size};
+  return out;
 }
 
 // --- N300 -------------------------------------------------------------------------------------
@@ -331,7 +319,7 @@ TEST(AllGatherE2e, T3kClusterAxisRowsAtOnce) {
   c.dim = 3;
   c.topology = CclTopology::Line;
   c.cluster_axis = 1;
-  const Result r = run_case(*device, c);
+  const RunOutcome r = run_case(*device, c);
   EXPECT_EQ(r.group_size, 4u);
 }
 
@@ -344,7 +332,7 @@ TEST(AllGatherE2e, GalaxyRowsAtOnce) {
   c.input = tile({1, 1, 32, 64});
   c.topology = CclTopology::Line;
   c.cluster_axis = 1;
-  const Result r = run_case(*device, c);
+  const RunOutcome r = run_case(*device, c);
   EXPECT_EQ(r.group_size, 8u);
   ag::Params columns;
   columns.input = c.input;
@@ -722,13 +710,8 @@ namespace {
 
 // The figures the issue asks about, printed (not asserted: no timing thresholds in tests):
 // simulated kernel time and nccl-tests busbw of larger all-gathers.
-void print_figures(const char* what, const Result& r) {
-  const double t = static_cast<double>(r.kernel_ns);
-  const double algbw = static_cast<double>(r.output_bytes) / t;  // B/ns = GB/s
-  const double busbw = algbw * (r.group_size - 1) / r.group_size;
-  std::printf("%s: %llu B output, %.2f us, algbw %.2f GB/s, busbw %.2f GB/s\n", what,
-              static_cast<unsigned long long>(r.output_bytes), t / 1e3, algbw, busbw);
-  ::testing::Test::RecordProperty("simulated_ns", std::to_string(r.kernel_ns));
+void print_figures(const std::string& what, const RunOutcome& r) {
+  ccltest::print_figures(what, "output", r.output_bytes, r.kernel_ns, exchange_bus_factor(r.group_size));
 }
 
 TEST(AllGatherE2eFigures, T3kRingSixteenMebibytes) {

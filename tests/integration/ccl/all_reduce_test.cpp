@@ -14,12 +14,6 @@ namespace {
 
 namespace ar = runtime::ccl::all_reduce;
 namespace rs = runtime::ccl::reduce_scatter;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 struct Case {
   TensorSpec tensor;
@@ -204,13 +198,13 @@ TEST(AllReduceE2eFigures, OneShotAgainstReduceScatterAllGather) {
   for (const CclTopology t : {CclTopology::Ring, CclTopology::Line}) {
     for (const std::uint32_t tiles : {8u, 16u, 32u, 64u, 128u}) {
       for (const ar::Algorithm a : {ar::Algorithm::OneShot, ar::Algorithm::ReduceScatterAllGather}) {
-        auto device = make_device(topo::build_t3k(), t == CclTopology::Ring ? FabricMode::Ring : FabricMode::Line);
+        auto device = make_device(topo::build_t3k(), fabric_mode_for(t));
         Case c;
         c.tensor = tile({1, 1, 32, 32 * tiles});
         c.topology = t;
         c.algorithm = a;
         const Result r = run_case(*device, c);
-        std::printf("T3K 8-%s all_reduce %-28s %7llu B: %8.2f us\n", t == CclTopology::Ring ? "ring" : "line",
+        std::printf("T3K 8-%s all_reduce %-28s %7llu B: %8.2f us\n", shape_name(t),
                     ar::to_string(a).c_str(), static_cast<unsigned long long>(r.bytes),
                     static_cast<double>(r.kernel_ns) / 1e3);
       }
@@ -223,10 +217,7 @@ TEST(AllReduceE2eFigures, T3kRingEightMebibytes) {
   Case c;
   c.tensor = tile({1, 1, 1024, 4096});
   const Result r = run_case(*device, c);
-  const double t = static_cast<double>(r.kernel_ns);
-  const double algbw = static_cast<double>(r.bytes) / t;
-  std::printf("T3K 8-ring all_reduce: %llu B, %.2f us, algbw %.2f GB/s, busbw %.2f GB/s\n",
-              static_cast<unsigned long long>(r.bytes), t / 1e3, algbw, algbw * 2 * (r.group_size - 1) / r.group_size);
+  print_figures("T3K 8-ring all_reduce", "per chip", r.bytes, r.kernel_ns, 2 * exchange_bus_factor(r.group_size));
 }
 
 }  // namespace

@@ -13,12 +13,6 @@ namespace cclmesh::ccltest {
 namespace {
 
 namespace a2a = runtime::ccl::all_to_all;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 struct Case {
   TensorSpec tensor;
@@ -30,13 +24,7 @@ struct Case {
   std::uint32_t repeats = 1;
 };
 
-struct Result {
-  std::uint64_t kernel_ns = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t group_size = 0;
-};
-
-Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   a2a::Params p;
   p.tensor = c.tensor;
   p.dim = c.dim;
@@ -45,7 +33,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.groups.cluster_axis = c.cluster_axis;
   const RunOutcome out = run_all_to_all(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
-  return Result{out.kernel_ns, out.input_bytes, out.group_size};
+  return out;
 }
 
 TEST(AllToAllE2e, N300EveryDim) {
@@ -98,16 +86,13 @@ TEST(AllToAllE2e, T3kRowsAtOnceRowMajorInL1) {
 
 TEST(AllToAllE2eFigures, T3kRingAndLineFourMebibytes) {
   for (const CclTopology t : {CclTopology::Ring, CclTopology::Line}) {
-    auto device = make_device(topo::build_t3k(), t == CclTopology::Ring ? FabricMode::Ring : FabricMode::Line);
+    auto device = make_device(topo::build_t3k(), fabric_mode_for(t));
     Case c;
     c.tensor = tile({1, 1, 1024, 2048});
     c.topology = t;
-    const Result r = run_case(*device, c);
-    const double us = static_cast<double>(r.kernel_ns) / 1e3;
-    const double algbw = static_cast<double>(r.bytes) / us / 1e3;
-    std::printf("T3K 8-%s all_to_all: %llu B per chip, %.2f us, algbw %.2f GB/s, busbw %.2f GB/s\n",
-                t == CclTopology::Ring ? "ring" : "line", static_cast<unsigned long long>(r.bytes), us, algbw,
-                algbw * (r.group_size - 1) / r.group_size);
+    const RunOutcome r = run_case(*device, c);
+    print_figures(fmt::format("T3K 8-{} all_to_all", shape_name(t)), "per chip", r.input_bytes, r.kernel_ns,
+                  exchange_bus_factor(r.group_size));
   }
 }
 

@@ -3,6 +3,9 @@
 // fabric on a chosen line or ring, inputs with a distinct pattern per chip, reading back, and
 // the figures a run prints (simulated time, nccl-tests algbw / busbw, REFERENCE 9).
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +25,13 @@ namespace cclmesh::ccltest {
 
 using runtime::ChipId;
 using runtime::ccl::reference::Bytes;
+// The vocabulary every end-to-end test writes its cases in.
+using runtime::BufferType;
+using runtime::FabricMode;
+using runtime::ccl::CclTopology;
+using runtime::ccl::DataType;
+using runtime::ccl::Layout;
+using runtime::ccl::TensorSpec;
 
 // A TILE tensor of `shape` (elements, w z y x).
 inline runtime::ccl::TensorSpec tile(std::array<std::uint32_t, 4> shape,
@@ -53,6 +63,13 @@ inline std::unique_ptr<sim::device::SimMeshDevice> make_device(topo::Topology to
   options.data_mode = data;
   return std::make_unique<sim::device::SimMeshDevice>(std::move(topology), options);
 }
+
+// The fabric mode that carries an op of `shape` over the whole system: a ring for a ring.
+inline FabricMode fabric_mode_for(CclTopology shape) {
+  return shape == CclTopology::Ring ? FabricMode::Ring : FabricMode::Line;
+}
+
+inline const char* shape_name(CclTopology shape) { return shape == CclTopology::Ring ? "ring" : "line"; }
 
 // Fabric options: a line or ring, over the whole system or per mesh row and column, on `links`
 // routing planes.
@@ -96,6 +113,25 @@ inline std::uint64_t last_kernel_span_ns(const sim::device::SimMeshDevice& devic
     end = std::max(end, p[i].end_ns);
   }
   return end > start ? end - start : 0;
+}
+
+// The figures a figures test prints (not asserted: no timing thresholds in tests), as
+// nccl-tests gives them (REFERENCE 9, GB = 1e9 B): algbw = bytes / simulated kernel time, busbw =
+// algbw x the op's bus factor ((N-1)/N for all_gather, reduce_scatter, all_to_all; 2(N-1)/N for
+// all_reduce; 1 for reduce). `bytes_meaning` says which bytes ("output", "input", "per chip").
+// The kernel time is also recorded as the test's simulated_ns property.
+inline void print_figures(const std::string& what, const char* bytes_meaning, std::uint64_t bytes,
+                          std::uint64_t kernel_ns, double bus_factor) {
+  const double t = static_cast<double>(kernel_ns);
+  const double algbw = static_cast<double>(bytes) / t;  // B/ns = GB/s
+  std::printf("%s: %llu B %s, %.2f us, algbw %.2f GB/s, busbw %.2f GB/s\n", what.c_str(),
+              static_cast<unsigned long long>(bytes), bytes_meaning, t / 1e3, algbw, algbw * bus_factor);
+  ::testing::Test::RecordProperty("simulated_ns", std::to_string(kernel_ns));
+}
+
+// (N-1)/N: the share of the data each of N chips has to receive (all_gather, reduce_scatter).
+inline double exchange_bus_factor(std::uint32_t group_size) {
+  return static_cast<double>(group_size - 1) / group_size;
 }
 
 }  // namespace cclmesh::ccltest

@@ -1,6 +1,6 @@
 #pragma once
 // One case and one runner for the legacy EDM end-to-end tests (all_gather_legacy_test,
-// reduce_scatter_legacy_test): a device without a persistent fabric, a case (tensor, dim, ring
+// reduce_scatter_legacy_test, legacy_links_test): a device without a persistent fabric, a case (tensor, dim, ring
 // or line, memory, groups, EDM options, optional sharded buffers), and a run that creates the
 // op's buffers, writes a distinct input on every chip of every group, runs the op, compares
 // every chip's output bit for bit with the op's host reference, and reports the kernel time,
@@ -20,7 +20,10 @@
 
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 
 namespace cclmesh::ccltest {
@@ -102,6 +105,66 @@ LegacyRun run_legacy_case(sim::device::SimMeshDevice& device, const LegacyCase& 
     if (profile[i].ready_ns) run.launch_ns = std::max(run.launch_ns, *profile[i].ready_ns - enqueued_ns);
   }
   return run;
+}
+
+// The legacy all_gather: every rank ends with reference::concat of the group's inputs
+// (inputs pattern(500 + chip)).
+inline LegacyRun run_legacy_all_gather(sim::device::SimMeshDevice& device, const LegacyCase& c) {
+  namespace ag = runtime::ccl::all_gather;
+  return run_legacy_case<ag::Params>(
+      device, c, 500, [](const ag::Params& p, const topo::Topology&, const std::vector<Bytes>& by_rank) {
+        return std::vector<Bytes>(by_rank.size(), runtime::ccl::reference::concat(by_rank, p.input, p.dim));
+      });
+}
+
+// The legacy reduce_scatter: each rank against reduce_scatter::reference_outputs (inputs
+// pattern(700 + chip)).
+inline LegacyRun run_legacy_reduce_scatter(sim::device::SimMeshDevice& device, const LegacyCase& c) {
+  namespace rs = runtime::ccl::reduce_scatter;
+  return run_legacy_case<rs::Params>(device, c, 700, [](const rs::Params& p, const topo::Topology& topology,
+                                                        const std::vector<Bytes>& by_rank) {
+    return rs::reference_outputs(p, topology, by_rank);
+  });
+}
+
+// The legacy all_reduce (reduce_scatter + all_gather, each launching its own EDMs) of `tensor`
+// over `group` (empty: the system's ring / line of `shape`) on `links` links, every buffer in
+// DRAM; every rank's output against all_reduce::reference_outputs (inputs pattern(900 + chip)).
+// Returns the group it ran on, in rank order.
+inline std::vector<ChipId> run_legacy_all_reduce(sim::device::SimMeshDevice& device, runtime::ccl::CclTopology shape,
+                                                 const runtime::ccl::TensorSpec& tensor,
+                                                 const std::vector<ChipId>& group = {}, std::uint32_t links = 1) {
+  namespace ar = runtime::ccl::all_reduce;
+  ar::Params p;
+  p.tensor = tensor;
+  p.topology = shape;
+  p.num_links = links;
+  if (!group.empty()) p.groups.chips = {group};
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.fabric = device.options().fabric;
+  const auto config = [&](const runtime::ccl::TensorSpec& t) {
+    return runtime::ccl::interleaved_buffer_config(t, runtime::BufferType::Dram);
+  };
+  p.input_buffer = device.create_buffer(config(tensor));
+  p.output_buffer = device.create_buffer(config(tensor));
+  p.intermediate_buffer = device.create_buffer(config(ar::intermediate_spec(p, device.topology())));
+  EXPECT_EQ(ar::resolved_algorithm(p, device.topology()), ar::Algorithm::ReduceScatterAllGather);
+  const std::vector<ChipId> ranks =
+      group.empty() ? runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), shape).front() : group;
+  std::map<ChipId, Bytes> inputs;
+  for (ChipId chip : ranks) {
+    inputs[chip] = pattern(p.input_buffer.config.size_bytes, 900 + chip);
+    device.write_buffer(chip, p.input_buffer, inputs[chip]);
+  }
+  for (const auto& w : ar::build(p, device.topology())) device.enqueue_workload(w);
+  device.finish();
+  std::vector<Bytes> by_rank;
+  for (ChipId chip : ranks) by_rank.push_back(inputs[chip]);
+  const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), by_rank);
+  for (std::size_t rank = 0; rank < by_rank.size(); ++rank) {
+    EXPECT_TRUE(read_back(device, ranks[rank], p.output_buffer) == expected[rank]) << "rank " << rank;
+  }
+  return ranks;
 }
 
 // Payload bytes each ethernet core sent, by (chip, logical channel).

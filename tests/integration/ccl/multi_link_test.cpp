@@ -15,12 +15,7 @@ namespace rd = runtime::ccl::reduce;
 namespace a2a = runtime::ccl::all_to_all;
 namespace bc = runtime::ccl::broadcast;
 namespace sr = runtime::ccl::send_recv;
-using runtime::FabricMode;
 using runtime::FabricScope;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 TensorSpec tiles(std::uint32_t count, DataType dtype = DataType::Bfloat16) {
   return TensorSpec{{1, 1, 32, 32 * count}, dtype, Layout::Tile};

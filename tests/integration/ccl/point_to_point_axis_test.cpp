@@ -16,7 +16,6 @@ namespace {
 
 namespace bc = runtime::ccl::broadcast;
 namespace sr = runtime::ccl::send_recv;
-using runtime::FabricMode;
 using runtime::FabricScope;
 
 std::vector<std::vector<ChipId>> galaxy_axis_groups(const topo::Topology& galaxy, int axis) {

@@ -17,20 +17,12 @@ namespace {
 
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
-using runtime::BufferType;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
 using runtime::ccl::LegacyTermination;
-using runtime::ccl::TensorSpec;
 
 // The EDMs reduce_scatter launched; every chip's output is checked against reference_outputs.
+// How many EDMs the legacy reduce_scatter of `c` launched (its outputs checked on the way).
 std::size_t run_reduce_scatter(sim::device::SimMeshDevice& device, const LegacyCase& c) {
-  return run_legacy_case<rs::Params>(device, c, 700, [](const rs::Params& p, const topo::Topology& topology,
-                                                        const std::vector<Bytes>& by_rank) {
-           return rs::reference_outputs(p, topology, by_rank);
-         })
-      .edms;
+  return run_legacy_reduce_scatter(device, c).edms;
 }
 
 TEST(ReduceScatterLegacy, N300LineEveryDim) {
@@ -113,47 +105,18 @@ TEST(ReduceScatterLegacy, TerminationModesAndSmallMessages) {
   }
 }
 
-void run_all_reduce(sim::device::SimMeshDevice& device, CclTopology shape, const TensorSpec& tensor) {
-  ar::Params p;
-  p.tensor = tensor;
-  p.topology = shape;
-  p.mode = runtime::ccl::CclMode::Legacy;
-  p.fabric = device.options().fabric;
-  const auto config = [&](const TensorSpec& t) {
-    return runtime::ccl::interleaved_buffer_config(t, BufferType::Dram);
-  };
-  p.input_buffer = device.create_buffer(config(tensor));
-  p.output_buffer = device.create_buffer(config(tensor));
-  p.intermediate_buffer = device.create_buffer(config(ar::intermediate_spec(p, device.topology())));
-  EXPECT_EQ(ar::resolved_algorithm(p, device.topology()), ar::Algorithm::ReduceScatterAllGather);
-  const auto groups = runtime::ccl::resolve_legacy_groups(p.groups, device.topology(), shape);
-  std::map<ChipId, Bytes> inputs;
-  for (ChipId chip : groups.front()) {
-    inputs[chip] = pattern(p.input_buffer.config.size_bytes, 900 + chip);
-    device.write_buffer(chip, p.input_buffer, inputs[chip]);
-  }
-  for (const auto& w : ar::build(p, device.topology())) device.enqueue_workload(w);
-  device.finish();
-  std::vector<Bytes> by_rank;
-  for (ChipId chip : groups.front()) by_rank.push_back(inputs[chip]);
-  const std::vector<Bytes> expected = ar::reference_outputs(p, device.topology(), by_rank);
-  for (std::size_t rank = 0; rank < by_rank.size(); ++rank) {
-    EXPECT_TRUE(read_back(device, groups.front()[rank], p.output_buffer) == expected[rank]) << "rank " << rank;
-  }
-}
-
 TEST(AllReduceLegacy, N300AndT3kRingAndLine) {
   {
     auto device = legacy_device(topo::build_n300());
-    run_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 6}));
+    run_legacy_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 6}));
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    run_all_reduce(*device, CclTopology::Ring, tile({1, 1, 64, 32 * 16}));
+    run_legacy_all_reduce(*device, CclTopology::Ring, tile({1, 1, 64, 32 * 16}));
   }
   {
     auto device = legacy_device(topo::build_t3k());
-    run_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 8}, DataType::Float32));
+    run_legacy_all_reduce(*device, CclTopology::Line, tile({1, 1, 32, 32 * 8}, DataType::Float32));
   }
 }
 

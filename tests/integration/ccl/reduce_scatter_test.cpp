@@ -15,12 +15,6 @@ namespace cclmesh::ccltest {
 namespace {
 
 namespace rs = runtime::ccl::reduce_scatter;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 struct Case {
   TensorSpec input;
@@ -40,14 +34,7 @@ struct Case {
   rs::RingAlgorithm ring_algorithm = rs::RingAlgorithm::Chain;
 };
 
-struct Result {
-  std::uint64_t kernel_ns = 0;
-  std::uint64_t input_bytes = 0;
-  std::uint32_t group_size = 0;
-  std::int64_t link_payload_bytes = 0;  // every chip's, over every link, since the device was made
-};
-
-Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   rs::Params p;
   p.input = c.input;
   p.dim = c.dim;
@@ -61,7 +48,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.ring_algorithm = c.ring_algorithm;
   const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
-  return Result{out.kernel_ns, out.input_bytes, out.group_size, out.total_link_payload_bytes()};
+  return out;
 }
 
 TEST(ReduceScatterE2e, N300LineEveryDim) {
@@ -155,7 +142,7 @@ TEST(ReduceScatterE2e, T3kRingOnePacketChunksAndClusterAxisRows) {
   rows.input = tile({1, 1, 64, 512});
   rows.topology = CclTopology::Line;
   rows.cluster_axis = 1;
-  const Result r = run_case(*device, rows);
+  const RunOutcome r = run_case(*device, rows);
   EXPECT_EQ(r.group_size, 4u);
 }
 
@@ -279,7 +266,8 @@ TEST(ReduceScatterE2e, T3kRingOneShotSends16Over7OfTheChainsBytes) {
     Case c;
     c.input = tile({1, 1, 128, 1024});  // 256 KiB per chip
     c.ring_algorithm = algorithm;
-    bytes[algorithm == rs::RingAlgorithm::OneShot ? 0 : 1] = run_case(*device, c).link_payload_bytes;
+    // Every chip's, over every link, since the device was made.
+    bytes[algorithm == rs::RingAlgorithm::OneShot ? 0 : 1] = run_case(*device, c).total_link_payload_bytes();
   }
   const std::int64_t slice = 256 * 1024 / 8;
   EXPECT_GE(bytes[0], 8 * 16 * slice);
@@ -291,13 +279,8 @@ TEST(ReduceScatterE2e, T3kRingOneShotSends16Over7OfTheChainsBytes) {
               static_cast<double>(bytes[0]) / static_cast<double>(bytes[1]));
 }
 
-void print_figures(const char* what, const Result& r) {
-  const double t = static_cast<double>(r.kernel_ns);
-  const double algbw = static_cast<double>(r.input_bytes) / t;
-  const double busbw = algbw * (r.group_size - 1) / r.group_size;
-  std::printf("%s: %llu B input, %.2f us, algbw %.2f GB/s, busbw %.2f GB/s\n", what,
-              static_cast<unsigned long long>(r.input_bytes), t / 1e3, algbw, busbw);
-  ::testing::Test::RecordProperty("simulated_ns", std::to_string(r.kernel_ns));
+void print_figures(const char* what, const RunOutcome& r) {
+  ccltest::print_figures(what, "input", r.input_bytes, r.kernel_ns, exchange_bus_factor(r.group_size));
 }
 
 TEST(ReduceScatterE2eFigures, T3kRingSixteenMebibytes) {

@@ -18,10 +18,6 @@ namespace {
 
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::TensorSpec;
 
 rs::Params rs_params(TensorSpec input, std::uint32_t dim, CclTopology topology, std::uint32_t workers) {
   rs::Params p;

@@ -14,12 +14,6 @@ namespace cclmesh::ccltest {
 namespace {
 
 namespace rd = runtime::ccl::reduce;
-using runtime::BufferType;
-using runtime::FabricMode;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 struct Case {
   TensorSpec tensor;
@@ -31,12 +25,7 @@ struct Case {
   std::uint32_t repeats = 1;
 };
 
-struct Result {
-  std::uint64_t kernel_ns = 0;
-  std::uint64_t bytes = 0;
-};
-
-Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   rd::Params p;
   p.tensor = c.tensor;
   p.root = c.root;
@@ -45,7 +34,7 @@ Result run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.chunk_packets = c.chunk_packets;
   const RunOutcome out = run_reduce(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
-  return Result{out.kernel_ns, out.input_bytes};
+  return out;
 }
 
 TEST(ReduceE2e, N300BothRoots) {
@@ -108,15 +97,13 @@ TEST(ReduceE2e, T3kRowsAtOnceRowMajorInL1) {
 
 TEST(ReduceE2eFigures, T3kRingAndLineFourMebibytes) {
   for (const CclTopology t : {CclTopology::Ring, CclTopology::Line}) {
-    auto device = make_device(topo::build_t3k(), t == CclTopology::Ring ? FabricMode::Ring : FabricMode::Line);
+    auto device = make_device(topo::build_t3k(), fabric_mode_for(t));
     Case c;
     c.tensor = tile({1, 1, 1024, 2048});
     c.topology = t;
-    const Result r = run_case(*device, c);
-    const double us = static_cast<double>(r.kernel_ns) / 1e3;
-    std::printf("T3K 8-%s reduce: %llu B, %.2f us, busbw = algbw %.2f GB/s\n",
-                t == CclTopology::Ring ? "ring" : "line", static_cast<unsigned long long>(r.bytes), us,
-                static_cast<double>(r.bytes) / us / 1e3);
+    const RunOutcome r = run_case(*device, c);
+    // nccl-tests' reduce: bus factor 1 (busbw = algbw).
+    print_figures(fmt::format("T3K 8-{} reduce", shape_name(t)), "per chip", r.input_bytes, r.kernel_ns, 1.0);
   }
 }
 

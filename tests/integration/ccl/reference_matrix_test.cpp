@@ -41,16 +41,10 @@ namespace {
 namespace ag = runtime::ccl::all_gather;
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
-using runtime::BufferType;
 using runtime::CoreRange;
-using runtime::FabricMode;
 using runtime::FabricScope;
 using runtime::ShardOrientation;
 using runtime::TensorMemoryLayout;
-using runtime::ccl::CclTopology;
-using runtime::ccl::DataType;
-using runtime::ccl::Layout;
-using runtime::ccl::TensorSpec;
 
 // The simulated systems and fabrics the rows run on.
 enum class System : std::uint8_t {
@@ -529,8 +523,11 @@ runtime::ccl::CclMode mode_of(const Row& r) {
   return legacy(r.system) ? runtime::ccl::CclMode::Legacy : runtime::ccl::CclMode::Fabric;
 }
 
-ag::Params gather_params(const Row& r, const runtime::FabricOptions& f) {
-  ag::Params p;
+// A row's choices as the Params of an op along a dim (all_gather::Params, reduce_scatter::Params:
+// both name their tensor `input`).
+template <class Params>
+Params dim_op_params(const Row& r, const runtime::FabricOptions& f) {
+  Params p;
   p.input = tensor_of(r);
   p.dim = r.dim;
   p.topology = r.topology;
@@ -541,17 +538,9 @@ ag::Params gather_params(const Row& r, const runtime::FabricOptions& f) {
   return p;
 }
 
-rs::Params scatter_params(const Row& r, const runtime::FabricOptions& f) {
-  rs::Params p;
-  p.input = tensor_of(r);
-  p.dim = r.dim;
-  p.topology = r.topology;
-  p.num_links = r.links;
-  p.groups = groups_of(r);
-  p.mode = mode_of(r);
-  p.fabric = f;
-  return p;
-}
+ag::Params gather_params(const Row& r, const runtime::FabricOptions& f) { return dim_op_params<ag::Params>(r, f); }
+
+rs::Params scatter_params(const Row& r, const runtime::FabricOptions& f) { return dim_op_params<rs::Params>(r, f); }
 
 ar::Params reduce_params(const Row& r, const runtime::FabricOptions& f) {
   ar::Params p;
