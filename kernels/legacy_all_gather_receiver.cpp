@@ -33,7 +33,7 @@ class LegacyAllGatherReceiver {
         noc_(noc),
         scratch_(scratch),
         message_bytes_(args.pages_per_message * args.page_stride_bytes),
-        channel_(channel_from_args(args, noc)),
+        channel_(legacy_all_gather_channel(args, noc)),
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc),
         relay_semaphore_noc_addr_(get_noc_addr(my_x(0), my_y(0), get_semaphore(args.relay_semaphore_id), noc)) {}
 
@@ -66,18 +66,9 @@ class LegacyAllGatherReceiver {
     if (pending) {
       signal_landed();
     }
-    if (args_.edm_termination_semaphore_id != la::kNoTermination) {
-      const api::LegacyEdmChannelConfig c = api::read_legacy_edm_channel_config(words_ + args_.edm_channel_offset);
-      api::signal_legacy_edm_termination(c.edm_noc_x, c.edm_noc_y, args_.edm_termination_semaphore_id, noc_);
-    }
   }
 
  private:
-  static api::LegacyEdmWorkerChannel channel_from_args(const LegacyAllGatherArgs& args, uint8_t noc) {
-    uint32_t at = args.edm_channel_offset;
-    return api::LegacyEdmWorkerChannel::build_from_args(at, noc);
-  }
-
   // Every write issued so far has landed: tell the sender (one +1 per message). The NoC
   // orders only per destination, so the barrier keeps the increment behind the output writes.
   void signal_landed() {

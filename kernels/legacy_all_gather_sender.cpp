@@ -32,7 +32,7 @@ class LegacyAllGatherSender {
         noc_(noc),
         scratch_(scratch),
         message_bytes_(args.pages_per_message * args.page_stride_bytes),
-        channel_(channel_from_args(args, noc)),
+        channel_(legacy_all_gather_channel(args, noc)),
         input_(args.input, words, args.page_stride_bytes, args.pages_per_message, noc),
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc),
         local_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc) {}
@@ -43,18 +43,9 @@ class LegacyAllGatherSender {
       relay_slice(slice(s));
     }
     noc_async_write_barrier(noc_);
-    if (args_.edm_termination_semaphore_id != la::kNoTermination) {
-      const api::LegacyEdmChannelConfig c = api::read_legacy_edm_channel_config(words_ + args_.edm_channel_offset);
-      api::signal_legacy_edm_termination(c.edm_noc_x, c.edm_noc_y, args_.edm_termination_semaphore_id, noc_);
-    }
   }
 
  private:
-  static api::LegacyEdmWorkerChannel channel_from_args(const LegacyAllGatherArgs& args, uint8_t noc) {
-    uint32_t at = args.edm_channel_offset;
-    return api::LegacyEdmWorkerChannel::build_from_args(at, noc);
-  }
-
   api::CclCommandTensor slice(uint32_t s) const {
     return read_slice_record(words_ + args_.slices_offset + s * la::kSliceRecordWords);
   }
