@@ -37,30 +37,25 @@ class LegacyReduceScatterReceiver {
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc) {}
 
   void run() {
-    const uint32_t messages = legacy_messages_per_slice(args_.run_pages, args_.pages_per_message);
-    for (uint32_t c = 0; c < messages; ++c) {
-      for (uint32_t s = 0; s < args_.num_steps; ++s) {
-        const api::CclCommandTensor message =
-            legacy_rs_message_slice(legacy_rs_step_slice(words_, args_, s), c, args_.pages_per_message);
-        const bool with_output = legacy_rs_step_kind(words_, args_, s) == rs::kReduceWithOutput;
-        if (with_output) {
-          // The other direction's sender +1s once per message of my output it has written.
-          noc_semaphore_wait_min(api::l1_word_ptr(get_semaphore(args_.ready_semaphore_id)), c + 1);
-        }
-        MessagePages& operand = with_output ? output_ : input_;
-        cb_reserve_back(local_cb_, 1);
-        operand.begin(message);
-        operand.read_next(get_write_ptr(static_cast<uint32_t>(local_cb_)));
-        cb_reserve_back(partial_cb_, 1);
-        channel_.wait_for_payload();
-        channel_.read_into(get_write_ptr(static_cast<uint32_t>(partial_cb_)),
-                           message.worker_pages_per_slice * args_.page_stride_bytes);
-        channel_.release();
-        cb_push_back(partial_cb_, 1);
-        noc_async_read_barrier(noc_);
-        cb_push_back(local_cb_, 1);
+    for_each_legacy_rs_message(words_, args_, [this](uint32_t c, uint32_t kind, const api::CclCommandTensor& message) {
+      const bool with_output = kind == rs::kReduceWithOutput;
+      if (with_output) {
+        // The other direction's sender +1s once per message of my output it has written.
+        noc_semaphore_wait_min(api::l1_word_ptr(get_semaphore(args_.ready_semaphore_id)), c + 1);
       }
-    }
+      MessagePages& operand = with_output ? output_ : input_;
+      cb_reserve_back(local_cb_, 1);
+      operand.begin(message);
+      operand.read_next(get_write_ptr(static_cast<uint32_t>(local_cb_)));
+      cb_reserve_back(partial_cb_, 1);
+      channel_.wait_for_payload();
+      channel_.read_into(get_write_ptr(static_cast<uint32_t>(partial_cb_)),
+                         message.worker_pages_per_slice * args_.page_stride_bytes);
+      channel_.release();
+      cb_push_back(partial_cb_, 1);
+      noc_async_read_barrier(noc_);
+      cb_push_back(local_cb_, 1);
+    });
   }
 
  private:

@@ -39,25 +39,20 @@ class LegacyReduceScatterSender {
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc) {}
 
   void run() {
-    const uint32_t messages = legacy_messages_per_slice(args_.run_pages, args_.pages_per_message);
-    for (uint32_t c = 0; c < messages; ++c) {
-      for (uint32_t s = 0; s < args_.num_steps; ++s) {
-        const api::CclCommandTensor message =
-            legacy_rs_message_slice(legacy_rs_step_slice(words_, args_, s), c, args_.pages_per_message);
-        const uint32_t bytes = message.worker_pages_per_slice * args_.page_stride_bytes;
-        switch (legacy_rs_step_kind(words_, args_, s)) {
-          case rs::kSendRaw:
-            send_raw(message, bytes);
-            break;
-          case rs::kSendReduced:
-            send_reduced(bytes);
-            break;
-          default:
-            write_reduced(message);
-            break;
-        }
+    for_each_legacy_rs_message(words_, args_, [this](uint32_t, uint32_t kind, const api::CclCommandTensor& message) {
+      const uint32_t bytes = message.worker_pages_per_slice * args_.page_stride_bytes;
+      switch (kind) {
+        case rs::kSendRaw:
+          send_raw(message, bytes);
+          break;
+        case rs::kSendReduced:
+          send_reduced(bytes);
+          break;
+        default:
+          write_reduced(message);
+          break;
       }
-    }
+    });
     noc_async_write_barrier(noc_);
   }
 

@@ -118,6 +118,21 @@ constexpr api::CclCommandTensor legacy_rs_message_slice(const api::CclCommandTen
   return m;
 }
 
+// Walks every message of every step in the order both workers must share, chunk-lockstep:
+// message c of every step before message c + 1 of any. Calls visit(c, step kind, the message's
+// run) for each; a worker that walked another order would pair its EDM messages with the other
+// end's wrong ones.
+template <typename Visit>
+constexpr void for_each_legacy_rs_message(const uint32_t* words, const LegacyReduceScatterArgs& a, Visit&& visit) {
+  const uint32_t messages = legacy_messages_per_slice(a.run_pages, a.pages_per_message);
+  for (uint32_t c = 0; c < messages; ++c) {
+    for (uint32_t s = 0; s < a.num_steps; ++s) {
+      visit(c, legacy_rs_step_kind(words, a, s),
+            legacy_rs_message_slice(legacy_rs_step_slice(words, a, s), c, a.pages_per_message));
+    }
+  }
+}
+
 // Checks the words a worker of `is_sender` role gets. A fault names the offending word.
 constexpr ArgsFault parse_legacy_reduce_scatter_args(bool is_sender, const uint32_t* words, uint32_t num_words,
                                                      LegacyReduceScatterArgs& out) {
