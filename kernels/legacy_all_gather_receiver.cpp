@@ -18,6 +18,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "kernels/legacy_all_gather/message_pages.hpp"
+#include "kernels/legacy_all_gather/scratch_slots.hpp"
 #include "kernels/legacy_all_gather/worker_main.hpp"
 
 namespace cclmesh::kernels {
@@ -31,8 +32,7 @@ class LegacyAllGatherReceiver {
       : args_(args),
         words_(words),
         noc_(noc),
-        scratch_(scratch),
-        message_bytes_(args.pages_per_message * args.page_stride_bytes),
+        slots_(scratch, args.pages_per_message * args.page_stride_bytes),
         channel_(legacy_all_gather_channel(args, noc)),
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc),
         relay_semaphore_noc_addr_(get_noc_addr(my_x(0), my_y(0), get_semaphore(args.relay_semaphore_id), noc)) {}
@@ -44,8 +44,7 @@ class LegacyAllGatherReceiver {
       uint32_t pages_left = output_.begin(slice);
       while (pages_left > 0) {
         const uint32_t pages = pages_left < args_.pages_per_message ? pages_left : args_.pages_per_message;
-        const uint32_t slot = scratch_ + (messages_ % 2) * message_bytes_;
-        messages_ += 1;
+        const uint32_t slot = slots_.next();
         // The previous message's signal may wait for this one's arrival only if it is already
         // here: on a ring the next payload can depend on the sender relaying the previous one.
         if (pending && !channel_.signal_pending()) {
@@ -79,12 +78,10 @@ class LegacyAllGatherReceiver {
   const LegacyAllGatherArgs& args_;
   const uint32_t* words_;
   uint8_t noc_;
-  uint32_t scratch_;
-  uint32_t message_bytes_;
+  ScratchSlots slots_;
   api::LegacyEdmWorkerChannel channel_;
   MessagePages output_;
   uint64_t relay_semaphore_noc_addr_;
-  uint32_t messages_ = 0;
 };
 
 }  // namespace

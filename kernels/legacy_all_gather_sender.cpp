@@ -17,6 +17,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "kernels/legacy_all_gather/message_pages.hpp"
+#include "kernels/legacy_all_gather/scratch_slots.hpp"
 #include "kernels/legacy_all_gather/worker_main.hpp"
 
 namespace cclmesh::kernels {
@@ -30,8 +31,7 @@ class LegacyAllGatherSender {
       : args_(args),
         words_(words),
         noc_(noc),
-        scratch_(scratch),
-        message_bytes_(args.pages_per_message * args.page_stride_bytes),
+        slots_(scratch, args.pages_per_message * args.page_stride_bytes),
         channel_(legacy_all_gather_channel(args, noc)),
         input_(args.input, words, args.page_stride_bytes, args.pages_per_message, noc),
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc),
@@ -53,9 +53,7 @@ class LegacyAllGatherSender {
   // The next scratch slot; its previous message must have left the core first.
   uint32_t next_slot() {
     noc_async_writes_flushed(noc_);
-    const uint32_t slot = scratch_ + (messages_ % 2) * message_bytes_;
-    messages_ += 1;
-    return slot;
+    return slots_.next();
   }
 
   void push(uint32_t slot, uint32_t pages) {
@@ -96,13 +94,11 @@ class LegacyAllGatherSender {
   const LegacyAllGatherArgs& args_;
   const uint32_t* words_;
   uint8_t noc_;
-  uint32_t scratch_;
-  uint32_t message_bytes_;
+  ScratchSlots slots_;
   api::LegacyEdmWorkerChannel channel_;
   MessagePages input_;
   MessagePages output_;
   MessagePages local_;
-  uint32_t messages_ = 0;
   uint32_t relayed_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include "kernels/api/legacy_edm_interface.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/legacy_all_gather/message_pages.hpp"
+#include "kernels/legacy_all_gather/scratch_slots.hpp"
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 #include "kernels/legacy_reduce_scatter/worker_main.hpp"
 
@@ -33,8 +34,8 @@ class LegacyReduceScatterSender {
         channel_(channel),
         noc_(noc),
         reduced_cb_(static_cast<int32_t>(get_compile_time_arg_val(static_cast<int>(rs::kCtReducedCbId)))),
-        scratch_(get_write_ptr(get_compile_time_arg_val(static_cast<int>(rs::kCtScratchCbId)))),
-        message_bytes_(args.pages_per_message * args.page_stride_bytes),
+        raw_slots_(get_write_ptr(get_compile_time_arg_val(static_cast<int>(rs::kCtScratchCbId))),
+                   args.pages_per_message * args.page_stride_bytes),
         input_(args.input, words, args.page_stride_bytes, args.pages_per_message, noc),
         output_(args.output, words, args.page_stride_bytes, args.pages_per_message, noc) {}
 
@@ -59,8 +60,7 @@ class LegacyReduceScatterSender {
  private:
   void send_raw(const api::CclCommandTensor& message, uint32_t bytes) {
     noc_async_writes_flushed(noc_);  // the slot's previous message has left the core
-    const uint32_t slot = scratch_ + (raw_messages_ % 2) * message_bytes_;
-    raw_messages_ += 1;
+    const uint32_t slot = raw_slots_.next();
     input_.begin(message);
     input_.read_next(slot);
     noc_async_read_barrier(noc_);
@@ -94,11 +94,9 @@ class LegacyReduceScatterSender {
   api::LegacyEdmWorkerChannel& channel_;
   uint8_t noc_;
   int32_t reduced_cb_;
-  uint32_t scratch_;
-  uint32_t message_bytes_;
+  ScratchSlots raw_slots_;
   MessagePages input_;
   MessagePages output_;
-  uint32_t raw_messages_ = 0;
 };
 
 }  // namespace
