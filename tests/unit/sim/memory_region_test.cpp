@@ -18,6 +18,17 @@ using testing::pattern;
 
 MemoryId l1_id() { return MemoryId{3, {4, 5}, MemoryKind::TensixL1, -1}; }
 
+// Runs body(listener) in a fiber named `name`, after attaching that fiber's listener (of the
+// same name) to `memory`'s activity: a poller, as a router or interpreter kernel polls its L1.
+template <class Body>
+void spawn_listening_fiber(Engine& engine, MemoryRegion& memory, const char* name, Body body) {
+  engine.spawn_fiber(name, [&memory, name, body] {
+    ActivityListener listener(name);
+    memory.activity().attach(listener);
+    body(listener);
+  });
+}
+
 TEST(MemoryRegion, PagesAreAllocatedOnlyWhenWritten) {
   MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, std::uint64_t{2} << 30, StorageMode::Stored);
   EXPECT_EQ(dram.resident_pages(), 0u);
@@ -291,9 +302,7 @@ TEST(MemoryRegion, ActivityListenerSeesEveryWrite) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
-  engine.spawn_fiber("poller", [&] {
-    ActivityListener listener("poller");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
     listener.wait_blocking(kAnyActivity);
     log.add("woken");
   });
@@ -332,9 +341,7 @@ TEST(MemoryRegion, WritesOutsideWatchedRangesDoNotWakeButStillReachWordWatches) 
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
   bool word_seen = false;
-  engine.spawn_fiber("poller", [&] {
-    ActivityListener listener("poller");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
     listener.watch(0x1000, 0x1010);
     listener.watch(0x3000, 0x3004);
     listener.wait_blocking(kAnyActivity);
@@ -359,9 +366,7 @@ TEST(MemoryRegion, WritesEntirelyInsideAnIgnoredRangeDoNotWake) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
-  engine.spawn_fiber("poller", [&] {
-    ActivityListener listener("poller");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
     listener.ignore(0x1000, 0x2000);
     listener.wait_blocking(kAnyActivity);
     log.add("woken");
@@ -381,9 +386,7 @@ TEST(MemoryRegion, QuietWordsDoNotWakeAParkedListenerWithinTheirValuesAndWindow)
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
-  engine.spawn_fiber("poller", [&] {
-    ActivityListener listener("poller");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
     listener.watch(0x1000, 0x1010);
     const auto park_quietly = [&](const char* what) {
       listener.quiet_word(0x1008, 100, 4);  // 100 .. 104 are not news
@@ -421,9 +424,7 @@ TEST(MemoryRegion, APollMarkMakesOnlyLaterActivityNewsToAWaitThatAsks) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
-  engine.spawn_fiber("poller", [&] {
-    ActivityListener listener("poller");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
     const ActivityMask writes = activity_bit(ActivityKind::L1Write);
     block_on(delay(2_ns));  // the 1 ns write lands meanwhile
     listener.mark_poll();
@@ -452,9 +453,7 @@ TEST(MemoryRegion, AParkedListenerWakesOnlyForTheKindsItWaitsFor) {
   Engine engine;
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   Log log;
-  engine.spawn_fiber("router", [&] {
-    ActivityListener listener("router");
-    l1.activity().attach(listener);
+  spawn_listening_fiber(engine, l1, "router", [&](ActivityListener& listener) {
     listener.watch(0x100, 0x110);
     listener.wait_blocking(activity_bit(ActivityKind::L1Write) | activity_bit(ActivityKind::NocWritesFlushed));
     log.add("flushed");
@@ -474,9 +473,7 @@ TEST(MemoryRegion, AListenerTornDownParkedDetachesItself) {
   MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
   {
     Engine engine;
-    engine.spawn_fiber("poller", [&] {
-      ActivityListener listener("poller");
-      l1.activity().attach(listener);
+    spawn_listening_fiber(engine, l1, "poller", [&](ActivityListener& listener) {
       listener.wait_blocking(kAnyActivity);
     });
     engine.run();
