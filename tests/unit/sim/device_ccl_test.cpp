@@ -30,12 +30,7 @@ void send_recv_all_pairs(FabricMode mode) {
       SCOPED_TRACE(fmt::format("{} -> {}", sender, receiver));
       const std::vector<std::byte> data = pattern(kBytes, ++seed);
       device.write_buffer(sender, in, data);
-      runtime::ccl::send_recv::Params params;
-      params.sender = sender;
-      params.receiver = receiver;
-      params.input = in;
-      params.output = out;
-      params.fabric = device.options().fabric;
+      runtime::ccl::send_recv::Params params = send_recv_params(sender, receiver, in, out, device.options().fabric);
       runtime::ccl::send_recv::run(device, params);
       ASSERT_EQ(read_back(device, receiver, out), data);
     }
@@ -83,12 +78,7 @@ TEST(DeviceCcl, SendRecvIntoL1Buffers) {
   const std::vector<std::byte> data = pattern(kBytes, 77);
   device.write_buffer(chips[1], in, data);
   for (const auto& [out, receiver] : {std::pair{interleaved, chips[5]}, std::pair{sharded, chips[6]}}) {
-    runtime::ccl::send_recv::Params params;
-    params.sender = chips[1];
-    params.receiver = receiver;
-    params.input = in;
-    params.output = out;
-    params.fabric = device.options().fabric;
+    runtime::ccl::send_recv::Params params = send_recv_params(chips[1], receiver, in, out, device.options().fabric);
     runtime::ccl::send_recv::run(device, params);
     EXPECT_EQ(read_back(device, receiver, out), data) << runtime::to_string(out.config.layout);
   }
@@ -105,12 +95,7 @@ TEST(DeviceCcl, OneMebibyteOverThreeHops) {
   const ChipId receiver = device.fabric().chips()[3];
   const std::vector<std::byte> data = pattern(kBytes, 3);
   device.write_buffer(sender, in, data);
-  runtime::ccl::send_recv::Params params;
-  params.sender = sender;
-  params.receiver = receiver;
-  params.input = in;
-  params.output = out;
-  params.fabric = device.options().fabric;
+  runtime::ccl::send_recv::Params params = send_recv_params(sender, receiver, in, out, device.options().fabric);
   const SimTime start = device.now();
   const std::uint64_t events_before = device.stats().events_executed;
   runtime::ccl::send_recv::run(device, params);

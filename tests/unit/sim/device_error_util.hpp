@@ -36,12 +36,10 @@ inline ReceiverWithoutSender run_receiver_without_sender() {
   SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Line;
   SimMeshDevice device(topo::build_t3k(), options);
-  runtime::ccl::send_recv::Params params;
-  params.sender = device.fabric().chips()[0];
-  params.receiver = device.fabric().chips()[2];
-  params.input = device.create_buffer(dram_buffer(2048, 2048));
-  params.output = device.create_buffer(dram_buffer(2048, 2048));
-  params.fabric = options.fabric;
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));  // input first, then output
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
+  const runtime::ccl::send_recv::Params params =
+      send_recv_params(device.fabric().chips()[0], device.fabric().chips()[2], in, out, options.fabric);
   runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
   workload.programs.erase(params.sender);  // the sender, who would increment, never runs
   device.enqueue_workload(workload);

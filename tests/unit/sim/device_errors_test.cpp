@@ -178,12 +178,8 @@ TEST(DeviceErrors, TrafficAfterTheFabricIsTornDownWaitsForAFabricSlot) {
   device.terminate_fabric(api::TerminationSignal::IMMEDIATELY_TERMINATE);
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(32 * 2048, 2048));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(32 * 2048, 2048));
-  runtime::ccl::send_recv::Params params;
-  params.sender = device.fabric().chips()[1];
-  params.receiver = device.fabric().chips()[4];
-  params.input = in;
-  params.output = out;
-  params.fabric = options.fabric;
+  runtime::ccl::send_recv::Params params =
+      send_recv_params(device.fabric().chips()[1], device.fabric().chips()[4], in, out, options.fabric);
   device.enqueue_workload(runtime::ccl::send_recv::build(params, device.topology()));
   const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
   const runtime::FabricRouterSite* router = device.fabric().router(params.sender, true);
@@ -223,10 +219,7 @@ TEST(DeviceErrors, WatchdogStopsALongRun) {
   SimMeshDevice device(topo::build_n150(), options);
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(1 << 20, 2048));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(1 << 20, 2048));
-  runtime::ccl::send_recv::Params params;
-  params.sender = params.receiver = 0;
-  params.input = in;
-  params.output = out;
+  const runtime::ccl::send_recv::Params params = send_recv_params(0, 0, in, out);  // a copy on chip 0
   device.enqueue_workload(runtime::ccl::send_recv::build(params, device.topology()));
   const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Timeout);
   EXPECT_THAT(text, HasSubstr("timeout: simulated time passed the limit of 10.000 us"));

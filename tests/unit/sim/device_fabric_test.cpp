@@ -92,12 +92,7 @@ TEST(DeviceFabric, CreditsNeverOverflowASlot) {
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(kPages * kPage, kPage));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(kPages * kPage, kPage));
   device.write_buffer(sender, in, pattern(kPages * kPage, 5));
-  runtime::ccl::send_recv::Params params;
-  params.sender = sender;
-  params.receiver = receiver;
-  params.input = in;
-  params.output = out;
-  params.fabric = options.fabric;
+  runtime::ccl::send_recv::Params params = send_recv_params(sender, receiver, in, out, options.fabric);
   params.packet_size_in_pages = 1;
   runtime::ccl::send_recv::run(device, params);
   EXPECT_EQ(read_back(device, receiver, out), pattern(kPages * kPage, 5));
@@ -150,12 +145,7 @@ TEST(DeviceFabric, LaterOpsReuseTheRouterChannels) {
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(8 * kPage, kPage));
   for (std::uint32_t op = 0; op < 3; ++op) {
     device.write_buffer(sender, in, pattern(8 * kPage, 20 + op));
-    runtime::ccl::send_recv::Params params;
-    params.sender = sender;
-    params.receiver = receiver;
-    params.input = in;
-    params.output = out;
-    params.fabric = device.options().fabric;
+    runtime::ccl::send_recv::Params params = send_recv_params(sender, receiver, in, out, device.options().fabric);
     params.packet_size_in_pages = 1;
     runtime::ccl::send_recv::run(device, params);
     EXPECT_EQ(read_back(device, receiver, out), pattern(8 * kPage, 20 + op)) << "op " << op;

@@ -126,10 +126,7 @@ CopyRun run_copy(DataMode mode, std::uint64_t bytes) {
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(bytes, kPage));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(bytes, kPage));
   device.write_buffer(0, in, pattern(bytes, 9));
-  runtime::ccl::send_recv::Params params;
-  params.sender = params.receiver = 0;
-  params.input = in;
-  params.output = out;
+  const runtime::ccl::send_recv::Params params = send_recv_params(0, 0, in, out);  // a copy on chip 0
   runtime::ccl::send_recv::run(device, params);
   return CopyRun{device.now(), device.stats().events_executed, device.trace_hash(), read_back(device, 0, out)};
 }

@@ -9,6 +9,7 @@
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
@@ -62,6 +63,21 @@ inline runtime::MeshWorkload interpreter_workload(const std::string& name, runti
   workload.name = name;
   workload.programs[chip] = std::move(program);
   return workload;
+}
+
+// A send_recv of `input` on `sender` into `output` on `receiver`, over `fabric` (the device's;
+// none for a copy on one chip); the rest of the Params at their defaults.
+inline runtime::ccl::send_recv::Params send_recv_params(runtime::ChipId sender, runtime::ChipId receiver,
+                                                        const runtime::BufferHandle& input,
+                                                        const runtime::BufferHandle& output,
+                                                        const runtime::FabricOptions& fabric = {}) {
+  runtime::ccl::send_recv::Params params;
+  params.sender = sender;
+  params.receiver = receiver;
+  params.input = input;
+  params.output = output;
+  params.fabric = fabric;
+  return params;
 }
 
 inline api::TensorSlice whole(api::Shape4D shape) {
