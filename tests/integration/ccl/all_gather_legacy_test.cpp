@@ -26,7 +26,6 @@ namespace ag = runtime::ccl::all_gather;
 using runtime::BufferConfig;
 using runtime::ccl::LegacyTermination;
 
-// all_gather's expected output, the same on every rank: the ranks' inputs joined along dim.
 TEST(AllGatherLegacy, N300EveryDim) {
   for (std::uint32_t dim = 0; dim < 4; ++dim) {
     SCOPED_TRACE(dim);

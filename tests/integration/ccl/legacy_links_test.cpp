@@ -7,8 +7,6 @@
 // every link of every hop must have carried payload both ways.
 #include <gtest/gtest.h>
 
-#include "runtime/ccl/all_gather/all_gather.hpp"
-#include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/common/legacy_links.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/legacy_runner.hpp"
@@ -16,9 +14,7 @@
 namespace cclmesh::ccltest {
 namespace {
 
-namespace ag = runtime::ccl::all_gather;
 namespace rs = runtime::ccl::reduce_scatter;
-namespace ar = runtime::ccl::all_reduce;
 
 // REFERENCE 3.3: "4-chip rings are the 2x2 squares, e.g. the MMIO square 0-1-3-2-0".
 const std::vector<ChipId> kT3kMmioSquare{0, 1, 3, 2};

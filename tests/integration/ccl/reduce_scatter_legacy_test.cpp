@@ -20,7 +20,6 @@ namespace ar = runtime::ccl::all_reduce;
 using runtime::ccl::LegacyTermination;
 
 // The EDMs reduce_scatter launched; every chip's output is checked against reference_outputs.
-// How many EDMs the legacy reduce_scatter of `c` launched (its outputs checked on the way).
 std::size_t run_reduce_scatter(sim::device::SimMeshDevice& device, const LegacyCase& c) {
   return run_legacy_reduce_scatter(device, c).edms;
 }
