@@ -42,22 +42,16 @@ TEST(Hamiltonian, Cycles) {
   EXPECT_EQ(find_hamiltonian_cycle(from_edges(2, {{0, 1}})).outcome, SearchOutcome::None);
 }
 
+// The Petersen graph: an outer 5-cycle, an inner pentagram, spokes between them. It has a
+// Hamiltonian path but no Hamiltonian cycle.
+LocalAdjacency petersen_graph() {
+  return from_edges(10, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0},    // outer cycle
+                         {0, 5}, {1, 6}, {2, 7}, {3, 8}, {4, 9},    // spokes
+                         {5, 7}, {7, 9}, {9, 6}, {6, 8}, {8, 5}});  // inner pentagram
+}
+
 TEST(Hamiltonian, PetersenGraphHasAPathButNoCycle) {
-  const auto petersen = from_edges(10, {{0, 1},
-                                        {1, 2},
-                                        {2, 3},
-                                        {3, 4},
-                                        {4, 0},
-                                        {0, 5},
-                                        {1, 6},
-                                        {2, 7},
-                                        {3, 8},
-                                        {4, 9},
-                                        {5, 7},
-                                        {7, 9},
-                                        {9, 6},
-                                        {6, 8},
-                                        {8, 5}});
+  const auto petersen = petersen_graph();
   EXPECT_EQ(find_hamiltonian_cycle(petersen).outcome, SearchOutcome::None);
   expect_hamiltonian(petersen, find_hamiltonian_path(petersen), false);
 }
@@ -98,21 +92,7 @@ TEST(Hamiltonian, GridsFoundWithinBudget) {
 }
 
 TEST(Hamiltonian, BudgetIsReported) {
-  const auto petersen = from_edges(10, {{0, 1},
-                                        {1, 2},
-                                        {2, 3},
-                                        {3, 4},
-                                        {4, 0},
-                                        {0, 5},
-                                        {1, 6},
-                                        {2, 7},
-                                        {3, 8},
-                                        {4, 9},
-                                        {5, 7},
-                                        {7, 9},
-                                        {9, 6},
-                                        {6, 8},
-                                        {8, 5}});
+  const auto petersen = petersen_graph();
   EXPECT_EQ(find_hamiltonian_cycle(petersen, 1).outcome, SearchOutcome::GaveUp);
 }
 
