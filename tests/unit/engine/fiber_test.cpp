@@ -11,16 +11,13 @@
 #include "sim/engine/delay.hpp"
 #include "sim/engine/process.hpp"
 #include "sim/engine/semaphore.hpp"
+#include "tests/unit/engine/engine_test_util.hpp"
 
 namespace cclmesh::sim {
 namespace {
 using namespace literals;
-using Entry = std::pair<SimTime, std::string>;
-
-struct Log {
-  std::vector<Entry> entries;
-  void add(const std::string& what) { entries.emplace_back(Engine::current().now(), what); }
-};
+using Entry = testing::Stamp;
+using testing::Log;
 
 TEST(Fiber, BlockingCallsParkAndResumeAtExactTimes) {
   Engine engine;

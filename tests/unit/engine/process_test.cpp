@@ -8,15 +8,13 @@
 
 #include "sim/engine/delay.hpp"
 #include "sim/engine/join.hpp"
+#include "tests/unit/engine/engine_test_util.hpp"
 
 namespace cclmesh::sim {
 namespace {
 using namespace literals;
 
-struct Log {
-  std::vector<std::pair<SimTime, std::string>> entries;
-  void add(const std::string& what) { entries.emplace_back(Engine::current().now(), what); }
-};
+using testing::Log;
 
 Process<> ticker(Log& log, std::string name, SimTime step, int count) {
   for (int i = 0; i < count; ++i) {

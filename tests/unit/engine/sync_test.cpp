@@ -9,16 +9,13 @@
 #include "sim/engine/process.hpp"
 #include "sim/engine/semaphore.hpp"
 #include "sim/engine/trigger.hpp"
+#include "tests/unit/engine/engine_test_util.hpp"
 
 namespace cclmesh::sim {
 namespace {
 using namespace literals;
-using Entry = std::pair<SimTime, std::string>;
-
-struct Log {
-  std::vector<Entry> entries;
-  void add(const std::string& what) { entries.emplace_back(Engine::current().now(), what); }
-};
+using Entry = testing::Stamp;
+using testing::Log;
 
 Process<> taker(Semaphore& sem, Log& log, std::string name, std::int64_t amount, SimTime start) {
   co_await delay(start);

@@ -1,6 +1,6 @@
 #pragma once
-// Shared set-up for the sim/model tests: a Wormhole chip on an engine, and a log of what
-// happened when.
+// Shared set-up for the sim/model tests: a Wormhole chip on an engine, and (from
+// engine_test_util.hpp) a log of what happened when.
 
 #include <cstdint>
 #include <string>
@@ -9,15 +9,9 @@
 
 #include "sim/engine/engine.hpp"
 #include "sim/model/chip.hpp"
+#include "tests/unit/engine/engine_test_util.hpp"
 
 namespace cclmesh::sim::testing {
-
-using Stamp = std::pair<SimTime, std::string>;
-
-struct Log {
-  std::vector<Stamp> entries;
-  void add(std::string what) { entries.emplace_back(Engine::current().now(), std::move(what)); }
-};
 
 inline std::vector<std::uint8_t> pattern(std::size_t bytes, std::uint8_t seed) {
   std::vector<std::uint8_t> data(bytes);
