@@ -7,6 +7,7 @@
 // the re-quantisation to the block's new shared exponent.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -38,6 +39,15 @@ TEST(ConcatPlacement, FaceLayoutInsideATile) {
 using Piece = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t,
                          std::uint32_t, std::uint32_t>;  // rank, src tile, src row, src col, dst row, dst col, rows, cols
 
+// `ranks` ranks of `shape` (elements, w z y x) joined along `dim`.
+kc::ConcatGeometry geometry_of(const std::array<std::uint32_t, 4>& shape, std::uint32_t dim, std::uint32_t ranks) {
+  kc::ConcatGeometry g;
+  for (std::size_t i = 0; i < 4; ++i) g.shape[i] = shape[i];
+  g.dim = dim;
+  g.ranks = ranks;
+  return g;
+}
+
 std::vector<Piece> pieces_of(const kc::ConcatGeometry& g, std::uint32_t tile) {
   std::vector<Piece> out;
   kc::PieceCursor cursor(g, tile);
@@ -49,10 +59,7 @@ std::vector<Piece> pieces_of(const kc::ConcatGeometry& g, std::uint32_t tile) {
 TEST(ConcatPlacement, RanksStraddlingFacesAlongTheWidth) {
   // 3 ranks of 20 columns (5 rows): output 60 columns = 2 tiles. Rank 1's columns 0..11 land at
   // 20..31 of tile 0 (across the face boundary at 16) and its 12..19 at 0..7 of tile 1.
-  kc::ConcatGeometry g;
-  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 5, g.shape[3] = 20;
-  g.dim = 3;
-  g.ranks = 3;
+  const kc::ConcatGeometry g = geometry_of({1, 1, 5, 20}, 3, 3);
   EXPECT_EQ(g.out_tiles(), 2u);
   EXPECT_EQ(pieces_of(g, 0), (std::vector<Piece>{{0, 0, 0, 0, 0, 0, 5, 20}, {1, 0, 0, 0, 0, 20, 5, 12}}));
   EXPECT_EQ(pieces_of(g, 1), (std::vector<Piece>{{1, 0, 0, 12, 0, 0, 5, 8}, {2, 0, 0, 0, 0, 8, 5, 20}}));
@@ -61,10 +68,7 @@ TEST(ConcatPlacement, RanksStraddlingFacesAlongTheWidth) {
 TEST(ConcatPlacement, RanksStraddlingInputTilesAlongTheWidth) {
   // 2 ranks of 40 columns: each input is 2 tiles wide; output 80 columns = 3 tiles. Tile 2 takes
   // rank 1's columns 24..39, which lie in its input tiles 0 and 1.
-  kc::ConcatGeometry g;
-  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 32, g.shape[3] = 40;
-  g.dim = 3;
-  g.ranks = 2;
+  const kc::ConcatGeometry g = geometry_of({1, 1, 32, 40}, 3, 2);
   EXPECT_EQ(pieces_of(g, 0), (std::vector<Piece>{{0, 0, 0, 0, 0, 0, 32, 32}}));
   EXPECT_EQ(pieces_of(g, 1), (std::vector<Piece>{{0, 1, 0, 0, 0, 0, 32, 8}, {1, 0, 0, 0, 0, 8, 32, 24}}));
   EXPECT_EQ(pieces_of(g, 2), (std::vector<Piece>{{1, 0, 0, 24, 0, 0, 32, 8}, {1, 1, 0, 0, 0, 8, 32, 8}}));
@@ -72,10 +76,7 @@ TEST(ConcatPlacement, RanksStraddlingInputTilesAlongTheWidth) {
 
 TEST(ConcatPlacement, OneElementPerRankAlongTheHeight) {
   // REFERENCE 8 row 24's [1,1,8,1] on dim 2: 8 ranks of one element, all in output tile 0.
-  kc::ConcatGeometry g;
-  g.shape[0] = 1, g.shape[1] = 1, g.shape[2] = 1, g.shape[3] = 1;
-  g.dim = 2;
-  g.ranks = 8;
+  const kc::ConcatGeometry g = geometry_of({1, 1, 1, 1}, 2, 8);
   EXPECT_EQ(g.out_tiles(), 1u);
   std::vector<Piece> expected;
   for (std::uint32_t r = 0; r < 8; ++r) expected.emplace_back(r, 0, 0, 0, r, 0, 1, 1);
@@ -86,10 +87,7 @@ TEST(ConcatPlacement, OuterDimsAndTilesAcrossTheHeight) {
   // (2, 1, 40, 33) on dim 2 over 2 ranks: input 2x2 tiles per outer step, output 3x2. Output tile
   // (outer 1, ty 1, tx 1) = 1*6 + 1*2 + 1 = 9 holds rank 0's rows 32..39 (input tile 1*4 + 1*2 +
   // 1 = 7) and rank 1's rows 0..23 (input tile 1*4 + 0 + 1 = 5), one column wide (33 = 32 + 1).
-  kc::ConcatGeometry g;
-  g.shape[0] = 2, g.shape[1] = 1, g.shape[2] = 40, g.shape[3] = 33;
-  g.dim = 2;
-  g.ranks = 2;
+  const kc::ConcatGeometry g = geometry_of({2, 1, 40, 33}, 2, 2);
   EXPECT_EQ(g.out_tiles(), 12u);
   EXPECT_EQ(pieces_of(g, 9), (std::vector<Piece>{{0, 7, 0, 0, 0, 0, 8, 1}, {1, 5, 0, 0, 8, 0, 24, 1}}));
 }
@@ -119,28 +117,38 @@ Bytes assemble(const std::vector<Bytes>& parts, const kc::ConcatGeometry& g, std
   return out;
 }
 
+// The assembly tests' geometries: one rank's shape, the concat dim and the rank count, with the
+// dtype the bf16 / fp32 test runs it in (the bfp8_b test runs each in bfp8_b).
+struct AssemblyCase {
+  std::array<std::uint32_t, 4> shape;
+  std::uint32_t dim;
+  std::uint32_t ranks;
+  DataType dtype;
+};
+const AssemblyCase kAssemblyCases[] = {
+    {{1, 1, 1, 1}, 3, 8, DataType::Bfloat16},   {{1, 1, 1, 1}, 2, 8, DataType::Bfloat16},
+    {{1, 1, 32, 368}, 3, 2, DataType::Bfloat16}, {{2, 3, 5, 20}, 3, 3, DataType::Float32},
+    {{2, 1, 40, 33}, 2, 2, DataType::Bfloat16}, {{1, 1, 7, 13}, 3, 5, DataType::Float32},
+    {{1, 2, 17, 9}, 2, 4, DataType::Bfloat16}};
+
+// Each rank's input of `part`: bytes distinct per rank and position; bfp8_b exponents bounded
+// (reference::bound_bfp8_exponents) so every value stays finite.
+std::vector<Bytes> rank_inputs(const TensorSpec& part, std::uint32_t ranks) {
+  std::vector<Bytes> parts;
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    Bytes b(size_bytes(part));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 131 + r * 37 + 1) % 251);
+    if (part.dtype == DataType::Bfloat8B) reference::bound_bfp8_exponents(b);
+    parts.push_back(std::move(b));
+  }
+  return parts;
+}
+
 TEST(ConcatPlacement, AssemblyMatchesTheHostReference) {
-  struct Case {
-    std::array<std::uint32_t, 4> shape;
-    std::uint32_t dim;
-    std::uint32_t ranks;
-    DataType dtype;
-  };
-  for (const Case& c : {Case{{1, 1, 1, 1}, 3, 8, DataType::Bfloat16}, Case{{1, 1, 1, 1}, 2, 8, DataType::Bfloat16},
-                        Case{{1, 1, 32, 368}, 3, 2, DataType::Bfloat16}, Case{{2, 3, 5, 20}, 3, 3, DataType::Float32},
-                        Case{{2, 1, 40, 33}, 2, 2, DataType::Bfloat16}, Case{{1, 1, 7, 13}, 3, 5, DataType::Float32},
-                        Case{{1, 2, 17, 9}, 2, 4, DataType::Bfloat16}}) {
+  for (const AssemblyCase& c : kAssemblyCases) {
     const TensorSpec part{c.shape, c.dtype, Layout::Tile};
-    std::vector<Bytes> parts;
-    for (std::uint32_t r = 0; r < c.ranks; ++r) {
-      Bytes b(size_bytes(part));
-      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 131 + r * 37 + 1) % 251);
-      parts.push_back(std::move(b));
-    }
-    kc::ConcatGeometry g;
-    for (std::size_t i = 0; i < 4; ++i) g.shape[i] = c.shape[i];
-    g.dim = c.dim;
-    g.ranks = c.ranks;
+    const std::vector<Bytes> parts = rank_inputs(part, c.ranks);
+    const kc::ConcatGeometry g = geometry_of(c.shape, c.dim, c.ranks);
     const Bytes expected = reference::concat(parts, part, c.dim);
     EXPECT_EQ(expected.size(), size_bytes(with_dim_scaled(part, c.dim, c.ranks, true)));
     EXPECT_TRUE(assemble(parts, g, element_bytes(c.dtype)) == expected)
@@ -192,26 +200,10 @@ Bytes assemble_bfp8(const std::vector<Bytes>& parts, const kc::ConcatGeometry& g
 }
 
 TEST(ConcatPlacement, Bfp8AssemblyMatchesTheHostReference) {
-  struct Case {
-    std::array<std::uint32_t, 4> shape;
-    std::uint32_t dim;
-    std::uint32_t ranks;
-  };
-  for (const Case& c : {Case{{1, 1, 1, 1}, 3, 8}, Case{{1, 1, 1, 1}, 2, 8}, Case{{1, 1, 32, 368}, 3, 2},
-                        Case{{2, 3, 5, 20}, 3, 3}, Case{{2, 1, 40, 33}, 2, 2}, Case{{1, 1, 7, 13}, 3, 5},
-                        Case{{1, 2, 17, 9}, 2, 4}}) {
+  for (const AssemblyCase& c : kAssemblyCases) {  // every geometry, in bfp8_b
     const TensorSpec part{c.shape, DataType::Bfloat8B, Layout::Tile};
-    std::vector<Bytes> parts;
-    for (std::uint32_t r = 0; r < c.ranks; ++r) {
-      Bytes b(size_bytes(part));
-      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 131 + r * 37 + 1) % 251);
-      reference::bound_bfp8_exponents(b);
-      parts.push_back(std::move(b));
-    }
-    kc::ConcatGeometry g;
-    for (std::size_t i = 0; i < 4; ++i) g.shape[i] = c.shape[i];
-    g.dim = c.dim;
-    g.ranks = c.ranks;
+    const std::vector<Bytes> parts = rank_inputs(part, c.ranks);
+    const kc::ConcatGeometry g = geometry_of(c.shape, c.dim, c.ranks);
     const Bytes expected = reference::concat(parts, part, c.dim);
     ASSERT_EQ(expected.size(), size_bytes(with_dim_scaled(part, c.dim, c.ranks, true)));
     EXPECT_TRUE(assemble_bfp8(parts, g) == expected)
