@@ -116,17 +116,10 @@ TEST(AllBroadcastBuilder, Refusals) {
 
 ag::Params fallback(const topo::Topology& topology, FabricMode fabric, CclTopology shape, TensorSpec input,
                     std::uint32_t dim) {
-  ag::Params p;
-  p.input = input;
-  p.dim = dim;
-  p.topology = shape;
-  p.fabric.mode = fabric;
-  p.input_buffer = dram_buffer(1, input);
-  p.output_buffer = dram_buffer(2, ag::output_spec(p, topology));
+  ag::Params p = test::all_gather_params(topology, fabric, shape, input, dim);
   for (std::uint32_t i = 0; i < ag::broadcast_buffer_count(p, topology); ++i) {
     p.broadcast_buffers.push_back(BufferHandle{20 + i, 0x400000ull + 0x10000ull * i, ag::broadcast_buffer_config(p)});
   }
-  p.done_semaphore = semaphore(1, {{0, 0}, {1, 0}});
   return p;
 }
 

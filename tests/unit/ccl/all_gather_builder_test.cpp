@@ -19,22 +19,10 @@ namespace cclmesh::runtime::ccl {
 namespace {
 
 namespace ag = all_gather;
+using test::all_gather_params;
 using test::dram_buffer;
 using test::semaphore;
 using test::stream_text;
-
-ag::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology shape, TensorSpec input,
-                  std::uint32_t dim = 3) {
-  ag::Params p;
-  p.input = input;
-  p.dim = dim;
-  p.topology = shape;
-  p.fabric.mode = fabric;
-  p.input_buffer = dram_buffer(1, input);
-  p.output_buffer = dram_buffer(2, ag::output_spec(p, topology));
-  p.done_semaphore = semaphore(1, {{0, 0}, {1, 0}});
-  return p;
-}
 
 TensorSpec bf16(std::array<std::uint32_t, 4> shape) { return TensorSpec{shape, DataType::Bfloat16, Layout::Tile}; }
 
@@ -71,15 +59,16 @@ void expect_rejected(const ag::Params& p, const topo::Topology& topology, const 
 TEST(AllGatherBuilder, RejectsWhatReference1115Lists) {
   const topo::Topology t3k = topo::build_t3k();
   const topo::Topology n300 = topo::build_n300();
-  expect_rejected(params(n300, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64})), n300, "must run as a line");
+  expect_rejected(all_gather_params(n300, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64})), n300,
+                  "must run as a line");
   {
-    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
     p.input = TensorSpec{{1, 1, 32, 64}, DataType::Bfloat8B, Layout::RowMajor};
     expect_rejected(p, t3k, "ROW_MAJOR bfp8_b is invalid");
   }
   {
     // A ring on chips without a closing link: the first 4 chips of the T3K's line.
-    ag::Params p = params(t3k, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Line, CclTopology::Ring, bf16({1, 1, 32, 64}));
     const FabricPlan plan(t3k, p.fabric);
     p.groups.chips = {{plan.chips()[0], plan.chips()[1], plan.chips()[2], plan.chips()[3]}};
     p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
@@ -87,7 +76,7 @@ TEST(AllGatherBuilder, RejectsWhatReference1115Lists) {
   }
   {
     // More links than the hop with the fewest has (T3K: 2 per edge), and more than the fabric's 1.
-    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 64}));
     p.num_links = 3;
     expect_rejected(p, t3k, "more than the 2 link(s)");
     p.num_links = 2;
@@ -96,7 +85,7 @@ TEST(AllGatherBuilder, RejectsWhatReference1115Lists) {
   {
     // More than 15 hops: a 32-chip line's end chip would multicast 31 hops.
     const topo::Topology galaxy = topo::build_galaxy();
-    expect_rejected(params(galaxy, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64})), galaxy,
+    expect_rejected(all_gather_params(galaxy, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64})), galaxy,
                     "would multicast 31 hops");
   }
 }
@@ -124,7 +113,7 @@ TEST(AllGatherBuilder, RowMajorAlongTheWidthIntoShardedBuffersAddressesRowPieces
   const topo::Topology t3k = topo::build_t3k();
   for (const bool wide : {false, true}) {
     // 64 B rows move whole (q = 1); 8 KiB rows in q = 2 pieces of 4 KiB (a 4352 B payload).
-    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64}));
     p.input = TensorSpec{{1, 1, 16, wide ? 4096u : 32u}, DataType::Bfloat16, Layout::RowMajor};
     const std::uint32_t q = wide ? 2 : 1;
     p.input_buffer = dram_buffer(1, p.input);
@@ -151,17 +140,19 @@ TEST(AllGatherBuilder, RowMajorAlongTheWidthIntoShardedBuffersAddressesRowPieces
 
 TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
   const topo::Topology t3k = topo::build_t3k();
-  const auto base = [&t3k] { return params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64})); };
+  const auto base = [&t3k] {
+    return all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64}));
+  };
   {
     ag::Params p = base();
     p.mode = CclMode::Legacy;  // on a device with a persistent fabric: the routers hold the ethernet cores
     expect_rejected(p, t3k, "legacy EDM mode needs a device without a persistent fabric");
   }
   // A cut that is not whole tiles runs as all_broadcast + concat, which needs the caller's broadcast buffers.
-  expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
+  expect_rejected(all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2), t3k,
                   "which needs broadcast_buffers: 0 given, expected 8");
   {
-    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2);
+    ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 48, 64}), 2);
     p.mode = CclMode::Legacy;
     expect_rejected(p, t3k, "all_broadcast + concat (REFERENCE 7.6), a fabric-era composite");
   }
@@ -203,7 +194,7 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     expect_rejected(p, t3k, "is not on worker core (0,0)");
   }
   {
-    ag::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 64, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 64, 64}));
     p.bidirectional = ag::BidirectionalMode::SplitTensor;
     expect_rejected(p, t3k, "SPLIT_TENSOR needs a ring");
   }
@@ -213,7 +204,7 @@ TEST(AllGatherBuilder, RejectsWhatTheModelCannotRun) {
     expect_rejected(p, t3k, "a ring needs a ring fabric");
   }
   {
-    ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 64, 64}));
+    ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 64, 64}));
     const FabricPlan plan(t3k, p.fabric);
     p.groups.chips = {{plan.chips()[0], plan.chips()[2]}};  // every other chip of the ring
     p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
@@ -265,7 +256,7 @@ TEST(AllGatherBuilder, BidirectionalModeFollowsReference73) {
 // The multicast ring (RingAlgorithm::Multicast; rings relay by default, tests below).
 TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
   const topo::Topology t3k = topo::build_t3k();
-  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   p.ring_algorithm = ag::RingAlgorithm::Multicast;
   const MeshWorkload w = ag::build(p, t3k);
   EXPECT_EQ(w.name, "all_gather");
@@ -298,7 +289,7 @@ TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
 
 TEST(AllGatherBuilder, RingSplitTensorTwoWorkersOneDirectionEach) {
   const topo::Topology t3k = topo::build_t3k();
-  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   p.bidirectional = ag::BidirectionalMode::SplitTensor;
   p.ring_algorithm = ag::RingAlgorithm::Multicast;
   const MeshWorkload w = ag::build(p, t3k);
@@ -349,7 +340,7 @@ std::uint32_t pages_sent(const std::vector<std::string>& commands) {
 // chunks of 4 packets (one chunk a slice; the fitted default: RingRelayFitsTheChunkToTheRun).
 TEST(AllGatherBuilder, RingRelaySendsOneHopChunksBehindACumulativeSemaphore) {
   const topo::Topology t3k = topo::build_t3k();
-  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   p.chunks_per_sync = ag::kMaxFitChunksPerSync;
   EXPECT_EQ(ag::resolved_ring_algorithm(p), ag::RingAlgorithm::Relay);
   const MeshWorkload w = ag::build(p, t3k);
@@ -393,7 +384,7 @@ TEST(AllGatherBuilder, RingRelaySendsOneHopChunksBehindACumulativeSemaphore) {
 // 4 + the previous chip's half, 2) before the reset.
 TEST(AllGatherBuilder, RingRelayFitsTheChunkToTheRun) {
   const topo::Topology t3k = topo::build_t3k();
-  const ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  const ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   ASSERT_EQ(p.chunks_per_sync, ag::kFitChunksPerSync);
   const MeshWorkload w = ag::build(p, t3k);
   for (const auto& [chip, program] : w.programs) {
@@ -427,7 +418,7 @@ TEST(AllGatherBuilder, RingRelayFitsTheChunkToTheRun) {
 
 TEST(AllGatherBuilder, LineEndsSendOneWayAndClusterAxisBuildsEveryRow) {
   const topo::Topology t3k = topo::build_t3k();
-  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 32, 64}));
+  ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Line, bf16({1, 1, 32, 64}));
   p.groups.cluster_axis = 1;
   p.output_buffer = dram_buffer(2, ag::output_spec(p, t3k));
   EXPECT_EQ(ag::output_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{1, 1, 32, 256}));
@@ -451,7 +442,7 @@ TEST(AllGatherBuilder, LineEndsSendOneWayAndClusterAxisBuildsEveryRow) {
 
 TEST(AllGatherBuilder, BarrierPrecedesTheData) {
   const topo::Topology t3k = topo::build_t3k();
-  ag::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  ag::Params p = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   p.ring_algorithm = ag::RingAlgorithm::Multicast;
   p.barrier_semaphore = semaphore(2, {{0, 0}, {0, 0}});
   const MeshWorkload w = ag::build(p, t3k);
@@ -464,7 +455,7 @@ TEST(AllGatherBuilder, BarrierPrecedesTheData) {
 
 TEST(AllGatherBuilder, ParamsHashAndCompareByValue) {
   const topo::Topology t3k = topo::build_t3k();
-  const ag::Params a = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
+  const ag::Params a = all_gather_params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}));
   ag::Params b = a;
   EXPECT_EQ(a, b);
   EXPECT_EQ(ag::hash_value(a), ag::hash_value(b));
@@ -483,7 +474,7 @@ TEST(AllGatherBuilder, ParamsHashAndCompareByValue) {
 // (logical (0,0) = NoC0 (1,3)) waits for 2 increments, its own and the other chip's.
 TEST(AllGatherBuilder, StreamsGoldenN300) {
   const topo::Topology n300 = topo::build_n300();
-  const ag::Params p = params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
+  const ag::Params p = all_gather_params(n300, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 64}));
   const MeshWorkload w = ag::build(p, n300);
   const auto& rank0 = writer_rt(w.programs.at(0), {0, 0});
   EXPECT_EQ(stream_text(reader_rt(w.programs.at(0), {0, 0}), 0),

@@ -9,6 +9,7 @@
 
 #include "kernels/host/disassembler.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/device/types.hpp"
 
@@ -20,6 +21,21 @@ inline BufferHandle dram_buffer(std::uint32_t id, const TensorSpec& spec) {
 
 inline GlobalSemaphore semaphore(std::uint32_t id, CoreRange cores) {
   return GlobalSemaphore{id, 0x100000u + 32 * id, {cores}};
+}
+
+// An all_gather of `input` along `dim` on a `shape` group over a `fabric` fabric, with its input
+// and output buffers and done semaphore (cores (0,0)-(1,0)).
+inline all_gather::Params all_gather_params(const topo::Topology& topology, FabricMode fabric, CclTopology shape,
+                                            TensorSpec input, std::uint32_t dim = 3) {
+  all_gather::Params p;
+  p.input = input;
+  p.dim = dim;
+  p.topology = shape;
+  p.fabric.mode = fabric;
+  p.input_buffer = dram_buffer(1, input);
+  p.output_buffer = dram_buffer(2, all_gather::output_spec(p, topology));
+  p.done_semaphore = semaphore(1, {{0, 0}, {1, 0}});
+  return p;
 }
 
 // Stream `stream` of an interpreter's runtime args, disassembled ("#i ..." lines).
