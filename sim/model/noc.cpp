@@ -231,7 +231,8 @@ Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::in
   front = serve(target.absorb_, capped_by_link(wire_bytes, target.absorb_rate_, on_link), front.after(router_to_niu_),
                 wire_bytes, offset);
   const SimTime injected = apply_backpressure();
-  SimTime landed = front.tail;
+  const SimTime arrived = front.tail;
+  SimTime landed = arrived;
   // The DRAM controller queues requests, so a busy channel does not stall the NoC worm.
   if (to.dram != nullptr && dram_bytes > 0) {
     front = pass_through(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes,
@@ -239,7 +240,7 @@ Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::in
     landed = front.tail + to.dram->access_latency();
   }
   ++stats_.packets;
-  return Delivery{injected, landed};
+  return Delivery{injected, arrived, landed};
 }
 
 SimTime Noc::ack_latency(CoreCoord from, CoreCoord to) const {
@@ -435,17 +436,8 @@ void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local
   NocPort* port = &requester->port(id_);
   resolve(*port, NocBarrierKind::WritesFlushed, delivery.injected);
   if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::WritesFlushed, delivery.injected);
-  // A write into DRAM that nothing watches lands unseen until something reads the channel, and
-  // its ack only moves a counter kept by time: its landing event is skipped (docs/sim_model.md,
-  // "Skipped events") unless a barrier or a polling kernel waits for this port's acks now.
-  if (skip_unwatched_dram_landings_ && target->dram != nullptr && target->memory->can_defer_landings() &&
-      (ack == WriteAck::Posted || !port->wanted(NocBarrierKind::Writes))) {
-    const std::uint64_t sequence = engine_.skip_event(delivery.landed);
-    target->memory->defer_land(engine_, delivery.landed, sequence, address, std::move(data), bytes);
-    if (ack == WriteAck::Posted) return;
-    const SimTime acked = delivery.landed + ack_latency(target->coord, requester->coord);
-    port->resolve_unseen_ack(acked, delivery.landed, sequence);
-    if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::Writes, acked);
+  if (target->dram != nullptr) {
+    land_in_dram(requester, target, address, std::move(data), bytes, ack, delivery, trid);
     return;
   }
   schedule(delivery.landed, [=, this, data = std::move(data)] {
@@ -455,6 +447,48 @@ void Noc::start_write(Endpoint* requester, Endpoint* target, std::uint64_t local
     resolve(*port, NocBarrierKind::Writes, acked);
     if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::Writes, acked);
   });
+}
+
+// DRAM order (docs/sim_model.md): the controller takes a channel's requests in the order they
+// reach it, so a write's bytes are in the store from its arrival (a read samples the store at
+// its own request's arrival, respond_read), while its ack waits for the channel's service
+// (`delivery.landed`, unchanged). A read that follows a write on one NoC and route arrives after
+// it and so gets its bytes, even when the write still waits in a busy channel.
+//
+// Nothing watches a DRAM channel (no kernel runs there), so the bytes need no event: they are
+// deferred to the arrival's place (MemoryRegion::defer_land), taking the sequence number the
+// landing event would have had. The ack is an event in that number's place only when a barrier
+// or a polling kernel waits for this port's acks now; otherwise it only moves a counter kept by
+// time and its event is skipped too (docs/sim_model.md, "Skipped events"). A watched channel,
+// or the tests' switch, gives the bytes an event at the arrival and the landing one of its own.
+void Noc::land_in_dram(Endpoint* requester, Endpoint* target, std::uint64_t address, PayloadBuffer data,
+                       std::uint32_t bytes, WriteAck ack, const Delivery& delivery, std::uint32_t trid) {
+  NocPort* port = &requester->port(id_);
+  const auto acknowledge = [this, port, requester, target, trid] {
+    const SimTime acked = engine_.now() + ack_latency(target->coord, requester->coord);
+    resolve(*port, NocBarrierKind::Writes, acked);
+    if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::Writes, acked);
+  };
+  if (!skip_unwatched_dram_landings_ || !target->memory->can_defer_landings()) {
+    schedule(delivery.arrived,
+             [target, address, bytes, data = std::move(data)] { land(*target->memory, address, bytes, data); });
+    // A posted write's event too: the channel is busy with it until then, and a run ends there,
+    // as where a skipped one ends.
+    schedule(delivery.landed, [acknowledge, ack] {
+      if (ack == WriteAck::NonPosted) acknowledge();
+    });
+    return;
+  }
+  const std::uint64_t sequence = engine_.skip_event(delivery.landed);
+  target->memory->defer_land(engine_, delivery.arrived, sequence, address, std::move(data), bytes);
+  if (ack == WriteAck::Posted) return;
+  if (port->wanted(NocBarrierKind::Writes)) {
+    engine_.schedule_reserved(delivery.landed, sequence, acknowledge);
+    return;
+  }
+  const SimTime acked = delivery.landed + ack_latency(target->coord, requester->coord);
+  port->resolve_unseen_ack(acked, delivery.landed, sequence);
+  if (trid != kNoTrid) port->resolve_trid(trid, NocBarrierKind::Writes, acked);
 }
 
 void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t value, WriteAck ack) {
@@ -469,6 +503,15 @@ void Noc::write_u32(CoreCoord requester, NocAddress destination, std::uint32_t v
     const Delivery delivery = deliver(*r, *d, depart, flit_bytes_, 4, control);  // the value rides in the header
     NocPort* p = &r->port(id_);
     resolve(*p, NocBarrierKind::WritesFlushed, delivery.injected);
+    if (d->dram != nullptr) {
+      PayloadBuffer word;
+      if (d->memory->stores_data()) {
+        word = PayloadBuffer::uninitialised(4);
+        for (std::uint32_t i = 0; i < 4; ++i) word.data()[i] = static_cast<std::uint8_t>(value >> (8 * i));  // little-endian
+      }
+      land_in_dram(r, d, a, std::move(word), 4, ack, delivery, kNoTrid);
+      return;
+    }
     schedule(delivery.landed, [=, this] {
       d->memory->write_u32(a, value);
       if (ack == WriteAck::Posted) return;

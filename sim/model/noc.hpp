@@ -18,7 +18,9 @@
 //   Atomics and inline word writes are header-only packets. Acks (write acks, atomic returns)
 //   travel on the response virtual channel and are modelled by latency only.
 // Data is sampled from the source when the packet starts injecting and written to the target
-// when its last byte lands, so races between kernels show.
+// when its last byte lands, so races between kernels show. A DRAM channel takes requests in the
+// order they reach it: a write's bytes are in its store from the write's arrival, a read samples
+// it at the read request's arrival; the channel's service delays only the ack and the response.
 //
 // All operations are non-blocking and may be called from a fiber, a process or an event; the
 // barriers park until this core's transactions of a kind are done.
@@ -34,6 +36,7 @@
 #include "sim/model/core_coord.hpp"
 #include "sim/model/noc_port.hpp"
 #include "sim/model/packet_resource.hpp"
+#include "sim/model/payload_buffer.hpp"
 #include "sim/model/sim_fault.hpp"
 
 namespace cclmesh::sim {
@@ -137,7 +140,8 @@ class Noc {
  private:
   struct Delivery {
     SimTime injected;  // last byte left the source NIU
-    SimTime landed;    // last byte in the target memory
+    SimTime arrived;   // last byte through the target's NIU (for DRAM: the request reached the channel)
+    SimTime landed;    // last byte in the target memory (for DRAM: the channel has served it)
   };
   // One server a packet passed, for the back-pressure pass: when its tail left it, and the
   // pipeline latency from the source NIU to it.
@@ -197,6 +201,11 @@ class Noc {
   static constexpr std::uint32_t kNoTrid = ~std::uint32_t{0};
   void start_write(Endpoint* requester, Endpoint* target, std::uint64_t local_address, std::uint64_t address,
                    std::uint32_t bytes, WriteAck ack, SimTime depart, std::uint32_t trid);
+  // A write's bytes reaching a DRAM channel (docs/sim_model.md, "DRAM order"): in the channel's
+  // store from the write's arrival, so every request that arrives after it sees them; its ack
+  // after the channel has served it (`delivery.landed`).
+  void land_in_dram(Endpoint* requester, Endpoint* target, std::uint64_t address, PayloadBuffer data,
+                    std::uint32_t bytes, WriteAck ack, const Delivery& delivery, std::uint32_t trid);
   void start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, CoreRect rect,
                        std::uint64_t local_address, std::uint64_t address, std::uint32_t bytes, WriteAck ack,
                        SimTime depart);

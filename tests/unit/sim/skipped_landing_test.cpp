@@ -284,10 +284,11 @@ TEST(SkippedLandings, ATimeCapStopsTheRunWhereItWouldHaveStopped) {
 
 // The same race the other way round in sequence order: a read from far away (20 hops) booked
 // ~160 ns before a write from near by (2 hops), its request reaching its DRAM endpoint in the
-// picosecond the write lands through another endpoint of the same channel (through the same
-// endpoint the write would queue behind the request: servers are booked in order). The read's
-// place is then before the landing's, so it sees the old bytes (and one picosecond later the
-// new), as when the landing was an event.
+// picosecond the write's bytes land, on their arrival through another endpoint of the same
+// channel (docs/sim_model.md, "DRAM order"; through the same endpoint the write would queue
+// behind the request: servers are booked in order). The read's place is then before the
+// landing's, so it sees the old bytes (and one picosecond later the new), as when the landing
+// was an event.
 std::vector<std::uint8_t> far_read_near_write(SimTime write_at, bool skip) {
   constexpr CoreCoord kNearWriter{9, 11};  // NoC0: 1 hop east (wrapping), 1 south to (0,0)
   constexpr CoreCoord kFarReader{1, 2};    // 9 + 11 hops to (0,1)
