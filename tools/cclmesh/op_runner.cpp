@@ -955,8 +955,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
     p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
-    // "auto" keeps all_reduce's own default for its reduce_scatter half (the chain: all_reduce has
-    // its own one-shot for small tensors, all_reduce.hpp).
+    // "auto" keeps all_reduce's default for its reduce_scatter half: the reduce_scatter's own Auto.
     if (options.rs_ring_algorithm != "auto") p.rs_ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
     p.input_buffer = device.create_buffer(input_config(p.tensor));
     p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));

@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 
@@ -56,8 +58,13 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--rounds", o.rounds,
                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
       ->check(CLI::Range(1, 65536));
+  namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,
-                     "all_reduce: auto (one-shot up to 32 KiB on a ring, 64 KiB on a line), one-shot, rs-ag (reduce_scatter + all_gather) or composite")
+                     fmt::format("all_reduce: auto (on 1 link one-shot up to {} KiB on 2 chips, {} KiB on 3-4, {} KiB on more, and "
+                                 "whenever the pages do not divide by the chips while its sums fit L1; else rs-ag, or composite "
+                                 "when the pages do not divide), one-shot, rs-ag (reduce_scatter + all_gather) or composite",
+                                 ar::kOneShotMaxBytesTwoChips / 1024, ar::kOneShotMaxBytesUpToFourChips / 1024,
+                                 ar::kOneShotMaxBytesMoreChips / 1024))
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
       ->capture_default_str();
   command.add_option("--ag-ring-algorithm", o.ag_ring_algorithm,
@@ -72,7 +79,8 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::IsMember({"two_sided", "wrap"}))
       ->capture_default_str();
   command.add_option("--rs-ring-algorithm", o.rs_ring_algorithm,
-                     "reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to 512 KiB per chip, REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto keeps all_reduce's chain)")
+                     fmt::format("reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to {} KiB per chip, REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto: the same rule on the all_reduce's tensor)",
+                                 runtime::ccl::reduce_scatter::kDefaultOneShotMaxBytes / 1024))
       ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");

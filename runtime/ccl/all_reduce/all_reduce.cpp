@@ -157,6 +157,11 @@ std::size_t hash_value(const Params& p) {
                      p.packet_size_in_pages, p.chunk_packets, p.ag_ring_algorithm);
 }
 
+std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size) {
+  if (group_size <= 2) return kOneShotMaxBytesTwoChips;
+  return group_size <= 4 ? kOneShotMaxBytesUpToFourChips : kOneShotMaxBytesMoreChips;
+}
+
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) {
     // Legacy EDM mode builds the 2024 reduce_scatter + all_gather only: the one-shot and the
@@ -168,13 +173,17 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
     return Algorithm::ReduceScatterAllGather;
   }
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
-  const std::uint64_t one_shot_max = params.one_shot_max_bytes.value_or(
-      params.topology == CclTopology::Ring ? kDefaultOneShotMaxBytesRing : kDefaultOneShotMaxBytesLine);
-  // The one-shot multicasts over routing plane 0 only, and its crossover was measured on 1 link;
-  // with more links Auto keeps to reduce_scatter + all_gather, which uses them all.
-  if (params.num_links == 1 && size_bytes(params.tensor) <= one_shot_max) return Algorithm::OneShot;
-  return num_pages(params.tensor) % group_size(params, topology) == 0 ? Algorithm::ReduceScatterAllGather
-                                                                      : Algorithm::Composite;
+  const std::uint32_t n = group_size(params, topology);
+  const bool pages_divide = num_pages(params.tensor) % n == 0;
+  // The one-shot multicasts over routing plane 0 only, and its crossovers were measured on 1 link;
+  // with more links Auto keeps to reduce_scatter + all_gather or the composite, which use them all.
+  if (params.num_links == 1) {
+    const bool one_shot = params.one_shot_max_bytes ? size_bytes(params.tensor) <= *params.one_shot_max_bytes
+                          : pages_divide            ? size_bytes(params.tensor) <= default_one_shot_max_bytes(n)
+                                                    : one_shot::sums_fit(params);
+    if (one_shot) return Algorithm::OneShot;
+  }
+  return pages_divide ? Algorithm::ReduceScatterAllGather : Algorithm::Composite;
 }
 
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {

@@ -16,8 +16,13 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto picks OneShot on 1 link up to `one_shot_max_bytes` of tensor (64 KiB ring, 32 KiB line), above it the first when it can, else
-// the composite. build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
+// Auto (resolved_algorithm()), on 1 link: OneShot up to default_one_shot_max_bytes() of tensor (by
+// the group's chip count) when the pages divide by N, and whenever they do not as long as the
+// one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at
+// every size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04;
+// docs/collectives.md); otherwise the first when the pages divide, else the composite. On
+// several links: the first, else the composite (the one-shot multicasts over routing plane 0
+// only, and was measured on 1 link). build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
@@ -44,11 +49,31 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Auto's one-shot thresholds: the simulated crossovers on the T3K 8-ring (between 64 and 80
-// KiB) and 8-line (about 32 KiB), bf16 tiles in DRAM, with the local sum's running sums in L1
-// (docs/collectives.md has the table).
-inline constexpr std::uint64_t kDefaultOneShotMaxBytesRing = 64 * 1024;
-inline constexpr std::uint64_t kDefaultOneShotMaxBytesLine = 32 * 1024;
+// Auto's one-shot thresholds, in bytes of tensor on 1 link: the largest size at which the one-shot
+// was measured no slower than reduce_scatter + all_gather with its reduce_scatter half as Auto
+// runs it (on a ring the one-shot ring up to 512 KiB). Simulated kernel time, bf16 tiles in DRAM,
+// 4352 B payload (`cclmesh run --op all_reduce --size S --all-reduce-algo one-shot|rs-ag`;
+// docs/collectives.md "Auto, re-measured" has the sweeps), one-shot / rs-ag in us:
+//   group                  last one-shot win           first rs-ag win
+//   N300 (2-chip line)     48 KiB  15.39 / 16.66       52 KiB  18.14 / 17.46 (56: 17.98 / 18.20,
+//                                                      then rs-ag from 60)
+//   ring:3                 30 KiB  13.80 / 14.17       36 KiB  16.61 / 14.85
+//   T3K 4-ring 0,1,3,2     32 KiB  18.39 / 18.39 (tie) 40 KiB  22.82 / 19.03
+//   T3K 4-line 0,1,3,2     32 KiB  21.06 / 24.94       40 KiB  25.99 / 25.87 (tie), 48: 29.56 / 27.56
+//   ring:6                 12 KiB  12.63 / 18.42       24 KiB  21.13 / 20.65
+//   T3K 8-ring             16 KiB  19.46 / 24.36       32 KiB  36.80 / 29.40
+//   T3K 8-line             16 KiB  23.37 / 35.30       32 KiB  40.09 / 39.30
+// The crossover falls as the group grows (the one-shot moves (N-1)x the tensor into every chip)
+// and is about the same for a ring and a line of the same size, so the rule is by chip count:
+// 2 chips 48 KiB, 3-4 chips 32 KiB, 5 or more 16 KiB. (A 3-chip line, T3K 0,1,3, favours the
+// one-shot further, through 54 KiB; 32 KiB leaves it a little on the table.) Between two
+// sizes whose pages divide by N the pages do not, and those take the one-shot anyway (Auto's
+// rule for them, below), so a threshold anywhere between the last win and the first loss
+// selects the same.
+inline constexpr std::uint64_t kOneShotMaxBytesTwoChips = 48 * 1024;
+inline constexpr std::uint64_t kOneShotMaxBytesUpToFourChips = 32 * 1024;
+inline constexpr std::uint64_t kOneShotMaxBytesMoreChips = 16 * 1024;
+std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size);
 
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);
@@ -73,13 +98,17 @@ struct Params {
   Algorithm algorithm = Algorithm::Auto;
   // reduce_scatter + all_gather on a line: the reduce_scatter's line algorithm.
   reduce_scatter::LineAlgorithm rs_line_algorithm = reduce_scatter::LineAlgorithm::TwoSided;
-  // reduce_scatter + all_gather on a ring: the reduce_scatter's ring algorithm. Chain by default,
-  // not the reduce_scatter's Auto: all_reduce has its own one-shot for small tensors (Auto's
-  // one_shot_max_bytes), and its crossover table (docs/collectives.md) was measured against the
-  // chained reduce_scatter. OneShot / Auto need rs_intermediate_buffer (needs_rs_intermediate()).
-  reduce_scatter::RingAlgorithm rs_ring_algorithm = reduce_scatter::RingAlgorithm::Chain;
-  // Auto runs OneShot for tensors of at most this many bytes; unset: the topology's default
-  // (kDefaultOneShotMaxBytesRing / Line).
+  // reduce_scatter + all_gather on a ring: the reduce_scatter's ring algorithm. Auto by default,
+  // the reduce_scatter's own size rule applied to its input, i.e. this tensor (the one-shot ring
+  // up to reduce_scatter::kDefaultOneShotMaxBytes = 512 KiB): REFERENCE 7.6 has tt-metal's
+  // all_reduce as its reduce_scatter followed by its all_gather, and "it inherits" their
+  // behaviour, so its reduce_scatter half chooses as a reduce_scatter of that tensor would (T3K
+  // ring, 256 KiB: 62.92 us against 98.17 with the chain). OneShot / Chain force either; a
+  // one-shot half needs rs_intermediate_buffer (needs_rs_intermediate()).
+  reduce_scatter::RingAlgorithm rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
+  // Set: Auto runs OneShot for tensors of at most this many bytes, whether or not the pages
+  // divide by N (0: never). Unset: default_one_shot_max_bytes() when they divide, the one-shot's
+  // L1 limit when they do not.
   std::optional<std::uint64_t> one_shot_max_bytes;
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
   // reduce_scatter's entry barrier and the all_gather's (the one-shot's) completion count.
@@ -94,8 +123,7 @@ struct Params {
 
 std::size_t hash_value(const Params& params);
 
-// The algorithm Auto resolves to (OneShot up to one_shot_max_bytes, else Composite when the
-// pages do not split into N slices).
+// The algorithm Auto resolves to (see Auto above and one_shot_max_bytes).
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);

@@ -80,8 +80,9 @@ kargs::ReduceSpec reduce_spec(const Params& p, std::uint32_t num_blocks, std::ui
 }  // namespace
 
 std::uint64_t local_sums_bytes(const Params& p, std::uint32_t packet) {
-  const Cut cut = cut_of(p, packet);
-  return std::uint64_t{cut.packets} * packet * cut.page;
+  // Not through cut_of(): all_reduce's Auto asks before validate() has checked chunk_packets.
+  const std::uint64_t packets = (num_pages(p.tensor) + packet - 1) / packet;
+  return packets * packet * page_size_bytes(p.tensor);
 }
 
 bool sums_fit_in_l1(const Params& p, std::uint32_t packet) { return local_sums_bytes(p, packet) <= kMaxReducedCbBytes; }

@@ -57,7 +57,15 @@ void add_gather(Program& program, const Params& p, const FabricPlan& plan, const
 }
 
 
+// The local sum's CB packet in pages.
+std::uint32_t local_sum_packet(const Params& p) {
+  return packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes) *
+         kLocalPayloadsPerPacket;
+}
+
 }  // namespace
+
+bool sums_fit(const Params& params) { return sums_fit_in_l1(params, local_sum_packet(params)); }
 
 MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const FabricPlan plan(topology, p.fabric);
@@ -74,7 +82,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
       const ChipBuffers buffers(topology, g.chips[rank]);
       Program program;
       add_gather(program, p, plan, g, rank, buffers, cores[0], buffers.map().tensix_noc0(cores[1]), packet);
-      add_local_sum(program, p, topology, g.chips[rank], cores[1], g.size(), packet * kLocalPayloadsPerPacket,
+      add_local_sum(program, p, topology, g.chips[rank], cores[1], g.size(), local_sum_packet(p),
                     cmd::GlobalSemaphoreAddress{p.done_semaphore->address});
       workload.programs[g.chips[rank]] = std::move(program);
     }

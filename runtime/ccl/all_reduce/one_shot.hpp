@@ -25,6 +25,10 @@
 
 namespace cclmesh::runtime::ccl::all_reduce::one_shot {
 
+// Whether the one-shot's running sums (the whole tensor, in its local sum's CB packets) fit L1
+// (local_sum.hpp's sums_fit_in_l1); build() refuses a tensor whose do not.
+bool sums_fit(const Params& params);
+
 // The one-shot workload; `params` validated by the caller (all_reduce::validate), whose
 // intermediate buffer holds the N copies (intermediate_spec).
 MeshWorkload build(const Params& params, const topo::Topology& topology);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
@@ -29,8 +31,9 @@ ar::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   p.output_buffer = dram_buffer(2, tensor);
   p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, topology));
   if (ar::needs_rs_intermediate(p, topology)) p.rs_intermediate_buffer = dram_buffer(4, ar::rs_intermediate_spec(p, topology));
-  p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
-  p.done_semaphore = semaphore(2, {{0, 0}, {1, 0}});
+  // 3 cores: the reduce_scatter half's one-shot ring runs two senders and a reduce core per link.
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {2, 0}});
+  p.done_semaphore = semaphore(2, {{0, 0}, {2, 0}});
   return p;
 }
 
@@ -72,9 +75,9 @@ TEST(AllReduceBuilder, CompositeWhenTheyDoNot) {
 // (reader + writer) and a reduce core (interpreter + reduce kernel) that waits for N copies.
 TEST(AllReduceBuilder, OneShotForSmallTensors) {
   const topo::Topology t3k = topo::build_t3k();
-  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 16}));  // 32 KiB
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8}));  // 16 KiB
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
-  EXPECT_EQ(ar::intermediate_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{8, 1, 32, 512}));
+  EXPECT_EQ(ar::intermediate_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{8, 1, 32, 256}));
   p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
   const std::vector<MeshWorkload> w = ar::build(p, t3k);
   ASSERT_EQ(w.size(), 1u);
@@ -90,20 +93,24 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
     EXPECT_EQ(s0.rfind("#0 WAIT_VALUE dest=LOCAL src=ABS(0x100040) core=LOCAL value=8\n", 0), 0u) << s0;
   }
   // Just above the threshold, Auto takes reduce_scatter + all_gather (the pages divide).
-  p.one_shot_max_bytes = 32 * 1024 - 1;
+  p.one_shot_max_bytes = 16 * 1024 - 1;
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
-  // The defaults: 64 KiB on a ring, 32 KiB on a line.
+  // An explicit threshold holds for pages that do not divide too: 9 tiles on 8 chips, 18 KiB.
+  p.tensor = bf16({1, 1, 32, 32 * 9});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  // The defaults (8 chips: 16 KiB, ring and line alike; AutoThresholdsByChipCount has the rest).
   p.one_shot_max_bytes.reset();
-  p.tensor = bf16({1, 1, 32, 32 * 32});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);  // 9 tiles do not divide by 8
+  p.tensor = bf16({1, 1, 32, 32 * 8});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
-  p.tensor = bf16({1, 1, 32, 32 * 33});
-  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);  // 33 tiles do not divide by 8
-  p.topology = CclTopology::Line;
   p.tensor = bf16({1, 1, 32, 32 * 16});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
+  p.topology = CclTopology::Line;
+  p.tensor = bf16({1, 1, 32, 32 * 8});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
   p.tensor = bf16({1, 1, 32, 32 * 17});
-  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
-  p.tensor = bf16({1, 1, 32, 32 * 24});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);  // 17 tiles do not divide by 8
+  p.tensor = bf16({1, 1, 32, 32 * 16});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
   // Forced, the one-shot runs whatever the size and divisibility.
   ar::Params odd = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 1, 96}));
@@ -113,6 +120,128 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   // The reduce core needs the done semaphore too.
   odd.done_semaphore = test::semaphore(2, {{0, 0}, {0, 0}});
   EXPECT_THROW(ar::build(odd, t3k), CclParamsError);
+}
+
+// Auto's one-shot threshold by chip count (all_reduce.hpp's measured table): for sizes whose
+// pages divide by N, the one-shot exactly at the threshold and rs-ag at the next size that
+// divides; one page above the threshold the pages do not divide, and that is the one-shot.
+TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
+  EXPECT_EQ(ar::default_one_shot_max_bytes(2), 48u * 1024);
+  EXPECT_EQ(ar::default_one_shot_max_bytes(3), 32u * 1024);
+  EXPECT_EQ(ar::default_one_shot_max_bytes(4), 32u * 1024);
+  EXPECT_EQ(ar::default_one_shot_max_bytes(5), 16u * 1024);
+  EXPECT_EQ(ar::default_one_shot_max_bytes(8), 16u * 1024);
+  struct Group {
+    const char* name;
+    topo::Topology topology;
+    FabricMode fabric;
+    CclTopology shape;
+    std::vector<ChipId> chips;  // empty: the whole system
+    std::uint32_t at_tiles;     // the threshold in bf16 tiles (2 KiB)
+    std::uint32_t next_tiles;   // the next tile count that divides by N
+  };
+  const std::vector<Group> groups = {
+      {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 16},
+      {"t3k 8-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {}, 8, 16},
+      {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 16, 20},
+      {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 24, 26},
+  };
+  for (const Group& g : groups) {
+    ar::Params p = params(g.topology, g.fabric, g.shape, bf16({1, 1, 32, 32 * g.at_tiles}));
+    p.fabric.chip_order = g.chips;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
+    p.tensor = bf16({1, 1, 32, 32 * (g.at_tiles + 1)});
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name << ": one page above";
+    p.tensor = bf16({1, 1, 32, 32 * g.next_tiles});
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
+    // On 2 links rs-ag, and the composite for pages that do not divide.
+    p.num_links = 2;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
+    p.tensor = bf16({1, 1, 32, 32 * (g.at_tiles + 1)});
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << g.name;
+  }
+}
+
+// Pages that do not divide by N: the one-shot while its running sums fit L1 (whole CB packets of
+// 4 payloads, 8 bf16 tiles, at most 512 KiB), above it the composite.
+TEST(AllReduceBuilder, PagesNotDividingTakeTheOneShotUpToItsL1Limit) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 255}));
+  // validate() checks the composite's all_gather too, which at this size runs more workers.
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+  p.done_semaphore = semaphore(2, {{0, 0}, {7, 0}});
+  // 255 tiles: 32 packets of 8 = 512 KiB of sums, exactly the limit.
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  // 257 tiles: 33 packets, 528 KiB.
+  p.tensor = bf16({1, 1, 32, 32 * 257});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  // fp32 (4 KiB pages, 4 per packet): 127 pages fit (508 KiB), 129 do not (516 KiB of sums).
+  p.tensor = TensorSpec{{1, 1, 32, 32 * 127}, DataType::Float32, Layout::Tile};
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  p.tensor = TensorSpec{{1, 1, 32, 32 * 129}, DataType::Float32, Layout::Tile};
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  // Auto's choice builds: 255 tiles as one one-shot workload.
+  p.tensor = bf16({1, 1, 32, 32 * 255});
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
+  const std::vector<MeshWorkload> w = ar::build(p, t3k);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].name, "all_reduce:one_shot");
+}
+
+// rs-ag's reduce_scatter half follows the reduce_scatter's own Auto on the all_reduce's tensor:
+// the one-shot ring (3 cores per link, its copies in rs_intermediate_buffer: the slice x N) up
+// to 512 KiB, the chain above; rs_ring_algorithm forces either.
+TEST(AllReduceBuilder, ReduceScatterHalfFollowsTheReduceScattersAuto) {
+  const topo::Topology t3k = topo::build_t3k();
+  const auto rs_cores = [&](const ar::Params& p) {
+    const MeshWorkload rs = ar::build(p, t3k).front();
+    EXPECT_EQ(rs.name, "all_reduce:reduce_scatter");
+    std::set<CoreCoord> cores;
+    for (const KernelSpec& k : rs.programs.at(0).kernels) cores.insert(k.cores.front().start);
+    return cores.size();
+  };
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 128}));  // 256 KiB
+  EXPECT_EQ(p.rs_ring_algorithm, reduce_scatter::RingAlgorithm::Auto);
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+  p.done_semaphore = semaphore(2, {{0, 0}, {7, 0}});
+  // The buffers of a tensor of `tiles` tiles, for what the op resolves to.
+  const auto resize = [&](std::uint32_t tiles) {
+    p.tensor = bf16({1, 1, 32, 32 * tiles});
+    p.input_buffer = dram_buffer(1, p.tensor);
+    p.output_buffer = dram_buffer(2, p.tensor);
+    p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
+    p.rs_intermediate_buffer.reset();
+    if (ar::needs_rs_intermediate(p, t3k)) p.rs_intermediate_buffer = dram_buffer(4, ar::rs_intermediate_spec(p, t3k));
+  };
+  ASSERT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::ReduceScatterAllGather);
+  ASSERT_TRUE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(ar::rs_intermediate_spec(p, t3k).shape, (std::array<std::uint32_t, 4>{8, 1, 32, 512}));
+  EXPECT_EQ(rs_cores(p), 3u);
+  // Exactly 512 KiB: still the one-shot.
+  resize(256);
+  EXPECT_TRUE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(rs_cores(p), 3u);
+  // The next size that divides by 8 (264 tiles, 528 KiB): the chain, 2 cores per link, no copies.
+  resize(264);
+  EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(rs_cores(p), 2u);
+  // Forced either way.
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::OneShot;
+  resize(264);
+  EXPECT_TRUE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(rs_cores(p), 3u);
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Chain;
+  resize(128);
+  EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(rs_cores(p), 2u);
+  // Several workers per link: the reduce_scatter's Auto chains (the one-shot runs one).
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
+  p.workers_per_link = 2;
+  EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
+  // A line has no one-shot half.
+  ar::Params line = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 128}));
+  line.rs_line_algorithm = reduce_scatter::LineAlgorithm::Wrap;
+  EXPECT_FALSE(ar::needs_rs_intermediate(line, t3k));
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -136,6 +265,7 @@ TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
   // One-shot, 32 KiB: the reduce core's interpreter (kernel 2), output stream = one write.
   ar::Params one_shot = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 16}));
   one_shot.algorithm = ar::Algorithm::OneShot;
+  one_shot.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(one_shot, t3k));  // Auto's was rs-ag's
   const std::vector<MeshWorkload> single = ar::build(one_shot, t3k);
   ASSERT_EQ(single.size(), 1u);
   for (const auto& [chip, program] : single[0].programs) {
@@ -152,7 +282,9 @@ TEST(AllReduceBuilder, LocalSumInL1BelowTheLimitAndPassWorkloadsAbove) {
   // The all_gather of that size runs more workers: semaphores on a whole row of cores.
   at_limit.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
   at_limit.done_semaphore = semaphore(2, {{0, 0}, {7, 0}});
-  ASSERT_EQ(ar::resolved_algorithm(at_limit, t3k), ar::Algorithm::Composite);
+  // Auto takes the one-shot here (its sums fit too: PagesNotDividingTakeTheOneShotUpToItsL1Limit).
+  ASSERT_EQ(ar::resolved_algorithm(at_limit, t3k), ar::Algorithm::OneShot);
+  at_limit.algorithm = ar::Algorithm::Composite;
   const std::vector<MeshWorkload> in_l1 = ar::build(at_limit, t3k);
   ASSERT_EQ(in_l1.size(), 2u);
   EXPECT_EQ(in_l1[1].name, "all_reduce:all_reduce_local_reduce");
@@ -197,6 +329,7 @@ TEST(AllReduceBuilder, Bfp8SumsOnEveryAlgorithm) {
                           TensorSpec{{1, 1, 32, 32 * 16}, DataType::Bfloat8B, Layout::Tile});
     p.algorithm = algorithm;
     p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, t3k));
+    if (ar::needs_rs_intermediate(p, t3k)) p.rs_intermediate_buffer = dram_buffer(4, ar::rs_intermediate_spec(p, t3k));
     EXPECT_NO_THROW(ar::validate(p, t3k)) << ar::to_string(algorithm);
     std::size_t reduce_kernels = 0;
     for (const MeshWorkload& w : ar::build(p, t3k)) {
