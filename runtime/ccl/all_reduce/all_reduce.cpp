@@ -162,6 +162,11 @@ std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size) {
   return group_size <= 4 ? kOneShotMaxBytesUpToFourChips : kOneShotMaxBytesMoreChips;
 }
 
+std::uint64_t default_one_shot_max_pages(std::uint32_t group_size) {
+  if (group_size <= 2) return kOneShotMaxPagesTwoChips;
+  return group_size <= 4 ? kOneShotMaxPagesUpToFourChips : kOneShotMaxPagesMoreChips;
+}
+
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) {
     // Legacy EDM mode builds the 2024 reduce_scatter + all_gather only: the one-shot and the
@@ -178,8 +183,10 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
   // The one-shot multicasts over routing plane 0 only, and its crossovers were measured on 1 link;
   // with more links Auto keeps to reduce_scatter + all_gather or the composite, which use them all.
   if (params.num_links == 1) {
+    const bool under_thresholds = size_bytes(params.tensor) <= default_one_shot_max_bytes(n) &&
+                                  num_pages(params.tensor) <= default_one_shot_max_pages(n);
     const bool one_shot = params.one_shot_max_bytes ? size_bytes(params.tensor) <= *params.one_shot_max_bytes
-                          : pages_divide            ? size_bytes(params.tensor) <= default_one_shot_max_bytes(n)
+                          : pages_divide            ? under_thresholds
                                                     : one_shot::sums_fit(params);
     if (one_shot) return Algorithm::OneShot;
   }

@@ -16,8 +16,8 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto (resolved_algorithm()), on 1 link: OneShot up to default_one_shot_max_bytes() of tensor (by
-// the group's chip count) when the pages divide by N, and whenever they do not as long as the
+// Auto (resolved_algorithm()), on 1 link: OneShot up to default_one_shot_max_bytes() of tensor and
+// default_one_shot_max_pages() pages (by the group's chip count) when the pages divide by N, and whenever they do not as long as the
 // one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at
 // every size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04;
 // docs/collectives.md); otherwise the first when the pages divide, else the composite. On
@@ -70,10 +70,27 @@ namespace cclmesh::runtime::ccl::all_reduce {
 // sizes whose pages divide by N the pages do not, and those take the one-shot anyway (Auto's
 // rule for them, below), so a threshold anywhere between the last win and the first loss
 // selects the same.
+//
+// Small pages move the crossover down: the one-shot's time grows with the page count much more
+// than rs-ag's (why was not looked into), so with 128 B ROW_MAJOR rows (bf16, 64 wide) the one-shot
+// loses from a few KiB (T3K 8-ring 16 KiB: 72.23 us against 34.51). Measured in pages of 128 B
+// (same command with --layout row_major --shape 1,1,ROWS,64):
+//   T3K 8-ring   32 pages 21.66 / 23.66     40 pages 27.61 / 26.10
+//   T3K 8-line   32 pages 24.61 / 33.05     48 pages 34.42 / 33.71
+//   T3K 4-ring   32 pages 12.07 / 14.58     48 pages 16.48 / 16.14
+//   T3K 4-line   64 pages 22.20 / 22.52     96 pages 30.26 / 24.45
+//   N300         128 pages 22.18 / 22.28    192 pages 31.87 / 27.86
+// (512 B pages on the 8-ring: 16 pages 15.43 / 23.31, 32 pages 25.02 / 24.55.) So Auto also
+// caps the pages: 128 on 2 chips, 48 on 3-4, 32 on more. 2 KiB pages (tiles) reach the byte
+// threshold first; the cap only acts on pages under 1 KiB.
 inline constexpr std::uint64_t kOneShotMaxBytesTwoChips = 48 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesUpToFourChips = 32 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesMoreChips = 16 * 1024;
+inline constexpr std::uint64_t kOneShotMaxPagesTwoChips = 128;
+inline constexpr std::uint64_t kOneShotMaxPagesUpToFourChips = 48;
+inline constexpr std::uint64_t kOneShotMaxPagesMoreChips = 32;
 std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size);
+std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);
@@ -107,7 +124,8 @@ struct Params {
   // one-shot half needs rs_intermediate_buffer (needs_rs_intermediate()).
   reduce_scatter::RingAlgorithm rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
   // Set: Auto runs OneShot for tensors of at most this many bytes, whether or not the pages
-  // divide by N (0: never). Unset: default_one_shot_max_bytes() when they divide, the one-shot's
+  // divide by N (0: never), with no page cap. Unset: default_one_shot_max_bytes() and
+  // default_one_shot_max_pages() when they divide, the one-shot's
   // L1 limit when they do not.
   std::optional<std::uint64_t> one_shot_max_bytes;
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the

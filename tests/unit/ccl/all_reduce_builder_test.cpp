@@ -162,6 +162,41 @@ TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
   }
 }
 
+// Small pages: Auto also caps the one-shot's pages (32 on 5 or more chips, 48 on 3-4, 128 on 2),
+// here ROW_MAJOR bf16 rows of 64 (128 B pages): exactly at the cap the one-shot, at the next row
+// count that divides rs-ag, one row above the cap (not dividing) the one-shot.
+TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
+  EXPECT_EQ(ar::default_one_shot_max_pages(2), 128u);
+  EXPECT_EQ(ar::default_one_shot_max_pages(4), 48u);
+  EXPECT_EQ(ar::default_one_shot_max_pages(8), 32u);
+  const auto rows = [](std::uint32_t n) { return TensorSpec{{1, 1, n, 64}, DataType::Bfloat16, Layout::RowMajor}; };
+  struct Group {
+    const char* name;
+    topo::Topology topology;
+    FabricMode fabric;
+    CclTopology shape;
+    std::vector<ChipId> chips;
+    std::uint32_t n;
+    std::uint32_t cap;
+    std::uint32_t next;  // the next row count that divides by N
+  };
+  const std::vector<Group> groups = {
+      {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 32, 40},
+      {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 4, 48, 52},
+      {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 2, 128, 130},
+  };
+  for (const Group& g : groups) {
+    ar::Params p = params(g.topology, g.fabric, g.shape, rows(g.cap));
+    p.fabric.chip_order = g.chips;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
+    p.tensor = rows(g.next);
+    EXPECT_LT(size_bytes(p.tensor), ar::default_one_shot_max_bytes(g.n)) << g.name << ": the pages decide";
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
+    p.tensor = rows(g.cap + 1);
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name << ": not dividing";
+  }
+}
+
 // Pages that do not divide by N: the one-shot while its running sums fit L1 (whole CB packets of
 // 4 payloads, 8 bf16 tiles, at most 512 KiB), above it the composite.
 TEST(AllReduceBuilder, PagesNotDividingTakeTheOneShotUpToItsL1Limit) {
