@@ -20,9 +20,9 @@
 // default_one_shot_max_pages() pages (by the group's chip count) when the pages divide by N, and whenever they do not as long as the
 // one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at
 // every size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04;
-// docs/collectives.md); otherwise the first when the pages divide, else the composite. On
-// several links: the first, else the composite (the one-shot multicasts over routing plane 0
-// only, and was measured on 1 link). build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
+// on 2-4 links too; docs/collectives.md); otherwise the first when the pages divide, else the
+// composite. On several links the pages that divide always take the first (the one-shot
+// multicasts over routing plane 0 only, and its crossover with rs-ag was measured on 1 link). build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.

@@ -154,11 +154,12 @@ TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name << ": one page above";
     p.tensor = bf16({1, 1, 32, 32 * g.next_tiles});
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
-    // On 2 links rs-ag, and the composite for pages that do not divide.
+    // On 2 links rs-ag even at the threshold; pages that do not divide still take the one-shot.
     p.num_links = 2;
+    p.tensor = bf16({1, 1, 32, 32 * g.at_tiles});
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
     p.tensor = bf16({1, 1, 32, 32 * (g.at_tiles + 1)});
-    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << g.name;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
   }
 }
 
@@ -210,6 +211,15 @@ TEST(AllReduceBuilder, PagesNotDividingTakeTheOneShotUpToItsL1Limit) {
   // 257 tiles: 33 packets, 528 KiB.
   p.tensor = bf16({1, 1, 32, 32 * 257});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  // The same on 2 links; an explicit one_shot_max_bytes keeps the one-shot to 1 link.
+  p.num_links = 2;
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  p.tensor = bf16({1, 1, 32, 32 * 255});
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
+  p.one_shot_max_bytes = 1024 * 1024;
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
+  p.one_shot_max_bytes.reset();
+  p.num_links = 1;
   // fp32 (4 KiB pages, 4 per packet): 127 pages fit (508 KiB), 129 do not (516 KiB of sums).
   p.tensor = TensorSpec{{1, 1, 32, 32 * 127}, DataType::Float32, Layout::Tile};
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
