@@ -61,7 +61,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,
                      fmt::format("all_reduce: auto (one-shot up to {} KiB and {} pages on 2 chips, {} KiB and {} pages on 3-4, {} "
-                                 "KiB and {} pages on more, on 1 link; whenever the pages do not divide by the chips while its "
+                                 "KiB and {} pages on more, and whenever the pages do not divide by the chips while its "
                                  "sums fit L1; else rs-ag, or composite when the pages do not divide), one-shot, rs-ag "
                                  "(reduce_scatter + all_gather) or composite",
                                  ar::kOneShotMaxBytesTwoChips / 1024, ar::kOneShotMaxPagesTwoChips,

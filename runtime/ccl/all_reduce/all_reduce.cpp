@@ -180,15 +180,16 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint32_t n = group_size(params, topology);
   const bool pages_divide = num_pages(params.tensor) % n == 0;
-  // Against rs-ag the one-shot's thresholds hold on 1 link: it multicasts over routing plane 0
-  // only, while rs-ag uses every link, and that was not measured. Against the composite (pages
-  // not dividing) it wins on several links too (ring:8/2 on 2 links 510 KiB: 483.86 against
-  // 691.52 us; Galaxy columns on 4 links: 277.60 against 332.59).
-  const bool one_link = params.num_links == 1;
+  // On any number of links: the one-shot multicasts over routing plane 0 only while rs-ag and
+  // the composite use every link, yet at these sizes the crossovers measured on 2 and 4 links are
+  // those of 1 link (ring:8/2 on 2 links 16 KiB 19.47 against rs-ag 25.02, 32 KiB 34.58 / 27.70;
+  // Galaxy 4-lines on 4 links 32 KiB 20.87 / 21.83, 64 KiB 37.91 / 25.64; 8-lines 16 KiB 22.93 /
+  // 34.44, 32 KiB 39.66 / 36.20), and it beats the composite there too (ring:8/2 510 KiB 483.86
+  // against 691.52).
   const bool under_thresholds = size_bytes(params.tensor) <= default_one_shot_max_bytes(n) &&
                                 num_pages(params.tensor) <= default_one_shot_max_pages(n);
-  const bool one_shot = params.one_shot_max_bytes ? one_link && size_bytes(params.tensor) <= *params.one_shot_max_bytes
-                        : pages_divide            ? one_link && under_thresholds
+  const bool one_shot = params.one_shot_max_bytes ? size_bytes(params.tensor) <= *params.one_shot_max_bytes
+                        : pages_divide            ? under_thresholds
                                                   : one_shot::sums_fit(params);
   if (one_shot) return Algorithm::OneShot;
   return pages_divide ? Algorithm::ReduceScatterAllGather : Algorithm::Composite;

@@ -16,13 +16,12 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto (resolved_algorithm()), on 1 link: OneShot up to default_one_shot_max_bytes() of tensor and
+// Auto (resolved_algorithm()): OneShot up to default_one_shot_max_bytes() of tensor and
 // default_one_shot_max_pages() pages (by the group's chip count) when the pages divide by N, and whenever they do not as long as the
 // one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at
 // every size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04;
 // on 2-4 links too; docs/collectives.md); otherwise the first when the pages divide, else the
-// composite. On several links the pages that divide always take the first (the one-shot
-// multicasts over routing plane 0 only, and its crossover with rs-ag was measured on 1 link). build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
+// composite. The same on several links, where the crossovers measured the same. build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
@@ -49,7 +48,7 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Auto's one-shot thresholds, in bytes of tensor on 1 link: the largest size at which the one-shot
+// Auto's one-shot thresholds, in bytes of tensor: the largest size at which the one-shot
 // was measured no slower than reduce_scatter + all_gather with its reduce_scatter half as Auto
 // runs it (on a ring the one-shot ring up to 512 KiB). Simulated kernel time, bf16 tiles in DRAM,
 // 4352 B payload (`cclmesh run --op all_reduce --size S --all-reduce-algo one-shot|rs-ag`;

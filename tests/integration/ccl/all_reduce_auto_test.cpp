@@ -20,10 +20,13 @@ using runtime::ccl::DataType;
 
 // Runs `tensor` with every choice left to Auto and checks which algorithm that was.
 void run_auto(sim::device::SimMeshDevice& device, const runtime::ccl::TensorSpec& tensor, CclTopology topology,
-              ar::Algorithm expected, bool expect_rs_intermediate) {
+              ar::Algorithm expected, bool expect_rs_intermediate, std::uint32_t num_links = 1,
+              std::optional<int> cluster_axis = std::nullopt) {
   ar::Params p;
   p.tensor = tensor;
   p.topology = topology;
+  p.num_links = num_links;
+  p.groups.cluster_axis = cluster_axis;
   p.fabric = device.options().fabric;
   ASSERT_EQ(ar::resolved_algorithm(p, device.topology()), expected) << ar::to_string(expected);
   // On a ring only the one-shot reduce_scatter half needs the copies' buffer.
@@ -70,6 +73,17 @@ TEST(AllReduceAutoE2e, T3kRingSmallPagesCapTheOneShot) {
            ar::Algorithm::OneShot, false);
   run_auto(*device, TensorSpec{{1, 1, 40, 64}, DataType::Bfloat16, Layout::RowMajor}, CclTopology::Ring,
            ar::Algorithm::ReduceScatterAllGather, true);
+}
+
+// Galaxy columns (4-chip lines) on the per-axis fabric with 2 routing planes: Auto's thresholds
+// hold on several links, so 32 KiB is the one-shot (its multicast on plane 0), 48 KiB rs-ag on
+// both planes, and 50 KiB (25 tiles, not dividing by 4) the one-shot again.
+TEST(AllReduceAutoE2e, GalaxyColumnsOnTwoLinks) {
+  auto device = make_device(topo::build_galaxy(),
+                            fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
+  run_auto(*device, tile({1, 1, 32, 32 * 16}), CclTopology::Line, ar::Algorithm::OneShot, false, 2, 0);
+  run_auto(*device, tile({1, 1, 32, 32 * 24}), CclTopology::Line, ar::Algorithm::ReduceScatterAllGather, true, 2, 0);
+  run_auto(*device, tile({1, 1, 32, 32 * 25}), CclTopology::Line, ar::Algorithm::OneShot, false, 2, 0);
 }
 
 }  // namespace

@@ -154,12 +154,14 @@ TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name << ": one page above";
     p.tensor = bf16({1, 1, 32, 32 * g.next_tiles});
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
-    // On 2 links rs-ag even at the threshold; pages that do not divide still take the one-shot.
+    // The same on 2 links.
     p.num_links = 2;
     p.tensor = bf16({1, 1, 32, 32 * g.at_tiles});
-    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
     p.tensor = bf16({1, 1, 32, 32 * (g.at_tiles + 1)});
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
+    p.tensor = bf16({1, 1, 32, 32 * g.next_tiles});
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
   }
 }
 
@@ -211,12 +213,12 @@ TEST(AllReduceBuilder, PagesNotDividingTakeTheOneShotUpToItsL1Limit) {
   // 257 tiles: 33 packets, 528 KiB.
   p.tensor = bf16({1, 1, 32, 32 * 257});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
-  // The same on 2 links; an explicit one_shot_max_bytes keeps the one-shot to 1 link.
+  // The same on 2 links; an explicit one_shot_max_bytes replaces the L1 rule.
   p.num_links = 2;
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
   p.tensor = bf16({1, 1, 32, 32 * 255});
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::OneShot);
-  p.one_shot_max_bytes = 1024 * 1024;
+  p.one_shot_max_bytes = 255 * 2048 - 1;
   EXPECT_EQ(ar::resolved_algorithm(p, t3k), ar::Algorithm::Composite);
   p.one_shot_max_bytes.reset();
   p.num_links = 1;
