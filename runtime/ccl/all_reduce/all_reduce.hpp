@@ -16,12 +16,13 @@
 //   OneShot                 for small tensors (one_shot.hpp): every chip multicasts its whole
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
-// Auto (resolved_algorithm()): OneShot up to default_one_shot_max_bytes() of tensor and
-// default_one_shot_max_pages() pages (by the group's chip count) when the pages divide by N, and whenever they do not as long as the
-// one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at
-// every size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04;
-// on 2-4 links too; docs/collectives.md); otherwise the first when the pages divide, else the
-// composite. The same on several links, where the crossovers measured the same. build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
+// Auto (resolved_algorithm()), on any number of links: OneShot when the pages divide by N and
+// the tensor is at most default_one_shot_max_bytes() and default_one_shot_max_pages() (by the
+// group's chip count, measured below), and whenever the pages do not divide as long as the
+// one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at every
+// size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04; on 2-4
+// links too; docs/collectives.md); otherwise the first when the pages divide, else the composite.
+// build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
@@ -80,8 +81,8 @@ namespace cclmesh::runtime::ccl::all_reduce {
 //   T3K 4-line   64 pages 22.20 / 22.52     96 pages 30.26 / 24.45
 //   N300         128 pages 22.18 / 22.28    192 pages 31.87 / 27.86
 // (512 B pages on the 8-ring: 16 pages 15.43 / 23.31, 32 pages 25.02 / 24.55.) So Auto also
-// caps the pages: 128 on 2 chips, 48 on 3-4, 32 on more. 2 KiB pages (tiles) reach the byte
-// threshold first; the cap only acts on pages under 1 KiB.
+// caps the pages: 128 on 2 chips, 48 on 3-4, 32 on more. Tiles reach the byte threshold first;
+// the cap only acts on pages smaller than the bytes / pages ratio (384 B, 683 B, 512 B).
 inline constexpr std::uint64_t kOneShotMaxBytesTwoChips = 48 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesUpToFourChips = 32 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesMoreChips = 16 * 1024;
