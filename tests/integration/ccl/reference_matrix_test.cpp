@@ -413,9 +413,10 @@ std::vector<Row> all_rows() {
   add(row(34, "Tile_Bfp8_L1", kAr, System::T3kSquareRing, kRing, 4, {4, 1, 32, 4096}, 0, kBfp8, kTile, l1(), l1()));
   add(row(35, "Tile_Bfp8_Dram", kAr, System::T3kSquareRing, kRing, 4, {2, 4, 2048, 32}, 0, kBfp8, kTile, dram(),
           dram()));
-  // Row 36 on Auto: 1530 tiles on 4 chips fall back to the composite (REFERENCE 7.6), 1024
-  // tiles run reduce_scatter + all_gather, and 3 tiles (6 KiB) are under the one-shot's 64 KiB
-  // line threshold; the same 3 tiles forced to the composite REFERENCE 7.6 names.
+  // Row 36 on Auto: 1530 tiles on 4 chips do not divide and their sums exceed the one-shot's L1
+  // limit, so they fall back to the composite (REFERENCE 7.6); 1024 tiles run reduce_scatter +
+  // all_gather; 3 tiles (6 KiB) are under the one-shot's 32 KiB threshold for 3-4 chips
+  // (all_reduce.hpp); the same 3 tiles forced to the composite REFERENCE 7.6 names.
   add(row(36, "Shape544x2880_Composite", kAr, System::T3kAxes, kLine, 4, {1, 1, 544, 2880}, 0, kBf16, kTile, dram(),
           dram())
           .on_axis(1, 2)
