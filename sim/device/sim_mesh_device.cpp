@@ -17,6 +17,7 @@
 #include "sim/engine/check.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
+#include "sim/model/arch_params.hpp"
 #include "sim/device/wait_chain.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -101,11 +102,26 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     const topo::Arch arch_a = topology_.chip(link.a.chip).arch;
     const topo::Arch arch_b = topology_.chip(link.b.chip).arch;
     // A link at the topology's defaults gets the chip model's calibrated figures; a what-if
-    // link (slower, longer) keeps its own.
+    // link (slower, faster) keeps its own rate. Its latency moves the model's calibrated one-way
+    // latency by as much as it differs from the topology's default: the model counts part of
+    // the default (REFERENCE 1.7's 530-620 ns) as the ERISC's issue cost and the wire time, so
+    // taking the what-if figure as is would make a link at 600 ns and one at 600.001 ns differ
+    // by 100 ns.
     if (link.rate_bytes_per_s != topo::default_link_rate_bytes_per_s(arch_a, arch_b)) {
       c.rate = Bandwidth::bytes_per_second(link.rate_bytes_per_s);
     }
-    if (link.latency_ps != topo::default_link_latency_ps(arch_a, arch_b)) c.latency = SimTime::from_ps(link.latency_ps);
+    if (const std::int64_t beyond_default = link.latency_ps - topo::default_link_latency_ps(arch_a, arch_b);
+        beyond_default != 0) {
+      const SimTime calibrated = builtin_arch_spec(to_sim(arch_a))->params.eth.one_way_latency;
+      if (calibrated.ps() + beyond_default <= 0) {
+        throw std::invalid_argument(fmt::format(
+            "simulated device: link {} <-> {} at {} ps one way; expected more than {} ps, the share of the "
+            "arch's default {} ps the chip model spends outside the link's flight (issue cost, wire time)",
+            topo::to_string(link.a), topo::to_string(link.b), link.latency_ps,
+            topo::default_link_latency_ps(arch_a, arch_b) - calibrated.ps(), topo::default_link_latency_ps(arch_a, arch_b)));
+      }
+      c.latency = SimTime::from_ps(calibrated.ps() + beyond_default);
+    }
     config.links.push_back(c);
   }
   engine_ = std::make_unique<Engine>();

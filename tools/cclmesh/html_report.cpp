@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "topologies/export_svg.hpp"
 
@@ -157,7 +158,8 @@ std::string utilisation_colour(double utilisation) {
 }
 
 std::string html_report(const RunResult& r, const topo::Topology& topology) {
-  const std::string title = fmt::format("cclmesh run: {} of {} B on {}", r.op, r.size_bytes, r.system);
+  const std::string title = fmt::format("cclmesh run: {} of {} B on {}{}", r.op, r.size_bytes, r.system,
+                                        r.link_whatif ? ", " + link_whatif_text(*r.link_whatif) : "");
   std::string verified = "not verified (--no-data)";
   if (r.verified) verified = *r.verified ? "verified bit for bit" : fmt::format("MISMATCH: {}", r.mismatch);
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

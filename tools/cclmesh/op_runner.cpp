@@ -35,6 +35,7 @@
 #include "tools/cclmesh/output_check.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/link_whatif.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::cli {
@@ -1083,7 +1084,7 @@ const char* memory_options_named(const RunOptions& options) {
 
 RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
   const auto wall_start = std::chrono::steady_clock::now();
-  topo::Topology topology = load_topology(requested.system);
+  topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
   check_chips(options, topology);
@@ -1188,6 +1189,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.dispatch_us = static_cast<double>(first_start_ns) / 1e3 - enqueued.us();
   result.launch_us = static_cast<double>(longest_setup_ns) / 1e3;
   result.line_rate_GBps = static_cast<double>(topology.links().front().rate_bytes_per_s) / 1e9;
+  result.link_whatif = topo::links_off_arch_defaults(topology);
   result.bandwidth = compute_bandwidth(
       {options.op, op.size_bytes, op.group_size, result.time_us, result.links, result.directions, result.line_rate_GBps});
   result.sim_events = after.events_executed - before.events_executed;

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "tools/cclmesh/link_whatif.hpp"
+
 namespace cclmesh::cli {
 
 nlohmann::json result_json(const RunResult& r) {
@@ -50,6 +52,7 @@ nlohmann::json result_json(const RunResult& r) {
     }
     j["checksums"] = sums;
   }
+  if (r.link_whatif) j["link_whatif"] = link_whatif_json(*r.link_whatif);
   if (!r.faults.empty()) {
     j["faults"] = r.faults;
     j["fabric_order"] = r.fabric_order;
@@ -67,9 +70,10 @@ std::string topology_text(const RunResult& r) {
 
 std::string table_title(const RunResult& r) {
   return fmt::format(
-      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}); time = simulated device kernel time, GB = 1e9 B\n{}",
+      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}{}); time = simulated device kernel time, GB = 1e9 B\n{}",
       r.op, r.system, r.n_chips, topology_text(r), r.links, r.links == 1 ? "" : "s", r.mode,
-      r.fabric.empty() ? "" : ", " + r.fabric, tensor_note(r));
+      r.fabric.empty() ? "" : ", " + r.fabric, r.link_whatif ? ", " + link_whatif_text(*r.link_whatif) : "",
+      tensor_note(r));
 }
 
 namespace {

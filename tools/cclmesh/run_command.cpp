@@ -15,6 +15,7 @@
 #include "sim/trace/trace_recorder.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/html_report.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
@@ -23,6 +24,7 @@
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
+#include "topologies/link_whatif.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::cli {
@@ -63,6 +65,7 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
   if (result != nullptr) {
     info.emplace_back("topology", result->topology);
     if (!result->fabric_topology.empty()) info.emplace_back("fabric_topology", result->fabric_topology);
+    if (result->link_whatif) info.emplace_back("link_whatif", link_whatif_text(*result->link_whatif));
   }
   info.emplace_back("outcome", outcome);
   return info;
@@ -111,7 +114,7 @@ int run(RawRunOptions& raw) {
   }
   if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
   if (!raw.report_path.empty()) {
-    write_output(raw.report_path, html_report(result, topo::load_system(options.system)), "--report");
+    write_output(raw.report_path, html_report(result, topo::with_every_link(topo::load_system(options.system), options.link_whatif)), "--report");
   }
   if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
   if (raw.json_path != "-" && raw.trace_path != "-") {

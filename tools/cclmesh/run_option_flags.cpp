@@ -8,6 +8,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
 
 namespace cclmesh::cli {
 
@@ -99,6 +100,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
       ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
+  add_link_whatif_options(command, o.link_whatif);
 }
 
 }  // namespace cclmesh::cli

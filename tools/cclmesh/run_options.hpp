@@ -11,6 +11,7 @@
 #include "sim/engine/time.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
+#include "topologies/link_whatif.hpp"
 
 namespace cclmesh::cli {
 
@@ -103,6 +104,8 @@ struct RunOptions {
   std::optional<std::uint32_t> erisc_unreserved_kib;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)
+  // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).
+  topo::LinkWhatIf link_whatif;
 };
 
 // One output buffer's checksum against the host reference's (CRC-32, Boost.CRC).
@@ -175,6 +178,9 @@ struct RunResult {
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
   std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
+  // Set when the links ran off their arch's defaults (--link-rate/--link-latency, or a YAML
+  // system's own figures): the title and --json say so, so a what-if is not taken for hardware.
+  std::optional<topo::LinkSpread> link_whatif;
 };
 
 }  // namespace cclmesh::cli

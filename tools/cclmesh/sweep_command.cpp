@@ -14,6 +14,7 @@
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -141,8 +142,10 @@ int sweep(SweepOptions& o) {
     for (const RunResult& row : rows) {
       if (topology_text(row) != shape) shape = "ring and line";
     }
-    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated)", o.base.system, shape,
-                                          o.base.links, o.base.links == 1 ? "" : "s");
+    const bool what_if = !rows.empty() && rows.front().link_whatif;
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{})", o.base.system, shape,
+                                          o.base.links, o.base.links == 1 ? "" : "s",
+                                          what_if ? ", " + link_whatif_text(*rows.front().link_whatif) : "");
     write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");
   }
   return exit_code;

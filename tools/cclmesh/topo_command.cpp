@@ -1,4 +1,5 @@
-// `cclmesh topo --system NAME|SPEC|FILE [--svg FILE] [--dot FILE] [--json FILE|-]`
+// `cclmesh topo --system NAME|SPEC|FILE [--svg FILE] [--dot FILE] [--json FILE|-]
+//   [--link-rate RATE] [--link-latency T] [--save FILE.yaml|-]`
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,12 +8,14 @@
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/export_dot.hpp"
 #include "topologies/export_svg.hpp"
 #include "topologies/summary.hpp"
 #include "topologies/system_loader.hpp"
+#include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::cli {
 
@@ -22,23 +25,43 @@ struct TopoOptions {
   std::string svg_path;
   std::string dot_path;
   std::string json_path;
+  std::string save_path;
+  topo::LinkWhatIf link_whatif;
 };
 
 int run_topo(const TopoOptions& options) {
+  if (options.save_path == "-" && options.json_path == "-") {
+    throw UsageError("--save: '-' (stdout) cannot be used together with --json -; write one of them to a file");
+  }
   topo::Topology topology;
   try {
-    topology = topo::load_system(options.system);
+    topology = topo::with_every_link(topo::load_system(options.system), options.link_whatif);
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system: {}", e.what()));
   }
   const topo::TopologySummary summary = topo::summarize(topology);
+  const std::optional<topo::LinkSpread> what_if = topo::links_off_arch_defaults(topology);
   if (!options.svg_path.empty()) write_output(options.svg_path, topo::to_svg(topology), "--svg");
   if (!options.dot_path.empty()) write_output(options.dot_path, topo::to_dot(topology), "--dot");
-  if (!options.json_path.empty()) {
-    write_output(options.json_path, topo::to_json(summary).dump(2), "--json");
-    if (options.json_path == "-") return kExitOk;  // stdout carries the JSON only
+  if (!options.save_path.empty() && options.save_path != "-") {
+    try {
+      topo::save_topology(topology, options.save_path);  // a temporary file renamed into place
+    } catch (const topo::InputError& e) {
+      throw UsageError(fmt::format("--save: {}", e.what()));
+    }
   }
+  if (!options.json_path.empty()) {
+    nlohmann::json json = topo::to_json(summary);
+    if (what_if) json["link_whatif"] = link_whatif_json(*what_if);
+    write_output(options.json_path, json.dump(2), "--json");
+  }
+  if (options.save_path == "-") {
+    std::cout << topo::to_yaml(topology);  // stdout carries the YAML only
+    return kExitOk;
+  }
+  if (options.json_path == "-") return kExitOk;  // stdout carries the JSON only
   std::cout << topo::to_text(summary);
+  if (what_if) std::cout << fmt::format("note       {}\n", link_whatif_text(*what_if));
   return kExitOk;
 }
 }  // namespace
@@ -53,6 +76,10 @@ void register_topo_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--svg", options->svg_path, "write an SVG drawing to FILE");
   command->add_option("--dot", options->dot_path, "write a Graphviz dot file to FILE");
   command->add_option("--json", options->json_path, "write the summary as JSON to FILE, or - for stdout");
+  command->add_option("--save", options->save_path,
+                      "write the system (with --link-rate/--link-latency applied) in cclmesh's own YAML format to "
+                      "FILE, or - for stdout; edit it and load it back with --system FILE");
+  add_link_whatif_options(*command, options->link_whatif);
   command->callback([options, &outcome] { outcome.exit_code = run_topo(*options); });
 }
 

@@ -1,0 +1,209 @@
+// --link-rate / --link-latency and `topo --save` (docs/topologies.md, "What-ifs from the command
+// line"): the values a user types, the ranges and their one-line refusals; a what-if run marked
+// as such; save -> load giving the same system and the same simulated run; and the direction a
+// faster or longer link moves a collective's time.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/result_table.hpp"
+#include "topologies/link_whatif.hpp"
+#include "topologies/system_loader.hpp"
+#include "topologies/topology_yaml.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string usage_error_of(auto&& call) {
+  try {
+    call();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no UsageError)";
+}
+
+TEST(LinkWhatIf, RatesInGigabytesOrGigabitsPerSecond) {
+  EXPECT_EQ(parse_link_rate("25GB/s", "--link-rate"), 25'000'000'000);
+  EXPECT_EQ(parse_link_rate("12.5GB/s", "--link-rate"), 12'500'000'000);
+  EXPECT_EQ(parse_link_rate("200Gb/s", "--link-rate"), 25'000'000'000);
+  EXPECT_EQ(parse_link_rate("0.1GB/s", "--link-rate"), 100'000'000);
+  EXPECT_EQ(parse_link_rate("1000GB/s", "--link-rate"), 1'000'000'000'000);
+}
+
+TEST(LinkWhatIf, BadRatesNameTheOptionTheValueAndTheRange) {
+  for (const char* bad : {"0GB/s", "-25GB/s", "25", "25gb/s", "25GB", "25 GB/s", "25GBps", "0.05GB/s",
+                          "1001GB/s", "abc", ".GB/s", "25.GB/s", "1e3GB/s"}) {
+    const std::string message = usage_error_of([&] { parse_link_rate(bad, "--link-rate"); });
+    EXPECT_THAT(message, HasSubstr(std::string("--link-rate: invalid rate '") + bad + "'")) << bad;
+    EXPECT_THAT(message, HasSubstr("from 0.1 GB/s")) << bad;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(LinkWhatIf, LatenciesInTheTimeSyntaxWithinRange) {
+  EXPECT_EQ(parse_link_latency("600ns", "--link-latency").ps(), 600'000);
+  EXPECT_EQ(parse_link_latency("2us", "--link-latency").ps(), 2'000'000);
+  EXPECT_EQ(parse_link_latency("200ns", "--link-latency").ps(), 200'000);
+  EXPECT_EQ(parse_link_latency("1ms", "--link-latency").ps(), 1'000'000'000);
+  for (const char* bad : {"0ns", "199ns", "1.001ms", "2s"}) {
+    EXPECT_THAT(usage_error_of([&] { parse_link_latency(bad, "--link-latency"); }),
+                HasSubstr(std::string("--link-latency: latency '") + bad + "' is out of range; expected a one-way "
+                                                                          "latency from 200ns"))
+        << bad;
+  }
+  for (const char* bad : {"600", "2uss", "-1us", "2 us", "fast"}) {
+    EXPECT_THAT(usage_error_of([&] { parse_link_latency(bad, "--link-latency"); }),
+                HasSubstr(std::string("--link-latency: invalid time '") + bad + "'"))
+        << bad;
+  }
+}
+
+TEST(LinkWhatIf, SpreadAgainstTheArchDefaults) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  EXPECT_FALSE(topo::links_off_arch_defaults(t3k).has_value());
+  // The arch's own figures typed in are the hardware, not a what-if.
+  EXPECT_FALSE(topo::links_off_arch_defaults(topo::with_every_link(t3k, {12'500'000'000, 600'000})).has_value());
+  const auto spread = topo::links_off_arch_defaults(topo::with_every_link(t3k, {25'000'000'000, {}}));
+  ASSERT_TRUE(spread.has_value());
+  EXPECT_EQ(spread->links, 20u);
+  EXPECT_EQ(spread->links_off_default, 20u);
+  EXPECT_EQ(link_whatif_text(*spread), "what-if links 25 GB/s, 600 ns one way (arch default 12.5 GB/s, 600 ns)");
+  const auto longer = topo::links_off_arch_defaults(topo::with_every_link(t3k, {{}, 2'000'000}));
+  ASSERT_TRUE(longer.has_value());
+  EXPECT_EQ(link_whatif_text(*longer), "what-if links 12.5 GB/s, 2 us one way (arch default 12.5 GB/s, 600 ns)");
+}
+
+RunOptions all_gather(const std::string& system, std::uint64_t bytes, bool no_data = false) {
+  RunOptions options;
+  options.system = system;
+  options.op = CollectiveOp::AllGather;
+  options.size_bytes = bytes;
+  options.no_data = no_data;
+  return options;
+}
+
+TEST(LinkWhatIf, WhatIfRunIsMarkedInTheTitleAndJson) {
+  RunOptions options = all_gather("t3k", 1 << 20);
+  options.link_whatif.rate_bytes_per_s = 25'000'000'000;
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_THAT(table_title(r), HasSubstr("what-if links 25 GB/s, 600 ns one way (arch default 12.5 GB/s, 600 ns)"));
+  const nlohmann::json j = result_json(r);
+  ASSERT_TRUE(j.contains("link_whatif")) << j.dump();
+  EXPECT_EQ(j["link_whatif"]["rate_GBps"]["min"], 25.0);
+  EXPECT_EQ(j["link_whatif"]["arch_rate_GBps"], 12.5);
+  EXPECT_EQ(j["line_rate_GBps"], 25.0);  // %line and linkbw are of the what-if rate
+
+  const RunResult plain = run_collective(all_gather("t3k", 1 << 20));
+  EXPECT_THAT(table_title(plain), ::testing::Not(HasSubstr("what-if")));
+  EXPECT_FALSE(result_json(plain).contains("link_whatif"));
+}
+
+TEST(LinkWhatIf, TheArchDefaultsTypedInRunAsTheHardware) {
+  RunOptions typed = all_gather("t3k", 256 << 10);
+  typed.link_whatif = {12'500'000'000, 600'000};
+  const RunResult a = run_collective(typed);
+  const RunResult b = run_collective(all_gather("t3k", 256 << 10));
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.trace_hash, b.trace_hash);
+  EXPECT_FALSE(a.link_whatif.has_value());
+}
+
+TEST(LinkWhatIf, FasterLinksShortenALargeAllGather) {
+  const RunResult base = run_collective(all_gather("t3k", 8 << 20, true));
+  RunOptions faster = all_gather("t3k", 8 << 20, true);
+  faster.link_whatif.rate_bytes_per_s = 25'000'000'000;
+  const RunResult fast = run_collective(faster);
+  EXPECT_LT(fast.time_us, base.time_us);
+  // Deterministic: the same what-if again gives the same time and events.
+  const RunResult again = run_collective(faster);
+  EXPECT_EQ(again.time_us, fast.time_us);
+  EXPECT_EQ(again.trace_hash, fast.trace_hash);
+}
+
+TEST(LinkWhatIf, LongerLinksLengthenASmallAllGather) {
+  const RunResult base = run_collective(all_gather("t3k", 32 << 10));
+  RunOptions longer = all_gather("t3k", 32 << 10);
+  longer.link_whatif.latency_ps = 2'000'000;
+  const RunResult slow = run_collective(longer);
+  ASSERT_TRUE(slow.verified.has_value());
+  EXPECT_TRUE(*slow.verified) << slow.mismatch;
+  EXPECT_GT(slow.time_us, base.time_us);
+  // Just past the default is just past its time: no step at the default (the device moves the
+  // chip model's calibrated latency by the difference).
+  RunOptions nudged = all_gather("t3k", 32 << 10);
+  nudged.link_whatif.latency_ps = 600'001;
+  const RunResult nudge = run_collective(nudged);
+  EXPECT_GE(nudge.time_us, base.time_us);
+  EXPECT_LT(nudge.time_us, base.time_us + 0.01);
+}
+
+class SavedSystem : public ::testing::Test {
+ protected:
+  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
+                               ("cclmesh_link_whatif_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  void SetUp() override { std::filesystem::create_directories(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // `cclmesh topo ARGS...` through the real command registration.
+  static int topo(std::vector<std::string> args) {
+    CLI::App app{"cclmesh"};
+    CommandOutcome outcome;
+    register_commands(app, outcome);
+    args.insert(args.begin(), "topo");
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    app.parse(args);
+    return outcome.exit_code;
+  }
+};
+
+TEST_F(SavedSystem, SaveThenLoadGivesTheSameTopologyAndTheSameRun) {
+  for (const char* system : {"t3k", "galaxy"}) {
+    const std::filesystem::path file = dir_ / (std::string(system) + ".yaml");
+    ASSERT_EQ(topo({"--system", system, "--save", file.string()}), 0);
+    EXPECT_EQ(topo::load_system(file.string()), topo::load_system(system)) << system;
+    RunOptions from_file = all_gather(file.string(), 256 << 10, true);
+    const RunResult saved = run_collective(from_file);
+    const RunResult builtin = run_collective(all_gather(system, 256 << 10, true));
+    EXPECT_EQ(saved.time_us, builtin.time_us) << system;
+    EXPECT_EQ(saved.trace_hash, builtin.trace_hash) << system;
+    EXPECT_FALSE(saved.link_whatif.has_value()) << system;
+  }
+}
+
+TEST_F(SavedSystem, SavedWhatIfLoadsAsTheSameWhatIfAndStaysMarked) {
+  const std::filesystem::path file = dir_ / "t3k_fast.yaml";
+  ASSERT_EQ(topo({"--system", "t3k", "--link-rate", "25GB/s", "--link-latency", "1us", "--save", file.string()}), 0);
+  EXPECT_EQ(topo::load_system(file.string()), topo::with_every_link(topo::load_system("t3k"), {25'000'000'000, 1'000'000}));
+  RunOptions typed = all_gather("t3k", 64 << 10);
+  typed.link_whatif = {25'000'000'000, 1'000'000};
+  const RunResult a = run_collective(typed);
+  const RunResult b = run_collective(all_gather(file.string(), 64 << 10));
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.trace_hash, b.trace_hash);
+  ASSERT_TRUE(b.link_whatif.has_value());
+  EXPECT_THAT(table_title(b), HasSubstr("what-if links 25 GB/s, 1 us one way"));
+}
+
+TEST_F(SavedSystem, AnUnwritableSaveIsBadInput) {
+  const std::string file = (dir_ / "no_such_dir" / "t3k.yaml").string();
+  EXPECT_THAT(usage_error_of([&] { topo({"--system", "t3k", "--save", file}); }), HasSubstr("--save: "));
+  EXPECT_FALSE(std::filesystem::exists(file));
+}
+
+}  // namespace
+}  // namespace cclmesh::cli
