@@ -84,12 +84,14 @@ void add_link_whatif_options(CLI::App& command, topo::LinkWhatIf& what_if) {
       "--link-rate",
       [&what_if](const std::string& text) { what_if.rate_bytes_per_s = parse_link_rate(text, "--link-rate"); },
       "what-if: every ethernet link's rate per direction, e.g. 25GB/s or 200Gb/s (0.1..1000 GB/s; arch default: "
-      "Wormhole 12.5, Blackhole 25); %line and linkbw are then of this rate");
+      "Wormhole 12.5, Blackhole 25); %line and linkbw are then of this rate")
+      ->type_name("RATE");
   command.add_option_function<std::string>(
       "--link-latency",
       [&what_if](const std::string& text) { what_if.latency_ps = parse_link_latency(text, "--link-latency").ps(); },
       "what-if: every ethernet link's one-way latency, e.g. 2us or 600ns (200ns..1ms; arch default: Wormhole 600 "
-      "ns, Blackhole 435 ns)");
+      "ns, Blackhole 435 ns)")
+      ->type_name("T");
 }
 
 std::string rate_text(std::int64_t bytes_per_s) {
@@ -117,7 +119,7 @@ nlohmann::json link_whatif_json(const topo::LinkSpread& s) {
   const auto GBps = [](std::int64_t rate) { return static_cast<double>(rate) / 1e9; };
   const auto ns = [](std::int64_t ps) { return static_cast<double>(ps) / 1e3; };
   return {{"links_off_arch_default", s.links_off_default},
-          {"links", s.links},
+          {"system_links", s.links},
           {"rate_GBps", {{"min", GBps(s.min_rate_bytes_per_s)}, {"max", GBps(s.max_rate_bytes_per_s)}}},
           {"latency_ns", {{"min", ns(s.min_latency_ps)}, {"max", ns(s.max_latency_ps)}}},
           {"arch_rate_GBps", GBps(s.default_rate_bytes_per_s)},

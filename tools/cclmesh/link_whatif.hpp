@@ -39,7 +39,7 @@ std::string latency_text(std::int64_t ps);
 // "what-if links 25 GB/s, 600 ns one way (arch default 12.5 GB/s, 600 ns)"; a range
 // "12.5-25 GB/s" where the links differ, and "3 of 24 links" when only some are off default.
 std::string link_whatif_text(const topo::LinkSpread& spread);
-// {"links_off_arch_default": 24, "links": 24, "rate_GBps": {"min": 25, "max": 25},
+// {"links_off_arch_default": 24, "system_links": 24, "rate_GBps": {"min": 25, "max": 25},
 //  "latency_ns": {"min": 600, "max": 600}, "arch_rate_GBps": 12.5, "arch_latency_ns": 600}
 nlohmann::json link_whatif_json(const topo::LinkSpread& spread);
 

@@ -144,7 +144,9 @@ TEST(LinkWhatIf, LongerLinksLengthenASmallAllGather) {
   EXPECT_TRUE(*slow.verified) << slow.mismatch;
   EXPECT_GT(slow.time_us, base.time_us);
   // Just past the default is just past its time: no step at the default (the device moves the
-  // chip model's calibrated latency by the difference).
+  // chip model's calibrated latency by the difference). 1 ps more per link moves the op by a few
+  // ps of simulated time; the bound, 10 ns, is far above that and far below the 100 ns step a
+  // latency taken as is would make (this failed, 9.975 vs 9.683 us, before the device's change).
   RunOptions nudged = all_gather("t3k", 32 << 10);
   nudged.link_whatif.latency_ps = 600'001;
   const RunResult nudge = run_collective(nudged);
