@@ -69,7 +69,12 @@ std::int64_t parse_link_rate(std::string_view text, std::string_view option) {
 }
 
 sim::SimTime parse_link_latency(std::string_view text, std::string_view option) {
-  const sim::SimTime latency = parse_sim_time(text, option);
+  sim::SimTime latency;
+  try {
+    latency = parse_sim_time(text, option);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{} (a one-way latency from 200ns to 1ms)", e.what()));
+  }
   if (latency.ps() < kMinLinkLatencyPs || latency.ps() > kMaxLinkLatencyPs) {
     throw UsageError(fmt::format(
         "{}: latency '{}' is out of range; expected a one-way latency from 200ns (the chip model spends about 100 ns "
@@ -104,15 +109,17 @@ std::string latency_text(std::int64_t ps) {
 }
 
 std::string link_whatif_text(const topo::LinkSpread& s) {
-  const auto range = [](std::int64_t low, std::int64_t high, auto text) {
-    if (low == high) return text(low);
-    return fmt::format("{}-{}", text(low), text(high));
-  };
+  // "6.25-12.5 GB/s"; latencies keep a unit each ("600 ns-2 us").
+  const std::string rates =
+      s.min_rate_bytes_per_s == s.max_rate_bytes_per_s
+          ? rate_text(s.min_rate_bytes_per_s)
+          : fmt::format("{:g}-{}", static_cast<double>(s.min_rate_bytes_per_s) / 1e9, rate_text(s.max_rate_bytes_per_s));
+  const std::string latencies = s.min_latency_ps == s.max_latency_ps
+                                    ? latency_text(s.min_latency_ps)
+                                    : fmt::format("{}-{}", latency_text(s.min_latency_ps), latency_text(s.max_latency_ps));
   return fmt::format("what-if links {}{}, {} one way (arch default {}, {})",
                      s.links_off_default == s.links ? "" : fmt::format("({} of {} off default) ", s.links_off_default, s.links),
-                     range(s.min_rate_bytes_per_s, s.max_rate_bytes_per_s, rate_text),
-                     range(s.min_latency_ps, s.max_latency_ps, latency_text), rate_text(s.default_rate_bytes_per_s),
-                     latency_text(s.default_latency_ps));
+                     rates, latencies, rate_text(s.default_rate_bytes_per_s), latency_text(s.default_latency_ps));
 }
 
 nlohmann::json link_whatif_json(const topo::LinkSpread& s) {

@@ -17,6 +17,7 @@
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/result_table.hpp"
+#include "topologies/faults.hpp"
 #include "topologies/link_whatif.hpp"
 #include "topologies/system_loader.hpp"
 #include "topologies/topology_yaml.hpp"
@@ -81,6 +82,11 @@ TEST(LinkWhatIf, SpreadAgainstTheArchDefaults) {
   EXPECT_EQ(spread->links, 20u);
   EXPECT_EQ(spread->links_off_default, 20u);
   EXPECT_EQ(link_whatif_text(*spread), "what-if links 25 GB/s, 600 ns one way (arch default 12.5 GB/s, 600 ns)");
+  // One link off default (a link-slow edit): the range and the count say so.
+  const auto one = topo::links_off_arch_defaults(topo::with_link_rate_scaled(t3k, {0, 6}, 0.5));
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(link_whatif_text(*one),
+            "what-if links (1 of 20 off default) 6.25-12.5 GB/s, 600 ns one way (arch default 12.5 GB/s, 600 ns)");
   const auto longer = topo::links_off_arch_defaults(topo::with_every_link(t3k, {{}, 2'000'000}));
   ASSERT_TRUE(longer.has_value());
   EXPECT_EQ(link_whatif_text(*longer), "what-if links 12.5 GB/s, 2 us one way (arch default 12.5 GB/s, 600 ns)");
@@ -199,6 +205,15 @@ TEST_F(SavedSystem, SavedWhatIfLoadsAsTheSameWhatIfAndStaysMarked) {
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   ASSERT_TRUE(b.link_whatif.has_value());
   EXPECT_THAT(table_title(b), HasSubstr("what-if links 25 GB/s, 1 us one way"));
+}
+
+// A file may ask for a latency the chip model cannot run (shorter than its share of the default
+// outside the link's flight): bad input naming the link, not a zero-latency link.
+TEST_F(SavedSystem, ALinkShorterThanTheModelsFixedShareIsBadInput) {
+  const std::filesystem::path file = dir_ / "t3k_50ns.yaml";
+  topo::save_topology(topo::with_every_link(topo::load_system("t3k"), {{}, 50'000}), file);
+  EXPECT_THAT(usage_error_of([&] { run_collective(all_gather(file.string(), 64 << 10)); }),
+              HasSubstr("at 50000 ps one way; expected more than 100000 ps"));
 }
 
 TEST_F(SavedSystem, AnUnwritableSaveIsBadInput) {
