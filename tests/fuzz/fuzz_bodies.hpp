@@ -10,6 +10,7 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
@@ -60,7 +61,7 @@ inline int fuzz_topology_yaml(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-// The CLI's option value parsers (--size, --max-sim-time, --max-wall, the parametric
+// The CLI's option value parsers (--size, --max-sim-time, --max-wall, --link-rate, --link-latency, the parametric
 // --system spec such as torus:8x8/4@bh, --shape, the shard grids' CxR and core ranges, and
 // --chips) accept a value or throw their bad-input error (UsageError, InputError), never
 // anything else.
@@ -76,6 +77,14 @@ inline int fuzz_cli_size(const std::uint8_t* data, std::size_t size) {
   }
   try {
     (void)cclmesh::cli::parse_wall_seconds(text, "--max-wall");
+  } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_link_rate(text, "--link-rate");
+  } catch (const cclmesh::cli::UsageError&) {
+  }
+  try {
+    (void)cclmesh::cli::parse_link_latency(text, "--link-latency");
   } catch (const cclmesh::cli::UsageError&) {
   }
   try {
