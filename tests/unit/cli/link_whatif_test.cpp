@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -205,6 +207,53 @@ TEST_F(SavedSystem, SavedWhatIfLoadsAsTheSameWhatIfAndStaysMarked) {
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   ASSERT_TRUE(b.link_whatif.has_value());
   EXPECT_THAT(table_title(b), HasSubstr("what-if links 25 GB/s, 1 us one way"));
+}
+
+// The workflow the option is for: save, edit one port (on both of its chips, as the format
+// asks), load it back. The T3K ring's hop 0-2 runs on chip 0's channel 6 (the lowest), so a
+// slower link there slows the all_gather; the run says one link of 20 is off default.
+TEST_F(SavedSystem, OneEditedPortLoadsBackAndIsTheOneOffDefault) {
+  const std::filesystem::path file = dir_ / "t3k.yaml";
+  ASSERT_EQ(topo({"--system", "t3k", "--save", file.string()}), 0);
+  std::string yaml;
+  {
+    std::ifstream in(file);
+    yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto replace_once = [&yaml](const std::string& from, const std::string& to) {
+    const std::size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    ASSERT_EQ(yaml.find(from, at + 1), std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+  };
+  const auto write = [&] { std::ofstream(file) << yaml; };
+  replace_once("6: [2, 6]", "6: {peer: [2, 6], rate_bytes_per_s: 6250000000}");
+  write();
+  // One end only: the file names the port whose ends disagree.
+  EXPECT_THAT(usage_error_of([&] { run_collective(all_gather(file.string(), 256 << 10)); }), HasSubstr("chips[0].eth[6]: asymmetric link: 0.ch6 <-> 2.ch6 has a different rate or latency on each end"));
+  replace_once("6: [0, 6]", "6: {peer: [0, 6], rate_bytes_per_s: 6250000000}");
+  write();
+  const RunResult edited = run_collective(all_gather(file.string(), 256 << 10));
+  ASSERT_TRUE(edited.verified.has_value());
+  EXPECT_TRUE(*edited.verified) << edited.mismatch;
+  ASSERT_TRUE(edited.link_whatif.has_value());
+  EXPECT_EQ(edited.link_whatif->links_off_default, 1u);
+  EXPECT_THAT(table_title(edited), HasSubstr("what-if links (1 of 20 off default) 6.25-12.5 GB/s"));
+  EXPECT_GT(edited.time_us, run_collective(all_gather("t3k", 256 << 10)).time_us);
+}
+
+TEST_F(SavedSystem, TopoJsonCarriesTheWhatIf) {
+  const std::filesystem::path file = dir_ / "summary.json";
+  ASSERT_EQ(topo({"--system", "t3k", "--link-latency", "2us", "--json", file.string()}), 0);
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.contains("link_whatif")) << j.dump();
+  EXPECT_EQ(j["link_whatif"]["latency_ns"]["max"], 2000.0);
+  EXPECT_EQ(j["link_whatif"]["system_links"], 20);
+  const std::filesystem::path plain = dir_ / "plain.json";
+  ASSERT_EQ(topo({"--system", "t3k", "--json", plain.string()}), 0);
+  std::ifstream plain_in(plain);
+  EXPECT_FALSE(nlohmann::json::parse(plain_in).contains("link_whatif"));
 }
 
 // A file may ask for a latency the chip model cannot run (shorter than its share of the default
