@@ -110,15 +110,15 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     if (link.rate_bytes_per_s != topo::default_link_rate_bytes_per_s(arch_a, arch_b)) {
       c.rate = Bandwidth::bytes_per_second(link.rate_bytes_per_s);
     }
-    if (const std::int64_t beyond_default = link.latency_ps - topo::default_link_latency_ps(arch_a, arch_b);
-        beyond_default != 0) {
+    const std::int64_t default_latency_ps = topo::default_link_latency_ps(arch_a, arch_b);
+    if (const std::int64_t beyond_default = link.latency_ps - default_latency_ps; beyond_default != 0) {
       const SimTime calibrated = builtin_arch_spec(to_sim(arch_a))->params.eth.one_way_latency;
       if (calibrated.ps() + beyond_default <= 0) {
         throw std::invalid_argument(fmt::format(
             "simulated device: link {} <-> {} at {} ps one way; expected more than {} ps, the share of the "
             "arch's default {} ps the chip model spends outside the link's flight (issue cost, wire time)",
-            topo::to_string(link.a), topo::to_string(link.b), link.latency_ps,
-            topo::default_link_latency_ps(arch_a, arch_b) - calibrated.ps(), topo::default_link_latency_ps(arch_a, arch_b)));
+            topo::to_string(link.a), topo::to_string(link.b), link.latency_ps, default_latency_ps - calibrated.ps(),
+            default_latency_ps));
       }
       c.latency = SimTime::from_ps(calibrated.ps() + beyond_default);
     }

@@ -110,16 +110,16 @@ std::string latency_text(std::int64_t ps) {
 
 std::string link_whatif_text(const topo::LinkSpread& s) {
   // "6.25-12.5 GB/s"; latencies keep a unit each ("600 ns-2 us").
-  const std::string rates =
-      s.min_rate_bytes_per_s == s.max_rate_bytes_per_s
-          ? rate_text(s.min_rate_bytes_per_s)
-          : fmt::format("{:g}-{}", static_cast<double>(s.min_rate_bytes_per_s) / 1e9, rate_text(s.max_rate_bytes_per_s));
-  const std::string latencies = s.min_latency_ps == s.max_latency_ps
-                                    ? latency_text(s.min_latency_ps)
-                                    : fmt::format("{}-{}", latency_text(s.min_latency_ps), latency_text(s.max_latency_ps));
-  return fmt::format("what-if links {}{}, {} one way (arch default {}, {})",
-                     s.links_off_default == s.links ? "" : fmt::format("({} of {} off default) ", s.links_off_default, s.links),
-                     rates, latencies, rate_text(s.default_rate_bytes_per_s), latency_text(s.default_latency_ps));
+  std::string rates = rate_text(s.max_rate_bytes_per_s);
+  if (s.min_rate_bytes_per_s != s.max_rate_bytes_per_s) {
+    rates = fmt::format("{:g}-{}", static_cast<double>(s.min_rate_bytes_per_s) / 1e9, rates);
+  }
+  std::string latencies = latency_text(s.max_latency_ps);
+  if (s.min_latency_ps != s.max_latency_ps) latencies = latency_text(s.min_latency_ps) + "-" + latencies;
+  const std::string some =
+      s.links_off_default == s.links ? "" : fmt::format("({} of {} off default) ", s.links_off_default, s.links);
+  return fmt::format("what-if links {}{}, {} one way (arch default {}, {})", some, rates, latencies,
+                     rate_text(s.default_rate_bytes_per_s), latency_text(s.default_latency_ps));
 }
 
 nlohmann::json link_whatif_json(const topo::LinkSpread& s) {

@@ -114,7 +114,8 @@ int run(RawRunOptions& raw) {
   }
   if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
   if (!raw.report_path.empty()) {
-    write_output(raw.report_path, html_report(result, topo::with_every_link(topo::load_system(options.system), options.link_whatif)), "--report");
+    const topo::Topology drawn = topo::with_every_link(topo::load_system(options.system), options.link_whatif);
+    write_output(raw.report_path, html_report(result, drawn), "--report");
   }
   if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
   if (raw.json_path != "-" && raw.trace_path != "-") {

@@ -164,8 +164,9 @@ TEST(LinkWhatIf, LongerLinksLengthenASmallAllGather) {
 
 class SavedSystem : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("cclmesh_link_whatif_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() /
+      ("cclmesh_link_whatif_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -198,7 +199,8 @@ TEST_F(SavedSystem, SaveThenLoadGivesTheSameTopologyAndTheSameRun) {
 TEST_F(SavedSystem, SavedWhatIfLoadsAsTheSameWhatIfAndStaysMarked) {
   const std::filesystem::path file = dir_ / "t3k_fast.yaml";
   ASSERT_EQ(topo({"--system", "t3k", "--link-rate", "25GB/s", "--link-latency", "1us", "--save", file.string()}), 0);
-  EXPECT_EQ(topo::load_system(file.string()), topo::with_every_link(topo::load_system("t3k"), {25'000'000'000, 1'000'000}));
+  EXPECT_EQ(topo::load_system(file.string()),
+            topo::with_every_link(topo::load_system("t3k"), {25'000'000'000, 1'000'000}));
   RunOptions typed = all_gather("t3k", 64 << 10);
   typed.link_whatif = {25'000'000'000, 1'000'000};
   const RunResult a = run_collective(typed);
@@ -230,7 +232,9 @@ TEST_F(SavedSystem, OneEditedPortLoadsBackAndIsTheOneOffDefault) {
   replace_once("6: [2, 6]", "6: {peer: [2, 6], rate_bytes_per_s: 6250000000}");
   write();
   // One end only: the file names the port whose ends disagree.
-  EXPECT_THAT(usage_error_of([&] { run_collective(all_gather(file.string(), 256 << 10)); }), HasSubstr("chips[0].eth[6]: asymmetric link: 0.ch6 <-> 2.ch6 has a different rate or latency on each end"));
+  EXPECT_THAT(usage_error_of([&] { run_collective(all_gather(file.string(), 256 << 10)); }),
+              HasSubstr("chips[0].eth[6]: asymmetric link: 0.ch6 <-> 2.ch6 has a different rate or latency on "
+                        "each end"));
   replace_once("6: [0, 6]", "6: {peer: [0, 6], rate_bytes_per_s: 6250000000}");
   write();
   const RunResult edited = run_collective(all_gather(file.string(), 256 << 10));
