@@ -4,7 +4,7 @@
 // chip's local sum, ((g0 + g1) + g2) + ... in rank order. End to end on a device without a
 // persistent fabric, every chip's output compared bit for bit with reference_outputs: N300, the
 // T3K 8-chip ring and line, the T3K MMIO square on 2 links; DRAM and L1; bf16, fp32 and bfp8_b;
-// 3 tiles on 4 chips and 100 on 8; a tensor whose sums exceed 512 KiB (one workload per local
+// 3 tiles on 4 chips and 100 on 8; back to back; a tensor whose sums exceed 512 KiB (one workload per local
 // pass); the composite forced on a size that divides. Then Auto's legacy rule, at the legacy
 // reduce_scatter's own limits, and the one-shot's refusal.
 #include <gtest/gtest.h>
@@ -32,6 +32,7 @@ struct Case {
   std::vector<ChipId> group;  // empty: the system's ring / line
   std::uint32_t num_links = 1;
   ar::Algorithm algorithm = ar::Algorithm::Auto;
+  std::uint32_t repeats = 1;  // enqueued back to back, one finish()
 };
 
 struct Outcome {
@@ -60,7 +61,7 @@ Outcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   Outcome outcome;
   outcome.algorithm = ar::resolved_algorithm(p, device.topology());
   const std::size_t profile_begin = device.profile().size();
-  const RunOutcome run = run_all_reduce(device, p, Memory{c.memory, std::nullopt});
+  const RunOutcome run = run_all_reduce(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
   EXPECT_TRUE(run.verified);
   outcome.group_size = run.group_size;
   const std::vector<runtime::KernelProfile> profile = device.profile();
@@ -155,6 +156,19 @@ TEST(LegacyAllReduceComposite, SumsAboveL1RunOneWorkloadPerPass) {
   const Outcome o = run_case(*device, c);
   EXPECT_EQ(o.algorithm, ar::Algorithm::Composite);
   EXPECT_EQ(o.workloads, 1u + 3u);
+}
+
+// Back to back with one finish(): a chip's next gather cannot overwrite copies its local sum
+// still reads, since in legacy mode a copy lands only through that chip's own receiver, which
+// runs in its next gather workload, after its local sum (a chip runs its programs in order).
+TEST(LegacyAllReduceComposite, BackToBack) {
+  auto device = legacy_device(topo::build_t3k());
+  Case c;
+  c.tensor = tile({1, 1, 32, 32 * 45});
+  c.repeats = 3;
+  const Outcome o = run_case(*device, c);
+  EXPECT_EQ(o.algorithm, ar::Algorithm::Composite);
+  EXPECT_EQ(o.edms, 3 * edms_of(c.topology, 8, 1));
 }
 
 // Forced on a size that divides (8 tiles per chip), where Auto takes reduce_scatter + all_gather:
