@@ -459,6 +459,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
                                  options.all_reduce_algo, to_string(options.op)));
   }
+  // Legacy all_reduce: rs-ag or the composite (legacy all_gather + local sum); Auto picks by the pages.
+  if (options.all_reduce_algo == "one-shot" && legacy_mode(options)) {
+    throw UsageError("--all-reduce-algo: 'one-shot' in legacy mode; the one-shot multicasts through the persistent "
+                     "fabric's routers, and the legacy EDMs carry neighbour to neighbour only (expected auto, rs-ag "
+                     "or composite)");
+  }
 }
 
 ccl::reduce_scatter::LineAlgorithm rs_line_algorithm(const std::string& text) {

@@ -133,6 +133,26 @@ std::vector<MeshWorkload> local_sum_workloads(const Params& p, const topo::Topol
   return workloads;
 }
 
+// Legacy EDM mode: reduce_scatter + all_gather where the legacy reduce_scatter takes the slices,
+// else the composite (its all_gather is the legacy one, its local sum needs no fabric). No
+// one-shot: it multicasts over the fabric's routers, and legacy mode has none.
+Algorithm resolved_legacy_algorithm(const Params& params, const topo::Topology& topology) {
+  if (params.algorithm == Algorithm::OneShot) {
+    throw CclParamsError(fmt::format(
+        "all_reduce: algorithm {} in legacy EDM mode; the one-shot multicasts through the persistent fabric's "
+        "routers, and legacy mode's per-op EDMs carry only neighbour to neighbour; use {} or {}",
+        to_string(Algorithm::OneShot), to_string(Algorithm::Composite), to_string(Algorithm::ReduceScatterAllGather)));
+  }
+  if (params.algorithm != Algorithm::Auto) return params.algorithm;
+  const std::uint32_t n = group_size(params, topology);
+  const std::uint64_t pages = num_pages(params.tensor);
+  // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
+  // out over the links: it needs a page per run (reduce_scatter_legacy.cpp).
+  const std::uint64_t runs_per_slice = std::uint64_t{params.topology == CclTopology::Ring ? 2u : 1u} * params.num_links;
+  const bool slices_fit = pages % n == 0 && pages / n >= runs_per_slice;
+  return slices_fit ? Algorithm::ReduceScatterAllGather : Algorithm::Composite;
+}
+
 }  // namespace
 
 std::string to_string(Algorithm algorithm) {
@@ -168,15 +188,7 @@ std::uint64_t default_one_shot_max_pages(std::uint32_t group_size) {
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
-  if (params.mode == CclMode::Legacy) {
-    // Legacy EDM mode builds the 2024 reduce_scatter + all_gather only: the one-shot and the
-    // composite's local reduction are fabric-mode programs.
-    if (params.algorithm != Algorithm::Auto && params.algorithm != Algorithm::ReduceScatterAllGather) {
-      throw CclParamsError(fmt::format("all_reduce: algorithm {} in legacy EDM mode; legacy mode runs {} only",
-                                       to_string(params.algorithm), to_string(Algorithm::ReduceScatterAllGather)));
-    }
-    return Algorithm::ReduceScatterAllGather;
-  }
+  if (params.mode == CclMode::Legacy) return resolved_legacy_algorithm(params, topology);
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint32_t n = group_size(params, topology);
   const bool pages_divide = num_pages(params.tensor) % n == 0;

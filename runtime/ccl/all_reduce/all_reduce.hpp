@@ -22,6 +22,12 @@
 // one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at every
 // size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04; on 2-4
 // links too; docs/collectives.md); otherwise the first when the pages divide, else the composite.
+// Legacy EDM mode (CclMode::Legacy, no persistent fabric): both halves of rs-ag and the
+// composite's all_gather are the legacy builders (per-op EDMs, neighbour to neighbour), the
+// composite's local sum is the same program as in fabric mode (it is local to a chip). Auto there:
+// rs-ag when the pages divide by N and the legacy reduce_scatter has a page for every run of a
+// slice (a ring's two halves, a line's whole, times the links), else the composite. The one-shot
+// multicasts through the fabric's routers and is refused, naming the composite.
 // build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's

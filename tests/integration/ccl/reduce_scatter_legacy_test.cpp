@@ -119,7 +119,9 @@ TEST(AllReduceLegacy, N300AndT3kRingAndLine) {
   }
 }
 
-TEST(AllReduceLegacy, OnlyReduceScatterAllGather) {
+// Legacy mode builds reduce_scatter + all_gather and the composite (its all_gather the legacy
+// one, legacy_all_reduce_composite_test.cpp), not the one-shot, which multicasts over the fabric.
+TEST(AllReduceLegacy, CompositeButNotOneShot) {
   auto device = legacy_device(topo::build_t3k());
   ar::Params p;
   p.tensor = tile({1, 1, 32, 32 * 8});
@@ -127,6 +129,10 @@ TEST(AllReduceLegacy, OnlyReduceScatterAllGather) {
   p.fabric = device->options().fabric;
   p.algorithm = ar::Algorithm::OneShot;
   EXPECT_THROW(ar::resolved_algorithm(p, device->topology()), runtime::ccl::CclParamsError);
+  p.algorithm = ar::Algorithm::Composite;
+  EXPECT_EQ(ar::resolved_algorithm(p, device->topology()), ar::Algorithm::Composite);
+  p.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  EXPECT_EQ(ar::resolved_algorithm(p, device->topology()), ar::Algorithm::ReduceScatterAllGather);
 }
 
 }  // namespace
