@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cclmesh: internal error: %s\n", e.what());
-    return 4;
+    return kExitInternalError;
   }
   return outcome.exit_code;
 }

@@ -1,5 +1,6 @@
 // `cclmesh sweep --system S --op OP[,OP...] [--topology auto|ring|line] -b MIN -e MAX -f FACTOR
-//   [--csv FILE] [--json FILE] [--plot FILE.svg]`: the nccl-tests table over a range of sizes.
+//   [-j N] [--csv FILE] [--json FILE] [--plot FILE.svg]`: the nccl-tests table over a range of sizes,
+// its points run one after another, or N at once in forked processes (sweep_jobs.hpp).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -8,10 +9,10 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
@@ -20,6 +21,7 @@
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/sweep_jobs.hpp"
 #include "tools/cclmesh/sweep_plot.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
 
@@ -37,6 +39,8 @@ struct SweepOptions {
   std::string json_path;
   std::string plot_path;
   TensorFlags tensor;
+  std::string jobs = "1";
+  std::string max_sim_time;
 };
 
 std::vector<CollectiveOp> parse_ops(const std::string& list) {
@@ -76,6 +80,8 @@ int sweep(SweepOptions& o) {
                                  o.tensor.shape));
   }
   apply_tensor_flags(o.tensor, o.base);
+  if (!o.max_sim_time.empty()) o.base.max_sim_time = parse_sim_time(o.max_sim_time, "--max-sim-time");
+  const std::size_t jobs = parse_jobs(o.jobs, "-j");
   const std::vector<CollectiveOp> ops = parse_ops(o.ops);
   const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
   const std::uint64_t max_bytes = parse_size_bytes(o.max_size, "-e");
@@ -89,42 +95,61 @@ int sweep(SweepOptions& o) {
     if (size > max_bytes / o.factor) break;
   }
 
-  Progress progress(ops.size() * sizes.size());
+  // The points in (op, size) order, the order the table prints them in whatever order they run.
+  std::vector<RunOptions> points;
+  for (CollectiveOp op : ops) {
+    for (std::uint64_t size : sizes) {
+      points.push_back(o.base);
+      points.back().op = op;
+      points.back().size_bytes = size;
+    }
+  }
+  const auto point_name = [&points](std::size_t i) {
+    return fmt::format("{} {} B", to_string(points[i].op), points[i].size_bytes);
+  };
+  Progress progress(points.size());
   std::vector<RunResult> rows;
   int exit_code = kExitOk;
   // A size one op cannot run (below one page per chip, past a builder's limit) is skipped with
   // a comment line, as the rest of the table is still worth having; a sweep in which nothing
   // can run is bad input.
   std::optional<UsageError> last_skip;
-  for (CollectiveOp op : ops) {
-    bool header_printed = false;
-    for (std::uint64_t size : sizes) {
-      RunOptions options = o.base;
-      options.op = op;
-      options.size_bytes = size;
-      RunResult result;
-      try {
-        result = run_collective(options);
-      } catch (const UsageError& e) {
-        progress.step(fmt::format("{} {} B", to_string(op), size));
-        std::cout << fmt::format("# {} at {} B skipped: {}\n", to_string(op), size, e.what()) << std::flush;
-        last_skip = e;
-        continue;
-      } catch (const runtime::DeviceError& e) {
-        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", to_string(op).c_str(),
-                     static_cast<unsigned long long>(size), e.what());
-        return kExitHangOrFault;
-      }
-      progress.step(fmt::format("{} {} B", to_string(op), size));
-      if (!header_printed) {
-        std::cout << table_title(result) << table_header();
-        header_printed = true;
-      }
-      std::cout << table_row(result) << std::flush;
-      if (result.verified.has_value() && !*result.verified) exit_code = kExitDataMismatch;
-      rows.push_back(std::move(result));
+  std::optional<std::size_t> header_printed_for;  // the index in --op whose header is out
+  bool stopped = false;
+  const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
+    const std::string op = to_string(points[i].op);
+    const auto size = static_cast<unsigned long long>(points[i].size_bytes);
+    switch (outcome.kind) {
+      case SweepPointOutcome::Kind::Skipped:
+        std::cout << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
+        last_skip = UsageError(outcome.message);
+        return true;
+      case SweepPointOutcome::Kind::DidNotComplete:
+        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", op.c_str(), size, outcome.message.c_str());
+        exit_code = kExitHangOrFault;
+        stopped = true;
+        return false;
+      case SweepPointOutcome::Kind::Crashed:
+        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
+        exit_code = kExitInternalError;
+        stopped = true;
+        return false;
+      case SweepPointOutcome::Kind::InternalError:
+        throw std::runtime_error(outcome.message);  // main's "internal error", as in-process
+      case SweepPointOutcome::Kind::Completed:
+        break;
     }
-  }
+    if (header_printed_for != i / sizes.size()) {
+      std::cout << table_title(outcome.result) << table_header();
+      header_printed_for = i / sizes.size();
+    }
+    std::cout << table_row(outcome.result) << std::flush;
+    if (outcome.result.verified.has_value() && !*outcome.result.verified) exit_code = kExitDataMismatch;
+    rows.push_back(std::move(outcome.result));
+    return true;
+  };
+  run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
+  if (stopped) return exit_code;
   if (rows.empty() && last_skip) throw *last_skip;
   if (!o.csv_path.empty()) {
     std::string csv = csv_header();
@@ -164,6 +189,12 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   add_collective_options(*command, b);
   add_memory_options(*command, o->tensor);
   command->add_option("--shape", o->tensor.shape, "not for sweep (it runs sizes -b..-e): use `cclmesh run --shape`");
+  command->add_option("--max-sim-time", o->max_sim_time,
+                      "stop a point with a report when its simulated time passes T (e.g. 50ms): the sweep ends there, exit 3");
+  command->add_option("-j,--jobs", o->jobs,
+                      "run up to N points at once, each in its own process (0: one per core of this host); the output "
+                      "is -j 1's, but N processes hold N points' memory at once (with data: N x 1.25x a point's tensors)")
+      ->capture_default_str();
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");

@@ -1,0 +1,54 @@
+#pragma once
+// `cclmesh sweep -j N`: a sweep's points run at most N at once, each in its own forked process,
+// their results handed back in point order. A process per point (forked after the options are
+// parsed, before any simulation) shares no mutable state with the others, so the engine's
+// thread-local pools and the simulated device need no thread safety, and every point's result
+// is the one it has in-process (DESIGN.md, determinism).
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tools/cclmesh/run_options.hpp"
+#include "tools/cclmesh/sweep_point.hpp"
+
+namespace cclmesh::cli {
+
+// -j's value: 0 is the host's core count (std::thread::hardware_concurrency, 1 if unknown), else
+// a positive count. Throws UsageError naming `option` on anything else.
+std::size_t parse_jobs(std::string_view text, std::string_view option);
+
+// What one forked point sent back.
+struct ForkedPointReport {
+  bool completed = false;  // the child wrote its payload and exited 0
+  std::string payload;     // everything the child wrote
+  std::string failure;     // !completed: how the child ended ("was killed by signal 9 (Killed)")
+  int signal = 0;          // the signal that ended the child, 0 if none did
+};
+
+struct ForkedPointCallbacks {
+  // Runs in the child: point `index`'s payload. An exception ends the child with no result.
+  std::function<std::string(std::size_t index)> run;
+  // In the parent, in the order the children end (a progress bar counts these).
+  std::function<void(std::size_t index)> finished;
+  // In the parent, in index order, as soon as every earlier point has been delivered. Returning
+  // false (or throwing) stops the run: the children still running are killed and reaped.
+  std::function<bool(std::size_t index, ForkedPointReport report)> deliver;
+};
+
+// Runs points 0 .. count-1, at most `jobs` (>= 1) children at once, started in index order.
+// Returns when every point is delivered or deliver stopped the run; no child is left running or
+// unreaped either way. Throws std::system_error if a pipe, fork or poll fails.
+void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks);
+
+// The sweep's points: jobs == 1 runs them one after another in this process (no fork), more run
+// them through run_points_forked. `finished` is called as each point ends, `deliver` in point
+// order with its outcome (a child that ended without one: Kind::Crashed); deliver returns false
+// to end the sweep there.
+void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
+                      const std::function<void(std::size_t index)>& finished,
+                      const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver);
+
+}  // namespace cclmesh::cli

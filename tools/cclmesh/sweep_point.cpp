@@ -1,0 +1,205 @@
+#include "tools/cclmesh/sweep_point.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <bit>
+#include <exception>
+#include <stdexcept>
+
+#include "runtime/device/mesh_device.hpp"
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/op_runner.hpp"
+
+namespace cclmesh::cli {
+
+SweepPointOutcome run_sweep_point(const RunOptions& options) {
+  SweepPointOutcome outcome;
+  try {
+    outcome.result = run_collective(options);
+  } catch (const UsageError& e) {
+    outcome.kind = SweepPointOutcome::Kind::Skipped;
+    outcome.message = e.what();
+  } catch (const runtime::DeviceError& e) {
+    outcome.kind = SweepPointOutcome::Kind::DidNotComplete;
+    outcome.message = e.what();
+  } catch (const std::exception& e) {
+    outcome.kind = SweepPointOutcome::Kind::InternalError;
+    outcome.message = e.what();
+  }
+  return outcome;
+}
+
+namespace {
+
+using nlohmann::json;
+
+// A double as its bit pattern: exact, infinities and NaN included.
+json bits(double value) { return std::bit_cast<std::uint64_t>(value); }
+double from_bits(const json& j) { return std::bit_cast<double>(j.get<std::uint64_t>()); }
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_from(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return j.get<T>();
+}
+
+json shard_json(const std::optional<ShardRequest>& shard) {
+  if (!shard) return nullptr;
+  json grid = json::array();
+  for (const CoreRangeRequest& c : shard->grid) grid.push_back({c.x0, c.y0, c.x1, c.y1});
+  return {{"layout", shard->layout},
+          {"grid", grid},
+          {"orientation", shard->orientation},
+          {"shape", optional_json(shard->shape)}};
+}
+
+std::optional<ShardRequest> shard_from(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  ShardRequest shard;
+  shard.layout = j.at("layout").get<std::string>();
+  for (const json& c : j.at("grid")) {
+    shard.grid.push_back({c.at(0).get<std::uint32_t>(), c.at(1).get<std::uint32_t>(), c.at(2).get<std::uint32_t>(),
+                          c.at(3).get<std::uint32_t>()});
+  }
+  shard.orientation = j.at("orientation").get<std::string>();
+  shard.shape = optional_from<std::array<std::uint32_t, 2>>(j.at("shape"));
+  return shard;
+}
+
+json result_wire_json(const RunResult& r) {
+  json checksums = json::array();
+  for (const OutputChecksum& c : r.checksums) checksums.push_back({c.chip, c.buffer, c.crc32, c.expected_crc32});
+  json links_used = json::array();
+  for (const LinkDirectionUse& l : r.links_used) {
+    links_used.push_back({l.chip, l.channel, l.peer_chip, l.peer_channel, l.payload_bytes, l.busy_ps, bits(l.utilisation)});
+  }
+  return {{"op", r.op},
+          {"system", r.system},
+          {"n_chips", r.n_chips},
+          {"topology", r.topology},
+          {"fabric_topology", r.fabric_topology},
+          {"links", r.links},
+          {"directions", r.directions},
+          {"mode", r.mode},
+          {"dtype", r.dtype},
+          {"redop", r.redop},
+          {"size_bytes", r.size_bytes},
+          {"count", r.count},
+          {"shape", r.shape},
+          {"dim", optional_json(r.dim)},
+          {"tensor_asked", r.tensor_asked},
+          {"layout", r.layout},
+          {"memory", r.memory},
+          {"memory_layout", r.memory_layout},
+          {"shard", shard_json(r.shard)},
+          {"output_memory_layout", r.output_memory_layout},
+          {"output_shard_request", shard_json(r.output_shard_request)},
+          {"input_shard", r.input_shard},
+          {"output_shard", r.output_shard},
+          {"time_us", bits(r.time_us)},
+          {"dispatch_us", bits(r.dispatch_us)},
+          {"launch_us", bits(r.launch_us)},
+          {"algbw_GBps", bits(r.bandwidth.algbw_GBps)},
+          {"busbw_GBps", bits(r.bandwidth.busbw_GBps)},
+          {"linkbw_GBps", bits(r.bandwidth.linkbw_GBps)},
+          {"pct_line_rate", bits(r.bandwidth.pct_line_rate)},
+          {"line_rate_GBps", bits(r.line_rate_GBps)},
+          {"verified", optional_json(r.verified)},
+          {"wrong_elements", r.wrong_elements},
+          {"mismatch", r.mismatch},
+          {"checksums", checksums},
+          {"faults", r.faults},
+          {"fault_effects", r.fault_effects},
+          {"fabric_order", r.fabric_order},
+          {"fabric", r.fabric},
+          {"chips", r.chips},
+          {"sim_events", r.sim_events},
+          {"trace_hash", r.trace_hash},
+          {"wall_s", bits(r.wall_s)},
+          {"links_used", links_used}};
+}
+
+RunResult result_from_wire(const json& j) {
+  RunResult r;
+  r.op = j.at("op").get<std::string>();
+  r.system = j.at("system").get<std::string>();
+  r.n_chips = j.at("n_chips").get<std::uint32_t>();
+  r.topology = j.at("topology").get<std::string>();
+  r.fabric_topology = j.at("fabric_topology").get<std::string>();
+  r.links = j.at("links").get<std::uint32_t>();
+  r.directions = j.at("directions").get<std::uint32_t>();
+  r.mode = j.at("mode").get<std::string>();
+  r.dtype = j.at("dtype").get<std::string>();
+  r.redop = j.at("redop").get<std::string>();
+  r.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+  r.count = j.at("count").get<std::uint64_t>();
+  r.shape = j.at("shape").get<std::array<std::uint32_t, 4>>();
+  r.dim = optional_from<std::uint32_t>(j.at("dim"));
+  r.tensor_asked = j.at("tensor_asked").get<bool>();
+  r.layout = j.at("layout").get<std::string>();
+  r.memory = j.at("memory").get<std::string>();
+  r.memory_layout = j.at("memory_layout").get<std::string>();
+  r.shard = shard_from(j.at("shard"));
+  r.output_memory_layout = j.at("output_memory_layout").get<std::string>();
+  r.output_shard_request = shard_from(j.at("output_shard_request"));
+  r.input_shard = j.at("input_shard").get<std::array<std::uint32_t, 2>>();
+  r.output_shard = j.at("output_shard").get<std::array<std::uint32_t, 2>>();
+  r.time_us = from_bits(j.at("time_us"));
+  r.dispatch_us = from_bits(j.at("dispatch_us"));
+  r.launch_us = from_bits(j.at("launch_us"));
+  r.bandwidth.algbw_GBps = from_bits(j.at("algbw_GBps"));
+  r.bandwidth.busbw_GBps = from_bits(j.at("busbw_GBps"));
+  r.bandwidth.linkbw_GBps = from_bits(j.at("linkbw_GBps"));
+  r.bandwidth.pct_line_rate = from_bits(j.at("pct_line_rate"));
+  r.line_rate_GBps = from_bits(j.at("line_rate_GBps"));
+  r.verified = optional_from<bool>(j.at("verified"));
+  r.wrong_elements = j.at("wrong_elements").get<std::uint64_t>();
+  r.mismatch = j.at("mismatch").get<std::string>();
+  for (const json& c : j.at("checksums")) {
+    r.checksums.push_back({c.at(0).get<std::uint32_t>(), c.at(1).get<std::string>(), c.at(2).get<std::uint32_t>(),
+                           c.at(3).get<std::uint32_t>()});
+  }
+  r.faults = j.at("faults").get<std::vector<std::string>>();
+  r.fault_effects = j.at("fault_effects").get<std::vector<std::string>>();
+  r.fabric_order = j.at("fabric_order").get<std::string>();
+  r.fabric = j.at("fabric").get<std::string>();
+  r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
+  r.sim_events = j.at("sim_events").get<std::uint64_t>();
+  r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
+  r.wall_s = from_bits(j.at("wall_s"));
+  for (const json& l : j.at("links_used")) {
+    r.links_used.push_back({l.at(0).get<std::int32_t>(), l.at(1).get<std::int32_t>(), l.at(2).get<std::int32_t>(),
+                            l.at(3).get<std::int32_t>(), l.at(4).get<std::int64_t>(), l.at(5).get<std::int64_t>(),
+                            from_bits(l.at(6))});
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string encode_sweep_point(const SweepPointOutcome& outcome) {
+  json j{{"kind", static_cast<int>(outcome.kind)}, {"message", outcome.message}};
+  if (outcome.kind == SweepPointOutcome::Kind::Completed) j["result"] = result_wire_json(outcome.result);
+  // Strings are the simulator's own ASCII; a stray invalid byte must not cost the whole point.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+SweepPointOutcome decode_sweep_point(std::string_view text) {
+  const json j = json::parse(text);
+  SweepPointOutcome outcome;
+  const int kind = j.at("kind").get<int>();
+  if (kind < 0 || kind > static_cast<int>(SweepPointOutcome::Kind::Crashed)) {
+    throw std::runtime_error("a sweep point's outcome of unknown kind " + std::to_string(kind));
+  }
+  outcome.kind = static_cast<SweepPointOutcome::Kind>(kind);
+  outcome.message = j.at("message").get<std::string>();
+  if (outcome.kind == SweepPointOutcome::Kind::Completed) outcome.result = result_from_wire(j.at("result"));
+  return outcome;
+}
+
+}  // namespace cclmesh::cli

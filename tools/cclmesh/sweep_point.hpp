@@ -1,0 +1,38 @@
+#pragma once
+// One point of `cclmesh sweep` (an op at a size) run to its outcome, and that outcome written to
+// text and read back, so that a forked child (sweep_jobs.hpp) can hand it to the sweep's parent
+// process exactly as it would have been in-process.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tools/cclmesh/run_options.hpp"
+
+namespace cclmesh::cli {
+
+struct SweepPointOutcome {
+  enum class Kind : std::uint8_t {
+    Completed,       // `result` holds the row
+    Skipped,         // run_collective refused the size (UsageError): a comment line in the table
+    DidNotComplete,  // a simulated hang or fault (DeviceError): the sweep ends with exit 3
+    InternalError,   // any other exception: the sweep ends as main's "internal error" does
+    Crashed,         // -j N only: the point's process ended without a result (a signal, e.g. OOM)
+  };
+  Kind kind = Kind::Completed;
+  RunResult result;
+  // Skipped, DidNotComplete, InternalError: the exception's text; Crashed: how the process ended.
+  std::string message;
+};
+
+// run_collective(options), with what a sweep reports per point caught into the outcome.
+SweepPointOutcome run_sweep_point(const RunOptions& options);
+
+// Every field of the outcome and of its RunResult, doubles bit for bit (their JSON text would
+// lose infinities and NaN), so the decoded point prints the same table, CSV, JSON and plot.
+std::string encode_sweep_point(const SweepPointOutcome& outcome);
+// Throws std::runtime_error (or nlohmann::json's exceptions) on text encode_sweep_point did
+// not write.
+SweepPointOutcome decode_sweep_point(std::string_view text);
+
+}  // namespace cclmesh::cli
