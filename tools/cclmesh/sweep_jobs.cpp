@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -206,14 +207,17 @@ class RunningChildren {
 
 }  // namespace
 
-void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks) {
+void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks,
+                       const std::vector<std::size_t>& start_order) {
   CCLMESH_CHECK(jobs >= 1, "sweep -j: at least one process");
+  CCLMESH_CHECK(start_order.empty() || start_order.size() == count, "sweep -j: a start order of every point");
+  const auto point_to_start = [&start_order](std::size_t n) { return start_order.empty() ? n : start_order[n]; };
   std::vector<std::optional<ForkedPointReport>> reports(count);
   std::size_t next_start = 0;
   std::size_t next_deliver = 0;
   RunningChildren children;
   while (next_deliver < count) {
-    while (children.size() < jobs && next_start < count) children.start(next_start++, callbacks.run);
+    while (children.size() < jobs && next_start < count) children.start(point_to_start(next_start++), callbacks.run);
     for (auto& [index, report] : children.wait_for_endings()) {
       callbacks.finished(index);
       reports[index] = std::move(report);
@@ -258,7 +262,12 @@ void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
     return deliver(i, std::move(outcome));
   };
   if (points.empty()) return;
-  run_points_forked(points.size(), std::min(jobs, points.size()), callbacks);
+  std::vector<std::size_t> largest_first(points.size());
+  std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
+  std::stable_sort(largest_first.begin(), largest_first.end(), [&points](std::size_t a, std::size_t b) {
+    return points[a].size_bytes > points[b].size_bytes;
+  });
+  run_points_forked(points.size(), std::min(jobs, points.size()), callbacks, largest_first);
 }
 
 }  // namespace cclmesh::cli

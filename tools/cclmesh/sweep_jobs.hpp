@@ -38,13 +38,17 @@ struct ForkedPointCallbacks {
   std::function<bool(std::size_t index, ForkedPointReport report)> deliver;
 };
 
-// Runs points 0 .. count-1, at most `jobs` (>= 1) children at once, started in index order.
+// Runs points 0 .. count-1, at most `jobs` (>= 1) children at once, started in `start_order` (a
+// permutation of 0 .. count-1; empty: index order) whatever order they are delivered in.
 // Returns when every point is delivered or deliver stopped the run; no child is left running or
 // unreaped either way. Throws std::system_error if a pipe, fork or poll fails.
-void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks);
+void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks,
+                       const std::vector<std::size_t>& start_order = {});
 
 // The sweep's points: jobs == 1 runs them one after another in this process (no fork), more run
-// them through run_points_forked. `finished` is called as each point ends, `deliver` in point
+// them through run_points_forked, the largest sizes first (a sweep's sizes grow geometrically, so
+// its largest points are most of its time: started last, they would run on alone at the end).
+// `finished` is called as each point ends, `deliver` in point
 // order with its outcome (a child that ended without one: Kind::Crashed); deliver returns false
 // to end the sweep there.
 void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,

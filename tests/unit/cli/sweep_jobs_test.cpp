@@ -58,6 +58,24 @@ TEST(SweepJobs, DeliversInIndexOrderWhateverOrderThePointsFinish) {
   expect_no_children_left();
 }
 
+TEST(SweepJobs, StartsInTheOrderGivenAndStillDeliversInIndexOrder) {
+  std::vector<std::size_t> finished;
+  std::vector<std::size_t> delivered;
+  ForkedPointCallbacks callbacks;
+  callbacks.run = [](std::size_t i) { return std::to_string(i); };
+  callbacks.finished = [&](std::size_t i) { finished.push_back(i); };
+  callbacks.deliver = [&](std::size_t i, ForkedPointReport report) {
+    EXPECT_EQ(report.payload, std::to_string(i));
+    delivered.push_back(i);
+    return true;
+  };
+  // One at a time: they finish in the order they start.
+  run_points_forked(4, 1, callbacks, {3, 1, 2, 0});
+  EXPECT_EQ(finished, (std::vector<std::size_t>{3, 1, 2, 0}));
+  EXPECT_EQ(delivered, (std::vector<std::size_t>{0, 1, 2, 3}));
+  expect_no_children_left();
+}
+
 TEST(SweepJobs, AChildThatDiesIsReportedWithHowAndTheOthersStillDeliver) {
   std::vector<ForkedPointReport> reports;
   ForkedPointCallbacks callbacks;
