@@ -16,7 +16,6 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
-#include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
