@@ -31,6 +31,19 @@ SweepPointOutcome run_sweep_point(const RunOptions& options) {
 
 namespace {
 
+// A field added to RunResult (or to a record it holds) must travel too, or `-j N` would print
+// another table than -j 1. These sizes make most such additions (not one that fits in padding)
+// fail to compile here until result_wire_json, result_from_wire and sweep_point_test's
+// every_field_set / expect_same_result carry the field; then update the size. Checked on the
+// toolchain the project builds with (libstdc++, x86-64) only.
+#if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
+static_assert(sizeof(RunResult) == 976, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
+static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
+static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
+static_assert(sizeof(BandwidthFigures) == 32, "BandwidthFigures changed: carry the new field in sweep_point.cpp");
+#endif
+
 using nlohmann::json;
 
 // A double as its bit pattern: exact, infinities and NaN included.
