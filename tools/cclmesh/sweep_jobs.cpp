@@ -96,8 +96,8 @@ std::string ending_text(int status) {
     ::_exit(kChildThrew);
   }
   const bool sent = write_all(write_fd, payload);
-  // _exit: none of the parent's atexit handlers or static destructors run twice.
   std::fflush(nullptr);
+  // _exit, not exit: the parent's atexit handlers and static destructors must not run twice.
   ::_exit(sent ? 0 : kChildWriteFailed);
 }
 
