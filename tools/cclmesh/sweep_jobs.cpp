@@ -230,6 +230,24 @@ void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCal
   }
 }
 
+SweepPointOutcome outcome_from_report(const ForkedPointReport& report) {
+  SweepPointOutcome outcome;
+  if (!report.completed) {
+    outcome.kind = SweepPointOutcome::Kind::Crashed;
+    outcome.message = "its process " + report.failure;
+    // The kernel's out-of-memory killer sends SIGKILL, and N points at once need N points' memory.
+    if (report.signal == SIGKILL) outcome.message += " (out of memory? each of -j's processes holds one point)";
+    return outcome;
+  }
+  try {
+    return decode_sweep_point(report.payload);
+  } catch (const std::exception& e) {
+    outcome.kind = SweepPointOutcome::Kind::Crashed;
+    outcome.message = fmt::format("its process sent a result that could not be read ({})", e.what());
+    return outcome;
+  }
+}
+
 void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
                       const std::function<void(std::size_t index)>& finished,
                       const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver) {
@@ -245,21 +263,7 @@ void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
   callbacks.run = [&points](std::size_t i) { return encode_sweep_point(run_sweep_point(points[i])); };
   callbacks.finished = finished;
   callbacks.deliver = [&deliver](std::size_t i, ForkedPointReport report) {
-    SweepPointOutcome outcome;
-    if (!report.completed) {
-      outcome.kind = SweepPointOutcome::Kind::Crashed;
-      outcome.message = "its process " + report.failure;
-      // The kernel's out-of-memory killer sends SIGKILL, and N points at once need N points' memory.
-      if (report.signal == SIGKILL) outcome.message += " (out of memory? each of -j's processes holds one point)";
-    } else {
-      try {
-        outcome = decode_sweep_point(report.payload);
-      } catch (const std::exception& e) {
-        outcome.kind = SweepPointOutcome::Kind::Crashed;
-        outcome.message = fmt::format("its process sent a result that could not be read ({})", e.what());
-      }
-    }
-    return deliver(i, std::move(outcome));
+    return deliver(i, outcome_from_report(report));
   };
   if (points.empty()) return;
   std::vector<std::size_t> largest_first(points.size());

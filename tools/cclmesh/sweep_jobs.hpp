@@ -45,6 +45,11 @@ struct ForkedPointCallbacks {
 void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCallbacks& callbacks,
                        const std::vector<std::size_t>& start_order = {});
 
+// A forked point's outcome from what its child sent: the decoded outcome, or Kind::Crashed
+// saying how the child ended (with a hint at memory when it was SIGKILLed, as the OOM killer
+// does) or that what it sent could not be read.
+SweepPointOutcome outcome_from_report(const ForkedPointReport& report);
+
 // The sweep's points: jobs == 1 runs them one after another in this process (no fork), more run
 // them through run_points_forked, the largest sizes first (a sweep's sizes grow geometrically, so
 // its largest points are most of its time: started last, they would run on alone at the end).

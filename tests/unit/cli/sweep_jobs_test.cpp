@@ -133,6 +133,37 @@ TEST(SweepJobs, AnExceptionFromDeliverKillsAndReapsTheChildrenToo) {
   expect_no_children_left();
 }
 
+TEST(SweepJobs, AChildWithoutAResultBecomesACrashNamingHowItEnded) {
+  ForkedPointReport killed;
+  killed.failure = "was killed by signal 9 (Killed)";
+  killed.signal = SIGKILL;
+  const SweepPointOutcome oom = outcome_from_report(killed);
+  EXPECT_EQ(oom.kind, SweepPointOutcome::Kind::Crashed);
+  EXPECT_EQ(oom.message, "its process was killed by signal 9 (Killed) (out of memory? each of -j's processes holds one point)");
+
+  ForkedPointReport segfault;
+  segfault.failure = "was killed by signal 11 (Segmentation fault)";
+  segfault.signal = SIGSEGV;
+  EXPECT_EQ(outcome_from_report(segfault).message, "its process was killed by signal 11 (Segmentation fault)");
+
+  ForkedPointReport cut_short;
+  cut_short.completed = true;
+  cut_short.payload = "{\"kind\": 0";
+  const SweepPointOutcome unreadable = outcome_from_report(cut_short);
+  EXPECT_EQ(unreadable.kind, SweepPointOutcome::Kind::Crashed);
+  EXPECT_THAT(unreadable.message, HasSubstr("its process sent a result that could not be read"));
+
+  SweepPointOutcome skipped;
+  skipped.kind = SweepPointOutcome::Kind::Skipped;
+  skipped.message = "too small";
+  ForkedPointReport sent;
+  sent.completed = true;
+  sent.payload = encode_sweep_point(skipped);
+  const SweepPointOutcome got = outcome_from_report(sent);
+  EXPECT_EQ(got.kind, SweepPointOutcome::Kind::Skipped);
+  EXPECT_EQ(got.message, "too small");
+}
+
 TEST(SweepJobs, ParsesJobCounts) {
   EXPECT_EQ(parse_jobs("1", "-j"), 1u);
   EXPECT_EQ(parse_jobs("12", "-j"), 12u);
