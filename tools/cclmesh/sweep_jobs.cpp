@@ -80,8 +80,12 @@ std::string ending_text(int status) {
   return "ended without a result";
 }
 
-[[noreturn]] void child_main(int write_fd, pid_t parent, std::size_t index,
+[[noreturn]] void child_main(int write_fd, int stderr_fd, pid_t parent, std::size_t index,
                              const std::function<std::string(std::size_t)>& run) {
+  // What the point prints on stderr (warnings, CCLMESH_NOC_STATS) goes to the parent, which
+  // replays it when the point's turn comes, so stderr reads as -j 1's.
+  if (::dup2(stderr_fd, STDERR_FILENO) < 0) ::_exit(kChildWriteFailed);
+  ::close(stderr_fd);
 #ifdef __linux__
   // If the sweep itself dies, its children go with it rather than simulating on as orphans.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -104,8 +108,10 @@ std::string ending_text(int status) {
 struct RunningChild {
   std::size_t index = 0;
   pid_t pid = -1;
-  int fd = -1;  // the read end of the child's pipe
+  int result_fd = -1;  // the read end of the child's result pipe; -1 once at its end
+  int stderr_fd = -1;  // the read end of the child's stderr; -1 once at its end
   std::string payload;
+  std::string diagnostics;
 };
 
 // The children running. Whatever ends the run early (a stop, an exception) kills and reaps
@@ -120,33 +126,31 @@ class RunningChildren {
   std::size_t size() const { return children_.size(); }
 
   void start(std::size_t index, const std::function<std::string(std::size_t)>& run) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("sweep -j: pipe");
+    Pipe result;
+    Pipe diagnostics;
     // Nothing buffered here may be written twice, once by the child.
     std::cout.flush();
     std::fflush(nullptr);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
-    if (pid < 0) {
-      const int error = errno;
-      ::close(fds[0]);
-      ::close(fds[1]);
-      errno = error;
-      throw_errno("sweep -j: fork");
-    }
+    if (pid < 0) throw_errno("sweep -j: fork");
     if (pid == 0) {
-      ::close(fds[0]);
-      child_main(fds[1], parent, index, run);
+      ::close(result.read);
+      ::close(diagnostics.read);
+      child_main(result.write, diagnostics.write, parent, index, run);
     }
-    ::close(fds[1]);
-    children_.push_back({index, pid, fds[0], {}});
+    RunningChild child{index, pid, result.release_read(), diagnostics.release_read(), {}, {}};
+    children_.push_back(std::move(child));
   }
 
   // Waits until at least one child has ended; returns those that have, with their reports.
   std::vector<std::pair<std::size_t, ForkedPointReport>> wait_for_endings() {
     CCLMESH_CHECK(!children_.empty(), "sweep -j: waiting with no child running");
     std::vector<pollfd> polled;
-    for (const RunningChild& child : children_) polled.push_back({child.fd, POLLIN, 0});
+    for (const RunningChild& child : children_) {
+      polled.push_back({child.result_fd, POLLIN, 0});  // -1 once closed: poll skips it
+      polled.push_back({child.stderr_fd, POLLIN, 0});
+    }
     while (::poll(polled.data(), polled.size(), -1) < 0) {
       if (errno != EINTR) throw_errno("sweep -j: poll");
     }
@@ -154,7 +158,9 @@ class RunningChildren {
     std::vector<RunningChild> still_running;
     for (std::size_t i = 0; i < children_.size(); ++i) {
       RunningChild& child = children_[i];
-      if (polled[i].revents == 0 || !read_some(child)) {
+      if (polled[2 * i].revents != 0) read_some(child, child.result_fd, child.payload);
+      if (polled[2 * i + 1].revents != 0) read_some(child, child.stderr_fd, child.diagnostics);
+      if (child.result_fd >= 0 || child.stderr_fd >= 0) {
         still_running.push_back(std::move(child));
         continue;
       }
@@ -166,33 +172,61 @@ class RunningChildren {
 
   void kill_all() {
     for (const RunningChild& child : children_) ::kill(child.pid, SIGKILL);
-    for (const RunningChild& child : children_) {
-      ::close(child.fd);
+    for (RunningChild& child : children_) {
+      close_fd(child.result_fd);
+      close_fd(child.stderr_fd);
       wait_status(child.pid);
     }
     children_.clear();
   }
 
  private:
-  // Reads what the child has written; true once its pipe is at its end (the child is gone, or
-  // the pipe failed and the child has been killed).
-  static bool read_some(RunningChild& child) {
-    char buffer[65536];
-    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
-    if (n > 0) {
-      child.payload.append(buffer, static_cast<std::size_t>(n));
-      return false;
+  // A pipe whose ends are closed unless released (a fork that fails leaks neither).
+  struct Pipe {
+    int read = -1;
+    int write = -1;
+    Pipe() {
+      int fds[2];
+      if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("sweep -j: pipe");
+      read = fds[0];
+      write = fds[1];
     }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return false;
+    Pipe(const Pipe&) = delete;
+    Pipe& operator=(const Pipe&) = delete;
+    ~Pipe() {
+      close_fd(read);
+      close_fd(write);
+    }
+    int release_read() {
+      close_fd(write);
+      return std::exchange(read, -1);
+    }
+  };
+
+  static void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+
+  // Reads what the child has written to `fd` into `into`; closes `fd` at its end (the child is
+  // gone, or the pipe failed and the child has been killed).
+  static void read_some(RunningChild& child, int& fd, std::string& into) {
+    char buffer[65536];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      into.append(buffer, static_cast<std::size_t>(n));
+      return;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (n < 0) ::kill(child.pid, SIGKILL);
-    return true;
+    close_fd(fd);
   }
 
   static ForkedPointReport reap(RunningChild& child) {
-    ::close(child.fd);
     const int status = wait_status(child.pid);
     ForkedPointReport report;
     report.completed = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    report.diagnostics = std::move(child.diagnostics);
     if (report.completed) {
       report.payload = std::move(child.payload);
     } else {
@@ -263,6 +297,11 @@ void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
   callbacks.run = [&points](std::size_t i) { return encode_sweep_point(run_sweep_point(points[i])); };
   callbacks.finished = finished;
   callbacks.deliver = [&deliver](std::size_t i, ForkedPointReport report) {
+    // Where -j 1 would have printed it: while the point ran, before its row.
+    if (!report.diagnostics.empty()) {
+      std::fwrite(report.diagnostics.data(), 1, report.diagnostics.size(), stderr);
+      std::fflush(stderr);
+    }
     return deliver(i, outcome_from_report(report));
   };
   if (points.empty()) return;

@@ -26,6 +26,7 @@ struct ForkedPointReport {
   std::string payload;     // everything the child wrote
   std::string failure;     // !completed: how the child ended ("was killed by signal 9 (Killed)")
   int signal = 0;          // the signal that ended the child, 0 if none did
+  std::string diagnostics; // what the child wrote to stderr (its fd 2 is a pipe to the parent)
 };
 
 struct ForkedPointCallbacks {
@@ -51,7 +52,8 @@ void run_points_forked(std::size_t count, std::size_t jobs, const ForkedPointCal
 SweepPointOutcome outcome_from_report(const ForkedPointReport& report);
 
 // The sweep's points: jobs == 1 runs them one after another in this process (no fork), more run
-// them through run_points_forked, the largest sizes first (a sweep's sizes grow geometrically, so
+// them through run_points_forked (each child's stderr written out before its outcome is
+// delivered, so warnings and CCLMESH_NOC_STATS come in point order), the largest sizes first (a sweep's sizes grow geometrically, so
 // its largest points are most of its time: started last, they would run on alone at the end).
 // `finished` is called as each point ends, `deliver` in point
 // order with its outcome (a child that ended without one: Kind::Crashed); deliver returns false

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,30 @@ TEST(SweepJobs, DeliversInIndexOrderWhateverOrderThePointsFinish) {
   EXPECT_EQ(std::set<std::size_t>(finished.begin(), finished.end()).size(), 6u);
   ASSERT_EQ(payloads.size(), 6u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(payloads[i], "point " + std::to_string(i) + std::string(100000 * i, 'x'));
+  expect_no_children_left();
+}
+
+TEST(SweepJobs, WhatAChildWritesToStderrComesBackWithItsReport) {
+  std::vector<ForkedPointReport> reports;
+  ForkedPointCallbacks callbacks;
+  // Past a pipe's buffer on stderr too, while the result is small: both are read as they come.
+  callbacks.run = [](std::size_t i) {
+    std::fprintf(stderr, "point %zu: %s\n", i, std::string(100000 * i, 'w').c_str());
+    if (i == 2) std::raise(SIGKILL);  // what a dying child wrote is kept too
+    return std::string("result");
+  };
+  callbacks.finished = [](std::size_t) {};
+  callbacks.deliver = [&](std::size_t, ForkedPointReport report) {
+    reports.push_back(std::move(report));
+    return true;
+  };
+  run_points_forked(3, 3, callbacks);
+  ASSERT_EQ(reports.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(reports[i].diagnostics, "point " + std::to_string(i) + ": " + std::string(100000 * i, 'w') + "\n");
+  }
+  EXPECT_EQ(reports[0].payload, "result");
+  EXPECT_FALSE(reports[2].completed);
   expect_no_children_left();
 }
 
