@@ -37,11 +37,12 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 976, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1048, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(BandwidthFigures) == 32, "BandwidthFigures changed: carry the new field in sweep_point.cpp");
+static_assert(sizeof(topo::LinkSpread) == 64, "topo::LinkSpread changed: carry the new field in sweep_point.cpp");
 #endif
 
 using nlohmann::json;
@@ -82,6 +83,32 @@ std::optional<ShardRequest> shard_from(const json& j) {
   shard.orientation = j.at("orientation").get<std::string>();
   shard.shape = optional_from<std::array<std::uint32_t, 2>>(j.at("shape"));
   return shard;
+}
+
+json link_spread_json(const std::optional<topo::LinkSpread>& spread) {
+  if (!spread) return nullptr;
+  return {spread->links,
+          spread->links_off_default,
+          spread->min_rate_bytes_per_s,
+          spread->max_rate_bytes_per_s,
+          spread->min_latency_ps,
+          spread->max_latency_ps,
+          spread->default_rate_bytes_per_s,
+          spread->default_latency_ps};
+}
+
+std::optional<topo::LinkSpread> link_spread_from(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  topo::LinkSpread spread;
+  spread.links = j.at(0).get<std::size_t>();
+  spread.links_off_default = j.at(1).get<std::size_t>();
+  spread.min_rate_bytes_per_s = j.at(2).get<std::int64_t>();
+  spread.max_rate_bytes_per_s = j.at(3).get<std::int64_t>();
+  spread.min_latency_ps = j.at(4).get<std::int64_t>();
+  spread.max_latency_ps = j.at(5).get<std::int64_t>();
+  spread.default_rate_bytes_per_s = j.at(6).get<std::int64_t>();
+  spread.default_latency_ps = j.at(7).get<std::int64_t>();
+  return spread;
 }
 
 json result_wire_json(const RunResult& r) {
@@ -134,7 +161,8 @@ json result_wire_json(const RunResult& r) {
           {"sim_events", r.sim_events},
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
-          {"links_used", links_used}};
+          {"links_used", links_used},
+          {"link_whatif", link_spread_json(r.link_whatif)}};
 }
 
 RunResult result_from_wire(const json& j) {
@@ -190,6 +218,7 @@ RunResult result_from_wire(const json& j) {
                             l.at(3).get<std::int32_t>(), l.at(4).get<std::int64_t>(), l.at(5).get<std::int64_t>(),
                             from_bits(l.at(6))});
   }
+  r.link_whatif = link_spread_from(j.at("link_whatif"));
   return r;
 }
 

@@ -72,6 +72,7 @@ RunResult every_field_set() {
   r.trace_hash = 0xfedcba9876543210ull;
   r.wall_s = 1.75;
   r.links_used = {{0, 8, 1, 9, 1048576, 83886080000, 0.71}, {1, 9, 0, 8, -1, 2, 1.0000000000000002}};
+  r.link_whatif = topo::LinkSpread{20, 3, 6250000000, 25000000000, 500000, 2000000, 12500000000, 700000};
   return r;
 }
 
@@ -146,6 +147,17 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(a.links_used[i].busy_ps, b.links_used[i].busy_ps);
     expect_same_bits(a.links_used[i].utilisation, b.links_used[i].utilisation);
   }
+  ASSERT_EQ(a.link_whatif.has_value(), b.link_whatif.has_value());
+  if (a.link_whatif) {
+    EXPECT_EQ(a.link_whatif->links, b.link_whatif->links);
+    EXPECT_EQ(a.link_whatif->links_off_default, b.link_whatif->links_off_default);
+    EXPECT_EQ(a.link_whatif->min_rate_bytes_per_s, b.link_whatif->min_rate_bytes_per_s);
+    EXPECT_EQ(a.link_whatif->max_rate_bytes_per_s, b.link_whatif->max_rate_bytes_per_s);
+    EXPECT_EQ(a.link_whatif->min_latency_ps, b.link_whatif->min_latency_ps);
+    EXPECT_EQ(a.link_whatif->max_latency_ps, b.link_whatif->max_latency_ps);
+    EXPECT_EQ(a.link_whatif->default_rate_bytes_per_s, b.link_whatif->default_rate_bytes_per_s);
+    EXPECT_EQ(a.link_whatif->default_latency_ps, b.link_whatif->default_latency_ps);
+  }
 }
 
 TEST(SweepPoint, ACompletedPointComesBackFieldForField) {
@@ -165,6 +177,7 @@ TEST(SweepPoint, AllUnsetOptionalsComeBackUnset) {
   EXPECT_FALSE(got.result.shard.has_value());
   EXPECT_FALSE(got.result.output_shard_request.has_value());
   EXPECT_FALSE(got.result.verified.has_value());
+  EXPECT_FALSE(got.result.link_whatif.has_value());
   expect_same_result(sent.result, got.result);
 }
 
