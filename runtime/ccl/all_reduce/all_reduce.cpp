@@ -133,8 +133,9 @@ std::vector<MeshWorkload> local_sum_workloads(const Params& p, const topo::Topol
   return workloads;
 }
 
-// Legacy EDM mode: reduce_scatter + all_gather where the legacy reduce_scatter takes the slices,
-// else the composite (its all_gather is the legacy one, its local sum needs no fabric). No
+// Legacy EDM mode: the composite up to the weighted-size threshold (all_reduce.hpp has the
+// measurements), above it reduce_scatter + all_gather where the legacy reduce_scatter takes the
+// slices, else the composite (its all_gather is the legacy one, its local sum needs no fabric). No
 // one-shot: it multicasts over the fabric's routers, and legacy mode has none.
 Algorithm resolved_legacy_algorithm(const Params& params, const topo::Topology& topology) {
   if (params.algorithm == Algorithm::OneShot) {
@@ -145,6 +146,9 @@ Algorithm resolved_legacy_algorithm(const Params& params, const topo::Topology& 
   }
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint32_t n = group_size(params, topology);
+  const std::uint64_t composite_max =
+      params.legacy_composite_max_weighted_bytes.value_or(default_legacy_composite_max_weighted_bytes(params.topology, n));
+  if (legacy_composite_weighted_bytes(params.tensor) <= composite_max) return Algorithm::Composite;
   const std::uint64_t pages = num_pages(params.tensor);
   // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
   // out over the links: it needs a page per run (reduce_scatter_legacy.cpp).
@@ -173,7 +177,7 @@ std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.input_buffer, p.output_buffer, p.intermediate_buffer, p.rs_intermediate_buffer,
                      p.topology, p.num_links,
                      p.workers_per_link, p.groups, p.mode, p.fabric, p.algorithm, p.rs_line_algorithm, p.rs_ring_algorithm,
-                     p.one_shot_max_bytes, p.barrier_semaphore, p.done_semaphore, p.first_worker,
+                     p.one_shot_max_bytes, p.legacy_composite_max_weighted_bytes, p.barrier_semaphore, p.done_semaphore, p.first_worker,
                      p.packet_size_in_pages, p.chunk_packets, p.ag_ring_algorithm);
 }
 
@@ -185,6 +189,15 @@ std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size) {
 std::uint64_t default_one_shot_max_pages(std::uint32_t group_size) {
   if (group_size <= 2) return kOneShotMaxPagesTwoChips;
   return group_size <= 4 ? kOneShotMaxPagesUpToFourChips : kOneShotMaxPagesMoreChips;
+}
+
+std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor) {
+  return num_pages(tensor) * (page_size_bytes(tensor) + kLegacyCompositePageWeightBytes);
+}
+
+std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size) {
+  if (topology == CclTopology::Ring) return kLegacyCompositeMaxWeightedBytesRing;
+  return std::min(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size, kLegacyCompositeMaxWeightedBytesLine);
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

@@ -25,6 +25,8 @@
 // Legacy EDM mode (CclMode::Legacy, no persistent fabric): both halves of rs-ag and the
 // composite's all_gather are the legacy builders (per-op EDMs, neighbour to neighbour), the
 // composite's local sum is the same program as in fabric mode (it is local to a chip). Auto there:
+// the composite while the tensor's weighted bytes (legacy_composite_weighted_bytes()) are at most
+// default_legacy_composite_max_weighted_bytes() (by topology and chip count, measured below), else
 // rs-ag when the pages divide by N and the legacy reduce_scatter has a page for every run of a
 // slice (a ring's two halves, a line's whole, times the links), else the composite. The one-shot
 // multicasts through the fabric's routers and is refused, naming the composite.
@@ -98,6 +100,43 @@ inline constexpr std::uint64_t kOneShotMaxPagesMoreChips = 32;
 std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size);
 std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 
+// Legacy mode's composite threshold. Small tensors are faster as the composite (the legacy
+// all_gather of whole inputs, then the local sum) than as the legacy reduce_scatter + all_gather,
+// whose two EDM set-ups and message-lockstep chains take 16 us on N300 and 140 us on the 8-line
+// at the smallest sizes.
+// The composite's time grows with the pages as well as the bytes (its gather relays every page
+// and its local sum reads N copies of each), so the crossover is neither a byte nor a page count:
+// it follows a weighted size, bytes + 256 B per page = pages x (page size + 256 B). Measured
+// (simulated kernel time, DRAM; `cclmesh run --mode legacy --op all_reduce --all-reduce-algo
+// rs-ag|composite --no-data --shape ...` over bf16 / fp32 / bfp8_b tiles and ROW_MAJOR pages of
+// 1024, 512 and 128 B, 34-72 sizes per group; docs/collectives.md "Auto in legacy mode, measured"):
+//   group (1 link unless said)   best threshold, weighted KiB   this rule: KiB, total / worst loss
+//   N300 (2-line)                24-25                          24: 0.18 us / 0.9 %
+//   T3K 4-ring 0,1,3,2           26.5-29.5                      30: 3.67 us / 5.3 %
+//   T3K 4-ring, 2 links          31.5-34.5                      30: 1.07 us / 3.2 %
+//   T3K 8-ring                   30-35.5                        30: 0.35 us / 0.5 %
+//   T3K 4-line 0,1,3,2           50-50.5                        48: 1.93 us / 1.9 %
+//   Galaxy column, 4 links       60-62.5                        48: 28.49 us / 15.4 %
+//   T3K 8-line                   80-83.5                        80: 8.63 us / 3.7 %
+//   Galaxy row (8-line), 4 links 96-99.5                        80: 37.97 us / 10.4 %
+// (The best rule in bytes alone loses 13-187 us per group, up to 41 % at one size; rs-ag
+// wherever it runs, the rule before, loses 82-1202 us, up to 3x.) With bf16 tiles only
+// (weighted 2.25 KiB per tile), composite wins at / rs-ag wins from: T3K 0,1,3 as a 3-line 27 /
+// 33.75, ring:5 as a line 56.25 / 67.5, ring:6 as a line 67.5 / 81; ring:3 27 / 40.5, ring:5
+// 22.5 / 33.75, ring:6 27 / 40.5. So: a ring 30 KiB whatever its chip count, a line 12 KiB per
+// chip up to 80 KiB (the 8-line's reduce_scatter cost grows less than linearly; a 3-line loses
+// 8 % at its 33.75). More links raise the crossover on lines (4 links: Galaxy column 48 -> 60,
+// 8-line 80 -> 96); the rule leaves links out, losing at most 15 % in the window between. The
+// composite's sums stay in L1 (one local-sum workload, 512 KiB) far beyond these sizes, so its
+// per-pass fallback never meets the crossover.
+inline constexpr std::uint64_t kLegacyCompositePageWeightBytes = 256;
+inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesRing = 30 * 1024;
+inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesPerLineChip = 12 * 1024;
+inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesLine = 80 * 1024;
+// The tensor's pages x (page size + kLegacyCompositePageWeightBytes).
+std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor);
+std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size);
+
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);
 
@@ -134,6 +173,10 @@ struct Params {
   // default_one_shot_max_pages() when they divide, the one-shot's
   // L1 limit when they do not.
   std::optional<std::uint64_t> one_shot_max_bytes;
+  // Legacy mode: set, Auto runs the composite for tensors of at most this many weighted bytes
+  // (legacy_composite_weighted_bytes(); 0: only where rs-ag cannot run). Unset:
+  // default_legacy_composite_max_weighted_bytes().
+  std::optional<std::uint64_t> legacy_composite_max_weighted_bytes;
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
   // reduce_scatter's entry barrier and the all_gather's (the one-shot's) completion count.
   std::optional<GlobalSemaphore> barrier_semaphore;

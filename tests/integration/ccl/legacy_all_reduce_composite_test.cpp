@@ -184,9 +184,10 @@ TEST(LegacyAllReduceComposite, ForcedOnADividingSize) {
   EXPECT_EQ(o.workloads, 2u);
 }
 
-// Auto in legacy mode: reduce_scatter + all_gather exactly where the legacy reduce_scatter takes
-// the slices (pages dividing by N, a page for each of a ring's two halves or a line's whole, per
-// link), else the composite; checked against what the builders accept at each boundary.
+// Auto in legacy mode above its composite threshold (here 0, so only this rule decides):
+// reduce_scatter + all_gather exactly where the legacy reduce_scatter takes the slices (pages
+// dividing by N, a page for each of a ring's two halves or a line's whole, per link), else the
+// composite; checked against what the builders accept at each boundary.
 TEST(LegacyAllReduceAuto, ReduceScatterWhereItsSlicesFitElseComposite) {
   auto device = legacy_device(topo::build_t3k());
   struct Rule {
@@ -216,6 +217,7 @@ TEST(LegacyAllReduceAuto, ReduceScatterWhereItsSlicesFitElseComposite) {
     c.group = rule.group;
     c.num_links = rule.links;
     ar::Params p = params_of(*device, c);
+    p.legacy_composite_max_weighted_bytes = 0;
     EXPECT_EQ(ar::resolved_algorithm(p, device->topology()), rule.expected);
     // Whatever Auto picks builds; reduce_scatter + all_gather forced where Auto did not pick it
     // is refused by the legacy reduce_scatter (or by the slices not dividing).
@@ -232,6 +234,57 @@ TEST(LegacyAllReduceAuto, ReduceScatterWhereItsSlicesFitElseComposite) {
     if (rule.expected == ar::Algorithm::Composite) {
       EXPECT_THROW(builds(ar::Algorithm::ReduceScatterAllGather), runtime::ccl::CclParamsError);
     }
+  }
+}
+
+// Auto's default in legacy mode, end to end and bit for bit: the composite at small sizes whose
+// pages divide (where rs-ag would run, and lose: all_reduce.hpp), rs-ag just above the threshold.
+// bf16 tiles weigh 2304 B (2048 + 256): N300 10 tiles (23040 <= 24 KiB) / 12; the T3K 4-line 20
+// tiles (46080 <= 48 KiB) / 24; the 8-line 32 tiles (73728 <= 80 KiB) / 40; the 8-ring's first
+// rs-ag size, 16 tiles (36864 > 30 KiB); 128 B ROW_MAJOR rows on the MMIO square as a ring, 64
+// rows (64 x 384 = 24 KiB) / 96 rows (36 KiB).
+TEST(LegacyAllReduceAuto, CompositeAtSmallDividingSizesEndToEnd) {
+  struct Run {
+    const char* name;
+    topo::Topology topology;
+    TensorSpec tensor;
+    CclTopology shape;
+    std::vector<ChipId> group;
+    ar::Algorithm expected;
+  };
+  const TensorSpec rows64{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
+  const TensorSpec rows96{{1, 1, 96, 64}, DataType::Bfloat16, Layout::RowMajor};
+  const std::vector<Run> runs = {
+      {"n300 10 tiles", topo::build_n300(), tile({1, 1, 32, 32 * 10}), CclTopology::Line, {}, ar::Algorithm::Composite},
+      {"n300 12 tiles", topo::build_n300(), tile({1, 1, 32, 32 * 12}), CclTopology::Line, {},
+       ar::Algorithm::ReduceScatterAllGather},
+      {"t3k 4-line 20 tiles", topo::build_t3k(), tile({1, 1, 32, 32 * 20}), CclTopology::Line, kT3kMmioSquare,
+       ar::Algorithm::Composite},
+      {"t3k 4-line 24 tiles", topo::build_t3k(), tile({1, 1, 32, 32 * 24}), CclTopology::Line, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather},
+      {"t3k 8-line 32 tiles", topo::build_t3k(), tile({1, 1, 32, 32 * 32}), CclTopology::Line, {},
+       ar::Algorithm::Composite},
+      {"t3k 8-line 40 tiles", topo::build_t3k(), tile({1, 1, 32, 32 * 40}), CclTopology::Line, {},
+       ar::Algorithm::ReduceScatterAllGather},
+      {"t3k 8-ring 16 tiles", topo::build_t3k(), tile({1, 1, 32, 32 * 16}), CclTopology::Ring, {},
+       ar::Algorithm::ReduceScatterAllGather},
+      {"mmio square ring, 64 rows of 128 B", topo::build_t3k(), rows64, CclTopology::Ring, kT3kMmioSquare,
+       ar::Algorithm::Composite},
+      {"mmio square ring, 96 rows of 128 B", topo::build_t3k(), rows96, CclTopology::Ring, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather},
+  };
+  for (const Run& r : runs) {
+    SCOPED_TRACE(r.name);
+    auto device = legacy_device(r.topology);
+    Case c;
+    c.tensor = r.tensor;
+    c.topology = r.shape;
+    c.group = r.group;
+    const Outcome o = run_case(*device, c);
+    EXPECT_EQ(o.algorithm, r.expected);
+    EXPECT_EQ(o.workloads, 2u);  // the gather and the local sum, or the two halves
+    // The composite's gather is the only op with EDMs on it (one set); rs-ag launches two.
+    EXPECT_EQ(o.edms, (r.expected == ar::Algorithm::Composite ? 1u : 2u) * edms_of(r.shape, o.group_size, 1));
   }
 }
 

@@ -127,10 +127,11 @@ inline LegacyRun run_legacy_reduce_scatter(sim::device::SimMeshDevice& device, c
   });
 }
 
-// The legacy all_reduce (reduce_scatter + all_gather, each launching its own EDMs) of `tensor`
-// over `group` (empty: the system's ring / line of `shape`) on `links` links, every buffer in
-// DRAM; every rank's output against all_reduce::reference_outputs (inputs pattern(900 + chip)).
-// Returns the group it ran on, in rank order.
+// The legacy all_reduce as reduce_scatter + all_gather (each launching its own EDMs), forced:
+// Auto takes the composite at small sizes (all_reduce.hpp), and these tests are of rs-ag. Of
+// `tensor` over `group` (empty: the system's ring / line of `shape`) on `links` links, every
+// buffer in DRAM; every rank's output against all_reduce::reference_outputs (inputs
+// pattern(900 + chip)). Returns the group it ran on, in rank order.
 inline std::vector<ChipId> run_legacy_all_reduce(sim::device::SimMeshDevice& device, runtime::ccl::CclTopology shape,
                                                  const runtime::ccl::TensorSpec& tensor,
                                                  const std::vector<ChipId>& group = {}, std::uint32_t links = 1) {
@@ -142,6 +143,7 @@ inline std::vector<ChipId> run_legacy_all_reduce(sim::device::SimMeshDevice& dev
   if (!group.empty()) p.groups.chips = {group};
   p.mode = runtime::ccl::CclMode::Legacy;
   p.fabric = device.options().fabric;
+  p.algorithm = runtime::ccl::all_reduce::Algorithm::ReduceScatterAllGather;
   const auto config = [&](const runtime::ccl::TensorSpec& t) {
     return runtime::ccl::interleaved_buffer_config(t, runtime::BufferType::Dram);
   };

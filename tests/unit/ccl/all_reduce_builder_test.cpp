@@ -200,6 +200,74 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
   }
 }
 
+// Legacy mode's Auto: the composite while pages x (page size + 256 B) is at most 30 KiB on a ring,
+// 12 KiB per chip up to 80 KiB on a line (all_reduce.hpp has the measurements), else rs-ag where
+// the legacy reduce_scatter takes the slices. ROW_MAJOR bf16 rows sized so that the threshold's
+// row count divides by N: exactly at it the composite; the same rows 16 elements wider (32 B a
+// page above) and the next dividing row count rs-ag; one row above (not dividing) the composite.
+TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
+  EXPECT_EQ(ar::legacy_composite_weighted_bytes(bf16({1, 1, 32, 32 * 10})), 10u * (2048 + 256));
+  EXPECT_EQ(ar::legacy_composite_weighted_bytes(TensorSpec{{1, 1, 32, 32}, DataType::Bfloat8B, Layout::Tile}),
+            1088u + 256);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 3), 30u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 8), 30u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 2), 24u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4), 48u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6), 72u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 7), 80u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8), 80u * 1024);
+  const auto rows = [](std::uint32_t n, std::uint32_t width) {
+    return TensorSpec{{1, 1, n, width}, DataType::Bfloat16, Layout::RowMajor};
+  };
+  struct Group {
+    const char* name;
+    topo::Topology topology;
+    CclTopology shape;
+    std::vector<ChipId> chips;  // empty: the whole system, or its axis-0 groups (Galaxy)
+    std::uint32_t n;
+    std::uint32_t links;
+    std::uint32_t rows;   // at the threshold: rows x (2 x width + 256) == it
+    std::uint32_t width;
+    std::uint32_t next;   // the next row count that divides by N
+  };
+  const std::vector<Group> groups = {
+      {"t3k 8-ring", topo::build_t3k(), CclTopology::Ring, {}, 8, 1, 16, 832, 24},        // 30 KiB
+      {"t3k 4-ring", topo::build_t3k(), CclTopology::Ring, {0, 1, 3, 2}, 4, 1, 16, 832, 20},
+      {"t3k 4-ring, 2 links", topo::build_t3k(), CclTopology::Ring, {0, 1, 3, 2}, 4, 2, 16, 832, 20},
+      {"n300", topo::build_n300(), CclTopology::Line, {}, 2, 1, 16, 640, 18},             // 24 KiB
+      {"t3k 3-line", topo::build_t3k(), CclTopology::Line, {0, 1, 3}, 3, 1, 24, 640, 27},  // 36 KiB
+      {"t3k 4-line", topo::build_t3k(), CclTopology::Line, {0, 1, 3, 2}, 4, 1, 32, 640, 36},  // 48 KiB
+      {"galaxy columns, 4 links", topo::build_galaxy(), CclTopology::Line, {}, 4, 4, 32, 640, 36},
+      // 80 KiB, not 8 x 12: 72 rows (90 KiB weighted) are rs-ag.
+      {"t3k 8-line", topo::build_t3k(), CclTopology::Line, {}, 8, 1, 64, 512, 72},
+  };
+  for (const Group& g : groups) {
+    SCOPED_TRACE(g.name);
+    ar::Params p;  // resolved_algorithm() needs no buffers
+    p.tensor = rows(g.rows, g.width);
+    p.topology = g.shape;
+    p.mode = CclMode::Legacy;
+    p.num_links = g.links;
+    if (!g.chips.empty()) p.groups.chips = {g.chips};
+    if (g.topology.chip_count() > 8) p.groups.cluster_axis = 0;
+    ASSERT_EQ(ar::legacy_composite_weighted_bytes(p.tensor), ar::default_legacy_composite_max_weighted_bytes(g.shape, g.n));
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << "at the threshold";
+    p.tensor = rows(g.rows, g.width + 16);
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << "32 B a page above";
+    p.tensor = rows(g.next, g.width);
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << "the next dividing";
+    p.tensor = rows(g.rows + 1, g.width);
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << "one row above, not dividing";
+    // An explicit threshold replaces the default: 0 leaves the composite to what rs-ag cannot run.
+    p.tensor = rows(g.rows, g.width);
+    p.legacy_composite_max_weighted_bytes = 0;
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << "threshold 0";
+    p.legacy_composite_max_weighted_bytes = 1024 * 1024;
+    p.tensor = rows(g.next, g.width);
+    EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << "threshold 1 MiB";
+  }
+}
+
 // Pages that do not divide by N: the one-shot while its running sums fit L1 (whole CB packets of
 // 4 payloads, 8 bf16 tiles, at most 512 KiB), above it the composite.
 TEST(AllReduceBuilder, PagesNotDividingTakeTheOneShotUpToItsL1Limit) {
@@ -453,6 +521,7 @@ TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
       {"fabric.receiver_packets_in_flight", [](ar::Params& p) { p.fabric.receiver_packets_in_flight = 1; }},
       {"algorithm", [](ar::Params& p) { p.algorithm = ar::Algorithm::OneShot; }},
       {"one_shot_max_bytes", [](ar::Params& p) { p.one_shot_max_bytes = 0; }},
+      {"legacy_composite_max_weighted_bytes", [](ar::Params& p) { p.legacy_composite_max_weighted_bytes = 0; }},
       {"barrier_semaphore.id", [](ar::Params& p) { p.barrier_semaphore->id += 10; }},
       {"barrier_semaphore.address", [](ar::Params& p) { p.barrier_semaphore->address += 16; }},
       {"barrier_semaphore.cores", [](ar::Params& p) { p.barrier_semaphore->cores.push_back({{2, 0}, {2, 0}}); }},
