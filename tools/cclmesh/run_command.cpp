@@ -81,6 +81,10 @@ void check_output_options(const RawRunOptions& raw) {
   if (!raw.trace_path.empty() && raw.trace_limit == 0) {
     throw UsageError("--trace-limit: 0 keeps no span; give a positive number of spans per track");
   }
+  // Before the simulation, so a path that can never be written costs no run.
+  if (!raw.trace_path.empty()) check_output_path(raw.trace_path, "--trace");
+  if (!raw.json_path.empty()) check_output_path(raw.json_path, "--json");
+  if (!raw.report_path.empty()) check_output_path(raw.report_path, "--report");
 }
 
 int run(RawRunOptions& raw) {

@@ -88,6 +88,10 @@ int sweep(SweepOptions& o) {
     throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
   }
   if (o.factor < 2) throw UsageError(fmt::format("-f: factor {} must be at least 2", o.factor));
+  // Before the sweep runs, so a path that can never be written costs no run.
+  if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
+  if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
+  if (!o.plot_path.empty()) check_output_path(o.plot_path, "--plot");
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t size = min_bytes; size <= max_bytes; size *= o.factor) {
     sizes.push_back(size);

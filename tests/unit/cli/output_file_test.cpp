@@ -132,5 +132,14 @@ TEST_F(OutputFile, RefusesADirectoryOrAMissingOneNamingTheOption) {
   EXPECT_EQ(entries(), 0u);
 }
 
+// The check the commands run before simulating, so a bad path costs no simulation.
+TEST_F(OutputFile, PathsAreCheckedBeforeAnythingIsWritten) {
+  EXPECT_NO_THROW(check_output_path("-", "--json"));
+  EXPECT_NO_THROW(check_output_path((dir_ / "new.json").string(), "--json"));
+  EXPECT_THROW(check_output_path((dir_ / "missing" / "new.json").string(), "--json"), UsageError);
+  EXPECT_THROW(check_output_path(dir_.string(), "--report"), UsageError);
+  EXPECT_EQ(entries(), 0u);
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
