@@ -986,17 +986,20 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   // logical elements, tile padding not counted.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
   op.count = op.size_bytes / page_bytes * per_page;
-  if (options.shape) {
-    op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
-    // all_broadcast's S is the N output buffers of a chip, each of --shape.
-    if (options.op == CollectiveOp::AllBroadcast) op.count *= n;
-  }
+  if (options.shape) op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
+  // nccl-tests' count is per rank wherever S spans the ranks (its paramcount; REFERENCE 9:
+  // all_gather's S = count x type x n, alltoall's S = count x n x type): all_gather's per-chip
+  // input, reduce_scatter's per-chip output, what all_to_all sends each peer, and all_broadcast's
+  // per-chip input (its S is a chip's N output buffers; with --shape that input is the shape).
+  // all_reduce, reduce, broadcast and send_recv count their whole tensor.
+  const bool per_rank = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                        options.op == CollectiveOp::AllToAll ||
+                        (options.op == CollectiveOp::AllBroadcast && !options.shape);
+  if (per_rank) op.count /= n;
   if (options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
       options.op == CollectiveOp::AllToAll) {
     op.dim = dim;
   }
-  // nccl-tests alltoall: S = count x n x type, count being what goes to each peer.
-  if (options.op == CollectiveOp::AllToAll) op.count /= n;
   return op;
 }
 

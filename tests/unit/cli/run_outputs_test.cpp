@@ -87,5 +87,29 @@ TEST(RunOutputs, TwoChipGroupsRunAsLinesWhateverTopologyAsked) {
   EXPECT_EQ(legacy_line.fabric_topology, "");
 }
 
+// The count column is nccl-tests' (its paramcount): per rank wherever S spans the ranks, so
+// that S = count x type x n for all_gather (REFERENCE 9), reduce_scatter (each rank's output),
+// all_to_all (what goes to each peer) and all_broadcast (each chip's input); the whole tensor for
+// all_reduce, reduce, broadcast and send_recv. Review (session 10): all_gather, reduce_scatter
+// and all_broadcast printed the whole tensor's count, n times nccl-tests'.
+TEST(RunOutputs, CountIsPerRankWhereTheSizeSpansTheRanks) {
+  constexpr std::uint64_t kBytes = 128 * 1024;  // bf16: 65536 elements
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllToAll,
+                                CollectiveOp::AllBroadcast}) {
+    RunOptions options = options_for("t3k", op, kBytes, "ring");
+    options.no_data = true;
+    const RunResult r = run_collective(options);
+    EXPECT_EQ(r.size_bytes, kBytes) << to_string(op);
+    EXPECT_EQ(r.count * 2 * r.n_chips, r.size_bytes) << to_string(op);
+  }
+  for (const CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::Reduce, CollectiveOp::Broadcast,
+                                CollectiveOp::SendRecv}) {
+    RunOptions options = options_for("t3k", op, kBytes, op == CollectiveOp::AllReduce ? "ring" : "line");
+    options.no_data = true;
+    const RunResult r = run_collective(options);
+    EXPECT_EQ(r.count * 2, r.size_bytes) << to_string(op);
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
