@@ -33,7 +33,7 @@ struct SweepOptions {
   std::string ops = "all_gather";
   std::string min_size = "1K";
   std::string max_size = "1M";
-  std::uint64_t factor = 2;
+  std::string factor = "2";
   std::string csv_path;
   std::string json_path;
   std::string plot_path;
@@ -87,15 +87,17 @@ int sweep(SweepOptions& o) {
   if (max_bytes < min_bytes) {
     throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
   }
-  if (o.factor < 2) throw UsageError(fmt::format("-f: factor {} must be at least 2", o.factor));
+  const std::uint64_t factor =
+      parse_whole_number(o.factor, "-f", 2, "factor",
+                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F)");
   // Before the sweep runs, so a path that can never be written costs no run.
   if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
   if (!o.plot_path.empty()) check_output_path(o.plot_path, "--plot");
   std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= o.factor) {
+  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= factor) {
     sizes.push_back(size);
-    if (size > max_bytes / o.factor) break;
+    if (size > max_bytes / factor) break;
   }
 
   // The points in (op, size) order, the order the table prints them in whatever order they run.
@@ -188,7 +190,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
-  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
+  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")
+      ->type_name("UINT")
+      ->capture_default_str();
   add_collective_options(*command, b);
   add_memory_options(*command, o->tensor);
   command->add_option("--shape", o->tensor.shape, "not for sweep (it runs sizes -b..-e): use `cclmesh run --shape`");
