@@ -133,7 +133,11 @@ int run(RawRunOptions& raw) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
     // The trace up to the hang or fault is what one needs to see why; --json and --report say
     // the op did not complete, rather than keep an older run's result.
-    if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "did not complete")), "--trace");
+    if (trace) {
+      sim::trace::TraceInfo info = trace_info(options, "did not complete");
+      info.emplace_back("error", e.what());
+      write_output(raw.trace_path, to_trace_event_json(*trace, info), "--trace");
+    }
     if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,

@@ -97,6 +97,28 @@ TEST_F(RunFiles, ACompletedRunSaysSo) {
   EXPECT_GT(j.at("time_us").get<double>(), 0.0);
 }
 
+// A hang's trace says why (otherData.error: the hang report) and shows each injected fault's
+// effect where it happened: a global instant event per fault record (here the frame the drop
+// fault lost at 4.323 us, which leaves a router handshake waiting).
+TEST_F(RunFiles, AHangsTraceCarriesTheReportAndTheFaults) {
+  const fs::path trace_path = dir_ / "hang.json";
+  const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
+                            "drop:0.01:3", "--trace", trace_path.string()});
+  EXPECT_EQ(code, kExitHangOrFault);
+  const json j = json::parse(read(trace_path));
+  EXPECT_EQ(j.at("otherData").at("outcome"), "did not complete");
+  EXPECT_THAT(j.at("otherData").at("error").get<std::string>(), HasSubstr("hang at"));
+  std::vector<json> instants;
+  for (const json& e : j.at("traceEvents")) {
+    if (e.at("ph") == "i") instants.push_back(e);
+  }
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_THAT(instants[0].at("name").get<std::string>(), HasSubstr("lost: injected frame loss"));
+  EXPECT_EQ(instants[0].at("s"), "g");
+  EXPECT_EQ(instants[0].at("ts"), 4.322894);  // the report's "at 4.323 us", to the picosecond
+  EXPECT_THAT(instants[0].at("args").at("place").get<std::string>(), HasSubstr("chip 7 eth channel 0"));
+}
+
 // An unwritable output path is refused before the simulation runs: here the run would stop at
 // --max-sim-time (exit 3) if it were simulated first, and a long run would be lost.
 TEST_F(RunFiles, ABadOutputPathIsRefusedBeforeSimulating) {
