@@ -10,6 +10,7 @@
 
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "topologies/data_paths.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -85,6 +86,24 @@ TEST(RunOutputs, TwoChipGroupsRunAsLinesWhateverTopologyAsked) {
   const RunResult legacy_line = run_collective(legacy);
   EXPECT_EQ(legacy_line.topology, "line");
   EXPECT_EQ(legacy_line.fabric_topology, "");
+}
+
+// Review (session 10): the tt-umd T3K descriptor a user passes as --system ran only send_recv;
+// every other op refused it ("chip 0 is harvested differently from chip 4") because its chips
+// harvest different physical rows (masks 544, 513, 640 ...). With noc_translation: true (every
+// chip of the file) software addresses translated coordinates, in which chips harvesting the
+// same number of rows look the same, so the descriptor's T3K runs every op as the built-in T3K.
+TEST(RunOutputs, TheTtUmdT3kDescriptorRunsLikeTheBuiltInT3k) {
+  const std::string descriptor = (topo::shared_dir() / "ecosystem" / "cluster_descriptors" / "t3k_cluster_desc.yaml").string();
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    const RunResult from_file = run_collective(options_for(descriptor.c_str(), op, 256 * 1024, "auto"));
+    const RunResult built_in = run_collective(options_for("t3k", op, 256 * 1024, "auto"));
+    ASSERT_TRUE(from_file.verified.has_value()) << to_string(op);
+    EXPECT_TRUE(*from_file.verified) << to_string(op) << ": " << from_file.mismatch;
+    EXPECT_EQ(from_file.topology, "ring") << to_string(op);
+    EXPECT_EQ(from_file.time_us, built_in.time_us) << to_string(op);
+    EXPECT_EQ(from_file.sim_events, built_in.sim_events) << to_string(op);
+  }
 }
 
 // The count column is nccl-tests' (its paramcount): per rank wherever S spans the ranks, so
