@@ -90,6 +90,13 @@ int sweep(SweepOptions& o) {
   const std::uint64_t factor =
       parse_whole_number(o.factor, "-f", 2, "factor",
                          "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F)");
+  if (o.csv_path == "-" && o.json_path == "-") {
+    throw UsageError("--csv: '-' (stdout) cannot be used together with --json -; write one of them to a file");
+  }
+  // --csv - / --json -: stdout carries that data alone (a pipe parses it), so the table is not
+  // printed and a skipped size's note goes to stderr.
+  const bool data_on_stdout = o.csv_path == "-" || o.json_path == "-";
+  std::ostream& notes = data_on_stdout ? std::cerr : std::cout;
   // Before the sweep runs, so a path that can never be written costs no run.
   if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
@@ -126,7 +133,7 @@ int sweep(SweepOptions& o) {
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
     switch (outcome.kind) {
       case SweepPointOutcome::Kind::Skipped:
-        std::cout << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
+        notes << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
         last_skip = UsageError(outcome.message);
         return true;
       case SweepPointOutcome::Kind::DidNotComplete:
@@ -144,11 +151,13 @@ int sweep(SweepOptions& o) {
       case SweepPointOutcome::Kind::Completed:
         break;
     }
-    if (header_printed_for != i / sizes.size()) {
-      std::cout << table_title(outcome.result) << table_header();
-      header_printed_for = i / sizes.size();
+    if (!data_on_stdout) {
+      if (header_printed_for != i / sizes.size()) {
+        std::cout << table_title(outcome.result) << table_header();
+        header_printed_for = i / sizes.size();
+      }
+      std::cout << table_row(outcome.result) << std::flush;
     }
-    std::cout << table_row(outcome.result) << std::flush;
     if (outcome.result.verified.has_value() && !*outcome.result.verified) exit_code = kExitDataMismatch;
     rows.push_back(std::move(outcome.result));
     return true;
@@ -202,8 +211,8 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
                       "run up to N points at once, each in its own process (0: one per core of this host); the output "
                       "is -j 1's, but N processes hold N points' memory at once (with data: N x 1.25x a point's tensors)")
       ->capture_default_str();
-  command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
-  command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
+  command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
+  command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
   command->callback([o, &outcome] { outcome.exit_code = sweep(*o); });
 }
