@@ -181,5 +181,19 @@ TEST(BadInput, FilesThatCannotBeRead) {
   EXPECT_THROW((void)load_topology_file("/nonexistent/own.yaml"), InputError);
 }
 
+// Review (session 10): what a user passes to --system by mistake is named as such.
+TEST(BadInput, MistakenFilesAreNamed) {
+  // A directory said "not a built-in system, not a parametric spec and no such file".
+  const std::string directory = test::fixture("").string();
+  EXPECT_THAT(load_error(directory), HasSubstr("is a directory; expected a YAML file"));
+  EXPECT_THAT(load_error(directory), Not(HasSubstr("no such file")));
+  // tt-umd's other YAML, a SoC descriptor (one chip's cores), said "neither a tt-umd cluster
+  // descriptor (no 'arch' or 'ethernet_connections' key) nor an own-format file".
+  const std::string soc = test::shared_file("soc_descriptors/wormhole_b0_8x10.yaml").string();
+  EXPECT_THAT(load_error(soc), HasSubstr(soc));
+  EXPECT_THAT(load_error(soc), HasSubstr("a tt-umd SoC descriptor (one chip's cores"));
+  EXPECT_THAT(load_error(soc), HasSubstr("expected a cluster descriptor"));
+}
+
 }  // namespace
 }  // namespace cclmesh::topo
