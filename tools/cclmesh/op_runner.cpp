@@ -1003,6 +1003,18 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   return op;
 }
 
+// What to run instead when a whole-system group is past the 1D fabric's reach (a route holds
+// at most ccl::kMaxFabricHops hops, REFERENCE 6.5): a Galaxy's 32-chip ring refuses every op but
+// all_gather, and the builders' refusal says why but not what a user can do.
+std::string route_length_hint(const RunOptions& options, std::uint32_t n_chips, std::string_view refusal) {
+  const bool whole_system = !options.cluster_axis && options.chips.empty();
+  const bool past_reach = refusal.find(fmt::format("at most {}", ccl::kMaxFabricHops)) != std::string_view::npos;
+  if (!whole_system || !past_reach || n_chips <= ccl::kMaxFabricHops + 1) return "";
+  return fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: run it along one axis "
+                     "of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)",
+                     options.system, n_chips);
+}
+
 // The shapes an op's groups run as, which can differ from --topology: in fabric mode a group
 // runs as a ring only where it is the whole of a fabric ring of 3 or more chips (what
 // map_group_onto_fabric lays a ring onto, and where broadcast multicasts both ways); every other
@@ -1121,7 +1133,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
                                  options.chips.empty() ? "" : "--chips/", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(e.what());
+    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, n_chips, e.what())));
   }
 
   const sim::EngineStats before = device->stats();
