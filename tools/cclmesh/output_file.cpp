@@ -54,6 +54,20 @@ void check_output_path(const std::string& path, std::string_view option) {
   require_writable(path, option);
 }
 
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string& a = outputs[i].first;
+      const std::string& b = outputs[j].first;
+      if (a.empty() || a == "-" || b.empty() || b == "-") continue;
+      if (fs::path(a).lexically_normal() == fs::path(b).lexically_normal()) {
+        throw UsageError(fmt::format("{}: '{}' is also {}'s file; give each output its own file", outputs[i].second, a,
+                                     outputs[j].second));
+      }
+    }
+  }
+}
+
 void write_output(const std::string& path, std::string_view content, std::string_view option) {
   if (path == "-") {
     std::cout << content;

@@ -6,6 +6,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cclmesh::cli {
 
@@ -15,5 +17,9 @@ void write_output(const std::string& path, std::string_view content, std::string
 // directory, a missing or read-only directory): run before simulating, so a bad path costs
 // no run. "-" passes.
 void check_output_path(const std::string& path, std::string_view option);
+
+// Throws UsageError when two of the given (path, option) outputs name one file (compared
+// lexically normalised; empty and "-" are skipped): the last written would replace the other.
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs);
 
 }  // namespace cclmesh::cli

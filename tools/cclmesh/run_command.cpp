@@ -6,12 +6,9 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "runtime/device/mesh_device.hpp"
 #include "sim/trace/trace_event_json.hpp"
@@ -104,19 +101,7 @@ void check_output_options(const RawRunOptions& raw) {
     throw UsageError("--trace-limit: 0 keeps no span; give a positive number of spans per track");
   }
   // Two outputs into one file would keep only the last one written.
-  const std::vector<std::pair<const std::string*, const char*>> outputs = {
-      {&raw.trace_path, "--trace"}, {&raw.json_path, "--json"}, {&raw.report_path, "--report"}};
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      const std::string& a = *outputs[i].first;
-      const std::string& b = *outputs[j].first;
-      if (a.empty() || a == "-" || b.empty() || b == "-") continue;
-      if (std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal()) {
-        throw UsageError(fmt::format("{}: '{}' is also {}'s file; give each output its own file", outputs[i].second,
-                                     a, outputs[j].second));
-      }
-    }
-  }
+  require_distinct_outputs({{raw.trace_path, "--trace"}, {raw.json_path, "--json"}, {raw.report_path, "--report"}});
   // Before the simulation, so a path that can never be written costs no run.
   if (!raw.trace_path.empty()) check_output_path(raw.trace_path, "--trace");
   if (!raw.json_path.empty()) check_output_path(raw.json_path, "--json");

@@ -97,6 +97,7 @@ int sweep(SweepOptions& o) {
   // printed and a skipped size's note goes to stderr.
   const bool data_on_stdout = o.csv_path == "-" || o.json_path == "-";
   std::ostream& notes = data_on_stdout ? std::cerr : std::cout;
+  require_distinct_outputs({{o.csv_path, "--csv"}, {o.json_path, "--json"}, {o.plot_path, "--plot"}});
   // Before the sweep runs, so a path that can never be written costs no run.
   if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");

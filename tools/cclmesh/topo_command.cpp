@@ -39,6 +39,10 @@ int run_topo(const TopoOptions& options) {
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system: {}", e.what()));
   }
+  require_distinct_outputs({{options.svg_path, "--svg"},
+                            {options.dot_path, "--dot"},
+                            {options.json_path, "--json"},
+                            {options.yaml_path, "--yaml"}});
   // Every path first, so one that cannot be written leaves none of the others written.
   if (!options.svg_path.empty()) check_output_path(options.svg_path, "--svg");
   if (!options.dot_path.empty()) check_output_path(options.dot_path, "--dot");

@@ -141,5 +141,17 @@ TEST_F(OutputFile, PathsAreCheckedBeforeAnythingIsWritten) {
   EXPECT_EQ(entries(), 0u);
 }
 
+// Two outputs of one command naming one file: the last written would replace the other.
+TEST_F(OutputFile, TwoOutputsNamingOneFileAreRefused) {
+  EXPECT_NO_THROW(require_distinct_outputs({{"a.json", "--trace"}, {"b.json", "--json"}, {"", "--report"}}));
+  EXPECT_NO_THROW(require_distinct_outputs({{"-", "--csv"}, {"-", "--json"}}));  // stdout: checked elsewhere
+  try {
+    require_distinct_outputs({{"out/r.json", "--trace"}, {"", "--report"}, {"out/./r.json", "--json"}});
+    FAIL() << "one file named twice was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--json: 'out/./r.json' is also --trace's file; give each output its own file");
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
