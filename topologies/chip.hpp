@@ -21,6 +21,10 @@ struct Harvesting {
   std::uint32_t tensix_mask = 0;  // WH: Tensix rows; BH: Tensix columns
   std::uint32_t dram_mask = 0;
   std::uint32_t eth_mask = 0;
+  // tt-umd's noc_translation: the chip's NoC translation tables are on, so software addresses
+  // Tensix cores by translated coordinates, in which the harvested rows are moved out of the
+  // grid (runtime's core map then places them where a built-in system does).
+  bool noc_translation = false;
   bool operator==(const Harvesting&) const = default;
 };
 

@@ -210,6 +210,9 @@ class ClusterDescriptorReader {
         return static_cast<std::uint32_t>(yaml_.to_int(value, fmt::format("{}.{}", entry, key), 0,
                                                        std::numeric_limits<std::uint32_t>::max()));
       };
+      if (const YAML::Node translation = item.second["noc_translation"]; translation.IsDefined()) {
+        chip.harvesting.noc_translation = yaml_.to_bool(translation, entry + ".noc_translation");
+      }
       chip.harvesting.tensix_mask = mask("harvest_mask");
       chip.harvesting.dram_mask = mask("dram_harvesting_mask");
       chip.harvesting.eth_mask = mask("eth_harvesting_mask");

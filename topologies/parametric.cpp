@@ -108,6 +108,10 @@ ParametricSpec parse_parametric_spec(std::string_view text) {
   } catch (const InputError& e) {
     throw InputError(fmt::format("system spec '{}': {}", text, e.what()));
   }
+  if (spec.shape.chip_count() > kMaxParametricChips) {
+    fail(text, fmt::format("{} chips", spec.shape.chip_count()),
+         fmt::format("at most {} chips (e.g. mesh:128x128)", kMaxParametricChips));
+  }
 
   const auto max_links = detail::grid_max_links_per_neighbour(spec.shape, spec.arch);
   if (links) {

@@ -20,6 +20,10 @@
 
 namespace cclmesh::topo {
 
+// The most chips a parametric spec may name: 128x128. A million (mesh:1000x1000, a typo for
+// 10x10) ran `topo` for over ten minutes; 16384 takes ~5 s.
+inline constexpr std::int64_t kMaxParametricChips = 16384;
+
 struct ParametricSpec {
   MeshShape shape;
   std::int32_t links_per_neighbour = 1;

@@ -30,6 +30,14 @@ Topology load_topology_any_format(const std::string& path) {
   if (root["ethernet_connections"] || root["arch"]) {
     return parse_cluster_descriptor(text, path, std::filesystem::path(path).stem().string());
   }
+  // tt-umd's other YAML, easily passed by mistake: it describes one chip, not a system.
+  if (root["grid"] && root["functional_workers"]) {
+    yaml.fail(root, "top level",
+              fmt::format("this is a tt-umd SoC descriptor (one chip's cores: 'grid', 'functional_workers'), not "
+                          "a system; expected a cluster descriptor (chips and their ethernet links, e.g. "
+                          "t3k_cluster_desc.yaml) or a 'format: {}' file",
+                          kTopologyFormatName));
+  }
   yaml.fail(root, "top level",
             fmt::format("neither a tt-umd cluster descriptor (no 'arch' or "
                         "'ethernet_connections' key) nor an own-format file (no 'format: {}')",
@@ -41,6 +49,11 @@ Topology load_system(const std::string& spec) {
   if (looks_parametric(spec)) return build_parametric(parse_parametric_spec(spec));
   std::error_code ec;
   if (std::filesystem::is_regular_file(spec, ec)) return load_topology_any_format(spec);
+  if (std::filesystem::is_directory(spec, ec)) {
+    throw InputError(fmt::format("{}: is a directory; expected a YAML file (a tt-umd cluster descriptor or a "
+                                 "'format: {}' file)",
+                                 spec, kTopologyFormatName));
+  }
   const auto user_system = systems_dir() / (spec + ".yaml");
   if (spec.find('/') == std::string::npos && std::filesystem::is_regular_file(user_system, ec)) {
     return load_topology_any_format(user_system.string());

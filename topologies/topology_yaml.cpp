@@ -60,6 +60,7 @@ void emit_chip(YAML::Emitter& out, const Topology& topology, const Chip& chip) {
     out << YAML::Key << "tensix" << YAML::Value << chip.harvesting.tensix_mask;
     out << YAML::Key << "dram" << YAML::Value << chip.harvesting.dram_mask;
     out << YAML::Key << "eth" << YAML::Value << chip.harvesting.eth_mask;
+    if (chip.harvesting.noc_translation) out << YAML::Key << "noc_translation" << YAML::Value << true;
     out << YAML::EndMap;
   }
   std::map<std::int32_t, std::size_t> ports;
@@ -193,7 +194,7 @@ class TopologyYamlReader {
     if (const YAML::Node coord = node["mesh_coord"]) chip.mesh_coord = read_coord(coord, entry);
     if (const YAML::Node harvesting = node["harvesting"]) {
       const std::string where = entry + ".harvesting";
-      yaml_.expect_keys(harvesting, where, {"tensix", "dram", "eth"});
+      yaml_.expect_keys(harvesting, where, {"tensix", "dram", "eth", "noc_translation"});
       const auto mask = [&](const char* key) -> std::uint32_t {
         const YAML::Node value = harvesting[key];
         if (!value) return 0;
@@ -201,6 +202,9 @@ class TopologyYamlReader {
                                                        std::numeric_limits<std::uint32_t>::max()));
       };
       chip.harvesting = Harvesting{mask("tensix"), mask("dram"), mask("eth")};
+      if (const YAML::Node translation = harvesting["noc_translation"]) {
+        chip.harvesting.noc_translation = yaml_.to_bool(translation, where + ".noc_translation");
+      }
     }
     if (const YAML::Node eth = node["eth"]) read_ports(eth, chip, entry);
     chips_.push_back(chip);

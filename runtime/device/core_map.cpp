@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,7 +96,16 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
   std::vector<std::uint32_t> all_rows(rows.begin(), rows.end());
   std::vector<std::uint32_t> harvested;
   std::vector<std::uint32_t> kept;
-  const std::uint32_t mask = chip.harvesting.tensix_mask;
+  std::uint32_t mask = chip.harvesting.tensix_mask;
+  // With NoC translation on (tt-umd's noc_translation: true), software addresses Tensix cores by
+  // translated coordinates, in which the harvested rows are moved out of the grid: every chip
+  // harvesting the same number of rows presents the same worker grid, whichever physical rows
+  // they are (REFERENCE 3.7: rely on the bit count, not the positions). The model harvests that
+  // many rows where a built-in system does (the low mask bits), so a multicast's one address
+  // means the same cores on every chip, as it does on translated hardware.
+  if (chip.harvesting.noc_translation && chip.arch == topo::Arch::Wormhole && (mask >> all_rows.size()) == 0) {
+    mask = (1u << std::popcount(mask)) - 1u;
+  }
   if (chip.arch == topo::Arch::Wormhole) {
     for (std::size_t i = 0; i < all_rows.size(); ++i) {
       ((mask >> i) & 1u) != 0 ? harvested.push_back(all_rows[i]) : kept.push_back(all_rows[i]);

@@ -347,6 +347,7 @@ std::string SimMeshDevice::fault_summary() const {
 }
 
 SimMeshDevice::~SimMeshDevice() {
+  record_faults_in_trace();
   // The engine first: it unwinds parked kernel fibers while chips and contexts still exist.
   engine_.reset();
   system_.reset();
@@ -729,7 +730,22 @@ void SimMeshDevice::finish() {
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
 }
 
+// What the injected faults did, into the trace where it happened, once the log is complete (the
+// run failed, or the device closes): a trace of a hung or corrupted run shows each lost,
+// duplicated or flipped frame and each link that went down, not only the traffic around them.
+void SimMeshDevice::record_faults_in_trace() {
+  if (options_.trace == nullptr || system_ == nullptr || faults_traced_) return;
+  faults_traced_ = true;
+  for (const FaultRecord& record : system_->faults().records()) {
+    trace::SpanArgs args;
+    args.text_key = "place";
+    args.text = record.place;
+    options_.trace->instant(record.when, record.what, args);
+  }
+}
+
 void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& report) {
+  record_faults_in_trace();
   // A hang or timeout report carries the fault summary already; a one-line fault gets it here,
   // so every way a faulted run ends names the faults.
   std::string text = report;

@@ -180,11 +180,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
   template <typename KeepGoing>
   void run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done = false);
   [[noreturn]] void fail(runtime::DeviceError::Kind kind, const std::string& report);
+  void record_faults_in_trace();
   std::uint32_t router_status(const runtime::FabricRouterSite& site);
   MemoryRegion& tensix_l1(runtime::ChipId chip, runtime::CoreCoord logical);
 
   topo::Topology topology_;
   SimMeshDeviceOptions options_;
+  bool faults_traced_ = false;  // the fault log is in the trace (record_faults_in_trace)
   std::map<runtime::ChipId, runtime::ChipCoreMap> core_maps_;
   runtime::CoreCoord worker_grid_;
   runtime::FabricPlan fabric_;

@@ -89,6 +89,32 @@ const char* category_of(const Track& track) {
   return "kernel";
 }
 
+// A span's args object: its text, its numbers, and "unfinished" for a span still open.
+void write_args(EventWriter& w, const TraceRecorder& recorder, const Span& s) {
+  w.out() += ",\"args\":{";
+  bool first_arg = true;
+  const auto key = [&](StringId k) {
+    if (!first_arg) w.out() += ',';
+    first_arg = false;
+    append_escaped(w.out(), recorder.text(k));
+    w.out() += ':';
+  };
+  if (s.text_key != kNoString) {
+    key(s.text_key);
+    append_escaped(w.out(), recorder.text(s.text));
+  }
+  for (int n = 0; n < 2; ++n) {
+    if (s.number_key[n] == kNoString) continue;
+    key(s.number_key[n]);
+    fmt::format_to(std::back_inserter(w.out()), "{}", s.number[n]);
+  }
+  if (s.open) {
+    if (!first_arg) w.out() += ',';
+    w.out() += "\"unfinished\":true";
+  }
+  w.out() += '}';
+}
+
 void write_spans(EventWriter& w, const TraceRecorder& recorder) {
   for (std::size_t i = 0; i < recorder.tracks().size(); ++i) {
     const Track& t = recorder.tracks()[i];
@@ -96,31 +122,21 @@ void write_spans(EventWriter& w, const TraceRecorder& recorder) {
     for (const Span& s : t.spans) {
       const SimTime end = s.open ? std::max(recorder.latest(), s.start) : s.end;
       w.open(recorder.text(s.name), 'X', s.start, t.chip, tid);
-      fmt::format_to(std::back_inserter(w.out()), ",\"dur\":{},\"cat\":\"{}\",\"args\":{{", microseconds_text(end - s.start),
+      fmt::format_to(std::back_inserter(w.out()), ",\"dur\":{},\"cat\":\"{}\"", microseconds_text(end - s.start),
                      category_of(t));
-      bool first_arg = true;
-      const auto key = [&](StringId k) {
-        if (!first_arg) w.out() += ',';
-        first_arg = false;
-        append_escaped(w.out(), recorder.text(k));
-        w.out() += ':';
-      };
-      if (s.text_key != kNoString) {
-        key(s.text_key);
-        append_escaped(w.out(), recorder.text(s.text));
-      }
-      for (int n = 0; n < 2; ++n) {
-        if (s.number_key[n] == kNoString) continue;
-        key(s.number_key[n]);
-        fmt::format_to(std::back_inserter(w.out()), "{}", s.number[n]);
-      }
-      if (s.open) {
-        if (!first_arg) w.out() += ',';
-        w.out() += "\"unfinished\":true";
-      }
-      w.out() += '}';
+      write_args(w, recorder, s);
       w.close();
     }
+  }
+}
+
+// Global instant events ("s":"g": a line across every chip in a viewer), on chip 0's process.
+void write_instants(EventWriter& w, const TraceRecorder& recorder) {
+  for (const Span& s : recorder.instants().spans) {
+    w.open(recorder.text(s.name), 'i', s.start, 0, 0);
+    w.out() += ",\"s\":\"g\",\"cat\":\"fault\"";
+    write_args(w, recorder, s);
+    w.close();
   }
 }
 
@@ -178,6 +194,7 @@ std::string to_trace_event_json(const TraceRecorder& recorder, const TraceInfo& 
   EventWriter writer(out);
   write_metadata(writer, recorder);
   write_spans(writer, recorder);
+  write_instants(writer, recorder);
   write_counters(writer, recorder);
   out += "\n]}\n";
   return out;

@@ -84,6 +84,16 @@ void TraceRecorder::span(TrackId id, SimTime start, SimTime end, std::string_vie
   t.spans.push_back(span);
 }
 
+void TraceRecorder::instant(SimTime when, std::string_view name, const SpanArgs& args) {
+  latest_ = std::max(latest_, when);
+  if (!has_room(instants_)) return;
+  Span span;
+  span.start = when;
+  span.end = when;
+  fill(span, name, args);
+  instants_.spans.push_back(span);
+}
+
 WireId TraceRecorder::wire(std::int32_t chip, std::int32_t channel, std::int32_t peer_chip, std::int32_t peer_channel) {
   const auto key = std::make_tuple(chip, channel);
   const auto found = wire_ids_.find(key);
@@ -154,7 +164,7 @@ void TraceRecorder::wire_busy(WireId id, SimTime start, SimTime end, std::int64_
 std::uint64_t TraceRecorder::dropped_spans() const {
   std::uint64_t total = 0;
   for (const Track& t : tracks_) total += t.dropped_spans;
-  return total;
+  return total + instants_.dropped_spans;
 }
 
 }  // namespace cclmesh::sim::trace

@@ -104,9 +104,15 @@ class TraceRecorder {
   void wire_busy(WireId wire, SimTime start, SimTime end, std::int64_t payload_bytes, std::int64_t wire_bytes,
                  std::string_view what);
 
+  // A moment of the whole run, drawn across every chip (an injected fault's effect: a lost or
+  // corrupted frame, a link going down). Kept up to max_spans_per_track, later ones counted.
+  void instant(SimTime when, std::string_view name, const SpanArgs& args = {});
+
   const TraceLimits& limits() const { return limits_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<Wire>& wires() const { return wires_; }
+  // The instants, in the order recorded (each span's start = end = its time).
+  const Track& instants() const { return instants_; }
   const std::string& text(StringId id) const { return strings_.at(id); }
   SimTime counter_bucket() const { return bucket_; }
   std::size_t counter_buckets() const { return bucket_count_; }
@@ -124,6 +130,7 @@ class TraceRecorder {
   TraceLimits limits_;
   std::vector<Track> tracks_;
   std::map<std::tuple<std::int32_t, std::string>, TrackId> track_ids_;
+  Track instants_;
   std::vector<Wire> wires_;
   std::map<std::tuple<std::int32_t, std::int32_t>, WireId> wire_ids_;
   std::vector<std::string> strings_;

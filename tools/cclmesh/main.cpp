@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
@@ -24,6 +25,24 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // No command, or a word that is not one: name the commands rather than CLI11's "A
+    // subcommand is required".
+    if (app.get_subcommands().empty() && (argc == 1 || argv[1][0] != '-')) {
+      std::string commands;
+      for (const CLI::App* command : app.get_subcommands({})) {
+        commands += fmt::format("{}{}", commands.empty() ? "" : ", ", command->get_name());
+      }
+      if (argc == 1) {
+        std::fprintf(stderr,
+                     "cclmesh: error: no command given; expected one of %s (e.g. cclmesh run --system t3k --op "
+                     "all_gather --size 1MiB; cclmesh --help lists them)\n",
+                     commands.c_str());
+      } else {
+        std::fprintf(stderr, "cclmesh: error: '%s' is not a command; expected one of %s (cclmesh --help lists them)\n",
+                     argv[1], commands.c_str());
+      }
+      return kExitBadInput;
+    }
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
     return kExitBadInput;
   } catch (const UsageError& e) {

@@ -986,18 +986,33 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
   // logical elements, tile padding not counted.
   const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
   op.count = op.size_bytes / page_bytes * per_page;
-  if (options.shape) {
-    op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
-    // all_broadcast's S is the N output buffers of a chip, each of --shape.
-    if (options.op == CollectiveOp::AllBroadcast) op.count *= n;
-  }
+  if (options.shape) op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
+  // nccl-tests' count is per rank wherever S spans the ranks (its paramcount; REFERENCE 9:
+  // all_gather's S = count x type x n, alltoall's S = count x n x type): all_gather's per-chip
+  // input, reduce_scatter's per-chip output, what all_to_all sends each peer, and all_broadcast's
+  // per-chip input (its S is a chip's N output buffers; with --shape that input is the shape).
+  // all_reduce, reduce, broadcast and send_recv count their whole tensor.
+  const bool per_rank = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                        options.op == CollectiveOp::AllToAll ||
+                        (options.op == CollectiveOp::AllBroadcast && !options.shape);
+  if (per_rank) op.count /= n;
   if (options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
       options.op == CollectiveOp::AllToAll) {
     op.dim = dim;
   }
-  // nccl-tests alltoall: S = count x n x type, count being what goes to each peer.
-  if (options.op == CollectiveOp::AllToAll) op.count /= n;
   return op;
+}
+
+// What to run instead when a whole-system group is past the 1D fabric's reach (a route holds
+// at most ccl::kMaxFabricHops hops, REFERENCE 6.5): a Galaxy's 32-chip ring refuses every op but
+// all_gather, and the builders' refusal says why but not what a user can do.
+std::string route_length_hint(const RunOptions& options, std::uint32_t n_chips, std::string_view refusal) {
+  const bool whole_system = !options.cluster_axis && options.chips.empty();
+  const bool past_reach = refusal.find(fmt::format("at most {}", ccl::kMaxFabricHops)) != std::string_view::npos;
+  if (!whole_system || !past_reach || n_chips <= ccl::kMaxFabricHops + 1) return "";
+  return fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: run it along one axis "
+                     "of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)",
+                     options.system, n_chips);
 }
 
 // The shapes an op's groups run as, which can differ from --topology: in fabric mode a group
@@ -1118,7 +1133,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
                                  options.chips.empty() ? "" : "--chips/", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(e.what());
+    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, n_chips, e.what())));
   }
 
   const sim::EngineStats before = device->stats();

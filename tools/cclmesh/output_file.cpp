@@ -1,9 +1,9 @@
 #include "tools/cclmesh/output_file.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,61 @@
 
 namespace cclmesh::cli {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+UsageError cannot_write(std::string_view option, const std::string& path, const std::string& why) {
+  return UsageError(fmt::format("{}: cannot write '{}': {}", option, path, why));
+}
+
+// The file a write replaces: a symlink's target (resolved through every link), so the link the
+// user made stays a link; the path itself otherwise.
+fs::path replaced_file(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_symlink(fs::symlink_status(path, error))) return path;
+  const fs::path target = fs::canonical(path, error);
+  return error ? fs::path(path) : target;  // a dangling link is replaced like a missing file
+}
+
+// What the path names, refused as a UsageError naming `option` when it can never be written:
+// a directory, or a file in a directory that does not exist or cannot be written.
+void require_writable(const std::string& path, std::string_view option) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::is_directory(status)) throw cannot_write(option, path, "it is a directory; expected a file name");
+  if (fs::exists(status) && ::access(path.c_str(), W_OK) != 0) throw cannot_write(option, path, std::strerror(errno));
+  if (fs::exists(status) && !fs::is_regular_file(status)) return;  // a pipe or device, written in place
+  // A regular file is replaced by renaming a temporary over it, which needs its directory.
+  const fs::path target = replaced_file(path);
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  if (!fs::is_directory(parent, error)) {
+    throw cannot_write(option, path, fmt::format("no directory '{}'", parent.string()));
+  }
+  if (::access(parent.c_str(), W_OK) != 0) throw cannot_write(option, path, std::strerror(errno));
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, std::string_view option) {
+  if (path == "-") return;
+  require_writable(path, option);
+}
+
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string& a = outputs[i].first;
+      const std::string& b = outputs[j].first;
+      if (a.empty() || a == "-" || b.empty() || b == "-") continue;
+      if (fs::path(a).lexically_normal() == fs::path(b).lexically_normal()) {
+        throw UsageError(fmt::format("{}: '{}' is also {}'s file; give each output its own file", outputs[i].second, a,
+                                     outputs[j].second));
+      }
+    }
+  }
+}
+
 void write_output(const std::string& path, std::string_view content, std::string_view option) {
   if (path == "-") {
     std::cout << content;
@@ -20,24 +75,41 @@ void write_output(const std::string& path, std::string_view content, std::string
     std::cout.flush();
     return;
   }
-  const std::string temporary = path + ".tmp";
+  require_writable(path, option);
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A pipe or a device (a shell's >(...), /dev/stdout, /dev/null): written in place, as
+    // renaming a file over it would replace the pipe or device itself.
+    std::ofstream out(path, std::ios::binary);
+    if (!out || !out.write(content.data(), static_cast<std::streamsize>(content.size())) || !out.flush()) {
+      throw cannot_write(option, path, std::strerror(errno));
+    }
+    return;
+  }
+  // A regular or new file: the content goes to a temporary beside the file replaced, then is
+  // renamed over it, so a failure never leaves a half-written file. The temporary's name is
+  // hidden and carries the process id, so it never collides with a file of the user's.
+  const fs::path target = replaced_file(path);
+  const fs::path temporary =
+      target.parent_path() / fmt::format(".{}.cclmesh-{}.tmp", target.filename().string(), ::getpid());
+  const auto fail = [&](const std::string& why) {
+    fs::remove(temporary, error);
+    return cannot_write(option, path, why);
+  };
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw UsageError(fmt::format("{}: cannot write '{}': {}", option, path, std::strerror(errno)));
-    }
+    if (!out) throw fail(std::strerror(errno));
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (!out.flush()) {
-      std::filesystem::remove(temporary);
-      throw UsageError(fmt::format("{}: cannot write '{}': {}", option, path, std::strerror(errno)));
-    }
+    if (!out.flush()) throw fail(std::strerror(errno));
   }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    throw UsageError(fmt::format("{}: cannot write '{}': {}", option, path, error.message()));
+  // An existing file keeps its permissions (a private results file stays private).
+  if (fs::is_regular_file(status)) {
+    fs::permissions(temporary, status.permissions() & fs::perms::mask, fs::perm_options::replace, error);
+    if (error) throw fail(error.message());
   }
+  fs::rename(temporary, target, error);
+  if (error) throw fail(error.message());
 }
 
 }  // namespace cclmesh::cli

@@ -1,12 +1,25 @@
 #pragma once
-// Writes an output file atomically: to a temporary beside it, then renamed, so a failure never
-// leaves a half-written file. "-" means standard output.
+// Writes an output file whole or not at all: a regular file is written to a hidden temporary
+// beside it and renamed over it, so a failure never leaves a half-written file; a symlink's
+// target is the file replaced (the link stays); a pipe or device (/dev/stdout, a shell's
+// >(...)) is written in place. "-" means standard output.
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cclmesh::cli {
 
 void write_output(const std::string& path, std::string_view content, std::string_view option);
+
+// Throws UsageError naming `option` and the path when write_output could never write it (a
+// directory, a missing or read-only directory): run before simulating, so a bad path costs
+// no run. "-" passes.
+void check_output_path(const std::string& path, std::string_view option);
+
+// Throws UsageError when two of the given (path, option) outputs name one file (compared
+// lexically normalised; empty and "-" are skipped): the last written would replace the other.
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs);
 
 }  // namespace cclmesh::cli

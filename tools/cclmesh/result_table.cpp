@@ -165,10 +165,20 @@ const std::array<std::string, kTableColumns>& table_column_units() {
   return units;
 }
 
+// The type column in nccl-tests' names (its ncclDataType names: bfloat16, float); bfp8_b has
+// none, so it keeps --dtype's. --json and --csv keep --dtype's value.
+namespace {
+std::string nccl_type_name(const std::string& dtype) {
+  if (dtype == "bf16") return "bfloat16";
+  if (dtype == "fp32") return "float";
+  return dtype;
+}
+}  // namespace
+
 std::array<std::string, kTableColumns> table_cells(const RunResult& r) {
   return {fmt::format("{}", r.size_bytes),
           fmt::format("{}", r.count),
-          r.dtype == "bf16" ? "bfloat16" : r.dtype,
+          nccl_type_name(r.dtype),
           r.redop,
           fmt::format("{:.2f}", r.time_us),
           fmt::format("{:.2f}", r.bandwidth.algbw_GBps),

@@ -71,6 +71,25 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
   return info;
 }
 
+// --json of a run that did not complete (a hang or fault, exit 3): what was asked and the report,
+// so an older run's result is never left in the file for a script to take as this one's.
+nlohmann::json incomplete_json(const RawRunOptions& raw, const std::string& report) {
+  const RunOptions& options = raw.parsed;
+  nlohmann::json j{{"op", to_string(options.op)}, {"system", options.system}};
+  if (options.shape) {
+    j["shape"] = *options.shape;
+  } else {
+    j["size_bytes"] = options.size_bytes;
+  }
+  j["requested_topology"] = options.topology;
+  j["links"] = options.links;
+  j["mode"] = options.mode;
+  j["outcome"] = "did not complete";
+  j["error"] = report;
+  j["faults"] = raw.faults;
+  return j;
+}
+
 void check_output_options(const RawRunOptions& raw) {
   if (raw.trace_path == "-" && raw.json_path == "-") {
     throw UsageError("--trace: '-' (stdout) cannot be used together with --json -; write one of them to a file");
@@ -81,6 +100,12 @@ void check_output_options(const RawRunOptions& raw) {
   if (!raw.trace_path.empty() && raw.trace_limit == 0) {
     throw UsageError("--trace-limit: 0 keeps no span; give a positive number of spans per track");
   }
+  // Two outputs into one file would keep only the last one written.
+  require_distinct_outputs({{raw.trace_path, "--trace"}, {raw.json_path, "--json"}, {raw.report_path, "--report"}});
+  // Before the simulation, so a path that can never be written costs no run.
+  if (!raw.trace_path.empty()) check_output_path(raw.trace_path, "--trace");
+  if (!raw.json_path.empty()) check_output_path(raw.json_path, "--json");
+  if (!raw.report_path.empty()) check_output_path(raw.report_path, "--report");
 }
 
 int run(RawRunOptions& raw) {
@@ -108,8 +133,20 @@ int run(RawRunOptions& raw) {
     result = run_collective(options, trace.get());
   } catch (const runtime::DeviceError& e) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
-    // The trace up to the hang or fault is what one needs to see why.
-    if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "did not complete")), "--trace");
+    // The trace up to the hang or fault is what one needs to see why; --json and --report say
+    // the op did not complete, rather than keep an older run's result.
+    if (trace) {
+      sim::trace::TraceInfo info = trace_info(options, "did not complete");
+      info.emplace_back("error", e.what());
+      write_output(raw.trace_path, to_trace_event_json(*trace, info), "--trace");
+    }
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
+    if (!raw.report_path.empty()) {
+      write_output(raw.report_path,
+                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), options.system),
+                                          e.what()),
+                   "--report");
+    }
     return kExitHangOrFault;
   }
   if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
@@ -117,7 +154,11 @@ int run(RawRunOptions& raw) {
     const topo::Topology drawn = topo::with_every_link(topo::load_system(options.system), options.link_whatif);
     write_output(raw.report_path, html_report(result, drawn), "--report");
   }
-  if (!raw.json_path.empty()) write_output(raw.json_path, result_json(result).dump(2), "--json");
+  if (!raw.json_path.empty()) {
+    nlohmann::json j = result_json(result);
+    j["outcome"] = "completed";
+    write_output(raw.json_path, j.dump(2), "--json");
+  }
   if (raw.json_path != "-" && raw.trace_path != "-") {
     std::cout << table_title(result) << table_header() << table_row(result);
     if (!result.faults.empty()) std::cout << fault_note(result);
@@ -147,8 +188,16 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
   command->add_option("--trace", raw->trace_path,
                       "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");
-  command->add_option("--trace-limit", raw->trace_limit, "spans kept per trace track; later ones are counted, not kept")
-      ->capture_default_str();
+  command
+      ->add_option_function<std::string>(
+          "--trace-limit",
+          [raw](const std::string& text) {
+            raw->trace_limit = parse_whole_number(text, "--trace-limit", 0, "number",
+                                                  "a positive whole number of spans per track");
+          },
+          "spans kept per trace track; later ones are counted, not kept")
+      ->type_name("UINT")
+      ->default_str(std::to_string(raw->trace_limit));
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
   command->callback([raw, size, &outcome] {

@@ -121,4 +121,15 @@ double parse_wall_seconds(std::string_view text, std::string_view option) {
   return seconds;
 }
 
+std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min,
+                                 std::string_view what, std::string_view expected) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front())) || error != std::errc{} ||
+      end != text.data() + text.size() || value < min) {
+    throw UsageError(fmt::format("{}: invalid {} '{}': expected {}", option, what, text, expected));
+  }
+  return value;
+}
+
 }  // namespace cclmesh::cli

@@ -33,7 +33,7 @@ struct SweepOptions {
   std::string ops = "all_gather";
   std::string min_size = "1K";
   std::string max_size = "1M";
-  std::uint64_t factor = 2;
+  std::string factor = "2";
   std::string csv_path;
   std::string json_path;
   std::string plot_path;
@@ -87,11 +87,25 @@ int sweep(SweepOptions& o) {
   if (max_bytes < min_bytes) {
     throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
   }
-  if (o.factor < 2) throw UsageError(fmt::format("-f: factor {} must be at least 2", o.factor));
+  const std::uint64_t factor =
+      parse_whole_number(o.factor, "-f", 2, "factor",
+                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F)");
+  if (o.csv_path == "-" && o.json_path == "-") {
+    throw UsageError("--csv: '-' (stdout) cannot be used together with --json -; write one of them to a file");
+  }
+  // --csv - / --json -: stdout carries that data alone (a pipe parses it), so the table is not
+  // printed and a skipped size's note goes to stderr.
+  const bool data_on_stdout = o.csv_path == "-" || o.json_path == "-";
+  std::ostream& notes = data_on_stdout ? std::cerr : std::cout;
+  require_distinct_outputs({{o.csv_path, "--csv"}, {o.json_path, "--json"}, {o.plot_path, "--plot"}});
+  // Before the sweep runs, so a path that can never be written costs no run.
+  if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
+  if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
+  if (!o.plot_path.empty()) check_output_path(o.plot_path, "--plot");
   std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= o.factor) {
+  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= factor) {
     sizes.push_back(size);
-    if (size > max_bytes / o.factor) break;
+    if (size > max_bytes / factor) break;
   }
 
   // The points in (op, size) order, the order the table prints them in whatever order they run.
@@ -120,7 +134,7 @@ int sweep(SweepOptions& o) {
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
     switch (outcome.kind) {
       case SweepPointOutcome::Kind::Skipped:
-        std::cout << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
+        notes << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
         last_skip = UsageError(outcome.message);
         return true;
       case SweepPointOutcome::Kind::DidNotComplete:
@@ -138,11 +152,13 @@ int sweep(SweepOptions& o) {
       case SweepPointOutcome::Kind::Completed:
         break;
     }
-    if (header_printed_for != i / sizes.size()) {
-      std::cout << table_title(outcome.result) << table_header();
-      header_printed_for = i / sizes.size();
+    if (!data_on_stdout) {
+      if (header_printed_for != i / sizes.size()) {
+        std::cout << table_title(outcome.result) << table_header();
+        header_printed_for = i / sizes.size();
+      }
+      std::cout << table_row(outcome.result) << std::flush;
     }
-    std::cout << table_row(outcome.result) << std::flush;
     if (outcome.result.verified.has_value() && !*outcome.result.verified) exit_code = kExitDataMismatch;
     rows.push_back(std::move(outcome.result));
     return true;
@@ -184,7 +200,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
-  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")->capture_default_str();
+  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")
+      ->type_name("UINT")
+      ->capture_default_str();
   add_collective_options(*command, b);
   add_memory_options(*command, o->tensor);
   command->add_option("--shape", o->tensor.shape, "not for sweep (it runs sizes -b..-e): use `cclmesh run --shape`");
@@ -194,8 +212,8 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
                       "run up to N points at once, each in its own process (0: one per core of this host); the output "
                       "is -j 1's, but N processes hold N points' memory at once (with data: N x 1.25x a point's tensors)")
       ->capture_default_str();
-  command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout)");
-  command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout)");
+  command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
+  command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
   command->callback([o, &outcome] { outcome.exit_code = sweep(*o); });
 }

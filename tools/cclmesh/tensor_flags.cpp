@@ -120,7 +120,8 @@ void add_shape_option(CLI::App& command, TensorFlags& flags) {
                      "the tensor nccl-tests' size measures (tt-metal's T): all_gather's gathered output (each chip's "
                      "input is it split N ways along --dim), reduce_scatter's per-chip input, the tensor of "
                      "all_reduce, reduce and all_to_all, all_broadcast's per-chip input; size = its pages' bytes "
-                     "(tiles padded), count = its elements");
+                     "(tiles padded), count = its elements, per chip where nccl-tests counts per rank (all_gather, "
+                     "reduce_scatter, all_to_all: S / n)");
 }
 
 void add_memory_options(CLI::App& command, TensorFlags& flags) {

@@ -39,6 +39,15 @@ int run_topo(const TopoOptions& options) {
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system: {}", e.what()));
   }
+  require_distinct_outputs({{options.svg_path, "--svg"},
+                            {options.dot_path, "--dot"},
+                            {options.json_path, "--json"},
+                            {options.save_path, "--save"}});
+  // Every path first, so one that cannot be written leaves none of the others written.
+  if (!options.svg_path.empty()) check_output_path(options.svg_path, "--svg");
+  if (!options.dot_path.empty()) check_output_path(options.dot_path, "--dot");
+  if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
+  if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
   const topo::TopologySummary summary = topo::summarize(topology);
   const std::optional<topo::LinkSpread> what_if = topo::links_off_arch_defaults(topology);
   if (!options.svg_path.empty()) write_output(options.svg_path, topo::to_svg(topology), "--svg");

@@ -10,6 +10,7 @@
 
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "topologies/data_paths.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -85,6 +86,48 @@ TEST(RunOutputs, TwoChipGroupsRunAsLinesWhateverTopologyAsked) {
   const RunResult legacy_line = run_collective(legacy);
   EXPECT_EQ(legacy_line.topology, "line");
   EXPECT_EQ(legacy_line.fabric_topology, "");
+}
+
+// Review (session 10): the tt-umd T3K descriptor a user passes as --system ran only send_recv;
+// every other op refused it ("chip 0 is harvested differently from chip 4") because its chips
+// harvest different physical rows (masks 544, 513, 640 ...). With noc_translation: true (every
+// chip of the file) software addresses translated coordinates, in which chips harvesting the
+// same number of rows look the same, so the descriptor's T3K runs every op as the built-in T3K.
+TEST(RunOutputs, TheTtUmdT3kDescriptorRunsLikeTheBuiltInT3k) {
+  const std::string descriptor = (topo::shared_dir() / "ecosystem" / "cluster_descriptors" / "t3k_cluster_desc.yaml").string();
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    const RunResult from_file = run_collective(options_for(descriptor.c_str(), op, 256 * 1024, "auto"));
+    const RunResult built_in = run_collective(options_for("t3k", op, 256 * 1024, "auto"));
+    ASSERT_TRUE(from_file.verified.has_value()) << to_string(op);
+    EXPECT_TRUE(*from_file.verified) << to_string(op) << ": " << from_file.mismatch;
+    EXPECT_EQ(from_file.topology, "ring") << to_string(op);
+    EXPECT_EQ(from_file.time_us, built_in.time_us) << to_string(op);
+    EXPECT_EQ(from_file.sim_events, built_in.sim_events) << to_string(op);
+  }
+}
+
+// The count column is nccl-tests' (its paramcount): per rank wherever S spans the ranks, so
+// that S = count x type x n for all_gather (REFERENCE 9), reduce_scatter (each rank's output),
+// all_to_all (what goes to each peer) and all_broadcast (each chip's input); the whole tensor for
+// all_reduce, reduce, broadcast and send_recv. Review (session 10): all_gather, reduce_scatter
+// and all_broadcast printed the whole tensor's count, n times nccl-tests'.
+TEST(RunOutputs, CountIsPerRankWhereTheSizeSpansTheRanks) {
+  constexpr std::uint64_t kBytes = 128 * 1024;  // bf16: 65536 elements
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllToAll,
+                                CollectiveOp::AllBroadcast}) {
+    RunOptions options = options_for("t3k", op, kBytes, "ring");
+    options.no_data = true;
+    const RunResult r = run_collective(options);
+    EXPECT_EQ(r.size_bytes, kBytes) << to_string(op);
+    EXPECT_EQ(r.count * 2 * r.n_chips, r.size_bytes) << to_string(op);
+  }
+  for (const CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::Reduce, CollectiveOp::Broadcast,
+                                CollectiveOp::SendRecv}) {
+    RunOptions options = options_for("t3k", op, kBytes, op == CollectiveOp::AllReduce ? "ring" : "line");
+    options.no_data = true;
+    const RunResult r = run_collective(options);
+    EXPECT_EQ(r.count * 2, r.size_bytes) << to_string(op);
+  }
 }
 
 }  // namespace

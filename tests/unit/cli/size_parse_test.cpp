@@ -56,3 +56,21 @@ TEST(ParseTime, UnitsAreRequired) {
 
 }  // namespace
 }  // namespace cclmesh::cli
+
+// Review (session 10): CLI11 read "-2" into an unsigned option as 2^64 - 2.
+namespace cclmesh::cli {
+namespace {
+TEST(WholeNumber, DigitsOnlyAndAtLeastTheMinimum) {
+  EXPECT_EQ(parse_whole_number("2", "-f", 2, "factor", "at least 2"), 2u);
+  EXPECT_EQ(parse_whole_number("18446744073709551615", "-f", 2, "factor", "at least 2"), 18446744073709551615ull);
+  for (const char* bad : {"-2", "+2", "2.5", "", "1", "0x10", "2 ", "18446744073709551616"}) {
+    try {
+      parse_whole_number(bad, "-f", 2, "factor", "a whole number of at least 2");
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "-f: invalid factor '" + std::string(bad) + "': expected a whole number of at least 2");
+    }
+  }
+}
+}  // namespace
+}  // namespace cclmesh::cli

@@ -7,6 +7,7 @@
 #include "test_paths.hpp"
 #include "topologies/cluster_descriptor.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/parametric.hpp"
 #include "topologies/system_loader.hpp"
 #include "topologies/topology_yaml.hpp"
 
@@ -179,6 +180,35 @@ TEST(BadInput, FilesThatCannotBeRead) {
   }
   EXPECT_THROW((void)load_cluster_descriptor("/nonexistent/cluster.yaml"), InputError);
   EXPECT_THROW((void)load_topology_file("/nonexistent/own.yaml"), InputError);
+}
+
+// Review (session 10): what a user passes to --system by mistake is named as such.
+TEST(BadInput, MistakenFilesAreNamed) {
+  // A directory said "not a built-in system, not a parametric spec and no such file".
+  const std::string directory = test::fixture("").string();
+  EXPECT_THAT(load_error(directory), HasSubstr("is a directory; expected a YAML file"));
+  EXPECT_THAT(load_error(directory), Not(HasSubstr("no such file")));
+  // tt-umd's other YAML, a SoC descriptor (one chip's cores), said "neither a tt-umd cluster
+  // descriptor (no 'arch' or 'ethernet_connections' key) nor an own-format file".
+  const std::string soc = test::shared_file("soc_descriptors/wormhole_b0_8x10.yaml").string();
+  EXPECT_THAT(load_error(soc), HasSubstr(soc));
+  EXPECT_THAT(load_error(soc), HasSubstr("a tt-umd SoC descriptor (one chip's cores"));
+  EXPECT_THAT(load_error(soc), HasSubstr("expected a cluster descriptor"));
+}
+
+// Review (session 10): `topo --system mesh:1000x1000` (a typo for 10x10) ran for over ten
+// minutes on a million chips; a parametric spec is refused past kMaxParametricChips, naming it.
+TEST(BadInput, ParametricSystemsPastTheChipLimitAreRefused) {
+  EXPECT_NO_THROW((void)parse_parametric_spec("mesh:128x128"));
+  for (const char* spec : {"mesh:1000x1000", "torus:129x128", "ring:16385", "mesh:64x64x8"}) {
+    try {
+      (void)parse_parametric_spec(spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("system spec '") + spec + "'"));
+      EXPECT_THAT(e.what(), HasSubstr("expected at most 16384 chips"));
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// `cclmesh run`'s output files when the op does not complete (Review, session 10): a run that
+// hangs or faults (exit 3) must not leave an older run's --json or --report in place, where a
+// script or a reader would take it for this run's; both say the op did not complete and why.
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/commands.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+// Runs `cclmesh <args>` in-process; returns its exit code (stdout and stderr are captured).
+int run_cli(std::vector<std::string> args) {
+  CLI::App app;
+  CommandOutcome outcome;
+  register_commands(app, outcome);
+  args.insert(args.begin(), "cclmesh");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (...) {
+    testing::internal::GetCapturedStdout();
+    testing::internal::GetCapturedStderr();
+    throw;
+  }
+  testing::internal::GetCapturedStdout();
+  testing::internal::GetCapturedStderr();
+  return outcome.exit_code;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class RunFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("cclmesh_run_files_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
+  const fs::path json_path = dir_ / "result.json";
+  const fs::path report_path = dir_ / "report.html";
+  std::ofstream(json_path) << R"({"op":"all_gather","time_us":12.5,"verified":true})";
+  std::ofstream(report_path) << "<html>an older run's report</html>";
+  // The T3K's only 8-chip ring crosses the down link: the op cannot run (exit 3).
+  const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
+                            "link-down:0-2", "--json", json_path.string(), "--report", report_path.string()});
+  EXPECT_EQ(code, kExitHangOrFault);
+  const json j = json::parse(read(json_path));
+  EXPECT_EQ(j.at("outcome"), "did not complete");
+  EXPECT_EQ(j.at("op"), "all_gather");
+  EXPECT_EQ(j.at("system"), "t3k");
+  EXPECT_FALSE(j.contains("time_us"));
+  EXPECT_THAT(j.at("error").get<std::string>(), HasSubstr("link-down:0-2"));
+  EXPECT_EQ(j.at("faults"), json::array({"link-down:0-2"}));
+  const std::string report = read(report_path);
+  EXPECT_THAT(report, HasSubstr("did not complete"));
+  EXPECT_THAT(report, HasSubstr("link-down:0-2"));
+  EXPECT_THAT(report, ::testing::Not(HasSubstr("an older run's report")));
+}
+
+TEST_F(RunFiles, ACompletedRunSaysSo) {
+  const fs::path json_path = dir_ / "result.json";
+  const int code = run_cli({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--json",
+                            json_path.string()});
+  EXPECT_EQ(code, kExitOk);
+  const json j = json::parse(read(json_path));
+  EXPECT_EQ(j.at("outcome"), "completed");
+  EXPECT_GT(j.at("time_us").get<double>(), 0.0);
+}
+
+// A hang's trace says why (otherData.error: the hang report) and shows each injected fault's
+// effect where it happened: a global instant event per fault record (here the frame the drop
+// fault lost at 4.323 us, which leaves a router handshake waiting).
+TEST_F(RunFiles, AHangsTraceCarriesTheReportAndTheFaults) {
+  const fs::path trace_path = dir_ / "hang.json";
+  const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
+                            "drop:0.01:3", "--trace", trace_path.string()});
+  EXPECT_EQ(code, kExitHangOrFault);
+  const json j = json::parse(read(trace_path));
+  EXPECT_EQ(j.at("otherData").at("outcome"), "did not complete");
+  EXPECT_THAT(j.at("otherData").at("error").get<std::string>(), HasSubstr("hang at"));
+  std::vector<json> instants;
+  for (const json& e : j.at("traceEvents")) {
+    if (e.at("ph") == "i") instants.push_back(e);
+  }
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_THAT(instants[0].at("name").get<std::string>(), HasSubstr("lost: injected frame loss"));
+  EXPECT_EQ(instants[0].at("s"), "g");
+  EXPECT_EQ(instants[0].at("ts"), 4.322894);  // the report's "at 4.323 us", to the picosecond
+  EXPECT_THAT(instants[0].at("args").at("place").get<std::string>(), HasSubstr("chip 7 eth channel 0"));
+}
+
+// An unwritable output path is refused before the simulation runs: here the run would stop at
+// --max-sim-time (exit 3) if it were simulated first, and a long run would be lost.
+TEST_F(RunFiles, ABadOutputPathIsRefusedBeforeSimulating) {
+  for (const char* option : {"--json", "--trace", "--report"}) {
+    const std::string path = (dir_ / "no_such_dir" / "out").string();
+    try {
+      run_cli({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--max-sim-time", "1ns", option,
+               path});
+      ADD_FAILURE() << option << ": the bad path was not refused";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(option));
+      EXPECT_THAT(e.what(), HasSubstr(path));
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+}  // namespace
+}  // namespace cclmesh::cli
