@@ -79,24 +79,28 @@ namespace cclmesh::runtime::ccl::all_reduce {
 // rule for them, below), so a threshold anywhere between the last win and the first loss
 // selects the same.
 //
-// Small pages move the crossover down: the one-shot's time grows with the page count much more
-// than rs-ag's (why was not looked into), so with 128 B ROW_MAJOR rows (bf16, 64 wide) the one-shot
-// loses from a few KiB (T3K 8-ring 16 KiB: 72.23 us against 34.51). Measured in pages of 128 B
-// (same command with --layout row_major --shape 1,1,ROWS,64):
-//   T3K 8-ring   32 pages 21.66 / 23.66     40 pages 27.61 / 26.10
-//   T3K 8-line   32 pages 24.61 / 33.05     48 pages 34.42 / 33.71
-//   T3K 4-ring   32 pages 12.07 / 14.58     48 pages 16.48 / 16.14
-//   T3K 4-line   64 pages 22.20 / 22.52     96 pages 30.26 / 24.45
-//   N300         128 pages 22.18 / 22.28    192 pages 31.87 / 27.86
-// (512 B pages on the 8-ring: 16 pages 15.43 / 23.31, 32 pages 25.02 / 24.55.) So Auto also
-// caps the pages: 128 on 2 chips, 48 on 3-4, 32 on more. Tiles reach the byte threshold first;
-// the cap only acts on pages smaller than the bytes / pages ratio (384 B, 683 B, 512 B).
+// Small pages move the crossover down: the one-shot's fabric packets carry at most 4 interleaved
+// pages (one scatter write; rs-ag's too), so with 128 B ROW_MAJOR rows (bf16, 64 wide) a 512 B
+// packet pays the routers' whole per-packet cost, and the one-shot puts about twice rs-ag's
+// packets on a link and reads every copy's pages one NoC read each (docs/collectives.md, "Small
+// pages: the mechanism"). It loses from a few KiB (T3K 8-ring 16 KiB: 69.79 us against 34.51).
+// Measured in pages of 128 B since the gather sends whole scatter writes (session 10; same
+// command with --layout row_major --shape 1,1,ROWS,64), one-shot / rs-ag us:
+//   T3K 8-ring   40 pages 25.16 / 26.10     48 pages 29.74 / 26.52
+//   T3K 8-line   48 pages 33.23 / 33.71     56 pages 37.37 / 34.36
+//   T3K 4-ring   48 pages 15.87 / 16.14     52 pages 16.79 / 16.72
+//   T3K 4-line   68 pages 22.55 / 22.65     72 pages 23.48 / 22.80
+//   N300         142 pages 23.74 / 23.89    144 pages 24.05 / 23.90
+// (64 B rows win at the same caps; 256 B rows lose 3-5 % at them: 8-ring 40 pages 27.06 / 26.25.)
+// So Auto also caps the pages: 142 on 2 chips, 48 on 3-4, 40 on more. Tiles reach the byte
+// threshold first; the cap only acts on pages smaller than the bytes / pages ratio (346 B, 683 B,
+// 410 B).
 inline constexpr std::uint64_t kOneShotMaxBytesTwoChips = 48 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesUpToFourChips = 32 * 1024;
 inline constexpr std::uint64_t kOneShotMaxBytesMoreChips = 16 * 1024;
-inline constexpr std::uint64_t kOneShotMaxPagesTwoChips = 128;
+inline constexpr std::uint64_t kOneShotMaxPagesTwoChips = 142;
 inline constexpr std::uint64_t kOneShotMaxPagesUpToFourChips = 48;
-inline constexpr std::uint64_t kOneShotMaxPagesMoreChips = 32;
+inline constexpr std::uint64_t kOneShotMaxPagesMoreChips = 40;
 std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size);
 std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 

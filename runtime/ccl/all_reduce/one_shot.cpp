@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/api/fabric_packet_header.hpp"
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
@@ -27,6 +28,22 @@ cmd::ChipMulticast reach(const FabricGroup& g, std::uint32_t rank) {
   const std::uint32_t n = g.size();
   if (g.topology == CclTopology::Ring) return g.multicast(rank, n / 2, (n - 1) / 2);
   return g.multicast(rank, g.reach_up(rank), g.reach_down(rank));
+}
+
+// The gather core's CB packet in pages. The interpreter sends a CB packet of interleaved pages as
+// scatter writes of at most kNocScatterWriteMaxChunks pages each (consecutive interleaved pages sit
+// in different banks, REFERENCE 4.10, 6.5), so a CB packet that is not a whole number of them
+// ends in a short fabric packet: 34 rows of 128 B (the 4352 B payload's worth) went out as 8
+// packets of 4 rows and one of 2. The default is rounded down to whole scatter writes, as
+// tt-metal's writers pack min(4, payload / page) pages into every packet (REFERENCE 7.1). Pages
+// of which fewer than 4 fit a payload (bf16 and fp32 tiles) and an explicit packet_size_in_pages
+// are left as they are.
+std::uint32_t gather_packet(const Params& p) {
+  const std::uint32_t packet =
+      packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
+  constexpr std::uint32_t kChunks = api::kNocScatterWriteMaxChunks;
+  if (p.packet_size_in_pages != 0 || packet < kChunks) return packet;
+  return packet - packet % kChunks;
 }
 
 void add_gather(Program& program, const Params& p, const FabricPlan& plan, const FabricGroup& g, std::uint32_t rank,
@@ -72,8 +89,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const std::vector<CoreCoord> cores = worker_cores(topology, p.first_worker, 2, kOp);
   require_semaphore_on(p.done_semaphore, cores, kOp, "done_semaphore");
   if (p.chunk_packets == 0) throw CclParamsError("all_reduce: chunk_packets must be at least 1");
-  const std::uint32_t packet =
-      packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
+  const std::uint32_t packet = gather_packet(p);
   MeshWorkload workload;
   workload.name = "one_shot";
   for (const auto& chips : resolve_groups(p.groups, topology, plan)) {

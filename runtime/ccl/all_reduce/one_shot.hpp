@@ -10,7 +10,10 @@
 //     gather core (first_worker)   reader  STREAM_TENSOR_TO_CB   input -> CB
 //                                  writer  STREAM_CB_TO_TENSOR   CB -> copy `my rank` of the
 //                                          intermediate buffer, locally and multicast (ring:
-//                                          N/2 up and (N-1)/2 down; line: to both ends)
+//                                          N/2 up and (N-1)/2 down; line: to both ends),
+//                                          CB packets of whole 4-page scatter writes when
+//                                          small pages allow (docs/collectives.md, "Small
+//                                          pages: the mechanism")
 //                                          ATOMIC_INC multicast  done +1 on the reduce core of
 //                                          every chip reached (and here)
 //     reduce core (the next core)  stream 0: WAIT_VALUE done >= N, SET 0, then the copies

@@ -63,15 +63,15 @@ TEST(AllReduceAutoE2e, FourRingAtAndAboveItsThreshold) {
   run_auto(*device, tile({1, 1, 32, 32 * 20}), CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather, true);
 }
 
-// ROW_MAJOR rows of 64 bf16 (128 B pages) on the 8-ring: 32 rows are the one-shot, 40 rows pass
-// its 32-page cap and run rs-ag though they are only 5 KiB.
+// ROW_MAJOR rows of 64 bf16 (128 B pages) on the 8-ring: 40 rows are the one-shot, 48 rows pass
+// its 40-page cap and run rs-ag though they are only 6 KiB.
 TEST(AllReduceAutoE2e, T3kRingSmallPagesCapTheOneShot) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   using runtime::ccl::Layout;
   using runtime::ccl::TensorSpec;
-  run_auto(*device, TensorSpec{{1, 1, 32, 64}, DataType::Bfloat16, Layout::RowMajor}, CclTopology::Ring,
-           ar::Algorithm::OneShot, false);
   run_auto(*device, TensorSpec{{1, 1, 40, 64}, DataType::Bfloat16, Layout::RowMajor}, CclTopology::Ring,
+           ar::Algorithm::OneShot, false);
+  run_auto(*device, TensorSpec{{1, 1, 48, 64}, DataType::Bfloat16, Layout::RowMajor}, CclTopology::Ring,
            ar::Algorithm::ReduceScatterAllGather, true);
 }
 

@@ -165,13 +165,13 @@ TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
   }
 }
 
-// Small pages: Auto also caps the one-shot's pages (32 on 5 or more chips, 48 on 3-4, 128 on 2),
+// Small pages: Auto also caps the one-shot's pages (40 on 5 or more chips, 48 on 3-4, 142 on 2),
 // here ROW_MAJOR bf16 rows of 64 (128 B pages): exactly at the cap the one-shot, at the next row
 // count that divides rs-ag, one row above the cap (not dividing) the one-shot.
 TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
-  EXPECT_EQ(ar::default_one_shot_max_pages(2), 128u);
+  EXPECT_EQ(ar::default_one_shot_max_pages(2), 142u);
   EXPECT_EQ(ar::default_one_shot_max_pages(4), 48u);
-  EXPECT_EQ(ar::default_one_shot_max_pages(8), 32u);
+  EXPECT_EQ(ar::default_one_shot_max_pages(8), 40u);
   const auto rows = [](std::uint32_t n) { return TensorSpec{{1, 1, n, 64}, DataType::Bfloat16, Layout::RowMajor}; };
   struct Group {
     const char* name;
@@ -184,9 +184,10 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
     std::uint32_t next;  // the next row count that divides by N
   };
   const std::vector<Group> groups = {
-      {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 32, 40},
+      {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 40, 48},
+      {"t3k 8-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {}, 8, 40, 48},
       {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 4, 48, 52},
-      {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 2, 128, 130},
+      {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 2, 142, 144},
   };
   for (const Group& g : groups) {
     ar::Params p = params(g.topology, g.fabric, g.shape, rows(g.cap));
@@ -265,6 +266,50 @@ TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
     p.legacy_composite_max_weighted_bytes = 1024 * 1024;
     p.tensor = rows(g.next, g.width);
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << "threshold 1 MiB";
+  }
+}
+
+// The one-shot's gather sends its CB packets as scatter writes of at most 4 interleaved pages, so
+// its default CB packet is whole scatter writes: the payload's pages rounded down to a multiple of
+// 4 (128 B rows: 34 -> 32, 8 packets of 4 rows; 256 B: 17 -> 16), left as they are when already
+// a multiple (64 B rows: 68) or when fewer than 4 fit (bf16 tiles: 2); an explicit
+// packet_size_in_pages is kept. The local sum's packet stays 4 payloads (4 x 34 rows of 128 B).
+TEST(AllReduceBuilder, OneShotGatherPacketIsWholeScatterWrites) {
+  namespace ia = kernels::interpreter;
+  const topo::Topology t3k = topo::build_t3k();
+  const auto rows = [](std::uint32_t n, std::uint32_t width) {
+    return TensorSpec{{1, 1, n, width}, DataType::Bfloat16, Layout::RowMajor};
+  };
+  struct Case {
+    TensorSpec tensor;
+    std::uint32_t requested;
+    std::uint32_t gather;
+    std::uint32_t local;
+  };
+  const std::vector<Case> cases = {
+      {rows(129, 64), 0, 32, 136}, {rows(40, 128), 0, 16, 68}, {rows(45, 32), 0, 68, 272},
+      {bf16({1, 1, 32, 32 * 8}), 0, 2, 8}, {rows(129, 64), 34, 34, 136}, {rows(129, 64), 3, 3, 12},
+  };
+  for (const Case& c : cases) {
+    ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, c.tensor);
+    p.algorithm = ar::Algorithm::OneShot;
+    p.packet_size_in_pages = c.requested;
+    // validate() checks the composite's all_gather too, whose ring relay takes 2 workers per
+    // direction for these page counts.
+    p.done_semaphore = semaphore(2, {{0, 0}, {3, 0}});
+    const std::vector<MeshWorkload> w = ar::build(p, t3k);
+    ASSERT_EQ(w.size(), 1u);
+    for (const auto& [chip, program] : w[0].programs) {
+      ASSERT_EQ(program.kernels.size(), 4u);
+      for (std::size_t k = 0; k < 2; ++k) {
+        const auto& gather = program.kernels[k];
+        EXPECT_EQ(gather.runtime_args.at(gather.cores.front().start).at(ia::kRtPacketSizeInPages), c.gather)
+            << "chip " << chip << " kernel " << k << " requested " << c.requested;
+      }
+      const auto& local = program.kernels[2];
+      EXPECT_EQ(local.runtime_args.at(local.cores.front().start).at(ia::kRtPacketSizeInPages), c.local)
+          << "chip " << chip << " requested " << c.requested;
+    }
   }
 }
 
