@@ -34,6 +34,8 @@ namespace cclmesh::topo {
 inline constexpr std::string_view kTopologyFormatName = "cclmesh-topology";
 inline constexpr int kTopologyFormatVersion = 1;
 
+// The file save_topology writes, for a caller that writes it its own way (the CLI writes every
+// output through one function that keeps symlinks and pipes).
 std::string to_yaml(const Topology& topology);
 
 // Writes to a temporary file beside `path` and renames it into place, so that a failure never

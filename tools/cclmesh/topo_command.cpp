@@ -52,12 +52,10 @@ int run_topo(const TopoOptions& options) {
   const std::optional<topo::LinkSpread> what_if = topo::links_off_arch_defaults(topology);
   if (!options.svg_path.empty()) write_output(options.svg_path, topo::to_svg(topology), "--svg");
   if (!options.dot_path.empty()) write_output(options.dot_path, topo::to_dot(topology), "--dot");
+  // As every other output (a symlink's target written, a pipe in place), not save_topology's
+  // temporary renamed over the path; "-" is written last below, stdout carrying the YAML alone.
   if (!options.save_path.empty() && options.save_path != "-") {
-    try {
-      topo::save_topology(topology, options.save_path);  // a temporary file renamed into place
-    } catch (const topo::InputError& e) {
-      throw UsageError(fmt::format("--save: {}", e.what()));
-    }
+    write_output(options.save_path, topo::to_yaml(topology), "--save");
   }
   if (!options.json_path.empty()) {
     nlohmann::json json = topo::to_json(summary);
@@ -65,7 +63,7 @@ int run_topo(const TopoOptions& options) {
     write_output(options.json_path, json.dump(2), "--json");
   }
   if (options.save_path == "-") {
-    std::cout << topo::to_yaml(topology);  // stdout carries the YAML only
+    write_output("-", topo::to_yaml(topology), "--save");  // stdout carries the YAML only
     return kExitOk;
   }
   if (options.json_path == "-") return kExitOk;  // stdout carries the JSON only
