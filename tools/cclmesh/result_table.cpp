@@ -9,8 +9,24 @@
 #include <string>
 
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/nccl_metrics.hpp"
 
 namespace cclmesh::cli {
+
+nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report) {
+  nlohmann::json j{{"op", to_string(options.op)}, {"system", options.system}};
+  if (options.shape) {
+    j["shape"] = *options.shape;
+  } else {
+    j["size_bytes"] = options.size_bytes;
+  }
+  j["requested_topology"] = options.topology;
+  j["links"] = options.links;
+  j["mode"] = options.mode;
+  j["outcome"] = "did not complete";
+  j["error"] = report;
+  return j;
+}
 
 nlohmann::json result_json(const RunResult& r) {
   nlohmann::json j;

@@ -34,6 +34,10 @@ std::string fault_note(const RunResult& result);
 std::string csv_header();
 std::string csv_row(const RunResult& result);
 nlohmann::json result_json(const RunResult& result);
+
+// A point that did not complete (a hang or fault, exit 3): what was asked, "outcome": "did not
+// complete" and the report as "error", so a script never takes an older run's figures for it.
+nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report);
 // --json's "memory": the type, the input's layout, grid and shard (as session 8 wrote them), the
 // output's shard, and each buffer's config in full ("input", "output": layout, cores as
 // [[x0,y0],[x1,y1]] ranges, orientation, shard).

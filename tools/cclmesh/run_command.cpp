@@ -74,18 +74,7 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
 // --json of a run that did not complete (a hang or fault, exit 3): what was asked and the report,
 // so an older run's result is never left in the file for a script to take as this one's.
 nlohmann::json incomplete_json(const RawRunOptions& raw, const std::string& report) {
-  const RunOptions& options = raw.parsed;
-  nlohmann::json j{{"op", to_string(options.op)}, {"system", options.system}};
-  if (options.shape) {
-    j["shape"] = *options.shape;
-  } else {
-    j["size_bytes"] = options.size_bytes;
-  }
-  j["requested_topology"] = options.topology;
-  j["links"] = options.links;
-  j["mode"] = options.mode;
-  j["outcome"] = "did not complete";
-  j["error"] = report;
+  nlohmann::json j = incomplete_run_json(raw.parsed, report);
   j["faults"] = raw.faults;
   return j;
 }

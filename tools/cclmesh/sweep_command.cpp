@@ -128,7 +128,9 @@ int sweep(SweepOptions& o) {
   // can run is bad input.
   std::optional<UsageError> last_skip;
   std::optional<std::size_t> header_printed_for;  // the index in --op whose header is out
-  bool stopped = false;
+  // The point the sweep stopped at (a hang, a fault or a crashed process): its --json entry.
+  std::optional<nlohmann::json> stopped_point;
+  std::string stopped_note;  // the plot title's
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
@@ -140,12 +142,14 @@ int sweep(SweepOptions& o) {
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitHangOrFault;
-        stopped = true;
+        stopped_point = incomplete_run_json(points[i], outcome.message);
+        stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::Crashed:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitInternalError;
-        stopped = true;
+        stopped_point = incomplete_run_json(points[i], outcome.message);
+        stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::InternalError:
         throw std::runtime_error(outcome.message);  // main's "internal error", as in-process
@@ -164,8 +168,9 @@ int sweep(SweepOptions& o) {
     return true;
   };
   run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
-  if (stopped) return exit_code;
-  if (rows.empty() && last_skip) throw *last_skip;
+  // A stopped sweep still writes its files, the rows that completed and (in --json) the point
+  // that did not, so no older sweep's files are left for a script to read as this one's.
+  if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
   if (!o.csv_path.empty()) {
     std::string csv = csv_header();
     for (const RunResult& row : rows) csv += csv_row(row);
@@ -173,7 +178,11 @@ int sweep(SweepOptions& o) {
   }
   if (!o.json_path.empty()) {
     nlohmann::json all = nlohmann::json::array();
-    for (const RunResult& row : rows) all.push_back(result_json(row));
+    for (const RunResult& row : rows) {
+      all.push_back(result_json(row));
+      all.back()["outcome"] = "completed";  // as run's --json says
+    }
+    if (stopped_point) all.push_back(*stopped_point);
     write_output(o.json_path, all.dump(2), "--json");
   }
   if (!o.plot_path.empty()) {
@@ -183,9 +192,10 @@ int sweep(SweepOptions& o) {
       if (topology_text(row) != shape) shape = "ring and line";
     }
     const bool what_if = !rows.empty() && rows.front().link_whatif;
-    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{})", o.base.system, shape,
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{}){}", o.base.system, shape,
                                           o.base.links, o.base.links == 1 ? "" : "s",
-                                          what_if ? ", " + link_whatif_text(*rows.front().link_whatif) : "");
+                                          what_if ? ", " + link_whatif_text(*rows.front().link_whatif) : "",
+                                          stopped_note);
     write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");
   }
   return exit_code;

@@ -46,6 +46,7 @@ std::string sweep_plot_svg(const std::vector<RunResult>& rows, const std::string
     max_bw = std::max(max_bw, row.bandwidth.busbw_GBps);
     line_rate = std::max(line_rate, row.line_rate_GBps * row.links * row.directions);
   }
+  if (rows.empty()) min_size = max_size = 1;  // a sweep stopped at its first point: empty axes, not 2^996
   const double y_max = std::max({max_bw, line_rate, 1.0}) * 1.1;
   const double lo = std::log2(std::max(min_size, 1.0));
   const double hi = std::max(std::log2(std::max(max_size, 1.0)), lo + 1);
