@@ -48,14 +48,11 @@ std::vector<std::int32_t> parse_extents(std::string_view spec, std::string_view 
 }  // namespace
 
 std::string ParametricSpec::to_string() const {
-  const bool ring = shape.rank() == 2 && shape.extent(0) == 1 && shape.wraps(1);
-  bool torus = false;
-  for (int d = 0; d < shape.rank(); ++d) torus = torus || shape.wraps(d);
   std::string text;
-  if (ring) {
+  if (kind == ParametricKind::Ring) {
     text = fmt::format("ring:{}", shape.extent(1));
   } else {
-    text = torus ? "torus:" : "mesh:";
+    text = kind == ParametricKind::Torus ? "torus:" : "mesh:";
     for (int d = 0; d < shape.rank(); ++d) {
       text += fmt::format("{}{}", d == 0 ? "" : "x", shape.extent(d));
     }
@@ -94,10 +91,12 @@ ParametricSpec parse_parametric_spec(std::string_view text) {
       fail(text, fmt::format("a {} needs 2 or 3 sizes, got {}", kind, extents.size()));
     }
     std::fill(wraps.begin(), wraps.end(), kind == "torus");
+    spec.kind = kind == "torus" ? ParametricKind::Torus : ParametricKind::Mesh;
   } else if (kind == "ring") {
     if (extents.size() != 1) fail(text, fmt::format("a ring needs 1 size, got {}", extents.size()));
     extents = {1, extents[0]};
     wraps = {false, true};
+    spec.kind = ParametricKind::Ring;
   } else {
     fail(text, fmt::format("unknown kind '{}'", kind));
   }

@@ -24,12 +24,18 @@ namespace cclmesh::topo {
 // 10x10) ran `topo` for over ten minutes; 16384 takes ~5 s.
 inline constexpr std::int64_t kMaxParametricChips = 16384;
 
+// The kind as written: a dimension of 2 cannot wrap (the wrap is the edge already there), so the
+// shape alone would name torus:2x2x2 "mesh:2x2x2" and ring:2 "mesh:1x2".
+enum class ParametricKind { Mesh, Torus, Ring };
+
 struct ParametricSpec {
+  ParametricKind kind = ParametricKind::Mesh;
   MeshShape shape;
   std::int32_t links_per_neighbour = 1;
   Arch arch = Arch::Wormhole;
 
-  // The canonical spelling, also the topology's name: "torus:8x8/4@bh", "ring:8/4@wh".
+  // The canonical spelling, also the topology's name: "torus:8x8/4@bh", "ring:8/4@wh"; the kind
+  // is the one written (torus:2x2x2 stays a torus).
   std::string to_string() const;
   bool operator==(const ParametricSpec&) const = default;
 };

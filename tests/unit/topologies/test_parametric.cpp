@@ -55,6 +55,20 @@ TEST(Parametric, DefaultsAndCaps) {
   EXPECT_EQ(cube.to_string(), "torus:2x3x4/1@wh");
 }
 
+// A dimension of 2 cannot wrap (its wrap would be the edge already there), so the shape of
+// torus:2x2x2 is a mesh's; the name is still the kind written (it said mesh:2x2x2, and ring:2
+// said mesh:1x2).
+TEST(Parametric, NamesTheKindWrittenWhereADimensionOfTwoCannotWrap) {
+  const auto cube = parse_parametric_spec("torus:2x2x2/1");
+  EXPECT_EQ(cube.shape.wraps(0), false);
+  EXPECT_EQ(cube.to_string(), "torus:2x2x2/1@wh");
+  EXPECT_EQ(build_parametric(cube).name(), "torus:2x2x2/1@wh");
+  EXPECT_EQ(parse_parametric_spec("torus:2x2@bh").to_string(), "torus:2x2/2@bh");
+  EXPECT_EQ(parse_parametric_spec("ring:2/1").to_string(), "ring:2/1@wh");
+  EXPECT_EQ(parse_parametric_spec("mesh:3x3/1").to_string(), "mesh:3x3/1@wh");
+  EXPECT_EQ(parse_parametric_spec("torus:3x2/1").to_string(), "torus:3x2/1@wh");
+}
+
 TEST(Parametric, RejectsBadSpecsWithTheReason) {
   EXPECT_THAT(message_of("mesh:2x"), HasSubstr("size '' is not a positive integer"));
   EXPECT_THAT(message_of("mesh:0x4"), HasSubstr("size '0'"));
