@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
+#include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/commands.hpp"
 
 namespace cclmesh::cli {
@@ -23,47 +24,11 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using nlohmann::json;
 
-// Runs `cclmesh <args>` in-process; returns its exit code (stdout and stderr are captured).
-int run_cli(std::vector<std::string> args) {
-  CLI::App app;
-  CommandOutcome outcome;
-  register_commands(app, outcome);
-  args.insert(args.begin(), "cclmesh");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    testing::internal::GetCapturedStdout();
-    testing::internal::GetCapturedStderr();
-    throw;
-  }
-  testing::internal::GetCapturedStdout();
-  testing::internal::GetCapturedStderr();
-  return outcome.exit_code;
-}
+using testing_util::read_file;
+using testing_util::run_cli;
+using testing_util::TempDirTest;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class RunFiles : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("cclmesh_run_files_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using RunFiles = TempDirTest;
 
 TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   const fs::path json_path = dir_ / "result.json";
@@ -74,14 +39,14 @@ TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
                             "link-down:0-2", "--json", json_path.string(), "--report", report_path.string()});
   EXPECT_EQ(code, kExitHangOrFault);
-  const json j = json::parse(read(json_path));
+  const json j = json::parse(read_file(json_path));
   EXPECT_EQ(j.at("outcome"), "did not complete");
   EXPECT_EQ(j.at("op"), "all_gather");
   EXPECT_EQ(j.at("system"), "t3k");
   EXPECT_FALSE(j.contains("time_us"));
   EXPECT_THAT(j.at("error").get<std::string>(), HasSubstr("link-down:0-2"));
   EXPECT_EQ(j.at("faults"), json::array({"link-down:0-2"}));
-  const std::string report = read(report_path);
+  const std::string report = read_file(report_path);
   EXPECT_THAT(report, HasSubstr("did not complete"));
   EXPECT_THAT(report, HasSubstr("link-down:0-2"));
   EXPECT_THAT(report, ::testing::Not(HasSubstr("an older run's report")));
@@ -92,7 +57,7 @@ TEST_F(RunFiles, ACompletedRunSaysSo) {
   const int code = run_cli({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--json",
                             json_path.string()});
   EXPECT_EQ(code, kExitOk);
-  const json j = json::parse(read(json_path));
+  const json j = json::parse(read_file(json_path));
   EXPECT_EQ(j.at("outcome"), "completed");
   EXPECT_GT(j.at("time_us").get<double>(), 0.0);
 }
@@ -105,7 +70,7 @@ TEST_F(RunFiles, AHangsTraceCarriesTheReportAndTheFaults) {
   const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
                             "drop:0.01:3", "--trace", trace_path.string()});
   EXPECT_EQ(code, kExitHangOrFault);
-  const json j = json::parse(read(trace_path));
+  const json j = json::parse(read_file(trace_path));
   EXPECT_EQ(j.at("otherData").at("outcome"), "did not complete");
   EXPECT_THAT(j.at("otherData").at("error").get<std::string>(), HasSubstr("hang at"));
   std::vector<json> instants;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
+#include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/commands.hpp"
 
 namespace cclmesh::cli {
@@ -26,43 +27,14 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
 
-// Runs `cclmesh <args>` in-process; returns its exit code (stdout and stderr are captured).
-int run_cli(std::vector<std::string> args) {
-  CLI::App app;
-  CommandOutcome outcome;
-  register_commands(app, outcome);
-  args.insert(args.begin(), "cclmesh");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    testing::internal::GetCapturedStdout();
-    testing::internal::GetCapturedStderr();
-    throw;
-  }
-  testing::internal::GetCapturedStdout();
-  testing::internal::GetCapturedStderr();
-  return outcome.exit_code;
-}
+using testing_util::read_file;
+using testing_util::run_cli;
+using testing_util::TempDirTest;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class SweepFiles : public ::testing::Test {
+class SweepFiles : public TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("cclmesh_sweep_files_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     csv_ = dir_ / "rows.csv";
     json_ = dir_ / "rows.json";
     plot_ = dir_ / "busbw.svg";
@@ -71,8 +43,6 @@ class SweepFiles : public ::testing::Test {
     std::ofstream(json_) << R"([{"op":"all_gather","size_bytes":65536,"time_us":12.5}])";
     std::ofstream(plot_) << "<svg>an older sweep's plot</svg>";
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   int sweep(std::vector<std::string> args) {
     for (const std::string& a : {std::string("--csv"), csv_.string(), std::string("--json"), json_.string(),
                                  std::string("--plot"), plot_.string()}) {
@@ -82,7 +52,6 @@ class SweepFiles : public ::testing::Test {
     return run_cli(args);
   }
 
-  fs::path dir_;
   fs::path csv_;
   fs::path json_;
   fs::path plot_;
@@ -94,12 +63,12 @@ TEST_F(SweepFiles, AStoppedSweepWritesTheRowsThatCompletedAndThePointThatDidNot)
                           "--max-sim-time", "40us"});
   EXPECT_EQ(code, kExitHangOrFault);
 
-  const std::string csv = read(csv_);
+  const std::string csv = read_file(csv_);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;  // the header and two rows
   EXPECT_THAT(csv, HasSubstr("all_gather,t3k,8,ring"));
   EXPECT_THAT(csv, Not(HasSubstr("12.5")));
 
-  const json rows = json::parse(read(json_));
+  const json rows = json::parse(read_file(json_));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].at("outcome"), "completed");
   EXPECT_EQ(rows[0].at("size_bytes"), 65536);
@@ -113,7 +82,7 @@ TEST_F(SweepFiles, AStoppedSweepWritesTheRowsThatCompletedAndThePointThatDidNot)
   EXPECT_FALSE(stopped.contains("time_us"));
   EXPECT_THAT(stopped.at("error").get<std::string>(), HasSubstr("simulated time passed the limit of 40.000 us"));
 
-  const std::string plot = read(plot_);
+  const std::string plot = read_file(plot_);
   EXPECT_THAT(plot, Not(HasSubstr("an older sweep's plot")));
   EXPECT_THAT(plot, HasSubstr("all_gather at 1048576 B did not complete"));
   EXPECT_THAT(plot, HasSubstr("<polyline"));
@@ -123,13 +92,13 @@ TEST_F(SweepFiles, ASweepStoppedAtItsFirstPointWritesNoRows) {
   const int code = sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data",
                           "--max-sim-time", "1ns"});
   EXPECT_EQ(code, kExitHangOrFault);
-  EXPECT_EQ(read(csv_), "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,"
+  EXPECT_EQ(read_file(csv_), "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,"
                         "linkbw_GBps,pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events\n");
-  const json rows = json::parse(read(json_));
+  const json rows = json::parse(read_file(json_));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("outcome"), "did not complete");
   EXPECT_EQ(rows[0].at("size_bytes"), 65536);
-  const std::string plot = read(plot_);
+  const std::string plot = read_file(plot_);
   EXPECT_THAT(plot, HasSubstr("all_gather at 65536 B did not complete"));
   EXPECT_THAT(plot, Not(HasSubstr("<polyline")));
   EXPECT_THAT(plot, Not(HasSubstr("an older sweep's plot")));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
+#include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "topologies/system_loader.hpp"
 #include "topologies/topology_yaml.hpp"
@@ -24,47 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs `cclmesh <args>` in-process; returns its exit code (stdout and stderr are captured).
-int run_cli(std::vector<std::string> args) {
-  CLI::App app;
-  CommandOutcome outcome;
-  register_commands(app, outcome);
-  args.insert(args.begin(), "cclmesh");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    testing::internal::GetCapturedStdout();
-    testing::internal::GetCapturedStderr();
-    throw;
-  }
-  testing::internal::GetCapturedStdout();
-  testing::internal::GetCapturedStderr();
-  return outcome.exit_code;
-}
+using testing_util::read_file;
+using testing_util::run_cli;
+using testing_util::TempDirTest;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class TopoSave : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("cclmesh_topo_save_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using TopoSave = TempDirTest;
 
 TEST_F(TopoSave, WritesThroughASymlinkAndKeepsIt) {
   const fs::path target = dir_ / "systems" / "n300.yaml";
@@ -74,7 +39,7 @@ TEST_F(TopoSave, WritesThroughASymlinkAndKeepsIt) {
   fs::create_symlink(fs::path("systems") / "n300.yaml", link);
   EXPECT_EQ(run_cli({"topo", "--system", "n300", "--save", link.string()}), kExitOk);
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link))) << "the user's link was replaced by a regular file";
-  EXPECT_EQ(read(target), topo::to_yaml(topo::load_system("n300")));
+  EXPECT_EQ(read_file(target), topo::to_yaml(topo::load_system("n300")));
 }
 
 TEST_F(TopoSave, WritesIntoAPipeInPlace) {
