@@ -224,16 +224,35 @@ std::string fault_note(const RunResult& r) {
   return fmt::format("# faults: {}; fabric chips in order: {}\n{}", specs, r.fabric_order, effects);
 }
 
-std::string csv_header() {
-  return "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,linkbw_GBps,"
-         "pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events\n";
+std::string csv_header(bool link_columns) {
+  std::string header =
+      "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,linkbw_GBps,"
+      "pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events";
+  if (link_columns) {
+    header += ",links_off_arch_default,system_links,link_rate_min_GBps,link_rate_max_GBps,link_latency_min_ns,"
+              "link_latency_max_ns,arch_rate_GBps,arch_latency_ns";
+  }
+  return header + "\n";
 }
 
-std::string csv_row(const RunResult& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}\n", r.op, r.system,
-                     r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
-                     r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps, r.bandwidth.pct_line_rate,
-                     r.dispatch_us, r.launch_us, r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements, r.sim_events);
+std::string csv_row(const RunResult& r, bool link_columns) {
+  std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}", r.op,
+                                r.system, r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
+                                r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps,
+                                r.bandwidth.pct_line_rate, r.dispatch_us, r.launch_us,
+                                r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements, r.sim_events);
+  if (link_columns) {
+    // A row at the arch's defaults in a what-if's CSV (not produced by one sweep, whose rows share
+    // their links) leaves the cells empty rather than guess its links.
+    if (!r.link_whatif) return row + ",,,,,,,,\n";
+    const topo::LinkSpread& s = *r.link_whatif;
+    const auto GBps = [](std::int64_t rate) { return static_cast<double>(rate) / 1e9; };
+    const auto ns = [](std::int64_t ps) { return static_cast<double>(ps) / 1e3; };
+    row += fmt::format(",{},{},{},{},{},{},{},{}", s.links_off_default, s.links, GBps(s.min_rate_bytes_per_s),
+                       GBps(s.max_rate_bytes_per_s), ns(s.min_latency_ps), ns(s.max_latency_ps),
+                       GBps(s.default_rate_bytes_per_s), ns(s.default_latency_ps));
+  }
+  return row + "\n";
 }
 
 }  // namespace cclmesh::cli

@@ -31,8 +31,12 @@ std::string table_header();
 std::string table_row(const RunResult& result);
 // "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.
 std::string fault_note(const RunResult& result);
-std::string csv_header();
-std::string csv_row(const RunResult& result);
+// The CSV of sweep --csv. With `link_columns` (a link what-if's rows: RunResult::link_whatif), eight
+// columns follow the default ones, which keep their places: links_off_arch_default, system_links,
+// link_rate_{min,max}_GBps, link_latency_{min,max}_ns, arch_rate_GBps, arch_latency_ns (--json's
+// link_whatif object, flat). Without, the CSV is the default one, as before those columns existed.
+std::string csv_header(bool link_columns = false);
+std::string csv_row(const RunResult& result, bool link_columns = false);
 nlohmann::json result_json(const RunResult& result);
 
 // A point that did not complete (a hang or fault, exit 3): what was asked, "outcome": "did not

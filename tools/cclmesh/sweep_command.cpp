@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -40,6 +41,7 @@ struct SweepOptions {
   TensorFlags tensor;
   std::string jobs = "1";
   std::string max_sim_time;
+  std::string max_wall;
 };
 
 std::vector<CollectiveOp> parse_ops(const std::string& list) {
@@ -80,6 +82,10 @@ int sweep(SweepOptions& o) {
   }
   apply_tensor_flags(o.tensor, o.base);
   if (!o.max_sim_time.empty()) o.base.max_sim_time = parse_sim_time(o.max_sim_time, "--max-sim-time");
+  // Per point, as run's is per run: every point's device stops when that point has taken SECONDS
+  // (a budget for the whole sweep would stop a point that is not the slow one, at a size set by
+  // the host's load and -j).
+  if (!o.max_wall.empty()) o.base.max_wall_seconds = parse_wall_seconds(o.max_wall, "--max-wall");
   const std::size_t jobs = parse_jobs(o.jobs, "-j");
   const std::vector<CollectiveOp> ops = parse_ops(o.ops);
   const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
@@ -172,8 +178,12 @@ int sweep(SweepOptions& o) {
   // that did not, so no older sweep's files are left for a script to read as this one's.
   if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
   if (!o.csv_path.empty()) {
-    std::string csv = csv_header();
-    for (const RunResult& row : rows) csv += csv_row(row);
+    // A link what-if's rows say so in their own columns, after the default ones (csv_header()),
+    // as the table title, --json and --plot do; the default CSV stays as it was.
+    const bool link_columns =
+        std::any_of(rows.begin(), rows.end(), [](const RunResult& row) { return row.link_whatif.has_value(); });
+    std::string csv = csv_header(link_columns);
+    for (const RunResult& row : rows) csv += csv_row(row, link_columns);
     write_output(o.csv_path, csv, "--csv");
   }
   if (!o.json_path.empty()) {
@@ -218,6 +228,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--shape", o->tensor.shape, "not for sweep (it runs sizes -b..-e): use `cclmesh run --shape`");
   command->add_option("--max-sim-time", o->max_sim_time,
                       "stop a point with a report when its simulated time passes T (e.g. 50ms): the sweep ends there, exit 3");
+  command->add_option("--max-wall", o->max_wall,
+                      "stop a point with a report when it has taken SECONDS of wall time (each point its own): the "
+                      "sweep ends there, exit 3");
   command->add_option("-j,--jobs", o->jobs,
                       "run up to N points at once, each in its own process (0: one per core of this host); the output "
                       "is -j 1's, but N processes hold N points' memory at once (with data: N x 1.25x a point's tensors)")

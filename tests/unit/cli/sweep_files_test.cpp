@@ -104,5 +104,62 @@ TEST_F(SweepFiles, ASweepStoppedAtItsFirstPointWritesNoRows) {
   EXPECT_THAT(plot, Not(HasSubstr("an older sweep's plot")));
 }
 
+// A link what-if's CSV says so (issue #6, session 11): the table title, --json, --report and --plot
+// were marked but the CSV was the default's. Its columns follow the default's, which keep their
+// places, so a script reading the default CSV reads a what-if's too; they appear only in a
+// what-if's CSV, so the default CSV is the bytes it was.
+TEST_F(SweepFiles, AWhatIfSweepsCsvNamesItsLinksAfterTheDefaultColumns) {
+  const std::string default_header =
+      "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,linkbw_GBps,"
+      "pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events";
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data"}), kExitOk);
+  const std::string plain = read_file(csv_);
+  EXPECT_EQ(plain.substr(0, plain.find('\n')), default_header);
+
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data", "--link-rate",
+                   "25GB/s", "--link-latency", "2us"}),
+            kExitOk);
+  const std::string csv = read_file(csv_);
+  std::vector<std::string> lines;
+  std::stringstream stream(csv);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << csv;
+  EXPECT_EQ(lines[0], default_header +
+                          ",links_off_arch_default,system_links,link_rate_min_GBps,link_rate_max_GBps,"
+                          "link_latency_min_ns,link_latency_max_ns,arch_rate_GBps,arch_latency_ns");
+  // N300's two ethernet links, both at 25 GB/s and 2 us against the arch's 12.5 GB/s and 600 ns.
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], ::testing::StartsWith("all_gather,n300,2,line,1,fabric,bf16,"));
+    EXPECT_THAT(lines[i], ::testing::EndsWith(",2,2,25,25,2000,2000,12.5,600")) << lines[i];
+  }
+  // The default columns keep their places: a what-if row's first 19 cells are read as the default's.
+  EXPECT_EQ(std::count(lines[1].begin(), lines[1].end(), ','), std::count(lines[0].begin(), lines[0].end(), ','));
+}
+
+// --max-wall in a sweep is per point, as run's is per run and the sweep's --max-sim-time per point
+// (session 11): a point past it stops the sweep with its report, exit 3, and the files hold the
+// rows before it, with -j N as with -j 1. A limit of 1 ns is past before any point's first poll.
+TEST_F(SweepFiles, MaxWallStopsTheSweepAtAPointWithItsReportAndFiles) {
+  for (const char* jobs : {"1", "2"}) {
+    SCOPED_TRACE(std::string("-j ") + jobs);
+    const int code = sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data",
+                            "--max-wall", "1e-9", "-j", jobs});
+    EXPECT_EQ(code, kExitHangOrFault);
+    const std::string csv = read_file(csv_);
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1) << csv;  // the header alone
+    const json rows = json::parse(read_file(json_));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].at("outcome"), "did not complete");
+    EXPECT_EQ(rows[0].at("size_bytes"), 65536);
+    EXPECT_THAT(rows[0].at("error").get<std::string>(), HasSubstr("the wall-time limit of"));
+    EXPECT_THAT(read_file(plot_), HasSubstr("all_gather at 65536 B did not complete"));
+  }
+}
+
+TEST_F(SweepFiles, MaxWallThatIsNotAPositiveNumberIsAUsageError) {
+  EXPECT_THROW(sweep({"--system", "n300", "--op", "all_gather", "--max-wall", "0"}), UsageError);
+  EXPECT_EQ(read_file(csv_), "op,size_bytes,time_us\nall_gather,65536,12.5\n");  // nothing ran, nothing written
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
