@@ -147,7 +147,8 @@ Algorithm resolved_legacy_algorithm(const Params& params, const topo::Topology& 
   if (params.algorithm != Algorithm::Auto) return params.algorithm;
   const std::uint32_t n = group_size(params, topology);
   const std::uint64_t composite_max =
-      params.legacy_composite_max_weighted_bytes.value_or(default_legacy_composite_max_weighted_bytes(params.topology, n));
+      params.legacy_composite_max_weighted_bytes.value_or(
+          default_legacy_composite_max_weighted_bytes(params.topology, n, params.num_links));
   if (legacy_composite_weighted_bytes(params.tensor) <= composite_max) return Algorithm::Composite;
   const std::uint64_t pages = num_pages(params.tensor);
   // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
@@ -195,9 +196,25 @@ std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor) {
   return num_pages(tensor) * (page_size_bytes(tensor) + kLegacyCompositePageWeightBytes);
 }
 
-std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size) {
-  if (topology == CclTopology::Ring) return kLegacyCompositeMaxWeightedBytesRing;
-  return std::min(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size, kLegacyCompositeMaxWeightedBytesLine);
+std::uint64_t legacy_composite_threshold_on_links(std::uint64_t one_link_bytes, std::uint32_t num_links,
+                                                  std::uint64_t link_shared_percent) {
+  const std::uint64_t links = std::max<std::uint32_t>(num_links, 1);
+  return one_link_bytes * 100 * links / ((100 - link_shared_percent) * links + link_shared_percent);
+}
+
+std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size,
+                                                          std::uint32_t num_links) {
+  std::uint64_t bytes = 0;
+  if (topology == CclTopology::Ring) {
+    bytes = legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesRing, num_links,
+                                                kLegacyCompositeLinkSharedPercent);
+  } else {
+    bytes = std::min(legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size,
+                                                         num_links, kLegacyCompositeLinkSharedPercent),
+                     legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesLine, num_links,
+                                                         kLegacyCompositeLineCapLinkSharedPercent));
+  }
+  return bytes / 1024 * 1024;  // whole KiB, as measured and as the help states them
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

@@ -26,7 +26,7 @@
 // composite's all_gather are the legacy builders (per-op EDMs, neighbour to neighbour), the
 // composite's local sum is the same program as in fabric mode (it is local to a chip). Auto there:
 // the composite while the tensor's weighted bytes (legacy_composite_weighted_bytes()) are at most
-// default_legacy_composite_max_weighted_bytes() (by topology and chip count, measured below), else
+// default_legacy_composite_max_weighted_bytes() (by topology, chip count and links, measured below), else
 // rs-ag when the pages divide by N and the legacy reduce_scatter has a page for every run of a
 // slice (a ring's two halves, a line's whole, times the links), else the composite. The one-shot
 // multicasts through the fabric's routers and is refused, naming the composite.
@@ -114,7 +114,8 @@ std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 // (simulated kernel time, DRAM; `cclmesh run --mode legacy --op all_reduce --all-reduce-algo
 // rs-ag|composite --no-data --shape ...` over bf16 / fp32 / bfp8_b tiles and ROW_MAJOR pages of
 // 1024, 512 and 128 B, 34-72 sizes per group; docs/collectives.md "Auto in legacy mode, measured"):
-//   group (1 link unless said)   best threshold, weighted KiB   this rule: KiB, total / worst loss
+//   group (1 link unless said)   best threshold, weighted KiB   session 10's rule (links left out):
+//                                                               KiB, total / worst loss
 //   N300 (2-line)                24-25                          24: 0.18 us / 0.9 %
 //   T3K 4-ring 0,1,3,2           26.5-29.5                      30: 3.67 us / 5.3 %
 //   T3K 4-ring, 2 links          31.5-34.5                      30: 1.07 us / 3.2 %
@@ -129,17 +130,47 @@ std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 // 33.75, ring:5 as a line 56.25 / 67.5, ring:6 as a line 67.5 / 81; ring:3 27 / 40.5, ring:5
 // 22.5 / 33.75, ring:6 27 / 40.5. So: a ring 30 KiB whatever its chip count, a line 12 KiB per
 // chip up to 80 KiB (the 8-line's reduce_scatter cost grows less than linearly; a 3-line loses
-// 8 % at its 33.75). More links raise the crossover on lines (4 links: Galaxy column 48 -> 60,
-// 8-line 80 -> 96); the rule leaves links out, losing at most 15 % in the window between. The
-// composite's sums stay in L1 (one local-sum workload, 512 KiB) far beyond these sizes, so its
-// per-pass fallback never meets the crossover.
+// 8 % at its 33.75). The composite's sums stay in L1 (one local-sum workload, 512 KiB) far
+// beyond these sizes, so its per-pass fallback never meets the crossover.
+//
+// Links (session 11). The thresholds above are 1 link's. More links raise the crossover: the
+// composite's cost per weighted KiB has a part that divides over the links (its gather's
+// transfers and relays) and a part that does not (the local sum, N copies read on each chip),
+// while rs-ag's cost at these sizes is its fixed part (the EDM set-ups and lockstep chains, about
+// the same on 1 to 4 links). Galaxy column (4-line), bf16 tiles, us per weighted KiB over 9-45
+// KiB: composite 0.91 / 0.74 / 0.70 / 0.64 on 1 / 2 / 3 / 4 links, rs-ag 0.21 / 0.14 / 0.07 /
+// 0.09, rs-ag at 9-36 KiB 53.4-54.0 us on every count. So the crossover grows as 1 / (1 - s +
+// s / links), s the part that divides. Measured crossovers (weighted KiB; `cclmesh run --mode
+// legacy --op all_reduce --all-reduce-algo rs-ag|composite --no-data`, every dividing size from
+// ~12 KiB to past the crossover, bf16 tiles and ROW_MAJOR rows of 128 and 1024 B; the last
+// composite win and the first rs-ag win, linearly interpolated; docs/collectives.md, "Links"):
+//   group                  1 link            2 links           3 links           4 links
+//   Galaxy column (4-line) 49.4 46.5 49.7    53.4 59.4 57.2    56.8 63.5 60.7    57.9 64.4 60.5
+//   T3K 4-line 0,1,3,2     51.0 46.9 52.9    51.8 60.3 57.9    (the T3K's legacy hops take 2 at most)
+//   T3K 4-ring 0,1,3,2     25.7 26.9 28.7    <=36 35.1 32.9
+//   Galaxy row (8-line)    83.0 63.3 91.4    75.7 87.6 80.9    83.1 96.8 87.8    90.2 102.8 94.0
+// (tiles, 128 B rows, 1024 B rows; T3K's 8-ring and 8-line and N300 allow 1 legacy link). On
+// rings and lines up to the cap s = 0.3 fits (4-line x 1.18 / 1.25 / 1.29, 4-ring x 1.18); the
+// 8-line's cap rises less: its 1-link 80 KiB is between its small pages' crossover (63) and its
+// large ones' (83-91), links move the small pages' (63 -> 103) far more than the large (83 ->
+// 90, 91 -> 94), and the large pages decide above the cap: s = 0.15 there. Each threshold is
+// rounded down to a whole KiB. Scored against the faster algorithm at every measured size (45
+// groups x links x layouts, 471 sizes): 1 link unchanged; on 2-4 links the time lost per group
+// and link count (its three layouts) is 1.0-19.1 us, at most 5.2 % at a size, where the rule
+// without links lost 3.1-85.9 us, up to 18 %.
 inline constexpr std::uint64_t kLegacyCompositePageWeightBytes = 256;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesRing = 30 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesPerLineChip = 12 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesLine = 80 * 1024;
+inline constexpr std::uint64_t kLegacyCompositeLinkSharedPercent = 30;
+inline constexpr std::uint64_t kLegacyCompositeLineCapLinkSharedPercent = 15;
 // The tensor's pages x (page size + kLegacyCompositePageWeightBytes).
 std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor);
-std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size);
+// one_link_bytes / (1 - s + s / num_links), s = link_shared_percent / 100 (num_links 0 as 1).
+std::uint64_t legacy_composite_threshold_on_links(std::uint64_t one_link_bytes, std::uint32_t num_links,
+                                                  std::uint64_t link_shared_percent);
+std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size,
+                                                          std::uint32_t num_links);
 
 enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, OneShot };
 std::string to_string(Algorithm algorithm);

@@ -242,7 +242,12 @@ TEST(LegacyAllReduceAuto, ReduceScatterWhereItsSlicesFitElseComposite) {
 // bf16 tiles weigh 2304 B (2048 + 256): N300 10 tiles (23040 <= 24 KiB) / 12; the T3K 4-line 20
 // tiles (46080 <= 48 KiB) / 24; the 8-line 32 tiles (73728 <= 80 KiB) / 40; the 8-ring's first
 // rs-ag size, 16 tiles (36864 > 30 KiB); 128 B ROW_MAJOR rows on the MMIO square as a ring, 64
-// rows (64 x 384 = 24 KiB) / 96 rows (36 KiB).
+// rows (64 x 384 = 24 KiB) / 96 rows (36 KiB). On 2 links (session 11) the thresholds rise
+// (all_reduce.hpp): the 4-line's to 56 KiB, so 44 rows of 1 KiB (55 KiB; rs-ag on 1 link) are
+// the composite there and 48 (60 KiB) rs-ag; the square ring's to 35 KiB, so 92 rows of 128 B
+// (34.5 KiB; rs-ag on 1 link) are the composite and 96 rs-ag. Each pick is the faster one as
+// measured (4-line 2 links, 44 rows: 56.68 against 58.60 us, 48 rows rs-ag 58.85 against 60.28;
+// ring 2 links, 92 rows: 33.52 against 33.79, 96 rows rs-ag 33.82 against 34.18).
 TEST(LegacyAllReduceAuto, CompositeAtSmallDividingSizesEndToEnd) {
   struct Run {
     const char* name;
@@ -251,9 +256,13 @@ TEST(LegacyAllReduceAuto, CompositeAtSmallDividingSizesEndToEnd) {
     CclTopology shape;
     std::vector<ChipId> group;
     ar::Algorithm expected;
+    std::uint32_t links = 1;
   };
   const TensorSpec rows64{{1, 1, 64, 64}, DataType::Bfloat16, Layout::RowMajor};
+  const TensorSpec rows92{{1, 1, 92, 64}, DataType::Bfloat16, Layout::RowMajor};
   const TensorSpec rows96{{1, 1, 96, 64}, DataType::Bfloat16, Layout::RowMajor};
+  const TensorSpec rows44x1k{{1, 1, 44, 512}, DataType::Bfloat16, Layout::RowMajor};
+  const TensorSpec rows48x1k{{1, 1, 48, 512}, DataType::Bfloat16, Layout::RowMajor};
   const std::vector<Run> runs = {
       {"n300 10 tiles", topo::build_n300(), tile({1, 1, 32, 32 * 10}), CclTopology::Line, {}, ar::Algorithm::Composite},
       {"n300 12 tiles", topo::build_n300(), tile({1, 1, 32, 32 * 12}), CclTopology::Line, {},
@@ -272,6 +281,18 @@ TEST(LegacyAllReduceAuto, CompositeAtSmallDividingSizesEndToEnd) {
        ar::Algorithm::Composite},
       {"mmio square ring, 96 rows of 128 B", topo::build_t3k(), rows96, CclTopology::Ring, kT3kMmioSquare,
        ar::Algorithm::ReduceScatterAllGather},
+      {"mmio square ring, 92 rows of 128 B", topo::build_t3k(), rows92, CclTopology::Ring, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather},
+      {"mmio square ring on 2 links, 92 rows of 128 B", topo::build_t3k(), rows92, CclTopology::Ring, kT3kMmioSquare,
+       ar::Algorithm::Composite, 2},
+      {"mmio square ring on 2 links, 96 rows of 128 B", topo::build_t3k(), rows96, CclTopology::Ring, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather, 2},
+      {"t3k 4-line, 44 rows of 1 KiB", topo::build_t3k(), rows44x1k, CclTopology::Line, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather},
+      {"t3k 4-line on 2 links, 44 rows of 1 KiB", topo::build_t3k(), rows44x1k, CclTopology::Line, kT3kMmioSquare,
+       ar::Algorithm::Composite, 2},
+      {"t3k 4-line on 2 links, 48 rows of 1 KiB", topo::build_t3k(), rows48x1k, CclTopology::Line, kT3kMmioSquare,
+       ar::Algorithm::ReduceScatterAllGather, 2},
   };
   for (const Run& r : runs) {
     SCOPED_TRACE(r.name);
@@ -280,11 +301,12 @@ TEST(LegacyAllReduceAuto, CompositeAtSmallDividingSizesEndToEnd) {
     c.tensor = r.tensor;
     c.topology = r.shape;
     c.group = r.group;
+    c.num_links = r.links;
     const Outcome o = run_case(*device, c);
     EXPECT_EQ(o.algorithm, r.expected);
     EXPECT_EQ(o.workloads, 2u);  // the gather and the local sum, or the two halves
     // The composite's gather is the only op with EDMs on it (one set); rs-ag launches two.
-    EXPECT_EQ(o.edms, (r.expected == ar::Algorithm::Composite ? 1u : 2u) * edms_of(r.shape, o.group_size, 1));
+    EXPECT_EQ(o.edms, (r.expected == ar::Algorithm::Composite ? 1u : 2u) * edms_of(r.shape, o.group_size, r.links));
   }
 }
 

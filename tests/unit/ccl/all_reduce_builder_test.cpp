@@ -202,21 +202,36 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
 }
 
 // Legacy mode's Auto: the composite while pages x (page size + 256 B) is at most 30 KiB on a ring,
-// 12 KiB per chip up to 80 KiB on a line (all_reduce.hpp has the measurements), else rs-ag where
-// the legacy reduce_scatter takes the slices. ROW_MAJOR bf16 rows sized so that the threshold's
+// 12 KiB per chip up to 80 KiB on a line on 1 link, each / (0.7 + 0.3 / links) on more (the
+// line's 80 KiB / (0.85 + 0.15 / links)), in whole KiB (all_reduce.hpp has the measurements),
+// else rs-ag where the legacy reduce_scatter takes the slices. ROW_MAJOR bf16 rows sized so that the threshold's
 // row count divides by N: exactly at it the composite; the same rows 16 elements wider (32 B a
 // page above) and the next dividing row count rs-ag; one row above (not dividing) the composite.
 TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
   EXPECT_EQ(ar::legacy_composite_weighted_bytes(bf16({1, 1, 32, 32 * 10})), 10u * (2048 + 256));
   EXPECT_EQ(ar::legacy_composite_weighted_bytes(TensorSpec{{1, 1, 32, 32}, DataType::Bfloat8B, Layout::Tile}),
             1088u + 256);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 3), 30u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 8), 30u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 2), 24u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4), 48u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6), 72u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 7), 80u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8), 80u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 3, 1), 30u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 8, 1), 30u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 2, 1), 24u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 1), 48u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 1), 72u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 7, 1), 80u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 1), 80u * 1024);
+  // On more links (session 11): 30 KiB x 1.18 / 1.25 / 1.29 on a ring; a 4-line's 48 KiB the
+  // same; the 8-line's 80 KiB cap x 1.08 / 1.11 / 1.13; a 6-line on 3 links at the cap (90 KiB
+  // per chip, the cap 88.9); 0 links read as 1.
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 4, 2), 35u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 4, 3), 37u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 8, 4), 38u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 2), 56u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 3), 60u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 4), 61u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 2), 86u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 3), 88u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 4), 90u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 3), 88u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 0), 48u * 1024);
   const auto rows = [](std::uint32_t n, std::uint32_t width) {
     return TensorSpec{{1, 1, n, width}, DataType::Bfloat16, Layout::RowMajor};
   };
@@ -230,15 +245,18 @@ TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
     std::uint32_t rows;   // at the threshold: rows x (2 x width + 256) == it
     std::uint32_t width;
     std::uint32_t next;   // the next row count that divides by N
+    int cluster_axis = 0;  // a Galaxy's groups: its columns (0) or rows (1)
   };
   const std::vector<Group> groups = {
       {"t3k 8-ring", topo::build_t3k(), CclTopology::Ring, {}, 8, 1, 16, 832, 24},        // 30 KiB
       {"t3k 4-ring", topo::build_t3k(), CclTopology::Ring, {0, 1, 3, 2}, 4, 1, 16, 832, 20},
-      {"t3k 4-ring, 2 links", topo::build_t3k(), CclTopology::Ring, {0, 1, 3, 2}, 4, 2, 16, 832, 20},
+      {"t3k 4-ring, 2 links", topo::build_t3k(), CclTopology::Ring, {0, 1, 3, 2}, 4, 2, 16, 992, 20},  // 35 KiB
       {"n300", topo::build_n300(), CclTopology::Line, {}, 2, 1, 16, 640, 18},             // 24 KiB
       {"t3k 3-line", topo::build_t3k(), CclTopology::Line, {0, 1, 3}, 3, 1, 24, 640, 27},  // 36 KiB
       {"t3k 4-line", topo::build_t3k(), CclTopology::Line, {0, 1, 3, 2}, 4, 1, 32, 640, 36},  // 48 KiB
-      {"galaxy columns, 4 links", topo::build_galaxy(), CclTopology::Line, {}, 4, 4, 32, 640, 36},
+      {"t3k 4-line, 2 links", topo::build_t3k(), CclTopology::Line, {0, 1, 3, 2}, 4, 2, 32, 768, 36},  // 56 KiB
+      {"galaxy columns, 4 links", topo::build_galaxy(), CclTopology::Line, {}, 4, 4, 32, 848, 36},  // 61 KiB
+      {"galaxy rows, 4 links", topo::build_galaxy(), CclTopology::Line, {}, 8, 4, 64, 592, 72, 1},  // 90 KiB
       // 80 KiB, not 8 x 12: 72 rows (90 KiB weighted) are rs-ag.
       {"t3k 8-line", topo::build_t3k(), CclTopology::Line, {}, 8, 1, 64, 512, 72},
   };
@@ -250,8 +268,9 @@ TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
     p.mode = CclMode::Legacy;
     p.num_links = g.links;
     if (!g.chips.empty()) p.groups.chips = {g.chips};
-    if (g.topology.chip_count() > 8) p.groups.cluster_axis = 0;
-    ASSERT_EQ(ar::legacy_composite_weighted_bytes(p.tensor), ar::default_legacy_composite_max_weighted_bytes(g.shape, g.n));
+    if (g.topology.chip_count() > 8) p.groups.cluster_axis = g.cluster_axis;
+    ASSERT_EQ(ar::legacy_composite_weighted_bytes(p.tensor),
+              ar::default_legacy_composite_max_weighted_bytes(g.shape, g.n, g.links));
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::Composite) << "at the threshold";
     p.tensor = rows(g.rows, g.width + 16);
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << "32 B a page above";
