@@ -134,6 +134,11 @@ TEST_F(SweepFiles, AWhatIfSweepsCsvNamesItsLinksAfterTheDefaultColumns) {
   }
   // The default columns keep their places: a what-if row's first 19 cells are read as the default's.
   EXPECT_EQ(std::count(lines[1].begin(), lines[1].end(), ','), std::count(lines[0].begin(), lines[0].end(), ','));
+  // -j 2's rows come back from forked points through sweep_point's JSON: the same CSV.
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data", "--link-rate",
+                   "25GB/s", "--link-latency", "2us", "-j", "2"}),
+            kExitOk);
+  EXPECT_EQ(read_file(csv_), csv);
 }
 
 // --max-wall in a sweep is per point, as run's is per run and the sweep's --max-sim-time per point
