@@ -66,7 +66,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                                  "sums fit L1; else rs-ag, or composite when the pages do not divide; legacy mode: "
                                  "composite while pages x (page size + {} B) is at most {} KiB on a ring, {} KiB per "
                                  "chip up to {} KiB on a line, each / (1 - s + s / links) in whole KiB with s = 0.{:02} "
-                                 "(the line's {} KiB: 0.{:02}), else rs-ag where its slices fit), one-shot, rs-ag "
+                                 "(lines of more than {} chips: 0.{:02}), else rs-ag where its slices fit), one-shot, rs-ag "
                                  "(reduce_scatter + all_gather) or composite",
                                  ar::kOneShotMaxBytesTwoChips / 1024, ar::kOneShotMaxPagesTwoChips,
                                  ar::kOneShotMaxBytesUpToFourChips / 1024, ar::kOneShotMaxPagesUpToFourChips,
@@ -74,8 +74,8 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                                  ar::kLegacyCompositePageWeightBytes, ar::kLegacyCompositeMaxWeightedBytesRing / 1024,
                                  ar::kLegacyCompositeMaxWeightedBytesPerLineChip / 1024,
                                  ar::kLegacyCompositeMaxWeightedBytesLine / 1024, ar::kLegacyCompositeLinkSharedPercent,
-                                 ar::kLegacyCompositeMaxWeightedBytesLine / 1024,
-                                 ar::kLegacyCompositeLineCapLinkSharedPercent))
+                                 ar::kLegacyCompositeShortLineMaxChips,
+                                 ar::kLegacyCompositeLongLineLinkSharedPercent))
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
       ->capture_default_str();
   command.add_option("--ag-ring-algorithm", o.ag_ring_algorithm,

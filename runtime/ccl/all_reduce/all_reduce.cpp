@@ -204,17 +204,17 @@ std::uint64_t legacy_composite_threshold_on_links(std::uint64_t one_link_bytes, 
 
 std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, std::uint32_t group_size,
                                                           std::uint32_t num_links) {
-  std::uint64_t bytes = 0;
   if (topology == CclTopology::Ring) {
-    bytes = legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesRing, num_links,
-                                                kLegacyCompositeLinkSharedPercent);
-  } else {
-    bytes = std::min(legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size,
-                                                         num_links, kLegacyCompositeLinkSharedPercent),
-                     legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesLine, num_links,
-                                                         kLegacyCompositeLineCapLinkSharedPercent));
+    return legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesRing, num_links,
+                                               kLegacyCompositeLinkSharedPercent) / 1024 * 1024;
   }
-  return bytes / 1024 * 1024;  // whole KiB, as measured and as the help states them
+  const std::uint64_t one_link =
+      std::min(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size, kLegacyCompositeMaxWeightedBytesLine);
+  const std::uint64_t link_shared_percent = group_size <= kLegacyCompositeShortLineMaxChips
+                                                ? kLegacyCompositeLinkSharedPercent
+                                                : kLegacyCompositeLongLineLinkSharedPercent;
+  // Whole KiB, as measured and as the help states them.
+  return legacy_composite_threshold_on_links(one_link, num_links, link_shared_percent) / 1024 * 1024;
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

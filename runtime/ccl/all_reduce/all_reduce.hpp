@@ -143,27 +143,31 @@ std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 // s / links), s the part that divides. Measured crossovers (weighted KiB; `cclmesh run --mode
 // legacy --op all_reduce --all-reduce-algo rs-ag|composite --no-data`, every dividing size from
 // ~12 KiB to past the crossover, bf16 tiles and ROW_MAJOR rows of 128 and 1024 B; the last
-// composite win and the first rs-ag win, linearly interpolated; docs/collectives.md, "Links"):
+// composite win and the first rs-ag win, linearly interpolated; docs/collectives.md, "Links in
+// the threshold"):
 //   group                  1 link            2 links           3 links           4 links
-//   Galaxy column (4-line) 49.4 46.5 49.7    53.4 59.4 57.2    56.8 63.5 60.7    57.9 64.4 60.5
-//   T3K 4-line 0,1,3,2     51.0 46.9 52.9    51.8 60.3 57.9    (the T3K's legacy hops take 2 at most)
-//   T3K 4-ring 0,1,3,2     25.7 26.9 28.7    <=36 35.1 32.9
-//   Galaxy row (8-line)    83.0 63.3 91.4    75.7 87.6 80.9    83.1 96.8 87.8    90.2 102.8 94.0
-// (tiles, 128 B rows, 1024 B rows; T3K's 8-ring and 8-line and N300 allow 1 legacy link). On
-// rings and lines up to the cap s = 0.3 fits (4-line x 1.18 / 1.25 / 1.29, 4-ring x 1.18); the
-// 8-line's cap rises less: its 1-link 80 KiB is between its small pages' crossover (63) and its
-// large ones' (83-91), links move the small pages' (63 -> 103) far more than the large (83 ->
-// 90, 91 -> 94), and the large pages decide above the cap: s = 0.15 there. Each threshold is
-// rounded down to a whole KiB. Scored against the faster algorithm at every measured size (45
-// groups x links x layouts, 471 sizes): 1 link unchanged; on 2-4 links the time lost per group
-// and link count (its three layouts) is 1.0-19.1 us, at most 5.2 % at a size, where the rule
-// without links lost 3.1-85.9 us, up to 18 %.
+//   T3K 4-ring 0,1,3,2     25.7 26.9 28.7    <=36 35.1 32.9    (the T3K's legacy hops take 2 at most)
+//   ring:6                 28.1 29.8 30.7    <=54 38.9 35.9    -    39.9 <=45    -    40.8 <=60
+//   Galaxy column (4-line) 49.4 46.5 49.7    53.4 59.3 57.2    56.8 63.5 60.7    57.9 64.4 60.5
+//   T3K 4-line 0,1,3,2     51.0 46.9 52.9    51.8 60.3 57.9
+//   ring:6 as a 6-line     74.4 57.5 81.0    67.4 77.9 73.9    72.4 84.9 77.4    77.1 88.2 82.3
+//   Galaxy row (8-line)    83.0 63.3 91.4    75.6 87.6 80.8    83.1 96.8 87.8    90.1 102.8 94.0
+// (tiles, 128 B rows, 1024 B rows; T3K's 8-ring and 8-line and N300 allow 1 legacy link). Rings
+// and lines of up to 4 chips fit s = 0.3 (x 1.18 / 1.25 / 1.29 on 2 / 3 / 4 links); on longer
+// lines the links move the small pages' crossover as much (6-line 57 -> 88, 8-line 63 -> 103 on
+// 4 links) but the large pages' little (74 -> 77, 83 -> 90; 81 -> 82, 91 -> 94), and those decide
+// at the 1-link threshold, which already sits above the small pages': s = 0.15 there. Each
+// threshold is rounded down to a whole KiB. Scored against the faster algorithm at every measured
+// size (69 groups x links x layouts, 682 sizes): 1 link unchanged; on 2-4 links the time lost per
+// group and link count (its three layouts) is 1.0-19.1 us, at most 5.2 % at a size, where the
+// rule without links lost 3.1-85.9 us, up to 18 %.
 inline constexpr std::uint64_t kLegacyCompositePageWeightBytes = 256;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesRing = 30 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesPerLineChip = 12 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesLine = 80 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeLinkSharedPercent = 30;
-inline constexpr std::uint64_t kLegacyCompositeLineCapLinkSharedPercent = 15;
+inline constexpr std::uint32_t kLegacyCompositeShortLineMaxChips = 4;
+inline constexpr std::uint64_t kLegacyCompositeLongLineLinkSharedPercent = 15;
 // The tensor's pages x (page size + kLegacyCompositePageWeightBytes).
 std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor);
 // one_link_bytes / (1 - s + s / num_links), s = link_shared_percent / 100 (num_links 0 as 1).

@@ -202,8 +202,8 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
 }
 
 // Legacy mode's Auto: the composite while pages x (page size + 256 B) is at most 30 KiB on a ring,
-// 12 KiB per chip up to 80 KiB on a line on 1 link, each / (0.7 + 0.3 / links) on more (the
-// line's 80 KiB / (0.85 + 0.15 / links)), in whole KiB (all_reduce.hpp has the measurements),
+// 12 KiB per chip up to 80 KiB on a line on 1 link, each / (0.7 + 0.3 / links) on more (lines
+// of more than 4 chips / (0.85 + 0.15 / links)), in whole KiB (all_reduce.hpp has the measurements),
 // else rs-ag where the legacy reduce_scatter takes the slices. ROW_MAJOR bf16 rows sized so that the threshold's
 // row count divides by N: exactly at it the composite; the same rows 16 elements wider (32 B a
 // page above) and the next dividing row count rs-ag; one row above (not dividing) the composite.
@@ -219,8 +219,8 @@ TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 7, 1), 80u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 1), 80u * 1024);
   // On more links (session 11): 30 KiB x 1.18 / 1.25 / 1.29 on a ring; a 4-line's 48 KiB the
-  // same; the 8-line's 80 KiB cap x 1.08 / 1.11 / 1.13; a 6-line on 3 links at the cap (90 KiB
-  // per chip, the cap 88.9); 0 links read as 1.
+  // same; longer lines x 1.08 / 1.11 / 1.13 (the 8-line's 80 KiB, the 6-line's 72, the 5-line's
+  // 60); 0 links read as 1.
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 4, 2), 35u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 4, 3), 37u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 8, 4), 38u * 1024);
@@ -230,7 +230,11 @@ TEST(AllReduceBuilder, LegacyAutoCompositeThresholds) {
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 2), 86u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 3), 88u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 8, 4), 90u * 1024);
-  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 3), 88u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 2), 77u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 3), 80u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 6, 4), 81u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 5, 2), 64u * 1024);
+  EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 3, 2), 42u * 1024);
   EXPECT_EQ(ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 0), 48u * 1024);
   const auto rows = [](std::uint32_t n, std::uint32_t width) {
     return TensorSpec{{1, 1, n, width}, DataType::Bfloat16, Layout::RowMajor};
