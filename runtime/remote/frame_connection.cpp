@@ -1,0 +1,209 @@
+#include "runtime/remote/frame_connection.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/system/error_code.hpp>
+#include <cstring>
+#include <optional>
+
+namespace cclmesh::runtime::remote {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// How often a wait without a deadline of its own looks at the stop flag.
+constexpr std::chrono::milliseconds kStopPollInterval{100};
+
+void put_u32(std::byte* at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = static_cast<std::byte>(v >> (8 * i));
+}
+void put_u64(std::byte* at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) at[i] = static_cast<std::byte>(v >> (8 * i));
+}
+std::uint32_t get_u32(const std::byte* at) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t{std::to_integer<std::uint8_t>(at[i])} << (8 * i);
+  return v;
+}
+std::uint64_t get_u64(const std::byte* at) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= std::uint64_t{std::to_integer<std::uint8_t>(at[i])} << (8 * i);
+  return v;
+}
+
+std::string seconds_text(std::chrono::milliseconds t) { return fmt::format("{:g} s", static_cast<double>(t.count()) / 1000.0); }
+
+// Runs `io` until `done` is set, `deadline` passes or `stop` is set; true when done. A zero
+// deadline (time_point::max()) waits without bound, polling `stop`.
+bool run_until(asio::io_context& io, const std::optional<error_code>& done, FrameConnection::Clock::time_point deadline,
+               const std::atomic<bool>* stop) {
+  io.restart();
+  while (!done) {
+    if (stop != nullptr && stop->load()) return false;
+    const auto now = FrameConnection::Clock::now();
+    if (now >= deadline) return false;
+    const auto slice = std::min<FrameConnection::Clock::duration>(deadline - now, kStopPollInterval);
+    io.run_for(slice);
+    if (io.stopped()) io.restart();
+  }
+  return true;
+}
+
+FrameConnection::Clock::time_point deadline_after(std::chrono::milliseconds t) {
+  return t.count() == 0 ? FrameConnection::Clock::time_point::max() : FrameConnection::Clock::now() + t;
+}
+
+std::string describe(const error_code& ec) {
+  if (ec == asio::error::eof) return "the connection was closed by the other side";
+  if (ec == asio::error::connection_reset) return "the connection was reset by the other side";
+  if (ec == asio::error::broken_pipe) return "the connection was closed by the other side (broken pipe)";
+  return ec.message();
+}
+
+}  // namespace
+
+FrameConnection::FrameConnection(asio::io_context& io, tcp::socket socket) : io_(io), socket_(std::move(socket)) {
+  error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+}
+
+void FrameConnection::write_all(std::span<const std::byte> from, std::chrono::milliseconds timeout) {
+  while (!from.empty()) {
+    std::optional<error_code> done;
+    std::size_t moved = 0;
+    socket_.async_write_some(asio::buffer(from.data(), from.size()), [&](const error_code& ec, std::size_t n) {
+      done = ec;
+      moved = n;
+    });
+    if (!run_until(io_, done, deadline_after(timeout), nullptr)) {
+      error_code ignored;
+      socket_.cancel(ignored);
+      io_.restart();
+      while (!done) io_.run_one();
+      throw ConnectionError(fmt::format("no byte could be sent for {}", seconds_text(timeout)));
+    }
+    if (*done) throw ConnectionError(describe(*done));
+    from = from.subspan(moved);
+  }
+}
+
+void FrameConnection::read_exactly(std::span<std::byte> into, std::chrono::milliseconds idle_timeout,
+                                   std::chrono::milliseconds timeout, const std::atomic<bool>* stop) {
+  bool first = true;
+  while (!into.empty()) {
+    std::optional<error_code> done;
+    std::size_t moved = 0;
+    socket_.async_read_some(asio::buffer(into.data(), into.size()), [&](const error_code& ec, std::size_t n) {
+      done = ec;
+      moved = n;
+    });
+    const std::chrono::milliseconds limit = first ? idle_timeout : timeout;
+    if (!run_until(io_, done, deadline_after(limit), stop)) {
+      error_code ignored;
+      socket_.cancel(ignored);
+      io_.restart();
+      while (!done) io_.run_one();
+      if (!*done) {  // the read completed while being cancelled
+        into = into.subspan(moved);
+        first = false;
+        continue;
+      }
+      if (stop != nullptr && stop->load()) throw ConnectionError("stopped");
+      throw ConnectionError(fmt::format("nothing was received for {}", seconds_text(limit)));
+    }
+    if (*done) throw ConnectionError(describe(*done));
+    into = into.subspan(moved);
+    first = false;
+  }
+}
+
+void FrameConnection::send(std::span<const std::uint8_t> header, std::span<const std::byte> blob,
+                           std::chrono::milliseconds timeout) {
+  if (header.size() > kMaxHeaderBytes) {
+    throw ConnectionError(fmt::format("a message of {} B is larger than the protocol's {} B", header.size(), kMaxHeaderBytes));
+  }
+  std::vector<std::byte> lead_and_header(kFrameLeadBytes + header.size());
+  put_u32(lead_and_header.data(), kFrameMagic);
+  put_u32(lead_and_header.data() + 4, static_cast<std::uint32_t>(header.size()));
+  put_u64(lead_and_header.data() + 8, blob.size());
+  if (!header.empty()) std::memcpy(lead_and_header.data() + kFrameLeadBytes, header.data(), header.size());
+  write_all(lead_and_header, timeout);
+  write_all(blob, timeout);
+}
+
+Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
+                               const BlobTarget& blob_target, const std::atomic<bool>* stop) {
+  std::byte lead[kFrameLeadBytes];
+  read_exactly(lead, idle_timeout, timeout, stop);
+  const std::uint32_t magic = get_u32(lead);
+  if (magic != kFrameMagic) {
+    std::string shown;
+    for (int i = 0; i < 4; ++i) {
+      const auto c = std::to_integer<unsigned char>(lead[i]);
+      shown += (c >= 0x20 && c < 0x7F) ? fmt::format("{}", static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+    }
+    throw ConnectionError(fmt::format("the peer does not speak the cclmesh remote device protocol (a frame starts "
+                                      "with \"{}\", expected \"CCLM\")",
+                                      shown));
+  }
+  const std::uint32_t header_bytes = get_u32(lead + 4);
+  const std::uint64_t blob_bytes = get_u64(lead + 8);
+  if (header_bytes > kMaxHeaderBytes || blob_bytes > kMaxBlobBytes) {
+    throw ConnectionError(fmt::format("a frame announces {} B of message and {} B of data, above the protocol's limits "
+                                      "({} B, {} B)",
+                                      header_bytes, blob_bytes, kMaxHeaderBytes, kMaxBlobBytes));
+  }
+  Frame frame;
+  frame.header.resize(header_bytes);
+  read_exactly(std::as_writable_bytes(std::span(frame.header)), timeout, timeout, nullptr);
+  std::span<std::byte> target;
+  if (blob_target && blob_bytes != 0) target = blob_target(blob_bytes);
+  if (target.empty()) {
+    frame.blob.resize(blob_bytes);
+    target = frame.blob;
+  }
+  read_exactly(target, timeout, timeout, nullptr);
+  return frame;
+}
+
+std::string FrameConnection::peer() const {
+  error_code ec;
+  const tcp::endpoint ep = socket_.remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return fmt::format("{}:{}", ep.address().to_string(), ep.port());
+}
+
+void FrameConnection::close() {
+  error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+tcp::socket connect_socket(asio::io_context& io, const std::string& host, std::uint16_t port,
+                           std::chrono::milliseconds timeout) {
+  tcp::resolver resolver(io);
+  error_code ec;
+  const auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (ec) throw ConnectionError(fmt::format("cannot resolve host '{}': {}", host, ec.message()));
+  tcp::socket socket(io);
+  std::optional<error_code> done;
+  asio::async_connect(socket, endpoints, [&](const error_code& e, const tcp::endpoint&) { done = e; });
+  if (!run_until(io, done, deadline_after(timeout), nullptr)) {
+    error_code ignored;
+    socket.close(ignored);
+    io.restart();
+    while (!done) io.run_one();
+    throw ConnectionError(fmt::format("no connection within {}", seconds_text(timeout)));
+  }
+  if (*done) throw ConnectionError(fmt::format("cannot connect: {}", done->message()));
+  return socket;
+}
+
+}  // namespace cclmesh::runtime::remote

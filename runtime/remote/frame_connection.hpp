@@ -1,0 +1,81 @@
+#pragma once
+// One TCP connection carrying the remote device protocol's frames (docs/remote_device.md):
+//
+//   magic "CCLM" | u32 header bytes | u64 blob bytes | header (CBOR) | blob (raw bytes)
+//
+// little-endian lengths. The header is a small structured message; the blob carries bulk
+// buffer bytes as they are, so a 1 GiB tensor crosses as 1 GiB. Every wait has a deadline
+// that restarts whenever bytes move ("no progress for `timeout`"), so a large transfer on a
+// slow link is not cut short while a dead peer is still noticed. Nothing here reads a clock
+// inside a simulation: the connection lives beside the device, never inside it.
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cclmesh::runtime::remote {
+
+inline constexpr std::uint32_t kFrameMagic = 0x4D4C4343;        // "CCLM" read as a little-endian u32
+inline constexpr std::uint32_t kMaxHeaderBytes = 256u << 20;    // a Galaxy workload's args fit many times
+inline constexpr std::uint64_t kMaxBlobBytes = 64ull << 30;     // larger than any chip's DRAM
+inline constexpr std::size_t kFrameLeadBytes = 16;              // magic, header size, blob size
+
+// The connection failed: closed by the peer, reset, timed out, or the bytes are not this
+// protocol's frames. The message says what happened, without the endpoint (callers add it).
+class ConnectionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Frame {
+  std::vector<std::uint8_t> header;  // CBOR
+  std::vector<std::byte> blob;       // empty unless the message carries bulk bytes
+};
+
+// Where an incoming blob of `bytes` goes: a caller-owned span of exactly that size (read
+// straight into, no copy), or an empty span to collect it in Frame::blob.
+using BlobTarget = std::function<std::span<std::byte>(std::uint64_t bytes)>;
+
+class FrameConnection {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Takes a connected socket bound to `io`, which this connection runs (one thread at a time).
+  FrameConnection(boost::asio::io_context& io, boost::asio::ip::tcp::socket socket);
+
+  // Sends header and blob; throws ConnectionError when no byte moves for `timeout`.
+  void send(std::span<const std::uint8_t> header, std::span<const std::byte> blob, std::chrono::milliseconds timeout);
+
+  // Waits for the next frame. `idle_timeout` bounds the wait for its first byte (zero: no
+  // bound), `timeout` every later stall. While waiting, `stop` (when given) is polled: once
+  // set, the wait ends with ConnectionError("stopped").
+  Frame receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
+                const BlobTarget& blob_target = {}, const std::atomic<bool>* stop = nullptr);
+
+  // "127.0.0.1:5170" of the peer, or "unknown peer".
+  std::string peer() const;
+  void close();
+
+ private:
+  void read_exactly(std::span<std::byte> into, std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
+                    const std::atomic<bool>* stop);
+  void write_all(std::span<const std::byte> from, std::chrono::milliseconds timeout);
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::tcp::socket socket_;
+};
+
+// Connects to host:port within `timeout`; throws ConnectionError naming what failed (name
+// resolution, refused, timed out).
+boost::asio::ip::tcp::socket connect_socket(boost::asio::io_context& io, const std::string& host, std::uint16_t port,
+                                            std::chrono::milliseconds timeout);
+
+}  // namespace cclmesh::runtime::remote

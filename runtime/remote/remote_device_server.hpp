@@ -1,0 +1,77 @@
+#pragma once
+// Serves any MeshDevice over TCP to RemoteMeshDevice clients, one session at a time
+// (docs/remote_device.md). It knows nothing of the backend behind the reference: `cclmesh
+// serve` hands it a simulated mesh; a hardware host would hand it a tt-metal backend.
+//
+//   RemoteDeviceServer server(device, {.bind_address = "0.0.0.0", .port = 5170});
+//   server.port();    // the port bound (the ephemeral one when asked for port 0)
+//   server.serve();   // until stop() or a client's shutdown request
+//
+// Each call runs on the thread that called serve(); while one runs, a heartbeat thread sends
+// "working" frames so the client's timeout measures silence, not the length of a simulation.
+// The backend's exceptions go back as error replies and the session goes on; a client that
+// disconnects, stalls or speaks another protocol ends its session only.
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/remote_protocol.hpp"
+
+namespace cclmesh::runtime::remote {
+
+struct RemoteServerOptions {
+  std::string bind_address = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: an ephemeral port (port() says which)
+  // Told to clients in the hello: what is served, and the fabric their op builders must name.
+  std::string description = "a cclmesh device";
+  std::optional<FabricOptions> fabric;
+  std::chrono::milliseconds heartbeat_interval{2'000};
+  // A client silent this long between requests is dropped (zero: never); and the longest
+  // stall inside a frame.
+  std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds io_timeout{60'000};
+  // Told about sessions (connected, ended and why); unset: silent.
+  std::function<void(const std::string&)> log;
+};
+
+class RemoteDeviceServer {
+ public:
+  // Binds and listens; throws RemoteDeviceError naming the address when it cannot.
+  RemoteDeviceServer(MeshDevice& device, RemoteServerOptions options);
+  ~RemoteDeviceServer();
+  RemoteDeviceServer(const RemoteDeviceServer&) = delete;
+  RemoteDeviceServer& operator=(const RemoteDeviceServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  // Accepts clients one after another until stop() or a shutdown request.
+  void serve();
+  // Thread-safe and async-signal-safe (one atomic store); serve() returns within ~0.1 s, after
+  // the call in progress, if any.
+  void stop() { stop_.store(true); }
+
+ private:
+  // One client's session; returns true when it asked the server to shut down.
+  bool serve_session(FrameConnection& connection);
+  // Runs one request, heartbeating while it does; the reply (ok or error) and its blob.
+  Json handle(const Json& request, std::vector<std::byte>& blob, std::vector<std::byte>& reply_blob);
+  void log(const std::string& line) const;
+
+  MeshDevice& device_;
+  RemoteServerOptions options_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  static_assert(std::atomic<bool>::is_always_lock_free, "stop() is called from signal handlers");
+};
+
+}  // namespace cclmesh::runtime::remote

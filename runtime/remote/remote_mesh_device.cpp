@@ -1,0 +1,203 @@
+#include "runtime/remote/remote_mesh_device.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "topologies/errors.hpp"
+#include "topologies/topology_yaml.hpp"
+
+namespace cclmesh::runtime::remote {
+
+namespace {
+
+Json request_of(std::string_view type, Json fields) {
+  if (fields.is_null()) fields = Json::object();
+  fields["type"] = type;
+  return fields;
+}
+
+}  // namespace
+
+RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteDeviceOptions options)
+    : host_(std::move(host)),
+      port_(port),
+      endpoint_(host_.find(':') != std::string::npos ? fmt::format("[{}]:{}", host_, port_)
+                                                    : fmt::format("{}:{}", host_, port_)),
+      options_(options),
+      io_(std::make_unique<boost::asio::io_context>()) {
+  try {
+    connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
+  } catch (const ConnectionError& e) {
+    throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
+  }
+  const Json hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
+  // The server checked the version; a reply of another protocol or version is still refused.
+  const std::string protocol = string_field(hello, "protocol", "hello reply");
+  const auto version = unsigned_field<std::uint32_t>(hello, "version", "hello reply");
+  if (protocol != kProtocolName || version != kProtocolVersion) {
+    connection_->close();
+    fail(request::kHello, fmt::format("the server speaks {} version {}, this client {} version {}", protocol, version,
+                                      kProtocolName, kProtocolVersion));
+  }
+  description_ = string_field(hello, "device", "hello reply");
+  const Json& fabric = field(hello, "fabric", "hello reply");
+  if (!fabric.is_null()) fabric_ = decode_fabric_options(fabric, "hello reply.fabric");
+
+  const Json topology = call(request::kTopology, Json::object());
+  try {
+    topology_ = topo::parse_topology_yaml(string_field(topology, "yaml", "topology reply"), endpoint_ + " topology");
+  } catch (const topo::InputError& e) {
+    fail(request::kTopology, fmt::format("the topology sent does not load: {}", e.what()));
+  }
+}
+
+RemoteMeshDevice::~RemoteMeshDevice() {
+  if (broken_ || !connection_) return;
+  try {
+    call(request::kGoodbye, Json::object());
+  } catch (const std::exception&) {
+    // The session ends either way; a server that is already gone has nothing to be told.
+  }
+  connection_->close();
+}
+
+void RemoteMeshDevice::fail(std::string_view call, const std::string& what) const {
+  broken_ = fmt::format("remote device {}: {}: {}", endpoint_, call, what);
+  throw RemoteDeviceError(*broken_);
+}
+
+Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const std::byte> blob,
+                            std::span<std::byte> read_into) const {
+  if (broken_) throw RemoteDeviceError(fmt::format("{} (the connection is closed; {} not sent)", *broken_, type));
+  Json reply_json;
+  std::uint64_t blob_bytes = 0;
+  try {
+    connection_->send(to_wire(request_of(type, std::move(request))), blob, options_.io_timeout);
+    for (;;) {
+      // A reply's blob goes straight into the caller's span when its size matches.
+      const Frame frame = connection_->receive(
+          options_.io_timeout, options_.io_timeout, [&](std::uint64_t bytes) {
+            blob_bytes = bytes;
+            return bytes == read_into.size() ? read_into : std::span<std::byte>{};
+          });
+      reply_json = from_wire(frame.header);
+      const std::string reply_type = string_field(reply_json, "type", fmt::format("{} reply", type));
+      if (reply_type == reply::kWorking) continue;
+      if (reply_type == reply::kError) break;
+      if (reply_type != reply::kOk) throw ProtocolError(fmt::format("unknown reply type '{}'", reply_type));
+      if (blob_bytes != read_into.size()) {
+        throw ProtocolError(fmt::format("the reply carries {} B, {} B were asked for", blob_bytes, read_into.size()));
+      }
+      return reply_json;
+    }
+  } catch (const ConnectionError& e) {
+    connection_->close();
+    fail(type, e.what());
+  } catch (const ProtocolError& e) {
+    connection_->close();
+    fail(type, fmt::format("protocol error: {}", e.what()));
+  }
+  // An error reply leaves the session usable (the backend decides whether the device is).
+  try {
+    throw_error_reply(reply_json, endpoint_, type);
+  } catch (const ProtocolError& e) {
+    connection_->close();
+    fail(type, fmt::format("protocol error: {}", e.what()));
+  }
+}
+
+std::vector<ChipId> RemoteMeshDevice::chips() const {
+  const Json reply = call(request::kChips, Json::object());
+  std::vector<ChipId> chips;
+  const Json& list = array_field(reply, "chips", "chips reply");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    chips.push_back(static_cast<ChipId>(unsigned_value(list[i], UINT32_MAX, fmt::format("chips reply.chips[{}]", i))));
+  }
+  return chips;
+}
+
+CoreCoord RemoteMeshDevice::worker_grid() const {
+  const Json reply = call(request::kWorkerGrid, Json::object());
+  return decode_core_coord(field(reply, "grid", "worker_grid reply"), "worker_grid reply.grid");
+}
+
+std::vector<std::uint32_t> RemoteMeshDevice::active_ethernet_channels(ChipId chip) const {
+  const Json reply = call(request::kActiveEthernetChannels, Json{{"chip", chip}});
+  std::vector<std::uint32_t> channels;
+  const Json& list = array_field(reply, "channels", "active_ethernet_channels reply");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    channels.push_back(static_cast<std::uint32_t>(
+        unsigned_value(list[i], UINT32_MAX, fmt::format("active_ethernet_channels reply.channels[{}]", i))));
+  }
+  return channels;
+}
+
+BufferHandle RemoteMeshDevice::create_buffer(const BufferConfig& config) {
+  const Json reply = call(request::kCreateBuffer, Json{{"config", encode(config)}});
+  return decode_buffer_handle(field(reply, "buffer", "create_buffer reply"), "create_buffer reply.buffer");
+}
+
+void RemoteMeshDevice::write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
+  call(request::kWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
+}
+
+void RemoteMeshDevice::read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) {
+  call(request::kReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", data.size()}}, {}, data);
+}
+
+GlobalSemaphore RemoteMeshDevice::create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
+                                                          std::uint32_t initial_value) {
+  const Json reply = call(request::kCreateGlobalSemaphore,
+                          Json{{"cores", encode_core_ranges(cores)}, {"core_kind", encode(kind)},
+                               {"initial_value", initial_value}});
+  return decode_global_semaphore(field(reply, "semaphore", "create_global_semaphore reply"),
+                                 "create_global_semaphore reply.semaphore");
+}
+
+void RemoteMeshDevice::reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) {
+  call(request::kResetGlobalSemaphore, Json{{"semaphore", encode(semaphore)}, {"value", value}});
+}
+
+void RemoteMeshDevice::enqueue_workload(const MeshWorkload& workload) {
+  call(request::kEnqueueWorkload, Json{{"workload", encode(workload)}});
+}
+
+void RemoteMeshDevice::finish() { call(request::kFinish, Json::object()); }
+
+std::vector<KernelProfile> RemoteMeshDevice::profile() const {
+  const Json reply = call(request::kProfile, Json::object());
+  std::vector<KernelProfile> profile;
+  const Json& list = array_field(reply, "profile", "profile reply");
+  profile.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    profile.push_back(decode_kernel_profile(list[i], fmt::format("profile reply.profile[{}]", i)));
+  }
+  return profile;
+}
+
+void RemoteMeshDevice::shutdown_server() {
+  call(request::kShutdown, Json::object());
+  connection_->close();
+  broken_ = fmt::format("remote device {}: the server was shut down by this client", endpoint_);
+}
+
+std::pair<std::string, std::uint16_t> parse_endpoint(std::string_view text) {
+  const auto bad = [&](std::string_view why) {
+    return std::invalid_argument(fmt::format("'{}' is not HOST:PORT ({})", text, why));
+  };
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) throw bad("no ':PORT'");
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) throw bad("no host");
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+    throw bad("the port is a number from 1 to 65535");
+  }
+  return {std::string(host), static_cast<std::uint16_t>(port)};
+}
+
+}  // namespace cclmesh::runtime::remote

@@ -1,0 +1,103 @@
+#pragma once
+// A MeshDevice served by another process, possibly on another machine (`cclmesh serve`, or any
+// program running a RemoteDeviceServer over its backend): every call is one request and one
+// reply over TCP (docs/remote_device.md), synchronous, so the client's view of the device is
+// the server's. enqueue_workload returns once the server has accepted the workload (placement
+// errors come back from it, as locally); finish() returns when the server's finish() does.
+//
+//   RemoteMeshDevice device("simbox", 5170);
+//   params.fabric = device.fabric().value();          // the fabric the server's device runs
+//   device.enqueue_workload(all_gather::build(params, device.topology()));
+//   device.finish();                                   // DeviceError as the backend threw it
+//
+// Errors: DeviceError, WorkloadPlacementError and std::invalid_argument arrive as the server's
+// backend threw them (type, kind, message). A connection that cannot be made, drops, stalls
+// past its timeout or speaks another protocol or version is a RemoteDeviceError naming
+// host:port, the call and what happened; the device is then unusable (later calls throw the
+// same error). Not thread-safe: one caller at a time, as any MeshDevice.
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/remote_protocol.hpp"
+
+namespace cclmesh::runtime::remote {
+
+struct RemoteDeviceOptions {
+  std::chrono::milliseconds connect_timeout{10'000};
+  // The longest the server may stay silent: between the bytes of a transfer, or between its
+  // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
+  std::chrono::milliseconds io_timeout{60'000};
+};
+
+class RemoteMeshDevice final : public MeshDevice {
+ public:
+  // Connects, says hello (protocol name and version) and fetches the topology; throws
+  // RemoteDeviceError when any of it fails.
+  RemoteMeshDevice(std::string host, std::uint16_t port, RemoteDeviceOptions options = {});
+  // Says goodbye when the session is still up (the server then takes its next client).
+  ~RemoteMeshDevice() override;
+  RemoteMeshDevice(const RemoteMeshDevice&) = delete;
+  RemoteMeshDevice& operator=(const RemoteMeshDevice&) = delete;
+
+  // --- MeshDevice ----------------------------------------------------------------------------
+  const topo::Topology& topology() const override { return topology_; }
+  std::vector<ChipId> chips() const override;
+  CoreCoord worker_grid() const override;
+  std::vector<std::uint32_t> active_ethernet_channels(ChipId chip) const override;
+  BufferHandle create_buffer(const BufferConfig& config) override;
+  void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
+  void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) override;
+  GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
+                                          std::uint32_t initial_value) override;
+  void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) override;
+  void enqueue_workload(const MeshWorkload& workload) override;
+  void finish() override;
+  std::vector<KernelProfile> profile() const override;
+
+  // --- remote extras -------------------------------------------------------------------------
+  // "host:port" as given.
+  const std::string& endpoint() const { return endpoint_; }
+  // What the server says it serves ("simulated t3k, fabric ring ...").
+  const std::string& description() const { return description_; }
+  // The persistent fabric the server's device runs, which op builders' params must name; empty
+  // when the server did not say (a backend without one).
+  const std::optional<FabricOptions>& fabric() const { return fabric_; }
+  // Asks the server to stop after this session (`cclmesh serve` then exits 0); the device is
+  // closed afterwards.
+  void shutdown_server();
+
+ private:
+  // Sends one request and returns its ok reply; throws the error reply's exception, or
+  // RemoteDeviceError for a connection or protocol failure. `read_into`, when not empty,
+  // receives the reply's bytes.
+  Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
+            std::span<std::byte> read_into = {}) const;
+  [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+
+  std::string host_;
+  std::uint16_t port_;
+  std::string endpoint_;
+  RemoteDeviceOptions options_;
+  std::unique_ptr<boost::asio::io_context> io_;
+  std::unique_ptr<FrameConnection> connection_;
+  // Set once the connection failed: every later call throws it again.
+  mutable std::optional<std::string> broken_;
+  std::string description_;
+  std::optional<FabricOptions> fabric_;
+  topo::Topology topology_;
+};
+
+// "host:port" → (host, port); std::invalid_argument naming the text when it is not one
+// ("[::1]:5170" for IPv6).
+std::pair<std::string, std::uint16_t> parse_endpoint(std::string_view text);
+
+}  // namespace cclmesh::runtime::remote

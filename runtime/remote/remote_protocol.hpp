@@ -1,0 +1,64 @@
+#pragma once
+// The remote device protocol's messages (docs/remote_device.md): one request and one reply
+// per MeshDevice call, the hello that opens a session, and how a backend's exceptions cross
+// the wire so that the client throws the same type with the same message.
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "runtime/remote/wire_codec.hpp"
+
+namespace cclmesh::runtime::remote {
+
+inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
+// Raised on any change a peer of the previous version would misread; peers must match exactly.
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+// Request types ("type" of a request's header).
+namespace request {
+inline constexpr std::string_view kHello = "hello";
+inline constexpr std::string_view kTopology = "topology";
+inline constexpr std::string_view kChips = "chips";
+inline constexpr std::string_view kWorkerGrid = "worker_grid";
+inline constexpr std::string_view kActiveEthernetChannels = "active_ethernet_channels";
+inline constexpr std::string_view kCreateBuffer = "create_buffer";
+inline constexpr std::string_view kWriteBuffer = "write_buffer";
+inline constexpr std::string_view kReadBuffer = "read_buffer";
+inline constexpr std::string_view kCreateGlobalSemaphore = "create_global_semaphore";
+inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphore";
+inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
+inline constexpr std::string_view kFinish = "finish";
+inline constexpr std::string_view kProfile = "profile";
+inline constexpr std::string_view kGoodbye = "goodbye";    // ends the session
+inline constexpr std::string_view kShutdown = "shutdown";  // ends the session and the server
+}  // namespace request
+
+// Reply types: the call's result, a failure, or "still working" (sent every heartbeat while a
+// call runs, so that a client tells a long simulation from a dead server).
+namespace reply {
+inline constexpr std::string_view kOk = "ok";
+inline constexpr std::string_view kError = "error";
+inline constexpr std::string_view kWorking = "working";
+}  // namespace reply
+
+// The connection or the protocol failed (the server went away, timed out, or speaks another
+// protocol or version), or the server failed in a way that is not one of MeshDevice's own
+// errors. The message names the server's host:port and what happened.
+class RemoteDeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The error reply for the exception in flight: DeviceError (kind and report),
+// WorkloadPlacementError, std::invalid_argument, ProtocolError, or anything else as "other".
+Json error_reply(std::exception_ptr error);
+
+// Throws what an error reply carries as its own type: DeviceError, WorkloadPlacementError and
+// std::invalid_argument with the server's message unchanged; a protocol or other failure as
+// RemoteDeviceError("<endpoint>: <call>: <message>").
+[[noreturn]] void throw_error_reply(const Json& reply, const std::string& endpoint, std::string_view call);
+
+}  // namespace cclmesh::runtime::remote
