@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runtime/device/mesh_device.hpp"
+#include "topologies/errors.hpp"
 
 namespace cclmesh::runtime::remote {
 
@@ -11,6 +12,7 @@ namespace {
 constexpr std::string_view kDeviceError = "device_error";
 constexpr std::string_view kPlacement = "workload_placement";
 constexpr std::string_view kInvalidArgument = "invalid_argument";
+constexpr std::string_view kTopologyInput = "topology_input";
 constexpr std::string_view kProtocol = "protocol";
 constexpr std::string_view kOther = "other";
 
@@ -40,6 +42,8 @@ Json error_reply(std::exception_ptr failure) {
     return error(kPlacement, e.what());
   } catch (const std::invalid_argument& e) {
     return error(kInvalidArgument, e.what());
+  } catch (const topo::InputError& e) {
+    return error(kTopologyInput, e.what());
   } catch (const ProtocolError& e) {
     return error(kProtocol, e.what());
   } catch (const std::exception& e) {
@@ -63,6 +67,7 @@ void throw_error_reply(const Json& reply, const std::string& endpoint, std::stri
   }
   if (kind == kPlacement) throw WorkloadPlacementError(message);
   if (kind == kInvalidArgument) throw std::invalid_argument(message);
+  if (kind == kTopologyInput) throw topo::InputError(message);
   if (kind == kProtocol) {
     throw RemoteDeviceError(fmt::format("remote device {}: {}: the server did not accept the request: {}", endpoint, call,
                                         message));

@@ -53,11 +53,12 @@ class RemoteDeviceError : public std::runtime_error {
 };
 
 // The error reply for the exception in flight: DeviceError (kind and report),
-// WorkloadPlacementError, std::invalid_argument, ProtocolError, or anything else as "other".
+// WorkloadPlacementError, std::invalid_argument, topo::InputError (a chip or core the topology
+// does not have), ProtocolError, or anything else as "other".
 Json error_reply(std::exception_ptr error);
 
-// Throws what an error reply carries as its own type: DeviceError, WorkloadPlacementError and
-// std::invalid_argument with the server's message unchanged; a protocol or other failure as
+// Throws what an error reply carries as its own type: DeviceError, WorkloadPlacementError,
+// std::invalid_argument and topo::InputError with the server's message unchanged; a protocol or other failure as
 // RemoteDeviceError("<endpoint>: <call>: <message>").
 [[noreturn]] void throw_error_reply(const Json& reply, const std::string& endpoint, std::string_view call);
 

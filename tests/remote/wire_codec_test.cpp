@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/remote/remote_protocol.hpp"
+#include "topologies/errors.hpp"
 
 namespace cclmesh::runtime::remote {
 namespace {
@@ -203,6 +204,8 @@ TEST(WireCodec, ErrorsCrossAsTheirOwnTypes) {
   const std::invalid_argument bad =
       thrown_from<std::invalid_argument>(std::make_exception_ptr(std::invalid_argument("unknown kernel 'k'")));
   EXPECT_STREQ(bad.what(), "unknown kernel 'k'");
+  const topo::InputError input = thrown_from<topo::InputError>(std::make_exception_ptr(topo::InputError("no chip 99")));
+  EXPECT_STREQ(input.what(), "no chip 99");
   const RemoteDeviceError other = thrown_from<RemoteDeviceError>(std::make_exception_ptr(std::runtime_error("disk full")));
   EXPECT_STREQ(other.what(), "remote device simbox:5170: finish: disk full");
   const RemoteDeviceError protocol = thrown_from<RemoteDeviceError>(std::make_exception_ptr(ProtocolError("bad field")));

@@ -1,0 +1,514 @@
+// RemoteMeshDevice against a RemoteDeviceServer on an ephemeral localhost port (a thread of this
+// test) serving a SimMeshDevice: collectives built by the op builders on the client give the
+// same output bytes and the same profile as on a local SimMeshDevice; DeviceError,
+// WorkloadPlacementError and std::invalid_argument come back as themselves; a server that
+// closes, stalls, or speaks another protocol or version is a RemoteDeviceError naming
+// host:port, never a hang. Fake servers play the misbehaving side with the real frames.
+#include "runtime/remote/remote_mesh_device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <functional>
+#include <thread>
+
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "runtime/remote/remote_device_server.hpp"
+#include "sim/device/sim_mesh_device.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
+#include "topologies/topology_yaml.hpp"
+
+namespace cclmesh::runtime::remote {
+namespace {
+
+using ccltest::Bytes;
+namespace ag = ccl::all_gather;
+namespace rs = ccl::reduce_scatter;
+using namespace std::chrono_literals;
+
+sim::device::SimMeshDeviceOptions ring_options() {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  return options;
+}
+
+// A server for `device` on 127.0.0.1, serving from its own thread until destroyed.
+struct Served {
+  RemoteDeviceServer server;
+  std::thread thread;
+  Served(MeshDevice& device, RemoteServerOptions options) : server(device, std::move(options)), thread([this] { server.serve(); }) {}
+  ~Served() {
+    server.stop();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+RemoteServerOptions server_options(const sim::device::SimMeshDevice& device) {
+  RemoteServerOptions o;
+  o.description = "simulated " + device.topology().name();
+  o.fabric = device.options().fabric;
+  return o;
+}
+
+// A simulated T3K with a ring fabric, served.
+struct ServedSim {
+  sim::device::SimMeshDevice device{topo::load_system("t3k"), ring_options()};
+  Served served{device, server_options(device)};
+  std::uint16_t port() const { return served.server.port(); }
+};
+
+// What a run leaves to compare: every chip's output and the device's whole profile.
+struct OpResult {
+  std::map<ChipId, Bytes> outputs;
+  std::vector<KernelProfile> profile;
+};
+
+std::vector<std::vector<ChipId>> groups_of(const ccl::GroupSelection& selection, const MeshDevice& device,
+                                           const FabricOptions& fabric) {
+  return ccl::resolve_groups(selection, device.topology(), FabricPlan(device.topology(), fabric));
+}
+
+std::vector<Bytes> write_inputs(MeshDevice& device, const std::vector<ChipId>& group, const BufferHandle& input) {
+  std::vector<Bytes> inputs;
+  for (ChipId chip : group) {
+    inputs.push_back(ccltest::pattern(input.config.size_bytes, 100 + chip));
+    device.write_buffer(chip, input, inputs.back());
+  }
+  return inputs;
+}
+
+Bytes read_back(MeshDevice& device, ChipId chip, const BufferHandle& buffer) {
+  Bytes out(buffer.config.size_bytes);
+  device.read_buffer(chip, buffer, out);
+  return out;
+}
+
+ag::Params all_gather_params(MeshDevice& device, const FabricOptions& fabric) {
+  ag::Params p;
+  p.input = ccltest::tile({1, 1, 64, 128});
+  p.dim = 3;
+  p.topology = ccl::CclTopology::Ring;
+  p.fabric = fabric;
+  p.input_buffer = device.create_buffer(ccl::interleaved_buffer_config(p.input, BufferType::Dram));
+  p.output_buffer =
+      device.create_buffer(ccl::interleaved_buffer_config(ag::output_spec(p, device.topology()), BufferType::Dram));
+  p.done_semaphore = device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), CoreKind::Tensix, 0);
+  return p;
+}
+
+// An all_gather on the ring through `device` only (MeshDevice's calls), checked against the
+// host reference.
+OpResult run_all_gather(MeshDevice& device, const FabricOptions& fabric) {
+  const ag::Params p = all_gather_params(device, fabric);
+  OpResult result;
+  for (const auto& group : groups_of(p.groups, device, fabric)) {
+    const Bytes expected = ccl::reference::concat(write_inputs(device, group, p.input_buffer), p.input, p.dim);
+    ag::run(device, p);
+    for (ChipId chip : group) {
+      result.outputs[chip] = read_back(device, chip, p.output_buffer);
+      EXPECT_TRUE(result.outputs[chip] == expected) << "all_gather output of chip " << chip;
+    }
+  }
+  result.profile = device.profile();
+  return result;
+}
+
+OpResult run_reduce_scatter(MeshDevice& device, const FabricOptions& fabric) {
+  rs::Params p;
+  p.input = ccltest::tile({1, 1, 64, 256});
+  p.dim = 3;
+  p.topology = ccl::CclTopology::Ring;
+  p.fabric = fabric;
+  p.input_buffer = device.create_buffer(ccl::interleaved_buffer_config(p.input, BufferType::Dram));
+  p.output_buffer =
+      device.create_buffer(ccl::interleaved_buffer_config(rs::output_spec(p, device.topology()), BufferType::Dram));
+  if (rs::needs_intermediate(p)) {
+    p.intermediate_buffer = device.create_buffer(
+        ccl::interleaved_buffer_config(rs::intermediate_spec(p, device.topology()), BufferType::Dram));
+  }
+  p.barrier_semaphore = device.create_global_semaphore(rs::semaphore_cores(p, device.topology()), CoreKind::Tensix, 0);
+  OpResult result;
+  const auto groups = groups_of(p.groups, device, fabric);
+  EXPECT_EQ(groups.size(), 1u);
+  const std::vector<Bytes> inputs = write_inputs(device, groups.front(), p.input_buffer);
+  rs::run(device, p);
+  const std::vector<Bytes> expected = rs::reference_outputs(p, device.topology(), inputs);
+  for (std::size_t rank = 0; rank < groups.front().size(); ++rank) {
+    const ChipId chip = groups.front()[rank];
+    result.outputs[chip] = read_back(device, chip, p.output_buffer);
+    EXPECT_TRUE(result.outputs[chip] == expected[rank]) << "reduce_scatter output of chip " << chip;
+  }
+  result.profile = device.profile();
+  return result;
+}
+
+void expect_same_profile(const std::vector<KernelProfile>& remote, const std::vector<KernelProfile>& local) {
+  ASSERT_EQ(remote.size(), local.size());
+  ASSERT_FALSE(local.empty());
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    const KernelProfile& r = remote[i];
+    const KernelProfile& l = local[i];
+    EXPECT_TRUE(r.chip == l.chip && r.core_kind == l.core_kind && r.core == l.core && r.kernel == l.kernel &&
+                r.start_ns == l.start_ns && r.end_ns == l.end_ns && r.ready_ns == l.ready_ns)
+        << "profile entry " << i << ": " << r.kernel << " chip " << r.chip << " [" << r.start_ns << ", " << r.end_ns
+        << "] remotely, " << l.kernel << " chip " << l.chip << " [" << l.start_ns << ", " << l.end_ns << "] locally";
+  }
+}
+
+std::string local_error_of(const std::function<void(MeshDevice&)>& body, DeviceError::Kind* kind = nullptr) {
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  try {
+    body(local);
+  } catch (const DeviceError& e) {
+    if (kind != nullptr) *kind = e.kind();
+    return e.what();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(RemoteMeshDevice, DescribesTheServedDevice) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  EXPECT_EQ(remote.endpoint(), "127.0.0.1:" + std::to_string(served.port()));
+  EXPECT_EQ(remote.description(), "simulated t3k");
+  // The topology crossed as the project's YAML and loads back equal, link rates and all.
+  EXPECT_TRUE(remote.topology() == served.device.topology());
+  ASSERT_TRUE(remote.fabric().has_value());
+  EXPECT_EQ(*remote.fabric(), served.device.options().fabric);
+  EXPECT_EQ(remote.chips(), served.device.chips());
+  EXPECT_EQ(remote.worker_grid(), served.device.worker_grid());
+  for (ChipId chip : served.device.chips()) {
+    EXPECT_EQ(remote.active_ethernet_channels(chip), served.device.active_ethernet_channels(chip));
+  }
+  // A chip the topology does not have: topo::InputError, as locally, with the same message.
+  try {
+    remote.active_ethernet_channels(99);
+    FAIL() << "chip 99 of a T3K answered";
+  } catch (const topo::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), local_error_of([](MeshDevice& d) { d.active_ethernet_channels(99); }));
+  }
+}
+
+TEST(RemoteMeshDevice, AllGatherSameBytesAndProfileAsLocal) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const OpResult over_the_wire = run_all_gather(remote, *remote.fabric());
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  const OpResult here = run_all_gather(local, local.options().fabric);
+  EXPECT_EQ(over_the_wire.outputs.size(), 8u);
+  EXPECT_TRUE(over_the_wire.outputs == here.outputs);
+  expect_same_profile(over_the_wire.profile, here.profile);
+}
+
+TEST(RemoteMeshDevice, ReduceScatterSameBytesAndProfileAsLocal) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const OpResult over_the_wire = run_reduce_scatter(remote, *remote.fabric());
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  const OpResult here = run_reduce_scatter(local, local.options().fabric);
+  EXPECT_EQ(over_the_wire.outputs.size(), 8u);
+  EXPECT_TRUE(over_the_wire.outputs == here.outputs);
+  expect_same_profile(over_the_wire.profile, here.profile);
+}
+
+// An all_gather whose chip 0 runs nothing: its peers wait forever for chip 0's data.
+MeshWorkload all_gather_without_chip_0(MeshDevice& device, const FabricOptions& fabric) {
+  const ag::Params p = all_gather_params(device, fabric);
+  MeshWorkload w = ag::build(p, device.topology());
+  w.programs.erase(0);
+  return w;
+}
+
+TEST(RemoteMeshDevice, HangComesBackAsDeviceErrorWithTheReport) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  remote.enqueue_workload(all_gather_without_chip_0(remote, *remote.fabric()));
+  DeviceError::Kind local_kind = DeviceError::Kind::Fault;
+  const std::string local_report = local_error_of(
+      [](MeshDevice& d) {
+        d.enqueue_workload(all_gather_without_chip_0(d, ring_options().fabric));
+        d.finish();
+      },
+      &local_kind);
+  ASSERT_EQ(local_kind, DeviceError::Kind::Hang);
+  try {
+    remote.finish();
+    FAIL() << "finish() returned on a workload that cannot complete";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.kind(), DeviceError::Kind::Hang);
+    EXPECT_EQ(std::string(e.what()), local_report);
+  }
+  // The broken device says so again, as locally.
+  EXPECT_THROW(remote.finish(), DeviceError);
+}
+
+TEST(RemoteMeshDevice, PlacementAndBadInputComeBackAsTheirTypes) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  MeshWorkload too_big;
+  too_big.name = "too_big";
+  too_big.programs[0].circular_buffers = {{0, {{{0, 0}, {0, 0}}}, 1000, 4096}};
+  const std::string local_message = local_error_of([&](MeshDevice& d) { d.enqueue_workload(too_big); });
+  try {
+    remote.enqueue_workload(too_big);
+    FAIL() << "a CB above L1 was accepted";
+  } catch (const WorkloadPlacementError& e) {
+    EXPECT_EQ(std::string(e.what()), local_message);
+  }
+  MeshWorkload unknown;
+  unknown.name = "unknown";
+  KernelSpec k;
+  k.kernel = "no_such_kernel";
+  k.cores = {{{0, 0}, {0, 0}}};
+  unknown.programs[1].kernels = {k};
+  try {
+    remote.enqueue_workload(unknown);
+    FAIL() << "an unknown kernel was accepted";
+  } catch (const WorkloadPlacementError&) {
+    FAIL() << "an unknown kernel is not a placement error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), local_error_of([&](MeshDevice& d) { d.enqueue_workload(unknown); }));
+  }
+  // The session goes on after errors: the device is still usable.
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  Bytes too_short(100);
+  EXPECT_THROW(remote.read_buffer(0, b, too_short), std::invalid_argument);
+  Bytes data = ccltest::pattern(4096, 7);
+  remote.write_buffer(3, b, data);
+  EXPECT_TRUE(read_back(remote, 3, b) == data);
+}
+
+// A MeshDevice whose finish() takes `delay` of host time before the simulator's.
+class SlowFinish final : public MeshDevice {
+ public:
+  SlowFinish(MeshDevice& inner, std::chrono::milliseconds delay) : inner_(inner), delay_(delay) {}
+  const topo::Topology& topology() const override { return inner_.topology(); }
+  std::vector<ChipId> chips() const override { return inner_.chips(); }
+  CoreCoord worker_grid() const override { return inner_.worker_grid(); }
+  std::vector<std::uint32_t> active_ethernet_channels(ChipId c) const override { return inner_.active_ethernet_channels(c); }
+  BufferHandle create_buffer(const BufferConfig& c) override { return inner_.create_buffer(c); }
+  void write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override { inner_.write_buffer(c, b, d); }
+  void read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> d) override { inner_.read_buffer(c, b, d); }
+  GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& c, CoreKind k, std::uint32_t v) override {
+    return inner_.create_global_semaphore(c, k, v);
+  }
+  void reset_global_semaphore(const GlobalSemaphore& s, std::uint32_t v) override { inner_.reset_global_semaphore(s, v); }
+  void enqueue_workload(const MeshWorkload& w) override { inner_.enqueue_workload(w); }
+  void finish() override {
+    std::this_thread::sleep_for(delay_);
+    inner_.finish();
+  }
+  std::vector<KernelProfile> profile() const override { return inner_.profile(); }
+
+ private:
+  MeshDevice& inner_;
+  std::chrono::milliseconds delay_;
+};
+
+// The client's timeout measures the server's silence: heartbeats keep a call longer than it
+// alive, and without them the same call times out with a clear error.
+TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  SlowFinish slow(device, 1200ms);
+  for (const auto heartbeat : {50ms, 10'000ms}) {
+    RemoteServerOptions options = server_options(device);
+    options.heartbeat_interval = heartbeat;
+    Served served(slow, options);
+    RemoteMeshDevice remote("127.0.0.1", served.server.port(), {.connect_timeout = 5s, .io_timeout = 400ms});
+    if (heartbeat == 50ms) {
+      EXPECT_NO_THROW(remote.finish());
+    } else {
+      try {
+        remote.finish();
+        FAIL() << "a silent server did not time out";
+      } catch (const RemoteDeviceError& e) {
+        EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(served.server.port()) +
+                                             ": finish: nothing was received for 0.4 s");
+      }
+    }
+  }
+}
+
+TEST(RemoteMeshDevice, ShutdownRequestEndsServe) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  remote.shutdown_server();
+  served.served.thread.join();  // serve() returned without stop()
+  EXPECT_THROW(remote.chips(), RemoteDeviceError);
+}
+
+// --- misbehaving servers -------------------------------------------------------------------
+
+// Accepts one client on an ephemeral port and runs `script` on its socket in a thread.
+class FakeServer {
+ public:
+  using Script = std::function<void(boost::asio::io_context&, boost::asio::ip::tcp::socket)>;
+  explicit FakeServer(Script script)
+      : acceptor_(io_, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
+        thread_([this, script = std::move(script)] {
+          boost::asio::ip::tcp::socket socket(io_);
+          acceptor_.accept(socket);
+          try {
+            script(io_, std::move(socket));
+          } catch (const std::exception&) {
+            // The client went away first: nothing to check here.
+          }
+        }) {}
+  ~FakeServer() { thread_.join(); }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port()); }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+};
+
+Json receive_request(FrameConnection& c) { return from_wire(c.receive(5000ms, 5000ms).header); }
+void send_reply(FrameConnection& c, Json reply) { c.send(to_wire(reply), {}, 5000ms); }
+
+// A script speaking frames; the connection closes when it returns.
+FakeServer::Script framed(std::function<void(FrameConnection&)> script) {
+  return [script = std::move(script)](boost::asio::io_context& io, boost::asio::ip::tcp::socket socket) {
+    FrameConnection connection(io, std::move(socket));
+    script(connection);
+    connection.close();
+  };
+}
+
+// Answers hello (as `version`) and topology like a real server.
+void greet(FrameConnection& c, std::uint32_t version = kProtocolVersion) {
+  receive_request(c);
+  send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"},
+                     {"fabric", nullptr}});
+  if (version != kProtocolVersion) return;
+  receive_request(c);
+  send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
+}
+
+TEST(RemoteMeshDevice, ServerClosingMidCallIsAClearError) {
+  FakeServer fake(framed([](FrameConnection& c) {
+    greet(c);
+    receive_request(c);  // finish: the server goes away instead of answering
+  }));
+  RemoteMeshDevice remote("127.0.0.1", fake.port());
+  EXPECT_FALSE(remote.fabric().has_value());
+  try {
+    remote.finish();
+    FAIL() << "finish() returned although the server closed";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "remote device " + fake.endpoint() + ": finish: the connection was closed by the other side");
+  }
+  try {
+    remote.chips();
+    FAIL() << "a closed device answered";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                         ": finish: the connection was closed by the other side (the connection is "
+                                         "closed; chips not sent)");
+  }
+}
+
+TEST(RemoteMeshDevice, SilentServerTimesOut) {
+  std::atomic<bool> test_done{false};
+  FakeServer fake(framed([&](FrameConnection& c) {
+    greet(c);
+    receive_request(c);
+    while (!test_done.load()) std::this_thread::sleep_for(10ms);  // never answers
+  }));
+  const struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(true); }
+  } release{test_done};
+  RemoteMeshDevice remote("127.0.0.1", fake.port(), {.connect_timeout = 5s, .io_timeout = 300ms});
+  try {
+    remote.profile();
+    FAIL() << "profile() returned from a silent server";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() + ": profile: nothing was received for 0.3 s");
+  }
+}
+
+TEST(RemoteMeshDevice, AnotherProtocolOrVersionIsRefused) {
+  {
+    FakeServer http([](boost::asio::io_context&, boost::asio::ip::tcp::socket socket) {
+      // What an HTTP server answers a request it does not understand.
+      boost::asio::write(socket, boost::asio::buffer(std::string_view("HTTP/1.1 400 Bad Request\r\n\r\n")));
+      boost::system::error_code ignored;
+      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+      char sink[64];
+      while (!ignored) socket.read_some(boost::asio::buffer(sink), ignored);  // until the client gives up
+    });
+    try {
+      RemoteMeshDevice remote("127.0.0.1", http.port());
+      FAIL() << "connected to a server of another protocol";
+    } catch (const RemoteDeviceError& e) {
+      EXPECT_EQ(std::string(e.what()), "remote device " + http.endpoint() +
+                                           ": hello: the peer does not speak the cclmesh remote device protocol (a "
+                                           "frame starts with \"HTTP\", expected \"CCLM\")");
+    }
+  }
+  {
+    FakeServer newer(framed([](FrameConnection& c) { greet(c, kProtocolVersion + 1); }));
+    try {
+      RemoteMeshDevice remote("127.0.0.1", newer.port());
+      FAIL() << "connected to a server of another version";
+    } catch (const RemoteDeviceError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "remote device " + newer.endpoint() + ": hello: the server speaks cclmesh-remote-device version " +
+                    std::to_string(kProtocolVersion + 1) + ", this client cclmesh-remote-device version " +
+                    std::to_string(kProtocolVersion));
+    }
+  }
+  // The real server refuses a client of another version with one error reply saying both.
+  ServedSim served;
+  boost::asio::io_context io;
+  FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.port(), 5000ms));
+  send_reply(raw, Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 99}});
+  const Json reply = receive_request(raw);
+  EXPECT_EQ(reply.at("type"), "error");
+  EXPECT_EQ(reply.at("kind"), "protocol");
+  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 99, this server "
+                                 "cclmesh-remote-device version " + std::to_string(kProtocolVersion));
+  // ... and then takes the next client.
+  raw.close();
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  EXPECT_EQ(remote.chips().size(), 8u);
+}
+
+TEST(RemoteMeshDevice, NothingListeningIsAClearError) {
+  std::uint16_t port = 0;
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor a(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    port = a.local_endpoint().port();
+  }
+  try {
+    RemoteMeshDevice remote("127.0.0.1", port, {.connect_timeout = 2s, .io_timeout = 2s});
+    FAIL() << "connected to a closed port";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(port) + ": cannot connect: Connection refused");
+  }
+}
+
+TEST(RemoteEndpoint, ParsesHostAndPort) {
+  EXPECT_EQ(parse_endpoint("simbox:5170"), std::make_pair(std::string("simbox"), std::uint16_t{5170}));
+  EXPECT_EQ(parse_endpoint("[::1]:80"), std::make_pair(std::string("::1"), std::uint16_t{80}));
+  EXPECT_THROW(parse_endpoint("simbox"), std::invalid_argument);
+  EXPECT_THROW(parse_endpoint("simbox:0"), std::invalid_argument);
+  EXPECT_THROW(parse_endpoint("simbox:65536"), std::invalid_argument);
+  EXPECT_THROW(parse_endpoint(":5170"), std::invalid_argument);
+  EXPECT_THROW(parse_endpoint("simbox:51x"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::remote
