@@ -87,6 +87,10 @@ void FrameConnection::write_all(std::span<const std::byte> from, std::chrono::mi
       socket_.cancel(ignored);
       io_.restart();
       while (!done) io_.run_one();
+      if (!*done) {  // the write completed while being cancelled
+        from = from.subspan(moved);
+        continue;
+      }
       throw ConnectionError(fmt::format("no byte could be sent for {}", seconds_text(timeout)));
     }
     if (*done) throw ConnectionError(describe(*done));

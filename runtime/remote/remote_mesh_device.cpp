@@ -32,22 +32,26 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
   }
   const Json hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
-  // The server checked the version; a reply of another protocol or version is still refused.
-  const std::string protocol = string_field(hello, "protocol", "hello reply");
-  const auto version = unsigned_field<std::uint32_t>(hello, "version", "hello reply");
-  if (protocol != kProtocolName || version != kProtocolVersion) {
-    connection_->close();
-    fail(request::kHello, fmt::format("the server speaks {} version {}, this client {} version {}", protocol, version,
-                                      kProtocolName, kProtocolVersion));
-  }
-  description_ = string_field(hello, "device", "hello reply");
-  const Json& fabric = field(hello, "fabric", "hello reply");
-  if (!fabric.is_null()) fabric_ = decode_fabric_options(fabric, "hello reply.fabric");
-
+  decoded(request::kHello, [&] {
+    // The server checked the version; a reply of another protocol or version is still refused.
+    const std::string protocol = string_field(hello, "protocol", "hello reply");
+    const auto version = unsigned_field<std::uint32_t>(hello, "version", "hello reply");
+    if (protocol != kProtocolName || version != kProtocolVersion) {
+      connection_->close();
+      fail(request::kHello, fmt::format("the server speaks {} version {}, this client {} version {}", protocol, version,
+                                        kProtocolName, kProtocolVersion));
+    }
+    description_ = string_field(hello, "device", "hello reply");
+    const Json& fabric = field(hello, "fabric", "hello reply");
+    if (!fabric.is_null()) fabric_ = decode_fabric_options(fabric, "hello reply.fabric");
+    return 0;
+  });
   const Json topology = call(request::kTopology, Json::object());
+  const std::string yaml = decoded(request::kTopology, [&] { return string_field(topology, "yaml", "topology reply"); });
   try {
-    topology_ = topo::parse_topology_yaml(string_field(topology, "yaml", "topology reply"), endpoint_ + " topology");
+    topology_ = topo::parse_topology_yaml(yaml, endpoint_ + " topology");
   } catch (const topo::InputError& e) {
+    connection_->close();
     fail(request::kTopology, fmt::format("the topology sent does not load: {}", e.what()));
   }
 }
@@ -109,33 +113,40 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
 
 std::vector<ChipId> RemoteMeshDevice::chips() const {
   const Json reply = call(request::kChips, Json::object());
-  std::vector<ChipId> chips;
-  const Json& list = array_field(reply, "chips", "chips reply");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    chips.push_back(static_cast<ChipId>(unsigned_value(list[i], UINT32_MAX, fmt::format("chips reply.chips[{}]", i))));
-  }
-  return chips;
+  return decoded(request::kChips, [&] {
+    std::vector<ChipId> chips;
+    const Json& list = array_field(reply, "chips", "chips reply");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      chips.push_back(static_cast<ChipId>(unsigned_value(list[i], UINT32_MAX, fmt::format("chips reply.chips[{}]", i))));
+    }
+    return chips;
+  });
 }
 
 CoreCoord RemoteMeshDevice::worker_grid() const {
   const Json reply = call(request::kWorkerGrid, Json::object());
-  return decode_core_coord(field(reply, "grid", "worker_grid reply"), "worker_grid reply.grid");
+  return decoded(request::kWorkerGrid,
+                 [&] { return decode_core_coord(field(reply, "grid", "worker_grid reply"), "worker_grid reply.grid"); });
 }
 
 std::vector<std::uint32_t> RemoteMeshDevice::active_ethernet_channels(ChipId chip) const {
   const Json reply = call(request::kActiveEthernetChannels, Json{{"chip", chip}});
-  std::vector<std::uint32_t> channels;
-  const Json& list = array_field(reply, "channels", "active_ethernet_channels reply");
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    channels.push_back(static_cast<std::uint32_t>(
-        unsigned_value(list[i], UINT32_MAX, fmt::format("active_ethernet_channels reply.channels[{}]", i))));
-  }
-  return channels;
+  return decoded(request::kActiveEthernetChannels, [&] {
+    std::vector<std::uint32_t> channels;
+    const Json& list = array_field(reply, "channels", "active_ethernet_channels reply");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      channels.push_back(static_cast<std::uint32_t>(
+          unsigned_value(list[i], UINT32_MAX, fmt::format("active_ethernet_channels reply.channels[{}]", i))));
+    }
+    return channels;
+  });
 }
 
 BufferHandle RemoteMeshDevice::create_buffer(const BufferConfig& config) {
   const Json reply = call(request::kCreateBuffer, Json{{"config", encode(config)}});
-  return decode_buffer_handle(field(reply, "buffer", "create_buffer reply"), "create_buffer reply.buffer");
+  return decoded(request::kCreateBuffer, [&] {
+    return decode_buffer_handle(field(reply, "buffer", "create_buffer reply"), "create_buffer reply.buffer");
+  });
 }
 
 void RemoteMeshDevice::write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
@@ -151,8 +162,10 @@ GlobalSemaphore RemoteMeshDevice::create_global_semaphore(const std::vector<Core
   const Json reply = call(request::kCreateGlobalSemaphore,
                           Json{{"cores", encode_core_ranges(cores)}, {"core_kind", encode(kind)},
                                {"initial_value", initial_value}});
-  return decode_global_semaphore(field(reply, "semaphore", "create_global_semaphore reply"),
-                                 "create_global_semaphore reply.semaphore");
+  return decoded(request::kCreateGlobalSemaphore, [&] {
+    return decode_global_semaphore(field(reply, "semaphore", "create_global_semaphore reply"),
+                                   "create_global_semaphore reply.semaphore");
+  });
 }
 
 void RemoteMeshDevice::reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) {
@@ -167,13 +180,15 @@ void RemoteMeshDevice::finish() { call(request::kFinish, Json::object()); }
 
 std::vector<KernelProfile> RemoteMeshDevice::profile() const {
   const Json reply = call(request::kProfile, Json::object());
-  std::vector<KernelProfile> profile;
-  const Json& list = array_field(reply, "profile", "profile reply");
-  profile.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    profile.push_back(decode_kernel_profile(list[i], fmt::format("profile reply.profile[{}]", i)));
-  }
-  return profile;
+  return decoded(request::kProfile, [&] {
+    std::vector<KernelProfile> profile;
+    const Json& list = array_field(reply, "profile", "profile reply");
+    profile.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      profile.push_back(decode_kernel_profile(list[i], fmt::format("profile reply.profile[{}]", i)));
+    }
+    return profile;
+  });
 }
 
 void RemoteMeshDevice::shutdown_server() {

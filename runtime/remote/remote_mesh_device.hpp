@@ -16,6 +16,8 @@
 // host:port, the call and what happened; the device is then unusable (later calls throw the
 // same error). Not thread-safe: one caller at a time, as any MeshDevice.
 
+#include <fmt/format.h>
+
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
@@ -82,6 +84,16 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // decode() of an ok reply; a reply that does not decode is a protocol failure of `call`.
+  template <class Decode>
+  auto decoded(std::string_view call, Decode decode) const {
+    try {
+      return decode();
+    } catch (const ProtocolError& e) {
+      if (connection_) connection_->close();
+      fail(call, fmt::format("protocol error: {}", e.what()));
+    }
+  }
 
   std::string host_;
   std::uint16_t port_;

@@ -418,6 +418,23 @@ TEST(RemoteMeshDevice, ServerClosingMidCallIsAClearError) {
   }
 }
 
+TEST(RemoteMeshDevice, MalformedReplyIsAProtocolError) {
+  FakeServer fake(framed([](FrameConnection& c) {
+    greet(c);
+    receive_request(c);
+    send_reply(c, Json{{"type", "ok"}, {"chips", Json::array({0, "one"})}});
+  }));
+  RemoteMeshDevice remote("127.0.0.1", fake.port());
+  try {
+    remote.chips();
+    FAIL() << "a malformed reply was accepted";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                         ": chips: protocol error: chips reply.chips[1]: expected an unsigned integer, "
+                                         "got \"one\"");
+  }
+}
+
 TEST(RemoteMeshDevice, SilentServerTimesOut) {
   std::atomic<bool> test_done{false};
   FakeServer fake(framed([&](FrameConnection& c) {

@@ -1,0 +1,109 @@
+// What the remote device costs on top of the simulation (docs/remote_device.md): buffer bytes
+// through write_buffer / read_buffer over a localhost TCP connection, and an all_gather's host
+// wall time through RemoteMeshDevice against the same op on a local SimMeshDevice (the
+// simulated times are equal by construction; remote_mesh_device_test checks it). A plain
+// program printing one row per measurement; wall-clock figures, not test assertions.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/remote/remote_device_server.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
+#include "sim/device/sim_mesh_device.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace {
+
+using namespace cclmesh;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+sim::device::SimMeshDeviceOptions ring_options() {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric.mode = runtime::FabricMode::Ring;
+  return options;
+}
+
+// An all_gather of `output_bytes` (bf16, interleaved DRAM) on the device's ring; wall seconds of
+// buffers + inputs + run + read back, and the op's simulated kernel time in us.
+std::pair<double, double> all_gather(runtime::MeshDevice& device, const runtime::FabricOptions& fabric,
+                                     std::uint64_t output_bytes) {
+  namespace ag = runtime::ccl::all_gather;
+  const auto start = Clock::now();
+  const std::uint32_t n = static_cast<std::uint32_t>(device.chips().size());
+  ag::Params p;
+  p.input.shape = {1, 1, 32, static_cast<std::uint32_t>(output_bytes / n / 2 / 32)};
+  p.fabric = fabric;
+  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(p.input, runtime::BufferType::Dram));
+  p.output_buffer = device.create_buffer(
+      runtime::ccl::interleaved_buffer_config(ag::output_spec(p, device.topology()), runtime::BufferType::Dram));
+  p.done_semaphore =
+      device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
+  std::vector<std::byte> bytes(p.input_buffer.config.size_bytes, std::byte{0x3C});
+  for (runtime::ChipId chip : device.chips()) device.write_buffer(chip, p.input_buffer, bytes);
+  const std::size_t profile_begin = device.profile().size();
+  ag::run(device, p);
+  std::vector<std::byte> out(p.output_buffer.config.size_bytes);
+  for (runtime::ChipId chip : device.chips()) device.read_buffer(chip, p.output_buffer, out);
+  const double wall = seconds_since(start);
+  std::uint64_t first = UINT64_MAX;
+  std::uint64_t last = 0;
+  const auto profile = device.profile();
+  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
+    if (profile[i].core_kind != runtime::CoreKind::Tensix) continue;
+    first = std::min(first, profile[i].start_ns);
+    last = std::max(last, profile[i].end_ns);
+  }
+  return {wall, static_cast<double>(last - first) / 1e3};
+}
+
+}  // namespace
+
+int main() {
+  sim::device::SimMeshDevice served_device(topo::load_system("t3k"), ring_options());
+  runtime::remote::RemoteServerOptions server_options;
+  server_options.fabric = served_device.options().fabric;
+  runtime::remote::RemoteDeviceServer server(served_device, server_options);
+  std::thread serving([&] { server.serve(); });
+  {
+    runtime::remote::RemoteMeshDevice remote("127.0.0.1", server.port());
+    fmt::print("# remote device over localhost TCP (t3k, ring fabric, functional)\n");
+    constexpr std::uint64_t kBufferBytes = 256ull << 20;
+    const runtime::BufferHandle b = remote.create_buffer(
+        {runtime::BufferType::Dram, kBufferBytes, 2048, runtime::TensorMemoryLayout::Interleaved, std::nullopt});
+    std::vector<std::byte> data(kBufferBytes, std::byte{0x5A});
+    auto start = Clock::now();
+    remote.write_buffer(0, b, data);
+    const double write_s = seconds_since(start);
+    start = Clock::now();
+    remote.read_buffer(0, b, data);
+    const double read_s = seconds_since(start);
+    fmt::print("write_buffer 256 MiB: {:.3f} s ({:.2f} GB/s)\n", write_s, kBufferBytes / write_s / 1e9);
+    fmt::print("read_buffer  256 MiB: {:.3f} s ({:.2f} GB/s)\n", read_s, kBufferBytes / read_s / 1e9);
+    // The same calls on the served device itself: what the simulator's buffer model costs.
+    start = Clock::now();
+    served_device.write_buffer(1, b, data);
+    const double local_write_s = seconds_since(start);
+    start = Clock::now();
+    served_device.read_buffer(1, b, data);
+    const double local_read_s = seconds_since(start);
+    fmt::print("(local write_buffer {:.3f} s, read_buffer {:.3f} s)\n", local_write_s, local_read_s);
+    start = Clock::now();
+    constexpr int kCalls = 1000;
+    for (int i = 0; i < kCalls; ++i) remote.worker_grid();
+    fmt::print("round trip (worker_grid x{}): {:.1f} us per call\n", kCalls, seconds_since(start) / kCalls * 1e6);
+    const auto [remote_wall, remote_us] = all_gather(remote, *remote.fabric(), 16ull << 20);
+    sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+    const auto [local_wall, local_us] = all_gather(local, local.options().fabric, 16ull << 20);
+    fmt::print("all_gather 16 MiB remote: {:.3f} s wall, {:.2f} us simulated\n", remote_wall, remote_us);
+    fmt::print("all_gather 16 MiB local:  {:.3f} s wall, {:.2f} us simulated\n", local_wall, local_us);
+    remote.shutdown_server();
+  }
+  serving.join();
+  return 0;
+}
