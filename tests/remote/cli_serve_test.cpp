@@ -113,6 +113,25 @@ TEST(CliServe, ServesAClientAndExitsOnSigterm) {
   EXPECT_EQ(serve.wait(), 0);
 }
 
+TEST(CliServe, SigintEndsTheServerWhileAClientIsConnected) {
+  Child serve({"serve", "--system", "n300", "--port", "0"});
+  const std::uint16_t port = port_of(serve.first_stdout_line());
+  RemoteMeshDevice device("127.0.0.1", port);
+  EXPECT_EQ(device.chips().size(), 2u);
+  serve.signal(SIGINT);
+  EXPECT_EQ(serve.wait(), 0);
+  try {
+    device.worker_grid();
+    FAIL() << "a stopped server answered";
+  } catch (const RemoteDeviceError& e) {
+    // Closed or reset, as the peer's kernel answers the request sent after the close.
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("remote device 127.0.0.1:" + std::to_string(port) + ": worker_grid: the connection was ", 0), 0u)
+        << what;
+    EXPECT_NE(what.find("by the other side"), std::string::npos) << what;
+  }
+}
+
 TEST(CliServe, ExitsWhenAClientAsksItTo) {
   Child serve({"serve", "--system", "t3k", "--port", "0", "--mode", "legacy"});
   const std::string line = serve.first_stdout_line();

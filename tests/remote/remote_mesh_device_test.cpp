@@ -333,6 +333,9 @@ TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
         EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(served.server.port()) +
                                              ": finish: nothing was received for 0.4 s");
       }
+      // The server finishes the call for a client that left, ends that session and serves the next.
+      RemoteMeshDevice next("127.0.0.1", served.server.port());
+      EXPECT_EQ(next.chips().size(), 8u);
     }
   }
 }
