@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -64,7 +65,9 @@ std::pair<double, double> all_gather(runtime::MeshDevice& device, const runtime:
 
 }  // namespace
 
-int main() {
+// Usage: bench_remote [MIB]: the buffer transferred, 256 MiB by default.
+int main(int argc, char** argv) {
+  const std::uint64_t buffer_mib = argc > 1 ? std::stoull(argv[1]) : 256;
   sim::device::SimMeshDevice served_device(topo::load_system("t3k"), ring_options());
   runtime::remote::RemoteServerOptions server_options;
   server_options.fabric = served_device.options().fabric;
@@ -73,18 +76,18 @@ int main() {
   {
     runtime::remote::RemoteMeshDevice remote("127.0.0.1", server.port());
     fmt::print("# remote device over localhost TCP (t3k, ring fabric, functional)\n");
-    constexpr std::uint64_t kBufferBytes = 256ull << 20;
+    const std::uint64_t buffer_bytes = buffer_mib << 20;
     const runtime::BufferHandle b = remote.create_buffer(
-        {runtime::BufferType::Dram, kBufferBytes, 2048, runtime::TensorMemoryLayout::Interleaved, std::nullopt});
-    std::vector<std::byte> data(kBufferBytes, std::byte{0x5A});
+        {runtime::BufferType::Dram, buffer_bytes, 2048, runtime::TensorMemoryLayout::Interleaved, std::nullopt});
+    std::vector<std::byte> data(buffer_bytes, std::byte{0x5A});
     auto start = Clock::now();
     remote.write_buffer(0, b, data);
     const double write_s = seconds_since(start);
     start = Clock::now();
     remote.read_buffer(0, b, data);
     const double read_s = seconds_since(start);
-    fmt::print("write_buffer 256 MiB: {:.3f} s ({:.2f} GB/s)\n", write_s, kBufferBytes / write_s / 1e9);
-    fmt::print("read_buffer  256 MiB: {:.3f} s ({:.2f} GB/s)\n", read_s, kBufferBytes / read_s / 1e9);
+    fmt::print("write_buffer {} MiB: {:.3f} s ({:.2f} GB/s)\n", buffer_mib, write_s, buffer_bytes / write_s / 1e9);
+    fmt::print("read_buffer  {} MiB: {:.3f} s ({:.2f} GB/s)\n", buffer_mib, read_s, buffer_bytes / read_s / 1e9);
     // The same calls on the served device itself: what the simulator's buffer model costs.
     start = Clock::now();
     served_device.write_buffer(1, b, data);
