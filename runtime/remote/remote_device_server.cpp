@@ -24,40 +24,49 @@ Json ok(Json fields = Json::object()) {
   return fields;
 }
 
-// Sends "working" frames every `interval` from its own thread until destroyed; the caller does
-// not touch the connection meanwhile.
+// Sends a "working" frame every `interval` while a call runs (between begin_call and end_call),
+// from one thread for the whole session, so that a call costs no thread start and no wake-up.
+// It sends holding its mutex, which end_call takes: once end_call returns, the caller has the
+// connection to itself again.
 class Heartbeat {
  public:
   Heartbeat(FrameConnection& connection, std::chrono::milliseconds interval, std::chrono::milliseconds io_timeout)
       : thread_([this, &connection, interval, io_timeout] {
           const std::vector<std::uint8_t> working = to_wire(Json{{"type", reply::kWorking}});
           std::unique_lock lock(mutex_);
-          while (!done_) {
-            if (cv_.wait_for(lock, interval, [this] { return done_; })) break;
+          while (!cv_.wait_for(lock, interval, [this] { return done_; })) {
+            if (!in_call_ || failure_) continue;
             try {
               connection.send(working, {}, io_timeout);
             } catch (const ConnectionError& e) {
               failure_ = e.what();
-              break;
             }
           }
         }) {}
-  // Stops the thread; the connection's failure while heartbeating, if any.
-  std::optional<std::string> stop() {
+  void begin_call() {
+    std::lock_guard lock(mutex_);
+    in_call_ = true;
+  }
+  // The connection's failure while heartbeating during the call, if any.
+  std::optional<std::string> end_call() {
+    std::lock_guard lock(mutex_);
+    in_call_ = false;
+    return failure_;
+  }
+  ~Heartbeat() {
     {
       std::lock_guard lock(mutex_);
       done_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    return failure_;
+    thread_.join();
   }
-  ~Heartbeat() { stop(); }
 
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
+  bool in_call_ = false;
   std::optional<std::string> failure_;
   std::thread thread_;  // last: started once the members it uses exist
 };
@@ -154,6 +163,7 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
                  {"device", options_.description},
                  {"fabric", options_.fabric ? encode(*options_.fabric) : Json(nullptr)}}));
   }
+  Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
   for (;;) {
     Frame frame = connection.receive(options_.idle_timeout, options_.io_timeout, {}, &stop_);
     Json request;
@@ -176,11 +186,9 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     }
     std::vector<std::byte> reply_blob;
     Json reply;
-    {
-      Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
-      reply = handle(request, frame.blob, reply_blob);
-      if (const std::optional<std::string> failure = heartbeat.stop()) throw ConnectionError(*failure);
-    }
+    heartbeat.begin_call();
+    reply = handle(request, frame.blob, reply_blob);
+    if (const std::optional<std::string> failure = heartbeat.end_call()) throw ConnectionError(*failure);
     send(reply, reply_blob);
   }
 }

@@ -7,8 +7,9 @@
 //   server.port();    // the port bound (the ephemeral one when asked for port 0)
 //   server.serve();   // until stop() or a client's shutdown request
 //
-// Each call runs on the thread that called serve(); while one runs, a heartbeat thread sends
-// "working" frames so the client's timeout measures silence, not the length of a simulation.
+// Each call runs on the thread that called serve(); while one runs, the session's heartbeat
+// thread sends a "working" frame every heartbeat_interval, so the client's timeout measures
+// silence, not the length of a simulation.
 // The backend's exceptions go back as error replies and the session goes on; a client that
 // disconnects, stalls or speaks another protocol ends its session only.
 
