@@ -246,6 +246,9 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       for (const KernelProfile& p : device_.profile()) profile.push_back(encode(p));
       return ok(Json{{"profile", std::move(profile)}});
     }
+    if (type == request::kDeviceTime) {
+      return ok(Json{{"time_ps", options_.device_time_ps ? Json(options_.device_time_ps()) : Json(nullptr)}});
+    }
     if (type == request::kHello) throw ProtocolError("hello sent twice in one session");
     throw ProtocolError(fmt::format("unknown request type '{}'", type));
   } catch (...) {

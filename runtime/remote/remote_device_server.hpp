@@ -35,6 +35,9 @@ struct RemoteServerOptions {
   // Told to clients in the hello: what is served, and the fabric their op builders must name.
   std::string description = "a cclmesh device";
   std::optional<FabricOptions> fabric;
+  // The device's clock in ps (a simulator's simulated time), for clients that measure the gap
+  // between their enqueue and a kernel's start; unset: clients are told the backend has none.
+  std::function<std::uint64_t()> device_time_ps;
   std::chrono::milliseconds heartbeat_interval{2'000};
   // A client silent this long between requests is dropped (zero: never); and the longest
   // stall inside a frame.

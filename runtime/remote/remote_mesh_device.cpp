@@ -191,6 +191,14 @@ std::vector<KernelProfile> RemoteMeshDevice::profile() const {
   });
 }
 
+std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
+  const Json reply = call(request::kDeviceTime, Json::object());
+  return decoded(request::kDeviceTime, [&]() -> std::optional<std::uint64_t> {
+    if (field(reply, "time_ps", "device_time reply").is_null()) return std::nullopt;
+    return unsigned_field<std::uint64_t>(reply, "time_ps", "device_time reply");
+  });
+}
+
 void RemoteMeshDevice::shutdown_server() {
   call(request::kShutdown, Json::object());
   connection_->close();

@@ -73,6 +73,8 @@ class RemoteMeshDevice final : public MeshDevice {
   // The persistent fabric the server's device runs, which op builders' params must name; empty
   // when the server did not say (a backend without one).
   const std::optional<FabricOptions>& fabric() const { return fabric_; }
+  // The device's clock now, in ps (simulated time on a simulator), when the server has one.
+  std::optional<std::uint64_t> device_time_ps() const;
   // Asks the server to stop after this session (`cclmesh serve` then exits 0); the device is
   // closed afterwards.
   void shutdown_server();

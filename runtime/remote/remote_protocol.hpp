@@ -32,6 +32,7 @@ inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphor
 inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
 inline constexpr std::string_view kFinish = "finish";
 inline constexpr std::string_view kProfile = "profile";
+inline constexpr std::string_view kDeviceTime = "device_time";  // not a MeshDevice call: an extra
 inline constexpr std::string_view kGoodbye = "goodbye";    // ends the session
 inline constexpr std::string_view kShutdown = "shutdown";  // ends the session and the server
 }  // namespace request

@@ -1,6 +1,7 @@
 // `cclmesh serve` as a user runs it: the real binary in a child process, its port read from its
 // first stdout line, a RemoteMeshDevice client in this process; it exits 0 on SIGTERM and on a
-// client's shutdown request, and bad options exit 2 with one line naming the option.
+// client's shutdown request, and bad options exit 2 with one line naming the option. And
+// `cclmesh run --device` against it: the local run's row, and what it refuses.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -60,13 +61,19 @@ class Child {
     while (::poll(&p, 1, 60'000) == 1 && ::read(out_, &c, 1) == 1 && c != '\n') line += c;
     return line;
   }
-  std::string all_stderr() {
+  std::string all_stdout() { return drain(out_); }
+  std::string all_stderr() { return drain(err_); }
+
+ private:
+  static std::string drain(int fd) {
     std::string text;
     char buf[256];
     ssize_t n = 0;
-    while ((n = ::read(err_, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
     return text;
   }
+
+ public:
   void signal(int sig) { ::kill(pid_, sig); }
   // The exit code, or 128 + the signal that killed it.
   int wait() {
@@ -170,6 +177,52 @@ TEST(CliServe, PortInUseExitsTwoNamingIt) {
                                      ": Address already in use\n");
   first.signal(SIGINT);
   EXPECT_EQ(first.wait(), 0);
+}
+
+// `cclmesh run --device`: the same op on a fresh served device prints the row a local run prints,
+// every figure (simulated time, bandwidths, dispatch, launch, #wrong) equal.
+TEST(CliRunDevice, PrintsTheLocalRunsRow) {
+  for (const std::string op : {"all_gather", "reduce_scatter"}) {
+    Child serve({"serve", "--system", "t3k", "--port", "0"});
+    const std::uint16_t port = port_of(serve.first_stdout_line());
+    ASSERT_NE(port, 0);
+    Child remote({"run", "--device", "127.0.0.1:" + std::to_string(port), "--op", op, "--size", "1MiB"});
+    const std::string remote_table = remote.all_stdout();
+    EXPECT_EQ(remote.wait(), 0) << remote.all_stderr();
+    Child local({"run", "--system", "t3k", "--op", op, "--size", "1MiB"});
+    const std::string local_table = local.all_stdout();
+    EXPECT_EQ(local.wait(), 0);
+    EXPECT_EQ(remote_table, local_table);
+    EXPECT_NE(remote_table.find("# cclmesh: " + op + " on t3k (8 chips, ring, 1 link, fabric mode)"), std::string::npos)
+        << remote_table;
+    serve.signal(SIGTERM);
+    EXPECT_EQ(serve.wait(), 0);
+  }
+}
+
+TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
+  const std::string device = "127.0.0.1:1";  // refused before any connection is tried
+  Child fault({"run", "--device", device, "--fault", "link-down:0-1"});
+  EXPECT_EQ(fault.wait(), 2);
+  EXPECT_EQ(fault.all_stderr(),
+            "cclmesh: error: --device: --fault is a simulator option (faults, traces, reports, watchdogs, link "
+            "what-ifs, fabric settings and the data mode belong to the simulation, which runs on the server); not "
+            "accepted with --device\n");
+  Child trace({"run", "--device", device, "--trace", "-"});
+  EXPECT_EQ(trace.wait(), 2);
+  EXPECT_NE(trace.all_stderr().find("--device: --trace is a simulator option"), std::string::npos);
+  Child system({"run", "--device", device, "--system", "galaxy"});
+  EXPECT_EQ(system.wait(), 2);
+  EXPECT_EQ(system.all_stderr(),
+            "cclmesh: error: --device: --system is the served device's to decide (cclmesh serve --system, --mode, "
+            "--topology, --links); not accepted with --device\n");
+  Child unreachable({"run", "--device", device, "--op", "all_gather"});
+  EXPECT_EQ(unreachable.wait(), 2);
+  EXPECT_EQ(unreachable.all_stderr(),
+            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
+  Child malformed({"run", "--device", "simbox"});
+  EXPECT_EQ(malformed.wait(), 2);
+  EXPECT_EQ(malformed.all_stderr(), "cclmesh: error: --device: 'simbox' is not HOST:PORT (no ':PORT')\n");
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -73,6 +74,15 @@ Bytes seeded_bytes(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) 
 using Check = OutputCheck;
 
 bool legacy_mode(const RunOptions& options) { return options.mode == "legacy"; }
+
+// The persistent fabric of the device a run prepares its op on, which every op's params name:
+// the simulator's from its options, a served device's as its server said (--device).
+const runtime::FabricOptions& fabric_of(const runtime::MeshDevice& device) {
+  if (const auto* sim = dynamic_cast<const sim::device::SimMeshDevice*>(&device)) return sim->options().fabric;
+  const auto* remote = dynamic_cast<const runtime::remote::RemoteMeshDevice*>(&device);
+  CCLMESH_CHECK(remote != nullptr && remote->fabric().has_value(), "a run's device is the simulator or a served one");
+  return *remote->fabric();
+}
 
 sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool ring,
                                                  sim::trace::TraceRecorder* trace) {
@@ -491,7 +501,7 @@ ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text) {
 }
 
 // Reads every output buffer of every chip in `expected` and compares it with the host reference.
-Check compare_all(sim::device::SimMeshDevice& device, const std::vector<OutputBuffer>& outputs,
+Check compare_all(runtime::MeshDevice& device, const std::vector<OutputBuffer>& outputs,
                   const ExpectedOutputs& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
   Check check;
   Bytes actual;
@@ -506,7 +516,7 @@ Check compare_all(sim::device::SimMeshDevice& device, const std::vector<OutputBu
   return check;
 }
 
-std::function<Check()> check_outputs(sim::device::SimMeshDevice& device, std::vector<OutputBuffer> outputs,
+std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                      ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
   return [&device, outputs = std::move(outputs), expected = std::move(expected), page_bytes, element] {
     return compare_all(device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
@@ -615,7 +625,7 @@ void reject_chips_across_down_links(const RunOptions& options) {
 
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
-std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::device::SimMeshDevice& device,
+std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
                                             const ccl::GroupSelection& selection) {
   try {
     if (legacy_mode(options)) {
@@ -623,7 +633,7 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::devi
                                         options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
     }
     return ccl::resolve_groups(selection, device.topology(),
-                               runtime::FabricPlan(device.topology(), device.options().fabric));
+                               runtime::FabricPlan(device.topology(), fabric_of(device)));
   } catch (const ccl::CclParamsError& e) {
     if (!selection.cluster_axis) throw;
     throw UsageError(fmt::format("--cluster-axis: {} on {}: {}", *selection.cluster_axis, options.system, e.what()));
@@ -634,7 +644,7 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, sim::devi
 // with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
 // hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
 // seeded bytes, so a chip that received another group's data does not verify.
-PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice& device) {
+PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& device) {
   // The tensor: --shape's, or --size's pages (S = the bytes each receiver gets). Either may be
   // sharded (--shard, --out-shard*) in --memory; the op copies pages, whatever their layout.
   const std::uint64_t page_bytes = options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape))
@@ -671,7 +681,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.input = input;
     params.output = output;
     params.groups = selection;
-    params.fabric = device.options().fabric;
+    params.fabric = fabric_of(device);
     params.num_links = options.links;
     op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
     op.group_size = 2;
@@ -682,7 +692,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, sim::device::SimMeshDevice
     params.input = input;
     params.output = output;
     params.groups = selection;
-    params.fabric = device.options().fabric;
+    params.fabric = fabric_of(device);
     params.num_links = options.links;
     op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
     op.group_size = static_cast<std::uint32_t>(first.size());
@@ -709,7 +719,7 @@ struct GroupInputs {
   std::map<ChipId, Bytes> inputs;
 };
 
-GroupInputs write_group_inputs(const RunOptions& options, sim::device::SimMeshDevice& device, const ccl::GroupSelection& selection,
+GroupInputs write_group_inputs(const RunOptions& options, runtime::MeshDevice& device, const ccl::GroupSelection& selection,
                                const BufferHandle& input, bool finite) {
   GroupInputs result;
   result.groups = run_groups(options, device, selection);
@@ -743,7 +753,7 @@ RankOutputs one_output_each(std::vector<Bytes> outputs) {
   return shared;
 }
 
-std::function<Check()> verifier(sim::device::SimMeshDevice& device, std::vector<OutputBuffer> outputs,
+std::function<Check()> verifier(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                 const GroupInputs& in, std::uint64_t page_bytes, std::uint32_t element,
                                 const GroupReference& reference) {
   if (in.inputs.empty()) return {};
@@ -760,7 +770,7 @@ std::function<Check()> verifier(sim::device::SimMeshDevice& device, std::vector<
   return check_outputs(device, std::move(outputs), std::move(expected), page_bytes, element);
 }
 
-PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDevice& device, bool ring) {
+PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, bool ring) {
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
   const std::uint64_t page_bytes =
       options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape)) : page_bytes_of(options);
@@ -809,7 +819,7 @@ PreparedOp prepare_collective(const RunOptions& options, sim::device::SimMeshDev
     p.topology = topology;
     p.num_links = options.links;
     p.groups = selection;
-    p.fabric = device.options().fabric;
+    p.fabric = fabric_of(device);
   };
   PreparedOp op;
   op.group_size = n;
@@ -1027,10 +1037,9 @@ struct GroupShapes {
   std::string fabric;
 };
 
-GroupShapes group_shapes(const RunOptions& options, const sim::device::SimMeshDevice& device,
+GroupShapes group_shapes(const RunOptions& options, const runtime::FabricPlan& plan,
                          const std::vector<std::vector<ChipId>>& groups) {
   if (legacy_mode(options)) return {options.topology, ""};
-  const runtime::FabricPlan& plan = device.fabric();
   bool groups_are_rings = true;
   bool fabric_is_ring = true;
   for (const std::vector<ChipId>& group : groups) {
@@ -1103,79 +1112,44 @@ const char* memory_options_named(const RunOptions& options) {
 
 }  // namespace
 
-RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
-  RunOptions options = requested;
-  options.topology = resolve_topology(requested, topology);
-  check_chips(options, topology);
-  reject_chips_across_down_links(options);
-  const auto n_chips =
-      static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
-  reject_unsupported(options, n_chips);
-  const bool ring = options.topology == "ring";
-  const sim::BusyWindow busy_window = requested_busy_window();
+namespace {
 
-  std::unique_ptr<sim::device::SimMeshDevice> device;
-  PreparedOp op;
-  try {
-    sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
-    device_config.busy_window = busy_window;
-    device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
-    op = (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
-             ? prepare_pair_op(options, *device)
-             : prepare_collective(options, *device, ring);
-  } catch (const topo::InputError& e) {
-    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
-  } catch (const runtime::BufferConfigError& e) {
-    throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
-  } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
-                                 options.chips.empty() ? "" : "--chips/", e.what()));
-  } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, n_chips, e.what())));
-  }
-
-  const sim::EngineStats before = device->stats();
-  const sim::SimTime enqueued = device->now();
-  const std::size_t profile_begin = device->profile().size();
-  const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
-  try {
-    for (const runtime::MeshWorkload& workload : op.workloads) device->enqueue_workload(workload);
-  } catch (const runtime::WorkloadPlacementError& e) {
-    // The device cannot place the op's CBs beside the buffers asked for (CBs that do not fit
-    // below large L1 buffers): the memory config, not a fault of the run. Any other placement
-    // error is a builder's bug and stays an internal error.
-    throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
-  }
-  device->finish();
-  const sim::EngineStats after = device->stats();
-
-  // time: the op's worker (Tensix) kernels, first start to last end. dispatch: enqueue until the
-  // first of them starts (the host's dispatch gap, REFERENCE 1.8). launch: the longest any
-  // kernel took from its start until its part of the data path was up: a worker until its
-  // fabric connections are open, a legacy EDM until it has handshaken with its peer. Per kernel,
-  // so a composite op's later phase and a launch skew do not count as set-up. Fabric routers
-  // were up before the op (launched once with the device) and are not in it.
+// When the op's kernels ran, from the profile entries the op added (from profile_begin on).
+// time: the op's worker (Tensix) kernels, first start to last end. launch: the longest any
+// kernel took from its start until its part of the data path was up: a worker until its
+// fabric connections are open, a legacy EDM until it has handshaken with its peer. Per kernel,
+// so a composite op's later phase and a launch skew do not count as set-up. Fabric routers
+// were up before the op (launched once with the device) and are not in it.
+struct OpTimes {
   std::int64_t first_start_ns = std::numeric_limits<std::int64_t>::max();
   std::int64_t last_end_ns = 0;
   std::int64_t longest_setup_ns = 0;
-  const std::vector<runtime::KernelProfile> profile = device->profile();
+};
+
+OpTimes op_times(const std::vector<runtime::KernelProfile>& profile, std::size_t profile_begin) {
+  OpTimes t;
   for (std::size_t i = profile_begin; i < profile.size(); ++i) {
     const runtime::KernelProfile& kernel = profile[i];
     if (kernel.ready_ns) {
-      longest_setup_ns = std::max(longest_setup_ns, static_cast<std::int64_t>(*kernel.ready_ns - kernel.start_ns));
+      t.longest_setup_ns = std::max(t.longest_setup_ns, static_cast<std::int64_t>(*kernel.ready_ns - kernel.start_ns));
     }
     if (kernel.core_kind != runtime::CoreKind::Tensix) continue;
-    first_start_ns = std::min<std::int64_t>(first_start_ns, static_cast<std::int64_t>(kernel.start_ns));
-    last_end_ns = std::max<std::int64_t>(last_end_ns, static_cast<std::int64_t>(kernel.end_ns));
+    t.first_start_ns = std::min<std::int64_t>(t.first_start_ns, static_cast<std::int64_t>(kernel.start_ns));
+    t.last_end_ns = std::max<std::int64_t>(t.last_end_ns, static_cast<std::int64_t>(kernel.end_ns));
   }
+  return t;
+}
 
+// What a run reports on any device: the op as run, its times (dispatch: from `enqueued_us`,
+// device time, until the first kernel starts; the host's dispatch gap, REFERENCE 1.8) and
+// bandwidths.
+RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, const runtime::FabricPlan& plan,
+                    const PreparedOp& op, const topo::Topology& topology, const OpTimes& t, double enqueued_us) {
   RunResult result;
   result.op = to_string(options.op);
   result.system = options.system;
   result.n_chips = op.group_size;
-  const GroupShapes shapes = group_shapes(options, *device, op.groups);
+  const GroupShapes shapes = group_shapes(options, plan, op.groups);
   result.topology = shapes.groups;
   result.fabric_topology = shapes.fabric;
   result.links = options.links;
@@ -1206,36 +1180,15 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     result.output_shard_request = output_request;
     result.output_shard = op.output_shard;
   }
-  result.time_us = static_cast<double>(last_end_ns - first_start_ns) / 1e3;
-  result.dispatch_us = static_cast<double>(first_start_ns) / 1e3 - enqueued.us();
-  result.launch_us = static_cast<double>(longest_setup_ns) / 1e3;
+  result.time_us = static_cast<double>(t.last_end_ns - t.first_start_ns) / 1e3;
+  result.dispatch_us = static_cast<double>(t.first_start_ns) / 1e3 - enqueued_us;
+  result.launch_us = static_cast<double>(t.longest_setup_ns) / 1e3;
   result.line_rate_GBps = static_cast<double>(topology.links().front().rate_bytes_per_s) / 1e9;
   result.link_whatif = topo::links_off_arch_defaults(topology);
   result.bandwidth = compute_bandwidth(
       {options.op, op.size_bytes, op.group_size, result.time_us, result.links, result.directions, result.line_rate_GBps});
-  result.sim_events = after.events_executed - before.events_executed;
-  result.trace_hash = device->trace_hash();
-  result.links_used = wire_use(*device);
-  print_noc_usage_if_requested(*device, static_cast<double>(first_start_ns) / 1e3, result.time_us);
-  const double op_ps = static_cast<double>(last_end_ns - first_start_ns) * 1e3;
-  for (std::size_t i = 0; i < result.links_used.size(); ++i) {
-    LinkDirectionUse& u = result.links_used[i];
-    u.payload_bytes -= wires_before[i].payload_bytes;
-    u.busy_ps -= wires_before[i].busy_ps;
-    u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
-  }
-  if (op.verify) {
-    const Check check = op.verify();
-    result.verified = check.wrong_elements == 0;
-    result.wrong_elements = check.wrong_elements;
-    result.mismatch = check.first_mismatch;
-    result.checksums = check.checksums;
-  }
   result.faults = options.faults.specs;
-  for (const auto& corruption : device->corruptions()) {
-    result.fault_effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
-  }
-  for (const runtime::FabricLine& line : device->fabric().lines()) {
+  for (const runtime::FabricLine& line : plan.lines()) {
     if (!result.fabric_order.empty()) result.fabric_order += " | ";
     for (std::size_t i = 0; i < line.chips.size(); ++i) {
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
@@ -1243,11 +1196,155 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   }
   result.chips = options.chips;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
-  if (device->fabric().scope() == runtime::FabricScope::Axes) {
-    const std::size_t groups = run_groups(options, *device, {options.cluster_axis, {}}).size();
+  if (plan.scope() == runtime::FabricScope::Axes) {
+    const std::size_t groups = run_groups(options, device, {options.cluster_axis, {}}).size();
     // Legacy mode has no fabric (each op launches its own EDMs): only the groups are named.
     result.fabric = fmt::format("{}{} group{} along cluster_axis {}", legacy_mode(options) ? "" : "per-axis fabric: ",
                                 groups, groups == 1 ? "" : "s", *options.cluster_axis);
+  }
+  return result;
+}
+
+// The outputs read back and compared with the host reference (nothing with --no-data).
+void check_op(const PreparedOp& op, RunResult& result) {
+  if (!op.verify) return;
+  const Check check = op.verify();
+  result.verified = check.wrong_elements == 0;
+  result.wrong_elements = check.wrong_elements;
+  result.mismatch = check.first_mismatch;
+  result.checksums = check.checksums;
+}
+
+// The op's workloads enqueued and finished. A CB the device cannot place beside the buffers
+// asked for (CBs that do not fit below large L1 buffers) is the memory config, not a fault of
+// the run; any other placement error is a builder's bug and stays an internal error.
+void run_op(runtime::MeshDevice& device, const PreparedOp& op, const RunOptions& requested) {
+  try {
+    for (const runtime::MeshWorkload& workload : op.workloads) device.enqueue_workload(workload);
+  } catch (const runtime::WorkloadPlacementError& e) {
+    throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
+  }
+  device.finish();
+}
+
+// Bad input found while the op is prepared, named by the options that decide it.
+template <class Prepare>
+PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions& options, std::uint32_t n_chips,
+                                   Prepare prepare) {
+  try {
+    return prepare();
+  } catch (const topo::InputError& e) {
+    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
+  } catch (const runtime::BufferConfigError& e) {
+    throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
+  } catch (const runtime::FabricPlanError& e) {
+    throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
+                                 options.chips.empty() ? "" : "--chips/", e.what()));
+  } catch (const std::invalid_argument& e) {  // CclParamsError
+    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, n_chips, e.what())));
+  }
+}
+
+PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, bool ring) {
+  return (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
+             ? prepare_pair_op(options, device)
+             : prepare_collective(options, device, ring);
+}
+
+// --device HOST:PORT: the op on a served device (cclmesh serve), whose system, mode, fabric and
+// data mode are the server's; the run path's simulator extras (events, wires, faults, traces)
+// were refused with the option (run_command.cpp).
+RunResult run_on_device(const RunOptions& requested) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::unique_ptr<runtime::remote::RemoteMeshDevice> device;
+  try {
+    const auto [host, port] = runtime::remote::parse_endpoint(requested.device);
+    device = std::make_unique<runtime::remote::RemoteMeshDevice>(host, port);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--device: {}", e.what()));
+  } catch (const runtime::remote::RemoteDeviceError& e) {
+    throw UsageError(fmt::format("--device: {}", e.what()));
+  }
+  if (!device->fabric()) {
+    throw UsageError(fmt::format("--device: the server at {} does not say which fabric its device runs ({}); ops "
+                                 "cannot be built for it",
+                                 device->endpoint(), device->description()));
+  }
+  const topo::Topology& topology = device->topology();
+  const runtime::FabricOptions& fabric = *device->fabric();
+  // The server decided what `cclmesh run` takes from --system, --mode, --topology and --links.
+  RunOptions options = requested;
+  options.system = topology.name();
+  options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
+  options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;
+  options.topology = fabric.mode == runtime::FabricMode::Ring   ? "ring"
+                     : fabric.mode == runtime::FabricMode::Line ? "line"
+                                                                : resolve_topology(options, topology);
+  const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
+  reject_unsupported(options, n_chips);
+  const bool ring = options.topology == "ring";
+  const PreparedOp op =
+      prepared_or_usage_error(requested, options, n_chips, [&] { return prepare_op(options, *device, ring); });
+  const std::optional<std::uint64_t> enqueued_ps = device->device_time_ps();
+  const std::size_t profile_begin = device->profile().size();
+  run_op(*device, op, requested);
+  const OpTimes times = op_times(device->profile(), profile_begin);
+  // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
+  const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
+                                         : std::numeric_limits<double>::quiet_NaN();
+  RunResult result = op_result(options, *device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
+  check_op(op, result);
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace
+
+RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
+  if (!requested.device.empty()) return run_on_device(requested);
+  const auto wall_start = std::chrono::steady_clock::now();
+  topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
+  RunOptions options = requested;
+  options.topology = resolve_topology(requested, topology);
+  check_chips(options, topology);
+  reject_chips_across_down_links(options);
+  const auto n_chips =
+      static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
+  reject_unsupported(options, n_chips);
+  const bool ring = options.topology == "ring";
+  const sim::BusyWindow busy_window = requested_busy_window();
+
+  std::unique_ptr<sim::device::SimMeshDevice> device;
+  const PreparedOp op = prepared_or_usage_error(requested, options, n_chips, [&] {
+    sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
+    device_config.busy_window = busy_window;
+    device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
+    return prepare_op(options, *device, ring);
+  });
+
+  const sim::EngineStats before = device->stats();
+  const sim::SimTime enqueued = device->now();
+  const std::size_t profile_begin = device->profile().size();
+  const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
+  run_op(*device, op, requested);
+  const sim::EngineStats after = device->stats();
+  const OpTimes times = op_times(device->profile(), profile_begin);
+
+  RunResult result = op_result(options, *device, device->fabric(), op, topology, times, enqueued.us());
+  result.sim_events = after.events_executed - before.events_executed;
+  result.trace_hash = device->trace_hash();
+  result.links_used = wire_use(*device);
+  print_noc_usage_if_requested(*device, static_cast<double>(times.first_start_ns) / 1e3, result.time_us);
+  const double op_ps = static_cast<double>(times.last_end_ns - times.first_start_ns) * 1e3;
+  for (std::size_t i = 0; i < result.links_used.size(); ++i) {
+    LinkDirectionUse& u = result.links_used[i];
+    u.payload_bytes -= wires_before[i].payload_bytes;
+    u.busy_ps -= wires_before[i].busy_ps;
+    u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
+  }
+  check_op(op, result);
+  for (const auto& corruption : device->corruptions()) {
+    result.fault_effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

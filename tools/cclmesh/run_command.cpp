@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/remote/remote_protocol.hpp"
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -137,6 +139,11 @@ int run(RawRunOptions& raw) {
                    "--report");
     }
     return kExitHangOrFault;
+  } catch (const runtime::remote::RemoteDeviceError& e) {
+    // --device: the served device went away or failed mid-run (connecting was checked as input).
+    std::fprintf(stderr, "cclmesh: the served device failed: %s\n", e.what());
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
+    return kExitInternalError;
   }
   if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
   if (!raw.report_path.empty()) {
@@ -154,6 +161,34 @@ int run(RawRunOptions& raw) {
   }
   if (result.verified.has_value() && !*result.verified) return kExitDataMismatch;
   return kExitOk;
+}
+
+// --device HOST:PORT: the options a run on a served device takes (the op, its tensor and
+// memory, its algorithm choices, the inputs' seed, --json); the others are refused, naming why.
+void reject_options_beside_device(const CLI::App& command) {
+  static const std::set<std::string> kAccepted{
+      "--device",          "--op",           "--size",          "--shape",
+      "--dim",             "--dtype",        "--layout",        "--memory",
+      "--shard",           "--shard-grid",   "--shard-orientation", "--shard-shape",
+      "--out-shard",       "--out-shard-grid", "--out-shard-orientation", "--out-shard-shape",
+      "--root",            "--rounds",       "--workers-per-link", "--all-reduce-algo",
+      "--ag-ring-algorithm", "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm",
+      "--seed",            "--json"};
+  static const std::set<std::string> kServerDecides{"--system", "--chips", "--topology", "--links", "--mode",
+                                                    "--cluster-axis"};
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string name = option->get_name(false, true);
+    if (option->count() == 0 || kAccepted.contains(name) || name == "--help") continue;
+    if (kServerDecides.contains(name)) {
+      throw UsageError(fmt::format("--device: {} is the served device's to decide (cclmesh serve --system, --mode, "
+                                   "--topology, --links); not accepted with --device",
+                                   name));
+    }
+    throw UsageError(fmt::format("--device: {} is a simulator option (faults, traces, reports, watchdogs, link what-ifs, "
+                                 "fabric settings and the data mode belong to the simulation, which runs on the "
+                                 "server); not accepted with --device",
+                                 name));
+  }
 }
 
 }  // namespace
@@ -189,7 +224,11 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
       ->default_str(std::to_string(raw->trace_limit));
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
-  command->callback([raw, size, &outcome] {
+  command->add_option("--device", o.device,
+                      "HOST:PORT: run on a device served by `cclmesh serve` (its system, mode and fabric) instead of "
+                      "simulating here; simulator options are refused");
+  command->callback([raw, size, command, &outcome] {
+    if (!raw->parsed.device.empty()) reject_options_beside_device(*command);
     raw->size_given = size->count() > 0;
     outcome.exit_code = run(*raw);
   });

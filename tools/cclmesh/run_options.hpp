@@ -49,6 +49,8 @@ struct OutputMemoryRequest {
 
 struct RunOptions {
   std::string system = "t3k";
+  // --device HOST:PORT: run on a device served by `cclmesh serve` instead of simulating here.
+  std::string device;
   CollectiveOp op = CollectiveOp::AllGather;
   std::uint64_t size_bytes = 16ull << 20;
   // ring | line | auto (a ring where the run's groups close into rings of 3 or more chips, else a

@@ -98,6 +98,7 @@ int run_serve(const ServeOptions& options) {
                       ? std::string("legacy mode (no fabric)")
                       : fmt::format("fabric {} x{}", runtime::to_string(device_options.fabric.mode), options.links),
                   options.no_data ? "timing only" : "functional");
+  server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
   server_options.log = [](const std::string& line) { std::fprintf(stderr, "cclmesh serve: %s\n", line.c_str()); };
   std::unique_ptr<runtime::remote::RemoteDeviceServer> server;
   try {
