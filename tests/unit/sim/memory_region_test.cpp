@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "sim/engine/delay.hpp"
@@ -105,6 +106,72 @@ TEST(MemoryRegion, DeferredLandingsApplyInPlaceOrderWhenTheirPlacePassed) {
   EXPECT_EQ(at_3ns, std::vector<std::uint8_t>(256, 0));
   EXPECT_EQ(at_6ns, pattern(256, 1));
   EXPECT_EQ(at_9ns, pattern(256, 2));
+}
+
+// The lazy application at the picosecond: a landing deferred to (10 ns, sequence) is seen by an
+// access in an event placed after it at 10 ns, not by one placed before it at 10 ns nor by one
+// at 10 ns less 1 ps; two landings on the same bytes at the same time apply in sequence order
+// (the later place's bytes win) even when deferred in the other order, and a landing booked
+// before both but placed later (20 ns) overwrites them only at its own place. Read through
+// both inline paths (a word, a span inside one page) and the spanning one.
+TEST(MemoryRegion, DeferredLandingsApplyAtTheirPicosecondInSequenceOrder) {
+  Engine engine;
+  MemoryRegion l1(l1_id(), 1 << 20, StorageMode::Stored);
+  MemoryRegion source(MemoryId{3, {1, 1}, MemoryKind::TensixL1, -1}, 1 << 20, StorageMode::Stored);
+  source.write(0x0, pattern(8192, 1));
+  source.write(0x4000, pattern(8192, 2));
+  source.write(0x8000, pattern(8192, 3));
+  constexpr std::uint64_t kAt = 0xff0;  // the 8 KiB span crosses pages 0-2
+  struct Seen {
+    std::uint32_t word = 0;
+    std::vector<std::uint8_t> head;   // 64 B inside the first page
+    std::vector<std::uint8_t> whole;  // all 8 KiB
+  };
+  const auto look = [&](Seen& seen) {
+    seen.word = l1.read_u32(0x1000);  // bytes 16..19 of each payload
+    seen.head.resize(64);
+    l1.read(kAt, std::span<std::uint8_t>(seen.head));
+    seen.whole = l1.read(kAt, 8192);
+  };
+  Seen before_ps, same_ps_before, between, after_both, before_third, after_third;
+  const SimTime t = 10_ns;
+  engine.schedule_at(1_ns, [&] {
+    const std::uint64_t third = engine.skip_event(20_ns);  // booked first, placed last
+    engine.schedule_at(t - 1_ps, [&] { look(before_ps); });
+    engine.schedule_at(t, [&] { look(same_ps_before); });
+    const std::uint64_t first = engine.skip_event(t);
+    engine.schedule_at(t, [&] { look(between); });
+    const std::uint64_t second = engine.skip_event(t);
+    engine.schedule_at(t, [&] { look(after_both); });
+    engine.schedule_at(20_ns - 1_ps, [&] { look(before_third); });
+    engine.schedule_at(20_ns, [&] { look(after_third); });  // scheduled after the skip: placed after it
+    ASSERT_TRUE(l1.can_defer_landings());
+    l1.defer_land(engine, 20_ns, third, kAt, source.sample(0x8000, 8192), 8192);
+    l1.defer_land(engine, t, second, kAt, source.sample(0x4000, 8192), 8192);
+    l1.defer_land(engine, t, first, kAt, source.sample(0x0, 8192), 8192);
+    EXPECT_EQ(l1.deferred_landings(), 3u);
+  });
+  engine.run();
+  const auto word_of = [](const std::vector<std::uint8_t>& bytes) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, bytes.data() + (0x1000 - kAt), sizeof word);
+    return word;
+  };
+  const std::vector<std::uint8_t> zeros(8192, 0);
+  for (const Seen* unseen : {&before_ps, &same_ps_before}) {
+    EXPECT_EQ(unseen->word, 0u);
+    EXPECT_EQ(unseen->head, std::vector<std::uint8_t>(64, 0));
+    EXPECT_EQ(unseen->whole, zeros);
+  }
+  const std::vector<std::uint8_t> payloads[] = {pattern(8192, 1), pattern(8192, 2), pattern(8192, 3)};
+  const std::pair<const Seen*, int> seen_payload[] = {{&between, 0}, {&after_both, 1}, {&before_third, 1}, {&after_third, 2}};
+  for (const auto& [seen, payload] : seen_payload) {
+    const std::vector<std::uint8_t>& expected = payloads[payload];
+    EXPECT_EQ(seen->word, word_of(expected)) << "payload " << payload + 1;
+    EXPECT_EQ(seen->head, std::vector<std::uint8_t>(expected.begin(), expected.begin() + 64)) << "payload " << payload + 1;
+    EXPECT_EQ(seen->whole, expected) << "payload " << payload + 1;
+  }
+  EXPECT_EQ(l1.deferred_landings(), 0u);
 }
 
 // Deferred landings follow the places of the engine whose events were skipped, not of
