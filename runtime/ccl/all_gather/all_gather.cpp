@@ -172,6 +172,23 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       r.links.push_back(link);
     }
   }
+  if (r.relay) {
+    const std::uint32_t slices = ring_relay::slices_per_worker(r.mode, r.group_size);
+    if (slices > kMaxInlineValue) {
+      const bool split = r.mode == BidirectionalMode::SplitTensor;
+      const std::uint32_t split_limit = kMaxInlineValue + 1;
+      const std::uint32_t full_limit = 2 * kMaxInlineValue + 1;
+      throw CclParamsError(fmt::format(
+          "all_gather: the ring relay on {} chips sends {} slices per worker ({}), each at least one chunk, but a "
+          "worker counts the chunks landing in an inline wait of at most {} (REFERENCE 4.11): it relays at most {}",
+          r.group_size, slices,
+          split ? "SPLIT_TENSOR, chosen for an input over twice the ERISC L1 per chip: all the way round"
+                : "FULL_TENSOR: half-way round",
+          kMaxInlineValue,
+          split ? fmt::format("{} chips with such an input, {} with a smaller one", split_limit, full_limit)
+                : fmt::format("{} chips ({} with SPLIT_TENSOR)", full_limit, split_limit)));
+    }
+  }
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
       for (Role role : r.roles) {

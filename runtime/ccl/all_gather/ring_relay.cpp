@@ -56,6 +56,11 @@ std::uint32_t sync_pages_for(const std::vector<Portion>& sent, std::uint32_t chu
     for (const Portion& s : sent) total += ceil_div(s.count, size);
     return total;
   };
+  // Each slice sent is at least one chunk, however large: past kMaxInlineValue slices no chunk
+  // size fits (resolve refuses such a ring, slices_per_worker).
+  std::uint32_t slices_sent = 0;
+  for (const Portion& s : sent) slices_sent += s.count > 0 ? 1 : 0;
+  CCLMESH_CHECK(slices_sent <= kMaxInlineValue, "all_gather relay: more slices than an inline wait counts");
   while (chunks(pages) > kMaxInlineValue) pages += packet_pages;
   return pages;
 }
@@ -72,6 +77,11 @@ kargs::InterpreterStreamSpec stream(const kargs::TensorArgs& args, const std::ve
 }
 
 }  // namespace
+
+std::uint32_t slices_per_worker(BidirectionalMode mode, std::uint32_t n) {
+  if (mode == BidirectionalMode::SplitTensor) return n - 1;
+  return n % 2 == 1 ? (n - 1) / 2 : n / 2;
+}
 
 std::uint32_t fitted_chunks_per_sync(std::uint32_t run_packets) {
   return std::clamp(run_packets / kMinChunksPerRun, 1u, kMaxFitChunksPerSync);

@@ -95,6 +95,12 @@ inline std::uint32_t cores_needed(std::uint32_t num_links, std::uint32_t workers
 inline constexpr std::uint32_t kMinChunksPerRun = 3;
 std::uint32_t fitted_chunks_per_sync(std::uint32_t run_packets);
 
+// Slices a worker of one direction sends round a ring of n chips, its own first (portions in
+// ring_relay.cpp): SPLIT_TENSOR n - 1, FULL_TENSOR half-way round. Each is at least one chunk,
+// and a worker's cumulative wait for the chunks landing from the previous chip is an 8-bit inline
+// value (REFERENCE 4.11), so a ring where this passes kMaxInlineValue cannot relay.
+std::uint32_t slices_per_worker(BidirectionalMode mode, std::uint32_t n);
+
 // The relay program of one chip.
 Program chip_program(const ChipGather& chip, const topo::Topology& topology);
 
