@@ -187,6 +187,14 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
   }
 
   for (const auto& [embedding, axis] : embeddings) add_line(topology, embedding, axis);
+  // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
+  for (std::size_t i = 0; i < routers_.size(); ++i) {
+    const FabricRouterSite& site = routers_[i];
+    if (!router_by_channel_.emplace(std::pair{site.chip, site.channel}, i).second) {
+      throw FabricPlanError(fmt::format("fabric: chip {} channel {} would run two routers", site.chip, site.channel));
+    }
+    router_by_port_.emplace(std::tuple{site.line, site.link, site.chip, site.forward}, i);
+  }
   for (FabricRouterSite& site : routers_) {
     const FabricRouterSite* downstream = router(FabricPort{site.line, site.link}, site.chip, !site.forward);
     kernels::FabricRouterConfig& c = site.config;
@@ -206,13 +214,6 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     c.has_downstream = downstream != nullptr;
     c.downstream_noc_x = downstream != nullptr ? downstream->noc0.x : 0;
     c.downstream_noc_y = downstream != nullptr ? downstream->noc0.y : 0;
-  }
-  // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
-  std::set<std::pair<ChipId, std::uint32_t>> cores;
-  for (const FabricRouterSite& site : routers_) {
-    if (!cores.insert({site.chip, site.channel}).second) {
-      throw FabricPlanError(fmt::format("fabric: chip {} channel {} would run two routers", site.chip, site.channel));
-    }
   }
 }
 
@@ -243,9 +244,13 @@ void FabricPlan::add_line(const topo::Topology& topology, const topo::Embedding&
       sites.push_back(bwd);
     }
   }
-  std::stable_sort(sites.begin(), sites.end(), [&line](const FabricRouterSite& a, const FabricRouterSite& b) {
-    const std::size_t pa = line.position(a.chip);
-    const std::size_t pb = line.position(b.chip);
+  // Positions looked up once: FabricLine::position scans the line, which made this sort
+  // quadratic in a long line's chips.
+  std::map<ChipId, std::size_t> position_of;
+  for (std::size_t i = 0; i < line.chips.size(); ++i) position_of.emplace(line.chips[i], i);
+  std::stable_sort(sites.begin(), sites.end(), [&position_of](const FabricRouterSite& a, const FabricRouterSite& b) {
+    const std::size_t pa = position_of.at(a.chip);
+    const std::size_t pb = position_of.at(b.chip);
     if (pa != pb) return pa < pb;
     if (a.forward != b.forward) return a.forward > b.forward;
     return a.link < b.link;
@@ -308,17 +313,13 @@ const FabricRouterSite* FabricPlan::router(ChipId chip, bool forward) const {
 }
 
 const FabricRouterSite* FabricPlan::router(FabricPort port, ChipId chip, bool forward) const {
-  for (const FabricRouterSite& site : routers_) {
-    if (site.line == port.line && site.link == port.link && site.chip == chip && site.forward == forward) return &site;
-  }
-  return nullptr;
+  const auto found = router_by_port_.find(std::tuple{port.line, port.link, chip, forward});
+  return found == router_by_port_.end() ? nullptr : &routers_[found->second];
 }
 
 const FabricRouterSite* FabricPlan::router_on_channel(ChipId chip, std::uint32_t channel) const {
-  for (const FabricRouterSite& site : routers_) {
-    if (site.chip == chip && site.channel == channel) return &site;
-  }
-  return nullptr;
+  const auto found = router_by_channel_.find(std::pair{chip, channel});
+  return found == router_by_channel_.end() ? nullptr : &routers_[found->second];
 }
 
 const FabricRouterSite* FabricPlan::router_at(ChipId chip, std::uint32_t noc0_x, std::uint32_t noc0_y) const {

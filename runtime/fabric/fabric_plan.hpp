@@ -23,9 +23,11 @@
 // 6.2's options in the ERISC kernel region unless given.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/api/fabric_connection.hpp"
@@ -183,6 +185,11 @@ class FabricPlan {
   FabricOptions options_;
   std::vector<FabricLine> lines_;
   std::vector<FabricRouterSite> routers_;
+  // Index into routers_ by (line, link, chip, forward) and by (chip, channel): looking a router
+  // up by scanning them made the plan quadratic in its routers (every router asks for its
+  // downstream one; docs/topologies.md, "Review (session 11)").
+  std::map<std::tuple<std::uint32_t, std::uint32_t, ChipId, bool>, std::size_t> router_by_port_;
+  std::map<std::pair<ChipId, std::uint32_t>, std::size_t> router_by_channel_;
 };
 
 }  // namespace cclmesh::runtime
