@@ -231,11 +231,21 @@ void SimMeshDevice::reembed_around_down_links() {
     const topo::Embedding embedding = ring ? topo::find_system_ring(usable) : topo::find_system_line(usable);
     options_.fabric.chip_order.assign(embedding.chips.begin(), embedding.chips.end());
   } catch (const topo::EmbeddingError& e) {
+    // A ring with a link down often still has a line through every chip (ring:N, the T3K
+    // without 0-2): name it, as the what-if the user can run next.
+    std::string line_instead;
+    if (ring) {
+      try {
+        line_instead = fmt::format("; a line avoids them ({}): run --topology line",
+                                   topo::find_system_line(usable).to_string());
+      } catch (const topo::EmbeddingError&) {
+      }
+    }
     fail(runtime::DeviceError::Kind::Fault,
          fmt::format("fault {} at 0 s: the {} fabric {} crosses the down link(s) and no other {} through all {} chips "
-                     "avoids them: {}",
+                     "avoids them: {}{}",
                      specs, ring ? "ring" : "line", original.to_string(), ring ? "ring" : "line",
-                     topology_.chip_count(), e.what()));
+                     topology_.chip_count(), e.what(), line_instead));
   }
 }
 
