@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "topologies/soc_descriptor.hpp"
 
@@ -127,10 +128,19 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
 }
 
 CoreCoord common_worker_grid(const topo::Topology& topology) {
+  // A chip's worker grid follows from its arch and Tensix harvesting alone, so chips alike share
+  // one core map's answer. Building a core map per chip on every call made each op's set-up
+  // quadratic in the chips (every chip's ChipBuffers asks; docs/topologies.md, "Review (session 11)").
+  std::map<std::tuple<topo::Arch, std::uint32_t, bool>, CoreCoord> grid_of_kind;
   CoreCoord grid{0, 0};
   bool first = true;
   for (const topo::Chip& chip : topology.chips()) {
-    const CoreCoord g = chip_core_map(topology, chip.id).worker_grid();
+    const auto kind = std::tuple{chip.arch, chip.harvesting.tensix_mask, chip.harvesting.noc_translation};
+    auto found = grid_of_kind.find(kind);
+    if (found == grid_of_kind.end()) {
+      found = grid_of_kind.emplace(kind, chip_core_map(topology, chip.id).worker_grid()).first;
+    }
+    const CoreCoord g = found->second;
     grid = first ? g : CoreCoord{std::min(grid.x, g.x), std::min(grid.y, g.y)};
     first = false;
   }
