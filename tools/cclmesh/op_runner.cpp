@@ -1016,13 +1016,31 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
 // What to run instead when a whole-system group is past the 1D fabric's reach (a route holds
 // at most ccl::kMaxFabricHops hops, REFERENCE 6.5): a Galaxy's 32-chip ring refuses every op but
 // all_gather, and the builders' refusal says why but not what a user can do.
-std::string route_length_hint(const RunOptions& options, std::uint32_t n_chips, std::string_view refusal) {
+// Only the axes whose groups are within reach are named: ring:64's axis 1 is the same 64 chips
+// and its axis 0 has none, so it is told --chips alone.
+std::string route_length_hint(const RunOptions& options, const topo::Topology& topology, std::uint32_t n_chips,
+                              std::string_view refusal) {
   const bool whole_system = !options.cluster_axis && options.chips.empty();
   const bool past_reach = refusal.find(fmt::format("at most {}", ccl::kMaxFabricHops)) != std::string_view::npos;
   if (!whole_system || !past_reach || n_chips <= ccl::kMaxFabricHops + 1) return "";
-  return fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: run it along one axis "
-                     "of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)",
-                     options.system, n_chips);
+  // --cluster-axis A groups the chips along mesh dimension A (0 or 1), extent(A) chips each.
+  std::vector<int> axes;
+  if (const auto& shape = topology.mesh_shape()) {
+    for (int axis = 0; axis < std::min(shape->rank(), 2); ++axis) {
+      const std::int32_t extent = shape->extent(axis);
+      if (extent >= 2 && extent <= static_cast<std::int32_t>(ccl::kMaxFabricHops) + 1) axes.push_back(axis);
+    }
+  }
+  const std::string past = fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: ",
+                                       options.system, n_chips);
+  if (axes.size() == 2) return past + "run it along one axis of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)";
+  if (axes.size() == 1) {
+    return past + fmt::format("run it along axis {} of the mesh (--cluster-axis {}: groups of {} chips) or on fewer "
+                              "chips (--chips)",
+                              axes.front(), axes.front(), topology.mesh_shape()->extent(axes.front()));
+  }
+  return past + fmt::format("run it on at most {} chips (--chips); no --cluster-axis of it has groups of 2 to {}",
+                            ccl::kMaxFabricHops + 1, ccl::kMaxFabricHops + 1);
 }
 
 // The shapes an op's groups run as, which can differ from --topology: in fabric mode a group
@@ -1229,8 +1247,8 @@ void run_op(runtime::MeshDevice& device, const PreparedOp& op, const RunOptions&
 
 // Bad input found while the op is prepared, named by the options that decide it.
 template <class Prepare>
-PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions& options, std::uint32_t n_chips,
-                                   Prepare prepare) {
+PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions& options,
+                                   const topo::Topology& topology, std::uint32_t n_chips, Prepare prepare) {
   try {
     return prepare();
   } catch (const topo::InputError& e) {
@@ -1241,7 +1259,7 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
     throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
                                  options.chips.empty() ? "" : "--chips/", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, n_chips, e.what())));
+    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }
 }
 
@@ -1284,7 +1302,7 @@ RunResult run_on_device(const RunOptions& requested) {
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
   const PreparedOp op =
-      prepared_or_usage_error(requested, options, n_chips, [&] { return prepare_op(options, *device, ring); });
+      prepared_or_usage_error(requested, options, topology, n_chips, [&] { return prepare_op(options, *device, ring); });
   const std::optional<std::uint64_t> enqueued_ps = device->device_time_ps();
   const std::size_t profile_begin = device->profile().size();
   run_op(*device, op, requested);
@@ -1315,7 +1333,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const sim::BusyWindow busy_window = requested_busy_window();
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
-  const PreparedOp op = prepared_or_usage_error(requested, options, n_chips, [&] {
+  const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips, [&] {
     sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
     device_config.busy_window = busy_window;
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
