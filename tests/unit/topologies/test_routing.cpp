@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_paths.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/cluster_descriptor.hpp"
@@ -37,6 +39,33 @@ TEST(Routing, ShortestPathsAndDiameter) {
   const Route route = shortest_route(t, 4, 7);
   EXPECT_EQ(route.hops.size(), 4u);
   EXPECT_EQ(route.hops[0], (RouteHop{4, 0, 0, 0}));
+}
+
+// The longest of the shortest paths from every chip: the definition, by BFS.
+std::int32_t longest_shortest_path(const Topology& t) {
+  std::int32_t longest = 0;
+  for (const Chip& chip : t.chips()) {
+    for (const std::int32_t d : hop_distances(t, chip.id)) longest = std::max(longest, d);
+  }
+  return longest;
+}
+
+// Review (session 11): a whole mesh or torus takes its diameter from the shape (topo on
+// torus:128x128 spent 2.5 s in a BFS from every chip); anything else still runs the BFS.
+TEST(Routing, WholeGridDiameterEqualsTheBfsOne) {
+  for (const char* text : {"mesh:4x5/1", "torus:5x6/1", "torus:3x4x5/1", "mesh:2x3x4/1", "torus:2x7/2", "ring:9/1",
+                           "mesh:1x6/1", "torus:3x3/1", "torus:2x2x2/1"}) {
+    const Topology t = spec(text);
+    EXPECT_EQ(diameter(t), longest_shortest_path(t)) << text;
+  }
+  // One edge gone: no longer the whole grid, so the BFS answers (the torus's wrap 0-7 removed
+  // makes row 0 a line).
+  const Topology faulted = without_edge(spec("torus:8x8/1"), 0, 7);
+  EXPECT_EQ(diameter(faulted), longest_shortest_path(faulted));
+  const Topology galaxy = build_galaxy();
+  EXPECT_EQ(diameter(galaxy), longest_shortest_path(galaxy));
+  const Topology tg = build_tg();  // gateways off the mesh
+  EXPECT_EQ(diameter(tg), longest_shortest_path(tg));
 }
 
 TEST(Routing, DisconnectedSystems) {
