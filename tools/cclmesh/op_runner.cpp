@@ -50,6 +50,13 @@ using Bytes = std::vector<std::byte>;
 // so the host keeps one copy of a reference, not one per chip.
 using SharedBytes = std::shared_ptr<const Bytes>;
 
+// One message for --size below a page per chip, whether refused before the device is built
+// (reject_size_below_a_page_per_chip) or while the op is prepared (prepare_collective).
+[[noreturn]] void throw_size_below_a_page_per_chip(std::uint64_t size_bytes, std::uint64_t page_bytes,
+                                                   std::uint64_t chips) {
+  throw UsageError(
+      fmt::format("--size: {} B is less than one {} B page per chip on {} chips", size_bytes, page_bytes, chips));
+}
 
 topo::Topology load_topology(const std::string& spec) {
   try {
@@ -808,8 +815,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
   // --size in pages, refused below one page (per chip where S is split over the N chips).
   const auto checked_pages = [&](std::uint64_t pages, bool per_chip) {
     if (pages == 0 && per_chip) {
-      throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes,
-                                   page_bytes, n));
+      throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
     }
     if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
     return pages;
@@ -1128,8 +1134,8 @@ const char* memory_options_named(const RunOptions& options) {
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
 
-// --size below one page per chip, refused before the device is built, in prepare_collective's
-// words: a 128x128 mesh's device cost ~8 s and ~6 GB before that refusal. Only where the group
+// --size below one page per chip, refused before the device is built (the same message as
+// prepare_collective's): a 128x128 mesh's device cost ~8 s and ~6 GB before that refusal. Only where the group
 // size follows from the options and the mesh alone (every chip on the mesh); elsewhere
 // prepare_collective refuses it as before.
 void reject_size_below_a_page_per_chip(const RunOptions& options, const topo::Topology& topology,
@@ -1149,8 +1155,7 @@ void reject_size_below_a_page_per_chip(const RunOptions& options, const topo::To
   if (n < 2) return;
   const std::uint64_t page_bytes = page_bytes_of(options);
   if (options.size_bytes / (page_bytes * n) == 0) {
-    throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips", options.size_bytes,
-                                 page_bytes, n));
+    throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
   }
 }
 
