@@ -49,7 +49,9 @@ bool run_until(asio::io_context& io, const std::optional<error_code>& done, Fram
     const auto now = FrameConnection::Clock::now();
     if (now >= deadline) return false;
     const auto slice = std::min<FrameConnection::Clock::duration>(deadline - now, kStopPollInterval);
-    io.run_for(slice);
+    // One handler at a time: other work on `io` (the server's accept of clients it turns away
+    // while a session runs) must not keep this wait going once `done` is set.
+    io.run_one_for(slice);
     if (io.stopped()) io.restart();
   }
   return true;
@@ -133,11 +135,8 @@ void FrameConnection::send(std::span<const std::uint8_t> header, std::span<const
   if (header.size() > kMaxHeaderBytes) {
     throw ConnectionError(fmt::format("a message of {} B is larger than the protocol's {} B", header.size(), kMaxHeaderBytes));
   }
-  std::vector<std::byte> lead_and_header(kFrameLeadBytes + header.size());
-  put_u32(lead_and_header.data(), kFrameMagic);
-  put_u32(lead_and_header.data() + 4, static_cast<std::uint32_t>(header.size()));
+  std::vector<std::byte> lead_and_header = frame_bytes(header);
   put_u64(lead_and_header.data() + 8, blob.size());
-  if (!header.empty()) std::memcpy(lead_and_header.data() + kFrameLeadBytes, header.data(), header.size());
   write_all(lead_and_header, timeout);
   write_all(blob, timeout);
 }
@@ -159,22 +158,52 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
   }
   const std::uint32_t header_bytes = get_u32(lead + 4);
   const std::uint64_t blob_bytes = get_u64(lead + 8);
-  if (header_bytes > kMaxHeaderBytes || blob_bytes > kMaxBlobBytes) {
-    throw ConnectionError(fmt::format("a frame announces {} B of message and {} B of data, above the protocol's limits "
-                                      "({} B, {} B)",
-                                      header_bytes, blob_bytes, kMaxHeaderBytes, kMaxBlobBytes));
+  if (header_bytes > kMaxHeaderBytes) {
+    throw FrameTooLarge(fmt::format("a frame's header length is {} B, above the limit of {} B", header_bytes,
+                                    kMaxHeaderBytes));
+  }
+  if (blob_bytes > kMaxBlobBytes) {
+    throw FrameTooLarge(fmt::format("a frame's data length is {} B, above the limit of {} B", blob_bytes, kMaxBlobBytes));
   }
   Frame frame;
-  frame.header.resize(header_bytes);
-  read_exactly(std::as_writable_bytes(std::span(frame.header)), timeout, timeout, nullptr);
+  // Grown as the header arrives: a peer that announces 64 MiB and sends 16 B costs 1 MiB.
+  constexpr std::size_t kHeaderChunk = std::size_t{1} << 20;
+  while (frame.header.size() < header_bytes) {
+    const std::size_t at = frame.header.size();
+    frame.header.resize(std::min<std::size_t>(header_bytes, at + kHeaderChunk));
+    read_exactly(std::as_writable_bytes(std::span(frame.header)).subspan(at), timeout, timeout, nullptr);
+  }
   std::span<std::byte> target;
-  if (blob_target && blob_bytes != 0) target = blob_target(blob_bytes);
+  if (blob_target) target = blob_target(frame.header, blob_bytes);
   if (target.empty()) {
     frame.blob.resize(blob_bytes);
     target = frame.blob;
   }
   read_exactly(target, timeout, timeout, nullptr);
   return frame;
+}
+
+void FrameConnection::discard_incoming(std::chrono::milliseconds for_at_most) {
+  const Clock::time_point deadline = Clock::now() + for_at_most;
+  std::vector<std::byte> sink(64 * 1024);
+  for (;;) {
+    std::optional<error_code> done;
+    socket_.async_read_some(asio::buffer(sink.data(), sink.size()),
+                            [&](const error_code& ec, std::size_t) { done = ec; });
+    if (!run_until(io_, done, deadline, nullptr)) {
+      error_code ignored;
+      socket_.cancel(ignored);
+      io_.restart();
+      while (!done) io_.run_one();
+      return;
+    }
+    if (*done) return;  // closed or reset: nothing more will come
+  }
+}
+
+void FrameConnection::shutdown_send() {
+  error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_send, ignored);
 }
 
 std::string FrameConnection::peer() const {
@@ -188,6 +217,15 @@ void FrameConnection::close() {
   error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
+}
+
+std::vector<std::byte> frame_bytes(std::span<const std::uint8_t> header) {
+  std::vector<std::byte> bytes(kFrameLeadBytes + header.size());
+  put_u32(bytes.data(), kFrameMagic);
+  put_u32(bytes.data() + 4, static_cast<std::uint32_t>(header.size()));
+  put_u64(bytes.data() + 8, 0);
+  if (!header.empty()) std::memcpy(bytes.data() + kFrameLeadBytes, header.data(), header.size());
+  return bytes;
 }
 
 tcp::socket connect_socket(asio::io_context& io, const std::string& host, std::uint16_t port,

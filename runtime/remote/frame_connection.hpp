@@ -24,7 +24,9 @@
 namespace cclmesh::runtime::remote {
 
 inline constexpr std::uint32_t kFrameMagic = 0x4D4C4343;        // "CCLM" read as a little-endian u32
-inline constexpr std::uint32_t kMaxHeaderBytes = 256u << 20;    // a Galaxy workload's args fit many times
+// A header's length is checked before anything is allocated for it, and its buffer grows only
+// as its bytes arrive, so a peer announcing a large header costs what it sends, not what it says.
+inline constexpr std::uint32_t kMaxHeaderBytes = 64u << 20;     // a message; bulk bytes go in the blob
 inline constexpr std::uint64_t kMaxBlobBytes = 64ull << 30;     // larger than any chip's DRAM
 inline constexpr std::size_t kFrameLeadBytes = 16;              // magic, header size, blob size
 
@@ -35,14 +37,24 @@ class ConnectionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A frame announces more than the receiver accepts (a header above kMaxHeaderBytes, or a blob
+// the message does not carry or larger than the call needs): refused before its bytes are
+// allocated or read. The message names the length field and the limit.
+class FrameTooLarge : public ConnectionError {
+ public:
+  using ConnectionError::ConnectionError;
+};
+
 struct Frame {
   std::vector<std::uint8_t> header;  // CBOR
   std::vector<std::byte> blob;       // empty unless the message carries bulk bytes
 };
 
-// Where an incoming blob of `bytes` goes: a caller-owned span of exactly that size (read
-// straight into, no copy), or an empty span to collect it in Frame::blob.
-using BlobTarget = std::function<std::span<std::byte>(std::uint64_t bytes)>;
+// Where an incoming blob of `bytes` goes, decided once the frame's header (CBOR, not yet
+// decoded) has arrived: a caller-owned span of exactly that size (read straight into, no copy),
+// or an empty span to collect it in Frame::blob. It throws FrameTooLarge to refuse a blob the
+// message cannot carry, before any of it is allocated or read.
+using BlobTarget = std::function<std::span<std::byte>(const std::vector<std::uint8_t>& header, std::uint64_t bytes)>;
 
 class FrameConnection {
  public:
@@ -60,6 +72,12 @@ class FrameConnection {
   Frame receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
                 const BlobTarget& blob_target = {}, const std::atomic<bool>* stop = nullptr);
 
+  // Reads and drops whatever the peer still sends, until it closes or `for_at_most` has passed
+  // (after refusing a frame: the peer, still sending, then reads the reply instead of a reset).
+  void discard_incoming(std::chrono::milliseconds for_at_most);
+  // No more bytes from this side: the peer reads what was sent, then end of stream.
+  void shutdown_send();
+
   // "127.0.0.1:5170" of the peer, or "unknown peer".
   std::string peer() const;
   void close();
@@ -72,6 +90,9 @@ class FrameConnection {
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::socket socket_;
 };
+
+// The bytes of one frame without a blob (lead and header), for a caller writing it itself.
+std::vector<std::byte> frame_bytes(std::span<const std::uint8_t> header);
 
 // Connects to host:port within `timeout`; throws ConnectionError naming what failed (name
 // resolution, refused, timed out).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/write.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -18,6 +19,10 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr std::chrono::milliseconds kAcceptPollInterval{100};
+// After refusing a frame, how long the rest of it is read and dropped before the connection
+// closes: a client still sending then reads the refusal rather than a reset; a hostile one
+// holds the session no longer than this.
+constexpr std::chrono::milliseconds kRefusedFrameDrain{1'000};
 
 Json ok(Json fields = Json::object()) {
   fields["type"] = reply::kOk;
@@ -71,6 +76,71 @@ class Heartbeat {
   std::thread thread_;  // last: started once the members it uses exist
 };
 
+// While a session runs, clients that connect are told at once that the server is busy (one
+// error reply, answering the hello they send) instead of waiting silently in the listen
+// backlog. Their sockets stay open until the session ends (or a newer one takes the place of
+// the oldest): closing with their hello unread would reset the connection before they read the
+// reply. The accept's handler runs inside the session's own waits on `io`.
+class TurnAway {
+ public:
+  TurnAway(tcp::acceptor& acceptor, asio::io_context& io, std::string serving,
+           std::function<void(const std::string&)> log)
+      : acceptor_(acceptor), io_(io), incoming_(io), log_(std::move(log)) {
+    const std::string message = fmt::format("the server is serving another client ({}); one session at a time, try "
+                                            "again when it ends",
+                                            serving);
+    busy_frame_ = frame_bytes(to_wire(error_reply(std::make_exception_ptr(ServerBusyError(message)))));
+    arm();
+  }
+  ~TurnAway() {
+    closing_ = true;  // a connection accepted as the cancel lands is answered, not waited for again
+    error_code ignored;
+    acceptor_.cancel(ignored);
+    io_.restart();
+    while (pending_) io_.run_one();
+    for (tcp::socket& s : turned_away_) s.close(ignored);
+    // Once per session, not per attempt: a waiting client asks every 0.1 s.
+    if (log_ && turned_away_count_ > 0) {
+      log_(fmt::format("{} connection{} turned away (busy) during that session", turned_away_count_,
+                       turned_away_count_ == 1 ? "" : "s"));
+    }
+  }
+  TurnAway(const TurnAway&) = delete;
+  TurnAway& operator=(const TurnAway&) = delete;
+
+ private:
+  static constexpr std::size_t kMaxHeld = 16;
+
+  void arm() {
+    pending_ = true;
+    acceptor_.async_accept(incoming_, [this](const error_code& ec) {
+      pending_ = false;
+      if (ec) return;  // cancelled: the session ended
+      error_code ignored;
+      ++turned_away_count_;
+      asio::write(incoming_, asio::buffer(busy_frame_.data(), busy_frame_.size()), ignored);  // ~200 B: never blocks
+      incoming_.shutdown(tcp::socket::shutdown_send, ignored);
+      if (turned_away_.size() == kMaxHeld) {
+        turned_away_.front().close(ignored);
+        turned_away_.erase(turned_away_.begin());
+      }
+      turned_away_.push_back(std::move(incoming_));
+      incoming_ = tcp::socket(io_);
+      if (!closing_) arm();
+    });
+  }
+
+  tcp::acceptor& acceptor_;
+  asio::io_context& io_;
+  tcp::socket incoming_;
+  std::function<void(const std::string&)> log_;
+  std::vector<std::byte> busy_frame_;
+  std::vector<tcp::socket> turned_away_;
+  bool pending_ = false;
+  bool closing_ = false;
+  std::size_t turned_away_count_ = 0;
+};
+
 }  // namespace
 
 RemoteDeviceServer::RemoteDeviceServer(MeshDevice& device, RemoteServerOptions options)
@@ -118,6 +188,7 @@ void RemoteDeviceServer::serve() {
     FrameConnection connection(io_, std::move(socket));
     const std::string peer = connection.peer();
     log(fmt::format("session with {} started", peer));
+    const TurnAway turn_away(acceptor_, io_, peer, [this](const std::string& line) { log(line); });
     bool shutdown = false;
     try {
       shutdown = serve_session(connection);
@@ -136,14 +207,70 @@ void RemoteDeviceServer::serve() {
   log("server stopped");
 }
 
+void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const {
+  if (bytes == 0) return;
+  Json request;
+  std::string type;
+  try {
+    request = from_wire(header);
+    type = string_field(request, "type", "request");
+  } catch (const ProtocolError& e) {
+    throw FrameTooLarge(fmt::format("a frame's data length is {} B but its request does not decode ({}); limit 0 B",
+                                    bytes, e.what()));
+  }
+  if (type != request::kWriteBuffer) {
+    throw FrameTooLarge(fmt::format("a {} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
+  }
+  std::uint64_t limit = 0;
+  std::string whose = "the buffer named";
+  try {
+    const BufferHandle& buffer =
+        served_buffer(decode_buffer_handle(field(request, "buffer", type), type + ".buffer"), type);
+    limit = buffer.config.size_bytes;
+    whose = fmt::format("buffer {}", buffer.id);
+  } catch (const std::exception& e) {
+    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, but {} (limit 0 B)", bytes, e.what()));
+  }
+  if (bytes > limit) {
+    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, above the limit of {} B ({}'s "
+                                    "size per chip)",
+                                    bytes, limit, whose));
+  }
+}
+
+const BufferHandle& RemoteDeviceServer::served_buffer(const BufferHandle& claimed, std::string_view call) const {
+  const auto it = buffers_.find(claimed.id);
+  if (it == buffers_.end() || !(it->second == claimed)) {
+    throw std::invalid_argument(fmt::format("{}: buffer {} is not one this server created (or not as it was created)",
+                                            call, claimed.id));
+  }
+  return it->second;
+}
+
 bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
   const auto send = [&](const Json& reply, std::span<const std::byte> blob = {}) {
     connection.send(to_wire(reply), blob, options_.io_timeout);
   };
+  // A frame announcing more than its request may carry is refused unread: one error reply
+  // naming the length and the limit, and the session ends.
+  const BlobTarget blob_target = [this](const std::vector<std::uint8_t>& header, std::uint64_t bytes) {
+    check_blob(header, bytes);
+    return std::span<std::byte>{};
+  };
+  const auto receive = [&](std::chrono::milliseconds wait) {
+    try {
+      return connection.receive(wait, options_.io_timeout, blob_target, &stop_);
+    } catch (const FrameTooLarge& e) {
+      send(error_reply(std::make_exception_ptr(ProtocolError(e.what()))));
+      connection.shutdown_send();
+      connection.discard_incoming(kRefusedFrameDrain);
+      throw;
+    }
+  };
   // The hello: the client's protocol and version must be this server's, else one error reply
   // saying both and the session ends.
   {
-    const Frame frame = connection.receive(options_.io_timeout, options_.io_timeout, {}, &stop_);
+    const Frame frame = receive(options_.hello_timeout);
     try {
       const Json hello = from_wire(frame.header);
       const std::string type = string_field(hello, "type", "hello");
@@ -161,11 +288,12 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     send(ok(Json{{"protocol", kProtocolName},
                  {"version", kProtocolVersion},
                  {"device", options_.description},
+                 {"data_mode", data_mode_name(options_.data_mode)},
                  {"fabric", options_.fabric ? encode(*options_.fabric) : Json(nullptr)}}));
   }
   Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
   for (;;) {
-    Frame frame = connection.receive(options_.idle_timeout, options_.io_timeout, {}, &stop_);
+    Frame frame = receive(options_.idle_timeout);
     Json request;
     std::string type;
     try {
@@ -205,19 +333,24 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     }
     if (type == request::kCreateBuffer) {
       const BufferConfig config = decode_buffer_config(field(request, "config", path), path + ".config");
-      return ok(Json{{"buffer", encode(device_.create_buffer(config))}});
+      const BufferHandle buffer = device_.create_buffer(config);
+      buffers_[buffer.id] = buffer;
+      return ok(Json{{"buffer", encode(buffer)}});
     }
     if (type == request::kWriteBuffer) {
       const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle buffer = decode_buffer_handle(field(request, "buffer", path), path + ".buffer");
+      const BufferHandle& buffer =
+          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
       device_.write_buffer(chip, buffer, blob);
       return ok();
     }
     if (type == request::kReadBuffer) {
       const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle buffer = decode_buffer_handle(field(request, "buffer", path), path + ".buffer");
-      const auto size = static_cast<std::size_t>(
-          unsigned_value(field(request, "size_bytes", path), kMaxBlobBytes, path + ".size_bytes"));
+      const BufferHandle& buffer =
+          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+      // Allocated before the device checks the size: never more than the buffer holds.
+      const auto size = static_cast<std::size_t>(unsigned_value(field(request, "size_bytes", path),
+                                                                buffer.config.size_bytes, path + ".size_bytes"));
       reply_blob.resize(size);
       device_.read_buffer(chip, buffer, reply_blob);
       return ok();

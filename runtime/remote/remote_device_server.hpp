@@ -11,7 +11,9 @@
 // thread sends a "working" frame every heartbeat_interval, so the client's timeout measures
 // silence, not the length of a simulation.
 // The backend's exceptions go back as error replies and the session goes on; a client that
-// disconnects, stalls or speaks another protocol ends its session only.
+// disconnects, stalls, idles, speaks another protocol or announces more bytes than its request
+// may carry (checked before anything is allocated) ends its session only. A client connecting
+// while a session runs is told at once that the server is busy.
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -35,13 +38,17 @@ struct RemoteServerOptions {
   // Told to clients in the hello: what is served, and the fabric their op builders must name.
   std::string description = "a cclmesh device";
   std::optional<FabricOptions> fabric;
+  // Whether the device keeps buffer bytes (a client checks what it reads back only if so).
+  ServedDataMode data_mode = ServedDataMode::Functional;
   // The device's clock in ps (a simulator's simulated time), for clients that measure the gap
   // between their enqueue and a kernel's start; unset: clients are told the backend has none.
   std::function<std::uint64_t()> device_time_ps;
   std::chrono::milliseconds heartbeat_interval{2'000};
-  // A client silent this long between requests is dropped (zero: never); and the longest
-  // stall inside a frame.
-  std::chrono::milliseconds idle_timeout{0};
+  // A client that connects and does not say hello within hello_timeout, or is silent for
+  // idle_timeout between requests (zero: never), is dropped, so that it cannot hold the one
+  // session against the next client; io_timeout is the longest stall inside a frame.
+  std::chrono::milliseconds hello_timeout{10'000};
+  std::chrono::milliseconds idle_timeout{300'000};
   std::chrono::milliseconds io_timeout{60'000};
   // Told about sessions (connected, ended and why); unset: silent.
   std::function<void(const std::string&)> log;
@@ -67,6 +74,13 @@ class RemoteDeviceServer {
   bool serve_session(FrameConnection& connection);
   // Runs one request, heartbeating while it does; the reply (ok or error) and its blob.
   Json handle(const Json& request, std::vector<std::byte>& blob, std::vector<std::byte>& reply_blob);
+  // Throws FrameTooLarge unless a request (its CBOR header) may carry `bytes` of data: only a
+  // write_buffer does, of at most its buffer's size per chip.
+  void check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const;
+  // The handle this server gave for `claimed` (same id and every field); std::invalid_argument
+  // when it gave none: a client cannot make the device read or write past a buffer by
+  // describing it larger.
+  const BufferHandle& served_buffer(const BufferHandle& claimed, std::string_view call) const;
   void log(const std::string& line) const;
 
   MeshDevice& device_;
@@ -74,6 +88,7 @@ class RemoteDeviceServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
+  std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server, by id
   std::atomic<bool> stop_{false};
   static_assert(std::atomic<bool>::is_always_lock_free, "stop() is called from signal handlers");
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <thread>
 
 #include "topologies/errors.hpp"
 #include "topologies/topology_yaml.hpp"
@@ -26,12 +27,25 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
                                                     : fmt::format("{}:{}", host_, port_)),
       options_(options),
       io_(std::make_unique<boost::asio::io_context>()) {
-  try {
-    connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
-  } catch (const ConnectionError& e) {
-    throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
+  // A server busy with another client's session says so; it is asked again every 0.1 s until
+  // connect_timeout, so that a client started as another ends (a script's next run) gets in.
+  const auto give_up = std::chrono::steady_clock::now() + options_.connect_timeout;
+  Json hello;
+  for (;;) {
+    try {
+      connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
+    } catch (const ConnectionError& e) {
+      throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
+    }
+    try {
+      hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
+      break;
+    } catch (const ServerBusyError&) {
+      connection_->close();
+      if (std::chrono::steady_clock::now() >= give_up) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
-  const Json hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
   decoded(request::kHello, [&] {
     // The server checked the version; a reply of another protocol or version is still refused.
     const std::string protocol = string_field(hello, "protocol", "hello reply");
@@ -42,6 +56,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
                                         kProtocolName, kProtocolVersion));
     }
     description_ = string_field(hello, "device", "hello reply");
+    data_mode_ = decode_data_mode(field(hello, "data_mode", "hello reply"), "hello reply.data_mode");
     const Json& fabric = field(hello, "fabric", "hello reply");
     if (!fabric.is_null()) fabric_ = decode_fabric_options(fabric, "hello reply.fabric");
     return 0;
@@ -79,11 +94,16 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
   try {
     connection_->send(to_wire(request_of(type, std::move(request))), blob, options_.io_timeout);
     for (;;) {
-      // A reply's blob goes straight into the caller's span when its size matches.
+      // A reply's blob goes straight into the caller's span; one of another size (any blob,
+      // for a call that reads nothing) is refused before anything is allocated for it.
       const Frame frame = connection_->receive(
-          options_.io_timeout, options_.io_timeout, [&](std::uint64_t bytes) {
+          options_.io_timeout, options_.io_timeout, [&](const std::vector<std::uint8_t>&, std::uint64_t bytes) {
             blob_bytes = bytes;
-            return bytes == read_into.size() ? read_into : std::span<std::byte>{};
+            if (bytes != 0 && bytes != read_into.size()) {
+              throw ProtocolError(
+                  fmt::format("the reply carries {} B of data, {} B were asked for", bytes, read_into.size()));
+            }
+            return bytes == 0 ? std::span<std::byte>{} : read_into;
           });
       reply_json = from_wire(frame.header);
       const std::string reply_type = string_field(reply_json, "type", fmt::format("{} reply", type));

@@ -34,6 +34,7 @@
 namespace cclmesh::runtime::remote {
 
 struct RemoteDeviceOptions {
+  // For the connection, and for the wait while the server serves another client's session.
   std::chrono::milliseconds connect_timeout{10'000};
   // The longest the server may stay silent: between the bytes of a transfer, or between its
   // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
@@ -73,6 +74,9 @@ class RemoteMeshDevice final : public MeshDevice {
   // The persistent fabric the server's device runs, which op builders' params must name; empty
   // when the server did not say (a backend without one).
   const std::optional<FabricOptions>& fabric() const { return fabric_; }
+  // Whether the served device keeps buffer bytes; TimingOnly: read_buffer returns no data worth
+  // checking (the hello says).
+  ServedDataMode data_mode() const { return data_mode_; }
   // The device's clock now, in ps (simulated time on a simulator), when the server has one.
   std::optional<std::uint64_t> device_time_ps() const;
   // Asks the server to stop after this session (`cclmesh serve` then exits 0); the device is
@@ -107,6 +111,7 @@ class RemoteMeshDevice final : public MeshDevice {
   mutable std::optional<std::string> broken_;
   std::string description_;
   std::optional<FabricOptions> fabric_;
+  ServedDataMode data_mode_ = ServedDataMode::Functional;
   topo::Topology topology_;
 };
 

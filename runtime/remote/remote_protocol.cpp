@@ -14,6 +14,7 @@ constexpr std::string_view kPlacement = "workload_placement";
 constexpr std::string_view kInvalidArgument = "invalid_argument";
 constexpr std::string_view kTopologyInput = "topology_input";
 constexpr std::string_view kProtocol = "protocol";
+constexpr std::string_view kBusy = "busy";
 constexpr std::string_view kOther = "other";
 
 std::string_view device_error_kind_name(DeviceError::Kind kind) {
@@ -31,6 +32,19 @@ Json error(std::string_view kind, const std::string& message) {
 
 }  // namespace
 
+std::string_view data_mode_name(ServedDataMode mode) {
+  return mode == ServedDataMode::TimingOnly ? "timing_only" : "functional";
+}
+
+ServedDataMode decode_data_mode(const Json& j, const std::string& path) {
+  if (j.is_string()) {
+    for (ServedDataMode mode : {ServedDataMode::Functional, ServedDataMode::TimingOnly}) {
+      if (j.get<std::string>() == data_mode_name(mode)) return mode;
+    }
+  }
+  throw ProtocolError(fmt::format("{}: expected one of functional, timing_only, got {}", path, j.dump()));
+}
+
 Json error_reply(std::exception_ptr failure) {
   try {
     std::rethrow_exception(failure);
@@ -40,6 +54,8 @@ Json error_reply(std::exception_ptr failure) {
     return j;
   } catch (const WorkloadPlacementError& e) {
     return error(kPlacement, e.what());
+  } catch (const ServerBusyError& e) {
+    return error(kBusy, e.what());
   } catch (const std::invalid_argument& e) {
     return error(kInvalidArgument, e.what());
   } catch (const topo::InputError& e) {
@@ -68,6 +84,7 @@ void throw_error_reply(const Json& reply, const std::string& endpoint, std::stri
   if (kind == kPlacement) throw WorkloadPlacementError(message);
   if (kind == kInvalidArgument) throw std::invalid_argument(message);
   if (kind == kTopologyInput) throw topo::InputError(message);
+  if (kind == kBusy) throw ServerBusyError(fmt::format("remote device {}: {}: {}", endpoint, call, message));
   if (kind == kProtocol) {
     throw RemoteDeviceError(fmt::format("remote device {}: {}: the server did not accept the request: {}", endpoint, call,
                                         message));

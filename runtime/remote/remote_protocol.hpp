@@ -15,7 +15,15 @@ namespace cclmesh::runtime::remote {
 
 inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // Raised on any change a peer of the previous version would misread; peers must match exactly.
-inline constexpr std::uint32_t kProtocolVersion = 1;
+// 2: the hello's reply says the device's data mode.
+inline constexpr std::uint32_t kProtocolVersion = 2;
+
+// Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
+// mode) moves no payload: what a client reads back is not its data, so a client must not check
+// it. The hello's reply says which ("data_mode": "functional" or "timing_only").
+enum class ServedDataMode { Functional, TimingOnly };
+std::string_view data_mode_name(ServedDataMode mode);
+ServedDataMode decode_data_mode(const Json& j, const std::string& path);
 
 // Request types ("type" of a request's header).
 namespace request {
@@ -51,6 +59,13 @@ inline constexpr std::string_view kWorking = "working";
 class RemoteDeviceError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The server is serving another client's session (one at a time); sent as error kind "busy"
+// in answer to a hello. RemoteMeshDevice retries until its connect_timeout, then throws it.
+class ServerBusyError : public RemoteDeviceError {
+ public:
+  using RemoteDeviceError::RemoteDeviceError;
 };
 
 // The error reply for the exception in flight: DeviceError (kind and report),

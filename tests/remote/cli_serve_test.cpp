@@ -149,6 +149,20 @@ TEST(CliServe, ExitsWhenAClientAsksItTo) {
   EXPECT_EQ(serve.wait(), 0);
 }
 
+// A client that connects and sends nothing does not lock the next one out: --idle-timeout.
+TEST(CliServe, SilentClientIsDroppedAfterTheIdleTimeout) {
+  Child serve({"serve", "--system", "n300", "--port", "0", "--idle-timeout", "0.5"});
+  const std::uint16_t port = port_of(serve.first_stdout_line());
+  ASSERT_NE(port, 0);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket silent = connect_socket(io, "127.0.0.1", port, std::chrono::milliseconds(5000));
+  RemoteMeshDevice device("127.0.0.1", port, {.connect_timeout = std::chrono::seconds(5), .io_timeout = std::chrono::seconds(5)});
+  EXPECT_EQ(device.chips().size(), 2u);
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+  EXPECT_NE(serve.all_stderr().find("nothing was received for 0.5 s"), std::string::npos);
+}
+
 TEST(CliServe, BadOptionsExitTwoWithOneLine) {
   const std::vector<std::vector<std::string>> cases{
       {"serve", "--system", "t3k", "--port", "70000"},
@@ -156,6 +170,7 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
       {"serve", "--system", "n300", "--topology", "ring"},
       {"serve", "--system", "no_such_system"},
       {"serve", "--system", "t3k", "--mode", "fast"},
+      {"serve", "--system", "t3k", "--idle-timeout", "-1"},
   };
   for (const auto& args : cases) {
     Child serve(args);
@@ -198,6 +213,26 @@ TEST(CliRunDevice, PrintsTheLocalRunsRow) {
     serve.signal(SIGTERM);
     EXPECT_EQ(serve.wait(), 0);
   }
+}
+
+// A timing-only server (serve --no-data): the run neither writes nor checks data, as a local
+// --no-data run (#wrong N/A, exit 0), every figure equal.
+TEST(CliRunDevice, TimingOnlyServerRunsAsNoData) {
+  Child serve({"serve", "--system", "t3k", "--port", "0", "--no-data"});
+  const std::string line = serve.first_stdout_line();
+  EXPECT_NE(line.find("timing only"), std::string::npos) << line;
+  const std::uint16_t port = port_of(line);
+  ASSERT_NE(port, 0);
+  Child remote({"run", "--device", "127.0.0.1:" + std::to_string(port), "--op", "all_gather", "--size", "1MiB"});
+  const std::string remote_table = remote.all_stdout();
+  EXPECT_EQ(remote.wait(), 0) << remote.all_stderr();
+  Child local({"run", "--system", "t3k", "--no-data", "--op", "all_gather", "--size", "1MiB"});
+  const std::string local_table = local.all_stdout();
+  EXPECT_EQ(local.wait(), 0);
+  EXPECT_EQ(remote_table, local_table);
+  EXPECT_NE(remote_table.find("N/A"), std::string::npos) << remote_table;
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
 }
 
 TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {

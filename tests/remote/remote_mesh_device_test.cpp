@@ -340,6 +340,34 @@ TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
   }
 }
 
+// The hello says whether the device keeps bytes, so that a client of a timing-only device does
+// not check what it reads back (`cclmesh run --device` against `cclmesh serve --no-data`).
+TEST(RemoteMeshDevice, HelloSaysTheDataMode) {
+  {
+    ServedSim functional;
+    RemoteMeshDevice remote("127.0.0.1", functional.port());
+    EXPECT_EQ(remote.data_mode(), ServedDataMode::Functional);
+  }
+  sim::device::SimMeshDeviceOptions timing = ring_options();
+  timing.data_mode = sim::DataMode::TimingOnly;
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), timing);
+  RemoteServerOptions options = server_options(device);
+  options.data_mode = ServedDataMode::TimingOnly;
+  Served served(device, options);
+  {
+    boost::asio::io_context io;
+    FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.server.port(), 5000ms));
+    raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}), {}, 5000ms);
+    const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
+    EXPECT_EQ(reply.at("type"), "ok");
+    EXPECT_EQ(reply.at("data_mode"), "timing_only");
+    raw.send(to_wire(Json{{"type", "goodbye"}}), {}, 5000ms);
+    from_wire(raw.receive(5000ms, 5000ms).header);
+  }
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  EXPECT_EQ(remote.data_mode(), ServedDataMode::TimingOnly);
+}
+
 TEST(RemoteMeshDevice, ShutdownRequestEndsServe) {
   ServedSim served;
   RemoteMeshDevice remote("127.0.0.1", served.port());
@@ -391,7 +419,7 @@ FakeServer::Script framed(std::function<void(FrameConnection&)> script) {
 void greet(FrameConnection& c, std::uint32_t version = kProtocolVersion) {
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"},
-                     {"fabric", nullptr}});
+                     {"data_mode", "functional"}, {"fabric", nullptr}});
   if (version != kProtocolVersion) return;
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
@@ -503,6 +531,22 @@ TEST(RemoteMeshDevice, AnotherProtocolOrVersionIsRefused) {
   raw.close();
   RemoteMeshDevice remote("127.0.0.1", served.port());
   EXPECT_EQ(remote.chips().size(), 8u);
+}
+
+TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
+  FakeServer fake(framed([](FrameConnection& c) {
+    receive_request(c);
+    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+                       {"data_mode", "some"}, {"fabric", nullptr}});
+  }));
+  try {
+    RemoteMeshDevice remote("127.0.0.1", fake.port());
+    FAIL() << "a hello reply with an unknown data mode was accepted";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                         ": hello: protocol error: hello reply.data_mode: expected one of functional, "
+                                         "timing_only, got \"some\"");
+  }
 }
 
 TEST(RemoteMeshDevice, NothingListeningIsAClearError) {

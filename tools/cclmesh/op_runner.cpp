@@ -1321,8 +1321,10 @@ RunResult run_on_device(const RunOptions& requested) {
   }
   const topo::Topology& topology = device->topology();
   const runtime::FabricOptions& fabric = *device->fabric();
-  // The server decided what `cclmesh run` takes from --system, --mode, --topology and --links.
+  // The server decided what `cclmesh run` takes from --system, --mode, --topology, --links and
+  // --no-data (a timing-only device: nothing written, nothing checked, #wrong N/A).
   RunOptions options = requested;
+  options.no_data = device->data_mode() == runtime::remote::ServedDataMode::TimingOnly;
   options.system = topology.name();
   options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
   options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;

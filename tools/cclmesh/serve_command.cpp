@@ -1,11 +1,14 @@
 // `cclmesh serve --system S [--port P] [--bind ADDR] [--mode fabric|legacy]
-//   [--topology auto|ring|line] [--links N] [--no-data] [--link-rate R] [--link-latency T]`:
+//   [--topology auto|ring|line] [--links N] [--no-data] [--idle-timeout S] [--link-rate R]
+//   [--link-latency T]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0). The first line on
 // stdout names the address and port listened on (port 0 takes an ephemeral one).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -36,6 +39,7 @@ struct ServeOptions {
   std::string topology = "auto";
   std::uint32_t links = 1;
   bool no_data = false;
+  double idle_timeout_s = 300;
   topo::LinkWhatIf link_whatif;
 };
 
@@ -92,6 +96,8 @@ int run_serve(const ServeOptions& options) {
   server_options.bind_address = options.bind;
   server_options.port = static_cast<std::uint16_t>(options.port);
   server_options.fabric = device->options().fabric;
+  server_options.data_mode =
+      options.no_data ? runtime::remote::ServedDataMode::TimingOnly : runtime::remote::ServedDataMode::Functional;
   server_options.description =
       fmt::format("simulated {} ({} chips), {}, {}", topology.name(), topology.chip_count(),
                   device_options.fabric.mode == runtime::FabricMode::None
@@ -99,6 +105,12 @@ int run_serve(const ServeOptions& options) {
                       : fmt::format("fabric {} x{}", runtime::to_string(device_options.fabric.mode), options.links),
                   options.no_data ? "timing only" : "functional");
   server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
+  // A client gets the session only while it talks: silent for idle_timeout (or not saying hello
+  // within 10 s, or the idle timeout when shorter), it is dropped and the next client served.
+  const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(options.idle_timeout_s * 1000.0));
+  server_options.idle_timeout = idle;
+  server_options.hello_timeout =
+      idle.count() == 0 ? server_options.hello_timeout : std::min(server_options.hello_timeout, idle);
   server_options.log = [](const std::string& line) { std::fprintf(stderr, "cclmesh serve: %s\n", line.c_str()); };
   std::unique_ptr<runtime::remote::RemoteDeviceServer> server;
   try {
@@ -146,6 +158,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
   command->add_flag("--no-data", options->no_data, "timing only: buffers hold no bytes (what-if sizes beyond memory)");
+  command
+      ->add_option("--idle-timeout", options->idle_timeout_s,
+                   "seconds a client may stay silent between requests before its session is ended, so that the next "
+                   "client is not locked out (0: never)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   add_link_whatif_options(*command, options->link_whatif);
   command->callback([options, &outcome] { outcome.exit_code = run_serve(*options); });
 }
