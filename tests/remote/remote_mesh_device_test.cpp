@@ -317,12 +317,14 @@ class SlowFinish final : public MeshDevice {
 // alive, and without them the same call times out with a clear error.
 TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
   sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
-  SlowFinish slow(device, 1200ms);
+  // Margins wide enough for a loaded CI machine (or a sanitizer build): a heartbeat every 50 ms
+  // against a 1.5 s timeout, in a call that lasts 3 s.
+  SlowFinish slow(device, 3000ms);
   for (const auto heartbeat : {50ms, 10'000ms}) {
     RemoteServerOptions options = server_options(device);
     options.heartbeat_interval = heartbeat;
     Served served(slow, options);
-    RemoteMeshDevice remote("127.0.0.1", served.server.port(), {.connect_timeout = 5s, .io_timeout = 400ms});
+    RemoteMeshDevice remote("127.0.0.1", served.server.port(), {.connect_timeout = 5s, .io_timeout = 1500ms});
     if (heartbeat == 50ms) {
       EXPECT_NO_THROW(remote.finish());
     } else {
@@ -331,7 +333,7 @@ TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
         FAIL() << "a silent server did not time out";
       } catch (const RemoteDeviceError& e) {
         EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(served.server.port()) +
-                                             ": finish: nothing was received for 0.4 s");
+                                             ": finish: nothing was received for 1.5 s");
       }
       // The server finishes the call for a client that left, ends that session and serves the next.
       RemoteMeshDevice next("127.0.0.1", served.server.port());
