@@ -14,9 +14,12 @@
 #   CCLMESH_PGO=generate    instrument: each run adds to the profile (GCC: .gcda; Clang: .profraw)
 #   CCLMESH_PGO=use         optimise with those profiles (objects without one compile as usual)
 #   CCLMESH_PGO_PROFILE     Clang only: the merged .profdata file the use stage reads
+#   CCLMESH_CLANG_LTO=thin  Clang only: ThinLTO (CMake's default for Clang) or full
 option(CCLMESH_LTO "Link-time optimisation (the fast build)" OFF)
 set(CCLMESH_PGO "" CACHE STRING "Profile-guided optimisation stage: empty, generate or use")
 set_property(CACHE CCLMESH_PGO PROPERTY STRINGS "" generate use)
+set(CCLMESH_CLANG_LTO "thin" CACHE STRING "Clang's link-time optimisation: thin or full")
+set_property(CACHE CCLMESH_CLANG_LTO PROPERTY STRINGS thin full)
 set(CCLMESH_PGO_PROFILE "${CMAKE_BINARY_DIR}/pgo/cclmesh.profdata" CACHE FILEPATH
   "Clang PGO: merged profile (llvm-profdata merge) read by CCLMESH_PGO=use")
 
@@ -39,6 +42,11 @@ if(CCLMESH_LTO)
     # GNU ld cannot read LLVM bitcode without the gold plugin; lld reads it natively.
     add_link_options(-fuse-ld=lld)
     set(CMAKE_REQUIRED_LINK_OPTIONS -fuse-ld=lld)
+    if(CCLMESH_CLANG_LTO STREQUAL "full")
+      set(CMAKE_CXX_COMPILE_OPTIONS_IPO -flto=full)
+    elseif(NOT CCLMESH_CLANG_LTO STREQUAL "thin")
+      message(FATAL_ERROR "CCLMESH_CLANG_LTO is '${CCLMESH_CLANG_LTO}'; expected thin or full")
+    endif()
   endif()
   include(CheckIPOSupported)
   check_ipo_supported(RESULT lto_supported OUTPUT lto_error LANGUAGES CXX)
