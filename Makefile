@@ -68,6 +68,8 @@ bench: build
 	@for b in $(BUILD_DIR)/tools/bench/bench_*; do echo "== $$b"; $$b; done
 
 # The simulator built for speed (LTO + PGO, scripts/build_fast.sh): same results, less host time.
+# CXX=clang++ selects clang's PGO and ThinLTO with lld (needs clang, lld, llvm; measured slower,
+# docs/performance.md "The fast build with clang"); unset, GCC.
 fast: deps
 	JOBS=$(JOBS) bash scripts/build_fast.sh $(FAST_BUILD_DIR)
 

@@ -227,7 +227,11 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const Noc0Coord noc = map.tensix_noc0(core);
     const std::uint32_t next = next_rank(n, rank, up);
     const std::uint32_t prev = prev_rank(n, rank, up);
-    const auto [to_next, to_prev] = routes(run);
+    // Named copies, not a structured binding: the lambdas below capture them, which clang 14
+    // (a C++20 feature it lacks) cannot do with structured bindings.
+    const auto next_and_prev = routes(run);
+    const cmd::ChipUnicast to_next = next_and_prev.first;
+    const cmd::ChipUnicast to_prev = next_and_prev.second;
     const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
     const std::uint32_t chunks = ceil_div(pages, chunk_pages);
     const std::uint32_t packets = ceil_div(pages, r.packet_pages);
