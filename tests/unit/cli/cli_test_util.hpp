@@ -11,15 +11,16 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/cclmesh/commands.hpp"
 
 namespace cclmesh::cli::testing_util {
 
-// Runs `cclmesh <args>` in-process; returns its exit code (stdout and stderr are captured and
-// dropped, also when parsing throws, so the next capture starts clean).
-inline int run_cli(std::vector<std::string> args) {
+// Runs `cclmesh <args>` in-process; returns its exit code and what it printed on stdout (stderr
+// is captured and dropped; both captures end also when parsing throws, so the next starts clean).
+inline std::pair<int, std::string> run_cli_output(std::vector<std::string> args) {
   CLI::App app;
   CommandOutcome outcome;
   register_commands(app, outcome);
@@ -35,10 +36,13 @@ inline int run_cli(std::vector<std::string> args) {
     ::testing::internal::GetCapturedStderr();
     throw;
   }
-  ::testing::internal::GetCapturedStdout();
+  std::string printed = ::testing::internal::GetCapturedStdout();
   ::testing::internal::GetCapturedStderr();
-  return outcome.exit_code;
+  return {outcome.exit_code, std::move(printed)};
 }
+
+// The same, the exit code alone.
+inline int run_cli(std::vector<std::string> args) { return run_cli_output(std::move(args)).first; }
 
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

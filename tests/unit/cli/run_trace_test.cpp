@@ -21,6 +21,7 @@
 
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
+#include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/op_runner.hpp"
@@ -261,19 +262,6 @@ TEST(RunReport, SummaryNamesTheChipsRunOn) {
   EXPECT_THAT(html, HasSubstr("4 chips, ring, 2 links, fabric mode, chips 0-1-9-8, bf16"));
 }
 
-// Runs `cclmesh <args>` in-process; returns its exit code and what it printed.
-std::pair<int, std::string> run_cli_in_process(std::vector<std::string> args) {
-  CLI::App app;
-  CommandOutcome outcome;
-  register_commands(app, outcome);
-  args.insert(args.begin(), "cclmesh");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return {outcome.exit_code, testing::internal::GetCapturedStdout()};
-}
-
 // The CLI in-process: both files written, parsed; the table still printed.
 TEST(RunCli, TraceAndReportFilesAreWrittenAndParse) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cclmesh_run_trace_test";
@@ -283,7 +271,7 @@ TEST(RunCli, TraceAndReportFilesAreWrittenAndParse) {
   std::filesystem::remove(trace_path);
   std::filesystem::remove(report_path);
   const auto [exit_code, printed] =
-      run_cli_in_process({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--topology", "line",
+      testing_util::run_cli_output({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--topology", "line",
                           "--trace", trace_path, "--report", report_path});
   EXPECT_EQ(exit_code, 0);
   EXPECT_THAT(printed, HasSubstr("all_gather on n300"));
@@ -309,7 +297,7 @@ TEST(RunCli, TraceNamesTheTopologyTheGroupsRanAs) {
   const std::string trace_path = (dir / "t.json").string();
   std::filesystem::remove(trace_path);
   const auto [exit_code, printed] =
-      run_cli_in_process({"run", "--system", "n300", "--op", "send_recv", "--cluster-axis", "1", "--size", "64KiB",
+      testing_util::run_cli_output({"run", "--system", "n300", "--op", "send_recv", "--cluster-axis", "1", "--size", "64KiB",
                           "--topology", "ring", "--trace", trace_path});
   EXPECT_EQ(exit_code, 0);
   std::ifstream trace_file(trace_path);
