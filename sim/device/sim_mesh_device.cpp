@@ -18,6 +18,8 @@
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
 #include "sim/model/arch_params.hpp"
+#include "sim/device/fabric_reembed.hpp"
+#include "sim/device/simulated_system_config.hpp"
 #include "sim/device/wait_chain.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -27,12 +29,6 @@ namespace cclmesh::sim::device {
 namespace {
 
 using runtime::CoreKind;
-
-ChipArch to_sim(topo::Arch arch) { return arch == topo::Arch::Wormhole ? ChipArch::WormholeB0 : ChipArch::Blackhole; }
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 std::uint64_t to_ns(SimTime t) { return static_cast<std::uint64_t>(t.ps() / 1000); }
 
@@ -73,57 +69,13 @@ struct SimMeshDevice::Program {
 SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options)
     : topology_(std::move(topology)), options_(std::move(options)), wall_watchdog_(options_.max_wall_seconds) {
   if (topology_.chip_count() == 0) throw std::invalid_argument("simulated device: the topology has no chip");
-  for (const topo::Chip& chip : topology_.chips()) {
-    core_maps_.emplace(chip.id, runtime::chip_core_map(topology_, chip.id));
-    if (chip.arch != topology_.chips().front().arch) {
-      throw std::invalid_argument(fmt::format("simulated device: chip {} is {} but chip {} is {}; one architecture per "
-                                              "mesh is supported",
-                                              chip.id, topo::arch_name(chip.arch), topology_.chips().front().id,
-                                              topo::arch_name(topology_.chips().front().arch)));
-    }
-  }
+  require_one_architecture(topology_);
+  core_maps_ = chip_core_maps(topology_);
   worker_grid_ = runtime::common_worker_grid(topology_);
   reembed_around_down_links();
   fabric_ = runtime::FabricPlan(topology_, options_.fabric);
 
-  SystemConfig config;
-  config.mode = options_.data_mode;
-  for (const topo::Chip& chip : topology_.chips()) {
-    ChipConfig c;
-    c.id = chip.id;
-    c.arch = to_sim(chip.arch);
-    for (std::uint32_t row : core_maps_.at(chip.id).harvested_rows()) c.harvested_tensix_rows.push_back(static_cast<std::int32_t>(row));
-    config.chips.push_back(std::move(c));
-  }
-  for (const topo::EthLink& link : topology_.links()) {
-    EthConnection c;
-    c.a = EthPort{link.a.chip, link.a.channel};
-    c.b = EthPort{link.b.chip, link.b.channel};
-    const topo::Arch arch_a = topology_.chip(link.a.chip).arch;
-    const topo::Arch arch_b = topology_.chip(link.b.chip).arch;
-    // A link at the topology's defaults gets the chip model's calibrated figures; a what-if
-    // link (slower, faster) keeps its own rate. Its latency moves the model's calibrated one-way
-    // latency by as much as it differs from the topology's default: the model counts part of
-    // the default (REFERENCE 1.7's 530-620 ns) as the ERISC's issue cost and the wire time, so
-    // taking the what-if figure as is would make a link at 600 ns and one at 600.001 ns differ
-    // by 100 ns.
-    if (link.rate_bytes_per_s != topo::default_link_rate_bytes_per_s(arch_a, arch_b)) {
-      c.rate = Bandwidth::bytes_per_second(link.rate_bytes_per_s);
-    }
-    const std::int64_t default_latency_ps = topo::default_link_latency_ps(arch_a, arch_b);
-    if (const std::int64_t beyond_default = link.latency_ps - default_latency_ps; beyond_default != 0) {
-      const SimTime calibrated = builtin_arch_spec(to_sim(arch_a))->params.eth.one_way_latency;
-      if (calibrated.ps() + beyond_default <= 0) {
-        throw std::invalid_argument(fmt::format(
-            "simulated device: link {} <-> {} at {} ps one way; expected more than {} ps, the share of the "
-            "arch's default {} ps the chip model spends outside the link's flight (issue cost, wire time)",
-            topo::to_string(link.a), topo::to_string(link.b), link.latency_ps, default_latency_ps - calibrated.ps(),
-            default_latency_ps));
-      }
-      c.latency = SimTime::from_ps(calibrated.ps() + beyond_default);
-    }
-    config.links.push_back(c);
-  }
+  const SystemConfig config = simulated_system_config(topology_, core_maps_, options_.data_mode);
   engine_ = std::make_unique<Engine>();
   // run_engine's keep-going check stops at the first event past the limit: skipped events too.
   if (options_.max_simulated_time) engine_->set_keep_going_time_cap(*options_.max_simulated_time);
@@ -136,7 +88,7 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     }
   }
 
-  std::uint64_t tensix_l1 = std::numeric_limits<std::uint64_t>::max();
+  const DeviceMemorySizes sizes = device_memory_sizes(topology_, options_.fabric);
   for (const auto& [id, map] : core_maps_) {
     Chip& chip = system_->chip(id);
     CCLMESH_CHECK(static_cast<std::uint32_t>(chip.dram_bank_count()) == map.dram_bank_count(),
@@ -146,12 +98,12 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
     CCLMESH_CHECK(chip.tensix_cores().size() == std::size_t{grid.x} * grid.y,
                   fmt::format("chip {}: the core map has a {}x{} grid, the chip model {} Tensix cores", id, grid.x,
                               grid.y, chip.tensix_cores().size()));
-    tensix_l1 = std::min<std::uint64_t>(tensix_l1, chip.params().l1.tensix_bytes);
-    dram_bank_bytes_ = chip.params().dram.bank_bytes();
+    // The allocator's sizes come from the specs the chips are built from, not the chips.
+    CCLMESH_CHECK(chip.params().l1.tensix_bytes >= sizes.tensix_l1_bytes &&
+                      chip.params().dram.bank_bytes() == sizes.dram_bank_bytes,
+                  fmt::format("chip {}: the model's L1 or DRAM bank size differs from its arch spec's", id));
   }
-  l1_top_ = tensix_l1 / runtime::kBufferAlignment * runtime::kBufferAlignment;
-  dram_next_ = runtime::kDramBufferBase;
-  erisc_semaphore_next_ = options_.fabric.erisc_l1_map().global_semaphore_base();
+  allocator_.emplace(sizes);
 
   apply_faults();
   if (fabric_.enabled()) launch_fabric();
@@ -167,17 +119,6 @@ bool joins(const EthLink& link, runtime::ChipId a, runtime::ChipId b) {
   return (x == a && y == b) || (x == b && y == a);
 }
 
-bool embedding_uses_edge(const topo::Embedding& embedding, runtime::ChipId a, runtime::ChipId b) {
-  const std::size_t n = embedding.chips.size();
-  const std::size_t hops = embedding.kind == topo::EmbeddingKind::Ring ? n : n - 1;
-  for (std::size_t i = 0; i < hops; ++i) {
-    const auto x = static_cast<runtime::ChipId>(embedding.chips[i]);
-    const auto y = static_cast<runtime::ChipId>(embedding.chips[(i + 1) % n]);
-    if ((x == a && y == b) || (x == b && y == a)) return true;
-  }
-  return false;
-}
-
 std::string link_name(const EthLink& link) {
   return fmt::format("chip {} ch {} <-> chip {} ch {}", link.a().chip().id(), link.a().channel(), link.b().chip().id(),
                      link.b().channel());
@@ -185,67 +126,11 @@ std::string link_name(const EthLink& link) {
 
 }  // namespace
 
-// A link down from the start is a topology without that edge: when the fabric's default line or
-// ring would cross it, the topologies' embedding search finds another one over the links left.
 void SimMeshDevice::reembed_around_down_links() {
-  std::vector<const LinkDownFault*> from_start;
-  for (const LinkDownFault& fault : options_.faults.link_down) {
-    if (fault.at == SimTime::zero()) from_start.push_back(&fault);
-  }
-  if (from_start.empty() || options_.fabric.mode == runtime::FabricMode::None || !options_.fabric.chip_order.empty()) {
-    return;
-  }
-  const bool ring = options_.fabric.mode == runtime::FabricMode::Ring;
-  if (options_.fabric.scope == runtime::FabricScope::Axes) {
-    // Each row's and column's line is fixed by the mesh: there is no other one to move to.
-    const runtime::FabricPlan plan(topology_, options_.fabric);
-    for (const LinkDownFault* fault : from_start) {
-      for (const runtime::FabricLine& line : plan.lines()) {
-        topo::Embedding e;
-        e.kind = line.mode == runtime::FabricMode::Ring ? topo::EmbeddingKind::Ring : topo::EmbeddingKind::Line;
-        e.chips.assign(line.chips.begin(), line.chips.end());
-        if (!embedding_uses_edge(e, fault->a, fault->b)) continue;
-        fail(runtime::DeviceError::Kind::Fault,
-             fmt::format("fault {} at 0 s: the per-axis fabric's {} crosses the down link, and a row's or column's "
-                         "line cannot be re-embedded (only the whole-system fabric is moved around down links)",
-                         fault->spec, line.to_string()));
-      }
-    }
-    return;
-  }
-  topo::Topology usable = topology_;
-  std::string specs;
-  bool crossed = false;
-  const topo::Embedding original = ring ? topo::find_system_ring(topology_) : topo::find_system_line(topology_);
-  for (const LinkDownFault* fault : from_start) {
-    try {
-      usable = topo::without_edge(usable, static_cast<topo::ChipId>(fault->a), static_cast<topo::ChipId>(fault->b));
-    } catch (const topo::InputError& e) {
-      throw std::invalid_argument(fmt::format("fault {}: {}", fault->spec, e.what()));
-    }
-    crossed = crossed || embedding_uses_edge(original, fault->a, fault->b);
-    specs += (specs.empty() ? "" : ", ") + fault->spec;
-  }
-  if (!crossed) return;
   try {
-    const topo::Embedding embedding = ring ? topo::find_system_ring(usable) : topo::find_system_line(usable);
-    options_.fabric.chip_order.assign(embedding.chips.begin(), embedding.chips.end());
-  } catch (const topo::EmbeddingError& e) {
-    // A ring with a link down often still has a line through every chip (ring:N, the T3K
-    // without 0-2): name it, as the what-if the user can run next.
-    std::string line_instead;
-    if (ring) {
-      try {
-        line_instead = fmt::format("; a line avoids them ({}): run --topology line",
-                                   topo::find_system_line(usable).to_string());
-      } catch (const topo::EmbeddingError&) {
-      }
-    }
-    fail(runtime::DeviceError::Kind::Fault,
-         fmt::format("fault {} at 0 s: the {} fabric {} crosses the down link(s) and no other {} through all {} chips "
-                     "avoids them: {}{}",
-                     specs, ring ? "ring" : "line", original.to_string(), ring ? "ring" : "line",
-                     topology_.chip_count(), e.what(), line_instead));
+    options_.fabric = fabric_around_down_links(topology_, options_.fabric, options_.faults);
+  } catch (const runtime::DeviceError& e) {
+    fail(e.kind(), e.what());
   }
 }
 
@@ -397,29 +282,7 @@ MemoryRegion& SimMeshDevice::tensix_l1(runtime::ChipId chip, runtime::CoreCoord 
 // --- buffers and global semaphores -------------------------------------------------------------
 
 runtime::BufferHandle SimMeshDevice::create_buffer(const runtime::BufferConfig& config) {
-  const std::uint32_t banks = core_maps_.begin()->second.dram_bank_count();
-  const runtime::BufferLayout layout(config, 0, worker_grid_, banks);
-  std::uint64_t address = 0;
-  if (config.type == runtime::BufferType::Dram) {
-    address = align_up(dram_next_, runtime::kBufferAlignment);
-    const std::uint64_t end = address + layout.bytes_per_target();
-    if (end > dram_bank_bytes_) {
-      throw runtime::BufferConfigError(fmt::format("buffer config: {} B per DRAM bank do not fit: {} B of {} B in use",
-                                                   layout.bytes_per_target(), address, dram_bank_bytes_));
-    }
-    dram_next_ = end;
-  } else {
-    const std::uint64_t bytes = align_up(layout.bytes_per_target(), runtime::kBufferAlignment);
-    if (l1_top_ < bytes || l1_top_ - bytes < runtime::kTensixCircularBufferBase) {
-      throw runtime::BufferConfigError(
-          fmt::format("buffer config: {} B per core do not fit in L1: buffers may use {:#x}..{:#x}", bytes,
-                      runtime::kTensixCircularBufferBase, l1_top_));
-    }
-    l1_top_ -= bytes;
-    address = l1_top_;
-  }
-  runtime::BufferLayout(config, address, worker_grid_, banks);  // the address fits the addrgen
-  return runtime::BufferHandle{next_buffer_id_++, address, config};
+  return allocator_->create_buffer(config);
 }
 
 void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
@@ -470,22 +333,8 @@ runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vecto
   for (const auto& [chip, map] : core_maps_) {
     for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
   }
-  std::uint32_t address = 0;
-  if (kind == CoreKind::Tensix) {
-    if (l1_top_ < runtime::kTensixCircularBufferBase + runtime::kBufferAlignment) {
-      throw std::invalid_argument("create_global_semaphore: Tensix L1 is full");
-    }
-    l1_top_ -= runtime::kBufferAlignment;
-    address = static_cast<std::uint32_t>(l1_top_);
-  } else {
-    if (erisc_semaphore_next_ + runtime::kProgramSemaphoreStride >
-        options_.fabric.erisc_l1_map().global_semaphore_base() + runtime::kEriscGlobalSemaphoreBytes) {
-      throw std::invalid_argument("create_global_semaphore: the ERISC global semaphore region is full");
-    }
-    address = erisc_semaphore_next_;
-    erisc_semaphore_next_ += runtime::kProgramSemaphoreStride;
-  }
-  runtime::GlobalSemaphore semaphore{next_semaphore_id_++, address, cores};
+  const std::uint32_t address = allocator_->global_semaphore_address(kind);
+  runtime::GlobalSemaphore semaphore{allocator_->next_semaphore_id(), address, cores};
   global_semaphore_kinds_[semaphore.id] = kind;
   reset_global_semaphore(semaphore, initial_value);
   return semaphore;
@@ -565,18 +414,11 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
     program_semaphores[kind_index(spec.core_kind)] |= 1u << spec.id;
   }
 
+  allocator_->require_circular_buffers_fit(workload, chip_id, program);
   const std::vector<std::uint64_t> cb_addresses = runtime::circular_buffer_addresses(program.circular_buffers);
   for (std::size_t cb_index = 0; cb_index < program.circular_buffers.size(); ++cb_index) {
     const runtime::CircularBufferSpec& spec = program.circular_buffers[cb_index];
-    const std::uint64_t bytes = std::uint64_t{spec.num_pages} * spec.page_size_bytes;
-    if (bytes == 0) bad_workload(workload, chip_id, fmt::format("CB {} has no pages or page size 0", spec.cb_id));
     const std::uint64_t address = cb_addresses[cb_index];
-    const std::uint64_t cb_next = address + bytes;
-    if (cb_next > l1_top_) {
-      throw runtime::WorkloadPlacementError(
-          fmt::format("workload '{}' chip {}: CB {} ({} x {} B) ends at {:#x}, above the L1 buffers at {:#x}", workload,
-                      chip_id, spec.cb_id, spec.num_pages, spec.page_size_bytes, cb_next, l1_top_));
-    }
     for (const runtime::CoreCoord& c : runtime::cores_of(spec.cores)) {
       CoreProgram& core = core_of(CoreKind::Tensix, c);
       if (core.cbs.count(spec.cb_id) != 0) {

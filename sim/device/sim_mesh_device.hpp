@@ -41,6 +41,7 @@
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/device_allocator.hpp"
 #include "sim/device/fault_plan.hpp"
 #include "sim/device/kernel_context.hpp"
 #include "sim/device/wall_watchdog.hpp"
@@ -193,13 +194,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::map<std::string, kernels::KernelInfo> extra_kernels_;
   std::deque<std::string> extra_kernel_names_;  // storage for KernelInfo::name views
 
-  // Allocators: DRAM bottom up per bank, Tensix L1 buffers top down, ERISC global semaphores.
-  std::uint64_t dram_next_ = 0;
-  std::uint64_t dram_bank_bytes_ = 0;
-  std::uint64_t l1_top_ = 0;
-  std::uint32_t erisc_semaphore_next_ = 0;
-  std::uint32_t next_buffer_id_ = 1;
-  std::uint32_t next_semaphore_id_ = 1;
+  // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
+  std::optional<DeviceAllocator> allocator_;
   std::map<std::uint32_t, runtime::CoreKind> global_semaphore_kinds_;
 
   std::vector<std::unique_ptr<KernelContext>> kernels_;

@@ -1,0 +1,98 @@
+#include "sim/device/fabric_reembed.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/device/mesh_device.hpp"
+#include "topologies/embedding.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/faults.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+bool embedding_uses_edge(const topo::Embedding& embedding, runtime::ChipId a, runtime::ChipId b) {
+  const std::size_t n = embedding.chips.size();
+  const std::size_t hops = embedding.kind == topo::EmbeddingKind::Ring ? n : n - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const auto x = static_cast<runtime::ChipId>(embedding.chips[i]);
+    const auto y = static_cast<runtime::ChipId>(embedding.chips[(i + 1) % n]);
+    if ((x == a && y == b) || (x == b && y == a)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// A link down from the start is a topology without that edge: when the fabric's default line or
+// ring would cross it, the topologies' embedding search finds another one over the links left.
+runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, runtime::FabricOptions fabric,
+                                                const FaultPlan& faults) {
+  std::vector<const LinkDownFault*> from_start;
+  for (const LinkDownFault& fault : faults.link_down) {
+    if (fault.at == SimTime::zero()) from_start.push_back(&fault);
+  }
+  if (from_start.empty() || fabric.mode == runtime::FabricMode::None || !fabric.chip_order.empty()) {
+    return fabric;
+  }
+  const bool ring = fabric.mode == runtime::FabricMode::Ring;
+  if (fabric.scope == runtime::FabricScope::Axes) {
+    // Each row's and column's line is fixed by the mesh: there is no other one to move to.
+    const runtime::FabricPlan plan(topology, fabric);
+    for (const LinkDownFault* fault : from_start) {
+      for (const runtime::FabricLine& line : plan.lines()) {
+        topo::Embedding e;
+        e.kind = line.mode == runtime::FabricMode::Ring ? topo::EmbeddingKind::Ring : topo::EmbeddingKind::Line;
+        e.chips.assign(line.chips.begin(), line.chips.end());
+        if (!embedding_uses_edge(e, fault->a, fault->b)) continue;
+        throw runtime::DeviceError(
+            runtime::DeviceError::Kind::Fault,
+            fmt::format("fault {} at 0 s: the per-axis fabric's {} crosses the down link, and a row's or column's "
+                        "line cannot be re-embedded (only the whole-system fabric is moved around down links)",
+                        fault->spec, line.to_string()));
+      }
+    }
+    return fabric;
+  }
+  topo::Topology usable = topology;
+  std::string specs;
+  bool crossed = false;
+  const topo::Embedding original = ring ? topo::find_system_ring(topology) : topo::find_system_line(topology);
+  for (const LinkDownFault* fault : from_start) {
+    try {
+      usable = topo::without_edge(usable, static_cast<topo::ChipId>(fault->a), static_cast<topo::ChipId>(fault->b));
+    } catch (const topo::InputError& e) {
+      throw std::invalid_argument(fmt::format("fault {}: {}", fault->spec, e.what()));
+    }
+    crossed = crossed || embedding_uses_edge(original, fault->a, fault->b);
+    specs += (specs.empty() ? "" : ", ") + fault->spec;
+  }
+  if (!crossed) return fabric;
+  try {
+    const topo::Embedding embedding = ring ? topo::find_system_ring(usable) : topo::find_system_line(usable);
+    fabric.chip_order.assign(embedding.chips.begin(), embedding.chips.end());
+    return fabric;
+  } catch (const topo::EmbeddingError& e) {
+    // A ring with a link down often still has a line through every chip (ring:N, the T3K
+    // without 0-2): name it, as the what-if the user can run next.
+    std::string line_instead;
+    if (ring) {
+      try {
+        line_instead = fmt::format("; a line avoids them ({}): run --topology line",
+                                   topo::find_system_line(usable).to_string());
+      } catch (const topo::EmbeddingError&) {
+      }
+    }
+    throw runtime::DeviceError(
+        runtime::DeviceError::Kind::Fault,
+        fmt::format("fault {} at 0 s: the {} fabric {} crosses the down link(s) and no other {} through all {} chips "
+                    "avoids them: {}{}",
+                    specs, ring ? "ring" : "line", original.to_string(), ring ? "ring" : "line",
+                    topology.chip_count(), e.what(), line_instead));
+  }
+}
+
+}  // namespace cclmesh::sim::device

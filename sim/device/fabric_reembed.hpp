@@ -1,0 +1,22 @@
+#pragma once
+// The fabric a simulated device runs when links are down from the start: a link down from
+// time 0 is a topology without that edge, so a whole-system line or ring that would cross it
+// is moved onto another one the topologies' embedding search finds over the links left.
+// A function of the topology, the fabric asked and the faults, so that a run can decide it
+// (and refuse what cannot run) before a device is built.
+
+#include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/fault_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::sim::device {
+
+// `fabric` with chip_order set to the re-embedded line or ring, or as given when no link down
+// from the start crosses it (or it has no fabric, or --chips fixed its order). Throws
+// runtime::DeviceError(Fault) when no other line or ring avoids the down links, or a per-axis
+// fabric's row or column crosses one; std::invalid_argument for a fault between chips that
+// share no edge.
+runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, runtime::FabricOptions fabric,
+                                                const FaultPlan& faults);
+
+}  // namespace cclmesh::sim::device

@@ -1,0 +1,102 @@
+#include "sim/device/planning_mesh_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/device/fabric_reembed.hpp"
+#include "sim/device/simulated_system_config.hpp"
+#include "sim/engine/check.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+// What SimMeshDevice's constructor refuses before it builds a chip, in its order; the fabric
+// it would run.
+runtime::FabricOptions checked_fabric(const topo::Topology& topology, const runtime::FabricOptions& fabric,
+                                      const FaultPlan& faults,
+                                      const std::map<runtime::ChipId, runtime::ChipCoreMap>& core_maps,
+                                      DataMode data_mode) {
+  runtime::FabricOptions options = fabric_around_down_links(topology, fabric, faults);
+  // The link what-ifs the chip model cannot run; the configuration itself is the device's.
+  (void)simulated_system_config(topology, core_maps, data_mode);
+  return options;
+}
+
+std::map<runtime::ChipId, runtime::ChipCoreMap> checked_core_maps(const topo::Topology& topology) {
+  if (topology.chip_count() == 0) throw std::invalid_argument("simulated device: the topology has no chip");
+  require_one_architecture(topology);
+  return chip_core_maps(topology);
+}
+
+}  // namespace
+
+PlanningMeshDevice::PlanningMeshDevice(topo::Topology topology, const runtime::FabricOptions& fabric,
+                                       const FaultPlan& faults, DataMode data_mode)
+    : topology_(std::move(topology)),
+      core_maps_(checked_core_maps(topology_)),
+      fabric_options_(checked_fabric(topology_, fabric, faults, core_maps_, data_mode)),
+      fabric_(topology_, fabric_options_),
+      allocator_(device_memory_sizes(topology_, fabric_options_)) {}
+
+std::vector<runtime::ChipId> PlanningMeshDevice::chips() const {
+  std::vector<runtime::ChipId> ids;
+  for (const topo::ChipId id : topology_.chip_ids()) ids.push_back(static_cast<runtime::ChipId>(id));
+  return ids;
+}
+
+std::vector<std::uint32_t> PlanningMeshDevice::active_ethernet_channels(runtime::ChipId chip) const {
+  const auto id = static_cast<topo::ChipId>(chip);
+  topology_.chip(id);  // throws for an unknown chip
+  std::vector<std::uint32_t> channels;
+  for (const topo::EthLink& link : topology_.links()) {
+    if (link.a.chip == id) channels.push_back(static_cast<std::uint32_t>(link.a.channel));
+    if (link.b.chip == id) channels.push_back(static_cast<std::uint32_t>(link.b.channel));
+  }
+  std::sort(channels.begin(), channels.end());
+  return channels;
+}
+
+runtime::BufferHandle PlanningMeshDevice::create_buffer(const runtime::BufferConfig& config) {
+  return allocator_.create_buffer(config);
+}
+
+void PlanningMeshDevice::write_buffer(runtime::ChipId, const runtime::BufferHandle&, std::span<const std::byte>) {
+  CCLMESH_CHECK(false, "a planning device holds no data: an op is prepared on it timing-only");
+}
+
+void PlanningMeshDevice::read_buffer(runtime::ChipId, const runtime::BufferHandle&, std::span<std::byte>) {
+  CCLMESH_CHECK(false, "a planning device holds no data: an op is prepared on it timing-only");
+}
+
+runtime::GlobalSemaphore PlanningMeshDevice::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,
+                                                                     runtime::CoreKind kind, std::uint32_t) {
+  const std::vector<runtime::CoreCoord> list = runtime::cores_of(cores);
+  if (list.empty()) throw std::invalid_argument("create_global_semaphore: no cores");
+  for (const auto& [chip, map] : core_maps_) {
+    for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
+  }
+  const std::uint32_t address = allocator_.global_semaphore_address(kind);
+  runtime::GlobalSemaphore semaphore{allocator_.next_semaphore_id(), address, cores};
+  global_semaphores_.push_back(semaphore.id);
+  return semaphore;
+}
+
+void PlanningMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t) {
+  if (std::find(global_semaphores_.begin(), global_semaphores_.end(), semaphore.id) == global_semaphores_.end()) {
+    throw std::invalid_argument(fmt::format("reset_global_semaphore: semaphore {} was not created here", semaphore.id));
+  }
+}
+
+void PlanningMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
+  for (const auto& [chip, program] : workload.programs) {
+    if (!topology_.has_chip(chip)) {
+      throw std::invalid_argument(
+          fmt::format("workload '{}' chip {}: no such chip in the topology", workload.name, chip));
+    }
+    allocator_.require_circular_buffers_fit(workload.name, chip, program);
+  }
+}
+
+}  // namespace cclmesh::sim::device

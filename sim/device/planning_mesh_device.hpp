@@ -1,0 +1,64 @@
+#pragma once
+// A MeshDevice that places what an op asks for as the simulated device would, with none of its
+// chips: buffers and global semaphores get SimMeshDevice's addresses and refusals (one
+// DeviceAllocator), a workload's circular buffers its L1 check, the fabric its plan. A run
+// prepares its op on one first, so that every refusal decided by the topology and the options
+// comes before a SimMeshDevice is built (a 64x64 mesh's costs seconds and gigabytes).
+//
+// It holds no data and runs nothing: write_buffer and read_buffer are refused as an internal
+// error, finish() returns at once, profile() is empty.
+
+#include <map>
+#include <vector>
+
+#include "runtime/device/core_map.hpp"
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/device_allocator.hpp"
+#include "sim/device/fault_plan.hpp"
+#include "sim/model/sim_system.hpp"
+
+namespace cclmesh::sim::device {
+
+class PlanningMeshDevice final : public runtime::MeshDevice {
+ public:
+  // Throws what SimMeshDevice's constructor throws for the same topology, fabric, faults and
+  // data mode before it builds a chip: std::invalid_argument, topo::InputError,
+  // runtime::FabricPlanError, runtime::DeviceError(Fault) for a fabric no line or ring can
+  // re-embed around the links down from the start.
+  PlanningMeshDevice(topo::Topology topology, const runtime::FabricOptions& fabric, const FaultPlan& faults,
+                     DataMode data_mode);
+
+  const topo::Topology& topology() const override { return topology_; }
+  std::vector<runtime::ChipId> chips() const override;
+  runtime::CoreCoord worker_grid() const override { return allocator_.sizes().worker_grid; }
+  std::vector<std::uint32_t> active_ethernet_channels(runtime::ChipId chip) const override;
+
+  runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
+  void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
+  void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
+
+  runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
+                                                   std::uint32_t initial_value) override;
+  void reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) override;
+
+  // Checks every program's circular buffers against the L1 buffers placed so far, as
+  // SimMeshDevice::enqueue_workload does (runtime::WorkloadPlacementError), and runs nothing.
+  void enqueue_workload(const runtime::MeshWorkload& workload) override;
+  void finish() override {}
+  std::vector<runtime::KernelProfile> profile() const override { return {}; }
+
+  // The fabric the simulated device would run (re-embedded around links down from the start).
+  const runtime::FabricOptions& fabric_options() const { return fabric_options_; }
+  const runtime::FabricPlan& fabric() const { return fabric_; }
+
+ private:
+  topo::Topology topology_;
+  std::map<runtime::ChipId, runtime::ChipCoreMap> core_maps_;
+  runtime::FabricOptions fabric_options_;
+  runtime::FabricPlan fabric_;
+  DeviceAllocator allocator_;
+  std::vector<std::uint32_t> global_semaphores_;  // ids created here
+};
+
+}  // namespace cclmesh::sim::device

@@ -1,0 +1,28 @@
+#pragma once
+// What a simulated device builds from a topology: one core map per chip and the SimSystem's
+// configuration (chips, links, what-if link rates and latencies). Functions of the topology
+// alone, so that what the simulator cannot build is refused before any chip is.
+
+#include <map>
+
+#include "runtime/device/core_map.hpp"
+#include "sim/model/arch_params.hpp"
+#include "sim/model/sim_system.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::sim::device {
+
+ChipArch sim_arch(topo::Arch arch);
+
+// std::invalid_argument naming two chips of different architectures: one per mesh is supported.
+void require_one_architecture(const topo::Topology& topology);
+
+// Every chip's core map (throws as runtime::chip_core_map does).
+std::map<runtime::ChipId, runtime::ChipCoreMap> chip_core_maps(const topo::Topology& topology);
+
+// Throws std::invalid_argument for a what-if link latency the chip model cannot run (below the
+// share of the default it spends outside the link's flight).
+SystemConfig simulated_system_config(const topo::Topology& topology,
+                                     const std::map<runtime::ChipId, runtime::ChipCoreMap>& core_maps, DataMode mode);
+
+}  // namespace cclmesh::sim::device
