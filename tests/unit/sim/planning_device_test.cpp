@@ -1,0 +1,136 @@
+// A PlanningMeshDevice places what an op asks for exactly as the SimMeshDevice of the same
+// topology and options would (same handles, same refusals with the same messages) without
+// building a chip, so that `cclmesh run` decides bad input on it before building the device.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "sim/device/planning_mesh_device.hpp"
+#include "sim/device/sim_mesh_device.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+runtime::FabricOptions line_fabric(std::uint32_t links = 1) {
+  runtime::FabricOptions fabric;
+  fabric.mode = runtime::FabricMode::Line;
+  fabric.num_links = links;
+  return fabric;
+}
+
+SimMeshDeviceOptions timing_only(const runtime::FabricOptions& fabric, const FaultPlan& faults = {}) {
+  SimMeshDeviceOptions options;
+  options.data_mode = DataMode::TimingOnly;
+  options.fabric = fabric;
+  options.faults = faults;
+  return options;
+}
+
+// The message `make` throws, or "" when it does not throw.
+std::string refusal_of(const std::function<void()>& make) {
+  try {
+    make();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+runtime::BufferConfig dram(std::uint64_t bytes) { return {runtime::BufferType::Dram, bytes, 2048, runtime::TensorMemoryLayout::Interleaved, std::nullopt}; }
+runtime::BufferConfig l1(std::uint64_t bytes) { return {runtime::BufferType::L1, bytes, 2048, runtime::TensorMemoryLayout::Interleaved, std::nullopt}; }
+
+TEST(PlanningMeshDevice, GivesTheSimulatedDevicesHandlesAndSemaphores) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  SimMeshDevice device(t3k, timing_only(line_fabric()));
+  PlanningMeshDevice planner(t3k, line_fabric(), {}, DataMode::TimingOnly);
+  EXPECT_EQ(planner.worker_grid(), device.worker_grid());
+  EXPECT_EQ(planner.chips(), device.chips());
+  EXPECT_EQ(planner.active_ethernet_channels(3), device.active_ethernet_channels(3));
+  const std::vector<runtime::CoreRange> cores{runtime::CoreRange{{0, 0}, {1, 1}}};
+  for (const runtime::BufferConfig& config : {dram(1 << 20), l1(64 * 1024), dram(6144), l1(100352)}) {
+    EXPECT_EQ(planner.create_buffer(config), device.create_buffer(config));
+  }
+  EXPECT_EQ(planner.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0),
+            device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0));
+  const std::vector<runtime::CoreRange> channel{runtime::CoreRange{{0, 0}, {0, 0}}};
+  EXPECT_EQ(planner.create_global_semaphore(channel, runtime::CoreKind::Ethernet, 0),
+            device.create_global_semaphore(channel, runtime::CoreKind::Ethernet, 0));
+  EXPECT_EQ(planner.create_buffer(l1(4096)), device.create_buffer(l1(4096)));
+}
+
+TEST(PlanningMeshDevice, RefusesABufferThatDoesNotFitAsTheDeviceDoes) {
+  const topo::Topology n300 = topo::load_system("n300");
+  SimMeshDevice device(n300, timing_only(line_fabric()));
+  PlanningMeshDevice planner(n300, line_fabric(), {}, DataMode::TimingOnly);
+  for (const runtime::BufferConfig& config : {l1(std::uint64_t{200} << 20), dram(std::uint64_t{64} << 30)}) {
+    const std::string refused = refusal_of([&] { device.create_buffer(config); });
+    ASSERT_NE(refused, "");
+    EXPECT_EQ(refusal_of([&] { planner.create_buffer(config); }), refused);
+    EXPECT_THROW(planner.create_buffer(config), runtime::BufferConfigError);
+  }
+}
+
+TEST(PlanningMeshDevice, RefusesACircularBufferAboveTheL1BuffersAsTheDeviceDoes) {
+  const topo::Topology n300 = topo::load_system("n300");
+  SimMeshDevice device(n300, timing_only(line_fabric()));
+  PlanningMeshDevice planner(n300, line_fabric(), {}, DataMode::TimingOnly);
+  // Most of every core's L1 in buffers, then a CB bigger than what is left below them.
+  EXPECT_EQ(planner.create_buffer(l1(std::uint64_t{1200} * 1024 * 64)),
+            device.create_buffer(l1(std::uint64_t{1200} * 1024 * 64)));
+  runtime::MeshWorkload workload;
+  workload.name = "too_big_cb";
+  workload.programs[1].circular_buffers.push_back(
+      runtime::CircularBufferSpec{0, {runtime::CoreRange{{0, 0}, {0, 0}}}, 100, 4096});
+  const std::string refused = refusal_of([&] { device.enqueue_workload(workload); });
+  ASSERT_NE(refused, "");
+  EXPECT_EQ(refusal_of([&] { planner.enqueue_workload(workload); }), refused);
+  EXPECT_THROW(planner.enqueue_workload(workload), runtime::WorkloadPlacementError);
+  // One that fits is placed (and nothing runs).
+  workload.programs[1].circular_buffers.front().num_pages = 2;
+  EXPECT_NO_THROW(planner.enqueue_workload(workload));
+}
+
+TEST(PlanningMeshDevice, RefusesLinksAHopLacksAsTheDeviceDoes) {
+  const topo::Topology mesh = topo::load_system("mesh:4x4");
+  const std::string refused = refusal_of([&] { SimMeshDevice(mesh, timing_only(line_fabric(5))); });
+  ASSERT_NE(refused, "");
+  EXPECT_EQ(refusal_of([&] { PlanningMeshDevice(mesh, line_fabric(5), {}, DataMode::TimingOnly); }), refused);
+}
+
+TEST(PlanningMeshDevice, RefusesARingNoOtherRingAvoidsADownLinkByAsTheDeviceDoes) {
+  const topo::Topology ring = topo::load_system("ring:8");
+  runtime::FabricOptions fabric;
+  fabric.mode = runtime::FabricMode::Ring;
+  FaultPlan faults;
+  faults.link_down.push_back(LinkDownFault{0, 1, SimTime::zero(), "link-down:0-1"});
+  const std::string refused = refusal_of([&] { SimMeshDevice(ring, timing_only(fabric, faults)); });
+  ASSERT_NE(refused, "");
+  EXPECT_EQ(refusal_of([&] { PlanningMeshDevice(ring, fabric, faults, DataMode::TimingOnly); }), refused);
+  EXPECT_THROW(PlanningMeshDevice(ring, fabric, faults, DataMode::TimingOnly), runtime::DeviceError);
+}
+
+TEST(PlanningMeshDevice, ReEmbedsTheFabricAroundADownLinkAsTheDeviceDoes) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  FaultPlan faults;
+  faults.link_down.push_back(LinkDownFault{0, 2, SimTime::zero(), "link-down:0-2"});
+  SimMeshDevice device(t3k, timing_only(line_fabric(), faults));
+  PlanningMeshDevice planner(t3k, line_fabric(), faults, DataMode::TimingOnly);
+  EXPECT_FALSE(planner.fabric_options().chip_order.empty());
+  EXPECT_EQ(planner.fabric_options().chip_order, device.options().fabric.chip_order);
+}
+
+TEST(PlanningMeshDevice, HoldsNoData) {
+  const topo::Topology n300 = topo::load_system("n300");
+  PlanningMeshDevice planner(n300, line_fabric(), {}, DataMode::TimingOnly);
+  const runtime::BufferHandle buffer = planner.create_buffer(dram(4096));
+  std::vector<std::byte> bytes(4096);
+  EXPECT_ANY_THROW(planner.write_buffer(0, buffer, bytes));
+  EXPECT_ANY_THROW(planner.read_buffer(0, buffer, bytes));
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device
