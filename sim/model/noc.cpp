@@ -73,7 +73,7 @@ CoreCoord Noc::step(CoreCoord at, Direction direction) const {
   return CoreCoord{at.x, next(at.y, grid_y_)};
 }
 
-PacketResource& Noc::link_at(CoreCoord at, Direction direction) {
+NocServer& Noc::link_at(CoreCoord at, Direction direction) {
   return links_[static_cast<std::size_t>((at.y * grid_x_ + at.x) * 2 + (direction == Direction::X ? 0 : 1))];
 }
 
@@ -113,11 +113,27 @@ std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
 // a packet's servers in path order, the source NIU is held until the latest tail time seen on
 // the path, less that server's pipeline offset from the source. This throttles a source to what
 // its path can take instead of letting it queue unbounded work on a congested link.
+//
+// The source NIU is the path's first server and a FIFO one (its packets come in booking order,
+// from the NIU's line; back-pressure holds it past the packet's serialisation, which a gap could
+// not take). The links and the target NIU serve packets in gaps (NocServer).
+inline void Noc::note_on_path(PacketResource& server, PacketFront out, SimTime offset) {
+  if (path_source_ == nullptr) path_source_ = &server;  // the source NIU is always booked first
+  path_source_tail_ = std::max(path_source_tail_, out.tail - offset);
+}
+
 inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
                        SimTime offset) {
   const PacketFront out = pass_through(server, serialisation, in, bytes, chip_.busy_window());
-  if (path_source_ == nullptr) path_source_ = &server;  // the source NIU is always booked first
-  path_source_tail_ = std::max(path_source_tail_, out.tail - offset);
+  note_on_path(server, out, offset);
+  return out;
+}
+
+inline PacketFront Noc::serve(NocServer& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
+                              SimTime offset) {
+  CCLMESH_CHECK(path_source_ != nullptr, "a NoC path booked from a link or target NIU, not its source NIU");
+  const PacketFront out = pass_through_gap(server, serialisation, in, bytes, chip_.busy_window(), engine_.now());
+  note_on_path(server, out, offset);
   return out;
 }
 
@@ -166,11 +182,12 @@ PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, st
   const std::int64_t hop = router_hop_.ps();
   const BusyWindow& window = chip_.busy_window();
   const std::int64_t window_begin = window.begin.ps();
-  const auto cross = [&](PacketResource& link) {
-    const std::int64_t free_at = link.free_at.ps();
-    const std::int64_t start = head > free_at ? head : free_at;
+  const std::int64_t now = engine_.now().ps();
+  // Heads only move on along the path; the servers drop reservations that ended by now.
+  CCLMESH_CHECK(head >= now, "a NoC packet's head is before engine now");
+  const auto cross = [&](NocServer& link) {
+    const std::int64_t start = reserve(link, head, serial, now);  // the first gap that fits (noc_server.hpp)
     const std::int64_t served = start + serial;
-    link.free_at = SimTime::from_ps(served);
     link.busy += serialisation;
     if (served > window_begin) [[unlikely]] {
       link.busy_in_window += overlap_with(window, SimTime::from_ps(start), SimTime::from_ps(served));
@@ -184,7 +201,7 @@ PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, st
     tail += hop;
     at_offset += hop;
   };
-  PacketResource* const links = links_.data();
+  NocServer* const links = links_.data();
   const std::int32_t gx = grid_x_;
   const std::int32_t gy = grid_y_;
   // links_[(y * gx + x) * 2 + 0] leaves (x, y) along x, [.. + 1] along y.
@@ -206,11 +223,14 @@ PacketFront Noc::cross_links(CoreCoord from, CoreCoord to, PacketFront front, st
   return PacketFront{SimTime::from_ps(head), SimTime::from_ps(tail)};
 }
 
-PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset) {
+// `order_floor`: the packet starts at the NIU no earlier (NocPort::last_arrival_at).
+PacketFront Noc::absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset,
+                        SimTime order_floor) {
   NocPort& port = to.port(id_);
   offset += router_to_niu_;
-  return serve(port.absorb_, transfer_time(wire_bytes, slower(port.absorb_rate_, cap)),
-               at_router.after(router_to_niu_), wire_bytes, offset);
+  PacketFront in = at_router.after(router_to_niu_);
+  in.head = std::max(in.head, order_floor);
+  return serve(port.absorb_, transfer_time(wire_bytes, slower(port.absorb_rate_, cap)), in, wire_bytes, offset);
 }
 
 // A unicast packet: the source NIU (or its control buffer), the links, the target NIU, each held
@@ -228,8 +248,13 @@ Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::in
   front = cross_links(from.coord, to.coord, front.after(niu_to_router_), wire_bytes, on_link, offset);
   NocPort& target = to.port(id_);
   offset += router_to_niu_;
-  front = serve(target.absorb_, capped_by_link(wire_bytes, target.absorb_rate_, on_link), front.after(router_to_niu_),
-                wire_bytes, offset);
+  // In order with this port's earlier packets to the same target (NocPort::last_arrival_at).
+  SimTime& last_arrival = source.last_arrival_at(to.coord, engine_.now());
+  front = front.after(router_to_niu_);
+  front.head = std::max({front.head, last_arrival, source.multicast_last_arrival_});
+  const SimTime at_target = capped_by_link(wire_bytes, target.absorb_rate_, on_link);
+  front = serve(target.absorb_, at_target, front, wire_bytes, offset);
+  last_arrival = front.head + at_target;
   const SimTime injected = apply_backpressure();
   const SimTime arrived = front.tail;
   SimTime landed = arrived;
@@ -291,6 +316,12 @@ void NocPort::note_unbooked_elsewhere(CoreCoord to, int change) {
   }
   CCLMESH_CHECK(change > 0, owner_ + ": a packet booked that was never issued");
   unbooked_.emplace_back(to, change);
+}
+
+SimTime& NocPort::add_last_arrival(CoreCoord to, SimTime now) {
+  std::erase_if(last_arrival_, [now](const std::pair<CoreCoord, SimTime>& entry) { return entry.second <= now; });
+  last_arrival_.emplace_back(to, SimTime::zero());
+  return last_arrival_.back().second;
 }
 
 bool NocPort::has_unbooked(CoreCoord to) const {
@@ -586,13 +617,22 @@ void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, C
   };
 
   SimTime last_ack = engine_.now();
+  NocPort& source = requester->port(id_);
+  SimTime tree_last_arrival = source.multicast_last_arrival_;
   auto branch = [&](CoreCoord at, PacketFront branch_front, SimTime branch_offset) {
     const std::int32_t steps = farthest(at, second);
     for (std::int32_t j = 0; j <= steps; ++j) {
       Endpoint* target = target_at[static_cast<std::size_t>(at.y * grid_x_ + at.x)];
       if (target != nullptr) {
         SimTime target_offset = branch_offset;
-        const SimTime landed = absorb(*target, branch_front, wire_bytes, rate, target_offset).tail;
+        SimTime floor = source.multicast_last_arrival_;
+        for (const auto& [core, at_time] : source.last_arrival_) {
+          if (core == target->coord) floor = std::max(floor, at_time);
+        }
+        const PacketFront absorbed = absorb(*target, branch_front, wire_bytes, rate, target_offset, floor);
+        const SimTime landed = absorbed.tail;
+        tree_last_arrival = std::max(tree_last_arrival, absorbed.head +
+                                                         transfer_time(wire_bytes, slower(target->port(id_).absorb_rate_, rate)));
         last_ack = std::max(last_ack, landed + ack_latency(at, requester->coord));
         schedule(landed, [target, address, bytes, data] { land(*target->memory, address, bytes, *data); });
       }
@@ -616,6 +656,7 @@ void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, C
       at = step(at, first);
     }
   }
+  source.multicast_last_arrival_ = tree_last_arrival;
   // The whole tree moves as one worm: a stalled branch holds the source.
   const SimTime injected = apply_backpressure();
   ++stats_.packets;

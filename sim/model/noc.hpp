@@ -12,6 +12,11 @@
 //   flits of different packets); a packet's tail still cannot pass a server before it reached
 //   it. Back-pressure: the source NIU is held until the packet's tail can leave it, given every
 //   wait downstream, so a source cannot queue unbounded work on a congested path.
+// - A packet books its whole path at once, so a link or target NIU may hold reservations for
+//   packets whose heads get there later; it serves a packet in an idle gap before them when
+//   the packet fits (NocServer, noc_server.hpp), as a router arbitrates the heads that are at
+//   it. The source NIU stays first come, first served. A core's packets to one target still
+//   arrive in order (NocPort::last_arrival_at).
 // - A multicast holds all its requester's slots (one core's multicasts do not overlap) and is
 //   serialised at the multicast rate on every server of its tree.
 // - Reads send a header-only request; the target's NIU sends the data back on the same NoC.
@@ -35,6 +40,7 @@
 #include "sim/engine/time.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/noc_port.hpp"
+#include "sim/model/noc_server.hpp"
 #include "sim/model/packet_resource.hpp"
 #include "sim/model/payload_buffer.hpp"
 #include "sim/model/sim_fault.hpp"
@@ -178,17 +184,20 @@ class Noc {
 
  private:
 
-  PacketResource& link_at(CoreCoord at, Direction direction);
+  NocServer& link_at(CoreCoord at, Direction direction);
   CoreCoord step(CoreCoord at, Direction direction) const;
   template <typename OnLink>
   void walk(CoreCoord from, CoreCoord to, OnLink&& on_link) const;
   PacketFront serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes, SimTime offset);
+  PacketFront serve(NocServer& server, SimTime serialisation, PacketFront in, std::int64_t bytes, SimTime offset);
+  void note_on_path(PacketResource& server, PacketFront out, SimTime offset);
   SimTime apply_backpressure();
   PacketFront cross_links(CoreCoord from, CoreCoord to, PacketFront front, std::int64_t wire_bytes,
                           SimTime serialisation, SimTime& offset);
   SimTime capped_by_link(std::int64_t wire_bytes, Bandwidth rate, SimTime on_link) const;
   PacketFront inject(Endpoint& from, SimTime depart, std::int64_t wire_bytes, Bandwidth cap);
-  PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset);
+  PacketFront absorb(Endpoint& to, PacketFront at_router, std::int64_t wire_bytes, Bandwidth cap, SimTime& offset,
+                     SimTime order_floor);
   Delivery deliver(Endpoint& from, Endpoint& to, SimTime depart, std::int64_t wire_bytes, std::int64_t dram_bytes,
                    bool control = false);
   SimTime ack_latency(CoreCoord from, CoreCoord to) const;
@@ -226,7 +235,7 @@ class Noc {
   SimTime router_to_niu_;
   SimTime request_setup_;
   SimTime request_issue_;
-  std::vector<PacketResource> links_;  // (y * grid_x + x) * 2 + {0: x link, 1: y link}
+  std::vector<NocServer> links_;  // (y * grid_x + x) * 2 + {0: x link, 1: y link}
   // The packet being booked: its first server (the source NIU) and the latest tail seen on its
   // path less that server's pipeline offset (the max starts at zero), all apply_backpressure()
   // needs (a list of the stages cost a push per hop).

@@ -19,6 +19,7 @@
 #include "sim/model/completion_clock.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/l1_activity.hpp"
+#include "sim/model/noc_server.hpp"
 #include "sim/model/packet_resource.hpp"
 
 namespace cclmesh::sim {
@@ -182,7 +183,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
   Bandwidth inject_rate_;
   Bandwidth absorb_rate_;
   PacketResource inject_;
-  PacketResource absorb_;
+  NocServer absorb_;  // serves packets in gaps (noc_server.hpp); the source NIU's two keep their order
   PacketResource inject_control_;  // inline writes and atomics (Noc::inject_control)
   std::vector<SimTime> slot_free_;
   SimTime next_issue_;
@@ -220,6 +221,22 @@ class NocPort final : public WaitTarget, public ActivitySource {
   RingQueue<WaitingPacket> niu_waiting_;
   bool niu_drain_scheduled_ = false;
   std::vector<std::pair<CoreCoord, int>> unbooked_;  // few targets at a time
+  // Per target, when the last packet booked from this port to it is through the target's NIU;
+  // and the latest such time of the port's multicasts, for every target. A later packet of
+  // this port to that target starts at the target's NIU no earlier (Noc::deliver), so packets
+  // from one core on one NoC to one target still arrive in order now that servers take packets
+  // in gaps: an inline write or atomic leaves through its own NIU server, not behind the data
+  // packets' back-pressure, and a read response is not in the NIU's line. Entries that are
+  // through by engine now are dropped when one is added (few targets at a time).
+  SimTime& last_arrival_at(CoreCoord to, SimTime now) {
+    for (auto& [core, at] : last_arrival_) {
+      if (core == to) return at;
+    }
+    return add_last_arrival(to, now);
+  }
+  SimTime& add_last_arrival(CoreCoord to, SimTime now);
+  std::vector<std::pair<CoreCoord, SimTime>> last_arrival_;
+  SimTime multicast_last_arrival_;
   SimTime control_slot_free_;
   bool trid_listener_wants_ = false;
   SimTime trid_wanted_since_;

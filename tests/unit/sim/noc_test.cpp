@@ -572,5 +572,69 @@ TEST(NocErrors, UncaughtFaultInAKernelEndsTheRunWithItsMessage) {
   }
 }
 
+
+// NoC servers take packets in gaps (sim/model/noc_server.hpp). X, 8 KiB from (6,1) to (4,1),
+// wraps east round row 1 and is booked first (both depart at 40 ns), so it reserves the link
+// (2,1)->(3,1) from its head's arrival there, 6 hops on, at 99 ns. Y, 64 B from (2,1) to (3,2),
+// booked after it, has its head at that link at 45 ns and takes it first, in the idle gap: it
+// finishes as it does alone (before: 274 ns later, behind X's reservation).
+TEST(NocGaps, APacketBookedLaterThatReachesAnIdleLinkFirstGoesFirst) {
+  const auto run = [](bool with_far_packet) {
+    Engine engine;
+    Chip chip(engine, 0, testing::wormhole());
+    Noc& noc = chip.noc(NocId::Noc0);
+    if (with_far_packet) {
+      engine.spawn_fiber("far", [&] { noc.write({6, 1}, 0x10000, {{4, 1}, 0x20000}, 8192); });
+    }
+    SimTime acked;
+    engine.spawn_fiber("near", [&] {
+      noc.write({2, 1}, 0x10000, {{3, 2}, 0x20000}, 64);
+      block_on(noc.write_barrier({2, 1}));
+      acked = engine.now();
+    });
+    engine.run();
+    return std::make_pair(acked, chip.noc(NocId::Noc0).link({2, 1}, 0).packets);
+  };
+  const auto [alone, alone_packets] = run(false);
+  const auto [shared, shared_packets] = run(true);
+  EXPECT_EQ(alone_packets, 1);
+  EXPECT_EQ(shared_packets, 2);  // both crossed the link
+  EXPECT_EQ(shared, alone);
+}
+
+// Packets from one core on one NoC to one target still arrive in order. D, 8 KiB from (2,1) to
+// (4,1), does not fit the gap before X's reservation (as above) and waits behind it; an atomic
+// from the same core to the same target, issued once D is booked, leaves through its own
+// command buffer and would fit that gap (and the one at the target's NIU). It must still land
+// after D: the target NIU starts it no earlier than D's end there (NocPort::last_arrival_at).
+TEST(NocGaps, AnAtomicDoesNotOvertakeAnEarlierWriteToTheSameCore) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  constexpr CoreCoord kSource{2, 1};
+  constexpr CoreCoord kTarget{4, 1};
+  engine.spawn_fiber("far", [&] { noc.write({6, 1}, 0x10000, {kTarget, 0x40000}, 8192); });
+  SimTime write_acked;
+  SimTime atomic_acked;
+  engine.spawn_fiber("writer", [&] {
+    noc.write(kSource, 0x10000, {kTarget, 0x20000}, 8192);
+    block_on(noc.write_barrier(kSource));
+    write_acked = engine.now();
+  });
+  engine.spawn_fiber("signaller", [&] {
+    block_on(delay(41_ns));  // D departs and is booked at 40 ns
+    noc.atomic_inc(kSource, {kTarget, 0x100}, 1);
+    block_on(noc.atomic_barrier(kSource));
+    atomic_acked = engine.now();
+  });
+  engine.run();
+  // Both acks take the same route back: the atomic landed after the write's last byte.
+  EXPECT_GT(atomic_acked, write_acked);
+  // X (booked first, its reservation there starts at 122 ns) did not make the atomic wait: the
+  // atomic is through the target's NIU right after D.
+  const SimTime d_serialisation = transfer_time(32 + 8192, Bandwidth::bytes_per_second(28'100'000'000));
+  EXPECT_LT(atomic_acked, write_acked + d_serialisation);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim
