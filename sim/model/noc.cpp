@@ -318,8 +318,15 @@ void NocPort::note_unbooked_elsewhere(CoreCoord to, int change) {
   unbooked_.emplace_back(to, change);
 }
 
+// A target not in the list: the first entry whose packet is through by now is reused (no later
+// packet can start before it anyway), else a new one.
 SimTime& NocPort::add_last_arrival(CoreCoord to, SimTime now) {
-  std::erase_if(last_arrival_, [now](const std::pair<CoreCoord, SimTime>& entry) { return entry.second <= now; });
+  for (auto& entry : last_arrival_) {
+    if (entry.second <= now) {
+      entry = {to, SimTime::zero()};
+      return entry.second;
+    }
+  }
   last_arrival_.emplace_back(to, SimTime::zero());
   return last_arrival_.back().second;
 }

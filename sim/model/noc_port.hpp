@@ -227,7 +227,7 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // from one core on one NoC to one target still arrive in order now that servers take packets
   // in gaps: an inline write or atomic leaves through its own NIU server, not behind the data
   // packets' back-pressure, and a read response is not in the NIU's line. Entries that are
-  // through by engine now are dropped when one is added (few targets at a time).
+  // through by engine now are reused when one is added (few targets at a time).
   SimTime& last_arrival_at(CoreCoord to, SimTime now) {
     for (auto& [core, at] : last_arrival_) {
       if (core == to) return at;

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "sim/engine/check.hpp"
 
 namespace cclmesh::sim {
@@ -13,12 +16,14 @@ namespace {
 
 constexpr std::int64_t kNow = 0;
 
+// Every reserved interval, oldest first: the earlier ones, then the latest.
 std::vector<std::pair<std::int64_t, std::int64_t>> intervals(const NocServer& server) {
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  for (std::int32_t i = 0; i < server.reserved_count; ++i) {
-    out.emplace_back(server.reserved[static_cast<std::size_t>(i)].begin_ps,
-                     server.reserved[static_cast<std::size_t>(i)].end_ps);
+  for (std::int32_t i = 0; i < server.earlier_count; ++i) {
+    out.emplace_back(server.earlier[static_cast<std::size_t>(i)].begin_ps,
+                     server.earlier[static_cast<std::size_t>(i)].end_ps);
   }
+  if (server.free_at.ps() > server.latest_begin_ps) out.emplace_back(server.latest_begin_ps, server.free_at.ps());
   return out;
 }
 
@@ -73,7 +78,7 @@ TEST(NocServer, APacketThatDoesNotFitTheGapWaitsForTheNextOne) {
 TEST(NocServer, ReservationsThatEndedByNowAreDroppedWhenRoomIsNeeded) {
   NocServer server;
   for (std::int64_t i = 0; i < NocServer::kReservedIntervals; ++i) reserve(server, 100 * (2 * i + 1), 100, kNow);
-  ASSERT_EQ(server.reserved_count, NocServer::kReservedIntervals);  // [100,200) [300,400) [500,600) [700,800)
+  ASSERT_EQ(intervals(server).size(), 4u);  // [100,200) [300,400) [500,600) [700,800)
   // At now = 400 the first two have ended: a new one drops them instead of merging anything.
   EXPECT_EQ(reserve(server, 900, 100, 400), 900);
   EXPECT_EQ(intervals(server), (Intervals{{500, 600}, {700, 800}, {900, 1000}}));
@@ -87,7 +92,6 @@ TEST(NocServer, AFullSetMergesItsTwoOldestAndLosesOnlyTheirGap) {
   for (std::int64_t i = 0; i < NocServer::kReservedIntervals; ++i) reserve(server, 100 * (2 * i + 1), 100, kNow);
   // A fifth disjoint reservation, nothing ended: [100,200) and [300,400) become [100,400).
   EXPECT_EQ(reserve(server, 900, 100, kNow), 900);
-  EXPECT_EQ(server.reserved_count, NocServer::kReservedIntervals);
   EXPECT_EQ(intervals(server), (Intervals{{100, 400}, {500, 600}, {700, 800}, {900, 1000}}));
   // The gap at [200, 300) is gone: a packet there waits for the next gap that fits.
   EXPECT_EQ(reserve(server, 200, 100, kNow), 400);
