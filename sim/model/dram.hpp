@@ -13,7 +13,7 @@
 #include "sim/engine/time.hpp"
 #include "sim/model/core_coord.hpp"
 #include "sim/model/memory_region.hpp"
-#include "sim/model/packet_resource.hpp"
+#include "sim/model/noc_server.hpp"
 
 namespace cclmesh::sim {
 
@@ -28,15 +28,19 @@ class DramChannel {
   const std::vector<CoreCoord>& endpoints() const { return endpoints_; }
   Bandwidth rate() const { return rate_; }
   SimTime access_latency() const { return access_latency_; }
-  PacketResource& server() { return server_; }
-  const PacketResource& server() const { return server_; }
+  NocServer& server() { return server_; }
+  const NocServer& server() const { return server_; }
 
  private:
   MemoryRegion memory_;
   std::vector<CoreCoord> endpoints_;
   Bandwidth rate_;
   SimTime access_latency_;
-  PacketResource server_;
+  // Serves requests in idle gaps like a NoC link (noc_server.hpp): a write is booked when it
+  // leaves its source NIU for the time it will arrive, so a single free_at made a request that
+  // arrived earlier wait behind it, not the arrival order the controller takes them in
+  // (docs/performance.md, "NoC bookings with gaps (session 12)").
+  NocServer server_;
 };
 
 // Where an interleaved page lives (REFERENCE 4.10): bank = page mod banks, offset inside the

@@ -260,8 +260,8 @@ Noc::Delivery Noc::deliver(Endpoint& from, Endpoint& to, SimTime depart, std::in
   SimTime landed = arrived;
   // The DRAM controller queues requests, so a busy channel does not stall the NoC worm.
   if (to.dram != nullptr && dram_bytes > 0) {
-    front = pass_through(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes,
-                         chip_.busy_window());
+    front = pass_through_gap(to.dram->server(), transfer_time(dram_bytes, to.dram->rate()), front, dram_bytes,
+                             chip_.busy_window(), engine_.now());
     landed = front.tail + to.dram->access_latency();
   }
   ++stats_.packets;
@@ -412,8 +412,8 @@ void Noc::respond_read(Endpoint* requester, Endpoint* source, std::uint64_t sour
   SimTime ready = engine_.now();
   if (source->dram != nullptr) {
     const PacketFront served =
-        pass_through(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready), bytes,
-                     chip_.busy_window());
+        pass_through_gap(source->dram->server(), transfer_time(bytes, source->dram->rate()), PacketFront::at(ready),
+                         bytes, chip_.busy_window(), engine_.now());
     ready = served.tail + source->dram->access_latency();
   }
   PayloadBuffer data = sample(*source->memory, source_address, bytes, *requester->memory);

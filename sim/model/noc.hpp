@@ -12,11 +12,11 @@
 //   flits of different packets); a packet's tail still cannot pass a server before it reached
 //   it. Back-pressure: the source NIU is held until the packet's tail can leave it, given every
 //   wait downstream, so a source cannot queue unbounded work on a congested path.
-// - A packet books its whole path at once, so a link or target NIU may hold reservations for
-//   packets whose heads get there later; it serves a packet in an idle gap before them when
-//   the packet fits (NocServer, noc_server.hpp), as a router arbitrates the heads that are at
-//   it. The source NIU stays first come, first served. A core's packets to one target still
-//   arrive in order (NocPort::last_arrival_at).
+// - A packet books its whole path at once, so a link, target NIU or DRAM channel may hold
+//   reservations for packets whose heads get there later; it serves a packet in an idle gap
+//   before them when the packet fits (NocServer, noc_server.hpp), as a router arbitrates the
+//   heads that are at it. The source NIU stays first come, first served. A core's packets to
+//   one target still arrive in order (NocPort::last_arrival_at).
 // - A multicast holds all its requester's slots (one core's multicasts do not overlap) and is
 //   serialised at the multicast rate on every server of its tree.
 // - Reads send a header-only request; the target's NIU sends the data back on the same NoC.

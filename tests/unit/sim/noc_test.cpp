@@ -636,5 +636,43 @@ TEST(NocGaps, AnAtomicDoesNotOvertakeAnEarlierWriteToTheSameCore) {
   EXPECT_LT(atomic_acked, write_acked + d_serialisation);
 }
 
+
+// A DRAM channel takes requests in the order they reach it, so a read request that arrives
+// while the channel is idle is served then, even though a write that arrives later was booked
+// on the channel first (when it left its source NIU, 8 KiB from the Tensix core farthest from
+// the endpoint on NoC0). The read goes on NoC1 from the nearest core: the two share only the
+// channel. Before session 12 the read waited behind the write's reservation.
+TEST(NocGaps, ADramReadArrivingFirstIsNotHeldBehindALaterArrivingWrite) {
+  const auto run = [](bool with_write) {
+    Engine engine;
+    Chip chip(engine, 0, testing::wormhole());
+    const CoreCoord endpoint = chip.dram_channel(0).endpoints().front();
+    Noc& noc0 = chip.noc(NocId::Noc0);
+    Noc& noc1 = chip.noc(NocId::Noc1);
+    CoreCoord far = chip.tensix_cores().front();
+    CoreCoord near = far;
+    for (CoreCoord c : chip.tensix_cores()) {
+      if (noc0.hops(c, endpoint) > noc0.hops(far, endpoint)) far = c;
+      if (noc1.hops(c, endpoint) + noc1.hops(endpoint, c) < noc1.hops(near, endpoint) + noc1.hops(endpoint, near)) {
+        near = c;
+      }
+    }
+    if (with_write) engine.spawn_fiber("far", [&] { noc0.write(far, 0x10000, {endpoint, 0}, 8192); });
+    SimTime read_done;
+    engine.spawn_fiber("near", [&] {
+      noc1.read(near, {endpoint, 0x100000}, 0x10000, 64);
+      block_on(noc1.read_barrier(near));
+      read_done = engine.now();
+    });
+    engine.run();
+    return std::make_pair(read_done, chip.dram_channel(0).server().packets);
+  };
+  const auto [alone, alone_packets] = run(false);
+  const auto [shared, shared_packets] = run(true);
+  EXPECT_EQ(alone_packets, 1);
+  EXPECT_EQ(shared_packets, 2);  // the write went through the channel too
+  EXPECT_EQ(shared, alone);
+}
+
 }  // namespace
 }  // namespace cclmesh::sim
