@@ -43,8 +43,8 @@ struct NocServer : PacketResource {
   // Kept apart so the common cases touch only free_at and latest_begin_ps: a packet back to
   // back with the latest one, or whose head is inside it (no gap can be before free_at).
   std::int64_t latest_begin_ps = 0;
+  std::int32_t earlier_count = 0;  // next to the fields every hop reads; the intervals after
   std::array<Interval, kReservedIntervals - 1> earlier{};
-  std::int32_t earlier_count = 0;
 };
 static_assert(NocServer::kReservedIntervals >= 3, "merging the two oldest needs two earlier intervals");
 
