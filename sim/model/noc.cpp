@@ -602,6 +602,7 @@ void Noc::start_multicast(Endpoint* requester, std::vector<Endpoint*> targets, C
   const std::int64_t wire_bytes = flit_bytes_ + bytes;
   const Bandwidth rate = slower(link_rate_, multicast_rate_);
   const SimTime serialisation = transfer_time(wire_bytes, rate);
+  depart = std::max(depart, engine_.now());  // as deliver(): every head at or after now
   PacketFront front = inject(*requester, depart, wire_bytes, rate);
   front = front.after(niu_to_router_);
   SimTime offset = niu_to_router_;
