@@ -2,7 +2,8 @@
 // The one device abstraction every backend implements: the simulator today, a remote device
 // over the network and real T3K / Galaxy hardware through tt-metal's host API. It is shaped
 // after tt-metal's mesh host API (buffers, global semaphores, programs of kernels on cores,
-// enqueue, finish, read back, profiler), so the hardware backend is a translation.
+// enqueue, finish, read back, profiler, the fabric it was opened with), so the hardware backend
+// is a translation.
 //
 // Ops reach devices only through this interface (tested with a gmock MeshDevice).
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device/fabric_options.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "topologies/topology.hpp"
@@ -61,6 +63,11 @@ class MeshDevice {
   virtual CoreCoord worker_grid() const = 0;
   // Logical ethernet channels of `chip` that carry a link, in channel order.
   virtual std::vector<std::uint32_t> active_ethernet_channels(ChipId chip) const = 0;
+  // The persistent fabric the device was opened with (tt-metal's fabric config is the
+  // device's), which op builders' params must name (Params::fabric) so that their workers
+  // connect to the routers running; mode None: the device runs none (legacy mode, each op
+  // launches its own EDMs), the ERISC L1 setting still applies.
+  virtual const FabricOptions& fabric() const = 0;
 
   // A buffer at the same address on every chip.
   virtual BufferHandle create_buffer(const BufferConfig& config) = 0;

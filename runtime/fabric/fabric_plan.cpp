@@ -65,17 +65,6 @@ topo::Embedding embedding_in_order(const topo::Topology& topology, const std::ve
 
 }  // namespace
 
-std::string to_string(FabricMode mode) {
-  switch (mode) {
-    case FabricMode::None: return "none";
-    case FabricMode::Line: return "line";
-    case FabricMode::Ring: return "ring";
-  }
-  return "unknown";
-}
-
-std::string to_string(FabricScope scope) { return scope == FabricScope::Axes ? "per-axis" : "system"; }
-
 namespace {
 
 // Per axis: each row / column of the mesh with at least 2 chips, a ring where the group closes

@@ -289,7 +289,8 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
                  {"version", kProtocolVersion},
                  {"device", options_.description},
                  {"data_mode", data_mode_name(options_.data_mode)},
-                 {"fabric", options_.fabric ? encode(*options_.fabric) : Json(nullptr)}}));
+                 {"fabric", encode(device_.fabric())},
+                 {"faults", options_.faults}}));
   }
   Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
   for (;;) {

@@ -24,9 +24,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/device/mesh_device.hpp"
-#include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/frame_connection.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 
@@ -35,9 +35,13 @@ namespace cclmesh::runtime::remote {
 struct RemoteServerOptions {
   std::string bind_address = "127.0.0.1";
   std::uint16_t port = 0;  // 0: an ephemeral port (port() says which)
-  // Told to clients in the hello: what is served, and the fabric their op builders must name.
+  // Told to clients in the hello: what is served (the hello carries the device's fabric() too,
+  // which their op builders must name).
   std::string description = "a cclmesh device";
-  std::optional<FabricOptions> fabric;
+  // The faults the device was opened with (a simulator's what-ifs, as their specs were typed:
+  // "link-down:0-1@20us"), so that a client's report names them as a local run's does; none for
+  // hardware.
+  std::vector<std::string> faults;
   // Whether the device keeps buffer bytes (a client checks what it reads back only if so).
   ServedDataMode data_mode = ServedDataMode::Functional;
   // The device's clock in ps (a simulator's simulated time), for clients that measure the gap

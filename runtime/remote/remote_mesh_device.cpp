@@ -57,8 +57,14 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     }
     description_ = string_field(hello, "device", "hello reply");
     data_mode_ = decode_data_mode(field(hello, "data_mode", "hello reply"), "hello reply.data_mode");
-    const Json& fabric = field(hello, "fabric", "hello reply");
-    if (!fabric.is_null()) fabric_ = decode_fabric_options(fabric, "hello reply.fabric");
+    fabric_ = decode_fabric_options(field(hello, "fabric", "hello reply"), "hello reply.fabric");
+    const Json& faults = array_field(hello, "faults", "hello reply");
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (!faults[i].is_string()) {
+        throw ProtocolError(fmt::format("hello reply.faults[{}]: expected a string, got {}", i, faults[i].type_name()));
+      }
+      faults_.push_back(faults[i].get<std::string>());
+    }
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());

@@ -6,7 +6,7 @@
 // errors come back from it, as locally); finish() returns when the server's finish() does.
 //
 //   RemoteMeshDevice device("simbox", 5170);
-//   params.fabric = device.fabric().value();          // the fabric the server's device runs
+//   params.fabric = device.fabric();                  // the fabric the server's device runs
 //   device.enqueue_workload(all_gather::build(params, device.topology()));
 //   device.finish();                                   // DeviceError as the backend threw it
 //
@@ -25,9 +25,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/device/mesh_device.hpp"
-#include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/frame_connection.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 
@@ -56,6 +56,8 @@ class RemoteMeshDevice final : public MeshDevice {
   std::vector<ChipId> chips() const override;
   CoreCoord worker_grid() const override;
   std::vector<std::uint32_t> active_ethernet_channels(ChipId chip) const override;
+  // As the hello said (the server's device's fabric(); mode None when it runs none).
+  const FabricOptions& fabric() const override { return fabric_; }
   BufferHandle create_buffer(const BufferConfig& config) override;
   void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) override;
@@ -71,9 +73,8 @@ class RemoteMeshDevice final : public MeshDevice {
   const std::string& endpoint() const { return endpoint_; }
   // What the server says it serves ("simulated t3k, fabric ring ...").
   const std::string& description() const { return description_; }
-  // The persistent fabric the server's device runs, which op builders' params must name; empty
-  // when the server did not say (a backend without one).
-  const std::optional<FabricOptions>& fabric() const { return fabric_; }
+  // The faults the served device runs under, as the server named them (the hello says).
+  const std::vector<std::string>& faults() const { return faults_; }
   // Whether the served device keeps buffer bytes; TimingOnly: read_buffer returns no data worth
   // checking (the hello says).
   ServedDataMode data_mode() const { return data_mode_; }
@@ -110,7 +111,8 @@ class RemoteMeshDevice final : public MeshDevice {
   // Set once the connection failed: every later call throws it again.
   mutable std::optional<std::string> broken_;
   std::string description_;
-  std::optional<FabricOptions> fabric_;
+  FabricOptions fabric_;
+  std::vector<std::string> faults_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   topo::Topology topology_;
 };

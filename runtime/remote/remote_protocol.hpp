@@ -16,7 +16,9 @@ namespace cclmesh::runtime::remote {
 inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // Raised on any change a peer of the previous version would misread; peers must match exactly.
 // 2: the hello's reply says the device's data mode.
-inline constexpr std::uint32_t kProtocolVersion = 2;
+// 3: the hello's fabric is always the device's FabricOptions (mode none: no fabric), never null;
+//    the hello names the device's faults.
+inline constexpr std::uint32_t kProtocolVersion = 3;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check

@@ -19,7 +19,7 @@
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
-#include "runtime/fabric/fabric_plan.hpp"
+#include "runtime/device/fabric_options.hpp"
 
 namespace cclmesh::runtime::remote {
 

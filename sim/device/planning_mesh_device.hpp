@@ -33,6 +33,8 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   std::vector<runtime::ChipId> chips() const override;
   runtime::CoreCoord worker_grid() const override { return allocator_.sizes().worker_grid; }
   std::vector<std::uint32_t> active_ethernet_channels(runtime::ChipId chip) const override;
+  // The fabric the simulated device would run (re-embedded around links down from the start).
+  const runtime::FabricOptions& fabric() const override { return fabric_options_; }
 
   runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
@@ -48,9 +50,8 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void finish() override {}
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
 
-  // The fabric the simulated device would run (re-embedded around links down from the start).
-  const runtime::FabricOptions& fabric_options() const { return fabric_options_; }
-  const runtime::FabricPlan& fabric() const { return fabric_; }
+  // The routers fabric() runs: their sites and configurations.
+  const runtime::FabricPlan& fabric_plan() const { return fabric_; }
 
  private:
   topo::Topology topology_;

@@ -78,7 +78,8 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
   const SystemConfig config = simulated_system_config(topology_, core_maps_, options_.data_mode);
   engine_ = std::make_unique<Engine>();
   // run_engine's keep-going check stops at the first event past the limit: skipped events too.
-  if (options_.max_simulated_time) engine_->set_keep_going_time_cap(*options_.max_simulated_time);
+  simulated_time_limit_ = options_.max_simulated_time;
+  if (simulated_time_limit_) engine_->set_keep_going_time_cap(*simulated_time_limit_);
   system_ = std::make_unique<SimSystem>(*engine_, config);
   system_->set_busy_window(options_.busy_window);
   if (options_.trace != nullptr) {
@@ -579,6 +580,13 @@ std::vector<runtime::KernelProfile> SimMeshDevice::profile() const { return prof
 
 void SimMeshDevice::finish() {
   if (broken_) throw *broken_;
+  if (options_.watchdogs_per_finish) {
+    wall_watchdog_ = WallWatchdog(options_.max_wall_seconds);
+    if (options_.max_simulated_time) {
+      simulated_time_limit_ = engine_->now() + *options_.max_simulated_time;
+      engine_->set_keep_going_time_cap(*simulated_time_limit_);
+    }
+  }
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
 }
 
@@ -622,11 +630,11 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
   try {
     // Without a simulated-time limit or a wall-time watchdog (the default), the engine asks the
     // caller's predicate alone: the limits' tests cost ~17 instructions per event for nothing.
-    if (!options_.max_simulated_time && !wall_watchdog_.armed()) {
+    if (!simulated_time_limit_ && !wall_watchdog_.armed()) {
       result = engine_->run_while(keep_going);
     } else {
       result = engine_->run_while([&] {
-        if (options_.max_simulated_time && engine_->now() > *options_.max_simulated_time) {
+        if (simulated_time_limit_ && engine_->now() > *simulated_time_limit_) {
           timed_out = true;
           return false;
         }
@@ -649,13 +657,19 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
   }
   if (timed_out) {
     fail(runtime::DeviceError::Kind::Timeout,
-         hang_report(fmt::format("timeout: simulated time passed the limit of {} while running {}",
-                                 to_string(*options_.max_simulated_time), what)));
+         hang_report(fmt::format("timeout: simulated time passed the limit of {}{} while running {}",
+                                 to_string(*simulated_time_limit_),
+                                 options_.watchdogs_per_finish
+                                     ? fmt::format(" (a budget of {} from {})", to_string(*options_.max_simulated_time),
+                                                   to_string(*simulated_time_limit_ - *options_.max_simulated_time))
+                                     : std::string(),
+                                 what)));
   }
   if (wall_expired) {
     fail(runtime::DeviceError::Kind::Timeout,
-         hang_report(fmt::format("timeout: the wall-time limit of {} s passed at simulated time {} while running {}",
-                                 wall_watchdog_.limit_seconds(), to_string(engine_->now()), what)));
+         hang_report(fmt::format("timeout: the wall-time limit of {} s{} passed at simulated time {} while running {}",
+                                 wall_watchdog_.limit_seconds(), options_.watchdogs_per_finish ? " (this run's own)" : "",
+                                 to_string(engine_->now()), what)));
   }
   if (result.reason == StopReason::Predicate) return;
   if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked

@@ -70,6 +70,11 @@ struct SimMeshDeviceOptions {
   // Watchdog: a run stops with DeviceError(Timeout) once this much host wall time has passed
   // since construction. Checked between events, never an input to the simulation.
   std::optional<double> max_wall_seconds;
+  // The watchdogs' budgets counted from the start of each finish() (simulated time from the
+  // clock then, wall time from then) as well as from construction (the fabric's start-up)
+  // rather than from construction for the device's whole life: a served device (`cclmesh
+  // serve`) runs op after op for its clients, its clock running on.
+  bool watchdogs_per_finish = false;
   // Faults to run with (docs/faults.md); a fabric whose line or ring crosses a link that is
   // down from the start is re-embedded around it (options().fabric.chip_order then shows the
   // order used).
@@ -100,6 +105,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::vector<runtime::ChipId> chips() const override;
   runtime::CoreCoord worker_grid() const override { return worker_grid_; }
   std::vector<std::uint32_t> active_ethernet_channels(runtime::ChipId chip) const override;
+  // The options the device was opened with (options().fabric), after a re-embedding around
+  // links down from the start.
+  const runtime::FabricOptions& fabric() const override { return options_.fabric; }
 
   runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
@@ -126,7 +134,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
 
   // --- simulator extras ----------------------------------------------------------------------
   const SimMeshDeviceOptions& options() const { return options_; }
-  const runtime::FabricPlan& fabric() const { return fabric_; }
+  // The routers fabric() runs: their sites and configurations.
+  const runtime::FabricPlan& fabric_plan() const { return fabric_; }
   const runtime::ChipCoreMap& core_map(runtime::ChipId chip) const;
   Engine& engine() { return *engine_; }
   SimSystem& system() { return *system_; }
@@ -212,6 +221,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // used, reads 0), to tell early writes from leftovers at the next launch.
   std::map<std::pair<const MemoryRegion*, std::uint32_t>, std::uint32_t> semaphore_settled_;
   WallWatchdog wall_watchdog_;
+  // Where run_engine stops with a timeout: max_simulated_time, or (watchdogs_per_finish) the
+  // current finish()'s start plus it.
+  std::optional<SimTime> simulated_time_limit_;
 
   // Destroyed first (declared last): the engine unwinds parked kernel fibers while the chips
   // and the kernel contexts they reference still exist.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -106,8 +107,7 @@ TEST(CliServe, ServesAClientAndExitsOnSigterm) {
   {
     RemoteMeshDevice device("127.0.0.1", port);
     EXPECT_EQ(device.chips(), (std::vector<ChipId>{0, 1}));
-    ASSERT_TRUE(device.fabric().has_value());
-    EXPECT_EQ(device.fabric()->mode, FabricMode::Line);
+    EXPECT_EQ(device.fabric().mode, FabricMode::Line);
     const BufferHandle b =
         device.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
     std::vector<std::byte> data(4096, std::byte{0x5A});
@@ -144,7 +144,7 @@ TEST(CliServe, ExitsWhenAClientAsksItTo) {
   const std::string line = serve.first_stdout_line();
   EXPECT_NE(line.find("legacy mode (no fabric)"), std::string::npos) << line;
   RemoteMeshDevice device("127.0.0.1", port_of(line));
-  EXPECT_EQ(device.fabric()->mode, FabricMode::None);
+  EXPECT_EQ(device.fabric().mode, FabricMode::None);
   device.shutdown_server();
   EXPECT_EQ(serve.wait(), 0);
 }
@@ -240,17 +240,22 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
   Child fault({"run", "--device", device, "--fault", "link-down:0-1"});
   EXPECT_EQ(fault.wait(), 2);
   EXPECT_EQ(fault.all_stderr(),
-            "cclmesh: error: --device: --fault is a simulator option (faults, traces, reports, watchdogs, link "
-            "what-ifs, fabric settings and the data mode belong to the simulation, which runs on the server); not "
-            "accepted with --device\n");
+            "cclmesh: error: --device: --fault shapes the simulated device, which runs on the server (faults, "
+            "watchdogs, link what-ifs, fabric settings and the data mode are given to cclmesh serve); not accepted "
+            "with --device\n");
+  Child watchdog({"run", "--device", device, "--max-sim-time", "1ms"});
+  EXPECT_EQ(watchdog.wait(), 2);
+  EXPECT_NE(watchdog.all_stderr().find("--device: --max-sim-time shapes the simulated device"), std::string::npos);
   Child trace({"run", "--device", device, "--trace", "-"});
   EXPECT_EQ(trace.wait(), 2);
-  EXPECT_NE(trace.all_stderr().find("--device: --trace is a simulator option"), std::string::npos);
+  EXPECT_EQ(trace.all_stderr(),
+            "cclmesh: error: --device: --trace is a simulator option (traces and reports record the simulation, which "
+            "runs on the server); not accepted with --device\n");
   Child system({"run", "--device", device, "--system", "galaxy"});
   EXPECT_EQ(system.wait(), 2);
   EXPECT_EQ(system.all_stderr(),
             "cclmesh: error: --device: --system is the served device's to decide (cclmesh serve --system, --mode, "
-            "--topology, --links); not accepted with --device\n");
+            "--topology, --fabric-scope, --links); not accepted with --device\n");
   Child unreachable({"run", "--device", device, "--op", "all_gather"});
   EXPECT_EQ(unreachable.wait(), 2);
   EXPECT_EQ(unreachable.all_stderr(),
@@ -258,6 +263,250 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
   Child malformed({"run", "--device", "simbox"});
   EXPECT_EQ(malformed.wait(), 2);
   EXPECT_EQ(malformed.all_stderr(), "cclmesh: error: --device: 'simbox' is not HOST:PORT (no ':PORT')\n");
+}
+
+// `cclmesh serve ARGS --port 0`, listening: its first line and endpoint.
+struct ServeChild {
+  explicit ServeChild(std::vector<std::string> args) : child(with_ephemeral_port(std::move(args))) {
+    line = child.first_stdout_line();
+    port = port_of(line);
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port); }
+  int stop() {
+    child.signal(SIGTERM);
+    return child.wait();
+  }
+  static std::vector<std::string> with_ephemeral_port(std::vector<std::string> args) {
+    args.insert(args.begin(), "serve");
+    args.insert(args.end(), {"--port", "0"});
+    return args;
+  }
+
+  Child child;
+  std::string line;
+  std::uint16_t port = 0;
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Outcome cclmesh(std::vector<std::string> args) {
+  Child c(std::move(args));
+  Outcome o;
+  o.out = c.all_stdout();
+  o.err = c.all_stderr();
+  o.exit_code = c.wait();
+  return o;
+}
+
+// The table's data rows (every line not a '#' comment).
+std::string data_rows(const std::string& table) {
+  std::string rows;
+  std::size_t begin = 0;
+  while (begin < table.size()) {
+    const std::size_t end = table.find('\n', begin);
+    const std::string line = table.substr(begin, end == std::string::npos ? std::string::npos : end + 1 - begin);
+    if (line.rfind("#", 0) != 0) rows += line;
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return rows;
+}
+
+// `cclmesh sweep --device`: the points run in order on the served device, in one session, each as
+// `run --device` runs it; a second fresh server given the same runs one by one prints the same
+// table (its first row also a fresh local run's: the device's state carries over between ops,
+// so only the first point is a fresh device's).
+TEST(CliSweepDevice, RunsThePointsInOrderAsRunDeviceDoes) {
+  ServeChild swept({"--system", "t3k"});
+  ASSERT_NE(swept.port, 0) << swept.line;
+  const Outcome sweep =
+      cclmesh({"sweep", "--device", swept.endpoint(), "--op", "all_gather", "-b", "64KiB", "-e", "256KiB"});
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_EQ(swept.stop(), 0);
+
+  ServeChild one_by_one({"--system", "t3k"});
+  ASSERT_NE(one_by_one.port, 0) << one_by_one.line;
+  std::string expected;
+  for (const std::string size : {"64KiB", "128KiB", "256KiB"}) {
+    const Outcome run = cclmesh({"run", "--device", one_by_one.endpoint(), "--op", "all_gather", "--size", size});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    expected += expected.empty() ? run.out : data_rows(run.out);
+  }
+  EXPECT_EQ(one_by_one.stop(), 0);
+  EXPECT_EQ(sweep.out, expected);
+  EXPECT_EQ(std::count(sweep.out.begin(), sweep.out.end(), '\n'), 3 + 3) << sweep.out;  // title, header, 3 rows
+
+  const Outcome local = cclmesh({"run", "--system", "t3k", "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(local.exit_code, 0);
+  EXPECT_EQ(data_rows(sweep.out).substr(0, data_rows(sweep.out).find('\n') + 1), data_rows(local.out));
+}
+
+TEST(CliSweepDevice, RefusesJobsAndWhatTheServerDecides) {
+  const std::string device = "127.0.0.1:1";  // nothing listens: refused before any connection is tried
+  const Outcome jobs = cclmesh({"sweep", "--device", device, "-j", "2"});
+  EXPECT_EQ(jobs.exit_code, 2);
+  EXPECT_EQ(jobs.err,
+            "cclmesh: error: -j: '2' with --device: a served device runs one op at a time, so a sweep on it runs its "
+            "points one after another in one session; drop -j (or give -j 1), or run several servers and sweeps\n");
+  const Outcome all_cores = cclmesh({"sweep", "--device", device, "-j", "0"});
+  EXPECT_EQ(all_cores.exit_code, 2);
+  EXPECT_EQ(all_cores.err.rfind("cclmesh: error: -j: '0' with --device", 0), 0u) << all_cores.err;
+  const Outcome fault = cclmesh({"sweep", "--device", device, "--fault", "link-down:0-1"});
+  EXPECT_EQ(fault.exit_code, 2);  // sweep has no --fault: CLI11 refuses it
+  const Outcome wall = cclmesh({"sweep", "--device", device, "--max-wall", "10"});
+  EXPECT_EQ(wall.exit_code, 2);
+  EXPECT_NE(wall.err.find("--device: --max-wall shapes the simulated device"), std::string::npos) << wall.err;
+  const Outcome system = cclmesh({"sweep", "--device", device, "--system", "galaxy"});
+  EXPECT_EQ(system.exit_code, 2);
+  EXPECT_NE(system.err.find("--device: --system is the served device's to decide"), std::string::npos) << system.err;
+  // -j 1 is the sweep --device runs: accepted, so the connection is what fails.
+  const Outcome unreachable = cclmesh({"sweep", "--device", device, "-j", "1", "--op", "all_gather"});
+  EXPECT_EQ(unreachable.exit_code, 2);
+  EXPECT_EQ(unreachable.err, "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
+}
+
+// A served device with a link down from the start: its fabric line is laid around it, and a
+// client's run prints what a local run with the same --fault prints (the row and its note, which
+// names the fault and the line's order: the hello carries both).
+TEST(CliServeFaults, DeadLinkServedAsLocally) {
+  ServeChild serve({"--system", "t3k", "--topology", "line", "--fault", "link-down:0-2"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  EXPECT_NE(serve.line.find(", faults link-down:0-2"), std::string::npos) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local = cclmesh(
+      {"run", "--system", "t3k", "--topology", "line", "--fault", "link-down:0-2", "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_NE(local.out.find("# faults: link-down:0-2; fabric chips in order: 0-4-5-1-3-2-6-7"), std::string::npos)
+      << local.out;
+  // The ring a served t3k would run crosses it and no other ring avoids it: serve refuses to start,
+  // with the device's reason (and its hint, a line), as one line.
+  const Outcome ring = cclmesh({"serve", "--system", "t3k", "--fault", "link-down:0-2", "--port", "0"});
+  EXPECT_EQ(ring.exit_code, 2);
+  EXPECT_EQ(ring.err.rfind("cclmesh: error: --system t3k --mode fabric --links 1 --fault link-down:0-2: the device "
+                           "does not start: fault link-down:0-2 at 0 s: the ring fabric 4-0-2-6-7-3-1-5-4 crosses",
+                           0),
+            0u)
+      << ring.err;
+  EXPECT_EQ(std::count(ring.err.begin(), ring.err.end(), '\n'), 1) << ring.err;
+}
+
+// The report from "cclmesh: the simulated op did not complete:" on (the simulator's warnings
+// before it go to the stderr of the process that simulates: the server's, when served).
+std::string report_of(const std::string& err) {
+  const std::size_t at = err.find("cclmesh: the simulated op did not complete:");
+  return at == std::string::npos ? "no report in: " + err : err.substr(at);
+}
+
+// A link that goes down mid-op hangs it: over the wire, the same exit code (3) and the same hang
+// report, word for word, as the local run with that fault.
+TEST(CliServeFaults, HangOverTheWireReportsAsLocally) {
+  ServeChild serve({"--system", "t3k", "--fault", "link-down:0-2@30us"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local =
+      cclmesh({"run", "--system", "t3k", "--fault", "link-down:0-2@30us", "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(local.exit_code, 3) << local.err;
+  EXPECT_EQ(remote.exit_code, 3) << remote.err;
+  EXPECT_EQ(report_of(remote.err), report_of(local.err));
+  EXPECT_NE(local.err.find(" us: the enqueued workloads cannot complete; no event is left"), std::string::npos)
+      << local.err;
+}
+
+// serve --max-sim-time: each client's op gets the budget from its own start (the served device's
+// clock runs on across clients): two 1 MiB all_gathers (~56 us each) complete on a device whose
+// clock passes 100 us during the second, and a 4 MiB one, longer than 100 us, ends with the
+// timeout report, exit 3.
+TEST(CliServeFaults, SimulatedTimeWatchdogPerOp) {
+  ServeChild serve({"--system", "t3k", "--max-sim-time", "100us"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  EXPECT_NE(serve.line.find(", max-sim-time 100us per op"), std::string::npos) << serve.line;
+  const std::vector<std::string> op{"run", "--device", serve.endpoint(), "--op", "all_gather", "--size"};
+  auto with_size = [&op](const std::string& size) {
+    std::vector<std::string> args = op;
+    args.push_back(size);
+    return args;
+  };
+  const Outcome first = cclmesh(with_size("1MiB"));
+  const Outcome second = cclmesh(with_size("1MiB"));
+  const Outcome longer = cclmesh(with_size("4MiB"));
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(longer.exit_code, 3) << longer.err;
+  EXPECT_EQ(longer.err.rfind("cclmesh: the simulated op did not complete:\ntimeout: simulated time passed the limit of ",
+                             0),
+            0u)
+      << longer.err;
+  EXPECT_NE(longer.err.find(" (a budget of 100.000 us from "), std::string::npos) << longer.err;
+  EXPECT_NE(longer.err.find(") while running the enqueued workloads\n"), std::string::npos) << longer.err;
+  // A budget the fabric's start-up does not fit in: serve refuses to start, naming it, in one line.
+  const Outcome tiny = cclmesh({"serve", "--system", "t3k", "--max-sim-time", "1us", "--port", "0"});
+  EXPECT_EQ(tiny.exit_code, 2);
+  EXPECT_EQ(tiny.err.rfind("cclmesh: error: --system t3k --mode fabric --links 1 --max-sim-time 1us: the device does "
+                           "not start: timeout: simulated time passed the limit of 1.000 us (a budget of 1.000 us from "
+                           "0 ",
+                           0),
+            0u)
+      << tiny.err;
+  EXPECT_EQ(std::count(tiny.err.begin(), tiny.err.end(), '\n'), 1) << tiny.err;
+}
+
+// serve --fabric-scope axes: one fabric line per mesh row and column, and a client's op runs along
+// the --cluster-axis it gives, as a local run along that axis does.
+TEST(CliServeFaults, PerAxisFabricServesClusterAxisRuns) {
+  ServeChild serve({"--system", "t3k", "--fabric-scope", "axes"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  EXPECT_NE(serve.line.find("per-axis fabric line x1"), std::string::npos) << serve.line;
+  const Outcome remote = cclmesh(
+      {"run", "--device", serve.endpoint(), "--cluster-axis", "1", "--op", "all_gather", "--size", "256KiB"});
+  const Outcome no_axis = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local =
+      cclmesh({"run", "--system", "t3k", "--cluster-axis", "1", "--op", "all_gather", "--size", "256KiB"});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_EQ(no_axis.exit_code, 2);
+  EXPECT_EQ(no_axis.err,
+            "cclmesh: error: --cluster-axis: the served device's fabric runs one line or ring per mesh row and column "
+            "(serve --fabric-scope axes); give --cluster-axis 0 or 1, the axis the op runs along\n");
+
+  ServeChild whole({"--system", "t3k"});
+  const Outcome along = cclmesh(
+      {"run", "--device", whole.endpoint(), "--cluster-axis", "0", "--op", "all_gather", "--size", "256KiB"});
+  EXPECT_EQ(whole.stop(), 0);
+  EXPECT_EQ(along.exit_code, 2);
+  EXPECT_EQ(along.err,
+            "cclmesh: error: --cluster-axis: the served device's fabric is one ring through every chip; ops along a "
+            "mesh axis need a fabric per axis (cclmesh serve --fabric-scope axes)\n");
+}
+
+TEST(CliServeFaults, BadDeviceOptionsExitTwoWithOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"serve", "--system", "t3k", "--fault", "link-down:0"}, "cclmesh: error: --fault: 'link-down:0': "},
+      {{"serve", "--system", "t3k", "--fault", "meteor"}, "cclmesh: error: --fault: 'meteor': "},
+      {{"serve", "--system", "t3k", "--max-sim-time", "5parsecs"}, "cclmesh: error: --max-sim-time: "},
+      {{"serve", "--system", "t3k", "--max-wall", "-3"}, "cclmesh: error: --max-wall: "},
+      {{"serve", "--system", "t3k", "--fabric-scope", "diagonal"}, "cclmesh: error: --fabric-scope: "},
+      {{"serve", "--system", "t3k", "--erisc-unreserved-kib", "151"}, "cclmesh: error: --erisc-unreserved-kib: "},
+      {{"serve", "--system", "t3k", "--fault", "link-down:0-7"}, "cclmesh: error: --system t3k --mode fabric --links "
+                                                              "1 --fault link-down:0-7: fault link-down:0-7: "
+                                                              "topology 't3k': chips 0 and 7 are not neighbours"},
+  };
+  for (const auto& [args, prefix] : cases) {
+    const Outcome serve = cclmesh(args);
+    EXPECT_EQ(serve.exit_code, 2) << args[3] << " " << args.back();
+    EXPECT_EQ(serve.err.rfind(prefix, 0), 0u) << serve.err;
+    EXPECT_EQ(std::count(serve.err.begin(), serve.err.end(), '\n'), 1) << serve.err;
+  }
 }
 
 }  // namespace

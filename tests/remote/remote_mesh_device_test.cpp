@@ -18,6 +18,7 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/remote/remote_device_server.hpp"
+#include "runtime/remote/wire_codec.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 #include "topologies/errors.hpp"
@@ -52,7 +53,6 @@ struct Served {
 RemoteServerOptions server_options(const sim::device::SimMeshDevice& device) {
   RemoteServerOptions o;
   o.description = "simulated " + device.topology().name();
-  o.fabric = device.options().fabric;
   return o;
 }
 
@@ -181,8 +181,10 @@ TEST(RemoteMeshDevice, DescribesTheServedDevice) {
   EXPECT_EQ(remote.description(), "simulated t3k");
   // The topology crossed as the project's YAML and loads back equal, link rates and all.
   EXPECT_TRUE(remote.topology() == served.device.topology());
-  ASSERT_TRUE(remote.fabric().has_value());
-  EXPECT_EQ(*remote.fabric(), served.device.options().fabric);
+  // The hello carried the served device's fabric(), options and all.
+  EXPECT_EQ(remote.fabric(), served.device.fabric());
+  EXPECT_EQ(remote.fabric().mode, FabricMode::Ring);
+  EXPECT_TRUE(remote.faults().empty());
   EXPECT_EQ(remote.chips(), served.device.chips());
   EXPECT_EQ(remote.worker_grid(), served.device.worker_grid());
   for (ChipId chip : served.device.chips()) {
@@ -200,7 +202,7 @@ TEST(RemoteMeshDevice, DescribesTheServedDevice) {
 TEST(RemoteMeshDevice, AllGatherSameBytesAndProfileAsLocal) {
   ServedSim served;
   RemoteMeshDevice remote("127.0.0.1", served.port());
-  const OpResult over_the_wire = run_all_gather(remote, *remote.fabric());
+  const OpResult over_the_wire = run_all_gather(remote, remote.fabric());
   sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
   const OpResult here = run_all_gather(local, local.options().fabric);
   EXPECT_EQ(over_the_wire.outputs.size(), 8u);
@@ -211,7 +213,7 @@ TEST(RemoteMeshDevice, AllGatherSameBytesAndProfileAsLocal) {
 TEST(RemoteMeshDevice, ReduceScatterSameBytesAndProfileAsLocal) {
   ServedSim served;
   RemoteMeshDevice remote("127.0.0.1", served.port());
-  const OpResult over_the_wire = run_reduce_scatter(remote, *remote.fabric());
+  const OpResult over_the_wire = run_reduce_scatter(remote, remote.fabric());
   sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
   const OpResult here = run_reduce_scatter(local, local.options().fabric);
   EXPECT_EQ(over_the_wire.outputs.size(), 8u);
@@ -230,7 +232,7 @@ MeshWorkload all_gather_without_chip_0(MeshDevice& device, const FabricOptions& 
 TEST(RemoteMeshDevice, HangComesBackAsDeviceErrorWithTheReport) {
   ServedSim served;
   RemoteMeshDevice remote("127.0.0.1", served.port());
-  remote.enqueue_workload(all_gather_without_chip_0(remote, *remote.fabric()));
+  remote.enqueue_workload(all_gather_without_chip_0(remote, remote.fabric()));
   DeviceError::Kind local_kind = DeviceError::Kind::Fault;
   const std::string local_report = local_error_of(
       [](MeshDevice& d) {
@@ -294,6 +296,7 @@ class SlowFinish final : public MeshDevice {
   std::vector<ChipId> chips() const override { return inner_.chips(); }
   CoreCoord worker_grid() const override { return inner_.worker_grid(); }
   std::vector<std::uint32_t> active_ethernet_channels(ChipId c) const override { return inner_.active_ethernet_channels(c); }
+  const FabricOptions& fabric() const override { return inner_.fabric(); }
   BufferHandle create_buffer(const BufferConfig& c) override { return inner_.create_buffer(c); }
   void write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override { inner_.write_buffer(c, b, d); }
   void read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> d) override { inner_.read_buffer(c, b, d); }
@@ -421,7 +424,7 @@ FakeServer::Script framed(std::function<void(FrameConnection&)> script) {
 void greet(FrameConnection& c, std::uint32_t version = kProtocolVersion) {
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"},
-                     {"data_mode", "functional"}, {"fabric", nullptr}});
+                     {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})}, {"faults", Json::array()}});
   if (version != kProtocolVersion) return;
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
@@ -433,7 +436,7 @@ TEST(RemoteMeshDevice, ServerClosingMidCallIsAClearError) {
     receive_request(c);  // finish: the server goes away instead of answering
   }));
   RemoteMeshDevice remote("127.0.0.1", fake.port());
-  EXPECT_FALSE(remote.fabric().has_value());
+  EXPECT_EQ(remote.fabric().mode, FabricMode::None);  // as the hello said
   try {
     remote.finish();
     FAIL() << "finish() returned although the server closed";
@@ -539,7 +542,7 @@ TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
   FakeServer fake(framed([](FrameConnection& c) {
     receive_request(c);
     send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
-                       {"data_mode", "some"}, {"fabric", nullptr}});
+                       {"data_mode", "some"}, {"fabric", encode(FabricOptions{})}, {"faults", Json::array()}});
   }));
   try {
     RemoteMeshDevice remote("127.0.0.1", fake.port());
@@ -549,6 +552,40 @@ TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
                                          ": hello: protocol error: hello reply.data_mode: expected one of functional, "
                                          "timing_only, got \"some\"");
   }
+}
+
+// Since version 3 every device has a fabric() (mode none when it runs none), so a hello without
+// one is a peer's bug, refused by path rather than read as "no fabric".
+TEST(RemoteMeshDevice, HelloWithoutAFabricIsRefused) {
+  FakeServer fake(framed([](FrameConnection& c) {
+    receive_request(c);
+    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+                       {"data_mode", "functional"}, {"fabric", nullptr}, {"faults", Json::array()}});
+  }));
+  try {
+    RemoteMeshDevice remote("127.0.0.1", fake.port());
+    FAIL() << "a hello reply with a null fabric was accepted";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                         ": hello: protocol error: hello reply.fabric: expected an object, got null");
+  }
+}
+
+// A device without a persistent fabric (legacy mode) says so through fabric() (mode none), with
+// the chip-level settings that ride in FabricOptions (the ERISC's L1) intact.
+TEST(RemoteMeshDevice, DeviceWithoutAFabricSaysModeNone) {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::None;
+  options.fabric.erisc_unreserved_bytes = 106 * 1024;
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), options);
+  RemoteServerOptions with_faults = server_options(device);
+  with_faults.faults = {"link-slow:0-1:0.5", "skew:1us"};  // named in the hello, whatever the device does
+  Served served{device, with_faults};
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  EXPECT_EQ(remote.faults(), with_faults.faults);
+  EXPECT_EQ(remote.fabric().mode, FabricMode::None);
+  EXPECT_EQ(remote.fabric().erisc_unreserved_bytes, 106u * 1024);
+  EXPECT_EQ(remote.fabric(), device.fabric());
 }
 
 TEST(RemoteMeshDevice, NothingListeningIsAClearError) {

@@ -70,7 +70,6 @@ int main(int argc, char** argv) {
   const std::uint64_t buffer_mib = argc > 1 ? std::stoull(argv[1]) : 256;
   sim::device::SimMeshDevice served_device(topo::load_system("t3k"), ring_options());
   runtime::remote::RemoteServerOptions server_options;
-  server_options.fabric = served_device.options().fabric;
   runtime::remote::RemoteDeviceServer server(served_device, server_options);
   std::thread serving([&] { server.serve(); });
   {
@@ -100,7 +99,7 @@ int main(int argc, char** argv) {
     constexpr int kCalls = 1000;
     for (int i = 0; i < kCalls; ++i) remote.worker_grid();
     fmt::print("round trip (worker_grid x{}): {:.1f} us per call\n", kCalls, seconds_since(start) / kCalls * 1e6);
-    const auto [remote_wall, remote_us] = all_gather(remote, *remote.fabric(), 16ull << 20);
+    const auto [remote_wall, remote_us] = all_gather(remote, remote.fabric(), 16ull << 20);
     sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
     const auto [local_wall, local_us] = all_gather(local, local.options().fabric, 16ull << 20);
     fmt::print("all_gather 16 MiB remote: {:.3f} s wall, {:.2f} us simulated\n", remote_wall, remote_us);

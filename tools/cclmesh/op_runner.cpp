@@ -83,16 +83,6 @@ using Check = OutputCheck;
 
 bool legacy_mode(const RunOptions& options) { return options.mode == "legacy"; }
 
-// The persistent fabric of the device a run prepares its op on, which every op's params name:
-// the simulator's from its options, a served device's as its server said (--device).
-const runtime::FabricOptions& fabric_of(const runtime::MeshDevice& device) {
-  if (const auto* sim = dynamic_cast<const sim::device::SimMeshDevice*>(&device)) return sim->options().fabric;
-  if (const auto* plan = dynamic_cast<const sim::device::PlanningMeshDevice*>(&device)) return plan->fabric_options();
-  const auto* remote = dynamic_cast<const runtime::remote::RemoteMeshDevice*>(&device);
-  CCLMESH_CHECK(remote != nullptr && remote->fabric().has_value(), "a run's device is the simulator or a served one");
-  return *remote->fabric();
-}
-
 sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool ring,
                                                  sim::trace::TraceRecorder* trace) {
   sim::device::SimMeshDeviceOptions device;
@@ -642,7 +632,7 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::
                                         options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
     }
     return ccl::resolve_groups(selection, device.topology(),
-                               runtime::FabricPlan(device.topology(), fabric_of(device)));
+                               runtime::FabricPlan(device.topology(), device.fabric()));
   } catch (const ccl::CclParamsError& e) {
     if (!selection.cluster_axis) throw;
     throw UsageError(fmt::format("--cluster-axis: {} on {}: {}", *selection.cluster_axis, options.system, e.what()));
@@ -690,7 +680,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     params.input = input;
     params.output = output;
     params.groups = selection;
-    params.fabric = fabric_of(device);
+    params.fabric = device.fabric();
     params.num_links = options.links;
     op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
     op.group_size = 2;
@@ -701,7 +691,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     params.input = input;
     params.output = output;
     params.groups = selection;
-    params.fabric = fabric_of(device);
+    params.fabric = device.fabric();
     params.num_links = options.links;
     op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
     op.group_size = static_cast<std::uint32_t>(first.size());
@@ -827,7 +817,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.topology = topology;
     p.num_links = options.links;
     p.groups = selection;
-    p.fabric = fabric_of(device);
+    p.fabric = device.fabric();
   };
   PreparedOp op;
   op.group_size = n;
@@ -1321,59 +1311,93 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
   run_op(*planner, planned, requested);
 }
 
-// --device HOST:PORT: the op on a served device (cclmesh serve), whose system, mode, fabric and
-// data mode are the server's; the run path's simulator extras (events, wires, faults, traces)
-// were refused with the option (run_command.cpp).
-RunResult run_on_device(const RunOptions& requested) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  std::unique_ptr<runtime::remote::RemoteMeshDevice> device;
+// The topology the op runs as on a served fabric: the fabric's own shape, or along a per-axis
+// fabric (serve --fabric-scope axes) the shape of the lines along --cluster-axis (a ring where
+// every one of them is one). A device without a fabric (legacy mode) runs as `--topology` says.
+std::string served_topology(const RunOptions& options, const topo::Topology& topology,
+                            const runtime::FabricOptions& fabric) {
+  if (fabric.mode == runtime::FabricMode::None) return resolve_topology(options, topology);
+  if (fabric.scope == runtime::FabricScope::System) {
+    if (options.cluster_axis) {
+      throw UsageError(fmt::format("--cluster-axis: the served device's fabric is one {} through every chip; ops "
+                                   "along a mesh axis need a fabric per axis (cclmesh serve --fabric-scope axes)",
+                                   runtime::to_string(fabric.mode)));
+    }
+    return fabric.mode == runtime::FabricMode::Ring ? "ring" : "line";
+  }
+  if (!options.cluster_axis) {
+    throw UsageError("--cluster-axis: the served device's fabric runs one line or ring per mesh row and column "
+                     "(serve --fabric-scope axes); give --cluster-axis 0 or 1, the axis the op runs along");
+  }
+  const runtime::FabricPlan plan = [&] {
+    try {
+      return runtime::FabricPlan(topology, fabric);
+    } catch (const std::invalid_argument& e) {  // the server built it, so this is the server's bug
+      throw std::runtime_error(fmt::format("the served fabric does not plan here: {}", e.what()));
+    }
+  }();
+  bool any = false;
+  bool every_one_a_ring = true;
+  for (const runtime::FabricLine& line : plan.lines()) {
+    if (line.axis != *options.cluster_axis) continue;
+    any = true;
+    every_one_a_ring = every_one_a_ring && line.mode == runtime::FabricMode::Ring;
+  }
+  return any && every_one_a_ring ? "ring" : "line";
+}
+
+}  // namespace
+
+std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint) {
   try {
-    const auto [host, port] = runtime::remote::parse_endpoint(requested.device);
-    device = std::make_unique<runtime::remote::RemoteMeshDevice>(host, port);
+    const auto [host, port] = runtime::remote::parse_endpoint(endpoint);
+    return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   } catch (const runtime::remote::RemoteDeviceError& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   }
-  if (!device->fabric()) {
-    throw UsageError(fmt::format("--device: the server at {} does not say which fabric its device runs ({}); ops "
-                                 "cannot be built for it",
-                                 device->endpoint(), device->description()));
-  }
-  const topo::Topology& topology = device->topology();
-  const runtime::FabricOptions& fabric = *device->fabric();
+}
+
+// The op on a served device (cclmesh serve), whose system, mode, fabric (device.fabric()) and
+// data mode are the server's; the run path's simulator extras (events, wires, faults, traces)
+// were refused with the option (device_options_check.cpp).
+RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const topo::Topology& topology = device.topology();
+  const runtime::FabricOptions& fabric = device.fabric();
   // The server decided what `cclmesh run` takes from --system, --mode, --topology, --links and
   // --no-data (a timing-only device: nothing written, nothing checked, #wrong N/A).
   RunOptions options = requested;
-  options.no_data = device->data_mode() == runtime::remote::ServedDataMode::TimingOnly;
+  options.no_data = device.data_mode() == runtime::remote::ServedDataMode::TimingOnly;
   options.system = topology.name();
   options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
   options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;
-  options.topology = fabric.mode == runtime::FabricMode::Ring   ? "ring"
-                     : fabric.mode == runtime::FabricMode::Line ? "line"
-                                                                : resolve_topology(options, topology);
+  options.topology = served_topology(options, topology, fabric);
+  // The row names the faults the device runs under, as a local run's does (what a corruption
+  // did is the simulator's to say, and is not sent).
+  options.faults = {};
+  options.faults.specs = device.faults();
   const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
   const PreparedOp op =
-      prepared_or_usage_error(requested, options, topology, n_chips, [&] { return prepare_op(options, *device, ring); });
-  const std::optional<std::uint64_t> enqueued_ps = device->device_time_ps();
-  const std::size_t profile_begin = device->profile().size();
-  run_op(*device, op, requested);
-  const OpTimes times = op_times(device->profile(), profile_begin);
+      prepared_or_usage_error(requested, options, topology, n_chips, [&] { return prepare_op(options, device, ring); });
+  const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
+  const std::size_t profile_begin = device.profile().size();
+  run_op(device, op, requested);
+  const OpTimes times = op_times(device.profile(), profile_begin);
   // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
   const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
                                          : std::numeric_limits<double>::quiet_NaN();
-  RunResult result = op_result(options, *device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
+  RunResult result = op_result(options, device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
   check_op(op, result);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 
-}  // namespace
-
 RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
-  if (!requested.device.empty()) return run_on_device(requested);
+  if (!requested.device.empty()) return run_collective_on(requested, *connect_device(requested.device));
   const auto wall_start = std::chrono::steady_clock::now();
   topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;
@@ -1404,7 +1428,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const sim::EngineStats after = device->stats();
   const OpTimes times = op_times(device->profile(), profile_begin);
 
-  RunResult result = op_result(options, *device, device->fabric(), op, topology, times, enqueued.us());
+  RunResult result = op_result(options, *device, device->fabric_plan(), op, topology, times, enqueued.us());
   result.sim_events = after.events_executed - before.events_executed;
   result.trace_hash = device->trace_hash();
   result.links_used = wire_use(*device);

@@ -4,6 +4,10 @@
 // every output against the host reference. Bad input throws UsageError; a simulated hang or
 // fault throws runtime::DeviceError.
 
+#include <memory>
+#include <string>
+
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/trace/trace_recorder.hpp"
 #include "tools/cclmesh/run_options.hpp"
 
@@ -11,6 +15,17 @@ namespace cclmesh::cli {
 
 // With `trace`, the device records into it from its construction on (fabric start-up
 // included); the recorder keeps what it has when the run ends in a DeviceError.
+// With options.device set (--device HOST:PORT), connects and runs on the served device.
 RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace = nullptr);
+
+// --device HOST:PORT: a session with the served device; UsageError ("--device: ...") when the
+// address is not one or the server cannot be reached, refuses the session or stays busy.
+std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint);
+
+// The op on a connected served device, as `run --device` runs it (a sweep runs its points one
+// after another in one session). The device's state carries over from op to op (its buffers
+// are never freed: MeshDevice has no free), so a later op's figures are those of a local run
+// of the same sequence, not of a fresh device. A RemoteDeviceError: the served device failed.
+RunResult run_collective_on(const RunOptions& options, runtime::remote::RemoteMeshDevice& device);
 
 }  // namespace cclmesh::cli

@@ -19,6 +19,7 @@
 #include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/device_option_check.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -164,8 +165,9 @@ int run(RawRunOptions& raw) {
 }
 
 // --device HOST:PORT: the options a run on a served device takes (the op, its tensor and
-// memory, its algorithm choices, the inputs' seed, --json); the others are refused, naming why.
-void reject_options_beside_device(const CLI::App& command) {
+// memory, its algorithm choices, the axis it runs along on a per-axis fabric, the inputs' seed,
+// --json); the others are refused, naming why.
+const std::set<std::string>& options_beside_device() {
   static const std::set<std::string> kAccepted{
       "--device",          "--op",           "--size",          "--shape",
       "--dim",             "--dtype",        "--layout",        "--memory",
@@ -173,22 +175,8 @@ void reject_options_beside_device(const CLI::App& command) {
       "--out-shard",       "--out-shard-grid", "--out-shard-orientation", "--out-shard-shape",
       "--root",            "--rounds",       "--workers-per-link", "--all-reduce-algo",
       "--ag-ring-algorithm", "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm",
-      "--seed",            "--json"};
-  static const std::set<std::string> kServerDecides{"--system", "--chips", "--topology", "--links", "--mode",
-                                                    "--cluster-axis"};
-  for (const CLI::Option* option : command.get_options()) {
-    const std::string name = option->get_name(false, true);
-    if (option->count() == 0 || kAccepted.contains(name) || name == "--help") continue;
-    if (kServerDecides.contains(name)) {
-      throw UsageError(fmt::format("--device: {} is the served device's to decide (cclmesh serve --system, --mode, "
-                                   "--topology, --links); not accepted with --device",
-                                   name));
-    }
-    throw UsageError(fmt::format("--device: {} is a simulator option (faults, traces, reports, watchdogs, link what-ifs, "
-                                 "fabric settings and the data mode belong to the simulation, which runs on the "
-                                 "server); not accepted with --device",
-                                 name));
-  }
+      "--cluster-axis",    "--seed",         "--json"};
+  return kAccepted;
 }
 
 }  // namespace
@@ -228,7 +216,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "HOST:PORT: run on a device served by `cclmesh serve` (its system, mode and fabric) instead of "
                       "simulating here; simulator options are refused");
   command->callback([raw, size, command, &outcome] {
-    if (!raw->parsed.device.empty()) reject_options_beside_device(*command);
+    if (!raw->parsed.device.empty()) reject_options_beside_device(*command, options_beside_device());
     raw->size_given = size->count() > 0;
     outcome.exit_code = run(*raw);
   });

@@ -1,10 +1,15 @@
 // `cclmesh serve --system S [--port P] [--bind ADDR] [--mode fabric|legacy]
-//   [--topology auto|ring|line] [--links N] [--no-data] [--idle-timeout S] [--link-rate R]
-//   [--link-latency T]`:
+//   [--topology auto|ring|line] [--fabric-scope system|axes] [--links N] [--no-data]
+//   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
+//   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
+//   [--max-wall S]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0). The first line on
-// stdout names the address and port listened on (port 0 takes an ephemeral one).
+// stdout names the address and port listened on (port 0 takes an ephemeral one). What shapes
+// the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
+// run: a client's `run --device` cannot change the served device.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,13 +18,18 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "runtime/device/l1_map.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/size_parse.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/link_whatif.hpp"
@@ -37,10 +47,19 @@ struct ServeOptions {
   std::string bind = "127.0.0.1";
   std::string mode = "fabric";
   std::string topology = "auto";
+  std::string fabric_scope = "system";
   std::uint32_t links = 1;
   bool no_data = false;
   double idle_timeout_s = 300;
   topo::LinkWhatIf link_whatif;
+  // The fabric settings `cclmesh run` takes (the same ranges and defaults).
+  std::uint32_t fabric_payload_bytes = runtime::FabricOptions{}.max_payload_bytes;
+  std::optional<std::uint32_t> fabric_rx_in_flight;
+  std::optional<std::uint32_t> erisc_unreserved_kib;
+  // What-ifs the served device runs under (run --fault's specs), and its watchdogs, each op's.
+  std::vector<std::string> faults;
+  std::string max_sim_time;
+  std::string max_wall;
 };
 
 // The server a signal stops: stop() is one lock-free atomic store.
@@ -50,10 +69,35 @@ extern "C" void stop_on_signal(int) {
   if (runtime::remote::RemoteDeviceServer* server = signalled_server.load()) server->stop();
 }
 
+// Per axis (--fabric-scope axes) with --topology auto: a ring mode when the groups along some
+// axis all close into rings of 3 or more chips (the fabric then rings each row or column that
+// closes and runs a line along the others), else lines.
+bool some_axis_closes(const topo::Topology& topology, std::int32_t links) {
+  for (int axis = 0; axis < 2; ++axis) {
+    try {
+      const auto groups = topo::axis_groups(topology, axis);
+      if (groups.empty() ||
+          std::any_of(groups.begin(), groups.end(), [](const auto& group) { return group.size() < 3; })) {
+        continue;
+      }
+      topo::find_axis_rings(topology, axis, links);
+      return true;
+    } catch (const topo::EmbeddingError&) {
+    } catch (const topo::InputError&) {  // no such axis (or no mesh): the fabric plan says so
+    }
+  }
+  return false;
+}
+
 // The fabric a served device runs: clients build their ops for it (the hello tells them).
 runtime::FabricMode fabric_mode(const ServeOptions& options, const topo::Topology& topology) {
   if (options.mode == "legacy") return runtime::FabricMode::None;
   if (options.topology == "line") return runtime::FabricMode::Line;
+  if (options.fabric_scope == "axes") {
+    return options.topology == "ring" || some_axis_closes(topology, static_cast<std::int32_t>(options.links))
+               ? runtime::FabricMode::Ring
+               : runtime::FabricMode::Line;
+  }
   if (options.topology == "ring") {
     if (topology.chip_count() < 3) {
       throw UsageError(fmt::format("--topology: ring on {} ({} chips) does not work; a ring needs 3 or more chips "
@@ -81,29 +125,58 @@ int run_serve(const ServeOptions& options) {
   sim::device::SimMeshDeviceOptions device_options;
   device_options.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
   device_options.fabric.mode = fabric_mode(options, topology);
+  if (options.fabric_scope == "axes") device_options.fabric.scope = runtime::FabricScope::Axes;
   device_options.fabric.num_links = options.links;
+  device_options.fabric.max_payload_bytes = options.fabric_payload_bytes;
+  device_options.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
+  if (options.erisc_unreserved_kib) device_options.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
+  RunFaults faults;
+  for (const std::string& spec : options.faults) add_fault_spec(faults, spec);
+  device_options.faults = faults.plan;
+  if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
+  if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
+  if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
+  // The device serves op after op, its clock running on: each finish() gets the budgets.
+  device_options.watchdogs_per_finish = true;
+  // What the device is built from, for a refusal (the device names the fault or the setting).
+  std::string asked = fmt::format("--system {} --mode {}", options.system, options.mode);
+  if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
+  asked += fmt::format(" --links {}", options.links);
+  for (const std::string& spec : options.faults) asked += " --fault " + spec;
+  if (!options.max_sim_time.empty()) asked += " --max-sim-time " + options.max_sim_time;
+  if (!options.max_wall.empty()) asked += " --max-wall " + options.max_wall;
   std::unique_ptr<sim::device::SimMeshDevice> device;
   try {
     device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options);
-  } catch (const std::invalid_argument& e) {  // the fabric or model cannot be built as asked
-    throw UsageError(fmt::format("--system {} --mode {} --links {}: {}", options.system, options.mode, options.links,
-                                 e.what()));
+  } catch (const std::invalid_argument& e) {  // the fabric, a fault or the model cannot be built as asked
+    throw UsageError(fmt::format("{}: {}", asked, e.what()));
   } catch (const topo::InputError& e) {
-    throw UsageError(fmt::format("--system {} --links {}: {}", options.system, options.links, e.what()));
+    throw UsageError(fmt::format("{}: {}", asked, e.what()));
+  } catch (const runtime::DeviceError& e) {
+    // The fabric's start-up hung, failed or ran past a watchdog (a fault from the start, a budget
+    // below the start-up's): the report's first line, which says which.
+    const std::string report = e.what();
+    throw UsageError(fmt::format("{}: the device does not start: {}", asked, report.substr(0, report.find('\n'))));
   }
 
   runtime::remote::RemoteServerOptions server_options;
   server_options.bind_address = options.bind;
   server_options.port = static_cast<std::uint16_t>(options.port);
-  server_options.fabric = device->options().fabric;
   server_options.data_mode =
       options.no_data ? runtime::remote::ServedDataMode::TimingOnly : runtime::remote::ServedDataMode::Functional;
   server_options.description =
       fmt::format("simulated {} ({} chips), {}, {}", topology.name(), topology.chip_count(),
-                  device_options.fabric.mode == runtime::FabricMode::None
+                  device->fabric().mode == runtime::FabricMode::None
                       ? std::string("legacy mode (no fabric)")
-                      : fmt::format("fabric {} x{}", runtime::to_string(device_options.fabric.mode), options.links),
+                      : fmt::format("{}fabric {} x{}", options.fabric_scope == "axes" ? "per-axis " : "",
+                                    runtime::to_string(device->fabric().mode), options.links),
                   options.no_data ? "timing only" : "functional");
+  server_options.faults = faults.specs;  // clients' rows name them, as a local run's
+  if (!faults.specs.empty()) server_options.description += fmt::format(", faults {}", fmt::join(faults.specs, " "));
+  if (device_options.max_simulated_time) {
+    server_options.description += fmt::format(", max-sim-time {} per op", options.max_sim_time);
+  }
+  if (device_options.max_wall_seconds) server_options.description += fmt::format(", max-wall {} s per op", options.max_wall);
   server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
   // A client gets the session only while it talks: silent for idle_timeout (or not saying hello
   // within 10 s, or the idle timeout when shorter), it is dropped and the next client served.
@@ -157,6 +230,32 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--links", options->links, "fabric routing planes (links per hop)")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
+  command
+      ->add_option("--fabric-scope", options->fabric_scope,
+                   "system: one line or ring through every chip; axes: one per mesh row and column (tt-metal's "
+                   "FABRIC_1D per axis), for clients' `run --device --cluster-axis`")
+      ->check(CLI::IsMember({"system", "axes"}))
+      ->capture_default_str();
+  command->add_option("--fabric-payload", options->fabric_payload_bytes,
+                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352)")
+      ->check(CLI::Range(64, 7616))
+      ->capture_default_str();
+  command->add_option("--fabric-rx-in-flight", options->fabric_rx_in_flight,
+                      "fabric routers' receivers: packets whose NoC writes are in flight at once (1..16; default every "
+                      "receiver slot)")
+      ->check(CLI::Range(1, 16));
+  command->add_option("--erisc-unreserved-kib", options->erisc_unreserved_kib,
+                      "what-if: the ERISC's unreserved L1 in KiB (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
+      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
+  command->add_option("--fault", options->faults,
+                      "serve a faulty device (repeatable; as `cclmesh run --fault`): link-down:A-B[@T], link-slow:A-B:F, "
+                      "skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble; times are the "
+                      "device's clock, which runs on across clients");
+  command->add_option("--max-sim-time", options->max_sim_time,
+                      "each client op (finish) stops with a report once it has simulated T (e.g. 50ms); the device "
+                      "then stays failed, as after a hang");
+  command->add_option("--max-wall", options->max_wall,
+                      "each client op (finish) stops with a report once it has taken SECONDS of wall time");
   command->add_flag("--no-data", options->no_data, "timing only: buffers hold no bytes (what-if sizes beyond memory)");
   command
       ->add_option("--idle-timeout", options->idle_timeout_s,

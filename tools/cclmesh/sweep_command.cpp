@@ -1,6 +1,7 @@
 // `cclmesh sweep --system S --op OP[,OP...] [--topology auto|ring|line] -b MIN -e MAX -f FACTOR
-//   [-j N] [--csv FILE] [--json FILE] [--plot FILE.svg]`: the nccl-tests table over a range of sizes,
-// its points run one after another, or N at once in forked processes (sweep_jobs.hpp).
+//   [-j N] [--csv FILE] [--json FILE] [--plot FILE.svg] [--device HOST:PORT]`: the nccl-tests table
+// over a range of sizes, its points run one after another, or N at once in forked processes
+// (sweep_jobs.hpp); with --device, one after another on a served device, in one session.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -16,6 +18,8 @@
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/device_option_check.hpp"
+#include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -43,6 +47,22 @@ struct SweepOptions {
   std::string max_sim_time;
   std::string max_wall;
 };
+
+// --device HOST:PORT: the options a sweep on a served device takes (the ops, the sizes, each
+// point's tensor and algorithm choices, the axis, the seed, the outputs); the others are the
+// server's or the simulator's (device_option_check.hpp).
+const std::set<std::string>& options_beside_device() {
+  static const std::set<std::string> kAccepted{
+      "--device",          "--op",             "--minbytes",          "--maxbytes",
+      "--stepfactor",      "--dtype",          "--layout",            "--memory",
+      "--shape",           "--dim",            "--shard",             "--shard-grid",
+      "--shard-orientation", "--shard-shape",  "--out-shard",         "--out-shard-grid",
+      "--out-shard-orientation", "--out-shard-shape", "--root",       "--rounds",
+      "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm", "--chunks-per-sync",
+      "--rs-line-algorithm", "--rs-ring-algorithm", "--cluster-axis", "--seed",
+      "--jobs",            "--csv",            "--json",              "--plot"};
+  return kAccepted;
+}
 
 std::vector<CollectiveOp> parse_ops(const std::string& list) {
   std::vector<CollectiveOp> ops;
@@ -87,6 +107,15 @@ int sweep(SweepOptions& o) {
   // the host's load and -j).
   if (!o.max_wall.empty()) o.base.max_wall_seconds = parse_wall_seconds(o.max_wall, "--max-wall");
   const std::size_t jobs = parse_jobs(o.jobs, "-j");
+  // One served device runs one client session and one op at a time, its state carrying over
+  // from op to op: N points at once would wait on each other at the server, and each point's
+  // figures would depend on which ran before it. So they run in order, in one session.
+  if (!o.base.device.empty() && (jobs != 1 || o.jobs == "0")) {
+    throw UsageError(fmt::format("-j: '{}' with --device: a served device runs one op at a time, so a sweep on it "
+                                 "runs its points one after another in one session; drop -j (or give -j 1), or run "
+                                 "several servers and sweeps",
+                                 o.jobs));
+  }
   const std::vector<CollectiveOp> ops = parse_ops(o.ops);
   const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
   const std::uint64_t max_bytes = parse_size_bytes(o.max_size, "-e");
@@ -173,7 +202,16 @@ int sweep(SweepOptions& o) {
     rows.push_back(std::move(outcome.result));
     return true;
   };
-  run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
+  if (o.base.device.empty()) {
+    run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
+  } else {
+    const std::unique_ptr<runtime::remote::RemoteMeshDevice> device = connect_device(o.base.device);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      SweepPointOutcome outcome = run_sweep_point(points[i], device.get());
+      progress.step(point_name(i));
+      if (!print_point(i, std::move(outcome))) break;
+    }
+  }
   // A stopped sweep still writes its files, the rows that completed and (in --json) the point
   // that did not, so no older sweep's files are left for a script to read as this one's.
   if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
@@ -202,8 +240,11 @@ int sweep(SweepOptions& o) {
       if (topology_text(row) != shape) shape = "ring and line";
     }
     const bool what_if = !rows.empty() && rows.front().link_whatif;
-    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{}){}", o.base.system, shape,
-                                          o.base.links, o.base.links == 1 ? "" : "s",
+    // The rows' system and links: a served device's, with --device (locally, the options').
+    const std::string system = rows.empty() ? o.base.system : rows.front().system;
+    const std::uint32_t links = rows.empty() ? o.base.links : rows.front().links;
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{}){}", system, shape, links,
+                                          links == 1 ? "" : "s",
                                           what_if ? ", " + link_whatif_text(*rows.front().link_whatif) : "",
                                           stopped_note);
     write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");
@@ -238,7 +279,13 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
-  command->callback([o, &outcome] { outcome.exit_code = sweep(*o); });
+  command->add_option("--device", b.device,
+                      "HOST:PORT: run the points on a device served by `cclmesh serve` (its system, mode and fabric), "
+                      "one after another in one session, instead of simulating here; simulator options are refused");
+  command->callback([o, command, &outcome] {
+    if (!o->base.device.empty()) reject_options_beside_device(*command, options_beside_device());
+    outcome.exit_code = sweep(*o);
+  });
 }
 
 }  // namespace cclmesh::cli

@@ -1,5 +1,6 @@
 #include "tools/cclmesh/sweep_point.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <bit>
@@ -12,16 +13,20 @@
 
 namespace cclmesh::cli {
 
-SweepPointOutcome run_sweep_point(const RunOptions& options) {
+SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::RemoteMeshDevice* device) {
   SweepPointOutcome outcome;
   try {
-    outcome.result = run_collective(options);
+    outcome.result = device != nullptr ? run_collective_on(options, *device) : run_collective(options);
   } catch (const UsageError& e) {
     outcome.kind = SweepPointOutcome::Kind::Skipped;
     outcome.message = e.what();
   } catch (const runtime::DeviceError& e) {
     outcome.kind = SweepPointOutcome::Kind::DidNotComplete;
     outcome.message = e.what();
+  } catch (const runtime::remote::RemoteDeviceError& e) {
+    // As `run --device` says it (exit 4): the server went away or failed mid-point.
+    outcome.kind = SweepPointOutcome::Kind::Crashed;
+    outcome.message = fmt::format("the served device failed: {}", e.what());
   } catch (const std::exception& e) {
     outcome.kind = SweepPointOutcome::Kind::InternalError;
     outcome.message = e.what();

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "tools/cclmesh/run_options.hpp"
 
 namespace cclmesh::cli {
@@ -17,7 +18,8 @@ struct SweepPointOutcome {
     Skipped,         // run_collective refused the size (UsageError): a comment line in the table
     DidNotComplete,  // a simulated hang or fault (DeviceError): the sweep ends with exit 3
     InternalError,   // any other exception: the sweep ends as main's "internal error" does
-    Crashed,         // -j N only: the point's process ended without a result (a signal, e.g. OOM)
+    Crashed,         // -j N: the point's process ended without a result (a signal, e.g. OOM);
+                     // --device: the served device failed (RemoteDeviceError)
   };
   Kind kind = Kind::Completed;
   RunResult result;
@@ -25,8 +27,9 @@ struct SweepPointOutcome {
   std::string message;
 };
 
-// run_collective(options), with what a sweep reports per point caught into the outcome.
-SweepPointOutcome run_sweep_point(const RunOptions& options);
+// run_collective(options), or run_collective_on(options, *device) for a sweep on a served
+// device, with what a sweep reports per point caught into the outcome.
+SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::RemoteMeshDevice* device = nullptr);
 
 // Every field of the outcome and of its RunResult, doubles bit for bit (their JSON text would
 // lose infinities and NaN), so the decoded point prints the same table, CSV, JSON and plot.

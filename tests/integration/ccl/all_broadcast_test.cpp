@@ -183,7 +183,7 @@ RunOutcome gather_on_three(sim::device::SimMeshDevice& device, TensorSpec input,
   p.input = input;
   p.dim = dim;
   p.topology = CclTopology::Line;
-  const std::vector<ChipId>& ring = device.fabric().chips();
+  const std::vector<ChipId>& ring = device.fabric_plan().chips();
   p.groups.chips = {{ring[0], ring[1], ring[2]}};
   const RunOutcome o = run_all_gather(device, p, Memory{}, output, RunOptions{}, broadcast_memory);
   EXPECT_TRUE(o.verified);

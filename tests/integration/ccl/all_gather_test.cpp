@@ -141,7 +141,7 @@ TEST(AllGatherE2e, T3kEightChipLineDim1AndRowMajorDim0) {
 // A line over 4 of the ring fabric's chips, the other 4 idle.
 TEST(AllGatherE2e, T3kLineOnASegmentOfTheRingFabric) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-  const std::vector<ChipId>& ring = device->fabric().chips();
+  const std::vector<ChipId>& ring = device->fabric_plan().chips();
   Case c;
   c.input = tile({1, 1, 64, 128});
   c.dim = 2;
@@ -271,7 +271,7 @@ TEST(AllGatherE2e, RowMajorAlongTheWidthIntoPartialColMajorShards) {
     // per core over 7 of 8 COL_MAJOR cores (the last shard 2 rows); the input in DRAM shards of
     // 5 rows on 6 banks (the last 1 row).
     auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-    const std::vector<ChipId>& ring = device->fabric().chips();
+    const std::vector<ChipId>& ring = device->fabric_plan().chips();
     Case c;
     c.input = TensorSpec{{1, 2, 13, 96}, DataType::Bfloat16, Layout::RowMajor};
     c.topology = CclTopology::Line;

@@ -58,7 +58,7 @@ TEST(AllToAllE2e, T3kLinesAndRing) {
     Case four;
     four.tensor = tile({1, 1, 32, 32 * 8}, DataType::Float32);
     four.topology = CclTopology::Line;
-    const std::vector<ChipId>& line = device->fabric().chips();
+    const std::vector<ChipId>& line = device->fabric_plan().chips();
     four.groups = {std::vector<ChipId>(line.begin(), line.begin() + 4)};
     run_case(*device, four);
   }

@@ -636,7 +636,7 @@ TEST_P(ReferenceMatrix, Run) {
   if (r.outcome == Outcome::TimingOnly) {
     // Both directions of every hop of the fabric carried data (the ring's and the line's
     // workers send both ways), so no link sat out.
-    for (const runtime::FabricLine& line : device->fabric().lines()) {
+    for (const runtime::FabricLine& line : device->fabric_plan().lines()) {
       const std::size_t hops = line.chips.size() - (line.mode == FabricMode::Ring ? 0 : 1);
       for (std::size_t i = 0; i < hops; ++i) {
         const ChipId a = line.chips[i];

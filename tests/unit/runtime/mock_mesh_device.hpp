@@ -13,6 +13,7 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(std::vector<ChipId>, chips, (), (const, override));
   MOCK_METHOD(CoreCoord, worker_grid, (), (const, override));
   MOCK_METHOD(std::vector<std::uint32_t>, active_ethernet_channels, (ChipId chip), (const, override));
+  MOCK_METHOD(const FabricOptions&, fabric, (), (const, override));
   MOCK_METHOD(BufferHandle, create_buffer, (const BufferConfig& config), (override));
   MOCK_METHOD(void, write_buffer, (ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data),
               (override));

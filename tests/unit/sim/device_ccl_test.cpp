@@ -74,7 +74,7 @@ TEST(DeviceCcl, SendRecvIntoL1Buffers) {
   const runtime::BufferHandle sharded = device.create_buffer(runtime::BufferConfig{
       runtime::BufferType::L1, kBytes, kPage, runtime::TensorMemoryLayout::HeightSharded,
       runtime::ShardSpec{{runtime::CoreRange{{0, 1}, {3, 1}}}, 2, 4, 4, runtime::ShardOrientation::RowMajor}});
-  const std::vector<ChipId>& chips = device.fabric().chips();
+  const std::vector<ChipId>& chips = device.fabric_plan().chips();
   const std::vector<std::byte> data = pattern(kBytes, 77);
   device.write_buffer(chips[1], in, data);
   for (const auto& [out, receiver] : {std::pair{interleaved, chips[5]}, std::pair{sharded, chips[6]}}) {
@@ -91,8 +91,8 @@ TEST(DeviceCcl, OneMebibyteOverThreeHops) {
   constexpr std::uint64_t kBytes = 1 << 20;
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(kBytes, kPage));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(kBytes, kPage));
-  const ChipId sender = device.fabric().chips()[0];
-  const ChipId receiver = device.fabric().chips()[3];
+  const ChipId sender = device.fabric_plan().chips()[0];
+  const ChipId receiver = device.fabric_plan().chips()[3];
   const std::vector<std::byte> data = pattern(kBytes, 3);
   device.write_buffer(sender, in, data);
   runtime::ccl::send_recv::Params params = send_recv_params(sender, receiver, in, out, device.options().fabric);

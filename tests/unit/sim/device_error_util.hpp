@@ -39,7 +39,7 @@ inline ReceiverWithoutSender run_receiver_without_sender() {
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(2048, 2048));  // input first, then output
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(2048, 2048));
   const runtime::ccl::send_recv::Params params =
-      send_recv_params(device.fabric().chips()[0], device.fabric().chips()[2], in, out, options.fabric);
+      send_recv_params(device.fabric_plan().chips()[0], device.fabric_plan().chips()[2], in, out, options.fabric);
   runtime::MeshWorkload workload = runtime::ccl::send_recv::build(params, device.topology());
   workload.programs.erase(params.sender);  // the sender, who would increment, never runs
   device.enqueue_workload(workload);

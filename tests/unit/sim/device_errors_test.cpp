@@ -179,10 +179,10 @@ TEST(DeviceErrors, TrafficAfterTheFabricIsTornDownWaitsForAFabricSlot) {
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(32 * 2048, 2048));
   const runtime::BufferHandle out = device.create_buffer(dram_buffer(32 * 2048, 2048));
   runtime::ccl::send_recv::Params params =
-      send_recv_params(device.fabric().chips()[1], device.fabric().chips()[4], in, out, options.fabric);
+      send_recv_params(device.fabric_plan().chips()[1], device.fabric_plan().chips()[4], in, out, options.fabric);
   device.enqueue_workload(runtime::ccl::send_recv::build(params, device.topology()));
   const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
-  const runtime::FabricRouterSite* router = device.fabric().router(params.sender, true);
+  const runtime::FabricRouterSite* router = device.fabric_plan().router(params.sender, true);
   EXPECT_THAT(text, HasSubstr(fmt::format("[tensix (0,0) dm0] ccl_interpreter: blocked in noc_semaphore_wait_min("
                                           "semaphore id 1 at 0x20010 >= 1, now 0: a free slot in the forward fabric "
                                           "connection's sender channel (8 slots, router at NoC0 ({},{})))",
@@ -197,11 +197,11 @@ TEST(DeviceErrors, RouterFaultsOnAPacketRoutedPastTheLineEnd) {
   SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Line;
   SimMeshDevice device(topo::build_n300(), options);
-  const runtime::ChipId first = device.fabric().chips()[0];
+  const runtime::ChipId first = device.fabric_plan().chips()[0];
   kargs::InterpreterSpec spec;
   spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
   spec.semaphore_ids = {0};
-  spec.forward_connection = device.fabric().worker_connection(first, true, 1, 2, 3);
+  spec.forward_connection = device.fabric_plan().worker_connection(first, true, 1, 2, 3);
   spec.streams = {kargs::InterpreterStreamSpec{
       std::nullopt,
       cmd::encode_command(cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, 1, 2, cmd::ChipUnicast{3, true})), 1}};
@@ -209,7 +209,7 @@ TEST(DeviceErrors, RouterFaultsOnAPacketRoutedPastTheLineEnd) {
   // The worker is done once its packet has left; the router at the line's end meets it later.
   device.finish();
   const std::string text = expect_device_error([&] { device.drain(); }, DeviceError::Kind::Fault);
-  EXPECT_THAT(text, HasSubstr(fmt::format("chip {}", device.fabric().chips()[1])));
+  EXPECT_THAT(text, HasSubstr(fmt::format("chip {}", device.fabric_plan().chips()[1])));
   EXPECT_THAT(text, HasSubstr("fabric_router fault ROUTE_PAST_END"));
 }
 
@@ -247,7 +247,7 @@ TEST(DeviceErrors, WorkloadsThatCannotBePlacedAreRejectedBeforeRunning) {
   runtime::KernelSpec on_router;
   on_router.kernel = "legacy_edm";
   on_router.core_kind = runtime::CoreKind::Ethernet;
-  const std::uint32_t channel = device.fabric().router(0, true)->channel;
+  const std::uint32_t channel = device.fabric_plan().router(0, true)->channel;
   on_router.cores = {{{channel, 0}, {channel, 0}}};
   try {
     device.enqueue_workload(workload_with(on_router));

@@ -26,7 +26,7 @@ MemoryRegion& router_l1(SimMeshDevice& device, const runtime::FabricRouterSite& 
 
 TEST(DeviceFabric, RoutersComeUpOnceAtOpen) {
   SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
-  const runtime::FabricPlan& plan = device.fabric();
+  const runtime::FabricPlan& plan = device.fabric_plan();
   ASSERT_EQ(plan.chips().size(), 8u);
   EXPECT_EQ(plan.routers().size(), 14u);  // 7 hops, a router at each end
   EXPECT_GT(device.fabric_ready_time(), SimTime::from_ns(3500));  // a dispatch, then the handshakes
@@ -52,7 +52,7 @@ TEST(DeviceFabric, LineAllGatherByMulticastOnT3k) {
 
 TEST(DeviceFabric, RingAllGatherByMulticastOnT3k) {
   SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Ring));
-  ASSERT_EQ(device.fabric().routers().size(), 16u);
+  ASSERT_EQ(device.fabric_plan().routers().size(), 16u);
   all_gather(device, 16, 2048);
 }
 
@@ -64,7 +64,7 @@ TEST(DeviceFabric, CreditsNeverOverflowASlot) {
   options.fabric.receiver_slots = 2;
   options.fabric.max_payload_bytes = 1024;
   SimMeshDevice device(topo::build_t3k(), options);
-  const runtime::FabricPlan& plan = device.fabric();
+  const runtime::FabricPlan& plan = device.fabric_plan();
   const ChipId sender = plan.chips()[0];
   const ChipId receiver = plan.chips()[3];
   const auto layout = plan.layout();
@@ -112,7 +112,7 @@ TEST(DeviceFabric, CreditsNeverOverflowASlot) {
 // again having changed nothing but its counters.
 TEST(DeviceFabric, AnIdleRouterWakesOnlyForTheWordsItWatches) {
   SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
-  const runtime::FabricPlan& plan = device.fabric();
+  const runtime::FabricPlan& plan = device.fabric_plan();
   const auto layout = plan.layout();
   MemoryRegion& l1 = router_l1(device, plan.routers().front());
   Engine& engine = device.engine();
@@ -137,7 +137,7 @@ TEST(DeviceFabric, AnIdleRouterWakesOnlyForTheWordsItWatches) {
 // the earlier one left.
 TEST(DeviceFabric, LaterOpsReuseTheRouterChannels) {
   SimMeshDevice device(topo::build_t3k(), fabric_options(FabricMode::Line));
-  const runtime::FabricPlan& plan = device.fabric();
+  const runtime::FabricPlan& plan = device.fabric_plan();
   const ChipId sender = plan.chips()[1];
   const ChipId receiver = plan.chips()[2];
   constexpr std::uint32_t kPage = 2048;

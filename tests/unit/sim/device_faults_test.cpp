@@ -53,13 +53,13 @@ TEST(DeviceFaults, ChainCrossesChipsToTheWriter) {
   SimMeshDeviceOptions options;
   options.fabric.mode = FabricMode::Line;
   SimMeshDevice device(topo::build_t3k(), options);
-  const ChipId sender = device.fabric().chips()[0];
-  const ChipId receiver = device.fabric().chips()[3];
+  const ChipId sender = device.fabric_plan().chips()[0];
+  const ChipId receiver = device.fabric_plan().chips()[3];
   const runtime::Noc0Coord worker = device.core_map(receiver).tensix_noc0({0, 0});
   kargs::InterpreterSpec spec;
   spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
   spec.semaphore_ids = {0};
-  spec.forward_connection = device.fabric().worker_connection(sender, true, 1, 2, 3);
+  spec.forward_connection = device.fabric_plan().worker_connection(sender, true, 1, 2, 3);
   spec.streams = {kargs::InterpreterStreamSpec{
       std::nullopt,
       cmd::encode_stream(std::vector<cmd::Command>{
@@ -172,7 +172,7 @@ TEST(DeviceFaults, LinkDownFromTheStartIsAvoidedByAnotherRing) {
   const ChipId b0 = chip_at(ring, 2);
   options.faults.link_down.push_back({a0, b0, SimTime::zero(), "link-down:first-hop"});
   SimMeshDevice device(mesh, options);
-  const std::vector<ChipId>& order = device.fabric().chips();
+  const std::vector<ChipId>& order = device.fabric_plan().chips();
   ASSERT_EQ(order.size(), 16u);
   for (std::size_t i = 0; i < order.size(); ++i) {
     const ChipId a = order[i];

@@ -214,7 +214,7 @@ TEST(DeviceApi, DescribesTheMeshAndRejectsWhatDoesNotFit) {
   EXPECT_EQ(device.chips().size(), 8u);
   EXPECT_EQ(device.worker_grid(), (CoreCoord{8, 8}));
   EXPECT_EQ(device.active_ethernet_channels(0), (std::vector<std::uint32_t>{6, 7, 8, 9, 14, 15}));
-  EXPECT_FALSE(device.fabric().enabled());
+  EXPECT_FALSE(device.fabric_plan().enabled());
   // L1 buffers come from the top down; CBs that would run into them are rejected at enqueue.
   const runtime::BufferHandle big = device.create_buffer(
       runtime::BufferConfig{runtime::BufferType::L1, 64 * 1024 * 1024, 64 * 1024, runtime::TensorMemoryLayout::Interleaved,

@@ -28,7 +28,7 @@ struct MulticastAllGather {
 };
 
 inline void multicast_all_gather(SimMeshDevice& device, const MulticastAllGather& ag) {
-  const runtime::FabricPlan& plan = device.fabric();
+  const runtime::FabricPlan& plan = device.fabric_plan();
   const auto n = static_cast<std::uint32_t>(plan.chips().size());
   const std::uint32_t pages = ag.pages_per_chip;
   const runtime::BufferHandle in = device.create_buffer(dram_buffer(std::uint64_t{pages} * ag.page_size, ag.page_size));

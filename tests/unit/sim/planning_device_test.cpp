@@ -119,8 +119,8 @@ TEST(PlanningMeshDevice, ReEmbedsTheFabricAroundADownLinkAsTheDeviceDoes) {
   faults.link_down.push_back(LinkDownFault{0, 2, SimTime::zero(), "link-down:0-2"});
   SimMeshDevice device(t3k, timing_only(line_fabric(), faults));
   PlanningMeshDevice planner(t3k, line_fabric(), faults, DataMode::TimingOnly);
-  EXPECT_FALSE(planner.fabric_options().chip_order.empty());
-  EXPECT_EQ(planner.fabric_options().chip_order, device.options().fabric.chip_order);
+  EXPECT_FALSE(planner.fabric().chip_order.empty());
+  EXPECT_EQ(planner.fabric().chip_order, device.options().fabric.chip_order);
 }
 
 TEST(PlanningMeshDevice, HoldsNoData) {

@@ -1,0 +1,60 @@
+#pragma once
+// The persistent 1D fabric a device runs (REFERENCE 3.4, 3.5, 6.1-6.7), as options: which lines
+// or rings, how many routing planes, the routers' settings. Device-level, as tt-metal's fabric
+// config is: a device is opened with a fabric and MeshDevice::fabric() says which, so op builders
+// name the routers the device launched (runtime/fabric/fabric_plan.hpp turns these options and
+// a topology into the routers' sites and configurations). FabricMode::None: no persistent
+// fabric (legacy mode: each op launches its own EDMs).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_args.hpp"
+#include "runtime/device/l1_map.hpp"
+#include "runtime/device/types.hpp"
+
+namespace cclmesh::runtime {
+
+enum class FabricMode : std::uint8_t { None, Line, Ring };
+std::string to_string(FabricMode mode);
+// System: one line or ring through every chip. Axes: one per mesh row and per mesh column.
+enum class FabricScope : std::uint8_t { System, Axes };
+std::string to_string(FabricScope scope);
+
+struct FabricOptions {
+  FabricMode mode = FabricMode::None;
+  // Axes: a Ring mode makes a ring of every row / column that has its closing link (a torus),
+  // and a line of the others.
+  FabricScope scope = FabricScope::System;
+  // Routing planes: routers per hop end, each on its own link of the edge (REFERENCE 3.5).
+  std::uint32_t num_links = 1;
+  // REFERENCE 6.2: the 2026 default payload (4 bfp8_b tiles); WH max 7616.
+  std::uint32_t max_payload_bytes = 4352;
+  // System scope: the line's or ring's chips in order (consecutive chips must be neighbours);
+  // empty = topo::find_system_line / find_system_ring. Must be empty with scope Axes.
+  std::vector<ChipId> chip_order;
+  // Bubble flow control (REFERENCE 6.7); default on for rings, off for lines (no cycle).
+  std::optional<bool> bubble_flow_control;
+  bool first_level_acks = true;
+  std::uint32_t switch_interval = kernels::fabric_router::kDefaultSwitchInterval;
+  // Slot counts per sender channel and for the receiver; default: first fit (REFERENCE 6.2).
+  std::optional<std::uint32_t> sender_slots;
+  std::optional<std::uint32_t> receiver_slots;
+  // Received packets whose NoC writes a router's receiver keeps in flight at once (one
+  // transaction id each, REFERENCE 1.1, 1.6); default: every receiver slot, at most 16. 1 is
+  // the receiver that handles one packet at a time (for comparisons).
+  std::optional<std::uint32_t> receiver_packets_in_flight;
+  // The ERISC's unreserved L1 (REFERENCE 1.4, unconfirmed: 106..150 KiB; l1_map.hpp). Not a
+  // fabric setting but a chip one every ERISC user shares: the routers' slots, the legacy EDMs'
+  // buffers, all_gather's bidirectional-mode threshold and where ERISC semaphores sit. It rides
+  // here because these options are what the device and every op builder already share (so a
+  // device without a fabric still has FabricOptions: mode None, this set).
+  std::uint32_t erisc_unreserved_bytes = kEriscUnreservedDefaultBytes;
+
+  EriscL1Map erisc_l1_map() const { return EriscL1Map{erisc_unreserved_bytes}; }
+  bool operator==(const FabricOptions&) const = default;
+};
+
+}  // namespace cclmesh::runtime

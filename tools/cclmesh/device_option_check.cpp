@@ -1,0 +1,34 @@
+#include "tools/cclmesh/device_option_check.hpp"
+
+#include <fmt/format.h>
+
+#include "tools/cclmesh/cli_error.hpp"
+
+namespace cclmesh::cli {
+
+void reject_options_beside_device(const CLI::App& command, const std::set<std::string>& accepted) {
+  static const std::set<std::string> kServerDecides{"--system", "--chips", "--topology", "--links", "--mode"};
+  static const std::set<std::string> kServeTakes{"--fault",          "--max-sim-time",         "--max-wall",
+                                                 "--link-rate",      "--link-latency",         "--no-data",
+                                                 "--fabric-payload", "--fabric-rx-in-flight", "--erisc-unreserved-kib"};
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() == 0 || accepted.contains(name) || name == "--help") continue;
+    if (kServerDecides.contains(name)) {
+      throw UsageError(fmt::format("--device: {} is the served device's to decide (cclmesh serve --system, --mode, "
+                                   "--topology, --fabric-scope, --links); not accepted with --device",
+                                   name));
+    }
+    if (kServeTakes.contains(name)) {
+      throw UsageError(fmt::format("--device: {} shapes the simulated device, which runs on the server (faults, "
+                                   "watchdogs, link what-ifs, fabric settings and the data mode are given to cclmesh "
+                                   "serve); not accepted with --device",
+                                   name));
+    }
+    throw UsageError(fmt::format("--device: {} is a simulator option (traces and reports record the simulation, which "
+                                 "runs on the server); not accepted with --device",
+                                 name));
+  }
+}
+
+}  // namespace cclmesh::cli
