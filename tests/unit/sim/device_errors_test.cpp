@@ -227,6 +227,38 @@ TEST(DeviceErrors, WatchdogStopsALongRun) {
                               "command stream 0 #0 STREAM_TENSOR_TO_CB"));
 }
 
+// watchdogs_per_finish (a served device): each finish() gets the simulated-time budget from its
+// own start, so op after op runs past the budget in total; counted from construction (a local
+// run's), the same budget stops the third op.
+TEST(DeviceErrors, WatchdogPerFinishGivesEachFinishItsBudget) {
+  const auto copy_on_chip_0 = [](SimMeshDevice& device) {
+    const runtime::BufferHandle in = device.create_buffer(dram_buffer(64 * 2048, 2048));
+    const runtime::BufferHandle out = device.create_buffer(dram_buffer(64 * 2048, 2048));
+    device.enqueue_workload(runtime::ccl::send_recv::build(send_recv_params(0, 0, in, out), device.topology()));
+    device.finish();
+  };
+  SimMeshDevice unwatched(topo::build_n150(), SimMeshDeviceOptions{});
+  const SimTime before = unwatched.now();
+  copy_on_chip_0(unwatched);
+  const SimTime one_copy = unwatched.now() - before;
+  ASSERT_GT(one_copy.ps(), 0);
+  SimMeshDeviceOptions options;
+  options.max_simulated_time = SimTime::from_ps(one_copy.ps() * 5 / 4);  // one copy fits, two do not
+  options.watchdogs_per_finish = true;
+  SimMeshDevice per_finish(topo::build_n150(), options);
+  for (int i = 0; i < 3; ++i) copy_on_chip_0(per_finish);
+  EXPECT_GT(per_finish.now().ps(), options.max_simulated_time->ps() * 2);
+  options.watchdogs_per_finish = false;
+  SimMeshDevice whole_life(topo::build_n150(), options);
+  const std::string text = expect_device_error(
+      [&] {
+        for (int i = 0; i < 3; ++i) copy_on_chip_0(whole_life);
+      },
+      DeviceError::Kind::Timeout);
+  EXPECT_THAT(text, HasSubstr("timeout: simulated time passed the limit of ")) << text;
+  EXPECT_THAT(text, Not(HasSubstr("a budget of"))) << text;
+}
+
 TEST(DeviceErrors, WorkloadsThatCannotBePlacedAreRejectedBeforeRunning) {
   SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Line;
