@@ -369,6 +369,25 @@ TEST(CliSweepDevice, RefusesJobsAndWhatTheServerDecides) {
   EXPECT_EQ(unreachable.err, "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
 }
 
+// A point that hangs on the served device ends the sweep there (exit 3, the report on stderr, as a
+// local sweep's hang), and the device stays failed: the next client's op gets the same report.
+TEST(CliSweepDevice, HangEndsTheSweepAndTheDeviceStaysFailed) {
+  ServeChild serve({"--system", "t3k", "--fault", "link-down:0-2@30us"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome sweep =
+      cclmesh({"sweep", "--device", serve.endpoint(), "--op", "all_gather", "-b", "512KiB", "-e", "1MiB"});
+  const Outcome next = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(sweep.exit_code, 3) << sweep.err;
+  EXPECT_EQ(sweep.out, "");  // the first point hung: no row
+  const std::string first_line = "cclmesh: all_gather at 524288 B did not complete:\n";
+  ASSERT_EQ(sweep.err.rfind(first_line, 0), 0u) << sweep.err;
+  const std::string report = sweep.err.substr(first_line.size());
+  EXPECT_EQ(report.rfind("hang at ", 0), 0u) << report;
+  EXPECT_EQ(next.exit_code, 3) << next.err;
+  EXPECT_EQ(next.err, "cclmesh: the simulated op did not complete:\n" + report);
+}
+
 // A served device with a link down from the start: its fabric line is laid around it, and a
 // client's run prints what a local run with the same --fault prints (the row and its note, which
 // names the fault and the line's order: the hello carries both).
