@@ -440,7 +440,7 @@ TEST(CliServeFaults, HangOverTheWireReportsAsLocally) {
 }
 
 // serve --max-sim-time: each client's op gets the budget from its own start (the served device's
-// clock runs on across clients): two 1 MiB all_gathers (~56 us each) complete on a device whose
+// clock runs on across clients): two 1 MiB all_gathers (~55 us each) complete on a device whose
 // clock passes 100 us during the second, and a 4 MiB one, longer than 100 us, ends with the
 // timeout report, exit 3.
 TEST(CliServeFaults, SimulatedTimeWatchdogPerOp) {
