@@ -67,12 +67,12 @@ install(FILES ${PROJECT_BINARY_DIR}/cclmeshConfig.cmake ${PROJECT_BINARY_DIR}/cc
   DESTINATION ${cclmesh_cmake_dir})
 
 # Installs into a scratch prefix and builds an example against it out of tree
-# (cmake/install_package_test.cmake): 7 s here, so not labelled slow. It installs the built
+# (cmake/install_package_test.cmake): 8 s here, so not labelled slow. It installs the built
 # libraries and cclmesh, so it runs after the build as every test does.
 if(CCLMESH_BUILD_TESTS AND CCLMESH_BUILD_EXAMPLES)
   add_test(NAME install_package
     COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
             -DWORK_DIR=${PROJECT_BINARY_DIR}/install_package_test -DGENERATOR=${CMAKE_GENERATOR}
-            -DCXX_COMPILER=${CMAKE_CXX_COMPILER} -DEXAMPLE=custom_command_stream
+            "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}" -DEXAMPLES=run_all_gather,custom_command_stream
             -P ${PROJECT_SOURCE_DIR}/cmake/install_package_test.cmake)
 endif()

@@ -1,16 +1,17 @@
 # ctest's install_package test (cmake -P): installs the build tree into a fresh prefix, builds
 # examples/ against it as a downstream project would (find_package(cclmesh), nothing from the
-# tree), runs the example, and checks that installed programs read the installed data files.
+# tree), runs the examples, and checks that installed programs read the installed data files.
 #
 #   -DBUILD_DIR=<the build tree> -DSOURCE_DIR=<the source tree> -DWORK_DIR=<scratch folder>
-#   -DGENERATOR=<CMake generator> -DCXX_COMPILER=<compiler> -DEXAMPLE=<example target>
+#   -DGENERATOR=<CMake generator> -DCXX_COMPILER=<compiler> -DEXAMPLES=<example,targets>
 
-foreach(variable BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER EXAMPLE)
+foreach(variable BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER EXAMPLES)
   if(NOT DEFINED ${variable})
     message(FATAL_ERROR "install_package_test.cmake: -D${variable}=... is missing")
   endif()
 endforeach()
 
+string(REPLACE "," ";" EXAMPLES "${EXAMPLES}")
 set(prefix "${WORK_DIR}/prefix")
 set(consumer "${WORK_DIR}/examples-build")
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -53,16 +54,24 @@ foreach(flag "-I${SOURCE_DIR} " "-isystem ${SOURCE_DIR} ")
     message(FATAL_ERROR "configure examples: the compile commands include '${flag}', the source tree")
   endif()
 endforeach()
-run("build ${EXAMPLE}" COMMAND ${CMAKE_COMMAND} --build "${consumer}" --target ${EXAMPLE} -j 1)
-run("run ${EXAMPLE}" COMMAND "${consumer}/${EXAMPLE}")
-# The installed data folder is complete: the example runs on it alone.
-run("run ${EXAMPLE} on the installed data" COMMAND ${CMAKE_COMMAND} -E env "CCLMESH_DATA_DIR=${prefix}/share/cclmesh"
-    "${consumer}/${EXAMPLE}")
+run("build the examples" COMMAND ${CMAKE_COMMAND} --build "${consumer}" -j 1)
+foreach(example IN LISTS EXAMPLES)
+  run("run ${example}" COMMAND "${consumer}/${example}")
+  # The installed data folder is complete: the example runs on it alone.
+  run("run ${example} on the installed data" COMMAND ${CMAKE_COMMAND} -E env "CCLMESH_DATA_DIR=${prefix}/share/cclmesh"
+      "${consumer}/${example}")
+endforeach()
 
 # An installed program reads the installed data, not the source tree's: the installed cclmesh
 # runs, and fails naming the installed file once that file is gone.
-set(cli_run "${prefix}/bin/cclmesh" run --system t3k --op all_gather --size 64KiB)
+set(cli_args run --system t3k --op all_gather --size 64KiB)
+set(cli_run "${prefix}/bin/cclmesh" ${cli_args})
 run("installed cclmesh" COMMAND ${cli_run})
+set(installed_row "${last_output}")
+run("build tree's cclmesh" COMMAND "${BUILD_DIR}/tools/cclmesh/cclmesh" ${cli_args})
+if(NOT installed_row STREQUAL last_output)
+  message(FATAL_ERROR "the installed cclmesh printed\n${installed_row}\nthe build tree's\n${last_output}")
+endif()
 set(arch_file "${prefix}/share/cclmesh/arch/wormhole_b0.yaml")
 file(RENAME "${arch_file}" "${arch_file}.moved")
 run("installed cclmesh without its arch file" EXPECT NONZERO COMMAND ${cli_run})
