@@ -3,8 +3,9 @@
 // for bit. It is what a developer writing a new op does (docs/library.md, "A new command
 // stream"):
 //
-//   1. describe what each core does as commands (kernels/host/micro_ops.hpp), encode them into
-//      a stream (cmd::encode_stream), the words the command interpreter kernel reads;
+//   1. describe what each core does as commands (kernels/host/micro_ops.hpp), encoded into a
+//      stream (kargs::interpreter_stream, over cmd::encode_stream): the words the command
+//      interpreter kernel reads;
 //   2. wrap each stream with the tensor it moves into the interpreter's kernel args
 //      (kargs::InterpreterSpec), connecting a sending worker to its chip's fabric router;
 //   3. put the kernels, circular buffers and semaphores of each chip into a Program, and the
@@ -30,8 +31,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/host/command_encoder.hpp"
 #include "kernels/host/disassembler.hpp"
+#include "kernels/host/interpreter_stream.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -71,12 +72,11 @@ runtime::Program ring_shift_program(const topo::Topology& topology, const runtim
   const std::vector<cmd::Command> writer_commands = {
       cmd::fabric_write_cb_to_tensor_slice(whole, ccl::kDataCbId, to_next),
       cmd::fabric_unicast_semaphore_inc(done, 1, next_receiver.x, next_receiver.y, to_next)};
-  const kargs::InterpreterStreamSpec reader{runtime::ChipBuffers(topology, chip).interpreter_args(input),
-                                            cmd::encode_stream(reader_commands),
-                                            static_cast<std::uint32_t>(reader_commands.size())};
-  const kargs::InterpreterStreamSpec writer{runtime::ChipBuffers(topology, next).interpreter_args(output),
-                                            cmd::encode_stream(writer_commands),
-                                            static_cast<std::uint32_t>(writer_commands.size())};
+  // Encoded (cmd::encode_stream refuses what the device would misread) with the tensor each moves.
+  const kargs::InterpreterStreamSpec reader =
+      kargs::interpreter_stream(runtime::ChipBuffers(topology, chip).interpreter_args(input), reader_commands);
+  const kargs::InterpreterStreamSpec writer =
+      kargs::interpreter_stream(runtime::ChipBuffers(topology, next).interpreter_args(output), writer_commands);
   if (show) std::printf("chip %u's writer stream:\n%s", chip, cmd::disassemble(writer.commands).c_str());
 
   kargs::InterpreterSpec sender;
@@ -97,7 +97,7 @@ runtime::Program ring_shift_program(const topo::Topology& topology, const runtim
   kargs::InterpreterSpec waiter;
   waiter.packet_header_cb_id = ccl::kPacketHeaderCbId;
   waiter.semaphore_ids = {ccl::kDoneSemaphoreId};
-  waiter.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(waiter_commands), 1}};
+  waiter.streams = {kargs::interpreter_stream(std::nullopt, waiter_commands)};
   program.circular_buffers.push_back(ccl::packet_header_cb(kReceiver));
   program.semaphores.push_back(ccl::tensix_semaphore(kReceiver, ccl::kDoneSemaphoreId));
   program.kernels.push_back(ccl::interpreter_kernel(kReceiver, waiter));
