@@ -1,24 +1,56 @@
 #include "topologies/data_paths.hpp"
 
 #include <cstdlib>
+#include <system_error>
+
+#if !defined(CCLMESH_TOPOLOGIES_SYSTEMS_DIR) || !defined(CCLMESH_TOPOLOGIES_SHARED_DIR) || \
+    !defined(CCLMESH_TOPOLOGIES_ARCH_DIR) || !defined(CCLMESH_INSTALL_DATA_DIR)
+#error "topologies/CMakeLists.txt names the source and installed data folders"
+#endif
 
 namespace cclmesh::topo {
 namespace {
 
-std::filesystem::path from_env_or(const char* variable, const char* fallback) {
+const char* env(const char* variable) {
   const char* value = std::getenv(variable);
-  if (value != nullptr && *value != '\0') return value;
-  return fallback;
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+bool is_dir(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+// <dir of the running program>/../share/cclmesh; empty when the program's path is unknown.
+std::filesystem::path beside_program() {
+  std::error_code ec;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || program.empty()) return {};
+  return program.parent_path().parent_path() / "share" / "cclmesh";
+}
+
+// The lookup order of data_paths.hpp for one folder: `variable`, then `installed` under an
+// installed data folder, the build's `source` folder, and the configured install prefix's.
+std::filesystem::path find_dir(const char* variable, const std::filesystem::path& installed, const char* source) {
+  if (const char* value = env(variable)) return value;
+  if (const char* data = env("CCLMESH_DATA_DIR")) return std::filesystem::path(data) / installed;
+  const std::filesystem::path program_data = beside_program();
+  if (!program_data.empty() && is_dir(program_data / installed)) return program_data / installed;
+  if (is_dir(source)) return source;
+  return std::filesystem::path(CCLMESH_INSTALL_DATA_DIR) / installed;
 }
 
 }  // namespace
 
 std::filesystem::path systems_dir() {
-  return from_env_or("CCLMESH_TOPOLOGIES_DIR", CCLMESH_TOPOLOGIES_SYSTEMS_DIR);
+  return find_dir("CCLMESH_TOPOLOGIES_DIR", "systems", CCLMESH_TOPOLOGIES_SYSTEMS_DIR);
 }
 
 std::filesystem::path shared_dir() {
-  return from_env_or("CCLMESH_SHARED_DIR", CCLMESH_TOPOLOGIES_SHARED_DIR);
+  // The installed data folder stands in for shared/: its ecosystem/ holds the SoC descriptors.
+  return find_dir("CCLMESH_SHARED_DIR", "", CCLMESH_TOPOLOGIES_SHARED_DIR);
 }
+
+std::filesystem::path arch_dir() { return find_dir("CCLMESH_ARCH_DIR", "arch", CCLMESH_TOPOLOGIES_ARCH_DIR); }
 
 }  // namespace cclmesh::topo

@@ -1,17 +1,29 @@
 #pragma once
-// Where topologies/ finds its data files at run time, from any working directory. The build
-// bakes in the source paths; an environment variable overrides each one, for an installed tool
-// or a relocated checkout.
+// Where cclmesh finds its data files at run time, from any working directory, in a build tree
+// and in an installed one (docs/library.md, "Data files"). Each folder is, in this order:
+//   1. its own environment variable, if set (CCLMESH_TOPOLOGIES_DIR, CCLMESH_SHARED_DIR,
+//      CCLMESH_ARCH_DIR);
+//   2. under $CCLMESH_DATA_DIR, if set: an installed data folder moved elsewhere;
+//   3. under <dir of the running program>/../share/cclmesh, if the folder is there: an installed
+//      program (the cclmesh binary, or a user's program installed into the same prefix);
+//   4. the source tree the library was built from, if the folder is there: the build tree;
+//   5. under the data folder of the install prefix configured at build time
+//      (<CMAKE_INSTALL_PREFIX>/share/cclmesh): a program built elsewhere against an installed
+//      cclmesh whose source tree is gone.
+// The installed data folder holds systems/, arch/ and ecosystem/soc_descriptors/ (cmake/install.cmake).
 
 #include <filesystem>
 
 namespace cclmesh::topo {
 
-// The built-in systems' YAML files: $CCLMESH_TOPOLOGIES_DIR, else <source>/topologies/systems.
+// The built-in systems' YAML files (source: topologies/systems; installed: systems/).
 std::filesystem::path systems_dir();
 
-// The shared folder beside the repository (ecosystem/ lives there): $CCLMESH_SHARED_DIR, else
-// the CMake cache variable CCLMESH_SHARED_DIR.
+// The shared folder beside the repository, whose ecosystem/ holds the SoC descriptors (source:
+// the CMake cache variable CCLMESH_SHARED_DIR; installed: the data folder itself).
 std::filesystem::path shared_dir();
+
+// The simulator's per-architecture parameter files (source: sim/model/arch; installed: arch/).
+std::filesystem::path arch_dir();
 
 }  // namespace cclmesh::topo

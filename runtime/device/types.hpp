@@ -57,7 +57,9 @@ struct BufferConfig {
   std::uint64_t size_bytes = 0;
   std::uint32_t page_size_bytes = 0;
   TensorMemoryLayout layout = TensorMemoryLayout::Interleaved;
-  std::optional<ShardSpec> shard;  // required for sharded layouts
+  // Required for sharded layouts. The explicit initializer lets {type, size, page size} make an
+  // interleaved config without -Wextra's missing-field-initializers warning.
+  std::optional<ShardSpec> shard = std::nullopt;
   bool operator==(const BufferConfig&) const = default;
 };
 

@@ -7,13 +7,7 @@
 #include <mutex>
 
 #include "sim/model/sim_fault.hpp"
-
-#ifndef CCLMESH_ARCH_DATA_DIR
-#error "CCLMESH_ARCH_DATA_DIR must name sim/model/arch"
-#endif
-#ifndef CCLMESH_SOC_DESCRIPTOR_DIR
-#error "CCLMESH_SOC_DESCRIPTOR_DIR must name the shared SoC descriptor folder"
-#endif
+#include "topologies/data_paths.hpp"
 
 namespace cclmesh::sim {
 
@@ -180,10 +174,10 @@ std::shared_ptr<const ArchSpec> load_arch_spec(const std::filesystem::path& arch
 }
 
 std::filesystem::path builtin_arch_file(ChipArch arch) {
-  return std::filesystem::path(CCLMESH_ARCH_DATA_DIR) / (std::string(to_string(arch)) + ".yaml");
+  return topo::arch_dir() / (std::string(to_string(arch)) + ".yaml");
 }
 
-std::filesystem::path builtin_soc_descriptor_dir() { return std::filesystem::path(CCLMESH_SOC_DESCRIPTOR_DIR); }
+std::filesystem::path builtin_soc_descriptor_dir() { return topo::shared_dir() / "ecosystem" / "soc_descriptors"; }
 
 std::shared_ptr<const ArchSpec> builtin_arch_spec(ChipArch arch) {
   static std::mutex mutex;

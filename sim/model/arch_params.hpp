@@ -96,7 +96,8 @@ struct ArchSpec {
 std::shared_ptr<const ArchSpec> load_arch_spec(const std::filesystem::path& arch_file,
                                                const std::filesystem::path& soc_descriptor_dir);
 // The files that ship with cclmesh: sim/model/arch/<arch>.yaml and the SoC descriptors in
-// ../shared/ecosystem/soc_descriptors/ (paths fixed at configure time). Cached per arch.
+// ../shared/ecosystem/soc_descriptors/, or their installed copies (topologies/data_paths.hpp).
+// Cached per arch.
 std::shared_ptr<const ArchSpec> builtin_arch_spec(ChipArch arch);
 std::filesystem::path builtin_arch_file(ChipArch arch);
 std::filesystem::path builtin_soc_descriptor_dir();

@@ -186,6 +186,11 @@ std::size_t hash_value(const GroupSelection& groups) {
 }
 
 std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
+                                                const FabricOptions& fabric) {
+  return resolve_groups(selection, topology, FabricPlan(topology, fabric));
+}
+
+std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
                                                 const FabricPlan& fabric) {
   std::vector<std::vector<ChipId>> groups;
   if (selection.cluster_axis) {

@@ -111,6 +111,10 @@ std::size_t hash_value(const GroupSelection& groups);
 // chips or a chip in two groups; topo::InputError for unknown chips or a bad axis.
 std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
                                                 const FabricPlan& fabric);
+// The same on the fabric of `fabric` (the device's FabricOptions): the ranks a caller writes
+// inputs for and reads outputs from, e.g. a T3K ring's 4, 0, 2, 6, 7, 3, 1, 5.
+std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
+                                                const FabricOptions& fabric);
 
 // Checks one group can run as `topology` with `num_links` links per hop on the physical
 // topology: a 2-chip ring must be a line (REFERENCE 3.2, 11.15), a ring needs its closing link,

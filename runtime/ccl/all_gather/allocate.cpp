@@ -1,0 +1,19 @@
+#include "runtime/ccl/all_gather/allocate.hpp"
+
+namespace cclmesh::runtime::ccl::all_gather {
+
+void allocate(MeshDevice& device, Params& params, BufferType memory) {
+  const topo::Topology& topology = device.topology();
+  params.input_buffer = device.create_buffer(interleaved_buffer_config(params.input, memory));
+  params.output_buffer = device.create_buffer(interleaved_buffer_config(output_spec(params, topology), memory));
+  // broadcast_buffer_config() takes the output's memory, so the output comes first.
+  params.broadcast_buffers.clear();
+  for (std::uint32_t i = 0; i < broadcast_buffer_count(params, topology); ++i) {
+    params.broadcast_buffers.push_back(device.create_buffer(broadcast_buffer_config(params)));
+  }
+  if (params.mode == CclMode::Fabric) {
+    params.done_semaphore = device.create_global_semaphore(semaphore_cores(params, topology), CoreKind::Tensix, 0);
+  }
+}
+
+}  // namespace cclmesh::runtime::ccl::all_gather
