@@ -109,8 +109,9 @@ int ring_shift() {
   options.fabric.mode = runtime::FabricMode::Ring;  // one ring through the 8 chips, routers up
   sim::device::SimMeshDevice device(topo::load_system("t3k"), options);
   const topo::Topology& topology = device.topology();
-  // The same plan the device launched its routers from: a pure function of topology and options.
-  const runtime::FabricPlan plan(topology, options.fabric);
+  // The same plan the device launched its routers from: a pure function of the topology and the
+  // device's fabric options (MeshDevice::fabric(), whatever the backend).
+  const runtime::FabricPlan plan(topology, device.fabric());
   const std::vector<runtime::ChipId>& ring = plan.chips();  // 4, 0, 2, 6, 7, 3, 1, 5
 
   const runtime::BufferConfig config{runtime::BufferType::Dram, kBufferBytes, kPageBytes};  // interleaved

@@ -39,7 +39,7 @@ int all_gather_on_t3k() {
   ccl::all_gather::Params params;
   params.input.shape = {1, 1, 32, 2048};
   params.dim = 3;
-  params.fabric = options.fabric;  // the op's workers connect to the device's routers
+  params.fabric = device.fabric();  // the op's workers connect to the routers the device runs
   ccl::all_gather::allocate(device, params);  // input and output in DRAM, the done semaphore
 
   // The ring's ranks (4, 0, 2, 6, 7, 3, 1, 5): the output holds rank 0's input first.
