@@ -40,22 +40,10 @@ PlanningMeshDevice::PlanningMeshDevice(topo::Topology topology, const runtime::F
       fabric_(topology_, fabric_options_),
       allocator_(device_memory_sizes(topology_, fabric_options_)) {}
 
-std::vector<runtime::ChipId> PlanningMeshDevice::chips() const {
-  std::vector<runtime::ChipId> ids;
-  for (const topo::ChipId id : topology_.chip_ids()) ids.push_back(static_cast<runtime::ChipId>(id));
-  return ids;
-}
+std::vector<runtime::ChipId> PlanningMeshDevice::chips() const { return topology_chip_ids(topology_); }
 
 std::vector<std::uint32_t> PlanningMeshDevice::active_ethernet_channels(runtime::ChipId chip) const {
-  const auto id = static_cast<topo::ChipId>(chip);
-  topology_.chip(id);  // throws for an unknown chip
-  std::vector<std::uint32_t> channels;
-  for (const topo::EthLink& link : topology_.links()) {
-    if (link.a.chip == id) channels.push_back(static_cast<std::uint32_t>(link.a.channel));
-    if (link.b.chip == id) channels.push_back(static_cast<std::uint32_t>(link.b.channel));
-  }
-  std::sort(channels.begin(), channels.end());
-  return channels;
+  return topology_ethernet_channels(topology_, chip);
 }
 
 runtime::BufferHandle PlanningMeshDevice::create_buffer(const runtime::BufferConfig& config) {

@@ -251,22 +251,10 @@ SimMeshDevice::~SimMeshDevice() {
 
 // --- topology --------------------------------------------------------------------------------
 
-std::vector<runtime::ChipId> SimMeshDevice::chips() const {
-  std::vector<runtime::ChipId> ids;
-  for (const topo::ChipId id : topology_.chip_ids()) ids.push_back(static_cast<runtime::ChipId>(id));
-  return ids;
-}
+std::vector<runtime::ChipId> SimMeshDevice::chips() const { return topology_chip_ids(topology_); }
 
 std::vector<std::uint32_t> SimMeshDevice::active_ethernet_channels(runtime::ChipId chip) const {
-  const auto id = static_cast<topo::ChipId>(chip);
-  topology_.chip(id);  // throws for an unknown chip
-  std::vector<std::uint32_t> channels;
-  for (const topo::EthLink& link : topology_.links()) {
-    if (link.a.chip == id) channels.push_back(static_cast<std::uint32_t>(link.a.channel));
-    if (link.b.chip == id) channels.push_back(static_cast<std::uint32_t>(link.b.channel));
-  }
-  std::sort(channels.begin(), channels.end());
-  return channels;
+  return topology_ethernet_channels(topology_, chip);
 }
 
 const runtime::ChipCoreMap& SimMeshDevice::core_map(runtime::ChipId chip) const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -68,6 +69,24 @@ SystemConfig simulated_system_config(const topo::Topology& topology,
     config.links.push_back(c);
   }
   return config;
+}
+
+std::vector<runtime::ChipId> topology_chip_ids(const topo::Topology& topology) {
+  std::vector<runtime::ChipId> ids;
+  for (const topo::ChipId id : topology.chip_ids()) ids.push_back(static_cast<runtime::ChipId>(id));
+  return ids;
+}
+
+std::vector<std::uint32_t> topology_ethernet_channels(const topo::Topology& topology, runtime::ChipId chip) {
+  const auto id = static_cast<topo::ChipId>(chip);
+  topology.chip(id);  // throws for an unknown chip
+  std::vector<std::uint32_t> channels;
+  for (const topo::EthLink& link : topology.links()) {
+    if (link.a.chip == id) channels.push_back(static_cast<std::uint32_t>(link.a.channel));
+    if (link.b.chip == id) channels.push_back(static_cast<std::uint32_t>(link.b.channel));
+  }
+  std::sort(channels.begin(), channels.end());
+  return channels;
 }
 
 }  // namespace cclmesh::sim::device

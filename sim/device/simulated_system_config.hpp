@@ -3,7 +3,9 @@
 // configuration (chips, links, what-if link rates and latencies). Functions of the topology
 // alone, so that what the simulator cannot build is refused before any chip is.
 
+#include <cstdint>
 #include <map>
+#include <vector>
 
 #include "runtime/device/core_map.hpp"
 #include "sim/model/arch_params.hpp"
@@ -19,6 +21,12 @@ void require_one_architecture(const topo::Topology& topology);
 
 // Every chip's core map (throws as runtime::chip_core_map does).
 std::map<runtime::ChipId, runtime::ChipCoreMap> chip_core_maps(const topo::Topology& topology);
+
+// MeshDevice::chips() and active_ethernet_channels() of a simulated device (the simulator and
+// the planning device answer alike): chip ids in topology order; `chip`'s link channels, sorted
+// (throws for an unknown chip).
+std::vector<runtime::ChipId> topology_chip_ids(const topo::Topology& topology);
+std::vector<std::uint32_t> topology_ethernet_channels(const topo::Topology& topology, runtime::ChipId chip);
 
 // Throws std::invalid_argument for a what-if link latency the chip model cannot run (below the
 // share of the default it spends outside the link's flight).

@@ -84,12 +84,7 @@ inline PacketFront pass_through_gap(NocServer& server, SimTime serialisation, Pa
                                     const BusyWindow& window, SimTime now) {
   CCLMESH_CHECK(in.head >= now, "a NoC packet's head is before engine now");
   const SimTime start = SimTime::from_ps(reserve(server, in.head.ps(), serialisation.ps(), now.ps()));
-  const SimTime served = start + serialisation;
-  server.busy += serialisation;
-  if (served > window.begin) [[unlikely]] server.busy_in_window += overlap_with(window, start, served);
-  server.bytes += bytes;
-  ++server.packets;
-  return PacketFront{start, std::max(served, in.tail)};
+  return account_served(server, start, serialisation, in, bytes, window);
 }
 
 }  // namespace cclmesh::sim

@@ -55,16 +55,23 @@ struct PacketFront {
 // upstream makes the tail arrive later: the idle cycles in between go to other packets, as the
 // NoC's virtual channels interleave flits of different packets on one physical link. Without
 // this, a link shared by two sources slower than it could never run at its full rate.
-inline PacketFront pass_through(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
-                                const BusyWindow& window) {
-  const SimTime start = std::max(in.head, server.free_at);
+// The statistics of a packet `server` serves from `start` for `serialisation`, and the packet's
+// front as it leaves (every server kind: pass_through here, pass_through_gap in noc_server.hpp).
+inline PacketFront account_served(PacketResource& server, SimTime start, SimTime serialisation, PacketFront in,
+                                  std::int64_t bytes, const BusyWindow& window) {
   const SimTime served = start + serialisation;
-  server.free_at = served;
   server.busy += serialisation;
   if (served > window.begin) [[unlikely]] server.busy_in_window += overlap_with(window, start, served);
   server.bytes += bytes;
   ++server.packets;
   return PacketFront{start, std::max(served, in.tail)};
+}
+
+inline PacketFront pass_through(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
+                                const BusyWindow& window) {
+  const SimTime start = std::max(in.head, server.free_at);
+  server.free_at = start + serialisation;
+  return account_served(server, start, serialisation, in, bytes, window);
 }
 
 }  // namespace cclmesh::sim

@@ -6,6 +6,19 @@
 
 namespace cclmesh::cli {
 
+std::set<std::string> op_options_beside_device(std::initializer_list<const char*> extra) {
+  std::set<std::string> accepted{
+      "--device",          "--op",             "--shape",           "--dim",
+      "--dtype",           "--layout",         "--memory",          "--shard",
+      "--shard-grid",      "--shard-orientation", "--shard-shape",  "--out-shard",
+      "--out-shard-grid",  "--out-shard-orientation", "--out-shard-shape", "--root",
+      "--rounds",          "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm",
+      "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm", "--cluster-axis",
+      "--seed"};
+  accepted.insert(extra.begin(), extra.end());
+  return accepted;
+}
+
 void reject_options_beside_device(const CLI::App& command, const std::set<std::string>& accepted) {
   static const std::set<std::string> kServerDecides{"--system", "--chips", "--topology", "--links", "--mode"};
   static const std::set<std::string> kServeTakes{"--fault",          "--max-sim-time",         "--max-wall",

@@ -7,10 +7,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
 #include <set>
 #include <string>
 
 namespace cclmesh::cli {
+
+// The options of an op that run and sweep both take beside --device: the op, its tensor and
+// memory, its algorithm choices, the axis it runs along on a per-axis fabric and the inputs'
+// seed, with `extra` (the command's own: its sizes and outputs) added.
+std::set<std::string> op_options_beside_device(std::initializer_list<const char*> extra);
 
 // Throws UsageError ("--device: OPTION ...; not accepted with --device") for the first option
 // given on `command` that is not in `accepted` (names as CLI11's get_name() gives them: the

@@ -168,14 +168,7 @@ int run(RawRunOptions& raw) {
 // memory, its algorithm choices, the axis it runs along on a per-axis fabric, the inputs' seed,
 // --json); the others are refused, naming why.
 const std::set<std::string>& options_beside_device() {
-  static const std::set<std::string> kAccepted{
-      "--device",          "--op",           "--size",          "--shape",
-      "--dim",             "--dtype",        "--layout",        "--memory",
-      "--shard",           "--shard-grid",   "--shard-orientation", "--shard-shape",
-      "--out-shard",       "--out-shard-grid", "--out-shard-orientation", "--out-shard-shape",
-      "--root",            "--rounds",       "--workers-per-link", "--all-reduce-algo",
-      "--ag-ring-algorithm", "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm",
-      "--cluster-axis",    "--seed",         "--json"};
+  static const std::set<std::string> kAccepted = op_options_beside_device({"--size", "--json"});
   return kAccepted;
 }
 

@@ -52,15 +52,8 @@ struct SweepOptions {
 // point's tensor and algorithm choices, the axis, the seed, the outputs); the others are the
 // server's or the simulator's (device_option_check.hpp).
 const std::set<std::string>& options_beside_device() {
-  static const std::set<std::string> kAccepted{
-      "--device",          "--op",             "--minbytes",          "--maxbytes",
-      "--stepfactor",      "--dtype",          "--layout",            "--memory",
-      "--shape",           "--dim",            "--shard",             "--shard-grid",
-      "--shard-orientation", "--shard-shape",  "--out-shard",         "--out-shard-grid",
-      "--out-shard-orientation", "--out-shard-shape", "--root",       "--rounds",
-      "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm", "--chunks-per-sync",
-      "--rs-line-algorithm", "--rs-ring-algorithm", "--cluster-axis", "--seed",
-      "--jobs",            "--csv",            "--json",              "--plot"};
+  static const std::set<std::string> kAccepted =
+      op_options_beside_device({"--minbytes", "--maxbytes", "--stepfactor", "--jobs", "--csv", "--json", "--plot"});
   return kAccepted;
 }
 
