@@ -7,9 +7,15 @@ at every page count that divides by the group's chips, from about 12 KiB of weig
 each size's simulated times and the crossover (last composite win, first rs-ag win, interpolated).
 
   scripts/legacy_composite_crossover.py GROUP LINKS LAYOUT [FROM_KIB TO_KIB]
-  GROUP: t3k-ring t3k-line t3k4-ring t3k4-line n300 gx-axis0 gx-axis1 r6-ring r6-line
+  GROUP: t3k-ring t3k-line t3k4-ring t3k4-line n300 gx-axis0 gx-axis1 r4-ring r4-line r6-ring r6-line
+         r8-ring r8-line (ring:N: 4 links on every hop, all MMIO)
   LAYOUT: tile (bf16 tiles, 2 KiB pages), rm128 / rm1024 (bf16 ROW_MAJOR rows of 128 B / 1 KiB)
   CCLMESH: the binary (default build/tools/cclmesh/cclmesh)
+
+The default range stops two sizes after the crossover, so it does not reach a threshold set above
+the crossover: to score a rule (scripts/legacy_composite_score.py) give FROM_KIB TO_KIB reaching
+past every threshold to be scored (session 12: rings 20 56, 4-lines 36 80, 6-lines 56 104,
+8-lines 56 116, N300 12 40).
 """
 import json
 import os
@@ -25,8 +31,12 @@ GROUPS = {
     "n300": (["--system", "n300", "--topology", "line"], "line"),
     "gx-axis0": (["--system", "galaxy", "--cluster-axis", "0", "--topology", "line"], "line"),
     "gx-axis1": (["--system", "galaxy", "--cluster-axis", "1", "--topology", "line"], "line"),
+    "r4-ring": (["--system", "ring:4", "--topology", "ring"], "ring"),
+    "r4-line": (["--system", "ring:4", "--topology", "line"], "line"),
     "r6-ring": (["--system", "ring:6", "--topology", "ring"], "ring"),
     "r6-line": (["--system", "ring:6", "--topology", "line"], "line"),
+    "r8-ring": (["--system", "ring:8", "--topology", "ring"], "ring"),
+    "r8-line": (["--system", "ring:8", "--topology", "line"], "line"),
 }
 PAGE_BYTES = {"tile": 2048, "rm128": 128, "rm1024": 1024}
 PAGE_WEIGHT = 256  # kLegacyCompositePageWeightBytes

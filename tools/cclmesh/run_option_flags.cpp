@@ -65,16 +65,17 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                                  "KiB and {} pages on more, and whenever the pages do not divide by the chips while its "
                                  "sums fit L1; else rs-ag, or composite when the pages do not divide; legacy mode: "
                                  "composite while pages x (page size + {} B) is at most {} KiB on a ring, {} KiB per "
-                                 "chip up to {} KiB on a line, each / (1 - s + s / links) in whole KiB with s = 0.{:02} "
-                                 "(lines of more than {} chips: 0.{:02}), else rs-ag where its slices fit), one-shot, rs-ag "
+                                 "chip up to {} KiB on a line, each / (1 - s + s / links) in whole KiB with s = 0.{:02} on a "
+                                 "ring, 0.{:02} on a line of up to {} chips, 0.{:02} on longer lines, else rs-ag where its "
+                                 "slices fit), one-shot, rs-ag "
                                  "(reduce_scatter + all_gather) or composite",
                                  ar::kOneShotMaxBytesTwoChips / 1024, ar::kOneShotMaxPagesTwoChips,
                                  ar::kOneShotMaxBytesUpToFourChips / 1024, ar::kOneShotMaxPagesUpToFourChips,
                                  ar::kOneShotMaxBytesMoreChips / 1024, ar::kOneShotMaxPagesMoreChips,
                                  ar::kLegacyCompositePageWeightBytes, ar::kLegacyCompositeMaxWeightedBytesRing / 1024,
                                  ar::kLegacyCompositeMaxWeightedBytesPerLineChip / 1024,
-                                 ar::kLegacyCompositeMaxWeightedBytesLine / 1024, ar::kLegacyCompositeLinkSharedPercent,
-                                 ar::kLegacyCompositeShortLineMaxChips,
+                                 ar::kLegacyCompositeMaxWeightedBytesLine / 1024, ar::kLegacyCompositeRingLinkSharedPercent,
+                                 ar::kLegacyCompositeShortLineLinkSharedPercent, ar::kLegacyCompositeShortLineMaxChips,
                                  ar::kLegacyCompositeLongLineLinkSharedPercent))
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
       ->capture_default_str();

@@ -206,12 +206,12 @@ std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, 
                                                           std::uint32_t num_links) {
   if (topology == CclTopology::Ring) {
     return legacy_composite_threshold_on_links(kLegacyCompositeMaxWeightedBytesRing, num_links,
-                                               kLegacyCompositeLinkSharedPercent) / 1024 * 1024;
+                                               kLegacyCompositeRingLinkSharedPercent) / 1024 * 1024;
   }
   const std::uint64_t one_link =
       std::min(kLegacyCompositeMaxWeightedBytesPerLineChip * group_size, kLegacyCompositeMaxWeightedBytesLine);
   const std::uint64_t link_shared_percent = group_size <= kLegacyCompositeShortLineMaxChips
-                                                ? kLegacyCompositeLinkSharedPercent
+                                                ? kLegacyCompositeShortLineLinkSharedPercent
                                                 : kLegacyCompositeLongLineLinkSharedPercent;
   // Whole KiB, as measured and as the help states them.
   return legacy_composite_threshold_on_links(one_link, num_links, link_shared_percent) / 1024 * 1024;

@@ -133,41 +133,51 @@ std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
 // 8 % at its 33.75). The composite's sums stay in L1 (one local-sum workload, 512 KiB) far
 // beyond these sizes, so its per-pass fallback never meets the crossover.
 //
-// Links (session 11). The thresholds above are 1 link's. More links raise the crossover: the
-// composite's cost per weighted KiB has a part that divides over the links (its gather's
-// transfers and relays) and a part that does not (the local sum, N copies read on each chip),
-// while rs-ag's cost at these sizes is its fixed part (the EDM set-ups and lockstep chains, about
-// the same on 1 to 4 links). Galaxy column (4-line), bf16 tiles, us per weighted KiB over 9-45
-// KiB: composite 0.91 / 0.74 / 0.70 / 0.64 on 1 / 2 / 3 / 4 links, rs-ag 0.21 / 0.14 / 0.07 /
-// 0.09, rs-ag at 9-36 KiB 53.4-54.0 us on every count. So the crossover grows as 1 / (1 - s +
-// s / links), s the part that divides. Measured crossovers (weighted KiB; `cclmesh run --mode
-// legacy --op all_reduce --all-reduce-algo rs-ag|composite --no-data`, every dividing size from
-// ~12 KiB to past the crossover, bf16 tiles and ROW_MAJOR rows of 128 and 1024 B; the last
-// composite win and the first rs-ag win, linearly interpolated; docs/collectives.md, "Links in
-// the threshold"):
+// Links (session 11, re-fitted in session 12 after the NoC gaps). The thresholds above are 1
+// link's. More links raise the crossover: the composite's cost per weighted KiB has a part that
+// divides over the links (its gather's transfers and relays) and a part that does not (the local
+// sum, N copies read on each chip), while rs-ag's cost at these sizes is its fixed part (the EDM
+// set-ups and lockstep chains, about the same on 1 to 4 links). Galaxy column (4-line), bf16
+// tiles, us per weighted KiB over 9-45 KiB (session 11): composite 0.91 / 0.74 / 0.70 / 0.64 on
+// 1 / 2 / 3 / 4 links, rs-ag 0.21 / 0.14 / 0.07 / 0.09, rs-ag at 9-36 KiB 53.4-54.0 us on every
+// count. So the crossover grows as 1 / (1 - s + s / links), s the part that divides. Measured
+// crossovers after the NoC gaps (weighted KiB; `scripts/legacy_composite_crossover.py GROUP LINKS
+// LAYOUT FROM TO`, i.e. `cclmesh run --mode legacy --op all_reduce --all-reduce-algo
+// rs-ag|composite --no-data` at every dividing size over a fixed range past every candidate
+// threshold; bf16 tiles / ROW_MAJOR rows of 128 B / 1024 B; the last composite win and the first
+// rs-ag win, linearly interpolated, "<=" where rs-ag wins at its first runnable size, "-" where
+// it cannot run in the range; docs/collectives.md, "Links re-fitted after the NoC gaps"):
 //   group                  1 link            2 links           3 links           4 links
-//   T3K 4-ring 0,1,3,2     25.7 26.9 28.7    <=36 35.1 32.9    (the T3K's legacy hops take 2 at most)
-//   ring:6                 28.1 29.8 30.7    <=54 38.9 35.9    -    39.9 <=45    -    40.8 <=60
-//   Galaxy column (4-line) 49.4 46.5 49.7    53.4 59.3 57.2    56.8 63.5 60.7    57.9 64.4 60.5
-//   T3K 4-line 0,1,3,2     51.0 46.9 52.9    51.8 60.3 57.9
-//   ring:6 as a 6-line     74.4 57.5 81.0    67.4 77.9 73.9    72.4 84.9 77.4    77.1 88.2 82.3
-//   Galaxy row (8-line)    83.0 63.3 91.4    75.6 87.6 80.8    83.1 96.8 87.8    90.1 102.8 94.0
-// (tiles, 128 B rows, 1024 B rows; T3K's 8-ring and 8-line and N300 allow 1 legacy link). Rings
-// and lines of up to 4 chips fit s = 0.3 (x 1.18 / 1.25 / 1.29 on 2 / 3 / 4 links); on longer
-// lines the links move the small pages' crossover as much (6-line 57 -> 88, 8-line 63 -> 103 on
-// 4 links) but the large pages' little (74 -> 77, 83 -> 90; 81 -> 82, 91 -> 94), and those decide
-// at the 1-link threshold, which already sits above the small pages': s = 0.15 there. Each
+//   T3K 4-ring 0,1,3,2     26.0 27.0 29.5    <=36 35.7 34.2    (the T3K's legacy hops take 2 at most)
+//   ring:4                 26.6 26.9 29.6    <=36 35.3 34.7    <=54 38.3 37.0    -    39.4 <=40
+//   ring:6                 28.1 29.8 31.5    <=54 39.0 37.0    -    42.0 <=45    -    44.6 -
+//   ring:8                 <=36 31.1 32.5    -    39.6 <=40    -    44.4 -        -    47.4 -
+//   Galaxy column (4-line) 49.4 46.5 53.8    52.5 60.0 58.5    57.5 66.3 63.6    59.5 71.1 65.4
+//   T3K 4-line 0,1,3,2     50.0 47.0 57.4    52.3 60.5 58.6
+//   ring:6 as a 6-line     75.7 57.4 86.2    70.3 78.8 76.8    74.1 89.6 81.7    79.0 97.0 87.2
+//   Galaxy row (8-line)    82.7 63.2 93.9    77.0 88.1 83.8    83.8 102.3 92.4   90.1 109.6 98.2
+// (T3K's 8-ring and 8-line and N300 allow 1 legacy link; ring:4 and ring:8 as lines cross where
+// the Galaxy's column and row do, within 2.5 KiB.) Rings fit s = 0.33 (x 1.20 / 1.28 / 1.33 on 2 /
+// 3 / 4 links): more would take the T3K square's 16 tiles on 2 links (36 KiB, rs-ag 33.97 against
+// 37.84 us) into the composite; the longer rings' crossovers on 3-4 links grow with the chips
+// (ring:4 / 6 / 8 on 4 links 39 / 45 / 47 KiB for 128 B rows), which one s does not follow. Lines
+// of up to 4 chips fit s = 0.38 (x 1.23 / 1.34 / 1.40); longer lines s = 0.22 (x 1.12 / 1.17 /
+// 1.20): the links move their small pages' crossover far (8-line 128 B rows 63 -> 110 on 4
+// links) and their large pages' little (tiles 83 -> 90), and the threshold sits between. Each
 // threshold is rounded down to a whole KiB. Scored against the faster algorithm at every measured
-// size (69 groups x links x layouts, 682 sizes): 1 link unchanged; on 2-4 links the time lost per
-// group and link count (its three layouts) is 1.0-19.1 us, at most 5.2 % at a size, where the
-// rule without links lost 3.1-85.9 us, up to 18 %.
+// size (108 group x links x layout series, 1253 sizes, 805 of them on 2-4 links): on 1 link
+// unchanged; on 2-4 links the time lost per group and link count (its three layouts) is 0-37.7
+// us, at most 9.5 % at a size (the Galaxy row on 4 links, tiles against 128 B rows), where
+// session 11's s = 0.30 / 0.30 / 0.15 lost 0-52.3 us, up to 11.6 % (321.6 us in all, now 187.1);
+// no group and link count loses more than before.
 inline constexpr std::uint64_t kLegacyCompositePageWeightBytes = 256;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesRing = 30 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesPerLineChip = 12 * 1024;
 inline constexpr std::uint64_t kLegacyCompositeMaxWeightedBytesLine = 80 * 1024;
-inline constexpr std::uint64_t kLegacyCompositeLinkSharedPercent = 30;
+inline constexpr std::uint64_t kLegacyCompositeRingLinkSharedPercent = 33;
 inline constexpr std::uint32_t kLegacyCompositeShortLineMaxChips = 4;
-inline constexpr std::uint64_t kLegacyCompositeLongLineLinkSharedPercent = 15;
+inline constexpr std::uint64_t kLegacyCompositeShortLineLinkSharedPercent = 38;
+inline constexpr std::uint64_t kLegacyCompositeLongLineLinkSharedPercent = 22;
 // The tensor's pages x (page size + kLegacyCompositePageWeightBytes).
 std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor);
 // one_link_bytes / (1 - s + s / num_links), s = link_shared_percent / 100 (num_links 0 as 1).
