@@ -1,5 +1,7 @@
 #include "topologies/data_paths.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <system_error>
 
@@ -52,5 +54,26 @@ std::filesystem::path shared_dir() {
 }
 
 std::filesystem::path arch_dir() { return find_dir("CCLMESH_ARCH_DIR", "arch", CCLMESH_TOPOLOGIES_ARCH_DIR); }
+
+std::optional<std::string> data_dir_variable_problem() {
+  struct Variable {
+    const char* name;
+    const char* expected;
+  };
+  static constexpr Variable kVariables[] = {
+      {"CCLMESH_DATA_DIR", "an installed data folder, <prefix>/share/cclmesh"},
+      {"CCLMESH_TOPOLOGIES_DIR", "the folder of the built-in systems' YAML files"},
+      {"CCLMESH_SHARED_DIR", "the shared folder whose ecosystem/soc_descriptors holds the SoC descriptors"},
+      {"CCLMESH_ARCH_DIR", "the folder of the architecture parameter files (wormhole_b0.yaml, blackhole.yaml)"},
+  };
+  for (const Variable& variable : kVariables) {
+    const char* value = env(variable.name);
+    if (value != nullptr && !is_dir(value)) {
+      return fmt::format("{}: '{}' is not a directory; expected {} (docs/library.md, \"Data files\")", variable.name,
+                         value, variable.expected);
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace cclmesh::topo

@@ -13,6 +13,8 @@
 // The installed data folder holds systems/, arch/ and ecosystem/soc_descriptors/ (cmake/install.cmake).
 
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace cclmesh::topo {
 
@@ -25,5 +27,12 @@ std::filesystem::path shared_dir();
 
 // The simulator's per-architecture parameter files (source: sim/model/arch; installed: arch/).
 std::filesystem::path arch_dir();
+
+// Bad input in the environment: the first of CCLMESH_DATA_DIR, CCLMESH_TOPOLOGIES_DIR,
+// CCLMESH_SHARED_DIR and CCLMESH_ARCH_DIR that is set but names no directory, as one line
+// (variable, value, what was expected); nullopt when every one set is a directory. A program
+// reports it before it reads a data file, so the user hears of the variable, not of a file
+// missing under it.
+std::optional<std::string> data_dir_variable_problem();
 
 }  // namespace cclmesh::topo

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tools/cclmesh/cli_error.hpp"
+#include "topologies/data_paths.hpp"
 #include "tools/cclmesh/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CommandOutcome outcome;
   register_commands(app, outcome);
+  if (const auto problem = cclmesh::topo::data_dir_variable_problem()) {
+    std::fprintf(stderr, "cclmesh: error: %s\n", problem->c_str());
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -82,5 +82,18 @@ TEST(DataPaths, AnEmptyVariableIsUnset) {
   EXPECT_EQ(arch_dir(), std::filesystem::path(CCLMESH_SOURCE_DIR) / "sim/model/arch");
 }
 
+TEST(DataPaths, AVariableNamingNoDirectoryIsReportedByName) {
+  NoDataEnv env;
+  EXPECT_EQ(data_dir_variable_problem(), std::nullopt);
+  ScopedEnv shared("CCLMESH_SHARED_DIR", CCLMESH_SHARED_DIR);  // a directory: fine
+  EXPECT_EQ(data_dir_variable_problem(), std::nullopt);
+  ScopedEnv arch("CCLMESH_ARCH_DIR", "/nonexistent/arch");
+  const std::optional<std::string> problem = data_dir_variable_problem();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("CCLMESH_ARCH_DIR: '/nonexistent/arch' is not a directory"), std::string::npos) << *problem;
+  ScopedEnv data("CCLMESH_DATA_DIR", "/nonexistent/share");  // reported first, as the lookup reads it first
+  EXPECT_EQ(data_dir_variable_problem()->rfind("CCLMESH_DATA_DIR: '/nonexistent/share'", 0), 0u);
+}
+
 }  // namespace
 }  // namespace cclmesh::topo
