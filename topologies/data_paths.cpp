@@ -69,7 +69,7 @@ std::optional<std::string> data_dir_variable_problem() {
   for (const Variable& variable : kVariables) {
     const char* value = env(variable.name);
     if (value != nullptr && !is_dir(value)) {
-      return fmt::format("{}: '{}' is not a directory; expected {} (docs/library.md, \"Data files\")", variable.name,
+      return fmt::format("{}: '{}' is not a directory; expected {} (docs/library.md, \"Data files at run time\")", variable.name,
                          value, variable.expected);
     }
   }
