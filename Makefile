@@ -5,6 +5,7 @@ BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
 FUZZ_BUILD_DIR ?= build-fuzz
 FAST_BUILD_DIR ?= build-fast
+PREFIX         ?= /usr/local
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS    ?=
 CTEST_FLAGS    ?= --output-on-failure -j $(JOBS)
@@ -14,7 +15,7 @@ FUZZ_SECONDS   ?= 30
 FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size \
                   fuzz_cli_fault_spec fuzz_command_interpreter
 
-.PHONY: all deps deps-fuzz configure build demo test test-all test-asan bench fast bench-fast fuzz clean
+.PHONY: all deps deps-fuzz configure build demo test test-all test-asan bench fast bench-fast fuzz install clean
 
 all: build
 
@@ -76,6 +77,12 @@ fast: deps
 # Issue #6's simulation-speed figures, from the fast build.
 bench-fast: fast
 	$(FAST_BUILD_DIR)/tools/bench/bench_sim_speed
+
+# The CLI, the libraries, headers, data files and the CMake package (docs/library.md) under
+# PREFIX; DESTDIR stages them for a package. An installed cclmesh finds its data files beside
+# itself (<prefix>/share/cclmesh), wherever PREFIX is.
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR) $(FAST_BUILD_DIR)
