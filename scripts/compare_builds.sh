@@ -31,6 +31,9 @@ runs=(
   "--system t3k --op all_to_all --size 1MiB"
   "--system t3k --op all_gather --size 2MiB --fault link-down:0-1@20us"
   "--system t3k --op all_gather --size 1MiB --fault drop:0.01:3"
+  "--system torus:8x8 --cluster-axis 0 --op all_gather --size 4MiB --links 2 --no-data"
+  "--system t3k --op reduce_scatter --mode legacy --size 4MiB --no-data"
+  "--system t3k --op all_gather --size 4MiB --memory l1"
 )
 
 # The --json output without wall_s, keys sorted: one canonical text to compare.
