@@ -147,38 +147,42 @@ EthCore& eth(KernelContext& k, const char* call) {
   return *k.eth;
 }
 
-// The direct L1 read path: bytes [address, address + bytes) inside one whole page of the
-// kernel's L1 that an earlier read found resident, or nullptr (not known resident, or the read
-// leaves the page or the region): the caller then reads through the region, which checks the
-// access, and remember_l1_page() keeps the page for the next read. Only reads take this path;
-// writes go through the region, which tells the core's watchers and listeners.
+// The direct L1 read path: bytes [address, address + bytes) inside one whole resident page of
+// the kernel's L1, or nullptr (the page slots not looked up yet, the page not resident, or the
+// read leaves the page or the region's whole pages): the caller then reads through the region,
+// which checks the access, and find_l1_pages() looks the slots up for the next read. Only
+// reads take this path; writes go through the region, which tells the core's watchers and
+// listeners.
 const std::uint8_t* direct_l1(const KernelContext& k, std::uint64_t address, std::uint64_t bytes) {
-  const std::uint64_t page = address / MemoryRegion::kPageBytes;
-  const std::uint64_t offset = address % MemoryRegion::kPageBytes;
-  if (page >= k.l1_read_pages.size() || offset + bytes > MemoryRegion::kPageBytes) return nullptr;
-  const std::uint8_t* storage = k.l1_read_pages[page];
+  const std::uint64_t page_bytes = std::uint64_t{1} << k.l1_page_shift;
+  const std::uint64_t page = address >> k.l1_page_shift;
+  const std::uint64_t offset = address & (page_bytes - 1);
+  if (page >= k.l1_whole_pages || offset + bytes > page_bytes) return nullptr;
+  const std::uint8_t* storage = k.l1_pages[page].get();
   return storage == nullptr ? nullptr : storage + offset;
 }
 
-void remember_l1_page(KernelContext& k, std::uint64_t address) {
-  if (k.l1_read_pages.empty()) k.l1_read_pages.resize(k.l1->size_bytes() / MemoryRegion::kPageBytes);
-  const std::uint64_t page = address / MemoryRegion::kPageBytes;
-  if (page < k.l1_read_pages.size()) k.l1_read_pages[page] = k.l1->resident_page(page);
+void find_l1_pages(KernelContext& k) {
+  if (k.l1_pages != nullptr) return;
+  k.l1_pages = k.l1->page_slots();
+  if (k.l1_pages == nullptr) return;  // nothing written yet (or several tables: no direct path)
+  k.l1_page_shift = k.l1->page_shift();
+  k.l1_whole_pages = k.l1->size_bytes() >> k.l1_page_shift;
 }
 
 // The slow paths of l1_read_u32 / l1_read_bytes: the issue debt spent, the access checked by
-// the region, the page remembered for the direct path.
+// the region, the page slots looked up for the direct path.
 [[gnu::noinline]] std::uint32_t l1_read_u32_through_region(std::uint32_t address) {
   KernelContext& k = K();
   const std::uint32_t value = k.l1->read_u32(address);
-  remember_l1_page(k, address);
+  find_l1_pages(k);
   return value;
 }
 
 [[gnu::noinline]] void l1_read_bytes_through_region(std::uint32_t address, void* dst, std::uint32_t size_bytes) {
   KernelContext& k = K();
   k.l1->read(address, std::span<std::uint8_t>(static_cast<std::uint8_t*>(dst), size_bytes));
-  remember_l1_page(k, address);
+  find_l1_pages(k);
 }
 
 }  // namespace
@@ -470,12 +474,13 @@ uint32_t l1_read_u32(uint32_t local_l1_addr) {
     // An aligned word never leaves its page (a page is a multiple of 4 bytes): only the page
     // needs looking up, not direct_l1()'s end-of-page test.
     using cclmesh::sim::MemoryRegion;
-    static_assert(MemoryRegion::kPageBytes % sizeof(uint32_t) == 0);
-    const std::uint64_t page = local_l1_addr / MemoryRegion::kPageBytes;
-    if (page < k.l1_read_pages.size()) [[likely]] {
-      if (const std::uint8_t* storage = k.l1_read_pages[page]) [[likely]] {
+    static_assert(MemoryRegion::kZeroBlockBytes % sizeof(uint32_t) == 0, "the smallest page holds whole words");
+    const std::uint64_t page = local_l1_addr >> k.l1_page_shift;
+    if (page < k.l1_whole_pages) [[likely]] {
+      if (const std::uint8_t* storage = k.l1_pages[page].get()) [[likely]] {
         uint32_t value;  // little-endian, as the region stores it
-        std::memcpy(&value, storage + local_l1_addr % MemoryRegion::kPageBytes, sizeof value);
+        const std::uint64_t offset = local_l1_addr & ((std::uint64_t{1} << k.l1_page_shift) - 1);
+        std::memcpy(&value, storage + offset, sizeof value);
         return value;
       }
     }

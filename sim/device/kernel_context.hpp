@@ -97,11 +97,13 @@ struct KernelContext {
   MemoryRegion* l1 = nullptr;
   EthCore* eth = nullptr;  // ERISC kernels only
   NocPort* noc_ports[2] = {nullptr, nullptr};  // this core's ports, looked up on first use (polls ask often)
-  // Direct L1 reads (dataflow_api_sim.cpp): l1's resident pages by page index, one entry per
-  // whole page, each remembered the first time a read finds it resident (nullptr: not yet).
-  // Polling kernels read their control words millions of times; this skips the region's
-  // table walk and checks. Empty until the first read.
-  std::vector<const std::uint8_t*> l1_read_pages;
+  // Direct L1 reads (dataflow_api_sim.cpp): l1's page slots (MemoryRegion::page_slots), its
+  // page size and how many of its pages are whole, looked up by the first read that finds the
+  // slots made (nullptr, 0 before). Polling kernels read their control words millions of
+  // times; this skips the region's table walk and checks.
+  const MemoryRegion::Page* l1_pages = nullptr;
+  std::uint64_t l1_whole_pages = 0;
+  unsigned l1_page_shift = 0;
   CoreProgram* core = nullptr;
   std::uint32_t program_semaphore_ids[2] = {0, 0};  // per CoreKind: ids on any core of that kind
   const runtime::ChipCoreMap* core_map = nullptr;

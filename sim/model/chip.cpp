@@ -3,11 +3,28 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/engine/check.hpp"
 #include "sim/engine/engine.hpp"
 
 namespace cclmesh::sim {
+
+namespace {
+// The page of a timing-only run's ERISC L1. Its payload bytes are zeros (inputs are never
+// written, DRAM stores nothing), which need no storage; what the fabric routers do write is
+// a header and a sync word per slot and their control words, a few bytes every few KiB. In
+// 4 KiB pages that is one page per slot (~100 KiB per router); in 256 B pages, ~8 KiB. Larger
+// if the L1 would need more than one page table: the kernels' direct reads use one
+// (MemoryRegion::page_slots). A run with data keeps 4 KiB pages: its payloads fill the slots,
+// and a packet then takes fewer page steps.
+std::uint64_t timing_only_erisc_page_bytes(std::uint64_t erisc_bytes) {
+  constexpr std::uint64_t kSmallestPageBytes = 256;
+  const std::uint64_t one_table =
+      std::bit_ceil((erisc_bytes + MemoryRegion::kPagesPerTable - 1) / MemoryRegion::kPagesPerTable);
+  return std::min(MemoryRegion::kLargestPageBytes, std::max(kSmallestPageBytes, one_table));
+}
+}  // namespace
 
 Chip::Chip(Engine& engine, ChipId id, std::shared_ptr<const ArchSpec> spec, ChipOptions options, FaultLog* faults)
     : engine_(engine), id_(id), spec_(std::move(spec)), options_(std::move(options)) {
@@ -44,6 +61,9 @@ Chip::Chip(Engine& engine, ChipId id, std::shared_ptr<const ArchSpec> spec, Chip
             [](CoreCoord a, CoreCoord b) { return a.y != b.y ? a.y < b.y : a.x < b.x; });
 
   const StorageMode dram_mode = options_.mode == DataMode::Functional ? StorageMode::Stored : StorageMode::Discarded;
+  const std::uint64_t erisc_page_bytes = options_.mode == DataMode::Functional
+                                             ? MemoryRegion::kLargestPageBytes
+                                             : timing_only_erisc_page_bytes(p.l1.erisc_bytes);
   for (CoreCoord c : tensix_cores_) {
     l1s_.push_back(std::make_unique<MemoryRegion>(MemoryId{id_, c, MemoryKind::TensixL1, -1}, p.l1.tensix_bytes,
                                                   StorageMode::Stored));
@@ -52,7 +72,7 @@ Chip::Chip(Engine& engine, ChipId id, std::shared_ptr<const ArchSpec> spec, Chip
   for (std::size_t ch = 0; ch < s.eth.size(); ++ch) {
     const CoreCoord c = s.eth[ch];
     l1s_.push_back(std::make_unique<MemoryRegion>(MemoryId{id_, c, MemoryKind::EriscL1, -1}, p.l1.erisc_bytes,
-                                                  StorageMode::Stored));
+                                                  StorageMode::Stored, erisc_page_bytes));
     eth_.push_back(std::make_unique<EthCore>(*this, static_cast<std::int32_t>(ch), c, *l1s_.back()));
     add_endpoint(c, TileKind::Eth, l1s_.back().get(), nullptr, p.noc.eth_niu);
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "sim/engine/check.hpp"
@@ -27,11 +28,18 @@ std::string WordWait::describe_wait(std::int64_t) const {
                      condition_ == WordCondition::Equal ? "==" : ">=", value_, region_.read_u32(address_));
 }
 
-MemoryRegion::MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode)
-    : id_(id), size_bytes_(size_bytes), mode_(mode) {
+MemoryRegion::MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode, std::uint64_t page_bytes)
+    : id_(id),
+      size_bytes_(size_bytes),
+      mode_(mode),
+      page_shift_(static_cast<unsigned>(std::countr_zero(page_bytes))),
+      page_count_(0) {
   CCLMESH_CHECK(size_bytes > 0, "a memory region needs a positive size");
-  const std::uint64_t pages = (size_bytes + kPageBytes - 1) / kPageBytes;
-  if (mode_ == StorageMode::Stored) tables_.resize((pages + kPagesPerTable - 1) / kPagesPerTable);
+  CCLMESH_CHECK(std::has_single_bit(page_bytes) && page_bytes >= kZeroBlockBytes && page_bytes <= kLargestPageBytes,
+                fmt::format("a memory region's page is a power of two from {} to {} bytes, not {}", kZeroBlockBytes,
+                            kLargestPageBytes, page_bytes));
+  page_count_ = (size_bytes + page_bytes - 1) >> page_shift_;
+  if (mode_ == StorageMode::Stored) tables_.resize((page_count_ + kPagesPerTable - 1) / kPagesPerTable);
 }
 
 std::string MemoryRegion::name() const {
@@ -63,19 +71,28 @@ void MemoryRegion::check_word(std::uint64_t address, AccessKind access) const {
 }
 
 std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
-  auto& table = tables_[page_index / kPagesPerTable];
-  if (!table) table = std::make_unique<PageTable>();
-  Page& page = table->pages[page_index % kPagesPerTable];
+  const std::uint64_t table_index = page_index / kPagesPerTable;
+  PageTable& table = tables_[table_index];
+  // Sized to the pages it covers: an ERISC L1 of 64 pages needs 64 pointers, not 1024.
+  if (!table) table = std::make_unique<Page[]>(std::min(kPagesPerTable, page_count_ - table_index * kPagesPerTable));
+  Page& page = table[page_index % kPagesPerTable];
   if (!page) {
     // Value-initialised: zeros, followed by the page's zero-block bits (all blocks zero).
-    page = std::make_unique<std::uint8_t[]>(kPageBytes + sizeof(std::uint64_t));
+    page = std::make_unique<std::uint8_t[]>(page_bytes() + sizeof(std::uint64_t));
     set_zero_bits(page.get(), ~std::uint64_t{0});
     ++resident_pages_;
   }
   return page.get();
 }
 
-static_assert(MemoryRegion::kPageBytes / MemoryRegion::kZeroBlockBytes == 64, "one bit word per page");
+std::uint64_t MemoryRegion::end_of_absent_pages(std::uint64_t at, std::uint64_t end) const {
+  const std::uint64_t last_page = (end - 1) >> page_shift_;
+  std::uint64_t page = (at >> page_shift_) + 1;
+  while (page <= last_page && page_or_null(page) == nullptr) ++page;
+  return std::min(end, page << page_shift_);
+}
+
+static_assert(MemoryRegion::kLargestPageBytes / MemoryRegion::kZeroBlockBytes == 64, "one bit word per page");
 
 std::uint64_t MemoryRegion::blocks_touched(std::uint64_t offset, std::uint64_t bytes) {
   if (bytes == 0) return 0;
@@ -97,9 +114,9 @@ void MemoryRegion::store_bytes(std::uint64_t address, const std::uint8_t* data, 
   std::uint64_t done = 0;
   while (done < bytes) {
     const std::uint64_t at = address + done;
-    const std::uint64_t offset = at % kPageBytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
-    std::uint8_t* page = page_for_write(at / kPageBytes);
+    const std::uint64_t offset = at & page_mask();
+    const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, bytes - done);
+    std::uint8_t* page = page_for_write(at >> page_shift_);
     std::memcpy(page + offset, data + done, chunk);
     set_zero_bits(page, zero_bits(page) & ~blocks_touched(offset, chunk));
     done += chunk;
@@ -110,13 +127,15 @@ void MemoryRegion::store_zeros(std::uint64_t address, std::uint64_t bytes) {
   std::uint64_t done = 0;
   while (done < bytes) {
     const std::uint64_t at = address + done;
-    const std::uint64_t offset = at % kPageBytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
+    const std::uint64_t offset = at & page_mask();
+    const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, bytes - done);
+    // Pages never written read as zero and need no storage.
+    if (page_or_null(at >> page_shift_) == nullptr) {
+      done = end_of_absent_pages(at, address + bytes) - address;
+      continue;
+    }
     done += chunk;
-    // A page never written reads as zero and needs no storage.
-    const std::uint8_t* resident = page_or_null(at / kPageBytes);
-    if (resident == nullptr) continue;
-    std::uint8_t* page = page_for_write(at / kPageBytes);
+    std::uint8_t* page = page_for_write(at >> page_shift_);
     const std::uint64_t known_zero = zero_bits(page);
     // Runs of blocks not known zero are cleared; known-zero ones are left alone.
     const std::uint64_t end = offset + chunk;
@@ -141,12 +160,14 @@ PayloadBuffer MemoryRegion::sample(std::uint64_t address, std::uint32_t bytes) c
   std::uint64_t done = 0;
   while (done < bytes) {
     const std::uint64_t at = address + done;
-    const std::uint64_t offset = at % kPageBytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
-    const std::uint8_t* page = mode_ == StorageMode::Stored ? page_or_null(at / kPageBytes) : nullptr;
+    const std::uint64_t offset = at & page_mask();
+    const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, bytes - done);
+    const std::uint8_t* page = mode_ == StorageMode::Stored ? page_or_null(at >> page_shift_) : nullptr;
     if (page == nullptr) {
-      out.add_zero_run(done, chunk);
-      done += chunk;
+      const std::uint64_t zeros_end =
+          mode_ == StorageMode::Stored ? end_of_absent_pages(at, address + bytes) : address + bytes;
+      out.add_zero_run(done, zeros_end - at);
+      done = zeros_end - address;
       continue;
     }
     const std::uint64_t known_zero = zero_bits(page);
@@ -243,9 +264,9 @@ void MemoryRegion::read_spanning(std::uint64_t address, std::span<std::uint8_t> 
   std::uint64_t done = 0;
   while (done < out.size()) {
     const std::uint64_t at = address + done;
-    const std::uint64_t offset = at % kPageBytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, out.size() - done);
-    const std::uint8_t* page = page_or_null(at / kPageBytes);
+    const std::uint64_t offset = at & page_mask();
+    const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, out.size() - done);
+    const std::uint8_t* page = page_or_null(at >> page_shift_);
     if (page != nullptr) {
       std::memcpy(out.data() + done, page + offset, chunk);
     } else {
@@ -268,9 +289,9 @@ std::vector<std::uint8_t> MemoryRegion::read(std::uint64_t address, std::uint64_
   std::uint64_t done = 0;
   while (done < bytes) {
     const std::uint64_t at = address + done;
-    const std::uint64_t offset = at % kPageBytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
-    const std::uint8_t* page = page_or_null(at / kPageBytes);
+    const std::uint64_t offset = at & page_mask();
+    const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, bytes - done);
+    const std::uint8_t* page = page_or_null(at >> page_shift_);
     if (page != nullptr) {
       out.insert(out.end(), page + offset, page + offset + chunk);
     } else {
@@ -302,9 +323,9 @@ void MemoryRegion::fill_now(std::uint64_t address, std::uint64_t bytes, std::uin
       std::uint64_t done = 0;
       while (done < bytes) {
         const std::uint64_t at = address + done;
-        const std::uint64_t offset = at % kPageBytes;
-        const std::uint64_t chunk = std::min<std::uint64_t>(kPageBytes - offset, bytes - done);
-        std::uint8_t* page = page_for_write(at / kPageBytes);
+        const std::uint64_t offset = at & page_mask();
+        const std::uint64_t chunk = std::min<std::uint64_t>(page_bytes() - offset, bytes - done);
+        std::uint8_t* page = page_for_write(at >> page_shift_);
         std::memset(page + offset, value, chunk);
         set_zero_bits(page, zero_bits(page) & ~blocks_touched(offset, chunk));
         done += chunk;
@@ -318,10 +339,10 @@ std::uint32_t MemoryRegion::read_u32_checked(std::uint64_t address) const {
   settle();
   check_word(address, AccessKind::Read);
   if (mode_ == StorageMode::Discarded) return 0;
-  const std::uint8_t* page = page_or_null(address / kPageBytes);
+  const std::uint8_t* page = page_or_null(address >> page_shift_);
   if (page == nullptr) return 0;
   std::uint32_t value = 0;
-  std::memcpy(&value, page + address % kPageBytes, sizeof value);  // little-endian, as the RISC-V cores
+  std::memcpy(&value, page + (address & page_mask()), sizeof value);  // little-endian, as the RISC-V cores
   return value;
 }
 
@@ -329,9 +350,9 @@ void MemoryRegion::write_u32(std::uint64_t address, std::uint32_t value) {
   settle();
   check_word(address, AccessKind::Write);
   if (mode_ == StorageMode::Stored) {
-    std::uint8_t* page = page_for_write(address / kPageBytes);
-    std::memcpy(page + address % kPageBytes, &value, sizeof value);
-    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address % kPageBytes, sizeof value));
+    std::uint8_t* page = page_for_write(address >> page_shift_);
+    std::memcpy(page + (address & page_mask()), &value, sizeof value);
+    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address & page_mask(), sizeof value));
   }
   notify(address, 4);
 }
@@ -341,12 +362,12 @@ std::uint32_t MemoryRegion::atomic_add_u32(std::uint64_t address, std::uint32_t 
   check_word(address, AccessKind::Atomic);
   std::uint32_t old = 0;
   if (mode_ == StorageMode::Stored) {
-    std::uint8_t* page = page_for_write(address / kPageBytes);
-    std::uint8_t* word = page + address % kPageBytes;
+    std::uint8_t* page = page_for_write(address >> page_shift_);
+    std::uint8_t* word = page + (address & page_mask());
     std::memcpy(&old, word, sizeof old);
     const std::uint32_t updated = old + increment;  // unsigned: wraps like the hardware
     std::memcpy(word, &updated, sizeof updated);
-    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address % kPageBytes, sizeof updated));
+    set_zero_bits(page, zero_bits(page) & ~blocks_touched(address & page_mask(), sizeof updated));
   }
   notify(address, 4);
   return old;

@@ -1,8 +1,12 @@
 #pragma once
 // A simulated memory (a Tensix L1, an ERISC L1, a DRAM channel) holding real bytes.
 //
-// Storage is lazy, in 4 KiB pages behind a two-level table, so a 32-chip mesh costs memory
-// only for the pages a run touches; untouched bytes read as zero. A Discarded region (timing-only
+// Storage is lazy, in pages behind a two-level table, so a 32-chip mesh costs memory only for
+// the pages a run touches; untouched bytes read as zero. A page is 4 KiB unless the owner asks
+// for a smaller one (a power of two, down to kZeroBlockBytes): a memory that holds only a few
+// scattered words (a timing-only run's ERISC L1: slot headers and flags, no payload) then
+// keeps a few small pages rather than one 4 KiB page per word. The page size changes no byte
+// a reader sees, only the storage and the host time a bulk access spends per page. A Discarded region (timing-only
 // runs) stores nothing and reads as zero, but every access is still bounds-checked. Any access
 // outside [0, size) throws AccessError naming chip, core, memory, address and size.
 //
@@ -76,10 +80,12 @@ class WordWait final : public WaitTarget {
 
 class MemoryRegion {
  public:
-  static constexpr std::uint64_t kPageBytes = 4096;
+  static constexpr std::uint64_t kLargestPageBytes = 4096;
+  static constexpr std::uint64_t kZeroBlockBytes = 64;
   static constexpr std::uint64_t kPagesPerTable = 1024;
 
-  MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode);
+  // `page_bytes`: a power of two in [kZeroBlockBytes, kLargestPageBytes].
+  MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mode, std::uint64_t page_bytes = kLargestPageBytes);
   MemoryRegion(const MemoryRegion&) = delete;
   MemoryRegion& operator=(const MemoryRegion&) = delete;
 
@@ -88,6 +94,9 @@ class MemoryRegion {
   StorageMode mode() const { return mode_; }
   bool stores_data() const { return mode_ == StorageMode::Stored; }
   std::string name() const;  // "chip 0 core (1,1) Tensix L1"
+  std::uint64_t page_bytes() const { return std::uint64_t{1} << page_shift_; }
+  unsigned page_shift() const { return page_shift_; }
+  std::uint64_t page_count() const { return page_count_; }
 
   // Throws AccessError unless [address, address + bytes) lies inside the region (and, for word
   // accesses, `address` is 4-byte aligned).
@@ -96,10 +105,10 @@ class MemoryRegion {
 
   // Inline fast path for what polling kernels do all the time: a read inside one page.
   void read(std::uint64_t address, std::span<std::uint8_t> out) const {
-    const std::uint64_t offset = address % kPageBytes;
+    const std::uint64_t offset = address & page_mask();
     if (mode_ == StorageMode::Stored && deferred_.empty() && in_range(address, out.size()) &&
-        offset + out.size() <= kPageBytes) {
-      if (const std::uint8_t* page = page_or_null(address / kPageBytes)) {
+        offset + out.size() <= page_bytes()) {
+      if (const std::uint8_t* page = page_or_null(address >> page_shift_)) {
         std::memcpy(out.data(), page + offset, out.size());
       } else {
         std::memset(out.data(), 0, out.size());
@@ -121,13 +130,12 @@ class MemoryRegion {
   // bytes and the same one write notification as write() of its materialised bytes; zero
   // runs skip blocks that are already known zero.
   void land(std::uint64_t address, const PayloadBuffer& data, std::uint32_t bytes);
-  static constexpr std::uint64_t kZeroBlockBytes = 64;
 
   std::uint32_t read_u32(std::uint64_t address) const {
     if (mode_ == StorageMode::Stored && deferred_.empty() && address % 4 == 0 && in_range(address, 4)) {
-      const std::uint8_t* page = page_or_null(address / kPageBytes);
+      const std::uint8_t* page = page_or_null(address >> page_shift_);
       std::uint32_t value = 0;
-      if (page != nullptr) std::memcpy(&value, page + address % kPageBytes, sizeof value);  // little-endian
+      if (page != nullptr) std::memcpy(&value, page + (address & page_mask()), sizeof value);  // little-endian
       return value;
     }
     return read_u32_checked(address);
@@ -152,14 +160,18 @@ class MemoryRegion {
     settle();
     return resident_pages_;
   }
-  // The storage of page `page_index` (bytes [page_index * kPageBytes, + kPageBytes)) if a write
-  // made it resident, else nullptr (the page reads as zero; a Discarded region has none). A
-  // resident page never moves or goes away while the region lives, so a reader may keep the
-  // pointer (the dataflow API's direct L1 reads do). Writes must still go through write*().
-  const std::uint8_t* resident_page(std::uint64_t page_index) const {
+  using Page = std::unique_ptr<std::uint8_t[]>;
+  // For a reader that looks pages up itself (the dataflow API's direct L1 reads): the page
+  // slots of a region of one page table (page_count() <= kPagesPerTable), slot i holding page
+  // i's storage (bytes [i * page_bytes(), + page_bytes())) once a write made it resident, else
+  // nullptr (the page reads as zero). Nullptr until the first write makes the table, and for a
+  // Discarded region or one of several tables. The table and its pages never move or go away
+  // while the region lives, so the reader may keep the pointer; writes must still go through
+  // write*(). Only for a region whose landings are never deferred (an L1): the slots hold the
+  // bytes as stored, without the deferred ones.
+  const Page* page_slots() const {
     settle();
-    if (mode_ != StorageMode::Stored || page_index / kPagesPerTable >= tables_.size()) return nullptr;
-    return page_or_null(page_index);
+    return tables_.size() == 1 ? tables_[0].get() : nullptr;
   }
   std::size_t watcher_count() const;
 
@@ -179,17 +191,16 @@ class MemoryRegion {
 
  private:
   friend class WordWait;
-  using Page = std::unique_ptr<std::uint8_t[]>;
-  struct PageTable {
-    std::array<Page, kPagesPerTable> pages;
-  };
+  // kPagesPerTable pages, or fewer for the region's last table (a small region's only one).
+  using PageTable = std::unique_ptr<Page[]>;
 
   bool in_range(std::uint64_t address, std::uint64_t bytes) const {
     return address <= size_bytes_ && bytes <= size_bytes_ - address;
   }
+  std::uint64_t page_mask() const { return (std::uint64_t{1} << page_shift_) - 1; }
   const std::uint8_t* page_or_null(std::uint64_t page_index) const {
-    const PageTable* table = tables_[page_index / kPagesPerTable].get();
-    return table == nullptr ? nullptr : table->pages[page_index % kPagesPerTable].get();
+    const Page* table = tables_[page_index / kPagesPerTable].get();
+    return table == nullptr ? nullptr : table[page_index % kPagesPerTable].get();
   }
   // The general cases (several pages, timing-only regions, faults).
   void read_spanning(std::uint64_t address, std::span<std::uint8_t> out) const;
@@ -201,18 +212,23 @@ class MemoryRegion {
   void fill_now(std::uint64_t address, std::uint64_t bytes, std::uint8_t value);
   std::uint32_t read_u32_checked(std::uint64_t address) const;
   std::uint8_t* page_for_write(std::uint64_t page_index);
+  // Where the run of pages not resident that holds `at` (whose page is not) ends, at most at
+  // `end`: bulk accesses step over such a run at once, not a small page at a time.
+  std::uint64_t end_of_absent_pages(std::uint64_t at, std::uint64_t end) const;
   // Storage updates without checks or notification (write, fill and land share them).
   void store_bytes(std::uint64_t address, const std::uint8_t* data, std::uint64_t bytes);
   void store_zeros(std::uint64_t address, std::uint64_t bytes);
-  // The zero-block bits of a resident page (one word: 64 blocks of 64 B), after its bytes.
-  static std::uint64_t zero_bits(const std::uint8_t* page) {
+  // The zero-block bits of a resident page (one word: up to 64 blocks of 64 B), after its bytes.
+  std::uint64_t zero_bits(const std::uint8_t* page) const {
     std::uint64_t bits;
-    std::memcpy(&bits, page + kPageBytes, sizeof bits);
+    std::memcpy(&bits, page + page_bytes(), sizeof bits);
     return bits;
   }
-  static void set_zero_bits(std::uint8_t* page, std::uint64_t bits) { std::memcpy(page + kPageBytes, &bits, sizeof bits); }
+  void set_zero_bits(std::uint8_t* page, std::uint64_t bits) const {
+    std::memcpy(page + page_bytes(), &bits, sizeof bits);
+  }
   // Blocks of [offset, offset + bytes) within one page: every one touched, and those wholly
-  // inside.
+  // inside (bit i: block i of the page; a smaller page uses the low bits only).
   static std::uint64_t blocks_touched(std::uint64_t offset, std::uint64_t bytes);
   static std::uint64_t blocks_inside(std::uint64_t offset, std::uint64_t bytes);
   void notify(std::uint64_t address, std::uint64_t bytes);
@@ -222,7 +238,9 @@ class MemoryRegion {
   MemoryId id_;
   std::uint64_t size_bytes_;
   StorageMode mode_;
-  std::vector<std::unique_ptr<PageTable>> tables_;
+  unsigned page_shift_;
+  std::uint64_t page_count_;
+  std::vector<PageTable> tables_;
   std::size_t resident_pages_ = 0;
   // Watched word address -> its waiters in arrival order. Ordered, so notification order is
   // deterministic.

@@ -36,6 +36,29 @@ TEST(EthWire, WireBytesPayFrameOverheadPerFragment) {
   EXPECT_EQ(eth.wire_bytes(8192), 8208 + 6 * 50);
 }
 
+// A timing-only run's ERISC L1 holds what the routers write there, a header or a flag every
+// few KiB, in small pages (8 words: 2 KiB, not 32 KiB); a run with data keeps 4 KiB pages for
+// its payloads. The bytes read back the same either way.
+TEST(EthCoreL1, TimingOnlyKeepsScatteredWordsInSmallPages) {
+  for (const DataMode mode : {DataMode::TimingOnly, DataMode::Functional}) {
+    Engine engine;
+    ChipOptions options;
+    options.mode = mode;
+    Chip chip(engine, 0, testing::wormhole(), options);
+    MemoryRegion& l1 = chip.eth(0).l1();
+    for (std::uint64_t slot = 0; slot < 8; ++slot) {
+      l1.write_u32(kBuf + slot * 4128, static_cast<std::uint32_t>(slot + 1));
+    }
+    for (std::uint64_t slot = 0; slot < 8; ++slot) EXPECT_EQ(l1.read_u32(kBuf + slot * 4128), slot + 1);
+    const std::uint64_t held = l1.resident_pages() * l1.page_bytes();
+    if (mode == DataMode::TimingOnly) {
+      EXPECT_LE(held, 2048u);
+    } else {
+      EXPECT_EQ(held, 8u * 4096);
+    }
+  }
+}
+
 TEST(EthSend, OnePacketLandsAtIssuePlusWirePlusLatency) {
   Engine engine;
   SimSystem system(engine, pair_config());

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sim/engine/check.hpp"
 #include "sim/engine/delay.hpp"
 #include "sim/engine/process.hpp"
 #include "tests/unit/sim/sim_test_util.hpp"
@@ -42,6 +43,91 @@ TEST(MemoryRegion, PagesAreAllocatedOnlyWhenWritten) {
   EXPECT_EQ(dram.resident_pages(), 4u);
   dram.fill(0x4000'0ff0, 16, 0xab);
   EXPECT_EQ(dram.read(0x4000'0ff0, 1)[0], 0xab);
+}
+
+// Small pages (a timing-only ERISC L1's) store only what is written, one small page per
+// scattered word, and read exactly as 4 KiB pages do: unwritten bytes as zero, writes that
+// cross page boundaries, overlapping writes (the later bytes win), fills and atomics.
+TEST(MemoryRegion, SmallPagesStoreOnlyTheWordsWritten) {
+  MemoryRegion erisc(MemoryId{0, {9, 0}, MemoryKind::EriscL1, -1}, 256 * 1024, StorageMode::Stored, 256);
+  EXPECT_EQ(erisc.page_bytes(), 256u);
+  EXPECT_EQ(erisc.page_count(), 1024u);
+  EXPECT_EQ(erisc.read_u32(0x1000), 0u);
+  EXPECT_EQ(erisc.read(0x0ff0, 600), std::vector<std::uint8_t>(600, 0));  // unwritten, across pages
+  for (std::uint64_t slot = 0; slot < 8; ++slot) erisc.write_u32(0x10000 + slot * 4128, 0x5a5a0000u + slot);
+  EXPECT_EQ(erisc.resident_pages(), 8u);  // one 256 B page per word, where 4 KiB pages need as many
+  for (std::uint64_t slot = 0; slot < 8; ++slot) EXPECT_EQ(erisc.read_u32(0x10000 + slot * 4128), 0x5a5a0000u + slot);
+  EXPECT_EQ(erisc.read_u32(0x10004), 0u);  // the rest of a written page still reads as zero
+  // The one page table a direct reader may keep: a slot per page, set only where written.
+  const MemoryRegion::Page* slots = erisc.page_slots();
+  ASSERT_NE(slots, nullptr);
+  EXPECT_NE(slots[0x10000 / 256].get(), nullptr);
+  EXPECT_EQ(slots[0x10000 / 256 + 1].get(), nullptr);
+  std::uint32_t word = 0;
+  std::memcpy(&word, slots[(0x10000 + 4128) / 256].get() + (0x10000 + 4128) % 256, sizeof word);
+  EXPECT_EQ(word, 0x5a5a0001u);
+}
+
+TEST(MemoryRegion, PageSlotsOnlyForARegionOfOneTableOnceWritten) {
+  MemoryRegion fresh(l1_id(), 1499136, StorageMode::Stored);
+  EXPECT_EQ(fresh.page_slots(), nullptr);  // no table before the first write
+  fresh.write_u32(0x100, 1);
+  EXPECT_NE(fresh.page_slots(), nullptr);
+  MemoryRegion two_tables(l1_id(), 8 << 20, StorageMode::Stored);  // 2048 pages of 4 KiB
+  two_tables.write_u32(0x100, 1);
+  EXPECT_EQ(two_tables.page_slots(), nullptr);
+  EXPECT_EQ(two_tables.read_u32(0x100), 1u);
+}
+
+// The same accesses on pages of 64 B, 256 B and 4 KiB read back the same bytes as a plain
+// byte array given them: the page size changes the storage only.
+TEST(MemoryRegion, EveryPageSizeReadsWhatAByteArrayWould) {
+  constexpr std::uint64_t kBytes = 64 * 1024;
+  std::vector<std::uint8_t> reference(kBytes, 0);
+  std::vector<std::unique_ptr<MemoryRegion>> regions;
+  for (const std::uint64_t page : {std::uint64_t{64}, std::uint64_t{256}, std::uint64_t{4096}}) {
+    regions.push_back(std::make_unique<MemoryRegion>(l1_id(), kBytes, StorageMode::Stored, page));
+  }
+  const auto all = [&](auto&& access) {
+    for (auto& region : regions) access(*region);
+  };
+  // Writes across several page boundaries of every size, not aligned to any.
+  const auto written = pattern(5000, 11);
+  all([&](MemoryRegion& r) { r.write(0x0fc3, written); });
+  std::copy(written.begin(), written.end(), reference.begin() + 0x0fc3);
+  // An overlapping later write wins where it overlaps.
+  const auto later = pattern(700, 99);
+  all([&](MemoryRegion& r) { r.write(0x1100, later); });
+  std::copy(later.begin(), later.end(), reference.begin() + 0x1100);
+  // A zero fill over part of it, a non-zero fill past it, a word and an atomic at page ends.
+  all([&](MemoryRegion& r) { r.fill(0x13f0, 0x230, 0); });
+  std::fill_n(reference.begin() + 0x13f0, 0x230, std::uint8_t{0});
+  all([&](MemoryRegion& r) { r.fill(0x3ff0, 0x40, 0xcd); });
+  std::fill_n(reference.begin() + 0x3ff0, 0x40, std::uint8_t{0xcd});
+  all([&](MemoryRegion& r) { r.write_u32(0x80fc, 0x01020304); });
+  const std::uint8_t word[4] = {0x04, 0x03, 0x02, 0x01};
+  std::copy(word, word + 4, reference.begin() + 0x80fc);
+  all([&](MemoryRegion& r) { EXPECT_EQ(r.atomic_add_u32(0x80fc, 0x10), 0x01020304u); });
+  reference[0x80fc] = 0x14;
+  for (auto& region : regions) {
+    EXPECT_EQ(region->read(0, kBytes), reference) << region->page_bytes() << " B pages";
+    std::vector<std::uint8_t> inline_read(300);
+    region->read(0x0ff0, inline_read);
+    EXPECT_TRUE(std::equal(inline_read.begin(), inline_read.end(), reference.begin() + 0x0ff0));
+    // A payload sampled across pages (zero runs and bytes) lands the same bytes elsewhere.
+    MemoryRegion target(l1_id(), kBytes, StorageMode::Stored, region->page_bytes());
+    target.write(0x9000, pattern(6000, 5));
+    target.land(0x9003, region->sample(0x0f00, 6000), 6000);
+    const std::vector<std::uint8_t> sampled(reference.begin() + 0x0f00, reference.begin() + 0x0f00 + 6000);
+    EXPECT_EQ(target.read(0x9003, 6000), sampled)
+        << region->page_bytes() << " B pages";
+  }
+}
+
+TEST(MemoryRegion, APageSizeMustBeAPowerOfTwoFromABlockToFourKiB) {
+  for (const std::uint64_t page : {std::uint64_t{0}, std::uint64_t{32}, std::uint64_t{384}, std::uint64_t{8192}}) {
+    EXPECT_THROW(MemoryRegion(l1_id(), 1 << 20, StorageMode::Stored, page), InvariantError) << page;
+  }
 }
 
 // A sampled payload lands the same bytes as a plain read and write would, whatever mix of
