@@ -100,16 +100,9 @@ void Chip::add_endpoint(CoreCoord core, TileKind kind, MemoryRegion* memory, Dra
   endpoint->coord = core;
   endpoint->memory = memory;
   endpoint->dram = dram;
-  const std::string owner = fmt::format("chip {} core {}", id_, to_string(core));
-  for (int n = 0; n < kNocCount; ++n) {
-    endpoint->ports[static_cast<std::size_t>(n)] = std::make_unique<NocPort>(
-        owner, static_cast<NocId>(n), rates.inject, rates.absorb, params().noc.request_slots);
-    if (kind != TileKind::Dram) {
-      NocPort& port = *endpoint->ports[static_cast<std::size_t>(n)];
-      port.set_activity(&memory->activity());
-      memory->activity().add_source(port);
-    }
-  }
+  endpoint->chip = id_;
+  endpoint->rates = &rates;
+  endpoint->request_slots = params().noc.request_slots;
   endpoints_[node(core)] = std::move(endpoint);
 }
 
@@ -126,6 +119,9 @@ MemoryRegion& Chip::l1(CoreCoord core) {
     d.reason = fmt::format("is not on a Tensix or ethernet core (tile: {})", to_string(tile(core)));
     throw AccessError(fault_time_now(), std::move(d));
   }
+  // Whoever listens to the L1's activity got the L1 here: its NoC ports (activity sources) exist
+  // before the listener's first wait asks them, as they did when every port came with the chip.
+  e->make_ports();
   return *e->memory;
 }
 

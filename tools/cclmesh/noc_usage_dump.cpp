@@ -21,8 +21,10 @@ double busy_us(const sim::PacketResource& server) { return us_of(server.busy); }
 
 bool window_armed(const sim::Chip& chip) { return chip.busy_window().begin < chip.busy_window().end; }
 
-void print_endpoint(sim::NocId noc, sim::Endpoint& e) {
-  const sim::NocPort& port = e.port(noc);
+void print_endpoint(sim::NocId noc, const sim::Endpoint& e) {
+  const sim::NocPort* made = e.port_if_made(noc);  // a port never made served nothing
+  if (made == nullptr) return;
+  const sim::NocPort& port = *made;
   if (port.inject().packets + port.absorb().packets == 0) return;
   fmt::print(stderr, "  {} {} NIU {}: inject {:.1f} us {} packets {} B, absorb {:.1f} us {} packets {} B\n",
              sim::to_string(noc), e.kind == sim::TileKind::Eth ? "eth " : "dram", sim::to_string(e.coord),
@@ -57,8 +59,8 @@ void print_window(sim::SimSystem& system, sim::Chip& chip) {
              "ERISCs, outgoing ethernet wires\n",
              chip.id(), us_of(window.begin), us_of(window.end), window_us);
   for_each_noc_position(chip, [&](sim::NocId noc, sim::CoreCoord at, sim::Endpoint* e) {
-    if (e != nullptr) {
-      const sim::NocPort& port = e->port(noc);
+    if (const sim::NocPort* made = e != nullptr ? e->port_if_made(noc) : nullptr) {
+      const sim::NocPort& port = *made;
       if (port.inject().busy_in_window + port.absorb().busy_in_window > sim::SimTime::zero()) {
         fmt::print(stderr, "  {} {} NIU {}: inject {}, absorb {}\n", sim::to_string(noc),
                    e->kind == sim::TileKind::Eth ? "eth   " : (e->kind == sim::TileKind::Tensix ? "tensix" : "dram  "),
