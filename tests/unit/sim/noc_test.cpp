@@ -93,6 +93,29 @@ TEST(NocRoute, APacketBooksExactlyTheLinksOfItsRoute) {
 
 // The busy window is a chip's own: two chips simulated at once, one with a window and one
 // without, count busy time inside it only on the first, and run the same.
+// A core's NoC ports are made at its first use (a request from or to it, or its L1 handed out
+// for a kernel to listen to), both at once; the other cores of the chip hold none.
+TEST(NocPorts, MadeOnlyForTheCoresUsed) {
+  Engine engine;
+  Chip chip(engine, 0, testing::wormhole());
+  const CoreCoord untouched{3, 3};
+  for (const CoreCoord c : {kA, kB, untouched}) EXPECT_EQ(chip.endpoint(c)->port_if_made(NocId::Noc0), nullptr);
+  chip.l1(kA).write_u32(0x100, 7);  // l1() makes kA's ports
+  EXPECT_NE(chip.endpoint(kA)->port_if_made(NocId::Noc0), nullptr);
+  EXPECT_NE(chip.endpoint(kA)->port_if_made(NocId::Noc1), nullptr);
+  const CoreCoord dram = chip.dram_bank(0).endpoint;
+  engine.spawn_fiber("kernel", [&] {
+    Noc& noc = chip.noc(NocId::Noc1);
+    noc.write(kA, 0x100, {dram, 0x40}, 64);
+    block_on(noc.write_barrier(kA));
+  });
+  engine.run();
+  EXPECT_NE(chip.endpoint(dram)->port_if_made(NocId::Noc0), nullptr);  // a target's, both NoCs
+  EXPECT_EQ(chip.endpoint(kB)->port_if_made(NocId::Noc0), nullptr);
+  EXPECT_EQ(chip.endpoint(untouched)->port_if_made(NocId::Noc1), nullptr);
+  EXPECT_EQ(chip.endpoint(dram)->port(NocId::Noc1).absorb().packets, 1);
+}
+
 TEST(NocBusyWindow, EachChipSumsOnlyInsideItsOwnWindow) {
   Engine engine_a;
   Engine engine_b;
