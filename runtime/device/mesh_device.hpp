@@ -32,6 +32,7 @@ struct KernelProfile {
   std::uint64_t end_ns = 0;
   // When the kernel said its set-up was done (a legacy EDM after its handshake), if it did.
   std::optional<std::uint64_t> ready_ns;
+  bool operator==(const KernelProfile&) const = default;
 };
 
 // The device could not complete a workload: a hang (with the backend's diagnosis) or a fault.
@@ -86,6 +87,14 @@ class MeshDevice {
 
   // Per-chip, per-core kernel start and end times of the workloads finished so far.
   virtual std::vector<KernelProfile> profile() const = 0;
+
+  // The device as just opened, with the same system, fabric and settings: what tt-metal's user
+  // gets from closing the device and opening it again (after a chip reset, on hardware, where
+  // a hung kernel leaves the chip unusable). The way back from a DeviceError, after which the
+  // device is failed. Nothing of the old session survives: its buffers, global semaphores and
+  // enqueued workloads are gone (their handles are no longer valid; their ids may be given
+  // again), the profile is empty and the clock starts again from the epoch.
+  virtual void reset() = 0;
 };
 
 }  // namespace cclmesh::runtime

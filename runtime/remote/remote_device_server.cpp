@@ -185,26 +185,45 @@ void RemoteDeviceServer::serve() {
       log(fmt::format("accept failed: {}", accepted->message()));
       continue;
     }
-    FrameConnection connection(io_, std::move(socket));
-    const std::string peer = connection.peer();
-    log(fmt::format("session with {} started", peer));
-    const TurnAway turn_away(acceptor_, io_, peer, [this](const std::string& line) { log(line); });
     bool shutdown = false;
-    try {
-      shutdown = serve_session(connection);
-      log(fmt::format("session with {} ended{}", peer, shutdown ? ": the client asked the server to shut down" : ""));
-    } catch (const ConnectionError& e) {
-      log(fmt::format("session with {} ended: {}", peer, e.what()));
-    } catch (const ProtocolError& e) {
-      log(fmt::format("session with {} ended: {}", peer, e.what()));
-    } catch (const std::exception& e) {
-      // e.g. a frame too large to hold: that client's session ends, the server goes on.
-      log(fmt::format("session with {} ended: {}", peer, e.what()));
+    {
+      FrameConnection connection(io_, std::move(socket));
+      const std::string peer = connection.peer();
+      log(fmt::format("session with {} started", peer));
+      const TurnAway turn_away(acceptor_, io_, peer, [this](const std::string& line) { log(line); });
+      try {
+        shutdown = serve_session(connection);
+        log(fmt::format("session with {} ended{}", peer, shutdown ? ": the client asked the server to shut down" : ""));
+      } catch (const ConnectionError& e) {
+        log(fmt::format("session with {} ended: {}", peer, e.what()));
+      } catch (const ProtocolError& e) {
+        log(fmt::format("session with {} ended: {}", peer, e.what()));
+      } catch (const std::exception& e) {
+        // e.g. a frame too large to hold: that client's session ends, the server goes on.
+        log(fmt::format("session with {} ended: {}", peer, e.what()));
+      }
+      connection.close();
     }
-    connection.close();
     if (shutdown) break;
+    // Clients arriving meanwhile wait in the listen backlog for the device, not turned away.
+    reset_if_left_unusable();
   }
   log("server stopped");
+}
+
+void RemoteDeviceServer::reset_if_left_unusable() {
+  if (!options_.reset_after_failed_session || (!device_failed_ && !work_unfinished_)) return;
+  const std::string why = device_failed_ ? "the device failed in that session" : "that session left work unfinished";
+  try {
+    device_.reset();
+    buffers_.clear();
+    device_failed_ = false;
+    work_unfinished_ = false;
+    log(fmt::format("device reset ({}): the next client gets it as just opened", why));
+  } catch (const std::exception& e) {
+    // The next client meets the device as it is, and may reset it itself.
+    log(fmt::format("device reset ({}) failed: {}", why, e.what()));
+  }
 }
 
 void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const {
@@ -369,10 +388,20 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     }
     if (type == request::kEnqueueWorkload) {
       device_.enqueue_workload(decode_workload(field(request, "workload", path), path + ".workload"));
+      work_unfinished_ = true;
       return ok();
     }
     if (type == request::kFinish) {
       device_.finish();
+      work_unfinished_ = false;
+      return ok();
+    }
+    if (type == request::kReset) {
+      // The handles given before name nothing now (the device may give their ids again).
+      buffers_.clear();
+      device_.reset();
+      device_failed_ = false;
+      work_unfinished_ = false;
       return ok();
     }
     if (type == request::kProfile) {
@@ -383,8 +412,15 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     if (type == request::kDeviceTime) {
       return ok(Json{{"time_ps", options_.device_time_ps ? Json(options_.device_time_ps()) : Json(nullptr)}});
     }
+    if (type == request::kFaultEffects) {
+      return ok(Json{{"effects", options_.fault_effects ? Json(options_.fault_effects()) : Json::array()}});
+    }
     if (type == request::kHello) throw ProtocolError("hello sent twice in one session");
     throw ProtocolError(fmt::format("unknown request type '{}'", type));
+  } catch (const DeviceError&) {
+    device_failed_ = true;
+    reply_blob.clear();
+    return error_reply(std::current_exception());
   } catch (...) {
     reply_blob.clear();
     return error_reply(std::current_exception());

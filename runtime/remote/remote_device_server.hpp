@@ -47,6 +47,14 @@ struct RemoteServerOptions {
   // The device's clock in ps (a simulator's simulated time), for clients that measure the gap
   // between their enqueue and a kernel's start; unset: clients are told the backend has none.
   std::function<std::uint64_t()> device_time_ps;
+  // What the device's faults did so far, one line each ("corrupt:0-2:5: flipped bit 0 of byte
+  // ..."), as a local run reports them; unset: none.
+  std::function<std::vector<std::string>()> fault_effects;
+  // A session that ends with the device failed (a call threw DeviceError: a hang, fault or
+  // timeout, and no reset since) or with workloads enqueued and not finished (they would run in
+  // the next client's finish) resets the device before the next client is served, so that the
+  // next client gets it as just opened. Off: the next client gets the device as it was left.
+  bool reset_after_failed_session = true;
   std::chrono::milliseconds heartbeat_interval{2'000};
   // A client that connects and does not say hello within hello_timeout, or is silent for
   // idle_timeout between requests (zero: never), is dropped, so that it cannot hold the one
@@ -86,13 +94,19 @@ class RemoteDeviceServer {
   // describing it larger.
   const BufferHandle& served_buffer(const BufferHandle& claimed, std::string_view call) const;
   void log(const std::string& line) const;
+  // After a session: the device reset if that session left it failed or with work unfinished.
+  void reset_if_left_unusable();
 
   MeshDevice& device_;
   RemoteServerOptions options_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
-  std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server, by id
+  std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server since the last reset
+  // What the calls since the last reset left: a DeviceError thrown (the device failed), and
+  // workloads enqueued since the last finish that completed.
+  bool device_failed_ = false;
+  bool work_unfinished_ = false;
   std::atomic<bool> stop_{false};
   static_assert(std::atomic<bool>::is_always_lock_free, "stop() is called from signal handlers");
 };

@@ -58,13 +58,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     description_ = string_field(hello, "device", "hello reply");
     data_mode_ = decode_data_mode(field(hello, "data_mode", "hello reply"), "hello reply.data_mode");
     fabric_ = decode_fabric_options(field(hello, "fabric", "hello reply"), "hello reply.fabric");
-    const Json& faults = array_field(hello, "faults", "hello reply");
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-      if (!faults[i].is_string()) {
-        throw ProtocolError(fmt::format("hello reply.faults[{}]: expected a string, got {}", i, faults[i].type_name()));
-      }
-      faults_.push_back(faults[i].get<std::string>());
-    }
+    faults_ = string_list_field(hello, "faults", "hello reply");
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());
@@ -223,6 +217,13 @@ std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
     if (field(reply, "time_ps", "device_time reply").is_null()) return std::nullopt;
     return unsigned_field<std::uint64_t>(reply, "time_ps", "device_time reply");
   });
+}
+
+void RemoteMeshDevice::reset() { call(request::kReset, Json::object()); }
+
+std::vector<std::string> RemoteMeshDevice::fault_effects() const {
+  const Json reply = call(request::kFaultEffects, Json::object());
+  return decoded(request::kFaultEffects, [&] { return string_list_field(reply, "effects", "fault_effects reply"); });
 }
 
 void RemoteMeshDevice::shutdown_server() {

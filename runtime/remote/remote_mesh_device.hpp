@@ -67,6 +67,9 @@ class RemoteMeshDevice final : public MeshDevice {
   void enqueue_workload(const MeshWorkload& workload) override;
   void finish() override;
   std::vector<KernelProfile> profile() const override;
+  // The served device reset (the server's backend's reset()); the buffers and semaphores this
+  // client created are gone with it, the connection stays.
+  void reset() override;
 
   // --- remote extras -------------------------------------------------------------------------
   // "host:port" as given.
@@ -80,6 +83,10 @@ class RemoteMeshDevice final : public MeshDevice {
   ServedDataMode data_mode() const { return data_mode_; }
   // The device's clock now, in ps (simulated time on a simulator), when the server has one.
   std::optional<std::uint64_t> device_time_ps() const;
+  // What the served device's faults did so far (since it was opened or last reset), one line
+  // each, as a local run reports them ("corrupt:0-2:5: flipped bit 0 of byte 3958 ..."); empty
+  // when its faults did nothing visible or the server does not say.
+  std::vector<std::string> fault_effects() const;
   // Asks the server to stop after this session (`cclmesh serve` then exits 0); the device is
   // closed afterwards.
   void shutdown_server();

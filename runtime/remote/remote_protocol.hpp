@@ -18,7 +18,8 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 2: the hello's reply says the device's data mode.
 // 3: the hello's fabric is always the device's FabricOptions (mode none: no fabric), never null;
 //    the hello names the device's faults.
-inline constexpr std::uint32_t kProtocolVersion = 3;
+// 4: reset (MeshDevice::reset); fault_effects (what the device's faults did, an extra).
+inline constexpr std::uint32_t kProtocolVersion = 4;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -42,7 +43,9 @@ inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphor
 inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
 inline constexpr std::string_view kFinish = "finish";
 inline constexpr std::string_view kProfile = "profile";
-inline constexpr std::string_view kDeviceTime = "device_time";  // not a MeshDevice call: an extra
+inline constexpr std::string_view kReset = "reset";
+inline constexpr std::string_view kDeviceTime = "device_time";      // not a MeshDevice call: an extra
+inline constexpr std::string_view kFaultEffects = "fault_effects";  // not a MeshDevice call: an extra
 inline constexpr std::string_view kGoodbye = "goodbye";    // ends the session
 inline constexpr std::string_view kShutdown = "shutdown";  // ends the session and the server
 }  // namespace request

@@ -118,6 +118,18 @@ const Json& array_field(const Json& j, const char* key, const std::string& path)
   return v;
 }
 
+std::vector<std::string> string_list_field(const Json& j, const char* key, const std::string& path) {
+  const Json& list = array_field(j, key, path);
+  std::vector<std::string> strings;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) {
+      throw ProtocolError(fmt::format("{}.{}[{}]: expected a string, got {}", path, key, i, list[i].type_name()));
+    }
+    strings.push_back(list[i].get<std::string>());
+  }
+  return strings;
+}
+
 bool bool_field(const Json& j, const char* key, const std::string& path) {
   const Json& v = field(j, key, path);
   if (!v.is_boolean()) throw ProtocolError(fmt::format("{}.{}: expected true or false, got {}", path, key, v.dump()));

@@ -75,6 +75,8 @@ T unsigned_field(const Json& j, const char* key, const std::string& path) {
 }
 std::string string_field(const Json& j, const char* key, const std::string& path);
 const Json& array_field(const Json& j, const char* key, const std::string& path);
+// An array of strings (the hello's faults, fault_effects' lines).
+std::vector<std::string> string_list_field(const Json& j, const char* key, const std::string& path);
 bool bool_field(const Json& j, const char* key, const std::string& path);
 
 // CBOR bytes of `j`, and back (ProtocolError when the bytes are not CBOR).

@@ -40,6 +40,11 @@ PlanningMeshDevice::PlanningMeshDevice(topo::Topology topology, const runtime::F
       fabric_(topology_, fabric_options_),
       allocator_(device_memory_sizes(topology_, fabric_options_)) {}
 
+void PlanningMeshDevice::reset() {
+  allocator_ = DeviceAllocator(allocator_.sizes());
+  global_semaphores_.clear();
+}
+
 std::vector<runtime::ChipId> PlanningMeshDevice::chips() const { return topology_chip_ids(topology_); }
 
 std::vector<std::uint32_t> PlanningMeshDevice::active_ethernet_channels(runtime::ChipId chip) const {

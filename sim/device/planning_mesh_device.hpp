@@ -49,6 +49,9 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void enqueue_workload(const runtime::MeshWorkload& workload) override;
   void finish() override {}
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
+  // Forgets the buffers and global semaphores placed: the next ones get a fresh device's
+  // addresses.
+  void reset() override;
 
   // The routers fabric() runs: their sites and configurations.
   const runtime::FabricPlan& fabric_plan() const { return fabric_; }

@@ -67,11 +67,17 @@ struct SimMeshDevice::Program {
 // --- construction ----------------------------------------------------------------------------
 
 SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options)
-    : topology_(std::move(topology)), options_(std::move(options)), wall_watchdog_(options_.max_wall_seconds) {
+    : topology_(std::move(topology)), opened_with_(std::move(options)) {
   if (topology_.chip_count() == 0) throw std::invalid_argument("simulated device: the topology has no chip");
   require_one_architecture(topology_);
   core_maps_ = chip_core_maps(topology_);
   worker_grid_ = runtime::common_worker_grid(topology_);
+  open();
+}
+
+void SimMeshDevice::open() {
+  options_ = opened_with_;
+  wall_watchdog_ = WallWatchdog(options_.max_wall_seconds);
   reembed_around_down_links();
   fabric_ = runtime::FabricPlan(topology_, options_.fabric);
 
@@ -108,6 +114,34 @@ SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions optio
 
   apply_faults();
   if (fabric_.enabled()) launch_fabric();
+}
+
+void SimMeshDevice::close() {
+  record_faults_in_trace();
+  // The engine first: it unwinds parked kernel fibers while chips and contexts still exist.
+  engine_.reset();
+  system_.reset();
+}
+
+void SimMeshDevice::reset() {
+  close();
+  // Everything open() and the calls since built, in the order that leaves no dangling pointer:
+  // kernels point at their programs' cores, the links (gone with the system) at the corruptions.
+  kernels_.clear();
+  queues_.clear();
+  programs_.clear();
+  outstanding_programs_ = 0;
+  first_failure_ = nullptr;
+  broken_.reset();
+  profile_.clear();
+  fabric_ready_time_ = SimTime::zero();
+  launch_skew_.clear();
+  corruptions_.clear();
+  semaphore_settled_.clear();
+  global_semaphore_kinds_.clear();
+  allocator_.reset();
+  faults_traced_ = false;
+  open();
 }
 
 // --- faults ------------------------------------------------------------------------------------
@@ -242,12 +276,13 @@ std::string SimMeshDevice::fault_summary() const {
   return text;
 }
 
-SimMeshDevice::~SimMeshDevice() {
-  record_faults_in_trace();
-  // The engine first: it unwinds parked kernel fibers while chips and contexts still exist.
-  engine_.reset();
-  system_.reset();
+std::vector<std::string> SimMeshDevice::fault_effects() const {
+  std::vector<std::string> effects;
+  for (const auto& corruption : corruptions_) effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
+  return effects;
 }
+
+SimMeshDevice::~SimMeshDevice() { close(); }
 
 // --- topology --------------------------------------------------------------------------------
 

@@ -24,7 +24,9 @@
 // enqueue_workload; runtime::WorkloadPlacementError (one of them) when only L1 overflowed. A run that cannot complete is a DeviceError from finish(): Hang (the report
 // lists every parked kernel and what it waits for), Fault (a kernel_fault or a model
 // AccessError, one line naming chip, core, kernel and command) or Timeout (max_simulated_time).
-// After a DeviceError the device is broken: later calls throw the same error again.
+// After a DeviceError the device is broken: later calls throw the same error again, until
+// reset() rebuilds it as constructed (the same topology and options: fabric, faults, watchdogs,
+// trace recorder; kernels registered with register_kernel stay registered).
 
 #include <array>
 #include <cstdint>
@@ -122,6 +124,11 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // traffic the kernels left in flight, such as the routers' last acks, is still moving).
   void finish() override;
   std::vector<runtime::KernelProfile> profile() const override;
+  // Rebuilds the chips, links and engine as the constructor did: a run after it is a fresh
+  // device's run, event for event (the clock back at zero, the fabric started again, faults at
+  // their times again, a `corrupt` fault armed again). A trace recorder in the options keeps
+  // recording, the new device's times starting at zero again.
+  void reset() override;
   // Diagnostics (CCLMESH_NOC_STATS_WINDOW): per kernel that ran on `chip`, in launch order, the
   // time it spent in each kind of wait inside the chip's busy window (options' busy_window) and
   // how much of the window it was alive for. Empty when no window is armed.
@@ -162,6 +169,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   const std::map<runtime::ChipId, SimTime>& launch_skew() const { return launch_skew_; }
   // One per `corrupt` fault, in plan order: what each flipped, if anything yet.
   const std::vector<std::unique_ptr<PacketCorruption>>& corruptions() const { return corruptions_; }
+  // What the faults with an effect worth a line of a run's report did: one "SPEC: what" per
+  // `corrupt` fault ("corrupt:0-2:5: flipped bit 0 of byte 3958 ..."), in plan order.
+  std::vector<std::string> fault_effects() const;
 
  private:
   struct Program;
@@ -170,6 +180,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
     Program* running = nullptr;
   };
 
+  // Builds the system, the engine and the fabric from opened_with_ (the constructor, reset()).
+  void open();
+  // Ends the simulation: the fault log into the trace, the engine then the system destroyed.
+  void close();
   const kernels::KernelInfo* find_kernel(const std::string& name) const;
   std::unique_ptr<Program> place_program(const std::string& workload, runtime::ChipId chip,
                                          const runtime::Program& program);
@@ -194,14 +208,20 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::uint32_t router_status(const runtime::FabricRouterSite& site);
   MemoryRegion& tensix_l1(runtime::ChipId chip, runtime::CoreCoord logical);
 
+  // What a reset() keeps: the device's make and the kernels registered beside the registry's.
   topo::Topology topology_;
-  SimMeshDeviceOptions options_;
-  bool faults_traced_ = false;  // the fault log is in the trace (record_faults_in_trace)
+  const SimMeshDeviceOptions opened_with_;  // as given: reset() opens from it again
   std::map<runtime::ChipId, runtime::ChipCoreMap> core_maps_;
   runtime::CoreCoord worker_grid_;
-  runtime::FabricPlan fabric_;
   std::map<std::string, kernels::KernelInfo> extra_kernels_;
   std::deque<std::string> extra_kernel_names_;  // storage for KernelInfo::name views
+
+  // Every member from here on is built by open() or cleared by reset() (keep both in step).
+  // The options open() made of opened_with_ (the fabric re-embedded around links down from the
+  // start).
+  SimMeshDeviceOptions options_;
+  bool faults_traced_ = false;  // the fault log is in the trace (record_faults_in_trace)
+  runtime::FabricPlan fabric_;
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
   std::optional<DeviceAllocator> allocator_;

@@ -370,22 +370,31 @@ TEST(CliSweepDevice, RefusesJobsAndWhatTheServerDecides) {
 }
 
 // A point that hangs on the served device ends the sweep there (exit 3, the report on stderr, as a
-// local sweep's hang), and the device stays failed: the next client's op gets the same report.
-TEST(CliSweepDevice, HangEndsTheSweepAndTheDeviceStaysFailed) {
+// local sweep's hang), and the server resets the device after that session: the next client's op
+// runs as on a fresh device with the same fault (the local run's row; a 64 KiB all_gather ends
+// before the link goes down at 30 us). Before the reset it got the hang report again.
+TEST(CliSweepDevice, HangEndsTheSweepAndTheServerResetsTheDevice) {
   ServeChild serve({"--system", "t3k", "--fault", "link-down:0-2@30us"});
   ASSERT_NE(serve.port, 0) << serve.line;
   const Outcome sweep =
       cclmesh({"sweep", "--device", serve.endpoint(), "--op", "all_gather", "-b", "512KiB", "-e", "1MiB"});
   const Outcome next = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB"});
   EXPECT_EQ(serve.stop(), 0);
+  const std::string serve_log = serve.child.all_stderr();
   EXPECT_EQ(sweep.exit_code, 3) << sweep.err;
   EXPECT_EQ(sweep.out, "");  // the first point hung: no row
   const std::string first_line = "cclmesh: all_gather at 524288 B did not complete:\n";
   ASSERT_EQ(sweep.err.rfind(first_line, 0), 0u) << sweep.err;
-  const std::string report = sweep.err.substr(first_line.size());
-  EXPECT_EQ(report.rfind("hang at ", 0), 0u) << report;
-  EXPECT_EQ(next.exit_code, 3) << next.err;
-  EXPECT_EQ(next.err, "cclmesh: the simulated op did not complete:\n" + report);
+  EXPECT_EQ(sweep.err.substr(first_line.size()).rfind("hang at ", 0), 0u) << sweep.err;
+  EXPECT_NE(serve_log.find("cclmesh serve: device reset (the device failed in that session): the next client gets it "
+                           "as just opened\n"),
+            std::string::npos)
+      << serve_log;
+  const Outcome local =
+      cclmesh({"run", "--system", "t3k", "--fault", "link-down:0-2@30us", "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, local.out);
 }
 
 // A served device with a link down from the start: its fabric line is laid around it, and a
@@ -437,6 +446,55 @@ TEST(CliServeFaults, HangOverTheWireReportsAsLocally) {
   EXPECT_EQ(report_of(remote.err), report_of(local.err));
   EXPECT_NE(local.err.find(" us: the enqueued workloads cannot complete; no event is left"), std::string::npos)
       << local.err;
+}
+
+// A served `corrupt` fault: the client's run lists what the corruption did, as a local run does
+// (the "# corrupt:..." line after the row and its mismatch), exit 1, the same stdout byte for
+// byte (golden run_fault_corrupt). Before fault_effects crossed the wire the line was missing.
+TEST(CliServeFaults, CorruptionEffectsListedAsLocally) {
+  ServeChild serve({"--system", "t3k", "--fault", "corrupt:0-2:5"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local =
+      cclmesh({"run", "--system", "t3k", "--fault", "corrupt:0-2:5", "--op", "all_gather", "--size", "256KiB"});
+  EXPECT_EQ(local.exit_code, 1) << local.err;
+  EXPECT_EQ(remote.exit_code, 1) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_NE(remote.out.find("\n# corrupt:0-2:5: flipped bit 0 of byte 3958 "), std::string::npos) << remote.out;
+  // A timing-only device carries no payload to flip: serve refuses, as run does.
+  const Outcome no_data = cclmesh({"serve", "--system", "t3k", "--no-data", "--fault", "corrupt:0-2", "--port", "0"});
+  EXPECT_EQ(no_data.exit_code, 2);
+  EXPECT_EQ(no_data.err, "cclmesh: error: --fault: 'corrupt:0-2' flips a bit of payload data, which a --no-data device "
+                         "does not carry; serve it without --no-data\n");
+}
+
+// serve --chips: the fabric through those chips alone (t3k's MMIO square 0,1,3,2 closes into a
+// ring); a client's run is the local `run --chips`'s, row and title. Beside --mode legacy or
+// --fabric-scope axes, and for chips that are not neighbours, serve exits 2 with one line.
+TEST(CliServeFaults, FabricThroughSomeChipsServedAsLocally) {
+  ServeChild serve({"--system", "t3k", "--chips", "0,1,3,2"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  EXPECT_NE(serve.line.find("fabric ring x1 through chips 0,1,3,2, functional"), std::string::npos) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local = cclmesh({"run", "--system", "t3k", "--chips", "0,1,3,2", "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_NE(local.out.find("(4 chips"), std::string::npos) << local.out;
+  const Outcome legacy = cclmesh({"serve", "--system", "t3k", "--chips", "0,1,3,2", "--mode", "legacy", "--port", "0"});
+  EXPECT_EQ(legacy.exit_code, 2);
+  EXPECT_EQ(legacy.err, "cclmesh: error: --chips: '0,1,3,2' given with --mode legacy, which runs no fabric to lay "
+                        "through them (each op brings its own EDMs); serve --mode fabric\n");
+  const Outcome axes =
+      cclmesh({"serve", "--system", "t3k", "--chips", "0,1,3,2", "--fabric-scope", "axes", "--port", "0"});
+  EXPECT_EQ(axes.exit_code, 2);
+  EXPECT_EQ(axes.err.rfind("cclmesh: error: --chips: '0,1,3,2' given with --fabric-scope axes", 0), 0u) << axes.err;
+  const Outcome apart = cclmesh({"serve", "--system", "t3k", "--chips", "0,7", "--port", "0"});
+  EXPECT_EQ(apart.exit_code, 2);
+  EXPECT_EQ(apart.err.rfind("cclmesh: error: --system t3k --mode fabric --chips 0,7 --links 1: ", 0), 0u) << apart.err;
+  EXPECT_EQ(std::count(apart.err.begin(), apart.err.end(), '\n'), 1) << apart.err;
 }
 
 // serve --max-sim-time: each client's op gets the budget from its own start (the served device's

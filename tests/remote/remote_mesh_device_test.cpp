@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
@@ -89,9 +90,10 @@ Bytes read_back(MeshDevice& device, ChipId chip, const BufferHandle& buffer) {
   return out;
 }
 
-ag::Params all_gather_params(MeshDevice& device, const FabricOptions& fabric) {
+ag::Params all_gather_params(MeshDevice& device, const FabricOptions& fabric,
+                             const ccl::TensorSpec& input = ccltest::tile({1, 1, 64, 128})) {
   ag::Params p;
-  p.input = ccltest::tile({1, 1, 64, 128});
+  p.input = input;
   p.dim = 3;
   p.topology = ccl::CclTopology::Ring;
   p.fabric = fabric;
@@ -310,6 +312,7 @@ class SlowFinish final : public MeshDevice {
     inner_.finish();
   }
   std::vector<KernelProfile> profile() const override { return inner_.profile(); }
+  void reset() override { inner_.reset(); }
 
  private:
   MeshDevice& inner_;
@@ -379,6 +382,146 @@ TEST(RemoteMeshDevice, ShutdownRequestEndsServe) {
   remote.shutdown_server();
   served.served.thread.join();  // serve() returned without stop()
   EXPECT_THROW(remote.chips(), RemoteDeviceError);
+}
+
+// --- reset -----------------------------------------------------------------------------------
+
+// A T3K ring whose link between chips 0 and 2 goes down at 30 us (the device's clock): a 1 MiB
+// all_gather (~55 us) hangs on it, the 16 KiB one of run_all_gather (~8 us) does not.
+sim::device::SimMeshDeviceOptions ring_losing_a_link_at_30us() {
+  sim::device::SimMeshDeviceOptions options = ring_options();
+  options.faults.link_down.push_back({0, 2, sim::SimTime::from_us(30), "link-down:0-2@30us"});
+  return options;
+}
+
+// The 1 MiB all_gather that the link going down strands: DeviceError(Hang).
+void expect_the_long_all_gather_hangs(MeshDevice& device) {
+  const ag::Params p = all_gather_params(device, device.fabric(), ccltest::tile({1, 1, 512, 1024}));
+  try {
+    ag::run(device, p);
+    FAIL() << "the all_gather completed across a link that went down under it";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.kind(), DeviceError::Kind::Hang) << e.what();
+  }
+}
+
+// The all_gather run_all_gather runs, on a device just built with ring_losing_a_link_at_30us().
+OpResult fresh_all_gather() {
+  sim::device::SimMeshDevice fresh(topo::load_system("t3k"), ring_losing_a_link_at_30us());
+  return run_all_gather(fresh, fresh.fabric());
+}
+
+// A client resets the device its op hung: the session goes on, the handles of before are
+// refused, and an all_gather then gives a fresh device's bytes (the host reference's) and profile.
+TEST(RemoteMeshDevice, ResetRecoversADeviceAnOpHung) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_losing_a_link_at_30us());
+  RemoteServerOptions options = server_options(device);
+  options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device.now().ps()); };
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle before = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  expect_the_long_all_gather_hangs(remote);
+  EXPECT_THROW(remote.finish(), DeviceError);  // failed until reset, as locally
+  remote.reset();
+  EXPECT_EQ(remote.profile().size(), 0u);
+  EXPECT_EQ(*remote.device_time_ps(), static_cast<std::uint64_t>(device.fabric_ready_time().ps()));
+  Bytes data(4096);
+  try {
+    remote.read_buffer(0, before, data);
+    FAIL() << "a buffer created before the reset was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "read_buffer: buffer 1 is not one this server created (or not as it was created)");
+  }
+  const OpResult after_reset = run_all_gather(remote, remote.fabric());
+  const OpResult fresh = fresh_all_gather();
+  EXPECT_EQ(after_reset.outputs.size(), 8u);
+  EXPECT_TRUE(after_reset.outputs == fresh.outputs);
+  expect_same_profile(after_reset.profile, fresh.profile);
+}
+
+// A session that leaves the device failed ends with the server resetting it: the next client
+// gets a fresh device's all_gather. With the reset off, the next client finds it failed.
+TEST(RemoteMeshDevice, ServerResetsADeviceLeftFailedBeforeTheNextClient) {
+  for (const bool reset : {true, false}) {
+    SCOPED_TRACE(reset ? "reset after a failed session" : "no reset");
+    sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_losing_a_link_at_30us());
+    RemoteServerOptions options = server_options(device);
+    options.reset_after_failed_session = reset;
+    std::mutex log_mutex;  // written by the serving thread
+    std::vector<std::string> log;
+    options.log = [&](const std::string& line) {
+      const std::lock_guard lock(log_mutex);
+      log.push_back(line);
+    };
+    Served served(device, options);
+    {
+      RemoteMeshDevice first("127.0.0.1", served.server.port());
+      expect_the_long_all_gather_hangs(first);
+    }
+    RemoteMeshDevice next("127.0.0.1", served.server.port());
+    if (reset) {
+      const OpResult after_reset = run_all_gather(next, next.fabric());
+      const OpResult fresh = fresh_all_gather();
+      EXPECT_TRUE(after_reset.outputs == fresh.outputs);
+      expect_same_profile(after_reset.profile, fresh.profile);
+      const std::lock_guard lock(log_mutex);
+      EXPECT_TRUE(std::find(log.begin(), log.end(),
+                            "device reset (the device failed in that session): the next client gets it as just "
+                            "opened") != log.end());
+    } else {
+      EXPECT_THROW(next.finish(), DeviceError);
+    }
+  }
+}
+
+// A client that enqueues and leaves without finish() leaves work the next client's finish() would
+// run: the server resets the device, so the next client's profile is its own op's alone.
+TEST(RemoteMeshDevice, ServerResetsADeviceLeftWithWorkUnfinished) {
+  ServedSim served;
+  {
+    RemoteMeshDevice first("127.0.0.1", served.port());
+    first.enqueue_workload(all_gather_without_chip_0(first, first.fabric()));  // would hang the next finish()
+  }
+  RemoteMeshDevice next("127.0.0.1", served.port());
+  const OpResult over_the_wire = run_all_gather(next, next.fabric());
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  expect_same_profile(over_the_wire.profile, run_all_gather(local, local.options().fabric).profile);
+}
+
+// fault_effects: what the server's callback says, as it says it; nothing without one.
+TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
+  {
+    ServedSim served;
+    RemoteMeshDevice remote("127.0.0.1", served.port());
+    EXPECT_TRUE(remote.fault_effects().empty());
+  }
+  sim::device::SimMeshDeviceOptions corrupting = ring_options();
+  corrupting.faults.corrupt.push_back({0, 2, sim::SimTime::zero(), 5, "corrupt:0-2:5"});
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), corrupting);
+  RemoteServerOptions options = server_options(device);
+  options.fault_effects = [&device] { return device.fault_effects(); };
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const std::vector<std::string> waiting = remote.fault_effects();
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting, device.fault_effects());
+  ag::run(remote, all_gather_params(remote, remote.fabric()));
+  const std::vector<std::string> flipped = remote.fault_effects();
+  EXPECT_EQ(flipped, device.fault_effects());
+  EXPECT_NE(flipped, waiting);
+  EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
+}
+
+// A client of the previous protocol version (3: no reset) is refused with both versions named.
+TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
+  ServedSim served;
+  boost::asio::io_context io;
+  FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.port(), 5000ms));
+  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 3}}), {}, 5000ms);
+  const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
+  EXPECT_EQ(reply.at("type"), "error");
+  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 3, this server "
+                                 "cclmesh-remote-device version 4");
 }
 
 // --- misbehaving servers -------------------------------------------------------------------

@@ -143,4 +143,12 @@ void add_fault_spec(RunFaults& faults, std::string_view spec) {
   faults.specs.emplace_back(spec);
 }
 
+void require_data_for_corruption(const sim::device::FaultPlan& plan, bool no_data, std::string_view what,
+                                 std::string_view command) {
+  if (!no_data || plan.corrupt.empty()) return;
+  throw UsageError(fmt::format("--fault: '{}' flips a bit of payload data, which {} does not carry; {} it without "
+                               "--no-data",
+                               plan.corrupt.front().spec, what, command));
+}
+
 }  // namespace cclmesh::cli

@@ -32,4 +32,10 @@ struct RunFaults {
 // that may be given once (skew, drop, dup, no-bubble) given twice.
 void add_fault_spec(RunFaults& faults, std::string_view spec);
 
+// A `corrupt` fault flips a bit of payload data, which a timing-only device (--no-data) does not
+// carry: UsageError naming the first one, what would not carry it (`a --no-data run`) and the
+// command to give it to without --no-data ("run").
+void require_data_for_corruption(const sim::device::FaultPlan& plan, bool no_data, std::string_view what,
+                                 std::string_view command);
+
 }  // namespace cclmesh::cli

@@ -428,11 +428,7 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "reduce_scatter and all_to_all",
                                  *options.dim, to_string(options.op)));
   }
-  if (options.no_data && !options.faults.plan.corrupt.empty()) {
-    throw UsageError(fmt::format("--fault: '{}' flips a bit of payload data, which a --no-data run does not carry; "
-                                 "run it without --no-data",
-                                 options.faults.plan.corrupt.front().spec));
-  }
+  require_data_for_corruption(options.faults.plan, options.no_data, "a --no-data run", "run");
   if (options.root != 0 && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
                                  to_string(options.op)));
@@ -1087,6 +1083,8 @@ std::vector<LinkDirectionUse> wire_use(sim::device::SimMeshDevice& device) {
   return use;
 }
 
+}  // namespace
+
 // --topology auto: a ring where the groups the run would use close into rings of 3 or more
 // chips, else a line. tt-metal's all_gather runs 2 devices as a line itself (REFERENCE 3.2); an
 // explicit --topology ring on 2 chips, or on a row with no closing link, is still refused.
@@ -1119,6 +1117,8 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
   }
 }
 
+namespace {
+
 // The options that decide the buffers, for a refusal of them.
 const char* memory_options_named(const RunOptions& options) {
   if (options.output_memory) return "--memory/--shard/--out-shard";
@@ -1150,10 +1150,6 @@ void reject_size_below_a_page_per_chip(const RunOptions& options, const topo::To
     throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // When the op's kernels ran, from the profile entries the op added (from profile_begin on).
 // time: the op's worker (Tensix) kernels, first start to last end. launch: the longest any
@@ -1374,11 +1370,18 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
   options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;
   options.topology = served_topology(options, topology, fabric);
-  // The row names the faults the device runs under, as a local run's does (what a corruption
-  // did is the simulator's to say, and is not sent).
+  // A fabric laid through some chips only (serve --chips): the op runs on them, as a local
+  // `run --chips` does (a fabric re-embedded around a down link still runs through every chip).
+  if (fabric.mode != runtime::FabricMode::None && fabric.scope == runtime::FabricScope::System &&
+      !fabric.chip_order.empty() && fabric.chip_order.size() < topology.chips().size()) {
+    options.chips.assign(fabric.chip_order.begin(), fabric.chip_order.end());
+  }
+  // The row names the faults the device runs under, as a local run's does, and what they did
+  // (the server's lines).
   options.faults = {};
   options.faults.specs = device.faults();
-  const auto n_chips = static_cast<std::uint32_t>(topology.chips().size());
+  const auto n_chips =
+      static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
   const PreparedOp op =
@@ -1392,6 +1395,7 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
                                          : std::numeric_limits<double>::quiet_NaN();
   RunResult result = op_result(options, device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
   check_op(op, result);
+  result.fault_effects = device.fault_effects();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
@@ -1441,9 +1445,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
   }
   check_op(op, result);
-  for (const auto& corruption : device->corruptions()) {
-    result.fault_effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
-  }
+  result.fault_effects = device->fault_effects();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }

@@ -18,6 +18,11 @@ namespace cclmesh::cli {
 // With options.device set (--device HOST:PORT), connects and runs on the served device.
 RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace = nullptr);
 
+// --topology as run resolves it: auto is a ring where the run's groups (options.chips, the
+// --cluster-axis groups, or every chip) close into rings of 3 or more chips over options.links,
+// else a line; ring and line as given. (`serve --chips` lays its fabric the same way.)
+std::string resolve_topology(const RunOptions& options, const topo::Topology& topology);
+
 // --device HOST:PORT: a session with the served device; UsageError ("--device: ...") when the
 // address is not one or the server cannot be reached, refuses the session or stays busy.
 std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint);

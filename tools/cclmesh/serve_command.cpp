@@ -1,11 +1,12 @@
 // `cclmesh serve --system S [--port P] [--bind ADDR] [--mode fabric|legacy]
-//   [--topology auto|ring|line] [--fabric-scope system|axes] [--links N] [--no-data]
+//   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
 //   [--max-wall S]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
-// time, until SIGINT / SIGTERM or a client's shutdown request (exit 0). The first line on
-// stdout names the address and port listened on (port 0 takes an ephemeral one). What shapes
+// time, until SIGINT / SIGTERM or a client's shutdown request (exit 0); a session that leaves
+// the device failed or with work unfinished is followed by a reset (RemoteServerOptions). The
+// first line on stdout names the address and port listened on (port 0: an ephemeral one). What shapes
 // the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
 // run: a client's `run --device` cannot change the served device.
 #include <fmt/format.h>
@@ -29,6 +30,8 @@
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -48,6 +51,8 @@ struct ServeOptions {
   std::string mode = "fabric";
   std::string topology = "auto";
   std::string fabric_scope = "system";
+  // The fabric's chips, in order (one line or ring through them alone); empty: every chip.
+  std::vector<std::uint32_t> chips;
   std::uint32_t links = 1;
   bool no_data = false;
   double idle_timeout_s = 300;
@@ -89,8 +94,31 @@ bool some_axis_closes(const topo::Topology& topology, std::int32_t links) {
   return false;
 }
 
+// --chips: a line or ring through those chips alone, as `run --chips` lays it (--topology auto: a
+// ring where the last chip neighbours the first over --links, and there are 3 or more).
+runtime::FabricMode fabric_mode_through_chips(const ServeOptions& options, const topo::Topology& topology) {
+  const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
+  if (options.mode == "legacy") {
+    throw UsageError(fmt::format("--chips: '{}' given with --mode legacy, which runs no fabric to lay through them "
+                                 "(each op brings its own EDMs); serve --mode fabric",
+                                 given));
+  }
+  if (options.fabric_scope != "system") {
+    throw UsageError(fmt::format("--chips: '{}' given with --fabric-scope {}, whose fabrics are the mesh's rows and "
+                                 "columns; a fabric through chips of your choice is one line or ring (--fabric-scope "
+                                 "system)",
+                                 given, options.fabric_scope));
+  }
+  RunOptions run;
+  run.topology = options.topology;
+  run.links = options.links;
+  run.chips = options.chips;
+  return resolve_topology(run, topology) == "ring" ? runtime::FabricMode::Ring : runtime::FabricMode::Line;
+}
+
 // The fabric a served device runs: clients build their ops for it (the hello tells them).
 runtime::FabricMode fabric_mode(const ServeOptions& options, const topo::Topology& topology) {
+  if (!options.chips.empty()) return fabric_mode_through_chips(options, topology);
   if (options.mode == "legacy") return runtime::FabricMode::None;
   if (options.topology == "line") return runtime::FabricMode::Line;
   if (options.fabric_scope == "axes") {
@@ -127,11 +155,13 @@ int run_serve(const ServeOptions& options) {
   device_options.fabric.mode = fabric_mode(options, topology);
   if (options.fabric_scope == "axes") device_options.fabric.scope = runtime::FabricScope::Axes;
   device_options.fabric.num_links = options.links;
+  device_options.fabric.chip_order.assign(options.chips.begin(), options.chips.end());
   device_options.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device_options.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
   if (options.erisc_unreserved_kib) device_options.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
   RunFaults faults;
   for (const std::string& spec : options.faults) add_fault_spec(faults, spec);
+  require_data_for_corruption(faults.plan, options.no_data, "a --no-data device", "serve");
   device_options.faults = faults.plan;
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
@@ -141,6 +171,7 @@ int run_serve(const ServeOptions& options) {
   // What the device is built from, for a refusal (the device names the fault or the setting).
   std::string asked = fmt::format("--system {} --mode {}", options.system, options.mode);
   if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
+  if (!options.chips.empty()) asked += fmt::format(" --chips {}", fmt::join(options.chips, ","));
   asked += fmt::format(" --links {}", options.links);
   for (const std::string& spec : options.faults) asked += " --fault " + spec;
   if (!options.max_sim_time.empty()) asked += " --max-sim-time " + options.max_sim_time;
@@ -168,8 +199,9 @@ int run_serve(const ServeOptions& options) {
       fmt::format("simulated {} ({} chips), {}, {}", topology.name(), topology.chip_count(),
                   device->fabric().mode == runtime::FabricMode::None
                       ? std::string("legacy mode (no fabric)")
-                      : fmt::format("{}fabric {} x{}", options.fabric_scope == "axes" ? "per-axis " : "",
-                                    runtime::to_string(device->fabric().mode), options.links),
+                      : fmt::format("{}fabric {} x{}{}", options.fabric_scope == "axes" ? "per-axis " : "",
+                                    runtime::to_string(device->fabric().mode), options.links,
+                                    options.chips.empty() ? "" : fmt::format(" through chips {}", fmt::join(options.chips, ","))),
                   options.no_data ? "timing only" : "functional");
   server_options.faults = faults.specs;  // clients' rows name them, as a local run's
   if (!faults.specs.empty()) server_options.description += fmt::format(", faults {}", fmt::join(faults.specs, " "));
@@ -178,6 +210,7 @@ int run_serve(const ServeOptions& options) {
   }
   if (device_options.max_wall_seconds) server_options.description += fmt::format(", max-wall {} s per op", options.max_wall);
   server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
+  server_options.fault_effects = [&device] { return device->fault_effects(); };
   // A client gets the session only while it talks: silent for idle_timeout (or not saying hello
   // within 10 s, or the idle timeout when shorter), it is dropped and the next client served.
   const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(options.idle_timeout_s * 1000.0));
@@ -227,6 +260,10 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                       "the fabric's shape: auto (a ring through every chip where one exists), ring or line")
       ->check(CLI::IsMember({"auto", "ring", "line"}))
       ->capture_default_str();
+  command->add_option_function<std::string>(
+      "--chips", [options](const std::string& text) { options->chips = parse_chip_list(text, "--chips"); },
+      "lay the fabric through these chips of --system only, in order, as one line or ring (as `run --chips`; "
+      "--topology auto: a ring where the last neighbours the first); clients' ops then run on them");
   command->add_option("--links", options->links, "fabric routing planes (links per hop)")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
@@ -250,10 +287,10 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--fault", options->faults,
                       "serve a faulty device (repeatable; as `cclmesh run --fault`): link-down:A-B[@T], link-slow:A-B:F, "
                       "skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble; times are the "
-                      "device's clock, which runs on across clients");
+                      "device's clock, which runs on across clients (from zero again after a reset)");
   command->add_option("--max-sim-time", options->max_sim_time,
                       "each client op (finish) stops with a report once it has simulated T (e.g. 50ms); the device "
-                      "then stays failed, as after a hang");
+                      "then stays failed for that client, as after a hang");
   command->add_option("--max-wall", options->max_wall,
                       "each client op (finish) stops with a report once it has taken SECONDS of wall time");
   command->add_flag("--no-data", options->no_data, "timing only: buffers hold no bytes (what-if sizes beyond memory)");
@@ -264,6 +301,11 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   add_link_whatif_options(*command, options->link_whatif);
+  command->footer(
+      "A device that hangs, faults or times out stays failed for the rest of that client's session (as a local one; "
+      "the client may reset it). A session that ends with the device failed, or with work enqueued and not "
+      "finished, is followed by a reset: the next client gets the device as just opened (clock at zero, no buffers, "
+      "faults armed again).");
   command->callback([options, &outcome] { outcome.exit_code = run_serve(*options); });
 }
 

@@ -62,6 +62,29 @@ TEST(PlanningMeshDevice, GivesTheSimulatedDevicesHandlesAndSemaphores) {
   EXPECT_EQ(planner.create_buffer(l1(4096)), device.create_buffer(l1(4096)));
 }
 
+// After reset() both place as if nothing had been placed: the same handles and semaphores as
+// before, and a semaphore created before is no longer theirs.
+TEST(PlanningMeshDevice, ResetForgetsWhatWasPlacedAsTheDeviceDoes) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  SimMeshDevice device(t3k, timing_only(line_fabric()));
+  PlanningMeshDevice planner(t3k, line_fabric(), {}, DataMode::TimingOnly);
+  const std::vector<runtime::CoreRange> cores{runtime::CoreRange{{0, 0}, {1, 1}}};
+  const runtime::BufferHandle first = planner.create_buffer(dram(1 << 20));
+  const runtime::GlobalSemaphore semaphore = planner.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  EXPECT_EQ(device.create_buffer(dram(1 << 20)), first);
+  EXPECT_EQ(device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0), semaphore);
+  planner.create_buffer(l1(64 * 1024));
+  device.create_buffer(l1(64 * 1024));
+  planner.reset();
+  device.reset();
+  EXPECT_THROW(planner.reset_global_semaphore(semaphore, 1), std::invalid_argument);
+  EXPECT_THROW(device.reset_global_semaphore(semaphore, 1), std::invalid_argument);
+  EXPECT_EQ(planner.create_buffer(dram(1 << 20)), first);
+  EXPECT_EQ(device.create_buffer(dram(1 << 20)), first);
+  EXPECT_EQ(planner.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0), semaphore);
+  EXPECT_EQ(device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0), semaphore);
+}
+
 TEST(PlanningMeshDevice, RefusesABufferThatDoesNotFitAsTheDeviceDoes) {
   const topo::Topology n300 = topo::load_system("n300");
   SimMeshDevice device(n300, timing_only(line_fabric()));
