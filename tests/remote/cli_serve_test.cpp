@@ -397,17 +397,40 @@ TEST(CliSweepDevice, HangEndsTheSweepAndTheServerResetsTheDevice) {
   EXPECT_EQ(next.out, local.out);
 }
 
+// One op run twice on a T3K built with `device_args`: on `cclmesh serve --system t3k
+// device_args` by `run --device`, and by a local `run --system t3k device_args` (serve takes the
+// device's options under the names run does).
+struct ServedAndLocal {
+  std::string serve_line;  // serve's first stdout line
+  Outcome remote;
+  Outcome local;
+};
+
+ServedAndLocal served_and_local(const std::vector<std::string>& device_args, const std::vector<std::string>& op_args) {
+  std::vector<std::string> serve_args{"--system", "t3k"};
+  serve_args.insert(serve_args.end(), device_args.begin(), device_args.end());
+  ServeChild serve(serve_args);
+  ServedAndLocal result;
+  result.serve_line = serve.line;
+  EXPECT_NE(serve.port, 0) << serve.line;
+  std::vector<std::string> remote_args{"run", "--device", serve.endpoint()};
+  remote_args.insert(remote_args.end(), op_args.begin(), op_args.end());
+  result.remote = cclmesh(remote_args);
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> local_args{"run", "--system", "t3k"};
+  local_args.insert(local_args.end(), device_args.begin(), device_args.end());
+  local_args.insert(local_args.end(), op_args.begin(), op_args.end());
+  result.local = cclmesh(local_args);
+  return result;
+}
+
 // A served device with a link down from the start: its fabric line is laid around it, and a
 // client's run prints what a local run with the same --fault prints (the row and its note, which
 // names the fault and the line's order: the hello carries both).
 TEST(CliServeFaults, DeadLinkServedAsLocally) {
-  ServeChild serve({"--system", "t3k", "--topology", "line", "--fault", "link-down:0-2"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  EXPECT_NE(serve.line.find(", faults link-down:0-2"), std::string::npos) << serve.line;
-  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
-  EXPECT_EQ(serve.stop(), 0);
-  const Outcome local = cclmesh(
-      {"run", "--system", "t3k", "--topology", "line", "--fault", "link-down:0-2", "--op", "all_gather", "--size", "1MiB"});
+  const auto [serve_line, remote, local] =
+      served_and_local({"--topology", "line", "--fault", "link-down:0-2"}, {"--op", "all_gather", "--size", "1MiB"});
+  EXPECT_NE(serve_line.find(", faults link-down:0-2"), std::string::npos) << serve_line;
   EXPECT_EQ(local.exit_code, 0) << local.err;
   EXPECT_EQ(remote.exit_code, 0) << remote.err;
   EXPECT_EQ(remote.out, local.out);
@@ -435,12 +458,8 @@ std::string report_of(const std::string& err) {
 // A link that goes down mid-op hangs it: over the wire, the same exit code (3) and the same hang
 // report, word for word, as the local run with that fault.
 TEST(CliServeFaults, HangOverTheWireReportsAsLocally) {
-  ServeChild serve({"--system", "t3k", "--fault", "link-down:0-2@30us"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
-  EXPECT_EQ(serve.stop(), 0);
-  const Outcome local =
-      cclmesh({"run", "--system", "t3k", "--fault", "link-down:0-2@30us", "--op", "all_gather", "--size", "1MiB"});
+  const auto [serve_line, remote, local] =
+      served_and_local({"--fault", "link-down:0-2@30us"}, {"--op", "all_gather", "--size", "1MiB"});
   EXPECT_EQ(local.exit_code, 3) << local.err;
   EXPECT_EQ(remote.exit_code, 3) << remote.err;
   EXPECT_EQ(report_of(remote.err), report_of(local.err));
@@ -452,12 +471,8 @@ TEST(CliServeFaults, HangOverTheWireReportsAsLocally) {
 // (the "# corrupt:..." line after the row and its mismatch), exit 1, the same stdout byte for
 // byte (golden run_fault_corrupt). Before fault_effects crossed the wire the line was missing.
 TEST(CliServeFaults, CorruptionEffectsListedAsLocally) {
-  ServeChild serve({"--system", "t3k", "--fault", "corrupt:0-2:5"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "256KiB"});
-  EXPECT_EQ(serve.stop(), 0);
-  const Outcome local =
-      cclmesh({"run", "--system", "t3k", "--fault", "corrupt:0-2:5", "--op", "all_gather", "--size", "256KiB"});
+  const auto [serve_line, remote, local] =
+      served_and_local({"--fault", "corrupt:0-2:5"}, {"--op", "all_gather", "--size", "256KiB"});
   EXPECT_EQ(local.exit_code, 1) << local.err;
   EXPECT_EQ(remote.exit_code, 1) << remote.err;
   EXPECT_EQ(remote.out, local.out);
@@ -473,12 +488,9 @@ TEST(CliServeFaults, CorruptionEffectsListedAsLocally) {
 // ring); a client's run is the local `run --chips`'s, row and title. Beside --mode legacy or
 // --fabric-scope axes, and for chips that are not neighbours, serve exits 2 with one line.
 TEST(CliServeFaults, FabricThroughSomeChipsServedAsLocally) {
-  ServeChild serve({"--system", "t3k", "--chips", "0,1,3,2"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  EXPECT_NE(serve.line.find("fabric ring x1 through chips 0,1,3,2, functional"), std::string::npos) << serve.line;
-  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
-  EXPECT_EQ(serve.stop(), 0);
-  const Outcome local = cclmesh({"run", "--system", "t3k", "--chips", "0,1,3,2", "--op", "all_gather", "--size", "1MiB"});
+  const auto [serve_line, remote, local] =
+      served_and_local({"--chips", "0,1,3,2"}, {"--op", "all_gather", "--size", "1MiB"});
+  EXPECT_NE(serve_line.find("fabric ring x1 through chips 0,1,3,2, functional"), std::string::npos) << serve_line;
   EXPECT_EQ(local.exit_code, 0) << local.err;
   EXPECT_EQ(remote.exit_code, 0) << remote.err;
   EXPECT_EQ(remote.out, local.out);
