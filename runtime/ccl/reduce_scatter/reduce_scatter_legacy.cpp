@@ -67,11 +67,35 @@ std::vector<api::TensorSlice> split_run(const api::TensorSlice& run, std::uint32
   return runs;
 }
 
+// Link l's up worker at (first.x, first.y + l), as legacy_worker_cores places it, and its down
+// worker one column right and num_links rows further, (first.x + 1, first.y + num_links + l), so
+// no two workers share a row. Why: a receiver reads its partial out of its EDM on NoC1, which
+// runs north along the EDM's column, then west along the worker's row; with both directions'
+// workers on one row, both EDMs' read responses crossed that row's links, and the up and down
+// chains, which run in phase, shared them on every message (docs/performance.md "Legacy
+// reduce_scatter on the T3K ring"; there also the swept figures: T3K ring 16 MiB 2174.65 ->
+// 1801.02 us). Throws CclParamsError when the rows do not fit the worker grid.
+std::vector<CoreCoord> row_per_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links) {
+  const CoreCoord grid = common_worker_grid(topology);
+  if (first.x + 1 >= grid.x || std::uint64_t{first.y} + 2ULL * num_links > grid.y) {
+    throw CclParamsError(fmt::format("{}: legacy workers for {} link(s) take 2 columns and {} rows from ({},{}) (a row "
+                                     "per link and direction); they do not fit the {}x{} worker grid",
+                                     kOp, num_links, 2 * num_links, first.x, first.y, grid.x, grid.y));
+  }
+  std::vector<CoreCoord> cores;
+  for (std::uint32_t link = 0; link < num_links; ++link) {
+    cores.push_back(CoreCoord{first.x, first.y + link});
+    cores.push_back(CoreCoord{first.x + 1, first.y + num_links + link});
+  }
+  return cores;
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   static_cast<LegacyOp&>(r) = resolve_legacy_op(
       LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
       kOp);
+  r.cores = row_per_worker_cores(topology, p.first_worker, r.num_links);
   const api::Shape4D in_pages = shape_in_pages(p.input);
   if (dim_of(in_pages, p.dim) % r.n != 0) {
     throw CclParamsError(fmt::format(
@@ -292,7 +316,7 @@ class ChipBuilder {
 }  // namespace
 
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology) {
-  return legacy_worker_cores(topology, params.first_worker, params.num_links, kOp);
+  return resolve(params, topology).cores;
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {

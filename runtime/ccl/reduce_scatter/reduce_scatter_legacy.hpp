@@ -5,7 +5,8 @@
 // reduce_scatter::validate / build / output_spec / reference_outputs call these when
 // params.mode is CclMode::Legacy.
 //
-//   every chip, per direction d (up = toward higher ranks, down = lower), one worker core:
+//   every chip, per direction d (up = toward higher ranks, down = lower), one worker core, each
+//   on its own row (worker_cores below):
 //     receiver (RISC-V 1 / NoC1)  EDM receiver channel from the previous chip of d -> partial
 //                                 CB; this chip's operand (its input run) -> local CB
 //     reduce   (compute)          partial CB + local CB -> reduced CB
@@ -46,7 +47,9 @@
 
 namespace cclmesh::runtime::ccl::reduce_scatter::legacy {
 
-// The worker cores every chip uses: per link [up, down].
+// The worker cores every chip uses: per link [up, down]; link l's up worker at (first.x,
+// first.y + l), its down worker at (first.x + 1, first.y + num_links + l), so that the two
+// directions' receivers read their partials along different NoC1 rows (the .cpp says why).
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology);
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);

@@ -193,22 +193,29 @@ TEST(LegacyLinks, ReduceScatterRunsPerLink) {
   }
 }
 
+// A legacy reduce_scatter of `input` on one group of `chips` over `links` links.
+rs::Params scatter_params(const topo::Topology& t, CclTopology shape, TensorSpec input, std::uint32_t links,
+                          const std::vector<ChipId>& chips) {
+  rs::Params p;
+  p.input = input;
+  p.topology = shape;
+  p.mode = CclMode::Legacy;
+  p.num_links = links;
+  p.groups.chips = {chips};
+  p.input_buffer = test::dram_buffer(1, p.input);
+  p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
+  return p;
+}
+
 // A ring: the slice's up half and down half (as on one link) are each shared out over the links,
 // so a page's direction, and its reduction order, does not depend on the link count. 11 pages a
 // slice on 2 links: up 6 = 3 + 3 (pages 0-2 link 0, 3-5 link 1), down 5 = 3 + 2 (6-8, 9-10).
 TEST(LegacyLinks, ReduceScatterRingSharesEachHalfOverTheLinks) {
   namespace lrs = kernels::legacy_reduce_scatter;
   const topo::Topology t = topo::build_galaxy();
-  rs::Params p;
-  p.input = TensorSpec{{1, 1, 32, 32 * 4 * 11}};
-  p.topology = CclTopology::Ring;
-  p.mode = CclMode::Legacy;
-  p.num_links = 2;
-  p.groups.chips = {{0, 1, 9, 8}};
-  p.input_buffer = test::dram_buffer(1, p.input);
-  p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
+  const rs::Params p = scatter_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 32 * 4 * 11}}, 2, {0, 1, 9, 8});
   const MeshWorkload w = rs::build(p, t);
-  // (first page, pages) of each sender's raw run, by core: x 0 up / 1 down, y = link.
+  // (first page, pages) of each sender's raw run, by core: up (0, link), down (1, 2 + link).
   std::map<CoreCoord, std::pair<std::uint32_t, std::uint32_t>> runs;
   for (const KernelSpec& k : w.programs.at(0).kernels) {
     if (k.kernel != kernels::kLegacyReduceScatterSenderKernelName) continue;
@@ -222,8 +229,39 @@ TEST(LegacyLinks, ReduceScatterRingSharesEachHalfOverTheLinks) {
   EXPECT_EQ(runs.size(), 4u);
   EXPECT_EQ(runs[(CoreCoord{0, 0})], (Run{0, 3}));
   EXPECT_EQ(runs[(CoreCoord{0, 1})], (Run{3, 3}));
-  EXPECT_EQ(runs[(CoreCoord{1, 0})], (Run{6, 3}));
-  EXPECT_EQ(runs[(CoreCoord{1, 1})], (Run{9, 2}));
+  EXPECT_EQ(runs[(CoreCoord{1, 2})], (Run{6, 3}));
+  EXPECT_EQ(runs[(CoreCoord{1, 3})], (Run{9, 2}));
+}
+
+// The reduce_scatter's workers take a row each (reduce_scatter_legacy.hpp, worker_cores): link
+// l's up worker at (x, y + l), its down worker at (x + 1, y + links + l), so the two directions'
+// receivers read their partials out of their EDMs along different NoC1 rows. The all_gather
+// keeps both of a link's workers on one row.
+TEST(LegacyLinks, ReduceScatterWorkersTakeARowEach) {
+  const topo::Topology t = topo::build_galaxy();
+  rs::Params p = scatter_params(t, CclTopology::Line, TensorSpec{{1, 1, 32, 32 * 4 * 8}}, 4, {0, 8, 16, 24});
+  p.first_worker = CoreCoord{2, 1};
+  EXPECT_EQ(rs::legacy::worker_cores(p, t), (std::vector<CoreCoord>{{2, 1}, {3, 5}, {2, 2}, {3, 6}, {2, 3}, {3, 7},
+                                                                    {2, 4}, {3, 8}}));
+  // Every worker kernel of a middle chip runs on one of those cores, and no two cores share a row.
+  const MeshWorkload w = rs::build(p, t);
+  std::set<CoreCoord> cores;
+  for (const KernelSpec& k : w.programs.at(8).kernels) {
+    if (k.kernel != kernels::kLegacyEdmKernelName) cores.insert(k.cores.front().start);
+  }
+  EXPECT_EQ(cores.size(), 8u);
+  std::set<std::uint32_t> rows;
+  for (const CoreCoord& c : cores) rows.insert(c.y);
+  EXPECT_EQ(rows.size(), 8u);
+  // The rows must fit the grid: 2 x links rows from first_worker, where the all_gather needs
+  // only links rows.
+  const CoreCoord grid = common_worker_grid(t);
+  p.first_worker = CoreCoord{0, grid.y - 4};
+  const std::string m = expect_invalid([&] { rs::validate(p, t); });
+  EXPECT_NE(m.find("8 rows"), std::string::npos) << m;
+  EXPECT_NE(m.find("do not fit"), std::string::npos) << m;
+  p.first_worker = CoreCoord{0, grid.y - 8};
+  EXPECT_NO_THROW(rs::validate(p, t));
 }
 
 TEST(LegacyLinks, Refusals) {
