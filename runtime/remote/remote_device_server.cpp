@@ -191,17 +191,18 @@ void RemoteDeviceServer::serve() {
       const std::string peer = connection.peer();
       log(fmt::format("session with {} started", peer));
       const TurnAway turn_away(acceptor_, io_, peer, [this](const std::string& line) { log(line); });
+      std::string how;
       try {
         shutdown = serve_session(connection);
-        log(fmt::format("session with {} ended{}", peer, shutdown ? ": the client asked the server to shut down" : ""));
-      } catch (const ConnectionError& e) {
-        log(fmt::format("session with {} ended: {}", peer, e.what()));
-      } catch (const ProtocolError& e) {
-        log(fmt::format("session with {} ended: {}", peer, e.what()));
+        how = shutdown ? "the client asked the server to shut down" : "the client said goodbye";
+        log(fmt::format("session with {} ended{}", peer, shutdown ? ": " + how : ""));
       } catch (const std::exception& e) {
-        // e.g. a frame too large to hold: that client's session ends, the server goes on.
-        log(fmt::format("session with {} ended: {}", peer, e.what()));
+        // The connection closed, stalled or spoke no protocol, a frame was too large to hold...:
+        // that client's session ends, the server goes on.
+        how = e.what();
+        log(fmt::format("session with {} ended: {}", peer, how));
       }
+      end_session(how);
       connection.close();
     }
     if (shutdown) break;
@@ -209,6 +210,28 @@ void RemoteDeviceServer::serve() {
     reset_if_left_unusable();
   }
   log("server stopped");
+}
+
+void RemoteDeviceServer::begin_session() {
+  ++sessions_begun_;
+  in_session_ = true;
+  if (!options_.session_started) return;
+  try {
+    options_.session_started(sessions_begun_);
+  } catch (const std::exception& e) {
+    log(fmt::format("session {}: {}", sessions_begun_, e.what()));
+  }
+}
+
+void RemoteDeviceServer::end_session(const std::string& how) {
+  if (!in_session_) return;  // the connection ended before its hello was accepted
+  in_session_ = false;
+  if (!options_.session_ended) return;
+  try {
+    options_.session_ended(sessions_begun_, how);
+  } catch (const std::exception& e) {
+    log(fmt::format("session {}: {}", sessions_begun_, e.what()));
+  }
 }
 
 void RemoteDeviceServer::reset_if_left_unusable() {
@@ -311,6 +334,7 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
                  {"fabric", encode(device_.fabric())},
                  {"faults", options_.faults}}));
   }
+  begin_session();
   Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
   for (;;) {
     Frame frame = receive(options_.idle_timeout);

@@ -62,6 +62,14 @@ struct RemoteServerOptions {
   std::chrono::milliseconds hello_timeout{10'000};
   std::chrono::milliseconds idle_timeout{300'000};
   std::chrono::milliseconds io_timeout{60'000};
+  // Told when a session begins (its hello accepted, before any call of its reaches the device)
+  // and when it ends, however it ends (goodbye, shutdown, a closed or stalled connection, a
+  // timeout, stop()), before the device is reset for the next client; `how` says how. Sessions
+  // count from 1; a connection turned away or refused at its hello is none. For what a backend
+  // records per session (`cclmesh serve --trace-dir`); an exception from either is logged, and
+  // serving goes on. Unset: nothing.
+  std::function<void(std::uint64_t session)> session_started;
+  std::function<void(std::uint64_t session, const std::string& how)> session_ended;
   // Told about sessions (connected, ended and why); unset: silent.
   std::function<void(const std::string&)> log;
 };
@@ -94,6 +102,9 @@ class RemoteDeviceServer {
   // describing it larger.
   const BufferHandle& served_buffer(const BufferHandle& claimed, std::string_view call) const;
   void log(const std::string& line) const;
+  // The options' session hooks, around the part of a session that may call the device.
+  void begin_session();
+  void end_session(const std::string& how);
   // After a session: the device reset if that session left it failed or with work unfinished.
   void reset_if_left_unusable();
 
@@ -107,6 +118,8 @@ class RemoteDeviceServer {
   // workloads enqueued since the last finish that completed.
   bool device_failed_ = false;
   bool work_unfinished_ = false;
+  std::uint64_t sessions_begun_ = 0;
+  bool in_session_ = false;
   std::atomic<bool> stop_{false};
   static_assert(std::atomic<bool>::is_always_lock_free, "stop() is called from signal handlers");
 };

@@ -125,6 +125,7 @@ void SimMeshDevice::close() {
 
 void SimMeshDevice::reset() {
   close();
+  ++life_;
   // Everything open() and the calls since built, in the order that leaves no dangling pointer:
   // kernels point at their programs' cores, the links (gone with the system) at the corruptions.
   kernels_.clear();
@@ -140,7 +141,9 @@ void SimMeshDevice::reset() {
   semaphore_settled_.clear();
   global_semaphore_kinds_.clear();
   allocator_.reset();
-  faults_traced_ = false;
+  faults_traced_ = 0;
+  // Between the old life's last records (close(): its fault log) and the new life's first.
+  if (opened_with_.trace != nullptr) opened_with_.trace->device_reset();
   open();
 }
 
@@ -611,15 +614,19 @@ void SimMeshDevice::finish() {
     }
   }
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
+  record_faults_in_trace();
 }
 
-// What the injected faults did, into the trace where it happened, once the log is complete (the
-// run failed, or the device closes): a trace of a hung or corrupted run shows each lost,
-// duplicated or flipped frame and each link that went down, not only the traffic around them.
+// What the injected faults did, into the trace where it happened, once a part of the log is
+// complete (a finish() returned, the run failed, or the device closes): a trace of a hung or
+// corrupted run shows each lost, duplicated or flipped frame and each link that went down, not
+// only the traffic around them. Each record goes in once, so a trace written in pieces
+// (`cclmesh serve`, one per session) has each finish()'s faults in that session's piece.
 void SimMeshDevice::record_faults_in_trace() {
-  if (options_.trace == nullptr || system_ == nullptr || faults_traced_) return;
-  faults_traced_ = true;
-  for (const FaultRecord& record : system_->faults().records()) {
+  if (options_.trace == nullptr || system_ == nullptr) return;
+  const std::vector<FaultRecord>& records = system_->faults().records();
+  for (; faults_traced_ < records.size(); ++faults_traced_) {
+    const FaultRecord& record = records[faults_traced_];
     trace::SpanArgs args;
     args.text_key = "place";
     args.text = record.place;

@@ -127,7 +127,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // Rebuilds the chips, links and engine as the constructor did: a run after it is a fresh
   // device's run, event for event (the clock back at zero, the fabric started again, faults at
   // their times again, a `corrupt` fault armed again). A trace recorder in the options keeps
-  // recording, the new device's times starting at zero again.
+  // recording (TraceRecorder::device_reset): the old life's running spans end at the reset and
+  // the new life follows on the trace's timeline, its clock zero at the reset mark.
   void reset() override;
   // Diagnostics (CCLMESH_NOC_STATS_WINDOW): per kernel that ran on `chip`, in launch order, the
   // time it spent in each kind of wait inside the chip's busy window (options' busy_window) and
@@ -172,6 +173,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // What the faults with an effect worth a line of a run's report did: one "SPEC: what" per
   // `corrupt` fault ("corrupt:0-2:5: flipped bit 0 of byte 3958 ..."), in plan order.
   std::vector<std::string> fault_effects() const;
+  // 1 as constructed, one more per reset(): tells one device life from the next, which the clock
+  // cannot (it starts from zero again).
+  std::uint32_t life() const { return life_; }
 
  private:
   struct Program;
@@ -215,12 +219,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
   runtime::CoreCoord worker_grid_;
   std::map<std::string, kernels::KernelInfo> extra_kernels_;
   std::deque<std::string> extra_kernel_names_;  // storage for KernelInfo::name views
+  std::uint32_t life_ = 1;
 
   // Every member from here on is built by open() or cleared by reset() (keep both in step).
   // The options open() made of opened_with_ (the fabric re-embedded around links down from the
   // start).
   SimMeshDeviceOptions options_;
-  bool faults_traced_ = false;  // the fault log is in the trace (record_faults_in_trace)
+  std::size_t faults_traced_ = 0;  // the fault log's records in the trace (record_faults_in_trace)
   runtime::FabricPlan fabric_;
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 #include <set>
+#include <vector>
 
 #include "sim/engine/check.hpp"
 
@@ -69,8 +70,13 @@ void write_metadata(EventWriter& w, const TraceRecorder& recorder) {
     fmt::format_to(std::back_inserter(w.out()), ",\"args\":{{\"sort_index\":{}}}", chip);
     w.close();
   }
+  // A kernel's track with nothing in this piece (a core an earlier piece's op ran on, in a trace
+  // written in pieces) is not named; a wire's is, for its counter.
+  std::vector<bool> wire_track(recorder.tracks().size(), false);
+  for (const Wire& wire : recorder.wires()) wire_track.at(wire.track) = true;
   for (std::size_t i = 0; i < recorder.tracks().size(); ++i) {
     const Track& t = recorder.tracks()[i];
+    if (t.spans.empty() && t.dropped_spans == 0 && !wire_track[i]) continue;
     const auto tid = static_cast<TrackId>(i + 1);
     w.open("thread_name", 'M', SimTime::zero(), t.chip, tid);
     w.out() += ",\"args\":{\"name\":";
@@ -108,9 +114,9 @@ void write_args(EventWriter& w, const TraceRecorder& recorder, const Span& s) {
     key(s.number_key[n]);
     fmt::format_to(std::back_inserter(w.out()), "{}", s.number[n]);
   }
-  if (s.open) {
+  if (s.open || s.ended_by_reset) {
     if (!first_arg) w.out() += ',';
-    w.out() += "\"unfinished\":true";
+    w.out() += s.ended_by_reset ? "\"unfinished\":true,\"ended_by\":\"device reset\"" : "\"unfinished\":true";
   }
   w.out() += '}';
 }
@@ -130,12 +136,19 @@ void write_spans(EventWriter& w, const TraceRecorder& recorder) {
   }
 }
 
-// Global instant events ("s":"g": a line across every chip in a viewer), on chip 0's process.
+// Global instant events ("s":"g": a line across every chip in a viewer), on chip 0's process:
+// the faults' effects, then the device resets.
 void write_instants(EventWriter& w, const TraceRecorder& recorder) {
   for (const Span& s : recorder.instants().spans) {
     w.open(recorder.text(s.name), 'i', s.start, 0, 0);
     w.out() += ",\"s\":\"g\",\"cat\":\"fault\"";
     write_args(w, recorder, s);
+    w.close();
+  }
+  for (const ResetMark& reset : recorder.resets()) {
+    w.open("device reset", 'i', reset.when, 0, 0);
+    fmt::format_to(std::back_inserter(w.out()), ",\"s\":\"g\",\"cat\":\"device\",\"args\":{{\"life\":{}}}",
+                   reset.life);
     w.close();
   }
 }
@@ -148,7 +161,8 @@ void write_counters(EventWriter& w, const TraceRecorder& recorder) {
   for (const Wire& wire : recorder.wires()) {
     const std::string name = fmt::format("link busy % ch {} -> chip {}", wire.channel, wire.peer_chip);
     const auto sample = [&](std::size_t bucket, std::int64_t busy_ps) {
-      w.open(name, 'C', SimTime::from_ps(static_cast<std::int64_t>(bucket) * width), wire.chip, wire.track + 1);
+      w.open(name, 'C', recorder.counter_origin() + SimTime::from_ps(static_cast<std::int64_t>(bucket) * width),
+             wire.chip, wire.track + 1);
       fmt::format_to(std::back_inserter(w.out()), ",\"args\":{{\"busy\":{:.2f}}}",
                      100.0 * static_cast<double>(busy_ps) / static_cast<double>(width));
       w.close();
@@ -187,10 +201,14 @@ std::string to_trace_event_json(const TraceRecorder& recorder, const TraceInfo& 
     append_escaped(out, value);
     out += ',';
   }
-  fmt::format_to(std::back_inserter(out),
-                 "\"max_spans_per_track\":{},\"dropped_spans\":{},\"counter_bucket_us\":{}}},\"traceEvents\":[",
+  fmt::format_to(std::back_inserter(out), "\"max_spans_per_track\":{},\"dropped_spans\":{},\"counter_bucket_us\":{}",
                  recorder.limits().max_spans_per_track, recorder.dropped_spans(),
                  microseconds_text(recorder.counter_bucket()));
+  // Only a trace written in pieces (cclmesh serve) has counters that do not start at zero.
+  if (recorder.counter_origin() > SimTime::zero()) {
+    fmt::format_to(std::back_inserter(out), ",\"counter_origin_us\":{}", microseconds_text(recorder.counter_origin()));
+  }
+  out += "},\"traceEvents\":[";
   EventWriter writer(out);
   write_metadata(writer, recorder);
   write_spans(writer, recorder);

@@ -8,7 +8,10 @@
 // pid = chip id + 1 and tid = track index + 1 (viewers treat 0 specially); the names carry the
 // real chip ids. Spans still open (a persistent fabric router) end at the recorder's latest
 // time with args.unfinished = true. Tracks that hit the span limit say how many spans they
-// dropped in their name and in otherData.dropped_spans.
+// dropped in their name and in otherData.dropped_spans. Spans a device reset ended say
+// args.ended_by "device reset", and each reset is a global instant "device reset" (category
+// "device", args.life). A piece of a long trace (TraceRecorder::forget_recorded) has its counters
+// from otherData.counter_origin_us on.
 
 #include <string>
 #include <utility>

@@ -7,7 +7,10 @@
 
 namespace cclmesh::sim::trace {
 
-TraceRecorder::TraceRecorder(TraceLimits limits) : limits_(limits), bucket_(limits.initial_counter_bucket) {
+TraceRecorder::TraceRecorder(TraceLimits limits) : TraceRecorder(limits, 1) {}
+
+TraceRecorder::TraceRecorder(TraceLimits limits, std::uint32_t life)
+    : limits_(limits), bucket_(limits.initial_counter_bucket), life_(life) {
   CCLMESH_CHECK(limits_.max_counter_buckets >= 2, "a trace needs at least 2 counter buckets");
   CCLMESH_CHECK(bucket_ > SimTime::zero(), "a trace's counter bucket must be longer than 0");
 }
@@ -50,32 +53,56 @@ bool TraceRecorder::has_room(Track& track) {
   return false;
 }
 
+void TraceRecorder::touch(SimTime time) {
+  latest_ = std::max(latest_, time);
+  piece_open_ = true;
+}
+
 OpenSpan TraceRecorder::begin(TrackId id, SimTime start, std::string_view name, const SpanArgs& args) {
+  start = start + life_offset_;
   Track& t = tracks_.at(id);
-  latest_ = std::max(latest_, start);
-  if (!has_room(t)) return OpenSpan{id};
+  touch(start);
+  if (!has_room(t)) return OpenSpan{};
   Span span;
   span.start = start;
   span.end = start;
   span.open = true;
   fill(span, name, args);
   t.spans.push_back(span);
-  return OpenSpan{id, t.spans.size() - 1};
+  std::size_t slot = open_places_.size();
+  if (free_slots_.empty()) {
+    open_places_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  const std::uint64_t serial = next_serial_++;
+  open_places_[slot] = OpenPlace{id, t.spans.size() - 1, serial, true};
+  return OpenSpan{slot, serial};
 }
 
 void TraceRecorder::end(OpenSpan open, SimTime end) {
-  latest_ = std::max(latest_, end);
+  end = end + life_offset_;
+  touch(end);
   if (!open.valid()) return;
-  Span& span = tracks_.at(open.track).spans.at(open.index);
+  OpenPlace& place = open_places_.at(open.slot);
+  CCLMESH_CHECK(place.live && place.serial == open.serial, "a trace span closed twice, or after the device was reset");
+  Span& span = tracks_.at(place.track).spans.at(place.index);
   CCLMESH_CHECK(span.open && end >= span.start, "a trace span closed twice or before it began");
   span.end = end;
   span.open = false;
+  place.live = false;
+  free_slots_.push_back(open.slot);
 }
 
 void TraceRecorder::span(TrackId id, SimTime start, SimTime end, std::string_view name, const SpanArgs& args) {
   CCLMESH_CHECK(end >= start, "a trace span ends before it starts");
+  add_span(id, start + life_offset_, end + life_offset_, name, args);
+}
+
+void TraceRecorder::add_span(TrackId id, SimTime start, SimTime end, std::string_view name, const SpanArgs& args) {
   Track& t = tracks_.at(id);
-  latest_ = std::max(latest_, end);
+  touch(end);
   if (!has_room(t)) return;
   Span span;
   span.start = start;
@@ -85,7 +112,8 @@ void TraceRecorder::span(TrackId id, SimTime start, SimTime end, std::string_vie
 }
 
 void TraceRecorder::instant(SimTime when, std::string_view name, const SpanArgs& args) {
-  latest_ = std::max(latest_, when);
+  when = when + life_offset_;
+  touch(when);
   if (!has_room(instants_)) return;
   Span span;
   span.start = when;
@@ -134,6 +162,10 @@ void TraceRecorder::grow_buckets(std::size_t needed) {
 }
 
 void TraceRecorder::add_busy(Wire& wire, std::int64_t start_ps, std::int64_t end_ps) {
+  // Buckets count from the piece's origin; a packet that began before it (in flight when the
+  // previous piece was written) counts from there.
+  start_ps = std::max<std::int64_t>(start_ps - counter_origin_.ps(), 0);
+  end_ps -= counter_origin_.ps();
   if (end_ps <= start_ps) return;
   grow_buckets(static_cast<std::size_t>((end_ps - 1) / bucket_.ps()) + 1);
   const std::int64_t width = bucket_.ps();
@@ -148,6 +180,8 @@ void TraceRecorder::add_busy(Wire& wire, std::int64_t start_ps, std::int64_t end
 void TraceRecorder::wire_busy(WireId id, SimTime start, SimTime end, std::int64_t payload_bytes,
                               std::int64_t wire_bytes, std::string_view what) {
   CCLMESH_CHECK(end >= start, "a packet leaves the wire before it starts");
+  start = start + life_offset_;
+  end = end + life_offset_;
   add_busy(wires_.at(id), start.ps(), end.ps());
   Wire& w = wires_.at(id);  // add_busy may not move wires_, but keep the reference fresh
   w.busy_ps += (end - start).ps();
@@ -158,7 +192,102 @@ void TraceRecorder::wire_busy(WireId id, SimTime start, SimTime end, std::int64_
   args.number[0] = payload_bytes;
   args.number_key[1] = "wire_bytes";
   args.number[1] = wire_bytes;
-  span(w.track, start, end, what, args);
+  add_span(w.track, start, end, what, args);
+}
+
+template <typename Keep>
+void TraceRecorder::keep_spans(const Keep& keep) {
+  std::vector<std::string> strings;
+  std::vector<StringId> new_id(strings_.size(), kNoString);
+  const auto keep_string = [&](StringId& id) {
+    if (id == kNoString) return;
+    if (new_id[id] == kNoString) {
+      new_id[id] = static_cast<StringId>(strings.size());
+      strings.push_back(std::move(strings_[id]));
+    }
+    id = new_id[id];
+  };
+  constexpr std::size_t kGone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::vector<std::size_t>> new_index(tracks_.size());
+  for (std::size_t t = 0; t < tracks_.size(); ++t) {
+    std::vector<Span>& spans = tracks_[t].spans;
+    new_index[t].assign(spans.size(), kGone);
+    std::vector<Span> kept;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      if (!keep(spans[i])) continue;
+      Span span = spans[i];
+      keep_string(span.name);
+      keep_string(span.text_key);
+      keep_string(span.text);
+      keep_string(span.number_key[0]);
+      keep_string(span.number_key[1]);
+      new_index[t][i] = kept.size();
+      kept.push_back(span);
+    }
+    spans = std::move(kept);
+    tracks_[t].dropped_spans = 0;
+  }
+  for (std::size_t slot = 0; slot < open_places_.size(); ++slot) {
+    OpenPlace& place = open_places_[slot];
+    if (!place.live) continue;
+    place.index = new_index.at(place.track).at(place.index);
+    if (place.index != kGone) continue;
+    place.live = false;  // a span dropped open: its owner is gone with the old device life
+    free_slots_.push_back(slot);
+  }
+  strings_ = std::move(strings);
+  string_ids_.clear();
+  for (std::size_t id = 0; id < strings_.size(); ++id) string_ids_.emplace(strings_[id], static_cast<StringId>(id));
+  instants_.spans.clear();
+  instants_.dropped_spans = 0;
+  resets_.clear();
+  for (Wire& w : wires_) {
+    w.busy_ps_per_bucket.clear();
+    w.busy_ps = 0;
+    w.payload_bytes = 0;
+    w.wire_bytes = 0;
+  }
+  bucket_ = limits_.initial_counter_bucket;
+  bucket_count_ = 0;
+}
+
+void TraceRecorder::device_reset() {
+  if (!piece_open_) {
+    // Nothing of the old life is left to write, and nothing of it holds a track, wire or span
+    // handle any more (its kernels and links are gone): the recorder starts as a new one, so the
+    // new life's tracks are numbered as a fresh device's.
+    *this = TraceRecorder(limits_, life_ + 1);
+    return;
+  }
+  ++life_;
+  for (std::size_t slot = 0; slot < open_places_.size(); ++slot) {
+    OpenPlace& place = open_places_[slot];
+    if (!place.live) continue;
+    Span& span = tracks_.at(place.track).spans.at(place.index);
+    span.end = latest_;
+    span.open = false;
+    span.ended_by_reset = true;
+    place.live = false;
+    free_slots_.push_back(slot);
+  }
+  resets_.push_back(ResetMark{latest_, life_});
+  life_offset_ = latest_;
+}
+
+void TraceRecorder::forget_recorded() {
+  keep_spans([](const Span& span) { return span.open; });
+  // What is kept is the current life's (a reset ended the older lives' spans): back to its clock.
+  const SimTime shift = life_offset_;
+  for (Track& t : tracks_) {
+    for (Span& span : t.spans) {
+      span.start = span.start - shift;
+      span.end = span.end - shift;
+    }
+  }
+  latest_ = latest_ - shift;
+  life_offset_ = SimTime::zero();
+  counter_origin_ = latest_;
+  piece_open_ = false;
 }
 
 std::uint64_t TraceRecorder::dropped_spans() const {

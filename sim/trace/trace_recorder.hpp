@@ -13,6 +13,13 @@
 // counted, not kept, so a run that moves millions of packets still has a usable trace. The
 // link utilisation counters are always complete: per wire, busy time is summed into time
 // buckets, and when a run outgrows max_counter_buckets every bucket doubles its width.
+//
+// A device that lives long (`cclmesh serve`) has its trace written in pieces, one per client
+// session: forget_recorded() after each piece keeps only the spans still open (a persistent
+// router's run), so every piece has its own span limits and counter buckets and memory stays
+// bounded. A device reset (device_reset()) inside a piece ends the old life's open spans there
+// and places the new life's clock zero at the old life's latest time, behind a marker, so the
+// lives follow one another on one timeline instead of overlapping.
 
 #include <cstddef>
 #include <cstdint>
@@ -49,7 +56,8 @@ struct SpanArgs {
 struct Span {
   SimTime start;
   SimTime end;
-  bool open = false;  // still running when the trace was taken
+  bool open = false;           // still running when the trace was taken
+  bool ended_by_reset = false;  // was still running when the device was reset (ends there)
   StringId name = kNoString;
   StringId text_key = kNoString;
   StringId text = kNoString;
@@ -79,11 +87,18 @@ struct Wire {
 };
 using WireId = std::uint32_t;
 
-// A span opened with begin(); end() closes it. Invalid when the track was full.
+// A span opened with begin(); end() closes it. Invalid when the track was full. It names a slot
+// of the recorder's, not a place in a track, because forget_recorded() moves the spans it keeps.
 struct OpenSpan {
-  TrackId track = 0;
-  std::size_t index = std::numeric_limits<std::size_t>::max();
-  bool valid() const { return index != std::numeric_limits<std::size_t>::max(); }
+  std::size_t slot = std::numeric_limits<std::size_t>::max();
+  std::uint64_t serial = 0;  // the begin() it came from: a stale handle is caught, not misapplied
+  bool valid() const { return slot != std::numeric_limits<std::size_t>::max(); }
+};
+
+// Where a device reset is on the timeline, and the life that starts there (2 after the first).
+struct ResetMark {
+  SimTime when;
+  std::uint32_t life = 0;
 };
 
 class TraceRecorder {
@@ -108,6 +123,23 @@ class TraceRecorder {
   // corrupted frame, a link going down). Kept up to max_spans_per_track, later ones counted.
   void instant(SimTime when, std::string_view name, const SpanArgs& args = {});
 
+  // The device was reset (SimMeshDevice::reset, after the old life's last records and before
+  // the new life's first): the spans still open end at latest() (ended_by_reset), a ResetMark
+  // goes there, and from now on every time given is shifted by that much (life_offset()), so the
+  // new life follows the old one. When nothing was recorded since forget_recorded() and no
+  // piece_started() (the old life already written out, between two pieces), the recorder starts
+  // as a new one instead (tracks, wires, strings, open spans all dropped; life() counted on), so
+  // that the next piece is what a fresh device's recorder would hold.
+  void device_reset();
+  // A piece begins (a client session): a device reset from now until forget_recorded() is
+  // marked (device_reset()), even when nothing was recorded before it.
+  void piece_started() { piece_open_ = true; }
+  // Forgets what was recorded (closed spans, instants, reset marks, dropped counts, the wires'
+  // busy time and counter buckets), keeping the tracks, the wires and the spans still open. The
+  // next piece's times are the current life's clock again (life_offset() back to zero) and its
+  // counter buckets start at the latest time so far (counter_origin()).
+  void forget_recorded();
+
   const TraceLimits& limits() const { return limits_; }
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<Wire>& wires() const { return wires_; }
@@ -119,6 +151,14 @@ class TraceRecorder {
   // The latest time any span or packet reached: where open spans end in the trace.
   SimTime latest() const { return latest_; }
   std::uint64_t dropped_spans() const;
+  // The device resets recorded in this piece, in order.
+  const std::vector<ResetMark>& resets() const { return resets_; }
+  // The device's lives seen so far: 1, plus one per device_reset().
+  std::uint32_t life() const { return life_; }
+  // Where the current life's clock zero is on this piece's timeline.
+  SimTime life_offset() const { return life_offset_; }
+  // Where counter bucket 0 starts (zero until a piece was forgotten).
+  SimTime counter_origin() const { return counter_origin_; }
 
  private:
   StringId intern(std::string_view text);
@@ -126,6 +166,21 @@ class TraceRecorder {
   bool has_room(Track& track);
   void add_busy(Wire& wire, std::int64_t start_ps, std::int64_t end_ps);
   void grow_buckets(std::size_t needed);
+  TraceRecorder(TraceLimits limits, std::uint32_t life);
+  // Keeps the spans for which `keep` holds (and the open slots pointing at them), renumbered,
+  // and the strings they use; clears everything else forget_recorded() forgets.
+  template <typename Keep>
+  void keep_spans(const Keep& keep);
+  void touch(SimTime time);
+  // span() with times already on this piece's timeline (shifted by the life offset).
+  void add_span(TrackId track, SimTime start, SimTime end, std::string_view name, const SpanArgs& args);
+
+  struct OpenPlace {
+    TrackId track = 0;
+    std::size_t index = 0;
+    std::uint64_t serial = 0;
+    bool live = false;
+  };
 
   TraceLimits limits_;
   std::vector<Track> tracks_;
@@ -138,6 +193,14 @@ class TraceRecorder {
   SimTime bucket_;
   std::size_t bucket_count_ = 0;  // buckets in use (the same for every wire)
   SimTime latest_;
+  std::vector<OpenPlace> open_places_;  // by OpenSpan::slot
+  std::vector<std::size_t> free_slots_;
+  std::uint64_t next_serial_ = 1;
+  std::vector<ResetMark> resets_;
+  std::uint32_t life_ = 1;
+  SimTime life_offset_;
+  SimTime counter_origin_;
+  bool piece_open_ = false;  // recorded into, or piece_started(), since forget_recorded()
 };
 
 }  // namespace cclmesh::sim::trace

@@ -1,7 +1,8 @@
 // `cclmesh serve` as a user runs it: the real binary in a child process, its port read from its
 // first stdout line, a RemoteMeshDevice client in this process; it exits 0 on SIGTERM and on a
 // client's shutdown request, and bad options exit 2 with one line naming the option. And
-// `cclmesh run --device` against it: the local run's row, and what it refuses.
+// `cclmesh run --device` against it: the local run's row, and what it refuses. And `serve
+// --trace-dir`: each session's trace, the local run's.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -11,6 +12,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -484,6 +489,26 @@ TEST(CliServeFaults, CorruptionEffectsListedAsLocally) {
                          "does not carry; serve it without --no-data\n");
 }
 
+// A served `corrupt` fault flips one packet per device life: the next client's op, whose data
+// arrive intact, is told that the flip was an earlier op's (it used to get the first op's
+// "flipped bit ..." line under its row of 0 wrong, as if its own).
+TEST(CliServeFaults, CorruptionLineIsTheOpsOwn) {
+  ServeChild serve({"--system", "t3k", "--fault", "corrupt:0-2:5"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const std::vector<std::string> run{"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "256KiB"};
+  const Outcome first = cclmesh(run);
+  const Outcome second = cclmesh(run);
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(first.exit_code, 1) << first.err;
+  EXPECT_NE(first.out.find("\n# corrupt:0-2:5: flipped bit 0 of byte 3958 "), std::string::npos) << first.out;
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("\n# corrupt:0-2:5: flipped nothing in this op (the fault flips one packet per device "
+                            "life: it flipped bit 0 of byte 3958 "),
+            std::string::npos)
+      << second.out;
+  EXPECT_NE(second.out.find(", in an earlier op)\n"), std::string::npos) << second.out;
+}
+
 // serve --chips: the fabric through those chips alone (t3k's MMIO square 0,1,3,2 closes into a
 // ring); a client's run is the local `run --chips`'s, row and title. Beside --mode legacy or
 // --fabric-scope axes, and for chips that are not neighbours, serve exits 2 with one line.
@@ -595,6 +620,247 @@ TEST(CliServeFaults, BadDeviceOptionsExitTwoWithOneLine) {
     EXPECT_EQ(serve.exit_code, 2) << args[3] << " " << args.back();
     EXPECT_EQ(serve.err.rfind(prefix, 0), 0u) << serve.err;
     EXPECT_EQ(std::count(serve.err.begin(), serve.err.end(), '\n'), 1) << serve.err;
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::remote
+
+namespace cclmesh::runtime::remote {
+namespace {
+
+// --- serve --trace-dir ------------------------------------------------------------------------
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A fresh, empty directory of this test's, removed with it.
+struct TempDir {
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("cclmesh_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
+    fs::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  fs::path path;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The kernels' spans of `workload` (the op's name), and whether any of them is unfinished.
+struct KernelSpans {
+  int count = 0;
+  int unfinished = 0;
+};
+KernelSpans kernel_spans(const json& trace, const std::string& workload) {
+  KernelSpans spans;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("cat") != "kernel" || e.at("args").value("workload", "") != workload) continue;
+    ++spans.count;
+    if (e.at("args").contains("unfinished")) ++spans.unfinished;
+  }
+  return spans;
+}
+
+// `serve --system t3k --trace-dir DIR`, `run --device` of each op in turn (1 MiB), and what DIR
+// then holds, by file name.
+std::vector<std::pair<std::string, std::string>> served_traces(const std::vector<std::string>& ops,
+                                                               const std::string& dir_name) {
+  TempDir dir(dir_name);
+  ServeChild serve({"--system", "t3k", "--trace-dir", dir.path.string()});
+  EXPECT_NE(serve.port, 0) << serve.line;
+  for (const std::string& op : ops) {
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", op, "--size", "1MiB"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+  }
+  EXPECT_EQ(serve.stop(), 0);  // every session's file is written by then
+  const std::string log = serve.child.all_stderr();
+  EXPECT_NE(log.find("cclmesh serve: session 1: trace written to " + dir.file("session-000001.json") + "\n"),
+            std::string::npos)
+      << log;
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& name : dir.names()) files.emplace_back(name, read_file(dir.file(name)));
+  return files;
+}
+
+// Each session's trace is the local `run --trace` of what it ran: a fresh server's first session
+// holds the fabric's start-up and the op, event for event as a local run of the op; the second
+// session what it ran after it (on the device's clock, running on), the routers still running.
+// The same requests to another fresh server give the same files, byte for byte.
+TEST(CliServeTrace, EachSessionIsTracedAsTheLocalRun) {
+  const auto files = served_traces({"all_gather", "reduce_scatter"}, "serve_trace_a");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].first, "session-000001.json");
+  EXPECT_EQ(files[1].first, "session-000002.json");
+  EXPECT_TRUE(files == served_traces({"all_gather", "reduce_scatter"}, "serve_trace_b")) << "not deterministic";
+
+  TempDir local_dir("serve_trace_local");
+  const Outcome local = cclmesh({"run", "--system", "t3k", "--op", "all_gather", "--size", "1MiB", "--trace",
+                                 local_dir.file("local.json")});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const json local_trace = json::parse(read_file(local_dir.file("local.json")));
+  const json first = json::parse(files[0].second);
+  EXPECT_GT(kernel_spans(first, "all_gather").count, 0);
+  // Every event equal (a failure would print megabytes: counted instead).
+  EXPECT_EQ(first.at("traceEvents").size(), local_trace.at("traceEvents").size());
+  EXPECT_TRUE(first.at("traceEvents") == local_trace.at("traceEvents"));
+  // otherData: what was run differs (the server knows no op), the trace's own figures do not.
+  const json& about = first.at("otherData");
+  EXPECT_EQ(about.at("tool"), "cclmesh serve");
+  EXPECT_EQ(about.at("session"), "1");
+  EXPECT_EQ(about.at("device_life"), "1");
+  EXPECT_EQ(about.at("resets_in_session"), "0");
+  EXPECT_EQ(about.at("session_ended"), "the client said goodbye");
+  EXPECT_EQ(about.at("system"), "t3k");
+  for (const char* key : {"dropped_spans", "counter_bucket_us", "max_spans_per_track"}) {
+    EXPECT_EQ(about.at(key), local_trace.at("otherData").at(key)) << key;
+  }
+
+  // Session 2: its op, from where session 1 ended; the routers' spans from the start-up still open.
+  const json second = json::parse(files[1].second);
+  EXPECT_EQ(second.at("otherData").at("session"), "2");
+  EXPECT_EQ(kernel_spans(second, "all_gather").count, 0);
+  EXPECT_GT(kernel_spans(second, "reduce_scatter").count, 0);
+  const double start_us = std::stod(second.at("otherData").at("session_start_us").get<std::string>());
+  EXPECT_GE(start_us, std::stod(first.at("otherData").at("session_end_us").get<std::string>()));
+  EXPECT_EQ(second.at("otherData").at("counter_origin_us").get<double>() > 0, true);
+  int routers = 0;
+  for (const json& e : second.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("args").value("workload", "") == "fabric (persistent)") {
+      ++routers;
+      EXPECT_TRUE(e.at("args").contains("unfinished"));
+      continue;
+    }
+    EXPECT_GE(e.at("ts").get<double>(), start_us) << e.dump();
+  }
+  EXPECT_EQ(routers, kernel_spans(first, "fabric (persistent)").count);
+}
+
+// A session whose op hangs (a link goes down mid-op) is traced up to the hang, as the local run's
+// trace: the parked kernels' spans unfinished, the fault's instant. The server then resets the
+// device, and the next session's trace is a fresh device's (the local run's of its op).
+TEST(CliServeTrace, HungSessionIsTracedAndTheNextIsAFreshDevices) {
+  TempDir dir("serve_trace_hang");
+  ServeChild serve({"--system", "t3k", "--fault", "link-down:0-2@30us", "--trace-dir", dir.path.string()});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome hung = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(hung.exit_code, 3) << hung.err;
+  const Outcome next = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(serve.stop(), 0);
+  ASSERT_EQ(dir.names(), (std::vector<std::string>{"session-000001.json", "session-000002.json"}));
+
+  TempDir local_dir("serve_trace_hang_local");
+  const std::vector<std::string> local_run{"run", "--system", "t3k", "--fault", "link-down:0-2@30us", "--op",
+                                           "all_gather"};
+  std::vector<std::string> local_hung = local_run;
+  local_hung.insert(local_hung.end(), {"--size", "1MiB", "--trace", local_dir.file("hung.json")});
+  EXPECT_EQ(cclmesh(local_hung).exit_code, 3);
+  std::vector<std::string> local_next = local_run;
+  local_next.insert(local_next.end(), {"--size", "64KiB", "--trace", local_dir.file("next.json")});
+  EXPECT_EQ(cclmesh(local_next).exit_code, 0);
+
+  const json first = json::parse(read_file(dir.file("session-000001.json")));
+  const KernelSpans hung_spans = kernel_spans(first, "all_gather");
+  EXPECT_GT(hung_spans.unfinished, 0);
+  bool link_down = false;
+  for (const json& e : first.at("traceEvents")) link_down |= e.at("ph") == "i" && e.at("cat") == "fault";
+  EXPECT_TRUE(link_down);
+  const json local_first = json::parse(read_file(local_dir.file("hung.json")));
+  EXPECT_TRUE(first.at("traceEvents") == local_first.at("traceEvents"));
+
+  const json second = json::parse(read_file(dir.file("session-000002.json")));
+  EXPECT_EQ(second.at("otherData").at("device_life"), "2");
+  EXPECT_EQ(second.at("otherData").at("resets_in_session"), "0");
+  EXPECT_EQ(kernel_spans(second, "all_gather").unfinished, 0);
+  const json local_second = json::parse(read_file(local_dir.file("next.json")));
+  EXPECT_TRUE(second.at("traceEvents") == local_second.at("traceEvents"));
+}
+
+// A client's reset() inside its session: one file, the old life's routers ended at a "device
+// reset" marker, the new life's after it.
+TEST(CliServeTrace, ResetInsideASessionIsMarked) {
+  TempDir dir("serve_trace_reset");
+  ServeChild serve({"--system", "n300", "--trace-dir", dir.path.string()});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  {
+    RemoteMeshDevice device("127.0.0.1", serve.port);
+    device.reset();
+  }
+  EXPECT_EQ(serve.stop(), 0);
+  ASSERT_EQ(dir.names(), std::vector<std::string>{"session-000001.json"});
+  const json trace = json::parse(read_file(dir.file("session-000001.json")));
+  EXPECT_EQ(trace.at("otherData").at("resets_in_session"), "1");
+  double reset_us = -1;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "i" && e.at("name") == "device reset") {
+      EXPECT_EQ(e.at("args").at("life"), 2);
+      reset_us = e.at("ts").get<double>();
+    }
+  }
+  ASSERT_GT(reset_us, 0);
+  int ended_by_reset = 0;
+  int after_reset = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("args").value("workload", "") != "fabric (persistent)") continue;
+    if (e.at("args").value("ended_by", "") == "device reset") {
+      ++ended_by_reset;
+      EXPECT_NEAR(e.at("ts").get<double>() + e.at("dur").get<double>(), reset_us, 1e-6) << e.dump();
+    } else {
+      ++after_reset;
+      EXPECT_GT(e.at("ts").get<double>(), reset_us) << e.dump();
+    }
+  }
+  EXPECT_GT(ended_by_reset, 0);
+  EXPECT_EQ(after_reset, ended_by_reset);  // the same routers, started again
+}
+
+TEST(CliServeTrace, BadTraceDirExitsTwoNamingIt) {
+  TempDir dir("serve_trace_bad");
+  std::ofstream(dir.file("a_file")) << "x";
+  const fs::path used = dir.path / "used";
+  fs::create_directories(used);
+  std::ofstream(used / "session-000001.json") << "{}";
+  const std::string prefix = "cclmesh: error: --trace-dir: cannot write session traces into '";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {dir.file("missing"), "no such directory"},
+      {dir.file("a_file"), "it is not a directory"},
+      {used.string(), "it already holds session traces (session-000001.json); give an empty directory, or move them"},
+  };
+  for (const auto& [path, why] : cases) {
+    const Outcome o = cclmesh({"serve", "--system", "n300", "--port", "0", "--trace-dir", path});
+    EXPECT_EQ(o.exit_code, 2) << path;
+    EXPECT_EQ(o.err, prefix + path + "': " + why + "\n");
+    EXPECT_EQ(o.out, "");
+  }
+  const Outcome limit =
+      cclmesh({"serve", "--system", "n300", "--port", "0", "--trace-dir", dir.path.string(), "--trace-limit", "0"});
+  EXPECT_EQ(limit.exit_code, 2);
+  EXPECT_EQ(limit.err, "cclmesh: error: --trace-limit: 0 keeps no span; give a positive number of spans per track\n");
+  if (::geteuid() != 0) {  // root writes anywhere
+    const fs::path read_only = dir.path / "read_only";
+    fs::create_directories(read_only);
+    fs::permissions(read_only, fs::perms::owner_read | fs::perms::owner_exec);
+    const Outcome o = cclmesh({"serve", "--system", "n300", "--port", "0", "--trace-dir", read_only.string()});
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_EQ(o.err, prefix + read_only.string() + "': Permission denied\n");
   }
 }
 

@@ -193,16 +193,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
   command->add_option("--trace", raw->trace_path,
                       "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");
-  command
-      ->add_option_function<std::string>(
-          "--trace-limit",
-          [raw](const std::string& text) {
-            raw->trace_limit = parse_whole_number(text, "--trace-limit", 0, "number",
-                                                  "a positive whole number of spans per track");
-          },
-          "spans kept per trace track; later ones are counted, not kept")
-      ->type_name("UINT")
-      ->default_str(std::to_string(raw->trace_limit));
+  add_trace_limit_option(*command, raw->trace_limit);
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
   command->add_option("--device", o.device,

@@ -9,6 +9,7 @@
 #include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/size_parse.hpp"
 
 namespace cclmesh::cli {
 
@@ -29,6 +30,18 @@ std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_vi
     begin = i + 1;
   }
   return chips;
+}
+
+void add_trace_limit_option(CLI::App& command, std::size_t& limit) {
+  command
+      .add_option_function<std::string>(
+          "--trace-limit",
+          [&limit](const std::string& text) {
+            limit = parse_whole_number(text, "--trace-limit", 0, "number", "a positive whole number of spans per track");
+          },
+          "spans kept per trace track; later ones are counted, not kept")
+      ->type_name("UINT")
+      ->default_str(std::to_string(limit));
 }
 
 void add_collective_options(CLI::App& command, RunOptions& o) {

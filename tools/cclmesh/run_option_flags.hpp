@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,10 @@
 namespace cclmesh::cli {
 
 void add_collective_options(CLI::App& command, RunOptions& options);
+
+// --trace-limit N (run --trace, serve --trace-dir): spans kept per trace track; 0 is refused
+// where a trace is asked for (it would keep none).
+void add_trace_limit_option(CLI::App& command, std::size_t& limit);
 
 // --chips "A,B,...": chip ids in order; a UsageError naming `option` for anything else (whether
 // the chips exist, repeat or neighbour each other is checked against the system later).

@@ -2,13 +2,14 @@
 //   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
-//   [--max-wall S]`:
+//   [--max-wall S] [--trace-dir DIR [--trace-limit N]]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0); a session that leaves
 // the device failed or with work unfinished is followed by a reset (RemoteServerOptions). The
 // first line on stdout names the address and port listened on (port 0: an ephemeral one). What shapes
 // the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
-// run: a client's `run --device` cannot change the served device.
+// run: a client's `run --device` cannot change the served device. --trace-dir writes a trace of
+// each client session (session_traces.hpp).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,6 +33,8 @@
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
+#include "tools/cclmesh/served_fault_effects.hpp"
+#include "tools/cclmesh/session_traces.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -65,6 +68,9 @@ struct ServeOptions {
   std::vector<std::string> faults;
   std::string max_sim_time;
   std::string max_wall;
+  // One Perfetto trace per client session into this directory (empty: none).
+  std::string trace_dir;
+  std::size_t trace_limit = sim::trace::TraceLimits{}.max_spans_per_track;
 };
 
 // The server a signal stops: stop() is one lock-free atomic store.
@@ -144,6 +150,12 @@ runtime::FabricMode fabric_mode(const ServeOptions& options, const topo::Topolog
 }
 
 int run_serve(const ServeOptions& options) {
+  // Before anything is built: a directory that cannot take the traces costs no start-up.
+  std::unique_ptr<SessionTraces> traces;
+  if (!options.trace_dir.empty() && options.trace_limit == 0) {
+    throw UsageError("--trace-limit: 0 keeps no span; give a positive number of spans per track");
+  }
+  if (!options.trace_dir.empty()) traces = std::make_unique<SessionTraces>(options.trace_dir, options.trace_limit);
   topo::Topology topology;
   try {
     topology = topo::with_every_link(topo::load_system(options.system), options.link_whatif);
@@ -168,6 +180,7 @@ int run_serve(const ServeOptions& options) {
   if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
   // The device serves op after op, its clock running on: each finish() gets the budgets.
   device_options.watchdogs_per_finish = true;
+  if (traces) device_options.trace = &traces->recorder();
   // What the device is built from, for a refusal (the device names the fault or the setting).
   std::string asked = fmt::format("--system {} --mode {}", options.system, options.mode);
   if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
@@ -210,7 +223,9 @@ int run_serve(const ServeOptions& options) {
   }
   if (device_options.max_wall_seconds) server_options.description += fmt::format(", max-wall {} s per op", options.max_wall);
   server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
-  server_options.fault_effects = [&device] { return device->fault_effects(); };
+  // Each client's op's own corruption, not an earlier op's in the same device life.
+  ServedFaultEffects fault_effects(*device);
+  server_options.fault_effects = [&fault_effects] { return fault_effects.effects(); };
   // A client gets the session only while it talks: silent for idle_timeout (or not saying hello
   // within 10 s, or the idle timeout when shorter), it is dropped and the next client served.
   const auto idle = std::chrono::milliseconds(static_cast<std::int64_t>(options.idle_timeout_s * 1000.0));
@@ -218,6 +233,20 @@ int run_serve(const ServeOptions& options) {
   server_options.hello_timeout =
       idle.count() == 0 ? server_options.hello_timeout : std::min(server_options.hello_timeout, idle);
   server_options.log = [](const std::string& line) { std::fprintf(stderr, "cclmesh serve: %s\n", line.c_str()); };
+  server_options.session_started = [&traces, &device, &fault_effects](std::uint64_t session) {
+    fault_effects.session_started();
+    if (traces) traces->session_started(session, device->now());
+  };
+  if (traces) {
+    traces->set_device_info({{"system", options.system},
+                             {"device", server_options.description},
+                             {"faults", fmt::format("{}", fmt::join(faults.specs, " "))}});
+    server_options.session_ended = [&traces, &device, log = server_options.log](std::uint64_t session,
+                                                                                 const std::string& how) {
+      const std::string path = traces->session_ended(session, how, device->now());
+      log(fmt::format("session {}: trace written to {}", session, path));
+    };
+  }
   std::unique_ptr<runtime::remote::RemoteDeviceServer> server;
   try {
     server = std::make_unique<runtime::remote::RemoteDeviceServer>(*device, server_options);
@@ -300,6 +329,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                    "client is not locked out (0: never)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  command->add_option("--trace-dir", options->trace_dir,
+                      "write a Chrome / Perfetto trace (as `run --trace`) of each client session into DIR, an existing "
+                      "directory: session-000001.json, ... in session order; times are the device's clock (a reset "
+                      "inside a session: the timeline goes on after a 'device reset' marker)")
+      ->type_name("DIR");
+  add_trace_limit_option(*command, options->trace_limit);
   add_link_whatif_options(*command, options->link_whatif);
   command->footer(
       "A device that hangs, faults or times out stays failed for the rest of that client's session (as a local one; "
