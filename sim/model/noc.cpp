@@ -16,7 +16,13 @@ namespace {
 
 Bandwidth slower(Bandwidth a, Bandwidth b) { return a < b ? a : b; }
 
-std::int32_t wrap(std::int32_t value, std::int32_t size) { return ((value % size) + size) % size; }
+// `value` modulo `size`, in [0, size). A difference of two coordinates on the grid is within
+// one size of it, so the common case needs no division (hops() runs for every ack and flush).
+std::int32_t wrap(std::int32_t value, std::int32_t size) {
+  if (value >= 0 && value < size) [[likely]] return value;
+  if (value < 0 && value >= -size) return value + size;
+  return ((value % size) + size) % size;
+}
 
 // The payload sampled from `source` for `target`: empty when nothing needs copying (either side
 // stores no bytes); an empty payload lands as zeros.
@@ -117,27 +123,27 @@ std::vector<CoreCoord> Noc::route(CoreCoord from, CoreCoord to) const {
 // The source NIU is the path's first server and a FIFO one (its packets come in booking order,
 // from the NIU's line; back-pressure holds it past the packet's serialisation, which a gap could
 // not take). The links and the target NIU serve packets in gaps (NocServer).
-inline void Noc::note_on_path(PacketResource& server, PacketFront out, SimTime offset) {
+[[gnu::always_inline]] inline void Noc::note_on_path(PacketResource& server, PacketFront out, SimTime offset) {
   if (path_source_ == nullptr) path_source_ = &server;  // the source NIU is always booked first
   path_source_tail_ = std::max(path_source_tail_, out.tail - offset);
 }
 
-inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
-                       SimTime offset) {
+[[gnu::always_inline]] inline PacketFront Noc::serve(PacketResource& server, SimTime serialisation, PacketFront in,
+                                                    std::int64_t bytes, SimTime offset) {
   const PacketFront out = pass_through(server, serialisation, in, bytes, chip_.busy_window());
   note_on_path(server, out, offset);
   return out;
 }
 
-inline PacketFront Noc::serve(NocServer& server, SimTime serialisation, PacketFront in, std::int64_t bytes,
-                              SimTime offset) {
+[[gnu::always_inline]] inline PacketFront Noc::serve(NocServer& server, SimTime serialisation, PacketFront in,
+                                                    std::int64_t bytes, SimTime offset) {
   CCLMESH_CHECK(path_source_ != nullptr, "a NoC path booked from a link or target NIU, not its source NIU");
   const PacketFront out = pass_through_gap(server, serialisation, in, bytes, chip_.busy_window(), engine_.now());
   note_on_path(server, out, offset);
   return out;
 }
 
-SimTime Noc::apply_backpressure() {
+[[gnu::always_inline]] inline SimTime Noc::apply_backpressure() {
   CCLMESH_CHECK(path_source_ != nullptr, "back-pressure on an empty path");
   const SimTime source_tail = path_source_tail_;
   if (source_tail > path_source_->free_at) path_source_->free_at = source_tail;
@@ -274,27 +280,41 @@ SimTime Noc::ack_latency(CoreCoord from, CoreCoord to) const {
 
 // --- helpers ---------------------------------------------------------------------------------
 
+namespace {
+// The failure reports of the two look-ups below, out of line: they run for every NoC request,
+// and with the formatting inline the common path saved and restored four registers and set up
+// a 168-byte frame on every call.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_not_a_requester(NocId noc, const Chip& chip, CoreCoord core,
+                                                                 const char* operation) {
+  ::cclmesh::fail_invariant("e != nullptr && e->can_request()",
+                            fmt::format("{} on {} of chip {}: requester {} is not a Tensix or ethernet core", operation,
+                                        to_string(noc), chip.id(), to_string(core)),
+                            __FILE__, __LINE__);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void fail_no_memory(const Chip& chip, CoreCoord core, AccessKind access,
+                                                           std::uint64_t address, std::uint64_t bytes) {
+  AccessError::Details d;
+  d.chip = chip.id();
+  d.core = core;
+  d.memory = MemoryKind::None;
+  d.access = access;
+  d.address = address;
+  d.bytes = bytes;
+  d.reason = fmt::format("targets a tile without memory ({})", to_string(chip.tile(core)));
+  throw AccessError(fault_time_now(), std::move(d));
+}
+}  // namespace
+
 Endpoint& Noc::requester_endpoint(CoreCoord core, const char* operation) {
   Endpoint* e = chip_.endpoint(core);
-  CCLMESH_CHECK(e != nullptr && e->can_request(),
-                fmt::format("{} on {} of chip {}: requester {} is not a Tensix or ethernet core", operation,
-                            to_string(id_), chip_.id(), to_string(core)));
+  if (e == nullptr || !e->can_request()) [[unlikely]] fail_not_a_requester(id_, chip_, core, operation);
   return *e;
 }
 
 Endpoint& Noc::target_endpoint(CoreCoord core, AccessKind access, std::uint64_t address, std::uint64_t bytes) {
   Endpoint* e = chip_.endpoint(core);
-  if (e == nullptr) {
-    AccessError::Details d;
-    d.chip = chip_.id();
-    d.core = core;
-    d.memory = MemoryKind::None;
-    d.access = access;
-    d.address = address;
-    d.bytes = bytes;
-    d.reason = fmt::format("targets a tile without memory ({})", to_string(chip_.tile(core)));
-    throw AccessError(fault_time_now(), std::move(d));
-  }
+  if (e == nullptr) [[unlikely]] fail_no_memory(chip_, core, access, address, bytes);
   e->memory->check(address, bytes, access);
   return *e;
 }

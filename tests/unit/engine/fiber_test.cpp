@@ -34,6 +34,26 @@ TEST(Fiber, BlockingCallsParkAndResumeAtExactTimes) {
   EXPECT_EQ(log.entries, (std::vector<Entry>{{0_ns, "start"}, {10_ns, "after 10"}, {15_ns, "after 15"}}));
 }
 
+// The checks on every wake-up and every switch (their messages built out of line) still name
+// the fiber.
+TEST(Fiber, AWakeUpTwiceOrASuspendFromOutsideFailsNamingTheFiber) {
+  Engine engine;
+  Fiber& fiber = engine.spawn_fiber("twice", [] {});  // its start is pending
+  try {
+    engine.wake(fiber);
+    FAIL() << "expected an invariant error";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("actor 'twice' woken twice"), std::string::npos) << e.what();
+  }
+  try {
+    fiber.suspend();
+    FAIL() << "expected an invariant error";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("suspend() called from outside fiber 'twice'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(engine.run().reason, StopReason::Idle);  // the fiber still starts, once, and ends
+}
+
 TEST(Fiber, StartDelay) {
   Engine engine;
   Log log;

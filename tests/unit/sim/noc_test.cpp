@@ -581,6 +581,35 @@ TEST(NocErrors, OutOfRangeAccessNamesChipCoreAddressAndSize) {
   EXPECT_THROW(noc.atomic_inc(kA, {kB, 0x102}, 1), AccessError);      // misaligned word
 }
 
+// The look-ups every request makes report a bad requester (a bug in the caller: an invariant)
+// and a target tile without memory (a kernel error) with the chip, the core and what it is.
+TEST(NocErrors, ARequesterThatCannotRequestAndATargetWithoutMemoryAreNamed) {
+  Engine engine;
+  Chip chip(engine, 7, testing::wormhole());
+  Noc& noc = chip.noc(NocId::Noc0);
+  try {
+    noc.write({0, 2}, 0x1000, {kB, 0x2000}, 64);  // a router-only tile
+    FAIL() << "expected an invariant error";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("write on " + to_string(NocId::Noc0) +
+                                         " of chip 7: requester (0,2) is not a Tensix or ethernet core"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    noc.write(kA, 0x1000, {{0, 2}, 0x2000}, 64);
+    FAIL() << "expected an access error";
+  } catch (const AccessError& e) {
+    EXPECT_EQ(e.details().chip, 7);
+    EXPECT_EQ(e.details().core, (CoreCoord{0, 2}));
+    EXPECT_EQ(e.details().address, 0x2000u);
+    EXPECT_EQ(e.details().bytes, 64u);
+    EXPECT_NE(std::string(e.what()).find("targets a tile without memory (" + to_string(chip.tile({0, 2})) + ")"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(NocErrors, UncaughtFaultInAKernelEndsTheRunWithItsMessage) {
   Engine engine;
   Chip chip(engine, 0, testing::wormhole());
