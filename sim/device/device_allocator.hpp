@@ -52,9 +52,10 @@ class DeviceAllocator {
   // std::invalid_argument, starting "`call`: ", unless `buffer` is live here as it was created.
   void require_live(const runtime::BufferHandle& buffer, std::string_view call) const;
   // require_live, and std::invalid_argument when a workload enqueued and not finished names
-  // `buffer`: a host write or read now would not be in order with it (one that names no
-  // buffers does not count here: the device cannot tell, and refusing every host call while it
-  // runs would refuse what a test harness does on purpose).
+  // `buffer`: a host write or read now would not be in order with it. A workload that names no
+  // buffers does not count here (unlike for a free, which could hand its memory to another
+  // buffer): which buffers it uses is not known, and host I/O while one is enqueued was
+  // accepted before workloads named their buffers.
   void require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const;
   // The buffers `workload` names are live (std::invalid_argument otherwise); they stay held,
   // none of them freed, until workloads_finished().
@@ -97,7 +98,7 @@ class DeviceAllocator {
     std::uint64_t bytes = 0;  // per bank or core
   };
   std::map<std::uint32_t, Live> live_;  // by id
-  std::vector<Unfinished> unfinished_;                   // in enqueue order
+  std::vector<Unfinished> unfinished_;  // in enqueue order
   std::uint32_t erisc_semaphore_next_ = 0;
   std::uint32_t next_buffer_id_ = 1;
   std::uint32_t next_semaphore_id_ = 1;
