@@ -5,9 +5,9 @@
 // the request, placed at its bottom, or the highest, placed at its top. The same calls give the
 // same addresses (no hashing, no time).
 //
-// tt-metal's bank manager keeps a free list per bank kind too, DRAM bottom up and L1 top down;
-// whether it fits first or best is not in REFERENCE and was not checked: first fit is what we
-// chose (docs/sim_device.md, "Buffers").
+// tt-metal's allocator, as we remember it (not in REFERENCE, not checked against its source),
+// keeps a free list per bank kind too, DRAM bottom up and L1 top down, with a first- or
+// best-fit policy: first fit is our choice (docs/sim_device.md, "Freeing").
 
 #include <cstdint>
 #include <map>
