@@ -122,6 +122,7 @@ int ring_shift() {
   std::vector<Bytes> inputs;  // by ring position
   runtime::MeshWorkload workload;
   workload.name = "ring_shift";
+  workload.buffers = {input, output};  // what its kernels address: the device frees neither before finish()
   for (std::size_t i = 0; i < ring.size(); ++i) {
     Bytes data(kBufferBytes);
     for (std::byte& b : data) b = static_cast<std::byte>(random() & 0xFF);

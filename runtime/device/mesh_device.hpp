@@ -72,6 +72,14 @@ class MeshDevice {
 
   // A buffer at the same address on every chip.
   virtual BufferHandle create_buffer(const BufferConfig& config) = 0;
+  // Gives the buffer's memory back on every chip (tt-metal's DeallocateBuffer): a later
+  // create_buffer may get it. The handle is dead after: reading, writing, freeing it again or
+  // naming it in a workload throws std::invalid_argument. Also std::invalid_argument, and
+  // nothing freed, for a buffer a workload enqueued and not finished uses (names in
+  // MeshWorkload::buffers, or names no buffers at all): host writes happen when called, not in
+  // order with enqueued work, so a new buffer at those addresses could be written under the
+  // workload's kernels; call finish() first.
+  virtual void deallocate_buffer(const BufferHandle& buffer) = 0;
   virtual void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
   virtual void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) = 0;
 

@@ -62,6 +62,10 @@ struct Program {
 struct MeshWorkload {
   std::string name;                     // e.g. "all_gather", for traces and reports
   std::map<ChipId, Program> programs;   // chips without an entry run nothing
+  // The buffers its kernels read or write (the op's tensors): the device refuses the workload
+  // if one was freed, and refuses to free one until the workload has finished. Empty: it does
+  // not say, and the device frees no buffer until it has finished (MeshDevice::deallocate_buffer).
+  std::vector<BufferHandle> buffers;
 };
 
 }  // namespace cclmesh::runtime

@@ -240,6 +240,7 @@ void RemoteDeviceServer::reset_if_left_unusable() {
   try {
     device_.reset();
     buffers_.clear();
+    freed_buffers_.clear();
     device_failed_ = false;
     work_unfinished_ = false;
     log(fmt::format("device reset ({}): the next client gets it as just opened", why));
@@ -283,6 +284,9 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
 const BufferHandle& RemoteDeviceServer::served_buffer(const BufferHandle& claimed, std::string_view call) const {
   const auto it = buffers_.find(claimed.id);
   if (it == buffers_.end() || !(it->second == claimed)) {
+    if (freed_buffers_.count(claimed.id) != 0) {
+      throw std::invalid_argument(fmt::format("{}: buffer {} was freed already (deallocate_buffer)", call, claimed.id));
+    }
     throw std::invalid_argument(fmt::format("{}: buffer {} is not one this server created (or not as it was created)",
                                             call, claimed.id));
   }
@@ -381,6 +385,14 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       buffers_[buffer.id] = buffer;
       return ok(Json{{"buffer", encode(buffer)}});
     }
+    if (type == request::kDeallocateBuffer) {
+      // The device tells a freed or unknown handle from a live one; the server then forgets it.
+      const BufferHandle buffer = decode_buffer_handle(field(request, "buffer", path), path + ".buffer");
+      device_.deallocate_buffer(buffer);
+      buffers_.erase(buffer.id);
+      freed_buffers_.insert(buffer.id);
+      return ok();
+    }
     if (type == request::kWriteBuffer) {
       const auto chip = unsigned_field<ChipId>(request, "chip", path);
       const BufferHandle& buffer =
@@ -423,6 +435,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     if (type == request::kReset) {
       // The handles given before name nothing now (the device may give their ids again).
       buffers_.clear();
+      freed_buffers_.clear();
       device_.reset();
       device_failed_ = false;
       work_unfinished_ = false;

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,7 @@ class RemoteDeviceServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server since the last reset
+  std::set<std::uint32_t> freed_buffers_;           // and freed since, to say so when one is used
   // What the calls since the last reset left: a DeviceError thrown (the device failed), and
   // workloads enqueued since the last finish that completed.
   bool device_failed_ = false;

@@ -169,6 +169,10 @@ BufferHandle RemoteMeshDevice::create_buffer(const BufferConfig& config) {
   });
 }
 
+void RemoteMeshDevice::deallocate_buffer(const BufferHandle& buffer) {
+  call(request::kDeallocateBuffer, Json{{"buffer", encode(buffer)}});
+}
+
 void RemoteMeshDevice::write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
   call(request::kWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
 }

@@ -59,6 +59,7 @@ class RemoteMeshDevice final : public MeshDevice {
   // As the hello said (the server's device's fabric(); mode None when it runs none).
   const FabricOptions& fabric() const override { return fabric_; }
   BufferHandle create_buffer(const BufferConfig& config) override;
+  void deallocate_buffer(const BufferHandle& buffer) override;
   void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) override;
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,

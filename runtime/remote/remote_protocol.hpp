@@ -19,7 +19,8 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 3: the hello's fabric is always the device's FabricOptions (mode none: no fabric), never null;
 //    the hello names the device's faults.
 // 4: reset (MeshDevice::reset); fault_effects (what the device's faults did, an extra).
-inline constexpr std::uint32_t kProtocolVersion = 4;
+// 5: deallocate_buffer (MeshDevice::deallocate_buffer); a workload names its buffers.
+inline constexpr std::uint32_t kProtocolVersion = 5;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -36,6 +37,7 @@ inline constexpr std::string_view kChips = "chips";
 inline constexpr std::string_view kWorkerGrid = "worker_grid";
 inline constexpr std::string_view kActiveEthernetChannels = "active_ethernet_channels";
 inline constexpr std::string_view kCreateBuffer = "create_buffer";
+inline constexpr std::string_view kDeallocateBuffer = "deallocate_buffer";
 inline constexpr std::string_view kWriteBuffer = "write_buffer";
 inline constexpr std::string_view kReadBuffer = "read_buffer";
 inline constexpr std::string_view kCreateGlobalSemaphore = "create_global_semaphore";

@@ -328,7 +328,7 @@ Program decode_program(const Json& j, const std::string& path) {
 Json encode(const MeshWorkload& v) {
   Json programs = Json::array();
   for (const auto& [chip, program] : v.programs) programs.push_back(Json{{"chip", chip}, {"program", encode(program)}});
-  return Json{{"name", v.name}, {"programs", std::move(programs)}};
+  return Json{{"name", v.name}, {"programs", std::move(programs)}, {"buffers", encode_array(v.buffers)}};
 }
 
 MeshWorkload decode_workload(const Json& j, const std::string& path) {
@@ -342,6 +342,7 @@ MeshWorkload decode_workload(const Json& j, const std::string& path) {
       throw ProtocolError(fmt::format("{}: chip {} given twice", at, chip));
     }
   }
+  v.buffers = decode_array<BufferHandle>(array_field(j, "buffers", path), path + ".buffers", decode_buffer_handle);
   return v;
 }
 

@@ -55,6 +55,8 @@ runtime::BufferHandle PlanningMeshDevice::create_buffer(const runtime::BufferCon
   return allocator_.create_buffer(config);
 }
 
+void PlanningMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) { allocator_.deallocate_buffer(buffer); }
+
 void PlanningMeshDevice::write_buffer(runtime::ChipId, const runtime::BufferHandle&, std::span<const std::byte>) {
   CCLMESH_CHECK(false, "a planning device holds no data: an op is prepared on it timing-only");
 }
@@ -90,6 +92,7 @@ void PlanningMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload)
     }
     allocator_.require_circular_buffers_fit(workload.name, chip, program);
   }
+  allocator_.hold_buffers_of(workload);
 }
 
 }  // namespace cclmesh::sim::device

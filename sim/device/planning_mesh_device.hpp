@@ -37,6 +37,9 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   const runtime::FabricOptions& fabric() const override { return fabric_options_; }
 
   runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
+  // Frees as SimMeshDevice does, with its refusals (a workload enqueued here is unfinished until
+  // finish(), as on the simulated device, which runs nothing before finish()).
+  void deallocate_buffer(const runtime::BufferHandle& buffer) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
 
@@ -47,7 +50,7 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   // Checks every program's circular buffers against the L1 buffers placed so far, as
   // SimMeshDevice::enqueue_workload does (runtime::WorkloadPlacementError), and runs nothing.
   void enqueue_workload(const runtime::MeshWorkload& workload) override;
-  void finish() override {}
+  void finish() override { allocator_.workloads_finished(); }
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
   // Forgets the buffers and global semaphores placed: the next ones get a fresh device's
   // addresses.
@@ -55,6 +58,7 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
 
   // The routers fabric() runs: their sites and configurations.
   const runtime::FabricPlan& fabric_plan() const { return fabric_; }
+  const DeviceAllocator& allocator() const { return allocator_; }
 
  private:
   topo::Topology topology_;

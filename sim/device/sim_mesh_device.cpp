@@ -312,8 +312,11 @@ runtime::BufferHandle SimMeshDevice::create_buffer(const runtime::BufferConfig& 
   return allocator_->create_buffer(config);
 }
 
+void SimMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) { allocator_->deallocate_buffer(buffer); }
+
 void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
                                  std::span<const std::byte> data) {
+  allocator_->require_no_unfinished_user(buffer, "write_buffer");
   const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
   if (data.size() != buffer.config.size_bytes) {
     throw std::invalid_argument(fmt::format("write_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
@@ -334,6 +337,7 @@ void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHand
 }
 
 void SimMeshDevice::read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) {
+  allocator_->require_no_unfinished_user(buffer, "read_buffer");
   const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
   if (data.size() != buffer.config.size_bytes) {
     throw std::invalid_argument(fmt::format("read_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
@@ -532,6 +536,7 @@ void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
   // Place every program first, so a bad one enqueues nothing.
   std::vector<std::unique_ptr<Program>> placed;
   for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
+  allocator_->hold_buffers_of(workload);
   for (auto& program : placed) {
     Program* p = program.get();
     programs_.push_back(std::move(program));
@@ -615,6 +620,7 @@ void SimMeshDevice::finish() {
   }
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
   record_faults_in_trace();
+  allocator_->workloads_finished();
 }
 
 // What the injected faults did, into the trace where it happened, once a part of the log is

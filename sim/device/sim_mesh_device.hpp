@@ -112,6 +112,7 @@ class SimMeshDevice final : public runtime::MeshDevice {
   const runtime::FabricOptions& fabric() const override { return options_.fabric; }
 
   runtime::BufferHandle create_buffer(const runtime::BufferConfig& config) override;
+  void deallocate_buffer(const runtime::BufferHandle& buffer) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
 
@@ -145,6 +146,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // The routers fabric() runs: their sites and configurations.
   const runtime::FabricPlan& fabric_plan() const { return fabric_; }
   const runtime::ChipCoreMap& core_map(runtime::ChipId chip) const;
+  // Where buffers, global semaphores and CBs go: what is free, how far allocations reached.
+  const DeviceAllocator& allocator() const { return *allocator_; }
   Engine& engine() { return *engine_; }
   SimSystem& system() { return *system_; }
   SimTime now() const { return engine_->now(); }

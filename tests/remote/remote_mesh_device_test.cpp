@@ -300,6 +300,7 @@ class SlowFinish final : public MeshDevice {
   std::vector<std::uint32_t> active_ethernet_channels(ChipId c) const override { return inner_.active_ethernet_channels(c); }
   const FabricOptions& fabric() const override { return inner_.fabric(); }
   BufferHandle create_buffer(const BufferConfig& c) override { return inner_.create_buffer(c); }
+  void deallocate_buffer(const BufferHandle& b) override { inner_.deallocate_buffer(b); }
   void write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override { inner_.write_buffer(c, b, d); }
   void read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> d) override { inner_.read_buffer(c, b, d); }
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& c, CoreKind k, std::uint32_t v) override {
@@ -512,16 +513,61 @@ TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
   EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
 }
 
-// A client of the previous protocol version (3: no reset) is refused with both versions named.
+// A client of the previous protocol version (4: no deallocate_buffer, workloads without their
+// buffers) is refused with both versions named.
 TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
   ServedSim served;
   boost::asio::io_context io;
   FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.port(), 5000ms));
-  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 3}}), {}, 5000ms);
+  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 4}}), {}, 5000ms);
   const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
   EXPECT_EQ(reply.at("type"), "error");
-  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 3, this server "
-                                 "cclmesh-remote-device version 4");
+  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 4, this server "
+                                 "cclmesh-remote-device version 5");
+}
+
+std::string invalid_argument_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Freeing through the wire: the served device frees (the next buffer gets the memory), its
+// refusals come back as std::invalid_argument with its messages, the server refuses a freed
+// handle itself, and an all_gather whose buffers are freed and made again gives the same bytes.
+TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const BufferConfig config{BufferType::Dram, 4096, 2048};
+  const BufferHandle a = remote.create_buffer(config);
+  remote.write_buffer(0, a, ccltest::pattern(4096, 1));
+  remote.deallocate_buffer(a);
+  EXPECT_EQ(served.device.allocator().live_buffer_count(), 0u);
+  Bytes data(4096);
+  EXPECT_EQ(invalid_argument_of([&] { remote.read_buffer(0, a, data); }),
+            "read_buffer: buffer 1 was freed already (deallocate_buffer)");
+  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(a); }),
+            "deallocate_buffer: buffer 1 was freed already (deallocate_buffer)");
+  const BufferHandle b = remote.create_buffer(config);
+  EXPECT_EQ(b.address, a.address);
+
+  // The workload names its buffers on the wire: the served device holds them until finish().
+  const ag::Params p = all_gather_params(remote, remote.fabric());
+  for (const auto& group : groups_of(p.groups, remote, remote.fabric())) write_inputs(remote, group, p.input_buffer);
+  remote.enqueue_workload(ag::build(p, remote.topology()));
+  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(p.output_buffer); }),
+            fmt::format("deallocate_buffer: buffer {} is used by workload 'all_gather', enqueued and not finished; call "
+                        "finish() first",
+                        p.output_buffer.id));
+  remote.finish();
+  const OpResult first = run_all_gather(remote, remote.fabric());
+  remote.deallocate_buffer(p.input_buffer);
+  remote.deallocate_buffer(p.output_buffer);
+  const OpResult again = run_all_gather(remote, remote.fabric());
+  EXPECT_TRUE(again.outputs == first.outputs);
 }
 
 // --- misbehaving servers -------------------------------------------------------------------

@@ -112,11 +112,14 @@ TEST(WireCodec, WorkloadWithProgramsOnSeveralChips) {
   w.name = "all_gather";
   w.programs[0] = p;
   w.programs[7] = Program{};
+  w.buffers = {BufferHandle{3, 0x10000, {BufferType::Dram, 4096, 2048}},
+               BufferHandle{4, 0x1F0000, {BufferType::L1, 8192, 2048}}};
   const MeshWorkload back = round_trip(w, decode_workload);
   EXPECT_EQ(back.name, "all_gather");
   ASSERT_EQ(back.programs.size(), 2u);
   EXPECT_TRUE(same(back.programs.at(0), p));
   EXPECT_TRUE(same(back.programs.at(7), Program{}));
+  EXPECT_EQ(back.buffers, w.buffers);  // since protocol version 5
 }
 
 TEST(WireCodec, KernelProfileWithAndWithoutReady) {

@@ -148,6 +148,8 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
       workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
     }
   }
+  workload.buffers = workload_buffers({&params.input_buffer});
+  workload.buffers.insert(workload.buffers.end(), params.output_buffers.begin(), params.output_buffers.end());
   return workload;
 }
 

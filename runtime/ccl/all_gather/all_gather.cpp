@@ -477,6 +477,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
       workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
     }
   }
+  workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   return workload;
 }
 

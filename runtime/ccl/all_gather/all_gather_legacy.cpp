@@ -285,9 +285,12 @@ void validate(const Params& params, const topo::Topology& topology) { resolve(pa
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  return per_rank_workload("all_gather_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
-    return ChipBuilder(params, topology, r, g, rank).build();
-  });
+  MeshWorkload workload =
+      per_rank_workload("all_gather_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
+        return ChipBuilder(params, topology, r, g, rank).build();
+      });
+  workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
+  return workload;
 }
 
 }  // namespace cclmesh::runtime::ccl::all_gather::legacy

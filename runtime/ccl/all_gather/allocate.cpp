@@ -11,9 +11,18 @@ void allocate(MeshDevice& device, Params& params, BufferType memory) {
   for (std::uint32_t i = 0; i < broadcast_buffer_count(params, topology); ++i) {
     params.broadcast_buffers.push_back(device.create_buffer(broadcast_buffer_config(params)));
   }
-  if (params.mode == CclMode::Fabric) {
+  if (params.mode == CclMode::Fabric && !params.done_semaphore) {
     params.done_semaphore = device.create_global_semaphore(semaphore_cores(params, topology), CoreKind::Tensix, 0);
   }
+}
+
+void deallocate(MeshDevice& device, Params& params) {
+  device.deallocate_buffer(params.input_buffer);
+  device.deallocate_buffer(params.output_buffer);
+  for (const BufferHandle& buffer : params.broadcast_buffers) device.deallocate_buffer(buffer);
+  params.input_buffer = {};
+  params.output_buffer = {};
+  params.broadcast_buffers.clear();
 }
 
 }  // namespace cclmesh::runtime::ccl::all_gather

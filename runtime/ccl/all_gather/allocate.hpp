@@ -13,9 +13,17 @@ namespace cclmesh::runtime::ccl::all_gather {
 
 // Creates on `device` and fills into `params`: input_buffer (params.input, interleaved in
 // `memory`), output_buffer (output_spec(), interleaved in `memory`), broadcast_buffers
-// (broadcast_buffer_count() of them) and, in fabric mode, done_semaphore. Every other field is
-// the caller's and must be set first (the tensor, dim, groups, mode, links and fabric decide the
-// sizes and cores). Throws what output_spec() and the device's create calls throw.
+// (broadcast_buffer_count() of them) and, in fabric mode, done_semaphore unless params holds
+// one already (a global semaphore is created once and reused: a loop of allocate, run,
+// deallocate keeps the first). Every other field is the caller's and must be set first (the
+// tensor, dim, groups, mode, links and fabric decide the sizes and cores). Throws what
+// output_spec() and the device's create calls throw.
 void allocate(MeshDevice& device, Params& params, BufferType memory = BufferType::Dram);
+
+// Frees the buffers allocate() created (input, output, broadcast buffers) once the op has
+// finished, and clears them in `params`; the done semaphore stays for the next allocate(). A
+// loop of allocate, write, run, read, deallocate leaves the device's memory as it found it
+// (tests/unit/sim/device_free_test.cpp). Throws what MeshDevice::deallocate_buffer throws.
+void deallocate(MeshDevice& device, Params& params);
 
 }  // namespace cclmesh::runtime::ccl::all_gather

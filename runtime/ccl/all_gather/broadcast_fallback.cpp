@@ -153,6 +153,8 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
   for (const auto& [chip, program] : workloads.front().programs) {
     concat.programs[chip] = concat_program(p, topology, chip, ranks);
   }
+  concat.buffers = p.broadcast_buffers;
+  concat.buffers.push_back(p.output_buffer);
   workloads.push_back(std::move(concat));
   return workloads;
 }

@@ -268,9 +268,11 @@ void validate(const Params& params, const topo::Topology& topology) { resolve(pa
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   const Resolved r = resolve(params, topology);
-  return per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
+  MeshWorkload workload = per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
     return chip_program(params, topology, r, g, rank);
   });
+  workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
+  return workload;
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }

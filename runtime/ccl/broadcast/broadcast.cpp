@@ -95,7 +95,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const std::vector<api::TensorSlice> runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input), p.num_links);
 
-  return per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t rank) {
+  MeshWorkload workload = per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t rank) {
     if (rank != placed.root_rank) return done_waiter_program(p.worker, p.num_links);
     const ChipBuffers root(topology, g.chips[rank]);
     Program root_program;
@@ -105,6 +105,8 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
                                  p.split_reader_writer});
     return root_program;
   });
+  workload.buffers = workload_buffers({&p.input, &p.output});
+  return workload;
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }

@@ -418,6 +418,14 @@ void require_uniform_core_maps(const topo::Topology& topology, const std::vector
   }
 }
 
+std::vector<BufferHandle> workload_buffers(std::initializer_list<const BufferHandle*> buffers) {
+  std::vector<BufferHandle> handles;
+  for (const BufferHandle* buffer : buffers) {
+    if (buffer != nullptr) handles.push_back(*buffer);
+  }
+  return handles;
+}
+
 void require_buffer_layouts(const topo::Topology& topology, const std::vector<ChipId>& chips,
                             std::initializer_list<const BufferHandle*> buffers) {
   const CoreCoord grid = common_worker_grid(topology);

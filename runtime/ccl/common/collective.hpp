@@ -195,6 +195,10 @@ MeshWorkload per_rank_workload(std::string name, const std::vector<Group>& group
   return workload;
 }
 
+// An op's MeshWorkload::buffers: the handles pointed at, in order, null ones (an optional
+// buffer the op does not use) left out.
+std::vector<BufferHandle> workload_buffers(std::initializer_list<const BufferHandle*> buffers);
+
 // Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC
 // address to every chip it reaches. Throws CclParamsError naming the first chip that differs.

@@ -487,6 +487,8 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
                                                       : chip_program(params, topology, r, g, rank);
     }
   }
+  workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
+                                       params.intermediate_buffer ? &*params.intermediate_buffer : nullptr});
   return workload;
 }
 

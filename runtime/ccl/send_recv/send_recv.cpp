@@ -124,6 +124,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
     workload.programs[sender] = std::move(sender_program);
     workload.programs[receiver] = done_waiter_program(p.worker, p.num_links);
   }
+  workload.buffers = workload_buffers({&p.input, &p.output});
   return workload;
 }
 

@@ -58,6 +58,10 @@ TEST(AllBroadcastBuilder, RingWorkerMulticastsItsRankBufferHalfWayBothWays) {
   const MeshWorkload w = ab::build(p, t3k);
   EXPECT_EQ(w.name, "all_broadcast");
   ASSERT_EQ(w.programs.size(), 8u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  std::vector<BufferHandle> named{p.input_buffer};
+  named.insert(named.end(), p.output_buffers.begin(), p.output_buffers.end());
+  EXPECT_EQ(w.buffers, named);
   const FabricPlan plan(t3k, p.fabric);
   for (std::uint32_t rank = 0; rank < 8; ++rank) {
     const Program& program = w.programs.at(plan.chips()[rank]);

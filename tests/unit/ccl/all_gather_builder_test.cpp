@@ -261,6 +261,8 @@ TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
   const MeshWorkload w = ag::build(p, t3k);
   EXPECT_EQ(w.name, "all_gather");
   ASSERT_EQ(w.programs.size(), 8u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
   for (const auto& [chip, program] : w.programs) {
     // One worker core: a reader (RISC-V 1, NoC1) and a writer (RISC-V 0, NoC0) interpreter.
     ASSERT_EQ(program.kernels.size(), 2u) << "chip " << chip;

@@ -68,6 +68,8 @@ TEST(AllGatherLegacyBuilder, N300Workload) {
   const ag::Params p = legacy_params(t, CclTopology::Line, TensorSpec{{1, 1, 32, 32 * 40}});  // 40 tiles
   const MeshWorkload w = ag::build(p, t);
   ASSERT_EQ(w.programs.size(), 2u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
   // The ERISC kernel region split over 2 channels x 2 buffers: 18 bf16 tiles per message in the
   // default 150 KiB region, 13 in the 106 KiB what-if.
   const std::uint32_t pages = legacy_pages_per_message(p.legacy, 2048, 2, "test");

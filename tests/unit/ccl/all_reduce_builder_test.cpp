@@ -48,6 +48,10 @@ TEST(AllReduceBuilder, ReduceScatterThenAllGatherWhenTheTilesDivide) {
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].name, "all_reduce:reduce_scatter");
   EXPECT_EQ(w[1].name, "all_reduce:all_gather");
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  std::vector<BufferHandle> named{p.input_buffer, p.output_buffer, p.intermediate_buffer};
+  if (p.rs_intermediate_buffer) named.push_back(*p.rs_intermediate_buffer);
+  for (const MeshWorkload& each : w) EXPECT_EQ(each.buffers, named);
   EXPECT_EQ(w[0].programs.size(), 8u);
   EXPECT_EQ(w[1].programs.size(), 8u);
 }

@@ -107,6 +107,8 @@ TEST(AllToAllBuilder, RingSplitsTheFarthestChunk) {
   const all_to_all::Params p = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8}));
   const MeshWorkload w = all_to_all::build(p, ring4);
   ASSERT_EQ(w.programs.size(), 4u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
   for (const auto& [chip, program] : w.programs) {
     // Two senders and the local copier, a reader and a writer each.
     ASSERT_EQ(program.kernels.size(), 6u) << chip;

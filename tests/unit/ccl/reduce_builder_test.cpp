@@ -112,6 +112,8 @@ TEST(ReduceBuilder, KernelsPerPosition) {
   const reduce::Params line = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 7);
   const MeshWorkload w = reduce::build(line, t3k);
   ASSERT_EQ(w.programs.size(), 8u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<runtime::BufferHandle>{line.input_buffer, line.output_buffer}));
   const runtime::FabricPlan plan(t3k, line.fabric);
   const std::vector<ChipId> order = plan.chips();
   const auto kernels_of = [&](std::uint32_t rank) {

@@ -116,6 +116,8 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
   ASSERT_EQ(rs::semaphore_cores(p, t3k).size(), 3u);
   const MeshWorkload w = rs::build(p, t3k);
   ASSERT_EQ(w.programs.size(), 8u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer, *p.intermediate_buffer}));
   for (const auto& [chip, program] : w.programs) {
     std::map<std::uint32_t, std::uint32_t> kernels_by_core_x;
     std::uint32_t reduce_kernels = 0;

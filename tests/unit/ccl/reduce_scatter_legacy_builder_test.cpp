@@ -52,6 +52,8 @@ TEST(ReduceScatterLegacyBuilder, T3kRingChainsAndEdmCounts) {
   p.legacy.pages_per_message = 3;  // 4-tile halves: 2 messages, the second of 1 tile
   const MeshWorkload w = rs::build(p, t);
   ASSERT_EQ(w.programs.size(), 8u);
+  // The buffers the device holds until finish() (MeshWorkload::buffers).
+  EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
   for (const auto& [chip, program] : w.programs) {
     SCOPED_TRACE(chip);
     EXPECT_EQ(count_kernels(program, kernels::kLegacyEdmKernelName), 2u);

@@ -15,6 +15,7 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(std::vector<std::uint32_t>, active_ethernet_channels, (ChipId chip), (const, override));
   MOCK_METHOD(const FabricOptions&, fabric, (), (const, override));
   MOCK_METHOD(BufferHandle, create_buffer, (const BufferConfig& config), (override));
+  MOCK_METHOD(void, deallocate_buffer, (const BufferHandle& buffer), (override));
   MOCK_METHOD(void, write_buffer, (ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data),
               (override));
   MOCK_METHOD(void, read_buffer, (ChipId chip, const BufferHandle& buffer, std::span<std::byte> data), (override));

@@ -266,7 +266,7 @@ TEST(DeviceErrors, WorkloadsThatCannotBePlacedAreRejectedBeforeRunning) {
   const auto workload_with = [](runtime::KernelSpec kernel) {
     runtime::Program program;
     program.kernels.push_back(std::move(kernel));
-    return runtime::MeshWorkload{"bad", {{0, program}}};
+    return runtime::MeshWorkload{"bad", {{0, program}}, {}};
   };
   runtime::KernelSpec unknown;
   unknown.kernel = "no_such_kernel";

@@ -100,7 +100,7 @@ TEST(DeviceInterpreter, SemaphoreCommandsAndBursts) {
   program.semaphores.push_back(runtime::ccl::tensix_semaphore(dst, 2));
   program.kernels.push_back(runtime::ccl::interpreter_kernel(a, sa));
   program.kernels.push_back(runtime::ccl::interpreter_kernel(b, sb));
-  device.enqueue_workload(runtime::MeshWorkload{"semaphores", {{0, program}}});
+  device.enqueue_workload(runtime::MeshWorkload{"semaphores", {{0, program}}, {}});
   device.finish();
 
   EXPECT_EQ(l1(b).read_u32(runtime::tensix_program_semaphore_address(0)), 5u);  // wait-min never resets
@@ -199,7 +199,7 @@ TEST(DeviceApi, GlobalSemaphoresAreSharedAcrossOpsAndResetByTheHost) {
   for (runtime::CoreCoord c : {a, b}) program.circular_buffers.push_back(runtime::ccl::packet_header_cb(c));
   program.kernels.push_back(runtime::ccl::interpreter_kernel(a, waiter));
   program.kernels.push_back(runtime::ccl::interpreter_kernel(b, adder));
-  device.enqueue_workload(runtime::MeshWorkload{"global semaphore", {{0, program}}});
+  device.enqueue_workload(runtime::MeshWorkload{"global semaphore", {{0, program}}, {}});
   device.finish();
   EXPECT_EQ(value(0, a), 5u);
   EXPECT_EQ(value(1, a), 2u);  // another chip's copy is its own
@@ -224,13 +224,13 @@ TEST(DeviceApi, DescribesTheMeshAndRejectsWhatDoesNotFit) {
   program.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 64 * 1024, 16));
   // ... as a WorkloadPlacementError: a consequence of the memory config, which the CLI reports
   // as bad input; other placement errors are not one (below: a CB declared twice).
-  EXPECT_THROW(device.enqueue_workload(runtime::MeshWorkload{"too big", {{0, program}}}),
+  EXPECT_THROW(device.enqueue_workload(runtime::MeshWorkload{"too big", {{0, program}}, {}}),
                runtime::WorkloadPlacementError);
   runtime::Program twice;
   twice.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 1024, 1));
   twice.circular_buffers.push_back(runtime::ccl::data_cb({0, 0}, 1024, 1));
   try {
-    device.enqueue_workload(runtime::MeshWorkload{"twice", {{0, twice}}});
+    device.enqueue_workload(runtime::MeshWorkload{"twice", {{0, twice}}, {}});
     ADD_FAILURE() << "accepted a CB declared twice";
   } catch (const runtime::WorkloadPlacementError&) {
     ADD_FAILURE() << "a builder's bug reported as a memory-config problem";

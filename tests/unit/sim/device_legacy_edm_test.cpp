@@ -76,7 +76,7 @@ void run_legacy_pair(std::uint32_t termination_mode, std::uint32_t messages, std
     std::uint32_t receivers;
   };
   const Side sides[2] = {{0, 8, 2, 1}, {1, 0, 1, 2}};
-  runtime::MeshWorkload workload{"legacy_pair", {}};
+  runtime::MeshWorkload workload{"legacy_pair", {}, {}};
   for (const Side& s : sides) {
     const runtime::ChipCoreMap& map = device.core_map(s.chip);
     const runtime::Noc0Coord edm = map.eth_noc0(s.channel);

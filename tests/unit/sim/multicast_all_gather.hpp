@@ -35,7 +35,7 @@ inline void multicast_all_gather(SimMeshDevice& device, const MulticastAllGather
   const runtime::BufferHandle out =
       device.create_buffer(dram_buffer(std::uint64_t{n} * pages * ag.page_size, ag.page_size));
   const runtime::CoreCoord core{0, 0};
-  runtime::MeshWorkload workload{"all_gather", {}};
+  runtime::MeshWorkload workload{"all_gather", {}, {}};
   for (std::uint32_t p = 0; p < n; ++p) {
     const runtime::ChipId chip = plan.chips()[p];
     device.write_buffer(chip, in, pattern(in.config.size_bytes, chip));
