@@ -65,7 +65,7 @@ struct MeshWorkload {
   // The buffers its kernels read or write (the op's tensors): the device refuses the workload
   // if one was freed, and refuses to free one until the workload has finished. Empty: it does
   // not say, and the device frees no buffer until it has finished (MeshDevice::deallocate_buffer).
-  std::vector<BufferHandle> buffers;
+  std::vector<BufferHandle> buffers = {};  // = {}: {name, programs} still compiles under -Wextra
 };
 
 }  // namespace cclmesh::runtime
