@@ -18,9 +18,16 @@ class InvariantError : public std::logic_error {
 
 }  // namespace cclmesh
 
-#define CCLMESH_CHECK(condition, message)                                          \
-  do {                                                                             \
-    if (!(condition)) [[unlikely]] {                                               \
-      ::cclmesh::fail_invariant(#condition, (message), __FILE__, __LINE__);        \
-    }                                                                              \
+// The message is built inside a cold, never-inlined lambda: built inline, its string
+// temporaries made GCC give every function holding a check a stack frame and saved registers
+// on its common path (docs/performance.md, fourteenth pass: `Engine::wake_at`, `Fiber::suspend`,
+// `Noc::requester_endpoint`). The lambda captures by reference, so the message still sees
+// every local; the common path pays one compare and branch.
+#define CCLMESH_CHECK(condition, message)                                                       \
+  do {                                                                                          \
+    if (!(condition)) [[unlikely]] {                                                            \
+      [&]() __attribute__((cold, noinline, noreturn)) {                                         \
+        ::cclmesh::fail_invariant(#condition, (message), __FILE__, __LINE__);                   \
+      }();                                                                                      \
+    }                                                                                           \
   } while (false)

@@ -25,13 +25,6 @@ std::uint64_t fnv1a_mix(std::uint64_t hash, std::uint64_t value) {
   hash = (hash ^ value) * 0x100000001b3ull;
   return hash ^ (hash >> 29);
 }
-
-// wake_at()'s checks, reported out of line: with their messages built inline (string
-// temporaries), every wake-up set up a stack frame and saved six registers for them.
-[[noreturn, gnu::cold, gnu::noinline]] void fail_wake(const char* condition, const char* before, const Actor& actor,
-                                                      const char* after, int line) {
-  fail_invariant(condition, before + actor.name() + after, __FILE__, line);
-}
 }  // namespace
 
 std::string WaitInfo::describe() const {
@@ -165,14 +158,10 @@ void Engine::park_current(const WaitInfo& info) {
 }
 
 void Engine::wake_at(Actor& actor, SimTime when) {
-  if (actor.engine_ != this) [[unlikely]] {
-    fail_wake("actor.engine_ == this", "waking actor '", actor, "' of another engine", __LINE__);
-  }
-  if (actor.pending_wake_.valid() && queue_.pending(actor.pending_wake_)) [[unlikely]] {
-    fail_wake("!actor.pending_wake_.valid() || !queue_.pending(actor.pending_wake_)", "actor '", actor,
-              "' woken twice", __LINE__);
-  }
-  if (when < now_) [[unlikely]] fail_wake("when >= now_", "waking '", actor, "' in the past", __LINE__);
+  CCLMESH_CHECK(actor.engine_ == this, "waking actor '" + actor.name() + "' of another engine");
+  CCLMESH_CHECK(!actor.pending_wake_.valid() || !queue_.pending(actor.pending_wake_),
+                "actor '" + actor.name() + "' woken twice");
+  CCLMESH_CHECK(when >= now_, "waking '" + actor.name() + "' in the past");
   actor.state_ = Actor::State::Scheduled;
   actor.pending_wake_ = queue_.push(when, &Engine::resume_trampoline, &actor);
 }

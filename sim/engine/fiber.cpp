@@ -40,12 +40,6 @@ void finish_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const voi
 #endif
 }
 
-// The checks on every switch, reported out of line: with their messages (string
-// concatenations) built inline, resume_now() and suspend() set up frames for them each time.
-[[noreturn, gnu::cold, gnu::noinline]] void fail_fiber_check(const char* condition, const char* before,
-                                                             const Fiber& fiber, const char* after, int line) {
-  fail_invariant(condition, before + fiber.name() + after, __FILE__, line);
-}
 }  // namespace
 
 Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes)
@@ -98,7 +92,7 @@ void Fiber::resume_now() {
                                        return run_body(std::move(scheduler));
                                      }};
   }
-  if (!context_) [[unlikely]] fail_fiber_check("static_cast<bool>(context_)", "resuming a finished fiber '", *this, "'", __LINE__);
+  CCLMESH_CHECK(static_cast<bool>(context_), "resuming a finished fiber '" + name() + "'");
   switch_in();
   if (!context_) {
     // Finished (normally or with an exception); the stack is gone.
@@ -114,12 +108,8 @@ void Fiber::switch_out() {
 }
 
 void Fiber::suspend() {
-  if (running_fiber != this) [[unlikely]] {
-    fail_fiber_check("running_fiber == this", "suspend() called from outside fiber '", *this, "'", __LINE__);
-  }
-  if (unwinding_) [[unlikely]] {
-    fail_fiber_check("!unwinding_", "fiber '", *this, "' tried to wait while being torn down", __LINE__);
-  }
+  CCLMESH_CHECK(running_fiber == this, "suspend() called from outside fiber '" + name() + "'");
+  CCLMESH_CHECK(!unwinding_, "fiber '" + name() + "' tried to wait while being torn down");
   switch_out();
   if (unwinding_) throw FiberUnwind{};
 }

@@ -281,17 +281,9 @@ SimTime Noc::ack_latency(CoreCoord from, CoreCoord to) const {
 // --- helpers ---------------------------------------------------------------------------------
 
 namespace {
-// The failure reports of the two look-ups below, out of line: they run for every NoC request,
-// and with the formatting inline the common path saved and restored four registers and set up
-// a 168-byte frame on every call.
-[[noreturn, gnu::cold, gnu::noinline]] void fail_not_a_requester(NocId noc, const Chip& chip, CoreCoord core,
-                                                                 const char* operation) {
-  ::cclmesh::fail_invariant("e != nullptr && e->can_request()",
-                            fmt::format("{} on {} of chip {}: requester {} is not a Tensix or ethernet core", operation,
-                                        to_string(noc), chip.id(), to_string(core)),
-                            __FILE__, __LINE__);
-}
-
+// The look-up below fails with an AccessError (a user's bad address, not a broken invariant),
+// reported out of line: it runs for every NoC request, and with the formatting inline the common
+// path saved and restored four registers and set up a frame on every call.
 [[noreturn, gnu::cold, gnu::noinline]] void fail_no_memory(const Chip& chip, CoreCoord core, AccessKind access,
                                                            std::uint64_t address, std::uint64_t bytes) {
   AccessError::Details d;
@@ -308,7 +300,9 @@ namespace {
 
 Endpoint& Noc::requester_endpoint(CoreCoord core, const char* operation) {
   Endpoint* e = chip_.endpoint(core);
-  if (e == nullptr || !e->can_request()) [[unlikely]] fail_not_a_requester(id_, chip_, core, operation);
+  CCLMESH_CHECK(e != nullptr && e->can_request(),
+                fmt::format("{} on {} of chip {}: requester {} is not a Tensix or ethernet core", operation,
+                            to_string(id_), chip_.id(), to_string(core)));
   return *e;
 }
 
