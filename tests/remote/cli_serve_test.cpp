@@ -832,6 +832,30 @@ TEST(CliServeTrace, ResetInsideASessionIsMarked) {
   EXPECT_EQ(after_reset, ended_by_reset);  // the same routers, started again
 }
 
+// A session whose file cannot be written (here its name is taken by a directory) is logged and
+// its trace dropped: the next session's file holds that session's work alone, not the lost one's.
+TEST(CliServeTrace, AnUnwritableSessionFileIsLoggedAndTheNextIsItsOwn) {
+  TempDir dir("serve_trace_unwritable");
+  ServeChild serve({"--system", "n300", "--trace-dir", dir.path.string()});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  fs::create_directories(dir.path / "session-000001.json");  // after start-up: the server checked an empty dir
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", op, "--size", "64KiB"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+  }
+  EXPECT_EQ(serve.stop(), 0);
+  const std::string log = serve.child.all_stderr();
+  EXPECT_NE(log.find("cclmesh serve: session 1: --trace-dir"), std::string::npos) << log;
+  EXPECT_EQ(log.find("session 1: trace written"), std::string::npos) << log;
+  EXPECT_NE(log.find("session 2: trace written to " + dir.file("session-000002.json")), std::string::npos) << log;
+  EXPECT_TRUE(fs::is_empty(dir.path / "session-000001.json"));  // nothing half-written beside it either
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"session-000001.json", "session-000002.json"}));
+  const json second = json::parse(read_file(dir.file("session-000002.json")));
+  EXPECT_EQ(second.at("otherData").at("session"), "2");
+  EXPECT_GT(kernel_spans(second, "reduce_scatter").count, 0);
+  EXPECT_EQ(kernel_spans(second, "all_gather").count, 0);
+}
+
 TEST(CliServeTrace, BadTraceDirExitsTwoNamingIt) {
   TempDir dir("serve_trace_bad");
   std::ofstream(dir.file("a_file")) << "x";
