@@ -241,6 +241,7 @@ void RemoteDeviceServer::reset_if_left_unusable() {
     device_.reset();
     buffers_.clear();
     freed_buffers_.clear();
+    forget_enqueued();
     device_failed_ = false;
     work_unfinished_ = false;
     log(fmt::format("device reset ({}): the next client gets it as just opened", why));
@@ -248,6 +249,19 @@ void RemoteDeviceServer::reset_if_left_unusable() {
     // The next client meets the device as it is, and may reset it itself.
     log(fmt::format("device reset ({}) failed: {}", why, e.what()));
   }
+}
+
+void RemoteDeviceServer::require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const {
+  if (enqueued_host_bytes_ + bytes > options_.max_enqueued_host_bytes) {
+    throw std::invalid_argument(fmt::format("{}: {} B more would pass this server's limit of {} B of enqueued host "
+                                            "writes and reads ({} B held until finish()); call finish() first",
+                                            call, bytes, options_.max_enqueued_host_bytes, enqueued_host_bytes_));
+  }
+}
+
+void RemoteDeviceServer::forget_enqueued() {
+  staged_reads_.clear();
+  enqueued_host_bytes_ = 0;
 }
 
 void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const {
@@ -261,7 +275,7 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
     throw FrameTooLarge(fmt::format("a frame's data length is {} B but its request does not decode ({}); limit 0 B",
                                     bytes, e.what()));
   }
-  if (type != request::kWriteBuffer) {
+  if (type != request::kWriteBuffer && type != request::kEnqueueWriteBuffer) {
     throw FrameTooLarge(fmt::format("a {} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
   }
   std::uint64_t limit = 0;
@@ -272,12 +286,12 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
     limit = buffer.config.size_bytes;
     whose = fmt::format("buffer {}", buffer.id);
   } catch (const std::exception& e) {
-    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, but {} (limit 0 B)", bytes, e.what()));
+    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, but {} (limit 0 B)", type, bytes, e.what()));
   }
   if (bytes > limit) {
-    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, above the limit of {} B ({}'s "
-                                    "size per chip)",
-                                    bytes, limit, whose));
+    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, above the limit of {} B ({}'s size per "
+                                    "chip)",
+                                    type, bytes, limit, whose));
   }
 }
 
@@ -411,6 +425,34 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       device_.read_buffer(chip, buffer, reply_blob);
       return ok();
     }
+    if (type == request::kEnqueueWriteBuffer) {
+      const auto chip = unsigned_field<ChipId>(request, "chip", path);
+      const BufferHandle& buffer =
+          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+      require_room_for_enqueued(blob.size(), path);
+      device_.enqueue_write_buffer(chip, buffer, blob);  // copies the bytes
+      enqueued_host_bytes_ += blob.size();
+      work_unfinished_ = true;
+      return ok();
+    }
+    if (type == request::kEnqueueReadBuffer) {
+      const auto chip = unsigned_field<ChipId>(request, "chip", path);
+      const BufferHandle& buffer =
+          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+      const auto size = static_cast<std::size_t>(unsigned_value(field(request, "size_bytes", path),
+                                                                buffer.config.size_bytes, path + ".size_bytes"));
+      require_room_for_enqueued(size, path);
+      StagedRead& staged = staged_reads_.emplace_back(StagedRead{sessions_begun_, std::vector<std::byte>(size)});
+      try {
+        device_.enqueue_read_buffer(chip, buffer, staged.bytes);
+      } catch (...) {
+        staged_reads_.pop_back();  // refused: the device holds no span of it
+        throw;
+      }
+      enqueued_host_bytes_ += size;
+      work_unfinished_ = true;
+      return ok();
+    }
     if (type == request::kCreateGlobalSemaphore) {
       const std::vector<CoreRange> cores = decode_core_ranges(array_field(request, "cores", path), path + ".cores");
       const CoreKind kind = decode_core_kind(field(request, "core_kind", path), path + ".core_kind");
@@ -428,8 +470,20 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       return ok();
     }
     if (type == request::kFinish) {
-      device_.finish();
+      try {
+        device_.finish();
+      } catch (...) {
+        // None of the reads is delivered (the client drops them too); their bytes stay, in case
+        // the device still writes them, until a finish that completes or a reset.
+        for (StagedRead& staged : staged_reads_) staged.session = 0;
+        throw;
+      }
       work_unfinished_ = false;
+      // The reads this session enqueued since its last finish, back to back in enqueue order.
+      for (const StagedRead& staged : staged_reads_) {
+        if (staged.session == sessions_begun_) reply_blob.insert(reply_blob.end(), staged.bytes.begin(), staged.bytes.end());
+      }
+      forget_enqueued();
       return ok();
     }
     if (type == request::kReset) {
@@ -437,6 +491,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       buffers_.clear();
       freed_buffers_.clear();
       device_.reset();
+      forget_enqueued();
       device_failed_ = false;
       work_unfinished_ = false;
       return ok();
