@@ -407,28 +407,31 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       freed_buffers_.insert(buffer.id);
       return ok();
     }
+    // A host write's or read's chip and buffer (the server's own copy of the handle), and a
+    // read's size, bounded by the buffer's before anything is allocated for it.
+    const auto io_chip = [&] { return unsigned_field<ChipId>(request, "chip", path); };
+    const auto io_buffer = [&]() -> const BufferHandle& {
+      return served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+    };
+    const auto read_size = [&](const BufferHandle& buffer) {
+      return static_cast<std::size_t>(
+          unsigned_value(field(request, "size_bytes", path), buffer.config.size_bytes, path + ".size_bytes"));
+    };
     if (type == request::kWriteBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
-      device_.write_buffer(chip, buffer, blob);
+      const auto chip = io_chip();
+      device_.write_buffer(chip, io_buffer(), blob);
       return ok();
     }
     if (type == request::kReadBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
-      // Allocated before the device checks the size: never more than the buffer holds.
-      const auto size = static_cast<std::size_t>(unsigned_value(field(request, "size_bytes", path),
-                                                                buffer.config.size_bytes, path + ".size_bytes"));
-      reply_blob.resize(size);
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
+      reply_blob.resize(read_size(buffer));
       device_.read_buffer(chip, buffer, reply_blob);
       return ok();
     }
     if (type == request::kEnqueueWriteBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
       require_room_for_enqueued(blob.size(), path);
       device_.enqueue_write_buffer(chip, buffer, blob);  // copies the bytes
       enqueued_host_bytes_ += blob.size();
@@ -436,11 +439,9 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       return ok();
     }
     if (type == request::kEnqueueReadBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
-      const auto size = static_cast<std::size_t>(unsigned_value(field(request, "size_bytes", path),
-                                                                buffer.config.size_bytes, path + ".size_bytes"));
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
+      const std::size_t size = read_size(buffer);
       require_room_for_enqueued(size, path);
       StagedRead& staged = staged_reads_.emplace_back(StagedRead{sessions_begun_, std::vector<std::byte>(size)});
       try {
