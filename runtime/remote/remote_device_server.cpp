@@ -482,7 +482,8 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       work_unfinished_ = false;
       // The reads this session enqueued since its last finish, back to back in enqueue order.
       for (const StagedRead& staged : staged_reads_) {
-        if (staged.session == sessions_begun_) reply_blob.insert(reply_blob.end(), staged.bytes.begin(), staged.bytes.end());
+        if (staged.session != sessions_begun_) continue;
+        reply_blob.insert(reply_blob.end(), staged.bytes.begin(), staged.bytes.end());
       }
       forget_enqueued();
       return ok();
