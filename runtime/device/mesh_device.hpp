@@ -75,13 +75,31 @@ class MeshDevice {
   // Gives the buffer's memory back on every chip (tt-metal's DeallocateBuffer): a later
   // create_buffer may get it. The handle is dead after: reading, writing, freeing it again or
   // naming it in a workload throws std::invalid_argument. Also std::invalid_argument, and
-  // nothing freed, for a buffer a workload enqueued and not finished uses (names in
-  // MeshWorkload::buffers, or names no buffers at all): host writes happen when called, not in
-  // order with enqueued work, so a new buffer at those addresses could be written under the
-  // workload's kernels; call finish() first.
+  // nothing freed, for a buffer enqueued work not finished uses (a workload that names it in
+  // MeshWorkload::buffers or names no buffers at all, an enqueued write or read of it): a new
+  // buffer at those addresses could be written under the workload's kernels; call finish() first.
   virtual void deallocate_buffer(const BufferHandle& buffer) = 0;
+  // Blocking host I/O: happens when called, not in order with enqueued work. std::invalid_argument
+  // for a buffer that enqueued work not finished names (a workload, an enqueued write or read):
+  // the bytes would not be those of the queue's order; call finish() first, or enqueue the I/O.
   virtual void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
   virtual void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) = 0;
+  // Enqueue-ordered host I/O (tt-metal's non-blocking EnqueueWriteBuffer / EnqueueReadBuffer):
+  // a host command on `chip`'s queue, which runs after every program enqueued before it on that
+  // chip has finished and before any enqueued after it starts (work on other chips is not
+  // waited for: as tt-metal's per-device command queues). Both return at once.
+  // - The write copies `data` at the call: the caller may reuse it on return (tt-metal's
+  //   non-blocking write reads the caller's memory later, so it must stay alive; copying is the
+  //   safer contract).
+  // - The read's `out` must stay alive until finish(); finish() writes every enqueued read's
+  //   `out` when it returns normally, each with the buffer's bytes as they were at the read's
+  //   turn. A finish() that throws DeviceError writes none of them: the host commands queued
+  //   behind the failure never ran, nothing is half-done, and reset() drops them all.
+  // - Bad arguments (an unknown chip or buffer, a size other than the buffer's) throw
+  //   std::invalid_argument at the call and enqueue nothing. The buffer is in use until finish()
+  //   (deallocate_buffer, write_buffer and read_buffer refuse it, as for a workload naming it).
+  virtual void enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
+  virtual void enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) = 0;
 
   // Allocated once and reused across ops; `reset_global_semaphore` sets its value on every core.
   virtual GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
@@ -90,7 +108,8 @@ class MeshDevice {
 
   // Asynchronous: returns at once; programs run when the device gets to them.
   virtual void enqueue_workload(const MeshWorkload& workload) = 0;
-  // Blocks until every enqueued workload completed; throws DeviceError when one cannot.
+  // Blocks until every enqueued workload and host command completed (enqueued reads' `out`
+  // written); throws DeviceError when one cannot.
   virtual void finish() = 0;
 
   // Per-chip, per-core kernel start and end times of the workloads finished so far.

@@ -241,6 +241,7 @@ void RemoteDeviceServer::reset_if_left_unusable() {
     device_.reset();
     buffers_.clear();
     freed_buffers_.clear();
+    forget_enqueued();
     device_failed_ = false;
     work_unfinished_ = false;
     log(fmt::format("device reset ({}): the next client gets it as just opened", why));
@@ -248,6 +249,19 @@ void RemoteDeviceServer::reset_if_left_unusable() {
     // The next client meets the device as it is, and may reset it itself.
     log(fmt::format("device reset ({}) failed: {}", why, e.what()));
   }
+}
+
+void RemoteDeviceServer::require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const {
+  if (enqueued_host_bytes_ + bytes > options_.max_enqueued_host_bytes) {
+    throw std::invalid_argument(fmt::format("{}: {} B more would pass this server's limit of {} B of enqueued host "
+                                            "writes and reads ({} B held until finish()); call finish() first",
+                                            call, bytes, options_.max_enqueued_host_bytes, enqueued_host_bytes_));
+  }
+}
+
+void RemoteDeviceServer::forget_enqueued() {
+  staged_reads_.clear();
+  enqueued_host_bytes_ = 0;
 }
 
 void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const {
@@ -261,7 +275,7 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
     throw FrameTooLarge(fmt::format("a frame's data length is {} B but its request does not decode ({}); limit 0 B",
                                     bytes, e.what()));
   }
-  if (type != request::kWriteBuffer) {
+  if (type != request::kWriteBuffer && type != request::kEnqueueWriteBuffer) {
     throw FrameTooLarge(fmt::format("a {} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
   }
   std::uint64_t limit = 0;
@@ -272,12 +286,12 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
     limit = buffer.config.size_bytes;
     whose = fmt::format("buffer {}", buffer.id);
   } catch (const std::exception& e) {
-    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, but {} (limit 0 B)", bytes, e.what()));
+    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, but {} (limit 0 B)", type, bytes, e.what()));
   }
   if (bytes > limit) {
-    throw FrameTooLarge(fmt::format("a write_buffer request's data length is {} B, above the limit of {} B ({}'s "
-                                    "size per chip)",
-                                    bytes, limit, whose));
+    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, above the limit of {} B ({}'s size per "
+                                    "chip)",
+                                    type, bytes, limit, whose));
   }
 }
 
@@ -393,22 +407,51 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       freed_buffers_.insert(buffer.id);
       return ok();
     }
+    // A host write's or read's chip and buffer (the server's own copy of the handle), and a
+    // read's size, bounded by the buffer's before anything is allocated for it.
+    const auto io_chip = [&] { return unsigned_field<ChipId>(request, "chip", path); };
+    const auto io_buffer = [&]() -> const BufferHandle& {
+      return served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+    };
+    const auto read_size = [&](const BufferHandle& buffer) {
+      return static_cast<std::size_t>(
+          unsigned_value(field(request, "size_bytes", path), buffer.config.size_bytes, path + ".size_bytes"));
+    };
     if (type == request::kWriteBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
-      device_.write_buffer(chip, buffer, blob);
+      const auto chip = io_chip();
+      device_.write_buffer(chip, io_buffer(), blob);
       return ok();
     }
     if (type == request::kReadBuffer) {
-      const auto chip = unsigned_field<ChipId>(request, "chip", path);
-      const BufferHandle& buffer =
-          served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
-      // Allocated before the device checks the size: never more than the buffer holds.
-      const auto size = static_cast<std::size_t>(unsigned_value(field(request, "size_bytes", path),
-                                                                buffer.config.size_bytes, path + ".size_bytes"));
-      reply_blob.resize(size);
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
+      reply_blob.resize(read_size(buffer));
       device_.read_buffer(chip, buffer, reply_blob);
+      return ok();
+    }
+    if (type == request::kEnqueueWriteBuffer) {
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
+      require_room_for_enqueued(blob.size(), path);
+      device_.enqueue_write_buffer(chip, buffer, blob);  // copies the bytes
+      enqueued_host_bytes_ += blob.size();
+      work_unfinished_ = true;
+      return ok();
+    }
+    if (type == request::kEnqueueReadBuffer) {
+      const auto chip = io_chip();
+      const BufferHandle& buffer = io_buffer();
+      const std::size_t size = read_size(buffer);
+      require_room_for_enqueued(size, path);
+      StagedRead& staged = staged_reads_.emplace_back(StagedRead{sessions_begun_, std::vector<std::byte>(size)});
+      try {
+        device_.enqueue_read_buffer(chip, buffer, staged.bytes);
+      } catch (...) {
+        staged_reads_.pop_back();  // refused: the device holds no span of it
+        throw;
+      }
+      enqueued_host_bytes_ += size;
+      work_unfinished_ = true;
       return ok();
     }
     if (type == request::kCreateGlobalSemaphore) {
@@ -428,8 +471,21 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       return ok();
     }
     if (type == request::kFinish) {
-      device_.finish();
+      try {
+        device_.finish();
+      } catch (...) {
+        // None of the reads is delivered (the client drops them too); their bytes stay, in case
+        // the device still writes them, until a finish that completes or a reset.
+        for (StagedRead& staged : staged_reads_) staged.session = 0;
+        throw;
+      }
       work_unfinished_ = false;
+      // The reads this session enqueued since its last finish, back to back in enqueue order.
+      for (const StagedRead& staged : staged_reads_) {
+        if (staged.session != sessions_begun_) continue;
+        reply_blob.insert(reply_blob.end(), staged.bytes.begin(), staged.bytes.end());
+      }
+      forget_enqueued();
       return ok();
     }
     if (type == request::kReset) {
@@ -437,6 +493,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       buffers_.clear();
       freed_buffers_.clear();
       device_.reset();
+      forget_enqueued();
       device_failed_ = false;
       work_unfinished_ = false;
       return ok();

@@ -20,6 +20,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -56,6 +57,10 @@ struct RemoteServerOptions {
   // the next client's finish) resets the device before the next client is served, so that the
   // next client gets it as just opened. Off: the next client gets the device as it was left.
   bool reset_after_failed_session = true;
+  // The most bytes of enqueued host writes and reads the device and this server may hold for
+  // clients until a finish() (the server keeps each read's bytes until then): an enqueue past it
+  // is refused with std::invalid_argument, so that a client cannot fill the server's memory.
+  std::uint64_t max_enqueued_host_bytes = std::uint64_t{1} << 30;
   std::chrono::milliseconds heartbeat_interval{2'000};
   // A client that connects and does not say hello within hello_timeout, or is silent for
   // idle_timeout between requests (zero: never), is dropped, so that it cannot hold the one
@@ -96,7 +101,7 @@ class RemoteDeviceServer {
   // Runs one request, heartbeating while it does; the reply (ok or error) and its blob.
   Json handle(const Json& request, std::vector<std::byte>& blob, std::vector<std::byte>& reply_blob);
   // Throws FrameTooLarge unless a request (its CBOR header) may carry `bytes` of data: only a
-  // write_buffer does, of at most its buffer's size per chip.
+  // write_buffer or enqueue_write_buffer does, of at most its buffer's size per chip.
   void check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const;
   // The handle this server gave for `claimed` (same id and every field); std::invalid_argument
   // when it gave none: a client cannot make the device read or write past a buffer by
@@ -108,6 +113,11 @@ class RemoteDeviceServer {
   void end_session(const std::string& how);
   // After a session: the device reset if that session left it failed or with work unfinished.
   void reset_if_left_unusable();
+  // std::invalid_argument, starting "`call`: ", when `bytes` more enqueued host I/O would pass
+  // max_enqueued_host_bytes.
+  void require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const;
+  // After the device's reset: nothing enqueued is held any more.
+  void forget_enqueued();
 
   MeshDevice& device_;
   RemoteServerOptions options_;
@@ -117,9 +127,18 @@ class RemoteDeviceServer {
   std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server since the last reset
   std::set<std::uint32_t> freed_buffers_;           // and freed since, to say so when one is used
   // What the calls since the last reset left: a DeviceError thrown (the device failed), and
-  // workloads enqueued since the last finish that completed.
+  // work (workloads, host writes and reads) enqueued since the last finish that completed.
   bool device_failed_ = false;
   bool work_unfinished_ = false;
+  // Where the device puts each enqueued read's bytes, in enqueue order, until a finish() sends
+  // them to the session that enqueued it (`session`; 0 once a failed finish() dropped it). Kept
+  // until the device has no use for them: a finish that completed, or a reset.
+  struct StagedRead {
+    std::uint64_t session = 0;
+    std::vector<std::byte> bytes;
+  };
+  std::deque<StagedRead> staged_reads_;  // a deque: the device holds spans of its elements
+  std::uint64_t enqueued_host_bytes_ = 0;  // writes' and reads' bytes since the last finish or reset
   std::uint64_t sessions_begun_ = 0;
   bool in_session_ = false;
   std::atomic<bool> stop_{false};

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <thread>
 
@@ -181,6 +182,15 @@ void RemoteMeshDevice::read_buffer(ChipId chip, const BufferHandle& buffer, std:
   call(request::kReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", data.size()}}, {}, data);
 }
 
+void RemoteMeshDevice::enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
+  call(request::kEnqueueWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
+}
+
+void RemoteMeshDevice::enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) {
+  call(request::kEnqueueReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", out.size()}});
+  enqueued_reads_.push_back(out);  // the server accepted it: its bytes come with finish()'s reply
+}
+
 GlobalSemaphore RemoteMeshDevice::create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
                                                           std::uint32_t initial_value) {
   const Json reply = call(request::kCreateGlobalSemaphore,
@@ -200,7 +210,20 @@ void RemoteMeshDevice::enqueue_workload(const MeshWorkload& workload) {
   call(request::kEnqueueWorkload, Json{{"workload", encode(workload)}});
 }
 
-void RemoteMeshDevice::finish() { call(request::kFinish, Json::object()); }
+void RemoteMeshDevice::finish() {
+  // Whatever the reply, these reads are settled: delivered now, or dropped with a failed finish.
+  const std::vector<std::span<std::byte>> reads = std::move(enqueued_reads_);
+  enqueued_reads_.clear();
+  std::size_t total = 0;
+  for (const std::span<std::byte> out : reads) total += out.size();
+  std::vector<std::byte> bytes(total);
+  call(request::kFinish, Json::object(), {}, bytes);
+  std::size_t at = 0;
+  for (const std::span<std::byte> out : reads) {
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(at), out.size(), out.begin());
+    at += out.size();
+  }
+}
 
 std::vector<KernelProfile> RemoteMeshDevice::profile() const {
   const Json reply = call(request::kProfile, Json::object());
@@ -223,7 +246,10 @@ std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
   });
 }
 
-void RemoteMeshDevice::reset() { call(request::kReset, Json::object()); }
+void RemoteMeshDevice::reset() {
+  enqueued_reads_.clear();  // the served device drops them with its queue
+  call(request::kReset, Json::object());
+}
 
 std::vector<std::string> RemoteMeshDevice::fault_effects() const {
   const Json reply = call(request::kFaultEffects, Json::object());

@@ -62,6 +62,10 @@ class RemoteMeshDevice final : public MeshDevice {
   void deallocate_buffer(const BufferHandle& buffer) override;
   void write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) override;
+  // The write's bytes travel with the request (so they are copied at the call); the read's come
+  // back in finish()'s reply, which puts them into `out` (none of them when finish() throws).
+  void enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
+  void enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) override;
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
                                           std::uint32_t initial_value) override;
   void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) override;
@@ -69,7 +73,8 @@ class RemoteMeshDevice final : public MeshDevice {
   void finish() override;
   std::vector<KernelProfile> profile() const override;
   // The served device reset (the server's backend's reset()); the buffers and semaphores this
-  // client created are gone with it, the connection stays.
+  // client created are gone with it, and the reads it enqueued (their `out` untouched); the
+  // connection stays.
   void reset() override;
 
   // --- remote extras -------------------------------------------------------------------------
@@ -123,6 +128,7 @@ class RemoteMeshDevice final : public MeshDevice {
   std::vector<std::string> faults_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   topo::Topology topology_;
+  std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
 };
 
 // "host:port" → (host, port); std::invalid_argument naming the text when it is not one

@@ -20,7 +20,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 //    the hello names the device's faults.
 // 4: reset (MeshDevice::reset); fault_effects (what the device's faults did, an extra).
 // 5: deallocate_buffer (MeshDevice::deallocate_buffer); a workload names its buffers.
-inline constexpr std::uint32_t kProtocolVersion = 5;
+// 6: enqueue_write_buffer, enqueue_read_buffer (MeshDevice's enqueue-ordered host I/O); finish's
+//    reply carries the bytes of the reads enqueued since the last finish, in enqueue order.
+inline constexpr std::uint32_t kProtocolVersion = 6;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -40,6 +42,8 @@ inline constexpr std::string_view kCreateBuffer = "create_buffer";
 inline constexpr std::string_view kDeallocateBuffer = "deallocate_buffer";
 inline constexpr std::string_view kWriteBuffer = "write_buffer";
 inline constexpr std::string_view kReadBuffer = "read_buffer";
+inline constexpr std::string_view kEnqueueWriteBuffer = "enqueue_write_buffer";
+inline constexpr std::string_view kEnqueueReadBuffer = "enqueue_read_buffer";
 inline constexpr std::string_view kCreateGlobalSemaphore = "create_global_semaphore";
 inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphore";
 inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";

@@ -119,9 +119,9 @@ void DeviceAllocator::require_no_unfinished_user(const runtime::BufferHandle& bu
   require_live(buffer, call);
   if (const Unfinished* work = unfinished_user(buffer.id, false)) {
     throw std::invalid_argument(fmt::format(
-        "{}: buffer {} is used by workload '{}', enqueued and not finished: host writes and reads happen when called, "
-        "not in order with enqueued work; call finish() first",
-        call, buffer.id, work->workload));
+        "{}: buffer {} is used by {}, enqueued and not finished: host writes and reads happen when called, not in "
+        "order with enqueued work; call finish() first, or enqueue them (enqueue_write_buffer, enqueue_read_buffer)",
+        call, buffer.id, work->user));
   }
 }
 
@@ -130,13 +130,13 @@ void DeviceAllocator::deallocate_buffer(const runtime::BufferHandle& buffer) {
   if (const Unfinished* work = unfinished_user(buffer.id, true)) {
     if (!work->buffer_ids) {
       throw std::invalid_argument(fmt::format(
-          "deallocate_buffer: buffer {}: workload '{}' is enqueued and not finished and does not name the buffers it "
+          "deallocate_buffer: buffer {}: {} is enqueued and not finished and does not name the buffers it "
           "uses (MeshWorkload::buffers), so it may use this one; call finish() first",
-          buffer.id, work->workload));
+          buffer.id, work->user));
     }
     throw std::invalid_argument(fmt::format(
-        "deallocate_buffer: buffer {} is used by workload '{}', enqueued and not finished; call finish() first",
-        buffer.id, work->workload));
+        "deallocate_buffer: buffer {} is used by {}, enqueued and not finished; call finish() first", buffer.id,
+        work->user));
   }
   const auto it = live_.find(buffer.id);
   pool_of(buffer.config).release(buffer.address, it->second.bytes);
@@ -145,7 +145,7 @@ void DeviceAllocator::deallocate_buffer(const runtime::BufferHandle& buffer) {
 
 void DeviceAllocator::hold_buffers_of(const runtime::MeshWorkload& workload) {
   const std::string call = fmt::format("workload '{}'", workload.name);
-  Unfinished work{workload.name, std::nullopt};
+  Unfinished work{call, std::nullopt};
   if (!workload.buffers.empty()) {
     work.buffer_ids.emplace();
     for (const runtime::BufferHandle& buffer : workload.buffers) {
@@ -154,6 +154,12 @@ void DeviceAllocator::hold_buffers_of(const runtime::MeshWorkload& workload) {
     }
   }
   unfinished_.push_back(std::move(work));
+}
+
+void DeviceAllocator::hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call,
+                                                   runtime::ChipId chip) {
+  require_live(buffer, call);
+  unfinished_.push_back(Unfinished{fmt::format("an {} on chip {}", call, chip), std::vector<std::uint32_t>{buffer.id}});
 }
 
 std::uint32_t DeviceAllocator::global_semaphore_address(runtime::CoreKind kind) {

@@ -3,10 +3,10 @@
 // and in Tensix L1 top down, first fit in each (free_list.hpp), a freed buffer's memory given to
 // the next that fits; global semaphores among the L1 buffers (Tensix, never freed) or in the
 // ERISC's global semaphore region; each program's circular buffers below the lowest live L1
-// buffer. It also knows which buffers the workloads enqueued and not finished name, so that
-// none of them is freed under them. The same rules, and the same refusals, whether the chips
-// are built (SimMeshDevice) or not (PlanningMeshDevice, on which a run decides its bad input
-// before building a device).
+// buffer. It also knows which buffers the work enqueued and not finished names (workloads,
+// enqueued host writes and reads), so that none of them is freed under it. The same rules, and
+// the same refusals, whether the chips are built (SimMeshDevice) or not (PlanningMeshDevice, on
+// which a run decides its bad input before building a device).
 
 #include <cstdint>
 #include <map>
@@ -46,20 +46,23 @@ class DeviceAllocator {
   runtime::BufferHandle create_buffer(const runtime::BufferConfig& config);
   // Gives the buffer's memory back (merged with free neighbours). std::invalid_argument for a
   // handle that is not a live buffer of this allocator (never created, freed already, or not as
-  // created) or that a workload enqueued and not finished names (or may use: one that names no
+  // created) or that work enqueued and not finished names (or may use: a workload that names no
   // buffers).
   void deallocate_buffer(const runtime::BufferHandle& buffer);
   // std::invalid_argument, starting "`call`: ", unless `buffer` is live here as it was created.
   void require_live(const runtime::BufferHandle& buffer, std::string_view call) const;
-  // require_live, and std::invalid_argument when a workload enqueued and not finished names
-  // `buffer`: a host write or read now would not be in order with it. A workload that names no
-  // buffers does not count here (unlike for a free, which could hand its memory to another
-  // buffer): which buffers it uses is not known, and host I/O while one is enqueued was
-  // accepted before workloads named their buffers.
+  // require_live, and std::invalid_argument when work enqueued and not finished (a workload, an
+  // enqueued host write or read) names `buffer`: a host write or read now would not be in
+  // order with it. A workload that names no buffers does not count here (unlike for a free,
+  // which could hand its memory to another buffer): which buffers it uses is not known, and
+  // host I/O while one is enqueued was accepted before workloads named their buffers.
   void require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const;
   // The buffers `workload` names are live (std::invalid_argument otherwise); they stay held,
   // none of them freed, until workloads_finished().
   void hold_buffers_of(const runtime::MeshWorkload& workload);
+  // `buffer` is live (std::invalid_argument, starting "`call`: ", otherwise); an enqueued host
+  // write or read of it on `chip` (`call` names which) holds it until workloads_finished().
+  void hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call, runtime::ChipId chip);
   void workloads_finished() { unfinished_.clear(); }
 
   // The address of a new global semaphore on cores of `kind`; std::invalid_argument when full.
@@ -81,10 +84,11 @@ class DeviceAllocator {
 
  private:
   struct Unfinished {
-    std::string workload;
+    std::string user;  // "workload 'all_gather'", "an enqueue_read_buffer on chip 3"
     std::optional<std::vector<std::uint32_t>> buffer_ids;  // none: it names none, may use any
   };
-  // The first unfinished workload that names `buffer_id`, or (count_silent) names no buffers.
+  // The first unfinished work that names `buffer_id`, or (count_silent) a workload that names
+  // no buffers.
   const Unfinished* unfinished_user(std::uint32_t buffer_id, bool count_silent) const;
   FreeList& pool_of(const runtime::BufferConfig& config) {
     return config.type == runtime::BufferType::Dram ? dram_ : l1_;

@@ -43,6 +43,7 @@ PlanningMeshDevice::PlanningMeshDevice(topo::Topology topology, const runtime::F
 void PlanningMeshDevice::reset() {
   allocator_ = DeviceAllocator(allocator_.sizes());
   global_semaphores_.clear();
+  enqueued_reads_.clear();
 }
 
 std::vector<runtime::ChipId> PlanningMeshDevice::chips() const { return topology_chip_ids(topology_); }
@@ -63,6 +64,25 @@ void PlanningMeshDevice::write_buffer(runtime::ChipId, const runtime::BufferHand
 
 void PlanningMeshDevice::read_buffer(runtime::ChipId, const runtime::BufferHandle&, std::span<std::byte>) {
   CCLMESH_CHECK(false, "a planning device holds no data: an op is prepared on it timing-only");
+}
+
+void PlanningMeshDevice::enqueue_write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                              std::span<const std::byte> data) {
+  require_host_copy(topology_, "enqueue_write_buffer", chip, buffer, data.size());
+  allocator_.hold_buffer_for_host_command(buffer, "enqueue_write_buffer", chip);
+}
+
+void PlanningMeshDevice::enqueue_read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                             std::span<std::byte> out) {
+  require_host_copy(topology_, "enqueue_read_buffer", chip, buffer, out.size());
+  allocator_.hold_buffer_for_host_command(buffer, "enqueue_read_buffer", chip);
+  enqueued_reads_.push_back(out);
+}
+
+void PlanningMeshDevice::finish() {
+  for (const std::span<std::byte> out : enqueued_reads_) std::fill(out.begin(), out.end(), std::byte{0});
+  enqueued_reads_.clear();
+  allocator_.workloads_finished();
 }
 
 runtime::GlobalSemaphore PlanningMeshDevice::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,

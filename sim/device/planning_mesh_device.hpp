@@ -6,9 +6,12 @@
 // comes before a SimMeshDevice is built (a 64x64 mesh's costs seconds and gigabytes).
 //
 // It holds no data and runs nothing: write_buffer and read_buffer are refused as an internal
-// error, finish() returns at once, profile() is empty.
+// error, finish() returns at once, profile() is empty. Enqueued writes and reads are checked and
+// hold their buffers as on the simulated device; a write stores nothing and finish() fills a
+// read's `out` with zeros (what a timing-only device's DRAM reads give).
 
 #include <map>
+#include <span>
 #include <vector>
 
 #include "runtime/device/core_map.hpp"
@@ -42,6 +45,9 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void deallocate_buffer(const runtime::BufferHandle& buffer) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
+  void enqueue_write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                            std::span<const std::byte> data) override;
+  void enqueue_read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out) override;
 
   runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
                                                    std::uint32_t initial_value) override;
@@ -50,7 +56,7 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   // Checks every program's circular buffers against the L1 buffers placed so far, as
   // SimMeshDevice::enqueue_workload does (runtime::WorkloadPlacementError), and runs nothing.
   void enqueue_workload(const runtime::MeshWorkload& workload) override;
-  void finish() override { allocator_.workloads_finished(); }
+  void finish() override;
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
   // Forgets the buffers and global semaphores placed: the next ones get a fresh device's
   // addresses.
@@ -67,6 +73,7 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   runtime::FabricPlan fabric_;
   DeviceAllocator allocator_;
   std::vector<std::uint32_t> global_semaphores_;  // ids created here
+  std::vector<std::span<std::byte>> enqueued_reads_;  // since the last finish(): zeroed by it
 };
 
 }  // namespace cclmesh::sim::device

@@ -64,6 +64,16 @@ struct SimMeshDevice::Program {
   std::size_t remaining = 0;
 };
 
+// An enqueued host write or read of one chip's part of a buffer.
+struct SimMeshDevice::HostCommand {
+  runtime::ChipId chip = 0;
+  runtime::BufferHandle buffer;
+  bool read = false;
+  std::vector<std::byte> bytes;  // a write's data, copied at the call; a read's, taken at its turn
+  std::span<std::byte> out;      // a read's destination, written by finish()
+  bool ran = false;
+};
+
 // --- construction ----------------------------------------------------------------------------
 
 SimMeshDevice::SimMeshDevice(topo::Topology topology, SimMeshDeviceOptions options)
@@ -130,6 +140,7 @@ void SimMeshDevice::reset() {
   // kernels point at their programs' cores, the links (gone with the system) at the corruptions.
   kernels_.clear();
   queues_.clear();
+  host_commands_.clear();  // never run: their reads' `out` stays untouched
   programs_.clear();
   outstanding_programs_ = 0;
   first_failure_ = nullptr;
@@ -317,10 +328,19 @@ void SimMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) { all
 void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
                                  std::span<const std::byte> data) {
   allocator_->require_no_unfinished_user(buffer, "write_buffer");
+  require_host_copy(topology_, "write_buffer", chip, buffer, data.size());
+  copy_to_chip(chip, buffer, data);
+}
+
+void SimMeshDevice::read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) {
+  allocator_->require_no_unfinished_user(buffer, "read_buffer");
+  require_host_copy(topology_, "read_buffer", chip, buffer, data.size());
+  copy_from_chip(chip, buffer, data);
+}
+
+void SimMeshDevice::copy_to_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                 std::span<const std::byte> data) {
   const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
-  if (data.size() != buffer.config.size_bytes) {
-    throw std::invalid_argument(fmt::format("write_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
-  }
   Chip& c = system_->chip(chip);
   const std::uint32_t page_size = layout.page_size();
   for (std::uint32_t i = 0; i < layout.num_pages(); ++i) {
@@ -336,17 +356,13 @@ void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHand
   }
 }
 
-void SimMeshDevice::read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) {
-  allocator_->require_no_unfinished_user(buffer, "read_buffer");
+void SimMeshDevice::copy_from_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out) {
   const runtime::BufferLayout layout = runtime::buffer_layout(buffer, worker_grid_, core_map(chip).dram_bank_count());
-  if (data.size() != buffer.config.size_bytes) {
-    throw std::invalid_argument(fmt::format("read_buffer: {} B for a buffer of {} B", data.size(), buffer.config.size_bytes));
-  }
   Chip& c = system_->chip(chip);
   const std::uint32_t page_size = layout.page_size();
   for (std::uint32_t i = 0; i < layout.num_pages(); ++i) {
     const runtime::PageLocation at = layout.page(i);
-    auto* bytes = reinterpret_cast<std::uint8_t*>(data.data()) + std::size_t{i} * page_size;
+    auto* bytes = reinterpret_cast<std::uint8_t*>(out.data()) + std::size_t{i} * page_size;
     const std::span<std::uint8_t> page(bytes, page_size);
     if (at.dram) {
       const DramBank bank = c.dram_bank(static_cast<std::int32_t>(at.bank));
@@ -355,6 +371,49 @@ void SimMeshDevice::read_buffer(runtime::ChipId chip, const runtime::BufferHandl
       tensix_l1(chip, at.core).read(at.address, page);
     }
   }
+}
+
+void SimMeshDevice::enqueue_write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                         std::span<const std::byte> data) {
+  if (broken_) throw *broken_;
+  require_host_copy(topology_, "enqueue_write_buffer", chip, buffer, data.size());
+  allocator_->hold_buffer_for_host_command(buffer, "enqueue_write_buffer", chip);
+  auto command = std::make_unique<HostCommand>();
+  command->chip = chip;
+  command->buffer = buffer;
+  command->bytes.assign(data.begin(), data.end());
+  enqueue_host_command(std::move(command));
+}
+
+void SimMeshDevice::enqueue_read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                                        std::span<std::byte> out) {
+  if (broken_) throw *broken_;
+  require_host_copy(topology_, "enqueue_read_buffer", chip, buffer, out.size());
+  allocator_->hold_buffer_for_host_command(buffer, "enqueue_read_buffer", chip);
+  auto command = std::make_unique<HostCommand>();
+  command->chip = chip;
+  command->buffer = buffer;
+  command->read = true;
+  command->out = out;
+  enqueue_host_command(std::move(command));
+}
+
+void SimMeshDevice::enqueue_host_command(std::unique_ptr<HostCommand> command) {
+  HostCommand* c = command.get();
+  host_commands_.push_back(std::move(command));
+  queues_[c->chip].pending.push_back(ChipQueue::Entry{nullptr, c});
+  start_next_program(c->chip);  // an idle chip runs it now
+}
+
+void SimMeshDevice::run_host_command(HostCommand& command) {
+  if (command.read) {
+    command.bytes.resize(command.buffer.config.size_bytes);
+    copy_from_chip(command.chip, command.buffer, command.bytes);
+  } else {
+    copy_to_chip(command.chip, command.buffer, command.bytes);
+    std::vector<std::byte>().swap(command.bytes);  // written: its copy is not needed any more
+  }
+  command.ran = true;
 }
 
 runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,
@@ -540,7 +599,7 @@ void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
   for (auto& program : placed) {
     Program* p = program.get();
     programs_.push_back(std::move(program));
-    queues_[p->chip].pending.push_back(p);
+    queues_[p->chip].pending.push_back(ChipQueue::Entry{p, nullptr});
     ++outstanding_programs_;
     start_next_program(p->chip);
   }
@@ -548,8 +607,15 @@ void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
 
 void SimMeshDevice::start_next_program(runtime::ChipId chip) {
   ChipQueue& queue = queues_[chip];
-  if (queue.running != nullptr || queue.pending.empty()) return;
-  Program* next = queue.pending.front();
+  if (queue.running != nullptr) return;
+  // Host commands take no simulated time: each runs as the work before it on the chip is done.
+  while (!queue.pending.empty() && queue.pending.front().host != nullptr) {
+    HostCommand* host = queue.pending.front().host;
+    queue.pending.pop_front();
+    run_host_command(*host);
+  }
+  if (queue.pending.empty()) return;
+  Program* next = queue.pending.front().program;
   queue.pending.pop_front();
   queue.running = next;
   const auto skew = launch_skew_.find(chip);
@@ -619,6 +685,14 @@ void SimMeshDevice::finish() {
     }
   }
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
+  // Every program done, so every host command behind one ran: the reads' bytes go out now, and
+  // only now (a run that failed above delivers none).
+  for (const auto& command : host_commands_) {
+    CCLMESH_CHECK(command->ran, fmt::format("an enqueued host command on chip {} did not run by the end of finish()",
+                                            command->chip));
+    if (command->read) std::copy(command->bytes.begin(), command->bytes.end(), command->out.begin());
+  }
+  host_commands_.clear();
   record_faults_in_trace();
   allocator_->workloads_finished();
 }
@@ -755,9 +829,15 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   }
   if (parked == 0) text += "  (no workload kernel is parked)\n";
   for (const auto& [chip, queue] : queues_) {
-    if (!queue.pending.empty()) {
-      text += fmt::format("  chip {}: {} program(s) waiting to launch behind the running one\n", chip,
-                          queue.pending.size());
+    const auto hosts = static_cast<std::size_t>(std::count_if(
+        queue.pending.begin(), queue.pending.end(), [](const ChipQueue::Entry& e) { return e.host != nullptr; }));
+    const std::size_t programs = queue.pending.size() - hosts;
+    if (programs > 0) {
+      text += fmt::format("  chip {}: {} program(s) waiting to launch behind the running one\n", chip, programs);
+    }
+    if (hosts > 0) {
+      text += fmt::format("  chip {}: {} enqueued host write(s) or read(s) waiting behind its programs (not run)\n",
+                          chip, hosts);
     }
   }
   // Routers idle in their main loop are the normal state of a persistent fabric: one line for

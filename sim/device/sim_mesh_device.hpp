@@ -7,13 +7,17 @@
 //   BufferHandle in = device.create_buffer({BufferType::Dram, 1 << 20, 2048});
 //   device.write_buffer(0, in, bytes);                  // host side, zero simulated time
 //   device.enqueue_workload(send_recv::build(params, device.topology()));
+//   device.enqueue_read_buffer(3, out, result);          // on chip 3's queue, behind its program
 //   device.finish();                                     // runs the engine; DeviceError on hang/fault
-//   device.read_buffer(3, out, result);
+//                                                        // result holds chip 3's output now
 //   device.profile(); device.stats(); device.now();
 //
 // Dispatch: per chip, programs run one after another in enqueue order; each starts
 // `program_dispatch_latency` after the previous one on that chip finished (or after it was
-// enqueued on an idle chip): REFERENCE 1.8's op-to-op gap. In fabric mode the routers are
+// enqueued on an idle chip): REFERENCE 1.8's op-to-op gap. Enqueued host writes and reads sit
+// in the same per-chip queue and run at their turn, in zero simulated time (REFERENCE has no
+// host-to-device figure): a program behind one starts as it would behind the program before.
+// In fabric mode the routers are
 // launched once at construction (one dispatch latency, then their handshakes), and the
 // constructor returns once every router reads READY_FOR_TRAFFIC; in legacy mode (no fabric)
 // a workload's ERISC kernels (legacy EDMs) start `erisc_launch_extra` after its Tensix kernels
@@ -35,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,6 +120,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void deallocate_buffer(const runtime::BufferHandle& buffer) override;
   void write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data) override;
   void read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> data) override;
+  // In `chip`'s queue (runtime::MeshDevice): the write's bytes copied now, written at its turn;
+  // the read's taken at its turn and put into `out` by a finish() that returns normally. Zero
+  // simulated time. Timing-only: they move what write_buffer / read_buffer move there (DRAM
+  // stores nothing and reads zeros; L1 keeps its bytes).
+  void enqueue_write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
+                            std::span<const std::byte> data) override;
+  void enqueue_read_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out) override;
 
   runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
                                                    std::uint32_t initial_value) override;
@@ -182,8 +194,14 @@ class SimMeshDevice final : public runtime::MeshDevice {
 
  private:
   struct Program;
+  struct HostCommand;
   struct ChipQueue {
-    std::deque<Program*> pending;
+    // Programs and host commands in enqueue order: exactly one of an entry's pointers is set.
+    struct Entry {
+      Program* program = nullptr;
+      HostCommand* host = nullptr;
+    };
+    std::deque<Entry> pending;
     Program* running = nullptr;
   };
 
@@ -198,7 +216,14 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void kernel_done(KernelContext& kernel);
   void kernel_failed(KernelContext& kernel);
   void program_done(Program& program);
+  // Runs the host commands at the head of `chip`'s queue, then launches the program behind
+  // them, if the chip runs none.
   void start_next_program(runtime::ChipId chip);
+  // The copies themselves, page by page, at the current simulated time.
+  void copy_to_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data);
+  void copy_from_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out);
+  void enqueue_host_command(std::unique_ptr<HostCommand> command);
+  void run_host_command(HostCommand& command);
   KernelContext& spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay);
   void launch_fabric();
   void apply_faults();
@@ -238,6 +263,7 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::vector<std::unique_ptr<KernelContext>> kernels_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::map<runtime::ChipId, ChipQueue> queues_;
+  std::vector<std::unique_ptr<HostCommand>> host_commands_;  // enqueued since the last finish(), in order
   std::size_t outstanding_programs_ = 0;
   KernelContext* first_failure_ = nullptr;
   std::optional<runtime::DeviceError> broken_;

@@ -89,4 +89,14 @@ std::vector<std::uint32_t> topology_ethernet_channels(const topo::Topology& topo
   return channels;
 }
 
+void require_host_copy(const topo::Topology& topology, std::string_view call, runtime::ChipId chip,
+                       const runtime::BufferHandle& buffer, std::size_t bytes) {
+  if (!topology.has_chip(static_cast<topo::ChipId>(chip))) {
+    throw std::invalid_argument(fmt::format("{}: no chip {} on this device", call, chip));
+  }
+  if (bytes != buffer.config.size_bytes) {
+    throw std::invalid_argument(fmt::format("{}: {} B for a buffer of {} B", call, bytes, buffer.config.size_bytes));
+  }
+}
+
 }  // namespace cclmesh::sim::device

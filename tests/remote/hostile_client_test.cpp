@@ -182,6 +182,14 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     expect_refused(client, "a write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
                                std::to_string(buffer.id) + "'s size per chip)");
   }
+  // enqueue_write_buffer (protocol 6) carries its data as write_buffer does, with the same limit.
+  {
+    auto greeted_client = greeted(served.port());
+    RawClient& client = *greeted_client;
+    client.write_frame(Json{{"type", "enqueue_write_buffer"}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
+    expect_refused(client, "a enqueue_write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
+                               std::to_string(buffer.id) + "'s size per chip)");
+  }
   {
     BufferHandle forged = buffer;
     forged.config.size_bytes = 1ull << 36;

@@ -303,6 +303,12 @@ class SlowFinish final : public MeshDevice {
   void deallocate_buffer(const BufferHandle& b) override { inner_.deallocate_buffer(b); }
   void write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override { inner_.write_buffer(c, b, d); }
   void read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> d) override { inner_.read_buffer(c, b, d); }
+  void enqueue_write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override {
+    inner_.enqueue_write_buffer(c, b, d);
+  }
+  void enqueue_read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> o) override {
+    inner_.enqueue_read_buffer(c, b, o);
+  }
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& c, CoreKind k, std::uint32_t v) override {
     return inner_.create_global_semaphore(c, k, v);
   }
@@ -513,17 +519,17 @@ TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
   EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
 }
 
-// A client of the previous protocol version (4: no deallocate_buffer, workloads without their
-// buffers) is refused with both versions named.
+// A client of the previous protocol version (5: no enqueued host writes and reads, a finish
+// reply without data) is refused with both versions named.
 TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
   ServedSim served;
   boost::asio::io_context io;
   FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.port(), 5000ms));
-  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 4}}), {}, 5000ms);
+  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 5}}), {}, 5000ms);
   const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
   EXPECT_EQ(reply.at("type"), "error");
-  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 4, this server "
-                                 "cclmesh-remote-device version 5");
+  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 5, this server "
+                                 "cclmesh-remote-device version 6");
 }
 
 std::string invalid_argument_of(const std::function<void()>& call) {
@@ -568,6 +574,109 @@ TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
   remote.deallocate_buffer(p.output_buffer);
   const OpResult again = run_all_gather(remote, remote.fabric());
   EXPECT_TRUE(again.outputs == first.outputs);
+}
+
+// --- enqueued host writes and reads (protocol 6) ------------------------------------------
+
+// The loop a tt-metal user writes, through MeshDevice only: per iteration every chip's input
+// enqueued, the all_gather (with its entry barrier, so that back to back it writes into a chip
+// only once that chip started it), every chip's output read enqueued; one finish() at the end.
+struct QueuedLoop {
+  std::vector<std::vector<Bytes>> outputs;  // per iteration, per chip of the group
+  std::vector<Bytes> expected;              // per iteration
+  std::vector<KernelProfile> profile;
+};
+
+QueuedLoop run_queued_all_gather_loop(MeshDevice& device, int iterations) {
+  ag::Params p = all_gather_params(device, device.fabric());
+  p.barrier_semaphore = device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), CoreKind::Tensix, 0);
+  const std::vector<ChipId> group = groups_of(p.groups, device, device.fabric()).front();
+  const MeshWorkload workload = ag::build(p, device.topology());
+  QueuedLoop loop;
+  loop.outputs.assign(static_cast<std::size_t>(iterations),
+                      std::vector<Bytes>(group.size(), Bytes(p.output_buffer.config.size_bytes)));
+  for (int i = 0; i < iterations; ++i) {
+    std::vector<Bytes> inputs;
+    for (ChipId chip : group) {
+      inputs.push_back(ccltest::pattern(p.input_buffer.config.size_bytes, static_cast<std::uint32_t>(1000 * i + chip)));
+      device.enqueue_write_buffer(chip, p.input_buffer, inputs.back());
+    }
+    loop.expected.push_back(ccl::reference::concat(inputs, p.input, p.dim));
+    device.enqueue_workload(workload);
+    for (std::size_t r = 0; r < group.size(); ++r) {
+      device.enqueue_read_buffer(group[r], p.output_buffer, loop.outputs[static_cast<std::size_t>(i)][r]);
+    }
+  }
+  device.finish();
+  loop.profile = device.profile();
+  return loop;
+}
+
+TEST(RemoteMeshDevice, EnqueuedWritesAndReadsLoopWithOneFinishAsLocally) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const QueuedLoop over_the_wire = run_queued_all_gather_loop(remote, 4);
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  const QueuedLoop here = run_queued_all_gather_loop(local, 4);
+  for (std::size_t i = 0; i < over_the_wire.outputs.size(); ++i) {
+    for (std::size_t r = 0; r < over_the_wire.outputs[i].size(); ++r) {
+      EXPECT_TRUE(over_the_wire.outputs[i][r] == over_the_wire.expected[i]) << "iteration " << i << " rank " << r;
+    }
+  }
+  EXPECT_TRUE(over_the_wire.outputs == here.outputs);
+  expect_same_profile(over_the_wire.profile, here.profile);
+}
+
+// A buffer a queued read names is in use until finish(), with the served device's message; a
+// failed finish() writes no read's `out` (the served device delivered none); after a reset the
+// next finish() carries exactly the reads enqueued since.
+TEST(RemoteMeshDevice, EnqueuedReadsAfterAFailedFinishAreDropped) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  const Bytes data = ccltest::pattern(4096, 3);
+  remote.write_buffer(5, b, data);
+  const Bytes untouched(4096, std::byte{0xAB});
+  Bytes before = untouched;
+  Bytes behind = untouched;
+  remote.enqueue_read_buffer(5, b, before);
+  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(b); }),
+            "deallocate_buffer: buffer 1 is used by an enqueue_read_buffer on chip 5, enqueued and not finished; call "
+            "finish() first");
+  remote.enqueue_workload(all_gather_without_chip_0(remote, remote.fabric()));
+  remote.enqueue_read_buffer(5, b, behind);
+  EXPECT_THROW(remote.finish(), DeviceError);
+  EXPECT_TRUE(before == untouched);
+  EXPECT_TRUE(behind == untouched);
+  remote.reset();
+  const BufferHandle c = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  remote.enqueue_write_buffer(2, c, data);
+  Bytes back(4096);
+  remote.enqueue_read_buffer(2, c, back);
+  remote.finish();
+  EXPECT_TRUE(back == data);
+  EXPECT_TRUE(before == untouched);
+}
+
+// The server holds at most max_enqueued_host_bytes of enqueued writes and reads until a
+// finish(): past it, std::invalid_argument, and a finish() makes room again.
+TEST(RemoteMeshDevice, ServerBoundsTheEnqueuedBytesItHolds) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  RemoteServerOptions options = server_options(device);
+  options.max_enqueued_host_bytes = 6000;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  const Bytes data = ccltest::pattern(4096, 4);
+  remote.enqueue_write_buffer(1, b, data);
+  Bytes back(4096);
+  EXPECT_EQ(invalid_argument_of([&] { remote.enqueue_read_buffer(1, b, back); }),
+            "enqueue_read_buffer: 4096 B more would pass this server's limit of 6000 B of enqueued host writes and "
+            "reads (4096 B held until finish()); call finish() first");
+  remote.finish();
+  remote.enqueue_read_buffer(1, b, back);
+  remote.finish();
+  EXPECT_TRUE(back == data);
 }
 
 // --- misbehaving servers -------------------------------------------------------------------

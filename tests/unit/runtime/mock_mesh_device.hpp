@@ -19,6 +19,10 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(void, write_buffer, (ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data),
               (override));
   MOCK_METHOD(void, read_buffer, (ChipId chip, const BufferHandle& buffer, std::span<std::byte> data), (override));
+  MOCK_METHOD(void, enqueue_write_buffer, (ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data),
+              (override));
+  MOCK_METHOD(void, enqueue_read_buffer, (ChipId chip, const BufferHandle& buffer, std::span<std::byte> out),
+              (override));
   MOCK_METHOD(GlobalSemaphore, create_global_semaphore,
               (const std::vector<CoreRange>& cores, CoreKind kind, std::uint32_t initial_value), (override));
   MOCK_METHOD(void, reset_global_semaphore, (const GlobalSemaphore& semaphore, std::uint32_t value), (override));

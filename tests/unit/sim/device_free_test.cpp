@@ -86,7 +86,8 @@ TEST(DeviceFree, ABufferAnUnfinishedWorkloadUsesIsFreedReadAndWrittenAfterFinish
             "deallocate_buffer: buffer 1 is used by workload 'idle', enqueued and not finished; call finish() first");
   Bytes data(used.config.size_bytes);
   const std::string io = "buffer 1 is used by workload 'idle', enqueued and not finished: host writes and reads happen "
-                         "when called, not in order with enqueued work; call finish() first";
+                         "when called, not in order with enqueued work; call finish() first, or enqueue them "
+                         "(enqueue_write_buffer, enqueue_read_buffer)";
   EXPECT_EQ(refusal([&] { device.write_buffer(0, used, data); }), "write_buffer: " + io);
   EXPECT_EQ(refusal([&] { device.read_buffer(0, used, data); }), "read_buffer: " + io);
   device.deallocate_buffer(spare);
