@@ -276,7 +276,7 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
                                     bytes, e.what()));
   }
   if (type != request::kWriteBuffer && type != request::kEnqueueWriteBuffer) {
-    throw FrameTooLarge(fmt::format("a {} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
   }
   std::uint64_t limit = 0;
   std::string whose = "the buffer named";
@@ -286,10 +286,10 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
     limit = buffer.config.size_bytes;
     whose = fmt::format("buffer {}", buffer.id);
   } catch (const std::exception& e) {
-    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, but {} (limit 0 B)", type, bytes, e.what()));
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B, but {} (limit 0 B)", type, bytes, e.what()));
   }
   if (bytes > limit) {
-    throw FrameTooLarge(fmt::format("a {} request's data length is {} B, above the limit of {} B ({}'s size per "
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B, above the limit of {} B ({}'s size per "
                                     "chip)",
                                     type, bytes, limit, whose));
   }

@@ -155,13 +155,13 @@ TEST(HostileClient, DataOnACallThatCarriesNoneIsRefused) {
   {
     RawClient client(served.port());
     client.write_frame(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}, 1ull << 30);
-    expect_refused(client, "a hello request's data length is 1073741824 B; it carries no data (limit 0 B)");
+    expect_refused(client, "hello request's data length is 1073741824 B; it carries no data (limit 0 B)");
   }
   {
     auto greeted_client = greeted(served.port());
     RawClient& client = *greeted_client;
     client.write_frame(Json{{"type", "topology"}}, 10);
-    expect_refused(client, "a topology request's data length is 10 B; it carries no data (limit 0 B)");
+    expect_refused(client, "topology request's data length is 10 B; it carries no data (limit 0 B)");
   }
   expect_serves_next_client(served.port());
 }
@@ -179,7 +179,7 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     auto greeted_client = greeted(served.port());
     RawClient& client = *greeted_client;
     client.write_frame(Json{{"type", "write_buffer"}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
-    expect_refused(client, "a write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
+    expect_refused(client, "write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
                                std::to_string(buffer.id) + "'s size per chip)");
   }
   // enqueue_write_buffer (protocol 6) carries its data as write_buffer does, with the same limit.
@@ -187,7 +187,7 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     auto greeted_client = greeted(served.port());
     RawClient& client = *greeted_client;
     client.write_frame(Json{{"type", "enqueue_write_buffer"}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
-    expect_refused(client, "a enqueue_write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
+    expect_refused(client, "enqueue_write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
                                std::to_string(buffer.id) + "'s size per chip)");
   }
   {
@@ -196,7 +196,7 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     auto greeted_client = greeted(served.port());
     RawClient& client = *greeted_client;
     client.write_frame(Json{{"type", "write_buffer"}, {"chip", 0}, {"buffer", encode(forged)}}, 1ull << 36);
-    expect_refused(client, "a write_buffer request's data length is 68719476736 B, but write_buffer: buffer " +
+    expect_refused(client, "write_buffer request's data length is 68719476736 B, but write_buffer: buffer " +
                                std::to_string(buffer.id) +
                                " is not one this server created (or not as it was created) (limit 0 B)");
   }
