@@ -106,7 +106,11 @@ void SimMeshDevice::open() {
   }
 
   const DeviceMemorySizes sizes = device_memory_sizes(topology_, options_.fabric);
-  for (const auto& [id, map] : core_maps_) {
+  for (const auto& chip_map : core_maps_) {
+    // Named, not structured bindings: CCLMESH_CHECK's message lambda captures them, which
+    // clang before 16 refuses for bindings.
+    const runtime::ChipId id = chip_map.first;
+    const runtime::ChipCoreMap& map = chip_map.second;
     Chip& chip = system_->chip(id);
     CCLMESH_CHECK(static_cast<std::uint32_t>(chip.dram_bank_count()) == map.dram_bank_count(),
                   fmt::format("chip {}: the core map counts {} DRAM banks, the chip model {}", id,
