@@ -22,8 +22,7 @@ class InvariantError : public std::logic_error {
 // temporaries made GCC give every function holding a check a stack frame and saved registers
 // on its common path (docs/performance.md, fourteenth pass: `Engine::wake_at`, `Fiber::suspend`,
 // `Noc::requester_endpoint`). The lambda captures by reference, so the message still sees
-// every local; the common path pays one compare and branch. A message may not name a structured
-// binding: clang before 16 cannot capture one (bind it to a named variable first).
+// every local; the common path pays one compare and branch.
 #define CCLMESH_CHECK(condition, message)                                                       \
   do {                                                                                          \
     if (!(condition)) [[unlikely]] {                                                            \
