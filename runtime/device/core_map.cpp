@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <tuple>
 
 #include "topologies/soc_descriptor.hpp"
 
@@ -85,9 +84,19 @@ Noc0Coord ChipCoreMap::l1_bank_core(CoreCoord grid, std::uint32_t bank) const {
   return tensix_noc0(CoreCoord{bank % grid.x, bank / grid.x});
 }
 
-ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
-  const topo::Chip& chip = topology.chip(chip_id);
-  const std::shared_ptr<const topo::SocDescriptor> soc = soc_descriptor(chip.arch);
+namespace {
+
+// What a core map holds besides the chip id: a function of the chip's architecture and Tensix
+// harvesting alone.
+struct CoreMapKind {
+  topo::Arch arch;
+  std::uint32_t tensix_mask;
+  bool noc_translation;
+  auto operator<=>(const CoreMapKind&) const = default;
+};
+
+ChipCoreMap build_core_map(ChipId chip_id, const CoreMapKind& kind) {
+  const std::shared_ptr<const topo::SocDescriptor> soc = soc_descriptor(kind.arch);
   std::set<std::uint32_t> columns;
   std::set<std::uint32_t> rows;
   for (const topo::NocCoord& c : soc->tensix) {
@@ -97,17 +106,17 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
   std::vector<std::uint32_t> all_rows(rows.begin(), rows.end());
   std::vector<std::uint32_t> harvested;
   std::vector<std::uint32_t> kept;
-  std::uint32_t mask = chip.harvesting.tensix_mask;
+  std::uint32_t mask = kind.tensix_mask;
   // With NoC translation on (tt-umd's noc_translation: true), software addresses Tensix cores by
   // translated coordinates, in which the harvested rows are moved out of the grid: every chip
   // harvesting the same number of rows presents the same worker grid, whichever physical rows
   // they are (REFERENCE 3.7: rely on the bit count, not the positions). The model harvests that
   // many rows where a built-in system does (the low mask bits), so a multicast's one address
   // means the same cores on every chip, as it does on translated hardware.
-  if (chip.harvesting.noc_translation && chip.arch == topo::Arch::Wormhole && (mask >> all_rows.size()) == 0) {
+  if (kind.noc_translation && kind.arch == topo::Arch::Wormhole && (mask >> all_rows.size()) == 0) {
     mask = (1u << std::popcount(mask)) - 1u;
   }
-  if (chip.arch == topo::Arch::Wormhole) {
+  if (kind.arch == topo::Arch::Wormhole) {
     for (std::size_t i = 0; i < all_rows.size(); ++i) {
       ((mask >> i) & 1u) != 0 ? harvested.push_back(all_rows[i]) : kept.push_back(all_rows[i]);
     }
@@ -121,26 +130,57 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
   }
   std::vector<Noc0Coord> eth;
   for (const topo::NocCoord& c : soc->eth) eth.push_back(Noc0Coord{to_u32(c.x), to_u32(c.y)});
-  const auto banks = static_cast<std::uint32_t>(soc->dram.size()) * dram_banks_per_channel(chip.arch);
-  return ChipCoreMap(chip_id, chip.arch, std::vector<std::uint32_t>(columns.begin(), columns.end()), std::move(kept),
+  const auto banks = static_cast<std::uint32_t>(soc->dram.size()) * dram_banks_per_channel(kind.arch);
+  return ChipCoreMap(chip_id, kind.arch, std::vector<std::uint32_t>(columns.begin(), columns.end()), std::move(kept),
                      std::move(harvested), std::move(eth), banks, static_cast<std::uint64_t>(soc->worker_l1_size_bytes),
                      static_cast<std::uint64_t>(soc->eth_l1_size_bytes));
+}
+
+}  // namespace
+
+ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
+  const topo::Chip& chip = topology.chip(chip_id);
+  const CoreMapKind kind{chip.arch, chip.harvesting.tensix_mask, chip.harvesting.noc_translation};
+  // Op builders ask for a chip's map per worker, and for its neighbours' (the relay all_gather on
+  // a 16x16 torus: 128 calls per chip, 5% of a 1 MiB run's instructions while each call built
+  // the map from the SoC descriptor's cores). Chips alike share one map but for the id; a kind
+  // whose map cannot be built is not cached, so every call for it still throws.
+  static std::mutex mutex;
+  static std::map<CoreMapKind, ChipCoreMap> built;
+  {
+    std::lock_guard lock(mutex);
+    const auto found = built.find(kind);
+    if (found != built.end()) return found->second.for_chip(chip_id);
+  }
+  ChipCoreMap map = build_core_map(chip_id, kind);
+  std::lock_guard lock(mutex);
+  built.emplace(kind, map);
+  return map;
 }
 
 CoreCoord common_worker_grid(const topo::Topology& topology) {
   // A chip's worker grid follows from its arch and Tensix harvesting alone, so chips alike share
   // one core map's answer. Building a core map per chip on every call made each op's set-up
   // quadratic in the chips (every chip's ChipBuffers asks; docs/topologies.md, "Review (session 11)").
-  std::map<std::tuple<topo::Arch, std::uint32_t, bool>, CoreCoord> grid_of_kind;
+  // Builders still ask once per chip (ChipBuffers), so this loop runs chips x chips times: a
+  // chip like the one before (nearly always) costs a comparison, not a map lookup (on a 32x32
+  // torus the lookups were 2.5% of a small all_gather's instructions).
+  std::map<CoreMapKind, CoreCoord> grid_of_kind;
   CoreCoord grid{0, 0};
   bool first = true;
+  CoreMapKind previous_kind{};
+  CoreCoord previous_grid{0, 0};
   for (const topo::Chip& chip : topology.chips()) {
-    const auto kind = std::tuple{chip.arch, chip.harvesting.tensix_mask, chip.harvesting.noc_translation};
-    auto found = grid_of_kind.find(kind);
-    if (found == grid_of_kind.end()) {
-      found = grid_of_kind.emplace(kind, chip_core_map(topology, chip.id).worker_grid()).first;
+    const CoreMapKind kind{chip.arch, chip.harvesting.tensix_mask, chip.harvesting.noc_translation};
+    if (first || kind != previous_kind) {
+      auto found = grid_of_kind.find(kind);
+      if (found == grid_of_kind.end()) {
+        found = grid_of_kind.emplace(kind, chip_core_map(topology, chip.id).worker_grid()).first;
+      }
+      previous_kind = kind;
+      previous_grid = found->second;
     }
-    const CoreCoord g = found->second;
+    const CoreCoord g = previous_grid;
     grid = first ? g : CoreCoord{std::min(grid.x, g.x), std::min(grid.y, g.y)};
     first = false;
   }
