@@ -95,7 +95,24 @@ struct CoreMapKind {
   auto operator<=>(const CoreMapKind&) const = default;
 };
 
-ChipCoreMap build_core_map(ChipId chip_id, const CoreMapKind& kind) {
+// Everything a core map holds but the chip id.
+struct CoreMapParts {
+  std::vector<std::uint32_t> worker_columns;
+  std::vector<std::uint32_t> worker_rows;
+  std::vector<std::uint32_t> harvested_rows;
+  std::vector<Noc0Coord> eth_cores;
+  std::uint32_t dram_bank_count = 0;
+  std::uint64_t tensix_l1_bytes = 0;
+  std::uint64_t erisc_l1_bytes = 0;
+
+  ChipCoreMap for_chip(ChipId chip_id, topo::Arch arch) const {
+    return ChipCoreMap(chip_id, arch, worker_columns, worker_rows, harvested_rows, eth_cores, dram_bank_count,
+                       tensix_l1_bytes, erisc_l1_bytes);
+  }
+};
+
+// Throws for a harvest mask the chip cannot have, naming `chip_id`.
+CoreMapParts build_core_map_parts(ChipId chip_id, const CoreMapKind& kind) {
   const std::shared_ptr<const topo::SocDescriptor> soc = soc_descriptor(kind.arch);
   std::set<std::uint32_t> columns;
   std::set<std::uint32_t> rows;
@@ -103,9 +120,9 @@ ChipCoreMap build_core_map(ChipId chip_id, const CoreMapKind& kind) {
     columns.insert(to_u32(c.x));
     rows.insert(to_u32(c.y));
   }
-  std::vector<std::uint32_t> all_rows(rows.begin(), rows.end());
-  std::vector<std::uint32_t> harvested;
-  std::vector<std::uint32_t> kept;
+  CoreMapParts parts;
+  parts.worker_columns.assign(columns.begin(), columns.end());
+  const std::vector<std::uint32_t> all_rows(rows.begin(), rows.end());
   std::uint32_t mask = kind.tensix_mask;
   // With NoC translation on (tt-umd's noc_translation: true), software addresses Tensix cores by
   // translated coordinates, in which the harvested rows are moved out of the grid: every chip
@@ -118,7 +135,7 @@ ChipCoreMap build_core_map(ChipId chip_id, const CoreMapKind& kind) {
   }
   if (kind.arch == topo::Arch::Wormhole) {
     for (std::size_t i = 0; i < all_rows.size(); ++i) {
-      ((mask >> i) & 1u) != 0 ? harvested.push_back(all_rows[i]) : kept.push_back(all_rows[i]);
+      ((mask >> i) & 1u) != 0 ? parts.harvested_rows.push_back(all_rows[i]) : parts.worker_rows.push_back(all_rows[i]);
     }
     if (mask >> all_rows.size() != 0) {
       throw CoreMapError(fmt::format("chip {}: Tensix harvest mask {:#x} names rows beyond the {} the chip has",
@@ -126,14 +143,13 @@ ChipCoreMap build_core_map(ChipId chip_id, const CoreMapKind& kind) {
     }
   } else {
     // Blackhole harvests columns (REFERENCE 2); not modelled: the full grid is used.
-    kept = all_rows;
+    parts.worker_rows = all_rows;
   }
-  std::vector<Noc0Coord> eth;
-  for (const topo::NocCoord& c : soc->eth) eth.push_back(Noc0Coord{to_u32(c.x), to_u32(c.y)});
-  const auto banks = static_cast<std::uint32_t>(soc->dram.size()) * dram_banks_per_channel(kind.arch);
-  return ChipCoreMap(chip_id, kind.arch, std::vector<std::uint32_t>(columns.begin(), columns.end()), std::move(kept),
-                     std::move(harvested), std::move(eth), banks, static_cast<std::uint64_t>(soc->worker_l1_size_bytes),
-                     static_cast<std::uint64_t>(soc->eth_l1_size_bytes));
+  for (const topo::NocCoord& c : soc->eth) parts.eth_cores.push_back(Noc0Coord{to_u32(c.x), to_u32(c.y)});
+  parts.dram_bank_count = static_cast<std::uint32_t>(soc->dram.size()) * dram_banks_per_channel(kind.arch);
+  parts.tensix_l1_bytes = static_cast<std::uint64_t>(soc->worker_l1_size_bytes);
+  parts.erisc_l1_bytes = static_cast<std::uint64_t>(soc->eth_l1_size_bytes);
+  return parts;
 }
 
 }  // namespace
@@ -143,19 +159,19 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip_id) {
   const CoreMapKind kind{chip.arch, chip.harvesting.tensix_mask, chip.harvesting.noc_translation};
   // Op builders ask for a chip's map per worker, and for its neighbours' (the relay all_gather on
   // a 16x16 torus: 128 calls per chip, 5% of a 1 MiB run's instructions while each call built
-  // the map from the SoC descriptor's cores). Chips alike share one map but for the id; a kind
-  // whose map cannot be built is not cached, so every call for it still throws.
+  // the map from the SoC descriptor's cores; FabricPlan per router: 18% of a 32x32 torus run's).
+  // Chips alike share the parts; a kind whose map cannot be built is not cached, so every call
+  // for it still throws.
   static std::mutex mutex;
-  static std::map<CoreMapKind, ChipCoreMap> built;
+  static std::map<CoreMapKind, CoreMapParts> built;
   {
     std::lock_guard lock(mutex);
     const auto found = built.find(kind);
-    if (found != built.end()) return found->second.for_chip(chip_id);
+    if (found != built.end()) return found->second.for_chip(chip_id, kind.arch);
   }
-  ChipCoreMap map = build_core_map(chip_id, kind);
+  CoreMapParts parts = build_core_map_parts(chip_id, kind);
   std::lock_guard lock(mutex);
-  built.emplace(kind, map);
-  return map;
+  return built.emplace(kind, std::move(parts)).first->second.for_chip(chip_id, kind.arch);
 }
 
 CoreCoord common_worker_grid(const topo::Topology& topology) {

@@ -45,12 +45,6 @@ class ChipCoreMap {
               std::uint64_t erisc_l1_bytes);
 
   ChipId chip() const { return chip_; }
-  // The same map for another chip of the same architecture and harvesting.
-  ChipCoreMap for_chip(ChipId chip) const {
-    ChipCoreMap map = *this;
-    map.chip_ = chip;
-    return map;
-  }
   topo::Arch arch() const { return arch_; }
   // Columns x rows of this chip's worker grid.
   CoreCoord worker_grid() const;

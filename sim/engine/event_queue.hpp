@@ -212,16 +212,12 @@ class EventQueue {
   void insert_into_run(Entry entry);
   void push_overflow(std::size_t bucket, Entry entry);
   void take_overflow(std::uint32_t node);
-  void sort_crowded_run();
   void prefetch_bucket_after(std::size_t bucket);
 
   static constexpr int kBucketShift = 9;             // 512 ps per bucket
   static constexpr std::size_t kRingBuckets = 4096;  // a power of two: 2.1 us ahead
   static constexpr std::size_t kCrowdedBucket = 64;  // a run insert this deep goes to the heap
-  static constexpr int kSliceShift = 3;              // sort_crowded_run's slices: 8 ps
-  static constexpr std::size_t kSlicesPerBucket = std::size_t{1} << (kBucketShift - kSliceShift);
   std::vector<Entry> run_;        // the current run, sorted, from run_head_
-  std::vector<Entry> sort_scratch_;  // sort_crowded_run()'s second buffer (swapped with run_)
   std::size_t run_head_ = 0;
   std::int64_t run_bucket_ = -1;  // absolute bucket number (time >> kBucketShift) of the run
   // A bucket is two cache lines of entries in one flat array, its count in a small array of
