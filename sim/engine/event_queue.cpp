@@ -1,6 +1,7 @@
 #include "sim/engine/event_queue.hpp"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <utility>
 
@@ -208,7 +209,15 @@ void EventQueue::push_overflow(std::size_t bucket, Entry entry) {
 
 // A coming-up bucket's chain joins its inline entries in the (empty before) run, which is then
 // sorted as a whole; the nodes go back to the free list.
+//
+// A crowded bucket (a dense mesh: 256 chips put ~40 events into an average 512 ps bucket, bursts
+// several times that) is sorted in two passes instead of by comparisons (std::sort was 5% of a
+// 16x16 torus run's instructions): a stable counting sort by the 8 ps slice of the bucket each
+// entry falls in, then an insertion pass, which makes the order exact, (time, sequence), and
+// costs little more than a pass, as entries are by then out of order only within their slice
+// and, at equal times, only where a reserved sequence number was pushed late.
 void EventQueue::take_overflow(std::uint32_t node) {
+  const std::size_t first_chained = run_.size();
   while (node != kNoNode) {
     OverflowNode& n = overflow_nodes_[node];
     const std::uint32_t next = n.next;
@@ -222,7 +231,38 @@ void EventQueue::take_overflow(std::uint32_t node) {
     overflow_free_ = node;
     node = next;
   }
-  std::sort(run_.begin(), run_.end(), [](const Entry& a, const Entry& b) { return later(b, a); });
+  // The chain is newest first: reversed, the run is in push order, which is nearly sequence order.
+  std::reverse(run_.begin() + static_cast<std::ptrdiff_t>(first_chained), run_.end());
+
+  const auto insertion_sort = [](std::vector<Entry>& run) {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      const Entry e = run[i];
+      std::size_t at = i;
+      while (at > 0 && later(run[at - 1], e)) {
+        run[at] = run[at - 1];
+        --at;
+      }
+      run[at] = e;
+    }
+  };
+  constexpr int kSliceShift = 3;  // 8 ps
+  constexpr std::size_t kSlices = std::size_t{1} << (kBucketShift - kSliceShift);
+  // A few entries: the slices' counts would cost more than the few moves.
+  if (run_.size() <= kSlices / 4) {
+    insertion_sort(run_);
+    return;
+  }
+  const auto slice_of = [](const Entry& e) { return static_cast<std::size_t>(e.time_ps >> kSliceShift) & (kSlices - 1); };
+  std::array<std::uint32_t, kSlices + 1> starts{};
+  for (const Entry& e : run_) ++starts[slice_of(e) + 1];
+  for (std::size_t i = 1; i <= kSlices; ++i) starts[i] += starts[i - 1];
+  // The second buffer, swapped with the run afterwards; per thread, as each engine (and its
+  // queue) runs on one thread, so that no crowded bucket allocates.
+  static thread_local std::vector<Entry> sorted;
+  sorted.resize(run_.size());
+  for (const Entry& e : run_) sorted[starts[slice_of(e)]++] = e;
+  insertion_sort(sorted);
+  run_.swap(sorted);
 }
 
 // The first non-empty bucket after `bucket` within the next two bitmap words, if any.

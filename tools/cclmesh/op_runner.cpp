@@ -1434,6 +1434,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
 
   RunResult result = op_result(options, *device, device->fabric_plan(), op, topology, times, enqueued.us());
   result.sim_events = after.events_executed - before.events_executed;
+  result.simulate_wall_s = after.wall_seconds - before.wall_seconds;
   result.trace_hash = device->trace_hash();
   result.links_used = wire_use(*device);
   print_noc_usage_if_requested(*device, static_cast<double>(times.first_start_ns) / 1e3, result.time_us);

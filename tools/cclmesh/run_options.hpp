@@ -179,6 +179,10 @@ struct RunResult {
   std::uint64_t sim_events = 0;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
+  // The part of wall_s the engine spent running the op's events; the rest is set-up (topology,
+  // device, the fabric's start-up, the op's command streams) and the result's checks. Not in
+  // --json (host time, like wall_s, and the output stays as it was); bench_sim_speed prints it.
+  double simulate_wall_s = 0.0;
   std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
   // Set when the links ran off their arch's defaults (--link-rate/--link-latency, or a YAML
   // system's own figures): the title and --json say so, so a what-if is not taken for hardware.

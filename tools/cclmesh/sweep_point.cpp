@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1048, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1056, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -166,6 +166,7 @@ json result_wire_json(const RunResult& r) {
           {"sim_events", r.sim_events},
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
+          {"simulate_wall_s", bits(r.simulate_wall_s)},
           {"links_used", links_used},
           {"link_whatif", link_spread_json(r.link_whatif)}};
 }
@@ -218,6 +219,7 @@ RunResult result_from_wire(const json& j) {
   r.sim_events = j.at("sim_events").get<std::uint64_t>();
   r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   r.wall_s = from_bits(j.at("wall_s"));
+  r.simulate_wall_s = from_bits(j.at("simulate_wall_s"));
   for (const json& l : j.at("links_used")) {
     r.links_used.push_back({l.at(0).get<std::int32_t>(), l.at(1).get<std::int32_t>(), l.at(2).get<std::int32_t>(),
                             l.at(3).get<std::int32_t>(), l.at(4).get<std::int64_t>(), l.at(5).get<std::int64_t>(),

@@ -71,6 +71,7 @@ RunResult every_field_set() {
   r.sim_events = 1234567;
   r.trace_hash = 0xfedcba9876543210ull;
   r.wall_s = 1.75;
+  r.simulate_wall_s = 1.25;
   r.links_used = {{0, 8, 1, 9, 1048576, 83886080000, 0.71}, {1, 9, 0, 8, -1, 2, 1.0000000000000002}};
   r.link_whatif = topo::LinkSpread{20, 3, 6250000000, 25000000000, 500000, 2000000, 12500000000, 700000};
   return r;
@@ -137,6 +138,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.sim_events, b.sim_events);
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   expect_same_bits(a.wall_s, b.wall_s);
+  expect_same_bits(a.simulate_wall_s, b.simulate_wall_s);
   ASSERT_EQ(a.links_used.size(), b.links_used.size());
   for (std::size_t i = 0; i < a.links_used.size(); ++i) {
     EXPECT_EQ(a.links_used[i].chip, b.links_used[i].chip);

@@ -448,6 +448,47 @@ TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
   EXPECT_GT(shadowed.cancelled, 2'000);
 }
 
+// A crowded bucket is sorted by its 8 ps slices, then by an insertion pass: entries of one slice
+// at several times pushed newest time first, entries at one picosecond whose sequence numbers
+// were reserved in the opposite order of their pushes, and buckets of every size around the
+// point where the slices take over from a plain insertion sort (16 entries). Every bucket must
+// come out in exactly (time, sequence) order.
+TEST(EventQueue, CrowdedBucketsOfEverySizeComeOutInTimeThenSequenceOrder) {
+  for (int size = 1; size <= 80; ++size) {
+    ShadowedQueue shadowed;
+    const std::int64_t bucket_ps = 512 * (1 + size);  // one bucket per size, not the first
+    for (int i = 0; i < size; ++i) {
+      const std::int64_t in_bucket = i % 3 == 0 ? 7 - (i % 8)  // one slice, newest time first
+                                                : i % 3 == 1 ? 300  // one picosecond, reserved below
+                                                             : (511 - 37 * i) & 511;  // spread out
+      const std::int64_t at = bucket_ps + in_bucket;
+      if (i % 3 == 1) {
+        shadowed.reserve(at);
+      } else {
+        shadowed.push(at);
+      }
+    }
+    // The reserved places' events pushed last, newest sequence number first.
+    while (!shadowed.reserved.empty()) {
+      const ShadowedQueue::Place r = shadowed.reserved.back();
+      shadowed.reserved.pop_back();
+      shadowed.pending[r] = shadowed.queue.push_reserved(SimTime::from_ps(r.first), r.second, ShadowedQueue::nothing,
+                                                          nullptr);
+    }
+    DueEvent event;
+    int pops = 0;
+    while (shadowed.queue.pop(event)) {
+      ASSERT_FALSE(shadowed.pending.empty());
+      const ShadowedQueue::Place place{event.time.ps(), event.sequence};
+      ASSERT_EQ(place, shadowed.pending.begin()->first) << "bucket of " << size << ", pop " << pops;
+      shadowed.pending.erase(shadowed.pending.begin());
+      ++pops;
+    }
+    EXPECT_EQ(pops, size);
+    EXPECT_TRUE(shadowed.pending.empty());
+  }
+}
+
 TEST(EventQueue, PopUntilLeavesLaterEventsQueued) {
   EventQueue queue;
   int a = 1;

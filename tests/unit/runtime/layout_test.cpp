@@ -6,6 +6,7 @@
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/errors.hpp"
 
 namespace cclmesh::runtime {
 namespace {
@@ -34,6 +35,43 @@ TEST(CoreMap, CoresOffTheChipAreErrors) {
   EXPECT_THROW(map.eth_noc0(16), CoreMapError);
   EXPECT_THROW(map.noc0(CoreKind::Ethernet, {1, 1}), CoreMapError);
   EXPECT_THROW(map.l1_bank_core({8, 8}, 64), CoreMapError);
+}
+
+// Chips alike share one core map but for the id (built once per architecture and harvesting);
+// chips harvested differently each get their own, whichever was asked first, and a harvest mask
+// that cannot be mapped throws on every call, not only the first.
+TEST(CoreMap, ChipsAlikeShareAMapButKeepTheirIdsAndUnlikeChipsDoNot) {
+  std::vector<topo::Chip> chips(4);
+  for (std::size_t i = 0; i < chips.size(); ++i) chips[i].id = static_cast<topo::ChipId>(i);
+  chips[1].harvesting.tensix_mask = 0b1;    // one row
+  chips[2].harvesting.tensix_mask = 0b101;  // two rows, not adjacent
+  chips[3].harvesting.tensix_mask = 0b1;
+  const topo::Topology mesh("mixed", chips, {});
+  for (int round = 0; round < 2; ++round) {  // the second round is served by the cache
+    const ChipCoreMap full = chip_core_map(mesh, 0);
+    const ChipCoreMap one = chip_core_map(mesh, 1);
+    const ChipCoreMap two = chip_core_map(mesh, 2);
+    const ChipCoreMap one_again = chip_core_map(mesh, 3);
+    EXPECT_EQ(full.chip(), 0u);
+    EXPECT_EQ(one.chip(), 1u);
+    EXPECT_EQ(two.chip(), 2u);
+    EXPECT_EQ(one_again.chip(), 3u);
+    EXPECT_EQ(full.worker_grid(), (CoreCoord{8, 10}));
+    EXPECT_EQ(one.worker_grid(), (CoreCoord{8, 9}));
+    EXPECT_EQ(two.worker_grid(), (CoreCoord{8, 8}));
+    EXPECT_TRUE(full.harvested_rows().empty());
+    EXPECT_EQ(one.harvested_rows(), (std::vector<std::uint32_t>{1}));
+    EXPECT_EQ(two.harvested_rows(), (std::vector<std::uint32_t>{1, 3}));
+    EXPECT_EQ(one_again.harvested_rows(), one.harvested_rows());
+    EXPECT_EQ(one_again.tensix_noc0({0, 0}), one.tensix_noc0({0, 0}));
+    EXPECT_EQ(common_worker_grid(mesh), (CoreCoord{8, 8}));
+  }
+  std::vector<topo::Chip> bad(1);
+  bad[0].harvesting.tensix_mask = 1u << 12;  // a row the chip does not have
+  const topo::Topology unmappable("unmappable", bad, {});
+  EXPECT_THROW(chip_core_map(unmappable, 0), CoreMapError);
+  EXPECT_THROW(chip_core_map(unmappable, 0), CoreMapError);
+  EXPECT_THROW(chip_core_map(mesh, 9), topo::InputError);  // not in the topology
 }
 
 TEST(L1Map, RegionsDoNotOverlap) {
