@@ -176,6 +176,8 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
       {"serve", "--system", "no_such_system"},
       {"serve", "--system", "t3k", "--mode", "fast"},
       {"serve", "--system", "t3k", "--idle-timeout", "-1"},
+      {"serve", "--system", "t3k", "--max-enqueued-host", "0"},
+      {"serve", "--system", "t3k", "--max-enqueued-host", "lots"},
   };
   for (const auto& args : cases) {
     Child serve(args);
@@ -184,6 +186,34 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
     EXPECT_EQ(err.rfind("cclmesh: error: ", 0), 0u) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
+}
+
+// --max-enqueued-host bounds what a client may hold queued in the server until its finish():
+// past it the request is refused naming the limit, and the session goes on.
+TEST(CliServe, MaxEnqueuedHostBoundsAClientsQueuedBytes) {
+  Child serve({"serve", "--system", "n300", "--port", "0", "--max-enqueued-host", "6000"});
+  const std::uint16_t port = port_of(serve.first_stdout_line());
+  ASSERT_NE(port, 0);
+  {
+    RemoteMeshDevice device("127.0.0.1", port);
+    const BufferHandle b =
+        device.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+    const std::vector<std::byte> data(4096, std::byte{0x3C});
+    device.enqueue_write_buffer(1, b, data);
+    std::vector<std::byte> back(4096);
+    try {
+      device.enqueue_read_buffer(1, b, back);
+      ADD_FAILURE() << "a read past the server's limit was queued";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("this server's limit of 6000 B"), std::string::npos) << e.what();
+    }
+    device.finish();
+    device.enqueue_read_buffer(1, b, back);
+    device.finish();
+    EXPECT_EQ(back, data);
+  }
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
 }
 
 TEST(CliServe, PortInUseExitsTwoNamingIt) {

@@ -68,6 +68,9 @@ struct ServeOptions {
   std::vector<std::string> faults;
   std::string max_sim_time;
   std::string max_wall;
+  // What one client may hold queued in the server (enqueued writes' bytes and reads' bytes until
+  // its finish()), as a size ("1GiB").
+  std::string max_enqueued_host = "1GiB";
   // One Perfetto trace per client session into this directory (empty: none).
   std::string trace_dir;
   std::size_t trace_limit = sim::trace::TraceLimits{}.max_spans_per_track;
@@ -178,6 +181,7 @@ int run_serve(const ServeOptions& options) {
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
   if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
+  const std::uint64_t max_enqueued_host_bytes = parse_size_bytes(options.max_enqueued_host, "--max-enqueued-host");
   // The device serves op after op, its clock running on: each finish() gets the budgets.
   device_options.watchdogs_per_finish = true;
   if (traces) device_options.trace = &traces->recorder();
@@ -206,6 +210,7 @@ int run_serve(const ServeOptions& options) {
   runtime::remote::RemoteServerOptions server_options;
   server_options.bind_address = options.bind;
   server_options.port = static_cast<std::uint16_t>(options.port);
+  server_options.max_enqueued_host_bytes = max_enqueued_host_bytes;
   server_options.data_mode =
       options.no_data ? runtime::remote::ServedDataMode::TimingOnly : runtime::remote::ServedDataMode::Functional;
   server_options.description =
@@ -323,6 +328,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--max-wall", options->max_wall,
                       "each client op (finish) stops with a report once it has taken SECONDS of wall time");
   command->add_flag("--no-data", options->no_data, "timing only: buffers hold no bytes (what-if sizes beyond memory)");
+  command
+      ->add_option("--max-enqueued-host", options->max_enqueued_host,
+                   "the bytes of enqueued host writes and reads a client may have queued before its finish(), e.g. "
+                   "256MiB (the server holds them; a request past it is refused, the session goes on)")
+      ->type_name("SIZE")
+      ->capture_default_str();
   command
       ->add_option("--idle-timeout", options->idle_timeout_s,
                    "seconds a client may stay silent between requests before its session is ended, so that the next "
