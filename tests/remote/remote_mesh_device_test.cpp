@@ -22,6 +22,7 @@
 #include "runtime/remote/wire_codec.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/refusal.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
 #include "topologies/topology_yaml.hpp"
@@ -29,6 +30,7 @@
 namespace cclmesh::runtime::remote {
 namespace {
 
+using cclmesh::testing::refusal;
 using ccltest::Bytes;
 namespace ag = ccl::all_gather;
 namespace rs = ccl::reduce_scatter;
@@ -532,15 +534,6 @@ TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
                                  "cclmesh-remote-device version 6");
 }
 
-std::string invalid_argument_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // Freeing through the wire: the served device frees (the next buffer gets the memory), its
 // refusals come back as std::invalid_argument with its messages, the server refuses a freed
 // handle itself, and an all_gather whose buffers are freed and made again gives the same bytes.
@@ -553,9 +546,9 @@ TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
   remote.deallocate_buffer(a);
   EXPECT_EQ(served.device.allocator().live_buffer_count(), 0u);
   Bytes data(4096);
-  EXPECT_EQ(invalid_argument_of([&] { remote.read_buffer(0, a, data); }),
+  EXPECT_EQ(refusal([&] { remote.read_buffer(0, a, data); }),
             "read_buffer: buffer 1 was freed already (deallocate_buffer)");
-  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(a); }),
+  EXPECT_EQ(refusal([&] { remote.deallocate_buffer(a); }),
             "deallocate_buffer: buffer 1 was freed already (deallocate_buffer)");
   const BufferHandle b = remote.create_buffer(config);
   EXPECT_EQ(b.address, a.address);
@@ -564,7 +557,7 @@ TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
   const ag::Params p = all_gather_params(remote, remote.fabric());
   for (const auto& group : groups_of(p.groups, remote, remote.fabric())) write_inputs(remote, group, p.input_buffer);
   remote.enqueue_workload(ag::build(p, remote.topology()));
-  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(p.output_buffer); }),
+  EXPECT_EQ(refusal([&] { remote.deallocate_buffer(p.output_buffer); }),
             fmt::format("deallocate_buffer: buffer {} is used by workload 'all_gather', enqueued and not finished; call "
                         "finish() first",
                         p.output_buffer.id));
@@ -640,7 +633,7 @@ TEST(RemoteMeshDevice, EnqueuedReadsAfterAFailedFinishAreDropped) {
   Bytes before = untouched;
   Bytes behind = untouched;
   remote.enqueue_read_buffer(5, b, before);
-  EXPECT_EQ(invalid_argument_of([&] { remote.deallocate_buffer(b); }),
+  EXPECT_EQ(refusal([&] { remote.deallocate_buffer(b); }),
             "deallocate_buffer: buffer 1 is used by an enqueue_read_buffer on chip 5, enqueued and not finished; call "
             "finish() first");
   remote.enqueue_workload(all_gather_without_chip_0(remote, remote.fabric()));
@@ -670,7 +663,7 @@ TEST(RemoteMeshDevice, ServerBoundsTheEnqueuedBytesItHolds) {
   const Bytes data = ccltest::pattern(4096, 4);
   remote.enqueue_write_buffer(1, b, data);
   Bytes back(4096);
-  EXPECT_EQ(invalid_argument_of([&] { remote.enqueue_read_buffer(1, b, back); }),
+  EXPECT_EQ(refusal([&] { remote.enqueue_read_buffer(1, b, back); }),
             "enqueue_read_buffer: 4096 B more would pass this server's limit of 6000 B of enqueued host writes and "
             "reads (4096 B held until finish()); call finish() first");
   remote.finish();

@@ -12,10 +12,12 @@
 #include "runtime/device/l1_map.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "sim/device/device_allocator.hpp"
+#include "tests/refusal.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
 
+using cclmesh::testing::refusal;
 using runtime::BufferConfig;
 using runtime::BufferHandle;
 using runtime::BufferType;
@@ -41,17 +43,6 @@ BufferConfig l1(std::uint64_t pages) { return {BufferType::L1, pages * 4 * kPage
 
 std::uint64_t dram_page(std::uint64_t i) { return runtime::kDramBufferBase + i * kPage; }
 std::uint64_t l1_page(std::uint64_t i) { return runtime::kTensixCircularBufferBase + i * kPage; }
-
-// The message `call` throws as E, or "" when it throws nothing.
-template <typename E>
-std::string refusal(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(DeviceAllocator, AFreedBuffersMemoryGoesToTheNextThatFits) {
   DeviceAllocator allocator(small_device());

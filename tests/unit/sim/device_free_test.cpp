@@ -17,11 +17,13 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
+#include "tests/refusal.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
 
+using cclmesh::testing::refusal;
 using runtime::BufferConfig;
 using runtime::BufferHandle;
 using runtime::BufferType;
@@ -34,15 +36,6 @@ runtime::FabricOptions ring_fabric() {
   runtime::FabricOptions fabric;
   fabric.mode = runtime::FabricMode::Ring;
   return fabric;
-}
-
-std::string refusal(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A workload that runs nothing on chip 0 and names `buffers`.

@@ -18,11 +18,13 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
+#include "tests/refusal.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
 
+using cclmesh::testing::refusal;
 using runtime::BufferConfig;
 using runtime::BufferHandle;
 using runtime::BufferType;
@@ -38,15 +40,6 @@ SimMeshDeviceOptions ring_options(DataMode data = DataMode::Functional) {
   options.fabric.mode = runtime::FabricMode::Ring;
   options.data_mode = data;
   return options;
-}
-
-std::string refusal(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 Bytes random_bytes(std::size_t size, std::mt19937_64& random) {
