@@ -35,6 +35,20 @@ struct KernelProfile {
   bool operator==(const KernelProfile&) const = default;
 };
 
+// What one direction of an ethernet link carried since the device was opened (or last reset):
+// the sender's chip and logical channel, the receiver's, the data packets' payload, and the
+// wire time booked (packets and credit words with their framing). An op's use of a link is the
+// difference of two readings, one before it is enqueued and one after it finished.
+struct LinkTraffic {
+  ChipId chip = 0;
+  std::uint32_t channel = 0;
+  ChipId peer_chip = 0;
+  std::uint32_t peer_channel = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t busy_ps = 0;
+  bool operator==(const LinkTraffic&) const = default;
+};
+
 // The device could not complete a workload: a hang (with the backend's diagnosis) or a fault.
 class DeviceError : public std::runtime_error {
  public:
@@ -114,6 +128,10 @@ class MeshDevice {
 
   // Per-chip, per-core kernel start and end times of the workloads finished so far.
   virtual std::vector<KernelProfile> profile() const = 0;
+  // Every direction of every ethernet link, always in the same order: what it carried so far.
+  // nullopt from a backend that cannot measure its links (hardware without such counters):
+  // callers then say the figures are missing rather than show zeros.
+  virtual std::optional<std::vector<LinkTraffic>> link_traffic() const = 0;
 
   // The device as just opened, with the same system, fabric and settings: what tt-metal's user
   // gets from closing the device and opening it again (after a chip reset, on hardware, where

@@ -503,6 +503,14 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       for (const KernelProfile& p : device_.profile()) profile.push_back(encode(p));
       return ok(Json{{"profile", std::move(profile)}});
     }
+    if (type == request::kLinkTraffic) {
+      // null: the backend does not measure its links (the client then says so, not zeros).
+      const std::optional<std::vector<LinkTraffic>> traffic = device_.link_traffic();
+      if (!traffic) return ok(Json{{"links", nullptr}});
+      Json links = Json::array();
+      for (const LinkTraffic& t : *traffic) links.push_back(encode(t));
+      return ok(Json{{"links", std::move(links)}});
+    }
     if (type == request::kDeviceTime) {
       return ok(Json{{"time_ps", options_.device_time_ps ? Json(options_.device_time_ps()) : Json(nullptr)}});
     }

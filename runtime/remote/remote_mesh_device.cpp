@@ -238,6 +238,20 @@ std::vector<KernelProfile> RemoteMeshDevice::profile() const {
   });
 }
 
+std::optional<std::vector<LinkTraffic>> RemoteMeshDevice::link_traffic() const {
+  const Json reply = call(request::kLinkTraffic, Json::object());
+  return decoded(request::kLinkTraffic, [&]() -> std::optional<std::vector<LinkTraffic>> {
+    if (field(reply, "links", "link_traffic reply").is_null()) return std::nullopt;
+    const Json& list = array_field(reply, "links", "link_traffic reply");
+    std::vector<LinkTraffic> traffic;
+    traffic.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      traffic.push_back(decode_link_traffic(list[i], fmt::format("link_traffic reply.links[{}]", i)));
+    }
+    return traffic;
+  });
+}
+
 std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
   const Json reply = call(request::kDeviceTime, Json::object());
   return decoded(request::kDeviceTime, [&]() -> std::optional<std::uint64_t> {

@@ -72,6 +72,8 @@ class RemoteMeshDevice final : public MeshDevice {
   void enqueue_workload(const MeshWorkload& workload) override;
   void finish() override;
   std::vector<KernelProfile> profile() const override;
+  // The served device's link_traffic(); nullopt when its backend does not measure its links.
+  std::optional<std::vector<LinkTraffic>> link_traffic() const override;
   // The served device reset (the server's backend's reset()); the buffers and semaphores this
   // client created are gone with it, and the reads it enqueued (their `out` untouched); the
   // connection stays.

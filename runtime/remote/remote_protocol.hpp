@@ -22,7 +22,8 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 5: deallocate_buffer (MeshDevice::deallocate_buffer); a workload names its buffers.
 // 6: enqueue_write_buffer, enqueue_read_buffer (MeshDevice's enqueue-ordered host I/O); finish's
 //    reply carries the bytes of the reads enqueued since the last finish, in enqueue order.
-inline constexpr std::uint32_t kProtocolVersion = 6;
+// 7: link_traffic (MeshDevice::link_traffic: each link direction's payload and busy time, or null).
+inline constexpr std::uint32_t kProtocolVersion = 7;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -49,6 +50,7 @@ inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphor
 inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
 inline constexpr std::string_view kFinish = "finish";
 inline constexpr std::string_view kProfile = "profile";
+inline constexpr std::string_view kLinkTraffic = "link_traffic";
 inline constexpr std::string_view kReset = "reset";
 inline constexpr std::string_view kDeviceTime = "device_time";      // not a MeshDevice call: an extra
 inline constexpr std::string_view kFaultEffects = "fault_effects";  // not a MeshDevice call: an extra

@@ -370,6 +370,26 @@ KernelProfile decode_kernel_profile(const Json& j, const std::string& path) {
   return v;
 }
 
+Json encode(const LinkTraffic& v) {
+  return Json{{"chip", v.chip},
+              {"channel", v.channel},
+              {"peer_chip", v.peer_chip},
+              {"peer_channel", v.peer_channel},
+              {"payload_bytes", v.payload_bytes},
+              {"busy_ps", v.busy_ps}};
+}
+
+LinkTraffic decode_link_traffic(const Json& j, const std::string& path) {
+  LinkTraffic v;
+  v.chip = unsigned_field<ChipId>(j, "chip", path);
+  v.channel = unsigned_field<std::uint32_t>(j, "channel", path);
+  v.peer_chip = unsigned_field<ChipId>(j, "peer_chip", path);
+  v.peer_channel = unsigned_field<std::uint32_t>(j, "peer_channel", path);
+  v.payload_bytes = unsigned_field<std::uint64_t>(j, "payload_bytes", path);
+  v.busy_ps = unsigned_field<std::uint64_t>(j, "busy_ps", path);
+  return v;
+}
+
 Json encode(const FabricOptions& v) {
   return Json{{"mode", enum_name(kFabricModes, v.mode)},
               {"scope", enum_name(kFabricScopes, v.scope)},

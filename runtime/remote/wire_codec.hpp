@@ -1,6 +1,6 @@
 #pragma once
 // The remote device protocol's structured fields: every value type a MeshDevice call takes or
-// returns (runtime/device/types.hpp, workload.hpp, KernelProfile, FabricOptions) to and from a
+// returns (runtime/device/types.hpp, workload.hpp, KernelProfile, LinkTraffic, FabricOptions) to and from a
 // nlohmann::json value, which the frames carry as CBOR (docs/remote_device.md). Enums travel as
 // their names ("dram", "width_sharded"), so a reader of a dump, or a peer built from another
 // revision, never misreads a renumbered value.
@@ -43,6 +43,7 @@ Json encode(const SemaphoreSpec& v);
 Json encode(const Program& v);
 Json encode(const MeshWorkload& v);
 Json encode(const KernelProfile& v);
+Json encode(const LinkTraffic& v);
 Json encode(const FabricOptions& v);
 Json encode(CoreKind v);
 
@@ -60,6 +61,7 @@ SemaphoreSpec decode_semaphore_spec(const Json& j, const std::string& path);
 Program decode_program(const Json& j, const std::string& path);
 MeshWorkload decode_workload(const Json& j, const std::string& path);
 KernelProfile decode_kernel_profile(const Json& j, const std::string& path);
+LinkTraffic decode_link_traffic(const Json& j, const std::string& path);
 FabricOptions decode_fabric_options(const Json& j, const std::string& path);
 CoreKind decode_core_kind(const Json& j, const std::string& path);
 

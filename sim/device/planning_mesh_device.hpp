@@ -58,6 +58,8 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void enqueue_workload(const runtime::MeshWorkload& workload) override;
   void finish() override;
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
+  // Nothing runs, so nothing crosses a link: no figures to give.
+  std::optional<std::vector<runtime::LinkTraffic>> link_traffic() const override { return std::nullopt; }
   // Forgets the buffers and global semaphores placed: the next ones get a fresh device's
   // addresses.
   void reset() override;

@@ -18,6 +18,7 @@
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
 #include "sim/model/arch_params.hpp"
+#include "sim/model/eth_link.hpp"
 #include "sim/device/fabric_reembed.hpp"
 #include "sim/device/simulated_system_config.hpp"
 #include "sim/device/wait_chain.hpp"
@@ -676,6 +677,21 @@ void SimMeshDevice::program_done(Program& program) {
 }
 
 std::vector<runtime::KernelProfile> SimMeshDevice::profile() const { return profile_; }
+
+std::optional<std::vector<runtime::LinkTraffic>> SimMeshDevice::link_traffic() const {
+  std::vector<runtime::LinkTraffic> traffic;
+  for (const auto& link : system_->links()) {
+    for (const EthCore* from : {&link->a(), &link->b()}) {
+      traffic.push_back(runtime::LinkTraffic{static_cast<runtime::ChipId>(from->chip().id()),
+                                             static_cast<std::uint32_t>(from->channel()),
+                                             static_cast<runtime::ChipId>(from->peer()->chip().id()),
+                                             static_cast<std::uint32_t>(from->peer()->channel()),
+                                             static_cast<std::uint64_t>(from->stats().payload_bytes_sent),
+                                             static_cast<std::uint64_t>(link->wire_from(*from).server().busy.ps())});
+    }
+  }
+  return traffic;
+}
 
 // --- running -----------------------------------------------------------------------------------
 

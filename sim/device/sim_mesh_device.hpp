@@ -137,6 +137,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // traffic the kernels left in flight, such as the routers' last acks, is still moving).
   void finish() override;
   std::vector<runtime::KernelProfile> profile() const override;
+  // Each link's sending core's payload counter and its wire's booked time, in link order (a's
+  // direction, then b's).
+  std::optional<std::vector<runtime::LinkTraffic>> link_traffic() const override;
   // Rebuilds the chips, links and engine as the constructor did: a run after it is a fresh
   // device's run, event for event (the clock back at zero, the fabric started again, faults at
   // their times again, a `corrupt` fault armed again). A trace recorder in the options keeps

@@ -20,6 +20,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "runtime/remote/wire_codec.hpp"
+#include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 #include "tests/refusal.hpp"
@@ -225,6 +226,33 @@ TEST(RemoteMeshDevice, ReduceScatterSameBytesAndProfileAsLocal) {
   expect_same_profile(over_the_wire.profile, here.profile);
 }
 
+// The served device's link counters cross the wire as they are: on a fresh device (the fabric's
+// start-up only) and after an all_gather, those of a local device that did the same (so `run
+// --device --report` colours the links as a local run does); a backend that does not measure its
+// links says so (nullopt).
+TEST(RemoteMeshDevice, LinkTrafficIsTheServedDevicesOrNone) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  const std::optional<std::vector<LinkTraffic>> fresh = remote.link_traffic();
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->size(), 2 * served.device.topology().links().size());  // both directions of each
+  EXPECT_EQ(fresh, local.link_traffic());
+  run_all_gather(remote, remote.fabric());
+  const std::optional<std::vector<LinkTraffic>> after = remote.link_traffic();
+  EXPECT_EQ(after, served.device.link_traffic());
+  run_all_gather(local, local.options().fabric);
+  EXPECT_EQ(after, local.link_traffic());
+  std::uint64_t op_payload = 0;
+  for (std::size_t i = 0; i < after->size(); ++i) op_payload += (*after)[i].payload_bytes - (*fresh)[i].payload_bytes;
+  EXPECT_GT(op_payload, 0u);
+
+  sim::device::PlanningMeshDevice planner(topo::load_system("n300"), FabricOptions{}, {}, sim::DataMode::Functional);
+  Served unmeasured(planner, RemoteServerOptions{});
+  RemoteMeshDevice no_counters("127.0.0.1", unmeasured.server.port());
+  EXPECT_FALSE(no_counters.link_traffic().has_value());
+}
+
 // An all_gather whose chip 0 runs nothing: its peers wait forever for chip 0's data.
 MeshWorkload all_gather_without_chip_0(MeshDevice& device, const FabricOptions& fabric) {
   const ag::Params p = all_gather_params(device, fabric);
@@ -321,6 +349,7 @@ class SlowFinish final : public MeshDevice {
     inner_.finish();
   }
   std::vector<KernelProfile> profile() const override { return inner_.profile(); }
+  std::optional<std::vector<LinkTraffic>> link_traffic() const override { return inner_.link_traffic(); }
   void reset() override { inner_.reset(); }
 
  private:
@@ -521,17 +550,19 @@ TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
   EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
 }
 
-// A client of the previous protocol version (5: no enqueued host writes and reads, a finish
-// reply without data) is refused with both versions named.
+// A client of the previous protocol version (6: no link_traffic request) is refused with both
+// versions named.
 TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
   ServedSim served;
   boost::asio::io_context io;
   FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.port(), 5000ms));
-  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", 5}}), {}, 5000ms);
+  const std::uint32_t previous = kProtocolVersion - 1;
+  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", previous}}), {}, 5000ms);
   const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
   EXPECT_EQ(reply.at("type"), "error");
-  EXPECT_EQ(reply.at("message"), "the client speaks cclmesh-remote-device version 5, this server "
-                                 "cclmesh-remote-device version 6");
+  EXPECT_EQ(reply.at("message"), fmt::format("the client speaks cclmesh-remote-device version {}, this server "
+                                             "cclmesh-remote-device version {}",
+                                             previous, kProtocolVersion));
 }
 
 // Freeing through the wire: the served device frees (the next buffer gets the memory), its

@@ -129,6 +129,27 @@ TEST(WireCodec, KernelProfileWithAndWithoutReady) {
   EXPECT_TRUE(same(round_trip(p, decode_kernel_profile), p));
 }
 
+TEST(WireCodec, LinkTrafficFullRangeAndMalformed) {
+  const LinkTraffic t{7, 15, 0xFFFF'FFFFu, 0, 0xFFFF'FFFF'FFFF'FFFFull, 83'886'080'000ull};
+  EXPECT_EQ(round_trip(t, decode_link_traffic), t);
+  Json j = encode(t);
+  j["busy_ps"] = -1;  // a count never goes below zero
+  try {
+    decode_link_traffic(j, "link_traffic reply.links[3]");
+    ADD_FAILURE() << "a negative busy time was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("link_traffic reply.links[3].busy_ps"), std::string::npos) << e.what();
+  }
+  j = encode(t);
+  j.erase("peer_channel");
+  try {
+    decode_link_traffic(j, "links[0]");
+    ADD_FAILURE() << "a missing field was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_STREQ(e.what(), "links[0]: missing field 'peer_channel'");
+  }
+}
+
 TEST(WireCodec, FabricOptionsWithOptionalsSetAndUnset) {
   FabricOptions f;
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);

@@ -29,6 +29,7 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(void, enqueue_workload, (const MeshWorkload& workload), (override));
   MOCK_METHOD(void, finish, (), (override));
   MOCK_METHOD(std::vector<KernelProfile>, profile, (), (const, override));
+  MOCK_METHOD(std::optional<std::vector<LinkTraffic>>, link_traffic, (), (const, override));
   MOCK_METHOD(void, reset, (), (override));
 };
 
