@@ -284,8 +284,13 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
   Child trace({"run", "--device", device, "--trace", "-"});
   EXPECT_EQ(trace.wait(), 2);
   EXPECT_EQ(trace.all_stderr(),
-            "cclmesh: error: --device: --trace is a simulator option (traces and reports record the simulation, which "
-            "runs on the server); not accepted with --device\n");
+            "cclmesh: error: --device: --trace records the simulation, which runs on the server (cclmesh serve "
+            "--trace-dir DIR writes a trace of each client session); not accepted with --device\n");
+  // --report is taken (the served device's link figures cross the wire): the connection is what fails.
+  Child report({"run", "--device", device, "--op", "all_gather", "--report", "unwritten.html"});
+  EXPECT_EQ(report.wait(), 2);
+  EXPECT_EQ(report.all_stderr(),
+            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
   Child system({"run", "--device", device, "--system", "galaxy"});
   EXPECT_EQ(system.wait(), 2);
   EXPECT_EQ(system.all_stderr(),
@@ -916,6 +921,61 @@ TEST(CliServeTrace, BadTraceDirExitsTwoNamingIt) {
     EXPECT_EQ(o.exit_code, 2);
     EXPECT_EQ(o.err, prefix + read_only.string() + "': Permission denied\n");
   }
+}
+
+// --- run --device --report, and each op's buffers freed ----------------------------------------
+
+// The page from "<h2>nccl-tests row</h2>" on: the result table, the topology coloured by each
+// link's use, and every link direction's payload, busy time and utilisation. (The summary above
+// it differs: a served run does not count the server's simulated events.)
+std::string report_from_result_table(const std::string& page) {
+  const std::size_t at = page.find("<h2>nccl-tests row</h2>");
+  return at == std::string::npos ? "" : page.substr(at);
+}
+
+// `run --device --report` on a fresh served T3K writes the local run's report: the same row, the
+// same colour and figures for every link direction (its payload, busy time and utilisation).
+TEST(CliRunDevice, ReportHasTheLocalRunsLinkFigures) {
+  TempDir dir("run_device_report");
+  ServeChild serve({"--system", "t3k"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "1MiB",
+                                  "--report", dir.file("remote.html")});
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local =
+      cclmesh({"run", "--system", "t3k", "--op", "all_gather", "--size", "1MiB", "--report", dir.file("local.html")});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.out, local.out);
+  const std::string remote_page = read_file(dir.file("remote.html"));
+  const std::string local_page = read_file(dir.file("local.html"));
+  const std::string links = report_from_result_table(local_page);
+  ASSERT_NE(links.find("<h2>Every link direction</h2>"), std::string::npos) << local_page;
+  EXPECT_NE(links.find("% busy"), std::string::npos);  // lanes coloured, not idle
+  EXPECT_EQ(report_from_result_table(remote_page), links);
+  EXPECT_EQ(remote_page.find("No link statistics"), std::string::npos);
+}
+
+// Each op's buffers are freed once its result is read back: a sweep of send_recv in L1 whose
+// points together need more L1 than a chip has (8 + 16 + 32 MiB, input and output each: 112 MiB
+// per chip; before the frees the 32 MiB point was refused, "do not fit in L1") runs every point,
+// and each row is a fresh device's, the local sweep's table exactly.
+TEST(CliSweepDevice, FreesEachPointsBuffersSoL1DoesNotFillUp) {
+  const std::vector<std::string> sweep_args{"--op", "send_recv", "--memory", "l1", "-b", "8MiB", "-e", "32MiB"};
+  ServeChild serve({"--system", "n300"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  std::vector<std::string> on_device{"sweep", "--device", serve.endpoint()};
+  on_device.insert(on_device.end(), sweep_args.begin(), sweep_args.end());
+  const Outcome swept = cclmesh(on_device);
+  EXPECT_EQ(swept.exit_code, 0) << swept.err;
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> here{"sweep", "--system", "n300", "-j", "1"};
+  here.insert(here.end(), sweep_args.begin(), sweep_args.end());
+  const Outcome local = cclmesh(here);
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(swept.out, local.out);
+  EXPECT_EQ(swept.out.find("skipped"), std::string::npos) << swept.out;
+  EXPECT_EQ(std::count(swept.out.begin(), swept.out.end(), '\n'), 3 + 3) << swept.out;  // title, header, 3 rows
 }
 
 }  // namespace

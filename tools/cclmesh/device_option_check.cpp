@@ -38,8 +38,13 @@ void reject_options_beside_device(const CLI::App& command, const std::set<std::s
                                    "serve); not accepted with --device",
                                    name));
     }
-    throw UsageError(fmt::format("--device: {} is a simulator option (traces and reports record the simulation, which "
-                                 "runs on the server); not accepted with --device",
+    if (name == "--trace" || name == "--trace-limit") {
+      throw UsageError(fmt::format("--device: {} records the simulation, which runs on the server (cclmesh serve "
+                                   "--trace-dir DIR writes a trace of each client session); not accepted with --device",
+                                   name));
+    }
+    throw UsageError(fmt::format("--device: {} is a simulator option (the simulation runs on the server); not "
+                                 "accepted with --device",
                                  name));
   }
 }

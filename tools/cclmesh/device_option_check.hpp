@@ -2,8 +2,9 @@
 // `--device HOST:PORT` (run, sweep): what a command takes beside a served device. The op and its
 // tensor are the client's; the system and its fabric are the served device's, and so are the
 // device-shaping simulator options (faults, watchdogs, link what-ifs, fabric settings, the data
-// mode), which `cclmesh serve` takes; traces and reports record a simulation this process does
-// not run. One place, so run and sweep refuse the same options with the same words.
+// mode), which `cclmesh serve` takes; a trace records a simulation this process does not run
+// (`serve --trace-dir` writes them). `run --report` is accepted: the served device's link
+// figures cross the wire. One place, so run and sweep refuse the same options with the same words.
 
 #include <CLI/CLI.hpp>
 

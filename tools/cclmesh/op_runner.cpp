@@ -34,6 +34,7 @@
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
+#include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/output_check.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -639,7 +640,7 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::
 // with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
 // hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
 // seeded bytes, so a chip that received another group's data does not verify.
-PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& device) {
+PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers) {
   // The tensor: --shape's, or --size's pages (S = the bytes each receiver gets). Either may be
   // sharded (--shard, --out-shard*) in --memory; the op copies pages, whatever their layout.
   const std::uint64_t page_bytes = options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape))
@@ -654,10 +655,10 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
   }
   const BufferPlacement placement(options, options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram);
   PreparedOp op;
-  const BufferHandle input = device.create_buffer(
+  const BufferHandle input = buffers.create(
       placement.of(tensor, "input", options.shard, options.shard ? options.shard->shape : std::nullopt, "--shard", &op.input_shard));
   // The output holds the same tensor: its explicit shard is --out-shard-shape's, else --shard-shape's.
-  const BufferHandle output = device.create_buffer(placement.of(
+  const BufferHandle output = buffers.create(placement.of(
       tensor, "output", placement.output_request(), output_shard_of(options, 3, 1, OutputAlongDim::Same),
       options.output_memory ? "--out-shard" : "--shard", &op.output_shard));
   const std::uint64_t bytes = input.config.size_bytes;
@@ -765,7 +766,7 @@ std::function<Check()> verifier(runtime::MeshDevice& device, std::vector<OutputB
   return check_outputs(device, std::move(outputs), std::move(expected), page_bytes, element);
 }
 
-PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, bool ring) {
+PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring) {
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
   const std::uint64_t page_bytes =
       options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape)) : page_bytes_of(options);
@@ -838,12 +839,12 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
     if (options.chunks_per_sync) p.chunks_per_sync = *options.chunks_per_sync;
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.input_buffer = device.create_buffer(input_config(p.input));
+    p.input_buffer = buffers.create(input_config(p.input));
     const ccl::TensorSpec output = ccl::all_gather::output_spec(p, device.topology());
     op.shape = output.shape;
-    p.output_buffer = device.create_buffer(output_config(output, OutputAlongDim::Gathered));
+    p.output_buffer = buffers.create(output_config(output, OutputAlongDim::Gathered));
     for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
-      p.broadcast_buffers.push_back(device.create_buffer(ccl::all_gather::broadcast_buffer_config(p)));
+      p.broadcast_buffers.push_back(buffers.create(ccl::all_gather::broadcast_buffer_config(p)));
     }
     if (p.mode == ccl::CclMode::Fabric) {
       p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
@@ -863,10 +864,10 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
                             : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n), true));
     op.shape = p.input.shape;
     set_placement(p);
-    p.input_buffer = device.create_buffer(input_config(p.input));
+    p.input_buffer = buffers.create(input_config(p.input));
     std::vector<OutputBuffer> outputs;
     for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, device.topology()); ++i) {
-      p.output_buffers.push_back(device.create_buffer(output_config(p.input, OutputAlongDim::Same)));
+      p.output_buffers.push_back(buffers.create(output_config(p.input, OutputAlongDim::Same)));
       outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
     }
     p.done_semaphore = device.create_global_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
@@ -876,9 +877,9 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     // Every chip holds every rank's input, rank i's in output i.
     op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<Bytes>& by_rank) {
-      std::vector<SharedBytes> buffers;
-      for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) buffers.push_back(share(std::move(b)));
-      return RankOutputs(by_rank.size(), buffers);
+      std::vector<SharedBytes> per_output;
+      for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) per_output.push_back(share(std::move(b)));
+      return RankOutputs(by_rank.size(), per_output);
     });
   } else if (options.op == CollectiveOp::ReduceScatter) {
     // S = each chip's input; it splits into N slices along dim.
@@ -892,11 +893,11 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
     if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
     p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
-    p.input_buffer = device.create_buffer(input_config(p.input));
-    p.output_buffer = device.create_buffer(
+    p.input_buffer = buffers.create(input_config(p.input));
+    p.output_buffer = buffers.create(
         output_config(ccl::reduce_scatter::output_spec(p, device.topology()), OutputAlongDim::Scattered));
     if (ccl::reduce_scatter::needs_intermediate(p)) {
-      p.intermediate_buffer = device.create_buffer(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
+      p.intermediate_buffer = buffers.create(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
     }
     if (p.mode == ccl::CclMode::Fabric) {
       p.barrier_semaphore = device.create_global_semaphore(
@@ -920,8 +921,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.shape = p.tensor.shape;
     p.root = options.root;
     set_placement(p);
-    p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
+    p.input_buffer = buffers.create(input_config(p.tensor));
+    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
     p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
                                                          runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -943,8 +944,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.dim = dim;
     set_placement(p);
     if (options.rounds) p.rounds = *options.rounds;
-    p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
+    p.input_buffer = buffers.create(input_config(p.tensor));
+    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
     p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
                                                       runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -968,12 +969,12 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
     // "auto" keeps all_reduce's default for its reduce_scatter half: the reduce_scatter's own Auto.
     if (options.rs_ring_algorithm != "auto") p.rs_ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
-    p.input_buffer = device.create_buffer(input_config(p.tensor));
-    p.output_buffer = device.create_buffer(output_config(p.tensor, OutputAlongDim::Same));
-    p.intermediate_buffer = device.create_buffer(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
+    p.input_buffer = buffers.create(input_config(p.tensor));
+    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
+    p.intermediate_buffer = buffers.create(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
     if (ccl::all_reduce::needs_rs_intermediate(p, device.topology())) {
       p.rs_intermediate_buffer =
-          device.create_buffer(config(ccl::all_reduce::rs_intermediate_spec(p, device.topology())));
+          buffers.create(config(ccl::all_reduce::rs_intermediate_spec(p, device.topology())));
     }
     const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, device.topology());
     p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
@@ -1063,24 +1064,6 @@ GroupShapes group_shapes(const RunOptions& options, const runtime::FabricPlan& p
     groups_are_rings = groups_are_rings && ring_line && group.size() >= 3 && group.size() == line.chips.size();
   }
   return {groups_are_rings ? "ring" : "line", fabric_is_ring ? "ring" : "line"};
-}
-
-// Wire time booked so far on every direction of every link, in link order (a, then b).
-std::vector<LinkDirectionUse> wire_use(sim::device::SimMeshDevice& device) {
-  std::vector<LinkDirectionUse> use;
-  for (const auto& link : device.system().links()) {
-    for (const sim::EthCore* from : {&link->a(), &link->b()}) {
-      LinkDirectionUse u;
-      u.chip = from->chip().id();
-      u.channel = from->channel();
-      u.peer_chip = from->peer()->chip().id();
-      u.peer_channel = from->peer()->channel();
-      u.payload_bytes = from->stats().payload_bytes_sent;
-      u.busy_ps = link->wire_from(*from).server().busy.ps();
-      use.push_back(u);
-    }
-  }
-  return use;
 }
 
 }  // namespace
@@ -1175,6 +1158,35 @@ OpTimes op_times(const std::vector<runtime::KernelProfile>& profile, std::size_t
     t.last_end_ns = std::max<std::int64_t>(t.last_end_ns, static_cast<std::int64_t>(kernel.end_ns));
   }
   return t;
+}
+
+// What the op put on each wire: the device's link counters after it less before it, and each
+// wire's busy time as a share of the op's (first kernel start to last kernel end). None, and
+// links_measured false, when the device does not measure its links.
+void set_links_used(RunResult& result, const std::optional<std::vector<runtime::LinkTraffic>>& before,
+                    const std::optional<std::vector<runtime::LinkTraffic>>& after, const OpTimes& times) {
+  result.links_used.clear();
+  result.links_measured = before.has_value() && after.has_value();
+  if (!result.links_measured) return;
+  CCLMESH_CHECK(before->size() == after->size(), "link traffic: the device's links changed during the op");
+  const double op_ps = static_cast<double>(times.last_end_ns - times.first_start_ns) * 1e3;
+  for (std::size_t i = 0; i < after->size(); ++i) {
+    const runtime::LinkTraffic& from = (*before)[i];
+    const runtime::LinkTraffic& to = (*after)[i];
+    CCLMESH_CHECK(from.chip == to.chip && from.channel == to.channel && from.peer_chip == to.peer_chip &&
+                      from.peer_channel == to.peer_channel && from.payload_bytes <= to.payload_bytes &&
+                      from.busy_ps <= to.busy_ps,
+                  "link traffic: the device's readings before and after the op are not of the same links in order");
+    LinkDirectionUse u;
+    u.chip = static_cast<std::int32_t>(to.chip);
+    u.channel = static_cast<std::int32_t>(to.channel);
+    u.peer_chip = static_cast<std::int32_t>(to.peer_chip);
+    u.peer_channel = static_cast<std::int32_t>(to.peer_channel);
+    u.payload_bytes = static_cast<std::int64_t>(to.payload_bytes - from.payload_bytes);
+    u.busy_ps = static_cast<std::int64_t>(to.busy_ps - from.busy_ps);
+    u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
+    result.links_used.push_back(u);
+  }
 }
 
 // What a run reports on any device: the op as run, its times (dispatch: from `enqueued_us`,
@@ -1282,10 +1294,11 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   }
 }
 
-PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, bool ring) {
+// The op's buffers are created through `buffers`, which gives them back after (OpBuffers).
+PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring) {
   return (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
-             ? prepare_pair_op(options, device)
-             : prepare_collective(options, device, ring);
+             ? prepare_pair_op(options, device, buffers)
+             : prepare_collective(options, device, buffers, ring);
 }
 
 // The op prepared timing-only on a device that places it as the simulator would but builds no
@@ -1298,11 +1311,13 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
   RunOptions timing_only = options;
   timing_only.no_data = true;  // the planning device holds no data: nothing is written or checked
   std::unique_ptr<sim::device::PlanningMeshDevice> planner;
+  std::unique_ptr<OpBuffers> planned_buffers;
   const PreparedOp planned = prepared_or_usage_error(requested, options, topology, n_chips, [&] {
     const sim::device::SimMeshDeviceOptions config = device_options(options, ring, nullptr);
     planner = std::make_unique<sim::device::PlanningMeshDevice>(topology, config.fabric, config.faults,
                                                                 config.data_mode);
-    return prepare_op(timing_only, *planner, ring);
+    planned_buffers = std::make_unique<OpBuffers>(*planner);  // not freed: the planner is dropped after
+    return prepare_op(timing_only, *planner, *planned_buffers, ring);
   });
   run_op(*planner, planned, requested);
 }
@@ -1340,6 +1355,23 @@ std::string served_topology(const RunOptions& options, const topo::Topology& top
     every_one_a_ring = every_one_a_ring && line.mode == runtime::FabricMode::Ring;
   }
   return any && every_one_a_ring ? "ring" : "line";
+}
+
+// Runs an op (`run`: prepare, run, read back and check) and gives its buffers back after: once
+// it completed, and when bad input stopped it midway, so that a skipped sweep point leaves a
+// served device as it found it. Not after a DeviceError: the device is failed until its reset,
+// which frees everything; nor after a RemoteDeviceError: the session is gone.
+template <class Run>
+RunResult with_buffers_given_back(OpBuffers& buffers, Run run) {
+  RunResult result;
+  try {
+    result = run();
+  } catch (const UsageError&) {
+    buffers.free_all_quietly();
+    throw;
+  }
+  buffers.free_all();
+  return result;
 }
 
 }  // namespace
@@ -1384,17 +1416,23 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
-  const PreparedOp op =
-      prepared_or_usage_error(requested, options, topology, n_chips, [&] { return prepare_op(options, device, ring); });
-  const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
-  const std::size_t profile_begin = device.profile().size();
-  run_op(device, op, requested);
-  const OpTimes times = op_times(device.profile(), profile_begin);
-  // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
-  const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
-                                         : std::numeric_limits<double>::quiet_NaN();
-  RunResult result = op_result(options, device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
-  check_op(op, result);
+  OpBuffers buffers(device);
+  RunResult result = with_buffers_given_back(buffers, [&] {
+    const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips,
+                                                  [&] { return prepare_op(options, device, buffers, ring); });
+    const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
+    const std::size_t profile_begin = device.profile().size();
+    const std::optional<std::vector<runtime::LinkTraffic>> links_before = device.link_traffic();
+    run_op(device, op, requested);
+    const OpTimes times = op_times(device.profile(), profile_begin);
+    // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
+    const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
+                                           : std::numeric_limits<double>::quiet_NaN();
+    RunResult r = op_result(options, device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
+    set_links_used(r, links_before, device.link_traffic(), times);
+    check_op(op, r);
+    return r;
+  });
   result.fault_effects = device.fault_effects();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
@@ -1417,17 +1455,19 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const sim::BusyWindow busy_window = requested_busy_window();
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
+  std::unique_ptr<OpBuffers> buffers;
   const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips, [&] {
     sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
     device_config.busy_window = busy_window;
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
-    return prepare_op(options, *device, ring);
+    buffers = std::make_unique<OpBuffers>(*device);
+    return prepare_op(options, *device, *buffers, ring);
   });
 
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();
   const std::size_t profile_begin = device->profile().size();
-  const std::vector<LinkDirectionUse> wires_before = wire_use(*device);
+  const std::optional<std::vector<runtime::LinkTraffic>> links_before = device->link_traffic();
   run_op(*device, op, requested);
   const sim::EngineStats after = device->stats();
   const OpTimes times = op_times(device->profile(), profile_begin);
@@ -1436,16 +1476,11 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.sim_events = after.events_executed - before.events_executed;
   result.simulate_wall_s = after.wall_seconds - before.wall_seconds;
   result.trace_hash = device->trace_hash();
-  result.links_used = wire_use(*device);
+  set_links_used(result, links_before, device->link_traffic(), times);
   print_noc_usage_if_requested(*device, static_cast<double>(times.first_start_ns) / 1e3, result.time_us);
-  const double op_ps = static_cast<double>(times.last_end_ns - times.first_start_ns) * 1e3;
-  for (std::size_t i = 0; i < result.links_used.size(); ++i) {
-    LinkDirectionUse& u = result.links_used[i];
-    u.payload_bytes -= wires_before[i].payload_bytes;
-    u.busy_ps -= wires_before[i].busy_ps;
-    u.utilisation = op_ps > 0 ? static_cast<double>(u.busy_ps) / op_ps : 0.0;
-  }
   check_op(op, result);
+  // The device goes with this run; freeing anyway keeps one path with a served device's run.
+  buffers->free_all();
   result.fault_effects = device->fault_effects();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
@@ -120,9 +121,13 @@ int run(RawRunOptions& raw) {
     limits.max_spans_per_track = raw.trace_limit;
     trace = std::make_unique<sim::trace::TraceRecorder>(limits);
   }
+  // --device: the session stays open until the report is drawn from the served device's topology.
+  const std::unique_ptr<runtime::remote::RemoteMeshDevice> served =
+      options.device.empty() ? nullptr : connect_device(options.device);
+  const std::string system = served ? served->topology().name() : options.system;
   RunResult result;
   try {
-    result = run_collective(options, trace.get());
+    result = served ? run_collective_on(options, *served) : run_collective(options, trace.get());
   } catch (const runtime::DeviceError& e) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
     // The trace up to the hang or fault is what one needs to see why; --json and --report say
@@ -135,8 +140,7 @@ int run(RawRunOptions& raw) {
     if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
-                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), options.system),
-                                          e.what()),
+                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system), e.what()),
                    "--report");
     }
     return kExitHangOrFault;
@@ -144,11 +148,18 @@ int run(RawRunOptions& raw) {
     // --device: the served device went away or failed mid-run (connecting was checked as input).
     std::fprintf(stderr, "cclmesh: the served device failed: %s\n", e.what());
     if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
+    if (!raw.report_path.empty()) {
+      write_output(raw.report_path,
+                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system),
+                                          fmt::format("the served device failed: {}", e.what())),
+                   "--report");
+    }
     return kExitInternalError;
   }
   if (trace) write_output(raw.trace_path, to_trace_event_json(*trace, trace_info(options, "completed", &result)), "--trace");
   if (!raw.report_path.empty()) {
-    const topo::Topology drawn = topo::with_every_link(topo::load_system(options.system), options.link_whatif);
+    const topo::Topology drawn = served ? served->topology()
+                                        : topo::with_every_link(topo::load_system(options.system), options.link_whatif);
     write_output(raw.report_path, html_report(result, drawn), "--report");
   }
   if (!raw.json_path.empty()) {
@@ -166,9 +177,10 @@ int run(RawRunOptions& raw) {
 
 // --device HOST:PORT: the options a run on a served device takes (the op, its tensor and
 // memory, its algorithm choices, the axis it runs along on a per-axis fabric, the inputs' seed,
-// --json); the others are refused, naming why.
+// --json, --report: the served device's link figures cross the wire); the others are refused,
+// naming why.
 const std::set<std::string>& options_beside_device() {
-  static const std::set<std::string> kAccepted = op_options_beside_device({"--size", "--json"});
+  static const std::set<std::string> kAccepted = op_options_beside_device({"--size", "--json", "--report"});
   return kAccepted;
 }
 

@@ -184,6 +184,9 @@ struct RunResult {
   // --json (host time, like wall_s, and the output stays as it was); bench_sim_speed prints it.
   double simulate_wall_s = 0.0;
   std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
+  // False when the device does not measure its links (MeshDevice::link_traffic; a served
+  // hardware backend): links_used is then empty, and --report says so instead of colouring.
+  bool links_measured = true;
   // Set when the links ran off their arch's defaults (--link-rate/--link-latency, or a YAML
   // system's own figures): the title and --json say so, so a what-if is not taken for hardware.
   std::optional<topo::LinkSpread> link_whatif;

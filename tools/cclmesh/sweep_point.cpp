@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1056, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1064, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -168,6 +168,7 @@ json result_wire_json(const RunResult& r) {
           {"wall_s", bits(r.wall_s)},
           {"simulate_wall_s", bits(r.simulate_wall_s)},
           {"links_used", links_used},
+          {"links_measured", r.links_measured},
           {"link_whatif", link_spread_json(r.link_whatif)}};
 }
 
@@ -225,6 +226,7 @@ RunResult result_from_wire(const json& j) {
                             l.at(3).get<std::int32_t>(), l.at(4).get<std::int64_t>(), l.at(5).get<std::int64_t>(),
                             from_bits(l.at(6))});
   }
+  r.links_measured = j.at("links_measured").get<bool>();
   r.link_whatif = link_spread_from(j.at("link_whatif"));
   return r;
 }

@@ -250,6 +250,26 @@ TEST(RunReport, PageIsSelfContainedAndColoursEveryLane) {
   EXPECT_EQ(utilisation_colour(2.0), "#bd0026");
 }
 
+// A device that does not measure its links (MeshDevice::link_traffic nullopt, as a served
+// hardware backend may): the page says so and draws the topology uncoloured, rather than every
+// lane idle. The same result measured colours its lanes; the events a served run cannot count
+// (0) are not claimed.
+TEST(RunReport, UnmeasuredLinksAreSaidNotDrawnIdle) {
+  RunResult result = run_collective(all_gather("t3k", "ring", 64 << 10));
+  const topo::Topology topology = topo::load_system("t3k");
+  EXPECT_THAT(html_report(result, topology), HasSubstr("class=\"lane\""));
+  EXPECT_THAT(html_report(result, topology), HasSubstr(" simulated events</p>"));
+  result.links_measured = false;
+  result.links_used.clear();
+  result.sim_events = 0;
+  const std::string html = html_report(result, topology);
+  EXPECT_THAT(html, HasSubstr("No link statistics from this device"));
+  EXPECT_THAT(html, Not(HasSubstr("class=\"lane\"")));
+  EXPECT_THAT(html, Not(HasSubstr("Every link direction")));
+  EXPECT_THAT(html, Not(HasSubstr("simulated events")));
+  EXPECT_THAT(html, HasSubstr("<td>65536</td>"));  // the row is still there
+}
+
 // Review (session 9): the report's summary names the chips --chips ran on (and any other fabric
 // than the whole system's), as the table's title does: a Galaxy drawing with 4 chips busy said
 // only "4 chips".

@@ -73,6 +73,7 @@ RunResult every_field_set() {
   r.wall_s = 1.75;
   r.simulate_wall_s = 1.25;
   r.links_used = {{0, 8, 1, 9, 1048576, 83886080000, 0.71}, {1, 9, 0, 8, -1, 2, 1.0000000000000002}};
+  r.links_measured = false;  // not the default
   r.link_whatif = topo::LinkSpread{20, 3, 6250000000, 25000000000, 500000, 2000000, 12500000000, 700000};
   return r;
 }
@@ -149,6 +150,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(a.links_used[i].busy_ps, b.links_used[i].busy_ps);
     expect_same_bits(a.links_used[i].utilisation, b.links_used[i].utilisation);
   }
+  EXPECT_EQ(a.links_measured, b.links_measured);
   ASSERT_EQ(a.link_whatif.has_value(), b.link_whatif.has_value());
   if (a.link_whatif) {
     EXPECT_EQ(a.link_whatif->links, b.link_whatif->links);

@@ -1,0 +1,37 @@
+#pragma once
+// The buffers one op of `cclmesh run` / `sweep` creates on a device, given back once the op's
+// result has been read: a served device (`cclmesh serve`) lives on across ops and clients, and
+// a long `sweep --device` would otherwise fill its memory. Local runs free theirs too, so both
+// take one path.
+
+#include <vector>
+
+#include "runtime/device/mesh_device.hpp"
+#include "runtime/device/types.hpp"
+
+namespace cclmesh::cli {
+
+class OpBuffers {
+ public:
+  explicit OpBuffers(runtime::MeshDevice& device) : device_(device) {}
+  OpBuffers(const OpBuffers&) = delete;
+  OpBuffers& operator=(const OpBuffers&) = delete;
+
+  // device.create_buffer(config), remembered for free_all().
+  runtime::BufferHandle create(const runtime::BufferConfig& config);
+  // Frees every buffer created, newest first, and forgets them. Throws what
+  // MeshDevice::deallocate_buffer throws (a RemoteDeviceError when the served device went away).
+  void free_all();
+  // After an op given up for bad input midway (a CB that does not fit beside its buffers, a
+  // parameter its builder refuses): frees what the device lets go, and never throws over the
+  // error being reported. A buffer that a workload enqueued before the refusal still names stays
+  // (the device refuses to free it; a served device is reset when the session ends with work
+  // unfinished).
+  void free_all_quietly() noexcept;
+
+ private:
+  runtime::MeshDevice& device_;
+  std::vector<runtime::BufferHandle> created_;
+};
+
+}  // namespace cclmesh::cli
