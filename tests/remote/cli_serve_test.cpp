@@ -978,5 +978,23 @@ TEST(CliSweepDevice, FreesEachPointsBuffersSoL1DoesNotFillUp) {
   EXPECT_EQ(std::count(swept.out.begin(), swept.out.end(), '\n'), 3 + 3) << swept.out;  // title, header, 3 rows
 }
 
+// An op refused midway for bad input gives back what it created: a 48 MiB send_recv in L1 gets
+// its input (768 KiB per core) and is refused its output ("do not fit in L1", exit 2); the input
+// freed, a 32 MiB one (512 KiB per core, twice) still fits on that device, the local run's row.
+TEST(CliRunDevice, OpRefusedMidwayFreesWhatItCreated) {
+  ServeChild serve({"--system", "n300"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome refused =
+      cclmesh({"run", "--device", serve.endpoint(), "--op", "send_recv", "--memory", "l1", "--size", "48MiB"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("786432 B per core do not fit in L1"), std::string::npos) << refused.err;
+  const Outcome next =
+      cclmesh({"run", "--device", serve.endpoint(), "--op", "send_recv", "--memory", "l1", "--size", "32MiB"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(serve.stop(), 0);
+  const Outcome local = cclmesh({"run", "--system", "n300", "--op", "send_recv", "--memory", "l1", "--size", "32MiB"});
+  EXPECT_EQ(next.out, local.out);
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::remote
