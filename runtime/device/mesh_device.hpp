@@ -115,10 +115,19 @@ class MeshDevice {
   virtual void enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
   virtual void enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) = 0;
 
-  // Allocated once and reused across ops; `reset_global_semaphore` sets its value on every core.
+  // Created once and reused across ops; `reset_global_semaphore` sets its value on every core
+  // (std::invalid_argument for a handle that is not a live semaphore of this device).
   virtual GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
                                                   std::uint32_t initial_value) = 0;
   virtual void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) = 0;
+  // Gives the semaphore's word back on every core it covers (tt-metal's GlobalSemaphore gives
+  // its L1 back when destroyed): a later create_global_semaphore may get it, as may a buffer. The
+  // handle is dead after: resetting it, freeing it again or naming it in a workload throws
+  // std::invalid_argument. Also std::invalid_argument, and nothing freed, while enqueued work
+  // not finished may use it (a workload that names it in MeshWorkload::global_semaphores or
+  // names no global semaphores at all): a new semaphore or buffer at that address could be
+  // written under the workload's kernels; call finish() first.
+  virtual void deallocate_global_semaphore(const GlobalSemaphore& semaphore) = 0;
 
   // Asynchronous: returns at once; programs run when the device gets to them.
   virtual void enqueue_workload(const MeshWorkload& workload) = 0;

@@ -72,7 +72,7 @@ struct BufferHandle {
 };
 
 // A semaphore at the same L1 address on a set of cores of every chip, allocated once and reused
-// across ops (tt-metal's GlobalSemaphore).
+// across ops until freed (tt-metal's GlobalSemaphore; MeshDevice::deallocate_global_semaphore).
 struct GlobalSemaphore {
   std::uint32_t id = 0;
   std::uint32_t address = 0;

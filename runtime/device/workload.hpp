@@ -66,6 +66,11 @@ struct MeshWorkload {
   // if one was freed, and refuses to free one until the workload has finished. Empty: it does
   // not say, and the device frees no buffer until it has finished (MeshDevice::deallocate_buffer).
   std::vector<BufferHandle> buffers = {};  // = {}: {name, programs} still compiles under -Wextra
+  // The global semaphores its kernels wait on or increment, as for buffers: the device refuses
+  // the workload if one was freed, and refuses to free one until the workload has finished.
+  // Empty: it does not say, and the device frees no global semaphore until it has finished
+  // (MeshDevice::deallocate_global_semaphore).
+  std::vector<GlobalSemaphore> global_semaphores = {};
 };
 
 }  // namespace cclmesh::runtime

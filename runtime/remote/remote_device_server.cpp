@@ -240,7 +240,7 @@ void RemoteDeviceServer::reset_if_left_unusable() {
   try {
     device_.reset();
     buffers_.clear();
-    freed_buffers_.clear();
+    semaphores_.clear();
     forget_enqueued();
     device_failed_ = false;
     work_unfinished_ = false;
@@ -282,7 +282,7 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
   std::string whose = "the buffer named";
   try {
     const BufferHandle& buffer =
-        served_buffer(decode_buffer_handle(field(request, "buffer", type), type + ".buffer"), type);
+        buffers_.served(decode_buffer_handle(field(request, "buffer", type), type + ".buffer"), type);
     limit = buffer.config.size_bytes;
     whose = fmt::format("buffer {}", buffer.id);
   } catch (const std::exception& e) {
@@ -293,18 +293,6 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
                                     "chip)",
                                     type, bytes, limit, whose));
   }
-}
-
-const BufferHandle& RemoteDeviceServer::served_buffer(const BufferHandle& claimed, std::string_view call) const {
-  const auto it = buffers_.find(claimed.id);
-  if (it == buffers_.end() || !(it->second == claimed)) {
-    if (freed_buffers_.count(claimed.id) != 0) {
-      throw std::invalid_argument(fmt::format("{}: buffer {} was freed already (deallocate_buffer)", call, claimed.id));
-    }
-    throw std::invalid_argument(fmt::format("{}: buffer {} is not one this server created (or not as it was created)",
-                                            call, claimed.id));
-  }
-  return it->second;
 }
 
 bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
@@ -396,22 +384,21 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     if (type == request::kCreateBuffer) {
       const BufferConfig config = decode_buffer_config(field(request, "config", path), path + ".config");
       const BufferHandle buffer = device_.create_buffer(config);
-      buffers_[buffer.id] = buffer;
+      buffers_.given(buffer);
       return ok(Json{{"buffer", encode(buffer)}});
     }
     if (type == request::kDeallocateBuffer) {
       // The device tells a freed or unknown handle from a live one; the server then forgets it.
       const BufferHandle buffer = decode_buffer_handle(field(request, "buffer", path), path + ".buffer");
       device_.deallocate_buffer(buffer);
-      buffers_.erase(buffer.id);
-      freed_buffers_.insert(buffer.id);
+      buffers_.freed(buffer.id);
       return ok();
     }
     // A host write's or read's chip and buffer (the server's own copy of the handle), and a
     // read's size, bounded by the buffer's before anything is allocated for it.
     const auto io_chip = [&] { return unsigned_field<ChipId>(request, "chip", path); };
     const auto io_buffer = [&]() -> const BufferHandle& {
-      return served_buffer(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
+      return buffers_.served(decode_buffer_handle(field(request, "buffer", path), path + ".buffer"), path);
     };
     const auto read_size = [&](const BufferHandle& buffer) {
       return static_cast<std::size_t>(
@@ -458,11 +445,22 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       const std::vector<CoreRange> cores = decode_core_ranges(array_field(request, "cores", path), path + ".cores");
       const CoreKind kind = decode_core_kind(field(request, "core_kind", path), path + ".core_kind");
       const auto initial = unsigned_field<std::uint32_t>(request, "initial_value", path);
-      return ok(Json{{"semaphore", encode(device_.create_global_semaphore(cores, kind, initial))}});
+      const GlobalSemaphore semaphore = device_.create_global_semaphore(cores, kind, initial);
+      semaphores_.given(semaphore);
+      return ok(Json{{"semaphore", encode(semaphore)}});
     }
     if (type == request::kResetGlobalSemaphore) {
-      const GlobalSemaphore semaphore = decode_global_semaphore(field(request, "semaphore", path), path + ".semaphore");
+      const GlobalSemaphore& semaphore = semaphores_.served(
+          decode_global_semaphore(field(request, "semaphore", path), path + ".semaphore"), path);
       device_.reset_global_semaphore(semaphore, unsigned_field<std::uint32_t>(request, "value", path));
+      return ok();
+    }
+    if (type == request::kDeallocateGlobalSemaphore) {
+      // As for buffers: the device tells a freed or unknown handle from a live one.
+      const GlobalSemaphore semaphore =
+          decode_global_semaphore(field(request, "semaphore", path), path + ".semaphore");
+      device_.deallocate_global_semaphore(semaphore);
+      semaphores_.freed(semaphore.id);
       return ok();
     }
     if (type == request::kEnqueueWorkload) {
@@ -491,7 +489,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     if (type == request::kReset) {
       // The handles given before name nothing now (the device may give their ids again).
       buffers_.clear();
-      freed_buffers_.clear();
+      semaphores_.clear();
       device_.reset();
       forget_enqueued();
       device_failed_ = false;

@@ -24,13 +24,13 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/remote/frame_connection.hpp"
 #include "runtime/remote/remote_protocol.hpp"
+#include "runtime/remote/served_handles.hpp"
 
 namespace cclmesh::runtime::remote {
 
@@ -103,10 +103,6 @@ class RemoteDeviceServer {
   // Throws FrameTooLarge unless a request (its CBOR header) may carry `bytes` of data: only a
   // write_buffer or enqueue_write_buffer does, of at most its buffer's size per chip.
   void check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const;
-  // The handle this server gave for `claimed` (same id and every field); std::invalid_argument
-  // when it gave none: a client cannot make the device read or write past a buffer by
-  // describing it larger.
-  const BufferHandle& served_buffer(const BufferHandle& claimed, std::string_view call) const;
   void log(const std::string& line) const;
   // The options' session hooks, around the part of a session that may call the device.
   void begin_session();
@@ -124,8 +120,10 @@ class RemoteDeviceServer {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
-  std::map<std::uint32_t, BufferHandle> buffers_;  // every buffer created through this server since the last reset
-  std::set<std::uint32_t> freed_buffers_;           // and freed since, to say so when one is used
+  // Every buffer and global semaphore created through this server since the last reset, and
+  // those freed since.
+  ServedHandles<BufferHandle> buffers_{"buffer", "deallocate_buffer"};
+  ServedHandles<GlobalSemaphore> semaphores_{"global semaphore", "deallocate_global_semaphore"};
   // What the calls since the last reset left: a DeviceError thrown (the device failed), and
   // work (workloads, host writes and reads) enqueued since the last finish that completed.
   bool device_failed_ = false;

@@ -206,6 +206,10 @@ void RemoteMeshDevice::reset_global_semaphore(const GlobalSemaphore& semaphore, 
   call(request::kResetGlobalSemaphore, Json{{"semaphore", encode(semaphore)}, {"value", value}});
 }
 
+void RemoteMeshDevice::deallocate_global_semaphore(const GlobalSemaphore& semaphore) {
+  call(request::kDeallocateGlobalSemaphore, Json{{"semaphore", encode(semaphore)}});
+}
+
 void RemoteMeshDevice::enqueue_workload(const MeshWorkload& workload) {
   call(request::kEnqueueWorkload, Json{{"workload", encode(workload)}});
 }

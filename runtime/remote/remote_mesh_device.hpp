@@ -69,6 +69,7 @@ class RemoteMeshDevice final : public MeshDevice {
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
                                           std::uint32_t initial_value) override;
   void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) override;
+  void deallocate_global_semaphore(const GlobalSemaphore& semaphore) override;
   void enqueue_workload(const MeshWorkload& workload) override;
   void finish() override;
   std::vector<KernelProfile> profile() const override;

@@ -23,7 +23,8 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 6: enqueue_write_buffer, enqueue_read_buffer (MeshDevice's enqueue-ordered host I/O); finish's
 //    reply carries the bytes of the reads enqueued since the last finish, in enqueue order.
 // 7: link_traffic (MeshDevice::link_traffic: each link direction's payload and busy time, or null).
-inline constexpr std::uint32_t kProtocolVersion = 7;
+// 8: deallocate_global_semaphore; a workload names its global semaphores.
+inline constexpr std::uint32_t kProtocolVersion = 8;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -47,6 +48,7 @@ inline constexpr std::string_view kEnqueueWriteBuffer = "enqueue_write_buffer";
 inline constexpr std::string_view kEnqueueReadBuffer = "enqueue_read_buffer";
 inline constexpr std::string_view kCreateGlobalSemaphore = "create_global_semaphore";
 inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphore";
+inline constexpr std::string_view kDeallocateGlobalSemaphore = "deallocate_global_semaphore";
 inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
 inline constexpr std::string_view kFinish = "finish";
 inline constexpr std::string_view kProfile = "profile";

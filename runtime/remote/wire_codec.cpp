@@ -328,7 +328,10 @@ Program decode_program(const Json& j, const std::string& path) {
 Json encode(const MeshWorkload& v) {
   Json programs = Json::array();
   for (const auto& [chip, program] : v.programs) programs.push_back(Json{{"chip", chip}, {"program", encode(program)}});
-  return Json{{"name", v.name}, {"programs", std::move(programs)}, {"buffers", encode_array(v.buffers)}};
+  return Json{{"name", v.name},
+              {"programs", std::move(programs)},
+              {"buffers", encode_array(v.buffers)},
+              {"global_semaphores", encode_array(v.global_semaphores)}};
 }
 
 MeshWorkload decode_workload(const Json& j, const std::string& path) {
@@ -343,6 +346,8 @@ MeshWorkload decode_workload(const Json& j, const std::string& path) {
     }
   }
   v.buffers = decode_array<BufferHandle>(array_field(j, "buffers", path), path + ".buffers", decode_buffer_handle);
+  v.global_semaphores = decode_array<GlobalSemaphore>(array_field(j, "global_semaphores", path),
+                                                      path + ".global_semaphores", decode_global_semaphore);
   return v;
 }
 

@@ -42,7 +42,9 @@ DeviceAllocator::DeviceAllocator(const DeviceMemorySizes& sizes)
             runtime::kBufferAlignment),
       l1_(runtime::kTensixCircularBufferBase,
           sizes.tensix_l1_bytes / runtime::kBufferAlignment * runtime::kBufferAlignment, runtime::kBufferAlignment),
-      erisc_semaphore_next_(sizes.erisc_l1.global_semaphore_base()) {}
+      erisc_semaphores_(sizes.erisc_l1.global_semaphore_base(),
+                        sizes.erisc_l1.global_semaphore_base() + runtime::kEriscGlobalSemaphoreBytes,
+                        runtime::kProgramSemaphoreStride) {}
 
 namespace {
 
@@ -88,36 +90,77 @@ runtime::BufferHandle DeviceAllocator::create_buffer(const runtime::BufferConfig
   return handle;
 }
 
-void DeviceAllocator::require_live(const runtime::BufferHandle& buffer, std::string_view call) const {
-  const auto it = live_.find(buffer.id);
-  if (it == live_.end()) {
-    throw std::invalid_argument(fmt::format("{}: buffer {} {}", call, buffer.id,
-                                            buffer.id != 0 && buffer.id < next_buffer_id_
-                                                ? "was freed already (deallocate_buffer)"
-                                                : "was not created on this device"));
+// Its noun in messages, the call that frees one, and what else than the address can differ in
+// an altered one.
+struct HandleKind {
+  std::string_view noun;
+  std::string_view free_call;
+  std::string_view other_fields;
+};
+
+namespace {
+
+constexpr HandleKind kBufferKind{"buffer", "deallocate_buffer", "another config"};
+constexpr HandleKind kSemaphoreKind{"global semaphore", "deallocate_global_semaphore", "other cores"};
+
+// The live entry of `handle` in `live` (by id, each entry's `handle` as created), or
+// std::invalid_argument starting "`call`: ": a freed handle (an id below `next_id`, which
+// never comes again), an unknown one, or one altered since it was created.
+template <typename Live, typename Handle>
+const Live& live_entry(const std::map<std::uint32_t, Live>& live, const Handle& handle, std::uint32_t next_id,
+                       const HandleKind& kind, std::string_view call) {
+  const auto it = live.find(handle.id);
+  if (it == live.end()) {
+    throw std::invalid_argument(fmt::format("{}: {} {} {}", call, kind.noun, handle.id,
+                                            handle.id != 0 && handle.id < next_id
+                                                ? fmt::format("was freed already ({})", kind.free_call)
+                                                : std::string("was not created on this device")));
   }
-  if (!(it->second.handle == buffer)) {
-    throw std::invalid_argument(fmt::format("{}: buffer {} is not as this device created it (at {:#x} here, {:#x} in "
-                                            "the handle, or another config)",
-                                            call, buffer.id, it->second.handle.address, buffer.address));
+  if (!(it->second.handle == handle)) {
+    throw std::invalid_argument(fmt::format("{}: {} {} is not as this device created it (at {:#x} here, {:#x} in "
+                                            "the handle, or {})",
+                                            call, kind.noun, handle.id, it->second.handle.address, handle.address,
+                                            kind.other_fields));
   }
+  return it->second;
 }
 
-const DeviceAllocator::Unfinished* DeviceAllocator::unfinished_user(std::uint32_t buffer_id,
+}  // namespace
+
+void DeviceAllocator::require_live(const runtime::BufferHandle& buffer, std::string_view call) const {
+  live_entry(live_, buffer, next_buffer_id_, kBufferKind, call);
+}
+
+const DeviceAllocator::Unfinished* DeviceAllocator::unfinished_user(NamedIds named, std::uint32_t id,
                                                                     bool count_silent) const {
   for (const Unfinished& work : unfinished_) {
-    if (!work.buffer_ids) {
+    const std::optional<std::vector<std::uint32_t>>& ids = work.*named;
+    if (!ids) {
       if (count_silent) return &work;
-    } else if (std::find(work.buffer_ids->begin(), work.buffer_ids->end(), buffer_id) != work.buffer_ids->end()) {
+    } else if (std::find(ids->begin(), ids->end(), id) != ids->end()) {
       return &work;
     }
   }
   return nullptr;
 }
 
+void DeviceAllocator::require_unused(NamedIds named, std::uint32_t id, const HandleKind& kind,
+                                     std::string_view field) const {
+  const Unfinished* work = unfinished_user(named, id, true);
+  if (work == nullptr) return;
+  if (!(work->*named)) {
+    throw std::invalid_argument(fmt::format(
+        "{}: {} {}: {} is enqueued and not finished and does not name the {}s it uses (MeshWorkload::{}), so it may "
+        "use this one; call finish() first",
+        kind.free_call, kind.noun, id, work->user, kind.noun, field));
+  }
+  throw std::invalid_argument(fmt::format("{}: {} {} is used by {}, enqueued and not finished; call finish() first",
+                                          kind.free_call, kind.noun, id, work->user));
+}
+
 void DeviceAllocator::require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const {
   require_live(buffer, call);
-  if (const Unfinished* work = unfinished_user(buffer.id, false)) {
+  if (const Unfinished* work = unfinished_user(&Unfinished::buffer_ids, buffer.id, false)) {
     throw std::invalid_argument(fmt::format(
         "{}: buffer {} is used by {}, enqueued and not finished: host writes and reads happen when called, not in "
         "order with enqueued work; call finish() first, or enqueue them (enqueue_write_buffer, enqueue_read_buffer)",
@@ -127,30 +170,27 @@ void DeviceAllocator::require_no_unfinished_user(const runtime::BufferHandle& bu
 
 void DeviceAllocator::deallocate_buffer(const runtime::BufferHandle& buffer) {
   require_live(buffer, "deallocate_buffer");
-  if (const Unfinished* work = unfinished_user(buffer.id, true)) {
-    if (!work->buffer_ids) {
-      throw std::invalid_argument(fmt::format(
-          "deallocate_buffer: buffer {}: {} is enqueued and not finished and does not name the buffers it "
-          "uses (MeshWorkload::buffers), so it may use this one; call finish() first",
-          buffer.id, work->user));
-    }
-    throw std::invalid_argument(fmt::format(
-        "deallocate_buffer: buffer {} is used by {}, enqueued and not finished; call finish() first", buffer.id,
-        work->user));
-  }
+  require_unused(&Unfinished::buffer_ids, buffer.id, kBufferKind, "buffers");
   const auto it = live_.find(buffer.id);
   pool_of(buffer.config).release(buffer.address, it->second.bytes);
   live_.erase(it);
 }
 
-void DeviceAllocator::hold_buffers_of(const runtime::MeshWorkload& workload) {
+void DeviceAllocator::hold_named_by(const runtime::MeshWorkload& workload) {
   const std::string call = fmt::format("workload '{}'", workload.name);
-  Unfinished work{call, std::nullopt};
+  Unfinished work{call, std::nullopt, std::nullopt};
   if (!workload.buffers.empty()) {
     work.buffer_ids.emplace();
     for (const runtime::BufferHandle& buffer : workload.buffers) {
       require_live(buffer, call);
       work.buffer_ids->push_back(buffer.id);
+    }
+  }
+  if (!workload.global_semaphores.empty()) {
+    work.semaphore_ids.emplace();
+    for (const runtime::GlobalSemaphore& semaphore : workload.global_semaphores) {
+      require_live(semaphore, call);
+      work.semaphore_ids->push_back(semaphore.id);
     }
   }
   unfinished_.push_back(std::move(work));
@@ -159,22 +199,46 @@ void DeviceAllocator::hold_buffers_of(const runtime::MeshWorkload& workload) {
 void DeviceAllocator::hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call,
                                                    runtime::ChipId chip) {
   require_live(buffer, call);
-  unfinished_.push_back(Unfinished{fmt::format("an {} on chip {}", call, chip), std::vector<std::uint32_t>{buffer.id}});
+  unfinished_.push_back(Unfinished{fmt::format("an {} on chip {}", call, chip), std::vector<std::uint32_t>{buffer.id},
+                                   std::vector<std::uint32_t>{}});
 }
 
-std::uint32_t DeviceAllocator::global_semaphore_address(runtime::CoreKind kind) {
+runtime::GlobalSemaphore DeviceAllocator::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,
+                                                                  runtime::CoreKind kind) {
+  const bool tensix = kind == runtime::CoreKind::Tensix;
+  // Tensix: among the L1 buffers, as one more from the top; ERISC: bottom up, so that without
+  // frees the addresses are the region's in order.
+  const std::optional<std::uint64_t> address =
+      tensix ? l1_.allocate(runtime::kBufferAlignment, FreeList::From::Top)
+             : erisc_semaphores_.allocate(runtime::kProgramSemaphoreStride, FreeList::From::Bottom);
+  if (!address) {
+    throw std::invalid_argument(
+        tensix ? "create_global_semaphore: Tensix L1 is full"
+               : fmt::format("create_global_semaphore: the ERISC global semaphore region {:#x}..{:#x} is full ({} "
+                             "semaphores of {} B); free one first (deallocate_global_semaphore)",
+                             erisc_semaphores_.begin(), erisc_semaphores_.end(),
+                             runtime::kEriscGlobalSemaphoreBytes / runtime::kProgramSemaphoreStride,
+                             runtime::kProgramSemaphoreStride));
+  }
+  runtime::GlobalSemaphore handle{next_semaphore_id_++, static_cast<std::uint32_t>(*address), cores};
+  live_semaphores_.emplace(handle.id, LiveSemaphore{handle, kind});
+  return handle;
+}
+
+runtime::CoreKind DeviceAllocator::require_live(const runtime::GlobalSemaphore& semaphore,
+                                                std::string_view call) const {
+  return live_entry(live_semaphores_, semaphore, next_semaphore_id_, kSemaphoreKind, call).kind;
+}
+
+void DeviceAllocator::deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) {
+  const runtime::CoreKind kind = require_live(semaphore, "deallocate_global_semaphore");
+  require_unused(&Unfinished::semaphore_ids, semaphore.id, kSemaphoreKind, "global_semaphores");
   if (kind == runtime::CoreKind::Tensix) {
-    const std::optional<std::uint64_t> address = l1_.allocate(runtime::kBufferAlignment, FreeList::From::Top);
-    if (!address) throw std::invalid_argument("create_global_semaphore: Tensix L1 is full");
-    return static_cast<std::uint32_t>(*address);
+    l1_.release(semaphore.address, runtime::kBufferAlignment);
+  } else {
+    erisc_semaphores_.release(semaphore.address, runtime::kProgramSemaphoreStride);
   }
-  if (erisc_semaphore_next_ + runtime::kProgramSemaphoreStride >
-      sizes_.erisc_l1.global_semaphore_base() + runtime::kEriscGlobalSemaphoreBytes) {
-    throw std::invalid_argument("create_global_semaphore: the ERISC global semaphore region is full");
-  }
-  const std::uint32_t address = erisc_semaphore_next_;
-  erisc_semaphore_next_ += runtime::kProgramSemaphoreStride;
-  return address;
+  live_semaphores_.erase(semaphore.id);
 }
 
 void DeviceAllocator::require_circular_buffers_fit(const std::string& workload, runtime::ChipId chip,

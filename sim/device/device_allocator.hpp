@@ -1,10 +1,11 @@
 #pragma once
 // Where a simulated mesh device puts what ops ask it for: buffers in DRAM bottom up per bank
 // and in Tensix L1 top down, first fit in each (free_list.hpp), a freed buffer's memory given to
-// the next that fits; global semaphores among the L1 buffers (Tensix, never freed) or in the
-// ERISC's global semaphore region; each program's circular buffers below the lowest live L1
-// buffer. It also knows which buffers the work enqueued and not finished names (workloads,
-// enqueued host writes and reads), so that none of them is freed under it. The same rules, and
+// the next that fits; global semaphores among the L1 buffers (Tensix) or bottom up in the
+// ERISC's global semaphore region, a freed one's word given to the next; each program's circular
+// buffers below the lowest live L1 buffer. It also knows which buffers and global semaphores the
+// work enqueued and not finished names (workloads, enqueued host writes and reads), so that none
+// of them is freed under it. The same rules, and
 // the same refusals, whether the chips are built (SimMeshDevice) or not (PlanningMeshDevice, on
 // which a run decides its bad input before building a device).
 
@@ -37,6 +38,10 @@ struct DeviceMemorySizes {
 // the architectures' built-in specs and the chips' core maps, as its chips would be built.
 DeviceMemorySizes device_memory_sizes(const topo::Topology& topology, const runtime::FabricOptions& fabric);
 
+// A kind of handle (buffer, global semaphore) as the allocator's refusals name it
+// (device_allocator.cpp).
+struct HandleKind;
+
 class DeviceAllocator {
  public:
   explicit DeviceAllocator(const DeviceMemorySizes& sizes);
@@ -57,17 +62,26 @@ class DeviceAllocator {
   // which could hand its memory to another buffer): which buffers it uses is not known, and
   // host I/O while one is enqueued was accepted before workloads named their buffers.
   void require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const;
-  // The buffers `workload` names are live (std::invalid_argument otherwise); they stay held,
-  // none of them freed, until workloads_finished().
-  void hold_buffers_of(const runtime::MeshWorkload& workload);
+  // The buffers and global semaphores `workload` names are live (std::invalid_argument
+  // otherwise, nothing held); they stay held, none of them freed, until workloads_finished().
+  void hold_named_by(const runtime::MeshWorkload& workload);
   // `buffer` is live (std::invalid_argument, starting "`call`: ", otherwise); an enqueued host
   // write or read of it on `chip` (`call` names which) holds it until workloads_finished().
   void hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call, runtime::ChipId chip);
   void workloads_finished() { unfinished_.clear(); }
 
-  // The address of a new global semaphore on cores of `kind`; std::invalid_argument when full.
-  std::uint32_t global_semaphore_address(runtime::CoreKind kind);
-  std::uint32_t next_semaphore_id() { return next_semaphore_id_++; }
+  // A new global semaphore on `cores` (already checked against the chips) of `kind`: one word
+  // from the top of the Tensix L1 free list, or from the bottom of the ERISC's global semaphore
+  // region; std::invalid_argument when full.
+  runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores,
+                                                   runtime::CoreKind kind);
+  // Gives the semaphore's word back. std::invalid_argument for a handle that is not a live
+  // semaphore of this allocator or that work enqueued and not finished may use (a workload that
+  // names it or names no global semaphores).
+  void deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore);
+  // std::invalid_argument, starting "`call`: ", unless `semaphore` is live here as it was
+  // created; the kind of cores it is on.
+  runtime::CoreKind require_live(const runtime::GlobalSemaphore& semaphore, std::string_view call) const;
 
   // Every CB of `program` (of `workload` on `chip`) has pages and ends below the L1 buffers:
   // std::invalid_argument for a CB without pages (the builder's bug),
@@ -80,16 +94,23 @@ class DeviceAllocator {
   // from the top of L1 down to kTensixCircularBufferBase.
   const FreeList& dram() const { return dram_; }
   const FreeList& tensix_l1() const { return l1_; }
+  // The ERISC's global semaphore region, bottom up.
+  const FreeList& erisc_semaphores() const { return erisc_semaphores_; }
   std::size_t live_buffer_count() const { return live_.size(); }
+  std::size_t live_global_semaphore_count() const { return live_semaphores_.size(); }
 
  private:
   struct Unfinished {
     std::string user;  // "workload 'all_gather'", "an enqueue_read_buffer on chip 3"
-    std::optional<std::vector<std::uint32_t>> buffer_ids;  // none: it names none, may use any
+    std::optional<std::vector<std::uint32_t>> buffer_ids;     // none: it names none, may use any
+    std::optional<std::vector<std::uint32_t>> semaphore_ids;  // the same for global semaphores
   };
-  // The first unfinished work that names `buffer_id`, or (count_silent) a workload that names
-  // no buffers.
-  const Unfinished* unfinished_user(std::uint32_t buffer_id, bool count_silent) const;
+  using NamedIds = std::optional<std::vector<std::uint32_t>> Unfinished::*;
+  // The first unfinished work whose `named` ids hold `id`, or (count_silent) that names none.
+  const Unfinished* unfinished_user(NamedIds named, std::uint32_t id, bool count_silent) const;
+  // std::invalid_argument from `kind`'s free call when unfinished work may use the `kind` `id`:
+  // it names it in its `named` ids, or names none (MeshWorkload::`field`).
+  void require_unused(NamedIds named, std::uint32_t id, const HandleKind& kind, std::string_view field) const;
   FreeList& pool_of(const runtime::BufferConfig& config) {
     return config.type == runtime::BufferType::Dram ? dram_ : l1_;
   }
@@ -103,7 +124,12 @@ class DeviceAllocator {
   };
   std::map<std::uint32_t, Live> live_;  // by id
   std::vector<Unfinished> unfinished_;  // in enqueue order
-  std::uint32_t erisc_semaphore_next_ = 0;
+  FreeList erisc_semaphores_;
+  struct LiveSemaphore {
+    runtime::GlobalSemaphore handle;
+    runtime::CoreKind kind = runtime::CoreKind::Tensix;
+  };
+  std::map<std::uint32_t, LiveSemaphore> live_semaphores_;  // by id
   std::uint32_t next_buffer_id_ = 1;
   std::uint32_t next_semaphore_id_ = 1;
 };

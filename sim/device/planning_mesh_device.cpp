@@ -42,7 +42,6 @@ PlanningMeshDevice::PlanningMeshDevice(topo::Topology topology, const runtime::F
 
 void PlanningMeshDevice::reset() {
   allocator_ = DeviceAllocator(allocator_.sizes());
-  global_semaphores_.clear();
   enqueued_reads_.clear();
 }
 
@@ -92,16 +91,15 @@ runtime::GlobalSemaphore PlanningMeshDevice::create_global_semaphore(const std::
   for (const auto& [chip, map] : core_maps_) {
     for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
   }
-  const std::uint32_t address = allocator_.global_semaphore_address(kind);
-  runtime::GlobalSemaphore semaphore{allocator_.next_semaphore_id(), address, cores};
-  global_semaphores_.push_back(semaphore.id);
-  return semaphore;
+  return allocator_.create_global_semaphore(cores, kind);
 }
 
 void PlanningMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t) {
-  if (std::find(global_semaphores_.begin(), global_semaphores_.end(), semaphore.id) == global_semaphores_.end()) {
-    throw std::invalid_argument(fmt::format("reset_global_semaphore: semaphore {} was not created here", semaphore.id));
-  }
+  allocator_.require_live(semaphore, "reset_global_semaphore");
+}
+
+void PlanningMeshDevice::deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) {
+  allocator_.deallocate_global_semaphore(semaphore);
 }
 
 void PlanningMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
@@ -112,7 +110,7 @@ void PlanningMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload)
     }
     allocator_.require_circular_buffers_fit(workload.name, chip, program);
   }
-  allocator_.hold_buffers_of(workload);
+  allocator_.hold_named_by(workload);
 }
 
 }  // namespace cclmesh::sim::device

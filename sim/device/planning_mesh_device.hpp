@@ -52,6 +52,8 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
                                                    std::uint32_t initial_value) override;
   void reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) override;
+  // Frees as SimMeshDevice does, with its refusals.
+  void deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) override;
 
   // Checks every program's circular buffers against the L1 buffers placed so far, as
   // SimMeshDevice::enqueue_workload does (runtime::WorkloadPlacementError), and runs nothing.
@@ -74,7 +76,6 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   runtime::FabricOptions fabric_options_;
   runtime::FabricPlan fabric_;
   DeviceAllocator allocator_;
-  std::vector<std::uint32_t> global_semaphores_;  // ids created here
   std::vector<std::span<std::byte>> enqueued_reads_;  // since the last finish(): zeroed by it
 };
 

@@ -155,7 +155,6 @@ void SimMeshDevice::reset() {
   launch_skew_.clear();
   corruptions_.clear();
   semaphore_settled_.clear();
-  global_semaphore_kinds_.clear();
   allocator_.reset();
   faults_traced_ = 0;
   // Between the old life's last records (close(): its fault log) and the new life's first.
@@ -428,25 +427,24 @@ runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vecto
   for (const auto& [chip, map] : core_maps_) {
     for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
   }
-  const std::uint32_t address = allocator_->global_semaphore_address(kind);
-  runtime::GlobalSemaphore semaphore{allocator_->next_semaphore_id(), address, cores};
-  global_semaphore_kinds_[semaphore.id] = kind;
+  const runtime::GlobalSemaphore semaphore = allocator_->create_global_semaphore(cores, kind);
   reset_global_semaphore(semaphore, initial_value);
   return semaphore;
 }
 
 void SimMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) {
-  const auto it = global_semaphore_kinds_.find(semaphore.id);
-  if (it == global_semaphore_kinds_.end()) {
-    throw std::invalid_argument(fmt::format("reset_global_semaphore: semaphore {} was not created here", semaphore.id));
-  }
+  const runtime::CoreKind kind = allocator_->require_live(semaphore, "reset_global_semaphore");
   for (const auto& [chip, map] : core_maps_) {
     for (const runtime::CoreCoord& c : runtime::cores_of(semaphore.cores)) {
-      const runtime::Noc0Coord n = map.noc0(it->second, c);
+      const runtime::Noc0Coord n = map.noc0(kind, c);
       system_->chip(chip).l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)})
           .write_u32(semaphore.address, value);
     }
   }
+}
+
+void SimMeshDevice::deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) {
+  allocator_->deallocate_global_semaphore(semaphore);
 }
 
 // --- kernels ---------------------------------------------------------------------------------
@@ -600,7 +598,7 @@ void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
   // Place every program first, so a bad one enqueues nothing.
   std::vector<std::unique_ptr<Program>> placed;
   for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
-  allocator_->hold_buffers_of(workload);
+  allocator_->hold_named_by(workload);
   for (auto& program : placed) {
     Program* p = program.get();
     programs_.push_back(std::move(program));

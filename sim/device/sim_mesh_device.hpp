@@ -131,6 +131,7 @@ class SimMeshDevice final : public runtime::MeshDevice {
   runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
                                                    std::uint32_t initial_value) override;
   void reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) override;
+  void deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) override;
 
   void enqueue_workload(const runtime::MeshWorkload& workload) override;
   // Returns when every kernel of the enqueued workloads has returned (as on hardware, fabric
@@ -261,7 +262,6 @@ class SimMeshDevice final : public runtime::MeshDevice {
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
   std::optional<DeviceAllocator> allocator_;
-  std::map<std::uint32_t, runtime::CoreKind> global_semaphore_kinds_;
 
   std::vector<std::unique_ptr<KernelContext>> kernels_;
   std::vector<std::unique_ptr<Program>> programs_;

@@ -343,6 +343,7 @@ class SlowFinish final : public MeshDevice {
     return inner_.create_global_semaphore(c, k, v);
   }
   void reset_global_semaphore(const GlobalSemaphore& s, std::uint32_t v) override { inner_.reset_global_semaphore(s, v); }
+  void deallocate_global_semaphore(const GlobalSemaphore& s) override { inner_.deallocate_global_semaphore(s); }
   void enqueue_workload(const MeshWorkload& w) override { inner_.enqueue_workload(w); }
   void finish() override {
     std::this_thread::sleep_for(delay_);
@@ -550,8 +551,8 @@ TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
   EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
 }
 
-// A client of the previous protocol version (6: no link_traffic request) is refused with both
-// versions named.
+// A client of the previous protocol version (as of 8, version 7: no deallocate_global_semaphore,
+// workloads without their global semaphores) is refused with both versions named.
 TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
   ServedSim served;
   boost::asio::io_context io;
@@ -598,6 +599,58 @@ TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
   remote.deallocate_buffer(p.output_buffer);
   const OpResult again = run_all_gather(remote, remote.fabric());
   EXPECT_TRUE(again.outputs == first.outputs);
+}
+
+// Freeing global semaphores through the wire (protocol 8): the served device frees (the next
+// semaphore gets the word), the server refuses a freed handle itself, the workload names its
+// semaphores on the wire so the device holds them until finish(), and after the device's reset
+// the old handles name nothing.
+TEST(RemoteMeshDevice, FreedGlobalSemaphoresRoundTrip) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const std::vector<CoreRange> channel0{CoreRange{{0, 0}, {0, 0}}};
+  const GlobalSemaphore erisc = remote.create_global_semaphore(channel0, CoreKind::Ethernet, 0);
+  remote.deallocate_global_semaphore(erisc);
+  EXPECT_EQ(served.device.allocator().live_global_semaphore_count(), 0u);
+  const std::string freed = fmt::format("global semaphore {} was freed already (deallocate_global_semaphore)", erisc.id);
+  EXPECT_EQ(refusal([&] { remote.reset_global_semaphore(erisc, 1); }), "reset_global_semaphore: " + freed);
+  EXPECT_EQ(refusal([&] { remote.deallocate_global_semaphore(erisc); }), "deallocate_global_semaphore: " + freed);
+  EXPECT_EQ(remote.create_global_semaphore(channel0, CoreKind::Ethernet, 0).address, erisc.address);
+
+  ag::Params p = all_gather_params(remote, remote.fabric());
+  GlobalSemaphore forged = *p.done_semaphore;
+  forged.address += 32;  // a client describing its semaphore elsewhere is refused by the server
+  EXPECT_EQ(refusal([&] { remote.reset_global_semaphore(forged, 1); }),
+            fmt::format("reset_global_semaphore: global semaphore {} is not one this server created (or not as it "
+                        "was created)",
+                        forged.id));
+  for (const auto& group : groups_of(p.groups, remote, remote.fabric())) write_inputs(remote, group, p.input_buffer);
+  remote.enqueue_workload(ag::build(p, remote.topology()));
+  EXPECT_EQ(refusal([&] { remote.deallocate_global_semaphore(*p.done_semaphore); }),
+            fmt::format("deallocate_global_semaphore: global semaphore {} is used by workload 'all_gather', enqueued "
+                        "and not finished; call finish() first",
+                        p.done_semaphore->id));
+  remote.finish();
+  const GlobalSemaphore done = *p.done_semaphore;
+  remote.deallocate_global_semaphore(done);
+  EXPECT_EQ(refusal([&] { remote.enqueue_workload(ag::build(p, remote.topology())); }),
+            fmt::format("workload 'all_gather': global semaphore {} was freed already (deallocate_global_semaphore)",
+                        done.id));
+  // A new done semaphore takes the freed word, and the op runs right with it.
+  p.done_semaphore = remote.create_global_semaphore(ag::semaphore_cores(p, remote.topology()), CoreKind::Tensix, 0);
+  EXPECT_EQ(p.done_semaphore->address, done.address);
+  for (const auto& group : groups_of(p.groups, remote, remote.fabric())) {
+    const Bytes expected = ccl::reference::concat(write_inputs(remote, group, p.input_buffer), p.input, p.dim);
+    ag::run(remote, p);
+    for (ChipId chip : group) EXPECT_TRUE(read_back(remote, chip, p.output_buffer) == expected) << chip;
+  }
+
+  remote.reset();
+  EXPECT_EQ(refusal([&] { remote.reset_global_semaphore(*p.done_semaphore, 0); }),
+            fmt::format("reset_global_semaphore: global semaphore {} is not one this server created (or not as it "
+                        "was created)",
+                        p.done_semaphore->id));
+  EXPECT_EQ(served.device.allocator().live_global_semaphore_count(), 0u);
 }
 
 // --- enqueued host writes and reads (protocol 6) ------------------------------------------

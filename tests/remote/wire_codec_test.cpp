@@ -114,12 +114,15 @@ TEST(WireCodec, WorkloadWithProgramsOnSeveralChips) {
   w.programs[7] = Program{};
   w.buffers = {BufferHandle{3, 0x10000, {BufferType::Dram, 4096, 2048}},
                BufferHandle{4, 0x1F0000, {BufferType::L1, 8192, 2048}}};
+  w.global_semaphores = {GlobalSemaphore{2, 0x1AA10, {{{0, 0}, {0, 0}}}},
+                         GlobalSemaphore{5, 0x15FFE0, {{{0, 0}, {3, 0}}, {{1, 1}, {1, 1}}}}};
   const MeshWorkload back = round_trip(w, decode_workload);
   EXPECT_EQ(back.name, "all_gather");
   ASSERT_EQ(back.programs.size(), 2u);
   EXPECT_TRUE(same(back.programs.at(0), p));
   EXPECT_TRUE(same(back.programs.at(7), Program{}));
-  EXPECT_EQ(back.buffers, w.buffers);  // since protocol version 5
+  EXPECT_EQ(back.buffers, w.buffers);                      // since protocol version 5
+  EXPECT_EQ(back.global_semaphores, w.global_semaphores);  // since protocol version 7
 }
 
 TEST(WireCodec, KernelProfileWithAndWithoutReady) {

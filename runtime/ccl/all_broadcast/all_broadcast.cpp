@@ -150,6 +150,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   }
   workload.buffers = workload_buffers({&params.input_buffer});
   workload.buffers.insert(workload.buffers.end(), params.output_buffers.begin(), params.output_buffers.end());
+  workload.global_semaphores = workload_semaphores({&params.done_semaphore, &params.barrier_semaphore});
   return workload;
 }
 

@@ -478,6 +478,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
     }
   }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
+  workload.global_semaphores = workload_semaphores({&params.done_semaphore, &params.barrier_semaphore});
   return workload;
 }
 

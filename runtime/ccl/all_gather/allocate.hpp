@@ -14,8 +14,9 @@ namespace cclmesh::runtime::ccl::all_gather {
 // Creates on `device` and fills into `params`: input_buffer (params.input, interleaved in
 // `memory`), output_buffer (output_spec(), interleaved in `memory`), broadcast_buffers
 // (broadcast_buffer_count() of them) and, in fabric mode, done_semaphore unless params holds
-// one already (a global semaphore is created once and reused: a loop of allocate, run,
-// deallocate keeps the first). Every other field is the caller's and must be set first (the
+// one already (a global semaphore is best created once and reused: a loop of allocate, run,
+// deallocate keeps the first; one freed with MeshDevice::deallocate_global_semaphore is cleared
+// from params by its caller, and the next allocate creates another). Every other field is the caller's and must be set first (the
 // tensor, dim, groups, mode, links and fabric decide the sizes and cores). Throws what
 // output_spec() and the device's create calls throw.
 void allocate(MeshDevice& device, Params& params, BufferType memory = BufferType::Dram);

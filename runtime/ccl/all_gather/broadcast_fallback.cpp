@@ -155,6 +155,8 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
   }
   concat.buffers = p.broadcast_buffers;
   concat.buffers.push_back(p.output_buffer);
+  // It uses none, but an empty list would hold every semaphore: it holds the gather's.
+  concat.global_semaphores = workload_semaphores({&p.done_semaphore, &p.barrier_semaphore});
   workloads.push_back(std::move(concat));
   return workloads;
 }

@@ -310,13 +310,16 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
     workloads.push_back(gather);
     for (MeshWorkload& reduce : local_sum_workloads(p, topology, gather, n)) workloads.push_back(std::move(reduce));
   }
-  // Each of them holds all of the all_reduce's buffers: freeing one waits for the whole op.
+  // Each of them holds all of the all_reduce's buffers and global semaphores: freeing one waits
+  // for the whole op.
   const std::vector<BufferHandle> buffers =
       workload_buffers({&p.input_buffer, &p.output_buffer, &p.intermediate_buffer,
                         p.rs_intermediate_buffer ? &*p.rs_intermediate_buffer : nullptr});
+  const std::vector<GlobalSemaphore> semaphores = workload_semaphores({&p.barrier_semaphore, &p.done_semaphore});
   for (MeshWorkload& w : workloads) {
     w.name = fmt::format("{}:{}", kOp, w.name);
     w.buffers = buffers;
+    w.global_semaphores = semaphores;
   }
   return workloads;
 }

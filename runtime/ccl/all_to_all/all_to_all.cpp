@@ -272,6 +272,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
     return chip_program(params, topology, r, g, rank);
   });
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
+  workload.global_semaphores = workload_semaphores({&params.done_semaphore});
   return workload;
 }
 

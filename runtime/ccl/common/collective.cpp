@@ -426,6 +426,15 @@ std::vector<BufferHandle> workload_buffers(std::initializer_list<const BufferHan
   return handles;
 }
 
+std::vector<GlobalSemaphore> workload_semaphores(
+    std::initializer_list<const std::optional<GlobalSemaphore>*> semaphores) {
+  std::vector<GlobalSemaphore> handles;
+  for (const std::optional<GlobalSemaphore>* semaphore : semaphores) {
+    if (semaphore->has_value()) handles.push_back(**semaphore);
+  }
+  return handles;
+}
+
 void require_buffer_layouts(const topo::Topology& topology, const std::vector<ChipId>& chips,
                             std::initializer_list<const BufferHandle*> buffers) {
   const CoreCoord grid = common_worker_grid(topology);

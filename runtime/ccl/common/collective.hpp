@@ -198,6 +198,10 @@ MeshWorkload per_rank_workload(std::string name, const std::vector<Group>& group
 // An op's MeshWorkload::buffers: the handles pointed at, in order, null ones (an optional
 // buffer the op does not use) left out.
 std::vector<BufferHandle> workload_buffers(std::initializer_list<const BufferHandle*> buffers);
+// An op's MeshWorkload::global_semaphores: the semaphores present, in order (an optional one
+// the op's params leave empty left out).
+std::vector<GlobalSemaphore> workload_semaphores(
+    std::initializer_list<const std::optional<GlobalSemaphore>*> semaphores);
 
 // Every chip of `chips` has the same Tensix harvesting, so a logical core (and an L1 bank or a
 // shard core) has the same NoC0 coordinates on all of them; a fabric multicast carries one NoC

@@ -489,6 +489,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
                                        params.intermediate_buffer ? &*params.intermediate_buffer : nullptr});
+  workload.global_semaphores = workload_semaphores({&params.barrier_semaphore});
   return workload;
 }
 

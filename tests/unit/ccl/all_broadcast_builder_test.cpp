@@ -62,6 +62,8 @@ TEST(AllBroadcastBuilder, RingWorkerMulticastsItsRankBufferHalfWayBothWays) {
   std::vector<BufferHandle> named{p.input_buffer};
   named.insert(named.end(), p.output_buffers.begin(), p.output_buffers.end());
   EXPECT_EQ(w.buffers, named);
+  // And the global semaphores (MeshWorkload::global_semaphores): the done one, no barrier here.
+  EXPECT_EQ(w.global_semaphores, (std::vector<GlobalSemaphore>{*p.done_semaphore}));
   const FabricPlan plan(t3k, p.fabric);
   for (std::uint32_t rank = 0; rank < 8; ++rank) {
     const Program& program = w.programs.at(plan.chips()[rank]);

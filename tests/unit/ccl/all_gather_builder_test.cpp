@@ -263,6 +263,8 @@ TEST(AllGatherBuilder, RingFullTensorOneWorkerMulticastsHalfWayBothWays) {
   ASSERT_EQ(w.programs.size(), 8u);
   // The buffers the device holds until finish() (MeshWorkload::buffers).
   EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
+  // And the global semaphores (MeshWorkload::global_semaphores): the done one, no barrier here.
+  EXPECT_EQ(w.global_semaphores, (std::vector<GlobalSemaphore>{*p.done_semaphore}));
   for (const auto& [chip, program] : w.programs) {
     // One worker core: a reader (RISC-V 1, NoC1) and a writer (RISC-V 0, NoC0) interpreter.
     ASSERT_EQ(program.kernels.size(), 2u) << "chip " << chip;

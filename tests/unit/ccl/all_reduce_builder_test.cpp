@@ -52,6 +52,10 @@ TEST(AllReduceBuilder, ReduceScatterThenAllGatherWhenTheTilesDivide) {
   std::vector<BufferHandle> named{p.input_buffer, p.output_buffer, p.intermediate_buffer};
   if (p.rs_intermediate_buffer) named.push_back(*p.rs_intermediate_buffer);
   for (const MeshWorkload& each : w) EXPECT_EQ(each.buffers, named);
+  // And all of its global semaphores, the reduce-scatter's barrier and the gather's done.
+  for (const MeshWorkload& each : w) {
+    EXPECT_EQ(each.global_semaphores, (std::vector<GlobalSemaphore>{*p.barrier_semaphore, *p.done_semaphore}));
+  }
   EXPECT_EQ(w[0].programs.size(), 8u);
   EXPECT_EQ(w[1].programs.size(), 8u);
 }

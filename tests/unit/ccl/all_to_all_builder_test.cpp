@@ -109,6 +109,7 @@ TEST(AllToAllBuilder, RingSplitsTheFarthestChunk) {
   ASSERT_EQ(w.programs.size(), 4u);
   // The buffers the device holds until finish() (MeshWorkload::buffers).
   EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer}));
+  EXPECT_EQ(w.global_semaphores, (std::vector<GlobalSemaphore>{*p.done_semaphore}));
   for (const auto& [chip, program] : w.programs) {
     // Two senders and the local copier, a reader and a writer each.
     ASSERT_EQ(program.kernels.size(), 6u) << chip;

@@ -114,6 +114,7 @@ TEST(ReduceBuilder, KernelsPerPosition) {
   ASSERT_EQ(w.programs.size(), 8u);
   // The buffers the device holds until finish() (MeshWorkload::buffers).
   EXPECT_EQ(w.buffers, (std::vector<runtime::BufferHandle>{line.input_buffer, line.output_buffer}));
+  EXPECT_EQ(w.global_semaphores, (std::vector<runtime::GlobalSemaphore>{*line.barrier_semaphore}));
   const runtime::FabricPlan plan(t3k, line.fabric);
   const std::vector<ChipId> order = plan.chips();
   const auto kernels_of = [&](std::uint32_t rank) {

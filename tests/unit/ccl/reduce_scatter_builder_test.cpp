@@ -118,6 +118,7 @@ TEST(ReduceScatterBuilder, RingOneShotSendersAndReduceCore) {
   ASSERT_EQ(w.programs.size(), 8u);
   // The buffers the device holds until finish() (MeshWorkload::buffers).
   EXPECT_EQ(w.buffers, (std::vector<BufferHandle>{p.input_buffer, p.output_buffer, *p.intermediate_buffer}));
+  EXPECT_EQ(w.global_semaphores, (std::vector<GlobalSemaphore>{*p.barrier_semaphore}));
   for (const auto& [chip, program] : w.programs) {
     std::map<std::uint32_t, std::uint32_t> kernels_by_core_x;
     std::uint32_t reduce_kernels = 0;

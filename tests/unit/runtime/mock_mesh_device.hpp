@@ -26,6 +26,7 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(GlobalSemaphore, create_global_semaphore,
               (const std::vector<CoreRange>& cores, CoreKind kind, std::uint32_t initial_value), (override));
   MOCK_METHOD(void, reset_global_semaphore, (const GlobalSemaphore& semaphore, std::uint32_t value), (override));
+  MOCK_METHOD(void, deallocate_global_semaphore, (const GlobalSemaphore& semaphore), (override));
   MOCK_METHOD(void, enqueue_workload, (const MeshWorkload& workload), (override));
   MOCK_METHOD(void, finish, (), (override));
   MOCK_METHOD(std::vector<KernelProfile>, profile, (), (const, override));

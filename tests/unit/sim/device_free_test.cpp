@@ -1,10 +1,13 @@
-// MeshDevice::deallocate_buffer on the simulated and the planning device: a freed handle is dead
-// for every call, a buffer an unfinished workload uses is not freed, both devices give the same
-// addresses and refusals, and a library loop of all_gathers that frees what it allocates runs
-// in the same memory every time with the right bytes.
+// MeshDevice::deallocate_buffer and deallocate_global_semaphore on the simulated and the planning
+// device: a freed handle is dead for every call, a buffer or semaphore an unfinished workload may
+// use is not freed, a freed semaphore's word is the next one's (Tensix L1 and the ERISC's
+// region), both devices give the same handles and refusals, reset() after frees gives a fresh
+// device's, and library loops of all_gathers that free what they create run in the same memory
+// every time with the right bytes (the semaphores' past what the ERISC region holds).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <random>
@@ -15,6 +18,7 @@
 #include "runtime/ccl/all_gather/allocate.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/device/l1_map.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tests/refusal.hpp"
@@ -27,7 +31,14 @@ using cclmesh::testing::refusal;
 using runtime::BufferConfig;
 using runtime::BufferHandle;
 using runtime::BufferType;
+using runtime::CoreKind;
+using runtime::CoreRange;
+using runtime::GlobalSemaphore;
 using Bytes = std::vector<std::byte>;
+namespace ag = runtime::ccl::all_gather;
+
+const std::vector<CoreRange> kWorkers{CoreRange{{0, 0}, {1, 0}}};
+const std::vector<CoreRange> kChannel0{CoreRange{{0, 0}, {0, 0}}};
 
 BufferConfig dram(std::uint64_t bytes) { return {BufferType::Dram, bytes, 2048}; }
 BufferConfig l1(std::uint64_t bytes) { return {BufferType::L1, bytes, 2048}; }
@@ -38,13 +49,69 @@ runtime::FabricOptions ring_fabric() {
   return fabric;
 }
 
-// A workload that runs nothing on chip 0 and names `buffers`.
-runtime::MeshWorkload naming(std::vector<BufferHandle> buffers) {
+// A workload that runs nothing on chip 0 and names `buffers` and `semaphores` (none: it does
+// not say).
+runtime::MeshWorkload naming(std::vector<BufferHandle> buffers, std::vector<GlobalSemaphore> semaphores = {}) {
   runtime::MeshWorkload w;
   w.name = "idle";
   w.programs[0] = runtime::Program{};
   w.buffers = std::move(buffers);
+  w.global_semaphores = std::move(semaphores);
   return w;
+}
+
+// The same calls on a timing-only simulated T3K and a planning one, both with a ring fabric:
+// what `calls` noted on each.
+std::array<std::vector<std::string>, 2> trails_on_both_devices(
+    const std::function<void(runtime::MeshDevice&, std::vector<std::string>&)>& calls) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  SimMeshDeviceOptions options;
+  options.data_mode = DataMode::TimingOnly;
+  options.fabric = ring_fabric();
+  SimMeshDevice device(t3k, options);
+  PlanningMeshDevice planner(t3k, ring_fabric(), {}, DataMode::TimingOnly);
+  std::array<std::vector<std::string>, 2> trails;
+  calls(device, trails[0]);
+  calls(planner, trails[1]);
+  return trails;
+}
+
+// One all_gather of a library loop on `device`: random inputs written on every rank, its
+// workloads (naming `extra` semaphores too) enqueued, `while_running` called before finish(),
+// and every rank's output checked against the host reference.
+void gather_and_check(SimMeshDevice& device, const ag::Params& params, std::mt19937_64& random, std::uint32_t iteration,
+                      const std::vector<GlobalSemaphore>& extra = {},
+                      const std::function<void()>& while_running = [] {}) {
+  const std::vector<runtime::ChipId> ranks =
+      runtime::ccl::resolve_groups(params.groups, device.topology(), params.fabric).front();
+  std::vector<Bytes> inputs;
+  for (runtime::ChipId chip : ranks) {
+    Bytes input(params.input_buffer.config.size_bytes);
+    for (std::byte& b : input) b = static_cast<std::byte>(random() & 0xFF);
+    device.write_buffer(chip, params.input_buffer, input);
+    inputs.push_back(std::move(input));
+  }
+  for (runtime::MeshWorkload w : ag::build_workloads(params, device.topology())) {
+    w.global_semaphores.insert(w.global_semaphores.end(), extra.begin(), extra.end());
+    device.enqueue_workload(w);
+  }
+  while_running();
+  device.finish();
+  const Bytes expected = runtime::ccl::reference::concat(inputs, params.input, params.dim);
+  Bytes output(params.output_buffer.config.size_bytes);
+  for (runtime::ChipId chip : ranks) {
+    device.read_buffer(chip, params.output_buffer, output);
+    EXPECT_TRUE(output == expected) << "iteration " << iteration << " chip " << chip;
+  }
+}
+
+// The semaphore's value on chip `chip`'s first Tensix core of `semaphore`.
+std::uint32_t value_on(SimMeshDevice& device, runtime::ChipId chip, const GlobalSemaphore& semaphore) {
+  const runtime::Noc0Coord n = device.core_map(chip).tensix_noc0(semaphore.cores.front().start);
+  return device.system()
+      .chip(chip)
+      .l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)})
+      .read_u32(semaphore.address);
 }
 
 TEST(DeviceFree, AFreedHandleIsDeadForEveryCall) {
@@ -93,32 +160,23 @@ TEST(DeviceFree, ABufferAnUnfinishedWorkloadUsesIsFreedReadAndWrittenAfterFinish
 
 // The same calls on a planning device and a simulated one: the same handles and refusals.
 TEST(DeviceFree, PlanningAndSimulatedDevicesFreeAlike) {
-  const topo::Topology t3k = topo::load_system("t3k");
-  SimMeshDeviceOptions options;
-  options.data_mode = DataMode::TimingOnly;
-  options.fabric = ring_fabric();
-  SimMeshDevice device(t3k, options);
-  PlanningMeshDevice planner(t3k, ring_fabric(), {}, DataMode::TimingOnly);
-  std::vector<std::string> trail[2];
-  int side = 0;
-  for (runtime::MeshDevice* d : {static_cast<runtime::MeshDevice*>(&device), static_cast<runtime::MeshDevice*>(&planner)}) {
-    std::vector<std::string>& out = trail[side++];
+  const auto trail = trails_on_both_devices([](runtime::MeshDevice& d, std::vector<std::string>& out) {
     const auto note = [&](const BufferHandle& h) { out.push_back(fmt::format("{}@{:#x}", h.id, h.address)); };
-    const BufferHandle a = d->create_buffer(dram(1 << 20));
-    const BufferHandle b = d->create_buffer(l1(64 * 4096));
-    const BufferHandle c = d->create_buffer(dram(12 * 2048));
+    const BufferHandle a = d.create_buffer(dram(1 << 20));
+    const BufferHandle b = d.create_buffer(l1(64 * 4096));
+    const BufferHandle c = d.create_buffer(dram(12 * 2048));
     note(a);
     note(b);
     note(c);
-    d->deallocate_buffer(a);
-    note(d->create_buffer(dram(12 * 2048)));  // a's place
-    d->enqueue_workload(naming({b}));
-    out.push_back(refusal([&] { d->deallocate_buffer(b); }));
-    out.push_back(refusal([&] { d->deallocate_buffer(a); }));
-    d->finish();
-    d->deallocate_buffer(b);
-    note(d->create_buffer(l1(64 * 2048)));
-  }
+    d.deallocate_buffer(a);
+    note(d.create_buffer(dram(12 * 2048)));  // a's place
+    d.enqueue_workload(naming({b}));
+    out.push_back(refusal([&] { d.deallocate_buffer(b); }));
+    out.push_back(refusal([&] { d.deallocate_buffer(a); }));
+    d.finish();
+    d.deallocate_buffer(b);
+    note(d.create_buffer(l1(64 * 2048)));
+  });
   EXPECT_EQ(trail[0], trail[1]);
   EXPECT_EQ(trail[0].size(), 7u);
 }
@@ -130,19 +188,16 @@ TEST(DeviceFree, ALoopOfAllGathersRunsInTheSameMemory) {
   SimMeshDeviceOptions options;
   options.fabric = ring_fabric();
   SimMeshDevice device(topo::load_system("t3k"), options);
-  namespace ag = runtime::ccl::all_gather;
   ag::Params params;
   params.input.shape = {1, 1, 32, 256};
   params.dim = 3;
   params.fabric = device.fabric();
-  const std::vector<runtime::ChipId> ranks =
-      runtime::ccl::resolve_groups(params.groups, device.topology(), params.fabric).front();
   std::mt19937_64 random(14);
   std::optional<std::pair<std::uint64_t, std::uint64_t>> first_addresses;
   std::uint64_t dram_reach = 0;
   std::uint64_t l1_reach = 0;
-  constexpr int kIterations = 12;
-  for (int i = 0; i < kIterations; ++i) {
+  constexpr std::uint32_t kIterations = 12;
+  for (std::uint32_t i = 0; i < kIterations; ++i) {
     ag::allocate(device, params);
     if (!first_addresses) {
       first_addresses.emplace(params.input_buffer.address, params.output_buffer.address);
@@ -150,26 +205,156 @@ TEST(DeviceFree, ALoopOfAllGathersRunsInTheSameMemory) {
       l1_reach = device.allocator().tensix_l1().lowest_ever_used();
     }
     EXPECT_EQ(std::make_pair(params.input_buffer.address, params.output_buffer.address), *first_addresses) << i;
-    std::vector<Bytes> inputs;
-    for (runtime::ChipId chip : ranks) {
-      Bytes input(params.input_buffer.config.size_bytes);
-      for (std::byte& b : input) b = static_cast<std::byte>(random() & 0xFF);
-      device.write_buffer(chip, params.input_buffer, input);
-      inputs.push_back(std::move(input));
-    }
-    ag::run(device, params);
-    const Bytes expected = runtime::ccl::reference::concat(inputs, params.input, params.dim);
-    Bytes output(params.output_buffer.config.size_bytes);
-    for (runtime::ChipId chip : ranks) {
-      device.read_buffer(chip, params.output_buffer, output);
-      EXPECT_TRUE(output == expected) << "iteration " << i << " chip " << chip;
-    }
+    gather_and_check(device, params, random, i);
     ag::deallocate(device, params);
   }
   EXPECT_EQ(device.allocator().dram().highest_end_ever_used(), dram_reach);
   EXPECT_EQ(device.allocator().tensix_l1().lowest_ever_used(), l1_reach);
   EXPECT_EQ(device.allocator().live_buffer_count(), 0u);
   EXPECT_EQ(device.allocator().dram().free_block_count(), 1u);  // all of DRAM in one block again
+}
+
+// --- global semaphores ---------------------------------------------------------------------------
+
+TEST(DeviceFree, AFreedSemaphoresWordIsTheNextOnes) {
+  SimMeshDevice device(topo::load_system("n300"));
+  for (const CoreKind kind : {CoreKind::Tensix, CoreKind::Ethernet}) {
+    const std::vector<CoreRange>& cores = kind == CoreKind::Tensix ? kWorkers : kChannel0;
+    const GlobalSemaphore a = device.create_global_semaphore(cores, kind, 5);
+    const GlobalSemaphore b = device.create_global_semaphore(cores, kind, 0);
+    device.deallocate_global_semaphore(a);
+    const GlobalSemaphore c = device.create_global_semaphore(cores, kind, 3);
+    EXPECT_EQ(c.address, a.address);
+    EXPECT_NE(c.id, a.id);
+    device.deallocate_global_semaphore(b);
+    device.deallocate_global_semaphore(c);
+  }
+  EXPECT_EQ(device.allocator().live_global_semaphore_count(), 0u);
+  // The new semaphore's word holds its own initial value, not the freed one's.
+  const GlobalSemaphore first = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 5);
+  device.deallocate_global_semaphore(first);
+  const GlobalSemaphore second = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 2);
+  ASSERT_EQ(second.address, first.address);
+  EXPECT_EQ(value_on(device, 1, second), 2u);
+  // Tensix L1 as new: a freed semaphore leaves no hole under the buffers.
+  device.deallocate_global_semaphore(second);
+  EXPECT_EQ(device.allocator().tensix_l1().free_block_count(), 1u);
+  EXPECT_EQ(device.allocator().tensix_l1().lowest_in_use(), device.allocator().tensix_l1().end());
+}
+
+TEST(DeviceFree, AFreedSemaphoreHandleIsDeadForEveryCall) {
+  SimMeshDevice device(topo::load_system("n300"));
+  const GlobalSemaphore a = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+  device.deallocate_global_semaphore(a);
+  const std::string freed = "global semaphore 1 was freed already (deallocate_global_semaphore)";
+  EXPECT_EQ(refusal([&] { device.reset_global_semaphore(a, 1); }), "reset_global_semaphore: " + freed);
+  EXPECT_EQ(refusal([&] { device.deallocate_global_semaphore(a); }), "deallocate_global_semaphore: " + freed);
+  EXPECT_EQ(refusal([&] { device.enqueue_workload(naming({}, {a})); }), "workload 'idle': " + freed);
+  EXPECT_EQ(refusal([&] { device.reset_global_semaphore(GlobalSemaphore{9, 0x1000, kWorkers}, 1); }),
+            "reset_global_semaphore: global semaphore 9 was not created on this device");
+  // The word's next owner is live.
+  const GlobalSemaphore b = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+  EXPECT_EQ(b.address, a.address);
+  device.reset_global_semaphore(b, 4);
+  EXPECT_EQ(value_on(device, 0, b), 4u);
+  device.enqueue_workload(naming({}, {b}));
+  device.finish();
+}
+
+TEST(DeviceFree, ASemaphoreAnUnfinishedWorkloadMayUseIsFreedAfterFinish) {
+  SimMeshDevice device(topo::load_system("n300"));
+  const GlobalSemaphore used = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+  const GlobalSemaphore spare = device.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0);
+  device.enqueue_workload(naming({}, {used}));
+  EXPECT_EQ(refusal([&] { device.deallocate_global_semaphore(used); }),
+            "deallocate_global_semaphore: global semaphore 1 is used by workload 'idle', enqueued and not finished; "
+            "call finish() first");
+  device.deallocate_global_semaphore(spare);  // not named
+  device.finish();
+  device.deallocate_global_semaphore(used);
+
+  // A workload that names no semaphores may use any: none is freed until it has finished.
+  const GlobalSemaphore any = device.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+  device.enqueue_workload(naming({}, {}));
+  EXPECT_EQ(refusal([&] { device.deallocate_global_semaphore(any); }),
+            "deallocate_global_semaphore: global semaphore 3: workload 'idle' is enqueued and not finished and does "
+            "not name the global semaphores it uses (MeshWorkload::global_semaphores), so it may use this one; call "
+            "finish() first");
+  EXPECT_EQ(device.allocator().live_global_semaphore_count(), 1u);  // nothing freed
+  device.finish();
+  device.deallocate_global_semaphore(any);
+  EXPECT_EQ(device.allocator().live_global_semaphore_count(), 0u);
+}
+
+// The same calls on a planning device and a simulated one: the same handles and refusals; and
+// reset() after frees gives both a fresh device's handles.
+TEST(DeviceFree, PlanningAndSimulatedDevicesFreeSemaphoresAlikeAndResetAfterFrees) {
+  const auto trail = trails_on_both_devices([](runtime::MeshDevice& d, std::vector<std::string>& out) {
+    const auto note = [&](const GlobalSemaphore& s) { out.push_back(fmt::format("{}@{:#x}", s.id, s.address)); };
+    const GlobalSemaphore t = d.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+    const GlobalSemaphore e = d.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0);
+    const GlobalSemaphore e2 = d.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0);
+    note(t);
+    note(e);
+    note(e2);
+    d.deallocate_global_semaphore(e);
+    note(d.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0));  // e's word
+    d.enqueue_workload(naming({}, {t}));
+    out.push_back(refusal([&] { d.deallocate_global_semaphore(t); }));
+    out.push_back(refusal([&] { d.deallocate_global_semaphore(e); }));
+    out.push_back(refusal([&] { d.reset_global_semaphore(e, 0); }));
+    d.finish();
+    d.deallocate_global_semaphore(t);
+    d.deallocate_global_semaphore(e2);
+    d.reset();
+    // A fresh device's handles: the first semaphores' ids and addresses again.
+    note(d.create_global_semaphore(kWorkers, CoreKind::Tensix, 0));
+    note(d.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0));
+  });
+  EXPECT_EQ(trail[0], trail[1]);
+  ASSERT_EQ(trail[0].size(), 9u);
+  const auto address = [](const std::string& noted) { return noted.substr(noted.find('@')); };
+  EXPECT_EQ(address(trail[0][3]), address(trail[0][1]));  // e's word, under a new id
+  EXPECT_EQ(trail[0][4], "deallocate_global_semaphore: global semaphore 1 is used by workload 'idle', enqueued and not "
+                         "finished; call finish() first");
+  EXPECT_EQ(trail[0][5], "deallocate_global_semaphore: global semaphore 2 was freed already (deallocate_global_semaphore)");
+  EXPECT_EQ(trail[0][6], "reset_global_semaphore: global semaphore 2 was freed already (deallocate_global_semaphore)");
+  EXPECT_EQ(trail[0][7], trail[0][0]);
+  EXPECT_EQ(trail[0][8], trail[0][1]);
+}
+
+// A library user's loop that gives back everything it creates, semaphores too: every iteration
+// creates the all_gather's done semaphore and an ERISC semaphore (named by the op's workloads,
+// so held while they run), runs, checks every chip's output, and frees them. More iterations than
+// the ERISC region has words: without frees the loop would stop there.
+TEST(DeviceFree, ALoopThatCreatesAndFreesItsSemaphoresRunsOn) {
+  SimMeshDeviceOptions options;
+  options.fabric = ring_fabric();
+  SimMeshDevice device(topo::load_system("t3k"), options);
+  ag::Params params;
+  params.input.shape = {1, 1, 32, 64};
+  params.dim = 3;
+  params.fabric = device.fabric();
+  std::mt19937_64 random(16);
+  constexpr std::uint32_t kIterations = runtime::kEriscGlobalSemaphoreBytes / runtime::kProgramSemaphoreStride + 2;
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> first_addresses;
+  for (std::uint32_t i = 0; i < kIterations; ++i) {
+    ag::allocate(device, params);  // creates the done semaphore: params holds none
+    const GlobalSemaphore erisc = device.create_global_semaphore(kChannel0, CoreKind::Ethernet, 0);
+    if (!first_addresses) first_addresses.emplace(params.done_semaphore->address, erisc.address);
+    EXPECT_EQ(std::make_pair(params.done_semaphore->address, erisc.address), *first_addresses) << i;
+    gather_and_check(device, params, random, i, {erisc}, [&] {
+      EXPECT_NE(refusal([&] { device.deallocate_global_semaphore(*params.done_semaphore); }), "") << i;
+      EXPECT_NE(refusal([&] { device.deallocate_global_semaphore(erisc); }), "") << i;
+    });
+    ag::deallocate(device, params);
+    device.deallocate_global_semaphore(*params.done_semaphore);
+    device.deallocate_global_semaphore(erisc);
+    params.done_semaphore.reset();
+  }
+  EXPECT_EQ(device.allocator().live_global_semaphore_count(), 0u);
+  EXPECT_EQ(device.allocator().live_buffer_count(), 0u);
+  EXPECT_EQ(device.allocator().erisc_semaphores().free_block_count(), 1u);  // the region whole again
 }
 
 }  // namespace
