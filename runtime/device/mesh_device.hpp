@@ -121,7 +121,7 @@ class MeshDevice {
                                                   std::uint32_t initial_value) = 0;
   virtual void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) = 0;
   // Gives the semaphore's word back on every core it covers (tt-metal's GlobalSemaphore gives
-  // its L1 back when destroyed): a later create_global_semaphore may get it, as may a buffer. The
+  // its L1 back when destroyed, as we understand it; not checked against its source): a later create_global_semaphore may get it, as may a buffer. The
   // handle is dead after: resetting it, freeing it again or naming it in a workload throws
   // std::invalid_argument. Also std::invalid_argument, and nothing freed, while enqueued work
   // not finished may use it (a workload that names it in MeshWorkload::global_semaphores or
