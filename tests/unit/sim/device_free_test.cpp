@@ -76,6 +76,23 @@ std::array<std::vector<std::string>, 2> trails_on_both_devices(
   return trails;
 }
 
+// A library loop's device and op: a T3K with a ring fabric, and an all_gather of 1x1x32x`width`
+// along dim 3 on it (the caller's loop allocates its buffers).
+struct GatherLoop {
+  explicit GatherLoop(std::uint32_t width) : device(topo::load_system("t3k"), with_ring_fabric()) {
+    params.input.shape = {1, 1, 32, width};
+    params.dim = 3;
+    params.fabric = device.fabric();
+  }
+  static SimMeshDeviceOptions with_ring_fabric() {
+    SimMeshDeviceOptions options;
+    options.fabric = ring_fabric();
+    return options;
+  }
+  SimMeshDevice device;
+  ag::Params params;
+};
+
 // One all_gather of a library loop on `device`: random inputs written on every rank, its
 // workloads (naming `extra` semaphores too) enqueued, `while_running` called before finish(),
 // and every rank's output checked against the host reference.
@@ -185,13 +202,9 @@ TEST(DeviceFree, PlanningAndSimulatedDevicesFreeAlike) {
 // iteration's buffers land where the first's did, the allocator reaches no further, and every
 // chip's output is the host reference's bytes.
 TEST(DeviceFree, ALoopOfAllGathersRunsInTheSameMemory) {
-  SimMeshDeviceOptions options;
-  options.fabric = ring_fabric();
-  SimMeshDevice device(topo::load_system("t3k"), options);
-  ag::Params params;
-  params.input.shape = {1, 1, 32, 256};
-  params.dim = 3;
-  params.fabric = device.fabric();
+  GatherLoop loop(256);
+  SimMeshDevice& device = loop.device;
+  ag::Params& params = loop.params;
   std::mt19937_64 random(14);
   std::optional<std::pair<std::uint64_t, std::uint64_t>> first_addresses;
   std::uint64_t dram_reach = 0;
@@ -328,13 +341,9 @@ TEST(DeviceFree, PlanningAndSimulatedDevicesFreeSemaphoresAlikeAndResetAfterFree
 // so held while they run), runs, checks every chip's output, and frees them. More iterations than
 // the ERISC region has words: without frees the loop would stop there.
 TEST(DeviceFree, ALoopThatCreatesAndFreesItsSemaphoresRunsOn) {
-  SimMeshDeviceOptions options;
-  options.fabric = ring_fabric();
-  SimMeshDevice device(topo::load_system("t3k"), options);
-  ag::Params params;
-  params.input.shape = {1, 1, 32, 64};
-  params.dim = 3;
-  params.fabric = device.fabric();
+  GatherLoop loop(64);
+  SimMeshDevice& device = loop.device;
+  ag::Params& params = loop.params;
   std::mt19937_64 random(16);
   constexpr std::uint32_t kIterations = runtime::kEriscGlobalSemaphoreBytes / runtime::kProgramSemaphoreStride + 2;
   std::optional<std::pair<std::uint32_t, std::uint32_t>> first_addresses;
