@@ -122,7 +122,7 @@ TEST(WireCodec, WorkloadWithProgramsOnSeveralChips) {
   EXPECT_TRUE(same(back.programs.at(0), p));
   EXPECT_TRUE(same(back.programs.at(7), Program{}));
   EXPECT_EQ(back.buffers, w.buffers);                      // since protocol version 5
-  EXPECT_EQ(back.global_semaphores, w.global_semaphores);  // since protocol version 7
+  EXPECT_EQ(back.global_semaphores, w.global_semaphores);  // since protocol version 8
 }
 
 TEST(WireCodec, KernelProfileWithAndWithoutReady) {
