@@ -10,23 +10,46 @@ runtime::BufferHandle OpBuffers::create(const runtime::BufferConfig& config) {
   return buffer;
 }
 
+runtime::GlobalSemaphore OpBuffers::create_semaphore(const std::vector<runtime::CoreRange>& cores,
+                                                    runtime::CoreKind kind, std::uint32_t initial_value) {
+  const runtime::GlobalSemaphore semaphore = device_.create_global_semaphore(cores, kind, initial_value);
+  semaphores_.push_back(semaphore);
+  return semaphore;
+}
+
 void OpBuffers::free_all() {
+  while (!semaphores_.empty()) {
+    device_.deallocate_global_semaphore(semaphores_.back());
+    semaphores_.pop_back();
+  }
   while (!created_.empty()) {
     device_.deallocate_buffer(created_.back());
     created_.pop_back();
   }
 }
 
-void OpBuffers::free_all_quietly() noexcept {
-  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+namespace {
+
+// Calls `free` on each of `handles`, newest first, and forgets them all, keeping quiet about a
+// refusal: the op's own error is the one the user needs, and what stays is the device's to
+// reclaim (on its reset).
+template <class Handle, class Free>
+void free_each_quietly(std::vector<Handle>& handles, Free free) noexcept {
+  for (auto it = handles.rbegin(); it != handles.rend(); ++it) {
     try {
-      device_.deallocate_buffer(*it);
+      free(*it);
     } catch (const std::exception&) {
-      // Kept quiet: the op's own error is the one the user needs, and this buffer is the device's
-      // to reclaim (on its reset).
+      continue;  // quiet, as said above
     }
   }
-  created_.clear();
+  handles.clear();
+}
+
+}  // namespace
+
+void OpBuffers::free_all_quietly() noexcept {
+  free_each_quietly(semaphores_, [this](const runtime::GlobalSemaphore& s) { device_.deallocate_global_semaphore(s); });
+  free_each_quietly(created_, [this](const runtime::BufferHandle& b) { device_.deallocate_buffer(b); });
 }
 
 }  // namespace cclmesh::cli

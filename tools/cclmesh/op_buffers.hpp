@@ -1,9 +1,11 @@
 #pragma once
-// The buffers one op of `cclmesh run` / `sweep` creates on a device, given back once the op's
-// result has been read: a served device (`cclmesh serve`) lives on across ops and clients, and
-// a long `sweep --device` would otherwise fill its memory. Local runs free theirs too, so both
+// The buffers and global semaphores one op of `cclmesh run` / `sweep` creates on a device, given
+// back once the op's result has been read: a served device (`cclmesh serve`) lives on across ops
+// and clients, and a long `sweep --device` would otherwise fill its memory (a semaphore is only
+// 32 B of L1, but a long-lived server runs ops without end). Local runs free theirs too, so both
 // take one path.
 
+#include <cstdint>
 #include <vector>
 
 #include "runtime/device/mesh_device.hpp"
@@ -19,19 +21,23 @@ class OpBuffers {
 
   // device.create_buffer(config), remembered for free_all().
   runtime::BufferHandle create(const runtime::BufferConfig& config);
-  // Frees every buffer created, newest first, and forgets them. Throws what
-  // MeshDevice::deallocate_buffer throws (a RemoteDeviceError when the served device went away).
+  // device.create_global_semaphore(cores, kind, initial_value), remembered for free_all().
+  runtime::GlobalSemaphore create_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
+                                            std::uint32_t initial_value);
+  // Frees every semaphore, then every buffer created, newest first, and forgets them. Throws what
+  // MeshDevice's deallocate calls throw (a RemoteDeviceError when the served device went away).
   void free_all();
   // After an op given up for bad input midway (a CB that does not fit beside its buffers, a
   // parameter its builder refuses): frees what the device lets go, and never throws over the
-  // error being reported. A buffer that a workload enqueued before the refusal still names stays
-  // (the device refuses to free it; a served device is reset when the session ends with work
-  // unfinished).
+  // error being reported. A buffer or semaphore that a workload enqueued before the refusal
+  // still names stays (the device refuses to free it; a served device is reset when the session
+  // ends with work unfinished).
   void free_all_quietly() noexcept;
 
  private:
   runtime::MeshDevice& device_;
   std::vector<runtime::BufferHandle> created_;
+  std::vector<runtime::GlobalSemaphore> semaphores_;
 };
 
 }  // namespace cclmesh::cli

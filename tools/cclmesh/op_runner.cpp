@@ -847,8 +847,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
       p.broadcast_buffers.push_back(buffers.create(ccl::all_gather::broadcast_buffer_config(p)));
     }
     if (p.mode == ccl::CclMode::Fabric) {
-      p.done_semaphore = device.create_global_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
-                                                        runtime::CoreKind::Tensix, 0);
+      p.done_semaphore = buffers.create_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
+                                                  runtime::CoreKind::Tensix, 0);
     }
     op.size_bytes = p.output_buffer.config.size_bytes;
     op.workloads = ccl::all_gather::build_workloads(p, device.topology());
@@ -870,8 +870,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
       p.output_buffers.push_back(buffers.create(output_config(p.input, OutputAlongDim::Same)));
       outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
     }
-    p.done_semaphore = device.create_global_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
-                                                      runtime::CoreKind::Tensix, 0);
+    p.done_semaphore = buffers.create_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
+                                                runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes * p.output_buffers.size();
     op.workloads.push_back(ccl::all_broadcast::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
@@ -900,7 +900,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
       p.intermediate_buffer = buffers.create(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
     }
     if (p.mode == ccl::CclMode::Fabric) {
-      p.barrier_semaphore = device.create_global_semaphore(
+      p.barrier_semaphore = buffers.create_semaphore(
           ccl::reduce_scatter::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
     }
     op.size_bytes = p.input_buffer.config.size_bytes;
@@ -923,8 +923,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     set_placement(p);
     p.input_buffer = buffers.create(input_config(p.tensor));
     p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
-    p.barrier_semaphore = device.create_global_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
-                                                         runtime::CoreKind::Tensix, 0);
+    p.barrier_semaphore = buffers.create_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
+                                                   runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::reduce::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
@@ -946,8 +946,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     if (options.rounds) p.rounds = *options.rounds;
     p.input_buffer = buffers.create(input_config(p.tensor));
     p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
-    p.done_semaphore = device.create_global_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
-                                                      runtime::CoreKind::Tensix, 0);
+    p.done_semaphore = buffers.create_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
+                                                runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads.push_back(ccl::all_to_all::build(p, device.topology()));
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
@@ -977,8 +977,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
           buffers.create(config(ccl::all_reduce::rs_intermediate_spec(p, device.topology())));
     }
     const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, device.topology());
-    p.barrier_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
-    p.done_semaphore = device.create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+    p.barrier_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
+    p.done_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = ccl::all_reduce::build(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);

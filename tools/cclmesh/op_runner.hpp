@@ -28,10 +28,10 @@ std::string resolve_topology(const RunOptions& options, const topo::Topology& to
 std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint);
 
 // The op on a connected served device, as `run --device` runs it (a sweep runs its points one
-// after another in one session). The op's buffers are freed once its result is read (and when
-// bad input stops it midway), so a long sweep does not fill the device; its global semaphores
-// and the device's clock and state carry over from op to op. A RemoteDeviceError: the served
-// device failed.
+// after another in one session). The op's buffers and global semaphores are freed once its
+// result is read (and when bad input stops it midway), so a long sweep does not fill the device;
+// the device's clock and state carry over from op to op. A RemoteDeviceError: the served device
+// failed.
 RunResult run_collective_on(const RunOptions& options, runtime::remote::RemoteMeshDevice& device);
 
 }  // namespace cclmesh::cli
