@@ -14,15 +14,12 @@
 namespace cclmesh::cli {
 namespace {
 
-using runtime::BufferConfig;
 using runtime::BufferHandle;
-using runtime::BufferType;
 using runtime::CoreKind;
-using runtime::CoreRange;
 using runtime::GlobalSemaphore;
 
-const std::vector<CoreRange> kWorkers{CoreRange{{0, 0}, {1, 0}}};
-const BufferConfig kL1Buffer{BufferType::L1, 64 * 2048, 2048};
+const std::vector<runtime::CoreRange> kWorkers{runtime::CoreRange{{0, 0}, {1, 0}}};
+const runtime::BufferConfig kL1Buffer{runtime::BufferType::L1, 64 * 2048, 2048};
 
 TEST(OpBuffers, FreeAllGivesBackTheOpsBuffersAndSemaphores) {
   sim::device::SimMeshDevice device(topo::load_system("n300"));
