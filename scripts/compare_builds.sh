@@ -5,15 +5,24 @@
 # the Perfetto trace of one run. Prints one line per run and exits 1 on the first difference
 # set (all runs are still compared).
 #
-#   scripts/compare_builds.sh CCLMESH_A CCLMESH_B
+#   scripts/compare_builds.sh [--events-may-differ] CCLMESH_A CCLMESH_B ["RUN OPTIONS"...]
+#
+# --events-may-differ also leaves out the JSON's sim_events (for a change meant to run fewer
+# events for the same results); each further argument is one more run's options, in quotes.
 set -uo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: scripts/compare_builds.sh CCLMESH_A CCLMESH_B" >&2
+ignored_keys='"wall_s"'
+if [[ "${1:-}" == --events-may-differ ]]; then
+  ignored_keys='"wall_s", "sim_events"'
+  shift
+fi
+if [[ $# -lt 2 ]]; then
+  echo "usage: scripts/compare_builds.sh [--events-may-differ] CCLMESH_A CCLMESH_B [\"RUN OPTIONS\"...]" >&2
   exit 2
 fi
 a="$1"
 b="$2"
+shift 2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -34,13 +43,14 @@ runs=(
   "--system torus:8x8 --cluster-axis 0 --op all_gather --size 4MiB --links 2 --no-data"
   "--system t3k --op reduce_scatter --mode legacy --size 4MiB --no-data"
   "--system t3k --op all_gather --size 4MiB --memory l1"
+  "$@"
 )
 
-# The --json output without wall_s, keys sorted: one canonical text to compare.
+# The --json output without wall_s (and sim_events if asked), keys sorted: one canonical text.
 strip_wall='import json, sys
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if k != "wall_s"}
+        return {k: strip(x) for k, x in v.items() if k not in ('"$ignored_keys"')}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
@@ -73,8 +83,11 @@ compare() {  # compare LABEL ARGS...
   done
   local events
   events="$(python3 -c 'import json,sys
-try: print(json.load(open(sys.argv[1])).get("sim_events", "-"))
-except Exception: print("-")' "$work/a.json" 2>/dev/null)"
+def count(path):
+    try: return str(json.load(open(path)).get("sim_events", "-"))
+    except Exception: return "-"
+a, b = count(sys.argv[1]), count(sys.argv[2])
+print(a if a == b else a + " -> " + b)' "$work/a.raw.json" "$work/b.raw.json" 2>/dev/null)"
   if [[ -z "$differ" ]]; then
     echo "same      $label ($(tail -1 "$work/a.txt"), sim_events $events)"
   else
