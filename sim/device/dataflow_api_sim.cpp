@@ -20,6 +20,7 @@
 #include "kernels/api/noc_address.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "sim/device/kernel_context.hpp"
+#include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/delay.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/packet_resource.hpp"
@@ -668,10 +669,7 @@ void spend_cycles(uint32_t cycles) {
 }
 
 uint64_t read_device_cycles() {
-  const sd::KernelContext& k = K();
-  __extension__ typedef unsigned __int128 Wide;  // ps x Hz overflows 64 bits after ~5 hours
-  const auto ps = static_cast<Wide>(cclmesh::sim::Engine::current().now().ps());
-  return static_cast<uint64_t>(ps * static_cast<Wide>(k.chip->params().clock_hz) / 1'000'000'000'000u);
+  return cclmesh::sim::cycles_since_zero(cclmesh::sim::Engine::current().now(), K().chip->params().clock_hz);
 }
 
 void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t header_arg_index) {

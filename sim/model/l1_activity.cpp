@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/memory_region.hpp"
 
@@ -70,11 +71,8 @@ bool ActivityListener::quiet_write(std::uint64_t address, std::uint64_t bytes, c
     const QuietWord& q = quiet_[i];
     if (address < q.address || address + bytes > q.address + 4) continue;
     if (memory.read_u32(q.address) - q.base > q.limit) return false;
-    __extension__ typedef unsigned __int128 Wide;
-    const auto cycles_at = [&](SimTime t) {
-      return static_cast<std::uint64_t>(static_cast<Wide>(t.ps()) * quiet_clock_hz_ / 1'000'000'000'000u);
-    };
-    return cycles_at(now) - cycles_at(quiet_since_) < quiet_cycles_;
+    const auto clock_hz = static_cast<std::int64_t>(quiet_clock_hz_);
+    return cycles_since_zero(now, clock_hz) - cycles_since_zero(quiet_since_, clock_hz) < quiet_cycles_;
   }
   return false;
 }
