@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "sim/engine/cycle_counter.hpp"
+
 namespace cclmesh::sim {
 namespace {
 using namespace literals;
@@ -62,6 +64,50 @@ TEST(TransferTime, RejectsBadInput) {
 TEST(CyclesToTime, UsesTheClock) {
   EXPECT_EQ(cycles_to_time(9, 1'000'000'000), 9_ns);
   EXPECT_EQ(cycles_to_time(1, 1'350'000'000).ps(), 741);  // 740.74 -> 741
+}
+
+TEST(CycleCounter, CountsWholeCyclesSinceZero) {
+  EXPECT_EQ(cycles_since_zero(SimTime::from_ps(999), 1'000'000'000), 0u);
+  EXPECT_EQ(cycles_since_zero(SimTime::from_ps(1'000), 1'000'000'000), 1u);
+  EXPECT_EQ(cycles_since_zero(SimTime::from_ps(20'000), 1'350'000'000), 27u);
+  EXPECT_EQ(cycles_since_zero(SimTime::from_ps(19'999), 1'350'000'000), 26u);
+  // Ten hours in picoseconds times the clock overflows 64 bits; the count does not.
+  EXPECT_EQ(cycles_since_zero(SimTime::from_ms(36'000'000), 1'000'000'000), 36'000'000'000'000u);
+}
+
+TEST(CycleCounter, ItsGridRecursEveryPeriod) {
+  EXPECT_EQ(cycle_grid_period(1'000'000'000), SimTime::from_ps(1'000));
+  EXPECT_EQ(cycle_grid_period(1'350'000'000), SimTime::from_ps(20'000));  // 27 cycles
+  EXPECT_THROW(cycle_grid_period(0), std::invalid_argument);
+  // Two spans of the same length whose starts are a whole number of periods apart count the
+  // same cycles; starts a fraction of a period apart need not (the reason programs launch on
+  // the grid, docs/sim_device.md).
+  for (std::int64_t clock_hz : {1'000'000'000LL, 1'350'000'000LL}) {
+    const SimTime period = cycle_grid_period(clock_hz);
+    const auto cycles_in = [&](SimTime from, SimTime length) {
+      return cycles_since_zero(from + length, clock_hz) - cycles_since_zero(from, clock_hz);
+    };
+    bool some_fraction_differs = false;
+    for (std::int64_t from_ps = 0; from_ps < period.ps(); from_ps += 37) {
+      for (std::int64_t length_ps : {1LL, 500LL, 6'560LL, 344'800LL}) {
+        const SimTime from = SimTime::from_ps(from_ps);
+        const SimTime length = SimTime::from_ps(length_ps);
+        EXPECT_EQ(cycles_in(from, length), cycles_in(from + period * 3, length)) << clock_hz << " Hz, " << from_ps;
+        some_fraction_differs |= cycles_in(from, length) != cycles_in(SimTime::zero(), length);
+      }
+    }
+    EXPECT_TRUE(some_fraction_differs) << clock_hz << " Hz";
+  }
+}
+
+TEST(CycleCounter, NextOnGridMovesUpToTheNextPoint) {
+  const SimTime origin = SimTime::from_ps(9'038'122);
+  const SimTime period = SimTime::from_ps(1'000);
+  EXPECT_EQ(next_on_grid(origin, origin, period), origin);
+  EXPECT_EQ(next_on_grid(origin + SimTime::from_ps(1), origin, period), origin + period);
+  EXPECT_EQ(next_on_grid(SimTime::from_ps(137'566'389), origin, period), SimTime::from_ps(137'567'122));
+  EXPECT_EQ(next_on_grid(SimTime::from_ps(137'567'122), origin, period), SimTime::from_ps(137'567'122));
+  EXPECT_THROW(next_on_grid(origin - SimTime::from_ps(1), origin, period), InvariantError);
 }
 
 }  // namespace
