@@ -12,6 +12,13 @@
 // the next park instead, still on an idle core (the loop found nothing to do), once however
 // many intervals the stretch held (the skipped calls would have run on an idle core too).
 //
+// The parked cycles are whole cycles of the chip's free-running counter (read_device_cycles()),
+// while the simulator's times are picoseconds: the same stretch can count a cycle more or less,
+// and a pass more or less, depending on where in a cycle it began. The simulated device
+// launches every op the host enqueues at one sub-cycle phase, so an op counts as on a fresh
+// device (docs/sim_device.md, "What persists between ops"); the run_routing() count carries
+// over from op to op, as on hardware.
+//
 // Device-clean. On hardware wait_for_activity() returns 0 and the loop counts its real passes.
 
 #include <cstdint>

@@ -15,6 +15,7 @@
 #include "runtime/device/cb_placement.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "sim/engine/check.hpp"
+#include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
 #include "sim/model/arch_params.hpp"
@@ -406,7 +407,7 @@ void SimMeshDevice::enqueue_host_command(std::unique_ptr<HostCommand> command) {
   HostCommand* c = command.get();
   host_commands_.push_back(std::move(command));
   queues_[c->chip].pending.push_back(ChipQueue::Entry{nullptr, c});
-  start_next_program(c->chip);  // an idle chip runs it now
+  start_next_program(c->chip, DispatchedBy::Host);  // an idle chip runs it now
 }
 
 void SimMeshDevice::run_host_command(HostCommand& command) {
@@ -604,11 +605,11 @@ void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
     programs_.push_back(std::move(program));
     queues_[p->chip].pending.push_back(ChipQueue::Entry{p, nullptr});
     ++outstanding_programs_;
-    start_next_program(p->chip);
+    start_next_program(p->chip, DispatchedBy::Host);
   }
 }
 
-void SimMeshDevice::start_next_program(runtime::ChipId chip) {
+void SimMeshDevice::start_next_program(runtime::ChipId chip, DispatchedBy by) {
   ChipQueue& queue = queues_[chip];
   if (queue.running != nullptr) return;
   // Host commands take no simulated time: each runs as the work before it on the chip is done.
@@ -622,8 +623,21 @@ void SimMeshDevice::start_next_program(runtime::ChipId chip) {
   queue.pending.pop_front();
   queue.running = next;
   const auto skew = launch_skew_.find(chip);
-  const SimTime delay = options_.dispatch.program_dispatch_latency + (skew != launch_skew_.end() ? skew->second : SimTime::zero());
-  engine_->schedule_in(delay, [this, next] { launch_program(*next); });
+  SimTime launch = engine_->now() + options_.dispatch.program_dispatch_latency;
+  if (by == DispatchedBy::Host) {
+    // The launch grid: from the first launch a fresh device can make (one dispatch latency after
+    // the fabric became ready, or after the open without a fabric), in steps of the chips' cycle
+    // grid period. An op the host enqueues on idle chips then reads the cycle counter at the
+    // sub-cycle phase a fresh device's first op does, which launches on the origin, unchanged:
+    // the routers count their idle passes in whole cycles of it, and an op enqueued a fraction
+    // of a cycle off took another time (docs/sim_device.md, "What persists between ops"). A
+    // program behind another launches as that one's end falls, as before: its phase is the
+    // run's own, the same on every device. A skew fault's delay comes after the grid.
+    const SimTime grid_origin = fabric_ready_time_ + options_.dispatch.program_dispatch_latency;
+    launch = next_on_grid(launch, grid_origin, cycle_grid_period(system_->chip(chip).params().clock_hz));
+  }
+  engine_->schedule_at(launch + (skew != launch_skew_.end() ? skew->second : SimTime::zero()),
+                       [this, next] { launch_program(*next); });
 }
 
 void SimMeshDevice::launch_program(Program& program) {
@@ -671,7 +685,7 @@ void SimMeshDevice::program_done(Program& program) {
   --outstanding_programs_;
   ChipQueue& queue = queues_[program.chip];
   queue.running = nullptr;
-  start_next_program(program.chip);
+  start_next_program(program.chip, DispatchedBy::PreviousProgram);
 }
 
 std::vector<runtime::KernelProfile> SimMeshDevice::profile() const { return profile_; }

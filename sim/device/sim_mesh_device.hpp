@@ -14,12 +14,14 @@
 //
 // Dispatch: per chip, programs run one after another in enqueue order; each starts
 // `program_dispatch_latency` after the previous one on that chip finished (or after it was
-// enqueued on an idle chip): REFERENCE 1.8's op-to-op gap. Enqueued host writes and reads sit
-// in the same per-chip queue and run at their turn, in zero simulated time (REFERENCE has no
-// host-to-device figure): a program behind one starts as it would behind the program before.
-// In fabric mode the routers are
-// launched once at construction (one dispatch latency, then their handshakes), and the
-// constructor returns once every router reads READY_FOR_TRAFFIC; in legacy mode (no fabric)
+// enqueued on an idle chip, then moved up to the next point of a launch grid, by under a
+// nanosecond on a Wormhole, so that every op reads the cycle counter at a fresh device's
+// sub-cycle phase: docs/sim_device.md, "Dispatch"): REFERENCE 1.8's op-to-op gap. Enqueued
+// host writes and reads sit in the same per-chip queue and run at their turn, in zero
+// simulated time (REFERENCE has no host-to-device figure): a program behind one starts as it
+// would behind the program before. In fabric mode the routers are launched once at
+// construction (one dispatch latency, then their handshakes), and the constructor returns
+// once every router reads READY_FOR_TRAFFIC; in legacy mode (no fabric)
 // a workload's ERISC kernels (legacy EDMs) start `erisc_launch_extra` after its Tensix kernels
 // and handshake inside the op, so the two modes' launch costs differ measurably.
 //
@@ -220,9 +222,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void kernel_done(KernelContext& kernel);
   void kernel_failed(KernelContext& kernel);
   void program_done(Program& program);
+  // Who starts the next program of a chip: the host's enqueue on an idle chip (the program
+  // launches on the launch grid, docs/sim_device.md "Dispatch"), or the end of the program
+  // before it (one dispatch latency after that end, as it falls).
+  enum class DispatchedBy { Host, PreviousProgram };
   // Runs the host commands at the head of `chip`'s queue, then launches the program behind
   // them, if the chip runs none.
-  void start_next_program(runtime::ChipId chip);
+  void start_next_program(runtime::ChipId chip, DispatchedBy by);
   // The copies themselves, page by page, at the current simulated time.
   void copy_to_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data);
   void copy_from_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out);
