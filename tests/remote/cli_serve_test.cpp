@@ -384,25 +384,38 @@ TEST(CliSweepDevice, RunsThePointsInOrderAsRunDeviceDoes) {
   EXPECT_EQ(data_rows(sweep.out).substr(0, data_rows(sweep.out).find('\n') + 1), data_rows(local.out));
 }
 
+// The same sweep on a fresh `serve --system SYSTEM` and locally (-j 1), both completed.
+struct SweptAndLocal {
+  Outcome swept;
+  Outcome local;
+};
+
+SweptAndLocal sweep_served_and_local(const std::string& system, const std::vector<std::string>& sweep_args) {
+  SweptAndLocal both;
+  ServeChild serve({"--system", system});
+  EXPECT_NE(serve.port, 0) << serve.line;
+  std::vector<std::string> on_device{"sweep", "--device", serve.endpoint()};
+  on_device.insert(on_device.end(), sweep_args.begin(), sweep_args.end());
+  both.swept = cclmesh(on_device);
+  EXPECT_EQ(both.swept.exit_code, 0) << both.swept.err;
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> here{"sweep", "--system", system, "-j", "1"};
+  here.insert(here.end(), sweep_args.begin(), sweep_args.end());
+  both.local = cclmesh(here);
+  EXPECT_EQ(both.local.exit_code, 0) << both.local.err;
+  return both;
+}
+
 // The device's state carries over from point to point, but no row shows it (docs/sim_device.md,
 // "What persists between ops"): the table is the local sweep's, whose points each get a fresh
 // device. Before programs launched on the cycle counter's grid (session 17) two rows differed,
 // all_gather 128 KiB (10.38 against 10.39 GB/s) and reduce_scatter 64 KiB (17.50 against 17.48 us).
 TEST(CliSweepDevice, EveryRowIsTheLocalSweepsFreshDeviceRow) {
-  const std::vector<std::string> sweep_args{"--op", "all_gather,reduce_scatter", "-b", "64KiB", "-e", "256KiB"};
-  ServeChild serve({"--system", "t3k"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  std::vector<std::string> on_device{"sweep", "--device", serve.endpoint()};
-  on_device.insert(on_device.end(), sweep_args.begin(), sweep_args.end());
-  const Outcome swept = cclmesh(on_device);
-  EXPECT_EQ(swept.exit_code, 0) << swept.err;
-  EXPECT_EQ(serve.stop(), 0);
-  std::vector<std::string> here{"sweep", "--system", "t3k", "-j", "1"};
-  here.insert(here.end(), sweep_args.begin(), sweep_args.end());
-  const Outcome local = cclmesh(here);
-  EXPECT_EQ(local.exit_code, 0) << local.err;
-  EXPECT_EQ(swept.out, local.out);
-  EXPECT_EQ(std::count(swept.out.begin(), swept.out.end(), '\n'), 2 * (3 + 3)) << swept.out;  // per op: title, header, 3 rows
+  const SweptAndLocal t3k =
+      sweep_served_and_local("t3k", {"--op", "all_gather,reduce_scatter", "-b", "64KiB", "-e", "256KiB"});
+  EXPECT_EQ(t3k.swept.out, t3k.local.out);
+  EXPECT_EQ(std::count(t3k.swept.out.begin(), t3k.swept.out.end(), '\n'), 2 * (3 + 3))  // per op: title, header, 3 rows
+      << t3k.swept.out;
 }
 
 TEST(CliSweepDevice, RefusesJobsAndWhatTheServerDecides) {
@@ -981,21 +994,11 @@ TEST(CliRunDevice, ReportHasTheLocalRunsLinkFigures) {
 // per chip; before the frees the 32 MiB point was refused, "do not fit in L1") runs every point,
 // and each row is a fresh device's, the local sweep's table exactly.
 TEST(CliSweepDevice, FreesEachPointsBuffersSoL1DoesNotFillUp) {
-  const std::vector<std::string> sweep_args{"--op", "send_recv", "--memory", "l1", "-b", "8MiB", "-e", "32MiB"};
-  ServeChild serve({"--system", "n300"});
-  ASSERT_NE(serve.port, 0) << serve.line;
-  std::vector<std::string> on_device{"sweep", "--device", serve.endpoint()};
-  on_device.insert(on_device.end(), sweep_args.begin(), sweep_args.end());
-  const Outcome swept = cclmesh(on_device);
-  EXPECT_EQ(swept.exit_code, 0) << swept.err;
-  EXPECT_EQ(serve.stop(), 0);
-  std::vector<std::string> here{"sweep", "--system", "n300", "-j", "1"};
-  here.insert(here.end(), sweep_args.begin(), sweep_args.end());
-  const Outcome local = cclmesh(here);
-  EXPECT_EQ(local.exit_code, 0) << local.err;
-  EXPECT_EQ(swept.out, local.out);
-  EXPECT_EQ(swept.out.find("skipped"), std::string::npos) << swept.out;
-  EXPECT_EQ(std::count(swept.out.begin(), swept.out.end(), '\n'), 3 + 3) << swept.out;  // title, header, 3 rows
+  const SweptAndLocal n300 =
+      sweep_served_and_local("n300", {"--op", "send_recv", "--memory", "l1", "-b", "8MiB", "-e", "32MiB"});
+  EXPECT_EQ(n300.swept.out, n300.local.out);
+  EXPECT_EQ(n300.swept.out.find("skipped"), std::string::npos) << n300.swept.out;
+  EXPECT_EQ(std::count(n300.swept.out.begin(), n300.swept.out.end(), '\n'), 3 + 3) << n300.swept.out;  // title, header, 3 rows
 }
 
 // An op refused midway for bad input gives back what it created: a 48 MiB send_recv in L1 gets
