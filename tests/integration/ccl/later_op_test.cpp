@@ -150,11 +150,11 @@ TEST(LaterOp, RunsAsOnAFreshDeviceAfterOtherOps) {
 }
 
 // The clock moved on by a fraction of the cycle counter's grid (1 ns on a Wormhole) before the
-// op: before programs launched on the grid, a fresh device drained and moved on by 267 or 500 ps
-// ran it in 126.40 and 126.32 us (drained only: 128.21 us).
+// op: before programs launched on the grid, a fresh device drained and moved on by 1, 100, 267,
+// 500, 878 or 999 ps ran it in 128.21, 128.46, 126.40, 126.32, 126.81 and 128.21 us.
 TEST(LaterOp, RunsAsOnAFreshDeviceAfterTheClockMovedAFractionOfACycle) {
   const OpProfile fresh = fresh_reduce_scatter();
-  for (std::int64_t ps : {267, 500}) {
+  for (std::int64_t ps : {1, 100, 267, 500, 878, 999}) {
     SCOPED_TRACE("clock moved on by " + std::to_string(ps) + " ps");
     auto device = t3k_ring();
     move_clock(*device, ps);
