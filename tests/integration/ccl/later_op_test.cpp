@@ -163,7 +163,7 @@ TEST(LaterOp, RunsAsOnAFreshDeviceAfterTheClockMovedAFractionOfACycle) {
 }
 
 // What the routers carry from op to op on purpose: every SWITCH_INTERVAL idle passes of its
-// loop (200 000 x 64 cycles = 12.8 ms of idling) a router calls run_routing(), 100 cycles
+// loop (200 000 x 64 cycles = 12.8 ms of parked idling) a router calls run_routing(), 100 cycles
 // (KernelCosts), whatever runs then, as on hardware (kernels/common/idle_passes.hpp). On a
 // device idle for all but 10 us of that, the call falls inside the next op, which then takes
 // another time than on a fresh device (126.75 us here); with run_routing() free it takes the
