@@ -1,15 +1,18 @@
 #pragma once
 // The handles of one kind (buffers, global semaphores) a server gave its clients since the
-// device's last reset, and those freed since. A request names a handle by its whole value and
+// device's last reset and not freed since. A request names a handle by its whole value and
 // the server passes on its own copy, so that a client cannot make the device read or write past
 // a buffer, or a semaphore's word elsewhere, by describing it otherwise; a freed one is refused
-// as such.
+// as such. The device hands ids out in increasing order and never gives a freed one again
+// before its reset (DeviceAllocator), so an id not live and not above the highest given was
+// freed: nothing is kept per freed handle, and a long session's memory does not grow with its
+// frees.
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,22 +26,22 @@ class ServedHandles {
   // `noun` names a handle in messages ("buffer"); `free_call` is the call that frees one.
   ServedHandles(std::string noun, std::string free_call) : noun_(std::move(noun)), free_call_(std::move(free_call)) {}
 
-  void given(const Handle& handle) { given_[handle.id] = handle; }
-  void freed(std::uint32_t id) {
-    given_.erase(id);
-    freed_.insert(id);
+  void given(const Handle& handle) {
+    given_[handle.id] = handle;
+    highest_given_ = std::max(highest_given_, handle.id);
   }
+  void freed(std::uint32_t id) { given_.erase(id); }
   // After the device's reset: the handles given before name nothing (their ids may come again).
   void clear() {
     given_.clear();
-    freed_.clear();
+    highest_given_ = 0;
   }
   // The handle given for `claimed` (same id and every field); std::invalid_argument, starting
   // "`call`: ", when none was.
   const Handle& served(const Handle& claimed, std::string_view call) const {
     const auto it = given_.find(claimed.id);
     if (it != given_.end() && it->second == claimed) return it->second;
-    if (freed_.count(claimed.id) != 0) {
+    if (it == given_.end() && claimed.id != 0 && claimed.id <= highest_given_) {
       throw std::invalid_argument(fmt::format("{}: {} {} was freed already ({})", call, noun_, claimed.id, free_call_));
     }
     throw std::invalid_argument(fmt::format("{}: {} {} is not one this server created (or not as it was created)", call,
@@ -48,8 +51,8 @@ class ServedHandles {
  private:
   std::string noun_;
   std::string free_call_;
-  std::map<std::uint32_t, Handle> given_;  // by id
-  std::set<std::uint32_t> freed_;
+  std::map<std::uint32_t, Handle> given_;  // by id, the live ones
+  std::uint32_t highest_given_ = 0;         // 0: none given since the last reset
 };
 
 }  // namespace cclmesh::runtime::remote
