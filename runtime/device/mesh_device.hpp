@@ -129,8 +129,20 @@ class MeshDevice {
   // written under the workload's kernels; call finish() first.
   virtual void deallocate_global_semaphore(const GlobalSemaphore& semaphore) = 0;
 
-  // Asynchronous: returns at once; programs run when the device gets to them.
-  virtual void enqueue_workload(const MeshWorkload& workload) = 0;
+  // Asynchronous: returns at once; programs run when the device gets to them, each chip's in
+  // the order given. All or nothing: every workload is checked (its placement: kernels, cores,
+  // CBs against the L1 the buffers leave; the handles it names) before any is enqueued, each
+  // against the device as it will be when that workload is enqueued, after the ones before it;
+  // the first refusal is thrown (std::invalid_argument, WorkloadPlacementError) and nothing of
+  // any of them is enqueued, so that the next finish() runs none of them. An op of several
+  // workloads (all_reduce's reduce-scatter then all-gather) enqueues them in one call: a device
+  // that refuses its second leaves no half of the op behind to run in the session's next
+  // finish(). (One call rather than a begin/commit pair around enqueue_workload: a backend
+  // checks and enqueues a list it sees whole, and a remote device sends it as one request.)
+  virtual void enqueue_workloads(std::span<const MeshWorkload> workloads) = 0;
+  // One workload: enqueue_workloads of it alone. (A backend overriding enqueue_workloads says
+  // `using MeshDevice::enqueue_workload;` so that its callers keep this name.)
+  void enqueue_workload(const MeshWorkload& workload) { enqueue_workloads({&workload, 1}); }
   // Blocks until every enqueued workload and host command completed (enqueued reads' `out`
   // written); throws DeviceError when one cannot.
   virtual void finish() = 0;

@@ -453,6 +453,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       const GlobalSemaphore& semaphore = semaphores_.served(
           decode_global_semaphore(field(request, "semaphore", path), path + ".semaphore"), path);
       device_.reset_global_semaphore(semaphore, unsigned_field<std::uint32_t>(request, "value", path));
+      work_unfinished_ = true;  // enqueue-ordered: a host command until the next finish()
       return ok();
     }
     if (type == request::kDeallocateGlobalSemaphore) {
@@ -463,8 +464,16 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
       semaphores_.freed(semaphore.id);
       return ok();
     }
-    if (type == request::kEnqueueWorkload) {
-      device_.enqueue_workload(decode_workload(field(request, "workload", path), path + ".workload"));
+    if (type == request::kEnqueueWorkloads) {
+      // Every workload decoded before the device sees any: one that does not decode enqueues
+      // nothing, as one the device refuses.
+      const Json& list = array_field(request, "workloads", path);
+      std::vector<MeshWorkload> workloads;
+      workloads.reserve(list.size());
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        workloads.push_back(decode_workload(list[i], fmt::format("{}.workloads[{}]", path, i)));
+      }
+      device_.enqueue_workloads(workloads);
       work_unfinished_ = true;
       return ok();
     }
@@ -511,6 +520,9 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
     }
     if (type == request::kDeviceTime) {
       return ok(Json{{"time_ps", options_.device_time_ps ? Json(options_.device_time_ps()) : Json(nullptr)}});
+    }
+    if (type == request::kDeviceEvents) {
+      return ok(Json{{"events", options_.device_events ? Json(options_.device_events()) : Json(nullptr)}});
     }
     if (type == request::kFaultEffects) {
       return ok(Json{{"effects", options_.fault_effects ? Json(options_.fault_effects()) : Json::array()}});

@@ -49,6 +49,10 @@ struct RemoteServerOptions {
   // The device's clock in ps (a simulator's simulated time), for clients that measure the gap
   // between their enqueue and a kernel's start; unset: clients are told the backend has none.
   std::function<std::uint64_t()> device_time_ps;
+  // The simulator's events executed so far (a simulator's EngineStats::events_executed), for
+  // clients that report an op's event count as a local run does; unset (hardware): clients are
+  // told the backend has none.
+  std::function<std::uint64_t()> device_events;
   // What the device's faults did so far, one line each ("corrupt:0-2:5: flipped bit 0 of byte
   // ..."), as a local run reports them; unset: none.
   std::function<std::vector<std::string>()> fault_effects;
@@ -125,7 +129,8 @@ class RemoteDeviceServer {
   ServedHandles<BufferHandle> buffers_{"buffer", "deallocate_buffer"};
   ServedHandles<GlobalSemaphore> semaphores_{"global semaphore", "deallocate_global_semaphore"};
   // What the calls since the last reset left: a DeviceError thrown (the device failed), and
-  // work (workloads, host writes and reads) enqueued since the last finish that completed.
+  // work (workloads, host writes and reads, semaphore resets) enqueued since the last finish
+  // that completed.
   bool device_failed_ = false;
   bool work_unfinished_ = false;
   // Where the device puts each enqueued read's bytes, in enqueue order, until a finish() sends

@@ -210,8 +210,11 @@ void RemoteMeshDevice::deallocate_global_semaphore(const GlobalSemaphore& semaph
   call(request::kDeallocateGlobalSemaphore, Json{{"semaphore", encode(semaphore)}});
 }
 
-void RemoteMeshDevice::enqueue_workload(const MeshWorkload& workload) {
-  call(request::kEnqueueWorkload, Json{{"workload", encode(workload)}});
+void RemoteMeshDevice::enqueue_workloads(std::span<const MeshWorkload> workloads) {
+  // One request for the lot: the server's device checks them all before it enqueues any.
+  Json list = Json::array();
+  for (const MeshWorkload& workload : workloads) list.push_back(encode(workload));
+  call(request::kEnqueueWorkloads, Json{{"workloads", std::move(list)}});
 }
 
 void RemoteMeshDevice::finish() {
@@ -256,12 +259,21 @@ std::optional<std::vector<LinkTraffic>> RemoteMeshDevice::link_traffic() const {
   });
 }
 
-std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
-  const Json reply = call(request::kDeviceTime, Json::object());
-  return decoded(request::kDeviceTime, [&]() -> std::optional<std::uint64_t> {
-    if (field(reply, "time_ps", "device_time reply").is_null()) return std::nullopt;
-    return unsigned_field<std::uint64_t>(reply, "time_ps", "device_time reply");
+std::optional<std::uint64_t> RemoteMeshDevice::optional_figure(std::string_view call_type, const char* key) const {
+  const Json reply = call(call_type, Json::object());
+  const std::string what = fmt::format("{} reply", call_type);
+  return decoded(call_type, [&]() -> std::optional<std::uint64_t> {
+    if (field(reply, key, what).is_null()) return std::nullopt;
+    return unsigned_field<std::uint64_t>(reply, key, what);
   });
+}
+
+std::optional<std::uint64_t> RemoteMeshDevice::device_time_ps() const {
+  return optional_figure(request::kDeviceTime, "time_ps");
+}
+
+std::optional<std::uint64_t> RemoteMeshDevice::device_events() const {
+  return optional_figure(request::kDeviceEvents, "events");
 }
 
 void RemoteMeshDevice::reset() {

@@ -70,7 +70,9 @@ class RemoteMeshDevice final : public MeshDevice {
                                           std::uint32_t initial_value) override;
   void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) override;
   void deallocate_global_semaphore(const GlobalSemaphore& semaphore) override;
-  void enqueue_workload(const MeshWorkload& workload) override;
+  // One request for them all (the server's device enqueues all or none).
+  void enqueue_workloads(std::span<const MeshWorkload> workloads) override;
+  using MeshDevice::enqueue_workload;
   void finish() override;
   std::vector<KernelProfile> profile() const override;
   // The served device's link_traffic(); nullopt when its backend does not measure its links.
@@ -92,6 +94,10 @@ class RemoteMeshDevice final : public MeshDevice {
   ServedDataMode data_mode() const { return data_mode_; }
   // The device's clock now, in ps (simulated time on a simulator), when the server has one.
   std::optional<std::uint64_t> device_time_ps() const;
+  // The events the served simulator executed so far (since it was opened or last reset), when the
+  // server has a count (a hardware backend has none): an op's count is the difference of two
+  // readings, as a local run's.
+  std::optional<std::uint64_t> device_events() const;
   // What the served device's faults did so far (since it was opened or last reset), one line
   // each, as a local run reports them ("corrupt:0-2:5: flipped bit 0 of byte 3958 ..."); empty
   // when its faults did nothing visible or the server does not say.
@@ -107,6 +113,8 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // An extra's reply of one unsigned figure under `key`, or null when the server has none.
+  std::optional<std::uint64_t> optional_figure(std::string_view call_type, const char* key) const;
   // decode() of an ok reply; a reply that does not decode is a protocol failure of `call`.
   template <class Decode>
   auto decoded(std::string_view call, Decode decode) const {

@@ -24,7 +24,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 //    reply carries the bytes of the reads enqueued since the last finish, in enqueue order.
 // 7: link_traffic (MeshDevice::link_traffic: each link direction's payload and busy time, or null).
 // 8: deallocate_global_semaphore; a workload names its global semaphores.
-inline constexpr std::uint32_t kProtocolVersion = 8;
+// 9: enqueue_workloads (several workloads, all enqueued or none) replaces enqueue_workload;
+//    reset_global_semaphore is enqueue-ordered; device_events (a simulator's event count, or null).
+inline constexpr std::uint32_t kProtocolVersion = 9;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -49,13 +51,14 @@ inline constexpr std::string_view kEnqueueReadBuffer = "enqueue_read_buffer";
 inline constexpr std::string_view kCreateGlobalSemaphore = "create_global_semaphore";
 inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphore";
 inline constexpr std::string_view kDeallocateGlobalSemaphore = "deallocate_global_semaphore";
-inline constexpr std::string_view kEnqueueWorkload = "enqueue_workload";
+inline constexpr std::string_view kEnqueueWorkloads = "enqueue_workloads";
 inline constexpr std::string_view kFinish = "finish";
 inline constexpr std::string_view kProfile = "profile";
 inline constexpr std::string_view kLinkTraffic = "link_traffic";
 inline constexpr std::string_view kReset = "reset";
 inline constexpr std::string_view kDeviceTime = "device_time";      // not a MeshDevice call: an extra
 inline constexpr std::string_view kFaultEffects = "fault_effects";  // not a MeshDevice call: an extra
+inline constexpr std::string_view kDeviceEvents = "device_events";  // not a MeshDevice call: an extra
 inline constexpr std::string_view kGoodbye = "goodbye";    // ends the session
 inline constexpr std::string_view kShutdown = "shutdown";  // ends the session and the server
 }  // namespace request

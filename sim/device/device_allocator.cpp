@@ -176,24 +176,30 @@ void DeviceAllocator::deallocate_buffer(const runtime::BufferHandle& buffer) {
   live_.erase(it);
 }
 
-void DeviceAllocator::hold_named_by(const runtime::MeshWorkload& workload) {
-  const std::string call = fmt::format("workload '{}'", workload.name);
-  Unfinished work{call, std::nullopt, std::nullopt};
-  if (!workload.buffers.empty()) {
-    work.buffer_ids.emplace();
-    for (const runtime::BufferHandle& buffer : workload.buffers) {
-      require_live(buffer, call);
-      work.buffer_ids->push_back(buffer.id);
+void DeviceAllocator::hold_named_by(std::span<const runtime::MeshWorkload> workloads) {
+  // Every workload checked before any is held: holding one changes no handle's liveness, so the
+  // later ones are checked as they will be at their turn.
+  std::vector<Unfinished> held;
+  for (const runtime::MeshWorkload& workload : workloads) {
+    const std::string call = fmt::format("workload '{}'", workload.name);
+    Unfinished work{call, std::nullopt, std::nullopt};
+    if (!workload.buffers.empty()) {
+      work.buffer_ids.emplace();
+      for (const runtime::BufferHandle& buffer : workload.buffers) {
+        require_live(buffer, call);
+        work.buffer_ids->push_back(buffer.id);
+      }
     }
-  }
-  if (!workload.global_semaphores.empty()) {
-    work.semaphore_ids.emplace();
-    for (const runtime::GlobalSemaphore& semaphore : workload.global_semaphores) {
-      require_live(semaphore, call);
-      work.semaphore_ids->push_back(semaphore.id);
+    if (!workload.global_semaphores.empty()) {
+      work.semaphore_ids.emplace();
+      for (const runtime::GlobalSemaphore& semaphore : workload.global_semaphores) {
+        require_live(semaphore, call);
+        work.semaphore_ids->push_back(semaphore.id);
+      }
     }
+    held.push_back(std::move(work));
   }
-  unfinished_.push_back(std::move(work));
+  for (Unfinished& work : held) unfinished_.push_back(std::move(work));
 }
 
 void DeviceAllocator::hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call,
@@ -201,6 +207,14 @@ void DeviceAllocator::hold_buffer_for_host_command(const runtime::BufferHandle& 
   require_live(buffer, call);
   unfinished_.push_back(Unfinished{fmt::format("an {} on chip {}", call, chip), std::vector<std::uint32_t>{buffer.id},
                                    std::vector<std::uint32_t>{}});
+}
+
+runtime::CoreKind DeviceAllocator::hold_semaphore_for_reset(const runtime::GlobalSemaphore& semaphore,
+                                                            std::string_view call) {
+  const runtime::CoreKind kind = require_live(semaphore, call);
+  unfinished_.push_back(
+      Unfinished{fmt::format("a {}", call), std::vector<std::uint32_t>{}, std::vector<std::uint32_t>{semaphore.id}});
+  return kind;
 }
 
 runtime::GlobalSemaphore DeviceAllocator::create_global_semaphore(const std::vector<runtime::CoreRange>& cores,

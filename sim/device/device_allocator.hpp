@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,12 +63,17 @@ class DeviceAllocator {
   // which could hand its memory to another buffer): which buffers it uses is not known, and
   // host I/O while one is enqueued was accepted before workloads named their buffers.
   void require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const;
-  // The buffers and global semaphores `workload` names are live (std::invalid_argument
-  // otherwise, nothing held); they stay held, none of them freed, until workloads_finished().
-  void hold_named_by(const runtime::MeshWorkload& workload);
+  // The buffers and global semaphores every one of `workloads` names are live
+  // (std::invalid_argument for the first that is not, and nothing held for any of them); they
+  // stay held, none of them freed, until workloads_finished().
+  void hold_named_by(std::span<const runtime::MeshWorkload> workloads);
   // `buffer` is live (std::invalid_argument, starting "`call`: ", otherwise); an enqueued host
   // write or read of it on `chip` (`call` names which) holds it until workloads_finished().
   void hold_buffer_for_host_command(const runtime::BufferHandle& buffer, std::string_view call, runtime::ChipId chip);
+  // `semaphore` is live (std::invalid_argument, starting "`call`: ", otherwise; its core kind
+  // returned); an enqueued reset of it (reset_global_semaphore) holds it until
+  // workloads_finished().
+  runtime::CoreKind hold_semaphore_for_reset(const runtime::GlobalSemaphore& semaphore, std::string_view call);
   void workloads_finished() { unfinished_.clear(); }
 
   // A new global semaphore on `cores` (already checked against the chips) of `kind`: one word

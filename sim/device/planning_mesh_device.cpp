@@ -95,22 +95,26 @@ runtime::GlobalSemaphore PlanningMeshDevice::create_global_semaphore(const std::
 }
 
 void PlanningMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t) {
-  allocator_.require_live(semaphore, "reset_global_semaphore");
+  allocator_.hold_semaphore_for_reset(semaphore, "reset_global_semaphore");
 }
 
 void PlanningMeshDevice::deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) {
   allocator_.deallocate_global_semaphore(semaphore);
 }
 
-void PlanningMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
-  for (const auto& [chip, program] : workload.programs) {
-    if (!topology_.has_chip(chip)) {
-      throw std::invalid_argument(
-          fmt::format("workload '{}' chip {}: no such chip in the topology", workload.name, chip));
+void PlanningMeshDevice::enqueue_workloads(std::span<const runtime::MeshWorkload> workloads) {
+  // All checked before any is held, as SimMeshDevice does: checking one changes nothing the
+  // next one's check reads.
+  for (const runtime::MeshWorkload& workload : workloads) {
+    for (const auto& [chip, program] : workload.programs) {
+      if (!topology_.has_chip(chip)) {
+        throw std::invalid_argument(
+            fmt::format("workload '{}' chip {}: no such chip in the topology", workload.name, chip));
+      }
+      allocator_.require_circular_buffers_fit(workload.name, chip, program);
     }
-    allocator_.require_circular_buffers_fit(workload.name, chip, program);
   }
-  allocator_.hold_named_by(workload);
+  allocator_.hold_named_by(workloads);
 }
 
 }  // namespace cclmesh::sim::device

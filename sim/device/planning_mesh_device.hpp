@@ -56,8 +56,10 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) override;
 
   // Checks every program's circular buffers against the L1 buffers placed so far, as
-  // SimMeshDevice::enqueue_workload does (runtime::WorkloadPlacementError), and runs nothing.
-  void enqueue_workload(const runtime::MeshWorkload& workload) override;
+  // SimMeshDevice::enqueue_workloads does (runtime::WorkloadPlacementError), all of them before
+  // holding any workload's handles, and runs nothing.
+  void enqueue_workloads(std::span<const runtime::MeshWorkload> workloads) override;
+  using runtime::MeshDevice::enqueue_workload;
   void finish() override;
   std::vector<runtime::KernelProfile> profile() const override { return {}; }
   // Nothing runs, so nothing crosses a link: no figures to give.

@@ -66,10 +66,17 @@ struct SimMeshDevice::Program {
   std::size_t remaining = 0;
 };
 
-// An enqueued host write or read of one chip's part of a buffer.
+// An enqueued host write or read of one chip's part of a buffer, or a global semaphore's reset
+// on one chip's cores.
 struct SimMeshDevice::HostCommand {
   runtime::ChipId chip = 0;
   runtime::BufferHandle buffer;
+  struct SemaphoreReset {
+    runtime::GlobalSemaphore semaphore;
+    runtime::CoreKind kind = runtime::CoreKind::Tensix;
+    std::uint32_t value = 0;
+  };
+  std::optional<SemaphoreReset> semaphore_reset;  // set: a reset (no buffer), else a write or read
   bool read = false;
   std::vector<std::byte> bytes;  // a write's data, copied at the call; a read's, taken at its turn
   std::span<std::byte> out;      // a read's destination, written by finish()
@@ -411,7 +418,10 @@ void SimMeshDevice::enqueue_host_command(std::unique_ptr<HostCommand> command) {
 }
 
 void SimMeshDevice::run_host_command(HostCommand& command) {
-  if (command.read) {
+  if (command.semaphore_reset) {
+    const HostCommand::SemaphoreReset& reset = *command.semaphore_reset;
+    write_global_semaphore(command.chip, reset.semaphore, reset.kind, reset.value);
+  } else if (command.read) {
     command.bytes.resize(command.buffer.config.size_bytes);
     copy_from_chip(command.chip, command.buffer, command.bytes);
   } else {
@@ -429,18 +439,32 @@ runtime::GlobalSemaphore SimMeshDevice::create_global_semaphore(const std::vecto
     for (const runtime::CoreCoord& c : list) map.noc0(kind, c);  // throws CoreMapError
   }
   const runtime::GlobalSemaphore semaphore = allocator_->create_global_semaphore(cores, kind);
-  reset_global_semaphore(semaphore, initial_value);
+  // At the call: no work enqueued before can use a semaphore that did not exist (a freed one's
+  // word was not freed while any could).
+  for (const auto& chip_map : core_maps_) write_global_semaphore(chip_map.first, semaphore, kind, initial_value);
   return semaphore;
 }
 
 void SimMeshDevice::reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) {
-  const runtime::CoreKind kind = allocator_->require_live(semaphore, "reset_global_semaphore");
-  for (const auto& [chip, map] : core_maps_) {
-    for (const runtime::CoreCoord& c : runtime::cores_of(semaphore.cores)) {
-      const runtime::Noc0Coord n = map.noc0(kind, c);
-      system_->chip(chip).l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)})
-          .write_u32(semaphore.address, value);
-    }
+  if (broken_) throw *broken_;
+  const runtime::CoreKind kind = allocator_->hold_semaphore_for_reset(semaphore, "reset_global_semaphore");
+  // Enqueue-ordered, one host command per chip: an idle chip writes it now, a busy one after
+  // the work enqueued before it and before the work enqueued after it.
+  for (const auto& chip_map : core_maps_) {
+    auto command = std::make_unique<HostCommand>();
+    command->chip = chip_map.first;
+    command->semaphore_reset = HostCommand::SemaphoreReset{semaphore, kind, value};
+    enqueue_host_command(std::move(command));
+  }
+}
+
+void SimMeshDevice::write_global_semaphore(runtime::ChipId chip, const runtime::GlobalSemaphore& semaphore,
+                                           runtime::CoreKind kind, std::uint32_t value) {
+  const runtime::ChipCoreMap& map = core_maps_.at(chip);
+  for (const runtime::CoreCoord& c : runtime::cores_of(semaphore.cores)) {
+    const runtime::Noc0Coord n = map.noc0(kind, c);
+    system_->chip(chip).l1(CoreCoord{static_cast<std::int32_t>(n.x), static_cast<std::int32_t>(n.y)})
+        .write_u32(semaphore.address, value);
   }
 }
 
@@ -594,12 +618,16 @@ KernelContext& SimMeshDevice::spawn_kernel(std::unique_ptr<KernelContext> contex
   return *k;
 }
 
-void SimMeshDevice::enqueue_workload(const runtime::MeshWorkload& workload) {
+void SimMeshDevice::enqueue_workloads(std::span<const runtime::MeshWorkload> workloads) {
   if (broken_) throw *broken_;
-  // Place every program first, so a bad one enqueues nothing.
+  // Place every program of every workload first, so that a bad one enqueues nothing of any.
+  // Placing one changes nothing a later placement reads (the L1 buffers, the live handles, the
+  // fabric's cores), so each is checked as the device will be at its turn.
   std::vector<std::unique_ptr<Program>> placed;
-  for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
-  allocator_->hold_named_by(workload);
+  for (const runtime::MeshWorkload& workload : workloads) {
+    for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
+  }
+  allocator_->hold_named_by(workloads);
   for (auto& program : placed) {
     Program* p = program.get();
     programs_.push_back(std::move(program));
@@ -868,8 +896,9 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
       text += fmt::format("  chip {}: {} program(s) waiting to launch behind the running one\n", chip, programs);
     }
     if (hosts > 0) {
-      text += fmt::format("  chip {}: {} enqueued host write(s) or read(s) waiting behind its programs (not run)\n",
-                          chip, hosts);
+      text += fmt::format(
+          "  chip {}: {} enqueued host write(s), read(s) or semaphore reset(s) waiting behind its programs (not run)\n",
+          chip, hosts);
     }
   }
   // Routers idle in their main loop are the normal state of a persistent fabric: one line for

@@ -132,10 +132,13 @@ class SimMeshDevice final : public runtime::MeshDevice {
 
   runtime::GlobalSemaphore create_global_semaphore(const std::vector<runtime::CoreRange>& cores, runtime::CoreKind kind,
                                                    std::uint32_t initial_value) override;
+  // On every chip's queue (runtime::MeshDevice): written at its turn, in zero simulated time.
   void reset_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint32_t value) override;
   void deallocate_global_semaphore(const runtime::GlobalSemaphore& semaphore) override;
 
-  void enqueue_workload(const runtime::MeshWorkload& workload) override;
+  // Every program of every workload placed, and every handle checked, before any is enqueued.
+  void enqueue_workloads(std::span<const runtime::MeshWorkload> workloads) override;
+  using runtime::MeshDevice::enqueue_workload;
   // Returns when every kernel of the enqueued workloads has returned (as on hardware, fabric
   // traffic the kernels left in flight, such as the routers' last acks, is still moving).
   void finish() override;
@@ -233,6 +236,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void copy_to_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data);
   void copy_from_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out);
   void enqueue_host_command(std::unique_ptr<HostCommand> command);
+  // `value` into the semaphore's word on each of its cores of `chip`, now.
+  void write_global_semaphore(runtime::ChipId chip, const runtime::GlobalSemaphore& semaphore, runtime::CoreKind kind,
+                              std::uint32_t value);
   void run_host_command(HostCommand& command);
   KernelContext& spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay);
   void launch_fabric();

@@ -989,6 +989,34 @@ TEST(CliRunDevice, ReportHasTheLocalRunsLinkFigures) {
   EXPECT_EQ(remote_page.find("No link statistics"), std::string::npos);
 }
 
+// A served run counts its op's simulated events on the server (protocol 9's device_events):
+// --json's sim_events is the local run's, not 0; every other figure but the wall time too.
+TEST(CliRunDevice, JsonCountsTheLocalRunsEvents) {
+  TempDir dir("run_device_events");
+  ServeChild serve({"--system", "t3k"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const std::vector<std::string> op{"--op", "all_gather", "--size", "1MiB", "--json"};
+  std::vector<std::string> remote_args{"run", "--device", serve.endpoint()};
+  remote_args.insert(remote_args.end(), op.begin(), op.end());
+  remote_args.push_back(dir.file("remote.json"));
+  const Outcome remote = cclmesh(remote_args);
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> local_args{"run", "--system", "t3k"};
+  local_args.insert(local_args.end(), op.begin(), op.end());
+  local_args.push_back(dir.file("local.json"));
+  const Outcome local = cclmesh(local_args);
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  json remote_json = json::parse(read_file(dir.file("remote.json")));
+  json local_json = json::parse(read_file(dir.file("local.json")));
+  ASSERT_TRUE(local_json.at("sim_events").is_number_unsigned()) << local_json.dump();
+  EXPECT_GT(local_json.at("sim_events").get<std::uint64_t>(), 0u);
+  EXPECT_EQ(remote_json.at("sim_events"), local_json.at("sim_events"));
+  remote_json.erase("wall_s");
+  local_json.erase("wall_s");
+  EXPECT_EQ(remote_json, local_json);
+}
+
 // Each op's buffers are freed once its result is read back: a sweep of send_recv in L1 whose
 // points together need more L1 than a chip has (8 + 16 + 32 MiB, input and output each: 112 MiB
 // per chip; before the frees the 32 MiB point was refused, "do not fit in L1") runs every point,

@@ -15,7 +15,11 @@
 #include <mutex>
 #include <thread>
 
+#include "kernels/host/interpreter_stream.hpp"
+#include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/remote/remote_device_server.hpp"
@@ -34,6 +38,7 @@ namespace {
 using cclmesh::testing::refusal;
 using ccltest::Bytes;
 namespace ag = ccl::all_gather;
+namespace ar = ccl::all_reduce;
 namespace rs = ccl::reduce_scatter;
 using namespace std::chrono_literals;
 
@@ -344,7 +349,7 @@ class SlowFinish final : public MeshDevice {
   }
   void reset_global_semaphore(const GlobalSemaphore& s, std::uint32_t v) override { inner_.reset_global_semaphore(s, v); }
   void deallocate_global_semaphore(const GlobalSemaphore& s) override { inner_.deallocate_global_semaphore(s); }
-  void enqueue_workload(const MeshWorkload& w) override { inner_.enqueue_workload(w); }
+  void enqueue_workloads(std::span<const MeshWorkload> w) override { inner_.enqueue_workloads(w); }
   void finish() override {
     std::this_thread::sleep_for(delay_);
     inner_.finish();
@@ -551,8 +556,8 @@ TEST(RemoteMeshDevice, FaultEffectsAreTheServers) {
   EXPECT_EQ(flipped.front().rfind("corrupt:0-2:5: flipped bit ", 0), 0u) << flipped.front();
 }
 
-// A client of the previous protocol version (as of 8, version 7: no deallocate_global_semaphore,
-// workloads without their global semaphores) is refused with both versions named.
+// A client of the previous protocol version (as of 9, version 8: enqueue_workload one at a time,
+// resets at the call, no device_events) is refused with both versions named.
 TEST(RemoteMeshDevice, PreviousVersionClientIsRefused) {
   ServedSim served;
   boost::asio::io_context io;
@@ -651,6 +656,120 @@ TEST(RemoteMeshDevice, FreedGlobalSemaphoresRoundTrip) {
                         "was created)",
                         p.done_semaphore->id));
   EXPECT_EQ(served.device.allocator().live_global_semaphore_count(), 0u);
+}
+
+// --- an op's workloads all or none; semaphore resets in queue order (protocol 9) ------------
+
+// An all_reduce that every device refuses at its second workload, after placing its first: the
+// composite (the all_gather of every chip's copy, then the local sum) of a 512 KiB tensor whose
+// input and output are height-sharded on one worker's L1, 1 MiB of it. The gather's CBs fit
+// below those buffers; the local sum's running sums (the whole tensor) do not. Its buffers and
+// semaphores are `device`'s.
+struct AllReduceRefusedAtItsSecondWorkload {
+  ar::Params params;
+  std::vector<BufferHandle> buffers;
+  std::vector<GlobalSemaphore> semaphores;
+};
+
+AllReduceRefusedAtItsSecondWorkload all_reduce_refused_at_its_second_workload(MeshDevice& device) {
+  ar::Params p;
+  p.tensor = ccltest::tile({1, 1, 256, 1024});  // 8 x 32 tiles of 2 KiB
+  p.topology = ccl::CclTopology::Ring;
+  p.fabric = device.fabric();
+  p.algorithm = ar::Algorithm::Composite;
+  const BufferConfig on_one_worker{
+      BufferType::L1, ccl::size_bytes(p.tensor), ccl::page_size_bytes(p.tensor), TensorMemoryLayout::HeightSharded,
+      ShardSpec{{CoreRange{{0, 0}, {0, 0}}}, 8, 32, 32, ShardOrientation::RowMajor}};
+  p.input_buffer = device.create_buffer(on_one_worker);
+  p.output_buffer = device.create_buffer(on_one_worker);
+  p.intermediate_buffer = device.create_buffer(
+      ccl::interleaved_buffer_config(ar::intermediate_spec(p, device.topology()), BufferType::L1));
+  const std::vector<CoreRange> cores = ar::semaphore_cores(p, device.topology());
+  p.barrier_semaphore = device.create_global_semaphore(cores, CoreKind::Tensix, 0);
+  p.done_semaphore = device.create_global_semaphore(cores, CoreKind::Tensix, 0);
+  return {p, {p.input_buffer, p.output_buffer, p.intermediate_buffer}, {*p.barrier_semaphore, *p.done_semaphore}};
+}
+
+// The refusal names the local sum, and nothing of the op stays enqueued: its buffers and
+// semaphores free at once (an enqueued all_gather would hold them until finish()), and the
+// next finish() runs no kernel.
+void expect_refused_whole(MeshDevice& device) {
+  const AllReduceRefusedAtItsSecondWorkload op = all_reduce_refused_at_its_second_workload(device);
+  try {
+    ar::run(device, op.params);
+    ADD_FAILURE() << "the all_reduce's local sum was placed";
+  } catch (const WorkloadPlacementError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload 'all_reduce:all_reduce_local_reduce'"), std::string::npos)
+        << e.what();
+  }
+  for (const BufferHandle& buffer : op.buffers) device.deallocate_buffer(buffer);
+  for (const GlobalSemaphore& semaphore : op.semaphores) device.deallocate_global_semaphore(semaphore);
+  device.finish();
+  EXPECT_TRUE(device.profile().empty());
+}
+
+// MeshDevice::enqueue_workloads: on the simulated device, the planning one and a served one, the
+// op above leaves nothing behind, and the next op runs as on a fresh device, kernel for kernel.
+TEST(RemoteMeshDevice, AnOpRefusedAtItsSecondWorkloadEnqueuesNothing) {
+  sim::device::SimMeshDevice fresh(topo::load_system("t3k"), ring_options());
+  const OpResult expected = run_all_gather(fresh, fresh.fabric());
+
+  sim::device::PlanningMeshDevice planner(topo::load_system("t3k"), ring_options().fabric, {},
+                                          sim::DataMode::Functional);
+  expect_refused_whole(planner);
+
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  expect_refused_whole(local);
+  const OpResult after_local = run_all_gather(local, local.fabric());
+  EXPECT_TRUE(after_local.outputs == expected.outputs);
+  expect_same_profile(after_local.profile, expected.profile);
+
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  expect_refused_whole(remote);
+  const OpResult after_remote = run_all_gather(remote, remote.fabric());
+  EXPECT_TRUE(after_remote.outputs == expected.outputs);
+  expect_same_profile(after_remote.profile, expected.profile);
+}
+
+// One interpreter kernel on chip 0's worker (0,0) running `commands`, which name `semaphore`.
+MeshWorkload on_chip_0_worker(const std::string& name, const std::vector<cmd::Command>& commands,
+                              const GlobalSemaphore& semaphore) {
+  constexpr CoreCoord kWorker{0, 0};
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = ccl::kPacketHeaderCbId;
+  spec.streams = {kargs::interpreter_stream(std::nullopt, commands)};
+  Program program;
+  program.circular_buffers.push_back(ccl::packet_header_cb(kWorker));
+  program.kernels.push_back(ccl::interpreter_kernel(kWorker, spec));
+  MeshWorkload workload{name, {{0, program}}};
+  workload.global_semaphores = {semaphore};
+  return workload;
+}
+
+// reset_global_semaphore between two workloads enqueued without a finish() lands between them:
+// the first (an op's teardown) sets the semaphore to 0, the host resets it to 1, the second
+// waits for 1. A reset written at the call would land before the first ran, which would set it
+// back to 0: the second would hang.
+void expect_reset_lands_between(MeshDevice& device) {
+  const GlobalSemaphore semaphore = device.create_global_semaphore({CoreRange{{0, 0}, {0, 0}}}, CoreKind::Tensix, 0);
+  const cmd::GlobalSemaphoreAddress word{semaphore.address};
+  device.enqueue_workload(on_chip_0_worker("teardown", {cmd::local_core_semaphore_set(word, 0)}, semaphore));
+  device.reset_global_semaphore(semaphore, 1);
+  device.enqueue_workload(on_chip_0_worker("wait_for_reset", {cmd::local_semaphore_wait(word, 1)}, semaphore));
+  device.finish();  // DeviceError (a hang) when the second never sees 1
+  ASSERT_EQ(device.profile().size(), 2u);
+  EXPECT_EQ(device.profile()[1].kernel, device.profile()[0].kernel);
+  EXPECT_LT(device.profile()[0].end_ns, device.profile()[1].start_ns);
+}
+
+TEST(RemoteMeshDevice, ASemaphoreResetBetweenTwoWorkloadsLandsBetweenThemAsLocally) {
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  expect_reset_lands_between(local);
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  expect_reset_lands_between(remote);
+  expect_same_profile(remote.profile(), local.profile());
 }
 
 // --- enqueued host writes and reads (protocol 6) ------------------------------------------

@@ -90,7 +90,8 @@ int run_one(const Scenario& s) {
                             (1.0 + static_cast<double>(r.n_chips)) * static_cast<double>(s.groups);
   const std::string target = s.target_wall_s > 0 ? fmt::format("{:.1f}", s.target_wall_s) : "-";
   fmt::print("{:<64} {:>9.2f} {:>9.2f} {:>9} {:>12} {:>9.0f} {:>9.0f} {:>8.2f} {:>10.2f}\n", s.name, r.wall_s,
-             r.simulate_wall_s, target, r.sim_events, static_cast<double>(r.sim_events) / r.wall_s / 1e3, rss_mib,
+             r.simulate_wall_s, target, r.sim_events.value_or(0),
+             static_cast<double>(r.sim_events.value_or(0)) / r.wall_s / 1e3, rss_mib,
              rss_mib / tensor_mib, r.bandwidth.busbw_GBps);
   return r.verified.value_or(true) ? 0 : 1;
 }

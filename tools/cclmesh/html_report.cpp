@@ -165,14 +165,14 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += fmt::format("<title>{}</title>\n<style>\n{}\n</style>\n</head>\n<body>\n", escape_html(title), kStyle);
   html += fmt::format("<h1>{}</h1>\n", escape_html(title));
-  // A served device's events are counted on the server, not here (sim_events 0): not shown.
+  // A device that counts no events (served hardware) says so, as for its links.
   html += fmt::format(
       "<p class=\"summary\">{} chips, {}, {} link{}, {} mode{}, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
       "{}{}</p>\n",
       r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode),
       r.fabric.empty() ? "" : ", " + escape_html(r.fabric), escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified),
-      r.sim_events > 0 ? fmt::format("; {} simulated events", r.sim_events) : "");
+      r.sim_events ? fmt::format("; {} simulated events", *r.sim_events) : "; no event count from this device");
   // --shape / --dim / --shard: the tensor and memory config, as the table's second title line says.
   if (const std::string note = tensor_note(r); !note.empty()) {
     html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(note.substr(2, note.size() - 3)));

@@ -1269,7 +1269,7 @@ void check_op(const PreparedOp& op, RunResult& result) {
 // the run; any other placement error is a builder's bug and stays an internal error.
 void run_op(runtime::MeshDevice& device, const PreparedOp& op, const RunOptions& requested) {
   try {
-    for (const runtime::MeshWorkload& workload : op.workloads) device.enqueue_workload(workload);
+    device.enqueue_workloads(op.workloads);  // all or none: a refusal leaves nothing to run
   } catch (const runtime::WorkloadPlacementError& e) {
     throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
   }
@@ -1388,8 +1388,8 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::str
 }
 
 // The op on a served device (cclmesh serve), whose system, mode, fabric (device.fabric()) and
-// data mode are the server's; the run path's simulator extras (events, wires, faults, traces)
-// were refused with the option (device_options_check.cpp).
+// data mode are the server's; the run path's simulator extras (wires, faults, traces) were
+// refused with the option (device_options_check.cpp); the op's event count is the server's.
 RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
   const auto wall_start = std::chrono::steady_clock::now();
   const topo::Topology& topology = device.topology();
@@ -1423,12 +1423,16 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
     const std::size_t profile_begin = device.profile().size();
     const std::optional<std::vector<runtime::LinkTraffic>> links_before = device.link_traffic();
+    const std::optional<std::uint64_t> events_before = device.device_events();
     run_op(device, op, requested);
+    const std::optional<std::uint64_t> events_after = device.device_events();
     const OpTimes times = op_times(device.profile(), profile_begin);
     // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
     const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
                                            : std::numeric_limits<double>::quiet_NaN();
     RunResult r = op_result(options, device, runtime::FabricPlan(topology, fabric), op, topology, times, enqueued_us);
+    // Counted on the server, as a local run counts them; none from a backend that counts none.
+    if (events_before && events_after) r.sim_events = *events_after - *events_before;
     set_links_used(r, links_before, device.link_traffic(), times);
     check_op(op, r);
     return r;

@@ -74,7 +74,8 @@ nlohmann::json result_json(const RunResult& r) {
     j["fabric_order"] = r.fabric_order;
     if (!r.fault_effects.empty()) j["fault_effects"] = r.fault_effects;
   }
-  j["sim_events"] = r.sim_events;
+  // null: the device counts no events (served hardware).
+  j["sim_events"] = r.sim_events ? nlohmann::json(*r.sim_events) : nlohmann::json(nullptr);
   j["wall_s"] = r.wall_s;
   return j;
 }
@@ -240,7 +241,8 @@ std::string csv_row(const RunResult& r, bool link_columns) {
                                 r.system, r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
                                 r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps,
                                 r.bandwidth.pct_line_rate, r.dispatch_us, r.launch_us,
-                                r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements, r.sim_events);
+                                r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements,
+                                r.sim_events ? fmt::to_string(*r.sim_events) : std::string());
   if (link_columns) {
     // A row at the arch's defaults in a what-if's CSV (not produced by one sweep, whose rows share
     // their links) leaves the cells empty rather than guess its links.

@@ -176,7 +176,9 @@ struct RunResult {
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
   std::vector<std::uint32_t> chips;       // --chips as run, in order; empty: every chip
-  std::uint64_t sim_events = 0;
+  // The simulator's events the op ran; nullopt from a device that counts none (a served
+  // hardware backend): --json says null, the CSV leaves the cell empty, --report says so.
+  std::optional<std::uint64_t> sim_events;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
   // The part of wall_s the engine spent running the op's events; the rest is set-up (topology,

@@ -228,6 +228,8 @@ int run_serve(const ServeOptions& options) {
   }
   if (device_options.max_wall_seconds) server_options.description += fmt::format(", max-wall {} s per op", options.max_wall);
   server_options.device_time_ps = [&device] { return static_cast<std::uint64_t>(device->now().ps()); };
+  // A client's row counts its op's events as a local run's does (the difference of two readings).
+  server_options.device_events = [&device] { return device->stats().events_executed; };
   // Each client's op's own corruption, not an earlier op's in the same device life.
   ServedFaultEffects fault_effects(*device);
   server_options.fault_effects = [&fault_effects] { return fault_effects.effects(); };

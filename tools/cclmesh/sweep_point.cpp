@@ -163,7 +163,7 @@ json result_wire_json(const RunResult& r) {
           {"fabric_order", r.fabric_order},
           {"fabric", r.fabric},
           {"chips", r.chips},
-          {"sim_events", r.sim_events},
+          {"sim_events", optional_json(r.sim_events)},
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
           {"simulate_wall_s", bits(r.simulate_wall_s)},
@@ -217,7 +217,7 @@ RunResult result_from_wire(const json& j) {
   r.fabric_order = j.at("fabric_order").get<std::string>();
   r.fabric = j.at("fabric").get<std::string>();
   r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
-  r.sim_events = j.at("sim_events").get<std::uint64_t>();
+  r.sim_events = optional_from<std::uint64_t>(j.at("sim_events"));
   r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   r.wall_s = from_bits(j.at("wall_s"));
   r.simulate_wall_s = from_bits(j.at("simulate_wall_s"));

@@ -483,7 +483,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
 }
 
 void run(MeshDevice& device, const Params& params) {
-  for (const MeshWorkload& w : build_workloads(params, device.topology())) device.enqueue_workload(w);
+  device.enqueue_workloads(build_workloads(params, device.topology()));  // all or none
   device.finish();
 }
 

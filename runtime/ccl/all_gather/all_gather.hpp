@@ -148,7 +148,7 @@ std::vector<MeshWorkload> build_workloads(const Params& params, const topo::Topo
 // The one workload of an all_gather without the fallback (CclParamsError for one that needs it:
 // use build_workloads).
 MeshWorkload build(const Params& params, const topo::Topology& topology);
-// build_workloads() on the device's topology, enqueue, finish.
+// build_workloads() on the device's topology, enqueued in one call (all or none), finish.
 void run(MeshDevice& device, const Params& params);
 
 }  // namespace cclmesh::runtime::ccl::all_gather

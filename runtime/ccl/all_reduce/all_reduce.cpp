@@ -325,7 +325,7 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
 }
 
 void run(MeshDevice& device, const Params& params) {
-  for (const MeshWorkload& w : build(params, device.topology())) device.enqueue_workload(w);
+  device.enqueue_workloads(build(params, device.topology()));  // all or none
   device.finish();
 }
 

@@ -32,7 +32,8 @@
 // multicasts through the fabric's routers and is refused, naming the composite.
 // build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
-// run() enqueues them all and waits once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
+// run() enqueues them all in one call (MeshDevice::enqueue_workloads: all or none) and waits
+// once. OneShot builds 1 workload. Each chip runs them one after another, so a chip's
 // second program sees its first one's results; across chips the global semaphores order them.
 //
 // Reduction order (reference_outputs() reproduces it bit for bit): the reduce_scatter's (see

@@ -252,8 +252,8 @@ TEST(RunReport, PageIsSelfContainedAndColoursEveryLane) {
 
 // A device that does not measure its links (MeshDevice::link_traffic nullopt, as a served
 // hardware backend may): the page says so and draws the topology uncoloured, rather than every
-// lane idle. The same result measured colours its lanes; the events a served run cannot count
-// (0) are not claimed.
+// lane idle. The same result measured colours its lanes; a device that counts no events (served
+// hardware) is said to, not shown as 0 events.
 TEST(RunReport, UnmeasuredLinksAreSaidNotDrawnIdle) {
   RunResult result = run_collective(all_gather("t3k", "ring", 64 << 10));
   const topo::Topology topology = topo::load_system("t3k");
@@ -261,12 +261,13 @@ TEST(RunReport, UnmeasuredLinksAreSaidNotDrawnIdle) {
   EXPECT_THAT(html_report(result, topology), HasSubstr(" simulated events</p>"));
   result.links_measured = false;
   result.links_used.clear();
-  result.sim_events = 0;
+  result.sim_events = std::nullopt;
   const std::string html = html_report(result, topology);
   EXPECT_THAT(html, HasSubstr("No link statistics from this device"));
   EXPECT_THAT(html, Not(HasSubstr("class=\"lane\"")));
   EXPECT_THAT(html, Not(HasSubstr("Every link direction")));
   EXPECT_THAT(html, Not(HasSubstr("simulated events")));
+  EXPECT_THAT(html, HasSubstr("no event count from this device"));
   EXPECT_THAT(html, HasSubstr("<td>65536</td>"));  // the row is still there
 }
 

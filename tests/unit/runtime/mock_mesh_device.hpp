@@ -27,7 +27,8 @@ class MockMeshDevice : public MeshDevice {
               (const std::vector<CoreRange>& cores, CoreKind kind, std::uint32_t initial_value), (override));
   MOCK_METHOD(void, reset_global_semaphore, (const GlobalSemaphore& semaphore, std::uint32_t value), (override));
   MOCK_METHOD(void, deallocate_global_semaphore, (const GlobalSemaphore& semaphore), (override));
-  MOCK_METHOD(void, enqueue_workload, (const MeshWorkload& workload), (override));
+  MOCK_METHOD(void, enqueue_workloads, (std::span<const MeshWorkload> workloads), (override));
+  using MeshDevice::enqueue_workload;
   MOCK_METHOD(void, finish, (), (override));
   MOCK_METHOD(std::vector<KernelProfile>, profile, (), (const, override));
   MOCK_METHOD(std::optional<std::vector<LinkTraffic>>, link_traffic, (), (const, override));

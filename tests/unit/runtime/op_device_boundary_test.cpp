@@ -1,6 +1,6 @@
 // Ops reach a device only through runtime::MeshDevice: with a strict gmock device, running an
-// op asks for the topology, enqueues exactly one workload and waits for it, and nothing else;
-// a device error comes back to the caller unchanged.
+// op asks for the topology, enqueues its workloads in one call (all or none) and waits for
+// them, and nothing else; a device error comes back to the caller unchanged.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,8 +14,10 @@ namespace {
 
 using ::testing::_;
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::InSequence;
+using ::testing::ResultOf;
 using ::testing::ReturnRef;
 using ::testing::SizeIs;
 using ::testing::StrictMock;
@@ -23,6 +25,14 @@ using ::testing::Throw;
 
 BufferHandle dram(std::uint32_t id, std::uint64_t address) {
   return BufferHandle{id, address, BufferConfig{BufferType::Dram, 8192, 2048, TensorMemoryLayout::Interleaved, {}}};
+}
+
+// The workloads of one enqueue_workloads call, as a vector (gmock's container matchers want
+// one).
+template <class Matcher>
+auto workloads_are(Matcher matcher) {
+  return ResultOf([](std::span<const MeshWorkload> w) { return std::vector<MeshWorkload>(w.begin(), w.end()); },
+                  matcher);
 }
 
 FabricOptions line() {
@@ -37,8 +47,8 @@ TEST(OpDeviceBoundary, SendRecvEnqueuesOneWorkloadAndWaits) {
   EXPECT_CALL(device, topology()).WillRepeatedly(ReturnRef(t3k));
   {
     InSequence order;
-    EXPECT_CALL(device, enqueue_workload(AllOf(Field(&MeshWorkload::name, "send_recv"),
-                                               Field(&MeshWorkload::programs, SizeIs(2)))));
+    EXPECT_CALL(device, enqueue_workloads(workloads_are(ElementsAre(AllOf(
+                            Field(&MeshWorkload::name, "send_recv"), Field(&MeshWorkload::programs, SizeIs(2)))))));
     EXPECT_CALL(device, finish());
   }
   ccl::send_recv::Params params;
@@ -56,8 +66,8 @@ TEST(OpDeviceBoundary, BroadcastEnqueuesAProgramPerChip) {
   EXPECT_CALL(device, topology()).WillRepeatedly(ReturnRef(t3k));
   {
     InSequence order;
-    EXPECT_CALL(device, enqueue_workload(AllOf(Field(&MeshWorkload::name, "broadcast"),
-                                               Field(&MeshWorkload::programs, SizeIs(8)))));
+    EXPECT_CALL(device, enqueue_workloads(workloads_are(ElementsAre(AllOf(
+                            Field(&MeshWorkload::name, "broadcast"), Field(&MeshWorkload::programs, SizeIs(8)))))));
     EXPECT_CALL(device, finish());
   }
   ccl::broadcast::Params params;
@@ -72,7 +82,7 @@ TEST(OpDeviceBoundary, DeviceErrorsReachTheCaller) {
   StrictMock<testing::MockMeshDevice> device;
   const topo::Topology t3k = topo::build_t3k();
   EXPECT_CALL(device, topology()).WillRepeatedly(ReturnRef(t3k));
-  EXPECT_CALL(device, enqueue_workload(_));
+  EXPECT_CALL(device, enqueue_workloads(_));
   EXPECT_CALL(device, finish()).WillOnce(Throw(DeviceError(DeviceError::Kind::Hang, "hang at 1 us")));
   ccl::send_recv::Params params;
   params.sender = 0;

@@ -236,7 +236,7 @@ TEST(DeviceAllocator, GlobalSemaphoresAnUnfinishedWorkloadMayUseAreNotFreed) {
   runtime::MeshWorkload op;
   op.name = "op";
   op.global_semaphores = {named};
-  allocator.hold_named_by(op);
+  allocator.hold_named_by({&op, 1});
   EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.deallocate_global_semaphore(named); }),
             "deallocate_global_semaphore: global semaphore 1 is used by workload 'op', enqueued and not finished; call "
             "finish() first");
@@ -246,7 +246,7 @@ TEST(DeviceAllocator, GlobalSemaphoresAnUnfinishedWorkloadMayUseAreNotFreed) {
   runtime::MeshWorkload silent;  // names its buffers but no global semaphores: it may use any
   silent.name = "silent";
   silent.buffers = {buffer};
-  allocator.hold_named_by(silent);
+  allocator.hold_named_by({&silent, 1});
   EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.deallocate_global_semaphore(named); }),
             "deallocate_global_semaphore: global semaphore 1: workload 'silent' is enqueued and not finished and does "
             "not name the global semaphores it uses (MeshWorkload::global_semaphores), so it may use this one; call "
@@ -260,7 +260,7 @@ TEST(DeviceAllocator, GlobalSemaphoresAnUnfinishedWorkloadMayUseAreNotFreed) {
 
   // A workload naming a freed semaphore is refused whole: it holds nothing, not even its buffers.
   op.buffers = {buffer};
-  EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.hold_named_by(op); }),
+  EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.hold_named_by({&op, 1}); }),
             "workload 'op': global semaphore 1 was freed already (deallocate_global_semaphore)");
   allocator.deallocate_buffer(buffer);
   EXPECT_EQ(allocator.live_global_semaphore_count(), 0u);
@@ -274,7 +274,7 @@ TEST(DeviceAllocator, BuffersAnUnfinishedWorkloadNamesAreNotFreed) {
   runtime::MeshWorkload op;
   op.name = "op";
   op.buffers = {in, out};
-  allocator.hold_named_by(op);
+  allocator.hold_named_by({&op, 1});
   EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.deallocate_buffer(out); }),
             "deallocate_buffer: buffer 2 is used by workload 'op', enqueued and not finished; call finish() first");
   allocator.deallocate_buffer(other);  // not named: free to go
@@ -283,13 +283,13 @@ TEST(DeviceAllocator, BuffersAnUnfinishedWorkloadNamesAreNotFreed) {
 
   runtime::MeshWorkload silent;  // names no buffers: it may use any
   silent.name = "silent";
-  allocator.hold_named_by(silent);
+  allocator.hold_named_by({&silent, 1});
   EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.deallocate_buffer(in); }),
             "deallocate_buffer: buffer 1: workload 'silent' is enqueued and not finished and does not name the buffers "
             "it uses (MeshWorkload::buffers), so it may use this one; call finish() first");
   allocator.workloads_finished();
 
-  EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.hold_named_by(op); }),
+  EXPECT_EQ(refusal<std::invalid_argument>([&] { allocator.hold_named_by({&op, 1}); }),
             "workload 'op': buffer 2 was freed already (deallocate_buffer)");
   allocator.deallocate_buffer(in);  // the refused workload holds nothing
   EXPECT_EQ(allocator.live_buffer_count(), 0u);

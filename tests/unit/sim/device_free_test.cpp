@@ -299,6 +299,26 @@ TEST(DeviceFree, ASemaphoreAnUnfinishedWorkloadMayUseIsFreedAfterFinish) {
   EXPECT_EQ(device.allocator().live_global_semaphore_count(), 0u);
 }
 
+// reset_global_semaphore is enqueue-ordered: queued behind a workload, it holds its semaphore
+// until finish(), as an enqueued write holds its buffer (freed before, a new semaphore or
+// buffer could take the word the reset is still to write). The same on a planning device.
+TEST(DeviceFree, AQueuedSemaphoreResetHoldsItsSemaphoreUntilFinish) {
+  const auto trail = trails_on_both_devices([](runtime::MeshDevice& d, std::vector<std::string>& out) {
+    const GlobalSemaphore named = d.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+    const GlobalSemaphore reset = d.create_global_semaphore(kWorkers, CoreKind::Tensix, 0);
+    d.enqueue_workload(naming({}, {named}));
+    d.reset_global_semaphore(reset, 3);
+    out.push_back(refusal([&] { d.deallocate_global_semaphore(reset); }));
+    d.finish();
+    out.push_back(refusal([&] { d.deallocate_global_semaphore(reset); }));
+  });
+  EXPECT_EQ(trail[0], trail[1]);
+  ASSERT_EQ(trail[0].size(), 2u);
+  EXPECT_EQ(trail[0][0], "deallocate_global_semaphore: global semaphore 2 is used by a reset_global_semaphore, "
+                         "enqueued and not finished; call finish() first");
+  EXPECT_EQ(trail[0][1], "");
+}
+
 // The same calls on a planning device and a simulated one: the same handles and refusals; and
 // reset() after frees gives both a fresh device's handles.
 TEST(DeviceFree, PlanningAndSimulatedDevicesFreeSemaphoresAlikeAndResetAfterFrees) {

@@ -272,7 +272,9 @@ TEST(DeviceHostQueue, AFailedFinishWritesNoReadAndResetDropsTheQueue) {
   } catch (const runtime::DeviceError& e) {
     EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Hang);
     EXPECT_NE(std::string(e.what()).find(fmt::format(
-                  "  chip {}: 2 enqueued host write(s) or read(s) waiting behind its programs (not run)\n", chip)),
+                  "  chip {}: 2 enqueued host write(s), read(s) or semaphore reset(s) waiting behind its programs "
+                  "(not run)\n",
+                  chip)),
               std::string::npos)
         << e.what();
   }
