@@ -115,8 +115,15 @@ class MeshDevice {
   virtual void enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) = 0;
   virtual void enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) = 0;
 
-  // Created once and reused across ops; `reset_global_semaphore` sets its value on every core
-  // (std::invalid_argument for a handle that is not a live semaphore of this device).
+  // Created once and reused across ops; the initial value is written at the call (no work
+  // enqueued before can use a semaphore that did not exist).
+  // `reset_global_semaphore` sets its value on every core, enqueue-ordered as tt-metal's
+  // GlobalSemaphore::reset_semaphore_value is, as we understand it (a write through the command
+  // queue; not checked against its source): on each chip a host command that runs after every
+  // program enqueued before it on that chip and before any enqueued after it (at the call on an
+  // idle chip), so a reset between two enqueued ops needs no finish(): the second sees the reset
+  // value. Like an enqueued write it holds the semaphore until finish() (deallocate refuses it).
+  // std::invalid_argument for a handle that is not a live semaphore of this device.
   virtual GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
                                                   std::uint32_t initial_value) = 0;
   virtual void reset_global_semaphore(const GlobalSemaphore& semaphore, std::uint32_t value) = 0;
