@@ -9,7 +9,9 @@
 
 namespace cclmesh::sim {
 
-EventQueue::EventQueue() { std::fill(std::begin(ring_overflow_), std::end(ring_overflow_), kNoNode); }
+EventQueue::EventQueue() : run_(std::make_unique<Entry[]>(kInitialRunCapacity)), run_capacity_(kInitialRunCapacity) {
+  std::fill(std::begin(ring_overflow_), std::end(ring_overflow_), kNoNode);
+}
 
 EventQueue::~EventQueue() {
   for (Slot& slot : slots_) {
@@ -131,19 +133,41 @@ void EventQueue::discard_cancelled_top() {
 // sequence number goes before newer ones at its time). A place deep inside a crowded run would
 // cost a long shift; the heap orders such an entry just as well.
 void EventQueue::insert_into_run(Entry entry) {
-  std::size_t at = run_.size();
+  std::size_t at = run_size_;
   while (at > run_head_ && later(run_[at - 1], entry)) --at;
-  if (run_.size() - at > kCrowdedBucket) {
+  if (run_size_ - at > kCrowdedBucket) {
     heap_push(entry);
     return;
   }
-  run_.insert(run_.begin() + static_cast<std::ptrdiff_t>(at), entry);
+  if (run_size_ == run_capacity_) {
+    const std::size_t consumed = run_head_;
+    make_run_room();
+    at -= consumed;
+  }
+  Entry* run = run_.get();
+  std::copy_backward(run + at, run + run_size_, run + run_size_ + 1);
+  run[at] = entry;
+  ++run_size_;
+}
+
+void EventQueue::make_run_room() {
+  Entry* run = run_.get();
+  if (run_head_ >= run_capacity_ / 2) {  // at least half consumed: move the rest to the front
+    std::copy(run + run_head_, run + run_size_, run);
+  } else {
+    auto larger = std::make_unique<Entry[]>(run_capacity_ * 2);
+    std::copy(run + run_head_, run + run_size_, larger.get());
+    run_ = std::move(larger);
+    run_capacity_ *= 2;
+  }
+  run_size_ -= run_head_;
+  run_head_ = 0;
 }
 
 void EventQueue::refill_run() {
-  while (run_head_ < run_.size() && !live(run_[run_head_])) discard(run_[run_head_++]);
-  if (run_head_ < run_.size()) return;
-  run_.clear();
+  while (run_head_ < run_size_ && !live(run_[run_head_])) discard(run_[run_head_++]);
+  if (run_head_ < run_size_) return;
+  run_size_ = 0;
   run_head_ = 0;
   constexpr std::size_t kWords = kRingBuckets / 64;
   // Buckets in time order from the ring's start: to the end of the ring, then around to just
@@ -174,23 +198,25 @@ void EventQueue::refill_run() {
     // waiting for it then. The entries' slots are only written, to free them: no prefetch
     // (measured: asking for them, also for the next event's, cost more than it saved).
     prefetch_bucket_after(found);
+    // Insertion sort: a bucket holds a handful of entries, and the run has room for them all.
+    Entry* run = run_.get();
+    std::size_t size = 0;
     for (std::size_t i = 0; i < count; ++i) {
       const Entry e = entries[i];
       if (!live(e)) {
         discard(e);
         continue;
       }
-      // Insertion sort: a bucket holds a handful of entries.
-      std::size_t at = run_.size();
-      run_.push_back(e);
-      while (at > 0 && later(run_[at - 1], e)) {
-        run_[at] = run_[at - 1];
+      std::size_t at = size++;
+      while (at > 0 && later(run[at - 1], e)) {
+        run[at] = run[at - 1];
         --at;
       }
-      run_[at] = e;
+      run[at] = e;
     }
+    run_size_ = size;
     if (overflow != kNoNode) [[unlikely]] take_overflow(overflow);
-    if (!run_.empty()) return;
+    if (run_size_ != 0) return;
   }
 }
 
@@ -217,13 +243,14 @@ void EventQueue::push_overflow(std::size_t bucket, Entry entry) {
 // costs little more than a pass, as entries are by then out of order only within their slice
 // and, at equal times, only where a reserved sequence number was pushed late.
 void EventQueue::take_overflow(std::uint32_t node) {
-  const std::size_t first_chained = run_.size();
+  const std::size_t first_chained = run_size_;
   while (node != kNoNode) {
     OverflowNode& n = overflow_nodes_[node];
     const std::uint32_t next = n.next;
     --ring_entries_;
     if (live(n.entry)) {
-      run_.push_back(n.entry);
+      if (run_size_ == run_capacity_) make_run_room();
+      run_[run_size_++] = n.entry;
     } else {
       discard(n.entry);
     }
@@ -232,37 +259,42 @@ void EventQueue::take_overflow(std::uint32_t node) {
     node = next;
   }
   // The chain is newest first: reversed, the run is in push order, which is nearly sequence order.
-  std::reverse(run_.begin() + static_cast<std::ptrdiff_t>(first_chained), run_.end());
+  Entry* run = run_.get();
+  std::reverse(run + first_chained, run + run_size_);
 
-  const auto insertion_sort = [](std::vector<Entry>& run) {
-    for (std::size_t i = 1; i < run.size(); ++i) {
-      const Entry e = run[i];
+  const auto insertion_sort = [](Entry* entries, std::size_t size) {
+    for (std::size_t i = 1; i < size; ++i) {
+      const Entry e = entries[i];
       std::size_t at = i;
-      while (at > 0 && later(run[at - 1], e)) {
-        run[at] = run[at - 1];
+      while (at > 0 && later(entries[at - 1], e)) {
+        entries[at] = entries[at - 1];
         --at;
       }
-      run[at] = e;
+      entries[at] = e;
     }
   };
   constexpr int kSliceShift = 3;  // 8 ps
   constexpr std::size_t kSlices = std::size_t{1} << (kBucketShift - kSliceShift);
   // A few entries: the slices' counts would cost more than the few moves.
-  if (run_.size() <= kSlices / 4) {
-    insertion_sort(run_);
+  if (run_size_ <= kSlices / 4) {
+    insertion_sort(run, run_size_);
     return;
   }
   const auto slice_of = [](const Entry& e) { return static_cast<std::size_t>(e.time_ps >> kSliceShift) & (kSlices - 1); };
   std::array<std::uint32_t, kSlices + 1> starts{};
-  for (const Entry& e : run_) ++starts[slice_of(e) + 1];
+  for (std::size_t i = 0; i < run_size_; ++i) ++starts[slice_of(run[i]) + 1];
   for (std::size_t i = 1; i <= kSlices; ++i) starts[i] += starts[i - 1];
-  // The second buffer, swapped with the run afterwards; per thread, as each engine (and its
-  // queue) runs on one thread, so that no crowded bucket allocates.
-  static thread_local std::vector<Entry> sorted;
-  sorted.resize(run_.size());
-  for (const Entry& e : run_) sorted[starts[slice_of(e)]++] = e;
-  insertion_sort(sorted);
-  run_.swap(sorted);
+  // The second buffer, as large as the run's, swapped with it afterwards (so no crowded bucket
+  // allocates once the buffers have grown to the crowd).
+  if (spare_capacity_ < run_capacity_) {
+    spare_ = std::make_unique<Entry[]>(run_capacity_);
+    spare_capacity_ = run_capacity_;
+  }
+  Entry* sorted = spare_.get();
+  for (std::size_t i = 0; i < run_size_; ++i) sorted[starts[slice_of(run[i])]++] = run[i];
+  insertion_sort(sorted, run_size_);
+  std::swap(run_, spare_);
+  std::swap(run_capacity_, spare_capacity_);
 }
 
 // The first non-empty bucket after `bucket` within the next two bitmap words, if any.
@@ -285,10 +317,10 @@ void EventQueue::prefetch_bucket_after(std::size_t bucket) {
 bool EventQueue::pop_elsewhere(SimTime limit, DueEvent& out) {
   // refill_run() does nothing while the run holds an entry and no event is cancelled (only a
   // cancelled entry at its front could be dropped): most pops, at ~2 events per simulated ns.
-  if (run_head_ >= run_.size() || cancelled_queued_ != 0) refill_run();
+  if (run_head_ >= run_size_ || cancelled_queued_ != 0) refill_run();
   discard_cancelled_top();
   // The earlier of the two fronts (the ring holds nothing earlier than the run).
-  const bool from_run = run_head_ < run_.size();
+  const bool from_run = run_head_ < run_size_;
   const bool from_heap = !heap_.empty() && (!from_run || later(run_[run_head_], heap_.front()));
   if (!from_run && !from_heap) return false;
   const Entry& least = from_heap ? heap_.front() : run_[run_head_];
@@ -310,7 +342,7 @@ SimTime EventQueue::next_time() {
   refill_run();
   discard_cancelled_top();
   std::int64_t earliest = heap_.empty() ? SimTime::max().ps() : heap_.front().time_ps;
-  if (run_head_ < run_.size()) earliest = std::min(earliest, run_[run_head_].time_ps);
+  if (run_head_ < run_size_) earliest = std::min(earliest, run_[run_head_].time_ps);
   return SimTime::from_ps(earliest);
 }
 

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/engine/check.hpp"
@@ -83,7 +84,7 @@ class EventQueue {
   // Inline for the common case: the current run holds the earliest entry and nothing is
   // cancelled; pop_elsewhere() for the rest (refill, heap, cancelled entries).
   bool pop_until(SimTime limit, DueEvent& out) {
-    if (run_head_ < run_.size() && cancelled_queued_ == 0 &&
+    if (run_head_ < run_size_ && cancelled_queued_ == 0 &&
         (heap_.empty() || !later(run_[run_head_], heap_.front()))) [[likely]] {
       const Entry& least = run_[run_head_];
       if (least.time_ps > limit.ps()) return false;
@@ -210,6 +211,8 @@ class EventQueue {
   // ring's earliest bucket the current run. Afterwards the run is empty only if the ring is.
   void refill_run();
   void insert_into_run(Entry entry);
+  // Room for one more entry at the run's back: the consumed front moved out, else a larger buffer.
+  void make_run_room();
   void push_overflow(std::size_t bucket, Entry entry);
   void take_overflow(std::uint32_t node);
   void prefetch_bucket_after(std::size_t bucket);
@@ -217,8 +220,18 @@ class EventQueue {
   static constexpr int kBucketShift = 9;             // 512 ps per bucket
   static constexpr std::size_t kRingBuckets = 4096;  // a power of two: 2.1 us ahead
   static constexpr std::size_t kCrowdedBucket = 64;  // a run insert this deep goes to the heap
-  std::vector<Entry> run_;        // the current run, sorted, from run_head_
+  static constexpr std::size_t kInitialRunCapacity = 256;
+  // The current run, sorted: run_[run_head_ .. run_size_). A plain buffer rather than a
+  // std::vector: every pop reads its size (one word here, two pointers and a shift there), and a
+  // refill writes a bucket's entries without a capacity check each (the buffer always holds at
+  // least a full bucket's inline entries).
+  std::unique_ptr<Entry[]> run_;
+  std::size_t run_capacity_ = 0;
+  std::size_t run_size_ = 0;
   std::size_t run_head_ = 0;
+  // take_overflow()'s second buffer for a crowded bucket's counting sort (empty until then).
+  std::unique_ptr<Entry[]> spare_;
+  std::size_t spare_capacity_ = 0;
   std::int64_t run_bucket_ = -1;  // absolute bucket number (time >> kBucketShift) of the run
   // A bucket is two cache lines of entries in one flat array, its count in a small array of
   // its own: a push or a refill touches one bucket of the ring (a vector per bucket cost a
@@ -232,6 +245,7 @@ class EventQueue {
     Entry entries[kBucketEntries];
   };
   static_assert(sizeof(Bucket) == 128, "a bucket is two cache lines");
+  static_assert(kInitialRunCapacity >= kBucketEntries, "a refill writes a bucket's inline entries unchecked");
   std::vector<Bucket> ring_store_ = std::vector<Bucket>(kRingBuckets);
   std::uint8_t ring_count_[kRingBuckets] = {};
   // A full bucket's further entries, chained from the bucket (newest first) in nodes from a

@@ -274,6 +274,34 @@ TEST(EventQueue, EventsAtTheCurrentTimeGoAheadOfACrowdedBucket) {
   EXPECT_EQ(order, expected);
 }
 
+// The current run is a buffer of its own: events scheduled into the running bucket while it runs
+// (wake-ups at the current time) make it outgrow its first size, and, once its front is being
+// consumed as fast as its back grows, move what is left to the buffer's start. Neither may
+// change the order: each pop against the sorted places, as above.
+TEST(EventQueue, ARunThatOutgrowsItsBufferKeepsTheOrder) {
+  ShadowedQueue shadow;
+  shadow.push(1'030);  // both in the 512 ps bucket [1024, 1536)
+  shadow.push(1'300);
+  DueEvent event;
+  int pops = 0;
+  while (shadow.queue.pop(event)) {
+    ASSERT_FALSE(shadow.pending.empty());
+    ASSERT_EQ((ShadowedQueue::Place{event.time.ps(), event.sequence}), shadow.pending.begin()->first);
+    shadow.pending.erase(shadow.pending.begin());
+    ++pops;
+    const std::int64_t now = event.time.ps();
+    if (pops < 1'500) {  // the run grows by one per pop
+      shadow.push(now);
+      shadow.push(now);
+      if (pops < 512 && pops % 16 == 0) shadow.push(now + 200);  // behind them (fewer than a crowded run's depth)
+    } else if (pops < 6'000) {  // as many pushed as popped: the front moves up the buffer
+      shadow.push(now);
+    }
+  }
+  EXPECT_TRUE(shadow.pending.empty());
+  EXPECT_EQ(pops, 2 + 2 * 1'499 + 511 / 16 + (6'000 - 1'500));
+}
+
 // A ring bucket holds four entries in its cache line; more events in the same bucket go to its
 // overflow chain, and a cancelled one anywhere is skipped: the order is still (time,
 // scheduling order).
