@@ -36,6 +36,7 @@
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/output_check.hpp"
+#include "tools/cclmesh/workload_cache.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/link_whatif.hpp"
@@ -354,7 +355,7 @@ std::optional<std::array<std::uint32_t, 2>> output_shard_of(const RunOptions& op
 // What a prepared op leaves for the run: its workloads, the chips it runs on, how to check the
 // result, and the figures the metrics need.
 struct PreparedOp {
-  std::vector<runtime::MeshWorkload> workloads;
+  WorkloadCache::Workloads workloads;
   std::uint32_t group_size = 0;
   // The op's groups as run, in rank order (send_recv: each group's sender and receiver).
   std::vector<std::vector<ChipId>> groups;
@@ -640,7 +641,8 @@ std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::
 // with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
 // hop, as nccl-tests' sendrecv) or to every other rank (broadcast). Each source sends its own
 // seeded bytes, so a chip that received another group's data does not verify.
-PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers) {
+PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers,
+                           WorkloadCache& cache) {
   // The tensor: --shape's, or --size's pages (S = the bytes each receiver gets). Either may be
   // sharded (--shard, --out-shard*) in --memory; the op copies pages, whatever their layout.
   const std::uint64_t page_bytes = options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape))
@@ -679,7 +681,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     params.groups = selection;
     params.fabric = device.fabric();
     params.num_links = options.links;
-    op.workloads.push_back(ccl::send_recv::build(params, device.topology()));
+    op.workloads = cache.get(params, device.topology(), [&] { return ccl::send_recv::build(params, device.topology()); });
     op.group_size = 2;
     for (const std::vector<ChipId>& group : groups) op.groups.push_back({group.at(0), group.at(1)});
   } else {
@@ -690,7 +692,7 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     params.groups = selection;
     params.fabric = device.fabric();
     params.num_links = options.links;
-    op.workloads.push_back(ccl::broadcast::build(params, device.topology()));
+    op.workloads = cache.get(params, device.topology(), [&] { return ccl::broadcast::build(params, device.topology()); });
     op.group_size = static_cast<std::uint32_t>(first.size());
     op.groups = groups;
   }
@@ -766,7 +768,8 @@ std::function<Check()> verifier(runtime::MeshDevice& device, std::vector<OutputB
   return check_outputs(device, std::move(outputs), std::move(expected), page_bytes, element);
 }
 
-PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring) {
+PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring,
+                              WorkloadCache& cache) {
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
   const std::uint64_t page_bytes =
       options.shape ? ccl::page_size_bytes(tensor_of_shape(options, *options.shape)) : page_bytes_of(options);
@@ -851,7 +854,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
                                                   runtime::CoreKind::Tensix, 0);
     }
     op.size_bytes = p.output_buffer.config.size_bytes;
-    op.workloads = ccl::all_gather::build_workloads(p, device.topology());
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_gather::build_workloads(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {
@@ -873,7 +876,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.done_semaphore = buffers.create_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
                                                 runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes * p.output_buffers.size();
-    op.workloads.push_back(ccl::all_broadcast::build(p, device.topology()));
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_broadcast::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     // Every chip holds every rank's input, rank i's in output i.
     op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<Bytes>& by_rank) {
@@ -904,7 +907,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
           ccl::reduce_scatter::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
     }
     op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads.push_back(ccl::reduce_scatter::build(p, device.topology()));
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce_scatter::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {
@@ -926,7 +929,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.barrier_semaphore = buffers.create_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
                                                    runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads.push_back(ccl::reduce::build(p, device.topology()));
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     // Only the root's output is defined (nccl's reduce): the other ranks are not read.
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
@@ -949,7 +952,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.done_semaphore = buffers.create_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
                                                 runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads.push_back(ccl::all_to_all::build(p, device.topology()));
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_to_all::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {
@@ -980,7 +983,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.barrier_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
     p.done_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads = ccl::all_reduce::build(p, device.topology());
+    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_reduce::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {
@@ -1269,7 +1272,7 @@ void check_op(const PreparedOp& op, RunResult& result) {
 // the run; any other placement error is a builder's bug and stays an internal error.
 void run_op(runtime::MeshDevice& device, const PreparedOp& op, const RunOptions& requested) {
   try {
-    device.enqueue_workloads(op.workloads);  // all or none: a refusal leaves nothing to run
+    device.enqueue_workloads(*op.workloads);  // all or none: a refusal leaves nothing to run
   } catch (const runtime::WorkloadPlacementError& e) {
     throw UsageError(fmt::format("{}: the device cannot place the op: {}", memory_options_named(requested), e.what()));
   }
@@ -1295,10 +1298,12 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
 }
 
 // The op's buffers are created through `buffers`, which gives them back after (OpBuffers).
-PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring) {
+// `cache` answers a second preparation of the same op (plan_before_building's, then the run's).
+PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring,
+                      WorkloadCache& cache) {
   return (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast)
-             ? prepare_pair_op(options, device, buffers)
-             : prepare_collective(options, device, buffers, ring);
+             ? prepare_pair_op(options, device, buffers, cache)
+             : prepare_collective(options, device, buffers, ring, cache);
 }
 
 // The op prepared timing-only on a device that places it as the simulator would but builds no
@@ -1307,7 +1312,7 @@ PreparedOp prepare_op(const RunOptions& options, runtime::MeshDevice& device, Op
 // that does not fit, a fabric no line avoids a down link by) comes, with the device's message,
 // before the simulated device is built: a 64x64 mesh's took ~20 s and ~6.7 GB first.
 void plan_before_building(const RunOptions& requested, const RunOptions& options, const topo::Topology& topology,
-                          std::uint32_t n_chips, bool ring) {
+                          std::uint32_t n_chips, bool ring, WorkloadCache& cache) {
   RunOptions timing_only = options;
   timing_only.no_data = true;  // the planning device holds no data: nothing is written or checked
   std::unique_ptr<sim::device::PlanningMeshDevice> planner;
@@ -1317,7 +1322,7 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
     planner = std::make_unique<sim::device::PlanningMeshDevice>(topology, config.fabric, config.faults,
                                                                 config.data_mode);
     planned_buffers = std::make_unique<OpBuffers>(*planner);  // not freed: the planner is dropped after
-    return prepare_op(timing_only, *planner, *planned_buffers, ring);
+    return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
 }
@@ -1419,7 +1424,10 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   OpBuffers buffers(device);
   RunResult result = with_buffers_given_back(buffers, [&] {
     const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips,
-                                                  [&] { return prepare_op(options, device, buffers, ring); });
+                                                  [&] {
+                                                    WorkloadCache cache;  // one preparation: nothing to share
+                                                    return prepare_op(options, device, buffers, ring, cache);
+                                                  });
     const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
     const std::size_t profile_begin = device.profile().size();
     const std::optional<std::vector<runtime::LinkTraffic>> links_before = device.link_traffic();
@@ -1455,7 +1463,10 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   reject_unsupported(options, n_chips);
   reject_size_below_a_page_per_chip(options, topology, n_chips);
   const bool ring = options.topology == "ring";
-  plan_before_building(requested, options, topology, n_chips, ring);
+  // The op is prepared twice, on the planning device and then on the simulated one: the second
+  // takes the first's workloads when its params are the same (workload_cache.hpp).
+  WorkloadCache workload_cache;
+  plan_before_building(requested, options, topology, n_chips, ring, workload_cache);
   const sim::BusyWindow busy_window = requested_busy_window();
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
@@ -1465,7 +1476,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     device_config.busy_window = busy_window;
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
     buffers = std::make_unique<OpBuffers>(*device);
-    return prepare_op(options, *device, *buffers, ring);
+    return prepare_op(options, *device, *buffers, ring, workload_cache);
   });
 
   const sim::EngineStats before = device->stats();
