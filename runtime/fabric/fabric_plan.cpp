@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/device/l1_map.hpp"
@@ -89,14 +92,57 @@ std::vector<std::pair<topo::Embedding, int>> axis_embeddings(const topo::Topolog
 
 }  // namespace
 
-FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& options) : options_(options) {
+FabricPlan::FabricPlan() : built_(no_fabric()) {}
+
+FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& options)
+    : built_(built_for(topology, options)) {}
+
+const std::shared_ptr<const FabricPlan::Built>& FabricPlan::no_fabric() {
+  static const std::shared_ptr<const Built> none = std::make_shared<const Built>();
+  return none;
+}
+
+// Plans built on this thread, the latest last, with what each was built from. A run plans its
+// device's fabric ~10 times (the planning device, the simulated device, the op's groups and its
+// output's shape on each ...: 4% of a 32x32 torus run's instructions, docs/performance.md,
+// seventeenth pass), every time from the same topology and options; a plan is a pure function of
+// the two, so equal inputs share the one built first. Per thread, so without a lock (a device and
+// the op builders that plan on its topology run on one thread); two entries, as a run plans at
+// most the fabric it asked for and the one re-embedded around a down link. A plan lives as long
+// as this list or any FabricPlan holds it.
+std::shared_ptr<const FabricPlan::Built> FabricPlan::built_for(const topo::Topology& topology,
+                                                               const FabricOptions& options) {
+  struct Planned {
+    topo::Topology topology;
+    FabricOptions options;
+    std::shared_ptr<const Built> built;
+  };
+  constexpr std::size_t kKept = 2;
+  thread_local std::vector<Planned> recent;
+  for (auto it = recent.begin(); it != recent.end(); ++it) {
+    if (it->options == options && it->topology == topology) {
+      std::shared_ptr<const Built> built = it->built;
+      std::rotate(it, it + 1, recent.end());
+      return built;
+    }
+  }
+  std::shared_ptr<const Built> built = build(topology, options);  // bad input throws: nothing kept
+  if (recent.size() == kKept) recent.erase(recent.begin());
+  recent.push_back(Planned{topology, options, built});
+  return built;
+}
+
+std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology& topology, const FabricOptions& options) {
+  auto built = std::make_shared<Built>();
+  Built& plan = *built;
+  plan.options = options;
   if (!valid_erisc_unreserved_bytes(options.erisc_unreserved_bytes)) {
     throw FabricPlanError(fmt::format("fabric: erisc_unreserved_bytes {}; expected {}..{} (106..150 KiB, REFERENCE "
                                       "1.4), a multiple of {}",
                                       options.erisc_unreserved_bytes, kEriscUnreservedMinBytes,
                                       kEriscUnreservedMaxBytes, kProgramSemaphoreStride));
   }
-  if (options.mode == FabricMode::None) return;
+  if (options.mode == FabricMode::None) return built;
   const bool ring = options.mode == FabricMode::Ring;
   if (options.max_payload_bytes == 0 || options.max_payload_bytes > 0xFFFF) {
     throw FabricPlanError(fmt::format("fabric: max_payload_bytes {} must be in 1..65535", options.max_payload_bytes));
@@ -175,17 +221,17 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
                                       l.end - erisc.kernel_base(), erisc.kernel_bytes()));
   }
 
-  for (const auto& [embedding, axis] : embeddings) add_line(topology, embedding, axis);
+  for (const auto& [embedding, axis] : embeddings) add_line(plan, topology, embedding, axis);
   // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
-  for (std::size_t i = 0; i < routers_.size(); ++i) {
-    const FabricRouterSite& site = routers_[i];
-    if (!router_by_channel_.emplace(std::pair{site.chip, site.channel}, i).second) {
+  for (std::size_t i = 0; i < plan.routers.size(); ++i) {
+    const FabricRouterSite& site = plan.routers[i];
+    if (!plan.router_by_channel.emplace(std::pair{site.chip, site.channel}, i).second) {
       throw FabricPlanError(fmt::format("fabric: chip {} channel {} would run two routers", site.chip, site.channel));
     }
-    router_by_port_.emplace(std::tuple{site.line, site.link, site.chip, site.forward}, i);
+    plan.router_by_port.emplace(std::tuple{site.line, site.link, site.chip, site.forward}, i);
   }
-  for (FabricRouterSite& site : routers_) {
-    const FabricRouterSite* downstream = router(FabricPort{site.line, site.link}, site.chip, !site.forward);
+  for (FabricRouterSite& site : plan.routers) {
+    const FabricRouterSite* downstream = plan.router(FabricPort{site.line, site.link}, site.chip, !site.forward);
     kernels::FabricRouterConfig& c = site.config;
     c.l1_base = erisc.kernel_base();
     c.max_payload_bytes = options.max_payload_bytes;
@@ -195,7 +241,7 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     c.receiver_packets_in_flight = options.receiver_packets_in_flight.value_or(
         kernels::default_receiver_packets_in_flight(slots.receiver_slots));
     c.is_handshake_master = site.chip < site.peer;
-    const bool line_is_ring = lines_[site.line].mode == FabricMode::Ring;
+    const bool line_is_ring = plan.lines[site.line].mode == FabricMode::Ring;
     c.topology = line_is_ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;
     c.bubble_flow_control = options.bubble_flow_control.value_or(line_is_ring);
     c.first_level_acks = options.first_level_acks;
@@ -204,11 +250,13 @@ FabricPlan::FabricPlan(const topo::Topology& topology, const FabricOptions& opti
     c.downstream_noc_x = downstream != nullptr ? downstream->noc0.x : 0;
     c.downstream_noc_y = downstream != nullptr ? downstream->noc0.y : 0;
   }
+  return built;
 }
 
 // One line's sites, in line order: per chip forward before backward, planes in order.
-void FabricPlan::add_line(const topo::Topology& topology, const topo::Embedding& embedding, std::optional<int> axis) {
-  const auto line_index = static_cast<std::uint32_t>(lines_.size());
+void FabricPlan::add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
+                          std::optional<int> axis) {
+  const auto line_index = static_cast<std::uint32_t>(plan.lines.size());
   FabricLine line;
   line.mode = embedding.kind == topo::EmbeddingKind::Ring ? FabricMode::Ring : FabricMode::Line;
   line.chips.assign(embedding.chips.begin(), embedding.chips.end());
@@ -247,8 +295,8 @@ void FabricPlan::add_line(const topo::Topology& topology, const topo::Embedding&
   for (FabricRouterSite& site : sites) {
     site.noc0 = chip_core_map(topology, static_cast<topo::ChipId>(site.chip)).eth_noc0(site.channel);
   }
-  lines_.push_back(std::move(line));
-  routers_.insert(routers_.end(), sites.begin(), sites.end());
+  plan.lines.push_back(std::move(line));
+  plan.routers.insert(plan.routers.end(), sites.begin(), sites.end());
 }
 
 bool FabricLine::contains(ChipId chip) const { return std::find(chips.begin(), chips.end(), chip) != chips.end(); }
@@ -270,56 +318,60 @@ std::string FabricLine::to_string() const {
 }
 
 const FabricLine& FabricPlan::only_line() const {
-  if (lines_.size() != 1) {
-    throw FabricPlanError(lines_.empty() ? std::string("fabric: no fabric (mode none)")
+  if (built_->lines.size() != 1) {
+    throw FabricPlanError(built_->lines.empty() ? std::string("fabric: no fabric (mode none)")
                                          : fmt::format("fabric: the {} fabric has {} lines; name the line (a "
                                                        "cluster_axis group or a FabricPort)",
-                                                       to_string(options_.scope), lines_.size()));
+                                                       to_string(built_->options.scope), built_->lines.size()));
   }
-  return lines_.front();
+  return built_->lines.front();
 }
 
 std::optional<std::uint32_t> FabricPlan::line_containing(const std::vector<ChipId>& chips) const {
-  for (std::uint32_t i = 0; i < lines_.size(); ++i) {
-    if (std::all_of(chips.begin(), chips.end(), [&](ChipId c) { return lines_[i].contains(c); })) return i;
+  for (std::uint32_t i = 0; i < built_->lines.size(); ++i) {
+    if (std::all_of(chips.begin(), chips.end(), [&](ChipId c) { return built_->lines[i].contains(c); })) return i;
   }
   return std::nullopt;
 }
 
 std::string FabricPlan::describe() const {
-  if (lines_.empty()) return "no fabric";
-  if (lines_.size() == 1) return lines_.front().to_string();
-  std::string text = fmt::format("{} {} lines:", lines_.size(), to_string(options_.scope));
-  for (const FabricLine& line : lines_) text += " [" + line.to_string() + "]";
+  if (built_->lines.empty()) return "no fabric";
+  if (built_->lines.size() == 1) return built_->lines.front().to_string();
+  std::string text = fmt::format("{} {} lines:", built_->lines.size(), to_string(built_->options.scope));
+  for (const FabricLine& line : built_->lines) text += " [" + line.to_string() + "]";
   return text;
 }
 
 const std::vector<ChipId>& FabricPlan::chips() const { return only_line().chips; }
 
 const FabricRouterSite* FabricPlan::router(ChipId chip, bool forward) const {
-  if (lines_.size() != 1) only_line();  // throws the reason
+  if (built_->lines.size() != 1) only_line();  // throws the reason
   return router(FabricPort{0, 0}, chip, forward);
 }
 
 const FabricRouterSite* FabricPlan::router(FabricPort port, ChipId chip, bool forward) const {
-  const auto found = router_by_port_.find(std::tuple{port.line, port.link, chip, forward});
-  return found == router_by_port_.end() ? nullptr : &routers_[found->second];
+  return built_->router(port, chip, forward);
+}
+
+const FabricRouterSite* FabricPlan::Built::router(FabricPort port, ChipId chip, bool forward) const {
+  const auto found = router_by_port.find(std::tuple{port.line, port.link, chip, forward});
+  return found == router_by_port.end() ? nullptr : &routers[found->second];
 }
 
 const FabricRouterSite* FabricPlan::router_on_channel(ChipId chip, std::uint32_t channel) const {
-  const auto found = router_by_channel_.find(std::pair{chip, channel});
-  return found == router_by_channel_.end() ? nullptr : &routers_[found->second];
+  const auto found = built_->router_by_channel.find(std::pair{chip, channel});
+  return found == built_->router_by_channel.end() ? nullptr : &built_->routers[found->second];
 }
 
 const FabricRouterSite* FabricPlan::router_at(ChipId chip, std::uint32_t noc0_x, std::uint32_t noc0_y) const {
-  for (const FabricRouterSite& site : routers_) {
+  for (const FabricRouterSite& site : built_->routers) {
     if (site.chip == chip && site.noc0.x == noc0_x && site.noc0.y == noc0_y) return &site;
   }
   return nullptr;
 }
 
 bool FabricPlan::contains(ChipId chip) const {
-  return std::any_of(lines_.begin(), lines_.end(), [chip](const FabricLine& l) { return l.contains(chip); });
+  return std::any_of(built_->lines.begin(), built_->lines.end(), [chip](const FabricLine& l) { return l.contains(chip); });
 }
 
 std::size_t FabricPlan::position(ChipId chip) const { return only_line().position(chip); }
@@ -329,12 +381,12 @@ FabricRoute FabricPlan::route(ChipId from, ChipId to) const {
   if (from == to) throw FabricPlanError(fmt::format("fabric: no route from chip {} to itself", from));
   const std::optional<std::uint32_t> index = line_containing({from, to});
   if (!index) {
-    if (lines_.size() == 1) lines_.front().position(contains(from) ? to : from);  // names the chip off the line
+    if (built_->lines.size() == 1) built_->lines.front().position(contains(from) ? to : from);  // names the chip off the line
     throw FabricPlanError(fmt::format("fabric: chips {} and {} share no line of the {} fabric (a 1D fabric "
                                       "routes along one row or column; {})",
-                                      from, to, to_string(options_.scope), describe()));
+                                      from, to, to_string(built_->options.scope), describe()));
   }
-  const FabricLine& line = lines_[*index];
+  const FabricLine& line = built_->lines[*index];
   const auto a = static_cast<std::int64_t>(line.position(from));
   const auto b = static_cast<std::int64_t>(line.position(to));
   const auto n = static_cast<std::int64_t>(line.chips.size());
@@ -363,15 +415,15 @@ std::uint32_t FabricPlan::reach(ChipId chip, bool forward) const {
 }
 
 kernels::FabricRouterL1Layout FabricPlan::layout() const {
-  if (routers_.empty()) throw FabricPlanError("fabric: no routers (mode none)");
-  return kernels::make_fabric_router_layout(routers_.front().config);
+  if (built_->routers.empty()) throw FabricPlanError("fabric: no routers (mode none)");
+  return kernels::make_fabric_router_layout(built_->routers.front().config);
 }
 
 api::FabricConnectionConfig FabricPlan::worker_connection(ChipId chip, bool forward,
                                                           std::uint32_t flow_control_semaphore_id,
                                                           std::uint32_t teardown_semaphore_id,
                                                           std::uint32_t buffer_index_semaphore_id) const {
-  if (lines_.size() != 1) only_line();  // throws the reason
+  if (built_->lines.size() != 1) only_line();  // throws the reason
   return worker_connection(FabricPort{0, 0}, chip, forward, flow_control_semaphore_id, teardown_semaphore_id,
                            buffer_index_semaphore_id);
 }
@@ -384,7 +436,7 @@ api::FabricConnectionConfig FabricPlan::worker_connection(FabricPort port, ChipI
   if (site == nullptr) {
     throw FabricPlanError(fmt::format("fabric: chip {} has no {} router on {} plane {}", chip,
                                       forward ? "forward" : "backward",
-                                      port.line < lines_.size() ? lines_[port.line].to_string() : "no line", port.link));
+                                      port.line < built_->lines.size() ? built_->lines[port.line].to_string() : "no line", port.link));
   }
   return kargs::worker_fabric_connection(site->config, site->noc0.x, site->noc0.y, flow_control_semaphore_id,
                                          teardown_semaphore_id, buffer_index_semaphore_id);

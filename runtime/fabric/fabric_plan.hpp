@@ -3,7 +3,8 @@
 // rings ("fabric lines"), which ethernet cores of each hop run routers, and every router's
 // configuration. A pure function of (topology, options), so the backend that launches the
 // routers at open and the op builders that connect workers to them agree without talking to
-// each other.
+// each other. Being one, it is built once per (topology, options) on a thread and shared: a
+// FabricPlan is a handle to an immutable plan, cheap to copy (fabric_plan.cpp, built_for).
 //
 // Scope: System builds one line or ring through every chip (FabricOptions::chip_order, or
 // topo::find_system_line / ring); Axes builds one per mesh row and one per mesh column, as
@@ -24,6 +25,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -86,19 +88,23 @@ struct FabricRoute {
 
 class FabricPlan {
  public:
-  FabricPlan() = default;  // no fabric
+  FabricPlan();  // no fabric
   // Throws FabricPlanError (or topo::EmbeddingError / topo::InputError) when the topology has
   // no such line or ring, no mesh for per-axis lines, fewer usable links than num_links, or
-  // the router region cannot hold the requested slots.
+  // the router region cannot hold the requested slots. The plan of equal inputs built last on
+  // this thread is shared, not built again.
   FabricPlan(const topo::Topology& topology, const FabricOptions& options);
+  // Copies share the plan; a move copies too, so that no FabricPlan is ever left without one.
+  FabricPlan(const FabricPlan&) = default;
+  FabricPlan& operator=(const FabricPlan&) = default;
 
-  FabricMode mode() const { return options_.mode; }
-  FabricScope scope() const { return options_.scope; }
-  bool enabled() const { return options_.mode != FabricMode::None; }
-  const FabricOptions& options() const { return options_; }
-  std::uint32_t num_links() const { return options_.num_links; }
-  const std::vector<FabricLine>& lines() const { return lines_; }
-  const std::vector<FabricRouterSite>& routers() const { return routers_; }
+  FabricMode mode() const { return built_->options.mode; }
+  FabricScope scope() const { return built_->options.scope; }
+  bool enabled() const { return built_->options.mode != FabricMode::None; }
+  const FabricOptions& options() const { return built_->options; }
+  std::uint32_t num_links() const { return built_->options.num_links; }
+  const std::vector<FabricLine>& lines() const { return built_->lines; }
+  const std::vector<FabricRouterSite>& routers() const { return built_->routers; }
   // The line holding every chip of `chips` (a chip lies on at most one line per axis, so at
   // most one line holds two given chips); nullopt when none does.
   std::optional<std::uint32_t> line_containing(const std::vector<ChipId>& chips) const;
@@ -141,17 +147,27 @@ class FabricPlan {
                                                 std::uint32_t buffer_index_semaphore_id) const;
 
  private:
+  // The plan itself, immutable once built.
+  struct Built {
+    FabricOptions options;
+    std::vector<FabricLine> lines;
+    std::vector<FabricRouterSite> routers;
+    // Index into routers by (line, link, chip, forward) and by (chip, channel): looking a router
+    // up by scanning them made the plan quadratic in its routers (every router asks for its
+    // downstream one; docs/topologies.md, "Review (session 11)").
+    std::map<std::tuple<std::uint32_t, std::uint32_t, ChipId, bool>, std::size_t> router_by_port;
+    std::map<std::pair<ChipId, std::uint32_t>, std::size_t> router_by_channel;
+    const FabricRouterSite* router(FabricPort port, ChipId chip, bool forward) const;
+  };
+  static const std::shared_ptr<const Built>& no_fabric();
+  // The plan of (topology, options): one of this thread's latest, or built.
+  static std::shared_ptr<const Built> built_for(const topo::Topology& topology, const FabricOptions& options);
+  static std::shared_ptr<const Built> build(const topo::Topology& topology, const FabricOptions& options);
+  static void add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
+                       std::optional<int> axis);
   const FabricLine& only_line() const;
-  void add_line(const topo::Topology& topology, const topo::Embedding& embedding, std::optional<int> axis);
 
-  FabricOptions options_;
-  std::vector<FabricLine> lines_;
-  std::vector<FabricRouterSite> routers_;
-  // Index into routers_ by (line, link, chip, forward) and by (chip, channel): looking a router
-  // up by scanning them made the plan quadratic in its routers (every router asks for its
-  // downstream one; docs/topologies.md, "Review (session 11)").
-  std::map<std::tuple<std::uint32_t, std::uint32_t, ChipId, bool>, std::size_t> router_by_port_;
-  std::map<std::pair<ChipId, std::uint32_t>, std::size_t> router_by_channel_;
+  std::shared_ptr<const Built> built_;
 };
 
 }  // namespace cclmesh::runtime

@@ -2,6 +2,8 @@
 // the routes workers take, all from (topology, options).
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
@@ -117,6 +119,48 @@ TEST(FabricPlan, OptionsAndTopologiesItCannotCarry) {
   EXPECT_THROW(FabricPlan(topo::build_t3k(), order), FabricPlanError);
   order.chip_order = {0, 1, 0};
   EXPECT_THROW(FabricPlan(topo::build_t3k(), order), FabricPlanError);
+}
+
+// A plan is built once per (topology, options) on a thread and shared: equal inputs (another
+// copy of the topology included) give the plan already built, other inputs a plan of their own,
+// and a plan stays whole after newer ones pushed it out of the thread's list.
+TEST(FabricPlan, EqualInputsShareOnePlanOthersGetTheirOwn) {
+  const FabricPlan line(topo::build_t3k(), options(FabricMode::Line));
+  const FabricPlan again(topo::build_t3k(), options(FabricMode::Line));
+  EXPECT_EQ(&line.routers(), &again.routers());
+  const FabricPlan copy = line;
+  EXPECT_EQ(&copy.routers(), &line.routers());
+
+  const FabricPlan ring(topo::build_t3k(), options(FabricMode::Ring));
+  EXPECT_NE(&ring.routers(), &line.routers());
+  EXPECT_EQ(ring.mode(), FabricMode::Ring);
+  const FabricPlan renamed(topo::build_t3k().renamed("another t3k"), options(FabricMode::Line));
+  EXPECT_NE(&renamed.routers(), &line.routers());
+  // Three plans since `line`: it left the thread's list, and is still whole where it is held.
+  const FabricPlan n300(topo::build_n300(), options(FabricMode::Line));
+  const FabricPlan rebuilt(topo::build_t3k(), options(FabricMode::Line));
+  EXPECT_NE(&rebuilt.routers(), &line.routers());
+  ASSERT_EQ(line.routers().size(), rebuilt.routers().size());
+  for (std::size_t i = 0; i < line.routers().size(); ++i) {
+    EXPECT_EQ(line.routers()[i].chip, rebuilt.routers()[i].chip);
+    EXPECT_EQ(line.routers()[i].channel, rebuilt.routers()[i].channel);
+    EXPECT_EQ(line.routers()[i].forward, rebuilt.routers()[i].forward);
+  }
+  EXPECT_EQ(line.describe(), rebuilt.describe());
+}
+
+// Bad input is refused every time, not remembered as a plan; a moved-from plan still answers.
+TEST(FabricPlan, RefusedInputIsNotKeptAndAMovedPlanStaysWhole) {
+  FabricOptions bad = options(FabricMode::Line);
+  bad.num_links = 0;
+  EXPECT_THROW(FabricPlan(topo::build_t3k(), bad), FabricPlanError);
+  EXPECT_THROW(FabricPlan(topo::build_t3k(), bad), FabricPlanError);
+  FabricPlan plan(topo::build_t3k(), options(FabricMode::Line));
+  const FabricPlan moved = std::move(plan);
+  EXPECT_EQ(moved.routers().size(), 14u);
+  EXPECT_EQ(plan.routers().size(), 14u);  // NOLINT(bugprone-use-after-move): what the test is about
+  EXPECT_FALSE(FabricPlan().enabled());
+  EXPECT_TRUE(FabricPlan().routers().empty());
 }
 
 }  // namespace
