@@ -15,9 +15,9 @@
 // The parked cycles are whole cycles of the chip's free-running counter (read_device_cycles()),
 // while the simulator's times are picoseconds: the same stretch can count a cycle more or less,
 // and a pass more or less, depending on where in a cycle it began. The simulated device
-// launches every op the host enqueues at one sub-cycle phase, so an op counts as on a fresh
-// device (docs/sim_device.md, "What persists between ops"); the run_routing() count carries
-// over from op to op, as on hardware.
+// launches every op the host enqueues on idle chips at one sub-cycle phase, so such an op counts
+// as on a fresh device (one queued behind another starts where that one ends: docs/sim_device.md,
+// "What persists between ops"); the run_routing() count carries over from op to op, as on hardware.
 //
 // Device-clean. On hardware wait_for_activity() returns 0 and the loop counts its real passes.
 

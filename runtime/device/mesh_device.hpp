@@ -147,8 +147,8 @@ class MeshDevice {
   // finish(). (One call rather than a begin/commit pair around enqueue_workload: a backend
   // checks and enqueues a list it sees whole, and a remote device sends it as one request.)
   virtual void enqueue_workloads(std::span<const MeshWorkload> workloads) = 0;
-  // One workload: enqueue_workloads of it alone. (A backend overriding enqueue_workloads says
-  // `using MeshDevice::enqueue_workload;` so that its callers keep this name.)
+  // One workload: enqueue_workloads of it alone (not virtual: backends implement the list form
+  // only, and overriding it hides nothing of this name, so callers keep enqueue_workload).
   void enqueue_workload(const MeshWorkload& workload) { enqueue_workloads({&workload, 1}); }
   // Blocks until every enqueued workload and host command completed (enqueued reads' `out`
   // written); throws DeviceError when one cannot.

@@ -474,7 +474,7 @@ Json RemoteDeviceServer::handle(const Json& request, std::vector<std::byte>& blo
         workloads.push_back(decode_workload(list[i], fmt::format("{}.workloads[{}]", path, i)));
       }
       device_.enqueue_workloads(workloads);
-      work_unfinished_ = true;
+      if (!workloads.empty()) work_unfinished_ = true;  // an empty list leaves nothing to run
       return ok();
     }
     if (type == request::kFinish) {

@@ -17,6 +17,10 @@
 #include <any>
 #include <cstddef>
 #include <memory>
+#include <typeindex>
+#include <typeinfo>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtime/device/workload.hpp"
@@ -28,18 +32,27 @@ class WorkloadCache {
  public:
   using Workloads = std::shared_ptr<const std::vector<runtime::MeshWorkload>>;
 
-  // The workloads of `build()` (a vector of them, or one), built only when the last call's params
-  // or topology differ from these.
+  // The workloads of `build()` (a vector of them, or one), built only when the last call's
+  // builder, params or topology differ from these. The builder is keyed by its type: each call
+  // site's lambda has its own, so two builders taking one params type never share an entry,
+  // while the two preparations of one op (the same call site) do.
   template <class Params, class Build>
   Workloads get(const Params& params, const topo::Topology& topology, Build build) {
     const Params* kept = std::any_cast<Params>(&params_);
-    if (kept != nullptr && *kept == params && topology_ == topology) {
+    if (kept != nullptr && builder_ == std::type_index(typeid(Build)) && *kept == params && topology_ == topology) {
       ++hits_;
       return workloads_;
     }
-    workloads_ = std::make_shared<const std::vector<runtime::MeshWorkload>>(as_vector(build()));
-    params_ = params;
-    topology_ = topology;
+    // Everything that can throw (the build, the key's copies) before the entry is touched: a
+    // throw leaves the entry before whole, key and value together.
+    Workloads built = std::make_shared<const std::vector<runtime::MeshWorkload>>(as_vector(build()));
+    std::any key = params;
+    topo::Topology key_topology = topology;
+    static_assert(std::is_nothrow_move_assignable_v<topo::Topology> && std::is_nothrow_move_assignable_v<std::any>);
+    workloads_ = std::move(built);
+    params_ = std::move(key);
+    topology_ = std::move(key_topology);
+    builder_ = std::type_index(typeid(Build));
     return workloads_;
   }
   // Requests answered without a build.
@@ -56,6 +69,7 @@ class WorkloadCache {
   }
 
   std::any params_;
+  std::type_index builder_ = std::type_index(typeid(void));
   topo::Topology topology_;
   Workloads workloads_;
   std::size_t hits_ = 0;
