@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "sim/engine/cycle_counter.hpp"
 #include "sim/model/sim_fault.hpp"
 #include "topologies/data_paths.hpp"
 
@@ -95,6 +96,9 @@ NiuRates niu(const Fields& f, const std::string& kind, std::int64_t clock_hz) {
                   f.milli_per_cycle("noc.niu." + kind + ".absorb_milli_bytes_per_cycle", clock_hz)};
 }
 
+// 100 ns: the grid of any clock that is a whole number of 10 MHz steps.
+constexpr SimTime kLongestClockGrid = SimTime::from_ps(100'000);
+
 }  // namespace
 
 ArchParams load_arch_params(const std::filesystem::path& path) {
@@ -110,6 +114,15 @@ ArchParams load_arch_params(const std::filesystem::path& path) {
   p.name = f.text("arch");
   p.soc_descriptor_file = f.text("soc_descriptor");
   p.clock_hz = f.integer("clock_hz", 1);
+  // Programs the host enqueues launch on the clock's grid, the span after which its edges fall
+  // on the same picosecond again (sim/engine/cycle_counter.hpp, docs/sim_device.md "Dispatch"):
+  // a clock whose edges recur only every millisecond would hold every op back by up to that.
+  if (const SimTime grid = cycle_grid_period(p.clock_hz); grid > kLongestClockGrid) {
+    throw ModelConfigError(fmt::format("{}: field 'clock_hz' = {}: its cycle edges fall on the same picosecond only "
+                                       "every {} ps; expected a clock whose edges recur within {} ps (any multiple "
+                                       "of 10 MHz does)",
+                                       f.file(), p.clock_hz, grid.ps(), kLongestClockGrid.ps()));
+  }
 
   NocParams& noc = p.noc;
   noc.flit_bytes = f.integer("noc.flit_bytes", 1);

@@ -129,6 +129,18 @@ TEST(ArchParams, BadArchFilesNameTheField) {
   } catch (const ModelConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("field 'clock_hz' = -5 must be at least 1"), std::string::npos) << e.what();
   }
+  // A clock whose edges recur only every millisecond would hold every launch back by up to that.
+  const auto odd_clock =
+      write_temp("arch_odd_clock.yaml", "arch: wormhole_b0\nsoc_descriptor: x.yaml\nclock_hz: 1234567000\n");
+  try {
+    load_arch_params(odd_clock);
+    FAIL();
+  } catch (const ModelConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'clock_hz' = 1234567000: its cycle edges fall on the same picosecond "
+                                         "only every 1000000000 ps"),
+              std::string::npos)
+        << e.what();
+  }
   const auto arch = write_temp("arch_unknown.yaml", "arch: quasar\n");
   EXPECT_THROW(load_arch_params(arch), ModelConfigError);
 }
