@@ -1422,12 +1422,10 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
   OpBuffers buffers(device);
+  WorkloadCache cache;  // one preparation (no planning device here): nothing to share
   RunResult result = with_buffers_given_back(buffers, [&] {
     const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips,
-                                                  [&] {
-                                                    WorkloadCache cache;  // one preparation: nothing to share
-                                                    return prepare_op(options, device, buffers, ring, cache);
-                                                  });
+                                                  [&] { return prepare_op(options, device, buffers, ring, cache); });
     const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
     const std::size_t profile_begin = device.profile().size();
     const std::optional<std::vector<runtime::LinkTraffic>> links_before = device.link_traffic();
@@ -1446,6 +1444,8 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     return r;
   });
   result.fault_effects = device.fault_effects();
+  result.op_preparations = cache.hits() + cache.builds();
+  result.op_builds = cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
@@ -1497,6 +1497,8 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   // The device goes with this run; freeing anyway keeps one path with a served device's run.
   buffers->free_all();
   result.fault_effects = device->fault_effects();
+  result.op_preparations = workload_cache.hits() + workload_cache.builds();
+  result.op_builds = workload_cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }

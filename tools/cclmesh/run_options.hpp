@@ -185,6 +185,12 @@ struct RunResult {
   // device, the fabric's start-up, the op's command streams) and the result's checks. Not in
   // --json (host time, like wall_s, and the output stays as it was); bench_sim_speed prints it.
   double simulate_wall_s = 0.0;
+  // The run's preparations of its op (2 locally: the planning device's and the simulated
+  // device's; 1 on a served device) and how many of them built its workloads: 1 when the
+  // simulated device took the planning device's build (workload_cache.hpp), as it should whenever
+  // the two prepare equal params. Not printed (host-side facts); tested, as a miss costs only time.
+  std::size_t op_preparations = 0;
+  std::size_t op_builds = 0;
   std::vector<LinkDirectionUse> links_used;  // every wire of the system, in link order
   // False when the device does not measure its links (MeshDevice::link_traffic; a served
   // hardware backend): links_used is then empty, and --report says so instead of colouring.

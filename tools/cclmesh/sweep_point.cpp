@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1072, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1088, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -167,6 +167,8 @@ json result_wire_json(const RunResult& r) {
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
           {"simulate_wall_s", bits(r.simulate_wall_s)},
+          {"op_preparations", r.op_preparations},
+          {"op_builds", r.op_builds},
           {"links_used", links_used},
           {"links_measured", r.links_measured},
           {"link_whatif", link_spread_json(r.link_whatif)}};
@@ -221,6 +223,8 @@ RunResult result_from_wire(const json& j) {
   r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   r.wall_s = from_bits(j.at("wall_s"));
   r.simulate_wall_s = from_bits(j.at("simulate_wall_s"));
+  r.op_preparations = j.at("op_preparations").get<std::size_t>();
+  r.op_builds = j.at("op_builds").get<std::size_t>();
   for (const json& l : j.at("links_used")) {
     r.links_used.push_back({l.at(0).get<std::int32_t>(), l.at(1).get<std::int32_t>(), l.at(2).get<std::int32_t>(),
                             l.at(3).get<std::int32_t>(), l.at(4).get<std::int64_t>(), l.at(5).get<std::int64_t>(),

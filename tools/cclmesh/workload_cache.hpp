@@ -53,10 +53,13 @@ class WorkloadCache {
     params_ = std::move(key);
     topology_ = std::move(key_topology);
     builder_ = std::type_index(typeid(Build));
+    ++builds_;
     return workloads_;
   }
   // Requests answered without a build.
   std::size_t hits() const { return hits_; }
+  // Requests answered by building: of a `cclmesh run`'s two, one (RunResult::op_builds).
+  std::size_t builds() const { return builds_; }
 
  private:
   static std::vector<runtime::MeshWorkload> as_vector(std::vector<runtime::MeshWorkload> workloads) {
@@ -73,6 +76,7 @@ class WorkloadCache {
   topo::Topology topology_;
   Workloads workloads_;
   std::size_t hits_ = 0;
+  std::size_t builds_ = 0;
 };
 
 }  // namespace cclmesh::cli

@@ -72,6 +72,8 @@ RunResult every_field_set() {
   r.trace_hash = 0xfedcba9876543210ull;
   r.wall_s = 1.75;
   r.simulate_wall_s = 1.25;
+  r.op_preparations = 5;
+  r.op_builds = 3;
   r.links_used = {{0, 8, 1, 9, 1048576, 83886080000, 0.71}, {1, 9, 0, 8, -1, 2, 1.0000000000000002}};
   r.links_measured = false;  // not the default
   r.link_whatif = topo::LinkSpread{20, 3, 6250000000, 25000000000, 500000, 2000000, 12500000000, 700000};
@@ -140,6 +142,8 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   expect_same_bits(a.wall_s, b.wall_s);
   expect_same_bits(a.simulate_wall_s, b.simulate_wall_s);
+  EXPECT_EQ(a.op_preparations, b.op_preparations);
+  EXPECT_EQ(a.op_builds, b.op_builds);
   ASSERT_EQ(a.links_used.size(), b.links_used.size());
   for (std::size_t i = 0; i < a.links_used.size(); ++i) {
     EXPECT_EQ(a.links_used[i].chip, b.links_used[i].chip);
