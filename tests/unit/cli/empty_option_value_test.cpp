@@ -1,0 +1,81 @@
+// Every option of every command that takes a value refuses an empty one (session 18): the
+// commands keep an empty value for "not given", so `--json ''` or `--trace "$UNSET"` ran and
+// wrote nothing, with exit 0, and `serve --trace-dir ''` served with no traces.
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tools/cclmesh/commands.hpp"
+
+namespace cclmesh::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Thrown once every option has been parsed and validated, before the command runs.
+struct Accepted {};
+
+// The commands as `cclmesh` registers them, stopped after parsing (the top-level app's
+// parse-complete callback runs before the commands' own): nothing simulates or serves whatever
+// the options say.
+struct ParseOnly {
+  CLI::App app;
+  CommandOutcome outcome;
+  ParseOnly() {
+    register_commands(app, outcome);
+    app.parse_complete_callback([] { throw Accepted{}; });
+  }
+  // True when the arguments were accepted.
+  bool parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "cclmesh");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    try {
+      app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const Accepted&) {
+      return true;
+    }
+    return false;  // not reached: the callback always throws
+  }
+};
+
+TEST(EmptyOptionValue, EveryValueOptionOfEveryCommandRefusesIt) {
+  std::size_t checked = 0;
+  const ParseOnly listing;
+  for (const CLI::App* listed : listing.app.get_subcommands({})) {
+    const std::string command = listed->get_name();
+    for (const CLI::Option* option : listed->get_options()) {
+      if (option->get_expected_max() == 0) continue;  // a flag takes no value
+      const std::string name = option->get_name();
+      std::vector<std::string> args{command, name, ""};
+      if (name != "--system") args.insert(args.end(), {"--system", "t3k"});  // topo and serve require one
+      ParseOnly cli;
+      try {
+        EXPECT_FALSE(cli.parse(args)) << "cclmesh " << command << " " << name << " '' was accepted";
+      } catch (const CLI::ParseError& e) {  // main() prints it on one line and exits 2
+        // An option with a list of values or a range of its own says so; every other one says
+        // the value is empty and where the expected value is described.
+        EXPECT_THAT(e.what(), StartsWith(name + ": ")) << command;
+        const bool own_check = std::string(e.what()).find(" not in ") != std::string::npos;
+        if (!own_check) {
+          EXPECT_THAT(e.what(), HasSubstr(": an empty value; expected what `cclmesh " + command + " --help`"));
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60u);  // run, sweep, topo and serve together
+}
+
+TEST(EmptyOptionValue, GivenValuesAndLeftOutOptionsStillParse) {
+  EXPECT_TRUE(ParseOnly().parse({"run", "--system", "n300", "--json", "-", "--trace", "t.json"}));
+  EXPECT_TRUE(ParseOnly().parse({"topo", "--system", "t3k"}));
+  EXPECT_TRUE(ParseOnly().parse({"serve", "--system", "t3k", "--trace-dir", "."}));
+}
+
+}  // namespace
+}  // namespace cclmesh::cli
