@@ -55,7 +55,8 @@ nlohmann::json result_json(const RunResult& r) {
   j["pct_line_rate"] = r.bandwidth.pct_line_rate;
   j["line_rate_GBps"] = r.line_rate_GBps;
   j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
-  j["wrong_elements"] = r.wrong_elements;
+  // Nothing checked (--no-data): no count of wrong elements either, as the table's N/A.
+  j["wrong_elements"] = r.verified ? nlohmann::json(r.wrong_elements) : nlohmann::json(nullptr);
   if (!r.mismatch.empty()) j["first_mismatch"] = r.mismatch;
   if (!r.checksums.empty()) {
     nlohmann::json sums = nlohmann::json::array();
@@ -241,7 +242,8 @@ std::string csv_row(const RunResult& r, bool link_columns) {
                                 r.system, r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
                                 r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps,
                                 r.bandwidth.pct_line_rate, r.dispatch_us, r.launch_us,
-                                r.verified ? (*r.verified ? "true" : "false") : "", r.wrong_elements,
+                                r.verified ? (*r.verified ? "true" : "false") : "",
+                                r.verified ? fmt::to_string(r.wrong_elements) : std::string(),
                                 r.sim_events ? fmt::to_string(*r.sim_events) : std::string());
   if (link_columns) {
     // A row at the arch's defaults in a what-if's CSV (not produced by one sweep, whose rows share

@@ -104,6 +104,28 @@ TEST_F(SweepFiles, ASweepStoppedAtItsFirstPointWritesNoRows) {
   EXPECT_THAT(plot, Not(HasSubstr("an older sweep's plot")));
 }
 
+// A timing-only sweep checks nothing (session 18): its rows said `verified` unknown but
+// `wrong_elements` 0, which a script testing `wrong_elements == 0` read as checked and correct,
+// where the table prints N/A. Both now say unknown; a checked run keeps its count.
+TEST_F(SweepFiles, ATimingOnlySweepClaimsNoCountOfWrongElements) {
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "64K", "--no-data"}), kExitOk);
+  const std::string csv = read_file(csv_);
+  const std::string row = csv.substr(csv.find('\n') + 1);
+  // ...,launch_us,verified,wrong_elements,sim_events: both cells empty, the event count kept.
+  EXPECT_THAT(row, ::testing::MatchesRegex(".*,[0-9.]+,,,[0-9]+\n")) << row;
+  const json no_data = json::parse(read_file(json_));
+  ASSERT_EQ(no_data.size(), 1u);
+  EXPECT_TRUE(no_data[0].at("verified").is_null());
+  EXPECT_TRUE(no_data[0].at("wrong_elements").is_null());
+
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "64K"}), kExitOk);
+  const std::string checked_csv = read_file(csv_);
+  EXPECT_THAT(checked_csv.substr(checked_csv.find('\n') + 1), ::testing::MatchesRegex(".*,true,0,[0-9]+\n"));
+  const json checked = json::parse(read_file(json_));
+  EXPECT_EQ(checked[0].at("verified"), true);
+  EXPECT_EQ(checked[0].at("wrong_elements"), 0);
+}
+
 // A link what-if's CSV says so (issue #6, session 11): the table title, --json, --report and --plot
 // were marked but the CSV was the default's. Its columns follow the default's, which keep their
 // places, so a script reading the default CSV reads a what-if's too; they appear only in a
