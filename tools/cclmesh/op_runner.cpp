@@ -57,8 +57,8 @@ using SharedBytes = std::shared_ptr<const Bytes>;
 // (reject_size_below_a_page_per_chip) or while the op is prepared (prepare_collective).
 [[noreturn]] void throw_size_below_a_page_per_chip(std::uint64_t size_bytes, std::uint64_t page_bytes,
                                                    std::uint64_t chips) {
-  throw UsageError(
-      fmt::format("--size: {} B is less than one {} B page per chip on {} chips", size_bytes, page_bytes, chips));
+  throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips; expected at least {} B",
+                               size_bytes, page_bytes, chips, page_bytes * chips));
 }
 
 topo::Topology load_topology(const std::string& spec) {
