@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
+#include <string>
 
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
@@ -68,7 +71,20 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->capture_default_str();
   command.add_option("--memory", o.memory, "dram or l1: where every buffer of the op lives (input, output, intermediates)")->check(CLI::IsMember({"dram", "l1"}))->capture_default_str();
   command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
-  command.add_option("--root", o.root, "reduce: the root's rank in each group (0 .. N-1)")->capture_default_str();
+  // Parsed here: CLI11 said only "Could not convert: --root = abc" (session 18).
+  command
+      .add_option_function<std::string>(
+          "--root",
+          [&o](const std::string& text) {
+            const std::uint64_t root = parse_whole_number(text, "--root", 0, "rank", "a rank 0 .. N-1 of a group of N chips");
+            if (root > std::numeric_limits<std::uint32_t>::max()) {
+              throw UsageError(fmt::format("--root: {} is not a rank of any group; expected a rank 0 .. N-1 of a group of N chips", text));
+            }
+            o.root = static_cast<std::uint32_t>(root);
+          },
+          "reduce: the root's rank in each group (0 .. N-1)")
+      ->type_name("UINT")
+      ->default_str(std::to_string(o.root));
   command.add_option("--rounds", o.rounds,
                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
       ->check(CLI::Range(1, 65536));
@@ -109,7 +125,16 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
-  command.add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
+  // Parsed here rather than by CLI11, which read "-1" into the 64-bit seed as 2^64 - 1 (session 18).
+  command
+      .add_option_function<std::string>(
+          "--seed",
+          [&o](const std::string& text) {
+            o.seed = parse_whole_number(text, "--seed", 0, "seed", "a whole number from 0 to 18446744073709551615");
+          },
+          "seed of the input data")
+      ->type_name("UINT")
+      ->default_str(std::to_string(o.seed));
   command.add_option("--fabric-payload", o.fabric_payload_bytes,
                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
       ->check(CLI::Range(64, 7616))

@@ -1,6 +1,8 @@
-// Every option of every command that takes a value refuses an empty one (session 18): the
-// commands keep an empty value for "not given", so `--json ''` or `--trace "$UNSET"` ran and
-// wrote nothing, with exit 0, and `serve --trace-dir ''` served with no traces.
+// Option values the commands refused too late or not at all (session 18): every option of every
+// command that takes a value refuses an empty one (the commands keep an empty value for "not
+// given", so `--json ''` or `--trace "$UNSET"` ran and wrote nothing, with exit 0, and `serve
+// --trace-dir ''` served with no traces); --seed refuses a negative number (CLI11 read "-1" as
+// 2^64 - 1 and ran with it) and --root a word, naming what they expect.
 #include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
 
 namespace cclmesh::cli {
@@ -43,7 +46,7 @@ struct ParseOnly {
   }
 };
 
-TEST(EmptyOptionValue, EveryValueOptionOfEveryCommandRefusesIt) {
+TEST(OptionValues, EveryValueOptionOfEveryCommandRefusesIt) {
   std::size_t checked = 0;
   const ParseOnly listing;
   for (const CLI::App* listed : listing.app.get_subcommands({})) {
@@ -71,10 +74,36 @@ TEST(EmptyOptionValue, EveryValueOptionOfEveryCommandRefusesIt) {
   EXPECT_GT(checked, 60u);  // run, sweep, topo and serve together
 }
 
-TEST(EmptyOptionValue, GivenValuesAndLeftOutOptionsStillParse) {
+TEST(OptionValues, GivenValuesAndLeftOutOptionsStillParse) {
   EXPECT_TRUE(ParseOnly().parse({"run", "--system", "n300", "--json", "-", "--trace", "t.json"}));
   EXPECT_TRUE(ParseOnly().parse({"topo", "--system", "t3k"}));
   EXPECT_TRUE(ParseOnly().parse({"serve", "--system", "t3k", "--trace-dir", "."}));
+}
+
+// The message main() prints for `cclmesh <args>`, or "" when they were accepted.
+std::string refusal(std::vector<std::string> args) {
+  try {
+    if (ParseOnly().parse(std::move(args))) return "";
+  } catch (const UsageError& e) {
+    return e.what();
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OptionValues, SeedAndRootAreWholeNumbersNamedWhenNot) {
+  for (const char* command : {"run", "sweep"}) {
+    EXPECT_EQ(refusal({command, "--seed", "-1"}),
+              "--seed: invalid seed '-1': expected a whole number from 0 to 18446744073709551615")
+        << command;
+    EXPECT_EQ(refusal({command, "--seed", "18446744073709551616"}),
+              "--seed: invalid seed '18446744073709551616': expected a whole number from 0 to 18446744073709551615");
+    EXPECT_EQ(refusal({command, "--root", "abc"}), "--root: invalid rank 'abc': expected a rank 0 .. N-1 of a group of N chips");
+    EXPECT_EQ(refusal({command, "--root", "-1"}), "--root: invalid rank '-1': expected a rank 0 .. N-1 of a group of N chips");
+    EXPECT_THAT(refusal({command, "--root", "4294967296"}), StartsWith("--root: 4294967296 is not a rank of any group"));
+    EXPECT_EQ(refusal({command, "--seed", "18446744073709551615", "--root", "7"}), "");
+  }
 }
 
 }  // namespace
