@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <charconv>
 #include <cstdlib>
+#include <string_view>
+#include <system_error>
 
 #include "sim/model/chip.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -136,19 +139,25 @@ sim::BusyWindow requested_busy_window() {
   return env == nullptr ? sim::BusyWindow{} : parse_busy_window(env);
 }
 
-void print_noc_usage_if_requested(sim::device::SimMeshDevice& device, double op_start_us, double op_us) {
-  sim::SimSystem& system = device.system();
+std::optional<sim::ChipId> requested_noc_stats_chip(const topo::Topology& topology) {
   const char* env = std::getenv("CCLMESH_NOC_STATS");
-  if (env == nullptr) return;
-  char* end = nullptr;
-  const long id = std::strtol(env, &end, 10);
-  bool known = false;
-  for (sim::ChipId c : system.chip_ids()) known |= (end != env && *end == '\0' && static_cast<long>(c) == id);
-  if (!known) {
-    fmt::print(stderr, "CCLMESH_NOC_STATS={}: not a chip id of this system; no NoC usage printed\n", env);
-    return;
+  if (env == nullptr) return std::nullopt;
+  const std::string_view text(env);
+  topo::ChipId id = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || !topology.has_chip(id)) {
+    std::string ids;
+    for (const topo::Chip& c : topology.chips()) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", c.id);
+    if (topology.chips().size() > 16) ids = fmt::format("{} chips", topology.chips().size());
+    throw UsageError(fmt::format("CCLMESH_NOC_STATS={}: not a chip of {}; expected a chip id ({})", text,
+                                 topology.name(), ids));
   }
-  sim::Chip& chip = system.chip(static_cast<sim::ChipId>(id));
+  return static_cast<sim::ChipId>(id);
+}
+
+void print_noc_usage(sim::device::SimMeshDevice& device, sim::ChipId id, double op_start_us, double op_us) {
+  sim::SimSystem& system = device.system();
+  sim::Chip& chip = system.chip(id);
   fmt::print(stderr,
              "chip {} NoC use (op time {:.2f} us, from {:.2f} to {:.2f} us on the simulated clock): ethernet and DRAM "
              "NIUs, links busy >= 25%\n",

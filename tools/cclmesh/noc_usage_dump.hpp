@@ -17,6 +17,7 @@
 
 #include "sim/model/packet_resource.hpp"
 #include "sim/device/sim_mesh_device.hpp"
+#include "topologies/topology.hpp"
 
 namespace cclmesh::cli {
 
@@ -28,7 +29,13 @@ sim::BusyWindow parse_busy_window(const std::string& text);
 // unset; the run gives it to its own system's chips (SimSystem::set_busy_window).
 sim::BusyWindow requested_busy_window();
 
-// op_start_us: the op's first kernel start on the simulated clock; op_us: its time.
-void print_noc_usage_if_requested(sim::device::SimMeshDevice& device, double op_start_us, double op_us);
+// The chip CCLMESH_NOC_STATS names (parsed before the run, so a bad value costs no simulation),
+// or none if unset; UsageError naming the variable, the value and the system's chip ids when it
+// is not a chip of `topology`.
+std::optional<sim::ChipId> requested_noc_stats_chip(const topo::Topology& topology);
+
+// Prints `chip`'s NoC use. op_start_us: the op's first kernel start on the simulated clock;
+// op_us: its time.
+void print_noc_usage(sim::device::SimMeshDevice& device, sim::ChipId chip, double op_start_us, double op_us);
 
 }  // namespace cclmesh::cli

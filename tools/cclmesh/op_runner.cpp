@@ -1468,6 +1468,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   WorkloadCache workload_cache;
   plan_before_building(requested, options, topology, n_chips, ring, workload_cache);
   const sim::BusyWindow busy_window = requested_busy_window();
+  const std::optional<sim::ChipId> noc_stats_chip = requested_noc_stats_chip(topology);
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
   std::unique_ptr<OpBuffers> buffers;
@@ -1492,7 +1493,9 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.simulate_wall_s = after.wall_seconds - before.wall_seconds;
   result.trace_hash = device->trace_hash();
   set_links_used(result, links_before, device->link_traffic(), times);
-  print_noc_usage_if_requested(*device, static_cast<double>(times.first_start_ns) / 1e3, result.time_us);
+  if (noc_stats_chip) {
+    print_noc_usage(*device, *noc_stats_chip, static_cast<double>(times.first_start_ns) / 1e3, result.time_us);
+  }
   check_op(op, result);
   // The device goes with this run; freeing anyway keeps one path with a served device's run.
   buffers->free_all();

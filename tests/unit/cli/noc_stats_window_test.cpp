@@ -1,4 +1,5 @@
-// The windowed busy-time diagnostic (CCLMESH_NOC_STATS_WINDOW, tools/cclmesh/noc_usage_dump.hpp):
+// The NoC usage diagnostic (CCLMESH_NOC_STATS, its chip refused before the run when it names none
+// of the system) and its window (CCLMESH_NOC_STATS_WINDOW, tools/cclmesh/noc_usage_dump.hpp):
 // a server sums exactly the part of each packet's service inside the window, the variable's
 // value is parsed or refused with one line naming it, and arming it changes no simulated figure
 // of a run while printing the window's figures.
@@ -74,6 +75,30 @@ TEST_F(NocStatsWindow, RefusesBadValuesNamingTheVariable) {
       EXPECT_THAT(e.what(), HasSubstr("<begin_us>:<end_us>"));
     }
   }
+}
+
+// CCLMESH_NOC_STATS that names no chip of the system is refused before the run (session 18):
+// it printed one line after simulating the whole op and exited 0.
+TEST_F(NocStatsWindow, AChipThatIsNotOfTheSystemIsRefusedBeforeTheRun) {
+  RunOptions o;
+  o.system = "n300";
+  o.op = CollectiveOp::AllGather;
+  o.size_bytes = 64 << 10;
+  o.topology = "line";
+  for (const char* bad : {"abc", "2", "-1", "", "0x1", "1 "}) {
+    setenv("CCLMESH_NOC_STATS", bad, 1);
+    try {
+      run_collective(o);
+      ADD_FAILURE() << "ran with CCLMESH_NOC_STATS='" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("CCLMESH_NOC_STATS=") + bad + ": not a chip of n300; expected a chip id (0, 1)");
+    }
+  }
+  setenv("CCLMESH_NOC_STATS", "1", 1);
+  ::testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(run_collective(o));
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("chip 1 NoC use"));
 }
 
 TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
