@@ -33,6 +33,15 @@ class NocStatsWindow : public ::testing::Test {
 
 SimTime ns(std::int64_t n) { return SimTime::from_ns(n); }
 
+RunOptions all_gather(const char* system, std::uint64_t size_bytes, const char* topology) {
+  RunOptions o;
+  o.system = system;
+  o.op = CollectiveOp::AllGather;
+  o.size_bytes = size_bytes;
+  o.topology = topology;
+  return o;
+}
+
 TEST_F(NocStatsWindow, ServerSumsOnlyTheServiceInsideTheWindow) {
   const sim::BusyWindow window{ns(100), ns(200)};
   sim::PacketResource server;
@@ -80,11 +89,7 @@ TEST_F(NocStatsWindow, RefusesBadValuesNamingTheVariable) {
 // CCLMESH_NOC_STATS that names no chip of the system is refused before the run (session 18):
 // it printed one line after simulating the whole op and exited 0.
 TEST_F(NocStatsWindow, AChipThatIsNotOfTheSystemIsRefusedBeforeTheRun) {
-  RunOptions o;
-  o.system = "n300";
-  o.op = CollectiveOp::AllGather;
-  o.size_bytes = 64 << 10;
-  o.topology = "line";
+  const RunOptions o = all_gather("n300", 64 << 10, "line");
   for (const char* bad : {"abc", "2", "-1", "", "0x1", "1 "}) {
     setenv("CCLMESH_NOC_STATS", bad, 1);
     try {
@@ -102,11 +107,7 @@ TEST_F(NocStatsWindow, AChipThatIsNotOfTheSystemIsRefusedBeforeTheRun) {
 }
 
 TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
-  RunOptions o;
-  o.system = "t3k";
-  o.op = CollectiveOp::AllGather;
-  o.size_bytes = 1 << 20;
-  o.topology = "ring";
+  RunOptions o = all_gather("t3k", 1 << 20, "ring");
   o.no_data = true;
   const RunResult plain = run_collective(o);
 
