@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <string_view>
 #include <utility>
 
 #include "tools/cclmesh/cli_error.hpp"
@@ -40,6 +42,30 @@ CollectiveOp parse_collective_op(const std::string& text, const std::string& opt
     if (text == name) return value;
   }
   throw UsageError(fmt::format("{}: unknown op '{}'; expected one of {}", option, text, collective_op_names()));
+}
+
+std::vector<CollectiveOp> parse_collective_op_list(const std::string& list, const std::string& option) {
+  std::vector<CollectiveOp> ops;
+  // Every piece between commas counts, the last one too: "all_gather," is a list with an empty
+  // name (a typo, or a name lost to the shell), not a list of one.
+  std::string_view rest(list);
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string name(rest.substr(0, comma));
+    if (name.empty()) {
+      throw UsageError(fmt::format("{}: '{}' has an empty op name; expected names separated by single commas, e.g. "
+                                   "all_gather,reduce_scatter",
+                                   option, list));
+    }
+    const CollectiveOp op = parse_collective_op(name, option);
+    // A second row set for the same op would be a table printed twice, not another measurement.
+    if (std::find(ops.begin(), ops.end(), op) != ops.end()) {
+      throw UsageError(fmt::format("{}: '{}' names {} twice; expected each op once", option, list, name));
+    }
+    ops.push_back(op);
+    if (comma == std::string_view::npos) return ops;
+    rest.remove_prefix(comma + 1);
+  }
 }
 
 double bus_factor(CollectiveOp op, std::uint32_t n_chips) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cclmesh::cli {
 
@@ -25,6 +26,9 @@ std::string to_string(CollectiveOp op);
 std::string collective_op_names();
 // Throws UsageError naming `option`, the value and the accepted names.
 CollectiveOp parse_collective_op(const std::string& text, const std::string& option);
+// A comma-separated list of op names, in order; UsageError naming `option` for an empty list, an
+// empty name (a leading, trailing or doubled comma), an unknown name or a name given twice.
+std::vector<CollectiveOp> parse_collective_op_list(const std::string& list, const std::string& option);
 
 // Bus factor of §9: (n-1)/n for all_gather, reduce_scatter, all_to_all; 2(n-1)/n for
 // all_reduce; 1 for broadcast, reduce and send/recv. all_broadcast moves what an all_gather

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,15 +56,6 @@ const std::set<std::string>& options_beside_device() {
   return kAccepted;
 }
 
-std::vector<CollectiveOp> parse_ops(const std::string& list) {
-  std::vector<CollectiveOp> ops;
-  std::stringstream stream(list);
-  std::string name;
-  while (std::getline(stream, name, ',')) ops.push_back(parse_collective_op(name, "--op"));
-  if (ops.empty()) throw UsageError("--op: empty list; expected e.g. all_gather,reduce_scatter");
-  return ops;
-}
-
 // A progress bar on stderr, only when stderr is a terminal (never in logs or CI output).
 class Progress {
  public:
@@ -109,7 +99,7 @@ int sweep(SweepOptions& o) {
                                  "several servers and sweeps",
                                  o.jobs));
   }
-  const std::vector<CollectiveOp> ops = parse_ops(o.ops);
+  const std::vector<CollectiveOp> ops = parse_collective_op_list(o.ops, "--op");
   const std::uint64_t min_bytes = parse_size_bytes(o.min_size, "-b");
   const std::uint64_t max_bytes = parse_size_bytes(o.max_size, "-e");
   if (max_bytes < min_bytes) {

@@ -1,6 +1,10 @@
 #include "tools/cclmesh/nccl_metrics.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
 
@@ -56,6 +60,30 @@ TEST(NcclMetrics, OpNamesRoundTripAndBadNamesAreUsageErrors) {
     EXPECT_NE(collective_op_names().find(name), std::string::npos) << name;
   }
   EXPECT_THROW(parse_collective_op("allgather", "--op"), UsageError);
+}
+
+// sweep --op: "all_gather," ran all_gather alone (the trailing empty name was dropped) and
+// "all_gather,all_gather" printed its table twice (session 18).
+std::string op_list_error(const std::string& list) {
+  try {
+    parse_collective_op_list(list, "--op");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(NcclMetrics, OpListsKeepTheirOrderAndRefuseEmptyOrRepeatedNames) {
+  EXPECT_EQ(parse_collective_op_list("all_gather", "--op"), std::vector<CollectiveOp>{CollectiveOp::AllGather});
+  EXPECT_EQ(parse_collective_op_list("reduce_scatter,all_gather,send_recv", "--op"),
+            (std::vector<CollectiveOp>{CollectiveOp::ReduceScatter, CollectiveOp::AllGather, CollectiveOp::SendRecv}));
+  using ::testing::HasSubstr;
+  for (const char* list : {"", "all_gather,", ",all_gather", "all_gather,,reduce_scatter", ","}) {
+    EXPECT_THAT(op_list_error(list), HasSubstr("--op: '" + std::string(list) + "' has an empty op name")) << list;
+  }
+  EXPECT_EQ(op_list_error("all_gather,reduce_scatter,all_gather"),
+            "--op: 'all_gather,reduce_scatter,all_gather' names all_gather twice; expected each op once");
+  EXPECT_THAT(op_list_error("all_gather,allreduce"), HasSubstr("--op: unknown op 'allreduce'"));
 }
 
 }  // namespace
