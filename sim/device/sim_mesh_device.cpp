@@ -156,6 +156,7 @@ void SimMeshDevice::reset() {
   host_commands_.clear();  // never run: their reads' `out` stays untouched
   programs_.clear();
   outstanding_programs_ = 0;
+  stop_at_last_program_ = false;
   first_failure_ = nullptr;
   broken_.reset();
   profile_.clear();
@@ -710,7 +711,8 @@ void SimMeshDevice::program_done(Program& program) {
   for (const Program::SemaphoreInit& init : program.semaphore_inits) {
     semaphore_settled_[{init.l1, init.address}] = init.l1->read_u32(init.address);
   }
-  --outstanding_programs_;
+  // The last one ends finish()'s run after this event, where its predicate would have.
+  if (--outstanding_programs_ == 0 && stop_at_last_program_) engine_->stop();
   ChipQueue& queue = queues_[program.chip];
   queue.running = nullptr;
   start_next_program(program.chip, DispatchedBy::PreviousProgram);
@@ -744,7 +746,7 @@ void SimMeshDevice::finish() {
       engine_->set_keep_going_time_cap(*simulated_time_limit_);
     }
   }
-  run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads");
+  run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads", false, StopsItself::AtLastProgram);
   // Every program done, so every host command behind one ran: the reads' bytes go out now, and
   // only now (a run that failed above delivers none).
   for (const auto& command : host_commands_) {
@@ -793,14 +795,30 @@ void SimMeshDevice::drain() {
 }
 
 template <typename KeepGoing>
-void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done) {
+void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done,
+                               StopsItself stops_itself) {
   bool timed_out = false;
   bool wall_expired = false;
   RunResult result;
   try {
     // Without a simulated-time limit or a wall-time watchdog (the default), the engine asks the
     // caller's predicate alone: the limits' tests cost ~17 instructions per event for nothing.
-    if (!simulated_time_limit_ && !wall_watchdog_.armed()) {
+    // A predicate that only the last program's end makes false is not asked at all: that end
+    // stops the engine after its event (program_done), which is where the predicate, asked
+    // before the next event, would have ended the run (~8 instructions per event).
+    if (!simulated_time_limit_ && !wall_watchdog_.armed() && stops_itself == StopsItself::AtLastProgram) {
+      if (!keep_going()) {
+        result.reason = StopReason::Predicate;
+      } else {
+        struct StopAtLastProgram {
+          bool& flag;
+          explicit StopAtLastProgram(bool& f) : flag(f) { flag = true; }
+          ~StopAtLastProgram() { flag = false; }
+        } stop_at_last_program{stop_at_last_program_};
+        result = engine_->run();
+        if (result.reason == StopReason::Stopped && !keep_going()) result.reason = StopReason::Predicate;
+      }
+    } else if (!simulated_time_limit_ && !wall_watchdog_.armed()) {
       result = engine_->run_while(keep_going);
     } else {
       result = engine_->run_while([&] {

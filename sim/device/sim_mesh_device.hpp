@@ -249,8 +249,12 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // Runs the engine while `keep_going` holds; converts every way a run can fail into a
   // DeviceError (and marks the device broken).
   // (A template, instantiated in the .cpp only: the predicate is asked before every event.)
+  // AtLastProgram: `keep_going` turns false only when the last outstanding program ends, so
+  // without a watchdog the engine runs without asking it (program_done() stops the run).
+  enum class StopsItself { No, AtLastProgram };
   template <typename KeepGoing>
-  void run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done = false);
+  void run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done = false,
+                  StopsItself stops_itself = StopsItself::No);
   [[noreturn]] void fail(runtime::DeviceError::Kind kind, const std::string& report);
   void record_faults_in_trace();
   std::uint32_t router_status(const runtime::FabricRouterSite& site);
@@ -280,6 +284,7 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::map<runtime::ChipId, ChipQueue> queues_;
   std::vector<std::unique_ptr<HostCommand>> host_commands_;  // enqueued since the last finish(), in order
   std::size_t outstanding_programs_ = 0;
+  bool stop_at_last_program_ = false;  // finish()'s run is on: program_done() stops it at the last
   KernelContext* first_failure_ = nullptr;
   std::optional<runtime::DeviceError> broken_;
   std::vector<runtime::KernelProfile> profile_;
