@@ -164,7 +164,9 @@ void EventQueue::make_run_room() {
   run_head_ = 0;
 }
 
-void EventQueue::refill_run() {
+// Inlined into pop_elsewhere() (a refill every ~2 events): as a call it saved and restored six
+// registers each time.
+[[gnu::always_inline]] inline void EventQueue::refill_run() {
   while (run_head_ < run_size_ && !live(run_[run_head_])) discard(run_[run_head_++]);
   if (run_head_ < run_size_) return;
   run_size_ = 0;
@@ -174,16 +176,19 @@ void EventQueue::refill_run() {
   // before the start. Every bucket found empty of live entries is cleared on the way.
   while (ring_entries_ > 0) {
     const std::size_t start = static_cast<std::size_t>(ring_start_) % kRingBuckets;
-    std::size_t found = kRingBuckets;
-    for (std::size_t step = 0; step <= kWords && found == kRingBuckets; ++step) {
+    // Nearly always the next non-empty bucket is in the start's own bitmap word (~2 events per
+    // simulated ns on a T3K: a bucket in four is filled): tested before the walk of the words.
+    const std::uint64_t start_word = ring_filled_[start / 64] & (~std::uint64_t{0} << (start % 64));
+    std::size_t found = start_word != 0 ? (start & ~std::size_t{63}) + static_cast<std::size_t>(__builtin_ctzll(start_word))
+                                        : kRingBuckets;
+    for (std::size_t step = 1; step <= kWords && found == kRingBuckets; ++step) {
       const std::size_t word = (start / 64 + step) % kWords;
       std::uint64_t bits = ring_filled_[word];
-      if (step == 0) bits &= ~std::uint64_t{0} << (start % 64);
       if (step == kWords) bits &= (std::uint64_t{1} << (start % 64)) - 1;
       if (bits != 0) found = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
     }
     CCLMESH_CHECK(found != kRingBuckets, "event queue ring counts entries it does not hold");
-    const std::int64_t bucket = ring_start_ + static_cast<std::int64_t>((found + kRingBuckets - start) % kRingBuckets);
+    const std::int64_t bucket = ring_start_ + static_cast<std::int64_t>((found - start) & (kRingBuckets - 1));
     const std::size_t count = ring_count_[found];
     const Entry* entries = ring_store_[found].entries;
     ring_count_[found] = 0;
