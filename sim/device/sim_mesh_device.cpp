@@ -21,6 +21,7 @@
 #include "sim/model/arch_params.hpp"
 #include "sim/model/eth_link.hpp"
 #include "sim/device/fabric_reembed.hpp"
+#include "sim/device/fault_headline.hpp"
 #include "sim/device/simulated_system_config.hpp"
 #include "sim/device/wait_chain.hpp"
 #include "topologies/embedding.hpp"
@@ -888,7 +889,10 @@ std::vector<SimMeshDevice::KernelWaits> SimMeshDevice::kernel_waits_in_window(Ch
 }
 
 std::string SimMeshDevice::hang_report(const std::string& headline) const {
-  std::string text = headline + "\n";
+  const WaitChains chains = wait_chains(WaitChainInput{kernels_of_interest(), &fabric_});
+  std::string text = headline + "\n" +
+                     fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), &system_->links(),
+                                                       &corruptions_, &chains.ends});
   const auto kernel_line = [](const KernelContext& k) {
     std::string line = "  " + k.name();
     if (k.persistent) line += " (persistent)";
@@ -935,7 +939,7 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   }
   if (idle > 0 || !busy_routers.empty()) text += "fabric routers:\n" + busy_routers;
   if (idle > 0) text += fmt::format("  {} idle in wait_for_l1_activity: {}\n", idle, idle_routers);
-  text += wait_chain_report(WaitChainInput{kernels_of_interest(), &fabric_});
+  text += chains.text;
   text += fault_summary();
   const HangReport engine = engine_->hang_report();
   text += fmt::format("engine at {}: {} actor(s) parked\n", to_string(engine.when), engine.parked.size());

@@ -37,11 +37,24 @@ struct ReceiverStep {
   const KernelContext* router;
   auto operator<=>(const ReceiverStep&) const = default;
 };
-using Step = std::variant<KernelStep, SenderStep, ReceiverStep>;
+// A fabric mux (kernels/fabric_mux.cpp): the core between its client workers and a router's
+// worker channel (REFERENCE 6.3).
+struct MuxStep {
+  const KernelContext* mux;
+  auto operator<=>(const MuxStep&) const = default;
+};
+using Step = std::variant<KernelStep, SenderStep, ReceiverStep, MuxStep>;
 
 struct Explained {
   std::string line;
   std::optional<Step> next;
+  const EthLink* broken_link = nullptr;  // the chain ends at this link (down or lost frames)
+};
+
+// The first broken link on a writer's fabric route, in words, and the link.
+struct RouteProblem {
+  std::string text;
+  const EthLink* link = nullptr;
 };
 
 // A command of some interpreter that writes a semaphore word.
@@ -62,8 +75,11 @@ std::uint32_t chip_of(const KernelContext& k) { return static_cast<std::uint32_t
 
 bool is_router(const KernelContext& k) { return k.persistent && k.kernel == kernels::kFabricRouterKernelName; }
 
+bool is_mux(const KernelContext& k) { return k.kernel == kernels::kFabricMuxKernelName; }
+
 std::string short_name(const KernelContext& k) {
   if (is_router(k)) return fmt::format("router chip {} ch {}", chip_of(k), k.logical.x);
+  if (is_mux(k)) return fmt::format("fabric mux chip {} core ({},{})", chip_of(k), k.noc0.x, k.noc0.y);
   return k.name();
 }
 
@@ -83,49 +99,72 @@ class ChainBuilder {
   explicit ChainBuilder(const WaitChainInput& in) : in_(in) {
     for (const KernelContext* k : in_.kernels) {
       if (is_router(*k)) routers_[{chip_of(*k), k->noc0.x, k->noc0.y}] = k;
+      if (is_mux(*k)) muxes_[{chip_of(*k), k->noc0.x, k->noc0.y}] = k;
     }
   }
 
-  std::string report() {
+  WaitChains report() {
+    // Workers first, then the muxes (a mux's chain is usually one of its clients' already, and
+    // the user wrote the workers, not the muxes).
+    std::vector<const KernelContext*> parked;
+    for (const bool muxes : {false, true}) {
+      for (const KernelContext* k : in_.kernels) {
+        if (k->started && !k->done && !k->failed && !k->persistent && is_mux(*k) == muxes) parked.push_back(k);
+      }
+    }
+    WaitChains out;
     std::string text;
     std::size_t chains = 0;
-    std::size_t skipped = 0;
-    for (const KernelContext* k : in_.kernels) {
-      if (!k->started || k->done || k->failed || k->persistent) continue;
-      if (chains == kMaxChains) {
-        ++skipped;
-        continue;
-      }
-      text += chain(*k);
+    for (const KernelContext* k : parked) {
+      // Every parked kernel is followed, for where the chains end (WaitChains::ends); only the
+      // first kMaxChains are printed, so the text is as long as before.
+      const std::string one = chain(*k);
+      if (chains < kMaxChains) text += one;
       ++chains;
+      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end_of_.at(KernelStep{k})});
     }
-    if (chains == 0) return "";
-    if (skipped > 0) text += fmt::format("  ({} more parked kernel(s) not followed)\n", skipped);
-    return "wait-for chains (who would satisfy each wait):\n" + text;
+    if (chains == 0) return out;
+    if (chains > kMaxChains) {
+      text += fmt::format("  ({} more parked kernel(s): chains not shown)\n", chains - kMaxChains);
+    }
+    out.text = "wait-for chains (who would satisfy each wait):\n" + text;
+    return out;
   }
 
  private:
   std::string chain(const KernelContext& start) {
     std::string text = fmt::format("  {}\n", start.name());
     std::set<Step> on_this_chain;
+    // The link the chain ends at, for every step on it: a later chain that joins this one at a
+    // step ends there too.
+    const auto ends_at = [&](const EthLink* link) {
+      for (const Step& s : on_this_chain) end_of_[s] = link;
+    };
     Step step = KernelStep{&start};
     for (std::size_t n = 0; n < kMaxSteps; ++n) {
       if (explained_.count(step) != 0 && n > 0) {
         text += fmt::format("    <- {} (followed in a chain above)\n", describe(step));
+        const auto joined = end_of_.find(step);
+        ends_at(joined == end_of_.end() ? nullptr : joined->second);
         return text;
       }
       on_this_chain.insert(step);
       explained_.insert(step);
       const Explained e = explain(step);
       text += fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
-      if (!e.next) return text;
+      if (!e.next) {
+        ends_at(e.broken_link);
+        return text;
+      }
       if (on_this_chain.count(*e.next) != 0) {
         text += fmt::format("    <- back to {}: {}\n", describe(*e.next), cycle_cause(on_this_chain));
+        ends_at(nullptr);
         return text;
       }
       step = *e.next;
     }
     text += fmt::format("    (stopped after {} steps)\n", kMaxSteps);
+    ends_at(nullptr);
     return text;
   }
 
@@ -134,6 +173,7 @@ class ChainBuilder {
     if (const auto* s = std::get_if<SenderStep>(&step)) {
       return fmt::format("{} sender channel {}", short_name(*s->router), s->channel);
     }
+    if (const auto* m = std::get_if<MuxStep>(&step)) return short_name(*m->mux);
     return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
   }
 
@@ -158,6 +198,7 @@ class ChainBuilder {
   Explained explain(const Step& step) {
     if (const auto* k = std::get_if<KernelStep>(&step)) return explain_kernel(*k->kernel);
     if (const auto* s = std::get_if<SenderStep>(&step)) return explain_sender(*s->router, s->channel);
+    if (const auto* m = std::get_if<MuxStep>(&step)) return explain_mux(*m->mux);
     return explain_receiver(*std::get<ReceiverStep>(step).router);
   }
 
@@ -175,10 +216,47 @@ class ChainBuilder {
         if (other == nullptr) return {head + fmt::format("; no other kernel on this core {} CB {}", role, k.blocked_a), std::nullopt};
         return {head + fmt::format("; {} {} CB {}", short_name(*other), role, k.blocked_a), KernelStep{other}};
       }
-      case BlockedIn::L1Activity:
-        return {head + "; each of its streams waits for another (CB, semaphore or fabric slot)", std::nullopt};
+      case BlockedIn::L1Activity: return explain_streams(k, head);
       default: return {head + "; a NoC transaction never completed", std::nullopt};
     }
+  }
+
+  // An interpreter with several streams left parks in wait_for_l1_activity when none of them
+  // can move, so its wait names no word or CB. Its last started command is one of the waiting
+  // ones: when that one fills or drains a CB of its core, it waits for room or pages there, which
+  // the other kernel on the core makes, and the chain follows that kernel (in the ring relay the
+  // reader waits for room in the CB its writer, blocked on a fabric slot, stopped draining).
+  Explained explain_streams(const KernelContext& k, const std::string& head) {
+    const Explained unknown{head + "; each of its streams waits for another (CB, semaphore or fabric slot)", std::nullopt};
+    if (k.kernel != kernels::kCclInterpreterKernelName || !k.has_command || k.core == nullptr) return unknown;
+    const cmd::DecodedCommand* current = command_at(k, k.stream, k.command_index);
+    if (current == nullptr) return unknown;
+    const auto cb_at = [&](api::AddressOperand operand) -> std::optional<std::uint32_t> {
+      const cmd::Address* a = current->command.find_address(operand);
+      const auto* cb = a == nullptr ? nullptr : std::get_if<cmd::CircularBufferId>(a);
+      return cb == nullptr ? std::nullopt : std::optional<std::uint32_t>(cb->id);
+    };
+    const std::optional<std::uint32_t> filled = cb_at(api::AddressOperand::DESTINATION);
+    const std::optional<std::uint32_t> drained = cb_at(api::AddressOperand::SOURCE);
+    const std::optional<std::uint32_t> cb_id = filled ? filled : drained;
+    if (!cb_id) return unknown;
+    const auto cb = k.core->cbs.find(*cb_id);
+    const KernelContext* other = core_partner(k);
+    if (cb == k.core->cbs.end() || other == nullptr) return unknown;
+    return {head + fmt::format("; its stream {} waits for {} CB {} ({}), which {} {}", k.stream,
+                               filled ? "room in" : "pages in", *cb_id, cb->second->state(), short_name(*other),
+                               filled ? "pops" : "pushes"),
+            KernelStep{other}};
+  }
+
+  const cmd::DecodedCommand* command_at(const KernelContext& k, std::uint32_t stream, std::size_t index) {
+    for (const auto& [s, decoded] : commands_of(k)) {
+      if (s != stream) continue;
+      for (const cmd::DecodedCommand& d : decoded) {
+        if (d.index == index) return &d;
+      }
+    }
+    return nullptr;
   }
 
   const KernelContext* core_partner(const KernelContext& k) const {
@@ -192,9 +270,14 @@ class ChainBuilder {
     const std::uint64_t address = k.blocked_a;
     if (const auto conn = connection_of(k, address)) {
       const KernelContext* router = router_at(chip_of(k), conn->first, conn->second.x, conn->second.y);
-      if (router == nullptr) return {head + "; no fabric router runs at that core", std::nullopt};
-      if (conn->first) return {head, SenderStep{router, 0}};
-      return {head + fmt::format("; {}: {}", short_name(*router), progress(*router)), std::nullopt};
+      // A worker that shares its link with others connects to a fabric mux instead, with the
+      // router's protocol (REFERENCE 6.3): its slots free when the mux copies them on into the
+      // router, so the chain goes on through the mux to the router and its link.
+      const KernelContext* mux = router == nullptr ? mux_at(chip_of(k), conn->second) : nullptr;
+      if (router == nullptr && mux == nullptr) return {head + "; no fabric router or mux runs at that core", std::nullopt};
+      if (conn->first) return {head, router != nullptr ? Step{SenderStep{router, 0}} : Step{MuxStep{mux}}};
+      const KernelContext& peer = router != nullptr ? *router : *mux;
+      return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
     }
     const std::vector<Writer> all_writers = writers_of(chip_of(k), k.noc0, address);
     const std::vector<Writer> writers = could_satisfy(k, all_writers);
@@ -233,7 +316,8 @@ class ChainBuilder {
     }
     if (lost != nullptr) return {head + who + "; it ran that command" + lost_at_launch(k, *lost, w), std::nullopt};
     if (!w.over_fabric) return {head + who + "; it ran that command, yet the word did not change", std::nullopt};
-    return {head + who + "; it ran that command" + path_problem(w), std::nullopt};
+    const RouteProblem route = path_problem(w);
+    return {head + who + "; it ran that command" + route.text, std::nullopt, route.link};
   }
 
   // The writers that could release kernel k: not k itself (it is parked, so it cannot run its
@@ -273,8 +357,8 @@ class ChainBuilder {
   }
 
   // The first link on a fabric writer's route that is down or lost frames.
-  std::string path_problem(const Writer& w) const {
-    if (in_.fabric == nullptr || !in_.fabric->enabled() || w.port.line >= in_.fabric->lines().size()) return "";
+  RouteProblem path_problem(const Writer& w) const {
+    if (in_.fabric == nullptr || !in_.fabric->enabled() || w.port.line >= in_.fabric->lines().size()) return {};
     const std::vector<runtime::ChipId>& order = in_.fabric->lines()[w.port.line].chips;
     std::size_t at = in_.fabric->lines()[w.port.line].position(chip_of(*w.kernel));
     for (std::uint32_t hop = 0; hop < w.hops; ++hop) {
@@ -284,15 +368,15 @@ class ChainBuilder {
                                               static_cast<std::int32_t>(site->noc0.y));
       if (router != nullptr && router->eth != nullptr && router->eth->link() != nullptr) {
         const std::string problem = link_problem(*router->eth);
-        if (!problem.empty()) return fmt::format(", but its route crosses {}", problem);
+        if (!problem.empty()) return {fmt::format(", but its route crosses {}", problem), router->eth->link()};
         const KernelContext* peer = peer_router(*router);
         const std::string mismatch = peer == nullptr ? "" : config_problem(*router, *peer);
-        if (!mismatch.empty()) return fmt::format(", but its route crosses a link with {}", mismatch);
+        if (!mismatch.empty()) return {fmt::format(", but its route crosses a link with {}", mismatch)};
       }
       at = w.forward ? (at + 1) % order.size() : (at + order.size() - 1) % order.size();
     }
-    return fmt::format(" and its packet left chip {} over the fabric; nothing on its {} hop(s) is down", chip_of(*w.kernel),
-                       w.hops);
+    return {fmt::format(" and its packet left chip {} over the fabric; nothing on its {} hop(s) is down",
+                        chip_of(*w.kernel), w.hops)};
   }
 
   static std::string link_problem(const EthCore& eth) {
@@ -321,7 +405,7 @@ class ChainBuilder {
       if (lost != nullptr && w.kernel->start < lost->launch) return w;
     }
     for (const Writer& w : writers) {
-      if (w.over_fabric && !path_problem(w).starts_with(" and")) return w;
+      if (w.over_fabric && !path_problem(w).text.starts_with(" and")) return w;
     }
     return writers.front();
   }
@@ -356,6 +440,30 @@ class ChainBuilder {
   const KernelContext* router_at(std::uint32_t chip, bool, std::int32_t x, std::int32_t y) const {
     const auto it = routers_.find({chip, x, y});
     return it == routers_.end() ? nullptr : it->second;
+  }
+
+  const KernelContext* mux_at(std::uint32_t chip, CoreCoord core) const {
+    const auto it = muxes_.find({chip, core.x, core.y});
+    return it == muxes_.end() ? nullptr : it->second;
+  }
+
+  // The router core (NoC0) a mux holds its one connection to, or nullopt.
+  static std::optional<CoreCoord> router_of_mux(const KernelContext& mux) {
+    const std::vector<std::uint32_t>& rt = mux.runtime_args;
+    constexpr std::uint32_t at = kernels::fabric_mux::kRtRouterConnection;
+    if (rt.size() < at + api::kFabricConnectionArgWords) return std::nullopt;
+    return CoreCoord{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
+  }
+
+  // The router site a fabric connection to core (x, y) of `chip` reaches: the router there, or,
+  // when a mux runs there, the router the mux is connected to (REFERENCE 6.3).
+  const runtime::FabricRouterSite* site_of_connection(std::uint32_t chip, std::uint32_t x, std::uint32_t y) const {
+    if (const runtime::FabricRouterSite* site = in_.fabric->router_at(chip, x, y)) return site;
+    const KernelContext* mux = mux_at(chip, CoreCoord{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y)});
+    if (mux == nullptr) return nullptr;
+    const std::optional<CoreCoord> router = router_of_mux(*mux);
+    if (!router) return nullptr;
+    return in_.fabric->router_at(chip, static_cast<std::uint32_t>(router->x), static_cast<std::uint32_t>(router->y));
   }
 
   // Every command of every interpreter that writes word `address` of chip `chip` core `core`.
@@ -430,7 +538,7 @@ class ChainBuilder {
     if (rt.size() <= slot) return std::nullopt;
     const std::uint64_t at = rt[slot];
     if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) return std::nullopt;
-    const runtime::FabricRouterSite* site = in_.fabric->router_at(chip_of(k), rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+    const runtime::FabricRouterSite* site = site_of_connection(chip_of(k), rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
     if (site == nullptr) return std::nullopt;
     return runtime::FabricPort{site->line, site->link};
   }
@@ -539,12 +647,39 @@ class ChainBuilder {
     if (router.done) return {head + "; the router has terminated: nothing frees its slots any more", std::nullopt};
     if (router.eth == nullptr || router.eth->link() == nullptr) return {head + "; its channel has no link", std::nullopt};
     const std::string problem = link_problem(*router.eth);
-    if (!problem.empty()) return {head + "; it needs acks across " + problem, std::nullopt};
+    if (!problem.empty()) return {head + "; it needs acks across " + problem, std::nullopt, router.eth->link()};
     const KernelContext* peer = peer_router(router);
     if (peer == nullptr) return {head + "; no router runs at the other end of its link", std::nullopt};
     const std::string mismatch = config_problem(router, *peer);
     if (!mismatch.empty()) return {head + "; " + mismatch, std::nullopt};
     return {head + fmt::format("; its slots free when {} acknowledges them", short_name(*peer)), ReceiverStep{peer}};
+  }
+
+  // A mux: the slots its clients have filled and it has not freed yet (their packets_written and
+  // packets_freed words on the mux core), then the router it copies them into.
+  Explained explain_mux(const KernelContext& mux) {
+    namespace m = kernels::fabric_mux;
+    const std::vector<std::uint32_t>& ct = mux.compile_time_args;
+    const std::uint32_t clients = ct.size() > m::kCtNumClients ? std::min(ct[m::kCtNumClients], m::kMaxClients) : 0;
+    const std::uint32_t slots = ct.size() > m::kCtSlotsPerClient ? ct[m::kCtSlotsPerClient] : 0;
+    std::uint32_t held = 0;
+    std::string per_client;
+    for (std::uint32_t c = 0; c < clients; ++c) {
+      const auto word = [&](std::uint32_t field) {
+        return mux.l1->read_u32(runtime::tensix_program_semaphore_address(m::client_semaphore_id(c, field)));
+      };
+      const std::uint32_t in_use = word(m::kClientPacketsWritten) - word(m::kClientPacketsFreed);
+      held += in_use;
+      per_client += fmt::format("{}{}", c == 0 ? "" : ", ", in_use);
+    }
+    std::string head = fmt::format("{} ({} client(s), {} slots each): {} slot(s) in use ({})", short_name(mux),
+                                   clients, slots, held, per_client);
+    if (!mux.started || mux.done || mux.failed) return {head + "; " + progress(mux), std::nullopt};
+    if (held == 0) return {head + "; it holds no packet: it waits for its clients", std::nullopt};
+    const std::optional<CoreCoord> core = router_of_mux(mux);
+    const KernelContext* router = core ? router_at(chip_of(mux), true, core->x, core->y) : nullptr;
+    if (router == nullptr) return {head + "; no fabric router runs at the core it is connected to", std::nullopt};
+    return {head + fmt::format("; it copies them into {} sender channel 0", short_name(*router)), SenderStep{router, 0}};
   }
 
   Explained explain_receiver(const KernelContext& router) {
@@ -570,12 +705,16 @@ class ChainBuilder {
 
   const WaitChainInput& in_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> routers_;
+  std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> muxes_;
+  std::map<Step, const EthLink*> end_of_;
   std::map<const KernelContext*, std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>> decoded_;
   std::set<Step> explained_;
 };
 
 }  // namespace
 
-std::string wait_chain_report(const WaitChainInput& input) { return ChainBuilder(input).report(); }
+WaitChains wait_chains(const WaitChainInput& input) { return ChainBuilder(input).report(); }
+
+std::string wait_chain_report(const WaitChainInput& input) { return wait_chains(input).text; }
 
 }  // namespace cclmesh::sim::device

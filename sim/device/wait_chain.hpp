@@ -13,7 +13,9 @@
 //   the link's state, and both ends' router configurations (compile-time args).
 //
 // Bounded: at most kMaxChains chains of at most kMaxSteps steps; a chain that reaches a step
-// an earlier chain explained says so and stops. The method is in docs/faults.md.
+// an earlier chain explained says so and stops. A worker connected through a fabric mux is
+// followed through the mux to the router it feeds (REFERENCE 6.3). The method is in
+// docs/faults.md.
 
 #include <cstddef>
 #include <string>
@@ -21,6 +23,10 @@
 
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/kernel_context.hpp"
+
+namespace cclmesh::sim {
+class EthLink;
+}
 
 namespace cclmesh::sim::device {
 
@@ -33,7 +39,25 @@ struct WaitChainInput {
 inline constexpr std::size_t kMaxChains = 8;
 inline constexpr std::size_t kMaxSteps = 16;
 
-// "wait-for chains:\n  ...", or "" when no workload kernel is parked.
+// Where one parked kernel's chain ends: the link that is down or lost frames, or null (any
+// other cause, a cycle, or the step bound).
+struct ChainEnd {
+  runtime::ChipId chip;  // of the parked kernel
+  const EthLink* broken_link;
+};
+
+struct WaitChains {
+  // "wait-for chains (who would satisfy each wait):\n  ...": the first kMaxChains chains; ""
+  // when no workload kernel is parked.
+  std::string text;
+  // One per parked workload kernel, every one followed (not only the printed): what the
+  // report's fault summary counts (the chips whose kernels wait on a broken link).
+  std::vector<ChainEnd> ends;
+};
+
+WaitChains wait_chains(const WaitChainInput& input);
+
+// wait_chains(input).text.
 std::string wait_chain_report(const WaitChainInput& input);
 
 }  // namespace cclmesh::sim::device

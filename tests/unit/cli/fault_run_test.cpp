@@ -114,6 +114,63 @@ TEST(FaultRun, ALinkDownMidRunIsWhereEveryChainEnds) {
   }
 }
 
+// The hang report of a run that `fault` stops, or "" (and a failure) when it completes.
+std::string hang_report_of(RunOptions options) {
+  try {
+    const RunResult r = run_collective(options);
+    ADD_FAILURE() << "completed; verified=" << (r.verified && *r.verified);
+  } catch (const runtime::DeviceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The same link going down under the ring relay with 2 workers per link and direction: they
+// share each router's worker channel through a fabric mux (REFERENCE 6.3). The chains follow a
+// worker's connection through the mux to the router and its link, and a writer's route from the
+// router its mux feeds, so they end at the down link as with 1 worker per link, not at the
+// mux's core ("no fabric router runs at that core"), at an increment that seemed missing
+// because the writer's route was not found, or at a reader parked on two streams.
+TEST(FaultRun, ALinkDownMidRunIsWhereChainsThroughAFabricMuxEnd) {
+  RunOptions options = all_gather({"link-down:0-2@12us"});
+  options.size_bytes = 1024 * 1024;
+  options.workers_per_link = 2;
+  const std::string text = hang_report_of(options);
+  EXPECT_THAT(text, HasSubstr("<- fabric mux chip 0 core (1,4) (2 client(s), 8 slots each)")) << text;
+  EXPECT_THAT(text, HasSubstr("it copies them into router chip 0 ch 6 sender channel 0\n"
+                              "    <- router chip 0 ch 6 sender channel 0 (from workers): 8 of 8 slots in use"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("the link chip 0 ch 6 <-> chip 2 ch 6, which is down")) << text;
+  EXPECT_THAT(text, HasSubstr("the link chip 2 ch 6 <-> chip 0 ch 6, which is down")) << text;
+  // A reader parked with two streams left follows the CB it fills to the writer on its core.
+  EXPECT_THAT(text, HasSubstr("its stream 1 waits for room in CB 1 (6 pushed, 0 popped, 6 of 6 pages filled), which "
+                              "chip 0 core (1,3) [tensix (0,0) dm0] ccl_interpreter pops"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("no fabric router"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("the increment is missing"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
+}
+
+// The report's first line under its headline names the fault that took effect and how many
+// chips' kernels wait on it, with 1 or 2 workers per link (the latter through muxes).
+TEST(FaultRun, AHangReportLeadsWithTheFaultThatTookEffect) {
+  for (const std::uint32_t workers : {1u, 2u}) {
+    RunOptions options = all_gather({"link-down:0-2@12us"});
+    options.size_bytes = 1024 * 1024;
+    options.workers_per_link = workers;
+    const std::string text = hang_report_of(options);
+    const std::size_t first_end = text.find('\n');
+    ASSERT_NE(first_end, std::string::npos) << text;
+    EXPECT_THAT(text.substr(0, first_end), HasSubstr("hang at ")) << text;
+    const std::string second = text.substr(first_end + 1, text.find('\n', first_end + 1) - first_end - 1);
+    EXPECT_EQ(second,
+              "injected faults in effect: link 0-2 went down at 12.000 us (--fault link-down:0-2@12us): kernels on 8 "
+              "of the 8 chip(s) with parked kernels wait on it (their wait-for chains end there)")
+        << workers << " worker(s) per link:\n"
+        << text;
+  }
+}
+
 // A corrupted packet is caught by the output check: the run completes, is not verified, the
 // checksums of the chips it reached differ, the first mismatch names chip, buffer, page and
 // byte, and the fault says which bit of which packet it flipped. Seeded: the same every time.

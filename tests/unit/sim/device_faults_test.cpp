@@ -144,21 +144,43 @@ TEST(DeviceFaults, MismatchedBufferSizesAreNamed) {
   EXPECT_THAT(text, HasSubstr("mismatched buffer sizes")) << text;
 }
 
-// A link down in the middle of a run: the hang report names it, when, and what was dropped.
-TEST(DeviceFaults, LinkDownMidRunIsNamedWithItsTime) {
+// The hang report of a line all-gather on a T3K whose link between the line's 4th and 5th chips
+// goes down at 10 us.
+std::string line_link_down_at_10us_report(const topo::Embedding& line) {
   SimMeshDeviceOptions options;
   options.fabric.mode = FabricMode::Line;
-  const topo::Embedding line = topo::find_system_line(topo::build_t3k());
   options.faults.link_down.push_back({chip_at(line, 3), chip_at(line, 4), SimTime::from_us(10), "link-down:x@10us"});
   SimMeshDevice device(topo::build_t3k(), options);
-  const std::string text =
-      expect_device_error([&] { multicast_all_gather(device, 64, 2048, false); }, DeviceError::Kind::Hang);
+  return expect_device_error([&] { multicast_all_gather(device, 64, 2048, false); }, DeviceError::Kind::Hang);
+}
+
+// A link down in the middle of a run: the hang report names it, when, and what was dropped.
+TEST(DeviceFaults, LinkDownMidRunIsNamedWithItsTime) {
+  const topo::Embedding line = topo::find_system_line(topo::build_t3k());
+  const std::string text = line_link_down_at_10us_report(line);
   EXPECT_THAT(text, HasSubstr("injected faults:")) << text;
   EXPECT_THAT(text, HasSubstr(fmt::format("link-down:x@10us: every link between chips {} and {} down at 10.000 us",
                                           line.chips[3], line.chips[4])))
       << text;
   EXPECT_THAT(text, HasSubstr("which is down (see the injected faults)")) << text;
   EXPECT_THAT(text, HasSubstr("dropped: link down")) << text;
+}
+
+// The report's first line under its headline: the fault that took effect and on how many chips
+// kernels wait on its link (here every chip's: the line's traffic backs up into it from both
+// sides).
+TEST(DeviceFaults, AHangReportLeadsWithTheFaultThatTookEffect) {
+  const topo::Embedding line = topo::find_system_line(topo::build_t3k());
+  const std::string text = line_link_down_at_10us_report(line);
+  const std::size_t first_end = text.find('\n');
+  ASSERT_NE(first_end, std::string::npos) << text;
+  EXPECT_THAT(text.substr(0, first_end), HasSubstr("hang at")) << text;
+  const std::string second = text.substr(first_end + 1, text.find('\n', first_end + 1) - first_end - 1);
+  EXPECT_EQ(second, fmt::format("injected faults in effect: link {}-{} went down at 10.000 us (--fault link-down:x@10us): "
+                                "kernels on 8 of the 8 chip(s) with parked kernels wait on it (their wait-for chains "
+                                "end there)",
+                                line.chips[3], line.chips[4]))
+      << text;
 }
 
 // A link down from the start on a 4x4 mesh: the ring is re-embedded around it and the
