@@ -174,13 +174,29 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
     read_exactly(std::as_writable_bytes(std::span(frame.header)).subspan(at), timeout, timeout, nullptr);
   }
   std::span<std::byte> target;
-  if (blob_target) target = blob_target(frame.header, blob_bytes);
+  if (blob_target) {
+    try {
+      target = blob_target(frame.header, blob_bytes);
+    } catch (const BlobRefused&) {
+      skip_exactly(blob_bytes, timeout);
+      throw;
+    }
+  }
   if (target.empty()) {
     frame.blob.resize(blob_bytes);
     target = frame.blob;
   }
   read_exactly(target, timeout, timeout, nullptr);
   return frame;
+}
+
+void FrameConnection::skip_exactly(std::uint64_t bytes, std::chrono::milliseconds timeout) {
+  std::vector<std::byte> sink(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, 64 * 1024)));
+  while (bytes > 0) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, sink.size()));
+    read_exactly(std::span(sink).first(n), timeout, timeout, nullptr);
+    bytes -= n;
+  }
 }
 
 void FrameConnection::discard_incoming(std::chrono::milliseconds for_at_most) {

@@ -45,6 +45,15 @@ class FrameTooLarge : public ConnectionError {
   using ConnectionError::ConnectionError;
 };
 
+// Thrown by a BlobTarget to refuse a blob the receiver will not use but can afford to read past
+// (a write naming a buffer it will not write, of no more bytes than the receiver allows for
+// that): receive() reads and drops the blob, so that the connection is at the next frame, then
+// throws it on, and the session can go on. The message says why the request is refused.
+class BlobRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct Frame {
   std::vector<std::uint8_t> header;  // CBOR
   std::vector<std::byte> blob;       // empty unless the message carries bulk bytes
@@ -53,7 +62,8 @@ struct Frame {
 // Where an incoming blob of `bytes` goes, decided once the frame's header (CBOR, not yet
 // decoded) has arrived: a caller-owned span of exactly that size (read straight into, no copy),
 // or an empty span to collect it in Frame::blob. It throws FrameTooLarge to refuse a blob the
-// message cannot carry, before any of it is allocated or read.
+// message cannot carry, before any of it is allocated or read, or BlobRefused to have it read and
+// dropped.
 using BlobTarget = std::function<std::span<std::byte>(const std::vector<std::uint8_t>& header, std::uint64_t bytes)>;
 
 class FrameConnection {
@@ -86,6 +96,8 @@ class FrameConnection {
   void read_exactly(std::span<std::byte> into, std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
                     const std::atomic<bool>* stop);
   void write_all(std::span<const std::byte> from, std::chrono::milliseconds timeout);
+  // Reads `bytes` and drops them, a bounded chunk at a time (nothing of their size is allocated).
+  void skip_exactly(std::uint64_t bytes, std::chrono::milliseconds timeout);
 
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::socket socket_;

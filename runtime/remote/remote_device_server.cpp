@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/write.hpp>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
+#include "runtime/device/host_copy_check.hpp"
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::runtime::remote {
@@ -264,7 +267,7 @@ void RemoteDeviceServer::forget_enqueued() {
   enqueued_host_bytes_ = 0;
 }
 
-void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const {
+void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes, bool greeted) const {
   if (bytes == 0) return;
   Json request;
   std::string type;
@@ -278,20 +281,36 @@ void RemoteDeviceServer::check_blob(const std::vector<std::uint8_t>& header, std
   if (type != request::kWriteBuffer && type != request::kEnqueueWriteBuffer) {
     throw FrameTooLarge(fmt::format("{} request's data length is {} B; it carries no data (limit 0 B)", type, bytes));
   }
-  std::uint64_t limit = 0;
-  std::string whose = "the buffer named";
+  if (!greeted) {
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B; a session's first request is its hello, which "
+                                    "carries no data (limit 0 B)",
+                                    type, bytes));
+  }
+  BufferHandle claimed;
   try {
-    const BufferHandle& buffer =
-        buffers_.served(decode_buffer_handle(field(request, "buffer", type), type + ".buffer"), type);
-    limit = buffer.config.size_bytes;
-    whose = fmt::format("buffer {}", buffer.id);
-  } catch (const std::exception& e) {
+    claimed = decode_buffer_handle(field(request, "buffer", type), type + ".buffer");
+  } catch (const ProtocolError& e) {
     throw FrameTooLarge(fmt::format("{} request's data length is {} B, but {} (limit 0 B)", type, bytes, e.what()));
   }
-  if (bytes > limit) {
-    throw FrameTooLarge(fmt::format("{} request's data length is {} B, above the limit of {} B ({}'s size per "
-                                    "chip)",
-                                    type, bytes, limit, whose));
+  // Refused as the device would refuse it, the session going on, where reading the bytes past
+  // costs no more than a write the server would make, or kMaxRefusedWriteBytes.
+  const BufferHandle* buffer = nullptr;
+  try {
+    buffer = &buffers_.served(claimed, type);
+  } catch (const std::invalid_argument& e) {
+    if (bytes <= kMaxRefusedWriteBytes) throw BlobRefused(e.what());
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B, but {} (limit {} B, what this server reads "
+                                    "to refuse a write)",
+                                    type, bytes, e.what(), kMaxRefusedWriteBytes));
+  }
+  try {
+    runtime::require_whole_buffer(type, *buffer, bytes);
+  } catch (const std::invalid_argument& e) {
+    const std::uint64_t limit = std::max(buffer->config.size_bytes, kMaxRefusedWriteBytes);
+    if (bytes <= limit) throw BlobRefused(e.what());
+    throw FrameTooLarge(fmt::format("{} request's data length is {} B, above the limit of {} B (the larger of "
+                                    "buffer {}'s size per chip, {} B, and what this server reads to refuse a write)",
+                                    type, bytes, limit, buffer->id, buffer->config.size_bytes));
   }
 }
 
@@ -300,9 +319,11 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     connection.send(to_wire(reply), blob, options_.io_timeout);
   };
   // A frame announcing more than its request may carry is refused unread: one error reply
-  // naming the length and the limit, and the session ends.
-  const BlobTarget blob_target = [this](const std::vector<std::uint8_t>& header, std::uint64_t bytes) {
-    check_blob(header, bytes);
+  // naming the length and the limit, and the session ends (but a write refused as the device
+  // would refuse it, below: check_blob).
+  bool greeted = false;
+  const BlobTarget blob_target = [this, &greeted](const std::vector<std::uint8_t>& header, std::uint64_t bytes) {
+    check_blob(header, bytes, greeted);
     return std::span<std::byte>{};
   };
   const auto receive = [&](std::chrono::milliseconds wait) {
@@ -340,10 +361,19 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
                  {"fabric", encode(device_.fabric())},
                  {"faults", options_.faults}}));
   }
+  greeted = true;
   begin_session();
   Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
   for (;;) {
-    Frame frame = receive(options_.idle_timeout);
+    Frame frame;
+    try {
+      frame = receive(options_.idle_timeout);
+    } catch (const BlobRefused& e) {
+      // A write the server will not make, its bytes read past: refused as a local device
+      // refuses it, and the session goes on.
+      send(error_reply(std::make_exception_ptr(std::invalid_argument(e.what()))));
+      continue;
+    }
     Json request;
     std::string type;
     try {

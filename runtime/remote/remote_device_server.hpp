@@ -34,6 +34,13 @@
 
 namespace cclmesh::runtime::remote {
 
+// A write the server will not make (a handle it did not give or that names nothing any more, a
+// size other than the buffer's) is refused as std::invalid_argument and the session goes on, as
+// a local device's refusal: its bytes are read and dropped first, up to the larger of the named
+// buffer's size and this. A longer one is refused unread and ends the session, so that a stray
+// client cannot make the server read gigabytes. RemoteMeshDevice checks first and sends none.
+inline constexpr std::uint64_t kMaxRefusedWriteBytes = std::uint64_t{64} << 20;
+
 struct RemoteServerOptions {
   std::string bind_address = "127.0.0.1";
   std::uint16_t port = 0;  // 0: an ephemeral port (port() says which)
@@ -104,9 +111,11 @@ class RemoteDeviceServer {
   bool serve_session(FrameConnection& connection);
   // Runs one request, heartbeating while it does; the reply (ok or error) and its blob.
   Json handle(const Json& request, std::vector<std::byte>& blob, std::vector<std::byte>& reply_blob);
-  // Throws FrameTooLarge unless a request (its CBOR header) may carry `bytes` of data: only a
-  // write_buffer or enqueue_write_buffer does, of at most its buffer's size per chip.
-  void check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes) const;
+  // Whether a request (its CBOR header) may carry `bytes` of data: only a write_buffer or
+  // enqueue_write_buffer of a session (`greeted`) does, of its buffer's size per chip. Throws
+  // BlobRefused for a write the server refuses but reads past (kMaxRefusedWriteBytes), else
+  // FrameTooLarge.
+  void check_blob(const std::vector<std::uint8_t>& header, std::uint64_t bytes, bool greeted) const;
   void log(const std::string& line) const;
   // The options' session hooks, around the part of a session that may call the device.
   void begin_session();

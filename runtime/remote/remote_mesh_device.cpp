@@ -6,12 +6,17 @@
 #include <charconv>
 #include <thread>
 
+#include "runtime/device/host_copy_check.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::runtime::remote {
 
 namespace {
+
+// While the server is busy: the first pause before asking again, doubled each time up to the last.
+constexpr std::chrono::milliseconds kFirstBusyRetry{50};
+constexpr std::chrono::milliseconds kLongestBusyRetry{1'000};
 
 Json request_of(std::string_view type, Json fields) {
   if (fields.is_null()) fields = Json::object();
@@ -28,9 +33,11 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
                                                     : fmt::format("{}:{}", host_, port_)),
       options_(options),
       io_(std::make_unique<boost::asio::io_context>()) {
-  // A server busy with another client's session says so; it is asked again every 0.1 s until
-  // connect_timeout, so that a client started as another ends (a script's next run) gets in.
-  const auto give_up = std::chrono::steady_clock::now() + options_.connect_timeout;
+  // A server busy with another client's session says so; it is asked again, sooner at first
+  // (a script's next run started as the previous one ends gets in at once) and less often as the
+  // wait goes on, until busy_wait has passed. Host time only: what the device computes is the same.
+  const auto started = std::chrono::steady_clock::now();
+  std::chrono::milliseconds pause = kFirstBusyRetry;
   Json hello;
   for (;;) {
     try {
@@ -41,10 +48,16 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     try {
       hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
       break;
-    } catch (const ServerBusyError&) {
+    } catch (const ServerBusyError& e) {
       connection_->close();
-      if (std::chrono::steady_clock::now() >= give_up) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto waited = std::chrono::steady_clock::now() - started;
+      if (waited >= options_.busy_wait) {
+        throw ServerBusyError(fmt::format("{}; waited {:g} s for it", e.what(),
+                                          static_cast<double>(options_.busy_wait.count()) / 1000.0));
+      }
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(pause, options_.busy_wait - waited));
+      pause = std::min(2 * pause, kLongestBusyRetry);
     }
   }
   decoded(request::kHello, [&] {
@@ -165,16 +178,29 @@ std::vector<std::uint32_t> RemoteMeshDevice::active_ethernet_channels(ChipId chi
 
 BufferHandle RemoteMeshDevice::create_buffer(const BufferConfig& config) {
   const Json reply = call(request::kCreateBuffer, Json{{"config", encode(config)}});
-  return decoded(request::kCreateBuffer, [&] {
+  const BufferHandle buffer = decoded(request::kCreateBuffer, [&] {
     return decode_buffer_handle(field(reply, "buffer", "create_buffer reply"), "create_buffer reply.buffer");
   });
+  own_buffers_.given(buffer);
+  if (first_own_buffer_id_ == 0) first_own_buffer_id_ = buffer.id;
+  return buffer;
 }
 
 void RemoteMeshDevice::deallocate_buffer(const BufferHandle& buffer) {
   call(request::kDeallocateBuffer, Json{{"buffer", encode(buffer)}});
+  own_buffers_.freed(buffer.id);
+}
+
+void RemoteMeshDevice::require_writable(std::string_view call, const BufferHandle& buffer, std::size_t bytes) const {
+  if (broken_) return;  // the call says the connection is closed
+  if (reset_in_session_ || (first_own_buffer_id_ != 0 && buffer.id >= first_own_buffer_id_)) {
+    own_buffers_.served(buffer, call);
+  }
+  require_whole_buffer(call, buffer, bytes);
 }
 
 void RemoteMeshDevice::write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
+  require_writable(request::kWriteBuffer, buffer, data.size());
   call(request::kWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
 }
 
@@ -183,6 +209,7 @@ void RemoteMeshDevice::read_buffer(ChipId chip, const BufferHandle& buffer, std:
 }
 
 void RemoteMeshDevice::enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
+  require_writable(request::kEnqueueWriteBuffer, buffer, data.size());
   call(request::kEnqueueWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
 }
 
@@ -278,6 +305,9 @@ std::optional<std::uint64_t> RemoteMeshDevice::device_events() const {
 
 void RemoteMeshDevice::reset() {
   enqueued_reads_.clear();  // the served device drops them with its queue
+  // The server forgets every handle before its device resets (whether or not the reset works).
+  own_buffers_.clear();
+  reset_in_session_ = true;
   call(request::kReset, Json::object());
 }
 

@@ -30,12 +30,18 @@
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/remote/frame_connection.hpp"
 #include "runtime/remote/remote_protocol.hpp"
+#include "runtime/remote/served_handles.hpp"
 
 namespace cclmesh::runtime::remote {
 
 struct RemoteDeviceOptions {
-  // For the connection, and for the wait while the server serves another client's session.
+  // For each attempt at the connection.
   std::chrono::milliseconds connect_timeout{10'000};
+  // How long the constructor waits while the server serves another client's session (one at a
+  // time): it asks again after 50 ms, then twice as long each time up to 1 s, until that session
+  // ends or this has passed, and then throws ServerBusyError saying how long it waited. Zero:
+  // asks once.
+  std::chrono::milliseconds busy_wait{10'000};
   // The longest the server may stay silent: between the bytes of a transfer, or between its
   // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
   std::chrono::milliseconds io_timeout{60'000};
@@ -43,8 +49,8 @@ struct RemoteDeviceOptions {
 
 class RemoteMeshDevice final : public MeshDevice {
  public:
-  // Connects, says hello (protocol name and version) and fetches the topology; throws
-  // RemoteDeviceError when any of it fails.
+  // Connects, says hello (protocol name and version), waiting while the server is busy (up to
+  // options.busy_wait), and fetches the topology; throws RemoteDeviceError when any of it fails.
   RemoteMeshDevice(std::string host, std::uint16_t port, RemoteDeviceOptions options = {});
   // Says goodbye when the session is still up (the server then takes its next client).
   ~RemoteMeshDevice() override;
@@ -113,6 +119,10 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // A write's checks before its bytes are sent, in the words of the server's (and a local
+  // device's): a buffer of this client's that is freed or from before its reset(), a size other
+  // than the buffer's. std::invalid_argument, the session going on.
+  void require_writable(std::string_view call, const BufferHandle& buffer, std::size_t bytes) const;
   // An extra's reply of one unsigned figure under `key`, or null when the server has none.
   std::optional<std::uint64_t> optional_figure(std::string_view call_type, const char* key) const;
   // decode() of an ok reply; a reply that does not decode is a protocol failure of `call`.
@@ -140,6 +150,13 @@ class RemoteMeshDevice final : public MeshDevice {
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
+  // The buffers this client created since its session began (or its last reset()) and has not
+  // freed. The server's ids only grow until a reset, and only this session creates while it
+  // runs, so every id from the first it was given on is this client's (every id, after its
+  // reset()); a lower one is another session's, which the server judges.
+  ServedHandles<BufferHandle> own_buffers_{"buffer", "deallocate_buffer"};
+  std::uint32_t first_own_buffer_id_ = 0;  // 0: none created yet
+  bool reset_in_session_ = false;
 };
 
 // "host:port" → (host, port); std::invalid_argument naming the text when it is not one

@@ -80,7 +80,7 @@ class RemoteDeviceError : public std::runtime_error {
 };
 
 // The server is serving another client's session (one at a time); sent as error kind "busy"
-// in answer to a hello. RemoteMeshDevice retries until its connect_timeout, then throws it.
+// in answer to a hello. RemoteMeshDevice asks again until its busy_wait has passed, then throws it.
 class ServerBusyError : public RemoteDeviceError {
  public:
   using RemoteDeviceError::RemoteDeviceError;

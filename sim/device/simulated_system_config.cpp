@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "runtime/device/host_copy_check.hpp"
 #include "topologies/arch.hpp"
 
 namespace cclmesh::sim::device {
@@ -94,9 +95,7 @@ void require_host_copy(const topo::Topology& topology, std::string_view call, ru
   if (!topology.has_chip(static_cast<topo::ChipId>(chip))) {
     throw std::invalid_argument(fmt::format("{}: no chip {} on this device", call, chip));
   }
-  if (bytes != buffer.config.size_bytes) {
-    throw std::invalid_argument(fmt::format("{}: {} B for a buffer of {} B", call, bytes, buffer.config.size_bytes));
-  }
+  runtime::require_whole_buffer(call, buffer, bytes);
 }
 
 }  // namespace cclmesh::sim::device

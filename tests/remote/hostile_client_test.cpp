@@ -70,6 +70,11 @@ class RawClient {
     bytes.insert(bytes.end(), cbor.begin(), cbor.end());
     write(bytes);
   }
+  // A frame with `header` and `blob_bytes` of data, all sent.
+  void write_frame_and_data(const Json& header, std::size_t blob_bytes) {
+    write_frame(header, blob_bytes);
+    write(std::vector<std::uint8_t>(blob_bytes, 0x5A));
+  }
   Json read_reply() { return from_wire(frames_.receive(5000ms, 5000ms).header); }
   // True when the server ends the session (end of stream or reset) within 5 s.
   bool closed_by_server() {
@@ -166,8 +171,54 @@ TEST(HostileClient, DataOnACallThatCarriesNoneIsRefused) {
   expect_serves_next_client(served.port());
 }
 
-// write_buffer may carry its buffer's size per chip, as the server created it: a handle
-// describing the buffer larger (a forged size) is not one it created.
+// A write the server will not make, sent anyway by a client that does not check first (as
+// RemoteMeshDevice does): a size other than the buffer's, a buffer freed, one from before a
+// reset. Its bytes are read past, the refusal is the device's (std::invalid_argument) and the
+// session goes on; for both write calls.
+TEST(HostileClient, RefusedWritesAreReadPastAndTheSessionGoesOn) {
+  ServedN300 served;
+  BufferHandle buffer;
+  {
+    RemoteMeshDevice device("127.0.0.1", served.port());
+    buffer = device.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  }
+  auto greeted_client = greeted(served.port());
+  RawClient& client = *greeted_client;
+  const auto expect_invalid_argument = [&](const std::string& message) {
+    const Json reply = client.read_reply();
+    EXPECT_EQ(reply.at("type"), "error");
+    EXPECT_EQ(reply.value("kind", std::string()), "invalid_argument");
+    EXPECT_EQ(reply.value("message", std::string()), message);
+    client.write_frame(Json{{"type", "chips"}});
+    EXPECT_EQ(client.read_reply().at("type"), "ok");  // the same session, served
+  };
+  const std::string id = std::to_string(buffer.id);
+  for (const std::string call : {"write_buffer", "enqueue_write_buffer"}) {
+    client.write_frame_and_data(Json{{"type", call}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
+    expect_invalid_argument(call + ": 4097 B for a buffer of 4096 B");
+    client.write_frame_and_data(Json{{"type", call}, {"chip", 0}, {"buffer", encode(buffer)}}, 100);
+    expect_invalid_argument(call + ": 100 B for a buffer of 4096 B");
+  }
+  client.write_frame(Json{{"type", "deallocate_buffer"}, {"buffer", encode(buffer)}});
+  EXPECT_EQ(client.read_reply().at("type"), "ok");
+  for (const std::string call : {"write_buffer", "enqueue_write_buffer"}) {
+    client.write_frame_and_data(Json{{"type", call}, {"chip", 0}, {"buffer", encode(buffer)}}, 4096);
+    expect_invalid_argument(call + ": buffer " + id + " was freed already (deallocate_buffer)");
+  }
+  client.write_frame(Json{{"type", "create_buffer"}, {"config", encode(buffer.config)}});
+  const BufferHandle before = decode_buffer_handle(client.read_reply().at("buffer"), "buffer");
+  client.write_frame(Json{{"type", "reset"}});
+  EXPECT_EQ(client.read_reply().at("type"), "ok");
+  for (const std::string call : {"write_buffer", "enqueue_write_buffer"}) {
+    client.write_frame_and_data(Json{{"type", call}, {"chip", 0}, {"buffer", encode(before)}}, 4096);
+    expect_invalid_argument(call + ": buffer " + std::to_string(before.id) +
+                            " is not one this server created (or not as it was created)");
+  }
+}
+
+// A write past what the server reads to refuse one (the larger of its buffer's size per chip and
+// kMaxRefusedWriteBytes), or naming a buffer the server did not give with more than that, is
+// refused unread and ends the session: a stray client cannot make the server read gigabytes.
 TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
   ServedN300 served;
   BufferHandle buffer;
@@ -175,20 +226,14 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     RemoteMeshDevice device("127.0.0.1", served.port());
     buffer = device.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
   }
-  {
+  for (const std::string call : {"write_buffer", "enqueue_write_buffer"}) {
     auto greeted_client = greeted(served.port());
     RawClient& client = *greeted_client;
-    client.write_frame(Json{{"type", "write_buffer"}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
-    expect_refused(client, "write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
-                               std::to_string(buffer.id) + "'s size per chip)");
-  }
-  // enqueue_write_buffer (protocol 6) carries its data as write_buffer does, with the same limit.
-  {
-    auto greeted_client = greeted(served.port());
-    RawClient& client = *greeted_client;
-    client.write_frame(Json{{"type", "enqueue_write_buffer"}, {"chip", 0}, {"buffer", encode(buffer)}}, 4097);
-    expect_refused(client, "enqueue_write_buffer request's data length is 4097 B, above the limit of 4096 B (buffer " +
-                               std::to_string(buffer.id) + "'s size per chip)");
+    client.write_frame(Json{{"type", call}, {"chip", 0}, {"buffer", encode(buffer)}}, kMaxRefusedWriteBytes + 1);
+    expect_refused(client, call + " request's data length is 67108865 B, above the limit of 67108864 B (the larger "
+                                  "of buffer " +
+                               std::to_string(buffer.id) +
+                               "'s size per chip, 4096 B, and what this server reads to refuse a write)");
   }
   {
     BufferHandle forged = buffer;
@@ -198,7 +243,8 @@ TEST(HostileClient, WriteBufferDataAboveTheBufferIsRefused) {
     client.write_frame(Json{{"type", "write_buffer"}, {"chip", 0}, {"buffer", encode(forged)}}, 1ull << 36);
     expect_refused(client, "write_buffer request's data length is 68719476736 B, but write_buffer: buffer " +
                                std::to_string(buffer.id) +
-                               " is not one this server created (or not as it was created) (limit 0 B)");
+                               " is not one this server created (or not as it was created) (limit 67108864 B, what "
+                               "this server reads to refuse a write)");
   }
   // read_buffer of a forged size: an error reply, before anything is allocated; the session goes on.
   {
@@ -310,20 +356,30 @@ TEST(HostileClient, ASecondClientIsToldTheServerIsBusy) {
   const std::string prefix = "remote device 127.0.0.1:" + std::to_string(served.port()) +
                              ": hello: the server is serving another client (127.0.0.1:";
   try {
-    RemoteMeshDevice second("127.0.0.1", served.port(), {.connect_timeout = 500ms, .io_timeout = 5s});
+    RemoteMeshDevice second("127.0.0.1", served.port(), {.busy_wait = 500ms, .io_timeout = 5s});
     FAIL() << "a second session was opened beside the first";
   } catch (const ServerBusyError& e) {
     const std::string what = e.what();
     EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
-    EXPECT_NE(what.find("); one session at a time, try again when it ends"), std::string::npos) << what;
+    EXPECT_NE(what.find("); one session at a time, try again when it ends; waited 0.5 s for it"), std::string::npos)
+        << what;
+  }
+  // A client that does not wait is told at once.
+  try {
+    RemoteMeshDevice second("127.0.0.1", served.port(), {.busy_wait = 0ms, .io_timeout = 5s});
+    FAIL() << "a second session was opened beside the first";
+  } catch (const ServerBusyError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
+    EXPECT_NE(what.find("try again when it ends; waited 0 s for it"), std::string::npos) << what;
   }
   EXPECT_EQ(first->chips().size(), 2u);  // the first session is undisturbed
-  // A client asking while the first leaves gets in (it asks again until its connect_timeout).
+  // A client waiting while the first leaves gets in (it asks again until its busy_wait).
   std::thread leave([&] {
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(1500ms);
     first.reset();
   });
-  RemoteMeshDevice second("127.0.0.1", served.port(), {.connect_timeout = 5s, .io_timeout = 5s});
+  RemoteMeshDevice second("127.0.0.1", served.port(), {.busy_wait = 30s, .io_timeout = 5s});
   leave.join();
   EXPECT_EQ(second.chips().size(), 2u);
 }

@@ -606,6 +606,97 @@ TEST(RemoteMeshDevice, FreedBuffersRoundTrip) {
   EXPECT_TRUE(again.outputs == first.outputs);
 }
 
+// A write a local device refuses (a size other than the buffer's, a buffer freed or from before a
+// reset) is std::invalid_argument in the local device's words over the wire too, and the session
+// goes on; for both write calls. (It ended the session: the server could not size the write.)
+TEST(RemoteMeshDevice, ARefusedWriteIsInvalidArgumentAndTheSessionGoesOn) {
+  ServedSim served;
+  sim::device::SimMeshDevice local{topo::load_system("t3k"), ring_options()};
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const BufferConfig config{BufferType::Dram, 4096, 2048};
+  const BufferHandle r = remote.create_buffer(config);
+  const BufferHandle l = local.create_buffer(config);
+  ASSERT_EQ(r, l);
+  const Bytes longer = ccltest::pattern(4097, 1);
+  const Bytes data = ccltest::pattern(4096, 2);
+  for (const bool enqueued : {false, true}) {
+    SCOPED_TRACE(enqueued ? "enqueue_write_buffer" : "write_buffer");
+    const std::string call = enqueued ? "enqueue_write_buffer" : "write_buffer";
+    const auto write = [&](MeshDevice& device, const BufferHandle& buffer, const Bytes& bytes) {
+      if (enqueued) {
+        device.enqueue_write_buffer(0, buffer, bytes);
+        device.finish();
+      } else {
+        device.write_buffer(0, buffer, bytes);
+      }
+    };
+    const std::string local_says = refusal([&] { write(local, l, longer); });
+    EXPECT_EQ(local_says, call + ": 4097 B for a buffer of 4096 B");
+    EXPECT_EQ(refusal([&] { write(remote, r, longer); }), local_says);
+    write(remote, r, data);  // served on the same session
+    EXPECT_TRUE(read_back(remote, 0, r) == data);
+  }
+  remote.deallocate_buffer(r);
+  local.deallocate_buffer(l);
+  for (const bool enqueued : {false, true}) {
+    const auto write = [&](MeshDevice& device, const BufferHandle& buffer) {
+      if (enqueued) return device.enqueue_write_buffer(0, buffer, data);
+      device.write_buffer(0, buffer, data);
+    };
+    const std::string local_says = refusal([&] { write(local, l); });
+    EXPECT_EQ(local_says, fmt::format("{}: buffer 1 was freed already (deallocate_buffer)",
+                                      enqueued ? "enqueue_write_buffer" : "write_buffer"));
+    EXPECT_EQ(refusal([&] { write(remote, r); }), local_says);
+    EXPECT_EQ(remote.chips().size(), 8u);
+  }
+  // After a reset the handles from before name nothing (the server forgot them).
+  const BufferHandle before = remote.create_buffer(config);
+  remote.reset();
+  EXPECT_EQ(refusal([&] { remote.write_buffer(0, before, data); }),
+            fmt::format("write_buffer: buffer {} is not one this server created (or not as it was created)", before.id));
+  EXPECT_EQ(refusal([&] { remote.enqueue_write_buffer(0, before, data); }),
+            fmt::format("enqueue_write_buffer: buffer {} is not one this server created (or not as it was created)",
+                        before.id));
+  const BufferHandle after = remote.create_buffer(config);
+  remote.write_buffer(0, after, data);
+  EXPECT_TRUE(read_back(remote, 0, after) == data);
+}
+
+// The client refuses such a write before it sends the bytes: a write longer than the server reads
+// past to refuse one (it would end the session there) is refused all the same, the session going on.
+TEST(RemoteMeshDevice, TheClientRefusesAWriteBeforeSendingItsBytes) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const std::uint64_t size = kMaxRefusedWriteBytes + (16u << 20);
+  const BufferHandle buffer = remote.create_buffer({BufferType::Dram, size, 2048});
+  const Bytes longer(size + 1);
+  EXPECT_EQ(refusal([&] { remote.write_buffer(0, buffer, longer); }),
+            fmt::format("write_buffer: {} B for a buffer of {} B", size + 1, size));
+  remote.deallocate_buffer(buffer);
+  const Bytes whole(size);
+  EXPECT_EQ(refusal([&] { remote.enqueue_write_buffer(0, buffer, whole); }),
+            fmt::format("enqueue_write_buffer: buffer {} was freed already (deallocate_buffer)", buffer.id));
+  EXPECT_EQ(remote.chips().size(), 8u);
+}
+
+// The client refuses only writes to buffers it knows are its own (it created them in its session):
+// a buffer an earlier session created is the server's to judge, and it is written.
+TEST(RemoteMeshDevice, AnEarlierSessionsBufferIsWritten) {
+  ServedSim served;
+  const BufferConfig config{BufferType::Dram, 4096, 2048};
+  BufferHandle earlier;
+  {
+    RemoteMeshDevice first("127.0.0.1", served.port());
+    earlier = first.create_buffer(config);
+  }
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  const BufferHandle own = remote.create_buffer(config);
+  ASSERT_GT(own.id, earlier.id);
+  const Bytes data = ccltest::pattern(4096, 3);
+  remote.write_buffer(0, earlier, data);
+  EXPECT_TRUE(read_back(remote, 0, earlier) == data);
+}
+
 // Freeing global semaphores through the wire (protocol 8): the served device frees (the next
 // semaphore gets the word), the server refuses a freed handle itself, the workload names its
 // semaphores on the wire so the device holds them until finish(), and after the device's reset
