@@ -14,9 +14,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -83,15 +85,20 @@ class Child {
   void signal(int sig) { ::kill(pid_, sig); }
   // The exit code, or 128 + the signal that killed it.
   int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    if (!reaped_) ::waitpid(pid_, &status_, 0);
     reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  }
+  // Whether it has not exited yet.
+  bool running() {
+    if (!reaped_ && ::waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+    return !reaped_;
   }
 
  private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int status_ = 0;
   int out_ = -1;
   int err_ = -1;
 };
@@ -247,6 +254,57 @@ TEST(CliRunDevice, PrintsTheLocalRunsRow) {
         << remote_table;
     serve.signal(SIGTERM);
     EXPECT_EQ(serve.wait(), 0);
+  }
+}
+
+// One session at a time: `run --device` started while another client holds the served device
+// waits, asking again, and runs once that session ends (the local run's row); one whose
+// --device-wait passes first exits 2 naming the server and how long it waited.
+TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
+  Child serve({"serve", "--system", "t3k", "--port", "0"});
+  const std::uint16_t port = port_of(serve.first_stdout_line());
+  ASSERT_NE(port, 0);
+  const std::string device = "127.0.0.1:" + std::to_string(port);
+  auto first = std::make_unique<RemoteMeshDevice>("127.0.0.1", port);
+  {
+    Child impatient({"run", "--device", device, "--device-wait", "0.5", "--op", "all_gather", "--size", "64KiB"});
+    EXPECT_EQ(impatient.wait(), 2);
+    const std::string error = impatient.all_stderr();
+    EXPECT_EQ(error.rfind("cclmesh: error: --device: remote device " + device +
+                              ": hello: the server is serving another client (127.0.0.1:",
+                          0),
+              0u)
+        << error;
+    const std::string end = "); one session at a time, try again when it ends; waited 0.5 s for it (--device-wait "
+                            "SECONDS waits longer)\n";
+    EXPECT_TRUE(error.size() > end.size() && error.compare(error.size() - end.size(), end.size(), end) == 0) << error;
+  }
+  Child patient({"run", "--device", device, "--device-wait", "120", "--op", "all_gather", "--size", "64KiB"});
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_TRUE(patient.running());  // waiting, not turned away
+  first.reset();                   // the first session ends
+  const std::string remote_table = patient.all_stdout();
+  EXPECT_EQ(patient.wait(), 0) << patient.all_stderr();
+  Child local({"run", "--system", "t3k", "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(remote_table, local.all_stdout());
+  EXPECT_EQ(local.wait(), 0);
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+}
+
+TEST(CliRunDevice, BadDeviceWaitExitsTwoWithOneLine) {
+  for (const std::string command : {"run", "sweep"}) {
+    Child negative({command, "--device", "127.0.0.1:1", "--device-wait", "-1"});
+    EXPECT_EQ(negative.wait(), 2);
+    EXPECT_EQ(negative.all_stderr(), "cclmesh: error: --device-wait: invalid value '-1': expected a number of seconds "
+                                     "from 0 (do not wait) to 86400, e.g. 30 or 0.5\n");
+    Child word({command, "--device", "127.0.0.1:1", "--device-wait", "soon"});
+    EXPECT_EQ(word.wait(), 2);
+    EXPECT_EQ(word.all_stderr(), "cclmesh: error: --device-wait: invalid value 'soon': expected a number of seconds "
+                                 "from 0 (do not wait) to 86400, e.g. 30 or 0.5\n");
+    Child alone({command, "--device-wait", "5"});
+    EXPECT_EQ(alone.wait(), 2);
+    EXPECT_EQ(alone.all_stderr(), "cclmesh: error: --device-wait requires --device\n");
   }
 }
 

@@ -14,7 +14,7 @@ std::set<std::string> op_options_beside_device(std::initializer_list<const char*
       "--out-shard-grid",  "--out-shard-orientation", "--out-shard-shape", "--root",
       "--rounds",          "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm",
       "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm", "--cluster-axis",
-      "--seed"};
+      "--seed",            "--device-wait"};
   accepted.insert(extra.begin(), extra.end());
   return accepted;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -1381,12 +1382,16 @@ RunResult with_buffers_given_back(OpBuffers& buffers, Run run) {
 
 }  // namespace
 
-std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint) {
+std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptions& options) {
   try {
-    const auto [host, port] = runtime::remote::parse_endpoint(endpoint);
-    return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port);
+    const auto [host, port] = runtime::remote::parse_endpoint(options.device);
+    runtime::remote::RemoteDeviceOptions remote;
+    remote.busy_wait = std::chrono::milliseconds(std::llround(options.device_wait_s * 1000.0));
+    return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port, remote);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
+  } catch (const runtime::remote::ServerBusyError& e) {
+    throw UsageError(fmt::format("--device: {} (--device-wait SECONDS waits longer)", e.what()));
   } catch (const runtime::remote::RemoteDeviceError& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   }
@@ -1451,7 +1456,7 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
 }
 
 RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
-  if (!requested.device.empty()) return run_collective_on(requested, *connect_device(requested.device));
+  if (!requested.device.empty()) return run_collective_on(requested, *connect_device(requested));
   const auto wall_start = std::chrono::steady_clock::now();
   topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;

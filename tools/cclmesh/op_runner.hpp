@@ -23,9 +23,10 @@ RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* t
 // else a line; ring and line as given. (`serve --chips` lays its fabric the same way.)
 std::string resolve_topology(const RunOptions& options, const topo::Topology& topology);
 
-// --device HOST:PORT: a session with the served device; UsageError ("--device: ...") when the
-// address is not one or the server cannot be reached, refuses the session or stays busy.
-std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const std::string& endpoint);
+// --device HOST:PORT: a session with the served device, waiting up to --device-wait while it
+// serves another client; UsageError ("--device: ...") when the address is not one or the server
+// cannot be reached, refuses the session or stays busy.
+std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptions& options);
 
 // The op on a connected served device, as `run --device` runs it (a sweep runs its points one
 // after another in one session). The op's buffers and global semaphores are freed once its

@@ -123,7 +123,7 @@ int run(RawRunOptions& raw) {
   }
   // --device: the session stays open until the report is drawn from the served device's topology.
   const std::unique_ptr<runtime::remote::RemoteMeshDevice> served =
-      options.device.empty() ? nullptr : connect_device(options.device);
+      options.device.empty() ? nullptr : connect_device(options);
   const std::string system = served ? served->topology().name() : options.system;
   RunResult result;
   try {
@@ -208,9 +208,11 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   add_trace_limit_option(*command, raw->trace_limit);
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
-  command->add_option("--device", o.device,
-                      "HOST:PORT: run on a device served by `cclmesh serve` (its system, mode and fabric) instead of "
-                      "simulating here; simulator options are refused");
+  CLI::Option* device =
+      command->add_option("--device", o.device,
+                          "HOST:PORT: run on a device served by `cclmesh serve` (its system, mode and fabric) instead "
+                          "of simulating here; simulator options are refused");
+  add_device_wait_option(*command, o, device);
   command->callback([raw, size, command, &outcome] {
     if (!raw->parsed.device.empty()) reject_options_beside_device(*command, options_beside_device());
     raw->size_given = size->count() > 0;

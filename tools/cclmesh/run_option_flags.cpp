@@ -47,6 +47,18 @@ void add_trace_limit_option(CLI::App& command, std::size_t& limit) {
       ->default_str(std::to_string(limit));
 }
 
+void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option* device) {
+  command
+      .add_option_function<std::string>(
+          "--device-wait",
+          [&options](const std::string& text) { options.device_wait_s = parse_wait_seconds(text, "--device-wait"); },
+          "seconds to wait while the served device is busy with another client's session (one at a time), asking "
+          "again with backoff, before giving up (0: ask once)")
+      ->type_name("SECONDS")
+      ->default_str(fmt::format("{:g}", options.device_wait_s))
+      ->needs(device);
+}
+
 void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
       ->capture_default_str();

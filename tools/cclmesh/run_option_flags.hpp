@@ -20,6 +20,9 @@ void add_collective_options(CLI::App& command, RunOptions& options);
 // where a trace is asked for (it would keep none).
 void add_trace_limit_option(CLI::App& command, std::size_t& limit);
 
+// --device-wait SECONDS (run, sweep), beside `device` (--device HOST:PORT), which it needs.
+void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option* device);
+
 // --chips "A,B,...": chip ids in order; a UsageError naming `option` for anything else (whether
 // the chips exist, repeat or neighbour each other is checked against the system later).
 std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_view option);

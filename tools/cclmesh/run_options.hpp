@@ -51,6 +51,9 @@ struct RunOptions {
   std::string system = "t3k";
   // --device HOST:PORT: run on a device served by `cclmesh serve` instead of simulating here.
   std::string device;
+  // --device-wait SECONDS: how long to wait while the served device serves another client's
+  // session (one at a time) before giving up; 0: ask once.
+  double device_wait_s = 10.0;
   CollectiveOp op = CollectiveOp::AllGather;
   std::uint64_t size_bytes = 16ull << 20;
   // ring | line | auto (a ring where the run's groups close into rings of 3 or more chips, else a

@@ -110,13 +110,34 @@ sim::SimTime parse_sim_time(std::string_view text, std::string_view option) {
   return sim::SimTime::from_ps(static_cast<std::int64_t>(ps));
 }
 
-double parse_wall_seconds(std::string_view text, std::string_view option) {
+namespace {
+
+// `text` as a finite number, or NaN when it is not one.
+double seconds_value(std::string_view text) {
   const std::string copy(text);
   char* end = nullptr;
-  const double seconds = copy.empty() ? 0.0 : std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(seconds) || seconds <= 0.0) {
+  const double seconds = copy.empty() ? NAN : std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size() && std::isfinite(seconds) ? seconds : NAN;
+}
+
+}  // namespace
+
+double parse_wall_seconds(std::string_view text, std::string_view option) {
+  const double seconds = seconds_value(text);
+  if (!(seconds > 0.0)) {
     throw UsageError(fmt::format("{}: invalid value '{}': expected a positive number of seconds, e.g. 30 or 0.5", option,
                                  text));
+  }
+  return seconds;
+}
+
+double parse_wait_seconds(std::string_view text, std::string_view option) {
+  constexpr double kDay = 86400.0;
+  const double seconds = seconds_value(text);
+  if (!(seconds >= 0.0 && seconds <= kDay)) {
+    throw UsageError(fmt::format("{}: invalid value '{}': expected a number of seconds from 0 (do not wait) to {:g}, "
+                                 "e.g. 30 or 0.5",
+                                 option, text, kDay));
   }
   return seconds;
 }

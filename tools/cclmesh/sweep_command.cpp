@@ -188,7 +188,7 @@ int sweep(SweepOptions& o) {
   if (o.base.device.empty()) {
     run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
   } else {
-    const std::unique_ptr<runtime::remote::RemoteMeshDevice> device = connect_device(o.base.device);
+    const std::unique_ptr<runtime::remote::RemoteMeshDevice> device = connect_device(o.base);
     for (std::size_t i = 0; i < points.size(); ++i) {
       SweepPointOutcome outcome = run_sweep_point(points[i], device.get());
       progress.step(point_name(i));
@@ -262,9 +262,12 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
-  command->add_option("--device", b.device,
-                      "HOST:PORT: run the points on a device served by `cclmesh serve` (its system, mode and fabric), "
-                      "one after another in one session, instead of simulating here; simulator options are refused");
+  CLI::Option* device =
+      command->add_option("--device", b.device,
+                          "HOST:PORT: run the points on a device served by `cclmesh serve` (its system, mode and "
+                          "fabric), one after another in one session, instead of simulating here; simulator options "
+                          "are refused");
+  add_device_wait_option(*command, b, device);
   command->callback([o, command, &outcome] {
     if (!o->base.device.empty()) reject_options_beside_device(*command, options_beside_device());
     outcome.exit_code = sweep(*o);
