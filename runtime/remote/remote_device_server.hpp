@@ -10,9 +10,10 @@
 // Each call runs on the thread that called serve(); while one runs, the session's heartbeat
 // thread sends a "working" frame every heartbeat_interval, so the client's timeout measures
 // silence, not the length of a simulation.
-// The backend's exceptions go back as error replies and the session goes on; a client that
-// disconnects, stalls, idles, speaks another protocol or announces more bytes than its request
-// may carry (checked before anything is allocated) ends its session only. A client connecting
+// The backend's exceptions go back as error replies and the session goes on, as do writes the
+// server refuses itself (a handle it did not give, another size: their bytes read past, up to a
+// bound); a client that disconnects, stalls, idles, speaks another protocol or announces more
+// bytes than its request may carry (checked before anything is allocated) ends its session only. A client connecting
 // while a session runs is told at once that the server is busy.
 
 #include <atomic>

@@ -2,7 +2,8 @@
 // frames announcing huge lengths, data on calls that carry none, a forged buffer handle, garbage
 // instead of frames, frames cut short, silence. The server allocates nothing it was not going
 // to need, answers a refused frame with one error naming the length and the limit, ends that
-// session only, and serves the next client.
+// session only, and serves the next client; a write it refuses as a device would (a stale
+// handle, another size) it reads past, and the session goes on.
 #include <gtest/gtest.h>
 
 #include <boost/asio/ip/tcp.hpp>
