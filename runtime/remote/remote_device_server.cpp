@@ -102,7 +102,7 @@ class TurnAway {
     io_.restart();
     while (pending_) io_.run_one();
     for (tcp::socket& s : turned_away_) s.close(ignored);
-    // Once per session, not per attempt: a waiting client asks every 0.1 s.
+    // Once per session, not per attempt: a waiting client asks again after 50 ms, doubling to 1 s.
     if (log_ && turned_away_count_ > 0) {
       log_(fmt::format("{} connection{} turned away (busy) during that session", turned_away_count_,
                        turned_away_count_ == 1 ? "" : "s"));

@@ -119,9 +119,9 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
-  // A write's checks before its bytes are sent, in the words of the server's (and a local
-  // device's): a buffer of this client's that is freed or from before its reset(), a size other
-  // than the buffer's. std::invalid_argument, the session going on.
+  // A write's checks before its bytes are sent, in the server's words (a local device's for a
+  // size or a freed buffer): a buffer of this client's that is freed or from before its
+  // reset(), a size other than the buffer's. std::invalid_argument, the session going on.
   void require_writable(std::string_view call, const BufferHandle& buffer, std::size_t bytes) const;
   // An extra's reply of one unsigned figure under `key`, or null when the server has none.
   std::optional<std::uint64_t> optional_figure(std::string_view call_type, const char* key) const;

@@ -1,6 +1,7 @@
 #pragma once
 // The line a hang report under injected faults starts with (under its headline): which faults
-// took effect and, for a link that went down or lost frames, how many chips' parked kernels
+// took effect (a slow link or a skew is named whenever it is configured: it changes timing,
+// not where a chain ends, and is not tracked per packet) and, for a link that went down or lost frames, how many chips' parked kernels
 // wait on it, i.e. have a wait-for chain (wait_chain.hpp) that ends at one of its links. The
 // full detail stays in the report's "injected faults:" section further down; a user reads the
 // first lines.

@@ -889,7 +889,11 @@ std::vector<SimMeshDevice::KernelWaits> SimMeshDevice::kernel_waits_in_window(Ch
 }
 
 std::string SimMeshDevice::hang_report(const std::string& headline) const {
-  const WaitChains chains = wait_chains(WaitChainInput{kernels_of_interest(), &fabric_});
+  // Every chain is followed only when the fault summary can count it: a link down or one that
+  // lost frames (wait_chain.hpp, follow_every_chain).
+  bool link_broken = false;
+  for (const auto& link : system_->links()) link_broken = link_broken || !link->up() || link->frames_dropped() > 0;
+  const WaitChains chains = wait_chains(WaitChainInput{kernels_of_interest(), &fabric_, link_broken});
   std::string text = headline + "\n" +
                      fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), &system_->links(),
                                                        &corruptions_, &chains.ends});

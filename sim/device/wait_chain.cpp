@@ -116,11 +116,13 @@ class ChainBuilder {
     std::string text;
     std::size_t chains = 0;
     for (const KernelContext* k : parked) {
-      // Every parked kernel is followed, for where the chains end (WaitChains::ends); only the
-      // first kMaxChains are printed, so the text is as long as before.
-      const std::string one = chain(*k);
-      if (chains < kMaxChains) text += one;
+      // The first kMaxChains are followed and printed; the rest only followed, for where they
+      // end (WaitChains::ends), when the input asks for every chain.
+      const bool printed = chains < kMaxChains;
       ++chains;
+      if (!printed && !in_.follow_every_chain) continue;
+      const std::string one = chain(*k);
+      if (printed) text += one;
       out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end_of_.at(KernelStep{k})});
     }
     if (chains == 0) return out;

@@ -34,6 +34,11 @@ struct WaitChainInput {
   // Every kernel the device knows: running, parked, done or still waiting to launch.
   std::vector<const KernelContext*> kernels;
   const runtime::FabricPlan* fabric = nullptr;
+  // Follow every parked kernel's chain, not only the kMaxChains printed: for the report's fault
+  // summary, which counts the chips whose chains end at a broken link. Set only when a link is
+  // down or lost frames: on a large mesh each unprinted chain scans every command stream for a
+  // semaphore's writers, so a timeout report there would otherwise cost minutes for nothing.
+  bool follow_every_chain = false;
 };
 
 inline constexpr std::size_t kMaxChains = 8;
@@ -50,8 +55,9 @@ struct WaitChains {
   // "wait-for chains (who would satisfy each wait):\n  ...": the first kMaxChains chains; ""
   // when no workload kernel is parked.
   std::string text;
-  // One per parked workload kernel, every one followed (not only the printed): what the
-  // report's fault summary counts (the chips whose kernels wait on a broken link).
+  // One per followed parked workload kernel (every one with WaitChainInput::follow_every_chain,
+  // else the printed ones): what the report's fault summary counts (the chips whose kernels
+  // wait on a broken link).
   std::vector<ChainEnd> ends;
 };
 
