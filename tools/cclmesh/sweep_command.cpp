@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/device_option_check.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -27,6 +29,8 @@
 #include "tools/cclmesh/sweep_jobs.hpp"
 #include "tools/cclmesh/sweep_plot.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
+#include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::cli {
 
@@ -120,6 +124,16 @@ int sweep(SweepOptions& o) {
   if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
   if (!o.plot_path.empty()) check_output_path(o.plot_path, "--plot");
+  // Checked once here rather than at every point, each of which would be skipped with the same
+  // note (a bad --system is left to the points, which say so as a run does).
+  if (o.base.device.empty() && std::getenv("CCLMESH_NOC_STATS") != nullptr) {
+    std::optional<topo::Topology> system;
+    try {
+      system = topo::load_system(o.base.system);
+    } catch (const topo::InputError&) {
+    }
+    if (system) requested_noc_stats_chip(*system);
+  }
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t size = min_bytes; size <= max_bytes; size *= factor) {
     sizes.push_back(size);

@@ -3,6 +3,7 @@
 // a server sums exactly the part of each packet's service inside the window, the variable's
 // value is parsed or refused with one line naming it, and arming it changes no simulated figure
 // of a run while printing the window's figures.
+#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 
 #include "sim/model/packet_resource.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 
@@ -20,6 +22,7 @@ namespace cclmesh::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using sim::SimTime;
 
 // Restores the variables whatever a test does.
@@ -104,6 +107,29 @@ TEST_F(NocStatsWindow, AChipThatIsNotOfTheSystemIsRefusedBeforeTheRun) {
   ::testing::internal::CaptureStderr();
   EXPECT_NO_THROW(run_collective(o));
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("chip 1 NoC use"));
+}
+
+// A sweep checks the variable once, before its points: each point used to be run up to the check
+// and skipped with the same note (review, session 18).
+TEST_F(NocStatsWindow, ASweepRefusesAChipThatIsNotOfTheSystemBeforeItsPoints) {
+  setenv("CCLMESH_NOC_STATS", "7", 1);
+  CLI::App app;
+  CommandOutcome outcome;
+  register_commands(app, outcome);
+  std::vector<std::string> args = {"cclmesh", "sweep", "--system", "n300", "-b", "64KiB", "-e", "256KiB"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  std::string error;
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const UsageError& e) {
+    error = e.what();
+  }
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(error, "CCLMESH_NOC_STATS=7: not a chip of n300; expected a chip id (0, 1)");
+  // No point was run and skipped: the sweep stopped before its first.
+  EXPECT_THAT(printed, Not(HasSubstr("skipped")));
 }
 
 TEST_F(NocStatsWindow, ArmedWindowPrintsItsFiguresAndChangesNoResult) {
