@@ -31,6 +31,15 @@ std::string current_word(const KernelContext& k, std::uint64_t address) {
   }
 }
 
+// The data mover a worker's fabric connection reaches at NoC0 (x, y): its router on an ethernet
+// core, or a fabric mux on a Tensix core that feeds one (REFERENCE 6.3; the connection's
+// arguments do not say which, the core does).
+std::string connection_peer(const KernelContext& k, std::uint32_t x, std::uint32_t y) {
+  const bool ethernet = k.chip != nullptr &&
+                        k.chip->eth_at(CoreCoord{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y)}) != nullptr;
+  return fmt::format("{} at NoC0 ({},{})", ethernet || k.chip == nullptr ? "router" : "fabric mux", x, y);
+}
+
 // What a semaphore an interpreter waits on means when it belongs to one of its fabric
 // connections (the worker side of fabric_connection.hpp): ": a free slot in ..." or "".
 std::string connection_role(const KernelContext& k, std::uint64_t address) {
@@ -45,12 +54,12 @@ std::string connection_role(const KernelContext& k, std::uint64_t address) {
     const char* direction = slot == ia::kRtForwardConnectionOffset ? "forward" : "backward";
     const auto sem = [&](std::uint32_t word) { return runtime::tensix_program_semaphore_address(rt[at + word]); };
     if (address == sem(ca::kWorkerFlowControlSemaphore)) {
-      return fmt::format(": a free slot in the {} fabric connection's sender channel ({} slots, router at NoC0 ({},{}))",
-                         direction, rt[at + ca::kNumSlots], rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+      return fmt::format(": a free slot in the {} fabric connection's sender channel ({} slots, {})", direction,
+                         rt[at + ca::kNumSlots], connection_peer(k, rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]));
     }
     if (address == sem(ca::kWorkerTeardownSemaphore)) {
-      return fmt::format(": the {} router's close acknowledgement (router at NoC0 ({},{}))", direction,
-                         rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]);
+      return fmt::format(": the {} connection's close acknowledgement ({})", direction,
+                         connection_peer(k, rt[at + ca::kEdmNocX], rt[at + ca::kEdmNocY]));
     }
   }
   return "";

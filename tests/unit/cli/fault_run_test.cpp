@@ -146,6 +146,10 @@ TEST(FaultRun, ALinkDownMidRunIsWhereChainsThroughAFabricMuxEnd) {
   EXPECT_THAT(text, HasSubstr("its stream 1 waits for room in CB 1 (6 pushed, 0 popped, 6 of 6 pages filled), which "
                               "chip 0 core (1,3) [tensix (0,0) dm0] ccl_interpreter pops"))
       << text;
+  // The worker's own wait names its peer as what the core is (the connection's arguments do not
+  // say): the mux, not a router.
+  EXPECT_THAT(text, HasSubstr("sender channel (8 slots, fabric mux at NoC0 (1,4))")) << text;
+  EXPECT_THAT(text, Not(HasSubstr("router at NoC0 (1,4)"))) << text;
   EXPECT_THAT(text, Not(HasSubstr("no fabric router"))) << text;
   EXPECT_THAT(text, Not(HasSubstr("the increment is missing"))) << text;
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
