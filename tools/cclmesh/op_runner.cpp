@@ -1293,6 +1293,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   } catch (const runtime::FabricPlanError& e) {
     throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
                                  options.chips.empty() ? "" : "--chips/", e.what()));
+  } catch (const ccl::PageExceedsPacketError& e) {
+    throw UsageError(fmt::format("--fabric-payload: {}; expected a payload of at least the page", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }

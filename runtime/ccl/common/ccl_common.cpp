@@ -85,7 +85,7 @@ void connect_to_fabric(Program& program, kargs::InterpreterSpec& spec, const Fab
 std::uint32_t packet_size_in_pages(std::uint32_t requested, std::uint32_t page_size_bytes,
                                    std::uint32_t max_payload_bytes) {
   if (page_size_bytes == 0 || page_size_bytes > max_payload_bytes) {
-    throw CclParamsError(fmt::format("page size {} B does not fit a fabric packet of {} B", page_size_bytes,
+    throw PageExceedsPacketError(fmt::format("page size {} B does not fit a fabric packet of {} B", page_size_bytes,
                                      max_payload_bytes));
   }
   if (requested != 0) return requested;

@@ -22,6 +22,13 @@ class CclParamsError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A page larger than the fabric packet's payload (FabricOptions' maximum): a CclParamsError the
+// caller can name by the option that set the payload (the CLI's --fabric-payload).
+class PageExceedsPacketError : public CclParamsError {
+ public:
+  using CclParamsError::CclParamsError;
+};
+
 inline constexpr std::uint32_t kDataCbId = 0;
 // Scratch for the interpreter's fabric packet headers (kargs: 8 x 32 B).
 inline constexpr std::uint32_t kPacketHeaderCbId = 31;
@@ -64,7 +71,7 @@ void connect_to_fabric(Program& program, kargs::InterpreterSpec& spec, const Fab
                        ChipId chip, CoreCoord core, bool forward, bool backward);
 
 // Pages per fabric packet: `requested`, or when 0 as many pages as `max_payload_bytes` holds
-// (at least 1). Throws CclParamsError when a page does not fit the payload.
+// (at least 1). Throws PageExceedsPacketError when a page does not fit the payload.
 std::uint32_t packet_size_in_pages(std::uint32_t requested, std::uint32_t page_size_bytes,
                                    std::uint32_t max_payload_bytes);
 // The whole buffer as one worker's slice of a (1, 1, 1, pages) tensor.

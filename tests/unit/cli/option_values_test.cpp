@@ -12,6 +12,7 @@
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/op_runner.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -104,6 +105,25 @@ TEST(OptionValues, SeedAndRootAreWholeNumbersNamedWhenNot) {
     EXPECT_THAT(refusal({command, "--root", "4294967296"}), StartsWith("--root: 4294967296 is not a rank of any group"));
     EXPECT_EQ(refusal({command, "--seed", "18446744073709551615", "--root", "7"}), "");
   }
+}
+
+// A --fabric-payload below one page was refused in the library's words alone ("page size 2048 B
+// does not fit a fabric packet of 100 B"), naming no option (session 18's new-user pass).
+TEST(OptionValues, AFabricPayloadBelowAPageIsNamed) {
+  RunOptions o;
+  o.system = "n300";
+  o.size_bytes = 1 << 20;
+  o.fabric_payload_bytes = 100;
+  try {
+    run_collective(o);
+    ADD_FAILURE() << "ran with a 100 B fabric payload";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--fabric-payload: page size 2048 B does not fit a fabric packet of 100 B; expected a payload of at "
+              "least the page");
+  }
+  o.fabric_payload_bytes = 2048;  // one page: runs
+  EXPECT_EQ(run_collective(o).verified, true);
 }
 
 }  // namespace
