@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "topologies/export_svg.hpp"
@@ -25,6 +26,9 @@ struct Rgb {
 constexpr std::array<Rgb, 5> kScale = {
     Rgb{255, 237, 160}, Rgb{254, 178, 76}, Rgb{253, 141, 60}, Rgb{240, 59, 32}, Rgb{189, 0, 38}};
 constexpr const char* kIdleColour = "#c8c8c8";
+// Off the utilisation scale and unlike idle grey: a link a --fault took down is never mistaken
+// for one the op did not need.
+constexpr const char* kDownColour = "#000000";
 
 std::string escape_html(const std::string& text) {
   std::string out;
@@ -49,6 +53,30 @@ struct DirectionTotal {
   std::int64_t payload_bytes = 0;
   std::string tooltip;
 };
+
+// The run's link-down faults by edge {a, b}, a < b, parsed from the specs it ran with (the one
+// parser of --fault, so the report reads them as the run did).
+std::map<std::pair<topo::ChipId, topo::ChipId>, sim::device::LinkDownFault> links_down(const RunResult& result) {
+  RunFaults faults;
+  for (const std::string& spec : result.faults) add_fault_spec(faults, spec);
+  std::map<std::pair<topo::ChipId, topo::ChipId>, sim::device::LinkDownFault> down;
+  for (const sim::device::LinkDownFault& f : faults.plan.link_down) {
+    down.emplace(std::pair{std::min(f.a, f.b), std::max(f.a, f.b)}, f);
+  }
+  return down;
+}
+
+// A down edge's lanes in the down colour, labelled "down"; the tooltip says since when and keeps
+// what its links carried before, which a link down mid-run may have.
+void mark_down(topo::EdgeLanes& lanes, const sim::device::LinkDownFault& fault) {
+  const bool from_start = fault.at == sim::SimTime{};
+  for (topo::EdgeLane* lane : {&lanes.a_to_b, &lanes.b_to_a}) {
+    lane->colour = kDownColour;
+    lane->label = "down";
+    lane->tooltip = fmt::format("{}: every link down {}\n{}", fault.spec,
+                                from_start ? "from the start" : "at " + sim::to_string(fault.at), lane->tooltip);
+  }
+}
 
 topo::EdgeLaneMap edge_lanes(const RunResult& result) {
   std::map<std::pair<topo::ChipId, topo::ChipId>, DirectionTotal> by_direction;
@@ -81,13 +109,17 @@ topo::EdgeLaneMap edge_lanes(const RunResult& result) {
     if (lanes.contains({a, b})) continue;
     lanes[{a, b}] = topo::EdgeLanes{lane(a, b), lane(b, a)};
   }
+  for (const auto& [edge, fault] : links_down(result)) {
+    if (const auto it = lanes.find(edge); it != lanes.end()) mark_down(it->second, fault);
+  }
   return lanes;
 }
 
-std::string legend_svg() {
-  std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"420\" height=\"46\" font-family=\"sans-serif\" "
-      "font-size=\"11\">\n<defs><linearGradient id=\"scale\">";
+std::string legend_svg(bool with_down) {
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"46\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n<defs><linearGradient id=\"scale\">",
+      with_down ? 480 : 420);
   for (std::size_t i = 0; i < kScale.size(); ++i) {
     svg += fmt::format("<stop offset=\"{}%\" stop-color=\"{}\"/>", 100 * i / (kScale.size() - 1),
                        utilisation_colour(static_cast<double>(i) / static_cast<double>(kScale.size() - 1)));
@@ -98,6 +130,10 @@ std::string legend_svg() {
   svg += "<rect x=\"60\" y=\"6\" width=\"340\" height=\"14\" fill=\"url(#scale)\"/>\n";
   for (int p = 0; p <= 100; p += 25) {
     svg += fmt::format("<text x=\"{}\" y=\"36\" text-anchor=\"middle\">{}%</text>", 60 + 340 * p / 100, p);
+  }
+  if (with_down) {
+    svg += fmt::format("\n<rect x=\"430\" y=\"6\" width=\"24\" height=\"14\" fill=\"{}\"/>", kDownColour);
+    svg += "<text x=\"442\" y=\"36\" text-anchor=\"middle\">down</text>";
   }
   svg += "\n</svg>";
   return svg;
@@ -177,6 +213,18 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   if (const std::string note = tensor_note(r); !note.empty()) {
     html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(note.substr(2, note.size() - 3)));
   }
+  // --fault: what ran besides the system, as the table's "# faults" lines say.
+  if (!r.faults.empty()) {
+    std::string note = fault_note(r);
+    std::string lines;
+    for (std::size_t at = 0; at < note.size();) {
+      const std::size_t end = note.find('\n', at);
+      const std::string line = note.substr(at + 2, end - at - 2);  // without "# " and the newline
+      lines += (lines.empty() ? "" : "<br>") + escape_html(line);
+      at = end + 1;
+    }
+    html += fmt::format("<p class=\"summary\">{}</p>\n", lines);
+  }
   html += "<h2>nccl-tests row</h2>\n" + result_table_html(r);
   html += "<h2>Link utilisation</h2>\n";
   if (!r.links_measured) {
@@ -192,7 +240,7 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
       "(packets and credit words with their framing, over the op's {:.2f} us). An edge of several links shows its "
       "busiest link. Hover a lane for every link of it.</p>\n",
       r.line_rate_GBps, r.time_us);
-  html += "<figure>\n" + legend_svg() + "\n</figure>\n";
+  html += "<figure>\n" + legend_svg(!links_down(r).empty()) + "\n</figure>\n";
   html += "<figure>\n" + topo::to_svg(topology, edge_lanes(r)) + "</figure>\n";
   html += "<h2>Every link direction</h2>\n" + links_table_html(r);
   html += "</body>\n</html>\n";
