@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 
@@ -23,6 +24,7 @@ nlohmann::json incomplete_run_json(const RunOptions& options, const std::string&
   j["requested_topology"] = options.topology;
   j["links"] = options.links;
   j["mode"] = options.mode;
+  j["settings"] = settings_json(options);
   j["outcome"] = "did not complete";
   j["error"] = report;
   return j;
@@ -79,6 +81,23 @@ nlohmann::json result_json(const RunResult& r) {
   j["sim_events"] = r.sim_events ? nlohmann::json(*r.sim_events) : nlohmann::json(nullptr);
   j["wall_s"] = r.wall_s;
   return j;
+}
+
+nlohmann::json settings_json(const RunOptions& o) {
+  const auto or_null = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
+  return {{"cluster_axis", or_null(o.cluster_axis)},
+          {"no_data", o.no_data},
+          {"seed", o.seed},
+          {"fabric_payload_bytes", o.fabric_payload_bytes},
+          {"fabric_rx_in_flight", or_null(o.fabric_rx_in_flight)},
+          {"erisc_unreserved_kib", o.erisc_unreserved_kib.value_or(runtime::kEriscUnreservedDefaultBytes / 1024)},
+          {"workers_per_link", or_null(o.workers_per_link)},
+          {"chunks_per_sync", or_null(o.chunks_per_sync)},
+          {"rounds", or_null(o.rounds)},
+          {"all_reduce_algo", o.all_reduce_algo},
+          {"ag_ring_algorithm", o.ag_ring_algorithm},
+          {"rs_line_algorithm", o.rs_line_algorithm},
+          {"rs_ring_algorithm", o.rs_ring_algorithm}};
 }
 
 std::string topology_text(const RunResult& r) {

@@ -38,6 +38,11 @@ std::string fault_note(const RunResult& result);
 std::string csv_header(bool link_columns = false);
 std::string csv_row(const RunResult& result, bool link_columns = false);
 nlohmann::json result_json(const RunResult& result);
+// The simulator options a run took beyond what result_json records (--cluster-axis, --no-data,
+// the fabric's payload and ERISC L1, workers, chunks, algorithms asked, seed), so a results
+// table built from --json can tell two runs apart: `"settings"` of run's and sweep's --json.
+// null: the op's own default (the value differs by op and size, and the row does not say).
+nlohmann::json settings_json(const RunOptions& options);
 
 // A point that did not complete (a hang or fault, exit 3): what was asked, "outcome": "did not
 // complete" and the report as "error", so a script never takes an older run's figures for it.

@@ -164,6 +164,7 @@ int run(RawRunOptions& raw) {
   }
   if (!raw.json_path.empty()) {
     nlohmann::json j = result_json(result);
+    j["settings"] = settings_json(options);
     j["outcome"] = "completed";
     write_output(raw.json_path, j.dump(2), "--json");
   }

@@ -225,6 +225,7 @@ int sweep(SweepOptions& o) {
     nlohmann::json all = nlohmann::json::array();
     for (const RunResult& row : rows) {
       all.push_back(result_json(row));
+      all.back()["settings"] = settings_json(o.base);
       all.back()["outcome"] = "completed";  // as run's --json says
     }
     if (stopped_point) all.push_back(*stopped_point);

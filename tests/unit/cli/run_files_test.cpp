@@ -46,6 +46,7 @@ TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   EXPECT_FALSE(j.contains("time_us"));
   EXPECT_THAT(j.at("error").get<std::string>(), HasSubstr("link-down:0-2"));
   EXPECT_EQ(j.at("faults"), json::array({"link-down:0-2"}));
+  EXPECT_EQ(j.at("settings").at("seed"), 1);
   const std::string report = read_file(report_path);
   EXPECT_THAT(report, HasSubstr("did not complete"));
   EXPECT_THAT(report, HasSubstr("link-down:0-2"));
@@ -60,6 +61,31 @@ TEST_F(RunFiles, ACompletedRunSaysSo) {
   const json j = json::parse(read_file(json_path));
   EXPECT_EQ(j.at("outcome"), "completed");
   EXPECT_GT(j.at("time_us").get<double>(), 0.0);
+}
+
+// A run's --json says which simulator options it ran with (session 19): two n300 runs that
+// differed only in --erisc-unreserved-kib (a what-if) and --fabric-payload wrote JSON with the
+// same keys and values but the time, so a results table could not tell them apart.
+TEST_F(RunFiles, TheJsonRecordsTheSimulatorOptionsTheRunTook) {
+  const fs::path json_path = dir_ / "result.json";
+  ASSERT_EQ(run_cli({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--no-data",
+                     "--erisc-unreserved-kib", "106", "--fabric-payload", "6144", "--json", json_path.string()}),
+            kExitOk);
+  const json s = json::parse(read_file(json_path)).at("settings");
+  EXPECT_EQ(s.at("erisc_unreserved_kib"), 106);
+  EXPECT_EQ(s.at("fabric_payload_bytes"), 6144);
+  EXPECT_EQ(s.at("no_data"), true);
+  EXPECT_TRUE(s.at("cluster_axis").is_null());
+  EXPECT_TRUE(s.at("workers_per_link").is_null());  // the op's default
+  EXPECT_EQ(s.at("rs_line_algorithm"), "two_sided");
+
+  ASSERT_EQ(run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "64KiB", "--no-data",
+                     "--cluster-axis", "0", "--json", json_path.string()}),
+            kExitOk);
+  const json d = json::parse(read_file(json_path)).at("settings");
+  EXPECT_EQ(d.at("erisc_unreserved_kib"), 150);  // the default, written out
+  EXPECT_EQ(d.at("fabric_payload_bytes"), 4352);
+  EXPECT_EQ(d.at("cluster_axis"), 0);
 }
 
 // A hang's trace says why (otherData.error: the hang report) and shows each injected fault's

@@ -117,6 +117,7 @@ TEST_F(SweepFiles, ATimingOnlySweepClaimsNoCountOfWrongElements) {
   ASSERT_EQ(no_data.size(), 1u);
   EXPECT_TRUE(no_data[0].at("verified").is_null());
   EXPECT_TRUE(no_data[0].at("wrong_elements").is_null());
+  EXPECT_EQ(no_data[0].at("settings").at("no_data"), true);  // and says it ran timing-only
 
   ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "64K"}), kExitOk);
   const std::string checked_csv = read_file(csv_);
@@ -124,6 +125,7 @@ TEST_F(SweepFiles, ATimingOnlySweepClaimsNoCountOfWrongElements) {
   const json checked = json::parse(read_file(json_));
   EXPECT_EQ(checked[0].at("verified"), true);
   EXPECT_EQ(checked[0].at("wrong_elements"), 0);
+  EXPECT_EQ(checked[0].at("settings").at("no_data"), false);
 }
 
 // A link what-if's CSV says so (issue #6, session 11): the table title, --json, --report and --plot
