@@ -1113,6 +1113,18 @@ const char* memory_options_named(const RunOptions& options) {
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
 
+// --links above every neighbour edge's link count: no line or ring can have that many per hop,
+// whatever the chips. Said naming --links and what the system has; the embedding search's
+// "no line ... the chips are not connected" named --system/--topology/--cluster-axis instead.
+void reject_links_above_every_edge(const RunOptions& options, const topo::Topology& topology) {
+  std::size_t most = 0;
+  for (const topo::NeighbourEdge& edge : topology.edges()) most = std::max(most, edge.multiplicity());
+  if (options.links <= most || most == 0) return;
+  throw UsageError(fmt::format("--links: {} link(s) per hop asked; {}'s neighbour edges have at most {} link(s) "
+                               "each; expected 1 to {}",
+                               options.links, topology.name(), most, most));
+}
+
 // --size below one page per chip, refused before the device is built (the same message as
 // prepare_collective's): a 128x128 mesh's device cost ~8 s and ~6 GB before that refusal. Only where the group
 // size follows from the options and the mesh alone (every chip on the mesh); elsewhere
@@ -1464,6 +1476,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
   check_chips(options, topology);
+  reject_links_above_every_edge(options, topology);
   reject_chips_across_down_links(options);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
