@@ -51,7 +51,10 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
         throw runtime::DeviceError(
             runtime::DeviceError::Kind::Fault,
             fmt::format("fault {} at 0 s: the per-axis fabric's {} crosses the down link, and a row's or column's "
-                        "line cannot be re-embedded (only the whole-system fabric is moved around down links)",
+                        "line cannot be re-embedded (only the whole-system fabric is moved around down links); "
+                        "the per-axis fabric spans every row and column whichever axis the op runs along: run one "
+                        "group on a fabric of its own chips (run --chips, in order) or on the whole system (run "
+                        "without --cluster-axis)",
                         fault->spec, line.to_string()));
       }
     }

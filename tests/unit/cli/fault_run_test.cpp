@@ -67,6 +67,33 @@ TEST(FaultRun, LineIsReembeddedAroundALinkDownFromTheStart) {
   EXPECT_EQ(r.fabric_order.find("2-0"), std::string::npos) << r.fabric_order;
 }
 
+// A link down on a torus row stops an op along the columns too: the per-axis fabric spans every
+// row and column. The report says so and what runs instead (session 19: it named neither), and
+// the advice holds: one column on a fabric of its own chips runs, in the time every column takes.
+TEST(FaultRun, ALinkDownOffTheOpsAxisNamesTheRunsThatAvoidIt) {
+  RunOptions along_columns;
+  along_columns.system = "torus:4x4";
+  along_columns.op = CollectiveOp::AllGather;
+  along_columns.size_bytes = 64 * 1024;
+  along_columns.no_data = true;
+  along_columns.cluster_axis = 0;
+  RunOptions faulted = along_columns;
+  add_fault_spec(faulted.faults, "link-down:0-1");  // on row 0's ring, not on any column's
+  try {
+    run_collective(faulted);
+    FAIL() << "expected the per-axis fabric's row ring to be refused";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("axis 1 ring 0-1-2-3-0 crosses the down link"));
+    EXPECT_THAT(e.what(), HasSubstr("run --chips"));
+    EXPECT_THAT(e.what(), HasSubstr("run without --cluster-axis"));
+  }
+  RunOptions one_column = faulted;
+  one_column.cluster_axis.reset();
+  one_column.chips = {0, 4, 8, 12};
+  const RunResult column = run_collective(one_column);
+  EXPECT_EQ(column.time_us, run_collective(along_columns).time_us);
+}
+
 TEST(FaultRun, DroppedFramesStopWithADiagnosisNamingTheLoss) {
   try {
     const RunResult r = run_collective(all_gather({"drop:0.05:3"}));
