@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "kernels/host/kernel_args_builder.hpp"
@@ -94,6 +95,44 @@ kargs::TensorArgs in_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, s
   return args;
 }
 
+// The most slice records one worker of a legacy group of n chips holds: a sender its input, its
+// own output slice and the slices it relays (1 + sent), a receiver the slices it receives.
+std::uint32_t most_slices_per_worker(CclTopology topology, std::uint32_t n) {
+  std::uint32_t most = 0;
+  for (std::uint32_t rank = 0; rank < n; ++rank) {
+    for (const bool up : {true, false}) {
+      const DirectionCounts c = direction_counts(topology, n, rank, up);
+      most = std::max({most, c.sent > 0 ? c.sent + 1 : 0, c.received});
+    }
+  }
+  return most;
+}
+
+// The legacy all-gather kernels take at most kMaxSlices slice records per worker; past that the
+// kernel's argument check refused the group as "sender args rejected at runtime arg 10: BAD_ARGS"
+// (torus:16x16, ring:128), naming neither the limit nor what would run.
+void require_slices_fit(CclTopology topology, std::uint32_t n) {
+  namespace la = kernels::legacy_all_gather;
+  const std::uint32_t most = most_slices_per_worker(topology, n);
+  if (most <= la::kMaxSlices) return;
+  // The count grows with n: the largest group that fits, by bisection (n goes to 16384 chips).
+  std::uint32_t largest = 2;  // fits
+  std::uint32_t too_many = n;
+  while (too_many - largest > 1) {
+    const std::uint32_t mid = largest + (too_many - largest) / 2;
+    (most_slices_per_worker(topology, mid) <= la::kMaxSlices ? largest : too_many) = mid;
+  }
+  const bool ring = topology == CclTopology::Ring;
+  throw CclParamsError(fmt::format(
+      "all_gather: legacy mode on a {} of {} chips: a worker would hold {} slices and the legacy all-gather kernel "
+      "takes at most {} ({}), so a legacy {} gathers over at most {} chips; run it in fabric mode (--mode fabric) "
+      "or on fewer chips (--cluster-axis, --chips)",
+      ring ? "ring" : "line", n, most, la::kMaxSlices,
+      ring ? "N/2 + 1 on a ring: its input, its own slice and the N/2 - 1 it relays"
+           : "N on a line: its input, its own slice and the N - 2 it relays",
+      ring ? "ring" : "line", largest));
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.topology == CclTopology::Ring && p.bidirectional == BidirectionalMode::SplitTensor) {
     throw CclParamsError("all_gather: SPLIT_TENSOR is not built in legacy mode; the legacy ring is FULL_TENSOR "
@@ -110,6 +149,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     request.moved_page_bytes = row_bytes / r.row_pieces;
   }
   static_cast<LegacyOp&>(r) = resolve_legacy_op(request, topology, kOp);
+  require_slices_fit(p.topology, r.n);
   r.output = with_dim_scaled(p.input, p.dim, r.n, true);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.in_pages = shape_in_pages(p.input);

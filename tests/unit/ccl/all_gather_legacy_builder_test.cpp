@@ -14,6 +14,7 @@
 #include "runtime/device/l1_map.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -243,6 +244,39 @@ TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthRefusals) {
   expect_error(many, "messages of 3 pages (49152 B)");
   many.legacy.pages_per_message = 2;
   EXPECT_NO_THROW(ag::validate(many, t));
+}
+
+// A worker holds at most kMaxSlices slice records (N/2 + 1 on a ring, N on a line). Past that the
+// kernel's own argument check refused the group as "sender args rejected at runtime arg 10:
+// BAD_ARGS" (session 19: torus:16x16, ring:128); validate now names the limit and what runs.
+TEST(AllGatherLegacyBuilder, GroupsPastTheKernelsSliceLimitAreRefusedNamingIt) {
+  const auto params = [](const topo::Topology& t, CclTopology shape) {
+    const auto n = static_cast<std::uint32_t>(t.chips().size());
+    return legacy_params(t, shape, TensorSpec{{1, 1, 32, 32 * n}});
+  };
+  const topo::Topology ring127 = topo::load_system("ring:127");
+  const topo::Topology ring128 = topo::load_system("ring:128");
+  EXPECT_NO_THROW(ag::validate(params(ring127, CclTopology::Ring), ring127));
+  try {
+    ag::validate(params(ring128, CclTopology::Ring), ring128);
+    ADD_FAILURE() << "a legacy ring of 128 chips was accepted";
+  } catch (const CclParamsError& e) {
+    EXPECT_STREQ(e.what(),
+                 "all_gather: legacy mode on a ring of 128 chips: a worker would hold 65 slices and the legacy "
+                 "all-gather kernel takes at most 64 (N/2 + 1 on a ring: its input, its own slice and the N/2 - 1 it "
+                 "relays), so a legacy ring gathers over at most 127 chips; run it in fabric mode (--mode fabric) or "
+                 "on fewer chips (--cluster-axis, --chips)");
+  }
+  const topo::Topology ring64 = topo::load_system("ring:64");
+  const topo::Topology ring65 = topo::load_system("ring:65");
+  EXPECT_NO_THROW(ag::validate(params(ring64, CclTopology::Line), ring64));
+  try {
+    ag::validate(params(ring65, CclTopology::Line), ring65);
+    ADD_FAILURE() << "a legacy line of 65 chips was accepted";
+  } catch (const CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find("a legacy line gathers over at most 64 chips"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AllGatherLegacyBuilder, MessageSizing) {

@@ -12,6 +12,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -129,6 +130,34 @@ TEST(ReduceScatterLegacyBuilder, LineEndsAndTheReadyHandOff) {
       }
     }
   }
+}
+
+// A worker takes at most kMaxSteps steps (N on a ring, N - 1 on a line). Past that the kernel's
+// own argument check refused the group as "sender args rejected at runtime arg 9: BAD_ARGS"
+// (session 19: ring:65, a 66-chip line); validate now names the limit and what runs.
+TEST(ReduceScatterLegacyBuilder, GroupsPastTheKernelsStepLimitAreRefusedNamingIt) {
+  const auto params = [](const topo::Topology& t, CclTopology shape) {
+    const auto n = static_cast<std::uint32_t>(t.chips().size());
+    return legacy_params(t, shape, TensorSpec{{1, 1, 32, 32 * 2 * n}});  // two tiles per slice
+  };
+  const auto expect_refused = [&](const std::string& system, CclTopology shape, const std::string& part) {
+    const topo::Topology t = topo::load_system(system);
+    try {
+      rs::validate(params(t, shape), t);
+      ADD_FAILURE() << system << " was accepted";
+    } catch (const CclParamsError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  const topo::Topology ring64 = topo::load_system("ring:64");
+  EXPECT_NO_THROW(rs::validate(params(ring64, CclTopology::Ring), ring64));
+  expect_refused("ring:65", CclTopology::Ring,
+                 "reduce_scatter: legacy mode on a ring of 65 chips: a worker would take 65 steps and the legacy "
+                 "reduce-scatter kernel takes at most 64 (N per worker on a ring), so a legacy ring reduces over at "
+                 "most 64 chips; run it in fabric mode (--mode fabric) or on fewer chips (--cluster-axis, --chips)");
+  const topo::Topology ring65 = topo::load_system("ring:65");
+  EXPECT_NO_THROW(rs::validate(params(ring65, CclTopology::Line), ring65));
+  expect_refused("ring:66", CclTopology::Line, "a legacy line reduces over at most 65 chips");
 }
 
 TEST(ReduceScatterLegacyBuilder, Rejections) {
