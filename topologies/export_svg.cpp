@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <vector>
+
+#include "topologies/link_whatif.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -195,11 +198,17 @@ std::string render(const Topology& topology, const EdgeLaneMap* lanes) {
       width, height);
   svg += fmt::format("<title>{}</title>\n", escape_xml(topology.name()));
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  // A what-if (--link-rate / --link-latency, or a YAML file's own figures) is never drawn as the
+  // hardware: the text, JSON and report say so, and so does the picture.
+  const std::optional<LinkSpread> what_if = links_off_arch_defaults(topology);
   svg += fmt::format(
       "<text x=\"{:.0f}\" y=\"24\" font-size=\"16\">{}: {} chips, {} links, {} neighbour "
-      "edges</text>\n",
+      "edges{}</text>\n",
       kMarginPx / 4, escape_xml(topology.name()), topology.chip_count(), topology.links().size(),
-      topology.edges().size());
+      topology.edges().size(),
+      what_if ? fmt::format("; what-if links: {} of {} off the arch's default rate or latency",
+                            what_if->links_off_default, what_if->links)
+              : "");
 
   svg += "<g stroke=\"#4a6fa5\" fill=\"none\">\n";
   for (const NeighbourEdge& edge : topology.edges()) {

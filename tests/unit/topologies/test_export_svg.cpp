@@ -3,12 +3,14 @@
 
 #include "topologies/builtin_systems.hpp"
 #include "topologies/export_svg.hpp"
+#include "topologies/link_whatif.hpp"
 #include "topologies/parametric.hpp"
 
 namespace cclmesh::topo {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -26,6 +28,16 @@ TEST(ExportSvg, T3kHasAChipPerBoxAndALinePerEdge) {
   // Link multiplicity: stroke width 1.5 px per link, and a label.
   EXPECT_THAT(svg, HasSubstr("stroke-width=\"3.0\"><title>0-4: 2 links</title>"));
   EXPECT_EQ(count(svg, " MMIO</text>"), 4u);
+}
+
+// A what-if's picture says so (session 19: `topo --link-rate 25GB/s --svg` drew the hardware's
+// title while its text and JSON said what-if).
+TEST(ExportSvg, AWhatIfSaysSoInTheTitle) {
+  EXPECT_THAT(to_svg(build_t3k()), Not(HasSubstr("what-if")));
+  LinkWhatIf faster;
+  faster.rate_bytes_per_s = 25'000'000'000;
+  EXPECT_THAT(to_svg(with_every_link(build_t3k(), faster)),
+              HasSubstr("neighbour edges; what-if links: 20 of 20 off the arch's default rate or latency</text>"));
 }
 
 TEST(ExportSvg, TorusWrapsAreArcs) {
