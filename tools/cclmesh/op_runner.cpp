@@ -1116,7 +1116,9 @@ const char* memory_options_named(const RunOptions& options) {
 // --links above every neighbour edge's link count: no line or ring can have that many per hop,
 // whatever the chips. Said naming --links and what the system has; the embedding search's
 // "no line ... the chips are not connected" named --system/--topology/--cluster-axis instead.
+// Legacy mode has its own, which names the group and its narrowest hop (require_legacy_links).
 void reject_links_above_every_edge(const RunOptions& options, const topo::Topology& topology) {
+  if (legacy_mode(options)) return;
   std::size_t most = 0;
   for (const topo::NeighbourEdge& edge : topology.edges()) most = std::max(most, edge.multiplicity());
   if (options.links <= most || most == 0) return;
