@@ -26,9 +26,9 @@ function(cclmesh_add_test)
   cclmesh_target_defaults(${T_NAME})
   # Test bodies pass locals into coroutine lambdas under the same names on purpose.
   target_compile_options(${T_NAME} PRIVATE -Wno-shadow)
-  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${T_NAME} PRIVATE
-    CCLMESH_SOURCE_DIR="${CCLMESH_SOURCE_DIR}" CCLMESH_SHARED_DIR="${CCLMESH_SHARED_DIR}")
+  # The checkout's paths come from cclmesh_test_source_tree (tests/source_tree.hpp), not from
+  # defines here, so that test objects are the same in every checkout for the compiler cache.
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} cclmesh_test_source_tree GTest::gmock GTest::gtest_main)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_bodies.hpp"
+#include "tests/source_tree.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ const std::map<std::string, Body>& bodies() {
 
 std::vector<std::filesystem::path> inputs_of(const std::string& target) {
   std::vector<std::filesystem::path> files;
-  const std::filesystem::path dir = std::filesystem::path(CCLMESH_SOURCE_DIR) / "tests/data/fuzz" / target;
+  const std::filesystem::path dir = cclmesh::testing::source_dir() / "tests/data/fuzz" / target;
   if (!std::filesystem::exists(dir)) return files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.is_regular_file()) files.push_back(entry.path());

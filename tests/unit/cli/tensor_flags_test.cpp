@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/device/mesh_device.hpp"
+#include "tests/source_tree.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_runner.hpp"
@@ -537,7 +538,7 @@ TEST(RunOnChips, ALinkDownFromTheStartOnTheirHopsIsReported) {
 // edge has 3 links, not 4: 0,1,9,8 on 4 links runs as a line (it was made a ring, and the
 // fabric plan refused the closing hop); on 3 links it is a ring.
 TEST(RunOnChips, AutoRingNeedsTheLinksOnTheClosingHop) {
-  std::ifstream in(std::string(CCLMESH_SOURCE_DIR) + "/topologies/systems/galaxy.yaml");
+  std::ifstream in(testing::source_dir() / "topologies/systems/galaxy.yaml");
   std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const auto& [from, to] : {std::pair{std::string(", 11: [8, 3]}"), std::string("}")},
                                  std::pair{std::string("3: [0, 11], "), std::string("")}}) {

@@ -9,10 +9,12 @@
 #include <regex>
 #include <string>
 
+#include "tests/source_tree.hpp"
+
 namespace {
 
 TEST(ApiHeaders, IncludeOnlyFixedWidthTypesAndEachOther) {
-  const std::filesystem::path api_dir = std::filesystem::path(CCLMESH_SOURCE_DIR) / "kernels" / "api";
+  const std::filesystem::path api_dir = cclmesh::testing::source_dir() / "kernels" / "api";
   const std::regex include_line(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
   int headers = 0;
   for (const auto& entry : std::filesystem::directory_iterator(api_dir)) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "tests/source_tree.hpp"
 #include "topologies/data_paths.hpp"
 
 namespace cclmesh::topo {
@@ -48,10 +49,10 @@ struct NoDataEnv {
 
 TEST(DataPaths, BuildTreeReadsTheSourceTree) {
   NoDataEnv env;
-  const std::filesystem::path source(CCLMESH_SOURCE_DIR);
+  const std::filesystem::path source = testing::source_dir();
   EXPECT_EQ(arch_dir(), source / "sim/model/arch");
   EXPECT_EQ(systems_dir(), source / "topologies/systems");
-  EXPECT_EQ(shared_dir(), std::filesystem::path(CCLMESH_SHARED_DIR));
+  EXPECT_EQ(shared_dir(), testing::shared_dir());
   EXPECT_TRUE(std::filesystem::exists(arch_dir() / "wormhole_b0.yaml"));
   EXPECT_TRUE(std::filesystem::exists(shared_dir() / "ecosystem/soc_descriptors/wormhole_b0_8x10.yaml"));
 }
@@ -79,13 +80,13 @@ TEST(DataPaths, AnEmptyVariableIsUnset) {
   NoDataEnv env;
   ScopedEnv data("CCLMESH_DATA_DIR", "");
   ScopedEnv arch("CCLMESH_ARCH_DIR", "");
-  EXPECT_EQ(arch_dir(), std::filesystem::path(CCLMESH_SOURCE_DIR) / "sim/model/arch");
+  EXPECT_EQ(arch_dir(), testing::source_dir() / "sim/model/arch");
 }
 
 TEST(DataPaths, AVariableNamingNoDirectoryIsReportedByName) {
   NoDataEnv env;
   EXPECT_EQ(data_dir_variable_problem(), std::nullopt);
-  ScopedEnv shared("CCLMESH_SHARED_DIR", CCLMESH_SHARED_DIR);  // a directory: fine
+  ScopedEnv shared("CCLMESH_SHARED_DIR", testing::shared_dir().string());  // a directory: fine
   EXPECT_EQ(data_dir_variable_problem(), std::nullopt);
   ScopedEnv arch("CCLMESH_ARCH_DIR", "/nonexistent/arch");
   const std::optional<std::string> problem = data_dir_variable_problem();

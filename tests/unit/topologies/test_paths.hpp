@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/source_tree.hpp"
+
 namespace cclmesh::topo::test {
 
 inline std::filesystem::path shared_file(const std::string& relative) {
-  return std::filesystem::path(CCLMESH_SHARED_DIR) / "ecosystem" / relative;
+  return cclmesh::testing::shared_dir() / "ecosystem" / relative;
 }
 
 inline std::filesystem::path cluster_descriptor(const std::string& file) {
@@ -15,11 +17,11 @@ inline std::filesystem::path cluster_descriptor(const std::string& file) {
 }
 
 inline std::filesystem::path fixture(const std::string& file) {
-  return std::filesystem::path(CCLMESH_SOURCE_DIR) / "tests" / "data" / "topologies" / file;
+  return cclmesh::testing::source_dir() / "tests" / "data" / "topologies" / file;
 }
 
 inline std::filesystem::path builtin_yaml(const std::string& name) {
-  return std::filesystem::path(CCLMESH_SOURCE_DIR) / "topologies" / "systems" / (name + ".yaml");
+  return cclmesh::testing::source_dir() / "topologies" / "systems" / (name + ".yaml");
 }
 
 }  // namespace cclmesh::topo::test
