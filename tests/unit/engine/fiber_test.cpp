@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -115,6 +116,45 @@ TEST(Fiber, ParkedFibersAreUnwoundAtTeardown) {
     // after, so the fibers unwind first and their waiter records leave the semaphore cleanly.
   }
   EXPECT_EQ(destroyed, 3);
+}
+
+// The teardown's unwind runs every cleanup on the way and passes handlers for C++ exceptions
+// (a kernel's catch of std::exception must not end it), whether or not the fibers are destroyed
+// while the thread handles an exception (there it unwinds by a thrown exception instead).
+TEST(Fiber, TeardownUnwindsPastHandlersAlsoFromInsideACatch) {
+  for (const bool inside_a_catch : {false, true}) {
+    int destroyed = 0;
+    int caught = 0;
+    struct Guard {
+      int& counter;
+      ~Guard() { ++counter; }
+    };
+    Semaphore never(0, "never");
+    auto engine = std::make_unique<Engine>();
+    for (int i = 0; i < 3; ++i) {
+      engine->spawn_fiber("stuck" + std::to_string(i), [&] {
+        Guard outer{destroyed};
+        try {
+          Guard inner{destroyed};
+          never.acquire_blocking();
+        } catch (const std::exception&) {
+          ++caught;
+        }
+      });
+    }
+    EXPECT_EQ(engine->run().reason, StopReason::Hang);
+    if (inside_a_catch) {
+      try {
+        throw std::runtime_error("being handled");
+      } catch (const std::runtime_error&) {
+        engine.reset();
+      }
+    } else {
+      engine.reset();
+    }
+    EXPECT_EQ(destroyed, 6) << "inside a catch: " << inside_a_catch;
+    EXPECT_EQ(caught, 0) << "inside a catch: " << inside_a_catch;
+  }
 }
 
 TEST(Fiber, ExceptionFailsTheRunNamingTheFiber) {
