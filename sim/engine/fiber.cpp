@@ -11,6 +11,7 @@
 #include "sim/engine/check.hpp"
 
 #if defined(CCLMESH_ASAN) || defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define CCLMESH_FIBER_ASAN 1
 #endif
@@ -50,6 +51,11 @@ void delete_teardown(_Unwind_Reason_Code, _Unwind_Exception* teardown) { delete 
 // 8 MiB run, a larger frame for the common path).
 [[noreturn, gnu::noinline, gnu::cold]] void unwind_stack() {
   if (std::current_exception()) throw FiberUnwind{};
+#ifdef CCLMESH_FIBER_ASAN
+  // What ASan's __cxa_throw interceptor does before a throw: the frames the unwind leaves keep
+  // no poisoned redzones for the cleanups that run below them (no interceptor for this entry).
+  __asan_handle_no_return();
+#endif
   auto* teardown = new _Unwind_Exception{};
   teardown->exception_class = kTeardownClass;
   teardown->exception_cleanup = delete_teardown;
