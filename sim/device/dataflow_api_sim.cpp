@@ -106,7 +106,8 @@ class BlockedScope {
     k_.blocked = what;
     k_.blocked_a = a;
     k_.blocked_b = b;
-    if (window_armed()) since_ = Engine::current().now();
+    k_.blocked_since = Engine::current().now();
+    if (window_armed()) since_ = k_.blocked_since;
   }
   ~BlockedScope() {
     if (window_armed()) {
@@ -678,11 +679,16 @@ void debug_set_current_command(uint32_t stream, uint32_t command_index, uint32_t
   k.stream = stream;
   k.command_index = command_index;
   k.header_arg = header_arg_index;
+  if (stream < k.streams.size()) {
+    k.streams[stream].started = true;
+    k.streams[stream].current = command_index;
+  }
   if (k.trace) k.trace->command_reported(k, stream, command_index, cclmesh::sim::Engine::current().now());
 }
 
 void debug_command_done(uint32_t stream, uint32_t command_index) {
   sd::KernelContext& k = K();
+  if (stream < k.streams.size()) k.streams[stream].completed = command_index + 1;
   if (k.trace) k.trace->command_done(stream, command_index, cclmesh::sim::Engine::current().now());
 }
 

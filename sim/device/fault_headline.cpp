@@ -4,31 +4,45 @@
 
 #include <set>
 
+#include "sim/device/hang_timing.hpp"
 #include "sim/model/chip.hpp"
 #include "sim/model/eth_core.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
 
-// Chips with a parked kernel whose chain ends at a link that `matches`, and all chips with one.
-template <class Match>
-std::string chips_waiting(const std::vector<ChainEnd>& ends, Match matches, const std::string& what) {
-  std::set<runtime::ChipId> parked;
-  std::set<runtime::ChipId> waiting;
-  for (const ChainEnd& end : ends) {
-    parked.insert(end.chip);
-    if (end.broken_link != nullptr && matches(*end.broken_link)) waiting.insert(end.chip);
-  }
-  if (parked.empty()) return "";
-  return fmt::format(": kernels on {} of the {} chip(s) with parked kernels wait on {} (their wait-for chains end "
-                     "there)",
-                     waiting.size(), parked.size(), what);
+std::string count_of(std::size_t n, const char* singular, const char* plural) {
+  return fmt::format("{} {}", n, n == 1 ? singular : plural);
 }
 
-bool joins(const EthLink& link, runtime::ChipId a, runtime::ChipId b) {
-  const auto x = static_cast<runtime::ChipId>(link.a().chip().id());
-  const auto y = static_cast<runtime::ChipId>(link.b().chip().id());
-  return (x == a && y == b) || (x == b && y == a);
+// ": N of the M parked worker kernels (on K of the C chips with parked ones) wait on <what>
+// (...)": the parked workers whose chain ends at a link that `matches`, and their chips; "" when
+// none is parked. Fabric muxes are left out: they are the fabric's, as the routers are, and one
+// that holds no packet waits for its workers, where its chain ends.
+template <class Match>
+std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, const std::string& what) {
+  std::set<runtime::ChipId> parked_chips;
+  std::set<runtime::ChipId> waiting_chips;
+  std::size_t parked = 0;
+  std::size_t waiting = 0;
+  for (const ChainEnd& end : ends) {
+    if (end.fabric_mux) continue;
+    ++parked;
+    parked_chips.insert(end.chip);
+    if (end.broken_link == nullptr || !matches(end)) continue;
+    ++waiting;
+    waiting_chips.insert(end.chip);
+  }
+  if (parked == 0) return "";
+  return fmt::format(": {} of the {} (on {} of the {} with parked ones) wait on {} (their wait-for chains end there)",
+                     waiting, count_of(parked, "parked worker kernel", "parked worker kernels"), waiting_chips.size(),
+                     count_of(parked_chips.size(), "chip", "chips"), what);
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? "" : "; ") + parts[i];
+  return text;
 }
 
 }  // namespace
@@ -37,13 +51,29 @@ std::string fault_headline(const FaultHeadlineInput& in) {
   const FaultPlan& plan = *in.plan;
   const std::vector<ChainEnd>& ends = *in.chain_ends;
   std::vector<std::string> effects;
+  std::vector<std::string> after;  // faults after the last progress
   for (const LinkDownFault& fault : plan.link_down) {
     if (in.now < fault.at) continue;  // not down yet
-    const std::string when =
-        fault.at == SimTime::zero() ? "was down from the start" : "went down at " + to_string(fault.at);
-    const auto is_this_fault = [&](const EthLink& link) { return !link.up() && joins(link, fault.a, fault.b); };
-    effects.push_back(fmt::format("link {}-{} {} (--fault {}){}", fault.a, fault.b, when, fault.spec,
-                                  chips_waiting(ends, is_this_fault, "it")));
+    const auto ends_here = [&](const ChainEnd& end) {
+      return end.how == LinkBreak::Down && joins(*end.broken_link, fault.a, fault.b);
+    };
+    const std::string waiting = kernels_waiting(ends, ends_here, "it");
+    if (fault.at <= in.last_progress) {
+      const std::string when =
+          fault.at == SimTime::zero() ? "was down from the start" : "went down at " + to_string(fault.at);
+      effects.push_back(fmt::format("link {}-{} {} (--fault {}){}", fault.a, fault.b, when, fault.spec, waiting));
+      continue;
+    }
+    std::int64_t dropped = 0;
+    for (const auto& link : *in.links) {
+      if (joins(*link, fault.a, fault.b)) dropped += packets_dropped_while_down(*link);
+    }
+    const std::string head =
+        fmt::format("link {}-{} went down at {} (--fault {})", fault.a, fault.b, to_string(fault.at), fault.spec);
+    after.push_back(dropped == 0 ? head + " and dropped nothing: not why the run hung"
+                                 : fmt::format("{} and dropped {} already on their way{}", head,
+                                               count_of(static_cast<std::size_t>(dropped), "packet", "packets"),
+                                               waiting));
   }
   std::int64_t dropped = 0;
   std::int64_t duplicated = 0;
@@ -52,9 +82,9 @@ std::string fault_headline(const FaultHeadlineInput& in) {
     duplicated += link->frames_duplicated();
   }
   if (plan.drop && dropped > 0) {
-    const auto lost_frames = [](const EthLink& link) { return link.up() && link.frames_dropped() > 0; };
+    const auto lost_frames = [](const ChainEnd& end) { return end.how == LinkBreak::LostFrames; };
     effects.push_back(fmt::format("{} frame(s) lost (--fault {}){}", dropped, plan.drop->spec,
-                                  chips_waiting(ends, lost_frames, "a link that lost frames")));
+                                  kernels_waiting(ends, lost_frames, "a link that lost frames")));
   }
   // The others change timing or data, not where a chain ends: named, the detail further down.
   for (const LinkSlowFault& fault : plan.link_slow) effects.push_back("--fault " + fault.spec);
@@ -65,10 +95,13 @@ std::string fault_headline(const FaultHeadlineInput& in) {
   for (const auto& corruption : *in.corruptions) {
     if (corruption->corrupted()) effects.push_back(fmt::format("one bit flipped (--fault {})", corruption->spec()));
   }
-  if (effects.empty()) return "";
-  std::string text = "injected faults in effect: ";
-  for (std::size_t i = 0; i < effects.size(); ++i) text += (i == 0 ? "" : "; ") + effects[i];
-  return text + "\n";
+  std::string text;
+  if (!effects.empty()) text += "injected faults in effect: " + joined(effects) + "\n";
+  if (!after.empty()) {
+    text += fmt::format("injected faults after the last progress (the last time any kernel ran, at {}): {}\n",
+                        to_string(in.last_progress), joined(after));
+  }
+  return text;
 }
 
 }  // namespace cclmesh::sim::device

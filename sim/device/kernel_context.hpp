@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_args.hpp"
 #include "kernels/kernel_registry.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
@@ -132,6 +133,16 @@ struct KernelContext {
   BlockedIn blocked = BlockedIn::Nothing;
   std::uint64_t blocked_a = 0;
   std::uint64_t blocked_b = 0;
+  SimTime blocked_since;  // when it entered the wait it is blocked in (hang_timing.hpp)
+  // Where each command stream of an interpreter is (debug_set_current_command and
+  // debug_command_done), not only the last one to report: an interpreter parked with several
+  // streams left waits in every one of them (wait_chain.cpp).
+  struct StreamPosition {
+    bool started = false;        // it has reported a command
+    std::uint32_t current = 0;   // the command it last reported
+    std::uint32_t completed = 0;  // commands it has finished: 0 .. completed - 1
+  };
+  std::array<StreamPosition, kernels::interpreter::kMaxStreams> streams{};
   // Time spent in each kind of wait inside the chip's busy window (CCLMESH_NOC_STATS_WINDOW),
   // by BlockedIn; all zero unless the window is armed.
   std::array<SimTime, kBlockedInKinds> blocked_in_window{};

@@ -22,6 +22,7 @@
 #include "sim/model/eth_link.hpp"
 #include "sim/device/fabric_reembed.hpp"
 #include "sim/device/fault_headline.hpp"
+#include "sim/device/hang_timing.hpp"
 #include "sim/device/simulated_system_config.hpp"
 #include "sim/device/wait_chain.hpp"
 #include "topologies/embedding.hpp"
@@ -175,12 +176,6 @@ void SimMeshDevice::reset() {
 // --- faults ------------------------------------------------------------------------------------
 
 namespace {
-
-bool joins(const EthLink& link, runtime::ChipId a, runtime::ChipId b) {
-  const auto x = static_cast<runtime::ChipId>(link.a().chip().id());
-  const auto y = static_cast<runtime::ChipId>(link.b().chip().id());
-  return (x == a && y == b) || (x == b && y == a);
-}
 
 std::string link_name(const EthLink& link) {
   return fmt::format("chip {} ch {} <-> chip {} ch {}", link.a().chip().id(), link.a().channel(), link.b().chip().id(),
@@ -893,9 +888,12 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   // lost frames (wait_chain.hpp, follow_every_chain).
   bool link_broken = false;
   for (const auto& link : system_->links()) link_broken = link_broken || !link->up() || link->frames_dropped() > 0;
-  const WaitChains chains = wait_chains(WaitChainInput{kernels_of_interest(), &fabric_, link_broken});
+  const std::vector<const KernelContext*> kernels = kernels_of_interest();
+  const SimTime progress = last_progress(kernels, engine_->now());
+  const WaitChains chains =
+      wait_chains(WaitChainInput{kernels, &fabric_, link_broken, HangTiming{&options_.faults, progress}});
   std::string text = headline + "\n" +
-                     fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), &system_->links(),
+                     fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), progress, &system_->links(),
                                                        &corruptions_, &chains.ends});
   const auto kernel_line = [](const KernelContext& k) {
     std::string line = "  " + k.name();

@@ -45,16 +45,28 @@ struct MuxStep {
 };
 using Step = std::variant<KernelStep, SenderStep, ReceiverStep, MuxStep>;
 
+// The link a chain ends at (null: none) and how it broke.
+struct Break {
+  const EthLink* link = nullptr;
+  LinkBreak how = LinkBreak::Down;
+};
+
 struct Explained {
   std::string line;
   std::optional<Step> next;
-  const EthLink* broken_link = nullptr;  // the chain ends at this link (down or lost frames)
+  Break broken{};  // the chain ends at this link (down or lost frames)
+};
+
+// A link that is down for the hang or lost frames, in words, and how it broke ("": neither).
+struct LinkProblem {
+  std::string text;
+  LinkBreak how = LinkBreak::Down;
 };
 
 // The first broken link on a writer's fabric route, in words, and the link.
 struct RouteProblem {
   std::string text;
-  const EthLink* link = nullptr;
+  Break broken{};
 };
 
 // A command of some interpreter that writes a semaphore word.
@@ -69,6 +81,23 @@ struct Writer {
   bool forward;           // direction when over_fabric
   std::uint32_t hops;     // to this target
   runtime::FabricPort port{};  // the fabric line and plane its connection uses
+};
+
+// A wait on a semaphore word: for a value of at least `target`, or exactly `target` (`equal`).
+struct SemaphoreWait {
+  std::uint64_t address;
+  std::uint64_t target;
+  bool equal;
+};
+
+// What one command stream of a parked interpreter waits for (ChainBuilder::stream_wait).
+struct StreamWait {
+  std::uint32_t stream;
+  std::size_t index;
+  std::string text;
+  std::optional<SemaphoreWait> semaphore;  // or a CB, which `partner` pops or pushes
+  const KernelContext* partner;
+  std::string own_writer;  // non-empty: the semaphore is written by another of its own streams
 };
 
 std::uint32_t chip_of(const KernelContext& k) { return static_cast<std::uint32_t>(k.chip->id()); }
@@ -123,7 +152,8 @@ class ChainBuilder {
       if (!printed && !in_.follow_every_chain) continue;
       const std::string one = chain(*k);
       if (printed) text += one;
-      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end_of_.at(KernelStep{k})});
+      const Break end = end_of_.at(KernelStep{k});
+      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, is_mux(*k)});
     }
     if (chains == 0) return out;
     if (chains > kMaxChains) {
@@ -139,15 +169,15 @@ class ChainBuilder {
     std::set<Step> on_this_chain;
     // The link the chain ends at, for every step on it: a later chain that joins this one at a
     // step ends there too.
-    const auto ends_at = [&](const EthLink* link) {
-      for (const Step& s : on_this_chain) end_of_[s] = link;
+    const auto ends_at = [&](Break end) {
+      for (const Step& s : on_this_chain) end_of_[s] = end;
     };
     Step step = KernelStep{&start};
     for (std::size_t n = 0; n < kMaxSteps; ++n) {
       if (explained_.count(step) != 0 && n > 0) {
         text += fmt::format("    <- {} (followed in a chain above)\n", describe(step));
         const auto joined = end_of_.find(step);
-        ends_at(joined == end_of_.end() ? nullptr : joined->second);
+        ends_at(joined == end_of_.end() ? Break{} : joined->second);
         return text;
       }
       on_this_chain.insert(step);
@@ -155,18 +185,18 @@ class ChainBuilder {
       const Explained e = explain(step);
       text += fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
       if (!e.next) {
-        ends_at(e.broken_link);
+        ends_at(e.broken);
         return text;
       }
       if (on_this_chain.count(*e.next) != 0) {
         text += fmt::format("    <- back to {}: {}\n", describe(*e.next), cycle_cause(on_this_chain));
-        ends_at(nullptr);
+        ends_at(Break{});
         return text;
       }
       step = *e.next;
     }
     text += fmt::format("    (stopped after {} steps)\n", kMaxSteps);
-    ends_at(nullptr);
+    ends_at(Break{});
     return text;
   }
 
@@ -210,7 +240,8 @@ class ChainBuilder {
                                          k.current_command().empty() ? "" : " at " + k.current_command());
     switch (k.blocked) {
       case BlockedIn::SemaphoreEqual:
-      case BlockedIn::SemaphoreAtLeast: return explain_semaphore(k, head);
+      case BlockedIn::SemaphoreAtLeast:
+        return explain_semaphore(k, head, SemaphoreWait{k.blocked_a, k.blocked_b, k.blocked == BlockedIn::SemaphoreEqual});
       case BlockedIn::CbWait:
       case BlockedIn::CbReserve: {
         const KernelContext* other = core_partner(k);
@@ -224,31 +255,161 @@ class ChainBuilder {
   }
 
   // An interpreter with several streams left parks in wait_for_l1_activity when none of them
-  // can move, so its wait names no word or CB. Its last started command is one of the waiting
-  // ones: when that one fills or drains a CB of its core, it waits for room or pages there, which
-  // the other kernel on the core makes, and the chain follows that kernel (in the ring relay the
-  // reader waits for room in the CB its writer, blocked on a fabric slot, stopped draining).
+  // can move, so its wait names no word or CB; but every stream it has left waits then, each at
+  // the command it last reported (KernelContext::streams), on the one thing its attempt gives up
+  // on without blocking: room or pages in a CB of its core, or a semaphore value. Each is named.
+  // The chain follows one that waits on something outside this kernel and does not come back to
+  // it (in the ring relay the reader waits for room in the CB its writer, blocked on a fabric
+  // slot, stopped draining; a stream waiting for a CB whose other kernel waits on this one's
+  // other stream is not why it hangs); when more than one such stream is left, it follows the
+  // first and says that the choice is a guess.
   Explained explain_streams(const KernelContext& k, const std::string& head) {
     const Explained unknown{head + "; each of its streams waits for another (CB, semaphore or fabric slot)", std::nullopt};
-    if (k.kernel != kernels::kCclInterpreterKernelName || !k.has_command || k.core == nullptr) return unknown;
-    const cmd::DecodedCommand* current = command_at(k, k.stream, k.command_index);
-    if (current == nullptr) return unknown;
-    const auto cb_at = [&](api::AddressOperand operand) -> std::optional<std::uint32_t> {
-      const cmd::Address* a = current->command.find_address(operand);
+    if (k.kernel != kernels::kCclInterpreterKernelName || k.core == nullptr) return unknown;
+    std::vector<StreamWait> waits;
+    for (const auto& [stream, decoded] : commands_of(k)) {
+      if (stream >= k.streams.size()) return unknown;
+      const KernelContext::StreamPosition& at = k.streams[stream];
+      if (!at.started || at.completed >= decoded.size()) continue;  // finished (or not begun: the first pass fetches)
+      const cmd::DecodedCommand* command = command_at(k, stream, at.current);
+      if (command == nullptr) return unknown;
+      std::optional<StreamWait> wait = stream_wait(k, stream, *command);
+      if (!wait) return unknown;
+      waits.push_back(std::move(*wait));
+    }
+    // The streams whose waits lead outside the kernel, and of those the ones that do not come
+    // back to it.
+    std::vector<const StreamWait*> outside;
+    std::vector<const StreamWait*> away;
+    std::set<Step> away_to;      // where those lead next
+    std::size_t away_ends = 0;  // those whose wait ends the chain here (a missing increment ...)
+    for (StreamWait& w : waits) {
+      if (!w.own_writer.empty()) continue;
+      outside.push_back(&w);
+      const std::optional<Step> next = w.semaphore ? explain_semaphore(k, "", *w.semaphore).next
+                                                   : std::optional<Step>(KernelStep{w.partner});
+      if (next && comes_back(*next, k)) {
+        w.text += " (and that chain comes back to this kernel)";
+        continue;
+      }
+      away.push_back(&w);
+      if (next) {
+        away_to.insert(*next);
+      } else {
+        ++away_ends;
+      }
+    }
+    std::string named;
+    for (const StreamWait& w : waits) named += "; " + w.text;
+    if (waits.empty()) return {head + "; none of its streams has a command left to wait in", std::nullopt};
+    if (outside.empty()) return {head + named + ": its streams wait for each other", std::nullopt};
+    if (away.empty()) {
+      return {head + named + ": every wait comes back to this kernel (a deadlock between its streams and the kernels "
+                             "above)",
+              std::nullopt};
+    }
+    const StreamWait& followed = *away.front();
+    // Several streams that all wait on the same next step (both of a reader's streams waiting
+    // for room in CBs its writer drains) leave nothing to guess.
+    const std::string which =
+        away_to.size() + away_ends <= 1 ? ""
+                         : fmt::format("; {} of its streams wait on something outside this kernel: the chain follows "
+                                       "stream {} alone (a guess: any of them may be why it hangs)",
+                                       away.size(), followed.stream);
+    if (followed.semaphore) return explain_semaphore(k, head + named + which, *followed.semaphore);
+    return {head + named + which, KernelStep{followed.partner}};
+  }
+
+  // Whether the chain from `from` comes back to kernel `k` within kMaxSteps, walked without
+  // recording it. Inside the walk a parked interpreter's streams are not walked again (the check
+  // is skipped, so the first stream is taken), which bounds the work.
+  bool comes_back(const Step& from, const KernelContext& k) {
+    if (walking_) return false;
+    walking_ = true;
+    std::set<Step> seen;
+    std::optional<Step> step = from;
+    bool back = false;
+    for (std::size_t n = 0; n < kMaxSteps && step; ++n) {
+      if (*step == Step{KernelStep{&k}}) {
+        back = true;
+        break;
+      }
+      if (!seen.insert(*step).second) break;
+      step = explain(*step).next;
+    }
+    walking_ = false;
+    return back;
+  }
+
+  // What one stream's active command waits for, by its code (the interpreter's attempts:
+  // kernels/ccl_interpreter.cpp), or nullopt for a command that does not wait.
+  std::optional<StreamWait> stream_wait(const KernelContext& k, std::uint32_t stream, const cmd::DecodedCommand& d) {
+    using api::CommandCode;
+    const cmd::Command& c = d.command;
+    // The head names the command of the stream that reported last; the others say theirs.
+    const std::string where =
+        k.has_command && k.stream == stream ? fmt::format("its stream {}", stream)
+                                            : fmt::format("its stream {} (at #{} {})", stream, d.index,
+                                                          describe_command(k, stream, d.index));
+    const auto cb_of = [&](api::AddressOperand operand) -> std::optional<std::uint32_t> {
+      const cmd::Address* a = c.find_address(operand);
       const auto* cb = a == nullptr ? nullptr : std::get_if<cmd::CircularBufferId>(a);
       return cb == nullptr ? std::nullopt : std::optional<std::uint32_t>(cb->id);
     };
-    const std::optional<std::uint32_t> filled = cb_at(api::AddressOperand::DESTINATION);
-    const std::optional<std::uint32_t> drained = cb_at(api::AddressOperand::SOURCE);
-    const std::optional<std::uint32_t> cb_id = filled ? filled : drained;
-    if (!cb_id) return unknown;
-    const auto cb = k.core->cbs.find(*cb_id);
-    const KernelContext* other = core_partner(k);
-    if (cb == k.core->cbs.end() || other == nullptr) return unknown;
-    return {head + fmt::format("; its stream {} waits for {} CB {} ({}), which {} {}", k.stream,
-                               filled ? "room in" : "pages in", *cb_id, cb->second->state(), short_name(*other),
-                               filled ? "pops" : "pushes"),
-            KernelStep{other}};
+    const auto semaphore_of = [&](api::AddressOperand operand) -> std::optional<SemaphoreWait> {
+      const cmd::Address* a = c.find_address(operand);
+      const auto* target = c.find_arg<cmd::TargetValueArg>();
+      if (a == nullptr || target == nullptr) return std::nullopt;
+      if (const auto* id = std::get_if<cmd::SemaphoreId>(a)) {
+        return SemaphoreWait{runtime::tensix_program_semaphore_address(id->id), target->value, false};
+      }
+      if (const auto* abs = std::get_if<cmd::AbsoluteAddress>(a)) return SemaphoreWait{abs->address, target->value, false};
+      return std::nullopt;
+    };
+    std::optional<SemaphoreWait> semaphore;
+    std::optional<std::uint32_t> cb;
+    bool fills = false;
+    switch (c.code) {
+      case CommandCode::WAIT_VALUE: semaphore = semaphore_of(api::AddressOperand::SOURCE); break;
+      case CommandCode::FLOW_CONTROLLED_NOC_READ_BURST:
+        semaphore = semaphore_of(api::AddressOperand::SOURCE);
+        if (semaphore && k.l1->read_u32(semaphore->address) >= semaphore->target) semaphore.reset();  // reached: the CB next
+        [[fallthrough]];
+      case CommandCode::STREAM_TENSOR_TO_CB:
+      case CommandCode::NOC_READ_BURST:
+        if (!semaphore) cb = cb_of(api::AddressOperand::DESTINATION);
+        fills = true;
+        break;
+      case CommandCode::STREAM_CB_TO_TENSOR:
+      case CommandCode::NOC_WRITE_BURST:
+      case CommandCode::NOC_WRITE_AND_ATOMIC_INC: cb = cb_of(api::AddressOperand::SOURCE); break;
+      default: return std::nullopt;
+    }
+    StreamWait wait{stream, d.index, "", semaphore, nullptr, ""};
+    if (semaphore) {
+      wait.text = fmt::format("{} waits for L1 word {:#x} >= {} (now {})", where, semaphore->address, semaphore->target,
+                              k.l1->read_u32(semaphore->address));
+      // Written only by another of its own streams, still to run that command: a wait inside
+      // this kernel, which the chain does not follow.
+      const std::vector<Writer> useful =
+          meeting_the_wait(writers_of(chip_of(k), k.noc0, semaphore->address), *semaphore);
+      if (could_satisfy(k, useful, *semaphore).empty()) {
+        for (const Writer& w : useful) {
+          if (w.kernel != &k || w.stream == stream || executed(w)) continue;
+          wait.own_writer = fmt::format("its own stream {} #{} {}", w.stream, w.index, w.text);
+          wait.text += ", which " + wait.own_writer + " writes (that stream waits too)";
+          break;
+        }
+      }
+      return wait;
+    }
+    if (!cb) return std::nullopt;
+    const auto it = k.core->cbs.find(*cb);
+    wait.partner = core_partner(k);
+    if (it == k.core->cbs.end() || wait.partner == nullptr) return std::nullopt;
+    wait.text = fmt::format("{} waits for {} CB {} ({}), which {} {}", where, fills ? "room in" : "pages in", *cb,
+                            it->second->state(), short_name(*wait.partner), fills ? "pops" : "pushes");
+    return wait;
   }
 
   const cmd::DecodedCommand* command_at(const KernelContext& k, std::uint32_t stream, std::size_t index) {
@@ -268,8 +429,8 @@ class ChainBuilder {
     return nullptr;
   }
 
-  Explained explain_semaphore(const KernelContext& k, const std::string& head) {
-    const std::uint64_t address = k.blocked_a;
+  Explained explain_semaphore(const KernelContext& k, const std::string& head, const SemaphoreWait& wait) {
+    const std::uint64_t address = wait.address;
     if (const auto conn = connection_of(k, address)) {
       const KernelContext* router = router_at(chip_of(k), conn->first, conn->second.x, conn->second.y);
       // A worker that shares its link with others connects to a fabric mux instead, with the
@@ -282,7 +443,7 @@ class ChainBuilder {
       return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
     }
     const std::vector<Writer> all_writers = writers_of(chip_of(k), k.noc0, address);
-    const std::vector<Writer> writers = could_satisfy(k, all_writers);
+    const std::vector<Writer> writers = could_satisfy(k, all_writers, wait);
     if (writers.empty()) {
       const std::string others =
           all_writers.empty() ? ""
@@ -303,9 +464,9 @@ class ChainBuilder {
         total += w.amount;
       }
     }
-    if (!any_set && total < k.blocked_b) {
+    if (!any_set && total < wait.target) {
       return {head + fmt::format("; the command streams add {} to it in total ({} command(s)), never the {} it waits for",
-                                 total, writers.size(), k.blocked_b),
+                                 total, writers.size(), wait.target),
               std::nullopt};
     }
     const SemaphoreOverwrittenAtLaunch* lost = overwritten_at_launch(k, address);
@@ -319,17 +480,27 @@ class ChainBuilder {
     if (lost != nullptr) return {head + who + "; it ran that command" + lost_at_launch(k, *lost, w), std::nullopt};
     if (!w.over_fabric) return {head + who + "; it ran that command, yet the word did not change", std::nullopt};
     const RouteProblem route = path_problem(w);
-    return {head + who + "; it ran that command" + route.text, std::nullopt, route.link};
+    return {head + who + "; it ran that command" + route.text, std::nullopt, route.broken};
   }
 
-  // The writers that could release kernel k: not k itself (it is parked, so it cannot run its
-  // own later commands, such as the reset after the wait) and not a write of a value that does
-  // not meet the wait (a reset to 0 under a wait for >= 8).
-  static std::vector<Writer> could_satisfy(const KernelContext& k, const std::vector<Writer>& writers) {
+  // The writers that could release kernel k: those meeting the wait, less k's own commands it has
+  // not run (it is parked: its later commands, such as the reset after the wait, and those of
+  // its other streams, which wait too).
+  static std::vector<Writer> could_satisfy(const KernelContext& k, const std::vector<Writer>& writers,
+                                           const SemaphoreWait& wait) {
+    std::vector<Writer> useful;
+    for (const Writer& w : meeting_the_wait(writers, wait)) {
+      if (w.kernel != &k || executed(w)) useful.push_back(w);
+    }
+    return useful;
+  }
+
+  // The writers whose writes can meet the wait, the waiting kernel's own included: all but the
+  // writes of a value that does not meet it (a reset to 0 under a wait for >= 8).
+  static std::vector<Writer> meeting_the_wait(const std::vector<Writer>& writers, const SemaphoreWait& wait) {
     std::vector<Writer> useful;
     for (const Writer& w : writers) {
-      if (w.kernel == &k && !executed(w)) continue;
-      if (w.sets && !(k.blocked == BlockedIn::SemaphoreEqual ? w.amount == k.blocked_b : w.amount >= k.blocked_b)) continue;
+      if (w.sets && !(wait.equal ? w.amount == wait.target : w.amount >= wait.target)) continue;
       useful.push_back(w);
     }
     return useful;
@@ -369,8 +540,10 @@ class ChainBuilder {
       const KernelContext* router = router_at(site->chip, true, static_cast<std::int32_t>(site->noc0.x),
                                               static_cast<std::int32_t>(site->noc0.y));
       if (router != nullptr && router->eth != nullptr && router->eth->link() != nullptr) {
-        const std::string problem = link_problem(*router->eth);
-        if (!problem.empty()) return {fmt::format(", but its route crosses {}", problem), router->eth->link()};
+        const LinkProblem problem = link_problem(*router->eth);
+        if (!problem.text.empty()) {
+          return {fmt::format(", but its route crosses {}", problem.text), Break{router->eth->link(), problem.how}};
+        }
         const KernelContext* peer = peer_router(*router);
         const std::string mismatch = peer == nullptr ? "" : config_problem(*router, *peer);
         if (!mismatch.empty()) return {fmt::format(", but its route crosses a link with {}", mismatch)};
@@ -381,16 +554,35 @@ class ChainBuilder {
                         chip_of(*w.kernel), w.hops)};
   }
 
-  static std::string link_problem(const EthCore& eth) {
+  static std::string link_name(const EthCore& eth) {
+    return fmt::format("the link chip {} ch {} <-> chip {} ch {}", eth.chip().id(), eth.channel(),
+                       eth.peer()->chip().id(), eth.peer()->channel());
+  }
+
+  // A link that went down after the last progress and dropped nothing is not a problem: no
+  // kernel saw it down (HangTiming); its frame losses, if any, still are.
+  LinkProblem link_problem(const EthCore& eth) const {
     const EthLink& link = *eth.link();
-    const std::string name = fmt::format("the link chip {} ch {} <-> chip {} ch {}", eth.chip().id(), eth.channel(),
-                                         eth.peer()->chip().id(), eth.peer()->channel());
-    if (!link.up()) return name + ", which is down (see the injected faults): everything sent on it is dropped";
-    if (link.frames_dropped() > 0) {
-      return fmt::format("{}, which lost {} frame(s) (injected frame loss): a packet or an ack never arrived", name,
-                         link.frames_dropped());
+    if (in_.timing.down_for_the_hang(link)) {
+      return {link_name(eth) + ", which is down (see the injected faults): everything sent on it is dropped",
+              LinkBreak::Down};
     }
-    return "";
+    if (link.frames_dropped() > 0) {
+      return {fmt::format("{}, which lost {} frame(s) (injected frame loss): a packet or an ack never arrived",
+                          link_name(eth), link.frames_dropped()),
+              LinkBreak::LostFrames};
+    }
+    return {};
+  }
+
+  // " (the link ... went down at T, after the last progress at P, and dropped nothing: ...)" for
+  // a link that is down now but not for the hang, else "".
+  std::string down_after_the_hang(const EthCore& eth) const {
+    const EthLink& link = *eth.link();
+    const std::optional<SimTime> since = in_.timing.down_since(link);
+    if (link.up() || in_.timing.down_for_the_hang(link) || !since) return "";
+    return fmt::format(" ({} went down at {}, after the last progress at {}, and dropped nothing: not why it waits)",
+                       link_name(eth), to_string(*since), to_string(in_.timing.last_progress));
   }
 
   // Prefer a writer still to run its command (the chain goes on through it), then a pending
@@ -412,11 +604,13 @@ class ChainBuilder {
     return writers.front();
   }
 
+  // Whether the writer's kernel has finished that command (each stream's own count: another
+  // stream's last report says nothing about it).
   static bool executed(const Writer& w) {
     const KernelContext& k = *w.kernel;
     if (k.done) return true;
-    if (!k.started || !k.has_command) return false;
-    return k.stream == w.stream && k.command_index > w.index;
+    if (!k.started || w.stream >= k.streams.size()) return false;
+    return k.streams[w.stream].completed > w.index;
   }
 
   // {forward?, router NoC0} when `address` is the flow-control (true) or teardown (false)
@@ -648,13 +842,17 @@ class ChainBuilder {
                                          written - freed, layout.sender[channel].num_slots, written, freed);
     if (router.done) return {head + "; the router has terminated: nothing frees its slots any more", std::nullopt};
     if (router.eth == nullptr || router.eth->link() == nullptr) return {head + "; its channel has no link", std::nullopt};
-    const std::string problem = link_problem(*router.eth);
-    if (!problem.empty()) return {head + "; it needs acks across " + problem, std::nullopt, router.eth->link()};
+    const LinkProblem problem = link_problem(*router.eth);
+    if (!problem.text.empty()) {
+      return {head + "; it needs acks across " + problem.text, std::nullopt, Break{router.eth->link(), problem.how}};
+    }
     const KernelContext* peer = peer_router(router);
     if (peer == nullptr) return {head + "; no router runs at the other end of its link", std::nullopt};
     const std::string mismatch = config_problem(router, *peer);
     if (!mismatch.empty()) return {head + "; " + mismatch, std::nullopt};
-    return {head + fmt::format("; its slots free when {} acknowledges them", short_name(*peer)), ReceiverStep{peer}};
+    return {head + fmt::format("; its slots free when {} acknowledges them{}", short_name(*peer),
+                               down_after_the_hang(*router.eth)),
+            ReceiverStep{peer}};
   }
 
   // A mux: the slots its clients have filled and it has not freed yet (their packets_written and
@@ -708,9 +906,10 @@ class ChainBuilder {
   const WaitChainInput& in_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> routers_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> muxes_;
-  std::map<Step, const EthLink*> end_of_;
+  std::map<Step, Break> end_of_;
   std::map<const KernelContext*, std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>> decoded_;
   std::set<Step> explained_;
+  bool walking_ = false;  // inside comes_back()
 };
 
 }  // namespace

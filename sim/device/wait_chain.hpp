@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/hang_timing.hpp"
 #include "sim/device/kernel_context.hpp"
 
 namespace cclmesh::sim {
@@ -39,16 +40,24 @@ struct WaitChainInput {
   // down or lost frames: on a large mesh each unprinted chain scans every command stream for a
   // semaphore's writers, so a timeout report there would otherwise cost minutes for nothing.
   bool follow_every_chain = false;
+  // Which links that are down now were down for the hang (hang_timing.hpp): a chain ends at one
+  // that was, and passes one that went down after the last progress and dropped nothing.
+  HangTiming timing;
 };
 
 inline constexpr std::size_t kMaxChains = 8;
 inline constexpr std::size_t kMaxSteps = 16;
 
+// How a link a chain ends at broke.
+enum class LinkBreak : std::uint8_t { Down, LostFrames };
+
 // Where one parked kernel's chain ends: the link that is down or lost frames, or null (any
 // other cause, a cycle, or the step bound).
 struct ChainEnd {
   runtime::ChipId chip;  // of the parked kernel
-  const EthLink* broken_link;
+  const EthLink* broken_link = nullptr;
+  LinkBreak how = LinkBreak::Down;
+  bool fabric_mux = false;  // the parked kernel is a fabric mux, not one of the op's workers
 };
 
 struct WaitChains {
@@ -56,8 +65,8 @@ struct WaitChains {
   // when no workload kernel is parked.
   std::string text;
   // One per followed parked workload kernel (every one with WaitChainInput::follow_every_chain,
-  // else the printed ones): what the report's fault summary counts (the chips whose kernels
-  // wait on a broken link).
+  // else the printed ones): what the report's fault summary counts (the parked kernels, and
+  // their chips, that wait on a broken link).
   std::vector<ChainEnd> ends;
 };
 

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
@@ -182,8 +184,9 @@ TEST(FaultRun, ALinkDownMidRunIsWhereChainsThroughAFabricMuxEnd) {
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
 }
 
-// The report's first line under its headline names the fault that took effect and how many
-// chips' kernels wait on it, with 1 or 2 workers per link (the latter through muxes).
+// The report's first line under its headline names the fault that took effect and how many of
+// the parked worker kernels, on how many chips, wait on it, with 1 or 2 workers per link (the
+// latter through fabric muxes, which are not counted: 2 workers per link park twice as many).
 TEST(FaultRun, AHangReportLeadsWithTheFaultThatTookEffect) {
   for (const std::uint32_t workers : {1u, 2u}) {
     RunOptions options = all_gather({"link-down:0-2@12us"});
@@ -194,12 +197,38 @@ TEST(FaultRun, AHangReportLeadsWithTheFaultThatTookEffect) {
     ASSERT_NE(first_end, std::string::npos) << text;
     EXPECT_THAT(text.substr(0, first_end), HasSubstr("hang at ")) << text;
     const std::string second = text.substr(first_end + 1, text.find('\n', first_end + 1) - first_end - 1);
-    EXPECT_EQ(second,
-              "injected faults in effect: link 0-2 went down at 12.000 us (--fault link-down:0-2@12us): kernels on 8 "
-              "of the 8 chip(s) with parked kernels wait on it (their wait-for chains end there)")
+    const std::uint32_t parked = 18 * workers;
+    EXPECT_EQ(second, fmt::format("injected faults in effect: link 0-2 went down at 12.000 us (--fault "
+                                  "link-down:0-2@12us): {} of the {} parked worker kernels (on 8 of the 8 chips with "
+                                  "parked ones) wait on it (their wait-for chains end there)",
+                                  parked, parked))
         << workers << " worker(s) per link:\n"
         << text;
   }
+}
+
+// Frames lost, then a link taken down at 5 ms, long after the run hung: the engine runs on to the
+// link-down once every kernel has parked, so the link is down when the report is written, but no
+// kernel saw it. The report's first lines keep the loss, which the chains end at, apart from the
+// link-down, after the last progress (the last time any kernel ran), which dropped nothing.
+TEST(FaultRun, ALinkDownAfterTheLastProgressIsReportedApart) {
+  RunOptions options = all_gather({"drop:0.0005:9", "link-down:0-1@5ms"});
+  options.size_bytes = 1024 * 1024;
+  const std::string text = hang_report_of(options);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; lines.size() < 3 && std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << text;
+  EXPECT_EQ(lines[0], "hang at 5.000 ms: the enqueued workloads cannot complete; no event is left to wake the kernels "
+                      "below")
+      << text;
+  EXPECT_EQ(lines[1], "injected faults in effect: 4 frame(s) lost (--fault drop:0.0005:9): 14 of the 14 parked worker "
+                      "kernels (on 4 of the 4 chips with parked ones) wait on a link that lost frames (their wait-for "
+                      "chains end there)")
+      << text;
+  EXPECT_EQ(lines[2], "injected faults after the last progress (the last time any kernel ran, at 64.247 us): link 0-1 "
+                      "went down at 5.000 ms (--fault link-down:0-1@5ms) and dropped nothing: not why the run hung")
+      << text;
 }
 
 // A corrupted packet is caught by the output check: the run completes, is not verified, the

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <regex>
+#include <utility>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
@@ -177,9 +179,126 @@ TEST(DeviceFaults, AHangReportLeadsWithTheFaultThatTookEffect) {
   EXPECT_THAT(text.substr(0, first_end), HasSubstr("hang at")) << text;
   const std::string second = text.substr(first_end + 1, text.find('\n', first_end + 1) - first_end - 1);
   EXPECT_EQ(second, fmt::format("injected faults in effect: link {}-{} went down at 10.000 us (--fault link-down:x@10us): "
-                                "kernels on 8 of the 8 chip(s) with parked kernels wait on it (their wait-for chains "
-                                "end there)",
+                                "8 of the 8 parked worker kernels (on 8 of the 8 chips with parked ones) wait on it (their "
+                                "wait-for chains end there)",
                                 line.chips[3], line.chips[4]))
+      << text;
+}
+
+// A second link going down long after the run hung: the engine runs on to it once every kernel
+// has parked, so it is down when the report is written, but no kernel saw it. The report's
+// first lines put it after the last progress (the last time any kernel ran) and say it dropped
+// nothing; the link that went down at 10 us stays the one the chains end at.
+TEST(DeviceFaults, ALinkDownAfterTheLastProgressIsNotWhyTheRunHung) {
+  const topo::Embedding line = topo::find_system_line(topo::build_t3k());
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  options.faults.link_down.push_back({chip_at(line, 3), chip_at(line, 4), SimTime::from_us(10), "link-down:x@10us"});
+  options.faults.link_down.push_back({chip_at(line, 0), chip_at(line, 1), SimTime::from_ms(5), "link-down:late@5ms"});
+  SimMeshDevice device(topo::build_t3k(), options);
+  const std::string text =
+      expect_device_error([&] { multicast_all_gather(device, 64, 2048, false); }, DeviceError::Kind::Hang);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size() && lines.size() < 3;) {
+    const std::size_t end = text.find('\n', at);
+    lines.push_back(text.substr(at, end - at));
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  ASSERT_EQ(lines.size(), 3u) << text;
+  EXPECT_THAT(lines[0], ::testing::StartsWith("hang at 5.000 ms:")) << text;  // the engine ran on to the late fault
+  EXPECT_EQ(lines[1], fmt::format("injected faults in effect: link {}-{} went down at 10.000 us (--fault "
+                                  "link-down:x@10us): 8 of the 8 parked worker kernels (on 8 of the 8 chips with parked "
+                                  "ones) wait on it (their wait-for chains end there)",
+                                  line.chips[3], line.chips[4]))
+      << text;
+  EXPECT_THAT(lines[2], ::testing::MatchesRegex(fmt::format("injected faults after the last progress \\(the last time any kernel "
+                                                 "ran, at [0-9.]+ us\\): link {}-{} went down at 5\\.000 ms \\(--fault "
+                                                 "link-down:late@5ms\\) and dropped nothing: not why the run hung",
+                                                 line.chips[0], line.chips[1])))
+      << text;
+  // No chain ends at the late link: one that passes it says it went down after.
+  for (const auto& [a, b] : {std::pair{line.chips[0], line.chips[1]}, std::pair{line.chips[1], line.chips[0]}}) {
+    EXPECT_FALSE(std::regex_search(text, std::regex(fmt::format("chip {} ch [0-9]+ <-> chip {} ch [0-9]+, which is down", a, b))))
+        << text;
+  }
+}
+
+// An interpreter with two streams left parks in wait_for_l1_activity, its wait naming no word
+// or CB, and waits in both streams. Built so it is known which one holds the run up: stream 0
+// waits for semaphore 0, which no command writes; stream 1 fills CB 0, which the core's other
+// kernel drains only after semaphore 1, which stream 0 increments after its wait. The chain
+// follows stream 0 to the missing increment; stream 1's wait is named, and that its chain comes
+// back to the kernel. (Followed by the stream that reported last, stream 1, the chain went
+// round to the kernel again and called it a cycle of full router buffers.)
+TEST(DeviceFaults, AKernelParkedOnTwoStreamsIsFollowedByTheStreamThatHoldsItUp) {
+  SimMeshDevice device(topo::build_n150());
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(8 * 64, 64));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(8 * 64, 64));
+  const api::TensorSlice slice = testing::whole({1, 1, 1, 8});
+  kargs::InterpreterSpec reader;
+  reader.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  reader.semaphore_ids = {0, 1};
+  reader.streams = {
+      kargs::InterpreterStreamSpec{std::nullopt,
+                                   cmd::encode_stream(std::vector<cmd::Command>{
+                                       cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1),  // never incremented
+                                       cmd::local_core_semaphore_inc(cmd::SemaphoreId{1}, 1)}),
+                                   2},
+      kargs::InterpreterStreamSpec{tensor_args(device, in, 0), cmd::encode_command(cmd::read_tensor_slice_to_cb(slice, 0)),
+                                   1}};
+  kargs::InterpreterSpec writer;
+  writer.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  writer.semaphore_ids = {0, 1};
+  writer.streams = {kargs::InterpreterStreamSpec{
+      tensor_args(device, out, 0),
+      cmd::encode_stream(std::vector<cmd::Command>{cmd::local_semaphore_wait(cmd::SemaphoreId{1}, 1),
+                                                   cmd::local_write_cb_to_tensor_slice(slice, 0)}),
+      2}};
+  const runtime::CoreCoord core{0, 0};
+  runtime::Program program;
+  program.circular_buffers.push_back(runtime::ccl::packet_header_cb(core));
+  program.circular_buffers.push_back(runtime::ccl::data_cb(core, 64, 2));
+  for (const std::uint32_t id : {0u, 1u}) program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, id));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(core, reader, runtime::DataMovementProcessor::Riscv1));
+  program.kernels.push_back(runtime::ccl::interpreter_kernel(core, writer, runtime::DataMovementProcessor::Riscv0));
+  runtime::MeshWorkload workload;
+  workload.name = "two streams";
+  workload.programs[0] = std::move(program);
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  const std::string reader_name = "chip 0 core (1,2) [tensix (0,0) dm1] ccl_interpreter";
+  EXPECT_THAT(text, HasSubstr(reader_name + ": blocked in wait_for_l1_activity")) << text;
+  EXPECT_THAT(text, HasSubstr("its stream 0 (at #0 WAIT_VALUE")) << text;
+  EXPECT_THAT(text, HasSubstr("waits for L1 word 0x20000 >= 1 (now 0)")) << text;
+  EXPECT_THAT(text, HasSubstr("its stream 1 waits for room in CB 0 (2 pushed, 0 popped, 2 of 2 pages filled), which "
+                              "chip 0 core (1,2) [tensix (0,0) dm0] ccl_interpreter pops (and that chain comes back to "
+                              "this kernel)"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("no command stream of any kernel writes L1 word 0x20000 of chip 0 core (1,2) so as to "
+                              "satisfy the wait: the increment is missing"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("a cycle of full router buffers"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("a guess"))) << text;
+  // The other kernel's wait: semaphore 1, which the reader's stream 0 has still to increment.
+  EXPECT_THAT(text, HasSubstr("would be incremented by " + reader_name + " stream 0 #1")) << text;
+}
+
+// Two streams that both wait on something outside the kernel, neither coming back to it: the
+// chain follows the first, and the report says that is a guess.
+TEST(DeviceFaults, WhichOfTwoWaitingStreamsHoldsTheRunUpIsMarkedAsAGuess) {
+  SimMeshDevice device(topo::build_n150());
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0, 1};
+  spec.streams = {
+      kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1)), 1},
+      kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{1}, 1)), 1}};
+  device.enqueue_workload(interpreter_workload("two waits", 0, {0, 0}, spec, 0, 0, {0, 1}));
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("waits for L1 word 0x20000 >= 1 (now 0); its stream 1 waits for L1 word 0x20010 >= 1 "
+                              "(now 0); 2 of its streams wait on something outside this kernel: the chain follows "
+                              "stream 0 alone (a guess: any of them may be why it hangs); no command stream of any "
+                              "kernel writes L1 word 0x20000"))
       << text;
 }
 
