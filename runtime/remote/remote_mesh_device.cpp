@@ -38,6 +38,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
   // wait goes on, until busy_wait has passed. Host time only: what the device computes is the same.
   const auto started = std::chrono::steady_clock::now();
   std::chrono::milliseconds pause = kFirstBusyRetry;
+  bool told_busy = false;
   Json hello;
   for (;;) {
     try {
@@ -55,6 +56,8 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
         throw ServerBusyError(fmt::format("{}; waited {:g} s for it", e.what(),
                                           static_cast<double>(options_.busy_wait.count()) / 1000.0));
       }
+      if (options_.on_busy && !told_busy) options_.on_busy(e.what());
+      told_busy = true;
       std::this_thread::sleep_for(
           std::min<std::chrono::steady_clock::duration>(pause, options_.busy_wait - waited));
       pause = std::min(2 * pause, kLongestBusyRetry);

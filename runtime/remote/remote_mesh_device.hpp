@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ struct RemoteDeviceOptions {
   // ends or this has passed, and then throws ServerBusyError saying how long it waited. Zero:
   // asks once.
   std::chrono::milliseconds busy_wait{10'000};
+  // Called once, with the server's busy reply (a ServerBusyError's message), when the first
+  // hello is turned away and the constructor is going to wait: a client can say why it waits
+  // (`run --device` prints it) and a test can tell that it did.
+  std::function<void(const std::string&)> on_busy{};
   // The longest the server may stay silent: between the bytes of a transfer, or between its
   // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
   std::chrono::milliseconds io_timeout{60'000};

@@ -61,18 +61,20 @@ class Child {
     ::close(err_);
   }
 
-  // The first line the child prints (waiting at most 60 s, then empty).
-  std::string first_stdout_line() {
-    std::string line;
-    char c = 0;
-    pollfd p{out_, POLLIN, 0};
-    while (::poll(&p, 1, 60'000) == 1 && ::read(out_, &c, 1) == 1 && c != '\n') line += c;
-    return line;
-  }
+  // The first line the child prints on stdout / stderr (waiting at most 60 s, then empty).
+  std::string first_stdout_line() { return first_line(out_); }
+  std::string first_stderr_line() { return first_line(err_); }
   std::string all_stdout() { return drain(out_); }
   std::string all_stderr() { return drain(err_); }
 
  private:
+  static std::string first_line(int fd) {
+    std::string line;
+    char c = 0;
+    pollfd p{fd, POLLIN, 0};
+    while (::poll(&p, 1, 60'000) == 1 && ::read(fd, &c, 1) == 1 && c != '\n') line += c;
+    return line;
+  }
   static std::string drain(int fd) {
     std::string text;
     char buf[256];
@@ -259,7 +261,10 @@ TEST(CliRunDevice, PrintsTheLocalRunsRow) {
 
 // One session at a time: `run --device` started while another client holds the served device
 // waits, asking again, and runs once that session ends (the local run's row); one whose
-// --device-wait passes first exits 2 naming the server and how long it waited.
+// --device-wait passes first exits 2 naming the server and how long it waited. The waiting run
+// says it waits (its first stderr line, printed when the server first turns it away), and the
+// session is released only once it has: the run that then gets in was turned away first, on
+// any host, however slow. The server counts the connections it turned away.
 TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
   Child serve({"serve", "--system", "t3k", "--port", "0"});
   const std::uint16_t port = port_of(serve.first_stdout_line());
@@ -269,7 +274,15 @@ TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
   {
     Child impatient({"run", "--device", device, "--device-wait", "0.5", "--op", "all_gather", "--size", "64KiB"});
     EXPECT_EQ(impatient.wait(), 2);
-    const std::string error = impatient.all_stderr();
+    const std::string said = impatient.all_stderr();
+    // It says it waits (as the patient run below), then gives up.
+    const std::size_t first_end = said.find('\n');
+    ASSERT_NE(first_end, std::string::npos) << said;
+    const std::string waiting = said.substr(0, first_end);
+    const std::string says = "; waiting up to 0.5 s for it to end (--device-wait)";
+    EXPECT_TRUE(waiting.size() > says.size() && waiting.compare(waiting.size() - says.size(), says.size(), says) == 0)
+        << said;
+    const std::string error = said.substr(first_end + 1);
     EXPECT_EQ(error.rfind("cclmesh: error: --device: remote device " + device +
                               ": hello: the server is serving another client (127.0.0.1:",
                           0),
@@ -280,16 +293,26 @@ TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
     EXPECT_TRUE(error.size() > end.size() && error.compare(error.size() - end.size(), end.size(), end) == 0) << error;
   }
   Child patient({"run", "--device", device, "--device-wait", "120", "--op", "all_gather", "--size", "64KiB"});
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  EXPECT_TRUE(patient.running());  // waiting, not turned away
+  const std::string waiting = patient.first_stderr_line();
+  EXPECT_EQ(waiting.rfind("cclmesh: remote device " + device + ": hello: the server is serving another client (127.0.0.1:",
+                          0),
+            0u)
+      << waiting;
+  const std::string says = "); one session at a time, try again when it ends; waiting up to 120 s for it to end "
+                           "(--device-wait)";
+  EXPECT_TRUE(waiting.size() > says.size() && waiting.compare(waiting.size() - says.size(), says.size(), says) == 0)
+      << waiting;
+  EXPECT_TRUE(patient.running());  // turned away, and waiting
   first.reset();                   // the first session ends
   const std::string remote_table = patient.all_stdout();
   EXPECT_EQ(patient.wait(), 0) << patient.all_stderr();
+  EXPECT_EQ(patient.all_stderr(), "");  // the one line above, and nothing more
   Child local({"run", "--system", "t3k", "--op", "all_gather", "--size", "64KiB"});
   EXPECT_EQ(remote_table, local.all_stdout());
   EXPECT_EQ(local.wait(), 0);
   serve.signal(SIGTERM);
   EXPECT_EQ(serve.wait(), 0);
+  EXPECT_NE(serve.all_stderr().find(" turned away (busy) during that session\n"), std::string::npos);
 }
 
 TEST(CliRunDevice, BadDeviceWaitExitsTwoWithOneLine) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <sys/socket.h>
 #include <string>
@@ -375,14 +376,32 @@ TEST(HostileClient, ASecondClientIsToldTheServerIsBusy) {
     EXPECT_NE(what.find("try again when it ends; waited 0 s for it"), std::string::npos) << what;
   }
   EXPECT_EQ(first->chips().size(), 2u);  // the first session is undisturbed
-  // A client waiting while the first leaves gets in (it asks again until its busy_wait).
+  // A client waiting while the first leaves gets in (it asks again until its busy_wait). The
+  // first leaves once the second has been turned away (on_busy), so the second did wait.
+  std::promise<std::string> turned_away;
   std::thread leave([&] {
-    std::this_thread::sleep_for(1500ms);
+    const std::string why = turned_away.get_future().get();
+    EXPECT_EQ(why.rfind(prefix, 0), 0u) << why;
     first.reset();
   });
-  RemoteMeshDevice second("127.0.0.1", served.port(), {.busy_wait = 30s, .io_timeout = 5s});
+  std::size_t told = 0;
+  std::unique_ptr<RemoteMeshDevice> second;
+  try {
+    second = std::make_unique<RemoteMeshDevice>("127.0.0.1", served.port(),
+                                                RemoteDeviceOptions{.busy_wait = 30s,
+                                                                    .on_busy =
+                                                                        [&](const std::string& why) {
+                                                                          if (told++ == 0) turned_away.set_value(why);
+                                                                        },
+                                                                    .io_timeout = 5s});
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  if (told == 0) turned_away.set_value("never told it was busy");  // the first leaves all the same
   leave.join();
-  EXPECT_EQ(second.chips().size(), 2u);
+  EXPECT_EQ(told, 1u);  // once per wait, however many times it asked
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->chips().size(), 2u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -1403,6 +1404,11 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptio
     const auto [host, port] = runtime::remote::parse_endpoint(options.device);
     runtime::remote::RemoteDeviceOptions remote;
     remote.busy_wait = std::chrono::milliseconds(std::llround(options.device_wait_s * 1000.0));
+    // Said once, so a run that waits for another client's session does not look stuck.
+    remote.on_busy = [seconds = options.device_wait_s](const std::string& why) {
+      fmt::print(stderr, "cclmesh: {}; waiting up to {:g} s for it to end (--device-wait)\n", why, seconds);
+      std::fflush(stderr);
+    };
     return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port, remote);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
