@@ -34,9 +34,10 @@ std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, co
     waiting_chips.insert(end.chip);
   }
   if (parked == 0) return "";
-  return fmt::format(": {} of the {} (on {} of the {} with parked ones) wait on {} (their wait-for chains end there)",
-                     waiting, count_of(parked, "parked worker kernel", "parked worker kernels"), waiting_chips.size(),
-                     count_of(parked_chips.size(), "chip", "chips"), what);
+  return fmt::format(": {} of the {} (on {} of the {} with parked ones) {} on {} ({})", waiting,
+                     count_of(parked, "parked worker kernel", "parked worker kernels"), waiting_chips.size(),
+                     count_of(parked_chips.size(), "chip", "chips"), waiting == 1 ? "waits" : "wait", what,
+                     waiting == 1 ? "its wait-for chain ends there" : "their wait-for chains end there");
 }
 
 std::string joined(const std::vector<std::string>& parts) {
@@ -70,10 +71,12 @@ std::string fault_headline(const FaultHeadlineInput& in) {
     }
     const std::string head =
         fmt::format("link {}-{} went down at {} (--fault {})", fault.a, fault.b, to_string(fault.at), fault.spec);
+    // A packet a router sent before the fault can start on the wire after it (and the last
+    // progress) and be dropped: then the fault can be why the run hung.
     after.push_back(dropped == 0 ? head + " and dropped nothing: not why the run hung"
-                                 : fmt::format("{} and dropped {} already on their way{}", head,
-                                               count_of(static_cast<std::size_t>(dropped), "packet", "packets"),
-                                               waiting));
+                                 : fmt::format("{} and dropped {} already on {} way, which can be why the run hung{}",
+                                               head, count_of(static_cast<std::size_t>(dropped), "packet", "packets"),
+                                               dropped == 1 ? "its" : "their", waiting));
   }
   std::int64_t dropped = 0;
   std::int64_t duplicated = 0;

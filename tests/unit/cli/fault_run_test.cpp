@@ -231,6 +231,26 @@ TEST(FaultRun, ALinkDownAfterTheLastProgressIsReportedApart) {
       << text;
 }
 
+// A link-down after the last progress that still dropped a packet: during the fabric's start-up
+// on an n300, the router has sent its packet and parked (the last progress, 4.066 us) when the
+// link goes down at 4.100 us, before the packet starts on the wire, so it is dropped. The report
+// puts the fault after the last progress and says it can be why the run hung.
+TEST(FaultRun, ALinkDownAfterTheLastProgressThatDroppedAPacketCanBeWhy) {
+  RunOptions options = all_gather({"link-down:0-1@4100ns"}, "auto");
+  options.system = "n300";
+  options.op = CollectiveOp::SendRecv;
+  options.size_bytes = 2048;
+  const std::string text = hang_report_of(options);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; lines.size() < 2 && std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2u) << text;
+  EXPECT_EQ(lines[1], "injected faults after the last progress (the last time any kernel ran, at 4.066 us): link 0-1 "
+                      "went down at 4.100 us (--fault link-down:0-1@4100ns) and dropped 1 packet already on its way, "
+                      "which can be why the run hung")
+      << text;
+}
+
 // A corrupted packet is caught by the output check: the run completes, is not verified, the
 // checksums of the chips it reached differ, the first mismatch names chip, buffer, page and
 // byte, and the fault says which bit of which packet it flipped. Seeded: the same every time.
