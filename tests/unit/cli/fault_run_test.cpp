@@ -207,6 +207,14 @@ TEST(FaultRun, AHangReportLeadsWithTheFaultThatTookEffect) {
   }
 }
 
+// The first `count` lines of a report (fewer when it has fewer).
+std::vector<std::string> first_lines(const std::string& text, std::size_t count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; lines.size() < count && std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 // Frames lost, then a link taken down at 5 ms, long after the run hung: the engine runs on to the
 // link-down once every kernel has parked, so the link is down when the report is written, but no
 // kernel saw it. The report's first lines keep the loss, which the chains end at, apart from the
@@ -215,9 +223,7 @@ TEST(FaultRun, ALinkDownAfterTheLastProgressIsReportedApart) {
   RunOptions options = all_gather({"drop:0.0005:9", "link-down:0-1@5ms"});
   options.size_bytes = 1024 * 1024;
   const std::string text = hang_report_of(options);
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; lines.size() < 3 && std::getline(in, line);) lines.push_back(line);
+  const std::vector<std::string> lines = first_lines(text, 3);
   ASSERT_EQ(lines.size(), 3u) << text;
   EXPECT_EQ(lines[0], "hang at 5.000 ms: the enqueued workloads cannot complete; no event is left to wake the kernels "
                       "below")
@@ -241,9 +247,7 @@ TEST(FaultRun, ALinkDownAfterTheLastProgressThatDroppedAPacketCanBeWhy) {
   options.op = CollectiveOp::SendRecv;
   options.size_bytes = 2048;
   const std::string text = hang_report_of(options);
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; lines.size() < 2 && std::getline(in, line);) lines.push_back(line);
+  const std::vector<std::string> lines = first_lines(text, 2);
   ASSERT_EQ(lines.size(), 2u) << text;
   EXPECT_EQ(lines[1], "injected faults after the last progress (the last time any kernel ran, at 4.066 us): link 0-1 "
                       "went down at 4.100 us (--fault link-down:0-1@4100ns) and dropped 1 packet already on its way, "
