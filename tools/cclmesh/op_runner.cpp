@@ -180,6 +180,34 @@ ccl::TensorSpec gathered_input(const RunOptions& options, std::uint32_t dim, std
   return tensor_of_shape(options, input);
 }
 
+// reduce_scatter and all_to_all cut each chip's tensor into N equal parts along --dim (tt-metal's
+// shape[dim] % N == 0, REFERENCE 11.15). --size's tensor has whole pages along one dim only, so
+// another --dim cannot split; a --shape must hold a multiple of N pages there. Refused here
+// naming the option at fault; the library's refusal names only the op. A ROW_MAJOR dim 3 is
+// left to all_to_all's own refusal, which says why it cannot move rows in pieces.
+void require_split_along_dim(const RunOptions& options, const ccl::TensorSpec& tensor, std::uint32_t dim,
+                             std::uint32_t n, const char* parts) {
+  const bool tile = tensor.layout == ccl::Layout::Tile;
+  if (!tile && dim == 3) return;
+  const std::uint32_t pages = ccl::dim_of(ccl::shape_in_pages(tensor), dim);
+  if (pages % n == 0) return;
+  const char* unit = tile && dim >= 2 ? "tiles" : "pages";
+  const auto op = to_string(options.op);
+  if (!options.shape) {
+    throw UsageError(fmt::format("--dim: {} with --size: {} cuts each chip's tensor into {} equal {} along --dim, and "
+                                 "--size's [{}] has {} {} along dim {}; expected --dim {} with --size, or --shape with "
+                                 "a multiple of {} along --dim",
+                                 dim, op, n, parts, fmt::join(tensor.shape, ","), pages, unit, dim,
+                                 gather_dim(options), n));
+  }
+  const std::string multiple = tile && dim >= 2 ? fmt::format("{} tiles ({} elements)", n, 32 * n)
+                                                : fmt::format("{}", n);
+  throw UsageError(fmt::format("--shape: {} has {} {} along dim {}, which does not split into {} equal {}; {} cuts "
+                               "each chip's tensor along --dim, expected a multiple of {} there",
+                               fmt::join(*options.shape, ","), pages, unit, dim, n, parts,
+                               op, multiple));
+}
+
 runtime::TensorMemoryLayout memory_layout_of(const ShardRequest& shard) {
   if (shard.layout == "height") return runtime::TensorMemoryLayout::HeightSharded;
   if (shard.layout == "width") return runtime::TensorMemoryLayout::WidthSharded;
@@ -892,6 +920,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.input = options.shape ? tensor_of_shape(options, *options.shape)
                             : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
     op.shape = p.input.shape;
+    require_split_along_dim(options, p.input, dim, n, "slices");
     p.dim = dim;
     set_placement(p);
     p.line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
@@ -946,6 +975,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
                              : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
     op.shape = p.tensor.shape;
+    require_split_along_dim(options, p.tensor, dim, n, "chunks");
     p.dim = dim;
     set_placement(p);
     if (options.rounds) p.rounds = *options.rounds;
