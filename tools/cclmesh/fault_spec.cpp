@@ -1,6 +1,7 @@
 #include "tools/cclmesh/fault_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cstdint>
@@ -141,6 +142,28 @@ void add_fault_spec(RunFaults& faults, std::string_view spec) {
     reject(spec, kAccepted);
   }
   faults.specs.emplace_back(spec);
+}
+
+void require_fault_links_on(const RunFaults& faults, const topo::Topology& topology) {
+  const sim::device::FaultPlan& plan = faults.plan;
+  const auto require_link = [&](runtime::ChipId a, runtime::ChipId b, const std::string& spec) {
+    for (const runtime::ChipId chip : {a, b}) {
+      if (topology.has_chip(static_cast<topo::ChipId>(chip))) continue;
+      const std::vector<topo::ChipId> ids = topology.chip_ids();
+      const bool contiguous = !ids.empty() && static_cast<std::size_t>(ids.back() - ids.front() + 1) == ids.size();
+      reject(spec, fmt::format("chip {} is not on {}; expected chips {}", chip, topology.name(),
+                               contiguous ? fmt::format("{}..{}", ids.front(), ids.back())
+                                          : fmt::format("{}", fmt::join(ids, ","))));
+    }
+    if (topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)) != 0) return;
+    reject(spec, fmt::format("chips {} and {} are not neighbours on {}; expected two linked chips (chip {}'s "
+                             "neighbours: {})",
+                             a, b, topology.name(), a,
+                             fmt::join(topology.neighbours(static_cast<topo::ChipId>(a)), ",")));
+  };
+  for (const auto& f : plan.link_down) require_link(f.a, f.b, f.spec);
+  for (const auto& f : plan.link_slow) require_link(f.a, f.b, f.spec);
+  for (const auto& f : plan.corrupt) require_link(f.a, f.b, f.spec);
 }
 
 void require_data_for_corruption(const sim::device::FaultPlan& plan, bool no_data, std::string_view what,

@@ -11,14 +11,15 @@
 //                       after T) is flipped: the wrong result the output check must name
 //   no-bubble           what-if: ring routers without bubble flow control (REFERENCE 6.7)
 //
-// Seeds default to 1. Whether chips A and B are neighbours is checked against the system by
-// the device (bad input too).
+// Seeds default to 1. Whether chips A and B are on the system and neighbours is checked against
+// the system before the device is built (require_fault_links_on), naming --fault and the spec.
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/device/fault_plan.hpp"
+#include "topologies/topology.hpp"
 
 namespace cclmesh::cli {
 
@@ -31,6 +32,12 @@ struct RunFaults {
 // Adds one spec; throws UsageError ("--fault: ...", one line) for a malformed one or a kind
 // that may be given once (skew, drop, dup, no-bubble) given twice.
 void add_fault_spec(RunFaults& faults, std::string_view spec);
+
+// Every chip pair of a link-down, link-slow or corrupt spec must be two chips of `topology`
+// that share a link: UsageError ("--fault: 'SPEC': ...") naming the chip that is not on the
+// system, or the pair and the first chip's neighbours. The device checks the same (its
+// message names only the fault), after the system is built.
+void require_fault_links_on(const RunFaults& faults, const topo::Topology& topology);
 
 // A `corrupt` fault flips a bit of payload data, which a timing-only device (--no-data) does not
 // carry: UsageError naming the first one, what would not carry it (`a --no-data run`) and the

@@ -1515,6 +1515,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   options.topology = resolve_topology(requested, topology);
   check_chips(options, topology);
   reject_links_above_every_edge(options, topology);
+  require_fault_links_on(options.faults, topology);
   reject_chips_across_down_links(options);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());

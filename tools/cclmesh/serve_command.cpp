@@ -177,6 +177,7 @@ int run_serve(const ServeOptions& options) {
   RunFaults faults;
   for (const std::string& spec : options.faults) add_fault_spec(faults, spec);
   require_data_for_corruption(faults.plan, options.no_data, "a --no-data device", "serve");
+  require_fault_links_on(faults, topology);
   device_options.faults = faults.plan;
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
