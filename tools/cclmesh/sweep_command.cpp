@@ -271,8 +271,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
                       "stop a point with a report when it has taken SECONDS of wall time (each point its own): the "
                       "sweep ends there, exit 3");
   command->add_option("-j,--jobs", o->jobs,
-                      "run up to N points at once, each in its own process (0: one per core of this host); the output "
-                      "is -j 1's, but N processes hold N points' memory at once (with data: N x 1.25x a point's tensors)")
+                      "run up to N points at once, each in its own process (0: one per core of this host; at most 256, "
+                      "and never more than the sweep's points); the output is -j 1's, but N processes hold N points' "
+                      "memory at once (with data: N x 1.25x a point's tensors)")
       ->capture_default_str();
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");

@@ -36,9 +36,15 @@ std::size_t parse_jobs(std::string_view text, std::string_view option) {
                                  "positive count (1: every point in this process, one after another)",
                                  option, text));
   }
+  if (jobs > kMaxSweepJobs) {
+    throw UsageError(fmt::format("{}: '{}' is more processes than a sweep starts (at most {}: past the host's cores they "
+                                 "add no speed, only points held in memory at once); expected 0 (one per core of this "
+                                 "host) or a count from 1 to {}",
+                                 option, text, kMaxSweepJobs, kMaxSweepJobs));
+  }
   if (jobs > 0) return jobs;
   const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : cores;
+  return cores == 0 ? 1 : std::min<std::size_t>(cores, kMaxSweepJobs);
 }
 
 namespace {

@@ -16,8 +16,13 @@
 
 namespace cclmesh::cli {
 
+// The most processes -j starts. A point is CPU-bound, so processes past the host's cores add no
+// speed, only points' memory held at once; a number past any host's cores (-j 1000) is a typo,
+// refused rather than forked. A sweep never starts more processes than it has points.
+constexpr std::size_t kMaxSweepJobs = 256;
+
 // -j's value: 0 is the host's core count (std::thread::hardware_concurrency, 1 if unknown), else
-// a positive count. Throws UsageError naming `option` on anything else.
+// a positive count up to kMaxSweepJobs. Throws UsageError naming `option` on anything else.
 std::size_t parse_jobs(std::string_view text, std::string_view option);
 
 // What one forked point sent back.

@@ -193,7 +193,9 @@ TEST(SweepJobs, ParsesJobCounts) {
   EXPECT_EQ(parse_jobs("1", "-j"), 1u);
   EXPECT_EQ(parse_jobs("12", "-j"), 12u);
   EXPECT_GE(parse_jobs("0", "-j"), 1u);  // the host's cores
-  for (const char* bad : {"", "-1", "+2", "two", "2x", " 2", "99999999999999999999999"}) {
+  EXPECT_LE(parse_jobs("0", "-j"), kMaxSweepJobs);
+  EXPECT_EQ(parse_jobs("256", "-j"), kMaxSweepJobs);
+  for (const char* bad : {"", "-1", "+2", "two", "2x", " 2", "99999999999999999999999", "257", "1000"}) {
     try {
       parse_jobs(bad, "-j");
       ADD_FAILURE() << "accepted '" << bad << "'";
