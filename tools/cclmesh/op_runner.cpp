@@ -1263,7 +1263,8 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.count = op.count;
   result.shape = op.shape;
   result.dim = op.dim;
-  result.tensor_asked = options.shape || options.dim || options.shard || options.output_memory;
+  result.tensor_asked =
+      options.shape || options.dim || options.shard || options.output_memory || options.layout_or_memory_asked;
   result.layout = options.layout;
   result.memory = options.memory;
   if (options.shard) {

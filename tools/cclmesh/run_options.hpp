@@ -67,6 +67,9 @@ struct RunOptions {
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8
   std::string layout = "tile";    // tile | row_major
   std::string memory = "dram";    // dram | l1
+  // --layout or --memory typed (either value): the title notes the tensor they shape, as it does
+  // for --shape, --dim and --shard*; a --size tensor's layout shows nowhere else.
+  bool layout_or_memory_asked = false;
   // --shape: the tensor nccl-tests' size measures (tt-metal's T: all_gather's gathered output,
   // reduce_scatter's per-chip input, the tensor of all_reduce, reduce and all_to_all;
   // all_broadcast: each chip's input), (w, z, y, x) in elements; unset: derived from size_bytes.
