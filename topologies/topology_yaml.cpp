@@ -1,7 +1,9 @@
 #include "topologies/topology_yaml.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -109,11 +111,14 @@ class TopologyYamlReader {
       for (std::size_t i = 0; i < chips.size(); ++i) read_chip(chips[i], i);
     }
     check_ports();
+    std::optional<Topology> topology;
     try {
-      return Topology(name, chips_, links(), mesh_);
+      topology.emplace(name, chips_, links(), mesh_);
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", yaml_.source(), e.what()));
     }
+    check_mesh_spanned();  // after Topology's checks: a chip placed twice is named as such
+    return std::move(*topology);
   }
 
  private:
@@ -153,6 +158,41 @@ class TopologyYamlReader {
     } catch (const InputError& e) {
       yaml_.fail(shape, "mesh.shape", e.what());
     }
+    mesh_shape_node_ = shape;
+  }
+
+  // The chips' mesh_coords span the whole shape: a shape larger than the chips placed in it (t3k's
+  // 2x4 chips under [3, 4], or no chip with a mesh_coord) would make the mesh's rows, columns and
+  // axis groups of chips that are not there. A position inside the span may be empty (a faulted
+  // mesh: without_chip keeps the shape), and chips outside the mesh (TG's gateways) have no
+  // mesh_coord; a chip placed twice is refused by Topology, naming both chips.
+  void check_mesh_spanned() const {
+    if (!mesh_) return;
+    std::array<std::int32_t, kMaxMeshRank> span{};  // highest coordinate + 1, per dimension
+    std::size_t placed = 0;
+    for (const Chip& chip : chips_) {
+      if (!chip.mesh_coord) continue;
+      ++placed;
+      for (int d = 0; d < mesh_->rank(); ++d) {
+        const auto i = static_cast<std::size_t>(d);
+        span[i] = std::max(span[i], (*chip.mesh_coord)[i] + 1);
+      }
+    }
+    std::vector<std::int32_t> extents;
+    std::vector<std::int32_t> spanned;
+    for (int d = 0; d < mesh_->rank(); ++d) {
+      extents.push_back(mesh_->extent(d));
+      spanned.push_back(span[static_cast<std::size_t>(d)]);
+    }
+    if (spanned == extents) return;
+    const std::string what =
+        placed == 0 ? fmt::format("none of the {} chips has a mesh_coord", chips_.size())
+                    : fmt::format("the mesh_coords of its {} placed chips (of {}) span [{}]", placed, chips_.size(),
+                                  fmt::join(spanned, ", "));
+    yaml_.fail(mesh_shape_node_, "mesh.shape",
+               fmt::format("[{}], but {}; expected the shape the chips fill, each chip of the mesh with its "
+                           "mesh_coord (chips outside it, as TG's gateways, have none)",
+                           fmt::join(extents, ", "), what));
   }
 
   void read_chip(const YAML::Node& node, std::size_t index) {
@@ -347,6 +387,7 @@ class TopologyYamlReader {
   detail::YamlReader yaml_;
   std::string default_name_;
   std::optional<MeshShape> mesh_;
+  YAML::Node mesh_shape_node_;  // mesh.shape, for a refusal that names its line
   std::vector<Chip> chips_;
   std::map<ChipId, std::size_t> index_of_chip_;
   std::map<EthEndpoint, PortEntry> ports_;

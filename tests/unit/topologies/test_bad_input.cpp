@@ -69,7 +69,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"own_missing_chip.yaml", ":5: chips[0].eth[8]", "chip 7 does not exist"},
         Case{"own_missing_channel.yaml", ":5: chips[0].eth[16]",
              "channel 16 does not exist on chip 0 (wormhole_b0); expected 0..15"},
-        Case{"neither_format.yaml", ":1: top level", "neither a tt-umd cluster descriptor"}));
+        Case{"neither_format.yaml", ":1: top level", "neither a tt-umd cluster descriptor"},
+        // Session 19: a mesh shape larger than its chips' coordinates (loaded as "mesh 3x4" before).
+        Case{"own_mesh_3x4_eight_chips.yaml", ":6: mesh.shape",
+             "[3, 4], but the mesh_coords of its 8 placed chips (of 8) span [2, 4]; expected the shape the chips fill"},
+        Case{"own_mesh_no_coords.yaml", ":4: mesh.shape", "[1, 2], but none of the 2 chips has a mesh_coord"},
+        Case{"own_mesh_chip_twice.yaml", "topology 'mesh_chip_twice'",
+             "chips 0 and 1 share mesh coordinate (0, 0); expected one chip per coordinate"}));
 
 std::string umd_error(const std::string& text) {
   try {
