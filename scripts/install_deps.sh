@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages cclmesh builds with, and nothing else.
 # Idempotent: it asks dpkg what is missing and installs only that.
-# As root it runs apt-get itself; otherwise it prints the exact line to run and exits 1.
+# As root it runs apt-get itself; otherwise it prints one command that runs both apt-get steps as
+# root (through sudo, or su where sudo is not installed) and exits 1.
 #
 #   scripts/install_deps.sh          what `make build / test / test-asan` need (g++ brings the
 #                                    ASan / UBSan runtimes: libasan8, libubsan1)
@@ -33,10 +34,17 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-install_line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
+  # One root shell for both steps: "sudo apt-get update && apt-get install ..." would run the
+  # install as this user. Package names need no quoting inside the single quotes.
+  install_line="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+  if command -v sudo >/dev/null 2>&1; then
+    root_line="sudo sh -c '$install_line'"
+  else
+    root_line="su -c '$install_line'"
+  fi
   echo "cclmesh: missing packages: ${missing[*]}" >&2
-  echo "cclmesh: run as root: $install_line" >&2
+  echo "cclmesh: install them as root, then run this again: $root_line" >&2
   exit 1
 fi
 
