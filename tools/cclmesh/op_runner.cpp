@@ -396,6 +396,9 @@ struct PreparedOp {
   std::optional<std::uint32_t> dim;
   std::array<std::uint32_t, 2> input_shard{};  // elements, sharded runs only
   std::array<std::uint32_t, 2> output_shard{};
+  std::string algorithm;  // all_reduce's, as --all-reduce-algo names it, and why (RunResult's)
+  std::string algorithm_reason;
+  bool algorithm_fallback = false;
 };
 
 // An output buffer of an op and its name in mismatch reports and checksums. Most ops have one
@@ -519,6 +522,21 @@ ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
   if (text == "rs-ag") return ccl::all_reduce::Algorithm::ReduceScatterAllGather;
   if (text == "composite") return ccl::all_reduce::Algorithm::Composite;
   return ccl::all_reduce::Algorithm::Auto;
+}
+
+// --all-reduce-algo's name of an algorithm.
+std::string all_reduce_algorithm_name(ccl::all_reduce::Algorithm algorithm) {
+  switch (algorithm) {
+    case ccl::all_reduce::Algorithm::OneShot:
+      return "one-shot";
+    case ccl::all_reduce::Algorithm::ReduceScatterAllGather:
+      return "rs-ag";
+    case ccl::all_reduce::Algorithm::Composite:
+      return "composite";
+    case ccl::all_reduce::Algorithm::Auto:
+      break;
+  }
+  return "auto";
 }
 
 ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text) {
@@ -1016,6 +1034,10 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.done_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_reduce::build(p, device.topology()); });
+    const ccl::all_reduce::AlgorithmChoice choice = ccl::all_reduce::algorithm_choice(p, device.topology());
+    op.algorithm = all_reduce_algorithm_name(choice.algorithm);
+    op.algorithm_reason = choice.reason;
+    op.algorithm_fallback = choice.fallback;
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {
@@ -1263,6 +1285,9 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.count = op.count;
   result.shape = op.shape;
   result.dim = op.dim;
+  result.algorithm = op.algorithm;
+  result.algorithm_reason = op.algorithm_reason;
+  result.algorithm_fallback = op.algorithm_fallback;
   result.tensor_asked =
       options.shape || options.dim || options.shard || options.output_memory || options.layout_or_memory_asked;
   result.layout = options.layout;

@@ -47,6 +47,10 @@ nlohmann::json result_json(const RunResult& r) {
   j["shape"] = r.shape;
   j["layout"] = r.layout;
   j["dim"] = r.dim ? nlohmann::json(*r.dim) : nlohmann::json(nullptr);
+  if (!r.algorithm.empty()) {
+    j["algorithm"] = r.algorithm;
+    j["algorithm_reason"] = r.algorithm_reason;
+  }
   j["memory"] = memory_json(r);
   j["time_us"] = r.time_us;
   j["dispatch_us"] = r.dispatch_us;
@@ -233,6 +237,11 @@ std::string table_row(const RunResult& r) {
   std::string text = aligned(' ', table_cells(r));
   if (!r.mismatch.empty()) text += fmt::format("# MISMATCH: {}\n", r.mismatch);
   return text;
+}
+
+std::string algorithm_note(const RunResult& r) {
+  if (!r.algorithm_fallback) return "";
+  return fmt::format("# {} ran {} (--all-reduce-algo auto): {}\n", r.op, r.algorithm, r.algorithm_reason);
 }
 
 std::string fault_note(const RunResult& r) {

@@ -31,6 +31,9 @@ std::string table_header();
 std::string table_row(const RunResult& result);
 // "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.
 std::string fault_note(const RunResult& result);
+// A line under the table when Auto fell back from all_reduce's reduce_scatter + all_gather
+// (the composite can be 10x slower): the algorithm and why; empty otherwise.
+std::string algorithm_note(const RunResult& result);
 // The CSV of sweep --csv. With `link_columns` (a link what-if's rows: RunResult::link_whatif), eight
 // columns follow the default ones, which keep their places: links_off_arch_default, system_links,
 // link_rate_{min,max}_GBps, link_latency_{min,max}_ns, arch_rate_GBps, arch_latency_ns (--json's

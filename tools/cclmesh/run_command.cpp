@@ -169,7 +169,7 @@ int run(RawRunOptions& raw) {
     write_output(raw.json_path, j.dump(2), "--json");
   }
   if (raw.json_path != "-" && raw.trace_path != "-") {
-    std::cout << table_title(result) << table_header() << table_row(result);
+    std::cout << table_title(result) << table_header() << table_row(result) << algorithm_note(result);
     if (!result.faults.empty()) std::cout << fault_note(result);
   }
   if (result.verified.has_value() && !*result.verified) return kExitDataMismatch;

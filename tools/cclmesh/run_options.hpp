@@ -160,6 +160,11 @@ struct RunResult {
   std::array<std::uint32_t, 4> shape{};
   std::optional<std::uint32_t> dim;
   bool tensor_asked = false;                   // --shape, --dim or --shard given: the table notes the tensor
+  // all_reduce: the algorithm it ran (--all-reduce-algo's name) and why; empty for other ops. A
+  // fallback (Auto could not run reduce_scatter + all_gather) gets a line under the table.
+  std::string algorithm;
+  std::string algorithm_reason;
+  bool algorithm_fallback = false;
   std::string layout;                          // tile | row_major
   std::string memory;                          // dram | l1
   std::string memory_layout = "interleaved";   // the input's: or height_sharded, width_sharded, block_sharded

@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1088, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1160, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -138,6 +138,9 @@ json result_wire_json(const RunResult& r) {
           {"shape", r.shape},
           {"dim", optional_json(r.dim)},
           {"tensor_asked", r.tensor_asked},
+          {"algorithm", r.algorithm},
+          {"algorithm_reason", r.algorithm_reason},
+          {"algorithm_fallback", r.algorithm_fallback},
           {"layout", r.layout},
           {"memory", r.memory},
           {"memory_layout", r.memory_layout},
@@ -191,6 +194,9 @@ RunResult result_from_wire(const json& j) {
   r.shape = j.at("shape").get<std::array<std::uint32_t, 4>>();
   r.dim = optional_from<std::uint32_t>(j.at("dim"));
   r.tensor_asked = j.at("tensor_asked").get<bool>();
+  r.algorithm = j.at("algorithm").get<std::string>();
+  r.algorithm_reason = j.at("algorithm_reason").get<std::string>();
+  r.algorithm_fallback = j.at("algorithm_fallback").get<bool>();
   r.layout = j.at("layout").get<std::string>();
   r.memory = j.at("memory").get<std::string>();
   r.memory_layout = j.at("memory_layout").get<std::string>();

@@ -137,25 +137,38 @@ std::vector<MeshWorkload> local_sum_workloads(const Params& p, const topo::Topol
 // measurements), above it reduce_scatter + all_gather where the legacy reduce_scatter takes the
 // slices, else the composite (its all_gather is the legacy one, its local sum needs no fabric). No
 // one-shot: it multicasts over the fabric's routers, and legacy mode has none.
-Algorithm resolved_legacy_algorithm(const Params& params, const topo::Topology& topology) {
+AlgorithmChoice legacy_algorithm_choice(const Params& params, const topo::Topology& topology) {
   if (params.algorithm == Algorithm::OneShot) {
     throw CclParamsError(fmt::format(
         "all_reduce: algorithm {} in legacy EDM mode; the one-shot multicasts through the persistent fabric's "
         "routers, and legacy mode's per-op EDMs carry only neighbour to neighbour; use {} or {}",
         to_string(Algorithm::OneShot), to_string(Algorithm::Composite), to_string(Algorithm::ReduceScatterAllGather)));
   }
-  if (params.algorithm != Algorithm::Auto) return params.algorithm;
+  if (params.algorithm != Algorithm::Auto) return {params.algorithm, false, "asked for"};
   const std::uint32_t n = group_size(params, topology);
   const std::uint64_t composite_max =
       params.legacy_composite_max_weighted_bytes.value_or(
           default_legacy_composite_max_weighted_bytes(params.topology, n, params.num_links));
-  if (legacy_composite_weighted_bytes(params.tensor) <= composite_max) return Algorithm::Composite;
+  const std::uint64_t weighted = legacy_composite_weighted_bytes(params.tensor);
+  if (weighted <= composite_max) {
+    return {Algorithm::Composite, false,
+            fmt::format("legacy mode: its weighted {} B are within the composite's threshold of {} B here", weighted,
+                        composite_max)};
+  }
   const std::uint64_t pages = num_pages(params.tensor);
   // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
   // out over the links: it needs a page per run (reduce_scatter_legacy.cpp).
   const std::uint64_t runs_per_slice = std::uint64_t{params.topology == CclTopology::Ring ? 2u : 1u} * params.num_links;
   const bool slices_fit = pages % n == 0 && pages / n >= runs_per_slice;
-  return slices_fit ? Algorithm::ReduceScatterAllGather : Algorithm::Composite;
+  if (slices_fit) {
+    return {Algorithm::ReduceScatterAllGather, false,
+            fmt::format("legacy mode: its weighted {} B are past the composite's threshold of {} B here", weighted,
+                        composite_max)};
+  }
+  return {Algorithm::Composite, true,
+          fmt::format("legacy mode: the {} pages do not split into {} slices of at least {} pages each, which "
+                      "reduce_scatter + all_gather needs",
+                      pages, n, runs_per_slice)};
 }
 
 }  // namespace
@@ -217,24 +230,51 @@ std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, 
   return legacy_composite_threshold_on_links(one_link, num_links, link_shared_percent) / 1024 * 1024;
 }
 
-Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
-  if (params.mode == CclMode::Legacy) return resolved_legacy_algorithm(params, topology);
-  if (params.algorithm != Algorithm::Auto) return params.algorithm;
+AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return legacy_algorithm_choice(params, topology);
+  if (params.algorithm != Algorithm::Auto) return {params.algorithm, false, "asked for"};
   const std::uint32_t n = group_size(params, topology);
-  const bool pages_divide = num_pages(params.tensor) % n == 0;
+  const std::uint64_t pages = num_pages(params.tensor);
+  const std::uint64_t bytes = size_bytes(params.tensor);
+  const bool pages_divide = pages % n == 0;
   // On any number of links: the one-shot multicasts over routing plane 0 only while rs-ag and
   // the composite use every link, yet at these sizes the crossovers measured on 2 and 4 links are
   // those of 1 link (ring:8/2 on 2 links 16 KiB 19.47 against rs-ag 25.02, 32 KiB 34.58 / 27.70;
   // Galaxy 4-lines on 4 links 32 KiB 20.87 / 21.83, 64 KiB 37.91 / 25.64; 8-lines 16 KiB 22.93 /
   // 34.44, 32 KiB 39.66 / 36.20), and it beats the composite there too (ring:8/2 510 KiB 483.86
   // against 691.52).
-  const bool under_thresholds = size_bytes(params.tensor) <= default_one_shot_max_bytes(n) &&
-                                num_pages(params.tensor) <= default_one_shot_max_pages(n);
-  const bool one_shot = params.one_shot_max_bytes ? size_bytes(params.tensor) <= *params.one_shot_max_bytes
-                        : pages_divide            ? under_thresholds
-                                                  : one_shot::sums_fit(params);
-  if (one_shot) return Algorithm::OneShot;
-  return pages_divide ? Algorithm::ReduceScatterAllGather : Algorithm::Composite;
+  const std::uint64_t max_bytes = default_one_shot_max_bytes(n);
+  const std::uint64_t max_pages = default_one_shot_max_pages(n);
+  const std::string not_dividing = fmt::format(
+      "the {} pages do not divide by the {} chips, which reduce_scatter + all_gather needs", pages, n);
+  if (params.one_shot_max_bytes) {
+    if (bytes <= *params.one_shot_max_bytes) {
+      return {Algorithm::OneShot, false, fmt::format("{} B are within the one-shot's {} B asked", bytes,
+                                                     *params.one_shot_max_bytes)};
+    }
+    if (pages_divide) return {Algorithm::ReduceScatterAllGather, false, fmt::format("{} B are past the one-shot's {} B asked", bytes, *params.one_shot_max_bytes)};
+    return {Algorithm::Composite, true, not_dividing};
+  }
+  if (pages_divide) {
+    if (bytes <= max_bytes && pages <= max_pages) {
+      return {Algorithm::OneShot, false,
+              fmt::format("{} B in {} pages are within the one-shot's {} B and {} pages for {} chips", bytes, pages,
+                          max_bytes, max_pages, n)};
+    }
+    return {Algorithm::ReduceScatterAllGather, false,
+            fmt::format("{} B in {} pages are past the one-shot's {} B or {} pages for {} chips", bytes, pages,
+                        max_bytes, max_pages, n)};
+  }
+  if (one_shot::sums_fit(params)) {
+    return {Algorithm::OneShot, true, not_dividing + ", and the one-shot's running sums of the whole tensor fit L1"};
+  }
+  return {Algorithm::Composite, true,
+          not_dividing + ", and the one-shot's running sums of the whole tensor do not fit L1; a tensor of " +
+              fmt::format("{} pages (a multiple of {}) runs reduce_scatter + all_gather", pages < n ? n : pages / n * n, n)};
+}
+
+Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
+  return algorithm_choice(params, topology).algorithm;
 }
 
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
@@ -242,6 +243,18 @@ std::size_t hash_value(const Params& params);
 
 // The algorithm Auto resolves to (see Auto above and one_shot_max_bytes).
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
+
+// The algorithm the op runs and why, in words, for a user who otherwise sees only its time: a
+// fallback can be 10x slower than the algorithm one page more or less takes (T3K ring, 488
+// pages 209.74 us by reduce_scatter + all_gather, 489 pages 2380.86 us by the composite).
+struct AlgorithmChoice {
+  Algorithm algorithm = Algorithm::Auto;
+  // Auto ran it because reduce_scatter + all_gather cannot run here (pages that do not divide by
+  // N, or too few for the legacy reduce_scatter's runs), not by a size threshold or as asked.
+  bool fallback = false;
+  std::string reason;  // one clause, e.g. "asked for", "the 489 pages do not divide by the 8 chips, ..."
+};
+AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // Whether the op needs rs_intermediate_buffer, and the tensor it must hold.

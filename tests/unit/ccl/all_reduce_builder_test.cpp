@@ -80,6 +80,29 @@ TEST(AllReduceBuilder, CompositeWhenTheyDoNot) {
   EXPECT_THROW(ar::intermediate_spec(p, t3k), CclParamsError);
 }
 
+// The choice and its reason, as the CLI prints them: the composite is a fallback (rs-ag cannot
+// run: the pages do not divide), a size threshold or an explicit algorithm is not.
+TEST(AllReduceBuilder, AlgorithmChoiceSaysWhy) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 4096}));  // 128 tiles
+  ar::AlgorithmChoice choice = ar::algorithm_choice(p, t3k);
+  EXPECT_EQ(choice.algorithm, ar::Algorithm::ReduceScatterAllGather);
+  EXPECT_FALSE(choice.fallback);
+  EXPECT_EQ(choice.reason, "262144 B in 128 pages are past the one-shot's 16384 B or 40 pages for 8 chips");
+  p.tensor = bf16({1, 1, 1, 96});  // 3 tiles, 8 chips
+  p.one_shot_max_bytes = 0;
+  choice = ar::algorithm_choice(p, t3k);
+  EXPECT_EQ(choice.algorithm, ar::Algorithm::Composite);
+  EXPECT_TRUE(choice.fallback);
+  EXPECT_EQ(choice.reason, "the 3 pages do not divide by the 8 chips, which reduce_scatter + all_gather needs");
+  p.algorithm = ar::Algorithm::Composite;
+  choice = ar::algorithm_choice(p, t3k);
+  EXPECT_FALSE(choice.fallback);
+  EXPECT_EQ(choice.reason, "asked for");
+  // resolved_algorithm is the choice's algorithm, whatever the path.
+  EXPECT_EQ(ar::resolved_algorithm(p, t3k), choice.algorithm);
+}
+
 // Up to one_shot_max_bytes Auto runs the one-shot: one workload, on every chip a gather core
 // (reader + writer) and a reduce core (interpreter + reduce kernel) that waits for N copies.
 TEST(AllReduceBuilder, OneShotForSmallTensors) {

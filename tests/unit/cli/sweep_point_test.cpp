@@ -43,6 +43,9 @@ RunResult every_field_set() {
   r.shape = {2, 3, 64, 8192};
   r.dim = 2;
   r.tensor_asked = true;
+  r.algorithm = "composite";
+  r.algorithm_reason = "the 489 pages do not divide by the 8 chips";
+  r.algorithm_fallback = true;
   r.layout = "row_major";
   r.memory = "l1";
   r.memory_layout = "width_sharded";
@@ -107,6 +110,9 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.shape, b.shape);
   EXPECT_EQ(a.dim, b.dim);
   EXPECT_EQ(a.tensor_asked, b.tensor_asked);
+  EXPECT_EQ(a.algorithm, b.algorithm);
+  EXPECT_EQ(a.algorithm_reason, b.algorithm_reason);
+  EXPECT_EQ(a.algorithm_fallback, b.algorithm_fallback);
   EXPECT_EQ(a.layout, b.layout);
   EXPECT_EQ(a.memory, b.memory);
   EXPECT_EQ(a.memory_layout, b.memory_layout);
