@@ -1319,6 +1319,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
     }
   }
   result.chips = options.chips;
+  result.cluster_axis = options.cluster_axis;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
   if (plan.scope() == runtime::FabricScope::Axes) {
     const std::size_t groups = run_groups(options, device, {options.cluster_axis, {}}).size();

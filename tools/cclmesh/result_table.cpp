@@ -254,18 +254,45 @@ std::string fault_note(const RunResult& r) {
   return fmt::format("# faults: {}; fabric chips in order: {}\n{}", specs, r.fabric_order, effects);
 }
 
-std::string csv_header(bool link_columns) {
+CsvColumns csv_columns(const std::vector<RunResult>& rows) {
+  CsvColumns columns;
+  for (const RunResult& row : rows) {
+    columns.link_whatif = columns.link_whatif || row.link_whatif.has_value();
+    columns.cluster_axis = columns.cluster_axis || row.cluster_axis.has_value();
+    columns.chips = columns.chips || !row.chips.empty();
+    columns.faults = columns.faults || !row.faults.empty();
+  }
+  return columns;
+}
+
+std::string csv_header(const CsvColumns& columns) {
   std::string header =
       "op,system,n_chips,topology,links,mode,dtype,size_bytes,count,time_us,algbw_GBps,busbw_GBps,linkbw_GBps,"
       "pct_line_rate,dispatch_us,launch_us,verified,wrong_elements,sim_events";
-  if (link_columns) {
+  if (columns.link_whatif) {
     header += ",links_off_arch_default,system_links,link_rate_min_GBps,link_rate_max_GBps,link_latency_min_ns,"
               "link_latency_max_ns,arch_rate_GBps,arch_latency_ns";
   }
+  if (columns.cluster_axis) header += ",cluster_axis";
+  if (columns.chips) header += ",chips";
+  if (columns.faults) header += ",faults";
   return header + "\n";
 }
 
-std::string csv_row(const RunResult& r, bool link_columns) {
+namespace {
+
+// A cell as RFC 4180 has it: quoted (its quotes doubled) when it holds a comma, a quote or a line
+// break, so a fault spec can never shift the columns after it.
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string csv_row(const RunResult& r, const CsvColumns& columns) {
   std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}", r.op,
                                 r.system, r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
                                 r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps,
@@ -273,17 +300,23 @@ std::string csv_row(const RunResult& r, bool link_columns) {
                                 r.verified ? (*r.verified ? "true" : "false") : "",
                                 r.verified ? fmt::to_string(r.wrong_elements) : std::string(),
                                 r.sim_events ? fmt::to_string(*r.sim_events) : std::string());
-  if (link_columns) {
+  if (columns.link_whatif) {
     // A row at the arch's defaults in a what-if's CSV (not produced by one sweep, whose rows share
     // their links) leaves the cells empty rather than guess its links.
-    if (!r.link_whatif) return row + ",,,,,,,,\n";
-    const topo::LinkSpread& s = *r.link_whatif;
-    const auto GBps = [](std::int64_t rate) { return static_cast<double>(rate) / 1e9; };
-    const auto ns = [](std::int64_t ps) { return static_cast<double>(ps) / 1e3; };
-    row += fmt::format(",{},{},{},{},{},{},{},{}", s.links_off_default, s.links, GBps(s.min_rate_bytes_per_s),
-                       GBps(s.max_rate_bytes_per_s), ns(s.min_latency_ps), ns(s.max_latency_ps),
-                       GBps(s.default_rate_bytes_per_s), ns(s.default_latency_ps));
+    if (!r.link_whatif) {
+      row += ",,,,,,,,";
+    } else {
+      const topo::LinkSpread& s = *r.link_whatif;
+      const auto GBps = [](std::int64_t rate) { return static_cast<double>(rate) / 1e9; };
+      const auto ns = [](std::int64_t ps) { return static_cast<double>(ps) / 1e3; };
+      row += fmt::format(",{},{},{},{},{},{},{},{}", s.links_off_default, s.links, GBps(s.min_rate_bytes_per_s),
+                         GBps(s.max_rate_bytes_per_s), ns(s.min_latency_ps), ns(s.max_latency_ps),
+                         GBps(s.default_rate_bytes_per_s), ns(s.default_latency_ps));
+    }
   }
+  if (columns.cluster_axis) row += "," + (r.cluster_axis ? fmt::to_string(*r.cluster_axis) : std::string());
+  if (columns.chips) row += fmt::format(",{}", fmt::join(r.chips, "-"));
+  if (columns.faults) row += "," + csv_cell(fmt::format("{}", fmt::join(r.faults, ";")));
   return row + "\n";
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "tools/cclmesh/run_options.hpp"
 
@@ -34,12 +35,21 @@ std::string fault_note(const RunResult& result);
 // A line under the table when Auto fell back from all_reduce's reduce_scatter + all_gather
 // (the composite can be 10x slower): the algorithm and why; empty otherwise.
 std::string algorithm_note(const RunResult& result);
-// The CSV of sweep --csv. With `link_columns` (a link what-if's rows: RunResult::link_whatif), eight
-// columns follow the default ones, which keep their places: links_off_arch_default, system_links,
-// link_rate_{min,max}_GBps, link_latency_{min,max}_ns, arch_rate_GBps, arch_latency_ns (--json's
-// link_whatif object, flat). Without, the CSV is the default one, as before those columns existed.
-std::string csv_header(bool link_columns = false);
-std::string csv_row(const RunResult& result, bool link_columns = false);
+// The columns sweep --csv adds after the default ones, which keep their places; each only when a
+// row needs it, so a sweep that needs none writes the default CSV, as before those columns existed.
+struct CsvColumns {
+  // A link what-if's rows (RunResult::link_whatif): links_off_arch_default, system_links,
+  // link_rate_{min,max}_GBps, link_latency_{min,max}_ns, arch_rate_GBps, arch_latency_ns (--json's
+  // link_whatif object, flat).
+  bool link_whatif = false;
+  bool cluster_axis = false;  // cluster_axis: the mesh axis the op ran along (--cluster-axis)
+  bool chips = false;         // chips: --chips as run, in order, split by '-' ("0-1-5-4")
+  bool faults = false;        // faults: the --fault specs the run ran under, split by ';'
+};
+// The columns `rows` need: a column when any row has its setting (a row without it: empty cells).
+CsvColumns csv_columns(const std::vector<RunResult>& rows);
+std::string csv_header(const CsvColumns& columns = {});
+std::string csv_row(const RunResult& result, const CsvColumns& columns = {});
 nlohmann::json result_json(const RunResult& result);
 // The simulator options a run took beyond what result_json records (--cluster-axis, --no-data,
 // the fabric's payload and ERISC L1, workers, chunks, algorithms asked, seed), so a results

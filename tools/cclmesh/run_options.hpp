@@ -187,6 +187,7 @@ struct RunResult {
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
   std::vector<std::uint32_t> chips;       // --chips as run, in order; empty: every chip
+  std::optional<int> cluster_axis;        // --cluster-axis as run; unset: the op ran on every chip
   // The simulator's events the op ran; nullopt from a device that counts none (a served
   // hardware backend): --json says null, the CSV leaves the cell empty, --report says so.
   std::optional<std::uint64_t> sim_events;

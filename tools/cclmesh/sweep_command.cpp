@@ -213,12 +213,12 @@ int sweep(SweepOptions& o) {
   // that did not, so no older sweep's files are left for a script to read as this one's.
   if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
   if (!o.csv_path.empty()) {
-    // A link what-if's rows say so in their own columns, after the default ones (csv_header()),
-    // as the table title, --json and --plot do; the default CSV stays as it was.
-    const bool link_columns =
-        std::any_of(rows.begin(), rows.end(), [](const RunResult& row) { return row.link_whatif.has_value(); });
-    std::string csv = csv_header(link_columns);
-    for (const RunResult& row : rows) csv += csv_row(row, link_columns);
+    // A link what-if's rows, a per-axis, --chips or faulted sweep's say so in their own columns,
+    // after the default ones (csv_columns()), as the table title and --json do; the default CSV
+    // stays as it was.
+    const CsvColumns columns = csv_columns(rows);
+    std::string csv = csv_header(columns);
+    for (const RunResult& row : rows) csv += csv_row(row, columns);
     write_output(o.csv_path, csv, "--csv");
   }
   if (!o.json_path.empty()) {

@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1160, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1168, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -166,6 +166,7 @@ json result_wire_json(const RunResult& r) {
           {"fabric_order", r.fabric_order},
           {"fabric", r.fabric},
           {"chips", r.chips},
+          {"cluster_axis", optional_json(r.cluster_axis)},
           {"sim_events", optional_json(r.sim_events)},
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
@@ -225,6 +226,7 @@ RunResult result_from_wire(const json& j) {
   r.fabric_order = j.at("fabric_order").get<std::string>();
   r.fabric = j.at("fabric").get<std::string>();
   r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
+  r.cluster_axis = optional_from<int>(j.at("cluster_axis"));
   r.sim_events = optional_from<std::uint64_t>(j.at("sim_events"));
   r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   r.wall_s = from_bits(j.at("wall_s"));

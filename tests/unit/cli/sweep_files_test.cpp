@@ -18,6 +18,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/result_table.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -163,6 +164,73 @@ TEST_F(SweepFiles, AWhatIfSweepsCsvNamesItsLinksAfterTheDefaultColumns) {
                    "25GB/s", "--link-latency", "2us", "-j", "2"}),
             kExitOk);
   EXPECT_EQ(read_file(csv_), csv);
+}
+
+// A per-axis or --chips sweep's rows say what they ran on in their own columns after the default
+// ones (the chips as run, in order), with -j 2 as with -j 1; a sweep without either keeps the
+// default CSV (above).
+TEST_F(SweepFiles, APerAxisOrChipsSweepsCsvNamesWhatEachRowRanOn) {
+  const auto lines_of = [](const std::string& csv) {
+    std::vector<std::string> lines;
+    std::stringstream stream(csv);
+    for (std::string line; std::getline(stream, line);) lines.push_back(line);
+    return lines;
+  };
+  ASSERT_EQ(sweep({"--system", "t3k", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data", "--cluster-axis",
+                   "1"}),
+            kExitOk);
+  const std::string per_axis = read_file(csv_);
+  std::vector<std::string> lines = lines_of(per_axis);
+  ASSERT_EQ(lines.size(), 3u) << per_axis;
+  EXPECT_THAT(lines[0], ::testing::EndsWith(",sim_events,cluster_axis"));
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], ::testing::StartsWith("all_gather,t3k,4,line,"));  // a 4-chip column of the 2x4
+    EXPECT_THAT(lines[i], ::testing::EndsWith(",1")) << lines[i];
+    EXPECT_EQ(std::count(lines[i].begin(), lines[i].end(), ','), std::count(lines[0].begin(), lines[0].end(), ','));
+  }
+  ASSERT_EQ(sweep({"--system", "t3k", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data", "--cluster-axis",
+                   "1", "-j", "2"}),
+            kExitOk);
+  EXPECT_EQ(read_file(csv_), per_axis);
+
+  ASSERT_EQ(sweep({"--system", "t3k", "--op", "all_gather", "-b", "64K", "-e", "64K", "--no-data", "--chips",
+                   "0,4,5,1"}),
+            kExitOk);
+  const std::string on_chips = read_file(csv_);
+  lines = lines_of(on_chips);
+  ASSERT_EQ(lines.size(), 2u) << on_chips;
+  EXPECT_THAT(lines[0], ::testing::EndsWith(",sim_events,chips"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("all_gather,t3k,4,ring,"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith(",0-4-5-1"));
+  ASSERT_EQ(sweep({"--system", "t3k", "--op", "all_gather", "-b", "64K", "-e", "64K", "--no-data", "--chips",
+                   "0,4,5,1", "-j", "2"}),
+            kExitOk);
+  EXPECT_EQ(read_file(csv_), on_chips);
+}
+
+// The faults a row ran under (a served device's, the only way a sweep runs faulted) in a column
+// after the others; a row without faults beside it leaves the cell empty, and a spec that held a
+// comma would be quoted rather than shift a column.
+TEST(SweepCsv, FaultedRowsNameTheirFaultsInTheLastColumn) {
+  RunResult faulted;
+  faulted.op = "all_gather";
+  faulted.cluster_axis = 0;
+  faulted.faults = {"link-down:0-1@2us", "drop:0.01:7"};
+  RunResult clean;
+  clean.op = "all_gather";
+  const CsvColumns columns = csv_columns({faulted, clean});
+  EXPECT_FALSE(columns.link_whatif);
+  EXPECT_TRUE(columns.cluster_axis);
+  EXPECT_FALSE(columns.chips);
+  EXPECT_TRUE(columns.faults);
+  EXPECT_THAT(csv_header(columns), ::testing::EndsWith(",sim_events,cluster_axis,faults\n"));
+  EXPECT_THAT(csv_row(faulted, columns), ::testing::EndsWith(",0,link-down:0-1@2us;drop:0.01:7\n"));
+  EXPECT_THAT(csv_row(clean, columns), ::testing::EndsWith(",,\n"));
+  faulted.faults = {"a,\"b\""};
+  EXPECT_THAT(csv_row(faulted, columns), ::testing::EndsWith(",0,\"a,\"\"b\"\"\"\n"));
+  // No column a sweep does not use: the default CSV, as csv_header() writes it.
+  EXPECT_EQ(csv_header(csv_columns({clean})), csv_header());
+  EXPECT_EQ(csv_row(clean, csv_columns({clean})), csv_row(clean));
 }
 
 // --max-wall in a sweep is per point, as run's is per run and the sweep's --max-sim-time per point

@@ -71,6 +71,7 @@ RunResult every_field_set() {
   r.fabric_order = "0-1-3-2 | 4-5-7-6";
   r.fabric = "axis 0 fabric";
   r.chips = {0, 1, 9, 8};
+  r.cluster_axis = 1;
   r.sim_events = 1234567;
   r.trace_hash = 0xfedcba9876543210ull;
   r.wall_s = 1.75;
@@ -144,6 +145,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.fabric_order, b.fabric_order);
   EXPECT_EQ(a.fabric, b.fabric);
   EXPECT_EQ(a.chips, b.chips);
+  EXPECT_EQ(a.cluster_axis, b.cluster_axis);
   EXPECT_EQ(a.sim_events, b.sim_events);
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   expect_same_bits(a.wall_s, b.wall_s);
