@@ -9,6 +9,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "topologies/data_paths.hpp"
 #include "tools/cclmesh/commands.hpp"
+#include "tools/cclmesh/exit_without_teardown.hpp"
 
 int main(int argc, char** argv) {
   using namespace cclmesh::cli;
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CommandOutcome outcome;
   register_commands(app, outcome);
+  // The process ends when its command returns: a run's device need not be torn down first.
+  allow_exit_without_teardown();
   if (const auto problem = cclmesh::topo::data_dir_variable_problem()) {
     std::fprintf(stderr, "cclmesh: error: %s\n", problem->c_str());
     return kExitBadInput;

@@ -36,6 +36,7 @@
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
+#include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/output_check.hpp"
 #include "tools/cclmesh/workload_cache.hpp"
@@ -1589,6 +1590,10 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   result.op_preparations = workload_cache.hits() + workload_cache.builds();
   result.op_builds = workload_cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // The device's teardown is not part of the run (wall_s): a process that exits next keeps it
+  // (exit_without_teardown.hpp).
+  buffers.reset();
+  finish_with_device(std::move(device), trace != nullptr);
   return result;
 }
 

@@ -21,6 +21,7 @@
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/device_option_check.hpp"
+#include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -217,6 +218,7 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   command->callback([raw, size, command, &outcome] {
     if (!raw->parsed.device.empty()) reject_options_beside_device(*command, options_beside_device());
     raw->size_given = size->count() > 0;
+    process_exits_after_its_run();
     outcome.exit_code = run(*raw);
   });
 }

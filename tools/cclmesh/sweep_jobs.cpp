@@ -24,6 +24,7 @@
 
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/exit_without_teardown.hpp"
 
 namespace cclmesh::cli {
 
@@ -99,6 +100,7 @@ std::string ending_text(int status) {
 #else
   (void)parent;
 #endif
+  process_exits_after_its_run();  // this point's, then _exit
   std::string payload;
   try {
     payload = run(index);
