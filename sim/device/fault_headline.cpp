@@ -16,7 +16,8 @@ std::string count_of(std::size_t n, const char* singular, const char* plural) {
 }
 
 // ": N of the M parked worker kernels (on K of the C chips with parked ones) wait on <what>
-// (...)": the parked workers whose chain ends at a link that `matches`, and their chips; "" when
+// (...)": the parked workers whose chain ends at a link that `matches`, and their chips; ": none
+// of the M parked worker kernels (on C chips) waits on <what>" when no chain ends there; "" when
 // none is parked. Fabric muxes are left out: they are the fabric's, as the routers are, and one
 // that holds no packet waits for its workers, where its chain ends.
 template <class Match>
@@ -34,6 +35,10 @@ std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, co
     waiting_chips.insert(end.chip);
   }
   if (parked == 0) return "";
+  if (waiting == 0) {
+    return fmt::format(": none of the {} (on {}) waits on {}", count_of(parked, "parked worker kernel", "parked worker kernels"),
+                       count_of(parked_chips.size(), "chip", "chips"), what);
+  }
   return fmt::format(": {} of the {} (on {} of the {} with parked ones) {} on {} ({})", waiting,
                      count_of(parked, "parked worker kernel", "parked worker kernels"), waiting_chips.size(),
                      count_of(parked_chips.size(), "chip", "chips"), waiting == 1 ? "waits" : "wait", what,

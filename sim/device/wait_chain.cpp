@@ -323,8 +323,12 @@ class ChainBuilder {
   // Whether the chain from `from` comes back to kernel `k` within kMaxSteps, walked without
   // recording it. Inside the walk a parked interpreter's streams are not walked again (the check
   // is skipped, so the first stream is taken), which bounds the work.
+  // The answer depends only on the kernels' state, which the report does not change, so it is
+  // kept per (step, kernel): every parked interpreter asks it for each of its streams.
   bool comes_back(const Step& from, const KernelContext& k) {
     if (walking_) return false;
+    const auto [known, inserted] = comes_back_.try_emplace({from, &k}, false);
+    if (!inserted) return known->second;
     walking_ = true;
     std::set<Step> seen;
     std::optional<Step> step = from;
@@ -338,6 +342,7 @@ class ChainBuilder {
       step = explain(*step).next;
     }
     walking_ = false;
+    known->second = back;
     return back;
   }
 
@@ -442,7 +447,7 @@ class ChainBuilder {
       const KernelContext& peer = router != nullptr ? *router : *mux;
       return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
     }
-    const std::vector<Writer> all_writers = writers_of(chip_of(k), k.noc0, address);
+    const std::vector<Writer>& all_writers = writers_of(chip_of(k), k.noc0, address);
     const std::vector<Writer> writers = could_satisfy(k, all_writers, wait);
     if (writers.empty()) {
       const std::string others =
@@ -663,8 +668,12 @@ class ChainBuilder {
   }
 
   // Every command of every interpreter that writes word `address` of chip `chip` core `core`.
-  std::vector<Writer> writers_of(std::uint32_t chip, CoreCoord core, std::uint64_t address) {
-    std::vector<Writer> found;
+  // Found once per word: each walks every command of every kernel, and a parked interpreter's
+  // semaphore wait asks for its word several times (its stream, the walk back, the chain).
+  const std::vector<Writer>& writers_of(std::uint32_t chip, CoreCoord core, std::uint64_t address) {
+    const auto [it, inserted] = writers_.try_emplace({chip, core.x, core.y, address});
+    std::vector<Writer>& found = it->second;
+    if (!inserted) return found;
     for (const KernelContext* k : in_.kernels) {
       if (k->kernel != kernels::kCclInterpreterKernelName) continue;
       for (const auto& [stream, decoded] : commands_of(*k)) {
@@ -707,9 +716,11 @@ class ChainBuilder {
     } else if (const auto* v = c.find_arg<cmd::TargetValueArg>()) {
       amount = v->value;
     }
-    Writer w{&k, stream, d.index, describe_command(k, stream, d.index), amount, set, false, true, 0, {}};
+    Writer w{&k, stream, d.index, "", amount, set, false, true, 0, {}};
     for (const auto& [target_chip, route] : target_chips(k, c.destination)) {
       if (target_chip != chip) continue;
+      // Described only once it reaches the chip: describing decodes the command's whole stream.
+      if (w.text.empty()) w.text = describe_command(k, stream, d.index);
       w.over_fabric = route.hops > 0;
       w.forward = route.forward;
       w.hops = route.hops;
@@ -909,6 +920,8 @@ class ChainBuilder {
   std::map<Step, Break> end_of_;
   std::map<const KernelContext*, std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>> decoded_;
   std::set<Step> explained_;
+  std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t, std::uint64_t>, std::vector<Writer>> writers_;
+  std::map<std::pair<Step, const KernelContext*>, bool> comes_back_;
   bool walking_ = false;  // inside comes_back()
 };
 

@@ -3,8 +3,11 @@
 #include <boost/context/fixedsize_stack.hpp>
 #include <boost/context/preallocated.hpp>
 
+#include <cxxabi.h>
+#include <fmt/format.h>
 #include <unwind.h>
 
+#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -37,6 +40,14 @@ using detail::running_fiber;
 // a thrown FiberUnwind instead, as before.
 struct FiberUnwind {};
 
+// Whether the thread is inside a handler, of a C++ exception or a foreign one (another fiber's
+// forced unwind): std::current_exception() is null for the latter. The Itanium C++ ABI (2.2.2)
+// makes the stack of caught exceptions the first member of __cxa_eh_globals, which <cxxabi.h>
+// declares without its members.
+bool handling_an_exception() {
+  return *reinterpret_cast<void* const*>(abi::__cxa_get_globals()) != nullptr;
+}
+
 constexpr _Unwind_Exception_Class kTeardownClass = 0x43434c4d46494252;  // "CCLMFIBR"
 
 _Unwind_Reason_Code keep_unwinding(int, _Unwind_Action, _Unwind_Exception_Class, _Unwind_Exception*,
@@ -50,7 +61,7 @@ void delete_teardown(_Unwind_Reason_Code, _Unwind_Exception* teardown) { delete 
 // Out of line and cold: inlined, it made every suspend() dearer (+2.7M instructions on the T3K
 // 8 MiB run, a larger frame for the common path).
 [[noreturn, gnu::noinline, gnu::cold]] void unwind_stack() {
-  if (std::current_exception()) throw FiberUnwind{};
+  if (handling_an_exception()) throw FiberUnwind{};
 #ifdef CCLMESH_FIBER_ASAN
   // What ASan's __cxa_throw interceptor does before a throw: the frames the unwind leaves keep
   // no poisoned redzones for the cleanups that run below them (no interceptor for this entry).
@@ -63,6 +74,22 @@ void delete_teardown(_Unwind_Reason_Code, _Unwind_Exception* teardown) { delete 
   // Returns only when the stack has no frame to unwind through (no unwind tables).
   CCLMESH_CHECK(false, "a parked fiber's stack could not be unwound (unwinder code " +
                            std::to_string(static_cast<int>(failed)) + ")");
+  std::terminate();
+}
+
+// A C++ exception left a fiber while it was torn down (a cleanup or a catch (...) handler that
+// the forced unwind enters waited again, failing suspend()'s check): a bug, which the destructor
+// that tore it down cannot throw on; the program ends naming it rather than drop it.
+[[noreturn]] void fail_teardown(const std::string& fiber, const std::exception_ptr& error) {
+  std::string what = "an exception that is not a std::exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  std::fputs(fmt::format("cclmesh: internal error: fiber '{}' threw while being torn down: {}\n", fiber, what).c_str(),
+             stderr);
   std::terminate();
 }
 
@@ -103,8 +130,13 @@ boost::context::fiber Fiber::run_body(boost::context::fiber&& scheduler) {
   } catch (const FiberUnwind&) {
     // Teardown of a parked fiber: the stack has unwound; nothing to report.
   } catch (...) {
-    if (!unwinding_) {  // else the teardown's forced unwind (unwind_stack): nothing to report
-      error_ = std::current_exception();
+    // The teardown's forced unwind (unwind_stack) is foreign to C++: current_exception() is null
+    // for it alone, and it ends here with nothing to report.
+    std::exception_ptr error = std::current_exception();
+    if (unwinding_) {
+      if (error) fail_teardown(name(), error);
+    } else {
+      error_ = std::move(error);
       set_state(State::Failed);
     }
   }

@@ -2,7 +2,9 @@
 #include "sim/engine/fiber.hpp"
 
 #include <gtest/gtest.h>
+#include <unwind.h>
 
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -118,11 +120,26 @@ TEST(Fiber, ParkedFibersAreUnwoundAtTeardown) {
   EXPECT_EQ(destroyed, 3);
 }
 
+// Raises an exception foreign to C++ (as another language's runtime would): only catch (...)
+// catches it, and std::current_exception() is null inside that handler.
+[[gnu::noinline]] void raise_foreign_exception() {
+  auto* foreign = new _Unwind_Exception{};
+  foreign->exception_class = 0x464f524549474e00;  // "FOREIGN"
+  foreign->exception_cleanup = [](_Unwind_Reason_Code, _Unwind_Exception* e) { delete e; };
+  _Unwind_RaiseException(foreign);
+  std::abort();  // returns only when no handler catches it
+}
+
+enum class DestroyedIn { NoHandler, CppHandler, ForeignHandler };
+
 // The teardown's unwind runs every cleanup on the way and passes handlers for C++ exceptions
 // (a kernel's catch of std::exception must not end it), whether or not the fibers are destroyed
-// while the thread handles an exception (there it unwinds by a thrown exception instead).
+// while the thread handles an exception, a C++ one or a foreign one (there it unwinds by a
+// thrown exception instead: libstdc++ terminates when a foreign exception is caught inside
+// another handler).
 TEST(Fiber, TeardownUnwindsPastHandlersAlsoFromInsideACatch) {
-  for (const bool inside_a_catch : {false, true}) {
+  for (const DestroyedIn in : {DestroyedIn::NoHandler, DestroyedIn::CppHandler, DestroyedIn::ForeignHandler}) {
+    const int mode = static_cast<int>(in);
     int destroyed = 0;
     int caught = 0;
     struct Guard {
@@ -143,18 +160,49 @@ TEST(Fiber, TeardownUnwindsPastHandlersAlsoFromInsideACatch) {
       });
     }
     EXPECT_EQ(engine->run().reason, StopReason::Hang);
-    if (inside_a_catch) {
-      try {
-        throw std::runtime_error("being handled");
-      } catch (const std::runtime_error&) {
-        engine.reset();
-      }
-    } else {
-      engine.reset();
+    switch (in) {
+      case DestroyedIn::NoHandler: engine.reset(); break;
+      case DestroyedIn::CppHandler:
+        try {
+          throw std::runtime_error("being handled");
+        } catch (const std::runtime_error&) {
+          engine.reset();
+        }
+        break;
+      case DestroyedIn::ForeignHandler:
+        try {
+          raise_foreign_exception();
+        } catch (...) {
+          engine.reset();
+        }
+        break;
     }
-    EXPECT_EQ(destroyed, 6) << "inside a catch: " << inside_a_catch;
-    EXPECT_EQ(caught, 0) << "inside a catch: " << inside_a_catch;
+    EXPECT_EQ(engine, nullptr) << "mode " << mode;
+    EXPECT_EQ(destroyed, 6) << "mode " << mode;
+    EXPECT_EQ(caught, 0) << "mode " << mode;
   }
+}
+
+// A fiber that parks again while it is torn down (in a catch (...) handler, which the
+// teardown's unwind enters) breaks suspend()'s check; the exception cannot leave the destructor
+// that tore the fiber down, and is not dropped either: the program ends naming it.
+TEST(FiberDeathTest, AWaitDuringTeardownEndsTheProgramNamingTheFiber) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Semaphore never(0, "never");
+        auto engine = std::make_unique<Engine>();
+        engine->spawn_fiber("chip0.stubborn", [&] {
+          try {
+            never.acquire_blocking();
+          } catch (...) {
+            Fiber::current()->suspend();  // what every blocking call of a kernel ends in
+          }
+        });
+        engine->run();
+        engine.reset();
+      },
+      "fiber 'chip0.stubborn' threw while being torn down: .*tried to wait while being torn down");
 }
 
 TEST(Fiber, ExceptionFailsTheRunNamingTheFiber) {

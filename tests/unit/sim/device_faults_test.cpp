@@ -13,6 +13,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "sim/device/fault_headline.hpp"
 #include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 #include "tests/unit/sim/multicast_all_gather.hpp"
@@ -221,6 +222,24 @@ TEST(DeviceFaults, ALinkDownAfterTheLastProgressIsNotWhyTheRunHung) {
     EXPECT_FALSE(std::regex_search(text, std::regex(fmt::format("chip {} ch [0-9]+ <-> chip {} ch [0-9]+, which is down", a, b))))
         << text;
   }
+}
+
+// A link that went down while no parked worker's chain ends at it (here every chain ends
+// elsewhere): the headline says none of them waits on it, and claims no chain ends there. The
+// fabric mux's chain is not counted.
+TEST(DeviceFaults, AFaultNoChainEndsAtIsOneNoParkedWorkerWaitsOn) {
+  FaultPlan plan;
+  plan.link_down.push_back({0, 1, SimTime::from_us(10), "link-down:0-1@10us"});
+  const std::vector<std::unique_ptr<EthLink>> links;
+  const std::vector<std::unique_ptr<PacketCorruption>> corruptions;
+  const std::vector<ChainEnd> ends{{0, nullptr, LinkBreak::Down, false},
+                                   {1, nullptr, LinkBreak::Down, false},
+                                   {1, nullptr, LinkBreak::Down, false},
+                                   {2, nullptr, LinkBreak::Down, true}};
+  const FaultHeadlineInput input{&plan, SimTime::from_us(50), SimTime::from_us(40), &links, &corruptions, &ends};
+  EXPECT_EQ(fault_headline(input),
+            "injected faults in effect: link 0-1 went down at 10.000 us (--fault link-down:0-1@10us): none of the 3 "
+            "parked worker kernels (on 2 chips) waits on it\n");
 }
 
 // An interpreter with two streams left parks in wait_for_l1_activity, its wait naming no word
