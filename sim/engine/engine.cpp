@@ -6,6 +6,7 @@
 #include <coroutine>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/exception_message.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
 
@@ -183,14 +184,7 @@ void Engine::dispatch_resume(Actor& actor) {
 
 void Engine::report_failure(Actor& actor, std::exception_ptr error) {
   if (failure_) return;  // the first failure is the one reported
-  std::string what = "unknown exception";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  failure_.emplace(actor.name(), now_, what);
+  failure_.emplace(actor.name(), now_, exception_message(error));
   stop_requested_ = true;
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/exception_message.hpp"
 
 #if defined(CCLMESH_ASAN) || defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -81,14 +82,9 @@ void delete_teardown(_Unwind_Reason_Code, _Unwind_Exception* teardown) { delete 
 // the forced unwind enters waited again, failing suspend()'s check): a bug, which the destructor
 // that tore it down cannot throw on; the program ends naming it rather than drop it.
 [[noreturn]] void fail_teardown(const std::string& fiber, const std::exception_ptr& error) {
-  std::string what = "an exception that is not a std::exception";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  std::fputs(fmt::format("cclmesh: internal error: fiber '{}' threw while being torn down: {}\n", fiber, what).c_str(),
+  std::fputs(fmt::format("cclmesh: internal error: fiber '{}' threw while being torn down: {}\n", fiber,
+                         exception_message(error))
+                 .c_str(),
              stderr);
   std::terminate();
 }
