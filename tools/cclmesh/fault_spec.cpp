@@ -66,6 +66,8 @@ std::uint64_t parse_seed(std::string_view spec, std::string_view text) {
 }
 
 sim::SimTime parse_time(std::string_view spec, std::string_view text) {
+  // 0 is the start in any unit: link-down:A-B@0 and corrupt:A-B@0 as without @T.
+  if (text == "0") return sim::SimTime::zero();
   try {
     return parse_sim_time(text, "--fault");
   } catch (const UsageError&) {

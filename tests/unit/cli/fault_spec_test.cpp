@@ -36,6 +36,17 @@ TEST(FaultSpec, LinkDownFromTheStartOrAtATime) {
   EXPECT_EQ(f.specs, (std::vector<std::string>{"link-down:0-1", "link-down:3-7@50us"}));
 }
 
+// 0 is the start in any unit: @0 is the plan without @T (it was refused as a time without a unit).
+TEST(FaultSpec, ABareZeroTimeIsTheStart) {
+  const RunFaults f = parse({"link-down:0-1@0", "corrupt:0-2@0:5"});
+  ASSERT_EQ(f.plan.link_down.size(), 1u);
+  EXPECT_EQ(f.plan.link_down[0].at, sim::SimTime::zero());
+  ASSERT_EQ(f.plan.corrupt.size(), 1u);
+  EXPECT_EQ(f.plan.corrupt[0].at, sim::SimTime::zero());
+  EXPECT_EQ(f.plan.corrupt[0].seed, 5u);
+  EXPECT_THAT(error_of({"link-down:0-1@00"}), HasSubstr("time '00' is not a number with a unit"));
+}
+
 TEST(FaultSpec, LinkSlowIsAnExactFraction) {
   const RunFaults f = parse({"link-slow:4-0:0.25", "link-slow:1-5:1"});
   ASSERT_EQ(f.plan.link_slow.size(), 2u);
