@@ -111,7 +111,7 @@ std::uint32_t most_slices_per_worker(CclTopology topology, std::uint32_t n) {
 // The legacy all-gather kernels take at most kMaxSlices slice records per worker; past that the
 // kernel's argument check refused the group as "sender args rejected at runtime arg 10: BAD_ARGS"
 // (torus:16x16, ring:128), naming neither the limit nor what would run.
-void require_slices_fit(CclTopology topology, std::uint32_t n) {
+void require_slices_fit(CclTopology topology, std::uint32_t n, const topo::Topology& system) {
   namespace la = kernels::legacy_all_gather;
   const std::uint32_t most = most_slices_per_worker(topology, n);
   if (most <= la::kMaxSlices) return;
@@ -126,11 +126,11 @@ void require_slices_fit(CclTopology topology, std::uint32_t n) {
   throw CclParamsError(fmt::format(
       "all_gather: legacy mode on a {} of {} chips: a worker would hold {} slices and the legacy all-gather kernel "
       "takes at most {} ({}), so a legacy {} gathers over at most {} chips; run it in fabric mode (--mode fabric) "
-      "or on fewer chips (--cluster-axis, --chips)",
+      "or on fewer chips ({})",
       ring ? "ring" : "line", n, most, la::kMaxSlices,
       ring ? "N/2 + 1 on a ring: its input, its own slice and the N/2 - 1 it relays"
            : "N on a line: its input, its own slice and the N - 2 it relays",
-      ring ? "ring" : "line", largest));
+      ring ? "ring" : "line", largest, fewer_chips_options(system)));
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -149,7 +149,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     request.moved_page_bytes = row_bytes / r.row_pieces;
   }
   static_cast<LegacyOp&>(r) = resolve_legacy_op(request, topology, kOp);
-  require_slices_fit(p.topology, r.n);
+  require_slices_fit(p.topology, r.n, topology);
   r.output = with_dim_scaled(p.input, p.dim, r.n, true);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.in_pages = shape_in_pages(p.input);

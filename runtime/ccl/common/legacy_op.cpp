@@ -32,6 +32,14 @@ void require_legacy_links(const topo::Topology& topology, const std::vector<Chip
 
 }  // namespace
 
+std::string fewer_chips_options(const topo::Topology& topology) {
+  int axes_of_several_chips = 0;
+  if (const auto& shape = topology.mesh_shape()) {
+    for (int axis = 0; axis < shape->rank(); ++axis) axes_of_several_chips += shape->extent(axis) >= 2 ? 1 : 0;
+  }
+  return axes_of_several_chips >= 2 ? "--cluster-axis, --chips" : "--chips";
+}
+
 LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topology, const std::string& op) {
   LegacyOp r;
   r.page_size = page_size_bytes(q.input);

@@ -59,6 +59,11 @@ struct LegacyOp {
 // that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
 
+// The options a group too large for a legacy kernel shrinks with, as cclmesh run names them:
+// "--cluster-axis, --chips" on a mesh of two or more axes of 2+ chips (an axis is then fewer
+// chips than the whole), "--chips" elsewhere (ring:N, a line, a 1xN mesh: no axis is smaller).
+std::string fewer_chips_options(const topo::Topology& topology);
+
 // The worker cores of a legacy op, as LegacyOp::cores orders them: link l's two cores (up, down)
 // side by side on worker row first.y + l, from column first.x. REFERENCE 7.3: the legacy
 // all-gather laid its workers out "per (link, direction) as a row"; a row per link also keeps

@@ -94,16 +94,16 @@ std::vector<CoreCoord> row_per_worker_cores(const topo::Topology& topology, Core
 // worker of plan_of() has N (a ring's sender: one raw send, N - 2 reduced sends, its own write) or
 // N - 1 (a line's first sender). Past that the kernel's own argument check refused the group as
 // "sender args rejected at runtime arg 9: BAD_ARGS" (ring:65, a 66-chip line), naming neither.
-void require_steps_fit(CclTopology topology, std::uint32_t n) {
+void require_steps_fit(CclTopology topology, std::uint32_t n, const topo::Topology& system) {
   const bool ring = topology == CclTopology::Ring;
   const std::uint32_t most = ring ? n : n - 1;
   if (most <= rs::kMaxSteps) return;
   throw CclParamsError(fmt::format(
       "reduce_scatter: legacy mode on a {} of {} chips: a worker would take {} steps and the legacy reduce-scatter "
       "kernel takes at most {} ({} per worker on a {}), so a legacy {} reduces over at most {} chips; run it in "
-      "fabric mode (--mode fabric) or on fewer chips (--cluster-axis, --chips)",
+      "fabric mode (--mode fabric) or on fewer chips ({})",
       ring ? "ring" : "line", n, most, rs::kMaxSteps, ring ? "N" : "N - 1", ring ? "ring" : "line",
-      ring ? "ring" : "line", ring ? rs::kMaxSteps : rs::kMaxSteps + 1));
+      ring ? "ring" : "line", ring ? rs::kMaxSteps : rs::kMaxSteps + 1, fewer_chips_options(system)));
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -111,7 +111,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   static_cast<LegacyOp&>(r) = resolve_legacy_op(
       LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
       kOp);
-  require_steps_fit(p.topology, r.n);
+  require_steps_fit(p.topology, r.n, topology);
   r.cores = row_per_worker_cores(topology, p.first_worker, r.num_links);
   const api::Shape4D in_pages = shape_in_pages(p.input);
   if (dim_of(in_pages, p.dim) % r.n != 0) {

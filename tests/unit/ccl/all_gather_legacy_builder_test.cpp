@@ -269,7 +269,9 @@ TEST(AllGatherLegacyBuilder, GroupsPastTheKernelsSliceLimitAreRefusedNamingIt) {
                  "all_gather: legacy mode on a ring of 128 chips: a worker would hold 65 slices and the legacy "
                  "all-gather kernel takes at most 64 (N/2 + 1 on a ring: its input, its own slice and the N/2 - 1 it "
                  "relays), so a legacy ring gathers over at most 127 chips; run it in fabric mode (--mode fabric) or "
-                 "on fewer chips (--cluster-axis, --chips)");
+                 "on fewer chips (--chips)");  // ring:N has no mesh axis to run along
+  // A 2-D mesh's axis is fewer chips than the whole: --cluster-axis is named there.
+  expect_refused("torus:16x16", CclTopology::Ring, "on fewer chips (--cluster-axis, --chips)");
   const topo::Topology ring64 = topo::load_system("ring:64");
   EXPECT_NO_THROW(ag::validate(params(ring64, CclTopology::Line), ring64));
   expect_refused("ring:65", CclTopology::Line, "a legacy line gathers over at most 64 chips");

@@ -154,7 +154,9 @@ TEST(ReduceScatterLegacyBuilder, GroupsPastTheKernelsStepLimitAreRefusedNamingIt
   expect_refused("ring:65", CclTopology::Ring,
                  "reduce_scatter: legacy mode on a ring of 65 chips: a worker would take 65 steps and the legacy "
                  "reduce-scatter kernel takes at most 64 (N per worker on a ring), so a legacy ring reduces over at "
-                 "most 64 chips; run it in fabric mode (--mode fabric) or on fewer chips (--cluster-axis, --chips)");
+                 "most 64 chips; run it in fabric mode (--mode fabric) or on fewer chips (--chips)");  // no axis on ring:N
+  // A 2-D mesh's axis is fewer chips than the whole: --cluster-axis is named there.
+  expect_refused("torus:16x16", CclTopology::Ring, "on fewer chips (--cluster-axis, --chips)");
   const topo::Topology ring65 = topo::load_system("ring:65");
   EXPECT_NO_THROW(rs::validate(params(ring65, CclTopology::Line), ring65));
   expect_refused("ring:66", CclTopology::Line, "a legacy line reduces over at most 65 chips");
