@@ -192,7 +192,7 @@ void require_split_along_dim(const RunOptions& options, const ccl::TensorSpec& t
   if (!tile && dim == 3) return;
   const std::uint32_t pages = ccl::dim_of(ccl::shape_in_pages(tensor), dim);
   if (pages % n == 0) return;
-  const char* unit = tile && dim >= 2 ? "tiles" : "pages";
+  const char* unit = tile && dim >= 2 ? (pages == 1 ? "tile" : "tiles") : (pages == 1 ? "page" : "pages");
   const auto op = to_string(options.op);
   if (!options.shape) {
     throw UsageError(fmt::format("--dim: {} with --size: {} cuts each chip's tensor into {} equal {} along --dim, and "
