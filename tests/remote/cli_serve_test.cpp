@@ -1097,6 +1097,62 @@ TEST(CliRunDevice, JsonCountsTheLocalRunsEvents) {
   EXPECT_EQ(remote_json, local_json);
 }
 
+// --json's settings are what the served device ran with, not the client's defaults (session 19
+// review: no_data false, erisc 150, payload 4352 from a --no-data, 106 KiB, 2048 B server): the
+// same object as a local run with the server's options writes, in run's and sweep's --json.
+TEST(CliRunDevice, JsonSettingsAreTheServedDevicesOwn) {
+  TempDir dir("run_device_settings");
+  const std::vector<std::string> device{"--system", "n300", "--no-data", "--erisc-unreserved-kib", "106",
+                                        "--fabric-payload", "2048", "--fabric-rx-in-flight", "2"};
+  ServeChild serve(device);
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB",
+                                  "--json", dir.file("remote.json")});
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  const Outcome swept = cclmesh({"sweep", "--device", serve.endpoint(), "--op", "all_gather", "-b", "64KiB", "-e",
+                                 "64KiB", "--json", dir.file("sweep.json")});
+  EXPECT_EQ(swept.exit_code, 0) << swept.err;
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> local_args{"run"};
+  local_args.insert(local_args.end(), device.begin(), device.end());
+  for (const char* arg : {"--op", "all_gather", "--size", "64KiB", "--json"}) local_args.emplace_back(arg);
+  local_args.push_back(dir.file("local.json"));
+  const Outcome local = cclmesh(local_args);
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  const json local_settings = json::parse(read_file(dir.file("local.json"))).at("settings");
+  EXPECT_EQ(local_settings.at("no_data"), true);
+  EXPECT_EQ(local_settings.at("erisc_unreserved_kib"), 106);
+  EXPECT_EQ(local_settings.at("fabric_payload_bytes"), 2048);
+  EXPECT_EQ(local_settings.at("fabric_rx_in_flight"), 2);
+  EXPECT_EQ(json::parse(read_file(dir.file("remote.json"))).at("settings"), local_settings);
+  const json sweep_json = json::parse(read_file(dir.file("sweep.json")));
+  ASSERT_EQ(sweep_json.size(), 1u) << sweep_json.dump();
+  EXPECT_EQ(sweep_json.at(0).at("settings"), local_settings);
+}
+
+// A served run that did not complete: its --json names the served device's settings and
+// faults too, in run's and sweep's --json.
+TEST(CliRunDevice, IncompleteJsonHasTheServedDevicesSettingsAndFaults) {
+  TempDir dir("run_device_incomplete");
+  ServeChild serve({"--system", "t3k", "--fabric-payload", "2048", "--fault", "link-down:0-2@30us"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "512KiB",
+                               "--json", dir.file("run.json")});
+  const Outcome sweep = cclmesh({"sweep", "--device", serve.endpoint(), "--op", "all_gather", "-b", "512KiB", "-e",
+                                 "512KiB", "--json", dir.file("sweep.json")});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_EQ(sweep.exit_code, 3) << sweep.err;
+  const json run_json = json::parse(read_file(dir.file("run.json")));
+  EXPECT_EQ(run_json.at("outcome"), "did not complete");
+  EXPECT_EQ(run_json.at("settings").at("fabric_payload_bytes"), 2048);
+  EXPECT_EQ(run_json.at("faults"), json::array({"link-down:0-2@30us"}));
+  const json sweep_json = json::parse(read_file(dir.file("sweep.json")));
+  ASSERT_EQ(sweep_json.size(), 1u) << sweep_json.dump();
+  EXPECT_EQ(sweep_json.at(0).at("outcome"), "did not complete");
+  EXPECT_EQ(sweep_json.at(0).at("settings").at("fabric_payload_bytes"), 2048);
+}
+
 // Each op's buffers are freed once its result is read back: a sweep of send_recv in L1 whose
 // points together need more L1 than a chip has (8 + 16 + 32 MiB, input and output each: 112 MiB
 // per chip; before the frees the 32 MiB point was refused, "do not fit in L1") runs every point,

@@ -39,6 +39,7 @@
 #include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/output_check.hpp"
+#include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/workload_cache.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
@@ -1480,12 +1481,12 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptio
 // The op on a served device (cclmesh serve), whose system, mode, fabric (device.fabric()) and
 // data mode are the server's; the run path's simulator extras (wires, faults, traces) were
 // refused with the option (device_options_check.cpp); the op's event count is the server's.
-RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
-  const auto wall_start = std::chrono::steady_clock::now();
+RunOptions served_run_options(const RunOptions& requested, const runtime::remote::RemoteMeshDevice& device) {
   const topo::Topology& topology = device.topology();
   const runtime::FabricOptions& fabric = device.fabric();
-  // The server decided what `cclmesh run` takes from --system, --mode, --topology, --links and
-  // --no-data (a timing-only device: nothing written, nothing checked, #wrong N/A).
+  // The server decided what `cclmesh run` takes from --system, --mode, --topology, --links,
+  // --no-data (a timing-only device: nothing written, nothing checked, #wrong N/A) and the
+  // fabric's settings (--fabric-payload, --fabric-rx-in-flight, --erisc-unreserved-kib).
   RunOptions options = requested;
   options.no_data = device.data_mode() == runtime::remote::ServedDataMode::TimingOnly;
   options.system = topology.name();
@@ -1502,6 +1503,17 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   // (the server's lines).
   options.faults = {};
   options.faults.specs = device.faults();
+  options.fabric_payload_bytes = fabric.max_payload_bytes;
+  options.fabric_rx_in_flight = fabric.receiver_packets_in_flight;
+  options.erisc_unreserved_kib = fabric.erisc_unreserved_bytes / 1024;
+  return options;
+}
+
+RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const topo::Topology& topology = device.topology();
+  const runtime::FabricOptions& fabric = device.fabric();
+  const RunOptions options = served_run_options(requested, device);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
@@ -1528,6 +1540,7 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     check_op(op, r);
     return r;
   });
+  result.settings = settings_json(options);
   result.fault_effects = device.fault_effects();
   result.op_preparations = cache.hits() + cache.builds();
   result.op_builds = cache.builds();
@@ -1586,6 +1599,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   check_op(op, result);
   // The device goes with this run; freeing anyway keeps one path with a served device's run.
   buffers->free_all();
+  result.settings = settings_json(options);
   result.fault_effects = device->fault_effects();
   result.op_preparations = workload_cache.hits() + workload_cache.builds();
   result.op_builds = workload_cache.builds();

@@ -35,4 +35,9 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptio
 // failed.
 RunResult run_collective_on(const RunOptions& options, runtime::remote::RemoteMeshDevice& device);
 
+// `options` as they run on the served device: its system, mode, links, topology, chips, faults,
+// data mode and fabric settings replace the client's (what run's and sweep's --json report, a
+// point that did not complete's included). UsageError when the op cannot run on its fabric.
+RunOptions served_run_options(const RunOptions& options, const runtime::remote::RemoteMeshDevice& device);
+
 }  // namespace cclmesh::cli

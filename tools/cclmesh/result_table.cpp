@@ -76,6 +76,7 @@ nlohmann::json result_json(const RunResult& r) {
     j["checksums"] = sums;
   }
   if (r.link_whatif) j["link_whatif"] = link_whatif_json(*r.link_whatif);
+  if (!r.settings.is_null()) j["settings"] = r.settings;
   if (!r.faults.empty()) {
     j["faults"] = r.faults;
     j["fabric_order"] = r.fabric_order;
@@ -90,6 +91,7 @@ nlohmann::json result_json(const RunResult& r) {
 nlohmann::json settings_json(const RunOptions& o) {
   const auto or_null = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
   return {{"cluster_axis", or_null(o.cluster_axis)},
+          {"root", o.root},
           {"no_data", o.no_data},
           {"seed", o.seed},
           {"fabric_payload_bytes", o.fabric_payload_bytes},

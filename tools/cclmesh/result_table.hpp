@@ -51,7 +51,7 @@ CsvColumns csv_columns(const std::vector<RunResult>& rows);
 std::string csv_header(const CsvColumns& columns = {});
 std::string csv_row(const RunResult& result, const CsvColumns& columns = {});
 nlohmann::json result_json(const RunResult& result);
-// The simulator options a run took beyond what result_json records (--cluster-axis, --no-data,
+// The simulator options a run took beyond what result_json records (--cluster-axis, --root, --no-data,
 // the fabric's payload and ERISC L1, workers, chunks, algorithms asked, seed), so a results
 // table built from --json can tell two runs apart: `"settings"` of run's and sweep's --json.
 // null: the op's own default (the value differs by op and size, and the row does not say).

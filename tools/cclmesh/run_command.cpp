@@ -77,10 +77,14 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
 }
 
 // --json of a run that did not complete (a hang or fault, exit 3): what was asked and the report,
-// so an older run's result is never left in the file for a script to take as this one's.
-nlohmann::json incomplete_json(const RawRunOptions& raw, const std::string& report) {
-  nlohmann::json j = incomplete_run_json(raw.parsed, report);
-  j["faults"] = raw.faults;
+// so an older run's result is never left in the file for a script to take as this one's. With
+// --device, what the served device ran with (its system, data mode, fabric, faults), as a
+// completed run's --json says.
+nlohmann::json incomplete_json(const RunOptions& options, const runtime::remote::RemoteMeshDevice* served,
+                               const std::string& report) {
+  const RunOptions asked = served ? served_run_options(options, *served) : options;
+  nlohmann::json j = incomplete_run_json(asked, report);
+  j["faults"] = asked.faults.specs;
   return j;
 }
 
@@ -138,7 +142,7 @@ int run(RawRunOptions& raw) {
       info.emplace_back("error", e.what());
       write_output(raw.trace_path, to_trace_event_json(*trace, info), "--trace");
     }
-    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what()).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
                    html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system), e.what()),
@@ -148,7 +152,7 @@ int run(RawRunOptions& raw) {
   } catch (const runtime::remote::RemoteDeviceError& e) {
     // --device: the served device went away or failed mid-run (connecting was checked as input).
     std::fprintf(stderr, "cclmesh: the served device failed: %s\n", e.what());
-    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(raw, e.what()).dump(2), "--json");
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what()).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
                    html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system),
@@ -165,7 +169,6 @@ int run(RawRunOptions& raw) {
   }
   if (!raw.json_path.empty()) {
     nlohmann::json j = result_json(result);
-    j["settings"] = settings_json(options);
     j["outcome"] = "completed";
     write_output(raw.json_path, j.dump(2), "--json");
   }

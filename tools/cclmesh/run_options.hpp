@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/engine/time.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
@@ -210,6 +212,9 @@ struct RunResult {
   // Set when the links ran off their arch's defaults (--link-rate/--link-latency, or a YAML
   // system's own figures): the title and --json say so, so a what-if is not taken for hardware.
   std::optional<topo::LinkSpread> link_whatif;
+  // settings_json of the options the op ran with: on a served device the server's data mode and
+  // fabric settings, not the client's defaults. null in a result not made by a run (tests).
+  nlohmann::json settings;
 };
 
 }  // namespace cclmesh::cli

@@ -163,6 +163,12 @@ int sweep(SweepOptions& o) {
   // The point the sweep stopped at (a hang, a fault or a crashed process): its --json entry.
   std::optional<nlohmann::json> stopped_point;
   std::string stopped_note;  // the plot title's
+  // --device: one session for every point; the points run with the served device's settings.
+  const std::unique_ptr<runtime::remote::RemoteMeshDevice> device =
+      o.base.device.empty() ? nullptr : connect_device(o.base);
+  const auto stopped_json = [&](std::size_t i, const std::string& report) {
+    return incomplete_run_json(device ? served_run_options(points[i], *device) : points[i], report);
+  };
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
@@ -174,13 +180,13 @@ int sweep(SweepOptions& o) {
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitHangOrFault;
-        stopped_point = incomplete_run_json(points[i], outcome.message);
+        stopped_point = stopped_json(i, outcome.message);
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::Crashed:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitInternalError;
-        stopped_point = incomplete_run_json(points[i], outcome.message);
+        stopped_point = stopped_json(i, outcome.message);
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::InternalError:
@@ -199,10 +205,9 @@ int sweep(SweepOptions& o) {
     rows.push_back(std::move(outcome.result));
     return true;
   };
-  if (o.base.device.empty()) {
+  if (!device) {
     run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
   } else {
-    const std::unique_ptr<runtime::remote::RemoteMeshDevice> device = connect_device(o.base);
     for (std::size_t i = 0; i < points.size(); ++i) {
       SweepPointOutcome outcome = run_sweep_point(points[i], device.get());
       progress.step(point_name(i));
@@ -225,7 +230,6 @@ int sweep(SweepOptions& o) {
     nlohmann::json all = nlohmann::json::array();
     for (const RunResult& row : rows) {
       all.push_back(result_json(row));
-      all.back()["settings"] = settings_json(o.base);
       all.back()["outcome"] = "completed";  // as run's --json says
     }
     if (stopped_point) all.push_back(*stopped_point);

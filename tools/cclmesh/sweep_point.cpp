@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1168, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1184, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -175,7 +175,8 @@ json result_wire_json(const RunResult& r) {
           {"op_builds", r.op_builds},
           {"links_used", links_used},
           {"links_measured", r.links_measured},
-          {"link_whatif", link_spread_json(r.link_whatif)}};
+          {"link_whatif", link_spread_json(r.link_whatif)},
+          {"settings", r.settings}};
 }
 
 RunResult result_from_wire(const json& j) {
@@ -240,6 +241,7 @@ RunResult result_from_wire(const json& j) {
   }
   r.links_measured = j.at("links_measured").get<bool>();
   r.link_whatif = link_spread_from(j.at("link_whatif"));
+  r.settings = j.at("settings");
   return r;
 }
 

@@ -86,6 +86,13 @@ TEST_F(RunFiles, TheJsonRecordsTheSimulatorOptionsTheRunTook) {
   EXPECT_EQ(d.at("erisc_unreserved_kib"), 150);  // the default, written out
   EXPECT_EQ(d.at("fabric_payload_bytes"), 4352);
   EXPECT_EQ(d.at("cluster_axis"), 0);
+  EXPECT_EQ(d.at("root"), 0);  // the default, written out
+
+  // --root changes a reduce's result (which chip holds it): recorded too (it was nowhere in the JSON).
+  ASSERT_EQ(run_cli({"run", "--system", "t3k", "--op", "reduce", "--size", "64KiB", "--no-data", "--root", "3",
+                     "--json", json_path.string()}),
+            kExitOk);
+  EXPECT_EQ(json::parse(read_file(json_path)).at("settings").at("root"), 3);
 }
 
 // A hang's trace says why (otherData.error: the hang report) and shows each injected fault's

@@ -81,6 +81,12 @@ RunResult every_field_set() {
   r.links_used = {{0, 8, 1, 9, 1048576, 83886080000, 0.71}, {1, 9, 0, 8, -1, 2, 1.0000000000000002}};
   r.links_measured = false;  // not the default
   r.link_whatif = topo::LinkSpread{20, 3, 6250000000, 25000000000, 500000, 2000000, 12500000000, 700000};
+  RunOptions ran;
+  ran.root = 2;
+  ran.no_data = true;
+  ran.fabric_payload_bytes = 2048;
+  ran.erisc_unreserved_kib = 106;
+  r.settings = settings_json(ran);
   return r;
 }
 
@@ -174,6 +180,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(a.link_whatif->default_rate_bytes_per_s, b.link_whatif->default_rate_bytes_per_s);
     EXPECT_EQ(a.link_whatif->default_latency_ps, b.link_whatif->default_latency_ps);
   }
+  EXPECT_EQ(a.settings, b.settings);
 }
 
 TEST(SweepPoint, ACompletedPointComesBackFieldForField) {
