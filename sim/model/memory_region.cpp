@@ -39,7 +39,10 @@ MemoryRegion::MemoryRegion(MemoryId id, std::uint64_t size_bytes, StorageMode mo
                 fmt::format("a memory region's page is a power of two from {} to {} bytes, not {}", kZeroBlockBytes,
                             kLargestPageBytes, page_bytes));
   page_count_ = (size_bytes + page_bytes - 1) >> page_shift_;
-  if (mode_ == StorageMode::Stored) tables_.resize((page_count_ + kPagesPerTable - 1) / kPagesPerTable);
+  if (mode_ == StorageMode::Stored) {
+    tables_.resize((page_count_ + kPagesPerTable - 1) / kPagesPerTable);
+    resident_bits_.resize(tables_.size());
+  }
 }
 
 std::string MemoryRegion::name() const {
@@ -74,21 +77,45 @@ std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
   const std::uint64_t table_index = page_index / kPagesPerTable;
   PageTable& table = tables_[table_index];
   // Sized to the pages it covers: an ERISC L1 of 64 pages needs 64 pointers, not 1024.
-  if (!table) table = std::make_unique<Page[]>(std::min(kPagesPerTable, page_count_ - table_index * kPagesPerTable));
-  Page& page = table[page_index % kPagesPerTable];
+  if (!table) {
+    const std::uint64_t pages = std::min(kPagesPerTable, page_count_ - table_index * kPagesPerTable);
+    table = std::make_unique<Page[]>(pages);
+    resident_bits_[table_index] = std::make_unique<std::uint64_t[]>((pages + 63) / 64);  // zeros: none resident
+  }
+  const std::uint64_t in_table = page_index % kPagesPerTable;
+  Page& page = table[in_table];
   if (!page) {
     // Value-initialised: zeros, followed by the page's zero-block bits (all blocks zero).
     page = std::make_unique<std::uint8_t[]>(page_bytes() + sizeof(std::uint64_t));
     set_zero_bits(page.get(), ~std::uint64_t{0});
+    resident_bits_[table_index][in_table / 64] |= std::uint64_t{1} << (in_table % 64);
     ++resident_pages_;
   }
   return page.get();
 }
 
+// By the tables' residency bits, 64 pages a step: a timing-only run's payloads are mostly
+// zero runs over pages never written (an ERISC L1 slot of 256 B pages, a Tensix L1 CB), and
+// the walk a page at a time (two loads and a test each) was ~1% of the T3K's and ~2% of the
+// TG's instructions.
 std::uint64_t MemoryRegion::end_of_absent_pages(std::uint64_t at, std::uint64_t end) const {
   const std::uint64_t last_page = (end - 1) >> page_shift_;
   std::uint64_t page = (at >> page_shift_) + 1;
-  while (page <= last_page && page_or_null(page) == nullptr) ++page;
+  while (page <= last_page) {
+    const std::uint64_t table_index = page / kPagesPerTable;
+    const std::uint64_t* bits = resident_bits_[table_index].get();
+    if (bits == nullptr) {  // no page of this table is resident
+      page = (table_index + 1) * kPagesPerTable;
+      continue;
+    }
+    const std::uint64_t in_table = page % kPagesPerTable;
+    const std::uint64_t resident_from_here = bits[in_table / 64] >> (in_table % 64);
+    if (resident_from_here != 0) {
+      page += static_cast<std::uint64_t>(std::countr_zero(resident_from_here));
+      break;
+    }
+    page += 64 - in_table % 64;
+  }
   return std::min(end, page << page_shift_);
 }
 

@@ -241,6 +241,9 @@ class MemoryRegion {
   unsigned page_shift_;
   std::uint64_t page_count_;
   std::vector<PageTable> tables_;
+  // Per table, one bit per page: set once the page is resident (pages never go away), so a
+  // bulk access finds the end of a run of absent pages a word at a time. Null with its table.
+  std::vector<std::unique_ptr<std::uint64_t[]>> resident_bits_;
   std::size_t resident_pages_ = 0;
   // Watched word address -> its waiters in arrival order. Ordered, so notification order is
   // deterministic.
