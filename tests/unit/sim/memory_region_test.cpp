@@ -68,6 +68,51 @@ TEST(MemoryRegion, SmallPagesStoreOnlyTheWordsWritten) {
   EXPECT_EQ(word, 0x5a5a0001u);
 }
 
+// Bulk accesses step over runs of pages never written (by the tables' residency bits, 64 pages
+// a step): they must stop at the first written page, whether it sits at either end of a bit
+// word, in a table after one with no page written, or on the region's last page, and never
+// make an absent page resident for zeros.
+TEST(MemoryRegion, BulkAccessesStopAtEveryWrittenPageAcrossTablesAndBitWords) {
+  constexpr std::uint64_t kPage = 64;
+  constexpr std::uint64_t kPages = 3 * MemoryRegion::kPagesPerTable + 100;  // the last table partial
+  constexpr std::uint64_t kBytes = kPages * kPage;
+  MemoryRegion region(l1_id(), kBytes, StorageMode::Stored, kPage);
+  std::vector<std::uint8_t> reference(kBytes, 0);
+  // After page 2 the next is 64, the start of the next bit word; 127 and 1023 end a word (1023
+  // the first table); the second table has none; 2053 and 3071 are in the third; the region's
+  // last page is in the fourth.
+  const std::uint64_t written_pages[] = {2, 64, 127, 1023, 2053, 3071, kPages - 1};
+  std::uint32_t value = 0x11223344u;
+  for (const std::uint64_t page : written_pages) {
+    const std::uint64_t at = page * kPage + 8;
+    region.write_u32(at, value);
+    std::memcpy(reference.data() + at, &value, sizeof value);
+    value += 0x01010101u;
+  }
+  const std::size_t resident = region.resident_pages();
+  EXPECT_EQ(resident, std::size(written_pages));
+  EXPECT_EQ(region.read(0, kBytes), reference);
+  // Payloads sampled from every written page's neighbourhood and across the whole region land
+  // the bytes a read gives; only the written pages' blocks are copied.
+  for (const std::uint64_t from : {std::uint64_t{0}, std::uint64_t{65 * kPage}, std::uint64_t{1024 * kPage + 4}}) {
+    const std::uint64_t bytes = kBytes - from;
+    const PayloadBuffer payload = region.sample(from, static_cast<std::uint32_t>(bytes));
+    std::size_t zero_bytes = 0;
+    for (const auto& [offset, length] : payload.zero_runs()) zero_bytes += length;
+    std::size_t written_after = 0;
+    for (const std::uint64_t page : written_pages) written_after += page * kPage >= from ? 1 : 0;
+    EXPECT_EQ(zero_bytes, bytes - written_after * MemoryRegion::kZeroBlockBytes) << "sampled from " << from;
+    MemoryRegion target(l1_id(), kBytes, StorageMode::Stored, kPage);
+    target.land(from, payload, static_cast<std::uint32_t>(bytes));
+    EXPECT_EQ(target.read(from, bytes), region.read(from, bytes)) << "sampled from " << from;
+    EXPECT_EQ(target.resident_pages(), written_after) << "sampled from " << from;
+  }
+  // Zeros over everything clear every written page and make no other page resident.
+  region.fill(0, kBytes, 0);
+  EXPECT_EQ(region.read(0, kBytes), std::vector<std::uint8_t>(kBytes, 0));
+  EXPECT_EQ(region.resident_pages(), resident);
+}
+
 TEST(MemoryRegion, PageSlotsOnlyForARegionOfOneTableOnceWritten) {
   MemoryRegion fresh(l1_id(), 1499136, StorageMode::Stored);
   EXPECT_EQ(fresh.page_slots(), nullptr);  // no table before the first write
