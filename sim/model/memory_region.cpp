@@ -73,7 +73,7 @@ void MemoryRegion::check_word(std::uint64_t address, AccessKind access) const {
   if (address % 4 != 0) fail(address, 4, access, "misaligned (32-bit words need 4 B alignment)");
 }
 
-std::uint8_t* MemoryRegion::page_for_write(std::uint64_t page_index) {
+std::uint8_t* MemoryRegion::make_resident(std::uint64_t page_index) {
   const std::uint64_t table_index = page_index / kPagesPerTable;
   PageTable& table = tables_[table_index];
   // Sized to the pages it covers: an ERISC L1 of 64 pages needs 64 pointers, not 1024.
