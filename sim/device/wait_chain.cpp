@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "kernels/api/fabric_connection.hpp"
 #include "kernels/host/command_decoder.hpp"
@@ -152,7 +155,7 @@ class ChainBuilder {
       if (!printed && !in_.follow_every_chain) continue;
       const std::string one = chain(*k);
       if (printed) text += one;
-      const Break end = end_of_.at(KernelStep{k});
+      const Break end = end_of_.at(first_step(*k));
       out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, is_mux(*k)});
     }
     if (chains == 0) return out;
@@ -172,7 +175,7 @@ class ChainBuilder {
     const auto ends_at = [&](Break end) {
       for (const Step& s : on_this_chain) end_of_[s] = end;
     };
-    Step step = KernelStep{&start};
+    Step step = first_step(start);
     for (std::size_t n = 0; n < kMaxSteps; ++n) {
       if (explained_.count(step) != 0 && n > 0) {
         text += fmt::format("    <- {} (followed in a chain above)\n", describe(step));
@@ -198,6 +201,13 @@ class ChainBuilder {
     text += fmt::format("    (stopped after {} steps)\n", kMaxSteps);
     ends_at(Break{});
     return text;
+  }
+
+  // A parked kernel's chain starts at its own step: a fabric mux's is its slots and clients
+  // (explain_mux), which a worker's chain through the mux reaches too.
+  static Step first_step(const KernelContext& k) {
+    if (is_mux(k)) return MuxStep{&k};
+    return KernelStep{&k};
   }
 
   std::string describe(const Step& step) const {
@@ -886,11 +896,63 @@ class ChainBuilder {
     std::string head = fmt::format("{} ({} client(s), {} slots each): {} slot(s) in use ({})", short_name(mux),
                                    clients, slots, held, per_client);
     if (!mux.started || mux.done || mux.failed) return {head + "; " + progress(mux), std::nullopt};
-    if (held == 0) return {head + "; it holds no packet: it waits for its clients", std::nullopt};
+    if (held == 0) return explain_idle_mux(mux, head);
     const std::optional<CoreCoord> core = router_of_mux(mux);
     const KernelContext* router = core ? router_at(chip_of(mux), true, core->x, core->y) : nullptr;
     if (router == nullptr) return {head + "; no fabric router runs at the core it is connected to", std::nullopt};
     return {head + fmt::format("; it copies them into {} sender channel 0", short_name(*router)), SenderStep{router, 0}};
+  }
+
+  // A mux that holds no packet waits for a client to send one or to close its connection (it
+  // ends only once every client has closed, kernels/fabric_mux.cpp). The clients are the
+  // interpreters whose fabric connection names this core and a client's connection_live word;
+  // the chain goes on through the first one still running (a client that has finished has
+  // closed), as what that worker waits for is what holds the mux.
+  Explained explain_idle_mux(const KernelContext& mux, const std::string& head) {
+    std::vector<std::pair<std::uint32_t, const KernelContext*>> running;
+    std::size_t found = 0;
+    for (const auto& [client, k] : clients_of(mux)) {
+      ++found;
+      if (!k->done && !k->failed) running.emplace_back(client, k);
+    }
+    const std::string idle = head + "; it holds no packet: it waits for its clients to send or to close";
+    if (found == 0) return {idle + " (no kernel's fabric connection names this mux)", std::nullopt};
+    if (running.empty()) {
+      return {idle + fmt::format(", but its {} client kernel(s) have finished", found), std::nullopt};
+    }
+    const auto& [client, k] = running.front();
+    std::string which = fmt::format("; client {} ({}) has not closed", client, short_name(*k));
+    if (running.size() > 1) which += fmt::format(" (of {} still running: the chain follows the first)", running.size());
+    if (!k->started) return {idle + which + ": its program has not launched yet", std::nullopt};
+    return {idle + which, KernelStep{k}};
+  }
+
+  // The interpreters on the mux's chip connected to it, with their client index (by their
+  // connection's connection_live address, the client's word on the mux core).
+  std::vector<std::pair<std::uint32_t, const KernelContext*>> clients_of(const KernelContext& mux) const {
+    namespace m = kernels::fabric_mux;
+    std::vector<std::pair<std::uint32_t, const KernelContext*>> clients;
+    for (const KernelContext* k : in_.kernels) {
+      if (k->kernel != kernels::kCclInterpreterKernelName || k->chip != mux.chip) continue;
+      const std::vector<std::uint32_t>& rt = k->runtime_args;
+      for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
+        if (rt.size() <= slot) continue;
+        const std::uint64_t at = rt[slot];
+        if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+        if (static_cast<std::int32_t>(rt[at + ca::kEdmNocX]) != mux.noc0.x ||
+            static_cast<std::int32_t>(rt[at + ca::kEdmNocY]) != mux.noc0.y) {
+          continue;
+        }
+        for (std::uint32_t c = 0; c < m::kMaxClients; ++c) {
+          if (rt[at + ca::kConnectionLiveAddress] ==
+              runtime::tensix_program_semaphore_address(m::client_semaphore_id(c, m::kClientConnectionLive))) {
+            clients.emplace_back(c, k);
+          }
+        }
+      }
+    }
+    std::stable_sort(clients.begin(), clients.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return clients;
   }
 
   Explained explain_receiver(const KernelContext& router) {

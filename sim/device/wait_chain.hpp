@@ -14,7 +14,8 @@
 //
 // Bounded: at most kMaxChains chains of at most kMaxSteps steps; a chain that reaches a step
 // an earlier chain explained says so and stops. A worker connected through a fabric mux is
-// followed through the mux to the router it feeds (REFERENCE 6.3). The method is in
+// followed through the mux to the router it feeds (REFERENCE 6.3), or, when the mux holds no
+// packet, to the client it waits for. The method is in
 // docs/faults.md.
 
 #include <cstddef>

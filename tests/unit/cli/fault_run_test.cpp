@@ -184,6 +184,31 @@ TEST(FaultRun, ALinkDownMidRunIsWhereChainsThroughAFabricMuxEnd) {
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
 }
 
+// A fabric mux's own chain (session 20): it starts at the mux's slots and clients, not at its
+// kernel's wait (which said "each of its streams waits for another", an interpreter's words).
+// The reduce_scatter with 2 workers per link, link 0-2 down at 395 us (near its end, so few
+// kernels are parked and the muxes' chains are printed): chip 0's mux holds no packet, and its
+// chain goes on to the client that has not closed its connection, where a chain above went,
+// instead of ending at "it waits for its clients"; chip 2's mux holds one, for the down link.
+TEST(FaultRun, AnIdleFabricMuxsChainGoesOnToTheClientThatHasNotClosed) {
+  RunOptions options = all_gather({"link-down:0-2@395us"});
+  options.op = CollectiveOp::ReduceScatter;
+  options.size_bytes = 4 * 1024 * 1024;
+  options.workers_per_link = 2;
+  options.no_data = true;
+  const std::string text = hang_report_of(options);
+  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 0 core (7,3) (2 client(s), 8 slots each): 0 slot(s) in use (0, 0); it "
+                              "holds no packet: it waits for its clients to send or to close; client 1 (chip 0 core "
+                              "(4,3) [tensix (3,0) dm0] ccl_interpreter) has not closed\n"
+                              "    <- chip 0 core (4,3) [tensix (3,0) dm0] ccl_interpreter (followed in a chain above)\n"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 2 core (7,3) (2 client(s), 8 slots each): 1 slot(s) in use (0, 1); it "
+                              "copies them into router chip 2 ch 6 sender channel 0\n"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("it waits for its clients\n"))) << text;
+}
+
 // The report's first line under its headline names the fault that took effect and how many of
 // the parked worker kernels, on how many chips, wait on it, with 1 or 2 workers per link (the
 // latter through fabric muxes, which are not counted: 2 workers per link park twice as many).
