@@ -57,6 +57,10 @@ using Bytes = std::vector<std::byte>;
 // so the host keeps one copy of a reference, not one per chip.
 using SharedBytes = std::shared_ptr<const Bytes>;
 
+// --json's `algorithm` of an all_gather that falls back to all_broadcast + concat (no option
+// chooses it, so no option's name; the other gathers record none).
+constexpr const char* kAllGatherBroadcastFallback = "broadcast-concat";
+
 // One message for --size below a page per chip, whether refused before the device is built
 // (reject_size_below_a_page_per_chip) or while the op is prepared (prepare_collective).
 [[noreturn]] void throw_size_below_a_page_per_chip(std::uint64_t size_bytes, std::uint64_t page_bytes,
@@ -398,7 +402,7 @@ struct PreparedOp {
   std::optional<std::uint32_t> dim;
   std::array<std::uint32_t, 2> input_shard{};  // elements, sharded runs only
   std::array<std::uint32_t, 2> output_shard{};
-  std::string algorithm;  // all_reduce's, as --all-reduce-algo names it, and why (RunResult's)
+  std::string algorithm;  // all_reduce's, as --all-reduce-algo names it, or all_gather's fallback, and why (RunResult's)
   std::string algorithm_reason;
   bool algorithm_fallback = false;
 };
@@ -905,6 +909,11 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     }
     op.size_bytes = p.output_buffer.config.size_bytes;
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_gather::build_workloads(p, device.topology()); });
+    if (ccl::all_gather::needs_broadcast_fallback(p)) {
+      op.algorithm = kAllGatherBroadcastFallback;
+      op.algorithm_reason = ccl::all_gather::broadcast_fallback_reason(p);
+      op.algorithm_fallback = true;
+    }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<Bytes>& by_rank) {

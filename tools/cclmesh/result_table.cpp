@@ -243,7 +243,10 @@ std::string table_row(const RunResult& r) {
 
 std::string algorithm_note(const RunResult& r) {
   if (!r.algorithm_fallback) return "";
-  return fmt::format("# {} ran {} (--all-reduce-algo auto): {}\n", r.op, r.algorithm, r.algorithm_reason);
+  // all_reduce's Auto chose it (the option may force another); all_gather's fallback no option
+  // chooses.
+  const std::string chosen_by = r.op == "all_reduce" ? " (--all-reduce-algo auto)" : "";
+  return fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm, chosen_by, r.algorithm_reason);
 }
 
 std::string fault_note(const RunResult& r) {

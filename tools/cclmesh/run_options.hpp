@@ -162,8 +162,10 @@ struct RunResult {
   std::array<std::uint32_t, 4> shape{};
   std::optional<std::uint32_t> dim;
   bool tensor_asked = false;                   // --shape, --dim or --shard given: the table notes the tensor
-  // all_reduce: the algorithm it ran (--all-reduce-algo's name) and why; empty for other ops. A
-  // fallback (Auto could not run reduce_scatter + all_gather) gets a line under the table.
+  // all_reduce: the algorithm it ran (--all-reduce-algo's name) and why; all_gather: its
+  // all_broadcast + concat fallback ("broadcast-concat") and why; empty otherwise. A fallback
+  // (all_reduce's Auto could not run reduce_scatter + all_gather, or all_gather's) gets a line
+  // under the table.
   std::string algorithm;
   std::string algorithm_reason;
   bool algorithm_fallback = false;

@@ -424,6 +424,14 @@ std::uint32_t workers_per_link(const Params& params) { return relays(params) ? r
 
 bool needs_broadcast_fallback(const Params& params) { return broadcast_fallback::applies(params); }
 
+std::string broadcast_fallback_reason(const Params& params) {
+  if (!needs_broadcast_fallback(params)) return "";
+  const std::uint32_t extent = params.input.shape[params.dim];
+  return fmt::format("input dim {} is {} element{}, not whole 32-element tiles, so it runs as all_broadcast + concat "
+                     "(REFERENCE 7.6): two ops, every chip's whole padded input to every chip, then a concat",
+                     params.dim, extent, extent == 1 ? "" : "s");
+}
+
 std::uint32_t broadcast_buffer_count(const Params& params, const topo::Topology& topology) {
   // Legacy mode has no fallback (validate refuses it, saying so); its groups are not the
   // fabric's, which the broadcast's sizing would resolve and fail on first.

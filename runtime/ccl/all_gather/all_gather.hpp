@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/ccl/common/ccl_common.hpp"
@@ -134,6 +135,9 @@ std::uint32_t workers_per_link(const Params& params);
 
 // True when the gather runs as all_broadcast + concat: TILE, dim 2 or 3 not whole tiles.
 bool needs_broadcast_fallback(const Params& params);
+// Why it does, in one clause ("input dim 3 is 33 elements, not whole 32-element tiles, ..."), or
+// "" without the fallback: what the CLI prints under its table and records in --json.
+std::string broadcast_fallback_reason(const Params& params);
 // Buffers the fallback needs in broadcast_buffers: the groups' size, or 0 without the fallback.
 std::uint32_t broadcast_buffer_count(const Params& params, const topo::Topology& topology);
 // Each broadcast buffer: an interleaved `input` tensor in the output's memory (DRAM or L1).
