@@ -1151,6 +1151,7 @@ TEST(CliRunDevice, IncompleteJsonHasTheServedDevicesSettingsAndFaults) {
   ASSERT_EQ(sweep_json.size(), 1u) << sweep_json.dump();
   EXPECT_EQ(sweep_json.at(0).at("outcome"), "did not complete");
   EXPECT_EQ(sweep_json.at(0).at("settings").at("fabric_payload_bytes"), 2048);
+  EXPECT_EQ(sweep_json.at(0).at("faults"), json::array({"link-down:0-2@30us"}));  // session 20: was missing
 }
 
 // Each op's buffers are freed once its result is read back: a sweep of send_recv in L1 whose

@@ -25,6 +25,7 @@ nlohmann::json incomplete_run_json(const RunOptions& options, const std::string&
   j["links"] = options.links;
   j["mode"] = options.mode;
   j["settings"] = settings_json(options);
+  j["faults"] = options.faults.specs;
   j["outcome"] = "did not complete";
   j["error"] = report;
   return j;

@@ -57,8 +57,9 @@ nlohmann::json result_json(const RunResult& result);
 // null: the op's own default (the value differs by op and size, and the row does not say).
 nlohmann::json settings_json(const RunOptions& options);
 
-// A point that did not complete (a hang or fault, exit 3): what was asked, "outcome": "did not
-// complete" and the report as "error", so a script never takes an older run's figures for it.
+// A point that did not complete (a hang or fault, exit 3): what was asked (its settings and
+// faults, as a completed row's), "outcome": "did not complete" and the report as "error", so a
+// script never takes an older run's figures for it. Run's and sweep's, local and served.
 nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report);
 // --json's "memory": the type, the input's layout, grid and shard (as session 8 wrote them), the
 // output's shard, and each buffer's config in full ("input", "output": layout, cores as

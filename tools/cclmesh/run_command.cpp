@@ -82,10 +82,7 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
 // completed run's --json says.
 nlohmann::json incomplete_json(const RunOptions& options, const runtime::remote::RemoteMeshDevice* served,
                                const std::string& report) {
-  const RunOptions asked = served ? served_run_options(options, *served) : options;
-  nlohmann::json j = incomplete_run_json(asked, report);
-  j["faults"] = asked.faults.specs;
-  return j;
+  return incomplete_run_json(served ? served_run_options(options, *served) : options, report);
 }
 
 void check_output_options(const RawRunOptions& raw) {
