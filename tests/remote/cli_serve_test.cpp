@@ -1121,7 +1121,7 @@ TEST(CliRunDevice, JsonSettingsAreTheServedDevicesOwn) {
   EXPECT_EQ(local.exit_code, 0) << local.err;
   const json local_settings = json::parse(read_file(dir.file("local.json"))).at("settings");
   EXPECT_EQ(local_settings.at("no_data"), true);
-  EXPECT_EQ(local_settings.at("erisc_unreserved_kib"), 106);
+  EXPECT_EQ(local_settings.at("erisc_unreserved_bytes"), 106 * 1024);
   EXPECT_EQ(local_settings.at("fabric_payload_bytes"), 2048);
   EXPECT_EQ(local_settings.at("fabric_rx_in_flight"), 2);
   EXPECT_EQ(json::parse(read_file(dir.file("remote.json"))).at("settings"), local_settings);

@@ -104,7 +104,7 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
                                             : runtime::FabricMode::Line;
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
-  if (options.erisc_unreserved_kib) device.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
+  if (options.erisc_unreserved_bytes) device.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_bytes;
   // Along an axis, the device runs tt-metal's FABRIC_1D / FABRIC_1D_RING: a line (or ring) per
   // mesh row and column, each group on its own (REFERENCE 3.4, 6.7).
   if (options.cluster_axis) device.fabric.scope = runtime::FabricScope::Axes;
@@ -1514,7 +1514,7 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   options.faults.specs = device.faults();
   options.fabric_payload_bytes = fabric.max_payload_bytes;
   options.fabric_rx_in_flight = fabric.receiver_packets_in_flight;
-  options.erisc_unreserved_kib = fabric.erisc_unreserved_bytes / 1024;
+  options.erisc_unreserved_bytes = fabric.erisc_unreserved_bytes;
   return options;
 }
 

@@ -97,7 +97,7 @@ nlohmann::json settings_json(const RunOptions& o) {
           {"seed", o.seed},
           {"fabric_payload_bytes", o.fabric_payload_bytes},
           {"fabric_rx_in_flight", or_null(o.fabric_rx_in_flight)},
-          {"erisc_unreserved_kib", o.erisc_unreserved_kib.value_or(runtime::kEriscUnreservedDefaultBytes / 1024)},
+          {"erisc_unreserved_bytes", o.erisc_unreserved_bytes.value_or(runtime::kEriscUnreservedDefaultBytes)},
           {"workers_per_link", or_null(o.workers_per_link)},
           {"chunks_per_sync", or_null(o.chunks_per_sync)},
           {"rounds", or_null(o.rounds)},

@@ -156,7 +156,8 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
                      "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
       ->check(CLI::Range(1, 16));
-  command.add_option("--erisc-unreserved-kib", o.erisc_unreserved_kib,
+  command.add_option_function<std::uint32_t>(
+             "--erisc-unreserved-kib", [&o](std::uint32_t kib) { o.erisc_unreserved_bytes = kib * 1024; },
                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
       ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));

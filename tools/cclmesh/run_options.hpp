@@ -109,9 +109,10 @@ struct RunOptions {
   std::uint32_t fabric_payload_bytes = 4352;
   // --fabric-rx-in-flight: FabricOptions::receiver_packets_in_flight (unset: the default).
   std::optional<std::uint32_t> fabric_rx_in_flight;
-  // --erisc-unreserved-kib: FabricOptions::erisc_unreserved_bytes / 1024, a what-if for the
-  // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 150).
-  std::optional<std::uint32_t> erisc_unreserved_kib;
+  // FabricOptions::erisc_unreserved_bytes: --erisc-unreserved-kib x 1024, a what-if for the
+  // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 150 KiB), or a
+  // served device's figure as the server has it (bytes: a server need not hold whole KiB).
+  std::optional<std::uint32_t> erisc_unreserved_bytes;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)
   // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).

@@ -72,7 +72,7 @@ TEST_F(RunFiles, TheJsonRecordsTheSimulatorOptionsTheRunTook) {
                      "--erisc-unreserved-kib", "106", "--fabric-payload", "6144", "--json", json_path.string()}),
             kExitOk);
   const json s = json::parse(read_file(json_path)).at("settings");
-  EXPECT_EQ(s.at("erisc_unreserved_kib"), 106);
+  EXPECT_EQ(s.at("erisc_unreserved_bytes"), 106 * 1024);
   EXPECT_EQ(s.at("fabric_payload_bytes"), 6144);
   EXPECT_EQ(s.at("no_data"), true);
   EXPECT_TRUE(s.at("cluster_axis").is_null());
@@ -83,7 +83,7 @@ TEST_F(RunFiles, TheJsonRecordsTheSimulatorOptionsTheRunTook) {
                      "--cluster-axis", "0", "--json", json_path.string()}),
             kExitOk);
   const json d = json::parse(read_file(json_path)).at("settings");
-  EXPECT_EQ(d.at("erisc_unreserved_kib"), 150);  // the default, written out
+  EXPECT_EQ(d.at("erisc_unreserved_bytes"), 150 * 1024);  // the default, written out
   EXPECT_EQ(d.at("fabric_payload_bytes"), 4352);
   EXPECT_EQ(d.at("cluster_axis"), 0);
   EXPECT_EQ(d.at("root"), 0);  // the default, written out

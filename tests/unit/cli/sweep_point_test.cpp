@@ -85,7 +85,7 @@ RunResult every_field_set() {
   ran.root = 2;
   ran.no_data = true;
   ran.fabric_payload_bytes = 2048;
-  ran.erisc_unreserved_kib = 106;
+  ran.erisc_unreserved_bytes = 106 * 1024;
   r.settings = settings_json(ran);
   return r;
 }
