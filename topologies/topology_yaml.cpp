@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <system_error>
+#include <vector>
 
 #include "topologies/detail/yaml_reader.hpp"
 #include "topologies/errors.hpp"
@@ -117,6 +118,7 @@ class TopologyYamlReader {
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", yaml_.source(), e.what()));
     }
+    check_empty_positions();
     check_mesh_spanned();  // after Topology's checks: a chip placed twice is named as such
     return std::move(*topology);
   }
@@ -134,7 +136,7 @@ class TopologyYamlReader {
 
   void read_mesh(const YAML::Node& mesh) {
     if (!mesh.IsDefined() || mesh.IsNull()) return;
-    yaml_.expect_keys(mesh, "mesh", {"shape", "wraps"});
+    yaml_.expect_keys(mesh, "mesh", {"shape", "wraps", "empty"});
     const YAML::Node shape = yaml_.require(mesh, "shape", "mesh");
     yaml_.expect_sequence(shape, "mesh.shape");
     std::vector<std::int32_t> extents;
@@ -159,25 +161,49 @@ class TopologyYamlReader {
       yaml_.fail(shape, "mesh.shape", e.what());
     }
     mesh_shape_node_ = shape;
+    if (const YAML::Node empty = mesh["empty"]) {
+      yaml_.expect_sequence(empty, "mesh.empty");
+      for (std::size_t i = 0; i < empty.size(); ++i) {
+        empty_.push_back({read_coord(empty[i], fmt::format("mesh.empty[{}]", i)), empty[i]});
+      }
+    }
+  }
+
+  // A position mesh.empty names holds no chip.
+  void check_empty_positions() const {
+    for (std::size_t i = 0; i < empty_.size(); ++i) {
+      for (const Chip& chip : chips_) {
+        if (chip.mesh_coord != empty_[i].coord) continue;
+        yaml_.fail(empty_[i].node, fmt::format("mesh.empty[{}]", i),
+                   fmt::format("{} holds chip {}; expected a position of the shape without a chip",
+                               mesh_coord_to_string(empty_[i].coord, mesh_->rank()), chip.id));
+      }
+    }
   }
 
   // The chips' mesh_coords span the whole shape: a shape larger than the chips placed in it (t3k's
   // 2x4 chips under [3, 4], or no chip with a mesh_coord) would make the mesh's rows, columns and
   // axis groups of chips that are not there. A position inside the span may be empty (a faulted
   // mesh: without_chip keeps the shape), and chips outside the mesh (TG's gateways) have no
-  // mesh_coord; a chip placed twice is refused by Topology, naming both chips.
+  // mesh_coord; a chip placed twice is refused by Topology, naming both chips. Positions listed
+  // in mesh.empty count as placed: a mesh whose whole last row or column was faulted away says
+  // so there, and keeps its shape (to_yaml writes every empty position).
   void check_mesh_spanned() const {
     if (!mesh_) return;
     std::array<std::int32_t, kMaxMeshRank> span{};  // highest coordinate + 1, per dimension
     std::size_t placed = 0;
+    const auto spans = [&](const MeshCoord& coord) {
+      for (int d = 0; d < mesh_->rank(); ++d) {
+        const auto i = static_cast<std::size_t>(d);
+        span[i] = std::max(span[i], coord[i] + 1);
+      }
+    };
     for (const Chip& chip : chips_) {
       if (!chip.mesh_coord) continue;
       ++placed;
-      for (int d = 0; d < mesh_->rank(); ++d) {
-        const auto i = static_cast<std::size_t>(d);
-        span[i] = std::max(span[i], (*chip.mesh_coord)[i] + 1);
-      }
+      spans(*chip.mesh_coord);
     }
+    for (const EmptyPosition& empty : empty_) spans(empty.coord);
     std::vector<std::int32_t> extents;
     std::vector<std::int32_t> spanned;
     for (int d = 0; d < mesh_->rank(); ++d) {
@@ -191,7 +217,8 @@ class TopologyYamlReader {
                                   fmt::join(spanned, ", "));
     yaml_.fail(mesh_shape_node_, "mesh.shape",
                fmt::format("[{}], but {}; expected the shape the chips fill, each chip of the mesh with its "
-                           "mesh_coord (chips outside it, as TG's gateways, have none)",
+                           "mesh_coord (chips outside it, as TG's gateways, have none), or the positions without a "
+                           "chip listed in mesh.empty",
                            fmt::join(extents, ", "), what));
   }
 
@@ -231,7 +258,7 @@ class TopologyYamlReader {
       chip.pci_device =
           static_cast<std::int32_t>(yaml_.to_int(pci, entry + ".pci_device", 0, kMaxId));
     }
-    if (const YAML::Node coord = node["mesh_coord"]) chip.mesh_coord = read_coord(coord, entry);
+    if (const YAML::Node coord = node["mesh_coord"]) chip.mesh_coord = read_coord(coord, entry + ".mesh_coord");
     if (const YAML::Node harvesting = node["harvesting"]) {
       const std::string where = entry + ".harvesting";
       yaml_.expect_keys(harvesting, where, {"tensix", "dram", "eth", "noc_translation"});
@@ -250,8 +277,7 @@ class TopologyYamlReader {
     chips_.push_back(chip);
   }
 
-  MeshCoord read_coord(const YAML::Node& node, const std::string& entry) const {
-    const std::string where = entry + ".mesh_coord";
+  MeshCoord read_coord(const YAML::Node& node, const std::string& where) const {
     if (!mesh_) yaml_.fail(node, where, "a mesh coordinate needs a top-level `mesh` shape");
     yaml_.expect_sequence(node, where);
     if (node.size() != static_cast<std::size_t>(mesh_->rank())) {
@@ -388,6 +414,11 @@ class TopologyYamlReader {
   std::string default_name_;
   std::optional<MeshShape> mesh_;
   YAML::Node mesh_shape_node_;  // mesh.shape, for a refusal that names its line
+  struct EmptyPosition {
+    MeshCoord coord;
+    YAML::Node node;  // for a refusal that names its line
+  };
+  std::vector<EmptyPosition> empty_;  // mesh.empty
   std::vector<Chip> chips_;
   std::map<ChipId, std::size_t> index_of_chip_;
   std::map<EthEndpoint, PortEntry> ports_;
@@ -409,7 +440,23 @@ std::string to_yaml(const Topology& topology) {
     out << YAML::EndSeq;
     out << YAML::Key << "wraps" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (int d = 0; d < shape->rank(); ++d) out << shape->wraps(d);
-    out << YAML::EndSeq << YAML::EndMap;
+    out << YAML::EndSeq;
+    // The positions without a chip (a faulted mesh): without them a mesh whose last row or column
+    // is gone would not load back under its shape.
+    std::vector<MeshCoord> empty;
+    for (std::int64_t i = 0; i < shape->chip_count(); ++i) {
+      if (!topology.chip_at(shape->coord_at(i))) empty.push_back(shape->coord_at(i));
+    }
+    if (!empty.empty()) {
+      out << YAML::Key << "empty" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const MeshCoord& coord : empty) {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (int d = 0; d < shape->rank(); ++d) out << coord[static_cast<std::size_t>(d)];
+        out << YAML::EndSeq;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
   }
   out << YAML::Key << "chips" << YAML::Value << YAML::BeginSeq;
   for (const Chip& chip : topology.chips()) emit_chip(out, topology, chip);

@@ -8,7 +8,8 @@
 //   format: cclmesh-topology
 //   version: 1
 //   name: n300
-//   mesh: {shape: [1, 2], wraps: [false, false]}        # optional
+//   mesh: {shape: [1, 2], wraps: [false, false]}        # optional; `empty: [[r, c], ...]` lists
+//                                                       # positions without a chip (faulted)
 //   chips:
 //     - id: 0
 //       arch: wormhole_b0

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "test_paths.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -16,6 +19,7 @@ namespace cclmesh::topo {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Topology round_trip(const Topology& t) { return parse_topology_yaml(to_yaml(t), "<round trip>"); }
 
@@ -43,6 +47,61 @@ TEST(TopologyYaml, FaultedSystemRoundTripsWithItsSlowLink) {
   const std::string text = to_yaml(slow);
   EXPECT_THAT(text, HasSubstr("rate_bytes_per_s: 6250000000"));
   EXPECT_EQ(round_trip(slow), slow);
+}
+
+// Every chip placed at `coords` faulted away (without_chip keeps the shape).
+Topology without_positions(Topology t, const std::vector<MeshCoord>& coords) {
+  for (const MeshCoord& coord : coords) {
+    const std::optional<ChipId> chip = t.chip_at(coord);
+    EXPECT_TRUE(chip.has_value()) << coord[0] << "," << coord[1];
+    if (chip) t = without_chip(t, *chip);
+  }
+  return t;
+}
+
+// Session 20: a mesh whose whole last column (or row) is faulted away keeps its shape, which
+// the chips left span no longer; to_yaml lists the positions without a chip under mesh.empty,
+// so the saved file loads back as the same system (before, the shape check refused it).
+TEST(TopologyYaml, AMeshWithItsLastColumnOrRowFaultedAwayRoundTrips) {
+  const Topology no_last_column = without_positions(build_t3k(), {{0, 3, 0}, {1, 3, 0}});
+  const std::string text = to_yaml(no_last_column);
+  EXPECT_THAT(text, HasSubstr("mesh: {shape: [2, 4], wraps: [false, false], empty: [[0, 3], [1, 3]]}")) << text;
+  EXPECT_EQ(round_trip(no_last_column), no_last_column);
+  const Topology mesh = build_parametric(parse_parametric_spec("mesh:3x3"));
+  const Topology no_last_row = without_positions(mesh, {{2, 0, 0}, {2, 1, 0}, {2, 2, 0}});
+  EXPECT_EQ(round_trip(no_last_row), no_last_row);
+  // A hole inside the span is listed too (it loaded back before as well).
+  const Topology hole = without_positions(mesh, {{1, 1, 0}});
+  EXPECT_THAT(to_yaml(hole), HasSubstr("empty: [[1, 1]]"));
+  EXPECT_EQ(round_trip(hole), hole);
+  // A full mesh lists none.
+  EXPECT_THAT(to_yaml(mesh), Not(HasSubstr("empty")));
+}
+
+std::string own_yaml_error(const std::string& text) {
+  try {
+    (void)parse_topology_yaml(text, "own.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TopologyYaml, AnEmptyPositionMustBeOfTheShapeAndHoldNoChip) {
+  const std::string chips = R"(
+chips:
+  - {id: 0, arch: wh, mesh_coord: [0, 0], eth: {0: [1, 0]}}
+  - {id: 1, arch: wh, mesh_coord: [0, 1], eth: {0: [0, 0]}}
+)";
+  const std::string head = "format: cclmesh-topology\nversion: 1\n";
+  EXPECT_EQ(own_yaml_error(head + "mesh: {shape: [1, 3], empty: [[0, 2]]}" + chips), "no error");
+  EXPECT_THAT(own_yaml_error(head + "mesh: {shape: [1, 3], empty: [[0, 1]]}" + chips),
+              HasSubstr("own.yaml:3: mesh.empty[0]: (0, 1) holds chip 1; expected a position of the shape without a "
+                        "chip"));
+  EXPECT_THAT(own_yaml_error(head + "mesh: {shape: [1, 3], empty: [[0, 3]]}" + chips),
+              HasSubstr("own.yaml:3: mesh.empty[0]"));
+  EXPECT_THAT(own_yaml_error(head + "mesh: {shape: [2, 3], empty: [[0, 2]]}" + chips),
+              HasSubstr("mesh.shape: [2, 3], but the mesh_coords of its 2 placed chips (of 2) span [1, 3]"));
 }
 
 TEST(TopologyYaml, SaveAndLoadFile) {
