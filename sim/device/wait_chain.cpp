@@ -631,12 +631,8 @@ class ChainBuilder {
   // {forward?, router NoC0} when `address` is the flow-control (true) or teardown (false)
   // semaphore of one of an interpreter's fabric connections.
   static std::optional<std::pair<bool, CoreCoord>> connection_of(const KernelContext& k, std::uint64_t address) {
-    if (k.kernel != kernels::kCclInterpreterKernelName) return std::nullopt;
     const std::vector<std::uint32_t>& rt = k.runtime_args;
-    for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
-      if (rt.size() <= slot) continue;
-      const std::uint64_t at = rt[slot];
-      if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+    for (const std::size_t at : connection_arg_blocks(k)) {
       const CoreCoord router{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
       if (address == runtime::tensix_program_semaphore_address(rt[at + ca::kWorkerFlowControlSemaphore])) {
         return std::make_pair(true, router);
@@ -646,6 +642,21 @@ class ChainBuilder {
       }
     }
     return std::nullopt;
+  }
+
+  // Where an interpreter's fabric connections' arguments start in its runtime args (forward,
+  // then backward; kFabricConnectionArgWords each), the ones it has.
+  static std::vector<std::size_t> connection_arg_blocks(const KernelContext& k) {
+    std::vector<std::size_t> blocks;
+    if (k.kernel != kernels::kCclInterpreterKernelName) return blocks;
+    const std::vector<std::uint32_t>& rt = k.runtime_args;
+    for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
+      if (rt.size() <= slot) continue;
+      const std::uint64_t at = rt[slot];
+      if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+      blocks.push_back(static_cast<std::size_t>(at));
+    }
+    return blocks;
   }
 
   const KernelContext* router_at(std::uint32_t chip, bool, std::int32_t x, std::int32_t y) const {
@@ -933,12 +944,9 @@ class ChainBuilder {
     namespace m = kernels::fabric_mux;
     std::vector<std::pair<std::uint32_t, const KernelContext*>> clients;
     for (const KernelContext* k : in_.kernels) {
-      if (k->kernel != kernels::kCclInterpreterKernelName || k->chip != mux.chip) continue;
+      if (k->chip != mux.chip) continue;
       const std::vector<std::uint32_t>& rt = k->runtime_args;
-      for (const std::uint32_t slot : {ia::kRtForwardConnectionOffset, ia::kRtBackwardConnectionOffset}) {
-        if (rt.size() <= slot) continue;
-        const std::uint64_t at = rt[slot];
-        if (at == 0 || at + api::kFabricConnectionArgWords > rt.size()) continue;
+      for (const std::size_t at : connection_arg_blocks(*k)) {
         if (static_cast<std::int32_t>(rt[at + ca::kEdmNocX]) != mux.noc0.x ||
             static_cast<std::int32_t>(rt[at + ca::kEdmNocY]) != mux.noc0.y) {
           continue;
