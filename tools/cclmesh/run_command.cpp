@@ -191,7 +191,7 @@ const std::set<std::string>& options_beside_device() {
 void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   auto raw = std::make_shared<RawRunOptions>();
   RunOptions& o = raw->parsed;
-  CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh and print its nccl-tests row");
+  CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh (or a served one, --device) and print its nccl-tests row");
   command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
   CLI::Option* size =
       command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
