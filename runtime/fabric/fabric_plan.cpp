@@ -1,6 +1,7 @@
 #include "runtime/fabric/fabric_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -70,27 +71,88 @@ topo::Embedding embedding_in_order(const topo::Topology& topology, const std::ve
 
 namespace {
 
-// Per axis: each row / column of the mesh with at least 2 chips, a ring where the group closes
-// (Ring mode on a torus) and a line otherwise.
-std::vector<std::pair<topo::Embedding, int>> axis_embeddings(const topo::Topology& topology, bool ring,
-                                                             std::int32_t num_links) {
+// One line or ring of the plan before its routers are placed.
+struct PlannedLine {
+  topo::Embedding embedding;
+  std::optional<int> axis;
+  std::optional<std::pair<ChipId, ChipId>> opened_at;
+};
+
+std::string edges_string(const std::vector<std::pair<ChipId, ChipId>>& edges) {
+  std::string text;
+  for (const auto& [a, b] : edges) text += fmt::format("{}{}-{}", text.empty() ? "" : ", ", a, b);
+  return text;
+}
+
+// Per axis: each row / column of the mesh with at least 2 chips, as axis_group_run lays it:
+// a ring where the group closes (Ring mode on a torus), a line otherwise or around a down edge.
+std::vector<PlannedLine> axis_embeddings(const topo::Topology& topology, bool ring, std::int32_t num_links,
+                                         const std::vector<std::pair<ChipId, ChipId>>& down_edges) {
   const auto& shape = topology.mesh_shape();
   if (!shape) {
     throw FabricPlanError(fmt::format("fabric: per-axis lines need a mesh; '{}' has no mesh shape", topology.name()));
   }
-  std::vector<std::pair<topo::Embedding, int>> result;
+  std::vector<PlannedLine> result;
   for (int axis = shape->rank() - 1; axis >= 0; --axis) {
     for (const std::vector<topo::ChipId>& group : topo::axis_groups(topology, axis)) {
       if (group.size() < 2) continue;
-      const bool closes = ring && group.size() >= 3 && topology.edge_between(group.back(), group.front()).has_value();
-      result.emplace_back(closes ? topo::find_ring(topology, group, num_links) : topo::find_line(topology, group, num_links),
-                          axis);
+      const std::vector<ChipId> chips(group.begin(), group.end());
+      const AxisGroupRun run = axis_group_run(topology, chips, ring, down_edges);
+      if (!run.runs()) {
+        throw FabricPlanError(fmt::format("fabric: axis {} {} {} is cut by down edge(s) {}", axis,
+                                          run.ring ? "ring" : "line", fmt::join(chips, "-"),
+                                          edges_string(run.cut_by)));
+      }
+      if (run.opened_at) {
+        result.push_back(PlannedLine{embedding_in_order(topology, run.chips, false, static_cast<std::uint32_t>(num_links)),
+                                     axis, run.opened_at});
+      } else {
+        result.push_back(PlannedLine{run.ring ? topo::find_ring(topology, group, num_links)
+                                              : topo::find_line(topology, group, num_links),
+                                     axis, std::nullopt});
+      }
     }
   }
   return result;
 }
 
 }  // namespace
+
+AxisGroupRun axis_group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
+                            const std::vector<std::pair<ChipId, ChipId>>& down_edges) {
+  const std::size_t n = group.size();
+  const bool closes = n >= 3 && topology.edge_between(static_cast<topo::ChipId>(group.back()),
+                                                      static_cast<topo::ChipId>(group.front()))
+                                    .has_value();
+  const auto hop_is_down = [&](std::size_t i) {
+    const ChipId a = group[i];
+    const ChipId b = group[(i + 1) % n];
+    return std::any_of(down_edges.begin(), down_edges.end(),
+                       [&](const auto& e) { return (e.first == a && e.second == b) || (e.first == b && e.second == a); });
+  };
+  AxisGroupRun run;
+  run.chips = group;
+  run.ring = ring_mode && closes;
+  // The hops of the path the group takes without faults: a ring's n, a line's n - 1.
+  std::vector<std::size_t> down_hops;
+  for (std::size_t i = 0; i + 1 < n || (run.ring && i < n); ++i) {
+    if (hop_is_down(i)) down_hops.push_back(i);
+  }
+  if (down_hops.empty()) return run;
+  // A line that closes can use its closing hop instead, unless that is down too.
+  const bool can_open = closes && (run.ring ? down_hops.size() == 1 : down_hops.size() == 1 && !hop_is_down(n - 1));
+  if (!can_open) {
+    for (const std::size_t i : down_hops) run.cut_by.emplace_back(group[i], group[(i + 1) % n]);
+    if (!run.ring && closes && hop_is_down(n - 1)) run.cut_by.emplace_back(group[n - 1], group[0]);
+    return run;
+  }
+  const std::size_t down = down_hops.front();
+  run.ring = false;
+  run.opened_at = std::pair{group[down], group[(down + 1) % n]};
+  run.chips.clear();
+  for (std::size_t k = 1; k <= n; ++k) run.chips.push_back(group[(down + k) % n]);
+  return run;
+}
 
 FabricPlan::FabricPlan() : built_(no_fabric()) {}
 
@@ -151,30 +213,35 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
     throw FabricPlanError(fmt::format("fabric: num_links {} must be in 1..16", options.num_links));
   }
   const auto links = static_cast<std::int32_t>(options.num_links);
-  std::vector<std::pair<topo::Embedding, std::optional<int>>> embeddings;
+  std::vector<PlannedLine> embeddings;
   if (options.scope == FabricScope::Axes) {
     if (!options.chip_order.empty()) {
       throw FabricPlanError("fabric: chip_order names one system line or ring; per-axis lines follow the mesh");
     }
-    for (auto& [embedding, axis] : axis_embeddings(topology, ring, links)) embeddings.emplace_back(embedding, axis);
+    embeddings = axis_embeddings(topology, ring, links, options.down_edges);
     if (embeddings.empty()) {
       throw FabricPlanError(fmt::format("fabric: the {} mesh of '{}' has no row or column of 2 or more chips",
                                         topology.mesh_shape()->to_string(), topology.name()));
     }
   } else {
-    embeddings.emplace_back(options.chip_order.empty()
-                                ? (ring ? topo::find_system_ring(topology, links) : topo::find_system_line(topology, links))
-                                : embedding_in_order(topology, options.chip_order, ring, options.num_links),
-                            std::nullopt);
-    if (embeddings.front().first.chips.size() < 2) {
+    if (!options.down_edges.empty()) {
+      throw FabricPlanError("fabric: down_edges lay out per-axis lines; a system line or ring avoids them by chip_order");
+    }
+    embeddings.push_back(PlannedLine{
+        options.chip_order.empty()
+            ? (ring ? topo::find_system_ring(topology, links) : topo::find_system_line(topology, links))
+            : embedding_in_order(topology, options.chip_order, ring, options.num_links),
+        std::nullopt, std::nullopt});
+    if (embeddings.front().embedding.chips.size() < 2) {
       throw FabricPlanError(fmt::format("fabric: a {} needs at least 2 chips; '{}' has {}", to_string(options.mode),
-                                        topology.name(), embeddings.front().first.chips.size()));
+                                        topology.name(), embeddings.front().embedding.chips.size()));
     }
   }
   // REFERENCE 3.3, 3.5: dispatch keeps a routing plane on tunnelled systems. One plane is always
   // allowed (a single-link edge between tunnelled chips still carries the one-plane fabric the
   // model has always run).
-  for (const auto& [embedding, axis] : embeddings) {
+  for (const PlannedLine& planned : embeddings) {
+    const topo::Embedding& embedding = planned.embedding;
     const std::int32_t usable = topo::usable_links(topology, embedding);
     if (links > 1 && links > usable) {
       const std::int32_t reserved = topo::dispatch_reserved_links(topology);
@@ -221,7 +288,9 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
                                       l.end - erisc.kernel_base(), erisc.kernel_bytes()));
   }
 
-  for (const auto& [embedding, axis] : embeddings) add_line(plan, topology, embedding, axis);
+  for (const PlannedLine& planned : embeddings) {
+    add_line(plan, topology, planned.embedding, planned.axis, planned.opened_at);
+  }
   // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
   for (std::size_t i = 0; i < plan.routers.size(); ++i) {
     const FabricRouterSite& site = plan.routers[i];
@@ -255,12 +324,13 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
 
 // One line's sites, in line order: per chip forward before backward, planes in order.
 void FabricPlan::add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
-                          std::optional<int> axis) {
+                          std::optional<int> axis, std::optional<std::pair<ChipId, ChipId>> opened_at) {
   const auto line_index = static_cast<std::uint32_t>(plan.lines.size());
   FabricLine line;
   line.mode = embedding.kind == topo::EmbeddingKind::Ring ? FabricMode::Ring : FabricMode::Line;
   line.chips.assign(embedding.chips.begin(), embedding.chips.end());
   line.axis = axis;
+  line.opened_at = opened_at;
   std::vector<FabricRouterSite> sites;
   for (const topo::Hop& hop : embedding.hops) {
     for (std::uint32_t k = 0; k < hop.links.size(); ++k) {

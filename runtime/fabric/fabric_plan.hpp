@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/api/fabric_connection.hpp"
@@ -54,6 +55,9 @@ struct FabricLine {
   FabricMode mode = FabricMode::Line;  // Line or Ring
   std::vector<ChipId> chips;           // in order
   std::optional<int> axis;             // scope Axes: the cluster_axis whose group this is
+  // Scope Axes: a row or column that closes, run as a line around a down edge
+  // (FabricOptions::down_edges): that edge, (the line's last chip, its first).
+  std::optional<std::pair<ChipId, ChipId>> opened_at;
 
   bool contains(ChipId chip) const;
   // Throws FabricPlanError for a chip not on this line.
@@ -85,6 +89,24 @@ struct FabricRoute {
   std::uint32_t hops = 0;
   std::uint32_t line = 0;  // the fabric line it runs on
 };
+
+// How a per-axis fabric runs one mesh row or column (`group`, in coordinate order) when the
+// links of `down_edges` are down from the start. A group that closes (3+ chips and a link from
+// its last chip to its first, a torus) is a ring in Ring mode and a line in coordinate order in
+// Line mode; with one down edge on the path it would take (the ring, or the line) it runs as a
+// line from the chip after that edge round to the chip before it, in either mode (a ring minus
+// one edge is a line). A group that does not close is a line, which a down edge cuts; two down
+// edges cut a closing group.
+struct AxisGroupRun {
+  std::vector<ChipId> chips;  // in fabric order
+  bool ring = false;
+  std::optional<std::pair<ChipId, ChipId>> opened_at;  // the down edge a line runs around
+  // Down edges that cut the group (it then cannot run): none when it runs.
+  std::vector<std::pair<ChipId, ChipId>> cut_by;
+  bool runs() const { return cut_by.empty(); }
+};
+AxisGroupRun axis_group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
+                            const std::vector<std::pair<ChipId, ChipId>>& down_edges);
 
 class FabricPlan {
  public:
@@ -164,7 +186,7 @@ class FabricPlan {
   static std::shared_ptr<const Built> built_for(const topo::Topology& topology, const FabricOptions& options);
   static std::shared_ptr<const Built> build(const topo::Topology& topology, const FabricOptions& options);
   static void add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
-                       std::optional<int> axis);
+                       std::optional<int> axis, std::optional<std::pair<ChipId, ChipId>> opened_at);
   const FabricLine& only_line() const;
 
   std::shared_ptr<const Built> built_;

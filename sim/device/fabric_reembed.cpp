@@ -1,7 +1,9 @@
 #include "sim/device/fabric_reembed.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,50 @@ bool embedding_uses_edge(const topo::Embedding& embedding, runtime::ChipId a, ru
   return false;
 }
 
+// A per-axis fabric's rows and columns are fixed by the mesh: a ring (a torus row or column)
+// with one down link runs as a line around it (the plan lays it, FabricOptions::down_edges); a
+// down link on a line that does not close, or a second one on a ring, cuts a group, and the
+// fabric spans every row and column whichever axis the op runs along, so the run stops there.
+runtime::FabricOptions axis_fabric_around_down_links(const topo::Topology& topology, runtime::FabricOptions fabric,
+                                                     const std::vector<const LinkDownFault*>& from_start) {
+  for (const LinkDownFault* fault : from_start) {
+    if (!topology.edge_between(static_cast<topo::ChipId>(fault->a), static_cast<topo::ChipId>(fault->b))) {
+      throw std::invalid_argument(fmt::format("fault {}: chips {} and {} share no link", fault->spec, fault->a, fault->b));
+    }
+    fabric.down_edges.emplace_back(fault->a, fault->b);
+  }
+  const auto& shape = topology.mesh_shape();
+  if (!shape) return fabric;  // the plan refuses a per-axis fabric without a mesh, saying so
+  const bool ring = fabric.mode == runtime::FabricMode::Ring;
+  for (int axis = shape->rank() - 1; axis >= 0; --axis) {
+    for (const std::vector<topo::ChipId>& coordinates : topo::axis_groups(topology, axis)) {
+      if (coordinates.size() < 2) continue;
+      const std::vector<runtime::ChipId> group(coordinates.begin(), coordinates.end());
+      const runtime::AxisGroupRun run = runtime::axis_group_run(topology, group, ring, fabric.down_edges);
+      if (run.runs()) continue;
+      std::string specs;
+      for (const LinkDownFault* fault : from_start) {
+        const bool cuts = std::any_of(run.cut_by.begin(), run.cut_by.end(), [&](const auto& e) {
+          return (e.first == fault->a && e.second == fault->b) || (e.first == fault->b && e.second == fault->a);
+        });
+        if (cuts) specs += (specs.empty() ? "" : ", ") + fault->spec;
+      }
+      const std::string path = fmt::format("{}", fmt::join(group, "-")) + (run.ring ? fmt::format("-{}", group.front()) : "");
+      throw runtime::DeviceError(
+          runtime::DeviceError::Kind::Fault,
+          fmt::format("fault {} at 0 s: the per-axis fabric's axis {} {} {} is cut by the down link(s) and cannot run: "
+                      "{}; the per-axis fabric spans every row and column whichever axis the op runs along: run one "
+                      "group on a fabric of its own chips (run --chips, in order) or on the whole system (run "
+                      "without --cluster-axis)",
+                      specs, axis, run.ring ? "ring" : "line", path,
+                      run.ring ? "a ring runs as a line around one down link, not two"
+                               : "a line with a down link has no path through its chips (a torus row or column runs "
+                                 "as a line around one)"));
+    }
+  }
+  return fabric;
+}
+
 }  // namespace
 
 // A link down from the start is a topology without that edge: when the fabric's default line or
@@ -39,27 +85,7 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
     return fabric;
   }
   const bool ring = fabric.mode == runtime::FabricMode::Ring;
-  if (fabric.scope == runtime::FabricScope::Axes) {
-    // Each row's and column's line is fixed by the mesh: there is no other one to move to.
-    const runtime::FabricPlan plan(topology, fabric);
-    for (const LinkDownFault* fault : from_start) {
-      for (const runtime::FabricLine& line : plan.lines()) {
-        topo::Embedding e;
-        e.kind = line.mode == runtime::FabricMode::Ring ? topo::EmbeddingKind::Ring : topo::EmbeddingKind::Line;
-        e.chips.assign(line.chips.begin(), line.chips.end());
-        if (!embedding_uses_edge(e, fault->a, fault->b)) continue;
-        throw runtime::DeviceError(
-            runtime::DeviceError::Kind::Fault,
-            fmt::format("fault {} at 0 s: the per-axis fabric's {} crosses the down link, and a row's or column's "
-                        "line cannot be re-embedded (only the whole-system fabric is moved around down links); "
-                        "the per-axis fabric spans every row and column whichever axis the op runs along: run one "
-                        "group on a fabric of its own chips (run --chips, in order) or on the whole system (run "
-                        "without --cluster-axis)",
-                        fault->spec, line.to_string()));
-      }
-    }
-    return fabric;
-  }
+  if (fabric.scope == runtime::FabricScope::Axes) return axis_fabric_around_down_links(topology, fabric, from_start);
   topo::Topology usable = topology;
   std::string specs;
   bool crossed = false;

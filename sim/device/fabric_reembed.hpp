@@ -12,10 +12,11 @@
 namespace cclmesh::sim::device {
 
 // `fabric` with chip_order set to the re-embedded line or ring, or as given when no link down
-// from the start crosses it (or it has no fabric, or --chips fixed its order). Throws
-// runtime::DeviceError(Fault) when no other line or ring avoids the down links, or a per-axis
-// fabric's row or column crosses one; std::invalid_argument for a fault between chips that
-// share no edge.
+// from the start crosses it (or it has no fabric, or --chips fixed its order); a per-axis
+// fabric with every such link in down_edges, where a ring (a torus row or column) with one on
+// it runs as a line around it. Throws runtime::DeviceError(Fault) when no other line or ring
+// avoids the down links, or a per-axis row or column is cut (a line with one, a ring with two);
+// std::invalid_argument for a fault between chips that share no edge.
 runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, runtime::FabricOptions fabric,
                                                 const FaultPlan& faults);
 

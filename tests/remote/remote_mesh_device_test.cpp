@@ -138,7 +138,7 @@ OpResult run_reduce_scatter(MeshDevice& device, const FabricOptions& fabric) {
   p.input_buffer = device.create_buffer(ccl::interleaved_buffer_config(p.input, BufferType::Dram));
   p.output_buffer =
       device.create_buffer(ccl::interleaved_buffer_config(rs::output_spec(p, device.topology()), BufferType::Dram));
-  if (rs::needs_intermediate(p)) {
+  if (rs::needs_intermediate(p, device.topology())) {
     p.intermediate_buffer = device.create_buffer(
         ccl::interleaved_buffer_config(rs::intermediate_spec(p, device.topology()), BufferType::Dram));
   }

@@ -794,7 +794,8 @@ GroupInputs write_group_inputs(const RunOptions& options, runtime::MeshDevice& d
 // op's output buffers holds (an empty list: that rank's outputs are undefined and not read).
 // Empty with --no-data (no inputs were made).
 using RankOutputs = std::vector<std::vector<SharedBytes>>;  // [rank][output buffer]
-using GroupReference = std::function<RankOutputs(const std::vector<Bytes>& inputs_by_rank)>;
+using GroupReference =
+    std::function<RankOutputs(const std::vector<ChipId>& group, const std::vector<Bytes>& inputs_by_rank)>;
 
 SharedBytes share(Bytes bytes) { return std::make_shared<const Bytes>(std::move(bytes)); }
 
@@ -813,7 +814,7 @@ std::function<Check()> verifier(runtime::MeshDevice& device, std::vector<OutputB
   for (const auto& group : in.groups) {
     std::vector<Bytes> by_rank;
     for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-    RankOutputs per_rank = reference(by_rank);
+    RankOutputs per_rank = reference(group, by_rank);
     CCLMESH_CHECK(per_rank.size() == group.size(), "output check: one reference entry per rank");
     for (std::size_t rank = 0; rank < group.size(); ++rank) {
       if (!per_rank[rank].empty()) expected[group[rank]] = std::move(per_rank[rank]);
@@ -916,7 +917,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<Bytes>& by_rank) {
+                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
                            return RankOutputs(by_rank.size(), {share(ccl::reference::concat(by_rank, p.input, dim))});
                          });
   } else if (options.op == CollectiveOp::AllBroadcast) {
@@ -938,7 +939,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_broadcast::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     // Every chip holds every rank's input, rank i's in output i.
-    op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<Bytes>& by_rank) {
+    op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
       std::vector<SharedBytes> per_output;
       for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) per_output.push_back(share(std::move(b)));
       return RankOutputs(by_rank.size(), per_output);
@@ -959,7 +960,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     p.input_buffer = buffers.create(input_config(p.input));
     p.output_buffer = buffers.create(
         output_config(ccl::reduce_scatter::output_spec(p, device.topology()), OutputAlongDim::Scattered));
-    if (ccl::reduce_scatter::needs_intermediate(p)) {
+    if (ccl::reduce_scatter::needs_intermediate(p, device.topology())) {
       p.intermediate_buffer = buffers.create(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
     }
     if (p.mode == ccl::CclMode::Fabric) {
@@ -970,8 +971,9 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce_scatter::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<Bytes>& by_rank) {
-                           return one_output_each(ccl::reduce_scatter::reference_outputs(p, device.topology(), by_rank));
+                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
+                           return one_output_each(
+                               ccl::reduce_scatter::reference_outputs(p, device.topology(), group, by_rank));
                          });
   } else if (options.op == CollectiveOp::Reduce) {
     // S = the tensor on every chip and on the root after (nccl-tests reduce).
@@ -993,7 +995,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     // Only the root's output is defined (nccl's reduce): the other ranks are not read.
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<Bytes>& by_rank) {
+                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
                            RankOutputs per_rank(by_rank.size());
                            per_rank.at(p.root) = {share(ccl::reduce::reference_output(p, device.topology(), by_rank))};
                            return per_rank;
@@ -1016,7 +1018,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_to_all::build(p, device.topology()); });
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<Bytes>& by_rank) {
+                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
                            return one_output_each(ccl::all_to_all::reference_outputs(p, device.topology(), by_rank));
                          });
   } else {
@@ -1051,8 +1053,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.algorithm_fallback = choice.fallback;
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<Bytes>& by_rank) {
-                           return one_output_each(ccl::all_reduce::reference_outputs(p, device.topology(), by_rank));
+                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
+                           return one_output_each(ccl::all_reduce::reference_outputs(p, device.topology(), group, by_rank));
                          });
   }
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents. A --shape's are its
@@ -1271,6 +1273,27 @@ void set_links_used(RunResult& result, const std::optional<std::vector<runtime::
   }
 }
 
+// The per-axis fabric's rings that ran as lines around a link down from the start, for the line
+// under the table: which ring, the line it ran as, the link and its fault, and whether it is one
+// of the op's groups (a row's ring opened under an op along the columns is not).
+std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, const RunOptions& options) {
+  std::vector<std::string> notes;
+  for (const runtime::FabricLine& line : plan.lines()) {
+    if (!line.opened_at) continue;
+    const auto [last, first] = *line.opened_at;
+    std::string spec;
+    for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+      if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
+    }
+    const bool the_ops = line.axis == options.cluster_axis;
+    notes.push_back(fmt::format("axis {} ring {}-{} ran as line {}: link {}-{} is down ({}); {}", line.axis.value_or(0),
+                                fmt::join(line.chips, "-"), line.chips.front(), fmt::join(line.chips, "-"), last, first,
+                                spec, the_ops ? "one of the op's groups, which ran as that line"
+                                              : "not one of the op's groups, which did not use it"));
+  }
+  return notes;
+}
+
 // What a run reports on any device: the op as run, its times (dispatch: from `enqueued_us`,
 // device time, until the first kernel starts; the host's dispatch gap, REFERENCE 1.8) and
 // bandwidths.
@@ -1329,6 +1352,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
+  result.rings_as_lines = rings_run_as_lines(plan, options);
   result.chips = options.chips;
   result.cluster_axis = options.cluster_axis;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));

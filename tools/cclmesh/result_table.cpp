@@ -81,6 +81,7 @@ nlohmann::json result_json(const RunResult& r) {
   if (!r.faults.empty()) {
     j["faults"] = r.faults;
     j["fabric_order"] = r.fabric_order;
+    if (!r.rings_as_lines.empty()) j["rings_as_lines"] = r.rings_as_lines;
     if (!r.fault_effects.empty()) j["fault_effects"] = r.fault_effects;
   }
   // null: the device counts no events (served hardware).
@@ -254,6 +255,7 @@ std::string fault_note(const RunResult& r) {
   std::string specs;
   for (const std::string& spec : r.faults) specs += (specs.empty() ? "" : ", ") + spec;
   std::string effects;
+  for (const std::string& ring : r.rings_as_lines) effects += fmt::format("# {}\n", ring);
   for (const std::string& effect : r.fault_effects) effects += fmt::format("# {}\n", effect);
   // Legacy mode has no persistent fabric, so no order to show.
   if (r.fabric_order.empty()) return fmt::format("# faults: {}\n{}", specs, effects);

@@ -42,7 +42,7 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1184, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1208, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
@@ -164,6 +164,7 @@ json result_wire_json(const RunResult& r) {
           {"faults", r.faults},
           {"fault_effects", r.fault_effects},
           {"fabric_order", r.fabric_order},
+          {"rings_as_lines", r.rings_as_lines},
           {"fabric", r.fabric},
           {"chips", r.chips},
           {"cluster_axis", optional_json(r.cluster_axis)},
@@ -225,6 +226,7 @@ RunResult result_from_wire(const json& j) {
   r.faults = j.at("faults").get<std::vector<std::string>>();
   r.fault_effects = j.at("fault_effects").get<std::vector<std::string>>();
   r.fabric_order = j.at("fabric_order").get<std::string>();
+  r.rings_as_lines = j.at("rings_as_lines").get<std::vector<std::string>>();
   r.fabric = j.at("fabric").get<std::string>();
   r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
   r.cluster_axis = optional_from<int>(j.at("cluster_axis"));

@@ -455,11 +455,32 @@ void require_ring_algorithm_applies(const Params& params) {
 }
 }  // namespace
 
+namespace {
+// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
+// runs as a line around a down link; that part is a line all_gather, which multicasts, so the
+// ring's algorithm choices are left to it (a line takes no relay, SPLIT_TENSOR or workers).
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  std::vector<Params> parts;
+  for (ShapedGroups& shaped : groups_by_shape(params.groups, topology, params.fabric, params.topology)) {
+    Params part = params;
+    part.groups = std::move(shaped.groups);
+    if (shaped.shape != params.topology) {
+      part.topology = shaped.shape;
+      part.ring_algorithm = RingAlgorithm::Auto;
+      part.bidirectional = BidirectionalMode::Auto;
+      part.workers_per_link.reset();
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+}  // namespace
+
 void validate(const Params& params, const topo::Topology& topology) {
   require_ring_algorithm_applies(params);
   if (needs_broadcast_fallback(params)) return broadcast_fallback::validate(params, topology);
   if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
-  resolve(params, topology);
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
 }
 
 std::vector<MeshWorkload> build_workloads(const Params& params, const topo::Topology& topology) {
@@ -477,12 +498,14 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   }
   require_ring_algorithm_applies(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
-  const Resolved r = resolve(params, topology);
   MeshWorkload workload;
   workload.name = kOp;
-  for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.groups) {
+      for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+        workload.programs[g.chips[rank]] = chip_program(part, topology, r, g, rank);
+      }
     }
   }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});

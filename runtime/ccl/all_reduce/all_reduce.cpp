@@ -293,7 +293,7 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 
 bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) {
   return resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather &&
-         reduce_scatter::needs_intermediate(rs_params(params, flat_of(params.tensor)));
+         reduce_scatter::needs_intermediate(rs_params(params, flat_of(params.tensor)), topology);
 }
 
 TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) {
@@ -309,7 +309,7 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   const Algorithm algorithm = resolved_algorithm(params, topology);
   const bool rs_ag = algorithm == Algorithm::ReduceScatterAllGather;
   const std::uint32_t rs_workers = rs_ag ? reduce_scatter::workers_per_link(rs, topology) : 1;
-  const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs);
+  const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs, topology);
   const bool rs_one_shot = rs_ag && reduce_scatter::resolved_ring_algorithm(rs) == reduce_scatter::RingAlgorithm::OneShot;
   const std::uint32_t rs_per_link = rs_one_shot ? 3 : (rs_two_per_link ? 2 : 1) * rs_workers;
   // validate() checks the one-shot's composite fallback gather too.
@@ -371,6 +371,12 @@ void run(MeshDevice& device, const Params& params) {
 
 std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
+  return reference_outputs(p, topology, {}, inputs_by_rank);
+}
+
+std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
   validate(p, topology);
   const std::uint32_t n = group_size(p, topology);
   if (inputs_by_rank.size() != n) {
@@ -384,7 +390,8 @@ std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Top
   } else {
     const Flat f = flat_of(p.tensor);
     const std::vector<reference::Bytes> slices =
-        reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank);
+        group.empty() ? reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank)
+                      : reduce_scatter::reference_outputs(rs_params(p, f), topology, group, inputs_by_rank);
     result = reference::concat(slices, with_dim_scaled(f.spec, f.dim, n, false), f.dim);
   }
   return std::vector<reference::Bytes>(n, result);

@@ -269,5 +269,10 @@ void run(MeshDevice& device, const Params& params);
 // The expected output of every rank of one group (inputs in rank order), bit for bit.
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
+// The same for `group` (chips in rank order): a ring run as a line around a down link sums its
+// reduce_scatter half in the line's order (reduce_scatter.hpp). Empty: the op's one shape.
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
 
 }  // namespace cclmesh::runtime::ccl::all_reduce

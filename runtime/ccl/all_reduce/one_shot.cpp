@@ -93,7 +93,8 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   MeshWorkload workload;
   workload.name = "one_shot";
   for (const auto& chips : resolve_groups(p.groups, topology, plan)) {
-    const FabricGroup g = map_group_onto_fabric(plan, chips, p.topology, kOp);
+    // A ring run as a line around a down link multicasts along the line (per group, as here).
+    const FabricGroup g = map_group_onto_fabric(plan, chips, group_runs_as(plan, chips, p.topology), kOp);
     for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
       const ChipBuffers buffers(topology, g.chips[rank]);
       Program program;

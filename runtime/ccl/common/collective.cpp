@@ -199,6 +199,9 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
     }
     for (const auto& g : topo::axis_groups(topology, *selection.cluster_axis)) {
       groups.emplace_back(g.begin(), g.end());
+      // A ring the fabric runs as a line around a down link: its ranks follow the line.
+      const FabricLine* opened = opened_line_holding(fabric, groups.back());
+      if (opened != nullptr) groups.back() = opened->chips;
     }
   } else if (!selection.chips.empty()) {
     groups = selection.chips;
@@ -383,6 +386,32 @@ void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, con
   }
 }
 
+const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group) {
+  if (!fabric.enabled()) return nullptr;
+  const std::optional<std::uint32_t> index = fabric.line_containing(group);
+  if (!index) return nullptr;
+  const FabricLine& line = fabric.lines()[*index];
+  return line.opened_at && line.chips.size() == group.size() ? &line : nullptr;
+}
+
+CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape) {
+  return shape == CclTopology::Ring && opened_line_holding(fabric, group) != nullptr ? CclTopology::Line : shape;
+}
+
+std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const topo::Topology& topology,
+                                          const FabricOptions& fabric, CclTopology shape) {
+  if (fabric.down_edges.empty() || shape != CclTopology::Ring) return {ShapedGroups{shape, selection}};
+  const FabricPlan plan(topology, fabric);
+  ShapedGroups rings{CclTopology::Ring, {}};
+  ShapedGroups lines{CclTopology::Line, {}};
+  for (std::vector<ChipId>& group : resolve_groups(selection, topology, plan)) {
+    (group_runs_as(plan, group, shape) == CclTopology::Line ? lines : rings).groups.chips.push_back(std::move(group));
+  }
+  if (lines.groups.chips.empty()) return {ShapedGroups{shape, selection}};
+  if (rings.groups.chips.empty()) return {lines};
+  return {rings, lines};
+}
+
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
                           CclTopology shape, std::uint32_t num_links, const std::string& op) {
   PlacedGroups placed;
@@ -393,6 +422,12 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
     if (g.size() != placed.group_size) {
       throw CclParamsError(fmt::format("{}: groups of {} and {} chips; every group must have the same size", op,
                                        placed.group_size, g.size()));
+    }
+    if (group_runs_as(placed.plan, g, shape) != shape) {
+      throw CclParamsError(fmt::format("{}: group {} runs as a line around a down link (the device's fabric {}); "
+                                       "its {} groups run as lines apart from the rings (groups_by_shape)",
+                                       op, group_string(g), placed.plan.lines()[*placed.plan.line_containing(g)].to_string(),
+                                       op));
     }
     require_group_shape(topology, g, shape, num_links, op);
     placed.all_chips.insert(placed.all_chips.end(), g.begin(), g.end());

@@ -169,6 +169,26 @@ void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, con
 // An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
 // `shape` with `num_links` links: require_group_shape, require_fabric_links) and laid onto the
 // device's fabric (map_group_onto_fabric): what every fabric op builder starts from.
+// The per-axis fabric's line that runs `group` (in any order) around a down link
+// (FabricLine::opened_at), or nullptr: the group is a torus ring with a link down from the start.
+const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group);
+// The shape `group` runs as when `shape` is asked: a line on such an opened ring, else `shape`.
+CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape);
+
+// The groups of a selection by the shape they run as. One entry, the selection as given, when
+// every group runs as `shape` (always, without down links); else the rings and the lines each
+// as explicit chips in rank order (rings first). An op asked to run rings on a per-axis fabric
+// with a down link builds each entry as its own op over its groups (an algorithm, its workers
+// and buffers are chosen per shape) into one workload: every group at once.
+struct ShapedGroups {
+  CclTopology shape = CclTopology::Ring;
+  GroupSelection groups;
+};
+std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const topo::Topology& topology,
+                                          const FabricOptions& fabric, CclTopology shape);
+
+// Every group checked against `shape` and laid onto the fabric. A group that runs as another
+// shape (group_runs_as) is refused: build such ops per groups_by_shape.
 struct PlacedGroups {
   FabricPlan plan;
   std::vector<FabricGroup> groups;

@@ -1,9 +1,13 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -25,6 +29,9 @@
 namespace cclmesh::runtime::ccl::reduce_scatter {
 using namespace plan;
 namespace {
+// One part of the op, all its groups of one shape (parts_by_shape below).
+bool part_needs_intermediate(const Params& part);
+TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topology);
 
 bool is_up(const Resolved& r, std::uint32_t run) { return !r.ring || run < r.runs / 2; }
 
@@ -110,7 +117,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                       : "reduce_scatter: the one-shot ring needs intermediate_buffer (intermediate_spec(): N copies "
                         "of the output, one per sending rank); expected a buffer, or ring_algorithm chain");
     }
-    r.intermediate = intermediate_spec(p, topology);
+    r.intermediate = part_intermediate_spec(p, topology);
     // At least intermediate_spec: a larger buffer is accepted.
     const BufferHandle& mid = *p.intermediate_buffer;
     if (mid.config.page_size_bytes != r.page_size || mid.config.size_bytes < size_bytes(r.intermediate)) {
@@ -435,21 +442,57 @@ RingAlgorithm resolved_ring_algorithm(const Params& params) {
                                                                                  : RingAlgorithm::Chain;
 }
 
-bool needs_intermediate(const Params& params) {
-  const bool two_sided = params.mode == CclMode::Fabric && params.topology == CclTopology::Line &&
-                         params.line_algorithm == LineAlgorithm::TwoSided;
-  return two_sided || resolved_ring_algorithm(params) == RingAlgorithm::OneShot;
+namespace {
+bool part_needs_intermediate(const Params& part) {
+  const bool two_sided = part.mode == CclMode::Fabric && part.topology == CclTopology::Line &&
+                         part.line_algorithm == LineAlgorithm::TwoSided;
+  return two_sided || resolved_ring_algorithm(part) == RingAlgorithm::OneShot;
 }
 
-TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
-  TensorSpec spec = output_spec(params, topology);
-  if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) {
-    const FabricPlan plan(topology, params.fabric);
-    spec.shape[0] *= static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
+TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topology) {
+  TensorSpec spec = output_spec(part, topology);
+  if (resolved_ring_algorithm(part) == RingAlgorithm::OneShot) {
+    const FabricPlan plan(topology, part.fabric);
+    spec.shape[0] *= static_cast<std::uint32_t>(resolve_groups(part.groups, topology, plan).front().size());
   } else {
     spec.shape[0] *= 2;
   }
   return spec;
+}
+
+// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
+// runs as a line around a down link; that part is a line reduce_scatter (line_algorithm, the
+// line's reduction order), the ring's algorithm choice left to the rings.
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy) return {params};
+  std::vector<Params> parts;
+  for (ShapedGroups& shaped : groups_by_shape(params.groups, topology, params.fabric, params.topology)) {
+    Params part = params;
+    part.groups = std::move(shaped.groups);
+    if (shaped.shape != params.topology) {
+      part.topology = shaped.shape;
+      part.ring_algorithm = RingAlgorithm::Auto;
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+}  // namespace
+
+bool needs_intermediate(const Params& params, const topo::Topology& topology) {
+  const std::vector<Params> parts = parts_by_shape(params, topology);
+  return std::any_of(parts.begin(), parts.end(), part_needs_intermediate);
+}
+
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
+  std::optional<TensorSpec> largest;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    if (!part_needs_intermediate(part)) continue;
+    const TensorSpec spec = part_intermediate_spec(part, topology);
+    if (!largest || size_bytes(spec) > size_bytes(*largest)) largest = spec;
+  }
+  // Without a part that needs one: what a two-sided line would (as before parts existed).
+  return largest ? *largest : part_intermediate_spec(parts_by_shape(params, topology).front(), topology);
 }
 
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
@@ -457,34 +500,48 @@ std::uint32_t workers_per_link(const Params& params, const topo::Topology& topol
   return workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
 }
 
-std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+namespace {
+std::vector<CoreRange> part_semaphore_cores(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) return one_core_ranges(legacy::worker_cores(params, topology));
   if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) {
     return one_core_ranges(
         worker_cores(topology, params.first_worker, kOneShotCoresPerLink * params.num_links, kOp));
   }
   const std::uint32_t per_link =
-      (params.topology == CclTopology::Ring || needs_intermediate(params) ? 2 : 1) * workers_per_link(params, topology);
+      (params.topology == CclTopology::Ring || part_needs_intermediate(params) ? 2 : 1) * workers_per_link(params, topology);
   return one_core_ranges(worker_cores(topology, params.first_worker, per_link * params.num_links, kOp));
+}
+}  // namespace
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  // Every part's workers start at first_worker: the part with the most covers the others.
+  std::vector<CoreRange> most;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    std::vector<CoreRange> cores = part_semaphore_cores(part, topology);
+    if (cores.size() > most.size()) most = std::move(cores);
+  }
+  return most;
 }
 
 void validate(const Params& params, const topo::Topology& topology) {
   resolved_ring_algorithm(params);  // refuses a one-shot where it does not apply
   if (params.mode == CclMode::Legacy) return legacy::validate(params, topology);
-  resolve(params, topology);
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   resolved_ring_algorithm(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
-  const Resolved r = resolve(params, topology);
   MeshWorkload workload;
   workload.name = kOp;
-  for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = r.two_sided ? two_sided_line_program(params, topology, r, g, rank)
-                                         : r.one_shot ? one_shot_program(params, topology, r, g, rank)
-                                                      : chip_program(params, topology, r, g, rank);
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.groups) {
+      for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
+        workload.programs[g.chips[rank]] = r.two_sided ? two_sided_line_program(part, topology, r, g, rank)
+                                           : r.one_shot ? one_shot_program(part, topology, r, g, rank)
+                                                        : chip_program(part, topology, r, g, rank);
+      }
     }
   }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
@@ -494,6 +551,18 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  for (const Params& part : parts_by_shape(params, topology)) {
+    if (part.groups.chips.empty()) return reference_outputs(part, topology, inputs_by_rank);  // the one part
+    if (std::find(part.groups.chips.begin(), part.groups.chips.end(), group) != part.groups.chips.end()) {
+      return reference_outputs(part, topology, inputs_by_rank);
+    }
+  }
+  throw CclParamsError(fmt::format("reduce_scatter reference: group {} is none of the op's groups", fmt::join(group, ",")));
+}
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {

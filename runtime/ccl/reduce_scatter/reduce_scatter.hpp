@@ -153,8 +153,10 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology);
 RingAlgorithm resolved_ring_algorithm(const Params& params);
 // Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
 // and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
-// for the one-shot (copy k from rank k).
-bool needs_intermediate(const Params& params);
+// for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line
+// around a down link (collective.hpp, groups_by_shape) builds its rings and its lines apart:
+// the buffer of the part that needs the largest, which the other accepts (a larger one is).
+bool needs_intermediate(const Params& params, const topo::Topology& topology);
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // The workers per link and direction the op runs: Params::workers_per_link, or when unset
 // kDefaultWorkersPerLink if each link and direction carries at least kPagesForSeveralWorkers
@@ -172,6 +174,11 @@ void run(MeshDevice& device, const Params& params);
 // The expected output of every rank of one group (inputs in rank order, page images), summed in
 // the order the device sums (see above); bfp8_b re-quantised after every addition, as the device.
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+// The same for `group` (chips in rank order) of an op whose groups may run as different shapes
+// (a ring run as a line around a down link sums in the line's order).
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
 
 }  // namespace cclmesh::runtime::ccl::reduce_scatter

@@ -266,7 +266,7 @@ inline RunOutcome run_reduce_scatter(sim::device::SimMeshDevice& device, runtime
   p.input_buffer = device.create_buffer(buffer_config(p.input, input_memory));
   p.output_buffer = device.create_buffer(buffer_config(out, output_memory));
   // A two-sided line's partials: interleaved, in the output's memory type.
-  if (rs::needs_intermediate(p)) {
+  if (rs::needs_intermediate(p, device.topology())) {
     p.intermediate_buffer = device.create_buffer(
         runtime::ccl::interleaved_buffer_config(rs::intermediate_spec(p, device.topology()), output_memory.type));
   }

@@ -83,7 +83,7 @@ TEST(BufferRows, ReduceScatterAndReduceCheckThemToo) {
   p.input_buffer = width_sharded(1, p.input, 2);
   p.output_buffer = dram_buffer(2, rs::output_spec(p, t3k));
   // 64 KiB per chip: Auto runs the one-shot ring, whose copies need the intermediate buffer.
-  if (rs::needs_intermediate(p)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, t3k));
+  if (rs::needs_intermediate(p, t3k)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, t3k));
   p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
   p.barrier_semaphore->cores = rs::semaphore_cores(p, t3k);
   expect_refused([&] { rs::validate(p, t3k); }, "input", "2", "8");

@@ -33,7 +33,7 @@ rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   p.fabric.mode = fabric;
   p.input_buffer = dram_buffer(1, input);
   p.output_buffer = dram_buffer(2, rs::output_spec(p, topology));
-  if (rs::needs_intermediate(p)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, topology));
+  if (rs::needs_intermediate(p, topology)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, topology));
   p.barrier_semaphore = semaphore(1, {{0, 0}, {1, 0}});
   return p;
 }
@@ -68,15 +68,16 @@ TEST(ReduceScatterBuilder, Bfp8SumsRunOnTheReduceKernel) {
 // Auto's rule (REFERENCE 7.5): the one-shot while each chip's input is at most 512 KiB, the
 // chain from one page above; a line, legacy mode and several workers per link keep the chain.
 TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
+  const topo::Topology t3k = topo::build_t3k();
   rs::Params p;
   p.topology = CclTopology::Ring;
   p.input = bf16({1, 1, 32, 32 * 256});  // 256 pages of 2048 B: exactly 512 KiB
   ASSERT_EQ(size_bytes(p.input), rs::kDefaultOneShotMaxBytes);
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
-  EXPECT_TRUE(rs::needs_intermediate(p));
+  EXPECT_TRUE(rs::needs_intermediate(p, t3k));
   p.input = bf16({1, 1, 32, 32 * 257});  // one page above
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
-  EXPECT_FALSE(rs::needs_intermediate(p));
+  EXPECT_FALSE(rs::needs_intermediate(p, t3k));
   p.ring_algorithm = rs::RingAlgorithm::OneShot;
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
   p.ring_algorithm = rs::RingAlgorithm::Auto;

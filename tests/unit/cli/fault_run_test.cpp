@@ -69,10 +69,39 @@ TEST(FaultRun, LineIsReembeddedAroundALinkDownFromTheStart) {
   EXPECT_EQ(r.fabric_order.find("2-0"), std::string::npos) << r.fabric_order;
 }
 
-// A link down on a torus row stops an op along the columns too: the per-axis fabric spans every
-// row and column. The report says so and what runs instead (session 19: it named neither), and
-// the advice holds: one column on a fabric of its own chips runs, in the time every column takes.
-TEST(FaultRun, ALinkDownOffTheOpsAxisNamesTheRunsThatAvoidIt) {
+RunOptions torus_rows(CollectiveOp op, std::initializer_list<const char*> faults) {
+  RunOptions options;
+  options.system = "torus:4x4";
+  options.op = op;
+  options.size_bytes = 64 * 1024;
+  options.cluster_axis = 1;
+  for (const char* spec : faults) add_fault_spec(options.faults, spec);
+  return options;
+}
+
+// A link down on a torus row (session 20): that row's ring runs as a line from the chip after
+// the link round to the chip before it, 1-2-3-0 for 0-1, every other row keeps its ring, all
+// rows at once; the outputs are the host reference's bit for bit (reduce_scatter sums the line's
+// group in the line's order), and the run says which ring ran as a line and why.
+TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    SCOPED_TRACE(static_cast<int>(op));
+    const RunResult r = run_collective(torus_rows(op, {"link-down:0-1"}));
+    ASSERT_TRUE(r.verified.has_value());
+    EXPECT_TRUE(*r.verified) << r.mismatch;
+    ASSERT_EQ(r.checksums.size(), 16u);
+    for (const OutputChecksum& c : r.checksums) EXPECT_EQ(c.crc32, c.expected_crc32) << "chip " << c.chip;
+    EXPECT_THAT(r.fabric_order, ::testing::StartsWith("1-2-3-0 | 4-5-6-7 | "));
+    ASSERT_EQ(r.rings_as_lines.size(), 1u);
+    EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 ring 1-2-3-0-1 ran as line 1-2-3-0: link 0-1 is down "
+                                               "(link-down:0-1); one of the op's groups"));
+  }
+}
+
+// A link down on a torus row does not stop an op along the columns (before session 20 it did:
+// the per-axis fabric spans every row and column): the row runs as a line the op does not use,
+// and the columns take the time they take without the fault.
+TEST(FaultRun, ALinkDownOffTheOpsAxisLeavesItsGroupsAlone) {
   RunOptions along_columns;
   along_columns.system = "torus:4x4";
   along_columns.op = CollectiveOp::AllGather;
@@ -81,19 +110,35 @@ TEST(FaultRun, ALinkDownOffTheOpsAxisNamesTheRunsThatAvoidIt) {
   along_columns.cluster_axis = 0;
   RunOptions faulted = along_columns;
   add_fault_spec(faulted.faults, "link-down:0-1");  // on row 0's ring, not on any column's
-  try {
-    run_collective(faulted);
-    FAIL() << "expected the per-axis fabric's row ring to be refused";
-  } catch (const runtime::DeviceError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("axis 1 ring 0-1-2-3-0 crosses the down link"));
-    EXPECT_THAT(e.what(), HasSubstr("run --chips"));
-    EXPECT_THAT(e.what(), HasSubstr("run without --cluster-axis"));
+  const RunResult r = run_collective(faulted);
+  EXPECT_EQ(r.time_us, run_collective(along_columns).time_us);
+  ASSERT_EQ(r.rings_as_lines.size(), 1u);
+  EXPECT_THAT(r.rings_as_lines[0], HasSubstr("not one of the op's groups"));
+}
+
+// What a row cannot run around: a link down on a mesh row (a line has no other path), or two on
+// one torus row. The fault, the group and what runs instead are named (exit 3, a fault).
+TEST(FaultRun, ARowCutByDownLinksIsAFaultNamingTheGroup) {
+  RunOptions mesh = torus_rows(CollectiveOp::AllGather, {"link-down:1-2"});
+  mesh.system = "mesh:4x4";
+  mesh.topology = "line";
+  mesh.no_data = true;
+  RunOptions two = torus_rows(CollectiveOp::AllGather, {"link-down:0-1", "link-down:2-3"});
+  two.no_data = true;
+  const std::vector<std::pair<RunOptions, std::vector<std::string>>> cases{
+      {mesh, {"fault link-down:1-2 at 0 s", "axis 1 line 0-1-2-3 is cut", "a line with a down link has no path"}},
+      {two, {"fault link-down:0-1, link-down:2-3 at 0 s", "axis 1 ring 0-1-2-3-0 is cut", "not two"}}};
+  for (const auto& [options, needles] : cases) {
+    try {
+      run_collective(options);
+      ADD_FAILURE() << "expected a fault naming " << needles[1];
+    } catch (const runtime::DeviceError& e) {
+      EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+      for (const std::string& needle : needles) EXPECT_THAT(e.what(), HasSubstr(needle));
+      EXPECT_THAT(e.what(), HasSubstr("run --chips"));
+      EXPECT_THAT(e.what(), HasSubstr("run without --cluster-axis"));
+    }
   }
-  RunOptions one_column = faulted;
-  one_column.cluster_axis.reset();
-  one_column.chips = {0, 4, 8, 12};
-  const RunResult column = run_collective(one_column);
-  EXPECT_EQ(column.time_us, run_collective(along_columns).time_us);
 }
 
 TEST(FaultRun, DroppedFramesStopWithADiagnosisNamingTheLoss) {

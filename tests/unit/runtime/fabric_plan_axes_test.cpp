@@ -144,6 +144,74 @@ TEST(FabricPlanAxes, TorusAxesAreRingsAndMeshAxesLines) {
   }
 }
 
+// A link down from the start on a per-axis fabric (session 20): a torus row or column with one
+// down link on it runs as a line from the chip after it round to the chip before it (a ring
+// minus one edge is a line), in Ring and Line mode; a mesh line with one, or a ring with two, is
+// cut and cannot run. Groups off the down link keep their ring.
+TEST(FabricPlanAxes, ARingWithOneDownLinkRunsAsALineFromTheChipAfterIt) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  const topo::Topology mesh = topo::load_system("mesh:4x4");
+  using Edges = std::vector<std::pair<ChipId, ChipId>>;
+  const std::vector<ChipId> row0{0, 1, 2, 3};
+
+  const AxisGroupRun untouched = axis_group_run(torus, row0, true, Edges{{4, 5}});
+  EXPECT_TRUE(untouched.runs());
+  EXPECT_TRUE(untouched.ring);
+  EXPECT_EQ(untouched.chips, row0);
+  EXPECT_FALSE(untouched.opened_at);
+
+  const AxisGroupRun opened = axis_group_run(torus, row0, true, Edges{{1, 0}});  // either order
+  EXPECT_TRUE(opened.runs());
+  EXPECT_FALSE(opened.ring);
+  EXPECT_EQ(opened.chips, (std::vector<ChipId>{1, 2, 3, 0}));
+  ASSERT_TRUE(opened.opened_at);
+  EXPECT_EQ(*opened.opened_at, (std::pair<ChipId, ChipId>{0, 1}));
+  // The closing link down: the line in coordinate order.
+  EXPECT_EQ(axis_group_run(torus, row0, true, Edges{{3, 0}}).chips, row0);
+  // Line mode uses the closing link to go around a down one; a down closing link is not on it.
+  EXPECT_EQ(axis_group_run(torus, row0, false, Edges{{1, 2}}).chips, (std::vector<ChipId>{2, 3, 0, 1}));
+  EXPECT_FALSE(axis_group_run(torus, row0, false, Edges{{3, 0}}).opened_at);
+
+  const AxisGroupRun two = axis_group_run(torus, row0, true, Edges{{0, 1}, {2, 3}});
+  EXPECT_FALSE(two.runs());
+  EXPECT_EQ(two.cut_by, (Edges{{0, 1}, {2, 3}}));
+  const AxisGroupRun cut = axis_group_run(mesh, row0, true, Edges{{0, 1}});
+  EXPECT_FALSE(cut.runs());
+  EXPECT_EQ(cut.cut_by, (Edges{{0, 1}}));
+
+  // The plan: row 0 a line 1-2-3-0 (opened at 0-1), every other row and column a ring; an op's
+  // axis-1 groups follow it: row 0 ranks 1, 2, 3, 0 and runs as a line, the others as rings.
+  FabricOptions o = per_axis(FabricMode::Ring);
+  o.down_edges = {{0, 1}};
+  const FabricPlan plan(torus, o);
+  ASSERT_EQ(plan.lines().size(), 8u);
+  std::size_t lines = 0;
+  for (const FabricLine& line : plan.lines()) {
+    if (line.mode == FabricMode::Ring) continue;
+    ++lines;
+    EXPECT_EQ(line.chips, (std::vector<ChipId>{1, 2, 3, 0}));
+    EXPECT_EQ(line.axis, 1);
+  }
+  EXPECT_EQ(lines, 1u);
+  const auto groups = ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, plan);
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0], (std::vector<ChipId>{1, 2, 3, 0}));
+  EXPECT_EQ(groups[1], (std::vector<ChipId>{4, 5, 6, 7}));
+  EXPECT_EQ(ccl::group_runs_as(plan, groups[0], ccl::CclTopology::Ring), ccl::CclTopology::Line);
+  EXPECT_EQ(ccl::group_runs_as(plan, groups[1], ccl::CclTopology::Ring), ccl::CclTopology::Ring);
+  const auto shaped = ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, o, ccl::CclTopology::Ring);
+  ASSERT_EQ(shaped.size(), 2u);
+  EXPECT_EQ(shaped[0].shape, ccl::CclTopology::Ring);
+  EXPECT_EQ(shaped[0].groups.chips.size(), 3u);
+  EXPECT_EQ(shaped[1].shape, ccl::CclTopology::Line);
+  EXPECT_EQ(shaped[1].groups.chips, (std::vector<std::vector<ChipId>>{{1, 2, 3, 0}}));
+  // Along the columns no group is opened: the op runs as asked, one part.
+  EXPECT_EQ(ccl::groups_by_shape(ccl::GroupSelection{0, {}}, torus, o, ccl::CclTopology::Ring).size(), 1u);
+  // A cut group has no fabric.
+  o.down_edges = {{0, 1}, {2, 3}};
+  EXPECT_THROW(FabricPlan(torus, o), FabricPlanError);
+}
+
 TEST(FabricPlanPlanes, SystemLineWithTwoPlanesUsesTwoLinksOfEveryHop) {
   const topo::Topology two_links = topo::load_system("mesh:1x4/2");
   FabricOptions o;
