@@ -460,19 +460,11 @@ namespace {
 // runs as a line around a down link; that part is a line all_gather, which multicasts, so the
 // ring's algorithm choices are left to it (a line takes no relay, SPLIT_TENSOR or workers).
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
-  std::vector<Params> parts;
-  for (ShapedGroups& shaped : groups_by_shape(params.groups, topology, params.fabric, params.topology)) {
-    Params part = params;
-    part.groups = std::move(shaped.groups);
-    if (shaped.shape != params.topology) {
-      part.topology = shaped.shape;
-      part.ring_algorithm = RingAlgorithm::Auto;
-      part.bidirectional = BidirectionalMode::Auto;
-      part.workers_per_link.reset();
-    }
-    parts.push_back(std::move(part));
-  }
-  return parts;
+  return params_by_shape(params, topology, [](Params& line) {
+    line.ring_algorithm = RingAlgorithm::Auto;
+    line.bidirectional = BidirectionalMode::Auto;
+    line.workers_per_link.reset();
+  });
 }
 }  // namespace
 

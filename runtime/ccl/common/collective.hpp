@@ -187,6 +187,24 @@ struct ShapedGroups {
 std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const topo::Topology& topology,
                                           const FabricOptions& fabric, CclTopology shape);
 
+// An op's params per shape its groups run as (groups_by_shape): `params` itself when every group
+// runs as asked; else one copy per shape over its groups, `as_line` clearing on the line's copy
+// what only a ring takes (an algorithm, a split).
+template <class Params, class AsLine>
+std::vector<Params> params_by_shape(const Params& params, const topo::Topology& topology, AsLine&& as_line) {
+  std::vector<Params> parts;
+  for (ShapedGroups& shaped : groups_by_shape(params.groups, topology, params.fabric, params.topology)) {
+    Params part = params;
+    part.groups = std::move(shaped.groups);
+    if (shaped.shape != params.topology) {
+      part.topology = shaped.shape;
+      as_line(part);
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 // Every group checked against `shape` and laid onto the fabric. A group that runs as another
 // shape (group_runs_as) is refused: build such ops per groups_by_shape.
 struct PlacedGroups {

@@ -465,17 +465,7 @@ TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topo
 // line's reduction order), the ring's algorithm choice left to the rings.
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) return {params};
-  std::vector<Params> parts;
-  for (ShapedGroups& shaped : groups_by_shape(params.groups, topology, params.fabric, params.topology)) {
-    Params part = params;
-    part.groups = std::move(shaped.groups);
-    if (shaped.shape != params.topology) {
-      part.topology = shaped.shape;
-      part.ring_algorithm = RingAlgorithm::Auto;
-    }
-    parts.push_back(std::move(part));
-  }
-  return parts;
+  return params_by_shape(params, topology, [](Params& line) { line.ring_algorithm = RingAlgorithm::Auto; });
 }
 }  // namespace
 
