@@ -674,6 +674,29 @@ void reject_chips_across_down_links(const RunOptions& options) {
   }
 }
 
+// A ring of the op's axis that a link down from the start opens anywhere but at its closing
+// link would put the op's ranks in the line's order (resolve_groups refuses it): the fault it
+// is (exit 3), naming the spec, the group and what would run, before anything is prepared.
+void reject_rotated_opened_rings(const RunOptions& options, const topo::Topology& topology,
+                                 const runtime::FabricPlan& plan) {
+  if (!options.cluster_axis || !plan.enabled()) return;
+  for (const auto& coordinates : topo::axis_groups(topology, *options.cluster_axis)) {
+    const std::vector<ChipId> ring(coordinates.begin(), coordinates.end());
+    const runtime::FabricLine* opened = ccl::opened_line_holding(plan, ring);
+    if (opened == nullptr || opened->chips == ring) continue;
+    const auto [last, first] = opened->opened_at.value();
+    std::string spec;
+    for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+      if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
+    }
+    throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
+                               fmt::format("fault {} at 0 s: {}; run without the fault, or the group on a fabric of "
+                                           "its own chips (run --chips {}, --topology line)",
+                                           spec.empty() ? fmt::format("link-down:{}-{}", last, first) : spec,
+                                           ccl::rotated_line_refusal(ring, *opened), fmt::join(opened->chips, ",")));
+  }
+}
+
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
@@ -1432,6 +1455,7 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
     planner = std::make_unique<sim::device::PlanningMeshDevice>(topology, config.fabric, config.faults,
                                                                 config.data_mode);
     planned_buffers = std::make_unique<OpBuffers>(*planner);  // not freed: the planner is dropped after
+    reject_rotated_opened_rings(options, topology, planner->fabric_plan());
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
@@ -1551,6 +1575,7 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
+  reject_rotated_opened_rings(options, topology, runtime::FabricPlan(topology, fabric));
   OpBuffers buffers(device);
   WorkloadCache cache;  // one preparation (no planning device here): nothing to share
   RunResult result = with_buffers_given_back(buffers, [&] {

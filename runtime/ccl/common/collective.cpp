@@ -1,6 +1,7 @@
 #include "runtime/ccl/common/collective.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -190,6 +191,15 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
   return resolve_groups(selection, topology, FabricPlan(topology, fabric));
 }
 
+std::string rotated_line_refusal(const std::vector<ChipId>& ring, const FabricLine& opened) {
+  const auto [last, first] = opened.opened_at.value();
+  return fmt::format("axis {} ring {}-{} would run as line {} around down link {}-{}, its ranks in the line's order, "
+                     "not the coordinates', so the op's result would depend on which link is down; a ring runs as a "
+                     "line only when the down link is its closing one ({}-{}, the line {}) for now",
+                     opened.axis.value_or(0), fmt::join(ring, "-"), ring.front(), fmt::join(opened.chips, "-"), last,
+                     first, ring.back(), ring.front(), fmt::join(ring, "-"));
+}
+
 std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
                                                 const FabricPlan& fabric) {
   std::vector<std::vector<ChipId>> groups;
@@ -199,9 +209,15 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
     }
     for (const auto& g : topo::axis_groups(topology, *selection.cluster_axis)) {
       groups.emplace_back(g.begin(), g.end());
-      // A ring the fabric runs as a line around a down link: its ranks follow the line.
+      // A ring the fabric runs as a line around a down link keeps its coordinate order only when
+      // the link is its closing one. Opened anywhere else the line starts mid-ring, and ranks in
+      // the line's order would make the op's result depend on which link is down (all_gather's
+      // offsets, reduce_scatter's slices): refused until the line programs take the line order
+      // apart from the ranks.
       const FabricLine* opened = opened_line_holding(fabric, groups.back());
-      if (opened != nullptr) groups.back() = opened->chips;
+      if (opened != nullptr && opened->chips != groups.back()) {
+        throw CclParamsError(rotated_line_refusal(groups.back(), *opened));
+      }
     }
   } else if (!selection.chips.empty()) {
     groups = selection.chips;

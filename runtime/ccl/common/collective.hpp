@@ -172,6 +172,9 @@ void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, con
 // The per-axis fabric's line that runs `group` (in any order) around a down link
 // (FabricLine::opened_at), or nullptr: the group is a torus ring with a link down from the start.
 const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group);
+// Why a ring opened at a down link other than its closing one does not run (resolve_groups):
+// `ring` in coordinate order, `opened` the line the fabric runs it as.
+std::string rotated_line_refusal(const std::vector<ChipId>& ring, const FabricLine& opened);
 // The shape `group` runs as when `shape` is asked: a line on such an opened ring, else `shape`.
 CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape);
 

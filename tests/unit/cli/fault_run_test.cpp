@@ -79,22 +79,51 @@ RunOptions torus_rows(CollectiveOp op, std::initializer_list<const char*> faults
   return options;
 }
 
-// A link down on a torus row (session 20): that row's ring runs as a line from the chip after
-// the link round to the chip before it, 1-2-3-0 for 0-1, every other row keeps its ring, all
-// rows at once; the outputs are the host reference's bit for bit (reduce_scatter sums the line's
-// group in the line's order), and the run says which ring ran as a line and why.
+// A link down on a torus row's closing link (session 20): that row's ring runs as the line
+// 0-1-2-3, every other row keeps its ring, all rows at once; the outputs are the host
+// reference's bit for bit (built from the coordinate-order groups: the line's order is theirs),
+// all_gather's the same bytes as the run without the fault (reduce_scatter's and all_reduce's
+// bfloat16 sums run in the line's order, not the ring's, so their rounding differs), and the run
+// says which ring ran as a line and why.
 TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
   for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
     SCOPED_TRACE(static_cast<int>(op));
-    const RunResult r = run_collective(torus_rows(op, {"link-down:0-1"}));
+    const RunResult r = run_collective(torus_rows(op, {"link-down:3-0"}));
+    const RunResult unfaulted = run_collective(torus_rows(op, {}));
     ASSERT_TRUE(r.verified.has_value());
     EXPECT_TRUE(*r.verified) << r.mismatch;
     ASSERT_EQ(r.checksums.size(), 16u);
-    for (const OutputChecksum& c : r.checksums) EXPECT_EQ(c.crc32, c.expected_crc32) << "chip " << c.chip;
-    EXPECT_THAT(r.fabric_order, ::testing::StartsWith("1-2-3-0 | 4-5-6-7 | "));
+    ASSERT_EQ(unfaulted.checksums.size(), 16u);
+    for (std::size_t i = 0; i < r.checksums.size(); ++i) {
+      const OutputChecksum& c = r.checksums[i];
+      EXPECT_EQ(c.crc32, c.expected_crc32) << "chip " << c.chip;
+      EXPECT_EQ(c.chip, unfaulted.checksums[i].chip);
+      if (op == CollectiveOp::AllGather) {
+        EXPECT_EQ(c.crc32, unfaulted.checksums[i].crc32) << "chip " << c.chip << ": not the unfaulted run's bytes";
+      }
+    }
+    EXPECT_THAT(r.fabric_order, ::testing::StartsWith("0-1-2-3 | 4-5-6-7 | "));
     ASSERT_EQ(r.rings_as_lines.size(), 1u);
-    EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 ring 1-2-3-0-1 ran as line 1-2-3-0: link 0-1 is down "
-                                               "(link-down:0-1); one of the op's groups"));
+    EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 ring 0-1-2-3-0 ran as line 0-1-2-3: link 3-0 is down "
+                                               "(link-down:3-0); one of the op's groups"));
+  }
+}
+
+// Opened anywhere else (0-1: the line 1-2-3-0) the group's ranks would follow the line, and
+// row 0's all_gather output would be [in1, in2, in3, in0] where every other row's is
+// [in0..in3] (session 20's first cut did that, verified against a reference built the same
+// way): refused as the fault it is, exit 3, naming the spec, the group and what would run.
+TEST(FaultRun, ARingOpenedAwayFromItsClosingLinkIsRefused) {
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    SCOPED_TRACE(static_cast<int>(op));
+    try {
+      run_collective(torus_rows(op, {"link-down:0-1"}));
+      ADD_FAILURE() << "expected the ring opened at 0-1 to be refused";
+    } catch (const runtime::DeviceError& e) {
+      EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+      EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0"));
+      EXPECT_THAT(e.what(), HasSubstr("its closing one (3-0, the line 0-1-2-3)"));
+    }
   }
 }
 

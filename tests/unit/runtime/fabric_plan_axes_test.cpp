@@ -1,6 +1,7 @@
 // The per-axis fabric (tt-metal's FABRIC_1D: a line per mesh row and column) and routing planes
 // (num_links routers per hop end, each on its own link): where the routers sit, that no two share
 // an ethernet core, which line a route or a group takes, and the per-system link limit.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -193,18 +194,32 @@ TEST(FabricPlanAxes, ARingWithOneDownLinkRunsAsALineFromTheChipAfterIt) {
     EXPECT_EQ(line.axis, 1);
   }
   EXPECT_EQ(lines, 1u);
-  const auto groups = ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, plan);
+  // Ranks in that line's order would make the op's result depend on which link is down
+  // (all_gather's offsets, reduce_scatter's slices): refused, naming the ring and the line.
+  try {
+    ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, plan);
+    ADD_FAILURE() << "expected row 0 opened at 0-1 to be refused";
+  } catch (const ccl::CclParamsError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0 around down link 0-1"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("only when the down link is its closing one (3-0"));
+  }
+  EXPECT_THROW(ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, o, ccl::CclTopology::Ring), ccl::CclParamsError);
+  // Opened at its closing link 3-0 the line keeps the coordinate order: ranks 0, 1, 2, 3.
+  FabricOptions closing = o;
+  closing.down_edges = {{3, 0}};
+  const FabricPlan closing_plan(torus, closing);
+  const auto groups = ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, closing_plan);
   ASSERT_EQ(groups.size(), 4u);
-  EXPECT_EQ(groups[0], (std::vector<ChipId>{1, 2, 3, 0}));
+  EXPECT_EQ(groups[0], (std::vector<ChipId>{0, 1, 2, 3}));
   EXPECT_EQ(groups[1], (std::vector<ChipId>{4, 5, 6, 7}));
-  EXPECT_EQ(ccl::group_runs_as(plan, groups[0], ccl::CclTopology::Ring), ccl::CclTopology::Line);
-  EXPECT_EQ(ccl::group_runs_as(plan, groups[1], ccl::CclTopology::Ring), ccl::CclTopology::Ring);
-  const auto shaped = ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, o, ccl::CclTopology::Ring);
+  EXPECT_EQ(ccl::group_runs_as(closing_plan, groups[0], ccl::CclTopology::Ring), ccl::CclTopology::Line);
+  EXPECT_EQ(ccl::group_runs_as(closing_plan, groups[1], ccl::CclTopology::Ring), ccl::CclTopology::Ring);
+  const auto shaped = ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, closing, ccl::CclTopology::Ring);
   ASSERT_EQ(shaped.size(), 2u);
   EXPECT_EQ(shaped[0].shape, ccl::CclTopology::Ring);
   EXPECT_EQ(shaped[0].groups.chips.size(), 3u);
   EXPECT_EQ(shaped[1].shape, ccl::CclTopology::Line);
-  EXPECT_EQ(shaped[1].groups.chips, (std::vector<std::vector<ChipId>>{{1, 2, 3, 0}}));
+  EXPECT_EQ(shaped[1].groups.chips, (std::vector<std::vector<ChipId>>{{0, 1, 2, 3}}));
   // Along the columns no group is opened: the op runs as asked, one part.
   EXPECT_EQ(ccl::groups_by_shape(ccl::GroupSelection{0, {}}, torus, o, ccl::CclTopology::Ring).size(), 1u);
   // A cut group has no fabric.
