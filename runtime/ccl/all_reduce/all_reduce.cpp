@@ -301,22 +301,20 @@ TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topo
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // The all_gather's SPLIT_TENSOR takes 2 cores per link (its ring relay 2 per link and worker),
-  // the reduce_scatter's ring and two-sided line 2 per link and worker (its wrap line 1, its
-  // one-shot ring 3: two senders and a reduce core, reduce_scatter/one_shot.hpp); the
-  // one-shot its gather core and its reduce core.
-  const reduce_scatter::Params rs = rs_params(params, flat_of(params.tensor));
+  // The all_gather's SPLIT_TENSOR takes 2 cores per link (its ring relay 2 per link and worker);
+  // the reduce_scatter's are its own semaphore_cores (every part: a torus ring run as a line
+  // around a down link takes the line's cores, reduce_scatter::semaphore_cores); the one-shot
+  // its gather core and its reduce core. Every op's workers start at first_worker.
   const Algorithm algorithm = resolved_algorithm(params, topology);
-  const bool rs_ag = algorithm == Algorithm::ReduceScatterAllGather;
-  const std::uint32_t rs_workers = rs_ag ? reduce_scatter::workers_per_link(rs, topology) : 1;
-  const bool rs_two_per_link = params.topology == CclTopology::Ring || reduce_scatter::needs_intermediate(rs, topology);
-  const bool rs_one_shot = rs_ag && reduce_scatter::resolved_ring_algorithm(rs) == reduce_scatter::RingAlgorithm::OneShot;
-  const std::uint32_t rs_per_link = rs_one_shot ? 3 : (rs_two_per_link ? 2 : 1) * rs_workers;
+  const std::size_t rs_cores = algorithm == Algorithm::ReduceScatterAllGather
+                                   ? reduce_scatter::semaphore_cores(rs_params(params, flat_of(params.tensor)), topology).size()
+                                   : 0;
   // validate() checks the one-shot's composite fallback gather too.
   const Algorithm gather = algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm;
   const std::uint32_t ag_per_link = 2 * all_gather::workers_per_link(gather_params(params, topology, gather));
-  return one_core_ranges(worker_cores(topology, params.first_worker,
-                                      std::max({2u, rs_per_link, ag_per_link}) * params.num_links, kOp));
+  const auto count = std::max<std::size_t>({std::size_t{2} * params.num_links, rs_cores,
+                                            std::size_t{ag_per_link} * params.num_links});
+  return one_core_ranges(worker_cores(topology, params.first_worker, static_cast<std::uint32_t>(count), kOp));
 }
 
 void validate(const Params& p, const topo::Topology& topology) {

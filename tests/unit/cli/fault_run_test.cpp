@@ -127,6 +127,18 @@ TEST(FaultRun, ARingOpenedAwayFromItsClosingLinkIsRefused) {
   }
 }
 
+// all_reduce at 256 KiB per chip splits its reduce_scatter's workers by the line's and the
+// rings' needs: its barrier semaphore must sit on every core either part runs on (session 20's
+// first cut took the rings' only: "barrier_semaphore ... is not on worker core").
+TEST(FaultRun, AllReduceWithARingRunAsALineHasItsSemaphoreOnEveryWorker) {
+  RunOptions options = torus_rows(CollectiveOp::AllReduce, {"link-down:3-0"});
+  options.size_bytes = 256 * 1024;
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_EQ(r.rings_as_lines.size(), 1u);
+}
+
 // A link down on a torus row does not stop an op along the columns (before session 20 it did:
 // the per-axis fabric spans every row and column): the row runs as a line the op does not use,
 // and the columns take the time they take without the fault.
