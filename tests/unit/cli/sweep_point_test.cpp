@@ -68,6 +68,8 @@ RunResult every_field_set() {
   r.checksums = {{0, "output", 0xdeadbeef, 0x12345678}, {7, "output 7", 0xcafef00d, 0xcafef00d}};
   r.faults = {"link-slow:4-0:0.5", "skew:40us:7"};
   r.fault_effects = {"corrupt:0-2: flipped bit 3 of byte 100 of packet 12"};
+  r.rings_as_lines = {"axis 1 ring 0-1-2-3-0 ran as line 0-1-2-3: link 3-0 is down (link-down:3-0); one of the op's "
+                      "groups, which ran as that line"};
   r.fabric_order = "0-1-3-2 | 4-5-7-6";
   r.fabric = "axis 0 fabric";
   r.chips = {0, 1, 9, 8};
@@ -148,6 +150,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   }
   EXPECT_EQ(a.faults, b.faults);
   EXPECT_EQ(a.fault_effects, b.fault_effects);
+  EXPECT_EQ(a.rings_as_lines, b.rings_as_lines);
   EXPECT_EQ(a.fabric_order, b.fabric_order);
   EXPECT_EQ(a.fabric, b.fabric);
   EXPECT_EQ(a.chips, b.chips);
