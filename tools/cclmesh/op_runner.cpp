@@ -1423,6 +1423,12 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   } catch (const runtime::FabricPlanError& e) {
     throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
                                  options.chips.empty() ? "" : "--chips/", e.what()));
+  } catch (const ccl::RingRunsAsLineError& e) {
+    std::string specs;
+    for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+      if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
+    }
+    throw runtime::DeviceError(runtime::DeviceError::Kind::Fault, fmt::format("fault {} at 0 s: {}", specs, e.what()));
   } catch (const ccl::PageExceedsPacketError& e) {
     throw UsageError(fmt::format("--fabric-payload: {}; expected a payload of at least the page", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError

@@ -29,6 +29,14 @@ class PageExceedsPacketError : public CclParamsError {
   using CclParamsError::CclParamsError;
 };
 
+// A ring group the device's fabric runs as a line around a down link, asked of an op that does
+// not build ring and line groups apart (place_groups): a CclParamsError the caller can report as
+// the fault that caused it.
+class RingRunsAsLineError : public CclParamsError {
+ public:
+  using CclParamsError::CclParamsError;
+};
+
 inline constexpr std::uint32_t kDataCbId = 0;
 // Scratch for the interpreter's fabric packet headers (kargs: 8 x 32 B).
 inline constexpr std::uint32_t kPacketHeaderCbId = 31;

@@ -440,10 +440,11 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
                                        placed.group_size, g.size()));
     }
     if (group_runs_as(placed.plan, g, shape) != shape) {
-      throw CclParamsError(fmt::format("{}: group {} runs as a line around a down link (the device's fabric {}); "
-                                       "its {} groups run as lines apart from the rings (groups_by_shape)",
-                                       op, group_string(g), placed.plan.lines()[*placed.plan.line_containing(g)].to_string(),
-                                       op));
+      const FabricLine& line = placed.plan.lines()[*placed.plan.line_containing(g)];
+      throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link; {} does not run "
+                                            "ring and line groups together yet; run with --topology line, or "
+                                            "without the fault",
+                                            op, group_string(g), fmt::join(line.chips, "-"), op));
     }
     require_group_shape(topology, g, shape, num_links, op);
     placed.all_chips.insert(placed.all_chips.end(), g.begin(), g.end());

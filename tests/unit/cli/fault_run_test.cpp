@@ -139,6 +139,26 @@ TEST(FaultRun, AllReduceWithARingRunAsALineHasItsSemaphoreOnEveryWorker) {
   EXPECT_EQ(r.rings_as_lines.size(), 1u);
 }
 
+// An op that does not build ring and line groups apart refuses a ring run as a line as the
+// fault that caused it (exit 3), saying what runs instead, and runs with --topology line.
+TEST(FaultRun, AnOpThatCannotMixRingsAndLinesNamesTheFault) {
+  RunOptions options = torus_rows(CollectiveOp::Reduce, {"link-down:3-0"});
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "expected reduce to refuse a ring run as a line";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:3-0 at 0 s: reduce: group 0,1,2,3 runs as the line 0-1-2-3"));
+    EXPECT_THAT(e.what(), HasSubstr("reduce does not run ring and line groups together yet; run with --topology "
+                                    "line, or without the fault"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("groups_by_shape")));
+  }
+  options.topology = "line";
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+}
+
 // A link down on a torus row does not stop an op along the columns (before session 20 it did:
 // the per-axis fabric spans every row and column): the row runs as a line the op does not use,
 // and the columns take the time they take without the fault.
