@@ -401,6 +401,7 @@ Json encode(const FabricOptions& v) {
               {"num_links", v.num_links},
               {"max_payload_bytes", v.max_payload_bytes},
               {"chip_order", Json(v.chip_order)},
+              {"down_edges", Json(v.down_edges)},
               {"bubble_flow_control", v.bubble_flow_control ? Json(*v.bubble_flow_control) : Json(nullptr)},
               {"first_level_acks", v.first_level_acks},
               {"switch_interval", v.switch_interval},
@@ -417,6 +418,17 @@ FabricOptions decode_fabric_options(const Json& j, const std::string& path) {
   v.num_links = unsigned_field<std::uint32_t>(j, "num_links", path);
   v.max_payload_bytes = unsigned_field<std::uint32_t>(j, "max_payload_bytes", path);
   for (std::uint32_t chip : decode_u32_array(field(j, "chip_order", path), path + ".chip_order")) v.chip_order.push_back(chip);
+  // Optional on the wire: a server from before session 20 sends none (no per-axis line then).
+  if (j.contains("down_edges")) {
+    v.down_edges = decode_array<std::pair<ChipId, ChipId>>(
+        j["down_edges"], path + ".down_edges", [](const Json& edge, const std::string& at) {
+          const std::vector<std::uint32_t> chips = decode_u32_array(edge, at);
+          if (chips.size() != 2) {
+            throw ProtocolError(fmt::format("{}: expected a pair of chips, got {} values", at, chips.size()));
+          }
+          return std::pair<ChipId, ChipId>{chips[0], chips[1]};
+        });
+  }
   const Json& bubble = field(j, "bubble_flow_control", path);
   if (!bubble.is_null()) v.bubble_flow_control = bool_field(j, "bubble_flow_control", path);
   v.first_level_acks = bool_field(j, "first_level_acks", path);

@@ -168,9 +168,25 @@ TEST(WireCodec, FabricOptionsWithOptionalsSetAndUnset) {
   f.receiver_slots = 16;
   f.receiver_packets_in_flight = 1;
   f.erisc_unreserved_bytes = 150 * 1024;
+  f.down_edges = {{3, 0}, {12, 13}};  // a served per-axis fabric's down links: the client's groups need them
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);
   f.mode = FabricMode::Line;
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);
+}
+
+TEST(WireCodec, FabricOptionsDownEdgesAreOptionalAndChecked) {
+  FabricOptions f;
+  f.down_edges = {{3, 0}};
+  Json j = encode(f);
+  j.erase("down_edges");  // a server from before the field
+  EXPECT_TRUE(decode_fabric_options(j, "fabric").down_edges.empty());
+  j["down_edges"] = Json::array({Json::array({3, 0, 1})});
+  try {
+    decode_fabric_options(j, "fabric");
+    ADD_FAILURE() << "a down edge of three chips was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_STREQ(e.what(), "fabric.down_edges[0]: expected a pair of chips, got 3 values");
+  }
 }
 
 TEST(WireCodec, MalformedFieldsAreRefusedByPath) {
