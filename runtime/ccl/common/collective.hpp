@@ -166,9 +166,6 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
 // Checks the fabric runs at least `num_links` routing planes (REFERENCE 3.5).
 void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op);
 
-// An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
-// `shape` with `num_links` links: require_group_shape, require_fabric_links) and laid onto the
-// device's fabric (map_group_onto_fabric): what every fabric op builder starts from.
 // The per-axis fabric's line that runs `group` (in any order) around a down link
 // (FabricLine::opened_at), or nullptr: the group is a torus ring with a link down from the start.
 const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group);
@@ -208,8 +205,11 @@ std::vector<Params> params_by_shape(const Params& params, const topo::Topology& 
   return parts;
 }
 
-// Every group checked against `shape` and laid onto the fabric. A group that runs as another
-// shape (group_runs_as) is refused: build such ops per groups_by_shape.
+// An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
+// `shape` with `num_links` links: require_group_shape, require_fabric_links) and laid onto the
+// device's fabric (map_group_onto_fabric): what every fabric op builder starts from. A group that
+// runs as another shape (group_runs_as) is refused (RingRunsAsLineError): build such ops per
+// groups_by_shape.
 struct PlacedGroups {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
