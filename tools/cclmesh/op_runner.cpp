@@ -37,6 +37,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/exit_without_teardown.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/output_check.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -1428,7 +1429,12 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
     for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
       if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
     }
-    throw runtime::DeviceError(runtime::DeviceError::Kind::Fault, fmt::format("fault {} at 0 s: {}", specs, e.what()));
+    // A client does not choose the served fabric's shape (run --device refuses --topology).
+    const std::string served = options.device.empty()
+                                   ? ""
+                                   : " (on a served device the server lays the fabric: cclmesh serve --topology line)";
+    throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
+                               fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {
     throw UsageError(fmt::format("--fabric-payload: {}; expected a payload of at least the page", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
@@ -1492,12 +1498,17 @@ std::string served_topology(const RunOptions& options, const topo::Topology& top
       throw std::runtime_error(fmt::format("the served fabric does not plan here: {}", e.what()));
     }
   }();
+  // A ring opened into a line around a down link (FabricLine::opened_at) counts as a ring: the
+  // device laid the rings a local `run --topology ring` lays, and that run's op runs such a
+  // group as a line and the others as rings (groups_by_shape). Counted as a line, it made the
+  // op run every group as a line on the ring fabric, which no local run does (20.89 us against
+  // the local 20.87 at 256 KiB, torus:4x4 all_gather along axis 1 with 3-0 down).
   bool any = false;
   bool every_one_a_ring = true;
   for (const runtime::FabricLine& line : plan.lines()) {
     if (line.axis != *options.cluster_axis) continue;
     any = true;
-    every_one_a_ring = every_one_a_ring && line.mode == runtime::FabricMode::Ring;
+    every_one_a_ring = every_one_a_ring && (line.mode == runtime::FabricMode::Ring || line.opened_at.has_value());
   }
   return any && every_one_a_ring ? "ring" : "line";
 }
@@ -1563,9 +1574,18 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
     options.chips.assign(fabric.chip_order.begin(), fabric.chip_order.end());
   }
   // The row names the faults the device runs under, as a local run's does, and what they did
-  // (the server's lines).
+  // (the server's lines). Parsed as a local run parses --fault, so what looks a fault up by its
+  // link (the note of a ring run as a line, a refusal naming the fault) finds it as locally.
   options.faults = {};
-  options.faults.specs = device.faults();
+  for (const std::string& spec : device.faults()) {
+    try {
+      add_fault_spec(options.faults, spec);
+    } catch (const UsageError& e) {  // a server that knows a fault this client does not
+      throw UsageError(fmt::format("--device: the served device runs under fault '{}', which this cclmesh does not "
+                                   "read ({}); expected a server of the same version",
+                                   spec, e.what()));
+    }
+  }
   options.fabric_payload_bytes = fabric.max_payload_bytes;
   options.fabric_rx_in_flight = fabric.receiver_packets_in_flight;
   options.erisc_unreserved_bytes = fabric.erisc_unreserved_bytes;
