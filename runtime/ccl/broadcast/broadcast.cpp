@@ -35,15 +35,19 @@ Placed place(const Params& p, const topo::Topology& topology) {
     throw CclParamsError(fmt::format("broadcast: root chip {} is in none of the {} group(s); expected a chip of one",
                                      p.root, groups.size()));
   }
-  // A group that is a whole fabric ring uses both ways round it; any other group is a line.
-  CclTopology shape = CclTopology::Line;
-  if (const std::optional<std::uint32_t> line = plan.line_containing(*root_group)) {
+  // The groups multicast both ways round their rings when every group is a whole fabric ring;
+  // else every group multicasts as a line, to both of its ends (a line multicast reaches every
+  // chip of an intact ring too). So a per-axis ring opened into a line around a down link
+  // (FabricOptions::down_edges) runs every group as a line, whichever group the root is in:
+  // choosing by the root's group alone ran them so when the down link was on the root's group,
+  // and refused the op (a ring group run as a line) when it was on another group.
+  const auto whole_ring = [&plan](const std::vector<ChipId>& group) {
+    const std::optional<std::uint32_t> line = plan.line_containing(group);
+    if (!line) return false;
     const FabricLine& fabric_line = plan.lines()[*line];
-    if (fabric_line.mode == FabricMode::Ring && fabric_line.chips.size() == root_group->size() &&
-        root_group->size() > 2) {
-      shape = CclTopology::Ring;
-    }
-  }
+    return fabric_line.mode == FabricMode::Ring && fabric_line.chips.size() == group.size() && group.size() > 2;
+  };
+  const CclTopology shape = std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
   Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp), 0};
   result.root_rank = static_cast<std::uint32_t>(std::find(root_group->begin(), root_group->end(), p.root) -
                                                 root_group->begin());

@@ -14,9 +14,9 @@
 // Groups (GroupSelection, as all_gather's): by default one group of every chip of the fabric;
 // with cluster_axis every row (axis 1) or column (axis 0) of the mesh is its own broadcast, all
 // at once, each group's root the chip at the root chip's rank in its own group (the same
-// position along every row or column, as an SPMD program would run it). A group that is a
-// whole fabric ring multicasts both ways round it; any other group is a line, multicast to
-// both of its ends and no further.
+// position along every row or column, as an SPMD program would run it). When every group is a
+// whole fabric ring each multicasts both ways round it; otherwise every group is a line,
+// multicast to both of its ends and no further (a ring opened around a down link among them).
 
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <vector>
 
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -124,6 +125,36 @@ TEST(FaultRun, ARingOpenedAwayFromItsClosingLinkIsRefused) {
       EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0"));
       EXPECT_THAT(e.what(), HasSubstr("its closing one (3-0, the line 0-1-2-3)"));
     }
+  }
+}
+
+// broadcast takes one shape for all its groups from the fabric, whatever --topology says: both
+// ways round when every group is a whole fabric ring, else a line multicast to both ends of each
+// group, which reaches every chip of an intact ring too. So a row whose ring runs as a line
+// needs no refusal, whichever row it is: every row multicasts as a line, as fast as the faulted
+// row alone would. (Until session 21 it chose by the root's row: 3-0, on row 0, ran, and 7-4, on
+// row 1, was refused as "broadcast does not run ring and line groups together yet".) A ring
+// opened away from its closing link is refused as for every op: its ranks, so its root, would
+// follow the line.
+TEST(FaultRun, BroadcastRunsEveryGroupAsALineWhenARingRunsAsALine) {
+  std::vector<double> times_us;
+  for (const char* fault : {"link-down:3-0", "link-down:7-4"}) {
+    SCOPED_TRACE(fault);
+    const RunResult r = run_collective(torus_rows(CollectiveOp::Broadcast, {fault}));
+    ASSERT_TRUE(r.verified.has_value());
+    EXPECT_TRUE(*r.verified) << r.mismatch;
+    EXPECT_EQ(r.topology, "line");
+    ASSERT_EQ(r.rings_as_lines.size(), 1u);
+    EXPECT_THAT(r.rings_as_lines[0], HasSubstr("one of the op's groups, which ran as that line"));
+    times_us.push_back(r.time_us);
+  }
+  EXPECT_EQ(times_us[0], times_us[1]);
+  try {
+    run_collective(torus_rows(CollectiveOp::Broadcast, {"link-down:0-1"}));
+    ADD_FAILURE() << "expected the ring opened at 0-1 to be refused";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0"));
   }
 }
 
