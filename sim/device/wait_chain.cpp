@@ -170,6 +170,7 @@ class ChainBuilder {
   std::string chain(const KernelContext& start) {
     std::string text = fmt::format("  {}\n", start.name());
     std::set<Step> on_this_chain;
+    std::vector<Step> in_order;  // the chain's steps, for the cycle a step back closes
     // The link the chain ends at, for every step on it: a later chain that joins this one at a
     // step ends there too.
     const auto ends_at = [&](Break end) {
@@ -184,6 +185,7 @@ class ChainBuilder {
         return text;
       }
       on_this_chain.insert(step);
+      in_order.push_back(step);
       explained_.insert(step);
       const Explained e = explain(step);
       text += fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
@@ -192,7 +194,11 @@ class ChainBuilder {
         return text;
       }
       if (on_this_chain.count(*e.next) != 0) {
-        text += fmt::format("    <- back to {}: {}\n", describe(*e.next), cycle_cause(on_this_chain));
+        // The cycle is the steps from the one the chain comes back to; those before it lead
+        // into the cycle and are not part of it.
+        const auto back = std::find(in_order.begin(), in_order.end(), *e.next);
+        text += fmt::format("    <- back to {}: {}\n", describe(*e.next),
+                            cycle_cause(std::vector<Step>(back, in_order.end())));
         ends_at(Break{});
         return text;
       }
@@ -219,21 +225,46 @@ class ChainBuilder {
     return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
   }
 
-  std::string cycle_cause(const std::set<Step>& steps) const {
+  // What a cycle is made of, in words. Router buffers alone are a channel-dependency deadlock
+  // (REFERENCE 11.1). A cycle through a kernel or a fabric mux is not: those wait for each other
+  // (a semaphore, a CB, a slot of the mux, a client that has not closed), which no router
+  // buffer's size or flow control would have avoided; it is named by what it holds.
+  std::string cycle_cause(const std::vector<Step>& cycle) const {
     bool bubble_off = false;
     bool ring = false;
-    for (const Step& s : steps) {
+    std::size_t kernel_count = 0;
+    std::size_t mux_count = 0;
+    std::size_t buffer_count = 0;
+    for (const Step& s : cycle) {
+      if (std::holds_alternative<KernelStep>(s)) ++kernel_count;
+      if (std::holds_alternative<MuxStep>(s)) ++mux_count;
       const KernelContext* r = nullptr;
       if (const auto* x = std::get_if<SenderStep>(&s)) r = x->router;
       if (const auto* x = std::get_if<ReceiverStep>(&s)) r = x->router;
       if (r == nullptr) continue;
+      ++buffer_count;
       const kernels::FabricRouterConfig c = config(*r);
       ring = ring || c.topology == kernels::fabric_router::kTopologyRing;
       bubble_off = bubble_off || !c.bubble_flow_control;
     }
-    std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";
-    if (ring && bubble_off) text += " (ring without bubble flow control, REFERENCE 6.7 / 11.1)";
-    return text;
+    if (kernel_count == 0 && mux_count == 0) {
+      std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";
+      if (ring && bubble_off) text += " (ring without bubble flow control, REFERENCE 6.7 / 11.1)";
+      return text;
+    }
+    std::vector<std::string> parts;
+    if (kernel_count > 0) parts.push_back(fmt::format("{} kernel{}", kernel_count, kernel_count == 1 ? "" : "s"));
+    if (mux_count > 0) parts.push_back(fmt::format("{} fabric mux{}", mux_count, mux_count == 1 ? "" : "es"));
+    if (buffer_count > 0) {
+      parts.push_back(fmt::format("{} router buffer{}", buffer_count, buffer_count == 1 ? "" : "s"));
+    }
+    std::string made_of = parts.front();
+    for (std::size_t i = 1; i < parts.size(); ++i) made_of += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    const std::string waits = mux_count > 0 ? "kernels and a fabric mux waiting for each other (a semaphore, a CB, a "
+                                              "slot of the mux, a client that has not closed)"
+                                            : "kernels waiting for each other (a semaphore, a CB)";
+    return fmt::format("a cycle of {}, each waiting for the next: a deadlock of {}{}", made_of, waits,
+                       buffer_count == 0 ? ", not of full router buffers" : " and of full router buffers");
   }
 
   // --- kernels ---------------------------------------------------------------------------------

@@ -98,6 +98,53 @@ TEST(DeviceFaults, RingWithoutBubbleFlowControlDeadlocksAndTheCycleIsNamed) {
   EXPECT_THAT(text, HasSubstr("ring without bubble flow control")) << text;
 }
 
+// Two kernels, each waiting for an increment the other sends only after its own wait: a cycle
+// with no router on it. The chain names what it is made of, and does not call it a channel-
+// dependency deadlock of full router buffers, which it called every cycle until session 21 (a
+// fabric mux and its client worker too). The chain into it from a kernel outside the cycle
+// counts only the cycle's steps.
+TEST(DeviceFaults, ACycleOfKernelsIsNamedByWhatItIsMadeOf) {
+  SimMeshDevice device(topo::build_n150());
+  const runtime::CoreCoord a{0, 0};
+  const runtime::CoreCoord b{1, 0};
+  const runtime::CoreCoord outside{2, 0};
+  const runtime::Noc0Coord a_noc = device.core_map(0).tensix_noc0(a);
+  const runtime::Noc0Coord b_noc = device.core_map(0).tensix_noc0(b);
+  const runtime::Noc0Coord outside_noc = device.core_map(0).tensix_noc0(outside);
+  // Waits for its semaphore 0, then increments semaphore 0 of the cores at `next`.
+  const auto waits_then_increments = [](const std::vector<runtime::Noc0Coord>& next) {
+    std::vector<cmd::Command> commands{cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1)};
+    for (const runtime::Noc0Coord& n : next) {
+      commands.push_back(cmd::local_chip_noc_semaphore_inc(n.x, n.y, cmd::SemaphoreId{0}, 1));
+    }
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+    spec.semaphore_ids = {0};
+    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(commands),
+                                                 static_cast<std::uint32_t>(commands.size())}};
+    return spec;
+  };
+  runtime::Program program;
+  // The kernel outside the cycle waits for `a`, which waits for `b`, which waits for `a`.
+  const std::vector<std::pair<runtime::CoreCoord, std::vector<runtime::Noc0Coord>>> kernels{
+      {outside, {}}, {a, {b_noc, outside_noc}}, {b, {a_noc}}};
+  for (const auto& [core, next] : kernels) {
+    program.circular_buffers.push_back(runtime::ccl::packet_header_cb(core));
+    program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, 0));
+    program.kernels.push_back(runtime::ccl::interpreter_kernel(core, waits_then_increments(next)));
+  }
+  runtime::MeshWorkload workload;
+  workload.name = "two kernels waiting for each other";
+  workload.programs[0] = std::move(program);
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("    <- back to chip 0 core (1,2) [tensix (0,0) dm0] ccl_interpreter: a cycle of 2 "
+                              "kernels, each waiting for the next: a deadlock of kernels waiting for each other (a "
+                              "semaphore, a CB), not of full router buffers\n"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("channel-dependency"))) << text;
+}
+
 TEST(DeviceFaults, TheSameFloodCompletesWithBubbleFlowControl) {
   SimMeshDeviceOptions options;
   options.fabric.mode = FabricMode::Ring;
