@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <utility>
+#include <vector>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
+#include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "sim/device/fault_headline.hpp"
 #include "tests/unit/sim/device_error_util.hpp"
@@ -142,6 +145,51 @@ TEST(DeviceFaults, ACycleOfKernelsIsNamedByWhatItIsMadeOf) {
                               "kernels, each waiting for the next: a deadlock of kernels waiting for each other (a "
                               "semaphore, a CB), not of full router buffers\n"))
       << text;
+  EXPECT_THAT(text, Not(HasSubstr("channel-dependency"))) << text;
+}
+
+// The two kernels of such a cycle as the clients of one fabric mux: they opened their
+// connections and wait for each other before sending, so the mux holds no packet and waits for
+// a client to close. The mux's chain goes on to its first client, into the kernels' cycle, which
+// is named as the kernels': the loop a report shows between a mux and a worker is the workers'
+// deadlock, not the routers'.
+TEST(DeviceFaults, ACycleOfAFabricMuxsClientsIsNamedAsTheKernels) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  SimMeshDevice device(topo::build_n300(), options);
+  const ChipId chip = device.fabric_plan().chips()[0];
+  const runtime::CoreCoord mux_core{3, 0};
+  const runtime::CoreCoord a{0, 0};
+  const runtime::CoreCoord b{1, 0};
+  const runtime::Noc0Coord a_noc = device.core_map(chip).tensix_noc0(a);
+  const runtime::Noc0Coord b_noc = device.core_map(chip).tensix_noc0(b);
+  runtime::Program program;
+  const std::vector<api::FabricConnectionConfig> clients =
+      runtime::ccl::add_fabric_mux(program, device.fabric_plan(), runtime::FabricPort{0, 0}, chip, mux_core, true,
+                                   device.core_map(chip).tensix_noc0(mux_core), 2);
+  const std::vector<std::pair<runtime::CoreCoord, runtime::Noc0Coord>> workers{{a, b_noc}, {b, a_noc}};
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    const auto& [core, next] = workers[i];
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+    spec.semaphore_ids = {0};
+    const std::vector<cmd::Command> commands{cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1),
+                                             cmd::local_chip_noc_semaphore_inc(next.x, next.y, cmd::SemaphoreId{0}, 1)};
+    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(commands), 2}};
+    runtime::ccl::connect_to_fabric_mux(program, spec, core, true, clients[i]);
+    program.circular_buffers.push_back(runtime::ccl::packet_header_cb(core));
+    program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, 0));
+    program.kernels.push_back(runtime::ccl::interpreter_kernel(core, spec));
+  }
+  runtime::MeshWorkload workload;
+  workload.name = "two mux clients waiting for each other";
+  workload.programs[chip] = std::move(program);
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr(": a cycle of 2 kernels, each waiting for the next: a deadlock of kernels waiting for "
+                              "each other (a semaphore, a CB), not of full router buffers\n"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("it holds no packet: it waits for its clients to send or to close; client 0")) << text;
   EXPECT_THAT(text, Not(HasSubstr("channel-dependency"))) << text;
 }
 
