@@ -47,7 +47,8 @@ Placed place(const Params& p, const topo::Topology& topology) {
     const FabricLine& fabric_line = plan.lines()[*line];
     return fabric_line.mode == FabricMode::Ring && fabric_line.chips.size() == group.size() && group.size() > 2;
   };
-  const CclTopology shape = std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
+  const CclTopology shape =
+      std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
   Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp), 0};
   result.root_rank = static_cast<std::uint32_t>(std::find(root_group->begin(), root_group->end(), p.root) -
                                                 root_group->begin());
