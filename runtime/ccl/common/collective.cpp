@@ -282,35 +282,36 @@ std::uint32_t FabricGroup::position_of(std::uint32_t rank) const {
   return static_cast<std::uint32_t>(at - ranks.begin());
 }
 
-std::uint32_t FabricGroup::reach_up(std::uint32_t rank) const {
-  return topology == CclTopology::Ring ? size() - 1 : size() - 1 - rank;
+std::uint32_t FabricGroup::reach_up(std::uint32_t position) const {
+  return topology == CclTopology::Ring ? size() - 1 : size() - 1 - position;
 }
 
-std::uint32_t FabricGroup::reach_down(std::uint32_t rank) const {
-  return topology == CclTopology::Ring ? size() - 1 : rank;
+std::uint32_t FabricGroup::reach_down(std::uint32_t position) const {
+  return topology == CclTopology::Ring ? size() - 1 : position;
 }
 
-FabricGroup::Reach FabricGroup::full_reach(std::uint32_t rank) const {
+FabricGroup::Reach FabricGroup::full_reach(std::uint32_t position) const {
   if (topology == CclTopology::Ring) return Reach{size() / 2, (size() - 1) / 2};
-  return Reach{reach_up(rank), reach_down(rank)};
+  return Reach{reach_up(position), reach_down(position)};
 }
 
-std::uint32_t FabricGroup::rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const {
+std::uint32_t FabricGroup::position_toward(std::uint32_t position, bool forward, std::uint32_t steps) const {
   const bool up = forward == up_is_forward;
   const std::uint32_t n = size();
-  if (topology == CclTopology::Ring) return up ? (rank + steps) % n : (rank + n - steps % n) % n;
-  return up ? rank + steps : rank - steps;
+  if (topology == CclTopology::Ring) return up ? (position + steps) % n : (position + n - steps % n) % n;
+  return up ? position + steps : position - steps;
 }
 
-cmd::ChipMulticast FabricGroup::multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const {
-  (void)rank;
+cmd::ChipMulticast FabricGroup::multicast(std::uint32_t position, std::uint32_t up, std::uint32_t down) const {
+  (void)position;
   return up_is_forward ? cmd::ChipMulticast{up, down} : cmd::ChipMulticast{down, up};
 }
 
 cmd::ChipUnicast FabricGroup::route(std::uint32_t from, std::uint32_t to) const {
   const std::uint32_t n = size();
   if (from == to || from >= n || to >= n) {
-    throw CclParamsError(fmt::format("fabric group: no route from rank {} to rank {} in a group of {}", from, to, n));
+    throw CclParamsError(
+        fmt::format("fabric group: no route from position {} to position {} in a group of {}", from, to, n));
   }
   bool up = to > from;
   std::uint32_t hops = up ? to - from : from - to;

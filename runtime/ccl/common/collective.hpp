@@ -153,24 +153,25 @@ struct FabricGroup {
     for (std::uint32_t rank : ranks) result.push_back(by_rank.at(rank));
     return result;
   }
-  // Chips of the group beyond position `rank` toward higher / lower positions (a ring: size - 1 both).
-  std::uint32_t reach_up(std::uint32_t rank) const;
-  std::uint32_t reach_down(std::uint32_t rank) const;
-  // The rank `steps` hops away from `rank` in fabric direction `forward` (ring: modulo size;
-  // line: must stay inside).
-  std::uint32_t rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const;
-  // How far a multicast from `rank` that must reach every other chip of the group goes each way:
-  // on a ring half-way round both ways (n/2 up, (n-1)/2 down: 4 and 3 at N = 8, REFERENCE
+  // Chips of the group beyond `position` toward higher / lower positions (a ring: size - 1 both).
+  std::uint32_t reach_up(std::uint32_t position) const;
+  std::uint32_t reach_down(std::uint32_t position) const;
+  // The position `steps` hops away from `position` in fabric direction `forward` (ring: modulo
+  // size; line: must stay inside).
+  std::uint32_t position_toward(std::uint32_t position, bool forward, std::uint32_t steps) const;
+  // How far a multicast from `position` that must reach every other chip of the group goes each
+  // way: on a ring half-way round both ways (n/2 up, (n-1)/2 down: 4 and 3 at N = 8, REFERENCE
   // 7.3 FULL_TENSOR), on a line to both ends.
   struct Reach {
     std::uint32_t up = 0;
     std::uint32_t down = 0;
   };
-  Reach full_reach(std::uint32_t rank) const;
-  // A multicast from `rank` reaching `up` ranks upward and `down` downward, in fabric terms.
-  cmd::ChipMulticast multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const;
-  // The unicast route from rank `from` to rank `to` (!= from): on a line the only one, on a ring
-  // the shorter way (upward on a tie).
+  Reach full_reach(std::uint32_t position) const;
+  // A multicast from `position` reaching `up` positions upward and `down` downward, in fabric
+  // terms.
+  cmd::ChipMulticast multicast(std::uint32_t position, std::uint32_t up, std::uint32_t down) const;
+  // The unicast route from position `from` to position `to` (!= from): on a line the only one, on
+  // a ring the shorter way (upward on a tie).
   cmd::ChipUnicast route(std::uint32_t from, std::uint32_t to) const;
 };
 

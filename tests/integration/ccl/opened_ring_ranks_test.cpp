@@ -102,7 +102,9 @@ Outputs run(Op op, int axis, const Edges& down) {
     input = p.input_buffer = interleaved(p.tensor);
     output = p.output_buffer = interleaved(p.tensor);
     p.intermediate_buffer = interleaved(ar::intermediate_spec(p, topology));
-    if (ar::needs_rs_intermediate(p, topology)) p.rs_intermediate_buffer = interleaved(ar::rs_intermediate_spec(p, topology));
+    if (ar::needs_rs_intermediate(p, topology)) {
+      p.rs_intermediate_buffer = interleaved(ar::rs_intermediate_spec(p, topology));
+    }
     const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, topology);
     p.barrier_semaphore = semaphore(cores);
     p.done_semaphore = semaphore(cores);
