@@ -675,29 +675,6 @@ void reject_chips_across_down_links(const RunOptions& options) {
   }
 }
 
-// A ring of the op's axis that a link down from the start opens anywhere but at its closing
-// link would put the op's ranks in the line's order (resolve_groups refuses it): the fault it
-// is (exit 3), naming the spec, the group and what would run, before anything is prepared.
-void reject_rotated_opened_rings(const RunOptions& options, const topo::Topology& topology,
-                                 const runtime::FabricPlan& plan) {
-  if (!options.cluster_axis || !plan.enabled()) return;
-  for (const auto& coordinates : topo::axis_groups(topology, *options.cluster_axis)) {
-    const std::vector<ChipId> ring(coordinates.begin(), coordinates.end());
-    const runtime::FabricLine* opened = ccl::opened_line_holding(plan, ring);
-    if (opened == nullptr || opened->chips == ring) continue;
-    const auto [last, first] = opened->opened_at.value();
-    std::string spec;
-    for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
-      if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
-    }
-    throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
-                               fmt::format("fault {} at 0 s: {}; run without the fault, or the group on a fabric of "
-                                           "its own chips (run --chips {}, --topology line)",
-                                           spec.empty() ? fmt::format("link-down:{}-{}", last, first) : spec,
-                                           ccl::rotated_line_refusal(ring, *opened), fmt::join(opened->chips, ",")));
-  }
-}
-
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
@@ -1297,10 +1274,13 @@ void set_links_used(RunResult& result, const std::optional<std::vector<runtime::
   }
 }
 
-// The per-axis fabric's rings that ran as lines around a link down from the start, for the line
-// under the table: which ring, the line it ran as, the link and its fault, and whether it is one
-// of the op's groups (a row's ring opened under an op along the columns is not).
-std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, const RunOptions& options) {
+// The per-axis fabric's rows and columns that ran as lines around a link down from the start,
+// for the line under the table: which row or column, in coordinate order (a ring in Ring mode,
+// else the line the fabric would have run, which the down link is on), the line it ran as, the
+// link and its fault, and whether it holds one of the op's groups (a row opened under an op along
+// the columns does not).
+std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, const RunOptions& options,
+                                            const topo::Topology& topology) {
   std::vector<std::string> notes;
   for (const runtime::FabricLine& line : plan.lines()) {
     if (!line.opened_at) continue;
@@ -1309,11 +1289,27 @@ std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, con
     for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
       if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
     }
+    const int axis = line.axis.value_or(0);
+    std::vector<ChipId> coordinates;
+    for (const auto& group : topo::axis_groups(topology, axis)) {
+      if (std::find(group.begin(), group.end(), static_cast<topo::ChipId>(line.chips.front())) != group.end()) {
+        coordinates.assign(group.begin(), group.end());
+      }
+    }
+    CCLMESH_CHECK(coordinates.size() == line.chips.size(), "an opened fabric line is no row or column of its axis");
+    const std::string unfaulted =
+        plan.mode() == runtime::FabricMode::Ring
+            ? fmt::format("ring {}-{}", fmt::join(coordinates, "-"), coordinates.front())
+            : fmt::format("line {}", fmt::join(coordinates, "-"));
+    const std::string closing = plan.mode() == runtime::FabricMode::Ring
+                                    ? ""
+                                    : fmt::format(" over its closing link {}-{}", coordinates.back(),
+                                                  coordinates.front());
     const bool the_ops = line.axis == options.cluster_axis;
-    notes.push_back(fmt::format("axis {} ring {}-{} ran as line {}: link {}-{} is down ({}); {}", line.axis.value_or(0),
-                                fmt::join(line.chips, "-"), line.chips.front(), fmt::join(line.chips, "-"), last, first,
-                                spec, the_ops ? "one of the op's groups, which ran as that line"
-                                              : "not one of the op's groups, which did not use it"));
+    notes.push_back(fmt::format("axis {} {} ran as line {}{}: link {}-{} is down ({}); {}", axis, unfaulted,
+                                fmt::join(line.chips, "-"), closing, last, first, spec,
+                                the_ops ? "one of the op's groups, which ran as that line"
+                                        : "not one of the op's groups, which did not use it"));
   }
   return notes;
 }
@@ -1376,7 +1372,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
-  result.rings_as_lines = rings_run_as_lines(plan, options);
+  result.rings_as_lines = rings_run_as_lines(plan, options, topology);
   result.chips = options.chips;
   result.cluster_axis = options.cluster_axis;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
@@ -1467,7 +1463,6 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
     planner = std::make_unique<sim::device::PlanningMeshDevice>(topology, config.fabric, config.faults,
                                                                 config.data_mode);
     planned_buffers = std::make_unique<OpBuffers>(*planner);  // not freed: the planner is dropped after
-    reject_rotated_opened_rings(options, topology, planner->fabric_plan());
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
@@ -1601,7 +1596,6 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
-  reject_rotated_opened_rings(options, topology, runtime::FabricPlan(topology, fabric));
   OpBuffers buffers(device);
   WorkloadCache cache;  // one preparation (no planning device here): nothing to share
   RunResult result = with_buffers_given_back(buffers, [&] {

@@ -150,7 +150,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
   }
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
+                                     RankPlacement::ByRank);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;
@@ -247,10 +248,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   return r;
 }
 
-// The program of rank `rank` of group `g`.
+// The program of the chip at `position` of group `g`: its input lands at its rank's offset.
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
-                     std::uint32_t rank) {
-  const ChipId chip = g.chips[rank];
+                     std::uint32_t position) {
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
@@ -281,7 +282,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     view.params = &p;
     view.plan = &r.plan;
     view.group = &g;
-    view.rank = rank;
+    view.rank = position;  // a ring: positions are ranks
     view.mode = r.mode;
     view.cores = r.cores;
     view.workers_per_direction = r.workers_per_direction;
@@ -296,7 +297,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   }
   const api::TensorSlice in_whole{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
   api::TensorSlice out_slice{out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
-  set_dim(out_slice.tensor_slice_offset, p.dim, rank * dim_of(in_pages, p.dim));
+  set_dim(out_slice.tensor_slice_offset, p.dim, g.rank_at(position) * dim_of(in_pages, p.dim));
   const auto num_runs = static_cast<std::uint32_t>(r.roles.size());
   const std::vector<api::TensorSlice> in_runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_whole, num_runs);
@@ -308,8 +309,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   for (std::size_t w = 0; w < r.roles.size(); ++w) {
     const CoreCoord core = r.cores[w];
     const Noc0Coord noc = map.tensix_noc0(core);
-    const Reach reach = reach_of(g, rank, r.roles[w]);
-    const cmd::ChipMulticast mcast = g.multicast(rank, reach.up, reach.down);
+    const Reach reach = reach_of(g, position, r.roles[w]);
+    const cmd::ChipMulticast mcast = g.multicast(position, reach.up, reach.down);
     const std::uint32_t run = r.runs[w];
     const bool has_data = api::volume(in_runs[run].worker_slice_shape) > 0;
 
@@ -325,14 +326,14 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     if (p.barrier_semaphore) {
       const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
       writer.push_back(cmd::fabric_multicast_semaphore_inc(barrier, 1, noc.x, noc.y, mcast));
-      writer.push_back(cmd::local_semaphore_wait(barrier, expected_barrier(g, r.roles[w], rank)));
+      writer.push_back(cmd::local_semaphore_wait(barrier, expected_barrier(g, r.roles[w], position)));
       writer.push_back(cmd::local_core_semaphore_set(barrier, 0));
     }
     if (has_data) writer.push_back(cmd::fabric_write_cb_to_tensor_slice(out_runs[run], kDataCbId, mcast));
     const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
     writer.push_back(cmd::fabric_multicast_semaphore_inc(done, 1, done_core.x, done_core.y, mcast));
     if (w == 0) {
-      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, r.roles, rank)));
+      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, r.roles, position)));
       writer.push_back(cmd::local_core_semaphore_set(done, 0));
     }
     const kargs::InterpreterStreamSpec writer_stream{out_args, cmd::encode_stream(writer),
@@ -495,8 +496,8 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   for (const Params& part : parts_by_shape(params, topology)) {
     const Resolved r = resolve(part, topology);
     for (const FabricGroup& g : r.groups) {
-      for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-        workload.programs[g.chips[rank]] = chip_program(part, topology, r, g, rank);
+      for (std::uint32_t position = 0; position < g.size(); ++position) {
+        workload.programs[g.chips[position]] = chip_program(part, topology, r, g, position);
       }
     }
   }

@@ -92,6 +92,8 @@ Program chip_program(const ChipGather& chip, const topo::Topology& topology) {
   const FabricGroup& g = *chip.group;
   const std::uint32_t n = g.size();
   const std::uint32_t rank = chip.rank;
+  // Only a line's positions can differ from its ranks (fabric_order); the relay runs on rings.
+  CCLMESH_CHECK(g.positions_are_ranks(), "all_gather relay: a ring group whose positions are not its ranks");
   const ChipId chip_id = g.chips[rank];
   const ChipCoreMap map = chip_core_map(topology, chip_id);
   const bool split = chip.mode == BidirectionalMode::SplitTensor;

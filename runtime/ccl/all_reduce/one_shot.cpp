@@ -23,11 +23,11 @@ constexpr std::uint32_t kGatherCbPackets = 3;
 // reduce_scatter's, reduce_scatter.cpp). No fabric packet is cut from them.
 constexpr std::uint32_t kLocalPayloadsPerPacket = 4;
 
-// The multicast reach of `rank`: the whole group once (ring: N/2 up, (N-1)/2 down).
-cmd::ChipMulticast reach(const FabricGroup& g, std::uint32_t rank) {
+// The multicast reach of `position`: the whole group once (ring: N/2 up, (N-1)/2 down).
+cmd::ChipMulticast reach(const FabricGroup& g, std::uint32_t position) {
   const std::uint32_t n = g.size();
-  if (g.topology == CclTopology::Ring) return g.multicast(rank, n / 2, (n - 1) / 2);
-  return g.multicast(rank, g.reach_up(rank), g.reach_down(rank));
+  if (g.topology == CclTopology::Ring) return g.multicast(position, n / 2, (n - 1) / 2);
+  return g.multicast(position, g.reach_up(position), g.reach_down(position));
 }
 
 // The gather core's CB packet in pages. The interpreter sends a CB packet of interleaved pages as
@@ -46,13 +46,14 @@ std::uint32_t gather_packet(const Params& p) {
   return packet - packet % kChunks;
 }
 
-void add_gather(Program& program, const Params& p, const FabricPlan& plan, const FabricGroup& g, std::uint32_t rank,
+void add_gather(Program& program, const Params& p, const FabricPlan& plan, const FabricGroup& g,
+                std::uint32_t position,
                 const ChipBuffers& buffers, CoreCoord core, Noc0Coord reduce_core, std::uint32_t packet) {
-  const ChipId chip = g.chips[rank];
+  const ChipId chip = g.chips[position];
   const std::uint32_t page = page_size_bytes(p.tensor);
   const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
   const std::uint32_t n = g.size();
-  const cmd::ChipMulticast mcast = reach(g, rank);
+  const cmd::ChipMulticast mcast = reach(g, position);
   kargs::InterpreterSpec spec;
   spec.packet_header_cb_id = kPacketHeaderCbId;
   spec.packet_size_in_pages = packet;
@@ -62,7 +63,9 @@ void add_gather(Program& program, const Params& p, const FabricPlan& plan, const
                     mcast.num_targets_backward > 0);
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
   const std::vector<cmd::Command> writer{
-      cmd::fabric_write_cb_to_tensor_slice(flat_run(n * pages, rank * pages, pages), kDataCbId, mcast),
+      // Every chip's input lands in its rank's slot, so the sums run in rank order on any line.
+      cmd::fabric_write_cb_to_tensor_slice(flat_run(n * pages, g.rank_at(position) * pages, pages), kDataCbId,
+                                           mcast),
       cmd::fabric_multicast_semaphore_inc(done, 1, reduce_core.x, reduce_core.y, mcast)};
   const kargs::InterpreterStreamSpec reader_stream{
       buffers.interpreter_args(p.input_buffer),
@@ -95,13 +98,13 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   for (const auto& chips : resolve_groups(p.groups, topology, plan)) {
     // A ring run as a line around a down link multicasts along the line (per group, as here).
     const FabricGroup g = map_group_onto_fabric(plan, chips, group_runs_as(plan, chips, p.topology), kOp);
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      const ChipBuffers buffers(topology, g.chips[rank]);
+    for (std::uint32_t position = 0; position < g.size(); ++position) {
+      const ChipBuffers buffers(topology, g.chips[position]);
       Program program;
-      add_gather(program, p, plan, g, rank, buffers, cores[0], buffers.map().tensix_noc0(cores[1]), packet);
-      add_local_sum(program, p, topology, g.chips[rank], cores[1], g.size(), local_sum_packet(p),
+      add_gather(program, p, plan, g, position, buffers, cores[0], buffers.map().tensix_noc0(cores[1]), packet);
+      add_local_sum(program, p, topology, g.chips[position], cores[1], g.size(), local_sum_packet(p),
                     cmd::GlobalSemaphoreAddress{p.done_semaphore->address});
-      workload.programs[g.chips[rank]] = std::move(program);
+      workload.programs[g.chips[position]] = std::move(program);
     }
   }
   return workload;

@@ -49,7 +49,7 @@ Placed place(const Params& p, const topo::Topology& topology) {
   };
   const CclTopology shape =
       std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
-  Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp), 0};
+  Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp, RankPlacement::ByRank), 0};
   result.root_rank = static_cast<std::uint32_t>(std::find(root_group->begin(), root_group->end(), p.root) -
                                                 root_group->begin());
   return result;
@@ -79,11 +79,12 @@ void validate(const Params& p, const topo::Topology& topology) {
   require_uniform_core_maps(topology, placed.placed.all_chips, kOp);
   require_buffer_layouts(topology, placed.placed.all_chips, {&p.output, &p.input});
   for (const FabricGroup& g : placed.placed.groups) {
-    const cmd::ChipMulticast t = targets(g, placed.root_rank);
+    const cmd::ChipMulticast t = targets(g, g.position_of(placed.root_rank));
     if (t.num_targets_forward > kMaxFabricHops || t.num_targets_backward > kMaxFabricHops) {
       throw CclParamsError(fmt::format("broadcast: a multicast reaches at most {} chips per direction; root {} needs "
                                        "{} forward and {} backward",
-                                       kMaxFabricHops, g.chips[placed.root_rank], t.num_targets_forward,
+                                       kMaxFabricHops, g.chips[g.position_of(placed.root_rank)],
+                                       t.num_targets_forward,
                                        t.num_targets_backward));
     }
   }
@@ -100,13 +101,14 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const std::vector<api::TensorSlice> runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input), p.num_links);
 
-  MeshWorkload workload = per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t rank) {
-    if (rank != placed.root_rank) return done_waiter_program(p.worker, p.num_links);
-    const ChipBuffers root(topology, g.chips[rank]);
+  // The root's position on its group's line: its rank's, unless the line starts mid-ring.
+  MeshWorkload workload = per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t position) {
+    if (g.rank_at(position) != placed.root_rank) return done_waiter_program(p.worker, p.num_links);
+    const ChipBuffers root(topology, g.chips[position]);
     Program root_program;
     add_link_senders(root_program, placed.placed.plan,
-                     LinkSenders{g.chips[rank], g.fabric_line, senders, runs, root.interpreter_args(p.input),
-                                 root.interpreter_args(p.output), targets(g, rank), root.map().tensix_noc0(p.worker), page_size, packet_pages, p.cb_packets,
+                     LinkSenders{g.chips[position], g.fabric_line, senders, runs, root.interpreter_args(p.input),
+                                 root.interpreter_args(p.output), targets(g, position), root.map().tensix_noc0(p.worker), page_size, packet_pages, p.cb_packets,
                                  p.split_reader_writer});
     return root_program;
   });

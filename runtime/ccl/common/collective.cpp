@@ -191,15 +191,6 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
   return resolve_groups(selection, topology, FabricPlan(topology, fabric));
 }
 
-std::string rotated_line_refusal(const std::vector<ChipId>& ring, const FabricLine& opened) {
-  const auto [last, first] = opened.opened_at.value();
-  return fmt::format("axis {} ring {}-{} would run as line {} around down link {}-{}, its ranks in the line's order, "
-                     "not the coordinates', so the op's result would depend on which link is down; a ring runs as a "
-                     "line only when the down link is its closing one ({}-{}, the line {}) for now",
-                     opened.axis.value_or(0), fmt::join(ring, "-"), ring.front(), fmt::join(opened.chips, "-"), last,
-                     first, ring.back(), ring.front(), fmt::join(ring, "-"));
-}
-
 std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection, const topo::Topology& topology,
                                                 const FabricPlan& fabric) {
   std::vector<std::vector<ChipId>> groups;
@@ -208,16 +199,8 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
       throw CclParamsError("groups: give cluster_axis or chips, not both");
     }
     for (const auto& g : topo::axis_groups(topology, *selection.cluster_axis)) {
+      // Ranks in coordinate order, whatever the fabric runs the row or column as (fabric_order).
       groups.emplace_back(g.begin(), g.end());
-      // A ring the fabric runs as a line around a down link keeps its coordinate order only when
-      // the link is its closing one. Opened anywhere else the line starts mid-ring, and ranks in
-      // the line's order would make the op's result depend on which link is down (all_gather's
-      // offsets, reduce_scatter's slices): refused until the line programs take the line order
-      // apart from the ranks.
-      const FabricLine* opened = opened_line_holding(fabric, groups.back());
-      if (opened != nullptr && opened->chips != groups.back()) {
-        throw CclParamsError(rotated_line_refusal(groups.back(), *opened));
-      }
     }
   } else if (!selection.chips.empty()) {
     groups = selection.chips;
@@ -284,35 +267,51 @@ void require_group_shape(const topo::Topology& topology, const std::vector<ChipI
   }
 }
 
-std::uint32_t FabricGroup::reach_up(std::uint32_t rank) const {
-  return topology == CclTopology::Ring ? size() - 1 : size() - 1 - rank;
+bool FabricGroup::positions_are_ranks() const {
+  for (std::uint32_t p = 0; p < ranks.size(); ++p) {
+    if (ranks[p] != p) return false;
+  }
+  return true;
 }
 
-std::uint32_t FabricGroup::reach_down(std::uint32_t rank) const {
-  return topology == CclTopology::Ring ? size() - 1 : rank;
+std::uint32_t FabricGroup::position_of(std::uint32_t rank) const {
+  const auto at = std::find(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end()) {
+    throw CclParamsError(fmt::format("fabric group: no rank {} in a group of {}", rank, ranks.size()));
+  }
+  return static_cast<std::uint32_t>(at - ranks.begin());
 }
 
-FabricGroup::Reach FabricGroup::full_reach(std::uint32_t rank) const {
+std::uint32_t FabricGroup::reach_up(std::uint32_t position) const {
+  return topology == CclTopology::Ring ? size() - 1 : size() - 1 - position;
+}
+
+std::uint32_t FabricGroup::reach_down(std::uint32_t position) const {
+  return topology == CclTopology::Ring ? size() - 1 : position;
+}
+
+FabricGroup::Reach FabricGroup::full_reach(std::uint32_t position) const {
   if (topology == CclTopology::Ring) return Reach{size() / 2, (size() - 1) / 2};
-  return Reach{reach_up(rank), reach_down(rank)};
+  return Reach{reach_up(position), reach_down(position)};
 }
 
-std::uint32_t FabricGroup::rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const {
+std::uint32_t FabricGroup::position_toward(std::uint32_t position, bool forward, std::uint32_t steps) const {
   const bool up = forward == up_is_forward;
   const std::uint32_t n = size();
-  if (topology == CclTopology::Ring) return up ? (rank + steps) % n : (rank + n - steps % n) % n;
-  return up ? rank + steps : rank - steps;
+  if (topology == CclTopology::Ring) return up ? (position + steps) % n : (position + n - steps % n) % n;
+  return up ? position + steps : position - steps;
 }
 
-cmd::ChipMulticast FabricGroup::multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const {
-  (void)rank;
+cmd::ChipMulticast FabricGroup::multicast(std::uint32_t position, std::uint32_t up, std::uint32_t down) const {
+  (void)position;
   return up_is_forward ? cmd::ChipMulticast{up, down} : cmd::ChipMulticast{down, up};
 }
 
 cmd::ChipUnicast FabricGroup::route(std::uint32_t from, std::uint32_t to) const {
   const std::uint32_t n = size();
   if (from == to || from >= n || to >= n) {
-    throw CclParamsError(fmt::format("fabric group: no route from rank {} to rank {} in a group of {}", from, to, n));
+    throw CclParamsError(
+        fmt::format("fabric group: no route from position {} to position {} in a group of {}", from, to, n));
   }
   bool up = to > from;
   std::uint32_t hops = up ? to - from : from - to;
@@ -324,25 +323,48 @@ cmd::ChipUnicast FabricGroup::route(std::uint32_t from, std::uint32_t to) const 
   return cmd::ChipUnicast{hops, up == up_is_forward};
 }
 
-FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
+FabricOrder fabric_order(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape) {
+  const auto n = static_cast<std::uint32_t>(group.size());
+  FabricOrder order{group, {}};
+  for (std::uint32_t rank = 0; rank < n; ++rank) order.ranks.push_back(rank);
+  const FabricLine* opened = shape == CclTopology::Line ? opened_line_holding(fabric, group) : nullptr;
+  if (opened == nullptr) return order;
+  // The down link between ranks k and k + 1 (mod n): the line runs from rank k + 1 round to k.
+  const auto [a, b] = opened->opened_at.value();
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const ChipId from = group[k];
+    const ChipId to = group[(k + 1) % n];
+    if (!((from == a && to == b) || (from == b && to == a))) continue;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      order.ranks[p] = (k + 1 + p) % n;
+      order.chips[p] = group[order.ranks[p]];
+    }
+    break;
+  }
+  return order;
+}
+
+FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& rank_order, CclTopology shape,
                                   const std::string& op) {
   if (!fabric.enabled()) {
     throw CclParamsError(
         fmt::format("{}: fabric mode needs the device's persistent fabric; params.fabric.mode is none", op));
   }
-  for (ChipId c : group) {
+  for (ChipId c : rank_order) {
     if (!fabric.contains(c)) {
       throw CclParamsError(fmt::format("{}: chip {} is not on the device's fabric ({})", op, c, fabric.describe()));
     }
   }
-  const std::optional<std::uint32_t> line_index = fabric.line_containing(group);
+  const std::optional<std::uint32_t> line_index = fabric.line_containing(rank_order);
   if (!line_index) {
     throw CclParamsError(
         fmt::format("{}: group {} lies on no single line of the device's {} fabric ({}); a 1D fabric carries a "
                     "group along one of its lines (per-axis fabric: one row or one column)",
-                    op, group_string(group), to_string(fabric.scope()), fabric.describe()));
+                    op, group_string(rank_order), to_string(fabric.scope()), fabric.describe()));
   }
   const FabricLine& line = fabric.lines()[*line_index];
+  FabricOrder order = fabric_order(fabric, rank_order, shape);
+  const std::vector<ChipId>& group = order.chips;
   const bool fabric_ring = line.mode == FabricMode::Ring;
   if (shape == CclTopology::Ring && !fabric_ring) {
     throw CclParamsError(
@@ -361,7 +383,6 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
   }
   FabricGroup g;
   g.topology = shape;
-  g.chips = group;
   g.fabric_line = *line_index;
   const std::size_t steps = shape == CclTopology::Ring ? group.size() : group.size() - 1;
   std::optional<bool> forward;
@@ -389,6 +410,8 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
     forward = fwd;
   }
   g.up_is_forward = forward.value_or(true);
+  g.chips = std::move(order.chips);
+  g.ranks = std::move(order.ranks);
   return g;
 }
 
@@ -429,7 +452,8 @@ std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const
 }
 
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
-                          CclTopology shape, std::uint32_t num_links, const std::string& op) {
+                          CclTopology shape, std::uint32_t num_links, const std::string& op,
+                          RankPlacement placement) {
   PlacedGroups placed;
   placed.plan = FabricPlan(topology, fabric);
   const std::vector<std::vector<ChipId>> groups = resolve_groups(selection, topology, placed.plan);
@@ -441,16 +465,30 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
     }
     if (group_runs_as(placed.plan, g, shape) != shape) {
       const FabricLine& line = placed.plan.lines()[*placed.plan.line_containing(g)];
+      // Asked as a line the group would run, unless its line starts mid-ring and the op cannot.
+      const bool runs_as_line =
+          placement == RankPlacement::ByRank || fabric_order(placed.plan, g, CclTopology::Line).chips == g;
       throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link; {} does not run "
-                                            "ring and line groups together yet; run with --topology line, or "
-                                            "without the fault",
-                                            op, group_string(g), fmt::join(line.chips, "-"), op));
+                                            "ring and line groups together yet; run {}without the fault",
+                                            op, group_string(g), fmt::join(line.chips, "-"), op,
+                                            runs_as_line ? "with --topology line, or " : ""));
     }
-    require_group_shape(topology, g, shape, num_links, op);
+    // The hops the fabric runs, not the down link between two ranks.
+    require_group_shape(topology, fabric_order(placed.plan, g, shape).chips, shape, num_links, op);
     placed.all_chips.insert(placed.all_chips.end(), g.begin(), g.end());
   }
   require_fabric_links(placed.plan, num_links, op);
-  for (const auto& g : groups) placed.groups.push_back(map_group_onto_fabric(placed.plan, g, shape, op));
+  for (const auto& g : groups) {
+    placed.groups.push_back(map_group_onto_fabric(placed.plan, g, shape, op));
+    const FabricGroup& mapped = placed.groups.back();
+    if (placement == RankPlacement::ByPosition && !mapped.positions_are_ranks()) {
+      throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link, its ranks from "
+                                            "mid-line; {} does not place its data by rank on such a line yet; run "
+                                            "without the fault, or with the down link between the group's last "
+                                            "chip and its first",
+                                            op, group_string(g), fmt::join(mapped.chips, "-"), op));
+    }
+  }
   return placed;
 }
 

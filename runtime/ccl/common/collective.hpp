@@ -122,12 +122,18 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
 void require_group_shape(const topo::Topology& topology, const std::vector<ChipId>& group, CclTopology shape,
                          std::uint32_t num_links, const std::string& op);
 
-// One group laid onto the device's fabric: per rank, which fabric direction leads to the next
-// rank, and how far each fabric direction reaches inside the group.
+// One group laid onto the device's fabric. Its chips are held by *position*, the order the
+// fabric runs them in (position p + 1 is p's neighbour), which the fabric's directions and hop
+// counts go by; each position's *rank* (rank_at), the order the caller gave, goes with the data:
+// the tensor slice a chip contributes, owns or writes at. The two are the same except on a ring
+// the per-axis fabric runs as a line around a down link that is not its closing one: ranks
+// 0-1-2-3 with 0-1 down run as the line 1-2-3-0, positions 0..3 holding ranks 1, 2, 3, 0, and
+// the op's result is the unfaulted one. The methods below take and return positions.
 struct FabricGroup {
   CclTopology topology = CclTopology::Line;
-  std::vector<ChipId> chips;  // rank order
-  // True when rank r + 1 is the fabric-forward neighbour of rank r (the same for every rank).
+  std::vector<ChipId> chips;         // by position
+  std::vector<std::uint32_t> ranks;  // by position: the rank of chips[p]
+  // True when position p + 1 is the fabric-forward neighbour of p (the same for every p).
   bool up_is_forward = true;
   // The fabric line the group runs on (FabricPlan::lines()); workers connect on it.
   std::uint32_t fabric_line = 0;
@@ -136,30 +142,52 @@ struct FabricGroup {
   FabricPort port(std::uint32_t link) const { return FabricPort{fabric_line, link}; }
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(chips.size()); }
-  // Chips of the group beyond `rank` toward higher ranks / lower ranks (a ring: size - 1 both).
-  std::uint32_t reach_up(std::uint32_t rank) const;
-  std::uint32_t reach_down(std::uint32_t rank) const;
-  // The rank `steps` hops away from `rank` in fabric direction `forward` (ring: modulo size;
-  // line: must stay inside).
-  std::uint32_t rank_toward(std::uint32_t rank, bool forward, std::uint32_t steps) const;
-  // How far a multicast from `rank` that must reach every other chip of the group goes each way:
-  // on a ring half-way round both ways (n/2 up, (n-1)/2 down: 4 and 3 at N = 8, REFERENCE
+  std::uint32_t rank_at(std::uint32_t position) const { return ranks.at(position); }
+  std::uint32_t position_of(std::uint32_t rank) const;
+  // False when some position holds another rank (a ring run as a line opened mid-ring).
+  bool positions_are_ranks() const;
+  // `by_rank` (one entry per rank) reordered by position: entry p is by_rank[rank_at(p)].
+  template <class T>
+  std::vector<T> by_position(const std::vector<T>& by_rank) const {
+    std::vector<T> result;
+    for (std::uint32_t rank : ranks) result.push_back(by_rank.at(rank));
+    return result;
+  }
+  // Chips of the group beyond `position` toward higher / lower positions (a ring: size - 1 both).
+  std::uint32_t reach_up(std::uint32_t position) const;
+  std::uint32_t reach_down(std::uint32_t position) const;
+  // The position `steps` hops away from `position` in fabric direction `forward` (ring: modulo
+  // size; line: must stay inside).
+  std::uint32_t position_toward(std::uint32_t position, bool forward, std::uint32_t steps) const;
+  // How far a multicast from `position` that must reach every other chip of the group goes each
+  // way: on a ring half-way round both ways (n/2 up, (n-1)/2 down: 4 and 3 at N = 8, REFERENCE
   // 7.3 FULL_TENSOR), on a line to both ends.
   struct Reach {
     std::uint32_t up = 0;
     std::uint32_t down = 0;
   };
-  Reach full_reach(std::uint32_t rank) const;
-  // A multicast from `rank` reaching `up` ranks upward and `down` downward, in fabric terms.
-  cmd::ChipMulticast multicast(std::uint32_t rank, std::uint32_t up, std::uint32_t down) const;
-  // The unicast route from rank `from` to rank `to` (!= from): on a line the only one, on a ring
-  // the shorter way (upward on a tie).
+  Reach full_reach(std::uint32_t position) const;
+  // A multicast from `position` reaching `up` positions upward and `down` downward, in fabric
+  // terms.
+  cmd::ChipMulticast multicast(std::uint32_t position, std::uint32_t up, std::uint32_t down) const;
+  // The unicast route from position `from` to position `to` (!= from): on a line the only one, on
+  // a ring the shorter way (upward on a tie).
   cmd::ChipUnicast route(std::uint32_t from, std::uint32_t to) const;
 };
 
+// `group` (chips in rank order) in the order the fabric runs it, and the rank at each position:
+// a line on the whole of a ring the per-axis fabric runs as a line around a down link
+// (FabricLine::opened_at) starts at the chip after that link in the group's direction (ranks
+// 0-1-2-3 with 0-1 down: chips 1-2-3-0, ranks 1, 2, 3, 0); any other group as given.
+struct FabricOrder {
+  std::vector<ChipId> chips;
+  std::vector<std::uint32_t> ranks;
+};
+FabricOrder fabric_order(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape);
+
 // The group must run on consecutive chips of one fabric line (the whole-system line or ring, or
-// the row or column holding it on a per-axis fabric): a line on a segment of it (either
-// orientation), a ring on the whole of a ring. Throws CclParamsError otherwise, and when
+// the row or column holding it on a per-axis fabric) in fabric_order: a line on a segment of it
+// (either orientation), a ring on the whole of a ring. Throws CclParamsError otherwise, and when
 // num_links exceeds the fabric's routing planes.
 FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape,
                                   const std::string& op);
@@ -169,9 +197,6 @@ void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, con
 // The per-axis fabric's line that runs `group` (in any order) around a down link
 // (FabricLine::opened_at), or nullptr: the group is a torus ring with a link down from the start.
 const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group);
-// Why a ring opened at a down link other than its closing one does not run (resolve_groups):
-// `ring` in coordinate order, `opened` the line the fabric runs it as.
-std::string rotated_line_refusal(const std::vector<ChipId>& ring, const FabricLine& opened);
 // The shape `group` runs as when `shape` is asked: a line on such an opened ring, else `shape`.
 CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape);
 
@@ -205,11 +230,16 @@ std::vector<Params> params_by_shape(const Params& params, const topo::Topology& 
   return parts;
 }
 
+// Whether an op's builder places data by FabricGroup::rank_at, so that it runs a group whose
+// positions are not its ranks (a ring run as a line opened mid-ring), or by position only.
+enum class RankPlacement : std::uint8_t { ByPosition, ByRank };
+
 // An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
-// `shape` with `num_links` links: require_group_shape, require_fabric_links) and laid onto the
-// device's fabric (map_group_onto_fabric): what every fabric op builder starts from. A group that
-// runs as another shape (group_runs_as) is refused (RingRunsAsLineError): build such ops per
-// groups_by_shape.
+// `shape` with `num_links` links in fabric order: require_group_shape, require_fabric_links) and
+// laid onto the device's fabric (map_group_onto_fabric): what every fabric op builder starts from.
+// Refused (RingRunsAsLineError, the one error for "this op cannot run this group around its down
+// link"): a group that runs as another shape (group_runs_as; build such ops per groups_by_shape),
+// and, for an op that places `ByPosition`, a group whose positions are not its ranks.
 struct PlacedGroups {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
@@ -217,9 +247,11 @@ struct PlacedGroups {
   std::uint32_t group_size = 0;
 };
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
-                          CclTopology shape, std::uint32_t num_links, const std::string& op);
+                          CclTopology shape, std::uint32_t num_links, const std::string& op,
+                          RankPlacement placement);
 
-// The chips of a group in rank order, whichever way a builder holds its groups.
+// The chips of a group in rank order, or a FabricGroup's by position (the same for the ops that
+// place by position, RankPlacement), whichever way a builder holds its groups.
 inline const std::vector<ChipId>& chips_of(const std::vector<ChipId>& group) { return group; }
 inline const std::vector<ChipId>& chips_of(const FabricGroup& group) { return group.chips; }
 

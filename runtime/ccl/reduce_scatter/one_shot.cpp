@@ -10,6 +10,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
+#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 namespace {
@@ -55,6 +56,8 @@ kargs::InterpreterStreamSpec stream_of(const BufferLayout& layout, const ChipCor
 
 Program one_shot_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
                          std::uint32_t rank) {
+  // Only a line's positions can differ from its ranks (fabric_order); the one-shot runs on rings.
+  CCLMESH_CHECK(g.positions_are_ranks(), "reduce_scatter one-shot: a ring group whose positions are not its ranks");
   const std::uint32_t n = g.size();
   const ChipId chip = g.chips[rank];
   const ChipBuffers buffers(topology, chip);

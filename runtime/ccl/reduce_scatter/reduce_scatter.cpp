@@ -35,16 +35,20 @@ TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topo
 
 bool is_up(const Resolved& r, std::uint32_t run) { return !r.ring || run < r.runs / 2; }
 
-// The next and previous rank of a worker's chain: up workers send to rank + 1.
-std::uint32_t next_rank(std::uint32_t n, std::uint32_t rank, bool up) {
-  return up ? (rank + 1) % n : (rank + n - 1) % n;
+// The chain runs along the fabric, by position (FabricGroup): the next and previous position of a
+// worker's chain, up workers sending to position + 1. A chain slice s is the input slice of the
+// rank at position s.
+std::uint32_t next_position(std::uint32_t n, std::uint32_t position, bool up) {
+  return up ? (position + 1) % n : (position + n - 1) % n;
 }
-std::uint32_t prev_rank(std::uint32_t n, std::uint32_t rank, bool up) { return next_rank(n, rank, !up); }
+std::uint32_t prev_position(std::uint32_t n, std::uint32_t position, bool up) {
+  return next_position(n, position, !up);
+}
 
-// The slice a worker of `rank` sends raw (message 0), and the slice of received message m.
-std::uint32_t raw_slice(std::uint32_t n, std::uint32_t rank, bool up) { return prev_rank(n, rank, up); }
-std::uint32_t received_slice(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t m) {
-  return up ? (rank + 2 * n - 2 - m) % n : (rank + 2 + m) % n;
+// The chain slice a worker at `position` sends raw (message 0), and the slice of received message m.
+std::uint32_t raw_slice(std::uint32_t n, std::uint32_t position, bool up) { return prev_position(n, position, up); }
+std::uint32_t received_slice(std::uint32_t n, std::uint32_t position, bool up, std::uint32_t m) {
+  return up ? (position + 2 * n - 2 - m) % n : (position + 2 + m) % n;
 }
 
 // Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers.
@@ -65,7 +69,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
+                                     RankPlacement::ByRank);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;
@@ -175,9 +180,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
 }
 
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
-                     std::uint32_t rank) {
+                     std::uint32_t position) {
   const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[rank];
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
@@ -187,17 +192,19 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const api::TensorSlice out_whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
   const std::vector<api::TensorSlice> out_runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
-  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
+  // By chain slice: the slices of the ranks at positions 0, 1, ... .
+  const std::vector<api::TensorSlice> in_slices =
+      g.by_position(cmd::compute_page_aligned_slices(n, in_pages, p.dim));
 
   // A worker core holds one connection per direction, and a router's worker channel one
   // worker: on a ring each worker uses one direction only, so credits and barrier increments
-  // to the previous rank go the long way round (N - 1 hops); a line's workers use both
+  // to the previous position go the long way round (N - 1 hops); a line's workers use both
   // directions (the chain wraps back over N - 1 hops).
   const auto routes = [&](std::uint32_t run) {
     const bool up = is_up(r, run);
-    const cmd::ChipUnicast to_next = g.route(rank, next_rank(n, rank, up));
+    const cmd::ChipUnicast to_next = g.route(position, next_position(n, position, up));
     const cmd::ChipUnicast to_prev =
-        r.ring ? cmd::ChipUnicast{n - 1, to_next.forward} : g.route(rank, prev_rank(n, rank, up));
+        r.ring ? cmd::ChipUnicast{n - 1, to_next.forward} : g.route(position, prev_position(n, position, up));
     return std::pair{to_next, to_prev};
   };
   const auto sends_in = [&](std::uint32_t run, bool forward) {
@@ -232,8 +239,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const bool up = is_up(r, run);
     const CoreCoord core = r.cores[run];
     const Noc0Coord noc = map.tensix_noc0(core);
-    const std::uint32_t next = next_rank(n, rank, up);
-    const std::uint32_t prev = prev_rank(n, rank, up);
+    const std::uint32_t next = next_position(n, position, up);
+    const std::uint32_t prev = prev_position(n, position, up);
     // Named copies, not a structured binding: the lambdas below capture them, which clang 14
     // (a C++20 feature it lacks) cannot do with structured bindings.
     const auto next_and_prev = routes(run);
@@ -258,7 +265,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     // compute processor sums them, and a writer interpreter (RISC-V 0, NoC0) sends the sums on.
     // Reads of one chunk overlap the writes of the one before. The reader tells the writer's
     // credit stream, by a local semaphore, that a chunk's partials are out of the receive buffer;
-    // the writer owns the core's fabric connections, so it sends the credit to the previous rank.
+    // the writer owns the core's fabric connections, so it sends the credit to the previous position.
 
     // Reader stream 0: the received partials, chunk by chunk.
     std::vector<cmd::Command> partials;
@@ -280,8 +287,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     // (T3K ring 64 MiB at 4 workers 4603 -> 4779 us; docs/performance.md).
     const bool interleave_first = n == 2;
     std::vector<cmd::Command> inputs;
-    const api::TensorSlice raw_run = in_run(raw_slice(n, rank, up));
-    const api::TensorSlice first_run = in_run(received_slice(n, rank, up, 0));
+    const api::TensorSlice raw_run = in_run(raw_slice(n, position, up));
+    const api::TensorSlice first_run = in_run(received_slice(n, position, up, 0));
     if (interleave_first) {
       for (std::uint32_t c = 0; c < chunks; ++c) {
         const std::uint32_t first = c * chunk_pages;
@@ -294,10 +301,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       inputs.push_back(cmd::read_tensor_slice_to_cb(first_run, kLocalCbId));
     }
     for (std::uint32_t m = 1; m + 1 < n; ++m) {
-      inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, rank, up, m)), kLocalCbId));
+      inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(received_slice(n, position, up, m)), kLocalCbId));
     }
 
-    // Writer stream 0: the entry barrier, then every message's chunks to the next rank (the last
+    // Writer stream 0: the entry barrier, then every message's chunks to the next position (the last
     // message's sums into this chip's output).
     std::vector<cmd::Command> sends;
     const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
@@ -332,7 +339,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       }
       if (!last) sends.push_back(cmd::local_core_semaphore_set(credit[m % 2], 0));
     }
-    // Writer stream 1: a credit to the previous rank for every chunk the reader has taken out
+    // Writer stream 1: a credit to the previous position for every chunk the reader has taken out
     // of the receive buffer (the last message's chunks are not overwritten again).
     std::vector<cmd::Command> credits;
     for (std::uint32_t m = 0; m + 2 < n; ++m) {
@@ -527,10 +534,11 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   for (const Params& part : parts_by_shape(params, topology)) {
     const Resolved r = resolve(part, topology);
     for (const FabricGroup& g : r.groups) {
-      for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-        workload.programs[g.chips[rank]] = r.two_sided ? two_sided_line_program(part, topology, r, g, rank)
-                                           : r.one_shot ? one_shot_program(part, topology, r, g, rank)
-                                                        : chip_program(part, topology, r, g, rank);
+      for (std::uint32_t position = 0; position < g.size(); ++position) {
+        const ChipId chip = g.chips[position];
+        workload.programs[chip] = r.two_sided ? two_sided_line_program(part, topology, r, g, position)
+                                  : r.one_shot ? one_shot_program(part, topology, r, g, position)
+                                               : chip_program(part, topology, r, g, position);
       }
     }
   }
@@ -542,55 +550,85 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
 
+namespace {
+// The expected outputs of one group whose rank at each fabric position is `ranks` (fabric_order):
+// the device sums along the fabric, so the sums are taken by position (slices[p][s]: the input of
+// the rank at position p, its slice for the rank at position s), then handed back by rank.
+std::vector<reference::Bytes> reference_in_fabric_order(const Params& params, const topo::Topology& topology,
+                                                        const std::vector<std::uint32_t>& ranks,
+                                                        const std::vector<reference::Bytes>& inputs_by_rank) {
+  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, inputs_by_rank);
+  const Resolved r = resolve(params, topology);
+  const std::uint32_t n = r.group_size;
+  if (inputs_by_rank.size() != n || ranks.size() != n) {
+    throw CclParamsError(
+        fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  std::vector<std::vector<reference::Bytes>> slices(n);
+  for (std::uint32_t p = 0; p < n; ++p) {
+    for (std::uint32_t s = 0; s < n; ++s)
+      slices[p].push_back(reference::slice(inputs_by_rank[ranks[p]], params.input, params.dim, n, ranks[s]));
+  }
+  std::vector<reference::Bytes> out(n);
+  if (r.two_sided) {
+    out = two_sided_line_reference(slices, params.input.dtype);
+  } else if (r.one_shot) {
+    out = one_shot_reference(slices, params.input.dtype);
+  } else {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      out[s].resize(slices[0][s].size());
+      std::uint64_t first_page = 0;
+      for (std::uint32_t run = 0; run < r.runs; ++run) {
+        const bool up = is_up(r, run);
+        const std::uint64_t offset = first_page * r.page_size;
+        const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+        first_page += r.run_pages[run];
+        if (bytes == 0) continue;
+        std::vector<std::span<const std::byte>> parts;
+        for (std::uint32_t k = 1; k <= n; ++k) {
+          const std::uint32_t position = up ? (s + k) % n : (s + n * k - k) % n;
+          parts.push_back(std::span<const std::byte>(slices[position][s]).subspan(offset, bytes));
+        }
+        const reference::Bytes sum = reference::sum_in_order(parts, params.input.dtype);
+        std::memcpy(out[s].data() + offset, sum.data(), bytes);
+      }
+    }
+  }
+  std::vector<reference::Bytes> by_rank(n);
+  for (std::uint32_t p = 0; p < n; ++p) by_rank[ranks[p]] = std::move(out[p]);
+  return by_rank;
+}
+}  // namespace
+
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
   for (const Params& part : parts_by_shape(params, topology)) {
-    if (part.groups.chips.empty()) return reference_outputs(part, topology, inputs_by_rank);  // the one part
-    if (std::find(part.groups.chips.begin(), part.groups.chips.end(), group) != part.groups.chips.end()) {
-      return reference_outputs(part, topology, inputs_by_rank);
-    }
+    const bool holds = part.groups.chips.empty() ||  // the one part
+                       std::find(part.groups.chips.begin(), part.groups.chips.end(), group) != part.groups.chips.end();
+    if (!holds) continue;
+    const FabricPlan plan = part.mode == CclMode::Legacy ? FabricPlan() : FabricPlan(topology, part.fabric);
+    return reference_in_fabric_order(part, topology, fabric_order(plan, group, part.topology).ranks, inputs_by_rank);
   }
-  throw CclParamsError(fmt::format("reduce_scatter reference: group {} is none of the op's groups", fmt::join(group, ",")));
+  throw CclParamsError(
+      fmt::format("reduce_scatter reference: group {} is none of the op's groups", fmt::join(group, ",")));
 }
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
-  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, inputs_by_rank);
-  const Resolved r = resolve(params, topology);
-  const std::uint32_t n = r.group_size;
-  if (inputs_by_rank.size() != n) {
-    throw CclParamsError(
-        fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
-  }
-  // slices[rank][s]: rank's input slice s, in the output's page order.
-  std::vector<std::vector<reference::Bytes>> slices(n);
-  for (std::uint32_t rank = 0; rank < n; ++rank) {
-    for (std::uint32_t s = 0; s < n; ++s)
-      slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
-  }
-  if (r.two_sided) return two_sided_line_reference(slices, params.input.dtype);
-  if (r.one_shot) return one_shot_reference(slices, params.input.dtype);
-  std::vector<reference::Bytes> out(n);
-  for (std::uint32_t s = 0; s < n; ++s) {
-    out[s].resize(slices[0][s].size());
-    std::uint64_t first_page = 0;
-    for (std::uint32_t run = 0; run < r.runs; ++run) {
-      const bool up = is_up(r, run);
-      const std::uint64_t offset = first_page * r.page_size;
-      const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
-      first_page += r.run_pages[run];
-      if (bytes == 0) continue;
-      std::vector<std::span<const std::byte>> parts;
-      for (std::uint32_t k = 1; k <= n; ++k) {
-        const std::uint32_t rank = up ? (s + k) % n : (s + n * k - k) % n;
-        parts.push_back(std::span<const std::byte>(slices[rank][s]).subspan(offset, bytes));
+  std::vector<std::uint32_t> ranks;
+  for (std::uint32_t rank = 0; rank < inputs_by_rank.size(); ++rank) ranks.push_back(rank);
+  if (params.mode == CclMode::Fabric) {
+    const FabricPlan plan(topology, params.fabric);
+    for (const std::vector<ChipId>& group : resolve_groups(params.groups, topology, plan)) {
+      if (fabric_order(plan, group, params.topology).chips != group) {
+        throw CclParamsError(fmt::format("reduce_scatter reference: group {} runs from mid-line (a ring run as a line "
+                                         "around a down link), so its sums depend on the group; give the group",
+                                         fmt::join(group, ",")));
       }
-      const reference::Bytes sum = reference::sum_in_order(parts, params.input.dtype);
-      std::memcpy(out[s].data() + offset, sum.data(), bytes);
     }
   }
-  return out;
+  return reference_in_fabric_order(params, topology, ranks, inputs_by_rank);
 }
 
 }  // namespace cclmesh::runtime::ccl::reduce_scatter

@@ -173,10 +173,12 @@ void run(MeshDevice& device, const Params& params);
 
 // The expected output of every rank of one group (inputs in rank order, page images), summed in
 // the order the device sums (see above); bfp8_b re-quantised after every addition, as the device.
+// Throws CclParamsError when a group runs from mid-line (below).
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
 // The same for `group` (chips in rank order) of an op whose groups may run as different shapes
-// (a ring run as a line around a down link sums in the line's order).
+// or orders: a ring run as a line around a down link sums in the line's order, from the chip after
+// the link (fabric_order), whose rank need not be 0.
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);

@@ -19,18 +19,20 @@
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 
 // The two-sided line (reduce_scatter.hpp): per page run a rightward worker (run i) and a
-// leftward worker (run i + runs / 2). In a chain's own terms a worker at position q (the rank
-// for the rightward chain, N - 1 - rank for the leftward one) sends N - 1 - q messages, message
-// m being slice N - 1 - m (rightward) or m (leftward), and receives what position q - 1 sends.
+// leftward worker (run i + runs / 2), along the fabric by position (FabricGroup; slice s is the
+// input slice of the rank at position s). In a chain's own terms a worker at chain position q
+// (the position for the rightward chain, N - 1 - position for the leftward one) sends N - 1 - q
+// messages, message m being slice N - 1 - m (rightward) or m (leftward), and receives what chain
+// position q - 1 sends.
 // Position 0 sends its raw slices. The rightward chain's partials land in region B of the
-// next rank's intermediate buffer; its last message (slice r + 1, the left partial of the owner
-// r + 1) goes to the owner's leftward worker, except on the last rank, which keeps it. The
-// leftward chain's land in region A; its last message at a rank is the owner's step:
+// next position's intermediate buffer; its last message (slice r + 1, the left partial of the owner
+// r + 1) goes to the owner's leftward worker, except on the last position, which keeps it. The
+// leftward chain's land in region A; its last message at a position is the owner's step:
 // (received + own slice) + left partial, into the output.
 Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
-                               const FabricGroup& g, std::uint32_t rank) {
+                               const FabricGroup& g, std::uint32_t position) {
   const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[rank];
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
@@ -48,11 +50,13 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
   const std::vector<api::TensorSlice> out_runs = region_runs(out_pages, 0);
   const std::vector<api::TensorSlice> a_runs = region_runs(mid_pages, 0);
   const std::vector<api::TensorSlice> b_runs = region_runs(mid_pages, out_pages.w);
-  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, in_pages, p.dim);
-  const bool has_right = rank + 1 < n;
-  const bool has_left = rank > 0;
-  const cmd::ChipUnicast to_right = has_right ? g.route(rank, rank + 1) : cmd::ChipUnicast{};
-  const cmd::ChipUnicast to_left = has_left ? g.route(rank, rank - 1) : cmd::ChipUnicast{};
+  // By chain slice: the slices of the ranks at positions 0, 1, ... (the line runs by position).
+  const std::vector<api::TensorSlice> in_slices =
+      g.by_position(cmd::compute_page_aligned_slices(n, in_pages, p.dim));
+  const bool has_right = position + 1 < n;
+  const bool has_left = position > 0;
+  const cmd::ChipUnicast to_right = has_right ? g.route(position, position + 1) : cmd::ChipUnicast{};
+  const cmd::ChipUnicast to_left = has_left ? g.route(position, position - 1) : cmd::ChipUnicast{};
 
   Program program;
   // workers_per_link > 1: a mux per link and direction with a neighbour, its clients that
@@ -82,26 +86,26 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
   const cmd::SemaphoreId consumed[2] = {{kConsumedSemaphoreIds[0]}, {kConsumedSemaphoreIds[1]}};
   const cmd::SemaphoreId left_partial{kLeftPartialSemaphoreId};
   const cmd::SemaphoreId sends_done{kSendsDoneSemaphoreId};
-  // A chain at a rank: its position, and how many messages it sends, receives and credits (a
+  // A chain at a position: its chain position, and how many messages it sends, receives and credits (a
   // received message is credited when the sender writes another one over it).
   struct Chain {
-    std::uint32_t position = 0;
+    std::uint32_t chain_position = 0;
     std::uint32_t sends = 0;
     std::uint32_t receives = 0;
     std::uint32_t credited = 0;
   };
   const auto chain_at = [&](bool rightward) {
     Chain c;
-    c.position = rightward ? rank : n - 1 - rank;
-    c.sends = n - 1 - c.position;
+    c.chain_position = rightward ? position : n - 1 - position;
+    c.sends = n - 1 - c.chain_position;
     if (rightward) {
-      // Middle ranks forward every message (the last one goes to the leftward worker's third
-      // input); the last rank receives its result's partial.
-      c.receives = rank == 0 ? 0 : (rank == n - 1 ? 1 : n - 1 - rank);
-      c.credited = rank == 0 || rank == n - 1 ? 0 : c.receives;
+      // Middle positions forward every message (the last one goes to the leftward worker's third
+      // input); the last position receives its result's partial.
+      c.receives = position == 0 ? 0 : (position == n - 1 ? 1 : n - 1 - position);
+      c.credited = position == 0 || position == n - 1 ? 0 : c.receives;
     } else {
-      c.receives = rank == n - 1 ? 0 : rank + 1;
-      c.credited = rank == n - 1 ? 0 : rank;
+      c.receives = position == n - 1 ? 0 : position + 1;
+      c.credited = position == n - 1 ? 0 : position;
     }
     return c;
   };
@@ -121,10 +125,10 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
     const cmd::ChipUnicast to_next = rightward ? to_right : to_left;
     const auto slice_of = [&](std::uint32_t m) { return rightward ? n - 1 - m : m; };
     // The owner's step adds the left partial (region B) as the reduction's third input.
-    const bool adds_left_partial = !rightward && rank > 0 && rank + 1 < n;
+    const bool adds_left_partial = !rightward && position > 0 && position + 1 < n;
     // The result goes to the output from the writer's credit stream when its sends stream is bound
     // to the intermediate buffer (a stream writes one tensor).
-    const bool keeps_result = rightward ? rank == n - 1 : rank + 1 < n;
+    const bool keeps_result = rightward ? position == n - 1 : position + 1 < n;
     const bool result_in_credit_stream = keeps_result && me.sends > 0;
     const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
     const std::uint32_t chunks = ceil_div(pages, chunk_pages);
@@ -159,7 +163,7 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
     // Reader stream 1 (input): position 0 its raw slices, the others the slice of each received
     // message.
     std::vector<cmd::Command> inputs;
-    if (me.position == 0) {
+    if (me.chain_position == 0) {
       for (std::uint32_t m = 0; m < me.sends; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kRawCbId));
     } else {
       for (std::uint32_t m = 0; m < me.receives; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kLocalCbId));
@@ -175,11 +179,11 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
     }
     sends.push_back(cmd::local_semaphore_wait(barrier, (has_left ? 1 : 0) + (has_right ? 1 : 0)));
     sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
-    const std::uint32_t source_cb = me.position == 0 ? kRawCbId : kReducedCbId;
+    const std::uint32_t source_cb = me.chain_position == 0 ? kRawCbId : kReducedCbId;
     for (std::uint32_t m = 0; m < me.sends; ++m) {
-      // The rightward chain's last message is the next rank's left partial, unless the next rank is
+      // The rightward chain's last message is the next position's left partial, unless the next one is
       // the last (it keeps the rightward chain's result).
-      const bool to_owner_step = rightward && m + 1 == me.sends && rank + 2 < n;
+      const bool to_owner_step = rightward && m + 1 == me.sends && position + 2 < n;
       for (std::uint32_t c = 0; c < chunks; ++c) {
         if (m > 0) sends.push_back(cmd::local_semaphore_wait(credit[(m - 1) % 2], c + 1));
         sends.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(receive_run, c), source_cb, to_next));
@@ -197,7 +201,7 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
       }
     }
     if (result_in_credit_stream) sends.push_back(cmd::local_core_semaphore_inc(sends_done, 1));
-    // Writer stream 1 (output): the other chain's credits to its previous rank (this worker's next
+    // Writer stream 1 (output): the other chain's credits to its previous position (this worker's next
     // one), for what the other worker's reader took out of its receive region; then, when stream 0
     // is bound to the intermediate, this worker's result.
     std::vector<cmd::Command> credits;
@@ -269,7 +273,7 @@ Program two_sided_line_program(const Params& p, const topo::Topology& topology, 
       program.kernels.push_back(reduce_kernel(core, reduce));
     }
 
-    for (const CircularBufferSpec& cb : two_sided_worker_cbs(p, r, run, me.position == 0, adds_left_partial)) {
+    for (const CircularBufferSpec& cb : two_sided_worker_cbs(p, r, run, me.chain_position == 0, adds_left_partial)) {
       program.circular_buffers.push_back(cb);
     }
   }

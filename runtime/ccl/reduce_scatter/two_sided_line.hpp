@@ -13,9 +13,10 @@
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 
-// The program of rank `rank` of group `g` (r.two_sided).
+// The program of the chip at `position` of group `g` (r.two_sided). The line runs by position:
+// its slice s is the input slice of the rank at position s (FabricGroup::rank_at).
 Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
-                               const FabricGroup& g, std::uint32_t rank);
+                               const FabricGroup& g, std::uint32_t position);
 
 // The CBs of the two-sided worker of run `run` (position_zero: it sends its raw slices and
 // reduces nothing; owner_step: its last reduction adds the left partial, a second chunk-sized CB).
@@ -26,7 +27,7 @@ std::vector<CircularBufferSpec> two_sided_worker_cbs(const Params& p, const Reso
 // L1 (the device would refuse the program later, less clearly).
 void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r);
 
-// The outputs of every rank from slices[rank][s] (rank's input slice s): slice N - 1 is
+// The outputs of every position from slices[p][s] (position p's input slice s): slice N - 1 is
 // fold(0, ..., N - 1); slice s < N - 1 is fold(N - 1, ..., s), plus fold(0, ..., s - 1) for s > 0.
 std::vector<reference::Bytes> two_sided_line_reference(const std::vector<std::vector<reference::Bytes>>& slices,
                                                        DataType dtype);

@@ -2,6 +2,7 @@
 // change the result complete verified with matching per-chip checksums; faults that lose data
 // stop with a DeviceError naming the fault; nothing is ever reported verified with a wrong
 // output.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -70,62 +71,93 @@ TEST(FaultRun, LineIsReembeddedAroundALinkDownFromTheStart) {
   EXPECT_EQ(r.fabric_order.find("2-0"), std::string::npos) << r.fabric_order;
 }
 
-RunOptions torus_rows(CollectiveOp op, std::initializer_list<const char*> faults) {
+RunOptions torus_groups(CollectiveOp op, int axis, std::initializer_list<const char*> faults) {
   RunOptions options;
   options.system = "torus:4x4";
   options.op = op;
   options.size_bytes = 64 * 1024;
-  options.cluster_axis = 1;
+  options.cluster_axis = axis;
   for (const char* spec : faults) add_fault_spec(options.faults, spec);
   return options;
 }
 
-// A link down on a torus row's closing link (session 20): that row's ring runs as the line
-// 0-1-2-3, every other row keeps its ring, all rows at once; the outputs are the host
-// reference's bit for bit (built from the coordinate-order groups: the line's order is theirs),
-// all_gather's the same bytes as the run without the fault (reduce_scatter's and all_reduce's
-// bfloat16 sums run in the line's order, not the ring's, so their rounding differs), and the run
-// says which ring ran as a line and why.
+RunOptions torus_rows(CollectiveOp op, std::initializer_list<const char*> faults) {
+  return torus_groups(op, 1, faults);
+}
+
+// A link down on a torus row or column (session 20; any link of it since session 21): that ring
+// runs as the line from the chip after the link round to the chip before it, every other ring
+// keeps its ring, all at once. The group's ranks stay in coordinate order whichever link is down
+// (the line's positions hold ranks 1, 2, 3, 0 with 0-1 down), so all_gather's output is the
+// unfaulted run's byte for byte and reduce_scatter's and all_reduce's are the host reference's,
+// built from the coordinate-order groups (their bfloat16 sums run in the line's order, not the
+// ring's, so the rounding differs from the unfaulted run). Ranks in the line's order (session
+// 20's first cut) put row 0's all_gather output at [in1, in2, in3, in0] and reduce_scatter's
+// slice 0 on chip 1: the checksums catch both. The run says which ring ran as a line and why.
 TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
+  struct Case {
+    int axis;
+    const char* fault;
+    const char* line;  // in the fabric order
+    const char* note;
+  };
+  const std::vector<Case> cases{
+      {1, "link-down:3-0", "0-1-2-3 | 4-5-6-7 | ", "axis 1 ring 0-1-2-3-0 ran as line 0-1-2-3: link 3-0 is down "
+                                                    "(link-down:3-0); one of the op's groups"},
+      {1, "link-down:0-1", "1-2-3-0 | 4-5-6-7 | ", "axis 1 ring 0-1-2-3-0 ran as line 1-2-3-0: link 0-1 is down "
+                                                    "(link-down:0-1); one of the op's groups"},
+      {1, "link-down:2-1", "2-3-0-1 | 4-5-6-7 | ", "axis 1 ring 0-1-2-3-0 ran as line 2-3-0-1: link 1-2 is down "
+                                                    "(link-down:2-1); one of the op's groups"},
+      {0, "link-down:0-4", "| 4-8-12-0 |", "axis 0 ring 0-4-8-12-0 ran as line 4-8-12-0: link 0-4 is down "
+                                             "(link-down:0-4); one of the op's groups"},
+      {0, "link-down:8-4", "| 8-12-0-4 |", "axis 0 ring 0-4-8-12-0 ran as line 8-12-0-4: link 4-8 is down "
+                                             "(link-down:8-4); one of the op's groups"}};
   for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
-    SCOPED_TRACE(static_cast<int>(op));
-    const RunResult r = run_collective(torus_rows(op, {"link-down:3-0"}));
-    const RunResult unfaulted = run_collective(torus_rows(op, {}));
-    ASSERT_TRUE(r.verified.has_value());
-    EXPECT_TRUE(*r.verified) << r.mismatch;
-    ASSERT_EQ(r.checksums.size(), 16u);
-    ASSERT_EQ(unfaulted.checksums.size(), 16u);
-    for (std::size_t i = 0; i < r.checksums.size(); ++i) {
-      const OutputChecksum& c = r.checksums[i];
-      EXPECT_EQ(c.crc32, c.expected_crc32) << "chip " << c.chip;
-      EXPECT_EQ(c.chip, unfaulted.checksums[i].chip);
-      if (op == CollectiveOp::AllGather) {
-        EXPECT_EQ(c.crc32, unfaulted.checksums[i].crc32) << "chip " << c.chip << ": not the unfaulted run's bytes";
+    const RunResult unfaulted[2] = {run_collective(torus_groups(op, 0, {})), run_collective(torus_groups(op, 1, {}))};
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("op {} axis {} {}", static_cast<int>(op), c.axis, c.fault));
+      const RunResult r = run_collective(torus_groups(op, c.axis, {c.fault}));
+      const RunResult& expected = unfaulted[c.axis];
+      ASSERT_TRUE(r.verified.has_value());
+      EXPECT_TRUE(*r.verified) << r.mismatch;
+      EXPECT_EQ(r.wrong_elements, 0u);
+      ASSERT_EQ(r.checksums.size(), 16u);
+      ASSERT_EQ(expected.checksums.size(), 16u);
+      for (std::size_t i = 0; i < r.checksums.size(); ++i) {
+        const OutputChecksum& checksum = r.checksums[i];
+        EXPECT_EQ(checksum.crc32, checksum.expected_crc32) << "chip " << checksum.chip;
+        EXPECT_EQ(checksum.chip, expected.checksums[i].chip);
+        if (op == CollectiveOp::AllGather) {
+          EXPECT_EQ(checksum.crc32, expected.checksums[i].crc32)
+              << "chip " << checksum.chip << ": not the unfaulted run's bytes";
+        }
       }
+      EXPECT_THAT(r.fabric_order, HasSubstr(c.line));
+      ASSERT_EQ(r.rings_as_lines.size(), 1u);
+      EXPECT_THAT(r.rings_as_lines[0], HasSubstr(c.note));
     }
-    EXPECT_THAT(r.fabric_order, ::testing::StartsWith("0-1-2-3 | 4-5-6-7 | "));
-    ASSERT_EQ(r.rings_as_lines.size(), 1u);
-    EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 ring 0-1-2-3-0 ran as line 0-1-2-3: link 3-0 is down "
-                                               "(link-down:3-0); one of the op's groups"));
   }
 }
 
-// Opened anywhere else (0-1: the line 1-2-3-0) the group's ranks would follow the line, and
-// row 0's all_gather output would be [in1, in2, in3, in0] where every other row's is
-// [in0..in3] (session 20's first cut did that, verified against a reference built the same
-// way): refused as the fault it is, exit 3, naming the spec, the group and what would run.
-TEST(FaultRun, ARingOpenedAwayFromItsClosingLinkIsRefused) {
-  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
-    SCOPED_TRACE(static_cast<int>(op));
-    try {
-      run_collective(torus_rows(op, {"link-down:0-1"}));
-      ADD_FAILURE() << "expected the ring opened at 0-1 to be refused";
-    } catch (const runtime::DeviceError& e) {
-      EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-      EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0"));
-      EXPECT_THAT(e.what(), HasSubstr("its closing one (3-0, the line 0-1-2-3)"));
-    }
+// --topology line on a torus: a row's line 0-1-2-3 with 1-2 down runs 2-3-0-1 over its closing
+// link, ranks in coordinate order (the unfaulted line's output), and the note calls it a line.
+TEST(FaultRun, ATorusLineWithADownLinkRunsOverItsClosingLink) {
+  RunOptions line = torus_rows(CollectiveOp::AllGather, {});
+  line.topology = "line";
+  RunOptions faulted = line;
+  add_fault_spec(faulted.faults, "link-down:1-2");
+  const RunResult unfaulted = run_collective(line);
+  const RunResult r = run_collective(faulted);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  ASSERT_EQ(r.checksums.size(), unfaulted.checksums.size());
+  for (std::size_t i = 0; i < r.checksums.size(); ++i) {
+    EXPECT_EQ(r.checksums[i].crc32, unfaulted.checksums[i].crc32) << "chip " << r.checksums[i].chip;
   }
+  ASSERT_EQ(r.rings_as_lines.size(), 1u);
+  EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 line 0-1-2-3 ran as line 2-3-0-1 over its closing link 3-0: "
+                                             "link 1-2 is down (link-down:1-2); one of the op's groups"));
+  EXPECT_THAT(r.rings_as_lines[0], Not(HasSubstr("ring")));
 }
 
 // broadcast takes one shape for all its groups from the fabric, whatever --topology says: both
@@ -134,11 +166,12 @@ TEST(FaultRun, ARingOpenedAwayFromItsClosingLinkIsRefused) {
 // needs no refusal, whichever row it is: every row multicasts as a line, as fast as the faulted
 // row alone would. (Until session 21 it chose by the root's row: 3-0, on row 0, ran, and 7-4, on
 // row 1, was refused as "broadcast does not run ring and line groups together yet".) A ring
-// opened away from its closing link is refused as for every op: its ranks, so its root, would
-// follow the line.
+// opened mid-ring runs as well: the root multicasts from its position on the line.
 TEST(FaultRun, BroadcastRunsEveryGroupAsALineWhenARingRunsAsALine) {
+  // 3-0 opens the root's row at its closing link, 7-4 another row's, 0-1 the root's row
+  // mid-ring (the root then sits at the line's last position).
   std::vector<double> times_us;
-  for (const char* fault : {"link-down:3-0", "link-down:7-4"}) {
+  for (const char* fault : {"link-down:3-0", "link-down:7-4", "link-down:0-1"}) {
     SCOPED_TRACE(fault);
     const RunResult r = run_collective(torus_rows(CollectiveOp::Broadcast, {fault}));
     ASSERT_TRUE(r.verified.has_value());
@@ -149,13 +182,6 @@ TEST(FaultRun, BroadcastRunsEveryGroupAsALineWhenARingRunsAsALine) {
     times_us.push_back(r.time_us);
   }
   EXPECT_EQ(times_us[0], times_us[1]);
-  try {
-    run_collective(torus_rows(CollectiveOp::Broadcast, {"link-down:0-1"}));
-    ADD_FAILURE() << "expected the ring opened at 0-1 to be refused";
-  } catch (const runtime::DeviceError& e) {
-    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0"));
-  }
 }
 
 // all_reduce at 256 KiB per chip splits its reduce_scatter's workers by the line's and the
@@ -188,6 +214,20 @@ TEST(FaultRun, AnOpThatCannotMixRingsAndLinesNamesTheFault) {
   const RunResult r = run_collective(options);
   ASSERT_TRUE(r.verified.has_value());
   EXPECT_TRUE(*r.verified) << r.mismatch;
+  // Down mid-ring, the line starts at chip 1, and reduce places its data by position: refused as
+  // the fault, whether asked as a ring or a line, and --topology line is not offered.
+  for (const char* topology : {"ring", "line"}) {
+    RunOptions mid_ring = torus_rows(CollectiveOp::Reduce, {"link-down:0-1"});
+    mid_ring.topology = topology;
+    try {
+      run_collective(mid_ring);
+      ADD_FAILURE() << "expected reduce to refuse a line from mid-ring (" << topology << ")";
+    } catch (const runtime::DeviceError& e) {
+      EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+      EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: reduce: group 0,1,2,3 runs as the line 1-2-3-0"));
+      EXPECT_THAT(e.what(), Not(HasSubstr("--topology line")));
+    }
+  }
 }
 
 // A link down on a torus row does not stop an op along the columns (before session 20 it did:
@@ -205,6 +245,8 @@ TEST(FaultRun, ALinkDownOffTheOpsAxisLeavesItsGroupsAlone) {
   const RunResult r = run_collective(faulted);
   EXPECT_EQ(r.time_us, run_collective(along_columns).time_us);
   ASSERT_EQ(r.rings_as_lines.size(), 1u);
+  // In coordinate order, as the op's own groups would be named.
+  EXPECT_THAT(r.rings_as_lines[0], HasSubstr("axis 1 ring 0-1-2-3-0 ran as line 1-2-3-0: link 0-1 is down"));
   EXPECT_THAT(r.rings_as_lines[0], HasSubstr("not one of the op's groups"));
 }
 

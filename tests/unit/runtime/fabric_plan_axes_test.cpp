@@ -180,8 +180,10 @@ TEST(FabricPlanAxes, ARingWithOneDownLinkRunsAsALineFromTheChipAfterIt) {
   EXPECT_FALSE(cut.runs());
   EXPECT_EQ(cut.cut_by, (Edges{{0, 1}}));
 
-  // The plan: row 0 a line 1-2-3-0 (opened at 0-1), every other row and column a ring; an op's
-  // axis-1 groups follow it: row 0 ranks 1, 2, 3, 0 and runs as a line, the others as rings.
+  // The plan: row 0 a line 1-2-3-0 (opened at 0-1), every other row and column a ring. An op's
+  // axis-1 groups keep their ranks in coordinate order; row 0 runs as a line by position along
+  // 1-2-3-0, each position holding the rank of its chip (1, 2, 3, 0), so that data placed by rank
+  // does not depend on which link is down; the others run as rings, positions their ranks.
   FabricOptions o = per_axis(FabricMode::Ring);
   o.down_edges = {{0, 1}};
   const FabricPlan plan(torus, o);
@@ -194,16 +196,39 @@ TEST(FabricPlanAxes, ARingWithOneDownLinkRunsAsALineFromTheChipAfterIt) {
     EXPECT_EQ(line.axis, 1);
   }
   EXPECT_EQ(lines, 1u);
-  // Ranks in that line's order would make the op's result depend on which link is down
-  // (all_gather's offsets, reduce_scatter's slices): refused, naming the ring and the line.
-  try {
-    ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, plan);
-    ADD_FAILURE() << "expected row 0 opened at 0-1 to be refused";
-  } catch (const ccl::CclParamsError& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("axis 1 ring 0-1-2-3-0 would run as line 1-2-3-0 around down link 0-1"));
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("only when the down link is its closing one (3-0"));
-  }
-  EXPECT_THROW(ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, o, ccl::CclTopology::Ring), ccl::CclParamsError);
+  const auto rows = ccl::resolve_groups(ccl::GroupSelection{1, {}}, torus, plan);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], row0);
+  const auto rotated = ccl::groups_by_shape(ccl::GroupSelection{1, {}}, torus, o, ccl::CclTopology::Ring);
+  ASSERT_EQ(rotated.size(), 2u);
+  EXPECT_EQ(rotated[1].shape, ccl::CclTopology::Line);
+  EXPECT_EQ(rotated[1].groups.chips, (std::vector<std::vector<ChipId>>{row0}));
+  const ccl::FabricGroup line0 = ccl::map_group_onto_fabric(plan, row0, ccl::CclTopology::Line, "test");
+  EXPECT_EQ(line0.chips, (std::vector<ChipId>{1, 2, 3, 0}));
+  EXPECT_EQ(line0.ranks, (std::vector<std::uint32_t>{1, 2, 3, 0}));
+  EXPECT_TRUE(line0.up_is_forward);
+  EXPECT_FALSE(line0.positions_are_ranks());
+  EXPECT_EQ(line0.position_of(0), 3u);
+  EXPECT_EQ(line0.by_position(std::vector<char>{'a', 'b', 'c', 'd'}), (std::vector<char>{'b', 'c', 'd', 'a'}));
+  // Rank 0 (chip 0) reaches the others downward only: it is the line's far end.
+  EXPECT_EQ(line0.reach_up(3), 0u);
+  EXPECT_EQ(line0.reach_down(3), 3u);
+  // The same chips in the other rank order run the line the other way round.
+  const ccl::FabricGroup reversed =
+      ccl::map_group_onto_fabric(plan, std::vector<ChipId>{3, 2, 1, 0}, ccl::CclTopology::Line, "test");
+  EXPECT_EQ(reversed.chips, (std::vector<ChipId>{0, 3, 2, 1}));
+  EXPECT_EQ(reversed.ranks, (std::vector<std::uint32_t>{3, 0, 1, 2}));
+  EXPECT_FALSE(reversed.up_is_forward);
+  const ccl::FabricGroup row1 = ccl::map_group_onto_fabric(plan, rows[1], ccl::CclTopology::Ring, "test");
+  EXPECT_EQ(row1.chips, rows[1]);
+  EXPECT_TRUE(row1.positions_are_ranks());
+  // Line mode: row 0 opened at 1-2 runs 2-3-0-1 over its closing link; ranks stay 0..3.
+  FabricOptions line_mode = per_axis(FabricMode::Line);
+  line_mode.down_edges = {{1, 2}};
+  const FabricPlan line_plan(torus, line_mode);
+  const ccl::FabricGroup opened_line = ccl::map_group_onto_fabric(line_plan, row0, ccl::CclTopology::Line, "test");
+  EXPECT_EQ(opened_line.chips, (std::vector<ChipId>{2, 3, 0, 1}));
+  EXPECT_EQ(opened_line.ranks, (std::vector<std::uint32_t>{2, 3, 0, 1}));
   // Opened at its closing link 3-0 the line keeps the coordinate order: ranks 0, 1, 2, 3.
   FabricOptions closing = o;
   closing.down_edges = {{3, 0}};

@@ -1,0 +1,145 @@
+// all_gather, reduce_scatter and all_reduce on a torus:4x4 per-axis ring fabric with one link of
+// a row or column down from the start (FabricOptions::down_edges): that group runs as a line
+// from the chip after the link (FabricGroup positions) with its ranks in coordinate order, so
+// every chip's output is the unfaulted run's, byte for byte, whichever link is down. The inputs
+// are small whole numbers in bfloat16, whose sums are exact in any order, so the reductions
+// compare with the unfaulted rings too and no host reference is involved (with random inputs a
+// line sums in another order than a ring and rounds differently; cli_fault_run_test checks
+// those against the host reference). Ranks taken in the line's order (session 20's first cut)
+// put row 0's all_gather output at [in1, in2, in3, in0] and reduce_scatter's slice 0 on chip 1:
+// both fail here (checked). all_reduce's exact sums are the same on every chip whatever the
+// ranks; its cases check that each algorithm runs such a line, not where data goes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace ag = runtime::ccl::all_gather;
+namespace rs = runtime::ccl::reduce_scatter;
+namespace ar = runtime::ccl::all_reduce;
+using Edges = std::vector<std::pair<ChipId, ChipId>>;
+using Outputs = std::map<ChipId, Bytes>;
+
+// bfloat16 whole numbers 0..15, different per element and for every chip of a row or column
+// (chip ids mod 16 differ there), whose sums of 4 are exact (bfloat16 holds whole numbers to 256).
+Bytes whole_numbers(std::size_t bytes, ChipId chip) {
+  Bytes data(bytes);
+  for (std::size_t i = 0; i + 1 < bytes; i += 2) {
+    const std::size_t element = i / 2;
+    const auto value = static_cast<float>((chip + element * 3 + element / 5) % 16);
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    data[i] = static_cast<std::byte>((bits >> 16) & 0xFF);
+    data[i + 1] = static_cast<std::byte>(bits >> 24);
+  }
+  return data;
+}
+
+enum class Op { AllGather, ReduceScatter, ReduceScatterWrap, AllReduceOneShot, AllReduceRsAg, AllReduceComposite };
+
+const TensorSpec kTensor = tile({1, 1, 64, 128});  // 8 pages: 2 per rank along dim 3
+
+// Runs `op` along `axis` as rings on a torus:4x4 whose per-axis fabric avoids `down`; returns
+// every chip's output.
+Outputs run(Op op, int axis, const Edges& down) {
+  runtime::FabricOptions fabric = fabric_of(FabricMode::Ring, runtime::FabricScope::Axes);
+  fabric.down_edges = down;
+  auto device = make_device(topo::load_system("torus:4x4"), fabric);
+  const topo::Topology& topology = device->topology();
+  runtime::ccl::GroupSelection groups;
+  groups.cluster_axis = axis;
+  const auto interleaved = [&](const TensorSpec& spec) {
+    return device->create_buffer(runtime::ccl::interleaved_buffer_config(spec, runtime::BufferType::Dram));
+  };
+  const auto semaphore = [&](const std::vector<runtime::CoreRange>& cores) {
+    return device->create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  };
+  runtime::BufferHandle input;
+  runtime::BufferHandle output;
+  std::vector<runtime::MeshWorkload> workloads;
+  if (op == Op::AllGather) {
+    ag::Params p;
+    p.input = kTensor;
+    p.dim = 3;
+    p.groups = groups;
+    p.fabric = fabric;
+    input = p.input_buffer = interleaved(p.input);
+    output = p.output_buffer = interleaved(ag::output_spec(p, topology));
+    p.done_semaphore = semaphore(ag::semaphore_cores(p, topology));
+    workloads = ag::build_workloads(p, topology);
+  } else if (op == Op::ReduceScatter || op == Op::ReduceScatterWrap) {
+    rs::Params p;
+    p.input = kTensor;
+    p.dim = 3;
+    p.groups = groups;
+    p.fabric = fabric;
+    p.ring_algorithm = rs::RingAlgorithm::Chain;
+    p.line_algorithm = op == Op::ReduceScatterWrap ? rs::LineAlgorithm::Wrap : rs::LineAlgorithm::TwoSided;
+    input = p.input_buffer = interleaved(p.input);
+    output = p.output_buffer = interleaved(rs::output_spec(p, topology));
+    if (rs::needs_intermediate(p, topology)) p.intermediate_buffer = interleaved(rs::intermediate_spec(p, topology));
+    p.barrier_semaphore = semaphore(rs::semaphore_cores(p, topology));
+    workloads = {rs::build(p, topology)};
+  } else {
+    ar::Params p;
+    p.tensor = kTensor;
+    p.groups = groups;
+    p.fabric = fabric;
+    p.algorithm = op == Op::AllReduceOneShot ? ar::Algorithm::OneShot
+                  : op == Op::AllReduceRsAg  ? ar::Algorithm::ReduceScatterAllGather
+                                             : ar::Algorithm::Composite;
+    input = p.input_buffer = interleaved(p.tensor);
+    output = p.output_buffer = interleaved(p.tensor);
+    p.intermediate_buffer = interleaved(ar::intermediate_spec(p, topology));
+    if (ar::needs_rs_intermediate(p, topology)) {
+      p.rs_intermediate_buffer = interleaved(ar::rs_intermediate_spec(p, topology));
+    }
+    const std::vector<runtime::CoreRange> cores = ar::semaphore_cores(p, topology);
+    p.barrier_semaphore = semaphore(cores);
+    p.done_semaphore = semaphore(cores);
+    workloads = ar::build(p, topology);
+  }
+  for (const topo::Chip& chip : topology.chips()) {
+    const auto id = static_cast<ChipId>(chip.id);
+    device->write_buffer(id, input, whole_numbers(input.config.size_bytes, id));
+  }
+  for (const runtime::MeshWorkload& w : workloads) device->enqueue_workload(w);
+  device->finish();
+  Outputs outputs;
+  for (const topo::Chip& chip : topology.chips()) {
+    const auto id = static_cast<ChipId>(chip.id);
+    outputs[id] = read_back(*device, id, output);
+  }
+  return outputs;
+}
+
+TEST(OpenedRingRanks, EveryOutputIsTheUnfaultedOnesWhicheverLinkIsDown) {
+  const std::vector<std::pair<int, Edges>> cases{
+      {1, {{0, 1}}}, {1, {{1, 2}}}, {1, {{3, 0}}}, {0, {{0, 4}}}, {0, {{4, 8}}}};
+  for (const Op op : {Op::AllGather, Op::ReduceScatter, Op::ReduceScatterWrap, Op::AllReduceOneShot,
+                      Op::AllReduceRsAg, Op::AllReduceComposite}) {
+    const Outputs unfaulted[2] = {run(op, 0, {}), run(op, 1, {})};
+    for (const auto& [axis, down] : cases) {
+      SCOPED_TRACE(fmt::format("op {} axis {} link {}-{} down", static_cast<int>(op), axis, down[0].first,
+                               down[0].second));
+      const Outputs outputs = run(op, axis, down);
+      for (const auto& [chip, bytes] : outputs) {
+        EXPECT_TRUE(bytes == unfaulted[axis].at(chip)) << "chip " << chip << ": not the unfaulted run's output";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest
