@@ -797,6 +797,41 @@ TEST(CliServeFaults, PerAxisRingOpenedByADownLinkRunsAsLocally) {
       << reduce.err;
 }
 
+// Opened mid-ring (0-1 down: the line 1-2-3-0), the group keeps its ranks on the served device
+// as locally (session 21); reduce, which places data by position, is refused, and neither a line
+// fabric would run it, so the refusal does not send the user to `serve --topology line`.
+TEST(CliServeFaults, PerAxisRingOpenedMidRingRunsAsLocally) {
+  ServeChild serve({"--system", "torus:4x4", "--fabric-scope", "axes", "--fault", "link-down:0-1"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  std::vector<Outcome> remote;
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    remote.push_back(
+        cclmesh({"run", "--device", serve.endpoint(), "--cluster-axis", "1", "--op", op, "--size", "256KiB"}));
+  }
+  const Outcome reduce =
+      cclmesh({"run", "--device", serve.endpoint(), "--cluster-axis", "1", "--op", "reduce", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  std::size_t i = 0;
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    SCOPED_TRACE(op);
+    const Outcome local = cclmesh({"run", "--system", "torus:4x4", "--topology", "ring", "--fault", "link-down:0-1",
+                                   "--cluster-axis", "1", "--op", op, "--size", "256KiB"});
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    EXPECT_EQ(remote[i].exit_code, 0) << remote[i].err;
+    EXPECT_EQ(after_the_title(remote[i].out), after_the_title(local.out));
+    EXPECT_NE(remote[i].out.find("\n# axis 1 ring 0-1-2-3-0 ran as line 1-2-3-0: link 0-1 is down (link-down:0-1)"),
+              std::string::npos)
+        << remote[i].out;
+    ++i;
+  }
+  EXPECT_EQ(reduce.exit_code, 3) << reduce.err;
+  EXPECT_NE(reduce.err.find("fault link-down:0-1 at 0 s: reduce: group 0,1,2,3 runs as the line 1-2-3-0 around a down "
+                            "link"),
+            std::string::npos)
+      << reduce.err;
+  EXPECT_EQ(reduce.err.find("--topology line"), std::string::npos) << reduce.err;
+}
+
 TEST(CliServeFaults, BadDeviceOptionsExitTwoWithOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"serve", "--system", "t3k", "--fault", "link-down:0"}, "cclmesh: error: --fault: 'link-down:0': "},

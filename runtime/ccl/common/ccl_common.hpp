@@ -34,7 +34,16 @@ class PageExceedsPacketError : public CclParamsError {
 // the fault that caused it.
 class RingRunsAsLineError : public CclParamsError {
  public:
-  using CclParamsError::CclParamsError;
+  RingRunsAsLineError(const std::string& what, bool runs_on_line_fabric)
+      : CclParamsError(what), runs_on_line_fabric_(runs_on_line_fabric) {}
+
+  // Whether the op would run with the fabric laid as lines (--topology line): the message
+  // suggests it then, and a caller that cannot lay the fabric itself (a served device's client)
+  // names who can.
+  bool runs_on_line_fabric() const { return runs_on_line_fabric_; }
+
+ private:
+  bool runs_on_line_fabric_;
 };
 
 inline constexpr std::uint32_t kDataCbId = 0;

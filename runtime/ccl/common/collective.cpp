@@ -471,7 +471,8 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
       throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link; {} does not run "
                                             "ring and line groups together yet; run {}without the fault",
                                             op, group_string(g), fmt::join(line.chips, "-"), op,
-                                            runs_as_line ? "with --topology line, or " : ""));
+                                            runs_as_line ? "with --topology line, or " : ""),
+                                runs_as_line);
     }
     // The hops the fabric runs, not the down link between two ranks.
     require_group_shape(topology, fabric_order(placed.plan, g, shape).chips, shape, num_links, op);
@@ -486,7 +487,8 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
                                             "mid-line; {} does not place its data by rank on such a line yet; run "
                                             "without the fault, or with the down link between the group's last "
                                             "chip and its first",
-                                            op, group_string(g), fmt::join(mapped.chips, "-"), op));
+                                            op, group_string(g), fmt::join(mapped.chips, "-"), op),
+                                false);
     }
   }
   return placed;
