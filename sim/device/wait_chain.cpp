@@ -225,6 +225,13 @@ class ChainBuilder {
     return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
   }
 
+  // "a", "a and b", "a, b and c".
+  static std::string and_joined(const std::vector<std::string>& items) {
+    std::string text = items.front();
+    for (std::size_t i = 1; i < items.size(); ++i) text += (i + 1 == items.size() ? " and " : ", ") + items[i];
+    return text;
+  }
+
   // What a cycle is made of, in words. Router buffers alone are a channel-dependency deadlock
   // (REFERENCE 11.1). A cycle through a kernel or a fabric mux is not: those wait for each other
   // (a semaphore, a CB, a slot of the mux, a client that has not closed), which no router
@@ -258,13 +265,19 @@ class ChainBuilder {
     if (buffer_count > 0) {
       parts.push_back(fmt::format("{} router buffer{}", buffer_count, buffer_count == 1 ? "" : "s"));
     }
-    std::string made_of = parts.front();
-    for (std::size_t i = 1; i < parts.size(); ++i) made_of += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
-    const std::string waits = mux_count > 0 ? "kernels and a fabric mux waiting for each other (a semaphore, a CB, a "
-                                              "slot of the mux, a client that has not closed)"
-                                            : "kernels waiting for each other (a semaphore, a CB)";
-    return fmt::format("a cycle of {}, each waiting for the next: a deadlock of {}{}", made_of, waits,
-                       buffer_count == 0 ? ", not of full router buffers" : " and of full router buffers");
+    const std::string made_of = and_joined(parts);
+    // Who waits, in the cycle's own numbers (review: "kernels and a fabric mux" was said of a
+    // cycle of two muxes, or of muxes alone), and on what.
+    std::vector<std::string> who;
+    if (kernel_count > 0) who.emplace_back(kernel_count == 1 ? "a kernel" : "kernels");
+    if (mux_count > 0) who.emplace_back(mux_count == 1 ? "a fabric mux" : "fabric muxes");
+    if (buffer_count > 0) who.emplace_back("full router buffers");
+    const std::string waiting = and_joined(who);
+    std::string on = "a semaphore, a CB";
+    if (mux_count > 0) on += ", a slot of the mux, a client that has not closed";
+    if (buffer_count > 0) on += ", a free slot downstream";
+    return fmt::format("a cycle of {}, each waiting for the next: a deadlock of {} waiting for each other ({}){}", made_of,
+                       waiting, on, buffer_count == 0 ? ", not of full router buffers" : "");
   }
 
   // --- kernels ---------------------------------------------------------------------------------

@@ -832,6 +832,28 @@ TEST(CliServeFaults, PerAxisRingOpenedMidRingRunsAsLocally) {
   EXPECT_EQ(reduce.err.find("--topology line"), std::string::npos) << reduce.err;
 }
 
+// On a served line fabric a line that runs over its closing link (every row opened mid-line)
+// is still a line: the client runs or refuses the op exactly as the local `run --topology line`
+// does (review: it counted such rows as rings, and refused reduce in a ring's words).
+TEST(CliServeFaults, PerAxisLineFabricOpenedMidLineRunsAsLocally) {
+  const std::vector<std::string> faults{"--fault", "link-down:1-2",  "--fault", "link-down:5-6",
+                                        "--fault", "link-down:9-10", "--fault", "link-down:13-14"};
+  std::vector<std::string> serve_args{"--system", "torus:4x4", "--fabric-scope", "axes", "--topology", "line"};
+  serve_args.insert(serve_args.end(), faults.begin(), faults.end());
+  ServeChild serve(serve_args);
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome remote =
+      cclmesh({"run", "--device", serve.endpoint(), "--cluster-axis", "1", "--op", "reduce", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> local_args{"run",  "--system", "torus:4x4", "--topology", "line", "--cluster-axis",
+                                      "1",    "--op",     "reduce",    "--size",     "256KiB"};
+  local_args.insert(local_args.end(), faults.begin(), faults.end());
+  const Outcome local = cclmesh(local_args);
+  EXPECT_EQ(remote.exit_code, local.exit_code) << remote.err << local.err;
+  EXPECT_EQ(remote.err, local.err);
+  EXPECT_EQ(after_the_title(remote.out), after_the_title(local.out));
+}
+
 TEST(CliServeFaults, BadDeviceOptionsExitTwoWithOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"serve", "--system", "t3k", "--fault", "link-down:0"}, "cclmesh: error: --fault: 'link-down:0': "},

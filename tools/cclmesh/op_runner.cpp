@@ -652,25 +652,45 @@ void check_chips(const RunOptions& options, const topo::Topology& topology) {
   }
 }
 
-// --chips runs its order as given: the device re-embeds only the whole-system fabric around a
-// link down from the start (SimMeshDevice::reembed_around_down_links), and a legacy group is
-// never moved. A hop of the chips that is down from the start is reported as the fault it is,
-// as the device reports one under a per-axis line, instead of a hang at start-up.
-void reject_chips_across_down_links(const RunOptions& options) {
-  if (options.chips.empty()) return;
-  const bool ring = options.topology == "ring";
-  const std::size_t hops = ring ? options.chips.size() : options.chips.size() - 1;
+// A group laid as given whose hop is down from the start: reported as the fault it is, as the
+// device reports one under a per-axis line, instead of a hang at start-up. `what` names the
+// group, `instead` what would run.
+void reject_group_across_down_links(const RunOptions& options, const std::vector<std::uint32_t>& group, bool ring,
+                                    const std::string& what, const std::string& instead) {
+  const std::size_t hops = ring ? group.size() : group.size() - 1;
   for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
     if (fault.at != sim::SimTime::zero()) continue;
     for (std::size_t i = 0; i < hops; ++i) {
-      const std::uint32_t a = options.chips[i];
-      const std::uint32_t b = options.chips[(i + 1) % options.chips.size()];
+      const std::uint32_t a = group[i];
+      const std::uint32_t b = group[(i + 1) % group.size()];
       if (!((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a))) continue;
-      throw runtime::DeviceError(
-          runtime::DeviceError::Kind::Fault,
-          fmt::format("fault {} at 0 s: hop {}-{} of --chips {} (a {}) is down, and a --chips order runs as given: "
-                      "only the whole-system fabric is re-embedded around down links; give chips whose hops avoid it",
-                      fault.spec, a, b, fmt::join(options.chips, ","), ring ? "ring" : "line"));
+      throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
+                                 fmt::format("fault {} at 0 s: hop {}-{} of {} (a {}) is down, and {}", fault.spec, a,
+                                             b, what, ring ? "ring" : "line", instead));
+    }
+  }
+}
+
+// --chips runs its order as given: the device re-embeds only the whole-system fabric around a
+// link down from the start (SimMeshDevice::reembed_around_down_links), and a legacy group is
+// never moved: neither a row or column of a legacy run along an axis, which runs over the
+// mesh's own links (no fabric to run it as a line around the link; session 21 review: it hung,
+// its report's headline saying no worker waited on the link).
+void reject_fixed_groups_across_down_links(const RunOptions& options, const topo::Topology& topology) {
+  const bool ring = options.topology == "ring";
+  if (!options.chips.empty()) {
+    reject_group_across_down_links(options, options.chips, ring, fmt::format("--chips {}", fmt::join(options.chips, ",")),
+                                   "a --chips order runs as given: only the whole-system fabric is re-embedded "
+                                   "around down links; give chips whose hops avoid it");
+  }
+  if (legacy_mode(options) && options.cluster_axis) {
+    for (const auto& coordinates : topo::axis_groups(topology, *options.cluster_axis)) {
+      const std::vector<std::uint32_t> group(coordinates.begin(), coordinates.end());
+      reject_group_across_down_links(
+          options, group, ring, fmt::format("axis {} group {}", *options.cluster_axis, fmt::join(group, "-")),
+          "legacy mode runs each row or column over its own links, not around a down link: run in fabric mode "
+          "(a torus ring then runs as a line around it), or with --topology line where the down link closes the "
+          "ring");
     }
   }
 }
@@ -1497,13 +1517,17 @@ std::string served_topology(const RunOptions& options, const topo::Topology& top
   // device laid the rings a local `run --topology ring` lays, and that run's op runs such a
   // group as a line and the others as rings (groups_by_shape). Counted as a line, it made the
   // op run every group as a line on the ring fabric, which no local run does (20.89 us against
-  // the local 20.87 at 256 KiB, torus:4x4 all_gather along axis 1 with 3-0 down).
+  // the local 20.87 at 256 KiB, torus:4x4 all_gather along axis 1 with 3-0 down). On a line
+  // fabric (serve --topology line) a line run over its closing link is opened too, and stays a
+  // line (review: counted as a ring, the client's refusals of it read as a ring's).
+  const bool ring_fabric = fabric.mode == runtime::FabricMode::Ring;
   bool any = false;
   bool every_one_a_ring = true;
   for (const runtime::FabricLine& line : plan.lines()) {
     if (line.axis != *options.cluster_axis) continue;
     any = true;
-    every_one_a_ring = every_one_a_ring && (line.mode == runtime::FabricMode::Ring || line.opened_at.has_value());
+    every_one_a_ring = every_one_a_ring && (line.mode == runtime::FabricMode::Ring ||
+                                            (ring_fabric && line.opened_at.has_value()));
   }
   return any && every_one_a_ring ? "ring" : "line";
 }
@@ -1635,7 +1659,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   check_chips(options, topology);
   reject_links_above_every_edge(options, topology);
   require_fault_links_on(options.faults, topology);
-  reject_chips_across_down_links(options);
+  reject_fixed_groups_across_down_links(options, topology);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);

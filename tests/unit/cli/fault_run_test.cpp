@@ -184,6 +184,29 @@ TEST(FaultRun, BroadcastRunsEveryGroupAsALineWhenARingRunsAsALine) {
   EXPECT_EQ(times_us[0], times_us[1]);
 }
 
+// Legacy mode has no fabric to run a row as a line around a down link: each row runs over the
+// mesh's own links, so a row whose hop is down is refused up front as the fault (exit 3),
+// naming the hop and the group (session 21 review: it hung, and the hang report's headline
+// said no worker waited on the link). A line whose closing link is down runs.
+TEST(FaultRun, LegacyRowsAcrossADownLinkAreTheFault) {
+  RunOptions options = torus_rows(CollectiveOp::AllGather, {"link-down:1-2"});
+  options.mode = "legacy";
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "expected legacy rows across a down link to be refused";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:1-2 at 0 s: hop 1-2 of axis 1 group 0-1-2-3 (a ring) is down, "
+                                    "and legacy mode runs each row or column over its own links"));
+  }
+  RunOptions closing = torus_rows(CollectiveOp::AllGather, {"link-down:3-0"});
+  closing.mode = "legacy";
+  closing.topology = "line";
+  const RunResult r = run_collective(closing);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+}
+
 // all_reduce at 256 KiB per chip splits its reduce_scatter's workers by the line's and the
 // rings' needs: its barrier semaphore must sit on every core either part runs on (session 20's
 // first cut took the rings' only: "barrier_semaphore ... is not on worker core").
