@@ -996,9 +996,10 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     // Only the root's output is defined (nccl's reduce): the other ranks are not read.
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
+                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
                            RankOutputs per_rank(by_rank.size());
-                           per_rank.at(p.root) = {share(ccl::reduce::reference_output(p, device.topology(), by_rank))};
+                           per_rank.at(p.root) = {
+                               share(ccl::reduce::reference_output(p, device.topology(), group, by_rank))};
                            return per_rank;
                          });
   } else if (options.op == CollectiveOp::AllToAll) {
