@@ -318,13 +318,13 @@ reference::Bytes reference_for(const PlacedGroup& placed, const std::vector<refe
 PlacedGroup group_in_rank_order(const Params& params, const topo::Topology& topology) {
   const std::vector<Params> parts = parts_by_shape(params, topology);
   if (parts.size() > 1) {
-    throw CclParamsError("reduce reference: the op's groups run as rings and lines (a ring run as a line around a "
+    throw CclParamsError("reduce: the op's groups run as rings and lines (a ring run as a line around a "
                          "down link), which add in different orders; give the group");
   }
   const Resolved r = resolve(parts.front(), topology);
   for (const FabricGroup& g : r.groups) {
     if (!g.positions_are_ranks()) {
-      throw CclParamsError(fmt::format("reduce reference: group {} runs as a line from mid-ring, so it adds in "
+      throw CclParamsError(fmt::format("reduce: group {} runs as a line from mid-ring, so it adds in "
                                        "another order than the op's other groups; give the group",
                                        fmt::join(chips_by_rank(g), ",")));
     }
@@ -367,6 +367,11 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
 }
 
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
+
+std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run) {
+  const PlacedGroup placed = group_in_rank_order(params, topology);
+  return chain_ranks(placed.part, placed.resolved, placed.group, run);
+}
 
 std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology,
                                        const std::vector<ChipId>& group, std::uint32_t run) {

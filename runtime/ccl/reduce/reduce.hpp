@@ -91,8 +91,11 @@ void validate(const Params& params, const topo::Topology& topology);
 MeshWorkload build(const Params& params, const topo::Topology& topology);
 void run(MeshDevice& device, const Params& params);
 
-// The ranks in the order the device adds them for the pages of run `run` of `group` (chips in
-// rank order; see above); for tests and the reference.
+// The ranks in the order the device adds them for the pages of run `run` (see above); for
+// tests and the reference. Throws CclParamsError when the groups add in different orders (as
+// reference_output below: give the group).
+std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run);
+// The same for `group` (chips in rank order).
 std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology,
                                        const std::vector<ChipId>& group, std::uint32_t run);
 
