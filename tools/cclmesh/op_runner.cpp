@@ -1427,9 +1427,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
       if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
     }
     // A client does not choose the served fabric's shape (run --device refuses --topology).
-    const std::string served = options.device.empty() || !e.runs_on_line_fabric()
-                                   ? ""
-                                   : " (on a served device the server lays the fabric: cclmesh serve --topology line)";
+    const std::string served =
+        options.device.empty() ? "" : " (on a served device the server lays the fabric: cclmesh serve --topology line)";
     throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
                                fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {

@@ -28,8 +28,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (p.cb_packets == 0) throw CclParamsError("all_broadcast: cb_packets is 0; expected at least 1");
-  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                          RankPlacement::ByRank);
+  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.placed.group_size;
   for (const FabricGroup& g : r.placed.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
