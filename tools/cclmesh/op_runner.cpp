@@ -1016,9 +1016,10 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     // Only the root's output is defined (nccl's reduce): the other ranks are not read.
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
+                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
                            RankOutputs per_rank(by_rank.size());
-                           per_rank.at(p.root) = {share(ccl::reduce::reference_output(p, device.topology(), by_rank))};
+                           per_rank.at(p.root) = {
+                               share(ccl::reduce::reference_output(p, device.topology(), group, by_rank))};
                            return per_rank;
                          });
   } else if (options.op == CollectiveOp::AllToAll) {
@@ -1446,9 +1447,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
       if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
     }
     // A client does not choose the served fabric's shape (run --device refuses --topology).
-    const std::string served = options.device.empty() || !e.runs_on_line_fabric()
-                                   ? ""
-                                   : " (on a served device the server lays the fabric: cclmesh serve --topology line)";
+    const std::string served =
+        options.device.empty() ? "" : " (on a served device the server lays the fabric: cclmesh serve --topology line)";
     throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
                                fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {

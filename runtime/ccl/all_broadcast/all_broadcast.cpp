@@ -28,16 +28,15 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (p.cb_packets == 0) throw CclParamsError("all_broadcast: cb_packets is 0; expected at least 1");
-  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                          RankPlacement::ByPosition);
+  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.placed.group_size;
   for (const FabricGroup& g : r.placed.groups) {
-    for (std::uint32_t rank = 0; rank < n; ++rank) {
-      const FabricGroup::Reach reach = g.full_reach(rank);
+    for (std::uint32_t position = 0; position < n; ++position) {
+      const FabricGroup::Reach reach = g.full_reach(position);
       if (reach.up > kMaxFabricHops || reach.down > kMaxFabricHops) {
         throw CclParamsError(fmt::format("all_broadcast: chip {} would multicast {} hops; a fabric route holds at "
                                          "most {} (REFERENCE 6.5)",
-                                         g.chips[rank], std::max(reach.up, reach.down), kMaxFabricHops));
+                                         g.chips[position], std::max(reach.up, reach.down), kMaxFabricHops));
       }
     }
   }
@@ -72,18 +71,20 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   return r;
 }
 
+// The program of the chip at `position` of group `g`: the multicast reaches out from the position,
+// the data lands in the buffer of the position's rank.
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
-                     std::uint32_t rank) {
-  const ChipId chip = g.chips[rank];
+                     std::uint32_t position) {
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const kargs::TensorArgs in_args = buffers.interpreter_args(p.input_buffer);
   // My rank's buffer, on this chip and (through the multicast) on every other one.
-  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffers[rank]);
+  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffers[g.rank_at(position)]);
   const std::vector<api::TensorSlice> runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input_buffer), p.num_links);
-  const FabricGroup::Reach reach = g.full_reach(rank);
-  const cmd::ChipMulticast mcast = g.multicast(rank, reach.up, reach.down);
+  const FabricGroup::Reach reach = g.full_reach(position);
+  const cmd::ChipMulticast mcast = g.multicast(position, reach.up, reach.down);
   const Noc0Coord done_core = map.tensix_noc0(r.cores.front());
 
   Program program;
@@ -121,6 +122,13 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   return program;
 }
 
+// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
+// runs as a line around a down link; that part multicasts to both ends of its line (a ring's
+// workers and semaphores are a line's too: one worker per link either way).
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  return params_by_shape(params, topology, [](Params&) {});
+}
+
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
@@ -138,15 +146,19 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   return one_core_ranges(worker_cores(topology, params.first_worker, params.num_links, kOp));
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+void validate(const Params& params, const topo::Topology& topology) {
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  const Resolved r = resolve(params, topology);
   MeshWorkload workload;
   workload.name = kOp;
-  for (const FabricGroup& g : r.placed.groups) {
-    for (std::uint32_t rank = 0; rank < g.size(); ++rank) {
-      workload.programs[g.chips[rank]] = chip_program(params, topology, r, g, rank);
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.placed.groups) {
+      for (std::uint32_t position = 0; position < g.size(); ++position) {
+        workload.programs[g.chips[position]] = chip_program(part, topology, r, g, position);
+      }
     }
   }
   workload.buffers = workload_buffers({&params.input_buffer});

@@ -150,8 +150,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
   }
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                                     RankPlacement::ByRank);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;

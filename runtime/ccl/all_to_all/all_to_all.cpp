@@ -55,31 +55,32 @@ struct Resolved {
   std::vector<CoreCoord> cores;
 };
 
-// What an up or a down sender of `rank` sends (every link's the same chunks, its own share of
-// each), farthest first.
-std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t rank, bool up) {
+// What an up or a down sender at `position` sends (every link's the same chunks, its own share of
+// each), farthest first. Destinations are positions: the routes go by the fabric, the chunks by
+// the ranks there (FabricGroup::rank_at).
+std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t position, bool up) {
   const std::uint32_t n = g.size();
   std::vector<Send> sends;
   if (g.topology == CclTopology::Line) {
-    const std::uint32_t reach = up ? g.reach_up(rank) : g.reach_down(rank);
-    for (std::uint32_t d = reach; d >= 1; --d) sends.push_back(Send{up ? rank + d : rank - d, std::nullopt});
+    const std::uint32_t reach = up ? g.reach_up(position) : g.reach_down(position);
+    for (std::uint32_t d = reach; d >= 1; --d) sends.push_back(Send{up ? position + d : position - d, std::nullopt});
     return sends;
   }
   // Ring: distances 1 .. (N-1)/2 each way; N even adds the N/2 chunk, half each way.
-  if (n % 2 == 0) sends.push_back(Send{(rank + n / 2) % n, up ? 0u : 1u});
+  if (n % 2 == 0) sends.push_back(Send{(position + n / 2) % n, up ? 0u : 1u});
   for (std::uint32_t d = (n - 1) / 2; d >= 1; --d) {
-    sends.push_back(Send{up ? (rank + d) % n : (rank + n - d) % n, std::nullopt});
+    sends.push_back(Send{up ? (position + d) % n : (position + n - d) % n, std::nullopt});
   }
   return sends;
 }
 
-// Increments the done core of `rank` receives: one per chunk (or half) each link's sender sends
-// to it, and one for the local copy.
-std::uint32_t expected_done(const FabricGroup& g, std::uint32_t rank, std::uint32_t num_links) {
+// Increments the done core at `position` receives: one per chunk (or half) each link's sender
+// sends to it, and one for the local copy.
+std::uint32_t expected_done(const FabricGroup& g, std::uint32_t position, std::uint32_t num_links) {
   std::uint32_t count = 0;
   for (std::uint32_t from = 0; from < g.size(); ++from) {
     for (const bool up : {true, false}) {
-      for (const Send& s : sends_of(g, from, up)) count += s.dest == rank ? 1 : 0;
+      for (const Send& s : sends_of(g, from, up)) count += s.dest == position ? 1 : 0;
     }
   }
   return count * num_links + 1;
@@ -94,8 +95,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
   require_page_aligned_dim(p.tensor, p.dim, kOp, "tensor");
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                                     RankPlacement::ByPosition);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;
@@ -115,12 +115,12 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
         p.dim, dim_of(pages, p.dim), p.tensor.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
   }
   for (const FabricGroup& g : r.groups) {
-    for (std::uint32_t rank = 0; rank < n; ++rank) {
-      const std::uint32_t done = expected_done(g, rank, p.num_links);
+    for (std::uint32_t position = 0; position < n; ++position) {
+      const std::uint32_t done = expected_done(g, position, p.num_links);
       if (done > kMaxInlineValue) {
         throw CclParamsError(fmt::format("all_to_all: chip {} waits for {} increments; an inline wait target holds "
                                          "at most {} (REFERENCE 4.11)",
-                                         g.chips[rank], done, kMaxInlineValue));
+                                         g.chips[position], done, kMaxInlineValue));
       }
     }
   }
@@ -141,10 +141,13 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   return r;
 }
 
+// The program of the chip at `position` of group `g`, whose rank is `rank`: chunk j of its input
+// goes to the chip of rank j, into chunk `rank` there.
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
-                     std::uint32_t rank) {
+                     std::uint32_t position) {
   const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[rank];
+  const std::uint32_t rank = g.rank_at(position);
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
@@ -184,7 +187,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     const bool is_done_worker = w == done_index;
     const bool up = w % kSendersPerLink == 0;
     const std::uint32_t link = w / kSendersPerLink;
-    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : sends_of(g, rank, up);
+    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : sends_of(g, position, up);
     if (sends.empty() && !is_done_worker) continue;
     const CoreCoord core = r.cores[w];
     std::vector<cmd::Command> reader;
@@ -205,17 +208,18 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     std::vector<Flow> flows;
     std::uint32_t rounds = 1;
     for (const Send& s : sends) {
-      const cmd::ChipUnicast route = g.route(rank, s.dest);
+      const cmd::ChipUnicast route = g.route(position, s.dest);
       // The split farthest chunk of an even ring goes this worker's way, whatever route() picks.
       const cmd::ChipUnicast way{route.distance_in_hops, s.half ? up == g.up_is_forward : route.forward};
       (way.forward ? forward : backward) = true;
-      const Run run = share(s.dest, s.half, link);  // the same pages of chunk `dest` and chunk `rank`
+      const std::uint32_t dest_rank = g.rank_at(s.dest);
+      const Run run = share(dest_rank, s.half, link);  // the same pages of chunk `dest_rank` and chunk `rank`
       const std::uint32_t pieces = std::max(1u, std::min(r.rounds, run.count / r.packet_pages));
       rounds = std::max(rounds, pieces);
       Flow flow{way, {}, {}};
       for (std::uint32_t i = 0; i < pieces; ++i) {
         const Run piece = pieces == 1 ? run : cut(run, pieces, i);
-        flow.from.push_back(slice_of(s.dest, piece));
+        flow.from.push_back(slice_of(dest_rank, piece));
         flow.to.push_back(slice_of(rank, piece));
       }
       flows.push_back(std::move(flow));
@@ -236,7 +240,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       reader.push_back(cmd::read_tensor_slice_to_cb(chunks[rank], kDataCbId));
       writer.push_back(cmd::local_write_cb_to_tensor_slice(chunks[rank], kDataCbId));
       writer.push_back(cmd::local_core_semaphore_inc(done, 1));
-      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, rank, links)));
+      writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, position, links)));
       writer.push_back(cmd::local_core_semaphore_set(done, 0));
     }
     kargs::InterpreterSpec spec;
@@ -254,6 +258,14 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   return program;
 }
 
+// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
+// runs as a line around a down link; that part sends as a line (its senders are a ring's: an up
+// and a down one per link, so the done semaphore's cores are the same), and its `rounds` default
+// is a line's.
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  return params_by_shape(params, topology, [](Params&) {});
+}
+
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
@@ -265,13 +277,21 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
   return one_core_ranges(worker_cores(topology, params.first_worker, worker_count(params.num_links), kOp));
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+void validate(const Params& params, const topo::Topology& topology) {
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  const Resolved r = resolve(params, topology);
-  MeshWorkload workload = per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
-    return chip_program(params, topology, r, g, rank);
-  });
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.groups) {
+      for (std::uint32_t position = 0; position < g.size(); ++position) {
+        workload.programs[g.chips[position]] = chip_program(part, topology, r, g, position);
+      }
+    }
+  }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   workload.global_semaphores = workload_semaphores({&params.done_semaphore});
   return workload;
@@ -281,8 +301,10 @@ void run(MeshDevice& device, const Params& params) { run_workload(device, build(
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
-  const Resolved r = resolve(params, topology);
-  const std::uint32_t n = r.group_size;
+  // Chunks move by rank whatever shape or order a group runs in: every group's outputs are alike.
+  validate(params, topology);
+  const FabricPlan plan(topology, params.fabric);
+  const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
   if (inputs_by_rank.size() != n) {
     throw CclParamsError(fmt::format("all_to_all reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
   }

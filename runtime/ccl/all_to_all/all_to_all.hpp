@@ -24,6 +24,10 @@
 // fill in. On a line of up to 4 chips a sender interleaves them: one piece of every destination per round
 // (Params::rounds), so a line's middle link is fed by every flow that crosses it at once instead
 // of idling while the end chips send their last, one-hop chunks (docs/performance.md).
+// Senders route by fabric position and pick chunks by rank (FabricGroup::rank_at): a ring run
+// as a line from mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down) moves every chunk
+// where the ring would. Groups whose rings run as lines are built as a line all_to_all beside the
+// rings' ring one, in one workload (the same 2L + 1 workers).
 // num_links L: per link an up and a down sender on routing plane k, each with part k of every
 // chunk (of every half), and one done / local-copy worker after them (2L + 1 cores).
 //

@@ -49,7 +49,7 @@ Placed place(const Params& p, const topo::Topology& topology) {
   };
   const CclTopology shape =
       std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
-  Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp, RankPlacement::ByRank), 0};
+  Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp), 0};
   result.root_rank = static_cast<std::uint32_t>(std::find(root_group->begin(), root_group->end(), p.root) -
                                                 root_group->begin());
   return result;

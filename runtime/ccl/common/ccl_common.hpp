@@ -31,19 +31,12 @@ class PageExceedsPacketError : public CclParamsError {
 
 // A ring group the device's fabric runs as a line around a down link, asked of an op that does
 // not build ring and line groups apart (place_groups): a CclParamsError the caller can report as
-// the fault that caused it.
+// the fault that caused it. The op would run with the fabric laid as lines (--topology line),
+// which the message suggests; a caller that cannot lay the fabric itself (a served device's
+// client) names who can. (Every op builds its ring and line groups apart since session 21.)
 class RingRunsAsLineError : public CclParamsError {
  public:
-  RingRunsAsLineError(const std::string& what, bool runs_on_line_fabric)
-      : CclParamsError(what), runs_on_line_fabric_(runs_on_line_fabric) {}
-
-  // Whether the op would run with the fabric laid as lines (--topology line): the message
-  // suggests it then, and a caller that cannot lay the fabric itself (a served device's client)
-  // names who can.
-  bool runs_on_line_fabric() const { return runs_on_line_fabric_; }
-
- private:
-  bool runs_on_line_fabric_;
+  using CclParamsError::CclParamsError;
 };
 
 inline constexpr std::uint32_t kDataCbId = 0;

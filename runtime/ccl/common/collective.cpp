@@ -452,8 +452,7 @@ std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const
 }
 
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
-                          CclTopology shape, std::uint32_t num_links, const std::string& op,
-                          RankPlacement placement) {
+                          CclTopology shape, std::uint32_t num_links, const std::string& op) {
   PlacedGroups placed;
   placed.plan = FabricPlan(topology, fabric);
   const std::vector<std::vector<ChipId>> groups = resolve_groups(selection, topology, placed.plan);
@@ -465,14 +464,11 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
     }
     if (group_runs_as(placed.plan, g, shape) != shape) {
       const FabricLine& line = placed.plan.lines()[*placed.plan.line_containing(g)];
-      // Asked as a line the group would run, unless its line starts mid-ring and the op cannot.
-      const bool runs_as_line =
-          placement == RankPlacement::ByRank || fabric_order(placed.plan, g, CclTopology::Line).chips == g;
+      // Asked as a line the group runs (every op places data by rank, from any position).
       throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link; {} does not run "
-                                            "ring and line groups together yet; run {}without the fault",
-                                            op, group_string(g), fmt::join(line.chips, "-"), op,
-                                            runs_as_line ? "with --topology line, or " : ""),
-                                runs_as_line);
+                                            "ring and line groups together yet; run with --topology line, or "
+                                            "without the fault",
+                                            op, group_string(g), fmt::join(line.chips, "-"), op));
     }
     // The hops the fabric runs, not the down link between two ranks.
     require_group_shape(topology, fabric_order(placed.plan, g, shape).chips, shape, num_links, op);
@@ -481,15 +477,6 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
   require_fabric_links(placed.plan, num_links, op);
   for (const auto& g : groups) {
     placed.groups.push_back(map_group_onto_fabric(placed.plan, g, shape, op));
-    const FabricGroup& mapped = placed.groups.back();
-    if (placement == RankPlacement::ByPosition && !mapped.positions_are_ranks()) {
-      throw RingRunsAsLineError(fmt::format("{}: group {} runs as the line {} around a down link, its ranks from "
-                                            "mid-line; {} does not place its data by rank on such a line yet; run "
-                                            "without the fault, or with the down link between the group's last "
-                                            "chip and its first",
-                                            op, group_string(g), fmt::join(mapped.chips, "-"), op),
-                                false);
-    }
   }
   return placed;
 }

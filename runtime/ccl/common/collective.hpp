@@ -230,16 +230,14 @@ std::vector<Params> params_by_shape(const Params& params, const topo::Topology& 
   return parts;
 }
 
-// Whether an op's builder places data by FabricGroup::rank_at, so that it runs a group whose
-// positions are not its ranks (a ring run as a line opened mid-ring), or by position only.
-enum class RankPlacement : std::uint8_t { ByPosition, ByRank };
-
 // An op's groups resolved (resolve_groups), checked (every group the same size, each runnable as
 // `shape` with `num_links` links in fabric order: require_group_shape, require_fabric_links) and
 // laid onto the device's fabric (map_group_onto_fabric): what every fabric op builder starts from.
-// Refused (RingRunsAsLineError, the one error for "this op cannot run this group around its down
-// link"): a group that runs as another shape (group_runs_as; build such ops per groups_by_shape),
-// and, for an op that places `ByPosition`, a group whose positions are not its ranks.
+// The builders take directions and hops from a FabricGroup's positions and data from its ranks
+// (rank_at), so a group whose positions are not its ranks (a ring run as a line opened mid-ring)
+// runs. Refused (RingRunsAsLineError, the one error for "this op cannot run this group around its
+// down link"): a group that runs as another shape (group_runs_as), which every op builds apart,
+// per groups_by_shape.
 struct PlacedGroups {
   FabricPlan plan;
   std::vector<FabricGroup> groups;
@@ -247,11 +245,10 @@ struct PlacedGroups {
   std::uint32_t group_size = 0;
 };
 PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology& topology, const FabricOptions& fabric,
-                          CclTopology shape, std::uint32_t num_links, const std::string& op,
-                          RankPlacement placement);
+                          CclTopology shape, std::uint32_t num_links, const std::string& op);
 
-// The chips of a group in rank order, or a FabricGroup's by position (the same for the ops that
-// place by position, RankPlacement), whichever way a builder holds its groups.
+// The chips of a group in rank order, or a FabricGroup's by position, whichever way a builder
+// holds its groups.
 inline const std::vector<ChipId>& chips_of(const std::vector<ChipId>& group) { return group; }
 inline const std::vector<ChipId>& chips_of(const FabricGroup& group) { return group.chips; }
 

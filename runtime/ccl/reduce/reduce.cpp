@@ -1,6 +1,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <span>
@@ -34,7 +35,7 @@ struct Resolved {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   bool ring = false;
-  std::vector<bool> up;              // per run: the chain moves toward higher ranks
+  std::vector<bool> ring_up;         // per run of a ring: the chain moves toward higher positions
   std::vector<std::uint32_t> links;  // per run: its routing plane
   std::vector<CoreCoord> cores;
   std::vector<std::uint32_t> run_pages;
@@ -43,19 +44,26 @@ struct Resolved {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
-// The chain directions: a ring splits the tensor between an up and a down chain; a line runs
-// one chain, down when the root is rank 0 (no wrap), else up.
-std::vector<bool> chain_directions(CclTopology topology, std::uint32_t root) {
-  if (topology == CclTopology::Ring) return {true, false};
-  return {root != 0};
+// The chains of a run's pages: a ring splits the tensor between an up and a down chain, a line
+// runs one.
+std::uint32_t chains_of(CclTopology topology) { return topology == CclTopology::Ring ? 2 : 1; }
+
+// The chains run along the fabric, by position (FabricGroup); the root is a rank, found at its
+// position, so a ring run as a line from mid-ring (positions 1-2-3-0 holding ranks 1, 2, 3, 0)
+// ends its chain at the root's chip wherever the line starts. Whether run `run`'s chain in `g`
+// moves toward higher positions: a ring's as the run's half, a line's down when the root is at
+// position 0 (no wrap), else up.
+bool chain_up(const Resolved& r, const FabricGroup& g, std::uint32_t root, std::uint32_t run) {
+  return r.ring ? r.ring_up[run] : g.position_of(root) != 0;
 }
 
-// The position of `rank` on a chain ending at `root`: 0 = the start, n - 1 = the root.
-std::uint32_t position(std::uint32_t n, std::uint32_t root, std::uint32_t rank, bool up) {
-  return up ? (rank + 2 * n - root - 1) % n : (root + 2 * n - rank - 1) % n;
+// The index on a chain ending at position `root_position` of the chip at `position`: 0 = the
+// start, n - 1 = the root.
+std::uint32_t chain_index(std::uint32_t n, std::uint32_t root_position, std::uint32_t position, bool up) {
+  return up ? (position + 2 * n - root_position - 1) % n : (root_position + 2 * n - position - 1) % n;
 }
-std::uint32_t step(std::uint32_t n, std::uint32_t rank, bool toward_higher) {
-  return toward_higher ? (rank + 1) % n : (rank + n - 1) % n;
+std::uint32_t neighbour(std::uint32_t n, std::uint32_t position, bool toward_higher) {
+  return toward_higher ? (position + 1) % n : (position + n - 1) % n;
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -66,8 +74,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                                     RankPlacement::ByPosition);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;
@@ -99,14 +106,14 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // Runs of pages, direction-major: every chain direction's share of the tensor is split again
   // among the links, each run a chain of its own on its own worker core and routing plane
   // (REFERENCE 3.5), so with L links every link direction carries 1/L of what it carried.
-  for (const bool up : chain_directions(p.topology, p.root)) {
+  for (std::uint32_t chain = 0; chain < chains_of(p.topology); ++chain) {
     for (std::uint32_t link = 0; link < p.num_links; ++link) {
-      r.up.push_back(up);
+      r.ring_up.push_back(chain == 0);
       r.links.push_back(link);
     }
   }
   const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
-  const auto runs = static_cast<std::uint32_t>(r.up.size());
+  const auto runs = static_cast<std::uint32_t>(r.links.size());
   for (const api::TensorSlice& run :
        cmd::split_tensor_slice_across_workers_wrapped_page_aligned(flat_run(pages, 0, pages), runs)) {
     r.run_pages.push_back(static_cast<std::uint32_t>(api::volume(run.worker_slice_shape)));
@@ -131,10 +138,12 @@ KernelSpec reduce_kernel_for(CoreCoord core, DataType dtype, std::uint32_t block
   return reduce_kernel(core, reduce);
 }
 
+// The program of the chip at `position` of group `g`.
 Program chip_program(const Params& p, const topo::Topology& topology, const Resolved& r, const FabricGroup& g,
-                     std::uint32_t rank) {
+                     std::uint32_t position) {
   const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[rank];
+  const std::uint32_t root_position = g.position_of(p.root);
+  const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
@@ -145,27 +154,27 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
 
   Program program;
   std::uint32_t first_page = 0;
-  for (std::uint32_t run = 0; run < r.up.size(); ++run) {
+  for (std::uint32_t run = 0; run < r.links.size(); ++run) {
     const std::uint32_t pages = r.run_pages[run];
     const std::uint32_t run_first = first_page;
     first_page += pages;
     if (pages == 0) continue;
-    const bool up = r.up[run];
+    const bool up = chain_up(r, g, p.root, run);
     const CoreCoord core = r.cores[run];
     const Noc0Coord noc = map.tensix_noc0(core);
-    const std::uint32_t k = position(n, p.root, rank, up);
+    const std::uint32_t k = chain_index(n, root_position, position, up);
     const bool start = k == 0;
     const bool root = k + 1 == n;
-    const std::uint32_t next = step(n, rank, up);
-    const std::uint32_t prev = step(n, rank, !up);
+    const std::uint32_t next = neighbour(n, position, up);
+    const std::uint32_t prev = neighbour(n, position, !up);
     // On a ring both chains run on every chip, and a router's worker channel takes one worker
     // (REFERENCE 6.3): each worker keeps to its chain's direction, so its barrier increment to
     // the previous chip goes the long way round (N - 1 hops). A line has one worker.
-    const cmd::ChipUnicast toward_next = g.route(rank, next);
+    const cmd::ChipUnicast toward_next = g.route(position, next);
     const std::optional<cmd::ChipUnicast> to_next =
         root ? std::nullopt : std::optional<cmd::ChipUnicast>(toward_next);
     std::optional<cmd::ChipUnicast> to_prev;
-    if (!start) to_prev = r.ring ? cmd::ChipUnicast{n - 1, toward_next.forward} : g.route(rank, prev);
+    if (!start) to_prev = r.ring ? cmd::ChipUnicast{n - 1, toward_next.forward} : g.route(position, prev);
     const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
     const std::uint32_t chunks = ceil_div(pages, chunk_pages);
     const auto chunk = [&](std::uint32_t c) {
@@ -235,6 +244,93 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   return program;
 }
 
+// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
+// runs as a line around a down link; that part is a line reduce (nothing of a ring's to clear).
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  return params_by_shape(params, topology, [](Params&) {});
+}
+
+// The ranks in the order run `run` of group `g` adds them: along its chain, from the chip after
+// the root's position round to the root.
+std::vector<std::uint32_t> chain_ranks(const Params& p, const Resolved& r, const FabricGroup& g, std::uint32_t run) {
+  if (run >= r.links.size()) {
+    throw CclParamsError(fmt::format("reduce: run {} of {}", run, r.links.size()));
+  }
+  const std::uint32_t n = g.size();
+  const std::uint32_t root_position = g.position_of(p.root);
+  const bool up = chain_up(r, g, p.root, run);
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t k = 1; k <= n; ++k) {
+    order.push_back(g.rank_at(up ? (root_position + k) % n : (root_position + n * k - k) % n));
+  }
+  return order;
+}
+
+// The chips of `g` in rank order, as the caller gave the group.
+std::vector<ChipId> chips_by_rank(const FabricGroup& g) {
+  std::vector<ChipId> chips;
+  for (std::uint32_t rank = 0; rank < g.size(); ++rank) chips.push_back(g.chips[g.position_of(rank)]);
+  return chips;
+}
+
+// `group` (chips in rank order) as its part of the op placed it: the part and its group.
+struct PlacedGroup {
+  Params part;
+  Resolved resolved;
+  FabricGroup group;
+};
+PlacedGroup placed_group(const Params& params, const topo::Topology& topology, const std::vector<ChipId>& group) {
+  for (const Params& part : parts_by_shape(params, topology)) {
+    Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.groups) {
+      if (chips_by_rank(g) == group) return PlacedGroup{part, r, g};
+    }
+  }
+  throw CclParamsError(fmt::format("reduce: group {} is none of the op's groups", fmt::join(group, ",")));
+}
+
+reference::Bytes reference_for(const PlacedGroup& placed, const std::vector<reference::Bytes>& inputs_by_rank) {
+  const Resolved& r = placed.resolved;
+  if (inputs_by_rank.size() != r.group_size) {
+    throw CclParamsError(
+        fmt::format("reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), r.group_size));
+  }
+  reference::Bytes out(inputs_by_rank.front().size());
+  std::uint64_t first_page = 0;
+  for (std::uint32_t run = 0; run < r.links.size(); ++run) {
+    const std::uint64_t offset = first_page * r.page_size;
+    const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+    first_page += r.run_pages[run];
+    if (bytes == 0) continue;
+    std::vector<std::span<const std::byte>> parts;
+    for (std::uint32_t rank : chain_ranks(placed.part, r, placed.group, run)) {
+      parts.push_back(std::span<const std::byte>(inputs_by_rank.at(rank)).subspan(offset, bytes));
+    }
+    const reference::Bytes sum = reference::sum_in_order(parts, placed.part.tensor.dtype);
+    std::memcpy(out.data() + offset, sum.data(), bytes);
+  }
+  return out;
+}
+
+// The first group of an op whose every group adds in rank order (one shape, positions are ranks),
+// so that its order is every group's; else CclParamsError asking for the group.
+PlacedGroup group_in_rank_order(const Params& params, const topo::Topology& topology) {
+  const std::vector<Params> parts = parts_by_shape(params, topology);
+  if (parts.size() > 1) {
+    throw CclParamsError("reduce: the op's groups run as rings and lines (a ring run as a line around a "
+                         "down link), which add in different orders; give the group");
+  }
+  const Resolved r = resolve(parts.front(), topology);
+  for (const FabricGroup& g : r.groups) {
+    if (!g.positions_are_ranks()) {
+      throw CclParamsError(fmt::format("reduce: group {} runs as a line from mid-ring, so it adds in "
+                                       "another order than the op's other groups; give the group",
+                                       fmt::join(chips_by_rank(g), ",")));
+    }
+  }
+  return PlacedGroup{parts.front(), r, r.groups.front()};
+}
+
 }  // namespace
 
 std::size_t hash_value(const Params& p) {
@@ -244,17 +340,26 @@ std::size_t hash_value(const Params& p) {
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  const auto runs = static_cast<std::uint32_t>(chain_directions(params.topology, params.root).size());
-  return one_core_ranges(worker_cores(topology, params.first_worker, runs * params.num_links, kOp));
+  // A ring's 2 workers per link, or a line's 1: the ring's cover a line part's too.
+  return one_core_ranges(
+      worker_cores(topology, params.first_worker, chains_of(params.topology) * params.num_links, kOp));
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+void validate(const Params& params, const topo::Topology& topology) {
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  const Resolved r = resolve(params, topology);
-  MeshWorkload workload = per_rank_workload(kOp, r.groups, [&](const FabricGroup& g, std::uint32_t rank) {
-    return chip_program(params, topology, r, g, rank);
-  });
+  MeshWorkload workload;
+  workload.name = kOp;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const FabricGroup& g : r.groups) {
+      for (std::uint32_t position = 0; position < g.size(); ++position) {
+        workload.programs[g.chips[position]] = chip_program(part, topology, r, g, position);
+      }
+    }
+  }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   workload.global_semaphores = workload_semaphores({&params.barrier_semaphore});
   return workload;
@@ -263,40 +368,25 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
 void run(MeshDevice& device, const Params& params) { run_workload(device, build(params, device.topology())); }
 
 std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run) {
-  const Resolved r = resolve(params, topology);
-  if (run >= r.up.size()) {
-    throw CclParamsError(fmt::format("reduce: run {} of {}", run, r.up.size()));
-  }
-  const std::uint32_t n = r.group_size;
-  std::vector<std::uint32_t> order;
-  for (std::uint32_t k = 1; k <= n; ++k) {
-    order.push_back(r.up[run] ? (params.root + k) % n : (params.root + n * k - k) % n);
-  }
-  return order;
+  const PlacedGroup placed = group_in_rank_order(params, topology);
+  return chain_ranks(placed.part, placed.resolved, placed.group, run);
+}
+
+std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology,
+                                       const std::vector<ChipId>& group, std::uint32_t run) {
+  const PlacedGroup placed = placed_group(params, topology, group);
+  return chain_ranks(placed.part, placed.resolved, placed.group, run);
 }
 
 reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
                                   const std::vector<reference::Bytes>& inputs_by_rank) {
-  const Resolved r = resolve(params, topology);
-  if (inputs_by_rank.size() != r.group_size) {
-    throw CclParamsError(
-        fmt::format("reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), r.group_size));
-  }
-  reference::Bytes out(inputs_by_rank.front().size());
-  std::uint64_t first_page = 0;
-  for (std::uint32_t run = 0; run < r.up.size(); ++run) {
-    const std::uint64_t offset = first_page * r.page_size;
-    const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
-    first_page += r.run_pages[run];
-    if (bytes == 0) continue;
-    std::vector<std::span<const std::byte>> parts;
-    for (std::uint32_t rank : chain_order(params, topology, run)) {
-      parts.push_back(std::span<const std::byte>(inputs_by_rank.at(rank)).subspan(offset, bytes));
-    }
-    const reference::Bytes sum = reference::sum_in_order(parts, params.tensor.dtype);
-    std::memcpy(out.data() + offset, sum.data(), bytes);
-  }
-  return out;
+  return reference_for(group_in_rank_order(params, topology), inputs_by_rank);
+}
+
+reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
+                                  const std::vector<ChipId>& group,
+                                  const std::vector<reference::Bytes>& inputs_by_rank) {
+  return reference_for(placed_group(params, topology, group), inputs_by_rank);
 }
 
 }  // namespace cclmesh::runtime::ccl::reduce

@@ -34,9 +34,16 @@
 // receive buffer. A worker's sync chunks are grown so a run has at most 255 (8-bit inline wait
 // targets, REFERENCE 4.11).
 //
+// The chains run along the fabric, by position (FabricGroup), from the root's position: a ring
+// run as a line around a down link mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down)
+// runs the line's chain toward the position holding the root's rank. Groups whose rings run as
+// lines are built as a line reduce beside the rings' ring reduce, in one workload (the line's
+// worker is the ring's first, so the ring's barrier semaphore covers it).
+//
 // Reduction order (reference_output() reproduces it bit for bit): bf16 is rounded after every
-// addition (kernels/reduce/reduce_math.hpp); the up chain adds ranks root+1, root+2, ...,
-// root-1, root (mod N), the down chain root-1, root-2, ..., root+1, root.
+// addition (kernels/reduce/reduce_math.hpp); the up chain adds positions root+1, root+2, ...,
+// root-1, root (mod N), the down chain root-1, root-2, ..., root+1, root (positions are ranks
+// except on a ring run as a line from mid-ring).
 
 #include <cstddef>
 #include <cstdint>
@@ -85,13 +92,23 @@ MeshWorkload build(const Params& params, const topo::Topology& topology);
 void run(MeshDevice& device, const Params& params);
 
 // The ranks in the order the device adds them for the pages of run `run` (see above); for
-// tests and the reference.
+// tests and the reference. Throws CclParamsError when the groups add in different orders (as
+// reference_output below: give the group).
 std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology, std::uint32_t run);
+// The same for `group` (chips in rank order).
+std::vector<std::uint32_t> chain_order(const Params& params, const topo::Topology& topology,
+                                       const std::vector<ChipId>& group, std::uint32_t run);
 
 // The root's expected output for one group (inputs in rank order, page images), summed in the
 // device's order (bfp8_b re-quantised after every addition). Throws CclParamsError for a
-// wrong input count.
+// wrong input count, and when the groups add in different orders (a ring run as a line around a
+// down link: give the group, below).
 reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
+                                  const std::vector<reference::Bytes>& inputs_by_rank);
+// The same for `group` (chips in rank order) of an op whose groups may run as different shapes
+// or from mid-line: its chain runs along the line the fabric runs it as (fabric_order).
+reference::Bytes reference_output(const Params& params, const topo::Topology& topology,
+                                  const std::vector<ChipId>& group,
                                   const std::vector<reference::Bytes>& inputs_by_rank);
 
 }  // namespace cclmesh::runtime::ccl::reduce

@@ -69,8 +69,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp,
-                                     RankPlacement::ByRank);
+  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   r.plan = std::move(placed.plan);
   r.groups = std::move(placed.groups);
   r.group_size = placed.group_size;

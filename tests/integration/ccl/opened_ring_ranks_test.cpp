@@ -1,14 +1,18 @@
-// all_gather, reduce_scatter and all_reduce on a torus:4x4 per-axis ring fabric with one link of
-// a row or column down from the start (FabricOptions::down_edges): that group runs as a line
-// from the chip after the link (FabricGroup positions) with its ranks in coordinate order, so
-// every chip's output is the unfaulted run's, byte for byte, whichever link is down. The inputs
+// all_gather (and its all_broadcast + concat fallback), reduce_scatter, all_reduce, reduce,
+// all_to_all and all_broadcast on a torus:4x4 per-axis ring fabric with one link of a row or
+// column down from the start (FabricOptions::down_edges): that group runs as a line from the chip
+// after the link (FabricGroup positions) with its ranks in coordinate order, beside the other
+// groups' rings, so every chip's output is the unfaulted run's, byte for byte, whichever link is
+// down (reduce: the roots' outputs, the only ones defined). The inputs
 // are small whole numbers in bfloat16, whose sums are exact in any order, so the reductions
 // compare with the unfaulted rings too and no host reference is involved (with random inputs a
 // line sums in another order than a ring and rounds differently; cli_fault_run_test checks
 // those against the host reference). Ranks taken in the line's order (session 20's first cut)
 // put row 0's all_gather output at [in1, in2, in3, in0] and reduce_scatter's slice 0 on chip 1:
 // both fail here (checked). all_reduce's exact sums are the same on every chip whatever the
-// ranks; its cases check that each algorithm runs such a line, not where data goes.
+// ranks; its cases check that each algorithm runs such a line, not where data goes. reduce's
+// root, all_to_all's chunks and all_broadcast's buffers taken by position fail here too (checked:
+// the sum lands on chip 1, chunk 0 of row 0 on chip 1, chip 1's input in output 0).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -16,8 +20,11 @@
 #include <map>
 #include <utility>
 
+#include "runtime/ccl/all_broadcast/all_broadcast.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_test_util.hpp"
 #include "topologies/system_loader.hpp"
@@ -28,6 +35,9 @@ namespace {
 namespace ag = runtime::ccl::all_gather;
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
+namespace rd = runtime::ccl::reduce;
+namespace a2a = runtime::ccl::all_to_all;
+namespace ab = runtime::ccl::all_broadcast;
 using Edges = std::vector<std::pair<ChipId, ChipId>>;
 using Outputs = std::map<ChipId, Bytes>;
 
@@ -46,12 +56,26 @@ Bytes whole_numbers(std::size_t bytes, ChipId chip) {
   return data;
 }
 
-enum class Op { AllGather, ReduceScatter, ReduceScatterWrap, AllReduceOneShot, AllReduceRsAg, AllReduceComposite };
+enum class Op {
+  AllGather,
+  AllGatherBroadcastFallback,
+  ReduceScatter,
+  ReduceScatterWrap,
+  AllReduceOneShot,
+  AllReduceRsAg,
+  AllReduceComposite,
+  ReduceRoot0,
+  ReduceRoot2,
+  AllToAll,
+  AllBroadcast
+};
 
 const TensorSpec kTensor = tile({1, 1, 64, 128});  // 8 pages: 2 per rank along dim 3
+// 48 elements along dim 3, not whole tiles: all_gather runs as all_broadcast + concat.
+const TensorSpec kUntiledTensor = tile({1, 1, 32, 48});
 
 // Runs `op` along `axis` as rings on a torus:4x4 whose per-axis fabric avoids `down`; returns
-// every chip's output.
+// every chip's outputs, one after another (reduce: the roots' only, the rest undefined).
 Outputs run(Op op, int axis, const Edges& down) {
   runtime::FabricOptions fabric = fabric_of(FabricMode::Ring, runtime::FabricScope::Axes);
   fabric.down_edges = down;
@@ -66,18 +90,61 @@ Outputs run(Op op, int axis, const Edges& down) {
     return device->create_global_semaphore(cores, runtime::CoreKind::Tensix, 0);
   };
   runtime::BufferHandle input;
-  runtime::BufferHandle output;
+  std::vector<runtime::BufferHandle> outputs_read;
+  std::vector<ChipId> chips_read;  // every chip, or reduce's roots
+  for (const topo::Chip& chip : topology.chips()) chips_read.push_back(static_cast<ChipId>(chip.id));
   std::vector<runtime::MeshWorkload> workloads;
-  if (op == Op::AllGather) {
+  if (op == Op::AllGather || op == Op::AllGatherBroadcastFallback) {
     ag::Params p;
-    p.input = kTensor;
+    p.input = op == Op::AllGather ? kTensor : kUntiledTensor;
     p.dim = 3;
     p.groups = groups;
     p.fabric = fabric;
     input = p.input_buffer = interleaved(p.input);
-    output = p.output_buffer = interleaved(ag::output_spec(p, topology));
+    outputs_read = {p.output_buffer = interleaved(ag::output_spec(p, topology))};
+    for (std::uint32_t i = 0; i < ag::broadcast_buffer_count(p, topology); ++i) {
+      p.broadcast_buffers.push_back(device->create_buffer(ag::broadcast_buffer_config(p)));
+    }
+    EXPECT_EQ(p.broadcast_buffers.empty(), op == Op::AllGather);
     p.done_semaphore = semaphore(ag::semaphore_cores(p, topology));
     workloads = ag::build_workloads(p, topology);
+  } else if (op == Op::ReduceRoot0 || op == Op::ReduceRoot2) {
+    rd::Params p;
+    p.tensor = kTensor;
+    p.root = op == Op::ReduceRoot0 ? 0 : 2;
+    p.groups = groups;
+    p.fabric = fabric;
+    input = p.input_buffer = interleaved(p.tensor);
+    outputs_read = {p.output_buffer = interleaved(p.tensor)};
+    p.barrier_semaphore = semaphore(rd::semaphore_cores(p, topology));
+    chips_read.clear();
+    const runtime::FabricPlan plan(topology, fabric);
+    for (const std::vector<ChipId>& group : runtime::ccl::resolve_groups(groups, topology, plan)) {
+      chips_read.push_back(group.at(p.root));
+    }
+    workloads = {rd::build(p, topology)};
+  } else if (op == Op::AllToAll) {
+    a2a::Params p;
+    p.tensor = kTensor;
+    p.dim = 3;
+    p.groups = groups;
+    p.fabric = fabric;
+    input = p.input_buffer = interleaved(p.tensor);
+    outputs_read = {p.output_buffer = interleaved(p.tensor)};
+    p.done_semaphore = semaphore(a2a::semaphore_cores(p, topology));
+    workloads = {a2a::build(p, topology)};
+  } else if (op == Op::AllBroadcast) {
+    ab::Params p;
+    p.input = kTensor;
+    p.groups = groups;
+    p.fabric = fabric;
+    input = p.input_buffer = interleaved(p.input);
+    for (std::uint32_t i = 0; i < ab::output_buffer_count(p, topology); ++i) {
+      p.output_buffers.push_back(interleaved(p.input));
+    }
+    outputs_read = p.output_buffers;
+    p.done_semaphore = semaphore(ab::semaphore_cores(p, topology));
+    workloads = {ab::build(p, topology)};
   } else if (op == Op::ReduceScatter || op == Op::ReduceScatterWrap) {
     rs::Params p;
     p.input = kTensor;
@@ -87,7 +154,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     p.ring_algorithm = rs::RingAlgorithm::Chain;
     p.line_algorithm = op == Op::ReduceScatterWrap ? rs::LineAlgorithm::Wrap : rs::LineAlgorithm::TwoSided;
     input = p.input_buffer = interleaved(p.input);
-    output = p.output_buffer = interleaved(rs::output_spec(p, topology));
+    outputs_read = {p.output_buffer = interleaved(rs::output_spec(p, topology))};
     if (rs::needs_intermediate(p, topology)) p.intermediate_buffer = interleaved(rs::intermediate_spec(p, topology));
     p.barrier_semaphore = semaphore(rs::semaphore_cores(p, topology));
     workloads = {rs::build(p, topology)};
@@ -100,7 +167,7 @@ Outputs run(Op op, int axis, const Edges& down) {
                   : op == Op::AllReduceRsAg  ? ar::Algorithm::ReduceScatterAllGather
                                              : ar::Algorithm::Composite;
     input = p.input_buffer = interleaved(p.tensor);
-    output = p.output_buffer = interleaved(p.tensor);
+    outputs_read = {p.output_buffer = interleaved(p.tensor)};
     p.intermediate_buffer = interleaved(ar::intermediate_spec(p, topology));
     if (ar::needs_rs_intermediate(p, topology)) {
       p.rs_intermediate_buffer = interleaved(ar::rs_intermediate_spec(p, topology));
@@ -117,9 +184,11 @@ Outputs run(Op op, int axis, const Edges& down) {
   for (const runtime::MeshWorkload& w : workloads) device->enqueue_workload(w);
   device->finish();
   Outputs outputs;
-  for (const topo::Chip& chip : topology.chips()) {
-    const auto id = static_cast<ChipId>(chip.id);
-    outputs[id] = read_back(*device, id, output);
+  for (const ChipId chip : chips_read) {
+    for (const runtime::BufferHandle& output : outputs_read) {
+      const Bytes bytes = read_back(*device, chip, output);
+      outputs[chip].insert(outputs[chip].end(), bytes.begin(), bytes.end());
+    }
   }
   return outputs;
 }
@@ -127,13 +196,15 @@ Outputs run(Op op, int axis, const Edges& down) {
 TEST(OpenedRingRanks, EveryOutputIsTheUnfaultedOnesWhicheverLinkIsDown) {
   const std::vector<std::pair<int, Edges>> cases{
       {1, {{0, 1}}}, {1, {{1, 2}}}, {1, {{3, 0}}}, {0, {{0, 4}}}, {0, {{4, 8}}}};
-  for (const Op op : {Op::AllGather, Op::ReduceScatter, Op::ReduceScatterWrap, Op::AllReduceOneShot,
-                      Op::AllReduceRsAg, Op::AllReduceComposite}) {
+  for (const Op op : {Op::AllGather, Op::AllGatherBroadcastFallback, Op::ReduceScatter, Op::ReduceScatterWrap,
+                      Op::AllReduceOneShot, Op::AllReduceRsAg, Op::AllReduceComposite, Op::ReduceRoot0,
+                      Op::ReduceRoot2, Op::AllToAll, Op::AllBroadcast}) {
     const Outputs unfaulted[2] = {run(op, 0, {}), run(op, 1, {})};
     for (const auto& [axis, down] : cases) {
       SCOPED_TRACE(fmt::format("op {} axis {} link {}-{} down", static_cast<int>(op), axis, down[0].first,
                                down[0].second));
       const Outputs outputs = run(op, axis, down);
+      EXPECT_EQ(outputs.size(), unfaulted[axis].size());
       for (const auto& [chip, bytes] : outputs) {
         EXPECT_TRUE(bytes == unfaulted[axis].at(chip)) << "chip " << chip << ": not the unfaulted run's output";
       }

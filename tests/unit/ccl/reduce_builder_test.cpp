@@ -7,6 +7,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -102,6 +103,34 @@ TEST(ReduceBuilder, ChainsEndAtTheRoot) {
   EXPECT_EQ(reduce::chain_order(line7, t3k, 0), (V{0, 1, 2, 3, 4, 5, 6, 7}));
   const reduce::Params line3 = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 256}), 3);
   EXPECT_EQ(reduce::chain_order(line3, t3k, 0), (V{4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+// A torus row opened mid-ring (0-1 down: the line 1-2-3-0, positions 0..3 holding ranks 1, 2, 3,
+// 0) runs its one chain along the line to the position of the root's rank, beside the other rows'
+// two ring chains; the order is the group's own, so the groupless chain_order refuses.
+TEST(ReduceBuilder, ARingOpenedMidRingChainsAlongItsLineToTheRootsRank) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  using V = std::vector<std::uint32_t>;
+  reduce::Params p = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 256}), 0);
+  p.fabric.scope = FabricScope::Axes;
+  p.fabric.down_edges = {{0, 1}};
+  p.groups.cluster_axis = 1;
+  reduce::validate(p, torus);
+  // Root 0 at the line's last position: the up chain, no wrap.
+  EXPECT_EQ(reduce::chain_order(p, torus, {0, 1, 2, 3}, 0), (V{1, 2, 3, 0}));
+  EXPECT_THROW(reduce::chain_order(p, torus, {0, 1, 2, 3}, 1), CclParamsError);  // a line's one chain
+  EXPECT_EQ(reduce::chain_order(p, torus, {4, 5, 6, 7}, 0), (V{1, 2, 3, 0}));
+  EXPECT_EQ(reduce::chain_order(p, torus, {4, 5, 6, 7}, 1), (V{3, 2, 1, 0}));
+  EXPECT_THROW(reduce::chain_order(p, torus, 0), CclParamsError);
+  // Root 2 at position 1: the up chain from position 2 wraps round to it.
+  p.root = 2;
+  EXPECT_EQ(reduce::chain_order(p, torus, {0, 1, 2, 3}, 0), (V{3, 0, 1, 2}));
+  // Asked as a line: every row a line, only row 0 from mid-ring.
+  p.topology = CclTopology::Line;
+  p.fabric.mode = FabricMode::Line;
+  EXPECT_EQ(reduce::chain_order(p, torus, {0, 1, 2, 3}, 0), (V{3, 0, 1, 2}));
+  EXPECT_EQ(reduce::chain_order(p, torus, {4, 5, 6, 7}, 0), (V{3, 0, 1, 2}));
+  EXPECT_THROW(reduce::chain_order(p, torus, 0), CclParamsError);
 }
 
 // The chain's start only reads and sends its input (no reduce kernel); every other chip runs a

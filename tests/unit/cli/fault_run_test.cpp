@@ -88,12 +88,13 @@ RunOptions torus_rows(CollectiveOp op, std::initializer_list<const char*> faults
 // A link down on a torus row or column (session 20; any link of it since session 21): that ring
 // runs as the line from the chip after the link round to the chip before it, every other ring
 // keeps its ring, all at once. The group's ranks stay in coordinate order whichever link is down
-// (the line's positions hold ranks 1, 2, 3, 0 with 0-1 down), so all_gather's output is the
-// unfaulted run's byte for byte and reduce_scatter's and all_reduce's are the host reference's,
-// built from the coordinate-order groups (their bfloat16 sums run in the line's order, not the
-// ring's, so the rounding differs from the unfaulted run). Ranks in the line's order (session
-// 20's first cut) put row 0's all_gather output at [in1, in2, in3, in0] and reduce_scatter's
-// slice 0 on chip 1: the checksums catch both. The run says which ring ran as a line and why.
+// (the line's positions hold ranks 1, 2, 3, 0 with 0-1 down), so all_gather's, all_to_all's and
+// all_broadcast's outputs are the unfaulted run's byte for byte and reduce_scatter's, all_reduce's
+// and reduce's (the roots') are the host reference's, built from the coordinate-order groups
+// (their bfloat16 sums run in the line's order, not the ring's, so the rounding differs from the
+// unfaulted run). Ranks in the line's order (session 20's first cut) put row 0's all_gather output
+// at [in1, in2, in3, in0] and reduce_scatter's slice 0 on chip 1: the checksums catch both. The
+// run says which ring ran as a line and why.
 TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
   struct Case {
     int axis;
@@ -112,7 +113,12 @@ TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
                                              "(link-down:0-4); one of the op's groups"},
       {0, "link-down:8-4", "| 8-12-0-4 |", "axis 0 ring 0-4-8-12-0 ran as line 8-12-0-4: link 4-8 is down "
                                              "(link-down:8-4); one of the op's groups"}};
-  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
+                                CollectiveOp::Reduce, CollectiveOp::AllToAll, CollectiveOp::AllBroadcast}) {
+    // One output per chip; reduce's roots only (4 groups); all_broadcast's 4 per chip.
+    const std::size_t outputs = op == CollectiveOp::Reduce ? 4 : op == CollectiveOp::AllBroadcast ? 64 : 16;
+    const bool same_bytes =
+        op == CollectiveOp::AllGather || op == CollectiveOp::AllToAll || op == CollectiveOp::AllBroadcast;
     const RunResult unfaulted[2] = {run_collective(torus_groups(op, 0, {})), run_collective(torus_groups(op, 1, {}))};
     for (const Case& c : cases) {
       SCOPED_TRACE(fmt::format("op {} axis {} {}", static_cast<int>(op), c.axis, c.fault));
@@ -121,13 +127,13 @@ TEST(FaultRun, ALinkDownOnATorusRingRunsThatGroupAsALine) {
       ASSERT_TRUE(r.verified.has_value());
       EXPECT_TRUE(*r.verified) << r.mismatch;
       EXPECT_EQ(r.wrong_elements, 0u);
-      ASSERT_EQ(r.checksums.size(), 16u);
-      ASSERT_EQ(expected.checksums.size(), 16u);
+      ASSERT_EQ(r.checksums.size(), outputs);
+      ASSERT_EQ(expected.checksums.size(), outputs);
       for (std::size_t i = 0; i < r.checksums.size(); ++i) {
         const OutputChecksum& checksum = r.checksums[i];
         EXPECT_EQ(checksum.crc32, checksum.expected_crc32) << "chip " << checksum.chip;
         EXPECT_EQ(checksum.chip, expected.checksums[i].chip);
-        if (op == CollectiveOp::AllGather) {
+        if (same_bytes) {
           EXPECT_EQ(checksum.crc32, expected.checksums[i].crc32)
               << "chip " << checksum.chip << ": not the unfaulted run's bytes";
         }
@@ -219,36 +225,31 @@ TEST(FaultRun, AllReduceWithARingRunAsALineHasItsSemaphoreOnEveryWorker) {
   EXPECT_EQ(r.rings_as_lines.size(), 1u);
 }
 
-// An op that does not build ring and line groups apart refuses a ring run as a line as the
-// fault that caused it (exit 3), saying what runs instead, and runs with --topology line.
-TEST(FaultRun, AnOpThatCannotMixRingsAndLinesNamesTheFault) {
-  RunOptions options = torus_rows(CollectiveOp::Reduce, {"link-down:3-0"});
-  try {
-    run_collective(options);
-    ADD_FAILURE() << "expected reduce to refuse a ring run as a line";
-  } catch (const runtime::DeviceError& e) {
-    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-    EXPECT_THAT(e.what(), HasSubstr("fault link-down:3-0 at 0 s: reduce: group 0,1,2,3 runs as the line 0-1-2-3"));
-    EXPECT_THAT(e.what(), HasSubstr("reduce does not run ring and line groups together yet; run with --topology "
-                                    "line, or without the fault"));
-    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("groups_by_shape")));
-  }
-  options.topology = "line";
-  const RunResult r = run_collective(options);
-  ASSERT_TRUE(r.verified.has_value());
-  EXPECT_TRUE(*r.verified) << r.mismatch;
-  // Down mid-ring, the line starts at chip 1, and reduce places its data by position: refused as
-  // the fault, whether asked as a ring or a line, and --topology line is not offered.
-  for (const char* topology : {"ring", "line"}) {
-    RunOptions mid_ring = torus_rows(CollectiveOp::Reduce, {"link-down:0-1"});
-    mid_ring.topology = topology;
-    try {
-      run_collective(mid_ring);
-      ADD_FAILURE() << "expected reduce to refuse a line from mid-ring (" << topology << ")";
-    } catch (const runtime::DeviceError& e) {
-      EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-      EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: reduce: group 0,1,2,3 runs as the line 1-2-3-0"));
-      EXPECT_THAT(e.what(), Not(HasSubstr("--topology line")));
+// reduce runs a ring opened by a down link at any position, asked as a ring (beside the intact
+// rows' rings) or as a line: its chain runs along the line to the position holding the root's
+// rank, so the sum lands on the root's chip, as the host reference summed in the line's order
+// says. Until session 21 it placed by position and refused both as the fault (exit 3: "reduce
+// does not run ring and line groups together yet", "... does not place its data by rank on such
+// a line yet"). Roots 0 and 2: with 0-1 down (the line 1-2-3-0) root 0 sits at the line's end
+// (an up chain, no wrap), root 2 mid-line (the chain wraps).
+TEST(FaultRun, ReduceRunsARingOpenedAtAnyDownLink) {
+  for (const char* fault : {"link-down:3-0", "link-down:0-1", "link-down:2-1"}) {
+    for (const char* topology : {"ring", "line"}) {
+      for (const std::uint32_t root : {0u, 2u}) {
+        SCOPED_TRACE(fmt::format("{} --topology {} --root {}", fault, topology, root));
+        RunOptions options = torus_rows(CollectiveOp::Reduce, {fault});
+        options.topology = topology;
+        options.root = root;
+        const RunResult r = run_collective(options);
+        ASSERT_TRUE(r.verified.has_value());
+        EXPECT_TRUE(*r.verified) << r.mismatch;
+        EXPECT_EQ(r.wrong_elements, 0u);
+        ASSERT_EQ(r.checksums.size(), 4u);
+        for (const OutputChecksum& checksum : r.checksums) {
+          EXPECT_EQ(checksum.chip % 4, root) << "the root of row " << checksum.chip / 4;
+          EXPECT_EQ(checksum.crc32, checksum.expected_crc32) << "chip " << checksum.chip;
+        }
+      }
     }
   }
 }
