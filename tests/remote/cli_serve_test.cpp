@@ -766,8 +766,7 @@ std::string after_the_title(const std::string& out) {
 // spec but did not parse it, and the note looks the fault up by its link), and the client ran
 // every row as a line on the ring fabric (an opened ring counted as a line fabric): 20.89 us
 // against the local 20.87. reduce, which builds its ring and line groups apart since session 21
-// (byrank21; before, it was refused, exit 3, naming 'cclmesh serve --topology line'), runs as
-// locally too.
+// (before, it was refused, exit 3, naming 'cclmesh serve --topology line'), runs as locally too.
 TEST(CliServeFaults, PerAxisRingOpenedByADownLinkRunsAsLocally) {
   ServeChild serve({"--system", "torus:4x4", "--fabric-scope", "axes", "--fault", "link-down:3-0"});
   ASSERT_NE(serve.port, 0) << serve.line;
@@ -796,8 +795,8 @@ TEST(CliServeFaults, PerAxisRingOpenedByADownLinkRunsAsLocally) {
 }
 
 // Opened mid-ring (0-1 down: the line 1-2-3-0), the group keeps its ranks on the served device
-// as locally (session 21), reduce's too (byrank21; before, it placed data by position and was
-// refused, exit 3).
+// as locally (session 21), reduce's too (before, it placed data by position and was refused,
+// exit 3).
 TEST(CliServeFaults, PerAxisRingOpenedMidRingRunsAsLocally) {
   ServeChild serve({"--system", "torus:4x4", "--fabric-scope", "axes", "--fault", "link-down:0-1"});
   ASSERT_NE(serve.port, 0) << serve.line;
