@@ -155,11 +155,9 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   workload.name = kOp;
   for (const Params& part : parts_by_shape(params, topology)) {
     const Resolved r = resolve(part, topology);
-    for (const FabricGroup& g : r.placed.groups) {
-      for (std::uint32_t position = 0; position < g.size(); ++position) {
-        workload.programs[g.chips[position]] = chip_program(part, topology, r, g, position);
-      }
-    }
+    add_group_programs(workload, r.placed.groups, [&](const FabricGroup& g, std::uint32_t position) {
+      return chip_program(part, topology, r, g, position);
+    });
   }
   workload.buffers = workload_buffers({&params.input_buffer});
   workload.buffers.insert(workload.buffers.end(), params.output_buffers.begin(), params.output_buffers.end());

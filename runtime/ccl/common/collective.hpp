@@ -252,16 +252,24 @@ PlacedGroups place_groups(const GroupSelection& selection, const topo::Topology&
 inline const std::vector<ChipId>& chips_of(const std::vector<ChipId>& group) { return group; }
 inline const std::vector<ChipId>& chips_of(const FabricGroup& group) { return group.chips; }
 
+// Sets `workload`'s program on the chip at every index of every group to chip_program(group,
+// index): the index is the rank of a group of chips, the fabric position of a FabricGroup. An
+// op built in parts (params_by_shape) adds each part's groups in turn.
+template <class Group, class ChipProgram>
+void add_group_programs(MeshWorkload& workload, const std::vector<Group>& groups, ChipProgram&& chip_program) {
+  for (const Group& g : groups) {
+    const std::vector<ChipId>& chips = chips_of(g);
+    for (std::uint32_t index = 0; index < chips.size(); ++index) workload.programs[chips[index]] = chip_program(g, index);
+  }
+}
+
 // A workload named `name` whose program on the chip of every rank of every group is
 // chip_program(group, rank): what an op builder that runs on every chip of its groups returns.
 template <class Group, class ChipProgram>
 MeshWorkload per_rank_workload(std::string name, const std::vector<Group>& groups, ChipProgram&& chip_program) {
   MeshWorkload workload;
   workload.name = std::move(name);
-  for (const Group& g : groups) {
-    const std::vector<ChipId>& chips = chips_of(g);
-    for (std::uint32_t rank = 0; rank < chips.size(); ++rank) workload.programs[chips[rank]] = chip_program(g, rank);
-  }
+  add_group_programs(workload, groups, chip_program);
   return workload;
 }
 

@@ -532,14 +532,11 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   workload.name = kOp;
   for (const Params& part : parts_by_shape(params, topology)) {
     const Resolved r = resolve(part, topology);
-    for (const FabricGroup& g : r.groups) {
-      for (std::uint32_t position = 0; position < g.size(); ++position) {
-        const ChipId chip = g.chips[position];
-        workload.programs[chip] = r.two_sided ? two_sided_line_program(part, topology, r, g, position)
-                                  : r.one_shot ? one_shot_program(part, topology, r, g, position)
-                                               : chip_program(part, topology, r, g, position);
-      }
-    }
+    add_group_programs(workload, r.groups, [&](const FabricGroup& g, std::uint32_t position) {
+      return r.two_sided  ? two_sided_line_program(part, topology, r, g, position)
+             : r.one_shot ? one_shot_program(part, topology, r, g, position)
+                          : chip_program(part, topology, r, g, position);
+    });
   }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
                                        params.intermediate_buffer ? &*params.intermediate_buffer : nullptr});
