@@ -357,6 +357,7 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     send(ok(Json{{"protocol", kProtocolName},
                  {"version", kProtocolVersion},
                  {"device", options_.description},
+                 {"system", options_.system_name.empty() ? device_.topology().name() : options_.system_name},
                  {"data_mode", data_mode_name(options_.data_mode)},
                  {"fabric", encode(device_.fabric())},
                  {"faults", options_.faults}}));

@@ -48,6 +48,10 @@ struct RemoteServerOptions {
   // Told to clients in the hello: what is served (the hello carries the device's fabric() too,
   // which their op builders must name).
   std::string description = "a cclmesh device";
+  // The system as the server was asked for it (`serve --system torus:4x4`), so that a client's
+  // row names it as a local run of the same --system does; empty: the topology's own name
+  // (`torus:4x4/4@wh`, which the served topology carries).
+  std::string system_name;
   // The faults the device was opened with (a simulator's what-ifs, as their specs were typed:
   // "link-down:0-1@20us"), so that a client's report names them as a local run's does; none for
   // hardware.

@@ -76,6 +76,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     data_mode_ = decode_data_mode(field(hello, "data_mode", "hello reply"), "hello reply.data_mode");
     fabric_ = decode_fabric_options(field(hello, "fabric", "hello reply"), "hello reply.fabric");
     faults_ = string_list_field(hello, "faults", "hello reply");
+    system_name_ = string_field(hello, "system", "hello reply");
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());

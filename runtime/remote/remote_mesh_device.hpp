@@ -100,6 +100,8 @@ class RemoteMeshDevice final : public MeshDevice {
   const std::string& description() const { return description_; }
   // The faults the served device runs under, as the server named them (the hello says).
   const std::vector<std::string>& faults() const { return faults_; }
+  // The system as the server names it (`serve --system` as typed: "torus:4x4", "t3k", a file).
+  const std::string& system_name() const { return system_name_; }
   // Whether the served device keeps buffer bytes; TimingOnly: read_buffer returns no data worth
   // checking (the hello says).
   ServedDataMode data_mode() const { return data_mode_; }
@@ -152,6 +154,7 @@ class RemoteMeshDevice final : public MeshDevice {
   std::string description_;
   FabricOptions fabric_;
   std::vector<std::string> faults_;
+  std::string system_name_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order

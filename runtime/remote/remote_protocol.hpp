@@ -26,7 +26,8 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 8: deallocate_global_semaphore; a workload names its global semaphores.
 // 9: enqueue_workloads (several workloads, all enqueued or none) replaces enqueue_workload;
 //    reset_global_semaphore is enqueue-ordered; device_events (a simulator's event count, or null).
-inline constexpr std::uint32_t kProtocolVersion = 9;
+// 10: the hello names the system as it was served (`serve --system`), for clients' rows.
+inline constexpr std::uint32_t kProtocolVersion = 10;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check

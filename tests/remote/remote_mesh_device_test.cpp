@@ -1008,7 +1008,7 @@ FakeServer::Script framed(std::function<void(FrameConnection&)> script) {
 // Answers hello (as `version`) and topology like a real server.
 void greet(FrameConnection& c, std::uint32_t version = kProtocolVersion) {
   receive_request(c);
-  send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"},
+  send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"}, {"system", "fake"},
                      {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})}, {"faults", Json::array()}});
   if (version != kProtocolVersion) return;
   receive_request(c);
@@ -1126,7 +1126,7 @@ TEST(RemoteMeshDevice, AnotherProtocolOrVersionIsRefused) {
 TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
   FakeServer fake(framed([](FrameConnection& c) {
     receive_request(c);
-    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"}, {"system", "fake"},
                        {"data_mode", "some"}, {"fabric", encode(FabricOptions{})}, {"faults", Json::array()}});
   }));
   try {
@@ -1144,7 +1144,7 @@ TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
 TEST(RemoteMeshDevice, HelloWithoutAFabricIsRefused) {
   FakeServer fake(framed([](FrameConnection& c) {
     receive_request(c);
-    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+    send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"}, {"system", "fake"},
                        {"data_mode", "functional"}, {"fabric", nullptr}, {"faults", Json::array()}});
   }));
   try {

@@ -1582,7 +1582,7 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   // fabric's settings (--fabric-payload, --fabric-rx-in-flight, --erisc-unreserved-kib).
   RunOptions options = requested;
   options.no_data = device.data_mode() == runtime::remote::ServedDataMode::TimingOnly;
-  options.system = topology.name();
+  options.system = device.system_name();
   options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
   options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;
   options.topology = served_topology(options, topology, fabric);
