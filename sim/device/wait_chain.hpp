@@ -58,7 +58,8 @@ struct ChainEnd {
   runtime::ChipId chip;  // of the parked kernel
   const EthLink* broken_link = nullptr;
   LinkBreak how = LinkBreak::Down;
-  bool fabric_mux = false;  // the parked kernel is a fabric mux, not one of the op's workers
+  // The parked kernel is a data mover (a fabric mux or a legacy EDM), not one of the op's workers.
+  bool data_mover = false;
 };
 
 struct WaitChains {
