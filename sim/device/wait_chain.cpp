@@ -1087,10 +1087,15 @@ class ChainBuilder {
     return it->second;
   }
 
-  static std::string edm_channel_name(const KernelContext& edm, std::uint32_t channel) {
+  // "sender channel 0", "receiver channel 1".
+  static std::string channel_name(const KernelContext& edm, std::uint32_t channel) {
     const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
     const bool sender = state && channel < state->config.num_sender_channels;
-    return fmt::format("{} {} channel {}", short_name(edm), sender ? "sender" : "receiver", channel);
+    return fmt::format("{} channel {}", sender ? "sender" : "receiver", channel);
+  }
+
+  static std::string edm_channel_name(const KernelContext& edm, std::uint32_t channel) {
+    return short_name(edm) + " " + channel_name(edm, channel);
   }
 
   // A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED); a
@@ -1114,7 +1119,7 @@ class ChainBuilder {
               std::nullopt};
     }
     const std::string which =
-        open.size() == 1 ? fmt::format("; its {} is the one still moving messages", edm_channel_name(edm, open.front()))
+        open.size() == 1 ? fmt::format("; its {} is the one still moving messages", channel_name(edm, open.front()))
                          : fmt::format("; {} of its {} channels still move messages: the chain follows the first", open.size(),
                                        state->channels.size());
     return {head + which, EdmChannelStep{&edm, open.front()}};
@@ -1183,16 +1188,21 @@ class ChainBuilder {
   }
 
   // The worker kernel whose arguments name this channel (its EDM's core and its semaphore), the
-  // one of the program that runs now when several did.
+  // one of the program that runs now when several did; for a worker whose arguments are not
+  // known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore.
   const KernelContext* worker_of(const KernelContext& edm, const LegacyEdmChannelState& c) const {
     const KernelContext* found = nullptr;
+    const KernelContext* waiting = nullptr;
     for (const KernelContext* k : in_.kernels) {
-      if (k->chip != edm.chip || !(k->noc0 == c.worker)) continue;
+      if (k->chip != edm.chip || !(k->noc0 == c.worker) || k->kind != runtime::CoreKind::Tensix) continue;
+      const bool blocked_on_it = (k->blocked == BlockedIn::SemaphoreEqual || k->blocked == BlockedIn::SemaphoreAtLeast) &&
+                                 k->blocked_a == c.worker_semaphore && !k->done;
+      if (blocked_on_it) waiting = k;
       const std::optional<LegacyEdmWorkerChannel> uses = legacy_edm_channel_of_worker(*k);
       if (!uses || !(uses->edm == edm.noc0) || uses->worker_semaphore != c.worker_semaphore) continue;
       if (found == nullptr || (found->done && !k->done)) found = k;
     }
-    return found;
+    return found != nullptr ? found : waiting;
   }
 
   const WaitChainInput& in_;
