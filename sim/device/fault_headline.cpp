@@ -18,8 +18,9 @@ std::string count_of(std::size_t n, const char* singular, const char* plural) {
 // ": N of the M parked worker kernels (on K of the C chips with parked ones) wait on <what>
 // (...)": the parked workers whose chain ends at a link that `matches`, and their chips; ": none
 // of the M parked worker kernels (on C chips) waits on <what>" when no chain ends there; "" when
-// none is parked. Fabric muxes are left out: they are the fabric's, as the routers are, and their
-// chains go on to the workers (or routers) that hold them, which are counted.
+// none is parked. Data movers (fabric muxes, legacy EDMs) are left out: they are the fabric's, as
+// the routers are, and their chains go on to the workers (or routers) that hold them, which are
+// counted.
 template <class Match>
 std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, const std::string& what) {
   std::set<runtime::ChipId> parked_chips;
@@ -27,7 +28,7 @@ std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, co
   std::size_t parked = 0;
   std::size_t waiting = 0;
   for (const ChainEnd& end : ends) {
-    if (end.fabric_mux) continue;
+    if (end.data_mover) continue;
     ++parked;
     parked_chips.insert(end.chip);
     if (end.broken_link == nullptr || !matches(end)) continue;

@@ -17,6 +17,8 @@
 #include "kernels/kernel_args.hpp"
 #include "kernels/kernel_registry.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "sim/device/kernel_semaphore_writes.hpp"
+#include "sim/device/legacy_edm_state.hpp"
 #include "sim/model/eth_core.hpp"
 #include "sim/model/eth_link.hpp"
 
@@ -46,7 +48,13 @@ struct MuxStep {
   const KernelContext* mux;
   auto operator<=>(const MuxStep&) const = default;
 };
-using Step = std::variant<KernelStep, SenderStep, ReceiverStep, MuxStep>;
+// One channel of a legacy per-op EDM (kernels/legacy_edm.cpp): between one worker and the link.
+struct EdmChannelStep {
+  const KernelContext* edm;
+  std::uint32_t channel;
+  auto operator<=>(const EdmChannelStep&) const = default;
+};
+using Step = std::variant<KernelStep, SenderStep, ReceiverStep, MuxStep, EdmChannelStep>;
 
 // The link a chain ends at (null: none) and how it broke.
 struct Break {
@@ -109,9 +117,14 @@ bool is_router(const KernelContext& k) { return k.persistent && k.kernel == kern
 
 bool is_mux(const KernelContext& k) { return k.kernel == kernels::kFabricMuxKernelName; }
 
+// A kernel that moves the op's data between its workers and a link, as the routers do, rather
+// than one of the op's workers (ChainEnd::data_mover).
+bool is_data_mover(const KernelContext& k) { return is_mux(k) || is_legacy_edm(k); }
+
 std::string short_name(const KernelContext& k) {
   if (is_router(k)) return fmt::format("router chip {} ch {}", chip_of(k), k.logical.x);
   if (is_mux(k)) return fmt::format("fabric mux chip {} core ({},{})", chip_of(k), k.noc0.x, k.noc0.y);
+  if (is_legacy_edm(k)) return fmt::format("legacy EDM chip {} ch {}", chip_of(k), k.logical.x);
   return k.name();
 }
 
@@ -132,16 +145,21 @@ class ChainBuilder {
     for (const KernelContext* k : in_.kernels) {
       if (is_router(*k)) routers_[{chip_of(*k), k->noc0.x, k->noc0.y}] = k;
       if (is_mux(*k)) muxes_[{chip_of(*k), k->noc0.x, k->noc0.y}] = k;
+      // A core runs one op's EDM at a time; one of an earlier program has finished.
+      if (is_legacy_edm(*k)) {
+        const KernelContext*& at = edms_[{chip_of(*k), k->noc0.x, k->noc0.y}];
+        if (at == nullptr || at->done) at = k;
+      }
     }
   }
 
   WaitChains report() {
-    // Workers first, then the muxes (a mux's chain is usually one of its clients' already, and
-    // the user wrote the workers, not the muxes).
+    // Workers first, then the data movers, fabric muxes and legacy EDMs (a mover's chain is
+    // usually one of its workers' already, and the user wrote the workers, not the movers).
     std::vector<const KernelContext*> parked;
-    for (const bool muxes : {false, true}) {
+    for (const bool movers : {false, true}) {
       for (const KernelContext* k : in_.kernels) {
-        if (k->started && !k->done && !k->failed && !k->persistent && is_mux(*k) == muxes) parked.push_back(k);
+        if (k->started && !k->done && !k->failed && !k->persistent && is_data_mover(*k) == movers) parked.push_back(k);
       }
     }
     WaitChains out;
@@ -156,7 +174,7 @@ class ChainBuilder {
       const std::string one = chain(*k);
       if (printed) text += one;
       const Break end = end_of_.at(first_step(*k));
-      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, is_mux(*k)});
+      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, is_data_mover(*k)});
     }
     if (chains == 0) return out;
     if (chains > kMaxChains) {
@@ -222,6 +240,7 @@ class ChainBuilder {
       return fmt::format("{} sender channel {}", short_name(*s->router), s->channel);
     }
     if (const auto* m = std::get_if<MuxStep>(&step)) return short_name(*m->mux);
+    if (const auto* e = std::get_if<EdmChannelStep>(&step)) return edm_channel_name(*e->edm, e->channel);
     return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
   }
 
@@ -241,10 +260,12 @@ class ChainBuilder {
     bool ring = false;
     std::size_t kernel_count = 0;
     std::size_t mux_count = 0;
+    std::size_t edm_count = 0;
     std::size_t buffer_count = 0;
     for (const Step& s : cycle) {
       if (std::holds_alternative<KernelStep>(s)) ++kernel_count;
       if (std::holds_alternative<MuxStep>(s)) ++mux_count;
+      if (std::holds_alternative<EdmChannelStep>(s)) ++edm_count;
       const KernelContext* r = nullptr;
       if (const auto* x = std::get_if<SenderStep>(&s)) r = x->router;
       if (const auto* x = std::get_if<ReceiverStep>(&s)) r = x->router;
@@ -254,7 +275,7 @@ class ChainBuilder {
       ring = ring || c.topology == kernels::fabric_router::kTopologyRing;
       bubble_off = bubble_off || !c.bubble_flow_control;
     }
-    if (kernel_count == 0 && mux_count == 0) {
+    if (kernel_count == 0 && mux_count == 0 && edm_count == 0) {
       std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";
       if (ring && bubble_off) text += " (ring without bubble flow control, REFERENCE 6.7 / 11.1)";
       return text;
@@ -262,6 +283,7 @@ class ChainBuilder {
     std::vector<std::string> parts;
     if (kernel_count > 0) parts.push_back(fmt::format("{} kernel{}", kernel_count, kernel_count == 1 ? "" : "s"));
     if (mux_count > 0) parts.push_back(fmt::format("{} fabric mux{}", mux_count, mux_count == 1 ? "" : "es"));
+    if (edm_count > 0) parts.push_back(fmt::format("{} legacy EDM channel{}", edm_count, edm_count == 1 ? "" : "s"));
     if (buffer_count > 0) {
       parts.push_back(fmt::format("{} router buffer{}", buffer_count, buffer_count == 1 ? "" : "s"));
     }
@@ -271,10 +293,12 @@ class ChainBuilder {
     std::vector<std::string> who;
     if (kernel_count > 0) who.emplace_back(kernel_count == 1 ? "a kernel" : "kernels");
     if (mux_count > 0) who.emplace_back(mux_count == 1 ? "a fabric mux" : "fabric muxes");
+    if (edm_count > 0) who.emplace_back(edm_count == 1 ? "a legacy EDM channel" : "legacy EDM channels");
     if (buffer_count > 0) who.emplace_back("full router buffers");
     const std::string waiting = and_joined(who);
     std::string on = "a semaphore, a CB";
     if (mux_count > 0) on += ", a slot of the mux, a client that has not closed";
+    if (edm_count > 0) on += ", a buffer of the EDM, an ack from its peer";
     if (buffer_count > 0) on += ", a free slot downstream";
     return fmt::format("a cycle of {}, each waiting for the next: a deadlock of {} waiting for each other ({}){}", made_of,
                        waiting, on, buffer_count == 0 ? ", not of full router buffers" : "");
@@ -285,6 +309,7 @@ class ChainBuilder {
     if (const auto* k = std::get_if<KernelStep>(&step)) return explain_kernel(*k->kernel);
     if (const auto* s = std::get_if<SenderStep>(&step)) return explain_sender(*s->router, s->channel);
     if (const auto* m = std::get_if<MuxStep>(&step)) return explain_mux(*m->mux);
+    if (const auto* e = std::get_if<EdmChannelStep>(&step)) return explain_edm_channel(*e->edm, e->channel);
     return explain_receiver(*std::get<ReceiverStep>(step).router);
   }
 
@@ -292,6 +317,7 @@ class ChainBuilder {
     if (!k.started || k.done || k.failed) return {fmt::format("{}: {}", short_name(k), progress(k)), std::nullopt};
     const std::string head = fmt::format("{} is blocked in {}{}", short_name(k), k.blocked_description(),
                                          k.current_command().empty() ? "" : " at " + k.current_command());
+    if (is_legacy_edm(k)) return explain_legacy_edm(k, head);
     switch (k.blocked) {
       case BlockedIn::SemaphoreEqual:
       case BlockedIn::SemaphoreAtLeast:
@@ -501,6 +527,7 @@ class ChainBuilder {
       const KernelContext& peer = router != nullptr ? *router : *mux;
       return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
     }
+    if (std::optional<Explained> coded = explain_kernel_write(k, head, address)) return std::move(*coded);
     const std::vector<Writer>& all_writers = writers_of(chip_of(k), k.noc0, address);
     const std::vector<Writer> writers = could_satisfy(k, all_writers, wait);
     if (writers.empty()) {
@@ -1028,9 +1055,161 @@ class ChainBuilder {
             SenderStep{downstream, kernels::fabric_router::kForwardingChannel}};
   }
 
+  // --- legacy EDMs and the semaphores kernels write from their own code --------------------------
+  // A semaphore no command stream writes may be one a kernel +1s from its code
+  // (kernel_semaphore_writes.hpp): a legacy EDM's announcement to its channel's worker, or a
+  // legacy worker's relay or ready semaphore. The chain goes on to that EDM channel or kernel;
+  // nullopt when no kernel writes the word so.
+  std::optional<Explained> explain_kernel_write(const KernelContext& k, const std::string& head, std::uint64_t address) {
+    const KernelContext* writer = nullptr;
+    const KernelSemaphoreWrite* write = nullptr;
+    for (const KernelContext* o : in_.kernels) {
+      if (o->chip != k.chip) continue;
+      for (const KernelSemaphoreWrite& w : kernel_writes(*o)) {
+        if (!(w.target == k.noc0) || w.address != address) continue;
+        // Prefer the writer of the program that runs now (an earlier one's has finished).
+        if (writer == nullptr || (writer->done && !o->done)) {
+          writer = o;
+          write = &w;
+        }
+      }
+    }
+    if (writer == nullptr) return std::nullopt;
+    const std::string who = fmt::format("; {} writes it: {}", short_name(*writer), write->what);
+    if (!writer->started || writer->done || writer->failed) return Explained{head + who + "; " + progress(*writer), std::nullopt};
+    if (write->edm_channel) return Explained{head + who, EdmChannelStep{writer, *write->edm_channel}};
+    return Explained{head + who, KernelStep{writer}};
+  }
+
+  const std::vector<KernelSemaphoreWrite>& kernel_writes(const KernelContext& k) {
+    const auto [it, inserted] = kernel_writes_.try_emplace(&k);
+    if (inserted) it->second = kernel_semaphore_writes(k);
+    return it->second;
+  }
+
+  // "sender channel 0", "receiver channel 1".
+  static std::string channel_name(const KernelContext& edm, std::uint32_t channel) {
+    const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
+    const bool sender = state && channel < state->config.num_sender_channels;
+    return fmt::format("{} channel {}", sender ? "sender" : "receiver", channel);
+  }
+
+  static std::string edm_channel_name(const KernelContext& edm, std::uint32_t channel) {
+    return short_name(edm) + " " + channel_name(edm, channel);
+  }
+
+  // A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED); a
+  // WORKER_INITIATED channel's end is its worker's signal, which the report does not follow.
+  static bool channel_finished(const LegacyEdmChannelState& c) {
+    if (!c.messages) return false;
+    return c.completed >= *c.messages && (!c.sender || c.worker_count >= *c.messages);
+  }
+
+  // A parked EDM waits for any of its channels; the chain follows the first that has not
+  // finished, and says so when there are several.
+  Explained explain_legacy_edm(const KernelContext& edm, const std::string& head) {
+    const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
+    if (!state) return {head + "; its arguments do not describe its channels", std::nullopt};
+    std::vector<std::uint32_t> open;
+    for (const LegacyEdmChannelState& c : state->channels) {
+      if (!channel_finished(c)) open.push_back(c.channel);
+    }
+    if (open.empty()) {
+      return {head + fmt::format("; each of its {} channel(s) has moved its messages", state->channels.size()),
+              std::nullopt};
+    }
+    const std::string which =
+        open.size() == 1 ? fmt::format("; its {} is the one still moving messages", channel_name(edm, open.front()))
+                         : fmt::format("; {} of its {} channels still move messages: the chain follows the first", open.size(),
+                                       state->channels.size());
+    return {head + which, EdmChannelStep{&edm, open.front()}};
+  }
+
+  // One channel: what it holds (its counters) and whom it waits for: its worker (to fill or
+  // pull a buffer, or take one announced), or the peer across the link (acks for a sender's
+  // buffers, data for a receiver), which ends the chain at a broken link.
+  Explained explain_edm_channel(const KernelContext& edm, std::uint32_t channel) {
+    const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
+    if (!state || channel >= state->channels.size()) {
+      return {fmt::format("{} channel {}: its arguments do not describe it", short_name(edm), channel), std::nullopt};
+    }
+    const LegacyEdmChannelState& c = state->channels[channel];
+    const std::uint32_t buffers = state->config.num_buffers_per_channel;
+    const KernelContext* worker = worker_of(edm, c);
+    const std::string worker_name =
+        worker != nullptr ? short_name(*worker) : fmt::format("chip {} core ({},{})", chip_of(edm), c.worker.x, c.worker.y);
+    const std::string head = fmt::format("{} (worker {}): {}", edm_channel_name(edm, channel), worker_name,
+                                         describe_channel_counters(c, buffers));
+    if (edm.done || edm.failed) return {head + "; " + progress(edm), std::nullopt};
+    if (channel_finished(c)) return {head + "; it has moved every message", std::nullopt};
+    const auto to_worker = [&](const std::string& why) -> Explained {
+      if (worker == nullptr) return {head + "; " + why + ", but no kernel on that core uses the channel", std::nullopt};
+      return {head + "; " + why, KernelStep{worker}};
+    };
+    if (worker != nullptr && worker->l1 != nullptr && worker->l1->read_u32(c.worker_semaphore) != 0) {
+      return to_worker(fmt::format("it has announced {} its worker has not taken", c.sender ? "a free buffer" : "a message"));
+    }
+    const std::uint32_t peer_channel = kernels::legacy_edm_peer_channel(state->config, channel);
+    if (c.sender) {
+      if (c.worker_count - c.arrived >= buffers) {
+        return across_link(edm, head + "; every buffer waits for the peer's level-1 ack", peer_channel);
+      }
+      if (c.messages && c.worker_count >= *c.messages) {
+        return across_link(edm, head + "; its last messages wait for the peer's acks", peer_channel);
+      }
+      return to_worker("it waits for its worker to fill the buffer it announced");
+    }
+    if (c.arrived != c.worker_count) {
+      return to_worker(fmt::format("{} message(s) arrived that its worker has not pulled", c.arrived - c.worker_count));
+    }
+    return across_link(edm, head + "; its worker has pulled every message that arrived: it waits for the next from the peer",
+                       peer_channel);
+  }
+
+  // The channel waits on the peer EDM's channel `peer_channel` across its link: the chain ends at
+  // the link when it is down or lost frames, else goes on to that channel.
+  Explained across_link(const KernelContext& edm, const std::string& head, std::uint32_t peer_channel) {
+    if (edm.eth == nullptr || edm.eth->link() == nullptr) return {head + "; its core has no link", std::nullopt};
+    const LinkProblem problem = link_problem(*edm.eth);
+    if (!problem.text.empty()) {
+      return {head + " across " + problem.text, std::nullopt, Break{edm.eth->link(), problem.how}};
+    }
+    const KernelContext* peer = peer_edm(edm);
+    if (peer == nullptr) return {head + "; no legacy EDM runs at the other end of its link", std::nullopt};
+    return {head + fmt::format(", from {}{}", edm_channel_name(*peer, peer_channel), down_after_the_hang(*edm.eth)),
+            EdmChannelStep{peer, peer_channel}};
+  }
+
+  const KernelContext* peer_edm(const KernelContext& edm) const {
+    if (edm.eth == nullptr || edm.eth->peer() == nullptr) return nullptr;
+    const EthCore& peer = *edm.eth->peer();
+    const auto it = edms_.find({static_cast<std::uint32_t>(peer.chip().id()), peer.coord().x, peer.coord().y});
+    return it == edms_.end() ? nullptr : it->second;
+  }
+
+  // The worker kernel whose arguments name this channel (its EDM's core and its semaphore), the
+  // one of the program that runs now when several did; for a worker whose arguments are not
+  // known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore.
+  const KernelContext* worker_of(const KernelContext& edm, const LegacyEdmChannelState& c) const {
+    const KernelContext* found = nullptr;
+    const KernelContext* waiting = nullptr;
+    for (const KernelContext* k : in_.kernels) {
+      if (k->chip != edm.chip || !(k->noc0 == c.worker) || k->kind != runtime::CoreKind::Tensix) continue;
+      const bool blocked_on_it = (k->blocked == BlockedIn::SemaphoreEqual || k->blocked == BlockedIn::SemaphoreAtLeast) &&
+                                 k->blocked_a == c.worker_semaphore && !k->done;
+      if (blocked_on_it) waiting = k;
+      const std::optional<LegacyEdmWorkerChannel> uses = legacy_edm_channel_of_worker(*k);
+      if (!uses || !(uses->edm == edm.noc0) || uses->worker_semaphore != c.worker_semaphore) continue;
+      if (found == nullptr || (found->done && !k->done)) found = k;
+    }
+    return found != nullptr ? found : waiting;
+  }
+
   const WaitChainInput& in_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> routers_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> muxes_;
+  std::map<std::tuple<std::uint32_t, std::int32_t, std::int32_t>, const KernelContext*> edms_;
+  std::map<const KernelContext*, std::vector<KernelSemaphoreWrite>> kernel_writes_;
   std::map<Step, Break> end_of_;
   std::map<const KernelContext*, std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>> decoded_;
   std::set<Step> explained_;

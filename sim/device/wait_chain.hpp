@@ -9,6 +9,9 @@
 // - who writes a semaphore: every interpreter kernel's decoded command streams (ATOMIC_INC,
 //   RAW_INLINE_WRITE_BYTES, NOC_WRITE_AND_ATOMIC_INC, SET_SEMAPHORE_VALUE), their chip
 //   destination resolved over the fabric's line or ring, and how far each kernel has got;
+//   or a kernel that increments it from its own code (kernel_semaphore_writes.hpp: a legacy
+//   EDM's announcement to its channel's worker, a legacy worker's relay or ready semaphore);
+// - a legacy EDM channel: its counters in the EDM's L1 (legacy_edm_state.hpp) and its link;
 // - a fabric slot: the router's sender channel counters and receiver slots in its ERISC L1,
 //   the link's state, and both ends' router configurations (compile-time args).
 //
@@ -58,7 +61,8 @@ struct ChainEnd {
   runtime::ChipId chip;  // of the parked kernel
   const EthLink* broken_link = nullptr;
   LinkBreak how = LinkBreak::Down;
-  bool fabric_mux = false;  // the parked kernel is a fabric mux, not one of the op's workers
+  // The parked kernel is a data mover (a fabric mux or a legacy EDM), not one of the op's workers.
+  bool data_mover = false;
 };
 
 struct WaitChains {

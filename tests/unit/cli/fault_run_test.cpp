@@ -443,6 +443,44 @@ std::vector<std::string> first_lines(const std::string& text, std::size_t count)
   return lines;
 }
 
+// Legacy mode (per-op EDMs, no fabric) with link 0-4 going down mid-run: the workers wait on
+// semaphores no command stream writes, which the EDM increments once data or credits come over
+// the link, or the core's other worker (the relay semaphore). Each worker's chain goes on to the
+// EDM's channel and ends at the down link, so the first line counts them (it said "none of the
+// 26 parked worker kernels (on 7 chips) waits on it": every chain ended at "the increment is
+// missing", and the 10 parked EDMs were counted as workers). An EDM channel that waits for its
+// worker (it announced a free buffer the worker has not taken) goes on to that worker.
+TEST(FaultRun, ALegacyModeLinkDownMidRunIsWhereTheWorkersChainsEndThroughTheEdms) {
+  RunOptions options = all_gather({"link-down:0-4@10us"});
+  options.size_bytes = 1024 * 1024;
+  options.mode = "legacy";
+  const std::string text = hang_report_of(options);
+  const std::vector<std::string> lines = first_lines(text, 2);
+  ASSERT_EQ(lines.size(), 2u) << text;
+  EXPECT_EQ(lines[1], "injected faults in effect: link 0-4 went down at 10.000 us (--fault link-down:0-4@10us): 14 of the "
+                      "14 parked worker kernels (on 7 of the 7 chips with parked ones) wait on it (their wait-for chains "
+                      "end there)")
+      << text;
+  EXPECT_THAT(text, HasSubstr("legacy_all_gather_sender is blocked in noc_semaphore_wait(semaphore id 1 at 0x20010 == 1, "
+                              "now 0); legacy EDM chip 0 ch 8 writes it: +1 when its sender channel 0 has a free buffer for "
+                              "the worker\n"
+                              "    <- legacy EDM chip 0 ch 8 sender channel 0 (worker chip 0 core (2,3) [tensix (1,0) dm0] "
+                              "legacy_all_gather_sender): 2 buffers, 2 of 12 messages filled by its worker, 0 acknowledged "
+                              "by the peer, 0 completed; every buffer waits for the peer's level-1 ack across the link chip 0 "
+                              "ch 8 <-> chip 4 ch 0, which is down"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("chip 0 core (1,3) [tensix (0,0) dm1] legacy_all_gather_receiver writes it: +1 for each "
+                              "message it has written to the output (the relay semaphore its core's sender waits on)\n"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("    <- legacy EDM chip 5 ch 0 sender channel 0 (worker chip 5 core (2,3) [tensix (1,0) dm0] "
+                              "legacy_all_gather_sender): 2 buffers, 9 of 12 messages filled by its worker, 9 acknowledged "
+                              "by the peer, 9 completed; it has announced a free buffer its worker has not taken\n"
+                              "    <- chip 5 core (2,3) [tensix (1,0) dm0] legacy_all_gather_sender is blocked in "))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("the increment is missing"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
+}
+
 // Frames lost, then a link taken down at 5 ms, long after the run hung: the engine runs on to the
 // link-down once every kernel has parked, so the link is down when the report is written, but no
 // kernel saw it. The report's first lines keep the loss, which the chains end at, apart from the

@@ -2,18 +2,23 @@
 // backend): an EDM launched with the op on each end of an N300 link, handshaking inside the op,
 // with push and pull workers on both chips; every message is checked, and the EDM's per-op
 // launch and handshake show in the profile.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kernels/api/legacy_edm_interface.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
 
 using namespace testing;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr std::uint32_t kMessageBytes = 512;
 constexpr std::uint32_t kEdmTerminationSem = 4;
@@ -64,8 +69,8 @@ void legacy_receiver_worker() {
 // Chip 0: EDM on channel 8, two senders (logical (0,0), (1,0)) and one receiver ((2,0)).
 // Chip 1: EDM on channel 0, one sender and two receivers. Chip 0's senders pair with chip 1's
 // receivers 1 and 2; chip 1's sender with chip 0's receiver.
-void run_legacy_pair(std::uint32_t termination_mode, std::uint32_t messages, std::uint32_t buffers) {
-  SimMeshDevice device(topo::build_n300());
+void enqueue_legacy_pair(SimMeshDevice& device, std::uint32_t termination_mode, std::uint32_t messages,
+                         std::uint32_t buffers) {
   device.register_kernel("legacy_sender_worker", &legacy_sender_worker, false);
   device.register_kernel("legacy_receiver_worker", &legacy_receiver_worker, false);
   const bool signal = termination_mode == kernels::legacy_edm::kTerminationWorkerInitiated;
@@ -114,6 +119,11 @@ void run_legacy_pair(std::uint32_t termination_mode, std::uint32_t messages, std
     workload.programs[s.chip] = std::move(program);
   }
   device.enqueue_workload(workload);
+}
+
+void run_legacy_pair(std::uint32_t termination_mode, std::uint32_t messages, std::uint32_t buffers) {
+  SimMeshDevice device(topo::build_n300());
+  enqueue_legacy_pair(device, termination_mode, messages, buffers);
   device.finish();
 
   const auto check = [&](runtime::ChipId chip, std::uint32_t worker, runtime::ChipId from) {
@@ -155,6 +165,39 @@ TEST(DeviceLegacyEdm, WorkerInitiatedTermination) {
 }
 
 TEST(DeviceLegacyEdm, SingleBuffer) { run_legacy_pair(kernels::legacy_edm::kTerminationMessageCountReached, 4, 1); }
+
+// The link going down while the pair moves 64 messages each way: every worker waits on a
+// semaphore only the EDM increments (no command stream writes it), and its wait-for chain goes
+// on to the EDM's channel and ends at the down link, which the report's first line counts; the
+// EDMs' own chains follow a channel. (Before, each chain ended at "the increment is missing",
+// and the EDMs were counted among the parked workers.)
+TEST(DeviceLegacyEdm, ALinkDownMidRunIsWhereTheWorkersChainsEndThroughTheEdm) {
+  SimMeshDeviceOptions options;
+  options.faults.link_down.push_back({0, 1, SimTime::from_us(10), "link-down:0-1@10us"});
+  SimMeshDevice device(topo::build_n300(), options);
+  enqueue_legacy_pair(device, kernels::legacy_edm::kTerminationMessageCountReached, 64, 2);
+  const std::string text = expect_device_error([&] { device.finish(); }, runtime::DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("injected faults in effect: link 0-1 went down at 10.000 us (--fault link-down:0-1@10us): "
+                              "6 of the 6 parked worker kernels (on 2 of the 2 chips with parked ones) wait on it"))
+      << text;
+  // A sender's chain: the EDM +1s its semaphore; the EDM's sender channel waits for acks.
+  EXPECT_THAT(text, ContainsRegex("legacy EDM chip 0 ch 8 writes it: \\+1 when its sender channel 0 has a free buffer "
+                                  "for the worker\n"
+                                  "    <- legacy EDM chip 0 ch 8 sender channel 0 \\(worker chip 0 core \\([0-9]+,[0-9]+\\) "
+                                  "\\[tensix \\(0,0\\) dm0\\] legacy_sender_worker\\): 2 buffers, [0-9]+ of 64 messages "
+                                  "filled by its worker, [0-9]+ acknowledged by the peer, [0-9]+ completed; every buffer "
+                                  "waits for the peer's level-1 ack across the link chip 0 ch 8 <-> chip 1 ch 0, which is "
+                                  "down"))
+      << text;
+  // A receiver's: the EDM's receiver channel waits for data from across the link.
+  EXPECT_THAT(text, ContainsRegex("legacy EDM chip 0 ch 8 receiver channel 2 \\(worker [^)]+\\) \\[tensix \\(2,0\\) "
+                                  "dm0\\] legacy_receiver_worker\\): 2 buffers, [0-9]+ of 64 messages arrived, [0-9]+ "
+                                  "pulled by its worker; its worker has pulled every message that arrived: it waits for "
+                                  "the next from the peer across the link chip 0 ch 8 <-> chip 1 ch 0, which is down"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("the increment is missing"))) << text;
+  EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
+}
 
 }  // namespace
 }  // namespace cclmesh::sim::device
