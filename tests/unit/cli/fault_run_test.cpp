@@ -254,6 +254,28 @@ TEST(FaultRun, ReduceRunsARingOpenedAtAnyDownLink) {
   }
 }
 
+// A row's ring opened at any link runs reduce_scatter's two-sided line by fabric position; only
+// the data is the rank's (chain slice s is the input slice of the rank at position s). So when
+// every rank's slice starts on the same DRAM bank (48 pages of 2 KiB, 4 x 12 banks, at 384 KiB)
+// each position's reads hit the same banks whichever link is down, and the line from mid-ring
+// takes the line from the closing link's time to the picosecond. With 32-page slices (256 KiB)
+// the slices start on banks 0, 8, 4 and 0 and the times differ by up to 6 us
+// (docs/performance.md "reduce_scatter on a line from mid-ring"), which is why the size is 384 KiB.
+TEST(FaultRun, AReduceScatterLineFromMidRingTakesTheClosingLinksTimeWhenEverySliceStartsOnOneBank) {
+  std::vector<double> times_us;
+  for (const char* fault : {"link-down:3-0", "link-down:0-1", "link-down:1-2", "link-down:2-3"}) {
+    SCOPED_TRACE(fault);
+    RunOptions options = torus_rows(CollectiveOp::ReduceScatter, {fault});
+    options.size_bytes = 384 * 1024;
+    const RunResult r = run_collective(options);
+    ASSERT_TRUE(r.verified.has_value());
+    EXPECT_TRUE(*r.verified) << r.mismatch;
+    ASSERT_EQ(r.rings_as_lines.size(), 1u);
+    times_us.push_back(r.time_us);
+  }
+  for (std::size_t i = 1; i < times_us.size(); ++i) EXPECT_EQ(times_us[i], times_us[0]) << "fault case " << i;
+}
+
 // A link down on a torus row does not stop an op along the columns (before session 20 it did:
 // the per-axis fabric spans every row and column): the row runs as a line the op does not use,
 // and the columns take the time they take without the fault.
