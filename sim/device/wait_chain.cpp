@@ -195,8 +195,15 @@ class ChainBuilder {
       for (const Step& s : on_this_chain) end_of_[s] = end;
     };
     Step step = first_step(start);
-    for (std::size_t n = 0; n < kMaxSteps; ++n) {
+    // Past kMaxSteps the steps are followed but not printed, but for the one the chain ends at.
+    std::size_t hidden = 0;
+    const auto say_hidden = [&] {
+      if (hidden > 0) text += fmt::format("    ... ({} more step(s) not shown)\n", hidden);
+      hidden = 0;
+    };
+    for (std::size_t n = 0; n < kMaxFollowedSteps; ++n) {
       if (explained_.count(step) != 0 && n > 0) {
+        say_hidden();
         text += fmt::format("    <- {} (followed in a chain above)\n", describe(step));
         const auto joined = end_of_.find(step);
         ends_at(joined == end_of_.end() ? Break{} : joined->second);
@@ -206,12 +213,20 @@ class ChainBuilder {
       in_order.push_back(step);
       explained_.insert(step);
       const Explained e = explain(step);
-      text += fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
+      const std::string line = fmt::format("    {} {}\n", n == 0 ? "--" : "<-", e.line);
       if (!e.next) {
+        say_hidden();
+        text += line;
         ends_at(e.broken);
         return text;
       }
+      if (n < kMaxSteps) {
+        text += line;
+      } else {
+        ++hidden;
+      }
       if (on_this_chain.count(*e.next) != 0) {
+        say_hidden();
         // The cycle is the steps from the one the chain comes back to; those before it lead
         // into the cycle and are not part of it.
         const auto back = std::find(in_order.begin(), in_order.end(), *e.next);
@@ -222,7 +237,8 @@ class ChainBuilder {
       }
       step = *e.next;
     }
-    text += fmt::format("    (stopped after {} steps)\n", kMaxSteps);
+    say_hidden();
+    text += fmt::format("    (stopped after {} steps)\n", kMaxFollowedSteps);
     ends_at(Break{});
     return text;
   }

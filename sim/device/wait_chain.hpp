@@ -50,7 +50,11 @@ struct WaitChainInput {
 };
 
 inline constexpr std::size_t kMaxChains = 8;
+// A chain prints its first kMaxSteps steps and then only the step it ends at; it is followed
+// up to kMaxFollowedSteps (a legacy reduce_scatter's chain goes ~4 steps per chip round an
+// 8-ring: 32 and more), so that the fault summary counts it where it ends.
 inline constexpr std::size_t kMaxSteps = 16;
+inline constexpr std::size_t kMaxFollowedSteps = 256;
 
 // How a link a chain ends at broke.
 enum class LinkBreak : std::uint8_t { Down, LostFrames };

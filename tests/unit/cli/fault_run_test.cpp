@@ -503,6 +503,27 @@ TEST(FaultRun, ALegacyModeLinkDownMidRunIsWhereTheWorkersChainsEndThroughTheEdms
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
 }
 
+// A legacy reduce_scatter's chains go ~4 steps per chip round the 8-ring (worker, EDM sender
+// channel, the peer's receiver channel, its worker ...), past the 16 steps a chain prints: they
+// are followed on (up to kMaxFollowedSteps) and counted where they end, the down link. Before,
+// a chain stopped at 16 steps was counted nowhere: "21 of the 48 parked worker kernels (on 5 of
+// the 8 chips ...)".
+TEST(FaultRun, ALegacyReduceScatterCountsTheChainsLongerThanTheyPrint) {
+  RunOptions options = all_gather({"link-down:0-4@20us"});
+  options.op = CollectiveOp::ReduceScatter;
+  options.size_bytes = 1024 * 1024;
+  options.mode = "legacy";
+  const std::string text = hang_report_of(options);
+  const std::vector<std::string> lines = first_lines(text, 2);
+  ASSERT_EQ(lines.size(), 2u) << text;
+  EXPECT_EQ(lines[1], "injected faults in effect: link 0-4 went down at 20.000 us (--fault link-down:0-4@20us): 48 of the "
+                      "48 parked worker kernels (on 8 of the 8 chips with parked ones) wait on it (their wait-for chains "
+                      "end there)")
+      << text;
+  EXPECT_THAT(text, HasSubstr(" more step(s) not shown)\n")) << text;
+  EXPECT_THAT(text, Not(HasSubstr("(stopped after"))) << text;
+}
+
 // Frames lost, then a link taken down at 5 ms, long after the run hung: the engine runs on to the
 // link-down once every kernel has parked, so the link is down when the report is written, but no
 // kernel saw it. The report's first lines keep the loss, which the chains end at, apart from the
