@@ -31,6 +31,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
+#include "sim/device/fabric_reembed.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "sim/engine/check.hpp"
@@ -1118,8 +1119,25 @@ std::string route_length_hint(const RunOptions& options, const topo::Topology& t
       if (extent >= 2 && extent <= static_cast<std::int32_t>(ccl::kMaxFabricHops) + 1) axes.push_back(axis);
     }
   }
-  const std::string past = fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: ",
-                                       options.system, n_chips);
+  // A ring no other ring avoids a down link by runs as a line around it (fabric_reembed.hpp),
+  // whose multicasts reach further than a ring's: say why the group is a line.
+  std::string as_line;
+  if (options.topology == "ring") {
+    const sim::device::SimMeshDeviceOptions config = device_options(options, true, nullptr);
+    try {
+      const runtime::FabricOptions fabric = sim::device::fabric_around_down_links(topology, config.fabric, config.faults);
+      if (fabric.scope == runtime::FabricScope::System && !fabric.down_edges.empty()) {
+        std::string specs;
+        for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+          if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
+        }
+        as_line = fmt::format(" (a line: the ring runs as one around {}, which no other ring avoids)", specs);
+      }
+    } catch (const std::exception&) {  // a fabric that cannot be laid was refused before the op was built
+    }
+  }
+  const std::string past = fmt::format("; {}'s whole-system group of {} chips{} is past the 1D fabric's reach: ",
+                                       options.system, n_chips, as_line);
   if (axes.size() == 2) return past + "run it along one axis of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)";
   if (axes.size() == 1) {
     return past + fmt::format("run it along axis {} of the mesh (--cluster-axis {}: groups of {} chips) or on fewer "
