@@ -179,8 +179,9 @@ struct FabricGroup {
 
 // `group` (chips in rank order) in the order the fabric runs it, and the rank at each position:
 // a line on the whole of a ring the fabric runs as a line around a down link (a torus row or
-// column, or the whole-system ring: FabricLine::opened_at) starts at the chip after that link in the group's direction (ranks
-// 0-1-2-3 with 0-1 down: chips 1-2-3-0, ranks 1, 2, 3, 0); any other group as given.
+// column, or the whole-system ring: FabricLine::opened_at) starts at the chip after that link
+// in the group's direction (ranks 0-1-2-3 with 0-1 down: chips 1-2-3-0, ranks 1, 2, 3, 0); any
+// other group as given.
 struct FabricOrder {
   std::vector<ChipId> chips;
   std::vector<std::uint32_t> ranks;

@@ -242,8 +242,8 @@ TEST(OpenedRingRanks, EveryOutputIsTheUnfaultedOnesWhicheverLinkIsDown) {
 // ring:8's whole-system ring, which has no other, with a link down mid-ring (the line 1-...-7-0,
 // positions holding ranks 1..7, 0), further on (4-...-3) and at its closing link (0-...-7, the
 // positions the ranks): the unfaulted ring's outputs each time. Ranks in the line's order (what
-// resolve_groups gave before FabricLine::opened_from) fail here (checked: all_gather's output on
-// every chip starts with chip 1's input).
+// resolve_groups gave before FabricLine::opened_from) fail here (checked: all_gather's, its
+// fallback's and reduce_scatter's outputs differ on every chip with 0-1 or 4-3 down).
 TEST(OpenedRingRanks, AWholeSystemRingRunAsALineGivesTheUnfaultedOutputs) {
   for (const Op op : kOps) {
     const Outputs unfaulted = run(op, kWholeRing, {});
