@@ -36,11 +36,11 @@ struct FabricOptions {
   // System scope: the line's or ring's chips in order (consecutive chips must be neighbours);
   // empty = topo::find_system_line / find_system_ring. Must be empty with scope Axes.
   std::vector<ChipId> chip_order;
-  // Axes scope: chip pairs whose links are down from the start (the simulated device's faults,
+  // Chip pairs whose links are down from the start (the simulated device's faults,
   // sim/device/fabric_reembed.hpp). A row or column that closes (3+ chips and a closing link, a
-  // torus) and has one of them on it runs as a line from the chip after it, in either mode: a
-  // ring minus one edge is a line (fabric_plan.hpp, axis_group_run). Empty with scope System,
-  // whose chip_order avoids them instead.
+  // torus), or the whole-system ring, with one of them on it runs as a line from the chip after
+  // it, in either mode: a ring minus one edge is a line (fabric_plan.hpp, group_run). A system
+  // fabric gets them only when no other ring avoids them (its chip_order avoids them otherwise).
   std::vector<std::pair<ChipId, ChipId>> down_edges;
   // Bubble flow control (REFERENCE 6.7); default on for rings, off for lines (no cycle).
   std::optional<bool> bubble_flow_control;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <utility>
@@ -71,11 +72,11 @@ topo::Embedding embedding_in_order(const topo::Topology& topology, const std::ve
 
 namespace {
 
-// One line or ring of the plan before its routers are placed.
+// One line or ring of the plan before its routers are placed: the embedding, and the line's
+// axis and opening (FabricLine; add_line sets the rest).
 struct PlannedLine {
   topo::Embedding embedding;
-  std::optional<int> axis;
-  std::optional<std::pair<ChipId, ChipId>> opened_at;
+  FabricLine line;
 };
 
 std::string edges_string(const std::vector<std::pair<ChipId, ChipId>>& edges) {
@@ -84,8 +85,30 @@ std::string edges_string(const std::vector<std::pair<ChipId, ChipId>>& edges) {
   return text;
 }
 
-// Per axis: each row / column of the mesh with at least 2 chips, as axis_group_run lays it:
-// a ring where the group closes (Ring mode on a torus), a line otherwise or around a down edge.
+// `group` (in its own order) as group_run lays it around `down_edges`: its embedding (a ring
+// where it closes in Ring mode, a line otherwise or around a down edge) and whether it was
+// opened. `what` names it for the refusal of a group the down edges cut.
+PlannedLine planned_group(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring,
+                          std::uint32_t num_links, const std::vector<std::pair<ChipId, ChipId>>& down_edges,
+                          const std::string& what, const std::function<topo::Embedding(bool ring)>& embed) {
+  const GroupRun run = group_run(topology, group, ring, down_edges);
+  if (!run.runs()) {
+    throw FabricPlanError(fmt::format("fabric: {} {} {} is cut by down edge(s) {}", what, run.ring ? "ring" : "line",
+                                      fmt::join(group, "-"), edges_string(run.cut_by)));
+  }
+  PlannedLine planned;
+  if (run.opened_at) {
+    planned.embedding = embedding_in_order(topology, run.chips, false, num_links);
+    planned.line.opened_at = run.opened_at;
+    planned.line.opened_from = group;
+  } else {
+    planned.embedding = embed(run.ring);
+  }
+  return planned;
+}
+
+// Per axis: each row / column of the mesh with at least 2 chips, as group_run lays it: a ring
+// where the group closes (Ring mode on a torus), a line otherwise or around a down edge.
 std::vector<PlannedLine> axis_embeddings(const topo::Topology& topology, bool ring, std::int32_t num_links,
                                          const std::vector<std::pair<ChipId, ChipId>>& down_edges) {
   const auto& shape = topology.mesh_shape();
@@ -97,29 +120,37 @@ std::vector<PlannedLine> axis_embeddings(const topo::Topology& topology, bool ri
     for (const std::vector<topo::ChipId>& group : topo::axis_groups(topology, axis)) {
       if (group.size() < 2) continue;
       const std::vector<ChipId> chips(group.begin(), group.end());
-      const AxisGroupRun run = axis_group_run(topology, chips, ring, down_edges);
-      if (!run.runs()) {
-        throw FabricPlanError(fmt::format("fabric: axis {} {} {} is cut by down edge(s) {}", axis,
-                                          run.ring ? "ring" : "line", fmt::join(chips, "-"),
-                                          edges_string(run.cut_by)));
-      }
-      if (run.opened_at) {
-        result.push_back(PlannedLine{embedding_in_order(topology, run.chips, false, static_cast<std::uint32_t>(num_links)),
-                                     axis, run.opened_at});
-      } else {
-        result.push_back(PlannedLine{run.ring ? topo::find_ring(topology, group, num_links)
-                                              : topo::find_line(topology, group, num_links),
-                                     axis, std::nullopt});
-      }
+      PlannedLine planned = planned_group(
+          topology, chips, ring, static_cast<std::uint32_t>(num_links), down_edges, fmt::format("axis {}", axis),
+          [&](bool as_ring) {
+            return as_ring ? topo::find_ring(topology, group, num_links) : topo::find_line(topology, group, num_links);
+          });
+      planned.line.axis = axis;
+      result.push_back(std::move(planned));
     }
   }
   return result;
 }
 
+// The whole-system line or ring: chip_order's, or the one the embedding search finds; with a
+// down edge on it, as planned_group lays it around the edge (the ring opened into a line).
+PlannedLine system_embedding(const topo::Topology& topology, const FabricOptions& options) {
+  const bool ring = options.mode == FabricMode::Ring;
+  const auto links = static_cast<std::int32_t>(options.num_links);
+  const topo::Embedding laid =
+      options.chip_order.empty()
+          ? (ring ? topo::find_system_ring(topology, links) : topo::find_system_line(topology, links))
+          : embedding_in_order(topology, options.chip_order, ring, options.num_links);
+  if (options.down_edges.empty()) return PlannedLine{laid, {}};
+  const std::vector<ChipId> chips(laid.chips.begin(), laid.chips.end());
+  return planned_group(topology, chips, ring, options.num_links, options.down_edges, "the system",
+                       [&](bool) { return laid; });
+}
+
 }  // namespace
 
-AxisGroupRun axis_group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
-                            const std::vector<std::pair<ChipId, ChipId>>& down_edges) {
+GroupRun group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
+                   const std::vector<std::pair<ChipId, ChipId>>& down_edges) {
   const std::size_t n = group.size();
   const bool closes = n >= 3 && topology.edge_between(static_cast<topo::ChipId>(group.back()),
                                                       static_cast<topo::ChipId>(group.front()))
@@ -130,7 +161,7 @@ AxisGroupRun axis_group_run(const topo::Topology& topology, const std::vector<Ch
     return std::any_of(down_edges.begin(), down_edges.end(),
                        [&](const auto& e) { return (e.first == a && e.second == b) || (e.first == b && e.second == a); });
   };
-  AxisGroupRun run;
+  GroupRun run;
   run.chips = group;
   run.ring = ring_mode && closes;
   // The hops of the path the group takes without faults: a ring's n, a line's n - 1.
@@ -224,14 +255,7 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
                                         topology.mesh_shape()->to_string(), topology.name()));
     }
   } else {
-    if (!options.down_edges.empty()) {
-      throw FabricPlanError("fabric: down_edges lay out per-axis lines; a system line or ring avoids them by chip_order");
-    }
-    embeddings.push_back(PlannedLine{
-        options.chip_order.empty()
-            ? (ring ? topo::find_system_ring(topology, links) : topo::find_system_line(topology, links))
-            : embedding_in_order(topology, options.chip_order, ring, options.num_links),
-        std::nullopt, std::nullopt});
+    embeddings.push_back(system_embedding(topology, options));
     if (embeddings.front().embedding.chips.size() < 2) {
       throw FabricPlanError(fmt::format("fabric: a {} needs at least 2 chips; '{}' has {}", to_string(options.mode),
                                         topology.name(), embeddings.front().embedding.chips.size()));
@@ -288,9 +312,7 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
                                       l.end - erisc.kernel_base(), erisc.kernel_bytes()));
   }
 
-  for (const PlannedLine& planned : embeddings) {
-    add_line(plan, topology, planned.embedding, planned.axis, planned.opened_at);
-  }
+  for (const PlannedLine& planned : embeddings) add_line(plan, topology, planned.embedding, planned.line);
   // Two routers on one ethernet core would be a plan bug: lines share no edge, planes no link.
   for (std::size_t i = 0; i < plan.routers.size(); ++i) {
     const FabricRouterSite& site = plan.routers[i];
@@ -324,13 +346,10 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
 
 // One line's sites, in line order: per chip forward before backward, planes in order.
 void FabricPlan::add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
-                          std::optional<int> axis, std::optional<std::pair<ChipId, ChipId>> opened_at) {
+                          FabricLine line) {
   const auto line_index = static_cast<std::uint32_t>(plan.lines.size());
-  FabricLine line;
   line.mode = embedding.kind == topo::EmbeddingKind::Ring ? FabricMode::Ring : FabricMode::Line;
   line.chips.assign(embedding.chips.begin(), embedding.chips.end());
-  line.axis = axis;
-  line.opened_at = opened_at;
   std::vector<FabricRouterSite> sites;
   for (const topo::Hop& hop : embedding.hops) {
     for (std::uint32_t k = 0; k < hop.links.size(); ++k) {

@@ -7,7 +7,8 @@
 // FabricPlan is a handle to an immutable plan, cheap to copy (fabric_plan.cpp, built_for).
 //
 // Scope: System builds one line or ring through every chip (FabricOptions::chip_order, or
-// topo::find_system_line / ring); Axes builds one per mesh row and one per mesh column, as
+// topo::find_system_line / ring; a ring with one down edge on it runs as a line around it, as a
+// torus row does: group_run); Axes builds one per mesh row and one per mesh column, as
 // tt-metal's FABRIC_1D / FABRIC_1D_RING do (REFERENCE 3.4, 6.7): a chip then has up to four
 // router pairs' worth of neighbours (E/W on its row's line, N/S on its column's), each router on
 // its own ethernet channel. Chips without mesh coordinates (TG's gateway N150s) get none.
@@ -55,9 +56,13 @@ struct FabricLine {
   FabricMode mode = FabricMode::Line;  // Line or Ring
   std::vector<ChipId> chips;           // in order
   std::optional<int> axis;             // scope Axes: the cluster_axis whose group this is
-  // Scope Axes: a row or column that closes, run as a line around a down edge
-  // (FabricOptions::down_edges): that edge, (the line's last chip, its first).
+  // A row or column that closes, or the whole-system ring, run as a line around a down edge
+  // (FabricOptions::down_edges): that edge, (the line's last chip, its first), ...
   std::optional<std::pair<ChipId, ChipId>> opened_at;
+  // ... and the chips in the order of what it opens (a row or column in coordinate order, the
+  // whole-system ring or line as laid without the edge down): the ranks' order of a group that is
+  // all of it, so that which link is down does not change where an op's data goes.
+  std::vector<ChipId> opened_from;
 
   bool contains(ChipId chip) const;
   // Throws FabricPlanError for a chip not on this line.
@@ -90,14 +95,15 @@ struct FabricRoute {
   std::uint32_t line = 0;  // the fabric line it runs on
 };
 
-// How a per-axis fabric runs one mesh row or column (`group`, in coordinate order) when the
-// links of `down_edges` are down from the start. A group that closes (3+ chips and a link from
-// its last chip to its first, a torus) is a ring in Ring mode and a line in coordinate order in
+// How the fabric runs a group of chips (`group`, in its own order: a mesh row or column in
+// coordinate order, or the whole-system line or ring) when the links of `down_edges` are down
+// from the start. A group that closes (3+ chips and a link from its last chip to its first: a
+// torus row, the whole-system ring) is a ring in Ring mode and a line in the group's order in
 // Line mode; with one down edge on the path it would take (the ring, or the line) it runs as a
 // line from the chip after that edge round to the chip before it, in either mode (a ring minus
 // one edge is a line). A group that does not close is a line, which a down edge cuts; two down
 // edges cut a closing group.
-struct AxisGroupRun {
+struct GroupRun {
   std::vector<ChipId> chips;  // in fabric order
   bool ring = false;
   std::optional<std::pair<ChipId, ChipId>> opened_at;  // the down edge a line runs around
@@ -105,8 +111,8 @@ struct AxisGroupRun {
   std::vector<std::pair<ChipId, ChipId>> cut_by;
   bool runs() const { return cut_by.empty(); }
 };
-AxisGroupRun axis_group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
-                            const std::vector<std::pair<ChipId, ChipId>>& down_edges);
+GroupRun group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
+                   const std::vector<std::pair<ChipId, ChipId>>& down_edges);
 
 class FabricPlan {
  public:
@@ -185,8 +191,8 @@ class FabricPlan {
   // The plan of (topology, options): one of this thread's latest, or built.
   static std::shared_ptr<const Built> built_for(const topo::Topology& topology, const FabricOptions& options);
   static std::shared_ptr<const Built> build(const topo::Topology& topology, const FabricOptions& options);
-  static void add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding,
-                       std::optional<int> axis, std::optional<std::pair<ChipId, ChipId>> opened_at);
+  // `line` (its axis and opening) laid along `embedding`: its mode, chips and routers.
+  static void add_line(Built& plan, const topo::Topology& topology, const topo::Embedding& embedding, FabricLine line);
   const FabricLine& only_line() const;
 
   std::shared_ptr<const Built> built_;

@@ -46,7 +46,7 @@ runtime::FabricOptions axis_fabric_around_down_links(const topo::Topology& topol
     for (const std::vector<topo::ChipId>& coordinates : topo::axis_groups(topology, axis)) {
       if (coordinates.size() < 2) continue;
       const std::vector<runtime::ChipId> group(coordinates.begin(), coordinates.end());
-      const runtime::AxisGroupRun run = runtime::axis_group_run(topology, group, ring, fabric.down_edges);
+      const runtime::GroupRun run = runtime::group_run(topology, group, ring, fabric.down_edges);
       if (run.runs()) continue;
       std::string specs;
       for (const LinkDownFault* fault : from_start) {
@@ -75,6 +75,9 @@ runtime::FabricOptions axis_fabric_around_down_links(const topo::Topology& topol
 
 // A link down from the start is a topology without that edge: when the fabric's default line or
 // ring would cross it, the topologies' embedding search finds another one over the links left.
+// A ring that no other ring avoids it by runs as a line around it, as a torus row does (ring:N,
+// the T3K without 0-2): the plan opens it (down_edges) from the chip after the link, and an op's
+// ranks stay in the ring's order.
 runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, runtime::FabricOptions fabric,
                                                 const FaultPlan& faults) {
   std::vector<const LinkDownFault*> from_start;
@@ -89,6 +92,7 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
   topo::Topology usable = topology;
   std::string specs;
   bool crossed = false;
+  std::vector<std::pair<runtime::ChipId, runtime::ChipId>> down_edges;
   const topo::Embedding original = ring ? topo::find_system_ring(topology) : topo::find_system_line(topology);
   for (const LinkDownFault* fault : from_start) {
     try {
@@ -98,6 +102,7 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
     }
     crossed = crossed || embedding_uses_edge(original, fault->a, fault->b);
     specs += (specs.empty() ? "" : ", ") + fault->spec;
+    down_edges.emplace_back(fault->a, fault->b);
   }
   if (!crossed) return fabric;
   try {
@@ -105,13 +110,25 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
     fabric.chip_order.assign(embedding.chips.begin(), embedding.chips.end());
     return fabric;
   } catch (const topo::EmbeddingError& e) {
-    // A ring with a link down often still has a line through every chip (ring:N, the T3K
-    // without 0-2): name it, as the what-if the user can run next.
-    std::string line_instead;
+    std::string why_not_a_line;
     if (ring) {
+      const std::vector<runtime::ChipId> chips(original.chips.begin(), original.chips.end());
+      const runtime::GroupRun opened = runtime::group_run(topology, chips, true, down_edges);
+      if (opened.runs()) {
+        // The ring as found, pinned: the one whose down link was checked is the one the plan opens.
+        fabric.chip_order = chips;
+        fabric.down_edges = std::move(down_edges);
+        return fabric;
+      }
+      std::string cut;
+      for (const auto& [a, b] : opened.cut_by) cut += fmt::format("{}{}-{}", cut.empty() ? "" : ", ", a, b);
+      why_not_a_line =
+          fmt::format("; the ring runs as a line around one down link, not {} ({})", opened.cut_by.size(), cut);
+      // Another line may still pass through every chip (the T3K without two links): name it, as
+      // the what-if the user can run next.
       try {
-        line_instead = fmt::format("; a line avoids them ({}): run --topology line",
-                                   topo::find_system_line(usable).to_string());
+        why_not_a_line += fmt::format("; a line avoids them ({}): run --topology line",
+                                      topo::find_system_line(usable).to_string());
       } catch (const topo::EmbeddingError&) {
       }
     }
@@ -120,7 +137,7 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
         fmt::format("fault {} at 0 s: the {} fabric {} crosses the down link(s) and no other {} through all {} chips "
                     "avoids them: {}{}",
                     specs, ring ? "ring" : "line", original.to_string(), ring ? "ring" : "line",
-                    topology.chip_count(), e.what(), line_instead));
+                    topology.chip_count(), e.what(), why_not_a_line));
   }
 }
 

@@ -590,16 +590,37 @@ TEST(CliServeFaults, DeadLinkServedAsLocally) {
   EXPECT_EQ(remote.out, local.out);
   EXPECT_NE(local.out.find("# faults: link-down:0-2; fabric chips in order: 0-4-5-1-3-2-6-7"), std::string::npos)
       << local.out;
-  // The ring a served t3k would run crosses it and no other ring avoids it: serve refuses to start,
-  // with the device's reason (and its hint, a line), as one line.
-  const Outcome ring = cclmesh({"serve", "--system", "t3k", "--fault", "link-down:0-2", "--port", "0"});
-  EXPECT_EQ(ring.exit_code, 2);
-  EXPECT_EQ(ring.err.rfind("cclmesh: error: --system t3k --mode fabric --links 1 --fault link-down:0-2: the device "
-                           "does not start: fault link-down:0-2 at 0 s: the ring fabric 4-0-2-6-7-3-1-5-4 crosses",
-                           0),
+}
+
+// The ring a served t3k runs crosses a down 0-2 and no other ring avoids it: the device runs it as
+// the line 2-6-7-3-1-5-4-0, and a client's ops run as a local run's with the fault do, ranks in
+// the ring's order, with the same note (session 22; until then serve refused to start, exit 2,
+// with the local run's refusal). Two links down cut the ring: serve refuses to start, with the
+// device's reason, as one line.
+TEST(CliServeFaults, WholeSystemRingOpenedByADownLinkRunsAsLocally) {
+  for (const char* op : {"all_gather", "reduce_scatter", "send_recv"}) {
+    SCOPED_TRACE(op);
+    const auto [serve_line, remote, local] =
+        served_and_local({"--fault", "link-down:0-2"}, {"--op", op, "--size", "256KiB"});
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    EXPECT_EQ(remote.exit_code, 0) << remote.err;
+    EXPECT_EQ(remote.out, local.out);
+    EXPECT_NE(remote.out.find("\n# ring 4-0-2-6-7-3-1-5-4 ran as line 2-6-7-3-1-5-4-0: link 0-2 is down "
+                              "(link-down:0-2); the op's group, which ran as that line"),
+              std::string::npos)
+        << remote.out;
+  }
+  const Outcome cut = cclmesh({"serve", "--system", "ring:8", "--fault", "link-down:0-1", "--fault", "link-down:4-5",
+                               "--port", "0"});
+  EXPECT_EQ(cut.exit_code, 2);
+  EXPECT_EQ(cut.err.rfind("cclmesh: error: --system ring:8 --mode fabric --links 1 --fault link-down:0-1 --fault "
+                          "link-down:4-5: the device does not start: fault link-down:0-1, link-down:4-5 at 0 s: the "
+                          "ring fabric 0-1-2-3-4-5-6-7-0 crosses",
+                          0),
             0u)
-      << ring.err;
-  EXPECT_EQ(std::count(ring.err.begin(), ring.err.end(), '\n'), 1) << ring.err;
+      << cut.err;
+  EXPECT_NE(cut.err.find("the ring runs as a line around one down link, not 2 (0-1, 4-5)"), std::string::npos) << cut.err;
+  EXPECT_EQ(std::count(cut.err.begin(), cut.err.end(), '\n'), 1) << cut.err;
 }
 
 // The report from "cclmesh: the simulated op did not complete:" on (the simulator's warnings

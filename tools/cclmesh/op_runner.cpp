@@ -31,6 +31,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
+#include "sim/device/fabric_reembed.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "sim/engine/check.hpp"
@@ -1118,8 +1119,25 @@ std::string route_length_hint(const RunOptions& options, const topo::Topology& t
       if (extent >= 2 && extent <= static_cast<std::int32_t>(ccl::kMaxFabricHops) + 1) axes.push_back(axis);
     }
   }
-  const std::string past = fmt::format("; {}'s whole-system group of {} chips is past the 1D fabric's reach: ",
-                                       options.system, n_chips);
+  // A ring no other ring avoids a down link by runs as a line around it (fabric_reembed.hpp),
+  // whose multicasts reach further than a ring's: say why the group is a line.
+  std::string as_line;
+  if (options.topology == "ring") {
+    const sim::device::SimMeshDeviceOptions config = device_options(options, true, nullptr);
+    try {
+      const runtime::FabricOptions fabric = sim::device::fabric_around_down_links(topology, config.fabric, config.faults);
+      if (fabric.scope == runtime::FabricScope::System && !fabric.down_edges.empty()) {
+        std::string specs;
+        for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+          if (fault.at == sim::SimTime::zero()) specs += (specs.empty() ? "" : ", ") + fault.spec;
+        }
+        as_line = fmt::format(" (a line: the ring runs as one around {}, which no other ring avoids)", specs);
+      }
+    } catch (const std::exception&) {  // a fabric that cannot be laid was refused before the op was built
+    }
+  }
+  const std::string past = fmt::format("; {}'s whole-system group of {} chips{} is past the 1D fabric's reach: ",
+                                       options.system, n_chips, as_line);
   if (axes.size() == 2) return past + "run it along one axis of the mesh (--cluster-axis 0 or 1) or on fewer chips (--chips)";
   if (axes.size() == 1) {
     return past + fmt::format("run it along axis {} of the mesh (--cluster-axis {}: groups of {} chips) or on fewer "
@@ -1295,13 +1313,13 @@ void set_links_used(RunResult& result, const std::optional<std::vector<runtime::
   }
 }
 
-// The per-axis fabric's rows and columns that ran as lines around a link down from the start,
-// for the line under the table: which row or column, in coordinate order (a ring in Ring mode,
-// else the line the fabric would have run, which the down link is on), the line it ran as, the
-// link and its fault, and whether it holds one of the op's groups (a row opened under an op along
-// the columns does not).
-std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, const RunOptions& options,
-                                            const topo::Topology& topology) {
+// The fabric's rings (a per-axis fabric's rows and columns, or the whole-system ring) that ran as
+// lines around a link down from the start, for the line under the table: which one, in its own
+// order (a row or column in coordinate order; a ring in Ring mode, else the line the fabric would
+// have run, which the down link is on), the line it ran as, the link and its fault, and whether
+// it holds one of the op's groups (a row opened under an op along the columns does not; the
+// whole-system ring is the op's group).
+std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, const RunOptions& options) {
   std::vector<std::string> notes;
   for (const runtime::FabricLine& line : plan.lines()) {
     if (!line.opened_at) continue;
@@ -1310,27 +1328,28 @@ std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, con
     for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
       if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
     }
-    const int axis = line.axis.value_or(0);
-    std::vector<ChipId> coordinates;
-    for (const auto& group : topo::axis_groups(topology, axis)) {
-      if (std::find(group.begin(), group.end(), static_cast<topo::ChipId>(line.chips.front())) != group.end()) {
-        coordinates.assign(group.begin(), group.end());
-      }
-    }
-    CCLMESH_CHECK(coordinates.size() == line.chips.size(), "an opened fabric line is no row or column of its axis");
+    const std::vector<ChipId>& unopened = line.opened_from;
+    CCLMESH_CHECK(unopened.size() == line.chips.size(), "an opened fabric line is not the chips of what it opens");
     const std::string unfaulted =
         plan.mode() == runtime::FabricMode::Ring
-            ? fmt::format("ring {}-{}", fmt::join(coordinates, "-"), coordinates.front())
-            : fmt::format("line {}", fmt::join(coordinates, "-"));
+            ? fmt::format("ring {}-{}", fmt::join(unopened, "-"), unopened.front())
+            : fmt::format("line {}", fmt::join(unopened, "-"));
     const std::string closing = plan.mode() == runtime::FabricMode::Ring
                                     ? ""
-                                    : fmt::format(" over its closing link {}-{}", coordinates.back(),
-                                                  coordinates.front());
-    const bool the_ops = line.axis == options.cluster_axis;
-    notes.push_back(fmt::format("axis {} {} ran as line {}{}: link {}-{} is down ({}); {}", axis, unfaulted,
-                                fmt::join(line.chips, "-"), closing, last, first, spec,
-                                the_ops ? "one of the op's groups, which ran as that line"
-                                        : "not one of the op's groups, which did not use it"));
+                                    : fmt::format(" over its closing link {}-{}", unopened.back(), unopened.front());
+    // The whole-system fabric opens its ring only when no other ring avoids the link (T3K
+    // without 0-1 runs another ring): say so, as the reason the run is a line.
+    const std::string which =
+        !line.axis ? fmt::format("the op's group, which ran as that line{}",
+                                 plan.mode() == runtime::FabricMode::Ring
+                                     ? fmt::format(" (no other ring through all {} chips avoids the link)",
+                                                   unopened.size())
+                                     : "")
+        : line.axis == options.cluster_axis ? "one of the op's groups, which ran as that line"
+                                            : "not one of the op's groups, which did not use it";
+    notes.push_back(fmt::format("{}{} ran as line {}{}: link {}-{} is down ({}); {}",
+                                line.axis ? fmt::format("axis {} ", *line.axis) : "", unfaulted,
+                                fmt::join(line.chips, "-"), closing, last, first, spec, which));
   }
   return notes;
 }
@@ -1393,7 +1412,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
-  result.rings_as_lines = rings_run_as_lines(plan, options, topology);
+  result.rings_as_lines = rings_run_as_lines(plan, options);
   result.chips = options.chips;
   result.cluster_axis = options.cluster_axis;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));

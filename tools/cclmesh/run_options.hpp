@@ -190,10 +190,11 @@ struct RunResult {
   std::vector<std::string> faults;        // the --fault specs run with
   std::vector<std::string> fault_effects; // what faults with a visible effect did ("corrupt:0-2: flipped ...")
   std::string fabric_order;               // the fabric's chips as run (re-embedded around faults); lines split by " | "
-  // Per-axis rows and columns run as lines around a link down from the start, one each, in
-  // coordinate order: "axis 1 ring 0-1-2-3-0 ran as line 1-2-3-0: link 0-1 is down
-  // (link-down:0-1); ..." (a line fabric: "axis 1 line 0-1-2-3 ran as line 2-3-0-1 over its
-  // closing link 3-0: link 1-2 is down ...").
+  // Per-axis rows and columns, or the whole-system ring, run as lines around a link down from the
+  // start, one each, in coordinate (the ring's) order: "axis 1 ring 0-1-2-3-0 ran as line 1-2-3-0:
+  // link 0-1 is down (link-down:0-1); ..." (a line fabric: "axis 1 line 0-1-2-3 ran as line
+  // 2-3-0-1 over its closing link 3-0: link 1-2 is down ..."; the whole-system ring: "ring
+  // 0-1-2-3-4-5-6-7-0 ran as line 1-2-3-4-5-6-7-0: ...").
   std::vector<std::string> rings_as_lines;
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
   std::vector<std::uint32_t> chips;       // --chips as run, in order; empty: every chip

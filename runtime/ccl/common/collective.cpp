@@ -205,7 +205,9 @@ std::vector<std::vector<ChipId>> resolve_groups(const GroupSelection& selection,
   } else if (!selection.chips.empty()) {
     groups = selection.chips;
   } else if (fabric.enabled() && fabric.lines().size() == 1) {
-    groups.push_back(fabric.chips());
+    // Ranks in the ring's order when it runs as a line around a down link (fabric_order).
+    const FabricLine& line = fabric.lines().front();
+    groups.push_back(line.opened_at ? line.opened_from : line.chips);
   } else if (fabric.enabled()) {
     throw CclParamsError(fmt::format("groups: the device's {} fabric has {} lines; give cluster_axis or chips",
                                      to_string(fabric.scope()), fabric.lines().size()));

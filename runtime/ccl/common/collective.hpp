@@ -98,7 +98,8 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
 // The chips a collective runs over: each group an independent line or ring, chips in rank
 // order. `cluster_axis` set: one group per row / column of the topology's mesh
 // (topo::axis_groups); else `chips` if given (one or more groups), else one group of every
-// chip of the fabric, in fabric order (a whole-system fabric only).
+// chip of the fabric, in fabric order (a whole-system fabric only; a ring it runs as a line
+// around a down link in the ring's order, FabricLine::opened_from).
 struct GroupSelection {
   std::optional<int> cluster_axis;
   std::vector<std::vector<ChipId>> chips;
@@ -126,7 +127,8 @@ void require_group_shape(const topo::Topology& topology, const std::vector<ChipI
 // fabric runs them in (position p + 1 is p's neighbour), which the fabric's directions and hop
 // counts go by; each position's *rank* (rank_at), the order the caller gave, goes with the data:
 // the tensor slice a chip contributes, owns or writes at. The two are the same except on a ring
-// the per-axis fabric runs as a line around a down link that is not its closing one: ranks
+// the fabric runs as a line around a down link that is not its closing one (a torus row or
+// column, or the whole-system ring when no other ring avoids the link): ranks
 // 0-1-2-3 with 0-1 down run as the line 1-2-3-0, positions 0..3 holding ranks 1, 2, 3, 0, and
 // the op's result is the unfaulted one. The methods below take and return positions.
 struct FabricGroup {
@@ -176,9 +178,10 @@ struct FabricGroup {
 };
 
 // `group` (chips in rank order) in the order the fabric runs it, and the rank at each position:
-// a line on the whole of a ring the per-axis fabric runs as a line around a down link
-// (FabricLine::opened_at) starts at the chip after that link in the group's direction (ranks
-// 0-1-2-3 with 0-1 down: chips 1-2-3-0, ranks 1, 2, 3, 0); any other group as given.
+// a line on the whole of a ring the fabric runs as a line around a down link (a torus row or
+// column, or the whole-system ring: FabricLine::opened_at) starts at the chip after that link
+// in the group's direction (ranks 0-1-2-3 with 0-1 down: chips 1-2-3-0, ranks 1, 2, 3, 0); any
+// other group as given.
 struct FabricOrder {
   std::vector<ChipId> chips;
   std::vector<std::uint32_t> ranks;
@@ -194,16 +197,17 @@ FabricGroup map_group_onto_fabric(const FabricPlan& fabric, const std::vector<Ch
 // Checks the fabric runs at least `num_links` routing planes (REFERENCE 3.5).
 void require_fabric_links(const FabricPlan& fabric, std::uint32_t num_links, const std::string& op);
 
-// The per-axis fabric's line that runs `group` (in any order) around a down link
-// (FabricLine::opened_at), or nullptr: the group is a torus ring with a link down from the start.
+// The fabric line that runs `group` (in any order) around a down link (FabricLine::opened_at), or
+// nullptr: the group is a torus row or column, or the whole-system ring, with a link down from
+// the start.
 const FabricLine* opened_line_holding(const FabricPlan& fabric, const std::vector<ChipId>& group);
 // The shape `group` runs as when `shape` is asked: a line on such an opened ring, else `shape`.
 CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& group, CclTopology shape);
 
 // The groups of a selection by the shape they run as. One entry, the selection as given, when
 // every group runs as `shape` (always, without down links); else the rings and the lines each
-// as explicit chips in rank order (rings first). An op asked to run rings on a per-axis fabric
-// with a down link builds each entry as its own op over its groups (an algorithm, its workers
+// as explicit chips in rank order (rings first). An op asked to run rings on a fabric with a
+// down link builds each entry as its own op over its groups (an algorithm, its workers
 // and buffers are chosen per shape) into one workload: every group at once.
 struct ShapedGroups {
   CclTopology shape = CclTopology::Ring;

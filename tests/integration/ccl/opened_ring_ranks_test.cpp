@@ -3,7 +3,9 @@
 // column down from the start (FabricOptions::down_edges): that group runs as a line from the chip
 // after the link (FabricGroup positions) with its ranks in coordinate order, beside the other
 // groups' rings, so every chip's output is the unfaulted run's, byte for byte, whichever link is
-// down (reduce: the roots' outputs, the only ones defined). The inputs
+// down (reduce: the roots' outputs, the only ones defined). The same on ring:8's whole-system
+// ring fabric (session 22), which no other ring avoids a link by: the ring runs as a line from
+// the chip after the link, ranks in the ring's order. The inputs
 // are small whole numbers in bfloat16, whose sums are exact in any order, so the reductions
 // compare with the unfaulted rings too and no host reference is involved (with random inputs a
 // line sums in another order than a ring and rounds differently; cli_fault_run_test checks
@@ -18,6 +20,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "runtime/ccl/all_broadcast/all_broadcast.hpp"
@@ -42,7 +45,8 @@ using Edges = std::vector<std::pair<ChipId, ChipId>>;
 using Outputs = std::map<ChipId, Bytes>;
 
 // bfloat16 whole numbers 0..15, different per element and for every chip of a row or column
-// (chip ids mod 16 differ there), whose sums of 4 are exact (bfloat16 holds whole numbers to 256).
+// (chip ids mod 16 differ there), whose sums of 4 (8 on ring:8) are exact (bfloat16 holds whole
+// numbers to 256).
 Bytes whole_numbers(std::size_t bytes, ChipId chip) {
   Bytes data(bytes);
   for (std::size_t i = 0; i + 1 < bytes; i += 2) {
@@ -70,19 +74,31 @@ enum class Op {
   AllBroadcast
 };
 
-const TensorSpec kTensor = tile({1, 1, 64, 128});  // 8 pages: 2 per rank along dim 3
 // 48 elements along dim 3, not whole tiles: all_gather runs as all_broadcast + concat.
 const TensorSpec kUntiledTensor = tile({1, 1, 32, 48});
 
-// Runs `op` along `axis` as rings on a torus:4x4 whose per-axis fabric avoids `down`; returns
-// every chip's outputs, one after another (reduce: the roots' only, the rest undefined).
-Outputs run(Op op, int axis, const Edges& down) {
-  runtime::FabricOptions fabric = fabric_of(FabricMode::Ring, runtime::FabricScope::Axes);
+// Where the rings run: a system and its groups (every row or column along `axis` on a per-axis
+// fabric, or without one the whole-system ring), and a tensor of whole tiles per rank.
+struct Rings {
+  const char* system;
+  std::optional<int> axis;
+  TensorSpec tensor;
+};
+const Rings kTorusRows{"torus:4x4", 1, tile({1, 1, 64, 128})};  // 8 pages: 2 per rank along dim 3
+const Rings kTorusColumns{"torus:4x4", 0, tile({1, 1, 64, 128})};
+const Rings kWholeRing{"ring:8", std::nullopt, tile({1, 1, 64, 256})};  // 16 pages: 2 per rank
+
+// Runs `op` as rings on `rings`' fabric, which avoids `down`; returns every chip's outputs, one
+// after another (reduce: the roots' only, the rest undefined).
+Outputs run(Op op, const Rings& rings, const Edges& down) {
+  runtime::FabricOptions fabric = fabric_of(
+      FabricMode::Ring, rings.axis ? runtime::FabricScope::Axes : runtime::FabricScope::System);
   fabric.down_edges = down;
-  auto device = make_device(topo::load_system("torus:4x4"), fabric);
+  auto device = make_device(topo::load_system(rings.system), fabric);
   const topo::Topology& topology = device->topology();
+  const TensorSpec& tensor = rings.tensor;
   runtime::ccl::GroupSelection groups;
-  groups.cluster_axis = axis;
+  groups.cluster_axis = rings.axis;
   const auto interleaved = [&](const TensorSpec& spec) {
     return device->create_buffer(runtime::ccl::interleaved_buffer_config(spec, runtime::BufferType::Dram));
   };
@@ -96,7 +112,7 @@ Outputs run(Op op, int axis, const Edges& down) {
   std::vector<runtime::MeshWorkload> workloads;
   if (op == Op::AllGather || op == Op::AllGatherBroadcastFallback) {
     ag::Params p;
-    p.input = op == Op::AllGather ? kTensor : kUntiledTensor;
+    p.input = op == Op::AllGather ? tensor : kUntiledTensor;
     p.dim = 3;
     p.groups = groups;
     p.fabric = fabric;
@@ -110,7 +126,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     workloads = ag::build_workloads(p, topology);
   } else if (op == Op::ReduceRoot0 || op == Op::ReduceRoot2) {
     rd::Params p;
-    p.tensor = kTensor;
+    p.tensor = tensor;
     p.root = op == Op::ReduceRoot0 ? 0 : 2;
     p.groups = groups;
     p.fabric = fabric;
@@ -125,7 +141,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     workloads = {rd::build(p, topology)};
   } else if (op == Op::AllToAll) {
     a2a::Params p;
-    p.tensor = kTensor;
+    p.tensor = tensor;
     p.dim = 3;
     p.groups = groups;
     p.fabric = fabric;
@@ -135,7 +151,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     workloads = {a2a::build(p, topology)};
   } else if (op == Op::AllBroadcast) {
     ab::Params p;
-    p.input = kTensor;
+    p.input = tensor;
     p.groups = groups;
     p.fabric = fabric;
     input = p.input_buffer = interleaved(p.input);
@@ -147,7 +163,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     workloads = {ab::build(p, topology)};
   } else if (op == Op::ReduceScatter || op == Op::ReduceScatterWrap) {
     rs::Params p;
-    p.input = kTensor;
+    p.input = tensor;
     p.dim = 3;
     p.groups = groups;
     p.fabric = fabric;
@@ -160,7 +176,7 @@ Outputs run(Op op, int axis, const Edges& down) {
     workloads = {rs::build(p, topology)};
   } else {
     ar::Params p;
-    p.tensor = kTensor;
+    p.tensor = tensor;
     p.groups = groups;
     p.fabric = fabric;
     p.algorithm = op == Op::AllReduceOneShot ? ar::Algorithm::OneShot
@@ -193,21 +209,47 @@ Outputs run(Op op, int axis, const Edges& down) {
   return outputs;
 }
 
+const std::vector<Op> kOps{Op::AllGather,        Op::AllGatherBroadcastFallback,
+                           Op::ReduceScatter,    Op::ReduceScatterWrap,
+                           Op::AllReduceOneShot, Op::AllReduceRsAg,
+                           Op::AllReduceComposite, Op::ReduceRoot0,
+                           Op::ReduceRoot2,      Op::AllToAll,
+                           Op::AllBroadcast};
+
+void expect_unfaulted_outputs(const Outputs& outputs, const Outputs& unfaulted) {
+  EXPECT_EQ(outputs.size(), unfaulted.size());
+  for (const auto& [chip, bytes] : outputs) {
+    EXPECT_TRUE(bytes == unfaulted.at(chip)) << "chip " << chip << ": not the unfaulted run's output";
+  }
+}
+
 TEST(OpenedRingRanks, EveryOutputIsTheUnfaultedOnesWhicheverLinkIsDown) {
-  const std::vector<std::pair<int, Edges>> cases{
-      {1, {{0, 1}}}, {1, {{1, 2}}}, {1, {{3, 0}}}, {0, {{0, 4}}}, {0, {{4, 8}}}};
-  for (const Op op : {Op::AllGather, Op::AllGatherBroadcastFallback, Op::ReduceScatter, Op::ReduceScatterWrap,
-                      Op::AllReduceOneShot, Op::AllReduceRsAg, Op::AllReduceComposite, Op::ReduceRoot0,
-                      Op::ReduceRoot2, Op::AllToAll, Op::AllBroadcast}) {
-    const Outputs unfaulted[2] = {run(op, 0, {}), run(op, 1, {})};
-    for (const auto& [axis, down] : cases) {
-      SCOPED_TRACE(fmt::format("op {} axis {} link {}-{} down", static_cast<int>(op), axis, down[0].first,
+  const std::vector<std::pair<const Rings*, Edges>> cases{{&kTorusRows, {{0, 1}}},
+                                                          {&kTorusRows, {{1, 2}}},
+                                                          {&kTorusRows, {{3, 0}}},
+                                                          {&kTorusColumns, {{0, 4}}},
+                                                          {&kTorusColumns, {{4, 8}}}};
+  for (const Op op : kOps) {
+    const Outputs unfaulted[2] = {run(op, kTorusColumns, {}), run(op, kTorusRows, {})};
+    for (const auto& [rings, down] : cases) {
+      SCOPED_TRACE(fmt::format("op {} axis {} link {}-{} down", static_cast<int>(op), *rings->axis, down[0].first,
                                down[0].second));
-      const Outputs outputs = run(op, axis, down);
-      EXPECT_EQ(outputs.size(), unfaulted[axis].size());
-      for (const auto& [chip, bytes] : outputs) {
-        EXPECT_TRUE(bytes == unfaulted[axis].at(chip)) << "chip " << chip << ": not the unfaulted run's output";
-      }
+      expect_unfaulted_outputs(run(op, *rings, down), unfaulted[*rings->axis]);
+    }
+  }
+}
+
+// ring:8's whole-system ring, which has no other, with a link down mid-ring (the line 1-...-7-0,
+// positions holding ranks 1..7, 0), further on (4-...-3) and at its closing link (0-...-7, the
+// positions the ranks): the unfaulted ring's outputs each time. Ranks in the line's order (what
+// resolve_groups gave before FabricLine::opened_from) fail here (checked: all_gather's, its
+// fallback's and reduce_scatter's outputs differ on every chip with 0-1 or 4-3 down).
+TEST(OpenedRingRanks, AWholeSystemRingRunAsALineGivesTheUnfaultedOutputs) {
+  for (const Op op : kOps) {
+    const Outputs unfaulted = run(op, kWholeRing, {});
+    for (const Edges& down : {Edges{{0, 1}}, Edges{{4, 3}}, Edges{{7, 0}}}) {
+      SCOPED_TRACE(fmt::format("op {} ring:8 link {}-{} down", static_cast<int>(op), down[0].first, down[0].second));
+      expect_unfaulted_outputs(run(op, kWholeRing, down), unfaulted);
     }
   }
 }

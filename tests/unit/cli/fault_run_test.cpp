@@ -321,6 +321,101 @@ TEST(FaultRun, ARowCutByDownLinksIsAFaultNamingTheGroup) {
   }
 }
 
+RunOptions whole_ring(CollectiveOp op, std::initializer_list<const char*> faults) {
+  RunOptions options;
+  options.system = "ring:8";
+  options.op = op;
+  options.size_bytes = 64 * 1024;
+  for (const char* spec : faults) add_fault_spec(options.faults, spec);
+  return options;
+}
+
+// A whole-system ring no other ring avoids a down link by (ring:8; session 22, until then refused
+// as the fault with "a line avoids them ...: run --topology line") runs as the line from the chip
+// after the link round to the chip before it, as a torus row does, whether the ring was asked or
+// chosen by --topology auto, for every op. Ranks stay in the ring's order, so the outputs whose
+// bytes do not depend on the order of a sum are the unfaulted ring's, byte for byte, and the
+// reductions' are the host reference's (summed in the line's order). The run says which ring ran
+// as which line and why.
+TEST(FaultRun, AWholeSystemRingWithNoOtherRingRunsAsALineAroundADownLink) {
+  struct Case {
+    const char* fault;
+    const char* line;
+    const char* note;
+  };
+  const std::vector<Case> cases{
+      {"link-down:0-1", "1-2-3-4-5-6-7-0",
+       "ring 0-1-2-3-4-5-6-7-0 ran as line 1-2-3-4-5-6-7-0: link 0-1 is down (link-down:0-1); the op's group, which "
+       "ran as that line (no other ring through all 8 chips avoids the link)"},
+      {"link-down:5-4", "5-6-7-0-1-2-3-4",
+       "ring 0-1-2-3-4-5-6-7-0 ran as line 5-6-7-0-1-2-3-4: link 4-5 is down (link-down:5-4); the op's group"}};
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
+                                CollectiveOp::Reduce, CollectiveOp::Broadcast, CollectiveOp::AllToAll,
+                                CollectiveOp::AllBroadcast, CollectiveOp::SendRecv}) {
+    const bool same_bytes = op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllReduce &&
+                            op != CollectiveOp::Reduce;
+    const RunResult unfaulted = run_collective(whole_ring(op, {}));
+    EXPECT_EQ(unfaulted.topology, op == CollectiveOp::SendRecv ? "line" : "ring");  // send_recv's pair is a line
+    for (const Case& c : cases) {
+      for (const char* topology : {"auto", "ring"}) {
+        SCOPED_TRACE(fmt::format("op {} {} --topology {}", static_cast<int>(op), c.fault, topology));
+        RunOptions options = whole_ring(op, {c.fault});
+        options.topology = topology;
+        const RunResult r = run_collective(options);
+        ASSERT_TRUE(r.verified.has_value());
+        EXPECT_TRUE(*r.verified) << r.mismatch;
+        EXPECT_EQ(r.wrong_elements, 0u);
+        EXPECT_EQ(r.topology, "line");
+        ASSERT_FALSE(r.checksums.empty());
+        ASSERT_EQ(r.checksums.size(), unfaulted.checksums.size());
+        for (std::size_t i = 0; i < r.checksums.size(); ++i) {
+          const OutputChecksum& checksum = r.checksums[i];
+          EXPECT_EQ(checksum.crc32, checksum.expected_crc32) << "chip " << checksum.chip;
+          EXPECT_EQ(checksum.chip, unfaulted.checksums[i].chip);
+          if (same_bytes) {
+            EXPECT_EQ(checksum.crc32, unfaulted.checksums[i].crc32)
+                << "chip " << checksum.chip << ": not the unfaulted run's bytes";
+          }
+        }
+        EXPECT_EQ(r.fabric_order, c.line);
+        ASSERT_EQ(r.rings_as_lines.size(), 1u);
+        EXPECT_THAT(r.rings_as_lines[0], HasSubstr(c.note));
+      }
+    }
+  }
+}
+
+// The T3K has another ring round a down 0-1 and runs it (as before session 22); round 0-2 it has
+// none and runs its ring as a line from chip 2.
+TEST(FaultRun, AT3kRingTakesAnotherRingWhereItHasOneElseRunsAsALine) {
+  const RunResult rerouted = run_collective(all_gather({"link-down:0-1"}));
+  expect_verified_with_matching_checksums(rerouted);
+  EXPECT_EQ(rerouted.topology, "ring");
+  EXPECT_TRUE(rerouted.rings_as_lines.empty());
+  const RunResult opened = run_collective(all_gather({"link-down:0-2"}));
+  expect_verified_with_matching_checksums(opened);
+  EXPECT_EQ(opened.topology, "line");
+  EXPECT_EQ(opened.fabric_order, "2-6-7-3-1-5-4-0");
+  ASSERT_EQ(opened.rings_as_lines.size(), 1u);
+  EXPECT_THAT(opened.rings_as_lines[0], HasSubstr("ring 4-0-2-6-7-3-1-5-4 ran as line 2-6-7-3-1-5-4-0: link 0-2 is "
+                                                  "down (link-down:0-2)"));
+}
+
+// Two links down split ring:8 in two: no ring, no line through all 8 chips; refused as the fault
+// (exit 3), naming both links, the ring and why it cannot run as a line around them.
+TEST(FaultRun, AWholeSystemRingCutByTwoDownLinksIsAFaultNamingThem) {
+  try {
+    run_collective(whole_ring(CollectiveOp::AllGather, {"link-down:0-1", "link-down:4-5"}));
+    ADD_FAILURE() << "expected ring:8 with two links down to be refused";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1, link-down:4-5 at 0 s: the ring fabric 0-1-2-3-4-5-6-7-0 "
+                                    "crosses the down link(s) and no other ring through all 8 chips avoids them"));
+    EXPECT_THAT(e.what(), HasSubstr("the ring runs as a line around one down link, not 2 (0-1, 4-5)"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("a line avoids them")));
+  }
+}
+
 TEST(FaultRun, DroppedFramesStopWithADiagnosisNamingTheLoss) {
   try {
     const RunResult r = run_collective(all_gather({"drop:0.05:3"}));

@@ -35,9 +35,11 @@ TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   const fs::path report_path = dir_ / "report.html";
   std::ofstream(json_path) << R"({"op":"all_gather","time_us":12.5,"verified":true})";
   std::ofstream(report_path) << "<html>an older run's report</html>";
-  // The T3K's only 8-chip ring crosses the down link: the op cannot run (exit 3).
+  // The T3K's only 8-chip ring crosses both down links (it runs as a line around one): the op
+  // cannot run (exit 3).
   const int code = run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault",
-                            "link-down:0-2", "--json", json_path.string(), "--report", report_path.string()});
+                            "link-down:0-2", "--fault", "link-down:6-7", "--json", json_path.string(), "--report",
+                            report_path.string()});
   EXPECT_EQ(code, kExitHangOrFault);
   const json j = json::parse(read_file(json_path));
   EXPECT_EQ(j.at("outcome"), "did not complete");
@@ -45,7 +47,7 @@ TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   EXPECT_EQ(j.at("system"), "t3k");
   EXPECT_FALSE(j.contains("time_us"));
   EXPECT_THAT(j.at("error").get<std::string>(), HasSubstr("link-down:0-2"));
-  EXPECT_EQ(j.at("faults"), json::array({"link-down:0-2"}));
+  EXPECT_EQ(j.at("faults"), json::array({"link-down:0-2", "link-down:6-7"}));
   EXPECT_EQ(j.at("settings").at("seed"), 1);
   const std::string report = read_file(report_path);
   EXPECT_THAT(report, HasSubstr("did not complete"));

@@ -155,28 +155,28 @@ TEST(FabricPlanAxes, ARingWithOneDownLinkRunsAsALineFromTheChipAfterIt) {
   using Edges = std::vector<std::pair<ChipId, ChipId>>;
   const std::vector<ChipId> row0{0, 1, 2, 3};
 
-  const AxisGroupRun untouched = axis_group_run(torus, row0, true, Edges{{4, 5}});
+  const GroupRun untouched = group_run(torus, row0, true, Edges{{4, 5}});
   EXPECT_TRUE(untouched.runs());
   EXPECT_TRUE(untouched.ring);
   EXPECT_EQ(untouched.chips, row0);
   EXPECT_FALSE(untouched.opened_at);
 
-  const AxisGroupRun opened = axis_group_run(torus, row0, true, Edges{{1, 0}});  // either order
+  const GroupRun opened = group_run(torus, row0, true, Edges{{1, 0}});  // either order
   EXPECT_TRUE(opened.runs());
   EXPECT_FALSE(opened.ring);
   EXPECT_EQ(opened.chips, (std::vector<ChipId>{1, 2, 3, 0}));
   ASSERT_TRUE(opened.opened_at);
   EXPECT_EQ(*opened.opened_at, (std::pair<ChipId, ChipId>{0, 1}));
   // The closing link down: the line in coordinate order.
-  EXPECT_EQ(axis_group_run(torus, row0, true, Edges{{3, 0}}).chips, row0);
+  EXPECT_EQ(group_run(torus, row0, true, Edges{{3, 0}}).chips, row0);
   // Line mode uses the closing link to go around a down one; a down closing link is not on it.
-  EXPECT_EQ(axis_group_run(torus, row0, false, Edges{{1, 2}}).chips, (std::vector<ChipId>{2, 3, 0, 1}));
-  EXPECT_FALSE(axis_group_run(torus, row0, false, Edges{{3, 0}}).opened_at);
+  EXPECT_EQ(group_run(torus, row0, false, Edges{{1, 2}}).chips, (std::vector<ChipId>{2, 3, 0, 1}));
+  EXPECT_FALSE(group_run(torus, row0, false, Edges{{3, 0}}).opened_at);
 
-  const AxisGroupRun two = axis_group_run(torus, row0, true, Edges{{0, 1}, {2, 3}});
+  const GroupRun two = group_run(torus, row0, true, Edges{{0, 1}, {2, 3}});
   EXPECT_FALSE(two.runs());
   EXPECT_EQ(two.cut_by, (Edges{{0, 1}, {2, 3}}));
-  const AxisGroupRun cut = axis_group_run(mesh, row0, true, Edges{{0, 1}});
+  const GroupRun cut = group_run(mesh, row0, true, Edges{{0, 1}});
   EXPECT_FALSE(cut.runs());
   EXPECT_EQ(cut.cut_by, (Edges{{0, 1}}));
 

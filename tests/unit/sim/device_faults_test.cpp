@@ -437,14 +437,36 @@ TEST(DeviceFaults, LinkDownFromTheStartIsAvoidedByAnotherRing) {
   multicast_all_gather(device, 4, 2048, false);  // every byte checked
 }
 
-TEST(DeviceFaults, LinkDownOnTheOnlyRingIsAFaultNamingIt) {
+// The T3K's only ring with a link down from the start runs as a line around it, from the chip
+// after it (session 22; until then it was refused as the fault): the ring's order is kept as the
+// ranks' (opened_from), and the plan's line is the ring's chips from 2 round to 0.
+TEST(DeviceFaults, LinkDownOnTheOnlyRingRunsItAsALineAroundTheLink) {
   SimMeshDeviceOptions options;
   options.fabric.mode = FabricMode::Ring;
   options.faults.link_down.push_back({0, 2, SimTime::zero(), "link-down:0-2"});
+  SimMeshDevice device(topo::build_t3k(), options);
+  ASSERT_EQ(device.fabric_plan().lines().size(), 1u);
+  const runtime::FabricLine& line = device.fabric_plan().lines().front();
+  EXPECT_EQ(line.mode, FabricMode::Line);
+  EXPECT_EQ(line.chips, (std::vector<ChipId>{2, 6, 7, 3, 1, 5, 4, 0}));
+  EXPECT_EQ(line.opened_at, (std::pair<ChipId, ChipId>{0, 2}));
+  EXPECT_EQ(line.opened_from, (std::vector<ChipId>{4, 0, 2, 6, 7, 3, 1, 5}));
+  EXPECT_EQ(device.options().fabric.down_edges, (std::vector<std::pair<ChipId, ChipId>>{{0, 2}}));
+}
+
+// Two links down on the only ring cut it: no ring avoids them and no line around one does; the
+// fault names both and why.
+TEST(DeviceFaults, TwoLinksDownOnTheOnlyRingAreAFaultNamingThem) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.faults.link_down.push_back({0, 2, SimTime::zero(), "link-down:0-2"});
+  options.faults.link_down.push_back({6, 7, SimTime::zero(), "link-down:6-7"});
   const std::string text =
       expect_device_error([&] { SimMeshDevice device(topo::build_t3k(), options); }, DeviceError::Kind::Fault);
-  EXPECT_THAT(text, HasSubstr("fault link-down:0-2 at 0 s: the ring fabric 4-0-2-6-7-3-1-5-4 crosses the down link"))
+  EXPECT_THAT(text, HasSubstr("fault link-down:0-2, link-down:6-7 at 0 s: the ring fabric 4-0-2-6-7-3-1-5-4 crosses "
+                              "the down link"))
       << text;
+  EXPECT_THAT(text, HasSubstr("the ring runs as a line around one down link, not 2 (0-2, 6-7)")) << text;
 }
 
 TEST(DeviceFaults, WallWatchdogStopsARunAsATimeout) {
