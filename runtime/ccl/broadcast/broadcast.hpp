@@ -3,7 +3,7 @@
 // the fabric, the root included, with one fabric multicast per packet (REFERENCE 4.8, 7.6).
 //
 //   root:   reader  STREAM_TENSOR_TO_CB   input -> CB
-//           writer  STREAM_CB_TO_TENSOR   CB -> local output + multicast both ways
+//           writer  STREAM_CB_TO_TENSOR   CB -> local output + multicast (below)
 //                   ATOMIC_INC multicast  +1 on every chip's done semaphore (and locally)
 //   others: stream 0  WAIT_VALUE            done semaphore >= 1
 // On a line the multicast reaches the chips before and after the root. On a ring
@@ -15,8 +15,9 @@
 // num_links L (at most the device fabric's routing planes, REFERENCE 3.5): L root workers per
 // multicast (the cores along the row from `worker`), worker k multicasting the k-th of L runs of
 // the pages over plane k's routers; a split has 2L, direction-major (worker d*L + k: direction d,
-// plane k, the (d*L + k)-th of 2L runs). Every chip's done semaphore (on `worker`) waits for one
-// increment per root worker.
+// plane k, the (d*L + k)-th of 2L runs), direction d's along the row from `worker` moved d rows
+// down (on one row the two directions' writes shared NoC0's row links). Every chip's done
+// semaphore (on `worker`) waits for one increment per root worker.
 // Groups (GroupSelection, as all_gather's): by default one group of every chip of the fabric;
 // with cluster_axis every row (axis 1) or column (axis 0) of the mesh is its own broadcast, all
 // at once, each group's root the chip at the root chip's rank in its own group (the same
@@ -42,12 +43,13 @@ namespace cclmesh::runtime::ccl::broadcast {
 // tensor of at least num_links x (n-1) x kSplitMinBytesPerLinkAndHop on a ring of n chips whose
 // n-1 hops a multicast reaches (kMaxFabricHops), else BothWays. The split's extra hops cost
 // latency that its halved injection pays back from about that size: the measured crossovers
-// (docs/collectives.md) were 12, 16, 24, 28, 44, 72 and 104 KiB on rings of 3, 4, 5, 6, 8, 12 and
-// 16 chips at one link, ~96 KiB on 8 and ~30 KiB on 4 at two; the rule is within 6% of the
-// faster of the two at every size measured. An explicit Split is refused where the groups run as a line on
-// a fabric that is not a ring, and on a ring longer than the hop limit; on a ring the per-axis
-// fabric opens into a line around a down link (FabricOptions::down_edges) every group runs as a
-// line whatever this says, as the other ops' ring algorithms do.
+// (docs/collectives.md) were 12, 16, 24, 28, 44, 72 and 104 KiB on rings of 3, 4, 5, 6, 8, 12
+// and 16 chips on one link, ~96 KiB on 8 and ~30 KiB on 4 on two; the rule was within 6% of the
+// faster of the two at every size measured. An explicit Split is refused where the groups run
+// as a line (a line fabric, 2-chip or partial groups) and round a ring longer than the hop
+// limit; where the per-axis fabric opened a ring into a line around a down link
+// (FabricOptions::down_edges) every group runs as a line whatever this says, as the other ops'
+// ring algorithms do.
 enum class RingAlgorithm : std::uint8_t { Auto, BothWays, Split };
 std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint64_t kSplitMinBytesPerLinkAndHop = 6 * 1024;
