@@ -503,6 +503,11 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "one sender per link and direction (expected 1, or --rs-ring-algorithm chain)",
                                  *options.workers_per_link));
   }
+  if (options.bcast_ring_algorithm != "auto" && (options.op != CollectiveOp::Broadcast || options.topology != "ring")) {
+    throw UsageError(fmt::format("--bcast-ring-algorithm: '{}' given for {} on a {}; it applies to broadcast on a "
+                                 "ring",
+                                 options.bcast_ring_algorithm, to_string(options.op), options.topology));
+  }
   if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
     throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
                                  options.all_reduce_algo, to_string(options.op)));
@@ -523,6 +528,12 @@ ccl::reduce_scatter::RingAlgorithm rs_ring_algorithm(const std::string& text) {
   if (text == "one-shot") return ccl::reduce_scatter::RingAlgorithm::OneShot;
   if (text == "chain") return ccl::reduce_scatter::RingAlgorithm::Chain;
   return ccl::reduce_scatter::RingAlgorithm::Auto;
+}
+
+ccl::broadcast::RingAlgorithm bcast_ring_algorithm(const std::string& text) {
+  if (text == "both-ways") return ccl::broadcast::RingAlgorithm::BothWays;
+  if (text == "split") return ccl::broadcast::RingAlgorithm::Split;
+  return ccl::broadcast::RingAlgorithm::Auto;
 }
 
 ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
@@ -768,6 +779,19 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     params.groups = selection;
     params.fabric = device.fabric();
     params.num_links = options.links;
+    params.ring_algorithm = bcast_ring_algorithm(options.bcast_ring_algorithm);
+    if (params.ring_algorithm == ccl::broadcast::RingAlgorithm::Split) {
+      // Where the groups are not whole rings (or too long a ring for a multicast), named by the
+      // option; what refuses the broadcast whatever its algorithm is reported as it is.
+      ccl::broadcast::Params any_algorithm = params;
+      any_algorithm.ring_algorithm = ccl::broadcast::RingAlgorithm::Auto;
+      ccl::broadcast::resolved_ring_algorithm(any_algorithm, device.topology());
+      try {
+        ccl::broadcast::resolved_ring_algorithm(params, device.topology());
+      } catch (const ccl::CclParamsError& e) {
+        throw UsageError(fmt::format("--bcast-ring-algorithm: 'split': {}", e.what()));
+      }
+    }
     op.workloads = cache.get(params, device.topology(), [&] { return ccl::broadcast::build(params, device.topology()); });
     op.group_size = static_cast<std::uint32_t>(first.size());
     op.groups = groups;

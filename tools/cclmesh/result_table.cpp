@@ -105,7 +105,8 @@ nlohmann::json settings_json(const RunOptions& o) {
           {"all_reduce_algo", o.all_reduce_algo},
           {"ag_ring_algorithm", o.ag_ring_algorithm},
           {"rs_line_algorithm", o.rs_line_algorithm},
-          {"rs_ring_algorithm", o.rs_ring_algorithm}};
+          {"rs_ring_algorithm", o.rs_ring_algorithm},
+          {"bcast_ring_algorithm", o.bcast_ring_algorithm}};
 }
 
 std::string topology_text(const RunResult& r) {

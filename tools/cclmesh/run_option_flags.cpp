@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -136,6 +137,11 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      fmt::format("reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to {} KiB per chip, REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto: the same rule on the all_reduce's tensor)",
                                  runtime::ccl::reduce_scatter::kDefaultOneShotMaxBytes / 1024))
       ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
+      ->capture_default_str();
+  command.add_option("--bcast-ring-algorithm", o.bcast_ring_algorithm,
+                     fmt::format("broadcast on a fabric ring: both-ways (every packet multicast n/2 chips one way and (n-1)/2 the other: the root injects the tensor twice), split (half the pages multicast forward round the whole ring, half backward: the root injects it once, at n-1 hops' latency; rings of at most {} chips) or auto (split from links x (n-1) x {} KiB where it fits, else both-ways)",
+                                 runtime::ccl::kMaxFabricHops + 1, runtime::ccl::broadcast::kSplitMinBytesPerLinkAndHop / 1024))
+      ->check(CLI::IsMember({"auto", "both-ways", "split"}))
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   // Parsed here rather than by CLI11, which read "-1" into the 64-bit seed as 2^64 - 1 (session 18).

@@ -98,6 +98,8 @@ struct RunOptions {
   std::string rs_line_algorithm = "two_sided";
   // --rs-ring-algorithm: reduce_scatter's ring algorithm: auto | one-shot | chain.
   std::string rs_ring_algorithm = "auto";
+  // --bcast-ring-algorithm: broadcast's ring algorithm: auto | both-ways | split.
+  std::string bcast_ring_algorithm = "auto";
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
   // unset: the op's default (256 on a line of at most 4 chips, else 1).
   std::optional<std::uint32_t> rounds;

@@ -114,10 +114,12 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
     // One sender per link, each with its own run of the pages on its own routing plane.
     Program sender_program;
     add_link_senders(sender_program, plan,
-                     LinkSenders{sender, route.line, worker_cores(topology, p.worker, p.num_links, kOp),
-                                 cmd::split_tensor_slice_across_workers_wrapped_page_aligned(slice, p.num_links),
+                     LinkSenders{sender, route.line,
+                                 one_sender_per_link(worker_cores(topology, p.worker, p.num_links, kOp),
+                                                     cmd::split_tensor_slice_across_workers_wrapped_page_aligned(
+                                                         slice, p.num_links),
+                                                     cmd::ChipUnicast{route.hops, route.forward}),
                                  tensor_args(p.input, topology, sender), tensor_args(p.output, topology, receiver),
-                                 cmd::ChipUnicast{route.hops, route.forward},
                                  chip_core_map(topology, receiver).tensix_noc0(p.worker), page_size,
                                  packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes),
                                  p.cb_packets, p.split_reader_writer});

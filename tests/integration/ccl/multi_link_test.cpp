@@ -158,12 +158,25 @@ TEST(MultiLinkE2e, BroadcastGalaxyColumnFourLinks) {
   for (std::size_t r = 2; r < column.size(); ++r) EXPECT_EQ(planes_with_data(*device, column[r - 1], column[r]), 4u);
 }
 
+// Both ring algorithms on 2 links: both ways, plane k's worker multicasts run k both ways; split,
+// 4 root workers (a direction's 2 on each row), and every hop of the ring but the two into the
+// root carries pages on both planes.
 TEST(MultiLinkE2e, BroadcastRingTwoLinks) {
-  auto device = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, FabricScope::System, 2));
-  bc::Params p;
-  p.root = 3;
-  p.num_links = 2;
-  EXPECT_TRUE(run_broadcast(*device, p, 9).verified);
+  for (const bc::RingAlgorithm algorithm : {bc::RingAlgorithm::BothWays, bc::RingAlgorithm::Split}) {
+    SCOPED_TRACE(bc::to_string(algorithm));
+    auto device = make_device(topo::load_system("ring:8/2"), fabric_of(FabricMode::Ring, FabricScope::System, 2));
+    bc::Params p;
+    p.root = 3;
+    p.num_links = 2;
+    p.ring_algorithm = algorithm;
+    EXPECT_TRUE(run_broadcast(*device, p, 4 * 4 + 3).verified);  // runs of 5, 5, 5 and 4 pages split
+    if (algorithm != bc::RingAlgorithm::Split) continue;
+    for (ChipId chip = 0; chip < 8; ++chip) {
+      const ChipId next = (chip + 1) % 8;
+      EXPECT_EQ(planes_with_data(*device, chip, next), next == p.root ? 0u : 2u) << chip << "->" << next;
+      EXPECT_EQ(planes_with_data(*device, next, chip), chip == p.root ? 0u : 2u) << next << "->" << chip;
+    }
+  }
 }
 
 TEST(MultiLinkE2e, SendRecvGalaxyColumnFourLinksThreeHops) {

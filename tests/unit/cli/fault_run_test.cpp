@@ -190,6 +190,25 @@ TEST(FaultRun, BroadcastRunsEveryGroupAsALineWhenARingRunsAsALine) {
   EXPECT_EQ(times_us[0], times_us[1]);
 }
 
+// A split round the rings asked for runs as the lines too when a down link opens one (as the
+// other ops' ring algorithms do), not refused: the same time as auto's line.
+TEST(FaultRun, BroadcastSplitRunsAsALineWhenARingRunsAsALine) {
+  const RunResult as_auto = run_collective(torus_rows(CollectiveOp::Broadcast, {"link-down:7-4"}));
+  RunOptions options = torus_rows(CollectiveOp::Broadcast, {"link-down:7-4"});
+  options.bcast_ring_algorithm = "split";
+  const RunResult split = run_collective(options);
+  ASSERT_TRUE(split.verified.has_value());
+  EXPECT_TRUE(*split.verified) << split.mismatch;
+  EXPECT_EQ(split.topology, "line");
+  EXPECT_EQ(split.time_us, as_auto.time_us);
+  // Unfaulted, the same rings split round.
+  RunOptions unfaulted_options = torus_rows(CollectiveOp::Broadcast, {});
+  unfaulted_options.bcast_ring_algorithm = "split";
+  const RunResult unfaulted = run_collective(unfaulted_options);
+  EXPECT_EQ(unfaulted.topology, "ring");
+  EXPECT_LT(unfaulted.time_us, split.time_us);
+}
+
 // Legacy mode has no fabric to run a row as a line around a down link: each row runs over the
 // mesh's own links, so a row whose hop is down is refused up front as the fault (exit 3),
 // naming the hop and the group (session 21 review: it hung, and the hang report's headline

@@ -9,6 +9,7 @@
 #include "topologies/builtin_systems.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime {
 namespace {
@@ -194,6 +195,96 @@ TEST(SendRecvBuilder, GroupsSendBetweenTheSameRanks) {
   across.fabric.scope = FabricScope::Axes;
   across.groups.cluster_axis = 0;
   EXPECT_THROW(ccl::send_recv::validate(across, galaxy), ccl::CclParamsError);
+}
+
+// A split ring: the root's first worker multicasts its half forward round the whole ring, the
+// second (a row down) the other half backward, each connected to that direction's routers only;
+// every other chip waits for both.
+TEST(BroadcastBuilder, SplitRingMulticastsHalfEachWayRoundTheWholeRing) {
+  const topo::Topology t3k = topo::build_t3k();
+  ccl::broadcast::Params p;
+  p.input = dram(1);
+  p.output = dram(2);
+  p.fabric.mode = FabricMode::Ring;
+  p.ring_algorithm = ccl::broadcast::RingAlgorithm::Split;
+  const FabricPlan plan(t3k, p.fabric);
+  p.root = plan.chips()[2];
+  const MeshWorkload w = ccl::broadcast::build(p, t3k);
+  const Program& root = w.programs.at(p.root);
+  ASSERT_EQ(root.kernels.size(), 4u);  // a reader and a writer per worker
+  const std::vector<std::uint32_t>& forward = root.kernels[1].runtime_args.at(CoreCoord{0, 0});
+  const std::vector<std::uint32_t>& backward = root.kernels[3].runtime_args.at(CoreCoord{0, 1});
+  EXPECT_NE(kargs::describe_interpreter_command(forward, 0, 0).find("dest=MCAST fwd=7 bwd=0"), std::string::npos)
+      << kargs::describe_interpreter_command(forward, 0, 0);
+  EXPECT_NE(kargs::describe_interpreter_command(backward, 0, 0).find("dest=MCAST fwd=0 bwd=7"), std::string::npos)
+      << kargs::describe_interpreter_command(backward, 0, 0);
+  EXPECT_NE(forward[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+  EXPECT_EQ(forward[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+  EXPECT_EQ(backward[kernels::interpreter::kRtForwardConnectionOffset], 0u);
+  EXPECT_NE(backward[kernels::interpreter::kRtBackwardConnectionOffset], 0u);
+  const Program& other = w.programs.at(plan.chips()[5]);
+  ASSERT_EQ(other.kernels.size(), 1u);
+  const std::string wait = kargs::describe_interpreter_command(other.kernels[0].runtime_args.at(CoreCoord{0, 0}), 0, 0);
+  EXPECT_NE(wait.find("value=2"), std::string::npos) << wait;
+}
+
+// Auto: split from num_links x (n - 1) x 6 KiB on a ring whose n - 1 hops a multicast reaches;
+// both ways below, on a line, and on a longer ring, where an explicit split is refused.
+TEST(BroadcastBuilder, AutoSplitsFromLinksTimesHopsTimesSixKiB) {
+  namespace bc = ccl::broadcast;
+  const topo::Topology t3k = topo::build_t3k();
+  bc::Params p;
+  p.fabric.mode = FabricMode::Ring;
+  p.root = FabricPlan(t3k, p.fabric).chips()[0];
+  const std::uint64_t threshold = 7 * bc::kSplitMinBytesPerLinkAndHop;  // 42 KiB on 8 chips
+  p.input = dram(1, threshold - 2048);
+  p.output = dram(2, threshold - 2048);
+  EXPECT_EQ(bc::resolved_ring_algorithm(p, t3k), bc::RingAlgorithm::BothWays);
+  p.input = dram(1, threshold);
+  p.output = dram(2, threshold);
+  EXPECT_EQ(bc::resolved_ring_algorithm(p, t3k), bc::RingAlgorithm::Split);
+  bc::Params two_links = p;  // twice the bytes on 2 links
+  two_links.num_links = 2;
+  two_links.fabric.num_links = 2;
+  const topo::Topology ring2 = topo::load_system("ring:8/2");
+  two_links.root = 0;
+  EXPECT_EQ(bc::resolved_ring_algorithm(two_links, ring2), bc::RingAlgorithm::BothWays);
+  two_links.input = dram(1, 2 * threshold);
+  two_links.output = dram(2, 2 * threshold);
+  EXPECT_EQ(bc::resolved_ring_algorithm(two_links, ring2), bc::RingAlgorithm::Split);
+  p.ring_algorithm = bc::RingAlgorithm::BothWays;
+  EXPECT_EQ(bc::resolved_ring_algorithm(p, t3k), bc::RingAlgorithm::BothWays);
+  EXPECT_NE(bc::hash_value(p), bc::hash_value(two_links));
+
+  bc::Params line = p;
+  line.fabric.mode = FabricMode::Line;
+  line.ring_algorithm = bc::RingAlgorithm::Auto;
+  EXPECT_EQ(bc::resolved_ring_algorithm(line, t3k), bc::RingAlgorithm::BothWays);
+  line.ring_algorithm = bc::RingAlgorithm::Split;
+  try {
+    bc::validate(line, t3k);
+    ADD_FAILURE() << "a split on a line fabric was accepted";
+  } catch (const ccl::CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find("ring_algorithm split"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line fabric"), std::string::npos) << e.what();
+  }
+
+  const topo::Topology ring20 = topo::load_system("ring:20");
+  bc::Params long_ring = p;
+  long_ring.root = 0;
+  long_ring.ring_algorithm = bc::RingAlgorithm::Auto;
+  long_ring.input = dram(1, 1 << 20);
+  long_ring.output = dram(2, 1 << 20);
+  EXPECT_EQ(bc::resolved_ring_algorithm(long_ring, ring20), bc::RingAlgorithm::BothWays);
+  long_ring.ring_algorithm = bc::RingAlgorithm::Split;
+  try {
+    bc::validate(long_ring, ring20);
+    ADD_FAILURE() << "a split round 20 chips was accepted";
+  } catch (const ccl::CclParamsError& e) {
+    EXPECT_NE(std::string(e.what()).find("19 hops on a ring of 20 chips; a multicast reaches at most 15"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(BroadcastBuilder, NeedsAFabric) {
