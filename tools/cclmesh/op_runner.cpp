@@ -45,6 +45,7 @@
 #include "tools/cclmesh/workload_cache.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/faults.hpp"
 #include "topologies/link_whatif.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -614,6 +615,8 @@ ccl::GroupSelection group_selection(const RunOptions& options) {
   selection.cluster_axis = options.cluster_axis;
   if (legacy_mode(options) && !options.chips.empty()) {
     selection.chips = {std::vector<ChipId>(options.chips.begin(), options.chips.end())};
+  } else if (legacy_mode(options) && !options.legacy_group.empty()) {
+    selection.chips = {std::vector<ChipId>(options.legacy_group.begin(), options.legacy_group.end())};
   }
   return selection;
 }
@@ -704,6 +707,45 @@ void reject_fixed_groups_across_down_links(const RunOptions& options, const topo
           "(a torus ring then runs as a line around it), or with --topology line where the down link closes the "
           "ring");
     }
+  }
+}
+
+// Legacy mode on the whole system launches its EDMs along the system's ring (or line) as the
+// embedding search finds it; with a link down from the start on it, the op would hang (each EDM
+// waits for its peer across the link). A legacy op has no fabric to open a ring around the link,
+// but it may run on another ring (or line) through every chip over the links left, as the
+// fabric is re-embedded (sim/device/fabric_reembed.hpp): options.legacy_group is that one, and
+// the run's notes say so. Without one, the run is refused as the fault (exit 3), naming fabric
+// mode, where a ring runs as a line around one down link.
+void lay_legacy_group_around_down_links(RunOptions& options, const topo::Topology& topology) {
+  if (!legacy_mode(options) || !options.chips.empty() || options.cluster_axis) return;
+  const bool ring = options.topology == "ring";
+  const topo::Embedding own = ring ? topo::find_system_ring(topology) : topo::find_system_line(topology);
+  const std::vector<std::uint32_t> group(own.chips.begin(), own.chips.end());
+  topo::Topology usable = topology;
+  std::vector<std::string> crossed;
+  const std::size_t hops = ring ? group.size() : group.size() - 1;
+  for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+    if (fault.at != sim::SimTime::zero()) continue;
+    usable = topo::without_edge(usable, static_cast<topo::ChipId>(fault.a), static_cast<topo::ChipId>(fault.b));
+    for (std::size_t i = 0; i < hops; ++i) {
+      const std::uint32_t a = group[i];
+      const std::uint32_t b = group[(i + 1) % group.size()];
+      if ((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a)) crossed.push_back(fault.spec);
+    }
+  }
+  if (crossed.empty()) return;
+  try {
+    const topo::Embedding around = ring ? topo::find_system_ring(usable) : topo::find_system_line(usable);
+    options.legacy_group.assign(around.chips.begin(), around.chips.end());
+  } catch (const topo::EmbeddingError& e) {
+    throw runtime::DeviceError(
+        runtime::DeviceError::Kind::Fault,
+        fmt::format("fault {} at 0 s: legacy mode's {} {} crosses the down link(s) and no other {} through all {} "
+                    "chips avoids them: {}; legacy mode runs its EDMs over the links of its {}, with no fabric to "
+                    "run it around a down link: run in fabric mode (a ring then runs as a line around one)",
+                    fmt::join(crossed, ", "), ring ? "ring" : "line", own.to_string(), ring ? "ring" : "line",
+                    topology.chip_count(), e.what(), ring ? "ring" : "line"));
   }
 }
 
@@ -1703,6 +1745,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   reject_links_above_every_edge(options, topology);
   require_fault_links_on(options.faults, topology);
   reject_fixed_groups_across_down_links(options, topology);
+  lay_legacy_group_around_down_links(options, topology);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
@@ -1746,6 +1789,13 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   buffers->free_all();
   result.settings = settings_json(options);
   result.fault_effects = device->fault_effects();
+  if (!options.legacy_group.empty()) {
+    result.fault_effects.insert(
+        result.fault_effects.begin(),
+        fmt::format("legacy mode ran its {} as {}{}: the system's own crosses a link down from the start",
+                    ring ? "ring" : "line", fmt::join(options.legacy_group, "-"),
+                    ring ? fmt::format("-{}", options.legacy_group.front()) : ""));
+  }
   result.op_preparations = workload_cache.hits() + workload_cache.builds();
   result.op_builds = workload_cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -86,6 +86,10 @@ struct RunOptions {
   // --chips: the run's chips in order, one line or ring (fabric: FabricOptions::chip_order; legacy:
   // the group); empty: every chip of the system.
   std::vector<std::uint32_t> chips;
+  // Legacy mode on the whole system: its ring (or line) laid over the links left when the
+  // system's own crosses a link down from the start (lay_legacy_group_around_down_links); empty:
+  // the system's own. Not an option: the run sets it.
+  std::vector<std::uint32_t> legacy_group;
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite

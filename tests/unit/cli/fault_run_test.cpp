@@ -232,6 +232,36 @@ TEST(FaultRun, LegacyRowsAcrossADownLinkAreTheFault) {
   EXPECT_TRUE(*r.verified) << r.mismatch;
 }
 
+// Legacy mode on the whole system launches its EDMs along the system's ring: with a link down
+// from the start on it, the op runs on another ring through every chip where one avoids the link
+// (a 4x4 mesh has several), verified, its notes naming the ring it ran; where none does (ring:8,
+// a 2x4 mesh's one ring) it is refused up front as the fault, naming fabric mode. Before, both
+// hung (the EDMs on either side of the link waiting for each other).
+TEST(FaultRun, LegacyWholeSystemRingRunsOnAnotherRingAroundADownLinkOrIsTheFault) {
+  RunOptions options = all_gather({"link-down:6-5"});
+  options.system = "mesh:4x4";
+  options.mode = "legacy";
+  const RunResult r = run_collective(options);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  ASSERT_FALSE(r.fault_effects.empty());
+  EXPECT_EQ(r.fault_effects.front(), "legacy mode ran its ring as 0-1-2-3-7-6-10-11-15-14-13-12-8-9-5-4-0: the "
+                                     "system's own crosses a link down from the start");
+
+  RunOptions closed = all_gather({"link-down:0-1"});
+  closed.system = "ring:8";
+  closed.mode = "legacy";
+  try {
+    run_collective(closed);
+    ADD_FAILURE() << "expected a legacy ring:8 across a down link to be refused";
+  } catch (const runtime::DeviceError& e) {
+    EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: legacy mode's ring 0-1-2-3-4-5-6-7-0 crosses the down "
+                                    "link(s) and no other ring through all 8 chips avoids them"));
+    EXPECT_THAT(e.what(), HasSubstr("run in fabric mode (a ring then runs as a line around one)"));
+  }
+}
+
 // all_reduce at 256 KiB per chip splits its reduce_scatter's workers by the line's and the
 // rings' needs: its barrier semaphore must sit on every core either part runs on (session 20's
 // first cut took the rings' only: "barrier_semaphore ... is not on worker core").
