@@ -268,12 +268,14 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
 }  // namespace
 
 RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size) {
-  if (params.rounds != 0) return {params.rounds, fmt::format("asked for: {} round{}", params.rounds, params.rounds == 1 ? "" : "s")};
+  if (params.rounds != 0) {
+    return {params.rounds, fmt::format("asked for: {} round{}", params.rounds, params.rounds == 1 ? "" : "s")};
+  }
   if (params.topology == CclTopology::Ring) return {1, "auto: a ring sends one destination after another"};
   if (group_size <= kMaxInterleavedLine) {
-    return {kDefaultLineRounds, fmt::format("auto: a line of {} chips, at most {}, interleaves its destinations over "
-                                                              "{} rounds",
-                                                              group_size, kMaxInterleavedLine, kDefaultLineRounds)};
+    return {kDefaultLineRounds,
+            fmt::format("auto: a line of {} chips, at most {}, interleaves its destinations over {} rounds",
+                        group_size, kMaxInterleavedLine, kDefaultLineRounds)};
   }
   return {1, fmt::format("auto: a line of {} chips, more than {}, sends one destination after another", group_size,
                          kMaxInterleavedLine)};
