@@ -213,6 +213,11 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   if (const std::string note = tensor_note(r); !note.empty()) {
     html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(note.substr(2, note.size() - 3)));
   }
+  // The algorithm the op chose, as --json records it: where a sweep's curve steps, this says why.
+  if (!r.algorithm.empty()) {
+    html += fmt::format("<p class=\"summary\">algorithm {}: {}</p>\n", escape_html(r.algorithm),
+                        escape_html(r.algorithm_reason));
+  }
   // --fault: what ran besides the system, as the table's "# faults" lines say.
   if (!r.faults.empty()) {
     std::string note = fault_note(r);

@@ -405,7 +405,7 @@ struct PreparedOp {
   std::optional<std::uint32_t> dim;
   std::array<std::uint32_t, 2> input_shard{};  // elements, sharded runs only
   std::array<std::uint32_t, 2> output_shard{};
-  std::string algorithm;  // all_reduce's, as --all-reduce-algo names it, or all_gather's fallback, and why (RunResult's)
+  std::string algorithm;  // what the op's builder chose, as its option names it, and why (RunResult's)
   std::string algorithm_reason;
   bool algorithm_fallback = false;
 };
@@ -535,6 +535,19 @@ ccl::broadcast::RingAlgorithm bcast_ring_algorithm(const std::string& text) {
   if (text == "both-ways") return ccl::broadcast::RingAlgorithm::BothWays;
   if (text == "split") return ccl::broadcast::RingAlgorithm::Split;
   return ccl::broadcast::RingAlgorithm::Auto;
+}
+
+// --rs-ring-algorithm's name of an algorithm.
+std::string rs_ring_algorithm_name(ccl::reduce_scatter::RingAlgorithm algorithm) {
+  switch (algorithm) {
+    case ccl::reduce_scatter::RingAlgorithm::OneShot:
+      return "one-shot";
+    case ccl::reduce_scatter::RingAlgorithm::Chain:
+      return "chain";
+    case ccl::reduce_scatter::RingAlgorithm::Auto:
+      break;
+  }
+  return "auto";
 }
 
 ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text) {
@@ -835,6 +848,9 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
       }
     }
     op.workloads = cache.get(params, device.topology(), [&] { return ccl::broadcast::build(params, device.topology()); });
+    const ccl::broadcast::RingAlgorithmChoice choice = ccl::broadcast::ring_algorithm_choice(params, device.topology());
+    op.algorithm = choice.algorithm == ccl::broadcast::RingAlgorithm::Split ? "split" : "both-ways";
+    op.algorithm_reason = choice.reason;
     op.group_size = static_cast<std::uint32_t>(first.size());
     op.groups = groups;
   }
@@ -1002,6 +1018,11 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
       op.algorithm = kAllGatherBroadcastFallback;
       op.algorithm_reason = ccl::all_gather::broadcast_fallback_reason(p);
       op.algorithm_fallback = true;
+    } else if (p.mode == ccl::CclMode::Fabric) {
+      // Legacy mode runs its EDM all_gather, neither relay nor multicast: no choice to record.
+      const ccl::all_gather::RingAlgorithmChoice choice = ccl::all_gather::ring_algorithm_choice(p);
+      op.algorithm = ccl::all_gather::to_string(choice.algorithm);
+      op.algorithm_reason = choice.reason;
     }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
@@ -1057,6 +1078,16 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     }
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce_scatter::build(p, device.topology()); });
+    // A fabric ring chooses (one-shot or chain); a line runs the line algorithm asked; legacy
+    // mode runs its EDM chain: no choice to record.
+    if (p.mode == ccl::CclMode::Fabric && p.topology == ccl::CclTopology::Ring) {
+      const ccl::reduce_scatter::RingAlgorithmChoice choice = ccl::reduce_scatter::ring_algorithm_choice(p);
+      op.algorithm = rs_ring_algorithm_name(choice.algorithm);
+      op.algorithm_reason = choice.reason;
+    } else if (p.mode == ccl::CclMode::Fabric) {
+      op.algorithm = options.rs_line_algorithm;
+      op.algorithm_reason = "a line runs --rs-line-algorithm's (two_sided by default)";
+    }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
@@ -1105,6 +1136,9 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
                                                 runtime::CoreKind::Tensix, 0);
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_to_all::build(p, device.topology()); });
+    const ccl::all_to_all::RoundsChoice rounds = ccl::all_to_all::rounds_choice(p, n);
+    op.algorithm = rounds.rounds == 1 ? "sequential" : "interleaved";
+    op.algorithm_reason = rounds.reason;
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {

@@ -169,10 +169,13 @@ struct RunResult {
   std::array<std::uint32_t, 4> shape{};
   std::optional<std::uint32_t> dim;
   bool tensor_asked = false;                   // --shape, --dim or --shard given: the table notes the tensor
-  // all_reduce: the algorithm it ran (--all-reduce-algo's name) and why; all_gather: its
-  // all_broadcast + concat fallback ("broadcast-concat") and why; empty otherwise. A fallback
-  // (all_reduce's Auto could not run reduce_scatter + all_gather, or all_gather's) gets a line
-  // under the table.
+  // The algorithm the op's builder chose and why, as its option names it: all_reduce's
+  // (--all-reduce-algo), all_gather's (--ag-ring-algorithm, or its all_broadcast + concat
+  // fallback "broadcast-concat"), reduce_scatter's (--rs-ring-algorithm on a ring,
+  // --rs-line-algorithm on a line), all_to_all's ("interleaved" or "sequential", --rounds); empty
+  // for ops that do not choose and in legacy mode but for all_reduce. --json records it; only a
+  // fallback (all_reduce's Auto could not run reduce_scatter + all_gather, or all_gather's) gets a
+  // line under the table.
   std::string algorithm;
   std::string algorithm_reason;
   bool algorithm_fallback = false;

@@ -369,7 +369,7 @@ std::string to_string(RingAlgorithm algorithm) {
   return "unknown";
 }
 
-RingAlgorithm resolved_ring_algorithm(const Params& params) {
+RingAlgorithmChoice ring_algorithm_choice(const Params& params) {
   const bool fabric_ring = params.topology == CclTopology::Ring && params.mode == CclMode::Fabric;
   if (params.ring_algorithm == RingAlgorithm::Relay && !fabric_ring) {
     throw CclParamsError(fmt::format("all_gather: ring_algorithm relay relays through workers on a fabric ring; this "
@@ -377,11 +377,13 @@ RingAlgorithm resolved_ring_algorithm(const Params& params) {
                                      "through its EDMs)",
                                      to_string(params.topology), params.mode == CclMode::Fabric ? "fabric" : "legacy"));
   }
-  if (params.ring_algorithm == RingAlgorithm::Auto) {
-    return fabric_ring ? RingAlgorithm::Relay : RingAlgorithm::Multicast;
-  }
-  return params.ring_algorithm;
+  if (params.ring_algorithm != RingAlgorithm::Auto) return {params.ring_algorithm, "asked for"};
+  if (fabric_ring) return {RingAlgorithm::Relay, "auto: a fabric ring relays"};
+  return {RingAlgorithm::Multicast,
+          params.mode == CclMode::Fabric ? "auto: a line multicasts" : "auto: legacy mode does not relay"};
 }
+
+RingAlgorithm resolved_ring_algorithm(const Params& params) { return ring_algorithm_choice(params).algorithm; }
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.input, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,

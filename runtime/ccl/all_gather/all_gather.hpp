@@ -126,6 +126,13 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology);
 BidirectionalMode resolved_bidirectional_mode(const Params& params);
 // Relay or Multicast: Auto resolved (relay on a fabric ring, else multicast).
 RingAlgorithm resolved_ring_algorithm(const Params& params);
+// The same and why, in one clause ("asked for", "auto: a fabric ring relays"): what the CLI's
+// --json records.
+struct RingAlgorithmChoice {
+  RingAlgorithm algorithm = RingAlgorithm::Auto;
+  std::string reason;
+};
+RingAlgorithmChoice ring_algorithm_choice(const Params& params);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 // The relay's workers per link and direction: Params::workers_per_link (1 to a fabric mux's

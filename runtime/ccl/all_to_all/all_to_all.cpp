@@ -134,8 +134,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
-  const bool interleave = p.topology == CclTopology::Line && r.group_size <= kMaxInterleavedLine;
-  r.rounds = p.rounds != 0 ? p.rounds : interleave ? kDefaultLineRounds : 1;
+  r.rounds = rounds_choice(p, r.group_size).rounds;
   r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
   require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
   return r;
@@ -267,6 +266,20 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
 }
 
 }  // namespace
+
+RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size) {
+  if (params.rounds != 0) {
+    return {params.rounds, fmt::format("asked for: {} round{}", params.rounds, params.rounds == 1 ? "" : "s")};
+  }
+  if (params.topology == CclTopology::Ring) return {1, "auto: a ring sends one destination after another"};
+  if (group_size <= kMaxInterleavedLine) {
+    return {kDefaultLineRounds,
+            fmt::format("auto: a line of {} chips, at most {}, interleaves its destinations over {} rounds",
+                        group_size, kMaxInterleavedLine, kDefaultLineRounds)};
+  }
+  return {1, fmt::format("auto: a line of {} chips, more than {}, sends one destination after another", group_size,
+                         kMaxInterleavedLine)};
+}
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,

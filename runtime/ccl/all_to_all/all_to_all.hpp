@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/ccl/common/ccl_common.hpp"
@@ -75,6 +76,15 @@ struct Params {
 };
 
 std::size_t hash_value(const Params& params);
+
+// The rounds a sender runs (Params::rounds, or its default for a group of `group_size` chips)
+// and why, in one clause ("asked for: 16 rounds", "auto: a ring sends one destination after
+// another"): what the CLI's --json records.
+struct RoundsChoice {
+  std::uint32_t rounds = 1;
+  std::string reason;
+};
+RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size);
 
 // The worker cores every chip uses (for creating the done semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);

@@ -22,12 +22,12 @@ struct Placed {
   PlacedGroups placed;
   std::uint32_t root_rank = 0;
   bool split = false;  // RingAlgorithm::Split
+  std::string reason;  // why (RingAlgorithmChoice)
 };
 
-// The algorithm of groups that run as `shape`: below (RingAlgorithm).
-bool runs_split(const Params& p, const FabricPlan& plan, const std::vector<std::vector<ChipId>>& groups,
-                CclTopology shape) {
-  if (p.ring_algorithm == RingAlgorithm::BothWays) return false;
+// The algorithm of groups that run as `shape`, and why: below (RingAlgorithm).
+RingAlgorithmChoice ring_choice(const Params& p, const FabricPlan& plan, const std::vector<std::vector<ChipId>>& groups,
+                                CclTopology shape) {
   if (shape == CclTopology::Line) {
     // A ring the per-axis fabric opened around a down link runs as a line, as every op's does.
     const bool opened_ring = std::any_of(plan.lines().begin(), plan.lines().end(),
@@ -39,8 +39,9 @@ bool runs_split(const Params& p, const FabricPlan& plan, const std::vector<std::
           "of a fabric ring of 3 or more chips); expected ring_algorithm auto or both_ways",
           groups.size(), groups.front().size(), p.fabric.mode == FabricMode::Ring ? "ring" : "line"));
     }
-    return false;
+    return {RingAlgorithm::BothWays, "the groups run as a line: the root multicasts to both of its ends"};
   }
+  if (p.ring_algorithm == RingAlgorithm::BothWays) return {RingAlgorithm::BothWays, "asked for"};
   std::size_t largest = 0;
   for (const std::vector<ChipId>& group : groups) largest = std::max(largest, group.size());
   const auto hops = static_cast<std::uint32_t>(largest - 1);  // the longest ring's multicast
@@ -51,10 +52,20 @@ bool runs_split(const Params& p, const FabricPlan& plan, const std::vector<std::
                                        "ring_algorithm auto or both_ways, or a ring of at most {} chips)",
                                        hops, hops + 1, kMaxFabricHops, kMaxFabricHops + 1));
     }
-    return false;
+    return {RingAlgorithm::BothWays,
+            fmt::format("auto: a split's {} hops on a ring of {} chips are past a multicast's {}", hops, hops + 1,
+                        kMaxFabricHops)};
   }
-  return p.ring_algorithm == RingAlgorithm::Split ||
-         p.input.config.size_bytes >= std::uint64_t{p.num_links} * hops * kSplitMinBytesPerLinkAndHop;
+  if (p.ring_algorithm == RingAlgorithm::Split) return {RingAlgorithm::Split, "asked for"};
+  const std::uint64_t bytes = p.input.config.size_bytes;
+  const std::uint64_t threshold = std::uint64_t{p.num_links} * hops * kSplitMinBytesPerLinkAndHop;
+  if (bytes >= threshold) {
+    return {RingAlgorithm::Split,
+            fmt::format("auto: {} B reach the split's {} B ({} link(s) x {} hops x {} B)", bytes, threshold,
+                        p.num_links, hops, kSplitMinBytesPerLinkAndHop)};
+  }
+  return {RingAlgorithm::BothWays, fmt::format("auto: {} B are below the split's {} B ({} link(s) x {} hops x {} B)",
+                                               bytes, threshold, p.num_links, hops, kSplitMinBytesPerLinkAndHop)};
 }
 
 Placed place(const Params& p, const topo::Topology& topology) {
@@ -84,8 +95,9 @@ Placed place(const Params& p, const topo::Topology& topology) {
   };
   const CclTopology shape =
       std::all_of(groups.begin(), groups.end(), whole_ring) ? CclTopology::Ring : CclTopology::Line;
+  const RingAlgorithmChoice choice = ring_choice(p, plan, groups, shape);
   Placed result{place_groups(p.groups, topology, p.fabric, shape, p.num_links, kOp), 0,
-                runs_split(p, plan, groups, shape)};
+                choice.algorithm == RingAlgorithm::Split, choice.reason};
   result.root_rank = static_cast<std::uint32_t>(std::find(root_group->begin(), root_group->end(), p.root) -
                                                 root_group->begin());
   return result;
@@ -152,8 +164,13 @@ std::string to_string(RingAlgorithm algorithm) {
   return "unknown";
 }
 
+RingAlgorithmChoice ring_algorithm_choice(const Params& params, const topo::Topology& topology) {
+  Placed placed = place(params, topology);
+  return {placed.split ? RingAlgorithm::Split : RingAlgorithm::BothWays, std::move(placed.reason)};
+}
+
 RingAlgorithm resolved_ring_algorithm(const Params& params, const topo::Topology& topology) {
-  return place(params, topology).split ? RingAlgorithm::Split : RingAlgorithm::BothWays;
+  return ring_algorithm_choice(params, topology).algorithm;
 }
 
 std::size_t hash_value(const Params& p) {

@@ -74,6 +74,13 @@ std::size_t hash_value(const Params& params);
 // What the ring groups run: BothWays or Split (BothWays where the groups run as a line, whose
 // multicast goes to both of its ends). Throws CclParamsError where an explicit Split does not apply.
 RingAlgorithm resolved_ring_algorithm(const Params& params, const topo::Topology& topology);
+// The same, with why ("asked for", "auto: 1048576 B reach the split's 43008 B (...)", "the groups
+// run as a line: ..."): what a run records (cclmesh's --json `algorithm_reason`).
+struct RingAlgorithmChoice {
+  RingAlgorithm algorithm = RingAlgorithm::Auto;
+  std::string reason;
+};
+RingAlgorithmChoice ring_algorithm_choice(const Params& params, const topo::Topology& topology);
 
 void validate(const Params& params, const topo::Topology& topology);
 MeshWorkload build(const Params& params, const topo::Topology& topology);

@@ -432,7 +432,7 @@ std::string to_string(RingAlgorithm algorithm) {
   return "unknown";
 }
 
-RingAlgorithm resolved_ring_algorithm(const Params& params) {
+RingAlgorithmChoice ring_algorithm_choice(const Params& params) {
   const bool fabric_ring = params.mode == CclMode::Fabric && params.topology == CclTopology::Ring;
   const bool several_workers = params.workers_per_link && *params.workers_per_link > 1;
   if (params.ring_algorithm == RingAlgorithm::OneShot && (!fabric_ring || several_workers)) {
@@ -442,11 +442,25 @@ RingAlgorithm resolved_ring_algorithm(const Params& params) {
         to_string(params.topology), params.mode == CclMode::Fabric ? "fabric" : "legacy",
         params.workers_per_link.value_or(1)));
   }
-  if (!fabric_ring || params.ring_algorithm == RingAlgorithm::Chain) return RingAlgorithm::Chain;
-  if (params.ring_algorithm == RingAlgorithm::OneShot) return RingAlgorithm::OneShot;
-  return size_bytes(params.input) <= kDefaultOneShotMaxBytes && !several_workers ? RingAlgorithm::OneShot
-                                                                                 : RingAlgorithm::Chain;
+  if (!fabric_ring) {
+    return {RingAlgorithm::Chain, params.mode == CclMode::Fabric ? "a line chains" : "legacy mode chains"};
+  }
+  if (params.ring_algorithm != RingAlgorithm::Auto) return {params.ring_algorithm, "asked for"};
+  if (several_workers) {
+    return {RingAlgorithm::Chain, fmt::format("auto: workers_per_link {}; the one-shot runs one worker per link and "
+                                              "direction",
+                                              *params.workers_per_link)};
+  }
+  const std::uint64_t bytes = size_bytes(params.input);
+  if (bytes <= kDefaultOneShotMaxBytes) {
+    return {RingAlgorithm::OneShot,
+            fmt::format("auto: {} B per chip are within the one-shot's {} B", bytes, kDefaultOneShotMaxBytes)};
+  }
+  return {RingAlgorithm::Chain,
+          fmt::format("auto: {} B per chip are past the one-shot's {} B", bytes, kDefaultOneShotMaxBytes)};
 }
+
+RingAlgorithm resolved_ring_algorithm(const Params& params) { return ring_algorithm_choice(params).algorithm; }
 
 namespace {
 bool part_needs_intermediate(const Params& part) {

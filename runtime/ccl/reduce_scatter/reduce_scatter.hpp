@@ -151,6 +151,13 @@ std::size_t hash_value(const Params& params);
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
 // The ring algorithm the op runs (Auto resolved; Chain on a line and in legacy mode).
 RingAlgorithm resolved_ring_algorithm(const Params& params);
+// The same and why, in one clause ("asked for", "auto: 262144 B per chip are within the
+// one-shot's 524288 B"): what the CLI's --json records, so a sweep shows where Auto switched.
+struct RingAlgorithmChoice {
+  RingAlgorithm algorithm = RingAlgorithm::Auto;
+  std::string reason;
+};
+RingAlgorithmChoice ring_algorithm_choice(const Params& params);
 // Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
 // and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
 // for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line
