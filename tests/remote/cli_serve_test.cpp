@@ -809,6 +809,40 @@ TEST(CliServeFaults, PerAxisRingOpenedByADownLinkRunsAsLocally) {
   EXPECT_EQ(reduce.out, local_reduce.out);
 }
 
+// A served legacy device with a link down from the start on the system's ring: the client lays
+// the op's EDMs on another ring through every chip, as a local run does (session 22; before,
+// the served op hung across the link), with the same note; where no other ring exists (ring:8)
+// it is refused as locally, exit 3.
+TEST(CliServeFaults, LegacyRingAroundADownLinkRunsAsLocally) {
+  const std::vector<std::string> op{"--op", "all_gather", "--size", "256KiB"};
+  ServeChild serve({"--system", "mesh:4x4", "--mode", "legacy", "--fault", "link-down:6-5"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  std::vector<std::string> remote_args{"run", "--device", serve.endpoint()};
+  remote_args.insert(remote_args.end(), op.begin(), op.end());
+  const Outcome remote = cclmesh(remote_args);
+  EXPECT_EQ(serve.stop(), 0);
+  std::vector<std::string> local_args{"run", "--system", "mesh:4x4", "--mode", "legacy", "--fault", "link-down:6-5"};
+  local_args.insert(local_args.end(), op.begin(), op.end());
+  const Outcome local = cclmesh(local_args);
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_NE(remote.out.find("\n# legacy mode ran its ring as 0-1-2-3-7-6-10-11-15-14-13-12-8-9-5-4-0: the system's own "
+                            "crosses a link down from the start\n"),
+            std::string::npos)
+      << remote.out;
+
+  ServeChild closed({"--system", "ring:8", "--mode", "legacy", "--fault", "link-down:0-1"});
+  ASSERT_NE(closed.port, 0) << closed.line;
+  std::vector<std::string> closed_args{"run", "--device", closed.endpoint()};
+  closed_args.insert(closed_args.end(), op.begin(), op.end());
+  const Outcome refused = cclmesh(closed_args);
+  EXPECT_EQ(closed.stop(), 0);
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  EXPECT_NE(refused.err.find("legacy mode's ring 0-1-2-3-4-5-6-7-0 crosses the down link(s)"), std::string::npos)
+      << refused.err;
+}
+
 // Opened mid-ring (0-1 down: the line 1-2-3-0), the group keeps its ranks on the served device
 // as locally (session 21), reduce's too (before, it placed data by position and was refused,
 // exit 3).

@@ -762,6 +762,17 @@ void lay_legacy_group_around_down_links(RunOptions& options, const topo::Topolog
   }
 }
 
+// A run's fault effects, the note of a legacy group laid around a down link first.
+std::vector<std::string> with_legacy_group_note(const RunOptions& options, std::vector<std::string> effects) {
+  if (options.legacy_group.empty()) return effects;
+  const bool ring = options.topology == "ring";
+  effects.insert(effects.begin(),
+                 fmt::format("legacy mode ran its {} as {}{}: the system's own crosses a link down from the start",
+                             ring ? "ring" : "line", fmt::join(options.legacy_group, "-"),
+                             ring ? fmt::format("-{}", options.legacy_group.front()) : ""));
+  return effects;
+}
+
 // The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
 // system's ring or line.
 std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
@@ -1734,7 +1745,9 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   const auto wall_start = std::chrono::steady_clock::now();
   const topo::Topology& topology = device.topology();
   const runtime::FabricOptions& fabric = device.fabric();
-  const RunOptions options = served_run_options(requested, device);
+  RunOptions options = served_run_options(requested, device);
+  // A served legacy device runs the op's EDMs where the client lays them, as a local run does.
+  lay_legacy_group_around_down_links(options, topology);
   const auto n_chips =
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
@@ -1762,7 +1775,7 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     return r;
   });
   result.settings = settings_json(options);
-  result.fault_effects = device.fault_effects();
+  result.fault_effects = with_legacy_group_note(options, device.fault_effects());
   result.op_preparations = cache.hits() + cache.builds();
   result.op_builds = cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -1822,14 +1835,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   // The device goes with this run; freeing anyway keeps one path with a served device's run.
   buffers->free_all();
   result.settings = settings_json(options);
-  result.fault_effects = device->fault_effects();
-  if (!options.legacy_group.empty()) {
-    result.fault_effects.insert(
-        result.fault_effects.begin(),
-        fmt::format("legacy mode ran its {} as {}{}: the system's own crosses a link down from the start",
-                    ring ? "ring" : "line", fmt::join(options.legacy_group, "-"),
-                    ring ? fmt::format("-{}", options.legacy_group.front()) : ""));
-  }
+  result.fault_effects = with_legacy_group_note(options, device->fault_effects());
   result.op_preparations = workload_cache.hits() + workload_cache.builds();
   result.op_builds = workload_cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
