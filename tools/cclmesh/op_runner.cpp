@@ -680,21 +680,29 @@ void check_chips(const RunOptions& options, const topo::Topology& topology) {
   }
 }
 
+// The hop of `group` (a ring closing back to its first chip) that `fault` takes down, if any.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> hop_down(const sim::device::LinkDownFault& fault,
+                                                                const std::vector<std::uint32_t>& group, bool ring) {
+  const std::size_t hops = ring ? group.size() : group.size() - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const std::uint32_t a = group[i];
+    const std::uint32_t b = group[(i + 1) % group.size()];
+    if ((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a)) return std::pair{a, b};
+  }
+  return std::nullopt;
+}
+
 // A group laid as given whose hop is down from the start: reported as the fault it is, as the
 // device reports one under a per-axis line, instead of a hang at start-up. `what` names the
 // group, `instead` what would run.
 void reject_group_across_down_links(const RunOptions& options, const std::vector<std::uint32_t>& group, bool ring,
                                     const std::string& what, const std::string& instead) {
-  const std::size_t hops = ring ? group.size() : group.size() - 1;
   for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
     if (fault.at != sim::SimTime::zero()) continue;
-    for (std::size_t i = 0; i < hops; ++i) {
-      const std::uint32_t a = group[i];
-      const std::uint32_t b = group[(i + 1) % group.size()];
-      if (!((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a))) continue;
+    if (const auto hop = hop_down(fault, group, ring)) {
       throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
-                                 fmt::format("fault {} at 0 s: hop {}-{} of {} (a {}) is down, and {}", fault.spec, a,
-                                             b, what, ring ? "ring" : "line", instead));
+                                 fmt::format("fault {} at 0 s: hop {}-{} of {} (a {}) is down, and {}", fault.spec,
+                                             hop->first, hop->second, what, ring ? "ring" : "line", instead));
     }
   }
 }
@@ -737,15 +745,10 @@ void lay_legacy_group_around_down_links(RunOptions& options, const topo::Topolog
   const std::vector<std::uint32_t> group(own.chips.begin(), own.chips.end());
   topo::Topology usable = topology;
   std::vector<std::string> crossed;
-  const std::size_t hops = ring ? group.size() : group.size() - 1;
   for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
     if (fault.at != sim::SimTime::zero()) continue;
     usable = topo::without_edge(usable, static_cast<topo::ChipId>(fault.a), static_cast<topo::ChipId>(fault.b));
-    for (std::size_t i = 0; i < hops; ++i) {
-      const std::uint32_t a = group[i];
-      const std::uint32_t b = group[(i + 1) % group.size()];
-      if ((fault.a == a && fault.b == b) || (fault.a == b && fault.b == a)) crossed.push_back(fault.spec);
-    }
+    if (hop_down(fault, group, ring)) crossed.push_back(fault.spec);
   }
   if (crossed.empty()) return;
   try {
