@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <utility>
 
 #include "sim/device/hang_timing.hpp"
 #include "sim/model/chip.hpp"
@@ -15,35 +16,58 @@ std::string count_of(std::size_t n, const char* singular, const char* plural) {
   return fmt::format("{} {}", n, n == 1 ? singular : plural);
 }
 
-// ": N of the M parked worker kernels (on K of the C chips with parked ones) wait on <what>
-// (...)": the parked workers whose chain ends at a link that `matches`, and their chips; ": none
-// of the M parked worker kernels (on C chips) waits on <what>" when no chain ends there; "" when
-// none is parked. Data movers (fabric muxes, legacy EDMs) are left out: they are the fabric's, as
-// the routers are, and their chains go on to the workers (or routers) that hold them, which are
-// counted.
+// How many of `ends` (parked kernels of one sort) wait on <what>: "N of the M <plural> (on K of
+// the C chips with parked ones) wait on <what> (...)", or "none of the M <plural> (on C chips)
+// waits on <what>" when no chain ends at a link that `matches`.
 template <class Match>
-std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, const std::string& what) {
+std::string waiting_of(const std::vector<const ChainEnd*>& ends, Match matches, const std::string& what,
+                       const char* singular, const char* plural) {
   std::set<runtime::ChipId> parked_chips;
   std::set<runtime::ChipId> waiting_chips;
-  std::size_t parked = 0;
   std::size_t waiting = 0;
-  for (const ChainEnd& end : ends) {
-    if (end.data_mover) continue;
-    ++parked;
-    parked_chips.insert(end.chip);
-    if (end.broken_link == nullptr || !matches(end)) continue;
+  for (const ChainEnd* end : ends) {
+    parked_chips.insert(end->chip);
+    if (end->broken_link == nullptr || !matches(*end)) continue;
     ++waiting;
-    waiting_chips.insert(end.chip);
+    waiting_chips.insert(end->chip);
   }
-  if (parked == 0) return "";
   if (waiting == 0) {
-    return fmt::format(": none of the {} (on {}) waits on {}", count_of(parked, "parked worker kernel", "parked worker kernels"),
+    return fmt::format("none of the {} (on {}) waits on {}", count_of(ends.size(), singular, plural),
                        count_of(parked_chips.size(), "chip", "chips"), what);
   }
-  return fmt::format(": {} of the {} (on {} of the {} with parked ones) {} on {} ({})", waiting,
-                     count_of(parked, "parked worker kernel", "parked worker kernels"), waiting_chips.size(),
+  return fmt::format("{} of the {} (on {} of the {} with parked ones) {} on {} ({})", waiting,
+                     count_of(ends.size(), singular, plural), waiting_chips.size(),
                      count_of(parked_chips.size(), "chip", "chips"), waiting == 1 ? "waits" : "wait", what,
                      waiting == 1 ? "its wait-for chain ends there" : "their wait-for chains end there");
+}
+
+// ": N of the M parked worker kernels (on K of the C chips with parked ones) wait on <what>
+// (...)": the parked workers whose chain ends at a link that `matches`, and their chips; "" when
+// nothing is parked. Data movers (fabric muxes, legacy EDMs) are left out: they are the
+// fabric's, as the routers are, and their chains go on to the workers (or routers) that hold
+// them, which are counted. When no worker is parked, only data movers (legacy EDMs waiting for
+// their last acks once every worker has finished), they are what waits, and are counted: ": no
+// worker kernel is parked, but 1 of the 1 parked legacy EDM (on 1 of the 1 chip ...) waits on
+// it ...".
+template <class Match>
+std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, const std::string& what) {
+  std::vector<const ChainEnd*> workers;
+  std::vector<const ChainEnd*> movers;
+  bool muxes = false;
+  bool edms = false;
+  for (const ChainEnd& end : ends) {
+    (end.data_mover() ? movers : workers).push_back(&end);
+    muxes = muxes || end.kind == ParkedKernel::FabricMux;
+    edms = edms || end.kind == ParkedKernel::LegacyEdm;
+  }
+  if (!workers.empty()) return ": " + waiting_of(workers, matches, what, "parked worker kernel", "parked worker kernels");
+  if (movers.empty()) return "";
+  const auto [singular, plural] =
+      !muxes ? std::pair("parked legacy EDM", "parked legacy EDMs")
+             : !edms ? std::pair("parked fabric mux", "parked fabric muxes")
+                     : std::pair("parked data mover (fabric mux or legacy EDM)", "parked data movers (fabric muxes and legacy EDMs)");
+  const std::string waiting = waiting_of(movers, matches, what, singular, plural);
+  return fmt::format(": no worker kernel is parked, {} {}", waiting.starts_with("none") ? "and" : "but", waiting);
 }
 
 std::string joined(const std::vector<std::string>& parts) {

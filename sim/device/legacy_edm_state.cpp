@@ -42,7 +42,17 @@ std::optional<LegacyEdmState> legacy_edm_state(const KernelContext& k) {
     if (bounded) ch.messages = rt[b + e::kChannelNumMessages];
     state.channels.push_back(ch);
   }
+  if (!bounded) {
+    state.end_signals = k.l1->read_u32(k.erisc_l1.program_semaphore_address(rt[e::kRtTerminationSemaphoreId]));
+  }
   return state;
+}
+
+bool channel_idle(const LegacyEdmChannelState& channel) {
+  // A sender has sent what it was given before the completions can catch up with it; a
+  // receiver's completions are the acks it has sent for what its worker pulled.
+  if (channel.sender) return channel.completed == channel.worker_count;
+  return channel.arrived == channel.worker_count && channel.completed == channel.worker_count;
 }
 
 std::optional<LegacyEdmWorkerChannel> legacy_edm_channel_of_worker(const KernelContext& k) {

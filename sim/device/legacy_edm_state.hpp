@@ -11,7 +11,9 @@
 // - receiver channel: the EDM channel semaphore counts the buffers its worker pulled; the ack
 //   staging word holds the last acks it sent: how many buffers arrived, how many completed;
 // - either: the worker's semaphore (on the worker's Tensix core) is 1 while an announcement
-//   waits for the worker to take it.
+//   waits for the worker to take it;
+// - WORKER_INITIATED: the EDM's termination semaphore counts the end signals its channels'
+//   workers have given (one each; the EDM ends at one per channel, once every channel is idle).
 
 #include <cstdint>
 #include <optional>
@@ -35,9 +37,19 @@ struct LegacyEdmChannelState {
   std::optional<std::uint32_t> messages;  // MESSAGE_COUNT_REACHED: the channel's count
 };
 
+// Everything the channel's worker gave it (a sender's), or the peer sent it (a receiver's), has
+// gone through: the acks included. A WORKER_INITIATED channel in this state waits for more, or
+// for the end signals.
+bool channel_idle(const LegacyEdmChannelState& channel);
+
 struct LegacyEdmState {
   kernels::LegacyEdmConfig config{};
   std::vector<LegacyEdmChannelState> channels;  // senders first, then receivers (kernel_args.hpp)
+  // WORKER_INITIATED: the end signals given so far (the termination semaphore), of one per
+  // channel; nullopt under MESSAGE_COUNT_REACHED.
+  std::optional<std::uint32_t> end_signals;
+  // WORKER_INITIATED with every channel's signal given: an idle channel has finished.
+  bool terminating() const { return end_signals && *end_signals >= channels.size(); }
 };
 
 bool is_legacy_edm(const KernelContext& k);

@@ -118,8 +118,14 @@ bool is_router(const KernelContext& k) { return k.persistent && k.kernel == kern
 bool is_mux(const KernelContext& k) { return k.kernel == kernels::kFabricMuxKernelName; }
 
 // A kernel that moves the op's data between its workers and a link, as the routers do, rather
-// than one of the op's workers (ChainEnd::data_mover).
+// than one of the op's workers (ParkedKernel).
 bool is_data_mover(const KernelContext& k) { return is_mux(k) || is_legacy_edm(k); }
+
+ParkedKernel parked_kind(const KernelContext& k) {
+  if (is_mux(k)) return ParkedKernel::FabricMux;
+  if (is_legacy_edm(k)) return ParkedKernel::LegacyEdm;
+  return ParkedKernel::Worker;
+}
 
 std::string short_name(const KernelContext& k) {
   if (is_router(k)) return fmt::format("router chip {} ch {}", chip_of(k), k.logical.x);
@@ -174,7 +180,7 @@ class ChainBuilder {
       const std::string one = chain(*k);
       if (printed) text += one;
       const Break end = end_of_.at(first_step(*k));
-      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, is_data_mover(*k)});
+      out.ends.push_back(ChainEnd{static_cast<runtime::ChipId>(chip_of(*k)), end.link, end.how, parked_kind(*k)});
     }
     if (chains == 0) return out;
     if (chains > kMaxChains) {
@@ -314,7 +320,7 @@ class ChainBuilder {
     const std::string waiting = and_joined(who);
     std::string on = "a semaphore, a CB";
     if (mux_count > 0) on += ", a slot of the mux, a client that has not closed";
-    if (edm_count > 0) on += ", a buffer of the EDM, an ack from its peer";
+    if (edm_count > 0) on += ", a buffer of the EDM, a message or an ack from its peer";
     if (buffer_count > 0) on += ", a free slot downstream";
     return fmt::format("a cycle of {}, each waiting for the next: a deadlock of {} waiting for each other ({}){}", made_of,
                        waiting, on, buffer_count == 0 ? ", not of full router buffers" : "");
@@ -1114,31 +1120,80 @@ class ChainBuilder {
     return short_name(edm) + " " + channel_name(edm, channel);
   }
 
-  // A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED); a
-  // WORKER_INITIATED channel's end is its worker's signal, which the report does not follow.
-  static bool channel_finished(const LegacyEdmChannelState& c) {
-    if (!c.messages) return false;
+  // A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED), or,
+  // WORKER_INITIATED, once it is idle with every channel's end signal given.
+  static bool channel_finished(const LegacyEdmState& state, const LegacyEdmChannelState& c) {
+    if (!c.messages) return state.terminating() && channel_idle(c);
     return c.completed >= *c.messages && (!c.sender || c.worker_count >= *c.messages);
   }
 
+  // A WORKER_INITIATED channel that holds nothing and has no count to reach waits for the end
+  // signals, unless its worker, still running, waits on it (a receiver's worker for the next
+  // message: the channel waits for the peer then).
+  bool waits_for_end_signals(const KernelContext& edm, const LegacyEdmChannelState& c) const {
+    if (c.messages || !channel_idle(c)) return false;
+    const KernelContext* worker = worker_of(edm, c);
+    return worker == nullptr || !running(*worker) || !blocked_on(*worker, c.worker_semaphore);
+  }
+
+  static bool running(const KernelContext& k) { return k.started && !k.done && !k.failed; }
+
+  static bool blocked_on(const KernelContext& k, std::uint64_t semaphore) {
+    return (k.blocked == BlockedIn::SemaphoreEqual || k.blocked == BlockedIn::SemaphoreAtLeast) && k.blocked_a == semaphore;
+  }
+
   // A parked EDM waits for any of its channels; the chain follows the first that has not
-  // finished, and says so when there are several.
+  // finished, one still moving messages before one that only waits for the end signals, and
+  // says so when there are several.
   Explained explain_legacy_edm(const KernelContext& edm, const std::string& head) {
     const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
     if (!state) return {head + "; its arguments do not describe its channels", std::nullopt};
-    std::vector<std::uint32_t> open;
+    std::vector<std::uint32_t> moving;
+    std::vector<std::uint32_t> ending;
     for (const LegacyEdmChannelState& c : state->channels) {
-      if (!channel_finished(c)) open.push_back(c.channel);
+      if (channel_finished(*state, c)) continue;
+      (waits_for_end_signals(edm, c) ? ending : moving).push_back(c.channel);
     }
-    if (open.empty()) {
+    if (moving.empty() && ending.empty()) {
       return {head + fmt::format("; each of its {} channel(s) has moved its messages", state->channels.size()),
               std::nullopt};
     }
+    if (moving.empty()) {
+      return {head + fmt::format("; each of its {} channel(s) has moved what it was given: it ends once every channel's "
+                                 "worker has signalled its end ({} of {} signals given); the chain follows its {}",
+                                 state->channels.size(), *state->end_signals, state->channels.size(),
+                                 channel_name(edm, ending.front())),
+              EdmChannelStep{&edm, ending.front()}};
+    }
     const std::string which =
-        open.size() == 1 ? fmt::format("; its {} is the one still moving messages", channel_name(edm, open.front()))
-                         : fmt::format("; {} of its {} channels still move messages: the chain follows the first", open.size(),
-                                       state->channels.size());
-    return {head + which, EdmChannelStep{&edm, open.front()}};
+        moving.size() == 1 ? fmt::format("; its {} is the one still moving messages", channel_name(edm, moving.front()))
+                           : fmt::format("; {} of its {} channels still move messages: the chain follows the first",
+                                         moving.size(), state->channels.size());
+    return {head + which, EdmChannelStep{&edm, moving.front()}};
+  }
+
+  // A WORKER_INITIATED channel that waits for the end signals: its own worker's while it runs,
+  // else another channel's worker that has not finished (a worker signals after its last
+  // message, as it ends: kernels/legacy_all_gather/worker_main.hpp); the chain goes on to that
+  // worker, and ends when every worker has finished with signals still missing.
+  Explained explain_end_signals(const KernelContext& edm, const LegacyEdmState& state, const KernelContext* worker,
+                                const std::string& head) {
+    const std::string waits =
+        fmt::format("{}; it holds nothing: it ends once every channel's worker has signalled its end ({} of {} signals "
+                    "given)",
+                    head, *state.end_signals, state.channels.size());
+    if (worker != nullptr && running(*worker)) return {waits + ": its worker has not finished", KernelStep{worker}};
+    if (worker != nullptr && !worker->started) return {waits + "; its worker's program has not launched yet", std::nullopt};
+    const std::string own = worker == nullptr ? "; no kernel on its worker's core uses the channel"
+                                              : fmt::format("; its worker {}", worker->done ? "has finished" : "failed");
+    for (const LegacyEdmChannelState& other : state.channels) {
+      const KernelContext* w = worker_of(edm, other);
+      if (w == nullptr || !running(*w)) continue;
+      return {waits + own + fmt::format(", {}'s worker has not", channel_name(edm, other.channel)), KernelStep{w}};
+    }
+    return {waits + own + fmt::format(", as has every other channel's: {} end signal(s) never came",
+                                      state.channels.size() - *state.end_signals),
+            std::nullopt};
   }
 
   // One channel: what it holds (its counters) and whom it waits for: its worker (to fill or
@@ -1157,7 +1212,8 @@ class ChainBuilder {
     const std::string head = fmt::format("{} (worker {}): {}", edm_channel_name(edm, channel), worker_name,
                                          describe_channel_counters(c, buffers));
     if (edm.done || edm.failed) return {head + "; " + progress(edm), std::nullopt};
-    if (channel_finished(c)) return {head + "; it has moved every message", std::nullopt};
+    if (channel_finished(*state, c)) return {head + "; it has moved every message", std::nullopt};
+    if (waits_for_end_signals(edm, c)) return explain_end_signals(edm, *state, worker, head);
     const auto to_worker = [&](const std::string& why) -> Explained {
       if (worker == nullptr) return {head + "; " + why + ", but no kernel on that core uses the channel", std::nullopt};
       return {head + "; " + why, KernelStep{worker}};
@@ -1167,6 +1223,14 @@ class ChainBuilder {
     }
     const std::uint32_t peer_channel = kernels::legacy_edm_peer_channel(state->config, channel);
     if (c.sender) {
+      // The peer takes a message into the buffer of the same index only once its worker has
+      // pulled the one before (its level-2 ack): then the filled buffers wait on that, not on
+      // level-1 acks for messages that cannot be sent yet.
+      if (c.arrived - c.completed >= buffers) {
+        return across_link(
+            edm, head + "; every buffer waits for the peer's level-2 ack (sent once its worker has pulled the message)",
+            peer_channel);
+      }
       if (c.worker_count - c.arrived >= buffers) {
         return across_link(edm, head + "; every buffer waits for the peer's level-1 ack", peer_channel);
       }
@@ -1205,20 +1269,28 @@ class ChainBuilder {
 
   // The worker kernel whose arguments name this channel (its EDM's core and its semaphore), the
   // one of the program that runs now when several did; for a worker whose arguments are not
-  // known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore.
+  // known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore, else
+  // the one kernel of the EDM's workload on that core (the one still running when an earlier
+  // run of the workload left one too): the only kernel there that can take the EDM's
+  // announcements. Null when neither says.
   const KernelContext* worker_of(const KernelContext& edm, const LegacyEdmChannelState& c) const {
     const KernelContext* found = nullptr;
     const KernelContext* waiting = nullptr;
+    std::vector<const KernelContext*> running_there;
+    std::vector<const KernelContext*> there;
     for (const KernelContext* k : in_.kernels) {
       if (k->chip != edm.chip || !(k->noc0 == c.worker) || k->kind != runtime::CoreKind::Tensix) continue;
-      const bool blocked_on_it = (k->blocked == BlockedIn::SemaphoreEqual || k->blocked == BlockedIn::SemaphoreAtLeast) &&
-                                 k->blocked_a == c.worker_semaphore && !k->done;
-      if (blocked_on_it) waiting = k;
+      if (blocked_on(*k, c.worker_semaphore) && !k->done) waiting = k;
+      if (k->workload == edm.workload) (k->done ? there : running_there).push_back(k);
       const std::optional<LegacyEdmWorkerChannel> uses = legacy_edm_channel_of_worker(*k);
       if (!uses || !(uses->edm == edm.noc0) || uses->worker_semaphore != c.worker_semaphore) continue;
       if (found == nullptr || (found->done && !k->done)) found = k;
     }
-    return found != nullptr ? found : waiting;
+    if (found != nullptr) return found;
+    if (waiting != nullptr) return waiting;
+    if (running_there.size() == 1) return running_there.front();
+    if (running_there.empty() && there.size() == 1) return there.front();
+    return nullptr;
   }
 
   const WaitChainInput& in_;

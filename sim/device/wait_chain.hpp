@@ -59,14 +59,18 @@ inline constexpr std::size_t kMaxFollowedSteps = 256;
 // How a link a chain ends at broke.
 enum class LinkBreak : std::uint8_t { Down, LostFrames };
 
+// What a parked kernel is: one of the op's workers, or a data mover, which moves the op's data
+// between its workers and a link as the routers do.
+enum class ParkedKernel : std::uint8_t { Worker, FabricMux, LegacyEdm };
+
 // Where one parked kernel's chain ends: the link that is down or lost frames, or null (any
 // other cause, a cycle, or the step bound).
 struct ChainEnd {
   runtime::ChipId chip;  // of the parked kernel
   const EthLink* broken_link = nullptr;
   LinkBreak how = LinkBreak::Down;
-  // The parked kernel is a data mover (a fabric mux or a legacy EDM), not one of the op's workers.
-  bool data_mover = false;
+  ParkedKernel kind = ParkedKernel::Worker;
+  bool data_mover() const { return kind != ParkedKernel::Worker; }
 };
 
 struct WaitChains {

@@ -647,6 +647,28 @@ TEST(FaultRun, ALegacyModeLinkDownMidRunIsWhereTheWorkersChainsEndThroughTheEdms
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
 }
 
+// Legacy mode with link 0-4 going down at 40 us, near the end of a 256 KiB all_gather: every
+// worker has finished, and only chip 4's EDM is parked, waiting for its last acks across the
+// link. With no worker parked the first line counts the EDM (it named the fault without a count:
+// there was no worker to count).
+TEST(FaultRun, WhenOnlyLegacyEdmsAreParkedTheFirstLineCountsThem) {
+  RunOptions options = all_gather({"link-down:0-4@40us"});
+  options.size_bytes = 256 * 1024;
+  options.mode = "legacy";
+  const std::string text = hang_report_of(options);
+  const std::vector<std::string> lines = first_lines(text, 2);
+  ASSERT_EQ(lines.size(), 2u) << text;
+  EXPECT_EQ(lines[1], "injected faults in effect: link 0-4 went down at 40.000 us (--fault link-down:0-4@40us): no worker "
+                      "kernel is parked, but 1 of the 1 parked legacy EDM (on 1 of the 1 chip with parked ones) waits on "
+                      "it (its wait-for chain ends there)")
+      << text;
+  EXPECT_THAT(text, HasSubstr("    <- legacy EDM chip 4 ch 0 sender channel 0 (worker chip 4 core (1,3) [tensix (0,0) dm0] "
+                              "legacy_all_gather_sender): 2 buffers, 4 of 4 messages filled by its worker, 3 acknowledged by "
+                              "the peer, 3 completed; its last messages wait for the peer's acks across the link chip 4 ch 0 "
+                              "<-> chip 0 ch 8, which is down"))
+      << text;
+}
+
 // A legacy reduce_scatter's chains go ~4 steps per chip round the 8-ring (worker, EDM sender
 // channel, the peer's receiver channel, its worker ...), past the 16 steps a chain prints: they
 // are followed on (up to kMaxFollowedSteps) and counted where they end, the down link. Before,

@@ -327,10 +327,10 @@ TEST(DeviceFaults, AFaultNoChainEndsAtIsOneNoParkedWorkerWaitsOn) {
   plan.link_down.push_back({0, 1, SimTime::from_us(10), "link-down:0-1@10us"});
   const std::vector<std::unique_ptr<EthLink>> links;
   const std::vector<std::unique_ptr<PacketCorruption>> corruptions;
-  const std::vector<ChainEnd> ends{{0, nullptr, LinkBreak::Down, false},
-                                   {1, nullptr, LinkBreak::Down, false},
-                                   {1, nullptr, LinkBreak::Down, false},
-                                   {2, nullptr, LinkBreak::Down, true}};
+  const std::vector<ChainEnd> ends{{0, nullptr, LinkBreak::Down, ParkedKernel::Worker},
+                                   {1, nullptr, LinkBreak::Down, ParkedKernel::Worker},
+                                   {1, nullptr, LinkBreak::Down, ParkedKernel::Worker},
+                                   {2, nullptr, LinkBreak::Down, ParkedKernel::FabricMux}};
   const FaultHeadlineInput input{&plan, SimTime::from_us(50), SimTime::from_us(40), &links, &corruptions, &ends};
   EXPECT_EQ(fault_headline(input),
             "injected faults in effect: link 0-1 went down at 10.000 us (--fault link-down:0-1@10us): none of the 3 "

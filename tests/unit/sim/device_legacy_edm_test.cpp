@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "kernels/api/legacy_edm_interface.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
@@ -23,11 +27,30 @@ using ::testing::Not;
 constexpr std::uint32_t kMessageBytes = 512;
 constexpr std::uint32_t kEdmTerminationSem = 4;
 constexpr std::uint32_t kWorkerSem = 0;
+constexpr std::uint32_t kStallSem = 1;  // on each worker core; nothing writes it
 constexpr std::uint32_t kSendFrom = 0x40000;
 constexpr std::uint32_t kReceiveInto = 0x50000;
 
 std::uint8_t message_byte(std::uint32_t chip, std::uint32_t message, std::uint32_t byte) {
   return static_cast<std::uint8_t>(chip * 71 + message * 13 + byte * 7 + 1);
+}
+
+// How a test worker ends after its last message (its runtime arg 1).
+enum class WorkerEnd : std::uint32_t {
+  Quietly = 0,                // no termination signal (MESSAGE_COUNT_REACHED EDMs need none)
+  Signals = 1,                // WORKER_INITIATED: +1 on the EDM's termination semaphore
+  StallsBeforeItsSignal = 2,  // waits for kStallSem, which nothing writes, instead of signalling
+};
+
+// The end of a test worker's channel: signal the EDM, or stall where its signal would be.
+void end_worker(const api::LegacyEdmChannelConfig& cfg) {
+  switch (static_cast<WorkerEnd>(get_arg_val<uint32_t>(1))) {
+    case WorkerEnd::Quietly: return;
+    case WorkerEnd::Signals:
+      api::signal_legacy_edm_termination(cfg.edm_noc_x, cfg.edm_noc_y, kEdmTerminationSem, my_noc_index());
+      return;
+    case WorkerEnd::StallsBeforeItsSignal: noc_semaphore_wait(api::l1_word_ptr(get_semaphore(kStallSem)), 1); return;
+  }
 }
 
 // Test worker: push `messages` messages (a pattern by chip and index) into one EDM channel.
@@ -44,10 +67,7 @@ void legacy_sender_worker() {
     ch.wait_for_empty_buffer();
     ch.send(kSendFrom, kMessageBytes);
   }
-  if (get_arg_val<uint32_t>(1) != 0) {
-    const auto cfg = api::read_legacy_edm_channel_config(get_arg_ptr(2));
-    api::signal_legacy_edm_termination(cfg.edm_noc_x, cfg.edm_noc_y, kEdmTerminationSem, my_noc_index());
-  }
+  end_worker(api::read_legacy_edm_channel_config(get_arg_ptr(2)));
 }
 
 // Test worker: pull `messages` messages into consecutive L1.
@@ -60,20 +80,36 @@ void legacy_receiver_worker() {
     ch.read_into(kReceiveInto + m * kMessageBytes, kMessageBytes);
     ch.release();
   }
-  if (get_arg_val<uint32_t>(1) != 0) {
-    const auto cfg = api::read_legacy_edm_channel_config(get_arg_ptr(2));
-    api::signal_legacy_edm_termination(cfg.edm_noc_x, cfg.edm_noc_y, kEdmTerminationSem, my_noc_index());
-  }
+  end_worker(api::read_legacy_edm_channel_config(get_arg_ptr(2)));
 }
+
+// Test worker: takes the first message the EDM announces, then stalls on kStallSem before
+// pulling it, so the messages that arrive after it wait in the EDM's buffers.
+void legacy_receiver_stalls_holding_a_message() {
+  uint32_t at = 2;
+  api::LegacyEdmWorkerChannel ch = api::LegacyEdmWorkerChannel::build_from_args(at, my_noc_index());
+  ch.wait_for_payload();
+  noc_semaphore_wait(api::l1_word_ptr(get_semaphore(kStallSem)), 1);
+}
+
+// A worker of the pair that is not the usual one: its kernel, or how it ends.
+using ChannelOf = std::pair<runtime::ChipId, std::uint32_t>;  // chip, EDM channel
+struct LegacyPairChanges {
+  std::map<ChannelOf, std::string> kernels;
+  std::map<ChannelOf, WorkerEnd> ends;
+};
 
 // Chip 0: EDM on channel 8, two senders (logical (0,0), (1,0)) and one receiver ((2,0)).
 // Chip 1: EDM on channel 0, one sender and two receivers. Chip 0's senders pair with chip 1's
-// receivers 1 and 2; chip 1's sender with chip 0's receiver.
+// receivers 1 and 2; chip 1's sender with chip 0's receiver. Channel c's worker is on core
+// (c, 0); under WORKER_INITIATED each signals its end.
 void enqueue_legacy_pair(SimMeshDevice& device, std::uint32_t termination_mode, std::uint32_t messages,
-                         std::uint32_t buffers) {
+                         std::uint32_t buffers, const LegacyPairChanges& changes = {}) {
   device.register_kernel("legacy_sender_worker", &legacy_sender_worker, false);
   device.register_kernel("legacy_receiver_worker", &legacy_receiver_worker, false);
-  const bool signal = termination_mode == kernels::legacy_edm::kTerminationWorkerInitiated;
+  device.register_kernel("legacy_receiver_stalls_holding_a_message", &legacy_receiver_stalls_holding_a_message, false);
+  const WorkerEnd usual_end =
+      termination_mode == kernels::legacy_edm::kTerminationWorkerInitiated ? WorkerEnd::Signals : WorkerEnd::Quietly;
   struct Side {
     runtime::ChipId chip;
     std::uint32_t channel;
@@ -96,12 +132,17 @@ void enqueue_legacy_pair(SimMeshDevice& device, std::uint32_t termination_mode, 
       channels.push_back({{w.x, w.y}, kWorkerSem, c, messages});
       program.semaphores.push_back(runtime::SemaphoreSpec{c, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
       program.semaphores.push_back(runtime::ccl::tensix_semaphore(worker, kWorkerSem));
-      std::vector<std::uint32_t> rt{messages, signal ? 1u : 0u};
+      program.semaphores.push_back(runtime::ccl::tensix_semaphore(worker, kStallSem));
+      const auto end = changes.ends.find({s.chip, c});
+      std::vector<std::uint32_t> rt{messages, static_cast<std::uint32_t>(end == changes.ends.end() ? usual_end : end->second)};
       rt.resize(2 + api::kLegacyEdmChannelArgWords);
       api::write_legacy_edm_channel_config(kargs::legacy_edm_worker_channel(cfg, c, edm.x, edm.y, c, kWorkerSem),
                                            rt.data() + 2);
       runtime::KernelSpec k;
-      k.kernel = c < s.senders ? "legacy_sender_worker" : "legacy_receiver_worker";
+      const auto kernel = changes.kernels.find({s.chip, c});
+      k.kernel = kernel != changes.kernels.end() ? kernel->second
+                 : c < s.senders               ? "legacy_sender_worker"
+                                               : "legacy_receiver_worker";
       k.cores = {{worker, worker}};
       k.runtime_args[worker] = rt;
       program.kernels.push_back(k);
@@ -197,6 +238,163 @@ TEST(DeviceLegacyEdm, ALinkDownMidRunIsWhereTheWorkersChainsEndThroughTheEdm) {
       << text;
   EXPECT_THAT(text, Not(HasSubstr("the increment is missing"))) << text;
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
+}
+
+// A relay worker's EDM messages go round: it pulls each message from its EDM's receiver channel
+// and pushes it into the sender channel (runtime args: the message count, then both channels'
+// blocks, receiver first), as a ring all-gather's worker relays its neighbour's slices on.
+void legacy_relay_worker() {
+  uint32_t at = 1;
+  api::LegacyEdmWorkerChannel from = api::LegacyEdmWorkerChannel::build_from_args(at, my_noc_index());
+  api::LegacyEdmWorkerChannel to = api::LegacyEdmWorkerChannel::build_from_args(at, my_noc_index());
+  const uint32_t messages = get_arg_val<uint32_t>(0);
+  for (uint32_t m = 0; m < messages; ++m) {
+    from.wait_for_payload();
+    from.read_into(kReceiveInto, kMessageBytes);
+    from.release();
+    to.wait_for_empty_buffer();
+    to.send(kReceiveInto, kMessageBytes);
+  }
+}
+
+// On each chip of an N300 an EDM with one sender channel (0) and one receiver channel (1), both
+// served by one relay worker on core (0,0) (worker semaphores 0 and 1). Nothing seeds the ring:
+// each worker waits for a message that only the other would send.
+void enqueue_relay_pair_without_a_seed(SimMeshDevice& device, std::uint32_t messages) {
+  device.register_kernel("legacy_relay_worker", &legacy_relay_worker, false);
+  runtime::MeshWorkload workload{"legacy_relay_pair", {}, {}};
+  for (const auto& [chip, eth_channel] : {std::pair<runtime::ChipId, std::uint32_t>{0, 8}, {1, 0}}) {
+    const runtime::ChipCoreMap& map = device.core_map(chip);
+    const runtime::Noc0Coord edm = map.eth_noc0(eth_channel);
+    const runtime::CoreCoord edm_core{eth_channel, 0};
+    const runtime::CoreCoord worker{0, 0};
+    const runtime::Noc0Coord w = map.tensix_noc0(worker);
+    const kernels::LegacyEdmConfig cfg{chip == 0,     runtime::kEriscKernelBase, 1, 1, 2,
+                                       kMessageBytes, kernels::legacy_edm::kTerminationMessageCountReached, 1000};
+    runtime::Program program;
+    std::vector<kargs::LegacyEdmChannelSpec> channels;
+    std::vector<std::uint32_t> rt{messages};
+    rt.resize(1 + 2 * api::kLegacyEdmChannelArgWords);
+    for (const std::uint32_t c : {1u, 0u}) {  // the receiver's block first
+      channels.push_back({{w.x, w.y}, c, c, messages});
+      program.semaphores.push_back(runtime::SemaphoreSpec{c, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
+      program.semaphores.push_back(runtime::ccl::tensix_semaphore(worker, c));
+      api::write_legacy_edm_channel_config(kargs::legacy_edm_worker_channel(cfg, c, edm.x, edm.y, c, c),
+                                           rt.data() + 1 + (c == 1 ? 0 : api::kLegacyEdmChannelArgWords));
+    }
+    std::swap(channels[0], channels[1]);  // the EDM's channels in order: sender 0, receiver 1
+    runtime::KernelSpec relay;
+    relay.kernel = "legacy_relay_worker";
+    relay.cores = {{worker, worker}};
+    relay.runtime_args[worker] = rt;
+    program.kernels.push_back(relay);
+    program.semaphores.push_back(
+        runtime::SemaphoreSpec{kEdmTerminationSem, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
+    const kargs::KernelArgs args = kargs::build_legacy_edm_args(cfg, kEdmTerminationSem, channels);
+    runtime::KernelSpec edm_kernel;
+    edm_kernel.kernel = kernels::kLegacyEdmKernelName;
+    edm_kernel.core_kind = runtime::CoreKind::Ethernet;
+    edm_kernel.cores = {{edm_core, edm_core}};
+    edm_kernel.compile_time_args = args.compile_time;
+    edm_kernel.common_runtime_args = args.runtime;
+    program.kernels.push_back(edm_kernel);
+    workload.programs[chip] = std::move(program);
+  }
+  device.enqueue_workload(workload);
+}
+
+std::string hang_report(SimMeshDevice& device) {
+  return expect_device_error([&] { device.finish(); }, runtime::DeviceError::Kind::Hang);
+}
+
+// A receiver worker that took one message and stalls before pulling it: the messages behind it
+// fill the EDM's receiver channel. The sending EDM's chain goes across the link (up) to that
+// channel, which holds arrivals its worker has not pulled, and on to the worker; the sending
+// channel names the level-2 acks it waits for (before, "the peer's level-1 ack", which had come
+// for every message it had sent).
+TEST(DeviceLegacyEdm, ArrivalsTheWorkerHasNotPulledLeadToTheWorker) {
+  SimMeshDevice device(topo::build_n300());
+  enqueue_legacy_pair(device, kernels::legacy_edm::kTerminationMessageCountReached, 4, 2,
+                      {.kernels = {{{1, 1}, "legacy_receiver_stalls_holding_a_message"}}, .ends = {}});
+  const std::string text = hang_report(device);
+  EXPECT_THAT(text, HasSubstr("    <- legacy EDM chip 0 ch 8 sender channel 0 (worker chip 0 core (1,3) [tensix (0,0) dm0] "
+                              "legacy_sender_worker): 2 buffers, 4 of 4 messages filled by its worker, 2 acknowledged by "
+                              "the peer, 0 completed; every buffer waits for the peer's level-2 ack (sent once its worker "
+                              "has pulled the message), from legacy EDM chip 1 ch 0 receiver channel 1\n"
+                              "    <- legacy EDM chip 1 ch 0 receiver channel 1 (worker chip 1 core (2,3) [tensix (1,0) dm0] "
+                              "legacy_receiver_stalls_holding_a_message): 2 buffers, 2 of 4 messages arrived, 0 pulled by "
+                              "its worker; 2 message(s) arrived that its worker has not pulled\n"
+                              "    <- chip 1 core (2,3) [tensix (1,0) dm0] legacy_receiver_stalls_holding_a_message "
+                              "(followed in a chain above)\n"))
+      << text;
+}
+
+// Two relay workers, each waiting for the message the other would relay: a cycle through both
+// EDMs' channels, named by what it is made of, not as full router buffers (there are none).
+TEST(DeviceLegacyEdm, RelayWorkersWaitingForEachOtherAreACycleThroughTheEdmChannels) {
+  SimMeshDevice device(topo::build_n300());
+  enqueue_relay_pair_without_a_seed(device, 3);
+  const std::string text = hang_report(device);
+  EXPECT_THAT(text, HasSubstr("    <- legacy EDM chip 0 ch 8 sender channel 0 (worker chip 0 core (1,3) [tensix (0,0) dm0] "
+                              "legacy_relay_worker): 2 buffers, 0 of 3 messages filled by its worker, 0 acknowledged by the "
+                              "peer, 0 completed; it has announced a free buffer its worker has not taken\n"
+                              "    <- back to chip 0 core (1,3) [tensix (0,0) dm0] legacy_relay_worker: a cycle of 2 kernels "
+                              "and 4 legacy EDM channels, each waiting for the next: a deadlock of kernels and legacy EDM "
+                              "channels waiting for each other (a semaphore, a CB, a buffer of the EDM, a message or an ack "
+                              "from its peer), not of full router buffers\n"))
+      << text;
+  // The other worker's chain, and each EDM's, joins the cycle.
+  EXPECT_THAT(text, HasSubstr("legacy EDM chip 1 ch 0 writes it: +1 when a message has arrived on its receiver channel 1\n"
+                              "    <- legacy EDM chip 1 ch 0 receiver channel 1 (followed in a chain above)\n"))
+      << text;
+  EXPECT_THAT(text, Not(HasSubstr("no kernel on that core uses the channel"))) << text;
+}
+
+// WORKER_INITIATED: an EDM ends once every channel's worker has signalled its end. A worker that
+// stalls before its signal holds the EDM: the EDM's chain follows its first channel to the
+// worker that has not signalled, the channel's own or another's.
+TEST(DeviceLegacyEdm, AWorkerInitiatedEdmsChainGoesOnToTheWorkerThatHasNotSignalled) {
+  for (const std::uint32_t stalling : {0u, 2u}) {
+    SimMeshDevice device(topo::build_n300());
+    enqueue_legacy_pair(device, kernels::legacy_edm::kTerminationWorkerInitiated, 3, 2,
+                        {.kernels = {}, .ends = {{{1, stalling}, WorkerEnd::StallsBeforeItsSignal}}});
+    const std::string text = hang_report(device);
+    const std::string worker = stalling == 0 ? "chip 1 core (1,3) [tensix (0,0) dm0] legacy_sender_worker"
+                                             : "chip 1 core (3,3) [tensix (2,0) dm0] legacy_receiver_worker";
+    // Chip 0's EDM has its 3 signals and ends; chip 1's has 2.
+    EXPECT_THAT(text, HasSubstr("    -- legacy EDM chip 1 ch 0 is blocked in wait_for_activity (waiting for a write to a "
+                                "watched L1 word); each of its 3 channel(s) has moved what it was given: it ends once "
+                                "every channel's worker has signalled its end (2 of 3 signals given); the chain follows "
+                                "its sender channel 0\n"
+                                "    <- legacy EDM chip 1 ch 0 sender channel 0 (worker chip 1 core (1,3) [tensix (0,0) dm0] "
+                                "legacy_sender_worker): 2 buffers, 3 filled by its worker, 3 acknowledged by the peer, 3 "
+                                "completed; it holds nothing: it ends once every channel's worker has signalled its end (2 "
+                                "of 3 signals given)" +
+                                std::string(stalling == 0 ? ": its worker has not finished\n"
+                                                          : "; its worker has finished, receiver channel 2's worker has not\n") +
+                                "    <- " + worker + " (followed in a chain above)\n"))
+        << text;
+    EXPECT_THAT(text, Not(HasSubstr("chip 0 ch 8 is blocked"))) << text;
+  }
+}
+
+// WORKER_INITIATED workers that never signal: every channel has moved its messages and every
+// worker has finished, so the EDMs' chains end at the signals that never came.
+TEST(DeviceLegacyEdm, AWorkerInitiatedEdmWhoseWorkersNeverSignalEndsAtTheMissingSignals) {
+  SimMeshDevice device(topo::build_n300());
+  LegacyPairChanges quiet;
+  for (const runtime::ChipId chip : {0u, 1u}) {
+    for (std::uint32_t c = 0; c < 3; ++c) quiet.ends[{chip, c}] = WorkerEnd::Quietly;
+  }
+  enqueue_legacy_pair(device, kernels::legacy_edm::kTerminationWorkerInitiated, 3, 2, quiet);
+  const std::string text = hang_report(device);
+  for (const std::string edm : {"chip 0 ch 8", "chip 1 ch 0"}) {
+    EXPECT_THAT(text, ContainsRegex("    <- legacy EDM " + edm + " sender channel 0 \\(worker [^\n]*\\): 2 buffers, 3 filled by "
+                                    "its worker, 3 acknowledged by the peer, 3 completed; it holds nothing: it ends once "
+                                    "every channel's worker has signalled its end \\(0 of 3 signals given\\); its worker "
+                                    "has finished, as has every other channel's: 3 end signal\\(s\\) never came\n"))
+        << text;
+  }
 }
 
 }  // namespace
