@@ -2,8 +2,9 @@
 // The lines a hang report under injected faults starts with (under its headline): which faults
 // took effect (a slow link or a skew is named whenever it is configured: it changes timing,
 // not where a chain ends, and is not tracked per packet) and, for a link that went down or lost
-// frames, how many of the parked worker kernels (not fabric muxes or legacy EDMs), and on how many chips, wait
-// on it, i.e. have a wait-for chain (wait_chain.hpp) that ends at one of its links. A link that went down after the
+// frames, how many of the parked worker kernels (not fabric muxes or legacy EDMs, unless no
+// worker is parked), and on how many chips, wait on it, i.e. have a wait-for chain
+// (wait_chain.hpp) that ends at one of its links. A link that went down after the
 // run's last progress (hang_timing.hpp) gets a line of its own: the engine ran on to it after
 // every kernel had parked, so it did not make the run hang unless it dropped something already
 // on its way. The full detail stays in the report's "injected faults:" section further down; a
