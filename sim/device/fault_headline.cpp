@@ -62,10 +62,10 @@ std::string kernels_waiting(const std::vector<ChainEnd>& ends, Match matches, co
   }
   if (!workers.empty()) return ": " + waiting_of(workers, matches, what, "parked worker kernel", "parked worker kernels");
   if (movers.empty()) return "";
-  const auto [singular, plural] =
-      !muxes ? std::pair("parked legacy EDM", "parked legacy EDMs")
-             : !edms ? std::pair("parked fabric mux", "parked fabric muxes")
-                     : std::pair("parked data mover (fabric mux or legacy EDM)", "parked data movers (fabric muxes and legacy EDMs)");
+  const auto [singular, plural] = !muxes ? std::pair("parked legacy EDM", "parked legacy EDMs")
+                                 : !edms ? std::pair("parked fabric mux", "parked fabric muxes")
+                                         : std::pair("parked data mover (fabric mux or legacy EDM)",
+                                                     "parked data movers (fabric muxes and legacy EDMs)");
   const std::string waiting = waiting_of(movers, matches, what, singular, plural);
   return fmt::format(": no worker kernel is parked, {} {}", waiting.starts_with("none") ? "and" : "but", waiting);
 }
