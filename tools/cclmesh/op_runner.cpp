@@ -44,6 +44,7 @@
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/workload_cache.hpp"
 #include "tools/cclmesh/sim_device_options.hpp"
+#include "tools/cclmesh/run_tensors.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
@@ -68,14 +69,6 @@ using SharedBytes = std::shared_ptr<const Bytes>;
 // --json's `algorithm` of an all_gather that falls back to all_broadcast + concat (no option
 // chooses it, so no option's name; the other gathers record none).
 constexpr const char* kAllGatherBroadcastFallback = "broadcast-concat";
-
-// One message for --size below a page per chip, whether refused before the device is built
-// (reject_size_below_a_page_per_chip) or while the op is prepared (prepare_collective).
-[[noreturn]] void throw_size_below_a_page_per_chip(std::uint64_t size_bytes, std::uint64_t page_bytes,
-                                                   std::uint64_t chips) {
-  throw UsageError(fmt::format("--size: {} B is less than one {} B page per chip on {} chips; expected at least {} B",
-                               size_bytes, page_bytes, chips, page_bytes * chips));
-}
 
 topo::Topology load_topology(const std::string& spec) {
   try {
@@ -109,89 +102,6 @@ Bytes seeded_finite(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes)
     data[i] = static_cast<std::byte>(0x38 + (static_cast<unsigned>(data[i]) & 0x0F));
   }
   return data;
-}
-
-ccl::DataType parse_dtype(const std::string& text) {
-  if (text == "fp32") return ccl::DataType::Float32;
-  if (text == "bfp8") return ccl::DataType::Bfloat8B;
-  return ccl::DataType::Bfloat16;
-}
-
-// One chip's tensor of `pages` pages: TILE pages along dim 3 ([1,1,32,32P]); ROW_MAJOR rows
-// of 1024 elements along dim 2 ([1,1,P,1024]), since a ROW_MAJOR page is a whole row.
-ccl::TensorSpec tensor_of_pages(const RunOptions& options, std::uint64_t pages) {
-  ccl::TensorSpec spec;
-  spec.dtype = parse_dtype(options.dtype);
-  spec.layout = options.layout == "row_major" ? ccl::Layout::RowMajor : ccl::Layout::Tile;
-  // A 4D shape holds 32-bit extents: refuse what would wrap rather than run a smaller tensor.
-  const std::uint64_t extent = spec.layout == ccl::Layout::Tile ? 32 * pages : pages;
-  if (extent > std::numeric_limits<std::uint32_t>::max()) {
-    throw UsageError(fmt::format("--size: {} pages per chip do not fit a tensor shape; use a smaller size", pages));
-  }
-  const auto p = static_cast<std::uint32_t>(pages);
-  spec.shape = spec.layout == ccl::Layout::Tile ? std::array<std::uint32_t, 4>{1, 1, 32, 32 * p}
-                                                : std::array<std::uint32_t, 4>{1, 1, p, 1024};
-  return spec;
-}
-
-std::uint32_t gather_dim(const RunOptions& options) { return options.layout == "row_major" ? 2 : 3; }
-
-std::uint64_t page_bytes_of(const RunOptions& options) {
-  try {
-    return ccl::page_size_bytes(tensor_of_pages(options, 1));
-  } catch (const ccl::CclParamsError& e) {
-    throw UsageError(fmt::format("--dtype/--layout: {}", e.what()));
-  }
-}
-
-// The tensor of --shape, in the run's dtype and layout.
-ccl::TensorSpec tensor_of_shape(const RunOptions& options, const std::array<std::uint32_t, 4>& shape) {
-  page_bytes_of(options);  // an invalid --dtype/--layout pair is refused naming them
-  ccl::TensorSpec spec = tensor_of_pages(options, 1);
-  spec.shape = shape;
-  return spec;
-}
-
-// all_gather's --shape is the gathered output (REFERENCE 8's convention for its AG rows): each
-// chip's input is it split N ways along dim, which must divide (tt-metal's shape[dim] % N == 0).
-ccl::TensorSpec gathered_input(const RunOptions& options, std::uint32_t dim, std::uint32_t n) {
-  const std::array<std::uint32_t, 4>& shape = *options.shape;
-  if (shape[dim] % n != 0) {
-    throw UsageError(fmt::format("--shape: {} has {} along dim {}, which does not split over {} chips; all_gather's "
-                                 "--shape is the gathered output, expected a multiple of {} along --dim",
-                                 fmt::join(shape, ","), shape[dim], dim, n, n));
-  }
-  std::array<std::uint32_t, 4> input = shape;
-  input[dim] /= n;
-  return tensor_of_shape(options, input);
-}
-
-// reduce_scatter and all_to_all cut each chip's tensor into N equal parts along --dim (tt-metal's
-// shape[dim] % N == 0, REFERENCE 11.15). --size's tensor has whole pages along one dim only, so
-// another --dim cannot split; a --shape must hold a multiple of N pages there. Refused here
-// naming the option at fault; the library's refusal names only the op. A ROW_MAJOR dim 3 is
-// left to all_to_all's own refusal, which says why it cannot move rows in pieces.
-void require_split_along_dim(const RunOptions& options, const ccl::TensorSpec& tensor, std::uint32_t dim,
-                             std::uint32_t n, const char* parts) {
-  const bool tile = tensor.layout == ccl::Layout::Tile;
-  if (!tile && dim == 3) return;
-  const std::uint32_t pages = ccl::dim_of(ccl::shape_in_pages(tensor), dim);
-  if (pages % n == 0) return;
-  const char* unit = tile && dim >= 2 ? (pages == 1 ? "tile" : "tiles") : (pages == 1 ? "page" : "pages");
-  const auto op = to_string(options.op);
-  if (!options.shape) {
-    throw UsageError(fmt::format("--dim: {} with --size: {} cuts each chip's tensor into {} equal {} along --dim, and "
-                                 "--size's [{}] has {} {} along dim {}; expected --dim {} with --size, or --shape with "
-                                 "a multiple of {} along --dim",
-                                 dim, op, n, parts, fmt::join(tensor.shape, ","), pages, unit, dim,
-                                 gather_dim(options), n));
-  }
-  const std::string multiple = tile && dim >= 2 ? fmt::format("{} tiles ({} elements)", n, 32 * n)
-                                                : fmt::format("{}", n);
-  throw UsageError(fmt::format("--shape: {} has {} {} along dim {}, which does not split into {} equal {}; {} cuts "
-                               "each chip's tensor along --dim, expected a multiple of {} there",
-                               fmt::join(*options.shape, ","), pages, unit, dim, n, parts,
-                               op, multiple));
 }
 
 runtime::TensorMemoryLayout memory_layout_of(const ShardRequest& shard) {
