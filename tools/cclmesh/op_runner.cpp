@@ -47,6 +47,7 @@
 #include "tools/cclmesh/run_tensors.hpp"
 #include "tools/cclmesh/buffer_placement.hpp"
 #include "tools/cclmesh/algorithm_option_values.hpp"
+#include "tools/cclmesh/run_groups.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
@@ -261,37 +262,6 @@ std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<Ou
 
 std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {OutputBuffer{"output", buffer}}; }
 
-// Legacy mode has no routing planes for the fabric plan to check --links against: a group may use
-// what every hop has left after fast dispatch's tunnels (runtime/ccl/common/legacy_links.hpp).
-void require_legacy_links(const RunOptions& options, const topo::Topology& topology,
-                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape) {
-  for (const auto& group : groups) {
-    const std::uint32_t usable = ccl::legacy_usable_links(topology, group, shape);
-    if (options.links <= usable) continue;
-    const auto [a, b] = ccl::legacy_narrowest_hop(topology, group, shape);
-    throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {} allows 1 to {} (hop {}-{} has "
-                                 "{} physical link(s){}; REFERENCE 6.9)",
-                                 options.links, options.system, options.topology, fmt::join(group, ","), usable, a, b,
-                                 topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)),
-                                 ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)})
-                                     ? ", one of them carrying fast dispatch's tunnel"
-                                     : ""));
-  }
-}
-
-// The run's groups as the op's params take them: every row or column (--cluster-axis), the
-// fabric's chips (fabric mode: --chips made the fabric), or in legacy mode --chips as one group.
-ccl::GroupSelection group_selection(const RunOptions& options) {
-  ccl::GroupSelection selection;
-  selection.cluster_axis = options.cluster_axis;
-  if (legacy_mode(options) && !options.chips.empty()) {
-    selection.chips = {std::vector<ChipId>(options.chips.begin(), options.chips.end())};
-  } else if (legacy_mode(options) && !options.legacy_group.empty()) {
-    selection.chips = {std::vector<ChipId>(options.legacy_group.begin(), options.legacy_group.end())};
-  }
-  return selection;
-}
-
 // --chips: every chip once, on the system, at least 2, not with --cluster-axis (whose groups
 // are the mesh's rows or columns), and consecutive chips neighbours (a ring's last and first
 // too; options.topology is resolved). Whether the hops have the links asked is the fabric
@@ -432,23 +402,6 @@ std::vector<std::string> with_legacy_group_note(const RunOptions& options, std::
                              ring ? "ring" : "line", fmt::join(options.legacy_group, "-"),
                              ring ? fmt::format("-{}", options.legacy_group.front()) : ""));
   return effects;
-}
-
-// The groups of a run: from the device's fabric, or in legacy mode (no fabric) from the
-// system's ring or line.
-std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
-                                            const ccl::GroupSelection& selection) {
-  try {
-    if (legacy_mode(options)) {
-      return ccl::resolve_legacy_groups(selection, device.topology(),
-                                        options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
-    }
-    return ccl::resolve_groups(selection, device.topology(),
-                               runtime::FabricPlan(device.topology(), device.fabric()));
-  } catch (const ccl::CclParamsError& e) {
-    if (!selection.cluster_axis) throw;
-    throw UsageError(fmt::format("--cluster-axis: {} on {}: {}", *selection.cluster_axis, options.system, e.what()));
-  }
 }
 
 // send_recv and broadcast move one buffer from a source chip: per group (the whole fabric, or
