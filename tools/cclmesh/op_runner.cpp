@@ -50,6 +50,7 @@
 #include "tools/cclmesh/run_groups.hpp"
 #include "tools/cclmesh/group_faults.hpp"
 #include "tools/cclmesh/run_option_checks.hpp"
+#include "tools/cclmesh/op_verification.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
@@ -64,13 +65,6 @@ using namespace detail;
 
 namespace {
 
-using runtime::BufferHandle;
-using runtime::ChipId;
-using Bytes = std::vector<std::byte>;
-// Expected outputs are shared between chips that expect the same bytes (all_gather, broadcast),
-// so the host keeps one copy of a reference, not one per chip.
-using SharedBytes = std::shared_ptr<const Bytes>;
-
 // --json's `algorithm` of an all_gather that falls back to all_broadcast + concat (no option
 // chooses it, so no option's name; the other gathers record none).
 constexpr const char* kAllGatherBroadcastFallback = "broadcast-concat";
@@ -83,31 +77,7 @@ topo::Topology load_topology(const std::string& spec) {
   }
 }
 
-// Seeded input bytes: std::mt19937_64's output is fixed by the standard, so every machine
-// generates the same tensors for the same seed.
-Bytes seeded_bytes(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) {
-  std::mt19937_64 generator(seed * 0x9E3779B97F4A7C15ull + salt);
-  Bytes data(bytes);
-  for (std::uint64_t i = 0; i < bytes; i += 8) {
-    const std::uint64_t word = generator();
-    for (std::uint64_t b = 0; b < 8 && i + b < bytes; ++b) data[i + b] = static_cast<std::byte>(word >> (8 * b));
-  }
-  return data;
-}
-
-using Check = OutputCheck;
-
 namespace ccl = runtime::ccl;
-
-// Seeded bf16 / fp32 values whose high byte keeps them finite and small (2^-15 .. 2^1), so sums
-// never overflow and every chip's reduction is comparable bit for bit.
-Bytes seeded_finite(std::uint64_t seed, std::uint64_t salt, std::uint64_t bytes) {
-  Bytes data = seeded_bytes(seed, salt, bytes);
-  for (std::uint64_t i = 1; i < bytes; i += 2) {
-    data[i] = static_cast<std::byte>(0x38 + (static_cast<unsigned>(data[i]) & 0x0F));
-  }
-  return data;
-}
 
 // What a prepared op leaves for the run: its workloads, the chips it runs on, how to check the
 // result, and the figures the metrics need.
@@ -127,42 +97,6 @@ struct PreparedOp {
   std::string algorithm_reason;
   bool algorithm_fallback = false;
 };
-
-// An output buffer of an op and its name in mismatch reports and checksums. Most ops have one
-// ("output"); all_broadcast has one per rank ("output 0" .. "output N-1").
-struct OutputBuffer {
-  std::string name;
-  BufferHandle handle;
-};
-
-// What each chip's output buffers must hold, one entry per OutputBuffer of the op, in order. A
-// chip that is not in the map has no defined output (reduce's non-root chips) and is not read.
-using ExpectedOutputs = std::map<ChipId, std::vector<SharedBytes>>;
-
-// Reads every output buffer of every chip in `expected` and compares it with the host reference.
-Check compare_all(runtime::MeshDevice& device, const std::vector<OutputBuffer>& outputs,
-                  const ExpectedOutputs& expected, std::uint32_t page_bytes, std::uint32_t element_bytes) {
-  Check check;
-  Bytes actual;
-  for (const auto& [chip, per_buffer] : expected) {
-    CCLMESH_CHECK(per_buffer.size() == outputs.size(), "output check: one expected tensor per output buffer");
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      actual.resize(per_buffer[i]->size());
-      device.read_buffer(chip, outputs[i].handle, actual);
-      check.add_chip(chip, outputs[i].name, *per_buffer[i], actual, page_bytes, element_bytes);
-    }
-  }
-  return check;
-}
-
-std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
-                                     ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
-  return [&device, outputs = std::move(outputs), expected = std::move(expected), page_bytes, element] {
-    return compare_all(device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
-  };
-}
-
-std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {OutputBuffer{"output", buffer}}; }
 
 // send_recv and broadcast move one buffer from a source chip: per group (the whole fabric, or
 // with --cluster-axis every row or column at once) its rank 0 sends, to rank 1 (send_recv: one
@@ -252,64 +186,6 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
     op.verify = check_outputs(device, single_output(output), std::move(expected), page_bytes, element);
   }
   return op;
-}
-
-// The chips of every group and each chip's seeded input; inputs in rank order per group.
-struct GroupInputs {
-  std::vector<std::vector<ChipId>> groups;
-  std::map<ChipId, Bytes> inputs;
-};
-
-GroupInputs write_group_inputs(const RunOptions& options, runtime::MeshDevice& device, const ccl::GroupSelection& selection,
-                               const BufferHandle& input, bool finite) {
-  GroupInputs result;
-  result.groups = run_groups(options, device, selection);
-  if (options.no_data) return result;  // timing only: no host tensors, memory stays bounded
-  const bool bfp8 = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B;
-  for (const auto& group : result.groups) {
-    for (ChipId chip : group) {
-      Bytes data = finite && !bfp8 ? seeded_finite(options.seed, chip, input.config.size_bytes)
-                                   : seeded_bytes(options.seed, chip, input.config.size_bytes);
-      if (finite && bfp8) ccl::reference::bound_bfp8_exponents(data);
-      device.write_buffer(chip, input, data);
-      result.inputs[chip] = std::move(data);
-    }
-  }
-  return result;
-}
-
-// The check of a collective's outputs: the host reference of each group (inputs in rank order)
-// against every output buffer of every chip. The reference gives, per rank, what each of the
-// op's output buffers holds (an empty list: that rank's outputs are undefined and not read).
-// Empty with --no-data (no inputs were made).
-using RankOutputs = std::vector<std::vector<SharedBytes>>;  // [rank][output buffer]
-using GroupReference =
-    std::function<RankOutputs(const std::vector<ChipId>& group, const std::vector<Bytes>& inputs_by_rank)>;
-
-SharedBytes share(Bytes bytes) { return std::make_shared<const Bytes>(std::move(bytes)); }
-
-// One output buffer per rank, each rank its own tensor.
-RankOutputs one_output_each(std::vector<Bytes> outputs) {
-  RankOutputs shared;
-  for (Bytes& b : outputs) shared.push_back({share(std::move(b))});
-  return shared;
-}
-
-std::function<Check()> verifier(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
-                                const GroupInputs& in, std::uint64_t page_bytes, std::uint32_t element,
-                                const GroupReference& reference) {
-  if (in.inputs.empty()) return {};
-  ExpectedOutputs expected;
-  for (const auto& group : in.groups) {
-    std::vector<Bytes> by_rank;
-    for (ChipId chip : group) by_rank.push_back(in.inputs.at(chip));
-    RankOutputs per_rank = reference(group, by_rank);
-    CCLMESH_CHECK(per_rank.size() == group.size(), "output check: one reference entry per rank");
-    for (std::size_t rank = 0; rank < group.size(); ++rank) {
-      if (!per_rank[rank].empty()) expected[group[rank]] = std::move(per_rank[rank]);
-    }
-  }
-  return check_outputs(device, std::move(outputs), std::move(expected), page_bytes, element);
 }
 
 PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring,
