@@ -1,0 +1,58 @@
+#include "tools/cclmesh/run_groups.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_links.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/sim_device_options.hpp"
+
+namespace cclmesh::cli::detail {
+
+void require_legacy_links(const RunOptions& options, const topo::Topology& topology,
+                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape) {
+  for (const auto& group : groups) {
+    const std::uint32_t usable = ccl::legacy_usable_links(topology, group, shape);
+    if (options.links <= usable) continue;
+    const auto [a, b] = ccl::legacy_narrowest_hop(topology, group, shape);
+    throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {} allows 1 to {} (hop {}-{} has "
+                                 "{} physical link(s){}; REFERENCE 6.9)",
+                                 options.links, options.system, options.topology, fmt::join(group, ","), usable, a, b,
+                                 topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)),
+                                 ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)})
+                                     ? ", one of them carrying fast dispatch's tunnel"
+                                     : ""));
+  }
+}
+
+ccl::GroupSelection group_selection(const RunOptions& options) {
+  ccl::GroupSelection selection;
+  selection.cluster_axis = options.cluster_axis;
+  if (legacy_mode(options) && !options.chips.empty()) {
+    selection.chips = {std::vector<ChipId>(options.chips.begin(), options.chips.end())};
+  } else if (legacy_mode(options) && !options.legacy_group.empty()) {
+    selection.chips = {std::vector<ChipId>(options.legacy_group.begin(), options.legacy_group.end())};
+  }
+  return selection;
+}
+
+std::vector<std::vector<ChipId>> run_groups(const RunOptions& options, runtime::MeshDevice& device,
+                                            const ccl::GroupSelection& selection) {
+  try {
+    if (legacy_mode(options)) {
+      return ccl::resolve_legacy_groups(selection, device.topology(),
+                                        options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line);
+    }
+    return ccl::resolve_groups(selection, device.topology(),
+                               runtime::FabricPlan(device.topology(), device.fabric()));
+  } catch (const ccl::CclParamsError& e) {
+    if (!selection.cluster_axis) throw;
+    throw UsageError(fmt::format("--cluster-axis: {} on {}: {}", *selection.cluster_axis, options.system, e.what()));
+  }
+}
+
+}  // namespace cclmesh::cli::detail

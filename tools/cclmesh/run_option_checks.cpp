@@ -1,0 +1,190 @@
+#include "tools/cclmesh/run_option_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/fault_spec.hpp"
+#include "tools/cclmesh/run_tensors.hpp"
+#include "tools/cclmesh/sim_device_options.hpp"
+
+namespace cclmesh::cli::detail {
+
+void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
+  const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                         options.op == CollectiveOp::AllReduce;
+  if (legacy_mode(options) && !legacy_op) {
+    throw UsageError(fmt::format("--mode: 'legacy' runs the 2024 per-op EDMs, which carried only all_gather, "
+                                 "reduce_scatter and all_reduce; {} is a fabric-era op (REFERENCE 5, 7.6); use "
+                                 "--mode fabric",
+                                 to_string(options.op)));
+  }
+  const bool has_workers_per_link = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
+  const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" && !legacy_mode(options) &&
+                      options.ag_ring_algorithm != "multicast";
+  if (options.workers_per_link && (!(has_workers_per_link || relays) || legacy_mode(options))) {
+    throw UsageError(fmt::format("--workers-per-link: {} asked for {} ({}, {} mode); it applies to reduce_scatter, "
+                                 "all_reduce and all_gather relaying on a ring, in fabric mode",
+                                 *options.workers_per_link, to_string(options.op), options.topology, options.mode));
+  }
+  if (options.ag_ring_algorithm != "auto") {
+    const bool gathers = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllReduce;
+    if (!gathers) {
+      throw UsageError(fmt::format("--ag-ring-algorithm: '{}' asked for {}; it applies to all_gather and all_reduce",
+                                   options.ag_ring_algorithm, to_string(options.op)));
+    }
+    if (options.ag_ring_algorithm == "relay" && (options.topology != "ring" || legacy_mode(options))) {
+      throw UsageError(fmt::format("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; this is a "
+                                   "{} in {} mode (expected --topology ring --mode fabric; a line multicasts, "
+                                   "legacy mode relays through its EDMs)",
+                                   options.topology, options.mode));
+    }
+  }
+  if (options.chunks_per_sync) {
+    if (!relays) {
+      throw UsageError(fmt::format("--chunks-per-sync: {} given for {} ({}, {} mode, --ag-ring-algorithm {}); it "
+                                   "applies to all_gather relaying on a fabric ring",
+                                   *options.chunks_per_sync, to_string(options.op), options.topology, options.mode,
+                                   options.ag_ring_algorithm));
+    }
+  }
+  if (n_chips < 2) {
+    throw UsageError(fmt::format("--system: {} needs at least 2 chips, the system has {}", to_string(options.op), n_chips));
+  }
+  if (options.topology == "ring" && n_chips == 2 && !options.cluster_axis) {
+    throw UsageError("--topology: a ring of 2 chips does not work (tt-metal issue #12770); use --topology line");
+  }
+  const bool has_dim = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
+                       options.op == CollectiveOp::AllToAll;
+  if (options.dim && !has_dim) {
+    throw UsageError(fmt::format("--dim: {} given for {}, which has no dim; --dim applies to all_gather, "
+                                 "reduce_scatter and all_to_all",
+                                 *options.dim, to_string(options.op)));
+  }
+  require_data_for_corruption(options.faults.plan, options.no_data, "a --no-data run", "run");
+  if (options.root != 0 && options.op != CollectiveOp::Reduce) {
+    throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
+                                 to_string(options.op)));
+  }
+  if (options.rounds && options.op != CollectiveOp::AllToAll) {
+    throw UsageError(fmt::format("--rounds: {} given for {}; --rounds applies to --op all_to_all", *options.rounds,
+                                 to_string(options.op)));
+  }
+  if (options.rs_line_algorithm != "two_sided" &&
+      (!has_workers_per_link || legacy_mode(options) || options.topology != "line")) {
+    throw UsageError(fmt::format("--rs-line-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
+                                 "reduce_scatter and all_reduce on a line in fabric mode",
+                                 options.rs_line_algorithm, to_string(options.op), options.topology, options.mode));
+  }
+  const bool reduces_scatter = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
+  if (options.rs_ring_algorithm != "auto" && (!reduces_scatter || legacy_mode(options) || options.topology != "ring")) {
+    throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
+                                 "reduce_scatter and all_reduce on a ring in fabric mode",
+                                 options.rs_ring_algorithm, to_string(options.op), options.topology, options.mode));
+  }
+  if (options.rs_ring_algorithm != "auto" && options.op == CollectiveOp::AllReduce &&
+      options.all_reduce_algo != "auto" && options.all_reduce_algo != "rs-ag") {
+    throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given with --all-reduce-algo {}; it chooses the reduce_scatter "
+                                 "half of rs-ag (expected --all-reduce-algo rs-ag or auto)",
+                                 options.rs_ring_algorithm, options.all_reduce_algo));
+  }
+  if (options.rs_ring_algorithm == "one-shot" && options.workers_per_link && *options.workers_per_link > 1) {
+    throw UsageError(fmt::format("--workers-per-link: {} given with --rs-ring-algorithm one-shot; the one-shot runs "
+                                 "one sender per link and direction (expected 1, or --rs-ring-algorithm chain)",
+                                 *options.workers_per_link));
+  }
+  if (options.bcast_ring_algorithm != "auto" && (options.op != CollectiveOp::Broadcast || options.topology != "ring")) {
+    throw UsageError(fmt::format("--bcast-ring-algorithm: '{}' given for {} on a {}; it applies to broadcast on a "
+                                 "ring",
+                                 options.bcast_ring_algorithm, to_string(options.op), options.topology));
+  }
+  if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
+    throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
+                                 options.all_reduce_algo, to_string(options.op)));
+  }
+  // Legacy all_reduce: rs-ag or the composite (legacy all_gather + local sum); Auto picks by the pages.
+  if (options.all_reduce_algo == "one-shot" && legacy_mode(options)) {
+    throw UsageError("--all-reduce-algo: 'one-shot' in legacy mode; the one-shot multicasts through the persistent "
+                     "fabric's routers, and the legacy EDMs carry neighbour to neighbour only (expected auto, rs-ag "
+                     "or composite)");
+  }
+}
+
+void check_chips(const RunOptions& options, const topo::Topology& topology) {
+  if (options.chips.empty()) return;
+  const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
+  if (options.cluster_axis) {
+    throw UsageError(fmt::format("--chips: '{}' given with --cluster-axis {}, whose groups are the mesh's rows or "
+                                 "columns; give one of them",
+                                 given, *options.cluster_axis));
+  }
+  if (options.chips.size() < 2) {
+    throw UsageError(fmt::format("--chips: '{}' is one chip; a collective needs at least 2, in line or ring order",
+                                 given));
+  }
+  std::vector<std::uint32_t> seen;
+  for (const std::uint32_t chip : options.chips) {
+    if (!topology.has_chip(static_cast<topo::ChipId>(chip))) {
+      throw UsageError(fmt::format("--chips: chip {} is not on {}; expected chip ids of the system (cclmesh topo "
+                                   "--system {} lists them)",
+                                   chip, options.system, options.system));
+    }
+    if (std::find(seen.begin(), seen.end(), chip) != seen.end()) {
+      throw UsageError(fmt::format("--chips: chip {} appears twice in '{}'; expected each chip once", chip, given));
+    }
+    seen.push_back(chip);
+  }
+  // Checked here for both modes: legacy mode has no fabric plan to say it, and its link count
+  // check would blame --links for a hop with no link at all.
+  const auto linked = [&](std::uint32_t a, std::uint32_t b) {
+    return topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)) > 0;
+  };
+  const std::size_t hops = options.topology == "ring" ? options.chips.size() : options.chips.size() - 1;
+  for (std::size_t i = 0; i < hops; ++i) {
+    const std::uint32_t a = options.chips[i];
+    const std::uint32_t b = options.chips[(i + 1) % options.chips.size()];
+    if (linked(a, b)) continue;
+    throw UsageError(fmt::format("--chips: '{}': chips {} and {} are not neighbours on {}; expected consecutive chips "
+                                 "that share a link{} (cclmesh topo --system {} lists the links)",
+                                 given, a, b, options.system,
+                                 options.topology == "ring" ? ", the last and the first too (a ring)" : "",
+                                 options.system));
+  }
+}
+
+void reject_links_above_every_edge(const RunOptions& options, const topo::Topology& topology) {
+  if (legacy_mode(options)) return;
+  std::size_t most = 0;
+  for (const topo::NeighbourEdge& edge : topology.edges()) most = std::max(most, edge.multiplicity());
+  if (options.links <= most || most == 0) return;
+  throw UsageError(fmt::format("--links: {} link(s) per hop asked; {}'s neighbour edges have at most {} link(s) "
+                               "each; expected 1 to {}",
+                               options.links, topology.name(), most, most));
+}
+
+void reject_size_below_a_page_per_chip(const RunOptions& options, const topo::Topology& topology,
+                                       std::uint32_t n_chips) {
+  const bool split_per_chip = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllBroadcast ||
+                              options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllToAll;
+  if (options.shape || !split_per_chip) return;
+  const auto& shape = topology.mesh_shape();
+  const bool whole_mesh = shape && static_cast<std::int64_t>(topology.chip_count()) == shape->chip_count();
+  std::uint64_t n = n_chips;
+  if (options.cluster_axis) {
+    if (!whole_mesh || *options.cluster_axis < 0 || *options.cluster_axis >= shape->rank()) return;
+    n = static_cast<std::uint64_t>(shape->extent(*options.cluster_axis));
+  } else if (options.chips.empty() && !whole_mesh) {
+    return;
+  }
+  if (n < 2) return;
+  const std::uint64_t page_bytes = page_bytes_of(options);
+  if (options.size_bytes / (page_bytes * n) == 0) {
+    throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
+  }
+}
+
+}  // namespace cclmesh::cli::detail
