@@ -35,6 +35,7 @@
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "sim/engine/check.hpp"
+#include "tools/cclmesh/all_reduce_halves.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/exit_without_teardown.hpp"
@@ -408,6 +409,7 @@ struct PreparedOp {
   std::string algorithm;  // what the op's builder chose, as its option names it, and why (RunResult's)
   std::string algorithm_reason;
   bool algorithm_fallback = false;
+  std::optional<AllReduceHalves> algorithm_halves;
 };
 
 // An output buffer of an op and its name in mismatch reports and checksums. Most ops have one
@@ -1188,6 +1190,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.algorithm = all_reduce_algorithm_name(choice.algorithm);
     op.algorithm_reason = choice.reason;
     op.algorithm_fallback = choice.fallback;
+    op.algorithm_halves = all_reduce_halves(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
@@ -1496,6 +1499,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.algorithm = op.algorithm;
   result.algorithm_reason = op.algorithm_reason;
   result.algorithm_fallback = op.algorithm_fallback;
+  result.algorithm_halves = op.algorithm_halves;
   result.tensor_asked =
       options.shape || options.dim || options.shard || options.output_memory || options.layout_or_memory_asked;
   result.layout = options.layout;
