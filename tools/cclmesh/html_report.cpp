@@ -218,6 +218,17 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
     html += fmt::format("<p class=\"summary\">algorithm {}: {}</p>\n", escape_html(r.algorithm),
                         escape_html(r.algorithm_reason));
   }
+  // all_reduce's reduce_scatter + all_gather: what each half ran, as --json's "halves".
+  if (r.algorithm_halves) {
+    for (const auto& [name, half] : {std::pair{"reduce_scatter", r.algorithm_halves->reduce_scatter},
+                                     std::pair{"all_gather", r.algorithm_halves->all_gather}}) {
+      std::string text = fmt::format("{} half {}: {}", name, half.algorithm, half.reason);
+      if (!half.lines_algorithm.empty()) {
+        text += fmt::format("; on the rings run as lines {}: {}", half.lines_algorithm, half.lines_reason);
+      }
+      html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(text));
+    }
+  }
   // --fault: what ran besides the system, as the table's "# faults" lines say.
   if (!r.faults.empty()) {
     std::string note = fault_note(r);

@@ -152,6 +152,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.algorithm = op.algorithm;
   result.algorithm_reason = op.algorithm_reason;
   result.algorithm_fallback = op.algorithm_fallback;
+  result.algorithm_halves = op.algorithm_halves;
   result.tensor_asked =
       options.shape || options.dim || options.shard || options.output_memory || options.layout_or_memory_asked;
   result.layout = options.layout;

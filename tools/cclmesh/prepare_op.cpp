@@ -371,6 +371,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     op.algorithm = all_reduce_algorithm_name(choice.algorithm);
     op.algorithm_reason = choice.reason;
     op.algorithm_fallback = choice.fallback;
+    op.algorithm_halves = all_reduce_halves(p, device.topology());
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
                          [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {

@@ -12,6 +12,7 @@
 
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
+#include "tools/cclmesh/all_reduce_halves.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/op_verification.hpp"
 #include "tools/cclmesh/run_options.hpp"
@@ -38,6 +39,7 @@ struct PreparedOp {
   std::string algorithm;  // what the op's builder chose, as its option names it, and why (RunResult's)
   std::string algorithm_reason;
   bool algorithm_fallback = false;
+  std::optional<AllReduceHalves> algorithm_halves;
 };
 
 // The op's buffers are created through `buffers`, which gives them back after (OpBuffers).

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/device/l1_map.hpp"
+#include "tools/cclmesh/all_reduce_halves.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 
@@ -52,6 +53,7 @@ nlohmann::json result_json(const RunResult& r) {
     j["algorithm"] = r.algorithm;
     j["algorithm_reason"] = r.algorithm_reason;
   }
+  if (r.algorithm_halves) j["halves"] = halves_json(*r.algorithm_halves);
   j["memory"] = memory_json(r);
   j["time_us"] = r.time_us;
   j["dispatch_us"] = r.dispatch_us;

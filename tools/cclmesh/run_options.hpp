@@ -147,6 +147,22 @@ struct LinkDirectionUse {
   double utilisation = 0.0;
 };
 
+// One half of all_reduce's reduce_scatter + all_gather as a run records it: what it ran and why,
+// in the names of the option that forces it (--rs-ring-algorithm's one-shot / chain on a ring,
+// --rs-line-algorithm's on a line; --ag-ring-algorithm's relay / multicast).
+struct HalfAlgorithm {
+  std::string algorithm;
+  std::string reason;
+  // Where some of the op's rings ran as lines around a down link and the others as rings
+  // (rings_as_lines), algorithm and reason are the rings' and these the lines'; empty otherwise.
+  std::string lines_algorithm;
+  std::string lines_reason;
+};
+struct AllReduceHalves {
+  HalfAlgorithm reduce_scatter;
+  HalfAlgorithm all_gather;
+};
+
 // One run's result: what `cclmesh run` prints as a row or as JSON.
 struct RunResult {
   std::string op;
@@ -179,6 +195,9 @@ struct RunResult {
   std::string algorithm;
   std::string algorithm_reason;
   bool algorithm_fallback = false;
+  // all_reduce running reduce_scatter + all_gather in fabric mode: what each half ran and why
+  // (all_reduce::halves_choices); unset otherwise. --json's "halves" and --report say it.
+  std::optional<AllReduceHalves> algorithm_halves;
   std::string layout;                          // tile | row_major
   std::string memory;                          // dram | l1
   std::string memory_layout = "interleaved";   // the input's: or height_sharded, width_sharded, block_sharded

@@ -457,10 +457,6 @@ void require_ring_algorithm_applies(const Params& params) {
 }
 }  // namespace
 
-namespace {
-// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
-// runs as a line around a down link; that part is a line all_gather, which multicasts, so the
-// ring's algorithm choices are left to it (a line takes no relay, SPLIT_TENSOR or workers).
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
   return params_by_shape(params, topology, [](Params& line) {
     line.ring_algorithm = RingAlgorithm::Auto;
@@ -468,7 +464,6 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
     line.workers_per_link.reset();
   });
 }
-}  // namespace
 
 void validate(const Params& params, const topo::Topology& topology) {
   require_ring_algorithm_applies(params);

@@ -133,6 +133,11 @@ struct RingAlgorithmChoice {
   std::string reason;
 };
 RingAlgorithmChoice ring_algorithm_choice(const Params& params);
+// The op per shape its groups run as (collective.hpp, groups_by_shape), each part built apart:
+// `params` itself, unless a ring group runs as a line around a down link; that part is a line
+// all_gather, which multicasts, so the ring's algorithm choices are left to it (a line takes no
+// relay, SPLIT_TENSOR or workers). What a part runs is its ring_algorithm_choice().
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 // The relay's workers per link and direction: Params::workers_per_link (1 to a fabric mux's

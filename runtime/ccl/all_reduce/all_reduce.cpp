@@ -15,6 +15,7 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
+#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl::all_reduce {
 namespace {
@@ -271,6 +272,27 @@ AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& top
   return {Algorithm::Composite, true,
           not_dividing + ", and the one-shot's running sums of the whole tensor do not fit L1; a tensor of " +
               fmt::format("{} pages (a multiple of {}) runs reduce_scatter + all_gather", pages < n ? n : pages / n * n, n)};
+}
+
+std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy || resolved_algorithm(params, topology) != Algorithm::ReduceScatterAllGather) {
+    return {};
+  }
+  // Both halves split the same groups by the same rule, rings first: part i of each is the same
+  // groups.
+  const std::vector<reduce_scatter::Params> rs_parts =
+      reduce_scatter::parts_by_shape(rs_params(params, flat_of(params.tensor)), topology);
+  const std::vector<all_gather::Params> ag_parts = all_gather::parts_by_shape(
+      gather_params(params, topology, Algorithm::ReduceScatterAllGather), topology);
+  CCLMESH_CHECK(rs_parts.size() == ag_parts.size(), "all_reduce: its halves split its groups into as many shapes");
+  std::vector<HalvesChoice> choices;
+  for (std::size_t i = 0; i < rs_parts.size(); ++i) {
+    CCLMESH_CHECK(rs_parts[i].topology == ag_parts[i].topology && rs_parts[i].groups == ag_parts[i].groups,
+                  "all_reduce: its halves' parts hold the same groups in the same shape");
+    choices.push_back({rs_parts[i].topology, reduce_scatter::ring_algorithm_choice(rs_parts[i]),
+                       rs_parts[i].line_algorithm, all_gather::ring_algorithm_choice(ag_parts[i])});
+  }
+  return choices;
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {

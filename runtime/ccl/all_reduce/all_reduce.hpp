@@ -255,6 +255,24 @@ struct AlgorithmChoice {
   std::string reason;  // one clause, e.g. "asked for", "the 489 pages do not divide by the 8 chips, ..."
 };
 AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology);
+
+// What the two halves of reduce_scatter + all_gather run and why, for the op's groups of one
+// shape: each half's own choice function applied to the params build() gives that half, so it
+// says what runs (T3K ring: a 256 KiB tensor's reduce_scatter half runs the one-shot ring, a
+// 1 MiB one's the chain; the one-shot half made 256 KiB 62.92 us against 98.17, Params above).
+struct HalvesChoice {
+  CclTopology shape = CclTopology::Ring;  // what these groups run as
+  // The reduce_scatter half: its ring algorithm on a ring; a line runs rs_line (and
+  // rs_ring says "a line chains").
+  reduce_scatter::RingAlgorithmChoice rs_ring;
+  reduce_scatter::LineAlgorithm rs_line = reduce_scatter::LineAlgorithm::TwoSided;
+  all_gather::RingAlgorithmChoice all_gather;  // relay or multicast
+};
+// One entry per shape the groups run as (collective.hpp, groups_by_shape): the op's own shape,
+// or where a ring group runs as a line around a down link, the line (and the rings first, if
+// some groups stay rings). Empty unless the op runs reduce_scatter + all_gather in fabric mode:
+// legacy mode's halves run their EDM algorithms, which choose nothing.
+std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // Whether the op needs rs_intermediate_buffer, and the tensor it must hold.

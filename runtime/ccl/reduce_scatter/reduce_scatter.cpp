@@ -480,14 +480,12 @@ TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topo
   return spec;
 }
 
-// The op per shape its groups run as (groups_by_shape): one part, `params`, unless a ring group
-// runs as a line around a down link; that part is a line reduce_scatter (line_algorithm, the
-// line's reduction order), the ring's algorithm choice left to the rings.
+}  // namespace
+
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) return {params};
   return params_by_shape(params, topology, [](Params& line) { line.ring_algorithm = RingAlgorithm::Auto; });
 }
-}  // namespace
 
 bool needs_intermediate(const Params& params, const topo::Topology& topology) {
   const std::vector<Params> parts = parts_by_shape(params, topology);

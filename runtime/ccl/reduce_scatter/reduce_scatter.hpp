@@ -158,6 +158,12 @@ struct RingAlgorithmChoice {
   std::string reason;
 };
 RingAlgorithmChoice ring_algorithm_choice(const Params& params);
+// The op per shape its groups run as (collective.hpp, groups_by_shape), each part built apart:
+// `params` itself, unless a ring group runs as a line around a down link; that part is a line
+// reduce_scatter (line_algorithm, the line's reduction order), the ring's algorithm choice left to
+// the rings. Legacy mode: `params`. What a part runs is its ring_algorithm_choice() on a ring, its
+// line_algorithm on a line.
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology);
 // Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
 // and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
 // for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line

@@ -10,6 +10,7 @@
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/parametric.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -462,6 +463,87 @@ TEST(AllReduceBuilder, ReduceScatterHalfFollowsTheReduceScattersAuto) {
   ar::Params line = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 128}));
   line.rs_line_algorithm = reduce_scatter::LineAlgorithm::Wrap;
   EXPECT_FALSE(ar::needs_rs_intermediate(line, t3k));
+}
+
+// What each half of reduce_scatter + all_gather runs, from the halves' own choice functions on the
+// params the builder gives them: the reduce_scatter half's Auto sees the whole tensor and the
+// workers per link, the all_gather half the algorithm asked; the other algorithms and legacy mode
+// have no halves that choose.
+TEST(AllReduceBuilder, HalvesChoicesSayWhatEachHalfRuns) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 128}));  // 256 KiB
+  std::vector<ar::HalvesChoice> halves = ar::halves_choices(p, t3k);
+  ASSERT_EQ(halves.size(), 1u);
+  EXPECT_EQ(halves[0].shape, CclTopology::Ring);
+  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::OneShot);
+  EXPECT_EQ(halves[0].rs_ring.reason, "auto: 262144 B per chip are within the one-shot's 524288 B");
+  EXPECT_EQ(halves[0].all_gather.algorithm, all_gather::RingAlgorithm::Relay);
+  EXPECT_EQ(halves[0].all_gather.reason, "auto: a fabric ring relays");
+  // What it says is what builds: the one-shot ring's 3 cores per link, the chain's 2.
+  const auto rs_cores = [&](const ar::Params& op) {
+    const MeshWorkload rs = ar::build(op, t3k).front();
+    std::set<CoreCoord> cores;
+    for (const KernelSpec& k : rs.programs.at(0).kernels) cores.insert(k.cores.front().start);
+    return cores.size();
+  };
+  EXPECT_EQ(rs_cores(p), 3u);
+  p.workers_per_link = 2;
+  halves = ar::halves_choices(p, t3k);
+  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::Chain);
+  EXPECT_EQ(halves[0].rs_ring.reason, "auto: workers_per_link 2; the one-shot runs one worker per link and direction");
+  p.workers_per_link = 1;
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Chain;
+  p.ag_ring_algorithm = all_gather::RingAlgorithm::Multicast;
+  halves = ar::halves_choices(p, t3k);
+  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::Chain);
+  EXPECT_EQ(halves[0].rs_ring.reason, "asked for");
+  EXPECT_EQ(rs_cores(p), 2u);
+  EXPECT_EQ(halves[0].all_gather.algorithm, all_gather::RingAlgorithm::Multicast);
+  EXPECT_EQ(halves[0].all_gather.reason, "asked for");
+  // A line: its line algorithm, and the gather multicasts.
+  ar::Params line = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 128}));
+  line.rs_line_algorithm = reduce_scatter::LineAlgorithm::Wrap;
+  halves = ar::halves_choices(line, t3k);
+  ASSERT_EQ(halves.size(), 1u);
+  EXPECT_EQ(halves[0].shape, CclTopology::Line);
+  EXPECT_EQ(halves[0].rs_line, reduce_scatter::LineAlgorithm::Wrap);
+  EXPECT_EQ(halves[0].all_gather.algorithm, all_gather::RingAlgorithm::Multicast);
+  // No halves: the one-shot, the composite, legacy mode.
+  ar::Params small = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8}));  // 16 KiB
+  ASSERT_EQ(ar::resolved_algorithm(small, t3k), ar::Algorithm::OneShot);
+  EXPECT_TRUE(ar::halves_choices(small, t3k).empty());
+  small.algorithm = ar::Algorithm::Composite;
+  EXPECT_TRUE(ar::halves_choices(small, t3k).empty());
+  ar::Params legacy = p;
+  legacy.mode = CclMode::Legacy;
+  legacy.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
+  legacy.ag_ring_algorithm = all_gather::RingAlgorithm::Auto;
+  ASSERT_EQ(ar::resolved_algorithm(legacy, t3k), ar::Algorithm::ReduceScatterAllGather);
+  EXPECT_TRUE(ar::halves_choices(legacy, t3k).empty());
+}
+
+// A torus row opened by a down link runs as a line beside the other rows' rings: the halves of
+// each shape, rings first, the line's as a line runs them (the ring's choices left to the rings).
+TEST(AllReduceBuilder, HalvesChoicesOfARingRunAsALineAreTheLines) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params p;
+  p.tensor = bf16({1, 1, 32, 32 * 128});  // 256 KiB on rows of 4: rs-ag
+  p.topology = CclTopology::Ring;
+  p.fabric.mode = FabricMode::Ring;
+  p.fabric.scope = FabricScope::Axes;
+  p.fabric.down_edges = {{0, 1}};
+  p.groups.cluster_axis = 1;
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::OneShot;
+  const std::vector<ar::HalvesChoice> halves = ar::halves_choices(p, torus);
+  ASSERT_EQ(halves.size(), 2u);
+  EXPECT_EQ(halves[0].shape, CclTopology::Ring);
+  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::OneShot);
+  EXPECT_EQ(halves[0].all_gather.algorithm, all_gather::RingAlgorithm::Relay);
+  EXPECT_EQ(halves[1].shape, CclTopology::Line);
+  EXPECT_EQ(halves[1].rs_line, reduce_scatter::LineAlgorithm::TwoSided);
+  EXPECT_EQ(halves[1].rs_ring.algorithm, reduce_scatter::RingAlgorithm::Chain);  // not the one-shot asked
+  EXPECT_EQ(halves[1].all_gather.algorithm, all_gather::RingAlgorithm::Multicast);
+  EXPECT_EQ(halves[1].all_gather.reason, "auto: a line multicasts");
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {

@@ -1,12 +1,14 @@
 // Every run says which algorithm its op ran and why, from the op builder's own choice: where
 // `auto` switches by size or topology (all_gather relay / multicast, reduce_scatter one-shot /
 // chain, all_to_all's rounds, broadcast both-ways / split), --json's "algorithm" and "algorithm_reason" show it, so a sweep's
-// step in its curve can be read off its points. The --report page says it too.
+// step in its curve can be read off its points. all_reduce's reduce_scatter + all_gather records
+// each half's too ("halves"). The --report page says it too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/result_table.hpp"
@@ -85,6 +87,119 @@ TEST(RunAlgorithm, BroadcastSplitsTheRingFromItsThreshold) {
   EXPECT_EQ(line.algorithm_reason, "the groups run as a line: the root multicasts to both of its ends");
 }
 
+// all_reduce's reduce_scatter + all_gather: "algorithm" stays rs-ag, and "halves" says what each
+// half ran, from the halves' own choice functions: the reduce_scatter half's ring algorithm by the
+// whole tensor (T3K 256 KiB the one-shot, 1 MiB the chain), the all_gather half's relay.
+TEST(RunAlgorithm, AllReduceRecordsWhatEachHalfRanOnARing) {
+  const nlohmann::json small = result_json(run("t3k", CollectiveOp::AllReduce, 256 * kKiB, "ring"));
+  EXPECT_EQ(small["algorithm"], "rs-ag");
+  EXPECT_EQ(small["halves"],
+            nlohmann::json::parse(R"json({"reduce_scatter": {"algorithm": "one-shot",
+                                      "reason": "auto: 262144 B per chip are within the one-shot's 524288 B"},
+                                      "all_gather": {"algorithm": "relay", "reason": "auto: a fabric ring relays"}})json"));
+  const nlohmann::json large = result_json(run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring"));
+  EXPECT_EQ(large["algorithm"], "rs-ag");
+  EXPECT_EQ(large["halves"]["reduce_scatter"]["algorithm"], "chain");
+  EXPECT_EQ(large["halves"]["reduce_scatter"]["reason"], "auto: 1048576 B per chip are past the one-shot's 524288 B");
+  EXPECT_EQ(large["halves"]["all_gather"]["algorithm"], "relay");
+  // Not fallbacks: nothing under the table.
+  EXPECT_EQ(algorithm_note(run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring")), "");
+}
+
+TEST(RunAlgorithm, AllReduceOnALineRecordsTheLineAlgorithmAndTheMulticast) {
+  const nlohmann::json line = result_json(run("t3k", CollectiveOp::AllReduce, 256 * kKiB, "line"));
+  EXPECT_EQ(line["algorithm"], "rs-ag");
+  EXPECT_EQ(line["halves"]["reduce_scatter"]["algorithm"], "two_sided");
+  EXPECT_EQ(line["halves"]["reduce_scatter"]["reason"], "a line runs --rs-line-algorithm's (two_sided by default)");
+  EXPECT_EQ(line["halves"]["all_gather"]["algorithm"], "multicast");
+  EXPECT_EQ(line["halves"]["all_gather"]["reason"], "auto: a line multicasts");
+  RunOptions wrap;
+  wrap.system = "t3k";
+  wrap.op = CollectiveOp::AllReduce;
+  wrap.size_bytes = 256 * kKiB;
+  wrap.topology = "line";
+  wrap.rs_line_algorithm = "wrap";
+  wrap.no_data = true;
+  EXPECT_EQ(result_json(run_collective(wrap))["halves"]["reduce_scatter"]["algorithm"], "wrap");
+}
+
+TEST(RunAlgorithm, AllReduceRecordsTheAllGatherHalfAsked) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllReduce;
+  options.size_bytes = 256 * kKiB;
+  options.topology = "ring";
+  options.ag_ring_algorithm = "multicast";
+  options.rs_ring_algorithm = "chain";
+  options.no_data = true;
+  const nlohmann::json j = result_json(run_collective(options));
+  EXPECT_EQ(j["halves"]["all_gather"]["algorithm"], "multicast");
+  EXPECT_EQ(j["halves"]["all_gather"]["reason"], "asked for");
+  EXPECT_EQ(j["halves"]["reduce_scatter"]["algorithm"], "chain");
+  EXPECT_EQ(j["halves"]["reduce_scatter"]["reason"], "asked for");
+}
+
+// The one-shot and the composite have no reduce_scatter + all_gather halves, and legacy mode's
+// halves run their EDM algorithms, which choose nothing (as its own all_gather and reduce_scatter
+// record none).
+TEST(RunAlgorithm, AllReduceWithoutHalvesThatChooseRecordsNone) {
+  const nlohmann::json one_shot = result_json(run("t3k", CollectiveOp::AllReduce, 16 * kKiB, "ring"));
+  EXPECT_EQ(one_shot["algorithm"], "one-shot");
+  EXPECT_FALSE(one_shot.contains("halves"));
+  const nlohmann::json composite = result_json(run("t3k", CollectiveOp::AllReduce, 1001472, "ring"));
+  EXPECT_EQ(composite["algorithm"], "composite");
+  EXPECT_FALSE(composite.contains("halves"));
+  RunOptions legacy;
+  legacy.system = "t3k";
+  legacy.op = CollectiveOp::AllReduce;
+  legacy.size_bytes = 1 * kMiB;
+  legacy.topology = "ring";
+  legacy.mode = "legacy";
+  legacy.no_data = true;
+  const nlohmann::json j = result_json(run_collective(legacy));
+  EXPECT_EQ(j["algorithm"], "rs-ag");
+  EXPECT_FALSE(j.contains("halves"));
+}
+
+// A ring opened into a line around a down link runs its halves as a line does, and says so: the
+// whole T3K ring (every group a line), or one torus row beside the other rows' rings (the rings'
+// halves, and the lines' under "lines").
+TEST(RunAlgorithm, AllReduceHalvesOfARingRunAsALineAreTheLines) {
+  RunOptions whole;
+  whole.system = "t3k";
+  whole.op = CollectiveOp::AllReduce;
+  whole.size_bytes = 256 * kKiB;
+  whole.topology = "ring";
+  whole.no_data = true;
+  add_fault_spec(whole.faults, "link-down:0-2");
+  const RunResult opened = run_collective(whole);
+  ASSERT_EQ(opened.rings_as_lines.size(), 1u);
+  const nlohmann::json j = result_json(opened);
+  EXPECT_EQ(j["halves"]["reduce_scatter"]["algorithm"], "two_sided");
+  EXPECT_EQ(j["halves"]["reduce_scatter"]["reason"],
+            "ran as a line around a down link: a line runs --rs-line-algorithm's (two_sided by default)");
+  EXPECT_FALSE(j["halves"]["reduce_scatter"].contains("lines"));
+  EXPECT_EQ(j["halves"]["all_gather"]["algorithm"], "multicast");
+  EXPECT_EQ(j["halves"]["all_gather"]["reason"], "ran as a line around a down link: auto: a line multicasts");
+
+  RunOptions rows;
+  rows.system = "torus:4x4";
+  rows.op = CollectiveOp::AllReduce;
+  rows.size_bytes = 256 * kKiB;
+  rows.topology = "ring";
+  rows.cluster_axis = 1;
+  rows.no_data = true;
+  add_fault_spec(rows.faults, "link-down:3-0");
+  const nlohmann::json mixed = result_json(run_collective(rows));
+  EXPECT_EQ(mixed["halves"],
+            nlohmann::json::parse(R"json({
+              "reduce_scatter": {"algorithm": "one-shot",
+                                 "reason": "auto: 262144 B per chip are within the one-shot's 524288 B",
+                                 "lines": {"algorithm": "two_sided", "reason": "ran as a line around a down link: a line runs --rs-line-algorithm's (two_sided by default)"}},
+              "all_gather": {"algorithm": "relay", "reason": "auto: a fabric ring relays",
+                             "lines": {"algorithm": "multicast", "reason": "ran as a line around a down link: auto: a line multicasts"}}})json"));
+}
+
 TEST(RunAlgorithm, OpsThatDoNotChooseRecordNone) {
   const nlohmann::json j = result_json(run("t3k", CollectiveOp::Reduce, 64 * kKiB, "ring"));
   EXPECT_FALSE(j.contains("algorithm"));
@@ -95,6 +210,11 @@ TEST(RunAlgorithm, TheReportPageSaysWhatRan) {
   const RunResult r = run("t3k", CollectiveOp::ReduceScatter, 16 * kMiB, "ring");
   const std::string page = html_report(r, topo::load_system("t3k"));
   EXPECT_THAT(page, HasSubstr("algorithm chain: auto: 16777216 B per chip are past the one-shot's 524288 B"));
+  const RunResult all_reduce = run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring");
+  const std::string halves = html_report(all_reduce, topo::load_system("t3k"));
+  EXPECT_THAT(halves, HasSubstr("algorithm rs-ag: "));
+  EXPECT_THAT(halves, HasSubstr("reduce_scatter half chain: auto: 1048576 B per chip are past the one-shot's 524288 B"));
+  EXPECT_THAT(halves, HasSubstr("all_gather half relay: auto: a fabric ring relays"));
 }
 
 }  // namespace

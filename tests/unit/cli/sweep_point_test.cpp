@@ -46,6 +46,9 @@ RunResult every_field_set() {
   r.algorithm = "composite";
   r.algorithm_reason = "the 489 pages do not divide by the 8 chips";
   r.algorithm_fallback = true;
+  r.algorithm_halves = AllReduceHalves{{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
+                                        "two_sided", "ran as a line around a down link: ..."},
+                                       {"relay", "auto: a fabric ring relays", "multicast", "auto: a line multicasts"}};
   r.layout = "row_major";
   r.memory = "l1";
   r.memory_layout = "width_sharded";
@@ -122,6 +125,16 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.algorithm, b.algorithm);
   EXPECT_EQ(a.algorithm_reason, b.algorithm_reason);
   EXPECT_EQ(a.algorithm_fallback, b.algorithm_fallback);
+  ASSERT_EQ(a.algorithm_halves.has_value(), b.algorithm_halves.has_value());
+  if (a.algorithm_halves) {
+    for (const auto& [x, y] : {std::pair{a.algorithm_halves->reduce_scatter, b.algorithm_halves->reduce_scatter},
+                               std::pair{a.algorithm_halves->all_gather, b.algorithm_halves->all_gather}}) {
+      EXPECT_EQ(x.algorithm, y.algorithm);
+      EXPECT_EQ(x.reason, y.reason);
+      EXPECT_EQ(x.lines_algorithm, y.lines_algorithm);
+      EXPECT_EQ(x.lines_reason, y.lines_reason);
+    }
+  }
   EXPECT_EQ(a.layout, b.layout);
   EXPECT_EQ(a.memory, b.memory);
   EXPECT_EQ(a.memory_layout, b.memory_layout);
@@ -204,6 +217,7 @@ TEST(SweepPoint, AllUnsetOptionalsComeBackUnset) {
   EXPECT_FALSE(got.result.output_shard_request.has_value());
   EXPECT_FALSE(got.result.verified.has_value());
   EXPECT_FALSE(got.result.link_whatif.has_value());
+  EXPECT_FALSE(got.result.algorithm_halves.has_value());
   expect_same_result(sent.result, got.result);
 }
 
