@@ -92,6 +92,21 @@ void legacy_receiver_stalls_holding_a_message() {
   noc_semaphore_wait(api::l1_word_ptr(get_semaphore(kStallSem)), 1);
 }
 
+// The EDM kernel on its ethernet core, with the termination semaphore its workers signal.
+void add_legacy_edm(runtime::Program& program, const kernels::LegacyEdmConfig& cfg,
+                    const std::vector<kargs::LegacyEdmChannelSpec>& channels, const runtime::CoreCoord& edm_core) {
+  program.semaphores.push_back(
+      runtime::SemaphoreSpec{kEdmTerminationSem, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
+  const kargs::KernelArgs args = kargs::build_legacy_edm_args(cfg, kEdmTerminationSem, channels);
+  runtime::KernelSpec edm_kernel;
+  edm_kernel.kernel = kernels::kLegacyEdmKernelName;
+  edm_kernel.core_kind = runtime::CoreKind::Ethernet;
+  edm_kernel.cores = {{edm_core, edm_core}};
+  edm_kernel.compile_time_args = args.compile_time;
+  edm_kernel.common_runtime_args = args.runtime;
+  program.kernels.push_back(edm_kernel);
+}
+
 // A worker of the pair that is not the usual one: its kernel, or how it ends.
 using ChannelOf = std::pair<runtime::ChipId, std::uint32_t>;  // chip, EDM channel
 struct LegacyPairChanges {
@@ -147,16 +162,7 @@ void enqueue_legacy_pair(SimMeshDevice& device, std::uint32_t termination_mode, 
       k.runtime_args[worker] = rt;
       program.kernels.push_back(k);
     }
-    program.semaphores.push_back(
-        runtime::SemaphoreSpec{kEdmTerminationSem, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
-    const kargs::KernelArgs args = kargs::build_legacy_edm_args(cfg, kEdmTerminationSem, channels);
-    runtime::KernelSpec edm_kernel;
-    edm_kernel.kernel = kernels::kLegacyEdmKernelName;
-    edm_kernel.core_kind = runtime::CoreKind::Ethernet;
-    edm_kernel.cores = {{edm_core, edm_core}};
-    edm_kernel.compile_time_args = args.compile_time;
-    edm_kernel.common_runtime_args = args.runtime;
-    program.kernels.push_back(edm_kernel);
+    add_legacy_edm(program, cfg, channels, edm_core);
     workload.programs[s.chip] = std::move(program);
   }
   device.enqueue_workload(workload);
@@ -288,16 +294,7 @@ void enqueue_relay_pair_without_a_seed(SimMeshDevice& device, std::uint32_t mess
     relay.cores = {{worker, worker}};
     relay.runtime_args[worker] = rt;
     program.kernels.push_back(relay);
-    program.semaphores.push_back(
-        runtime::SemaphoreSpec{kEdmTerminationSem, runtime::CoreKind::Ethernet, {{edm_core, edm_core}}, 0});
-    const kargs::KernelArgs args = kargs::build_legacy_edm_args(cfg, kEdmTerminationSem, channels);
-    runtime::KernelSpec edm_kernel;
-    edm_kernel.kernel = kernels::kLegacyEdmKernelName;
-    edm_kernel.core_kind = runtime::CoreKind::Ethernet;
-    edm_kernel.cores = {{edm_core, edm_core}};
-    edm_kernel.compile_time_args = args.compile_time;
-    edm_kernel.common_runtime_args = args.runtime;
-    program.kernels.push_back(edm_kernel);
+    add_legacy_edm(program, cfg, channels, edm_core);
     workload.programs[chip] = std::move(program);
   }
   device.enqueue_workload(workload);
