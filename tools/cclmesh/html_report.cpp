@@ -218,6 +218,10 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
     html += fmt::format("<p class=\"summary\">algorithm {}: {}</p>\n", escape_html(r.algorithm),
                         escape_html(r.algorithm_reason));
   }
+  if (!r.algorithm_lines.empty()) {
+    html += fmt::format("<p class=\"summary\">on the rings run as lines, algorithm {}: {}</p>\n",
+                        escape_html(r.algorithm_lines), escape_html(r.algorithm_lines_reason));
+  }
   // all_reduce's reduce_scatter + all_gather: what each half ran, as --json's "halves".
   if (r.algorithm_halves) {
     for (const auto& [name, half] : {std::pair{"reduce_scatter", r.algorithm_halves->reduce_scatter},

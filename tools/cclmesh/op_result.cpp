@@ -151,6 +151,8 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.dim = op.dim;
   result.algorithm = op.algorithm;
   result.algorithm_reason = op.algorithm_reason;
+  result.algorithm_lines = op.algorithm_lines;
+  result.algorithm_lines_reason = op.algorithm_lines_reason;
   result.algorithm_fallback = op.algorithm_fallback;
   result.algorithm_halves = op.algorithm_halves;
   result.tensor_asked =

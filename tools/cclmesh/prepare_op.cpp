@@ -17,6 +17,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tools/cclmesh/algorithm_by_shape.hpp"
 #include "tools/cclmesh/algorithm_option_values.hpp"
 #include "tools/cclmesh/buffer_placement.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -124,6 +125,14 @@ PreparedOp prepare_pair_op(const RunOptions& options, runtime::MeshDevice& devic
   return op;
 }
 
+// A reduce_scatter's or an all_gather's record of what ran (algorithm_by_shape.hpp).
+void record_algorithm(PreparedOp& op, const AlgorithmRecord& record) {
+  op.algorithm = record.algorithm;
+  op.algorithm_reason = record.reason;
+  op.algorithm_lines = record.lines_algorithm;
+  op.algorithm_lines_reason = record.lines_reason;
+}
+
 PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring,
                               WorkloadCache& cache) {
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
@@ -217,9 +226,8 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
       op.algorithm_fallback = true;
     } else if (p.mode == ccl::CclMode::Fabric) {
       // Legacy mode runs its EDM all_gather, neither relay nor multicast: no choice to record.
-      const ccl::all_gather::RingAlgorithmChoice choice = ccl::all_gather::ring_algorithm_choice(p);
-      op.algorithm = ccl::all_gather::to_string(choice.algorithm);
-      op.algorithm_reason = choice.reason;
+      record_algorithm(op, algorithm_record(all_gather_algorithms(ccl::all_gather::part_choices(p, device.topology())),
+                                            p.topology));
     }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
@@ -275,15 +283,12 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     }
     op.size_bytes = p.input_buffer.config.size_bytes;
     op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce_scatter::build(p, device.topology()); });
-    // A fabric ring chooses (one-shot or chain); a line runs the line algorithm asked; legacy
-    // mode runs its EDM chain: no choice to record.
-    if (p.mode == ccl::CclMode::Fabric && p.topology == ccl::CclTopology::Ring) {
-      const ccl::reduce_scatter::RingAlgorithmChoice choice = ccl::reduce_scatter::ring_algorithm_choice(p);
-      op.algorithm = rs_ring_algorithm_name(choice.algorithm);
-      op.algorithm_reason = choice.reason;
-    } else if (p.mode == ccl::CclMode::Fabric) {
-      op.algorithm = options.rs_line_algorithm;
-      op.algorithm_reason = "a line runs --rs-line-algorithm's (two_sided by default)";
+    // A fabric ring chooses (one-shot or chain); a line, a ring run as one included, runs the
+    // line algorithm asked; legacy mode runs its EDM chain: no choice to record.
+    if (p.mode == ccl::CclMode::Fabric) {
+      record_algorithm(
+          op, algorithm_record(reduce_scatter_algorithms(ccl::reduce_scatter::part_choices(p, device.topology())),
+                               p.topology));
     }
     const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
     op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,

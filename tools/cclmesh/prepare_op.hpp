@@ -38,6 +38,8 @@ struct PreparedOp {
   std::array<std::uint32_t, 2> output_shard{};
   std::string algorithm;  // what the op's builder chose, as its option names it, and why (RunResult's)
   std::string algorithm_reason;
+  std::string algorithm_lines;  // the lines' where some rings ran as lines (RunResult's)
+  std::string algorithm_lines_reason;
   bool algorithm_fallback = false;
   std::optional<AllReduceHalves> algorithm_halves;
 };

@@ -53,6 +53,9 @@ nlohmann::json result_json(const RunResult& r) {
     j["algorithm"] = r.algorithm;
     j["algorithm_reason"] = r.algorithm_reason;
   }
+  if (!r.algorithm_lines.empty()) {
+    j["algorithm_lines"] = {{"algorithm", r.algorithm_lines}, {"reason", r.algorithm_lines_reason}};
+  }
   if (r.algorithm_halves) j["halves"] = halves_json(*r.algorithm_halves);
   j["memory"] = memory_json(r);
   j["time_us"] = r.time_us;

@@ -147,10 +147,11 @@ struct LinkDirectionUse {
   double utilisation = 0.0;
 };
 
-// One half of all_reduce's reduce_scatter + all_gather as a run records it: what it ran and why,
-// in the names of the option that forces it (--rs-ring-algorithm's one-shot / chain on a ring,
-// --rs-line-algorithm's on a line; --ag-ring-algorithm's relay / multicast).
-struct HalfAlgorithm {
+// What a reduce_scatter or an all_gather ran and why, as a run records it (the op's own, or one
+// half of all_reduce's reduce_scatter + all_gather), in the names of the option that forces it
+// (--rs-ring-algorithm's one-shot / chain on a ring, --rs-line-algorithm's on a line;
+// --ag-ring-algorithm's relay / multicast): algorithm_by_shape.hpp.
+struct AlgorithmRecord {
   std::string algorithm;
   std::string reason;
   // Where some of the op's rings ran as lines around a down link and the others as rings
@@ -159,8 +160,8 @@ struct HalfAlgorithm {
   std::string lines_reason;
 };
 struct AllReduceHalves {
-  HalfAlgorithm reduce_scatter;
-  HalfAlgorithm all_gather;
+  AlgorithmRecord reduce_scatter;
+  AlgorithmRecord all_gather;
 };
 
 // One run's result: what `cclmesh run` prints as a row or as JSON.
@@ -188,12 +189,17 @@ struct RunResult {
   // The algorithm the op's builder chose and why, as its option names it: all_reduce's
   // (--all-reduce-algo), all_gather's (--ag-ring-algorithm, or its all_broadcast + concat
   // fallback "broadcast-concat"), reduce_scatter's (--rs-ring-algorithm on a ring,
-  // --rs-line-algorithm on a line), all_to_all's ("interleaved" or "sequential", --rounds); empty
+  // --rs-line-algorithm on a line, a ring run as a line around a down link too), all_to_all's ("interleaved" or "sequential", --rounds); empty
   // for ops that do not choose and in legacy mode but for all_reduce. --json records it; only a
   // fallback (all_reduce's Auto could not run reduce_scatter + all_gather, or all_gather's) gets a
   // line under the table.
   std::string algorithm;
   std::string algorithm_reason;
+  // reduce_scatter and all_gather where some rings of a --cluster-axis ran as lines around a down
+  // link and the others as rings (rings_as_lines): algorithm and algorithm_reason are the rings',
+  // these the lines' (--json's "algorithm_lines"); empty otherwise.
+  std::string algorithm_lines;
+  std::string algorithm_lines_reason;
   bool algorithm_fallback = false;
   // all_reduce running reduce_scatter + all_gather in fabric mode: what each half ran and why
   // (all_reduce::halves_choices); unset otherwise. --json's "halves" and --report say it.

@@ -43,10 +43,10 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1472, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1536, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
-static_assert(sizeof(HalfAlgorithm) == 128, "HalfAlgorithm changed: carry the new field in all_reduce_halves.cpp");
+static_assert(sizeof(AlgorithmRecord) == 128, "AlgorithmRecord changed: carry the new field in all_reduce_halves.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(BandwidthFigures) == 32, "BandwidthFigures changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(topo::LinkSpread) == 64, "topo::LinkSpread changed: carry the new field in sweep_point.cpp");
@@ -142,6 +142,8 @@ json result_wire_json(const RunResult& r) {
           {"tensor_asked", r.tensor_asked},
           {"algorithm", r.algorithm},
           {"algorithm_reason", r.algorithm_reason},
+          {"algorithm_lines", r.algorithm_lines},
+          {"algorithm_lines_reason", r.algorithm_lines_reason},
           {"algorithm_fallback", r.algorithm_fallback},
           {"algorithm_halves", r.algorithm_halves ? halves_json(*r.algorithm_halves) : json(nullptr)},
           {"layout", r.layout},
@@ -202,6 +204,8 @@ RunResult result_from_wire(const json& j) {
   r.tensor_asked = j.at("tensor_asked").get<bool>();
   r.algorithm = j.at("algorithm").get<std::string>();
   r.algorithm_reason = j.at("algorithm_reason").get<std::string>();
+  r.algorithm_lines = j.at("algorithm_lines").get<std::string>();
+  r.algorithm_lines_reason = j.at("algorithm_lines_reason").get<std::string>();
   r.algorithm_fallback = j.at("algorithm_fallback").get<bool>();
   if (!j.at("algorithm_halves").is_null()) r.algorithm_halves = halves_from_json(j.at("algorithm_halves"));
   r.layout = j.at("layout").get<std::string>();

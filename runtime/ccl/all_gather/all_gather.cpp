@@ -465,6 +465,14 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
   });
 }
 
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) {
+  std::vector<PartChoice> choices;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    choices.push_back({part.topology, part.groups, ring_algorithm_choice(part)});
+  }
+  return choices;
+}
+
 void validate(const Params& params, const topo::Topology& topology) {
   require_ring_algorithm_applies(params);
   if (needs_broadcast_fallback(params)) return broadcast_fallback::validate(params, topology);

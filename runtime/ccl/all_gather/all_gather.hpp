@@ -138,6 +138,15 @@ RingAlgorithmChoice ring_algorithm_choice(const Params& params);
 // all_gather, which multicasts, so the ring's algorithm choices are left to it (a line takes no
 // relay, SPLIT_TENSOR or workers). What a part runs is its ring_algorithm_choice().
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology);
+// What each part of parts_by_shape() runs, in its order (rings first): the part's shape and
+// groups and its ring_algorithm_choice(). What a run records (T3K, ring opened by link-down:0-2:
+// the line's multicast, not the ring's relay), for the op and for all_reduce's all_gather half.
+struct PartChoice {
+  CclTopology shape = CclTopology::Ring;
+  GroupSelection groups;
+  RingAlgorithmChoice algorithm;
+};
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the global semaphores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 // The relay's workers per link and direction: Params::workers_per_link (1 to a fabric mux's

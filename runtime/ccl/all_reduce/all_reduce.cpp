@@ -280,17 +280,16 @@ std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topol
   }
   // Both halves split the same groups by the same rule, rings first: part i of each is the same
   // groups.
-  const std::vector<reduce_scatter::Params> rs_parts =
-      reduce_scatter::parts_by_shape(rs_params(params, flat_of(params.tensor)), topology);
-  const std::vector<all_gather::Params> ag_parts = all_gather::parts_by_shape(
+  const std::vector<reduce_scatter::PartChoice> rs_parts =
+      reduce_scatter::part_choices(rs_params(params, flat_of(params.tensor)), topology);
+  const std::vector<all_gather::PartChoice> ag_parts = all_gather::part_choices(
       gather_params(params, topology, Algorithm::ReduceScatterAllGather), topology);
   CCLMESH_CHECK(rs_parts.size() == ag_parts.size(), "all_reduce: its halves split its groups into as many shapes");
   std::vector<HalvesChoice> choices;
   for (std::size_t i = 0; i < rs_parts.size(); ++i) {
-    CCLMESH_CHECK(rs_parts[i].topology == ag_parts[i].topology && rs_parts[i].groups == ag_parts[i].groups,
+    CCLMESH_CHECK(rs_parts[i].shape == ag_parts[i].shape && rs_parts[i].groups == ag_parts[i].groups,
                   "all_reduce: its halves' parts hold the same groups in the same shape");
-    choices.push_back({rs_parts[i].topology, reduce_scatter::ring_algorithm_choice(rs_parts[i]),
-                       rs_parts[i].line_algorithm, all_gather::ring_algorithm_choice(ag_parts[i])});
+    choices.push_back({rs_parts[i].shape, rs_parts[i].ring, rs_parts[i].line, ag_parts[i].algorithm});
   }
   return choices;
 }

@@ -487,6 +487,14 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
   return params_by_shape(params, topology, [](Params& line) { line.ring_algorithm = RingAlgorithm::Auto; });
 }
 
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) {
+  std::vector<PartChoice> choices;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    choices.push_back({part.topology, part.groups, ring_algorithm_choice(part), part.line_algorithm});
+  }
+  return choices;
+}
+
 bool needs_intermediate(const Params& params, const topo::Topology& topology) {
   const std::vector<Params> parts = parts_by_shape(params, topology);
   return std::any_of(parts.begin(), parts.end(), part_needs_intermediate);

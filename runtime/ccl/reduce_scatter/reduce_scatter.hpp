@@ -164,6 +164,17 @@ RingAlgorithmChoice ring_algorithm_choice(const Params& params);
 // the rings. Legacy mode: `params`. What a part runs is its ring_algorithm_choice() on a ring, its
 // line_algorithm on a line.
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology);
+// What each part of parts_by_shape() runs, in its order (rings first): the part's shape and
+// groups, its ring_algorithm_choice() (on a line "a line chains"), and its line_algorithm, which a
+// line runs. What a run records (T3K 256 KiB, ring opened by link-down:0-2: the line's two_sided,
+// not the ring's one-shot), for the op and for all_reduce's reduce_scatter half alike.
+struct PartChoice {
+  CclTopology shape = CclTopology::Ring;
+  GroupSelection groups;
+  RingAlgorithmChoice ring;
+  LineAlgorithm line = LineAlgorithm::TwoSided;
+};
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology);
 // Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
 // and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
 // for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line

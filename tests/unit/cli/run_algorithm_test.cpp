@@ -2,7 +2,8 @@
 // `auto` switches by size or topology (all_gather relay / multicast, reduce_scatter one-shot /
 // chain, all_to_all's rounds, broadcast both-ways / split), --json's "algorithm" and "algorithm_reason" show it, so a sweep's
 // step in its curve can be read off its points. all_reduce's reduce_scatter + all_gather records
-// each half's too ("halves"). The --report page says it too.
+// each half's too ("halves"). A ring run as a line around a down link records what the line ran.
+// The --report page says it too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -198,6 +199,62 @@ TEST(RunAlgorithm, AllReduceHalvesOfARingRunAsALineAreTheLines) {
                                  "lines": {"algorithm": "two_sided", "reason": "ran as a line around a down link: a line runs --rs-line-algorithm's (two_sided by default)"}},
               "all_gather": {"algorithm": "relay", "reason": "auto: a fabric ring relays",
                              "lines": {"algorithm": "multicast", "reason": "ran as a line around a down link: auto: a line multicasts"}}})json"));
+}
+
+// A standalone reduce_scatter or all_gather on a ring opened into a line records what the line
+// ran, as all_reduce's halves do: the whole T3K ring opened by link-down:0-2 ran the line's
+// two_sided and multicast (not the ring's one-shot and relay); where only one torus row opened,
+// the rows' rings' choice, and the line's under "algorithm_lines".
+RunOptions opened_ring(const char* system, CollectiveOp op, const char* fault) {
+  RunOptions options;
+  options.system = system;
+  options.op = op;
+  options.size_bytes = 256 * kKiB;
+  options.topology = "ring";
+  options.no_data = true;
+  add_fault_spec(options.faults, fault);
+  return options;
+}
+
+TEST(RunAlgorithm, ReduceScatterAndAllGatherOfARingRunAsALineAreTheLines) {
+  const RunResult rs = run_collective(opened_ring("t3k", CollectiveOp::ReduceScatter, "link-down:0-2"));
+  ASSERT_EQ(rs.rings_as_lines.size(), 1u);
+  nlohmann::json j = result_json(rs);
+  EXPECT_EQ(j["algorithm"], "two_sided");
+  EXPECT_EQ(j["algorithm_reason"],
+            "ran as a line around a down link: a line runs --rs-line-algorithm's (two_sided by default)");
+  EXPECT_FALSE(j.contains("algorithm_lines"));
+  const RunResult ag = run_collective(opened_ring("t3k", CollectiveOp::AllGather, "link-down:0-2"));
+  ASSERT_EQ(ag.rings_as_lines.size(), 1u);
+  j = result_json(ag);
+  EXPECT_EQ(j["algorithm"], "multicast");
+  EXPECT_EQ(j["algorithm_reason"], "ran as a line around a down link: auto: a line multicasts");
+  EXPECT_FALSE(j.contains("algorithm_lines"));
+
+  RunOptions rs_rows = opened_ring("torus:4x4", CollectiveOp::ReduceScatter, "link-down:3-0");
+  rs_rows.cluster_axis = 1;
+  const RunResult rs_mixed = run_collective(rs_rows);
+  ASSERT_EQ(rs_mixed.rings_as_lines.size(), 1u);
+  j = result_json(rs_mixed);
+  EXPECT_EQ(j["algorithm"], "one-shot");
+  EXPECT_EQ(j["algorithm_reason"], "auto: 262144 B per chip are within the one-shot's 524288 B");
+  EXPECT_EQ(j["algorithm_lines"],
+            nlohmann::json::parse(R"json({"algorithm": "two_sided", "reason": "ran as a line around a down link: a line runs --rs-line-algorithm's (two_sided by default)"})json"));
+  RunOptions ag_rows = opened_ring("torus:4x4", CollectiveOp::AllGather, "link-down:3-0");
+  ag_rows.cluster_axis = 1;
+  const RunResult ag_mixed = run_collective(ag_rows);
+  j = result_json(ag_mixed);
+  EXPECT_EQ(j["algorithm"], "relay");
+  EXPECT_EQ(j["algorithm_reason"], "auto: a fabric ring relays");
+  EXPECT_EQ(j["algorithm_lines"],
+            nlohmann::json::parse(R"json({"algorithm": "multicast", "reason": "ran as a line around a down link: auto: a line multicasts"})json"));
+  // The report page says both.
+  const std::string page = html_report(ag_mixed, topo::load_system("torus:4x4"));
+  EXPECT_THAT(page, HasSubstr("algorithm relay: auto: a fabric ring relays"));
+  EXPECT_THAT(page, HasSubstr("on the rings run as lines, algorithm multicast: ran as a line around a down link: "
+                              "auto: a line multicasts"));
+  // A ring that stayed whole has no lines to record.
+  EXPECT_FALSE(result_json(run("t3k", CollectiveOp::AllGather, 256 * kKiB, "ring")).contains("algorithm_lines"));
 }
 
 TEST(RunAlgorithm, OpsThatDoNotChooseRecordNone) {

@@ -45,6 +45,8 @@ RunResult every_field_set() {
   r.tensor_asked = true;
   r.algorithm = "composite";
   r.algorithm_reason = "the 489 pages do not divide by the 8 chips";
+  r.algorithm_lines = "multicast";
+  r.algorithm_lines_reason = "ran as a line around a down link: auto: a line multicasts";
   r.algorithm_fallback = true;
   r.algorithm_halves = AllReduceHalves{{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
                                         "two_sided", "ran as a line around a down link: ..."},
@@ -124,6 +126,8 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.tensor_asked, b.tensor_asked);
   EXPECT_EQ(a.algorithm, b.algorithm);
   EXPECT_EQ(a.algorithm_reason, b.algorithm_reason);
+  EXPECT_EQ(a.algorithm_lines, b.algorithm_lines);
+  EXPECT_EQ(a.algorithm_lines_reason, b.algorithm_lines_reason);
   EXPECT_EQ(a.algorithm_fallback, b.algorithm_fallback);
   ASSERT_EQ(a.algorithm_halves.has_value(), b.algorithm_halves.has_value());
   if (a.algorithm_halves) {
