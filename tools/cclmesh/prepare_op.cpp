@@ -17,6 +17,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
+#include "sim/engine/check.hpp"
 #include "tools/cclmesh/algorithm_by_shape.hpp"
 #include "tools/cclmesh/algorithm_option_values.hpp"
 #include "tools/cclmesh/buffer_placement.hpp"
@@ -133,6 +134,250 @@ void record_algorithm(PreparedOp& op, const AlgorithmRecord& record) {
   op.algorithm_lines_reason = record.lines_reason;
 }
 
+// What every collective's preparation shares (prepare_collective's prologue): the run, its
+// groups' size and shape, and where its tensors live.
+struct Collective {
+  const RunOptions& options;
+  runtime::MeshDevice& device;
+  OpBuffers& buffers;
+  WorkloadCache& cache;
+  ccl::GroupSelection selection;
+  std::uint32_t n;  // chips per group
+  ccl::CclTopology topology;
+  BufferPlacement placement;
+  std::uint32_t dim;
+  std::uint64_t page_bytes;  // a --shape tensor's: a tile, or one row of its own width (ROW_MAJOR)
+  std::uint32_t element;
+
+  // --size in pages, refused below one page (per chip where S is split over the N chips).
+  std::uint64_t checked_pages(std::uint64_t pages, bool per_chip) const {
+    if (pages == 0 && per_chip) {
+      throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
+    }
+    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
+    return pages;
+  }
+  // What every collective's params take from the run: the shape, links, groups and the device's fabric.
+  template <class Params>
+  void set_placement(Params& p) const {
+    p.topology = topology;
+    p.num_links = options.links;
+    p.groups = selection;
+    p.fabric = device.fabric();
+  }
+  // Intermediates and all_gather's broadcast buffers stay interleaved in --memory.
+  runtime::BufferConfig config(const ccl::TensorSpec& t) const { return placement.interleaved(t); }
+  // The op's input and output: sharded when --shard asks, recording each one's shard in `op`.
+  runtime::BufferConfig input_config(const ccl::TensorSpec& t, PreparedOp& op) const {
+    const std::optional<std::array<std::uint32_t, 2>> input_shard = options.shard ? options.shard->shape : std::nullopt;
+    return placement.of(t, "input", options.shard, input_shard, "--shard", &op.input_shard);
+  }
+  runtime::BufferConfig output_config(const ccl::TensorSpec& t, OutputAlongDim along_dim, PreparedOp& op) const {
+    return placement.of(t, "output", placement.output_request(), output_shard_of(options, dim, n, along_dim),
+                        options.output_memory ? "--out-shard" : "--shard", &op.output_shard);
+  }
+};
+
+// One function per collective: its params from the run, its buffers and workloads, what it
+// chose, and the check of its outputs, into `op`.
+void prepare_all_gather(const Collective& c, PreparedOp& op) {
+  // S = the gathered output; each chip holds S / N.
+  ccl::all_gather::Params p;
+  p.input = c.options.shape ? gathered_input(c.options, c.dim, c.n)
+                            : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n), true));
+  p.dim = c.dim;
+  c.set_placement(p);
+  p.mode = legacy_mode(c.options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
+  p.ring_algorithm = ag_ring_algorithm(c.options.ag_ring_algorithm);
+  if (c.options.chunks_per_sync) p.chunks_per_sync = *c.options.chunks_per_sync;
+  if (c.options.workers_per_link) p.workers_per_link = *c.options.workers_per_link;
+  p.input_buffer = c.buffers.create(c.input_config(p.input, op));
+  const ccl::TensorSpec output = ccl::all_gather::output_spec(p, c.device.topology());
+  op.shape = output.shape;
+  p.output_buffer = c.buffers.create(c.output_config(output, OutputAlongDim::Gathered, op));
+  for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, c.device.topology()); ++i) {
+    p.broadcast_buffers.push_back(c.buffers.create(ccl::all_gather::broadcast_buffer_config(p)));
+  }
+  if (p.mode == ccl::CclMode::Fabric) {
+    p.done_semaphore = c.buffers.create_semaphore(ccl::all_gather::semaphore_cores(p, c.device.topology()),
+                                                  runtime::CoreKind::Tensix, 0);
+  }
+  op.size_bytes = p.output_buffer.config.size_bytes;
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_gather::build_workloads(p, c.device.topology()); });
+  if (ccl::all_gather::needs_broadcast_fallback(p)) {
+    op.algorithm = kAllGatherBroadcastFallback;
+    op.algorithm_reason = ccl::all_gather::broadcast_fallback_reason(p);
+    op.algorithm_fallback = true;
+  } else if (p.mode == ccl::CclMode::Fabric) {
+    // Legacy mode runs its EDM all_gather, neither relay nor multicast: no choice to record.
+    record_algorithm(op, algorithm_record(all_gather_algorithms(ccl::all_gather::part_choices(p, c.device.topology())),
+                                          p.topology));
+  }
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, false);
+  op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
+                       [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
+                         return RankOutputs(by_rank.size(), {share(ccl::reference::concat(by_rank, p.input, c.dim))});
+                       });
+}
+
+void prepare_all_broadcast(const Collective& c, PreparedOp& op) {
+  // S = the N output buffers of one chip, as all_gather's output (each chip's input is S / N).
+  ccl::all_broadcast::Params p;
+  p.input = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
+                            : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n), true));
+  op.shape = p.input.shape;
+  c.set_placement(p);
+  p.input_buffer = c.buffers.create(c.input_config(p.input, op));
+  std::vector<OutputBuffer> outputs;
+  for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, c.device.topology()); ++i) {
+    p.output_buffers.push_back(c.buffers.create(c.output_config(p.input, OutputAlongDim::Same, op)));
+    outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
+  }
+  p.done_semaphore = c.buffers.create_semaphore(ccl::all_broadcast::semaphore_cores(p, c.device.topology()),
+                                                runtime::CoreKind::Tensix, 0);
+  op.size_bytes = p.input_buffer.config.size_bytes * p.output_buffers.size();
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_broadcast::build(p, c.device.topology()); });
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, false);
+  // Every chip holds every rank's input, rank i's in output i.
+  op.verify = verifier(c.device, std::move(outputs), in, c.page_bytes, c.element, [](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
+    std::vector<SharedBytes> per_output;
+    for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) per_output.push_back(share(std::move(b)));
+    return RankOutputs(by_rank.size(), per_output);
+  });
+}
+
+void prepare_reduce_scatter(const Collective& c, PreparedOp& op) {
+  // S = each chip's input; it splits into N slices along dim.
+  ccl::reduce_scatter::Params p;
+  p.input = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
+                            : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n) * c.n, true));
+  op.shape = p.input.shape;
+  require_split_along_dim(c.options, p.input, c.dim, c.n, "slices");
+  p.dim = c.dim;
+  c.set_placement(p);
+  p.line_algorithm = rs_line_algorithm(c.options.rs_line_algorithm);
+  p.ring_algorithm = rs_ring_algorithm(c.options.rs_ring_algorithm);
+  if (c.options.workers_per_link) p.workers_per_link = *c.options.workers_per_link;
+  p.mode = legacy_mode(c.options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
+  p.input_buffer = c.buffers.create(c.input_config(p.input, op));
+  p.output_buffer = c.buffers.create(
+      c.output_config(ccl::reduce_scatter::output_spec(p, c.device.topology()), OutputAlongDim::Scattered, op));
+  if (ccl::reduce_scatter::needs_intermediate(p, c.device.topology())) {
+    p.intermediate_buffer = c.buffers.create(c.config(ccl::reduce_scatter::intermediate_spec(p, c.device.topology())));
+  }
+  if (p.mode == ccl::CclMode::Fabric) {
+    p.barrier_semaphore = c.buffers.create_semaphore(
+        ccl::reduce_scatter::semaphore_cores(p, c.device.topology()), runtime::CoreKind::Tensix, 0);
+  }
+  op.size_bytes = p.input_buffer.config.size_bytes;
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::reduce_scatter::build(p, c.device.topology()); });
+  // A fabric ring chooses (one-shot or chain); a line, a ring run as one included, runs the
+  // line algorithm asked; legacy mode runs its EDM chain: no choice to record.
+  if (p.mode == ccl::CclMode::Fabric) {
+    record_algorithm(
+        op, algorithm_record(reduce_scatter_algorithms(ccl::reduce_scatter::part_choices(p, c.device.topology())),
+                             p.topology));
+  }
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, true);
+  op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
+                       [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
+                         return one_output_each(
+                             ccl::reduce_scatter::reference_outputs(p, c.device.topology(), group, by_rank));
+                       });
+}
+
+void prepare_reduce(const Collective& c, PreparedOp& op) {
+  // S = the tensor on every chip and on the root after (nccl-tests reduce).
+  if (c.options.root >= c.n) {
+    throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", c.options.root, c.n, c.n - 1));
+  }
+  ccl::reduce::Params p;
+  p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
+                             : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / c.page_bytes, false));
+  op.shape = p.tensor.shape;
+  p.root = c.options.root;
+  c.set_placement(p);
+  p.input_buffer = c.buffers.create(c.input_config(p.tensor, op));
+  p.output_buffer = c.buffers.create(c.output_config(p.tensor, OutputAlongDim::Same, op));
+  p.barrier_semaphore = c.buffers.create_semaphore(ccl::reduce::semaphore_cores(p, c.device.topology()),
+                                                   runtime::CoreKind::Tensix, 0);
+  op.size_bytes = p.input_buffer.config.size_bytes;
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::reduce::build(p, c.device.topology()); });
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, true);
+  // Only the root's output is defined (nccl's reduce): the other ranks are not read.
+  op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
+                       [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
+                         RankOutputs per_rank(by_rank.size());
+                         per_rank.at(p.root) = {
+                             share(ccl::reduce::reference_output(p, c.device.topology(), group, by_rank))};
+                         return per_rank;
+                       });
+}
+
+void prepare_all_to_all(const Collective& c, PreparedOp& op) {
+  // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
+  ccl::all_to_all::Params p;
+  p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
+                             : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n) * c.n, true));
+  op.shape = p.tensor.shape;
+  require_split_along_dim(c.options, p.tensor, c.dim, c.n, "chunks");
+  p.dim = c.dim;
+  c.set_placement(p);
+  if (c.options.rounds) p.rounds = *c.options.rounds;
+  p.input_buffer = c.buffers.create(c.input_config(p.tensor, op));
+  p.output_buffer = c.buffers.create(c.output_config(p.tensor, OutputAlongDim::Same, op));
+  p.done_semaphore = c.buffers.create_semaphore(ccl::all_to_all::semaphore_cores(p, c.device.topology()),
+                                                runtime::CoreKind::Tensix, 0);
+  op.size_bytes = p.input_buffer.config.size_bytes;
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_to_all::build(p, c.device.topology()); });
+  const ccl::all_to_all::RoundsChoice rounds = ccl::all_to_all::rounds_choice(p, c.n);
+  op.algorithm = rounds.rounds == 1 ? "sequential" : "interleaved";
+  op.algorithm_reason = rounds.reason;
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, false);
+  op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
+                       [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
+                         return one_output_each(ccl::all_to_all::reference_outputs(p, c.device.topology(), by_rank));
+                       });
+}
+
+void prepare_all_reduce(const Collective& c, PreparedOp& op) {
+  // all_reduce: S = the tensor on every chip, before and after.
+  ccl::all_reduce::Params p;
+  p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
+                             : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / c.page_bytes, false));
+  op.shape = p.tensor.shape;
+  c.set_placement(p);
+  if (c.options.workers_per_link) p.workers_per_link = *c.options.workers_per_link;
+  p.mode = legacy_mode(c.options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
+  p.algorithm = all_reduce_algorithm(c.options.all_reduce_algo);
+  p.ag_ring_algorithm = ag_ring_algorithm(c.options.ag_ring_algorithm);
+  p.rs_line_algorithm = rs_line_algorithm(c.options.rs_line_algorithm);
+  // "auto" keeps all_reduce's default for its reduce_scatter half: the reduce_scatter's own Auto.
+  if (c.options.rs_ring_algorithm != "auto") p.rs_ring_algorithm = rs_ring_algorithm(c.options.rs_ring_algorithm);
+  p.input_buffer = c.buffers.create(c.input_config(p.tensor, op));
+  p.output_buffer = c.buffers.create(c.output_config(p.tensor, OutputAlongDim::Same, op));
+  p.intermediate_buffer = c.buffers.create(c.config(ccl::all_reduce::intermediate_spec(p, c.device.topology())));
+  if (ccl::all_reduce::needs_rs_intermediate(p, c.device.topology())) {
+    p.rs_intermediate_buffer =
+        c.buffers.create(c.config(ccl::all_reduce::rs_intermediate_spec(p, c.device.topology())));
+  }
+  const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, c.device.topology());
+  p.barrier_semaphore = c.buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  p.done_semaphore = c.buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
+  op.size_bytes = p.input_buffer.config.size_bytes;
+  op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_reduce::build(p, c.device.topology()); });
+  const ccl::all_reduce::AlgorithmChoice choice = ccl::all_reduce::algorithm_choice(p, c.device.topology());
+  op.algorithm = all_reduce_algorithm_name(choice.algorithm);
+  op.algorithm_reason = choice.reason;
+  op.algorithm_fallback = choice.fallback;
+  op.algorithm_halves = all_reduce_halves(p, c.device.topology());
+  const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, true);
+  op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
+                       [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
+                         return one_output_each(ccl::all_reduce::reference_outputs(p, c.device.topology(), group, by_rank));
+                       });
+}
+
 PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& device, OpBuffers& buffers, bool ring,
                               WorkloadCache& cache) {
   // A --shape tensor's page: a tile, or one row of its own width (ROW_MAJOR).
@@ -162,230 +407,33 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
   if (legacy_mode(options)) require_legacy_links(options, device.topology(), groups, topology);
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
-  const BufferPlacement placement(options, memory);
-  // Intermediates and all_gather's broadcast buffers stay interleaved in --memory.
-  const auto config = [&](const ccl::TensorSpec& t) { return placement.interleaved(t); };
-  const std::uint32_t dim = options.dim ? *options.dim : options.shape ? 3 : gather_dim(options);
-  const std::optional<std::array<std::uint32_t, 2>> input_shard =
-      options.shard ? options.shard->shape : std::nullopt;
-  const std::uint32_t element = ccl::element_bytes(parse_dtype(options.dtype));
-  // --size in pages, refused below one page (per chip where S is split over the N chips).
-  const auto checked_pages = [&](std::uint64_t pages, bool per_chip) {
-    if (pages == 0 && per_chip) {
-      throw_size_below_a_page_per_chip(options.size_bytes, page_bytes, n);
-    }
-    if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
-    return pages;
-  };
-  // What every collective's params take from the run: the shape, links, groups and the device's fabric.
-  const auto set_placement = [&](auto& p) {
-    p.topology = topology;
-    p.num_links = options.links;
-    p.groups = selection;
-    p.fabric = device.fabric();
-  };
+  // Members initialise in order: the placement checks --shard before the dim and dtype are read.
+  const Collective c{options,
+                     device,
+                     buffers,
+                     cache,
+                     selection,
+                     n,
+                     topology,
+                     BufferPlacement(options, memory),
+                     options.dim ? *options.dim : options.shape ? 3 : gather_dim(options),
+                     page_bytes,
+                     ccl::element_bytes(parse_dtype(options.dtype))};
   PreparedOp op;
   op.group_size = n;
   op.groups = groups;
-  // The op's input and output: sharded when --shard asks, recording each one's shard.
-  const auto input_config = [&](const ccl::TensorSpec& t) {
-    return placement.of(t, "input", options.shard, input_shard, "--shard", &op.input_shard);
-  };
-  const auto output_config = [&](const ccl::TensorSpec& t, OutputAlongDim along_dim) {
-    return placement.of(t, "output", placement.output_request(), output_shard_of(options, dim, n, along_dim),
-                        options.output_memory ? "--out-shard" : "--shard", &op.output_shard);
-  };
-
-  if (options.op == CollectiveOp::AllGather) {
-    // S = the gathered output; each chip holds S / N.
-    ccl::all_gather::Params p;
-    p.input = options.shape ? gathered_input(options, dim, n)
-                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n), true));
-    p.dim = dim;
-    set_placement(p);
-    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
-    p.ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
-    if (options.chunks_per_sync) p.chunks_per_sync = *options.chunks_per_sync;
-    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.input_buffer = buffers.create(input_config(p.input));
-    const ccl::TensorSpec output = ccl::all_gather::output_spec(p, device.topology());
-    op.shape = output.shape;
-    p.output_buffer = buffers.create(output_config(output, OutputAlongDim::Gathered));
-    for (std::uint32_t i = 0; i < ccl::all_gather::broadcast_buffer_count(p, device.topology()); ++i) {
-      p.broadcast_buffers.push_back(buffers.create(ccl::all_gather::broadcast_buffer_config(p)));
-    }
-    if (p.mode == ccl::CclMode::Fabric) {
-      p.done_semaphore = buffers.create_semaphore(ccl::all_gather::semaphore_cores(p, device.topology()),
-                                                  runtime::CoreKind::Tensix, 0);
-    }
-    op.size_bytes = p.output_buffer.config.size_bytes;
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_gather::build_workloads(p, device.topology()); });
-    if (ccl::all_gather::needs_broadcast_fallback(p)) {
-      op.algorithm = kAllGatherBroadcastFallback;
-      op.algorithm_reason = ccl::all_gather::broadcast_fallback_reason(p);
-      op.algorithm_fallback = true;
-    } else if (p.mode == ccl::CclMode::Fabric) {
-      // Legacy mode runs its EDM all_gather, neither relay nor multicast: no choice to record.
-      record_algorithm(op, algorithm_record(all_gather_algorithms(ccl::all_gather::part_choices(p, device.topology())),
-                                            p.topology));
-    }
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
-                           return RankOutputs(by_rank.size(), {share(ccl::reference::concat(by_rank, p.input, dim))});
-                         });
-  } else if (options.op == CollectiveOp::AllBroadcast) {
-    // S = the N output buffers of one chip, as all_gather's output (each chip's input is S / N).
-    ccl::all_broadcast::Params p;
-    p.input = options.shape ? tensor_of_shape(options, *options.shape)
-                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n), true));
-    op.shape = p.input.shape;
-    set_placement(p);
-    p.input_buffer = buffers.create(input_config(p.input));
-    std::vector<OutputBuffer> outputs;
-    for (std::uint32_t i = 0; i < ccl::all_broadcast::output_buffer_count(p, device.topology()); ++i) {
-      p.output_buffers.push_back(buffers.create(output_config(p.input, OutputAlongDim::Same)));
-      outputs.push_back(OutputBuffer{fmt::format("output {}", i), p.output_buffers.back()});
-    }
-    p.done_semaphore = buffers.create_semaphore(ccl::all_broadcast::semaphore_cores(p, device.topology()),
-                                                runtime::CoreKind::Tensix, 0);
-    op.size_bytes = p.input_buffer.config.size_bytes * p.output_buffers.size();
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_broadcast::build(p, device.topology()); });
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    // Every chip holds every rank's input, rank i's in output i.
-    op.verify = verifier(device, std::move(outputs), in, page_bytes, element, [](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
-      std::vector<SharedBytes> per_output;
-      for (Bytes& b : ccl::all_broadcast::reference_outputs(by_rank)) per_output.push_back(share(std::move(b)));
-      return RankOutputs(by_rank.size(), per_output);
-    });
-  } else if (options.op == CollectiveOp::ReduceScatter) {
-    // S = each chip's input; it splits into N slices along dim.
-    ccl::reduce_scatter::Params p;
-    p.input = options.shape ? tensor_of_shape(options, *options.shape)
-                            : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
-    op.shape = p.input.shape;
-    require_split_along_dim(options, p.input, dim, n, "slices");
-    p.dim = dim;
-    set_placement(p);
-    p.line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
-    p.ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
-    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
-    p.input_buffer = buffers.create(input_config(p.input));
-    p.output_buffer = buffers.create(
-        output_config(ccl::reduce_scatter::output_spec(p, device.topology()), OutputAlongDim::Scattered));
-    if (ccl::reduce_scatter::needs_intermediate(p, device.topology())) {
-      p.intermediate_buffer = buffers.create(config(ccl::reduce_scatter::intermediate_spec(p, device.topology())));
-    }
-    if (p.mode == ccl::CclMode::Fabric) {
-      p.barrier_semaphore = buffers.create_semaphore(
-          ccl::reduce_scatter::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-    }
-    op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce_scatter::build(p, device.topology()); });
-    // A fabric ring chooses (one-shot or chain); a line, a ring run as one included, runs the
-    // line algorithm asked; legacy mode runs its EDM chain: no choice to record.
-    if (p.mode == ccl::CclMode::Fabric) {
-      record_algorithm(
-          op, algorithm_record(reduce_scatter_algorithms(ccl::reduce_scatter::part_choices(p, device.topology())),
-                               p.topology));
-    }
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
-                           return one_output_each(
-                               ccl::reduce_scatter::reference_outputs(p, device.topology(), group, by_rank));
-                         });
-  } else if (options.op == CollectiveOp::Reduce) {
-    // S = the tensor on every chip and on the root after (nccl-tests reduce).
-    if (options.root >= n) {
-      throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", options.root, n, n - 1));
-    }
-    ccl::reduce::Params p;
-    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
-                             : tensor_of_pages(options, checked_pages(options.size_bytes / page_bytes, false));
-    op.shape = p.tensor.shape;
-    p.root = options.root;
-    set_placement(p);
-    p.input_buffer = buffers.create(input_config(p.tensor));
-    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
-    p.barrier_semaphore = buffers.create_semaphore(ccl::reduce::semaphore_cores(p, device.topology()),
-                                                   runtime::CoreKind::Tensix, 0);
-    op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::reduce::build(p, device.topology()); });
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    // Only the root's output is defined (nccl's reduce): the other ranks are not read.
-    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
-                           RankOutputs per_rank(by_rank.size());
-                           per_rank.at(p.root) = {
-                               share(ccl::reduce::reference_output(p, device.topology(), group, by_rank))};
-                           return per_rank;
-                         });
-  } else if (options.op == CollectiveOp::AllToAll) {
-    // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
-    ccl::all_to_all::Params p;
-    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
-                             : tensor_of_pages(options, checked_pages(options.size_bytes / (page_bytes * n) * n, true));
-    op.shape = p.tensor.shape;
-    require_split_along_dim(options, p.tensor, dim, n, "chunks");
-    p.dim = dim;
-    set_placement(p);
-    if (options.rounds) p.rounds = *options.rounds;
-    p.input_buffer = buffers.create(input_config(p.tensor));
-    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
-    p.done_semaphore = buffers.create_semaphore(ccl::all_to_all::semaphore_cores(p, device.topology()),
-                                                runtime::CoreKind::Tensix, 0);
-    op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_to_all::build(p, device.topology()); });
-    const ccl::all_to_all::RoundsChoice rounds = ccl::all_to_all::rounds_choice(p, n);
-    op.algorithm = rounds.rounds == 1 ? "sequential" : "interleaved";
-    op.algorithm_reason = rounds.reason;
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, false);
-    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {
-                           return one_output_each(ccl::all_to_all::reference_outputs(p, device.topology(), by_rank));
-                         });
-  } else {
-    // all_reduce: S = the tensor on every chip, before and after.
-    ccl::all_reduce::Params p;
-    p.tensor = options.shape ? tensor_of_shape(options, *options.shape)
-                             : tensor_of_pages(options, checked_pages(options.size_bytes / page_bytes, false));
-    op.shape = p.tensor.shape;
-    set_placement(p);
-    if (options.workers_per_link) p.workers_per_link = *options.workers_per_link;
-    p.mode = legacy_mode(options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
-    p.algorithm = all_reduce_algorithm(options.all_reduce_algo);
-    p.ag_ring_algorithm = ag_ring_algorithm(options.ag_ring_algorithm);
-    p.rs_line_algorithm = rs_line_algorithm(options.rs_line_algorithm);
-    // "auto" keeps all_reduce's default for its reduce_scatter half: the reduce_scatter's own Auto.
-    if (options.rs_ring_algorithm != "auto") p.rs_ring_algorithm = rs_ring_algorithm(options.rs_ring_algorithm);
-    p.input_buffer = buffers.create(input_config(p.tensor));
-    p.output_buffer = buffers.create(output_config(p.tensor, OutputAlongDim::Same));
-    p.intermediate_buffer = buffers.create(config(ccl::all_reduce::intermediate_spec(p, device.topology())));
-    if (ccl::all_reduce::needs_rs_intermediate(p, device.topology())) {
-      p.rs_intermediate_buffer =
-          buffers.create(config(ccl::all_reduce::rs_intermediate_spec(p, device.topology())));
-    }
-    const std::vector<runtime::CoreRange> cores = ccl::all_reduce::semaphore_cores(p, device.topology());
-    p.barrier_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
-    p.done_semaphore = buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
-    op.size_bytes = p.input_buffer.config.size_bytes;
-    op.workloads = cache.get(p, device.topology(), [&] { return ccl::all_reduce::build(p, device.topology()); });
-    const ccl::all_reduce::AlgorithmChoice choice = ccl::all_reduce::algorithm_choice(p, device.topology());
-    op.algorithm = all_reduce_algorithm_name(choice.algorithm);
-    op.algorithm_reason = choice.reason;
-    op.algorithm_fallback = choice.fallback;
-    op.algorithm_halves = all_reduce_halves(p, device.topology());
-    const GroupInputs in = write_group_inputs(options, device, selection, p.input_buffer, true);
-    op.verify = verifier(device, single_output(p.output_buffer), in, page_bytes, element,
-                         [&](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
-                           return one_output_each(ccl::all_reduce::reference_outputs(p, device.topology(), group, by_rank));
-                         });
+  switch (options.op) {
+    case CollectiveOp::AllGather: prepare_all_gather(c, op); break;
+    case CollectiveOp::AllBroadcast: prepare_all_broadcast(c, op); break;
+    case CollectiveOp::ReduceScatter: prepare_reduce_scatter(c, op); break;
+    case CollectiveOp::Reduce: prepare_reduce(c, op); break;
+    case CollectiveOp::AllToAll: prepare_all_to_all(c, op); break;
+    case CollectiveOp::AllReduce: prepare_all_reduce(c, op); break;
+    default: CCLMESH_CHECK(false, "prepare_collective: send_recv and broadcast are prepare_pair_op's");
   }
   // Elements: a bfp8_b tile page holds 1024 values plus shared exponents. A --shape's are its
   // logical elements, tile padding not counted.
-  const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / element;
+  const std::uint64_t per_page = parse_dtype(options.dtype) == ccl::DataType::Bfloat8B ? 1024 : page_bytes / c.element;
   op.count = op.size_bytes / page_bytes * per_page;
   if (options.shape) op.count = std::uint64_t{op.shape[0]} * op.shape[1] * op.shape[2] * op.shape[3];
   // nccl-tests' count is per rank wherever S spans the ranks (its paramcount; REFERENCE 9:
@@ -399,7 +447,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
   if (per_rank) op.count /= n;
   if (options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
       options.op == CollectiveOp::AllToAll) {
-    op.dim = dim;
+    op.dim = c.dim;
   }
   return op;
 }
