@@ -33,6 +33,14 @@ std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<ccl::all_gat
   return shapes;
 }
 
+std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<ccl::all_to_all::PartChoice>& parts) {
+  std::vector<ShapeAlgorithm> shapes;
+  for (const ccl::all_to_all::PartChoice& part : parts) {
+    shapes.push_back({part.shape, part.rounds.rounds == 1 ? "sequential" : "interleaved", part.rounds.reason});
+  }
+  return shapes;
+}
+
 AlgorithmRecord algorithm_record(const std::vector<ShapeAlgorithm>& shapes, ccl::CclTopology asked) {
   // Rings first, then the lines some of them ran as (groups_by_shape): at most two shapes.
   CCLMESH_CHECK(shapes.size() == 1 || (shapes.size() == 2 && shapes.back().shape == ccl::CclTopology::Line),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tools/cclmesh/run_options.hpp"
 
@@ -30,6 +31,8 @@ std::vector<ShapeAlgorithm> reduce_scatter_algorithms(const std::vector<runtime:
 ShapeAlgorithm all_gather_algorithm(runtime::ccl::CclTopology shape,
                                     const runtime::ccl::all_gather::RingAlgorithmChoice& choice);
 std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<runtime::ccl::all_gather::PartChoice>& parts);
+// all_to_all: sequential (one destination after another) or interleaved (--rounds over 1).
+std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<runtime::ccl::all_to_all::PartChoice>& parts);
 
 // The record of an op asked as `asked` whose groups ran as `shapes` (one, or rings then the lines
 // some of them ran as): the first shape's algorithm and reason, and the lines' as lines_algorithm

@@ -330,9 +330,8 @@ void prepare_all_to_all(const Collective& c, PreparedOp& op) {
                                                 runtime::CoreKind::Tensix, 0);
   op.size_bytes = p.input_buffer.config.size_bytes;
   op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_to_all::build(p, c.device.topology()); });
-  const ccl::all_to_all::RoundsChoice rounds = ccl::all_to_all::rounds_choice(p, c.n);
-  op.algorithm = rounds.rounds == 1 ? "sequential" : "interleaved";
-  op.algorithm_reason = rounds.reason;
+  record_algorithm(op, algorithm_record(all_to_all_algorithms(ccl::all_to_all::part_choices(p, c.device.topology(), c.n)),
+                                        p.topology));
   const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, false);
   op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
                        [&](const std::vector<ChipId>&, const std::vector<Bytes>& by_rank) {

@@ -281,6 +281,14 @@ RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size) {
                          kMaxInterleavedLine)};
 }
 
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology, std::uint32_t group_size) {
+  std::vector<PartChoice> choices;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    choices.push_back({part.topology, rounds_choice(part, group_size)});
+  }
+  return choices;
+}
+
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
                      p.fabric, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets, p.rounds);

@@ -85,6 +85,14 @@ struct RoundsChoice {
   std::string reason;
 };
 RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size);
+// What each shape the groups run as sends (rings first; a ring run as a line around a down link
+// takes a line's default rounds): the shape and its rounds_choice(). What a run records (torus:4x4
+// axis 1, link-down:3-0: the rings' sequential, the opened line's interleaved rounds).
+struct PartChoice {
+  CclTopology shape = CclTopology::Ring;
+  RoundsChoice rounds;
+};
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology, std::uint32_t group_size);
 
 // The worker cores every chip uses (for creating the done semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);

@@ -257,6 +257,25 @@ TEST(RunAlgorithm, ReduceScatterAndAllGatherOfARingRunAsALineAreTheLines) {
   EXPECT_FALSE(result_json(run("t3k", CollectiveOp::AllGather, 256 * kKiB, "ring")).contains("algorithm_lines"));
 }
 
+// all_to_all's rounds follow the shape too: an opened line of 4 interleaves where the rings
+// send one destination after another (the rounds the builder's resolve() takes).
+TEST(RunAlgorithm, AllToAllOfARingRunAsALineRecordsTheLinesRounds) {
+  RunOptions rows = opened_ring("torus:4x4", CollectiveOp::AllToAll, "link-down:3-0");
+  rows.cluster_axis = 1;
+  const RunResult mixed = run_collective(rows);
+  ASSERT_EQ(mixed.rings_as_lines.size(), 1u);
+  nlohmann::json j = result_json(mixed);
+  EXPECT_EQ(j["algorithm"], "sequential");
+  EXPECT_EQ(j["algorithm_reason"], "auto: a ring sends one destination after another");
+  EXPECT_EQ(j["algorithm_lines"],
+            nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips, at most 4, interleaves its destinations over 256 rounds"})json"));
+  j = result_json(run_collective(opened_ring("t3k", CollectiveOp::AllToAll, "link-down:0-2")));
+  EXPECT_EQ(j["algorithm"], "sequential");
+  EXPECT_EQ(j["algorithm_reason"],
+            "ran as a line around a down link: auto: a line of 8 chips, more than 4, sends one destination after another");
+  EXPECT_FALSE(j.contains("algorithm_lines"));
+}
+
 TEST(RunAlgorithm, OpsThatDoNotChooseRecordNone) {
   const nlohmann::json j = result_json(run("t3k", CollectiveOp::Reduce, 64 * kKiB, "ring"));
   EXPECT_FALSE(j.contains("algorithm"));
