@@ -1161,7 +1161,7 @@ class ChainBuilder {
     if (moving.empty()) {
       return {head + fmt::format("; each of its {} channel(s) has moved what it was given: it ends once every channel's "
                                  "worker has signalled its end ({} of {} signals given); the chain follows its {}",
-                                 state->channels.size(), *state->end_signals, state->channels.size(),
+                                 state->channels.size(), state->end_signals.value(), state->channels.size(),
                                  channel_name(edm, ending.front())),
               EdmChannelStep{&edm, ending.front()}};
     }
@@ -1181,7 +1181,7 @@ class ChainBuilder {
     const std::string waits =
         fmt::format("{}; it holds nothing: it ends once every channel's worker has signalled its end ({} of {} signals "
                     "given)",
-                    head, *state.end_signals, state.channels.size());
+                    head, state.end_signals.value(), state.channels.size());
     if (worker != nullptr && running(*worker)) return {waits + ": its worker has not finished", KernelStep{worker}};
     if (worker != nullptr && !worker->started) return {waits + "; its worker's program has not launched yet", std::nullopt};
     const std::string own = worker == nullptr ? "; no kernel on its worker's core uses the channel"
@@ -1192,7 +1192,7 @@ class ChainBuilder {
       return {waits + own + fmt::format(", {}'s worker has not", channel_name(edm, other.channel)), KernelStep{w}};
     }
     return {waits + own + fmt::format(", as has every other channel's: {} end signal(s) never came",
-                                      state.channels.size() - *state.end_signals),
+                                      state.channels.size() - state.end_signals.value()),
             std::nullopt};
   }
 
