@@ -19,6 +19,7 @@
 #include "runtime/device/l1_map.hpp"
 #include "sim/device/kernel_semaphore_writes.hpp"
 #include "sim/device/legacy_edm_state.hpp"
+#include "sim/engine/check.hpp"
 #include "sim/model/eth_core.hpp"
 #include "sim/model/eth_link.hpp"
 
@@ -539,13 +540,22 @@ class ChainBuilder {
   Explained explain_semaphore(const KernelContext& k, const std::string& head, const SemaphoreWait& wait) {
     const std::uint64_t address = wait.address;
     if (const auto conn = connection_of(k, address)) {
-      const KernelContext* router = router_at(chip_of(k), conn->first, conn->second.x, conn->second.y);
+      const KernelContext* router = router_at(chip_of(k), true, conn->core.x, conn->core.y);
       // A worker that shares its link with others connects to a fabric mux instead, with the
       // router's protocol (REFERENCE 6.3): its slots free when the mux copies them on into the
       // router, so the chain goes on through the mux to the router and its link.
-      const KernelContext* mux = router == nullptr ? mux_at(chip_of(k), conn->second) : nullptr;
+      const KernelContext* mux = router == nullptr ? mux_at(chip_of(k), conn->core) : nullptr;
       if (router == nullptr && mux == nullptr) return {head + "; no fabric router or mux runs at that core", std::nullopt};
-      if (conn->first) return {head, router != nullptr ? Step{SenderStep{router, 0}} : Step{MuxStep{mux}}};
+      // A connection to a client channel the mux does not have: nothing reads its packets or its
+      // close (the mux's own state says nothing about it, so the chain ends here; followed into
+      // the mux, it came back to this kernel as a cycle of a kernel and a mux).
+      if (mux != nullptr && !mux_channel(conn->connection_live, mux_client_count(*mux))) {
+        return {head + fmt::format("; its connection's connection_live word {:#x} is none of the {} client channel(s) "
+                                   "of {}: nothing serves it",
+                                   conn->connection_live, mux_client_count(*mux), short_name(*mux)),
+                std::nullopt};
+      }
+      if (conn->for_slot) return {head, router != nullptr ? Step{SenderStep{router, 0}} : Step{MuxStep{mux}}};
       const KernelContext& peer = router != nullptr ? *router : *mux;
       return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
     }
@@ -721,17 +731,25 @@ class ChainBuilder {
     return k.streams[w.stream].completed > w.index;
   }
 
-  // {forward?, router NoC0} when `address` is the flow-control (true) or teardown (false)
-  // semaphore of one of an interpreter's fabric connections.
-  static std::optional<std::pair<bool, CoreCoord>> connection_of(const KernelContext& k, std::uint64_t address) {
+  // One of an interpreter's fabric connections, found by a semaphore of it the interpreter waits
+  // on: the core it names (a router's or a mux's), its connection_live word there, and which word
+  // is waited on: flow control (a free slot) or teardown (the close acknowledgement).
+  struct ConnectionWait {
+    bool for_slot;
+    CoreCoord core;
+    std::uint32_t connection_live;
+  };
+
+  static std::optional<ConnectionWait> connection_of(const KernelContext& k, std::uint64_t address) {
     const std::vector<std::uint32_t>& rt = k.runtime_args;
     for (const std::size_t at : connection_arg_blocks(k)) {
-      const CoreCoord router{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
+      const CoreCoord core{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
+      const std::uint32_t live = rt[at + ca::kConnectionLiveAddress];
       if (address == runtime::tensix_program_semaphore_address(rt[at + ca::kWorkerFlowControlSemaphore])) {
-        return std::make_pair(true, router);
+        return ConnectionWait{true, core, live};
       }
       if (address == runtime::tensix_program_semaphore_address(rt[at + ca::kWorkerTeardownSemaphore])) {
-        return std::make_pair(false, router);
+        return ConnectionWait{false, core, live};
       }
     }
     return std::nullopt;
@@ -760,6 +778,25 @@ class ChainBuilder {
   const KernelContext* mux_at(std::uint32_t chip, CoreCoord core) const {
     const auto it = muxes_.find({chip, core.x, core.y});
     return it == muxes_.end() ? nullptr : it->second;
+  }
+
+  // How many client channels a mux serves (its compile-time args; the kernel fails past kMaxClients).
+  static std::uint32_t mux_client_count(const KernelContext& mux) {
+    namespace m = kernels::fabric_mux;
+    const std::vector<std::uint32_t>& ct = mux.compile_time_args;
+    return ct.size() > m::kCtNumClients ? std::min(ct[m::kCtNumClients], m::kMaxClients) : 0;
+  }
+
+  // The client channel (< `channels`) whose connection_live word on the mux core is at
+  // `connection_live`, or nullopt.
+  static std::optional<std::uint32_t> mux_channel(std::uint32_t connection_live, std::uint32_t channels) {
+    namespace m = kernels::fabric_mux;
+    for (std::uint32_t c = 0; c < channels; ++c) {
+      if (connection_live == runtime::tensix_program_semaphore_address(m::client_semaphore_id(c, m::kClientConnectionLive))) {
+        return c;
+      }
+    }
+    return std::nullopt;
   }
 
   // The router core (NoC0) a mux holds its one connection to, or nullopt.
@@ -985,7 +1022,7 @@ class ChainBuilder {
   Explained explain_mux(const KernelContext& mux) {
     namespace m = kernels::fabric_mux;
     const std::vector<std::uint32_t>& ct = mux.compile_time_args;
-    const std::uint32_t clients = ct.size() > m::kCtNumClients ? std::min(ct[m::kCtNumClients], m::kMaxClients) : 0;
+    const std::uint32_t clients = mux_client_count(mux);
     const std::uint32_t slots = ct.size() > m::kCtSlotsPerClient ? ct[m::kCtSlotsPerClient] : 0;
     std::uint32_t held = 0;
     std::string per_client;
@@ -999,56 +1036,72 @@ class ChainBuilder {
     }
     std::string head = fmt::format("{} ({} client(s), {} slots each): {} slot(s) in use ({})", short_name(mux),
                                    clients, slots, held, per_client);
-    if (!mux.started || mux.done || mux.failed) return {head + "; " + progress(mux), std::nullopt};
-    if (held == 0) return explain_idle_mux(mux, head);
+    // A mux that has ended frees no slot any more, as a router that has terminated.
+    if (mux.done) return {head + "; it has finished: nothing frees its slots any more", std::nullopt};
+    if (!mux.started || mux.failed) return {head + "; " + progress(mux), std::nullopt};
+    if (held == 0) return explain_idle_mux(mux, clients, head);
     const std::optional<CoreCoord> core = router_of_mux(mux);
     const KernelContext* router = core ? router_at(chip_of(mux), true, core->x, core->y) : nullptr;
     if (router == nullptr) return {head + "; no fabric router runs at the core it is connected to", std::nullopt};
     return {head + fmt::format("; it copies them into {} sender channel 0", short_name(*router)), SenderStep{router, 0}};
   }
 
-  // A mux that holds no packet waits for a client to send one or to close its connection (it
-  // ends only once every client has closed, kernels/fabric_mux.cpp). The clients are the
-  // interpreters whose fabric connection names this core and a client's connection_live word;
-  // the chain goes on through the first one still running (a client that has finished has
-  // closed), as what that worker waits for is what holds the mux.
-  Explained explain_idle_mux(const KernelContext& mux, const std::string& head) {
-    std::vector<std::pair<std::uint32_t, const KernelContext*>> running;
+  // A mux that holds no packet waits for a client to send one or to close its connection: it
+  // ends only once every one of its `channels` client channels has opened and closed
+  // (kernels/fabric_mux.cpp). The clients are the interpreters whose fabric connection names
+  // this core and a client's connection_live word; the chain goes on through the first that has
+  // not closed, as what that worker waits for is what holds the mux. A client that has finished
+  // has closed: its close waits for the mux's acknowledgement, which the mux gives as it marks
+  // the channel closed. So once every client kernel has finished, what holds the mux is a
+  // channel no kernel connects to (a host that gave the mux more clients than it connected).
+  Explained explain_idle_mux(const KernelContext& mux, std::uint32_t channels, const std::string& head) {
+    std::vector<std::pair<std::uint32_t, const KernelContext*>> open;
+    std::vector<bool> named(channels, false);
     std::size_t found = 0;
-    for (const auto& [client, k] : clients_of(mux)) {
+    for (const auto& [client, k] : clients_of(mux, channels)) {
       ++found;
-      if (!k->done && !k->failed) running.emplace_back(client, k);
+      named[client] = true;
+      if (!k->done) open.emplace_back(client, k);
     }
     const std::string idle = head + "; it holds no packet: it waits for its clients to send or to close";
-    if (found == 0) return {idle + " (no kernel's fabric connection names this mux)", std::nullopt};
-    if (running.empty()) {
-      return {idle + fmt::format(", but its {} client kernel(s) have finished", found), std::nullopt};
+    if (found == 0) return {idle + " (no kernel's fabric connection names a client channel of this mux)", std::nullopt};
+    if (!open.empty()) {
+      const auto& [client, k] = open.front();
+      std::string which = fmt::format("; client {} ({}) has not closed", client, short_name(*k));
+      if (open.size() > 1) which += fmt::format(" (of {} that have not closed: the chain follows the first)", open.size());
+      if (!k->started || k->failed) return {idle + which + ": " + progress(*k), std::nullopt};
+      return {idle + which, KernelStep{k}};
     }
-    const auto& [client, k] = running.front();
-    std::string which = fmt::format("; client {} ({}) has not closed", client, short_name(*k));
-    if (running.size() > 1) which += fmt::format(" (of {} still running: the chain follows the first)", running.size());
-    if (!k->started) return {idle + which + ": its program has not launched yet", std::nullopt};
-    return {idle + which, KernelStep{k}};
+    std::vector<std::string> unnamed;
+    for (std::uint32_t c = 0; c < channels; ++c) {
+      if (!named[c]) unnamed.push_back(std::to_string(c));
+    }
+    CCLMESH_CHECK(!unnamed.empty(), fmt::format("{} holds no packet and every one of its {} client channels has a "
+                                                "kernel that finished, so closed: the mux would have ended",
+                                                short_name(mux), channels));
+    return {idle + fmt::format(", but its {} client kernel(s) have finished and no kernel's fabric connection names "
+                               "client{} {} (it ends only once every client has opened and closed)",
+                               found, unnamed.size() == 1 ? "" : "s", and_joined(unnamed)),
+            std::nullopt};
   }
 
-  // The interpreters on the mux's chip connected to it, with their client index (by their
-  // connection's connection_live address, the client's word on the mux core).
-  std::vector<std::pair<std::uint32_t, const KernelContext*>> clients_of(const KernelContext& mux) const {
-    namespace m = kernels::fabric_mux;
+  // The interpreters on the mux's chip connected to one of its `channels` client channels, with
+  // the channel (by their connection's connection_live address, the client's word on the mux
+  // core). A kernel that ended before the mux started was a client of an earlier mux on the
+  // core, not of this one.
+  std::vector<std::pair<std::uint32_t, const KernelContext*>> clients_of(const KernelContext& mux,
+                                                                         std::uint32_t channels) const {
     std::vector<std::pair<std::uint32_t, const KernelContext*>> clients;
     for (const KernelContext* k : in_.kernels) {
-      if (k->chip != mux.chip) continue;
+      if (k->chip != mux.chip || (k->done && mux.started && k->end < mux.start)) continue;
       const std::vector<std::uint32_t>& rt = k->runtime_args;
       for (const std::size_t at : connection_arg_blocks(*k)) {
         if (static_cast<std::int32_t>(rt[at + ca::kEdmNocX]) != mux.noc0.x ||
             static_cast<std::int32_t>(rt[at + ca::kEdmNocY]) != mux.noc0.y) {
           continue;
         }
-        for (std::uint32_t c = 0; c < m::kMaxClients; ++c) {
-          if (rt[at + ca::kConnectionLiveAddress] ==
-              runtime::tensix_program_semaphore_address(m::client_semaphore_id(c, m::kClientConnectionLive))) {
-            clients.emplace_back(c, k);
-          }
+        if (const std::optional<std::uint32_t> c = mux_channel(rt[at + ca::kConnectionLiveAddress], channels)) {
+          clients.emplace_back(*c, k);
         }
       }
     }

@@ -192,8 +192,8 @@ TEST(DeviceFaults, ACycleOfAFabricMuxsClientsIsNamedAsTheKernels) {
   // Both clients still run: the chain follows the first, and says there was a choice.
   EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 0 core (4,3) (2 client(s), 8 slots each): 0 slot(s) in use (0, 0); it "
                               "holds no packet: it waits for its clients to send or to close; client 0 (chip 0 core (1,3) "
-                              "[tensix (0,0) dm0] ccl_interpreter) has not closed (of 2 still running: the chain follows "
-                              "the first)\n"))
+                              "[tensix (0,0) dm0] ccl_interpreter) has not closed (of 2 that have not closed: the chain "
+                              "follows the first)\n"))
       << text;
   EXPECT_THAT(text, Not(HasSubstr("channel-dependency"))) << text;
 }
