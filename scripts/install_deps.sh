@@ -14,7 +14,7 @@ set -euo pipefail
 packages=(
   cmake make g++ ninja-build
   libboost-dev libboost-context-dev libboost-graph-dev
-  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 case "${1:-}" in

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace cclmesh::cli {
@@ -14,6 +15,16 @@ std::vector<std::byte> pattern(std::size_t bytes) {
   std::vector<std::byte> data(bytes);
   for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<std::byte>((i * 7 + 3) & 0xFF);
   return data;
+}
+
+// The checksums in --json are CRC-32 as zip and PNG compute it: goldens and users' scripts
+// compare them across versions, so the algorithm must not drift (the standard check value).
+TEST(OutputCheck, ChecksumIsTheStandardCrc32) {
+  const std::string text = "123456789";
+  std::vector<std::byte> bytes(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) bytes[i] = static_cast<std::byte>(text[i]);
+  EXPECT_EQ(crc32_of(bytes), 0xCBF43926u);
+  EXPECT_EQ(crc32_of({}), 0u);
 }
 
 TEST(OutputCheck, EqualOutputsVerifyWithMatchingChecksums) {
