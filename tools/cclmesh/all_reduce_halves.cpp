@@ -30,7 +30,11 @@ AlgorithmRecord half_from_json(const nlohmann::json& j) {
 std::optional<AllReduceHalves> all_reduce_halves(const ccl::all_reduce::Params& params,
                                                  const topo::Topology& topology) {
   const std::vector<ccl::all_reduce::HalvesChoice> choices = ccl::all_reduce::halves_choices(params, topology);
-  if (choices.empty()) return std::nullopt;
+  if (choices.empty()) {
+    const std::vector<ccl::all_gather::PartChoice> gather = ccl::all_reduce::composite_gather_choices(params, topology);
+    if (gather.empty()) return std::nullopt;
+    return AllReduceHalves{std::nullopt, algorithm_record(all_gather_algorithms(gather), params.topology)};
+  }
   std::vector<ShapeAlgorithm> reduce_scatter;
   std::vector<ShapeAlgorithm> all_gather;
   for (const ccl::all_reduce::HalvesChoice& choice : choices) {
@@ -41,11 +45,15 @@ std::optional<AllReduceHalves> all_reduce_halves(const ccl::all_reduce::Params& 
 }
 
 nlohmann::json halves_json(const AllReduceHalves& halves) {
-  return {{"reduce_scatter", half_json(halves.reduce_scatter)}, {"all_gather", half_json(halves.all_gather)}};
+  nlohmann::json j{{"all_gather", half_json(halves.all_gather)}};
+  if (halves.reduce_scatter) j["reduce_scatter"] = half_json(*halves.reduce_scatter);
+  return j;
 }
 
 AllReduceHalves halves_from_json(const nlohmann::json& j) {
-  return {half_from_json(j.at("reduce_scatter")), half_from_json(j.at("all_gather"))};
+  AllReduceHalves halves{std::nullopt, half_from_json(j.at("all_gather"))};
+  if (j.contains("reduce_scatter")) halves.reduce_scatter = half_from_json(j.at("reduce_scatter"));
+  return halves;
 }
 
 }  // namespace cclmesh::cli

@@ -222,10 +222,13 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
     html += fmt::format("<p class=\"summary\">on the rings run as lines, algorithm {}: {}</p>\n",
                         escape_html(r.algorithm_lines), escape_html(r.algorithm_lines_reason));
   }
-  // all_reduce's reduce_scatter + all_gather: what each half ran, as --json's "halves".
+  // all_reduce's reduce_scatter + all_gather: what each half ran, as --json's "halves"; the
+  // composite's all_gather alone (it has no reduce_scatter half).
   if (r.algorithm_halves) {
-    for (const auto& [name, half] : {std::pair{"reduce_scatter", r.algorithm_halves->reduce_scatter},
-                                     std::pair{"all_gather", r.algorithm_halves->all_gather}}) {
+    std::vector<std::pair<const char*, AlgorithmRecord>> halves;
+    if (r.algorithm_halves->reduce_scatter) halves.emplace_back("reduce_scatter", *r.algorithm_halves->reduce_scatter);
+    halves.emplace_back("all_gather", r.algorithm_halves->all_gather);
+    for (const auto& [name, half] : halves) {
       std::string text = fmt::format("{} half {}: {}", name, half.algorithm, half.reason);
       if (!half.lines_algorithm.empty()) {
         text += fmt::format("; on the rings run as lines {}: {}", half.lines_algorithm, half.lines_reason);

@@ -159,8 +159,10 @@ struct AlgorithmRecord {
   std::string lines_algorithm;
   std::string lines_reason;
 };
+// What all_reduce's halves ran: reduce_scatter + all_gather's two, or the composite's all_gather
+// alone (its other step is a local sum, which chooses nothing), so reduce_scatter is unset there.
 struct AllReduceHalves {
-  AlgorithmRecord reduce_scatter;
+  std::optional<AlgorithmRecord> reduce_scatter;
   AlgorithmRecord all_gather;
 };
 
@@ -202,7 +204,9 @@ struct RunResult {
   std::string algorithm_lines_reason;
   bool algorithm_fallback = false;
   // all_reduce running reduce_scatter + all_gather in fabric mode: what each half ran and why
-  // (all_reduce::halves_choices); unset otherwise. --json's "halves" and --report say it.
+  // (all_reduce::halves_choices); running the composite in fabric mode: what its all_gather ran
+  // (all_reduce::composite_gather_choices, no reduce_scatter); unset otherwise. --json's "halves"
+  // and --report say it.
   std::optional<AllReduceHalves> algorithm_halves;
   std::string layout;                          // tile | row_major
   std::string memory;                          // dram | l1

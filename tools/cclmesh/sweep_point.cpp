@@ -43,10 +43,13 @@ namespace {
 // every_field_set / expect_same_result carry the field; then update the size. Checked on the
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(RunResult) == 1536, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+// 1544 since session 25: AllReduceHalves::reduce_scatter's optional flag, carried by halves_json.
+static_assert(sizeof(RunResult) == 1544, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(AlgorithmRecord) == 128, "AlgorithmRecord changed: carry the new field in all_reduce_halves.cpp");
+// Session 25: reduce_scatter became optional (the composite records its all_gather alone).
+static_assert(sizeof(AllReduceHalves) == 264, "AllReduceHalves changed: carry the new field in all_reduce_halves.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(BandwidthFigures) == 32, "BandwidthFigures changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(topo::LinkSpread) == 64, "topo::LinkSpread changed: carry the new field in sweep_point.cpp");

@@ -294,6 +294,12 @@ std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topol
   return choices;
 }
 
+std::vector<all_gather::PartChoice> composite_gather_choices(const Params& params, const topo::Topology& topology) {
+  if (params.mode == CclMode::Legacy || resolved_algorithm(params, topology) != Algorithm::Composite) return {};
+  // The params build() gives the composite's gather, not a re-derived choice.
+  return all_gather::part_choices(gather_params(params, topology, Algorithm::Composite), topology);
+}
+
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
   return algorithm_choice(params, topology).algorithm;
 }

@@ -273,6 +273,12 @@ struct HalvesChoice {
 // some groups stay rings). Empty unless the op runs reduce_scatter + all_gather in fabric mode:
 // legacy mode's halves run their EDM algorithms, which choose nothing.
 std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology);
+// What the composite's all_gather of the whole inputs runs and why (relay or multicast), per shape
+// its groups run as: all_gather::part_choices() on the params build() gives the composite's gather
+// (ag_ring_algorithm included), so it says what runs, as halves_choices() does for rs-ag (T3K ring,
+// 489 pages: the relay, auto). Empty unless the op runs the composite in fabric mode: legacy
+// mode's gather is the EDM one, which chooses nothing.
+std::vector<all_gather::PartChoice> composite_gather_choices(const Params& params, const topo::Topology& topology);
 // The tensor the intermediate buffer must hold.
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // Whether the op needs rs_intermediate_buffer, and the tensor it must hold.

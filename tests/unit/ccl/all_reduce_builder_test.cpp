@@ -546,6 +546,81 @@ TEST(AllReduceBuilder, HalvesChoicesOfARingRunAsALineAreTheLines) {
   EXPECT_EQ(halves[1].all_gather.reason, "auto: a line multicasts");
 }
 
+// What the composite's all_gather runs, from the all_gather's own part_choices() on the params
+// the builder gives it: a fabric ring relays by Auto, multicasts as asked, and a line multicasts;
+// the built gather is the algorithm it names (the relay's two workers per link, a reader and a
+// writer each, the ring multicast's one for a tensor this small). The other algorithms and legacy
+// mode record none.
+TEST(AllReduceBuilder, CompositeGatherChoicesSayWhatItsGatherRuns) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 1, 96}));  // 3 tiles, 8 chips
+  p.algorithm = ar::Algorithm::Composite;
+  std::vector<all_gather::PartChoice> gather = ar::composite_gather_choices(p, t3k);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].shape, CclTopology::Ring);
+  EXPECT_EQ(gather[0].algorithm.algorithm, all_gather::RingAlgorithm::Relay);
+  EXPECT_EQ(gather[0].algorithm.reason, "auto: a fabric ring relays");
+  const auto gather_kernels = [&](const ar::Params& op) {
+    const MeshWorkload built = ar::build(op, t3k).front();
+    EXPECT_EQ(built.name, "all_reduce:all_gather");
+    return built.programs.at(0).kernels.size();
+  };
+  EXPECT_EQ(gather_kernels(p), 4u);
+  p.ag_ring_algorithm = all_gather::RingAlgorithm::Multicast;
+  gather = ar::composite_gather_choices(p, t3k);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].algorithm.algorithm, all_gather::RingAlgorithm::Multicast);
+  EXPECT_EQ(gather[0].algorithm.reason, "asked for");
+  EXPECT_EQ(gather_kernels(p), 2u);
+  // Auto's fallback to the composite records it the same way.
+  ar::Params fallback = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 1, 96}));
+  fallback.one_shot_max_bytes = 0;
+  ASSERT_EQ(ar::resolved_algorithm(fallback, t3k), ar::Algorithm::Composite);
+  gather = ar::composite_gather_choices(fallback, t3k);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].algorithm.algorithm, all_gather::RingAlgorithm::Relay);
+  // A line multicasts.
+  ar::Params line = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 1, 96}));
+  line.algorithm = ar::Algorithm::Composite;
+  gather = ar::composite_gather_choices(line, t3k);
+  ASSERT_EQ(gather.size(), 1u);
+  EXPECT_EQ(gather[0].shape, CclTopology::Line);
+  EXPECT_EQ(gather[0].algorithm.algorithm, all_gather::RingAlgorithm::Multicast);
+  EXPECT_EQ(gather[0].algorithm.reason, "auto: a line multicasts");
+  // None: rs-ag (its halves are halves_choices()), the one-shot, legacy mode's EDM gather.
+  ar::Params rs_ag = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 128}));
+  ASSERT_EQ(ar::resolved_algorithm(rs_ag, t3k), ar::Algorithm::ReduceScatterAllGather);
+  EXPECT_TRUE(ar::composite_gather_choices(rs_ag, t3k).empty());
+  ar::Params one_shot = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 1, 96}));
+  ASSERT_EQ(ar::resolved_algorithm(one_shot, t3k), ar::Algorithm::OneShot);
+  EXPECT_TRUE(ar::composite_gather_choices(one_shot, t3k).empty());
+  ar::Params legacy = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 1, 96}));
+  legacy.mode = CclMode::Legacy;
+  legacy.algorithm = ar::Algorithm::Composite;
+  EXPECT_TRUE(ar::composite_gather_choices(legacy, t3k).empty());
+}
+
+// A torus row opened by a down link runs its composite gather as a line beside the other rows'
+// rings: each shape's choice, rings first.
+TEST(AllReduceBuilder, CompositeGatherChoicesOfARingRunAsALineAreTheLines) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params p;
+  p.tensor = bf16({1, 1, 1, 96});  // 3 tiles on rows of 4
+  p.topology = CclTopology::Ring;
+  p.fabric.mode = FabricMode::Ring;
+  p.fabric.scope = FabricScope::Axes;
+  p.fabric.down_edges = {{0, 1}};
+  p.groups.cluster_axis = 1;
+  p.algorithm = ar::Algorithm::Composite;
+  const std::vector<all_gather::PartChoice> gather = ar::composite_gather_choices(p, torus);
+  ASSERT_EQ(gather.size(), 2u);
+  EXPECT_EQ(gather[0].shape, CclTopology::Ring);
+  EXPECT_EQ(gather[0].algorithm.algorithm, all_gather::RingAlgorithm::Relay);
+  EXPECT_EQ(gather[1].shape, CclTopology::Line);
+  EXPECT_EQ(gather[1].algorithm.algorithm, all_gather::RingAlgorithm::Multicast);
+  EXPECT_EQ(gather[1].algorithm.reason, "auto: a line multicasts");
+}
+
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t count = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;

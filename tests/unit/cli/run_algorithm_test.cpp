@@ -2,13 +2,15 @@
 // `auto` switches by size or topology (all_gather relay / multicast, reduce_scatter one-shot /
 // chain, all_to_all's rounds, broadcast both-ways / split), --json's "algorithm" and "algorithm_reason" show it, so a sweep's
 // step in its curve can be read off its points. all_reduce's reduce_scatter + all_gather records
-// each half's too ("halves"). A ring run as a line around a down link records what the line ran.
+// each half's too ("halves"), and its composite what its all_gather ran. A ring run as a line
+// around a down link records what the line ran.
 // The --report page says it too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "tools/cclmesh/all_reduce_halves.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/html_report.hpp"
 #include "tools/cclmesh/op_runner.hpp"
@@ -140,14 +142,73 @@ TEST(RunAlgorithm, AllReduceRecordsTheAllGatherHalfAsked) {
   EXPECT_EQ(j["halves"]["reduce_scatter"]["reason"], "asked for");
 }
 
-// The one-shot and the composite have no reduce_scatter + all_gather halves, and legacy mode's
-// halves run their EDM algorithms, which choose nothing (as its own all_gather and reduce_scatter
-// record none).
+// The composite's all_gather chooses too (relay or multicast), and "halves" records it alone: the
+// composite has no reduce_scatter half, its other step is a local sum. The T3K ring's 489 pages
+// fall back to it (Auto) and relay; asked for with --ag-ring-algorithm multicast, it multicasts.
+TEST(RunAlgorithm, AllReduceCompositeRecordsWhatItsAllGatherRan) {
+  const nlohmann::json fallback = result_json(run("t3k", CollectiveOp::AllReduce, 1001472, "ring"));
+  EXPECT_EQ(fallback["algorithm"], "composite");
+  EXPECT_EQ(fallback["halves"],
+            nlohmann::json::parse(R"json({"all_gather": {"algorithm": "relay", "reason": "auto: a fabric ring relays"}})json"));
+  RunOptions asked;
+  asked.system = "t3k";
+  asked.op = CollectiveOp::AllReduce;
+  asked.size_bytes = 256 * kKiB;
+  asked.topology = "ring";
+  asked.all_reduce_algo = "composite";
+  asked.ag_ring_algorithm = "multicast";
+  asked.no_data = true;
+  const nlohmann::json j = result_json(run_collective(asked));
+  EXPECT_EQ(j["algorithm"], "composite");
+  EXPECT_EQ(j["halves"],
+            nlohmann::json::parse(R"json({"all_gather": {"algorithm": "multicast", "reason": "asked for"}})json"));
+  asked.topology = "line";
+  asked.ag_ring_algorithm = "auto";
+  const nlohmann::json line = result_json(run_collective(asked));
+  EXPECT_EQ(line["halves"],
+            nlohmann::json::parse(R"json({"all_gather": {"algorithm": "multicast", "reason": "auto: a line multicasts"}})json"));
+}
+
+// "halves" reads back as it was written, with the reduce_scatter half (rs-ag) and without it (the
+// composite), the lines' records included.
+TEST(RunAlgorithm, AllReduceHalvesJsonReadsBackWithAndWithoutTheReduceScatterHalf) {
+  const AllReduceHalves both{AlgorithmRecord{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
+                                             "two_sided", "ran as a line around a down link: ..."},
+                             AlgorithmRecord{"relay", "auto: a fabric ring relays", "", ""}};
+  const nlohmann::json both_json = halves_json(both);
+  EXPECT_TRUE(both_json.contains("reduce_scatter"));
+  const AllReduceHalves both_back = halves_from_json(both_json);
+  ASSERT_TRUE(both_back.reduce_scatter.has_value());
+  EXPECT_EQ(both_back.reduce_scatter->algorithm, "one-shot");
+  EXPECT_EQ(both_back.reduce_scatter->lines_algorithm, "two_sided");
+  EXPECT_EQ(both_back.reduce_scatter->lines_reason, "ran as a line around a down link: ...");
+  EXPECT_EQ(both_back.all_gather.algorithm, "relay");
+  EXPECT_EQ(halves_json(both_back), both_json);
+
+  const AllReduceHalves gather_only{std::nullopt, AlgorithmRecord{"multicast", "asked for", "", ""}};
+  const nlohmann::json gather_json = halves_json(gather_only);
+  EXPECT_EQ(gather_json, nlohmann::json::parse(R"json({"all_gather": {"algorithm": "multicast", "reason": "asked for"}})json"));
+  const AllReduceHalves gather_back = halves_from_json(gather_json);
+  EXPECT_FALSE(gather_back.reduce_scatter.has_value());
+  EXPECT_EQ(gather_back.all_gather.algorithm, "multicast");
+  EXPECT_EQ(gather_back.all_gather.reason, "asked for");
+}
+
+// The one-shot has no halves, and legacy mode's halves and composite gather run their EDM
+// algorithms, which choose nothing (as its own all_gather and reduce_scatter record none).
 TEST(RunAlgorithm, AllReduceWithoutHalvesThatChooseRecordsNone) {
   const nlohmann::json one_shot = result_json(run("t3k", CollectiveOp::AllReduce, 16 * kKiB, "ring"));
   EXPECT_EQ(one_shot["algorithm"], "one-shot");
   EXPECT_FALSE(one_shot.contains("halves"));
-  const nlohmann::json composite = result_json(run("t3k", CollectiveOp::AllReduce, 1001472, "ring"));
+  RunOptions legacy_composite;
+  legacy_composite.system = "t3k";
+  legacy_composite.op = CollectiveOp::AllReduce;
+  legacy_composite.size_bytes = 16 * kKiB;
+  legacy_composite.topology = "ring";
+  legacy_composite.mode = "legacy";
+  legacy_composite.all_reduce_algo = "composite";
+  legacy_composite.no_data = true;
+  const nlohmann::json composite = result_json(run_collective(legacy_composite));
   EXPECT_EQ(composite["algorithm"], "composite");
   EXPECT_FALSE(composite.contains("halves"));
   RunOptions legacy;
@@ -291,6 +352,12 @@ TEST(RunAlgorithm, TheReportPageSaysWhatRan) {
   EXPECT_THAT(halves, HasSubstr("algorithm rs-ag: "));
   EXPECT_THAT(halves, HasSubstr("reduce_scatter half chain: auto: 1048576 B per chip are past the one-shot's 524288 B"));
   EXPECT_THAT(halves, HasSubstr("all_gather half relay: auto: a fabric ring relays"));
+  // The composite: its all_gather alone.
+  const RunResult composite = run("t3k", CollectiveOp::AllReduce, 1001472, "ring");
+  const std::string gather = html_report(composite, topo::load_system("t3k"));
+  EXPECT_THAT(gather, HasSubstr("algorithm composite: "));
+  EXPECT_THAT(gather, HasSubstr("all_gather half relay: auto: a fabric ring relays"));
+  EXPECT_THAT(gather, ::testing::Not(HasSubstr("reduce_scatter half")));
 }
 
 }  // namespace

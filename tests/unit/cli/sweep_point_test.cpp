@@ -48,8 +48,8 @@ RunResult every_field_set() {
   r.algorithm_lines = "multicast";
   r.algorithm_lines_reason = "ran as a line around a down link: auto: a line multicasts";
   r.algorithm_fallback = true;
-  r.algorithm_halves = AllReduceHalves{{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
-                                        "two_sided", "ran as a line around a down link: ..."},
+  r.algorithm_halves = AllReduceHalves{AlgorithmRecord{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
+                                                       "two_sided", "ran as a line around a down link: ..."},
                                        {"relay", "auto: a fabric ring relays", "multicast", "auto: a line multicasts"}};
   r.layout = "row_major";
   r.memory = "l1";
@@ -131,13 +131,17 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.algorithm_fallback, b.algorithm_fallback);
   ASSERT_EQ(a.algorithm_halves.has_value(), b.algorithm_halves.has_value());
   if (a.algorithm_halves) {
-    for (const auto& [x, y] : {std::pair{a.algorithm_halves->reduce_scatter, b.algorithm_halves->reduce_scatter},
-                               std::pair{a.algorithm_halves->all_gather, b.algorithm_halves->all_gather}}) {
+    const auto expect_same_record = [](const AlgorithmRecord& x, const AlgorithmRecord& y) {
       EXPECT_EQ(x.algorithm, y.algorithm);
       EXPECT_EQ(x.reason, y.reason);
       EXPECT_EQ(x.lines_algorithm, y.lines_algorithm);
       EXPECT_EQ(x.lines_reason, y.lines_reason);
+    };
+    ASSERT_EQ(a.algorithm_halves->reduce_scatter.has_value(), b.algorithm_halves->reduce_scatter.has_value());
+    if (a.algorithm_halves->reduce_scatter) {
+      expect_same_record(*a.algorithm_halves->reduce_scatter, *b.algorithm_halves->reduce_scatter);
     }
+    expect_same_record(a.algorithm_halves->all_gather, b.algorithm_halves->all_gather);
   }
   EXPECT_EQ(a.layout, b.layout);
   EXPECT_EQ(a.memory, b.memory);
@@ -222,6 +226,18 @@ TEST(SweepPoint, AllUnsetOptionalsComeBackUnset) {
   EXPECT_FALSE(got.result.verified.has_value());
   EXPECT_FALSE(got.result.link_whatif.has_value());
   EXPECT_FALSE(got.result.algorithm_halves.has_value());
+  expect_same_result(sent.result, got.result);
+}
+
+// all_reduce's composite records its all_gather alone: the reduce_scatter half comes back unset.
+TEST(SweepPoint, TheCompositesGatherComesBackWithoutAReduceScatterHalf) {
+  SweepPointOutcome sent;
+  sent.result = every_field_set();
+  sent.result.algorithm_halves->reduce_scatter.reset();
+  const SweepPointOutcome got = decode_sweep_point(encode_sweep_point(sent));
+  ASSERT_TRUE(got.result.algorithm_halves.has_value());
+  EXPECT_FALSE(got.result.algorithm_halves->reduce_scatter.has_value());
+  EXPECT_EQ(got.result.algorithm_halves->all_gather.algorithm, "relay");
   expect_same_result(sent.result, got.result);
 }
 
