@@ -71,6 +71,22 @@ runtime::FabricOptions axis_fabric_around_down_links(const topo::Topology& topol
   return fabric;
 }
 
+// Without a fabric (legacy mode) each op lays its own groups over their own links: the device
+// names every link down from the start (FabricOptions::down_edges), so that an op's builder,
+// local or a served device's client, lays a ring with one on it as the line around it
+// (runtime/ccl/common/legacy_groups.hpp) as the fabric would. Which groups the links cut depends
+// on the op's groups: the run refuses those, not the device.
+runtime::FabricOptions legacy_down_edges(const topo::Topology& topology, runtime::FabricOptions fabric,
+                                         const std::vector<const LinkDownFault*>& from_start) {
+  for (const LinkDownFault* fault : from_start) {
+    if (!topology.edge_between(static_cast<topo::ChipId>(fault->a), static_cast<topo::ChipId>(fault->b))) {
+      throw std::invalid_argument(fmt::format("fault {}: chips {} and {} share no link", fault->spec, fault->a, fault->b));
+    }
+    fabric.down_edges.emplace_back(fault->a, fault->b);
+  }
+  return fabric;
+}
+
 }  // namespace
 
 // A link down from the start is a topology without that edge: when the fabric's default line or
@@ -84,9 +100,8 @@ runtime::FabricOptions fabric_around_down_links(const topo::Topology& topology, 
   for (const LinkDownFault& fault : faults.link_down) {
     if (fault.at == SimTime::zero()) from_start.push_back(&fault);
   }
-  if (from_start.empty() || fabric.mode == runtime::FabricMode::None || !fabric.chip_order.empty()) {
-    return fabric;
-  }
+  if (from_start.empty() || !fabric.chip_order.empty()) return fabric;
+  if (fabric.mode == runtime::FabricMode::None) return legacy_down_edges(topology, fabric, from_start);
   const bool ring = fabric.mode == runtime::FabricMode::Ring;
   if (fabric.scope == runtime::FabricScope::Axes) return axis_fabric_around_down_links(topology, fabric, from_start);
   topo::Topology usable = topology;

@@ -13,7 +13,8 @@
 namespace cclmesh::sim::device {
 
 // `fabric` with chip_order set to the re-embedded line or ring, or as given when no link down
-// from the start crosses it (or it has no fabric, or --chips fixed its order); a whole-system
+// from the start crosses it (or --chips fixed its order); without a fabric (legacy mode) with
+// every such link in down_edges, for the ops to lay their groups around (legacy_groups.hpp); a whole-system
 // ring that no other ring avoids them by with chip_order the ring and every such link in
 // down_edges, so that it runs as a line around the one on it; a per-axis fabric with every such
 // link in down_edges, where a ring (a torus row or column) with one on it runs as a line around

@@ -812,7 +812,10 @@ TEST(CliServeFaults, PerAxisRingOpenedByADownLinkRunsAsLocally) {
 // A served legacy device with a link down from the start on the system's ring: the client lays
 // the op's EDMs on another ring through every chip, as a local run does (session 22; before,
 // the served op hung across the link), with the same note; where no other ring exists (ring:8)
-// it is refused as locally, exit 3.
+// the ring runs as the line around the link, as locally (session 25; before, refused, exit 3):
+// the client learns the down link from the served device's fabric options (FabricOptions::
+// down_edges, on the wire since the fabric's own), so its builders lay the line the local run
+// lays, with the same time, outputs and note.
 TEST(CliServeFaults, LegacyRingAroundADownLinkRunsAsLocally) {
   const std::vector<std::string> op{"--op", "all_gather", "--size", "256KiB"};
   ServeChild serve({"--system", "mesh:4x4", "--mode", "legacy", "--fault", "link-down:6-5"});
@@ -832,15 +835,23 @@ TEST(CliServeFaults, LegacyRingAroundADownLinkRunsAsLocally) {
             std::string::npos)
       << remote.out;
 
-  ServeChild closed({"--system", "ring:8", "--mode", "legacy", "--fault", "link-down:0-1"});
-  ASSERT_NE(closed.port, 0) << closed.line;
-  std::vector<std::string> closed_args{"run", "--device", closed.endpoint()};
-  closed_args.insert(closed_args.end(), op.begin(), op.end());
-  const Outcome refused = cclmesh(closed_args);
-  EXPECT_EQ(closed.stop(), 0);
-  EXPECT_EQ(refused.exit_code, 3) << refused.err;
-  EXPECT_NE(refused.err.find("legacy mode's ring 0-1-2-3-4-5-6-7-0 crosses the down link(s)"), std::string::npos)
-      << refused.err;
+  for (const char* op_name : {"all_gather", "reduce_scatter"}) {
+    SCOPED_TRACE(op_name);
+    ServeChild closed({"--system", "ring:8", "--mode", "legacy", "--fault", "link-down:2-3"});
+    ASSERT_NE(closed.port, 0) << closed.line;
+    const Outcome opened =
+        cclmesh({"run", "--device", closed.endpoint(), "--op", op_name, "--size", "256KiB"});
+    EXPECT_EQ(closed.stop(), 0);
+    const Outcome opened_locally = cclmesh({"run", "--system", "ring:8", "--mode", "legacy", "--fault",
+                                            "link-down:2-3", "--op", op_name, "--size", "256KiB"});
+    EXPECT_EQ(opened_locally.exit_code, 0) << opened_locally.err;
+    EXPECT_EQ(opened.exit_code, 0) << opened.err;
+    EXPECT_EQ(opened.out, opened_locally.out);
+    EXPECT_NE(opened.out.find("\n# legacy mode ran its ring as the line 3-4-5-6-7-0-1-2 around link 2-3, down from "
+                              "the start (link-down:2-3)"),
+              std::string::npos)
+        << opened.out;
+  }
 }
 
 // Opened mid-ring (0-1 down: the line 1-2-3-0), the group keeps its ranks on the served device

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/ccl/common/legacy_groups.hpp"
 #include "sim/device/fault_plan.hpp"
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
@@ -22,15 +23,19 @@ namespace {
 // group is a line, e.g. a 2-chip row or column of the per-axis fabric, whose plan makes it a line
 // (REFERENCE 3.2, tt-metal #12770), or send_recv's pair. `fabric` is the shape of the fabric
 // lines holding the groups (empty in legacy mode, which has no fabric: its groups are what
-// --topology asked, resolve_legacy_groups having checked they can be).
+// --topology asked, or a line where a ring runs as one around a down link, legacy_groups.hpp).
 struct GroupShapes {
   std::string groups;
   std::string fabric;
 };
 
 GroupShapes group_shapes(const RunOptions& options, const runtime::FabricPlan& plan,
-                         const std::vector<std::vector<ChipId>>& groups) {
-  if (legacy_mode(options)) return {options.topology, ""};
+                         const std::vector<std::vector<ChipId>>& groups, const std::vector<ccl::LegacyGroup>& legacy) {
+  if (legacy_mode(options)) {
+    const bool rings = std::all_of(legacy.begin(), legacy.end(),
+                                   [](const ccl::LegacyGroup& g) { return g.shape == ccl::CclTopology::Ring; });
+    return {rings ? options.topology : "line", ""};
+  }
   bool groups_are_rings = true;
   bool fabric_is_ring = true;
   for (const std::vector<ChipId>& group : groups) {
@@ -85,6 +90,42 @@ std::vector<std::string> rings_run_as_lines(const runtime::FabricPlan& plan, con
   return notes;
 }
 
+// Legacy mode along an axis: the rows or columns the op ran as lines around a link down from the
+// start (legacy_groups.hpp), worded as rings_run_as_lines words the fabric's. The whole-system
+// ring's note is with_legacy_group_note's (group_faults.hpp).
+std::vector<std::string> legacy_rings_run_as_lines(const std::vector<ccl::LegacyGroup>& groups,
+                                                   const RunOptions& options) {
+  std::vector<std::string> notes;
+  if (!options.cluster_axis) return notes;
+  for (const ccl::LegacyGroup& group : groups) {
+    if (!group.opened_at) continue;
+    const auto [last, first] = *group.opened_at;
+    std::string spec;
+    for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {
+      if ((fault.a == last && fault.b == first) || (fault.a == first && fault.b == last)) spec = fault.spec;
+    }
+    const std::vector<ChipId> ring = group.chips_by_rank();
+    const std::string closing = options.topology == "ring"
+                                    ? ""
+                                    : fmt::format(" over its closing link {}-{}", ring.back(), ring.front());
+    notes.push_back(fmt::format("axis {} {} ran as line {}{}: link {}-{} is down ({}); one of the op's groups, which "
+                                "ran as that line (legacy mode: its EDMs chain the line)",
+                                *options.cluster_axis,
+                                options.topology == "ring" ? fmt::format("ring {}-{}", fmt::join(ring, "-"), ring.front())
+                                                           : fmt::format("line {}", fmt::join(ring, "-")),
+                                fmt::join(group.chips, "-"), closing, last, first, spec));
+  }
+  return notes;
+}
+
+// The op's groups as legacy mode lays them around the device's down links (empty in fabric mode).
+std::vector<ccl::LegacyGroup> legacy_groups_run(const RunOptions& options, runtime::MeshDevice& device) {
+  if (!legacy_mode(options)) return {};
+  return ccl::legacy_groups(group_selection(options), device.topology(),
+                            options.topology == "ring" ? ccl::CclTopology::Ring : ccl::CclTopology::Line,
+                            device.fabric().down_edges, to_string(options.op));
+}
+
 }  // namespace
 
 OpTimes op_times(const std::vector<runtime::KernelProfile>& profile, std::size_t profile_begin) {
@@ -133,7 +174,8 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.op = to_string(options.op);
   result.system = options.system;
   result.n_chips = op.group_size;
-  const GroupShapes shapes = group_shapes(options, plan, op.groups);
+  const std::vector<ccl::LegacyGroup> legacy = legacy_groups_run(options, device);
+  const GroupShapes shapes = group_shapes(options, plan, op.groups, legacy);
   result.topology = shapes.groups;
   result.fabric_topology = shapes.fabric;
   result.links = options.links;
@@ -185,7 +227,8 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
       result.fabric_order += fmt::format("{}{}", i == 0 ? "" : "-", line.chips[i]);
     }
   }
-  result.rings_as_lines = rings_run_as_lines(plan, options);
+  result.rings_as_lines = legacy_mode(options) ? legacy_rings_run_as_lines(legacy, options)
+                                               : rings_run_as_lines(plan, options);
   result.chips = options.chips;
   result.cluster_axis = options.cluster_axis;
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));

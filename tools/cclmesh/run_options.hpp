@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -90,6 +91,9 @@ struct RunOptions {
   // system's own crosses a link down from the start (lay_legacy_group_around_down_links); empty:
   // the system's own. Not an option: the run sets it.
   std::vector<std::uint32_t> legacy_group;
+  // Set when no other ring avoids the down link: legacy_group is the system's own ring, which the
+  // op runs as the line around this link (from its second chip round to its first).
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> legacy_opened_at;
   std::optional<int> cluster_axis;
   std::uint32_t root = 0;                // --root: reduce's root rank in each group
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite

@@ -181,9 +181,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
 
 class ChipBuilder {
  public:
-  ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const std::vector<ChipId>& group,
-              std::uint32_t rank)
-      : p_(p), topology_(topology), r_(r), chip_(group, rank, topology, p.input_buffer, p.output_buffer) {}
+  ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const LegacyGroup& group,
+              std::uint32_t position)
+      : p_(p), topology_(topology), r_(r), chip_(group, position, topology, p.input_buffer, p.output_buffer) {}
 
   Program build() {
     for (std::uint32_t link = 0; link < r_.num_links; ++link) build_link(link);
@@ -194,8 +194,8 @@ class ChipBuilder {
   // One link's EDMs (one per hop end it uses) and its two workers.
   void build_link(std::uint32_t link) {
     link_ = link;
-    const DirectionCounts up = direction_counts(p_.topology, r_.n, chip_.rank, true);
-    const DirectionCounts down = direction_counts(p_.topology, r_.n, chip_.rank, false);
+    const DirectionCounts up = direction_counts(p_.topology, r_.n, chip_.position, true);
+    const DirectionCounts down = direction_counts(p_.topology, r_.n, chip_.position, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one toward
     // the next chip down, my down sender and my up receiver.
     std::optional<LegacyEdmSite> toward_up;
@@ -235,7 +235,9 @@ class ChipBuilder {
     return api::to_command_tensor(s);
   }
 
-  api::CclCommandTensor output_slice_of(std::uint32_t origin_rank) const {
+  // The output slice of the input of the rank at `origin_position`: data goes by rank.
+  api::CclCommandTensor output_slice_at(std::uint32_t origin_position) const {
+    const std::uint32_t origin_rank = chip_.group.rank_at(origin_position);
     const api::Shape4D in_pages = r_.in_pages;
     api::TensorSlice s{r_.out_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}};
     set_dim(s.tensor_slice_offset, p_.dim, origin_rank * dim_of(in_pages, p_.dim));
@@ -279,16 +281,20 @@ class ChipBuilder {
     if (r_.row_pieces != 0) w.input = in_pieces(*w.input, r_.page_size, r_.row_pieces);
     const api::Shape4D in_pages = r_.in_pages;
     w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
-    w.slices.push_back(output_slice_of(chip_.rank));
+    w.slices.push_back(output_slice_at(chip_.position));
     // Relays: the first slices to arrive, from the chips 1, 2, ... behind me in this direction.
-    for (std::uint32_t k = 1; k < slices; ++k) w.slices.push_back(output_slice_of(legacy_step(r_.n, chip_.rank, !up, k)));
+    for (std::uint32_t k = 1; k < slices; ++k) {
+      w.slices.push_back(output_slice_at(legacy_step(r_.n, chip_.position, !up, k)));
+    }
     w.local_copy = local_copy;
     add_kernel(true, core_of(up), kargs::build_legacy_all_gather_worker_args(w));
   }
 
   void add_receiver(bool up, std::uint32_t slices, const LegacyEdmSite& edm) {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(false, edm, kLegacyHopReceiverChannel, kReceiverEdmSemaphoreId);
-    for (std::uint32_t k = 1; k <= slices; ++k) w.slices.push_back(output_slice_of(legacy_step(r_.n, chip_.rank, !up, k)));
+    for (std::uint32_t k = 1; k <= slices; ++k) {
+      w.slices.push_back(output_slice_at(legacy_step(r_.n, chip_.position, !up, k)));
+    }
     add_kernel(false, core_of(up), kargs::build_legacy_all_gather_worker_args(w));
   }
 
@@ -321,14 +327,21 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), true);
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+// A ring opened by a down link runs as a line: each shape its groups run as is resolved and built
+// apart (all_gather::parts_by_shape), into one workload.
+void validate(const Params& params, const topo::Topology& topology) {
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  const Resolved r = resolve(params, topology);
-  MeshWorkload workload =
-      per_rank_workload("all_gather_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
-        return ChipBuilder(params, topology, r, g, rank).build();
-      });
+  MeshWorkload workload;
+  workload.name = "all_gather_legacy";
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    add_group_programs(workload, r.groups, [&](const LegacyGroup& g, std::uint32_t position) {
+      return ChipBuilder(part, topology, r, g, position).build();
+    });
+  }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   return workload;
 }

@@ -147,9 +147,15 @@ AlgorithmChoice legacy_algorithm_choice(const Params& params, const topo::Topolo
   }
   if (params.algorithm != Algorithm::Auto) return {params.algorithm, false, "asked for"};
   const std::uint32_t n = group_size(params, topology);
+  // A ring op whose every group runs as a line around a down link (the whole-system ring no other
+  // ring avoids it by) takes the line's threshold, as a line it is; with rings among its groups
+  // (a torus's rows, one opened) the rings' threshold and needs decide for the op (one algorithm
+  // for every group; the line's was not measured against them).
+  const std::vector<ShapedGroups> shapes = groups_by_shape(params.groups, topology, params.fabric, params.topology);
+  const CclTopology runs_as = shapes.front().shape;
   const std::uint64_t composite_max =
       params.legacy_composite_max_weighted_bytes.value_or(
-          default_legacy_composite_max_weighted_bytes(params.topology, n, params.num_links));
+          default_legacy_composite_max_weighted_bytes(runs_as, n, params.num_links));
   const std::uint64_t weighted = legacy_composite_weighted_bytes(params.tensor);
   if (weighted <= composite_max) {
     return {Algorithm::Composite, false,
@@ -159,7 +165,7 @@ AlgorithmChoice legacy_algorithm_choice(const Params& params, const topo::Topolo
   const std::uint64_t pages = num_pages(params.tensor);
   // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
   // out over the links: it needs a page per run (reduce_scatter_legacy.cpp).
-  const std::uint64_t runs_per_slice = std::uint64_t{params.topology == CclTopology::Ring ? 2u : 1u} * params.num_links;
+  const std::uint64_t runs_per_slice = std::uint64_t{runs_as == CclTopology::Ring ? 2u : 1u} * params.num_links;
   const bool slices_fit = pages % n == 0 && pages / n >= runs_per_slice;
   if (slices_fit) {
     return {Algorithm::ReduceScatterAllGather, false,

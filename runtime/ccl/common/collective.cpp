@@ -8,6 +8,7 @@
 
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/legacy_groups.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -442,11 +443,18 @@ CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& g
 std::vector<ShapedGroups> groups_by_shape(const GroupSelection& selection, const topo::Topology& topology,
                                           const FabricOptions& fabric, CclTopology shape) {
   if (fabric.down_edges.empty() || shape != CclTopology::Ring) return {ShapedGroups{shape, selection}};
-  const FabricPlan plan(topology, fabric);
   ShapedGroups rings{CclTopology::Ring, {}};
   ShapedGroups lines{CclTopology::Line, {}};
-  for (std::vector<ChipId>& group : resolve_groups(selection, topology, plan)) {
-    (group_runs_as(plan, group, shape) == CclTopology::Line ? lines : rings).groups.chips.push_back(std::move(group));
+  if (fabric.mode == FabricMode::None) {
+    // Legacy mode: no fabric, each group laid around the down links on its own (legacy_groups.hpp).
+    for (const LegacyGroup& group : legacy_groups(selection, topology, shape, fabric.down_edges, "groups")) {
+      (group.shape == CclTopology::Line ? lines : rings).groups.chips.push_back(group.chips_by_rank());
+    }
+  } else {
+    const FabricPlan plan(topology, fabric);
+    for (std::vector<ChipId>& group : resolve_groups(selection, topology, plan)) {
+      (group_runs_as(plan, group, shape) == CclTopology::Line ? lines : rings).groups.chips.push_back(std::move(group));
+    }
   }
   if (lines.groups.chips.empty()) return {ShapedGroups{shape, selection}};
   if (rings.groups.chips.empty()) return {lines};

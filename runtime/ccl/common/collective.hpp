@@ -208,7 +208,9 @@ CclTopology group_runs_as(const FabricPlan& fabric, const std::vector<ChipId>& g
 // every group runs as `shape` (always, without down links); else the rings and the lines each
 // as explicit chips in rank order (rings first). An op asked to run rings on a fabric with a
 // down link builds each entry as its own op over its groups (an algorithm, its workers
-// and buffers are chosen per shape) into one workload: every group at once.
+// and buffers are chosen per shape) into one workload: every group at once. Without a fabric
+// (legacy mode, `fabric` mode None with its device's down_edges) each group is laid as
+// legacy_groups.hpp lays it, which throws CclParamsError for a group the down links cut.
 struct ShapedGroups {
   CclTopology shape = CclTopology::Ring;
   GroupSelection groups;

@@ -55,15 +55,22 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
                                      op, to_string(q.fabric.mode)));
   }
   if (q.num_links == 0) throw CclParamsError(fmt::format("{}: num_links is 0; expected at least 1", op));
-  r.groups = resolve_legacy_groups(q.groups, topology, q.topology);
-  r.n = static_cast<std::uint32_t>(r.groups.front().size());
-  for (const auto& g : r.groups) {
+  r.groups = legacy_groups(q.groups, topology, q.topology, q.fabric.down_edges, op);
+  r.n = r.groups.front().size();
+  for (const LegacyGroup& g : r.groups) {
     if (g.size() != r.n) {
       throw CclParamsError(fmt::format("{}: groups of {} and {} chips; every group must have the same size", op, r.n,
                                        g.size()));
     }
-    require_group_shape(topology, g, q.topology, q.num_links, op);  // neighbours; the physical links
-    require_legacy_links(topology, g, q.topology, q.num_links, op);  // less dispatch's tunnels
+    if (g.shape != q.topology) {
+      throw RingRunsAsLineError(fmt::format("{}: legacy group {} runs as the line {} around the down link {}-{}; "
+                                            "build its rings and lines apart (groups_by_shape)",
+                                            op, fmt::join(g.chips_by_rank(), "-"), fmt::join(g.chips, "-"),
+                                            g.opened_at->first, g.opened_at->second));
+    }
+    // The hops the EDMs chain (positions), not the down link between two ranks.
+    require_group_shape(topology, g.chips, q.topology, q.num_links, op);  // neighbours; the physical links
+    require_legacy_links(topology, g.chips, q.topology, q.num_links, op);  // less dispatch's tunnels
   }
   r.num_links = q.num_links;
   r.cores = legacy_worker_cores(topology, q.first_worker, q.num_links, op);
@@ -97,21 +104,21 @@ void require_legacy_buffers(const LegacyOp& r, const topo::Topology& topology, c
   if (input.id == output.id) {
     throw CclParamsError(fmt::format("{}: input and output are the same buffer; expected two buffers", op));
   }
-  for (const auto& g : r.groups) require_buffer_layouts(topology, g, {&input, &output});
+  for (const LegacyGroup& g : r.groups) require_buffer_layouts(topology, g.chips, {&input, &output});
 }
 
 std::uint32_t legacy_step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps) {
   return up ? (rank + steps) % n : (rank + n - steps % n) % n;
 }
 
-LegacyChip::LegacyChip(const std::vector<ChipId>& group_, std::uint32_t rank_, const topo::Topology& topology,
+LegacyChip::LegacyChip(const LegacyGroup& group_, std::uint32_t position_, const topo::Topology& topology,
                        const BufferHandle& input_buffer, const BufferHandle& output_buffer)
-    : LegacyChip(group_, rank_, ChipBuffers(topology, group_[rank_]), input_buffer, output_buffer) {}
+    : LegacyChip(group_, position_, ChipBuffers(topology, group_.chips.at(position_)), input_buffer, output_buffer) {}
 
-LegacyChip::LegacyChip(const std::vector<ChipId>& group_, std::uint32_t rank_, const ChipBuffers& buffers,
+LegacyChip::LegacyChip(const LegacyGroup& group_, std::uint32_t position_, const ChipBuffers& buffers,
                        const BufferHandle& input_buffer, const BufferHandle& output_buffer)
     : group(group_),
-      rank(rank_),
+      position(position_),
       map(buffers.map()),
       input(buffers.layout(input_buffer)),
       output(buffers.layout(output_buffer)) {}

@@ -12,6 +12,7 @@
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_groups.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -39,7 +40,9 @@ struct LegacyOpRequest {
 };
 
 struct LegacyOp {
-  std::vector<std::vector<ChipId>> groups;  // rank order
+  // Chips by position with their ranks (legacy_groups.hpp): the builders chain positions and
+  // place data by rank.
+  std::vector<LegacyGroup> groups;
   std::uint32_t n = 0;                      // chips per group
   std::uint32_t page_size = 0;          // of the pages the workers move
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
@@ -54,7 +57,9 @@ struct LegacyOp {
 };
 
 // Checks the device has no persistent fabric (the EDMs take its ethernet cores), groups of one
-// size that are neighbour chains of `topology`'s shape, 1 to legacy_usable_links links on every
+// size that are neighbour chains of `topology`'s shape laid around request.fabric.down_edges
+// (legacy_groups; a group that runs as another shape, a ring opened by a down link, is refused
+// with RingRunsAsLineError: an op builds its rings and lines apart, per groups_by_shape), 1 to legacy_usable_links links on every
 // group (legacy_links.hpp), a page-aligned dim (unless request.moved_page_bytes) and an EDM
 // that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
@@ -82,22 +87,23 @@ void require_legacy_buffers(const LegacyOp& resolved, const topo::Topology& topo
 // Rank `rank` moved `steps` ranks up or down a group of `n` (wrapping, as a ring does).
 std::uint32_t legacy_step(std::uint32_t n, std::uint32_t rank, bool up, std::uint32_t steps);
 
-// One chip of a legacy op: its core map and its buffers' layouts there.
+// One chip of a legacy op at `position` of its group (the EDM chain's order, which directions
+// and hop counts go by), its core map and its buffers' layouts there. Data goes by rank: the
+// rank at a position is group.rank_at(position).
 struct LegacyChip {
-  const std::vector<ChipId>& group;
-  std::uint32_t rank = 0;
+  const LegacyGroup& group;
+  std::uint32_t position = 0;
   ChipCoreMap map;
   BufferLayout input;
   BufferLayout output;
 
-  LegacyChip(const std::vector<ChipId>& group, std::uint32_t rank, const topo::Topology& topology,
+  LegacyChip(const LegacyGroup& group, std::uint32_t position, const topo::Topology& topology,
              const BufferHandle& input_buffer, const BufferHandle& output_buffer);
-  LegacyChip(const std::vector<ChipId>& group, std::uint32_t rank, const ChipBuffers& buffers,
+  LegacyChip(const LegacyGroup& group, std::uint32_t position, const ChipBuffers& buffers,
              const BufferHandle& input_buffer, const BufferHandle& output_buffer);
-  ChipId chip() const { return group[rank]; }
-  ChipId neighbour(bool up) const {
-    return group[legacy_step(static_cast<std::uint32_t>(group.size()), rank, up, 1)];
-  }
+  ChipId chip() const { return group.chips[position]; }
+  std::uint32_t rank() const { return group.rank_at(position); }
+  ChipId neighbour(bool up) const { return group.chips[legacy_step(group.size(), position, up, 1)]; }
 };
 
 // The EDM on this chip's end of link `link` of the hop toward its neighbour `up` (or down), in

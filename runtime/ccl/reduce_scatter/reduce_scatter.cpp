@@ -483,7 +483,6 @@ TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topo
 }  // namespace
 
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
-  if (params.mode == CclMode::Legacy) return {params};
   return params_by_shape(params, topology, [](Params& line) { line.ring_algorithm = RingAlgorithm::Auto; });
 }
 
@@ -573,7 +572,6 @@ namespace {
 std::vector<reference::Bytes> reference_in_fabric_order(const Params& params, const topo::Topology& topology,
                                                         const std::vector<std::uint32_t>& ranks,
                                                         const std::vector<reference::Bytes>& inputs_by_rank) {
-  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, inputs_by_rank);
   const Resolved r = resolve(params, topology);
   const std::uint32_t n = r.group_size;
   if (inputs_by_rank.size() != n || ranks.size() != n) {
@@ -619,11 +617,12 @@ std::vector<reference::Bytes> reference_in_fabric_order(const Params& params, co
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
+  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, group, inputs_by_rank);
   for (const Params& part : parts_by_shape(params, topology)) {
     const bool holds = part.groups.chips.empty() ||  // the one part
                        std::find(part.groups.chips.begin(), part.groups.chips.end(), group) != part.groups.chips.end();
     if (!holds) continue;
-    const FabricPlan plan = part.mode == CclMode::Legacy ? FabricPlan() : FabricPlan(topology, part.fabric);
+    const FabricPlan plan(topology, part.fabric);
     return reference_in_fabric_order(part, topology, fabric_order(plan, group, part.topology).ranks, inputs_by_rank);
   }
   throw CclParamsError(
@@ -632,9 +631,10 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
 
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
+  if (params.mode == CclMode::Legacy) return legacy::reference_outputs(params, topology, inputs_by_rank);
   std::vector<std::uint32_t> ranks;
   for (std::uint32_t rank = 0; rank < inputs_by_rank.size(); ++rank) ranks.push_back(rank);
-  if (params.mode == CclMode::Fabric) {
+  {
     const FabricPlan plan(topology, params.fabric);
     for (const std::vector<ChipId>& group : resolve_groups(params.groups, topology, plan)) {
       if (fabric_order(plan, group, params.topology).chips != group) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -168,6 +170,8 @@ struct Plan {
   }
 };
 
+// Slices are named by position along the group (the chip whose rank's slice it is): the builder
+// and the reference map them to ranks.
 Plan plan_of(const Resolved& r, std::uint32_t rank, bool up) {
   const std::uint32_t n = r.n;
   Plan plan;
@@ -199,12 +203,12 @@ Plan plan_of(const Resolved& r, std::uint32_t rank, bool up) {
 
 class ChipBuilder {
  public:
-  ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const std::vector<ChipId>& group,
-              std::uint32_t rank)
+  ChipBuilder(const Params& p, const topo::Topology& topology, const Resolved& r, const LegacyGroup& group,
+              std::uint32_t position)
       : p_(p),
         topology_(topology),
         r_(r),
-        chip_(group, rank, topology, p.input_buffer, p.output_buffer),
+        chip_(group, position, topology, p.input_buffer, p.output_buffer),
         in_slices_(cmd::compute_page_aligned_slices(r.n, shape_in_pages(p.input), p.dim)) {}
 
   Program build() {
@@ -216,8 +220,8 @@ class ChipBuilder {
   // One link's EDMs and its two worker cores, chaining the link's runs.
   void build_link(std::uint32_t link) {
     link_ = link;
-    const Plan up = plan_of(r_, chip_.rank, true);
-    const Plan down = plan_of(r_, chip_.rank, false);
+    const Plan up = plan_of(r_, chip_.position, true);
+    const Plan down = plan_of(r_, chip_.position, false);
     // The EDM toward the next chip up carries my up sender and my down receiver; the one
     // toward the next chip down, my down sender and my up receiver.
     std::optional<LegacyEdmSite> toward_up;
@@ -261,11 +265,12 @@ class ChipBuilder {
                                  static_cast<std::uint32_t>(back.receiver.size()) * messages(!up), p_.legacy, kOp);
   }
 
+  // `slice` is the position whose rank's slice it is (plan_of).
   api::CclCommandTensor run_of(bool up, std::uint32_t kind, std::uint32_t slice) const {
     const api::TensorSlice& out_run = this->out_run(up);
     const bool on_input = kind == rs::kSendRaw || kind == rs::kReduceWithInput;
     if (!on_input) return api::to_command_tensor(out_run);
-    api::TensorSlice in = in_slices_[slice];
+    api::TensorSlice in = in_slices_[chip_.group.rank_at(slice)];
     in.worker_slice_shape = out_run.worker_slice_shape;
     in.worker_slice_offset = out_run.worker_slice_offset;
     return api::to_command_tensor(in);
@@ -333,7 +338,7 @@ class ChipBuilder {
 }  // namespace
 
 std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& topology) {
-  return resolve(params, topology).cores;
+  return row_per_worker_cores(topology, params.first_worker, params.num_links);
 }
 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
@@ -341,35 +346,48 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), false);
 }
 
-void validate(const Params& params, const topo::Topology& topology) { resolve(params, topology); }
+// A ring opened by a down link runs as a line: each shape its groups run as is resolved and built
+// apart (reduce_scatter::parts_by_shape), into one workload.
+void validate(const Params& params, const topo::Topology& topology) {
+  for (const Params& part : parts_by_shape(params, topology)) resolve(part, topology);
+}
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  const Resolved r = resolve(params, topology);
-  MeshWorkload workload =
-      per_rank_workload("reduce_scatter_legacy", r.groups, [&](const std::vector<ChipId>& g, std::uint32_t rank) {
-        return ChipBuilder(params, topology, r, g, rank).build();
-      });
+  MeshWorkload workload;
+  workload.name = "reduce_scatter_legacy";
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    add_group_programs(workload, r.groups, [&](const LegacyGroup& g, std::uint32_t position) {
+      return ChipBuilder(part, topology, r, g, position).build();
+    });
+  }
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   return workload;
 }
 
-std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
-                                                const std::vector<reference::Bytes>& inputs_by_rank) {
-  const Resolved r = resolve(params, topology);
+namespace {
+
+// The sums of `group` (one of r's), taken by position as the chips chain them: slices[p][s] is
+// the input of the rank at position p, its slice for the rank at position s; handed back by rank.
+std::vector<reference::Bytes> reference_in_group_order(const Params& params, const Resolved& r,
+                                                       const LegacyGroup& group,
+                                                       const std::vector<reference::Bytes>& inputs_by_rank) {
   const std::uint32_t n = r.n;
   if (inputs_by_rank.size() != n) {
     throw CclParamsError(
         fmt::format("reduce_scatter reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
   }
-  std::vector<std::vector<reference::Bytes>> slices(n);  // slices[rank][s], in output page order
-  for (std::uint32_t rank = 0; rank < n; ++rank) {
-    for (std::uint32_t s = 0; s < n; ++s)
-      slices[rank].push_back(reference::slice(inputs_by_rank[rank], params.input, params.dim, n, s));
+  std::vector<std::vector<reference::Bytes>> slices(n);  // slices[position][s], in output page order
+  for (std::uint32_t p = 0; p < n; ++p) {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      slices[p].push_back(
+          reference::slice(inputs_by_rank[group.rank_at(p)], params.input, params.dim, n, group.rank_at(s)));
+    }
   }
-  const auto chain = [&](std::uint32_t s, const std::vector<std::uint32_t>& ranks, std::uint64_t offset,
+  const auto chain = [&](std::uint32_t s, const std::vector<std::uint32_t>& positions, std::uint64_t offset,
                          std::uint64_t bytes) {
     std::vector<std::span<const std::byte>> parts;
-    for (std::uint32_t rank : ranks) parts.push_back(std::span<const std::byte>(slices[rank][s]).subspan(offset, bytes));
+    for (std::uint32_t p : positions) parts.push_back(std::span<const std::byte>(slices[p][s]).subspan(offset, bytes));
     return reference::sum_in_order(parts, params.input.dtype);
   };
   std::vector<reference::Bytes> out(n);
@@ -381,21 +399,21 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
       for (std::uint32_t half = 0; half < r.halves.size(); ++half) {
         const bool up = half == 0;
         const std::uint64_t bytes = api::volume(r.halves[half].worker_slice_shape) * r.page_size;
-        std::vector<std::uint32_t> ranks;
-        for (std::uint32_t k = 1; k <= n; ++k) ranks.push_back(legacy_step(n, s, up, k));
-        if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, ranks, offset, bytes).data(), bytes);
+        std::vector<std::uint32_t> positions;
+        for (std::uint32_t k = 1; k <= n; ++k) positions.push_back(legacy_step(n, s, up, k));
+        if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, positions, offset, bytes).data(), bytes);
         offset += bytes;
       }
       continue;
     }
-    std::vector<std::uint32_t> up_ranks;
-    std::vector<std::uint32_t> down_ranks;
-    for (std::uint32_t k = 0; k <= s; ++k) up_ranks.push_back(k);
-    for (std::uint32_t k = n - 1; k > s; --k) down_ranks.push_back(k);
+    std::vector<std::uint32_t> up_positions;
+    std::vector<std::uint32_t> down_positions;
+    for (std::uint32_t k = 0; k <= s; ++k) up_positions.push_back(k);
+    for (std::uint32_t k = n - 1; k > s; --k) down_positions.push_back(k);
     const std::uint64_t bytes = out[s].size();
-    reference::Bytes result = chain(s, up_ranks, 0, bytes);
-    if (!down_ranks.empty()) {
-      const reference::Bytes d = chain(s, down_ranks, 0, bytes);
+    reference::Bytes result = chain(s, up_positions, 0, bytes);
+    if (!down_positions.empty()) {
+      const reference::Bytes d = chain(s, down_positions, 0, bytes);
       // The reduce kernel adds in0 (the arriving partial D) + in1 (U): that operand order
       // decides which NaN payload survives.
       result = reference::sum_in_order({std::span<const std::byte>(d), std::span<const std::byte>(result)},
@@ -403,7 +421,40 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
     }
     out[s] = std::move(result);
   }
-  return out;
+  std::vector<reference::Bytes> by_rank(n);
+  for (std::uint32_t p = 0; p < n; ++p) by_rank[group.rank_at(p)] = std::move(out[p]);
+  return by_rank;
+}
+
+}  // namespace
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const Resolved r = resolve(part, topology);
+    for (const LegacyGroup& g : r.groups) {
+      if (g.chips_by_rank() == group) return reference_in_group_order(part, r, g, inputs_by_rank);
+    }
+  }
+  throw CclParamsError(
+      fmt::format("reduce_scatter reference: group {} is none of the op's groups", fmt::join(group, ",")));
+}
+
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank) {
+  const std::vector<Params> parts = parts_by_shape(params, topology);
+  for (const Params& part : parts) {
+    for (const LegacyGroup& g : resolve(part, topology).groups) {
+      if (g.chips != g.chips_by_rank()) {
+        throw CclParamsError(fmt::format("reduce_scatter reference: group {} runs from mid-line (a ring run as a line "
+                                         "around a down link), so its sums depend on the group; give the group",
+                                         fmt::join(g.chips_by_rank(), ",")));
+      }
+    }
+  }
+  const Resolved r = resolve(parts.front(), topology);
+  return reference_in_group_order(parts.front(), r, r.groups.front(), inputs_by_rank);
 }
 
 }  // namespace cclmesh::runtime::ccl::reduce_scatter::legacy

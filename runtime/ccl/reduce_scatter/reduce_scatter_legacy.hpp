@@ -39,6 +39,12 @@
 // Reduction order (reference_outputs reproduces it bit for bit): bf16 sums are rounded after
 // every addition; ring: as the fabric ring; line: U in rank order 0..s, D in rank order
 // N-1..s+1, then D + U (the arriving partial first, as in every step).
+//
+// Ranks and positions: "rank" above is the position along the group's EDM chain. They differ on
+// a ring run as the line around a down link (legacy_groups.hpp: ranks 0-1-2-3 with 0-1 down run
+// as the line 1-2-3-0): the chains run along the line's positions, and each chip takes, gives and
+// keeps the slices of the ranks (its own output: its rank's slice), so the result is the
+// unfaulted one, summed in the line's order (reference_outputs with the group).
 
 #include <vector>
 
@@ -55,7 +61,14 @@ std::vector<CoreCoord> worker_cores(const Params& params, const topo::Topology& 
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
 void validate(const Params& params, const topo::Topology& topology);
 MeshWorkload build(const Params& params, const topo::Topology& topology);
+// Throws CclParamsError when a group runs from mid-line (a ring run as a line around a down link
+// that is not its closing one): its sums depend on the group; give it (below).
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<reference::Bytes>& inputs_by_rank);
+// The same for `group` (chips in rank order): a ring run as a line around a down link sums in the
+// line's order from the chip after the link (legacy_groups.hpp), whose rank need not be 0.
+std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
+                                                const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
 
 }  // namespace cclmesh::runtime::ccl::reduce_scatter::legacy

@@ -12,6 +12,7 @@
 #include "runtime/device/mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
+#include "tools/cclmesh/nccl_metrics.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 
 namespace cclmesh::cli {
@@ -209,20 +210,40 @@ TEST(FaultRun, BroadcastSplitRunsAsALineWhenARingRunsAsALine) {
   EXPECT_LT(unfaulted.time_us, split.time_us);
 }
 
-// Legacy mode has no fabric to run a row as a line around a down link: each row runs over the
-// mesh's own links, so a row whose hop is down is refused up front as the fault (exit 3),
-// naming the hop and the group (session 21 review: it hung, and the hang report's headline
-// said no worker waited on the link). A line whose closing link is down runs.
-TEST(FaultRun, LegacyRowsAcrossADownLinkAreTheFault) {
-  RunOptions options = torus_rows(CollectiveOp::AllGather, {"link-down:1-2"});
-  options.mode = "legacy";
+// Legacy mode along an axis (session 25): a row (a torus ring) with one link down from the start
+// runs as the line around it, as the fabric runs it, beside the other rows' rings: ranks in
+// coordinate order, every op verified against the host reference, a note per opened row. Before,
+// a row with any down hop was refused up front as the fault (exit 3: "legacy mode runs each row
+// or column over its own links"); two down links on a row still are, naming both. A line whose
+// closing link is down runs as the line it is.
+TEST(FaultRun, LegacyRowWithADownLinkRunsAsALineBesideTheOtherRowsRings) {
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    for (const char* fault : {"link-down:1-2", "link-down:3-0"}) {
+      SCOPED_TRACE(fmt::format("{} {}", to_string(op), fault));
+      RunOptions options = torus_rows(op, {fault});
+      options.mode = "legacy";
+      const RunResult r = run_collective(options);
+      ASSERT_TRUE(r.verified.has_value());
+      EXPECT_TRUE(*r.verified) << r.mismatch;
+      EXPECT_EQ(r.topology, "line");
+      ASSERT_EQ(r.rings_as_lines.size(), 1u);
+      const bool mid = std::string(fault) == "link-down:1-2";
+      EXPECT_EQ(r.rings_as_lines.front(),
+                fmt::format("axis 1 ring 0-1-2-3-0 ran as line {}: link {} is down ({}); one of the op's groups, "
+                            "which ran as that line (legacy mode: its EDMs chain the line)",
+                            mid ? "2-3-0-1" : "0-1-2-3", mid ? "1-2" : "3-0", fault));
+    }
+  }
+  RunOptions two = torus_rows(CollectiveOp::AllGather, {"link-down:1-2", "link-down:3-0"});
+  two.mode = "legacy";
   try {
-    run_collective(options);
-    ADD_FAILURE() << "expected legacy rows across a down link to be refused";
+    run_collective(two);
+    ADD_FAILURE() << "expected a legacy row with two down links to be refused";
   } catch (const runtime::DeviceError& e) {
     EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-    EXPECT_THAT(e.what(), HasSubstr("fault link-down:1-2 at 0 s: hop 1-2 of axis 1 group 0-1-2-3 (a ring) is down, "
-                                    "and legacy mode runs each row or column over its own links"));
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:1-2, link-down:3-0 at 0 s: axis 1 group 0-1-2-3 (a ring) is cut "
+                                    "by the down link(s) 1-2, 3-0, and legacy mode runs a ring as a line around one "
+                                    "down link, not two"));
   }
   RunOptions closing = torus_rows(CollectiveOp::AllGather, {"link-down:3-0"});
   closing.mode = "legacy";
@@ -230,14 +251,17 @@ TEST(FaultRun, LegacyRowsAcrossADownLinkAreTheFault) {
   const RunResult r = run_collective(closing);
   ASSERT_TRUE(r.verified.has_value());
   EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_TRUE(r.rings_as_lines.empty());
 }
 
 // Legacy mode on the whole system launches its EDMs along the system's ring: with a link down
 // from the start on it, the op runs on another ring through every chip where one avoids the link
 // (a 4x4 mesh has several), verified, its notes naming the ring it ran; where none does (ring:8,
-// a 2x4 mesh's one ring) it is refused up front as the fault, naming fabric mode. Before, both
-// hung (the EDMs on either side of the link waiting for each other).
-TEST(FaultRun, LegacyWholeSystemRingRunsOnAnotherRingAroundADownLinkOrIsTheFault) {
+// the T3K's one ring) the ring runs as the line around the link (session 25), ranks in the ring's
+// order, verified, the note saying so. Before, that was refused up front as the fault (exit 3,
+// naming fabric mode), and before session 22 both hung. Two down links on that ring still are
+// the fault, naming both.
+TEST(FaultRun, LegacyWholeSystemRingRunsOnAnotherRingOrAsTheLineAroundADownLink) {
   RunOptions options = all_gather({"link-down:6-5"});
   options.system = "mesh:4x4";
   options.mode = "legacy";
@@ -247,18 +271,41 @@ TEST(FaultRun, LegacyWholeSystemRingRunsOnAnotherRingAroundADownLinkOrIsTheFault
   ASSERT_FALSE(r.fault_effects.empty());
   EXPECT_EQ(r.fault_effects.front(), "legacy mode ran its ring as 0-1-2-3-7-6-10-11-15-14-13-12-8-9-5-4-0: the "
                                      "system's own crosses a link down from the start");
+  EXPECT_EQ(r.topology, "ring");
+
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    SCOPED_TRACE(to_string(op));
+    RunOptions t3k = all_gather({"link-down:0-2"});
+    t3k.op = op;
+    t3k.mode = "legacy";
+    const RunResult opened = run_collective(t3k);
+    expect_verified_with_matching_checksums(opened);
+    EXPECT_EQ(opened.topology, "line");
+    ASSERT_FALSE(opened.fault_effects.empty());
+    EXPECT_EQ(opened.fault_effects.front(),
+              "legacy mode ran its ring as the line 2-6-7-3-1-5-4-0 around link 0-2, down from the start "
+              "(link-down:0-2): no other ring through all 8 chips avoids it; ranks in the ring's order (ring "
+              "4-0-2-6-7-3-1-5-4)");
+  }
 
   RunOptions closed = all_gather({"link-down:0-1"});
   closed.system = "ring:8";
   closed.mode = "legacy";
+  const RunResult ring8 = run_collective(closed);
+  ASSERT_TRUE(ring8.verified.has_value());
+  EXPECT_TRUE(*ring8.verified) << ring8.mismatch;
+
+  RunOptions two = all_gather({"link-down:0-2", "link-down:7-3"});
+  two.mode = "legacy";
   try {
-    run_collective(closed);
-    ADD_FAILURE() << "expected a legacy ring:8 across a down link to be refused";
+    run_collective(two);
+    ADD_FAILURE() << "expected a legacy T3K ring across two down links to be refused";
   } catch (const runtime::DeviceError& e) {
     EXPECT_EQ(e.kind(), runtime::DeviceError::Kind::Fault);
-    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-1 at 0 s: legacy mode's ring 0-1-2-3-4-5-6-7-0 crosses the down "
-                                    "link(s) and no other ring through all 8 chips avoids them"));
-    EXPECT_THAT(e.what(), HasSubstr("run in fabric mode (a ring then runs as a line around one)"));
+    EXPECT_THAT(e.what(), HasSubstr("fault link-down:0-2, link-down:7-3 at 0 s: legacy mode's ring "
+                                    "4-0-2-6-7-3-1-5-4 crosses the down link(s) and no other ring through all 8 chips "
+                                    "avoids them"));
+    EXPECT_THAT(e.what(), HasSubstr("the ring runs as a line around one down link, not 2 (0-2, 7-3)"));
   }
 }
 

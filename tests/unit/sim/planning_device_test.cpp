@@ -138,6 +138,25 @@ TEST(PlanningMeshDevice, OpensARingNoOtherRingAvoidsADownLinkByAsTheDeviceDoes) 
   EXPECT_EQ(planner.fabric(), device.options().fabric);
 }
 
+// Without a fabric (legacy mode) the device names every link down from the start in its
+// options' down_edges, whichever group they cut (session 25): the op lays its own groups around
+// them (runtime/ccl/common/legacy_groups.hpp), local or served (the hello carries them). Two on
+// one ring are the op's refusal, not the device's.
+TEST(PlanningMeshDevice, NamesTheLinksDownFromTheStartWithoutAFabricAsTheDeviceDoes) {
+  const topo::Topology ring = topo::load_system("ring:8");
+  runtime::FabricOptions none;
+  none.mode = runtime::FabricMode::None;
+  FaultPlan faults;
+  faults.link_down.push_back(LinkDownFault{0, 1, SimTime::zero(), "link-down:0-1"});
+  faults.link_down.push_back(LinkDownFault{4, 5, SimTime::zero(), "link-down:4-5"});
+  faults.link_down.push_back(LinkDownFault{2, 3, SimTime::from_us(10), "link-down:2-3@10us"});  // later: not named
+  SimMeshDevice device(ring, timing_only(none, faults));
+  PlanningMeshDevice planner(ring, none, faults, DataMode::TimingOnly);
+  EXPECT_EQ(planner.fabric().down_edges, (std::vector<std::pair<runtime::ChipId, runtime::ChipId>>{{0, 1}, {4, 5}}));
+  EXPECT_EQ(planner.fabric(), device.options().fabric);
+  EXPECT_EQ(device.fabric().mode, runtime::FabricMode::None);
+}
+
 TEST(PlanningMeshDevice, RefusesARingCutByTwoDownLinksAsTheDeviceDoes) {
   const topo::Topology ring = topo::load_system("ring:8");
   runtime::FabricOptions fabric;
