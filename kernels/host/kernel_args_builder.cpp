@@ -410,8 +410,9 @@ std::string describe_protocol_violation(uint32_t detail) {
   const uint32_t channel = api::protocol_violation_channel(detail);
   const uint32_t live = api::protocol_violation_live_value(detail);
   if (live == 0) {
-    return fmt::format(", detail {}: on channel {}, the worker wrote more packets than the channel has credits", detail,
-                       channel);
+    return fmt::format(", detail {}: channel {}'s worker overran its credits (more packets or buffers than the channel "
+                       "gave it)",
+                       detail, channel);
   }
   const std::string value = live == api::kProtocolViolationValueMax ? fmt::format("{} or more", live)
                                                                     : std::to_string(live);

@@ -64,7 +64,7 @@ std::string describe(uint32_t detail) {
 
 TEST(ProtocolViolationDetail, TheReportSaysWhatTheWorkerDid) {
   EXPECT_NE(describe(api::protocol_violation_overrun_detail(1))
-                .find(", detail 1: on channel 1, the worker wrote more packets than the channel has credits"),
+                .find(", detail 1: channel 1's worker overran its credits (more packets or buffers than the channel gave it)"),
             std::string::npos)
       << describe(1);
   const std::string bad = describe(api::protocol_violation_live_detail(0, 7));
