@@ -11,6 +11,8 @@
 // for one by one: the slots of every copy issued so far are freed together once the NoC says
 // all writes have left (noc_nonposted_writes_flushed), so copies stream back to back.
 // A pass without progress parks the kernel (park()) on what a pass reads (wake_sources()).
+// The mux ends, closing its connection to the router, once every client has opened and closed
+// and every packet a client wrote has been copied and its slot freed (finished()).
 //
 // The mux costs a second NoC copy of every packet (worker -> mux L1 -> router): its overhead is
 // why tt-metal uses it only when several workers share a link (REFERENCE §6.3, PR #35142).
@@ -103,36 +105,43 @@ class FabricMux {
     l1_activity_ignore_range(slots_base, slots_base + num_clients_ * slots_per_client_ * slot_size_);
   }
 
-  // Open: the worker wrote its location, then connection_live = 1, then its packets, all on one
-  // NoC in that order. So connection_live == 1, or a packet written (the client opened and may
-  // have closed again between two passes), means the location is there. The location alone
-  // does not: it lands before connection_live does.
+  // A client's connection (kernels/api/fabric_connection.hpp; what the live word asks for is
+  // api::connection_event()). A close is acknowledged whether or not this mux saw the open: a
+  // client that opens and closes (sending packets or not) between two passes leaves only the
+  // close request, and its location was written before the open. Each client channel opens
+  // and closes once per mux run: a closed client is done.
   bool service_connection(uint32_t c) {
     Client& cl = clients_[c];
     if (cl.closed) return false;
     const uint32_t live = l1_read_u32(cl.connection_live);
-    bool progress = false;
-    if (!cl.connected) {
-      if (live != api::kConnectionOpen && l1_read_u32(cl.packets_written) == 0) return false;
-      uint32_t info[4] = {0, 0, 0, 0};
-      l1_read_bytes(cl.worker_location_info, info, sizeof(info));
-      const uint32_t xy = info[api::kLocationInfoWorkerXyOffset / 4];
-      const uint32_t x = api::worker_xy_x(xy);
-      const uint32_t y = api::worker_xy_y(xy);
-      cl.flow_control_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoFlowControlSemOffset / 4], noc_);
-      cl.teardown_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoTeardownSemOffset / 4], noc_);
-      cl.connected = true;
-      noc_inline_dw_write(cl.flow_control_noc_addr, cl.freed, noc_);
-      progress = true;
+    switch (api::connection_event(live, cl.connected)) {
+      case api::ConnectionEvent::NONE:
+        return false;
+      case api::ConnectionEvent::PROTOCOL_VIOLATION:
+        fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, api::protocol_violation_live_detail(c, live));
+      case api::ConnectionEvent::OPEN:
+        locate_client(cl);
+        cl.connected = true;
+        noc_inline_dw_write(cl.flow_control_noc_addr, cl.freed, noc_);
+        return true;
+      case api::ConnectionEvent::OPEN_AND_CLOSE:
+        locate_client(cl);
+        break;
+      case api::ConnectionEvent::CLOSE:
+        break;
     }
-    if (live == api::kConnectionCloseRequest) {
-      // The worker closes after its write barrier: packets_written is final.
-      cl.connected = false;
-      cl.closed = true;
-      noc_inline_dw_write(cl.teardown_noc_addr, api::kConnectionTeardownAck, noc_);
-      progress = true;
-    }
-    return progress;
+    // The worker closes after its write barrier: packets_written is final.
+    cl.connected = false;
+    cl.closed = true;
+    l1_write_u32(cl.connection_live, api::kConnectionUnused);
+    noc_inline_dw_write(cl.teardown_noc_addr, api::kConnectionTeardownAck, noc_);
+    return true;
+  }
+
+  void locate_client(Client& cl) const {
+    const api::WorkerLocation worker = api::read_worker_location(cl.worker_location_info, noc_);
+    cl.flow_control_noc_addr = worker.flow_control_noc_addr;
+    cl.teardown_noc_addr = worker.teardown_noc_addr;
   }
 
   bool free_copied_slots() {
@@ -156,7 +165,9 @@ class FabricMux {
       const uint32_t c = (next_client_ + k) % num_clients_;
       Client& cl = clients_[c];
       const uint32_t written = l1_read_u32(cl.packets_written);
-      if (written - cl.freed > slots_per_client_) fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, c);
+      if (written - cl.freed > slots_per_client_) {
+        fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, api::protocol_violation_overrun_detail(c));
+      }
       if (written == cl.copied) continue;
       const uint32_t slot = cl.slots_base + (cl.copied % slots_per_client_) * slot_size_;
       api::PacketHeader header{};
@@ -186,8 +197,8 @@ class FabricMux {
   // the whole park; docs/sim_model.md, "Polling kernels"):
   // - the router has no free slot (as the pass just run found; only its credit, watched,
   //   changes that): a connected client's packets_written, short of an overrun (checked once the
-  //   router has room). copy_next_packet() stops at the full router, and service_connection()
-  //   and finished() read the word only of clients not connected;
+  //   router has room). copy_next_packet() stops at the full router, and finished() reads the
+  //   word only of clients that have closed;
   // - the router has a free slot: its credit word, whatever it says. The pass just run copied
   //   nothing, so no client has a packet waiting, and a credit only matters to a packet.
   void park() {
@@ -205,10 +216,12 @@ class FabricMux {
     wait_for_activity_hinted(wake, WaitHints{quiet, count, UINT32_MAX, false});
   }
 
+  // Every client has closed and every packet it wrote has been copied and its slot freed, so
+  // each client's packets_freed word ends equal to its packets_written.
   bool finished() const {
     for (uint32_t c = 0; c < num_clients_; ++c) {
       const Client& cl = clients_[c];
-      if (!cl.closed || cl.copied != l1_read_u32(cl.packets_written)) return false;
+      if (!cl.closed || cl.copied != l1_read_u32(cl.packets_written) || cl.freed != cl.copied) return false;
     }
     return true;
   }

@@ -286,28 +286,41 @@ class FabricRouter {
   }
   uint32_t receiver_slot(uint32_t index) const { return layout_.receiver_buffer_base + index * layout_.slot_size_bytes; }
 
+  // The worker connection on `channel` (kernels/api/fabric_connection.hpp; what the live word
+  // asks for is api::connection_event()). A close is acknowledged whether or not this router
+  // saw the open: a worker that opens and closes between two passes leaves only the close
+  // request. The live word goes back to unused before the acknowledgement, which lets the
+  // next worker open; so no later pass acknowledges the same close again.
   bool service_connection(uint32_t channel) {
     SenderChannel& ch = sender_[channel];
     const FabricSenderChannelLayout& l = layout_.sender[channel];
     const uint32_t live = l1_read_u32(l.connection_live);
-    if (!ch.state.connected && live == api::kConnectionOpen) {
-      uint32_t info[4] = {0, 0, 0, 0};
-      l1_read_bytes(l.worker_location_info, info, sizeof(info));
-      const uint32_t xy = info[api::kLocationInfoWorkerXyOffset / 4];
-      const uint32_t x = api::worker_xy_x(xy);
-      const uint32_t y = api::worker_xy_y(xy);
-      ch.worker_flow_control_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoFlowControlSemOffset / 4], noc_);
-      ch.worker_teardown_noc_addr = get_noc_addr(x, y, info[api::kLocationInfoTeardownSemOffset / 4], noc_);
-      ch.state.connected = true;
-      noc_inline_dw_write(ch.worker_flow_control_noc_addr, ch.state.freed, noc_);
-      return true;
+    switch (api::connection_event(live, ch.state.connected)) {
+      case api::ConnectionEvent::NONE:
+        return false;
+      case api::ConnectionEvent::PROTOCOL_VIOLATION:
+        fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, api::protocol_violation_live_detail(channel, live));
+      case api::ConnectionEvent::OPEN:
+        locate_worker(ch, l);
+        ch.state.connected = true;
+        noc_inline_dw_write(ch.worker_flow_control_noc_addr, ch.state.freed, noc_);
+        return true;
+      case api::ConnectionEvent::OPEN_AND_CLOSE:
+        locate_worker(ch, l);
+        break;
+      case api::ConnectionEvent::CLOSE:
+        break;
     }
-    if (ch.state.connected && live == api::kConnectionCloseRequest) {
-      ch.state.connected = false;
-      noc_inline_dw_write(ch.worker_teardown_noc_addr, api::kConnectionTeardownAck, noc_);
-      return true;
-    }
-    return false;
+    ch.state.connected = false;
+    l1_write_u32(l.connection_live, api::kConnectionUnused);
+    noc_inline_dw_write(ch.worker_teardown_noc_addr, api::kConnectionTeardownAck, noc_);
+    return true;
+  }
+
+  void locate_worker(SenderChannel& ch, const FabricSenderChannelLayout& l) const {
+    const api::WorkerLocation worker = api::read_worker_location(l.worker_location_info, noc_);
+    ch.worker_flow_control_noc_addr = worker.flow_control_noc_addr;
+    ch.worker_teardown_noc_addr = worker.teardown_noc_addr;
   }
 
   bool return_credits(uint32_t channel) {
@@ -331,7 +344,7 @@ class FabricRouter {
     const FabricSenderChannelLayout& l = layout_.sender[channel];
     const uint32_t written = l1_read_u32(l.packets_written);
     if (worker_overran_channel(written, ch.state, l.num_slots)) {
-      fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, channel);
+      fail(KernelFaultCode::WORKER_PROTOCOL_VIOLATION, api::protocol_violation_overrun_detail(channel));
     }
     if (packets_waiting(written, ch.state) == 0) {
       return progress;

@@ -7,7 +7,16 @@
 // Protocol (every word below is a 32-bit L1 word in its own 16 B field):
 //
 //   On the router, per sender channel (addresses from the router's L1 layout, kernel_args.hpp):
-//     connection_live       worker writes 1 to open, 0 to ask to close; the router only reads it
+//     connection_live       0 unused, 1 open (the worker writes it), 2 close request (the
+//                           worker writes it); the router writes 0 back as it acknowledges a
+//                           close, so the next connection on the channel starts from unused.
+//                           Three values, not open/closed, so that a close is never mistaken
+//                           for "never opened": a worker that opens and closes between two
+//                           passes of the router leaves 2, and the router still acknowledges.
+//                           Any other value is a protocol violation (connection_event()).
+//                           tt-metal's public fabric EDM source uses the same three values
+//                           (its close_connection_request_value is 2; read in tt_metal/fabric,
+//                           not checked against a specific commit)
 //     worker_location_info  {worker flow-control sem address, worker teardown sem address,
 //                            worker NoC0 x | y << 16, 0}: written by the worker before it opens
 //     packets_written       the worker's NoC atomic +1 after each packet it wrote into a slot.
@@ -32,9 +41,13 @@
 //           transactions between one source and one destination on one NoC; the simulator
 //           must keep that order).
 //   close:  write and atomic barriers (every packet and increment has landed), then
-//           connection_live = 0 on the same NoC as the data (REFERENCE §6.3: the close
+//           connection_live = 2 on the same NoC as the data (REFERENCE §6.3: the close
 //           handshake on another NoC overtook data, issue #49764); (close_finish) wait for
 //           teardown_sem == 1, then a write barrier.
+//   router: connection_live 1 on a channel it has not connected: read worker_location_info,
+//           send packets_freed to flow_control_sem. 2: read worker_location_info if it has not
+//           connected (the worker opened and closed since the last pass; the location was
+//           written before the open), write connection_live = 0, then teardown_sem = 1.
 //
 // Counters are uint32 and compared by difference, so they may wrap; the blocking slot wait
 // uses noc_semaphore_wait_min and is exact until a channel has carried 2^32 packets.
@@ -70,9 +83,53 @@ constexpr uint32_t fabric_slot_size_bytes(uint32_t max_payload_bytes) {
   return round_up_u32(fabric_slot_sync_offset(max_payload_bytes) + kEthChannelSyncBytes, kFabricBufferAlignment);
 }
 
+// The connection_live word's values.
+constexpr uint32_t kConnectionUnused = 0;
 constexpr uint32_t kConnectionOpen = 1;
-constexpr uint32_t kConnectionCloseRequest = 0;
+constexpr uint32_t kConnectionCloseRequest = 2;
+// The teardown_sem value of a close acknowledgement.
 constexpr uint32_t kConnectionTeardownAck = 1;
+
+// What a router (or mux) pass must do about one sender channel, from its connection_live word
+// and whether the router holds the channel's connection. One table for every kernel that
+// serves connections, so they cannot disagree on it.
+enum class ConnectionEvent : uint8_t {
+  NONE,                // nothing new: unused, or open and already connected
+  OPEN,                // connect: read the location, send the worker its credits
+  CLOSE,               // acknowledge the close of the connection held
+  OPEN_AND_CLOSE,      // the worker opened and closed since the last pass: read its location
+                       // (written before the open) and acknowledge the close
+  PROTOCOL_VIOLATION,  // a value other than unused, open or close request
+};
+
+constexpr ConnectionEvent connection_event(uint32_t live, bool connected) {
+  switch (live) {
+    case kConnectionUnused:
+      // Held and unused cannot happen (only the router writes 0, as it drops the connection);
+      // it changes nothing the router could act on either way.
+      return ConnectionEvent::NONE;
+    case kConnectionOpen:
+      return connected ? ConnectionEvent::NONE : ConnectionEvent::OPEN;
+    case kConnectionCloseRequest:
+      return connected ? ConnectionEvent::CLOSE : ConnectionEvent::OPEN_AND_CLOSE;
+    default:
+      return ConnectionEvent::PROTOCOL_VIOLATION;
+  }
+}
+
+// The fault detail (kernel_fault's word_offset) of a WORKER_PROTOCOL_VIOLATION: the channel in
+// the low 8 bits, and for a bad connection_live word its value above them (saturated at
+// kProtocolViolationValueMax; never 0, as 0 is a valid value), 0 there for a worker that wrote
+// more packets than the channel has credits.
+constexpr uint32_t kProtocolViolationChannelBits = 8;
+constexpr uint32_t kProtocolViolationValueMax = (1u << (32 - kProtocolViolationChannelBits)) - 1;
+constexpr uint32_t protocol_violation_overrun_detail(uint32_t channel) { return channel & 0xFF; }
+constexpr uint32_t protocol_violation_live_detail(uint32_t channel, uint32_t live) {
+  const uint32_t value = live > kProtocolViolationValueMax ? kProtocolViolationValueMax : live;
+  return (value << kProtocolViolationChannelBits) | (channel & 0xFF);
+}
+constexpr uint32_t protocol_violation_channel(uint32_t detail) { return detail & 0xFF; }
+constexpr uint32_t protocol_violation_live_value(uint32_t detail) { return detail >> kProtocolViolationChannelBits; }
 
 // Byte offsets inside worker_location_info.
 constexpr uint32_t kLocationInfoFlowControlSemOffset = 0;
@@ -188,6 +245,25 @@ struct FabricSenderSlots {
 
 inline volatile uint32_t* l1_word_ptr(uint32_t l1_address) {
   return reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(l1_address));
+}
+
+// Where a connected worker's semaphores are, as the router (or mux) reaches them on `noc`.
+struct WorkerLocation {
+  uint64_t flow_control_noc_addr;
+  uint64_t teardown_noc_addr;
+};
+
+// Reads the worker_location_info field at `info_address` on this core. Valid once the router
+// has seen connection_live at 1 or 2: the worker writes the field before it opens, on the NoC
+// it then writes connection_live on.
+inline WorkerLocation read_worker_location(uint32_t info_address, uint8_t noc) {
+  uint32_t info[4] = {0, 0, 0, 0};
+  l1_read_bytes(info_address, info, sizeof(info));
+  const uint32_t xy = info[kLocationInfoWorkerXyOffset / 4];
+  const uint32_t x = worker_xy_x(xy);
+  const uint32_t y = worker_xy_y(xy);
+  return WorkerLocation{get_noc_addr(x, y, info[kLocationInfoFlowControlSemOffset / 4], noc),
+                        get_noc_addr(x, y, info[kLocationInfoTeardownSemOffset / 4], noc)};
 }
 
 class WorkerToFabricEdmSender {

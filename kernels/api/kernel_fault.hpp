@@ -38,7 +38,7 @@ constexpr uint32_t kFaultNoCommand = 0xFFFFFFFFu;
   X(ROUTE_PAST_END, 21, "packet must be forwarded but this router has no downstream (word_offset = slot)") \
   X(UNSUPPORTED_NOC_SEND_TYPE, 22, "NoC command the 1D router does not carry, e.g. multicast atomic inc") \
   X(BAD_HANDSHAKE, 23, "unexpected value in a handshake mailbox (word_offset = the value)")           \
-  X(WORKER_PROTOCOL_VIOLATION, 24, "a worker wrote more packets than the channel has credits (word_offset = channel)") \
+  X(WORKER_PROTOCOL_VIOLATION, 24, "a worker broke the connection protocol: more packets than the channel has credits, or a connection_live value other than 0, 1, 2 (word_offset = channel | value << 8, fabric_connection.hpp)") \
   X(UNSUPPORTED_DATA_FORMAT, 30, "reduction data format is not fp32 or bf16 (word_offset = format)")
 
 enum class KernelFaultCode : uint32_t {

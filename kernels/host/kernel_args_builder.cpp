@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/api/fabric_connection.hpp"
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/concat/concat_args.hpp"
 #include "kernels/host/disassembler.hpp"
@@ -402,11 +403,34 @@ std::string describe_interpreter_command(std::span<const uint32_t> rt, uint32_t 
   return fmt::format("stream {} {}", stream, cmd::disassemble_one(rt.subspan(begin, words), command_index));
 }
 
+namespace {
+
+// The detail of a WORKER_PROTOCOL_VIOLATION (api::protocol_violation_*_detail).
+std::string describe_protocol_violation(uint32_t detail) {
+  const uint32_t channel = api::protocol_violation_channel(detail);
+  const uint32_t live = api::protocol_violation_live_value(detail);
+  if (live == 0) {
+    return fmt::format(", detail {}: channel {}'s worker overran its credits (more packets or buffers than the channel "
+                       "gave it)",
+                       detail, channel);
+  }
+  const std::string value = live == api::kProtocolViolationValueMax ? fmt::format("{} or more", live)
+                                                                    : std::to_string(live);
+  return fmt::format(", detail {}: channel {}'s connection_live word reads {}, none of 0 (unused), 1 (open), 2 (close "
+                     "request)",
+                     detail, channel, value);
+}
+
+}  // namespace
+
 std::string describe_kernel_fault(std::string_view kernel, std::span<const uint32_t> rt, uint32_t code,
                                   uint32_t command_index, uint32_t word_offset) {
   std::string text = fmt::format("{} fault {} ({})", kernel, api::kernel_fault_name(code),
                                  api::kernel_fault_description(code));
   if (command_index == api::kFaultNoCommand) {
+    if (code == api::fault_code(api::KernelFaultCode::WORKER_PROTOCOL_VIOLATION)) {
+      return text + describe_protocol_violation(word_offset);
+    }
     return text + fmt::format(", detail {}", word_offset);
   }
   if (kernel == kernels::kCclInterpreterKernelName) {
