@@ -27,6 +27,7 @@
 #include "sim/engine/check.hpp"
 #include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
+#include "tests/unit/sim/mux_clients.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
@@ -237,8 +238,7 @@ class FabricMuxConnection : public FabricConnection {
   FabricMuxConnection() : FabricConnection(0) {}
 
   std::vector<api::FabricConnectionConfig> add_mux(runtime::Program& program, std::uint32_t clients) {
-    return runtime::ccl::add_fabric_mux(program, device_.fabric_plan(), runtime::FabricPort{0, 0}, first(), kMuxCore,
-                                        true, device_.core_map(first()).tensix_noc0(kMuxCore), clients);
+    return add_forward_mux(device_, program, first(), kMuxCore, clients);
   }
 
   // An interpreter on `core`, a client of the mux, that sends `packets` one-hop increments of
@@ -246,22 +246,7 @@ class FabricMuxConnection : public FabricConnection {
   // connection, as every interpreter does).
   void add_client(runtime::Program& program, runtime::CoreCoord core, const api::FabricConnectionConfig& client,
                   std::uint32_t packets) {
-    const runtime::Noc0Coord target = device_.core_map(first()).tensix_noc0(core);
-    std::vector<cmd::Command> commands;
-    for (std::uint32_t i = 0; i < packets; ++i) {
-      commands.push_back(
-          cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, target.x, target.y, cmd::ChipUnicast{1, true}));
-    }
-    if (commands.empty()) commands.push_back(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 0));
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-    spec.semaphore_ids = {0};
-    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(commands),
-                                                 static_cast<std::uint32_t>(commands.size())}};
-    runtime::ccl::connect_to_fabric_mux(program, spec, core, true, client);
-    program.circular_buffers.push_back(runtime::ccl::packet_header_cb(core));
-    program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, 0));
-    program.kernels.push_back(runtime::ccl::interpreter_kernel(core, spec));
+    add_increment_client(device_, program, first(), core, client, packets);
   }
 
   // Client `c`'s word `field` (kernels::fabric_mux::kClient*) on the mux core.

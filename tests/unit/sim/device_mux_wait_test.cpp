@@ -16,6 +16,7 @@
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
+#include "tests/unit/sim/mux_clients.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
@@ -42,8 +43,7 @@ class MuxWait : public ::testing::Test {
 
   // A mux on kMuxCore of `program` with `clients` client channels, feeding the forward router.
   std::vector<api::FabricConnectionConfig> add_mux(runtime::Program& program, std::uint32_t clients) {
-    return runtime::ccl::add_fabric_mux(program, device_.fabric_plan(), runtime::FabricPort{0, 0}, chip(), kMuxCore,
-                                        true, device_.core_map(chip()).tensix_noc0(kMuxCore), clients);
+    return add_forward_mux(device_, program, chip(), kMuxCore, clients);
   }
 
   // An interpreter on `core` of `program`, connected to the mux as `client`, that sends
@@ -51,22 +51,7 @@ class MuxWait : public ::testing::Test {
   // every interpreter does at its end).
   void add_client(runtime::Program& program, runtime::CoreCoord core, const api::FabricConnectionConfig& client,
                   std::uint32_t packets) {
-    const runtime::Noc0Coord target = device_.core_map(chip()).tensix_noc0(core);
-    std::vector<cmd::Command> commands;
-    for (std::uint32_t i = 0; i < packets; ++i) {
-      commands.push_back(
-          cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, target.x, target.y, cmd::ChipUnicast{1, true}));
-    }
-    if (commands.empty()) commands.push_back(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 0));
-    kargs::InterpreterSpec spec;
-    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-    spec.semaphore_ids = {0};
-    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, cmd::encode_stream(commands),
-                                                 static_cast<std::uint32_t>(commands.size())}};
-    runtime::ccl::connect_to_fabric_mux(program, spec, core, true, client);
-    program.circular_buffers.push_back(runtime::ccl::packet_header_cb(core));
-    program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, 0));
-    program.kernels.push_back(runtime::ccl::interpreter_kernel(core, spec));
+    add_increment_client(device_, program, chip(), core, client, packets);
   }
 
   void enqueue(const std::string& name, runtime::Program program) {
