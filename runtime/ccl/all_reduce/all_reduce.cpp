@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
@@ -182,9 +184,16 @@ AlgorithmChoice legacy_algorithm_choice(const Params& part, const topo::Topology
 // own algorithm; nothing to clear on the line's part (legacy_composite_max_weighted_bytes, asked,
 // holds for every shape). Fabric mode: `params`, one algorithm for the op (Auto's rule there goes
 // by chip count and size, not shape), whose halves split their groups by shape themselves.
+// Each part of several holds its view of the op's intermediate buffer (with_part_intermediate).
+Params with_part_intermediate(Params part, const topo::Topology& topology);
+
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
   if (params.mode != CclMode::Legacy) return {params};
-  return params_by_shape(params, topology, [](Params&) {});
+  std::vector<Params> parts = params_by_shape(params, topology, [](Params&) {});
+  if (parts.size() > 1) {
+    for (Params& part : parts) part = with_part_intermediate(std::move(part), topology);
+  }
+  return parts;
 }
 
 }  // namespace
@@ -393,7 +402,7 @@ std::vector<CoreRange> part_semaphore_cores(const Params& part, const topo::Topo
   return one_core_ranges(worker_cores(topology, part.first_worker, static_cast<std::uint32_t>(count), kOp));
 }
 
-// One part, its intermediate buffer its own view (with_part_intermediate).
+// One part (its intermediate buffer its own view, parts_by_shape).
 void validate_part(const Params& p, const topo::Topology& topology) {
   const Flat f = flat_of(p.tensor);
   const Algorithm algorithm = part_algorithm(p, topology);
@@ -503,14 +512,26 @@ void validate(const Params& p, const topo::Topology& topology) {
   require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
   require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
   require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");
-  for (const Params& part : parts_by_shape(p, topology)) validate_part(with_part_intermediate(part, topology), topology);
+  const std::vector<Params> parts = parts_by_shape(p, topology);
+  for (const Params& part : parts) {
+    try {
+      validate_part(part, topology);
+    } catch (const CclParamsError& e) {
+      if (parts.size() == 1) throw;
+      // An algorithm asked runs on every part: say which part cannot.
+      std::vector<std::string> groups;
+      for (const std::vector<ChipId>& g : part.groups.chips) groups.push_back(fmt::format("{}", fmt::join(g, "-")));
+      throw CclParamsError(fmt::format("all_reduce: its groups that run as {}s ({}): {}", to_string(part.topology),
+                                       fmt::join(groups, ", "), e.what()));
+    }
+  }
 }
 
 std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
   validate(p, topology);
   std::vector<MeshWorkload> workloads;
   for (const Params& part : parts_by_shape(p, topology)) {
-    add_part_steps(workloads, build_part(with_part_intermediate(part, topology), topology));
+    add_part_steps(workloads, build_part(part, topology));
   }
   // Each of them holds all of the all_reduce's buffers and global semaphores: freeing one waits
   // for the whole op.
