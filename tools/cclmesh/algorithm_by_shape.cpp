@@ -33,6 +33,14 @@ std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<ccl::all_gat
   return shapes;
 }
 
+std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<ccl::all_reduce::PartChoice>& parts) {
+  std::vector<ShapeAlgorithm> shapes;
+  for (const ccl::all_reduce::PartChoice& part : parts) {
+    shapes.push_back({part.shape, detail::all_reduce_algorithm_name(part.choice.algorithm), part.choice.reason});
+  }
+  return shapes;
+}
+
 std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<ccl::all_to_all::PartChoice>& parts) {
   std::vector<ShapeAlgorithm> shapes;
   for (const ccl::all_to_all::PartChoice& part : parts) {

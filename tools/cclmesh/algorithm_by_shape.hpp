@@ -1,6 +1,7 @@
 #pragma once
 // What a reduce_scatter or an all_gather ran, as a run records it: for the op itself and for each
-// half of all_reduce's reduce_scatter + all_gather alike. Each shape its groups ran as (the op's
+// half of all_reduce's reduce_scatter + all_gather alike; and what all_reduce itself ran (legacy
+// mode chooses it per shape, all_reduce::part_choices()). Each shape its groups ran as (the op's
 // part_choices(), rings first) ran its own algorithm: a ring opened into a line around a down link
 // runs the line's, not the ring's choice (T3K 256 KiB, link-down:0-2: reduce_scatter two_sided,
 // not one-shot; all_gather multicast, not relay), so the record is what each shape ran.
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tools/cclmesh/run_options.hpp"
@@ -31,6 +33,9 @@ std::vector<ShapeAlgorithm> reduce_scatter_algorithms(const std::vector<runtime:
 ShapeAlgorithm all_gather_algorithm(runtime::ccl::CclTopology shape,
                                     const runtime::ccl::all_gather::RingAlgorithmChoice& choice);
 std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<runtime::ccl::all_gather::PartChoice>& parts);
+// all_reduce: --all-reduce-algo's rs-ag / composite / one-shot, per part (legacy mode: a ring
+// opened into a line beside the other rings runs the line's choice).
+std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<runtime::ccl::all_reduce::PartChoice>& parts);
 // all_to_all: sequential (one destination after another) or interleaved (--rounds over 1).
 std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<runtime::ccl::all_to_all::PartChoice>& parts);
 

@@ -365,10 +365,11 @@ void prepare_all_reduce(const Collective& c, PreparedOp& op) {
   p.done_semaphore = c.buffers.create_semaphore(cores, runtime::CoreKind::Tensix, 0);
   op.size_bytes = p.input_buffer.config.size_bytes;
   op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::all_reduce::build(p, c.device.topology()); });
-  const ccl::all_reduce::AlgorithmChoice choice = ccl::all_reduce::algorithm_choice(p, c.device.topology());
-  op.algorithm = all_reduce_algorithm_name(choice.algorithm);
-  op.algorithm_reason = choice.reason;
-  op.algorithm_fallback = choice.fallback;
+  // Legacy mode chooses per shape: a torus row opened into a line runs the line's choice.
+  const std::vector<ccl::all_reduce::PartChoice> parts = ccl::all_reduce::part_choices(p, c.device.topology());
+  record_algorithm(op, algorithm_record(all_reduce_algorithms(parts), p.topology));
+  // The note of a fallback names op.algorithm: the first part's.
+  op.algorithm_fallback = parts.front().choice.fallback;
   op.algorithm_halves = all_reduce_halves(p, c.device.topology());
   const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, true);
   op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,
@@ -404,7 +405,7 @@ PreparedOp prepare_collective(const RunOptions& options, runtime::MeshDevice& de
     }
   }
   const ccl::CclTopology topology = ring ? ccl::CclTopology::Ring : ccl::CclTopology::Line;
-  if (legacy_mode(options)) require_legacy_links(options, device.topology(), groups, topology);
+  if (legacy_mode(options)) require_legacy_links(options, device.topology(), groups, topology, device.fabric().down_edges);
   const runtime::BufferType memory = options.memory == "l1" ? runtime::BufferType::L1 : runtime::BufferType::Dram;
   // Members initialise in order: the placement checks --shard before the dim and dtype are read.
   const Collective c{options,

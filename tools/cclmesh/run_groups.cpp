@@ -1,11 +1,13 @@
 #include "tools/cclmesh/run_groups.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_groups.hpp"
 #include "runtime/ccl/common/legacy_links.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "tools/cclmesh/cli_error.hpp"
@@ -14,14 +16,22 @@
 namespace cclmesh::cli::detail {
 
 void require_legacy_links(const RunOptions& options, const topo::Topology& topology,
-                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape) {
+                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape,
+                          const ccl::DownEdges& down_edges) {
   for (const auto& group : groups) {
-    const std::uint32_t usable = ccl::legacy_usable_links(topology, group, shape);
+    // The hops the EDMs chain: a ring opened by a down link is the line around it, without that hop.
+    const ccl::LegacyGroup laid = ccl::legacy_group(topology, group, shape, down_edges, "--links");
+    const std::uint32_t usable = ccl::legacy_usable_links(topology, laid.chips, laid.shape);
     if (options.links <= usable) continue;
-    const auto [a, b] = ccl::legacy_narrowest_hop(topology, group, shape);
-    throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {} allows 1 to {} (hop {}-{} has "
+    const auto [a, b] = ccl::legacy_narrowest_hop(topology, laid.chips, laid.shape);
+    const std::string opened =
+        laid.opened_at ? fmt::format(", run as the line {} around the down link {}-{}", fmt::join(laid.chips, ","),
+                                     laid.opened_at->first, laid.opened_at->second)
+                       : "";
+    throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {}{} allows 1 to {} (hop {}-{} has "
                                  "{} physical link(s){}; REFERENCE 6.9)",
-                                 options.links, options.system, options.topology, fmt::join(group, ","), usable, a, b,
+                                 options.links, options.system, options.topology, fmt::join(group, ","), opened, usable,
+                                 a, b,
                                  topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)),
                                  ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)})
                                      ? ", one of them carrying fast dispatch's tunnel"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/legacy_groups.hpp"
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/device/types.hpp"
 #include "tools/cclmesh/run_options.hpp"
@@ -16,9 +17,12 @@ namespace ccl = runtime::ccl;
 using runtime::ChipId;
 
 // Legacy mode has no routing planes for the fabric plan to check --links against: a group may use
-// what every hop has left after fast dispatch's tunnels (runtime/ccl/common/legacy_links.hpp).
+// what every hop has left after fast dispatch's tunnels (runtime/ccl/common/legacy_links.hpp): the
+// hops its EDMs chain, so a ring opened into a line around a link down from the start
+// (`down_edges`, legacy_groups.hpp) counts the line's, not the down one.
 void require_legacy_links(const RunOptions& options, const topo::Topology& topology,
-                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape);
+                          const std::vector<std::vector<ChipId>>& groups, ccl::CclTopology shape,
+                          const ccl::DownEdges& down_edges);
 
 // The run's groups as the op's params take them: every row or column (--cluster-axis), the
 // fabric's chips (fabric mode: --chips made the fabric), or in legacy mode --chips as one group.

@@ -1,9 +1,13 @@
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
@@ -134,38 +138,35 @@ std::vector<MeshWorkload> local_sum_workloads(const Params& p, const topo::Topol
   return workloads;
 }
 
-// Legacy EDM mode: the composite up to the weighted-size threshold (all_reduce.hpp has the
-// measurements), above it reduce_scatter + all_gather where the legacy reduce_scatter takes the
-// slices, else the composite (its all_gather is the legacy one, its local sum needs no fabric). No
-// one-shot: it multicasts over the fabric's routers, and legacy mode has none.
-AlgorithmChoice legacy_algorithm_choice(const Params& params, const topo::Topology& topology) {
-  if (params.algorithm == Algorithm::OneShot) {
+// Legacy EDM mode, for one part of the op (its groups of one shape, parts_by_shape): the composite
+// up to the weighted-size threshold of that shape (all_reduce.hpp has the measurements), above it
+// reduce_scatter + all_gather where the legacy reduce_scatter takes the slices, else the
+// composite (its all_gather is the legacy one, its local sum needs no fabric). No one-shot: it
+// multicasts over the fabric's routers, and legacy mode has none.
+AlgorithmChoice legacy_algorithm_choice(const Params& part, const topo::Topology& topology) {
+  if (part.algorithm == Algorithm::OneShot) {
     throw CclParamsError(fmt::format(
         "all_reduce: algorithm {} in legacy EDM mode; the one-shot multicasts through the persistent fabric's "
         "routers, and legacy mode's per-op EDMs carry only neighbour to neighbour; use {} or {}",
         to_string(Algorithm::OneShot), to_string(Algorithm::Composite), to_string(Algorithm::ReduceScatterAllGather)));
   }
-  if (params.algorithm != Algorithm::Auto) return {params.algorithm, false, "asked for"};
-  const std::uint32_t n = group_size(params, topology);
-  // A ring op whose every group runs as a line around a down link (the whole-system ring no other
-  // ring avoids it by) takes the line's threshold, as a line it is; with rings among its groups
-  // (a torus's rows, one opened) the rings' threshold and needs decide for the op (one algorithm
-  // for every group; the line's was not measured against them).
-  const std::vector<ShapedGroups> shapes = groups_by_shape(params.groups, topology, params.fabric, params.topology);
-  const CclTopology runs_as = shapes.front().shape;
-  const std::uint64_t composite_max =
-      params.legacy_composite_max_weighted_bytes.value_or(
-          default_legacy_composite_max_weighted_bytes(runs_as, n, params.num_links));
-  const std::uint64_t weighted = legacy_composite_weighted_bytes(params.tensor);
+  if (part.algorithm != Algorithm::Auto) return {part.algorithm, false, "asked for"};
+  const std::uint32_t n = group_size(part, topology);
+  // The part's shape is what its groups run as: a ring opened into a line around a down link takes
+  // the line's threshold and needs, as a line it is, whatever the op's other groups run as.
+  const CclTopology runs_as = part.topology;
+  const std::uint64_t composite_max = part.legacy_composite_max_weighted_bytes.value_or(
+      default_legacy_composite_max_weighted_bytes(runs_as, n, part.num_links));
+  const std::uint64_t weighted = legacy_composite_weighted_bytes(part.tensor);
   if (weighted <= composite_max) {
     return {Algorithm::Composite, false,
             fmt::format("legacy mode: its weighted {} B are within the composite's threshold of {} B here", weighted,
                         composite_max)};
   }
-  const std::uint64_t pages = num_pages(params.tensor);
+  const std::uint64_t pages = num_pages(part.tensor);
   // The legacy reduce_scatter chains a ring's slice as two halves, a line's whole, each shared
   // out over the links: it needs a page per run (reduce_scatter_legacy.cpp).
-  const std::uint64_t runs_per_slice = std::uint64_t{runs_as == CclTopology::Ring ? 2u : 1u} * params.num_links;
+  const std::uint64_t runs_per_slice = std::uint64_t{runs_as == CclTopology::Ring ? 2u : 1u} * part.num_links;
   const bool slices_fit = pages % n == 0 && pages / n >= runs_per_slice;
   if (slices_fit) {
     return {Algorithm::ReduceScatterAllGather, false,
@@ -176,6 +177,23 @@ AlgorithmChoice legacy_algorithm_choice(const Params& params, const topo::Topolo
           fmt::format("legacy mode: the {} pages do not split into {} slices of at least {} pages each, which "
                       "reduce_scatter + all_gather needs",
                       pages, n, runs_per_slice)};
+}
+
+// The op per shape its groups run as. Legacy mode: groups_by_shape's parts (a torus row opened
+// into a line around a down link beside the other rows' rings), each choosing and building its
+// own algorithm; nothing to clear on the line's part (legacy_composite_max_weighted_bytes, asked,
+// holds for every shape). Fabric mode: `params`, one algorithm for the op (Auto's rule there goes
+// by chip count and size, not shape), whose halves split their groups by shape themselves.
+// Each part of several holds its view of the op's intermediate buffer (with_part_intermediate).
+Params with_part_intermediate(Params part, const topo::Topology& topology);
+
+std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology) {
+  if (params.mode != CclMode::Legacy) return {params};
+  std::vector<Params> parts = params_by_shape(params, topology, [](Params&) {});
+  if (parts.size() > 1) {
+    for (Params& part : parts) part = with_part_intermediate(std::move(part), topology);
+  }
+  return parts;
 }
 
 }  // namespace
@@ -237,7 +255,10 @@ std::uint64_t default_legacy_composite_max_weighted_bytes(CclTopology topology, 
   return legacy_composite_threshold_on_links(one_link, num_links, link_shared_percent) / 1024 * 1024;
 }
 
-AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology) {
+namespace {
+
+// What one part (parts_by_shape) runs and why.
+AlgorithmChoice part_algorithm_choice(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy) return legacy_algorithm_choice(params, topology);
   if (params.algorithm != Algorithm::Auto) return {params.algorithm, false, "asked for"};
   const std::uint32_t n = group_size(params, topology);
@@ -280,6 +301,24 @@ AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& top
               fmt::format("{} pages (a multiple of {}) runs reduce_scatter + all_gather", pages < n ? n : pages / n * n, n)};
 }
 
+Algorithm part_algorithm(const Params& part, const topo::Topology& topology) {
+  return part_algorithm_choice(part, topology).algorithm;
+}
+
+}  // namespace
+
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) {
+  std::vector<PartChoice> choices;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    choices.push_back({part.topology, part.groups, part_algorithm_choice(part, topology)});
+  }
+  return choices;
+}
+
+AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology) {
+  return part_choices(params, topology).front().choice;
+}
+
 std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology) {
   if (params.mode == CclMode::Legacy || resolved_algorithm(params, topology) != Algorithm::ReduceScatterAllGather) {
     return {};
@@ -310,52 +349,64 @@ Algorithm resolved_algorithm(const Params& params, const topo::Topology& topolog
   return algorithm_choice(params, topology).algorithm;
 }
 
-TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
-  const Flat f = flat_of(params.tensor);
-  const std::uint32_t n = group_size(params, topology);
-  const Algorithm algorithm = resolved_algorithm(params, topology);
+namespace {
+
+// The tensor one part's intermediate buffer must hold: the N gathered copies (composite,
+// one-shot) or its slice (rs-ag).
+TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topology) {
+  const Flat f = flat_of(part.tensor);
+  const std::uint32_t n = group_size(part, topology);
+  const Algorithm algorithm = part_algorithm(part, topology);
   if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) return with_dim_scaled(f.spec, 0, n, true);
-  if (num_pages(params.tensor) % n != 0) {
+  if (num_pages(part.tensor) % n != 0) {
     throw CclParamsError(
         fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
                     "all_gather (shape[dim] % N != 0, REFERENCE 11.15); use the composite algorithm",
-                    num_pages(params.tensor), n));
+                    num_pages(part.tensor), n));
   }
   return with_dim_scaled(f.spec, f.dim, n, false);
 }
 
-bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) {
-  return resolved_algorithm(params, topology) == Algorithm::ReduceScatterAllGather &&
-         reduce_scatter::needs_intermediate(rs_params(params, flat_of(params.tensor)), topology);
+// `part` with its view of the op's intermediate buffer, which holds the largest part's tensor
+// (intermediate_spec()): the buffer's first pages, as many as the part's tensor has. An
+// interleaved buffer places page k by k alone (bank k mod banks, row k / banks), so the first
+// pages of a larger one are where a buffer of that many pages at the same address puts them; a
+// sharded one places them by its shard grid, so it must be the part's exactly.
+Params with_part_intermediate(Params part, const topo::Topology& topology) {
+  const std::uint64_t bytes = size_bytes(part_intermediate_spec(part, topology));
+  BufferConfig& config = part.intermediate_buffer.config;
+  if (config.size_bytes > bytes && config.layout == TensorMemoryLayout::Interleaved) config.size_bytes = bytes;
+  return part;
 }
 
-TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) {
-  return reduce_scatter::intermediate_spec(rs_params(params, flat_of(params.tensor)), topology);
+bool part_needs_rs_intermediate(const Params& part, const topo::Topology& topology) {
+  return part_algorithm(part, topology) == Algorithm::ReduceScatterAllGather &&
+         reduce_scatter::needs_intermediate(rs_params(part, flat_of(part.tensor)), topology);
 }
 
-std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+std::vector<CoreRange> part_semaphore_cores(const Params& part, const topo::Topology& topology) {
   // The all_gather's SPLIT_TENSOR takes 2 cores per link (its ring relay 2 per link and worker);
   // the reduce_scatter's are its own semaphore_cores (every part: a torus ring run as a line
   // around a down link takes the line's cores, reduce_scatter::semaphore_cores); the one-shot
   // its gather core and its reduce core. Every op's workers start at first_worker.
-  const Algorithm algorithm = resolved_algorithm(params, topology);
-  const std::size_t rs_cores = algorithm == Algorithm::ReduceScatterAllGather
-                                   ? reduce_scatter::semaphore_cores(rs_params(params, flat_of(params.tensor)), topology).size()
-                                   : 0;
+  const Algorithm algorithm = part_algorithm(part, topology);
+  const std::size_t rs_cores =
+      algorithm == Algorithm::ReduceScatterAllGather
+          ? reduce_scatter::semaphore_cores(rs_params(part, flat_of(part.tensor)), topology).size()
+          : 0;
   // validate() checks the one-shot's composite fallback gather too.
   const Algorithm gather = algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm;
-  const std::uint32_t ag_per_link = 2 * all_gather::workers_per_link(gather_params(params, topology, gather));
-  const auto count = std::max<std::size_t>({std::size_t{2} * params.num_links, rs_cores,
-                                            std::size_t{ag_per_link} * params.num_links});
-  return one_core_ranges(worker_cores(topology, params.first_worker, static_cast<std::uint32_t>(count), kOp));
+  const std::uint32_t ag_per_link = 2 * all_gather::workers_per_link(gather_params(part, topology, gather));
+  const auto count = std::max<std::size_t>({std::size_t{2} * part.num_links, rs_cores,
+                                            std::size_t{ag_per_link} * part.num_links});
+  return one_core_ranges(worker_cores(topology, part.first_worker, static_cast<std::uint32_t>(count), kOp));
 }
 
-void validate(const Params& p, const topo::Topology& topology) {
+// One part (its intermediate buffer its own view, parts_by_shape).
+void validate_part(const Params& p, const topo::Topology& topology) {
   const Flat f = flat_of(p.tensor);
-  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
-  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
-  const Algorithm algorithm = resolved_algorithm(p, topology);
-  require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");
+  const Algorithm algorithm = part_algorithm(p, topology);
+  require_buffer_holds(p.intermediate_buffer, part_intermediate_spec(p, topology), kOp, "intermediate");
   if (algorithm == Algorithm::ReduceScatterAllGather) {
     reduce_scatter::validate(rs_params(p, f), topology);
   } else if (p.chunk_packets == 0) {
@@ -366,9 +417,9 @@ void validate(const Params& p, const topo::Topology& topology) {
                        topology);
 }
 
-std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
-  validate(p, topology);
-  const Algorithm algorithm = resolved_algorithm(p, topology);
+// One part's workloads in the order each chip runs them.
+std::vector<MeshWorkload> build_part(const Params& p, const topo::Topology& topology) {
+  const Algorithm algorithm = part_algorithm(p, topology);
   std::vector<MeshWorkload> workloads;
   if (algorithm == Algorithm::OneShot) {
     workloads.push_back(one_shot::build(p, topology));
@@ -380,6 +431,107 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
     const std::uint32_t n = group_size(p, topology);
     workloads.push_back(gather);
     for (MeshWorkload& reduce : local_sum_workloads(p, topology, gather, n)) workloads.push_back(std::move(reduce));
+  }
+  return workloads;
+}
+
+// Adds a part's workloads to the op's, step by step: the op's k-th workload runs every part's
+// k-th program on that part's chips (the parts' chips are disjoint, and each chip runs its own
+// part's steps in order; a part with fewer steps runs nothing in the later ones).
+void add_part_steps(std::vector<MeshWorkload>& steps, std::vector<MeshWorkload> part) {
+  for (std::size_t k = 0; k < part.size(); ++k) {
+    if (k == steps.size()) {
+      steps.push_back(std::move(part[k]));
+      continue;
+    }
+    for (auto& [chip, program] : part[k].programs) {
+      CCLMESH_CHECK(!steps[k].programs.contains(chip), "all_reduce: its parts' groups share no chip");
+      steps[k].programs.emplace(chip, std::move(program));
+    }
+    if (steps[k].name != part[k].name) steps[k].name += "+" + part[k].name;
+  }
+}
+
+// The expected output of one group of `part` (its chips in rank order; empty: the part's one
+// shape as a whole).
+std::vector<reference::Bytes> part_reference_outputs(const Params& p, const topo::Topology& topology,
+                                                     const std::vector<ChipId>& group,
+                                                     const std::vector<reference::Bytes>& inputs_by_rank) {
+  const std::uint32_t n = group_size(p, topology);
+  if (inputs_by_rank.size() != n) {
+    throw CclParamsError(fmt::format("all_reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  }
+  reference::Bytes result;
+  const Algorithm algorithm = part_algorithm(p, topology);
+  if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) {
+    std::vector<std::span<const std::byte>> parts(inputs_by_rank.begin(), inputs_by_rank.end());
+    result = reference::sum_in_order(parts, p.tensor.dtype);
+  } else {
+    const Flat f = flat_of(p.tensor);
+    const std::vector<reference::Bytes> slices =
+        group.empty() ? reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank)
+                      : reduce_scatter::reference_outputs(rs_params(p, f), topology, group, inputs_by_rank);
+    result = reference::concat(slices, with_dim_scaled(f.spec, f.dim, n, false), f.dim);
+  }
+  return std::vector<reference::Bytes>(n, result);
+}
+
+}  // namespace
+
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
+  // Every part's tensors have the tensor's pages: the largest in bytes holds the others' first.
+  std::optional<TensorSpec> largest;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    const TensorSpec spec = part_intermediate_spec(part, topology);
+    if (!largest || size_bytes(spec) > size_bytes(*largest)) largest = spec;
+  }
+  return *largest;
+}
+
+bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) {
+  const std::vector<Params> parts = parts_by_shape(params, topology);
+  return std::any_of(parts.begin(), parts.end(),
+                     [&](const Params& part) { return part_needs_rs_intermediate(part, topology); });
+}
+
+TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) {
+  return reduce_scatter::intermediate_spec(rs_params(params, flat_of(params.tensor)), topology);
+}
+
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+  // Every part's workers start at first_worker: the part with the most covers the others.
+  std::vector<CoreRange> most;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    std::vector<CoreRange> cores = part_semaphore_cores(part, topology);
+    if (cores.size() > most.size()) most = std::move(cores);
+  }
+  return most;
+}
+
+void validate(const Params& p, const topo::Topology& topology) {
+  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
+  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
+  require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");
+  const std::vector<Params> parts = parts_by_shape(p, topology);
+  for (const Params& part : parts) {
+    try {
+      validate_part(part, topology);
+    } catch (const CclParamsError& e) {
+      if (parts.size() == 1) throw;
+      // An algorithm asked runs on every part: say which part cannot.
+      std::vector<std::string> groups;
+      for (const std::vector<ChipId>& g : part.groups.chips) groups.push_back(fmt::format("{}", fmt::join(g, "-")));
+      throw CclParamsError(fmt::format("all_reduce: its groups that run as {}s ({}): {}", to_string(part.topology),
+                                       fmt::join(groups, ", "), e.what()));
+    }
+  }
+}
+
+std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
+  validate(p, topology);
+  std::vector<MeshWorkload> workloads;
+  for (const Params& part : parts_by_shape(p, topology)) {
+    add_part_steps(workloads, build_part(part, topology));
   }
   // Each of them holds all of the all_reduce's buffers and global semaphores: freeing one waits
   // for the whole op.
@@ -409,23 +561,13 @@ std::vector<reference::Bytes> reference_outputs(const Params& p, const topo::Top
                                                 const std::vector<ChipId>& group,
                                                 const std::vector<reference::Bytes>& inputs_by_rank) {
   validate(p, topology);
-  const std::uint32_t n = group_size(p, topology);
-  if (inputs_by_rank.size() != n) {
-    throw CclParamsError(fmt::format("all_reduce reference: {} inputs for a group of {}", inputs_by_rank.size(), n));
+  const std::vector<Params> parts = parts_by_shape(p, topology);
+  if (group.empty() || parts.size() == 1) return part_reference_outputs(parts.front(), topology, group, inputs_by_rank);
+  for (const Params& part : parts) {
+    const auto& chips = part.groups.chips;  // a part of several: its groups in rank order
+    if (std::find(chips.begin(), chips.end(), group) != chips.end()) return part_reference_outputs(part, topology, group, inputs_by_rank);
   }
-  reference::Bytes result;
-  const Algorithm algorithm = resolved_algorithm(p, topology);
-  if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) {
-    std::vector<std::span<const std::byte>> parts(inputs_by_rank.begin(), inputs_by_rank.end());
-    result = reference::sum_in_order(parts, p.tensor.dtype);
-  } else {
-    const Flat f = flat_of(p.tensor);
-    const std::vector<reference::Bytes> slices =
-        group.empty() ? reduce_scatter::reference_outputs(rs_params(p, f), topology, inputs_by_rank)
-                      : reduce_scatter::reference_outputs(rs_params(p, f), topology, group, inputs_by_rank);
-    result = reference::concat(slices, with_dim_scaled(f.spec, f.dim, n, false), f.dim);
-  }
-  return std::vector<reference::Bytes>(n, result);
+  throw CclParamsError(fmt::format("all_reduce reference: group {} is none of the op's groups", fmt::join(group, ",")));
 }
 
 }  // namespace cclmesh::runtime::ccl::all_reduce

@@ -28,8 +28,10 @@
 // the composite while the tensor's weighted bytes (legacy_composite_weighted_bytes()) are at most
 // default_legacy_composite_max_weighted_bytes() (by topology, chip count and links, measured below), else
 // rs-ag when the pages divide by N and the legacy reduce_scatter has a page for every run of a
-// slice (a ring's two halves, a line's whole, times the links), else the composite. The one-shot
-// multicasts through the fabric's routers and is refused, naming the composite.
+// slice (a ring's two halves, a line's whole, times the links), else the composite, each shape
+// the groups run as by its own (part_choices(): a ring opened into a line around a down link by
+// the line's, beside the other rings by the ring's). The one-shot multicasts through the fabric's
+// routers and is refused, naming the composite.
 // build() returns the op's workloads in order (2, or for a composite whose running sums do not fit L1
 // 1 + (N - 1): one per local pass, local_sum.hpp);
 // run() enqueues them all in one call (MeshDevice::enqueue_workloads: all or none) and waits
@@ -241,7 +243,8 @@ struct Params {
 
 std::size_t hash_value(const Params& params);
 
-// The algorithm Auto resolves to (see Auto above and one_shot_max_bytes).
+// The algorithm Auto resolves to (see Auto above and one_shot_max_bytes): the first part's
+// (part_choices(); the rings' where rings and lines run at once).
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology);
 
 // The algorithm the op runs and why, in words, for a user who otherwise sees only its time: a
@@ -254,7 +257,22 @@ struct AlgorithmChoice {
   bool fallback = false;
   std::string reason;  // one clause, e.g. "asked for", "the 489 pages do not divide by the 8 chips, ..."
 };
+// The first part's (part_choices()): the op's one algorithm unless it runs in parts.
 AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology);
+// What each shape the groups run as runs and why. Legacy mode builds the op per shape
+// (collective.hpp, groups_by_shape: rings first, then the rings opened into lines around a down
+// link), each part with its own algorithm: Auto by the part's shape's threshold and needs (4x4
+// torus rows, one opened, 16 bf16 tiles: 36 KiB weighted, past the rings' 30 KiB and within the
+// line's 48 KiB, so rs-ag on the rings and the composite on the line); an algorithm asked runs
+// on every part (or its refusal names the part that cannot). The op's k-th workload runs every
+// part's k-th step; the intermediate buffer holds the largest part's tensor (intermediate_spec),
+// the others use its first pages. Fabric mode: one part, the op (its halves split by shape).
+struct PartChoice {
+  CclTopology shape = CclTopology::Ring;  // what these groups run as
+  GroupSelection groups;
+  AlgorithmChoice choice;
+};
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology);
 
 // What the two halves of reduce_scatter + all_gather run and why, for the op's groups of one
 // shape: each half's own choice function applied to the params build() gives that half, so it
@@ -279,7 +297,7 @@ std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topol
 // 489 pages: the relay, auto). Empty unless the op runs the composite in fabric mode: legacy
 // mode's gather is the EDM one, which chooses nothing.
 std::vector<all_gather::PartChoice> composite_gather_choices(const Params& params, const topo::Topology& topology);
-// The tensor the intermediate buffer must hold.
+// The tensor the intermediate buffer must hold: the largest part's (part_choices()).
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // Whether the op needs rs_intermediate_buffer, and the tensor it must hold.
 bool needs_rs_intermediate(const Params& params, const topo::Topology& topology);

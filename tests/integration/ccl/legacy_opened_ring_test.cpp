@@ -31,7 +31,7 @@ namespace ag = runtime::ccl::all_gather;
 namespace rs = runtime::ccl::reduce_scatter;
 namespace ar = runtime::ccl::all_reduce;
 
-enum class Op { AllGather, ReduceScatter, AllReduceRsAg, AllReduceComposite };
+enum class Op { AllGather, ReduceScatter, AllReduceRsAg, AllReduceComposite, AllReduceAuto };
 
 const char* op_name(Op op) {
   switch (op) {
@@ -39,6 +39,7 @@ const char* op_name(Op op) {
     case Op::ReduceScatter: return "reduce_scatter";
     case Op::AllReduceRsAg: return "all_reduce rs-ag";
     case Op::AllReduceComposite: return "all_reduce composite";
+    case Op::AllReduceAuto: return "all_reduce auto";
   }
   return "?";
 }
@@ -60,8 +61,11 @@ std::unique_ptr<sim::device::SimMeshDevice> legacy_device_with_link_down(const C
 }
 
 // Runs `op` asked as rings on `c`'s device; checks every rank of every group against the host
-// reference for that group. Returns the groups as legacy mode laid them.
-std::vector<runtime::ccl::LegacyGroup> run_and_check(Op op, const Case& c) {
+// reference for that group. Returns the groups as legacy mode laid them; all_reduce's part
+// choices into `all_reduce_parts` and its workloads into `all_reduce_workloads` when given.
+std::vector<runtime::ccl::LegacyGroup> run_and_check(Op op, const Case& c,
+                                                     std::vector<ar::PartChoice>* all_reduce_parts = nullptr,
+                                                     std::vector<runtime::MeshWorkload>* all_reduce_workloads = nullptr) {
   auto device = legacy_device_with_link_down(c);
   const topo::Topology& topology = device->topology();
   const runtime::FabricOptions& fabric = device->fabric();  // mode None, down_edges {c.down}
@@ -108,11 +112,15 @@ std::vector<runtime::ccl::LegacyGroup> run_and_check(Op op, const Case& c) {
     p.groups = selection;
     p.mode = runtime::ccl::CclMode::Legacy;
     p.fabric = fabric;
-    p.algorithm = op == Op::AllReduceRsAg ? ar::Algorithm::ReduceScatterAllGather : ar::Algorithm::Composite;
+    p.algorithm = op == Op::AllReduceRsAg       ? ar::Algorithm::ReduceScatterAllGather
+                  : op == Op::AllReduceComposite ? ar::Algorithm::Composite
+                                                 : ar::Algorithm::Auto;
     input = p.input_buffer = dram(p.tensor);
     output = p.output_buffer = dram(p.tensor);
     p.intermediate_buffer = dram(ar::intermediate_spec(p, topology));
     workloads = ar::build(p, topology);
+    if (all_reduce_parts != nullptr) *all_reduce_parts = ar::part_choices(p, topology);
+    if (all_reduce_workloads != nullptr) *all_reduce_workloads = workloads;
     expected = [p, &topology](const std::vector<ChipId>& group, const std::vector<Bytes>& by_rank) {
       return ar::reference_outputs(p, topology, group, by_rank);
     };
@@ -175,6 +183,40 @@ TEST(LegacyOpenedRing, TorusRowWithADownLinkRunsAsALineBesideTheOtherRowsRings) 
       EXPECT_EQ(groups[0].chips, line);
       for (std::size_t row = 1; row < groups.size(); ++row) EXPECT_EQ(groups[row].shape, CclTopology::Ring);
     }
+  }
+}
+
+// Auto per shape (session 25): 16 bf16 tiles weigh 36864 B (legacy_composite_weighted_bytes),
+// past a 4-ring's composite threshold and within a 4-line's (default_legacy_composite_max_weighted_bytes:
+// 30 and 48 KiB on 1 link), so the rows that stay rings run reduce_scatter + all_gather and row 0,
+// opened around its down link, the composite, in one op: its first workload runs the rings'
+// reduce_scatter beside the line's gather, its second the rings' all_gather beside the line's
+// local sum, on all 16 chips each; every chip's output is its group's reference, bit for bit. The
+// intermediate buffer holds the composite's 4 copies; the rings use its first pages (their slice).
+TEST(LegacyOpenedRing, TorusAllReduceAutoChoosesTheRingsAndTheOpenedLinesAlgorithmEach) {
+  const TensorSpec tensor = tile({1, 1, 128, 128});
+  const std::uint64_t weighted = ar::legacy_composite_weighted_bytes(tensor);
+  ASSERT_EQ(weighted, 36864u);
+  ASSERT_GT(weighted, ar::default_legacy_composite_max_weighted_bytes(CclTopology::Ring, 4, 1));
+  ASSERT_LE(weighted, ar::default_legacy_composite_max_weighted_bytes(CclTopology::Line, 4, 1));
+  for (const std::pair<ChipId, ChipId>& down : {std::pair<ChipId, ChipId>{3, 0}, std::pair<ChipId, ChipId>{1, 2}}) {
+    SCOPED_TRACE(fmt::format("{}-{} down", down.first, down.second));
+    std::vector<ar::PartChoice> parts;
+    std::vector<runtime::MeshWorkload> workloads;
+    run_and_check(Op::AllReduceAuto, Case{"torus:4x4", 1, down, tensor}, &parts, &workloads);
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].shape, CclTopology::Ring);
+    EXPECT_EQ(parts[0].groups.chips,
+              (std::vector<std::vector<ChipId>>{{4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}));
+    EXPECT_EQ(parts[0].choice.algorithm, ar::Algorithm::ReduceScatterAllGather);
+    EXPECT_EQ(parts[1].shape, CclTopology::Line);
+    EXPECT_EQ(parts[1].groups.chips, (std::vector<std::vector<ChipId>>{{0, 1, 2, 3}}));  // rank order
+    EXPECT_EQ(parts[1].choice.algorithm, ar::Algorithm::Composite);
+    EXPECT_FALSE(parts[1].choice.fallback);
+    ASSERT_EQ(workloads.size(), 2u);
+    EXPECT_EQ(workloads[0].name, "all_reduce:reduce_scatter_legacy+all_gather_legacy");
+    EXPECT_EQ(workloads[1].name, "all_reduce:all_gather_legacy+all_reduce_local_reduce");
+    for (const runtime::MeshWorkload& w : workloads) EXPECT_EQ(w.programs.size(), 16u) << w.name;
   }
 }
 

@@ -803,5 +803,49 @@ TEST(AllReduceBuilder, EveryParamsFieldChangesTheHash) {
   }
 }
 
+// Legacy mode chooses per shape (part_choices): on the 4x4 torus's rows with 0-1 down from the
+// start, row 0 runs as a line beside three rings. A tensor weighing between the 4-ring's and the
+// 4-line's composite thresholds (16 bf16 tiles, 36864 B) runs rs-ag on the rings and the composite
+// on the line, and the intermediate holds the composite's 4 copies (the largest part's); past both
+// (32 tiles) both run rs-ag and it holds a slice; the threshold asked (0) holds for both shapes;
+// an algorithm asked runs on both. Without the down link: one part.
+TEST(AllReduceBuilder, LegacyAutoChoosesPerShapeWhenARingRunsAsALine) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  const auto legacy = [&](TensorSpec tensor, std::vector<std::pair<ChipId, ChipId>> down) {
+    ar::Params p;
+    p.tensor = tensor;
+    p.groups.cluster_axis = 1;
+    p.mode = CclMode::Legacy;
+    p.fabric.mode = FabricMode::None;
+    p.fabric.down_edges = std::move(down);
+    return p;
+  };
+  const auto algorithms = [&](const ar::Params& p) {
+    std::vector<std::pair<CclTopology, ar::Algorithm>> shapes;
+    for (const ar::PartChoice& part : ar::part_choices(p, torus)) shapes.emplace_back(part.shape, part.choice.algorithm);
+    return shapes;
+  };
+  using Shapes = std::vector<std::pair<CclTopology, ar::Algorithm>>;
+  const ar::Params between = legacy(bf16({1, 1, 128, 128}), {{0, 1}});
+  EXPECT_EQ(algorithms(between), (Shapes{{CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather},
+                                         {CclTopology::Line, ar::Algorithm::Composite}}));
+  EXPECT_EQ(ar::resolved_algorithm(between, torus), ar::Algorithm::ReduceScatterAllGather);  // the rings'
+  EXPECT_EQ(ar::intermediate_spec(between, torus).shape, (std::array<std::uint32_t, 4>{4, 1, 32, 512}));
+  const ar::Params past = legacy(bf16({1, 1, 256, 128}), {{0, 1}});
+  EXPECT_EQ(algorithms(past), (Shapes{{CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather},
+                                      {CclTopology::Line, ar::Algorithm::ReduceScatterAllGather}}));
+  EXPECT_EQ(ar::intermediate_spec(past, torus).shape, (std::array<std::uint32_t, 4>{1, 1, 32, 256}));
+  ar::Params threshold = between;
+  threshold.legacy_composite_max_weighted_bytes = 0;
+  EXPECT_EQ(algorithms(threshold), (Shapes{{CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather},
+                                           {CclTopology::Line, ar::Algorithm::ReduceScatterAllGather}}));
+  ar::Params asked = between;
+  asked.algorithm = ar::Algorithm::Composite;
+  EXPECT_EQ(algorithms(asked),
+            (Shapes{{CclTopology::Ring, ar::Algorithm::Composite}, {CclTopology::Line, ar::Algorithm::Composite}}));
+  EXPECT_EQ(algorithms(legacy(bf16({1, 1, 128, 128}), {})),
+            (Shapes{{CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather}}));
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::ccl

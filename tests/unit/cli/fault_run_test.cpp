@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/device/mesh_device.hpp"
+#include "tests/source_tree.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
@@ -252,6 +253,74 @@ TEST(FaultRun, LegacyRowWithADownLinkRunsAsALineBesideTheOtherRowsRings) {
   ASSERT_TRUE(r.verified.has_value());
   EXPECT_TRUE(*r.verified) << r.mismatch;
   EXPECT_TRUE(r.rings_as_lines.empty());
+}
+
+// Legacy all_reduce's Auto chooses per shape (session 25): 16 bf16 tiles weigh 16 x 2304 = 36864 B,
+// past a 4-ring's composite threshold (30 KiB) and within a 4-line's (48 KiB), so rows 1-3 run
+// reduce_scatter + all_gather and row 0, opened around its down link, the composite, in one op,
+// verified; --json records both, the line's reason saying it is one. Before, the rings' threshold
+// decided for row 0 too. Asked for one algorithm, every row runs it.
+TEST(FaultRun, LegacyAllReduceOnTorusRowsChoosesPerShape) {
+  for (const char* fault : {"link-down:1-2", "link-down:3-0"}) {
+    SCOPED_TRACE(fault);
+    RunOptions options = torus_rows(CollectiveOp::AllReduce, {fault});
+    options.mode = "legacy";
+    options.size_bytes = 32 * 1024;
+    const RunResult r = run_collective(options);
+    ASSERT_TRUE(r.verified.has_value());
+    EXPECT_TRUE(*r.verified) << r.mismatch;
+    EXPECT_EQ(r.algorithm, "rs-ag");
+    EXPECT_EQ(r.algorithm_reason, "legacy mode: its weighted 36864 B are past the composite's threshold of 30720 B here");
+    EXPECT_EQ(r.algorithm_lines, "composite");
+    EXPECT_EQ(r.algorithm_lines_reason,
+              "ran as a line around a down link: legacy mode: its weighted 36864 B are within the composite's "
+              "threshold of 49152 B here");
+    EXPECT_FALSE(r.algorithm_fallback);
+    for (const char* asked : {"rs-ag", "composite"}) {
+      SCOPED_TRACE(asked);
+      RunOptions forced = options;
+      forced.all_reduce_algo = asked;
+      const RunResult f = run_collective(forced);
+      ASSERT_TRUE(f.verified.has_value());
+      EXPECT_TRUE(*f.verified) << f.mismatch;
+      EXPECT_EQ(f.algorithm, asked);
+      EXPECT_EQ(f.algorithm_reason, "asked for");
+      EXPECT_EQ(f.algorithm_lines, asked);
+      EXPECT_EQ(f.algorithm_lines_reason, "ran as a line around a down link: asked for");
+    }
+  }
+  RunOptions unfaulted = torus_rows(CollectiveOp::AllReduce, {});
+  unfaulted.mode = "legacy";
+  unfaulted.size_bytes = 32 * 1024;
+  const RunResult r = run_collective(unfaulted);
+  EXPECT_EQ(r.algorithm, "rs-ag");
+  EXPECT_TRUE(r.algorithm_lines.empty());
+}
+
+// Legacy --links counts the hops the EDMs chain (session 25): ring4_narrow_hop's ring 0-1-2-3-0
+// has 2 links on every hop but 0-1, which has 1. With 0-1 down the ring runs as the line
+// 1-2-3-0, whose hops all have 2: --links 2 runs, verified. Before, the check counted the down
+// hop and refused it ("allows 1 to 1 (hop 0-1 has 1 physical link(s)"). Unfaulted it still does.
+TEST(FaultRun, LegacyLinksCountAnOpenedRingsLineNotItsDownHop) {
+  RunOptions options;
+  options.system = (testing::source_dir() / "tests/data/topologies/ring4_narrow_hop.yaml").string();
+  options.op = CollectiveOp::AllReduce;
+  options.mode = "legacy";
+  options.topology = "ring";
+  options.links = 2;
+  options.size_bytes = 32 * 1024;
+  RunOptions faulted = options;
+  add_fault_spec(faulted.faults, "link-down:0-1");
+  const RunResult r = run_collective(faulted);
+  ASSERT_TRUE(r.verified.has_value());
+  EXPECT_TRUE(*r.verified) << r.mismatch;
+  EXPECT_EQ(r.links, 2u);
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "expected --links 2 on the ring with its 1-link hop to be refused";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("allows 1 to 1 (hop 0-1 has 1 physical link(s)"));
+  }
 }
 
 // Legacy mode on the whole system launches its EDMs along the system's ring: with a link down
