@@ -499,13 +499,8 @@ TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topo
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  // Every part's workers start at first_worker: the part with the most covers the others.
-  std::vector<CoreRange> most;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    std::vector<CoreRange> cores = part_semaphore_cores(part, topology);
-    if (cores.size() > most.size()) most = std::move(cores);
-  }
-  return most;
+  return most_semaphore_cores(parts_by_shape(params, topology),
+                              [&](const Params& part) { return part_semaphore_cores(part, topology); });
 }
 
 void validate(const Params& p, const topo::Topology& topology) {

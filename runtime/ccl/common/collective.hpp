@@ -306,6 +306,18 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
 // One single-core range per core: the core set a global semaphore of an op's workers covers.
 std::vector<CoreRange> one_core_ranges(const std::vector<CoreCoord>& cores);
 
+// The semaphore cores of an op built per shape (params_by_shape): every part's workers start at
+// first_worker, so the part with the most cores covers the others'.
+template <class Params, class CoresOf>
+std::vector<CoreRange> most_semaphore_cores(const std::vector<Params>& parts, CoresOf&& cores_of) {
+  std::vector<CoreRange> most;
+  for (const Params& part : parts) {
+    std::vector<CoreRange> cores = cores_of(part);
+    if (cores.size() > most.size()) most = std::move(cores);
+  }
+  return most;
+}
+
 // Checks a global semaphore is present and lives on every core in `cores`.
 void require_semaphore_on(const std::optional<GlobalSemaphore>& semaphore, const std::vector<CoreCoord>& cores,
                           const std::string& op, const std::string& what);
