@@ -196,6 +196,7 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.algorithm_lines = op.algorithm_lines;
   result.algorithm_lines_reason = op.algorithm_lines_reason;
   result.algorithm_fallback = op.algorithm_fallback;
+  result.algorithm_lines_fallback = op.algorithm_lines_fallback;
   result.algorithm_halves = op.algorithm_halves;
   result.tensor_asked =
       options.shape || options.dim || options.shard || options.output_memory || options.layout_or_memory_asked;

@@ -368,8 +368,10 @@ void prepare_all_reduce(const Collective& c, PreparedOp& op) {
   // Legacy mode chooses per shape: a torus row opened into a line runs the line's choice.
   const std::vector<ccl::all_reduce::PartChoice> parts = ccl::all_reduce::part_choices(p, c.device.topology());
   record_algorithm(op, algorithm_record(all_reduce_algorithms(parts), p.topology));
-  // The note of a fallback names op.algorithm: the first part's.
+  // Each part's fallback gets its own note: the rings' (op.algorithm) and the opened lines'
+  // (op.algorithm_lines), which fall back for reasons of their own (a line's slice runs whole).
   op.algorithm_fallback = parts.front().choice.fallback;
+  op.algorithm_lines_fallback = parts.size() == 2 && parts.back().choice.fallback;
   op.algorithm_halves = all_reduce_halves(p, c.device.topology());
   const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, true);
   op.verify = verifier(c.device, single_output(p.output_buffer), in, c.page_bytes, c.element,

@@ -41,6 +41,7 @@ struct PreparedOp {
   std::string algorithm_lines;  // the lines' where some rings ran as lines (RunResult's)
   std::string algorithm_lines_reason;
   bool algorithm_fallback = false;
+  bool algorithm_lines_fallback = false;  // the lines' part's (RunResult's)
   std::optional<AllReduceHalves> algorithm_halves;
 };
 

@@ -250,11 +250,17 @@ std::string table_row(const RunResult& r) {
 }
 
 std::string algorithm_note(const RunResult& r) {
-  if (!r.algorithm_fallback) return "";
   // all_reduce's Auto chose it (the option may force another); all_gather's fallback no option
   // chooses.
   const std::string chosen_by = r.op == "all_reduce" ? " (--all-reduce-algo auto)" : "";
-  return fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm, chosen_by, r.algorithm_reason);
+  std::string note;
+  if (r.algorithm_fallback) note += fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm, chosen_by, r.algorithm_reason);
+  // Legacy all_reduce chooses per shape: the rings opened into lines fall back on their own
+  // (their reason says they ran as lines), whether the rings did or not.
+  if (r.algorithm_lines_fallback) {
+    note += fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm_lines, chosen_by, r.algorithm_lines_reason);
+  }
+  return note;
 }
 
 std::string fault_note(const RunResult& r) {

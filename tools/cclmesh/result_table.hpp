@@ -33,7 +33,8 @@ std::string table_row(const RunResult& result);
 // "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.
 std::string fault_note(const RunResult& result);
 // A line under the table when Auto fell back from all_reduce's reduce_scatter + all_gather
-// (the composite can be 10x slower): the algorithm and why; empty otherwise.
+// (the composite can be 10x slower): the algorithm and why; empty otherwise. Legacy all_reduce
+// with rings and opened lines: one line per part that fell back, the lines' saying they are.
 std::string algorithm_note(const RunResult& result);
 // The columns sweep --csv adds after the default ones, which keep their places; each only when a
 // row needs it, so a sweep that needs none writes the default CSV, as before those columns existed.

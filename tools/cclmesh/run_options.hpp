@@ -206,7 +206,10 @@ struct RunResult {
   // these the lines' (--json's "algorithm_lines"); empty otherwise.
   std::string algorithm_lines;
   std::string algorithm_lines_reason;
+  // A fallback (see algorithm) of the rings' part, and of the lines' (all_reduce in legacy mode
+  // chooses per shape): each gets its own line under the table.
   bool algorithm_fallback = false;
+  bool algorithm_lines_fallback = false;
   // all_reduce running reduce_scatter + all_gather in fabric mode: what each half ran and why
   // (all_reduce::halves_choices); running the composite in fabric mode: what its all_gather ran
   // (all_reduce::composite_gather_choices, no reduce_scatter); unset otherwise. --json's "halves"

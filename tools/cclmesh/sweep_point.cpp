@@ -148,6 +148,7 @@ json result_wire_json(const RunResult& r) {
           {"algorithm_lines", r.algorithm_lines},
           {"algorithm_lines_reason", r.algorithm_lines_reason},
           {"algorithm_fallback", r.algorithm_fallback},
+          {"algorithm_lines_fallback", r.algorithm_lines_fallback},
           {"algorithm_halves", r.algorithm_halves ? halves_json(*r.algorithm_halves) : json(nullptr)},
           {"layout", r.layout},
           {"memory", r.memory},
@@ -210,6 +211,7 @@ RunResult result_from_wire(const json& j) {
   r.algorithm_lines = j.at("algorithm_lines").get<std::string>();
   r.algorithm_lines_reason = j.at("algorithm_lines_reason").get<std::string>();
   r.algorithm_fallback = j.at("algorithm_fallback").get<bool>();
+  r.algorithm_lines_fallback = j.at("algorithm_lines_fallback").get<bool>();
   if (!j.at("algorithm_halves").is_null()) r.algorithm_halves = halves_from_json(j.at("algorithm_halves"));
   r.layout = j.at("layout").get<std::string>();
   r.memory = j.at("memory").get<std::string>();

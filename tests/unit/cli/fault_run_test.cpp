@@ -15,6 +15,7 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/result_table.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -295,6 +296,39 @@ TEST(FaultRun, LegacyAllReduceOnTorusRowsChoosesPerShape) {
   const RunResult r = run_collective(unfaulted);
   EXPECT_EQ(r.algorithm, "rs-ag");
   EXPECT_TRUE(r.algorithm_lines.empty());
+}
+
+// The note under the table says every part's fallback (session 26): 22 bf16 tiles weigh 50688 B,
+// past both a 4-ring's (30 KiB) and a 4-line's (48 KiB) composite threshold, and 22 pages do not
+// split into 4 slices, so rows 1-3 and row 0, opened around its down link, each fall back to the
+// composite, each for its own reason (a ring's slice runs as two halves, a line's whole). Before,
+// the note named the rings' only. 14 tiles (32256 B) are past the rings' threshold only: the line
+// ran the composite by its threshold, no fallback, so only the rings' note.
+TEST(FaultRun, LegacyAllReduceOnTorusRowsNotesEachPartsFallback) {
+  const std::string rings =
+      "# all_reduce ran composite (--all-reduce-algo auto): legacy mode: the 22 pages do not split into 4 slices "
+      "of at least 2 pages each, which reduce_scatter + all_gather needs\n";
+  const std::string line =
+      "# all_reduce ran composite (--all-reduce-algo auto): ran as a line around a down link: legacy mode: the 22 "
+      "pages do not split into 4 slices of at least 1 pages each, which reduce_scatter + all_gather needs\n";
+  RunOptions options = torus_rows(CollectiveOp::AllReduce, {"link-down:1-2"});
+  options.mode = "legacy";
+  options.size_bytes = 22 * 2048;
+  const RunResult both = run_collective(options);
+  ASSERT_TRUE(both.verified.has_value());
+  EXPECT_TRUE(*both.verified) << both.mismatch;
+  EXPECT_TRUE(both.algorithm_fallback);
+  EXPECT_TRUE(both.algorithm_lines_fallback);
+  EXPECT_EQ(algorithm_note(both), rings + line);
+
+  options.size_bytes = 14 * 2048;
+  const RunResult rings_only = run_collective(options);
+  EXPECT_TRUE(rings_only.algorithm_fallback);
+  EXPECT_FALSE(rings_only.algorithm_lines_fallback);
+  EXPECT_EQ(rings_only.algorithm_lines, "composite");
+  EXPECT_EQ(algorithm_note(rings_only),
+            "# all_reduce ran composite (--all-reduce-algo auto): legacy mode: the 14 pages do not split into 4 "
+            "slices of at least 2 pages each, which reduce_scatter + all_gather needs\n");
 }
 
 // Legacy --links counts the hops the EDMs chain (session 25): ring4_narrow_hop's ring 0-1-2-3-0

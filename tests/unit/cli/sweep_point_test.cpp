@@ -48,6 +48,7 @@ RunResult every_field_set() {
   r.algorithm_lines = "multicast";
   r.algorithm_lines_reason = "ran as a line around a down link: auto: a line multicasts";
   r.algorithm_fallback = true;
+  r.algorithm_lines_fallback = true;
   r.algorithm_halves = AllReduceHalves{AlgorithmRecord{"one-shot", "auto: 262144 B per chip are within the one-shot's 524288 B",
                                                        "two_sided", "ran as a line around a down link: ..."},
                                        {"relay", "auto: a fabric ring relays", "multicast", "auto: a line multicasts"}};
@@ -129,6 +130,7 @@ void expect_same_result(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.algorithm_lines, b.algorithm_lines);
   EXPECT_EQ(a.algorithm_lines_reason, b.algorithm_lines_reason);
   EXPECT_EQ(a.algorithm_fallback, b.algorithm_fallback);
+  EXPECT_EQ(a.algorithm_lines_fallback, b.algorithm_lines_fallback);
   ASSERT_EQ(a.algorithm_halves.has_value(), b.algorithm_halves.has_value());
   if (a.algorithm_halves) {
     const auto expect_same_record = [](const AlgorithmRecord& x, const AlgorithmRecord& y) {

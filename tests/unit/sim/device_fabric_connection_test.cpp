@@ -120,6 +120,16 @@ class FabricConnection : public ::testing::Test {
   // The test worker `kernel` on logical `core` of the first chip, connected to its forward router.
   runtime::Program worker_program(const std::string& kernel, runtime::CoreCoord core, std::uint32_t packets,
                                   std::uint32_t live_value = 0) {
+    runtime::Program program;
+    add_worker(program, kernel, core, packets, live_value,
+               device_.fabric_plan().worker_connection(first(), true, kFlowControlSem, kTeardownSem, kBufferIndexSem));
+    return program;
+  }
+
+  // The test worker `kernel` on logical `core` of the first chip, in `program`, connected through
+  // `connection` (a router's channel or a mux's) with its own semaphores.
+  void add_worker(runtime::Program& program, const std::string& kernel, runtime::CoreCoord core, std::uint32_t packets,
+                  std::uint32_t live_value, api::FabricConnectionConfig connection) {
     namespace a = worker_arg;
     const runtime::Noc0Coord target = device_.core_map(second()).tensix_noc0(core);
     std::vector<std::uint32_t> rt(a::kNumWords, 0);
@@ -128,10 +138,10 @@ class FabricConnection : public ::testing::Test {
     rt[a::kTargetY] = target.y;
     rt[a::kTargetWord] = kTargetWordAt;
     rt[a::kLiveValue] = live_value;
-    api::write_fabric_connection_config(
-        device_.fabric_plan().worker_connection(first(), true, kFlowControlSem, kTeardownSem, kBufferIndexSem),
-        rt.data() + a::kConnection);
-    runtime::Program program;
+    connection.worker_flow_control_sem = kFlowControlSem;
+    connection.worker_teardown_sem = kTeardownSem;
+    connection.worker_buffer_index_sem = kBufferIndexSem;
+    api::write_fabric_connection_config(connection, rt.data() + a::kConnection);
     for (std::uint32_t id : {kFlowControlSem, kTeardownSem, kBufferIndexSem}) {
       program.semaphores.push_back(runtime::ccl::tensix_semaphore(core, id));
     }
@@ -140,7 +150,6 @@ class FabricConnection : public ::testing::Test {
     k.cores = {{core, core}};
     k.runtime_args[core] = rt;
     program.kernels.push_back(k);
-    return program;
   }
 
   void enqueue(const std::string& name, ChipId chip, runtime::Program program) {
@@ -291,6 +300,32 @@ TEST_F(FabricMuxConnection, TheMuxEndsWithEveryClientsSlotsFreed) {
     EXPECT_EQ(mux_word(c, m::kClientPacketsFreed), kPackets[c]) << "client " << c;
     EXPECT_EQ(mux_word(c, m::kClientConnectionLive), api::kConnectionUnused) << "client " << c;
   }
+}
+
+// A client writes a value that is no connection state into its mux channel's connection_live
+// word, beside a well-behaved client: the mux shares the router's reading of the word
+// (api::connection_event, session 25), so the run stops with the same fault, here naming the
+// fabric_mux, its chip, the client channel and the value, rather than hanging on a client that
+// never closes.
+TEST_F(FabricMuxConnection, ABadLiveValueIsAProtocolViolation) {
+  runtime::Program program;
+  const std::vector<api::FabricConnectionConfig> clients = add_mux(program, 2);
+  add_client(program, {0, 0}, clients[0], 2);
+  add_worker(program, "bad_live_worker", {1, 0}, 0, 7, clients[1]);
+  enqueue("bad live value through the mux", first(), std::move(program));
+  const std::string text = expect_device_error(
+      [&] {
+        device_.finish();
+        device_.drain();
+      },
+      DeviceError::Kind::Fault);
+  EXPECT_THAT(text, HasSubstr(fmt::format("chip {}", first()))) << text;
+  EXPECT_THAT(text, HasSubstr(fmt::format("[tensix ({},{}) dm0] fabric_mux: fabric_mux fault WORKER_PROTOCOL_VIOLATION",
+                                          kMuxCore.x, kMuxCore.y)))
+      << text;
+  EXPECT_THAT(text, HasSubstr("detail 1793: channel 1's connection_live word reads 7, none of 0 (unused), 1 (open), "
+                              "2 (close request)"))
+      << text;
 }
 
 }  // namespace
