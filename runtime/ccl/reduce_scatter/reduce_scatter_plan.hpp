@@ -31,10 +31,8 @@ constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
 constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
 constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
 
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
-  std::uint32_t group_size = 0;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   TensorSpec output;
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
