@@ -12,6 +12,7 @@
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/all_gather/broadcast_fallback.hpp"
 #include "runtime/ccl/all_gather/ring_relay.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -213,13 +214,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
 
   r.output = with_dim_scaled(p.input, p.dim, r.group_size, true);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, r.all_chips, kOp);
-  require_buffer_layouts(topology, r.all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   if (p.workers_per_link && !r.relay) {
     throw CclParamsError(fmt::format("all_gather: workers_per_link is {}; it applies to the ring relay only (this "
                                      "gather multicasts)",

@@ -5,6 +5,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -119,13 +120,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       }
     }
   }
-  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
-  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("all_to_all: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, r.all_chips, kOp);
-  require_buffer_layouts(topology, r.all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);

@@ -10,6 +10,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
@@ -85,13 +86,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                     "increments); a fabric route holds at most {} (REFERENCE 6.5)",
                     to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
-  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
-  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("reduce: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, r.all_chips, kOp);
-  require_buffer_layouts(topology, r.all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }

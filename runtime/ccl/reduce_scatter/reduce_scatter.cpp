@@ -16,6 +16,7 @@
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/ccl/reduce_scatter/one_shot.hpp"
@@ -101,13 +102,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
         p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
   }
   r.output = with_dim_scaled(p.input, p.dim, n, false);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, r.all_chips, kOp);
-  require_buffer_layouts(topology, r.all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   if (r.two_sided || r.one_shot) {
