@@ -12,6 +12,7 @@
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -23,9 +24,10 @@ namespace {
 
 constexpr const char* kOp = "reduce";
 
-constexpr std::uint32_t kPartialCbId = 0;  // the received partial (reduce in0)
-constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and the chain start's raw input
+// The chain's CBs (reduction_chain_cbs.hpp); the reduced one is also the chain start's raw input.
+constexpr std::uint32_t kPartialCbId = kChainPartialCbId;
+constexpr std::uint32_t kLocalCbId = kChainLocalCbId;
+constexpr std::uint32_t kReducedCbId = kChainReducedCbId;
 // Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
 // fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreId = 7;
@@ -224,12 +226,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       program.kernels.push_back(reduce_kernel_for(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
     }
     program.circular_buffers.push_back(packet_header_cb(core));
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    add_reduction_chain_cbs(program.circular_buffers, core,
+                            {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                             .chunk_pages = chunk_pages, .page_size = r.page_size});
   }
   return program;
 }

@@ -379,12 +379,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.kernels.push_back(reduce_kernel(core, reduce));
 
     program.circular_buffers.push_back(packet_header_cb(core));
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    add_reduction_chain_cbs(program.circular_buffers, core,
+                            {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                             .chunk_pages = chunk_pages, .page_size = r.page_size});
     program.circular_buffers.push_back(
         CircularBufferSpec{kRawCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
   }
