@@ -5,6 +5,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
@@ -103,13 +104,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                                      "{} (REFERENCE 6.5)",
                                      to_string(p.topology), n, farthest, kMaxFabricHops));
   }
-  const api::Shape4D pages = shape_in_pages(p.tensor);
-  if (dim_of(pages, p.dim) % n != 0) {
-    throw CclParamsError(fmt::format(
-        "all_to_all: dim {} is {} {} and does not split into {} equal chunks (shape[dim] % N != 0, "
-        "REFERENCE 11.15)",
-        p.dim, dim_of(pages, p.dim), p.tensor.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
-  }
+  require_dim_splits_evenly(p.tensor, p.dim, n, kOp, "dim", "chunks");
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
       const std::uint32_t done = expected_done(g, position, p.num_links);

@@ -15,6 +15,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
@@ -94,13 +95,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
                     to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  if (dim_of(in_pages, p.dim) % n != 0) {
-    throw CclParamsError(fmt::format(
-        "reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
-        "(shape[dim] % N != 0, REFERENCE 11.15)",
-        p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
-  }
+  require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, n, false);
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
