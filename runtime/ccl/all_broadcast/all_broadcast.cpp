@@ -8,6 +8,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -17,8 +18,8 @@ namespace {
 
 constexpr const char* kOp = "all_broadcast";
 
-struct Resolved {
-  PlacedGroups placed;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   std::vector<CoreCoord> cores;  // one per link
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
@@ -28,9 +29,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   if (p.cb_packets == 0) throw CclParamsError("all_broadcast: cb_packets is 0; expected at least 1");
-  r.placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
-  const std::uint32_t n = r.placed.group_size;
-  for (const FabricGroup& g : r.placed.groups) {
+  static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
+  const std::uint32_t n = r.group_size;
+  for (const FabricGroup& g : r.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
       const FabricGroup::Reach reach = g.full_reach(position);
       if (reach.up > kMaxFabricHops || reach.down > kMaxFabricHops) {
@@ -61,9 +62,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       }
     }
   }
-  require_uniform_core_maps(topology, r.placed.all_chips, kOp);
-  require_buffer_layouts(topology, r.placed.all_chips, {&p.input_buffer});
-  for (const BufferHandle& b : p.output_buffers) require_buffer_layouts(topology, r.placed.all_chips, {&b});
+  require_uniform_core_maps(topology, r.all_chips, kOp);
+  require_buffer_layouts(topology, r.all_chips, {&p.input_buffer});
+  for (const BufferHandle& b : p.output_buffers) require_buffer_layouts(topology, r.all_chips, {&b});
   r.cores = worker_cores(topology, p.first_worker, p.num_links, kOp);
   require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
@@ -97,7 +98,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     spec.packet_size_in_pages = r.packet_pages;
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
-    connect_to_fabric(program, spec, r.placed.plan, g.port(link), chip, core, mcast.num_targets_forward > 0,
+    connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, mcast.num_targets_forward > 0,
                       mcast.num_targets_backward > 0);
 
     std::vector<cmd::Command> writer;
@@ -151,14 +152,7 @@ void validate(const Params& params, const topo::Topology& topology) {
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.placed.groups, [&](const FabricGroup& g, std::uint32_t position) {
-      return chip_program(part, topology, r, g, position);
-    });
-  }
+  MeshWorkload workload = workload_by_shape(kOp, parts_by_shape(params, topology), topology, resolve, chip_program);
   workload.buffers = workload_buffers({&params.input_buffer});
   workload.buffers.insert(workload.buffers.end(), params.output_buffers.begin(), params.output_buffers.end());
   workload.global_semaphores = workload_semaphores({&params.done_semaphore, &params.barrier_semaphore});

@@ -12,7 +12,9 @@
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/all_gather/broadcast_fallback.hpp"
 #include "runtime/ccl/all_gather/ring_relay.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -47,9 +49,8 @@ std::uint32_t relay_workers_per_direction(const Params& p) {
   return pages / runs >= kPagesForSeveralRelayWorkers ? kDefaultRelayWorkersPerLink : 1;
 }
 
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   BidirectionalMode mode = BidirectionalMode::FullTensor;
   bool relay = false;                // ring_relay.hpp; else each chip multicasts (roles below)
   std::vector<Role> roles;           // per worker, link-major
@@ -58,7 +59,6 @@ struct Resolved {
   std::vector<CoreCoord> cores;      // per worker (relay: then its muxes, ring_relay::ChipGather::cores)
   std::uint32_t workers_per_direction = 1;  // relay only
   std::uint32_t grid_width = 0;             // of the common worker grid
-  std::uint32_t group_size = 0;
   TensorSpec output;
   std::uint32_t page_size = 0;       // of the pages the workers move (a row piece for row pieces)
   std::uint32_t row_pieces = 1;      // ROW_MAJOR along dim 3: pieces each input row moves in
@@ -150,11 +150,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
   }
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
-  r.plan = std::move(placed.plan);
-  r.groups = std::move(placed.groups);
-  r.group_size = placed.group_size;
-  const std::vector<ChipId>& all_chips = placed.all_chips;
+  static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
 
   if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
     throw CclParamsError("all_gather: SPLIT_TENSOR needs a ring; a line is inherently FULL_TENSOR (REFERENCE 7.3)");
@@ -218,13 +214,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
 
   r.output = with_dim_scaled(p.input, p.dim, r.group_size, true);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("all_gather: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, all_chips, kOp);
-  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   if (p.workers_per_link && !r.relay) {
     throw CclParamsError(fmt::format("all_gather: workers_per_link is {}; it applies to the ring relay only (this "
                                      "gather multicasts)",
@@ -495,14 +485,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
   }
   require_ring_algorithm_applies(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const FabricGroup& g, std::uint32_t position) {
-      return chip_program(part, topology, r, g, position);
-    });
-  }
+  MeshWorkload workload = workload_by_shape(kOp, parts_by_shape(params, topology), topology, resolve, chip_program);
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   workload.global_semaphores = workload_semaphores({&params.done_semaphore, &params.barrier_semaphore});
   return workload;

@@ -11,6 +11,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/common/legacy_op.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -334,14 +335,10 @@ void validate(const Params& params, const topo::Topology& topology) {
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  MeshWorkload workload;
-  workload.name = "all_gather_legacy";
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const LegacyGroup& g, std::uint32_t position) {
-      return ChipBuilder(part, topology, r, g, position).build();
-    });
-  }
+  MeshWorkload workload = workload_by_shape(
+      "all_gather_legacy", parts_by_shape(params, topology), topology, resolve,
+      [](const Params& part, const topo::Topology& system, const Resolved& r, const LegacyGroup& g,
+         std::uint32_t position) { return ChipBuilder(part, system, r, g, position).build(); });
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   return workload;
 }

@@ -5,7 +5,10 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "runtime/ccl/common/dim_split.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -45,10 +48,8 @@ struct Send {
   std::optional<std::uint32_t> half;
 };
 
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
-  std::uint32_t group_size = 0;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
@@ -95,11 +96,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
   require_page_aligned_dim(p.tensor, p.dim, kOp, "tensor");
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
-  r.plan = std::move(placed.plan);
-  r.groups = std::move(placed.groups);
-  r.group_size = placed.group_size;
-  const std::vector<ChipId>& all_chips = placed.all_chips;
+  static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   const std::uint32_t farthest = p.topology == CclTopology::Ring ? n / 2 : n - 1;
   if (farthest > kMaxFabricHops) {
@@ -107,13 +104,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                                      "{} (REFERENCE 6.5)",
                                      to_string(p.topology), n, farthest, kMaxFabricHops));
   }
-  const api::Shape4D pages = shape_in_pages(p.tensor);
-  if (dim_of(pages, p.dim) % n != 0) {
-    throw CclParamsError(fmt::format(
-        "all_to_all: dim {} is {} {} and does not split into {} equal chunks (shape[dim] % N != 0, "
-        "REFERENCE 11.15)",
-        p.dim, dim_of(pages, p.dim), p.tensor.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
-  }
+  require_dim_splits_evenly(p.tensor, p.dim, n, kOp, "dim", "chunks");
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
       const std::uint32_t done = expected_done(g, position, p.num_links);
@@ -124,13 +115,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       }
     }
   }
-  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
-  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("all_to_all: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, all_chips, kOp);
-  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
@@ -303,14 +288,7 @@ void validate(const Params& params, const topo::Topology& topology) {
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const FabricGroup& g, std::uint32_t position) {
-      return chip_program(part, topology, r, g, position);
-    });
-  }
+  MeshWorkload workload = workload_by_shape(kOp, parts_by_shape(params, topology), topology, resolve, chip_program);
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   workload.global_semaphores = workload_semaphores({&params.done_semaphore});
   return workload;

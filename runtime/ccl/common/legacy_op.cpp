@@ -5,6 +5,7 @@
 
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_links.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -99,11 +100,7 @@ std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreC
 void require_legacy_buffers(const LegacyOp& r, const topo::Topology& topology, const BufferHandle& input,
                             const TensorSpec& input_spec, const BufferHandle& output, const TensorSpec& output_spec,
                             const std::string& op) {
-  require_buffer_holds(input, input_spec, op, "input");
-  require_buffer_holds(output, output_spec, op, "output");
-  if (input.id == output.id) {
-    throw CclParamsError(fmt::format("{}: input and output are the same buffer; expected two buffers", op));
-  }
+  require_input_output_buffers(input, input_spec, output, output_spec, op);
   for (const LegacyGroup& g : r.groups) require_buffer_layouts(topology, g.chips, {&input, &output});
 }
 

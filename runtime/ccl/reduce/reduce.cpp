@@ -10,8 +10,11 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -21,17 +24,16 @@ namespace {
 
 constexpr const char* kOp = "reduce";
 
-constexpr std::uint32_t kPartialCbId = 0;  // the received partial (reduce in0)
-constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out, and the chain start's raw input
+// The chain's CBs (reduction_chain_cbs.hpp); the reduced one is also the chain start's raw input.
+constexpr std::uint32_t kPartialCbId = kChainPartialCbId;
+constexpr std::uint32_t kLocalCbId = kChainLocalCbId;
+constexpr std::uint32_t kReducedCbId = kChainReducedCbId;
 // Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
 // fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreId = 7;
 
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
-  std::uint32_t group_size = 0;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;
   bool ring = false;
@@ -74,11 +76,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
-  r.plan = std::move(placed.plan);
-  r.groups = std::move(placed.groups);
-  r.group_size = placed.group_size;
-  const std::vector<ChipId>& all_chips = placed.all_chips;
+  static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   if (p.root >= n) {
     throw CclParamsError(fmt::format("reduce: root {} is not a rank of a group of {} chips; expected 0..{}", p.root,
@@ -90,13 +88,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                     "increments); a fabric route holds at most {} (REFERENCE 6.5)",
                     to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
-  require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
-  require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("reduce: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, all_chips, kOp);
-  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }
@@ -234,12 +226,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       program.kernels.push_back(reduce_kernel_for(core, p.tensor.dtype, ceil_div(pages, r.packet_pages), r.packet_pages));
     }
     program.circular_buffers.push_back(packet_header_cb(core));
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    add_reduction_chain_cbs(program.circular_buffers, core,
+                            {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                             .chunk_pages = chunk_pages, .page_size = r.page_size});
   }
   return program;
 }
@@ -350,14 +339,7 @@ void validate(const Params& params, const topo::Topology& topology) {
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const FabricGroup& g, std::uint32_t position) {
-      return chip_program(part, topology, r, g, position);
-    });
-  }
+  MeshWorkload workload = workload_by_shape(kOp, parts_by_shape(params, topology), topology, resolve, chip_program);
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   workload.global_semaphores = workload_semaphores({&params.barrier_semaphore});
   return workload;

@@ -15,8 +15,11 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
+#include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/ccl/reduce_scatter/one_shot.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
@@ -69,11 +72,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
   require_page_aligned_dim(p.input, p.dim, kOp, "input");
-  PlacedGroups placed = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
-  r.plan = std::move(placed.plan);
-  r.groups = std::move(placed.groups);
-  r.group_size = placed.group_size;
-  const std::vector<ChipId>& all_chips = placed.all_chips;
+  static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   r.ring = p.topology == CclTopology::Ring;
   r.two_sided = !r.ring && p.line_algorithm == LineAlgorithm::TwoSided;
@@ -96,21 +95,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
                     to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  if (dim_of(in_pages, p.dim) % n != 0) {
-    throw CclParamsError(fmt::format(
-        "reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
-        "(shape[dim] % N != 0, REFERENCE 11.15)",
-        p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", n));
-  }
+  require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, n, false);
-  require_buffer_holds(p.input_buffer, p.input, kOp, "input");
-  require_buffer_holds(p.output_buffer, r.output, kOp, "output");
-  if (p.input_buffer.id == p.output_buffer.id) {
-    throw CclParamsError("reduce_scatter: input and output are the same buffer; expected two buffers");
-  }
-  require_uniform_core_maps(topology, all_chips, kOp);
-  require_buffer_layouts(topology, all_chips, {&p.input_buffer, &p.output_buffer});
+  require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   if (r.two_sided || r.one_shot) {
@@ -135,7 +122,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     if (p.intermediate_buffer->id == p.input_buffer.id || p.intermediate_buffer->id == p.output_buffer.id) {
       throw CclParamsError("reduce_scatter: the intermediate buffer is the input or output; expected its own buffer");
     }
-    require_buffer_layouts(topology, all_chips, {&mid});
+    require_buffer_layouts(topology, r.all_chips, {&mid});
   }
   // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
   const std::uint32_t chain_workers = workers_per_link_for(p, r.output, r.ring);
@@ -387,12 +374,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     program.kernels.push_back(reduce_kernel(core, reduce));
 
     program.circular_buffers.push_back(packet_header_cb(core));
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kPartialCbId, {CoreRange{core, core}}, 2 * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kLocalCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
-    program.circular_buffers.push_back(
-        CircularBufferSpec{kReducedCbId, {CoreRange{core, core}}, chunk_pages, r.page_size});
+    add_reduction_chain_cbs(program.circular_buffers, core,
+                            {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                             .chunk_pages = chunk_pages, .page_size = r.page_size});
     program.circular_buffers.push_back(
         CircularBufferSpec{kRawCbId, {CoreRange{core, core}}, p.cb_packets * r.packet_pages, r.page_size});
   }
@@ -542,16 +526,14 @@ void validate(const Params& params, const topo::Topology& topology) {
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
   resolved_ring_algorithm(params);
   if (params.mode == CclMode::Legacy) return legacy::build(params, topology);
-  MeshWorkload workload;
-  workload.name = kOp;
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const FabricGroup& g, std::uint32_t position) {
-      return r.two_sided  ? two_sided_line_program(part, topology, r, g, position)
-             : r.one_shot ? one_shot_program(part, topology, r, g, position)
-                          : chip_program(part, topology, r, g, position);
-    });
-  }
+  MeshWorkload workload = workload_by_shape(
+      kOp, parts_by_shape(params, topology), topology, resolve,
+      [](const Params& part, const topo::Topology& system, const Resolved& r, const FabricGroup& g,
+         std::uint32_t position) {
+        return r.two_sided  ? two_sided_line_program(part, system, r, g, position)
+               : r.one_shot ? one_shot_program(part, system, r, g, position)
+                            : chip_program(part, system, r, g, position);
+      });
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
                                        params.intermediate_buffer ? &*params.intermediate_buffer : nullptr});
   workload.global_semaphores = workload_semaphores({&params.barrier_semaphore});

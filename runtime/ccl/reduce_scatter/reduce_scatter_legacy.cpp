@@ -12,8 +12,10 @@
 #include "kernels/host/slicing.hpp"
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/common/legacy_op.hpp"
+#include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 
@@ -115,13 +117,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       kOp);
   require_steps_fit(p.topology, r.n, topology);
   r.cores = row_per_worker_cores(topology, p.first_worker, r.num_links);
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  if (dim_of(in_pages, p.dim) % r.n != 0) {
-    throw CclParamsError(fmt::format(
-        "reduce_scatter: input dim {} is {} {} and does not split into {} equal slices "
-        "(shape[dim] % N != 0, REFERENCE 11.15)",
-        p.dim, dim_of(in_pages, p.dim), p.input.layout == Layout::Tile && p.dim >= 2 ? "tiles" : "pages", r.n));
-  }
+  require_dim_splits_evenly(p.input, p.dim, r.n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, r.n, false);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
@@ -353,14 +349,10 @@ void validate(const Params& params, const topo::Topology& topology) {
 }
 
 MeshWorkload build(const Params& params, const topo::Topology& topology) {
-  MeshWorkload workload;
-  workload.name = "reduce_scatter_legacy";
-  for (const Params& part : parts_by_shape(params, topology)) {
-    const Resolved r = resolve(part, topology);
-    add_group_programs(workload, r.groups, [&](const LegacyGroup& g, std::uint32_t position) {
-      return ChipBuilder(part, topology, r, g, position).build();
-    });
-  }
+  MeshWorkload workload = workload_by_shape(
+      "reduce_scatter_legacy", parts_by_shape(params, topology), topology, resolve,
+      [](const Params& part, const topo::Topology& system, const Resolved& r, const LegacyGroup& g,
+         std::uint32_t position) { return ChipBuilder(part, system, r, g, position).build(); });
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer});
   return workload;
 }

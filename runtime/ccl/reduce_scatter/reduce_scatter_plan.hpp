@@ -10,6 +10,7 @@
 #include "kernels/api/tensor_slice.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 
@@ -17,9 +18,10 @@ namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 
 constexpr const char* kOp = "reduce_scatter";
 
-constexpr std::uint32_t kPartialCbId = 0;  // received partials (reduce in0)
-constexpr std::uint32_t kLocalCbId = 1;    // this chip's input (reduce in1)
-constexpr std::uint32_t kReducedCbId = 2;  // reduce out
+// The chain's CBs (reduction_chain_cbs.hpp: received partials, this chip's input, reduce out).
+constexpr std::uint32_t kPartialCbId = kChainPartialCbId;
+constexpr std::uint32_t kLocalCbId = kChainLocalCbId;
+constexpr std::uint32_t kReducedCbId = kChainReducedCbId;
 constexpr std::uint32_t kRawCbId = 3;      // raw slices straight to the writer (message 0; two-sided: position 0)
 // Per-program semaphores of a worker (1..6 are its fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
@@ -31,10 +33,8 @@ constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
 constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
 constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
 
-struct Resolved {
-  FabricPlan plan;
-  std::vector<FabricGroup> groups;
-  std::uint32_t group_size = 0;
+// The op's groups placed on the fabric (place_groups), and what this op works out from them.
+struct Resolved : PlacedGroups {
   TensorSpec output;
   std::uint32_t page_size = 0;
   std::uint32_t packet_pages = 0;

@@ -290,9 +290,9 @@ std::vector<CircularBufferSpec> two_sided_worker_cbs(const Params& p, const Reso
     return cbs;
   }
   const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
-  cbs.push_back(CircularBufferSpec{kPartialCbId, here, 2 * r.packet_pages, r.page_size});
-  cbs.push_back(CircularBufferSpec{kLocalCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-  cbs.push_back(CircularBufferSpec{kReducedCbId, here, chunk_pages, r.page_size});
+  add_reduction_chain_cbs(cbs, core,
+                          {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                           .chunk_pages = chunk_pages, .page_size = r.page_size});
   if (owner_step) cbs.push_back(CircularBufferSpec{kLeftPartialCbId, here, chunk_pages, r.page_size});
   return cbs;
 }
