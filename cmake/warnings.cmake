@@ -29,8 +29,6 @@ function(cclmesh_add_test)
   # The checkout's paths come from cclmesh_test_source_tree (tests/source_tree.hpp), not from
   # defines here, so that test objects are the same in every checkout for the compiler cache.
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} cclmesh_test_source_tree GTest::gmock GTest::gtest_main)
-  # gtest and gmock precompiled once for all tests (tests/CMakeLists.txt says why so little).
-  target_precompile_headers(${T_NAME} REUSE_FROM cclmesh_test_pch)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
