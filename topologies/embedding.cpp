@@ -12,6 +12,7 @@
 #include "topologies/detail/hamiltonian.hpp"
 #include "topologies/detail/mesh_walks.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/topology_graph.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -72,7 +73,7 @@ LocalAdjacency local_adjacency(const Topology& topology, const ChipSet& set,
   LocalAdjacency adjacency(set.ids.size());
   for (std::size_t i = 0; i < set.ids.size(); ++i) {
     const auto vertex = topology.chip_index(set.ids[i]);
-    for (auto [it, end] = boost::adjacent_vertices(vertex, topology.graph()); it != end; ++it) {
+    for (auto [it, end] = boost::adjacent_vertices(vertex, topology.graph().adjacency); it != end; ++it) {
       const ChipId peer = topology.chips()[*it].id;
       const auto found = set.local.find(peer);
       if (found == set.local.end()) continue;

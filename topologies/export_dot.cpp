@@ -5,10 +5,12 @@
 #include <boost/graph/graphviz.hpp>
 #include <sstream>
 
+#include "topologies/topology_graph.hpp"
+
 namespace cclmesh::topo {
 namespace {
 
-using Graph = Topology::Graph;
+using Graph = Topology::Graph::Adjacency;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
@@ -40,7 +42,7 @@ struct ChipWriter {
 struct EdgeWriter {
   const Topology* topology;
   void operator()(std::ostream& out, const Edge& e) const {
-    const auto index = boost::get(boost::edge_index, topology->graph(), e);
+    const auto index = boost::get(boost::edge_index, topology->graph().adjacency, e);
     const auto multiplicity = topology->edges()[index].multiplicity();
     out << fmt::format("[label=\"{}\", penwidth={}]", multiplicity, multiplicity);
   }
@@ -63,10 +65,10 @@ struct GraphWriter {
 std::string to_dot(const Topology& topology) {
   std::ostringstream out;
   std::vector<ChipId> ids = topology.chip_ids();
-  boost::write_graphviz(out, topology.graph(), ChipWriter{&topology}, EdgeWriter{&topology},
+  boost::write_graphviz(out, topology.graph().adjacency, ChipWriter{&topology}, EdgeWriter{&topology},
                         GraphWriter{&topology},
                         boost::make_iterator_property_map(
-                            ids.begin(), boost::get(boost::vertex_index, topology.graph())));
+                            ids.begin(), boost::get(boost::vertex_index, topology.graph().adjacency)));
   return out.str();
 }
 

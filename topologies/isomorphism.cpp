@@ -2,10 +2,12 @@
 
 #include <boost/graph/vf2_sub_graph_iso.hpp>
 
+#include "topologies/topology_graph.hpp"
+
 namespace cclmesh::topo {
 namespace {
 
-using Graph = Topology::Graph;
+using Graph = Topology::Graph::Adjacency;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using Edge = boost::graph_traits<Graph>::edge_descriptor;
 
@@ -13,8 +15,8 @@ struct SameMultiplicity {
   const Topology* a;
   const Topology* b;
   bool operator()(const Edge& ea, const Edge& eb) const {
-    const auto index_a = boost::get(boost::edge_index, a->graph(), ea);
-    const auto index_b = boost::get(boost::edge_index, b->graph(), eb);
+    const auto index_a = boost::get(boost::edge_index, a->graph().adjacency, ea);
+    const auto index_b = boost::get(boost::edge_index, b->graph().adjacency, eb);
     return a->edges()[index_a].multiplicity() == b->edges()[index_b].multiplicity();
   }
 };
@@ -50,9 +52,9 @@ std::optional<std::unordered_map<ChipId, ChipId>> find_isomorphism(const Topolog
   std::unordered_map<ChipId, ChipId> mapping;
   if (a.chip_count() == 0) return mapping;
   const bool found = boost::vf2_graph_iso(
-      a.graph(), b.graph(), FirstMapping{&a, &b, &mapping},
-      boost::get(boost::vertex_index, a.graph()), boost::get(boost::vertex_index, b.graph()),
-      boost::vertex_order_by_mult(a.graph()), SameMultiplicity{&a, &b}, SameArch{&a, &b});
+      a.graph().adjacency, b.graph().adjacency, FirstMapping{&a, &b, &mapping},
+      boost::get(boost::vertex_index, a.graph().adjacency), boost::get(boost::vertex_index, b.graph().adjacency),
+      boost::vertex_order_by_mult(a.graph().adjacency), SameMultiplicity{&a, &b}, SameArch{&a, &b});
   if (!found) return std::nullopt;
   return mapping;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "topologies/errors.hpp"
+#include "topologies/topology_graph.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -92,7 +93,7 @@ class PlacementSearch {
     return topology_.edge_between(topology_.chips()[u].id, topology_.chips()[v].id).has_value();
   }
 
-  std::size_t degree(std::size_t v) const { return boost::degree(v, topology_.graph()); }
+  std::size_t degree(std::size_t v) const { return boost::degree(v, topology_.graph().adjacency); }
 
   bool fits(std::size_t position, std::size_t vertex) const {
     if (position_of_[vertex] != kNone) return false;
@@ -102,7 +103,7 @@ class PlacementSearch {
     }
     if (!exact_) return true;
     // Exact: every placed neighbour must be one of its grid neighbours.
-    for (auto [it, end] = boost::adjacent_vertices(vertex, topology_.graph()); it != end; ++it) {
+    for (auto [it, end] = boost::adjacent_vertices(vertex, topology_.graph().adjacency); it != end; ++it) {
       const auto at = position_of_[*it];
       if (at == kNone) continue;
       const auto& back = back_neighbours_[position];
@@ -121,7 +122,7 @@ class PlacementSearch {
                        [this](std::size_t a, std::size_t b) { return degree(a) < degree(b); });
     } else {
       const auto anchor = placed_[back_neighbours_[position].front()];
-      for (auto [it, end] = boost::adjacent_vertices(anchor, topology_.graph()); it != end; ++it) {
+      for (auto [it, end] = boost::adjacent_vertices(anchor, topology_.graph().adjacency); it != end; ++it) {
         pool.push_back(*it);
       }
       std::sort(pool.begin(), pool.end());  // vertices are in chip-id order
@@ -157,7 +158,7 @@ class PlacementSearch {
 bool connected(const Topology& topology) {
   if (topology.chip_count() <= 1) return true;
   std::vector<int> component(topology.chip_count());
-  return boost::connected_components(topology.graph(), component.data()) == 1;
+  return boost::connected_components(topology.graph().adjacency, component.data()) == 1;
 }
 
 }  // namespace

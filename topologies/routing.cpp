@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "topologies/errors.hpp"
+#include "topologies/topology_graph.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -41,10 +42,10 @@ std::vector<std::int32_t> bfs(const Topology& topology, std::size_t source,
   distance[source] = 0;
   std::vector<boost::default_color_type> colors(n);
   boost::breadth_first_search(
-      topology.graph(), source,
+      topology.graph().adjacency, source,
       boost::visitor(DistanceRecorder(&distance, parents))
           .color_map(boost::make_iterator_property_map(
-              colors.begin(), boost::get(boost::vertex_index, topology.graph()))));
+              colors.begin(), boost::get(boost::vertex_index, topology.graph().adjacency))));
   return distance;
 }
 
@@ -118,7 +119,7 @@ std::vector<std::vector<ChipId>> connected_components(const Topology& topology) 
   std::vector<int> component(topology.chip_count());
   const auto count = topology.chip_count() == 0
                          ? 0
-                         : boost::connected_components(topology.graph(), component.data());
+                         : boost::connected_components(topology.graph().adjacency, component.data());
   std::vector<std::vector<ChipId>> result(static_cast<std::size_t>(count));
   for (std::size_t v = 0; v < component.size(); ++v) {
     result[static_cast<std::size_t>(component[v])].push_back(topology.chips()[v].id);

@@ -1,5 +1,7 @@
 #include "topologies/topology.hpp"
 
+#include "topologies/topology_graph.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -160,7 +162,7 @@ void Topology::normalise_and_validate(Indexes& indexes) {
 void Topology::build_edges_and_graph(Indexes& indexes) const {
   // Vertices in chip order, edges in link order (sorted by chip pair): each vertex then lists
   // its neighbours in ascending chip id.
-  for (std::size_t v = 0; v < chips_.size(); ++v) boost::add_vertex(indexes.graph);
+  for (std::size_t v = 0; v < chips_.size(); ++v) boost::add_vertex(indexes.graph.adjacency);
   for (std::size_t l = 0; l < links_.size(); ++l) {
     const EthLink& link = links_[l];
     auto& edges = indexes.edges;
@@ -168,7 +170,7 @@ void Topology::build_edges_and_graph(Indexes& indexes) const {
       edges.push_back(NeighbourEdge{link.a.chip, link.b.chip, {}});
       indexes.edge_of_pair.emplace(pair_key(link.a.chip, link.b.chip), edges.size() - 1);
       boost::add_edge(indexes.index_of_chip.at(link.a.chip), indexes.index_of_chip.at(link.b.chip),
-                      edges.size() - 1, indexes.graph);
+                      edges.size() - 1, indexes.graph.adjacency);
     }
     edges.back().links.push_back(l);
   }
@@ -234,7 +236,7 @@ EthEndpoint Topology::peer_of(EthEndpoint port) const {
 std::vector<ChipId> Topology::neighbours(ChipId id) const {
   std::vector<ChipId> result;
   const auto vertex = chip_index(id);
-  for (auto [it, end] = boost::adjacent_vertices(vertex, indexes_->graph); it != end; ++it) {
+  for (auto [it, end] = boost::adjacent_vertices(vertex, indexes_->graph.adjacency); it != end; ++it) {
     result.push_back(chips_[*it].id);
   }
   std::sort(result.begin(), result.end());

@@ -5,7 +5,6 @@
 // between existing chips on existing channels, no channel used twice, no chip linked to itself,
 // mesh coordinates inside the mesh shape and unique.
 
-#include <boost/graph/adjacency_list.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,12 +21,9 @@ namespace cclmesh::topo {
 
 class Topology {
  public:
-  // Vertex i is chips()[i]; the edge property is the index into edges(). One graph edge per
-  // neighbour edge, whatever its multiplicity. Each vertex lists its neighbours in ascending
-  // chip id (edges are added in sorted order), which makes graph searches deterministic.
-  using Graph =
-      boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
-                            boost::property<boost::edge_index_t, std::size_t>>;
+  // The chips and neighbour edges as a boost graph: topologies/topology_graph.hpp defines it
+  // (graph().adjacency), so that only the graph algorithms pay for boost/graph.
+  struct Graph;
 
   Topology();  // empty, named "empty"
 

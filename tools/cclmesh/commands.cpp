@@ -1,5 +1,6 @@
 #include "tools/cclmesh/commands.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <string>

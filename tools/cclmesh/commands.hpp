@@ -2,7 +2,7 @@
 // Each subcommand registers its options and a callback; the callback sets the exit code.
 // Bad input inside a callback throws UsageError (or a library's input error, mapped to it).
 
-#include <CLI/CLI.hpp>
+#include "tools/cclmesh/cli11_fwd.hpp"
 
 namespace cclmesh::cli {
 

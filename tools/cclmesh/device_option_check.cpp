@@ -1,5 +1,6 @@
 #include "tools/cclmesh/device_option_check.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "tools/cclmesh/cli_error.hpp"

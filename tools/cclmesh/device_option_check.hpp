@@ -6,7 +6,7 @@
 // (`serve --trace-dir` writes them). `run --report` is accepted: the served device's link
 // figures cross the wire. One place, so run and sweep refuse the same options with the same words.
 
-#include <CLI/CLI.hpp>
+#include "tools/cclmesh/cli11_fwd.hpp"
 
 #include <initializer_list>
 #include <set>

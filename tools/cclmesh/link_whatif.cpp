@@ -1,5 +1,6 @@
 #include "tools/cclmesh/link_whatif.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cctype>

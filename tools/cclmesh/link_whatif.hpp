@@ -8,7 +8,7 @@
 //                         (1e9 bit/s): 0.1 GB/s (about 1 Gb ethernet) .. 1000 GB/s
 //   --link-latency 2us    one way; the --max-sim-time syntax: 200 ns .. 1 ms
 
-#include <CLI/CLI.hpp>
+#include "tools/cclmesh/cli11_fwd.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

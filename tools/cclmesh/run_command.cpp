@@ -1,5 +1,6 @@
 // `cclmesh run --system SYSTEM --op OP --size SIZE [...]`: one collective on a simulated mesh,
 // printed as one nccl-tests-style row, or as JSON with --json.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>

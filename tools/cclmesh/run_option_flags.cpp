@@ -1,5 +1,6 @@
 #include "tools/cclmesh/run_option_flags.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>

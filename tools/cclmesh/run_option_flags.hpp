@@ -3,7 +3,7 @@
 // the collective on it (everything in RunOptions but the op, the size and the faults). One
 // place, so both commands accept the same options with the same ranges and help.
 
-#include <CLI/CLI.hpp>
+#include "tools/cclmesh/cli11_fwd.hpp"
 
 #include <cstddef>
 #include <cstdint>

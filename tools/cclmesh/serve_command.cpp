@@ -10,6 +10,7 @@
 // the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
 // run: a client's `run --device` cannot change the served device. --trace-dir writes a trace of
 // each client session (session_traces.hpp).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

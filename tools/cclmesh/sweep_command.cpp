@@ -2,6 +2,7 @@
 //   [-j N] [--csv FILE] [--json FILE] [--plot FILE.svg] [--device HOST:PORT]`: the nccl-tests table
 // over a range of sizes, its points run one after another, or N at once in forked processes
 // (sweep_jobs.hpp); with --device, one after another on a served device, in one session.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 

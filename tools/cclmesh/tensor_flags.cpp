@@ -1,5 +1,6 @@
 #include "tools/cclmesh/tensor_flags.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>

@@ -3,7 +3,7 @@
 // shape, the op's dim and a sharded memory config, as typed, and their parsing into RunOptions.
 // Every bad value is a UsageError naming the option, the value and what is accepted.
 
-#include <CLI/CLI.hpp>
+#include "tools/cclmesh/cli11_fwd.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // `cclmesh topo --system NAME|SPEC|FILE [--svg FILE] [--dot FILE] [--json FILE|-]
 //   [--link-rate RATE] [--link-latency T] [--save FILE.yaml|-]`
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>

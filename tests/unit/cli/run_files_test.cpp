@@ -1,7 +1,6 @@
 // `cclmesh run`'s output files when the op does not complete (Review, session 10): a run that
 // hangs or faults (exit 3) must not leave an older run's --json or --report in place, where a
 // script or a reader would take it for this run's; both say the op did not complete and why.
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

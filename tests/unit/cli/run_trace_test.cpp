@@ -2,7 +2,6 @@
 // its phase's required fields, spans nest per track, every wire has a complete counter),
 // tracing changes nothing in the simulation, the span limit bounds the trace, and the files
 // the CLI writes exist and parse.
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <fmt/format.h>

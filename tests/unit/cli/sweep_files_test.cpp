@@ -2,7 +2,6 @@
 // sweep ends with exit 3, and --csv, --json and --plot hold the rows that completed, --json also
 // the point that did not ("outcome": "did not complete", as run's --json), so an older sweep's
 // files are never left in place for a script to read as this one's.
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

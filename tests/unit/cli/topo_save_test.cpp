@@ -1,7 +1,6 @@
 // `cclmesh topo --save FILE` writes like every other output file (output_file.hpp): a symlink's
 // target is written and the link kept, a pipe is written in place (Review, session 10, left:
 // it wrote through save_topology's temporary-and-rename, which replaced both).
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 #include "topologies/builtin_systems.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/topology.hpp"
+#include "topologies/topology_graph.hpp"
 
 namespace cclmesh::topo {
 namespace {
@@ -52,15 +53,15 @@ TEST(Topology, NormalisesChipsLinksAndEdges) {
   EXPECT_EQ(t.edges()[0].multiplicity(), 3u);
   EXPECT_EQ(t.links_between(1, 0), 3u);
   EXPECT_EQ(t.links_between(1, 2), 1u);
-  EXPECT_EQ(boost::num_vertices(t.graph()), 3u);
-  EXPECT_EQ(boost::num_edges(t.graph()), 3u);
+  EXPECT_EQ(boost::num_vertices(t.graph().adjacency), 3u);
+  EXPECT_EQ(boost::num_edges(t.graph().adjacency), 3u);
 }
 
 TEST(Topology, GraphListsNeighboursInAscendingId) {
   for (const Topology& t : {triangle(), build_tg(), build_t3k()}) {
     for (std::size_t v = 0; v < t.chip_count(); ++v) {
       std::vector<ChipId> order;
-      for (auto [it, end] = boost::adjacent_vertices(v, t.graph()); it != end; ++it) {
+      for (auto [it, end] = boost::adjacent_vertices(v, t.graph().adjacency); it != end; ++it) {
         order.push_back(t.chips()[*it].id);
       }
       EXPECT_TRUE(std::is_sorted(order.begin(), order.end()))
