@@ -26,6 +26,11 @@ function(cclmesh_add_test)
   cclmesh_target_defaults(${T_NAME})
   # Test bodies pass locals into coroutine lambdas under the same names on purpose.
   target_compile_options(${T_NAME} PRIVATE -Wno-shadow)
+  # Test objects at -O1 in optimised builds: two thirds of a from-scratch build's CPU went into
+  # test objects, mostly gtest/gmock and fmt templates optimised at -O3 (docs/performance.md,
+  # "Build time"). The libraries under test keep the build type's flags, so the simulations
+  # the tests run are as fast as before. Debug and sanitizer builds keep -O0.
+  target_compile_options(${T_NAME} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
   # The checkout's paths come from cclmesh_test_source_tree (tests/source_tree.hpp), not from
   # defines here, so that test objects are the same in every checkout for the compiler cache.
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} cclmesh_test_source_tree GTest::gmock GTest::gtest_main)
