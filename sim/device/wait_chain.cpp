@@ -1,3 +1,7 @@
+// The wait-for chains of a hang report (wait_chain.hpp): the walk from each parked kernel, where
+// it joins an earlier chain or comes back on itself (cycles), and the report. What each kind
+// of step waits for is explained in the other wait_chain_*.cpp files (wait_chain_builder.hpp).
+
 #include "sim/device/wait_chain.hpp"
 
 #include <fmt/format.h>
@@ -113,8 +117,8 @@ std::string ChainBuilder::chain(const KernelContext& start) {
   return text;
 }
 
-  // A parked kernel's chain starts at its own step: a fabric mux's is its slots and clients
-  // (explain_mux), which a worker's chain through the mux reaches too.
+// A parked kernel's chain starts at its own step: a fabric mux's is its slots and clients
+// (explain_mux), which a worker's chain through the mux reaches too.
 Step ChainBuilder::first_step(const KernelContext& k) {
   if (is_mux(k)) return MuxStep{&k};
   return KernelStep{&k};
@@ -130,17 +134,17 @@ std::string ChainBuilder::describe(const Step& step) const {
   return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
 }
 
-  // "a", "a and b", "a, b and c".
+// "a", "a and b", "a, b and c".
 std::string ChainBuilder::and_joined(const std::vector<std::string>& items) {
   std::string text = items.front();
   for (std::size_t i = 1; i < items.size(); ++i) text += (i + 1 == items.size() ? " and " : ", ") + items[i];
   return text;
 }
 
-  // What a cycle is made of, in words. Router buffers alone are a channel-dependency deadlock
-  // (REFERENCE 11.1). A cycle through a kernel or a fabric mux is not: those wait for each other
-  // (a semaphore, a CB, a slot of the mux, a client that has not closed), which no router
-  // buffer's size or flow control would have avoided; it is named by what it holds.
+// What a cycle is made of, in words. Router buffers alone are a channel-dependency deadlock
+// (REFERENCE 11.1). A cycle through a kernel or a fabric mux is not: those wait for each other
+// (a semaphore, a CB, a slot of the mux, a client that has not closed), which no router
+// buffer's size or flow control would have avoided; it is named by what it holds.
 std::string ChainBuilder::cycle_cause(const std::vector<Step>& cycle) const {
   bool bubble_off = false;
   bool ring = false;

@@ -1,3 +1,8 @@
+// Wait chains (wait_chain_builder.hpp): fabric routers (sender channels, receivers), fabric
+// muxes and their clients, and the links a chain crosses or ends at.
+
+#include "sim/device/wait_chain_builder.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,11 +13,10 @@
 
 #include "runtime/device/l1_map.hpp"
 #include "sim/engine/check.hpp"
-#include "sim/device/wait_chain_builder.hpp"
 
 namespace cclmesh::sim::device::wait_chain_detail {
 
-  // The first link on a fabric writer's route that is down or lost frames.
+// The first link on a fabric writer's route that is down or lost frames.
 RouteProblem ChainBuilder::path_problem(const Writer& w) const {
   if (in_.fabric == nullptr || !in_.fabric->enabled() || w.port.line >= in_.fabric->lines().size()) return {};
   const std::vector<runtime::ChipId>& order = in_.fabric->lines()[w.port.line].chips;
@@ -42,8 +46,8 @@ std::string ChainBuilder::link_name(const EthCore& eth) {
                      eth.peer()->chip().id(), eth.peer()->channel());
 }
 
-  // A link that went down after the last progress and dropped nothing is not a problem: no
-  // kernel saw it down (HangTiming); its frame losses, if any, still are.
+// A link that went down after the last progress and dropped nothing is not a problem: no
+// kernel saw it down (HangTiming); its frame losses, if any, still are.
 LinkProblem ChainBuilder::link_problem(const EthCore& eth) const {
   const EthLink& link = *eth.link();
   if (in_.timing.down_for_the_hang(link)) {
@@ -58,8 +62,8 @@ LinkProblem ChainBuilder::link_problem(const EthCore& eth) const {
   return {};
 }
 
-  // " (the link ... went down at T, after the last progress at P, and dropped nothing: ...)" for
-  // a link that is down now but not for the hang, else "".
+// " (the link ... went down at T, after the last progress at P, and dropped nothing: ...)" for
+// a link that is down now but not for the hang, else "".
 std::string ChainBuilder::down_after_the_hang(const EthCore& eth) const {
   const EthLink& link = *eth.link();
   const std::optional<SimTime> since = in_.timing.down_since(link);
@@ -78,15 +82,15 @@ const KernelContext* ChainBuilder::mux_at(std::uint32_t chip, CoreCoord core) co
   return it == muxes_.end() ? nullptr : it->second;
 }
 
-  // How many client channels a mux serves (its compile-time args; the kernel fails past kMaxClients).
+// How many client channels a mux serves (its compile-time args; the kernel fails past kMaxClients).
 std::uint32_t ChainBuilder::mux_client_count(const KernelContext& mux) {
   namespace m = kernels::fabric_mux;
   const std::vector<std::uint32_t>& ct = mux.compile_time_args;
   return ct.size() > m::kCtNumClients ? std::min(ct[m::kCtNumClients], m::kMaxClients) : 0;
 }
 
-  // The client channel (< `channels`) whose connection_live word on the mux core is at
-  // `connection_live`, or nullopt.
+// The client channel (< `channels`) whose connection_live word on the mux core is at
+// `connection_live`, or nullopt.
 std::optional<std::uint32_t> ChainBuilder::mux_channel(std::uint32_t connection_live, std::uint32_t channels) {
   namespace m = kernels::fabric_mux;
   for (std::uint32_t c = 0; c < channels; ++c) {
@@ -97,7 +101,7 @@ std::optional<std::uint32_t> ChainBuilder::mux_channel(std::uint32_t connection_
   return std::nullopt;
 }
 
-  // The router core (NoC0) a mux holds its one connection to, or nullopt.
+// The router core (NoC0) a mux holds its one connection to, or nullopt.
 std::optional<CoreCoord> ChainBuilder::router_of_mux(const KernelContext& mux) {
   const std::vector<std::uint32_t>& rt = mux.runtime_args;
   constexpr std::uint32_t at = kernels::fabric_mux::kRtRouterConnection;
@@ -105,8 +109,8 @@ std::optional<CoreCoord> ChainBuilder::router_of_mux(const KernelContext& mux) {
   return CoreCoord{static_cast<std::int32_t>(rt[at + ca::kEdmNocX]), static_cast<std::int32_t>(rt[at + ca::kEdmNocY])};
 }
 
-  // The router site a fabric connection to core (x, y) of `chip` reaches: the router there, or,
-  // when a mux runs there, the router the mux is connected to (REFERENCE 6.3).
+// The router site a fabric connection to core (x, y) of `chip` reaches: the router there, or,
+// when a mux runs there, the router the mux is connected to (REFERENCE 6.3).
 const runtime::FabricRouterSite* ChainBuilder::site_of_connection(std::uint32_t chip, std::uint32_t x, std::uint32_t y) const {
   if (const runtime::FabricRouterSite* site = in_.fabric->router_at(chip, x, y)) return site;
   const KernelContext* mux = mux_at(chip, CoreCoord{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y)});
@@ -127,7 +131,7 @@ const KernelContext* ChainBuilder::peer_router(const KernelContext& router) cons
   return router_at(static_cast<std::uint32_t>(peer.chip().id()), true, peer.coord().x, peer.coord().y);
 }
 
-  // Two ends of one link whose configurations cannot work together, or "".
+// Two ends of one link whose configurations cannot work together, or "".
 std::string ChainBuilder::config_problem(const KernelContext& router, const KernelContext& peer) {
   const kernels::FabricRouterConfig cfg = config(router);
   const kernels::FabricRouterConfig peer_cfg = config(peer);
@@ -169,8 +173,8 @@ Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_
           ReceiverStep{peer}};
 }
 
-  // A mux: the slots its clients have filled and it has not freed yet (their packets_written and
-  // packets_freed words on the mux core), then the router it copies them into.
+// A mux: the slots its clients have filled and it has not freed yet (their packets_written and
+// packets_freed words on the mux core), then the router it copies them into.
 Explained ChainBuilder::explain_mux(const KernelContext& mux) {
   namespace m = kernels::fabric_mux;
   const std::vector<std::uint32_t>& ct = mux.compile_time_args;
@@ -198,14 +202,14 @@ Explained ChainBuilder::explain_mux(const KernelContext& mux) {
   return {head + fmt::format("; it copies them into {} sender channel 0", short_name(*router)), SenderStep{router, 0}};
 }
 
-  // A mux that holds no packet waits for a client to send one or to close its connection: it
-  // ends only once every one of its `channels` client channels has opened and closed
-  // (kernels/fabric_mux.cpp). The clients are the interpreters whose fabric connection names
-  // this core and a client's connection_live word; the chain goes on through the first that has
-  // not closed, as what that worker waits for is what holds the mux. A client that has finished
-  // has closed: its close waits for the mux's acknowledgement, which the mux gives as it marks
-  // the channel closed. So once every client kernel has finished, what holds the mux is a
-  // channel no kernel connects to (a host that gave the mux more clients than it connected).
+// A mux that holds no packet waits for a client to send one or to close its connection: it
+// ends only once every one of its `channels` client channels has opened and closed
+// (kernels/fabric_mux.cpp). The clients are the interpreters whose fabric connection names
+// this core and a client's connection_live word; the chain goes on through the first that has
+// not closed, as what that worker waits for is what holds the mux. A client that has finished
+// has closed: its close waits for the mux's acknowledgement, which the mux gives as it marks
+// the channel closed. So once every client kernel has finished, what holds the mux is a
+// channel no kernel connects to (a host that gave the mux more clients than it connected).
 Explained ChainBuilder::explain_idle_mux(const KernelContext& mux, std::uint32_t channels, const std::string& head) {
   std::vector<std::pair<std::uint32_t, const KernelContext*>> open;
   std::vector<bool> named(channels, false);
@@ -237,10 +241,10 @@ Explained ChainBuilder::explain_idle_mux(const KernelContext& mux, std::uint32_t
           std::nullopt};
 }
 
-  // The interpreters on the mux's chip connected to one of its `channels` client channels, with
-  // the channel (by their connection's connection_live address, the client's word on the mux
-  // core). A kernel that ended before the mux started was a client of an earlier mux on the
-  // core, not of this one.
+// The interpreters on the mux's chip connected to one of its `channels` client channels, with
+// the channel (by their connection's connection_live address, the client's word on the mux
+// core). A kernel that ended before the mux started was a client of an earlier mux on the
+// core, not of this one.
 std::vector<std::pair<std::uint32_t, const KernelContext*>> ChainBuilder::clients_of(const KernelContext& mux,
                                                                                      std::uint32_t channels) const {
   std::vector<std::pair<std::uint32_t, const KernelContext*>> clients;

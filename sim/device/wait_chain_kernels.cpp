@@ -1,3 +1,8 @@
+// Wait chains (wait_chain_builder.hpp): a kernel's own wait: a CB its core's other kernel
+// fills or drains, or, for a parked interpreter, what each of its command streams waits for.
+
+#include "sim/device/wait_chain_builder.hpp"
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -8,7 +13,6 @@
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/device/l1_map.hpp"
-#include "sim/device/wait_chain_builder.hpp"
 
 namespace cclmesh::sim::device::wait_chain_detail {
 
@@ -33,15 +37,15 @@ Explained ChainBuilder::explain_kernel(const KernelContext& k) {
   }
 }
 
-  // An interpreter with several streams left parks in wait_for_l1_activity when none of them
-  // can move, so its wait names no word or CB; but every stream it has left waits then, each at
-  // the command it last reported (KernelContext::streams), on the one thing its attempt gives up
-  // on without blocking: room or pages in a CB of its core, or a semaphore value. Each is named.
-  // The chain follows one that waits on something outside this kernel and does not come back to
-  // it (in the ring relay the reader waits for room in the CB its writer, blocked on a fabric
-  // slot, stopped draining; a stream waiting for a CB whose other kernel waits on this one's
-  // other stream is not why it hangs); when more than one such stream is left, it follows the
-  // first and says that the choice is a guess.
+// An interpreter with several streams left parks in wait_for_l1_activity when none of them
+// can move, so its wait names no word or CB; but every stream it has left waits then, each at
+// the command it last reported (KernelContext::streams), on the one thing its attempt gives up
+// on without blocking: room or pages in a CB of its core, or a semaphore value. Each is named.
+// The chain follows one that waits on something outside this kernel and does not come back to
+// it (in the ring relay the reader waits for room in the CB its writer, blocked on a fabric
+// slot, stopped draining; a stream waiting for a CB whose other kernel waits on this one's
+// other stream is not why it hangs); when more than one such stream is left, it follows the
+// first and says that the choice is a guess.
 Explained ChainBuilder::explain_streams(const KernelContext& k, const std::string& head) {
   const Explained unknown{head + "; each of its streams waits for another (CB, semaphore or fabric slot)", std::nullopt};
   if (k.kernel != kernels::kCclInterpreterKernelName || k.core == nullptr) return unknown;
@@ -99,11 +103,11 @@ Explained ChainBuilder::explain_streams(const KernelContext& k, const std::strin
   return {head + named + which, KernelStep{followed.partner}};
 }
 
-  // Whether the chain from `from` comes back to kernel `k` within kMaxSteps, walked without
-  // recording it. Inside the walk a parked interpreter's streams are not walked again (the check
-  // is skipped, so the first stream is taken), which bounds the work.
-  // The answer depends only on the kernels' state, which the report does not change, so it is
-  // kept per (step, kernel): every parked interpreter asks it for each of its streams.
+// Whether the chain from `from` comes back to kernel `k` within kMaxSteps, walked without
+// recording it. Inside the walk a parked interpreter's streams are not walked again (the check
+// is skipped, so the first stream is taken), which bounds the work.
+// The answer depends only on the kernels' state, which the report does not change, so it is
+// kept per (step, kernel): every parked interpreter asks it for each of its streams.
 bool ChainBuilder::comes_back(const Step& from, const KernelContext& k) {
   if (walking_) return false;
   const auto [known, inserted] = comes_back_.try_emplace({from, &k}, false);
@@ -125,8 +129,8 @@ bool ChainBuilder::comes_back(const Step& from, const KernelContext& k) {
   return back;
 }
 
-  // What one stream's active command waits for, by its code (the interpreter's attempts:
-  // kernels/ccl_interpreter.cpp), or nullopt for a command that does not wait.
+// What one stream's active command waits for, by its code (the interpreter's attempts:
+// kernels/ccl_interpreter.cpp), or nullopt for a command that does not wait.
 std::optional<StreamWait> ChainBuilder::stream_wait(const KernelContext& k, std::uint32_t stream, const cmd::DecodedCommand& d) {
   using api::CommandCode;
   const cmd::Command& c = d.command;
@@ -220,8 +224,8 @@ std::string ChainBuilder::describe_command(const KernelContext& k, std::uint32_t
   return space == std::string::npos ? full : full.substr(space + 1);
 }
 
-  // The kernel's decoded streams, decoded once; a stream that does not decode is skipped (the
-  // kernel faults on it when it gets there, and that is reported as a fault).
+// The kernel's decoded streams, decoded once; a stream that does not decode is skipped (the
+// kernel faults on it when it gets there, and that is reported as a fault).
 const std::vector<std::pair<std::uint32_t, std::vector<cmd::DecodedCommand>>>& ChainBuilder::commands_of(const KernelContext& k) {
   auto [it, inserted] = decoded_.try_emplace(&k);
   if (!inserted) return it->second;

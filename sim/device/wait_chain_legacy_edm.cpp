@@ -1,14 +1,17 @@
+// Wait chains (wait_chain_builder.hpp): the channels of a legacy per-op EDM, their workers, and
+// the peer channel across the link.
+
+#include "sim/device/wait_chain_builder.hpp"
+
 #include <fmt/format.h>
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "sim/device/wait_chain_builder.hpp"
-
 namespace cclmesh::sim::device::wait_chain_detail {
 
-  // "sender channel 0", "receiver channel 1".
+// "sender channel 0", "receiver channel 1".
 std::string ChainBuilder::channel_name(const KernelContext& edm, std::uint32_t channel) {
   const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
   const bool sender = state && channel < state->config.num_sender_channels;
@@ -19,16 +22,16 @@ std::string ChainBuilder::edm_channel_name(const KernelContext& edm, std::uint32
   return short_name(edm) + " " + channel_name(edm, channel);
 }
 
-  // A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED), or,
-  // WORKER_INITIATED, once it is idle with every channel's end signal given.
+// A channel has finished once it has moved its message count (MESSAGE_COUNT_REACHED), or,
+// WORKER_INITIATED, once it is idle with every channel's end signal given.
 bool ChainBuilder::channel_finished(const LegacyEdmState& state, const LegacyEdmChannelState& c) {
   if (!c.messages) return state.terminating() && channel_idle(c);
   return c.completed >= *c.messages && (!c.sender || c.worker_count >= *c.messages);
 }
 
-  // A WORKER_INITIATED channel that holds nothing and has no count to reach waits for the end
-  // signals, unless its worker, still running, waits on it (a receiver's worker for the next
-  // message: the channel waits for the peer then).
+// A WORKER_INITIATED channel that holds nothing and has no count to reach waits for the end
+// signals, unless its worker, still running, waits on it (a receiver's worker for the next
+// message: the channel waits for the peer then).
 bool ChainBuilder::waits_for_end_signals(const KernelContext& edm, const LegacyEdmChannelState& c) const {
   if (c.messages || !channel_idle(c)) return false;
   const KernelContext* worker = worker_of(edm, c);
@@ -41,9 +44,9 @@ bool ChainBuilder::blocked_on(const KernelContext& k, std::uint64_t semaphore) {
   return (k.blocked == BlockedIn::SemaphoreEqual || k.blocked == BlockedIn::SemaphoreAtLeast) && k.blocked_a == semaphore;
 }
 
-  // A parked EDM waits for any of its channels; the chain follows the first that has not
-  // finished, one still moving messages before one that only waits for the end signals, and
-  // says so when there are several.
+// A parked EDM waits for any of its channels; the chain follows the first that has not
+// finished, one still moving messages before one that only waits for the end signals, and
+// says so when there are several.
 Explained ChainBuilder::explain_legacy_edm(const KernelContext& edm, const std::string& head) {
   const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
   if (!state) return {head + "; its arguments do not describe its channels", std::nullopt};
@@ -71,10 +74,10 @@ Explained ChainBuilder::explain_legacy_edm(const KernelContext& edm, const std::
   return {head + which, EdmChannelStep{&edm, moving.front()}};
 }
 
-  // A WORKER_INITIATED channel that waits for the end signals: its own worker's while it runs,
-  // else another channel's worker that has not finished (a worker signals after its last
-  // message, as it ends: kernels/legacy_all_gather/worker_main.hpp); the chain goes on to that
-  // worker, and ends when every worker has finished with signals still missing.
+// A WORKER_INITIATED channel that waits for the end signals: its own worker's while it runs,
+// else another channel's worker that has not finished (a worker signals after its last
+// message, as it ends: kernels/legacy_all_gather/worker_main.hpp); the chain goes on to that
+// worker, and ends when every worker has finished with signals still missing.
 Explained ChainBuilder::explain_end_signals(const KernelContext& edm, const LegacyEdmState& state, const KernelContext* worker,
                                             const std::string& head) {
   const std::string waits =
@@ -95,9 +98,9 @@ Explained ChainBuilder::explain_end_signals(const KernelContext& edm, const Lega
           std::nullopt};
 }
 
-  // One channel: what it holds (its counters) and whom it waits for: its worker (to fill or
-  // pull a buffer, or take one announced), or the peer across the link (acks for a sender's
-  // buffers, data for a receiver), which ends the chain at a broken link.
+// One channel: what it holds (its counters) and whom it waits for: its worker (to fill or
+// pull a buffer, or take one announced), or the peer across the link (acks for a sender's
+// buffers, data for a receiver), which ends the chain at a broken link.
 Explained ChainBuilder::explain_edm_channel(const KernelContext& edm, std::uint32_t channel) {
   const std::optional<LegacyEdmState> state = legacy_edm_state(edm);
   if (!state || channel >= state->channels.size()) {
@@ -145,8 +148,8 @@ Explained ChainBuilder::explain_edm_channel(const KernelContext& edm, std::uint3
                      peer_channel);
 }
 
-  // The channel waits on the peer EDM's channel `peer_channel` across its link: the chain ends at
-  // the link when it is down or lost frames, else goes on to that channel.
+// The channel waits on the peer EDM's channel `peer_channel` across its link: the chain ends at
+// the link when it is down or lost frames, else goes on to that channel.
 Explained ChainBuilder::across_link(const KernelContext& edm, const std::string& head, std::uint32_t peer_channel) {
   if (edm.eth == nullptr || edm.eth->link() == nullptr) return {head + "; its core has no link", std::nullopt};
   const LinkProblem problem = link_problem(*edm.eth);
@@ -166,12 +169,12 @@ const KernelContext* ChainBuilder::peer_edm(const KernelContext& edm) const {
   return it == edms_.end() ? nullptr : it->second;
 }
 
-  // The worker kernel whose arguments name this channel (its EDM's core and its semaphore), the
-  // one of the program that runs now when several did; for a worker whose arguments are not
-  // known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore, else
-  // the one kernel of the EDM's workload on that core (the one still running when an earlier
-  // run of the workload left one too): the only kernel there that can take the EDM's
-  // announcements. Null when neither says.
+// The worker kernel whose arguments name this channel (its EDM's core and its semaphore), the
+// one of the program that runs now when several did; for a worker whose arguments are not
+// known (legacy_edm_channel_of_worker), the kernel on that core blocked on the semaphore, else
+// the one kernel of the EDM's workload on that core (the one still running when an earlier
+// run of the workload left one too): the only kernel there that can take the EDM's
+// announcements. Null when neither says.
 const KernelContext* ChainBuilder::worker_of(const KernelContext& edm, const LegacyEdmChannelState& c) const {
   const KernelContext* found = nullptr;
   const KernelContext* waiting = nullptr;

@@ -1,3 +1,9 @@
+// Wait chains (wait_chain_builder.hpp): a semaphore wait and who would satisfy it: the command
+// streams that write the word (over the fabric too), the fabric connection the word belongs
+// to, or a kernel that writes it from its own code.
+
+#include "sim/device/wait_chain_builder.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +13,6 @@
 #include <vector>
 
 #include "runtime/device/l1_map.hpp"
-#include "sim/device/wait_chain_builder.hpp"
 
 namespace cclmesh::sim::device::wait_chain_detail {
 
@@ -75,9 +80,9 @@ Explained ChainBuilder::explain_semaphore(const KernelContext& k, const std::str
   return {head + who + "; it ran that command" + route.text, std::nullopt, route.broken};
 }
 
-  // The writers that could release kernel k: those meeting the wait, less k's own commands it has
-  // not run (it is parked: its later commands, such as the reset after the wait, and those of
-  // its other streams, which wait too).
+// The writers that could release kernel k: those meeting the wait, less k's own commands it has
+// not run (it is parked: its later commands, such as the reset after the wait, and those of
+// its other streams, which wait too).
 std::vector<Writer> ChainBuilder::could_satisfy(const KernelContext& k, const std::vector<Writer>& writers,
                                                 const SemaphoreWait& wait) {
   std::vector<Writer> useful;
@@ -87,8 +92,8 @@ std::vector<Writer> ChainBuilder::could_satisfy(const KernelContext& k, const st
   return useful;
 }
 
-  // The writers whose writes can meet the wait, the waiting kernel's own included: all but the
-  // writes of a value that does not meet it (a reset to 0 under a wait for >= 8).
+// The writers whose writes can meet the wait, the waiting kernel's own included: all but the
+// writes of a value that does not meet it (a reset to 0 under a wait for >= 8).
 std::vector<Writer> ChainBuilder::meeting_the_wait(const std::vector<Writer>& writers, const SemaphoreWait& wait) {
   std::vector<Writer> useful;
   for (const Writer& w : writers) {
@@ -98,8 +103,8 @@ std::vector<Writer> ChainBuilder::meeting_the_wait(const std::vector<Writer>& wr
   return useful;
 }
 
-  // Writes to the word that landed before the waiting kernel's program launched and were
-  // overwritten by the launch's semaphore initialisation (recorded by the device), or null.
+// Writes to the word that landed before the waiting kernel's program launched and were
+// overwritten by the launch's semaphore initialisation (recorded by the device), or null.
 const SemaphoreOverwrittenAtLaunch* ChainBuilder::overwritten_at_launch(const KernelContext& k, std::uint64_t address) {
   if (k.core == nullptr) return nullptr;
   const auto it = k.core->overwritten_at_launch.find(address);
@@ -121,9 +126,9 @@ std::string ChainBuilder::lost_at_launch(const KernelContext& k, const Semaphore
                      writer_launch);
 }
 
-  // Prefer a writer still to run its command (the chain goes on through it), then a pending
-  // one, then (when writes were lost at the waiter's launch) one that launched before it, then
-  // one whose route is broken.
+// Prefer a writer still to run its command (the chain goes on through it), then a pending
+// one, then (when writes were lost at the waiter's launch) one that launched before it, then
+// one whose route is broken.
 const Writer& ChainBuilder::pick(const std::vector<Writer>& writers, const SemaphoreOverwrittenAtLaunch* lost) const {
   for (const Writer& w : writers) {
     if (!executed(w) && w.kernel->started) return w;
@@ -140,8 +145,8 @@ const Writer& ChainBuilder::pick(const std::vector<Writer>& writers, const Semap
   return writers.front();
 }
 
-  // Whether the writer's kernel has finished that command (each stream's own count: another
-  // stream's last report says nothing about it).
+// Whether the writer's kernel has finished that command (each stream's own count: another
+// stream's last report says nothing about it).
 bool ChainBuilder::executed(const Writer& w) {
   const KernelContext& k = *w.kernel;
   if (k.done) return true;
@@ -164,8 +169,8 @@ std::optional<ChainBuilder::ConnectionWait> ChainBuilder::connection_of(const Ke
   return std::nullopt;
 }
 
-  // Where an interpreter's fabric connections' arguments start in its runtime args (forward,
-  // then backward; kFabricConnectionArgWords each), the ones it has.
+// Where an interpreter's fabric connections' arguments start in its runtime args (forward,
+// then backward; kFabricConnectionArgWords each), the ones it has.
 std::vector<std::size_t> ChainBuilder::connection_arg_blocks(const KernelContext& k) {
   std::vector<std::size_t> blocks;
   if (k.kernel != kernels::kCclInterpreterKernelName) return blocks;
@@ -179,9 +184,9 @@ std::vector<std::size_t> ChainBuilder::connection_arg_blocks(const KernelContext
   return blocks;
 }
 
-  // Every command of every interpreter that writes word `address` of chip `chip` core `core`.
-  // Found once per word: each walks every command of every kernel, and a parked interpreter's
-  // semaphore wait asks for its word several times (its stream, the walk back, the chain).
+// Every command of every interpreter that writes word `address` of chip `chip` core `core`.
+// Found once per word: each walks every command of every kernel, and a parked interpreter's
+// semaphore wait asks for its word several times (its stream, the walk back, the chain).
 const std::vector<Writer>& ChainBuilder::writers_of(std::uint32_t chip, CoreCoord core, std::uint64_t address) {
   const auto [it, inserted] = writers_.try_emplace({chip, core.x, core.y, address});
   std::vector<Writer>& found = it->second;
@@ -241,8 +246,8 @@ void ChainBuilder::add_writer(std::vector<Writer>& found, const KernelContext& k
   }
 }
 
-  // The fabric line and plane of the interpreter's connection in a direction (its router's
-  // site), or nullopt without one.
+// The fabric line and plane of the interpreter's connection in a direction (its router's
+// site), or nullopt without one.
 std::optional<runtime::FabricPort> ChainBuilder::port_of(const KernelContext& k, bool forward) const {
   if (in_.fabric == nullptr || k.kernel != kernels::kCclInterpreterKernelName) return std::nullopt;
   const std::vector<std::uint32_t>& rt = k.runtime_args;
@@ -295,10 +300,10 @@ std::vector<std::pair<std::uint32_t, runtime::FabricRoute>> ChainBuilder::target
   return targets;
 }
 
-  // A semaphore no command stream writes may be one a kernel +1s from its code
-  // (kernel_semaphore_writes.hpp): a legacy EDM's announcement to its channel's worker, or a
-  // legacy worker's relay or ready semaphore. The chain goes on to that EDM channel or kernel;
-  // nullopt when no kernel writes the word so.
+// A semaphore no command stream writes may be one a kernel +1s from its code
+// (kernel_semaphore_writes.hpp): a legacy EDM's announcement to its channel's worker, or a
+// legacy worker's relay or ready semaphore. The chain goes on to that EDM channel or kernel;
+// nullopt when no kernel writes the word so.
 std::optional<Explained> ChainBuilder::explain_kernel_write(const KernelContext& k, const std::string& head, std::uint64_t address) {
   const KernelContext* writer = nullptr;
   const KernelSemaphoreWrite* write = nullptr;
