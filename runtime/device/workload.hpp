@@ -35,6 +35,7 @@ struct KernelSpec {
   std::map<CoreCoord, std::vector<std::uint32_t>> runtime_args;
   std::vector<std::uint32_t> common_runtime_args;
   std::map<std::string, std::string> defines;
+  bool operator==(const KernelSpec&) const = default;
 };
 
 struct CircularBufferSpec {
@@ -42,6 +43,7 @@ struct CircularBufferSpec {
   std::vector<CoreRange> cores;
   std::uint32_t num_pages = 0;
   std::uint32_t page_size_bytes = 0;
+  bool operator==(const CircularBufferSpec&) const = default;
 };
 
 // A per-program semaphore: one 32-bit L1 word on each of `cores`, reset to `initial_value`
@@ -51,12 +53,14 @@ struct SemaphoreSpec {
   CoreKind core_kind = CoreKind::Tensix;
   std::vector<CoreRange> cores;
   std::uint32_t initial_value = 0;
+  bool operator==(const SemaphoreSpec&) const = default;
 };
 
 struct Program {
   std::vector<KernelSpec> kernels;
   std::vector<CircularBufferSpec> circular_buffers;
   std::vector<SemaphoreSpec> semaphores;
+  bool operator==(const Program&) const = default;
 };
 
 struct MeshWorkload {

@@ -1,6 +1,7 @@
 #include "sim/device/sim_mesh_device.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -138,7 +139,49 @@ void SimMeshDevice::open() {
   allocator_.emplace(sizes);
 
   apply_faults();
+  mirror_identical_groups();
+  // Every router, a mirrored chip's too: the start-up is the same as with every group simulated,
+  // and a router with no traffic runs no event after it.
   if (fabric_.enabled()) launch_fabric();
+  if (mirrored_) crossing_bytes_at_open_ = bytes_between_groups();
+}
+
+void SimMeshDevice::mirror_identical_groups() {
+  mirrored_.reset();
+  if (options_.mirrored_groups.empty()) return;
+  if (options_.data_mode != DataMode::TimingOnly || !options_.faults.empty() || options_.trace != nullptr) {
+    throw std::invalid_argument(
+        "simulated device: mirrored groups need a timing-only device without faults or a trace (each chip's data, a "
+        "fault's place and a trace's tracks are a group's own)");
+  }
+  MirroredGroups groups(options_.mirrored_groups);
+  if (const std::optional<std::string> why = groups.why_systems_differ(topology_, fabric_)) {
+    throw std::invalid_argument(fmt::format("simulated device: the groups cannot be mirrored: {}", *why));
+  }
+  mirrored_.emplace(std::move(groups));
+}
+
+bool SimMeshDevice::simulated(runtime::ChipId chip) const { return !mirrored_ || !mirrored_->mirrored(chip); }
+
+std::uint64_t SimMeshDevice::bytes_between_groups() const {
+  std::uint64_t bytes = 0;
+  for (const auto& link : system_->links()) {
+    const auto a = static_cast<runtime::ChipId>(link->a().chip().id());
+    const auto b = static_cast<runtime::ChipId>(link->b().chip().id());
+    if (mirrored_->same_group(a, b)) continue;
+    bytes += link->a().stats().payload_bytes_sent + link->b().stats().payload_bytes_sent;
+  }
+  return bytes;
+}
+
+void SimMeshDevice::require_groups_stayed_apart() const {
+  if (!mirrored_) return;
+  // The groups' programs were compared, not what they do: had the first group's traffic left
+  // it, the groups would not have been independent, and the mirrors' figures would be wrong.
+  const std::uint64_t crossing = bytes_between_groups() - crossing_bytes_at_open_;
+  CCLMESH_CHECK(crossing == 0, fmt::format("identical groups simulated once: {} B crossed a link between groups, so "
+                                           "the groups are not independent and cannot be mirrored",
+                                           crossing));
 }
 
 void SimMeshDevice::close() {
@@ -620,9 +663,16 @@ void SimMeshDevice::enqueue_workloads(std::span<const runtime::MeshWorkload> wor
   // Place every program of every workload first, so that a bad one enqueues nothing of any.
   // Placing one changes nothing a later placement reads (the L1 buffers, the live handles, the
   // fabric's cores), so each is checked as the device will be at its turn.
+  if (mirrored_) {
+    if (const std::optional<std::string> why = mirrored_->why_workloads_differ(topology_, workloads)) {
+      throw std::invalid_argument(fmt::format("simulated device with mirrored groups: {}", *why));
+    }
+  }
   std::vector<std::unique_ptr<Program>> placed;
   for (const runtime::MeshWorkload& workload : workloads) {
-    for (const auto& [chip, program] : workload.programs) placed.push_back(place_program(workload.name, chip, program));
+    for (const auto& [chip, program] : workload.programs) {
+      if (simulated(chip)) placed.push_back(place_program(workload.name, chip, program));
+    }
   }
   allocator_->hold_named_by(workloads);
   for (auto& program : placed) {
@@ -714,18 +764,29 @@ void SimMeshDevice::program_done(Program& program) {
   start_next_program(program.chip, DispatchedBy::PreviousProgram);
 }
 
-std::vector<runtime::KernelProfile> SimMeshDevice::profile() const { return profile_; }
+std::vector<runtime::KernelProfile> SimMeshDevice::profile() const {
+  return mirrored_ ? mirrored_->mirrored_profile(profile_) : profile_;
+}
 
 std::optional<std::vector<runtime::LinkTraffic>> SimMeshDevice::link_traffic() const {
   std::vector<runtime::LinkTraffic> traffic;
   for (const auto& link : system_->links()) {
     for (const EthCore* from : {&link->a(), &link->b()}) {
-      traffic.push_back(runtime::LinkTraffic{static_cast<runtime::ChipId>(from->chip().id()),
-                                             static_cast<std::uint32_t>(from->channel()),
+      // A mirrored chip's port inside its group carried what its counterpart's did (the same
+      // channel: the groups' ports were compared when the device opened); a port between groups
+      // carried only its routers' start-up, on every chip (require_groups_stayed_apart).
+      const auto chip = static_cast<runtime::ChipId>(from->chip().id());
+      const bool mirrored_port =
+          !simulated(chip) && mirrored_->same_group(chip, static_cast<runtime::ChipId>(from->peer()->chip().id()));
+      const EthCore& counted =
+          mirrored_port ? system_->chip(*mirrored_->counterpart(chip)).eth(from->channel()) : *from;
+      CCLMESH_CHECK(counted.link() != nullptr, fmt::format("chip {} channel {}: a mirrored port's counterpart has no link",
+                                                           chip, from->channel()));
+      traffic.push_back(runtime::LinkTraffic{chip, static_cast<std::uint32_t>(from->channel()),
                                              static_cast<runtime::ChipId>(from->peer()->chip().id()),
                                              static_cast<std::uint32_t>(from->peer()->channel()),
-                                             static_cast<std::uint64_t>(from->stats().payload_bytes_sent),
-                                             static_cast<std::uint64_t>(link->wire_from(*from).server().busy.ps())});
+                                             static_cast<std::uint64_t>(counted.stats().payload_bytes_sent),
+                                             static_cast<std::uint64_t>(counted.link()->wire_from(counted).server().busy.ps())});
     }
   }
   return traffic;
@@ -743,6 +804,7 @@ void SimMeshDevice::finish() {
     }
   }
   run_engine([this] { return outstanding_programs_ > 0; }, "the enqueued workloads", false, StopsItself::AtLastProgram);
+  require_groups_stayed_apart();
   // Every program done, so every host command behind one ran: the reads' bytes go out now, and
   // only now (a run that failed above delivers none).
   for (const auto& command : host_commands_) {
@@ -895,6 +957,11 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   std::string text = headline + "\n" +
                      fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), progress, &system_->links(),
                                                        &corruptions_, &chains.ends});
+  if (mirrored_) {
+    text += fmt::format("(identical groups simulated once: only group 0's chips ran, {}; the other {} groups mirror "
+                        "it, so they stopped where it did)\n",
+                        fmt::join(mirrored_->groups()[0], "-"), mirrored_->groups().size() - 1);
+  }
   const auto kernel_line = [](const KernelContext& k) {
     std::string line = "  " + k.name();
     if (k.persistent) line += " (persistent)";

@@ -53,6 +53,7 @@
 #include "sim/device/device_allocator.hpp"
 #include "sim/device/fault_plan.hpp"
 #include "sim/device/kernel_context.hpp"
+#include "sim/device/mirrored_groups.hpp"
 #include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/packet_corruption.hpp"
@@ -98,6 +99,12 @@ struct SimMeshDeviceOptions {
   // Every chip's busy window (Chip::busy_window; a diagnostic that changes nothing simulated),
   // set before the fabric starts so that its start-up counts as any other traffic.
   BusyWindow busy_window;
+  // Identical groups simulated once (mirrored_groups.hpp): groups[0] runs, every other group's
+  // chips get its kernel profile and link counters. Empty: every chip is simulated. Only for a
+  // timing-only device without faults or a trace; the constructor throws std::invalid_argument
+  // when the topology or the fabric does not make the groups identical and independent, and
+  // enqueue_workloads() when a workload does not run the same programs on each.
+  std::vector<std::vector<runtime::ChipId>> mirrored_groups;
 };
 
 class SimMeshDevice final : public runtime::MeshDevice {
@@ -242,6 +249,14 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void run_host_command(HostCommand& command);
   KernelContext& spawn_kernel(std::unique_ptr<KernelContext> context, SimTime start_delay);
   void launch_fabric();
+  // options_.mirrored_groups checked and taken (mirrored_), or none.
+  void mirror_identical_groups();
+  // False for a chip that mirrors another and runs nothing itself.
+  bool simulated(runtime::ChipId chip) const;
+  // The payload bytes the links between groups (or to a chip in none) have carried.
+  std::uint64_t bytes_between_groups() const;
+  // Throws (an internal check) when the simulated group's traffic crossed to another group.
+  void require_groups_stayed_apart() const;
   void apply_faults();
   // Every kernel: spawned ones and those of programs still waiting to launch.
   std::vector<const KernelContext*> kernels_of_interest() const;
@@ -275,6 +290,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   SimMeshDeviceOptions options_;
   std::size_t faults_traced_ = 0;  // the fault log's records in the trace (record_faults_in_trace)
   runtime::FabricPlan fabric_;
+  std::optional<MirroredGroups> mirrored_;  // options_.mirrored_groups, checked against the system
+  std::uint64_t crossing_bytes_at_open_ = 0;  // bytes_between_groups() after the fabric's start-up
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
   std::optional<DeviceAllocator> allocator_;

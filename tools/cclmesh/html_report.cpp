@@ -208,7 +208,12 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
       r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode),
       r.fabric.empty() ? "" : ", " + escape_html(r.fabric), escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified),
-      r.sim_events ? fmt::format("; {} simulated events", *r.sim_events) : "; no event count from this device");
+      r.sim_events ? fmt::format("; {} simulated events{}", *r.sim_events,
+                                 r.groups_mirrored == 0
+                                     ? ""
+                                     : fmt::format(" ({} identical groups mirror the first, not simulated)",
+                                                   r.groups_mirrored))
+                   : "; no event count from this device");
   // --shape / --dim / --shard: the tensor and memory config, as the table's second title line says.
   if (const std::string note = tensor_note(r); !note.empty()) {
     html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(note.substr(2, note.size() - 3)));

@@ -23,6 +23,7 @@
 #include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/fabric_reach_hint.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
+#include "tools/cclmesh/mirror_choice.hpp"
 #include "tools/cclmesh/group_faults.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
@@ -143,8 +144,10 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
 // a hop lacks, a ring without its closing link, a route past the fabric's reach, a buffer or CB
 // that does not fit, a fabric no line avoids a down link by) comes, with the device's message,
 // before the simulated device is built: a 64x64 mesh's took ~20 s and ~6.7 GB first.
-void plan_before_building(const RunOptions& requested, const RunOptions& options, const topo::Topology& topology,
-                          std::uint32_t n_chips, bool ring, WorkloadCache& cache) {
+// Returns the planned workloads (the simulated device's, from the cache).
+WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const RunOptions& options,
+                                              const topo::Topology& topology, std::uint32_t n_chips, bool ring,
+                                              WorkloadCache& cache) {
   RunOptions timing_only = options;
   timing_only.no_data = true;  // the planning device holds no data: nothing is written or checked
   std::unique_ptr<sim::device::PlanningMeshDevice> planner;
@@ -157,6 +160,7 @@ void plan_before_building(const RunOptions& requested, const RunOptions& options
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
+  return planned.workloads;
 }
 
 // The topology the op runs as on a served fabric: the fabric's own shape, or along a per-axis
@@ -342,15 +346,19 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   // The op is prepared twice, on the planning device and then on the simulated one: the second
   // takes the first's workloads when its params are the same (workload_cache.hpp).
   WorkloadCache workload_cache;
-  plan_before_building(requested, options, topology, n_chips, ring, workload_cache);
+  const WorkloadCache::Workloads planned = plan_before_building(requested, options, topology, n_chips, ring, workload_cache);
   const sim::BusyWindow busy_window = requested_busy_window();
   const std::optional<sim::ChipId> noc_stats_chip = requested_noc_stats_chip(topology);
 
   std::unique_ptr<sim::device::SimMeshDevice> device;
   std::unique_ptr<OpBuffers> buffers;
+  std::size_t groups_mirrored = 0;
   const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips, [&] {
     sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
     device_config.busy_window = busy_window;
+    device_config.mirrored_groups = groups_to_mirror(options, topology, device_config.fabric, *planned,
+                                                     trace != nullptr, noc_stats_chip.has_value());
+    if (!device_config.mirrored_groups.empty()) groups_mirrored = device_config.mirrored_groups.size() - 1;
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
     buffers = std::make_unique<OpBuffers>(*device);
     return prepare_op(options, *device, *buffers, ring, workload_cache);
@@ -366,6 +374,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
 
   RunResult result = op_result(options, *device, device->fabric_plan(), op, topology, times, enqueued.us());
   result.sim_events = after.events_executed - before.events_executed;
+  result.groups_mirrored = groups_mirrored;
   result.simulate_wall_s = after.wall_seconds - before.wall_seconds;
   result.trace_hash = device->trace_hash();
   set_links_used(result, links_before, device->link_traffic(), times);

@@ -91,6 +91,7 @@ nlohmann::json result_json(const RunResult& r) {
   }
   // null: the device counts no events (served hardware).
   j["sim_events"] = r.sim_events ? nlohmann::json(*r.sim_events) : nlohmann::json(nullptr);
+  j["groups_mirrored"] = r.groups_mirrored;
   j["wall_s"] = r.wall_s;
   return j;
 }
@@ -100,6 +101,7 @@ nlohmann::json settings_json(const RunOptions& o) {
   return {{"cluster_axis", or_null(o.cluster_axis)},
           {"root", o.root},
           {"no_data", o.no_data},
+          {"simulate_every_group", o.simulate_every_group},
           {"seed", o.seed},
           {"fabric_payload_bytes", o.fabric_payload_bytes},
           {"fabric_rx_in_flight", or_null(o.fabric_rx_in_flight)},

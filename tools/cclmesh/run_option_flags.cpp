@@ -145,6 +145,9 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::IsMember({"auto", "both-ways", "split"}))
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
+  command.add_flag("--simulate-every-group", o.simulate_every_group,
+                   "with --no-data along --cluster-axis: simulate every group even when the groups are identical "
+                   "(by default such groups are simulated once and the others take its figures, which are the same)");
   // Parsed here rather than by CLI11, which read "-1" into the 64-bit seed as 2^64 - 1 (session 18).
   command
       .add_option_function<std::string>(

@@ -112,6 +112,9 @@ struct RunOptions {
   // unset: the op's default (256 on a line of at most 4 chips, else 1).
   std::optional<std::uint32_t> rounds;
   bool no_data = false;
+  // --simulate-every-group: a timing-only run along --cluster-axis simulates every group even
+  // when they are identical (mirror_choice.hpp); the figures are the same, the events more.
+  bool simulate_every_group = false;
   std::uint64_t seed = 1;
   std::optional<sim::SimTime> max_sim_time;
   // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
@@ -247,6 +250,9 @@ struct RunResult {
   // The simulator's events the op ran; nullopt from a device that counts none (a served
   // hardware backend): --json says null, the CSV leaves the cell empty, --report says so.
   std::optional<std::uint64_t> sim_events;
+  // The groups along --cluster-axis that were not simulated because they mirror the first
+  // (sim/device/mirrored_groups.hpp): their figures are the first group's; 0 when every chip ran.
+  std::size_t groups_mirrored = 0;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
   // The part of wall_s the engine spent running the op's events; the rest is set-up (topology,

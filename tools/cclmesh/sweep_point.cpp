@@ -44,7 +44,7 @@ namespace {
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
 // 1544 since session 25: AllReduceHalves::reduce_scatter's optional flag, carried by halves_json.
-static_assert(sizeof(RunResult) == 1544, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1552, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(AlgorithmRecord) == 128, "AlgorithmRecord changed: carry the new field in all_reduce_halves.cpp");
@@ -178,6 +178,7 @@ json result_wire_json(const RunResult& r) {
           {"chips", r.chips},
           {"cluster_axis", optional_json(r.cluster_axis)},
           {"sim_events", optional_json(r.sim_events)},
+          {"groups_mirrored", r.groups_mirrored},
           {"trace_hash", r.trace_hash},
           {"wall_s", bits(r.wall_s)},
           {"simulate_wall_s", bits(r.simulate_wall_s)},
@@ -244,6 +245,7 @@ RunResult result_from_wire(const json& j) {
   r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
   r.cluster_axis = optional_from<int>(j.at("cluster_axis"));
   r.sim_events = optional_from<std::uint64_t>(j.at("sim_events"));
+  r.groups_mirrored = j.at("groups_mirrored").get<std::size_t>();
   r.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   r.wall_s = from_bits(j.at("wall_s"));
   r.simulate_wall_s = from_bits(j.at("simulate_wall_s"));

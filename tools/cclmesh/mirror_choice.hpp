@@ -1,0 +1,24 @@
+#pragma once
+// Whether a local run simulates its identical groups once (sim/device/mirrored_groups.hpp): an
+// op along --cluster-axis, timing-only (--no-data), without faults, a trace or NoC statistics,
+// and not --simulate-every-group, whose system, fabric and workloads make the groups along the
+// axis identical and independent. The figures are the same either way (tests/unit/cli
+// mirrored_groups_test); only the events the engine runs, and the host time, are fewer.
+
+#include <span>
+#include <vector>
+
+#include "runtime/device/fabric_options.hpp"
+#include "runtime/device/workload.hpp"
+#include "tools/cclmesh/run_options.hpp"
+#include "topologies/topology.hpp"
+
+namespace cclmesh::cli::detail {
+
+// The groups to give SimMeshDeviceOptions::mirrored_groups, or none (every chip simulated).
+std::vector<std::vector<runtime::ChipId>> groups_to_mirror(const RunOptions& options, const topo::Topology& topology,
+                                                           const runtime::FabricOptions& fabric,
+                                                           std::span<const runtime::MeshWorkload> workloads,
+                                                           bool traced, bool noc_statistics);
+
+}  // namespace cclmesh::cli::detail
