@@ -143,16 +143,17 @@ void SimMeshDevice::open() {
   // Every router, a mirrored chip's too: the start-up is the same as with every group simulated,
   // and a router with no traffic runs no event after it.
   if (fabric_.enabled()) launch_fabric();
-  if (mirrored_) crossing_bytes_at_open_ = bytes_between_groups();
+  if (mirrored_) crossing_at_open_ = traffic_between_groups();
 }
 
 void SimMeshDevice::mirror_identical_groups() {
   mirrored_.reset();
   if (options_.mirrored_groups.empty()) return;
-  if (options_.data_mode != DataMode::TimingOnly || !options_.faults.empty() || options_.trace != nullptr) {
+  if (options_.data_mode != DataMode::TimingOnly || !options_.faults.empty() || options_.trace != nullptr ||
+      options_.adjust_router_config) {
     throw std::invalid_argument(
-        "simulated device: mirrored groups need a timing-only device without faults or a trace (each chip's data, a "
-        "fault's place and a trace's tracks are a group's own)");
+        "simulated device: mirrored groups need a timing-only device without faults, a trace or a router "
+        "adjustment (each chip's data, a fault's place, a trace's tracks and an adjusted router are a group's own)");
   }
   MirroredGroups groups(options_.mirrored_groups);
   if (const std::optional<std::string> why = groups.why_systems_differ(topology_, fabric_)) {
@@ -163,25 +164,39 @@ void SimMeshDevice::mirror_identical_groups() {
 
 bool SimMeshDevice::simulated(runtime::ChipId chip) const { return !mirrored_ || !mirrored_->mirrored(chip); }
 
-std::uint64_t SimMeshDevice::bytes_between_groups() const {
-  std::uint64_t bytes = 0;
+SimMeshDevice::TrafficBetweenGroups SimMeshDevice::traffic_between_groups() const {
+  TrafficBetweenGroups traffic;
   for (const auto& link : system_->links()) {
     const auto a = static_cast<runtime::ChipId>(link->a().chip().id());
     const auto b = static_cast<runtime::ChipId>(link->b().chip().id());
     if (mirrored_->same_group(a, b)) continue;
-    bytes += link->a().stats().payload_bytes_sent + link->b().stats().payload_bytes_sent;
+    for (const EthCore* from : {&link->a(), &link->b()}) {
+      const EthCoreStats stats = from->stats();
+      traffic.packets += stats.packets_sent;
+      traffic.payload_bytes += stats.payload_bytes_sent;
+      traffic.words += stats.words_sent;  // credits and acks written across the link
+      traffic.wire_busy_ps += link->wire_from(*from).server().busy.ps();
+    }
   }
-  return bytes;
+  return traffic;
+}
+
+std::string SimMeshDevice::traffic_since_open_between_groups() const {
+  const TrafficBetweenGroups now = traffic_between_groups();
+  if (now == crossing_at_open_) return {};
+  return fmt::format("{} packets ({} B of payload) and {} words crossed links between groups since the fabric started",
+                     now.packets - crossing_at_open_.packets, now.payload_bytes - crossing_at_open_.payload_bytes,
+                     now.words - crossing_at_open_.words);
 }
 
 void SimMeshDevice::require_groups_stayed_apart() const {
   if (!mirrored_) return;
   // The groups' programs were compared, not what they do: had the first group's traffic left
   // it, the groups would not have been independent, and the mirrors' figures would be wrong.
-  const std::uint64_t crossing = bytes_between_groups() - crossing_bytes_at_open_;
-  CCLMESH_CHECK(crossing == 0, fmt::format("identical groups simulated once: {} B crossed a link between groups, so "
-                                           "the groups are not independent and cannot be mirrored",
-                                           crossing));
+  const std::string crossed = traffic_since_open_between_groups();
+  CCLMESH_CHECK(crossed.empty(), fmt::format("identical groups simulated once: {}, so the groups are not independent "
+                                             "and cannot be mirrored",
+                                             crossed));
 }
 
 void SimMeshDevice::close() {
@@ -958,9 +973,14 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
                      fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), progress, &system_->links(),
                                                        &corruptions_, &chains.ends});
   if (mirrored_) {
-    text += fmt::format("(identical groups simulated once: only group 0's chips ran, {}; the other {} groups mirror "
-                        "it, so they stopped where it did)\n",
-                        fmt::join(mirrored_->groups()[0], "-"), mirrored_->groups().size() - 1);
+    const std::string crossed = traffic_since_open_between_groups();
+    text += crossed.empty()
+                ? fmt::format("(identical groups simulated once: only group 0's chips ran, {}; the other {} groups "
+                              "mirror it, so they stopped where it did)\n",
+                              fmt::join(mirrored_->groups()[0], "-"), mirrored_->groups().size() - 1)
+                : fmt::format("(identical groups simulated once: only group 0's chips ran, {}; {}, so the groups were "
+                              "not independent and the others' state below is not theirs)\n",
+                              fmt::join(mirrored_->groups()[0], "-"), crossed);
   }
   const auto kernel_line = [](const KernelContext& k) {
     std::string line = "  " + k.name();

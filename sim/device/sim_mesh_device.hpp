@@ -103,7 +103,9 @@ struct SimMeshDeviceOptions {
   // chips get its kernel profile and link counters. Empty: every chip is simulated. Only for a
   // timing-only device without faults or a trace; the constructor throws std::invalid_argument
   // when the topology or the fabric does not make the groups identical and independent, and
-  // enqueue_workloads() when a workload does not run the same programs on each.
+  // enqueue_workloads() when a workload does not run the same programs on each; finish() stops
+  // with an internal check failure when anything crossed a link between groups. A mirrored
+  // chip's own state (read_buffer, L1, its routers) is not the op's: it ran nothing.
   std::vector<std::vector<runtime::ChipId>> mirrored_groups;
 };
 
@@ -253,8 +255,17 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void mirror_identical_groups();
   // False for a chip that mirrors another and runs nothing itself.
   bool simulated(runtime::ChipId chip) const;
-  // The payload bytes the links between groups (or to a chip in none) have carried.
-  std::uint64_t bytes_between_groups() const;
+  // What the links between groups (or to a chip in none) have carried, both ways.
+  struct TrafficBetweenGroups {
+    std::int64_t packets = 0;
+    std::int64_t payload_bytes = 0;
+    std::int64_t words = 0;
+    std::int64_t wire_busy_ps = 0;
+    bool operator==(const TrafficBetweenGroups&) const = default;
+  };
+  TrafficBetweenGroups traffic_between_groups() const;
+  // What crossed between groups since the fabric's start-up, said in a phrase; empty: nothing.
+  std::string traffic_since_open_between_groups() const;
   // Throws (an internal check) when the simulated group's traffic crossed to another group.
   void require_groups_stayed_apart() const;
   void apply_faults();
@@ -291,7 +302,7 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::size_t faults_traced_ = 0;  // the fault log's records in the trace (record_faults_in_trace)
   runtime::FabricPlan fabric_;
   std::optional<MirroredGroups> mirrored_;  // options_.mirrored_groups, checked against the system
-  std::uint64_t crossing_bytes_at_open_ = 0;  // bytes_between_groups() after the fabric's start-up
+  TrafficBetweenGroups crossing_at_open_;  // traffic_between_groups() after the fabric's start-up
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
   std::optional<DeviceAllocator> allocator_;
