@@ -66,6 +66,11 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  *options.dim, to_string(options.op)));
   }
   require_data_for_corruption(options.faults.plan, options.no_data, "a --no-data run", "run");
+  if (options.simulate_every_group && (!options.no_data || !options.cluster_axis)) {
+    throw UsageError(fmt::format("--simulate-every-group: given for a run {}; it applies to a --no-data run along "
+                                 "--cluster-axis (a run with data, or over the whole system, simulates every chip)",
+                                 options.no_data ? "over the whole system" : "with data"));
+  }
   if (options.root != 0 && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
                                  to_string(options.op)));

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 
@@ -93,6 +94,23 @@ TEST(MirroredRun, DataFaultsAndTheOptionSimulateEveryGroup) {
   every_group.simulate_every_group = true;
   EXPECT_EQ(run_collective(every_group).groups_mirrored, 0u);
   EXPECT_EQ(run_collective(axis_run("galaxy", CollectiveOp::AllGather, 1)).groups_mirrored, 3u);
+}
+
+TEST(MirroredRun, SimulateEveryGroupWhereEveryChipIsSimulatedAnywayIsBadInput) {
+  RunOptions with_data = axis_run("galaxy", CollectiveOp::AllGather, 1);
+  with_data.no_data = false;
+  with_data.simulate_every_group = true;
+  try {
+    run_collective(with_data);
+    FAIL() << "ran";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--simulate-every-group: given for a run with data"), std::string::npos)
+        << e.what();
+  }
+  RunOptions whole_system = axis_run("galaxy", CollectiveOp::AllGather, 1);
+  whole_system.cluster_axis.reset();
+  whole_system.simulate_every_group = true;
+  EXPECT_THROW(run_collective(whole_system), UsageError);
 }
 
 }  // namespace
