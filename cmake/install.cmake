@@ -41,12 +41,14 @@ install(TARGETS cclmesh RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Headers: every one of the installed libraries' folders. The op builders' headers include the
 # layers below them, so there is no smaller public set (docs/library.md says which are stable).
-# wait_chain_builder.hpp is internal to sim/device's wait_chain*.cpp: no installed header includes it.
+# wait_chain_builder.hpp and sim_mesh_device_detail.hpp are internal to sim/device's wait_chain*.cpp
+# and sim_mesh_device*.cpp: no installed header includes them.
 foreach(folder kernels topologies sim runtime)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cclmesh/${folder}
     FILES_MATCHING PATTERN "*.hpp"
-    PATTERN "wait_chain_builder.hpp" EXCLUDE)
+    PATTERN "wait_chain_builder.hpp" EXCLUDE
+    PATTERN "sim_mesh_device_detail.hpp" EXCLUDE)
 endforeach()
 
 # Data files, laid out as topologies/data_paths.hpp's installed data folder.

@@ -1,6 +1,6 @@
 #pragma once
 // Faults a simulated mesh runs with (issue 8, `cclmesh run --fault SPEC`), as plain values. The
-// simulated device applies them (sim_mesh_device.cpp): links taken down at time zero or later,
+// simulated device applies them (sim_mesh_device_faults.cpp): links taken down at time zero or later,
 // links slowed, chips launching their programs late, ethernet frames lost or duplicated, one
 // packet's payload corrupted. Every
 // fault keeps the text it came from, so a report names it. All randomness is seeded: the same

@@ -1,16 +1,15 @@
+// SimMeshDevice's construction, open/close/reset, buffers, host commands, workloads, programs and runs.
+
 #include "sim/device/sim_mesh_device.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
-#include <random>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
-#include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/cb_placement.hpp"
@@ -20,20 +19,14 @@
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/process.hpp"
 #include "sim/model/arch_params.hpp"
-#include "sim/model/eth_link.hpp"
-#include "sim/device/fabric_reembed.hpp"
-#include "sim/device/fault_headline.hpp"
-#include "sim/device/hang_timing.hpp"
+#include "sim/device/sim_mesh_device_detail.hpp"
 #include "sim/device/simulated_system_config.hpp"
-#include "sim/device/wait_chain.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/faults.hpp"
 
 namespace cclmesh::sim::device {
 namespace {
-
-using runtime::CoreKind;
 
 std::uint64_t to_ns(SimTime t) { return static_cast<std::uint64_t>(t.ps() / 1000); }
 
@@ -45,29 +38,7 @@ const char* kind_name(CoreKind kind) { return kind == CoreKind::Tensix ? "tensix
   throw std::invalid_argument(fmt::format("workload '{}' chip {}: {}", workload, chip, what));
 }
 
-struct CoreKey {
-  CoreKind kind;
-  runtime::CoreCoord core;
-  auto operator<=>(const CoreKey&) const = default;
-};
-
 }  // namespace
-
-// One chip's program of one workload: its cores' CBs and semaphores, and the kernels to start.
-struct SimMeshDevice::Program {
-  std::string workload;
-  runtime::ChipId chip = 0;
-  std::map<CoreKey, std::unique_ptr<CoreProgram>> cores;
-  struct SemaphoreInit {
-    MemoryRegion* l1;
-    std::uint32_t address;
-    std::uint32_t value;
-    CoreProgram* core;
-  };
-  std::vector<SemaphoreInit> semaphore_inits;
-  std::vector<std::unique_ptr<KernelContext>> to_launch;
-  std::size_t remaining = 0;
-};
 
 // An enqueued host write or read of one chip's part of a buffer, or a global semaphore's reset
 // on one chip's cores.
@@ -146,59 +117,6 @@ void SimMeshDevice::open() {
   if (mirrored_) crossing_at_open_ = traffic_between_groups();
 }
 
-void SimMeshDevice::mirror_identical_groups() {
-  mirrored_.reset();
-  if (options_.mirrored_groups.empty()) return;
-  if (options_.data_mode != DataMode::TimingOnly || !options_.faults.empty() || options_.trace != nullptr ||
-      options_.adjust_router_config) {
-    throw std::invalid_argument(
-        "simulated device: mirrored groups need a timing-only device without faults, a trace or a router "
-        "adjustment (each chip's data, a fault's place, a trace's tracks and an adjusted router are a group's own)");
-  }
-  MirroredGroups groups(options_.mirrored_groups);
-  if (const std::optional<std::string> why = groups.why_systems_differ(topology_, fabric_)) {
-    throw std::invalid_argument(fmt::format("simulated device: the groups cannot be mirrored: {}", *why));
-  }
-  mirrored_.emplace(std::move(groups));
-}
-
-bool SimMeshDevice::simulated(runtime::ChipId chip) const { return !mirrored_ || !mirrored_->mirrored(chip); }
-
-SimMeshDevice::TrafficBetweenGroups SimMeshDevice::traffic_between_groups() const {
-  TrafficBetweenGroups traffic;
-  for (const auto& link : system_->links()) {
-    const auto a = static_cast<runtime::ChipId>(link->a().chip().id());
-    const auto b = static_cast<runtime::ChipId>(link->b().chip().id());
-    if (mirrored_->same_group(a, b)) continue;
-    for (const EthCore* from : {&link->a(), &link->b()}) {
-      const EthCoreStats stats = from->stats();
-      traffic.packets += stats.packets_sent;
-      traffic.payload_bytes += stats.payload_bytes_sent;
-      traffic.words += stats.words_sent;  // credits and acks written across the link
-      traffic.wire_busy_ps += link->wire_from(*from).server().busy.ps();
-    }
-  }
-  return traffic;
-}
-
-std::string SimMeshDevice::traffic_since_open_between_groups() const {
-  const TrafficBetweenGroups now = traffic_between_groups();
-  if (now == crossing_at_open_) return {};
-  return fmt::format("{} packets ({} B of payload) and {} words crossed links between groups since the fabric started",
-                     now.packets - crossing_at_open_.packets, now.payload_bytes - crossing_at_open_.payload_bytes,
-                     now.words - crossing_at_open_.words);
-}
-
-void SimMeshDevice::require_groups_stayed_apart() const {
-  if (!mirrored_) return;
-  // The groups' programs were compared, not what they do: had the first group's traffic left
-  // it, the groups would not have been independent, and the mirrors' figures would be wrong.
-  const std::string crossed = traffic_since_open_between_groups();
-  CCLMESH_CHECK(crossed.empty(), fmt::format("identical groups simulated once: {}, so the groups are not independent "
-                                             "and cannot be mirrored",
-                                             crossed));
-}
-
 void SimMeshDevice::close() {
   record_faults_in_trace();
   // The engine first: it unwinds parked kernel fibers while chips and contexts still exist.
@@ -229,138 +147,6 @@ void SimMeshDevice::reset() {
   // Between the old life's last records (close(): its fault log) and the new life's first.
   if (opened_with_.trace != nullptr) opened_with_.trace->device_reset();
   open();
-}
-
-// --- faults ------------------------------------------------------------------------------------
-
-namespace {
-
-std::string link_name(const EthLink& link) {
-  return fmt::format("chip {} ch {} <-> chip {} ch {}", link.a().chip().id(), link.a().channel(), link.b().chip().id(),
-                     link.b().channel());
-}
-
-}  // namespace
-
-void SimMeshDevice::reembed_around_down_links() {
-  try {
-    options_.fabric = fabric_around_down_links(topology_, options_.fabric, options_.faults);
-  } catch (const runtime::DeviceError& e) {
-    fail(e.kind(), e.what());
-  }
-}
-
-void SimMeshDevice::apply_faults() {
-  const FaultPlan& plan = options_.faults;
-  const auto links_between = [this](runtime::ChipId a, runtime::ChipId b, const std::string& spec) {
-    std::vector<EthLink*> found;
-    for (const auto& link : system_->links()) {
-      if (joins(*link, a, b)) found.push_back(link.get());
-    }
-    if (found.empty()) throw std::invalid_argument(fmt::format("fault {}: chips {} and {} share no link", spec, a, b));
-    return found;
-  };
-  for (const LinkSlowFault& fault : plan.link_slow) {
-    for (EthLink* link : links_between(fault.a, fault.b, fault.spec)) link->scale_rate(fault.numerator, fault.denominator);
-  }
-  for (const LinkDownFault& fault : plan.link_down) {
-    std::vector<EthLink*> links = links_between(fault.a, fault.b, fault.spec);
-    auto take_down = [this, links, spec = fault.spec] {
-      for (EthLink* link : links) {
-        link->set_up(false);
-        system_->faults().record(engine_->now(), link_name(*link), "link down (fault " + spec + ")");
-      }
-    };
-    if (fault.at == SimTime::zero()) {
-      take_down();
-    } else {
-      engine_->schedule_at(fault.at, std::move(take_down));
-    }
-  }
-  if (plan.drop || plan.dup) {
-    const FrameFaultRates base{plan.drop ? plan.drop->per_2p32 : 0, plan.dup ? plan.dup->per_2p32 : 0, 0};
-    const std::uint64_t seed = (plan.drop ? plan.drop->seed : 0) * 0x9E3779B97F4A7C15ull + (plan.dup ? plan.dup->seed : 0);
-    std::uint64_t index = 0;
-    for (const auto& link : system_->links()) {
-      FrameFaultRates rates = base;
-      rates.seed = seed ^ (0xD1B54A32D192ED03ull * ++index);  // one independent stream per link
-      link->set_frame_faults(rates);
-    }
-  }
-  for (const PacketCorruptFault& fault : plan.corrupt) {
-    corruptions_.push_back(std::make_unique<PacketCorruption>(fault.at, fault.seed, fault.spec));
-    for (EthLink* link : links_between(fault.a, fault.b, fault.spec)) link->add_corruption(*corruptions_.back());
-  }
-  if (plan.skew) {
-    // mt19937_64's output is fixed by the standard; the modulo keeps the draw portable.
-    std::mt19937_64 random(plan.skew->seed);
-    const auto span = static_cast<std::uint64_t>(plan.skew->max.ps()) + 1;
-    for (const topo::ChipId id : topology_.chip_ids()) {
-      launch_skew_[static_cast<runtime::ChipId>(id)] = SimTime::from_ps(static_cast<std::int64_t>(random() % span));
-    }
-  }
-}
-
-std::string SimMeshDevice::fault_summary() const {
-  const FaultPlan& plan = options_.faults;
-  if (plan.empty() && system_->faults().empty()) return "";
-  std::string text = "injected faults:\n";
-  for (const LinkDownFault& fault : plan.link_down) {
-    text += fmt::format("  {}: every link between chips {} and {} down {}\n", fault.spec, fault.a, fault.b,
-                        fault.at == SimTime::zero() ? "from the start" : "at " + to_string(fault.at));
-  }
-  for (const LinkSlowFault& fault : plan.link_slow) {
-    text += fmt::format("  {}: every link between chips {} and {} at {}/{} of its rate\n", fault.spec, fault.a, fault.b,
-                        fault.numerator, fault.denominator);
-  }
-  if (plan.skew) {
-    std::string delays;
-    for (const auto& [chip, delay] : launch_skew_) delays += fmt::format("{}{}: {}", delays.empty() ? "" : ", ", chip, to_string(delay));
-    text += fmt::format("  {}: chip launch delays {}\n", plan.skew->spec, delays);
-  }
-  if (plan.drop || plan.dup) {
-    std::int64_t dropped = 0;
-    std::int64_t duplicated = 0;
-    for (const auto& link : system_->links()) {
-      dropped += link->frames_dropped();
-      duplicated += link->frames_duplicated();
-    }
-    if (plan.drop) text += fmt::format("  {}: {} frame(s) lost so far\n", plan.drop->spec, dropped);
-    if (plan.dup) text += fmt::format("  {}: {} frame(s) duplicated so far\n", plan.dup->spec, duplicated);
-  }
-  for (const auto& corruption : corruptions_) text += fmt::format("  {}: {}\n", corruption->spec(), corruption->describe());
-  // What the faults did, one line per place and cause: the log can hold thousands of packets.
-  struct Group {
-    SimTime first;
-    std::size_t count = 0;
-    std::string example;
-  };
-  std::map<std::pair<std::string, std::string>, Group> groups;
-  std::vector<std::pair<std::string, std::string>> order;
-  for (const FaultRecord& record : system_->faults().records()) {
-    const std::size_t colon = record.what.rfind(": ");
-    const std::string cause = colon == std::string::npos ? record.what : record.what.substr(colon + 2);
-    auto [it, inserted] = groups.try_emplace({record.place, cause});
-    if (inserted) {
-      it->second.first = record.when;
-      it->second.example = record.what;
-      order.push_back(it->first);
-    }
-    ++it->second.count;
-  }
-  for (const auto& key : order) {
-    const Group& g = groups.at(key);
-    text += g.count == 1 ? fmt::format("  at {}: {}: {}\n", to_string(g.first), key.first, g.example)
-                         : fmt::format("  from {}: {}: {} events, first: {}\n", to_string(g.first), key.first, g.count,
-                                       g.example);
-  }
-  return text;
-}
-
-std::vector<std::string> SimMeshDevice::fault_effects() const {
-  std::vector<std::string> effects;
-  for (const auto& corruption : corruptions_) effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
-  return effects;
 }
 
 SimMeshDevice::~SimMeshDevice() { close(); }
@@ -783,30 +569,6 @@ std::vector<runtime::KernelProfile> SimMeshDevice::profile() const {
   return mirrored_ ? mirrored_->mirrored_profile(profile_) : profile_;
 }
 
-std::optional<std::vector<runtime::LinkTraffic>> SimMeshDevice::link_traffic() const {
-  std::vector<runtime::LinkTraffic> traffic;
-  for (const auto& link : system_->links()) {
-    for (const EthCore* from : {&link->a(), &link->b()}) {
-      // A mirrored chip's port inside its group carried what its counterpart's did (the same
-      // channel: the groups' ports were compared when the device opened); a port between groups
-      // carried only its routers' start-up, on every chip (require_groups_stayed_apart).
-      const auto chip = static_cast<runtime::ChipId>(from->chip().id());
-      const bool mirrored_port =
-          !simulated(chip) && mirrored_->same_group(chip, static_cast<runtime::ChipId>(from->peer()->chip().id()));
-      const EthCore& counted =
-          mirrored_port ? system_->chip(*mirrored_->counterpart(chip)).eth(from->channel()) : *from;
-      CCLMESH_CHECK(counted.link() != nullptr, fmt::format("chip {} channel {}: a mirrored port's counterpart has no link",
-                                                           chip, from->channel()));
-      traffic.push_back(runtime::LinkTraffic{chip, static_cast<std::uint32_t>(from->channel()),
-                                             static_cast<runtime::ChipId>(from->peer()->chip().id()),
-                                             static_cast<std::uint32_t>(from->peer()->channel()),
-                                             static_cast<std::uint64_t>(counted.stats().payload_bytes_sent),
-                                             static_cast<std::uint64_t>(counted.link()->wire_from(counted).server().busy.ps())});
-    }
-  }
-  return traffic;
-}
-
 // --- running -----------------------------------------------------------------------------------
 
 void SimMeshDevice::finish() {
@@ -832,23 +594,6 @@ void SimMeshDevice::finish() {
   allocator_->workloads_finished();
 }
 
-// What the injected faults did, into the trace where it happened, once a part of the log is
-// complete (a finish() returned, the run failed, or the device closes): a trace of a hung or
-// corrupted run shows each lost, duplicated or flipped frame and each link that went down, not
-// only the traffic around them. Each record goes in once, so a trace written in pieces
-// (`cclmesh serve`, one per session) has each finish()'s faults in that session's piece.
-void SimMeshDevice::record_faults_in_trace() {
-  if (options_.trace == nullptr || system_ == nullptr) return;
-  const std::vector<FaultRecord>& records = system_->faults().records();
-  for (; faults_traced_ < records.size(); ++faults_traced_) {
-    const FaultRecord& record = records[faults_traced_];
-    trace::SpanArgs args;
-    args.text_key = "place";
-    args.text = record.place;
-    options_.trace->instant(record.when, record.what, args);
-  }
-}
-
 void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& report) {
   record_faults_in_trace();
   // A hang or timeout report carries the fault summary already; a one-line fault gets it here,
@@ -865,250 +610,6 @@ void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& rep
 void SimMeshDevice::drain() {
   finish();
   run_engine([] { return true; }, "the enqueued workloads and the fabric traffic in flight", true);
-}
-
-template <typename KeepGoing>
-void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& what, bool idle_is_done,
-                               StopsItself stops_itself) {
-  bool timed_out = false;
-  bool wall_expired = false;
-  RunResult result;
-  try {
-    // Without a simulated-time limit or a wall-time watchdog (the default), the engine asks the
-    // caller's predicate alone: the limits' tests cost ~17 instructions per event for nothing.
-    // A predicate that only the last program's end makes false is not asked at all: that end
-    // stops the engine after its event (program_done), which is where the predicate, asked
-    // before the next event, would have ended the run (~8 instructions per event).
-    if (!simulated_time_limit_ && !wall_watchdog_.armed() && stops_itself == StopsItself::AtLastProgram) {
-      if (!keep_going()) {
-        result.reason = StopReason::Predicate;
-      } else {
-        struct StopAtLastProgram {
-          bool& flag;
-          explicit StopAtLastProgram(bool& f) : flag(f) { flag = true; }
-          ~StopAtLastProgram() { flag = false; }
-        } stop_at_last_program{stop_at_last_program_};
-        result = engine_->run();
-        if (result.reason == StopReason::Stopped && !keep_going()) result.reason = StopReason::Predicate;
-      }
-    } else if (!simulated_time_limit_ && !wall_watchdog_.armed()) {
-      result = engine_->run_while(keep_going);
-    } else {
-      result = engine_->run_while([&] {
-        if (simulated_time_limit_ && engine_->now() > *simulated_time_limit_) {
-          timed_out = true;
-          return false;
-        }
-        if (wall_watchdog_.expired()) {
-          wall_expired = true;
-          return false;
-        }
-        return keep_going();
-      });
-    }
-  } catch (const ProcessFailure& e) {
-    if (first_failure_ != nullptr) {
-      fail(runtime::DeviceError::Kind::Fault, fmt::format("fault at {}: {}: {}", to_string(e.when()),
-                                                          first_failure_->name(),
-                                                          first_failure_->failure_description()));
-    }
-    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation failed: {}", e.what()));
-  } catch (const std::exception& e) {
-    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation error at {}: {}", to_string(engine_->now()), e.what()));
-  }
-  if (timed_out) {
-    fail(runtime::DeviceError::Kind::Timeout,
-         hang_report(fmt::format("timeout: simulated time passed the limit of {}{} while running {}",
-                                 to_string(*simulated_time_limit_),
-                                 options_.watchdogs_per_finish
-                                     ? fmt::format(" (a budget of {} from {})", to_string(*options_.max_simulated_time),
-                                                   to_string(*simulated_time_limit_ - *options_.max_simulated_time))
-                                     : std::string(),
-                                 what)));
-  }
-  if (wall_expired) {
-    fail(runtime::DeviceError::Kind::Timeout,
-         hang_report(fmt::format("timeout: the wall-time limit of {} s{} passed at simulated time {} while running {}",
-                                 wall_watchdog_.limit_seconds(), options_.watchdogs_per_finish ? " (this run's own)" : "",
-                                 to_string(engine_->now()), what)));
-  }
-  if (result.reason == StopReason::Predicate) return;
-  if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked
-  fail(runtime::DeviceError::Kind::Hang,
-       hang_report(fmt::format("hang at {}: {} cannot complete; no event is left to wake the kernels below",
-                               to_string(engine_->now()), what)));
-}
-
-std::vector<const KernelContext*> SimMeshDevice::kernels_of_interest() const {
-  std::vector<const KernelContext*> all;
-  for (const auto& k : kernels_) all.push_back(k.get());
-  for (const auto& program : programs_) {
-    for (const auto& k : program->to_launch) all.push_back(k.get());
-  }
-  return all;
-}
-
-std::vector<SimMeshDevice::KernelWaits> SimMeshDevice::kernel_waits_in_window(ChipId chip) const {
-  std::vector<KernelWaits> waits;
-  for (const auto& k : kernels_) {
-    if (k->chip->id() != chip || !k->started) continue;
-    const BusyWindow& window = k->chip->busy_window();
-    if (!(window.begin < window.end)) return {};
-    const SimTime until = k->done ? k->end : engine_->now();
-    waits.push_back(KernelWaits{k->name(), overlap_with(window, k->start, until), k->blocked_in_window});
-  }
-  return waits;
-}
-
-std::string SimMeshDevice::hang_report(const std::string& headline) const {
-  // Every chain is followed only when the fault summary can count it: a link down or one that
-  // lost frames (wait_chain.hpp, follow_every_chain).
-  bool link_broken = false;
-  for (const auto& link : system_->links()) link_broken = link_broken || !link->up() || link->frames_dropped() > 0;
-  const std::vector<const KernelContext*> kernels = kernels_of_interest();
-  const SimTime progress = last_progress(kernels, engine_->now());
-  const WaitChains chains =
-      wait_chains(WaitChainInput{kernels, &fabric_, link_broken, HangTiming{&options_.faults, progress}});
-  std::string text = headline + "\n" +
-                     fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), progress, &system_->links(),
-                                                       &corruptions_, &chains.ends});
-  if (mirrored_) {
-    const std::string crossed = traffic_since_open_between_groups();
-    text += crossed.empty()
-                ? fmt::format("(identical groups simulated once: only group 0's chips ran, {}; the other {} groups "
-                              "mirror it, so they stopped where it did)\n",
-                              fmt::join(mirrored_->groups()[0], "-"), mirrored_->groups().size() - 1)
-                : fmt::format("(identical groups simulated once: only group 0's chips ran, {}; {}, so the groups were "
-                              "not independent and the others' state below is not theirs)\n",
-                              fmt::join(mirrored_->groups()[0], "-"), crossed);
-  }
-  const auto kernel_line = [](const KernelContext& k) {
-    std::string line = "  " + k.name();
-    if (k.persistent) line += " (persistent)";
-    const std::string blocked = k.blocked_description();
-    line += blocked.empty() ? ": parked" : ": blocked in " + blocked;
-    const std::string command = k.current_command();
-    if (!command.empty()) line += "; command " + command;
-    return line + "\n";
-  };
-  std::size_t parked = 0;
-  for (const auto& k : kernels_) {
-    if (k->started && !k->done && !k->failed && !k->persistent) {
-      text += kernel_line(*k);
-      ++parked;
-    }
-  }
-  if (parked == 0) text += "  (no workload kernel is parked)\n";
-  for (const auto& [chip, queue] : queues_) {
-    const auto hosts = static_cast<std::size_t>(std::count_if(
-        queue.pending.begin(), queue.pending.end(), [](const ChipQueue::Entry& e) { return e.host != nullptr; }));
-    const std::size_t programs = queue.pending.size() - hosts;
-    if (programs > 0) {
-      text += fmt::format("  chip {}: {} program(s) waiting to launch behind the running one\n", chip, programs);
-    }
-    if (hosts > 0) {
-      text += fmt::format(
-          "  chip {}: {} enqueued host write(s), read(s) or semaphore reset(s) waiting behind its programs (not run)\n",
-          chip, hosts);
-    }
-  }
-  // Routers idle in their main loop are the normal state of a persistent fabric: one line for
-  // all of them; a router blocked anywhere else gets its own line.
-  std::string idle_routers;
-  std::size_t idle = 0;
-  std::string busy_routers;
-  for (const auto& k : kernels_) {
-    if (!k->started || k->done || k->failed || !k->persistent) continue;
-    if (k->blocked == BlockedIn::L1Activity) {
-      idle_routers += fmt::format("{}chip {} ch {}", idle == 0 ? "" : ", ", k->chip->id(), k->logical.x);
-      ++idle;
-    } else {
-      busy_routers += kernel_line(*k);
-    }
-  }
-  if (idle > 0 || !busy_routers.empty()) text += "fabric routers:\n" + busy_routers;
-  if (idle > 0) text += fmt::format("  {} idle in wait_for_l1_activity: {}\n", idle, idle_routers);
-  text += chains.text;
-  text += fault_summary();
-  const HangReport engine = engine_->hang_report();
-  text += fmt::format("engine at {}: {} actor(s) parked\n", to_string(engine.when), engine.parked.size());
-  for (const ParkedActor& actor : engine.parked) {
-    text += fmt::format("  {} '{}' waits for {}\n", actor.kind == Actor::Kind::Fiber ? "fiber" : "process", actor.name,
-                        actor.waiting_for);
-  }
-  return text;
-}
-
-// --- fabric ----------------------------------------------------------------------------------
-
-std::uint32_t SimMeshDevice::router_status(const runtime::FabricRouterSite& site) {
-  return system_->chip(site.chip)
-      .l1(CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)})
-      .read_u32(kernels::make_fabric_router_layout(site.config).status);
-}
-
-void SimMeshDevice::launch_fabric() {
-  const kernels::KernelInfo* info = kernels::find_kernel_info(kernels::kFabricRouterKernelName);
-  CCLMESH_CHECK(info != nullptr, "the fabric router kernel is not registered");
-  for (const runtime::FabricRouterSite& site : fabric_.routers()) {
-    Chip& chip = system_->chip(site.chip);
-    auto k = std::make_unique<KernelContext>();
-    k->chip = &chip;
-    k->kind = CoreKind::Ethernet;
-    k->logical = runtime::CoreCoord{site.channel, 0};
-    k->noc0 = CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)};
-    k->kernel = kernels::kFabricRouterKernelName;
-    k->entry = info->entry;
-    k->persistent = true;
-    k->workload = "fabric";
-    kernels::FabricRouterConfig config = site.config;
-    if (options_.adjust_router_config) options_.adjust_router_config(site, config);
-    k->compile_time_args = kargs::build_fabric_router_args(config).compile_time;
-    k->l1 = &chip.l1(k->noc0);
-    k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
-    k->core_map = &core_maps_.at(site.chip);
-    k->erisc_l1 = options_.fabric.erisc_l1_map();
-    k->worker_grid = worker_grid_;
-    k->costs = &options_.costs;
-    spawn_kernel(std::move(k), options_.dispatch.program_dispatch_latency);
-  }
-  // The check runs after every event of the start-up. A router stays READY_FOR_TRAFFIC until it
-  // is told to terminate, so the routers before `first_not_ready` need no second look: asking all
-  // of them after every event made the start-up quadratic in the routers (docs/topologies.md,
-  // "Review (session 11)").
-  std::size_t first_not_ready = 0;
-  run_engine(
-      [this, &first_not_ready] {
-        const std::vector<runtime::FabricRouterSite>& routers = fabric_.routers();
-        while (first_not_ready < routers.size() &&
-               router_status(routers[first_not_ready]) == static_cast<std::uint32_t>(api::EdmStatus::READY_FOR_TRAFFIC)) {
-          ++first_not_ready;
-        }
-        return first_not_ready < routers.size();
-      },
-      fmt::format("the {} fabric's start-up", fabric_.lines().size() == 1
-                                                    ? runtime::to_string(fabric_.mode())
-                                                    : runtime::to_string(fabric_.scope()) + " " +
-                                                          runtime::to_string(fabric_.mode())));
-  fabric_ready_time_ = engine_->now();
-}
-
-void SimMeshDevice::terminate_fabric(api::TerminationSignal signal) {
-  if (broken_) throw *broken_;
-  if (!fabric_.enabled()) return;
-  for (const runtime::FabricRouterSite& site : fabric_.routers()) {
-    system_->chip(site.chip)
-        .l1(CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)})
-        .write_u32(kernels::make_fabric_router_layout(site.config).termination_signal, static_cast<std::uint32_t>(signal));
-  }
-  run_engine(
-      [this] {
-        for (const auto& k : kernels_) {
-          if (k->persistent && !k->done) return true;
-        }
-        return false;
-      },
-      "the fabric's termination");
 }
 
 }  // namespace cclmesh::sim::device

@@ -274,7 +274,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void reembed_around_down_links();
   // Runs the engine while `keep_going` holds; converts every way a run can fail into a
   // DeviceError (and marks the device broken).
-  // (A template, instantiated in the .cpp only: the predicate is asked before every event.)
+  // (A template, defined in sim_mesh_device_detail.hpp for the .cpp files only: the predicate is
+  // asked before every event.)
   // AtLastProgram: `keep_going` turns false only when the last outstanding program ends, so
   // without a watchdog the engine runs without asking it (program_done() stops the run).
   enum class StopsItself { No, AtLastProgram };
