@@ -2,7 +2,10 @@
 // sim/device/mirrored_groups.hpp) and prints what simulating every group prints: the same time,
 // bandwidths, set-up figures and per-link bytes and busy time, from fewer events. Runs it cannot
 // mirror (data, a fault, --simulate-every-group, groups that differ) simulate every chip.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <cctype>
 
 #include <string>
 #include <tuple>
@@ -10,6 +13,7 @@
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
+#include "tools/cclmesh/nccl_metrics.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 
 namespace cclmesh::cli {
@@ -77,6 +81,52 @@ TEST(MirroredRun, LegacyGalaxyRowsAllGatherGivesTheFiguresOfEveryRowSimulated) {
   options.mode = "legacy";
   expect_same_figures(options, 3);
 }
+
+// Every op along both axes of the Galaxy, and the legacy ops, at a small size: the matrix that
+// catches a model change making a chip's behaviour depend on something the groups' comparison
+// does not see (its id, board, PCIe slot, mesh position).
+struct MatrixCase {
+  const char* system;
+  CollectiveOp op;
+  int axis;
+  const char* mode;
+  std::size_t groups_mirrored;
+};
+
+class MirroredRunMatrix : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(MirroredRunMatrix, GivesTheFiguresOfEveryGroupSimulated) {
+  const MatrixCase& c = GetParam();
+  RunOptions options = axis_run(c.system, c.op, c.axis);
+  options.size_bytes = 256 * 1024;
+  options.mode = c.mode;
+  expect_same_figures(options, c.groups_mirrored);
+}
+
+std::vector<MatrixCase> matrix_cases() {
+  std::vector<MatrixCase> cases;
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::AllBroadcast, CollectiveOp::ReduceScatter,
+                                CollectiveOp::AllReduce, CollectiveOp::Reduce, CollectiveOp::AllToAll,
+                                CollectiveOp::Broadcast}) {
+    cases.push_back({"galaxy", op, 0, "fabric", 7});
+    cases.push_back({"galaxy", op, 1, "fabric", 3});
+  }
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce}) {
+    cases.push_back({"galaxy", op, 0, "legacy", 7});
+    cases.push_back({"torus:4x4", op, 0, "legacy", 3});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOp, MirroredRunMatrix, ::testing::ValuesIn(matrix_cases()),
+                         [](const ::testing::TestParamInfo<MatrixCase>& info) {
+                           std::string name = fmt::format("{}_{}_axis{}_{}", info.param.system,
+                                                          to_string(info.param.op), info.param.axis, info.param.mode);
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
 
 TEST(MirroredRun, T3kRowsAreNotIdenticalSoEveryChipIsSimulated) {
   // The T3K's two rows are not the same sub-system rank for rank (MirroredGroups::why_systems_differ).
