@@ -1,8 +1,11 @@
 #include "sim/device/mirrored_groups.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
@@ -10,15 +13,27 @@
 
 namespace cclmesh::sim::device {
 
-MirroredGroups::MirroredGroups(std::vector<std::vector<runtime::ChipId>> groups) : groups_(std::move(groups)) {
+MirroredGroups::MirroredGroups(std::vector<std::vector<runtime::ChipId>> groups, std::vector<std::size_t> sources)
+    : groups_(std::move(groups)), sources_(std::move(sources)) {
   if (groups_.size() < 2) {
     throw std::invalid_argument(fmt::format("mirrored groups: {} group(s); expected 2 or more", groups_.size()));
   }
+  if (sources_.empty()) sources_.assign(groups_.size(), 0);
+  if (sources_.size() != groups_.size()) {
+    throw std::invalid_argument(fmt::format("mirrored groups: {} sources for {} groups; expected one per group",
+                                            sources_.size(), groups_.size()));
+  }
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (groups_[g].size() != groups_[0].size() || groups_[g].empty()) {
-      throw std::invalid_argument(fmt::format("mirrored groups: group {} has {} chips, group 0 {}; expected the same "
-                                              "number, at least 1",
-                                              g, groups_[g].size(), groups_[0].size()));
+    const std::size_t source = sources_[g];
+    if (source >= groups_.size() || sources_[source] != source) {
+      throw std::invalid_argument(fmt::format("mirrored groups: group {} mirrors group {}, which is not a simulated "
+                                              "group of the {}",
+                                              g, source, groups_.size()));
+    }
+    if (groups_[g].size() != groups_[source].size() || groups_[g].empty()) {
+      throw std::invalid_argument(fmt::format("mirrored groups: group {} has {} chips, group {} (its source) {}; "
+                                              "expected the same number, at least 1",
+                                              g, groups_[g].size(), source, groups_[source].size()));
     }
     for (std::size_t r = 0; r < groups_[g].size(); ++r) {
       if (!places_.emplace(groups_[g][r], Place{g, r}).second) {
@@ -34,17 +49,25 @@ std::optional<MirroredGroups::Place> MirroredGroups::place_of(runtime::ChipId ch
   return it->second;
 }
 
+std::size_t MirroredGroups::mirrored_count() const {
+  std::size_t count = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) count += sources_[g] != g ? 1 : 0;
+  return count;
+}
+
 std::optional<runtime::ChipId> MirroredGroups::counterpart(runtime::ChipId chip) const {
   const std::optional<Place> place = place_of(chip);
-  if (!place || place->group == 0) return std::nullopt;
-  return groups_[0][place->rank];
+  if (!place || sources_[place->group] == place->group) return std::nullopt;
+  return groups_[sources_[place->group]][place->rank];
 }
 
 std::vector<runtime::ChipId> MirroredGroups::mirrors_of(runtime::ChipId simulated) const {
   const std::optional<Place> place = place_of(simulated);
-  if (!place || place->group != 0) return {};
+  if (!place || sources_[place->group] != place->group) return {};
   std::vector<runtime::ChipId> mirrors;
-  for (std::size_t g = 1; g < groups_.size(); ++g) mirrors.push_back(groups_[g][place->rank]);
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (g != place->group && sources_[g] == place->group) mirrors.push_back(groups_[g][place->rank]);
+  }
   return mirrors;
 }
 
@@ -52,6 +75,14 @@ bool MirroredGroups::same_group(runtime::ChipId a, runtime::ChipId b) const {
   const std::optional<Place> pa = place_of(a);
   const std::optional<Place> pb = place_of(b);
   return pa && pb && pa->group == pb->group;
+}
+
+std::string MirroredGroups::simulated_chips() const {
+  std::vector<std::string> simulated;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (sources_[g] == g) simulated.push_back(fmt::format("{}", fmt::join(groups_[g], "-")));
+  }
+  return fmt::format("{}", fmt::join(simulated, ", "));
 }
 
 namespace {
@@ -85,78 +116,87 @@ struct RouterView {
   bool operator==(const RouterView& other) const { return tie() == other.tie(); }
 };
 
-}  // namespace
-
-std::optional<std::string> MirroredGroups::why_systems_differ(const topo::Topology& topology,
-                                                              const runtime::FabricPlan& fabric) const {
-  for (const auto& [chip, place] : places_) {
-    if (!topology.has_chip(static_cast<topo::ChipId>(chip))) return fmt::format("chip {} is not in the system", chip);
-  }
-  // Every chip's ports, seen from its group.
+// Every grouped chip's ports and routers inside its group.
+struct GroupViews {
   std::map<runtime::ChipId, std::vector<PortView>> ports;
+  std::map<runtime::ChipId, std::vector<RouterView>> routers;
+};
+
+using PlaceOf = std::function<std::optional<MirroredGroups::Place>(runtime::ChipId)>;
+
+// The views, or why the system cannot be split into these groups at all.
+std::optional<std::string> build_views(const PlaceOf& place_of, const topo::Topology& topology,
+                                       const runtime::FabricPlan& fabric, GroupViews& views) {
   for (const topo::EthLink& link : topology.links()) {
     for (const auto& [from, to] : {std::pair{link.a, link.b}, std::pair{link.b, link.a}}) {
       const auto chip = static_cast<runtime::ChipId>(from.chip);
-      const std::optional<Place> here = place_of(chip);
+      const std::optional<MirroredGroups::Place> here = place_of(chip);
       if (!here) continue;
       // A port to another group is not compared: an edge row has fewer of them than a middle one,
       // and what crosses them is checked after each finish() (nothing may).
-      const std::optional<Place> there = place_of(static_cast<runtime::ChipId>(to.chip));
+      const std::optional<MirroredGroups::Place> there = place_of(static_cast<runtime::ChipId>(to.chip));
       if (!there || there->group != here->group) continue;
-      ports[chip].push_back(PortView{from.channel, link.rate_bytes_per_s, link.latency_ps, there->rank, to.channel});
+      views.ports[chip].push_back(
+          PortView{from.channel, link.rate_bytes_per_s, link.latency_ps, there->rank, to.channel});
     }
   }
-  for (auto& [chip, views] : ports) {
-    std::sort(views.begin(), views.end(), [](const PortView& x, const PortView& y) { return x.channel < y.channel; });
+  for (auto& [chip, ports] : views.ports) {
+    std::sort(ports.begin(), ports.end(), [](const PortView& x, const PortView& y) { return x.channel < y.channel; });
   }
-  // Every router inside a group, seen from its group. A router between groups (a per-axis fabric's
-  // lines along the other axis) runs on every chip as with every group simulated: it starts up
-  // and, as long as nothing crosses between groups (checked after each finish()), stays idle.
-  std::map<runtime::ChipId, std::vector<RouterView>> routers;
+  // A router between groups (a per-axis fabric's lines along the other axis) runs on every chip
+  // as with every group simulated: it starts up and, as long as nothing crosses between groups
+  // (checked after each finish()), stays idle.
   for (const runtime::FabricRouterSite& site : fabric.routers()) {
-    const std::optional<Place> here = place_of(site.chip);
-    const std::optional<Place> there = place_of(site.peer);
+    const std::optional<MirroredGroups::Place> here = place_of(site.chip);
+    const std::optional<MirroredGroups::Place> there = place_of(site.peer);
     if (!here || !there || here->group != there->group) continue;
     const runtime::FabricLine& line = fabric.lines().at(site.line);
     RouterView view{site.channel, site.link, site.forward, site.noc0,
                     kargs::build_fabric_router_args(site.config).compile_time, there->rank, line.mode, {},
                     line.opened_at.has_value()};
     for (const runtime::ChipId on_line : line.chips) {
-      const std::optional<Place> p = place_of(on_line);
+      const std::optional<MirroredGroups::Place> p = place_of(on_line);
       if (!p || p->group != here->group) {
         return fmt::format("the fabric {} leaves the group of chip {}", line.to_string(), site.chip);
       }
       view.line_ranks.push_back(p->rank);
     }
-    routers[site.chip].push_back(std::move(view));
+    views.routers[site.chip].push_back(std::move(view));
   }
-  for (std::size_t g = 1; g < groups_.size(); ++g) {
-    for (std::size_t r = 0; r < groups_[g].size(); ++r) {
-      const runtime::ChipId mirror = groups_[g][r];
-      const runtime::ChipId simulated = groups_[0][r];
-      const topo::Chip& a = topology.chip(static_cast<topo::ChipId>(mirror));
-      const topo::Chip& b = topology.chip(static_cast<topo::ChipId>(simulated));
-      if (a.arch != b.arch || a.board != b.board || !(a.harvesting == b.harvesting)) {
-        return fmt::format("chip {} (group {}) is not the kind of chip {} (group 0) is", mirror, g, simulated);
-      }
-      if (ports[mirror] != ports[simulated]) {
-        return fmt::format("chip {}'s links (group {}) differ from chip {}'s (group 0)", mirror, g, simulated);
-      }
-      if (routers[mirror] != routers[simulated]) {
-        return fmt::format("chip {}'s fabric routers (group {}) differ from chip {}'s (group 0)", mirror, g, simulated);
-      }
+  return std::nullopt;
+}
+
+// Why group g's chips are not the chips of group `source`, rank by rank.
+std::optional<std::string> group_system_differs(const std::vector<std::vector<runtime::ChipId>>& groups,
+                                                std::size_t g, std::size_t source, const topo::Topology& topology,
+                                                GroupViews& views) {
+  for (std::size_t r = 0; r < groups[g].size(); ++r) {
+    const runtime::ChipId mirror = groups[g][r];
+    const runtime::ChipId simulated = groups[source][r];
+    const topo::Chip& a = topology.chip(static_cast<topo::ChipId>(mirror));
+    const topo::Chip& b = topology.chip(static_cast<topo::ChipId>(simulated));
+    if (a.arch != b.arch || a.board != b.board || !(a.harvesting == b.harvesting)) {
+      return fmt::format("chip {} (group {}) is not the kind of chip {} (group {}) is", mirror, g, simulated, source);
+    }
+    if (views.ports[mirror] != views.ports[simulated]) {
+      return fmt::format("chip {}'s links (group {}) differ from chip {}'s (group {})", mirror, g, simulated, source);
+    }
+    if (views.routers[mirror] != views.routers[simulated]) {
+      return fmt::format("chip {}'s fabric routers (group {}) differ from chip {}'s (group {})", mirror, g, simulated,
+                         source);
     }
   }
   return std::nullopt;
 }
 
-std::optional<std::string> MirroredGroups::why_workloads_differ(
-    const topo::Topology& topology, std::span<const runtime::MeshWorkload> workloads) const {
+// Why the workloads cannot be split into these groups at all: a program on a chip outside every
+// group, or an ethernet kernel (a legacy EDM) on a link out of its group.
+std::optional<std::string> workloads_leave_groups(const PlaceOf& place_of, const topo::Topology& topology,
+                                                  std::span<const runtime::MeshWorkload> workloads) {
   for (const runtime::MeshWorkload& workload : workloads) {
     for (const auto& [chip, program] : workload.programs) {
-      const std::optional<Place> here = place_of(chip);
+      const std::optional<MirroredGroups::Place> here = place_of(chip);
       if (!here) return fmt::format("{}: chip {} runs a program and is in no group", workload.name, chip);
-      // An ethernet kernel moves data over its core's link: that link must stay in the group.
       for (const runtime::KernelSpec& kernel : program.kernels) {
         if (kernel.core_kind != runtime::CoreKind::Ethernet) continue;
         for (const runtime::CoreRange& range : kernel.cores) {
@@ -164,7 +204,7 @@ std::optional<std::string> MirroredGroups::why_workloads_differ(
             const topo::EthEndpoint port{static_cast<topo::ChipId>(chip), static_cast<std::int32_t>(channel)};
             if (!topology.link_at(port)) continue;
             const topo::EthEndpoint peer = topology.peer_of(port);
-            const std::optional<Place> there = place_of(static_cast<runtime::ChipId>(peer.chip));
+            const std::optional<MirroredGroups::Place> there = place_of(static_cast<runtime::ChipId>(peer.chip));
             if (!there || there->group != here->group) {
               return fmt::format("{}: kernel {} on chip {} channel {} reaches chip {} of another group", workload.name,
                                  kernel.kernel, chip, channel, peer.chip);
@@ -172,24 +212,86 @@ std::optional<std::string> MirroredGroups::why_workloads_differ(
           }
         }
       }
-      if (here->group == 0) continue;
-      const auto simulated = workload.programs.find(groups_[0][here->rank]);
-      if (simulated == workload.programs.end() || !(simulated->second == program)) {
-        return fmt::format("{}: chip {}'s program (group {}) differs from chip {}'s (group 0)", workload.name, chip,
-                           here->group, groups_[0][here->rank]);
-      }
     }
-    for (const runtime::ChipId simulated : groups_[0]) {
-      if (!workload.programs.contains(simulated)) continue;
-      for (const runtime::ChipId mirror : mirrors_of(simulated)) {
-        if (!workload.programs.contains(mirror)) {
-          return fmt::format("{}: chip {} runs a program and chip {} (its rank in another group) none", workload.name,
-                             simulated, mirror);
-        }
+  }
+  return std::nullopt;
+}
+
+// Why group g does not run group `source`'s programs, rank by rank.
+std::optional<std::string> group_programs_differ(const std::vector<std::vector<runtime::ChipId>>& groups,
+                                                 std::size_t g, std::size_t source,
+                                                 std::span<const runtime::MeshWorkload> workloads) {
+  for (const runtime::MeshWorkload& workload : workloads) {
+    for (std::size_t r = 0; r < groups[g].size(); ++r) {
+      const auto mirror = workload.programs.find(groups[g][r]);
+      const auto simulated = workload.programs.find(groups[source][r]);
+      const bool mirror_runs = mirror != workload.programs.end();
+      const bool simulated_runs = simulated != workload.programs.end();
+      if (mirror_runs != simulated_runs || (mirror_runs && !(mirror->second == simulated->second))) {
+        return fmt::format("{}: chip {}'s program (group {}) differs from chip {}'s (group {})", workload.name,
+                           groups[g][r], g, groups[source][r], source);
       }
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> MirroredGroups::why_systems_differ(const topo::Topology& topology,
+                                                              const runtime::FabricPlan& fabric) const {
+  for (const auto& [chip, place] : places_) {
+    if (!topology.has_chip(static_cast<topo::ChipId>(chip))) return fmt::format("chip {} is not in the system", chip);
+  }
+  GroupViews views;
+  const PlaceOf place = [this](runtime::ChipId chip) { return place_of(chip); };
+  if (std::optional<std::string> why = build_views(place, topology, fabric, views)) return why;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (sources_[g] == g) continue;
+    if (std::optional<std::string> why = group_system_differs(groups_, g, sources_[g], topology, views)) return why;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> MirroredGroups::why_workloads_differ(
+    const topo::Topology& topology, std::span<const runtime::MeshWorkload> workloads) const {
+  const PlaceOf place = [this](runtime::ChipId chip) { return place_of(chip); };
+  if (std::optional<std::string> why = workloads_leave_groups(place, topology, workloads)) return why;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (sources_[g] == g) continue;
+    if (std::optional<std::string> why = group_programs_differ(groups_, g, sources_[g], workloads)) return why;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::size_t> MirroredGroups::fewest_sources(const std::vector<std::vector<runtime::ChipId>>& groups,
+                                                        const topo::Topology& topology,
+                                                        const runtime::FabricPlan& fabric,
+                                                        std::span<const runtime::MeshWorkload> workloads) {
+  std::vector<std::size_t> sources(groups.size());
+  std::iota(sources.begin(), sources.end(), std::size_t{0});
+  const MirroredGroups every_group_simulated(groups, sources);
+  for (const auto& [chip, place] : every_group_simulated.places_) {
+    if (!topology.has_chip(static_cast<topo::ChipId>(chip))) return sources;
+  }
+  const PlaceOf place = [&every_group_simulated](runtime::ChipId chip) {
+    return every_group_simulated.place_of(chip);
+  };
+  GroupViews views;
+  if (build_views(place, topology, fabric, views) || workloads_leave_groups(place, topology, workloads)) return sources;
+  std::vector<std::size_t> simulated;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const std::size_t candidate : simulated) {
+      if (groups[g].size() == groups[candidate].size() &&
+          !group_system_differs(groups, g, candidate, topology, views) &&
+          !group_programs_differ(groups, g, candidate, workloads)) {
+        sources[g] = candidate;
+        break;
+      }
+    }
+    if (sources[g] == g) simulated.push_back(g);
+  }
+  return sources;
 }
 
 std::vector<runtime::KernelProfile> MirroredGroups::mirrored_profile(

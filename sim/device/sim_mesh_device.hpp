@@ -99,7 +99,7 @@ struct SimMeshDeviceOptions {
   // Every chip's busy window (Chip::busy_window; a diagnostic that changes nothing simulated),
   // set before the fabric starts so that its start-up counts as any other traffic.
   BusyWindow busy_window;
-  // Identical groups simulated once (mirrored_groups.hpp): groups[0] runs, every other group's
+  // Identical groups simulated once (mirrored_groups.hpp): each group's source runs, the group's
   // chips get its kernel profile and link counters. Empty: every chip is simulated. Only for a
   // timing-only device without faults or a trace; the constructor throws std::invalid_argument
   // when the topology or the fabric does not make the groups identical and independent, and
@@ -107,6 +107,9 @@ struct SimMeshDeviceOptions {
   // with an internal check failure when anything crossed a link between groups. A mirrored
   // chip's own state (read_buffer, L1, its routers) is not the op's: it ran nothing.
   std::vector<std::vector<runtime::ChipId>> mirrored_groups;
+  // The group each of mirrored_groups takes its figures from (itself: simulated); empty: group 0
+  // for all (MirroredGroups::fewest_sources finds the fewest simulated).
+  std::vector<std::size_t> mirrored_group_sources;
 };
 
 class SimMeshDevice final : public runtime::MeshDevice {

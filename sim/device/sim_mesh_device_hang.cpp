@@ -3,7 +3,6 @@
 #include "sim/device/sim_mesh_device_detail.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -51,12 +50,12 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   if (mirrored_) {
     const std::string crossed = traffic_since_open_between_groups();
     text += crossed.empty()
-                ? fmt::format("(identical groups simulated once: only group 0's chips ran, {}; the other {} groups "
-                              "mirror it, so they stopped where it did)\n",
-                              fmt::join(mirrored_->groups()[0], "-"), mirrored_->groups().size() - 1)
-                : fmt::format("(identical groups simulated once: only group 0's chips ran, {}; {}, so the groups were "
-                              "not independent and the others' state below is not theirs)\n",
-                              fmt::join(mirrored_->groups()[0], "-"), crossed);
+                ? fmt::format("(identical groups simulated once: only these groups' chips ran: {}; {} other "
+                              "groups mirror them, so they stopped where those did)\n",
+                              mirrored_->simulated_chips(), mirrored_->mirrored_count())
+                : fmt::format("(identical groups simulated once: only these groups' chips ran: {}; {}, so the groups "
+                              "were not independent and the others' state below is not theirs)\n",
+                              mirrored_->simulated_chips(), crossed);
   }
   const auto kernel_line = [](const KernelContext& k) {
     std::string line = "  " + k.name();

@@ -23,7 +23,7 @@ void SimMeshDevice::mirror_identical_groups() {
         "simulated device: mirrored groups need a timing-only device without faults, a trace or a router "
         "adjustment (each chip's data, a fault's place, a trace's tracks and an adjusted router are a group's own)");
   }
-  MirroredGroups groups(options_.mirrored_groups);
+  MirroredGroups groups(options_.mirrored_groups, options_.mirrored_group_sources);
   if (const std::optional<std::string> why = groups.why_systems_differ(topology_, fabric_)) {
     throw std::invalid_argument(fmt::format("simulated device: the groups cannot be mirrored: {}", *why));
   }

@@ -9,30 +9,35 @@
 
 namespace cclmesh::cli::detail {
 
-std::vector<std::vector<runtime::ChipId>> groups_to_mirror(const RunOptions& options, const topo::Topology& topology,
-                                                           const runtime::FabricOptions& fabric,
-                                                           std::span<const runtime::MeshWorkload> workloads,
-                                                           bool traced, bool noc_statistics) {
+std::size_t GroupMirroring::mirrored_count() const {
+  std::size_t count = 0;
+  for (std::size_t g = 0; g < sources.size(); ++g) count += sources[g] != g ? 1 : 0;
+  return count;
+}
+
+GroupMirroring groups_to_mirror(const RunOptions& options, const topo::Topology& topology,
+                                const runtime::FabricOptions& fabric, std::span<const runtime::MeshWorkload> workloads,
+                                bool traced, bool noc_statistics) {
   if (options.simulate_every_group || !options.no_data || !options.cluster_axis || !options.chips.empty() ||
       !options.faults.plan.empty() || traced || noc_statistics) {
     return {};
   }
-  std::vector<std::vector<runtime::ChipId>> groups;
+  GroupMirroring mirroring;
   try {
     for (const std::vector<topo::ChipId>& group : topo::axis_groups(topology, *options.cluster_axis)) {
-      groups.emplace_back(group.begin(), group.end());
+      mirroring.groups.emplace_back(group.begin(), group.end());
     }
-    if (groups.size() < 2) return {};
-    const sim::device::MirroredGroups mirrored(groups);
+    if (mirroring.groups.size() < 2) return {};
     // The plan the device will lay (no fault re-embeds it: faults are excluded above).
-    if (mirrored.why_systems_differ(topology, runtime::FabricPlan(topology, fabric))) return {};
-    if (mirrored.why_workloads_differ(topology, workloads)) return {};
+    mirroring.sources = sim::device::MirroredGroups::fewest_sources(mirroring.groups, topology,
+                                                                    runtime::FabricPlan(topology, fabric), workloads);
   } catch (const topo::InputError&) {
     return {};  // the run reports it, naming the option
   } catch (const std::invalid_argument&) {
-    return {};  // a fabric the device will refuse, or groups of different sizes: every chip simulated
+    return {};  // a fabric the device will refuse: the device's build says why
   }
-  return groups;
+  if (mirroring.mirrored_count() == 0) return {};
+  return mirroring;
 }
 
 }  // namespace cclmesh::cli::detail

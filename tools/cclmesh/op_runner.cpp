@@ -356,9 +356,11 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips, [&] {
     sim::device::SimMeshDeviceOptions device_config = device_options(options, ring, trace);
     device_config.busy_window = busy_window;
-    device_config.mirrored_groups = groups_to_mirror(options, topology, device_config.fabric, *planned,
-                                                     trace != nullptr, noc_stats_chip.has_value());
-    if (!device_config.mirrored_groups.empty()) groups_mirrored = device_config.mirrored_groups.size() - 1;
+    GroupMirroring mirroring = groups_to_mirror(options, topology, device_config.fabric, *planned, trace != nullptr,
+                                                noc_stats_chip.has_value());
+    groups_mirrored = mirroring.mirrored_count();
+    device_config.mirrored_groups = std::move(mirroring.groups);
+    device_config.mirrored_group_sources = std::move(mirroring.sources);
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));
     buffers = std::make_unique<OpBuffers>(*device);
     return prepare_op(options, *device, *buffers, ring, workload_cache);

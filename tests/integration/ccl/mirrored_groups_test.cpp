@@ -116,11 +116,41 @@ TEST(MirroredGroups, ACountedRunNamesTheChipsItMirrors) {
   EXPECT_EQ(profile[3].chip, ChipId{9});  // outside every group: once
 }
 
+TEST(MirroredGroups, ClassesOfIdenticalGroupsEachRunOneGroup) {
+  const MirroredGroups groups({{0, 1}, {2, 3}, {4, 5}, {6, 7}}, {0, 1, 1, 0});
+  EXPECT_EQ(groups.mirrored_count(), 2u);
+  EXPECT_EQ(groups.counterpart(7), ChipId{1});
+  EXPECT_EQ(groups.counterpart(4), ChipId{2});
+  EXPECT_EQ(groups.counterpart(2), std::nullopt);
+  EXPECT_EQ(groups.mirrors_of(3), (std::vector<ChipId>{5}));
+  EXPECT_EQ(groups.mirrors_of(0), (std::vector<ChipId>{6}));
+  EXPECT_EQ(groups.simulated_chips(), "0-1, 2-3");
+}
+
+TEST(MirroredGroups, T3kColumnsFormTwoClassesOfIdenticalColumns) {
+  // The T3K's columns (4-5, 0-1, 2-3, 6-7) link over channels 6/7 at the ends and 14/15 in the
+  // middle: the end columns are one class, the middle ones another.
+  const topo::Topology t3k = topo::load_system("t3k");
+  const std::vector<std::vector<ChipId>> columns = groups_along(t3k, 0);
+  SimMeshDevice device(t3k, timing_only_axes_device({}));
+  const std::vector<runtime::MeshWorkload> workloads = axis_all_gather(device, 0);
+  EXPECT_EQ(MirroredGroups::fewest_sources(columns, t3k, device.fabric_plan(), workloads),
+            (std::vector<std::size_t>{0, 1, 1, 0}));
+  // The rows (4-0-2-6, 5-1-3-7) reach their neighbours over other channels: both run.
+  const std::vector<std::vector<ChipId>> rows = groups_along(t3k, 1);
+  EXPECT_EQ(MirroredGroups::fewest_sources(rows, t3k, device.fabric_plan(), axis_all_gather(device, 1)),
+            (std::vector<std::size_t>{0, 1}));
+}
+
 TEST(MirroredGroups, GroupsOfOneOrOfDifferentSizesOrSharingAChipAreRefused) {
   EXPECT_THROW(MirroredGroups({{0, 1}}), std::invalid_argument);
   EXPECT_THROW(MirroredGroups({{0, 1}, {2}}), std::invalid_argument);
   EXPECT_THROW(MirroredGroups({{0, 1}, {1, 2}}), std::invalid_argument);
-  EXPECT_THROW(MirroredGroups({{}, {}}), std::invalid_argument);
+  EXPECT_THROW(MirroredGroups(std::vector<std::vector<ChipId>>{{}, {}}), std::invalid_argument);
+  // A source must be a simulated group of the same size.
+  EXPECT_THROW(MirroredGroups({{0, 1}, {2, 3}, {4, 5}}, {0, 0, 1}), std::invalid_argument);
+  EXPECT_THROW(MirroredGroups({{0, 1}, {2, 3}}, {0, 2}), std::invalid_argument);
+  EXPECT_THROW(MirroredGroups({{0, 1}, {2, 3}}, {0}), std::invalid_argument);
 }
 
 TEST(MirroredGroups, ADeviceWithDataOrAnAdjustedRouterRefusesThem) {
