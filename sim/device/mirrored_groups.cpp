@@ -49,9 +49,9 @@ std::optional<MirroredGroups::Place> MirroredGroups::place_of(runtime::ChipId ch
   return it->second;
 }
 
-std::size_t MirroredGroups::mirrored_count() const {
+std::size_t MirroredGroups::count_mirrored(std::span<const std::size_t> sources) {
   std::size_t count = 0;
-  for (std::size_t g = 0; g < groups_.size(); ++g) count += sources_[g] != g ? 1 : 0;
+  for (std::size_t g = 0; g < sources.size(); ++g) count += sources[g] != g ? 1 : 0;
   return count;
 }
 

@@ -40,7 +40,9 @@ class MirroredGroups {
   const std::vector<std::vector<runtime::ChipId>>& groups() const { return groups_; }
   const std::vector<std::size_t>& sources() const { return sources_; }
   // The groups that mirror another (not simulated).
-  std::size_t mirrored_count() const;
+  std::size_t mirrored_count() const { return count_mirrored(sources_); }
+  // The groups of `sources` (MirroredGroups' form) that mirror another.
+  static std::size_t count_mirrored(std::span<const std::size_t> sources);
   // The simulated chip that `chip` mirrors; nullopt for a chip that is simulated.
   std::optional<runtime::ChipId> counterpart(runtime::ChipId chip) const;
   bool mirrored(runtime::ChipId chip) const { return counterpart(chip).has_value(); }

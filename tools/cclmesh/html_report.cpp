@@ -211,7 +211,7 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
       r.sim_events ? fmt::format("; {} simulated events{}", *r.sim_events,
                                  r.groups_mirrored == 0
                                      ? ""
-                                     : fmt::format(" ({} identical groups mirror the first, not simulated)",
+                                     : fmt::format(" ({} groups mirror an identical simulated one, not simulated)",
                                                    r.groups_mirrored))
                    : "; no event count from this device");
   // --shape / --dim / --shard: the tensor and memory config, as the table's second title line says.

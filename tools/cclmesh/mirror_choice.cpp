@@ -9,11 +9,7 @@
 
 namespace cclmesh::cli::detail {
 
-std::size_t GroupMirroring::mirrored_count() const {
-  std::size_t count = 0;
-  for (std::size_t g = 0; g < sources.size(); ++g) count += sources[g] != g ? 1 : 0;
-  return count;
-}
+std::size_t GroupMirroring::mirrored_count() const { return sim::device::MirroredGroups::count_mirrored(sources); }
 
 GroupMirroring groups_to_mirror(const RunOptions& options, const topo::Topology& topology,
                                 const runtime::FabricOptions& fabric, std::span<const runtime::MeshWorkload> workloads,

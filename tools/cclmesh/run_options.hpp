@@ -251,7 +251,7 @@ struct RunResult {
   // hardware backend): --json says null, the CSV leaves the cell empty, --report says so.
   std::optional<std::uint64_t> sim_events;
   // The groups along --cluster-axis that were not simulated because they mirror the first
-  // (sim/device/mirrored_groups.hpp): their figures are the first group's; 0 when every chip ran.
+  // (sim/device/mirrored_groups.hpp): their figures are an identical simulated group's; 0 when every chip ran.
   std::size_t groups_mirrored = 0;
   std::uint64_t trace_hash = 0;   // the engine's hash of the run's events (equal for equal runs)
   double wall_s = 0.0;
