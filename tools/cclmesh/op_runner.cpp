@@ -327,8 +327,11 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   return result;
 }
 
-RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace) {
-  if (!requested.device.empty()) return run_collective_on(requested, *connect_device(requested));
+RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace, RunProgress* progress) {
+  if (!requested.device.empty()) {
+    if (progress != nullptr) progress->groups_mirrored = 0;  // a served device simulates every chip
+    return run_collective_on(requested, *connect_device(requested));
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;
@@ -359,6 +362,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     GroupMirroring mirroring = groups_to_mirror(options, topology, device_config.fabric, *planned, trace != nullptr,
                                                 noc_stats_chip.has_value());
     groups_mirrored = mirroring.mirrored_count();
+    if (progress != nullptr) progress->groups_mirrored = groups_mirrored;
     device_config.mirrored_groups = std::move(mirroring.groups);
     device_config.mirrored_group_sources = std::move(mirroring.sources);
     device = std::make_unique<sim::device::SimMeshDevice>(topology, std::move(device_config));

@@ -4,7 +4,9 @@
 // every output against the host reference. Bad input throws UsageError; a simulated hang or
 // fault throws runtime::DeviceError.
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -13,10 +15,20 @@
 
 namespace cclmesh::cli {
 
+// How a run was being simulated, as far as it got: what a run that did not complete (a
+// DeviceError) reports beside the error (its --json).
+struct RunProgress {
+  // The groups along --cluster-axis that take another group's figures (mirror_choice.hpp), once
+  // the simulated device is built; nullopt before.
+  std::optional<std::size_t> groups_mirrored;
+};
+
 // With `trace`, the device records into it from its construction on (fabric start-up
-// included); the recorder keeps what it has when the run ends in a DeviceError.
-// With options.device set (--device HOST:PORT), connects and runs on the served device.
-RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace = nullptr);
+// included); the recorder keeps what it has when the run ends in a DeviceError. With
+// `progress`, what is known of how the run is simulated is written there as soon as it is
+// known, so that it outlives a DeviceError.
+RunResult run_collective(const RunOptions& options, sim::trace::TraceRecorder* trace = nullptr,
+                         RunProgress* progress = nullptr);
 
 // --topology as run resolves it: auto is a ring where the run's groups (options.chips, the
 // --cluster-axis groups, or every chip) close into rings of 3 or more chips over options.links,

@@ -15,7 +15,8 @@
 
 namespace cclmesh::cli {
 
-nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report) {
+nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report,
+                                   std::optional<std::size_t> groups_mirrored) {
   nlohmann::json j{{"op", to_string(options.op)}, {"system", options.system}};
   if (options.shape) {
     j["shape"] = *options.shape;
@@ -27,6 +28,7 @@ nlohmann::json incomplete_run_json(const RunOptions& options, const std::string&
   j["mode"] = options.mode;
   j["settings"] = settings_json(options);
   j["faults"] = options.faults.specs;
+  if (groups_mirrored) j["groups_mirrored"] = *groups_mirrored;
   j["outcome"] = "did not complete";
   j["error"] = report;
   return j;

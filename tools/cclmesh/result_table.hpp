@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,9 @@ nlohmann::json settings_json(const RunOptions& options);
 // A point that did not complete (a hang or fault, exit 3): what was asked (its settings and
 // faults, as a completed row's), "outcome": "did not complete" and the report as "error", so a
 // script never takes an older run's figures for it. Run's and sweep's, local and served.
-nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report);
+// `groups_mirrored` (RunProgress's) is written when known, as a completed run's is.
+nlohmann::json incomplete_run_json(const RunOptions& options, const std::string& report,
+                                   std::optional<std::size_t> groups_mirrored);
 // --json's "memory": the type, the input's layout, grid and shard (as session 8 wrote them), the
 // output's shard, and each buffer's config in full ("input", "output": layout, cores as
 // [[x0,y0],[x1,y1]] ranges, orientation, shard).

@@ -82,8 +82,8 @@ sim::trace::TraceInfo trace_info(const RunOptions& options, const std::string& o
 // --device, what the served device ran with (its system, data mode, fabric, faults), as a
 // completed run's --json says.
 nlohmann::json incomplete_json(const RunOptions& options, const runtime::remote::RemoteMeshDevice* served,
-                               const std::string& report) {
-  return incomplete_run_json(served ? served_run_options(options, *served) : options, report);
+                               const std::string& report, const RunProgress& progress) {
+  return incomplete_run_json(served ? served_run_options(options, *served) : options, report, progress.groups_mirrored);
 }
 
 void check_output_options(const RawRunOptions& raw) {
@@ -129,8 +129,10 @@ int run(RawRunOptions& raw) {
       options.device.empty() ? nullptr : connect_device(options);
   const std::string system = served ? served->topology().name() : options.system;
   RunResult result;
+  RunProgress progress;
+  if (served) progress.groups_mirrored = 0;  // a served device simulates every chip
   try {
-    result = served ? run_collective_on(options, *served) : run_collective(options, trace.get());
+    result = served ? run_collective_on(options, *served) : run_collective(options, trace.get(), &progress);
   } catch (const runtime::DeviceError& e) {
     std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
     // The trace up to the hang or fault is what one needs to see why; --json and --report say
@@ -140,7 +142,7 @@ int run(RawRunOptions& raw) {
       info.emplace_back("error", e.what());
       write_output(raw.trace_path, to_trace_event_json(*trace, info), "--trace");
     }
-    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what()).dump(2), "--json");
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what(), progress).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
                    html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system), e.what()),
@@ -150,7 +152,7 @@ int run(RawRunOptions& raw) {
   } catch (const runtime::remote::RemoteDeviceError& e) {
     // --device: the served device went away or failed mid-run (connecting was checked as input).
     std::fprintf(stderr, "cclmesh: the served device failed: %s\n", e.what());
-    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what()).dump(2), "--json");
+    if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what(), progress).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
                    html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system),

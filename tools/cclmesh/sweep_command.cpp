@@ -167,8 +167,9 @@ int sweep(SweepOptions& o) {
   // --device: one session for every point; the points run with the served device's settings.
   const std::unique_ptr<runtime::remote::RemoteMeshDevice> device =
       o.base.device.empty() ? nullptr : connect_device(o.base);
-  const auto stopped_json = [&](std::size_t i, const std::string& report) {
-    return incomplete_run_json(device ? served_run_options(points[i], *device) : points[i], report);
+  const auto stopped_json = [&](std::size_t i, const SweepPointOutcome& outcome) {
+    return incomplete_run_json(device ? served_run_options(points[i], *device) : points[i], outcome.message,
+                               outcome.groups_mirrored);
   };
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
@@ -181,13 +182,13 @@ int sweep(SweepOptions& o) {
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitHangOrFault;
-        stopped_point = stopped_json(i, outcome.message);
+        stopped_point = stopped_json(i, outcome);
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::Crashed:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitInternalError;
-        stopped_point = stopped_json(i, outcome.message);
+        stopped_point = stopped_json(i, outcome);
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::InternalError:

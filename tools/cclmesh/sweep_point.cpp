@@ -16,8 +16,10 @@ namespace cclmesh::cli {
 
 SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::RemoteMeshDevice* device) {
   SweepPointOutcome outcome;
+  RunProgress progress;
+  if (device != nullptr) progress.groups_mirrored = 0;  // a served device simulates every chip
   try {
-    outcome.result = device != nullptr ? run_collective_on(options, *device) : run_collective(options);
+    outcome.result = device != nullptr ? run_collective_on(options, *device) : run_collective(options, nullptr, &progress);
   } catch (const UsageError& e) {
     outcome.kind = SweepPointOutcome::Kind::Skipped;
     outcome.message = e.what();
@@ -32,6 +34,7 @@ SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::Re
     outcome.kind = SweepPointOutcome::Kind::InternalError;
     outcome.message = e.what();
   }
+  if (outcome.kind != SweepPointOutcome::Kind::Completed) outcome.groups_mirrored = progress.groups_mirrored;
   return outcome;
 }
 
@@ -267,6 +270,7 @@ RunResult result_from_wire(const json& j) {
 std::string encode_sweep_point(const SweepPointOutcome& outcome) {
   json j{{"kind", static_cast<int>(outcome.kind)}, {"message", outcome.message}};
   if (outcome.kind == SweepPointOutcome::Kind::Completed) j["result"] = result_wire_json(outcome.result);
+  if (outcome.groups_mirrored) j["groups_mirrored"] = *outcome.groups_mirrored;
   // Strings are the simulator's own ASCII; a stray invalid byte must not cost the whole point.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -281,6 +285,7 @@ SweepPointOutcome decode_sweep_point(std::string_view text) {
   outcome.kind = static_cast<SweepPointOutcome::Kind>(kind);
   outcome.message = j.at("message").get<std::string>();
   if (outcome.kind == SweepPointOutcome::Kind::Completed) outcome.result = result_from_wire(j.at("result"));
+  if (j.contains("groups_mirrored")) outcome.groups_mirrored = j.at("groups_mirrored").get<std::size_t>();
   return outcome;
 }
 

@@ -3,7 +3,9 @@
 // text and read back, so that a forked child (sweep_jobs.hpp) can hand it to the sweep's parent
 // process exactly as it would have been in-process.
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,8 @@ struct SweepPointOutcome {
   RunResult result;
   // Skipped, DidNotComplete, InternalError: the exception's text; Crashed: how the process ended.
   std::string message;
+  // Not Completed: how far the point got (RunProgress's), for its --json entry.
+  std::optional<std::size_t> groups_mirrored;
 };
 
 // run_collective(options), or run_collective_on(options, *device) for a sweep on a served

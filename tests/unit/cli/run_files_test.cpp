@@ -54,6 +54,32 @@ TEST_F(RunFiles, AHangReplacesAnOlderRunsJsonAndReport) {
   EXPECT_THAT(report, ::testing::Not(HasSubstr("an older run's report")));
 }
 
+// A timing-only run along an axis that did not complete says how it was simulated, as a
+// completed one does (session 28): the Galaxy's rows are identical, 3 of the 4 took row 0's
+// figures and stopped where it did; a fault makes every chip run (0); a run whose op never
+// reached a device (the T3K ring cut twice above) says nothing of it.
+TEST_F(RunFiles, AnIncompleteRunSaysHowManyGroupsWereMirrored) {
+  const fs::path json_path = dir_ / "result.json";
+  const std::vector<std::string> axis_run = {"run", "--system", "galaxy", "--op", "all_gather", "--size", "1MiB",
+                                             "--cluster-axis", "1", "--no-data", "--max-sim-time", "20us",
+                                             "--json", json_path.string()};
+  EXPECT_EQ(run_cli(axis_run), kExitHangOrFault);
+  const json mirrored = json::parse(read_file(json_path));
+  EXPECT_EQ(mirrored.at("outcome"), "did not complete");
+  EXPECT_EQ(mirrored.at("groups_mirrored"), 3);
+  EXPECT_THAT(mirrored.at("error").get<std::string>(), HasSubstr("3 other groups mirror them"));
+
+  std::vector<std::string> every_group = axis_run;
+  every_group.push_back("--simulate-every-group");
+  EXPECT_EQ(run_cli(every_group), kExitHangOrFault);
+  EXPECT_EQ(json::parse(read_file(json_path)).at("groups_mirrored"), 0);
+
+  EXPECT_EQ(run_cli({"run", "--system", "t3k", "--op", "all_gather", "--size", "256KiB", "--fault", "link-down:0-2",
+                     "--fault", "link-down:6-7", "--json", json_path.string()}),
+            kExitHangOrFault);
+  EXPECT_FALSE(json::parse(read_file(json_path)).contains("groups_mirrored"));
+}
+
 TEST_F(RunFiles, ACompletedRunSaysSo) {
   const fs::path json_path = dir_ / "result.json";
   const int code = run_cli({"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB", "--json",

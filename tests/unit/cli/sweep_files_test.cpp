@@ -252,6 +252,21 @@ TEST_F(SweepFiles, MaxWallStopsTheSweepAtAPointWithItsReportAndFiles) {
   }
 }
 
+// The stopped point's entry says how it was simulated, as a completed row does (session 28), with
+// -j N (through sweep_point's JSON) as with -j 1: the Galaxy's 4 rows, 3 mirroring row 0.
+TEST_F(SweepFiles, TheStoppedPointSaysHowManyGroupsWereMirrored) {
+  for (const char* jobs : {"1", "2"}) {
+    SCOPED_TRACE(std::string("-j ") + jobs);
+    const int code = sweep({"--system", "galaxy", "--cluster-axis", "1", "--op", "all_gather", "-b", "1M", "-e", "1M",
+                            "--no-data", "--max-sim-time", "20us", "-j", jobs});
+    EXPECT_EQ(code, kExitHangOrFault);
+    const json rows = json::parse(read_file(json_));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].at("outcome"), "did not complete");
+    EXPECT_EQ(rows[0].at("groups_mirrored"), 3);
+  }
+}
+
 TEST_F(SweepFiles, MaxWallThatIsNotAPositiveNumberIsAUsageError) {
   EXPECT_THROW(sweep({"--system", "n300", "--op", "all_gather", "--max-wall", "0"}), UsageError);
   EXPECT_EQ(read_file(csv_), "op,size_bytes,time_us\nall_gather,65536,12.5\n");  // nothing ran, nothing written

@@ -268,6 +268,15 @@ TEST(SweepPoint, EachKindAndItsMessageComeBack) {
   }
 }
 
+TEST(SweepPoint, HowFarAnIncompletePointGotComesBack) {
+  SweepPointOutcome sent;
+  sent.kind = SweepPointOutcome::Kind::DidNotComplete;
+  sent.message = "timeout";
+  EXPECT_FALSE(decode_sweep_point(encode_sweep_point(sent)).groups_mirrored.has_value());
+  sent.groups_mirrored = 3;
+  EXPECT_EQ(decode_sweep_point(encode_sweep_point(sent)).groups_mirrored, std::optional<std::size_t>(3));
+}
+
 TEST(SweepPoint, TextItDidNotWriteIsRefused) {
   EXPECT_ANY_THROW(decode_sweep_point(""));
   EXPECT_ANY_THROW(decode_sweep_point("{\"kind\": 0, \"mess"));  // cut short
