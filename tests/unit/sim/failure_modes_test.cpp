@@ -1,0 +1,91 @@
+// REFERENCE 11's failure modes that device_faults_test does not build: each scenario as a
+// workload on SimMeshDevice, and what its report (or refusal) says.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_args.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/unit/sim/device_error_util.hpp"
+#include "tests/unit/sim/device_test_util.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+using namespace testing;
+using runtime::DeviceError;
+using ::testing::HasSubstr;
+
+// Writes `signal` into the termination word of every router on `chips`, as the host's teardown
+// does (SimMeshDevice::terminate_fabric writes it to all of them at once).
+void signal_routers(SimMeshDevice& device, api::TerminationSignal signal, const std::vector<runtime::ChipId>& chips) {
+  for (const runtime::FabricRouterSite& site : device.fabric_plan().routers()) {
+    if (std::find(chips.begin(), chips.end(), site.chip) == chips.end()) continue;
+    device.system()
+        .chip(site.chip)
+        .l1(CoreCoord{static_cast<std::int32_t>(site.noc0.x), static_cast<std::int32_t>(site.noc0.y)})
+        .write_u32(kernels::make_fabric_router_layout(site.config).termination_signal, static_cast<std::uint32_t>(signal));
+  }
+}
+
+// A 512 KiB send_recv three hops down a T3K line fabric (fabric positions 0 -> 3), with the
+// termination `signal` written to the routers of `chips_at(line)` 15 us into it, while packets
+// are on their way. Returns the hang report.
+template <typename ChipsAt>
+std::string teardown_during_a_send(api::TerminationSignal signal, ChipsAt chips_at) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = runtime::FabricMode::Line;
+  SimMeshDevice device(topo::build_t3k(), options);
+  const std::vector<runtime::ChipId> line = device.fabric_plan().chips();
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(256 * 2048, 2048));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(256 * 2048, 2048));
+  const runtime::ccl::send_recv::Params params = send_recv_params(line[0], line[3], in, out, options.fabric);
+  device.enqueue_workload(runtime::ccl::send_recv::build(params, device.topology()));
+  const std::vector<runtime::ChipId> chips = chips_at(line);
+  device.engine().schedule_at(device.now() + SimTime::from_us(15),
+                              [&device, signal, chips] { signal_routers(device, signal, chips); });
+  return expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+}
+
+// REFERENCE 11.8, termination before the channels drained: every router is told to stop at
+// once mid-transfer. The sender's router exits with the worker's packets in its channel; the
+// chain ends there, naming the signal and the teardown.
+TEST(FailureModes, ATeardownWithTrafficInFlightIsNamedWhereTheChainEnds) {
+  const std::string text = teardown_during_a_send(api::TerminationSignal::IMMEDIATELY_TERMINATE,
+                                                  [](const std::vector<runtime::ChipId>& line) { return line; });
+  EXPECT_THAT(text, HasSubstr("a free slot in the forward fabric connection's sender channel")) << text;
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        "sender channel 0 \\(from workers\\): 8 of 8 slots in use \\([0-9]+ packets written, [0-9]+ "
+                        "freed\\); the router has terminated \\(IMMEDIATELY_TERMINATE: it exited without draining its "
+                        "channels\\): nothing frees its slots any more: the fabric was torn down with traffic in flight"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("REFERENCE 6.8 / 11.8")) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("fabric routers:"))) << text;  // every router has exited
+}
+
+// REFERENCE 11.8, the wrong order: the routers nearer the receiver (fabric positions 1 and 2)
+// are told to terminate gracefully while the sender's (position 0) still sends through them.
+// They drain what they hold and exit; what the sender's router sends on lands in slots nobody
+// serves, so its credits run out. The chain crosses the link and ends at that receiver.
+TEST(FailureModes, RoutersTerminatedNearestFirstStrandTrafficFromFartherOnesAndAreNamed) {
+  const std::string text =
+      teardown_during_a_send(api::TerminationSignal::GRACEFULLY_TERMINATE, [](const std::vector<runtime::ChipId>& line) {
+        return std::vector<runtime::ChipId>{line[1], line[2]};
+      });
+  EXPECT_THAT(text, HasSubstr("fabric routers:")) << text;  // the sender's routers still run
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        "sender channel 0 \\(from workers\\): 8 of 8 slots in use [^\n]*; its slots free when router "
+                        "chip [0-9]+ ch [0-9]+ acknowledges them\n *<- router chip [0-9]+ ch [0-9]+ receiver: [1-9][0-9]* "
+                        "of 16 slots hold packets; the router has terminated \\(GRACEFULLY_TERMINATE: it drained its "
+                        "own channels first\\), and these arrived after it had: nothing forwards or acknowledges them: "
+                        "the fabric was torn down with traffic in flight"))
+      << text;
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device
