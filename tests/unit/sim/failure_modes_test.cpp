@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kernels/kernel_args.hpp"
+#include "kernels/host/command_encoder.hpp"
+#include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/unit/sim/device_error_util.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
@@ -85,6 +87,54 @@ TEST(FailureModes, RoutersTerminatedNearestFirstStrandTrafficFromFartherOnesAndA
                         "own channels first\\), and these arrived after it had: nothing forwards or acknowledges them: "
                         "the fabric was torn down with traffic in flight"))
       << text;
+}
+
+// REFERENCE 11.5: two workers on one sender channel. Two interpreters on an N300's first chip
+// are both given the forward router's channel 0 and each sends 20 one-packet increments to
+// the next chip: each counts the channel's 8 slots as its own, so together they write more
+// packets than it has slots. The router faults on the overrun, and the report names both.
+TEST(FailureModes, TwoWorkersOnOneSenderChannelOverrunItAndAreNamed) {
+  SimMeshDeviceOptions options;
+  options.fabric.mode = runtime::FabricMode::Line;
+  SimMeshDevice device(topo::build_n300(), options);
+  const runtime::ChipId first = device.fabric_plan().chips()[0];
+  runtime::MeshWorkload workload;
+  workload.name = "two workers on one channel";
+  for (const runtime::CoreCoord core : {runtime::CoreCoord{0, 0}, runtime::CoreCoord{1, 0}}) {
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+    spec.semaphore_ids = {0};
+    spec.forward_connection = device.fabric_plan().worker_connection(first, true, 1, 2, 3);
+    std::vector<std::uint32_t> stream;
+    constexpr std::uint32_t kPackets = 20;
+    for (std::uint32_t p = 0; p < kPackets; ++p) {
+      const std::vector<std::uint32_t> one = cmd::encode_command(
+          cmd::fabric_unicast_semaphore_inc(cmd::SemaphoreId{0}, 1, core.x + 1, 2, cmd::ChipUnicast{1, true}));
+      stream.insert(stream.end(), one.begin(), one.end());
+    }
+    spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, stream, kPackets}};
+    runtime::MeshWorkload one = interpreter_workload("worker", first, core, spec, 0, 0, {0, 1, 2, 3});
+    runtime::Program& program = workload.programs[first];
+    for (auto& cb : one.programs[first].circular_buffers) program.circular_buffers.push_back(cb);
+    for (auto& sem : one.programs[first].semaphores) program.semaphores.push_back(sem);
+    for (auto& k : one.programs[first].kernels) program.kernels.push_back(k);
+  }
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error(
+      [&] {
+        device.finish();
+        device.drain();
+      },
+      DeviceError::Kind::Fault);
+  EXPECT_THAT(text, HasSubstr("fabric_router fault WORKER_PROTOCOL_VIOLATION")) << text;
+  EXPECT_THAT(text, HasSubstr(fmt::format(
+                        "channel 0's worker overran its credits (more packets or buffers than the channel gave it); 2 "
+                        "kernels were connected to its sender channel 0 at once: chip {0} core (1,3) [tensix (0,0) dm0] "
+                        "ccl_interpreter, chip {0} core (2,3) [tensix (1,0) dm0] ccl_interpreter (a sender channel "
+                        "serves one worker at a time",
+                        first)))
+      << text;
+  EXPECT_THAT(text, HasSubstr("REFERENCE 6.3 / 11.5)")) << text;
 }
 
 }  // namespace
