@@ -192,6 +192,8 @@ class ChainBuilder {
   static std::string lost_at_launch(const KernelContext& k, const SemaphoreOverwrittenAtLaunch& lost, const Writer& w);
   const Writer& pick(const std::vector<Writer>& writers, const SemaphoreOverwrittenAtLaunch* lost) const;
   static bool executed(const Writer& w);
+  static std::optional<Explained> explain_overcount(const KernelContext& k, const std::string& head,
+                                                    const SemaphoreWait& wait, const std::vector<Writer>& writers);
   // One of an interpreter's fabric connections, found by a semaphore of it the interpreter waits
   // on: the core it names (a router's or a mux's), its connection_live word there, and which word
   // is waited on: flow control (a free slot) or teardown (the close acknowledgement).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/kernel_args.hpp"
+#include "kernels/api/dataflow_api.hpp"
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
@@ -135,6 +136,61 @@ TEST(FailureModes, TwoWorkersOnOneSenderChannelOverrunItAndAreNamed) {
                         first)))
       << text;
   EXPECT_THAT(text, HasSubstr("REFERENCE 6.3 / 11.5)")) << text;
+}
+
+// Test kernel (REFERENCE 11.7): its semaphore 0 is still at 2 from an earlier use nobody reset
+// (two increments), and this use waits for it to equal 1, as a legacy worker's
+// noc_semaphore_wait does.
+void overcounted_waiter() {
+  const uint32_t sem = get_semaphore(0);
+  l1_write_u32(sem, 2);
+  noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(sem)), 1);
+}
+
+// REFERENCE 11.7, an over-count never matches: an equality wait on a word already past its
+// target. The chain says so instead of "the increment is missing".
+TEST(FailureModes, AnEqualityWaitOnAnOverCountedSemaphoreIsNamed) {
+  SimMeshDevice device(topo::build_n150(), SimMeshDeviceOptions{});
+  device.register_kernel("overcounted_waiter", &overcounted_waiter, false);
+  runtime::Program program;
+  program.semaphores.push_back(runtime::ccl::tensix_semaphore({0, 0}, 0));
+  runtime::KernelSpec k;
+  k.kernel = "overcounted_waiter";
+  k.cores = {{{0, 0}, {0, 0}}};
+  program.kernels.push_back(k);
+  runtime::MeshWorkload workload;
+  workload.name = "over-count";
+  workload.programs[0] = std::move(program);
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("overcounted_waiter is blocked in noc_semaphore_wait(semaphore id 0 at 0x20000 == 1, "
+                              "now 2); the word is at 2, past the 1 it waits to equal, and nothing sets it back: "
+                              "increments only raise it, so the wait never matches (an over-count: a semaphore reused "
+                              "without a reset"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("REFERENCE 4.8 / 11.7)")) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("the increment is missing"))) << text;
+}
+
+// REFERENCE 11.6, an 8-bit inline value that overflowed: a writer meant to add 300 to a
+// semaphore, and what an encoder that truncates to 8 bits leaves in the command is 300 & 0xFF =
+// 44; the waiter waits for 100 (which fits). The chain names the shortfall. (The encoder
+// refuses values above 255 instead, kernels_command_stream_test EncoderRejects; this stream is
+// written as if it had truncated.)
+TEST(FailureModes, IncrementsThatNeverReachTheWaitTargetAreNamed) {
+  SimMeshDevice device(topo::build_n150(), SimMeshDeviceOptions{});
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0};
+  std::vector<std::uint32_t> stream = cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 300 & 0xFF));
+  const std::vector<std::uint32_t> wait = cmd::encode_command(cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 100));
+  stream.insert(stream.end(), wait.begin(), wait.end());
+  spec.streams = {kargs::InterpreterStreamSpec{std::nullopt, stream, 2}};
+  device.enqueue_workload(interpreter_workload("truncated increment", 0, {0, 0}, spec, 0, 0, {0}));
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr("noc_semaphore_wait_min(semaphore id 0 at 0x20000 >= 100, now 44)")) << text;
+  EXPECT_THAT(text, HasSubstr("the command streams add 44 to it in total (1 command(s)), never the 100 it waits for"))
+      << text;
 }
 
 }  // namespace
