@@ -1,7 +1,8 @@
 // REFERENCE 11's failure modes run end to end through `cclmesh run` (run_collective): the
 // shapes and configurations that hung in tt-metal must complete verified in the simulator or be
 // refused with a clear error (11.11), the same op on 1 and on 4 links completes and repeats
-// exactly (11.10), and the legacy EDM's handshake holds a skewed peer's payload back (11.9).
+// exactly (11.10), the legacy EDM's handshake holds a skewed peer's payload back (11.9), and a
+// router's packet rate bounds its bandwidth (11.14).
 // What each is, and the tests of the others: docs/faults.md, "Reproduced failure modes".
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -137,6 +138,24 @@ TEST(ReferenceFailureModes, TheLegacyEdmHandshakeHoldsPayloadBackFromASkewedPeer
   options.op = CollectiveOp::AllReduce;  // legacy all_reduce: a reduce_scatter and an all_gather, each with its EDMs
   options.all_reduce_algo = "rs-ag";
   expect_verified(run_collective(options), "legacy rs-ag all_reduce, skewed");
+}
+
+// REFERENCE 11.14, a packet-rate-bound router (#19828): the same all_gather with larger fabric
+// packets takes less time, each packet's fixed cost spread over more bytes (N300, 4 MiB,
+// timing only; 2 KiB: one page a packet).
+TEST(ReferenceFailureModes, APacketRateBoundRouterRunsFasterWithLargerPackets) {
+  double previous_us = 0.0;
+  for (const std::uint32_t payload : {2048u, 4352u, 6144u}) {
+    RunOptions options = run_of("n300", CollectiveOp::AllGather);
+    options.size_bytes = 4ull << 20;
+    options.no_data = true;
+    options.fabric_payload_bytes = payload;
+    const RunResult r = run_collective(options);
+    if (previous_us > 0.0) {
+      EXPECT_LT(r.time_us, previous_us) << payload << " B packets";
+    }
+    previous_us = r.time_us;
+  }
 }
 
 }  // namespace
