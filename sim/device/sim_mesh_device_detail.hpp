@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/device/sim_mesh_device.hpp"
+#include "sim/device/wait_chain.hpp"
 
 namespace cclmesh::sim::device {
 
@@ -88,9 +89,10 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
     }
   } catch (const ProcessFailure& e) {
     if (first_failure_ != nullptr) {
-      fail(runtime::DeviceError::Kind::Fault, fmt::format("fault at {}: {}: {}", to_string(e.when()),
-                                                          first_failure_->name(),
-                                                          first_failure_->failure_description()));
+      fail(runtime::DeviceError::Kind::Fault,
+           fmt::format("fault at {}: {}: {}{}", to_string(e.when()), first_failure_->name(),
+                       first_failure_->failure_description(),
+                       workers_sharing_an_overrun_channel(*first_failure_, kernels_of_interest())));
     }
     fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation failed: {}", e.what()));
   } catch (const std::exception& e) {

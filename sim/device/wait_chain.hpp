@@ -88,4 +88,11 @@ WaitChains wait_chains(const WaitChainInput& input);
 // wait_chains(input).text.
 std::string wait_chain_report(const WaitChainInput& input);
 
+// REFERENCE 11.5, two workers on one sender channel: when `failed` is a fabric router that
+// stopped because a worker overran a sender channel's credits (WORKER_PROTOCOL_VIOLATION), and
+// two or more of `kernels` (interpreters, by their connection arguments) were connected to
+// that channel at once, "; N kernels were connected to its sender channel C at once: ...";
+// else "". Appended to the fault's line (wait_chain_shared_channel.cpp).
+std::string workers_sharing_an_overrun_channel(const KernelContext& failed, const std::vector<const KernelContext*>& kernels);
+
 }  // namespace cclmesh::sim::device

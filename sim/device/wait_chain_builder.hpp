@@ -158,6 +158,11 @@ class ChainBuilder {
  public:
   explicit ChainBuilder(const WaitChainInput& in);
   WaitChains report();
+  // Where an interpreter's fabric connection blocks start in its runtime args (forward, then
+  // backward), the ones it has (wait_chain_semaphores.cpp; also wait_chain_shared_channel.cpp).
+  static std::vector<std::size_t> connection_arg_blocks(const KernelContext& k);
+  // A router's configuration, from its compile-time args.
+  static kernels::FabricRouterConfig config(const KernelContext& router);
 
  private:
   // --- the walk, cycles and the report (wait_chain.cpp) ---------------------------------------
@@ -187,6 +192,8 @@ class ChainBuilder {
   static std::string lost_at_launch(const KernelContext& k, const SemaphoreOverwrittenAtLaunch& lost, const Writer& w);
   const Writer& pick(const std::vector<Writer>& writers, const SemaphoreOverwrittenAtLaunch* lost) const;
   static bool executed(const Writer& w);
+  static std::optional<Explained> explain_overcount(const KernelContext& k, const std::string& head,
+                                                    const SemaphoreWait& wait, const std::vector<Writer>& writers);
   // One of an interpreter's fabric connections, found by a semaphore of it the interpreter waits
   // on: the core it names (a router's or a mux's), its connection_live word there, and which word
   // is waited on: flow control (a free slot) or teardown (the close acknowledgement).
@@ -196,7 +203,6 @@ class ChainBuilder {
     std::uint32_t connection_live;
   };
   static std::optional<ConnectionWait> connection_of(const KernelContext& k, std::uint64_t address);
-  static std::vector<std::size_t> connection_arg_blocks(const KernelContext& k);
   const std::vector<Writer>& writers_of(std::uint32_t chip, CoreCoord core, std::uint64_t address);
   void add_writer(std::vector<Writer>& found, const KernelContext& k, std::uint32_t stream, const cmd::DecodedCommand& d,
                   std::uint32_t chip, CoreCoord core, std::uint64_t address) const;
@@ -217,7 +223,6 @@ class ChainBuilder {
   static std::optional<std::uint32_t> mux_channel(std::uint32_t connection_live, std::uint32_t channels);
   static std::optional<CoreCoord> router_of_mux(const KernelContext& mux);
   const runtime::FabricRouterSite* site_of_connection(std::uint32_t chip, std::uint32_t x, std::uint32_t y) const;
-  static kernels::FabricRouterConfig config(const KernelContext& router);
   const KernelContext* peer_router(const KernelContext& router) const;
   static std::string config_problem(const KernelContext& router, const KernelContext& peer);
   Explained explain_sender(const KernelContext& router, std::uint32_t channel);

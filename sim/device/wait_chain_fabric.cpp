@@ -150,6 +150,33 @@ std::string ChainBuilder::config_problem(const KernelContext& router, const Kern
   return "";
 }
 
+namespace {
+
+// REFERENCE 11.8: what a chain that ends at a router that exited with packets still to carry
+// is an instance of.
+constexpr const char* kTornDownWithTrafficInFlight =
+    ": the fabric was torn down with traffic in flight (terminated before every channel drained, or routers "
+    "terminated nearest first while farther ones still sent through them; REFERENCE 6.8 / 11.8)";
+
+// "the router has terminated" with the signal it was given (its termination_signal word), which
+// says whether it drained its own channels before it exited. `held_packets`: the channel the
+// step is about still holds packets.
+std::string how_it_terminated(const KernelContext& router, const kernels::FabricRouterL1Layout& layout,
+                              bool held_packets) {
+  const std::uint32_t signal = router.l1->read_u32(layout.termination_signal);
+  if (signal == static_cast<std::uint32_t>(api::TerminationSignal::IMMEDIATELY_TERMINATE)) {
+    return held_packets ? "the router has terminated (IMMEDIATELY_TERMINATE: it exited without draining its channels)"
+                        : "the router has terminated (IMMEDIATELY_TERMINATE)";
+  }
+  if (signal == static_cast<std::uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE)) {
+    return held_packets ? "the router has terminated (GRACEFULLY_TERMINATE: it drained its channels, then these came)"
+                        : "the router has terminated (GRACEFULLY_TERMINATE: it drained its own channels first)";
+  }
+  return "the router has terminated";
+}
+
+}  // namespace
+
 Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_t channel) {
   const kernels::FabricRouterConfig cfg = config(router);
   const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
@@ -158,7 +185,11 @@ Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_
   const std::string head = fmt::format("{} sender channel {} ({}): {} of {} slots in use ({} packets written, {} freed)",
                                        short_name(router), channel, channel == 0 ? "from workers" : "forwarding",
                                        written - freed, layout.sender[channel].num_slots, written, freed);
-  if (router.done) return {head + "; the router has terminated: nothing frees its slots any more", std::nullopt};
+  if (router.done) {
+    return {head + "; " + how_it_terminated(router, layout, written != freed) + ": nothing frees its slots any more" +
+                (written != freed ? kTornDownWithTrafficInFlight : ""),
+            std::nullopt};
+  }
   if (router.eth == nullptr || router.eth->link() == nullptr) return {head + "; its channel has no link", std::nullopt};
   const LinkProblem problem = link_problem(*router.eth);
   if (!problem.text.empty()) {
@@ -275,6 +306,13 @@ Explained ChainBuilder::explain_receiver(const KernelContext& router) {
   }
   const std::string head =
       fmt::format("{} receiver: {} of {} slots hold packets", short_name(router), held, layout.receiver_slots);
+  if (router.done && held != 0) {
+    // It exited, then packets still came across the link into its slots: nobody forwards or
+    // acknowledges them, so the sender across the link runs out of credits.
+    return {head + "; " + how_it_terminated(router, layout, false) +
+                ", and these arrived after it had: nothing forwards or acknowledges them" + kTornDownWithTrafficInFlight,
+            std::nullopt};
+  }
   if (held == 0) {
     return {head + "; it holds nothing to acknowledge: the packets or acks between the two ends were lost", std::nullopt};
   }

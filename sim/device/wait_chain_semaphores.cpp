@@ -38,8 +38,9 @@ Explained ChainBuilder::explain_semaphore(const KernelContext& k, const std::str
     const KernelContext& peer = router != nullptr ? *router : *mux;
     return {head + fmt::format("; {}: {}", short_name(peer), progress(peer)), std::nullopt};
   }
-  if (std::optional<Explained> coded = explain_kernel_write(k, head, address)) return std::move(*coded);
   const std::vector<Writer>& all_writers = writers_of(chip_of(k), k.noc0, address);
+  if (std::optional<Explained> over = explain_overcount(k, head, wait, all_writers)) return std::move(*over);
+  if (std::optional<Explained> coded = explain_kernel_write(k, head, address)) return std::move(*coded);
   const std::vector<Writer> writers = could_satisfy(k, all_writers, wait);
   if (writers.empty()) {
     const std::string others =
@@ -147,6 +148,24 @@ const Writer& ChainBuilder::pick(const std::vector<Writer>& writers, const Semap
 
 // Whether the writer's kernel has finished that command (each stream's own count: another
 // stream's last report says nothing about it).
+// An equality wait (noc_semaphore_wait) on a word already past its target, which no command
+// stream sets: increments only raise it, so the wait never matches whoever runs. An over-count:
+// typically a semaphore reused without a reset, whose count from an earlier use adds to this
+// one's (REFERENCE 4.8 / 11.7).
+std::optional<Explained> ChainBuilder::explain_overcount(const KernelContext& k, const std::string& head,
+                                                         const SemaphoreWait& wait, const std::vector<Writer>& writers) {
+  if (!wait.equal || k.l1 == nullptr) return std::nullopt;
+  const std::uint32_t now = k.l1->read_u32(wait.address);
+  if (now <= wait.target) return std::nullopt;
+  if (std::any_of(writers.begin(), writers.end(), [](const Writer& w) { return w.sets; })) return std::nullopt;
+  return Explained{head + fmt::format("; the word is at {}, past the {} it waits to equal, and nothing sets it back: "
+                                      "increments only raise it, so the wait never matches (an over-count: a semaphore "
+                                      "reused without a reset, or more increments than the wait expects; REFERENCE "
+                                      "4.8 / 11.7)",
+                                      now, wait.target),
+                   std::nullopt};
+}
+
 bool ChainBuilder::executed(const Writer& w) {
   const KernelContext& k = *w.kernel;
   if (k.done) return true;
