@@ -146,8 +146,6 @@ const Writer& ChainBuilder::pick(const std::vector<Writer>& writers, const Semap
   return writers.front();
 }
 
-// Whether the writer's kernel has finished that command (each stream's own count: another
-// stream's last report says nothing about it).
 // An equality wait (noc_semaphore_wait) on a word already past its target, which no command
 // stream sets: increments only raise it, so the wait never matches whoever runs. An over-count:
 // typically a semaphore reused without a reset, whose count from an earlier use adds to this
@@ -166,6 +164,8 @@ std::optional<Explained> ChainBuilder::explain_overcount(const KernelContext& k,
                    std::nullopt};
 }
 
+// Whether the writer's kernel has finished that command (each stream's own count: another
+// stream's last report says nothing about it).
 bool ChainBuilder::executed(const Writer& w) {
   const KernelContext& k = *w.kernel;
   if (k.done) return true;
