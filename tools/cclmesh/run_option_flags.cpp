@@ -37,16 +37,17 @@ std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_vi
   return chips;
 }
 
-void add_trace_limit_option(CLI::App& command, std::size_t& limit) {
-  command
-      .add_option_function<std::string>(
+CLI::Option* add_trace_limit_option(CLI::App& command, std::size_t& limit, CLI::Option* trace) {
+  CLI::Option* option =
+      command.add_option_function<std::string>(
           "--trace-limit",
           [&limit](const std::string& text) {
             limit = parse_whole_number(text, "--trace-limit", 0, "number", "a positive whole number of spans per track");
           },
-          "spans kept per trace track; later ones are counted, not kept")
-      ->type_name("UINT")
-      ->default_str(std::to_string(limit));
+          "spans kept per trace track; later ones are counted, not kept");
+  option->type_name("UINT")->default_str(std::to_string(limit));
+  if (trace != nullptr) option->needs(trace);
+  return option;
 }
 
 void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option* device) {
