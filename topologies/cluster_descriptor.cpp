@@ -74,7 +74,7 @@ class ClusterDescriptorReader {
       const auto parsed = parse_arch(text);
       if (!parsed) {
         yaml_.fail(item.second, entry,
-                   fmt::format("unknown architecture '{}'; expected {}", text, kArchSpellings));
+                   fmt::format("unknown architecture {}; expected {}", detail::quote_scalar(text), kArchSpellings));
       }
       Chip chip;
       chip.id = id;
@@ -238,7 +238,7 @@ class ClusterDescriptorReader {
           const auto parsed = parse_board_type(text);
           if (!parsed) {
             yaml_.fail(t, entry + ".board_type",
-                       fmt::format("unknown board type '{}'; expected {}", text, kBoardSpellings));
+                       fmt::format("unknown board type {}; expected {}", detail::quote_scalar(text), kBoardSpellings));
           }
           type = *parsed;
         }

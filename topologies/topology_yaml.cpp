@@ -128,7 +128,7 @@ class TopologyYamlReader {
     const YAML::Node format = yaml_.require(root, "format", "top level");
     if (yaml_.to_string(format, "format") != kTopologyFormatName) {
       yaml_.fail(format, "format",
-                 fmt::format("got '{}'; expected '{}'", format.Scalar(), kTopologyFormatName));
+                 fmt::format("got {}; expected '{}'", detail::quote_scalar(format.Scalar()), kTopologyFormatName));
     }
     const YAML::Node version = yaml_.require(root, "version", "top level");
     yaml_.to_int(version, "version", kTopologyFormatVersion, kTopologyFormatVersion);
@@ -239,7 +239,7 @@ class TopologyYamlReader {
     const auto parsed_arch = parse_arch(arch_text);
     if (!parsed_arch) {
       yaml_.fail(arch, entry + ".arch",
-                 fmt::format("unknown architecture '{}'; expected {}", arch_text, kArchSpellings));
+                 fmt::format("unknown architecture {}; expected {}", detail::quote_scalar(arch_text), kArchSpellings));
     }
     chip.arch = *parsed_arch;
     if (const YAML::Node board = node["board"]) {
@@ -247,7 +247,7 @@ class TopologyYamlReader {
       const auto parsed = parse_board_type(text);
       if (!parsed) {
         yaml_.fail(board, entry + ".board",
-                   fmt::format("unknown board type '{}'; expected {}", text, kBoardSpellings));
+                   fmt::format("unknown board type {}; expected {}", detail::quote_scalar(text), kBoardSpellings));
       }
       chip.board = *parsed;
     }

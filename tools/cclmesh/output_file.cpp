@@ -59,7 +59,16 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
     for (std::size_t j = 0; j < i; ++j) {
       const std::string& a = outputs[i].first;
       const std::string& b = outputs[j].first;
-      if (a.empty() || a == "-" || b.empty() || b == "-") continue;
+      if (a.empty() || b.empty()) continue;
+      if (a == "-" || b == "-") {
+        // Two outputs on stdout would come out one after the other, which no reader parses.
+        if (a == b) {
+          throw UsageError(fmt::format("{}: '-' (stdout) cannot be used together with {} -; write one of them "
+                                       "to a file",
+                                       outputs[i].second, outputs[j].second));
+        }
+        continue;
+      }
       if (fs::path(a).lexically_normal() == fs::path(b).lexically_normal()) {
         throw UsageError(fmt::format("{}: '{}' is also {}'s file; give each output its own file", outputs[i].second, a,
                                      outputs[j].second));

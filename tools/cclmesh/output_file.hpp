@@ -19,7 +19,8 @@ void write_output(const std::string& path, std::string_view content, std::string
 void check_output_path(const std::string& path, std::string_view option);
 
 // Throws UsageError when two of the given (path, option) outputs name one file (compared
-// lexically normalised; empty and "-" are skipped): the last written would replace the other.
+// lexically normalised; empty ones are skipped): the last written would replace the other. Two
+// given "-" (stdout) are refused too: their contents would be printed one after the other.
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs);
 
 }  // namespace cclmesh::cli

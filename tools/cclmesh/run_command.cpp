@@ -208,9 +208,10 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "inject a fault (repeatable): link-down:A-B[@T], link-slow:A-B:F, skew:MAX[:SEED], drop:P[:SEED], "
                       "dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble");
   command->add_option("--json", raw->json_path, "write the result as JSON to FILE, or - for stdout only");
-  command->add_option("--trace", raw->trace_path,
-                      "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");
-  add_trace_limit_option(*command, raw->trace_limit);
+  CLI::Option* trace = command->add_option(
+      "--trace", raw->trace_path,
+      "write a Chrome / Perfetto trace (JSON) of kernels, commands and ethernet packets to FILE, or - for stdout only");
+  add_trace_limit_option(*command, raw->trace_limit, trace);
   command->add_option("--report", raw->report_path,
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
   CLI::Option* device =

@@ -28,14 +28,22 @@ void require_legacy_links(const RunOptions& options, const topo::Topology& topol
         laid.opened_at ? fmt::format(", run as the line {} around the down link {}-{}", fmt::join(laid.chips, ","),
                                      laid.opened_at->first, laid.opened_at->second)
                        : "";
+    const std::uint32_t physical =
+        topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b));
+    const bool tunnel = ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)});
+    if (usable == 0) {
+      // No --links value runs it (bug bash, session 28: TG's whole-system ring, whose gateway
+      // hops keep their one link for the tunnel, said "--links: 1 link(s) asked ... allows 1 to 0").
+      throw UsageError(fmt::format("--mode: legacy mode's EDMs have no link on {}'s {} {}{}: hop {}-{} has {} physical "
+                                   "link(s){} (REFERENCE 6.9); expected groups whose every hop keeps a link: "
+                                   "--cluster-axis, or --chips whose hops avoid {}-{}",
+                                   options.system, options.topology, fmt::join(group, ","), opened, a, b, physical,
+                                   tunnel ? ", carrying fast dispatch's tunnel" : "", a, b));
+    }
     throw UsageError(fmt::format("--links: {} link(s) asked in legacy mode; {}'s {} {}{} allows 1 to {} (hop {}-{} has "
                                  "{} physical link(s){}; REFERENCE 6.9)",
                                  options.links, options.system, options.topology, fmt::join(group, ","), opened, usable,
-                                 a, b,
-                                 topology.links_between(static_cast<topo::ChipId>(a), static_cast<topo::ChipId>(b)),
-                                 ccl::dispatch_tunnel_hops(topology).contains({std::min(a, b), std::max(a, b)})
-                                     ? ", one of them carrying fast dispatch's tunnel"
-                                     : ""));
+                                 a, b, physical, tunnel ? ", one of them carrying fast dispatch's tunnel" : ""));
   }
 }
 

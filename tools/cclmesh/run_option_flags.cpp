@@ -15,6 +15,7 @@
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/whole_number_option.hpp"
 
 namespace cclmesh::cli {
 
@@ -37,16 +38,17 @@ std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_vi
   return chips;
 }
 
-void add_trace_limit_option(CLI::App& command, std::size_t& limit) {
-  command
-      .add_option_function<std::string>(
+CLI::Option* add_trace_limit_option(CLI::App& command, std::size_t& limit, CLI::Option* trace) {
+  CLI::Option* option =
+      command.add_option_function<std::string>(
           "--trace-limit",
           [&limit](const std::string& text) {
             limit = parse_whole_number(text, "--trace-limit", 0, "number", "a positive whole number of spans per track");
           },
-          "spans kept per trace track; later ones are counted, not kept")
-      ->type_name("UINT")
-      ->default_str(std::to_string(limit));
+          "spans kept per trace track; later ones are counted, not kept");
+  option->type_name("UINT")->default_str(std::to_string(limit));
+  if (trace != nullptr) option->needs(trace);
+  return option;
 }
 
 void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option* device) {
@@ -74,10 +76,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "torus axis), else a line (n300, a mesh row), as tt-metal's all_gather runs 2 chips as a line")
       ->check(CLI::IsMember({"auto", "ring", "line"}))
       ->capture_default_str();
-  command.add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: fabric 1 on n300/t3k, 3 on tg, 4 on galaxy; legacy: each hop's links less one where dispatch tunnels, e.g. 2 on t3k --cluster-axis 0)")->check(CLI::Range(1, 16))->capture_default_str();
+  command.add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: fabric 1 on n300/t3k, 3 on tg, 4 on galaxy; legacy: each hop's links less one where dispatch tunnels, e.g. 2 on t3k --cluster-axis 0)")->transform(whole_number_in(1, 16))->capture_default_str();
   command.add_option("--workers-per-link", o.workers_per_link,
                      "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default: 4 once a link and direction carries 32 output pages, else 1); all_gather relaying on a ring: the same (default 2 once a link and direction's run holds 32 input pages, else 1)")
-      ->check(CLI::Range(1, 6));
+      ->transform(whole_number_in(1, 6));
   command.add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
       ->capture_default_str();
@@ -85,7 +87,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   const auto asked = [&o](const std::string&) { o.layout_or_memory_asked = true; };
   command.add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->each(asked)->capture_default_str();
   command.add_option("--memory", o.memory, "dram or l1: where every buffer of the op lives (input, output, intermediates)")->check(CLI::IsMember({"dram", "l1"}))->each(asked)->capture_default_str();
-  command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->check(CLI::Range(0, 1));
+  command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->transform(whole_number_in(0, 1));
   // Parsed here: CLI11 said only "Could not convert: --root = abc" (session 18).
   command
       .add_option_function<std::string>(
@@ -102,7 +104,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->default_str(std::to_string(o.root));
   command.add_option("--rounds", o.rounds,
                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
-      ->check(CLI::Range(1, 65536));
+      ->transform(whole_number_in(1, 65536));
   namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,
                      fmt::format("all_reduce: auto (one-shot up to {} KiB and {} pages on 2 chips, {} KiB and {} pages on 3-4, {} "
@@ -129,7 +131,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->capture_default_str();
   command.add_option("--chunks-per-sync", o.chunks_per_sync,
                      "all_gather relaying on a fabric ring: packets per chunk, one semaphore increment each (grown if a worker would need more than 255); default: fitted to the worker's run, at least 3 chunks of at most 4 packets, at least 1 packet")
-      ->check(CLI::Range(1, 255));
+      ->transform(whole_number_in(1, 255));
   command.add_option("--rs-line-algorithm", o.rs_line_algorithm,
                      "reduce_scatter / all_reduce on a line: two_sided (each slice's owner gets the partials of both sides over neighbour hops) or wrap (the ring's chain, wrapping back over N-1 hops)")
       ->check(CLI::IsMember({"two_sided", "wrap"}))
@@ -160,17 +162,18 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->default_str(std::to_string(o.seed));
   command.add_option("--fabric-payload", o.fabric_payload_bytes,
                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
-      ->check(CLI::Range(64, 7616))
+      ->transform(whole_number_in(64, 7616))
       ->capture_default_str();
   command.add_option("--fabric-rx-in-flight", o.fabric_rx_in_flight,
                      "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
                      "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
-      ->check(CLI::Range(1, 16));
+      ->transform(whole_number_in(1, 16));
   command.add_option_function<std::uint32_t>(
              "--erisc-unreserved-kib", [&o](std::uint32_t kib) { o.erisc_unreserved_bytes = kib * 1024; },
                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "
                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
-      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
+      ->transform(whole_number_in(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024,
+                                 "UINT"));
   add_link_whatif_options(command, o.link_whatif);
 }
 

@@ -17,8 +17,10 @@ namespace cclmesh::cli {
 void add_collective_options(CLI::App& command, RunOptions& options);
 
 // --trace-limit N (run --trace, serve --trace-dir): spans kept per trace track; 0 is refused
-// where a trace is asked for (it would keep none).
-void add_trace_limit_option(CLI::App& command, std::size_t& limit);
+// where a trace is asked for (it would keep none). `trace`, when given, is the option that asks
+// for the trace: --trace-limit without it is refused ("--trace-limit requires --trace") rather
+// than ignored.
+CLI::Option* add_trace_limit_option(CLI::App& command, std::size_t& limit, CLI::Option* trace = nullptr);
 
 // --device-wait SECONDS (run, sweep), beside `device` (--device HOST:PORT), which it needs.
 void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option* device);

@@ -116,9 +116,9 @@ int sweep(SweepOptions& o) {
   if (o.csv_path == "-" && o.json_path == "-") {
     throw UsageError("--csv: '-' (stdout) cannot be used together with --json -; write one of them to a file");
   }
-  // --csv - / --json -: stdout carries that data alone (a pipe parses it), so the table is not
-  // printed and a skipped size's note goes to stderr.
-  const bool data_on_stdout = o.csv_path == "-" || o.json_path == "-";
+  // --csv - / --json - / --plot -: stdout carries that data alone (a pipe parses it), so the
+  // table is not printed and a skipped size's note goes to stderr.
+  const bool data_on_stdout = o.csv_path == "-" || o.json_path == "-" || o.plot_path == "-";
   std::ostream& notes = data_on_stdout ? std::cerr : std::cout;
   require_distinct_outputs({{o.csv_path, "--csv"}, {o.json_path, "--json"}, {o.plot_path, "--plot"}});
   // Before the sweep runs, so a path that can never be written costs no run.
@@ -283,7 +283,7 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
       ->capture_default_str();
   command->add_option("--csv", o->csv_path, "write the rows as CSV to FILE (- for stdout, instead of the table)");
   command->add_option("--json", o->json_path, "write the rows as a JSON array to FILE (- for stdout, instead of the table)");
-  command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE");
+  command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE, or - for stdout");
   CLI::Option* device =
       command->add_option("--device", b.device,
                           "HOST:PORT: run the points on a device served by `cclmesh serve` (its system, mode and "

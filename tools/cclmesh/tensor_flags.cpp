@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/whole_number_option.hpp"
 
 namespace cclmesh::cli {
 
@@ -129,7 +130,7 @@ void add_memory_options(CLI::App& command, TensorFlags& flags) {
   command.add_option("--dim", flags.dim,
                      "all_gather / reduce_scatter / all_to_all: the dim to gather, scatter or exchange along, 0..3 "
                      "(default 3; 2 for a ROW_MAJOR tensor from --size, whose pages are rows); other ops refuse it")
-      ->check(CLI::Range(0, 3));
+      ->transform(whole_number_in(0, 3));
   command.add_option("--shard", flags.shard,
                      "shard the input buffer and, unless --out-shard* says otherwise, the output buffer (of --memory "
                      "l1 or dram) instead of interleaving them: height, width or block (tt-metal's "

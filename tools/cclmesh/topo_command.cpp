@@ -67,7 +67,11 @@ int run_topo(const TopoOptions& options) {
     write_output("-", topo::to_yaml(topology), "--save");  // stdout carries the YAML only
     return kExitOk;
   }
-  if (options.json_path == "-") return kExitOk;  // stdout carries the JSON only
+  // stdout carries that output only (require_distinct_outputs allows one "-"): an SVG or dot
+  // drawing piped to a viewer, as JSON to a parser, is not followed by the text summary.
+  for (const std::string* path : {&options.svg_path, &options.dot_path, &options.json_path}) {
+    if (*path == "-") return kExitOk;
+  }
   std::cout << topo::to_text(summary);
   if (what_if) std::cout << fmt::format("note       {}\n", link_whatif_text(*what_if));
   return kExitOk;
@@ -81,8 +85,8 @@ void register_topo_command(CLI::App& app, CommandOutcome& outcome) {
                       "built-in name (n150, n300, t3k, tg, galaxy, p150, p300, bh_galaxy), parametric "
                       "(mesh:RxC, torus:RxC[xD], ring:N, optional /L and @wh|@bh) or a YAML file")
       ->required();
-  command->add_option("--svg", options->svg_path, "write an SVG drawing to FILE");
-  command->add_option("--dot", options->dot_path, "write a Graphviz dot file to FILE");
+  command->add_option("--svg", options->svg_path, "write an SVG drawing to FILE, or - for stdout");
+  command->add_option("--dot", options->dot_path, "write a Graphviz dot file to FILE, or - for stdout");
   command->add_option("--json", options->json_path, "write the summary as JSON to FILE, or - for stdout");
   command->add_option("--save", options->save_path,
                       "write the system (with --link-rate/--link-latency applied) in cclmesh's own YAML format to "

@@ -80,7 +80,7 @@ std::int64_t YamlReader::to_int(const YAML::Node& node, std::string_view entry, 
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size() || value < min ||
       value > max) {
-    fail(node, entry, fmt::format("got '{}'; expected an integer in {}..{}", text, min, max));
+    fail(node, entry, fmt::format("got {}; expected an integer in {}..{}", quote_scalar(text), min, max));
   }
   return value;
 }
@@ -93,7 +93,7 @@ std::uint64_t YamlReader::to_uint(const YAML::Node& node, std::string_view entry
   std::uint64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
-    fail(node, entry, fmt::format("got '{}'; expected a non-negative integer", text));
+    fail(node, entry, fmt::format("got {}; expected a non-negative integer", quote_scalar(text)));
   }
   return value;
 }
@@ -131,7 +131,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Null:
       return "an empty value";
     case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
+      return quote_scalar(node.Scalar());
     case YAML::NodeType::Sequence:
       return "a list";
     case YAML::NodeType::Map:
@@ -140,6 +140,22 @@ std::string describe(const YAML::Node& node) {
       return "nothing";
   }
   return "nothing";
+}
+
+std::string quote_scalar(std::string_view text) {
+  constexpr std::size_t kShown = 60;
+  std::size_t end = text.size();
+  if (end > kShown + 4) {  // a few bytes over the limit are shown rather than elided
+    end = kShown;
+    // Not inside a UTF-8 sequence: back off its continuation bytes.
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0u) == 0x80u) --end;
+  }
+  std::string shown(text.substr(0, end));
+  for (char& c : shown) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  if (end == text.size()) return fmt::format("'{}'", shown);
+  return fmt::format("'{}...' ({} bytes)", shown, text.size());
 }
 
 }  // namespace cclmesh::topo::detail

@@ -46,7 +46,13 @@ class YamlReader {
 // The whole file; throws InputError "<path>: cannot read ..." when it cannot.
 std::string read_text_file(const std::filesystem::path& path);
 
-// A short rendering of a node for messages: the scalar, or "a map" / "a list".
+// A short rendering of a node for messages: the scalar (quoted), or "a map" / "a list".
 std::string describe(const YAML::Node& node);
+
+// A scalar quoted for a message: 'text', or its first 60 bytes and "...' (N bytes)" when longer,
+// line breaks and tabs shown as spaces, so one message line stays one line whatever the file
+// holds (bug bash, session 28: `--system big.txt`, 200000 lines of numbers, is one YAML scalar,
+// and its error quoted all 1.3 MB of it).
+std::string quote_scalar(std::string_view text);
 
 }  // namespace cclmesh::topo::detail

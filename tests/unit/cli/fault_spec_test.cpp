@@ -106,5 +106,28 @@ TEST(FaultSpec, BadSpecsAreOneLineNamingTheSpec) {
   }
 }
 
+// One kind of fault names a link once, in either orientation (bug bash, session 28: two corrupts
+// on one link from one time flipped the same bit twice and the run said verified; a second
+// link-down was refused late as "not neighbours", a second link-slow ignored).
+TEST(FaultSpec, ALinkNamedTwiceByOneKindIsRefusedNamingTheFirst) {
+  EXPECT_EQ(error_of({"link-down:0-2", "link-down:2-0"}),
+            "--fault: 'link-down:2-0': link 0-2 is already named by 'link-down:0-2'; expected each link down once (it "
+            "goes down once)");
+  EXPECT_THAT(error_of({"link-down:0-2@5us", "link-down:0-2@9us"}), HasSubstr("already named by 'link-down:0-2@5us'"));
+  EXPECT_THAT(error_of({"link-slow:0-2:0.5", "link-slow:2-0:0.5"}),
+              HasSubstr("--fault: 'link-slow:2-0:0.5': link 0-2 is already named by 'link-slow:0-2:0.5'; expected "
+                        "one link-slow per link"));
+  EXPECT_THAT(error_of({"corrupt:0-2", "corrupt:0-2"}),
+              HasSubstr("--fault: 'corrupt:0-2': link 0-2 is already named by 'corrupt:0-2'; expected one corrupt per "
+                        "link and time"));
+  EXPECT_THAT(error_of({"corrupt:0-2@0:3", "corrupt:2-0:4"}), HasSubstr("already named by 'corrupt:0-2@0:3'"));
+  // Other links, other times and other kinds stay accepted.
+  const RunFaults f = parse({"link-down:0-2", "link-down:0-1", "link-slow:0-2:0.5", "corrupt:0-2", "corrupt:0-2@20us",
+                             "corrupt:0-1"});
+  EXPECT_EQ(f.plan.link_down.size(), 2u);
+  EXPECT_EQ(f.plan.link_slow.size(), 1u);
+  EXPECT_EQ(f.plan.corrupt.size(), 3u);
+}
+
 }  // namespace
 }  // namespace cclmesh::cli

@@ -3,6 +3,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "test_paths.hpp"
 #include "topologies/cluster_descriptor.hpp"
@@ -200,6 +205,31 @@ TEST(BadInput, MistakenFilesAreNamed) {
   EXPECT_THAT(load_error(soc), HasSubstr(soc));
   EXPECT_THAT(load_error(soc), HasSubstr("a tt-umd SoC descriptor (one chip's cores"));
   EXPECT_THAT(load_error(soc), HasSubstr("expected a cluster descriptor"));
+}
+
+// Bug bash (session 28): a value quoted in a message is cut at 60 bytes, with its length, and
+// keeps to one line. `--system big.txt` (200000 lines of numbers: one YAML scalar) quoted all
+// 1.3 MB of it in "top level: got '1 2 3 ...'; expected a map".
+TEST(BadInput, LongValuesAreQuotedShort) {
+  std::string numbers;
+  for (int i = 1; i <= 200000; ++i) numbers += std::to_string(i) + "\n";
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("cclmesh_numbers_" + std::to_string(::getpid()) + ".txt");
+  { std::ofstream(file) << numbers; }
+  const std::string error = load_error(file.string());
+  std::filesystem::remove(file);
+  EXPECT_THAT(error, HasSubstr("top level: got '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 ...' "
+                               "(1288894 bytes); expected a map"));
+  EXPECT_LT(error.size(), 400u);
+  const std::string long_arch(5000, 'a');
+  const std::string arch_error =
+      own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: " + long_arch + "}\n");
+  EXPECT_THAT(arch_error, HasSubstr("unknown architecture '" + std::string(60, 'a') + "...' (5000 bytes)"));
+  EXPECT_LT(arch_error.size(), 400u);
+  EXPECT_THAT(own_error("format: \"two\\nlines\"\nversion: 1\nchips: []\n"), HasSubstr("got 'two lines'"));
+  // Short values are quoted whole, as before.
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: grayskull}\n"),
+              HasSubstr("unknown architecture 'grayskull'; expected"));
 }
 
 // Review (session 10): `topo --system mesh:1000x1000` (a typo for 10x10) ran for over ten
