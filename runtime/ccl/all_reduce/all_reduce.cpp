@@ -412,6 +412,7 @@ void validate_part(const Params& p, const topo::Topology& topology) {
   } else if (p.chunk_packets == 0) {
     throw CclParamsError("all_reduce: chunk_packets must be at least 1");
   }
+  if (algorithm == Algorithm::OneShot) one_shot::validate_reach(p, topology);
   // The one-shot's multicast has the composite's all_gather's reach and buffers.
   all_gather::validate(gather_params(p, topology, algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm),
                        topology);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/api/fabric_packet_header.hpp"
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
@@ -86,6 +88,22 @@ std::uint32_t local_sum_packet(const Params& p) {
 }  // namespace
 
 bool sums_fit(const Params& params) { return sums_fit_in_l1(params, local_sum_packet(params)); }
+
+void validate_reach(const Params& p, const topo::Topology& topology) {
+  const FabricPlan plan(topology, p.fabric);
+  for (const auto& chips : resolve_groups(p.groups, topology, plan)) {
+    const FabricGroup g = map_group_onto_fabric(plan, chips, group_runs_as(plan, chips, p.topology), kOp);
+    for (std::uint32_t position = 0; position < g.size(); ++position) {
+      const cmd::ChipMulticast mcast = reach(g, position);
+      const std::uint32_t farthest = std::max(mcast.num_targets_forward, mcast.num_targets_backward);
+      if (farthest > kMaxFabricHops) {
+        throw CclParamsError(fmt::format("all_reduce: the one-shot's multicast from chip {} reaches {} hops; a fabric "
+                                         "route holds at most {} (REFERENCE 6.5)",
+                                         g.chips[position], farthest, kMaxFabricHops));
+      }
+    }
+  }
+}
 
 MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const FabricPlan plan(topology, p.fabric);

@@ -32,6 +32,11 @@ namespace cclmesh::runtime::ccl::all_reduce::one_shot {
 // (local_sum.hpp's sums_fit_in_l1); build() refuses a tensor whose do not.
 bool sums_fit(const Params& params);
 
+// Throws CclParamsError when a chip's multicast would reach further than a fabric route holds
+// (kMaxFabricHops: a ring of 32 multicasts 16 hops up); the composite's all_gather, which
+// all_reduce::validate checks too, relays hop by hop and reaches where this does not.
+void validate_reach(const Params& params, const topo::Topology& topology);
+
 // The one-shot workload; `params` validated by the caller (all_reduce::validate), whose
 // intermediate buffer holds the N copies (intermediate_spec).
 MeshWorkload build(const Params& params, const topo::Topology& topology);

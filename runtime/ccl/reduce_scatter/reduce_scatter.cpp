@@ -77,17 +77,20 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.ring = p.topology == CclTopology::Ring;
   r.two_sided = !r.ring && p.line_algorithm == LineAlgorithm::TwoSided;
   r.one_shot = resolved_ring_algorithm(p) == RingAlgorithm::OneShot;
-  if (r.one_shot && kOneShotFirstCopySemaphoreId + n - 1 > kMaxProgramSemaphores) {
-    throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips needs {} copy semaphores on its "
-                                     "reduce core from id {}; a program has {} (expected at most {} chips, or "
-                                     "ring_algorithm chain)",
-                                     n, n - 1, kOneShotFirstCopySemaphoreId, kMaxProgramSemaphores,
-                                     kMaxProgramSemaphores - kOneShotFirstCopySemaphoreId + 1));
-  }
   if (r.one_shot && n / 2 > kMaxFabricHops) {
     throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips sends over {} hops; a fabric "
                                      "route holds at most {} (REFERENCE 6.5)",
                                      n, n / 2, kMaxFabricHops));
+  }
+  if (r.one_shot && kOneShotFirstCopySemaphoreId + n - 1 > kMaxProgramSemaphores) {
+    // Not the chain instead: a ring this long chains over n - 1 hops, past a route's reach.
+    static_assert(kMaxProgramSemaphores - kOneShotFirstCopySemaphoreId + 1 > kMaxFabricHops + 1,
+                  "a ring too long for the one-shot's copy semaphores is too long for the chain's route");
+    throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips needs {} copy semaphores on its "
+                                     "reduce core from id {}; a program has {} (expected at most {} chips), and the "
+                                     "chain's {} hops are past the at most {} a fabric route holds (REFERENCE 6.5)",
+                                     n, n - 1, kOneShotFirstCopySemaphoreId, kMaxProgramSemaphores,
+                                     kMaxProgramSemaphores - kOneShotFirstCopySemaphoreId + 1, n - 1, kMaxFabricHops));
   }
   if (!r.two_sided && !r.one_shot && n - 1 > kMaxFabricHops) {
     throw CclParamsError(

@@ -1,6 +1,7 @@
 // all_reduce's builder: the algorithm choice (REFERENCE 7.6), the intermediate buffer it needs,
 // the two workloads it returns, and what it rejects.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -734,6 +735,29 @@ TEST(AllReduceBuilder, Rejects) {
     p.done_semaphore.reset();
     EXPECT_THROW(ar::validate(p, t3k), CclParamsError);
   }
+}
+
+// A ring of 32 (the whole Galaxy) multicasts 16 hops up from every chip in the one-shot, one
+// past a route's reach; it was refused only by the command encoder (session 28's bug bash). The
+// composite's all_gather relays hop by hop and still validates.
+TEST(AllReduceBuilder, OneShotPastTheFabricsReachIsRefused) {
+  const topo::Topology ring32 = topo::load_system("ring:32");
+  ar::Params p = params(ring32, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 32}));
+  p.algorithm = ar::Algorithm::OneShot;
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, ring32));
+  try {
+    ar::validate(p, ring32);
+    ADD_FAILURE() << "a one-shot ring of 32 validated";
+  } catch (const CclParamsError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("the one-shot's multicast from chip"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("reaches 16 hops; a fabric route holds at most 15"));
+  }
+  p.algorithm = ar::Algorithm::Composite;
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, ring32));
+  // The composite's relay all_gather runs more workers per link than the one-shot's two cores.
+  p.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+  p.done_semaphore = semaphore(2, {{0, 0}, {7, 0}});
+  EXPECT_NO_THROW(ar::validate(p, ring32));
 }
 
 // The program cache keys on hash_value(Params): a field it leaves out lets two different ops
