@@ -199,7 +199,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
   void terminate_fabric(api::TerminationSignal signal = api::TerminationSignal::GRACEFULLY_TERMINATE);
   // The report finish() would throw for a hang, for the kernels parked right now: every
   // parked kernel, the wait-for chain of each (docs/faults.md), the injected faults.
-  std::string hang_report(const std::string& headline) const;
+  // `stopped_while_running`: a time limit stopped the run with events still queued (WaitChainInput's).
+  std::string hang_report(const std::string& headline, bool stopped_while_running) const;
   // The injected faults and what they did so far ("" without faults).
   std::string fault_summary() const;
   // Each chip's launch delay drawn for a skew fault (empty without one).

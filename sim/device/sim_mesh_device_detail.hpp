@@ -106,19 +106,22 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
                                      ? fmt::format(" (a budget of {} from {})", to_string(*options_.max_simulated_time),
                                                    to_string(*simulated_time_limit_ - *options_.max_simulated_time))
                                      : std::string(),
-                                 what)));
+                                 what),
+                     true));
   }
   if (wall_expired) {
     fail(runtime::DeviceError::Kind::Timeout,
          hang_report(fmt::format("timeout: the wall-time limit of {} s{} passed at simulated time {} while running {}",
                                  wall_watchdog_.limit_seconds(), options_.watchdogs_per_finish ? " (this run's own)" : "",
-                                 to_string(engine_->now()), what)));
+                                 to_string(engine_->now()), what),
+                     true));
   }
   if (result.reason == StopReason::Predicate) return;
   if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked
   fail(runtime::DeviceError::Kind::Hang,
        hang_report(fmt::format("hang at {}: {} cannot complete; no event is left to wake the kernels below",
-                               to_string(engine_->now()), what)));
+                               to_string(engine_->now()), what),
+                   false));
 }
 
 }  // namespace cclmesh::sim::device

@@ -35,7 +35,7 @@ std::vector<SimMeshDevice::KernelWaits> SimMeshDevice::kernel_waits_in_window(Ch
   return waits;
 }
 
-std::string SimMeshDevice::hang_report(const std::string& headline) const {
+std::string SimMeshDevice::hang_report(const std::string& headline, bool stopped_while_running) const {
   // Every chain is followed only when the fault summary can count it: a link down or one that
   // lost frames (wait_chain.hpp, follow_every_chain).
   bool link_broken = false;
@@ -43,7 +43,8 @@ std::string SimMeshDevice::hang_report(const std::string& headline) const {
   const std::vector<const KernelContext*> kernels = kernels_of_interest();
   const SimTime progress = last_progress(kernels, engine_->now());
   const WaitChains chains =
-      wait_chains(WaitChainInput{kernels, &fabric_, link_broken, HangTiming{&options_.faults, progress}});
+      wait_chains(WaitChainInput{kernels, &fabric_, link_broken, HangTiming{&options_.faults, progress},
+                                 stopped_while_running});
   std::string text = headline + "\n" +
                      fault_headline(FaultHeadlineInput{&options_.faults, engine_->now(), progress, &system_->links(),
                                                        &corruptions_, &chains.ends});

@@ -47,6 +47,9 @@ struct WaitChainInput {
   // Which links that are down now were down for the hang (hang_timing.hpp): a chain ends at one
   // that was, and passes one that went down after the last progress and dropped nothing.
   HangTiming timing;
+  // A time limit stopped the run while events were still queued (a timeout, not a hang): what was
+  // on its way between two routers had not landed yet, rather than been lost.
+  bool stopped_while_running = false;
 };
 
 inline constexpr std::size_t kMaxChains = 8;

@@ -226,6 +226,7 @@ class ChainBuilder {
   const KernelContext* peer_router(const KernelContext& router) const;
   static std::string config_problem(const KernelContext& router, const KernelContext& peer);
   Explained explain_sender(const KernelContext& router, std::uint32_t channel);
+  std::string nothing_held(const KernelContext& router) const;
   Explained explain_mux(const KernelContext& mux);
   Explained explain_idle_mux(const KernelContext& mux, std::uint32_t channels, const std::string& head);
   std::vector<std::pair<std::uint32_t, const KernelContext*>> clients_of(const KernelContext& mux,

@@ -296,6 +296,27 @@ std::vector<std::pair<std::uint32_t, const KernelContext*>> ChainBuilder::client
   return clients;
 }
 
+// Why a receiver the chain reached holds no packet to acknowledge: packets its peer sent that
+// had not landed (queued for the wire or on it when a time limit stopped the run), or, when the
+// run had nothing left to do, packets or acks lost between the two ends.
+std::string ChainBuilder::nothing_held(const KernelContext& router) const {
+  if (router.eth != nullptr && router.eth->peer() != nullptr) {
+    const EthCoreStats sent = router.eth->peer()->stats();
+    const std::int64_t on_the_wire =
+        sent.packets_sent - sent.packets_dropped - router.eth->stats().packets_received;
+    if (on_the_wire > 0) {
+      return fmt::format("; it holds nothing to acknowledge yet: {} packet(s) {} sent had not landed when the run "
+                         "stopped",
+                         on_the_wire, router.eth->peer()->name());
+    }
+  }
+  if (in_.stopped_while_running) {
+    return "; it holds nothing to acknowledge: the run was stopped by a time limit, not hung, so packets or acks "
+           "between the two ends may still have been on their way";
+  }
+  return "; it holds nothing to acknowledge: the packets or acks between the two ends were lost";
+}
+
 Explained ChainBuilder::explain_receiver(const KernelContext& router) {
   const kernels::FabricRouterConfig cfg = config(router);
   const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
@@ -313,9 +334,7 @@ Explained ChainBuilder::explain_receiver(const KernelContext& router) {
                 ", and these arrived after it had: nothing forwards or acknowledges them" + kTornDownWithTrafficInFlight,
             std::nullopt};
   }
-  if (held == 0) {
-    return {head + "; it holds nothing to acknowledge: the packets or acks between the two ends were lost", std::nullopt};
-  }
+  if (held == 0) return {head + nothing_held(router), std::nullopt};
   if (!cfg.has_downstream) return {head + "; it has no downstream router to forward to", std::nullopt};
   const KernelContext* downstream = router_at(chip_of(router), true, static_cast<std::int32_t>(cfg.downstream_noc_x),
                                               static_cast<std::int32_t>(cfg.downstream_noc_y));

@@ -922,5 +922,27 @@ TEST(FaultRun, CorruptionNeedsData) {
   }
 }
 
+// A run stopped by --max-sim-time is a snapshot of a busy mesh, not a hang: a chain that ends at
+// a receiver holding nothing said "the packets or acks between the two ends were lost" (session
+// 28's bug bash) when the packets were only on their way. It now counts the packets its peer
+// sent that had not landed.
+TEST(FaultRun, ATimeoutsChainsSayPacketsWereOnTheirWayNotLost) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllGather;
+  options.size_bytes = 1024 * 1024;
+  options.no_data = true;
+  options.max_sim_time = sim::SimTime::from_us(30);
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "a 1 MiB all_gather completed within 30 us";
+  } catch (const runtime::DeviceError& e) {
+    const std::string report = e.what();
+    EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 30.000 us"));
+    EXPECT_THAT(report, HasSubstr("had not landed when the run stopped"));
+    EXPECT_THAT(report, Not(HasSubstr("were lost")));
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
