@@ -1,6 +1,9 @@
 #include "topologies/arch.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <string>
 
@@ -33,6 +36,16 @@ std::optional<Arch> parse_arch(std::string_view text) {
   if (lower == "wormhole_b0" || lower == "wormhole" || lower == "wh") return Arch::Wormhole;
   if (lower == "blackhole" || lower == "bh") return Arch::Blackhole;
   return std::nullopt;
+}
+
+std::string tensix_harvest_mask_problem(Arch arch, std::uint32_t mask) {
+  const ArchTraits& traits = arch_traits(arch);
+  const auto positions = static_cast<std::uint32_t>(traits.tensix_harvest_positions);
+  if (mask >> positions == 0) return "";
+  const std::string_view what = arch == Arch::Wormhole ? "rows" : "columns";
+  return fmt::format("{:#x} sets bit {}, but a {} chip has {} Tensix {} (bits 0-{}); expected a mask below {:#x}", mask,
+                     std::bit_width(mask) - 1, traits.name, positions, what, positions - 1,
+                     std::uint32_t{1} << positions);
 }
 
 }  // namespace cclmesh::topo

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace cclmesh::topo {
@@ -18,18 +19,35 @@ struct ArchTraits {
   std::int64_t link_latency_ps;        // one way, wire plus ethernet subsystem
   // Links a chip has towards one neighbour direction (routing planes, REFERENCE 3.5).
   std::int32_t links_per_direction;
+  // The Tensix rows (Wormhole) or columns (Blackhole) a harvest mask's bits name: bit i is the
+  // i-th (tt-umd's harvest_mask); a mask with a higher bit names one the chip does not have.
+  std::int32_t tensix_harvest_positions;
 };
 
 // Wormhole B0: 16 ethernet cores (REFERENCE 1.1); 100 Gb/s = 12.5 GB/s per direction ([CDG],
 // [CBW]); one-way raw link latency 530-620 ns ([CDG], REFERENCE 1.7), and tt-npe's hop model
-// uses 600 cycles at the 1 GHz AI clock, so 600 ns; 4 links per direction (REFERENCE 3.5).
-inline constexpr ArchTraits kWormholeTraits{"wormhole_b0", 16, 12'500'000'000, 600'000, 4};
+// uses 600 cycles at the 1 GHz AI clock, so 600 ns; 4 links per direction (REFERENCE 3.5); 10
+// Tensix rows of 8 (tt-umd's wormhole_b0_8x10 SoC descriptor), harvested by row.
+inline constexpr ArchTraits kWormholeTraits{"wormhole_b0", 16, 12'500'000'000, 600'000, 4, 10};
 
 // Blackhole: 14 ethernet cores (REFERENCE 2); links run at half their 50 GB/s rating, so
 // 25 GB/s is the line rate used ([CBW]); no raw-link latency is published, so we scale the
 // Wormhole 600 ns by the fabric per-hop ratio BH/WH = 515/711 ns (REFERENCE 1.7), giving
-// 435 ns (inferred, a parameter); 2 links per direction (REFERENCE 3.5).
-inline constexpr ArchTraits kBlackholeTraits{"blackhole", 14, 25'000'000'000, 435'000, 2};
+// 435 ns (inferred, a parameter); 2 links per direction (REFERENCE 3.5); 14 Tensix columns of 10
+// (tt-umd's blackhole_140_arch SoC descriptor), harvested by column (REFERENCE 2).
+inline constexpr ArchTraits kBlackholeTraits{"blackhole", 14, 25'000'000'000, 435'000, 2, 14};
+
+// The rate and one-way latency a simulated link may have (a system file's, or a what-if's): 0.1
+// GB/s (about 1 Gb ethernet) to 1000 GB/s; 200 ns (the chip model spends about 100 ns of a
+// link's 600 ns in the ethernet cores, REFERENCE 1.7) to 1 ms (200 km of fibre).
+inline constexpr std::int64_t kMinLinkRateBytesPerS = 100'000'000;
+inline constexpr std::int64_t kMaxLinkRateBytesPerS = 1'000'000'000'000;
+inline constexpr std::int64_t kMinLinkLatencyPs = 200'000;
+inline constexpr std::int64_t kMaxLinkLatencyPs = 1'000'000'000;
+
+// "" when `mask` names only Tensix rows / columns `arch` has, else why not ("names row 11 of a
+// wormhole_b0 chip's 10 Tensix rows; expected a mask below 0x400").
+std::string tensix_harvest_mask_problem(Arch arch, std::uint32_t mask);
 
 const ArchTraits& arch_traits(Arch arch);
 std::string_view arch_name(Arch arch);

@@ -214,6 +214,10 @@ class ClusterDescriptorReader {
         chip.harvesting.noc_translation = yaml_.to_bool(translation, entry + ".noc_translation");
       }
       chip.harvesting.tensix_mask = mask("harvest_mask");
+      if (const std::string problem = tensix_harvest_mask_problem(chip.arch, chip.harvesting.tensix_mask);
+          !problem.empty()) {
+        yaml_.fail(item.second["harvest_mask"], entry + ".harvest_mask", problem);
+      }
       chip.harvesting.dram_mask = mask("dram_harvesting_mask");
       chip.harvesting.eth_mask = mask("eth_harvesting_mask");
     }

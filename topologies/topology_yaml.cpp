@@ -17,7 +17,6 @@ namespace cclmesh::topo {
 namespace {
 
 constexpr std::int64_t kMaxId = std::numeric_limits<std::int32_t>::max();
-constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -269,6 +268,10 @@ class TopologyYamlReader {
                                                        std::numeric_limits<std::uint32_t>::max()));
       };
       chip.harvesting = Harvesting{mask("tensix"), mask("dram"), mask("eth")};
+      if (const std::string problem = tensix_harvest_mask_problem(chip.arch, chip.harvesting.tensix_mask);
+          !problem.empty()) {
+        yaml_.fail(harvesting["tensix"], where + ".tensix", problem);
+      }
       if (const YAML::Node translation = harvesting["noc_translation"]) {
         chip.harvesting.noc_translation = yaml_.to_bool(translation, where + ".noc_translation");
       }
@@ -320,10 +323,13 @@ class TopologyYamlReader {
       if (item.second.IsMap()) {
         yaml_.expect_keys(item.second, where, {"peer", "rate_bytes_per_s", "latency_ps"});
         if (const YAML::Node rate = item.second["rate_bytes_per_s"]) {
-          port.rate_bytes_per_s = yaml_.to_int(rate, where + ".rate_bytes_per_s", 1, kMaxI64);
+          // The range --link-rate accepts (arch.hpp): a 1 B/s link ran a 64 KiB op for hours.
+          port.rate_bytes_per_s =
+              yaml_.to_int(rate, where + ".rate_bytes_per_s", kMinLinkRateBytesPerS, kMaxLinkRateBytesPerS);
         }
         if (const YAML::Node latency = item.second["latency_ps"]) {
-          port.latency_ps = yaml_.to_int(latency, where + ".latency_ps", 0, kMaxI64);
+          // The range --link-latency accepts; 0 was refused only when a device was built.
+          port.latency_ps = yaml_.to_int(latency, where + ".latency_ps", kMinLinkLatencyPs, kMaxLinkLatencyPs);
         }
       }
       if (!peer.IsSequence() || peer.size() != 2) {

@@ -16,14 +16,16 @@
 #include <string_view>
 
 #include "sim/engine/time.hpp"
+#include "topologies/arch.hpp"
 #include "topologies/link_whatif.hpp"
 
 namespace cclmesh::cli {
 
-inline constexpr std::int64_t kMinLinkRateBytesPerS = 100'000'000;        // 0.1 GB/s
-inline constexpr std::int64_t kMaxLinkRateBytesPerS = 1'000'000'000'000;  // 1000 GB/s
-inline constexpr std::int64_t kMinLinkLatencyPs = 200'000;                // 200 ns
-inline constexpr std::int64_t kMaxLinkLatencyPs = 1'000'000'000;          // 1 ms
+// The range a simulated link accepts (topologies/arch.hpp), a system file's links' too.
+using topo::kMaxLinkLatencyPs;
+using topo::kMaxLinkRateBytesPerS;
+using topo::kMinLinkLatencyPs;
+using topo::kMinLinkRateBytesPerS;
 
 // Throw UsageError naming `option`, the value and what is accepted (and why the range).
 std::int64_t parse_link_rate(std::string_view text, std::string_view option);

@@ -261,12 +261,15 @@ TEST_F(SavedSystem, TopoJsonCarriesTheWhatIf) {
 }
 
 // A file may ask for a latency the chip model cannot run (shorter than its share of the default
-// outside the link's flight): bad input naming the link, not a zero-latency link.
+// outside the link's flight): bad input naming the link, not a zero-latency link. Since session
+// 28 the file's links take --link-latency's range when it is read, so the error names the file,
+// the entry and the range (it was the simulated device's "expected more than 100000 ps").
 TEST_F(SavedSystem, ALinkShorterThanTheModelsFixedShareIsBadInput) {
   const std::filesystem::path file = dir_ / "t3k_50ns.yaml";
   topo::save_topology(topo::with_every_link(topo::load_system("t3k"), {{}, 50'000}), file);
-  EXPECT_THAT(usage_error_of([&] { run_collective(all_gather(file.string(), 64 << 10)); }),
-              HasSubstr("at 50000 ps one way; expected more than 100000 ps"));
+  const std::string error = usage_error_of([&] { run_collective(all_gather(file.string(), 64 << 10)); });
+  EXPECT_THAT(error, HasSubstr(file.string()));
+  EXPECT_THAT(error, HasSubstr("chips[0].eth[6].latency_ps: got '50000'; expected an integer in 200000..1000000000"));
 }
 
 TEST_F(SavedSystem, AnUnwritableSaveIsBadInput) {

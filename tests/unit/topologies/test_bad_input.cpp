@@ -172,12 +172,46 @@ TEST(BadInput, OwnFormatShapes) {
                         "{1: [1]}}\n"),
               HasSubstr("chips[0].eth[1]: got a list; expected [peer chip, peer channel]"));
   EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
-                        "{1: {peer: [1, 1], rate_bytes_per_s: 5}}}\n  - {id: 1, arch: wh, eth: {1: "
+                        "{1: {peer: [1, 1], rate_bytes_per_s: 5000000000}}}\n  - {id: 1, arch: wh, eth: {1: "
                         "[0, 1]}}\n"),
               HasSubstr("different rate or latency on each end"));
   EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: "
                         "{1: [1, 1], 1: [1, 2]}}\n"),
               HasSubstr("chips[0].eth[1]: channel 1 of chip 0 is listed twice"));
+}
+
+// Session 28's bug bash: a file's links took any positive rate and any latency (1 B/s ran a
+// 64 KiB op for 36 000 simulated seconds; 0 ps was refused only by the simulated device, not
+// naming the file), and a Tensix harvest mask naming rows the chip does not have passed `topo`
+// and failed in `run` naming neither file nor field. Each is now refused as the file is read,
+// in --link-rate's and --link-latency's ranges and in the chip's rows (columns on Blackhole).
+TEST(BadInput, LinksAndHarvestMasksOutOfRangeAreRefusedAsTheFileIsRead) {
+  const auto own_link = [](const std::string& fields) {
+    return own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, eth: {1: {peer: [1, 1], " +
+                     fields + "}}}\n  - {id: 1, arch: wh, eth: {1: {peer: [0, 1], " + fields + "}}}\n");
+  };
+  EXPECT_THAT(own_link("rate_bytes_per_s: 1"),
+              HasSubstr("own.yaml:4: chips[0].eth[1].rate_bytes_per_s: got '1'; expected an integer in "
+                        "100000000..1000000000000"));
+  EXPECT_THAT(own_link("latency_ps: 0"),
+              HasSubstr("chips[0].eth[1].latency_ps: got '0'; expected an integer in 200000..1000000000"));
+  EXPECT_THAT(own_link("latency_ps: 100000000000"), HasSubstr("chips[0].eth[1].latency_ps: got '100000000000'"));
+  // The ends of the ranges are accepted.
+  EXPECT_EQ(own_link("rate_bytes_per_s: 100000000, latency_ps: 1000000000"), "no error");
+  EXPECT_EQ(own_link("rate_bytes_per_s: 1000000000000, latency_ps: 200000"), "no error");
+
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, harvesting: "
+                        "{tensix: 1025}}\n"),
+              HasSubstr("chips[0].harvesting.tensix: 0x401 sets bit 10, but a wormhole_b0 chip has 10 Tensix rows "
+                        "(bits 0-9); expected a mask below 0x400"));
+  EXPECT_EQ(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, harvesting: "
+                      "{tensix: 513}}\n"),
+            "no error");
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: bh, harvesting: "
+                        "{tensix: 16384}}\n"),
+              HasSubstr("0x4000 sets bit 14, but a blackhole chip has 14 Tensix columns (bits 0-13)"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nharvesting: {0: {harvest_mask: 2048}}\n"),
+              HasSubstr("harvesting[0].harvest_mask: 0x800 sets bit 11, but a wormhole_b0 chip has 10 Tensix rows"));
 }
 
 TEST(BadInput, FilesThatCannotBeRead) {
