@@ -38,8 +38,9 @@ Json ok(Json fields = Json::object()) {
 // connection to itself again.
 class Heartbeat {
  public:
-  Heartbeat(FrameConnection& connection, std::chrono::milliseconds interval, std::chrono::milliseconds io_timeout)
-      : thread_([this, &connection, interval, io_timeout] {
+  Heartbeat(FrameConnection& connection, std::chrono::milliseconds interval, std::chrono::milliseconds io_timeout,
+            std::function<void()> call_abandoned)
+      : thread_([this, &connection, interval, io_timeout, call_abandoned = std::move(call_abandoned)] {
           const std::vector<std::uint8_t> working = to_wire(Json{{"type", reply::kWorking}});
           std::unique_lock lock(mutex_);
           while (!cv_.wait_for(lock, interval, [this] { return done_; })) {
@@ -48,6 +49,7 @@ class Heartbeat {
               connection.send(working, {}, io_timeout);
             } catch (const ConnectionError& e) {
               failure_ = e.what();
+              if (call_abandoned) call_abandoned();
             }
           }
         }) {}
@@ -364,7 +366,7 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
   }
   greeted = true;
   begin_session();
-  Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout);
+  Heartbeat heartbeat(connection, options_.heartbeat_interval, options_.io_timeout, options_.call_abandoned);
   for (;;) {
     Frame frame;
     try {

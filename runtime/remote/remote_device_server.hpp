@@ -78,6 +78,11 @@ struct RemoteServerOptions {
   // is refused with std::invalid_argument, so that a client cannot fill the server's memory.
   std::uint64_t max_enqueued_host_bytes = std::uint64_t{1} << 30;
   std::chrono::milliseconds heartbeat_interval{2'000};
+  // Called from the heartbeat's thread when a call's client cannot be reached any more (a
+  // heartbeat could not be sent: it died or closed), while the call still runs: nobody will
+  // read its reply, so a backend that can stop it does (`cclmesh serve`: the simulator's
+  // SimMeshDeviceOptions::abandon). Unset: the call runs to its end, holding the server.
+  std::function<void()> call_abandoned;
   // A client that connects and does not say hello within hello_timeout, or is silent for
   // idle_timeout between requests (zero: never), is dropped, so that it cannot hold the one
   // session against the next client; io_timeout is the longest stall inside a frame.

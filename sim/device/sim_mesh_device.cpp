@@ -476,6 +476,7 @@ void SimMeshDevice::enqueue_workloads(std::span<const runtime::MeshWorkload> wor
     }
   }
   allocator_->hold_named_by(workloads);
+  retire_finished_work();
   for (auto& program : placed) {
     Program* p = program.get();
     programs_.push_back(std::move(program));
@@ -483,6 +484,17 @@ void SimMeshDevice::enqueue_workloads(std::span<const runtime::MeshWorkload> wor
     ++outstanding_programs_;
     start_next_program(p->chip, DispatchedBy::Host);
   }
+}
+
+void SimMeshDevice::retire_finished_work() {
+  // Only between ops: with a program outstanding its kernels (and the programs' cores they
+  // point at) may still run. The last op's stay until the next one is enqueued, so what looks
+  // at them after finish() (the hang report's chains, noc_usage_dump) sees them as before.
+  if (outstanding_programs_ != 0) return;
+  // Kernels first: they point at their programs' cores. The routers run on.
+  std::erase_if(kernels_, [](const std::unique_ptr<KernelContext>& k) { return k->done && !k->persistent; });
+  programs_.clear();
+  engine_->release_finished_fibers();
 }
 
 void SimMeshDevice::start_next_program(runtime::ChipId chip, DispatchedBy by) {

@@ -53,6 +53,8 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
                                StopsItself stops_itself) {
   bool timed_out = false;
   bool wall_expired = false;
+  bool abandoned = false;
+  const bool watched = wall_watchdog_.armed() || options_.abandon != nullptr;
   RunResult result;
   try {
     // Without a simulated-time limit or a wall-time watchdog (the default), the engine asks the
@@ -60,7 +62,7 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
     // A predicate that only the last program's end makes false is not asked at all: that end
     // stops the engine after its event (program_done), which is where the predicate, asked
     // before the next event, would have ended the run (~8 instructions per event).
-    if (!simulated_time_limit_ && !wall_watchdog_.armed() && stops_itself == StopsItself::AtLastProgram) {
+    if (!simulated_time_limit_ && !watched && stops_itself == StopsItself::AtLastProgram) {
       if (!keep_going()) {
         result.reason = StopReason::Predicate;
       } else {
@@ -72,7 +74,7 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
         result = engine_->run();
         if (result.reason == StopReason::Stopped && !keep_going()) result.reason = StopReason::Predicate;
       }
-    } else if (!simulated_time_limit_ && !wall_watchdog_.armed()) {
+    } else if (!simulated_time_limit_ && !watched) {
       result = engine_->run_while(keep_going);
     } else {
       result = engine_->run_while([&] {
@@ -82,6 +84,10 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
         }
         if (wall_watchdog_.expired()) {
           wall_expired = true;
+          return false;
+        }
+        if (options_.abandon != nullptr && options_.abandon->load(std::memory_order_relaxed)) {
+          abandoned = true;
           return false;
         }
         return keep_going();
@@ -115,6 +121,13 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
                                  wall_watchdog_.limit_seconds(), options_.watchdogs_per_finish ? " (this run's own)" : "",
                                  to_string(engine_->now()), what),
                      true));
+  }
+  if (abandoned) {
+    fail(runtime::DeviceError::Kind::Timeout,
+         hang_report(fmt::format("abandoned at simulated time {} while running {}: stopped from outside the "
+                                 "simulation (SimMeshDeviceOptions::abandon; `cclmesh serve`: the client went away "
+                                 "or the server is stopping)",
+                                 to_string(engine_->now()), what)));
   }
   if (result.reason == StopReason::Predicate) return;
   if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked

@@ -266,6 +266,10 @@ RunResult Engine::run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_
   return result;
 }
 
+void Engine::release_finished_fibers() {
+  std::erase_if(fibers_, [](const std::unique_ptr<Fiber>& fiber) { return fiber->state_ == Actor::State::Done; });
+}
+
 HangReport Engine::hang_report() const {
   HangReport report;
   report.when = now_;

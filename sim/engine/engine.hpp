@@ -154,6 +154,9 @@ class Engine {
   std::uint64_t trace_hash() const { return trace_hash_; }
   // Parked actors right now (also what a Hang result carries).
   HangReport hang_report() const;
+  // Destroys the fibers that ran to their end (spawn_fiber keeps every one until the engine
+  // goes): a simulation that spawns fibers op after op stays in bounded memory.
+  void release_finished_fibers();
 
   // --- For waiting primitives (semaphores, channels, delays) and actors -----------------
   Actor* current_actor() const { return current_actor_; }

@@ -392,6 +392,26 @@ TEST(RemoteMeshDevice, HeartbeatsKeepALongCallAliveAndSilenceTimesOut) {
   }
 }
 
+// A client that leaves during a call (killed, or timed out) is found out by the heartbeat that
+// cannot reach it, and the server says so (RemoteServerOptions::call_abandoned) while the call
+// runs, so that a backend can stop it: `cclmesh serve` stops its simulation, where it used to
+// run the op to its end for nobody (17 s of a 256 MiB all_reduce) while the next client waited.
+TEST(RemoteMeshDevice, ACallWhoseClientLeftIsReportedAbandoned) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  SlowFinish slow(device, 6000ms);
+  std::atomic<bool> abandoned{false};
+  RemoteServerOptions options = server_options(device);
+  options.heartbeat_interval = 200ms;
+  options.call_abandoned = [&abandoned] { abandoned = true; };
+  Served served(slow, options);
+  {
+    RemoteMeshDevice remote("127.0.0.1", served.server.port(), {.connect_timeout = 5s, .io_timeout = 100ms});
+    EXPECT_THROW(remote.finish(), RemoteDeviceError);
+  }  // gone: its socket is closed, and the server's next heartbeats fail
+  RemoteMeshDevice next("127.0.0.1", served.server.port(), {.busy_wait = 60s});  // once the call has ended
+  EXPECT_TRUE(abandoned.load());
+}
+
 // The hello says whether the device keeps bytes, so that a client of a timing-only device does
 // not check what it reads back (`cclmesh run --device` against `cclmesh serve --no-data`).
 TEST(RemoteMeshDevice, HelloSaysTheDataMode) {

@@ -80,7 +80,12 @@ struct ServeOptions {
 // The server a signal stops: stop() is one lock-free atomic store.
 std::atomic<runtime::remote::RemoteDeviceServer*> signalled_server{nullptr};
 
+// Set to stop the served device's run in progress (SimMeshDeviceOptions::abandon): a signal
+// stops the server, and a call whose client has gone is not worth finishing. A lock-free store.
+std::atomic<bool> abandon_served_run{false};
+
 extern "C" void stop_on_signal(int) {
+  abandon_served_run.store(true);
   if (runtime::remote::RemoteDeviceServer* server = signalled_server.load()) server->stop();
 }
 
@@ -183,6 +188,7 @@ int run_serve(const ServeOptions& options) {
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
   if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
+  device_options.abandon = &abandon_served_run;  // a client gone mid-call, or SIGINT / SIGTERM
   const std::uint64_t max_enqueued_host_bytes = parse_size_bytes(options.max_enqueued_host, "--max-enqueued-host");
   // The device serves op after op, its clock running on: each finish() gets the budgets.
   device_options.watchdogs_per_finish = true;
@@ -243,7 +249,12 @@ int run_serve(const ServeOptions& options) {
   server_options.hello_timeout =
       idle.count() == 0 ? server_options.hello_timeout : std::min(server_options.hello_timeout, idle);
   server_options.log = [](const std::string& line) { std::fprintf(stderr, "cclmesh serve: %s\n", line.c_str()); };
+  // A client killed mid-call (or gone silent under a heartbeat) used to hold the server until the
+  // call's op had run to its end (17 s for a 256 MiB all_reduce); now the op stops, the device is
+  // failed and reset after the session, and the next client is served at once.
+  server_options.call_abandoned = [] { abandon_served_run.store(true); };
   server_options.session_started = [&traces, &device, &fault_effects](std::uint64_t session) {
+    abandon_served_run.store(false);
     fault_effects.session_started();
     if (traces) traces->session_started(session, device->now());
   };
@@ -251,12 +262,15 @@ int run_serve(const ServeOptions& options) {
     traces->set_device_info({{"system", options.system},
                              {"device", server_options.description},
                              {"faults", fmt::format("{}", fmt::join(faults.specs, " "))}});
-    server_options.session_ended = [&traces, &device, log = server_options.log](std::uint64_t session,
-                                                                                 const std::string& how) {
-      const std::string path = traces->session_ended(session, how, device->now());
-      log(fmt::format("session {}: trace written to {}", session, path));
-    };
   }
+  server_options.session_ended = [&traces, &device, log = server_options.log](std::uint64_t session,
+                                                                               const std::string& how) {
+    // Before the reset that may follow: its fabric start-up is not abandoned too.
+    abandon_served_run.store(false);
+    if (!traces) return;
+    const std::string path = traces->session_ended(session, how, device->now());
+    log(fmt::format("session {}: trace written to {}", session, path));
+  };
   std::unique_ptr<runtime::remote::RemoteDeviceServer> server;
   try {
     server = std::make_unique<runtime::remote::RemoteDeviceServer>(*device, server_options);

@@ -4,8 +4,11 @@ namespace cclmesh::runtime::ccl::all_gather {
 
 void allocate(MeshDevice& device, Params& params, BufferType memory) {
   const topo::Topology& topology = device.topology();
+  // The output's spec first: params it refuses (a dim out of range, groups the fabric cannot
+  // run) then leave nothing created on the device.
+  const BufferConfig output = interleaved_buffer_config(output_spec(params, topology), memory);
   params.input_buffer = device.create_buffer(interleaved_buffer_config(params.input, memory));
-  params.output_buffer = device.create_buffer(interleaved_buffer_config(output_spec(params, topology), memory));
+  params.output_buffer = device.create_buffer(output);
   // broadcast_buffer_config() takes the output's memory, so the output comes first.
   params.broadcast_buffers.clear();
   for (std::uint32_t i = 0; i < broadcast_buffer_count(params, topology); ++i) {

@@ -124,6 +124,9 @@ std::uint64_t num_pages(const TensorSpec& spec) { return api::volume(shape_in_pa
 std::uint64_t size_bytes(const TensorSpec& spec) { return num_pages(spec) * page_size_bytes(spec); }
 
 TensorSpec with_dim_scaled(const TensorSpec& spec, std::uint32_t dim, std::uint32_t factor, bool multiply) {
+  // Reached before an op's validate() by its output_spec() (all_gather::allocate's first step):
+  // a bad dim is the caller's, named as validate() names it, not std::array::at's out_of_range.
+  if (dim > 3) throw CclParamsError(fmt::format("dim {} is out of range; expected 0..3 (w, z, y, x)", dim));
   TensorSpec out = spec;
   out.shape.at(dim) = multiply ? spec.shape.at(dim) * factor : spec.shape.at(dim) / factor;
   return out;

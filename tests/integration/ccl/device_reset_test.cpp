@@ -4,6 +4,9 @@
 // and buffer addresses are a fresh device's, so nothing of the failed run is left over.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <string>
+
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
@@ -85,6 +88,29 @@ TEST(DeviceReset, AHungDeviceRunsAsAFreshOneAfterReset) {
 
   // The fault is the device's setting, so it is armed again: a long op hangs again after 30 us.
   EXPECT_THROW(run_all_gather(device, all_gather_of(tile({1, 1, 512, 1024})), {}, {}), DeviceError);
+}
+
+// An op that hangs after another completed on the same device: its hang report is about its own
+// kernels. Until session 28 the earlier op's kernels stayed on the device, and a wait-for chain
+// through a CB took the earlier op's finished kernel on that core for the one that pops it ("<- ...
+// ccl_interpreter: it has finished"), so the headline counted 8 of the 32 parked workers as
+// waiting on the link that went down instead of all 32 (seen on `cclmesh serve --fault
+// link-down:0-2@80us`, the second client's all_gather).
+TEST(DeviceReset, AHangAfterACompletedOpIsReportedOnItsOwnKernels) {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.faults.link_down.push_back({0, 2, sim::SimTime::from_us(80), "link-down:0-2@80us"});
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), options);
+  const runtime::ccl::TensorSpec one_mib = tile({1, 1, 32, 2048});  // gathered: 1 MiB, ~54 us
+  ASSERT_TRUE(run_all_gather(device, all_gather_of(one_mib), {}, {}).verified);
+  try {
+    run_all_gather(device, all_gather_of(one_mib), {}, {});
+    FAIL() << "the all_gather completed across a link that went down under it";
+  } catch (const DeviceError& e) {
+    const std::string report = e.what();
+    EXPECT_EQ(report.find("it has finished"), std::string::npos) << report;
+    EXPECT_TRUE(std::regex_search(report, std::regex(R"(\b(\d+) of the \1 parked worker kernels)"))) << report;
+  }
 }
 
 }  // namespace

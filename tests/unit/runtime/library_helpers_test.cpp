@@ -117,5 +117,25 @@ TEST(AllGatherAllocate, TilePaddedGatherGetsTheFallbacksBroadcastBuffers) {
   ag::validate(p, t3k);
 }
 
+// A dim out of range is the caller's mistake, named, and allocate creates nothing (the strict
+// mock fails on any call). It used to create the input buffer and then throw std::out_of_range
+// ("array::at: __n (which is 7) >= _Nm (which is 4)") from the output's spec.
+TEST(AllGatherAllocate, ADimOutOfRangeIsNamedAndCreatesNothing) {
+  StrictMock<testing::MockMeshDevice> device;
+  const topo::Topology t3k = topo::build_t3k();
+  EXPECT_CALL(device, topology()).WillRepeatedly(ReturnRef(t3k));
+  ag::Params p;
+  p.input.shape = {1, 1, 32, 2048};
+  p.dim = 7;
+  p.fabric = ring();
+  try {
+    ag::allocate(device, p);
+    ADD_FAILURE() << "allocate took dim 7";
+  } catch (const ccl::CclParamsError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("dim 7 is out of range; expected 0..3"));
+  }
+  EXPECT_THROW(ag::output_spec(p, t3k), ccl::CclParamsError);
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -481,6 +483,22 @@ TEST(DeviceFaults, WallWatchdogStopsARunAsATimeout) {
   const std::string text =
       expect_device_error([&] { SimMeshDevice device(topo::build_t3k(), options); }, DeviceError::Kind::Timeout);
   EXPECT_THAT(text, HasSubstr("timeout: the wall-time limit of 1e-09 s passed at simulated time")) << text;
+}
+
+// The abandon flag (`cclmesh serve`: a client gone mid-call, SIGTERM) stops a run as the wall
+// watchdog does, a timeout; cleared, a reset device starts and runs again.
+TEST(DeviceFaults, AnAbandonedRunStopsAsATimeout) {
+  std::atomic<bool> abandon{false};
+  SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Line;
+  options.abandon = &abandon;
+  SimMeshDevice device(topo::build_t3k(), options);
+  abandon = true;
+  const std::string text = expect_device_error([&] { device.drain(); }, DeviceError::Kind::Timeout);
+  EXPECT_THAT(text, HasSubstr("abandoned at simulated time")) << text;
+  abandon = false;
+  device.reset();
+  EXPECT_NO_THROW(device.drain());
 }
 
 // Skew is drawn per chip from the seed: the same seed, the same delays; they stay within MAX.
