@@ -127,7 +127,8 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
          hang_report(fmt::format("abandoned at simulated time {} while running {}: stopped from outside the "
                                  "simulation (SimMeshDeviceOptions::abandon; `cclmesh serve`: the client went away "
                                  "or the server is stopping)",
-                                 to_string(engine_->now()), what)));
+                                 to_string(engine_->now()), what),
+                     true));
   }
   if (result.reason == StopReason::Predicate) return;
   if (idle_is_done && outstanding_programs_ == 0) return;  // only persistent routers are parked
