@@ -174,7 +174,7 @@ std::string to_text(const TopologySummary& summary) {
   text += fmt::format("mesh       {}\n", summary.mesh_shape.value_or("none"));
   text += fmt::format("components {}\n", summary.components);
   text +=
-      fmt::format("diameter   {}\n", summary.diameter ? fmt::format("{} hops", *summary.diameter)
+      fmt::format("diameter   {}\n", summary.diameter ? fmt::format("{} hop{}", *summary.diameter, *summary.diameter == 1 ? "" : "s")
                                                       : std::string("- (disconnected)"));
   text += fmt::format("bisection  {} ({})\n",
                       summary.bisection_links ? fmt::format("{} links", *summary.bisection_links)

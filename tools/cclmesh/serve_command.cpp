@@ -359,12 +359,13 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                    "client is not locked out (0: never)")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
-  command->add_option("--trace-dir", options->trace_dir,
+  CLI::Option* trace_dir = command->add_option("--trace-dir", options->trace_dir,
                       "write a Chrome / Perfetto trace (as `run --trace`) of each client session into DIR, an existing "
                       "directory: session-000001.json, ... in session order; times are the device's clock (a reset "
                       "inside a session: the timeline goes on after a 'device reset' marker)")
       ->type_name("DIR");
-  add_trace_limit_option(*command, options->trace_limit);
+  // Without --trace-dir nothing is traced: a limit then was taken and did nothing (bug bash, session 28).
+  add_trace_limit_option(*command, options->trace_limit, trace_dir);
   add_link_whatif_options(*command, options->link_whatif);
   command->footer(
       "A device that hangs, faults or times out stays failed for the rest of that client's session (as a local one; "

@@ -58,6 +58,18 @@ bool scale_exact(const Number& n, std::uint64_t multiplier, std::uint64_t& out) 
   return true;
 }
 
+// Why text is not a number split_number reads: a sign, or a number in exponent notation, said
+// as such (the bug bash of session 28: `--size -1` said "not a number" and `1e6` "unknown
+// suffix").
+const char* why_not_a_number(std::string_view text, const Number& number, bool split) {
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) return "a sign is not accepted; expected a positive number";
+  if (split && number.suffix.size() >= 2 && (number.suffix[0] == 'e' || number.suffix[0] == 'E') &&
+      (std::isdigit(static_cast<unsigned char>(number.suffix[1])) || number.suffix[1] == '-' || number.suffix[1] == '+')) {
+    return "exponent notation is not accepted (write the digits, or a suffix)";
+  }
+  return split ? nullptr : "not a number";
+}
+
 std::string lower(std::string_view text) {
   std::string result(text);
   for (char& c : result) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -73,7 +85,8 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view option) {
                                   option, text, why));
   };
   Number number;
-  if (!split_number(text, number)) throw reject("not a number");
+  const bool split = split_number(text, number);
+  if (const char* why = why_not_a_number(text, number, split)) throw reject(why);
   const std::string suffix = lower(number.suffix);
   std::uint64_t multiplier = 0;
   if (suffix.empty() || suffix == "b") multiplier = 1;
@@ -94,7 +107,8 @@ sim::SimTime parse_sim_time(std::string_view text, std::string_view option) {
                                   option, text, why));
   };
   Number number;
-  if (!split_number(text, number)) throw reject("not a number");
+  const bool split = split_number(text, number);
+  if (const char* why = why_not_a_number(text, number, split)) throw reject(why);
   const std::string unit = lower(number.suffix);
   std::uint64_t ps_per_unit = 0;
   if (unit == "ps") ps_per_unit = 1;

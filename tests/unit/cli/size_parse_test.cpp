@@ -35,7 +35,12 @@ void expect_usage_error(const std::string& text, const std::string& needle) {
 TEST(ParseSize, RejectsBadInputNamingOptionAndValue) {
   expect_usage_error("", "not a number");
   expect_usage_error("abc", "not a number");
-  expect_usage_error("-5", "not a number");
+  // Session 28's bug bash: a sign and exponent notation are said as such ("not a number" and
+  // "unknown suffix" before).
+  expect_usage_error("-5", "a sign is not accepted");
+  expect_usage_error("+5", "a sign is not accepted");
+  expect_usage_error("1e6", "exponent notation is not accepted");
+  expect_usage_error("2E+3", "exponent notation is not accepted");
   expect_usage_error("12XB", "unknown suffix");
   expect_usage_error("0", "must be positive");
   expect_usage_error("1.3", "not a whole number");
@@ -52,6 +57,12 @@ TEST(ParseTime, UnitsAreRequired) {
   EXPECT_THROW(parse_sim_time("50", "x"), UsageError);
   EXPECT_THROW(parse_sim_time("50 parsecs", "x"), UsageError);
   EXPECT_THROW(parse_sim_time("0.0001ps", "x"), UsageError);
+  try {
+    parse_sim_time("5e3ns", "--max-sim-time");
+    ADD_FAILURE() << "accepted 5e3ns";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("exponent notation is not accepted"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
