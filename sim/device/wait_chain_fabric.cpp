@@ -263,6 +263,14 @@ Explained ChainBuilder::explain_idle_mux(const KernelContext& mux, std::uint32_t
   for (std::uint32_t c = 0; c < channels; ++c) {
     if (!named[c]) unnamed.push_back(std::to_string(c));
   }
+  // A time limit can stop the run between a client's close and the mux's round that sees it:
+  // the mux is about to end, which a hang (nothing left to run) never leaves it.
+  if (unnamed.empty() && in_.stopped_while_running) {
+    return {idle + fmt::format(": its {} client kernel(s) have finished and closed; the time limit stopped the run "
+                               "before the mux saw the last close and ended",
+                               found),
+            std::nullopt};
+  }
   CCLMESH_CHECK(!unnamed.empty(), fmt::format("{} holds no packet and every one of its {} client channels has a "
                                               "kernel that finished, so closed: the mux would have ended",
                                               short_name(mux), channels));

@@ -17,7 +17,11 @@
 namespace cclmesh::sim::device::wait_chain_detail {
 
 Explained ChainBuilder::explain_kernel(const KernelContext& k) {
-  if (!k.started || k.done || k.failed) return {fmt::format("{}: {}", short_name(k), progress(k)), std::nullopt};
+  // A kernel in no blocking call was between steps when a time limit stopped the run: running,
+  // not waiting for anything a chain could follow.
+  if (!k.started || k.done || k.failed || k.blocked == BlockedIn::Nothing) {
+    return {fmt::format("{}: {}", short_name(k), progress(k)), std::nullopt};
+  }
   const std::string head = fmt::format("{} is blocked in {}{}", short_name(k), k.blocked_description(),
                                        k.current_command().empty() ? "" : " at " + k.current_command());
   if (is_legacy_edm(k)) return explain_legacy_edm(k, head);

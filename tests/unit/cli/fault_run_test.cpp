@@ -944,5 +944,27 @@ TEST(FaultRun, ATimeoutsChainsSayPacketsWereOnTheirWayNotLost) {
   }
 }
 
+// Session 28's output bug bash: a sweep with --max-sim-time 40us stopped its 512 KiB all_gather
+// just after a fabric mux's last client closed and before the mux's round that ends it. The
+// wait-for chain took that for a hang's impossible state and failed an internal check (exit 4,
+// and the sweep wrote none of its files); kernels between steps were "blocked in " nothing. A
+// time limit's snapshot now says the mux was about to end and that such a kernel was running.
+TEST(FaultRun, ATimeoutJustAfterAMuxsLastCloseIsReportedNotAnInternalError) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllGather;
+  options.size_bytes = 512 * 1024;
+  options.max_sim_time = sim::SimTime::from_us(40);
+  try {
+    run_collective(options);
+    ADD_FAILURE() << "a 512 KiB all_gather completed within 40 us";
+  } catch (const runtime::DeviceError& e) {
+    const std::string report = e.what();
+    EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 40.000 us"));
+    EXPECT_THAT(report, HasSubstr("the time limit stopped the run before the mux saw the last close and ended"));
+    EXPECT_THAT(report, Not(HasSubstr("blocked in  ")));
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
