@@ -922,26 +922,32 @@ TEST(FaultRun, CorruptionNeedsData) {
   }
 }
 
+// The report of a T3K all_gather of `bytes` stopped by a --max-sim-time of `limit_us`.
+std::string t3k_all_gather_stopped_at(std::uint64_t bytes, std::int64_t limit_us, bool no_data) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllGather;
+  options.size_bytes = bytes;
+  options.no_data = no_data;
+  options.max_sim_time = sim::SimTime::from_us(limit_us);
+  try {
+    run_collective(options);
+  } catch (const runtime::DeviceError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "a " << bytes << " B all_gather completed within " << limit_us << " us";
+  return "";
+}
+
 // A run stopped by --max-sim-time is a snapshot of a busy mesh, not a hang: a chain that ends at
 // a receiver holding nothing said "the packets or acks between the two ends were lost" (session
 // 28's bug bash) when the packets were only on their way. It now counts the packets its peer
 // sent that had not landed.
 TEST(FaultRun, ATimeoutsChainsSayPacketsWereOnTheirWayNotLost) {
-  RunOptions options;
-  options.system = "t3k";
-  options.op = CollectiveOp::AllGather;
-  options.size_bytes = 1024 * 1024;
-  options.no_data = true;
-  options.max_sim_time = sim::SimTime::from_us(30);
-  try {
-    run_collective(options);
-    ADD_FAILURE() << "a 1 MiB all_gather completed within 30 us";
-  } catch (const runtime::DeviceError& e) {
-    const std::string report = e.what();
-    EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 30.000 us"));
-    EXPECT_THAT(report, HasSubstr("had not landed when the run stopped"));
-    EXPECT_THAT(report, Not(HasSubstr("were lost")));
-  }
+  const std::string report = t3k_all_gather_stopped_at(1024 * 1024, 30, true);
+  EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 30.000 us"));
+  EXPECT_THAT(report, HasSubstr("had not landed when the run stopped"));
+  EXPECT_THAT(report, Not(HasSubstr("were lost")));
 }
 
 // Session 28's output bug bash: a sweep with --max-sim-time 40us stopped its 512 KiB all_gather
@@ -950,20 +956,10 @@ TEST(FaultRun, ATimeoutsChainsSayPacketsWereOnTheirWayNotLost) {
 // and the sweep wrote none of its files); kernels between steps were "blocked in " nothing. A
 // time limit's snapshot now says the mux was about to end and that such a kernel was running.
 TEST(FaultRun, ATimeoutJustAfterAMuxsLastCloseIsReportedNotAnInternalError) {
-  RunOptions options;
-  options.system = "t3k";
-  options.op = CollectiveOp::AllGather;
-  options.size_bytes = 512 * 1024;
-  options.max_sim_time = sim::SimTime::from_us(40);
-  try {
-    run_collective(options);
-    ADD_FAILURE() << "a 512 KiB all_gather completed within 40 us";
-  } catch (const runtime::DeviceError& e) {
-    const std::string report = e.what();
-    EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 40.000 us"));
-    EXPECT_THAT(report, HasSubstr("the time limit stopped the run before the mux saw the last close and ended"));
-    EXPECT_THAT(report, Not(HasSubstr("blocked in  ")));
-  }
+  const std::string report = t3k_all_gather_stopped_at(512 * 1024, 40, false);
+  EXPECT_THAT(report, HasSubstr("timeout: simulated time passed the limit of 40.000 us"));
+  EXPECT_THAT(report, HasSubstr("the time limit stopped the run before the mux saw the last close and ended"));
+  EXPECT_THAT(report, Not(HasSubstr("blocked in  ")));
 }
 
 }  // namespace
