@@ -24,7 +24,7 @@ constexpr std::string_view kOther = "other";
 struct BadInputKind {
   std::string_view name;
   bool (*is)(const std::exception&);
-  void (*raise)(const std::string& message);
+  void (*throw_it)(const std::string& message);
 };
 
 template <typename E>
@@ -33,18 +33,18 @@ bool is_a(const std::exception& e) {
 }
 
 template <typename E>
-[[noreturn]] void raise(const std::string& message) {
+[[noreturn]] void throw_as(const std::string& message) {
   throw E(message);
 }
 
 template <typename E>
 constexpr BadInputKind kind_of(std::string_view name) {
-  return {name, &is_a<E>, &raise<E>};
+  return {name, &is_a<E>, &throw_as<E>};
 }
 
 // Most derived first: an exception travels as the first entry it is one of, so a subclass must
-// come before its base. The last of each family (std::invalid_argument, topo::InputError) are the
-// kinds of version 10 and before, under the same names.
+// come before its base. workload_placement, invalid_argument and topology_input are the kinds of
+// version 10 and before, under the same names.
 constexpr BadInputKind kBadInputKinds[] = {
     kind_of<WorkloadPlacementError>("workload_placement"),
     kind_of<BufferConfigError>("buffer_config"),
@@ -120,7 +120,7 @@ void throw_error_reply(const Json& reply, const std::string& endpoint, std::stri
                                         device_kind, message));
   }
   for (const BadInputKind& bad_input : kBadInputKinds) {
-    if (kind == bad_input.name) bad_input.raise(message);
+    if (kind == bad_input.name) bad_input.throw_it(message);
   }
   if (kind == kBusy) throw ServerBusyError(fmt::format("remote device {}: {}: {}", endpoint, call, message));
   if (kind == kProtocol) {
