@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/fabric/fabric_plan.hpp"
 #include "topologies/errors.hpp"
 
 namespace cclmesh::runtime::remote {
@@ -10,12 +14,49 @@ namespace cclmesh::runtime::remote {
 namespace {
 
 constexpr std::string_view kDeviceError = "device_error";
-constexpr std::string_view kPlacement = "workload_placement";
-constexpr std::string_view kInvalidArgument = "invalid_argument";
-constexpr std::string_view kTopologyInput = "topology_input";
 constexpr std::string_view kProtocol = "protocol";
 constexpr std::string_view kBusy = "busy";
 constexpr std::string_view kOther = "other";
+
+// A bad-input type a MeshDevice call can throw, which the client throws again as itself with
+// the server's message: its kind on the wire, whether an exception is one (or derives from
+// it), and how to throw one.
+struct BadInputKind {
+  std::string_view name;
+  bool (*is)(const std::exception&);
+  void (*throw_it)(const std::string& message);
+};
+
+template <typename E>
+bool is_a(const std::exception& e) {
+  return dynamic_cast<const E*>(&e) != nullptr;
+}
+
+template <typename E>
+[[noreturn]] void throw_as(const std::string& message) {
+  throw E(message);
+}
+
+template <typename E>
+constexpr BadInputKind kind_of(std::string_view name) {
+  return {name, &is_a<E>, &throw_as<E>};
+}
+
+// Most derived first: an exception travels as the first entry it is one of, so a subclass must
+// come before its base. workload_placement, invalid_argument and topology_input are the kinds of
+// version 10 and before, under the same names.
+constexpr BadInputKind kBadInputKinds[] = {
+    kind_of<WorkloadPlacementError>("workload_placement"),
+    kind_of<BufferConfigError>("buffer_config"),
+    kind_of<CoreMapError>("core_map"),
+    kind_of<FabricPlanError>("fabric_plan"),
+    kind_of<ccl::PageExceedsPacketError>("page_exceeds_packet"),
+    kind_of<ccl::RingRunsAsLineError>("ring_runs_as_line"),
+    kind_of<ccl::CclParamsError>("ccl_params"),
+    kind_of<std::invalid_argument>("invalid_argument"),
+    kind_of<topo::EmbeddingError>("topology_embedding"),
+    kind_of<topo::InputError>("topology_input"),
+};
 
 std::string_view device_error_kind_name(DeviceError::Kind kind) {
   switch (kind) {
@@ -52,17 +93,14 @@ Json error_reply(std::exception_ptr failure) {
     Json j = error(kDeviceError, e.what());
     j["device_error_kind"] = device_error_kind_name(e.kind());
     return j;
-  } catch (const WorkloadPlacementError& e) {
-    return error(kPlacement, e.what());
   } catch (const ServerBusyError& e) {
     return error(kBusy, e.what());
-  } catch (const std::invalid_argument& e) {
-    return error(kInvalidArgument, e.what());
-  } catch (const topo::InputError& e) {
-    return error(kTopologyInput, e.what());
   } catch (const ProtocolError& e) {
     return error(kProtocol, e.what());
   } catch (const std::exception& e) {
+    for (const BadInputKind& kind : kBadInputKinds) {
+      if (kind.is(e)) return error(kind.name, e.what());
+    }
     return error(kOther, e.what());
   } catch (...) {
     return error(kOther, "an exception that is not a std::exception");
@@ -81,9 +119,9 @@ void throw_error_reply(const Json& reply, const std::string& endpoint, std::stri
     throw RemoteDeviceError(fmt::format("remote device {}: {}: unknown device error kind '{}': {}", endpoint, call,
                                         device_kind, message));
   }
-  if (kind == kPlacement) throw WorkloadPlacementError(message);
-  if (kind == kInvalidArgument) throw std::invalid_argument(message);
-  if (kind == kTopologyInput) throw topo::InputError(message);
+  for (const BadInputKind& bad_input : kBadInputKinds) {
+    if (kind == bad_input.name) bad_input.throw_it(message);
+  }
   if (kind == kBusy) throw ServerBusyError(fmt::format("remote device {}: {}: {}", endpoint, call, message));
   if (kind == kProtocol) {
     throw RemoteDeviceError(fmt::format("remote device {}: {}: the server did not accept the request: {}", endpoint, call,

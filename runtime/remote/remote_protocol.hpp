@@ -27,7 +27,10 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 9: enqueue_workloads (several workloads, all enqueued or none) replaces enqueue_workload;
 //    reset_global_semaphore is enqueue-ordered; device_events (a simulator's event count, or null).
 // 10: the hello names the system as it was served (`serve --system`), for clients' rows.
-inline constexpr std::uint32_t kProtocolVersion = 10;
+// 11: error kinds for std::invalid_argument's and topo::InputError's subclasses that a device
+//     call can throw (buffer_config, core_map, fabric_plan, ccl_params, page_exceeds_packet,
+//     ring_runs_as_line, topology_embedding), which a version 10 client would not know.
+inline constexpr std::uint32_t kProtocolVersion = 11;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -87,14 +90,16 @@ class ServerBusyError : public RemoteDeviceError {
   using RemoteDeviceError::RemoteDeviceError;
 };
 
-// The error reply for the exception in flight: DeviceError (kind and report),
-// WorkloadPlacementError, std::invalid_argument, topo::InputError (a chip or core the topology
-// does not have), ProtocolError, or anything else as "other".
+// The error reply for the exception in flight: DeviceError (kind and report); every bad-input
+// type a MeshDevice call can throw, as the most derived of WorkloadPlacementError,
+// BufferConfigError, CoreMapError, FabricPlanError, ccl::CclParamsError (and its
+// PageExceedsPacketError, RingRunsAsLineError), std::invalid_argument, topo::EmbeddingError,
+// topo::InputError; ServerBusyError; ProtocolError; or anything else as "other".
 Json error_reply(std::exception_ptr error);
 
-// Throws what an error reply carries as its own type: DeviceError, WorkloadPlacementError,
-// std::invalid_argument and topo::InputError with the server's message unchanged; a protocol or other failure as
-// RemoteDeviceError("<endpoint>: <call>: <message>").
+// Throws what an error reply carries as its own type: DeviceError and the bad-input types above
+// with the server's message unchanged (so a caller's catch works as around a local device); a
+// protocol or other failure as RemoteDeviceError("<endpoint>: <call>: <message>").
 [[noreturn]] void throw_error_reply(const Json& reply, const std::string& endpoint, std::string_view call);
 
 }  // namespace cclmesh::runtime::remote

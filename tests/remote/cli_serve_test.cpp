@@ -595,8 +595,9 @@ TEST(CliServeFaults, DeadLinkServedAsLocally) {
 // The ring a served t3k runs crosses a down 0-2 and no other ring avoids it: the device runs it as
 // the line 2-6-7-3-1-5-4-0, and a client's ops run as a local run's with the fault do, ranks in
 // the ring's order, with the same note (session 22; until then serve refused to start, exit 2,
-// with the local run's refusal). Two links down cut the ring: serve refuses to start, with the
-// device's reason, as one line.
+// with the local run's refusal). Two links down cut the ring: the device cannot start, a
+// simulated fault, so serve exits 3 with the device's report as a local run does (session 29;
+// before, exit 2 and the report's first line, as if the options were bad).
 TEST(CliServeFaults, WholeSystemRingOpenedByADownLinkRunsAsLocally) {
   for (const char* op : {"all_gather", "reduce_scatter", "send_recv"}) {
     SCOPED_TRACE(op);
@@ -612,15 +613,51 @@ TEST(CliServeFaults, WholeSystemRingOpenedByADownLinkRunsAsLocally) {
   }
   const Outcome cut = cclmesh({"serve", "--system", "ring:8", "--fault", "link-down:0-1", "--fault", "link-down:4-5",
                                "--port", "0"});
-  EXPECT_EQ(cut.exit_code, 2);
-  EXPECT_EQ(cut.err.rfind("cclmesh: error: --system ring:8 --mode fabric --links 1 --fault link-down:0-1 --fault "
-                          "link-down:4-5: the device does not start: fault link-down:0-1, link-down:4-5 at 0 s: the "
-                          "ring fabric 0-1-2-3-4-5-6-7-0 crosses",
+  EXPECT_EQ(cut.exit_code, 3);
+  EXPECT_EQ(cut.err.rfind("cclmesh: the simulated device did not start (--system ring:8 --mode fabric --links 1 "
+                          "--fault link-down:0-1 --fault link-down:4-5):\nfault link-down:0-1, link-down:4-5 at 0 s: "
+                          "the ring fabric 0-1-2-3-4-5-6-7-0 crosses",
                           0),
             0u)
       << cut.err;
   EXPECT_NE(cut.err.find("the ring runs as a line around one down link, not 2 (0-1, 4-5)"), std::string::npos) << cut.err;
-  EXPECT_EQ(std::count(cut.err.begin(), cut.err.end(), '\n'), 1) << cut.err;
+  EXPECT_EQ(cut.out, "");  // never listened
+}
+
+// The report after a "did not ..." header line: what a local run and serve both print.
+std::string report_after_header(const std::string& err) {
+  const std::size_t at = err.find(":\n");
+  return at == std::string::npos ? "no report in: " + err : err.substr(at + 2);
+}
+
+// A fabric whose start-up hangs (a lost handshake) or runs past --max-sim-time: not bad input
+// but the simulation's outcome, so serve exits 3 with the whole report on stderr, word for word
+// the report of a local run with the same fault (README's exit codes; before session 29, exit 2
+// and the report's first line).
+TEST(CliServeFaults, AFabricThatCannotStartExitsThreeWithTheReportAsRun) {
+  const Outcome hung = cclmesh({"serve", "--system", "n300", "--fault", "drop:0.5", "--port", "0"});
+  const Outcome local = cclmesh({"run", "--system", "n300", "--fault", "drop:0.5", "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(local.exit_code, 3) << local.err;
+  EXPECT_EQ(hung.exit_code, 3) << hung.err;
+  EXPECT_EQ(hung.out, "");  // never listened
+  EXPECT_EQ(hung.err.rfind("cclmesh: the simulated device did not start (--system n300 --mode fabric --links 1 "
+                           "--fault drop:0.5):\nhang at 3.559 us: the line fabric's start-up cannot complete",
+                           0),
+            0u)
+      << hung.err;
+  EXPECT_EQ(report_after_header(hung.err), report_after_header(local.err));
+
+  const Outcome timeout = cclmesh({"serve", "--system", "n300", "--max-sim-time", "1us", "--port", "0"});
+  EXPECT_EQ(timeout.exit_code, 3) << timeout.err;
+  EXPECT_EQ(timeout.err.rfind("cclmesh: the simulated device did not start (--system n300 --mode fabric --links 1 "
+                              "--max-sim-time 1us):\ntimeout: simulated time passed the limit of 1.000 us",
+                              0),
+            0u)
+      << timeout.err;
+  EXPECT_NE(timeout.err.find("fabric routers:\n  chip 0 core (9,6) [eth ch 8] fabric_router (persistent): blocked in "
+                             "noc_semaphore_wait"),
+            std::string::npos)
+      << timeout.err;
 }
 
 // The report from "cclmesh: the simulated op did not complete:" on (the simulator's warnings
@@ -731,16 +768,18 @@ TEST(CliServeFaults, SimulatedTimeWatchdogPerOp) {
       << longer.err;
   EXPECT_NE(longer.err.find(" (a budget of 100.000 us from "), std::string::npos) << longer.err;
   EXPECT_NE(longer.err.find(") while running the enqueued workloads\n"), std::string::npos) << longer.err;
-  // A budget the fabric's start-up does not fit in: serve refuses to start, naming it, in one line.
+  // A budget the fabric's start-up does not fit in: the device does not start, a timeout as a
+  // local run's, so exit 3 with the report naming the budget (session 29; before, exit 2 and
+  // the report's first line).
   const Outcome tiny = cclmesh({"serve", "--system", "t3k", "--max-sim-time", "1us", "--port", "0"});
-  EXPECT_EQ(tiny.exit_code, 2);
-  EXPECT_EQ(tiny.err.rfind("cclmesh: error: --system t3k --mode fabric --links 1 --max-sim-time 1us: the device does "
-                           "not start: timeout: simulated time passed the limit of 1.000 us (a budget of 1.000 us from "
-                           "0 ",
+  EXPECT_EQ(tiny.exit_code, 3);
+  EXPECT_EQ(tiny.err.rfind("cclmesh: the simulated device did not start (--system t3k --mode fabric --links 1 "
+                           "--max-sim-time 1us):\ntimeout: simulated time passed the limit of 1.000 us (a budget of "
+                           "1.000 us from 0 ps) while running the ring fabric's start-up\n",
                            0),
             0u)
       << tiny.err;
-  EXPECT_EQ(std::count(tiny.err.begin(), tiny.err.end(), '\n'), 1) << tiny.err;
+  EXPECT_EQ(tiny.out, "");  // never listened
 }
 
 // serve --fabric-scope axes: one fabric line per mesh row and column, and a client's op runs along

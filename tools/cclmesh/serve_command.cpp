@@ -4,7 +4,8 @@
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
 //   [--max-wall S] [--trace-dir DIR [--trace-limit N]]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
-// time, until SIGINT / SIGTERM or a client's shutdown request (exit 0); a session that leaves
+// time, until SIGINT / SIGTERM or a client's shutdown request (exit 0; bad options exit 2, a
+// device whose fabric cannot start exits 3 with the report, as `run`); a session that leaves
 // the device failed or with work unfinished is followed by a reset (RemoteServerOptions). The
 // first line on stdout names the address and port listened on (port 0: an ephemeral one). What shapes
 // the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
@@ -210,9 +211,10 @@ int run_serve(const ServeOptions& options) {
     throw UsageError(fmt::format("{}: {}", asked, e.what()));
   } catch (const runtime::DeviceError& e) {
     // The fabric's start-up hung, failed or ran past a watchdog (a fault from the start, a budget
-    // below the start-up's): the report's first line, which says which.
-    const std::string report = e.what();
-    throw UsageError(fmt::format("{}: the device does not start: {}", asked, report.substr(0, report.find('\n'))));
+    // below the start-up's): a simulated outcome, not bad input, so exit 3 with the whole report
+    // as `cclmesh run` does for the same device (README's exit codes).
+    std::fprintf(stderr, "cclmesh: the simulated device did not start (%s):\n%s\n", asked.c_str(), e.what());
+    return kExitHangOrFault;
   }
 
   runtime::remote::RemoteServerOptions server_options;
@@ -371,7 +373,8 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       "A device that hangs, faults or times out stays failed for the rest of that client's session (as a local one; "
       "the client may reset it). A session that ends with the device failed, or with work enqueued and not "
       "finished, is followed by a reset: the next client gets the device as just opened (clock at zero, no buffers, "
-      "faults armed again).");
+      "faults armed again). A device whose fabric cannot start (a fault, or a --max-sim-time below its start-up) "
+      "exits 3 with the report, as `cclmesh run` does.");
   command->callback([options, &outcome] { outcome.exit_code = run_serve(*options); });
 }
 
