@@ -17,13 +17,13 @@
 // 12.04 GB/s at 4096 B while the variants without transaction ids are slower; tt-metal's EDM
 // tracks one id per receiver buffer slot.
 //
-// Each main-loop pass services one sender channel (alternating) and the receiver, and sends
-// the ack word when a credit changed. Two passes without progress park the router in
-// wait_for_activity(), woken only by what it acts on (wake_sources()): a write to its control
-// words or a receiver slot's sync word, and, only while it waits for one, its downstream
-// credit, its NoC writes landing or flushing, or room in the TX queue. run_routing() is called every
-// `switch_interval` idle passes, the passes it would have spun while parked included
-// (common/idle_passes.hpp).
+// Each main-loop pass sends the ack word when a credit changed, then services one sender
+// channel (alternating) and the receiver: acks before data (main_loop() says why). Two
+// passes without progress park the router in wait_for_activity(), woken only by what it acts
+// on (wake_sources()): a write to its control words or a receiver slot's sync word, and, only
+// while it waits for one, its downstream credit, its NoC writes landing or flushing, or room in
+// the TX queue. run_routing() is called every `switch_interval` idle passes, the passes it
+// would have spun while parked included (common/idle_passes.hpp).
 //
 // Start-up: zero the control region (not the mailboxes) and the receiver slots' sync words;
 // STARTED; local handshake with the same-chip neighbour (each writes the other's local
@@ -182,9 +182,17 @@ class FabricRouter {
         return false;
       }
       l1_read_bytes(layout_.ack_mailbox, &ack_in_, sizeof(ack_in_));
-      bool progress = service_sender(counter.pass() & 1);
+      // Acks before data. REFERENCE 6.4: the receiver returns the first-level ack when it sees
+      // a packet and the completion ack once the packet's writes have flushed, and each pass
+      // services a sender channel and the receiver. Both sends need the TX queue; with the acks
+      // last, a sender channel that always had a packet ready refilled the queue every pass, the
+      // acks went out only when this direction ran dry, and the other direction, short of
+      // remote slots, stopped: the two took turns for hundreds of microseconds
+      // (docs/performance.md, "all_to_all on 8-chip lines"). The acks this pass's receiver
+      // owes go out first thing in the next pass, ahead of the next data packet.
+      bool progress = send_acks();
+      progress |= service_sender(counter.pass() & 1);
       progress |= service_receiver();
-      progress |= send_acks();
       if (signal == static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE) && drained()) {
         return true;
       }

@@ -103,7 +103,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->type_name("UINT")
       ->default_str(std::to_string(o.root));
   command.add_option("--rounds", o.rounds,
-                     "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256 on a line of at most 4 chips, else 1)")
+                     "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256)")
       ->transform(whole_number_in(1, 65536));
   namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,

@@ -109,7 +109,7 @@ struct RunOptions {
   // --bcast-ring-algorithm: broadcast's ring algorithm: auto | both-ways | split.
   std::string bcast_ring_algorithm = "auto";
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
-  // unset: the op's default (256 on a line of at most 4 chips, else 1).
+  // unset: the op's default (256).
   std::optional<std::uint32_t> rounds;
   bool no_data = false;
   // --simulate-every-group: a timing-only run along --cluster-axis simulates every group even

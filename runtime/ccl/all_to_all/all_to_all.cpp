@@ -19,19 +19,19 @@ namespace {
 constexpr const char* kOp = "all_to_all";
 // REFERENCE 7.6: all_to_all_async coalesces 2 tiles per packet.
 constexpr std::uint32_t kDefaultPagesPerPacket = 2;
-// Rounds a sender interleaves its destinations over on a line of at most kMaxInterleavedLine
-// chips (Params::rounds; pieces keep at least one packet). Measured (docs/performance.md): a
-// 4-line's middle link idled while the end chips sent their last, one-hop chunks, and 256 rounds
-// took the 256 MiB calibration row from 40150 to 34440 us; finer pieces are faster still (16 MiB:
-// 2185 us in 16 rounds, 1813 us in one-packet pieces), and 256 keeps a stream at 512 commands
-// per destination, the scale of reduce's 255 synchronised chunks. On 8-chip lines interleaving
-// is slower with today's routers (T3K 16 MiB: 5629 -> 6562 us): a router sends its acks for the
-// other direction only when its own data leaves the TX queue idle, so a direction that every
-// sender saturates at once starves the other, and the two take turns (docs/performance.md; with
-// acks sent first, 256 rounds take 4024 us and win on the ring too). Until the routers give
-// acks priority, 8-chip lines and rings keep one destination after another (1 round).
-constexpr std::uint32_t kMaxInterleavedLine = 4;
-constexpr std::uint32_t kDefaultLineRounds = 256;
+// Rounds a sender interleaves its destinations over by default (Params::rounds; pieces keep at
+// least one packet). Measured (docs/performance.md): a 4-line's middle link idled while the end
+// chips sent their last, one-hop chunks, and 256 rounds took the 256 MiB calibration row from
+// 40150 to 34440 us; finer pieces are faster still (16 MiB: 2185 us in 16 rounds, 1813 us in
+// one-packet pieces), and 256 keeps a stream at 512 commands per destination, the scale of
+// reduce's 255 synchronised chunks. Until session 29 only lines of at most 4 chips interleaved:
+// the routers sent their acks for the other direction only when their own data left the TX
+// queue idle, so a direction that every sender saturated at once starved the other. With acks
+// before data (kernels/fabric_router.cpp) 256 rounds win on every shape measured, 16 MiB
+// --no-data: T3K 8-line 5087.78 -> 4035.52 us, 8-ring 2310.79 -> 1530.10 (256 MiB: 40784.04 ->
+// 29124.47), Galaxy columns 2357.89 -> 1697.89, rows 5202.45 -> 3993.19, ring:8/2 on 2 links
+// 985.94 -> 936.12, torus:4x4 rows 875.91 -> 763.66 (docs/performance.md).
+constexpr std::uint32_t kDefaultRounds = 256;
 // Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
 // routing plane k), then one worker that copies this chip's own chunk and is the done core: a
 // sender that also copied would serialise the copy behind its sends (on a line's end chip, one
@@ -256,14 +256,11 @@ RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size) {
   if (params.rounds != 0) {
     return {params.rounds, fmt::format("asked for: {} round{}", params.rounds, params.rounds == 1 ? "" : "s")};
   }
-  if (params.topology == CclTopology::Ring) return {1, "auto: a ring sends one destination after another"};
-  if (group_size <= kMaxInterleavedLine) {
-    return {kDefaultLineRounds,
-            fmt::format("auto: a line of {} chips, at most {}, interleaves its destinations over {} rounds",
-                        group_size, kMaxInterleavedLine, kDefaultLineRounds)};
+  if (params.topology == CclTopology::Ring) {
+    return {kDefaultRounds, fmt::format("auto: a ring interleaves its destinations over {} rounds", kDefaultRounds)};
   }
-  return {1, fmt::format("auto: a line of {} chips, more than {}, sends one destination after another", group_size,
-                         kMaxInterleavedLine)};
+  return {kDefaultRounds,
+          fmt::format("auto: a line of {} chips interleaves its destinations over {} rounds", group_size, kDefaultRounds)};
 }
 
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology, std::uint32_t group_size) {

@@ -70,7 +70,7 @@ struct Params {
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets
   // A sender sends one piece of every destination's share per round (1: one destination after
-  // another); 0: the default, 256 on a line of at most 4 chips, else 1. Pieces keep at least one packet.
+  // another); 0: the default, 256. Pieces keep at least one packet.
   std::uint32_t rounds = 0;
   bool operator==(const Params&) const = default;
 };
@@ -78,8 +78,8 @@ struct Params {
 std::size_t hash_value(const Params& params);
 
 // The rounds a sender runs (Params::rounds, or its default for a group of `group_size` chips)
-// and why, in one clause ("asked for: 16 rounds", "auto: a ring sends one destination after
-// another"): what the CLI's --json records.
+// and why, in one clause ("asked for: 16 rounds", "auto: a ring interleaves its destinations
+// over 256 rounds"): what the CLI's --json records.
 struct RoundsChoice {
   std::uint32_t rounds = 1;
   std::string reason;
@@ -87,7 +87,7 @@ struct RoundsChoice {
 RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size);
 // What each shape the groups run as sends (rings first; a ring run as a line around a down link
 // takes a line's default rounds): the shape and its rounds_choice(). What a run records (torus:4x4
-// axis 1, link-down:3-0: the rings' sequential, the opened line's interleaved rounds).
+// axis 1, link-down:3-0: the rings' and the opened line's rounds, each with its reason).
 struct PartChoice {
   CclTopology shape = CclTopology::Ring;
   RoundsChoice rounds;

@@ -42,7 +42,8 @@ std::unique_ptr<sim::device::SimMeshDevice> t3k_ring(const sim::device::SimMeshD
   return device;
 }
 
-// What `cclmesh run --op reduce_scatter --size 1MiB` runs (125.03 us).
+// What `cclmesh run --op reduce_scatter --size 1MiB` runs (121.66 us; 125.03 us before session
+// 29's acks-first routers).
 void reduce_scatter_1mib(sim::device::SimMeshDevice& device) {
   rs::Params p;
   p.input = tile({1, 1, 32, 16384});
@@ -51,7 +52,7 @@ void reduce_scatter_1mib(sim::device::SimMeshDevice& device) {
   EXPECT_TRUE(run_reduce_scatter(device, p, {}, {}).verified);
 }
 
-// What `cclmesh run --op all_gather --size 1MiB` runs (54.16 us).
+// What `cclmesh run --op all_gather --size 1MiB` runs (54.22 us).
 void all_gather_1mib(sim::device::SimMeshDevice& device) {
   ag::Params p;
   p.input = tile({1, 1, 32, 2048});
@@ -138,7 +139,7 @@ OpProfile fresh_reduce_scatter() {
 
 TEST(LaterOp, RunsAsOnAFreshDeviceAfterOtherOps) {
   const OpProfile fresh = fresh_reduce_scatter();
-  EXPECT_EQ(fresh.span_ns, 125'028u);  // the figure the docs quote
+  EXPECT_EQ(fresh.span_ns, 121'661u);  // the docs' 125.03 us until session 29's acks-first routers
   auto device = t3k_ring();
   for (int i = 0; i < 3; ++i) {
     SCOPED_TRACE("reduce_scatter number " + std::to_string(i + 1) + " on the device");

@@ -1,8 +1,11 @@
 // Large what-if meshes run to the results they gave before their set-up and the event queue
 // were made to scale (docs/performance.md, "Large meshes"): a 16x16 torus (256 chips) and a
 // 32x32 one (1024 chips, slow) all_gather along axis 0, timing only, every ring at once. The
-// figures are main's at 55b65ea, before those changes: the simulated time and the events must
-// not move.
+// figures were main's at 55b65ea, before those changes: the simulated time and the events must
+// not move. Since session 29 they are the routers' with acks sent before data in each pass
+// (kernels/fabric_router.cpp; docs/performance.md), the one model change since: the 16x16's
+// time 19.667 -> 19.726 us, its events 291 840 -> 292 000; the 32x32's time the same, its
+// events 1 997 344 -> 1 997 408.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,11 +51,11 @@ void expect_as_before(const LargeMeshCase& c) {
 }
 
 TEST(LargeMesh, Torus16x16AllGatherAlongAxis0GivesTheSameResultAsBefore) {
-  expect_as_before({"torus:16x16", 19.667, 291'840, 16});
+  expect_as_before({"torus:16x16", 19.726, 292'000, 16});
 }
 
 TEST(SlowLargeMesh, Torus32x32AllGatherAlongAxis0GivesTheSameResultAsBefore) {
-  expect_as_before({"torus:32x32", 31.126, 1'997'344, 32});
+  expect_as_before({"torus:32x32", 31.126, 1'997'408, 32});
 }
 
 }  // namespace

@@ -58,8 +58,9 @@ TEST(RunAlgorithm, ReduceScatterRunsTheOneShotUpTo512KiBPerChipAndTheChainPast) 
   EXPECT_EQ(run("t3k", CollectiveOp::ReduceScatter, 256 * kKiB, "line").algorithm, "two_sided");
 }
 
-TEST(RunAlgorithm, AllToAllInterleavesOnAShortLineOnly) {
-  // T3K's 4-chip rows along axis 1 are lines of 4; the whole 8-ring sends one destination at a time.
+TEST(RunAlgorithm, AllToAllInterleavesOnLinesAndRings) {
+  // T3K's 4-chip rows along axis 1 are lines of 4, the whole T3K an 8-ring: both interleave by
+  // default since session 29's acks-first routers (the ring sent one destination at a time).
   RunOptions rows;
   rows.system = "t3k";
   rows.op = CollectiveOp::AllToAll;
@@ -69,10 +70,10 @@ TEST(RunAlgorithm, AllToAllInterleavesOnAShortLineOnly) {
   rows.no_data = true;
   const RunResult line = run_collective(rows);
   EXPECT_EQ(line.algorithm, "interleaved");
-  EXPECT_EQ(line.algorithm_reason, "auto: a line of 4 chips, at most 4, interleaves its destinations over 256 rounds");
+  EXPECT_EQ(line.algorithm_reason, "auto: a line of 4 chips interleaves its destinations over 256 rounds");
   const RunResult ring = run("t3k", CollectiveOp::AllToAll, 64 * kKiB, "ring");
-  EXPECT_EQ(ring.algorithm, "sequential");
-  EXPECT_EQ(ring.algorithm_reason, "auto: a ring sends one destination after another");
+  EXPECT_EQ(ring.algorithm, "interleaved");
+  EXPECT_EQ(ring.algorithm_reason, "auto: a ring interleaves its destinations over 256 rounds");
 }
 
 // broadcast on a fabric ring: both ways below links x (n-1) x 6 KiB, split from there (ring:8,
@@ -318,22 +319,22 @@ TEST(RunAlgorithm, ReduceScatterAndAllGatherOfARingRunAsALineAreTheLines) {
   EXPECT_FALSE(result_json(run("t3k", CollectiveOp::AllGather, 256 * kKiB, "ring")).contains("algorithm_lines"));
 }
 
-// all_to_all's rounds follow the shape too: an opened line of 4 interleaves where the rings
-// send one destination after another (the rounds the builder's resolve() takes).
+// all_to_all's rounds follow the shape too: an opened line of 4 records its own reason beside the
+// rings' (the rounds the builder's resolve() takes; since session 29 both interleave).
 TEST(RunAlgorithm, AllToAllOfARingRunAsALineRecordsTheLinesRounds) {
   RunOptions rows = opened_ring("torus:4x4", CollectiveOp::AllToAll, "link-down:3-0");
   rows.cluster_axis = 1;
   const RunResult mixed = run_collective(rows);
   ASSERT_EQ(mixed.rings_as_lines.size(), 1u);
   nlohmann::json j = result_json(mixed);
-  EXPECT_EQ(j["algorithm"], "sequential");
-  EXPECT_EQ(j["algorithm_reason"], "auto: a ring sends one destination after another");
+  EXPECT_EQ(j["algorithm"], "interleaved");
+  EXPECT_EQ(j["algorithm_reason"], "auto: a ring interleaves its destinations over 256 rounds");
   EXPECT_EQ(j["algorithm_lines"],
-            nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips, at most 4, interleaves its destinations over 256 rounds"})json"));
+            nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips interleaves its destinations over 256 rounds"})json"));
   j = result_json(run_collective(opened_ring("t3k", CollectiveOp::AllToAll, "link-down:0-2")));
-  EXPECT_EQ(j["algorithm"], "sequential");
+  EXPECT_EQ(j["algorithm"], "interleaved");
   EXPECT_EQ(j["algorithm_reason"],
-            "ran as a line around a down link: auto: a line of 8 chips, more than 4, sends one destination after another");
+            "ran as a line around a down link: auto: a line of 8 chips interleaves its destinations over 256 rounds");
   EXPECT_FALSE(j.contains("algorithm_lines"));
 }
 
