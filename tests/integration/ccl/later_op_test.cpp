@@ -167,8 +167,9 @@ TEST(LaterOp, RunsAsOnAFreshDeviceAfterTheClockMovedAFractionOfACycle) {
 // loop (200 000 x 64 cycles = 12.8 ms of parked idling) a router calls run_routing(), 100 cycles
 // (KernelCosts), whatever runs then, as on hardware (kernels/common/idle_passes.hpp). On a
 // device idle for all but 10 us of that, the call falls inside the next op, which then takes
-// another time than on a fresh device (126.75 us here); with run_routing() free it takes the
-// fresh device's again, so the call is the whole difference.
+// another time than on a fresh device (126.75 us before session 29's acks-first routers, from
+// 125.03); with run_routing() free it takes the fresh device's again, so the call is the whole
+// difference.
 TEST(LaterOp, TakesAnotherTimeWhenARouterContextSwitchFallsInsideIt) {
   const OpProfile fresh = fresh_reduce_scatter();
   const sim::device::SimMeshDeviceOptions options = t3k_ring_options();
