@@ -21,14 +21,16 @@ class ServedFaultEffects {
 
   // A client's session begins: what its ops' faults do is counted from here.
   void session_started();
-  // One line per `corrupt` fault, in plan order, as SimMeshDevice::fault_effects() but for the
-  // ops since the last call (or the session's start); the next call counts from now.
+  // One line per `corrupt` fault, in plan order, then a drop fault's lost frames when it lost
+  // any, as SimMeshDevice::fault_effects() but for the ops since the last call (or the
+  // session's start); the next call counts from now.
   std::vector<std::string> effects();
 
  private:
   const sim::device::SimMeshDevice& device_;
   std::uint32_t life_ = 0;  // the device life `since_` is a time of
   sim::SimTime since_;
+  std::int64_t dropped_before_ = 0;  // frames a drop fault had lost at `since_`
 };
 
 }  // namespace cclmesh::cli
