@@ -23,13 +23,32 @@ using Tokenizer = boost::tokenizer<boost::escaped_list_separator<char>>;
 struct FieldPlace {
   const std::string& file;
   std::size_t line;
-  const std::string& column;
+  std::string column;
   std::string text() const { return fmt::format("{}:{}: {}", file, line, column); }
 };
 
 // A CSV record's fields, quotes removed and commas inside quotes kept (Boost's escaped list
 // separator: ',' between fields, '"' quotes, '\' escapes).
+// Boost's separator takes a quote left open as running to the record's end; a record is one line
+// here, so an odd number of (unescaped) quotes is a quoted field not closed on its line.
+bool has_open_quote(const std::string& record) {
+  bool open = false;
+  for (std::size_t i = 0; i < record.size(); ++i) {
+    if (record[i] == '\\') {
+      ++i;
+    } else if (record[i] == '"') {
+      open = !open;
+    }
+  }
+  return open;
+}
+
 std::vector<std::string> split_record(const std::string& record, const std::string& file, std::size_t line) {
+  if (has_open_quote(record)) {
+    throw cli::UsageError(fmt::format("{}:{}: malformed CSV record (a quoted field is not closed on its line); "
+                                      "expected comma-separated fields, quoted where they hold commas",
+                                      file, line));
+  }
   try {
     const Tokenizer fields(record, boost::escaped_list_separator<char>('\\', ',', '"'));
     return {fields.begin(), fields.end()};
@@ -109,7 +128,7 @@ std::map<std::string, std::size_t> required_column_indices(const std::vector<std
 
 CalibrationRow parse_row(const std::vector<std::string>& fields, const std::map<std::string, std::size_t>& columns,
                          const std::string& file, std::size_t line) {
-  const auto field = [&](const std::string& column) -> std::pair<const std::string&, FieldPlace> {
+  const auto field = [&](const char* column) -> std::pair<const std::string&, FieldPlace> {
     return {fields[columns.at(column)], FieldPlace{file, line, column}};
   };
   CalibrationRow row;
