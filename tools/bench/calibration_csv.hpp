@@ -2,7 +2,8 @@
 // The calibration's measurements as a user's own file holds them: a CSV with a header row
 // (../shared/calibration/wh_asymptotes.csv's columns, REFERENCE §14), one measured collective a
 // row. Only the columns the comparison needs are read; the others (algbw, run_set, source ...)
-// may be there or not. Quoted fields may hold commas (the calibration's source does).
+// may be there or not. Quoted fields may hold commas (the calibration's source does); a backslash
+// escapes the character after it (Boost's escaped_list_separator), and a record is one line.
 
 #include <cstddef>
 #include <cstdint>
