@@ -41,9 +41,10 @@ std::string skipped_line(const RowPlan& plan, const std::string& file_name) {
 }
 
 std::string summary_lines(const ErrorSummary& summary) {
-  return fmt::format("# mean absolute error: {:.2f}% over {} rows; {:.2f}% over the {} rows with more than 2 chips\n",
-                     summary.mean_abs_error * 100.0, summary.rows, summary.mean_abs_error_over_2_chips * 100.0,
-                     summary.rows_over_2_chips);
+  const auto rows = [](std::size_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s"); };
+  return fmt::format("# mean absolute error: {:.2f}% over {}; {:.2f}% over the {} with more than 2 chips\n",
+                     summary.mean_abs_error * 100.0, rows(summary.rows), summary.mean_abs_error_over_2_chips * 100.0,
+                     rows(summary.rows_over_2_chips));
 }
 
 std::string comparisons_csv(const std::vector<RowComparison>& comparisons) {
