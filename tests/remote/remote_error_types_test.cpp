@@ -23,6 +23,7 @@
 #include "runtime/remote/remote_mesh_device.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 #include "sim/device/sim_mesh_device.hpp"
+#include "tests/remote/forwarding_mesh_device.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -31,42 +32,16 @@ namespace {
 
 // The simulated device, except that create_buffer throws what `refusal_` throws while it is set:
 // a backend refusing with a type the simulator never throws from that call.
-class RefusingCreateBuffer final : public MeshDevice {
+class RefusingCreateBuffer final : public ForwardingMeshDevice {
  public:
-  explicit RefusingCreateBuffer(MeshDevice& inner) : inner_(inner) {}
+  using ForwardingMeshDevice::ForwardingMeshDevice;
   void refuse_with(std::function<void()> refusal) { refusal_ = std::move(refusal); }
-
-  const topo::Topology& topology() const override { return inner_.topology(); }
-  std::vector<ChipId> chips() const override { return inner_.chips(); }
-  CoreCoord worker_grid() const override { return inner_.worker_grid(); }
-  std::vector<std::uint32_t> active_ethernet_channels(ChipId c) const override { return inner_.active_ethernet_channels(c); }
-  const FabricOptions& fabric() const override { return inner_.fabric(); }
   BufferHandle create_buffer(const BufferConfig& c) override {
     if (refusal_) refusal_();
-    return inner_.create_buffer(c);
+    return ForwardingMeshDevice::create_buffer(c);
   }
-  void deallocate_buffer(const BufferHandle& b) override { inner_.deallocate_buffer(b); }
-  void write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override { inner_.write_buffer(c, b, d); }
-  void read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> d) override { inner_.read_buffer(c, b, d); }
-  void enqueue_write_buffer(ChipId c, const BufferHandle& b, std::span<const std::byte> d) override {
-    inner_.enqueue_write_buffer(c, b, d);
-  }
-  void enqueue_read_buffer(ChipId c, const BufferHandle& b, std::span<std::byte> o) override {
-    inner_.enqueue_read_buffer(c, b, o);
-  }
-  GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& c, CoreKind k, std::uint32_t v) override {
-    return inner_.create_global_semaphore(c, k, v);
-  }
-  void reset_global_semaphore(const GlobalSemaphore& s, std::uint32_t v) override { inner_.reset_global_semaphore(s, v); }
-  void deallocate_global_semaphore(const GlobalSemaphore& s) override { inner_.deallocate_global_semaphore(s); }
-  void enqueue_workloads(std::span<const MeshWorkload> w) override { inner_.enqueue_workloads(w); }
-  void finish() override { inner_.finish(); }
-  std::vector<KernelProfile> profile() const override { return inner_.profile(); }
-  std::optional<std::vector<LinkTraffic>> link_traffic() const override { return inner_.link_traffic(); }
-  void reset() override { inner_.reset(); }
 
  private:
-  MeshDevice& inner_;
   std::function<void()> refusal_;
 };
 
