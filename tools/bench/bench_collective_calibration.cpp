@@ -47,7 +47,7 @@ bool selected(const bench::CalibrationRow& row, const std::optional<std::vector<
 int compare(const Options& options) {
   const std::string file =
       options.calibration_path.empty()
-          ? (topo::shared_dir() / "calibration" / "wh_asymptotes.csv").string()
+          ? (topo::shared_dir() / "calibration" / "wh_asymptotes.csv").lexically_normal().string()
           : options.calibration_path;
   const std::uint64_t max_size = cli::parse_size_bytes(options.max_size, "--max-size");
   std::optional<std::vector<cli::CollectiveOp>> ops;
