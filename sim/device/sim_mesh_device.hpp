@@ -216,8 +216,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   const std::vector<std::unique_ptr<PacketCorruption>>& corruptions() const { return corruptions_; }
   // What the faults with an effect worth a line of a run's report did: one "SPEC: what" per
   // `corrupt` fault ("corrupt:0-2:5: flipped bit 0 of byte 3958 ..."), in plan order, then,
-  // when a `drop` fault has lost frames, its lost_frames_effect() for all of them.
-  std::vector<std::string> fault_effects() const;
+  // when a `drop` fault has lost frames beyond `frames_dropped_before` (frames_dropped() at some
+  // earlier moment: a served device's op counts its own), its lost_frames_effect() for them.
+  std::vector<std::string> fault_effects(std::int64_t frames_dropped_before = 0) const;
   // Frames a `drop` fault has lost on every link so far, in this device life.
   std::int64_t frames_dropped() const;
   // 1 as constructed, one more per reset(): tells one device life from the next, which the clock
@@ -351,9 +352,5 @@ class SimMeshDevice final : public runtime::MeshDevice {
   std::unique_ptr<SimSystem> system_;
   std::unique_ptr<Engine> engine_;
 };
-
-// The line a completed op's report gives a `drop` fault that lost `frames` (> 0) frames: a lost
-// frame need not hang an op, and may leave it wrong (docs/faults.md, drop).
-std::string lost_frames_effect(const std::string& spec, std::int64_t frames);
 
 }  // namespace cclmesh::sim::device

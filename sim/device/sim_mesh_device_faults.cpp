@@ -26,6 +26,19 @@ std::string link_name(const EthLink& link) {
                      link.b().channel());
 }
 
+// The line a completed op's report gives a `drop` fault that lost `frames` (> 0) frames. A lost
+// ack is made good by the next one (acks carry running counts), which is why a run can
+// lose frames and complete; a packet that does not fill its slot is sent as its payload, then
+// the sync word that announces it (kernels/fabric_router.cpp, send_packet), and when only the
+// payload is lost the receiver takes the slot's earlier header and bytes for it: pages never
+// written, their semaphores counted all the same, which the output check then finds.
+std::string lost_frames_effect(const std::string& spec, std::int64_t frames) {
+  return fmt::format("{}: {} frame(s) lost, and the op completed: a lost ack is made good by the next, but a packet "
+                     "lost while the sync word sent after it arrived is read from what its receiver slot held before, "
+                     "and the pages it carried are never written",
+                     spec, frames);
+}
+
 }  // namespace
 
 void SimMeshDevice::reembed_around_down_links() {
@@ -143,10 +156,10 @@ std::string SimMeshDevice::fault_summary() const {
   return text;
 }
 
-std::vector<std::string> SimMeshDevice::fault_effects() const {
+std::vector<std::string> SimMeshDevice::fault_effects(std::int64_t frames_dropped_before) const {
   std::vector<std::string> effects;
   for (const auto& corruption : corruptions_) effects.push_back(fmt::format("{}: {}", corruption->spec(), corruption->describe()));
-  const std::int64_t dropped = frames_dropped();
+  const std::int64_t dropped = frames_dropped() - frames_dropped_before;
   if (options_.faults.drop && dropped > 0) effects.push_back(lost_frames_effect(options_.faults.drop->spec, dropped));
   return effects;
 }
@@ -158,17 +171,6 @@ std::int64_t SimMeshDevice::frames_dropped() const {
   return dropped;
 }
 
-// A lost ack is made good by the next one (acks carry running counts), which is why a run can
-// lose frames and complete; a packet that does not fill its slot is sent as its payload, then
-// the sync word that announces it (kernels/fabric_router.cpp, send_packet), and when only the
-// payload is lost the receiver takes the slot's earlier header and bytes for it: pages never
-// written, their semaphores counted all the same, which the output check then finds.
-std::string lost_frames_effect(const std::string& spec, std::int64_t frames) {
-  return fmt::format("{}: {} frame(s) lost, and the op completed: a lost ack is made good by the next, but a packet "
-                     "lost while the sync word sent after it arrived is read from what its receiver slot held before, "
-                     "and the pages it carried are never written",
-                     spec, frames);
-}
 
 // What the injected faults did, into the trace where it happened, once a part of the log is
 // complete (a finish() returned, the run failed, or the device closes): a trace of a hung or

@@ -20,15 +20,10 @@ std::vector<std::string> ServedFaultEffects::effects() {
     since_ = sim::SimTime::zero();
     dropped_before_ = 0;
   }
-  std::vector<std::string> lines = device_.fault_effects();
-  // The device's drop line counts the frames lost in its life: this op's are those since.
+  // This op's lost frames: those since the last call (or the reset).
+  std::vector<std::string> lines = device_.fault_effects(dropped_before_);
+  dropped_before_ = device_.frames_dropped();
   const auto& corruptions = device_.corruptions();
-  if (lines.size() > corruptions.size()) lines.resize(corruptions.size());
-  const std::int64_t dropped = device_.frames_dropped();
-  if (device_.options().faults.drop && dropped > dropped_before_) {
-    lines.push_back(sim::device::lost_frames_effect(device_.options().faults.drop->spec, dropped - dropped_before_));
-  }
-  dropped_before_ = dropped;
   for (std::size_t i = 0; i < corruptions.size() && i < lines.size(); ++i) {
     const sim::PacketCorruption& corruption = *corruptions[i];
     if (!corruption.corrupted() || corruption.corrupted()->when >= since_) continue;
