@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "runtime/device/host_copy_check.hpp"
+#include "runtime/remote/freed_heap.hpp"
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::runtime::remote {
@@ -213,6 +214,9 @@ void RemoteDeviceServer::serve() {
     if (shutdown) break;
     // Clients arriving meanwhile wait in the listen backlog for the device, not turned away.
     reset_if_left_unusable();
+    // What the session and the reset freed, back to the OS: else the resident set creeps
+    // (freed_heap.hpp). Between sessions, so no client's call waits for it.
+    return_freed_heap_to_os();
   }
   log("server stopped");
 }

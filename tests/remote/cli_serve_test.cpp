@@ -1194,17 +1194,91 @@ TEST(CliServeTrace, AnUnwritableSessionFileIsLoggedAndTheNextIsItsOwn) {
   EXPECT_EQ(kernel_spans(second, "all_gather").count, 0);
 }
 
+// A device whose fabric cannot start serves no session: its start-up goes to DIR/startup.json,
+// the trace the local `run --trace` writes of the same start-up, event for event: the routers'
+// spans (unfinished: they never got past it) and the fault's instant. A fabric that starts writes
+// no such file: its start-up is in session 1's (EachSessionIsTracedAsTheLocalRun,
+// ResetInsideASessionIsMarked: the directory then holds session files alone).
+TEST(CliServeTrace, AFabricThatCannotStartIsTracedInStartupJson) {
+  struct Case {
+    std::vector<std::string> device_options;
+    std::string ended;
+    int routers;  // n300: a router per chip; by the 1 us budget only chip 0's had started (as locally)
+  };
+  const std::vector<Case> cases{
+      {{"--fault", "drop:0.5"}, "hang: the device did not start", 2},
+      {{"--max-sim-time", "1us"}, "timeout: the device did not start", 1},
+  };
+  for (const auto& [device_options, ended, routers_started] : cases) {
+    TempDir dir("serve_trace_startup");
+    std::vector<std::string> serve_args{"serve", "--system", "n300", "--port", "0", "--trace-dir", dir.path.string()};
+    serve_args.insert(serve_args.end(), device_options.begin(), device_options.end());
+    const Outcome serve = cclmesh(serve_args);
+    EXPECT_EQ(serve.exit_code, 3) << serve.err;
+    EXPECT_EQ(serve.out, "");
+    EXPECT_NE(serve.err.find("\ncclmesh serve: start-up trace written to " + dir.file("startup.json") + "\n"),
+              std::string::npos)
+        << serve.err;
+    ASSERT_EQ(dir.names(), std::vector<std::string>{"startup.json"}) << device_options[0];
+
+    std::vector<std::string> local_args{"run", "--system", "n300", "--op", "all_gather", "--size", "64KiB",
+                                        "--trace", dir.file("local.json")};
+    local_args.insert(local_args.end(), device_options.begin(), device_options.end());
+    EXPECT_EQ(cclmesh(local_args).exit_code, 3);
+
+    const json startup = json::parse(read_file(dir.file("startup.json")));
+    const json local = json::parse(read_file(dir.file("local.json")));
+    const KernelSpans routers = kernel_spans(startup, "fabric (persistent)");
+    EXPECT_EQ(routers.count, routers_started) << device_options[0];
+    EXPECT_EQ(routers.unfinished, routers_started) << device_options[0];  // none got past the start-up
+    EXPECT_EQ(startup.at("traceEvents").size(), local.at("traceEvents").size()) << device_options[0];
+    EXPECT_TRUE(startup.at("traceEvents") == local.at("traceEvents")) << device_options[0];
+    const json& about = startup.at("otherData");
+    EXPECT_EQ(about.at("tool"), "cclmesh serve");
+    EXPECT_EQ(about.at("system"), "n300");
+    EXPECT_EQ(about.at("startup_ended"), ended);
+    // The report below its first line (a served budget's headline says it is per op).
+    const auto below_headline = [](const json& text) {
+      const std::string report = text.get<std::string>();
+      return report.substr(report.find('\n'));
+    };
+    EXPECT_EQ(below_headline(about.at("error")), below_headline(local.at("otherData").at("error")));
+    EXPECT_EQ(about.contains("session"), false);
+  }
+  // The drop's lost frame is in the file as a fault instant.
+  TempDir dir("serve_trace_startup_fault");
+  EXPECT_EQ(cclmesh({"serve", "--system", "n300", "--port", "0", "--fault", "drop:0.5", "--trace-dir",
+                     dir.path.string()})
+                .exit_code,
+            3);
+  const json startup = json::parse(read_file(dir.file("startup.json")));
+  int faults = 0;
+  for (const json& e : startup.at("traceEvents")) faults += e.at("ph") == "i" && e.at("cat") == "fault";
+  EXPECT_EQ(faults, 1);
+  // Deterministic: a second server's file, byte for byte.
+  TempDir again("serve_trace_startup_again");
+  EXPECT_EQ(cclmesh({"serve", "--system", "n300", "--port", "0", "--fault", "drop:0.5", "--trace-dir",
+                     again.path.string()})
+                .exit_code,
+            3);
+  EXPECT_EQ(read_file(dir.file("startup.json")), read_file(again.file("startup.json")));
+}
+
 TEST(CliServeTrace, BadTraceDirExitsTwoNamingIt) {
   TempDir dir("serve_trace_bad");
   std::ofstream(dir.file("a_file")) << "x";
   const fs::path used = dir.path / "used";
   fs::create_directories(used);
   std::ofstream(used / "session-000001.json") << "{}";
+  const fs::path failed = dir.path / "failed";  // an earlier server's start-up that failed
+  fs::create_directories(failed);
+  std::ofstream(failed / "startup.json") << "{}";
   const std::string prefix = "cclmesh: error: --trace-dir: cannot write session traces into '";
   const std::vector<std::pair<std::string, std::string>> cases{
       {dir.file("missing"), "no such directory"},
       {dir.file("a_file"), "it is not a directory"},
       {used.string(), "it already holds session traces (session-000001.json); give an empty directory, or move them"},
+      {failed.string(), "it already holds session traces (startup.json); give an empty directory, or move them"},
   };
   for (const auto& [path, why] : cases) {
     const Outcome o = cclmesh({"serve", "--system", "n300", "--port", "0", "--trace-dir", path});

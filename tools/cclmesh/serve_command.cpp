@@ -10,7 +10,7 @@
 // first line on stdout names the address and port listened on (port 0: an ephemeral one). What shapes
 // the device (its fabric, faults, watchdogs) is given here, as `cclmesh run` takes it for a local
 // run: a client's `run --device` cannot change the served device. --trace-dir writes a trace of
-// each client session (session_traces.hpp).
+// each client session, or of the start-up when the fabric cannot start (session_traces.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -159,6 +159,17 @@ runtime::FabricMode fabric_mode(const ServeOptions& options, const topo::Topolog
   }
 }
 
+// serve --trace-dir when the fabric cannot start: DIR/startup.json, or one line saying why not
+// (the exit stays 3: the start-up's failure is the outcome, the trace a help to see it).
+void write_startup_trace(SessionTraces& traces, const std::string& asked, const runtime::DeviceError& error) {
+  try {
+    const std::string path = traces.startup_failed(asked, error);
+    std::fprintf(stderr, "cclmesh serve: start-up trace written to %s\n", path.c_str());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "cclmesh serve: %s\n", e.what());
+  }
+}
+
 int run_serve(const ServeOptions& options) {
   // Before anything is built: a directory that cannot take the traces costs no start-up.
   std::unique_ptr<SessionTraces> traces;
@@ -202,6 +213,9 @@ int run_serve(const ServeOptions& options) {
   for (const std::string& spec : options.faults) asked += " --fault " + spec;
   if (!options.max_sim_time.empty()) asked += " --max-sim-time " + options.max_sim_time;
   if (!options.max_wall.empty()) asked += " --max-wall " + options.max_wall;
+  const std::string fault_list = fmt::format("{}", fmt::join(faults.specs, " "));
+  // What a start-up trace says of the device; the served description follows once it starts.
+  if (traces) traces->set_device_info({{"system", options.system}, {"faults", fault_list}});
   std::unique_ptr<sim::device::SimMeshDevice> device;
   try {
     device = std::make_unique<sim::device::SimMeshDevice>(topology, device_options);
@@ -214,6 +228,8 @@ int run_serve(const ServeOptions& options) {
     // below the start-up's): a simulated outcome, not bad input, so exit 3 with the whole report
     // as `cclmesh run` does for the same device (README's exit codes).
     std::fprintf(stderr, "cclmesh: the simulated device did not start (%s):\n%s\n", asked.c_str(), e.what());
+    // The trace up to the failure is what one needs to see why, as `run --trace` writes it.
+    if (traces) write_startup_trace(*traces, asked, e);
     return kExitHangOrFault;
   }
 
@@ -263,7 +279,7 @@ int run_serve(const ServeOptions& options) {
   if (traces) {
     traces->set_device_info({{"system", options.system},
                              {"device", server_options.description},
-                             {"faults", fmt::format("{}", fmt::join(faults.specs, " "))}});
+                             {"faults", fault_list}});
   }
   server_options.session_ended = [&traces, &device, log = server_options.log](std::uint64_t session,
                                                                                const std::string& how) {
@@ -364,7 +380,8 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   CLI::Option* trace_dir = command->add_option("--trace-dir", options->trace_dir,
                       "write a Chrome / Perfetto trace (as `run --trace`) of each client session into DIR, an existing "
                       "directory: session-000001.json, ... in session order; times are the device's clock (a reset "
-                      "inside a session: the timeline goes on after a 'device reset' marker)")
+                      "inside a session: the timeline goes on after a 'device reset' marker); a fabric that cannot "
+                      "start: its start-up in startup.json")
       ->type_name("DIR");
   // Without --trace-dir nothing is traced: a limit then was taken and did nothing (bug bash, session 28).
   add_trace_limit_option(*command, options->trace_limit, trace_dir);

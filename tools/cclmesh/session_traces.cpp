@@ -18,6 +18,26 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kOption = "--trace-dir";
+// Not session-*.json: no client session made it, and no session is numbered 0.
+constexpr std::string_view kStartupFile = "startup.json";
+
+// A file an earlier server wrote (a session's, or a start-up that failed): a new server's
+// files would replace some of them and mix with the rest.
+bool written_by_a_server(const std::string& name) {
+  return (name.starts_with("session-") && name.ends_with(".json")) || name == kStartupFile;
+}
+
+std::string_view failure_name(runtime::DeviceError::Kind kind) {
+  switch (kind) {
+    case runtime::DeviceError::Kind::Hang:
+      return "hang";
+    case runtime::DeviceError::Kind::Fault:
+      return "fault";
+    case runtime::DeviceError::Kind::Timeout:
+      return "timeout";
+  }
+  return "unknown";
+}
 
 sim::trace::TraceLimits limits_of(std::size_t max_spans_per_track) {
   sim::trace::TraceLimits limits;
@@ -37,7 +57,7 @@ void require_trace_dir(const std::string& dir) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) throw refuse(std::strerror(errno));
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("session-") && name.ends_with(".json")) {
+    if (written_by_a_server(name)) {
       throw refuse(fmt::format("it already holds session traces ({}); give an empty directory, or move them", name));
     }
   }
@@ -53,6 +73,23 @@ SessionTraces::SessionTraces(std::string dir, std::size_t max_spans_per_track)
 
 std::string SessionTraces::path_of(std::uint64_t session) const {
   return (fs::path(dir_) / fmt::format("session-{:06}.json", session)).string();
+}
+
+std::string SessionTraces::startup_path() const { return (fs::path(dir_) / kStartupFile).string(); }
+
+std::string SessionTraces::startup_failed(const std::string& asked, const runtime::DeviceError& error) {
+  sim::trace::TraceInfo info{{"tool", "cclmesh serve"}};
+  info.insert(info.end(), device_info_.begin(), device_info_.end());
+  info.insert(info.end(),
+              {{"asked", asked},
+               {"startup", "the device's fabric start-up, before any client session: it did not complete, so no "
+                           "session was served"},
+               {"startup_ended", fmt::format("{}: the device did not start", failure_name(error.kind()))},
+               {"time_base", "the device's clock: simulated time since the device was opened"},
+               {"error", error.what()}});
+  const std::string path = startup_path();
+  write_output(path, sim::trace::to_trace_event_json(recorder_, info), kOption);
+  return path;
 }
 
 void SessionTraces::session_started(std::uint64_t /*session*/, sim::SimTime device_now) {

@@ -11,12 +11,18 @@
 // continues the file's timeline behind a "device reset" marker (TraceRecorder::device_reset).
 // A session that ends by a hang, fault or timeout keeps what ran until then, its parked kernels'
 // spans marked unfinished. Files are written whole or not at all (output_file.hpp).
+//
+// A device whose fabric cannot start (a start-up that hangs, faults or runs past its budget)
+// never serves a session: what it did up to then goes to DIR/startup.json instead, the trace
+// `run --trace` writes of the same start-up. Only then: a fabric that starts leaves its start-up
+// in session 1's file, so the start-up is in exactly one file either way.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 
+#include "runtime/device/mesh_device.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/trace/trace_event_json.hpp"
 #include "sim/trace/trace_recorder.hpp"
@@ -42,8 +48,15 @@ class SessionTraces {
   // forgotten all the same, so that the next session's file is that session's alone).
   std::string session_ended(std::uint64_t session, const std::string& how, sim::SimTime device_now);
 
+  // Writes DIR/startup.json: what the device recorded before its start-up failed with `error`.
+  // `asked` names the options it was built from. Returns the file's path; throws UsageError
+  // naming --trace-dir when the file cannot be written.
+  std::string startup_failed(const std::string& asked, const runtime::DeviceError& error);
+
   // DIR/session-NNNNNN.json.
   std::string path_of(std::uint64_t session) const;
+  // DIR/startup.json.
+  std::string startup_path() const;
 
  private:
   std::string dir_;
