@@ -59,6 +59,15 @@ struct Frame {
   std::vector<std::byte> blob;       // empty unless the message carries bulk bytes
 };
 
+// A frame's lengths, from its first kFrameLeadBytes.
+struct FrameLead {
+  std::uint32_t header_bytes = 0;
+  std::uint64_t blob_bytes = 0;
+};
+// Reads a frame's lead as it arrived, before anything is allocated for the frame: ConnectionError
+// when it does not start with the magic, FrameTooLarge when a length passes its limit.
+FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead);
+
 // Where an incoming blob of `bytes` goes, decided once the frame's header (CBOR, not yet
 // decoded) has arrived: a caller-owned span of exactly that size (read straight into, no copy),
 // or an empty span to collect it in Frame::blob. It throws FrameTooLarge to refuse a blob the
