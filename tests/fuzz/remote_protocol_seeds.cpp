@@ -2,7 +2,7 @@
 // sends on one connection, a few valid sessions encoded with the protocol's own encoder, the
 // handles in them those the fuzzer's device gives (the same device, built the same way). Run
 // again when kProtocolVersion changes, since every seed opens with a hello of that version:
-//   build-fuzz/tests/fuzz/remote_protocol_seeds tests/data/fuzz/remote_protocol
+//   build/tests/remote_protocol_seeds tests/data/fuzz/remote_protocol
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,20 +25,28 @@ class Session {
   void send(Json header, std::size_t blob_bytes = 0) {
     const std::vector<std::byte> frame = remote::frame_bytes(remote::to_wire(header));
     bytes_.insert(bytes_.end(), frame.begin(), frame.end());
+    last_frame_ = frame.size();
     for (int i = 0; i < 8; ++i) bytes_[bytes_.size() - frame.size() + 8 + i] = std::byte((blob_bytes >> (8 * i)) & 0xFF);
     for (std::size_t i = 0; i < blob_bytes; ++i) bytes_.push_back(std::byte(i & 0xFF));
+  }
+  // A frame whose lead announces `blob_bytes` of data, none of which follows.
+  void announce(std::string_view type, Json fields, std::uint64_t blob_bytes) {
+    fields["type"] = type;
+    send(std::move(fields));
+    for (int i = 0; i < 8; ++i) bytes_[bytes_.size() - last_frame_ + 8 + i] = std::byte((blob_bytes >> (8 * i)) & 0xFF);
   }
   void call(std::string_view type, Json fields = Json::object(), std::size_t blob_bytes = 0) {
     fields["type"] = type;
     send(std::move(fields), blob_bytes);
   }
-  void write(const std::filesystem::path& path) {
-    call(remote::request::kGoodbye);
+  void write(const std::filesystem::path& path, bool goodbye = true) {
+    if (goodbye) call(remote::request::kGoodbye);
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size()));
   }
 
  private:
   std::vector<std::byte> bytes_;
+  std::size_t last_frame_ = 0;  // the last frame's lead and header
 };
 
 }  // namespace
@@ -107,6 +115,21 @@ int main(int argc, char** argv) {
     s.call(req::kDeallocateGlobalSemaphore, {{"semaphore", remote::encode(*p.done_semaphore)}});
     s.call(req::kReset);
     s.write(dir / "seed-all-gather");
+  }
+  {  // Found by review (session 30): a 32 MiB buffer (any size fits a timing-only device) read
+     // whole, and written with a frame announcing 32 MiB and sending none: the server allocated
+     // both, past its 16 MiB limit on host bytes held for a client.
+    cclmesh::sim::device::SimMeshDevice device(cclmesh::topo::build_n300(), cclmesh::fuzz::served_fuzz_device_options());
+    const rt::BufferConfig config{rt::BufferType::Dram, std::uint64_t{32} << 20, 1024};
+    const rt::BufferHandle buffer = device.create_buffer(config);
+    Session read;
+    read.call(req::kCreateBuffer, {{"config", remote::encode(config)}});
+    read.call(req::kReadBuffer, {{"chip", 0}, {"buffer", remote::encode(buffer)}, {"size_bytes", config.size_bytes}});
+    read.write(dir / "read-past-host-limit");
+    Session write;
+    write.call(req::kCreateBuffer, {{"config", remote::encode(config)}});
+    write.announce(req::kWriteBuffer, {{"chip", 0}, {"buffer", remote::encode(buffer)}}, config.size_bytes);
+    write.write(dir / "write-past-host-limit", false);
   }
   return 0;
 }
