@@ -189,11 +189,19 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
       throw;
     }
   }
-  if (target.empty()) {
-    frame.blob.resize(blob_bytes);
-    target = frame.blob;
+  if (!target.empty()) {
+    read_exactly(target, timeout, timeout, nullptr);
+    return frame;
   }
-  read_exactly(target, timeout, timeout, nullptr);
+  // Collected in Frame::blob, grown as the data arrives, doubling from 1 MiB: a peer that
+  // announces 1 GiB and sends 16 B costs 1 MiB, one that sends it all at most twice what it sent.
+  constexpr std::uint64_t kFirstBlobChunk = std::uint64_t{1} << 20;
+  while (frame.blob.size() < blob_bytes) {
+    const std::size_t at = frame.blob.size();
+    const std::uint64_t grown = at + std::max<std::uint64_t>(at, kFirstBlobChunk);
+    frame.blob.resize(static_cast<std::size_t>(std::min(blob_bytes, grown)));
+    read_exactly(std::span(frame.blob).subspan(at), timeout, timeout, nullptr);
+  }
   return frame;
 }
 

@@ -52,8 +52,10 @@ struct RemoteServerOptions {
   // next client gets it as just opened. Off: the next client gets the device as it was left.
   bool reset_after_failed_session = true;
   // The most bytes of enqueued host writes and reads the device and this server may hold for
-  // clients until a finish() (the server keeps each read's bytes until then): an enqueue past it
-  // is refused with std::invalid_argument, so that a client cannot fill the server's memory.
+  // clients until a finish() (the server keeps each read's bytes until then), and the most one
+  // write_buffer or read_buffer may move (the server holds its bytes whole for the call; a
+  // timing-only device's buffers have any size): past it a request is refused with
+  // std::invalid_argument, so that a client cannot fill the server's memory.
   std::uint64_t max_enqueued_host_bytes = std::uint64_t{1} << 30;
   std::chrono::milliseconds heartbeat_interval{2'000};
   // Called from the heartbeat's thread when a call's client cannot be reached any more (a

@@ -67,6 +67,14 @@ void ServedRequests::require_room_for_enqueued(std::uint64_t bytes, std::string_
   }
 }
 
+void ServedRequests::require_within_host_limit(std::uint64_t bytes, std::string_view call) const {
+  if (bytes > options_.max_enqueued_host_bytes) {
+    throw std::invalid_argument(fmt::format("{}: {} B is more than this server holds for a client's host write or read "
+                                            "({} B, serve --max-enqueued-host)",
+                                            call, bytes, options_.max_enqueued_host_bytes));
+  }
+}
+
 void ServedRequests::forget_enqueued() {
   staged_reads_.clear();
   enqueued_host_bytes_ = 0;
@@ -110,6 +118,7 @@ void ServedRequests::check_blob(const std::vector<std::uint8_t>& header, std::ui
   }
   try {
     runtime::require_whole_buffer(type, *buffer, bytes);
+    require_within_host_limit(bytes, type);
   } catch (const std::invalid_argument& e) {
     const std::uint64_t limit = std::max(buffer->config.size_bytes, kMaxRefusedWriteBytes);
     if (bytes <= limit) throw BlobRefused(e.what());
@@ -160,7 +169,9 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
     if (type == request::kReadBuffer) {
       const auto chip = io_chip();
       const BufferHandle& buffer = io_buffer();
-      reply_blob.resize(read_size(buffer));
+      const std::size_t size = read_size(buffer);
+      require_within_host_limit(size, path);
+      reply_blob.resize(size);
       device_.read_buffer(chip, buffer, reply_blob);
       return ok();
     }

@@ -51,6 +51,10 @@ class ServedRequests {
   // std::invalid_argument, starting "`call`: ", when `bytes` more enqueued host I/O would pass
   // max_enqueued_host_bytes.
   void require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const;
+  // std::invalid_argument, starting "`call`: ", when one host write or read of `bytes` is more
+  // than max_enqueued_host_bytes: the server allocates its bytes whole (a write's before they
+  // arrive), and a timing-only device's buffers have any size.
+  void require_within_host_limit(std::uint64_t bytes, std::string_view call) const;
   // After the device's reset: nothing enqueued is held any more.
   void forget_enqueued();
 

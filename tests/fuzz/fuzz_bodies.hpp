@@ -27,6 +27,7 @@
 #include <cstring>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -181,9 +182,10 @@ inline cclmesh::sim::device::SimMeshDeviceOptions served_fuzz_device_options() {
 //
 // What the server turns into a refusal is ConnectionError (FrameTooLarge among them),
 // BlobRefused and ProtocolError; handle() turns the rest into error replies itself. Any other
-// exception, a crash, a sanitizer report, an allocation past libFuzzer's limit (the blob of an
-// accepted frame is allocated, as receive() allocates it, before its bytes arrive) or a hang is
-// a finding. At most 64 frames per input; the device's watchdog stops each finish() after 1 ms
+// exception, a crash, a sanitizer report, an allocation past libFuzzer's limit or a hang is a
+// finding, and so is a frame's data or a reply's accepted past the server's limit on host bytes
+// held for a client (max_enqueued_host_bytes; receive() grows a blob as its bytes arrive, so
+// the body allocates one only once the input holds it). At most 64 frames per input; the device's watchdog stops each finish() after 1 ms
 // of simulated time.
 inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
   namespace remote = cclmesh::runtime::remote;
@@ -219,8 +221,14 @@ inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
       rest = rest.subspan(static_cast<std::size_t>(lead.blob_bytes));
       continue;
     }
+    // What the server holds for one client's host I/O at once is bounded: a timing-only
+    // device's buffers have any size.
+    if (lead.blob_bytes > options.max_enqueued_host_bytes) {
+      throw std::logic_error("the server accepted a frame's data of " + std::to_string(lead.blob_bytes) +
+                             " B, above its limit on host bytes held");
+    }
+    if (lead.blob_bytes > rest.size()) break;
     std::vector<std::byte> blob(static_cast<std::size_t>(lead.blob_bytes));
-    if (blob.size() > rest.size()) break;
     std::copy(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(blob.size()), blob.begin());
     rest = rest.subspan(blob.size());
     if (!greeted) {
@@ -244,6 +252,10 @@ inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
     if (type == remote::request::kGoodbye || type == remote::request::kShutdown) break;
     std::vector<std::byte> reply_blob;
     (void)remote::to_wire(requests.handle(request, blob, reply_blob));
+    if (reply_blob.size() > options.max_enqueued_host_bytes) {
+      throw std::logic_error(type + " replied with " + std::to_string(reply_blob.size()) +
+                             " B, above the server's limit on host bytes held");
+    }
   }
   (void)requests.reset_if_left_unusable();
   return 0;
