@@ -445,7 +445,15 @@ FabricOptions decode_fabric_options(const Json& j, const std::string& path) {
 std::vector<std::uint8_t> to_wire(const Json& j) { return Json::to_cbor(j); }
 
 Json from_wire(const std::vector<std::uint8_t>& bytes) {
-  Json j = Json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  Json j;
+  try {
+    j = Json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  } catch (const Json::exception& e) {
+    // allow_exceptions does not cover everything: nlohmann's DOM builder still throws
+    // out_of_range for an array or map announcing more elements than a vector can hold (found by
+    // fuzz_remote_protocol: the session ended with no refusal sent).
+    throw ProtocolError(fmt::format("a message of {} B is not valid CBOR ({})", bytes.size(), e.what()));
+  }
   if (j.is_discarded()) throw ProtocolError(fmt::format("a message of {} B is not valid CBOR", bytes.size()));
   return j;
 }

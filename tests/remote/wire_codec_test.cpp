@@ -218,6 +218,10 @@ TEST(WireCodec, MalformedFieldsAreRefusedByPath) {
   k["runtime_args"].push_back(k["runtime_args"][0]);
   EXPECT_THROW(decode_kernel_spec(k, "k"), ProtocolError);
   EXPECT_THROW(from_wire({0xFF, 0x00, 0x13}), ProtocolError);
+  // An array announcing 0xF0 << 56 elements, more than a vector holds: nlohmann throws
+  // out_of_range even when asked not to throw (found by fuzz_remote_protocol); a protocol error,
+  // as any other bad CBOR.
+  EXPECT_THROW(from_wire({0x9B, 0xF0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}), ProtocolError);
 }
 
 // An error reply, thrown on the client side.
