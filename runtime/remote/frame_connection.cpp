@@ -141,11 +141,8 @@ void FrameConnection::send(std::span<const std::uint8_t> header, std::span<const
   write_all(blob, timeout);
 }
 
-Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
-                               const BlobTarget& blob_target, const std::atomic<bool>* stop) {
-  std::byte lead[kFrameLeadBytes];
-  read_exactly(lead, idle_timeout, timeout, stop);
-  const std::uint32_t magic = get_u32(lead);
+FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead) {
+  const std::uint32_t magic = get_u32(lead.data());
   if (magic != kFrameMagic) {
     std::string shown;
     for (int i = 0; i < 4; ++i) {
@@ -156,8 +153,8 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
                                       "with \"{}\", expected \"CCLM\")",
                                       shown));
   }
-  const std::uint32_t header_bytes = get_u32(lead + 4);
-  const std::uint64_t blob_bytes = get_u64(lead + 8);
+  const std::uint32_t header_bytes = get_u32(lead.data() + 4);
+  const std::uint64_t blob_bytes = get_u64(lead.data() + 8);
   if (header_bytes > kMaxHeaderBytes) {
     throw FrameTooLarge(fmt::format("a frame's header length is {} B, above the limit of {} B", header_bytes,
                                     kMaxHeaderBytes));
@@ -165,6 +162,16 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
   if (blob_bytes > kMaxBlobBytes) {
     throw FrameTooLarge(fmt::format("a frame's data length is {} B, above the limit of {} B", blob_bytes, kMaxBlobBytes));
   }
+  return FrameLead{header_bytes, blob_bytes};
+}
+
+Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
+                               const BlobTarget& blob_target, const std::atomic<bool>* stop) {
+  std::byte lead[kFrameLeadBytes];
+  read_exactly(lead, idle_timeout, timeout, stop);
+  const FrameLead sizes = parse_frame_lead(lead);
+  const std::uint32_t header_bytes = sizes.header_bytes;
+  const std::uint64_t blob_bytes = sizes.blob_bytes;
   Frame frame;
   // Grown as the header arrives: a peer that announces 64 MiB and sends 16 B costs 1 MiB.
   constexpr std::size_t kHeaderChunk = std::size_t{1} << 20;
@@ -182,11 +189,19 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
       throw;
     }
   }
-  if (target.empty()) {
-    frame.blob.resize(blob_bytes);
-    target = frame.blob;
+  if (!target.empty()) {
+    read_exactly(target, timeout, timeout, nullptr);
+    return frame;
   }
-  read_exactly(target, timeout, timeout, nullptr);
+  // Collected in Frame::blob, grown as the data arrives, doubling from 1 MiB: a peer that
+  // announces 1 GiB and sends 16 B costs 1 MiB, one that sends it all at most twice what it sent.
+  constexpr std::uint64_t kFirstBlobChunk = std::uint64_t{1} << 20;
+  while (frame.blob.size() < blob_bytes) {
+    const std::size_t at = frame.blob.size();
+    const std::uint64_t grown = at + std::max<std::uint64_t>(at, kFirstBlobChunk);
+    frame.blob.resize(static_cast<std::size_t>(std::min(blob_bytes, grown)));
+    read_exactly(std::span(frame.blob).subspan(at), timeout, timeout, nullptr);
+  }
   return frame;
 }
 

@@ -59,9 +59,18 @@ struct Frame {
   std::vector<std::byte> blob;       // empty unless the message carries bulk bytes
 };
 
+// A frame's lengths, from its first kFrameLeadBytes.
+struct FrameLead {
+  std::uint32_t header_bytes = 0;
+  std::uint64_t blob_bytes = 0;
+};
+// Reads a frame's lead as it arrived, before anything is allocated for the frame: ConnectionError
+// when it does not start with the magic, FrameTooLarge when a length passes its limit.
+FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead);
+
 // Where an incoming blob of `bytes` goes, decided once the frame's header (CBOR, not yet
 // decoded) has arrived: a caller-owned span of exactly that size (read straight into, no copy),
-// or an empty span to collect it in Frame::blob. It throws FrameTooLarge to refuse a blob the
+// or an empty span to collect it in Frame::blob (grown as its bytes arrive, as the header). It throws FrameTooLarge to refuse a blob the
 // message cannot carry, before any of it is allocated or read, or BlobRefused to have it read and
 // dropped.
 using BlobTarget = std::function<std::span<std::byte>(const std::vector<std::uint8_t>& header, std::uint64_t bytes)>;

@@ -83,7 +83,7 @@ ServedDataMode decode_data_mode(const Json& j, const std::string& path) {
       if (j.get<std::string>() == data_mode_name(mode)) return mode;
     }
   }
-  throw ProtocolError(fmt::format("{}: expected one of functional, timing_only, got {}", path, j.dump()));
+  throw ProtocolError(fmt::format("{}: expected one of functional, timing_only, got {}", path, shown(j)));
 }
 
 Json error_reply(std::exception_ptr failure) {

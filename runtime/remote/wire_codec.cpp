@@ -44,7 +44,7 @@ E enum_value(const EnumNames<E, N>& names, const Json& j, const std::string& pat
     if (j.is_string() && j.get_ref<const std::string&>() == name) return e;
     accepted += accepted.empty() ? std::string(name) : fmt::format(", {}", name);
   }
-  throw ProtocolError(fmt::format("{}: expected one of {}, got {}", path, accepted, j.dump()));
+  throw ProtocolError(fmt::format("{}: expected one of {}, got {}", path, accepted, shown(j)));
 }
 
 template <class E, std::size_t N>
@@ -99,7 +99,7 @@ const Json& field(const Json& j, const char* key, const std::string& path) {
 
 std::uint64_t unsigned_value(const Json& j, std::uint64_t max, const std::string& path) {
   if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<std::int64_t>() >= 0)) {
-    throw ProtocolError(fmt::format("{}: expected an unsigned integer, got {}", path, j.dump()));
+    throw ProtocolError(fmt::format("{}: expected an unsigned integer, got {}", path, shown(j)));
   }
   const std::uint64_t v = j.get<std::uint64_t>();
   if (v > max) throw ProtocolError(fmt::format("{}: {} is above the field's maximum {}", path, v, max));
@@ -132,7 +132,7 @@ std::vector<std::string> string_list_field(const Json& j, const char* key, const
 
 bool bool_field(const Json& j, const char* key, const std::string& path) {
   const Json& v = field(j, key, path);
-  if (!v.is_boolean()) throw ProtocolError(fmt::format("{}.{}: expected true or false, got {}", path, key, v.dump()));
+  if (!v.is_boolean()) throw ProtocolError(fmt::format("{}.{}: expected true or false, got {}", path, key, shown(v)));
   return v.get<bool>();
 }
 
@@ -141,7 +141,7 @@ bool bool_field(const Json& j, const char* key, const std::string& path) {
 Json encode(const CoreCoord& v) { return Json::array({v.x, v.y}); }
 
 CoreCoord decode_core_coord(const Json& j, const std::string& path) {
-  if (!j.is_array() || j.size() != 2) throw ProtocolError(fmt::format("{}: expected [x, y], got {}", path, j.dump()));
+  if (!j.is_array() || j.size() != 2) throw ProtocolError(fmt::format("{}: expected [x, y], got {}", path, shown(j)));
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
   return CoreCoord{static_cast<std::uint32_t>(unsigned_value(j[0], kMax, path + ".x")),
                    static_cast<std::uint32_t>(unsigned_value(j[1], kMax, path + ".y"))};
@@ -151,7 +151,7 @@ Json encode(const CoreRange& v) { return Json::array({encode(v.start), encode(v.
 
 CoreRange decode_core_range(const Json& j, const std::string& path) {
   if (!j.is_array() || j.size() != 2) {
-    throw ProtocolError(fmt::format("{}: expected [[x, y], [x, y]], got {}", path, j.dump()));
+    throw ProtocolError(fmt::format("{}: expected [[x, y], [x, y]], got {}", path, shown(j)));
   }
   return CoreRange{decode_core_coord(j[0], path + ".start"), decode_core_coord(j[1], path + ".end")};
 }
@@ -268,7 +268,7 @@ KernelSpec decode_kernel_spec(const Json& j, const std::string& path) {
   for (std::size_t i = 0; i < defines.size(); ++i) {
     const Json& d = defines[i];
     if (!d.is_array() || d.size() != 2 || !d[0].is_string() || !d[1].is_string()) {
-      throw ProtocolError(fmt::format("{}.defines[{}]: expected [name, value] strings, got {}", path, i, d.dump()));
+      throw ProtocolError(fmt::format("{}.defines[{}]: expected [name, value] strings, got {}", path, i, shown(d)));
     }
     if (!v.defines.emplace(d[0].get<std::string>(), d[1].get<std::string>()).second) {
       throw ProtocolError(fmt::format("{}.defines[{}]: '{}' given twice", path, i, d[0].get<std::string>()));
@@ -444,8 +444,18 @@ FabricOptions decode_fabric_options(const Json& j, const std::string& path) {
 
 std::vector<std::uint8_t> to_wire(const Json& j) { return Json::to_cbor(j); }
 
+std::string shown(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 Json from_wire(const std::vector<std::uint8_t>& bytes) {
-  Json j = Json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  Json j;
+  try {
+    j = Json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  } catch (const Json::exception& e) {
+    // allow_exceptions does not cover everything: nlohmann's DOM builder still throws
+    // out_of_range for an array or map announcing more elements than a vector can hold (found by
+    // fuzz_remote_protocol: the session ended with no refusal sent).
+    throw ProtocolError(fmt::format("a message of {} B is not valid CBOR ({})", bytes.size(), e.what()));
+  }
   if (j.is_discarded()) throw ProtocolError(fmt::format("a message of {} B is not valid CBOR", bytes.size()));
   return j;
 }

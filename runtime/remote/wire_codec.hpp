@@ -81,6 +81,10 @@ const Json& array_field(const Json& j, const char* key, const std::string& path)
 std::vector<std::string> string_list_field(const Json& j, const char* key, const std::string& path);
 bool bool_field(const Json& j, const char* key, const std::string& path);
 
+// `j` as an error message shows it: JSON text, any invalid UTF-8 in its strings replaced (a
+// peer's strings are bytes; dump() throws on them).
+std::string shown(const Json& j);
+
 // CBOR bytes of `j`, and back (ProtocolError when the bytes are not CBOR).
 std::vector<std::uint8_t> to_wire(const Json& j);
 Json from_wire(const std::vector<std::uint8_t>& bytes);

@@ -5,6 +5,9 @@
 #include "kernels/host/command_decoder.hpp"
 #include "kernels/host/disassembler.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
+#include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/remote_protocol.hpp"
+#include "runtime/remote/served_requests.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
@@ -22,7 +25,9 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -151,6 +156,108 @@ inline int fuzz_command_interpreter(const std::uint8_t* data, std::size_t size) 
   } catch (const rt::DeviceError&) {
   } catch (const std::invalid_argument&) {
   }
+  return 0;
+}
+
+// The device fuzz_remote_protocol serves: as `serve --system n300 --topology line --no-data
+// --max-sim-time 1ms` (tests/fuzz/remote_protocol_seeds.cpp makes its seeds on the same).
+inline cclmesh::sim::device::SimMeshDeviceOptions served_fuzz_device_options() {
+  cclmesh::sim::device::SimMeshDeviceOptions options;
+  options.data_mode = cclmesh::sim::DataMode::TimingOnly;
+  options.fabric.mode = cclmesh::runtime::FabricMode::Line;
+  options.max_simulated_time = cclmesh::sim::SimTime::from_us(1000);
+  options.watchdogs_per_finish = true;
+  return options;
+}
+
+// The bytes one client sends on a connection to `cclmesh serve`, met as the server meets them:
+// frame after frame (lead, CBOR header, blob), the first one the hello, each later one a
+// request run on a served device (served_fuzz_device_options()).
+// The socket is the only part left out (FrameConnection reads from it, and waits have
+// deadlines a fuzzer cannot spend): the lead is parsed by FrameConnection's own
+// parse_frame_lead, and everything decided on what was read is RemoteDeviceServer's own
+// ServedRequests. Where the bytes run out the connection would have stalled and timed out, so
+// the session ends there, as it does on a refusal that ends it (a bad magic, a length over its
+// limit, a hello that is not this protocol's, goodbye, shutdown).
+//
+// What the server turns into a refusal is ConnectionError (FrameTooLarge among them),
+// BlobRefused and ProtocolError; handle() turns the rest into error replies itself. Any other
+// exception, a crash, a sanitizer report, an allocation past libFuzzer's limit or a hang is a
+// finding, and so is a frame's data or a reply's accepted past the server's limit on host bytes
+// held for a client (max_enqueued_host_bytes; receive() grows a blob as its bytes arrive, so
+// the body allocates one only once the input holds it). At most 64 frames per input; the device's watchdog stops each finish() after 1 ms
+// of simulated time.
+inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
+  namespace remote = cclmesh::runtime::remote;
+  constexpr int kMaxFrames = 64;
+  cclmesh::sim::device::SimMeshDevice device(cclmesh::topo::build_n300(), served_fuzz_device_options());
+  remote::RemoteServerOptions options;
+  options.data_mode = remote::ServedDataMode::TimingOnly;
+  options.max_enqueued_host_bytes = std::uint64_t{16} << 20;
+  remote::ServedRequests requests(device, options);
+
+  std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);
+  bool greeted = false;
+  for (int frames = 0; frames < kMaxFrames; ++frames) {
+    if (rest.size() < remote::kFrameLeadBytes) break;
+    remote::FrameLead lead;
+    try {
+      lead = remote::parse_frame_lead(rest.first<remote::kFrameLeadBytes>());
+    } catch (const remote::ConnectionError&) {
+      break;
+    }
+    rest = rest.subspan(remote::kFrameLeadBytes);
+    if (lead.header_bytes > rest.size()) break;
+    std::vector<std::uint8_t> header(lead.header_bytes);
+    std::transform(rest.begin(), rest.begin() + lead.header_bytes, header.begin(),
+                   [](std::byte b) { return std::to_integer<std::uint8_t>(b); });
+    rest = rest.subspan(header.size());
+    try {
+      requests.check_blob(header, lead.blob_bytes, greeted);
+    } catch (const remote::FrameTooLarge&) {
+      break;
+    } catch (const remote::BlobRefused&) {
+      if (lead.blob_bytes > rest.size()) break;
+      rest = rest.subspan(static_cast<std::size_t>(lead.blob_bytes));
+      continue;
+    }
+    // What the server holds for one client's host I/O at once is bounded: a timing-only
+    // device's buffers have any size.
+    if (lead.blob_bytes > options.max_enqueued_host_bytes) {
+      throw std::logic_error("the server accepted a frame's data of " + std::to_string(lead.blob_bytes) +
+                             " B, above its limit on host bytes held");
+    }
+    if (lead.blob_bytes > rest.size()) break;
+    std::vector<std::byte> blob(static_cast<std::size_t>(lead.blob_bytes));
+    std::copy(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(blob.size()), blob.begin());
+    rest = rest.subspan(blob.size());
+    if (!greeted) {
+      try {
+        (void)remote::to_wire(requests.hello(header));
+      } catch (const remote::ProtocolError&) {
+        break;
+      }
+      greeted = true;
+      requests.session_begun();
+      continue;
+    }
+    remote::Json request;
+    std::string type;
+    try {
+      request = remote::from_wire(header);
+      type = remote::string_field(request, "type", "request");
+    } catch (const remote::ProtocolError&) {
+      continue;
+    }
+    if (type == remote::request::kGoodbye || type == remote::request::kShutdown) break;
+    std::vector<std::byte> reply_blob;
+    (void)remote::to_wire(requests.handle(request, blob, reply_blob));
+    if (reply_blob.size() > options.max_enqueued_host_bytes) {
+      throw std::logic_error(type + " replied with " + std::to_string(reply_blob.size()) +
+                             " B, above the server's limit on host bytes held");
+    }
+  }
+  (void)requests.reset_if_left_unusable();
   return 0;
 }
 

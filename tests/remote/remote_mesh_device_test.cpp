@@ -962,6 +962,33 @@ TEST(RemoteMeshDevice, ServerBoundsTheEnqueuedBytesItHolds) {
   EXPECT_TRUE(back == data);
 }
 
+// One write_buffer or read_buffer moves at most max_enqueued_host_bytes: the server holds its
+// bytes whole, and a timing-only device's buffer may be of any size. Past it, refused as
+// std::invalid_argument (the write's bytes read past), and the session goes on. Found by review
+// while fuzzing the server (session 30): a 32 MiB read or write was allocated past a 16 MiB limit.
+TEST(RemoteMeshDevice, ServerBoundsOneHostWriteOrRead) {
+  sim::device::SimMeshDeviceOptions timing = ring_options();
+  timing.data_mode = sim::DataMode::TimingOnly;
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), timing);
+  RemoteServerOptions options = server_options(device);
+  options.data_mode = ServedDataMode::TimingOnly;
+  options.max_enqueued_host_bytes = 6000;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 8192, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  Bytes data(8192);
+  EXPECT_EQ(refusal([&] { remote.write_buffer(1, b, data); }),
+            "write_buffer: 8192 B is more than this server holds for a client's host write or read (6000 B, serve "
+            "--max-enqueued-host)");
+  EXPECT_EQ(refusal([&] { remote.read_buffer(1, b, data); }),
+            "read_buffer: 8192 B is more than this server holds for a client's host write or read (6000 B, serve "
+            "--max-enqueued-host)");
+  const BufferHandle small = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  Bytes four(4096);
+  remote.write_buffer(1, small, four);
+  remote.read_buffer(1, small, four);
+}
+
 // --- misbehaving servers -------------------------------------------------------------------
 
 // Accepts one client on an ephemeral port and runs `script` on its socket in a thread.

@@ -218,6 +218,18 @@ TEST(WireCodec, MalformedFieldsAreRefusedByPath) {
   k["runtime_args"].push_back(k["runtime_args"][0]);
   EXPECT_THROW(decode_kernel_spec(k, "k"), ProtocolError);
   EXPECT_THROW(from_wire({0xFF, 0x00, 0x13}), ProtocolError);
+  // An array announcing 0xF0 << 56 elements, more than a vector holds: nlohmann throws
+  // out_of_range even when asked not to throw (found by fuzz_remote_protocol); a protocol error,
+  // as any other bad CBOR.
+  EXPECT_THROW(from_wire({0x9B, 0xF0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}), ProtocolError);
+  // A peer's string is bytes: one that is not UTF-8 is shown (U+FFFD for the bad byte) where
+  // dump() would throw (found by fuzz_remote_protocol, in an enum field).
+  try {
+    (void)decode_core_kind(Json(std::string("tensi\xFF")), "kind");
+    ADD_FAILURE() << "a core kind of bytes that are not UTF-8 decoded";
+  } catch (const ProtocolError& e) {
+    EXPECT_STREQ(e.what(), "kind: expected one of tensix, ethernet, got \"tensi\xEF\xBF\xBD\"");
+  }
 }
 
 // An error reply, thrown on the client side.

@@ -368,7 +368,8 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   command
       ->add_option("--max-enqueued-host", options->max_enqueued_host,
                    "the bytes of enqueued host writes and reads a client may have queued before its finish(), e.g. "
-                   "256MiB (the server holds them; a request past it is refused, the session goes on)")
+                   "256MiB, and the most one write or read may move (the server holds them; a request past it is "
+                   "refused, the session goes on)")
       ->type_name("SIZE")
       ->capture_default_str();
   command
