@@ -77,6 +77,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     fabric_ = decode_fabric_options(field(hello, "fabric", "hello reply"), "hello reply.fabric");
     faults_ = string_list_field(hello, "faults", "hello reply");
     system_name_ = string_field(hello, "system", "hello reply");
+    if (hello.contains("max_host_bytes")) max_host_bytes_ = unsigned_field<std::uint64_t>(hello, "max_host_bytes", "hello reply");
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());
@@ -203,12 +204,20 @@ void RemoteMeshDevice::require_writable(std::string_view call, const BufferHandl
   require_whole_buffer(call, buffer, bytes);
 }
 
+void RemoteMeshDevice::require_within_host_limit(std::string_view call, std::uint64_t bytes) const {
+  if (max_host_bytes_ && bytes > *max_host_bytes_) {
+    throw HostBytesLimitError(host_bytes_limit_refusal(call, bytes, *max_host_bytes_));
+  }
+}
+
 void RemoteMeshDevice::write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
   require_writable(request::kWriteBuffer, buffer, data.size());
+  if (!broken_) require_within_host_limit(request::kWriteBuffer, data.size());
   call(request::kWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
 }
 
 void RemoteMeshDevice::read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) {
+  if (!broken_) require_within_host_limit(request::kReadBuffer, data.size());
   call(request::kReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", data.size()}}, {}, data);
 }
 

@@ -30,6 +30,7 @@
 
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/host_bytes_limit.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 #include "runtime/remote/served_handles.hpp"
 
@@ -105,6 +106,13 @@ class RemoteMeshDevice final : public MeshDevice {
   // Whether the served device keeps buffer bytes; TimingOnly: read_buffer returns no data worth
   // checking (the hello says).
   ServedDataMode data_mode() const { return data_mode_; }
+  // The most bytes one write_buffer or read_buffer may move, as the hello said (the server's
+  // --max-enqueued-host); nullopt from a server that does not say (its refusal then comes back).
+  std::optional<std::uint64_t> max_host_bytes() const { return max_host_bytes_; }
+  // HostBytesLimitError, in the server's words, when `bytes` is past max_host_bytes(): what
+  // write_buffer and read_buffer check before sending anything, and what a client that will
+  // read `bytes` back can check before it runs the op.
+  void require_within_host_limit(std::string_view call, std::uint64_t bytes) const;
   // The device's clock now, in ps (simulated time on a simulator), when the server has one.
   std::optional<std::uint64_t> device_time_ps() const;
   // The events the served simulator executed so far (since it was opened or last reset), when the
@@ -156,6 +164,7 @@ class RemoteMeshDevice final : public MeshDevice {
   std::vector<std::string> faults_;
   std::string system_name_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
+  std::optional<std::uint64_t> max_host_bytes_;
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
   // The buffers this client created since its session began (or its last reset()) and has not

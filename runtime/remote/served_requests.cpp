@@ -7,6 +7,7 @@
 
 #include "runtime/device/host_copy_check.hpp"
 #include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/host_bytes_limit.hpp"
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::runtime::remote {
@@ -39,7 +40,10 @@ Json ServedRequests::hello(const std::vector<std::uint8_t>& header) const {
                  {"system", options_.system_name.empty() ? device_.topology().name() : options_.system_name},
                  {"data_mode", data_mode_name(options_.data_mode)},
                  {"fabric", encode(device_.fabric())},
-                 {"faults", options_.faults}});
+                 {"faults", options_.faults},
+                 // The bound on one host write or read, so that a client refuses one past it
+                 // itself, before sending its bytes or running an op whose result it cannot read.
+                 {"max_host_bytes", options_.max_enqueued_host_bytes}});
 }
 
 std::optional<std::string> ServedRequests::reset_if_left_unusable() {
@@ -69,9 +73,7 @@ void ServedRequests::require_room_for_enqueued(std::uint64_t bytes, std::string_
 
 void ServedRequests::require_within_host_limit(std::uint64_t bytes, std::string_view call) const {
   if (bytes > options_.max_enqueued_host_bytes) {
-    throw std::invalid_argument(fmt::format("{}: {} B is more than this server holds for a client's host write or read "
-                                            "({} B, serve --max-enqueued-host)",
-                                            call, bytes, options_.max_enqueued_host_bytes));
+    throw HostBytesLimitError(host_bytes_limit_refusal(call, bytes, options_.max_enqueued_host_bytes));
   }
 }
 

@@ -225,6 +225,35 @@ TEST(CliServe, MaxEnqueuedHostBoundsAClientsQueuedBytes) {
   EXPECT_EQ(serve.wait(), 0);
 }
 
+// A run whose tensors pass the server's limit on one host write or read (--max-enqueued-host)
+// is bad input: exit 2 naming --size and the server's option, before the op runs, and the server
+// serves the next run. Review (session 30): an all_gather's read-back past it ran the whole op
+// first, then said "internal error" (exit 4); a reduce_scatter's input write said exit 2 with the
+// server's words alone.
+TEST(CliRunDevice, TensorsPastTheServersHostLimitExitTwoNamingIt) {
+  Child serve({"serve", "--system", "t3k", "--port", "0", "--max-enqueued-host", "1MiB"});
+  const std::uint16_t port = port_of(serve.first_stdout_line());
+  ASSERT_NE(port, 0);
+  const std::string device = "127.0.0.1:" + std::to_string(port);
+  for (const std::string op : {"all_gather", "reduce_scatter"}) {
+    Child run({"run", "--device", device, "--op", op, "--size", "2MiB"});
+    EXPECT_EQ(run.all_stdout(), "") << op;
+    EXPECT_EQ(run.wait(), 2) << op;
+    const std::string call = op == "all_gather" ? "read_buffer" : "write_buffer";
+    EXPECT_EQ(run.all_stderr(), "cclmesh: error: --size: " + call +
+                                    ": 2097152 B is more than this server holds for a client's host write or read "
+                                    "(1048576 B, serve --max-enqueued-host); expected a tensor whose every buffer "
+                                    "holds at most that per chip, or a server started with a larger "
+                                    "--max-enqueued-host\n")
+        << op;
+  }
+  // The session of each refused run ended as usual: the next run is served.
+  Child ok({"run", "--device", device, "--op", "all_gather", "--size", "1MiB"});
+  EXPECT_EQ(ok.wait(), 0) << ok.all_stderr();
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+}
+
 TEST(CliServe, PortInUseExitsTwoNamingIt) {
   Child first({"serve", "--system", "n300", "--port", "0"});
   const std::uint16_t port = port_of(first.first_stdout_line());

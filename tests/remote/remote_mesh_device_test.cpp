@@ -966,6 +966,10 @@ TEST(RemoteMeshDevice, ServerBoundsTheEnqueuedBytesItHolds) {
 // bytes whole, and a timing-only device's buffer may be of any size. Past it, refused as
 // std::invalid_argument (the write's bytes read past), and the session goes on. Found by review
 // while fuzzing the server (session 30): a 32 MiB read or write was allocated past a 16 MiB limit.
+// The hello tells the client the limit, so RemoteMeshDevice refuses such a call itself
+// (HostBytesLimitError, the server's words) and sends nothing; the server's own refusal of a
+// client that sends it anyway is replayed by fuzz_regression_test (read-past-host-limit,
+// write-past-host-limit).
 TEST(RemoteMeshDevice, ServerBoundsOneHostWriteOrRead) {
   sim::device::SimMeshDeviceOptions timing = ring_options();
   timing.data_mode = sim::DataMode::TimingOnly;
@@ -983,6 +987,8 @@ TEST(RemoteMeshDevice, ServerBoundsOneHostWriteOrRead) {
   EXPECT_EQ(refusal([&] { remote.read_buffer(1, b, data); }),
             "read_buffer: 8192 B is more than this server holds for a client's host write or read (6000 B, serve "
             "--max-enqueued-host)");
+  EXPECT_EQ(remote.max_host_bytes(), std::optional<std::uint64_t>(6000));
+  EXPECT_THROW(remote.read_buffer(1, b, data), HostBytesLimitError);
   const BufferHandle small = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
   Bytes four(4096);
   remote.write_buffer(1, small, four);

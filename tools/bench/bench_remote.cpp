@@ -5,6 +5,7 @@
 // program printing one row per measurement; wall-clock figures, not test assertions.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
   const std::uint64_t buffer_mib = argc > 1 ? std::stoull(argv[1]) : 256;
   sim::device::SimMeshDevice served_device(topo::load_system("t3k"), ring_options());
   runtime::remote::RemoteServerOptions server_options;
+  // One write and one read of the whole buffer: the server must hold that much for one call.
+  server_options.max_enqueued_host_bytes = std::max(server_options.max_enqueued_host_bytes, buffer_mib << 20);
   runtime::remote::RemoteDeviceServer server(served_device, server_options);
   std::thread serving([&] { server.serve(); });
   {

@@ -134,6 +134,12 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
                                fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {
     throw UsageError(fmt::format("--fabric-payload: {}; expected a payload of at least the page", e.what()));
+  } catch (const runtime::remote::HostBytesLimitError& e) {
+    // A served device's tensor its server would not take or send back whole (checked by the
+    // client before the op runs: a write of an input, or the read of a result).
+    throw UsageError(fmt::format("{}: {}; expected a tensor whose every buffer holds at most that per chip, or a "
+                                 "server started with a larger --max-enqueued-host",
+                                 requested.shape ? "--shape" : "--size", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }

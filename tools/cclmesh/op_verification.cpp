@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "runtime/ccl/common/host_reference.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/engine/check.hpp"
 #include "tools/cclmesh/run_groups.hpp"
 #include "tools/cclmesh/run_tensors.hpp"
@@ -50,6 +51,13 @@ Check compare_all(runtime::MeshDevice& device, const std::vector<OutputBuffer>& 
 
 std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                      ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
+  // A served device's result that its server would not send back (one read past its bound on
+  // host bytes) is refused now, before the op runs, not once it has.
+  if (const auto* served = dynamic_cast<const runtime::remote::RemoteMeshDevice*>(&device)) {
+    for (const auto& [chip, per_buffer] : expected) {
+      for (const SharedBytes& tensor : per_buffer) served->require_within_host_limit("read_buffer", tensor->size());
+    }
+  }
   return [&device, outputs = std::move(outputs), expected = std::move(expected), page_bytes, element] {
     return compare_all(device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
   };

@@ -1,0 +1,36 @@
+#pragma once
+// The server's bound on one host write or read (RemoteServerOptions::max_enqueued_host_bytes,
+// `cclmesh serve --max-enqueued-host`): its refusal's words, one for the server and the client.
+//
+// The server holds a direct write_buffer's or read_buffer's bytes whole for the call, and a
+// device's buffer may be far larger than what it holds (a timing-only device's have any size, a
+// functional one's pages are made as they are written), so past the bound it refuses the call.
+// The hello tells a client the bound (its `max_host_bytes`), and RemoteMeshDevice refuses such a
+// call itself with the same words, sending nothing: a 2 GiB write is not sent only to be dropped,
+// and `cclmesh run --device` refuses a tensor past it before the op runs (review, session 30).
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace cclmesh::runtime::remote {
+
+// A host write or read of more bytes than the server holds for one (std::invalid_argument, as
+// the server's own refusal arrives, so a caller that takes any refusal takes this one).
+class HostBytesLimitError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// "`call`: N B is more than this server holds for a client's host write or read (L B, serve
+// --max-enqueued-host)".
+inline std::string host_bytes_limit_refusal(std::string_view call, std::uint64_t bytes, std::uint64_t limit) {
+  return fmt::format("{}: {} B is more than this server holds for a client's host write or read ({} B, serve "
+                     "--max-enqueued-host)",
+                     call, bytes, limit);
+}
+
+}  // namespace cclmesh::runtime::remote
