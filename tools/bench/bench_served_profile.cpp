@@ -1,7 +1,8 @@
 // What reading an op's kernel times costs on a served device as its history grows
 // (docs/remote_device.md, "A long-lived server's memory"): N small all_gathers one after another
-// on one RemoteMeshDevice session, each timed as `cclmesh run --device` times it (the profile read
-// before the op and after it), printing every STEP ops the op's host wall time, the part spent
+// on one RemoteMeshDevice session, each timed as `cclmesh run --device` times it (profile_size()
+// before the op, profile_since() after it; until session 30, profile().size() and profile(),
+// whose replies carried the whole history), printing every STEP ops the op's host wall time, the part spent
 // reading the profile, and the bytes of the last profile reply. A plain program printing rows;
 // wall-clock figures, not test assertions.
 #include <fmt/format.h>
@@ -59,15 +60,14 @@ OpCost all_gather(runtime::remote::RemoteMeshDevice& device, std::uint64_t outpu
   for (runtime::ChipId chip : device.chips()) device.write_buffer(chip, p.input_buffer, bytes);
   OpCost cost;
   auto read_start = Clock::now();
-  const std::size_t profile_begin = device.profile().size();
+  const std::size_t profile_begin = device.profile_size();
   cost.profile_s += seconds_since(read_start);
-  cost.entries_read += profile_begin;
   ag::run(device, p);
   read_start = Clock::now();
-  const std::vector<runtime::KernelProfile> after = device.profile();
+  const std::vector<runtime::KernelProfile> op_entries = device.profile_since(profile_begin);
   cost.profile_s += seconds_since(read_start);
-  cost.entries_read += after.size();
-  cost.reply_bytes = reply_bytes(after);
+  cost.entries_read += op_entries.size();
+  cost.reply_bytes = reply_bytes(op_entries);
   std::vector<std::byte> out(p.output_buffer.config.size_bytes);
   for (runtime::ChipId chip : device.chips()) device.read_buffer(chip, p.output_buffer, out);
   device.deallocate_global_semaphore(*p.done_semaphore);
