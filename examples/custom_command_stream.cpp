@@ -133,10 +133,10 @@ int ring_shift() {
         ring_shift_program(topology, plan, ring[i], next, plan.route(ring[i], next), input, output, i == 0);
   }
 
-  const std::size_t first_entry = device.profile().size();
+  const std::size_t first_entry = device.profile_size();
   device.enqueue_workload(workload);
   device.finish();  // throws runtime::DeviceError with a hang report if a kernel never returns
-  const runtime::WorkerSpan span = runtime::worker_span(device.profile(), first_entry);
+  const runtime::WorkerSpan span = runtime::worker_span(device.profile_since(first_entry), 0);  // the op's entries
 
   int wrong_chips = 0;
   Bytes received(kBufferBytes);

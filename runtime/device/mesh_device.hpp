@@ -154,8 +154,22 @@ class MeshDevice {
   // written); throws DeviceError when one cannot.
   virtual void finish() = 0;
 
-  // Per-chip, per-core kernel start and end times of the workloads finished so far.
-  virtual std::vector<KernelProfile> profile() const = 0;
+  // The kernel profile: per-chip, per-core kernel start and end times of the workloads finished
+  // since the device was opened or last reset, one entry per kernel as it ended. Entries are only
+  // appended (until reset(), which empties it), so an index names the same entry on every read:
+  // an op's entries are those from profile_size() taken before it was enqueued, read with
+  // profile_since() after it finished, at a cost that is the op's, not the device's history's
+  // (a served device sends what it is asked for over the wire).
+  // Served (RemoteMeshDevice), "opened" is the session's start: a session sees the kernels of its
+  // own workloads only, counted from 0, and the server keeps no earlier session's
+  // (docs/remote_device.md, "A session's kernel profile").
+  virtual std::size_t profile_size() const = 0;
+  // Entries [first_entry, profile_size()). std::invalid_argument for a first_entry past
+  // profile_size() (an index taken before a reset): require_profile_entry().
+  virtual std::vector<KernelProfile> profile_since(std::size_t first_entry) const = 0;
+  // Every entry (profile_since(0); not virtual, as enqueue_workload): for callers that want the
+  // whole list, which a served device sends whole.
+  std::vector<KernelProfile> profile() const { return profile_since(0); }
   // Every direction of every ethernet link, always in the same order: what it carried so far.
   // nullopt from a backend that cannot measure its links (hardware without such counters):
   // callers then say the figures are missing rather than show zeros.

@@ -22,7 +22,8 @@ struct WorkerSpan {
   std::uint64_t duration_ns() const { return end_ns - start_ns; }
 };
 
-// Over profile[first_entry ..]: take device.profile().size() before enqueueing the op. Throws
+// Over profile[first_entry ..]: take device.profile_size() before enqueueing the op (or pass
+// device.profile_since(that) and 0, which a served device sends without its history). Throws
 // std::invalid_argument when those entries hold no worker kernel.
 inline WorkerSpan worker_span(const std::vector<KernelProfile>& profile, std::size_t first_entry) {
   WorkerSpan span{std::numeric_limits<std::uint64_t>::max(), 0};

@@ -272,8 +272,13 @@ void RemoteMeshDevice::finish() {
   }
 }
 
-std::vector<KernelProfile> RemoteMeshDevice::profile() const {
-  const Json reply = call(request::kProfile, Json::object());
+std::size_t RemoteMeshDevice::profile_size() const {
+  const Json reply = call(request::kProfileSize, Json::object());
+  return decoded(request::kProfileSize, [&] { return unsigned_field<std::size_t>(reply, "size", "profile_size reply"); });
+}
+
+std::vector<KernelProfile> RemoteMeshDevice::profile_since(std::size_t first_entry) const {
+  const Json reply = call(request::kProfile, Json{{"first_entry", first_entry}});
   return decoded(request::kProfile, [&] {
     std::vector<KernelProfile> profile;
     const Json& list = array_field(reply, "profile", "profile reply");

@@ -86,7 +86,10 @@ class RemoteMeshDevice final : public MeshDevice {
   void enqueue_workloads(std::span<const MeshWorkload> workloads) override;
   using MeshDevice::enqueue_workload;
   void finish() override;
-  std::vector<KernelProfile> profile() const override;
+  // This session's kernels (the server keeps no earlier session's), counted from its start or
+  // its last reset(); profile_since() carries only the entries asked for.
+  std::size_t profile_size() const override;
+  std::vector<KernelProfile> profile_since(std::size_t first_entry) const override;
   // The served device's link_traffic(); nullopt when its backend does not measure its links.
   std::optional<std::vector<LinkTraffic>> link_traffic() const override;
   // The served device reset (the server's backend's reset()); the buffers and semaphores this

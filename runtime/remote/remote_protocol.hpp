@@ -30,7 +30,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 // 11: error kinds for std::invalid_argument's and topo::InputError's subclasses that a device
 //     call can throw (buffer_config, core_map, fabric_plan, ccl_params, page_exceeds_packet,
 //     ring_runs_as_line, topology_embedding), which a version 10 client would not know.
-inline constexpr std::uint32_t kProtocolVersion = 11;
+// 12: profile {first_entry} (MeshDevice::profile_since) replaces profile, and profile_size: an
+//     op's kernels without the session's history; a session's profile is its own, from entry 0.
+inline constexpr std::uint32_t kProtocolVersion = 12;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -57,7 +59,8 @@ inline constexpr std::string_view kResetGlobalSemaphore = "reset_global_semaphor
 inline constexpr std::string_view kDeallocateGlobalSemaphore = "deallocate_global_semaphore";
 inline constexpr std::string_view kEnqueueWorkloads = "enqueue_workloads";
 inline constexpr std::string_view kFinish = "finish";
-inline constexpr std::string_view kProfile = "profile";
+inline constexpr std::string_view kProfile = "profile";  // {first_entry}: MeshDevice::profile_since
+inline constexpr std::string_view kProfileSize = "profile_size";
 inline constexpr std::string_view kLinkTraffic = "link_traffic";
 inline constexpr std::string_view kReset = "reset";
 inline constexpr std::string_view kDeviceTime = "device_time";      // not a MeshDevice call: an extra

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "runtime/device/host_copy_check.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "runtime/remote/frame_connection.hpp"
 #include "runtime/remote/host_bytes_limit.hpp"
 #include "topologies/topology_yaml.hpp"
@@ -75,6 +76,18 @@ void ServedRequests::require_within_host_limit(std::uint64_t bytes, std::string_
   if (bytes > options_.max_enqueued_host_bytes) {
     throw HostBytesLimitError(host_bytes_limit_refusal(call, bytes, options_.max_enqueued_host_bytes));
   }
+}
+
+std::size_t ServedRequests::session_profile_size() const {
+  const std::size_t size = device_.profile_size();
+  // Always on (no sim/ include here for CCLMESH_CHECK): a backend whose profile shrank without a
+  // reset broke MeshDevice's contract, and a wrapped-round count would hand out others' entries.
+  if (size < profile_origin_) {
+    throw std::logic_error(fmt::format("the served device's profile has {} entries, fewer than the {} it had when "
+                                       "this session began or reset it, with no reset since",
+                                       size, profile_origin_));
+  }
+  return size - profile_origin_;
 }
 
 void ServedRequests::forget_enqueued() {
@@ -264,11 +277,16 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       forget_enqueued();
       device_failed_ = false;
       work_unfinished_ = false;
+      profile_origin_ = 0;  // the reset emptied the profile
       return ok();
     }
+    if (type == request::kProfileSize) return ok(Json{{"size", session_profile_size()}});
     if (type == request::kProfile) {
+      // Checked in the session's numbering, so that the refusal names the client's figures.
+      const auto first_entry = unsigned_field<std::size_t>(request, "first_entry", path);
+      require_profile_entry(first_entry, session_profile_size());
       Json profile = Json::array();
-      for (const KernelProfile& p : device_.profile()) profile.push_back(encode(p));
+      for (const KernelProfile& p : device_.profile_since(profile_origin_ + first_entry)) profile.push_back(encode(p));
       return ok(Json{{"profile", std::move(profile)}});
     }
     if (type == request::kLinkTraffic) {

@@ -40,8 +40,11 @@ class ServedRequests {
   // device: the reply, ok or error (every exception becomes an error reply), and its blob.
   Json handle(const Json& request, std::vector<std::byte>& blob, std::vector<std::byte>& reply_blob);
 
-  // A session's hello was accepted: its number (from 1).
-  std::uint64_t session_begun() { return ++sessions_begun_; }
+  // A session's hello was accepted: its number (from 1). Its kernel profile starts here.
+  std::uint64_t session_begun() {
+    profile_origin_ = device_.profile_size();
+    return ++sessions_begun_;
+  }
   std::uint64_t sessions_begun() const { return sessions_begun_; }
   // After a session: resets the device if the calls left it failed or with work unfinished; the
   // line to log when it did (or tried and failed), none when there was no need.
@@ -57,6 +60,8 @@ class ServedRequests {
   void require_within_host_limit(std::uint64_t bytes, std::string_view call) const;
   // After the device's reset: nothing enqueued is held any more.
   void forget_enqueued();
+  // The entries the device's profile gained in this session (since its start or its reset).
+  std::size_t session_profile_size() const;
 
   MeshDevice& device_;
   const RemoteServerOptions& options_;
@@ -79,6 +84,10 @@ class ServedRequests {
   std::deque<StagedRead> staged_reads_;  // a deque: the device holds spans of its elements
   std::uint64_t enqueued_host_bytes_ = 0;  // writes' and reads' bytes since the last finish or reset
   std::uint64_t sessions_begun_ = 0;
+  // The device's profile_size() when this session began or last reset the device: a session's
+  // profile is its own (MeshDevice's contract), entry 0 its first kernel, whatever earlier
+  // sessions ran (and whether or not the backend forgot them: RemoteServerOptions::session_ended).
+  std::size_t profile_origin_ = 0;
 };
 
 }  // namespace cclmesh::runtime::remote

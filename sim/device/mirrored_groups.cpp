@@ -308,4 +308,10 @@ std::vector<runtime::KernelProfile> MirroredGroups::mirrored_profile(
   return profile;
 }
 
+std::size_t MirroredGroups::mirrored_profile_size(std::span<const runtime::KernelProfile> simulated) const {
+  std::size_t size = 0;
+  for (const runtime::KernelProfile& entry : simulated) size += 1 + mirrors_of(entry.chip).size();
+  return size;
+}
+
 }  // namespace cclmesh::sim::device

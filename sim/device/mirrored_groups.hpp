@@ -72,6 +72,8 @@ class MirroredGroups {
   // The simulated chips' kernel profile with each entry of a simulated chip followed by its
   // mirrors' copies.
   std::vector<runtime::KernelProfile> mirrored_profile(std::span<const runtime::KernelProfile> simulated) const;
+  // mirrored_profile(simulated).size(), without building it.
+  std::size_t mirrored_profile_size(std::span<const runtime::KernelProfile> simulated) const;
 
   struct Place {
     std::size_t group = 0;

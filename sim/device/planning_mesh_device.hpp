@@ -16,6 +16,7 @@
 
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/device_allocator.hpp"
 #include "sim/device/fault_plan.hpp"
@@ -61,7 +62,13 @@ class PlanningMeshDevice final : public runtime::MeshDevice {
   void enqueue_workloads(std::span<const runtime::MeshWorkload> workloads) override;
   using runtime::MeshDevice::enqueue_workload;
   void finish() override;
-  std::vector<runtime::KernelProfile> profile() const override { return {}; }
+  // Nothing runs, so no kernel ends: the profile stays empty (a range past it refused as any
+  // device's).
+  std::size_t profile_size() const override { return 0; }
+  std::vector<runtime::KernelProfile> profile_since(std::size_t first_entry) const override {
+    runtime::require_profile_entry(first_entry, 0);
+    return {};
+  }
   // Nothing runs, so nothing crosses a link: no figures to give.
   std::optional<std::vector<runtime::LinkTraffic>> link_traffic() const override { return std::nullopt; }
   // Forgets the buffers and global semaphores placed: the next ones get a fresh device's

@@ -14,6 +14,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/cb_placement.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/fiber.hpp"
@@ -577,8 +578,18 @@ void SimMeshDevice::program_done(Program& program) {
   start_next_program(program.chip, DispatchedBy::PreviousProgram);
 }
 
-std::vector<runtime::KernelProfile> SimMeshDevice::profile() const {
-  return mirrored_ ? mirrored_->mirrored_profile(profile_) : profile_;
+std::size_t SimMeshDevice::profile_size() const {
+  return mirrored_ ? mirrored_->mirrored_profile_size(profile_) : profile_.size();
+}
+
+std::vector<runtime::KernelProfile> SimMeshDevice::profile_since(std::size_t first_entry) const {
+  runtime::require_profile_entry(first_entry, profile_size());
+  const auto from = static_cast<std::ptrdiff_t>(first_entry);
+  if (!mirrored_) return {profile_.begin() + from, profile_.end()};
+  // Mirroring runs one op on a device built for it (a local run), so copying the whole mirrored
+  // list to take its tail costs what reading that op's entries costs.
+  const std::vector<runtime::KernelProfile> mirrored = mirrored_->mirrored_profile(profile_);
+  return {mirrored.begin() + from, mirrored.end()};
 }
 
 // --- running -----------------------------------------------------------------------------------

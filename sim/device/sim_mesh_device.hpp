@@ -161,7 +161,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // Returns when every kernel of the enqueued workloads has returned (as on hardware, fabric
   // traffic the kernels left in flight, such as the routers' last acks, is still moving).
   void finish() override;
-  std::vector<runtime::KernelProfile> profile() const override;
+  // With mirrored groups, each simulated chip's entry followed by its mirrors' copies (indices
+  // count those copies).
+  std::size_t profile_size() const override;
+  std::vector<runtime::KernelProfile> profile_since(std::size_t first_entry) const override;
   // Each link's sending core's payload counter and its wire's booked time, in link order (a's
   // direction, then b's).
   std::optional<std::vector<runtime::LinkTraffic>> link_traffic() const override;
@@ -219,6 +222,11 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // when a `drop` fault has lost frames beyond `frames_dropped_before` (frames_dropped() at some
   // earlier moment: a served device's op counts its own), its lost_frames_effect() for them.
   std::vector<std::string> fault_effects(std::int64_t frames_dropped_before = 0) const;
+  // Drops the kernel profile's entries so far, the device otherwise as it is (its clock, buffers
+  // and fabric run on): the next kernel to end is entry 0. Outside MeshDevice's contract (whose
+  // entries last until reset()): for a server whose sessions each see their own kernels, so
+  // that a long-lived one does not keep every session's (`cclmesh serve`, at a session's end).
+  void forget_profile() { profile_.clear(); }
   // Frames a `drop` fault has lost on every link so far, in this device life.
   std::int64_t frames_dropped() const;
   // 1 as constructed, one more per reset(): tells one device life from the next, which the clock

@@ -62,10 +62,11 @@ int main(int argc, char** argv) {
 
   {  // Every query, no state.
     Session s;
-    for (std::string_view type : {req::kTopology, req::kChips, req::kWorkerGrid, req::kProfile, req::kLinkTraffic,
+    for (std::string_view type : {req::kTopology, req::kChips, req::kWorkerGrid, req::kProfileSize, req::kLinkTraffic,
                                   req::kDeviceTime, req::kDeviceEvents, req::kFaultEffects}) {
       s.call(type);
     }
+    s.call(req::kProfile, {{"first_entry", 0}});
     s.call(req::kActiveEthernetChannels, {{"chip", 1}});
     s.write(dir / "seed-queries");
   }
@@ -108,7 +109,9 @@ int main(int argc, char** argv) {
            {{"cores", remote::encode_core_ranges(cores)}, {"core_kind", remote::encode(rt::CoreKind::Tensix)}, {"initial_value", 0}});
     s.call(req::kEnqueueWorkloads, {{"workloads", Json::array({remote::encode(ag::build(p, device.topology()))})}});
     s.call(req::kFinish);
-    s.call(req::kProfile);
+    s.call(req::kProfileSize);
+    s.call(req::kProfile, {{"first_entry", 0}});
+    s.call(req::kProfile, {{"first_entry", 1}});
     s.call(req::kLinkTraffic);
     s.call(req::kResetGlobalSemaphore, {{"semaphore", remote::encode(*p.done_semaphore)}, {"value", 0}});
     s.call(req::kFinish);

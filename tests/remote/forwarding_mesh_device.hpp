@@ -37,7 +37,8 @@ class ForwardingMeshDevice : public MeshDevice {
   void deallocate_global_semaphore(const GlobalSemaphore& s) override { inner_.deallocate_global_semaphore(s); }
   void enqueue_workloads(std::span<const MeshWorkload> w) override { inner_.enqueue_workloads(w); }
   void finish() override { inner_.finish(); }
-  std::vector<KernelProfile> profile() const override { return inner_.profile(); }
+  std::size_t profile_size() const override { return inner_.profile_size(); }
+  std::vector<KernelProfile> profile_since(std::size_t e) const override { return inner_.profile_since(e); }
   std::optional<std::vector<LinkTraffic>> link_traffic() const override { return inner_.link_traffic(); }
   void reset() override { inner_.reset(); }
 

@@ -232,6 +232,68 @@ TEST(RemoteMeshDevice, ReduceScatterSameBytesAndProfileAsLocal) {
   expect_same_profile(over_the_wire.profile, here.profile);
 }
 
+// An op's entries, asked for from the profile_size() taken before it (as `run --device` reads
+// them), are a local device's for the same op after the same op; a range past the end is refused
+// as the local device refuses it.
+TEST(RemoteMeshDevice, ProfileSinceCarriesAnOpsEntriesAsLocally) {
+  ServedSim served;
+  RemoteMeshDevice remote("127.0.0.1", served.port());
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  EXPECT_EQ(remote.profile_size(), 0u);
+  run_all_gather(remote, remote.fabric());
+  run_all_gather(local, local.options().fabric);
+  const std::size_t begin = remote.profile_size();
+  ASSERT_EQ(begin, local.profile_size());
+  ASSERT_GT(begin, 0u);
+  run_all_gather(remote, remote.fabric());
+  run_all_gather(local, local.options().fabric);
+  EXPECT_EQ(remote.profile_size(), 2 * begin);
+  expect_same_profile(remote.profile_since(begin), local.profile_since(begin));
+  EXPECT_TRUE(remote.profile_since(2 * begin).empty());
+  const std::string refused = refusal([&] { (void)remote.profile_since(2 * begin + 1); });
+  EXPECT_EQ(refused, refusal([&] { (void)local.profile_since(2 * begin + 1); }));
+  EXPECT_NE(refused, "");
+}
+
+// A session's profile is its own (MeshDevice's contract for a served device): a second session on
+// the same device starts at entry 0 and holds its own op's kernels alone, those of a local
+// device's second op, and is refused a range in the first session's numbering. So whether the
+// backend forgets a session's kernels when it ends, as `cclmesh serve` has its SimMeshDevice do
+// (then the server keeps one session's at most), or keeps them all (the server counts from the
+// session's start). A reset inside a session starts it at 0 again.
+TEST(RemoteMeshDevice, ASessionsProfileIsItsOwn) {
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  run_all_gather(local, local.options().fabric);
+  const std::size_t one_op = local.profile_size();
+  run_all_gather(local, local.options().fabric);
+  const std::vector<KernelProfile> second_op = local.profile_since(one_op);
+  for (const bool forget : {true, false}) {
+    SCOPED_TRACE(forget ? "the device forgets a session's kernels at its end" : "the device keeps every kernel");
+    sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+    RemoteServerOptions options = server_options(device);
+    if (forget) options.session_ended = [&device](std::uint64_t, const std::string&) { device.forget_profile(); };
+    Served served(device, options);
+    {
+      RemoteMeshDevice first("127.0.0.1", served.server.port());
+      EXPECT_EQ(run_all_gather(first, first.fabric()).profile.size(), one_op);
+    }
+    {
+      RemoteMeshDevice second("127.0.0.1", served.server.port());
+      EXPECT_EQ(second.profile_size(), 0u);
+      EXPECT_EQ(refusal([&] { (void)second.profile_since(one_op); }),
+                fmt::format("profile_since: entry {} is past the profile's 0 entries; expected at most profile_size() "
+                            "(an index taken before a reset?)",
+                            one_op));
+      // The server's device holds the first session's kernels only if it did not forget them.
+      EXPECT_EQ(device.profile_size(), forget ? 0u : one_op);
+      expect_same_profile(run_all_gather(second, second.fabric()).profile, second_op);
+      EXPECT_EQ(second.profile_size(), one_op);
+      second.reset();
+      EXPECT_EQ(second.profile_size(), 0u);
+    }
+  }
+}
+
 // The served device's link counters cross the wire as they are: on a fresh device (the fabric's
 // start-up only) and after an all_gather, those of a local device that did the same (so `run
 // --device --report` colours the links as a local run does); a backend that does not measure its

@@ -128,10 +128,9 @@ std::vector<ccl::LegacyGroup> legacy_groups_run(const RunOptions& options, runti
 
 }  // namespace
 
-OpTimes op_times(const std::vector<runtime::KernelProfile>& profile, std::size_t profile_begin) {
+OpTimes op_times(const std::vector<runtime::KernelProfile>& op_entries) {
   OpTimes t;
-  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
-    const runtime::KernelProfile& kernel = profile[i];
+  for (const runtime::KernelProfile& kernel : op_entries) {
     if (kernel.ready_ns) {
       t.longest_setup_ns = std::max(t.longest_setup_ns, static_cast<std::int64_t>(*kernel.ready_ns - kernel.start_ns));
     }

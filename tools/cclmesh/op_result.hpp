@@ -28,7 +28,8 @@ struct OpTimes {
   std::int64_t longest_setup_ns = 0;
 };
 
-OpTimes op_times(const std::vector<runtime::KernelProfile>& profile, std::size_t profile_begin);
+// Over the op's entries: MeshDevice::profile_since(the profile_size() taken before it was enqueued).
+OpTimes op_times(const std::vector<runtime::KernelProfile>& op_entries);
 
 // What the op put on each wire: the device's link counters after it less before it, and each
 // wire's busy time as a share of the op's (first kernel start to last kernel end). None, and

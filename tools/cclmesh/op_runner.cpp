@@ -309,12 +309,12 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips,
                                                   [&] { return prepare_op(options, device, buffers, ring, cache); });
     const std::optional<std::uint64_t> enqueued_ps = device.device_time_ps();
-    const std::size_t profile_begin = device.profile().size();
+    const std::size_t profile_begin = device.profile_size();
     const std::optional<std::vector<runtime::LinkTraffic>> links_before = device.link_traffic();
     const std::optional<std::uint64_t> events_before = device.device_events();
     run_op(device, op, requested);
     const std::optional<std::uint64_t> events_after = device.device_events();
-    const OpTimes times = op_times(device.profile(), profile_begin);
+    const OpTimes times = op_times(device.profile_since(profile_begin));
     // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
     const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
                                            : std::numeric_limits<double>::quiet_NaN();
@@ -378,11 +378,11 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
 
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();
-  const std::size_t profile_begin = device->profile().size();
+  const std::size_t profile_begin = device->profile_size();
   const std::optional<std::vector<runtime::LinkTraffic>> links_before = device->link_traffic();
   run_op(*device, op, requested);
   const sim::EngineStats after = device->stats();
-  const OpTimes times = op_times(device->profile(), profile_begin);
+  const OpTimes times = op_times(device->profile_since(profile_begin));
 
   RunResult result = op_result(options, *device, device->fabric_plan(), op, topology, times, enqueued.us());
   result.sim_events = after.events_executed - before.events_executed;

@@ -285,6 +285,9 @@ int run_serve(const ServeOptions& options) {
                                                                                const std::string& how) {
     // Before the reset that may follow: its fabric start-up is not abandoned too.
     abandon_served_run.store(false);
+    // No later session sees this one's kernels (MeshDevice's contract for a served device), so
+    // the server need not keep them: a long-lived server's profile is one session's at most.
+    device->forget_profile();
     if (!traces) return;
     const std::string path = traces->session_ended(session, how, device->now());
     log(fmt::format("session {}: trace written to {}", session, path));

@@ -66,6 +66,12 @@ Outcome run_all_gather(const topo::Topology& topology, int axis, std::vector<std
   device.enqueue_workloads(workloads);
   device.finish();
   Outcome outcome{device.profile(), *device.link_traffic(), device.stats().events_executed - before};
+  // Indices count the mirrors' copies: the size and a range are those of the list as read whole.
+  EXPECT_EQ(device.profile_size(), outcome.profile.size());
+  const std::size_t half = outcome.profile.size() / 2;
+  EXPECT_EQ(device.profile_since(half),
+            std::vector<runtime::KernelProfile>(outcome.profile.begin() + static_cast<std::ptrdiff_t>(half),
+                                                outcome.profile.end()));
   const auto order = [](const runtime::KernelProfile& a, const runtime::KernelProfile& b) {
     return std::tie(a.chip, a.core_kind, a.core, a.kernel, a.start_ns, a.end_ns, a.ready_ns) <
            std::tie(b.chip, b.core_kind, b.core, b.kernel, b.start_ns, b.end_ns, b.ready_ns);
@@ -114,6 +120,7 @@ TEST(MirroredGroups, ACountedRunNamesTheChipsItMirrors) {
   EXPECT_EQ(profile[2].chip, ChipId{5});
   EXPECT_EQ(profile[2].end_ns, 20u);
   EXPECT_EQ(profile[3].chip, ChipId{9});  // outside every group: once
+  EXPECT_EQ(groups.mirrored_profile_size(simulated), 4u);  // SimMeshDevice::profile_size()'s count
 }
 
 TEST(MirroredGroups, ClassesOfIdenticalGroupsEachRunOneGroup) {

@@ -30,7 +30,8 @@ class MockMeshDevice : public MeshDevice {
   MOCK_METHOD(void, enqueue_workloads, (std::span<const MeshWorkload> workloads), (override));
   using MeshDevice::enqueue_workload;
   MOCK_METHOD(void, finish, (), (override));
-  MOCK_METHOD(std::vector<KernelProfile>, profile, (), (const, override));
+  MOCK_METHOD(std::size_t, profile_size, (), (const, override));
+  MOCK_METHOD(std::vector<KernelProfile>, profile_since, (std::size_t first_entry), (const, override));
   MOCK_METHOD(std::optional<std::vector<LinkTraffic>>, link_traffic, (), (const, override));
   MOCK_METHOD(void, reset, (), (override));
 };

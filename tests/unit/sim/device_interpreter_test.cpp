@@ -10,6 +10,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "tests/refusal.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 
 namespace cclmesh::sim::device {
@@ -168,6 +169,43 @@ TEST(DeviceInterpreter, ProgramsOnAChipRunInOrderWithTheDispatchGap) {
   ASSERT_EQ(profile.size(), 2u);
   EXPECT_EQ(profile[0].start_ns, 3500u);
   EXPECT_EQ(profile[1].start_ns, profile[0].end_ns + 3500u);
+}
+
+// profile_since(K) is the profile from entry K on: an op's entries, read with the profile_size()
+// taken before it. A range past the end is refused (an index from before a reset).
+// forget_profile() drops the entries so far while the device runs on: the next kernel is entry
+// 0, its clock not reset.
+TEST(DeviceInterpreter, ProfileSinceReadsFromAnEntryAndForgetProfileDropsTheEntries) {
+  SimMeshDevice device(topo::build_n150());
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0};
+  spec.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt, cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 1)), 1}};
+  EXPECT_EQ(device.profile_size(), 0u);
+  EXPECT_TRUE(device.profile_since(0).empty());
+  device.enqueue_workload(interpreter_workload("first", 0, {0, 0}, spec, 0, 0, {0}));
+  device.finish();
+  const std::size_t before_second = device.profile_size();
+  EXPECT_EQ(before_second, 1u);
+  device.enqueue_workload(interpreter_workload("second", 0, {0, 0}, spec, 0, 0, {0}));
+  device.finish();
+  const std::vector<runtime::KernelProfile> whole = device.profile();
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_EQ(device.profile_size(), 2u);
+  EXPECT_EQ(device.profile_since(before_second), std::vector<runtime::KernelProfile>{whole[1]});
+  EXPECT_TRUE(device.profile_since(2).empty());
+  EXPECT_EQ(cclmesh::testing::refusal([&] { (void)device.profile_since(3); }),
+            "profile_since: entry 3 is past the profile's 2 entries; expected at most profile_size() (an index "
+            "taken before a reset?)");
+
+  device.forget_profile();
+  EXPECT_EQ(device.profile_size(), 0u);
+  device.enqueue_workload(interpreter_workload("third", 0, {0, 0}, spec, 0, 0, {0}));
+  device.finish();
+  const std::vector<runtime::KernelProfile> after = device.profile();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].start_ns, whole[1].end_ns + 3500u);  // the clock ran on: one dispatch gap later
 }
 
 // Global semaphores: one L1 address on the given cores of every chip, set by the host and

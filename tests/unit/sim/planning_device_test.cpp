@@ -189,5 +189,19 @@ TEST(PlanningMeshDevice, HoldsNoData) {
   EXPECT_ANY_THROW(planner.read_buffer(0, buffer, bytes));
 }
 
+// Nothing runs, so the profile is empty; a range past it refused as the simulated device refuses it.
+TEST(PlanningMeshDevice, HasAnEmptyProfileAndRefusesARangePastItAsTheDeviceDoes) {
+  const topo::Topology n300 = topo::load_system("n300");
+  SimMeshDevice device(n300, timing_only(line_fabric()));
+  PlanningMeshDevice planner(n300, line_fabric(), {}, DataMode::TimingOnly);
+  EXPECT_EQ(planner.profile_size(), 0u);
+  EXPECT_TRUE(planner.profile_since(0).empty());
+  EXPECT_TRUE(planner.profile().empty());
+  const std::string refused = refusal_of([&] { (void)planner.profile_since(1); });
+  EXPECT_EQ(refused, refusal_of([&] { (void)device.profile_since(1); }));
+  EXPECT_EQ(refused, "profile_since: entry 1 is past the profile's 0 entries; expected at most profile_size() (an "
+                     "index taken before a reset?)");
+}
+
 }  // namespace
 }  // namespace cclmesh::sim::device
