@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "tools/bench/bench_all_gather_op.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
@@ -21,9 +22,8 @@
 namespace {
 
 using namespace cclmesh;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using bench::Clock;
+using bench::seconds_since;
 
 sim::device::SimMeshDeviceOptions ring_options() {
   sim::device::SimMeshDeviceOptions options;
@@ -35,31 +35,19 @@ sim::device::SimMeshDeviceOptions ring_options() {
 // buffers + inputs + run + read back, and the op's simulated kernel time in us.
 std::pair<double, double> all_gather(runtime::MeshDevice& device, const runtime::FabricOptions& fabric,
                                      std::uint64_t output_bytes) {
-  namespace ag = runtime::ccl::all_gather;
   const auto start = Clock::now();
-  const std::uint32_t n = static_cast<std::uint32_t>(device.chips().size());
-  ag::Params p;
-  p.input.shape = {1, 1, 32, static_cast<std::uint32_t>(output_bytes / n / 2 / 32)};
-  p.fabric = fabric;
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(p.input, runtime::BufferType::Dram));
-  p.output_buffer = device.create_buffer(
-      runtime::ccl::interleaved_buffer_config(ag::output_spec(p, device.topology()), runtime::BufferType::Dram));
-  p.done_semaphore =
-      device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  std::vector<std::byte> bytes(p.input_buffer.config.size_bytes, std::byte{0x3C});
-  for (runtime::ChipId chip : device.chips()) device.write_buffer(chip, p.input_buffer, bytes);
-  const std::size_t profile_begin = device.profile().size();
-  ag::run(device, p);
+  const runtime::ccl::all_gather::Params p = bench::prepare_all_gather(device, fabric, output_bytes);
+  const std::size_t profile_begin = device.profile_size();
+  runtime::ccl::all_gather::run(device, p);
   std::vector<std::byte> out(p.output_buffer.config.size_bytes);
   for (runtime::ChipId chip : device.chips()) device.read_buffer(chip, p.output_buffer, out);
   const double wall = seconds_since(start);
   std::uint64_t first = UINT64_MAX;
   std::uint64_t last = 0;
-  const auto profile = device.profile();
-  for (std::size_t i = profile_begin; i < profile.size(); ++i) {
-    if (profile[i].core_kind != runtime::CoreKind::Tensix) continue;
-    first = std::min(first, profile[i].start_ns);
-    last = std::max(last, profile[i].end_ns);
+  for (const runtime::KernelProfile& kernel : device.profile_since(profile_begin)) {
+    if (kernel.core_kind != runtime::CoreKind::Tensix) continue;
+    first = std::min(first, kernel.start_ns);
+    last = std::max(last, kernel.end_ns);
   }
   return {wall, static_cast<double>(last - first) / 1e3};
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "tools/bench/bench_all_gather_op.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
 #include "runtime/remote/wire_codec.hpp"
@@ -24,9 +25,8 @@
 namespace {
 
 using namespace cclmesh;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+using bench::Clock;
+using bench::seconds_since;
 
 // The CBOR bytes of a profile reply carrying `entries` (what the server sends for them).
 std::size_t reply_bytes(const std::vector<runtime::KernelProfile>& entries) {
@@ -45,24 +45,13 @@ struct OpCost {
 // One all_gather of `output_bytes` (bf16, interleaved DRAM), its buffers freed after, as the CLI
 // runs a point; its profile read as the CLI reads it.
 OpCost all_gather(runtime::remote::RemoteMeshDevice& device, std::uint64_t output_bytes) {
-  namespace ag = runtime::ccl::all_gather;
   const auto start = Clock::now();
-  const auto n = static_cast<std::uint32_t>(device.chips().size());
-  ag::Params p;
-  p.input.shape = {1, 1, 32, static_cast<std::uint32_t>(output_bytes / n / 2 / 32)};
-  p.fabric = device.fabric();
-  p.input_buffer = device.create_buffer(runtime::ccl::interleaved_buffer_config(p.input, runtime::BufferType::Dram));
-  p.output_buffer = device.create_buffer(
-      runtime::ccl::interleaved_buffer_config(ag::output_spec(p, device.topology()), runtime::BufferType::Dram));
-  p.done_semaphore =
-      device.create_global_semaphore(ag::semaphore_cores(p, device.topology()), runtime::CoreKind::Tensix, 0);
-  std::vector<std::byte> bytes(p.input_buffer.config.size_bytes, std::byte{0x3C});
-  for (runtime::ChipId chip : device.chips()) device.write_buffer(chip, p.input_buffer, bytes);
+  const runtime::ccl::all_gather::Params p = bench::prepare_all_gather(device, device.fabric(), output_bytes);
   OpCost cost;
   auto read_start = Clock::now();
   const std::size_t profile_begin = device.profile_size();
   cost.profile_s += seconds_since(read_start);
-  ag::run(device, p);
+  runtime::ccl::all_gather::run(device, p);
   read_start = Clock::now();
   const std::vector<runtime::KernelProfile> op_entries = device.profile_since(profile_begin);
   cost.profile_s += seconds_since(read_start);
@@ -70,9 +59,7 @@ OpCost all_gather(runtime::remote::RemoteMeshDevice& device, std::uint64_t outpu
   cost.reply_bytes = reply_bytes(op_entries);
   std::vector<std::byte> out(p.output_buffer.config.size_bytes);
   for (runtime::ChipId chip : device.chips()) device.read_buffer(chip, p.output_buffer, out);
-  device.deallocate_global_semaphore(*p.done_semaphore);
-  device.deallocate_buffer(p.output_buffer);
-  device.deallocate_buffer(p.input_buffer);
+  bench::free_all_gather(device, p);
   cost.wall_s = seconds_since(start);
   return cost;
 }

@@ -19,6 +19,17 @@ namespace {
 using namespace testing;
 using runtime::CoreCoord;
 
+// A program whose one command increments a local semaphore: a kernel that starts and ends, for
+// tests of the order and the profile of programs rather than of what they do.
+kargs::InterpreterSpec one_semaphore_increment() {
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.semaphore_ids = {0};
+  spec.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt, cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 1)), 1}};
+  return spec;
+}
+
 TEST(DeviceInterpreter, CopiesDramInterleavedToL1Sharded) {
   SimMeshDevice device(topo::build_n150());
   constexpr std::uint32_t kPage = 64;
@@ -157,11 +168,7 @@ TEST(DeviceInterpreter, IdenticalRunsGiveIdenticalTimesAndEventCounts) {
 // Programs on one chip run in enqueue order, each one dispatch latency after the previous.
 TEST(DeviceInterpreter, ProgramsOnAChipRunInOrderWithTheDispatchGap) {
   SimMeshDevice device(topo::build_n150());
-  kargs::InterpreterSpec spec;
-  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-  spec.semaphore_ids = {0};
-  spec.streams = {kargs::InterpreterStreamSpec{
-      std::nullopt, cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 1)), 1}};
+  const kargs::InterpreterSpec spec = one_semaphore_increment();
   device.enqueue_workload(interpreter_workload("first", 0, {0, 0}, spec, 0, 0, {0}));
   device.enqueue_workload(interpreter_workload("second", 0, {0, 0}, spec, 0, 0, {0}));
   device.finish();
@@ -177,11 +184,7 @@ TEST(DeviceInterpreter, ProgramsOnAChipRunInOrderWithTheDispatchGap) {
 // 0, its clock not reset.
 TEST(DeviceInterpreter, ProfileSinceReadsFromAnEntryAndForgetProfileDropsTheEntries) {
   SimMeshDevice device(topo::build_n150());
-  kargs::InterpreterSpec spec;
-  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
-  spec.semaphore_ids = {0};
-  spec.streams = {kargs::InterpreterStreamSpec{
-      std::nullopt, cmd::encode_command(cmd::local_core_semaphore_inc(cmd::SemaphoreId{0}, 1)), 1}};
+  const kargs::InterpreterSpec spec = one_semaphore_increment();
   EXPECT_EQ(device.profile_size(), 0u);
   EXPECT_TRUE(device.profile_since(0).empty());
   device.enqueue_workload(interpreter_workload("first", 0, {0, 0}, spec, 0, 0, {0}));
