@@ -745,6 +745,42 @@ TEST(CliServeFaults, CorruptionLineIsTheOpsOwn) {
   EXPECT_NE(second.out.find(", in an earlier op)\n"), std::string::npos) << second.out;
 }
 
+// A sweep on a served faulty device says so in its table, as `run --device` does under its row:
+// the faults under each op's header, and what they did to a point after that point's row
+// (session 31: the table named neither, though its --csv has a faults column; the corrupted
+// 256 KiB point's #wrong was the only sign).
+TEST(CliServeFaults, SweepTableNamesTheFaultsAndWhatTheyDid) {
+  ServeChild serve({"--system", "t3k", "--fault", "corrupt:0-2:5"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome sweep = cclmesh(
+      {"sweep", "--device", serve.endpoint(), "--op", "all_gather,reduce_scatter", "-b", "256KiB", "-e", "512KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(sweep.exit_code, 1) << sweep.err;
+  const std::string faults = "# faults: corrupt:0-2:5; fabric chips in order: 4-0-2-6-7-3-1-5\n";
+  // Once per op, right under its header.
+  const std::string header_end = "(us)    (us)\n";
+  std::size_t sections = 0;
+  for (std::size_t at = sweep.out.find(header_end); at != std::string::npos; at = sweep.out.find(header_end, at + 1)) {
+    EXPECT_EQ(sweep.out.compare(at + header_end.size(), faults.size(), faults), 0) << sweep.out;
+    ++sections;
+  }
+  EXPECT_EQ(sections, 2u) << sweep.out;
+  // The first point's flip after its row and mismatch (the local run's line, between it and the
+  // next row), each later point told that the flip was an earlier op's.
+  const std::size_t first_row = sweep.out.find("\n       262144 ");
+  const std::size_t second_row = sweep.out.find("\n       524288 ");
+  const std::size_t flip = sweep.out.find("\n# corrupt:0-2:5: flipped bit 0 of byte 3958 ");
+  ASSERT_NE(flip, std::string::npos) << sweep.out;
+  EXPECT_LT(first_row, flip);
+  EXPECT_LT(flip, second_row);
+  std::size_t earlier = 0;
+  for (std::size_t at = sweep.out.find("\n# corrupt:0-2:5: flipped nothing in this op"); at != std::string::npos;
+       at = sweep.out.find("\n# corrupt:0-2:5: flipped nothing in this op", at + 1)) {
+    ++earlier;
+  }
+  EXPECT_EQ(earlier, 3u) << sweep.out;
+}
+
 // serve --chips: the fabric through those chips alone (t3k's MMIO square 0,1,3,2 closes into a
 // ring); a client's run is the local `run --chips`'s, row and title. Beside --mode legacy or
 // --fabric-scope axes, and for chips that are not neighbours, serve exits 2 with one line.
