@@ -315,6 +315,14 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     heartbeat.begin_call();
     reply = requests_.handle(request, frame.blob, reply_blob);
     if (const std::optional<std::string> failure = heartbeat.end_call()) throw ConnectionError(*failure);
+    if (stop_.load() && reply.value("type", "") == reply::kError) {
+      // The call failed because the server is stopping (cclmesh serve abandons the op in progress
+      // on SIGINT / SIGTERM): the server went away, not the client's op, which would otherwise
+      // read as a simulated timeout (exit 3) with the whole device's report.
+      reply = error_reply(std::make_exception_ptr(std::runtime_error(
+          "the server stopped while this call ran (SIGINT / SIGTERM, or a shutdown); the call did not complete")));
+      reply_blob.clear();
+    }
     send(reply, reply_blob);
   }
 }
