@@ -197,6 +197,37 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
   }
 }
 
+// serve's whole-number options read decimal digits, as run's and sweep's do (session 31: CLI11's
+// Range read `--port 010000` as octal 4096, `--port 0x1F90` as 8080 and `--fabric-payload 04352`
+// as 2282, and called "abc" or "5s" "not in range").
+TEST(CliServe, NumbersAreDecimalAndBadOnesAreNamed) {
+  Child leading_zero({"serve", "--system", "n300", "--port", "0", "--fabric-payload", "04352"});
+  const std::uint16_t port = port_of(leading_zero.first_stdout_line());
+  ASSERT_NE(port, 0);
+  {
+    RemoteMeshDevice device("127.0.0.1", port);
+    EXPECT_EQ(device.fabric().max_payload_bytes, 4352u);
+  }
+  leading_zero.signal(SIGTERM);
+  EXPECT_EQ(leading_zero.wait(), 0);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--port", "0x1F90"}, "cclmesh: error: --port: '0x1F90' is not a whole number; expected 0 to 65535\n"},
+      {{"--links", "abc"}, "cclmesh: error: --links: 'abc' is not a whole number; expected 1 to 4\n"},
+      {{"--fabric-rx-in-flight", "1.5"},
+       "cclmesh: error: --fabric-rx-in-flight: '1.5' is not a whole number; expected 1 to 16\n"},
+      {{"--idle-timeout", "5s"},
+       "cclmesh: error: --idle-timeout: invalid value '5s': expected a number of seconds from 0 (never) to 86400, e.g. "
+       "30 or 0.5\n"},
+  };
+  for (const auto& [option, error] : cases) {
+    std::vector<std::string> args{"serve", "--system", "n300"};
+    args.insert(args.end(), option.begin(), option.end());
+    Child serve(args);
+    EXPECT_EQ(serve.wait(), 2) << option[0];
+    EXPECT_EQ(serve.all_stderr(), error);
+  }
+}
+
 // --max-enqueued-host bounds what a client may hold queued in the server until its finish():
 // past it the request is refused naming the limit, and the session goes on.
 TEST(CliServe, MaxEnqueuedHostBoundsAClientsQueuedBytes) {
