@@ -1406,6 +1406,20 @@ std::string report_from_result_table(const std::string& page) {
   return at == std::string::npos ? "" : page.substr(at);
 }
 
+// A fabric-era op on a served legacy-mode device is refused naming the server's mode and how to
+// get one that runs it (session 31: "use --mode fabric", an option `run --device` refuses).
+TEST(CliRunDevice, AFabricEraOpOnALegacyServerNamesTheServersMode) {
+  ServeChild serve({"--system", "t3k", "--mode", "legacy"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "broadcast", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err,
+            "cclmesh: error: --op: the served device runs legacy mode (cclmesh serve --mode legacy: the 2024 per-op "
+            "EDMs, which carried only all_gather, reduce_scatter and all_reduce); broadcast is a fabric-era op "
+            "(REFERENCE 5, 7.6); expected one of those three, or a server started with --mode fabric\n");
+}
+
 // `run --device --report` on a fresh served T3K writes the local run's report: the same row, the
 // same colour and figures for every link direction (its payload, busy time and utilisation).
 TEST(CliRunDevice, ReportHasTheLocalRunsLinkFigures) {
