@@ -209,7 +209,10 @@ void RemoteDeviceServer::serve() {
       end_session(how);
       connection.close();
     }
-    if (shutdown) break;
+    // A stopping server serves no next client, so it does not reset the device for one (session
+    // 31: SIGTERM mid-op logged a reset "so the next client gets it as just opened" and then
+    // stopped).
+    if (shutdown || stop_.load()) break;
     // Clients arriving meanwhile wait in the listen backlog for the device, not turned away.
     reset_if_left_unusable();
     // What the session and the reset freed, back to the OS: else the resident set creeps

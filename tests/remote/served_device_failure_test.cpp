@@ -6,9 +6,11 @@
 // away, not the device's op (session 31: the abandoned op's timeout report came back, exit 3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/remote/remote_device_server.hpp"
@@ -71,7 +73,10 @@ TEST_F(ServedDeviceFailure, AServerStoppedMidOpEndsTheRunWithExitFour) {
   options.fabric.mode = runtime::FabricMode::Line;
   sim::device::SimMeshDevice simulated(topo::load_system("n300"), options);
   StoppedDuringFinish device(simulated);
-  runtime::remote::RemoteDeviceServer server(device, {});
+  std::vector<std::string> log;
+  runtime::remote::RemoteServerOptions server_options;
+  server_options.log = [&log](const std::string& line) { log.push_back(line); };
+  runtime::remote::RemoteDeviceServer server(device, server_options);
   device.server = &server;
   std::thread serving([&server] { server.serve(); });
   const std::string json = (dir_ / "run.json").string();
@@ -83,6 +88,12 @@ TEST_F(ServedDeviceFailure, AServerStoppedMidOpEndsTheRunWithExitFour) {
   EXPECT_NE(written.find("\"outcome\": \"did not complete\""), std::string::npos) << written;
   EXPECT_NE(written.find("the server stopped while this call ran"), std::string::npos) << written;
   EXPECT_EQ(written.find("abandoned at simulated time"), std::string::npos) << written;
+  // No next client: the failed device is not reset for one, which only delayed the exit.
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const std::string& line) { return line.find("device reset") != std::string::npos; }),
+            0)
+      << log.back();
+  EXPECT_EQ(log.back(), "server stopped");
 }
 
 }  // namespace
