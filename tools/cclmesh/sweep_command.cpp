@@ -206,7 +206,9 @@ int sweep(SweepOptions& o) {
         if (faulted) std::cout << fault_specs_line(outcome.result);
         header_printed_for = i / sizes.size();
       }
-      std::cout << table_row(outcome.result);
+      // A point whose algorithm fell back (all_reduce's composite, up to 10x slower) says why
+      // under its row, as `run` does (session 31: the sweep's row was bare).
+      std::cout << table_row(outcome.result) << algorithm_note(outcome.result);
       if (faulted) std::cout << fault_effect_lines(outcome.result);
       std::cout << std::flush;
     }
