@@ -209,7 +209,10 @@ void RemoteDeviceServer::serve() {
       end_session(how);
       connection.close();
     }
-    if (shutdown) break;
+    // A stopping server serves no next client, so it does not reset the device for one (session
+    // 31: SIGTERM mid-op logged a reset "so the next client gets it as just opened" and then
+    // stopped).
+    if (shutdown || stop_.load()) break;
     // Clients arriving meanwhile wait in the listen backlog for the device, not turned away.
     reset_if_left_unusable();
     // What the session and the reset freed, back to the OS: else the resident set creeps
@@ -315,6 +318,14 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
     heartbeat.begin_call();
     reply = requests_.handle(request, frame.blob, reply_blob);
     if (const std::optional<std::string> failure = heartbeat.end_call()) throw ConnectionError(*failure);
+    if (stop_.load() && reply.value("type", "") == reply::kError) {
+      // The call failed because the server is stopping (cclmesh serve abandons the op in progress
+      // on SIGINT / SIGTERM): the server went away, not the client's op, which would otherwise
+      // read as a simulated timeout (exit 3) with the whole device's report.
+      reply = error_reply(std::make_exception_ptr(std::runtime_error(
+          "the server stopped while this call ran (SIGINT / SIGTERM, or a shutdown); the call did not complete")));
+      reply_blob.clear();
+    }
     send(reply, reply_blob);
   }
 }

@@ -197,6 +197,37 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
   }
 }
 
+// serve's whole-number options read decimal digits, as run's and sweep's do (session 31: CLI11's
+// Range read `--port 010000` as octal 4096, `--port 0x1F90` as 8080 and `--fabric-payload 04352`
+// as 2282, and called "abc" or "5s" "not in range").
+TEST(CliServe, NumbersAreDecimalAndBadOnesAreNamed) {
+  Child leading_zero({"serve", "--system", "n300", "--port", "0", "--fabric-payload", "04352"});
+  const std::uint16_t port = port_of(leading_zero.first_stdout_line());
+  ASSERT_NE(port, 0);
+  {
+    RemoteMeshDevice device("127.0.0.1", port);
+    EXPECT_EQ(device.fabric().max_payload_bytes, 4352u);
+  }
+  leading_zero.signal(SIGTERM);
+  EXPECT_EQ(leading_zero.wait(), 0);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--port", "0x1F90"}, "cclmesh: error: --port: '0x1F90' is not a whole number; expected 0 to 65535\n"},
+      {{"--links", "abc"}, "cclmesh: error: --links: 'abc' is not a whole number; expected 1 to 4\n"},
+      {{"--fabric-rx-in-flight", "1.5"},
+       "cclmesh: error: --fabric-rx-in-flight: '1.5' is not a whole number; expected 1 to 16\n"},
+      {{"--idle-timeout", "5s"},
+       "cclmesh: error: --idle-timeout: invalid value '5s': expected a number of seconds from 0 (never) to 86400, e.g. "
+       "30 or 0.5\n"},
+  };
+  for (const auto& [option, error] : cases) {
+    std::vector<std::string> args{"serve", "--system", "n300"};
+    args.insert(args.end(), option.begin(), option.end());
+    Child serve(args);
+    EXPECT_EQ(serve.wait(), 2) << option[0];
+    EXPECT_EQ(serve.all_stderr(), error);
+  }
+}
+
 // --max-enqueued-host bounds what a client may hold queued in the server until its finish():
 // past it the request is refused naming the limit, and the session goes on.
 TEST(CliServe, MaxEnqueuedHostBoundsAClientsQueuedBytes) {
@@ -743,6 +774,42 @@ TEST(CliServeFaults, CorruptionLineIsTheOpsOwn) {
             std::string::npos)
       << second.out;
   EXPECT_NE(second.out.find(", in an earlier op)\n"), std::string::npos) << second.out;
+}
+
+// A sweep on a served faulty device says so in its table, as `run --device` does under its row:
+// the faults under each op's header, and what they did to a point after that point's row
+// (session 31: the table named neither, though its --csv has a faults column; the corrupted
+// 256 KiB point's #wrong was the only sign).
+TEST(CliServeFaults, SweepTableNamesTheFaultsAndWhatTheyDid) {
+  ServeChild serve({"--system", "t3k", "--fault", "corrupt:0-2:5"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome sweep = cclmesh(
+      {"sweep", "--device", serve.endpoint(), "--op", "all_gather,reduce_scatter", "-b", "256KiB", "-e", "512KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(sweep.exit_code, 1) << sweep.err;
+  const std::string faults = "# faults: corrupt:0-2:5; fabric chips in order: 4-0-2-6-7-3-1-5\n";
+  // Once per op, right under its header.
+  const std::string header_end = "(us)    (us)\n";
+  std::size_t sections = 0;
+  for (std::size_t at = sweep.out.find(header_end); at != std::string::npos; at = sweep.out.find(header_end, at + 1)) {
+    EXPECT_EQ(sweep.out.compare(at + header_end.size(), faults.size(), faults), 0) << sweep.out;
+    ++sections;
+  }
+  EXPECT_EQ(sections, 2u) << sweep.out;
+  // The first point's flip after its row and mismatch (the local run's line, between it and the
+  // next row), each later point told that the flip was an earlier op's.
+  const std::size_t first_row = sweep.out.find("\n       262144 ");
+  const std::size_t second_row = sweep.out.find("\n       524288 ");
+  const std::size_t flip = sweep.out.find("\n# corrupt:0-2:5: flipped bit 0 of byte 3958 ");
+  ASSERT_NE(flip, std::string::npos) << sweep.out;
+  EXPECT_LT(first_row, flip);
+  EXPECT_LT(flip, second_row);
+  std::size_t earlier = 0;
+  for (std::size_t at = sweep.out.find("\n# corrupt:0-2:5: flipped nothing in this op"); at != std::string::npos;
+       at = sweep.out.find("\n# corrupt:0-2:5: flipped nothing in this op", at + 1)) {
+    ++earlier;
+  }
+  EXPECT_EQ(earlier, 3u) << sweep.out;
 }
 
 // serve --chips: the fabric through those chips alone (t3k's MMIO square 0,1,3,2 closes into a
@@ -1337,6 +1404,20 @@ TEST(CliServeTrace, BadTraceDirExitsTwoNamingIt) {
 std::string report_from_result_table(const std::string& page) {
   const std::size_t at = page.find("<h2>nccl-tests row</h2>");
   return at == std::string::npos ? "" : page.substr(at);
+}
+
+// A fabric-era op on a served legacy-mode device is refused naming the server's mode and how to
+// get one that runs it (session 31: "use --mode fabric", an option `run --device` refuses).
+TEST(CliRunDevice, AFabricEraOpOnALegacyServerNamesTheServersMode) {
+  ServeChild serve({"--system", "t3k", "--mode", "legacy"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "broadcast", "--size", "256KiB"});
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err,
+            "cclmesh: error: --op: the served device runs legacy mode (cclmesh serve --mode legacy: the 2024 per-op "
+            "EDMs, which carried only all_gather, reduce_scatter and all_reduce); broadcast is a fabric-era op "
+            "(REFERENCE 5, 7.6); expected one of those three, or a server started with --mode fabric\n");
 }
 
 // `run --device --report` on a fresh served T3K writes the local run's report: the same row, the

@@ -275,13 +275,15 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   return html;
 }
 
-std::string html_incomplete_report(const std::string& title, const std::string& report) {
+std::string html_incomplete_report(const std::string& title, const std::string& report, int exit_code) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += fmt::format("<title>{}</title>\n<style>\n{}\npre{{font-size:12px;white-space:pre-wrap}}\n</style>\n</head>\n<body>\n",
                       escape_html(title), kStyle);
   html += fmt::format("<h1>{}</h1>\n", escape_html(title));
-  html += "<p class=\"summary\">The simulated op did not complete (exit code 3): no time, bandwidth or link "
-          "utilisation to show. The report:</p>\n";
+  html += fmt::format(
+      "<p class=\"summary\">The simulated op did not complete (exit code {}): no time, bandwidth or link "
+      "utilisation to show. The report:</p>\n",
+      exit_code);
   html += fmt::format("<pre>{}</pre>\n</body>\n</html>\n", escape_html(report));
   return html;
 }

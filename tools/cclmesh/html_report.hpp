@@ -17,9 +17,10 @@ namespace cclmesh::cli {
 
 std::string html_report(const RunResult& result, const topo::Topology& topology);
 
-// The page of a run that did not complete (a hang or fault, exit 3): the title and the hang or
-// fault report, so an older run's page is never left in the file.
-std::string html_incomplete_report(const std::string& title, const std::string& report);
+// The page of a run that did not complete: the title, the exit code the run ends with (3: a hang
+// or fault; 4: a served device that failed mid-run) and the report, so an older run's page is
+// never left in the file.
+std::string html_incomplete_report(const std::string& title, const std::string& report, int exit_code);
 
 // The colour of a utilisation (0 = idle grey scale start, 1 = full line rate) on the report's
 // scale; above 1 it stays at the top colour.

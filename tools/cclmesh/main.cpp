@@ -4,12 +4,37 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "topologies/data_paths.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/exit_without_teardown.hpp"
+
+namespace {
+
+// CLI11 says "--size: At Most 1 required but received 2" of an option given twice, naming neither
+// the values nor what to do (bug bash, session 31): the values given, and that it is taken once.
+std::optional<std::string> repeated_option_message(const CLI::App& app, const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (e.get_name() != "ArgumentMismatch" || what.find(": At Most 1 required but received ") == std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string name = what.substr(0, what.find(':'));
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->get_name() != name || option->results().size() < 2) continue;
+      std::string values;
+      for (const std::string& value : option->results()) values += fmt::format("{}'{}'", values.empty() ? "" : ", ", value);
+      return fmt::format("{}: given {} times ({}); expected it once", option->get_name(false, true),
+                         option->results().size(), values);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cclmesh::cli;
@@ -51,7 +76,8 @@ int main(int argc, char** argv) {
       }
       return kExitBadInput;
     }
-    std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
+    const std::optional<std::string> repeated = repeated_option_message(app, e);
+    std::fprintf(stderr, "cclmesh: error: %s\n", repeated ? repeated->c_str() : e.what());
     return kExitBadInput;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());

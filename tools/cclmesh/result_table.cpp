@@ -267,16 +267,22 @@ std::string algorithm_note(const RunResult& r) {
   return note;
 }
 
-std::string fault_note(const RunResult& r) {
+std::string fault_specs_line(const RunResult& r) {
   std::string specs;
   for (const std::string& spec : r.faults) specs += (specs.empty() ? "" : ", ") + spec;
+  // Legacy mode has no persistent fabric, so no order to show.
+  if (r.fabric_order.empty()) return fmt::format("# faults: {}\n", specs);
+  return fmt::format("# faults: {}; fabric chips in order: {}\n", specs, r.fabric_order);
+}
+
+std::string fault_effect_lines(const RunResult& r) {
   std::string effects;
   for (const std::string& ring : r.rings_as_lines) effects += fmt::format("# {}\n", ring);
   for (const std::string& effect : r.fault_effects) effects += fmt::format("# {}\n", effect);
-  // Legacy mode has no persistent fabric, so no order to show.
-  if (r.fabric_order.empty()) return fmt::format("# faults: {}\n{}", specs, effects);
-  return fmt::format("# faults: {}; fabric chips in order: {}\n{}", specs, r.fabric_order, effects);
+  return effects;
 }
+
+std::string fault_note(const RunResult& r) { return fault_specs_line(r) + fault_effect_lines(r); }
 
 CsvColumns csv_columns(const std::vector<RunResult>& rows) {
   CsvColumns columns;

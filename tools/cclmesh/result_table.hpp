@@ -31,8 +31,15 @@ std::array<std::string, kTableColumns> table_cells(const RunResult& result);
 
 std::string table_header();
 std::string table_row(const RunResult& result);
-// "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault.
+// "# faults: SPEC, ...; fabric chips in order: 0-1-...", after the row of a run with --fault,
+// then fault_effect_lines().
 std::string fault_note(const RunResult& result);
+// fault_note's first line alone: the faults the device runs under (a sweep prints it once under
+// each op's header, the faults being the device's, not a point's).
+std::string fault_specs_line(const RunResult& result);
+// What the faults did to this op ("# corrupt:0-2:5: flipped bit ...", rings run as lines), one
+// line each; empty when they did nothing to it.
+std::string fault_effect_lines(const RunResult& result);
 // A line under the table when Auto fell back from all_reduce's reduce_scatter + all_gather
 // (the composite can be 10x slower): the algorithm and why; empty otherwise. Legacy all_reduce
 // with rings and opened lines: one line per part that fell back, the lines' saying they are.

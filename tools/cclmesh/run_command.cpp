@@ -145,7 +145,8 @@ int run(RawRunOptions& raw) {
     if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what(), progress).dump(2), "--json");
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
-                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system), e.what()),
+                   html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system), e.what(),
+                                          kExitHangOrFault),
                    "--report");
     }
     return kExitHangOrFault;
@@ -156,7 +157,7 @@ int run(RawRunOptions& raw) {
     if (!raw.report_path.empty()) {
       write_output(raw.report_path,
                    html_incomplete_report(fmt::format("cclmesh run: {} on {}", to_string(options.op), system),
-                                          fmt::format("the served device failed: {}", e.what())),
+                                          fmt::format("the served device failed: {}", e.what()), kExitInternalError),
                    "--report");
     }
     return kExitInternalError;

@@ -17,6 +17,15 @@ namespace cclmesh::cli::detail {
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
                          options.op == CollectiveOp::AllReduce;
+  if (legacy_mode(options) && !legacy_op && !options.device.empty()) {
+    // The mode is the server's: `run --device` refuses --mode (session 31: this said "use --mode
+    // fabric", an option the client cannot give).
+    throw UsageError(fmt::format("--op: the served device runs legacy mode (cclmesh serve --mode legacy: the 2024 "
+                                 "per-op EDMs, which carried only all_gather, reduce_scatter and all_reduce); {} is a "
+                                 "fabric-era op (REFERENCE 5, 7.6); expected one of those three, or a server started "
+                                 "with --mode fabric",
+                                 to_string(options.op)));
+  }
   if (legacy_mode(options) && !legacy_op) {
     throw UsageError(fmt::format("--mode: 'legacy' runs the 2024 per-op EDMs, which carried only all_gather, "
                                  "reduce_scatter and all_reduce; {} is a fabric-era op (REFERENCE 5, 7.6); use "

@@ -38,6 +38,7 @@
 #include "tools/cclmesh/served_fault_effects.hpp"
 #include "tools/cclmesh/session_traces.hpp"
 #include "tools/cclmesh/size_parse.hpp"
+#include "tools/cclmesh/whole_number_option.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/link_whatif.hpp"
@@ -322,8 +323,10 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                       "built-in name (n150, n300, t3k, tg, galaxy, ...), parametric (mesh:RxC, torus:RxC, ring:N) "
                       "or a YAML file")
       ->required();
+  // Whole-number options read decimal digits only, as run's and sweep's (whole_number_option.hpp;
+  // session 31: CLI::Range read `--port 010000` as octal 4096 and `--port 0x1F90` as 8080).
   command->add_option("--port", options->port, "TCP port to listen on (0: any free port, printed)")
-      ->check(CLI::Range(0, 65535))
+      ->transform(whole_number_in(0, 65535))
       ->capture_default_str();
   command->add_option("--bind", options->bind, "address to listen on (0.0.0.0: every interface)")
       ->capture_default_str();
@@ -339,7 +342,7 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       "lay the fabric through these chips of --system only, in order, as one line or ring (as `run --chips`; "
       "--topology auto: a ring where the last neighbours the first); clients' ops then run on them");
   command->add_option("--links", options->links, "fabric routing planes (links per hop)")
-      ->check(CLI::Range(1, 4))
+      ->transform(whole_number_in(1, 4))
       ->capture_default_str();
   command
       ->add_option("--fabric-scope", options->fabric_scope,
@@ -349,15 +352,16 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->capture_default_str();
   command->add_option("--fabric-payload", options->fabric_payload_bytes,
                       "fabric packet payload in bytes (REFERENCE 6.2 default 4352)")
-      ->check(CLI::Range(64, 7616))
+      ->transform(whole_number_in(64, 7616))
       ->capture_default_str();
   command->add_option("--fabric-rx-in-flight", options->fabric_rx_in_flight,
                       "fabric routers' receivers: packets whose NoC writes are in flight at once (1..16; default every "
                       "receiver slot)")
-      ->check(CLI::Range(1, 16));
+      ->transform(whole_number_in(1, 16));
   command->add_option("--erisc-unreserved-kib", options->erisc_unreserved_kib,
                       "what-if: the ERISC's unreserved L1 in KiB (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
-      ->check(CLI::Range(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024));
+      ->transform(whole_number_in(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024,
+                                  "UINT"));
   command->add_option("--fault", options->faults,
                       "serve a faulty device (repeatable; as `cclmesh run --fault`): link-down:A-B[@T], link-slow:A-B:F, "
                       "skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble; times are the "
@@ -375,12 +379,17 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                    "refused, the session goes on)")
       ->type_name("SIZE")
       ->capture_default_str();
+  // Parsed here: CLI::Range called "abc" or "5s" "not in range 0.000000 to 86400.000000".
   command
-      ->add_option("--idle-timeout", options->idle_timeout_s,
-                   "seconds a client may stay silent between requests before its session is ended, so that the next "
-                   "client is not locked out (0: never)")
-      ->check(CLI::Range(0.0, 86400.0))
-      ->capture_default_str();
+      ->add_option_function<std::string>(
+          "--idle-timeout",
+          [options](const std::string& text) {
+            options->idle_timeout_s = parse_wait_seconds(text, "--idle-timeout", "never");
+          },
+          "seconds a client may stay silent between requests before its session is ended, so that the next "
+          "client is not locked out (0: never)")
+      ->type_name("SECONDS")
+      ->default_str(fmt::format("{:g}", options->idle_timeout_s));
   CLI::Option* trace_dir = command->add_option("--trace-dir", options->trace_dir,
                       "write a Chrome / Perfetto trace (as `run --trace`) of each client session into DIR, an existing "
                       "directory: session-000001.json, ... in session order; times are the device's clock (a reset "

@@ -145,13 +145,13 @@ double parse_wall_seconds(std::string_view text, std::string_view option) {
   return seconds;
 }
 
-double parse_wait_seconds(std::string_view text, std::string_view option) {
+double parse_wait_seconds(std::string_view text, std::string_view option, std::string_view zero_means) {
   constexpr double kDay = 86400.0;
   const double seconds = seconds_value(text);
   if (!(seconds >= 0.0 && seconds <= kDay)) {
-    throw UsageError(fmt::format("{}: invalid value '{}': expected a number of seconds from 0 (do not wait) to {:g}, "
+    throw UsageError(fmt::format("{}: invalid value '{}': expected a number of seconds from 0 ({}) to {:g}, "
                                  "e.g. 30 or 0.5",
-                                 option, text, kDay));
+                                 option, text, zero_means, kDay));
   }
   return seconds;
 }

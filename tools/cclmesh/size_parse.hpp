@@ -14,8 +14,9 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view option);
 sim::SimTime parse_sim_time(std::string_view text, std::string_view option);
 // A positive number of seconds of wall time ("30", "0.5").
 double parse_wall_seconds(std::string_view text, std::string_view option);
-// A number of seconds to wait, from 0 (do not wait) to a day ("30", "0.5", "0").
-double parse_wait_seconds(std::string_view text, std::string_view option);
+// A number of seconds to wait, from 0 (do not wait; or what `zero_means` says) to a day ("30",
+// "0.5", "0").
+double parse_wait_seconds(std::string_view text, std::string_view option, std::string_view zero_means = "do not wait");
 // A whole number of at least `min`, digits only: "-2" is refused, not read as 2^64 - 2. Throws
 // UsageError "<option>: invalid <what> '<text>': expected <expected>".
 std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min,

@@ -197,11 +197,20 @@ int sweep(SweepOptions& o) {
         break;
     }
     if (!data_on_stdout) {
+      // A served device's faults are named under each op's header, and what they did to a point
+      // after its row, as `run` prints them after its row (session 31: a sweep printed neither,
+      // so its table did not say it ran under faults, which its --csv and --json do).
+      const bool faulted = !outcome.result.faults.empty();
       if (header_printed_for != i / sizes.size()) {
         std::cout << table_title(outcome.result) << table_header();
+        if (faulted) std::cout << fault_specs_line(outcome.result);
         header_printed_for = i / sizes.size();
       }
-      std::cout << table_row(outcome.result) << std::flush;
+      // A point whose algorithm fell back (all_reduce's composite, up to 10x slower) says why
+      // under its row, as `run` does (session 31: the sweep's row was bare).
+      std::cout << table_row(outcome.result) << algorithm_note(outcome.result);
+      if (faulted) std::cout << fault_effect_lines(outcome.result);
+      std::cout << std::flush;
     }
     if (outcome.result.verified.has_value() && !*outcome.result.verified) exit_code = kExitDataMismatch;
     rows.push_back(std::move(outcome.result));

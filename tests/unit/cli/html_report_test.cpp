@@ -66,5 +66,15 @@ TEST(HtmlReport, AFaultThatTakesNoLinkDownIsNamedButDrawsNothingDown) {
   EXPECT_THAT(page, Not(HasSubstr("#000000")));
 }
 
+// The page of a run that did not complete names the exit code the run ends with: 3 for a hang or
+// fault, 4 for a served device that failed mid-run (session 31: it said 3 for both).
+TEST(HtmlReport, AnIncompleteRunsPageNamesItsExitCode) {
+  const std::string hang = html_incomplete_report("cclmesh run: all_gather on t3k", "hang: ...", 3);
+  EXPECT_THAT(hang, HasSubstr("did not complete (exit code 3)"));
+  const std::string failed = html_incomplete_report("cclmesh run: all_gather on t3k", "the served device failed: ...", 4);
+  EXPECT_THAT(failed, HasSubstr("did not complete (exit code 4)"));
+  EXPECT_THAT(failed, Not(HasSubstr("exit code 3")));
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
