@@ -300,7 +300,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       const auto first_entry = unsigned_field<std::size_t>(request, "first_entry", path);
       require_profile_entry(first_entry, session_profile_size());
       if (first_entry < session_profile_dropped_) {
-        throw std::invalid_argument(fmt::format(
+        throw ProfileEntriesDroppedError(fmt::format(
             "profile_since: entry {} was dropped: this server keeps the last {} kernel profile entries of a session "
             "(serve --max-profile-entries), and this session's entries 0 .. {} of {} are gone; read an op's entries "
             "right after it finishes, or serve with a larger --max-profile-entries",

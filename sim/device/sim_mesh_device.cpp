@@ -586,7 +586,7 @@ std::size_t SimMeshDevice::profile_size() const {
 std::vector<runtime::KernelProfile> SimMeshDevice::profile_since(std::size_t first_entry) const {
   runtime::require_profile_entry(first_entry, profile_size());
   if (first_entry < profile_forgotten_) {
-    throw std::invalid_argument(fmt::format("profile_since: entry {} was dropped; the profile keeps entries {} .. {} "
+    throw runtime::ProfileEntriesDroppedError(fmt::format("profile_since: entry {} was dropped; the profile keeps entries {} .. {} "
                                             "only (forget_profile_before)",
                                             first_entry, profile_forgotten_, profile_size()));
   }

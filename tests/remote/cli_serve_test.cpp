@@ -520,6 +520,25 @@ TEST(CliSweepDevice, RunsUnderAProfileBoundOfOneOp) {
   EXPECT_EQ(std::count(sweeps[1].out.begin(), sweeps[1].out.end(), '\n'), 2 * (3 + 3)) << sweeps[1].out;
 }
 
+// Under a bound below one op's kernels the op's own entries are gone when `run --device` reads
+// them: exit 2 naming the server's option (ProfileEntriesDroppedError, protocol 13), not an
+// internal error, and the server serves the next client.
+TEST(CliRunDevice, AProfileBoundBelowOneOpsEntriesExitsTwoNamingIt) {
+  ServeChild serve({"--system", "t3k", "--max-profile-entries", "31"});  // an all_gather's are 32
+  ASSERT_NE(serve.port, 0) << serve.line;
+  for (int client = 0; client < 2; ++client) {
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "16KiB"});
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err,
+              "cclmesh: error: --device: profile_since: entry 0 was dropped: this server keeps the last 31 kernel "
+              "profile entries of a session (serve --max-profile-entries), and this session's entries 0 .. 0 of 32 "
+              "are gone; read an op's entries right after it finishes, or serve with a larger --max-profile-entries; "
+              "expected a server that keeps at least one op's entries\n");
+  }
+  EXPECT_EQ(serve.stop(), 0);
+}
+
 // The same sweep on a fresh `serve --system SYSTEM` and locally (-j 1), both completed.
 struct SweptAndLocal {
   Outcome swept;
