@@ -23,6 +23,7 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/remote/remote_device_server.hpp"
+#include "runtime/remote/served_requests.hpp"
 #include "runtime/remote/wire_codec.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
@@ -1144,6 +1145,37 @@ TEST(RemoteMeshDevice, TheClientRefusesEnqueuedHostBytesPastTheServersBound) {
   }();
   remote.enqueue_write_buffer(1, after_reset, data);
   remote.finish();
+}
+
+// The server's own refusals, for a client that does not check first (not RemoteMeshDevice),
+// through its request side without a socket: one enqueue of more than the bound is refused as a
+// direct write or read past it is, not with "call finish() first", which would not help; one
+// that fits alone but not with those held, with the bytes held.
+TEST(RemoteMeshDevice, TheServerRefusesEnqueuedHostBytesPastItsBoundInTheClientsWords) {
+  sim::device::SimMeshDevice device(topo::load_system("n300"));
+  RemoteServerOptions options;
+  options.max_enqueued_host_bytes = 6000;
+  ServedRequests requests(device, options);
+  requests.session_begun();
+  std::vector<std::byte> blob;
+  std::vector<std::byte> reply_blob;
+  const auto handle = [&](Json request) { return requests.handle(request, blob, reply_blob); };
+  const auto buffer_of = [&](std::uint64_t bytes) {
+    const Json reply = handle(Json{{"type", "create_buffer"},
+                                   {"config", encode(BufferConfig{BufferType::Dram, bytes, 2048})}});
+    return decode_buffer_handle(reply.at("buffer"), "buffer");
+  };
+  const BufferHandle big = buffer_of(8192);
+  const BufferHandle small = buffer_of(4096);
+  const auto read = [&](const BufferHandle& b) {
+    return Json{{"type", "enqueue_read_buffer"}, {"chip", 1}, {"buffer", encode(b)}, {"size_bytes", b.config.size_bytes}};
+  };
+  const Json too_big = handle(read(big));
+  EXPECT_EQ(too_big.at("type"), "error");
+  EXPECT_EQ(too_big.at("message"), host_bytes_limit_refusal("enqueue_read_buffer", 8192, 6000));
+  EXPECT_EQ(handle(read(small)).at("type"), "ok");
+  const Json past_held = handle(read(small));
+  EXPECT_EQ(past_held.at("message"), enqueued_host_bytes_refusal("enqueue_read_buffer", 4096, 6000, 4096));
 }
 
 // --- misbehaving servers -------------------------------------------------------------------
