@@ -9,6 +9,15 @@
 
 namespace cclmesh::runtime {
 
+// profile_since() of a range whose first entries the device dropped to bound its profile (a
+// served session's, `cclmesh serve --max-profile-entries`): std::invalid_argument, as any range
+// the profile cannot give, but its own type, so that a client can tell a bound set too low for
+// what it reads (`run --device`: exit 2 naming the option) from a bad index of its own.
+class ProfileEntriesDroppedError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 // std::invalid_argument "profile_since: entry K is past the profile's N entries ..." unless
 // first_entry <= size (first_entry == size: the empty range, an op that ran no kernel yet).
 inline void require_profile_entry(std::size_t first_entry, std::size_t size) {

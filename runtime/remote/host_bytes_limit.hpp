@@ -1,6 +1,7 @@
 #pragma once
-// The server's bound on one host write or read (RemoteServerOptions::max_enqueued_host_bytes,
-// `cclmesh serve --max-enqueued-host`): its refusal's words, one for the server and the client.
+// The server's bound on one host write or read and on the enqueued ones held until a finish()
+// (RemoteServerOptions::max_enqueued_host_bytes, `cclmesh serve --max-enqueued-host`): the
+// refusals' words, one for the server and the client.
 //
 // The server holds a direct write_buffer's or read_buffer's bytes whole for the call, and a
 // device's buffer may be far larger than what it holds (a timing-only device's have any size, a
@@ -31,6 +32,28 @@ inline std::string host_bytes_limit_refusal(std::string_view call, std::uint64_t
   return fmt::format("{}: {} B is more than this server holds for a client's host write or read ({} B, serve "
                      "--max-enqueued-host)",
                      call, bytes, limit);
+}
+
+// An enqueue_write_buffer or enqueue_read_buffer whose bytes, with those enqueued and held until
+// a finish(), pass the same bound (the server holds them all until then). The client knows the
+// bytes its own session enqueued since its last finish() that completed or reset(); the server
+// starts each session with none held (it resets a device an earlier session left with work
+// unfinished or failed), so the client's count is the server's and it refuses such an enqueue
+// itself. Where the server still held an earlier session's bytes (a server run with
+// RemoteServerOptions::reset_after_failed_session off, or whose reset between sessions failed),
+// the client's count is lower, never higher: the server refuses what the client lets through.
+class EnqueuedHostBytesError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// "`call`: N B more would pass this server's limit of L B of enqueued host writes and reads (H B
+// held until finish()); call finish() first".
+inline std::string enqueued_host_bytes_refusal(std::string_view call, std::uint64_t bytes, std::uint64_t limit,
+                                               std::uint64_t held) {
+  return fmt::format("{}: {} B more would pass this server's limit of {} B of enqueued host writes and reads ({} B "
+                     "held until finish()); call finish() first",
+                     call, bytes, limit, held);
 }
 
 }  // namespace cclmesh::runtime::remote

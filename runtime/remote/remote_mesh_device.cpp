@@ -221,14 +221,26 @@ void RemoteMeshDevice::read_buffer(ChipId chip, const BufferHandle& buffer, std:
   call(request::kReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", data.size()}}, {}, data);
 }
 
+void RemoteMeshDevice::require_room_for_enqueued(std::string_view call, std::uint64_t bytes) const {
+  if (broken_) return;  // the call says the connection is closed
+  require_within_host_limit(call, bytes);
+  if (max_host_bytes_ && enqueued_host_bytes_ + bytes > *max_host_bytes_) {
+    throw EnqueuedHostBytesError(enqueued_host_bytes_refusal(call, bytes, *max_host_bytes_, enqueued_host_bytes_));
+  }
+}
+
 void RemoteMeshDevice::enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) {
   require_writable(request::kEnqueueWriteBuffer, buffer, data.size());
+  require_room_for_enqueued(request::kEnqueueWriteBuffer, data.size());
   call(request::kEnqueueWriteBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}}, data);
+  enqueued_host_bytes_ += data.size();
 }
 
 void RemoteMeshDevice::enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) {
+  require_room_for_enqueued(request::kEnqueueReadBuffer, out.size());
   call(request::kEnqueueReadBuffer, Json{{"chip", chip}, {"buffer", encode(buffer)}, {"size_bytes", out.size()}});
   enqueued_reads_.push_back(out);  // the server accepted it: its bytes come with finish()'s reply
+  enqueued_host_bytes_ += out.size();
 }
 
 GlobalSemaphore RemoteMeshDevice::create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
@@ -265,6 +277,7 @@ void RemoteMeshDevice::finish() {
   for (const std::span<std::byte> out : reads) total += out.size();
   std::vector<std::byte> bytes(total);
   call(request::kFinish, Json::object(), {}, bytes);
+  enqueued_host_bytes_ = 0;  // a finish that failed leaves them held at the server too
   std::size_t at = 0;
   for (const std::span<std::byte> out : reads) {
     std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(at), out.size(), out.begin());
@@ -327,6 +340,7 @@ void RemoteMeshDevice::reset() {
   own_buffers_.clear();
   reset_in_session_ = true;
   call(request::kReset, Json::object());
+  enqueued_host_bytes_ = 0;
 }
 
 std::vector<std::string> RemoteMeshDevice::fault_effects() const {

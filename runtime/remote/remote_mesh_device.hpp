@@ -76,6 +76,9 @@ class RemoteMeshDevice final : public MeshDevice {
   void read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> data) override;
   // The write's bytes travel with the request (so they are copied at the call); the read's come
   // back in finish()'s reply, which puts them into `out` (none of them when finish() throws).
+  // Refused here, in the server's words and sending nothing, past max_host_bytes(): one of more
+  // bytes (HostBytesLimitError), or one whose bytes with those this session enqueued since its
+  // last finish() or reset() would pass it (EnqueuedHostBytesError; host_bytes_limit.hpp).
   void enqueue_write_buffer(ChipId chip, const BufferHandle& buffer, std::span<const std::byte> data) override;
   void enqueue_read_buffer(ChipId chip, const BufferHandle& buffer, std::span<std::byte> out) override;
   GlobalSemaphore create_global_semaphore(const std::vector<CoreRange>& cores, CoreKind kind,
@@ -141,6 +144,9 @@ class RemoteMeshDevice final : public MeshDevice {
   // size or a freed buffer): a buffer of this client's that is freed or from before its
   // reset(), a size other than the buffer's. std::invalid_argument, the session going on.
   void require_writable(std::string_view call, const BufferHandle& buffer, std::size_t bytes) const;
+  // An enqueued write's or read's check against the server's bound, one call's and the bytes held
+  // until finish() (host_bytes_limit.hpp), before anything is sent.
+  void require_room_for_enqueued(std::string_view call, std::uint64_t bytes) const;
   // An extra's reply of one unsigned figure under `key`, or null when the server has none.
   std::optional<std::uint64_t> optional_figure(std::string_view call_type, const char* key) const;
   // decode() of an ok reply; a reply that does not decode is a protocol failure of `call`.
@@ -170,6 +176,9 @@ class RemoteMeshDevice final : public MeshDevice {
   std::optional<std::uint64_t> max_host_bytes_;
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
+  // The bytes of the enqueued writes and reads the server accepted from this session since its
+  // last finish() that completed or reset(): what the server holds for it (EnqueuedHostBytesError).
+  std::uint64_t enqueued_host_bytes_ = 0;
   // The buffers this client created since its session began (or its last reset()) and has not
   // freed. The server's ids only grow until a reset, and only this session creates while it
   // runs, so every id from the first it was given on is this client's (every id, after its

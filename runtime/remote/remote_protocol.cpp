@@ -6,6 +6,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "topologies/errors.hpp"
 
@@ -53,6 +54,7 @@ constexpr BadInputKind kBadInputKinds[] = {
     kind_of<ccl::PageExceedsPacketError>("page_exceeds_packet"),
     kind_of<ccl::RingRunsAsLineError>("ring_runs_as_line"),
     kind_of<ccl::CclParamsError>("ccl_params"),
+    kind_of<ProfileEntriesDroppedError>("profile_entries_dropped"),
     kind_of<std::invalid_argument>("invalid_argument"),
     kind_of<topo::EmbeddingError>("topology_embedding"),
     kind_of<topo::InputError>("topology_input"),

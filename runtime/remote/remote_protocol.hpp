@@ -32,7 +32,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 //     ring_runs_as_line, topology_embedding), which a version 10 client would not know.
 // 12: profile {first_entry} (MeshDevice::profile_since) replaces profile, and profile_size: an
 //     op's kernels without the session's history; a session's profile is its own, from entry 0.
-inline constexpr std::uint32_t kProtocolVersion = 12;
+// 13: the error kind profile_entries_dropped (ProfileEntriesDroppedError: a profile range whose
+//     first entries a served session's bound dropped, `serve --max-profile-entries`).
+inline constexpr std::uint32_t kProtocolVersion = 13;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -96,7 +98,7 @@ class ServerBusyError : public RemoteDeviceError {
 // The error reply for the exception in flight: DeviceError (kind and report); every bad-input
 // type a MeshDevice call can throw, as the most derived of WorkloadPlacementError,
 // BufferConfigError, CoreMapError, FabricPlanError, ccl::CclParamsError (and its
-// PageExceedsPacketError, RingRunsAsLineError), std::invalid_argument, topo::EmbeddingError,
+// PageExceedsPacketError, RingRunsAsLineError), ProfileEntriesDroppedError, std::invalid_argument, topo::EmbeddingError,
 // topo::InputError; ServerBusyError; ProtocolError; or anything else as "other".
 Json error_reply(std::exception_ptr error);
 

@@ -4,6 +4,7 @@
 // server's socket-free request side (served_requests.hpp) takes the same options.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,6 +20,11 @@ namespace cclmesh::runtime::remote {
 // buffer's size and this. A longer one is refused unread and ends the session, so that a stray
 // client cannot make the server read gigabytes. RemoteMeshDevice checks first and sends none.
 inline constexpr std::uint64_t kMaxRefusedWriteBytes = std::uint64_t{64} << 20;
+
+// RemoteServerOptions::max_profile_entries's default: about 100 MB of a simulator's entries
+// (~100 B each; a t3k all_gather's 32 kernels, ~3 KB), where hours of a training loop's
+// collectives are GBs, and far more than any op's entries (a 32-chip Galaxy op's are hundreds).
+inline constexpr std::size_t kDefaultMaxProfileEntries = std::size_t{1} << 20;
 
 struct RemoteServerOptions {
   std::string bind_address = "127.0.0.1";
@@ -57,6 +63,16 @@ struct RemoteServerOptions {
   // timing-only device's buffers have any size): past it a request is refused with
   // std::invalid_argument, so that a client cannot fill the server's memory.
   std::uint64_t max_enqueued_host_bytes = std::uint64_t{1} << 30;
+  // A session's kernel profile keeps its last max_profile_entries entries: past them the server
+  // has the backend drop the oldest (forget_profile_before, in the device's numbering), so that a
+  // session running ops for hours holds a bounded profile. profile_size() still counts every
+  // entry of the session (indices stay stable); profile_since() of a range that starts at a
+  // dropped entry is refused with std::invalid_argument naming the entries dropped and `serve
+  // --max-profile-entries`, never answered with fewer entries. A client that reads each op's
+  // entries right after it finished (`cclmesh run --device`) works with any bound of at least one
+  // op's entries. Unset hook (a backend that cannot drop entries): no bound, as before.
+  std::size_t max_profile_entries = kDefaultMaxProfileEntries;
+  std::function<void(std::size_t entry)> forget_profile_before;
   std::chrono::milliseconds heartbeat_interval{2'000};
   // Called from the heartbeat's thread when a call's client cannot be reached any more (a
   // heartbeat could not be sent: it died or closed), while the call still runs: nobody will

@@ -66,9 +66,8 @@ std::optional<std::string> ServedRequests::reset_if_left_unusable() {
 
 void ServedRequests::require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const {
   if (enqueued_host_bytes_ + bytes > options_.max_enqueued_host_bytes) {
-    throw std::invalid_argument(fmt::format("{}: {} B more would pass this server's limit of {} B of enqueued host "
-                                            "writes and reads ({} B held until finish()); call finish() first",
-                                            call, bytes, options_.max_enqueued_host_bytes, enqueued_host_bytes_));
+    throw std::invalid_argument(
+        enqueued_host_bytes_refusal(call, bytes, options_.max_enqueued_host_bytes, enqueued_host_bytes_));
   }
 }
 
@@ -88,6 +87,14 @@ std::size_t ServedRequests::session_profile_size() const {
                                        size, profile_origin_));
   }
   return size - profile_origin_;
+}
+
+void ServedRequests::bound_session_profile() {
+  if (!options_.forget_profile_before) return;
+  const std::size_t size = session_profile_size();
+  if (size - session_profile_dropped_ <= options_.max_profile_entries) return;
+  session_profile_dropped_ = size - options_.max_profile_entries;
+  options_.forget_profile_before(profile_origin_ + session_profile_dropped_);
 }
 
 void ServedRequests::forget_enqueued() {
@@ -147,6 +154,10 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
   const std::string type = request.at("type").get<std::string>();
   const std::string path = type;
   try {
+    // Before each request rather than after the call that ran kernels (finish(), a blocking
+    // read that runs the device): whatever the client asks next sees the bounded profile, and
+    // the server holds at most one call's entries past the bound.
+    bound_session_profile();
     if (type == request::kTopology) return ok(Json{{"yaml", topo::to_yaml(device_.topology())}});
     if (type == request::kChips) return ok(Json{{"chips", device_.chips()}});
     if (type == request::kWorkerGrid) return ok(Json{{"grid", encode(device_.worker_grid())}});
@@ -193,6 +204,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
     if (type == request::kEnqueueWriteBuffer) {
       const auto chip = io_chip();
       const BufferHandle& buffer = io_buffer();
+      require_within_host_limit(blob.size(), path);
       require_room_for_enqueued(blob.size(), path);
       device_.enqueue_write_buffer(chip, buffer, blob);  // copies the bytes
       enqueued_host_bytes_ += blob.size();
@@ -203,6 +215,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       const auto chip = io_chip();
       const BufferHandle& buffer = io_buffer();
       const std::size_t size = read_size(buffer);
+      require_within_host_limit(size, path);
       require_room_for_enqueued(size, path);
       StagedRead& staged = staged_reads_.emplace_back(StagedRead{sessions_begun_, std::vector<std::byte>(size)});
       try {
@@ -278,6 +291,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       device_failed_ = false;
       work_unfinished_ = false;
       profile_origin_ = 0;  // the reset emptied the profile
+      session_profile_dropped_ = 0;
       return ok();
     }
     if (type == request::kProfileSize) return ok(Json{{"size", session_profile_size()}});
@@ -285,6 +299,13 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       // Checked in the session's numbering, so that the refusal names the client's figures.
       const auto first_entry = unsigned_field<std::size_t>(request, "first_entry", path);
       require_profile_entry(first_entry, session_profile_size());
+      if (first_entry < session_profile_dropped_) {
+        throw ProfileEntriesDroppedError(fmt::format(
+            "profile_since: entry {} was dropped: this server keeps the last {} kernel profile entries of a session "
+            "(serve --max-profile-entries), and this session's entries 0 .. {} of {} are gone; read an op's entries "
+            "right after it finishes, or serve with a larger --max-profile-entries",
+            first_entry, options_.max_profile_entries, session_profile_dropped_ - 1, session_profile_size()));
+      }
       Json profile = Json::array();
       for (const KernelProfile& p : device_.profile_since(profile_origin_ + first_entry)) profile.push_back(encode(p));
       return ok(Json{{"profile", std::move(profile)}});

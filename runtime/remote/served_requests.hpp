@@ -43,6 +43,7 @@ class ServedRequests {
   // A session's hello was accepted: its number (from 1). Its kernel profile starts here.
   std::uint64_t session_begun() {
     profile_origin_ = device_.profile_size();
+    session_profile_dropped_ = 0;
     return ++sessions_begun_;
   }
   std::uint64_t sessions_begun() const { return sessions_begun_; }
@@ -62,6 +63,8 @@ class ServedRequests {
   void forget_enqueued();
   // The entries the device's profile gained in this session (since its start or its reset).
   std::size_t session_profile_size() const;
+  // Past RemoteServerOptions::max_profile_entries, has the backend drop the session's oldest.
+  void bound_session_profile();
 
   MeshDevice& device_;
   const RemoteServerOptions& options_;
@@ -88,6 +91,9 @@ class ServedRequests {
   // profile is its own (MeshDevice's contract), entry 0 its first kernel, whatever earlier
   // sessions ran (and whether or not the backend forgot them: RemoteServerOptions::session_ended).
   std::size_t profile_origin_ = 0;
+  // The session's first entries the backend was told to drop (bound_session_profile): 0 ..
+  // session_profile_dropped_ - 1 in the session's numbering.
+  std::size_t session_profile_dropped_ = 0;
 };
 
 }  // namespace cclmesh::runtime::remote

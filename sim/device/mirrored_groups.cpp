@@ -295,7 +295,7 @@ std::vector<std::size_t> MirroredGroups::fewest_sources(const std::vector<std::v
 }
 
 std::vector<runtime::KernelProfile> MirroredGroups::mirrored_profile(
-    std::span<const runtime::KernelProfile> simulated) const {
+    const std::deque<runtime::KernelProfile>& simulated) const {
   std::vector<runtime::KernelProfile> profile;
   profile.reserve(simulated.size() * groups_.size());
   for (const runtime::KernelProfile& entry : simulated) {
@@ -308,7 +308,7 @@ std::vector<runtime::KernelProfile> MirroredGroups::mirrored_profile(
   return profile;
 }
 
-std::size_t MirroredGroups::mirrored_profile_size(std::span<const runtime::KernelProfile> simulated) const {
+std::size_t MirroredGroups::mirrored_profile_size(const std::deque<runtime::KernelProfile>& simulated) const {
   std::size_t size = 0;
   for (const runtime::KernelProfile& entry : simulated) size += 1 + mirrors_of(entry.chip).size();
   return size;

@@ -16,6 +16,7 @@
 // chip's bytes differ, a fault's place or random stream is one group's, and a trace shows every
 // chip.
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -71,9 +72,9 @@ class MirroredGroups {
 
   // The simulated chips' kernel profile with each entry of a simulated chip followed by its
   // mirrors' copies.
-  std::vector<runtime::KernelProfile> mirrored_profile(std::span<const runtime::KernelProfile> simulated) const;
+  std::vector<runtime::KernelProfile> mirrored_profile(const std::deque<runtime::KernelProfile>& simulated) const;
   // mirrored_profile(simulated).size(), without building it.
-  std::size_t mirrored_profile_size(std::span<const runtime::KernelProfile> simulated) const;
+  std::size_t mirrored_profile_size(const std::deque<runtime::KernelProfile>& simulated) const;
 
   struct Place {
     std::size_t group = 0;

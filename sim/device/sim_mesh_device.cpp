@@ -139,6 +139,7 @@ void SimMeshDevice::reset() {
   first_failure_ = nullptr;
   broken_.reset();
   profile_.clear();
+  profile_forgotten_ = 0;
   fabric_ready_time_ = SimTime::zero();
   launch_skew_.clear();
   corruptions_.clear();
@@ -579,17 +580,32 @@ void SimMeshDevice::program_done(Program& program) {
 }
 
 std::size_t SimMeshDevice::profile_size() const {
-  return mirrored_ ? mirrored_->mirrored_profile_size(profile_) : profile_.size();
+  return mirrored_ ? mirrored_->mirrored_profile_size(profile_) : profile_forgotten_ + profile_.size();
 }
 
 std::vector<runtime::KernelProfile> SimMeshDevice::profile_since(std::size_t first_entry) const {
   runtime::require_profile_entry(first_entry, profile_size());
-  const auto from = static_cast<std::ptrdiff_t>(first_entry);
+  if (first_entry < profile_forgotten_) {
+    throw runtime::ProfileEntriesDroppedError(fmt::format("profile_since: entry {} was dropped; the profile keeps entries {} .. {} "
+                                            "only (forget_profile_before)",
+                                            first_entry, profile_forgotten_, profile_size()));
+  }
+  const auto from = static_cast<std::ptrdiff_t>(first_entry - profile_forgotten_);
   if (!mirrored_) return {profile_.begin() + from, profile_.end()};
   // Mirroring runs one op on a device built for it (a local run), so copying the whole mirrored
   // list to take its tail costs what reading that op's entries costs.
   const std::vector<runtime::KernelProfile> mirrored = mirrored_->mirrored_profile(profile_);
   return {mirrored.begin() + from, mirrored.end()};
+}
+
+void SimMeshDevice::forget_profile_before(std::size_t entry) {
+  CCLMESH_CHECK(!mirrored_, "forget_profile_before: a device with mirrored groups numbers its profile with the "
+                            "mirrors' copies");
+  CCLMESH_CHECK(entry <= profile_size(), "forget_profile_before: entry past the profile's end");
+  while (profile_forgotten_ < entry) {
+    profile_.pop_front();
+    ++profile_forgotten_;
+  }
 }
 
 // --- running -----------------------------------------------------------------------------------

@@ -226,7 +226,17 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // and fabric run on): the next kernel to end is entry 0. Outside MeshDevice's contract (whose
   // entries last until reset()): for a server whose sessions each see their own kernels, so
   // that a long-lived one does not keep every session's (`cclmesh serve`, at a session's end).
-  void forget_profile() { profile_.clear(); }
+  void forget_profile() {
+    profile_.clear();
+    profile_forgotten_ = 0;
+  }
+  // Drops the entries before `entry` (MeshDevice's numbering), keeping the later ones and the
+  // numbering: profile_size() still counts every entry, and profile_since() of a range that
+  // starts before `entry` is refused (std::invalid_argument naming what was dropped). Outside
+  // MeshDevice's contract too: for a server that bounds a long session's profile (`cclmesh serve
+  // --max-profile-entries`, RemoteServerOptions::forget_profile_before). Not with mirrored groups
+  // (a local run's, which reads its one op's entries whole).
+  void forget_profile_before(std::size_t entry);
   // Frames a `drop` fault has lost on every link so far, in this device life.
   std::int64_t frames_dropped() const;
   // 1 as constructed, one more per reset(): tells one device life from the next, which the clock
@@ -343,7 +353,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
   bool stop_at_last_program_ = false;  // finish()'s run is on: program_done() stops it at the last
   KernelContext* first_failure_ = nullptr;
   std::optional<runtime::DeviceError> broken_;
-  std::vector<runtime::KernelProfile> profile_;
+  // The profile's entries from profile_forgotten_ on (forget_profile_before): a deque, as a
+  // bounded served session drops its oldest entries one op at a time.
+  std::deque<runtime::KernelProfile> profile_;
+  std::size_t profile_forgotten_ = 0;
   SimTime fabric_ready_time_;
   std::map<runtime::ChipId, SimTime> launch_skew_;
   std::vector<std::unique_ptr<PacketCorruption>> corruptions_;  // the links point at them

@@ -186,7 +186,7 @@ inline cclmesh::sim::device::SimMeshDeviceOptions served_fuzz_device_options() {
 // finding, and so is a frame's data or a reply's accepted past the server's limit on host bytes
 // held for a client (max_enqueued_host_bytes; receive() grows a blob as its bytes arrive, so
 // the body allocates one only once the input holds it). At most 64 frames per input; the device's watchdog stops each finish() after 1 ms
-// of simulated time.
+// of simulated time. The session's profile keeps its last 16 entries (serve --max-profile-entries).
 inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
   namespace remote = cclmesh::runtime::remote;
   constexpr int kMaxFrames = 64;
@@ -194,6 +194,10 @@ inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
   remote::RemoteServerOptions options;
   options.data_mode = remote::ServedDataMode::TimingOnly;
   options.max_enqueued_host_bytes = std::uint64_t{16} << 20;
+  // As `serve` bounds a session's profile, low enough that a few ops' entries pass it, so that
+  // dropped entries and the refusal of a range that starts at one are reached.
+  options.max_profile_entries = 16;
+  options.forget_profile_before = [&device](std::size_t entry) { device.forget_profile_before(entry); };
   remote::ServedRequests requests(device, options);
 
   std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data), size);

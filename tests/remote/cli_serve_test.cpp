@@ -187,6 +187,8 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
       {"serve", "--system", "t3k", "--idle-timeout", "-1"},
       {"serve", "--system", "t3k", "--max-enqueued-host", "0"},
       {"serve", "--system", "t3k", "--max-enqueued-host", "lots"},
+      {"serve", "--system", "t3k", "--max-profile-entries", "0"},
+      {"serve", "--system", "t3k", "--max-profile-entries", "-5"},
   };
   for (const auto& args : cases) {
     Child serve(args);
@@ -523,6 +525,49 @@ TEST(CliSweepDevice, RunsThePointsInOrderAsRunDeviceDoes) {
   const Outcome local = cclmesh({"run", "--system", "t3k", "--op", "all_gather", "--size", "64KiB"});
   EXPECT_EQ(local.exit_code, 0);
   EXPECT_EQ(data_rows(sweep.out).substr(0, data_rows(sweep.out).find('\n') + 1), data_rows(local.out));
+}
+
+// A sweep's points run in one session, each reading its op's kernel profile entries right after
+// the op: under `serve --max-profile-entries` of the largest point's entries (the session's
+// older ones dropped as it goes, session 31) its rows are a default server's.
+TEST(CliSweepDevice, RunsUnderAProfileBoundOfOneOp) {
+  const std::vector<std::string> points{"--op", "all_gather,reduce_scatter", "-b", "64KiB", "-e", "256KiB"};
+  // reduce_scatter 256 KiB's kernels, the most of the points' (all_gather's are 32 each): 55 makes
+  // its profile read refused.
+  const std::vector<std::vector<std::string>> bounds{{}, {"--max-profile-entries", "56"}};
+  std::vector<Outcome> sweeps;
+  for (const std::vector<std::string>& bound : bounds) {
+    std::vector<std::string> serve_args{"--system", "t3k"};
+    serve_args.insert(serve_args.end(), bound.begin(), bound.end());
+    ServeChild serve(serve_args);
+    ASSERT_NE(serve.port, 0) << serve.line;
+    std::vector<std::string> sweep{"sweep", "--device", serve.endpoint()};
+    sweep.insert(sweep.end(), points.begin(), points.end());
+    sweeps.push_back(cclmesh(sweep));
+    EXPECT_EQ(sweeps.back().exit_code, 0) << sweeps.back().err;
+    EXPECT_EQ(serve.stop(), 0);
+  }
+  EXPECT_EQ(sweeps[1].out, sweeps[0].out);
+  EXPECT_EQ(std::count(sweeps[1].out.begin(), sweeps[1].out.end(), '\n'), 2 * (3 + 3)) << sweeps[1].out;
+}
+
+// Under a bound below one op's kernels the op's own entries are gone when `run --device` reads
+// them: exit 2 naming the server's option (ProfileEntriesDroppedError, protocol 13), not an
+// internal error, and the server serves the next client.
+TEST(CliRunDevice, AProfileBoundBelowOneOpsEntriesExitsTwoNamingIt) {
+  ServeChild serve({"--system", "t3k", "--max-profile-entries", "31"});  // an all_gather's are 32
+  ASSERT_NE(serve.port, 0) << serve.line;
+  for (int client = 0; client < 2; ++client) {
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "16KiB"});
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err,
+              "cclmesh: error: --device: profile_since: entry 0 was dropped: this server keeps the last 31 kernel "
+              "profile entries of a session (serve --max-profile-entries), and this session's entries 0 .. 0 of 32 "
+              "are gone; read an op's entries right after it finishes, or serve with a larger --max-profile-entries; "
+              "expected a server that keeps at least one op's entries\n");
+  }
+  EXPECT_EQ(serve.stop(), 0);
 }
 
 // The same sweep on a fresh `serve --system SYSTEM` and locally (-j 1), both completed.

@@ -18,6 +18,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
 #include "runtime/device/mesh_device.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -96,6 +97,7 @@ std::vector<ErrorType> device_error_types() {
       error_type<ccl::CclParamsError>("CclParamsError"),
       error_type<ccl::PageExceedsPacketError>("PageExceedsPacketError"),
       error_type<ccl::RingRunsAsLineError>("RingRunsAsLineError"),
+      error_type<ProfileEntriesDroppedError>("ProfileEntriesDroppedError"),
       error_type<topo::InputError>("topo::InputError"),
       error_type<topo::EmbeddingError>("topo::EmbeddingError"),
   };

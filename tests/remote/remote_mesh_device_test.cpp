@@ -23,6 +23,7 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/remote/remote_device_server.hpp"
+#include "runtime/remote/served_requests.hpp"
 #include "runtime/remote/wire_codec.hpp"
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
@@ -292,6 +293,52 @@ TEST(RemoteMeshDevice, ASessionsProfileIsItsOwn) {
       EXPECT_EQ(second.profile_size(), 0u);
     }
   }
+}
+
+// A session's profile is bounded (RemoteServerOptions::max_profile_entries, `serve
+// --max-profile-entries`): past the bound the backend drops the oldest entries, so a client
+// running ops for hours in one session does not make the server hold every kernel it ran
+// (session 31). profile_size() still counts every entry of the session, an op's entries read
+// right after it (as `cclmesh run --device` reads them) are those of a local device, and a range
+// starting at a dropped entry is refused naming the option, never answered short.
+TEST(RemoteMeshDevice, ASessionsProfileKeepsItsLastEntriesAndRefusesDroppedOnes) {
+  sim::device::SimMeshDevice local(topo::load_system("t3k"), ring_options());
+  // An all_gather on fresh buffers, its profile not read (run_all_gather reads it all).
+  const auto all_gather = [](MeshDevice& on, const FabricOptions& fabric) { ag::run(on, all_gather_params(on, fabric)); };
+  all_gather(local, local.options().fabric);
+  const std::size_t one_op = local.profile_size();
+  ASSERT_GT(one_op, 1u);
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  RemoteServerOptions options = server_options(device);
+  options.max_profile_entries = one_op;
+  options.forget_profile_before = [&device](std::size_t entry) { device.forget_profile_before(entry); };
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  all_gather(remote, remote.fabric());
+  for (std::size_t op = 2; op <= 4; ++op) {
+    SCOPED_TRACE(fmt::format("op {}", op));
+    const std::size_t begin = remote.profile_size();
+    EXPECT_EQ(begin, (op - 1) * one_op);
+    all_gather(remote, remote.fabric());
+    all_gather(local, local.options().fabric);
+    EXPECT_EQ(remote.profile_size(), op * one_op);
+    expect_same_profile(remote.profile_since(begin), local.profile_since(begin));
+    // The server's device holds the last op's entries alone, numbered as before.
+    EXPECT_EQ(device.profile_size(), op * one_op);
+    EXPECT_EQ(device.profile_since(begin).size(), one_op);
+    EXPECT_THROW((void)device.profile_since(begin - 1), std::invalid_argument);
+  }
+  EXPECT_EQ(refusal([&] { (void)remote.profile_since(0); }),
+            fmt::format("profile_since: entry 0 was dropped: this server keeps the last {} kernel profile entries of "
+                        "a session (serve --max-profile-entries), and this session's entries 0 .. {} of {} are gone; "
+                        "read an op's entries right after it finishes, or serve with a larger --max-profile-entries",
+                        one_op, 3 * one_op - 1, 4 * one_op));
+  EXPECT_THROW((void)remote.profile_since(3 * one_op - 1), std::invalid_argument);
+  EXPECT_TRUE(remote.profile_since(4 * one_op).empty());
+  // A reset starts the session's numbering, and its bound, afresh.
+  remote.reset();
+  EXPECT_EQ(remote.profile_size(), 0u);
+  EXPECT_TRUE(remote.profile().empty());
 }
 
 // The served device's link counters cross the wire as they are: on a fresh device (the fabric's
@@ -1055,6 +1102,80 @@ TEST(RemoteMeshDevice, ServerBoundsOneHostWriteOrRead) {
   Bytes four(4096);
   remote.write_buffer(1, small, four);
   remote.read_buffer(1, small, four);
+}
+
+// The enqueued host writes and reads are bounded too (max_enqueued_host_bytes: one call's bytes,
+// and those held until a finish()), and the client refuses them itself as it refuses a
+// write_buffer or read_buffer past the bound, in the server's words, sending nothing: one enqueue
+// of more than the bound (HostBytesLimitError), or one whose bytes with those its session
+// enqueued since its last finish() or reset() pass it (EnqueuedHostBytesError; the server's own
+// refusal comes back as std::invalid_argument). Until session 31 only the server refused them.
+TEST(RemoteMeshDevice, TheClientRefusesEnqueuedHostBytesPastTheServersBound) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  RemoteServerOptions options = server_options(device);
+  options.max_enqueued_host_bytes = 6000;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle big = remote.create_buffer({BufferType::Dram, 8192, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  Bytes eight(8192);
+  EXPECT_THROW(remote.enqueue_write_buffer(1, big, eight), HostBytesLimitError);
+  EXPECT_EQ(refusal([&] { remote.enqueue_read_buffer(1, big, eight); }),
+            "enqueue_read_buffer: 8192 B is more than this server holds for a client's host write or read (6000 B, "
+            "serve --max-enqueued-host)");
+  const Bytes data = ccltest::pattern(4096, 4);
+  Bytes back(4096);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "from the session's start" : "after a finish()");
+    remote.enqueue_write_buffer(1, b, data);
+    EXPECT_THROW(remote.enqueue_read_buffer(1, b, back), EnqueuedHostBytesError);
+    EXPECT_EQ(refusal([&] { remote.enqueue_write_buffer(1, b, data); }),
+              "enqueue_write_buffer: 4096 B more would pass this server's limit of 6000 B of enqueued host writes and "
+              "reads (4096 B held until finish()); call finish() first");
+    remote.finish();
+    remote.enqueue_read_buffer(1, b, back);
+    remote.finish();
+    EXPECT_TRUE(back == data);
+  }
+  // A reset drops what was held, at the server and here.
+  const BufferHandle after_reset = [&] {
+    remote.enqueue_write_buffer(1, b, data);
+    remote.reset();
+    return remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  }();
+  remote.enqueue_write_buffer(1, after_reset, data);
+  remote.finish();
+}
+
+// The server's own refusals, for a client that does not check first (not RemoteMeshDevice),
+// through its request side without a socket: one enqueue of more than the bound is refused as a
+// direct write or read past it is, not with "call finish() first", which would not help; one
+// that fits alone but not with those held, with the bytes held.
+TEST(RemoteMeshDevice, TheServerRefusesEnqueuedHostBytesPastItsBoundInTheClientsWords) {
+  sim::device::SimMeshDevice device(topo::load_system("n300"));
+  RemoteServerOptions options;
+  options.max_enqueued_host_bytes = 6000;
+  ServedRequests requests(device, options);
+  requests.session_begun();
+  std::vector<std::byte> blob;
+  std::vector<std::byte> reply_blob;
+  const auto handle = [&](Json request) { return requests.handle(request, blob, reply_blob); };
+  const auto buffer_of = [&](std::uint64_t bytes) {
+    const Json reply = handle(Json{{"type", "create_buffer"},
+                                   {"config", encode(BufferConfig{BufferType::Dram, bytes, 2048})}});
+    return decode_buffer_handle(reply.at("buffer"), "buffer");
+  };
+  const BufferHandle big = buffer_of(8192);
+  const BufferHandle small = buffer_of(4096);
+  const auto read = [&](const BufferHandle& b) {
+    return Json{{"type", "enqueue_read_buffer"}, {"chip", 1}, {"buffer", encode(b)}, {"size_bytes", b.config.size_bytes}};
+  };
+  const Json too_big = handle(read(big));
+  EXPECT_EQ(too_big.at("type"), "error");
+  EXPECT_EQ(too_big.at("message"), host_bytes_limit_refusal("enqueue_read_buffer", 8192, 6000));
+  EXPECT_EQ(handle(read(small)).at("type"), "ok");
+  const Json past_held = handle(read(small));
+  EXPECT_EQ(past_held.at("message"), enqueued_host_bytes_refusal("enqueue_read_buffer", 4096, 6000, 4096));
 }
 
 // --- misbehaving servers -------------------------------------------------------------------

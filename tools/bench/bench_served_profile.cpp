@@ -3,13 +3,17 @@
 // on one RemoteMeshDevice session, each timed as `cclmesh run --device` times it (profile_size()
 // before the op, profile_since() after it; until session 30, profile().size() and profile(),
 // whose replies carried the whole history), printing every STEP ops the op's host wall time, the part spent
-// reading the profile, and the bytes of the last profile reply. A plain program printing rows;
-// wall-clock figures, not test assertions.
+// reading the profile, the bytes of the last profile reply, and this process's VmRSS (server and
+// client: the server's profile is what grows with the session). MAX_ENTRIES bounds the session's
+// profile as `serve --max-profile-entries` does (0: unbounded, the server before session 31). A
+// plain program printing rows; wall-clock figures, not test assertions.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +37,15 @@ std::size_t reply_bytes(const std::vector<runtime::KernelProfile>& entries) {
   runtime::remote::Json list = runtime::remote::Json::array();
   for (const runtime::KernelProfile& p : entries) list.push_back(runtime::remote::encode(p));
   return runtime::remote::Json::to_cbor(runtime::remote::Json{{"type", "ok"}, {"profile", std::move(list)}}).size();
+}
+
+// This process's resident set in KiB (/proc/self/status VmRSS; 0 where there is none).
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
 }
 
 struct OpCost {
@@ -66,30 +79,41 @@ OpCost all_gather(runtime::remote::RemoteMeshDevice& device, std::uint64_t outpu
 
 }  // namespace
 
-// Usage: bench_served_profile [OPS=800] [STEP=100] [OUTPUT_BYTES=16384]
+// Usage: bench_served_profile [OPS=800] [STEP=100] [OUTPUT_BYTES=16384] [MAX_ENTRIES=1048576]
 int main(int argc, char** argv) {
   const int ops = argc > 1 ? std::stoi(argv[1]) : 800;
   const int step = argc > 2 ? std::stoi(argv[2]) : 100;
   const std::uint64_t output_bytes = argc > 3 ? std::stoull(argv[3]) : 16384;
+  const std::size_t max_entries =
+      argc > 4 ? std::stoull(argv[4]) : runtime::remote::kDefaultMaxProfileEntries;
   sim::device::SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Ring;
   sim::device::SimMeshDevice served_device(topo::load_system("t3k"), options);
   runtime::remote::RemoteServerOptions server_options;
+  if (max_entries > 0) {
+    server_options.max_profile_entries = max_entries;
+    server_options.forget_profile_before = [&](std::size_t entry) { served_device.forget_profile_before(entry); };
+  }
   runtime::remote::RemoteDeviceServer server(served_device, server_options);
   std::thread serving([&] { server.serve(); });
   {
     runtime::remote::RemoteMeshDevice remote("127.0.0.1", server.port());
-    fmt::print("# served t3k (ring fabric, functional), all_gather {} B after all_gather, one session\n",
-               output_bytes);
-    fmt::print("# {:>5} {:>10} {:>12} {:>8} {:>14} {:>12}\n", "op", "wall_ms", "profile_ms", "share",
-               "entries_read", "reply_B");
+    fmt::print("# served t3k (ring fabric, functional), all_gather {} B after all_gather, one session, "
+               "max profile entries {}\n",
+               output_bytes, max_entries == 0 ? std::string("unbounded") : std::to_string(max_entries));
+    fmt::print("# {:>5} {:>10} {:>12} {:>8} {:>14} {:>12} {:>12} {:>10}\n", "op", "wall_ms", "profile_ms", "share",
+               "entries_read", "reply_B", "held", "rss_KiB");
     double total_s = 0;
     for (int op = 1; op <= ops; ++op) {
       const OpCost cost = all_gather(remote, output_bytes);
       total_s += cost.wall_s;
       if (op == 1 || op % step == 0) {
-        fmt::print("  {:>5} {:>10.3f} {:>12.3f} {:>7.1f}% {:>14} {:>12}\n", op, cost.wall_s * 1e3, cost.profile_s * 1e3,
-                   100.0 * cost.profile_s / cost.wall_s, cost.entries_read, cost.reply_bytes);
+        // The entries the served device still holds: those from its oldest kept one.
+        const std::size_t held = max_entries == 0 ? served_device.profile_size()
+                                                  : std::min(served_device.profile_size(), max_entries);
+        fmt::print("  {:>5} {:>10.3f} {:>12.3f} {:>7.1f}% {:>14} {:>12} {:>12} {:>10}\n", op, cost.wall_s * 1e3,
+                   cost.profile_s * 1e3, 100.0 * cost.profile_s / cost.wall_s, cost.entries_read, cost.reply_bytes,
+                   held, resident_kib());
         std::fflush(stdout);  // a long run shows its rows as they come
       }
     }

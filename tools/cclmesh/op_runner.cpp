@@ -15,6 +15,7 @@
 
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/device/planning_mesh_device.hpp"
@@ -314,7 +315,14 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
     const std::optional<std::uint64_t> events_before = device.device_events();
     run_op(device, op, requested);
     const std::optional<std::uint64_t> events_after = device.device_events();
-    const OpTimes times = op_times(device.profile_since(profile_begin));
+    std::vector<runtime::KernelProfile> entries;
+    try {
+      entries = device.profile_since(profile_begin);
+    } catch (const runtime::ProfileEntriesDroppedError& e) {
+      // The server's bound on a session's profile is below this op's kernels (session 31).
+      throw UsageError(fmt::format("--device: {}; expected a server that keeps at least one op's entries", e.what()));
+    }
+    const OpTimes times = op_times(entries);
     // Without the device's clock the dispatch gap is unknown: NaN, printed as such.
     const double enqueued_us = enqueued_ps ? static_cast<double>(*enqueued_ps) / 1e6
                                            : std::numeric_limits<double>::quiet_NaN();

@@ -288,14 +288,15 @@ void prepare_reduce_scatter(const Collective& c, PreparedOp& op) {
 
 void prepare_reduce(const Collective& c, PreparedOp& op) {
   // S = the tensor on every chip and on the root after (nccl-tests reduce).
-  if (c.options.root >= c.n) {
-    throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", c.options.root, c.n, c.n - 1));
+  const std::uint32_t root = c.options.root.value_or(0);
+  if (root >= c.n) {
+    throw UsageError(fmt::format("--root: {} is not a rank of a group of {} chips; expected 0..{}", root, c.n, c.n - 1));
   }
   ccl::reduce::Params p;
   p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
                              : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / c.page_bytes, false));
   op.shape = p.tensor.shape;
-  p.root = c.options.root;
+  p.root = root;
   c.set_placement(p);
   p.input_buffer = c.buffers.create(c.input_config(p.tensor, op));
   p.output_buffer = c.buffers.create(c.output_config(p.tensor, OutputAlongDim::Same, op));

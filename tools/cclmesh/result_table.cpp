@@ -101,7 +101,7 @@ nlohmann::json result_json(const RunResult& r) {
 nlohmann::json settings_json(const RunOptions& o) {
   const auto or_null = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
   return {{"cluster_axis", or_null(o.cluster_axis)},
-          {"root", o.root},
+          {"root", o.root.value_or(0)},
           {"no_data", o.no_data},
           {"simulate_every_group", o.simulate_every_group},
           {"seed", o.seed},

@@ -40,7 +40,14 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "all_reduce and all_gather relaying on a ring, in fabric mode",
                                  *options.workers_per_link, to_string(options.op), options.topology, options.mode));
   }
-  if (options.ag_ring_algorithm != "auto") {
+  // Each algorithm option typed, or set to other than its default (by a caller other than the CLI).
+  const RunOptions::AlgorithmsTyped& typed = options.algorithms_typed;
+  const bool ag_ring_asked = typed.ag_ring || options.ag_ring_algorithm != "auto";
+  const bool rs_line_asked = typed.rs_line || options.rs_line_algorithm != "two_sided";
+  const bool rs_ring_asked = typed.rs_ring || options.rs_ring_algorithm != "auto";
+  const bool bcast_ring_asked = typed.bcast_ring || options.bcast_ring_algorithm != "auto";
+  const bool all_reduce_algo_asked = typed.all_reduce || options.all_reduce_algo != "auto";
+  if (ag_ring_asked) {
     const bool gathers = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllReduce;
     if (!gathers) {
       throw UsageError(fmt::format("--ag-ring-algorithm: '{}' asked for {}; it applies to all_gather and all_reduce",
@@ -80,27 +87,27 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "--cluster-axis (a run with data, or over the whole system, simulates every chip)",
                                  options.no_data ? "over the whole system" : "with data"));
   }
-  if (options.root != 0 && options.op != CollectiveOp::Reduce) {
-    throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", options.root,
+  if (options.root && options.op != CollectiveOp::Reduce) {
+    throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", *options.root,
                                  to_string(options.op)));
   }
   if (options.rounds && options.op != CollectiveOp::AllToAll) {
     throw UsageError(fmt::format("--rounds: {} given for {}; --rounds applies to --op all_to_all", *options.rounds,
                                  to_string(options.op)));
   }
-  if (options.rs_line_algorithm != "two_sided" &&
+  if (rs_line_asked &&
       (!has_workers_per_link || legacy_mode(options) || options.topology != "line")) {
     throw UsageError(fmt::format("--rs-line-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
                                  "reduce_scatter and all_reduce on a line in fabric mode",
                                  options.rs_line_algorithm, to_string(options.op), options.topology, options.mode));
   }
   const bool reduces_scatter = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
-  if (options.rs_ring_algorithm != "auto" && (!reduces_scatter || legacy_mode(options) || options.topology != "ring")) {
+  if (rs_ring_asked && (!reduces_scatter || legacy_mode(options) || options.topology != "ring")) {
     throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given for {} on a {} in {} mode; it applies to "
                                  "reduce_scatter and all_reduce on a ring in fabric mode",
                                  options.rs_ring_algorithm, to_string(options.op), options.topology, options.mode));
   }
-  if (options.rs_ring_algorithm != "auto" && options.op == CollectiveOp::AllReduce &&
+  if (rs_ring_asked && options.op == CollectiveOp::AllReduce &&
       options.all_reduce_algo != "auto" && options.all_reduce_algo != "rs-ag") {
     throw UsageError(fmt::format("--rs-ring-algorithm: '{}' given with --all-reduce-algo {}; it chooses the reduce_scatter "
                                  "half of rs-ag (expected --all-reduce-algo rs-ag or auto)",
@@ -111,12 +118,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "one sender per link and direction (expected 1, or --rs-ring-algorithm chain)",
                                  *options.workers_per_link));
   }
-  if (options.bcast_ring_algorithm != "auto" && (options.op != CollectiveOp::Broadcast || options.topology != "ring")) {
+  if (bcast_ring_asked && (options.op != CollectiveOp::Broadcast || options.topology != "ring")) {
     throw UsageError(fmt::format("--bcast-ring-algorithm: '{}' given for {} on a {}; it applies to broadcast on a "
                                  "ring",
                                  options.bcast_ring_algorithm, to_string(options.op), options.topology));
   }
-  if (options.all_reduce_algo != "auto" && options.op != CollectiveOp::AllReduce) {
+  if (all_reduce_algo_asked && options.op != CollectiveOp::AllReduce) {
     throw UsageError(fmt::format("--all-reduce-algo: '{}' given for {}; it applies to --op all_reduce",
                                  options.all_reduce_algo, to_string(options.op)));
   }

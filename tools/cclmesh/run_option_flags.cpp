@@ -101,7 +101,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           },
           "reduce: the root's rank in each group (0 .. N-1)")
       ->type_name("UINT")
-      ->default_str(std::to_string(o.root));
+      ->default_str("0");
   command.add_option("--rounds", o.rounds,
                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256)")
       ->transform(whole_number_in(1, 65536));
@@ -124,10 +124,12 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                                  ar::kLegacyCompositeShortLineLinkSharedPercent, ar::kLegacyCompositeShortLineMaxChips,
                                  ar::kLegacyCompositeLongLineLinkSharedPercent))
       ->check(CLI::IsMember({"auto", "one-shot", "rs-ag", "composite"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.all_reduce = true; })
       ->capture_default_str();
   command.add_option("--ag-ring-algorithm", o.ag_ring_algorithm,
                      "all_gather (and all_reduce's all_gather half) on a fabric ring: relay (every chunk hops worker to worker, production's ring, REFERENCE 7.4) or multicast (each chip multicasts, the routers forward); auto: relay on a ring, multicast on a line")
       ->check(CLI::IsMember({"auto", "relay", "multicast"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.ag_ring = true; })
       ->capture_default_str();
   command.add_option("--chunks-per-sync", o.chunks_per_sync,
                      "all_gather relaying on a fabric ring: packets per chunk, one semaphore increment each (grown if a worker would need more than 255); default: fitted to the worker's run, at least 3 chunks of at most 4 packets, at least 1 packet")
@@ -135,16 +137,19 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--rs-line-algorithm", o.rs_line_algorithm,
                      "reduce_scatter / all_reduce on a line: two_sided (each slice's owner gets the partials of both sides over neighbour hops) or wrap (the ring's chain, wrapping back over N-1 hops)")
       ->check(CLI::IsMember({"two_sided", "wrap"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.rs_line = true; })
       ->capture_default_str();
   command.add_option("--rs-ring-algorithm", o.rs_ring_algorithm,
                      fmt::format("reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop) or auto (one-shot up to {} KiB per chip, REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto: the same rule on the all_reduce's tensor)",
                                  runtime::ccl::reduce_scatter::kDefaultOneShotMaxBytes / 1024))
       ->check(CLI::IsMember({"auto", "one-shot", "chain"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.rs_ring = true; })
       ->capture_default_str();
   command.add_option("--bcast-ring-algorithm", o.bcast_ring_algorithm,
                      fmt::format("broadcast on a fabric ring: both-ways (every packet multicast n/2 chips one way and (n-1)/2 the other: the root injects the tensor twice), split (half the pages multicast forward round the whole ring, half backward: the root injects it once, at n-1 hops' latency; rings of at most {} chips) or auto (split from links x (n-1) x {} KiB where it fits, else both-ways)",
                                  runtime::ccl::kMaxFabricHops + 1, runtime::ccl::broadcast::kSplitMinBytesPerLinkAndHop / 1024))
       ->check(CLI::IsMember({"auto", "both-ways", "split"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.bcast_ring = true; })
       ->capture_default_str();
   command.add_flag("--no-data", o.no_data, "timing only: no payload bytes are stored, nothing is verified");
   command.add_flag("--simulate-every-group", o.simulate_every_group,

@@ -95,7 +95,9 @@ struct RunOptions {
   // op runs as the line around this link (from its second chip round to its first).
   std::optional<std::pair<std::uint32_t, std::uint32_t>> legacy_opened_at;
   std::optional<int> cluster_axis;
-  std::uint32_t root = 0;                // --root: reduce's root rank in each group
+  // --root: reduce's root rank in each group; unset: 0. Optional, as --rounds and --dim are, so
+  // that a --root typed for another op is refused whatever its value, 0 too (session 31).
+  std::optional<std::uint32_t> root;
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
   // --ag-ring-algorithm: all_gather::RingAlgorithm (all_gather, and all_reduce's all_gather half).
   std::string ag_ring_algorithm = "auto";  // auto | relay | multicast
@@ -108,6 +110,18 @@ struct RunOptions {
   std::string rs_ring_algorithm = "auto";
   // --bcast-ring-algorithm: broadcast's ring algorithm: auto | both-ways | split.
   std::string bcast_ring_algorithm = "auto";
+  // Which of the algorithm options above were typed, whatever the value: one typed for an op, a
+  // topology or a mode it does not apply to is refused even at its default value
+  // (`--ag-ring-algorithm auto --op reduce`), as a user who typed it meant something; their
+  // values alone cannot say so (session 31: `--root 0` for all_gather ran, `--root 3` was refused).
+  struct AlgorithmsTyped {
+    bool all_reduce = false;  // --all-reduce-algo
+    bool ag_ring = false;     // --ag-ring-algorithm
+    bool rs_line = false;     // --rs-line-algorithm
+    bool rs_ring = false;     // --rs-ring-algorithm
+    bool bcast_ring = false;  // --bcast-ring-algorithm
+  };
+  AlgorithmsTyped algorithms_typed;
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
   // unset: the op's default (256).
   std::optional<std::uint32_t> rounds;

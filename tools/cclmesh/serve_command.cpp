@@ -74,6 +74,8 @@ struct ServeOptions {
   // What one client may hold queued in the server (enqueued writes' bytes and reads' bytes until
   // its finish()), as a size ("1GiB").
   std::string max_enqueued_host = "1GiB";
+  // A session's kernel profile keeps its last N entries (RemoteServerOptions::max_profile_entries).
+  std::size_t max_profile_entries = runtime::remote::kDefaultMaxProfileEntries;
   // One Perfetto trace per client session into this directory (empty: none).
   std::string trace_dir;
   std::size_t trace_limit = sim::trace::TraceLimits{}.max_spans_per_track;
@@ -238,6 +240,8 @@ int run_serve(const ServeOptions& options) {
   server_options.bind_address = options.bind;
   server_options.port = static_cast<std::uint16_t>(options.port);
   server_options.max_enqueued_host_bytes = max_enqueued_host_bytes;
+  server_options.max_profile_entries = options.max_profile_entries;
+  server_options.forget_profile_before = [&device](std::size_t entry) { device->forget_profile_before(entry); };
   server_options.data_mode =
       options.no_data ? runtime::remote::ServedDataMode::TimingOnly : runtime::remote::ServedDataMode::Functional;
   server_options.description =
@@ -379,6 +383,19 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                    "refused, the session goes on)")
       ->type_name("SIZE")
       ->capture_default_str();
+  command
+      ->add_option_function<std::string>(
+          "--max-profile-entries",
+          [options](const std::string& text) {
+            options->max_profile_entries = parse_whole_number(text, "--max-profile-entries", 1, "count",
+                                                              "a whole number of kernel profile entries, at least 1");
+          },
+          "the kernel profile entries a session keeps, its latest (~100 B each; a t3k all_gather's are 32, a "
+          "reduce_scatter's up to 56): older ones are dropped, and a client asking for them is refused naming this "
+          "option, so a session that runs ops for hours holds a bounded profile; run/sweep --device need at least "
+          "one op's")
+      ->type_name("UINT")
+      ->default_str(std::to_string(runtime::remote::kDefaultMaxProfileEntries));
   // Parsed here: CLI::Range called "abc" or "5s" "not in range 0.000000 to 86400.000000".
   command
       ->add_option_function<std::string>(

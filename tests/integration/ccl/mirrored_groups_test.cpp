@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <stdexcept>
 #include <tuple>
 
@@ -111,7 +112,7 @@ TEST(MirroredGroups, ACountedRunNamesTheChipsItMirrors) {
   EXPECT_TRUE(groups.same_group(2, 3));
   EXPECT_FALSE(groups.same_group(1, 2));
   EXPECT_FALSE(groups.same_group(1, 9));
-  const std::vector<runtime::KernelProfile> simulated{{1, runtime::CoreKind::Tensix, {0, 0}, "k", 10, 20, std::nullopt},
+  const std::deque<runtime::KernelProfile> simulated{{1, runtime::CoreKind::Tensix, {0, 0}, "k", 10, 20, std::nullopt},
                                                       {9, runtime::CoreKind::Tensix, {0, 0}, "k", 11, 21, std::nullopt}};
   const std::vector<runtime::KernelProfile> profile = groups.mirrored_profile(simulated);
   ASSERT_EQ(profile.size(), 4u);
