@@ -1,6 +1,7 @@
 #include "tools/cclmesh/output_file.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,10 +48,26 @@ void require_writable(const std::string& path, std::string_view option) {
   if (::access(parent.c_str(), W_OK) != 0) throw cannot_write(option, path, std::strerror(errno));
 }
 
+// The standard stream whose open file `path` names (the same file: /dev/stdout while stdout goes to
+// a file, or the file's own name), or null. Such a path is written through the stream, after
+// what the stream already carries, as on a terminal: replacing the file by a renamed temporary
+// would drop what was printed before (the table, a `>>` log's earlier lines; bug bash, session 31).
+std::ostream* own_standard_stream(const std::string& path) {
+  struct stat named {};
+  if (::stat(path.c_str(), &named) != 0) return nullptr;
+  const auto is_open_as = [&named](int fd) {
+    struct stat open {};
+    return ::fstat(fd, &open) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino;
+  };
+  if (is_open_as(STDOUT_FILENO)) return &std::cout;
+  if (is_open_as(STDERR_FILENO)) return &std::cerr;
+  return nullptr;
+}
+
 }  // namespace
 
 void check_output_path(const std::string& path, std::string_view option) {
-  if (path == "-") return;
+  if (path == "-" || own_standard_stream(path) != nullptr) return;
   require_writable(path, option);
 }
 
@@ -78,17 +95,20 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
 }
 
 void write_output(const std::string& path, std::string_view content, std::string_view option) {
-  if (path == "-") {
-    std::cout << content;
-    if (!content.empty() && content.back() != '\n') std::cout << '\n';
-    std::cout.flush();
+  std::ostream* const stream = path == "-" ? &std::cout : own_standard_stream(path);
+  if (stream != nullptr) {
+    if (stream == &std::cerr) std::cout.flush();  // what stdout printed before comes first where both go
+    *stream << content;
+    if (!content.empty() && content.back() != '\n') *stream << '\n';  // what follows starts its own line
+    stream->flush();
+    if (path != "-" && !*stream) throw cannot_write(option, path, "the standard stream it names failed");
     return;
   }
   require_writable(path, option);
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    // A pipe or a device (a shell's >(...), /dev/stdout, /dev/null): written in place, as
+    // A pipe or a device (a shell's >(...), /dev/null, a terminal): written in place, as
     // renaming a file over it would replace the pipe or device itself.
     std::ofstream out(path, std::ios::binary);
     if (!out || !out.write(content.data(), static_cast<std::streamsize>(content.size())) || !out.flush()) {

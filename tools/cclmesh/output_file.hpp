@@ -2,7 +2,9 @@
 // Writes an output file whole or not at all: a regular file is written to a hidden temporary
 // beside it and renamed over it, so a failure never leaves a half-written file; a symlink's
 // target is the file replaced (the link stays); a pipe or device (/dev/stdout, a shell's
-// >(...)) is written in place. "-" means standard output.
+// >(...)) is written in place. "-" means standard output; a path naming the file this process's
+// stdout or stderr is open on (/dev/stdout while stdout goes to a file, or that file's name) is
+// written through that stream, after what it already carries.
 
 #include <string>
 #include <string_view>

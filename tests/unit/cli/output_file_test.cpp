@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -92,6 +93,48 @@ TEST_F(OutputFile, WritesIntoAPipeInPlace) {
   EXPECT_EQ(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0), "through the pipe");
   EXPECT_TRUE(fs::is_fifo(fs::status(fifo))) << "the pipe was replaced by a regular file";
   EXPECT_EQ(entries(), 1u);
+}
+
+// `run --json /dev/stdout > log` and `--json log >> log`: the path names the file stdout is open
+// on, so the JSON goes after the table stdout already printed there. Replacing the file by a
+// renamed temporary left the file holding the JSON alone (the table, and with `>>` the log's
+// earlier lines, gone; bug bash, session 31).
+TEST_F(OutputFile, APathNamingStdoutsOwnFileIsWrittenAfterWhatStdoutPrinted) {
+  const fs::path log = dir_ / "log.txt";
+  write(log, "earlier line\n");
+  for (const std::string& path : {std::string("/dev/stdout"), log.string()}) {
+    std::cout.flush();
+    const int saved_stdout = ::dup(STDOUT_FILENO);
+    ASSERT_GE(saved_stdout, 0);
+    const int appended = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(appended, 0);
+    ASSERT_EQ(::dup2(appended, STDOUT_FILENO), STDOUT_FILENO);
+    ::close(appended);
+    std::cout << "the table\n" << std::flush;
+    check_output_path(path, "--json");
+    write_output(path, "{\"json\": 1}\n", "--json");
+    std::cout.flush();
+    ASSERT_EQ(::dup2(saved_stdout, STDOUT_FILENO), STDOUT_FILENO);
+    ::close(saved_stdout);
+  }
+  EXPECT_EQ(read(log), "earlier line\nthe table\n{\"json\": 1}\nthe table\n{\"json\": 1}\n");
+  EXPECT_EQ(entries(), 1u) << "a temporary was left, or the log replaced";
+}
+
+TEST_F(OutputFile, APathNamingStderrsOwnFileIsWrittenThroughStderr) {
+  const fs::path log = dir_ / "err.txt";
+  write(log, "earlier\n");
+  std::cerr.flush();
+  const int saved_stderr = ::dup(STDERR_FILENO);
+  ASSERT_GE(saved_stderr, 0);
+  const int appended = ::open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(appended, 0);
+  ASSERT_EQ(::dup2(appended, STDERR_FILENO), STDERR_FILENO);
+  ::close(appended);
+  write_output("/dev/stderr", "a,b\n", "--csv");
+  ASSERT_EQ(::dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
+  ::close(saved_stderr);
+  EXPECT_EQ(read(log), "earlier\na,b\n");
 }
 
 TEST_F(OutputFile, KeepsAnExistingFilesPermissions) {
