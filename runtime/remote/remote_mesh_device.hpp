@@ -48,6 +48,14 @@ struct RemoteDeviceOptions {
   // hello is turned away and the constructor is going to wait: a client can say why it waits
   // (`run --device` prints it) and a test can tell that it did.
   std::function<void(const std::string&)> on_busy{};
+  // How long the constructor tries to connect while nothing accepts at the address (refused,
+  // unreachable, no answer: a server still starting), on the same backoff as busy_wait, then
+  // throws ServerNotAcceptingError saying what it tried and for how long. Zero (the default):
+  // tries once. A name that does not resolve is not retried.
+  std::chrono::milliseconds connect_wait{0};
+  // Called once, with why the first attempt failed ("remote device HOST:PORT: cannot connect:
+  // Connection refused"), when the constructor is going to try again: as on_busy.
+  std::function<void(const std::string&)> on_not_accepting{};
   // The longest the server may stay silent: between the bytes of a transfer, or between its
   // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
   std::chrono::milliseconds io_timeout{60'000};
@@ -55,8 +63,9 @@ struct RemoteDeviceOptions {
 
 class RemoteMeshDevice final : public MeshDevice {
  public:
-  // Connects, says hello (protocol name and version), waiting while the server is busy (up to
-  // options.busy_wait), and fetches the topology; throws RemoteDeviceError when any of it fails.
+  // Connects (trying again while nothing accepts, up to options.connect_wait), says hello
+  // (protocol name and version), waiting while the server is busy (up to options.busy_wait), and
+  // fetches the topology; throws RemoteDeviceError when any of it fails.
   RemoteMeshDevice(std::string host, std::uint16_t port, RemoteDeviceOptions options = {});
   // Says goodbye when the session is still up (the server then takes its next client).
   ~RemoteMeshDevice() override;
@@ -137,6 +146,9 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // Connects, trying again while nothing accepts at the address until options_.connect_wait
+  // has passed since `started`.
+  void connect(std::chrono::steady_clock::time_point started);
   // A write's checks before its bytes are sent, in the server's words (a local device's for a
   // size or a freed buffer): a buffer of this client's that is freed or from before its
   // reset(), a size other than the buffer's. std::invalid_argument, the session going on.
@@ -179,8 +191,9 @@ class RemoteMeshDevice final : public MeshDevice {
   bool reset_in_session_ = false;
 };
 
-// "host:port" → (host, port); std::invalid_argument naming the text when it is not one
-// ("[::1]:5170" for IPv6).
+// "HOST:PORT" (a name or an IPv4 address: no ':' in HOST) or "[IPv6]:PORT" → (host, port), the
+// brackets dropped; std::invalid_argument naming the text, the forms and what is wrong with it
+// otherwise (an unbracketed IPv6 address among them: "::1:5170" has no one reading).
 std::pair<std::string, std::uint16_t> parse_endpoint(std::string_view text);
 
 }  // namespace cclmesh::runtime::remote
