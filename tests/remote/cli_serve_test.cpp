@@ -1481,6 +1481,25 @@ TEST(CliRunDevice, AFabricEraOpOnALegacyServerNamesTheServersMode) {
             "(REFERENCE 5, 7.6); expected one of those three, or a server started with --mode fabric\n");
 }
 
+// --ag-ring-algorithm relay on a served line (or legacy) fabric is refused naming the server's
+// topology and mode and the server that runs it (session 31: "expected --topology ring --mode
+// fabric", options `run --device` refuses).
+TEST(CliRunDevice, RelayOnAServedLineNamesTheServersFabric) {
+  // A legacy-mode device's op runs as a ring, relaying through its EDMs: still not this relay.
+  for (const auto& [mode, topology] : {std::pair<std::string, std::string>{"fabric", "line"}, {"legacy", "ring"}}) {
+    ServeChild serve({"--system", "t3k", "--topology", topology, "--mode", mode});
+    ASSERT_NE(serve.port, 0) << serve.line;
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB",
+                                 "--ag-ring-algorithm", "relay"});
+    EXPECT_EQ(serve.stop(), 0);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.err, "cclmesh: error: --ag-ring-algorithm: 'relay' relays through workers on a fabric ring; the served "
+                       "device runs a " + topology + " in " + mode + " mode (its cclmesh serve's --system, --topology and --mode "
+                       "decide; a line multicasts, legacy mode relays through its EDMs); expected a server started "
+                       "with --topology ring --mode fabric\n");
+  }
+}
+
 // `run --device --report` on a fresh served T3K writes the local run's report: the same row, the
 // same colour and figures for every link direction (its payload, busy time and utilisation).
 TEST(CliRunDevice, ReportHasTheLocalRunsLinkFigures) {
