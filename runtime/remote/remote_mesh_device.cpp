@@ -89,6 +89,9 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     faults_ = string_list_field(hello, "faults", "hello reply");
     system_name_ = string_field(hello, "system", "hello reply");
     if (hello.contains("max_host_bytes")) max_host_bytes_ = unsigned_field<std::uint64_t>(hello, "max_host_bytes", "hello reply");
+    if (hello.contains("idle_timeout_ms")) {
+      server_idle_timeout_ = std::chrono::milliseconds(unsigned_field<std::int64_t>(hello, "idle_timeout_ms", "hello reply"));
+    }
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());
@@ -145,6 +148,18 @@ void RemoteMeshDevice::fail(std::string_view call, const std::string& what) cons
   throw RemoteDeviceError(*broken_);
 }
 
+std::string RemoteMeshDevice::why_connection_lost(std::string_view call, const ConnectionError& e) const {
+  if (call == request::kHello) return why_hello_failed(e, endpoint_);
+  // Host time, beside the device: it decides only which words the error has.
+  if (server_idle_timeout_ && server_idle_timeout_->count() > 0 &&
+      std::chrono::steady_clock::now() - last_heard_ >= *server_idle_timeout_) {
+    return fmt::format("{}; this client had sent nothing for longer than the server's idle timeout ({:g} s, "
+                       "cclmesh serve --idle-timeout), which most likely ended the session",
+                       e.what(), static_cast<double>(server_idle_timeout_->count()) / 1000.0);
+  }
+  return e.what();
+}
+
 Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const std::byte> blob,
                             std::span<std::byte> read_into) const {
   if (broken_) throw RemoteDeviceError(fmt::format("{} (the connection is closed; {} not sent)", *broken_, type));
@@ -164,6 +179,7 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
             }
             return bytes == 0 ? std::span<std::byte>{} : read_into;
           });
+      last_heard_ = std::chrono::steady_clock::now();
       reply_json = from_wire(frame.header);
       const std::string reply_type = string_field(reply_json, "type", fmt::format("{} reply", type));
       if (reply_type == reply::kWorking) continue;
@@ -176,7 +192,7 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
     }
   } catch (const ConnectionError& e) {
     connection_->close();
-    fail(type, type == request::kHello ? why_hello_failed(e, endpoint_) : e.what());
+    fail(type, why_connection_lost(type, e));
   } catch (const ProtocolError& e) {
     connection_->close();
     fail(type, fmt::format("protocol error: {}", e.what()));

@@ -121,6 +121,10 @@ class RemoteMeshDevice final : public MeshDevice {
   // The most bytes one write_buffer or read_buffer may move, as the hello said (the server's
   // --max-enqueued-host); nullopt from a server that does not say (its refusal then comes back).
   std::optional<std::uint64_t> max_host_bytes() const { return max_host_bytes_; }
+  // How long the server waits for this client's next request before ending the session
+  // (`serve --idle-timeout`; zero: forever), as the hello said; nullopt from a server that does
+  // not say.
+  std::optional<std::chrono::milliseconds> server_idle_timeout() const { return server_idle_timeout_; }
   // HostBytesLimitError, in the server's words, when `bytes` is past max_host_bytes(): what
   // write_buffer and read_buffer check before sending anything, and what a client that will
   // read `bytes` back can check before it runs the op.
@@ -146,6 +150,9 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // A connection lost at `call`, in words: the server's idle timeout named when this client had
+  // been silent past it (the server then ends the session, and the client sees only the close).
+  std::string why_connection_lost(std::string_view call, const ConnectionError& e) const;
   // Connects, trying again while nothing accepts at the address until options_.connect_wait
   // has passed since `started`.
   void connect(std::chrono::steady_clock::time_point started);
@@ -180,6 +187,11 @@ class RemoteMeshDevice final : public MeshDevice {
   std::string system_name_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   std::optional<std::uint64_t> max_host_bytes_;
+  // The server's --idle-timeout, as the hello said (zero: none; nullopt: a server that does not
+  // say), and when this client last heard from it: a connection lost after a silence past it
+  // was most likely ended by the server for idling, which the error says.
+  std::optional<std::chrono::milliseconds> server_idle_timeout_;
+  mutable std::chrono::steady_clock::time_point last_heard_{};
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
   // The buffers this client created since its session began (or its last reset()) and has not

@@ -1384,6 +1384,35 @@ TEST(RemoteMeshDevice, ShortForeignGreetingIsRefusedAtOnce) {
   }
 }
 
+// A client silent past the server's --idle-timeout (computing its host reference) loses its
+// session; its next call says that the idle timeout most likely ended it, rather than only
+// "connection closed (broken pipe)". The hello says the timeout. The session is known to be gone
+// when a second client gets in (one session at a time), so no sleep decides the test.
+TEST(RemoteMeshDevice, SessionEndedForIdlingSaysTheServersIdleTimeout) {
+  sim::device::SimMeshDevice device(topo::load_system("n300"));
+  RemoteServerOptions options = server_options(device);
+  options.idle_timeout = 200ms;
+  Served served{device, options};
+  RemoteMeshDevice idle("127.0.0.1", served.server.port());
+  EXPECT_EQ(idle.server_idle_timeout(), std::optional<std::chrono::milliseconds>(200ms));
+  EXPECT_EQ(idle.chips().size(), 2u);
+  {
+    RemoteMeshDevice next("127.0.0.1", served.server.port(), {.busy_wait = 600s});  // in once `idle` is dropped
+    EXPECT_EQ(next.chips().size(), 2u);
+  }
+  try {
+    idle.chips();
+    FAIL() << "a session dropped for idling answered";
+  } catch (const RemoteDeviceError& e) {
+    const std::string what = e.what();
+    const std::string start = "remote device 127.0.0.1:" + std::to_string(served.server.port()) + ": chips: ";
+    const std::string end = "; this client had sent nothing for longer than the server's idle timeout (0.2 s, cclmesh "
+                            "serve --idle-timeout), which most likely ended the session";
+    EXPECT_EQ(what.rfind(start, 0), 0u) << what;
+    EXPECT_TRUE(what.size() > end.size() && what.compare(what.size() - end.size(), end.size(), end) == 0) << what;
+  }
+}
+
 TEST(RemoteEndpoint, ParsesHostAndPort) {
   EXPECT_EQ(parse_endpoint("simbox:5170"), std::make_pair(std::string("simbox"), std::uint16_t{5170}));
   EXPECT_EQ(parse_endpoint("[::1]:80"), std::make_pair(std::string("::1"), std::uint16_t{80}));
