@@ -37,6 +37,30 @@ std::uint64_t get_u64(const std::byte* at) {
   return v;
 }
 
+// The most of another protocol's bytes an error shows: enough to recognise it ("HTTP/1.1 400
+// Bad Request", "SSH-2.0-OpenSSH_9.6"), not a page of it.
+constexpr std::size_t kShownForeignBytes = 32;
+
+// Printable ASCII as is, anything else escaped, so an error line stays one line.
+std::string shown_bytes(std::span<const std::byte> bytes) {
+  std::string shown;
+  for (const std::byte b : bytes) {
+    const auto c = std::to_integer<unsigned char>(b);
+    if (c == '\r') {
+      shown += "\\r";
+    } else if (c == '\n') {
+      shown += "\\n";
+    } else if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      shown += static_cast<char>(c);
+    } else {
+      shown += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return shown;
+}
+
+bool starts_with_magic(std::span<const std::byte, 4> first) { return get_u32(first.data()) == kFrameMagic; }
+
 std::string seconds_text(std::chrono::milliseconds t) { return fmt::format("{:g} s", static_cast<double>(t.count()) / 1000.0); }
 
 // Runs `io` until `done` is set, `deadline` passes or `stop` is set; true when done. A zero
@@ -69,6 +93,12 @@ std::string describe(const error_code& ec) {
 }
 
 }  // namespace
+
+NotThisProtocol::NotThisProtocol(std::string seen)
+    : ConnectionError(fmt::format("the peer does not speak the cclmesh remote device protocol (it sent \"{}\", a frame "
+                                  "starts with \"CCLM\")",
+                                  seen)),
+      seen_(std::move(seen)) {}
 
 FrameConnection::FrameConnection(asio::io_context& io, tcp::socket socket) : io_(io), socket_(std::move(socket)) {
   error_code ignored;
@@ -122,7 +152,7 @@ void FrameConnection::read_exactly(std::span<std::byte> into, std::chrono::milli
         continue;
       }
       if (stop != nullptr && stop->load()) throw ConnectionError("stopped");
-      throw ConnectionError(fmt::format("nothing was received for {}", seconds_text(limit)));
+      throw NothingReceived(fmt::format("nothing was received for {}", seconds_text(limit)));
     }
     if (*done) throw ConnectionError(describe(*done));
     into = into.subspan(moved);
@@ -142,17 +172,7 @@ void FrameConnection::send(std::span<const std::uint8_t> header, std::span<const
 }
 
 FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead) {
-  const std::uint32_t magic = get_u32(lead.data());
-  if (magic != kFrameMagic) {
-    std::string shown;
-    for (int i = 0; i < 4; ++i) {
-      const auto c = std::to_integer<unsigned char>(lead[i]);
-      shown += (c >= 0x20 && c < 0x7F) ? fmt::format("{}", static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
-    }
-    throw ConnectionError(fmt::format("the peer does not speak the cclmesh remote device protocol (a frame starts "
-                                      "with \"{}\", expected \"CCLM\")",
-                                      shown));
-  }
+  if (!starts_with_magic(lead.first<4>())) throw NotThisProtocol(shown_bytes(lead));
   const std::uint32_t header_bytes = get_u32(lead.data() + 4);
   const std::uint64_t blob_bytes = get_u64(lead.data() + 8);
   if (header_bytes > kMaxHeaderBytes) {
@@ -168,7 +188,11 @@ FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead) {
 Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
                                const BlobTarget& blob_target, const std::atomic<bool>* stop) {
   std::byte lead[kFrameLeadBytes];
-  read_exactly(lead, idle_timeout, timeout, stop);
+  // The magic first: a peer of another protocol that sent a few bytes and waits (an HTTP server
+  // answering half a request, a banner shorter than a frame's lead) is told apart at once.
+  read_exactly(std::span(lead).first(4), idle_timeout, timeout, stop);
+  if (!starts_with_magic(std::span(lead).first<4>())) throw_not_this_protocol(std::span(lead).first<4>());
+  read_exactly(std::span(lead).subspan(4), timeout, timeout, nullptr);
   const FrameLead sizes = parse_frame_lead(lead);
   const std::uint32_t header_bytes = sizes.header_bytes;
   const std::uint64_t blob_bytes = sizes.blob_bytes;
@@ -203,6 +227,18 @@ Frame FrameConnection::receive(std::chrono::milliseconds idle_timeout, std::chro
     read_exactly(std::span(frame.blob).subspan(at), timeout, timeout, nullptr);
   }
   return frame;
+}
+
+void FrameConnection::throw_not_this_protocol(std::span<const std::byte> first) {
+  // Shows what else already arrived with the first bytes, without waiting for more.
+  std::vector<std::byte> seen(first.begin(), first.end());
+  error_code ec;
+  const std::size_t ready = std::min(socket_.available(ec), kShownForeignBytes - seen.size());
+  if (!ec && ready > 0) {
+    seen.resize(first.size() + ready);
+    seen.resize(first.size() + socket_.read_some(asio::buffer(seen.data() + first.size(), ready), ec));
+  }
+  throw NotThisProtocol(shown_bytes(seen));
 }
 
 void FrameConnection::skip_exactly(std::uint64_t bytes, std::chrono::milliseconds timeout) {
@@ -273,7 +309,11 @@ tcp::socket connect_socket(asio::io_context& io, const std::string& host, std::u
     socket.close(ignored);
     io.restart();
     while (!done) io.run_one();
-    throw ConnectionError(fmt::format("no connection within {}", seconds_text(timeout)));
+    throw NotAccepting(fmt::format("no connection within {}", seconds_text(timeout)));
+  }
+  if (*done == asio::error::connection_refused || *done == asio::error::host_unreachable ||
+      *done == asio::error::network_unreachable || *done == asio::error::timed_out) {
+    throw NotAccepting(fmt::format("cannot connect: {}", done->message()));
   }
   if (*done) throw ConnectionError(fmt::format("cannot connect: {}", done->message()));
   return socket;

@@ -37,6 +37,33 @@ class ConnectionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Nothing accepts a connection at the address (refused, unreachable, or no answer within the
+// connect timeout): a server still starting may accept later, where a name that does not
+// resolve will not. RemoteMeshDevice retries these for its connect_wait.
+class NotAccepting : public ConnectionError {
+ public:
+  using ConnectionError::ConnectionError;
+};
+
+// The peer's first bytes are not this protocol's magic: some other service (an HTTP server, an
+// SSH daemon) answered. The message shows what it sent, briefly.
+class NotThisProtocol : public ConnectionError {
+ public:
+  // `seen`: the bytes received, printable ASCII as is and others escaped ("HTTP/1.1 400 ...").
+  explicit NotThisProtocol(std::string seen);
+  const std::string& seen() const { return seen_; }
+
+ private:
+  std::string seen_;
+};
+
+// No byte arrived within the timeout. Before a reply's first byte at hello, a peer that accepts
+// and says nothing: likely not a cclmesh server, which answers a hello at once.
+class NothingReceived : public ConnectionError {
+ public:
+  using ConnectionError::ConnectionError;
+};
+
 // A frame announces more than the receiver accepts (a header above kMaxHeaderBytes, or a blob
 // the message does not carry or larger than the call needs): refused before its bytes are
 // allocated or read. The message names the length field and the limit.
@@ -64,7 +91,7 @@ struct FrameLead {
   std::uint32_t header_bytes = 0;
   std::uint64_t blob_bytes = 0;
 };
-// Reads a frame's lead as it arrived, before anything is allocated for the frame: ConnectionError
+// Reads a frame's lead as it arrived, before anything is allocated for the frame: NotThisProtocol
 // when it does not start with the magic, FrameTooLarge when a length passes its limit.
 FrameLead parse_frame_lead(std::span<const std::byte, kFrameLeadBytes> lead);
 
@@ -105,6 +132,9 @@ class FrameConnection {
   void read_exactly(std::span<std::byte> into, std::chrono::milliseconds idle_timeout, std::chrono::milliseconds timeout,
                     const std::atomic<bool>* stop);
   void write_all(std::span<const std::byte> from, std::chrono::milliseconds timeout);
+  // Throws NotThisProtocol showing `first` (a frame's first bytes, not the magic) and what
+  // else has already arrived, up to a short line of it.
+  [[noreturn]] void throw_not_this_protocol(std::span<const std::byte> first);
   // Reads `bytes` and drops them, a bounded chunk at a time (nothing of their size is allocated).
   void skip_exactly(std::uint64_t bytes, std::chrono::milliseconds timeout);
 
@@ -116,7 +146,7 @@ class FrameConnection {
 std::vector<std::byte> frame_bytes(std::span<const std::uint8_t> header);
 
 // Connects to host:port within `timeout`; throws ConnectionError naming what failed (name
-// resolution, refused, timed out).
+// resolution), NotAccepting when the address is refused, unreachable or silent for `timeout`.
 boost::asio::ip::tcp::socket connect_socket(boost::asio::io_context& io, const std::string& host, std::uint16_t port,
                                             std::chrono::milliseconds timeout);
 

@@ -18,6 +18,21 @@ namespace {
 constexpr std::chrono::milliseconds kFirstBusyRetry{50};
 constexpr std::chrono::milliseconds kLongestBusyRetry{1'000};
 
+// A hello that fails at the connection: a cclmesh server answers one at once (ok, or busy), so
+// another protocol's bytes or silence most likely mean the address is some other service's.
+std::string why_hello_failed(const ConnectionError& e, const std::string& endpoint) {
+  if (const auto* foreign = dynamic_cast<const NotThisProtocol*>(&e)) {
+    return fmt::format("{} does not speak the cclmesh remote device protocol: it sent \"{}\" (a cclmesh frame "
+                       "starts with \"CCLM\"); is it a cclmesh serve's address?",
+                       endpoint, foreign->seen());
+  }
+  if (dynamic_cast<const NothingReceived*>(&e) != nullptr) {
+    return fmt::format("{}; a cclmesh serve answers a hello at once: {} may not be a cclmesh serve", e.what(),
+                       endpoint);
+  }
+  return e.what();
+}
+
 Json request_of(std::string_view type, Json fields) {
   if (fields.is_null()) fields = Json::object();
   fields["type"] = type;
@@ -41,11 +56,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
   bool told_busy = false;
   Json hello;
   for (;;) {
-    try {
-      connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
-    } catch (const ConnectionError& e) {
-      throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
-    }
+    connect(started);
     try {
       hello = call(request::kHello, Json{{"protocol", kProtocolName}, {"version", kProtocolVersion}});
       break;
@@ -78,6 +89,9 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     faults_ = string_list_field(hello, "faults", "hello reply");
     system_name_ = string_field(hello, "system", "hello reply");
     if (hello.contains("max_host_bytes")) max_host_bytes_ = unsigned_field<std::uint64_t>(hello, "max_host_bytes", "hello reply");
+    if (hello.contains("idle_timeout_ms")) {
+      server_idle_timeout_ = std::chrono::milliseconds(unsigned_field<std::int64_t>(hello, "idle_timeout_ms", "hello reply"));
+    }
     return 0;
   });
   const Json topology = call(request::kTopology, Json::object());
@@ -87,6 +101,35 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
   } catch (const topo::InputError& e) {
     connection_->close();
     fail(request::kTopology, fmt::format("the topology sent does not load: {}", e.what()));
+  }
+}
+
+void RemoteMeshDevice::connect(std::chrono::steady_clock::time_point started) {
+  // A server still starting (a script's `cclmesh serve ... &` just before) refuses until it
+  // listens; tried again on the busy wait's backoff. The wait counts from the constructor's
+  // start, as the busy wait does, so the two together last no longer than the longer of them.
+  std::chrono::milliseconds pause = kFirstBusyRetry;
+  bool told = false;
+  for (;;) {
+    try {
+      connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
+      return;
+    } catch (const NotAccepting& e) {
+      const std::string why = fmt::format("remote device {}: {}", endpoint_, e.what());
+      const auto waited = std::chrono::steady_clock::now() - started;
+      if (options_.connect_wait.count() == 0) throw ServerNotAcceptingError(why);
+      if (waited >= options_.connect_wait) {
+        throw ServerNotAcceptingError(fmt::format("{}; tried for {:g} s", why,
+                                                  static_cast<double>(options_.connect_wait.count()) / 1000.0));
+      }
+      if (options_.on_not_accepting && !told) options_.on_not_accepting(why);
+      told = true;
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(pause, options_.connect_wait - waited));
+      pause = std::min(2 * pause, kLongestBusyRetry);
+    } catch (const ConnectionError& e) {
+      throw RemoteDeviceError(fmt::format("remote device {}: {}", endpoint_, e.what()));
+    }
   }
 }
 
@@ -103,6 +146,18 @@ RemoteMeshDevice::~RemoteMeshDevice() {
 void RemoteMeshDevice::fail(std::string_view call, const std::string& what) const {
   broken_ = fmt::format("remote device {}: {}: {}", endpoint_, call, what);
   throw RemoteDeviceError(*broken_);
+}
+
+std::string RemoteMeshDevice::why_connection_lost(std::string_view call, const ConnectionError& e) const {
+  if (call == request::kHello) return why_hello_failed(e, endpoint_);
+  // Host time, beside the device: it decides only which words the error has.
+  if (server_idle_timeout_ && server_idle_timeout_->count() > 0 &&
+      std::chrono::steady_clock::now() - last_heard_ >= *server_idle_timeout_) {
+    return fmt::format("{}; this client had sent nothing for longer than the server's idle timeout ({:g} s, "
+                       "cclmesh serve --idle-timeout), which most likely ended the session",
+                       e.what(), static_cast<double>(server_idle_timeout_->count()) / 1000.0);
+  }
+  return e.what();
 }
 
 Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const std::byte> blob,
@@ -124,6 +179,7 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
             }
             return bytes == 0 ? std::span<std::byte>{} : read_into;
           });
+      last_heard_ = std::chrono::steady_clock::now();
       reply_json = from_wire(frame.header);
       const std::string reply_type = string_field(reply_json, "type", fmt::format("{} reply", type));
       if (reply_type == reply::kWorking) continue;
@@ -136,7 +192,7 @@ Json RemoteMeshDevice::call(std::string_view type, Json request, std::span<const
     }
   } catch (const ConnectionError& e) {
     connection_->close();
-    fail(type, e.what());
+    fail(type, why_connection_lost(type, e));
   } catch (const ProtocolError& e) {
     connection_->close();
     fail(type, fmt::format("protocol error: {}", e.what()));
@@ -356,13 +412,21 @@ void RemoteMeshDevice::shutdown_server() {
 
 std::pair<std::string, std::uint16_t> parse_endpoint(std::string_view text) {
   const auto bad = [&](std::string_view why) {
-    return std::invalid_argument(fmt::format("'{}' is not HOST:PORT ({})", text, why));
+    return std::invalid_argument(fmt::format("'{}' is not HOST:PORT or [IPv6]:PORT ({})", text, why));
   };
+  // The port follows the last ':'; a host with a ':' of its own is an IPv6 address, which must be
+  // in brackets: unbracketed, "127.0.0.1:5170:1" would be read as the host "127.0.0.1:5170".
   const std::size_t colon = text.rfind(':');
   if (colon == std::string_view::npos) throw bad("no ':PORT'");
   std::string_view host = text.substr(0, colon);
   const std::string_view port_text = text.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.starts_with('[') || host.ends_with(']')) {
+    if (host.size() < 2 || !host.starts_with('[') || !host.ends_with(']')) throw bad("an unclosed '['");
+    host = host.substr(1, host.size() - 2);
+    if (host.find_first_of("[]") != std::string_view::npos) throw bad("brackets inside the brackets");
+  } else if (host.find(':') != std::string_view::npos) {
+    throw bad("more than one ':'; an IPv6 address goes in brackets, as [::1]:5170");
+  }
   if (host.empty()) throw bad("no host");
   unsigned port = 0;
   const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);

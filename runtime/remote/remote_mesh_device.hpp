@@ -48,6 +48,14 @@ struct RemoteDeviceOptions {
   // hello is turned away and the constructor is going to wait: a client can say why it waits
   // (`run --device` prints it) and a test can tell that it did.
   std::function<void(const std::string&)> on_busy{};
+  // How long the constructor tries to connect while nothing accepts at the address (refused,
+  // unreachable, no answer: a server still starting), on the same backoff as busy_wait, then
+  // throws ServerNotAcceptingError saying what it tried and for how long. Zero (the default):
+  // tries once. A name that does not resolve is not retried.
+  std::chrono::milliseconds connect_wait{0};
+  // Called once, with why the first attempt failed ("remote device HOST:PORT: cannot connect:
+  // Connection refused"), when the constructor is going to try again: as on_busy.
+  std::function<void(const std::string&)> on_not_accepting{};
   // The longest the server may stay silent: between the bytes of a transfer, or between its
   // heartbeats while a call (a long finish()) runs. Above the server's heartbeat interval.
   std::chrono::milliseconds io_timeout{60'000};
@@ -55,8 +63,9 @@ struct RemoteDeviceOptions {
 
 class RemoteMeshDevice final : public MeshDevice {
  public:
-  // Connects, says hello (protocol name and version), waiting while the server is busy (up to
-  // options.busy_wait), and fetches the topology; throws RemoteDeviceError when any of it fails.
+  // Connects (trying again while nothing accepts, up to options.connect_wait), says hello
+  // (protocol name and version), waiting while the server is busy (up to options.busy_wait), and
+  // fetches the topology; throws RemoteDeviceError when any of it fails.
   RemoteMeshDevice(std::string host, std::uint16_t port, RemoteDeviceOptions options = {});
   // Says goodbye when the session is still up (the server then takes its next client).
   ~RemoteMeshDevice() override;
@@ -115,6 +124,10 @@ class RemoteMeshDevice final : public MeshDevice {
   // The most bytes one write_buffer or read_buffer may move, as the hello said (the server's
   // --max-enqueued-host); nullopt from a server that does not say (its refusal then comes back).
   std::optional<std::uint64_t> max_host_bytes() const { return max_host_bytes_; }
+  // How long the server waits for this client's next request before ending the session
+  // (`serve --idle-timeout`; zero: forever), as the hello said; nullopt from a server that does
+  // not say.
+  std::optional<std::chrono::milliseconds> server_idle_timeout() const { return server_idle_timeout_; }
   // HostBytesLimitError, in the server's words, when `bytes` is past max_host_bytes(): what
   // write_buffer and read_buffer check before sending anything, and what a client that will
   // read `bytes` back can check before it runs the op.
@@ -140,6 +153,12 @@ class RemoteMeshDevice final : public MeshDevice {
   Json call(std::string_view type, Json request, std::span<const std::byte> blob = {},
             std::span<std::byte> read_into = {}) const;
   [[noreturn]] void fail(std::string_view call, const std::string& what) const;
+  // A connection lost at `call`, in words: the server's idle timeout named when this client had
+  // been silent past it (the server then ends the session, and the client sees only the close).
+  std::string why_connection_lost(std::string_view call, const ConnectionError& e) const;
+  // Connects, trying again while nothing accepts at the address until options_.connect_wait
+  // has passed since `started`.
+  void connect(std::chrono::steady_clock::time_point started);
   // A write's checks before its bytes are sent, in the server's words (a local device's for a
   // size or a freed buffer): a buffer of this client's that is freed or from before its
   // reset(), a size other than the buffer's. std::invalid_argument, the session going on.
@@ -174,6 +193,11 @@ class RemoteMeshDevice final : public MeshDevice {
   std::string system_name_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
   std::optional<std::uint64_t> max_host_bytes_;
+  // The server's --idle-timeout, as the hello said (zero: none; nullopt: a server that does not
+  // say), and when this client last heard from it: a connection lost after a silence past it
+  // was most likely ended by the server for idling, which the error says.
+  std::optional<std::chrono::milliseconds> server_idle_timeout_;
+  mutable std::chrono::steady_clock::time_point last_heard_{};
   topo::Topology topology_;
   std::vector<std::span<std::byte>> enqueued_reads_;  // accepted since the last finish(), in order
   // The bytes of the enqueued writes and reads the server accepted from this session since its
@@ -188,8 +212,9 @@ class RemoteMeshDevice final : public MeshDevice {
   bool reset_in_session_ = false;
 };
 
-// "host:port" → (host, port); std::invalid_argument naming the text when it is not one
-// ("[::1]:5170" for IPv6).
+// "HOST:PORT" (a name or an IPv4 address: no ':' in HOST) or "[IPv6]:PORT" → (host, port), the
+// brackets dropped; std::invalid_argument naming the text, the forms and what is wrong with it
+// otherwise (an unbracketed IPv6 address among them: "::1:5170" has no one reading).
 std::pair<std::string, std::uint16_t> parse_endpoint(std::string_view text);
 
 }  // namespace cclmesh::runtime::remote

@@ -95,6 +95,13 @@ class ServerBusyError : public RemoteDeviceError {
   using RemoteDeviceError::RemoteDeviceError;
 };
 
+// Nothing accepts a connection at the server's address (refused, unreachable, no answer),
+// after RemoteMeshDevice's connect_wait: not started yet, or gone. Client-side only.
+class ServerNotAcceptingError : public RemoteDeviceError {
+ public:
+  using RemoteDeviceError::RemoteDeviceError;
+};
+
 // The error reply for the exception in flight: DeviceError (kind and report); every bad-input
 // type a MeshDevice call can throw, as the most derived of WorkloadPlacementError,
 // BufferConfigError, CoreMapError, FabricPlanError, ccl::CclParamsError (and its

@@ -44,7 +44,10 @@ Json ServedRequests::hello(const std::vector<std::uint8_t>& header) const {
                  {"faults", options_.faults},
                  // The bound on one host write or read, so that a client refuses one past it
                  // itself, before sending its bytes or running an op whose result it cannot read.
-                 {"max_host_bytes", options_.max_enqueued_host_bytes}});
+                 {"max_host_bytes", options_.max_enqueued_host_bytes},
+                 // How long it waits for a request between calls (0: forever), so that a client
+                 // whose session it ends for idling can say so rather than "broken pipe".
+                 {"idle_timeout_ms", options_.idle_timeout.count()}});
 }
 
 std::optional<std::string> ServedRequests::reset_if_left_unusable() {

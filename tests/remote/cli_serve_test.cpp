@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -323,7 +325,8 @@ TEST(CliRunDevice, PrintsTheLocalRunsRow) {
 
 // One session at a time: `run --device` started while another client holds the served device
 // waits, asking again, and runs once that session ends (the local run's row); one whose
-// --device-wait passes first exits 2 naming the server and how long it waited. The waiting run
+// --device-wait passes first exits 5 (the device unavailable: not bad input, worth trying again)
+// naming the server and how long it waited. The waiting run
 // says it waits (its first stderr line, printed when the server first turns it away), and the
 // session is released only once it has: the run that then gets in was turned away first, on
 // any host, however slow. The server counts the connections it turned away.
@@ -335,7 +338,7 @@ TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
   auto first = std::make_unique<RemoteMeshDevice>("127.0.0.1", port);
   {
     Child impatient({"run", "--device", device, "--device-wait", "0.5", "--op", "all_gather", "--size", "64KiB"});
-    EXPECT_EQ(impatient.wait(), 2);
+    EXPECT_EQ(impatient.wait(), 5);
     const std::string said = impatient.all_stderr();
     // It says it waits (as the patient run below), then gives up.
     const std::size_t first_end = said.find('\n');
@@ -375,6 +378,61 @@ TEST(CliRunDevice, WaitsWhileAnotherClientsSessionRuns) {
   serve.signal(SIGTERM);
   EXPECT_EQ(serve.wait(), 0);
   EXPECT_NE(serve.all_stderr().find(" turned away (busy) during that session\n"), std::string::npos);
+}
+
+// A free port on 127.0.0.1 (bound, then released).
+std::uint16_t free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
+// A script's `cclmesh serve ... &` then `cclmesh run --device ... --device-wait 120`: the run,
+// started first, says once that it waits for the address to accept; the server is started
+// only once it has said so, and the run gets in and prints the local run's row.
+TEST(CliRunDevice, DeviceWaitCoversAServerStillStarting) {
+  const std::uint16_t port = free_port();
+  const std::string device = "127.0.0.1:" + std::to_string(port);
+  for (const std::string command : {"run", "sweep"}) {
+    Child client(command == "run" ? std::vector<std::string>{"run", "--device", device, "--device-wait", "120", "--op",
+                                                             "all_gather", "--size", "64KiB"}
+                                  : std::vector<std::string>{"sweep", "--device", device, "--device-wait", "120", "--op",
+                                                             "all_gather", "-b", "64KiB", "-e", "64KiB"});
+    EXPECT_EQ(client.first_stderr_line(), "cclmesh: remote device " + device +
+                                              ": cannot connect: Connection refused; trying again for up to 120 s "
+                                              "(--device-wait)");
+    Child serve({"serve", "--system", "n300", "--port", std::to_string(port)});
+    ASSERT_EQ(port_of(serve.first_stdout_line()), port);
+    const std::string table = client.all_stdout();
+    EXPECT_EQ(client.wait(), 0) << client.all_stderr();
+    EXPECT_EQ(client.all_stderr(), "");  // the one line above, and nothing more
+    EXPECT_NE(table.find("all_gather on n300"), std::string::npos) << table;
+    serve.signal(SIGTERM);
+    EXPECT_EQ(serve.wait(), 0);
+  }
+}
+
+// Past --device-wait with nothing accepting: exit 5 (unavailable, as a busy server), naming the
+// address, what was tried, for how long, and the option.
+TEST(CliRunDevice, DeviceWaitForAServerThatNeverListensRunsOut) {
+  const std::string device = "127.0.0.1:" + std::to_string(free_port());
+  Child run({"run", "--device", device, "--device-wait", "0.3", "--op", "all_gather"});
+  EXPECT_EQ(run.wait(), 5);
+  EXPECT_EQ(run.all_stderr(), "cclmesh: remote device " + device +
+                                  ": cannot connect: Connection refused; trying again for up to 0.3 s (--device-wait)\n"
+                                  "cclmesh: error: --device: remote device " + device +
+                                  ": cannot connect: Connection refused; tried for 0.3 s (--device-wait SECONDS waits "
+                                  "longer)\n");
+}
+
+// HOST:PORT or [IPv6]:PORT, nothing else: a third ':' is not read as part of a host name.
+TEST(CliRunDevice, DeviceOfNeitherFormExitsTwoNamingTheForms) {
+  for (const std::string command : {"run", "sweep"}) {
+    Child extra({command, "--device", "127.0.0.1:5170:1"});
+    EXPECT_EQ(extra.wait(), 2);
+    EXPECT_EQ(extra.all_stderr(), "cclmesh: error: --device: '127.0.0.1:5170:1' is not HOST:PORT or [IPv6]:PORT (more "
+                                  "than one ':'; an IPv6 address goes in brackets, as [::1]:5170)\n");
+  }
 }
 
 TEST(CliRunDevice, BadDeviceWaitExitsTwoWithOneLine) {
@@ -431,21 +489,23 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
             "--trace-dir DIR writes a trace of each client session); not accepted with --device\n");
   // --report is taken (the served device's link figures cross the wire): the connection is what fails.
   Child report({"run", "--device", device, "--op", "all_gather", "--report", "unwritten.html"});
-  EXPECT_EQ(report.wait(), 2);
+  EXPECT_EQ(report.wait(), 5);  // the device unavailable, not bad input
   EXPECT_EQ(report.all_stderr(),
-            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
+            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused (is cclmesh serve "
+            "running there? --device-wait SECONDS waits for one still starting)\n");
   Child system({"run", "--device", device, "--system", "galaxy"});
   EXPECT_EQ(system.wait(), 2);
   EXPECT_EQ(system.all_stderr(),
             "cclmesh: error: --device: --system is the served device's to decide (cclmesh serve --system, --mode, "
             "--topology, --fabric-scope, --links); not accepted with --device\n");
   Child unreachable({"run", "--device", device, "--op", "all_gather"});
-  EXPECT_EQ(unreachable.wait(), 2);
+  EXPECT_EQ(unreachable.wait(), 5);
   EXPECT_EQ(unreachable.all_stderr(),
-            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
+            "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused (is cclmesh serve "
+            "running there? --device-wait SECONDS waits for one still starting)\n");
   Child malformed({"run", "--device", "simbox"});
   EXPECT_EQ(malformed.wait(), 2);
-  EXPECT_EQ(malformed.all_stderr(), "cclmesh: error: --device: 'simbox' is not HOST:PORT (no ':PORT')\n");
+  EXPECT_EQ(malformed.all_stderr(), "cclmesh: error: --device: 'simbox' is not HOST:PORT or [IPv6]:PORT (no ':PORT')\n");
 }
 
 // `cclmesh serve ARGS --port 0`, listening: its first line and endpoint.
@@ -624,8 +684,9 @@ TEST(CliSweepDevice, RefusesJobsAndWhatTheServerDecides) {
   EXPECT_NE(system.err.find("--device: --system is the served device's to decide"), std::string::npos) << system.err;
   // -j 1 is the sweep --device runs: accepted, so the connection is what fails.
   const Outcome unreachable = cclmesh({"sweep", "--device", device, "-j", "1", "--op", "all_gather"});
-  EXPECT_EQ(unreachable.exit_code, 2);
-  EXPECT_EQ(unreachable.err, "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused\n");
+  EXPECT_EQ(unreachable.exit_code, 5);
+  EXPECT_EQ(unreachable.err, "cclmesh: error: --device: remote device 127.0.0.1:1: cannot connect: Connection refused (is cclmesh serve "
+            "running there? --device-wait SECONDS waits for one still starting)\n");
 }
 
 // A point that hangs on the served device ends the sweep there (exit 3, the report on stderr, as a
@@ -1463,6 +1524,25 @@ TEST(CliRunDevice, AFabricEraOpOnALegacyServerNamesTheServersMode) {
             "cclmesh: error: --op: the served device runs legacy mode (cclmesh serve --mode legacy: the 2024 per-op "
             "EDMs, which carried only all_gather, reduce_scatter and all_reduce); broadcast is a fabric-era op "
             "(REFERENCE 5, 7.6); expected one of those three, or a server started with --mode fabric\n");
+}
+
+// --ag-ring-algorithm relay on a served line (or legacy) fabric is refused naming the server's
+// topology and mode and the server that runs it (session 31: "expected --topology ring --mode
+// fabric", options `run --device` refuses).
+TEST(CliRunDevice, RelayOnAServedLineNamesTheServersFabric) {
+  // A legacy-mode device's op runs as a ring, relaying through its EDMs: still not this relay.
+  for (const auto& [mode, topology] : {std::pair<std::string, std::string>{"fabric", "line"}, {"legacy", "ring"}}) {
+    ServeChild serve({"--system", "t3k", "--topology", topology, "--mode", mode});
+    ASSERT_NE(serve.port, 0) << serve.line;
+    const Outcome run = cclmesh({"run", "--device", serve.endpoint(), "--op", "all_gather", "--size", "64KiB",
+                                 "--ag-ring-algorithm", "relay"});
+    EXPECT_EQ(serve.stop(), 0);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.err, "cclmesh: error: --ag-ring-algorithm: 'relay' relays through workers on a fabric ring; the served "
+                       "device runs a " + topology + " in " + mode + " mode (its cclmesh serve's --system, --topology and --mode "
+                       "decide; a line multicasts, legacy mode relays through its EDMs); expected a server started "
+                       "with --topology ring --mode fabric\n");
+  }
 }
 
 // `run --device --report` on a fresh served T3K writes the local run's report: the same row, the

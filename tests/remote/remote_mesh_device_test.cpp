@@ -1302,9 +1302,11 @@ TEST(RemoteMeshDevice, AnotherProtocolOrVersionIsRefused) {
       RemoteMeshDevice remote("127.0.0.1", http.port());
       FAIL() << "connected to a server of another protocol";
     } catch (const RemoteDeviceError& e) {
-      EXPECT_EQ(std::string(e.what()), "remote device " + http.endpoint() +
-                                           ": hello: the peer does not speak the cclmesh remote device protocol (a "
-                                           "frame starts with \"HTTP\", expected \"CCLM\")");
+      // Said at once, with what it sent, briefly, and that the address may be another service's.
+      EXPECT_EQ(std::string(e.what()), "remote device " + http.endpoint() + ": hello: " + http.endpoint() +
+                                           " does not speak the cclmesh remote device protocol: it sent \"HTTP/1.1 "
+                                           "400 Bad Request\\r\\n\\r\\n\" (a cclmesh frame starts with \"CCLM\"); "
+                                           "is it a cclmesh serve's address?");
     }
   }
   {
@@ -1400,6 +1402,138 @@ TEST(RemoteMeshDevice, NothingListeningIsAClearError) {
   }
 }
 
+// A port nothing listens on (bound, then released).
+std::uint16_t free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
+// A script's `cclmesh serve ... &` then a client: the server listens only once the client has
+// been refused (started from on_not_accepting, so the order is the test's, not a race's), and
+// the client, still trying, gets in.
+TEST(RemoteMeshDevice, ConnectWaitCoversAServerStillStarting) {
+  const std::uint16_t port = free_port();
+  sim::device::SimMeshDevice device(topo::load_system("n300"));
+  RemoteServerOptions options = server_options(device);
+  options.port = port;
+  std::optional<Served> served;
+  std::vector<std::string> told;
+  RemoteDeviceOptions client;
+  client.connect_wait = 60s;
+  client.on_not_accepting = [&](const std::string& why) {
+    told.push_back(why);
+    served.emplace(device, options);
+  };
+  RemoteMeshDevice remote("127.0.0.1", port, client);
+  EXPECT_EQ(remote.chips(), (std::vector<ChipId>{0, 1}));
+  EXPECT_EQ(told, (std::vector<std::string>{"remote device 127.0.0.1:" + std::to_string(port) +
+                                            ": cannot connect: Connection refused"}));
+}
+
+TEST(RemoteMeshDevice, ConnectWaitRunsOutNamingWhatWasTried) {
+  const std::uint16_t port = free_port();
+  int told = 0;
+  try {
+    RemoteMeshDevice remote("127.0.0.1", port, {.connect_wait = 300ms, .on_not_accepting = [&](const std::string&) { ++told; }});
+    FAIL() << "connected to a closed port";
+  } catch (const ServerNotAcceptingError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(port) +
+                                         ": cannot connect: Connection refused; tried for 0.3 s");
+  }
+  EXPECT_EQ(told, 1);  // said once, however many times it tried
+}
+
+TEST(RemoteMeshDevice, WithoutAConnectWaitNothingListeningFailsAtOnce) {
+  const std::uint16_t port = free_port();
+  bool told = false;
+  try {
+    RemoteMeshDevice remote("127.0.0.1", port, {.on_not_accepting = [&](const std::string&) { told = true; }});
+    FAIL() << "connected to a closed port";
+  } catch (const ServerNotAcceptingError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device 127.0.0.1:" + std::to_string(port) + ": cannot connect: Connection refused");
+  }
+  EXPECT_FALSE(told);
+}
+
+// A port that accepts and says nothing (a service waiting for its own protocol's request): the
+// hello's wait ends saying that the address may not be a cclmesh server.
+TEST(RemoteMeshDevice, SilentPeerAtHelloMayNotBeACclmeshServer) {
+  std::atomic<bool> test_done{false};
+  FakeServer silent([&](boost::asio::io_context&, boost::asio::ip::tcp::socket) {
+    while (!test_done.load()) std::this_thread::sleep_for(10ms);
+  });
+  const struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(true); }
+  } release{test_done};
+  try {
+    RemoteMeshDevice remote("127.0.0.1", silent.port(), {.io_timeout = 300ms});
+    FAIL() << "connected to a silent peer";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + silent.endpoint() +
+                                         ": hello: nothing was received for 0.3 s; a cclmesh serve answers a hello at "
+                                         "once: " + silent.endpoint() + " may not be a cclmesh serve");
+  }
+}
+
+// A peer of another protocol that sends fewer bytes than a frame's lead and waits (an SSH
+// server's banner start): refused on its first bytes, not after the hello's minute.
+TEST(RemoteMeshDevice, ShortForeignGreetingIsRefusedAtOnce) {
+  std::atomic<bool> test_done{false};
+  FakeServer ssh([&](boost::asio::io_context&, boost::asio::ip::tcp::socket socket) {
+    boost::asio::write(socket, boost::asio::buffer(std::string_view("SSH-2.0\r\n")));
+    while (!test_done.load()) std::this_thread::sleep_for(10ms);
+  });
+  const struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(true); }
+  } release{test_done};
+  try {
+    RemoteMeshDevice remote("127.0.0.1", ssh.port(), {.io_timeout = 600s});
+    FAIL() << "connected to a server of another protocol";
+  } catch (const RemoteDeviceError& e) {
+    const std::string what = e.what();
+    // What arrived with the first bytes is shown as well, when it is there (it is sent at once).
+    EXPECT_EQ(what.rfind("remote device " + ssh.endpoint() + ": hello: " + ssh.endpoint() +
+                             " does not speak the cclmesh remote device protocol: it sent \"SSH-",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("\" (a cclmesh frame starts with \"CCLM\"); is it a cclmesh serve's address?"), std::string::npos)
+        << what;
+  }
+}
+
+// A client silent past the server's --idle-timeout (computing its host reference) loses its
+// session; its next call says that the idle timeout most likely ended it, rather than only
+// "connection closed (broken pipe)". The hello says the timeout. The session is known to be gone
+// when a second client gets in (one session at a time), so no sleep decides the test.
+TEST(RemoteMeshDevice, SessionEndedForIdlingSaysTheServersIdleTimeout) {
+  sim::device::SimMeshDevice device(topo::load_system("n300"));
+  RemoteServerOptions options = server_options(device);
+  options.idle_timeout = 200ms;
+  Served served{device, options};
+  RemoteMeshDevice idle("127.0.0.1", served.server.port());
+  EXPECT_EQ(idle.server_idle_timeout(), std::optional<std::chrono::milliseconds>(200ms));
+  EXPECT_EQ(idle.chips().size(), 2u);
+  {
+    RemoteMeshDevice next("127.0.0.1", served.server.port(), {.busy_wait = 600s});  // in once `idle` is dropped
+    EXPECT_EQ(next.chips().size(), 2u);
+  }
+  try {
+    idle.chips();
+    FAIL() << "a session dropped for idling answered";
+  } catch (const RemoteDeviceError& e) {
+    const std::string what = e.what();
+    const std::string start = "remote device 127.0.0.1:" + std::to_string(served.server.port()) + ": chips: ";
+    const std::string end = "; this client had sent nothing for longer than the server's idle timeout (0.2 s, cclmesh "
+                            "serve --idle-timeout), which most likely ended the session";
+    EXPECT_EQ(what.rfind(start, 0), 0u) << what;
+    EXPECT_TRUE(what.size() > end.size() && what.compare(what.size() - end.size(), end.size(), end) == 0) << what;
+  }
+}
+
 TEST(RemoteEndpoint, ParsesHostAndPort) {
   EXPECT_EQ(parse_endpoint("simbox:5170"), std::make_pair(std::string("simbox"), std::uint16_t{5170}));
   EXPECT_EQ(parse_endpoint("[::1]:80"), std::make_pair(std::string("::1"), std::uint16_t{80}));
@@ -1408,6 +1542,29 @@ TEST(RemoteEndpoint, ParsesHostAndPort) {
   EXPECT_THROW(parse_endpoint("simbox:65536"), std::invalid_argument);
   EXPECT_THROW(parse_endpoint(":5170"), std::invalid_argument);
   EXPECT_THROW(parse_endpoint("simbox:51x"), std::invalid_argument);
+  EXPECT_EQ(parse_endpoint("10.0.0.7:5170"), std::make_pair(std::string("10.0.0.7"), std::uint16_t{5170}));
+  EXPECT_EQ(parse_endpoint("[fe80::1]:5170"), std::make_pair(std::string("fe80::1"), std::uint16_t{5170}));
+}
+
+// One reading or none: a host with a ':' of its own must be a bracketed IPv6 address, so a
+// stray ':1' is not taken as part of a host name that then does not resolve.
+TEST(RemoteEndpoint, RefusesWhatHasNoOneReading) {
+  const auto refusal = [](std::string_view text) {
+    try {
+      parse_endpoint(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal("127.0.0.1:5170:1"), "'127.0.0.1:5170:1' is not HOST:PORT or [IPv6]:PORT (more than one ':'; an "
+                                         "IPv6 address goes in brackets, as [::1]:5170)");
+  EXPECT_EQ(refusal("::1:5170"), "'::1:5170' is not HOST:PORT or [IPv6]:PORT (more than one ':'; an IPv6 address "
+                                 "goes in brackets, as [::1]:5170)");
+  EXPECT_EQ(refusal("[::1:5170"), "'[::1:5170' is not HOST:PORT or [IPv6]:PORT (an unclosed '[')");
+  EXPECT_EQ(refusal("::1]:5170"), "'::1]:5170' is not HOST:PORT or [IPv6]:PORT (an unclosed '[')");
+  EXPECT_EQ(refusal("[]:5170"), "'[]:5170' is not HOST:PORT or [IPv6]:PORT (no host)");
+  EXPECT_EQ(refusal("[[::1]]:5170"), "'[[::1]]:5170' is not HOST:PORT or [IPv6]:PORT (brackets inside the brackets)");
 }
 
 }  // namespace

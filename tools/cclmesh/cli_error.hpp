@@ -11,13 +11,23 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The served device (--device) could not be had: busy with another client's session, or nothing
+// accepting at its address, for as long as --device-wait allowed. Not bad input: the same
+// command may work later, which a script tells from exit 2 to try again. Exits 5.
+class DeviceUnavailableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Exit codes, a contract with scripts and CI (issue 7): 0 ok, 1 data did not verify,
 // 2 bad input, 3 simulated hang or fault stopped the op, 4 cclmesh itself failed (an internal
-// error, or a `sweep -j` point's process that died without a result).
+// error, or a `sweep -j` point's process that died without a result), 5 the served device was
+// unavailable (session 31: busy or not accepting past --device-wait; it was 2).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitDataMismatch = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitHangOrFault = 3;
 inline constexpr int kExitInternalError = 4;
+inline constexpr int kExitDeviceUnavailable = 5;
 
 }  // namespace cclmesh::cli

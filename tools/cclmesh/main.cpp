@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
     return kExitBadInput;
+  } catch (const DeviceUnavailableError& e) {
+    std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
+    return kExitDeviceUnavailable;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cclmesh: internal error: %s\n", e.what());
     return kExitInternalError;

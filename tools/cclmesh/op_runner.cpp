@@ -237,17 +237,31 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptio
   try {
     const auto [host, port] = runtime::remote::parse_endpoint(options.device);
     runtime::remote::RemoteDeviceOptions remote;
-    remote.busy_wait = std::chrono::milliseconds(std::llround(options.device_wait_s * 1000.0));
+    const auto wait = std::chrono::milliseconds(std::llround(options.device_wait_s * 1000.0));
+    remote.busy_wait = wait;
     // Said once, so a run that waits for another client's session does not look stuck.
     remote.on_busy = [seconds = options.device_wait_s](const std::string& why) {
       fmt::print(stderr, "cclmesh: {}; waiting up to {:g} s for it to end (--device-wait)\n", why, seconds);
       std::fflush(stderr);
     };
+    // A script's `cclmesh serve ... &` then `run --device-wait N`: the server may not listen yet.
+    // Only when asked: without --device-wait, nothing listening is said at once, as before.
+    if (options.device_wait_given) {
+      remote.connect_wait = wait;
+      remote.on_not_accepting = [seconds = options.device_wait_s](const std::string& why) {
+        fmt::print(stderr, "cclmesh: {}; trying again for up to {:g} s (--device-wait)\n", why, seconds);
+        std::fflush(stderr);
+      };
+    }
     return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port, remote);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   } catch (const runtime::remote::ServerBusyError& e) {
-    throw UsageError(fmt::format("--device: {} (--device-wait SECONDS waits longer)", e.what()));
+    throw DeviceUnavailableError(fmt::format("--device: {} (--device-wait SECONDS waits longer)", e.what()));
+  } catch (const runtime::remote::ServerNotAcceptingError& e) {
+    throw DeviceUnavailableError(fmt::format("--device: {} ({})", e.what(),
+                                             options.device_wait_given ? "--device-wait SECONDS waits longer"
+                                                                       : "is cclmesh serve running there? --device-wait SECONDS waits for one still starting"));
   } catch (const runtime::remote::RemoteDeviceError& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   }

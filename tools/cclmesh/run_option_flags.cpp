@@ -55,9 +55,13 @@ void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option*
   command
       .add_option_function<std::string>(
           "--device-wait",
-          [&options](const std::string& text) { options.device_wait_s = parse_wait_seconds(text, "--device-wait"); },
+          [&options](const std::string& text) {
+            options.device_wait_s = parse_wait_seconds(text, "--device-wait");
+            options.device_wait_given = true;
+          },
           "seconds to wait while the served device is busy with another client's session (one at a time), asking "
-          "again with backoff, before giving up (0: ask once)")
+          "again with backoff, before giving up (0: ask once); given, also how long to keep trying to connect "
+          "while nothing accepts at HOST:PORT (a server still starting)")
       ->type_name("SECONDS")
       ->default_str(fmt::format("{:g}", options.device_wait_s))
       ->needs(device);

@@ -55,8 +55,10 @@ struct RunOptions {
   // --device HOST:PORT: run on a device served by `cclmesh serve` instead of simulating here.
   std::string device;
   // --device-wait SECONDS: how long to wait while the served device serves another client's
-  // session (one at a time) before giving up; 0: ask once.
+  // session (one at a time) before giving up; 0: ask once. Given, it also covers a server that
+  // does not accept connections yet (one still starting); not given, that fails at once.
   double device_wait_s = 10.0;
+  bool device_wait_given = false;
   CollectiveOp op = CollectiveOp::AllGather;
   std::uint64_t size_bytes = 16ull << 20;
   // ring | line | auto (a ring where the run's groups close into rings of 3 or more chips, else a
