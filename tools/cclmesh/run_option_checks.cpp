@@ -77,6 +77,13 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                    "legacy mode relays through its EDMs)",
                                    options.topology, options.mode));
     }
+    if (legacy_mode(options)) {
+      // The legacy all_gather (all_reduce's gather too) relays through its per-op EDMs whatever
+      // is asked: taken, any value ran the same op (session 31's review).
+      throw UsageError(fmt::format("--ag-ring-algorithm: '{}' given in legacy mode, whose all_gather relays through "
+                                   "its per-op EDMs whatever the algorithm; it applies in fabric mode (--mode fabric)",
+                                   options.ag_ring_algorithm));
+    }
   }
   if (options.chunks_per_sync) {
     if (!relays) {

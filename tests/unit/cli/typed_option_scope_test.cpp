@@ -77,6 +77,24 @@ TEST(TypedOptionScope, AlgorithmOptionsAtTheirDefaultsRunWhereTheyApply) {
   EXPECT_EQ(refusal(run_args("broadcast", {"--bcast-ring-algorithm", "auto"})), "");
 }
 
+// The legacy all_gather relays through its per-op EDMs: --ag-ring-algorithm auto or multicast
+// typed with --mode legacy ran the same op as without it (75.87 us, t3k 1 MiB) until session
+// 31's review, though the option applies to a fabric ring only; relay had its own refusal.
+TEST(TypedOptionScope, AgRingAlgorithmTypedInLegacyModeIsRefusedWhateverItsValue) {
+  for (const std::string op : {"all_gather", "all_reduce"}) {
+    for (const std::string algorithm : {"auto", "multicast"}) {
+      SCOPED_TRACE(op + " " + algorithm);
+      EXPECT_EQ(refusal(run_args(op, {"--mode", "legacy", "--ag-ring-algorithm", algorithm})),
+                "--ag-ring-algorithm: '" + algorithm +
+                    "' given in legacy mode, whose all_gather relays through its per-op EDMs whatever the "
+                    "algorithm; it applies in fabric mode (--mode fabric)");
+    }
+  }
+  EXPECT_THAT(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-ring-algorithm", "relay"})),
+              HasSubstr("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring"));
+  EXPECT_EQ(refusal(run_args("all_gather", {"--ag-ring-algorithm", "multicast"})), "");
+}
+
 // Legacy mode runs no fabric router: until session 31's review, `--fabric-rx-in-flight` and
 // `--fabric-payload` were taken with any value there and the run's figures were those without
 // them (the legacy EDMs size their buffers from the ERISC's L1). The payload still sizes the
