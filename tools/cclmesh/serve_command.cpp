@@ -2,7 +2,7 @@
 //   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
-//   [--max-wall S] [--trace-dir DIR [--trace-limit N]]`:
+//   [--max-wall S] [--max-enqueued-host SIZE] [--max-profile-entries N] [--trace-dir DIR [--trace-limit N]]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0; bad options exit 2, a
 // device whose fabric cannot start exits 3 with the report, as `run`); a session that leaves
