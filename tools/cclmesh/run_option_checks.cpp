@@ -79,10 +79,12 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     }
     if (legacy_mode(options)) {
       // The legacy all_gather (all_reduce's gather too) relays through its per-op EDMs whatever
-      // is asked: taken, any value ran the same op (session 31's review).
+      // is asked: taken, any value ran the same op (session 31's review). On a served device the
+      // mode is the server's (`run --device` refuses --mode).
       throw UsageError(fmt::format("--ag-ring-algorithm: '{}' given in legacy mode, whose all_gather relays through "
-                                   "its per-op EDMs whatever the algorithm; it applies in fabric mode (--mode fabric)",
-                                   options.ag_ring_algorithm));
+                                   "its per-op EDMs whatever the algorithm; it applies in fabric mode ({})",
+                                   options.ag_ring_algorithm,
+                                   options.device.empty() ? "--mode fabric" : "a server started with --mode fabric"));
     }
   }
   if (options.chunks_per_sync) {

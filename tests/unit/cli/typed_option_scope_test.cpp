@@ -10,6 +10,7 @@
 
 #include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/run_option_checks.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -93,6 +94,21 @@ TEST(TypedOptionScope, AgRingAlgorithmTypedInLegacyModeIsRefusedWhateverItsValue
   EXPECT_THAT(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-ring-algorithm", "relay"})),
               HasSubstr("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring"));
   EXPECT_EQ(refusal(run_args("all_gather", {"--ag-ring-algorithm", "multicast"})), "");
+  // A served device's mode is the server's: the refusal does not ask for --mode, which `run
+  // --device` refuses.
+  RunOptions served;
+  served.device = "127.0.0.1:1";
+  served.mode = "legacy";
+  served.op = CollectiveOp::AllGather;
+  served.algorithms_typed.ag_ring = true;
+  try {
+    detail::reject_unsupported(served, 8);
+    ADD_FAILURE() << "taken";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--ag-ring-algorithm: 'auto' given in legacy mode, whose all_gather relays through its per-op EDMs "
+              "whatever the algorithm; it applies in fabric mode (a server started with --mode fabric)");
+  }
 }
 
 // Legacy mode runs no fabric router: until session 31's review, `--fabric-rx-in-flight` and
