@@ -165,7 +165,10 @@ class MeshDevice {
   // (docs/remote_device.md, "A session's kernel profile").
   virtual std::size_t profile_size() const = 0;
   // Entries [first_entry, profile_size()). std::invalid_argument for a first_entry past
-  // profile_size() (an index taken before a reset): require_profile_entry().
+  // profile_size() (an index taken before a reset): require_profile_entry(). A served session's
+  // profile may be bounded (`cclmesh serve --max-profile-entries`): its oldest entries dropped, the
+  // numbering kept, and a first_entry among them refused as ProfileEntriesDroppedError
+  // (profile_range.hpp), never answered with fewer entries.
   virtual std::vector<KernelProfile> profile_since(std::size_t first_entry) const = 0;
   // Every entry (profile_since(0); not virtual, as enqueue_workload): for callers that want the
   // whole list, which a served device sends whole.

@@ -586,9 +586,13 @@ std::size_t SimMeshDevice::profile_size() const {
 std::vector<runtime::KernelProfile> SimMeshDevice::profile_since(std::size_t first_entry) const {
   runtime::require_profile_entry(first_entry, profile_size());
   if (first_entry < profile_forgotten_) {
-    throw runtime::ProfileEntriesDroppedError(fmt::format("profile_since: entry {} was dropped; the profile keeps entries {} .. {} "
-                                            "only (forget_profile_before)",
-                                            first_entry, profile_forgotten_, profile_size()));
+    const std::string kept = profile_.empty()
+                                 ? fmt::format("none of its {} entries", profile_size())
+                                 : fmt::format("entries {} .. {} of {} only", profile_forgotten_, profile_size() - 1,
+                                               profile_size());
+    throw runtime::ProfileEntriesDroppedError(
+        fmt::format("profile_since: entry {} was dropped; the profile keeps {} (forget_profile_before)", first_entry,
+                    kept));
   }
   const auto from = static_cast<std::ptrdiff_t>(first_entry - profile_forgotten_);
   if (!mirrored_) return {profile_.begin() + from, profile_.end()};

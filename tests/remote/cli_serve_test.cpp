@@ -191,6 +191,8 @@ TEST(CliServe, BadOptionsExitTwoWithOneLine) {
       {"serve", "--system", "t3k", "--max-enqueued-host", "lots"},
       {"serve", "--system", "t3k", "--max-profile-entries", "0"},
       {"serve", "--system", "t3k", "--max-profile-entries", "-5"},
+      // Legacy mode runs no fabric router, so no receiver to set (session 31's review: taken).
+      {"serve", "--system", "t3k", "--mode", "legacy", "--fabric-rx-in-flight", "2"},
   };
   for (const auto& args : cases) {
     Child serve(args);

@@ -1147,6 +1147,37 @@ TEST(RemoteMeshDevice, TheClientRefusesEnqueuedHostBytesPastTheServersBound) {
   remote.finish();
 }
 
+// A finish() that fails leaves the enqueued bytes held at the server until a reset (or a finish()
+// that completes), so the client's count keeps them too: the next enqueue past the bound is
+// refused here as the server would refuse it, and the reset makes room (session 31's review: the
+// client's count after a failed finish() had no test).
+TEST(RemoteMeshDevice, AFailedFinishLeavesTheEnqueuedBytesCountedUntilAReset) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  RemoteServerOptions options = server_options(device);
+  options.max_enqueued_host_bytes = 6000;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle b = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  Bytes back(4096);
+  remote.enqueue_read_buffer(5, b, back);
+  remote.enqueue_workload(all_gather_without_chip_0(remote, remote.fabric()));
+  EXPECT_THROW(remote.finish(), DeviceError);
+  // Refused here (EnqueuedHostBytesError), not by the server (whose refusal is std::invalid_argument).
+  EXPECT_THROW(remote.enqueue_read_buffer(5, b, back), EnqueuedHostBytesError);
+  EXPECT_EQ(refusal([&] { remote.enqueue_read_buffer(5, b, back); }),
+            "enqueue_read_buffer: 4096 B more would pass this server's limit of 6000 B of enqueued host writes and "
+            "reads (4096 B held until finish()); call finish() first");
+  remote.reset();
+  const BufferHandle c = remote.create_buffer({BufferType::Dram, 4096, 2048, TensorMemoryLayout::Interleaved, std::nullopt});
+  const Bytes data = ccltest::pattern(4096, 7);
+  remote.enqueue_write_buffer(5, c, data);  // the reset dropped the failed finish()'s 4096 B
+  EXPECT_THROW(remote.enqueue_read_buffer(5, c, back), EnqueuedHostBytesError);  // the write's are held
+  remote.finish();
+  remote.enqueue_read_buffer(5, c, back);
+  remote.finish();
+  EXPECT_TRUE(back == data);
+}
+
 // The server's own refusals, for a client that does not check first (not RemoteMeshDevice),
 // through its request side without a socket: one enqueue of more than the bound is refused as a
 // direct write or read past it is, not with "call finish() first", which would not help; one

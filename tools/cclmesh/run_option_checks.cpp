@@ -32,6 +32,24 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "--mode fabric",
                                  to_string(options.op)));
   }
+  // Legacy mode runs no fabric router: its EDMs size their buffers from the ERISC's L1
+  // (legacy_edm_plan.hpp), and only the composite all_reduce's local sum sizes its CB packet by the
+  // fabric payload (docs/collectives.md, the legacy composite). Typed where it does nothing, either
+  // option would print figures the user reads as its effect.
+  if (legacy_mode(options) && options.fabric_typed.rx_in_flight) {
+    throw UsageError(fmt::format("--fabric-rx-in-flight: {} given in legacy mode, which runs no fabric router (the "
+                                 "op's own EDMs carry its packets); it applies in fabric mode (--mode fabric)",
+                                 options.fabric_rx_in_flight.value_or(0)));
+  }
+  if (legacy_mode(options) && options.fabric_typed.payload &&
+      (options.op != CollectiveOp::AllReduce || options.all_reduce_algo == "rs-ag")) {
+    throw UsageError(fmt::format(
+        "--fabric-payload: {} B given for {}{} in legacy mode, which runs no fabric: its EDMs size their buffers from "
+        "the ERISC's L1 (--erisc-unreserved-kib); it applies in fabric mode, and in legacy mode to all_reduce's "
+        "composite local sum (--all-reduce-algo composite or auto)",
+        options.fabric_payload_bytes, to_string(options.op),
+        options.op == CollectiveOp::AllReduce ? " --all-reduce-algo rs-ag" : ""));
+  }
   const bool has_workers_per_link = options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllReduce;
   const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" && !legacy_mode(options) &&
                       options.ag_ring_algorithm != "multicast";
@@ -68,6 +86,15 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                    "{} in {} mode (expected --topology ring --mode fabric; a line multicasts, "
                                    "legacy mode relays through its EDMs)",
                                    options.topology, options.mode));
+    }
+    if (legacy_mode(options)) {
+      // The legacy all_gather (all_reduce's gather too) relays through its per-op EDMs whatever
+      // is asked: taken, any value ran the same op (session 31's review). On a served device the
+      // mode is the server's (`run --device` refuses --mode).
+      throw UsageError(fmt::format("--ag-ring-algorithm: '{}' given in legacy mode, whose all_gather relays through "
+                                   "its per-op EDMs whatever the algorithm; it applies in fabric mode ({})",
+                                   options.ag_ring_algorithm,
+                                   options.device.empty() ? "--mode fabric" : "a server started with --mode fabric"));
     }
   }
   if (options.chunks_per_sync) {

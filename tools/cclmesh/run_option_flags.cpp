@@ -170,13 +170,19 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->type_name("UINT")
       ->default_str(std::to_string(o.seed));
   command.add_option("--fabric-payload", o.fabric_payload_bytes,
-                     "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144)")
+                     "fabric packet payload in bytes (REFERENCE 6.2 default 4352; calibration runs used 6144); in "
+                     "legacy mode, which runs no fabric, it sizes only all_reduce's composite local-sum packet, and "
+                     "is refused for the legacy all_gather, reduce_scatter and rs-ag, whose EDMs size their buffers "
+                     "from the ERISC's L1")
       ->transform(whole_number_in(64, 7616))
+      ->each([&o](const std::string&) { o.fabric_typed.payload = true; })
       ->capture_default_str();
   command.add_option("--fabric-rx-in-flight", o.fabric_rx_in_flight,
                      "fabric routers' receivers: packets whose NoC writes are in flight at once, one transaction id "
-                     "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time)")
-      ->transform(whole_number_in(1, 16));
+                     "each (1..min(receiver slots, 16); default every receiver slot; 1 = one packet at a time); "
+                     "fabric mode only (legacy mode runs no router)")
+      ->transform(whole_number_in(1, 16))
+      ->each([&o](const std::string&) { o.fabric_typed.rx_in_flight = true; });
   command.add_option_function<std::uint32_t>(
              "--erisc-unreserved-kib", [&o](std::uint32_t kib) { o.erisc_unreserved_bytes = kib * 1024; },
                      "what-if: the ERISC's unreserved L1 in KiB, for fabric router slots, legacy EDM buffers and "

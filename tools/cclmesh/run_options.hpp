@@ -138,6 +138,15 @@ struct RunOptions {
   std::uint32_t fabric_payload_bytes = 4352;
   // --fabric-rx-in-flight: FabricOptions::receiver_packets_in_flight (unset: the default).
   std::optional<std::uint32_t> fabric_rx_in_flight;
+  // Which of the two fabric options above were typed, whatever the value. Legacy mode runs no
+  // fabric router, so one typed for a legacy run where it does nothing is refused
+  // (run_option_checks.cpp); their values cannot say so, as a served device's are set from the
+  // server's (served_run_options) whatever the client typed.
+  struct FabricTyped {
+    bool payload = false;       // --fabric-payload
+    bool rx_in_flight = false;  // --fabric-rx-in-flight
+  };
+  FabricTyped fabric_typed;
   // FabricOptions::erisc_unreserved_bytes: --erisc-unreserved-kib x 1024, a what-if for the
   // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 150 KiB), or a
   // served device's figure as the server has it (bytes: a server need not hold whole KiB).

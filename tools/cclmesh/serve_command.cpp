@@ -2,7 +2,7 @@
 //   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
-//   [--max-wall S] [--trace-dir DIR [--trace-limit N]]`:
+//   [--max-wall S] [--max-enqueued-host SIZE] [--max-profile-entries N] [--trace-dir DIR [--trace-limit N]]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0; bad options exit 2, a
 // device whose fabric cannot start exits 3 with the report, as `run`); a session that leaves
@@ -193,6 +193,12 @@ int run_serve(const ServeOptions& options) {
   device_options.fabric.num_links = options.links;
   device_options.fabric.chip_order.assign(options.chips.begin(), options.chips.end());
   device_options.fabric.max_payload_bytes = options.fabric_payload_bytes;
+  if (options.mode == "legacy" && options.fabric_rx_in_flight) {
+    // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no receiver to set.
+    throw UsageError(fmt::format("--fabric-rx-in-flight: {} given with --mode legacy, which runs no fabric router "
+                                 "(each op's own EDMs carry its packets); it applies with --mode fabric",
+                                 *options.fabric_rx_in_flight));
+  }
   device_options.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
   if (options.erisc_unreserved_kib) device_options.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
   RunFaults faults;
@@ -355,12 +361,13 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->check(CLI::IsMember({"system", "axes"}))
       ->capture_default_str();
   command->add_option("--fabric-payload", options->fabric_payload_bytes,
-                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352)")
+                      "fabric packet payload in bytes (REFERENCE 6.2 default 4352); with --mode legacy, which runs no "
+                      "fabric, it sizes only all_reduce's composite local-sum packet")
       ->transform(whole_number_in(64, 7616))
       ->capture_default_str();
   command->add_option("--fabric-rx-in-flight", options->fabric_rx_in_flight,
                       "fabric routers' receivers: packets whose NoC writes are in flight at once (1..16; default every "
-                      "receiver slot)")
+                      "receiver slot); --mode fabric only (legacy mode runs no router)")
       ->transform(whole_number_in(1, 16));
   command->add_option("--erisc-unreserved-kib", options->erisc_unreserved_kib,
                       "what-if: the ERISC's unreserved L1 in KiB (REFERENCE 1.4, unconfirmed: 106..150; default 150)")

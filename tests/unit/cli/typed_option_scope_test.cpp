@@ -10,6 +10,7 @@
 
 #include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/run_option_checks.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -75,6 +76,90 @@ TEST(TypedOptionScope, AlgorithmOptionsAtTheirDefaultsRunWhereTheyApply) {
             "");
   EXPECT_EQ(refusal(run_args("reduce_scatter", {"--topology", "line", "--rs-line-algorithm", "two_sided"})), "");
   EXPECT_EQ(refusal(run_args("broadcast", {"--bcast-ring-algorithm", "auto"})), "");
+}
+
+// The legacy all_gather relays through its per-op EDMs: --ag-ring-algorithm auto or multicast
+// typed with --mode legacy ran the same op as without it (75.87 us, t3k 1 MiB) until session
+// 31's review, though the option applies to a fabric ring only; relay had its own refusal.
+TEST(TypedOptionScope, AgRingAlgorithmTypedInLegacyModeIsRefusedWhateverItsValue) {
+  for (const std::string op : {"all_gather", "all_reduce"}) {
+    for (const std::string algorithm : {"auto", "multicast"}) {
+      SCOPED_TRACE(op + " " + algorithm);
+      EXPECT_EQ(refusal(run_args(op, {"--mode", "legacy", "--ag-ring-algorithm", algorithm})),
+                "--ag-ring-algorithm: '" + algorithm +
+                    "' given in legacy mode, whose all_gather relays through its per-op EDMs whatever the "
+                    "algorithm; it applies in fabric mode (--mode fabric)");
+    }
+  }
+  EXPECT_THAT(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-ring-algorithm", "relay"})),
+              HasSubstr("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring"));
+  EXPECT_EQ(refusal(run_args("all_gather", {"--ag-ring-algorithm", "multicast"})), "");
+  // A served device's mode is the server's: the refusal does not ask for --mode, which `run
+  // --device` refuses.
+  RunOptions served;
+  served.device = "127.0.0.1:1";
+  served.mode = "legacy";
+  served.op = CollectiveOp::AllGather;
+  served.algorithms_typed.ag_ring = true;
+  try {
+    detail::reject_unsupported(served, 8);
+    ADD_FAILURE() << "taken";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--ag-ring-algorithm: 'auto' given in legacy mode, whose all_gather relays through its per-op EDMs "
+              "whatever the algorithm; it applies in fabric mode (a server started with --mode fabric)");
+  }
+}
+
+// Legacy mode runs no fabric router: until session 31's review, `--fabric-rx-in-flight` and
+// `--fabric-payload` were taken with any value there and the run's figures were those without
+// them (the legacy EDMs size their buffers from the ERISC's L1). The payload still sizes the
+// legacy composite all_reduce's local-sum packet (docs/collectives.md), so it is taken for
+// all_reduce unless --all-reduce-algo rs-ag leaves it nothing to size.
+TEST(TypedOptionScope, FabricReceiverOptionTypedInLegacyModeIsRefusedWhateverItsValue) {
+  for (const std::string op : {"all_gather", "reduce_scatter", "all_reduce"}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(refusal(run_args(op, {"--mode", "legacy", "--fabric-rx-in-flight", "16"})),
+              "--fabric-rx-in-flight: 16 given in legacy mode, which runs no fabric router (the op's own EDMs carry "
+              "its packets); it applies in fabric mode (--mode fabric)");
+  }
+  EXPECT_EQ(refusal(run_args("all_gather", {"--fabric-rx-in-flight", "1"})), "");
+}
+
+TEST(TypedOptionScope, FabricPayloadTypedInLegacyModeIsRefusedWhereNothingReadsIt) {
+  const std::string why =
+      " in legacy mode, which runs no fabric: its EDMs size their buffers from the ERISC's L1 "
+      "(--erisc-unreserved-kib); it applies in fabric mode, and in legacy mode to all_reduce's composite local sum "
+      "(--all-reduce-algo composite or auto)";
+  EXPECT_EQ(refusal(run_args("all_gather", {"--mode", "legacy", "--fabric-payload", "4352"})),
+            "--fabric-payload: 4352 B given for all_gather" + why);
+  EXPECT_EQ(refusal(run_args("reduce_scatter", {"--mode", "legacy", "--fabric-payload", "6144"})),
+            "--fabric-payload: 6144 B given for reduce_scatter" + why);
+  EXPECT_EQ(refusal(run_args("all_reduce", {"--mode", "legacy", "--all-reduce-algo", "rs-ag", "--fabric-payload",
+                                            "6144"})),
+            "--fabric-payload: 6144 B given for all_reduce --all-reduce-algo rs-ag" + why);
+  EXPECT_EQ(refusal(run_args("all_reduce", {"--mode", "legacy", "--all-reduce-algo", "composite",
+                                            "--fabric-payload", "6144"})),
+            "");
+  EXPECT_EQ(refusal(run_args("all_reduce", {"--mode", "legacy", "--fabric-payload", "6144"})), "");
+  EXPECT_EQ(refusal(run_args("all_gather", {"--fabric-payload", "6144"})), "");
+  EXPECT_EQ(refusal(run_args("all_gather", {"--mode", "legacy"})), "");
+}
+
+TEST(TypedOptionScope, SweepInLegacyModeSkipsThePointsAFabricOptionDoesNothingFor) {
+  // Every point skipped for the same reason: bad input (exit 2).
+  EXPECT_EQ(refusal({"sweep", "--system", "t3k", "--mode", "legacy", "--op", "all_gather", "-b", "64KiB", "-e",
+                     "64KiB", "--no-data", "--fabric-rx-in-flight", "2"}),
+            "--fabric-rx-in-flight: 2 given in legacy mode, which runs no fabric router (the op's own EDMs carry "
+            "its packets); it applies in fabric mode (--mode fabric)");
+  // all_reduce's points run (the composite's local sum reads the payload), all_gather's are skipped.
+  const auto [code, table] = testing_util::run_cli_output({"sweep", "--system", "t3k", "--mode", "legacy", "--op",
+                                                            "all_gather,all_reduce", "-b", "64KiB", "-e", "64KiB",
+                                                            "--no-data", "--fabric-payload", "6144"});
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(table, HasSubstr("# all_gather at 65536 B skipped: --fabric-payload: 6144 B given for all_gather in "
+                               "legacy mode"));
+  EXPECT_THAT(table, HasSubstr("all_reduce on t3k"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "runtime/device/profile_range.hpp"
 #include "tests/refusal.hpp"
 #include "tests/unit/sim/device_test_util.hpp"
 
@@ -209,6 +210,41 @@ TEST(DeviceInterpreter, ProfileSinceReadsFromAnEntryAndForgetProfileDropsTheEntr
   const std::vector<runtime::KernelProfile> after = device.profile();
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0].start_ns, whole[1].end_ns + 3500u);  // the clock ran on: one dispatch gap later
+}
+
+// forget_profile_before(K) (a bounded served session's, session 31) drops the entries before K and
+// keeps the numbering: profile_size() counts every entry, the kept ones read at their indices, and
+// a range from a dropped entry is refused as ProfileEntriesDroppedError naming what is kept. Its
+// message said "keeps entries K .. size" (one past the last, and a range when none was kept);
+// found by session 31's review.
+TEST(DeviceInterpreter, ForgetProfileBeforeKeepsTheNumberingAndRefusesDroppedEntries) {
+  SimMeshDevice device(topo::build_n150());
+  const kargs::InterpreterSpec spec = one_semaphore_increment();
+  for (const char* name : {"first", "second", "third"}) {
+    device.enqueue_workload(interpreter_workload(name, 0, {0, 0}, spec, 0, 0, {0}));
+    device.finish();
+  }
+  const std::vector<runtime::KernelProfile> whole = device.profile();
+  ASSERT_EQ(whole.size(), 3u);
+  device.forget_profile_before(1);
+  EXPECT_EQ(device.profile_size(), 3u);
+  EXPECT_EQ(device.profile_since(1), (std::vector<runtime::KernelProfile>{whole[1], whole[2]}));
+  EXPECT_EQ(cclmesh::testing::refusal([&] { (void)device.profile_since(0); }),
+            "profile_since: entry 0 was dropped; the profile keeps entries 1 .. 2 of 3 only "
+            "(forget_profile_before)");
+  EXPECT_THROW((void)device.profile_since(0), runtime::ProfileEntriesDroppedError);
+  device.forget_profile_before(3);
+  EXPECT_EQ(device.profile_size(), 3u);
+  EXPECT_TRUE(device.profile_since(3).empty());
+  EXPECT_EQ(cclmesh::testing::refusal([&] { (void)device.profile_since(2); }),
+            "profile_since: entry 2 was dropped; the profile keeps none of its 3 entries (forget_profile_before)");
+  device.enqueue_workload(interpreter_workload("fourth", 0, {0, 0}, spec, 0, 0, {0}));
+  device.finish();
+  EXPECT_EQ(device.profile_size(), 4u);
+  EXPECT_EQ(device.profile_since(3).size(), 1u);
+  device.reset();  // the numbering starts again
+  EXPECT_EQ(device.profile_size(), 0u);
+  EXPECT_TRUE(device.profile().empty());
 }
 
 // Global semaphores: one L1 address on the given cores of every chip, set by the host and
