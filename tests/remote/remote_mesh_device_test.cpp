@@ -1236,6 +1236,14 @@ class FakeServer {
   std::thread thread_;
 };
 
+// Reads and drops what the client sends until it closes its end: a peer that never answers
+// holds the connection open exactly as long as the client under test keeps it.
+void drain_until_the_client_closes(boost::asio::ip::tcp::socket& socket) {
+  char sink[64];
+  boost::system::error_code error;
+  while (!error) socket.read_some(boost::asio::buffer(sink), error);
+}
+
 Json receive_request(FrameConnection& c) { return from_wire(c.receive(5000ms, 5000ms).header); }
 void send_reply(FrameConnection& c, Json reply) { c.send(to_wire(reply), {}, 5000ms); }
 
@@ -1326,8 +1334,7 @@ TEST(RemoteMeshDevice, AnotherProtocolOrVersionIsRefused) {
       boost::asio::write(socket, boost::asio::buffer(std::string_view("HTTP/1.1 400 Bad Request\r\n\r\n")));
       boost::system::error_code ignored;
       socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-      char sink[64];
-      while (!ignored) socket.read_some(boost::asio::buffer(sink), ignored);  // until the client gives up
+      drain_until_the_client_closes(socket);
     });
     try {
       RemoteMeshDevice remote("127.0.0.1", http.port());
@@ -1490,14 +1497,9 @@ TEST(RemoteMeshDevice, WithoutAConnectWaitNothingListeningFailsAtOnce) {
 // A port that accepts and says nothing (a service waiting for its own protocol's request): the
 // hello's wait ends saying that the address may not be a cclmesh server.
 TEST(RemoteMeshDevice, SilentPeerAtHelloMayNotBeACclmeshServer) {
-  std::atomic<bool> test_done{false};
-  FakeServer silent([&](boost::asio::io_context&, boost::asio::ip::tcp::socket) {
-    while (!test_done.load()) std::this_thread::sleep_for(10ms);
+  FakeServer silent([](boost::asio::io_context&, boost::asio::ip::tcp::socket socket) {
+    drain_until_the_client_closes(socket);
   });
-  const struct Release {
-    std::atomic<bool>& flag;
-    ~Release() { flag.store(true); }
-  } release{test_done};
   try {
     RemoteMeshDevice remote("127.0.0.1", silent.port(), {.io_timeout = 300ms});
     FAIL() << "connected to a silent peer";
@@ -1511,15 +1513,10 @@ TEST(RemoteMeshDevice, SilentPeerAtHelloMayNotBeACclmeshServer) {
 // A peer of another protocol that sends fewer bytes than a frame's lead and waits (an SSH
 // server's banner start): refused on its first bytes, not after the hello's minute.
 TEST(RemoteMeshDevice, ShortForeignGreetingIsRefusedAtOnce) {
-  std::atomic<bool> test_done{false};
-  FakeServer ssh([&](boost::asio::io_context&, boost::asio::ip::tcp::socket socket) {
+  FakeServer ssh([](boost::asio::io_context&, boost::asio::ip::tcp::socket socket) {
     boost::asio::write(socket, boost::asio::buffer(std::string_view("SSH-2.0\r\n")));
-    while (!test_done.load()) std::this_thread::sleep_for(10ms);
+    drain_until_the_client_closes(socket);
   });
-  const struct Release {
-    std::atomic<bool>& flag;
-    ~Release() { flag.store(true); }
-  } release{test_done};
   try {
     RemoteMeshDevice remote("127.0.0.1", ssh.port(), {.io_timeout = 600s});
     FAIL() << "connected to a server of another protocol";
