@@ -217,8 +217,8 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                       "write a self-contained HTML report (topology coloured by link utilisation, the result table) to FILE");
   CLI::Option* device =
       command->add_option("--device", o.device,
-                          "HOST:PORT: run on a device served by `cclmesh serve` (its system, mode and fabric) instead "
-                          "of simulating here; simulator options are refused");
+                          "HOST:PORT or [IPv6]:PORT: run on a device served by `cclmesh serve` (its system, mode and "
+                          "fabric) instead of simulating here; simulator options are refused");
   add_device_wait_option(*command, o, device);
   command->callback([raw, size, command, &outcome] {
     if (!raw->parsed.device.empty()) reject_options_beside_device(*command, options_beside_device());

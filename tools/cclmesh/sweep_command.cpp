@@ -295,9 +295,9 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--plot", o->plot_path, "write an SVG plot of busbw against size to FILE, or - for stdout");
   CLI::Option* device =
       command->add_option("--device", b.device,
-                          "HOST:PORT: run the points on a device served by `cclmesh serve` (its system, mode and "
-                          "fabric), one after another in one session, instead of simulating here; simulator options "
-                          "are refused");
+                          "HOST:PORT or [IPv6]:PORT: run the points on a device served by `cclmesh serve` (its system, "
+                          "mode and fabric), one after another in one session, instead of simulating here; simulator "
+                          "options are refused");
   add_device_wait_option(*command, b, device);
   command->callback([o, command, &outcome] {
     if (!o->base.device.empty()) reject_options_beside_device(*command, options_beside_device());
