@@ -104,6 +104,17 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
   }
 }
 
+std::chrono::milliseconds RemoteMeshDevice::attempt_timeout(std::chrono::steady_clock::time_point started) const {
+  // Under a wait, one attempt may take no longer than what is left of it (but at least the first
+  // retry's pause, so a last attempt is still a real one): a host that drops the connection
+  // requests silently would otherwise hold each attempt for the whole connect timeout and
+  // overshoot a short --device-wait by up to that (session 31).
+  if (options_.connect_wait.count() == 0) return options_.connect_timeout;
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  const std::chrono::milliseconds left = std::max(options_.connect_wait - waited, kFirstBusyRetry);
+  return std::min(options_.connect_timeout, left);
+}
+
 void RemoteMeshDevice::connect(std::chrono::steady_clock::time_point started) {
   // A server still starting (a script's `cclmesh serve ... &` just before) refuses until it
   // listens; tried again on the busy wait's backoff. The wait counts from the constructor's
@@ -112,7 +123,7 @@ void RemoteMeshDevice::connect(std::chrono::steady_clock::time_point started) {
   bool told = false;
   for (;;) {
     try {
-      connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, options_.connect_timeout));
+      connection_ = std::make_unique<FrameConnection>(*io_, connect_socket(*io_, host_, port_, attempt_timeout(started)));
       return;
     } catch (const NotAccepting& e) {
       const std::string why = fmt::format("remote device {}: {}", endpoint_, e.what());

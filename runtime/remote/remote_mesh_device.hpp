@@ -51,7 +51,8 @@ struct RemoteDeviceOptions {
   // How long the constructor tries to connect while nothing accepts at the address (refused,
   // unreachable, no answer: a server still starting), on the same backoff as busy_wait, then
   // throws ServerNotAcceptingError saying what it tried and for how long. Zero (the default):
-  // tries once. A name that does not resolve is not retried.
+  // tries once. A name that does not resolve is not retried. Under a wait one attempt lasts at
+  // most what is left of it (a silent host does not hold it for the whole connect_timeout).
   std::chrono::milliseconds connect_wait{0};
   // Called once, with why the first attempt failed ("remote device HOST:PORT: cannot connect:
   // Connection refused"), when the constructor is going to try again: as on_busy.
@@ -159,6 +160,9 @@ class RemoteMeshDevice final : public MeshDevice {
   // Connects, trying again while nothing accepts at the address until options_.connect_wait
   // has passed since `started`.
   void connect(std::chrono::steady_clock::time_point started);
+  // One connection attempt's timeout: options_.connect_timeout, cut under a connect_wait to what
+  // is left of the wait since `started`.
+  std::chrono::milliseconds attempt_timeout(std::chrono::steady_clock::time_point started) const;
   // A write's checks before its bytes are sent, in the server's words (a local device's for a
   // size or a freed buffer): a buffer of this client's that is freed or from before its
   // reset(), a size other than the buffer's. std::invalid_argument, the session going on.

@@ -13,6 +13,7 @@
 #include <boost/asio/write.hpp>
 #include <functional>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "kernels/host/interpreter_stream.hpp"
@@ -1480,6 +1481,31 @@ TEST(RemoteMeshDevice, ConnectWaitRunsOutNamingWhatWasTried) {
                                          ": cannot connect: Connection refused; tried for 0.3 s");
   }
   EXPECT_EQ(told, 1);  // said once, however many times it tried
+}
+
+// A host that drops the connection request silently (here: a listener whose accept queue is
+// full, so the kernel drops the SYN) holds one attempt until its timeout. Under a wait an
+// attempt lasts at most what is left of the wait: before session 31's cut the 600 s connect
+// timeout held the first attempt until the kernel gave up (~2 min, "Connection timed out")
+// and only then was the 0.3 s wait found spent.
+TEST(RemoteMeshDevice, ConnectWaitBoundsEachAttemptOnAHostThatDropsTheRequest) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor full(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0),
+                                      /*reuse_address=*/true);
+  full.listen(0);  // room for one connection nobody accepts
+  boost::asio::ip::tcp::socket filler(io);
+  filler.connect(full.local_endpoint());
+  const std::uint16_t port = full.local_endpoint().port();
+  try {
+    RemoteMeshDevice remote("127.0.0.1", port, {.connect_timeout = 600s, .connect_wait = 300ms});
+    FAIL() << "connected to a full accept queue";
+  } catch (const ServerNotAcceptingError& e) {
+    // "within" what was left of the wait when the attempt started: 0.3 s, a millisecond less on
+    // a loaded host.
+    const std::regex expected("remote device 127\\.0\\.0\\.1:" + std::to_string(port) +
+                              ": no connection within 0\\.(3|29[0-9]*) s; tried for 0\\.3 s");
+    EXPECT_TRUE(std::regex_match(std::string(e.what()), expected)) << e.what();
+  }
 }
 
 TEST(RemoteMeshDevice, WithoutAConnectWaitNothingListeningFailsAtOnce) {
