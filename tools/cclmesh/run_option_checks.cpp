@@ -71,21 +71,16 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
       throw UsageError(fmt::format("--ag-ring-algorithm: '{}' asked for {}; it applies to all_gather and all_reduce",
                                    options.ag_ring_algorithm, to_string(options.op)));
     }
-    if (options.ag_ring_algorithm == "relay" && (options.topology != "ring" || legacy_mode(options)) &&
-        !options.device.empty()) {
-      // The fabric is the server's: `run --device` refuses --topology and --mode (session 31: this
-      // asked for them).
-      throw UsageError(fmt::format("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; the served "
-                                   "device runs a {} in {} mode (its cclmesh serve's --system, --topology and --mode "
-                                   "decide; a line multicasts, legacy mode relays through its EDMs); expected a server "
-                                   "started with --topology ring --mode fabric",
-                                   options.topology, options.mode));
-    }
     if (options.ag_ring_algorithm == "relay" && (options.topology != "ring" || legacy_mode(options))) {
-      throw UsageError(fmt::format("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; this is a "
-                                   "{} in {} mode (expected --topology ring --mode fabric; a line multicasts, "
-                                   "legacy mode relays through its EDMs)",
-                                   options.topology, options.mode));
+      // On a served device the fabric is the server's: `run --device` refuses --topology and
+      // --mode, so the message names the server's (session 31: it asked for those options).
+      const bool served = !options.device.empty();
+      throw UsageError(fmt::format("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; {} a {} in "
+                                   "{} mode ({}a line multicasts, legacy mode relays through its EDMs); expected {}",
+                                   served ? "the served device runs" : "this is", options.topology, options.mode,
+                                   served ? "its cclmesh serve's --system, --topology and --mode decide; " : "",
+                                   served ? "a server started with --topology ring --mode fabric"
+                                          : "--topology ring --mode fabric"));
     }
     if (legacy_mode(options)) {
       // The legacy all_gather (all_reduce's gather too) relays through its per-op EDMs whatever

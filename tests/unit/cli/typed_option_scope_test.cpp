@@ -91,8 +91,14 @@ TEST(TypedOptionScope, AgRingAlgorithmTypedInLegacyModeIsRefusedWhateverItsValue
                     "algorithm; it applies in fabric mode (--mode fabric)");
     }
   }
-  EXPECT_THAT(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-ring-algorithm", "relay"})),
-              HasSubstr("--ag-ring-algorithm: 'relay' relays through workers on a fabric ring"));
+  // The local refusal has the served one's form (tests/remote/cli_serve_test.cpp), with the
+  // options a local run takes.
+  EXPECT_EQ(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-ring-algorithm", "relay"})),
+            "--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; this is a ring in legacy mode (a "
+            "line multicasts, legacy mode relays through its EDMs); expected --topology ring --mode fabric");
+  EXPECT_EQ(refusal(run_args("all_gather", {"--topology", "line", "--ag-ring-algorithm", "relay"})),
+            "--ag-ring-algorithm: 'relay' relays through workers on a fabric ring; this is a line in fabric mode (a "
+            "line multicasts, legacy mode relays through its EDMs); expected --topology ring --mode fabric");
   EXPECT_EQ(refusal(run_args("all_gather", {"--ag-ring-algorithm", "multicast"})), "");
   // A served device's mode is the server's: the refusal does not ask for --mode, which `run
   // --device` refuses.
