@@ -358,8 +358,8 @@ TEST(FaultRun, LegacyLinksCountAnOpenedRingsLineNotItsDownHop) {
   }
 }
 
-// A system with no line through every chip (tt-umd's two unconnected N300s) is bad input in
-// legacy mode as in fabric mode: refused naming --system (exit 2), with or without a link down
+// A system with no line through every chip (tt-umd's two unconnected N300s), or no ring for
+// --topology ring, is bad input in legacy mode as in fabric mode: refused naming --system (exit 2), with or without a link down
 // from the start. Before (session 32 bug bash), legacy mode looked for the system's line to lay
 // its EDMs around down links before anything refused the system, and its EmbeddingError ended
 // the run as an internal error (exit 4).
@@ -379,6 +379,20 @@ TEST(FaultRun, LegacyModeOnASystemWithNoLineThroughEveryChipIsBadInput) {
       EXPECT_THAT(e.what(), HasSubstr("--system/--topology/--cluster-axis: topology 'wormhole_2xN300_unconnected': "
                                       "no line through chips 0,1,2,3: the chips are not connected"));
     }
+  }
+  // The same for --topology ring on a system with no ring (a 1x3 mesh's row does not close).
+  RunOptions ring;
+  ring.system = "mesh:1x3";
+  ring.op = CollectiveOp::AllReduce;
+  ring.mode = "legacy";
+  ring.topology = "ring";
+  ring.size_bytes = 32 * 1024;
+  try {
+    run_collective(ring);
+    ADD_FAILURE() << "expected --topology ring on mesh:1x3 to be refused";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--system/--topology/--cluster-axis: topology 'mesh:1x3/4@wh': no ring through "
+                                    "chips 0,1,2: chips 0,1,2 form a line with no link closing 2->0"));
   }
 }
 
