@@ -112,8 +112,17 @@ void reject_fixed_groups_across_down_links(const RunOptions& options, const topo
 
 void lay_legacy_group_around_down_links(RunOptions& options, const topo::Topology& topology) {
   if (!legacy_mode(options) || !options.chips.empty() || options.cluster_axis) return;
+  if (down_from_start(options).empty()) return;
   const bool ring = options.topology == "ring";
-  const topo::Embedding own = ring ? topo::find_system_ring(topology) : topo::find_system_line(topology);
+  // A system with no line (or ring) through every chip, as one with a chip that has no links, is
+  // bad input that the op's preparation refuses naming --system: not this function's to report.
+  std::optional<topo::Embedding> found;
+  try {
+    found = ring ? topo::find_system_ring(topology) : topo::find_system_line(topology);
+  } catch (const topo::EmbeddingError&) {
+    return;
+  }
+  const topo::Embedding& own = *found;
   const std::vector<std::uint32_t> group(own.chips.begin(), own.chips.end());
   topo::Topology usable = topology;
   std::vector<std::string> crossed;

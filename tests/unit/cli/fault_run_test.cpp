@@ -16,6 +16,7 @@
 #include "tools/cclmesh/nccl_metrics.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/result_table.hpp"
+#include "topologies/data_paths.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -354,6 +355,44 @@ TEST(FaultRun, LegacyLinksCountAnOpenedRingsLineNotItsDownHop) {
     ADD_FAILURE() << "expected --links 2 on the ring with its 1-link hop to be refused";
   } catch (const UsageError& e) {
     EXPECT_THAT(e.what(), HasSubstr("allows 1 to 1 (hop 0-1 has 1 physical link(s)"));
+  }
+}
+
+// A system with no line through every chip (tt-umd's two unconnected N300s), or no ring for
+// --topology ring, is bad input in legacy mode as in fabric mode: refused naming --system (exit 2), with or without a link down
+// from the start. Before (session 32 bug bash), legacy mode looked for the system's line to lay
+// its EDMs around down links before anything refused the system, and its EmbeddingError ended
+// the run as an internal error (exit 4).
+TEST(FaultRun, LegacyModeOnASystemWithNoLineThroughEveryChipIsBadInput) {
+  for (const bool with_fault : {false, true}) {
+    RunOptions options;
+    options.system =
+        (topo::shared_dir() / "ecosystem" / "cluster_descriptors" / "wormhole_2xN300_unconnected.yaml").string();
+    options.op = CollectiveOp::AllGather;
+    options.mode = "legacy";
+    options.size_bytes = 32 * 1024;
+    if (with_fault) add_fault_spec(options.faults, "link-down:0-1");
+    try {
+      run_collective(options);
+      ADD_FAILURE() << "expected a system of two unconnected pairs to be refused (fault: " << with_fault << ")";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--system/--topology/--cluster-axis: topology 'wormhole_2xN300_unconnected': "
+                                      "no line through chips 0,1,2,3: the chips are not connected"));
+    }
+  }
+  // The same for --topology ring on a system with no ring (a 1x3 mesh's row does not close).
+  RunOptions ring;
+  ring.system = "mesh:1x3";
+  ring.op = CollectiveOp::AllReduce;
+  ring.mode = "legacy";
+  ring.topology = "ring";
+  ring.size_bytes = 32 * 1024;
+  try {
+    run_collective(ring);
+    ADD_FAILURE() << "expected --topology ring on mesh:1x3 to be refused";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--system/--topology/--cluster-axis: topology 'mesh:1x3/4@wh': no ring through "
+                                    "chips 0,1,2: chips 0,1,2 form a line with no link closing 2->0"));
   }
 }
 
