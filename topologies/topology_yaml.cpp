@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -110,6 +112,8 @@ class TopologyYamlReader {
       yaml_.expect_sequence(chips, "chips");
       for (std::size_t i = 0; i < chips.size(); ++i) read_chip(chips[i], i);
     }
+    // A system of no chips runs nothing: before, it loaded and `topo` printed `chips 0`.
+    if (chips_.empty()) yaml_.fail(chips, "chips", "no chips; expected at least one chip");
     check_ports();
     std::optional<Topology> topology;
     try {
@@ -119,6 +123,7 @@ class TopologyYamlReader {
     }
     check_empty_positions();
     check_mesh_spanned();  // after Topology's checks: a chip placed twice is named as such
+    check_wraps_closed(*topology);
     return std::move(*topology);
   }
 
@@ -153,6 +158,7 @@ class TopologyYamlReader {
       }
       wrap_count = std::min<std::size_t>(list.size(), kMaxMeshRank);
       for (std::size_t d = 0; d < wrap_count; ++d) wraps[d] = yaml_.to_bool(list[d], "mesh.wraps");
+      mesh_wraps_node_ = list;
     }
     try {
       mesh_ = MeshShape(extents, std::span<const bool>(wraps.data(), wrap_count));
@@ -219,6 +225,44 @@ class TopologyYamlReader {
                            "mesh_coord (chips outside it, as TG's gateways, have none), or the positions without a "
                            "chip listed in mesh.empty",
                            fmt::join(extents, ", "), what));
+  }
+
+  // A dimension declared to wrap has a closing link on at least one of its lines (the chips at
+  // its two ends linked). A wrap with none is a claim the links do not back (session 32: a T3K
+  // file edited to `wraps: [false, true]` loaded, `topo` printed `mesh 2x4 (wraps: cols)` and
+  // runs were the plain T3K's). Some lines without one are a torus with links missing, as
+  // without_link / without_edge make and save, and lines with an end position empty (a chip
+  // faulted away) cannot close: neither is refused.
+  void check_wraps_closed(const Topology& topology) const {
+    if (!mesh_) return;
+    static constexpr std::array<std::string_view, kMaxMeshRank> kDimNames{"rows", "cols", "depth"};
+    for (int dim = 0; dim < mesh_->rank(); ++dim) {
+      if (!mesh_->wraps(dim)) continue;
+      std::vector<std::string> missing;
+      bool closes = false;
+      for (std::int64_t i = 0; i < mesh_->chip_count() && !closes; ++i) {
+        const MeshCoord first = mesh_->coord_at(i);
+        if (first[static_cast<std::size_t>(dim)] != 0) continue;
+        MeshCoord last = first;
+        last[static_cast<std::size_t>(dim)] = mesh_->extent(dim) - 1;
+        const std::optional<ChipId> a = topology.chip_at(first);
+        const std::optional<ChipId> b = topology.chip_at(last);
+        if (!a || !b) continue;
+        closes = topology.edge_between(*a, *b).has_value();
+        missing.push_back(fmt::format("chip {} {} - chip {} {}", *a, mesh_coord_to_string(first, mesh_->rank()), *b,
+                                      mesh_coord_to_string(last, mesh_->rank())));
+      }
+      if (closes || missing.empty()) continue;
+      const std::string name(kDimNames[static_cast<std::size_t>(dim)]);
+      constexpr std::size_t kShown = 4;  // a 64x64 mesh's wrap would list 64 pairs
+      const std::string more =
+          missing.size() > kShown ? fmt::format(" and {} more", missing.size() - kShown) : std::string();
+      missing.resize(std::min(missing.size(), kShown));
+      yaml_.fail(mesh_wraps_node_, "mesh.wraps",
+                 fmt::format("dimension {} ({}) wraps, but no link closes it: {}{} are not linked; expected a "
+                             "link between the two end chips of a line of that dimension, or false for it",
+                             dim, name, fmt::join(missing, ", "), more));
+    }
   }
 
   void read_chip(const YAML::Node& node, std::size_t index) {
@@ -420,6 +464,7 @@ class TopologyYamlReader {
   std::string default_name_;
   std::optional<MeshShape> mesh_;
   YAML::Node mesh_shape_node_;  // mesh.shape, for a refusal that names its line
+  YAML::Node mesh_wraps_node_;  // mesh.wraps, likewise
   struct EmptyPosition {
     MeshCoord coord;
     YAML::Node node;  // for a refusal that names its line

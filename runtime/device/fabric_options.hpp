@@ -18,6 +18,11 @@
 
 namespace cclmesh::runtime {
 
+// The largest fabric packet payload a Wormhole fabric takes (REFERENCE 6.2: 7 tiles of
+// bfp8_b; Blackhole's 15232 B is not modelled): the bound of every --fabric-payload option, and
+// so the largest page an op over the fabric can send.
+inline constexpr std::uint32_t kMaxFabricPayloadBytes = 7616;
+
 enum class FabricMode : std::uint8_t { None, Line, Ring };
 std::string to_string(FabricMode mode);
 // System: one line or ring through every chip. Axes: one per mesh row and per mesh column.
@@ -31,7 +36,7 @@ struct FabricOptions {
   FabricScope scope = FabricScope::System;
   // Routing planes: routers per hop end, each on its own link of the edge (REFERENCE 3.5).
   std::uint32_t num_links = 1;
-  // REFERENCE 6.2: the 2026 default payload (4 bfp8_b tiles); WH max 7616.
+  // REFERENCE 6.2: the 2026 default payload (4 bfp8_b tiles); at most kMaxFabricPayloadBytes.
   std::uint32_t max_payload_bytes = 4352;
   // System scope: the line's or ring's chips in order (consecutive chips must be neighbours);
   // empty = topo::find_system_line / find_system_ring. Must be empty with scope Axes.

@@ -55,6 +55,7 @@ std::int64_t parse_link_rate(std::string_view text, std::string_view option) {
     return UsageError(fmt::format("{}: invalid rate '{}': {}; {}", option, text, why, kRateExpected));
   };
   Decimal number;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) throw reject("a sign is not accepted");
   if (!parse_decimal(text, number)) throw reject("not a decimal number");
   std::uint64_t bits_per_unit = 0;  // a rate in bits per second, so Gb/s stays exact
   if (number.unit == "GB/s") bits_per_unit = 8'000'000'000;
@@ -70,12 +71,8 @@ std::int64_t parse_link_rate(std::string_view text, std::string_view option) {
 }
 
 sim::SimTime parse_link_latency(std::string_view text, std::string_view option) {
-  sim::SimTime latency;
-  try {
-    latency = parse_sim_time(text, option);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{} (a one-way latency from 200ns to 1ms)", e.what()));
-  }
+  const sim::SimTime latency =
+      parse_sim_time(text, option, "a one-way latency from 200ns to 1ms with a unit ps, ns, us, ms or s, e.g. 2us");
   if (latency.ps() < kMinLinkLatencyPs || latency.ps() > kMaxLinkLatencyPs) {
     throw UsageError(fmt::format(
         "{}: latency '{}' is out of range; expected a one-way latency from 200ns (the chip model spends about 100 ns "

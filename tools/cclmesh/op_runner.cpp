@@ -15,6 +15,7 @@
 
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/fabric_options.hpp"
 #include "runtime/device/profile_range.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -134,6 +135,14 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
     throw runtime::DeviceError(runtime::DeviceError::Kind::Fault,
                                fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {
+    // A page above the largest payload --fabric-payload takes is the tensor's to change, not the
+    // fabric's: a tile page always fits, a row-major page is one row.
+    if (e.page_size_bytes() > runtime::kMaxFabricPayloadBytes) {
+      throw UsageError(fmt::format("--layout/{}: {}, and --fabric-payload takes at most {} B (REFERENCE 6.2); "
+                                   "expected a page of at most {} B: --layout tile, or shorter rows",
+                                   requested.shape ? "--shape" : "--size", e.what(), runtime::kMaxFabricPayloadBytes,
+                                   runtime::kMaxFabricPayloadBytes));
+    }
     throw UsageError(fmt::format("--fabric-payload: {}; expected a payload of at least the page", e.what()));
   } catch (const runtime::remote::HostBytesLimitError& e) {
     // A served device's tensor its server would not take or send back whole (checked by the

@@ -60,9 +60,10 @@ bool scale_exact(const Number& n, std::uint64_t multiplier, std::uint64_t& out) 
 
 // Why text is not a number split_number reads: a sign, or a number in exponent notation, said
 // as such (the bug bash of session 28: `--size -1` said "not a number" and `1e6` "unknown
-// suffix").
+// suffix"). The caller says what is expected, once (session 32: a sign's reason said "expected a
+// positive number" before the caller's own "expected ...").
 const char* why_not_a_number(std::string_view text, const Number& number, bool split) {
-  if (!text.empty() && (text.front() == '-' || text.front() == '+')) return "a sign is not accepted; expected a positive number";
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) return "a sign is not accepted";
   if (split && number.suffix.size() >= 2 && (number.suffix[0] == 'e' || number.suffix[0] == 'E') &&
       (std::isdigit(static_cast<unsigned char>(number.suffix[1])) || number.suffix[1] == '-' || number.suffix[1] == '+')) {
     return "exponent notation is not accepted (write the digits, or a suffix)";
@@ -100,11 +101,9 @@ std::uint64_t parse_size_bytes(std::string_view text, std::string_view option) {
   return bytes;
 }
 
-sim::SimTime parse_sim_time(std::string_view text, std::string_view option) {
+sim::SimTime parse_sim_time(std::string_view text, std::string_view option, std::string_view expected) {
   const auto reject = [&](const char* why) {
-    return UsageError(fmt::format("{}: invalid time '{}': {}; expected a number with a unit ps, ns, us, ms or s, "
-                                  "e.g. 50us",
-                                  option, text, why));
+    return UsageError(fmt::format("{}: invalid time '{}': {}; expected {}", option, text, why, expected));
   };
   Number number;
   const bool split = split_number(text, number);

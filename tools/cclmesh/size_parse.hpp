@@ -11,7 +11,9 @@ namespace cclmesh::cli {
 
 // Throws UsageError naming `option`, the value and what is accepted.
 std::uint64_t parse_size_bytes(std::string_view text, std::string_view option);
-sim::SimTime parse_sim_time(std::string_view text, std::string_view option);
+// `expected`: what the message says is accepted, for an option that takes a narrower range.
+sim::SimTime parse_sim_time(std::string_view text, std::string_view option,
+                            std::string_view expected = "a number with a unit ps, ns, us, ms or s, e.g. 50us");
 // A positive number of seconds of wall time ("30", "0.5").
 double parse_wall_seconds(std::string_view text, std::string_view option);
 // A number of seconds to wait, from 0 (do not wait; or what `zero_means` says) to a day ("30",

@@ -9,6 +9,11 @@
 
 namespace cclmesh::runtime::ccl {
 
+PageExceedsPacketError::PageExceedsPacketError(std::uint32_t page_size_bytes, std::uint32_t max_payload_bytes)
+    : CclParamsError(fmt::format("page size {} B does not fit a fabric packet of {} B", page_size_bytes,
+                                 max_payload_bytes)),
+      page_size_bytes_(page_size_bytes) {}
+
 KernelSpec interpreter_kernel(CoreCoord core, const kargs::InterpreterSpec& spec, DataMovementProcessor processor,
                               NocIndex noc) {
   const kargs::KernelArgs args = kargs::build_interpreter_args(spec);
@@ -85,8 +90,7 @@ void connect_to_fabric(Program& program, kargs::InterpreterSpec& spec, const Fab
 std::uint32_t packet_size_in_pages(std::uint32_t requested, std::uint32_t page_size_bytes,
                                    std::uint32_t max_payload_bytes) {
   if (page_size_bytes == 0 || page_size_bytes > max_payload_bytes) {
-    throw PageExceedsPacketError(fmt::format("page size {} B does not fit a fabric packet of {} B", page_size_bytes,
-                                     max_payload_bytes));
+    throw PageExceedsPacketError(page_size_bytes, max_payload_bytes);
   }
   if (requested != 0) return requested;
   return max_payload_bytes / page_size_bytes;

@@ -23,10 +23,19 @@ class CclParamsError : public std::invalid_argument {
 };
 
 // A page larger than the fabric packet's payload (FabricOptions' maximum): a CclParamsError the
-// caller can name by the option that set the payload (the CLI's --fabric-payload).
+// caller can name by the option that set the payload (the CLI's --fabric-payload), or, for a
+// page above kMaxFabricPayloadBytes that no payload holds, by the options that set the page.
 class PageExceedsPacketError : public CclParamsError {
  public:
-  using CclParamsError::CclParamsError;
+  // From a message alone (a served device's refusal, remote_protocol.cpp): the page size unknown.
+  explicit PageExceedsPacketError(const std::string& message) : CclParamsError(message) {}
+  PageExceedsPacketError(std::uint32_t page_size_bytes, std::uint32_t max_payload_bytes);
+
+  // The page that did not fit; 0 when unknown.
+  std::uint32_t page_size_bytes() const { return page_size_bytes_; }
+
+ private:
+  std::uint32_t page_size_bytes_ = 0;
 };
 
 // A ring group the device's fabric runs as a line around a down link, asked of an op that does

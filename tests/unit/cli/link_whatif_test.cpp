@@ -74,6 +74,33 @@ TEST(LinkWhatIf, LatenciesInTheTimeSyntaxWithinRange) {
   }
 }
 
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
+}
+
+// `--link-latency -5ns` said "a sign is not accepted; expected a positive number; expected a
+// number with a unit ... (a one-way latency from 200ns to 1ms)" (session 32): what is expected
+// is said once, with the option's own range.
+TEST(LinkWhatIf, ARefusalSaysWhatIsExpectedOnce) {
+  EXPECT_EQ(usage_error_of([] { parse_link_latency("-5ns", "--link-latency"); }),
+            "--link-latency: invalid time '-5ns': a sign is not accepted; expected a one-way latency from 200ns to "
+            "1ms with a unit ps, ns, us, ms or s, e.g. 2us");
+  EXPECT_EQ(usage_error_of([] { parse_link_rate("-5GB/s", "--link-rate"); }),
+            "--link-rate: invalid rate '-5GB/s': a sign is not accepted; expected a decimal with the unit GB/s (1e9 "
+            "B/s) or Gb/s (1e9 bit/s), from 0.1 GB/s (about 1 Gb ethernet) to 1000 GB/s (80x a Wormhole link, past "
+            "any ethernet generation), e.g. 25GB/s or 200Gb/s");
+  for (const char* bad : {"-5ns", "+5ns", "600", "2uss", "1e3ns", "fast", "0ns", "2s", ""}) {
+    const std::string message = usage_error_of([&] { parse_link_latency(bad, "--link-latency"); });
+    EXPECT_EQ(occurrences(message, "expected"), 1u) << message;
+  }
+  for (const char* bad : {"-5GB/s", "+5GB/s", "25", "abc", "0GB/s", "1001GB/s", ""}) {
+    const std::string message = usage_error_of([&] { parse_link_rate(bad, "--link-rate"); });
+    EXPECT_EQ(occurrences(message, "expected"), 1u) << message;
+  }
+}
+
 TEST(LinkWhatIf, SpreadAgainstTheArchDefaults) {
   const topo::Topology t3k = topo::load_system("t3k");
   EXPECT_FALSE(topo::links_off_arch_defaults(t3k).has_value());

@@ -49,6 +49,27 @@ TEST(ParseSize, RejectsBadInputNamingOptionAndValue) {
   expect_usage_error("1.", "not a number");
 }
 
+// A sign's reason said "expected a positive number" before the message's own "expected ..."
+// (session 32): what is expected is said once.
+TEST(ParseSize, ASignIsRefusedSayingWhatIsExpectedOnce) {
+  try {
+    parse_size_bytes("-5", "--size");
+    ADD_FAILURE() << "took -5";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--size: invalid size '-5': a sign is not accepted; expected bytes with an optional suffix K, M, G, "
+              "KiB, MiB or GiB (powers of two), e.g. 16MiB");
+  }
+  try {
+    parse_sim_time("-5us", "--max-sim-time");
+    ADD_FAILURE() << "took -5us";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--max-sim-time: invalid time '-5us': a sign is not accepted; expected a number with a unit ps, ns, "
+              "us, ms or s, e.g. 50us");
+  }
+}
+
 TEST(ParseTime, UnitsAreRequired) {
   EXPECT_EQ(parse_sim_time("50us", "--max-sim-time"), 50_us);
   EXPECT_EQ(parse_sim_time("2ms", "x"), 2_ms);

@@ -18,8 +18,11 @@
 namespace cclmesh::topo {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 Topology round_trip(const Topology& t) { return parse_topology_yaml(to_yaml(t), "<round trip>"); }
 
@@ -40,6 +43,64 @@ TEST(TopologyYaml, ParametricAndLoadedSystemsRoundTrip) {
     const Topology t = load_cluster_descriptor(test::cluster_descriptor(file));
     EXPECT_EQ(round_trip(t), t) << file;
   }
+}
+
+// `text` with its first `from` replaced by `to`.
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string yaml_error(const std::string& text, const std::string& source) {
+  try {
+    (void)parse_topology_yaml(text, source);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Session 32: a T3K file edited to `wraps: [false, true]` loaded, `topo` printed `mesh 2x4
+// (wraps: cols)` and runs were the plain T3K's: the T3K has no link closing a row. A wrap no
+// link closes is refused naming the file, the field and the chip pairs that are not linked.
+TEST(TopologyYaml, AWrapNoLinkClosesIsRefused) {
+  const std::string t3k = to_yaml(build_t3k());
+  const std::string cols = edited(t3k, "wraps: [false, false]", "wraps: [false, true]");
+  EXPECT_EQ(yaml_error(cols, "t3k_cols.yaml"),
+            "t3k_cols.yaml:6: mesh.wraps: dimension 1 (cols) wraps, but no link closes it: chip 4 (0, 0) - chip 6 "
+            "(0, 3), chip 5 (1, 0) - chip 7 (1, 3) are not linked; expected a link between the two end chips of a "
+            "line of that dimension, or false for it");
+  // A dimension of 2 cannot wrap (its ends are already neighbours): dropped, as before.
+  const std::string rows = edited(t3k, "wraps: [false, false]", "wraps: [true, false]");
+  EXPECT_EQ(parse_topology_yaml(rows, "t3k_rows.yaml"), build_t3k());
+  // A mesh of many lines names the first four.
+  const std::string mesh = to_yaml(build_parametric(parse_parametric_spec("mesh:6x3")));
+  EXPECT_THAT(yaml_error(edited(mesh, "wraps: [false, false]", "wraps: [true, false]"), "mesh.yaml"),
+              HasSubstr("dimension 0 (rows) wraps, but no link closes it: chip 0 (0, 0) - chip 15 (5, 0), chip 1 "
+                        "(0, 1) - chip 16 (5, 1), chip 2 (0, 2) - chip 17 (5, 2) are not linked;"));
+}
+
+// A torus keeps its wraps through a save when some of its closing links are gone (without_edge,
+// without_chip): those are a torus with links down, not a claim no link backs.
+TEST(TopologyYaml, ATorusWithSomeClosingLinksGoneRoundTrips) {
+  const Topology torus = build_parametric(parse_parametric_spec("torus:4x4"));
+  EXPECT_EQ(round_trip(torus), torus);
+  const Topology no_row_closing = without_edge(torus, 0, 3);
+  EXPECT_EQ(round_trip(no_row_closing), no_row_closing);
+  const Topology no_corner = without_chip(torus, 0);
+  EXPECT_EQ(round_trip(no_corner), no_corner);
+  const Topology torus_3d = build_parametric(parse_parametric_spec("torus:3x3x3/1"));
+  EXPECT_EQ(round_trip(torus_3d), torus_3d);
+}
+
+// Session 32: `chips: []` loaded and `topo` printed `chips 0`.
+TEST(TopologyYaml, AFileWithoutChipsIsRefused) {
+  EXPECT_EQ(yaml_error("format: cclmesh-topology\nversion: 1\nchips: []\n", "none.yaml"),
+            "none.yaml:3: chips: no chips; expected at least one chip");
+  EXPECT_THAT(yaml_error("format: cclmesh-topology\nversion: 1\nchips:\n", "none.yaml"),
+              AllOf(StartsWith("none.yaml:"), EndsWith(": chips: no chips; expected at least one chip")));
 }
 
 TEST(TopologyYaml, FaultedSystemRoundTripsWithItsSlowLink) {
