@@ -80,7 +80,11 @@ void SimMeshDevice::open() {
   // run_engine's keep-going check stops at the first event past the limit: skipped events too.
   simulated_time_limit_ = options_.max_simulated_time;
   if (simulated_time_limit_) engine_->set_keep_going_time_cap(*simulated_time_limit_);
-  system_ = std::make_unique<SimSystem>(*engine_, config);
+  if (options_.hardware == HardwareModel::Ideal) {
+    system_ = std::make_unique<SimSystem>(*engine_, config, builtin_ideal_arch_spec);
+  } else {
+    system_ = std::make_unique<SimSystem>(*engine_, config);
+  }
   system_->set_busy_window(options_.busy_window);
   if (options_.trace != nullptr) {
     for (const auto& link : system_->links()) {

@@ -58,6 +58,7 @@
 #include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/model/packet_corruption.hpp"
+#include "sim/model/ideal_hardware.hpp"
 #include "sim/model/sim_system.hpp"
 #include "sim/trace/trace_recorder.hpp"
 
@@ -76,6 +77,9 @@ struct SimMeshDeviceOptions {
   runtime::FabricOptions fabric;
   DispatchOptions dispatch;
   KernelCosts costs;
+  // Ideal: chips without on-chip throughput limits, links as they are (sim/model/ideal_hardware.hpp,
+  // REFERENCE 10).
+  HardwareModel hardware = HardwareModel::Modelled;
   // Watchdog: finish() stops with DeviceError(Timeout) once simulated time passes this.
   std::optional<SimTime> max_simulated_time;
   // Watchdog: a run stops with DeviceError(Timeout) once this much host wall time has passed

@@ -203,10 +203,11 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
   html += fmt::format("<h1>{}</h1>\n", escape_html(title));
   // A device that counts no events (served hardware) says so, as for its links.
   html += fmt::format(
-      "<p class=\"summary\">{} chips, {}, {} link{}, {} mode{}, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
+      "<p class=\"summary\">{} chips, {}, {} link{}, {} mode{}{}, {}; simulated kernel time {:.2f} us, dispatch {:.2f} us, launch {:.2f} us; "
       "{}{}</p>\n",
       r.n_chips, escape_html(topology_text(r)), r.links, r.links == 1 ? "" : "s", escape_html(r.mode),
-      r.fabric.empty() ? "" : ", " + escape_html(r.fabric), escape_html(r.dtype),
+      r.fabric.empty() ? "" : ", " + escape_html(r.fabric), r.hardware == "ideal" ? ", ideal hardware" : "",
+      escape_html(r.dtype),
       r.time_us, r.dispatch_us, r.launch_us, escape_html(verified),
       r.sim_events ? fmt::format("; {} simulated events{}", *r.sim_events,
                                  r.groups_mirrored == 0

@@ -231,6 +231,17 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
                                                : rings_run_as_lines(plan, options);
   result.chips = options.chips;
   result.cluster_axis = options.cluster_axis;
+  result.hardware = options.hardware;
+  if (options.hardware == "ideal") {
+    const topo::EthLink& link = topology.links().front();
+    result.alpha_beta = alpha_beta_time({.op = options.op,
+                                         .size_bytes = op.size_bytes,
+                                         .n_chips = op.group_size,
+                                         .ring = result.topology == "ring",
+                                         .links = result.links,
+                                         .link_GBps = static_cast<double>(link.rate_bytes_per_s) / 1e9,
+                                         .hop_latency_us = static_cast<double>(link.latency_ps) / 1e6});
+  }
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
   if (plan.scope() == runtime::FabricScope::Axes) {
     const std::size_t groups = run_groups(options, device, {options.cluster_axis, {}}).size();

@@ -68,6 +68,9 @@ nlohmann::json result_json(const RunResult& r) {
   j["linkbw_GBps"] = r.bandwidth.linkbw_GBps;
   j["pct_line_rate"] = r.bandwidth.pct_line_rate;
   j["line_rate_GBps"] = r.line_rate_GBps;
+  if (r.hardware == "ideal") {
+    j["alpha_beta_us"] = r.alpha_beta ? nlohmann::json(r.alpha_beta->total_us()) : nlohmann::json(nullptr);
+  }
   j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
   // Nothing checked (--no-data): no count of wrong elements either, as the table's N/A.
   j["wrong_elements"] = r.verified ? nlohmann::json(r.wrong_elements) : nlohmann::json(nullptr);
@@ -104,6 +107,7 @@ nlohmann::json settings_json(const RunOptions& o) {
           {"root", o.root.value_or(0)},
           {"no_data", o.no_data},
           {"simulate_every_group", o.simulate_every_group},
+          {"hardware", o.hardware},
           {"seed", o.seed},
           {"fabric_payload_bytes", o.fabric_payload_bytes},
           {"fabric_rx_in_flight", or_null(o.fabric_rx_in_flight)},
@@ -125,10 +129,11 @@ std::string topology_text(const RunResult& r) {
 
 std::string table_title(const RunResult& r) {
   return fmt::format(
-      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}{}); time = simulated device kernel time, GB = 1e9 B\n{}",
+      "# cclmesh: {} on {} ({} chips, {}, {} link{}, {} mode{}{}{}); time = simulated device kernel time, GB = 1e9 "
+      "B\n{}",
       r.op, r.system, r.n_chips, topology_text(r), r.links, r.links == 1 ? "" : "s", r.mode,
       r.fabric.empty() ? "" : ", " + r.fabric, r.link_whatif ? ", " + link_whatif_text(*r.link_whatif) : "",
-      tensor_note(r));
+      r.hardware == "ideal" ? ", ideal hardware" : "", tensor_note(r));
 }
 
 namespace {
@@ -258,6 +263,13 @@ std::string algorithm_note(const RunResult& r) {
   // chooses.
   const std::string chosen_by = r.op == "all_reduce" ? " (--all-reduce-algo auto)" : "";
   std::string note;
+  if (r.alpha_beta && r.time_us > 0.0) {
+    note += fmt::format(
+        "# alpha-beta (REFERENCE 10, {}): {:.2f} us = {:.2f} us latency + {:.2f} us on the links; this run on ideal "
+        "hardware took {:.3f}x that\n",
+        r.topology == "ring" ? "a ring, halves each way" : "a pipelined line", r.alpha_beta->total_us(),
+        r.alpha_beta->latency_us, r.alpha_beta->bandwidth_us, r.time_us / r.alpha_beta->total_us());
+  }
   if (r.algorithm_fallback) note += fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm, chosen_by, r.algorithm_reason);
   // Legacy all_reduce chooses per shape: the rings opened into lines fall back on their own
   // (their reason says they ran as lines), whether the rings did or not.

@@ -88,6 +88,12 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
       ->capture_default_str();
+  command
+      .add_option("--hardware", o.hardware,
+                  "modelled (the calibrated chip model) or ideal: what-if chips whose NoC, DRAM and ERISC cost "
+                  "nothing, links keeping their rate and latency (REFERENCE 10's alpha-beta model)")
+      ->check(CLI::IsMember({"modelled", "ideal"}))
+      ->capture_default_str();
   command.add_option("--dtype", o.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
   const auto asked = [&o](const std::string&) { o.layout_or_memory_asked = true; };
   command.add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->each(asked)->capture_default_str();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/time.hpp"
+#include "tools/cclmesh/alpha_beta.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 #include "topologies/link_whatif.hpp"
@@ -69,6 +70,9 @@ struct RunOptions {
   // workers per link and direction; unset: the op's default.
   std::optional<std::uint32_t> workers_per_link;
   std::string mode = "fabric";    // fabric | legacy
+  // modelled | ideal: the calibrated chip model, or chips that cost nothing but their links'
+  // rate and latency (sim/model/ideal_hardware.hpp, REFERENCE 10)
+  std::string hardware = "modelled";
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8
   std::string layout = "tile";    // tile | row_major
   std::string memory = "dram";    // dram | l1
@@ -270,6 +274,11 @@ struct RunResult {
   // 0-1-2-3-4-5-6-7-0 ran as line 1-2-3-4-5-6-7-0: ...").
   std::vector<std::string> rings_as_lines;
   std::string fabric;                     // "" for the whole-system fabric, else which fabric ran
+  std::string hardware = "modelled";      // --hardware as run: the title and --json name "ideal"
+  // On ideal hardware, REFERENCE 10's alpha-beta time of the op (alpha_beta.hpp) to hold the run
+  // against: a note under the row and --json's alpha_beta_us. Unset on modelled hardware and for
+  // ops REFERENCE 10 gives no row for.
+  std::optional<AlphaBetaTime> alpha_beta;
   std::vector<std::uint32_t> chips;       // --chips as run, in order; empty: every chip
   std::optional<int> cluster_axis;        // --cluster-axis as run; unset: the op ran on every chip
   // The simulator's events the op ran; nullopt from a device that counts none (a served

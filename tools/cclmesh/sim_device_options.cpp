@@ -11,6 +11,7 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   sim::device::SimMeshDeviceOptions device;
   device.trace = trace;
   device.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
+  device.hardware = options.hardware == "ideal" ? sim::HardwareModel::Ideal : sim::HardwareModel::Modelled;
   // Legacy mode: no persistent routers; each op launches its own EDMs on the ethernet cores.
   device.fabric.mode = legacy_mode(options) ? runtime::FabricMode::None
                        : ring               ? runtime::FabricMode::Ring

@@ -47,7 +47,7 @@ namespace {
 // toolchain the project builds with (libstdc++, x86-64) only.
 #if defined(__GLIBCXX__) && defined(__x86_64__) && !defined(_GLIBCXX_DEBUG)
 // 1544 since session 25: AllReduceHalves::reduce_scatter's optional flag, carried by halves_json.
-static_assert(sizeof(RunResult) == 1552, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
+static_assert(sizeof(RunResult) == 1608, "RunResult changed: carry the new field in sweep_point.cpp (see above)");
 static_assert(sizeof(ShardRequest) == 104, "ShardRequest changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(OutputChecksum) == 48, "OutputChecksum changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(AlgorithmRecord) == 128, "AlgorithmRecord changed: carry the new field in all_reduce_halves.cpp");
@@ -55,6 +55,7 @@ static_assert(sizeof(AlgorithmRecord) == 128, "AlgorithmRecord changed: carry th
 static_assert(sizeof(AllReduceHalves) == 264, "AllReduceHalves changed: carry the new field in all_reduce_halves.cpp");
 static_assert(sizeof(LinkDirectionUse) == 40, "LinkDirectionUse changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(BandwidthFigures) == 32, "BandwidthFigures changed: carry the new field in sweep_point.cpp");
+static_assert(sizeof(AlphaBetaTime) == 16, "AlphaBetaTime changed: carry the new field in sweep_point.cpp");
 static_assert(sizeof(topo::LinkSpread) == 64, "topo::LinkSpread changed: carry the new field in sweep_point.cpp");
 #endif
 
@@ -178,6 +179,9 @@ json result_wire_json(const RunResult& r) {
           {"fabric_order", r.fabric_order},
           {"rings_as_lines", r.rings_as_lines},
           {"fabric", r.fabric},
+          {"hardware", r.hardware},
+          {"alpha_beta", r.alpha_beta ? json::array({bits(r.alpha_beta->latency_us), bits(r.alpha_beta->bandwidth_us)})
+                                      : json(nullptr)},
           {"chips", r.chips},
           {"cluster_axis", optional_json(r.cluster_axis)},
           {"sim_events", optional_json(r.sim_events)},
@@ -245,6 +249,10 @@ RunResult result_from_wire(const json& j) {
   r.fabric_order = j.at("fabric_order").get<std::string>();
   r.rings_as_lines = j.at("rings_as_lines").get<std::vector<std::string>>();
   r.fabric = j.at("fabric").get<std::string>();
+  r.hardware = j.at("hardware").get<std::string>();
+  if (!j.at("alpha_beta").is_null()) {
+    r.alpha_beta = AlphaBetaTime{from_bits(j.at("alpha_beta").at(0)), from_bits(j.at("alpha_beta").at(1))};
+  }
   r.chips = j.at("chips").get<std::vector<std::uint32_t>>();
   r.cluster_axis = optional_from<int>(j.at("cluster_axis"));
   r.sim_events = optional_from<std::uint64_t>(j.at("sim_events"));
