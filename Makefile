@@ -13,7 +13,7 @@ CCLMESH        := $(BUILD_DIR)/tools/cclmesh/cclmesh
 
 FUZZ_SECONDS   ?= 30
 FUZZERS        := fuzz_command_decoder fuzz_cluster_descriptor fuzz_topology_yaml fuzz_cli_size \
-                  fuzz_cli_fault_spec fuzz_command_interpreter fuzz_remote_protocol
+                  fuzz_cli_fault_spec fuzz_command_interpreter fuzz_remote_protocol fuzz_remote_replies
 
 .PHONY: all deps deps-fuzz configure build demo test test-all test-asan bench fast bench-fast fuzz install clean
 

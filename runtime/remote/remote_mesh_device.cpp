@@ -90,7 +90,13 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     system_name_ = string_field(hello, "system", "hello reply");
     if (hello.contains("max_host_bytes")) max_host_bytes_ = unsigned_field<std::uint64_t>(hello, "max_host_bytes", "hello reply");
     if (hello.contains("idle_timeout_ms")) {
-      server_idle_timeout_ = std::chrono::milliseconds(unsigned_field<std::int64_t>(hello, "idle_timeout_ms", "hello reply"));
+      // Compared with the time since the server was last heard from, in the host clock's own
+      // units: at most what they hold (292 years in ns), or that comparison overflows (session 32,
+      // fuzz_remote_replies).
+      constexpr std::int64_t kLongestIdleTimeoutMs =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::duration::max()).count();
+      server_idle_timeout_ = std::chrono::milliseconds(static_cast<std::int64_t>(unsigned_value(
+          field(hello, "idle_timeout_ms", "hello reply"), kLongestIdleTimeoutMs, "hello reply.idle_timeout_ms")));
     }
     return 0;
   });

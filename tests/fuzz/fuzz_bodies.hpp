@@ -6,6 +6,7 @@
 #include "kernels/host/disassembler.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/remote/frame_connection.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "runtime/remote/remote_protocol.hpp"
 #include "runtime/remote/served_requests.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
@@ -21,10 +22,13 @@
 #include "topologies/errors.hpp"
 #include "topologies/parametric.hpp"
 #include "topologies/topology_yaml.hpp"
+#include "tests/fuzz/scripted_peer.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -262,6 +266,154 @@ inline int fuzz_remote_protocol(const std::uint8_t* data, std::size_t size) {
     }
   }
   (void)requests.reset_if_left_unusable();
+  return 0;
+}
+
+// --- fuzz_remote_replies: what a client decodes from a server ------------------------------------
+//
+// A fuzz input is the byte stream a server sends one RemoteMeshDevice, written as records split
+// by kReplySeparator (three bytes that start no CBOR item, so a valid header does not hold
+// them except inside a string or a number), so that the fuzzer can grow or shrink one reply
+// without shifting the others. A record's first byte says what it is:
+//   form % 3 == 0: a frame whose header is the rest of the record, without data;
+//   form % 3 == 1: a frame announcing the u64 (little-endian) after the form byte as its data's
+//                  length, the rest its header; the data follow (bytes 0, 1, 2, ...) when they
+//                  are at most kMaxSentReplyData, else none of them;
+//   form % 3 == 2: the rest of the record as raw bytes (a torn frame, a lead of the fuzzer's own,
+//                  another protocol).
+inline constexpr std::string_view kReplySeparator = "\xFC\xFD\xFE";
+inline constexpr std::uint64_t kMaxSentReplyData = 64 * 1024;
+
+inline std::vector<std::byte> remote_reply_stream(std::span<const std::uint8_t> input) {
+  namespace remote = cclmesh::runtime::remote;
+  std::vector<std::byte> stream;
+  const std::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find(kReplySeparator, at), text.size());
+    std::string_view record = text.substr(at, end - at);
+    at = end == text.size() ? end : end + kReplySeparator.size();
+    if (record.empty()) continue;
+    const auto form = static_cast<unsigned char>(record[0]) % 3;
+    record.remove_prefix(1);
+    std::uint64_t data_bytes = 0;
+    if (form == 1) {
+      for (int i = 0; i < 8 && !record.empty(); ++i) {
+        data_bytes |= std::uint64_t{static_cast<unsigned char>(record[0])} << (8 * i);
+        record.remove_prefix(1);
+      }
+    }
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(record.data());
+    if (form == 2) {
+      for (std::size_t i = 0; i < record.size(); ++i) stream.push_back(std::byte{bytes[i]});
+      continue;
+    }
+    std::vector<std::byte> frame = remote::frame_bytes(std::span(bytes, record.size()));
+    for (int i = 0; i < 8; ++i) frame[8 + i] = std::byte((data_bytes >> (8 * i)) & 0xFF);
+    stream.insert(stream.end(), frame.begin(), frame.end());
+    if (data_bytes <= kMaxSentReplyData) {
+      for (std::uint64_t i = 0; i < data_bytes; ++i) stream.push_back(std::byte(i & 0xFF));
+    }
+  }
+  return stream;
+}
+
+// What a client may throw at a reply it cannot use, each of which `cclmesh run --device` turns
+// into its exit code (2 bad input, 3 the device failed, 4 the served device or connection
+// failed, 5 busy or not accepting): true when `step` returned.
+template <class Step>
+bool remote_step(Step step) {
+  try {
+    step();
+    return true;
+  } catch (const cclmesh::runtime::remote::RemoteDeviceError&) {
+  } catch (const cclmesh::runtime::DeviceError&) {
+  } catch (const std::invalid_argument&) {
+  } catch (const cclmesh::topo::InputError&) {
+  }
+  return false;
+}
+
+// The calls a client makes on one session, in order, each on whatever the previous replies
+// said: hello and topology (the constructor), every MeshDevice query, a buffer's life with
+// direct and enqueued host I/O, finish() delivering an enqueued read, the session's profile, the
+// extras, a global semaphore's life and a reset; then goodbye. No waits of its own: no busy or
+// connection retries, and the peer's bytes end in end of stream (io_timeout is never reached).
+inline void remote_client_script(std::uint16_t port) {
+  namespace remote = cclmesh::runtime::remote;
+  namespace rt = cclmesh::runtime;
+  remote::RemoteDeviceOptions options;
+  options.connect_timeout = std::chrono::milliseconds(2'000);
+  options.busy_wait = std::chrono::milliseconds(0);
+  options.connect_wait = std::chrono::milliseconds(0);
+  options.io_timeout = std::chrono::milliseconds(5'000);
+  std::optional<remote::RemoteMeshDevice> device;
+  if (!remote_step([&] { device.emplace("127.0.0.1", port, options); })) return;
+  (void)device->topology().chips().size();
+  (void)device->description();
+  (void)device->faults();
+  (void)device->system_name();
+  (void)device->data_mode();
+  (void)device->fabric();
+  (void)device->server_idle_timeout();
+  remote_step([&] { device->require_within_host_limit(remote::request::kReadBuffer, 4096); });
+  remote_step([&] { (void)device->chips(); });
+  remote_step([&] { (void)device->worker_grid(); });
+  remote_step([&] { (void)device->active_ethernet_channels(0); });
+  constexpr std::size_t kBufferBytes = 2048;
+  std::optional<rt::BufferHandle> buffer;
+  remote_step([&] { buffer = device->create_buffer(rt::BufferConfig{rt::BufferType::Dram, kBufferBytes, 1024}); });
+  std::vector<std::byte> data(kBufferBytes, std::byte{0x5A});
+  std::vector<std::byte> read_back(kBufferBytes);
+  std::vector<std::byte> enqueued_back(kBufferBytes);
+  if (buffer) {
+    remote_step([&] { device->write_buffer(0, *buffer, data); });
+    remote_step([&] { device->read_buffer(0, *buffer, read_back); });
+    remote_step([&] { device->enqueue_write_buffer(0, *buffer, data); });
+    remote_step([&] { device->enqueue_read_buffer(0, *buffer, enqueued_back); });
+  }
+  remote_step([&] { device->finish(); });
+  remote_step([&] {
+    const std::size_t size = device->profile_size();
+    (void)device->profile_since(size > 0 ? size - 1 : 0);
+  });
+  remote_step([&] { (void)device->profile_since(0); });
+  remote_step([&] { (void)device->link_traffic(); });
+  remote_step([&] { (void)device->device_time_ps(); });
+  remote_step([&] { (void)device->device_events(); });
+  remote_step([&] { (void)device->fault_effects(); });
+  std::optional<rt::GlobalSemaphore> semaphore;
+  remote_step([&] {
+    semaphore = device->create_global_semaphore({rt::CoreRange{{0, 0}, {0, 0}}}, rt::CoreKind::Tensix, 0);
+  });
+  if (semaphore) {
+    remote_step([&] { device->reset_global_semaphore(*semaphore, 1); });
+    remote_step([&] { device->deallocate_global_semaphore(*semaphore); });
+  }
+  if (buffer) remote_step([&] { device->deallocate_buffer(*buffer); });
+  remote_step([&] { device->reset(); });
+  remote_step([&] { (void)device->chips(); });
+  device = std::nullopt;  // goodbye
+}
+
+// One listener for the process: its sessions run one after another.
+inline ScriptedPeer& remote_replies_peer() {
+  static ScriptedPeer peer;
+  return peer;
+}
+
+// What `cclmesh run --device` decodes from a server, met as RemoteMeshDevice meets it: a real
+// connection (the only way in: the client connects by host and port, and its decoding of
+// each reply is inside its calls), to an in-process peer that sends the input's replies
+// (remote_reply_stream) whatever is asked and then ends the stream, so nothing waits. The
+// client may refuse any of it with the errors remote_step lists (each a CLI exit code); any
+// other exception, a crash, a sanitizer report, an allocation past libFuzzer's limit or a
+// hang is a finding.
+inline int fuzz_remote_replies(const std::uint8_t* data, std::size_t size) {
+  ScriptedPeer& peer = remote_replies_peer();
+  peer.send_all(remote_reply_stream(std::span(data, size)));
+  remote_client_script(peer.port());
+  peer.join();
   return 0;
 }
 

@@ -25,6 +25,7 @@ const std::map<std::string, Body>& bodies() {
       {"cli_fault_spec", &cclmesh::fuzz::fuzz_cli_fault_spec},
       {"command_interpreter", &cclmesh::fuzz::fuzz_command_interpreter},
       {"remote_protocol", &cclmesh::fuzz::fuzz_remote_protocol},
+      {"remote_replies", &cclmesh::fuzz::fuzz_remote_replies},
   };
   return table;
 }

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <limits>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <functional>
@@ -1406,6 +1408,43 @@ TEST(RemoteMeshDevice, HelloWithoutAFabricIsRefused) {
   } catch (const RemoteDeviceError& e) {
     EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
                                          ": hello: protocol error: hello reply.fabric: expected an object, got null");
+  }
+}
+
+// The hello's idle timeout is compared with the host clock's time since the server was last heard
+// from, in the clock's nanoseconds: one past what they hold (292 years) is a peer's nonsense,
+// refused by path. Found by fuzz_remote_replies (session 32, `idle-timeout-past-the-clock`):
+// taken as it was, INT64_MAX ms overflowed that comparison (UBSan) once the connection dropped.
+TEST(RemoteMeshDevice, HelloIdleTimeoutPastTheHostClockIsRefused) {
+  const std::int64_t longest =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::duration::max()).count();
+  const auto greeting = [](std::int64_t idle_timeout_ms) {
+    return framed([idle_timeout_ms](FrameConnection& c) {
+      receive_request(c);
+      send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+                         {"system", "fake"}, {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})},
+                         {"faults", Json::array()}, {"idle_timeout_ms", idle_timeout_ms}});
+      receive_request(c);
+      send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
+      receive_request(c);  // chips: the connection then drops
+    });
+  };
+  {
+    FakeServer fake(greeting(std::numeric_limits<std::int64_t>::max()));
+    try {
+      RemoteMeshDevice remote("127.0.0.1", fake.port());
+      FAIL() << "a hello reply with an idle timeout past the host clock's range was accepted";
+    } catch (const RemoteDeviceError& e) {
+      EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                           ": hello: protocol error: hello reply.idle_timeout_ms: 9223372036854775807 "
+                                           "is above the field's maximum " + std::to_string(longest));
+    }
+  }
+  {  // The longest the clock holds is taken, and a dropped connection is still said in words.
+    FakeServer fake(greeting(longest));
+    RemoteMeshDevice remote("127.0.0.1", fake.port());
+    EXPECT_EQ(remote.server_idle_timeout(), std::chrono::milliseconds(longest));
+    EXPECT_THROW((void)remote.chips(), RemoteDeviceError);
   }
 }
 
