@@ -62,7 +62,11 @@ TEST(AlphaBeta, PricedAtTheGroupsSlowestLinkAndLongestLatency) {
     return topo::EthLink{.a = {a, 0}, .b = {b, 1}, .rate_bytes_per_s = rate, .latency_ps = latency_ps};
   };
   std::vector<topo::Chip> chips;
-  for (topo::ChipId id = 0; id < 5; ++id) chips.push_back(topo::Chip{.id = id});
+  for (topo::ChipId id = 0; id < 5; ++id) {
+    topo::Chip chip;
+    chip.id = id;
+    chips.push_back(chip);
+  }
   const topo::Topology topology("uneven", chips,
                                 {link(0, 1, 25'000'000'000, 300'000), link(1, 2, 10'000'000'000, 600'000),
                                  link(2, 3, 12'500'000'000, 900'000), link(3, 4, 1'000'000'000, 5'000'000)});
