@@ -4,7 +4,7 @@
 // (the alpha-beta model's beta) and their one-way latency (its per-hop alpha). The same command
 // streams run on it; what a collective then takes is its algorithm's own cost (steps, pipeline
 // fill, synchronisation) on the links, to hold against the alpha-beta bounds
-// (runtime/ccl/common/alpha_beta_bound.hpp) and against the modelled chip.
+// (tools/cclmesh/alpha_beta.hpp) and against the modelled chip.
 
 #include <cstdint>
 #include <memory>

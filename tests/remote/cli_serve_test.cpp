@@ -489,6 +489,13 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
   EXPECT_EQ(trace.all_stderr(),
             "cclmesh: error: --device: --trace records the simulation, which runs on the server (cclmesh serve "
             "--trace-dir DIR writes a trace of each client session); not accepted with --device\n");
+  // The served device is always the modelled chip (serve has no --hardware), and says so.
+  Child hardware({"run", "--device", device, "--hardware", "ideal"});
+  EXPECT_EQ(hardware.wait(), 2);
+  EXPECT_EQ(hardware.all_stderr(),
+            "cclmesh: error: --device: --hardware chooses the simulated chips, which run on the server, and cclmesh "
+            "serve always serves the modelled chip (ideal hardware runs without --device only); not accepted with "
+            "--device\n");
   // --report is taken (the served device's link figures cross the wire): the connection is what fails.
   Child report({"run", "--device", device, "--op", "all_gather", "--report", "unwritten.html"});
   EXPECT_EQ(report.wait(), 5);  // the device unavailable, not bad input

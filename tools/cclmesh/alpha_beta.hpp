@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "tools/cclmesh/nccl_metrics.hpp"
+#include "topologies/topology.hpp"
 
 namespace cclmesh::cli {
 
@@ -28,6 +30,18 @@ struct AlphaBetaTime {
   double bandwidth_us = 0.0;  // the beta terms
   double total_us() const { return latency_us + bandwidth_us; }
 };
+
+// The links the yardstick is priced at: the lowest rate and the longest one-way latency among the
+// links joining two chips of one of the op's groups. A YAML system's or a --chips subset's links
+// may differ from the system's first link, and a pipelined algorithm goes at its slowest link's
+// pace and waits its longest hop each step, so the bound is the one its weakest link allows.
+// Links outside the groups (another axis, chips the op does not use) do not count.
+struct AlphaBetaLinks {
+  double link_GBps = 0.0;       // the slowest link's rate per direction, GB = 1e9 B
+  double hop_latency_us = 0.0;  // the longest link's one-way latency
+};
+// nullopt when no link joins two chips of one group (a send_recv pair several hops apart).
+std::optional<AlphaBetaLinks> alpha_beta_links(const topo::Topology& topology, const std::vector<std::vector<std::uint32_t>>& groups);
 
 // REFERENCE 10's rows, p = n_chips, n = size_bytes, beta = 1 / (links x link rate):
 //   ring (bidirectional, halves each way): all_gather, reduce_scatter (p-1) alpha + (p-1)/p (n/2) beta;

@@ -39,6 +39,13 @@ void reject_options_beside_device(const CLI::App& command, const std::set<std::s
                                    "serve); not accepted with --device",
                                    name));
     }
+    if (name == "--hardware") {
+      // serve has no --hardware: its device is always the modelled chip, so "give it to serve"
+      // (the message above) would send the user to an option that does not exist.
+      throw UsageError(
+          "--device: --hardware chooses the simulated chips, which run on the server, and cclmesh serve always "
+          "serves the modelled chip (ideal hardware runs without --device only); not accepted with --device");
+    }
     if (name == "--trace" || name == "--trace-limit") {
       throw UsageError(fmt::format("--device: {} records the simulation, which runs on the server (cclmesh serve "
                                    "--trace-dir DIR writes a trace of each client session); not accepted with --device",

@@ -233,14 +233,16 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   result.cluster_axis = options.cluster_axis;
   result.hardware = options.hardware;
   if (options.hardware == "ideal") {
-    const topo::EthLink& link = topology.links().front();
-    result.alpha_beta = alpha_beta_time({.op = options.op,
+    const std::optional<AlphaBetaLinks> links = alpha_beta_links(topology, op.groups);
+    if (links) {
+      result.alpha_beta = alpha_beta_time({.op = options.op,
                                          .size_bytes = op.size_bytes,
                                          .n_chips = op.group_size,
                                          .ring = result.topology == "ring",
                                          .links = result.links,
-                                         .link_GBps = static_cast<double>(link.rate_bytes_per_s) / 1e9,
-                                         .hop_latency_us = static_cast<double>(link.latency_ps) / 1e6});
+                                         .link_GBps = links->link_GBps,
+                                         .hop_latency_us = links->hop_latency_us});
+    }
   }
   if (!options.chips.empty()) result.fabric = fmt::format("chips {}", fmt::join(options.chips, "-"));
   if (plan.scope() == runtime::FabricScope::Axes) {

@@ -303,6 +303,7 @@ CsvColumns csv_columns(const std::vector<RunResult>& rows) {
     columns.cluster_axis = columns.cluster_axis || row.cluster_axis.has_value();
     columns.chips = columns.chips || !row.chips.empty();
     columns.faults = columns.faults || !row.faults.empty();
+    columns.hardware = columns.hardware || row.hardware != "modelled";
   }
   return columns;
 }
@@ -318,6 +319,7 @@ std::string csv_header(const CsvColumns& columns) {
   if (columns.cluster_axis) header += ",cluster_axis";
   if (columns.chips) header += ",chips";
   if (columns.faults) header += ",faults";
+  if (columns.hardware) header += ",hardware,alpha_beta_us";
   return header + "\n";
 }
 
@@ -359,6 +361,9 @@ std::string csv_row(const RunResult& r, const CsvColumns& columns) {
   if (columns.cluster_axis) row += "," + (r.cluster_axis ? fmt::to_string(*r.cluster_axis) : std::string());
   if (columns.chips) row += fmt::format(",{}", fmt::join(r.chips, "-"));
   if (columns.faults) row += "," + csv_cell(fmt::format("{}", fmt::join(r.faults, ";")));
+  if (columns.hardware) {
+    row += fmt::format(",{},{}", r.hardware, r.alpha_beta ? fmt::format("{:.3f}", r.alpha_beta->total_us()) : "");
+  }
   return row + "\n";
 }
 

@@ -54,6 +54,9 @@ struct CsvColumns {
   bool cluster_axis = false;  // cluster_axis: the mesh axis the op ran along (--cluster-axis)
   bool chips = false;         // chips: --chips as run, in order, split by '-' ("0-1-5-4")
   bool faults = false;        // faults: the --fault specs the run ran under, split by ';'
+  // hardware (modelled | ideal) and alpha_beta_us (REFERENCE 10's time on ideal hardware, empty
+  // for an op without a row), as --json's settings.hardware and alpha_beta_us
+  bool hardware = false;
 };
 // The columns `rows` need: a column when any row has its setting (a row without it: empty cells).
 CsvColumns csv_columns(const std::vector<RunResult>& rows);

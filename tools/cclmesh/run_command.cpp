@@ -134,7 +134,10 @@ int run(RawRunOptions& raw) {
   try {
     result = served ? run_collective_on(options, *served) : run_collective(options, trace.get(), &progress);
   } catch (const runtime::DeviceError& e) {
-    std::fprintf(stderr, "cclmesh: the simulated op did not complete:\n%s\n", e.what());
+    // A hang on ideal hardware is told apart from the modelled chip's: its chips have no
+    // throughput limits, so a stall there is the algorithm's or a zero-time coincidence's.
+    std::fprintf(stderr, "cclmesh: the simulated op did not complete%s:\n%s\n",
+                 options.hardware == "ideal" ? " on ideal hardware (--hardware ideal)" : "", e.what());
     // The trace up to the hang or fault is what one needs to see why; --json and --report say
     // the op did not complete, rather than keep an older run's result.
     if (trace) {

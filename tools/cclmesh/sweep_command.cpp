@@ -180,7 +180,9 @@ int sweep(SweepOptions& o) {
         last_skip = UsageError(outcome.message);
         return true;
       case SweepPointOutcome::Kind::DidNotComplete:
-        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete:\n%s\n", op.c_str(), size, outcome.message.c_str());
+        std::fprintf(stderr, "cclmesh: %s at %llu B did not complete%s:\n%s\n", op.c_str(), size,
+                     points[i].hardware == "ideal" ? " on ideal hardware (--hardware ideal)" : "",
+                     outcome.message.c_str());
         exit_code = kExitHangOrFault;
         stopped_point = stopped_json(i, outcome);
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);

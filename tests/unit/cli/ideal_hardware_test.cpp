@@ -2,14 +2,18 @@
 // alpha-beta times (tools/cclmesh/alpha_beta.hpp): the same command streams move the same bytes
 // on chips without on-chip throughput limits, and then take what the alpha-beta model says a
 // bandwidth-optimal algorithm takes, give or take the algorithm's own costs.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/cclmesh/alpha_beta.hpp"
+#include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/nccl_metrics.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "topologies/topology.hpp"
 
 namespace cclmesh::cli {
 namespace {
@@ -47,6 +51,40 @@ TEST(AlphaBeta, Reference10Rows) {
   in.op = CollectiveOp::AllGather;
   in.n_chips = 1;
   EXPECT_FALSE(alpha_beta_time(in));
+}
+
+// The yardstick is priced at the slowest link and the longest latency of the links within the op's
+// groups, not at the system's first link (review, session 32: a YAML system whose links differ
+// had its bound from link 0-1 whatever the group). Chips 0-1-2-3 in a line: 0-1 fast and short,
+// 1-2 slow, 2-3 long; a link from chip 3 to 4 outside the groups is slower and longer still.
+TEST(AlphaBeta, PricedAtTheGroupsSlowestLinkAndLongestLatency) {
+  const auto link = [](topo::ChipId a, topo::ChipId b, std::int64_t rate, std::int64_t latency_ps) {
+    return topo::EthLink{.a = {a, 0}, .b = {b, 1}, .rate_bytes_per_s = rate, .latency_ps = latency_ps};
+  };
+  std::vector<topo::Chip> chips;
+  for (topo::ChipId id = 0; id < 5; ++id) {
+    topo::Chip chip;
+    chip.id = id;
+    chips.push_back(chip);
+  }
+  const topo::Topology topology("uneven", chips,
+                                {link(0, 1, 25'000'000'000, 300'000), link(1, 2, 10'000'000'000, 600'000),
+                                 link(2, 3, 12'500'000'000, 900'000), link(3, 4, 1'000'000'000, 5'000'000)});
+  const std::optional<AlphaBetaLinks> all = alpha_beta_links(topology, {{0, 1, 2, 3}});
+  ASSERT_TRUE(all);
+  EXPECT_DOUBLE_EQ(all->link_GBps, 10.0);
+  EXPECT_DOUBLE_EQ(all->hop_latency_us, 0.9);
+  // Two groups of two: each group's own link, the slowest and the longest of the two.
+  const std::optional<AlphaBetaLinks> pairs = alpha_beta_links(topology, {{0, 1}, {2, 3}});
+  ASSERT_TRUE(pairs);
+  EXPECT_DOUBLE_EQ(pairs->link_GBps, 12.5);
+  EXPECT_DOUBLE_EQ(pairs->hop_latency_us, 0.9);
+  const std::optional<AlphaBetaLinks> first = alpha_beta_links(topology, {{0, 1}});
+  ASSERT_TRUE(first);
+  EXPECT_DOUBLE_EQ(first->link_GBps, 25.0);
+  EXPECT_DOUBLE_EQ(first->hop_latency_us, 0.3);
+  // A send_recv pair two hops apart has no link of its own.
+  EXPECT_FALSE(alpha_beta_links(topology, {{0, 2}}));
 }
 
 RunOptions run_options(const char* system, const char* topology, CollectiveOp op, std::uint64_t size, bool no_data) {
@@ -128,6 +166,33 @@ TEST(IdealHardware, AlgorithmsAgainstTheAlphaBetaTime) {
                                       ? r.alpha_beta->bandwidth_us / 2.0
                                       : r.alpha_beta->bandwidth_us;
     EXPECT_GE(r.time_us, links_bound_us);
+  }
+}
+
+// A hang on ideal hardware says so on stderr (review, session 32: the report read as the modelled
+// chip's), run and sweep alike; exit 3 as any hang.
+TEST(IdealHardware, AHangSaysItRanOnIdealHardware) {
+  for (const char* command : {"run", "sweep"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{"cclmesh", command, "--system", "n300", "--op", "all_gather", "--no-data",
+                                  "--hardware", "ideal", "--max-sim-time", "1us"};
+    if (std::string(command) == "run") {
+      args.insert(args.end(), {"--size", "1MiB"});
+    } else {
+      args.insert(args.end(), {"-b", "1M", "-e", "1M"});
+    }
+    CLI::App app;
+    CommandOutcome outcome;
+    register_commands(app, outcome);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    ::testing::internal::GetCapturedStdout();
+    const std::string printed = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(outcome.exit_code, 3);
+    EXPECT_NE(printed.find("did not complete on ideal hardware (--hardware ideal):\n"), std::string::npos) << printed;
   }
 }
 

@@ -232,6 +232,28 @@ TEST(SweepCsv, FaultedRowsNameTheirFaultsInTheLastColumn) {
   EXPECT_EQ(csv_row(clean, csv_columns({clean})), csv_row(clean));
 }
 
+// Ideal hardware (--hardware ideal, session 32) in two columns after the others: which hardware
+// and REFERENCE 10's alpha-beta time (empty for an op without a row), so a CSV of ideal rows is
+// never mistaken for the modelled chip's; a modelled sweep's CSV keeps its columns.
+TEST(SweepCsv, IdealHardwareRowsSayItAndTheirAlphaBetaTime) {
+  RunResult ideal;
+  ideal.op = "all_gather";
+  ideal.hardware = "ideal";
+  ideal.alpha_beta = AlphaBetaTime{.latency_us = 4.2, .bandwidth_us = 36.7};
+  RunResult no_row = ideal;
+  no_row.op = "broadcast";
+  no_row.alpha_beta.reset();
+  const CsvColumns columns = csv_columns({ideal, no_row});
+  EXPECT_TRUE(columns.hardware);
+  EXPECT_THAT(csv_header(columns), ::testing::EndsWith(",sim_events,hardware,alpha_beta_us\n"));
+  EXPECT_THAT(csv_row(ideal, columns), ::testing::EndsWith(",ideal,40.900\n"));
+  EXPECT_THAT(csv_row(no_row, columns), ::testing::EndsWith(",ideal,\n"));
+  RunResult modelled;
+  modelled.op = "all_gather";
+  EXPECT_FALSE(csv_columns({modelled}).hardware);
+  EXPECT_EQ(csv_header(csv_columns({modelled})), csv_header());
+}
+
 // --max-wall in a sweep is per point, as run's is per run and the sweep's --max-sim-time per point
 // (session 11): a point past it stops the sweep with its report, exit 3, and the files hold the
 // rows before it, with -j N as with -j 1. A limit of 1 ns is past before any point's first poll.
