@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "runtime/device/host_copy_check.hpp"
+#include "runtime/remote/served_fabric_check.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/topology_yaml.hpp"
 
@@ -107,6 +108,16 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
   } catch (const topo::InputError& e) {
     connection_->close();
     fail(request::kTopology, fmt::format("the topology sent does not load: {}", e.what()));
+  }
+  // The hello's fabric, now that there is a topology to hold it to: ops are built for it on this
+  // side, so one the served device could not run is refused here, not met midway through a run.
+  try {
+    check_served_fabric(fabric_, topology_, "hello reply.fabric");
+  } catch (const ProtocolError& e) {
+    connection_->close();
+    fail(request::kHello, fmt::format("protocol error: {}; expected the fabric of a device serving that topology (a "
+                                      "cclmesh serve's)",
+                                      e.what()));
   }
 }
 

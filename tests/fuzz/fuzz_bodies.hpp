@@ -15,6 +15,7 @@
 #include "topologies/builtin_systems.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
+#include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
@@ -330,6 +331,7 @@ bool remote_step(Step step) {
   } catch (const cclmesh::runtime::DeviceError&) {
   } catch (const std::invalid_argument&) {
   } catch (const cclmesh::topo::InputError&) {
+  } catch (const cclmesh::cli::UsageError&) {  // the CLI's own refusal of what the hello says (exit 2)
   }
   return false;
 }
@@ -356,6 +358,13 @@ inline void remote_client_script(std::uint16_t port) {
   (void)device->data_mode();
   (void)device->fabric();
   (void)device->server_idle_timeout();
+  // What `run --device` takes from the hello (session 32): the op's options, as a whole-system
+  // run and as one along each mesh axis.
+  for (const std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}, std::optional<int>{1}}) {
+    cclmesh::cli::RunOptions requested;
+    requested.cluster_axis = axis;
+    remote_step([&] { (void)cclmesh::cli::served_run_options(requested, *device); });
+  }
   remote_step([&] { device->require_within_host_limit(remote::request::kReadBuffer, 4096); });
   remote_step([&] { (void)device->chips(); });
   remote_step([&] { (void)device->worker_grid(); });

@@ -310,6 +310,17 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
                                    spec, e.what()));
     }
   }
+  // And held to what serve checks of its own --fault: a fault on a link the topology lacks, or a
+  // corruption on a device that carries no data, is no cclmesh serve's (session 32: taken, the
+  // first was only named in the row, the second made a timing-only run's row say data flipped).
+  try {
+    require_fault_links_on(options.faults, topology);
+    require_data_for_corruption(options.faults.plan, options.no_data, "the served device (timing only)", "serve");
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--device: the served device's hello: faults: {}; expected the faults of a device "
+                                 "serving that topology (a cclmesh serve's)",
+                                 e.what()));
+  }
   options.fabric_payload_bytes = fabric.max_payload_bytes;
   options.fabric_rx_in_flight = fabric.receiver_packets_in_flight;
   options.erisc_unreserved_bytes = fabric.erisc_unreserved_bytes;

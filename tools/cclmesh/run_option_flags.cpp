@@ -12,6 +12,7 @@
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/fabric_options.hpp"
+#include "runtime/device/fabric_payload_bounds.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
@@ -181,7 +182,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "legacy mode, which runs no fabric, it sizes only all_reduce's composite local-sum packet, and "
                      "is refused for the legacy all_gather, reduce_scatter and rs-ag, whose EDMs size their buffers "
                      "from the ERISC's L1")
-      ->transform(whole_number_in(64, runtime::kMaxFabricPayloadBytes))
+      ->transform(whole_number_in(runtime::kMinFabricPayloadBytes, runtime::kMaxFabricPayloadBytes))
       ->each([&o](const std::string&) { o.fabric_typed.payload = true; })
       ->capture_default_str();
   command.add_option("--fabric-rx-in-flight", o.fabric_rx_in_flight,

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "runtime/device/fabric_options.hpp"
+#include "runtime/device/fabric_payload_bounds.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "sim/device/sim_mesh_device.hpp"
@@ -364,7 +365,7 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--fabric-payload", options->fabric_payload_bytes,
                       "fabric packet payload in bytes (REFERENCE 6.2 default 4352); with --mode legacy, which runs no "
                       "fabric, it sizes only all_reduce's composite local-sum packet")
-      ->transform(whole_number_in(64, runtime::kMaxFabricPayloadBytes))
+      ->transform(whole_number_in(runtime::kMinFabricPayloadBytes, runtime::kMaxFabricPayloadBytes))
       ->capture_default_str();
   command->add_option("--fabric-rx-in-flight", options->fabric_rx_in_flight,
                       "fabric routers' receivers: packets whose NoC writes are in flight at once (1..16; default every "
