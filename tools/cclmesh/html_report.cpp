@@ -224,6 +224,9 @@ std::string html_report(const RunResult& r, const topo::Topology& topology) {
     html += fmt::format("<p class=\"summary\">algorithm {}: {}</p>\n", escape_html(r.algorithm),
                         escape_html(r.algorithm_reason));
   }
+  if (const std::string alpha_beta = alpha_beta_text(r); !alpha_beta.empty()) {
+    html += fmt::format("<p class=\"summary\">{}</p>\n", escape_html(alpha_beta));
+  }
   if (!r.algorithm_lines.empty()) {
     html += fmt::format("<p class=\"summary\">on the rings run as lines, algorithm {}: {}</p>\n",
                         escape_html(r.algorithm_lines), escape_html(r.algorithm_lines_reason));

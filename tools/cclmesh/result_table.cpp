@@ -258,18 +258,21 @@ std::string table_row(const RunResult& r) {
   return text;
 }
 
+std::string alpha_beta_text(const RunResult& r) {
+  if (!r.alpha_beta || r.time_us <= 0.0) return "";
+  return fmt::format(
+      "alpha-beta (REFERENCE 10, {}): {:.2f} us = {:.2f} us latency + {:.2f} us on the links; this run on ideal "
+      "hardware took {:.3f}x that",
+      r.topology == "ring" ? "a ring, halves each way" : "a pipelined line", r.alpha_beta->total_us(),
+      r.alpha_beta->latency_us, r.alpha_beta->bandwidth_us, r.time_us / r.alpha_beta->total_us());
+}
+
 std::string algorithm_note(const RunResult& r) {
   // all_reduce's Auto chose it (the option may force another); all_gather's fallback no option
   // chooses.
   const std::string chosen_by = r.op == "all_reduce" ? " (--all-reduce-algo auto)" : "";
   std::string note;
-  if (r.alpha_beta && r.time_us > 0.0) {
-    note += fmt::format(
-        "# alpha-beta (REFERENCE 10, {}): {:.2f} us = {:.2f} us latency + {:.2f} us on the links; this run on ideal "
-        "hardware took {:.3f}x that\n",
-        r.topology == "ring" ? "a ring, halves each way" : "a pipelined line", r.alpha_beta->total_us(),
-        r.alpha_beta->latency_us, r.alpha_beta->bandwidth_us, r.time_us / r.alpha_beta->total_us());
-  }
+  if (const std::string alpha_beta = alpha_beta_text(r); !alpha_beta.empty()) note += "# " + alpha_beta + "\n";
   if (r.algorithm_fallback) note += fmt::format("# {} ran {}{}: {}\n", r.op, r.algorithm, chosen_by, r.algorithm_reason);
   // Legacy all_reduce chooses per shape: the rings opened into lines fall back on their own
   // (their reason says they ran as lines), whether the rings did or not.

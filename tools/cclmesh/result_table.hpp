@@ -44,6 +44,9 @@ std::string fault_effect_lines(const RunResult& result);
 // (the composite can be 10x slower): the algorithm and why; empty otherwise. Legacy all_reduce
 // with rings and opened lines: one line per part that fell back, the lines' saying they are.
 std::string algorithm_note(const RunResult& result);
+// On ideal hardware, the run against REFERENCE 10's alpha-beta time ("alpha-beta (REFERENCE 10, a
+// ring, halves each way): ... took 1.019x that"); "" without one (modelled hardware, no formula).
+std::string alpha_beta_text(const RunResult& result);
 // The columns sweep --csv adds after the default ones, which keep their places; each only when a
 // row needs it, so a sweep that needs none writes the default CSV, as before those columns existed.
 struct CsvColumns {

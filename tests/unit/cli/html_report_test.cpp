@@ -66,6 +66,20 @@ TEST(HtmlReport, AFaultThatTakesNoLinkDownIsNamedButDrawsNothingDown) {
   EXPECT_THAT(page, Not(HasSubstr("#000000")));
 }
 
+// On ideal hardware the page says so and holds the run against its alpha-beta time, as the
+// table's note does (session 32's review: the page said "ideal hardware" only).
+TEST(HtmlReport, AnIdealHardwareRunIsHeldAgainstItsAlphaBetaTime) {
+  const topo::Topology t3k = topo::load_system("t3k");
+  RunResult r = t3k_line_result({});
+  r.hardware = "ideal";
+  r.alpha_beta = AlphaBetaTime{4.2, 18.35};
+  const std::string page = html_report(r, t3k);
+  EXPECT_THAT(page, HasSubstr(", ideal hardware, "));
+  EXPECT_THAT(page, HasSubstr("alpha-beta (REFERENCE 10, a pipelined line): 22.55 us = 4.20 us latency + 18.35 us "
+                              "on the links; this run on ideal hardware took 1.063x that"));
+  EXPECT_THAT(html_report(t3k_line_result({}), t3k), Not(HasSubstr("alpha-beta")));
+}
+
 // The page of a run that did not complete names the exit code the run ends with: 3 for a hang or
 // fault, 4 for a served device that failed mid-run (session 31: it said 3 for both).
 TEST(HtmlReport, AnIncompleteRunsPageNamesItsExitCode) {
