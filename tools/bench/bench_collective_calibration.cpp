@@ -38,6 +38,7 @@ struct Options {
   std::string max_size = "256MiB";
   std::string csv_path;
   std::string json_path;
+  std::string hardware = "modelled";  // run's --hardware: ideal shows what the links alone allow
 };
 
 bool selected(const bench::CalibrationRow& row, const std::optional<std::vector<cli::CollectiveOp>>& ops) {
@@ -61,6 +62,7 @@ int compare(const Options& options) {
   for (const bench::CalibrationRow& row : bench::read_calibration_csv(file)) {
     if (!selected(row, ops)) continue;
     bench::RowPlan plan = bench::plan_row(row, max_size);
+    if (plan.run) plan.run->hardware = options.hardware;
     (plan.run ? planned : skipped).push_back(std::move(plan));
   }
   if (planned.empty() && skipped.empty()) {
@@ -69,9 +71,10 @@ int compare(const Options& options) {
 
   fmt::print("# cclmesh collectives against the calibration {}\n"
              "# each row: cclmesh run --system S --topology T --op OP --size min(calibration size, --max-size {})\n"
-             "#   --links L --fabric-payload {} --no-data (WH, bf16 TILE, the row's memory); S T: 2 line = n300 line,\n"
+             "#   --links L --fabric-payload {} --no-data{} (WH, bf16 TILE, the row's memory); S T: 2 line = n300 line,\n"
              "#   4 line = mesh:1x4 line, 8 ring/line = t3k ring/line. error = simulated busbw / calibration busbw - 1\n",
-             file, bench::format_size(max_size), bench::kCalibrationFabricPayloadBytes);
+             file, bench::format_size(max_size), bench::kCalibrationFabricPayloadBytes,
+             options.hardware == "ideal" ? " --hardware ideal" : "");
   for (const bench::RowPlan& plan : skipped) fmt::print("{}", bench::skipped_line(plan, file));
   fmt::print("{}", bench::table_header());
   std::fflush(stdout);
@@ -104,6 +107,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--csv", options.csv_path, "also write the rows as CSV to this file ('-': stdout)");
   app.add_option("--json", options.json_path, "also write the rows, skipped rows and errors as JSON to this file");
+  app.add_option("--hardware", options.hardware,
+                 "modelled (the calibrated chip model) or ideal (cclmesh run --hardware ideal: what the links and "
+                 "the algorithms alone allow, to tell a row's error apart from the chip's)")
+      ->check(CLI::IsMember({"modelled", "ideal"}))
+      ->capture_default_str();
   if (const auto problem = topo::data_dir_variable_problem()) {
     std::fprintf(stderr, "bench_collective_calibration: error: %s\n", problem->c_str());
     return cli::kExitBadInput;
