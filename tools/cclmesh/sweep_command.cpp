@@ -258,8 +258,9 @@ int sweep(SweepOptions& o) {
     // The rows' system and links: a served device's, with --device (locally, the options').
     const std::string system = rows.empty() ? o.base.system : rows.front().system;
     const std::uint32_t links = rows.empty() ? o.base.links : rows.front().links;
-    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{}){}", system, shape, links,
-                                          links == 1 ? "" : "s",
+    const bool ideal = !rows.empty() && rows.front().hardware == "ideal";
+    const std::string title = fmt::format("busbw on {} ({}, {} link{}, simulated{}{}){}", system, shape, links,
+                                          links == 1 ? "" : "s", ideal ? " on ideal hardware" : "",
                                           what_if ? ", " + link_whatif_text(*rows.front().link_whatif) : "",
                                           stopped_note);
     write_output(o.plot_path, sweep_plot_svg(rows, title), "--plot");

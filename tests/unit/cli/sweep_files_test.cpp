@@ -232,6 +232,16 @@ TEST(SweepCsv, FaultedRowsNameTheirFaultsInTheLastColumn) {
   EXPECT_EQ(csv_row(clean, csv_columns({clean})), csv_row(clean));
 }
 
+// A plot of ideal-hardware rows says so in its title, as the table's title does (session 32).
+TEST_F(SweepFiles, AnIdealHardwareSweepsPlotSaysSo) {
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data"}), kExitOk);
+  EXPECT_THAT(read_file(plot_), HasSubstr("busbw on n300 (line, 1 link, simulated)"));
+  ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data", "--hardware",
+                   "ideal"}),
+            kExitOk);
+  EXPECT_THAT(read_file(plot_), HasSubstr("busbw on n300 (line, 1 link, simulated on ideal hardware)"));
+}
+
 // Ideal hardware (--hardware ideal, session 32) in two columns after the others: which hardware
 // and REFERENCE 10's alpha-beta time (empty for an op without a row), so a CSV of ideal rows is
 // never mistaken for the modelled chip's; a modelled sweep's CSV keeps its columns.
