@@ -57,8 +57,8 @@
 #include "sim/device/mirrored_groups.hpp"
 #include "sim/device/wall_watchdog.hpp"
 #include "sim/engine/engine.hpp"
-#include "sim/model/packet_corruption.hpp"
 #include "sim/model/ideal_hardware.hpp"
+#include "sim/model/packet_corruption.hpp"
 #include "sim/model/sim_system.hpp"
 #include "sim/trace/trace_recorder.hpp"
 

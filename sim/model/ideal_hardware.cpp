@@ -5,14 +5,6 @@
 
 namespace cclmesh::sim {
 
-std::string_view to_string(HardwareModel model) {
-  switch (model) {
-    case HardwareModel::Modelled: return "modelled";
-    case HardwareModel::Ideal: return "ideal";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // Fast enough that a packet's on-chip steps take picoseconds against the ~0.5 us it spends on

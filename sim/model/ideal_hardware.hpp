@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string_view>
 
 #include "sim/model/arch_params.hpp"
 
@@ -16,9 +15,8 @@ namespace cclmesh::sim {
 
 enum class HardwareModel : std::uint8_t {
   Modelled,  // the chip model as calibrated (sim/model/arch/*.yaml)
-  Ideal,     // REFERENCE 10: only the links' rate and latency cost time
+  Ideal,     // REFERENCE 10: the links' rate and latency set the pace; on-chip steps keep only their latency
 };
-std::string_view to_string(HardwareModel model);
 
 // `modelled` with every on-chip throughput limit taken out: NoC and DRAM rates 1000x (a 6 KiB
 // packet crosses in well under a nanosecond), 64 request slots per core and NoC; ethernet
