@@ -1,6 +1,7 @@
 #include "topologies/system_loader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
@@ -13,6 +14,14 @@
 #include "topologies/topology_yaml.hpp"
 
 namespace cclmesh::topo {
+
+std::string system_spec_help() {
+  return fmt::format(
+      "built-in name ({}), parametric spec (mesh:RxC[xD], torus:RxC[xD], ring:N, optional /L links per edge and "
+      "@wh|@bh), a YAML file (a tt-umd cluster descriptor or cclmesh's own, `cclmesh topo --save`) or the NAME of "
+      "a NAME.yaml in cclmesh's systems folder",
+      fmt::join(builtin_system_names(), ", "));
+}
 
 Topology load_topology_any_format(const std::string& path) {
   const std::string text = detail::read_text_file(path);

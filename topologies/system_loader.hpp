@@ -18,6 +18,10 @@ namespace cclmesh::topo {
 // Throws InputError saying which of these SPEC failed to be, or the loader's own message.
 Topology load_system(const std::string& spec);
 
+// What --system takes, in one line for a command's help (cclmesh run, sweep, topo, serve): the
+// built-in names from builtin_system_names(), so a new built-in shows up without editing help.
+std::string system_spec_help();
+
 // Loads a YAML file of either format, detected from its keys.
 Topology load_topology_any_format(const std::string& path);
 

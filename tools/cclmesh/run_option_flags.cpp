@@ -14,6 +14,7 @@
 #include "runtime/device/fabric_options.hpp"
 #include "runtime/device/fabric_payload_bounds.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "topologies/system_loader.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/size_parse.hpp"
@@ -70,7 +71,7 @@ void add_device_wait_option(CLI::App& command, RunOptions& options, CLI::Option*
 }
 
 void add_collective_options(CLI::App& command, RunOptions& o) {
-  command.add_option("--system", o.system, "built-in name, parametric spec (mesh:RxC, torus:RxC, ring:N ...) or YAML file")
+  command.add_option("--system", o.system, topo::system_spec_help())
       ->capture_default_str();
   command.add_option_function<std::string>(
       "--chips", [&o](const std::string& text) { o.chips = parse_chip_list(text, "--chips"); },

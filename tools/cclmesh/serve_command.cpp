@@ -331,9 +331,7 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command =
       app.add_subcommand("serve", "Serve a simulated system to remote clients (RemoteMeshDevice) over TCP");
-  command->add_option("--system", options->system,
-                      "built-in name (n150, n300, t3k, tg, galaxy, ...), parametric (mesh:RxC, torus:RxC, ring:N) "
-                      "or a YAML file")
+  command->add_option("--system", options->system, topo::system_spec_help())
       ->required();
   // Whole-number options read decimal digits only, as run's and sweep's (whole_number_option.hpp;
   // session 31: CLI::Range read `--port 010000` as octal 4096 and `--port 0x1F90` as 8080).

@@ -81,9 +81,7 @@ int run_topo(const TopoOptions& options) {
 void register_topo_command(CLI::App& app, CommandOutcome& outcome) {
   auto options = std::make_shared<TopoOptions>();
   CLI::App* command = app.add_subcommand("topo", "Describe a system: chips, links, diameter, rings; draw it");
-  command->add_option("--system", options->system,
-                      "built-in name (n150, n300, t3k, tg, galaxy, p150, p300, bh_galaxy), parametric "
-                      "(mesh:RxC, torus:RxC[xD], ring:N, optional /L and @wh|@bh) or a YAML file")
+  command->add_option("--system", options->system, topo::system_spec_help())
       ->required();
   command->add_option("--svg", options->svg_path, "write an SVG drawing to FILE, or - for stdout");
   command->add_option("--dot", options->dot_path, "write a Graphviz dot file to FILE, or - for stdout");
