@@ -9,6 +9,7 @@ ccl::reduce_scatter::LineAlgorithm rs_line_algorithm(const std::string& text) {
 ccl::reduce_scatter::RingAlgorithm rs_ring_algorithm(const std::string& text) {
   if (text == "one-shot") return ccl::reduce_scatter::RingAlgorithm::OneShot;
   if (text == "chain") return ccl::reduce_scatter::RingAlgorithm::Chain;
+  if (text == "half-way") return ccl::reduce_scatter::RingAlgorithm::HalfWay;
   return ccl::reduce_scatter::RingAlgorithm::Auto;
 }
 
@@ -24,6 +25,8 @@ std::string rs_ring_algorithm_name(ccl::reduce_scatter::RingAlgorithm algorithm)
       return "one-shot";
     case ccl::reduce_scatter::RingAlgorithm::Chain:
       return "chain";
+    case ccl::reduce_scatter::RingAlgorithm::HalfWay:
+      return "half-way";
     case ccl::reduce_scatter::RingAlgorithm::Auto:
       break;
   }

@@ -271,7 +271,7 @@ void prepare_reduce_scatter(const Collective& c, PreparedOp& op) {
   }
   op.size_bytes = p.input_buffer.config.size_bytes;
   op.workloads = c.cache.get(p, c.device.topology(), [&] { return ccl::reduce_scatter::build(p, c.device.topology()); });
-  // A fabric ring chooses (one-shot or chain); a line, a ring run as one included, runs the
+  // A fabric ring chooses (one-shot, chain or half-way); a line, a ring run as one included, runs the
   // line algorithm asked; legacy mode runs its EDM chain: no choice to record.
   if (p.mode == ccl::CclMode::Fabric) {
     record_algorithm(

@@ -112,7 +112,7 @@ struct RunOptions {
   std::optional<std::uint32_t> chunks_per_sync;
   // --rs-line-algorithm: reduce_scatter's (and all_reduce's) line algorithm: two_sided | wrap.
   std::string rs_line_algorithm = "two_sided";
-  // --rs-ring-algorithm: reduce_scatter's ring algorithm: auto | one-shot | chain.
+  // --rs-ring-algorithm: reduce_scatter's ring algorithm: auto | one-shot | chain | half-way.
   std::string rs_ring_algorithm = "auto";
   // --bcast-ring-algorithm: broadcast's ring algorithm: auto | both-ways | split.
   std::string bcast_ring_algorithm = "auto";

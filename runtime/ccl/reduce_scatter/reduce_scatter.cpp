@@ -20,6 +20,7 @@
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
+#include "runtime/ccl/reduce_scatter/half_way_ring.hpp"
 #include "runtime/ccl/reduce_scatter/one_shot.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
@@ -77,6 +78,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.ring = p.topology == CclTopology::Ring;
   r.two_sided = !r.ring && p.line_algorithm == LineAlgorithm::TwoSided;
   r.one_shot = resolved_ring_algorithm(p) == RingAlgorithm::OneShot;
+  r.half_way = resolved_ring_algorithm(p) == RingAlgorithm::HalfWay;
   if (r.one_shot && n / 2 > kMaxFabricHops) {
     throw CclParamsError(fmt::format("reduce_scatter: the one-shot ring of {} chips sends over {} hops; a fabric "
                                      "route holds at most {} (REFERENCE 6.5)",
@@ -92,7 +94,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                                      n, n - 1, kOneShotFirstCopySemaphoreId, kMaxProgramSemaphores,
                                      kMaxProgramSemaphores - kOneShotFirstCopySemaphoreId + 1, n - 1, kMaxFabricHops));
   }
-  if (!r.two_sided && !r.one_shot && n - 1 > kMaxFabricHops) {
+  if (!r.two_sided && !r.one_shot && !r.half_way && n - 1 > kMaxFabricHops) {
     throw CclParamsError(
         fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
                     "credits); a fabric route holds at most {} (REFERENCE 6.5)",
@@ -103,13 +105,15 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
-  if (r.two_sided || r.one_shot) {
+  if (r.two_sided || r.one_shot || r.half_way) {
     if (!p.intermediate_buffer) {
       throw CclParamsError(
-          r.two_sided ? "reduce_scatter: a two-sided line needs intermediate_buffer (intermediate_spec(): the partials' "
-                        "receive buffer); expected a buffer, or line_algorithm wrap"
-                      : "reduce_scatter: the one-shot ring needs intermediate_buffer (intermediate_spec(): N copies "
-                        "of the output, one per sending rank); expected a buffer, or ring_algorithm chain");
+          r.two_sided  ? "reduce_scatter: a two-sided line needs intermediate_buffer (intermediate_spec(): the partials' "
+                         "receive buffer); expected a buffer, or line_algorithm wrap"
+          : r.one_shot ? "reduce_scatter: the one-shot ring needs intermediate_buffer (intermediate_spec(): N copies "
+                         "of the output, one per sending rank); expected a buffer, or ring_algorithm chain"
+                       : "reduce_scatter: the half-way ring needs intermediate_buffer (intermediate_spec(): the "
+                         "partials' receive buffer); expected a buffer, or ring_algorithm chain");
     }
     r.intermediate = part_intermediate_spec(p, topology);
     // At least intermediate_spec: a larger buffer is accepted.
@@ -119,7 +123,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
           "reduce_scatter: intermediate buffer is {} B in pages of {} B; the {} need at least {} B in pages of {} "
           "B (intermediate_spec)",
           mid.config.size_bytes, mid.config.page_size_bytes,
-          r.two_sided ? "two-sided line's partials" : "one-shot ring's copies", size_bytes(r.intermediate),
+          r.two_sided ? "two-sided line's partials" : r.one_shot ? "one-shot ring's copies" : "half-way ring's partials",
+          size_bytes(r.intermediate),
           r.page_size));
     }
     if (p.intermediate_buffer->id == p.input_buffer.id || p.intermediate_buffer->id == p.output_buffer.id) {
@@ -129,14 +134,18 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
   const std::uint32_t chain_workers = workers_per_link_for(p, r.output, r.ring);
-  r.workers_per_link = r.one_shot ? 1 : chain_workers;
+  r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
+  // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
+  static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
   // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
   const api::Shape4D out_pages = shape_in_pages(r.output);
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-  const std::uint32_t page_runs = (r.ring && !r.one_shot ? 2 : 1) * p.num_links * r.workers_per_link;
+  // The chain's up and down workers take half the pages each; the half-way ring's rightward and
+  // leftward workers (as the two-sided line's) the same pages.
+  const std::uint32_t page_runs = (r.ring && !r.one_shot && !r.half_way ? 2 : 1) * p.num_links * r.workers_per_link;
   r.runs = (r.one_shot ? 1 : r.ring || r.two_sided ? 2 : 1) * p.num_links * r.workers_per_link;
   const std::vector<api::TensorSlice> page_run_slices =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, page_runs);
@@ -153,6 +162,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
         reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
   if (r.two_sided) require_owner_step_fits_l1(p, topology, r);
+  if (r.half_way) require_half_way_fits_l1(p, topology, r);
   for (std::uint32_t run = 0; r.one_shot && run < r.runs; ++run) {
     // The reduce core keeps its run's running sums in L1 (one_shot.hpp).
     const std::uint64_t sums_bytes =
@@ -415,6 +425,8 @@ std::string to_string(RingAlgorithm algorithm) {
       return "one_shot";
     case RingAlgorithm::Chain:
       return "chain";
+    case RingAlgorithm::HalfWay:
+      return "half_way";
   }
   return "unknown";
 }
@@ -428,6 +440,12 @@ RingAlgorithmChoice ring_algorithm_choice(const Params& params) {
         "ring in fabric mode with one worker per link and direction",
         to_string(params.topology), params.mode == CclMode::Fabric ? "fabric" : "legacy",
         params.workers_per_link.value_or(1)));
+  }
+  if (params.ring_algorithm == RingAlgorithm::HalfWay && !fabric_ring) {
+    throw CclParamsError(fmt::format("reduce_scatter: ring_algorithm half_way on a {} in {} mode; the half-way runs on "
+                                     "a ring in fabric mode",
+                                     to_string(params.topology),
+                                     params.mode == CclMode::Fabric ? "fabric" : "legacy"));
   }
   if (!fabric_ring) {
     return {RingAlgorithm::Chain, params.mode == CclMode::Fabric ? "a line chains" : "legacy mode chains"};
@@ -453,7 +471,8 @@ namespace {
 bool part_needs_intermediate(const Params& part) {
   const bool two_sided = part.mode == CclMode::Fabric && part.topology == CclTopology::Line &&
                          part.line_algorithm == LineAlgorithm::TwoSided;
-  return two_sided || resolved_ring_algorithm(part) == RingAlgorithm::OneShot;
+  const RingAlgorithm ring = resolved_ring_algorithm(part);
+  return two_sided || ring == RingAlgorithm::OneShot || ring == RingAlgorithm::HalfWay;
 }
 
 TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topology) {
@@ -498,8 +517,14 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 }
 
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
-  if (resolved_ring_algorithm(params) == RingAlgorithm::OneShot) return 1;
-  return workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
+  const RingAlgorithm ring = resolved_ring_algorithm(params);
+  if (ring == RingAlgorithm::OneShot) return 1;
+  const std::uint32_t chosen =
+      workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
+  if (ring != RingAlgorithm::HalfWay) return chosen;
+  const FabricPlan plan(topology, params.fabric);
+  return half_way_workers_per_link(static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size()),
+                                   chosen);
 }
 
 namespace {
@@ -535,6 +560,7 @@ MeshWorkload build(const Params& params, const topo::Topology& topology) {
          std::uint32_t position) {
         return r.two_sided  ? two_sided_line_program(part, system, r, g, position)
                : r.one_shot ? one_shot_program(part, system, r, g, position)
+               : r.half_way ? half_way_ring_program(part, system, r, g, position)
                             : chip_program(part, system, r, g, position);
       });
   workload.buffers = workload_buffers({&params.input_buffer, &params.output_buffer,
@@ -566,6 +592,8 @@ std::vector<reference::Bytes> reference_in_fabric_order(const Params& params, co
   std::vector<reference::Bytes> out(n);
   if (r.two_sided) {
     out = two_sided_line_reference(slices, params.input.dtype);
+  } else if (r.half_way) {
+    out = half_way_ring_reference(slices, params.input.dtype, r, params.num_links);
   } else if (r.one_shot) {
     out = one_shot_reference(slices, params.input.dtype);
   } else {

@@ -61,12 +61,30 @@
 //
 // One-shot ring (RingAlgorithm::OneShot; Auto up to 512 KiB per chip): one_shot.hpp.
 //
+// Half-way ring (RingAlgorithm::HalfWay, half_way_ring.hpp): the two-sided line on a ring. REFERENCE
+// 7.5 says only that tt-metal's 2026 ring RS (PR #41522) "sends the full slice half-way round
+// instead of half the slice the full way"; this data flow is ours. Slice s's owner gets a
+// rightward chain's partial (positions s-kL, ..., s-1, each adding its own slice, neighbour hops
+// forward) and a leftward chain's (s+kR, ..., s+1), adds its own slice to the leftward one and
+// then the rightward one; every position has the same structure, rotated. Per link and worker a
+// rightward and a leftward worker on the same pages, as on the two-sided line: each sends k
+// messages (its raw slice first, then each received partial plus its own slice), and a chain's
+// credits to its previous position go one hop through the other chain's worker on the same chip.
+// Odd N: kL = kR = (N-1)/2. Even N: the position opposite the owner is N/2 away both ways, so the
+// pages go to two sets of runs (alternating workers of a link), set 0 with kL = N/2, kR = N/2-1,
+// set 1 the other way round, and both directions of every link carry (N-1)/2 slices' bytes (3.5
+// at N = 8, as the chain); an even ring runs ceil(W/2) workers per set, so W = 1 runs 2 (a mux).
+// Intermediate buffer as the two-sided line's (region A: leftward chain, B: rightward chain and
+// the left partial). Every message goes one hop, so a ring of any length runs.
+//
 // Reduction order (what reference_outputs() reproduces bit for bit): bf16 partials are
 // rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); on a ring (and the
 // wrap line) for slice s the up half adds ranks s+1, s+2, ..., s+N-1, s and the down half s-1,
 // s-2, ..., s-N+1, s (mod N). On the two-sided line, with fold(a, b, ...) = ((a + b) + ...):
 // slice N-1 is fold(0, 1, ..., N-1); slice s < N-1 is R = fold(N-1, N-2, ..., s), and for s > 0
 // R + fold(0, 1, ..., s-1). The one-shot ring: fold(s, s+1, s-1, s+2, s-2, ...) (mod N), own slice first.
+// The half-way ring, per page run with its set's kL, kR: fold(s+kR, ..., s+1, s) + fold(s-kL, ..., s-1)
+// (mod N).
 
 #include <cstddef>
 #include <cstdint>
@@ -105,8 +123,9 @@ std::string to_string(LineAlgorithm algorithm);
 // chained ones). Auto: OneShot when each chip's input is at most kDefaultOneShotMaxBytes, as
 // tt-metal's ring RS (REFERENCE 7.5: "a ring RS with <= 512 KiB per device uses a one-shot
 // direct algorithm ... a visible step in the bandwidth curve between 512 KiB and 1 MiB"), and
-// workers_per_link is unset or 1 (the one-shot runs one sender per link and direction).
-enum class RingAlgorithm : std::uint8_t { Auto, OneShot, Chain };
+// workers_per_link is unset or 1 (the one-shot runs one sender per link and direction), else
+// Chain. HalfWay (above; tt-metal's 2026 ring RS, REFERENCE 7.5) only when asked for.
+enum class RingAlgorithm : std::uint8_t { Auto, OneShot, Chain, HalfWay };
 std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 512 * 1024;
 
@@ -115,8 +134,8 @@ struct Params {
   std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;  // also the receive buffer of the partials (ring, wrap line)
-  // Two-sided line and one-shot ring (fabric mode) only: the partials' (the copies') receive
-  // buffer, intermediate_spec().
+  // Two-sided line, one-shot and half-way ring (fabric mode) only: the partials' (the copies')
+  // receive buffer, intermediate_spec().
   std::optional<BufferHandle> intermediate_buffer;
   CclTopology topology = CclTopology::Ring;
   LineAlgorithm line_algorithm = LineAlgorithm::TwoSided;
@@ -135,8 +154,8 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
   LegacyEdmOptions legacy;
-  // Worker cores (ring and two-sided line 2, wrap line 1 per link, times workers_per_link; the
-  // one-shot ring 3 per link) along the row, then with
+  // Worker cores (ring, half-way ring and two-sided line 2, wrap line 1 per link, times
+  // workers_per_link(); the one-shot ring 3 per link) along the row, then with
   // workers_per_link > 1 two mux cores per link (forward, backward).
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
@@ -175,16 +194,17 @@ struct PartChoice {
   LineAlgorithm line = LineAlgorithm::TwoSided;
 };
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology);
-// Whether the op needs intermediate_buffer (a two-sided line or a one-shot ring in fabric mode),
-// and the tensor it must hold: the output's with dim 0 doubled (two receive regions), or times N
-// for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line
+// Whether the op needs intermediate_buffer (a two-sided line, a one-shot or half-way ring in
+// fabric mode), and the tensor it must hold: the output's with dim 0 doubled (two receive
+// regions), or times N for the one-shot (copy k from rank k). A ring op whose groups include a ring run as a line
 // around a down link (collective.hpp, groups_by_shape) builds its rings and its lines apart:
 // the buffer of the part that needs the largest, which the other accepts (a larger one is).
 bool needs_intermediate(const Params& params, const topo::Topology& topology);
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // The workers per link and direction the op runs: Params::workers_per_link, or when unset
 // kDefaultWorkersPerLink if each link and direction carries at least kPagesForSeveralWorkers
-// output pages, else 1.
+// output pages, else 1; the one-shot 1, the half-way ring on an even ring both sets' (rounded up to
+// even, half_way_ring.hpp).
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the barrier semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);

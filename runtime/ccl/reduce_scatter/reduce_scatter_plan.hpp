@@ -41,14 +41,16 @@ struct Resolved : PlacedGroups {
   bool ring = false;
   bool two_sided = false;  // a two-sided line
   bool one_shot = false;   // the ring's one-shot direct algorithm (one_shot.hpp)
-  TensorSpec intermediate;  // two_sided, one_shot: the receive buffer's tensor
+  bool half_way = false;   // the ring's half-way algorithm (half_way_ring.hpp)
+  TensorSpec intermediate;  // two_sided, one_shot, half_way: the receive buffer's tensor
   // Ring: 2 per link and worker, up workers' runs first, then down workers'; wrap line: 1. Run r
   // is on plane r % num_links. Two-sided line: 2 per link and worker, the rightward chain's first,
   // then the leftward chain's on the same pages (run r and r + runs / 2 share their pages).
+  // Half-way ring: as the two-sided line, its page runs' chain lengths half_way_chains().
   // One-shot: 1 per link (run l is link l's pages of every slice; its cores are
   // cores[3l .. 3l + 2], one_shot.hpp).
   std::uint32_t runs = 0;
-  std::uint32_t workers_per_link = 1;
+  std::uint32_t workers_per_link = 1;  // what runs per link and direction (half-way: both sets')
   std::vector<CoreCoord> cores;      // per run
   std::vector<CoreCoord> mux_cores;  // workers_per_link > 1: per link, forward then backward
   std::vector<std::uint32_t> run_pages;

@@ -98,6 +98,17 @@ TEST(AllReduceE2e, T3kRingReduceScatterOneShot) {
   run_case(*device, c);
 }
 
+// The same with the half-way ring (its partials in rs_intermediate_buffer, its two sets of
+// workers on the 8-ring), bit for bit in the half-way order.
+TEST(AllReduceE2e, T3kRingReduceScatterHalfWay) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  Case c;
+  c.tensor = tile({1, 1, 32, 4096});  // REFERENCE 8 #33
+  c.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  c.rs_ring_algorithm = rs::RingAlgorithm::HalfWay;
+  run_case(*device, c);
+}
+
 TEST(AllReduceE2e, T3kLineRowMajorIntoL1) {
   auto device = make_device(topo::build_t3k(), FabricMode::Line);
   Case c;

@@ -65,6 +65,7 @@ enum class Op {
   AllGatherBroadcastFallback,
   ReduceScatter,
   ReduceScatterWrap,
+  ReduceScatterHalfWay,  // the rings half-way, the opened ring's line two-sided
   AllReduceOneShot,
   AllReduceRsAg,
   AllReduceComposite,
@@ -161,13 +162,13 @@ Outputs run(Op op, const Rings& rings, const Edges& down) {
     outputs_read = p.output_buffers;
     p.done_semaphore = semaphore(ab::semaphore_cores(p, topology));
     workloads = {ab::build(p, topology)};
-  } else if (op == Op::ReduceScatter || op == Op::ReduceScatterWrap) {
+  } else if (op == Op::ReduceScatter || op == Op::ReduceScatterWrap || op == Op::ReduceScatterHalfWay) {
     rs::Params p;
     p.input = tensor;
     p.dim = 3;
     p.groups = groups;
     p.fabric = fabric;
-    p.ring_algorithm = rs::RingAlgorithm::Chain;
+    p.ring_algorithm = op == Op::ReduceScatterHalfWay ? rs::RingAlgorithm::HalfWay : rs::RingAlgorithm::Chain;
     p.line_algorithm = op == Op::ReduceScatterWrap ? rs::LineAlgorithm::Wrap : rs::LineAlgorithm::TwoSided;
     input = p.input_buffer = interleaved(p.input);
     outputs_read = {p.output_buffer = interleaved(rs::output_spec(p, topology))};
@@ -211,6 +212,7 @@ Outputs run(Op op, const Rings& rings, const Edges& down) {
 
 const std::vector<Op> kOps{Op::AllGather,        Op::AllGatherBroadcastFallback,
                            Op::ReduceScatter,    Op::ReduceScatterWrap,
+                           Op::ReduceScatterHalfWay,
                            Op::AllReduceOneShot, Op::AllReduceRsAg,
                            Op::AllReduceComposite, Op::ReduceRoot0,
                            Op::ReduceRoot2,      Op::AllToAll,
