@@ -153,7 +153,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->each([&o](const std::string&) { o.algorithms_typed.rs_line = true; })
       ->capture_default_str();
   command.add_option("--rs-ring-algorithm", o.rs_ring_algorithm,
-                     fmt::format("reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop, half of each slice the full way round each way), half-way (the full slice half-way round from both sides, tt-metal's 2026 ring RS) or auto (one-shot up to {} KiB per chip, else chain; REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto: the same rule on the all_reduce's tensor)",
+                     fmt::format("reduce_scatter on a fabric ring: one-shot (each chip sends slice d straight to chip d, ~2.3x the bytes on 8 chips, one step), chain (partials reduced hop by hop, half of each slice the full way round each way: the ring RS before 2026), half-way (the full slice half-way round from both sides, tt-metal's ring RS since 2026) or auto (one-shot up to {} KiB per chip with one worker per link, else half-way; REFERENCE 7.5); all_reduce: the reduce_scatter half of rs-ag (auto: the same rule on the all_reduce's tensor)",
                                  runtime::ccl::reduce_scatter::kDefaultOneShotMaxBytes / 1024))
       ->check(CLI::IsMember({"auto", "one-shot", "chain", "half-way"}))
       ->each([&o](const std::string&) { o.algorithms_typed.rs_ring = true; })

@@ -97,8 +97,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (!r.two_sided && !r.one_shot && !r.half_way && n - 1 > kMaxFabricHops) {
     throw CclParamsError(
         fmt::format("reduce_scatter: a {} of {} chips sends over {} hops (the line's wrap, the ring's "
-                    "credits); a fabric route holds at most {} (REFERENCE 6.5)",
-                    to_string(p.topology), n, n - 1, kMaxFabricHops));
+                    "credits); a fabric route holds at most {} (REFERENCE 6.5){}",
+                    to_string(p.topology), n, n - 1, kMaxFabricHops,
+                    r.ring ? "; the half-way ring (ring_algorithm half_way, Auto's choice past the one-shot) sends "
+                             "every message one hop"
+                           : ""));
   }
   require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, n, false);
@@ -452,17 +455,18 @@ RingAlgorithmChoice ring_algorithm_choice(const Params& params) {
   }
   if (params.ring_algorithm != RingAlgorithm::Auto) return {params.ring_algorithm, "asked for"};
   if (several_workers) {
-    return {RingAlgorithm::Chain, fmt::format("auto: workers_per_link {}; the one-shot runs one worker per link and "
-                                              "direction",
-                                              *params.workers_per_link)};
+    return {RingAlgorithm::HalfWay, fmt::format("auto: workers_per_link {}; the one-shot runs one worker per link and "
+                                                "direction, so the half-way ring",
+                                                *params.workers_per_link)};
   }
   const std::uint64_t bytes = size_bytes(params.input);
   if (bytes <= kDefaultOneShotMaxBytes) {
     return {RingAlgorithm::OneShot,
             fmt::format("auto: {} B per chip are within the one-shot's {} B", bytes, kDefaultOneShotMaxBytes)};
   }
-  return {RingAlgorithm::Chain,
-          fmt::format("auto: {} B per chip are past the one-shot's {} B", bytes, kDefaultOneShotMaxBytes)};
+  return {RingAlgorithm::HalfWay,
+          fmt::format("auto: {} B per chip are past the one-shot's {} B, so the half-way ring", bytes,
+                      kDefaultOneShotMaxBytes)};
 }
 
 RingAlgorithm resolved_ring_algorithm(const Params& params) { return ring_algorithm_choice(params).algorithm; }

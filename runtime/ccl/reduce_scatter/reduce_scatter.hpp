@@ -60,6 +60,7 @@
 // targets, REFERENCE 4.11).
 //
 // One-shot ring (RingAlgorithm::OneShot; Auto up to 512 KiB per chip): one_shot.hpp.
+// Auto above that: the half-way ring (below).
 //
 // Half-way ring (RingAlgorithm::HalfWay, half_way_ring.hpp): the two-sided line on a ring. REFERENCE
 // 7.5 says only that tt-metal's 2026 ring RS (PR #41522) "sends the full slice half-way round
@@ -126,7 +127,10 @@ std::string to_string(LineAlgorithm algorithm);
 // tt-metal's ring RS (REFERENCE 7.5: "a ring RS with <= 512 KiB per device uses a one-shot
 // direct algorithm ... a visible step in the bandwidth curve between 512 KiB and 1 MiB"), and
 // workers_per_link is unset or 1 (the one-shot runs one sender per link and direction), else
-// Chain. HalfWay (above; tt-metal's 2026 ring RS, REFERENCE 7.5) only when asked for.
+// HalfWay (above): tt-metal's ring RS since PR #41522 (2026-04, REFERENCE 7.5, 12), which the
+// calibration rows (measured 2026-09, REFERENCE 14) ran. Chain, the ring RS before it, only when
+// asked for (until session 33 it was Auto's choice; docs/performance.md has both against the
+// calibration).
 enum class RingAlgorithm : std::uint8_t { Auto, OneShot, Chain, HalfWay };
 std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 512 * 1024;

@@ -29,7 +29,8 @@ void run_auto(sim::device::SimMeshDevice& device, const runtime::ccl::TensorSpec
   p.groups.cluster_axis = cluster_axis;
   p.fabric = device.options().fabric;
   ASSERT_EQ(ar::resolved_algorithm(p, device.topology()), expected) << ar::to_string(expected);
-  // On a ring only the one-shot reduce_scatter half needs the copies' buffer.
+  // On a ring the one-shot reduce_scatter half needs the copies' buffer, the half-way half its
+  // partials' (the chain, asked for, none).
   EXPECT_EQ(ar::needs_rs_intermediate(p, device.topology()), expect_rs_intermediate);
   const RunOutcome out = run_all_reduce(device, p, Memory{BufferType::Dram, std::nullopt});
   EXPECT_TRUE(out.verified);
@@ -44,10 +45,10 @@ TEST(AllReduceAutoE2e, T3kRingReduceScatterHalfIsTheOneShot) {
            ar::Algorithm::ReduceScatterAllGather, true);
 }
 
-// Above 512 KiB the reduce_scatter half is the chain again.
-TEST(AllReduceAutoE2e, T3kRingAboveTheReduceScattersLimitChains) {
+// Above 512 KiB the reduce_scatter half is the half-way ring (tt-metal's ring RS since 2026).
+TEST(AllReduceAutoE2e, T3kRingAboveTheReduceScattersLimitRunsHalfWay) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-  run_auto(*device, tile({1, 1, 32, 32 * 264}), CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather, false);
+  run_auto(*device, tile({1, 1, 32, 32 * 264}), CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather, true);
 }
 
 // 100 tiles do not divide by 8: the one-shot, not the composite.

@@ -443,10 +443,12 @@ TEST(AllReduceBuilder, ReduceScatterHalfFollowsTheReduceScattersAuto) {
   resize(256);
   EXPECT_TRUE(ar::needs_rs_intermediate(p, t3k));
   EXPECT_EQ(rs_cores(p), 3u);
-  // The next size that divides by 8 (264 tiles, 528 KiB): the chain, 2 cores per link, no copies.
+  // The next size that divides by 8 (264 tiles, 528 KiB): the half-way ring, its partials in the
+  // intermediate; on an even ring its two sets of runs are a worker each per link and direction,
+  // sharing the router through a mux: 4 workers and 2 mux cores.
   resize(264);
-  EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
-  EXPECT_EQ(rs_cores(p), 2u);
+  EXPECT_TRUE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_EQ(rs_cores(p), 6u);
   // Forced either way.
   p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::OneShot;
   resize(264);
@@ -456,10 +458,11 @@ TEST(AllReduceBuilder, ReduceScatterHalfFollowsTheReduceScattersAuto) {
   resize(128);
   EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
   EXPECT_EQ(rs_cores(p), 2u);
-  // Several workers per link: the reduce_scatter's Auto chains (the one-shot runs one).
+  // Several workers per link: the reduce_scatter's Auto runs the half-way ring (the one-shot runs
+  // one), whose partials need the intermediate.
   p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
   p.workers_per_link = 2;
-  EXPECT_FALSE(ar::needs_rs_intermediate(p, t3k));
+  EXPECT_TRUE(ar::needs_rs_intermediate(p, t3k));
   // A line has no one-shot half.
   ar::Params line = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 128}));
   line.rs_line_algorithm = reduce_scatter::LineAlgorithm::Wrap;
@@ -490,8 +493,9 @@ TEST(AllReduceBuilder, HalvesChoicesSayWhatEachHalfRuns) {
   EXPECT_EQ(rs_cores(p), 3u);
   p.workers_per_link = 2;
   halves = ar::halves_choices(p, t3k);
-  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::Chain);
-  EXPECT_EQ(halves[0].rs_ring.reason, "auto: workers_per_link 2; the one-shot runs one worker per link and direction");
+  EXPECT_EQ(halves[0].rs_ring.algorithm, reduce_scatter::RingAlgorithm::HalfWay);
+  EXPECT_EQ(halves[0].rs_ring.reason,
+            "auto: workers_per_link 2; the one-shot runs one worker per link and direction, so the half-way ring");
   p.workers_per_link = 1;
   p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::Chain;
   p.ag_ring_algorithm = all_gather::RingAlgorithm::Multicast;

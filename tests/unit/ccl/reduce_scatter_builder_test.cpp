@@ -66,7 +66,8 @@ TEST(ReduceScatterBuilder, Bfp8SumsRunOnTheReduceKernel) {
 }
 
 // Auto's rule (REFERENCE 7.5): the one-shot while each chip's input is at most 512 KiB, the
-// chain from one page above; a line, legacy mode and several workers per link keep the chain.
+// half-way ring (tt-metal's ring RS since 2026) from one page above and with several workers per
+// link; a line and legacy mode chain.
 TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
   const topo::Topology t3k = topo::build_t3k();
   rs::Params p;
@@ -76,14 +77,17 @@ TEST(ReduceScatterBuilder, RingAutoPicksOneShotUpTo512KiBPerChip) {
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
   EXPECT_TRUE(rs::needs_intermediate(p, t3k));
   p.input = bf16({1, 1, 32, 32 * 257});  // one page above
-  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::HalfWay);
+  EXPECT_TRUE(rs::needs_intermediate(p, t3k));
+  p.ring_algorithm = rs::RingAlgorithm::Chain;
   EXPECT_FALSE(rs::needs_intermediate(p, t3k));
+  p.ring_algorithm = rs::RingAlgorithm::Auto;
   p.ring_algorithm = rs::RingAlgorithm::OneShot;
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
   p.ring_algorithm = rs::RingAlgorithm::Auto;
   p.input = bf16({1, 1, 32, 32 * 8});
   p.workers_per_link = 2;
-  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::Chain);
+  EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::HalfWay);
   p.workers_per_link = 1;
   EXPECT_EQ(rs::resolved_ring_algorithm(p), rs::RingAlgorithm::OneShot);
   p.mode = CclMode::Legacy;

@@ -106,12 +106,12 @@ TEST(ReduceScatterHalfWayBuilder, ChainLengthsAndWorkers) {
   EXPECT_EQ(choice.algorithm, rs::RingAlgorithm::HalfWay);
   EXPECT_EQ(choice.reason, "asked for");
   EXPECT_EQ(rs::to_string(rs::RingAlgorithm::HalfWay), "half_way");
-  // Auto is unchanged: the one-shot up to 512 KiB per chip, then the chain.
+  // Auto: the one-shot up to 512 KiB per chip, then the half-way ring (session 33).
   rs::Params automatic = p;
   automatic.ring_algorithm = rs::RingAlgorithm::Auto;
   automatic.workers_per_link.reset();
   automatic.input = bf16({1, 1, 1024, 1024});
-  EXPECT_EQ(rs::resolved_ring_algorithm(automatic), rs::RingAlgorithm::Chain);
+  EXPECT_EQ(rs::resolved_ring_algorithm(automatic), rs::RingAlgorithm::HalfWay);
 }
 
 // T3K 8-ring, 4 workers per link: per chip 4 rightward workers (2 per set) that send forward only

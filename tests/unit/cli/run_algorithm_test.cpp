@@ -47,13 +47,14 @@ TEST(RunAlgorithm, AllGatherRelaysOnTheT3kRingAndMulticastsOnALine) {
   EXPECT_EQ(algorithm_note(ring), "");
 }
 
-TEST(RunAlgorithm, ReduceScatterRunsTheOneShotUpTo512KiBPerChipAndTheChainPast) {
+TEST(RunAlgorithm, ReduceScatterRunsTheOneShotUpTo512KiBPerChipAndTheHalfWayPast) {
   const RunResult small = run("t3k", CollectiveOp::ReduceScatter, 256 * kKiB, "ring");
   EXPECT_EQ(result_json(small)["algorithm"], "one-shot");
   EXPECT_EQ(result_json(small)["algorithm_reason"], "auto: 262144 B per chip are within the one-shot's 524288 B");
   const RunResult large = run("t3k", CollectiveOp::ReduceScatter, 16 * kMiB, "ring");
-  EXPECT_EQ(result_json(large)["algorithm"], "chain");
-  EXPECT_EQ(result_json(large)["algorithm_reason"], "auto: 16777216 B per chip are past the one-shot's 524288 B");
+  EXPECT_EQ(result_json(large)["algorithm"], "half-way");
+  EXPECT_EQ(result_json(large)["algorithm_reason"],
+            "auto: 16777216 B per chip are past the one-shot's 524288 B, so the half-way ring");
   // A line runs the line algorithm asked: two_sided by default.
   EXPECT_EQ(run("t3k", CollectiveOp::ReduceScatter, 256 * kKiB, "line").algorithm, "two_sided");
 }
@@ -93,7 +94,7 @@ TEST(RunAlgorithm, BroadcastSplitsTheRingFromItsThreshold) {
 
 // all_reduce's reduce_scatter + all_gather: "algorithm" stays rs-ag, and "halves" says what each
 // half ran, from the halves' own choice functions: the reduce_scatter half's ring algorithm by the
-// whole tensor (T3K 256 KiB the one-shot, 1 MiB the chain), the all_gather half's relay.
+// whole tensor (T3K 256 KiB the one-shot, 1 MiB the half-way ring), the all_gather half's relay.
 TEST(RunAlgorithm, AllReduceRecordsWhatEachHalfRanOnARing) {
   const nlohmann::json small = result_json(run("t3k", CollectiveOp::AllReduce, 256 * kKiB, "ring"));
   EXPECT_EQ(small["algorithm"], "rs-ag");
@@ -103,8 +104,9 @@ TEST(RunAlgorithm, AllReduceRecordsWhatEachHalfRanOnARing) {
                                       "all_gather": {"algorithm": "relay", "reason": "auto: a fabric ring relays"}})json"));
   const nlohmann::json large = result_json(run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring"));
   EXPECT_EQ(large["algorithm"], "rs-ag");
-  EXPECT_EQ(large["halves"]["reduce_scatter"]["algorithm"], "chain");
-  EXPECT_EQ(large["halves"]["reduce_scatter"]["reason"], "auto: 1048576 B per chip are past the one-shot's 524288 B");
+  EXPECT_EQ(large["halves"]["reduce_scatter"]["algorithm"], "half-way");
+  EXPECT_EQ(large["halves"]["reduce_scatter"]["reason"],
+            "auto: 1048576 B per chip are past the one-shot's 524288 B, so the half-way ring");
   EXPECT_EQ(large["halves"]["all_gather"]["algorithm"], "relay");
   // Not fallbacks: nothing under the table.
   EXPECT_EQ(algorithm_note(run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring")), "");
@@ -347,11 +349,13 @@ TEST(RunAlgorithm, OpsThatDoNotChooseRecordNone) {
 TEST(RunAlgorithm, TheReportPageSaysWhatRan) {
   const RunResult r = run("t3k", CollectiveOp::ReduceScatter, 16 * kMiB, "ring");
   const std::string page = html_report(r, topo::load_system("t3k"));
-  EXPECT_THAT(page, HasSubstr("algorithm chain: auto: 16777216 B per chip are past the one-shot's 524288 B"));
+  EXPECT_THAT(page, HasSubstr("algorithm half-way: auto: 16777216 B per chip are past the one-shot's 524288 B, so "
+                              "the half-way ring"));
   const RunResult all_reduce = run("t3k", CollectiveOp::AllReduce, 1 * kMiB, "ring");
   const std::string halves = html_report(all_reduce, topo::load_system("t3k"));
   EXPECT_THAT(halves, HasSubstr("algorithm rs-ag: "));
-  EXPECT_THAT(halves, HasSubstr("reduce_scatter half chain: auto: 1048576 B per chip are past the one-shot's 524288 B"));
+  EXPECT_THAT(halves, HasSubstr("reduce_scatter half half-way: auto: 1048576 B per chip are past the one-shot's "
+                                "524288 B, so the half-way ring"));
   EXPECT_THAT(halves, HasSubstr("all_gather half relay: auto: a fabric ring relays"));
   // The composite: its all_gather alone.
   const RunResult composite = run("t3k", CollectiveOp::AllReduce, 1001472, "ring");
