@@ -33,7 +33,8 @@ Program two_sided_chains_program(const Params& p, const topo::Topology& topology
   const api::Shape4D mid_pages = shape_in_pages(r.intermediate);
   const std::uint32_t page_runs = r.runs / 2;
   CCLMESH_CHECK(workers.size() == page_runs,
-                fmt::format("reduce_scatter: {} chain workers' descriptions for {} page runs", workers.size(), page_runs));
+                fmt::format("reduce_scatter: {} chain workers' descriptions for {} page runs", workers.size(),
+                            page_runs));
   // Runs of an output-sized region of a tensor: the output, or region A / B of the intermediate.
   const auto region_runs = [&](const api::Shape4D& tensor, std::uint32_t first_w) {
     const api::TensorSlice region{tensor, out_pages, {first_w, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
@@ -277,9 +278,10 @@ void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology,
     if (end <= l1_bytes) continue;
     const std::uint64_t chunk_bytes = std::uint64_t{r.chunk_packets[run]} * r.packet_pages * r.page_size;
     const std::uint64_t local_bytes = std::uint64_t{p.cb_packets} * r.packet_pages * r.page_size;
-    const std::string local_cbs = worker.raw_messages > 0
-                                      ? fmt::format("{}-packet local and raw CBs of {} B each", p.cb_packets, local_bytes)
-                                      : fmt::format("a {}-packet local CB of {} B", p.cb_packets, local_bytes);
+    // The half-way ring's owner also holds the raw CB of its first message.
+    const std::string local_cbs =
+        worker.raw_messages > 0 ? fmt::format("{}-packet local and raw CBs of {} B each", p.cb_packets, local_bytes)
+                                : fmt::format("a {}-packet local CB of {} B", p.cb_packets, local_bytes);
     throw CclParamsError(fmt::format(
         "reduce_scatter: the {}'s owner step on worker core ({},{}) needs {} B of CBs from L1 address {:#x} (the "
         "reduced and the left-partial CB of a {}-packet chunk, {} B each, and {}), ending at {:#x}, above the {} B of "
