@@ -1,7 +1,8 @@
 #pragma once
 // The half-way ring reduce_scatter (RingAlgorithm::HalfWay; reduce_scatter.hpp has the algorithm
-// and its reduction order): the two-sided line on a ring, one chip's program, the chain lengths of
-// each run, and the host reference in the same order.
+// and its reduction order): the two-sided line's partial chains (two_sided_chains.hpp) on a ring,
+// the chain lengths of each run, what each position's workers do, one chip's program, and the
+// host reference in the same order.
 
 #include <cstdint>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "runtime/ccl/common/host_reference.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
+#include "runtime/ccl/reduce_scatter/two_sided_chains.hpp"
 #include "runtime/device/workload.hpp"
 #include "topologies/topology.hpp"
 
@@ -34,13 +36,16 @@ std::uint32_t half_way_workers_per_link(std::uint32_t n, std::uint32_t workers_p
 // and its set is (i / num_links) % half_way_sets(n)).
 HalfWayChains half_way_chains(std::uint32_t n, std::uint32_t page_run, std::uint32_t num_links);
 
+// The workers of position `position` of an `n`-ring on a page run with chain lengths `chains`.
+ChainWorkers half_way_ring_workers(std::uint32_t n, std::uint32_t position, HalfWayChains chains);
+
 // The program of the chip at `position` of ring group `g` (r.half_way): per page run a rightward
 // worker (run i) and a leftward one (run i + runs / 2) on the same pages.
 Program half_way_ring_program(const Params& p, const topo::Topology& topology, const Resolved& r,
                               const FabricGroup& g, std::uint32_t position);
 
 // Throws CclParamsError, naming the size, when a leftward worker's CBs (the raw, the chain's and
-// the left partial's) do not fit a Tensix L1.
+// the left partial's) do not fit a Tensix L1 (require_owner_step_fits_l1).
 void require_half_way_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r);
 
 // The outputs of every position from slices[p][s] (position p's input slice s), page run by page

@@ -164,7 +164,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.chunk_packets.push_back(
         reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
   }
-  if (r.two_sided) require_owner_step_fits_l1(p, topology, r);
+  if (r.two_sided) require_two_sided_line_fits_l1(p, topology, r);
   if (r.half_way) require_half_way_fits_l1(p, topology, r);
   for (std::uint32_t run = 0; r.one_shot && run < r.runs; ++run) {
     // The reduce core keeps its run's running sums in L1 (one_shot.hpp).

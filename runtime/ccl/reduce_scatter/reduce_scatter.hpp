@@ -76,7 +76,9 @@
 // set 1 the other way round, and both directions of every link carry (N-1)/2 slices' bytes (3.5
 // at N = 8, as the chain); an even ring runs ceil(W/2) workers per set, so W = 1 runs 2 (a mux).
 // Intermediate buffer as the two-sided line's (region A: leftward chain, B: rightward chain and
-// the left partial). Every message goes one hop, so a ring of any length runs.
+// the left partial). Every message goes one hop, so a ring of any length runs. The two-sided line
+// and the half-way ring differ only in what each worker does: one builder runs both
+// (two_sided_chains.hpp).
 //
 // Reduction order (what reference_outputs() reproduces bit for bit): bf16 partials are
 // rounded to bf16 after every addition (kernels/reduce/reduce_math.hpp); on a ring (and the

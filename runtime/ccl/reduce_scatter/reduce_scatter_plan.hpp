@@ -1,7 +1,8 @@
 #pragma once
 // What reduce_scatter.cpp resolves once per build from (params, topology) and shares with the
-// algorithm builders (the ring / wrap line in reduce_scatter.cpp, the two-sided line in
-// two_sided_line.cpp): the worker's CB and semaphore ids, the runs of the output and their cores.
+// algorithm builders (the ring / wrap line in reduce_scatter.cpp, the two-sided line and the
+// half-way ring in two_sided_chains.cpp, the one-shot ring in one_shot.cpp): the worker's CB and
+// semaphore ids, the runs of the output and their cores.
 // Internal to runtime/ccl/reduce_scatter.
 
 #include <cstdint>
@@ -27,11 +28,12 @@ constexpr std::uint32_t kRawCbId = 3;      // raw slices straight to the writer 
 constexpr std::uint32_t kReceiveSemaphoreIds[2] = {7, 8};
 constexpr std::uint32_t kCreditSemaphoreIds[2] = {9, 10};
 constexpr std::uint32_t kConsumedSemaphoreIds[2] = {11, 12};  // reader -> writer's credit stream
-// Two-sided line: the left partial has landed in region B (per chunk), and the writer's sends
-// stream has popped its last forwarded chunk (so its credit stream may write the result).
+// Two-sided line and half-way ring: the left partial has landed in region B (per chunk), and the
+// writer's sends stream has popped its last forwarded chunk (so its credit stream may write the
+// result).
 constexpr std::uint32_t kLeftPartialSemaphoreId = 13;
 constexpr std::uint32_t kSendsDoneSemaphoreId = 14;
-constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line: the owner's third input
+constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line, half-way ring: the owner's third input
 
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {

@@ -1,345 +1,71 @@
 #include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <map>
-#include <span>
-
-#include "kernels/host/command_encoder.hpp"
-#include "kernels/host/micro_ops.hpp"
-#include "kernels/host/slicing.hpp"
-#include "kernels/kernel_args.hpp"
-#include "runtime/ccl/common/fabric_mux.hpp"
-#include "runtime/device/buffer_layout.hpp"
-#include "runtime/device/cb_placement.hpp"
-#include "runtime/device/chip_buffers.hpp"
-#include "runtime/device/core_map.hpp"
-
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
 
-// The two-sided line (reduce_scatter.hpp): per page run a rightward worker (run i) and a
-// leftward worker (run i + runs / 2), along the fabric by position (FabricGroup; slice s is the
-// input slice of the rank at position s). In a chain's own terms a worker at chain position q
-// (the position for the rightward chain, N - 1 - position for the leftward one) sends N - 1 - q
-// messages, message m being slice N - 1 - m (rightward) or m (leftward), and receives what chain
-// position q - 1 sends.
-// Position 0 sends its raw slices. The rightward chain's partials land in region B of the
-// next position's intermediate buffer; its last message (slice r + 1, the left partial of the owner
-// r + 1) goes to the owner's leftward worker, except on the last position, which keeps it. The
-// leftward chain's land in region A; its last message at a position is the owner's step:
-// (received + own slice) + left partial, into the output.
-Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
-                               const FabricGroup& g, std::uint32_t position) {
-  const std::uint32_t n = g.size();
-  const ChipId chip = g.chips[position];
-  const ChipBuffers buffers(topology, chip);
-  const ChipCoreMap& map = buffers.map();
-  const BufferLayout in_layout = buffers.layout(p.input_buffer);
-  const BufferLayout out_layout = buffers.layout(p.output_buffer);
-  const BufferLayout mid_layout = buffers.layout(*p.intermediate_buffer);
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
-  const api::Shape4D mid_pages = shape_in_pages(r.intermediate);
-  const std::uint32_t page_runs = r.runs / 2;
-  // Runs of an output-sized region of a tensor: the output, or region A / B of the intermediate.
-  const auto region_runs = [&](const api::Shape4D& tensor, std::uint32_t first_w) {
-    const api::TensorSlice region{tensor, out_pages, {first_w, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
-    return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(region, page_runs);
-  };
-  const std::vector<api::TensorSlice> out_runs = region_runs(out_pages, 0);
-  const std::vector<api::TensorSlice> a_runs = region_runs(mid_pages, 0);
-  const std::vector<api::TensorSlice> b_runs = region_runs(mid_pages, out_pages.w);
-  // By chain slice: the slices of the ranks at positions 0, 1, ... (the line runs by position).
-  const std::vector<api::TensorSlice> in_slices =
-      g.by_position(cmd::compute_page_aligned_slices(n, in_pages, p.dim));
-  const bool has_right = position + 1 < n;
-  const bool has_left = position > 0;
-  const cmd::ChipUnicast to_right = has_right ? g.route(position, position + 1) : cmd::ChipUnicast{};
-  const cmd::ChipUnicast to_left = has_left ? g.route(position, position - 1) : cmd::ChipUnicast{};
-
-  Program program;
-  // workers_per_link > 1: a mux per link and direction with a neighbour, its clients that
-  // direction's workers on the link (each worker sends one way only).
-  std::map<std::uint32_t, api::FabricConnectionConfig> mux_client;  // by run
-  if (r.workers_per_link > 1) {
-    for (std::uint32_t link = 0; link < p.num_links; ++link) {
-      for (const bool rightward : {true, false}) {
-        if (!(rightward ? has_right : has_left)) continue;
-        const bool forward = (rightward ? to_right : to_left).forward;
-        std::vector<std::uint32_t> clients;
-        for (std::uint32_t i = link; i < page_runs; i += p.num_links) {
-          if (r.run_pages[i] != 0) clients.push_back(rightward ? i : i + page_runs);
-        }
-        if (clients.empty()) continue;
-        const CoreCoord mux_core = r.mux_cores[2 * link + (forward ? 0 : 1)];
-        const std::vector<api::FabricConnectionConfig> configs =
-            add_fabric_mux(program, r.plan, g.port(link), chip, mux_core, forward, map.tensix_noc0(mux_core),
-                           static_cast<std::uint32_t>(clients.size()));
-        for (std::size_t k = 0; k < clients.size(); ++k) mux_client[clients[k]] = configs[k];
-      }
-    }
-  }
-  const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
-  const cmd::SemaphoreId receive[2] = {{kReceiveSemaphoreIds[0]}, {kReceiveSemaphoreIds[1]}};
-  const cmd::SemaphoreId credit[2] = {{kCreditSemaphoreIds[0]}, {kCreditSemaphoreIds[1]}};
-  const cmd::SemaphoreId consumed[2] = {{kConsumedSemaphoreIds[0]}, {kConsumedSemaphoreIds[1]}};
-  const cmd::SemaphoreId left_partial{kLeftPartialSemaphoreId};
-  const cmd::SemaphoreId sends_done{kSendsDoneSemaphoreId};
-  // A chain at a position: its chain position, and how many messages it sends, receives and credits (a
-  // received message is credited when the sender writes another one over it).
-  struct Chain {
-    std::uint32_t chain_position = 0;
-    std::uint32_t sends = 0;
-    std::uint32_t receives = 0;
-    std::uint32_t credited = 0;
-  };
-  const auto chain_at = [&](bool rightward) {
-    Chain c;
-    c.chain_position = rightward ? position : n - 1 - position;
-    c.sends = n - 1 - c.chain_position;
+// In a chain's own terms a worker at chain position q (the position for the rightward chain,
+// N - 1 - position for the leftward one) sends N - 1 - q messages, message m being slice
+// N - 1 - m (rightward) or m (leftward), and receives what chain position q - 1 sends. Chain
+// position 0 sends its raw slices and reduces nothing. The rightward chain's last message at a
+// position (slice position + 1) is the left partial of the owner position + 1, so it goes to that
+// owner's leftward worker, except to the last position, which keeps the rightward chain's result
+// (slice N - 1). Every other position's leftward worker is the owner's step: its last received
+// message (of its own slice) plus its slice, plus the left partial, into the output.
+ChainWorkers two_sided_line_workers(std::uint32_t n, std::uint32_t position) {
+  const auto chain_worker = [&](bool rightward) {
+    ChainWorker w;
+    const std::uint32_t chain_position = rightward ? position : n - 1 - position;
+    w.has_next = rightward ? position + 1 < n : position > 0;
+    w.sends = n - 1 - chain_position;
     if (rightward) {
       // Middle positions forward every message (the last one goes to the leftward worker's third
       // input); the last position receives its result's partial.
-      c.receives = position == 0 ? 0 : (position == n - 1 ? 1 : n - 1 - position);
-      c.credited = position == 0 || position == n - 1 ? 0 : c.receives;
+      w.receives = position == 0 ? 0 : (position == n - 1 ? 1 : n - 1 - position);
+      w.credited = position == 0 || position == n - 1 ? 0 : w.receives;
     } else {
-      c.receives = position == n - 1 ? 0 : position + 1;
-      c.credited = position == n - 1 ? 0 : position;
+      w.receives = position == n - 1 ? 0 : position + 1;
+      w.credited = position == n - 1 ? 0 : position;
     }
-    return c;
+    w.raw_messages = chain_position == 0 ? w.sends : 0;
+    // Message m and received message m are of the same slice.
+    for (std::uint32_t m = 0; m < w.raw_messages + w.receives; ++m) w.slices.push_back(rightward ? n - 1 - m : m);
+    w.last_to_owner_step = rightward && position + 2 < n;
+    w.adds_left_partial = !rightward && position > 0 && position + 1 < n;
+    w.keeps_result = rightward ? position == n - 1 : position + 1 < n;
+    return w;
   };
-
-  for (std::uint32_t run = 0; run < r.runs; ++run) {
-    const std::uint32_t pages = r.run_pages[run];
-    if (pages == 0) continue;
-    const bool rightward = run < page_runs;
-    const std::uint32_t i = run % page_runs;
-    const CoreCoord core = r.cores[run];
-    const CoreCoord other_core = r.cores[rightward ? run + page_runs : run - page_runs];
-    const Noc0Coord noc = map.tensix_noc0(core);
-    const Noc0Coord other_noc = map.tensix_noc0(other_core);
-    const Chain me = chain_at(rightward);
-    const Chain other = chain_at(!rightward);
-    const bool has_next = rightward ? has_right : has_left;
-    const cmd::ChipUnicast to_next = rightward ? to_right : to_left;
-    const auto slice_of = [&](std::uint32_t m) { return rightward ? n - 1 - m : m; };
-    // The owner's step adds the left partial (region B) as the reduction's third input.
-    const bool adds_left_partial = !rightward && position > 0 && position + 1 < n;
-    // The result goes to the output from the writer's credit stream when its sends stream is bound
-    // to the intermediate buffer (a stream writes one tensor).
-    const bool keeps_result = rightward ? position == n - 1 : position + 1 < n;
-    const bool result_in_credit_stream = keeps_result && me.sends > 0;
-    const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
-    const std::uint32_t chunks = ceil_div(pages, chunk_pages);
-    const std::uint32_t packets = ceil_div(pages, r.packet_pages);
-    const auto chunk = [&](const api::TensorSlice& run_slice, std::uint32_t c) {
-      return chunk_of(run_slice, c * chunk_pages, std::min(chunk_pages, pages - c * chunk_pages));
-    };
-    const api::TensorSlice& receive_run = rightward ? b_runs[i] : a_runs[i];
-    const auto in_run = [&](std::uint32_t slice) {
-      return cmd::split_tensor_slice_across_workers_wrapped_page_aligned(in_slices[slice], page_runs)[i];
-    };
-
-    // Reader stream 0 (intermediate): the received partials; the owner's step also reads the left
-    // partial, a whole chunk first (its CB holds one), so the two reads of one stream never wait
-    // for each other.
-    std::vector<cmd::Command> partials;
-    for (std::uint32_t m = 0; m < me.receives; ++m) {
-      const bool last = m + 1 == me.receives;
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        if (last && adds_left_partial) {
-          partials.push_back(cmd::local_semaphore_wait(left_partial, c + 1));
-          partials.push_back(cmd::read_tensor_slice_to_cb(chunk(b_runs[i], c), kLeftPartialCbId));
-        }
-        partials.push_back(cmd::local_semaphore_wait(receive[m % 2], c + 1));
-        partials.push_back(cmd::read_tensor_slice_to_cb(chunk(receive_run, c), kPartialCbId));
-        if (m < me.credited) {
-          partials.push_back(cmd::local_chip_noc_semaphore_inc(other_noc.x, other_noc.y, consumed[m % 2], 1));
-        }
-      }
-      partials.push_back(cmd::local_core_semaphore_set(receive[m % 2], 0));
-    }
-    // Reader stream 1 (input): position 0 its raw slices, the others the slice of each received
-    // message.
-    std::vector<cmd::Command> inputs;
-    if (me.chain_position == 0) {
-      for (std::uint32_t m = 0; m < me.sends; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kRawCbId));
-    } else {
-      for (std::uint32_t m = 0; m < me.receives; ++m) inputs.push_back(cmd::read_tensor_slice_to_cb(in_run(slice_of(m)), kLocalCbId));
-    }
-
-    // Writer stream 0 (intermediate, or the output when it sends nothing): the entry barrier with
-    // both neighbouring chips (this worker tells both workers of the next chip; the previous
-    // chip's worker of the other chain tells this one), then the messages.
-    std::vector<cmd::Command> sends;
-    if (has_next) {
-      sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, noc.x, noc.y, to_next));
-      sends.push_back(cmd::fabric_unicast_semaphore_inc(barrier, 1, other_noc.x, other_noc.y, to_next));
-    }
-    sends.push_back(cmd::local_semaphore_wait(barrier, (has_left ? 1 : 0) + (has_right ? 1 : 0)));
-    sends.push_back(cmd::local_core_semaphore_set(barrier, 0));
-    const std::uint32_t source_cb = me.chain_position == 0 ? kRawCbId : kReducedCbId;
-    for (std::uint32_t m = 0; m < me.sends; ++m) {
-      // The rightward chain's last message is the next position's left partial, unless the next one is
-      // the last (it keeps the rightward chain's result).
-      const bool to_owner_step = rightward && m + 1 == me.sends && position + 2 < n;
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        if (m > 0) sends.push_back(cmd::local_semaphore_wait(credit[(m - 1) % 2], c + 1));
-        sends.push_back(cmd::fabric_write_cb_to_tensor_slice(chunk(receive_run, c), source_cb, to_next));
-        if (to_owner_step) {
-          sends.push_back(cmd::fabric_unicast_semaphore_inc(left_partial, 1, other_noc.x, other_noc.y, to_next));
-        } else {
-          sends.push_back(cmd::fabric_unicast_semaphore_inc(receive[m % 2], 1, noc.x, noc.y, to_next));
-        }
-      }
-      if (m > 0) sends.push_back(cmd::local_core_semaphore_set(credit[(m - 1) % 2], 0));
-    }
-    if (keeps_result && !result_in_credit_stream) {
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        sends.push_back(cmd::local_write_cb_to_tensor_slice(chunk(out_runs[i], c), kReducedCbId));
-      }
-    }
-    if (result_in_credit_stream) sends.push_back(cmd::local_core_semaphore_inc(sends_done, 1));
-    // Writer stream 1 (output): the other chain's credits to its previous position (this worker's next
-    // one), for what the other worker's reader took out of its receive region; then, when stream 0
-    // is bound to the intermediate, this worker's result.
-    std::vector<cmd::Command> credits;
-    for (std::uint32_t m = 0; m < other.credited; ++m) {
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        credits.push_back(cmd::local_semaphore_wait(consumed[m % 2], c + 1));
-        credits.push_back(cmd::fabric_unicast_semaphore_inc(credit[m % 2], 1, other_noc.x, other_noc.y, to_next));
-      }
-      credits.push_back(cmd::local_core_semaphore_set(consumed[m % 2], 0));
-    }
-    if (result_in_credit_stream) {
-      credits.push_back(cmd::local_semaphore_wait(sends_done, 1));
-      credits.push_back(cmd::local_core_semaphore_set(sends_done, 0));
-      for (std::uint32_t c = 0; c < chunks; ++c) {
-        credits.push_back(cmd::local_write_cb_to_tensor_slice(chunk(out_runs[i], c), kReducedCbId));
-      }
-    }
-
-    kargs::InterpreterSpec writer;
-    writer.packet_header_cb_id = kPacketHeaderCbId;
-    writer.packet_size_in_pages = r.packet_pages;
-    writer.semaphore_ids = {kReceiveSemaphoreIds[0],  kReceiveSemaphoreIds[1],  kCreditSemaphoreIds[0],
-                            kCreditSemaphoreIds[1],   kConsumedSemaphoreIds[0], kConsumedSemaphoreIds[1],
-                            kLeftPartialSemaphoreId, kSendsDoneSemaphoreId};
-    for (std::uint32_t id : writer.semaphore_ids) program.semaphores.push_back(tensix_semaphore(core, id));
-    if (has_next) {
-      if (r.workers_per_link == 1) {
-        connect_to_fabric(program, writer, r.plan, g.port(i % p.num_links), chip, core, to_next.forward,
-                          !to_next.forward);
-      } else {
-        connect_to_fabric_mux(program, writer, core, to_next.forward, mux_client.at(run));
-      }
-    }
-    kargs::InterpreterSpec reader;
-    reader.packet_header_cb_id = kPacketHeaderCbId;
-    reader.packet_size_in_pages = r.packet_pages;
-    reader.semaphore_ids = writer.semaphore_ids;
-    const auto stream_of = [&](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
-      return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
-                                          static_cast<std::uint32_t>(cmds.size())};
-    };
-    if (!partials.empty()) reader.streams.push_back(stream_of(mid_layout, partials));
-    reader.streams.push_back(stream_of(in_layout, inputs));
-    writer.streams = {stream_of(me.sends > 0 ? mid_layout : out_layout, sends)};
-    if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, credits));
-    // The owner's step reads three chunks for every one it writes. On NoC1 (north first, then
-    // west) the read responses from both DRAM columns (x = 0 and 5) reach a row of workers along
-    // that row, so the owners of a chip, which sit side by side, share one NoC1 link for all their
-    // reads; on NoC0 (east, then south) they travel along each DRAM endpoint's row and then down
-    // the worker's column. So that worker swaps the convention (reader NoC0, writer NoC1; still
-    // one kernel per NoC). docs/performance.md "reduce_scatter on the 4-line" has the figures.
-    const NocIndex reader_noc = adds_left_partial ? NocIndex::Noc0 : NocIndex::Noc1;
-    const NocIndex writer_noc = adds_left_partial ? NocIndex::Noc1 : NocIndex::Noc0;
-    program.kernels.push_back(interpreter_kernel(core, writer, DataMovementProcessor::Riscv0, writer_noc));
-    program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, reader_noc));
-
-    if (me.receives > 0) {
-      kargs::ReduceSpec reduce;
-      reduce.in0_cb_id = kPartialCbId;
-      reduce.in1_cb_id = kLocalCbId;
-      reduce.out_cb_id = kReducedCbId;
-      reduce.data_format = reduce_data_format(p.input.dtype);
-      reduce.num_blocks = me.receives * packets;
-      reduce.pages_per_block = r.packet_pages;
-      if (adds_left_partial) {
-        reduce.in2_cb_id = kLeftPartialCbId;
-        reduce.in2_blocks = packets;
-      }
-      program.kernels.push_back(reduce_kernel(core, reduce));
-    }
-
-    for (const CircularBufferSpec& cb : two_sided_worker_cbs(p, r, run, me.chain_position == 0, adds_left_partial)) {
-      program.circular_buffers.push_back(cb);
-    }
-  }
-  return program;
+  return {chain_worker(true), chain_worker(false)};
 }
 
-std::vector<CircularBufferSpec> two_sided_worker_cbs(const Params& p, const Resolved& r, std::uint32_t run,
-                                                     bool position_zero, bool owner_step) {
-  const CoreCoord core = r.cores[run];
-  const std::vector<CoreRange> here{CoreRange{core, core}};
-  std::vector<CircularBufferSpec> cbs{packet_header_cb(core)};
-  if (position_zero) {
-    cbs.push_back(CircularBufferSpec{kRawCbId, here, p.cb_packets * r.packet_pages, r.page_size});
-    return cbs;
-  }
-  const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
-  add_reduction_chain_cbs(cbs, core,
-                          {.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
-                           .chunk_pages = chunk_pages, .page_size = r.page_size});
-  if (owner_step) cbs.push_back(CircularBufferSpec{kLeftPartialCbId, here, chunk_pages, r.page_size});
-  return cbs;
+Program two_sided_line_program(const Params& p, const topo::Topology& topology, const Resolved& r,
+                               const FabricGroup& g, std::uint32_t position) {
+  const std::vector<ChainWorkers> workers(r.runs / 2, two_sided_line_workers(g.size(), position));
+  return two_sided_chains_program(p, topology, r, g, position, workers);
 }
 
-void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r) {
+void require_two_sided_line_fits_l1(const Params& p, const topo::Topology& topology, const Resolved& r) {
   if (r.group_size < 3) return;  // no rank between the ends, so no owner's step
-  // Core maps are uniform over the op's chips (resolve checks), so one chip's L1 size holds for all.
-  const std::uint64_t l1_bytes = chip_core_map(topology, r.groups.front().chips.front()).tensix_l1_bytes();
-  for (std::uint32_t run = r.runs / 2; run < r.runs; ++run) {
-    if (r.run_pages[run] == 0) continue;
-    const std::vector<CircularBufferSpec> cbs = two_sided_worker_cbs(p, r, run, false, true);
-    const std::vector<std::uint64_t> addresses = circular_buffer_addresses(cbs);
-    const std::uint64_t end = addresses.back() + std::uint64_t{cbs.back().num_pages} * cbs.back().page_size_bytes;
-    if (end <= l1_bytes) continue;
-    const std::uint64_t chunk_bytes = std::uint64_t{r.chunk_packets[run]} * r.packet_pages * r.page_size;
-    throw CclParamsError(fmt::format(
-        "reduce_scatter: the two-sided line's owner step on worker core ({},{}) needs {} B of CBs from L1 address "
-        "{:#x} (the reduced and the left-partial CB of a {}-packet chunk, {} B each, and a {}-packet local CB of {} "
-        "B), ending at {:#x}, above the {} B of a Tensix L1; expected smaller chunk_packets or cb_packets",
-        r.cores[run].x, r.cores[run].y, end - kTensixCircularBufferBase, kTensixCircularBufferBase,
-        r.chunk_packets[run], chunk_bytes, p.cb_packets, std::uint64_t{p.cb_packets} * r.packet_pages * r.page_size,
-        end, l1_bytes));
-  }
+  // Position 1's leftward worker is an owner's step (the same CBs on every page run).
+  const ChainWorker owner_step = two_sided_line_workers(r.group_size, 1).leftward;
+  require_owner_step_fits_l1(p, topology, r, [&](std::uint32_t) { return owner_step; }, "two-sided line");
 }
 
 std::vector<reference::Bytes> two_sided_line_reference(const std::vector<std::vector<reference::Bytes>>& slices,
                                                        DataType dtype) {
   const auto n = static_cast<std::uint32_t>(slices.size());
-  // fold(s, first, last): slice s summed over ranks first, first +- 1, ..., last, in that order.
-  const auto fold = [&](std::uint32_t s, std::uint32_t first, std::uint32_t last) {
-    std::vector<std::span<const std::byte>> parts;
+  // first, first +- 1, ..., last
+  const auto positions = [](std::uint32_t first, std::uint32_t last) {
+    std::vector<std::uint32_t> out;
     for (std::uint32_t k = first;; k = first < last ? k + 1 : k - 1) {
-      parts.push_back(slices[k][s]);
+      out.push_back(k);
       if (k == last) break;
     }
-    return reference::sum_in_order(parts, dtype);
+    return out;
   };
-  std::vector<reference::Bytes> out(n);
-  for (std::uint32_t s = 0; s < n; ++s) {
-    if (s == n - 1) {
-      out[s] = fold(s, 0, n - 1);
-      continue;
-    }
-    out[s] = fold(s, n - 1, s);
-    if (s > 0) out[s] = reference::sum_in_order({out[s], fold(s, 0, s - 1)}, dtype);
-  }
-  return out;
+  // The whole slice in one part: the line's sums are the same on every page run.
+  return two_sided_chains_reference(slices, dtype, {slices[0][0].size()}, [&](std::uint32_t s, std::uint32_t) {
+    if (s == n - 1) return OwnerSum{positions(0, n - 1), {}};
+    return OwnerSum{positions(n - 1, s), s > 0 ? positions(0, s - 1) : std::vector<std::uint32_t>{}};
+  });
 }
 
 }  // namespace cclmesh::runtime::ccl::reduce_scatter::plan

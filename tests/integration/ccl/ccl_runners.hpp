@@ -74,6 +74,10 @@ struct RunOutcome {
   bool verified = false;           // outputs compared with the host reference
   // Ethernet payload bytes sent from one chip to another, summed over the links between them.
   std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes;
+  // The ethernet sends (EthCore::send_packet) behind them: a router sends a fabric packet as
+  // header and payload, then, unless it fills the slot, its 16 B sync word apart; and its 16 B ack
+  // words for the other direction's packets, whose batching follows the timing.
+  std::map<std::pair<ChipId, ChipId>, std::int64_t> link_sends;
 
   std::int64_t total_link_payload_bytes() const {
     std::int64_t total = 0;
@@ -88,16 +92,22 @@ struct RunOptions {
   bool entry_barrier = false;  // all_gather: add its optional entry barrier (the others always have theirs)
 };
 
-inline std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes(sim::device::SimMeshDevice& device) {
-  std::map<std::pair<ChipId, ChipId>, std::int64_t> bytes;
+// A per-hop sum of one EthCoreStats field over the links between two chips, each way.
+inline std::map<std::pair<ChipId, ChipId>, std::int64_t> link_stat(sim::device::SimMeshDevice& device,
+                                                                   std::int64_t sim::EthCoreStats::*field) {
+  std::map<std::pair<ChipId, ChipId>, std::int64_t> sums;
   for (const auto& link : device.system().links()) {
     for (const sim::EthCore* from : {&link->a(), &link->b()}) {
       const auto hop = std::make_pair(static_cast<ChipId>(from->chip().id()),
                                       static_cast<ChipId>(from->peer()->chip().id()));
-      bytes[hop] += from->stats().payload_bytes_sent;
+      sums[hop] += from->stats().*field;
     }
   }
-  return bytes;
+  return sums;
+}
+
+inline std::map<std::pair<ChipId, ChipId>, std::int64_t> link_payload_bytes(sim::device::SimMeshDevice& device) {
+  return link_stat(device, &sim::EthCoreStats::payload_bytes_sent);
 }
 
 namespace detail {
@@ -176,6 +186,7 @@ RunOutcome run_op(sim::device::SimMeshDevice& device, const OpRun& op, const Run
   device.finish();
   outcome.kernel_ns = last_kernel_span_ns(device, profile_begin);
   outcome.link_payload_bytes = link_payload_bytes(device);
+  outcome.link_sends = link_stat(device, &sim::EthCoreStats::packets_sent);
   outcome.group_size = static_cast<std::uint32_t>(op.input_groups.front().size());
   outcome.groups = op.input_groups.size();
   outcome.input_bytes = op.input.config.size_bytes;

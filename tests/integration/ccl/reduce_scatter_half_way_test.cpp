@@ -11,6 +11,9 @@
 
 #include <cstdlib>
 
+#include "kernels/api/fabric_connection.hpp"
+#include "kernels/api/fabric_packet_header.hpp"
+#include "kernels/fabric/router_logic.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/system_loader.hpp"
@@ -148,26 +151,46 @@ TEST(ReduceScatterHalfWayE2e, TorusRowsAllAtOnce) {
 
 // Both directions of every 8-ring link carry the same bytes: each set's opposite slice heads the
 // rightward chain in one set and the leftward one in the other, so 3.5 slices go each way (the
-// chain's half slice over 7 hops each way). The data alone: 8 chips x 3.5 slices each way; the
-// links also carry packet headers, barrier and credits, less than another half slice each way, and
-// the routers' flow control, whose batching follows the timing: the two directions agree to within
-// a page (they differ by tens of bytes).
+// chain's half slice over 7 hops each way). Exactly, per link direction (every chip sends the same,
+// one hop): 28 data packets of two 2048 B pages (3.5 slices of 16 pages; per set one worker each
+// way, on half of each slice, 4 messages in one set and 3 in the other, one 8-page chunk each) and
+// 16 header-only semaphore increments (2 barrier increments per worker, one per message, and the
+// credits for the other chain's 2 + 3 messages written over again). A router sends each packet as
+// its header and payload, then its 16 B sync word apart (none fills its slot); besides, it sends
+// its start-up handshake word (kernels/common/eth_handshake.hpp) and 16 B ack words (first-level
+// and completion) for the packets coming the other way, batching them while its TX queue is busy,
+// so their count, and only theirs, follows the timing: the directions of a link differ by a few
+// ack words (tens of bytes). Everything but the acks is exact.
 TEST(ReduceScatterHalfWayE2e, T3kEveryLinkDirectionCarriesTheSameBytes) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   Case c;
   c.input = tile({1, 1, 128, 1024});  // 256 KiB per chip, 16 pages per slice
   const RunOutcome r = run_case(*device, c);
-  const std::int64_t slice = 256 * 1024 / 8;
-  std::int64_t total = 0;
+  const std::int64_t page = 2048;
+  const std::int64_t packet_payload = runtime::FabricOptions{}.max_payload_bytes / page * page;  // 2 pages
+  const std::int64_t data_packets = 7 * 16 * page / 2 / packet_payload;
+  const std::int64_t increments = 2 * 2 + (4 + 3) + (2 + 3);
+  const std::int64_t header = api::kPacketHeaderSizeBytes;
+  const std::int64_t sync = api::kEthChannelSyncBytes;
+  const std::int64_t ack = sizeof(kernels::FabricAckWord);
+  const std::int64_t handshake = api::kEthWordBytes;  // one status word
+  ASSERT_EQ(data_packets, 28);
+  ASSERT_LT(packet_payload, runtime::FabricOptions{}.max_payload_bytes);  // the sync word goes apart
+  const std::int64_t packets = data_packets + increments;
+  const std::int64_t packet_sends = 2 * packets;  // header and payload, then the sync word
+  const std::int64_t packet_bytes = data_packets * (header + packet_payload + sync) + increments * (header + sync);
+  std::size_t directions = 0;
   for (const auto& [hop, bytes] : r.link_payload_bytes) {
     if (bytes == 0) continue;
     SCOPED_TRACE(fmt::format("link {}->{}", hop.first, hop.second));
-    EXPECT_LT(std::abs(bytes - r.link_payload_bytes.at({hop.second, hop.first})), 2048);
-    EXPECT_GE(2 * bytes, 7 * slice);
-    EXPECT_LT(2 * bytes, 8 * slice);
-    total += bytes;
+    ++directions;
+    const std::int64_t acks = r.link_sends.at(hop) - packet_sends - 1;  // less the handshake
+    EXPECT_EQ(bytes - handshake - acks * ack, packet_bytes);
+    // At least one ack, at most a first-level and a completion ack per packet the other way.
+    EXPECT_GE(acks, 1);
+    EXPECT_LE(acks, 2 * packets);
   }
-  EXPECT_GE(total, 8 * 2 * 7 * slice / 2);  // 8 links, both ways, 3.5 slices each
+  EXPECT_EQ(directions, 16u);  // the 8 ring links, both ways
 }
 
 }  // namespace
