@@ -16,6 +16,7 @@
 #include "kernels/fabric/router_logic.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/reduce_scatter_case.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -23,34 +24,15 @@ namespace {
 
 namespace rs = runtime::ccl::reduce_scatter;
 
-struct Case {
-  TensorSpec input;
-  std::uint32_t dim = 3;
-  Memory input_memory;
-  Memory output_memory;
-  std::optional<int> cluster_axis;
-  std::uint32_t num_links = 1;
-  std::optional<std::uint32_t> workers_per_link = 1;
-  std::uint32_t chunk_packets = 8;
-  std::uint32_t packet_pages = 0;
-  std::uint32_t repeats = 1;
+// A half-way ring case: one worker per link unless a test asks for more.
+struct Case : ReduceScatterCase {
+  Case() {
+    ring_algorithm = rs::RingAlgorithm::HalfWay;
+    workers_per_link = 1;
+  }
 };
 
-RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
-  rs::Params p;
-  p.input = c.input;
-  p.dim = c.dim;
-  p.topology = CclTopology::Ring;
-  p.ring_algorithm = rs::RingAlgorithm::HalfWay;
-  p.num_links = c.num_links;
-  p.workers_per_link = c.workers_per_link;
-  p.groups.cluster_axis = c.cluster_axis;
-  p.chunk_packets = c.chunk_packets;
-  p.packet_size_in_pages = c.packet_pages;
-  const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
-  EXPECT_TRUE(out.verified);
-  return out;
-}
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) { return run_reduce_scatter_case(device, c); }
 
 TEST(ReduceScatterHalfWayE2e, T3kRingEveryDimAndDtype) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);

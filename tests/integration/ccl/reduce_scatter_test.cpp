@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/reduce_scatter_case.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -16,40 +17,9 @@ namespace {
 
 namespace rs = runtime::ccl::reduce_scatter;
 
-struct Case {
-  TensorSpec input;
-  std::uint32_t dim = 3;
-  CclTopology topology = CclTopology::Ring;
-  Memory input_memory;   // DRAM, interleaved
-  Memory output_memory;
-  std::vector<std::vector<ChipId>> groups;
-  std::optional<int> cluster_axis;
-  std::uint32_t num_links = 1;
-  std::uint32_t chunk_packets = 8;
-  std::uint32_t repeats = 1;
-  std::uint32_t packet_pages = 0;  // 0: the op's default
-  rs::LineAlgorithm line_algorithm = rs::LineAlgorithm::TwoSided;
-  // Chain unless a test asks otherwise: the ring tests above the one-shot's were written for the
-  // chain (its chunks, credits and barrier), and Auto would run most of them one-shot.
-  rs::RingAlgorithm ring_algorithm = rs::RingAlgorithm::Chain;
-};
+using Case = ReduceScatterCase;
 
-RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
-  rs::Params p;
-  p.input = c.input;
-  p.dim = c.dim;
-  p.topology = c.topology;
-  p.num_links = c.num_links;
-  p.groups.chips = c.groups;
-  p.groups.cluster_axis = c.cluster_axis;
-  p.packet_size_in_pages = c.packet_pages;
-  p.chunk_packets = c.chunk_packets;
-  p.line_algorithm = c.line_algorithm;
-  p.ring_algorithm = c.ring_algorithm;
-  const RunOutcome out = run_reduce_scatter(device, p, c.input_memory, c.output_memory, RunOptions{c.repeats});
-  EXPECT_TRUE(out.verified);
-  return out;
-}
+RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) { return run_reduce_scatter_case(device, c); }
 
 TEST(ReduceScatterE2e, N300LineEveryDim) {
   auto device = make_device(topo::build_n300(), FabricMode::Line);

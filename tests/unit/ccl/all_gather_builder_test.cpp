@@ -43,16 +43,7 @@ const std::vector<std::uint32_t>& reader_rt(const Program& program, CoreCoord co
   return kernel_on(program, core, DataMovementProcessor::Riscv1).runtime_args.at(core);
 }
 
-// validate() throws E with `needle` in its message.
-template <class E = CclParamsError>
-void expect_rejected(const ag::Params& p, const topo::Topology& topology, const std::string& needle) {
-  try {
-    ag::validate(p, topology);
-    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_rejected;
 
 // --- validate -------------------------------------------------------------------------------------
 

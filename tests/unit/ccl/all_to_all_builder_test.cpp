@@ -29,14 +29,7 @@ all_to_all::Params params(FabricMode fabric, CclTopology shape, TensorSpec tenso
   return p;
 }
 
-void expect_rejected(const all_to_all::Params& p, const topo::Topology& topology, const std::string& needle) {
-  try {
-    all_to_all::validate(p, topology);
-    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
-  } catch (const CclParamsError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_rejected;
 
 TEST(AllToAllBuilder, Rejects) {
   const topo::Topology t3k = topo::build_t3k();

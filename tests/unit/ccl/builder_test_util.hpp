@@ -2,6 +2,8 @@
 // Values the collectives' builder tests share: buffers and global semaphores as a device would
 // hand them out (made up addresses; builders never touch a device), and a stream's disassembly.
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -14,6 +16,18 @@
 #include "runtime/device/types.hpp"
 
 namespace cclmesh::runtime::ccl::test {
+
+// The op's validate() (found by argument-dependent lookup in the namespace of its Params) throws
+// E with `needle` in its message.
+template <class E = CclParamsError, class Params>
+void expect_rejected(const Params& p, const topo::Topology& topology, const std::string& needle) {
+  try {
+    validate(p, topology);
+    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
 
 inline BufferHandle dram_buffer(std::uint32_t id, const TensorSpec& spec) {
   return BufferHandle{id, 0x10000ull * id, interleaved_buffer_config(spec, BufferType::Dram)};

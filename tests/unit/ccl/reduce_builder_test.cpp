@@ -29,14 +29,7 @@ reduce::Params params(FabricMode fabric, CclTopology shape, TensorSpec tensor, s
   return p;
 }
 
-void expect_rejected(const reduce::Params& p, const topo::Topology& topology, const std::string& needle) {
-  try {
-    reduce::validate(p, topology);
-    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
-  } catch (const CclParamsError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_rejected;
 
 TEST(ReduceBuilder, Rejects) {
   const topo::Topology t3k = topo::build_t3k();

@@ -38,14 +38,7 @@ rs::Params params(const topo::Topology& topology, FabricMode fabric, CclTopology
   return p;
 }
 
-void expect_rejected(const rs::Params& p, const topo::Topology& topology, const std::string& needle) {
-  try {
-    rs::validate(p, topology);
-    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
-  } catch (const CclParamsError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_rejected;
 
 // bfp8_b is summed on the reduce kernel, tile by tile (kernels/reduce/bfp8_math.hpp): it
 // validates, and every reduce kernel is told the Bfp8_b format.

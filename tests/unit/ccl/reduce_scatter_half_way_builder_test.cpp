@@ -42,14 +42,7 @@ rs::Params half_way(const topo::Topology& topology, TensorSpec input, std::optio
   return p;
 }
 
-void expect_rejected(const rs::Params& p, const topo::Topology& topology, const std::string& needle) {
-  try {
-    rs::validate(p, topology);
-    ADD_FAILURE() << "expected a rejection mentioning '" << needle << "'";
-  } catch (const CclParamsError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using test::expect_rejected;
 
 // Pages a chip's workers write over the fabric, forward and backward, from their writers' streams
 // (every fabric write a neighbour hop, checked on the way).
