@@ -22,18 +22,24 @@ class CompletionClock {
     ++issued_;
     ++unknown_;
   }
-  // An issued transaction completes at `at` (>= now).
-  void resolve(SimTime at, SimTime now) {
+  // An issued transaction completes at `at` (>= now). Returns true when it is due at once
+  // (`at` is now: no latency left, as on zero-latency what-if hardware) and was the last one
+  // outstanding: everything became done now, in this event, after whatever ran earlier at the
+  // same time. Nothing is due in the clock for such a change, so the caller must report it as
+  // it happens (NocPort::done_at_once); a completion at a later time is found by its alarm.
+  [[nodiscard]] bool resolve(SimTime at, SimTime now) {
     retire(now);
     CCLMESH_CHECK(unknown_ > 0, "a completion time resolved for no issued transaction");
     --unknown_;
     if (at <= now) {  // due at once
-      if (pending() == 0 && unknown_ == 0) last_all_done_ = now;
-      return;
+      if (pending() != 0 || unknown_ != 0) return false;
+      last_all_done_ = now;
+      return true;
     }
     auto it = times_.end();
     while (it != times_.begin() + static_cast<std::ptrdiff_t>(head_) && *std::prev(it) > at) --it;  // nearly always the back
     times_.insert(it, at);
+    return false;
   }
 
   std::uint64_t issued() const { return issued_; }

@@ -371,10 +371,10 @@ SimTime Noc::book(Endpoint& requester, std::int64_t hold_bytes, bool multicast) 
 }
 
 // A transaction of the port got its completion time (>= now): counted by time, no event of
-// its own unless someone waits for all of its kind (NocPort::arm).
+// its own unless someone waits for all of its kind (NocPort::arm), or it completes the kind
+// at once (NocPort::resolved).
 void Noc::resolve(NocPort& port, NocBarrierKind kind, SimTime at) {
-  port.clock(kind)->resolve(at, engine_.now());
-  port.arm(kind);
+  port.resolved(kind, port.clock(kind)->resolve(at, engine_.now()));
 }
 
 // A packet books its path when its head reaches the front of its source NIU, not when it

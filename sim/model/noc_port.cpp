@@ -120,7 +120,7 @@ void NocPort::arm_for_waiters(NocBarrierKind kind) {
       // Unknown until the skipped landing's place: it must run after all, to arm there.
       if (!unseen_ack_scheduled_) {
         unseen_ack_scheduled_ = true;
-        engine.schedule_reserved(unseen_ack_landed_, unseen_ack_sequence_, [this] { arm(NocBarrierKind::Writes); });
+        engine.schedule_reserved(unseen_ack_landed_, unseen_ack_sequence_, [this] { unseen_ack_place_reached(); });
       }
       return;
     }
@@ -133,8 +133,33 @@ void NocPort::arm_for_waiters(NocBarrierKind kind) {
   Engine::current().schedule_at(c->last_time(), [this, kind] { alarm(kind); });
 }
 
+void NocPort::resolved(NocBarrierKind kind, bool done_at_once) {
+  if (!done_at_once) {
+    arm(kind);
+    return;
+  }
+  const auto i = static_cast<std::size_t>(kind);
+  // An alarm still armed is due now (everything it could wait for is done by now) and reports
+  // this change when it goes off, later in this same time.
+  if (alarm_armed_[i]) return;
+  // Told whether or not anyone waits now: a polling kernel between its look and its park (it
+  // parks later at this time) would ask happened_since() by time and miss it.
+  listener_wants_[i] = false;
+  progress(kind);
+}
+
+// The skipped landing's place, reached while someone waits for acks: from here its ack is
+// known. With no NoC latency the ack is due at the landing, so everything may have become done
+// here and now, which is reported as resolved() reports an ack due at once.
+void NocPort::unseen_ack_place_reached() {
+  const bool latest = Engine::current().has_run(unseen_ack_landed_, unseen_ack_sequence_);
+  if (latest) unseen_ack_pending_ = false;  // else a later skipped landing took its place
+  resolved(NocBarrierKind::Writes, latest && acks_.all_done(now()));
+}
+
 void NocPort::resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence) {
-  acks_.resolve(acked, now());
+  // The landing was skipped because it lies ahead, so its ack is later than now.
+  CCLMESH_CHECK(!acks_.resolve(acked, now()), owner_ + ": a skipped landing's ack due at once");
   // A later booking may land earlier (another target, a shorter path): keep the latest place,
   // the one after which every skipped landing's ack is known.
   if (!unseen_ack_pending_ || unseen_ack_landed_ < landed ||
@@ -179,8 +204,14 @@ void NocPort::issue_trid_write(std::uint32_t trid, bool nonposted) {
 
 void NocPort::resolve_trid(std::uint32_t trid, NocBarrierKind kind, SimTime at) {
   TridClocks& c = trid_clocks(trid);
-  (kind == NocBarrierKind::WritesFlushed ? c.flushes : c.acks).resolve(at, now());
-  if (kind != NocBarrierKind::WritesFlushed || !trid_listener_wants_) return;
+  const bool done_at_once = (kind == NocBarrierKind::WritesFlushed ? c.flushes : c.acks).resolve(at, now());
+  if (kind != NocBarrierKind::WritesFlushed) return;  // no kernel parks for an id's acks
+  // Unlike an ack, a flush is never due at once: it is resolved when the packet departs, and its
+  // bytes take at least a picosecond to leave the NIU (transfer_time rounds up), so the alarm
+  // below sees every flush of an id at its time.
+  CCLMESH_CHECK(!done_at_once, fmt::format("{} on {}: transaction id {}'s writes flushed the moment they departed",
+                                           owner_, to_string(noc_), trid));
+  if (!trid_listener_wants_) return;
   // What arm_trid_alarm() would do, without visiting the other 15 ids: while a listener waits,
   // every full scan leaves either an alarm no later than every other id's candidate time, or
   // no alarm and no candidate at all; since then the other ids can only have dropped out

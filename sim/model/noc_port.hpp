@@ -155,6 +155,15 @@ class NocPort final : public WaitTarget, public ActivitySource {
   // takes the time now, and arm() treats the ack as unknown until the landing's place passes,
   // as it did while the landing was an event (which then armed again).
   void resolve_unseen_ack(SimTime acked, SimTime landed, std::uint64_t sequence);
+  void unseen_ack_place_reached();
+  // A completion time of `kind` resolved (clock(kind)->resolve()) and what it said: whether the
+  // kind became all done at once, now. If so that is a completion event here and now, reported
+  // as the alarm would report one (grant the barrier's waiters, tell the core's activity):
+  // nothing is left in the clock for an alarm to go off at, and a kernel that looked at the
+  // counters earlier at this same time, or parked after looking, saw it not done, and asks
+  // "done since my look?" by time, which a change at the time of the look does not pass. Else
+  // arm() as for any other resolution.
+  void resolved(NocBarrierKind kind, bool done_at_once);
   void alarm(NocBarrierKind kind);
   void arm_for_waiters(NocBarrierKind kind);
   bool wanted(NocBarrierKind kind) const {

@@ -6,7 +6,9 @@
 // on either side of its place, between landing and ack, after the ack).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -43,6 +45,7 @@ struct Scenario {
   SimTime bystander_at;
   std::optional<SimTime> cap;  // a device's --max-sim-time: run while the time has not passed it
   bool trids = false;                  // tagged writes, their acks polled per id
+  bool no_noc_latency = false;         // NoC hops and request set-up take no time: acks due at the landing
 };
 
 Scenario barrier_at(SimTime at, bool posted = false) {
@@ -84,9 +87,22 @@ std::uint64_t fnv(const std::vector<std::uint8_t>& bytes) {
   return h;
 }
 
+// Wormhole with no NoC latency (as zero-latency what-if hardware): a write's ack is due the
+// moment it lands.
+std::shared_ptr<const ArchSpec> wormhole_without_noc_latency() {
+  auto spec = std::make_shared<ArchSpec>(*testing::wormhole());
+  NocParams& noc = spec->params.noc;
+  noc.router_hop = SimTime::zero();
+  noc.niu_to_router = SimTime::zero();
+  noc.router_to_niu = SimTime::zero();
+  noc.request_setup = SimTime::zero();
+  noc.request_issue = SimTime::zero();
+  return spec;
+}
+
 Outcome run(const Scenario& s, bool skip) {
   Engine engine;
-  Chip chip(engine, 0, testing::wormhole());
+  Chip chip(engine, 0, s.no_noc_latency ? wormhole_without_noc_latency() : testing::wormhole());
   chip.noc(NocId::Noc0).set_skip_unwatched_dram_landings(skip);
   chip.noc(NocId::Noc1).set_skip_unwatched_dram_landings(skip);
   Noc& noc = chip.noc(NocId::Noc0);
@@ -222,6 +238,28 @@ TEST(SkippedLandings, ABarrierWaitsForTheLastLandingWhenALaterBookingLandsFirst)
       s.two_channels = true;
       s.bytes = bytes;
       expect_same(s, "barrier at " + std::to_string(ns) + " ns, two channels, " + std::to_string(bytes) + " B");
+    }
+  }
+}
+
+// With no NoC latency a skipped landing's ack is due at its own place: the barrier or polling
+// kernel that parked before it must end there (NocPort::unseen_ack_place_reached), as it does
+// when the landing is an event and resolves the ack due at once (NocPort::resolved).
+TEST(SkippedLandings, WithNoNocLatencyAWaiterParkedBeforeTheLastAckEndsAtIt) {
+  for (std::int64_t ns = 0; ns <= 400; ns += 3) {
+    for (bool listener : {false, true}) {
+      Scenario s = listener ? listener_at(SimTime::from_ps(ns * 1000 + 5)) : barrier_at(SimTime::from_ps(ns * 1000 + 17));
+      s.no_noc_latency = true;
+      const std::string what = (listener ? "listener at " : "barrier at ") + std::to_string(ns) + " ns";
+      for (bool skip : {false, true}) {
+        const Outcome out = run(s, skip);
+        const std::string done = listener ? "poller done" : "barrier done";
+        EXPECT_TRUE(std::any_of(out.log.begin(), out.log.end(),
+                                [&](const std::string& line) { return line.ends_with(done); }))
+            << what << ", skip " << skip << ":" << ::testing::PrintToString(out);
+        EXPECT_EQ(out.log.back(), to_string(StopReason::Idle)) << what << ", skip " << skip;
+      }
+      expect_same(s, what);
     }
   }
 }
