@@ -14,6 +14,7 @@
 #include "runtime/ccl/all_gather/ring_relay.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -111,30 +112,17 @@ std::uint32_t expected_barrier(const FabricGroup& g, Role role, std::uint32_t ra
   return count;
 }
 
-// ROW_MAJOR along dim 3: a page is a whole row, so each chip's input row becomes one of N
-// equal parts of an output row. The workers address both buffers in row pieces
-// (pieces_per_page of api::InterleavedAddrGenParams and api::ShardedAddrGenParams alike, so
-// either buffer may be interleaved or sharded): q per input row (q > 1 only when a row is
-// wider than a fabric payload) and N x q per output row. The gather is then sliced like a TILE
-// gather along dim 3 with q tiles per chip per row, and every piece lands at its byte offset
+// ROW_MAJOR along dim 3 (row_pieces.hpp): each chip's input row becomes one of N equal parts of
+// an output row. The workers address the input in q pieces per row (q > 1 only when a row is
+// wider than a fabric payload) and the output in N x q, and every piece lands at its byte offset
 // of the output row on every chip.
-bool gathers_row_pieces(const Params& p) { return p.input.layout == Layout::RowMajor && p.dim == 3; }
-
-// DRAM reads need 32 B alignment (REFERENCE 6.5): every piece starts 32 B-aligned.
-constexpr std::uint32_t kRowPieceAlignment = 32;
-
-// The fewest equal pieces, each a multiple of 32 B and at most one fabric payload, that a
-// `row_bytes` input row splits into (a row wider than a packet moves in several).
 std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_bytes) {
-  if (row_bytes % kRowPieceAlignment != 0) {
-    throw CclParamsError(fmt::format("all_gather: ROW_MAJOR along dim 3 writes each chip's {} B row at an offset of "
-                                     "a multiple of it in the output rows; it must be a multiple of {} B (DRAM "
-                                     "alignment, REFERENCE 6.5)",
-                                     row_bytes, kRowPieceAlignment));
-  }
-  for (std::uint32_t pieces = std::max(1u, (row_bytes + max_payload_bytes - 1) / max_payload_bytes);
-       pieces <= row_bytes / kRowPieceAlignment; ++pieces) {
-    if (row_bytes % pieces == 0 && (row_bytes / pieces) % kRowPieceAlignment == 0) return pieces;
+  require_row_piece_alignment(row_bytes, kOp,
+                              fmt::format("writes each chip's {} B row at an offset of a multiple of it in the "
+                                          "output rows",
+                                          row_bytes));
+  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
+    return *pieces;
   }
   throw CclParamsError(fmt::format("all_gather: a {} B ROW_MAJOR row does not split into equal pieces of at most {} B "
                                    "(the fabric payload) that are multiples of {} B",
@@ -144,7 +132,7 @@ std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
-  if (gathers_row_pieces(p)) {
+  if (cuts_rows(p.input, p.dim)) {
     r.row_pieces = pieces_per_row(r.page_size, p.fabric.max_payload_bytes);
     r.page_size /= r.row_pieces;
   } else {
@@ -250,21 +238,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   api::Shape4D out_pages = shape_in_pages(r.output);
   kargs::TensorArgs in_args = in_layout.interpreter_args(map);
   kargs::TensorArgs out_args = out_layout.interpreter_args(map);
-  if (gathers_row_pieces(p)) {
+  if (cuts_rows(p.input, p.dim)) {
     // Rows seen in pieces: q per input row, N x q per output row, rank r's at x = r x q.
     in_pages.x = r.row_pieces;
     out_pages.x = r.group_size * r.row_pieces;
-    // Interleaved or sharded alike: both address generators take pieces.
-    const auto in_pieces = [&](auto& t) {
-      t.page_size_bytes = r.page_size;
-      t.pieces_per_page = r.row_pieces;
-    };
-    const auto out_pieces = [&](auto& t) {
-      t.page_size_bytes = r.page_size;
-      t.pieces_per_page = r.group_size * r.row_pieces;
-    };
-    std::visit(in_pieces, in_args);
-    std::visit(out_pieces, out_args);
+    in_args = in_row_pieces(in_args, r.page_size, r.row_pieces);
+    out_args = in_row_pieces(out_args, r.page_size, r.group_size * r.row_pieces);
   }
   if (r.relay) {
     ring_relay::ChipGather view;

@@ -11,6 +11,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/common/legacy_op.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -49,13 +50,8 @@ struct Resolved : LegacyOp {
 // in row pieces (pieces_per_page of the interleaved and sharded address generators, as the
 // fabric all_gather does): q per input row and N x q per output row. The messages carry pieces
 // in place of pages, and the gather is sliced like a TILE gather along dim 3 with q tiles per
-// chip per row.
-bool gathers_row_pieces(const Params& p) { return p.input.layout == Layout::RowMajor && p.dim == 3; }
-
-// Rank r's part of an output row starts at r x row bytes: DRAM accesses need 32 B alignment
-// (REFERENCE 6.5), and a message's pages are 32 B-strided anyway.
-constexpr std::uint32_t kRowPieceAlignment = 32;
-
+// chip per row (row_pieces.hpp).
+//
 // The fewest equal pieces, each a multiple of 32 B, that a `row_bytes` row splits into so that
 // one of them fits an EDM buffer: q = 1 whenever a row does (row 3's 16 KiB rows at the default
 // 150 KiB ERISC region). A wider row moves in q pieces, each its own page of a message
@@ -63,37 +59,17 @@ constexpr std::uint32_t kRowPieceAlignment = 32;
 // op did with a page larger than a buffer). An explicit legacy.pages_per_message counts pieces
 // and does not make them smaller: resolve_legacy_op refuses it if that many do not fit.
 std::uint32_t pieces_per_row(std::uint32_t row_bytes, const Params& p) {
-  if (row_bytes % kRowPieceAlignment != 0) {
-    throw CclParamsError(fmt::format("all_gather: ROW_MAJOR along dim 3 writes each chip's {} B row at an offset of "
-                                     "a multiple of it in the output rows; it must be a multiple of {} B (DRAM "
-                                     "alignment, REFERENCE 6.5)",
-                                     row_bytes, kRowPieceAlignment));
-  }
+  require_row_piece_alignment(row_bytes, kOp,
+                              fmt::format("writes each chip's {} B row at an offset of a multiple of it in the "
+                                          "output rows",
+                                          row_bytes));
   const EriscL1Map erisc = p.fabric.erisc_l1_map();
   LegacyEdmOptions one_page = p.legacy;
   one_page.pages_per_message = 1;
-  if (!legacy_message_fits(one_page, kRowPieceAlignment, kLegacyHopChannels, erisc)) {
-    return 1;  // no piece fits (bad buffers_per_channel, a tiny region): resolve_legacy_op says why
-  }
-  for (std::uint32_t pieces = 1; pieces <= row_bytes / kRowPieceAlignment; ++pieces) {
-    const std::uint32_t piece = row_bytes / pieces;
-    if (row_bytes % pieces == 0 && piece % kRowPieceAlignment == 0 &&
-        legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc)) {
-      return pieces;
-    }
-  }
-  return row_bytes / kRowPieceAlignment;  // unreachable: q = row / 32 (32 B pieces) fits, checked above
-}
-
-// `args` addressed in `pieces` pieces of `piece_bytes` per buffer page.
-kargs::TensorArgs in_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces) {
-  std::visit(
-      [&](auto& t) {
-        t.page_size_bytes = piece_bytes;
-        t.pieces_per_page = pieces;
-      },
-      args);
-  return args;
+  // No piece fits (bad buffers_per_channel, a tiny region): resolve_legacy_op says why.
+  return fewest_row_pieces(row_bytes, [&](std::uint32_t piece) {
+           return legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc);
+         }).value_or(1);
 }
 
 // The most slice records one worker of a legacy group of n chips holds: a sender its input, its
@@ -144,7 +120,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   LegacyOpRequest request{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy};
-  if (gathers_row_pieces(p)) {
+  if (cuts_rows(p.input, p.dim)) {
     const std::uint32_t row_bytes = page_size_bytes(p.input);
     r.row_pieces = pieces_per_row(row_bytes, p);
     request.moved_page_bytes = row_bytes / r.row_pieces;
@@ -259,7 +235,7 @@ class ChipBuilder {
       w.edm_termination_semaphore_id = kLegacyEdmTerminationSemaphoreId;
     }
     w.output = chip_.output.interpreter_args(chip_.map);
-    if (r_.row_pieces != 0) w.output = in_pieces(w.output, r_.page_size, r_.n * r_.row_pieces);
+    if (r_.row_pieces != 0) w.output = in_row_pieces(w.output, r_.page_size, r_.n * r_.row_pieces);
     return w;
   }
 
@@ -279,7 +255,7 @@ class ChipBuilder {
   void add_sender(bool up, std::uint32_t slices, const LegacyEdmSite& edm, bool local_copy) {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = chip_.input.interpreter_args(chip_.map);
-    if (r_.row_pieces != 0) w.input = in_pieces(*w.input, r_.page_size, r_.row_pieces);
+    if (r_.row_pieces != 0) w.input = in_row_pieces(*w.input, r_.page_size, r_.row_pieces);
     const api::Shape4D in_pages = r_.in_pages;
     w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
     w.slices.push_back(output_slice_at(chip_.position));
