@@ -32,10 +32,10 @@
 // chunk (of every half), and one done / local-copy worker after them (2L + 1 cores).
 //
 // Packets: all_to_all_async coalesces 2 tiles per packet (REFERENCE 7.6), so by default a
-// packet carries min(2, what a fabric payload holds) pages; row pieces (below) fill a payload. The output buffer is the receive
-// buffer: tt-metal's intermediate buffer, split among the N - 1 senders, is where its receiver
-// workers stage chunks; here the destination address of every chunk is known (mesh buffers have
-// the same address on every chip), so chunks land in place.
+// packet carries min(2, what a fabric payload holds) pages; row pieces (below) fill a payload.
+// The output buffer is the receive buffer: tt-metal's intermediate buffer, split among the N - 1
+// senders, is where its receiver workers stage chunks; here the destination address of every
+// chunk is known (mesh buffers have the same address on every chip), so chunks land in place.
 //
 // ROW_MAJOR along dim 3 (a page is a whole row, row_pieces.hpp): every row holds a chunk for each
 // rank, so the workers address rows in N x q equal pieces (chunk j = pieces [j q, (j+1) q), q > 1
