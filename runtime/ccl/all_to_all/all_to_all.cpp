@@ -8,6 +8,7 @@
 #include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -50,7 +51,9 @@ struct Send {
 
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
-  std::uint32_t page_size = 0;
+  std::uint32_t page_size = 0;   // of the pages the workers move (a row piece for row pieces)
+  std::uint32_t row_pieces = 1;  // ROW_MAJOR along dim 3: pieces each chunk of a row moves in
+  api::Shape4D pages;            // the tensor in those pages
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
   std::vector<CoreCoord> cores;
@@ -87,6 +90,23 @@ std::uint32_t expected_done(const FabricGroup& g, std::uint32_t position, std::u
   return count * num_links + 1;
 }
 
+// ROW_MAJOR along dim 3 (row_pieces.hpp): every row holds one chunk for each of the N ranks. The
+// workers address input and output rows alike in N x q pieces, chunk j being pieces [j q, (j+1) q)
+// of every row (q > 1 only when a chunk is wider than a fabric payload), and the exchange is then
+// sliced like a TILE one along dim 3 with q tiles per chunk.
+std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std::uint32_t max_payload_bytes) {
+  const std::uint32_t chunk_bytes = row_bytes / n;
+  require_row_piece_alignment(
+      chunk_bytes, kOp, fmt::format("cuts each {} B row into {} chunks, one per chip: a chunk is {} B", row_bytes, n,
+                                    chunk_bytes));
+  if (const auto pieces = fewest_row_pieces(chunk_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
+    return *pieces;
+  }
+  throw CclParamsError(fmt::format("all_to_all: a {} B chunk of a ROW_MAJOR row does not split into equal pieces of "
+                                   "at most {} B (the fabric payload) that are multiples of {} B",
+                                   chunk_bytes, max_payload_bytes, kRowPieceAlignment));
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
     throw CclParamsError(
@@ -95,7 +115,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
-  require_page_aligned_dim(p.tensor, p.dim, kOp, "tensor");
+  r.pages = shape_in_pages(p.tensor);
+  const bool rows = cuts_rows(p.tensor, p.dim);
+  if (!rows) require_page_aligned_dim(p.tensor, p.dim, kOp, "tensor");
   static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   const std::uint32_t farthest = p.topology == CclTopology::Ring ? n / 2 : n - 1;
@@ -105,6 +127,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                                      to_string(p.topology), n, farthest, kMaxFabricHops));
   }
   require_dim_splits_evenly(p.tensor, p.dim, n, kOp, "dim", "chunks");
+  if (rows) {
+    r.row_pieces = pieces_per_chunk_row(r.page_size, n, p.fabric.max_payload_bytes);
+    r.page_size /= n * r.row_pieces;
+    r.pages.x = n * r.row_pieces;
+  }
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
       const std::uint32_t done = expected_done(g, position, p.num_links);
@@ -118,7 +145,12 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
   if (p.cb_packets == 0) throw CclParamsError("all_to_all: cb_packets is 0; expected at least 1");
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
-  if (p.packet_size_in_pages == 0) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
+  // tt-metal's 2 tiles per packet fill a payload (2 x 2 KiB bf16 tiles of a 4352 B one); 2 row
+  // pieces, as small as 32 B each, would not: a packet of them would pay a header and a router
+  // slot for 64 B (REFERENCE 6.4). Row pieces fill a payload as all_gather's do, and the writer
+  // still cuts a packet where its pieces are not contiguous (a scatter write of at most 4 runs).
+  // Measured (docs/collectives.md): T3K 8-ring, 256 B chunks, 2 MiB: 1243.24 -> 732.45 us.
+  if (p.packet_size_in_pages == 0 && !rows) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
   r.rounds = rounds_choice(p, r.group_size).rounds;
   r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
   require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
@@ -136,8 +168,14 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
   const BufferLayout out_layout = buffers.layout(p.output_buffer);
+  kargs::TensorArgs in_args = in_layout.interpreter_args(map);
+  kargs::TensorArgs out_args = out_layout.interpreter_args(map);
+  if (cuts_rows(p.tensor, p.dim)) {
+    in_args = in_row_pieces(in_args, r.page_size, r.pages.x);
+    out_args = in_row_pieces(out_args, r.page_size, r.pages.x);
+  }
   // Input and output have the same shape, so chunk j of either is the same slice.
-  const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, shape_in_pages(p.tensor), p.dim);
+  const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, r.pages, p.dim);
   // Link k's share of a chunk: pages [first, first + count) of it, part k of L (of its half:
   // part h * L + k of 2L), split as the interpreter's workers split a slice.
   const std::uint32_t links = p.num_links;
@@ -233,9 +271,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, forward, backward);
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
-    const kargs::InterpreterStreamSpec reader_stream{in_layout.interpreter_args(map), cmd::encode_stream(reader),
+    const kargs::InterpreterStreamSpec reader_stream{in_args, cmd::encode_stream(reader),
                                                      static_cast<std::uint32_t>(reader.size())};
-    const kargs::InterpreterStreamSpec writer_stream{out_layout.interpreter_args(map), cmd::encode_stream(writer),
+    const kargs::InterpreterStreamSpec writer_stream{out_args, cmd::encode_stream(writer),
                                                      static_cast<std::uint32_t>(writer.size())};
     add_copy_kernels(program, core, spec, reader_stream, writer_stream, true);
   }

@@ -32,10 +32,15 @@
 // chunk (of every half), and one done / local-copy worker after them (2L + 1 cores).
 //
 // Packets: all_to_all_async coalesces 2 tiles per packet (REFERENCE 7.6), so by default a
-// packet carries min(2, what a fabric payload holds) pages. The output buffer is the receive
-// buffer: tt-metal's intermediate buffer, split among the N - 1 senders, is where its receiver
-// workers stage chunks; here the destination address of every chunk is known (mesh buffers have
-// the same address on every chip), so chunks land in place.
+// packet carries min(2, what a fabric payload holds) pages; row pieces (below) fill a payload.
+// The output buffer is the receive buffer: tt-metal's intermediate buffer, split among the N - 1
+// senders, is where its receiver workers stage chunks; here the destination address of every
+// chunk is known (mesh buffers have the same address on every chip), so chunks land in place.
+//
+// ROW_MAJOR along dim 3 (a page is a whole row, row_pieces.hpp): every row holds a chunk for each
+// rank, so the workers address rows in N x q equal pieces (chunk j = pieces [j q, (j+1) q), q > 1
+// only when a chunk is wider than a fabric payload) and exchange them as TILE chunks of q tiles.
+// A chunk of a row must be a multiple of 32 B.
 
 #include <cstddef>
 #include <cstdint>
@@ -56,7 +61,7 @@ namespace cclmesh::runtime::ccl::all_to_all {
 
 struct Params {
   TensorSpec tensor;           // each chip's input and output: N chunks along `dim`
-  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N chunks
+  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages (ROW_MAJOR dim 3: elements) along dim split into N
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;
   CclTopology topology = CclTopology::Ring;

@@ -11,8 +11,9 @@
 
 namespace cclmesh::runtime::ccl {
 
-// Checks `spec`'s extent along `dim`, in pages (tiles for TILE dims 2 and 3), splits into `n`
-// equal parts. Throws CclParamsError "<op>: <dim_name> <dim> is <extent> tiles|pages and does not
+// Checks `spec`'s extent along `dim`, in pages (tiles for TILE dims 2 and 3; elements for ROW_MAJOR
+// along dim 3, whose rows the op cuts in pieces, row_pieces.hpp), splits into `n` equal parts.
+// Throws CclParamsError "<op>: <dim_name> <dim> is <extent> tiles|pages|elements and does not
 // split into <n> equal <parts> (shape[dim] % N != 0, REFERENCE 11.15)": dim_name says which tensor
 // ("input dim"), parts what the op calls them ("slices").
 void require_dim_splits_evenly(const TensorSpec& spec, std::uint32_t dim, std::uint32_t n, const std::string& op,

@@ -130,11 +130,15 @@ Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint3
 
 Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,
             std::uint32_t index) {
-  const std::uint32_t page = page_size_bytes(whole_spec);
-  const Blocks b = blocks_of(shape_in_pages(whole_spec), dim);
+  // ROW_MAJOR along dim 3 cuts inside the rows (row_pieces.hpp): the units cut are elements.
+  const bool in_elements = whole_spec.layout == Layout::RowMajor && dim == 3;
+  const std::uint32_t page = in_elements ? element_bytes(whole_spec.dtype) : page_size_bytes(whole_spec);
+  api::Shape4D units = shape_in_pages(whole_spec);
+  if (in_elements) units.x = whole_spec.shape[3];
+  const Blocks b = blocks_of(units, dim);
   if (count == 0 || b.extent % count != 0 || index >= count) {
-    throw CclParamsError(fmt::format("reference slice: {} pages along dim {} do not split into {} pieces (piece {})",
-                                     b.extent, dim, count, index));
+    throw CclParamsError(fmt::format("reference slice: {} {} along dim {} do not split into {} pieces (piece {})",
+                                     b.extent, in_elements ? "elements" : "pages", dim, count, index));
   }
   if (whole.size() != b.outer * b.extent * b.inner * page) {
     throw CclParamsError(

@@ -1,7 +1,8 @@
 // all_to_all end to end on the simulated device with real data: N300, T3K 4- and 8-chip lines
 // and the 8-chip ring (the farthest chunk split both ways), 4-chip rows at once, dims 0..3,
-// bf16 / fp32 / bfp8_b, ROW_MAJOR in L1, back to back. Every chip's output is compared bit for
-// bit with all_to_all::reference_outputs.
+// bf16 / fp32 / bfp8_b, ROW_MAJOR in L1, back to back, ROW_MAJOR along dim 3 (rows cut in
+// pieces, interleaved and height-sharded). Every chip's output is compared bit for bit with
+// all_to_all::reference_outputs.
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@ struct Case {
   std::uint32_t dim = 3;
   CclTopology topology = CclTopology::Ring;
   BufferType memory = BufferType::Dram;
+  std::optional<ShardLayout> shard;
   std::vector<std::vector<ChipId>> groups;
   std::optional<int> cluster_axis;
   std::uint32_t repeats = 1;
@@ -31,7 +33,7 @@ RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.topology = c.topology;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
-  const RunOutcome out = run_all_to_all(device, p, Memory{c.memory, std::nullopt}, RunOptions{c.repeats});
+  const RunOutcome out = run_all_to_all(device, p, Memory{c.memory, c.shard}, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
   return out;
 }
@@ -82,6 +84,94 @@ TEST(AllToAllE2e, T3kRowsAtOnceRowMajorInL1) {
   c.cluster_axis = 1;
   c.memory = BufferType::L1;
   run_case(*device, c);
+}
+
+// --- ROW_MAJOR along dim 3: every row holds a chunk for each rank, moved in row pieces ---------
+
+TensorSpec row_major(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
+  return TensorSpec{shape, dtype, Layout::RowMajor};
+}
+
+// A chunk per row of 256 B (bf16, 2 chips), 64 B (fp32, 2 chips), and 512 B in L1 (bf16, rows
+// not whole tiles: 5 per chip).
+TEST(AllToAllE2e, N300RowMajorAlongTheWidth) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  Case bf16;
+  bf16.tensor = row_major({2, 2, 8, 256});
+  bf16.topology = CclTopology::Line;
+  run_case(*device, bf16);
+  Case fp32;
+  fp32.tensor = row_major({1, 3, 5, 32}, DataType::Float32);
+  fp32.topology = CclTopology::Line;
+  run_case(*device, fp32);
+  Case l1;
+  l1.tensor = row_major({1, 1, 5, 512});
+  l1.topology = CclTopology::Line;
+  l1.memory = BufferType::L1;
+  run_case(*device, l1);
+}
+
+// The 8-line and the 8-ring (its farthest chunk split both ways), bf16 and fp32, twice back to
+// back on the ring; chunks of 32 B (the smallest a DRAM-aligned piece can be) to 384 B.
+TEST(AllToAllE2e, T3kLineAndRingRowMajorAlongTheWidth) {
+  for (const CclTopology t : {CclTopology::Line, CclTopology::Ring}) {
+    SCOPED_TRACE(shape_name(t));
+    auto device = make_device(topo::build_t3k(), fabric_mode_for(t));
+    Case bf16;
+    bf16.tensor = row_major({1, 1, 16, 8 * 16});  // 32 B chunks
+    bf16.topology = t;
+    bf16.repeats = t == CclTopology::Ring ? 2 : 1;
+    run_case(*device, bf16);
+    Case fp32;
+    fp32.tensor = row_major({1, 2, 7, 8 * 96}, DataType::Float32);  // 384 B chunks
+    fp32.topology = t;
+    run_case(*device, fp32);
+  }
+}
+
+// Chunks wider than a fabric payload (4352 B) move in q pieces of a row: 8 KiB chunks in 2 pieces
+// of 4 KiB, and on the ring 3 rows of them, so the split farthest chunk's halves (3 pieces each)
+// cut a row in the middle; 12 KiB fp32 chunks in 3 pieces on a line.
+TEST(AllToAllE2e, T3kRowMajorChunksWiderThanAPayload) {
+  {
+    auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+    Case c;
+    c.tensor = row_major({1, 1, 3, 8 * 4096});
+    run_case(*device, c);
+  }
+  auto device = make_device(topo::build_t3k(), FabricMode::Line);
+  Case c;
+  c.tensor = row_major({1, 1, 2, 8 * 3072}, DataType::Float32);
+  c.topology = CclTopology::Line;
+  run_case(*device, c);
+}
+
+// The T3K's 4-chip rows at once (cluster_axis 1), 64 rows of 128 B chunks, in L1.
+TEST(AllToAllE2e, T3kRowsAtOnceRowMajorAlongTheWidth) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  Case c;
+  c.tensor = row_major({1, 1, 64, 256});
+  c.topology = CclTopology::Line;
+  c.cluster_axis = 1;
+  c.memory = BufferType::L1;
+  run_case(*device, c);
+}
+
+// Height-sharded buffers (a ROW_MAJOR shard holds whole rows): the sharded address generator's
+// pieces. 2 rows per core on 8 L1 cores (256 B chunks), and 64 KiB rows (8 KiB chunks, 2 pieces
+// each) on DRAM shards, 4 rows per bank of banks 0-3.
+TEST(AllToAllE2e, T3kRingRowMajorAlongTheWidthInShards) {
+  using runtime::TensorMemoryLayout;
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  Case l1;
+  l1.tensor = row_major({1, 1, 16, 8 * 128});
+  l1.memory = BufferType::L1;
+  l1.shard = ShardLayout{TensorMemoryLayout::HeightSharded, {{{0, 2}, {7, 2}}}, 2, 32};
+  run_case(*device, l1);
+  Case dram;
+  dram.tensor = row_major({1, 1, 16, 8 * 4096});  // 8 KiB chunks: 2 pieces each
+  dram.shard = ShardLayout{TensorMemoryLayout::HeightSharded, {{{0, 0}, {3, 0}}}, 4, 32};
+  run_case(*device, dram);
 }
 
 TEST(AllToAllE2eFigures, T3kRingAndLineFourMebibytes) {

@@ -1,8 +1,9 @@
 // all_to_all's builder as a pure function of (params, topology): what validate() rejects, the
 // host reference's chunk transpose, and the streams of a 4-chip ring (who sends what, which
-// way, and the done count each chip waits for).
+// way, and the done count each chip waits for); ROW_MAJOR along dim 3 in row pieces.
 #include <gtest/gtest.h>
 
+#include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
@@ -115,6 +116,93 @@ TEST(AllToAllBuilder, RingSplitsTheFarthestChunk) {
         << writers;
     // 2 hops (the split chunk, both ways) and 1 hop (the neighbours).
     EXPECT_NE(writers.find("hops=2"), std::string::npos) << writers;
+  }
+}
+
+TensorSpec row_major(std::array<std::uint32_t, 4> shape, DataType dtype = DataType::Bfloat16) {
+  return TensorSpec{shape, dtype, Layout::RowMajor};
+}
+
+// A ROW_MAJOR exchange along dim 3 with its buffers.
+all_to_all::Params row_major_params(FabricMode fabric, CclTopology shape, TensorSpec tensor) {
+  all_to_all::Params p = params(fabric, shape, bf16({1, 1, 32, 256}));
+  p.tensor = tensor;
+  p.input_buffer = dram_buffer(1, tensor);
+  p.output_buffer = dram_buffer(2, tensor);
+  return p;
+}
+
+// validate()'s exact message for `p`, or "" when it accepts it.
+std::string refusal(const all_to_all::Params& p, const topo::Topology& topology) {
+  try {
+    all_to_all::validate(p, topology);
+  } catch (const CclParamsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ROW_MAJOR along dim 3: a chunk of a row must be a multiple of 32 B, fit payload-sized pieces,
+// and the row's elements must split into N.
+TEST(AllToAllBuilder, RowMajorAlongTheWidthRefusals) {
+  const topo::Topology t3k = topo::build_t3k();
+  // 8 x 32 B chunks of 256 B rows run.
+  EXPECT_EQ(refusal(row_major_params(FabricMode::Ring, CclTopology::Ring, row_major({1, 1, 4, 128})), t3k), "");
+  EXPECT_EQ(refusal(row_major_params(FabricMode::Ring, CclTopology::Ring, row_major({1, 1, 4, 64})), t3k),
+            "all_to_all: ROW_MAJOR along dim 3 cuts each 128 B row into 8 chunks, one per chip: a chunk is 16 B; it "
+            "must be a multiple of 32 B (DRAM alignment, REFERENCE 6.5)");
+  EXPECT_EQ(refusal(row_major_params(FabricMode::Ring, CclTopology::Ring, row_major({1, 1, 4, 200}, DataType::Float32)),
+                    t3k),
+            "all_to_all: ROW_MAJOR along dim 3 cuts each 800 B row into 8 chunks, one per chip: a chunk is 100 B; it "
+            "must be a multiple of 32 B (DRAM alignment, REFERENCE 6.5)");
+  EXPECT_EQ(refusal(row_major_params(FabricMode::Ring, CclTopology::Ring, row_major({1, 1, 4, 1028})), t3k),
+            "all_to_all: dim 3 is 1028 elements and does not split into 8 equal chunks (shape[dim] % N != 0, "
+            "REFERENCE 11.15)");
+  {
+    // A 32 B chunk cannot move in pieces of a 16 B payload.
+    all_to_all::Params p = row_major_params(FabricMode::Ring, CclTopology::Ring, row_major({1, 1, 4, 128}));
+    p.fabric.max_payload_bytes = 16;
+    EXPECT_EQ(refusal(p, t3k),
+              "all_to_all: a 32 B chunk of a ROW_MAJOR row does not split into equal pieces of at most 16 B (the "
+              "fabric payload) that are multiples of 32 B");
+  }
+}
+
+// The pieces per page of every interleaved addrgen block of `program`'s interpreter streams.
+std::vector<std::uint32_t> interleaved_pieces(const Program& program) {
+  namespace ia = kernels::interpreter;
+  std::vector<std::uint32_t> pieces;
+  for (const KernelSpec& k : program.kernels) {
+    if (k.kernel != kernels::kCclInterpreterKernelName) continue;
+    for (const auto& [core, rt] : k.runtime_args) {
+      for (std::uint32_t s = 0; s < k.compile_time_args[ia::kCtNumStreams]; ++s) {
+        const std::uint32_t block = rt[ia::stream_block(s) + ia::kStreamAddrGenOffset];
+        if (block != 0 && rt[block + ia::kAddrGenLayout] ==
+                              static_cast<std::uint32_t>(api::TensorMemoryLayout::INTERLEAVED)) {
+          pieces.push_back(rt[block + ia::kAddrGenInterleavedPiecesPerPage]);
+        }
+      }
+    }
+  }
+  return pieces;
+}
+
+// Every stream, input and output alike, addresses a row in N x q pieces: q = 1 for 256 B chunks,
+// 2 for 8 KiB chunks (4 KiB pieces of a 4352 B payload).
+TEST(AllToAllBuilder, RowMajorAlongTheWidthAddressesRowPieces) {
+  const topo::Topology n300 = topo::build_n300();
+  for (const std::uint32_t q : {1u, 2u}) {
+    SCOPED_TRACE(q);
+    const std::uint32_t chunk_elements = q == 1 ? 128 : 4096;
+    const all_to_all::Params p =
+        row_major_params(FabricMode::Line, CclTopology::Line, row_major({1, 1, 2, 2 * chunk_elements}));
+    const MeshWorkload w = all_to_all::build(p, n300);
+    ASSERT_EQ(w.programs.size(), 2u);
+    for (const auto& [chip, program] : w.programs) {
+      const std::vector<std::uint32_t> pieces = interleaved_pieces(program);
+      ASSERT_FALSE(pieces.empty()) << "chip " << chip;
+      for (const std::uint32_t k : pieces) EXPECT_EQ(k, 2 * q) << "chip " << chip;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-// The host references: joining and cutting page images along each dim, and sums that round to
-// bf16 after every addition (the device's reduce) in a given order.
+// The host references: joining and cutting page images along each dim (ROW_MAJOR rows along the
+// width too), and sums that round to bf16 after every addition (the device's reduce) in a given
+// order.
 #include "runtime/ccl/common/host_reference.hpp"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,27 @@ TEST(HostReference, SliceUndoesConcat) {
   EXPECT_THROW(
       reference::slice(pages(3, 4096, 0), TensorSpec{{1, 1, 32, 96}, DataType::Float32, Layout::Tile}, 3, 2, 0),
       CclParamsError);
+}
+
+// ROW_MAJOR along dim 3 cuts inside rows: piece i of every row is elements [i X/n, (i+1) X/n)
+// (all_to_all's chunks), and concat of those pieces gives the rows back.
+TEST(HostReference, RowMajorSliceCutsRowsAlongTheWidth) {
+  const TensorSpec whole_spec{{1, 2, 3, 8}, DataType::Bfloat16, Layout::RowMajor};  // 6 rows of 16 B
+  Bytes whole(6 * 16);
+  for (std::size_t i = 0; i < whole.size(); ++i) whole[i] = static_cast<std::byte>(i);
+  const TensorSpec piece_spec{{1, 2, 3, 2}, DataType::Bfloat16, Layout::RowMajor};
+  std::vector<Bytes> pieces;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    pieces.push_back(reference::slice(whole, whole_spec, 3, 4, i));
+    ASSERT_EQ(pieces.back().size(), 6u * 4) << i;
+    for (std::size_t row = 0; row < 6; ++row) {
+      for (std::size_t b = 0; b < 4; ++b) {
+        EXPECT_EQ(pieces.back()[row * 4 + b], static_cast<std::byte>(row * 16 + i * 4 + b)) << i << " " << row;
+      }
+    }
+  }
+  EXPECT_EQ(reference::concat(pieces, piece_spec, 3), whole);
+  EXPECT_THROW(reference::slice(whole, whole_spec, 3, 3, 0), CclParamsError);  // 8 elements into 3
 }
 
 Bytes bf16_values(std::initializer_list<std::uint16_t> bits) {
