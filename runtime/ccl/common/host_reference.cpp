@@ -130,11 +130,18 @@ Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint3
 
 Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,
             std::uint32_t index) {
-  const std::uint32_t page = page_size_bytes(whole_spec);
-  const Blocks b = blocks_of(shape_in_pages(whole_spec), dim);
+  std::uint32_t page = page_size_bytes(whole_spec);
+  Blocks b = blocks_of(shape_in_pages(whole_spec), dim);
+  // ROW_MAJOR along dim 3: a page is a whole row, and its elements are what is cut (reduce_scatter's
+  // row pieces, row_pieces.hpp): a row of shape[3] one-element "pages".
+  const bool cuts_rows = whole_spec.layout == Layout::RowMajor && dim == 3;
+  if (cuts_rows) {
+    page = element_bytes(whole_spec.dtype);
+    b.extent = whole_spec.shape[3];
+  }
   if (count == 0 || b.extent % count != 0 || index >= count) {
-    throw CclParamsError(fmt::format("reference slice: {} pages along dim {} do not split into {} pieces (piece {})",
-                                     b.extent, dim, count, index));
+    throw CclParamsError(fmt::format("reference slice: {} {} along dim {} do not split into {} pieces (piece {})",
+                                     b.extent, cuts_rows ? "elements" : "pages", dim, count, index));
   }
   if (whole.size() != b.outer * b.extent * b.inner * page) {
     throw CclParamsError(

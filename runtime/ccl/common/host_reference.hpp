@@ -6,8 +6,9 @@
 // and read_buffer returns them (tiles of TILE tensors, rows of ROW_MAJOR ones). Joining and
 // cutting along a dim happen in whole pages (the collectives require tile-aligned cuts,
 // collective.hpp), so the page-level result equals the element-level one and is independent of
-// the element type; the one exception is all_gather's tile-padded fallback (concat below). Sums are element-wise, so the order of elements inside a page does not
-// matter either.
+// the element type; the exceptions are all_gather's tile-padded fallback (concat below) and
+// ROW_MAJOR rows cut along dim 3 (slice below). Sums are element-wise, so the order of elements
+// inside a page does not matter either.
 //
 // Sums and bf16 rounding: the device's reduce kernel adds two operands at a time, widening bf16
 // to fp32 (exact), adding in fp32 and rounding the sum once to bf16, round-to-nearest-even
@@ -38,7 +39,9 @@ using Bytes = std::vector<std::byte>;
 // and the result's padding is zeros. bfp8_b there: every element unpacked to fp32, placed, and
 // every output block of 16 packed again with its own shared exponent (bfp8_math.hpp's rule).
 Bytes concat(const std::vector<Bytes>& parts, const TensorSpec& part, std::uint32_t dim);
-// The `index`-th of `count` equal pieces of `whole` along `dim` (reduce_scatter's output).
+// The `index`-th of `count` equal pieces of `whole` along `dim` (reduce_scatter's output). A
+// ROW_MAJOR `whole` along dim 3 is cut inside its rows, element-wise (concat joins such rows
+// already: a part's row is one page).
 Bytes slice(const Bytes& whole, const TensorSpec& whole_spec, std::uint32_t dim, std::uint32_t count,
             std::uint32_t index);
 // Element-wise sum of equally sized page images in the given order:

@@ -58,6 +58,22 @@ TEST(HostReference, SliceUndoesConcat) {
       CclParamsError);
 }
 
+// ROW_MAJOR along dim 3 (reduce_scatter's row pieces): a page is a whole row, cut element-wise;
+// concat joins such rows back, a part's row being one page.
+TEST(HostReference, SliceCutsRowMajorRowsAlongDim3) {
+  const TensorSpec part{{1, 2, 3, 16}, DataType::Bfloat16, Layout::RowMajor};  // 32 B rows
+  std::vector<Bytes> parts;
+  for (std::uint8_t i = 0; i < 4; ++i) parts.push_back(pages(6, 32, static_cast<std::uint8_t>(0x20 * i)));
+  const Bytes whole = reference::concat(parts, part, 3);
+  const TensorSpec whole_spec = with_dim_scaled(part, 3, 4, true);
+  EXPECT_EQ(page_tags(whole, 32), (std::vector<std::uint8_t>{0x00, 0x20, 0x40, 0x60, 0x01, 0x21, 0x41, 0x61, 0x02,
+                                                             0x22, 0x42, 0x62, 0x03, 0x23, 0x43, 0x63, 0x04, 0x24,
+                                                             0x44, 0x64, 0x05, 0x25, 0x45, 0x65}));
+  for (std::uint32_t i = 0; i < 4; ++i) EXPECT_EQ(reference::slice(whole, whole_spec, 3, 4, i), parts[i]) << i;
+  // 64 elements do not cut into 3.
+  EXPECT_THROW(reference::slice(whole, whole_spec, 3, 3, 0), CclParamsError);
+}
+
 Bytes bf16_values(std::initializer_list<std::uint16_t> bits) {
   Bytes b(bits.size() * 2);
   std::size_t i = 0;
