@@ -9,6 +9,7 @@
 #include "kernels/kernel_args.hpp"
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -197,6 +198,10 @@ TEST(ReduceScatterLegacyBuilder, Rejections) {
     rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 64}, DataType::Bfloat16,
                                                                   Layout::RowMajor});
     EXPECT_NO_THROW(rs::validate(p, t));
+    // A piece fits an EDM buffer (2 channels x 2 buffers in the ERISC region): 64 KiB output
+    // rows move in 2 pieces (ccl_reduce_scatter_row_major_e2e_test runs them on the N300).
+    EXPECT_EQ(legacy_row_pieces(1024, p.legacy, p.fabric), 1u);
+    EXPECT_EQ(legacy_row_pieces(64 * 1024, p.legacy, p.fabric), 2u);
     p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 24}, DataType::Bfloat16, Layout::RowMajor});
     try {
       rs::validate(p, t);
