@@ -52,24 +52,16 @@ struct Resolved : LegacyOp {
 // in place of pages, and the gather is sliced like a TILE gather along dim 3 with q tiles per
 // chip per row (row_pieces.hpp).
 //
-// The fewest equal pieces, each a multiple of 32 B, that a `row_bytes` row splits into so that
-// one of them fits an EDM buffer: q = 1 whenever a row does (row 3's 16 KiB rows at the default
-// 150 KiB ERISC region). A wider row moves in q pieces, each its own page of a message
-// (inferred: REFERENCE 5 sizes the EDM buffers in whole pages, and does not say what the legacy
-// op did with a page larger than a buffer). An explicit legacy.pages_per_message counts pieces
-// and does not make them smaller: resolve_legacy_op refuses it if that many do not fit.
+// The pieces of legacy_row_pieces: q = 1 whenever a row fits an EDM buffer (row 3's 16 KiB rows
+// at the default 150 KiB ERISC region). A wider row moves in q pieces, each its own page of a
+// message (inferred: REFERENCE 5 sizes the EDM buffers in whole pages, and does not say what the
+// legacy op did with a page larger than a buffer).
 std::uint32_t pieces_per_row(std::uint32_t row_bytes, const Params& p) {
   require_row_piece_alignment(row_bytes, kOp,
                               fmt::format("writes each chip's {} B row at an offset of a multiple of it in the "
                                           "output rows",
                                           row_bytes));
-  const EriscL1Map erisc = p.fabric.erisc_l1_map();
-  LegacyEdmOptions one_page = p.legacy;
-  one_page.pages_per_message = 1;
-  // No piece fits (bad buffers_per_channel, a tiny region): resolve_legacy_op says why.
-  return fewest_row_pieces(row_bytes, [&](std::uint32_t piece) {
-           return legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc);
-         }).value_or(1);
+  return legacy_row_pieces(row_bytes, p.legacy, p.fabric);
 }
 
 // The most slice records one worker of a legacy group of n chips holds: a sender its input, its

@@ -6,9 +6,9 @@
 // and read_buffer returns them (tiles of TILE tensors, rows of ROW_MAJOR ones). Joining and
 // cutting along a dim happen in whole pages (the collectives require tile-aligned cuts,
 // collective.hpp), so the page-level result equals the element-level one and is independent of
-// the element type; the one exception is all_gather's tile-padded fallback (concat below). Sums are element-wise, so the order of elements inside a page does not
-// matter either. ROW_MAJOR along dim 3 cuts and joins inside rows (row_pieces.hpp): concat lays
-// whole part rows end to end, which is that join already, and slice cuts rows at element level.
+// the element type; the exceptions are all_gather's tile-padded fallback (concat below) and
+// ROW_MAJOR rows cut along dim 3 (slice below). Sums are element-wise, so the order of elements
+// inside a page does not matter either.
 //
 // Sums and bf16 rounding: the device's reduce kernel adds two operands at a time, widening bf16
 // to fp32 (exact), adding in fp32 and rounding the sum once to bf16, round-to-nearest-even

@@ -6,6 +6,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/legacy_links.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -79,6 +80,15 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
   r.erisc = q.fabric.erisc_l1_map();
   r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op, r.erisc);
   return r;
+}
+
+std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions& legacy, const FabricOptions& fabric) {
+  const EriscL1Map erisc = fabric.erisc_l1_map();
+  LegacyEdmOptions one_page = legacy;
+  one_page.pages_per_message = 1;
+  return fewest_row_pieces(row_bytes, [&](std::uint32_t piece) {
+           return legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc);
+         }).value_or(1);
 }
 
 std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,

@@ -64,6 +64,15 @@ struct LegacyOp {
 // that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
 
+// ROW_MAJOR along dim 3 (row_pieces.hpp) in legacy mode: the fewest equal pieces, each a multiple
+// of 32 B, that a `row_bytes` row (a multiple of 32 B) splits into so that one of them fits an EDM
+// buffer (legacy_message_fits with one page a message, `legacy`'s buffers in `fabric`'s ERISC
+// region); q = 1 whenever a row does. 1 when not even 32 B pieces fit (bad buffers_per_channel, a
+// tiny region): resolve_legacy_op then refuses that piece, saying why. An explicit
+// legacy.pages_per_message counts pieces and does not make them smaller. The fabric ops size their
+// pieces by the fabric payload instead.
+std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions& legacy, const FabricOptions& fabric);
+
 // The options a group too large for a legacy kernel shrinks with, as cclmesh run names them:
 // "--cluster-axis, --chips" on a mesh of two or more axes of 2+ chips (an axis is then fewer
 // chips than the whole), "--chips" elsewhere (ring:N, a line, a 1xN mesh: no axis is smaller).

@@ -46,10 +46,8 @@ std::uint32_t fold_position(std::uint32_t n, std::uint32_t owner, std::uint32_t 
   return static_cast<std::uint32_t>(std::find(sources.begin(), sources.end(), source) - sources.begin());
 }
 
-kargs::InterpreterStreamSpec stream_of(const BufferLayout& layout, const ChipCoreMap& map,
-                                       const std::vector<cmd::Command>& cmds) {
-  return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
-                                      static_cast<std::uint32_t>(cmds.size())};
+kargs::InterpreterStreamSpec stream_of(const kargs::TensorArgs& args, const std::vector<cmd::Command>& cmds) {
+  return kargs::InterpreterStreamSpec{args, cmd::encode_stream(cmds), static_cast<std::uint32_t>(cmds.size())};
 }
 
 }  // namespace
@@ -62,12 +60,12 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
   const ChipId chip = g.chips[rank];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
-  const BufferLayout in_layout = buffers.layout(p.input_buffer);
-  const BufferLayout out_layout = buffers.layout(p.output_buffer);
-  const BufferLayout mid_layout = buffers.layout(*p.intermediate_buffer);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
-  const api::Shape4D mid_pages = shape_in_pages(r.intermediate);
-  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, shape_in_pages(p.input), p.dim);
+  const kargs::TensorArgs in_args = input_args(r, buffers.layout(p.input_buffer), map);
+  const kargs::TensorArgs out_args = output_args(r, buffers.layout(p.output_buffer), map);
+  const kargs::TensorArgs mid_args = output_args(r, buffers.layout(*p.intermediate_buffer), map);
+  const api::Shape4D& out_pages = r.out_pages;
+  const api::Shape4D& mid_pages = r.mid_pages;
+  const std::vector<api::TensorSlice> in_slices = cmd::compute_page_aligned_slices(n, r.in_pages, p.dim);
   const cmd::GlobalSemaphoreAddress ready{p.barrier_semaphore->address};
   // Run `link` of an output-sized region: copy k of the intermediate, or the output.
   const auto region_run = [&](const api::Shape4D& tensor, std::uint32_t first_w, std::uint32_t link) {
@@ -128,8 +126,7 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
         program.semaphores.push_back(tensix_semaphore(core, kOneShotFirstCopySemaphoreId + k));
       }
       connect_to_fabric(program, writer, r.plan, g.port(link), chip, core, forward, !forward);
-      add_copy_kernels(program, core, writer, stream_of(in_layout, map, reads), stream_of(mid_layout, map, sends),
-                       true);
+      add_copy_kernels(program, core, writer, stream_of(in_args, reads), stream_of(mid_args, sends), true);
       program.circular_buffers.push_back(packet_header_cb(core));
       program.circular_buffers.push_back(data_cb(core, r.page_size, p.cb_packets * r.packet_pages));
     }
@@ -151,12 +148,12 @@ Program one_shot_program(const Params& p, const topo::Topology& topology, const 
     kargs::InterpreterSpec reader;
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
-    reader.streams = {stream_of(mid_layout, map, copies)};
+    reader.streams = {stream_of(mid_args, copies)};
     reader.semaphore_ids = copy_semaphores;
     for (std::uint32_t id : copy_semaphores) program.semaphores.push_back(tensix_semaphore(reduce_core, id));
     kargs::InterpreterSpec writer = reader;
     writer.semaphore_ids.clear();
-    writer.streams = {stream_of(in_layout, map, own), stream_of(out_layout, map, sums)};
+    writer.streams = {stream_of(in_args, own), stream_of(out_args, sums)};
     program.kernels.push_back(interpreter_kernel(reduce_core, writer));
     program.kernels.push_back(
         interpreter_kernel(reduce_core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));

@@ -19,11 +19,13 @@
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/ccl/reduce_scatter/half_way_ring.hpp"
 #include "runtime/ccl/reduce_scatter/one_shot.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter_plan.hpp"
+#include "runtime/ccl/reduce_scatter/scattered_rows.hpp"
 #include "runtime/ccl/reduce_scatter/two_sided_line.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -55,8 +57,26 @@ std::uint32_t received_slice(std::uint32_t n, std::uint32_t position, bool up, s
   return up ? (position + 2 * n - 2 - m) % n : (position + 2 + m) % n;
 }
 
-// Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers.
-std::uint32_t workers_per_link_for(const Params& p, const TensorSpec& output, bool ring) {
+// ROW_MAJOR along dim 3 (scattered_rows.hpp): the fewest pieces an output row moves in, each
+// fitting one fabric payload (1 unless a row is wider than a payload).
+std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
+  const std::uint32_t row_bytes = scattered_row_bytes(p.input, n);
+  const std::uint32_t payload = p.fabric.max_payload_bytes;
+  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= payload; })) return *pieces;
+  throw CclParamsError(fmt::format("reduce_scatter: a {} B ROW_MAJOR output row does not split into equal pieces of "
+                                   "at most {} B (the fabric payload) that are multiples of {} B",
+                                   row_bytes, payload, kRowPieceAlignment));
+}
+
+// The output's pages as the workers move them (row pieces for ROW_MAJOR along dim 3) on `n` chips.
+std::uint64_t moved_output_pages(const Params& p, std::uint32_t n) {
+  const std::uint64_t pages = num_pages(with_dim_scaled(p.input, p.dim, n, false));
+  return cuts_rows(p.input, p.dim) ? pages * pieces_per_output_row(p, n) : pages;
+}
+
+// Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers on the output's
+// `output_pages` moved pages.
+std::uint32_t workers_per_link_for(const Params& p, std::uint64_t output_pages, bool ring) {
   if (p.workers_per_link) {
     if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
       throw CclParamsError(
@@ -65,14 +85,15 @@ std::uint32_t workers_per_link_for(const Params& p, const TensorSpec& output, bo
     }
     return *p.workers_per_link;
   }
-  const std::uint64_t pages_per_link_direction = num_pages(output) / ((ring ? 2 : 1) * std::uint64_t{p.num_links});
+  const std::uint64_t pages_per_link_direction = output_pages / ((ring ? 2 : 1) * std::uint64_t{p.num_links});
   return pages_per_link_direction >= kPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
-  require_page_aligned_dim(p.input, p.dim, kOp, "input");
+  // ROW_MAJOR along dim 3 moves row pieces (scattered_rows.hpp), checked once the group size is known.
+  if (!cuts_rows(p.input, p.dim)) require_page_aligned_dim(p.input, p.dim, kOp, "input");
   static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   r.ring = p.topology == CclTopology::Ring;
@@ -103,8 +124,17 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                              "every message one hop"
                            : ""));
   }
-  require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, n, false);
+  r.in_pages = shape_in_pages(p.input);
+  r.out_pages = shape_in_pages(r.output);
+  if (cuts_rows(p.input, p.dim)) {
+    r.row_pieces = pieces_per_output_row(p, n);
+    r.page_size = page_size_bytes(r.output) / r.row_pieces;
+    r.in_pages.x = n * r.row_pieces;
+    r.out_pages.x = r.row_pieces;
+  } else {
+    require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
+  }
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
@@ -119,16 +149,20 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                          "partials' receive buffer); expected a buffer, or ring_algorithm chain");
     }
     r.intermediate = part_intermediate_spec(p, topology);
-    // At least intermediate_spec: a larger buffer is accepted.
+    r.mid_pages = shape_in_pages(r.intermediate);
+    if (r.row_pieces != 0) r.mid_pages.x = r.row_pieces;
+    // At least intermediate_spec: a larger buffer is accepted. Its pages are the tensor's (rows,
+    // not the pieces the workers move).
     const BufferHandle& mid = *p.intermediate_buffer;
-    if (mid.config.page_size_bytes != r.page_size || mid.config.size_bytes < size_bytes(r.intermediate)) {
+    const std::uint32_t mid_page_bytes = page_size_bytes(r.intermediate);
+    if (mid.config.page_size_bytes != mid_page_bytes || mid.config.size_bytes < size_bytes(r.intermediate)) {
       throw CclParamsError(fmt::format(
           "reduce_scatter: intermediate buffer is {} B in pages of {} B; the {} need at least {} B in pages of {} "
           "B (intermediate_spec)",
           mid.config.size_bytes, mid.config.page_size_bytes,
           r.two_sided ? "two-sided line's partials" : r.one_shot ? "one-shot ring's copies" : "half-way ring's partials",
           size_bytes(r.intermediate),
-          r.page_size));
+          mid_page_bytes));
     }
     if (p.intermediate_buffer->id == p.input_buffer.id || p.intermediate_buffer->id == p.output_buffer.id) {
       throw CclParamsError("reduce_scatter: the intermediate buffer is the input or output; expected its own buffer");
@@ -136,7 +170,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_buffer_layouts(topology, r.all_chips, {&mid});
   }
   // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
-  const std::uint32_t chain_workers = workers_per_link_for(p, r.output, r.ring);
+  const std::uint32_t chain_workers = workers_per_link_for(p, api::volume(r.out_pages), r.ring);
   r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
   // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
   static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
@@ -144,8 +178,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
   // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
-  const api::Shape4D out_pages = shape_in_pages(r.output);
-  const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
+  const api::TensorSlice whole{r.out_pages, r.out_pages, {0, 0, 0, 0}, r.out_pages, {0, 0, 0, 0}};
   // The chain's up and down workers take half the pages each; the half-way ring's rightward and
   // leftward workers (as the two-sided line's) the same pages.
   const std::uint32_t page_runs = (r.ring && !r.one_shot && !r.half_way ? 2 : 1) * p.num_links * r.workers_per_link;
@@ -187,10 +220,10 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
-  const BufferLayout in_layout = buffers.layout(p.input_buffer);
-  const BufferLayout out_layout = buffers.layout(p.output_buffer);
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const kargs::TensorArgs in_args = input_args(r, buffers.layout(p.input_buffer), map);
+  const kargs::TensorArgs out_args = output_args(r, buffers.layout(p.output_buffer), map);
+  const api::Shape4D& in_pages = r.in_pages;
+  const api::Shape4D& out_pages = r.out_pages;
   const api::TensorSlice out_whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
   const std::vector<api::TensorSlice> out_runs =
       cmd::split_tensor_slice_across_workers_wrapped_page_aligned(out_whole, r.runs);
@@ -370,13 +403,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
     reader.semaphore_ids = writer.semaphore_ids;
-    const auto stream_of = [](const BufferLayout& layout, const ChipCoreMap& m, const std::vector<cmd::Command>& cmds) {
-      return kargs::InterpreterStreamSpec{layout.interpreter_args(m), cmd::encode_stream(cmds),
-                                          static_cast<std::uint32_t>(cmds.size())};
+    const auto stream_of = [](const kargs::TensorArgs& args, const std::vector<cmd::Command>& cmds) {
+      return kargs::InterpreterStreamSpec{args, cmd::encode_stream(cmds), static_cast<std::uint32_t>(cmds.size())};
     };
-    reader.streams = {stream_of(out_layout, map, partials), stream_of(in_layout, map, inputs)};
-    writer.streams = {stream_of(out_layout, map, sends)};
-    if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, map, credits));
+    reader.streams = {stream_of(out_args, partials), stream_of(in_args, inputs)};
+    writer.streams = {stream_of(out_args, sends)};
+    if (!credits.empty()) writer.streams.push_back(stream_of(out_args, credits));
     program.kernels.push_back(interpreter_kernel(core, writer));
     program.kernels.push_back(interpreter_kernel(core, reader, DataMovementProcessor::Riscv1, NocIndex::Noc1));
 
@@ -523,12 +555,12 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
   const RingAlgorithm ring = resolved_ring_algorithm(params);
   if (ring == RingAlgorithm::OneShot) return 1;
-  const std::uint32_t chosen =
-      workers_per_link_for(params, output_spec(params, topology), params.topology == CclTopology::Ring);
-  if (ring != RingAlgorithm::HalfWay) return chosen;
   const FabricPlan plan(topology, params.fabric);
-  return half_way_workers_per_link(static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size()),
-                                   chosen);
+  const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
+  const std::uint32_t chosen =
+      workers_per_link_for(params, moved_output_pages(params, n), params.topology == CclTopology::Ring);
+  if (ring != RingAlgorithm::HalfWay) return chosen;
+  return half_way_workers_per_link(n, chosen);
 }
 
 namespace {

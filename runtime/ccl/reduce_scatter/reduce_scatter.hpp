@@ -137,7 +137,9 @@ inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 512 * 1024;
 
 struct Params {
   TensorSpec input;            // each chip's input; the output is `input` with dim / N
-  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages along dim must split into N equal slices
+  // 0..3 = w, z, y, x; pages along dim must split into N equal slices (ROW_MAJOR along dim 3: a
+  // row's elements, the rows cut in 32 B-aligned pieces, scattered_rows.hpp).
+  std::uint32_t dim = 3;
   BufferHandle input_buffer;   // mesh buffers: the same address on every chip
   BufferHandle output_buffer;  // also the receive buffer of the partials (ring, wrap line)
   // Two-sided line, one-shot and half-way ring (fabric mode) only: the partials' (the copies')

@@ -1,4 +1,5 @@
 #include "runtime/ccl/reduce_scatter/reduce_scatter_legacy.hpp"
+#include "runtime/ccl/reduce_scatter/scattered_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/common/legacy_op.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -40,6 +42,12 @@ constexpr std::uint32_t kMessagesPerCb = 2;  // one filling, one draining
 struct Resolved : LegacyOp {
   bool ring = false;
   TensorSpec output;
+  // ROW_MAJOR along dim 3 (scattered_rows.hpp): the pieces each output row moves in (q), each
+  // input row N x q, of page_size bytes. 0: whole pages.
+  std::uint32_t row_pieces = 0;
+  // The tensors in the pages the workers move: shape_in_pages, x in row pieces when row_pieces.
+  api::Shape4D in_pages;
+  api::Shape4D out_pages;
   // What a slice's output is chained as, before the links share it out: a ring's two halves
   // [up, down], a line's whole slice (both directions). Which of them an element is in decides
   // its reduction order, whatever the links.
@@ -112,14 +120,26 @@ void require_steps_fit(CclTopology topology, std::uint32_t n, const topo::Topolo
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
-  static_cast<LegacyOp&>(r) = resolve_legacy_op(
-      LegacyOpRequest{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy}, topology,
-      kOp);
+  LegacyOpRequest request{p.input, p.dim, p.topology, p.groups, p.fabric, p.num_links, p.first_worker, p.legacy};
+  if (cuts_rows(p.input, p.dim)) {
+    // The pieces are an output row's, so the group size comes first (as output_spec finds it).
+    const auto n = static_cast<std::uint32_t>(resolve_legacy_groups(p.groups, topology, p.topology).front().size());
+    const std::uint32_t out_row_bytes = scattered_row_bytes(p.input, n);
+    r.row_pieces = legacy_row_pieces(out_row_bytes, p.legacy, p.fabric);
+    request.moved_page_bytes = out_row_bytes / r.row_pieces;
+  }
+  static_cast<LegacyOp&>(r) = resolve_legacy_op(request, topology, kOp);
   require_steps_fit(p.topology, r.n, topology);
   r.cores = row_per_worker_cores(topology, p.first_worker, r.num_links);
-  require_dim_splits_evenly(p.input, p.dim, r.n, kOp, "input dim", "slices");
+  if (r.row_pieces == 0) require_dim_splits_evenly(p.input, p.dim, r.n, kOp, "input dim", "slices");
   r.output = with_dim_scaled(p.input, p.dim, r.n, false);
   require_legacy_buffers(r, topology, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
+  r.in_pages = shape_in_pages(p.input);
+  r.out_pages = shape_in_pages(r.output);
+  if (r.row_pieces != 0) {
+    r.in_pages.x = r.n * r.row_pieces;
+    r.out_pages.x = r.row_pieces;
+  }
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
   // Several links: each half (a ring) or the whole slice (a line) is then shared out over the
   // links, each link's workers chaining their own contiguous run of it through their own EDMs
@@ -128,7 +148,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // splits its runs, are our choice, inferred). Halves first, so an element's direction, and so
   // its reduction order, is the same on any number of links.
   r.ring = p.topology == CclTopology::Ring;
-  const api::Shape4D out_pages = shape_in_pages(r.output);
+  const api::Shape4D& out_pages = r.out_pages;
   const api::TensorSlice whole{out_pages, out_pages, {0, 0, 0, 0}, out_pages, {0, 0, 0, 0}};
   r.halves = r.ring ? cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole, 2)
                     : std::vector<api::TensorSlice>{whole};
@@ -205,7 +225,7 @@ class ChipBuilder {
         topology_(topology),
         r_(r),
         chip_(group, position, topology, p.input_buffer, p.output_buffer),
-        in_slices_(cmd::compute_page_aligned_slices(r.n, shape_in_pages(p.input), p.dim)) {}
+        in_slices_(cmd::compute_page_aligned_slices(r.n, r.in_pages, p.dim)) {}
 
   Program build() {
     for (std::uint32_t link = 0; link < r_.num_links; ++link) build_link(link);
@@ -296,6 +316,10 @@ class ChipBuilder {
     }
     w.output = chip_.output.interpreter_args(chip_.map);
     w.input = chip_.input.interpreter_args(chip_.map);
+    if (r_.row_pieces != 0) {
+      w.output = in_row_pieces(w.output, r_.page_size, r_.row_pieces);
+      w.input = in_row_pieces(w.input, r_.page_size, r_.n * r_.row_pieces);
+    }
     for (const Plan::Step& s : sender ? plan.sender : plan.receiver) {
       w.steps.push_back({s.kind, run_of(up, s.kind, s.slice)});
     }

@@ -9,10 +9,14 @@
 #include <vector>
 
 #include "kernels/api/tensor_slice.hpp"
+#include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
+#include "runtime/device/buffer_layout.hpp"
+#include "runtime/device/core_map.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter::plan {
@@ -38,7 +42,15 @@ constexpr std::uint32_t kLeftPartialCbId = 4;  // two-sided line, half-way ring:
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
   TensorSpec output;
-  std::uint32_t page_size = 0;
+  std::uint32_t page_size = 0;  // of the pages the workers move (a row piece for row pieces)
+  // ROW_MAJOR along dim 3 (scattered_rows.hpp): the pieces each output row moves in (q), each
+  // input row N x q. 0: whole pages.
+  std::uint32_t row_pieces = 0;
+  // The tensors in the pages the workers move: shape_in_pages, except that x counts row pieces
+  // when row_pieces is set. mid_pages: the intermediate's (two_sided, one_shot, half_way).
+  api::Shape4D in_pages;
+  api::Shape4D out_pages;
+  api::Shape4D mid_pages;
   std::uint32_t packet_pages = 0;
   bool ring = false;
   bool two_sided = false;  // a two-sided line
@@ -58,6 +70,18 @@ struct Resolved : PlacedGroups {
   std::vector<std::uint32_t> run_pages;
   std::vector<std::uint32_t> chunk_packets;  // per run
 };
+
+// A buffer's interpreter args as the workers address it: `layout`'s, in row pieces when the op
+// moves them (N x q per input row; q per row of the output and of the intermediate, whose rows
+// are output rows).
+inline kargs::TensorArgs input_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
+  const kargs::TensorArgs args = layout.interpreter_args(map);
+  return r.row_pieces == 0 ? args : in_row_pieces(args, r.page_size, r.group_size * r.row_pieces);
+}
+inline kargs::TensorArgs output_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
+  const kargs::TensorArgs args = layout.interpreter_args(map);
+  return r.row_pieces == 0 ? args : in_row_pieces(args, r.page_size, r.row_pieces);
+}
 
 inline std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 

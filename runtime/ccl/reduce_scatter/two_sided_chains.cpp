@@ -25,12 +25,12 @@ Program two_sided_chains_program(const Params& p, const topo::Topology& topology
   const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
-  const BufferLayout in_layout = buffers.layout(p.input_buffer);
-  const BufferLayout out_layout = buffers.layout(p.output_buffer);
-  const BufferLayout mid_layout = buffers.layout(*p.intermediate_buffer);
-  const api::Shape4D in_pages = shape_in_pages(p.input);
-  const api::Shape4D out_pages = shape_in_pages(r.output);
-  const api::Shape4D mid_pages = shape_in_pages(r.intermediate);
+  const kargs::TensorArgs in_args = input_args(r, buffers.layout(p.input_buffer), map);
+  const kargs::TensorArgs out_args = output_args(r, buffers.layout(p.output_buffer), map);
+  const kargs::TensorArgs mid_args = output_args(r, buffers.layout(*p.intermediate_buffer), map);
+  const api::Shape4D& in_pages = r.in_pages;
+  const api::Shape4D& out_pages = r.out_pages;
+  const api::Shape4D& mid_pages = r.mid_pages;
   const std::uint32_t page_runs = r.runs / 2;
   CCLMESH_CHECK(workers.size() == page_runs,
                 fmt::format("reduce_scatter: {} chain workers' descriptions for {} page runs", workers.size(),
@@ -207,14 +207,13 @@ Program two_sided_chains_program(const Params& p, const topo::Topology& topology
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
     reader.semaphore_ids = writer.semaphore_ids;
-    const auto stream_of = [&](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
-      return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
-                                          static_cast<std::uint32_t>(cmds.size())};
+    const auto stream_of = [&](const kargs::TensorArgs& args, const std::vector<cmd::Command>& cmds) {
+      return kargs::InterpreterStreamSpec{args, cmd::encode_stream(cmds), static_cast<std::uint32_t>(cmds.size())};
     };
-    if (!partials.empty()) reader.streams.push_back(stream_of(mid_layout, partials));
-    reader.streams.push_back(stream_of(in_layout, inputs));
-    writer.streams = {stream_of(me.sends > 0 ? mid_layout : out_layout, sends)};
-    if (!credits.empty()) writer.streams.push_back(stream_of(out_layout, credits));
+    if (!partials.empty()) reader.streams.push_back(stream_of(mid_args, partials));
+    reader.streams.push_back(stream_of(in_args, inputs));
+    writer.streams = {stream_of(me.sends > 0 ? mid_args : out_args, sends)};
+    if (!credits.empty()) writer.streams.push_back(stream_of(out_args, credits));
     // The owner's step reads three chunks for every one it writes. On NoC1 (north first, then
     // west) the read responses from both DRAM columns (x = 0 and 5) reach a row of workers along
     // that row, so the owners of a chip, which sit side by side, share one NoC1 link for all their

@@ -3,6 +3,8 @@
 // worker), which way each worker talks, and the streams of a small case.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
@@ -346,6 +348,72 @@ TEST(ReduceScatterBuilder, WrapStreamsGoldenN300) {
             "off=(0,0,0,1) worker_off=(0,0,0,0) pages=1}\n"
             "#1 STREAM_TENSOR_TO_CB dest=LOCAL dst=CB(1) core=ADDRGEN slice{shape=(1,1,1,2) slice=(1,1,1,1) "
             "off=(0,0,0,0) worker_off=(0,0,0,0) pages=1}\n");
+}
+
+// ROW_MAJOR along dim 3 (scattered_rows.hpp): every input row is cut into N output rows, the
+// workers moving equal row pieces that each fit a fabric payload (4352 B by default). Every ring
+// algorithm and both line algorithms build; the CBs hold pieces, not rows: 4 KiB output rows move
+// whole, 8 KiB ones in 2 pieces. Rows that do not cut evenly, or into whole 32 B pieces, or into
+// pieces a payload holds, are refused naming the op and the bytes.
+TEST(ReduceScatterBuilder, RowMajorAlongDim3MovesRowPieces) {
+  const topo::Topology t3k = topo::build_t3k();
+  const auto rows = [](std::uint32_t width) {
+    return TensorSpec{{1, 1, 4, width}, DataType::Bfloat16, Layout::RowMajor};
+  };
+  // Of the worker cores' CBs (a fabric mux's slots hold whole packets).
+  const auto largest_cb_page = [](const MeshWorkload& w) {
+    std::uint32_t largest = 0;
+    for (const auto& [chip, program] : w.programs) {
+      std::vector<CoreRange> muxes;
+      for (const KernelSpec& k : program.kernels) {
+        if (k.kernel == kernels::kFabricMuxKernelName) muxes.insert(muxes.end(), k.cores.begin(), k.cores.end());
+      }
+      for (const CircularBufferSpec& cb : program.circular_buffers) {
+        if (std::find(muxes.begin(), muxes.end(), cb.cores.front()) == muxes.end()) {
+          largest = std::max(largest, cb.page_size_bytes);
+        }
+      }
+    }
+    return largest;
+  };
+  for (const std::uint32_t out_row_bytes : {4096u, 8192u}) {
+    SCOPED_TRACE(out_row_bytes);
+    const TensorSpec input = rows(8 * out_row_bytes / 2);
+    for (const rs::RingAlgorithm algorithm :
+         {rs::RingAlgorithm::Chain, rs::RingAlgorithm::OneShot, rs::RingAlgorithm::HalfWay}) {
+      SCOPED_TRACE(rs::to_string(algorithm));
+      rs::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, input);
+      p.ring_algorithm = algorithm;
+      if (rs::needs_intermediate(p, t3k)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, t3k));
+      p.barrier_semaphore = semaphore(1, {{0, 0}, {7, 0}});
+      EXPECT_EQ(largest_cb_page(rs::build(p, t3k)), 4096u);
+    }
+    for (const rs::LineAlgorithm algorithm : {rs::LineAlgorithm::TwoSided, rs::LineAlgorithm::Wrap}) {
+      SCOPED_TRACE(rs::to_string(algorithm));
+      rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, input);
+      p.line_algorithm = algorithm;
+      p.intermediate_buffer.reset();
+      if (rs::needs_intermediate(p, t3k)) p.intermediate_buffer = dram_buffer(3, rs::intermediate_spec(p, t3k));
+      EXPECT_EQ(largest_cb_page(rs::build(p, t3k)), 4096u);
+    }
+  }
+  expect_rejected(params(t3k, FabricMode::Ring, CclTopology::Ring, rows(8 * 24)), t3k,
+                  "reduce_scatter: ROW_MAJOR along dim 3 cuts each 384 B input row into 8 output rows of 48 B; it "
+                  "must be a multiple of 32 B (DRAM alignment, REFERENCE 6.5)");
+  rs::Params uneven = params(t3k, FabricMode::Ring, CclTopology::Ring, rows(8 * 64));
+  uneven.input = rows(100);
+  expect_rejected(uneven, t3k,
+                  "reduce_scatter: input dim 3 is 100 elements and does not split into 8 equal slices (shape[dim] % "
+                  "N != 0, REFERENCE 11.15)");
+  rs::Params tiny_payload = params(t3k, FabricMode::Ring, CclTopology::Ring, rows(8 * 64));
+  tiny_payload.fabric.max_payload_bytes = 16;
+  expect_rejected(tiny_payload, t3k,
+                  "reduce_scatter: a 128 B ROW_MAJOR output row does not split into equal pieces of at most 16 B (the "
+                  "fabric payload) that are multiples of 32 B");
+  // bfp8_b has no ROW_MAJOR form (REFERENCE 7.1), along dim 3 as elsewhere.
+  rs::Params bfp8 = params(t3k, FabricMode::Ring, CclTopology::Ring, rows(8 * 64));
+  bfp8.input.dtype = DataType::Bfloat8B;
+  expect_rejected(bfp8, t3k, "ROW_MAJOR");
 }
 
 }  // namespace

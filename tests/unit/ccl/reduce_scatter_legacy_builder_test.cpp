@@ -9,6 +9,7 @@
 #include "kernels/kernel_args.hpp"
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -192,17 +193,22 @@ TEST(ReduceScatterLegacyBuilder, Rejections) {
     EXPECT_THROW(rs::validate(p, t), CclParamsError);
   }
   {
-    // ROW_MAJOR along dim 3: only all_gather moves rows in pieces (in legacy mode too); the
-    // refusal names the op.
+    // ROW_MAJOR along dim 3 moves row pieces (scattered_rows.hpp): 1024 B rows into 128 B output
+    // rows validate; 384 B rows would leave 48 B output rows, not whole 32 B pieces.
     rs::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 64}, DataType::Bfloat16,
                                                                   Layout::RowMajor});
+    EXPECT_NO_THROW(rs::validate(p, t));
+    // A piece fits an EDM buffer (2 channels x 2 buffers in the ERISC region): 64 KiB output
+    // rows move in 2 pieces (ccl_reduce_scatter_row_major_e2e_test runs them on the N300).
+    EXPECT_EQ(legacy_row_pieces(1024, p.legacy, p.fabric), 1u);
+    EXPECT_EQ(legacy_row_pieces(64 * 1024, p.legacy, p.fabric), 2u);
+    p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 24}, DataType::Bfloat16, Layout::RowMajor});
     try {
       rs::validate(p, t);
-      ADD_FAILURE() << "accepted a ROW_MAJOR reduce_scatter along dim 3";
+      ADD_FAILURE() << "accepted 48 B output rows";
     } catch (const CclParamsError& e) {
-      EXPECT_NE(std::string(e.what()).find("reduce_scatter: ROW_MAJOR along dim 3 is not supported"),
-                std::string::npos)
-          << e.what();
+      EXPECT_STREQ(e.what(), "reduce_scatter: ROW_MAJOR along dim 3 cuts each 384 B input row into 8 output rows of "
+                             "48 B; it must be a multiple of 32 B (DRAM alignment, REFERENCE 6.5)");
     }
   }
 }

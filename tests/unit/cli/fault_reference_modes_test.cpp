@@ -46,8 +46,9 @@ std::string refusal_of(const RunOptions& options) {
 }
 
 // REFERENCE 11.11: the shapes that hung in tt-metal. Those the model runs complete verified;
-// a reduce_scatter whose output's last dim would be < 32 with the second-to-last >= 128
-// (#25200) is refused, naming the option and what it expects.
+// a TILE reduce_scatter whose output's last dim would be < 32 with the second-to-last >= 128
+// (#25200) is refused, naming the option and what it expects (ROW_MAJOR, which cuts rows in
+// 32 B pieces, runs).
 TEST(ReferenceFailureModes, ShapeDependentHangsCompleteVerifiedOrAreRefused) {
   struct Case {
     const char* what;
@@ -90,8 +91,10 @@ TEST(ReferenceFailureModes, ShapeDependentHangsCompleteVerifiedOrAreRefused) {
   narrow.dim = 3;
   EXPECT_THAT(refusal_of(narrow), HasSubstr("--shape: 1,1,128,128 has 4 tiles along dim 3, which does not split into 8 "
                                             "equal slices"));
+  // ROW_MAJOR needs no whole tiles: each chip's 16 columns are a 32 B piece of every row, which
+  // runs (scattered_rows.hpp) and completes verified.
   narrow.layout = "row_major";
-  EXPECT_THAT(refusal_of(narrow), HasSubstr("reduce_scatter: ROW_MAJOR along dim 3 is not supported"));
+  expect_verified(run_collective(narrow), "ROW_MAJOR 128 x 128 cut 8 ways along dim 3 (#25200)");
 }
 
 // REFERENCE 11.10: the multi-link hang (#16634) as a stress test: the same op on 1 and on 4
