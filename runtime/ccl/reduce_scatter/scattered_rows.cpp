@@ -2,18 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
 
 namespace cclmesh::runtime::ccl::reduce_scatter {
 
 std::uint32_t scattered_row_bytes(const TensorSpec& input, std::uint32_t n) {
-  const std::uint32_t elements = input.shape[3];
-  if (elements % n != 0) {
-    // As require_dim_splits_evenly words it, in elements: a row is one page.
-    throw CclParamsError(fmt::format("reduce_scatter: input dim 3 is {} elements and does not split into {} equal "
-                                     "slices (shape[dim] % N != 0, REFERENCE 11.15)",
-                                     elements, n));
-  }
+  require_dim_splits_evenly(input, 3, n, "reduce_scatter", "input dim", "slices");  // in elements
   const std::uint32_t row_bytes = page_size_bytes(input);
   const std::uint32_t out_row_bytes = row_bytes / n;
   require_row_piece_alignment(out_row_bytes, "reduce_scatter",
