@@ -121,12 +121,7 @@ std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_
                               fmt::format("writes each chip's {} B row at an offset of a multiple of it in the "
                                           "output rows",
                                           row_bytes));
-  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
-    return *pieces;
-  }
-  throw CclParamsError(fmt::format("all_gather: a {} B ROW_MAJOR row does not split into equal pieces of at most {} B "
-                                   "(the fabric payload) that are multiples of {} B",
-                                   row_bytes, max_payload_bytes, kRowPieceAlignment));
+  return fabric_row_pieces(row_bytes, max_payload_bytes, kOp, "ROW_MAJOR row");
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {

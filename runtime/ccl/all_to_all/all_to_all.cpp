@@ -99,12 +99,7 @@ std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std
   require_row_piece_alignment(
       chunk_bytes, kOp, fmt::format("cuts each {} B row into {} chunks, one per chip: a chunk is {} B", row_bytes, n,
                                     chunk_bytes));
-  if (const auto pieces = fewest_row_pieces(chunk_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
-    return *pieces;
-  }
-  throw CclParamsError(fmt::format("all_to_all: a {} B chunk of a ROW_MAJOR row does not split into equal pieces of "
-                                   "at most {} B (the fabric payload) that are multiples of {} B",
-                                   chunk_bytes, max_payload_bytes, kRowPieceAlignment));
+  return fabric_row_pieces(chunk_bytes, max_payload_bytes, kOp, "chunk of a ROW_MAJOR row");
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {

@@ -24,6 +24,16 @@ std::optional<std::uint32_t> fewest_row_pieces(std::uint32_t row_bytes,
   return std::nullopt;
 }
 
+std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, const std::string& op,
+                                const std::string& what) {
+  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
+    return *pieces;
+  }
+  throw CclParamsError(fmt::format("{}: a {} B {} does not split into equal pieces of at most {} B (the fabric "
+                                   "payload) that are multiples of {} B",
+                                   op, row_bytes, what, max_payload_bytes, kRowPieceAlignment));
+}
+
 kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces) {
   std::visit(
       [&](auto& t) {

@@ -32,6 +32,13 @@ void require_row_piece_alignment(std::uint32_t row_bytes, const std::string& op,
 std::optional<std::uint32_t> fewest_row_pieces(std::uint32_t row_bytes,
                                                const std::function<bool(std::uint32_t)>& fits);
 
+// fewest_row_pieces for pieces that each fit one fabric payload of `max_payload_bytes`. Throws
+// CclParamsError "<op>: a <row_bytes> B <what> does not split into equal pieces of at most <payload> B
+// (the fabric payload) that are multiples of 32 B" (only a payload under 32 B gets there); `what`
+// names the row ("ROW_MAJOR output row").
+std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, const std::string& op,
+                                const std::string& what);
+
 // `args` addressing each buffer page in `pieces` pieces of `piece_bytes`.
 kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes,
                                         std::uint32_t pieces);

@@ -61,11 +61,7 @@ std::uint32_t received_slice(std::uint32_t n, std::uint32_t position, bool up, s
 // fitting one fabric payload (1 unless a row is wider than a payload).
 std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
   const std::uint32_t row_bytes = scattered_row_bytes(p.input, n);
-  const std::uint32_t payload = p.fabric.max_payload_bytes;
-  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= payload; })) return *pieces;
-  throw CclParamsError(fmt::format("reduce_scatter: a {} B ROW_MAJOR output row does not split into equal pieces of "
-                                   "at most {} B (the fabric payload) that are multiples of {} B",
-                                   row_bytes, payload, kRowPieceAlignment));
+  return fabric_row_pieces(row_bytes, p.fabric.max_payload_bytes, kOp, "ROW_MAJOR output row");
 }
 
 // The output's pages as the workers move them (row pieces for ROW_MAJOR along dim 3) on `n` chips.
