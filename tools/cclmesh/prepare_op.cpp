@@ -157,6 +157,13 @@ struct Collective {
     if (pages == 0) throw UsageError(fmt::format("--size: {} B is less than one {} B page", options.size_bytes, page_bytes));
     return pages;
   }
+  // --size as each chip's tensor that reduce_scatter and all_to_all cut into N parts along dim:
+  // whole multiples of N pages, or whole rows when the op cuts ROW_MAJOR rows themselves (dim 3,
+  // each row splitting N ways, require_split_along_dim): one row is then enough.
+  std::uint64_t split_pages() const {
+    if (options.layout == "row_major" && dim == 3) return checked_pages(options.size_bytes / page_bytes, false);
+    return checked_pages(options.size_bytes / (page_bytes * n) * n, true);
+  }
   // What every collective's params take from the run: the shape, links, groups and the device's fabric.
   template <class Params>
   void set_placement(Params& p) const {
@@ -249,8 +256,7 @@ void prepare_all_broadcast(const Collective& c, PreparedOp& op) {
 void prepare_reduce_scatter(const Collective& c, PreparedOp& op) {
   // S = each chip's input; it splits into N slices along dim.
   ccl::reduce_scatter::Params p;
-  p.input = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
-                            : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n) * c.n, true));
+  p.input = c.options.shape ? tensor_of_shape(c.options, *c.options.shape) : tensor_of_pages(c.options, c.split_pages());
   op.shape = p.input.shape;
   require_split_along_dim(c.options, p.input, c.dim, c.n, "slices");
   p.dim = c.dim;
@@ -318,8 +324,7 @@ void prepare_reduce(const Collective& c, PreparedOp& op) {
 void prepare_all_to_all(const Collective& c, PreparedOp& op) {
   // S = B, each chip's tensor (nccl-tests alltoall, REFERENCE 14): N chunks along dim.
   ccl::all_to_all::Params p;
-  p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape)
-                             : tensor_of_pages(c.options, c.checked_pages(c.options.size_bytes / (c.page_bytes * c.n) * c.n, true));
+  p.tensor = c.options.shape ? tensor_of_shape(c.options, *c.options.shape) : tensor_of_pages(c.options, c.split_pages());
   op.shape = p.tensor.shape;
   require_split_along_dim(c.options, p.tensor, c.dim, c.n, "chunks");
   p.dim = c.dim;

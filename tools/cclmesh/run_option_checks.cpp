@@ -223,7 +223,10 @@ void reject_size_below_a_page_per_chip(const RunOptions& options, const topo::To
                                        std::uint32_t n_chips) {
   const bool split_per_chip = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::AllBroadcast ||
                               options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllToAll;
-  if (options.shape || !split_per_chip) return;
+  // reduce_scatter and all_to_all cutting ROW_MAJOR rows along dim 3 need only one row (prepare_op).
+  const bool cuts_rows = (options.op == CollectiveOp::ReduceScatter || options.op == CollectiveOp::AllToAll) &&
+                         options.layout == "row_major" && options.dim == 3u;
+  if (options.shape || !split_per_chip || cuts_rows) return;
   const auto& shape = topology.mesh_shape();
   const bool whole_mesh = shape && static_cast<std::int64_t>(topology.chip_count()) == shape->chip_count();
   std::uint64_t n = n_chips;

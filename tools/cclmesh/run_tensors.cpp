@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 
 namespace cclmesh::cli::detail {
@@ -68,23 +69,26 @@ ccl::TensorSpec gathered_input(const RunOptions& options, std::uint32_t dim, std
 void require_split_along_dim(const RunOptions& options, const ccl::TensorSpec& tensor, std::uint32_t dim,
                              std::uint32_t n, const char* parts) {
   const bool tile = tensor.layout == ccl::Layout::Tile;
-  if (!tile && dim == 3) return;
-  const std::uint32_t pages = ccl::dim_of(ccl::shape_in_pages(tensor), dim);
-  if (pages % n == 0) return;
-  const char* unit = tile && dim >= 2 ? (pages == 1 ? "tile" : "tiles") : (pages == 1 ? "page" : "pages");
+  // ROW_MAJOR along dim 3 cuts inside the rows (row_pieces.hpp): its parts are counted in elements.
+  const bool elements = ccl::cuts_rows(tensor, dim);
+  const std::uint32_t extent = elements ? tensor.shape[3] : ccl::dim_of(ccl::shape_in_pages(tensor), dim);
+  if (extent % n == 0) return;
+  const char* unit = elements           ? (extent == 1 ? "element" : "elements")
+                     : tile && dim >= 2 ? (extent == 1 ? "tile" : "tiles")
+                                        : (extent == 1 ? "page" : "pages");
   const auto op = to_string(options.op);
   if (!options.shape) {
     throw UsageError(fmt::format("--dim: {} with --size: {} cuts each chip's tensor into {} equal {} along --dim, and "
                                  "--size's [{}] has {} {} along dim {}; expected --dim {} with --size, or --shape with "
                                  "a multiple of {} along --dim",
-                                 dim, op, n, parts, fmt::join(tensor.shape, ","), pages, unit, dim,
+                                 dim, op, n, parts, fmt::join(tensor.shape, ","), extent, unit, dim,
                                  gather_dim(options), n));
   }
   const std::string multiple = tile && dim >= 2 ? fmt::format("{} tiles ({} elements)", n, 32 * n)
                                                 : fmt::format("{}", n);
   throw UsageError(fmt::format("--shape: {} has {} {} along dim {}, which does not split into {} equal {}; {} cuts "
                                "each chip's tensor along --dim, expected a multiple of {} there",
-                               fmt::join(*options.shape, ","), pages, unit, dim, n, parts,
+                               fmt::join(*options.shape, ","), extent, unit, dim, n, parts,
                                op, multiple));
 }
 

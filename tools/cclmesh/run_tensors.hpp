@@ -40,9 +40,10 @@ ccl::TensorSpec gathered_input(const RunOptions& options, std::uint32_t dim, std
 
 // reduce_scatter and all_to_all cut each chip's tensor into N equal parts along --dim (tt-metal's
 // shape[dim] % N == 0, REFERENCE 11.15). --size's tensor has whole pages along one dim only, so
-// another --dim cannot split; a --shape must hold a multiple of N pages there. Refused here
-// naming the option at fault; the library's refusal names only the op. A ROW_MAJOR dim 3 is
-// left to all_to_all's own refusal, which says why it cannot move rows in pieces.
+// another --dim cannot split; a --shape must hold a multiple of N pages there (ROW_MAJOR along
+// dim 3, whose rows the op cuts in pieces: N elements, --size's rows being 1024 wide). Refused
+// here naming the option at fault; the library's refusal names only the op. Whether a part of a
+// row is a multiple of 32 B is left to the op's own refusal, which names the bytes.
 void require_split_along_dim(const RunOptions& options, const ccl::TensorSpec& tensor, std::uint32_t dim,
                              std::uint32_t n, const char* parts);
 
