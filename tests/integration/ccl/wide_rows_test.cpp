@@ -1,0 +1,120 @@
+// ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16 tensor, a common
+// LLM hidden size, against the 4352 B default payload) moved in pieces by the ops that move
+// whole pages: each op on N300 and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B
+// rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
+// into), compared bit for bit with the host reference; and the refusal of a wide row that is not
+// a multiple of 32 B.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace bc = runtime::ccl::broadcast;
+
+struct WideRowCase {
+  const char* system = "n300";
+  CclTopology shape = CclTopology::Line;
+  DataType dtype = DataType::Bfloat16;
+  std::uint32_t row_bytes = 8192;
+  BufferType memory = BufferType::Dram;
+};
+
+void PrintTo(const WideRowCase& c, std::ostream* os) {
+  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
+      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram");
+}
+
+topo::Topology system_of(const WideRowCase& c) {
+  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
+}
+
+// 8 rows of `row_bytes`.
+TensorSpec wide_rows(const WideRowCase& c) {
+  const std::uint32_t element_bytes = c.dtype == DataType::Float32 ? 4 : 2;
+  return TensorSpec{{1, 1, 8, c.row_bytes / element_bytes}, c.dtype, Layout::RowMajor};
+}
+
+std::vector<WideRowCase> cases() {
+  std::vector<WideRowCase> all;
+  const std::pair<const char*, CclTopology> systems[] = {
+      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
+  for (const auto& [system, shape] : systems) {
+    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+          all.push_back({system, shape, dtype, row_bytes, memory});
+        }
+      }
+    }
+  }
+  return all;
+}
+
+class WideRowsE2e : public ::testing::TestWithParam<WideRowCase> {};
+
+TEST_P(WideRowsE2e, BroadcastEveryChipHoldsTheRootsRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  const TensorSpec tensor = wide_rows(c);
+  ASSERT_GT(runtime::ccl::page_size_bytes(tensor), device->options().fabric.max_payload_bytes);
+  bc::Params p;
+  p.root = 1;
+  const RunOutcome out = run_broadcast(*device, p, buffer_config(tensor, Memory{c.memory, std::nullopt}), c.dtype);
+  EXPECT_TRUE(out.verified);
+  EXPECT_EQ(out.group_size, std::string(c.system) == "t3k" ? 8u : 2u);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<WideRowCase>& info) {
+                           std::ostringstream name;
+                           PrintTo(info.param, &name);
+                           return name.str();
+                         });
+
+// A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
+// cannot be cut so, and is refused naming the op, the row and what would do.
+TEST(WideRowsRefusal, BroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  bc::Params p;
+  p.fabric = device->options().fabric;
+  const TensorSpec tensor{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.input = device->create_buffer(buffer_config(tensor, Memory{}));
+  p.output = device->create_buffer(buffer_config(tensor, Memory{}));
+  try {
+    bc::validate(p, device->topology());
+    ADD_FAILURE() << "broadcast took 8200 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+}
+
+// The pieces: the fewest equal 32 B-aligned ones that fit the payload; a row that fits stays whole.
+TEST(WideRowsPieces, FewestEqualPiecesThatFitAPayload) {
+  using runtime::ccl::fabric_pages;
+  const auto whole = fabric_pages(4352, 10, 4352, "op");
+  EXPECT_EQ(whole.pieces_per_page, 1u);
+  EXPECT_EQ(whole.page_bytes, 4352u);
+  EXPECT_EQ(whole.count, 10u);
+  const auto halves = fabric_pages(8192, 10, 4352, "op");
+  EXPECT_EQ(halves.pieces_per_page, 2u);
+  EXPECT_EQ(halves.page_bytes, 4096u);
+  EXPECT_EQ(halves.count, 20u);
+  const auto odd = fabric_pages(4384, 3, 4352, "op");  // 137 x 32 B: 137 is prime
+  EXPECT_EQ(odd.pieces_per_page, 137u);
+  EXPECT_EQ(odd.page_bytes, 32u);
+  EXPECT_EQ(odd.count, 411u);
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest
