@@ -11,12 +11,14 @@
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
 
 namespace bc = runtime::ccl::broadcast;
+namespace sr = runtime::ccl::send_recv;
 
 struct WideRowCase {
   const char* system = "n300";
@@ -72,6 +74,26 @@ TEST_P(WideRowsE2e, BroadcastEveryChipHoldsTheRootsRows) {
   EXPECT_GT(out.kernel_ns, 0u);
 }
 
+// From chip 0 to chip 7 on a T3K (3 hops along its line, 1 round its ring) or to the N300's
+// other chip, and to itself (a local copy, which no payload bounds).
+TEST_P(WideRowsE2e, SendRecvTheReceiverHoldsTheSendersRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  const TensorSpec tensor = wide_rows(c);
+  const runtime::BufferConfig config = buffer_config(tensor, Memory{c.memory, std::nullopt});
+  sr::Params p;
+  p.sender = 0;
+  p.receiver = std::string(c.system) == "t3k" ? 7 : 1;
+  const RunOutcome out = run_send_recv(*device, p, config, c.dtype);
+  EXPECT_TRUE(out.verified);
+  EXPECT_GT(out.kernel_ns, 0u);
+  // Every byte crossed every hop of the route (with the fabric's own words beside it).
+  const std::uint32_t hops = runtime::FabricPlan(device->topology(), device->options().fabric).route(0, p.receiver).hops;
+  EXPECT_GE(out.total_link_payload_bytes(), static_cast<std::int64_t>(config.size_bytes) * hops);
+  p.receiver = 0;
+  EXPECT_TRUE(run_send_recv(*device, p, config, c.dtype).verified);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<WideRowCase>& info) {
                            std::ostringstream name;
@@ -94,6 +116,24 @@ TEST(WideRowsRefusal, BroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
   } catch (const runtime::ccl::CclParamsError& e) {
     EXPECT_EQ(std::string(e.what()),
               "broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+}
+
+TEST(WideRowsRefusal, SendRecvRefusesAWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  sr::Params p;
+  p.fabric = device->options().fabric;
+  const TensorSpec tensor{{1, 1, 4, 2201}, DataType::Float32, Layout::RowMajor};  // 8804 B rows
+  p.input = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
+  p.output = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
+  try {
+    sr::validate(p, device->topology());
+    ADD_FAILURE() << "send_recv took 8804 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "send_recv: a 8804 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
               "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
               "multiple of 32 B, or of at most 4352 B");
   }
