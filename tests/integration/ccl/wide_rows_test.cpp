@@ -11,6 +11,7 @@
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
 
@@ -19,6 +20,7 @@ namespace {
 
 namespace bc = runtime::ccl::broadcast;
 namespace sr = runtime::ccl::send_recv;
+namespace rd = runtime::ccl::reduce;
 
 struct WideRowCase {
   const char* system = "n300";
@@ -94,6 +96,20 @@ TEST_P(WideRowsE2e, SendRecvTheReceiverHoldsTheSendersRows) {
   EXPECT_TRUE(run_send_recv(*device, p, config, c.dtype).verified);
 }
 
+// The root's rows are the sum of every chip's, in the chain's order with bf16 rounded after every
+// addition (reduce::reference_output), bit for bit; the pieces are whole elements.
+TEST_P(WideRowsE2e, ReduceTheRootHoldsTheSumOfEveryChipsRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  rd::Params p;
+  p.tensor = wide_rows(c);
+  p.topology = c.shape;
+  p.root = 1;
+  const RunOutcome out = run_reduce(*device, p, Memory{c.memory, std::nullopt});
+  EXPECT_TRUE(out.verified);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<WideRowCase>& info) {
                            std::ostringstream name;
@@ -137,6 +153,34 @@ TEST(WideRowsRefusal, SendRecvRefusesAWideRowNotAMultipleOf32Bytes) {
               "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
               "multiple of 32 B, or of at most 4352 B");
   }
+}
+
+// A TILE page is never cut (bfp8_b's shared exponents would not survive it): a payload below a
+// tile is still refused as before.
+TEST(WideRowsRefusal, ReduceRefusesAWideRowNotAMultipleOf32BytesAndKeepsTilesWhole) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  rd::Params p;
+  p.topology = CclTopology::Line;
+  p.fabric = device->options().fabric;
+  p.tensor = TensorSpec{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.barrier_semaphore =
+      device->create_global_semaphore(rd::semaphore_cores(p, device->topology()), runtime::CoreKind::Tensix, 0);
+  try {
+    rd::validate(p, device->topology());
+    ADD_FAILURE() << "reduce took 8200 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "reduce: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+  p.tensor = tile({1, 1, 32, 64});
+  p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.fabric.max_payload_bytes = 1024;
+  EXPECT_THROW(rd::validate(p, device->topology()), runtime::ccl::PageExceedsPacketError);
 }
 
 // The pieces: the fewest equal 32 B-aligned ones that fit the payload; a row that fits stays whole.
