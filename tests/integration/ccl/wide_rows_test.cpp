@@ -3,7 +3,7 @@
 // whole pages: each op on N300 and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B
 // rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
 // into), compared bit for bit with the host reference; and the refusal of a wide row that is not
-// a multiple of 32 B.
+// a multiple of 32 B. Also: Galaxy columns on 2 links and T3K rows height-sharded in L1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,6 +14,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
 namespace {
@@ -43,6 +44,11 @@ topo::Topology system_of(const WideRowCase& c) {
 TensorSpec wide_rows(const WideRowCase& c) {
   const std::uint32_t element_bytes = c.dtype == DataType::Float32 ? 4 : 2;
   return TensorSpec{{1, 1, 8, c.row_bytes / element_bytes}, c.dtype, Layout::RowMajor};
+}
+
+// The Galaxy's first column (cluster_axis 0 group 0), in rank order.
+std::vector<ChipId> galaxy_column(const topo::Topology& galaxy) {
+  return to_runtime(topo::axis_groups(galaxy, 0).front());
 }
 
 std::vector<WideRowCase> cases() {
@@ -90,7 +96,8 @@ TEST_P(WideRowsE2e, SendRecvTheReceiverHoldsTheSendersRows) {
   EXPECT_TRUE(out.verified);
   EXPECT_GT(out.kernel_ns, 0u);
   // Every byte crossed every hop of the route (with the fabric's own words beside it).
-  const std::uint32_t hops = runtime::FabricPlan(device->topology(), device->options().fabric).route(0, p.receiver).hops;
+  const runtime::FabricPlan plan(device->topology(), device->options().fabric);
+  const std::uint32_t hops = plan.route(0, p.receiver).hops;
   EXPECT_GE(out.total_link_payload_bytes(), static_cast<std::int64_t>(config.size_bytes) * hops);
   p.receiver = 0;
   EXPECT_TRUE(run_send_recv(*device, p, config, c.dtype).verified);
@@ -116,6 +123,54 @@ INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
                            PrintTo(info.param, &name);
                            return name.str();
                          });
+
+// Galaxy columns on the per-axis fabric with 2 links, every column at once: the pieces split
+// between the links' workers as pages do, a worker's run starting mid-row where it falls; and a
+// T3K's rows height-sharded in L1 (the sharded address generator's pieces). 4384 B rows: 137
+// pieces each, so the runs split rows.
+TEST(WideRowsMore, GalaxyColumnsTwoLinksAndHeightShardedL1) {
+  auto galaxy = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
+  for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+    SCOPED_TRACE(row_bytes);
+    const TensorSpec tensor{{1, 1, 8, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor};
+    const runtime::BufferConfig config = buffer_config(tensor, Memory{});
+    bc::Params b;
+    b.root = galaxy_column(galaxy->topology()).at(1);
+    b.groups.cluster_axis = 0;
+    b.num_links = 2;
+    EXPECT_TRUE(run_broadcast(*galaxy, b, config, tensor.dtype).verified);
+    sr::Params s;
+    const std::vector<ChipId> column = galaxy_column(galaxy->topology());
+    s.sender = column.at(0);
+    s.receiver = column.at(3);
+    s.groups.cluster_axis = 0;
+    s.num_links = 2;
+    EXPECT_TRUE(run_send_recv(*galaxy, s, config, tensor.dtype).verified);
+    rd::Params r;
+    r.tensor = tensor;
+    r.root = 2;
+    r.topology = CclTopology::Line;
+    r.num_links = 2;
+    r.groups.cluster_axis = 0;
+    EXPECT_TRUE(run_reduce(*galaxy, r, Memory{}).verified);
+  }
+  auto t3k = make_device(topo::build_t3k(), FabricMode::Ring);
+  const TensorSpec tensor{{1, 1, 64, 2048}, DataType::Float32, Layout::RowMajor};  // 8192 B rows
+  const Memory sharded{BufferType::L1,
+                       ShardLayout{runtime::TensorMemoryLayout::HeightSharded, {runtime::CoreRange{{0, 0}, {7, 0}}}, 8,
+                                   2048}};
+  bc::Params b;
+  b.root = 2;
+  EXPECT_TRUE(run_broadcast(*t3k, b, buffer_config(tensor, sharded), tensor.dtype).verified);
+  sr::Params s;
+  s.sender = 0;
+  s.receiver = 5;
+  EXPECT_TRUE(run_send_recv(*t3k, s, buffer_config(tensor, sharded), tensor.dtype).verified);
+  rd::Params r;
+  r.tensor = tensor;
+  r.root = 6;
+  EXPECT_TRUE(run_reduce(*t3k, r, sharded).verified);
+}
 
 // A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
 // cannot be cut so, and is refused naming the op, the row and what would do.
