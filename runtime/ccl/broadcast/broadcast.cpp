@@ -7,6 +7,7 @@
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/link_senders.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -138,11 +139,11 @@ std::uint32_t multicast_count(const Placed& placed) { return placed.split ? 2 : 
 
 // The root's workers: num_links per multicast, direction-major, worker d * L + k on plane k with
 // the (d * L + k)-th run of the pages.
-std::vector<LinkSender> root_senders(const Params& p, const topo::Topology& topology,
+std::vector<LinkSender> root_senders(const Params& p, const topo::Topology& topology, const FabricPages& pages,
                                      const std::vector<cmd::ChipMulticast>& destinations) {
   const std::vector<CoreCoord> cores = root_cores(p, topology, static_cast<std::uint32_t>(destinations.size()));
   const std::vector<api::TensorSlice> runs = cmd::split_tensor_slice_across_workers_wrapped_page_aligned(
-      whole_buffer_slice(p.input), static_cast<std::uint32_t>(cores.size()));
+      all_fabric_pages(pages), static_cast<std::uint32_t>(cores.size()));
   std::vector<LinkSender> senders;
   for (std::uint32_t i = 0; i < cores.size(); ++i) {
     senders.push_back({cores[i], runs[i], i % p.num_links, destinations[i / p.num_links]});
@@ -198,14 +199,17 @@ void validate(const Params& p, const topo::Topology& topology) {
       }
     }
   }
-  packet_size_in_pages(p.packet_size_in_pages, p.input.config.page_size_bytes, p.fabric.max_payload_bytes);
+  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+  packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
 }
 
 MeshWorkload build(const Params& p, const topo::Topology& topology) {
   validate(p, topology);
   const Placed placed = place(p, topology);
-  const std::uint32_t page_size = p.input.config.page_size_bytes;
-  const std::uint32_t packet_pages = packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes);
+  // A page wider than a fabric payload (a ROW_MAJOR row) moves in pieces, each a page to the workers.
+  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+  const std::uint32_t packet_pages =
+      packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
   // Every chip waits for one increment per root worker; every root has as many.
   const std::uint32_t workers = multicast_count(placed) * p.num_links;
 
@@ -213,13 +217,15 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   MeshWorkload workload = per_rank_workload(kOp, placed.placed.groups, [&](const FabricGroup& g, std::uint32_t position) {
     if (g.rank_at(position) != placed.root_rank) return done_waiter_program(p.worker, workers);
     const ChipBuffers root(topology, g.chips[position]);
-    std::vector<LinkSender> senders = root_senders(p, topology, multicasts(g, position, placed.split));
+    std::vector<LinkSender> senders = root_senders(p, topology, pages, multicasts(g, position, placed.split));
     CCLMESH_CHECK(senders.size() == workers, "every broadcast root has one worker per multicast and link");
     Program root_program;
     add_link_senders(root_program, placed.placed.plan,
-                     LinkSenders{g.chips[position], g.fabric_line, std::move(senders), root.interpreter_args(p.input),
-                                 root.interpreter_args(p.output), root.map().tensix_noc0(p.worker), page_size,
-                                 packet_pages, p.cb_packets, p.split_reader_writer});
+                     LinkSenders{g.chips[position], g.fabric_line, std::move(senders),
+                                 in_fabric_pages(root.interpreter_args(p.input), pages),
+                                 in_fabric_pages(root.interpreter_args(p.output), pages),
+                                 root.map().tensix_noc0(p.worker), pages.page_bytes, packet_pages, p.cb_packets,
+                                 p.split_reader_writer});
     return root_program;
   });
   workload.buffers = workload_buffers({&p.input, &p.output});

@@ -1,8 +1,12 @@
 #include "runtime/ccl/common/row_pieces.hpp"
 
+#include <cstdint>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
+
+#include "runtime/ccl/common/ccl_common.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -42,6 +46,43 @@ kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_byte
       },
       args);
   return args;
+}
+
+FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
+                         const std::string& op) {
+  if (page_bytes == 0) throw PageExceedsPacketError(page_bytes, max_payload_bytes);
+  std::uint32_t pieces = 1;
+  if (page_bytes > max_payload_bytes) {
+    if (page_bytes % kRowPieceAlignment != 0) {
+      throw CclParamsError(fmt::format("{}: a {} B page (a ROW_MAJOR row) is wider than the {} B fabric payload and "
+                                       "moves in pieces, which must be multiples of {} B (DRAM alignment, REFERENCE "
+                                       "6.5); expected a page of a multiple of {} B, or of at most {} B",
+                                       op, page_bytes, max_payload_bytes, kRowPieceAlignment, kRowPieceAlignment,
+                                       max_payload_bytes));
+    }
+    pieces = fabric_row_pieces(page_bytes, max_payload_bytes, op, "page (a ROW_MAJOR row)");
+  }
+  const std::uint64_t count = buffer_pages * pieces;
+  if (count > UINT32_MAX) {
+    throw CclParamsError(fmt::format("{}: {} pages of {} B pieces; a slice holds at most {}", op, count,
+                                     page_bytes / pieces, UINT32_MAX));
+  }
+  return FabricPages{page_bytes / pieces, pieces, static_cast<std::uint32_t>(count)};
+}
+
+FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, const std::string& op) {
+  const std::uint64_t pages = buffer.page_size_bytes == 0 ? 0 : buffer.size_bytes / buffer.page_size_bytes;
+  return fabric_pages(buffer.page_size_bytes, pages, max_payload_bytes, op);
+}
+
+kargs::TensorArgs in_fabric_pages(kargs::TensorArgs args, const FabricPages& pages) {
+  if (pages.pieces_per_page == 1) return args;
+  return in_row_pieces(std::move(args), pages.page_bytes, pages.pieces_per_page);
+}
+
+api::TensorSlice all_fabric_pages(const FabricPages& pages) {
+  const api::Shape4D shape{1, 1, 1, pages.count};
+  return api::TensorSlice{shape, shape, api::Shape4D{0, 0, 0, 0}, shape, api::Shape4D{0, 0, 0, 0}};
 }
 
 }  // namespace cclmesh::runtime::ccl

@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 
+#include "kernels/api/tensor_slice.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/ccl/common/collective.hpp"
+#include "runtime/device/types.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -42,5 +44,29 @@ std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_paylo
 // `args` addressing each buffer page in `pieces` pieces of `piece_bytes`.
 kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes,
                                         std::uint32_t pieces);
+
+// The pages an op that moves whole buffer pages over the fabric moves: the buffer's own when a
+// page fits one fabric payload (pieces_per_page 1: the streams are those of whole pages), else
+// each page in the fewest equal pieces, multiples of 32 B, that each fit one.
+struct FabricPages {
+  std::uint32_t page_bytes = 0;       // of a page the workers move: a buffer page or a piece of one
+  std::uint32_t pieces_per_page = 1;  // of a buffer page
+  std::uint32_t count = 0;            // pages the workers move, the whole buffer's
+};
+
+// FabricPages of pages of `page_bytes` (`buffer_pages` of them) against `max_payload_bytes`.
+// Throws CclParamsError "<op>: a <page> B page (a ROW_MAJOR row) is wider than the <payload> B fabric
+// payload and moves in pieces, which must be multiples of 32 B; ..." for a wide page that is
+// not a multiple of 32 B, and PageExceedsPacketError for a page of 0 B.
+FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
+                         const std::string& op);
+// The same for a buffer's pages.
+FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, const std::string& op);
+
+// `args` addressing `pages`: unchanged when pages are whole, else in_row_pieces.
+kargs::TensorArgs in_fabric_pages(kargs::TensorArgs args, const FabricPages& pages);
+
+// All of `pages` as one worker's slice of a (1, 1, 1, count) tensor (whole_buffer_slice's shape).
+api::TensorSlice all_fabric_pages(const FabricPages& pages);
 
 }  // namespace cclmesh::runtime::ccl

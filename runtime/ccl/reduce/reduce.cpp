@@ -14,6 +14,7 @@
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -34,7 +35,10 @@ constexpr std::uint32_t kReceiveSemaphoreId = 7;
 
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
-  std::uint32_t page_size = 0;
+  // The pages the chains move and sum: the tensor's, or a ROW_MAJOR row wider than a fabric
+  // payload in pieces (FabricPages), each a page to the workers and the reduce kernel.
+  FabricPages fabric_pages;
+  std::uint32_t page_size = 0;  // fabric_pages.page_bytes
   std::uint32_t packet_pages = 0;
   bool ring = false;
   std::vector<bool> ring_up;         // per run of a ring: the chain moves toward higher positions
@@ -76,6 +80,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   Resolved r;
   r.page_size = page_size_bytes(p.tensor);
+  r.fabric_pages = FabricPages{r.page_size, 1, static_cast<std::uint32_t>(num_pages(p.tensor))};
   static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
   if (p.root >= n) {
@@ -92,6 +97,12 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.cb_packets == 0 || p.chunk_packets == 0) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }
+  // A TILE page always fits a payload (bfp8_b's shared exponents could not be cut); a wide row
+  // moves in pieces of whole elements, which the kernel sums as it sums pages.
+  if (p.tensor.layout == Layout::RowMajor) {
+    r.fabric_pages = fabric_pages(r.page_size, num_pages(p.tensor), p.fabric.max_payload_bytes, kOp);
+    r.page_size = r.fabric_pages.page_bytes;
+  }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) r.packet_pages *= kReductionPayloadsPerPacket;
   r.ring = p.topology == CclTopology::Ring;
@@ -104,7 +115,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
       r.links.push_back(link);
     }
   }
-  const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const std::uint32_t pages = r.fabric_pages.count;
   const auto runs = static_cast<std::uint32_t>(r.links.size());
   for (const api::TensorSlice& run :
        cmd::split_tensor_slice_across_workers_wrapped_page_aligned(flat_run(pages, 0, pages), runs)) {
@@ -140,7 +151,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const ChipCoreMap& map = buffers.map();
   const BufferLayout in_layout = buffers.layout(p.input_buffer);
   const BufferLayout out_layout = buffers.layout(p.output_buffer);
-  const auto tensor_pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const std::uint32_t tensor_pages = r.fabric_pages.count;
   const cmd::GlobalSemaphoreAddress barrier{p.barrier_semaphore->address};
   const cmd::SemaphoreId receive{kReceiveSemaphoreId};
 
@@ -213,8 +224,9 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     reader.packet_header_cb_id = kPacketHeaderCbId;
     reader.packet_size_in_pages = r.packet_pages;
     reader.semaphore_ids = writer.semaphore_ids;
-    const auto stream_of = [&map](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
-      return kargs::InterpreterStreamSpec{layout.interpreter_args(map), cmd::encode_stream(cmds),
+    const auto stream_of = [&map, &r](const BufferLayout& layout, const std::vector<cmd::Command>& cmds) {
+      return kargs::InterpreterStreamSpec{in_fabric_pages(layout.interpreter_args(map), r.fabric_pages),
+                                          cmd::encode_stream(cmds),
                                           static_cast<std::uint32_t>(cmds.size())};
     };
     writer.streams = {stream_of(out_layout, sends)};

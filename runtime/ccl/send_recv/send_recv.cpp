@@ -10,6 +10,7 @@
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/link_senders.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
@@ -82,7 +83,8 @@ void validate(const Params& p, const topo::Topology& topology) {
     const FabricPlan plan(topology, p.fabric);
     plan.route(sender, receiver);  // throws when off the fabric or too far
     require_fabric_links(plan, p.num_links, kOp);
-    packet_size_in_pages(p.packet_size_in_pages, p.input.config.page_size_bytes, p.fabric.max_payload_bytes);
+    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+    packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
   }
 }
 
@@ -111,17 +113,21 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
       continue;
     }
     const FabricRoute route = plan.route(sender, receiver);
+    // A page wider than a fabric payload (a ROW_MAJOR row) moves in pieces, each a page to the workers.
+    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
     // One sender per link, each with its own run of the pages on its own routing plane.
     Program sender_program;
     add_link_senders(sender_program, plan,
                      LinkSenders{sender, route.line,
                                  one_sender_per_link(worker_cores(topology, p.worker, p.num_links, kOp),
                                                      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(
-                                                         slice, p.num_links),
+                                                         all_fabric_pages(pages), p.num_links),
                                                      cmd::ChipUnicast{route.hops, route.forward}),
-                                 tensor_args(p.input, topology, sender), tensor_args(p.output, topology, receiver),
-                                 chip_core_map(topology, receiver).tensix_noc0(p.worker), page_size,
-                                 packet_size_in_pages(p.packet_size_in_pages, page_size, p.fabric.max_payload_bytes),
+                                 in_fabric_pages(tensor_args(p.input, topology, sender), pages),
+                                 in_fabric_pages(tensor_args(p.output, topology, receiver), pages),
+                                 chip_core_map(topology, receiver).tensix_noc0(p.worker), pages.page_bytes,
+                                 packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes,
+                                                      p.fabric.max_payload_bytes),
                                  p.cb_packets, p.split_reader_writer});
     workload.programs[sender] = std::move(sender_program);
     workload.programs[receiver] = done_waiter_program(p.worker, p.num_links);

@@ -374,12 +374,13 @@ inline std::pair<std::size_t, std::size_t> group_and_rank(const std::vector<std:
 // Broadcast `pages` tiles from p.root over its group (by default the whole-system fabric; with
 // p.groups every group at once from the chip at the root's rank); every chip of every group must
 // end with its own group's root input. Only the roots get inputs (distinct per root).
+// The same with buffers of `config` holding a `dtype` tensor (ROW_MAJOR rows: buffer_config).
 inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::broadcast::Params p,
-                                std::uint32_t pages) {
+                                const runtime::BufferConfig& config, runtime::ccl::DataType dtype) {
   namespace bc = runtime::ccl::broadcast;
   p.fabric = device.options().fabric;
-  p.input = device.create_buffer(tile_pages_config(pages));
-  p.output = device.create_buffer(tile_pages_config(pages));
+  p.input = device.create_buffer(config);
+  p.output = device.create_buffer(config);
   const std::vector<std::vector<ChipId>> groups = detail::fabric_groups(device, p.groups);
   const std::size_t root_rank = detail::group_and_rank(groups, p.root).second;
   std::vector<std::vector<ChipId>> roots;
@@ -388,8 +389,7 @@ inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl
     roots.push_back({g.at(root_rank)});
     group_of_root[g.at(root_rank)] = g;
   }
-  const detail::OpRun op{roots, p.input, p.output, runtime::ccl::DataType::Bfloat16, 8000,
-                         {bc::build(p, device.topology())}};
+  const detail::OpRun op{roots, p.input, p.output, dtype, 8000, {bc::build(p, device.topology())}};
   RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>& root, const std::vector<Bytes>& input) {
     for (ChipId chip : group_of_root.at(root.front())) {
       EXPECT_TRUE(read_back(device, chip, p.output) == input.front())
@@ -401,15 +401,21 @@ inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl
   return outcome;
 }
 
+inline RunOutcome run_broadcast(sim::device::SimMeshDevice& device, runtime::ccl::broadcast::Params p,
+                                std::uint32_t pages) {
+  return run_broadcast(device, std::move(p), tile_pages_config(pages), runtime::ccl::DataType::Bfloat16);
+}
+
 // Send `pages` tiles from p.sender to p.receiver (with p.groups: in every group, from the chip at
 // the sender's rank to the chip at the receiver's); each receiver's output must be its own
 // sender's input. Only the senders get inputs (distinct per sender); a group is one pair.
+// The same with buffers of `config` holding a `dtype` tensor (ROW_MAJOR rows: buffer_config).
 inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl::send_recv::Params p,
-                                std::uint32_t pages) {
+                                const runtime::BufferConfig& config, runtime::ccl::DataType dtype) {
   namespace sr = runtime::ccl::send_recv;
   p.fabric = device.options().fabric;
-  p.input = device.create_buffer(tile_pages_config(pages));
-  p.output = device.create_buffer(tile_pages_config(pages));
+  p.input = device.create_buffer(config);
+  p.output = device.create_buffer(config);
   std::vector<std::vector<ChipId>> senders{{p.sender}};
   std::map<ChipId, ChipId> receiver_of{{p.sender, p.receiver}};
   if (p.groups.cluster_axis || !p.groups.chips.empty()) {
@@ -423,8 +429,7 @@ inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl
       receiver_of[g.at(from)] = g.at(to);
     }
   }
-  const detail::OpRun op{senders, p.input, p.output, runtime::ccl::DataType::Bfloat16, 9000,
-                         {sr::build(p, device.topology())}};
+  const detail::OpRun op{senders, p.input, p.output, dtype, 9000, {sr::build(p, device.topology())}};
   RunOutcome outcome = detail::run_op(device, op, {}, [&](const std::vector<ChipId>& sender, const std::vector<Bytes>& input) {
     const ChipId receiver = receiver_of.at(sender.front());
     EXPECT_TRUE(read_back(device, receiver, p.output) == input.front())
@@ -432,6 +437,11 @@ inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl
   });
   outcome.group_size = 2;
   return outcome;
+}
+
+inline RunOutcome run_send_recv(sim::device::SimMeshDevice& device, runtime::ccl::send_recv::Params p,
+                                std::uint32_t pages) {
+  return run_send_recv(device, std::move(p), tile_pages_config(pages), runtime::ccl::DataType::Bfloat16);
 }
 
 }  // namespace cclmesh::ccltest

@@ -93,10 +93,16 @@ TEST(SendRecvBuilder, ValidateNamesWhatIsWrong) {
   auto outside = send_recv(0, 1);
   outside.worker = {8, 0};
   EXPECT_THROW(ccl::send_recv::validate(outside, t3k), ccl::CclParamsError);
+  // A page wider than the 4352 B payload moves in 32 B-aligned pieces since session 34 (8192 B:
+  // two of 4096 B); one that is not a multiple of 32 B cannot be cut so.
   auto big_pages = send_recv(0, 1);
   big_pages.input = dram(1, 16384, 8192);
   big_pages.output = dram(2, 16384, 8192);
-  EXPECT_THROW(ccl::send_recv::validate(big_pages, t3k), ccl::CclParamsError);  // a page > the 4352 B payload
+  EXPECT_NO_THROW(ccl::send_recv::validate(big_pages, t3k));
+  auto unaligned_big_pages = send_recv(0, 1);
+  unaligned_big_pages.input = dram(1, 16400, 8200);
+  unaligned_big_pages.output = dram(2, 16400, 8200);
+  EXPECT_THROW(ccl::send_recv::validate(unaligned_big_pages, t3k), ccl::CclParamsError);
   auto off_fabric = send_recv(0, 1);
   off_fabric.fabric.chip_order = {0, 2, 3};
   EXPECT_THROW(ccl::send_recv::validate(off_fabric, t3k), FabricPlanError);

@@ -1,0 +1,259 @@
+// ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16 tensor, a common
+// LLM hidden size, against the 4352 B default payload) moved in pieces by the ops that move
+// whole pages: each op on N300 and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B
+// rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
+// into), compared bit for bit with the host reference; and the refusal of a wide row that is not
+// a multiple of 32 B. Also: Galaxy columns on 2 links and T3K rows height-sharded in L1.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/ccl/broadcast/broadcast.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
+#include "runtime/ccl/reduce/reduce.hpp"
+#include "runtime/ccl/send_recv/send_recv.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace bc = runtime::ccl::broadcast;
+namespace sr = runtime::ccl::send_recv;
+namespace rd = runtime::ccl::reduce;
+
+struct WideRowCase {
+  const char* system = "n300";
+  CclTopology shape = CclTopology::Line;
+  DataType dtype = DataType::Bfloat16;
+  std::uint32_t row_bytes = 8192;
+  BufferType memory = BufferType::Dram;
+};
+
+void PrintTo(const WideRowCase& c, std::ostream* os) {
+  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
+      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram");
+}
+
+topo::Topology system_of(const WideRowCase& c) {
+  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
+}
+
+// 8 rows of `row_bytes`.
+TensorSpec wide_rows(const WideRowCase& c) {
+  const std::uint32_t element_bytes = c.dtype == DataType::Float32 ? 4 : 2;
+  return TensorSpec{{1, 1, 8, c.row_bytes / element_bytes}, c.dtype, Layout::RowMajor};
+}
+
+// The Galaxy's first column (cluster_axis 0 group 0), in rank order.
+std::vector<ChipId> galaxy_column(const topo::Topology& galaxy) {
+  return to_runtime(topo::axis_groups(galaxy, 0).front());
+}
+
+std::vector<WideRowCase> cases() {
+  std::vector<WideRowCase> all;
+  const std::pair<const char*, CclTopology> systems[] = {
+      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
+  for (const auto& [system, shape] : systems) {
+    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+          all.push_back({system, shape, dtype, row_bytes, memory});
+        }
+      }
+    }
+  }
+  return all;
+}
+
+class WideRowsE2e : public ::testing::TestWithParam<WideRowCase> {};
+
+TEST_P(WideRowsE2e, BroadcastEveryChipHoldsTheRootsRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  const TensorSpec tensor = wide_rows(c);
+  ASSERT_GT(runtime::ccl::page_size_bytes(tensor), device->options().fabric.max_payload_bytes);
+  bc::Params p;
+  p.root = 1;
+  const RunOutcome out = run_broadcast(*device, p, buffer_config(tensor, Memory{c.memory, std::nullopt}), c.dtype);
+  EXPECT_TRUE(out.verified);
+  EXPECT_EQ(out.group_size, std::string(c.system) == "t3k" ? 8u : 2u);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
+// From chip 0 to chip 7 on a T3K (3 hops along its line, 1 round its ring) or to the N300's
+// other chip, and to itself (a local copy, which no payload bounds).
+TEST_P(WideRowsE2e, SendRecvTheReceiverHoldsTheSendersRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  const TensorSpec tensor = wide_rows(c);
+  const runtime::BufferConfig config = buffer_config(tensor, Memory{c.memory, std::nullopt});
+  sr::Params p;
+  p.sender = 0;
+  p.receiver = std::string(c.system) == "t3k" ? 7 : 1;
+  const RunOutcome out = run_send_recv(*device, p, config, c.dtype);
+  EXPECT_TRUE(out.verified);
+  EXPECT_GT(out.kernel_ns, 0u);
+  // Every byte crossed every hop of the route (with the fabric's own words beside it).
+  const runtime::FabricPlan plan(device->topology(), device->options().fabric);
+  const std::uint32_t hops = plan.route(0, p.receiver).hops;
+  EXPECT_GE(out.total_link_payload_bytes(), static_cast<std::int64_t>(config.size_bytes) * hops);
+  p.receiver = 0;
+  EXPECT_TRUE(run_send_recv(*device, p, config, c.dtype).verified);
+}
+
+// The root's rows are the sum of every chip's, in the chain's order with bf16 rounded after every
+// addition (reduce::reference_output), bit for bit; the pieces are whole elements.
+TEST_P(WideRowsE2e, ReduceTheRootHoldsTheSumOfEveryChipsRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  rd::Params p;
+  p.tensor = wide_rows(c);
+  p.topology = c.shape;
+  p.root = 1;
+  const RunOutcome out = run_reduce(*device, p, Memory{c.memory, std::nullopt});
+  EXPECT_TRUE(out.verified);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<WideRowCase>& info) {
+                           std::ostringstream name;
+                           PrintTo(info.param, &name);
+                           return name.str();
+                         });
+
+// Galaxy columns on the per-axis fabric with 2 links, every column at once: the pieces split
+// between the links' workers as pages do, a worker's run starting mid-row where it falls; and a
+// T3K's rows height-sharded in L1 (the sharded address generator's pieces). 4384 B rows: 137
+// pieces each, so the runs split rows.
+TEST(WideRowsMore, GalaxyColumnsTwoLinksAndHeightShardedL1) {
+  auto galaxy = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
+  for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+    SCOPED_TRACE(row_bytes);
+    const TensorSpec tensor{{1, 1, 8, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor};
+    const runtime::BufferConfig config = buffer_config(tensor, Memory{});
+    bc::Params b;
+    b.root = galaxy_column(galaxy->topology()).at(1);
+    b.groups.cluster_axis = 0;
+    b.num_links = 2;
+    EXPECT_TRUE(run_broadcast(*galaxy, b, config, tensor.dtype).verified);
+    sr::Params s;
+    const std::vector<ChipId> column = galaxy_column(galaxy->topology());
+    s.sender = column.at(0);
+    s.receiver = column.at(3);
+    s.groups.cluster_axis = 0;
+    s.num_links = 2;
+    EXPECT_TRUE(run_send_recv(*galaxy, s, config, tensor.dtype).verified);
+    rd::Params r;
+    r.tensor = tensor;
+    r.root = 2;
+    r.topology = CclTopology::Line;
+    r.num_links = 2;
+    r.groups.cluster_axis = 0;
+    EXPECT_TRUE(run_reduce(*galaxy, r, Memory{}).verified);
+  }
+  auto t3k = make_device(topo::build_t3k(), FabricMode::Ring);
+  const TensorSpec tensor{{1, 1, 64, 2048}, DataType::Float32, Layout::RowMajor};  // 8192 B rows
+  const Memory sharded{BufferType::L1,
+                       ShardLayout{runtime::TensorMemoryLayout::HeightSharded, {runtime::CoreRange{{0, 0}, {7, 0}}}, 8,
+                                   2048}};
+  bc::Params b;
+  b.root = 2;
+  EXPECT_TRUE(run_broadcast(*t3k, b, buffer_config(tensor, sharded), tensor.dtype).verified);
+  sr::Params s;
+  s.sender = 0;
+  s.receiver = 5;
+  EXPECT_TRUE(run_send_recv(*t3k, s, buffer_config(tensor, sharded), tensor.dtype).verified);
+  rd::Params r;
+  r.tensor = tensor;
+  r.root = 6;
+  EXPECT_TRUE(run_reduce(*t3k, r, sharded).verified);
+}
+
+// A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
+// cannot be cut so, and is refused naming the op, the row and what would do.
+TEST(WideRowsRefusal, BroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  bc::Params p;
+  p.fabric = device->options().fabric;
+  const TensorSpec tensor{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.input = device->create_buffer(buffer_config(tensor, Memory{}));
+  p.output = device->create_buffer(buffer_config(tensor, Memory{}));
+  try {
+    bc::validate(p, device->topology());
+    ADD_FAILURE() << "broadcast took 8200 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+}
+
+TEST(WideRowsRefusal, SendRecvRefusesAWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  sr::Params p;
+  p.fabric = device->options().fabric;
+  const TensorSpec tensor{{1, 1, 4, 2201}, DataType::Float32, Layout::RowMajor};  // 8804 B rows
+  p.input = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
+  p.output = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
+  try {
+    sr::validate(p, device->topology());
+    ADD_FAILURE() << "send_recv took 8804 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "send_recv: a 8804 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+}
+
+// A TILE page is never cut (bfp8_b's shared exponents would not survive it): a payload below a
+// tile is still refused as before.
+TEST(WideRowsRefusal, ReduceRefusesAWideRowNotAMultipleOf32BytesAndKeepsTilesWhole) {
+  auto device = make_device(topo::build_n300(), FabricMode::Line);
+  rd::Params p;
+  p.topology = CclTopology::Line;
+  p.fabric = device->options().fabric;
+  p.tensor = TensorSpec{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.barrier_semaphore =
+      device->create_global_semaphore(rd::semaphore_cores(p, device->topology()), runtime::CoreKind::Tensix, 0);
+  try {
+    rd::validate(p, device->topology());
+    ADD_FAILURE() << "reduce took 8200 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "reduce: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+  p.tensor = tile({1, 1, 32, 64});
+  p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
+  p.fabric.max_payload_bytes = 1024;
+  EXPECT_THROW(rd::validate(p, device->topology()), runtime::ccl::PageExceedsPacketError);
+}
+
+// The pieces: the fewest equal 32 B-aligned ones that fit the payload; a row that fits stays whole.
+TEST(WideRowsPieces, FewestEqualPiecesThatFitAPayload) {
+  using runtime::ccl::fabric_pages;
+  const auto whole = fabric_pages(4352, 10, 4352, "op");
+  EXPECT_EQ(whole.pieces_per_page, 1u);
+  EXPECT_EQ(whole.page_bytes, 4352u);
+  EXPECT_EQ(whole.count, 10u);
+  const auto halves = fabric_pages(8192, 10, 4352, "op");
+  EXPECT_EQ(halves.pieces_per_page, 2u);
+  EXPECT_EQ(halves.page_bytes, 4096u);
+  EXPECT_EQ(halves.count, 20u);
+  const auto odd = fabric_pages(4384, 3, 4352, "op");  // 137 x 32 B: 137 is prime
+  EXPECT_EQ(odd.pieces_per_page, 137u);
+  EXPECT_EQ(odd.page_bytes, 32u);
+  EXPECT_EQ(odd.count, 411u);
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest
