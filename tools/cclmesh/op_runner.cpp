@@ -136,8 +136,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
                                fmt::format("fault {} at 0 s: {}{}", specs, e.what(), served));
   } catch (const ccl::PageExceedsPacketError& e) {
     // A page above the largest payload --fabric-payload takes is the tensor's to change, not the
-    // fabric's: a tile page always fits, a row-major page is one row. (broadcast, send_recv and
-    // reduce move wider rows in pieces and do not get here; the other ops that move whole pages do.)
+    // fabric's: a tile page always fits, a row-major page is one row. (Since session 35 every op
+    // moves wider rows in pieces and none gets here; an op that moves whole pages again would.)
     if (e.page_size_bytes() > runtime::kMaxFabricPayloadBytes) {
       throw UsageError(fmt::format("--layout/{}: {}, and --fabric-payload takes at most {} B (REFERENCE 6.2); "
                                    "expected a page of at most {} B: --layout tile, or shorter rows",

@@ -8,6 +8,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/row_pieces.hpp"
 #include "runtime/ccl/common/workload_by_shape.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
@@ -21,13 +22,14 @@ constexpr const char* kOp = "all_broadcast";
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
   std::vector<CoreCoord> cores;  // one per link
-  std::uint32_t page_size = 0;
+  // The pages the workers move: the input's, or its ROW_MAJOR rows wider than a fabric payload in
+  // the fewest equal 32 B-aligned pieces that fit one (row_pieces.hpp), as broadcast moves them.
+  FabricPages pages;
   std::uint32_t packet_pages = 0;
 };
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
-  r.page_size = page_size_bytes(p.input);
   if (p.cb_packets == 0) throw CclParamsError("all_broadcast: cb_packets is 0; expected at least 1");
   static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
   const std::uint32_t n = r.group_size;
@@ -68,7 +70,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.cores = worker_cores(topology, p.first_worker, p.num_links, kOp);
   require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
-  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);
+  r.pages = fabric_pages(p.input_buffer.config, p.fabric.max_payload_bytes, kOp);
+  r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.pages.page_bytes, p.fabric.max_payload_bytes);
   return r;
 }
 
@@ -79,11 +82,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const ChipId chip = g.chips[position];
   const ChipBuffers buffers(topology, chip);
   const ChipCoreMap& map = buffers.map();
-  const kargs::TensorArgs in_args = buffers.interpreter_args(p.input_buffer);
+  const kargs::TensorArgs in_args = in_fabric_pages(buffers.interpreter_args(p.input_buffer), r.pages);
   // My rank's buffer, on this chip and (through the multicast) on every other one.
-  const kargs::TensorArgs out_args = buffers.interpreter_args(p.output_buffers[g.rank_at(position)]);
+  const kargs::TensorArgs out_args =
+      in_fabric_pages(buffers.interpreter_args(p.output_buffers[g.rank_at(position)]), r.pages);
   const std::vector<api::TensorSlice> runs =
-      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(whole_buffer_slice(p.input_buffer), p.num_links);
+      cmd::split_tensor_slice_across_workers_wrapped_page_aligned(all_fabric_pages(r.pages), p.num_links);
   const FabricGroup::Reach reach = g.full_reach(position);
   const cmd::ChipMulticast mcast = g.multicast(position, reach.up, reach.down);
   const Noc0Coord done_core = map.tensix_noc0(r.cores.front());
@@ -97,7 +101,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     spec.packet_header_cb_id = kPacketHeaderCbId;
     spec.packet_size_in_pages = r.packet_pages;
     program.circular_buffers.push_back(packet_header_cb(core));
-    program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
+    program.circular_buffers.push_back(data_cb(core, r.pages.page_bytes, r.packet_pages * p.cb_packets));
     connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, mcast.num_targets_forward > 0,
                       mcast.num_targets_backward > 0);
 

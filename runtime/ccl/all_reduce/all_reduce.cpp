@@ -108,7 +108,7 @@ all_gather::Params gather_params(const Params& p, const topo::Topology& topology
 
 // The composite's local sum on one chip (local_sum.hpp), its CB packet one fabric payload.
 std::uint32_t local_sum_packet(const Params& p) {
-  return packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
+  return packet_size_in_pages(p.packet_size_in_pages, moved_pages(p).page_bytes, p.fabric.max_payload_bytes);
 }
 
 // The composite's local sum: one workload with the running sums in L1 when they fit, else one
@@ -505,6 +505,9 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
 }
 
 void validate(const Params& p, const topo::Topology& topology) {
+  // Rows wider than a fabric payload move in 32 B-aligned pieces in every algorithm: refused here,
+  // in the op's name, rather than by whichever half meets them first.
+  if (p.mode == CclMode::Fabric) moved_pages(p);
   require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
   require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
   require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");

@@ -37,9 +37,10 @@ struct Cut {
 };
 
 Cut cut_of(const Params& p, std::uint32_t packet) {
+  const FabricPages moved = moved_pages(p);
   Cut cut;
-  cut.page = page_size_bytes(p.tensor);
-  cut.pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  cut.page = moved.page_bytes;
+  cut.pages = moved.count;
   cut.chunk = p.chunk_packets * packet;
   cut.chunks = ceil_div(cut.pages, cut.chunk);
   cut.packets = ceil_div(cut.pages, packet);
@@ -52,13 +53,14 @@ void add_kernels_and_cbs(Program& program, const Params& p, const ChipBuffers& b
   kargs::InterpreterSpec spec;
   spec.packet_header_cb_id = kPacketHeaderCbId;
   spec.packet_size_in_pages = packet;
-  spec.streams = {kargs::InterpreterStreamSpec{buffers.interpreter_args(p.intermediate_buffer), cmd::encode_stream(s0),
-                                               static_cast<std::uint32_t>(s0.size())},
-                  kargs::InterpreterStreamSpec{buffers.interpreter_args(p.output_buffer), cmd::encode_stream(s1),
-                                               static_cast<std::uint32_t>(s1.size())}};
+  const FabricPages moved = moved_pages(p);
+  spec.streams = {kargs::InterpreterStreamSpec{in_fabric_pages(buffers.interpreter_args(p.intermediate_buffer), moved),
+                                               cmd::encode_stream(s0), static_cast<std::uint32_t>(s0.size())},
+                  kargs::InterpreterStreamSpec{in_fabric_pages(buffers.interpreter_args(p.output_buffer), moved),
+                                               cmd::encode_stream(s1), static_cast<std::uint32_t>(s1.size())}};
   program.kernels.push_back(interpreter_kernel(core, spec));
   program.kernels.push_back(reduce_kernel(core, reduce));
-  const std::uint32_t page = page_size_bytes(p.tensor);
+  const std::uint32_t page = moved.page_bytes;
   program.circular_buffers.push_back(packet_header_cb(core));
   program.circular_buffers.push_back(CircularBufferSpec{kAccCbId, {CoreRange{core, core}}, acc_pages, page});
   program.circular_buffers.push_back(CircularBufferSpec{kNextCbId, {CoreRange{core, core}}, 3 * packet, page});
@@ -79,10 +81,15 @@ kargs::ReduceSpec reduce_spec(const Params& p, std::uint32_t num_blocks, std::ui
 
 }  // namespace
 
+FabricPages moved_pages(const Params& p) {
+  return fabric_pages(page_size_bytes(p.tensor), num_pages(p.tensor), p.fabric.max_payload_bytes, "all_reduce");
+}
+
 std::uint64_t local_sums_bytes(const Params& p, std::uint32_t packet) {
   // Not through cut_of(): all_reduce's Auto asks before validate() has checked chunk_packets.
-  const std::uint64_t packets = (num_pages(p.tensor) + packet - 1) / packet;
-  return packets * packet * page_size_bytes(p.tensor);
+  const FabricPages moved = moved_pages(p);
+  const std::uint64_t packets = (std::uint64_t{moved.count} + packet - 1) / packet;
+  return packets * packet * moved.page_bytes;
 }
 
 bool sums_fit_in_l1(const Params& p, std::uint32_t packet) { return local_sums_bytes(p, packet) <= kMaxReducedCbBytes; }

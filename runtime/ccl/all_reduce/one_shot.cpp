@@ -42,7 +42,7 @@ cmd::ChipMulticast reach(const FabricGroup& g, std::uint32_t position) {
 // are left as they are.
 std::uint32_t gather_packet(const Params& p) {
   const std::uint32_t packet =
-      packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes);
+      packet_size_in_pages(p.packet_size_in_pages, moved_pages(p).page_bytes, p.fabric.max_payload_bytes);
   constexpr std::uint32_t kChunks = api::kNocScatterWriteMaxChunks;
   if (p.packet_size_in_pages != 0 || packet < kChunks) return packet;
   return packet - packet % kChunks;
@@ -52,8 +52,9 @@ void add_gather(Program& program, const Params& p, const FabricPlan& plan, const
                 std::uint32_t position,
                 const ChipBuffers& buffers, CoreCoord core, Noc0Coord reduce_core, std::uint32_t packet) {
   const ChipId chip = g.chips[position];
-  const std::uint32_t page = page_size_bytes(p.tensor);
-  const auto pages = static_cast<std::uint32_t>(num_pages(p.tensor));
+  const FabricPages moved = moved_pages(p);
+  const std::uint32_t page = moved.page_bytes;
+  const std::uint32_t pages = moved.count;
   const std::uint32_t n = g.size();
   const cmd::ChipMulticast mcast = reach(g, position);
   kargs::InterpreterSpec spec;
@@ -70,10 +71,10 @@ void add_gather(Program& program, const Params& p, const FabricPlan& plan, const
                                            mcast),
       cmd::fabric_multicast_semaphore_inc(done, 1, reduce_core.x, reduce_core.y, mcast)};
   const kargs::InterpreterStreamSpec reader_stream{
-      buffers.interpreter_args(p.input_buffer),
+      in_fabric_pages(buffers.interpreter_args(p.input_buffer), moved),
       cmd::encode_command(cmd::read_tensor_slice_to_cb(flat_run(pages, 0, pages), kDataCbId)), 1};
   const kargs::InterpreterStreamSpec writer_stream{
-      buffers.interpreter_args(p.intermediate_buffer),
+      in_fabric_pages(buffers.interpreter_args(p.intermediate_buffer), moved),
       cmd::encode_stream(writer), static_cast<std::uint32_t>(writer.size())};
   add_copy_kernels(program, core, spec, reader_stream, writer_stream, true);
 }
@@ -81,7 +82,7 @@ void add_gather(Program& program, const Params& p, const FabricPlan& plan, const
 
 // The local sum's CB packet in pages.
 std::uint32_t local_sum_packet(const Params& p) {
-  return packet_size_in_pages(p.packet_size_in_pages, page_size_bytes(p.tensor), p.fabric.max_payload_bytes) *
+  return packet_size_in_pages(p.packet_size_in_pages, moved_pages(p).page_bytes, p.fabric.max_payload_bytes) *
          kLocalPayloadsPerPacket;
 }
 

@@ -52,7 +52,9 @@ struct Send {
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
   std::uint32_t page_size = 0;   // of the pages the workers move (a row piece for row pieces)
-  std::uint32_t row_pieces = 1;  // ROW_MAJOR along dim 3: pieces each chunk of a row moves in
+  // ROW_MAJOR: pieces each chunk of a row moves in along dim 3; along dims 0-2, pieces each row
+  // moves in (outer_row_pieces).
+  std::uint32_t row_pieces = 1;
   api::Shape4D pages;            // the tensor in those pages
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
@@ -102,6 +104,14 @@ std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std
   return fabric_row_pieces(chunk_bytes, max_payload_bytes, kOp, "chunk of a ROW_MAJOR row");
 }
 
+// ROW_MAJOR along dims 0-2: chunks are whole rows, so a row moves whole unless it is wider than a
+// fabric payload; then in the fewest equal 32 B-aligned pieces that fit one (fabric_pages), input
+// and output addressed q pieces per row and sliced like tiles, q per row.
+std::uint32_t outer_row_pieces(const Params& p) {
+  if (p.tensor.layout != Layout::RowMajor) return 1;
+  return fabric_pages(page_size_bytes(p.tensor), 1, p.fabric.max_payload_bytes, kOp).pieces_per_page;
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (p.mode == CclMode::Legacy) {
     throw CclParamsError(
@@ -126,6 +136,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.row_pieces = pieces_per_chunk_row(r.page_size, n, p.fabric.max_payload_bytes);
     r.page_size /= n * r.row_pieces;
     r.pages.x = n * r.row_pieces;
+  } else {
+    r.row_pieces = outer_row_pieces(p);
+    r.page_size /= r.row_pieces;
+    r.pages.x *= r.row_pieces;
   }
   for (const FabricGroup& g : r.groups) {
     for (std::uint32_t position = 0; position < n; ++position) {
@@ -144,8 +158,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // pieces, as small as 32 B each, would not: a packet of them would pay a header and a router
   // slot for 64 B (REFERENCE 6.4). Row pieces fill a payload as all_gather's do, and the writer
   // still cuts a packet where its pieces are not contiguous (a scatter write of at most 4 runs).
-  // Measured (docs/collectives.md): T3K 8-ring, 256 B chunks, 2 MiB: 1243.24 -> 732.45 us.
-  if (p.packet_size_in_pages == 0 && !rows) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
+  // Measured (docs/collectives.md): T3K 8-ring, 256 B chunks, 2 MiB: 1243.24 -> 732.45 us. So do
+  // the pieces of rows wider than a payload (T3K 8-ring, 32 rows of 4384 B, 137 x 32 B, along dim
+  // 2: 719.18 -> 25.26 us).
+  if (p.packet_size_in_pages == 0 && !rows && r.row_pieces == 1) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
   r.rounds = rounds_choice(p, r.group_size).rounds;
   r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
   require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
@@ -165,7 +181,7 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const BufferLayout out_layout = buffers.layout(p.output_buffer);
   kargs::TensorArgs in_args = in_layout.interpreter_args(map);
   kargs::TensorArgs out_args = out_layout.interpreter_args(map);
-  if (cuts_rows(p.tensor, p.dim)) {
+  if (cuts_rows(p.tensor, p.dim) || r.row_pieces > 1) {  // x is the pieces a row moves in
     in_args = in_row_pieces(in_args, r.page_size, r.pages.x);
     out_args = in_row_pieces(out_args, r.page_size, r.pages.x);
   }

@@ -5,6 +5,10 @@
 // then sliced like a TILE op along dim 3 with that many "tiles" per row. all_gather (fabric and
 // legacy) joins rows this way, reduce_scatter and all_to_all cut them; what a piece must fit
 // (a fabric payload, an EDM buffer) is each op's own.
+// Rows wider than a fabric payload along an outer dim (dims 0-2, whole rows sliced): the same
+// addressing with q pieces a row (fabric_pages), sliced as q tiles a row, in all_gather,
+// reduce_scatter, all_to_all (fabric mode) and all_reduce; broadcast, send_recv, reduce and
+// all_broadcast move whole buffers in fabric_pages.
 
 #include <cstdint>
 #include <functional>

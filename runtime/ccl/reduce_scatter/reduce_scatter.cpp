@@ -64,10 +64,22 @@ std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
   return fabric_row_pieces(row_bytes, p.fabric.max_payload_bytes, kOp, "ROW_MAJOR output row");
 }
 
-// The output's pages as the workers move them (row pieces for ROW_MAJOR along dim 3) on `n` chips.
+// ROW_MAJOR along dims 0-2: whole rows are scattered, so a row moves whole unless it is wider
+// than a fabric payload; then in the fewest equal 32 B-aligned pieces that fit one (fabric_pages),
+// every buffer addressed q pieces per row and sliced like tiles, q per row. 0: whole pages.
+std::uint32_t outer_row_pieces(const Params& p) {
+  if (p.input.layout != Layout::RowMajor || cuts_rows(p.input, p.dim)) return 0;
+  const std::uint32_t pieces =
+      fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp).pieces_per_page;
+  return pieces == 1 ? 0 : pieces;
+}
+
+// The output's pages as the workers move them (row pieces for ROW_MAJOR along dim 3 and for wide
+// rows) on `n` chips.
 std::uint64_t moved_output_pages(const Params& p, std::uint32_t n) {
   const std::uint64_t pages = num_pages(with_dim_scaled(p.input, p.dim, n, false));
-  return cuts_rows(p.input, p.dim) ? pages * pieces_per_output_row(p, n) : pages;
+  if (cuts_rows(p.input, p.dim)) return pages * pieces_per_output_row(p, n);
+  return pages * std::max<std::uint32_t>(outer_row_pieces(p), 1);
 }
 
 // Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers on the output's
@@ -125,11 +137,18 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.out_pages = shape_in_pages(r.output);
   if (cuts_rows(p.input, p.dim)) {
     r.row_pieces = pieces_per_output_row(p, n);
+    r.rows_cut = true;
     r.page_size = page_size_bytes(r.output) / r.row_pieces;
     r.in_pages.x = n * r.row_pieces;
     r.out_pages.x = r.row_pieces;
   } else {
     require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
+    r.row_pieces = outer_row_pieces(p);
+    if (r.row_pieces != 0) {
+      r.page_size /= r.row_pieces;
+      r.in_pages.x = r.row_pieces;
+      r.out_pages.x = r.row_pieces;
+    }
   }
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.input, p.output_buffer, r.output, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);

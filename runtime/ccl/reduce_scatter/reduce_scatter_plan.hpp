@@ -44,8 +44,10 @@ struct Resolved : PlacedGroups {
   TensorSpec output;
   std::uint32_t page_size = 0;  // of the pages the workers move (a row piece for row pieces)
   // ROW_MAJOR along dim 3 (scattered_rows.hpp): the pieces each output row moves in (q), each
-  // input row N x q. 0: whole pages.
+  // input row N x q. ROW_MAJOR along dims 0-2 with rows wider than a fabric payload: the pieces
+  // every row moves in (q, input and output alike; rows_cut false). 0: whole pages.
   std::uint32_t row_pieces = 0;
+  bool rows_cut = false;  // along dim 3: an input row holds N output rows
   // The tensors in the pages the workers move: shape_in_pages, except that x counts row pieces
   // when row_pieces is set. mid_pages: the intermediate's (two_sided, one_shot, half_way).
   api::Shape4D in_pages;
@@ -72,11 +74,12 @@ struct Resolved : PlacedGroups {
 };
 
 // A buffer's interpreter args as the workers address it: `layout`'s, in row pieces when the op
-// moves them (N x q per input row; q per row of the output and of the intermediate, whose rows
-// are output rows).
+// moves them (N x q per input row along dim 3, else q; q per row of the output and of the
+// intermediate, whose rows are output rows).
 inline kargs::TensorArgs input_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
   const kargs::TensorArgs args = layout.interpreter_args(map);
-  return r.row_pieces == 0 ? args : in_row_pieces(args, r.page_size, r.group_size * r.row_pieces);
+  if (r.row_pieces == 0) return args;
+  return in_row_pieces(args, r.page_size, (r.rows_cut ? r.group_size : 1) * r.row_pieces);
 }
 inline kargs::TensorArgs output_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
   const kargs::TensorArgs args = layout.interpreter_args(map);

@@ -1,13 +1,14 @@
 // ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16 tensor, a common
 // LLM hidden size, against the 4352 B default payload) moved in pieces by the ops that move
-// whole pages: each op on N300 and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B
-// rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
+// whole pages (broadcast, send_recv, reduce; all_broadcast since session 35): each op on N300
+// and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
 // into), compared bit for bit with the host reference; and the refusal of a wide row that is not
 // a multiple of 32 B. Also: Galaxy columns on 2 links and T3K rows height-sharded in L1.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "runtime/ccl/all_broadcast/all_broadcast.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
@@ -22,6 +23,7 @@ namespace {
 namespace bc = runtime::ccl::broadcast;
 namespace sr = runtime::ccl::send_recv;
 namespace rd = runtime::ccl::reduce;
+namespace ab = runtime::ccl::all_broadcast;
 
 struct WideRowCase {
   const char* system = "n300";
@@ -117,6 +119,19 @@ TEST_P(WideRowsE2e, ReduceTheRootHoldsTheSumOfEveryChipsRows) {
   EXPECT_GT(out.kernel_ns, 0u);
 }
 
+// Every chip's rows land in its rank's output buffer on every chip, byte for byte (session 35).
+TEST_P(WideRowsE2e, AllBroadcastEveryChipHoldsEveryRanksRows) {
+  const WideRowCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  ab::Params p;
+  p.input = wide_rows(c);
+  p.topology = c.shape;
+  const RunOutcome out = run_all_broadcast(*device, p, Memory{c.memory, std::nullopt});
+  EXPECT_TRUE(out.verified);
+  EXPECT_EQ(out.group_size, std::string(c.system) == "t3k" ? 8u : 2u);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<WideRowCase>& info) {
                            std::ostringstream name;
@@ -153,6 +168,12 @@ TEST(WideRowsMore, GalaxyColumnsTwoLinksAndHeightShardedL1) {
     r.num_links = 2;
     r.groups.cluster_axis = 0;
     EXPECT_TRUE(run_reduce(*galaxy, r, Memory{}).verified);
+    ab::Params a;
+    a.input = tensor;
+    a.topology = CclTopology::Line;
+    a.num_links = 2;
+    a.groups.cluster_axis = 0;
+    EXPECT_TRUE(run_all_broadcast(*galaxy, a, Memory{}).verified);
   }
   auto t3k = make_device(topo::build_t3k(), FabricMode::Ring);
   const TensorSpec tensor{{1, 1, 64, 2048}, DataType::Float32, Layout::RowMajor};  // 8192 B rows
@@ -205,6 +226,28 @@ TEST(WideRowsRefusal, SendRecvRefusesAWideRowNotAMultipleOf32Bytes) {
   } catch (const runtime::ccl::CclParamsError& e) {
     EXPECT_EQ(std::string(e.what()),
               "send_recv: a 8804 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+              "multiple of 32 B, or of at most 4352 B");
+  }
+}
+
+TEST(WideRowsRefusal, AllBroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  ab::Params p;
+  p.fabric = device->options().fabric;
+  p.input = TensorSpec{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.input_buffer = device->create_buffer(buffer_config(p.input, Memory{}));
+  for (std::uint32_t i = 0; i < ab::output_buffer_count(p, device->topology()); ++i) {
+    p.output_buffers.push_back(device->create_buffer(buffer_config(p.input, Memory{})));
+  }
+  p.done_semaphore =
+      device->create_global_semaphore(ab::semaphore_cores(p, device->topology()), runtime::CoreKind::Tensix, 0);
+  try {
+    ab::validate(p, device->topology());
+    ADD_FAILURE() << "all_broadcast took 8200 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "all_broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
               "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
               "multiple of 32 B, or of at most 4352 B");
   }

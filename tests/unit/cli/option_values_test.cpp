@@ -131,31 +131,26 @@ TEST(OptionValues, AFabricPayloadBelowAPageIsNamed) {
 
 // A row-major page above the largest payload --fabric-payload takes was refused with the advice
 // "expected a payload of at least the page", which no --fabric-payload could follow (session 32:
-// rows of 6144 bf16, 12288 B, against the 7616 B maximum). The page is the tensor's to change.
-TEST(OptionValues, APageAboveTheLargestPayloadNamesTheTensorNotThePayload) {
+// rows of 6144 bf16, 12288 B, against the 7616 B maximum), and from then on with "--layout tile, or
+// shorter rows". Since session 35 every op moves such rows in pieces (12288 B: 3 of 4096 B under
+// the 4352 B payload, 2 of 6144 B under 7616 B), so the CLI runs them, verified.
+TEST(OptionValues, APageAboveTheLargestPayloadRunsInPieces) {
   RunOptions o;
   o.system = "t3k";
   o.cluster_axis = 0;
-  o.op = CollectiveOp::AllReduce;
   o.layout = "row_major";
   o.memory = "l1";
-  o.shape = std::array<std::uint32_t, 4>{1, 1, 7, 6144};
-  for (const std::uint32_t payload : {4352u, 7616u}) {
-    o.fabric_payload_bytes = payload;
-    try {
-      run_collective(o);
-      ADD_FAILURE() << "ran 12288 B pages with a " << payload << " B fabric payload";
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()),
-                fmt::format("--layout/--shape: page size 12288 B does not fit a fabric packet of {} B, and "
-                            "--fabric-payload takes at most 7616 B (REFERENCE 6.2); expected a page of at most "
-                            "7616 B: --layout tile, or shorter rows",
-                            payload));
+  o.shape = std::array<std::uint32_t, 4>{1, 1, 8, 6144};
+  for (const CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllBroadcast, CollectiveOp::AllGather,
+                                CollectiveOp::ReduceScatter, CollectiveOp::AllToAll}) {
+    o.op = op;
+    o.dim = op == CollectiveOp::AllReduce || op == CollectiveOp::AllBroadcast ? std::nullopt
+                                                                              : std::optional<std::uint32_t>{2};
+    for (const std::uint32_t payload : {4352u, 7616u}) {
+      o.fabric_payload_bytes = payload;
+      EXPECT_EQ(run_collective(o).verified, true) << static_cast<int>(op) << " " << payload;
     }
   }
-  o.shape = std::array<std::uint32_t, 4>{1, 1, 7, 3808};  // rows of 7616 B: the largest payload holds one
-  o.fabric_payload_bytes = 7616;
-  EXPECT_EQ(run_collective(o).verified, true);
 }
 
 }  // namespace

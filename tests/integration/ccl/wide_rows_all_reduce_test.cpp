@@ -1,0 +1,203 @@
+// all_reduce of ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16
+// tensor against the 4352 B default payload, and 4384 B rows: 137 x 32 B, so 137 pieces of 32 B):
+// every algorithm moves them in pieces (row_pieces.hpp) and sums them bit for bit as
+// reference_outputs() does (the pieces are whole elements and the sum is element-wise, so the
+// order of additions is that of whole rows: no tolerance). N300, T3K ring and line; bf16 and fp32;
+// DRAM and L1; reduce_scatter + all_gather (its halves along dim 2 with q pieces a row), the
+// composite and the one-shot; the ring's three reduce_scatter halves and the line's wrap; Galaxy
+// columns by cluster_axis; legacy mode's composite; Auto on rows that do not divide by the chips.
+// And the refusal of a wide row that is not a multiple of 32 B, in all_reduce's name.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/common/ccl_common.hpp"
+#include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/legacy_runner.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::ccltest {
+namespace {
+
+namespace ar = runtime::ccl::all_reduce;
+
+struct WideCase {
+  const char* system = "n300";
+  CclTopology shape = CclTopology::Line;
+  DataType dtype = DataType::Bfloat16;
+  std::uint32_t row_bytes = 8192;
+  BufferType memory = BufferType::Dram;
+  ar::Algorithm algorithm = ar::Algorithm::ReduceScatterAllGather;
+};
+
+const char* algorithm_name(ar::Algorithm a) {
+  switch (a) {
+    case ar::Algorithm::ReduceScatterAllGather:
+      return "rsag";
+    case ar::Algorithm::Composite:
+      return "composite";
+    case ar::Algorithm::OneShot:
+      return "oneshot";
+    case ar::Algorithm::Auto:
+      break;
+  }
+  return "auto";
+}
+
+void PrintTo(const WideCase& c, std::ostream* os) {
+  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
+      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram") << "_" << algorithm_name(c.algorithm);
+}
+
+topo::Topology system_of(const WideCase& c) {
+  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
+}
+
+// `rows` rows of `row_bytes`.
+TensorSpec wide_rows(DataType dtype, std::uint32_t row_bytes, std::uint32_t rows) {
+  const std::uint32_t element_bytes = dtype == DataType::Float32 ? 4 : 2;
+  return TensorSpec{{1, 1, rows, row_bytes / element_bytes}, dtype, Layout::RowMajor};
+}
+
+std::vector<WideCase> cases() {
+  std::vector<WideCase> all;
+  const std::pair<const char*, CclTopology> systems[] = {
+      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
+  for (const auto& [system, shape] : systems) {
+    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+          for (const ar::Algorithm algorithm :
+               {ar::Algorithm::ReduceScatterAllGather, ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
+            all.push_back({system, shape, dtype, row_bytes, memory, algorithm});
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+class WideRowsAllReduce : public ::testing::TestWithParam<WideCase> {};
+
+// 8 rows: they divide by 2 and by 8 chips, so every algorithm can run.
+TEST_P(WideRowsAllReduce, EveryChipHoldsTheSumBitForBit) {
+  const WideCase& c = GetParam();
+  auto device = make_device(system_of(c), fabric_mode_for(c.shape));
+  ar::Params p;
+  p.tensor = wide_rows(c.dtype, c.row_bytes, 8);
+  ASSERT_GT(runtime::ccl::page_size_bytes(p.tensor), device->options().fabric.max_payload_bytes);
+  p.topology = c.shape;
+  p.algorithm = c.algorithm;
+  const RunOutcome out = run_all_reduce(*device, p, Memory{c.memory, std::nullopt});
+  EXPECT_TRUE(out.verified);
+  EXPECT_EQ(out.group_size, std::string(c.system) == "t3k" ? 8u : 2u);
+  EXPECT_GT(out.kernel_ns, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, WideRowsAllReduce, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<WideCase>& info) {
+                           std::ostringstream name;
+                           PrintTo(info.param, &name);
+                           return name.str();
+                         });
+
+// reduce_scatter + all_gather with each reduce_scatter half a ring can run (the one-shot ring, the
+// chain, the half-way ring) and a line's wrap, 8192 B rows on the T3K.
+TEST(WideRowsAllReduceMore, EveryReduceScatterHalf) {
+  auto ring = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (const auto rs : {runtime::ccl::reduce_scatter::RingAlgorithm::OneShot,
+                        runtime::ccl::reduce_scatter::RingAlgorithm::Chain,
+                        runtime::ccl::reduce_scatter::RingAlgorithm::HalfWay}) {
+    SCOPED_TRACE(static_cast<int>(rs));
+    ar::Params p;
+    p.tensor = wide_rows(DataType::Bfloat16, 8192, 16);
+    p.algorithm = ar::Algorithm::ReduceScatterAllGather;
+    p.rs_ring_algorithm = rs;
+    EXPECT_TRUE(run_all_reduce(*ring, p, Memory{}).verified);
+  }
+  auto line = make_device(topo::build_t3k(), FabricMode::Line);
+  ar::Params p;
+  p.tensor = wide_rows(DataType::Float32, 8192, 16);
+  p.topology = CclTopology::Line;
+  p.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  p.rs_line_algorithm = runtime::ccl::reduce_scatter::LineAlgorithm::Wrap;
+  EXPECT_TRUE(run_all_reduce(*line, p, Memory{}).verified);
+}
+
+// Auto on rows that do not divide by the 8 chips (the one-shot, its sums in L1) and on rows that
+// do and are past the one-shot's bytes (reduce_scatter + all_gather), 4384 B and 8192 B rows.
+TEST(WideRowsAllReduceMore, AutoWhetherOrNotTheRowsDivide) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  ar::Params p;
+  p.tensor = wide_rows(DataType::Bfloat16, 4384, 3);
+  p.fabric = device->options().fabric;
+  EXPECT_EQ(ar::resolved_algorithm(p, device->topology()), ar::Algorithm::OneShot);
+  EXPECT_TRUE(run_all_reduce(*device, p, Memory{}).verified);
+  p.tensor = wide_rows(DataType::Bfloat16, 8192, 32);
+  EXPECT_EQ(ar::resolved_algorithm(p, device->topology()), ar::Algorithm::ReduceScatterAllGather);
+  EXPECT_TRUE(run_all_reduce(*device, p, Memory{}).verified);
+}
+
+// Every Galaxy column at once (cluster_axis 0, per-axis line fabric on 2 links), each algorithm.
+TEST(WideRowsAllReduceMore, GalaxyColumnsByClusterAxis) {
+  auto galaxy = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
+  for (const ar::Algorithm algorithm :
+       {ar::Algorithm::ReduceScatterAllGather, ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
+    SCOPED_TRACE(algorithm_name(algorithm));
+    ar::Params p;
+    p.tensor = wide_rows(DataType::Bfloat16, 8192, 8);
+    p.topology = CclTopology::Line;
+    p.num_links = 2;
+    p.groups.cluster_axis = 0;
+    p.algorithm = algorithm;
+    const RunOutcome out = run_all_reduce(*galaxy, p, Memory{});
+    EXPECT_TRUE(out.verified);
+    EXPECT_EQ(out.groups, topo::axis_groups(galaxy->topology(), 0).size());
+    EXPECT_EQ(out.group_size, topo::axis_groups(galaxy->topology(), 0).front().size());
+  }
+}
+
+// Legacy EDM mode's composite: its local sum is the fabric mode's, in pieces (its legacy gather
+// takes the 8192 B rows in its EDM buffers whole).
+TEST(WideRowsAllReduceMore, LegacyComposite) {
+  auto device = legacy_device(topo::build_t3k());
+  ar::Params p;
+  p.tensor = wide_rows(DataType::Bfloat16, 8192, 8);
+  p.mode = runtime::ccl::CclMode::Legacy;
+  p.algorithm = ar::Algorithm::Composite;
+  EXPECT_TRUE(run_all_reduce(*device, p, Memory{}).verified);
+}
+
+// A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
+// cannot, and is refused in all_reduce's name whatever the algorithm (not by the half that meets
+// it first).
+TEST(WideRowsAllReduceRefusal, AWideRowNotAMultipleOf32Bytes) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
+  for (const ar::Algorithm algorithm : {ar::Algorithm::Auto, ar::Algorithm::ReduceScatterAllGather,
+                                        ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
+    SCOPED_TRACE(algorithm_name(algorithm));
+    ar::Params p;
+    p.fabric = device->options().fabric;
+    p.tensor = TensorSpec{{1, 1, 8, 2200}, DataType::Bfloat16, Layout::RowMajor};  // 4400 B rows
+    p.algorithm = algorithm;
+    const runtime::BufferConfig config = buffer_config(p.tensor, Memory{});
+    p.input_buffer = device->create_buffer(config);
+    p.output_buffer = device->create_buffer(config);
+    p.intermediate_buffer = device->create_buffer(config);
+    try {
+      ar::validate(p, device->topology());
+      ADD_FAILURE() << "all_reduce took 4400 B rows";
+    } catch (const runtime::ccl::CclParamsError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+                "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+                "multiple of 32 B, or of at most 4352 B");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::ccltest
