@@ -251,6 +251,10 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
     result.fabric = fmt::format("{}{} group{} along cluster_axis {}", legacy_mode(options) ? "" : "per-axis fabric: ",
                                 groups, groups == 1 ? "" : "s", *options.cluster_axis);
   }
+  // The era what-if is named in the title, where a reader compares two rows' times.
+  if (plan.options().ring_flow_control == runtime::RingFlowControl::Dateline) {
+    result.fabric += fmt::format("{}dateline-VC ring routers (mid 2025)", result.fabric.empty() ? "" : ", ");
+  }
   return result;
 }
 
