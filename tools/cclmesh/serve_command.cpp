@@ -271,6 +271,9 @@ int run_serve(const ServeOptions& options) {
                                     runtime::to_string(device->fabric().mode), options.links,
                                     options.chips.empty() ? "" : fmt::format(" through chips {}", fmt::join(options.chips, ","))),
                   options.no_data ? "timing only" : "functional");
+  if (device->fabric().ring_flow_control == runtime::RingFlowControl::Dateline) {
+    server_options.description += ", dateline-VC ring routers (mid 2025)";
+  }
   server_options.system_name = options.system;
   server_options.faults = faults.specs;  // clients' rows name them, as a local run's
   if (!faults.specs.empty()) server_options.description += fmt::format(", faults {}", fmt::join(faults.specs, " "));
