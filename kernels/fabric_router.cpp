@@ -62,7 +62,11 @@ uint32_t ct_arg(uint32_t index) { return get_compile_time_arg_val(static_cast<in
 class FabricRouter {
  public:
   explicit FabricRouter(const FabricRouterConfig& config)
-      : cfg_(config), layout_(make_fabric_router_layout(config)), noc_(my_noc_index()) {}
+      : cfg_(config),
+        layout_(make_fabric_router_layout(config)),
+        peer_layout_(neighbour_layout(config, config.peer_slots)),
+        downstream_layout_(neighbour_layout(config, config.downstream_slots)),
+        noc_(my_noc_index()) {}
 
   void run() {
     check_config();
@@ -83,11 +87,52 @@ class FabricRouter {
     uint64_t worker_teardown_noc_addr;
   };
 
+  // One receiver VC (VC0 only without dateline VCs): its slots, the packets in it, its acks to
+  // the peer and its connection into the downstream sender channel.
+  struct Receiver {
+    uint32_t vc;
+    uint32_t buffer_base;
+    uint32_t slots;
+    uint32_t packets_in_flight;
+    uint32_t trid_base;  // its transaction ids: [trid_base, trid_base + packets_in_flight)
+    uint32_t ack_staging;
+    uint32_t ack_mailbox;  // the peer's, at the same address as ours
+    bool has_downstream;
+    api::WorkerToFabricEdmSender downstream;
+    FabricAckWord ack_out;
+    bool acks_dirty;
+    ReceiverState state;
+    uint32_t arrived;     // packets seen in slots (first-level acked)
+    uint32_t dispatched;  // packets whose writes are all issued (in flight or completed)
+    uint32_t received;    // packets completed: their slots freed
+    // Per packet in flight (in_flight_index()): the sender channel its completion goes to, and
+    // whether its writes carry no transaction id (then it waits for all writes to leave).
+    uint32_t in_flight_src_channel[fabric_router::kMaxReceiverPacketsInFlight];
+    bool in_flight_untagged[fabric_router::kMaxReceiverPacketsInFlight];
+    PacketHeader header;
+    uint32_t src_channel;
+    ReceiverDecision decision;
+    uint64_t pending_inc_noc_addr;
+    uint32_t pending_inc_value;
+  };
+
+  // The peer's or the downstream neighbour's layout: the same as ours unless the fabric has
+  // dateline VCs, whose routers' slot counts differ (REFERENCE 6.2) while their control fields
+  // share addresses.
+  static FabricRouterL1Layout neighbour_layout(const FabricRouterConfig& c, const FabricRouterSlotCounts& slots) {
+    return c.dateline_vcs ? make_fabric_router_layout(c.l1_base, c.max_payload_bytes, slots, true)
+                          : make_fabric_router_layout(c);
+  }
+
   [[noreturn]] void fail(KernelFaultCode code, uint32_t detail) const {
     kernel_fault(api::fault_code(code), api::kFaultNoCommand, detail);
   }
   [[noreturn]] void fail(uint32_t code, uint32_t detail) const {
     kernel_fault(code, api::kFaultNoCommand, detail);
+  }
+
+  uint32_t num_sender_channels() const {
+    return cfg_.dateline_vcs ? fabric_router::kMaxSenderChannels : fabric_router::kNumSenderChannels;
   }
 
   void check_config() const {
@@ -98,11 +143,12 @@ class FabricRouter {
     if (cfg_.sender_slots[0] == 0) {
       fail(KernelFaultCode::BAD_ARGS, r::kCtSender0Slots);
     }
-    if (cfg_.sender_slots[1] == 0) {
+    // A dateline VC router may drop sender channel 1 or receiver VC0 (REFERENCE 6.2).
+    if (cfg_.sender_slots[1] == 0 && !cfg_.dateline_vcs) {
       fail(KernelFaultCode::BAD_ARGS, r::kCtSender1Slots);
     }
     // Bubble flow control needs two receiver slots to ever let the injection channel send.
-    if (cfg_.receiver_slots < (cfg_.bubble_flow_control ? 2u : 1u)) {
+    if (cfg_.receiver_slots < (cfg_.bubble_flow_control ? 2u : 1u) && !cfg_.dateline_vcs) {
       fail(KernelFaultCode::BAD_ARGS, r::kCtReceiverSlots);
     }
     if (cfg_.topology != r::kTopologyLine && cfg_.topology != r::kTopologyRing) {
@@ -111,9 +157,21 @@ class FabricRouter {
     if (cfg_.topology == r::kTopologyRing && !cfg_.has_downstream) {
       fail(KernelFaultCode::BAD_ARGS, r::kCtHasDownstream);
     }
-    if (cfg_.receiver_packets_in_flight == 0 || cfg_.receiver_packets_in_flight > cfg_.receiver_slots ||
-        cfg_.receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight) {
+    if (cfg_.receiver_slots != 0 &&
+        (cfg_.receiver_packets_in_flight == 0 || cfg_.receiver_packets_in_flight > cfg_.receiver_slots ||
+         cfg_.receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight)) {
       fail(KernelFaultCode::BAD_ARGS, r::kCtReceiverPacketsInFlight);
+    }
+    if (cfg_.dateline_vcs) {
+      if (cfg_.bubble_flow_control || cfg_.receiver_slots + cfg_.vc1_receiver_slots == 0) {
+        fail(KernelFaultCode::BAD_ARGS, r::kCtDatelineVcs);
+      }
+      const uint32_t vc0_in_flight = cfg_.receiver_slots != 0 ? cfg_.receiver_packets_in_flight : 0;
+      if (cfg_.vc1_receiver_slots != 0 &&
+          (cfg_.vc1_receiver_packets_in_flight == 0 || cfg_.vc1_receiver_packets_in_flight > cfg_.vc1_receiver_slots ||
+           vc0_in_flight + cfg_.vc1_receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight)) {
+        fail(KernelFaultCode::BAD_ARGS, r::kCtVc1ReceiverPacketsInFlight);
+      }
     }
   }
 
@@ -126,22 +184,63 @@ class FabricRouter {
         l1_write_u32(a, 0);
       }
     }
-    for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
-      l1_write_u32(receiver_slot(s) + layout_.sync_offset_in_slot, 0);
+    set_up_receivers();
+    for (uint32_t c = 0; c < num_sender_channels(); ++c) {
+      if (layout_.sender[c].num_slots != 0) {
+        active_channels_[num_active_channels_++] = c;
+      }
+    }
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      for (uint32_t s = 0; s < receivers_[v].slots; ++s) {
+        l1_write_u32(receiver_slot(receivers_[v], s) + layout_.sync_offset_in_slot, 0);
+      }
     }
     // The router acts on its control words and on the receiver slots' sync words; packets
     // land in slots before the word that announces them (packets_written for a sender
     // channel, the sync word of a receiver slot), so those landings need not wake it.
-    // The downstream credit is read only while a packet waits for a downstream slot.
+    // The downstream credits are read only while a packet waits for a downstream slot.
     const uint32_t credit = layout_.downstream_flow_control_sem;
     l1_activity_watch_range(layout_.control_begin, credit);
     l1_activity_watch_range_secondary(credit, credit + kFabricControlFieldBytes);
-    l1_activity_watch_range(credit + kFabricControlFieldBytes, layout_.control_end);
-    for (uint32_t s = 0; s < layout_.receiver_slots; ++s) {
-      const uint32_t sync = receiver_slot(s) + layout_.sync_offset_in_slot;
-      l1_activity_watch_range(sync, sync + api::kEthChannelSyncBytes);
+    if (cfg_.dateline_vcs) {
+      const uint32_t vc1_credit = layout_.vc1_downstream_flow_control_sem;
+      l1_activity_watch_range(credit + kFabricControlFieldBytes, vc1_credit);
+      l1_activity_watch_range_secondary(vc1_credit, vc1_credit + kFabricControlFieldBytes);
+      l1_activity_watch_range(vc1_credit + kFabricControlFieldBytes, layout_.control_end);
+    } else {
+      l1_activity_watch_range(credit + kFabricControlFieldBytes, layout_.control_end);
+    }
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      for (uint32_t s = 0; s < receivers_[v].slots; ++s) {
+        const uint32_t sync = receiver_slot(receivers_[v], s) + layout_.sync_offset_in_slot;
+        l1_activity_watch_range(sync, sync + api::kEthChannelSyncBytes);
+      }
     }
     set_status(api::EdmStatus::STARTED);
+  }
+
+  // The receivers with slots, VC0 first; transaction ids numbered on from VC0's.
+  void set_up_receivers() {
+    const uint32_t downstream_slots[fabric_router::kNumVcs] = {
+        downstream_layout_.sender[fabric_router::kForwardingChannel].num_slots,
+        cfg_.dateline_vcs ? downstream_layout_.sender[fabric_router::kVc1ForwardingChannel].num_slots : 0};
+    uint32_t next_trid = 0;
+    for (uint32_t vc = 0; vc < (cfg_.dateline_vcs ? fabric_router::kNumVcs : 1u); ++vc) {
+      const uint32_t slots = vc == 0 ? layout_.receiver_slots : layout_.vc1_receiver_slots;
+      if (slots == 0) {
+        continue;
+      }
+      Receiver& r = receivers_[num_receivers_++];
+      r.vc = vc;
+      r.buffer_base = vc == 0 ? layout_.receiver_buffer_base : layout_.vc1_receiver_buffer_base;
+      r.slots = slots;
+      r.packets_in_flight = vc == 0 ? cfg_.receiver_packets_in_flight : cfg_.vc1_receiver_packets_in_flight;
+      r.trid_base = next_trid;
+      next_trid += r.packets_in_flight;
+      r.ack_staging = vc == 0 ? layout_.ack_staging : layout_.vc1_ack_staging;
+      r.ack_mailbox = vc == 0 ? layout_.ack_mailbox : layout_.vc1_ack_mailbox;
+      r.has_downstream = cfg_.has_downstream && downstream_slots[vc] != 0;
+    }
   }
 
   void start_up() {
@@ -155,13 +254,20 @@ class FabricRouter {
     set_status(api::EdmStatus::LOCAL_HANDSHAKE_COMPLETE);
     eth_handshake(cfg_.is_handshake_master, layout_.handshake_mailbox, layout_.handshake_staging);
     set_status(api::EdmStatus::REMOTE_HANDSHAKE_COMPLETE);
-    if (cfg_.has_downstream) {
-      downstream_ = api::WorkerToFabricEdmSender(
-          fabric_connection_for_channel(layout_, fabric_router::kForwardingChannel, cfg_.downstream_noc_x,
-                                        cfg_.downstream_noc_y, layout_.downstream_flow_control_sem,
-                                        layout_.downstream_teardown_sem, layout_.downstream_buffer_index_sem),
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      Receiver& r = receivers_[v];
+      if (!r.has_downstream) {
+        continue;
+      }
+      const bool vc0 = r.vc == 0;
+      r.downstream = api::WorkerToFabricEdmSender(
+          fabric_connection_for_channel(
+              downstream_layout_, forwarding_channel_of_vc(r.vc), cfg_.downstream_noc_x, cfg_.downstream_noc_y,
+              vc0 ? layout_.downstream_flow_control_sem : layout_.vc1_downstream_flow_control_sem,
+              vc0 ? layout_.downstream_teardown_sem : layout_.vc1_downstream_teardown_sem,
+              vc0 ? layout_.downstream_buffer_index_sem : layout_.vc1_downstream_buffer_index_sem),
           noc_);
-      downstream_.open();
+      r.downstream.open();
     }
     set_status(api::EdmStatus::READY_FOR_TRAFFIC);
   }
@@ -171,7 +277,7 @@ class FabricRouter {
   // ---- Main loop -----------------------------------------------------------------------------
   // Returns true on a graceful (drained) exit, false on an immediate one.
   bool main_loop() {
-    uint32_t idle_passes = 0;  // in a row: park only after both sender channels had one
+    uint32_t idle_passes = 0;  // in a row: park only after every sender channel had one
     IdlePassCounter counter;
     for (;; counter.next_pass()) {
       if (idle_passes == 0) {
@@ -181,7 +287,10 @@ class FabricRouter {
       if (signal == static_cast<uint32_t>(api::TerminationSignal::IMMEDIATELY_TERMINATE)) {
         return false;
       }
-      l1_read_bytes(layout_.ack_mailbox, &ack_in_, sizeof(ack_in_));
+      l1_read_bytes(layout_.ack_mailbox, &ack_in_[0], sizeof(ack_in_[0]));
+      if (cfg_.dateline_vcs) {
+        l1_read_bytes(layout_.vc1_ack_mailbox, &ack_in_[1], sizeof(ack_in_[1]));
+      }
       // Acks before data. REFERENCE 6.4: the receiver returns the first-level ack when it sees
       // a packet and the completion ack once the packet's writes have flushed, and each pass
       // services a sender channel and the receiver. Both sends need the TX queue; with the acks
@@ -190,9 +299,14 @@ class FabricRouter {
       // remote slots, stopped: the two took turns for hundreds of microseconds
       // (docs/performance.md, "all_to_all on 8-chip lines"). The acks this pass's receiver
       // owes go out first thing in the next pass, ahead of the next data packet.
-      bool progress = send_acks();
-      progress |= service_sender(counter.pass() & 1);
-      progress |= service_receiver();
+      bool progress = false;
+      for (uint32_t v = 0; v < num_receivers_; ++v) {
+        progress |= send_acks(receivers_[v]);
+      }
+      progress |= service_sender(active_channels_[counter.pass() % num_active_channels_]);
+      for (uint32_t v = 0; v < num_receivers_; ++v) {
+        progress |= service_receiver(receivers_[v]);
+      }
       if (signal == static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE) && drained()) {
         return true;
       }
@@ -203,14 +317,14 @@ class FabricRouter {
         continue;
       }
       counter.idle_pass();
-      if (++idle_passes < fabric_router::kNumSenderChannels) {
+      if (++idle_passes < num_active_channels_) {
         continue;
       }
       idle_passes = 0;
       if (counter.routing_due(cfg_.switch_interval)) {
         run_routing();
       }
-      counter.parked(park(signal, counter.cycles_until_routing_due(cfg_.switch_interval, fabric_router::kNumSenderChannels)));
+      counter.parked(park(signal, counter.cycles_until_routing_due(cfg_.switch_interval, num_active_channels_)));
       txq_blocked_ = false;
     }
   }
@@ -222,14 +336,18 @@ class FabricRouter {
   // the next pass idle.
   uint32_t wake_sources() const {
     uint32_t wake = WAKE_ON_L1_WRITE;
-    if (receiver_state_ == ReceiverState::PENDING && rx_decision_.forward) {
-      wake |= WAKE_ON_L1_WRITE_SECONDARY;  // waiting for the downstream credit
-    }
-    if (receiver_state_ == ReceiverState::WAIT_LANDED) {
-      wake |= WAKE_ON_NOC_WRITES_DONE;
-    }
-    if (received_ != dispatched_) {
-      wake |= in_flight_untagged_[in_flight_index(received_)] ? WAKE_ON_NOC_WRITES_FLUSHED : WAKE_ON_NOC_TRID_SENT;
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      const Receiver& r = receivers_[v];
+      if (r.state == ReceiverState::PENDING && r.decision.forward) {
+        wake |= WAKE_ON_L1_WRITE_SECONDARY;  // waiting for the downstream credit
+      }
+      if (r.state == ReceiverState::WAIT_LANDED) {
+        wake |= WAKE_ON_NOC_WRITES_DONE;
+      }
+      if (r.received != r.dispatched) {
+        wake |= r.in_flight_untagged[in_flight_index(r, r.received)] ? WAKE_ON_NOC_WRITES_FLUSHED
+                                                                       : WAKE_ON_NOC_TRID_SENT;
+      }
     }
     if (txq_blocked_) {
       wake |= WAKE_ON_TXQ_READY;
@@ -250,12 +368,12 @@ class FabricRouter {
     if (quiet_cycles == 0) {
       return wait_for_activity(wake_sources());
     }
-    QuietWord quiet[fabric_router::kNumSenderChannels]{};
+    QuietWord quiet[fabric_router::kMaxSenderChannels]{};
     uint32_t count = 0;
     if (signal != static_cast<uint32_t>(api::TerminationSignal::GRACEFULLY_TERMINATE)) {
-      const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
-      for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
-        if (!sender_may_send(c, cfg_.bubble_flow_control, free)) {
+      for (uint32_t i = 0; i < num_active_channels_; ++i) {
+        const uint32_t c = active_channels_[i];
+        if (!sender_may_send(c, cfg_.bubble_flow_control, remote_free_slots(c))) {
           quiet[count++] = QuietWord{layout_.sender[c].packets_written, sender_[c].state.freed, layout_.sender[c].num_slots};
         }
       }
@@ -265,8 +383,10 @@ class FabricRouter {
   }
 
   void finish(bool drained_exit) {
-    if (drained_exit && downstream_.is_valid()) {
-      downstream_.close_start();
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      if (drained_exit && receivers_[v].downstream.is_valid()) {
+        receivers_[v].downstream.close_start();
+      }
     }
     eth_wait_for_tx_queue();
     noc_async_write_barrier(noc_);
@@ -274,25 +394,51 @@ class FabricRouter {
   }
 
   bool drained() const {
-    RouterDrainView v{};
-    for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
-      v.packets_written[c] = l1_read_u32(layout_.sender[c].packets_written);
-      v.sender[c] = sender_[c].state;
+    if (!cfg_.dateline_vcs) {
+      const Receiver& r = receivers_[0];
+      RouterDrainView v{};
+      for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
+        v.packets_written[c] = l1_read_u32(layout_.sender[c].packets_written);
+        v.sender[c] = sender_[c].state;
+      }
+      v.remote_sent_total = remote_sent_total_[0];
+      v.remote_completed_total = completions_total(ack_in_[0]);
+      v.receiver_idle = r.state == ReceiverState::IDLE && r.dispatched == r.received;
+      v.receiver_slot_empty = r.arrived == r.received &&
+                              l1_read_u32(receiver_slot(r, r.arrived % r.slots) + layout_.sync_offset_in_slot) == 0;
+      v.acks_pending = r.acks_dirty;
+      return router_drained(v);
     }
-    v.remote_sent_total = remote_sent_total_;
-    v.remote_completed_total = completions_total(ack_in_);
-    v.receiver_idle = receiver_state_ == ReceiverState::IDLE && dispatched_ == received_;
-    v.receiver_slot_empty = arrived_ == received_ &&
-                            l1_read_u32(receiver_slot(arrived_ % layout_.receiver_slots) + layout_.sync_offset_in_slot) == 0;
-    v.acks_pending = acks_dirty_;
-    return router_drained(v);
+    // Dateline VCs: the same conditions, for every channel, both VCs and each receiver.
+    for (uint32_t i = 0; i < num_active_channels_; ++i) {
+      const uint32_t c = active_channels_[i];
+      const uint32_t written = l1_read_u32(layout_.sender[c].packets_written);
+      if (written != sender_[c].state.sent || sender_[c].state.sent != sender_[c].state.freed) {
+        return false;
+      }
+    }
+    for (uint32_t vc = 0; vc < fabric_router::kNumVcs; ++vc) {
+      if (remote_sent_total_[vc] != completions_total(ack_in_[vc])) {
+        return false;
+      }
+    }
+    for (uint32_t v = 0; v < num_receivers_; ++v) {
+      const Receiver& r = receivers_[v];
+      if (r.state != ReceiverState::IDLE || r.dispatched != r.received || r.arrived != r.received || r.acks_dirty ||
+          l1_read_u32(receiver_slot(r, r.arrived % r.slots) + layout_.sync_offset_in_slot) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // ---- Sender channels -----------------------------------------------------------------------
   uint32_t sender_slot(uint32_t channel, uint32_t index) const {
     return layout_.sender[channel].buffer_base + index * layout_.slot_size_bytes;
   }
-  uint32_t receiver_slot(uint32_t index) const { return layout_.receiver_buffer_base + index * layout_.slot_size_bytes; }
+  uint32_t receiver_slot(const Receiver& r, uint32_t index) const {
+    return r.buffer_base + index * layout_.slot_size_bytes;
+  }
 
   // The worker connection on `channel` (kernels/api/fabric_connection.hpp; what the live word
   // asks for is api::connection_event()). A close is acknowledged whether or not this router
@@ -333,7 +479,8 @@ class FabricRouter {
 
   bool return_credits(uint32_t channel) {
     SenderChannel& ch = sender_[channel];
-    const uint32_t freed = freed_by_acks(ack_in_, channel, cfg_.first_level_acks);
+    const FabricAckWord& acks = ack_in_[sender_target_vc(channel, cfg_.sends_into_vc1)];
+    const uint32_t freed = freed_by_acks(acks, ack_index_of_channel(channel), cfg_.first_level_acks);
     if (freed == ch.state.freed) {
       return false;
     }
@@ -343,6 +490,13 @@ class FabricRouter {
       noc_inline_dw_write(ch.worker_flow_control_noc_addr, freed, noc_);
     }
     return true;
+  }
+
+  // The free slots of the peer receiver VC `channel` sends into.
+  uint32_t remote_free_slots(uint32_t channel) const {
+    const uint32_t vc = sender_target_vc(channel, cfg_.sends_into_vc1);
+    const uint32_t slots = vc == 0 ? peer_layout_.receiver_slots : peer_layout_.vc1_receiver_slots;
+    return remote_receiver_free_slots(slots, remote_sent_total_[vc], completions_total(ack_in_[vc]));
   }
 
   bool service_sender(uint32_t channel) {
@@ -357,8 +511,7 @@ class FabricRouter {
     if (packets_waiting(written, ch.state) == 0) {
       return progress;
     }
-    const uint32_t free = remote_receiver_free_slots(layout_.receiver_slots, remote_sent_total_, completions_total(ack_in_));
-    if (!sender_may_send(channel, cfg_.bubble_flow_control, free)) {
+    if (!sender_may_send(channel, cfg_.bubble_flow_control, remote_free_slots(channel))) {
       return progress;
     }
     if (eth_txq_is_busy()) {
@@ -379,8 +532,12 @@ class FabricRouter {
     if (bad != 0) {
       fail(bad, slot_index);
     }
-    const uint32_t remote = receiver_slot(remote_sent_total_ % layout_.receiver_slots);
-    const EthChannelSync sync{api::kPacketHeaderSizeBytes + header.payload_size_bytes, 0, channel, remote_sent_total_};
+    const uint32_t vc = sender_target_vc(channel, cfg_.sends_into_vc1);
+    const uint32_t remote_slots = vc == 0 ? peer_layout_.receiver_slots : peer_layout_.vc1_receiver_slots;
+    const uint32_t remote_base = vc == 0 ? peer_layout_.receiver_buffer_base : peer_layout_.vc1_receiver_buffer_base;
+    const uint32_t remote = remote_base + (remote_sent_total_[vc] % remote_slots) * layout_.slot_size_bytes;
+    const EthChannelSync sync{api::kPacketHeaderSizeBytes + header.payload_size_bytes, 0, channel,
+                              remote_sent_total_[vc]};
     const uint32_t sync_offset = layout_.sync_offset_in_slot;
     l1_write_bytes(slot + sync_offset, &sync, sizeof(sync));
     if (packet_fills_slot(header.payload_size_bytes, layout_.max_payload_bytes)) {
@@ -392,52 +549,54 @@ class FabricRouter {
       eth_send_bytes(slot + sync_offset, remote + sync_offset, api::kEthChannelSyncBytes);
     }
     ch.state.sent += 1;
-    remote_sent_total_ += 1;
+    remote_sent_total_[vc] += 1;
   }
 
-  // ---- Receiver ------------------------------------------------------------------------------
-  // Packets in flight are numbered by their receive order; packet n's transaction id and its
-  // record are n mod receiver_packets_in_flight. At most that many are dispatched and not
-  // completed, so no id is reused while its previous packet's writes are outstanding.
-  uint32_t in_flight_index(uint32_t packet) const { return packet % cfg_.receiver_packets_in_flight; }
+  // ---- Receivers -----------------------------------------------------------------------------
+  // Packets in flight are numbered by their receive order; packet n's record is n mod the
+  // receiver's packets in flight, its transaction id that plus the receiver's first id. At
+  // most that many are dispatched and not completed, so no id is reused while its previous
+  // packet's writes are outstanding.
+  static uint32_t in_flight_index(const Receiver& r, uint32_t packet) { return packet % r.packets_in_flight; }
+  static uint32_t trid_of(const Receiver& r, uint32_t packet) { return r.trid_base + in_flight_index(r, packet); }
 
-  bool service_receiver() {
-    bool progress = acknowledge_arrivals();
-    progress |= complete_sent_packets();
-    if (receiver_state_ == ReceiverState::IDLE) {
-      if (!accept_packet()) {
+  bool service_receiver(Receiver& r) {
+    bool progress = acknowledge_arrivals(r);
+    progress |= complete_sent_packets(r);
+    if (r.state == ReceiverState::IDLE) {
+      if (!accept_packet(r)) {
         return progress;
       }
       progress = true;
     }
-    if (receiver_state_ == ReceiverState::PENDING) {
-      if (!dispatch_packet()) {
+    if (r.state == ReceiverState::PENDING) {
+      if (!dispatch_packet(r)) {
         return progress;
       }
       progress = true;
     }
-    if (receiver_state_ == ReceiverState::WAIT_LANDED) {
+    if (r.state == ReceiverState::WAIT_LANDED) {
       if (!noc_writes_done(noc_)) {
         return progress;
       }
-      noc_semaphore_inc(pending_inc_noc_addr_, pending_inc_value_, noc_);
-      finish_dispatch();
+      noc_semaphore_inc(r.pending_inc_noc_addr, r.pending_inc_value, noc_);
+      finish_dispatch(r);
       progress = true;
     }
     return progress;
   }
 
   // Completes, in order, the packets in flight whose writes have all left this core.
-  bool complete_sent_packets() {
+  bool complete_sent_packets(Receiver& r) {
     bool progress = false;
-    while (received_ != dispatched_) {
-      const uint32_t index = in_flight_index(received_);
-      const bool sent = in_flight_untagged_[index] ? noc_nonposted_writes_flushed(noc_)
-                                                   : ncrisc_noc_nonposted_write_with_transaction_id_sent(noc_, index);
+    while (r.received != r.dispatched) {
+      const bool sent = r.in_flight_untagged[in_flight_index(r, r.received)]
+                            ? noc_nonposted_writes_flushed(noc_)
+                            : ncrisc_noc_nonposted_write_with_transaction_id_sent(noc_, trid_of(r, r.received));
       if (!sent) {
         break;
       }
-      complete_packet();
+      complete_packet(r);
       progress = true;
     }
     return progress;
@@ -446,83 +605,85 @@ class FabricRouter {
   // First-level acks go out as packets arrive, ahead of processing: a packet queued behind
   // one that waits for the downstream channel must not also hold its sender's slot (that
   // would hide the bubble that bubble flow control keeps in a ring).
-  bool acknowledge_arrivals() {
+  bool acknowledge_arrivals(Receiver& r) {
     bool progress = false;
-    while (arrived_ - received_ < layout_.receiver_slots) {
+    while (r.arrived - r.received < r.slots) {
       EthChannelSync sync{};
-      l1_read_bytes(receiver_slot(arrived_ % layout_.receiver_slots) + layout_.sync_offset_in_slot, &sync, sizeof(sync));
+      l1_read_bytes(receiver_slot(r, r.arrived % r.slots) + layout_.sync_offset_in_slot, &sync, sizeof(sync));
       if (sync.bytes_sent == 0) {
         break;
       }
-      if (sync.src_ch_id >= fabric_router::kNumSenderChannels) {
-        fail(KernelFaultCode::BAD_PACKET_HEADER, arrived_ % layout_.receiver_slots);
+      if (sync.src_ch_id >= num_sender_channels()) {
+        fail(KernelFaultCode::BAD_PACKET_HEADER, r.arrived % r.slots);
       }
       if (cfg_.first_level_acks) {
-        ack_out_.first_level[sync.src_ch_id] += 1;
-        acks_dirty_ = true;
+        r.ack_out.first_level[ack_index_of_channel(sync.src_ch_id)] += 1;
+        r.acks_dirty = true;
       }
-      arrived_ += 1;
+      r.arrived += 1;
       progress = true;
     }
     return progress;
   }
 
   // The next packet in order has arrived and a transaction id is free: read and check it.
-  bool accept_packet() {
-    if (dispatched_ == arrived_ || dispatched_ - received_ >= cfg_.receiver_packets_in_flight) {
+  bool accept_packet(Receiver& r) {
+    if (r.dispatched == r.arrived || r.dispatched - r.received >= r.packets_in_flight) {
       return false;
     }
-    const uint32_t index = dispatched_ % layout_.receiver_slots;
-    const uint32_t slot = receiver_slot(index);
+    const uint32_t index = r.dispatched % r.slots;
+    const uint32_t slot = receiver_slot(r, index);
     EthChannelSync sync{};
     l1_read_bytes(slot + layout_.sync_offset_in_slot, &sync, sizeof(sync));
-    l1_read_bytes(slot, &rx_header_, sizeof(rx_header_));
-    const uint32_t bad = check_received_packet(rx_header_, sync, layout_.max_payload_bytes, cfg_.has_downstream);
+    l1_read_bytes(slot, &r.header, sizeof(r.header));
+    const uint32_t bad =
+        check_received_packet(r.header, sync, layout_.max_payload_bytes, r.has_downstream, num_sender_channels());
     if (bad != 0) {
       fail(bad, index);
     }
-    rx_src_channel_ = sync.src_ch_id;
-    rx_decision_ = decide_receiver_action(rx_header_.routing_fields);
-    receiver_state_ = ReceiverState::PENDING;
+    r.src_channel = sync.src_ch_id;
+    r.decision = decide_receiver_action(r.header.routing_fields);
+    r.state = ReceiverState::PENDING;
     return true;
   }
 
   // Forward (once the downstream channel has a free slot) and deliver locally, every write
   // that reads the slot tagged with the packet's transaction id.
-  bool dispatch_packet() {
-    const uint32_t slot = receiver_slot(dispatched_ % layout_.receiver_slots);
-    const uint32_t payload = rx_header_.payload_size_bytes;
-    const uint32_t trid = in_flight_index(dispatched_);
-    if (rx_decision_.forward) {
-      if (!downstream_.edm_has_space_for_packet()) {
+  bool dispatch_packet(Receiver& r) {
+    const uint32_t slot = receiver_slot(r, r.dispatched % r.slots);
+    const uint32_t payload = r.header.payload_size_bytes;
+    const uint32_t trid = trid_of(r, r.dispatched);
+    if (r.decision.forward) {
+      if (!r.downstream.edm_has_space_for_packet()) {
         return false;
       }
-      PacketHeader next = rx_header_;
-      next.routing_fields = rx_decision_.next_routing;
+      PacketHeader next = r.header;
+      next.routing_fields = r.decision.next_routing;
       l1_write_bytes(slot, &next, sizeof(next));
-      downstream_.send_payload_non_blocking_from_address_with_trid(slot, api::kPacketHeaderSizeBytes + payload, trid);
+      r.downstream.send_payload_non_blocking_from_address_with_trid(slot, api::kPacketHeaderSizeBytes + payload, trid);
     }
-    in_flight_src_channel_[trid] = rx_src_channel_;
-    in_flight_untagged_[trid] = false;
-    receiver_state_ = ReceiverState::IDLE;
-    if (rx_decision_.deliver_locally) {
-      deliver_locally(slot + api::kPacketHeaderSizeBytes, payload, trid);
+    const uint32_t index = in_flight_index(r, r.dispatched);
+    r.in_flight_src_channel[index] = r.src_channel;
+    r.in_flight_untagged[index] = false;
+    r.state = ReceiverState::IDLE;
+    if (r.decision.deliver_locally) {
+      deliver_locally(r, slot + api::kPacketHeaderSizeBytes, payload, trid);
     }
-    if (receiver_state_ == ReceiverState::IDLE) {
-      finish_dispatch();
+    if (r.state == ReceiverState::IDLE) {
+      finish_dispatch(r);
     }
     return true;
   }
 
   // The head packet's writes are all issued: it is in flight, the next one may start.
-  void finish_dispatch() {
-    dispatched_ += 1;
-    receiver_state_ = ReceiverState::IDLE;
+  static void finish_dispatch(Receiver& r) {
+    r.dispatched += 1;
+    r.state = ReceiverState::IDLE;
   }
 
-  void deliver_locally(uint32_t payload_address, uint32_t payload, uint32_t trid) {
-    const auto& c = rx_header_.command_fields;
-    switch (rx_header_.get_noc_send_type()) {
+  void deliver_locally(Receiver& r, uint32_t payload_address, uint32_t payload, uint32_t trid) {
+    const auto& c = r.header.command_fields;
+    switch (r.header.get_noc_send_type()) {
       case api::NocSendType::NOC_UNICAST_WRITE:
         noc_async_write_one_packet_with_trid(payload_address, c.unicast_write.noc_address, payload, trid, noc_);
         break;
@@ -530,7 +691,7 @@ class FabricRouter {
         noc_inline_dw_write(c.unicast_inline_write.noc_address, c.unicast_inline_write.value, noc_);
         break;
       case api::NocSendType::NOC_UNICAST_ATOMIC_INC:
-        increment(c.unicast_seminc.noc_address, c.unicast_seminc.value, c.unicast_seminc.flush != 0);
+        increment(r, c.unicast_seminc.noc_address, c.unicast_seminc.value, c.unicast_seminc.flush != 0);
         break;
       case api::NocSendType::NOC_MULTICAST_WRITE: {
         const auto& m = c.mcast_write;
@@ -540,13 +701,13 @@ class FabricRouter {
         noc_async_write_multicast(payload_address, dst, payload, uint32_t{m.mcast_rect_size_x} * m.mcast_rect_size_y,
                                   false, noc_);
         // A multicast carries no transaction id here: the slot waits for all writes to leave.
-        in_flight_untagged_[trid] = true;
+        r.in_flight_untagged[in_flight_index(r, r.dispatched)] = true;
         break;
       }
       case api::NocSendType::NOC_FUSED_UNICAST_WRITE_ATOMIC_INC: {
         const auto& f = c.unicast_seminc_fused;
         noc_async_write_one_packet_with_trid(payload_address, f.noc_address, payload, trid, noc_);
-        increment(f.semaphore_noc_address, f.value, f.flush != 0);
+        increment(r, f.semaphore_noc_address, f.value, f.flush != 0);
         break;
       }
       case api::NocSendType::NOC_UNICAST_SCATTER_WRITE: {
@@ -560,7 +721,7 @@ class FabricRouter {
         break;
       }
       case api::NocSendType::NOC_MULTICAST_ATOMIC_INC:
-        fail(KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE, dispatched_ % layout_.receiver_slots);
+        fail(KernelFaultCode::UNSUPPORTED_NOC_SEND_TYPE, r.dispatched % r.slots);
     }
   }
 
@@ -569,62 +730,54 @@ class FabricRouter {
   // this packet's and earlier packets' (in flight or not) to other cores, has landed; the NoC
   // orders transactions only per destination. The receiver's head waits with it (increments
   // come once per chunk, not per packet); the packets in flight still complete meanwhile.
-  void increment(uint64_t semaphore_noc_addr, uint32_t value, bool flush) {
+  void increment(Receiver& r, uint64_t semaphore_noc_addr, uint32_t value, bool flush) {
     if (!flush) {
       noc_semaphore_inc(semaphore_noc_addr, value, noc_);
       return;
     }
-    pending_inc_noc_addr_ = semaphore_noc_addr;
-    pending_inc_value_ = value;
-    receiver_state_ = ReceiverState::WAIT_LANDED;
+    r.pending_inc_noc_addr = semaphore_noc_addr;
+    r.pending_inc_value = value;
+    r.state = ReceiverState::WAIT_LANDED;
   }
 
   // The oldest packet in flight has left the slot: free the slot and send its completion ack.
-  void complete_packet() {
-    const uint32_t slot = receiver_slot(received_ % layout_.receiver_slots);
+  void complete_packet(Receiver& r) {
+    const uint32_t slot = receiver_slot(r, r.received % r.slots);
     l1_write_u32(slot + layout_.sync_offset_in_slot, 0);
-    ack_out_.completions[in_flight_src_channel_[in_flight_index(received_)]] += 1;
-    acks_dirty_ = true;
-    received_ += 1;
+    r.ack_out.completions[ack_index_of_channel(r.in_flight_src_channel[in_flight_index(r, r.received)])] += 1;
+    r.acks_dirty = true;
+    r.received += 1;
   }
 
-  bool send_acks() {
-    if (!acks_dirty_) {
+  bool send_acks(Receiver& r) {
+    if (!r.acks_dirty) {
       return false;
     }
     if (eth_txq_is_busy()) {
       txq_blocked_ = true;
       return false;
     }
-    l1_write_bytes(layout_.ack_staging, &ack_out_, sizeof(ack_out_));
-    eth_send_bytes(layout_.ack_staging, layout_.ack_mailbox, sizeof(ack_out_));
-    acks_dirty_ = false;
+    l1_write_bytes(r.ack_staging, &r.ack_out, sizeof(r.ack_out));
+    eth_send_bytes(r.ack_staging, r.ack_mailbox, sizeof(r.ack_out));
+    r.acks_dirty = false;
     return true;
   }
 
   FabricRouterConfig cfg_;
   FabricRouterL1Layout layout_;
+  FabricRouterL1Layout peer_layout_;        // where the peer's receiver slots are
+  FabricRouterL1Layout downstream_layout_;  // where the downstream router's sender channels are
   uint8_t noc_;
-  api::WorkerToFabricEdmSender downstream_;
-  SenderChannel sender_[fabric_router::kNumSenderChannels]{};
-  uint32_t remote_sent_total_ = 0;
-  FabricAckWord ack_in_{};
-  FabricAckWord ack_out_{};
-  bool acks_dirty_ = false;
+  SenderChannel sender_[fabric_router::kMaxSenderChannels]{};
+  // The channels with slots, in order; each pass services the next one.
+  uint32_t active_channels_[fabric_router::kMaxSenderChannels]{};
+  uint32_t num_active_channels_ = 0;
+  // Per peer receiver VC: packets sent into it and the ack word it returned.
+  uint32_t remote_sent_total_[fabric_router::kNumVcs]{};
+  FabricAckWord ack_in_[fabric_router::kNumVcs]{};
   bool txq_blocked_ = false;  // since the last park or progress, a send waited for the TX queue
-  ReceiverState receiver_state_ = ReceiverState::IDLE;
-  uint32_t arrived_ = 0;     // packets seen in receiver slots (first-level acked)
-  uint32_t dispatched_ = 0;  // packets whose writes are all issued (in flight or completed)
-  uint32_t received_ = 0;    // packets completed: their slots freed
-  // Per packet in flight (in_flight_index()): the sender channel its completion goes to, and
-  // whether its writes carry no transaction id (then it waits for all writes to leave).
-  uint32_t in_flight_src_channel_[fabric_router::kMaxReceiverPacketsInFlight]{};
-  bool in_flight_untagged_[fabric_router::kMaxReceiverPacketsInFlight]{};
-  PacketHeader rx_header_{};
-  uint32_t rx_src_channel_ = 0;
-  ReceiverDecision rx_decision_{};
-  uint64_t pending_inc_noc_addr_ = 0;
-  uint32_t pending_inc_value_ = 0;
+  Receiver receivers_[fabric_router::kNumVcs]{};
+  uint32_t num_receivers_ = 0;
 };
 
 }  // namespace

@@ -138,6 +138,16 @@ constexpr uint32_t kMaxSemaphoreIds = 32;
 //      [13] receiver packets in flight: how many received packets may have NoC writes
 //           outstanding at once, each slot's tagged with its own transaction id (1..min(receiver
 //           slots, 16); default_receiver_packets_in_flight())
+//      [14] dateline VCs: 1 = the mid-2025 ring router (REFERENCE 6.1's "dateline VC" row, 6.7):
+//           a third sender channel (2, forwarding on VC1) and a second receiver (VC1), each with
+//           its own ack mailbox; the layout then has the VC1 control fields. 0 = [15..28] unused.
+//      [15] sender channel 2 slots   [16] VC1 receiver slots (either may be 0: a dateline
+//           router drops the channels it never uses, REFERENCE 6.2)
+//      [17] 1 = this router's link is the dateline: sender channels 0 and 1 send into the
+//           peer's VC1 receiver (the VC switch)
+//      [18..22] the peer's slot counts (sender 0, 1, 2, receiver VC0, VC1): where its receiver
+//           slots are   [23..27] the same for the opposite-direction router (our downstream)
+//      [28] VC1 receiver packets in flight (its transaction ids follow VC0's)
 // RT: none. The termination signal is an L1 word (FabricRouterL1Layout::termination_signal).
 // =============================================================================================
 namespace fabric_router {
@@ -155,17 +165,36 @@ constexpr uint32_t kCtHasDownstream = 10;
 constexpr uint32_t kCtDownstreamNocX = 11;
 constexpr uint32_t kCtDownstreamNocY = 12;
 constexpr uint32_t kCtReceiverPacketsInFlight = 13;
-constexpr uint32_t kNumCompileTimeArgs = 14;
+constexpr uint32_t kCtDatelineVcs = 14;
+constexpr uint32_t kCtSender2Slots = 15;
+constexpr uint32_t kCtVc1ReceiverSlots = 16;
+constexpr uint32_t kCtSendsIntoVc1 = 17;
+constexpr uint32_t kCtPeerSlots = 18;
+constexpr uint32_t kCtDownstreamSlots = 23;
+constexpr uint32_t kCtVc1ReceiverPacketsInFlight = 28;
+constexpr uint32_t kNumCompileTimeArgs = 29;
 // REFERENCE 1.1: 16 transaction ids per NoC; the receiver tags each packet in flight with one.
 constexpr uint32_t kMaxReceiverPacketsInFlight = 16;
 
 constexpr uint32_t kTopologyLine = 0;
 constexpr uint32_t kTopologyRing = 1;
+// The channels into one receiver VC: worker injection and forwarding (REFERENCE 6.1).
 constexpr uint32_t kNumSenderChannels = 2;
 constexpr uint32_t kWorkerChannel = 0;
 constexpr uint32_t kForwardingChannel = 1;
+// Dateline VCs (mid-2025 ring): forwarding on VC1, and the two receiver VCs.
+constexpr uint32_t kVc1ForwardingChannel = 2;
+constexpr uint32_t kMaxSenderChannels = 3;
+constexpr uint32_t kNumVcs = 2;
+constexpr uint32_t kSlotCountWords = 5;  // sender 0, 1, 2, receiver VC0, VC1
 constexpr uint32_t kDefaultSwitchInterval = 200000;  // REFERENCE §1.4
 }  // namespace fabric_router
+
+// A router's slots per channel: what its L1 layout is made of.
+struct FabricRouterSlotCounts {
+  uint32_t sender[fabric_router::kMaxSenderChannels];
+  uint32_t receiver[fabric_router::kNumVcs];
+};
 
 struct FabricRouterConfig {
   uint32_t l1_base;
@@ -181,6 +210,14 @@ struct FabricRouterConfig {
   uint32_t downstream_noc_x;
   uint32_t downstream_noc_y;
   uint32_t receiver_packets_in_flight;
+  // Dateline VCs (CT [14..28]); all zero / false on a bubble-flow-control or line router.
+  bool dateline_vcs = false;
+  uint32_t sender2_slots = 0;
+  uint32_t vc1_receiver_slots = 0;
+  bool sends_into_vc1 = false;
+  FabricRouterSlotCounts peer_slots{};
+  FabricRouterSlotCounts downstream_slots{};
+  uint32_t vc1_receiver_packets_in_flight = 0;
 };
 
 // Every receiver slot may be in flight (as tt-metal's receiver, which gives each slot its own
@@ -188,6 +225,19 @@ struct FabricRouterConfig {
 constexpr uint32_t default_receiver_packets_in_flight(uint32_t receiver_slots) {
   return receiver_slots < fabric_router::kMaxReceiverPacketsInFlight ? receiver_slots
                                                                       : fabric_router::kMaxReceiverPacketsInFlight;
+}
+
+template <typename CtArg>
+constexpr FabricRouterSlotCounts read_slot_counts(CtArg&& ct, uint32_t first) {
+  return FabricRouterSlotCounts{{ct(first), ct(first + 1), ct(first + 2)}, {ct(first + 3), ct(first + 4)}};
+}
+
+constexpr void write_slot_counts(const FabricRouterSlotCounts& c, uint32_t* ct, uint32_t first) {
+  for (uint32_t i = 0; i < fabric_router::kMaxSenderChannels; ++i) {
+    ct[first + i] = c.sender[i];
+  }
+  ct[first + 3] = c.receiver[0];
+  ct[first + 4] = c.receiver[1];
 }
 
 template <typename CtArg>
@@ -205,7 +255,14 @@ constexpr FabricRouterConfig read_fabric_router_config(CtArg&& ct) {
                             ct(r::kCtHasDownstream) != 0,
                             ct(r::kCtDownstreamNocX),
                             ct(r::kCtDownstreamNocY),
-                            ct(r::kCtReceiverPacketsInFlight)};
+                            ct(r::kCtReceiverPacketsInFlight),
+                            ct(r::kCtDatelineVcs) != 0,
+                            ct(r::kCtSender2Slots),
+                            ct(r::kCtVc1ReceiverSlots),
+                            ct(r::kCtSendsIntoVc1) != 0,
+                            read_slot_counts(ct, r::kCtPeerSlots),
+                            read_slot_counts(ct, r::kCtDownstreamSlots),
+                            ct(r::kCtVc1ReceiverPacketsInFlight)};
 }
 
 constexpr void write_fabric_router_config(const FabricRouterConfig& c, uint32_t* ct) {
@@ -224,6 +281,19 @@ constexpr void write_fabric_router_config(const FabricRouterConfig& c, uint32_t*
   ct[r::kCtDownstreamNocX] = c.downstream_noc_x;
   ct[r::kCtDownstreamNocY] = c.downstream_noc_y;
   ct[r::kCtReceiverPacketsInFlight] = c.receiver_packets_in_flight;
+  ct[r::kCtDatelineVcs] = c.dateline_vcs ? 1 : 0;
+  ct[r::kCtSender2Slots] = c.sender2_slots;
+  ct[r::kCtVc1ReceiverSlots] = c.vc1_receiver_slots;
+  ct[r::kCtSendsIntoVc1] = c.sends_into_vc1 ? 1 : 0;
+  write_slot_counts(c.peer_slots, ct, r::kCtPeerSlots);
+  write_slot_counts(c.downstream_slots, ct, r::kCtDownstreamSlots);
+  ct[r::kCtVc1ReceiverPacketsInFlight] = c.vc1_receiver_packets_in_flight;
+}
+
+// This router's own slot counts.
+constexpr FabricRouterSlotCounts own_slot_counts(const FabricRouterConfig& c) {
+  return FabricRouterSlotCounts{{c.sender_slots[0], c.sender_slots[1], c.sender2_slots},
+                                {c.receiver_slots, c.vc1_receiver_slots}};
 }
 
 // The connection interface of one sender channel (fabric_connection.hpp) and its slots.
@@ -246,13 +316,23 @@ struct FabricRouterL1Layout {
   uint32_t ack_mailbox;           // FabricAckWord from the peer's receiver (credits)
   uint32_t ack_staging;           // our FabricAckWord, the source of its ethernet send
   uint32_t handshake_staging;     // source of the handshake's ethernet sends
-  FabricSenderChannelLayout sender[fabric_router::kNumSenderChannels];
+  FabricSenderChannelLayout sender[fabric_router::kMaxSenderChannels];  // [2]: dateline VCs only
   // The receiver's connection into the neighbour's sender channel 1: its "worker" words.
   uint32_t downstream_flow_control_sem;
   uint32_t downstream_teardown_sem;
   uint32_t downstream_buffer_index_sem;
-  uint32_t receiver_buffer_base;
+  uint32_t receiver_buffer_base;  // VC0
   uint32_t receiver_slots;
+  // Dateline VCs (0 otherwise): the VC1 receiver's slots, its ack mailbox / staging word, and
+  // its connection into the neighbour's sender channel 2.
+  bool dateline_vcs;
+  uint32_t vc1_receiver_buffer_base;
+  uint32_t vc1_receiver_slots;
+  uint32_t vc1_ack_mailbox;
+  uint32_t vc1_ack_staging;
+  uint32_t vc1_downstream_flow_control_sem;
+  uint32_t vc1_downstream_teardown_sem;
+  uint32_t vc1_downstream_buffer_index_sem;
   uint32_t slot_size_bytes;
   uint32_t max_payload_bytes;
   uint32_t sync_offset_in_slot;
@@ -263,9 +343,12 @@ struct FabricRouterL1Layout {
 
 constexpr uint32_t kFabricControlFieldBytes = 16;
 
+// With dateline VCs the VC1 control fields follow the others and the VC1 buffers (sender
+// channel 2, then the VC1 receiver) follow the VC0 ones, so a layout without them is the same,
+// byte for byte, as before they existed. The control fields are at the same addresses on every
+// router of a dateline fabric (only the buffers differ with the routers' slot counts).
 constexpr FabricRouterL1Layout make_fabric_router_layout(uint32_t l1_base, uint32_t max_payload_bytes,
-                                                         uint32_t sender0_slots, uint32_t sender1_slots,
-                                                         uint32_t receiver_slots) {
+                                                         const FabricRouterSlotCounts& slots, bool dateline_vcs) {
   FabricRouterL1Layout l{};
   uint32_t next = api::round_up_u32(l1_base, kFabricControlFieldBytes);
   auto field = [&next]() {
@@ -290,27 +373,55 @@ constexpr FabricRouterL1Layout make_fabric_router_layout(uint32_t l1_base, uint3
   l.downstream_flow_control_sem = field();
   l.downstream_teardown_sem = field();
   l.downstream_buffer_index_sem = field();
+  l.dateline_vcs = dateline_vcs;
+  if (dateline_vcs) {
+    FabricSenderChannelLayout& vc1 = l.sender[fabric_router::kVc1ForwardingChannel];
+    vc1.connection_live = field();
+    vc1.worker_location_info = field();
+    vc1.packets_written = field();
+    vc1.packets_freed = field();
+    l.vc1_ack_mailbox = field();
+    l.vc1_ack_staging = field();
+    l.vc1_downstream_flow_control_sem = field();
+    l.vc1_downstream_teardown_sem = field();
+    l.vc1_downstream_buffer_index_sem = field();
+  }
   l.control_end = next;
   l.slot_size_bytes = api::fabric_slot_size_bytes(max_payload_bytes);
   l.max_payload_bytes = max_payload_bytes;
   l.sync_offset_in_slot = api::fabric_slot_sync_offset(max_payload_bytes);
   next = api::round_up_u32(next, api::kFabricBufferAlignment);
-  l.sender[0].buffer_base = next;
-  l.sender[0].num_slots = sender0_slots;
-  next += sender0_slots * l.slot_size_bytes;
-  l.sender[1].buffer_base = next;
-  l.sender[1].num_slots = sender1_slots;
-  next += sender1_slots * l.slot_size_bytes;
+  for (uint32_t c = 0; c < fabric_router::kNumSenderChannels; ++c) {
+    l.sender[c].buffer_base = next;
+    l.sender[c].num_slots = slots.sender[c];
+    next += slots.sender[c] * l.slot_size_bytes;
+  }
   l.receiver_buffer_base = next;
-  l.receiver_slots = receiver_slots;
-  next += receiver_slots * l.slot_size_bytes;
+  l.receiver_slots = slots.receiver[0];
+  next += slots.receiver[0] * l.slot_size_bytes;
+  if (dateline_vcs) {
+    FabricSenderChannelLayout& vc1 = l.sender[fabric_router::kVc1ForwardingChannel];
+    vc1.buffer_base = next;
+    vc1.num_slots = slots.sender[fabric_router::kVc1ForwardingChannel];
+    next += vc1.num_slots * l.slot_size_bytes;
+    l.vc1_receiver_buffer_base = next;
+    l.vc1_receiver_slots = slots.receiver[1];
+    next += slots.receiver[1] * l.slot_size_bytes;
+  }
   l.end = next;
   return l;
 }
 
+constexpr FabricRouterL1Layout make_fabric_router_layout(uint32_t l1_base, uint32_t max_payload_bytes,
+                                                         uint32_t sender0_slots, uint32_t sender1_slots,
+                                                         uint32_t receiver_slots) {
+  return make_fabric_router_layout(l1_base, max_payload_bytes,
+                                   FabricRouterSlotCounts{{sender0_slots, sender1_slots, 0}, {receiver_slots, 0}},
+                                   false);
+}
+
 constexpr FabricRouterL1Layout make_fabric_router_layout(const FabricRouterConfig& c) {
-  return make_fabric_router_layout(c.l1_base, c.max_payload_bytes, c.sender_slots[0], c.sender_slots[1],
-                                   c.receiver_slots);
+  return make_fabric_router_layout(c.l1_base, c.max_payload_bytes, own_slot_counts(c), c.dateline_vcs);
 }
 
 // The connection block a worker (or the neighbour router) uses for `channel` of the router at

@@ -61,6 +61,25 @@ constexpr bool sender_may_send(uint32_t channel, bool bubble_flow_control, uint3
   return remote_free_slots >= min_free_slots_to_send(channel, bubble_flow_control);
 }
 
+// Dateline VCs (REFERENCE 6.1 mid-2025 row, 6.7; kernel_args.hpp CT [14..28]). Each receiver
+// VC has its own ack word; its two counters pairs are indexed by the sending channel's place
+// among the channels that feed that VC: channels 0 and 1 on VC0 (and on VC1 across the
+// dateline), channel 2 alone on VC1 otherwise. A receiver never sees channel 2 mixed with 0 or 1.
+constexpr uint32_t ack_index_of_channel(uint32_t channel) {
+  return channel == fabric_router::kVc1ForwardingChannel ? 0 : channel;
+}
+
+// The peer receiver VC a sender channel sends into: channel 2 forwards on VC1; channels 0 and 1
+// send on VC0, except on the dateline link, where crossing it is the switch to VC1.
+constexpr uint32_t sender_target_vc(uint32_t channel, bool sends_into_vc1) {
+  return (channel == fabric_router::kVc1ForwardingChannel || sends_into_vc1) ? 1 : 0;
+}
+
+// The downstream sender channel a receiver VC forwards into: VC0 into channel 1, VC1 into 2.
+constexpr uint32_t forwarding_channel_of_vc(uint32_t vc) {
+  return vc == 0 ? fabric_router::kForwardingChannel : fabric_router::kVc1ForwardingChannel;
+}
+
 // Bytes of a packet on the link before its sync word: header + payload in 16 B words.
 constexpr uint32_t packet_send_bytes(uint32_t payload_bytes) {
   return api::round_up_u32(api::kPacketHeaderSizeBytes + payload_bytes, api::kEthWordBytes);
@@ -122,9 +141,10 @@ constexpr bool scatter_fields_are_valid(const api::NocUnicastScatterCommandHeade
 
 // Checks a packet found in a receiver slot. Returns 0 or a fault code.
 constexpr uint32_t check_received_packet(const api::PacketHeader& h, const EthChannelSync& sync,
-                                         uint32_t max_payload_bytes, bool has_downstream) {
+                                         uint32_t max_payload_bytes, bool has_downstream,
+                                         uint32_t num_sender_channels = fabric_router::kNumSenderChannels) {
   const uint32_t bad = api::fault_code(api::KernelFaultCode::BAD_PACKET_HEADER);
-  if (sync.src_ch_id >= fabric_router::kNumSenderChannels) {
+  if (sync.src_ch_id >= num_sender_channels) {
     return bad;
   }
   if (h.payload_size_bytes > max_payload_bytes ||

@@ -135,10 +135,59 @@ FabricRouterSlots choose_fabric_router_slots(uint32_t l1_base, uint32_t l1_bytes
                                     l1_bytes, ring ? "ring" : "line", max_payload_bytes));
 }
 
+const char* to_string(DatelineRouterKind kind) {
+  switch (kind) {
+    case DatelineRouterKind::Ordinary:
+      return "ring";
+    case DatelineRouterKind::Dateline:
+      return "dateline";
+    case DatelineRouterKind::DatelineUpstream:
+      return "dateline-upstream";
+  }
+  return "?";
+}
+
+kernels::FabricRouterSlotCounts choose_dateline_router_slots(uint32_t l1_base, uint32_t l1_bytes,
+                                                             uint32_t max_payload_bytes, DatelineRouterKind kind) {
+  static constexpr FabricRouterSlots kOrdinaryOptions[] = {{8, 8}, {4, 8}};
+  static constexpr FabricRouterSlots kDatelineOptions[] = {{8, 16}, {8, 8}};
+  const std::span<const FabricRouterSlots> options = kind == DatelineRouterKind::Ordinary
+                                                         ? std::span<const FabricRouterSlots>(kOrdinaryOptions)
+                                                         : std::span<const FabricRouterSlots>(kDatelineOptions);
+  const auto counts = [kind](const FabricRouterSlots& o) {
+    const uint32_t s = o.sender_slots;
+    const uint32_t r = o.receiver_slots;
+    switch (kind) {
+      case DatelineRouterKind::Dateline:
+        return kernels::FabricRouterSlotCounts{{s, s, 0}, {0, r}};
+      case DatelineRouterKind::DatelineUpstream:
+        return kernels::FabricRouterSlotCounts{{s, 0, s}, {r, 0}};
+      case DatelineRouterKind::Ordinary:
+        break;
+    }
+    return kernels::FabricRouterSlotCounts{{s, s, s}, {r, r}};
+  };
+  for (const FabricRouterSlots& o : options) {
+    const auto l = kernels::make_fabric_router_layout(l1_base, max_payload_bytes, counts(o), true);
+    if (uint64_t{l.end} - l1_base <= l1_bytes) {
+      return counts(o);
+    }
+  }
+  const FabricRouterSlots& smallest = options.back();
+  const auto l = kernels::make_fabric_router_layout(l1_base, max_payload_bytes, counts(smallest), true);
+  throw KernelArgsError(fmt::format("fabric router: {} B of ERISC L1 do not hold the smallest dateline-VC {} router "
+                                    "option {{{}, {}}} for a {} B payload (it needs {} B)",
+                                    l1_bytes, to_string(kind), smallest.sender_slots, smallest.receiver_slots,
+                                    max_payload_bytes, l.end - l1_base));
+}
+
 KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config) {
   namespace r = kernels::fabric_router;
-  if (config.max_payload_bytes > 0xFFFF || config.sender_slots[0] == 0 || config.sender_slots[1] == 0 ||
-      config.receiver_slots < (config.bubble_flow_control ? 2u : 1u)) {
+  const bool dateline = config.dateline_vcs;
+  if (config.max_payload_bytes > 0xFFFF || config.sender_slots[0] == 0 ||
+      (config.sender_slots[1] == 0 && !dateline) ||
+      (config.receiver_slots < (config.bubble_flow_control ? 2u : 1u) && !dateline) ||
+      (dateline && (config.bubble_flow_control || config.receiver_slots + config.vc1_receiver_slots == 0))) {
     throw KernelArgsError(fmt::format("fabric router: payload {} B, slots {}/{}/{}: need payload <= 65535 and "
                                       "non-empty channels (>= 2 receiver slots with bubble flow control)",
                                       config.max_payload_bytes, config.sender_slots[0], config.sender_slots[1],
@@ -147,13 +196,25 @@ KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config) {
   if (config.topology == r::kTopologyRing && !config.has_downstream) {
     throw KernelArgsError("fabric router: a ring router needs the opposite-direction router on its chip");
   }
-  if (config.receiver_packets_in_flight == 0 || config.receiver_packets_in_flight > config.receiver_slots ||
-      config.receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight) {
+  const bool vc0_receiver = config.receiver_slots != 0 || !dateline;
+  if (vc0_receiver && (config.receiver_packets_in_flight == 0 ||
+                       config.receiver_packets_in_flight > config.receiver_slots ||
+                       config.receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight)) {
     throw KernelArgsError(fmt::format("fabric router: {} receiver packets in flight (expected 1..{}: at most the {} "
                                       "receiver slots and the NoC's {} transaction ids)",
                                       config.receiver_packets_in_flight,
                                       std::min(config.receiver_slots, r::kMaxReceiverPacketsInFlight),
                                       config.receiver_slots, r::kMaxReceiverPacketsInFlight));
+  }
+  const uint32_t vc0_in_flight = config.receiver_slots != 0 ? config.receiver_packets_in_flight : 0;
+  if (dateline && config.vc1_receiver_slots != 0 &&
+      (config.vc1_receiver_packets_in_flight == 0 ||
+       config.vc1_receiver_packets_in_flight > config.vc1_receiver_slots ||
+       vc0_in_flight + config.vc1_receiver_packets_in_flight > r::kMaxReceiverPacketsInFlight)) {
+    throw KernelArgsError(fmt::format("fabric router: {} VC1 receiver packets in flight (expected 1..{}, and with "
+                                      "VC0's {} at most the NoC's {} transaction ids)",
+                                      config.vc1_receiver_packets_in_flight, config.vc1_receiver_slots,
+                                      vc0_in_flight, r::kMaxReceiverPacketsInFlight));
   }
   KernelArgs args;
   args.compile_time.resize(r::kNumCompileTimeArgs);

@@ -100,6 +100,22 @@ struct FabricRouterSlots {
 FabricRouterSlots choose_fabric_router_slots(uint32_t l1_base, uint32_t l1_bytes, uint32_t max_payload_bytes,
                                              bool ring);
 
+// The routers of a ring with dateline VCs (REFERENCE 6.1's mid-2025 row, 6.2, 6.7). The two
+// routers on the dateline link are Dateline routers; the other router on each of their chips is
+// DatelineUpstream; every other ring router is Ordinary.
+enum class DatelineRouterKind : uint8_t { Ordinary, Dateline, DatelineUpstream };
+const char* to_string(DatelineRouterKind kind);
+
+// First fit over REFERENCE 6.2's mid-2025 options: an ordinary ring router {8 sender, 8
+// receiver}, then {4, 8}, for each of its 3 sender channels and 2 receivers; dateline and
+// dateline-upstream routers {8, 16}, then {8, 8}, with the channels they never use at 0 slots
+// (a dateline router: sender channel 2 (VC1) and the VC0 receiver, as no VC1 packet crosses the
+// dateline and every VC0 packet that does becomes VC1; its upstream neighbour: sender channel 1
+// and the VC1 receiver, which only a VC0 receiver on the dateline would feed / only a second
+// crossing would reach). Throws when even the smallest option does not fit.
+kernels::FabricRouterSlotCounts choose_dateline_router_slots(uint32_t l1_base, uint32_t l1_bytes,
+                                                             uint32_t max_payload_bytes, DatelineRouterKind kind);
+
 KernelArgs build_fabric_router_args(const kernels::FabricRouterConfig& config);
 
 // The worker's connection block for sender channel 0 of the router at NoC0 (edm_x, edm_y),

@@ -11,6 +11,10 @@ std::string to_string(FabricMode mode) {
   return "unknown";
 }
 
+std::string to_string(RingFlowControl flow_control) {
+  return flow_control == RingFlowControl::Dateline ? "dateline" : "bubble";
+}
+
 std::string to_string(FabricScope scope) { return scope == FabricScope::Axes ? "per-axis" : "system"; }
 
 }  // namespace cclmesh::runtime

@@ -29,6 +29,15 @@ std::string to_string(FabricMode mode);
 enum class FabricScope : std::uint8_t { System, Axes };
 std::string to_string(FabricScope scope);
 
+// How a ring's routers avoid the buffer cycle (REFERENCE 6.7, 12). Bubble: late 2025 (PR #33222),
+// the injection channel sends only with >= 2 free downstream slots; 2 sender channels and one
+// receiver per router. Dateline: mid 2025 (PR #19101 / #20165), a second VC past a dateline
+// link; 3 sender channels and 2 receivers per router, REFERENCE 6.2's mid-2025 slot split
+// (runtime/fabric/fabric_plan.cpp places the dateline). Lines ignore neither: a Dateline fabric
+// must be a ring (a line has no cycle to break).
+enum class RingFlowControl : std::uint8_t { Bubble, Dateline };
+std::string to_string(RingFlowControl flow_control);
+
 struct FabricOptions {
   FabricMode mode = FabricMode::None;
   // Axes: a Ring mode makes a ring of every row / column that has its closing link (a torus),
@@ -49,6 +58,9 @@ struct FabricOptions {
   std::vector<std::pair<ChipId, ChipId>> down_edges;
   // Bubble flow control (REFERENCE 6.7); default on for rings, off for lines (no cycle).
   std::optional<bool> bubble_flow_control;
+  // Dateline: no bubble rule (bubble_flow_control unset or false; it came with PR #33222) and
+  // no sender_slots / receiver_slots overrides (each router kind has its own split).
+  RingFlowControl ring_flow_control = RingFlowControl::Bubble;
   bool first_level_acks = true;
   std::uint32_t switch_interval = kernels::fabric_router::kDefaultSwitchInterval;
   // Slot counts per sender channel and for the receiver; default: first fit (REFERENCE 6.2).

@@ -147,6 +147,75 @@ PlannedLine system_embedding(const topo::Topology& topology, const FabricOptions
                        [&](bool) { return laid; });
 }
 
+// REFERENCE 6.7 / 12: the dateline VC was replaced by bubble flow control, so the two do not
+// mix; and each dateline router kind has its own slot split (REFERENCE 6.2).
+void check_dateline_options(const FabricOptions& options) {
+  if (options.mode != FabricMode::Ring) {
+    throw FabricPlanError(fmt::format("fabric: ring_flow_control dateline needs a ring fabric; the fabric is {} (a "
+                                      "line has no buffer cycle to break, REFERENCE 6.7)",
+                                      to_string(options.mode)));
+  }
+  if (options.bubble_flow_control.value_or(false)) {
+    throw FabricPlanError("fabric: ring_flow_control dateline with bubble_flow_control on; expected it unset or off "
+                          "(the bubble rule replaced the dateline VC, REFERENCE 6.7)");
+  }
+  if (options.sender_slots || options.receiver_slots) {
+    throw FabricPlanError("fabric: ring_flow_control dateline with sender_slots / receiver_slots set; expected them "
+                          "unset (each dateline-VC router kind takes REFERENCE 6.2's mid-2025 first fit)");
+  }
+}
+
+// Where a ring's dateline is: on its closing hop, from the ring's last chip back to its first
+// (every plane of that hop). PR #20165 places datelines at device init on fixed links: on a
+// torus at the wraparound edges, on chips with corners at the N/S connection of logical chip 0.
+// The closing hop is a 1D ring's wraparound, and it touches the ring's first chip (a system ring
+// starts at chip 0; an axis ring at its row's or column's first chip); any fixed hop would do
+// for deadlock freedom, as every route is shorter than the ring and so crosses it at most once.
+kargs::DatelineRouterKind dateline_router_kind(const FabricLine& ring, ChipId chip, bool forward) {
+  const ChipId first = ring.chips.front();
+  const ChipId last = ring.chips.back();
+  if ((chip == last && forward) || (chip == first && !forward)) return kargs::DatelineRouterKind::Dateline;
+  if ((chip == first && forward) || (chip == last && !forward)) return kargs::DatelineRouterKind::DatelineUpstream;
+  return kargs::DatelineRouterKind::Ordinary;
+}
+
+kernels::FabricRouterSlotCounts dateline_slots(const EriscL1Map& erisc, std::uint32_t payload_bytes,
+                                               kargs::DatelineRouterKind kind) {
+  try {
+    return kargs::choose_dateline_router_slots(erisc.kernel_base(), erisc.kernel_bytes(), payload_bytes, kind);
+  } catch (const kargs::KernelArgsError& e) {
+    throw FabricPlanError(fmt::format("fabric: ring_flow_control dateline: {} (REFERENCE 6.7: the T3K was short of "
+                                      "ERISC L1 for ring buffering)",
+                                      e.what()));
+  }
+}
+
+// A dateline-VC ring router's settings: its own, its peer's and its downstream neighbour's slot
+// counts, whether its link is the dateline (its channels 0 and 1 then send into the peer's VC1
+// receiver: the VC switch), and each receiver's packets in flight (VC1's transaction ids after
+// VC0's, within the NoC's 16).
+void set_dateline_vcs(kernels::FabricRouterConfig& c, const FabricLine& ring, const FabricRouterSite& site,
+                      const EriscL1Map& erisc, const FabricOptions& options) {
+  const kargs::DatelineRouterKind kind = dateline_router_kind(ring, site.chip, site.forward);
+  const kernels::FabricRouterSlotCounts own = dateline_slots(erisc, options.max_payload_bytes, kind);
+  c.dateline_vcs = true;
+  c.sender_slots[0] = own.sender[0];
+  c.sender_slots[1] = own.sender[1];
+  c.sender2_slots = own.sender[2];
+  c.receiver_slots = own.receiver[0];
+  c.vc1_receiver_slots = own.receiver[1];
+  c.sends_into_vc1 = kind == kargs::DatelineRouterKind::Dateline;
+  c.peer_slots = dateline_slots(erisc, options.max_payload_bytes, dateline_router_kind(ring, site.peer, !site.forward));
+  c.downstream_slots =
+      dateline_slots(erisc, options.max_payload_bytes, dateline_router_kind(ring, site.chip, !site.forward));
+  const std::uint32_t limit = kernels::fabric_router::kMaxReceiverPacketsInFlight;
+  const auto in_flight = [&options](std::uint32_t slots, std::uint32_t room) {
+    return std::min({options.receiver_packets_in_flight.value_or(slots), slots, room});
+  };
+  c.receiver_packets_in_flight = in_flight(own.receiver[0], limit);
+  c.vc1_receiver_packets_in_flight = in_flight(own.receiver[1], limit - c.receiver_packets_in_flight);
+}
+
 }  // namespace
 
 GroupRun group_run(const topo::Topology& topology, const std::vector<ChipId>& group, bool ring_mode,
@@ -289,7 +358,9 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
   }
   if (options.sender_slots) slots.sender_slots = *options.sender_slots;
   if (options.receiver_slots) slots.receiver_slots = *options.receiver_slots;
-  const bool bubble = options.bubble_flow_control.value_or(ring);
+  const bool dateline = options.ring_flow_control == RingFlowControl::Dateline;
+  if (dateline) check_dateline_options(options);
+  const bool bubble = options.bubble_flow_control.value_or(ring && !dateline);
   if (slots.sender_slots == 0 || slots.receiver_slots < (bubble ? 2u : 1u)) {
     throw FabricPlanError(fmt::format("fabric: {} sender / {} receiver slots; expected >= 1 / >= {}",
                                       slots.sender_slots, slots.receiver_slots, bubble ? 2 : 1));
@@ -334,12 +405,13 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
     c.is_handshake_master = site.chip < site.peer;
     const bool line_is_ring = plan.lines[site.line].mode == FabricMode::Ring;
     c.topology = line_is_ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;
-    c.bubble_flow_control = options.bubble_flow_control.value_or(line_is_ring);
+    c.bubble_flow_control = options.bubble_flow_control.value_or(line_is_ring && !dateline);
     c.first_level_acks = options.first_level_acks;
     c.switch_interval = options.switch_interval;
     c.has_downstream = downstream != nullptr;
     c.downstream_noc_x = downstream != nullptr ? downstream->noc0.x : 0;
     c.downstream_noc_y = downstream != nullptr ? downstream->noc0.y : 0;
+    if (dateline && line_is_ring) set_dateline_vcs(c, plan.lines[site.line], site, erisc, options);
   }
   return built;
 }

@@ -34,7 +34,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 //     op's kernels without the session's history; a session's profile is its own, from entry 0.
 // 13: the error kind profile_entries_dropped (ProfileEntriesDroppedError: a profile range whose
 //     first entries a served session's bound dropped, `serve --max-profile-entries`).
-inline constexpr std::uint32_t kProtocolVersion = 13;
+// 14: FabricOptions carries ring_flow_control (bubble | dateline, the ring's era); a version 13
+//     peer would run a dateline device's fabric as bubble flow control.
+inline constexpr std::uint32_t kProtocolVersion = 14;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check

@@ -28,6 +28,8 @@ constexpr EnumNames<NocIndex, 2> kNocs{{{NocIndex::Noc0, "noc0"}, {NocIndex::Noc
 constexpr EnumNames<FabricMode, 3> kFabricModes{
     {{FabricMode::None, "none"}, {FabricMode::Line, "line"}, {FabricMode::Ring, "ring"}}};
 constexpr EnumNames<FabricScope, 2> kFabricScopes{{{FabricScope::System, "system"}, {FabricScope::Axes, "axes"}}};
+constexpr EnumNames<RingFlowControl, 2> kRingFlowControls{
+    {{RingFlowControl::Bubble, "bubble"}, {RingFlowControl::Dateline, "dateline"}}};
 
 template <class E, std::size_t N>
 Json enum_name(const EnumNames<E, N>& names, E value) {
@@ -403,6 +405,7 @@ Json encode(const FabricOptions& v) {
               {"chip_order", Json(v.chip_order)},
               {"down_edges", Json(v.down_edges)},
               {"bubble_flow_control", v.bubble_flow_control ? Json(*v.bubble_flow_control) : Json(nullptr)},
+              {"ring_flow_control", enum_name(kRingFlowControls, v.ring_flow_control)},
               {"first_level_acks", v.first_level_acks},
               {"switch_interval", v.switch_interval},
               {"sender_slots", encode_optional(v.sender_slots)},
@@ -431,6 +434,7 @@ FabricOptions decode_fabric_options(const Json& j, const std::string& path) {
   }
   const Json& bubble = field(j, "bubble_flow_control", path);
   if (!bubble.is_null()) v.bubble_flow_control = bool_field(j, "bubble_flow_control", path);
+  v.ring_flow_control = enum_field(kRingFlowControls, j, "ring_flow_control", path);  // since version 14
   v.first_level_acks = bool_field(j, "first_level_acks", path);
   v.switch_interval = unsigned_field<std::uint32_t>(j, "switch_interval", path);
   v.sender_slots = optional_u32(j, "sender_slots", path);

@@ -163,7 +163,8 @@ std::string ChainBuilder::cycle_cause(const std::vector<Step>& cycle) const {
     ++buffer_count;
     const kernels::FabricRouterConfig c = config(*r);
     ring = ring || c.topology == kernels::fabric_router::kTopologyRing;
-    bubble_off = bubble_off || !c.bubble_flow_control;
+    // A dateline-VC ring avoids the cycle without the bubble rule (REFERENCE 6.7).
+    bubble_off = bubble_off || (!c.bubble_flow_control && !c.dateline_vcs);
   }
   if (kernel_count == 0 && mux_count == 0 && edm_count == 0) {
     std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";

@@ -170,6 +170,8 @@ TEST(WireCodec, FabricOptionsWithOptionalsSetAndUnset) {
   f.erisc_unreserved_bytes = 150 * 1024;
   f.down_edges = {{3, 0}, {12, 13}};  // a served per-axis fabric's down links: the client's groups need them
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);
+  f.ring_flow_control = RingFlowControl::Dateline;  // since version 14
+  EXPECT_EQ(round_trip(f, decode_fabric_options), f);
   f.mode = FabricMode::Line;
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);
 }

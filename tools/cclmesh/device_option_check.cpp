@@ -24,7 +24,8 @@ void reject_options_beside_device(const CLI::App& command, const std::set<std::s
   static const std::set<std::string> kServerDecides{"--system", "--chips", "--topology", "--links", "--mode"};
   static const std::set<std::string> kServeTakes{"--fault",          "--max-sim-time",         "--max-wall",
                                                  "--link-rate",      "--link-latency",         "--no-data",
-                                                 "--fabric-payload", "--fabric-rx-in-flight", "--erisc-unreserved-kib"};
+                                                 "--fabric-payload", "--fabric-rx-in-flight", "--erisc-unreserved-kib",
+                                                 "--ring-flow-control"};
   for (const CLI::Option* option : command.get_options()) {
     const std::string name = option->get_name();
     if (option->count() == 0 || accepted.contains(name) || name == "--help") continue;

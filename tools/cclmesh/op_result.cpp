@@ -251,6 +251,13 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
     result.fabric = fmt::format("{}{} group{} along cluster_axis {}", legacy_mode(options) ? "" : "per-axis fabric: ",
                                 groups, groups == 1 ? "" : "s", *options.cluster_axis);
   }
+  // The era what-if is named in the title, where a reader compares two rows' times; only where a
+  // ring ran (a ring opened by a down link runs as a line, whose routers have no dateline).
+  const bool ran_a_ring = std::any_of(plan.lines().begin(), plan.lines().end(),
+                                      [](const runtime::FabricLine& l) { return l.mode == runtime::FabricMode::Ring; });
+  if (plan.options().ring_flow_control == runtime::RingFlowControl::Dateline && ran_a_ring) {
+    result.fabric += fmt::format("{}dateline-VC ring routers (mid 2025)", result.fabric.empty() ? "" : ", ");
+  }
   return result;
 }
 

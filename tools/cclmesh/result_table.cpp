@@ -103,7 +103,7 @@ nlohmann::json result_json(const RunResult& r) {
 
 nlohmann::json settings_json(const RunOptions& o) {
   const auto or_null = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); };
-  return {{"cluster_axis", or_null(o.cluster_axis)},
+  nlohmann::json settings = {{"cluster_axis", or_null(o.cluster_axis)},
           {"root", o.root.value_or(0)},
           {"no_data", o.no_data},
           {"simulate_every_group", o.simulate_every_group},
@@ -120,6 +120,11 @@ nlohmann::json settings_json(const RunOptions& o) {
           {"rs_line_algorithm", o.rs_line_algorithm},
           {"rs_ring_algorithm", o.rs_ring_algorithm},
           {"bcast_ring_algorithm", o.bcast_ring_algorithm}};
+  // Only when not the default, so the rows of every bubble-flow-control run stay as they were.
+  if (o.ring_flow_control != runtime::RingFlowControl::Bubble) {
+    settings["ring_flow_control"] = runtime::to_string(o.ring_flow_control);
+  }
+  return settings;
 }
 
 std::string topology_text(const RunResult& r) {

@@ -36,6 +36,15 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   // (legacy_edm_plan.hpp), and only the composite all_reduce's local sum sizes its CB packet by the
   // fabric payload (docs/collectives.md, the legacy composite). Typed where it does nothing, either
   // option would print figures the user reads as its effect.
+  if (options.ring_flow_control == runtime::RingFlowControl::Dateline &&
+      (legacy_mode(options) || options.topology != "ring")) {
+    throw UsageError(fmt::format("--ring-flow-control: 'dateline' given for {}; the dateline VC is how a ring fabric's "
+                                 "routers avoid deadlock (REFERENCE 6.7), expected --topology ring in fabric mode",
+                                 legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
+                                                      : fmt::format("--topology {}, which has no buffer cycle to "
+                                                                    "break",
+                                                                    options.topology)));
+  }
   if (legacy_mode(options) && options.fabric_typed.rx_in_flight) {
     throw UsageError(fmt::format("--fabric-rx-in-flight: {} given in legacy mode, which runs no fabric router (the "
                                  "op's own EDMs carry its packets); it applies in fabric mode (--mode fabric)",

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
@@ -198,6 +199,19 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
                      "all_gather's SPLIT/FULL_TENSOR threshold (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
       ->transform(whole_number_in(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024,
                                  "UINT"));
+  command
+      .add_option_function<std::string>(
+          "--ring-flow-control",
+          [&o](const std::string& name) {
+            o.ring_flow_control =
+                name == "dateline" ? runtime::RingFlowControl::Dateline : runtime::RingFlowControl::Bubble;
+          },
+          "era what-if for a ring fabric's deadlock avoidance (REFERENCE 6.7, 12): bubble (late 2025, the default: "
+          "2 sender channels, 1 receiver, injection needs 2 free downstream slots) or dateline (mid 2025: a second "
+          "VC past the ring's closing hop, 3 sender channels and 2 receivers per router, REFERENCE 6.2's mid-2025 "
+          "slots); --topology ring in fabric mode only")
+      ->check(CLI::IsMember({"bubble", "dateline"}))
+      ->default_str("bubble");
   add_link_whatif_options(command, o.link_whatif);
 }
 

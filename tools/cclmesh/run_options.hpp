@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/device/fabric_options.hpp"
 #include "sim/engine/time.hpp"
 #include "tools/cclmesh/alpha_beta.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
@@ -155,6 +156,10 @@ struct RunOptions {
   // unconfirmed ERISC L1 figure (REFERENCE 1.4: 106..150 KiB; unset: the default, 150 KiB), or a
   // served device's figure as the server has it (bytes: a server need not hold whole KiB).
   std::optional<std::uint32_t> erisc_unreserved_bytes;
+  // --ring-flow-control: FabricOptions::ring_flow_control, the era of a ring fabric's deadlock
+  // avoidance (REFERENCE 6.7, 12): bubble flow control (late 2025, the default) or the dateline
+  // VC (mid 2025). Ring topology in fabric mode only.
+  runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)
   // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).

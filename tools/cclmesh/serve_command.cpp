@@ -23,6 +23,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,7 @@ struct ServeOptions {
   std::uint32_t fabric_payload_bytes = runtime::FabricOptions{}.max_payload_bytes;
   std::optional<std::uint32_t> fabric_rx_in_flight;
   std::optional<std::uint32_t> erisc_unreserved_kib;
+  runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
   // What-ifs the served device runs under (run --fault's specs), and its watchdogs, each op's.
   std::vector<std::string> faults;
   std::string max_sim_time;
@@ -203,6 +205,15 @@ int run_serve(const ServeOptions& options) {
   }
   device_options.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
   if (options.erisc_unreserved_kib) device_options.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
+  if (options.ring_flow_control == runtime::RingFlowControl::Dateline &&
+      device_options.fabric.mode != runtime::FabricMode::Ring) {
+    // As `run` refuses it (run_option_checks.cpp): only a ring fabric has a cycle to break.
+    throw UsageError(fmt::format("--ring-flow-control: 'dateline' given for a {} device; the dateline VC is how a ring "
+                                 "fabric's routers avoid deadlock (REFERENCE 6.7), expected --topology ring with --mode "
+                                 "fabric",
+                                 device_options.fabric.mode == runtime::FabricMode::None ? "legacy-mode" : "line"));
+  }
+  device_options.fabric.ring_flow_control = options.ring_flow_control;
   RunFaults faults;
   for (const std::string& spec : options.faults) add_fault_spec(faults, spec);
   require_data_for_corruption(faults.plan, options.no_data, "a --no-data device", "serve");
@@ -260,6 +271,9 @@ int run_serve(const ServeOptions& options) {
                                     runtime::to_string(device->fabric().mode), options.links,
                                     options.chips.empty() ? "" : fmt::format(" through chips {}", fmt::join(options.chips, ","))),
                   options.no_data ? "timing only" : "functional");
+  if (device->fabric().ring_flow_control == runtime::RingFlowControl::Dateline) {
+    server_options.description += ", dateline-VC ring routers (mid 2025)";
+  }
   server_options.system_name = options.system;
   server_options.faults = faults.specs;  // clients' rows name them, as a local run's
   if (!faults.specs.empty()) server_options.description += fmt::format(", faults {}", fmt::join(faults.specs, " "));
@@ -373,6 +387,17 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                       "what-if: the ERISC's unreserved L1 in KiB (REFERENCE 1.4, unconfirmed: 106..150; default 150)")
       ->transform(whole_number_in(runtime::kEriscUnreservedMinBytes / 1024, runtime::kEriscUnreservedMaxBytes / 1024,
                                   "UINT"));
+  command
+      ->add_option_function<std::string>(
+          "--ring-flow-control",
+          [options](const std::string& name) {
+            options->ring_flow_control =
+                name == "dateline" ? runtime::RingFlowControl::Dateline : runtime::RingFlowControl::Bubble;
+          },
+          "era what-if for a ring fabric's deadlock avoidance (as `cclmesh run`; REFERENCE 6.7, 12): bubble "
+          "(late 2025, the default) or dateline (mid 2025: a second VC past the ring's closing hop)")
+      ->check(CLI::IsMember({"bubble", "dateline"}))
+      ->default_str("bubble");
   command->add_option("--fault", options->faults,
                       "serve a faulty device (repeatable; as `cclmesh run --fault`): link-down:A-B[@T], link-slow:A-B:F, "
                       "skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble; times are the "

@@ -53,9 +53,11 @@ inline std::size_t hash_value(const BufferHandle& b) { return hash_fields(0, b.i
 inline std::size_t hash_value(const GlobalSemaphore& s) { return hash_fields(0, s.id, s.address, s.cores); }
 
 inline std::size_t hash_value(const FabricOptions& f) {
-  return hash_fields(0, f.mode, f.scope, f.num_links, f.max_payload_bytes, f.chip_order, f.down_edges, f.bubble_flow_control,
-                     f.first_level_acks, f.switch_interval, f.sender_slots, f.receiver_slots,
-                     f.receiver_packets_in_flight, f.erisc_unreserved_bytes);
+  const std::size_t h = hash_fields(0, f.mode, f.scope, f.num_links, f.max_payload_bytes, f.chip_order, f.down_edges,
+                                    f.bubble_flow_control, f.first_level_acks, f.switch_interval, f.sender_slots,
+                                    f.receiver_slots, f.receiver_packets_in_flight, f.erisc_unreserved_bytes);
+  // Folded in only when not the default, so every bubble-flow-control hash stays what it was.
+  return f.ring_flow_control == RingFlowControl::Bubble ? h : hash_fields(h, f.ring_flow_control);
 }
 
 }  // namespace cclmesh::runtime

@@ -26,14 +26,76 @@ std::vector<std::pair<uint32_t, uint32_t>> regions(const FabricRouterL1Layout& l
                      l.downstream_buffer_index_sem}) {
     r.emplace_back(a, a + f);
   }
-  for (const auto& ch : l.sender) {
+  // Sender channel 2 exists only with dateline VCs.
+  const uint32_t channels = l.dateline_vcs ? kernels::fabric_router::kMaxSenderChannels
+                                           : kernels::fabric_router::kNumSenderChannels;
+  for (uint32_t c = 0; c < channels; ++c) {
+    const auto& ch = l.sender[c];
     for (uint32_t a : {ch.connection_live, ch.worker_location_info, ch.packets_written, ch.packets_freed}) {
       r.emplace_back(a, a + f);
     }
     r.emplace_back(ch.buffer_base, ch.buffer_base + ch.num_slots * l.slot_size_bytes);
   }
   r.emplace_back(l.receiver_buffer_base, l.receiver_buffer_base + l.receiver_slots * l.slot_size_bytes);
+  if (l.dateline_vcs) {
+    for (uint32_t a : {l.vc1_ack_mailbox, l.vc1_ack_staging, l.vc1_downstream_flow_control_sem,
+                       l.vc1_downstream_teardown_sem, l.vc1_downstream_buffer_index_sem}) {
+      r.emplace_back(a, a + f);
+    }
+    r.emplace_back(l.vc1_receiver_buffer_base, l.vc1_receiver_buffer_base + l.vc1_receiver_slots * l.slot_size_bytes);
+  }
   return r;
+}
+
+// A dateline-VC router (REFERENCE 6.1's mid-2025 row): 3 sender channels and 2 receivers, every
+// field and buffer disjoint; the fields and buffers a bubble router has stay where they are
+// only in the control region's first part (the VC1 fields follow), and a layout without dateline
+// VCs is the one from before they existed.
+TEST(FabricRouterLayout, DatelineVcLayoutIsDisjointAndExtendsTheOrdinaryOne) {
+  const kernels::FabricRouterSlotCounts counts{{4, 4, 4}, {8, 8}};
+  const FabricRouterL1Layout l = kernels::make_fabric_router_layout(0x18008, 4352, counts, true);
+  auto r = regions(l);
+  for (const auto& [b, e] : r) {
+    EXPECT_EQ(b % 16, 0u);
+    EXPECT_LE(e, l.end);
+    EXPECT_GE(b, l.control_begin);
+  }
+  std::sort(r.begin(), r.end());
+  for (std::size_t i = 1; i < r.size(); ++i) {
+    EXPECT_LE(r[i - 1].second, r[i].first) << "overlap at " << r[i].first;
+  }
+  EXPECT_EQ(l.end - l.sender[0].buffer_base, 28 * l.slot_size_bytes);
+  EXPECT_LE(l.control_end, l.sender[0].buffer_base);
+  EXPECT_EQ(l.vc1_receiver_buffer_base % 32, 0u);
+  const FabricRouterL1Layout plain = kernels::make_fabric_router_layout(0x18008, 4352, 8, 8, 16);
+  EXPECT_EQ(l.ack_mailbox, plain.ack_mailbox);
+  EXPECT_EQ(l.downstream_flow_control_sem, plain.downstream_flow_control_sem);
+  EXPECT_FALSE(plain.dateline_vcs);
+  EXPECT_EQ(plain.vc1_receiver_slots, 0u);
+  // A router that drops channels (a dateline router: no sender channel 2, no VC0 receiver) keeps
+  // its control fields where the others have them.
+  const FabricRouterL1Layout dateline =
+      kernels::make_fabric_router_layout(0x18008, 4352, kernels::FabricRouterSlotCounts{{8, 8, 0}, {0, 16}}, true);
+  EXPECT_EQ(dateline.vc1_ack_mailbox, l.vc1_ack_mailbox);
+  EXPECT_EQ(dateline.sender[2].packets_written, l.sender[2].packets_written);
+  EXPECT_EQ(dateline.end - dateline.sender[0].buffer_base, 32 * l.slot_size_bytes);
+}
+
+// The VC rules: channel 2 forwards on VC1; channels 0 and 1 send on VC0 except across the
+// dateline; a receiver VC forwards into the same VC's channel; each VC's ack word indexes the
+// channels that feed it.
+TEST(FabricRouterLogic, DatelineVcRules) {
+  using kernels::sender_target_vc;
+  EXPECT_EQ(sender_target_vc(0, false), 0u);
+  EXPECT_EQ(sender_target_vc(1, false), 0u);
+  EXPECT_EQ(sender_target_vc(2, false), 1u);
+  EXPECT_EQ(sender_target_vc(0, true), 1u);
+  EXPECT_EQ(sender_target_vc(1, true), 1u);
+  EXPECT_EQ(kernels::forwarding_channel_of_vc(0), 1u);
+  EXPECT_EQ(kernels::forwarding_channel_of_vc(1), 2u);
+  EXPECT_EQ(kernels::ack_index_of_channel(0), 0u);
+  EXPECT_EQ(kernels::ack_index_of_channel(1), 1u);
+  EXPECT_EQ(kernels::ack_index_of_channel(2), 0u);
 }
 
 TEST(FabricRouterLayout, FieldsAndBuffersAreAlignedAndDisjoint) {
