@@ -171,6 +171,32 @@ TEST(WideRowsAllReduceMore, LegacyComposite) {
   EXPECT_TRUE(run_all_reduce(*device, p, Memory{}).verified);
 }
 
+// Only ROW_MAJOR rows are cut (as reduce cuts them): a TILE page above the payload stays whole and
+// is refused as before session 35. In legacy mode --fabric-payload sizes only the composite's local
+// sum, and that sum cut bfp8_b tiles (1088 B, shared exponents) into 544 B pieces the reduce kernel
+// cannot take: the simulated op faulted (BAD_ARGS) instead of being refused.
+TEST(WideRowsAllReduceRefusal, LegacyCompositeDoesNotCutTiles) {
+  auto device = legacy_device(topo::build_t3k());
+  for (const auto& [dtype, payload] : {std::pair{DataType::Bfloat8B, 1024u}, std::pair{DataType::Float32, 2048u}}) {
+    SCOPED_TRACE(payload);
+    ar::Params p;
+    p.tensor = TensorSpec{{1, 1, 32, 1024}, dtype, Layout::Tile};
+    p.mode = runtime::ccl::CclMode::Legacy;
+    p.algorithm = ar::Algorithm::Composite;
+    p.fabric.max_payload_bytes = payload;
+    const runtime::BufferConfig config = buffer_config(p.tensor, Memory{});
+    p.input_buffer = device->create_buffer(config);
+    p.output_buffer = device->create_buffer(config);
+    p.intermediate_buffer = device->create_buffer(buffer_config(ar::intermediate_spec(p, device->topology()), Memory{}));
+    try {
+      ar::build(p, device->topology());
+      ADD_FAILURE() << "all_reduce cut " << runtime::ccl::page_size_bytes(p.tensor) << " B tiles";
+    } catch (const runtime::ccl::PageExceedsPacketError& e) {
+      EXPECT_EQ(e.page_size_bytes(), runtime::ccl::page_size_bytes(p.tensor));
+    }
+  }
+}
+
 // A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
 // cannot, and is refused in all_reduce's name whatever the algorithm (not by the half that meets
 // it first).
