@@ -70,7 +70,8 @@ std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint32_t kFitChunksPerSync = 0;
 inline constexpr std::uint32_t kMaxFitChunksPerSync = 4;
 // The relay's default workers per link and direction: kDefaultRelayWorkersPerLink once each link
-// and direction's run of the input holds kPagesForSeveralRelayWorkers pages, else 1.
+// and direction's run of the input holds kPagesForSeveralRelayWorkers pages, else 1 (a ROW_MAJOR
+// row wider than a fabric payload counts as the tiles its bytes fill).
 // REFERENCE 7.4 says production runs "links x 2 directions x (1 mux + N workers)" and 6.3 that
 // the mux is used only when num_workers_per_link > 1 (PR #35142), so N >= 2 there; REFERENCE
 // gives no N, and 2 is the least that fits. One worker per direction is bound by its reader's

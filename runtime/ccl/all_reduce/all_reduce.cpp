@@ -56,7 +56,17 @@ std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
   return static_cast<std::uint32_t>(resolve_groups(p.groups, topology, plan).front().size());
 }
 
+// Rows wider than a fabric payload move in 32 B-aligned pieces in every fabric algorithm, and one
+// that cannot is refused in all_reduce's name: here, before the params of either half exist, so
+// that not only validate() but every call that asks a half something before build() (the
+// semaphore cores and intermediates a caller sizes first) refuses it as all_reduce, not as the
+// reduce_scatter or all_gather that meets it first. Legacy mode's EDMs hold such rows whole.
+void require_fabric_rows_move(const Params& p) {
+  if (p.mode == CclMode::Fabric) moved_pages(p);
+}
+
 reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
+  require_fabric_rows_move(p);
   reduce_scatter::Params rs;
   rs.input = f.spec;
   rs.dim = f.dim;
@@ -80,6 +90,7 @@ reduce_scatter::Params rs_params(const Params& p, const Flat& f) {
 
 all_gather::Params ag_params(const Params& p, const TensorSpec& input, std::uint32_t dim, const BufferHandle& in,
                              const BufferHandle& out) {
+  require_fabric_rows_move(p);
   all_gather::Params ag;
   ag.input = input;
   ag.dim = dim;
@@ -505,9 +516,7 @@ std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topolog
 }
 
 void validate(const Params& p, const topo::Topology& topology) {
-  // Rows wider than a fabric payload move in 32 B-aligned pieces in every algorithm: refused here,
-  // in the op's name, rather than by whichever half meets them first.
-  if (p.mode == CclMode::Fabric) moved_pages(p);
+  require_fabric_rows_move(p);
   require_buffer_holds(p.input_buffer, p.tensor, kOp, "input");
   require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
   require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");

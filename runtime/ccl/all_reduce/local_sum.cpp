@@ -82,6 +82,11 @@ kargs::ReduceSpec reduce_spec(const Params& p, std::uint32_t num_blocks, std::ui
 }  // namespace
 
 FabricPages moved_pages(const Params& p) {
+  // Only ROW_MAJOR rows are cut, as reduce cuts them: a bfp8_b tile's shared exponents cannot be,
+  // so a TILE page above the payload stays whole and packet_size_in_pages refuses it.
+  if (p.tensor.layout != Layout::RowMajor) {
+    return FabricPages{page_size_bytes(p.tensor), 1, static_cast<std::uint32_t>(num_pages(p.tensor))};
+  }
   return fabric_pages(page_size_bytes(p.tensor), num_pages(p.tensor), p.fabric.max_payload_bytes, "all_reduce");
 }
 

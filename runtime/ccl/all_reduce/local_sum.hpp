@@ -27,8 +27,8 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// The tensor's pages as the local sum and the one-shot move them: whole pages, or ROW_MAJOR rows
-// wider than a fabric payload in the fewest equal 32 B-aligned pieces that fit one (row_pieces.hpp;
+// The tensor's pages as the local sum and the one-shot move them: whole pages (TILE pages always),
+// or ROW_MAJOR rows wider than a fabric payload in the fewest equal 32 B-aligned pieces that fit one (row_pieces.hpp;
 // pieces_per_page 1 keeps the streams of whole pages). The sum is element-wise, so pieces sum as
 // rows do; the buffers are addressed in_fabric_pages.
 FabricPages moved_pages(const Params& params);

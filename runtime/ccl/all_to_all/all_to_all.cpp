@@ -161,7 +161,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // Measured (docs/collectives.md): T3K 8-ring, 256 B chunks, 2 MiB: 1243.24 -> 732.45 us. So do
   // the pieces of rows wider than a payload (T3K 8-ring, 32 rows of 4384 B, 137 x 32 B, along dim
   // 2: 719.18 -> 25.26 us).
-  if (p.packet_size_in_pages == 0 && !rows && r.row_pieces == 1) r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
+  if (p.packet_size_in_pages == 0 && !rows && r.row_pieces == 1) {
+    r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
+  }
   r.rounds = rounds_choice(p, r.group_size).rounds;
   r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
   require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");

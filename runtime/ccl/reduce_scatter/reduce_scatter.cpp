@@ -82,8 +82,24 @@ std::uint64_t moved_output_pages(const Params& p, std::uint32_t n) {
   return pages * std::max<std::uint32_t>(outer_row_pieces(p), 1);
 }
 
+// The output's pages as the size rule (kPagesForSeveralWorkers, measured on tiles) counts them:
+// the moved pages, each piece of a ROW_MAJOR row wider than a payload as at least the tiles of its
+// dtype that its bytes fill. Counted as one page, a 4096 B piece of an 8192 B row gave half the
+// workers of the same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 us, 14.11 with 4; T3K
+// 8-line [1,1,64,4096]: 110.13, 63.16). A piece below a tile still counts one (a 4384 B row's 137
+// pieces of 32 B each cost a NoC transfer and a reduce step: 4 workers are faster there).
+std::uint64_t size_rule_output_pages(const Params& p, std::uint32_t n) {
+  const std::uint64_t moved = moved_output_pages(p, n);
+  const std::uint32_t pieces = outer_row_pieces(p);
+  if (pieces == 0) return moved;
+  TensorSpec as_tiles = p.input;
+  as_tiles.layout = Layout::Tile;
+  const std::uint32_t piece_bytes = page_size_bytes(p.input) / pieces;
+  return moved * std::max<std::uint32_t>(piece_bytes / page_size_bytes(as_tiles), 1);
+}
+
 // Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers on the output's
-// `output_pages` moved pages.
+// `output_pages` (size_rule_output_pages).
 std::uint32_t workers_per_link_for(const Params& p, std::uint64_t output_pages, bool ring) {
   if (p.workers_per_link) {
     if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
@@ -185,7 +201,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_buffer_layouts(topology, r.all_chips, {&mid});
   }
   // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
-  const std::uint32_t chain_workers = workers_per_link_for(p, api::volume(r.out_pages), r.ring);
+  const std::uint32_t chain_workers = workers_per_link_for(p, size_rule_output_pages(p, n), r.ring);
   r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
   // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
   static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
@@ -573,7 +589,7 @@ std::uint32_t workers_per_link(const Params& params, const topo::Topology& topol
   const FabricPlan plan(topology, params.fabric);
   const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
   const std::uint32_t chosen =
-      workers_per_link_for(params, moved_output_pages(params, n), params.topology == CclTopology::Ring);
+      workers_per_link_for(params, size_rule_output_pages(params, n), params.topology == CclTopology::Ring);
   if (ring != RingAlgorithm::HalfWay) return chosen;
   return half_way_workers_per_link(n, chosen);
 }

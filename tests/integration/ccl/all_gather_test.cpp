@@ -6,12 +6,14 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "kernels/kernel_args.hpp"
@@ -602,6 +604,36 @@ TEST(AllGatherRelay, SeveralWorkersPerDirectionThroughAMux) {
   c.workers_per_link = 2;
   SCOPED_TRACE("ring:8/2 on 2 links");
   run_case(*two_links, c);
+}
+
+// The size rule counts a ROW_MAJOR row wider than a fabric payload as the tiles its bytes fill, as
+// it was measured on tiles: counted as one page, [1,1,16,4096] bf16 rows (128 KiB a chip, 8192 B
+// rows in 2 pieces) took 1 worker where the same bytes as tiles take 2 (T3K 8-ring, --no-data:
+// 64.74 us against 54.22 with 2); in pieces, 4384 B rows (137 pieces of 32 B) would take 2 from
+// 35 KB, where 1 is faster (21.08 against 26.59 us).
+TEST(AllGatherRelay, WideRowsCountAsTheTilesTheirBytesFill) {
+  const auto rows = [](std::uint32_t count, std::uint32_t width, DataType dtype) {
+    return TensorSpec{{1, 1, count, width}, dtype, Layout::RowMajor};
+  };
+  ag::Params rule;
+  rule.dim = 2;
+  ASSERT_EQ(rule.fabric.max_payload_bytes, 4352u);
+  const std::uint32_t two = ag::kDefaultRelayWorkersPerLink;
+  const std::tuple<TensorSpec, std::uint32_t> cases[] = {
+      {tile({1, 1, 32, 2048}), two},                    // 64 tiles, 128 KiB
+      {rows(16, 4096, DataType::Bfloat16), two},        // 16 rows of 8192 B: 64 tiles' bytes
+      {rows(8, 4096, DataType::Bfloat16), two},         // 32 tiles' bytes
+      {rows(16, 2048, DataType::Float32), two},         // 8192 B rows: 32 fp32 tiles' bytes
+      {rows(8, 2192, DataType::Bfloat16), 1u},          // 4384 B rows: 17 tiles' bytes
+      {rows(16, 2192, DataType::Bfloat16), two},        // 34 tiles' bytes
+      {rows(31, 1024, DataType::Bfloat16), 1u},         // rows that fit a payload count as pages
+      {rows(32, 1024, DataType::Bfloat16), two}};
+  for (const auto& [input, workers] : cases) {
+    rule.input = input;
+    SCOPED_TRACE(fmt::format("{}", fmt::join(input.shape, ",")));
+    EXPECT_EQ(ag::resolved_bidirectional_mode(rule), ag::BidirectionalMode::FullTensor);
+    EXPECT_EQ(ag::workers_per_link(rule), workers);
+  }
 }
 
 // W workers per link and direction take 2W worker cores per link, each with the done semaphore,

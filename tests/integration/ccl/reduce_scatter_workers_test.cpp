@@ -4,6 +4,7 @@
 // for bit with the host reference, which sums each worker's run in that worker's chain order;
 // rings and lines, several links, shapes whose pages do not split evenly over the workers.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,6 +136,42 @@ TEST(ReduceScatterWorkers, UnsetWorkersFollowTheSizeRule) {
     const std::uint32_t expected = out_pages_per_direction >= threshold_pages ? rs::kDefaultWorkersPerLink : 1;
     EXPECT_EQ(rs::workers_per_link(p, t3k), expected) << out_pages_per_direction << " pages per direction";
     EXPECT_EQ(rs::semaphore_cores(p, t3k).size(), 2u * expected);
+    EXPECT_TRUE(run_reduce_scatter(*device, p, Memory{}, Memory{}).verified);
+  }
+}
+
+// The rule was measured on tiles. A piece of a ROW_MAJOR row wider than a payload counts as at
+// least the tiles its bytes fill: counted as one page, a 4096 B piece of an 8192 B row gave half the
+// workers of the same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4;
+// T3K 8-line [1,1,64,4096] 110.13 -> 63.16). Pieces smaller than a tile still count one each
+// (4384 B rows: 137 pieces of 32 B, each a NoC transfer and a reduce step), as before.
+TEST(ReduceScatterWorkers, WideRowPiecesCountAtLeastTheTilesTheirBytesFill) {
+  const auto rows = [](std::uint32_t count, std::uint32_t width, DataType dtype) {
+    return TensorSpec{{1, 1, count, width}, dtype, Layout::RowMajor};
+  };
+  const std::uint32_t four = rs::kDefaultWorkersPerLink;
+  struct Case {
+    topo::Topology system;
+    FabricMode mode;
+    TensorSpec input;
+    std::uint32_t workers;
+  };
+  const Case cases[] = {
+      {topo::build_n300(), FabricMode::Line, tile({1, 1, 64, 1024}), four},  // 32 output tiles
+      {topo::build_n300(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), four},  // 16 pieces of 2 tiles
+      {topo::build_n300(), FabricMode::Line, rows(8, 4096, DataType::Bfloat16), 1u},
+      {topo::build_n300(), FabricMode::Line, rows(16, 2048, DataType::Float32), 1u},  // 4096 B: one fp32 tile
+      {topo::build_n300(), FabricMode::Line, rows(2, 2192, DataType::Bfloat16), four},  // 137 pieces of 32 B
+      {topo::build_t3k(), FabricMode::Line, rows(64, 4096, DataType::Bfloat16), four},
+      {topo::build_t3k(), FabricMode::Line, rows(32, 4096, DataType::Bfloat16), 1u}};
+  for (const Case& c : cases) {
+    auto device = make_device(c.system, c.mode);
+    rs::Params p = rs_params(c.input, 2, CclTopology::Line, 1);
+    p.workers_per_link.reset();
+    p.fabric = device->options().fabric;
+    SCOPED_TRACE(fmt::format("{} chips, [{}] {}", c.system.chip_count(), fmt::join(c.input.shape, ","),
+                             c.input.layout == Layout::Tile ? "tile" : "row_major"));
+    EXPECT_EQ(rs::workers_per_link(p, device->topology()), c.workers);
     EXPECT_TRUE(run_reduce_scatter(*device, p, Memory{}, Memory{}).verified);
   }
 }

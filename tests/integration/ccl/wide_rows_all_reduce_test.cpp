@@ -171,6 +171,32 @@ TEST(WideRowsAllReduceMore, LegacyComposite) {
   EXPECT_TRUE(run_all_reduce(*device, p, Memory{}).verified);
 }
 
+// Only ROW_MAJOR rows are cut (as reduce cuts them): a TILE page above the payload stays whole and
+// is refused as before session 35. In legacy mode --fabric-payload sizes only the composite's local
+// sum, and that sum cut bfp8_b tiles (1088 B, shared exponents) into 544 B pieces the reduce kernel
+// cannot take: the simulated op faulted (BAD_ARGS) instead of being refused.
+TEST(WideRowsAllReduceRefusal, LegacyCompositeDoesNotCutTiles) {
+  auto device = legacy_device(topo::build_t3k());
+  for (const auto& [dtype, payload] : {std::pair{DataType::Bfloat8B, 1024u}, std::pair{DataType::Float32, 2048u}}) {
+    SCOPED_TRACE(payload);
+    ar::Params p;
+    p.tensor = TensorSpec{{1, 1, 32, 1024}, dtype, Layout::Tile};
+    p.mode = runtime::ccl::CclMode::Legacy;
+    p.algorithm = ar::Algorithm::Composite;
+    p.fabric.max_payload_bytes = payload;
+    const runtime::BufferConfig config = buffer_config(p.tensor, Memory{});
+    p.input_buffer = device->create_buffer(config);
+    p.output_buffer = device->create_buffer(config);
+    p.intermediate_buffer = device->create_buffer(buffer_config(ar::intermediate_spec(p, device->topology()), Memory{}));
+    try {
+      ar::build(p, device->topology());
+      ADD_FAILURE() << "all_reduce cut " << runtime::ccl::page_size_bytes(p.tensor) << " B tiles";
+    } catch (const runtime::ccl::PageExceedsPacketError& e) {
+      EXPECT_EQ(e.page_size_bytes(), runtime::ccl::page_size_bytes(p.tensor));
+    }
+  }
+}
+
 // A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
 // cannot, and is refused in all_reduce's name whatever the algorithm (not by the half that meets
 // it first).
@@ -195,6 +221,57 @@ TEST(WideRowsAllReduceRefusal, AWideRowNotAMultipleOf32Bytes) {
                 "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
                 "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
                 "multiple of 32 B, or of at most 4352 B");
+    }
+  }
+}
+
+// A caller sizes the op's buffers and semaphores (semaphore_cores, the intermediates' specs) before
+// build(), as cclmesh run does; those calls reach into the halves too and must refuse such a row in
+// all_reduce's name as validate() does (on a line, semaphore_cores said "reduce_scatter: ...").
+TEST(WideRowsAllReduceRefusal, BeforeBuildTooInAllReducesName) {
+  const std::string refusal =
+      "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
+      "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
+      "multiple of 32 B, or of at most 4352 B";
+  const std::pair<topo::Topology, FabricMode> systems[] = {{topo::build_n300(), FabricMode::Line},
+                                                           {topo::build_t3k(), FabricMode::Line},
+                                                           {topo::build_t3k(), FabricMode::Ring}};
+  for (const auto& [system, mode] : systems) {
+    auto device = make_device(system, mode);
+    for (const ar::Algorithm algorithm : {ar::Algorithm::Auto, ar::Algorithm::ReduceScatterAllGather,
+                                          ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
+      SCOPED_TRACE(std::to_string(system.chip_count()) + " chips, " + algorithm_name(algorithm) +
+                   (mode == FabricMode::Ring ? ", ring" : ", line"));
+      ar::Params p;
+      p.fabric = device->options().fabric;
+      p.topology = mode == FabricMode::Ring ? CclTopology::Ring : CclTopology::Line;
+      p.tensor = TensorSpec{{1, 1, 8, 2200}, DataType::Bfloat16, Layout::RowMajor};  // 4400 B rows
+      p.algorithm = algorithm;
+      const runtime::BufferConfig config = buffer_config(p.tensor, Memory{});
+      p.input_buffer = device->create_buffer(config);
+      p.output_buffer = device->create_buffer(config);
+      p.intermediate_buffer = device->create_buffer(config);
+      const topo::Topology& t = device->topology();
+      // semaphore_cores reaches a half in every algorithm, so it refuses; the others reach one in
+      // some algorithms only, and then must refuse as all_reduce.
+      try {
+        ar::semaphore_cores(p, t);
+        ADD_FAILURE() << "semaphore_cores took 4400 B rows";
+      } catch (const runtime::ccl::CclParamsError& e) {
+        EXPECT_EQ(std::string(e.what()), refusal);
+      }
+      const auto refused_as_all_reduce = [&](const char* call, const auto& f) {
+        try {
+          f();
+        } catch (const runtime::ccl::CclParamsError& e) {
+          EXPECT_EQ(std::string(e.what()), refusal) << call;
+        }
+      };
+      refused_as_all_reduce("needs_rs_intermediate", [&] { ar::needs_rs_intermediate(p, t); });
+      refused_as_all_reduce("rs_intermediate_spec", [&] { ar::rs_intermediate_spec(p, t); });
+      refused_as_all_reduce("intermediate_spec", [&] { ar::intermediate_spec(p, t); });
+      refused_as_all_reduce("halves_choices", [&] { ar::halves_choices(p, t); });
+      refused_as_all_reduce("composite_gather_choices", [&] { ar::composite_gather_choices(p, t); });
     }
   }
 }
