@@ -235,7 +235,9 @@ Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_
   // Without first-level acks a slot frees only once the peer has handled its packet (REFERENCE 6.4).
   const char* frees_when = cfg.first_level_acks ? "acknowledges them"
                                                 : "has handled them (completion acks; first-level acks are off)";
-  return {head + fmt::format("; its slots free when {} {}{}", receiver_name(*peer, vc), frees_when,
+  // A dateline-VC peer has two receivers: which one; any other peer has one, named by its router.
+  const std::string by = config(*peer).dateline_vcs ? receiver_name(*peer, vc) : short_name(*peer);
+  return {head + fmt::format("; its slots free when {} {}{}", by, frees_when,
                              down_after_the_hang(*router.eth)),
           ReceiverStep{peer, vc}};
 }
