@@ -146,7 +146,8 @@ std::string ChainBuilder::config_problem(const KernelContext& router, const Kern
     // Each dateline-VC router kind has its own slot split (REFERENCE 6.2), so the two ends'
     // receivers differ by design; what must agree is the split this router was told its peer has.
     if (cfg.peer_slots.receiver[0] == peer_cfg.receiver_slots &&
-        cfg.peer_slots.receiver[1] == peer_cfg.vc1_receiver_slots && cfg.max_payload_bytes == peer_cfg.max_payload_bytes) {
+        cfg.peer_slots.receiver[1] == peer_cfg.vc1_receiver_slots &&
+        cfg.max_payload_bytes == peer_cfg.max_payload_bytes) {
       return "";
     }
     return fmt::format("mismatched buffer sizes: {} sends into {} VC0 / {} VC1 receiver slots of {} B payload, {} has "

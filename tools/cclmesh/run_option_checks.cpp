@@ -46,8 +46,9 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                                                     options.topology)));
   }
   if (options.first_level_acks && legacy_mode(options)) {
-    throw UsageError(fmt::format("--first-level-acks: '{}' given in legacy mode, which runs no fabric router (the op's "
-                                 "own EDMs carry its packets, REFERENCE 5); it applies in fabric mode (--mode fabric)",
+    throw UsageError(fmt::format("--first-level-acks: '{}' given in legacy mode, which runs no fabric router (the "
+                                 "op's own EDMs carry its packets, REFERENCE 5); it applies in fabric mode (--mode "
+                                 "fabric)",
                                  *options.first_level_acks ? "on" : "off"));
   }
   // Bubble flow control's free slot is a receiver slot; without first-level acks a forwarded

@@ -223,8 +223,8 @@ int run_serve(const ServeOptions& options) {
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (options.first_level_acks && device_options.fabric.mode == runtime::FabricMode::None) {
     // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no credits to set.
-    throw UsageError(fmt::format("--first-level-acks: '{}' given with --mode legacy, which runs no fabric router (each "
-                                 "op's own EDMs carry its packets); it applies with --mode fabric",
+    throw UsageError(fmt::format("--first-level-acks: '{}' given with --mode legacy, which runs no fabric router "
+                                 "(each op's own EDMs carry its packets); it applies with --mode fabric",
                                  *options.first_level_acks ? "on" : "off"));
   }
   if (!options.first_level_acks.value_or(true) && device_options.fabric.mode == runtime::FabricMode::Ring &&

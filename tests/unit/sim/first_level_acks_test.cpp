@@ -28,8 +28,8 @@ constexpr testing::MulticastAllGather kFlood{48, 4352, 1, true};
 
 kernels::FabricAckWord ack_word(SimMeshDevice& device, const runtime::FabricRouterSite& site, std::uint32_t vc) {
   const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(site.config);
-  MemoryRegion& l1 =
-      device.system().chip(static_cast<ChipId>(site.chip)).l1({static_cast<int>(site.noc0.x), static_cast<int>(site.noc0.y)});
+  const CoreCoord core{static_cast<int>(site.noc0.x), static_cast<int>(site.noc0.y)};
+  MemoryRegion& l1 = device.system().chip(static_cast<ChipId>(site.chip)).l1(core);
   kernels::FabricAckWord word{};
   const std::uint64_t at = vc == 0 ? layout.ack_mailbox : layout.vc1_ack_mailbox;
   for (std::uint32_t i = 0; i < kernels::fabric_router::kNumSenderChannels; ++i) {
@@ -101,7 +101,8 @@ TEST(FirstLevelAcks, OffWithBubbleFlowControlIsRefusedByThePlan) {
     SimMeshDevice device(topo::build_t3k(), options_of(FabricMode::Ring, false));
     FAIL() << "expected a FabricPlanError";
   } catch (const runtime::FabricPlanError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("fabric: bubble flow control with first_level_acks off on the ring through chips "));
+    EXPECT_THAT(e.what(),
+                HasSubstr("fabric: bubble flow control with first_level_acks off on the ring through chips "));
     EXPECT_THAT(e.what(), HasSubstr("bubble flow control needs first-level acks (REFERENCE 6.7), expected "
                                     "first_level_acks on, or ring_flow_control dateline"));
   }
