@@ -61,6 +61,9 @@ struct FabricOptions {
   // Dateline: no bubble rule (bubble_flow_control unset or false; it came with PR #33222) and
   // no sender_slots / receiver_slots overrides (each router kind has its own split).
   RingFlowControl ring_flow_control = RingFlowControl::Bubble;
+  // REFERENCE 6.4: a sender slot frees on the receiver's first-level ack (standard from 2025-11,
+  // PR #33192), or, off, only on the completion ack (the mid-2025 router). Off with bubble flow
+  // control is refused by the plan: the bubble rule needs them (REFERENCE 6.7).
   bool first_level_acks = true;
   std::uint32_t switch_interval = kernels::fabric_router::kDefaultSwitchInterval;
   // Slot counts per sender channel and for the receiver; default: first fit (REFERENCE 6.2).

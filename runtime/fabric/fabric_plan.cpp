@@ -407,6 +407,15 @@ std::shared_ptr<const FabricPlan::Built> FabricPlan::build(const topo::Topology&
     c.topology = line_is_ring ? kernels::fabric_router::kTopologyRing : kernels::fabric_router::kTopologyLine;
     c.bubble_flow_control = options.bubble_flow_control.value_or(line_is_ring && !dateline);
     c.first_level_acks = options.first_level_acks;
+    if (c.bubble_flow_control && !c.first_level_acks) {
+      // REFERENCE 6.7: the bubble rule keeps a free receiver slot on the cycle; without
+      // first-level acks every forwarded packet also holds its sender slot until the next
+      // router has passed it on, so the forwarding channels can still close the cycle.
+      throw FabricPlanError(fmt::format("fabric: bubble flow control with first_level_acks off on the {} through "
+                                        "chips {}; bubble flow control needs first-level acks (REFERENCE 6.7), "
+                                        "expected first_level_acks on, or ring_flow_control dateline",
+                                        line_is_ring ? "ring" : "line", fmt::join(plan.lines[site.line].chips, "-")));
+    }
     c.switch_interval = options.switch_interval;
     c.has_downstream = downstream != nullptr;
     c.downstream_noc_x = downstream != nullptr ? downstream->noc0.x : 0;

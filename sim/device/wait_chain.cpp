@@ -131,7 +131,8 @@ std::string ChainBuilder::describe(const Step& step) const {
   }
   if (const auto* m = std::get_if<MuxStep>(&step)) return short_name(*m->mux);
   if (const auto* e = std::get_if<EdmChannelStep>(&step)) return edm_channel_name(*e->edm, e->channel);
-  return fmt::format("{} receiver", short_name(*std::get<ReceiverStep>(step).router));
+  const ReceiverStep& r = std::get<ReceiverStep>(step);
+  return receiver_name(*r.router, r.vc);
 }
 
 // "a", "a and b", "a, b and c".
@@ -147,6 +148,7 @@ std::string ChainBuilder::and_joined(const std::vector<std::string>& items) {
 // buffer's size or flow control would have avoided; it is named by what it holds.
 std::string ChainBuilder::cycle_cause(const std::vector<Step>& cycle) const {
   bool bubble_off = false;
+  bool bubble_without_acks = false;  // the plan refuses it; a router config forced behind its back
   bool ring = false;
   std::size_t kernel_count = 0;
   std::size_t mux_count = 0;
@@ -165,10 +167,16 @@ std::string ChainBuilder::cycle_cause(const std::vector<Step>& cycle) const {
     ring = ring || c.topology == kernels::fabric_router::kTopologyRing;
     // A dateline-VC ring avoids the cycle without the bubble rule (REFERENCE 6.7).
     bubble_off = bubble_off || (!c.bubble_flow_control && !c.dateline_vcs);
+    bubble_without_acks = bubble_without_acks || (c.bubble_flow_control && !c.first_level_acks);
   }
   if (kernel_count == 0 && mux_count == 0 && edm_count == 0) {
     std::string text = "a cycle of full router buffers, each waiting for the next: a channel-dependency deadlock";
     if (ring && bubble_off) text += " (ring without bubble flow control, REFERENCE 6.7 / 11.1)";
+    // A forwarded packet holds its sender slot until the next router has passed it on, so the
+    // bubble rule's free receiver slot does not keep the cycle open (REFERENCE 6.7).
+    if (ring && bubble_without_acks) {
+      text += " (bubble flow control without first-level acks, which it needs: REFERENCE 6.7)";
+    }
     return text;
   }
   std::vector<std::string> parts;
@@ -200,7 +208,8 @@ Explained ChainBuilder::explain(const Step& step) {
   if (const auto* s = std::get_if<SenderStep>(&step)) return explain_sender(*s->router, s->channel);
   if (const auto* m = std::get_if<MuxStep>(&step)) return explain_mux(*m->mux);
   if (const auto* e = std::get_if<EdmChannelStep>(&step)) return explain_edm_channel(*e->edm, e->channel);
-  return explain_receiver(*std::get<ReceiverStep>(step).router);
+  const ReceiverStep& r = std::get<ReceiverStep>(step);
+  return explain_receiver(*r.router, r.vc);
 }
 
 }  // namespace cclmesh::sim::device::wait_chain_detail

@@ -47,8 +47,11 @@ struct SenderStep {
   std::uint32_t channel;
   auto operator<=>(const SenderStep&) const = default;
 };
+// `vc`: which of a dateline-VC router's two receivers (REFERENCE 6.1's mid-2025 row); 0 on
+// every other router, which has one.
 struct ReceiverStep {
   const KernelContext* router;
+  std::uint32_t vc = 0;
   auto operator<=>(const ReceiverStep&) const = default;
 };
 // A fabric mux (kernels/fabric_mux.cpp): the core between its client workers and a router's
@@ -231,7 +234,8 @@ class ChainBuilder {
   Explained explain_idle_mux(const KernelContext& mux, std::uint32_t channels, const std::string& head);
   std::vector<std::pair<std::uint32_t, const KernelContext*>> clients_of(const KernelContext& mux,
                                                                          std::uint32_t channels) const;
-  Explained explain_receiver(const KernelContext& router);
+  static std::string receiver_name(const KernelContext& router, std::uint32_t vc);
+  Explained explain_receiver(const KernelContext& router, std::uint32_t vc);
 
   // --- legacy EDM channels (wait_chain_legacy_edm.cpp) ----------------------------------------
   static std::string channel_name(const KernelContext& edm, std::uint32_t channel);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/fabric/router_logic.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "sim/engine/check.hpp"
 
@@ -141,6 +142,20 @@ std::string ChainBuilder::config_problem(const KernelContext& router, const Kern
                        short_name(router), cfg.first_level_acks ? "on" : "off", short_name(peer),
                        peer_cfg.first_level_acks ? "on" : "off");
   }
+  if (cfg.dateline_vcs && peer_cfg.dateline_vcs) {
+    // Each dateline-VC router kind has its own slot split (REFERENCE 6.2), so the two ends'
+    // receivers differ by design; what must agree is the split this router was told its peer has.
+    if (cfg.peer_slots.receiver[0] == peer_cfg.receiver_slots &&
+        cfg.peer_slots.receiver[1] == peer_cfg.vc1_receiver_slots &&
+        cfg.max_payload_bytes == peer_cfg.max_payload_bytes) {
+      return "";
+    }
+    return fmt::format("mismatched buffer sizes: {} sends into {} VC0 / {} VC1 receiver slots of {} B payload, {} has "
+                       "{} / {} slots of {} B (a router must know its peer's layout, REFERENCE 6.2)",
+                       short_name(router), cfg.peer_slots.receiver[0], cfg.peer_slots.receiver[1],
+                       cfg.max_payload_bytes, short_name(peer), peer_cfg.receiver_slots, peer_cfg.vc1_receiver_slots,
+                       peer_cfg.max_payload_bytes);
+  }
   if (cfg.receiver_slots != peer_cfg.receiver_slots || cfg.max_payload_bytes != peer_cfg.max_payload_bytes) {
     return fmt::format("mismatched buffer sizes: {} sends into {} receiver slots of {} B payload, {} has {} slots of "
                        "{} B (both ends must share one layout, REFERENCE 6.2)",
@@ -177,14 +192,31 @@ std::string how_it_terminated(const KernelContext& router, const kernels::Fabric
 
 }  // namespace
 
+namespace {
+
+// What a sender channel carries (REFERENCE 6.1; a dateline-VC router's channel 2 forwards on VC1).
+const char* sender_channel_role(std::uint32_t channel) {
+  if (channel == kernels::fabric_router::kWorkerChannel) return "from workers";
+  if (channel == kernels::fabric_router::kVc1ForwardingChannel) return "forwarding on VC1";
+  return "forwarding";
+}
+
+}  // namespace
+
+// A dateline-VC router has two receivers, named by their VC; every other router has one.
+std::string ChainBuilder::receiver_name(const KernelContext& router, std::uint32_t vc) {
+  if (!config(router).dateline_vcs) return fmt::format("{} receiver", short_name(router));
+  return fmt::format("{} receiver VC{}", short_name(router), vc);
+}
+
 Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_t channel) {
   const kernels::FabricRouterConfig cfg = config(router);
   const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
   const std::uint32_t written = router.l1->read_u32(layout.sender[channel].packets_written);
   const std::uint32_t freed = router.l1->read_u32(layout.sender[channel].packets_freed);
   const std::string head = fmt::format("{} sender channel {} ({}): {} of {} slots in use ({} packets written, {} freed)",
-                                       short_name(router), channel, channel == 0 ? "from workers" : "forwarding",
-                                       written - freed, layout.sender[channel].num_slots, written, freed);
+                                       short_name(router), channel, sender_channel_role(channel), written - freed,
+                                       layout.sender[channel].num_slots, written, freed);
   if (router.done) {
     return {head + "; " + how_it_terminated(router, layout, written != freed) + ": nothing frees its slots any more" +
                 (written != freed ? kTornDownWithTrafficInFlight : ""),
@@ -199,9 +231,16 @@ Explained ChainBuilder::explain_sender(const KernelContext& router, std::uint32_
   if (peer == nullptr) return {head + "; no router runs at the other end of its link", std::nullopt};
   const std::string mismatch = config_problem(router, *peer);
   if (!mismatch.empty()) return {head + "; " + mismatch, std::nullopt};
-  return {head + fmt::format("; its slots free when {} acknowledges them{}", short_name(*peer),
+  // The peer receiver the channel sends into: on a dateline-VC ring, VC1 past the dateline.
+  const std::uint32_t vc = kernels::sender_target_vc(channel, cfg.sends_into_vc1);
+  // Without first-level acks a slot frees only once the peer has handled its packet (REFERENCE 6.4).
+  const char* frees_when = cfg.first_level_acks ? "acknowledges them"
+                                                : "has handled them (completion acks; first-level acks are off)";
+  // A dateline-VC peer has two receivers: which one; any other peer has one, named by its router.
+  const std::string by = config(*peer).dateline_vcs ? receiver_name(*peer, vc) : short_name(*peer);
+  return {head + fmt::format("; its slots free when {} {}{}", by, frees_when,
                              down_after_the_hang(*router.eth)),
-          ReceiverStep{peer}};
+          ReceiverStep{peer, vc}};
 }
 
 // A mux: the slots its clients have filled and it has not freed yet (their packets_written and
@@ -325,16 +364,17 @@ std::string ChainBuilder::nothing_held(const KernelContext& router) const {
   return "; it holds nothing to acknowledge: the packets or acks between the two ends were lost";
 }
 
-Explained ChainBuilder::explain_receiver(const KernelContext& router) {
+Explained ChainBuilder::explain_receiver(const KernelContext& router, std::uint32_t vc) {
   const kernels::FabricRouterConfig cfg = config(router);
   const kernels::FabricRouterL1Layout layout = kernels::make_fabric_router_layout(cfg);
+  const std::uint32_t slots = vc == 0 ? layout.receiver_slots : layout.vc1_receiver_slots;
+  const std::uint64_t base = vc == 0 ? layout.receiver_buffer_base : layout.vc1_receiver_buffer_base;
   std::uint32_t held = 0;
-  for (std::uint32_t s = 0; s < layout.receiver_slots; ++s) {
-    const std::uint64_t sync = layout.receiver_buffer_base + std::uint64_t{s} * layout.slot_size_bytes + layout.sync_offset_in_slot;
+  for (std::uint32_t s = 0; s < slots; ++s) {
+    const std::uint64_t sync = base + std::uint64_t{s} * layout.slot_size_bytes + layout.sync_offset_in_slot;
     if (router.l1->read_u32(sync) != 0) ++held;
   }
-  const std::string head =
-      fmt::format("{} receiver: {} of {} slots hold packets", short_name(router), held, layout.receiver_slots);
+  const std::string head = fmt::format("{}: {} of {} slots hold packets", receiver_name(router, vc), held, slots);
   if (router.done && held != 0) {
     // It exited, then packets still came across the link into its slots: nobody forwards or
     // acknowledges them, so the sender across the link runs out of credits.
@@ -347,8 +387,10 @@ Explained ChainBuilder::explain_receiver(const KernelContext& router) {
   const KernelContext* downstream = router_at(chip_of(router), true, static_cast<std::int32_t>(cfg.downstream_noc_x),
                                               static_cast<std::int32_t>(cfg.downstream_noc_y));
   if (downstream == nullptr) return {head + "; its downstream router is not running", std::nullopt};
-  return {head + fmt::format("; it forwards into {} sender channel 1", short_name(*downstream)),
-          SenderStep{downstream, kernels::fabric_router::kForwardingChannel}};
+  // VC0 forwards into channel 1, VC1 into channel 2 (a dateline-VC router's VC1 forwarding).
+  const std::uint32_t channel = kernels::forwarding_channel_of_vc(vc);
+  return {head + fmt::format("; it forwards into {} sender channel {}", short_name(*downstream), channel),
+          SenderStep{downstream, channel}};
 }
 
 }  // namespace cclmesh::sim::device::wait_chain_detail

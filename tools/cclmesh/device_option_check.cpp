@@ -25,7 +25,7 @@ void reject_options_beside_device(const CLI::App& command, const std::set<std::s
   static const std::set<std::string> kServeTakes{"--fault",          "--max-sim-time",         "--max-wall",
                                                  "--link-rate",      "--link-latency",         "--no-data",
                                                  "--fabric-payload", "--fabric-rx-in-flight", "--erisc-unreserved-kib",
-                                                 "--ring-flow-control"};
+                                                 "--ring-flow-control", "--first-level-acks"};
   for (const CLI::Option* option : command.get_options()) {
     const std::string name = option->get_name();
     if (option->count() == 0 || accepted.contains(name) || name == "--help") continue;

@@ -258,6 +258,9 @@ RunResult op_result(const RunOptions& options, runtime::MeshDevice& device, cons
   if (plan.options().ring_flow_control == runtime::RingFlowControl::Dateline && ran_a_ring) {
     result.fabric += fmt::format("{}dateline-VC ring routers (mid 2025)", result.fabric.empty() ? "" : ", ");
   }
+  if (plan.enabled() && !plan.options().first_level_acks) {
+    result.fabric += fmt::format("{}first-level acks off (mid 2025)", result.fabric.empty() ? "" : ", ");
+  }
   return result;
 }
 

@@ -326,6 +326,8 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   options.fabric_rx_in_flight = fabric.receiver_packets_in_flight;
   options.erisc_unreserved_bytes = fabric.erisc_unreserved_bytes;
   options.ring_flow_control = fabric.ring_flow_control;
+  // A legacy-mode device has no router to set: leave it unset, as a local legacy run has it.
+  if (fabric.mode != runtime::FabricMode::None) options.first_level_acks = fabric.first_level_acks;
   return options;
 }
 

@@ -124,6 +124,7 @@ nlohmann::json settings_json(const RunOptions& o) {
   if (o.ring_flow_control != runtime::RingFlowControl::Bubble) {
     settings["ring_flow_control"] = runtime::to_string(o.ring_flow_control);
   }
+  if (!o.first_level_acks.value_or(true)) settings["first_level_acks"] = false;
   return settings;
 }
 

@@ -45,6 +45,24 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                                                     "break",
                                                                     options.topology)));
   }
+  if (options.first_level_acks && legacy_mode(options)) {
+    throw UsageError(fmt::format("--first-level-acks: '{}' given in legacy mode, which runs no fabric router (the "
+                                 "op's own EDMs carry its packets, REFERENCE 5); it applies in fabric mode (--mode "
+                                 "fabric)",
+                                 *options.first_level_acks ? "on" : "off"));
+  }
+  // Bubble flow control's free slot is a receiver slot; without first-level acks a forwarded
+  // packet also holds its sender channel 1 slot until the peer has forwarded it on, so the
+  // forwarding channels around the ring form the full cycle the rule was to keep open
+  // (REFERENCE 6.7: "it needs first-level acks"). The no-bubble fault runs a ring without it.
+  if (!options.first_level_acks.value_or(true) && !legacy_mode(options) && options.topology == "ring" &&
+      options.ring_flow_control == runtime::RingFlowControl::Bubble && !options.faults.no_bubble) {
+    throw UsageError("--first-level-acks: 'off' given for a ring with bubble flow control (--ring-flow-control "
+                     "bubble, the default), which needs them (REFERENCE 6.7, PR #33222): without them a forwarded "
+                     "packet holds its sender slot until the next router has passed it on, and the ring's forwarding "
+                     "channels can fill to a deadlock; expected --ring-flow-control dateline (the mid-2025 ring, "
+                     "which ran without them) or --topology line");
+  }
   if (legacy_mode(options) && options.fabric_typed.rx_in_flight) {
     throw UsageError(fmt::format("--fabric-rx-in-flight: {} given in legacy mode, which runs no fabric router (the "
                                  "op's own EDMs carry its packets); it applies in fabric mode (--mode fabric)",

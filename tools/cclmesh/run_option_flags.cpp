@@ -212,6 +212,15 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           "slots); --topology ring in fabric mode only")
       ->check(CLI::IsMember({"bubble", "dateline"}))
       ->default_str("bubble");
+  command
+      .add_option_function<std::string>(
+          "--first-level-acks", [&o](const std::string& value) { o.first_level_acks = value == "on"; },
+          "era what-if for the fabric routers' credits (REFERENCE 6.4, 12): on (late 2025, PR #33192, the default: a "
+          "sender slot frees when the packet lands in the peer's receiver) or off (mid 2025: only when the peer has "
+          "handled it, the completion ack); off is refused with bubble flow control on a ring, which needs them "
+          "(REFERENCE 6.7); fabric mode only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
   add_link_whatif_options(command, o.link_whatif);
 }
 

@@ -160,6 +160,10 @@ struct RunOptions {
   // avoidance (REFERENCE 6.7, 12): bubble flow control (late 2025, the default) or the dateline
   // VC (mid 2025). Ring topology in fabric mode only.
   runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
+  // --first-level-acks on|off: FabricOptions::first_level_acks (REFERENCE 6.4: standard from
+  // 2025-11, PR #33192); off frees a sender slot only on the completion ack. Unset: on, the
+  // default; set, even to on, it names a router setting, which legacy mode has none of.
+  std::optional<bool> first_level_acks;
   std::optional<double> max_wall_seconds;  // --max-wall
   RunFaults faults;                        // --fault (docs/faults.md)
   // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).

@@ -71,6 +71,7 @@ struct ServeOptions {
   std::optional<std::uint32_t> fabric_rx_in_flight;
   std::optional<std::uint32_t> erisc_unreserved_kib;
   runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
+  std::optional<bool> first_level_acks;  // --first-level-acks; unset: on
   // What-ifs the served device runs under (run --fault's specs), and its watchdogs, each op's.
   std::vector<std::string> faults;
   std::string max_sim_time;
@@ -220,6 +221,20 @@ int run_serve(const ServeOptions& options) {
   require_fault_links_on(faults, topology);
   device_options.faults = faults.plan;
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
+  if (options.first_level_acks && device_options.fabric.mode == runtime::FabricMode::None) {
+    // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no credits to set.
+    throw UsageError(fmt::format("--first-level-acks: '{}' given with --mode legacy, which runs no fabric router "
+                                 "(each op's own EDMs carry its packets); it applies with --mode fabric",
+                                 *options.first_level_acks ? "on" : "off"));
+  }
+  if (!options.first_level_acks.value_or(true) && device_options.fabric.mode == runtime::FabricMode::Ring &&
+      options.ring_flow_control == runtime::RingFlowControl::Bubble && !faults.no_bubble) {
+    // As `run` refuses it (run_option_checks.cpp, REFERENCE 6.7).
+    throw UsageError("--first-level-acks: 'off' given for a ring with bubble flow control (--ring-flow-control "
+                     "bubble, the default), which needs them (REFERENCE 6.7, PR #33222); expected --ring-flow-control "
+                     "dateline (the mid-2025 ring, which ran without them) or --topology line");
+  }
+  device_options.fabric.first_level_acks = options.first_level_acks.value_or(true);
   if (!options.max_sim_time.empty()) device_options.max_simulated_time = parse_sim_time(options.max_sim_time, "--max-sim-time");
   if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
   device_options.abandon = &abandon_served_run;  // a client gone mid-call, or SIGINT / SIGTERM
@@ -273,6 +288,9 @@ int run_serve(const ServeOptions& options) {
                   options.no_data ? "timing only" : "functional");
   if (device->fabric().ring_flow_control == runtime::RingFlowControl::Dateline) {
     server_options.description += ", dateline-VC ring routers (mid 2025)";
+  }
+  if (device->fabric().mode != runtime::FabricMode::None && !device->fabric().first_level_acks) {
+    server_options.description += ", first-level acks off (mid 2025)";
   }
   server_options.system_name = options.system;
   server_options.faults = faults.specs;  // clients' rows name them, as a local run's
@@ -398,6 +416,14 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
           "(late 2025, the default) or dateline (mid 2025: a second VC past the ring's closing hop)")
       ->check(CLI::IsMember({"bubble", "dateline"}))
       ->default_str("bubble");
+  command
+      ->add_option_function<std::string>(
+          "--first-level-acks", [options](const std::string& value) { options->first_level_acks = value == "on"; },
+          "era what-if for the fabric routers' credits (as `cclmesh run`; REFERENCE 6.4, 12): on (late 2025, PR "
+          "#33192, the default) or off (mid 2025: a sender slot frees only on the completion ack); off is refused "
+          "with bubble flow control on a ring (REFERENCE 6.7); --mode fabric only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
   command->add_option("--fault", options->faults,
                       "serve a faulty device (repeatable; as `cclmesh run --fault`): link-down:A-B[@T], link-slow:A-B:F, "
                       "skew:MAX[:SEED], drop:P[:SEED], dup:P[:SEED], corrupt:A-B[@T][:SEED], no-bubble; times are the "

@@ -19,6 +19,7 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   device.fabric.max_payload_bytes = options.fabric_payload_bytes;
   device.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
   device.fabric.ring_flow_control = options.ring_flow_control;
+  device.fabric.first_level_acks = options.first_level_acks.value_or(true);
   if (options.erisc_unreserved_bytes) device.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_bytes;
   // Along an axis, the device runs tt-metal's FABRIC_1D / FABRIC_1D_RING: a line (or ring) per
   // mesh row and column, each group on its own (REFERENCE 3.4, 6.7).
