@@ -86,6 +86,7 @@ RemoteMeshDevice::RemoteMeshDevice(std::string host, std::uint16_t port, RemoteD
     }
     description_ = string_field(hello, "device", "hello reply");
     data_mode_ = decode_data_mode(field(hello, "data_mode", "hello reply"), "hello reply.data_mode");
+    hardware_ = decode_hardware(field(hello, "hardware", "hello reply"), "hello reply.hardware");
     fabric_ = decode_fabric_options(field(hello, "fabric", "hello reply"), "hello reply.fabric");
     faults_ = string_list_field(hello, "faults", "hello reply");
     system_name_ = string_field(hello, "system", "hello reply");

@@ -122,6 +122,8 @@ class RemoteMeshDevice final : public MeshDevice {
   // Whether the served device keeps buffer bytes; TimingOnly: read_buffer returns no data worth
   // checking (the hello says).
   ServedDataMode data_mode() const { return data_mode_; }
+  // The chips the served device simulates: the modelled chip, or ideal hardware (the hello says).
+  ServedHardware hardware() const { return hardware_; }
   // The most bytes one write_buffer or read_buffer may move, as the hello said (the server's
   // --max-enqueued-host); nullopt from a server that does not say (its refusal then comes back).
   std::optional<std::uint64_t> max_host_bytes() const { return max_host_bytes_; }
@@ -196,6 +198,7 @@ class RemoteMeshDevice final : public MeshDevice {
   std::vector<std::string> faults_;
   std::string system_name_;
   ServedDataMode data_mode_ = ServedDataMode::Functional;
+  ServedHardware hardware_ = ServedHardware::Modelled;
   std::optional<std::uint64_t> max_host_bytes_;
   // The server's --idle-timeout, as the hello said (zero: none; nullopt: a server that does not
   // say), and when this client last heard from it: a connection lost after a silence past it

@@ -88,6 +88,19 @@ ServedDataMode decode_data_mode(const Json& j, const std::string& path) {
   throw ProtocolError(fmt::format("{}: expected one of functional, timing_only, got {}", path, shown(j)));
 }
 
+std::string_view hardware_name(ServedHardware hardware) {
+  return hardware == ServedHardware::Ideal ? "ideal" : "modelled";
+}
+
+ServedHardware decode_hardware(const Json& j, const std::string& path) {
+  if (j.is_string()) {
+    for (ServedHardware hardware : {ServedHardware::Modelled, ServedHardware::Ideal}) {
+      if (j.get<std::string>() == hardware_name(hardware)) return hardware;
+    }
+  }
+  throw ProtocolError(fmt::format("{}: expected one of modelled, ideal, got {}", path, shown(j)));
+}
+
 Json error_reply(std::exception_ptr failure) {
   try {
     std::rethrow_exception(failure);

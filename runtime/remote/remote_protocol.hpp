@@ -36,7 +36,9 @@ inline constexpr std::string_view kProtocolName = "cclmesh-remote-device";
 //     first entries a served session's bound dropped, `serve --max-profile-entries`).
 // 14: FabricOptions carries ring_flow_control (bubble | dateline, the ring's era); a version 13
 //     peer would run a dateline device's fabric as bubble flow control.
-inline constexpr std::uint32_t kProtocolVersion = 14;
+// 15: the hello's reply carries hardware (modelled | ideal, `serve --hardware`); a version 14
+//     client would print an ideal device's rows as the modelled chip's.
+inline constexpr std::uint32_t kProtocolVersion = 15;
 
 // Whether the served device keeps buffer bytes. A timing-only device (a simulator's what-if
 // mode) moves no payload: what a client reads back is not its data, so a client must not check
@@ -44,6 +46,14 @@ inline constexpr std::uint32_t kProtocolVersion = 14;
 enum class ServedDataMode { Functional, TimingOnly };
 std::string_view data_mode_name(ServedDataMode mode);
 ServedDataMode decode_data_mode(const Json& j, const std::string& path);
+
+// The chips a simulated device runs: the calibrated model, or ideal hardware (chips that cost
+// nothing but their links' rate and latency, REFERENCE 10), whose times are a what-if a client
+// must not print as the chip's. The hello's reply says which ("hardware": "modelled" or
+// "ideal"); a hardware backend would be a third value, and a version bump.
+enum class ServedHardware { Modelled, Ideal };
+std::string_view hardware_name(ServedHardware hardware);
+ServedHardware decode_hardware(const Json& j, const std::string& path);
 
 // Request types ("type" of a request's header).
 namespace request {

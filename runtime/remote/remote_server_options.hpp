@@ -42,6 +42,8 @@ struct RemoteServerOptions {
   std::vector<std::string> faults;
   // Whether the device keeps buffer bytes (a client checks what it reads back only if so).
   ServedDataMode data_mode = ServedDataMode::Functional;
+  // The chips it simulates (a client's rows and --json name ideal hardware as a local run's do).
+  ServedHardware hardware = ServedHardware::Modelled;
   // The device's clock in ps (a simulator's simulated time), for clients that measure the gap
   // between their enqueue and a kernel's start; unset: clients are told the backend has none.
   std::function<std::uint64_t()> device_time_ps;

@@ -40,6 +40,7 @@ Json ServedRequests::hello(const std::vector<std::uint8_t>& header) const {
                  {"device", options_.description},
                  {"system", options_.system_name.empty() ? device_.topology().name() : options_.system_name},
                  {"data_mode", data_mode_name(options_.data_mode)},
+                 {"hardware", hardware_name(options_.hardware)},
                  {"fabric", encode(device_.fabric())},
                  {"faults", options_.faults},
                  // The bound on one host write or read, so that a client refuses one past it

@@ -489,13 +489,11 @@ TEST(CliRunDevice, RefusesWhatTheServerDecidesAndSimulatorOptions) {
   EXPECT_EQ(trace.all_stderr(),
             "cclmesh: error: --device: --trace records the simulation, which runs on the server (cclmesh serve "
             "--trace-dir DIR writes a trace of each client session); not accepted with --device\n");
-  // The served device is always the modelled chip (serve has no --hardware), and says so.
+  // --hardware is held to the served device's once connected (since session 35, serve --hardware:
+  // CliServeIdeal below); the connection is what fails here.
   Child hardware({"run", "--device", device, "--hardware", "ideal"});
-  EXPECT_EQ(hardware.wait(), 2);
-  EXPECT_EQ(hardware.all_stderr(),
-            "cclmesh: error: --device: --hardware chooses the simulated chips, which run on the server, and cclmesh "
-            "serve always serves the modelled chip (ideal hardware runs without --device only); not accepted with "
-            "--device\n");
+  EXPECT_EQ(hardware.wait(), 5);
+  EXPECT_EQ(hardware.all_stderr().find("--hardware"), std::string::npos) << hardware.all_stderr();
   // --report is taken (the served device's link figures cross the wire): the connection is what fails.
   Child report({"run", "--device", device, "--op", "all_gather", "--report", "unwritten.html"});
   EXPECT_EQ(report.wait(), 5);  // the device unavailable, not bad input
@@ -1691,6 +1689,87 @@ TEST(CliRunDevice, OpRefusedMidwayFreesWhatItCreated) {
   EXPECT_EQ(serve.stop(), 0);
   const Outcome local = cclmesh({"run", "--system", "n300", "--op", "send_recv", "--memory", "l1", "--size", "32MiB"});
   EXPECT_EQ(next.out, local.out);
+}
+
+
+// `serve --hardware ideal` (session 35): its first line says so, and `run --device` and `sweep
+// --device` print and record what a local `--hardware ideal` run prints: the title, the row (the
+// same simulated times), the alpha-beta note, --json's hardware and alpha_beta_us. `--hardware
+// ideal` beside --device is taken against it, and changes nothing.
+TEST(CliServeIdeal, RunAndSweepPrintTheLocalIdealRuns) {
+  TempDir dir("serve_ideal");
+  ServeChild serve({"--system", "t3k", "--hardware", "ideal"});
+  ASSERT_NE(serve.port, 0) << serve.line;
+  EXPECT_EQ(serve.line.rfind("cclmesh serve: simulated t3k (8 chips), fabric ring x1, functional, ideal hardware "
+                             "listening on 127.0.0.1:",
+                             0),
+            0u)
+      << serve.line;
+  const Outcome remote = cclmesh({"run", "--device", serve.endpoint(), "--op", "reduce_scatter", "--size", "1MiB",
+                                  "--json", dir.file("remote.json")});
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  const Outcome asked = cclmesh({"run", "--device", serve.endpoint(), "--hardware", "ideal", "--op", "reduce_scatter",
+                                 "--size", "1MiB"});
+  EXPECT_EQ(asked.exit_code, 0) << asked.err;
+  const std::vector<std::string> points{"--op", "all_gather,all_reduce", "-b", "64KiB", "-e", "256KiB", "-f", "4"};
+  std::vector<std::string> sweep_args{"sweep", "--device", serve.endpoint()};
+  sweep_args.insert(sweep_args.end(), points.begin(), points.end());
+  const Outcome swept = cclmesh(sweep_args);
+  EXPECT_EQ(swept.exit_code, 0) << swept.err;
+  EXPECT_EQ(serve.stop(), 0);
+
+  const Outcome local = cclmesh({"run", "--system", "t3k", "--hardware", "ideal", "--op", "reduce_scatter", "--size",
+                                 "1MiB", "--json", dir.file("local.json")});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_EQ(asked.out, local.out);
+  EXPECT_NE(local.out.find("fabric mode, ideal hardware)"), std::string::npos) << local.out;
+  EXPECT_NE(local.out.find("# alpha-beta (REFERENCE 10"), std::string::npos) << local.out;
+  const json remote_json = json::parse(read_file(dir.file("remote.json")));
+  const json local_json = json::parse(read_file(dir.file("local.json")));
+  EXPECT_EQ(remote_json.at("settings").at("hardware"), "ideal");
+  EXPECT_EQ(remote_json.at("settings"), local_json.at("settings"));
+  EXPECT_EQ(remote_json.at("alpha_beta_us"), local_json.at("alpha_beta_us"));
+  EXPECT_EQ(remote_json.at("time_us"), local_json.at("time_us"));
+
+  std::vector<std::string> local_sweep{"sweep", "--system", "t3k", "--hardware", "ideal"};
+  local_sweep.insert(local_sweep.end(), points.begin(), points.end());
+  const Outcome local_swept = cclmesh(local_sweep);
+  EXPECT_EQ(local_swept.exit_code, 0) << local_swept.err;
+  EXPECT_EQ(swept.out, local_swept.out);
+  EXPECT_NE(swept.out.find("ideal hardware"), std::string::npos) << swept.out;
+}
+
+// The hardware is the server's to decide: `--hardware` other than the served device's exits 2
+// naming both and what to do, before any op runs, in run and sweep alike (a row of the served
+// chips under a request for the others would mislead: modelled and ideal times are well apart).
+TEST(CliServeIdeal, HardwareOtherThanTheServersExitsTwoNamingBoth) {
+  ServeChild modelled({"--system", "n300"});
+  ASSERT_NE(modelled.port, 0) << modelled.line;
+  for (const char* command : {"run", "sweep"}) {
+    const Outcome refused = cclmesh({command, "--device", modelled.endpoint(), "--hardware", "ideal"});
+    EXPECT_EQ(refused.exit_code, 2) << command;
+    EXPECT_EQ(refused.out, "") << command;
+    EXPECT_EQ(refused.err, "cclmesh: error: --device: --hardware ideal given, but " + modelled.endpoint() +
+                               " serves modelled hardware (simulated n300 (2 chips), fabric line x1, functional); "
+                               "the served device's hardware is the server's to decide: drop --hardware, or run "
+                               "against a cclmesh serve started with --hardware ideal\n")
+        << command;
+  }
+  const Outcome same = cclmesh({"run", "--device", modelled.endpoint(), "--hardware", "modelled", "--op", "all_gather",
+                                "--size", "64KiB"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(modelled.stop(), 0);
+
+  ServeChild ideal({"--system", "n300", "--hardware", "ideal"});
+  ASSERT_NE(ideal.port, 0) << ideal.line;
+  const Outcome refused = cclmesh({"run", "--device", ideal.endpoint(), "--hardware", "modelled"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err, "cclmesh: error: --device: --hardware modelled given, but " + ideal.endpoint() +
+                             " serves ideal hardware (simulated n300 (2 chips), fabric line x1, functional, ideal "
+                             "hardware); the served device's hardware is the server's to decide: drop --hardware, or "
+                             "run against a cclmesh serve started with --hardware modelled\n");
+  EXPECT_EQ(ideal.stop(), 0);
 }
 
 }  // namespace

@@ -528,6 +528,34 @@ TEST(RemoteMeshDevice, HelloSaysTheDataMode) {
   EXPECT_EQ(remote.data_mode(), ServedDataMode::TimingOnly);
 }
 
+// The hello says which chips the device simulates (protocol 15), so that a client's rows name
+// ideal hardware as a local `run --hardware ideal`'s do (`cclmesh serve --hardware ideal`).
+TEST(RemoteMeshDevice, HelloSaysTheHardware) {
+  {
+    ServedSim modelled;
+    RemoteMeshDevice remote("127.0.0.1", modelled.port());
+    EXPECT_EQ(remote.hardware(), ServedHardware::Modelled);
+  }
+  sim::device::SimMeshDeviceOptions ideal = ring_options();
+  ideal.hardware = sim::HardwareModel::Ideal;
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ideal);
+  RemoteServerOptions options = server_options(device);
+  options.hardware = ServedHardware::Ideal;
+  Served served(device, options);
+  {
+    boost::asio::io_context io;
+    FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.server.port(), 5000ms));
+    raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}), {}, 5000ms);
+    const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
+    EXPECT_EQ(reply.at("type"), "ok");
+    EXPECT_EQ(reply.at("hardware"), "ideal");
+    raw.send(to_wire(Json{{"type", "goodbye"}}), {}, 5000ms);
+    from_wire(raw.receive(5000ms, 5000ms).header);
+  }
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  EXPECT_EQ(remote.hardware(), ServedHardware::Ideal);
+}
+
 TEST(RemoteMeshDevice, ShutdownRequestEndsServe) {
   ServedSim served;
   RemoteMeshDevice remote("127.0.0.1", served.port());
@@ -1263,7 +1291,8 @@ FakeServer::Script framed(std::function<void(FrameConnection&)> script) {
 void greet(FrameConnection& c, std::uint32_t version = kProtocolVersion) {
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", version}, {"device", "fake"}, {"system", "fake"},
-                     {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})}, {"faults", Json::array()}});
+                     {"data_mode", "functional"}, {"hardware", "modelled"}, {"fabric", encode(FabricOptions{})},
+                     {"faults", Json::array()}});
   if (version != kProtocolVersion) return;
   receive_request(c);
   send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
@@ -1394,13 +1423,50 @@ TEST(RemoteMeshDevice, HelloWithAnUnknownDataModeIsRefused) {
   }
 }
 
+// Since version 15 the hello says which chips the device simulates: a hello without it (a
+// version 14 server's reply under a version 15 number) or with a name this client does not know
+// is refused by path, rather than read as the modelled chip and its times printed as such.
+TEST(RemoteMeshDevice, HelloWithoutAKnownHardwareIsRefused) {
+  const auto greeting = [](Json hardware) {
+    return framed([hardware](FrameConnection& c) {
+      receive_request(c);
+      Json hello{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
+                 {"system", "fake"}, {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})},
+                 {"faults", Json::array()}};
+      if (!hardware.is_null()) hello["hardware"] = hardware;
+      send_reply(c, hello);
+    });
+  };
+  for (const auto& [hardware, got] : std::vector<std::pair<Json, std::string>>{
+           {Json("silicon"), "\"silicon\""}, {Json(1), "1"}}) {
+    FakeServer fake(greeting(hardware));
+    try {
+      RemoteMeshDevice remote("127.0.0.1", fake.port());
+      FAIL() << "a hello reply with hardware " << got << " was accepted";
+    } catch (const RemoteDeviceError& e) {
+      EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() +
+                                           ": hello: protocol error: hello reply.hardware: expected one of modelled, "
+                                           "ideal, got " + got);
+    }
+  }
+  FakeServer fake(greeting(Json()));
+  try {
+    RemoteMeshDevice remote("127.0.0.1", fake.port());
+    FAIL() << "a hello reply without hardware was accepted";
+  } catch (const RemoteDeviceError& e) {
+    EXPECT_EQ(std::string(e.what()), "remote device " + fake.endpoint() + ": hello: protocol error: "
+                                         "hello reply: missing field 'hardware'");
+  }
+}
+
 // Since version 3 every device has a fabric() (mode none when it runs none), so a hello without
 // one is a peer's bug, refused by path rather than read as "no fabric".
 TEST(RemoteMeshDevice, HelloWithoutAFabricIsRefused) {
   FakeServer fake(framed([](FrameConnection& c) {
     receive_request(c);
     send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"}, {"system", "fake"},
-                       {"data_mode", "functional"}, {"fabric", nullptr}, {"faults", Json::array()}});
+                       {"data_mode", "functional"}, {"hardware", "modelled"}, {"fabric", nullptr},
+                       {"faults", Json::array()}});
   }));
   try {
     RemoteMeshDevice remote("127.0.0.1", fake.port());
@@ -1422,8 +1488,9 @@ TEST(RemoteMeshDevice, HelloIdleTimeoutPastTheHostClockIsRefused) {
     return framed([idle_timeout_ms](FrameConnection& c) {
       receive_request(c);
       send_reply(c, Json{{"type", "ok"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}, {"device", "fake"},
-                         {"system", "fake"}, {"data_mode", "functional"}, {"fabric", encode(FabricOptions{})},
-                         {"faults", Json::array()}, {"idle_timeout_ms", idle_timeout_ms}});
+                         {"system", "fake"}, {"data_mode", "functional"}, {"hardware", "modelled"},
+                         {"fabric", encode(FabricOptions{})}, {"faults", Json::array()},
+                         {"idle_timeout_ms", idle_timeout_ms}});
       receive_request(c);
       send_reply(c, Json{{"type", "ok"}, {"yaml", topo::to_yaml(topo::load_system("n300"))}});
       receive_request(c);  // chips: the connection then drops

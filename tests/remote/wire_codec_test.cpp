@@ -176,6 +176,20 @@ TEST(WireCodec, FabricOptionsWithOptionalsSetAndUnset) {
   EXPECT_EQ(round_trip(f, decode_fabric_options), f);
 }
 
+// The hello's hardware (since version 15): each value back as itself, anything else refused by path.
+TEST(WireCodec, ServedHardwareRoundTripsAndUnknownNamesAreRefused) {
+  for (ServedHardware hardware : {ServedHardware::Modelled, ServedHardware::Ideal}) {
+    EXPECT_EQ(decode_hardware(from_wire(to_wire(Json(hardware_name(hardware)))), "hello reply.hardware"), hardware);
+  }
+  EXPECT_EQ(hardware_name(ServedHardware::Ideal), "ideal");  // the word `run --hardware` takes
+  try {
+    decode_hardware(Json("Ideal"), "hello reply.hardware");
+    ADD_FAILURE() << "a hardware name in another case was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_STREQ(e.what(), "hello reply.hardware: expected one of modelled, ideal, got \"Ideal\"");
+  }
+}
+
 TEST(WireCodec, FabricOptionsDownEdgesAreOptionalAndChecked) {
   FabricOptions f;
   f.down_edges = {{3, 0}};

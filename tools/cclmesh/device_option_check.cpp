@@ -15,7 +15,7 @@ std::set<std::string> op_options_beside_device(std::initializer_list<const char*
       "--out-shard-grid",  "--out-shard-orientation", "--out-shard-shape", "--root",
       "--rounds",          "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm",
       "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm", "--bcast-ring-algorithm", "--cluster-axis",
-      "--seed",            "--device-wait"};
+      "--seed",            "--device-wait",    "--hardware"};
   accepted.insert(extra.begin(), extra.end());
   return accepted;
 }
@@ -39,13 +39,6 @@ void reject_options_beside_device(const CLI::App& command, const std::set<std::s
                                    "watchdogs, link what-ifs, fabric settings and the data mode are given to cclmesh "
                                    "serve); not accepted with --device",
                                    name));
-    }
-    if (name == "--hardware") {
-      // serve has no --hardware: its device is always the modelled chip, so "give it to serve"
-      // (the message above) would send the user to an option that does not exist.
-      throw UsageError(
-          "--device: --hardware chooses the simulated chips, which run on the server, and cclmesh serve always "
-          "serves the modelled chip (ideal hardware runs without --device only); not accepted with --device");
     }
     if (name == "--trace" || name == "--trace-limit") {
       throw UsageError(fmt::format("--device: {} records the simulation, which runs on the server (cclmesh serve "

@@ -241,6 +241,20 @@ RunResult with_buffers_given_back(OpBuffers& buffers, Run run) {
   return result;
 }
 
+// --hardware beside --device: the server decides the hardware (serve --hardware), as it decides
+// the system, so a run asking for the other hardware is refused before any op (exit 2): its row
+// would be the served chips' under a request for others, and modelled and ideal times differ by
+// well apart. The same hardware is taken, so a script can pass the options of a local
+// run and have the server's hardware checked; it changes nothing else.
+void require_served_hardware(const RunOptions& options, const runtime::remote::RemoteMeshDevice& device) {
+  const std::string_view served = runtime::remote::hardware_name(device.hardware());
+  if (!options.hardware_given || options.hardware == served) return;
+  throw UsageError(fmt::format("--device: --hardware {} given, but {} serves {} hardware ({}); the served device's "
+                               "hardware is the server's to decide: drop --hardware, or run against a cclmesh serve "
+                               "started with --hardware {}",
+                               options.hardware, device.endpoint(), served, device.description(), options.hardware));
+}
+
 }  // namespace
 
 std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptions& options) {
@@ -263,7 +277,9 @@ std::unique_ptr<runtime::remote::RemoteMeshDevice> connect_device(const RunOptio
         std::fflush(stderr);
       };
     }
-    return std::make_unique<runtime::remote::RemoteMeshDevice>(host, port, remote);
+    auto device = std::make_unique<runtime::remote::RemoteMeshDevice>(host, port, remote);
+    require_served_hardware(options, *device);
+    return device;
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("--device: {}", e.what()));
   } catch (const runtime::remote::ServerBusyError& e) {
@@ -288,6 +304,8 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   // fabric's settings (--fabric-payload, --fabric-rx-in-flight, --erisc-unreserved-kib).
   RunOptions options = requested;
   options.no_data = device.data_mode() == runtime::remote::ServedDataMode::TimingOnly;
+  // Ideal hardware: the title, --json and the alpha-beta note say so, as a local --hardware ideal run's.
+  options.hardware = runtime::remote::hardware_name(device.hardware());
   options.system = device.system_name();
   options.mode = fabric.mode == runtime::FabricMode::None ? "legacy" : "fabric";
   options.links = fabric.mode == runtime::FabricMode::None ? 1 : fabric.num_links;

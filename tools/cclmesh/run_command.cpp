@@ -136,8 +136,10 @@ int run(RawRunOptions& raw) {
   } catch (const runtime::DeviceError& e) {
     // A hang on ideal hardware is told apart from the modelled chip's: its chips have no
     // throughput limits, so a stall there is the algorithm's or a zero-time coincidence's.
+    // A served device's hardware is the server's (serve --hardware ideal), said as a local run's.
+    const bool ideal = served ? served->hardware() == runtime::remote::ServedHardware::Ideal : options.hardware == "ideal";
     std::fprintf(stderr, "cclmesh: the simulated op did not complete%s:\n%s\n",
-                 options.hardware == "ideal" ? " on ideal hardware (--hardware ideal)" : "", e.what());
+                 ideal ? " on ideal hardware (--hardware ideal)" : "", e.what());
     // The trace up to the hang or fault is what one needs to see why; --json and --report say
     // the op did not complete, rather than keep an older run's result.
     if (trace) {

@@ -94,8 +94,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command
       .add_option("--hardware", o.hardware,
                   "modelled (the calibrated chip model) or ideal: what-if chips whose NoC, DRAM and ERISC cost "
-                  "nothing, links keeping their rate and latency (REFERENCE 10's alpha-beta model)")
+                  "nothing, links keeping their rate and latency (REFERENCE 10's alpha-beta model); with --device, "
+                  "the served device's (cclmesh serve --hardware): asking for the other exits 2")
       ->check(CLI::IsMember({"modelled", "ideal"}))
+      ->each([&o](const std::string&) { o.hardware_given = true; })
       ->capture_default_str();
   command.add_option("--dtype", o.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
   const auto asked = [&o](const std::string&) { o.layout_or_memory_asked = true; };

@@ -74,6 +74,9 @@ struct RunOptions {
   // modelled | ideal: the calibrated chip model, or chips that cost nothing but their links'
   // rate and latency (sim/model/ideal_hardware.hpp, REFERENCE 10)
   std::string hardware = "modelled";
+  // --hardware typed (either value): with --device, what the served device must run (the server
+  // decides; a run asking for other hardware is refused rather than printing the server's rows).
+  bool hardware_given = false;
   std::string dtype = "bf16";     // bf16 | fp32 | bfp8
   std::string layout = "tile";    // tile | row_major
   std::string memory = "dram";    // dram | l1

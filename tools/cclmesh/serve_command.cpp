@@ -1,4 +1,4 @@
-// `cclmesh serve --system S [--port P] [--bind ADDR] [--mode fabric|legacy]
+// `cclmesh serve --system S [--port P] [--bind ADDR] [--mode fabric|legacy] [--hardware modelled|ideal]
 //   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
@@ -58,6 +58,8 @@ struct ServeOptions {
   std::uint32_t port = kDefaultPort;
   std::string bind = "127.0.0.1";
   std::string mode = "fabric";
+  // modelled | ideal: the chips served, as `run --hardware` (the hello tells clients, whose rows say so)
+  std::string hardware = "modelled";
   std::string topology = "auto";
   std::string fabric_scope = "system";
   // The fabric's chips, in order (one line or ring through them alone); empty: every chip.
@@ -193,6 +195,7 @@ int run_serve(const ServeOptions& options) {
   }
   sim::device::SimMeshDeviceOptions device_options;
   device_options.data_mode = options.no_data ? sim::DataMode::TimingOnly : sim::DataMode::Functional;
+  device_options.hardware = options.hardware == "ideal" ? sim::HardwareModel::Ideal : sim::HardwareModel::Modelled;
   device_options.fabric.mode = fabric_mode(options, topology);
   if (options.fabric_scope == "axes") device_options.fabric.scope = runtime::FabricScope::Axes;
   device_options.fabric.num_links = options.links;
@@ -244,6 +247,7 @@ int run_serve(const ServeOptions& options) {
   if (traces) device_options.trace = &traces->recorder();
   // What the device is built from, for a refusal (the device names the fault or the setting).
   std::string asked = fmt::format("--system {} --mode {}", options.system, options.mode);
+  if (options.hardware != "modelled") asked += " --hardware " + options.hardware;
   if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
   if (!options.chips.empty()) asked += fmt::format(" --chips {}", fmt::join(options.chips, ","));
   asked += fmt::format(" --links {}", options.links);
@@ -291,6 +295,10 @@ int run_serve(const ServeOptions& options) {
   }
   if (device->fabric().mode != runtime::FabricMode::None && !device->fabric().first_level_acks) {
     server_options.description += ", first-level acks off (mid 2025)";
+  }
+  if (options.hardware == "ideal") {
+    server_options.hardware = runtime::remote::ServedHardware::Ideal;
+    server_options.description += ", ideal hardware";
   }
   server_options.system_name = options.system;
   server_options.faults = faults.specs;  // clients' rows name them, as a local run's
@@ -374,6 +382,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->capture_default_str();
   command->add_option("--mode", options->mode, "fabric: persistent fabric routers; legacy: none (ops bring EDMs)")
       ->check(CLI::IsMember({"fabric", "legacy"}))
+      ->capture_default_str();
+  command
+      ->add_option("--hardware", options->hardware,
+                   "modelled (the calibrated chip model) or ideal: what-if chips whose NoC, DRAM and ERISC cost "
+                   "nothing, links keeping their rate and latency (as `cclmesh run --hardware`); clients' rows say so")
+      ->check(CLI::IsMember({"modelled", "ideal"}))
       ->capture_default_str();
   command->add_option("--topology", options->topology,
                       "the fabric's shape: auto (a ring through every chip where one exists), ring or line")

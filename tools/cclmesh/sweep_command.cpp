@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/remote/remote_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/device_option_check.hpp"
@@ -171,6 +172,10 @@ int sweep(SweepOptions& o) {
     return incomplete_run_json(device ? served_run_options(points[i], *device) : points[i], outcome.message,
                                outcome.groups_mirrored);
   };
+  // A served device's hardware is the server's (serve --hardware), said as a local sweep's.
+  const auto hardware_of = [&](std::size_t i) {
+    return device ? std::string(runtime::remote::hardware_name(device->hardware())) : points[i].hardware;
+  };
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
@@ -181,7 +186,7 @@ int sweep(SweepOptions& o) {
         return true;
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete%s:\n%s\n", op.c_str(), size,
-                     points[i].hardware == "ideal" ? " on ideal hardware (--hardware ideal)" : "",
+                     hardware_of(i) == "ideal" ? " on ideal hardware (--hardware ideal)" : "",
                      outcome.message.c_str());
         exit_code = kExitHangOrFault;
         stopped_point = stopped_json(i, outcome);

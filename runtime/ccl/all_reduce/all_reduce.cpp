@@ -15,6 +15,8 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/local_sum.hpp"
 #include "runtime/ccl/all_reduce/one_shot.hpp"
+#include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/buffer_layout.hpp"
@@ -60,9 +62,23 @@ std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
 // that cannot is refused in all_reduce's name: here, before the params of either half exist, so
 // that not only validate() but every call that asks a half something before build() (the
 // semaphore cores and intermediates a caller sizes first) refuses it as all_reduce, not as the
-// reduce_scatter or all_gather that meets it first. Legacy mode's EDMs hold such rows whole.
+// reduce_scatter or all_gather that meets it first. Legacy mode's EDMs hold such rows whole, up
+// to an EDM buffer (legacy_widest_whole_row): a wider row, which its halves would refuse along
+// the dim 2 they run along, not the caller's, is refused here in all_reduce's name (session 35).
 void require_fabric_rows_move(const Params& p) {
-  if (p.mode == CclMode::Fabric) moved_pages(p);
+  if (p.mode == CclMode::Fabric) {
+    moved_pages(p);
+    return;
+  }
+  if (p.tensor.layout != Layout::RowMajor) return;
+  const LegacyEdmOptions halves_edms;  // the halves' legacy EDMs are the defaults (rs_params, ag_params)
+  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(halves_edms, p.fabric);
+  const std::uint32_t row_bytes = page_size_bytes(p.tensor);
+  if (!widest || legacy_page_stride_bytes(row_bytes) <= *widest) return;
+  throw CclParamsError(fmt::format(
+      "all_reduce: legacy mode moves each {} B ROW_MAJOR row whole, and the widest that fits an EDM buffer is {} B "
+      "({}). Run it in fabric mode (--mode fabric), which moves such rows in pieces, or with rows of at most {} B",
+      row_bytes, *widest, legacy_edm_buffers_text(halves_edms, p.fabric), *widest));
 }
 
 reduce_scatter::Params rs_params(const Params& p, const Flat& f) {

@@ -32,6 +32,23 @@ void require_legacy_links(const topo::Topology& topology, const std::vector<Chip
                                    op, num_links, fmt::join(group, ", "), a, b, usable, why, usable));
 }
 
+// A ROW_MAJOR tensor along dims 0-2 moves whole rows as its pages, and legacy mode cuts rows in
+// pieces only along dim 3 (legacy_row_pieces): a row wider than an EDM buffer is refused naming
+// the op, the row, the widest that fits and what runs instead, where legacy_pages_per_message's
+// refusal would speak of pages and channels only (session 35; such rows move in pieces in fabric
+// mode since the arwide merge). Rows that fit, and a buffer setting that fits no page at all
+// (that refusal says why), are left to legacy_pages_per_message.
+void require_outer_dim_row_fits(const LegacyOpRequest& q, std::uint32_t page_stride, const std::string& op) {
+  if (q.input.layout != Layout::RowMajor || q.dim == 3 || q.moved_page_bytes != 0) return;
+  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(q.legacy, q.fabric);
+  if (!widest || page_stride <= *widest) return;
+  throw CclParamsError(fmt::format(
+      "{}: legacy mode moves each {} B ROW_MAJOR row along dim {} whole, and the widest that fits an EDM buffer is "
+      "{} B ({}); it cuts rows in pieces only along dim 3. Run it in fabric mode (--mode fabric), which moves such "
+      "rows in pieces, along dim 3, or with rows of at most {} B",
+      op, page_size_bytes(q.input), q.dim, *widest, legacy_edm_buffers_text(q.legacy, q.fabric), *widest));
+}
+
 }  // namespace
 
 std::string fewer_chips_options(const topo::Topology& topology) {
@@ -78,8 +95,32 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
   r.cores = legacy_worker_cores(topology, q.first_worker, q.num_links, op);
   r.page_stride = legacy_page_stride_bytes(r.page_size);
   r.erisc = q.fabric.erisc_l1_map();
+  require_outer_dim_row_fits(q, r.page_stride, op);
   r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op, r.erisc);
   return r;
+}
+
+std::optional<std::uint32_t> legacy_widest_whole_row(const LegacyEdmOptions& legacy, const FabricOptions& fabric) {
+  const EriscL1Map erisc = fabric.erisc_l1_map();
+  LegacyEdmOptions one_page = legacy;
+  one_page.pages_per_message = 1;
+  const auto fits = [&](std::uint32_t stride) {
+    return legacy_message_fits(one_page, stride, kLegacyHopChannels, erisc);
+  };
+  if (!fits(kRowPieceAlignment)) return std::nullopt;
+  // Bisected over multiples of 32 B: `widest` fits, `too_wide` does not (no buffer outgrows the region).
+  std::uint32_t widest = kRowPieceAlignment;
+  std::uint32_t too_wide = (erisc.kernel_bytes() / kRowPieceAlignment + 1) * kRowPieceAlignment;
+  while (too_wide - widest > kRowPieceAlignment) {
+    const std::uint32_t mid = (widest + (too_wide - widest) / 2) / kRowPieceAlignment * kRowPieceAlignment;
+    (fits(mid) ? widest : too_wide) = mid;
+  }
+  return widest;
+}
+
+std::string legacy_edm_buffers_text(const LegacyEdmOptions& legacy, const FabricOptions& fabric) {
+  return fmt::format("{} buffers x {} channels in the {} B ERISC kernel region", legacy.buffers_per_channel,
+                     kLegacyHopChannels, fabric.erisc_l1_map().kernel_bytes());
 }
 
 std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions& legacy, const FabricOptions& fabric) {

@@ -6,6 +6,7 @@
 // legacy_edm_plan.hpp's. Pure functions of values and a topology: no device, no engine.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology&
 // legacy.pages_per_message counts pieces and does not make them smaller. The fabric ops size their
 // pieces by the fabric payload instead.
 std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions& legacy, const FabricOptions& fabric);
+
+// The widest ROW_MAJOR row (a multiple of 32 B) one EDM buffer of `legacy` in `fabric`'s ERISC
+// region holds whole, as a page of its own (38080 B at the defaults: 2 buffers x 2 channels in
+// 152576 B); nullopt when not even 32 B fit. Along dims 0-2 legacy mode moves rows whole, so
+// resolve_legacy_op refuses a wider one naming this figure (and all_reduce, whose ROW_MAJOR
+// halves run along dim 2, in its own name).
+std::optional<std::uint32_t> legacy_widest_whole_row(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
+// "2 buffers x 2 channels in the 152576 B ERISC kernel region": what bounds that row, for a refusal.
+std::string legacy_edm_buffers_text(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
 
 // The options a group too large for a legacy kernel shrinks with, as cclmesh run names them:
 // "--cluster-axis, --chips" on a mesh of two or more axes of 2+ chips (an axis is then fewer

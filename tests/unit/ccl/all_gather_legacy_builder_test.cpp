@@ -11,6 +11,7 @@
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_gather/all_gather_legacy.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/device/l1_map.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -244,6 +245,39 @@ TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthRefusals) {
   expect_error(many, "messages of 3 pages (49152 B)");
   many.legacy.pages_per_message = 2;
   EXPECT_NO_THROW(ag::validate(many, t));
+}
+
+// Along dims 0-2 a ROW_MAJOR row is a page, moved whole: up to the widest an EDM buffer holds
+// (38080 B at the defaults, 26816 B in a 106 KiB ERISC region), a wider one refused naming the
+// row, that figure and what runs (session 35: "a 65536 B page x 2 buffers x 2 channels does not
+// fit the 152576 B ERISC kernel region", no advice).
+TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2AreRefusedNamingWhatRuns) {
+  const topo::Topology t = topo::build_t3k();
+  const auto params = [&](std::uint32_t width) {
+    ag::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, width}, DataType::Bfloat16,
+                                                                   Layout::RowMajor});
+    p.dim = 2;
+    p.output_buffer = test::dram_buffer(2, ag::output_spec(p, t));
+    return p;
+  };
+  EXPECT_EQ(legacy_widest_whole_row({}, FabricOptions{}), 38080u);
+  FabricOptions small_region;
+  small_region.erisc_unreserved_bytes = 106 * 1024;
+  EXPECT_EQ(legacy_widest_whole_row({}, small_region), 26816u);
+  EXPECT_NO_THROW(ag::validate(params(38080 / 2), t));
+  try {
+    ag::validate(params(38112 / 2), t);
+    ADD_FAILURE() << "accepted 38112 B rows along dim 2";
+  } catch (const CclParamsError& e) {
+    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38112 B ROW_MAJOR row along dim 2 whole, and the "
+                           "widest that fits an EDM buffer is 38080 B (2 buffers x 2 channels in the 152576 B ERISC "
+                           "kernel region); it cuts rows in pieces only along dim 3. Run it in fabric mode (--mode "
+                           "fabric), which moves such rows in pieces, along dim 3, or with rows of at most 38080 B");
+  }
+  ag::Params along_width = params(32768);  // 64 KiB rows along dim 3: in pieces
+  along_width.dim = 3;
+  along_width.output_buffer = test::dram_buffer(2, ag::output_spec(along_width, t));
+  EXPECT_NO_THROW(ag::validate(along_width, t));
 }
 
 // A worker holds at most kMaxSlices slice records (N/2 + 1 on a ring, N on a line). Past that the
