@@ -15,6 +15,7 @@
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/wide_rows_case.hpp"
 #include "tests/integration/ccl/legacy_runner.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -23,12 +24,7 @@ namespace {
 
 namespace ar = runtime::ccl::all_reduce;
 
-struct WideCase {
-  const char* system = "n300";
-  CclTopology shape = CclTopology::Line;
-  DataType dtype = DataType::Bfloat16;
-  std::uint32_t row_bytes = 8192;
-  BufferType memory = BufferType::Dram;
+struct WideCase : WideRowCase {
   ar::Algorithm algorithm = ar::Algorithm::ReduceScatterAllGather;
 };
 
@@ -47,34 +43,16 @@ const char* algorithm_name(ar::Algorithm a) {
 }
 
 void PrintTo(const WideCase& c, std::ostream* os) {
-  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
-      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram") << "_" << algorithm_name(c.algorithm);
-}
-
-topo::Topology system_of(const WideCase& c) {
-  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
-}
-
-// `rows` rows of `row_bytes`.
-TensorSpec wide_rows(DataType dtype, std::uint32_t row_bytes, std::uint32_t rows) {
-  const std::uint32_t element_bytes = dtype == DataType::Float32 ? 4 : 2;
-  return TensorSpec{{1, 1, rows, row_bytes / element_bytes}, dtype, Layout::RowMajor};
+  PrintTo(static_cast<const WideRowCase&>(c), os);
+  *os << "_" << algorithm_name(c.algorithm);
 }
 
 std::vector<WideCase> cases() {
   std::vector<WideCase> all;
-  const std::pair<const char*, CclTopology> systems[] = {
-      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
-  for (const auto& [system, shape] : systems) {
-    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
-      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
-        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
-          for (const ar::Algorithm algorithm :
-               {ar::Algorithm::ReduceScatterAllGather, ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
-            all.push_back({system, shape, dtype, row_bytes, memory, algorithm});
-          }
-        }
-      }
+  for (const WideRowCase& base : wide_row_cases()) {
+    for (const ar::Algorithm algorithm :
+         {ar::Algorithm::ReduceScatterAllGather, ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
+      all.push_back({base, algorithm});
     }
   }
   return all;
@@ -98,11 +76,7 @@ TEST_P(WideRowsAllReduce, EveryChipHoldsTheSumBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, WideRowsAllReduce, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<WideCase>& info) {
-                           std::ostringstream name;
-                           PrintTo(info.param, &name);
-                           return name.str();
-                         });
+                         wide_row_case_name<WideCase>);
 
 // reduce_scatter + all_gather with each reduce_scatter half a ring can run (the one-shot ring, the
 // chain, the half-way ring) and a line's wrap, 8192 B rows on the T3K.

@@ -15,6 +15,7 @@
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/wide_rows_case.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -24,50 +25,10 @@ namespace ag = runtime::ccl::all_gather;
 namespace rs = runtime::ccl::reduce_scatter;
 namespace a2a = runtime::ccl::all_to_all;
 
-struct OuterCase {
-  const char* system = "n300";
-  CclTopology shape = CclTopology::Line;
-  DataType dtype = DataType::Bfloat16;
-  std::uint32_t row_bytes = 8192;
-  BufferType memory = BufferType::Dram;
-};
-
-void PrintTo(const OuterCase& c, std::ostream* os) {
-  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
-      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram");
-}
-
-topo::Topology system_of(const OuterCase& c) {
-  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
-}
-
-// `rows` rows of `row_bytes` in a (w, z, rows, width) tensor.
-TensorSpec wide_rows(DataType dtype, std::uint32_t row_bytes, std::uint32_t rows, std::uint32_t w = 1,
-                     std::uint32_t z = 1) {
-  const std::uint32_t element_bytes = dtype == DataType::Float32 ? 4 : 2;
-  return TensorSpec{{w, z, rows, row_bytes / element_bytes}, dtype, Layout::RowMajor};
-}
-
-std::vector<OuterCase> cases() {
-  std::vector<OuterCase> all;
-  const std::pair<const char*, CclTopology> systems[] = {
-      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
-  for (const auto& [system, shape] : systems) {
-    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
-      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
-        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
-          all.push_back({system, shape, dtype, row_bytes, memory});
-        }
-      }
-    }
-  }
-  return all;
-}
-
-class WideRowsOuterDims : public ::testing::TestWithParam<OuterCase> {};
+class WideRowsOuterDims : public ::testing::TestWithParam<WideRowCase> {};
 
 TEST_P(WideRowsOuterDims, AllGatherAlongDim2) {
-  const OuterCase& c = GetParam();
+  const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
   ag::Params p;
   p.input = wide_rows(c.dtype, c.row_bytes, 3);
@@ -81,7 +42,7 @@ TEST_P(WideRowsOuterDims, AllGatherAlongDim2) {
 }
 
 TEST_P(WideRowsOuterDims, ReduceScatterAlongDim2) {
-  const OuterCase& c = GetParam();
+  const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
   rs::Params p;
   p.input = wide_rows(c.dtype, c.row_bytes, 16);
@@ -94,7 +55,7 @@ TEST_P(WideRowsOuterDims, ReduceScatterAlongDim2) {
 }
 
 TEST_P(WideRowsOuterDims, AllToAllAlongDim2) {
-  const OuterCase& c = GetParam();
+  const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
   a2a::Params p;
   p.tensor = wide_rows(c.dtype, c.row_bytes, 16);
@@ -105,12 +66,8 @@ TEST_P(WideRowsOuterDims, AllToAllAlongDim2) {
   EXPECT_GT(out.kernel_ns, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, WideRowsOuterDims, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<OuterCase>& info) {
-                           std::ostringstream name;
-                           PrintTo(info.param, &name);
-                           return name.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(Ops, WideRowsOuterDims, ::testing::ValuesIn(wide_row_cases()),
+                         wide_row_case_name<WideRowCase>);
 
 // Dims 0 and 1 on the T3K ring, and the ring's reduce_scatter algorithms (one-shot, chain,
 // half-way) and the line's wrap along dim 2: every one slices the pieces as pages.

@@ -15,6 +15,7 @@
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "runtime/ccl/send_recv/send_recv.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/wide_rows_case.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::ccltest {
@@ -25,48 +26,12 @@ namespace sr = runtime::ccl::send_recv;
 namespace rd = runtime::ccl::reduce;
 namespace ab = runtime::ccl::all_broadcast;
 
-struct WideRowCase {
-  const char* system = "n300";
-  CclTopology shape = CclTopology::Line;
-  DataType dtype = DataType::Bfloat16;
-  std::uint32_t row_bytes = 8192;
-  BufferType memory = BufferType::Dram;
-};
-
-void PrintTo(const WideRowCase& c, std::ostream* os) {
-  *os << c.system << "_" << shape_name(c.shape) << "_" << (c.dtype == DataType::Float32 ? "fp32" : "bf16") << "_"
-      << c.row_bytes << "B_" << (c.memory == BufferType::L1 ? "l1" : "dram");
-}
-
-topo::Topology system_of(const WideRowCase& c) {
-  return std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300();
-}
-
 // 8 rows of `row_bytes`.
-TensorSpec wide_rows(const WideRowCase& c) {
-  const std::uint32_t element_bytes = c.dtype == DataType::Float32 ? 4 : 2;
-  return TensorSpec{{1, 1, 8, c.row_bytes / element_bytes}, c.dtype, Layout::RowMajor};
-}
+TensorSpec eight_wide_rows(const WideRowCase& c) { return wide_rows(c.dtype, c.row_bytes, 8); }
 
 // The Galaxy's first column (cluster_axis 0 group 0), in rank order.
 std::vector<ChipId> galaxy_column(const topo::Topology& galaxy) {
   return to_runtime(topo::axis_groups(galaxy, 0).front());
-}
-
-std::vector<WideRowCase> cases() {
-  std::vector<WideRowCase> all;
-  const std::pair<const char*, CclTopology> systems[] = {
-      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
-  for (const auto& [system, shape] : systems) {
-    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
-      for (const std::uint32_t row_bytes : {8192u, 4384u}) {
-        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
-          all.push_back({system, shape, dtype, row_bytes, memory});
-        }
-      }
-    }
-  }
-  return all;
 }
 
 class WideRowsE2e : public ::testing::TestWithParam<WideRowCase> {};
@@ -74,7 +39,7 @@ class WideRowsE2e : public ::testing::TestWithParam<WideRowCase> {};
 TEST_P(WideRowsE2e, BroadcastEveryChipHoldsTheRootsRows) {
   const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
-  const TensorSpec tensor = wide_rows(c);
+  const TensorSpec tensor = eight_wide_rows(c);
   ASSERT_GT(runtime::ccl::page_size_bytes(tensor), device->options().fabric.max_payload_bytes);
   bc::Params p;
   p.root = 1;
@@ -89,7 +54,7 @@ TEST_P(WideRowsE2e, BroadcastEveryChipHoldsTheRootsRows) {
 TEST_P(WideRowsE2e, SendRecvTheReceiverHoldsTheSendersRows) {
   const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
-  const TensorSpec tensor = wide_rows(c);
+  const TensorSpec tensor = eight_wide_rows(c);
   const runtime::BufferConfig config = buffer_config(tensor, Memory{c.memory, std::nullopt});
   sr::Params p;
   p.sender = 0;
@@ -111,7 +76,7 @@ TEST_P(WideRowsE2e, ReduceTheRootHoldsTheSumOfEveryChipsRows) {
   const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
   rd::Params p;
-  p.tensor = wide_rows(c);
+  p.tensor = eight_wide_rows(c);
   p.topology = c.shape;
   p.root = 1;
   const RunOutcome out = run_reduce(*device, p, Memory{c.memory, std::nullopt});
@@ -124,7 +89,7 @@ TEST_P(WideRowsE2e, AllBroadcastEveryChipHoldsEveryRanksRows) {
   const WideRowCase& c = GetParam();
   auto device = make_device(system_of(c), fabric_mode_for(c.shape));
   ab::Params p;
-  p.input = wide_rows(c);
+  p.input = eight_wide_rows(c);
   p.topology = c.shape;
   const RunOutcome out = run_all_broadcast(*device, p, Memory{c.memory, std::nullopt});
   EXPECT_TRUE(out.verified);
@@ -132,12 +97,8 @@ TEST_P(WideRowsE2e, AllBroadcastEveryChipHoldsEveryRanksRows) {
   EXPECT_GT(out.kernel_ns, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<WideRowCase>& info) {
-                           std::ostringstream name;
-                           PrintTo(info.param, &name);
-                           return name.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(wide_row_cases()),
+                         wide_row_case_name<WideRowCase>);
 
 // Galaxy columns on the per-axis fabric with 2 links, every column at once: the pieces split
 // between the links' workers as pages do, a worker's run starting mid-row where it falls; and a
