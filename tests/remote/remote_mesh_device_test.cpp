@@ -500,6 +500,18 @@ TEST(RemoteMeshDevice, ACallWhoseClientLeftIsReportedAbandoned) {
   EXPECT_TRUE(abandoned.load());
 }
 
+// A current-version hello's reply from the server at `port`, read off the wire (a session then
+// ended with goodbye): what the hello carries, not what RemoteMeshDevice makes of it.
+Json raw_hello_reply(std::uint16_t port) {
+  boost::asio::io_context io;
+  FrameConnection raw(io, connect_socket(io, "127.0.0.1", port, 5000ms));
+  raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}), {}, 5000ms);
+  Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
+  raw.send(to_wire(Json{{"type", "goodbye"}}), {}, 5000ms);
+  from_wire(raw.receive(5000ms, 5000ms).header);
+  return reply;
+}
+
 // The hello says whether the device keeps bytes, so that a client of a timing-only device does
 // not check what it reads back (`cclmesh run --device` against `cclmesh serve --no-data`).
 TEST(RemoteMeshDevice, HelloSaysTheDataMode) {
@@ -514,16 +526,9 @@ TEST(RemoteMeshDevice, HelloSaysTheDataMode) {
   RemoteServerOptions options = server_options(device);
   options.data_mode = ServedDataMode::TimingOnly;
   Served served(device, options);
-  {
-    boost::asio::io_context io;
-    FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.server.port(), 5000ms));
-    raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}), {}, 5000ms);
-    const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
-    EXPECT_EQ(reply.at("type"), "ok");
-    EXPECT_EQ(reply.at("data_mode"), "timing_only");
-    raw.send(to_wire(Json{{"type", "goodbye"}}), {}, 5000ms);
-    from_wire(raw.receive(5000ms, 5000ms).header);
-  }
+  const Json reply = raw_hello_reply(served.server.port());
+  EXPECT_EQ(reply.at("type"), "ok");
+  EXPECT_EQ(reply.at("data_mode"), "timing_only");
   RemoteMeshDevice remote("127.0.0.1", served.server.port());
   EXPECT_EQ(remote.data_mode(), ServedDataMode::TimingOnly);
 }
@@ -542,16 +547,9 @@ TEST(RemoteMeshDevice, HelloSaysTheHardware) {
   RemoteServerOptions options = server_options(device);
   options.hardware = ServedHardware::Ideal;
   Served served(device, options);
-  {
-    boost::asio::io_context io;
-    FrameConnection raw(io, connect_socket(io, "127.0.0.1", served.server.port(), 5000ms));
-    raw.send(to_wire(Json{{"type", "hello"}, {"protocol", kProtocolName}, {"version", kProtocolVersion}}), {}, 5000ms);
-    const Json reply = from_wire(raw.receive(5000ms, 5000ms).header);
-    EXPECT_EQ(reply.at("type"), "ok");
-    EXPECT_EQ(reply.at("hardware"), "ideal");
-    raw.send(to_wire(Json{{"type", "goodbye"}}), {}, 5000ms);
-    from_wire(raw.receive(5000ms, 5000ms).header);
-  }
+  const Json reply = raw_hello_reply(served.server.port());
+  EXPECT_EQ(reply.at("type"), "ok");
+  EXPECT_EQ(reply.at("hardware"), "ideal");
   RemoteMeshDevice remote("127.0.0.1", served.server.port());
   EXPECT_EQ(remote.hardware(), ServedHardware::Ideal);
 }
