@@ -4,9 +4,11 @@
 // server's own ServedRequests on a simulated n300, as `cclmesh serve --system n300` would. Run
 // again when kProtocolVersion changes, since every seed opens with a hello reply of that version:
 //   build/tests/remote_replies_seeds tests/data/fuzz/remote_replies
+// It also writes idle-timeout-past-the-clock, a finding kept as a seed-shaped session (below).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -138,6 +140,17 @@ int main(int argc, char** argv) {
                    };
                    const std::exception_ptr error = errors[refused++ % std::size(errors)];
                    return r.reply(remote::error_reply(error));
+                 });
+  // A hello whose idle timeout is past what the host clock holds (INT64_MAX ms): session 32's
+  // finding (it overflowed the client's idle comparison), written here rather than kept as the
+  // fuzzer found it so that it follows the hello's fields as the protocol grows; the client
+  // refuses the hello (RemoteMeshDevice.HelloIdleTimeoutPastTheHostClockIsRefused).
+  record_session(dir / "idle-timeout-past-the-clock", remote::ServedDataMode::Functional,
+                 [](Recording& r, std::string_view type, const Json& reply, std::uint64_t data_bytes) {
+                   if (type != remote::request::kHello) return r.reply(reply, data_bytes);
+                   Json past_the_clock = reply;
+                   past_the_clock["idle_timeout_ms"] = std::numeric_limits<std::int64_t>::max();
+                   return r.reply(past_the_clock);
                  });
   // The hello turned away: the server is busy with another client's session.
   record_session(dir / "seed-busy", remote::ServedDataMode::Functional,
