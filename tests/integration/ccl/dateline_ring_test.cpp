@@ -5,6 +5,9 @@
 // channel 2 on its way.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
+
 #include "tests/integration/ccl/ccl_runners.hpp"
 #include "topologies/builtin_systems.hpp"
 
@@ -15,9 +18,12 @@ using runtime::ccl::DataType;
 using runtime::ccl::Layout;
 using runtime::ccl::TensorSpec;
 
-std::unique_ptr<sim::device::SimMeshDevice> dateline_t3k() {
+// `receiver_packets_in_flight`: --fabric-rx-in-flight (unset: the routers' default).
+std::unique_ptr<sim::device::SimMeshDevice> dateline_t3k(
+    std::optional<std::uint32_t> receiver_packets_in_flight = std::nullopt) {
   runtime::FabricOptions fabric = fabric_of(FabricMode::Ring, runtime::FabricScope::System);
   fabric.ring_flow_control = runtime::RingFlowControl::Dateline;
+  fabric.receiver_packets_in_flight = receiver_packets_in_flight;
   auto device = make_device(topo::build_t3k(), fabric);
   const runtime::FabricRouterSite& site = device->fabric_plan().routers().front();
   EXPECT_TRUE(site.config.dateline_vcs);
@@ -36,6 +42,30 @@ TEST(DatelineRingE2e, AllGather) {
   p.topology = CclTopology::Ring;
   const RunOutcome out = run_all_gather(*device, p, Memory{}, Memory{});
   EXPECT_TRUE(out.verified);
+}
+
+// Receivers that keep 1 or 2 packets' writes in flight (--fabric-rx-in-flight) on both VCs:
+// the VC1 receivers forward and land with the same transaction-id bound as VC0's.
+TEST(DatelineRingE2e, AllGatherAndReduceScatterWithFewPacketsInFlightPerReceiver) {
+  for (const std::uint32_t in_flight : {1u, 2u}) {
+    SCOPED_TRACE(in_flight);
+    auto device = dateline_t3k(in_flight);
+    // Every receiver takes the bound; a dateline-kind router's dropped receiver (0 slots) none.
+    for (const runtime::FabricRouterSite& site : device->fabric_plan().routers()) {
+      EXPECT_EQ(site.config.receiver_packets_in_flight, site.config.receiver_slots == 0 ? 0 : in_flight);
+      EXPECT_EQ(site.config.vc1_receiver_packets_in_flight, site.config.vc1_receiver_slots == 0 ? 0 : in_flight);
+    }
+    runtime::ccl::all_gather::Params gather;
+    gather.input = tiles(64, 256);
+    gather.dim = 3;
+    gather.topology = CclTopology::Ring;
+    EXPECT_TRUE(run_all_gather(*device, gather, Memory{}, Memory{}).verified);
+    runtime::ccl::reduce_scatter::Params scatter;
+    scatter.input = tiles(64, 32 * 16);
+    scatter.dim = 3;
+    scatter.topology = CclTopology::Ring;
+    EXPECT_TRUE(run_reduce_scatter(*device, scatter, Memory{}, Memory{}).verified);
+  }
 }
 
 TEST(DatelineRingE2e, ReduceScatter) {
