@@ -397,8 +397,9 @@ class Interpreter {
     uint32_t pages = 0;
     while (pages < args_.packet_size_in_pages && !st.walker.done()) {
       const uint32_t room = args_.packet_size_in_pages - pages;
-      const PageRun run = next_page_run(st.walker, st.args->tensor.addrgen, room < max_run ? room : max_run);
-      noc_async_read(tensor_page_noc_addr(st, run), base + pages * st.cb_page_size, run.num_pages * page_size, noc_);
+      const PageRun run =
+          next_page_run(st.walker, st.args->tensor.addrgen, page_size, room < max_run ? room : max_run);
+      noc_async_read(tensor_page_noc_addr(st, run), base + pages * st.cb_page_size, run.bytes, noc_);
       pages += run.num_pages;
     }
     noc_async_read_barrier(noc_);
@@ -424,9 +425,10 @@ class Interpreter {
     ScatterBatch batch;
     while (pages < args_.packet_size_in_pages && !st.walker.done()) {
       const uint32_t room = args_.packet_size_in_pages - pages;
-      const PageRun run = next_page_run(st.walker, st.args->tensor.addrgen, room < max_run ? room : max_run);
+      const PageRun run =
+          next_page_run(st.walker, st.args->tensor.addrgen, page_size, room < max_run ? room : max_run);
       const uint32_t src = base + pages * st.cb_page_size;
-      const uint32_t bytes = run.num_pages * page_size;
+      const uint32_t bytes = run.bytes;
       const uint64_t dst = tensor_page_noc_addr(st, run);
       if (writes_locally(st)) {
         noc_async_write(src, dst, bytes, noc_);

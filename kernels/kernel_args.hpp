@@ -87,10 +87,13 @@ constexpr uint32_t kAddrGenLayout = 0;
 constexpr uint32_t kAddrGenBufferType = 1;
 constexpr uint32_t kAddrGenInterleavedNumBanks = 2;
 constexpr uint32_t kAddrGenInterleavedAlignedPageSize = 3;
-// Pieces per buffer page (1 = whole pages; k > 1: the stream's page is one of k equal pieces of
-// a buffer page, api::InterleavedAddrGenParams).
+// Pieces per buffer page (1 = whole pages; k > 1: the stream's page is one of k pieces of a
+// buffer page, api::InterleavedAddrGenParams).
 constexpr uint32_t kAddrGenInterleavedPiecesPerPage = 4;
-constexpr uint32_t kAddrGenInterleavedWords = 5;
+// Bytes of a buffer page's last piece when pieces per page > 1 (0: as long as the others,
+// api::InterleavedAddrGenParams::last_piece_bytes).
+constexpr uint32_t kAddrGenInterleavedLastPieceBytes = 5;
+constexpr uint32_t kAddrGenInterleavedWords = 6;
 constexpr uint32_t kAddrGenShardedNumCores = 2;
 constexpr uint32_t kAddrGenShardedPageStride = 3;
 constexpr uint32_t kAddrGenShardedPagesPerTensorRow = 4;
@@ -99,7 +102,9 @@ constexpr uint32_t kAddrGenShardedPagesPerShardWidth = 6;
 constexpr uint32_t kAddrGenShardedRowsPerShardHeight = 7;
 // Pieces per buffer page, as kAddrGenInterleavedPiecesPerPage (api::ShardedAddrGenParams).
 constexpr uint32_t kAddrGenShardedPiecesPerPage = 8;
-constexpr uint32_t kAddrGenShardedCoreTable = 9;
+// The last piece's bytes, as kAddrGenInterleavedLastPieceBytes.
+constexpr uint32_t kAddrGenShardedLastPieceBytes = 9;
+constexpr uint32_t kAddrGenShardedCoreTable = 10;
 constexpr uint32_t sharded_addrgen_words(uint32_t num_cores) { return kAddrGenShardedCoreTable + num_cores; }
 
 constexpr uint32_t pack_core_xy(uint32_t noc0_x, uint32_t noc0_y) { return (noc0_x & 0xFFFF) | (noc0_y << 16); }

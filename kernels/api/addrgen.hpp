@@ -41,11 +41,14 @@ struct PageLocation {
 // Interleaved: page i -> bank i mod B, address base + (i div B) * aligned page size.
 // Consecutive pages never share a bank, so a contiguous run is always one page.
 //
-// Pieces: a buffer's page may also be addressed in k equal pieces (k = pieces_per_page > 1),
-// so that a ROW_MAJOR row can be written a part at a time (an all_gather along the width:
-// each chip's row is one piece of the output row). Page i is then piece i mod k of buffer
-// page i div k, at (i mod k) x piece_bytes inside it; the pieces from there to the end of the
-// buffer page are contiguous. k = 1 is the whole-page addressing above.
+// Pieces: a buffer's page may also be addressed in k pieces (k = pieces_per_page > 1), so that
+// a ROW_MAJOR row can be written a part at a time (an all_gather along the width: each chip's
+// row is one piece of the output row) or moved in fabric payloads when it is wider than one.
+// Page i is then piece i mod k of buffer page i div k, at (i mod k) x piece_bytes inside it;
+// the pieces from there to the end of the buffer page are contiguous. The last piece of a
+// buffer page may be shorter (last_piece_bytes, 0: as long as the others), so that a row that
+// is not k x 32 B still moves in k pieces that each start 32 B-aligned (page_run_bytes).
+// k = 1 is the whole-page addressing above.
 // ---------------------------------------------------------------------------------------------
 struct InterleavedAddrGenParams {
   uint32_t base_address;             // the buffer's address, the same in every bank
@@ -53,6 +56,7 @@ struct InterleavedAddrGenParams {
   uint32_t aligned_page_size_bytes;  // align_up(buffer page size, bank alignment)
   uint32_t pieces_per_page = 1;      // k: addressed pages per buffer page
   uint32_t piece_bytes = 0;          // bytes of one piece (k > 1)
+  uint32_t last_piece_bytes = 0;     // bytes of a buffer page's last piece (k > 1; 0: piece_bytes)
 };
 
 constexpr PageLocation interleaved_page_location(const InterleavedAddrGenParams& p, uint32_t page) {
@@ -95,8 +99,9 @@ struct ShardedAddrGenParams {
   uint32_t rows_per_shard_height;
   uint32_t shard_base_address;
   // Pieces, as InterleavedAddrGenParams: page i is piece i mod k of buffer page i div k.
-  uint32_t pieces_per_page = 1;  // k: addressed pages per buffer page
-  uint32_t piece_bytes = 0;      // bytes of one piece (k > 1)
+  uint32_t pieces_per_page = 1;   // k: addressed pages per buffer page
+  uint32_t piece_bytes = 0;       // bytes of one piece (k > 1)
+  uint32_t last_piece_bytes = 0;  // bytes of a buffer page's last piece (k > 1; 0: piece_bytes)
 };
 
 // The parameters a lookup needs to be meaningful (no zero divisors, a sharded layout).
@@ -168,6 +173,18 @@ struct AddrGenParams {
 constexpr PageLocation page_location(const AddrGenParams& p, uint32_t page) {
   return p.layout == TensorMemoryLayout::INTERLEAVED ? interleaved_page_location(p.interleaved, page)
                                                      : sharded_page_location(p.sharded, page);
+}
+
+// Bytes of the `num_pages` addressed pages from `page` on, `page_size` each, which lie in one
+// buffer page (as a lookup's contiguous_pages bounds a run): a run that ends a buffer page cut
+// in pieces with a shorter last piece is short by that much.
+constexpr uint32_t page_run_bytes(const AddrGenParams& p, uint32_t page, uint32_t num_pages, uint32_t page_size) {
+  const bool interleaved = p.layout == TensorMemoryLayout::INTERLEAVED;
+  const uint32_t pieces = interleaved ? p.interleaved.pieces_per_page : p.sharded.pieces_per_page;
+  const uint32_t last = interleaved ? p.interleaved.last_piece_bytes : p.sharded.last_piece_bytes;
+  const uint32_t bytes = num_pages * page_size;
+  if (pieces <= 1 || last == 0 || last >= page_size || page % pieces + num_pages != pieces) return bytes;
+  return bytes - (page_size - last);
 }
 
 }  // namespace cclmesh::api

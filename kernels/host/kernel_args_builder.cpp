@@ -30,6 +30,7 @@ std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
     b[ia::kAddrGenInterleavedNumBanks] = t->num_banks;
     b[ia::kAddrGenInterleavedAlignedPageSize] = t->aligned_page_size_bytes;
     b[ia::kAddrGenInterleavedPiecesPerPage] = t->pieces_per_page;
+    b[ia::kAddrGenInterleavedLastPieceBytes] = t->last_piece_bytes;
     return b;
   }
   const auto& t = std::get<ShardedTensorArgs>(tensor);
@@ -43,6 +44,7 @@ std::vector<uint32_t> addrgen_block(const TensorArgs& tensor) {
   b[ia::kAddrGenShardedPagesPerShardWidth] = t.pages_per_shard_width;
   b[ia::kAddrGenShardedRowsPerShardHeight] = t.rows_per_shard_height;
   b[ia::kAddrGenShardedPiecesPerPage] = t.pieces_per_page;
+  b[ia::kAddrGenShardedLastPieceBytes] = t.last_piece_bytes;
   for (std::size_t i = 0; i < t.cores.size(); ++i) {
     b[ia::kAddrGenShardedCoreTable + i] = ia::pack_core_xy(t.cores[i].x, t.cores[i].y);
   }

@@ -40,8 +40,10 @@ struct InterleavedTensorArgs {
   uint32_t num_banks = 0;
   uint32_t aligned_page_size_bytes = 0;  // bank stride of one buffer page (>= page size)
   // > 1: page_size_bytes is one of this many pieces of a buffer page (a ROW_MAJOR row written
-  // a part at a time; api::InterleavedAddrGenParams).
+  // a part at a time; api::InterleavedAddrGenParams), the last `last_piece_bytes` long (0: as
+  // the others).
   uint32_t pieces_per_page = 1;
+  uint32_t last_piece_bytes = 0;
 };
 
 struct NocCoord {
@@ -60,8 +62,10 @@ struct ShardedTensorArgs {
   uint32_t pages_per_shard_width = 0;
   uint32_t rows_per_shard_height = 0;
   std::vector<NocCoord> cores;  // shard order, NoC0
-  // > 1: page_size_bytes is one of this many pieces of a buffer page (api::ShardedAddrGenParams).
+  // > 1: page_size_bytes is one of this many pieces of a buffer page (api::ShardedAddrGenParams),
+  // the last `last_piece_bytes` long (0: as the others).
   uint32_t pieces_per_page = 1;
+  uint32_t last_piece_bytes = 0;
 };
 
 using TensorArgs = std::variant<InterleavedTensorArgs, ShardedTensorArgs>;

@@ -304,6 +304,7 @@ struct PageRun {
   uint32_t num_pages;
   uint32_t target;   // bank (interleaved) or core index (sharded)
   uint32_t address;  // in that bank / core
+  uint32_t bytes;    // what the run holds: num_pages x the page size, less a short last piece's shortfall
 };
 
 // Bytes from one page to the next inside a contiguous run.
@@ -315,9 +316,10 @@ constexpr uint32_t page_stride_bytes(const api::AddrGenParams& ag) {
 }
 
 // The next run of at most `max_pages` pages (>= 1) from the walker's position: bounded by the
-// end of the slice row, by the address generator's contiguity, and by `max_pages`. Advances
-// the walker past it. The walker must not be done.
-constexpr PageRun next_page_run(api::SliceWalker& w, const api::AddrGenParams& ag, uint32_t max_pages) {
+// end of the slice row, by the address generator's contiguity, and by `max_pages`, with its
+// bytes for pages of `page_size`. Advances the walker past it. The walker must not be done.
+constexpr PageRun next_page_run(api::SliceWalker& w, const api::AddrGenParams& ag, uint32_t page_size,
+                                uint32_t max_pages) {
   const uint32_t page = w.current_page();
   const api::PageLocation loc = api::page_location(ag, page);
   uint32_t n = w.run_length_in_row();
@@ -331,7 +333,7 @@ constexpr PageRun next_page_run(api::SliceWalker& w, const api::AddrGenParams& a
     n = 1;
   }
   w.advance(n);
-  return PageRun{page, n, loc.target, loc.address};
+  return PageRun{page, n, loc.target, loc.address, api::page_run_bytes(ag, page, n, page_size)};
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -54,6 +54,16 @@ constexpr bool arg_range_fits(uint32_t num_words, uint32_t offset, uint32_t n) {
   return offset <= num_words && num_words - offset >= n;
 }
 
+// k pieces of the stream's page size, the last `last` bytes long when not 0 (only for k > 1,
+// and no longer than the others), fit in one buffer page of `buffer_page_bytes`.
+constexpr bool pieces_fit(uint32_t pieces, uint32_t last, uint32_t page_size, uint32_t buffer_page_bytes) {
+  if (pieces == 0 || (last != 0 && (pieces == 1 || last > page_size))) {
+    return false;
+  }
+  const uint64_t last_bytes = last == 0 ? page_size : last;
+  return uint64_t{pieces - 1} * page_size + last_bytes <= buffer_page_bytes;
+}
+
 constexpr ArgsFault parse_addrgen(const uint32_t* words, uint32_t num_words, uint32_t offset, uint32_t tensor_address,
                                   uint32_t page_size, InterpreterTensor& t) {
   namespace ia = interpreter;
@@ -70,18 +80,19 @@ constexpr ArgsFault parse_addrgen(const uint32_t* words, uint32_t num_words, uin
     const uint32_t banks = words[offset + ia::kAddrGenInterleavedNumBanks];
     const uint32_t aligned = words[offset + ia::kAddrGenInterleavedAlignedPageSize];
     const uint32_t pieces = words[offset + ia::kAddrGenInterleavedPiecesPerPage];
+    const uint32_t last = words[offset + ia::kAddrGenInterleavedLastPieceBytes];
     if (banks == 0) {
       return bad_args(offset + ia::kAddrGenInterleavedNumBanks);
     }
     if (aligned < page_size) {
       return bad_args(offset + ia::kAddrGenInterleavedAlignedPageSize);
     }
-    // k pieces of the stream's page size must fit in one buffer page.
-    if (pieces == 0 || uint64_t{pieces} * page_size > aligned) {
-      return bad_args(offset + ia::kAddrGenInterleavedPiecesPerPage);
+    if (!pieces_fit(pieces, last, page_size, aligned)) {
+      return bad_args(offset + (pieces_fit(pieces, 0, page_size, aligned) ? ia::kAddrGenInterleavedLastPieceBytes
+                                                                          : ia::kAddrGenInterleavedPiecesPerPage));
     }
     t.addrgen.layout = api::TensorMemoryLayout::INTERLEAVED;
-    t.addrgen.interleaved = api::InterleavedAddrGenParams{tensor_address, banks, aligned, pieces, page_size};
+    t.addrgen.interleaved = api::InterleavedAddrGenParams{tensor_address, banks, aligned, pieces, page_size, last};
     t.addrgen.sharded = api::ShardedAddrGenParams{};
     t.core_table_offset = 0;
     return args_ok();
@@ -112,13 +123,16 @@ constexpr ArgsFault parse_addrgen(const uint32_t* words, uint32_t num_words, uin
   if (s.page_size_jump_bytes < page_size) {
     return bad_args(offset + ia::kAddrGenShardedPageStride);
   }
-  // k pieces of the stream's page size must fit in one buffer page.
   const uint32_t pieces = words[offset + ia::kAddrGenShardedPiecesPerPage];
-  if (pieces == 0 || uint64_t{pieces} * page_size > s.page_size_jump_bytes) {
-    return bad_args(offset + ia::kAddrGenShardedPiecesPerPage);
+  const uint32_t last = words[offset + ia::kAddrGenShardedLastPieceBytes];
+  if (!pieces_fit(pieces, last, page_size, s.page_size_jump_bytes)) {
+    return bad_args(offset + (pieces_fit(pieces, 0, page_size, s.page_size_jump_bytes)
+                                  ? ia::kAddrGenShardedLastPieceBytes
+                                  : ia::kAddrGenShardedPiecesPerPage));
   }
   s.pieces_per_page = pieces;
   s.piece_bytes = page_size;
+  s.last_piece_bytes = last;
   if (!arg_range_fits(num_words, offset, ia::sharded_addrgen_words(s.number_of_cores))) {
     return bad_args(offset + ia::kAddrGenShardedNumCores);
   }

@@ -48,10 +48,11 @@ class MessagePages {
     uint32_t pages = 0;
     while (pages < pages_per_message_ && !walker_.done()) {
       const uint32_t room = pages_per_message_ - pages;
-      const PageRun run = next_page_run(walker_, tensor_.addrgen, room < max_run ? room : max_run);
+      const PageRun run =
+          next_page_run(walker_, tensor_.addrgen, tensor_.page_size_bytes, room < max_run ? room : max_run);
       const uint64_t tensor_addr = page_noc_addr(run);
       const uint32_t local = l1_address + pages * page_stride_;
-      const uint32_t bytes = run.num_pages * tensor_.page_size_bytes;
+      const uint32_t bytes = run.bytes;
       if (read) {
         noc_async_read(tensor_addr, local, bytes, noc_);
       } else {

@@ -80,6 +80,7 @@ struct Resolved : PlacedGroups {
   // ROW_MAJOR: pieces each input row moves in; along dim 3 the row is cut anyway, along an outer
   // dim only a row wider than a fabric payload is (outer_row_pieces).
   std::uint32_t row_pieces = 1;
+  std::uint32_t last_piece_bytes = 0;  // of a row's last piece along an outer dim when shorter (fabric_pages)
   std::uint32_t packet_pages = 0;
 };
 
@@ -142,11 +143,11 @@ std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_
 }
 
 // ROW_MAJOR along dims 0-2: whole rows are gathered, so a row moves whole unless it is wider than
-// a fabric payload; then in the fewest equal 32 B-aligned pieces that fit one (fabric_pages), the
+// a fabric payload; then in the fewest 32 B-aligned pieces that fit one (fabric_pages), the
 // input and output both addressed q pieces per row and sliced like tiles, q per row.
-std::uint32_t outer_row_pieces(const Params& p) {
-  if (p.input.layout != Layout::RowMajor) return 1;
-  return fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp).pieces_per_page;
+FabricPages outer_row_pieces(const Params& p) {
+  if (p.input.layout != Layout::RowMajor) return FabricPages{page_size_bytes(p.input), 1, 1, 0};
+  return fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp);
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -154,11 +155,14 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.page_size = page_size_bytes(p.input);
   if (cuts_rows(p.input, p.dim)) {
     r.row_pieces = pieces_per_row(r.page_size, p.fabric.max_payload_bytes);
+    r.page_size /= r.row_pieces;
   } else {
     require_page_aligned_dim(p.input, p.dim, kOp, "input");
-    r.row_pieces = outer_row_pieces(p);
+    const FabricPages pieces = outer_row_pieces(p);
+    r.row_pieces = pieces.pieces_per_page;
+    r.page_size = pieces.page_bytes;
+    r.last_piece_bytes = pieces.last_piece_bytes;
   }
-  r.page_size /= r.row_pieces;
   static_cast<PlacedGroups&>(r) = place_groups(p.groups, topology, p.fabric, p.topology, p.num_links, kOp);
 
   if (p.topology == CclTopology::Line && p.bidirectional == BidirectionalMode::SplitTensor) {
@@ -269,8 +273,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     // Wide rows gathered along an outer dim: q pieces per row in and out, sliced as q tiles a row.
     in_pages.x = r.row_pieces;
     out_pages.x = r.row_pieces;
-    in_args = in_row_pieces(in_args, r.page_size, r.row_pieces);
-    out_args = in_row_pieces(out_args, r.page_size, r.row_pieces);
+    in_args = in_row_pieces(in_args, r.page_size, r.row_pieces, r.last_piece_bytes);
+    out_args = in_row_pieces(out_args, r.page_size, r.row_pieces, r.last_piece_bytes);
   }
   if (r.relay) {
     ring_relay::ChipGather view;

@@ -55,6 +55,7 @@ struct Resolved : PlacedGroups {
   // ROW_MAJOR: pieces each chunk of a row moves in along dim 3; along dims 0-2, pieces each row
   // moves in (outer_row_pieces).
   std::uint32_t row_pieces = 1;
+  std::uint32_t last_piece_bytes = 0;  // dims 0-2: a row's last piece when shorter than page_size (fabric_pages)
   api::Shape4D pages;            // the tensor in those pages
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
@@ -105,11 +106,11 @@ std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std
 }
 
 // ROW_MAJOR along dims 0-2: chunks are whole rows, so a row moves whole unless it is wider than a
-// fabric payload; then in the fewest equal 32 B-aligned pieces that fit one (fabric_pages), input
-// and output addressed q pieces per row and sliced like tiles, q per row.
-std::uint32_t outer_row_pieces(const Params& p) {
-  if (p.tensor.layout != Layout::RowMajor) return 1;
-  return fabric_pages(page_size_bytes(p.tensor), 1, p.fabric.max_payload_bytes, kOp).pieces_per_page;
+// fabric payload; then in the fewest 32 B-aligned pieces that fit one (fabric_pages), input and
+// output addressed q pieces per row and sliced like tiles, q per row.
+FabricPages outer_row_pieces(const Params& p) {
+  if (p.tensor.layout != Layout::RowMajor) return FabricPages{page_size_bytes(p.tensor), 1, 1, 0};
+  return fabric_pages(page_size_bytes(p.tensor), 1, p.fabric.max_payload_bytes, kOp);
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -137,8 +138,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.page_size /= n * r.row_pieces;
     r.pages.x = n * r.row_pieces;
   } else {
-    r.row_pieces = outer_row_pieces(p);
-    r.page_size /= r.row_pieces;
+    const FabricPages pieces = outer_row_pieces(p);
+    r.row_pieces = pieces.pieces_per_page;
+    r.page_size = pieces.page_bytes;
+    r.last_piece_bytes = pieces.last_piece_bytes;
     r.pages.x *= r.row_pieces;
   }
   for (const FabricGroup& g : r.groups) {
@@ -184,8 +187,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   kargs::TensorArgs in_args = in_layout.interpreter_args(map);
   kargs::TensorArgs out_args = out_layout.interpreter_args(map);
   if (cuts_rows(p.tensor, p.dim) || r.row_pieces > 1) {  // x is the pieces a row moves in
-    in_args = in_row_pieces(in_args, r.page_size, r.pages.x);
-    out_args = in_row_pieces(out_args, r.page_size, r.pages.x);
+    in_args = in_row_pieces(in_args, r.page_size, r.pages.x, r.last_piece_bytes);
+    out_args = in_row_pieces(out_args, r.page_size, r.pages.x, r.last_piece_bytes);
   }
   // Input and output have the same shape, so chunk j of either is the same slice.
   const std::vector<api::TensorSlice> chunks = cmd::compute_page_aligned_slices(n, r.pages, p.dim);

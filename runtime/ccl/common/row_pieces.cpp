@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl {
 
@@ -38,36 +39,61 @@ std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_paylo
                                    op, row_bytes, what, max_payload_bytes, kRowPieceAlignment));
 }
 
-kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces) {
+kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces,
+                                std::uint32_t last_piece_bytes) {
   std::visit(
       [&](auto& t) {
         t.page_size_bytes = piece_bytes;
         t.pieces_per_page = pieces;
+        t.last_piece_bytes = last_piece_bytes;
       },
       args);
   return args;
 }
 
+std::uint64_t FabricPages::image_offset(std::uint64_t page) const {
+  const std::uint64_t buffer_page_bytes =
+      std::uint64_t{pieces_per_page - 1} * page_bytes + (last_piece_bytes == 0 ? page_bytes : last_piece_bytes);
+  return page / pieces_per_page * buffer_page_bytes + page % pieces_per_page * std::uint64_t{page_bytes};
+}
+
 FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
                          const std::string& op) {
   if (page_bytes == 0) throw PageExceedsPacketError(page_bytes, max_payload_bytes);
-  std::uint32_t pieces = 1;
-  if (page_bytes > max_payload_bytes) {
-    if (page_bytes % kRowPieceAlignment != 0) {
-      throw CclParamsError(fmt::format("{}: a {} B page (a ROW_MAJOR row) is wider than the {} B fabric payload and "
-                                       "moves in pieces, which must be multiples of {} B (DRAM alignment, REFERENCE "
-                                       "6.5); expected a page of a multiple of {} B, or of at most {} B",
-                                       op, page_bytes, max_payload_bytes, kRowPieceAlignment, kRowPieceAlignment,
-                                       max_payload_bytes));
+  FabricPages pages{page_bytes, 1, 0, 0};
+  if (page_bytes > max_payload_bytes && page_bytes % kRowPieceAlignment == 0) {
+    // Equal pieces: every moved page the same size. The fewest is not always fastest (a 4384 B
+    // row, 137 x 32 B, moves in 32 B pieces whose runs fill whole payloads; see docs/collectives.md
+    // "Rows not a multiple of 32 B"), but the rule predates the shorter last piece and stays.
+    pages.pieces_per_page = fabric_row_pieces(page_bytes, max_payload_bytes, op, "page (a ROW_MAJOR row)");
+    pages.page_bytes = page_bytes / pages.pieces_per_page;
+  } else if (page_bytes > max_payload_bytes) {
+    // Not a multiple of 32 B, so no equal pieces start 32 B-aligned: the fewest pieces that do,
+    // as many as payloads rounded down to 32 B the page needs, each the page's share rounded up
+    // to 32 B, the last what is left (never empty: (pieces - 1) x a piece < pieces - 1 payloads
+    // < the page).
+    const std::uint32_t widest_piece = max_payload_bytes / kRowPieceAlignment * kRowPieceAlignment;
+    if (widest_piece == 0) {
+      throw CclParamsError(fmt::format("{}: a {} B page (a ROW_MAJOR row) is wider than the {} B fabric payload, "
+                                       "which holds no {} B-aligned piece of it; expected a payload of at least {} B",
+                                       op, page_bytes, max_payload_bytes, kRowPieceAlignment, kRowPieceAlignment));
     }
-    pieces = fabric_row_pieces(page_bytes, max_payload_bytes, op, "page (a ROW_MAJOR row)");
+    pages.pieces_per_page = (page_bytes + widest_piece - 1) / widest_piece;
+    const std::uint32_t share = (page_bytes + pages.pieces_per_page - 1) / pages.pieces_per_page;
+    pages.page_bytes = api::align_up(share, kRowPieceAlignment);
+    const std::uint32_t last = page_bytes - (pages.pieces_per_page - 1) * pages.page_bytes;
+    CCLMESH_CHECK(last > 0 && last <= pages.page_bytes,
+                  fmt::format("{}: {} B in {} pieces of {} B left a last piece of {} B", op, page_bytes,
+                              pages.pieces_per_page, pages.page_bytes, last));
+    pages.last_piece_bytes = last == pages.page_bytes ? 0 : last;
   }
-  const std::uint64_t count = buffer_pages * pieces;
+  const std::uint64_t count = buffer_pages * pages.pieces_per_page;
   if (count > UINT32_MAX) {
     throw CclParamsError(fmt::format("{}: {} pages of {} B pieces; a slice holds at most {}", op, count,
-                                     page_bytes / pieces, UINT32_MAX));
+                                     pages.page_bytes, UINT32_MAX));
   }
-  return FabricPages{page_bytes / pieces, pieces, static_cast<std::uint32_t>(count)};
+  pages.count = static_cast<std::uint32_t>(count);
+  return pages;
 }
 
 FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, const std::string& op) {
@@ -77,7 +103,7 @@ FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_b
 
 kargs::TensorArgs in_fabric_pages(kargs::TensorArgs args, const FabricPages& pages) {
   if (pages.pieces_per_page == 1) return args;
-  return in_row_pieces(std::move(args), pages.page_bytes, pages.pieces_per_page);
+  return in_row_pieces(std::move(args), pages.page_bytes, pages.pieces_per_page, pages.last_piece_bytes);
 }
 
 api::TensorSlice all_fabric_pages(const FabricPages& pages) {

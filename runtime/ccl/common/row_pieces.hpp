@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/api/addrgen.hpp"
 #include "kernels/api/tensor_slice.hpp"
 #include "kernels/host/kernel_args_builder.hpp"
 #include "runtime/ccl/common/collective.hpp"
@@ -45,23 +46,31 @@ std::optional<std::uint32_t> fewest_row_pieces(std::uint32_t row_bytes,
 std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, const std::string& op,
                                 const std::string& what);
 
-// `args` addressing each buffer page in `pieces` pieces of `piece_bytes`.
-kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes,
-                                        std::uint32_t pieces);
+// `args` addressing each buffer page in `pieces` pieces of `piece_bytes`, the last of them
+// `last_piece_bytes` long when not 0 (api::InterleavedAddrGenParams::last_piece_bytes).
+kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces,
+                                std::uint32_t last_piece_bytes = 0);
 
 // The pages an op that moves whole buffer pages over the fabric moves: the buffer's own when a
 // page fits one fabric payload (pieces_per_page 1: the streams are those of whole pages), else
-// each page in the fewest equal pieces, multiples of 32 B, that each fit one.
+// each page in pieces that each fit one and start 32 B-aligned (DRAM, REFERENCE 6.5): a page of
+// a multiple of 32 B in the fewest equal pieces, multiples of 32 B (8192 B: 2 x 4096; 4384 B =
+// 137 x 32 B: 137 x 32 B), any other in the fewest pieces of which all but the last are the
+// same multiple of 32 B and the last is what is left (4400 B: 2208 + 2192 B; session 36).
 struct FabricPages {
-  std::uint32_t page_bytes = 0;       // of a page the workers move: a buffer page or a piece of one
-  std::uint32_t pieces_per_page = 1;  // of a buffer page
-  std::uint32_t count = 0;            // pages the workers move, the whole buffer's
+  std::uint32_t page_bytes = 0;        // of a page the workers move: a buffer page or a piece of one
+  std::uint32_t pieces_per_page = 1;   // of a buffer page
+  std::uint32_t count = 0;             // pages the workers move, the whole buffer's
+  std::uint32_t last_piece_bytes = 0;  // of a buffer page's last piece when shorter than page_bytes, else 0
+
+  // Where moved page `page` starts in the buffer's pages packed back to back (a host reference's
+  // page images): pieces are page_bytes apart inside a buffer page, the last one shorter.
+  std::uint64_t image_offset(std::uint64_t page) const;
 };
 
 // FabricPages of pages of `page_bytes` (`buffer_pages` of them) against `max_payload_bytes`.
-// Throws CclParamsError "<op>: a <page> B page (a ROW_MAJOR row) is wider than the <payload> B fabric
-// payload and moves in pieces, which must be multiples of 32 B; ..." for a wide page that is
-// not a multiple of 32 B, and PageExceedsPacketError for a page of 0 B.
+// Throws CclParamsError when a wide page does not split (a payload under 32 B) or makes more
+// than 2^32 pages, and PageExceedsPacketError for a page of 0 B.
 FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
                          const std::string& op);
 // The same for a buffer's pages.

@@ -299,8 +299,8 @@ reference::Bytes reference_for(const PlacedGroup& placed, const std::vector<refe
   reference::Bytes out(inputs_by_rank.front().size());
   std::uint64_t first_page = 0;
   for (std::uint32_t run = 0; run < r.links.size(); ++run) {
-    const std::uint64_t offset = first_page * r.page_size;
-    const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+    const std::uint64_t offset = r.fabric_pages.image_offset(first_page);
+    const std::uint64_t bytes = r.fabric_pages.image_offset(first_page + r.run_pages[run]) - offset;
     first_page += r.run_pages[run];
     if (bytes == 0) continue;
     std::vector<std::span<const std::byte>> parts;

@@ -64,7 +64,11 @@ std::vector<reference::Bytes> half_way_ring_reference(const std::vector<std::vec
                                                       DataType dtype, const Resolved& r, std::uint32_t num_links) {
   const auto n = static_cast<std::uint32_t>(slices.size());
   std::vector<std::uint64_t> part_bytes;  // the page runs, contiguous in each slice
-  for (std::uint32_t i = 0; i < r.runs / 2; ++i) part_bytes.push_back(std::uint64_t{r.run_pages[i]} * r.page_size);
+  std::uint64_t first_page = 0;
+  for (std::uint32_t i = 0; i < r.runs / 2; ++i) {
+    part_bytes.push_back(slice_image_offset(r, first_page + r.run_pages[i]) - slice_image_offset(r, first_page));
+    first_page += r.run_pages[i];
+  }
   return two_sided_chains_reference(slices, dtype, part_bytes, [&](std::uint32_t s, std::uint32_t page_run) {
     const HalfWayChains chains = half_way_chains(n, page_run, num_links);
     // The leftward chain from s + chains.leftward down to the owner, then the rightward chain from

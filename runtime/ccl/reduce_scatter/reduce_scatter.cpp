@@ -65,13 +65,18 @@ std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
 }
 
 // ROW_MAJOR along dims 0-2: whole rows are scattered, so a row moves whole unless it is wider
-// than a fabric payload; then in the fewest equal 32 B-aligned pieces that fit one (fabric_pages),
-// every buffer addressed q pieces per row and sliced like tiles, q per row. 0: whole pages.
+// than a fabric payload; then in the fewest 32 B-aligned pieces that fit one (fabric_pages),
+// every buffer addressed q pieces per row and sliced like tiles, q per row. nullopt: whole pages.
+std::optional<FabricPages> outer_row_fabric_pages(const Params& p) {
+  if (p.input.layout != Layout::RowMajor || cuts_rows(p.input, p.dim)) return std::nullopt;
+  const FabricPages pages = fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp);
+  if (pages.pieces_per_page == 1) return std::nullopt;
+  return pages;
+}
+// outer_row_fabric_pages' pieces a row (q), 0 for whole pages.
 std::uint32_t outer_row_pieces(const Params& p) {
-  if (p.input.layout != Layout::RowMajor || cuts_rows(p.input, p.dim)) return 0;
-  const std::uint32_t pieces =
-      fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp).pieces_per_page;
-  return pieces == 1 ? 0 : pieces;
+  const std::optional<FabricPages> pages = outer_row_fabric_pages(p);
+  return pages ? pages->pieces_per_page : 0;
 }
 
 // The output's pages as the workers move them (row pieces for ROW_MAJOR along dim 3 and for wide
@@ -94,7 +99,7 @@ std::uint64_t size_rule_output_pages(const Params& p, std::uint32_t n) {
   if (pieces == 0) return moved;
   TensorSpec as_tiles = p.input;
   as_tiles.layout = Layout::Tile;
-  const std::uint32_t piece_bytes = page_size_bytes(p.input) / pieces;
+  const std::uint32_t piece_bytes = outer_row_fabric_pages(p)->page_bytes;
   return moved * std::max<std::uint32_t>(piece_bytes / page_size_bytes(as_tiles), 1);
 }
 
@@ -159,9 +164,10 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.out_pages.x = r.row_pieces;
   } else {
     require_dim_splits_evenly(p.input, p.dim, n, kOp, "input dim", "slices");
-    r.row_pieces = outer_row_pieces(p);
-    if (r.row_pieces != 0) {
-      r.page_size /= r.row_pieces;
+    if (const std::optional<FabricPages> pieces = outer_row_fabric_pages(p)) {
+      r.row_pieces = pieces->pieces_per_page;
+      r.page_size = pieces->page_bytes;
+      r.last_piece_bytes = pieces->last_piece_bytes;
       r.in_pages.x = r.row_pieces;
       r.out_pages.x = r.row_pieces;
     }
@@ -669,8 +675,8 @@ std::vector<reference::Bytes> reference_in_fabric_order(const Params& params, co
       std::uint64_t first_page = 0;
       for (std::uint32_t run = 0; run < r.runs; ++run) {
         const bool up = is_up(r, run);
-        const std::uint64_t offset = first_page * r.page_size;
-        const std::uint64_t bytes = std::uint64_t{r.run_pages[run]} * r.page_size;
+        const std::uint64_t offset = slice_image_offset(r, first_page);
+        const std::uint64_t bytes = slice_image_offset(r, first_page + r.run_pages[run]) - offset;
         first_page += r.run_pages[run];
         if (bytes == 0) continue;
         std::vector<std::span<const std::byte>> parts;

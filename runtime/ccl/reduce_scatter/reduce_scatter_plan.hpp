@@ -47,7 +47,8 @@ struct Resolved : PlacedGroups {
   // input row N x q. ROW_MAJOR along dims 0-2 with rows wider than a fabric payload: the pieces
   // every row moves in (q, input and output alike; rows_cut false). 0: whole pages.
   std::uint32_t row_pieces = 0;
-  bool rows_cut = false;  // along dim 3: an input row holds N output rows
+  std::uint32_t last_piece_bytes = 0;  // dims 0-2: a row's last piece when shorter than page_size (fabric_pages)
+  bool rows_cut = false;               // along dim 3: an input row holds N output rows
   // The tensors in the pages the workers move: shape_in_pages, except that x counts row pieces
   // when row_pieces is set. mid_pages: the intermediate's (two_sided, one_shot, half_way).
   api::Shape4D in_pages;
@@ -79,11 +80,19 @@ struct Resolved : PlacedGroups {
 inline kargs::TensorArgs input_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
   const kargs::TensorArgs args = layout.interpreter_args(map);
   if (r.row_pieces == 0) return args;
-  return in_row_pieces(args, r.page_size, (r.rows_cut ? r.group_size : 1) * r.row_pieces);
+  return in_row_pieces(args, r.page_size, (r.rows_cut ? r.group_size : 1) * r.row_pieces, r.last_piece_bytes);
 }
 inline kargs::TensorArgs output_args(const Resolved& r, const BufferLayout& layout, const ChipCoreMap& map) {
   const kargs::TensorArgs args = layout.interpreter_args(map);
-  return r.row_pieces == 0 ? args : in_row_pieces(args, r.page_size, r.row_pieces);
+  return r.row_pieces == 0 ? args : in_row_pieces(args, r.page_size, r.row_pieces, r.last_piece_bytes);
+}
+
+// Where moved page `page` of a slice starts in the slice's image (its rows packed back to back,
+// as the host reference holds them): page x page_size, except that rows cut along dims 0-2 in
+// pieces with a shorter last one (last_piece_bytes) are that much shorter each.
+inline std::uint64_t slice_image_offset(const Resolved& r, std::uint64_t page) {
+  if (r.row_pieces == 0 || r.rows_cut) return page * r.page_size;
+  return FabricPages{r.page_size, r.row_pieces, 0, r.last_piece_bytes}.image_offset(page);
 }
 
 inline std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }

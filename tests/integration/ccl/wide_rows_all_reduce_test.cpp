@@ -1,12 +1,12 @@
 // all_reduce of ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16
-// tensor against the 4352 B default payload, and 4384 B rows: 137 x 32 B, so 137 pieces of 32 B):
+// tensor against the 4352 B default payload; 4384 B rows in 137 pieces of 32 B; 4400 B rows in 2208 + 2192 B):
 // every algorithm moves them in pieces (row_pieces.hpp) and sums them bit for bit as
 // reference_outputs() does (the pieces are whole elements and the sum is element-wise, so the
 // order of additions is that of whole rows: no tolerance). N300, T3K ring and line; bf16 and fp32;
 // DRAM and L1; reduce_scatter + all_gather (its halves along dim 2 with q pieces a row), the
 // composite and the one-shot; the ring's three reduce_scatter halves and the line's wrap; Galaxy
 // columns by cluster_axis; legacy mode's composite; Auto on rows that do not divide by the chips.
-// And the refusal of a wide row that is not a multiple of 32 B, in all_reduce's name.
+// And the refusal of a wide row at a payload that holds no 32 B-aligned piece, in all_reduce's name.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -171,16 +171,17 @@ TEST(WideRowsAllReduceRefusal, LegacyCompositeDoesNotCutTiles) {
   }
 }
 
-// A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
-// cannot, and is refused in all_reduce's name whatever the algorithm (not by the half that meets
-// it first).
-TEST(WideRowsAllReduceRefusal, AWideRowNotAMultipleOf32Bytes) {
+// A row wider than the payload moves in 32 B-aligned pieces (a shorter last one when the row is
+// not a multiple of 32 B, session 36); a payload under 32 B holds no such piece, and the row is
+// refused in all_reduce's name whatever the algorithm (not by the half that meets it first).
+TEST(WideRowsAllReduceRefusal, APayloadThatHoldsNoAlignedPiece) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring);
   for (const ar::Algorithm algorithm : {ar::Algorithm::Auto, ar::Algorithm::ReduceScatterAllGather,
                                         ar::Algorithm::Composite, ar::Algorithm::OneShot}) {
     SCOPED_TRACE(algorithm_name(algorithm));
     ar::Params p;
     p.fabric = device->options().fabric;
+    p.fabric.max_payload_bytes = 16;
     p.tensor = TensorSpec{{1, 1, 8, 2200}, DataType::Bfloat16, Layout::RowMajor};  // 4400 B rows
     p.algorithm = algorithm;
     const runtime::BufferConfig config = buffer_config(p.tensor, Memory{});
@@ -189,12 +190,11 @@ TEST(WideRowsAllReduceRefusal, AWideRowNotAMultipleOf32Bytes) {
     p.intermediate_buffer = device->create_buffer(config);
     try {
       ar::validate(p, device->topology());
-      ADD_FAILURE() << "all_reduce took 4400 B rows";
+      ADD_FAILURE() << "all_reduce took 4400 B rows at a 16 B payload";
     } catch (const runtime::ccl::CclParamsError& e) {
       EXPECT_EQ(std::string(e.what()),
-                "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-                "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-                "multiple of 32 B, or of at most 4352 B");
+                "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 16 B fabric payload, which holds no "
+                "32 B-aligned piece of it; expected a payload of at least 32 B");
     }
   }
 }
@@ -204,9 +204,8 @@ TEST(WideRowsAllReduceRefusal, AWideRowNotAMultipleOf32Bytes) {
 // all_reduce's name as validate() does (on a line, semaphore_cores said "reduce_scatter: ...").
 TEST(WideRowsAllReduceRefusal, BeforeBuildTooInAllReducesName) {
   const std::string refusal =
-      "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-      "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-      "multiple of 32 B, or of at most 4352 B";
+      "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 16 B fabric payload, which holds no 32 "
+      "B-aligned piece of it; expected a payload of at least 32 B";
   const std::pair<topo::Topology, FabricMode> systems[] = {{topo::build_n300(), FabricMode::Line},
                                                            {topo::build_t3k(), FabricMode::Line},
                                                            {topo::build_t3k(), FabricMode::Ring}};
@@ -218,6 +217,7 @@ TEST(WideRowsAllReduceRefusal, BeforeBuildTooInAllReducesName) {
                    (mode == FabricMode::Ring ? ", ring" : ", line"));
       ar::Params p;
       p.fabric = device->options().fabric;
+      p.fabric.max_payload_bytes = 16;
       p.topology = mode == FabricMode::Ring ? CclTopology::Ring : CclTopology::Line;
       p.tensor = TensorSpec{{1, 1, 8, 2200}, DataType::Bfloat16, Layout::RowMajor};  // 4400 B rows
       p.algorithm = algorithm;
@@ -230,7 +230,7 @@ TEST(WideRowsAllReduceRefusal, BeforeBuildTooInAllReducesName) {
       // some algorithms only, and then must refuse as all_reduce.
       try {
         ar::semaphore_cores(p, t);
-        ADD_FAILURE() << "semaphore_cores took 4400 B rows";
+        ADD_FAILURE() << "semaphore_cores took 4400 B rows at a 16 B payload";
       } catch (const runtime::ccl::CclParamsError& e) {
         EXPECT_EQ(std::string(e.what()), refusal);
       }

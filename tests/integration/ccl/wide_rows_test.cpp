@@ -1,9 +1,9 @@
 // ROW_MAJOR rows wider than a fabric payload (8192 B rows of a 4096-wide bf16 tensor, a common
 // LLM hidden size, against the 4352 B default payload) moved in pieces by the ops that move
 // whole pages (broadcast, send_recv, reduce; all_broadcast since session 35): each op on N300
-// and T3K (ring and line), bf16 and fp32, DRAM and L1, with 8192 B rows (2 pieces) and 4384 B rows (137 x 32 B: 137 pieces of 32 B, the smallest a row splits
-// into), compared bit for bit with the host reference; and the refusal of a wide row that is not
-// a multiple of 32 B. Also: Galaxy columns on 2 links and T3K rows height-sharded in L1.
+// and T3K (ring and line), bf16 and fp32, DRAM and L1, with the rows of wide_rows_case.hpp,
+// compared bit for bit with the host reference; rows that are not a multiple of 32 B (a shorter
+// last piece, session 36). Also: Galaxy columns on 2 links and T3K rows height-sharded in L1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -102,13 +102,13 @@ INSTANTIATE_TEST_SUITE_P(Ops, WideRowsE2e, ::testing::ValuesIn(wide_row_cases())
 
 // Galaxy columns on the per-axis fabric with 2 links, every column at once: the pieces split
 // between the links' workers as pages do, a worker's run starting mid-row where it falls; and a
-// T3K's rows height-sharded in L1 (the sharded address generator's pieces). 4384 B rows: 137
-// pieces each, so the runs split rows.
+// T3K's rows height-sharded in L1 (the sharded address generator's pieces). 7 rows of 2 pieces
+// each: the second link's run starts mid-row.
 TEST(WideRowsMore, GalaxyColumnsTwoLinksAndHeightShardedL1) {
   auto galaxy = make_device(topo::build_galaxy(), fabric_of(FabricMode::Line, runtime::FabricScope::Axes, 2));
-  for (const std::uint32_t row_bytes : {8192u, 4384u}) {
+  for (const std::uint32_t row_bytes : {8192u, 4384u, 4400u}) {
     SCOPED_TRACE(row_bytes);
-    const TensorSpec tensor{{1, 1, 8, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor};
+    const TensorSpec tensor{{1, 1, 7, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor};
     const runtime::BufferConfig config = buffer_config(tensor, Memory{});
     bc::Params b;
     b.root = galaxy_column(galaxy->topology()).at(1);
@@ -152,111 +152,100 @@ TEST(WideRowsMore, GalaxyColumnsTwoLinksAndHeightShardedL1) {
   r.tensor = tensor;
   r.root = 6;
   EXPECT_TRUE(run_reduce(*t3k, r, sharded).verified);
+  // 4400 B rows (not a multiple of 32 B), height-sharded: the sharded generator's shorter last piece.
+  const TensorSpec odd{{1, 1, 64, 1100}, DataType::Float32, Layout::RowMajor};
+  const Memory odd_sharded{BufferType::L1,
+                           ShardLayout{runtime::TensorMemoryLayout::HeightSharded,
+                                       {runtime::CoreRange{{0, 0}, {7, 0}}}, 8, 1100}};
+  EXPECT_TRUE(run_broadcast(*t3k, b, buffer_config(odd, odd_sharded), odd.dtype).verified);
+  r.tensor = odd;
+  EXPECT_TRUE(run_reduce(*t3k, r, odd_sharded).verified);
 }
 
-// A row wider than the payload moves in 32 B-aligned pieces; one that is not a multiple of 32 B
-// cannot be cut so, and is refused naming the op, the row and what would do.
-TEST(WideRowsRefusal, BroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
-  auto device = make_device(topo::build_n300(), FabricMode::Line);
-  bc::Params p;
-  p.fabric = device->options().fabric;
-  const TensorSpec tensor{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
-  p.input = device->create_buffer(buffer_config(tensor, Memory{}));
-  p.output = device->create_buffer(buffer_config(tensor, Memory{}));
-  try {
-    bc::validate(p, device->topology());
-    ADD_FAILURE() << "broadcast took 8200 B rows";
-  } catch (const runtime::ccl::CclParamsError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-              "multiple of 32 B, or of at most 4352 B");
-  }
-}
-
-TEST(WideRowsRefusal, SendRecvRefusesAWideRowNotAMultipleOf32Bytes) {
-  auto device = make_device(topo::build_n300(), FabricMode::Line);
-  sr::Params p;
-  p.fabric = device->options().fabric;
-  const TensorSpec tensor{{1, 1, 4, 2201}, DataType::Float32, Layout::RowMajor};  // 8804 B rows
-  p.input = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
-  p.output = device->create_buffer(buffer_config(tensor, Memory{BufferType::L1, std::nullopt}));
-  try {
-    sr::validate(p, device->topology());
-    ADD_FAILURE() << "send_recv took 8804 B rows";
-  } catch (const runtime::ccl::CclParamsError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "send_recv: a 8804 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-              "multiple of 32 B, or of at most 4352 B");
-  }
-}
-
-TEST(WideRowsRefusal, AllBroadcastRefusesAWideRowNotAMultipleOf32Bytes) {
-  auto device = make_device(topo::build_t3k(), FabricMode::Ring);
-  ab::Params p;
-  p.fabric = device->options().fabric;
-  p.input = TensorSpec{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
-  p.input_buffer = device->create_buffer(buffer_config(p.input, Memory{}));
-  for (std::uint32_t i = 0; i < ab::output_buffer_count(p, device->topology()); ++i) {
-    p.output_buffers.push_back(device->create_buffer(buffer_config(p.input, Memory{})));
-  }
-  p.done_semaphore =
-      device->create_global_semaphore(ab::semaphore_cores(p, device->topology()), runtime::CoreKind::Tensix, 0);
-  try {
-    ab::validate(p, device->topology());
-    ADD_FAILURE() << "all_broadcast took 8200 B rows";
-  } catch (const runtime::ccl::CclParamsError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "all_broadcast: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-              "multiple of 32 B, or of at most 4352 B");
-  }
+// A wide row that is not a multiple of 32 B moves in 32 B-aligned pieces with a shorter last one
+// (session 36; refused before): 8200 B rows as 4128 + 4072 B, 8804 B fp32 rows in L1 as 2944 +
+// 2944 + 2916 B, bit for bit through every op that moves whole pages.
+TEST(WideRowsUnaligned, EveryWholePageOpMovesThemWithAShorterLastPiece) {
+  auto n300 = make_device(topo::build_n300(), FabricMode::Line);
+  const TensorSpec rows_8200{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};
+  bc::Params b;
+  b.root = 1;
+  EXPECT_TRUE(run_broadcast(*n300, b, buffer_config(rows_8200, Memory{}), rows_8200.dtype).verified);
+  const TensorSpec rows_8804{{1, 1, 4, 2201}, DataType::Float32, Layout::RowMajor};
+  sr::Params s;
+  s.sender = 0;
+  s.receiver = 1;
+  EXPECT_TRUE(run_send_recv(*n300, s, buffer_config(rows_8804, Memory{BufferType::L1, std::nullopt}),
+                            rows_8804.dtype)
+                  .verified);
+  rd::Params r;
+  r.tensor = rows_8200;
+  r.root = 0;
+  r.topology = CclTopology::Line;
+  EXPECT_TRUE(run_reduce(*n300, r, Memory{}).verified);
+  auto t3k = make_device(topo::build_t3k(), FabricMode::Ring);
+  ab::Params a;
+  a.input = rows_8200;
+  EXPECT_TRUE(run_all_broadcast(*t3k, a, Memory{}).verified);
 }
 
 // A TILE page is never cut (bfp8_b's shared exponents would not survive it): a payload below a
 // tile is still refused as before.
-TEST(WideRowsRefusal, ReduceRefusesAWideRowNotAMultipleOf32BytesAndKeepsTilesWhole) {
+TEST(WideRowsRefusal, ReduceKeepsTilesWhole) {
   auto device = make_device(topo::build_n300(), FabricMode::Line);
   rd::Params p;
   p.topology = CclTopology::Line;
   p.fabric = device->options().fabric;
-  p.tensor = TensorSpec{{1, 1, 4, 4100}, DataType::Bfloat16, Layout::RowMajor};  // 8200 B rows
+  p.tensor = tile({1, 1, 32, 64});
   p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
   p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
   p.barrier_semaphore =
       device->create_global_semaphore(rd::semaphore_cores(p, device->topology()), runtime::CoreKind::Tensix, 0);
-  try {
-    rd::validate(p, device->topology());
-    ADD_FAILURE() << "reduce took 8200 B rows";
-  } catch (const runtime::ccl::CclParamsError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "reduce: a 8200 B page (a ROW_MAJOR row) is wider than the 4352 B fabric payload and moves in "
-              "pieces, which must be multiples of 32 B (DRAM alignment, REFERENCE 6.5); expected a page of a "
-              "multiple of 32 B, or of at most 4352 B");
-  }
-  p.tensor = tile({1, 1, 32, 64});
-  p.input_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
-  p.output_buffer = device->create_buffer(buffer_config(p.tensor, Memory{}));
   p.fabric.max_payload_bytes = 1024;
   EXPECT_THROW(rd::validate(p, device->topology()), runtime::ccl::PageExceedsPacketError);
 }
 
-// The pieces: the fewest equal 32 B-aligned ones that fit the payload; a row that fits stays whole.
-TEST(WideRowsPieces, FewestEqualPiecesThatFitAPayload) {
+// The pieces: a row of a multiple of 32 B in the fewest equal ones, multiples of 32 B, that fit
+// the payload; any other in the fewest that fit, all but the last the same multiple of 32 B (each
+// starts 32 B-aligned), the last what is left; a row that fits stays whole.
+TEST(WideRowsPieces, FewestAlignedPiecesThatFitAPayload) {
   using runtime::ccl::fabric_pages;
   const auto whole = fabric_pages(4352, 10, 4352, "op");
   EXPECT_EQ(whole.pieces_per_page, 1u);
   EXPECT_EQ(whole.page_bytes, 4352u);
   EXPECT_EQ(whole.count, 10u);
+  EXPECT_EQ(whole.last_piece_bytes, 0u);
   const auto halves = fabric_pages(8192, 10, 4352, "op");
   EXPECT_EQ(halves.pieces_per_page, 2u);
   EXPECT_EQ(halves.page_bytes, 4096u);
   EXPECT_EQ(halves.count, 20u);
+  EXPECT_EQ(halves.last_piece_bytes, 0u);  // equal
   const auto odd = fabric_pages(4384, 3, 4352, "op");  // 137 x 32 B: 137 is prime
   EXPECT_EQ(odd.pieces_per_page, 137u);
   EXPECT_EQ(odd.page_bytes, 32u);
+  EXPECT_EQ(odd.last_piece_bytes, 0u);
   EXPECT_EQ(odd.count, 411u);
+  const auto unaligned = fabric_pages(4400, 1, 4352, "op");
+  EXPECT_EQ(unaligned.pieces_per_page, 2u);
+  EXPECT_EQ(unaligned.page_bytes, 2208u);
+  EXPECT_EQ(unaligned.last_piece_bytes, 2192u);
+  const auto thirds = fabric_pages(8804, 1, 4352, "op");
+  EXPECT_EQ(thirds.pieces_per_page, 3u);
+  EXPECT_EQ(thirds.page_bytes, 2944u);
+  EXPECT_EQ(thirds.last_piece_bytes, 2916u);
+  // A payload that is not a multiple of 32 B: pieces are its 32 B-aligned part (4320 B).
+  const auto below = fabric_pages(8640, 1, 4350, "op");
+  EXPECT_EQ(below.pieces_per_page, 2u);
+  EXPECT_EQ(below.page_bytes, 4320u);
+  EXPECT_EQ(below.last_piece_bytes, 0u);
+  try {
+    fabric_pages(100, 1, 31, "reduce");
+    ADD_FAILURE() << "a 31 B payload took a piece";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "reduce: a 100 B page (a ROW_MAJOR row) is wider than the 31 B fabric payload, which holds no 32 "
+              "B-aligned piece of it; expected a payload of at least 32 B");
+  }
 }
 
 }  // namespace

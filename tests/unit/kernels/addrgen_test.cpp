@@ -52,6 +52,34 @@ TEST(InterleavedAddrGen, PiecesOfPages) {
   }
 }
 
+// A 4400 B row (not a multiple of 32 B) in two pieces that each start 32 B-aligned: 2208 B and
+// a shorter last 2192 B. Runs that end the row are short by 16 B; the others are whole pieces.
+TEST(InterleavedAddrGen, PiecesWithAShorterLastPiece) {
+  const InterleavedAddrGenParams p{0x1000, 12, 4416, 2, 2208, 2192};
+  expect_location(interleaved_page_location(p, 0), 0, 0, 0x1000, 2);
+  expect_location(interleaved_page_location(p, 1), 0, 0, 0x1000 + 2208, 1);
+  expect_location(interleaved_page_location(p, 2 * 13 + 1), 1, 1, 0x1000 + 4416 + 2208, 1);  // row 13
+  AddrGenParams ag{};
+  ag.layout = TensorMemoryLayout::INTERLEAVED;
+  ag.interleaved = p;
+  EXPECT_EQ(page_run_bytes(ag, 0, 2, 2208), 4400u);
+  EXPECT_EQ(page_run_bytes(ag, 0, 1, 2208), 2208u);
+  EXPECT_EQ(page_run_bytes(ag, 1, 1, 2208), 2192u);
+  EXPECT_EQ(page_run_bytes(ag, 2 * 7 + 1, 1, 2208), 2192u);
+  // Equal pieces (last 0) and whole pages are never short.
+  ag.interleaved.last_piece_bytes = 0;
+  EXPECT_EQ(page_run_bytes(ag, 1, 1, 2208), 2208u);
+  ag.interleaved = InterleavedAddrGenParams{0x1000, 12, 4416};
+  EXPECT_EQ(page_run_bytes(ag, 5, 1, 4400), 4400u);
+  // Sharded buffers take the same last piece.
+  ag.layout = TensorMemoryLayout::HEIGHT_SHARDED;
+  ag.sharded = ShardedAddrGenParams{TensorMemoryLayout::HEIGHT_SHARDED, 2, 4416, 1,
+                                    ShardingContiguityMode::NO_SHARD_PADDING, 1, 4, 0x8000, 2, 2208, 2192};
+  EXPECT_EQ(page_run_bytes(ag, 3, 1, 2208), 2192u);
+  EXPECT_EQ(page_run_bytes(ag, 2, 2, 2208), 4400u);
+  EXPECT_EQ(sharded_page_location(ag.sharded, 3).address, 0x8000u + 4416 + 2208);
+}
+
 ShardedAddrGenParams sharded(TensorMemoryLayout type, uint32_t cores, uint32_t pages_per_row, uint32_t shard_width,
                              uint32_t rows_per_shard, ShardingContiguityMode mode) {
   return ShardedAddrGenParams{type, cores, 2048, pages_per_row, mode, shard_width, rows_per_shard, 0x8000};

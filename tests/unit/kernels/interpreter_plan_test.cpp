@@ -168,13 +168,38 @@ TEST(InterpreterPlan, BurstGroupsAreWalkable) {
 
 // ---- Page runs ----------------------------------------------------------------------------
 
-std::vector<kernels::PageRun> all_runs(const api::CclCommandTensor& t, const api::AddrGenParams& ag, uint32_t max_pages) {
+std::vector<kernels::PageRun> all_runs(const api::CclCommandTensor& t, const api::AddrGenParams& ag, uint32_t max_pages,
+                                       uint32_t page_size = 2048) {
   api::SliceWalker w = api::make_slice_walker(t);
   std::vector<kernels::PageRun> runs;
   while (!w.done()) {
-    runs.push_back(kernels::next_page_run(w, ag, max_pages));
+    runs.push_back(kernels::next_page_run(w, ag, page_size, max_pages));
   }
   return runs;
+}
+
+// A 4400 B ROW_MAJOR row (not a multiple of 32 B) moved in fabric payloads: two pieces, the
+// first 2208 B (32 B-aligned), the last the 2192 B left. A run that ends a row is short by
+// what its last piece lacks; one that stops before the end is whole pieces.
+TEST(InterpreterPlan, RunsEndingARowWithAShortLastPieceCarryItsBytes) {
+  const api::CclCommandTensor t = api::to_command_tensor(whole_tensor({1, 1, 3, 2}));
+  api::AddrGenParams ag{};
+  ag.layout = api::TensorMemoryLayout::INTERLEAVED;
+  ag.interleaved = api::InterleavedAddrGenParams{0x1000, 12, 4416, 2, 2208, 2192};
+  const auto whole_rows = all_runs(t, ag, 8, 2208);
+  ASSERT_EQ(whole_rows.size(), 3u);
+  for (uint32_t row = 0; row < 3; ++row) {
+    EXPECT_EQ(whole_rows[row].num_pages, 2u);
+    EXPECT_EQ(whole_rows[row].bytes, 4400u);
+    EXPECT_EQ(whole_rows[row].address, 0x1000u);
+    EXPECT_EQ(whole_rows[row].target, row);
+  }
+  const auto pieces = all_runs(t, ag, 1, 2208);
+  ASSERT_EQ(pieces.size(), 6u);
+  for (uint32_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(pieces[i].bytes, i % 2 == 0 ? 2208u : 2192u);
+    EXPECT_EQ(pieces[i].address, 0x1000u + (i % 2) * 2208u);
+  }
 }
 
 TEST(InterpreterPlan, InterleavedRunsAreSinglePages) {
@@ -297,6 +322,19 @@ TEST(InterpreterArgs, PiecesOfBufferPages) {
   EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);
   spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 768, 0};
   EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);
+  // A shorter last piece: 3 x 192 B + 150 B = 726 B fit a 736 B page where 4 x 192 B do not.
+  spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 736, 4, 150};
+  const kargs::KernelArgs short_last = kargs::build_interpreter_args(spec);
+  ASSERT_TRUE(kernels::parse_interpreter_args(2, short_last.runtime.data(),
+                                              static_cast<uint32_t>(short_last.runtime.size()), parsed)
+                  .ok());
+  EXPECT_EQ(parsed.streams[0].tensor.addrgen.interleaved.last_piece_bytes, 150u);
+  for (const uint32_t bad_last : {193u, 161u}) {  // longer than a piece; 3 x 192 + 161 > 736
+    spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 736, 4, bad_last};
+    EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError) << bad_last;
+  }
+  spec.streams[0].tensor = kargs::InterleavedTensorArgs{0x4000, 192, api::BufferType::DRAM, 12, 768, 1, 100};
+  EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);  // a last piece of whole pages
 }
 
 TEST(InterpreterArgs, BadArgsAreRejectedWithTheArgIndex) {

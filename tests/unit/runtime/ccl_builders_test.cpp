@@ -94,7 +94,8 @@ TEST(SendRecvBuilder, ValidateNamesWhatIsWrong) {
   outside.worker = {8, 0};
   EXPECT_THROW(ccl::send_recv::validate(outside, t3k), ccl::CclParamsError);
   // A page wider than the 4352 B payload moves in 32 B-aligned pieces since session 34 (8192 B:
-  // two of 4096 B); one that is not a multiple of 32 B cannot be cut so.
+  // two of 4096 B), and one that is not a multiple of 32 B since session 36 (8200 B: 4128 +
+  // 4072 B); a payload under 32 B holds no such piece.
   auto big_pages = send_recv(0, 1);
   big_pages.input = dram(1, 16384, 8192);
   big_pages.output = dram(2, 16384, 8192);
@@ -102,6 +103,8 @@ TEST(SendRecvBuilder, ValidateNamesWhatIsWrong) {
   auto unaligned_big_pages = send_recv(0, 1);
   unaligned_big_pages.input = dram(1, 16400, 8200);
   unaligned_big_pages.output = dram(2, 16400, 8200);
+  EXPECT_NO_THROW(ccl::send_recv::validate(unaligned_big_pages, t3k));
+  unaligned_big_pages.fabric.max_payload_bytes = 16;
   EXPECT_THROW(ccl::send_recv::validate(unaligned_big_pages, t3k), ccl::CclParamsError);
   auto off_fabric = send_recv(0, 1);
   off_fabric.fabric.chip_order = {0, 2, 3};
