@@ -216,7 +216,8 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     for (const bool up : {true, false}) {
       std::vector<std::size_t> clients;
       for (std::size_t w = 0; w < workers.size(); ++w) {
-        if (workers[w].sender != nullptr && workers[w].link == link && workers[w].sender->up == up) clients.push_back(w);
+        const Sender* s = workers[w].sender;
+        if (s != nullptr && workers[w].link == link && s->up == up) clients.push_back(w);
       }
       if (clients.size() < 2) continue;
       const CoreCoord mux_core = r.cores[r.senders.mux_core(link, up)];
@@ -337,7 +338,8 @@ std::vector<PartChoice> part_choices(const Params& params, const topo::Topology&
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
-                     p.fabric, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets, p.rounds, p.senders);
+                     p.fabric, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets, p.rounds,
+                     p.senders);
 }
 
 SenderLayoutChoice senders_choice(const Params& params, const topo::Topology& topology, std::uint32_t group_size) {

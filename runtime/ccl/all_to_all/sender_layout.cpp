@@ -107,11 +107,14 @@ SenderLayoutChoice sender_layout_choice(SenderLayout asked, CclTopology shape, s
                         bytes_per_chip, kPerDestinationMinBytes)};
   }
   const SenderPlan plan = plan_senders(asked, shape, n, num_links, available_cores);
-  if (asked == SenderLayout::PerDirection) return {plan, "asked for: per-direction, one up and one down sender per link"};
+  if (asked == SenderLayout::PerDirection) {
+    return {plan, "asked for: per-direction, one up and one down sender per link"};
+  }
   const std::string prefix = asked == SenderLayout::Auto ? "auto: per-destination" : "asked for: per-destination";
   const std::uint32_t per_chip = shape == CclTopology::Ring ? 2 * (n / 2) : n - 1;
   if (plan.needed_per_direction == 1) {
-    return {plan, fmt::format("{}, which on a {} of {} chips is one sender per direction", prefix, to_string(shape), n)};
+    return {plan,
+            fmt::format("{}, which on a {} of {} chips is one sender per direction", prefix, to_string(shape), n)};
   }
   if (!plan.capped()) {
     return {plan, fmt::format("{}, {} senders a chip per link, each direction's sharing the router through a fabric "

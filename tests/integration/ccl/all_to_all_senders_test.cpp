@@ -4,7 +4,7 @@
 // (its farthest chunk split) and line (senders capped at a mux's 6 clients, the first with two
 // destinations), mesh:1x4, Galaxy columns on 4 links, ring:8 on 2 links, ROW_MAJOR along dims 2
 // and 3, a ring run as a line around a down link, and a 16-ring on 4 links whose worker grid
-// caps the senders at 3 per link and direction.
+// caps the senders at 3 per link and direction; ring:30 and a 16-line on 4 links, capped at a mux's 6.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -115,6 +115,26 @@ TEST(AllToAllSendersE2e, SixteenRingFourLinksCappedByTheWorkerGrid) {
   const a2a::SenderLayoutChoice choice = a2a::senders_choice(p, device->topology(), 16);
   EXPECT_EQ(choice.plan.senders_per_direction, 3u);
   EXPECT_EQ(choice.plan.core_count(), 33u);
+  expect_verified(*device, p);
+}
+
+// The largest groups the CLI runs: ring:30 on 4 links (15 destinations one way from every chip:
+// 6 senders per link and direction, 57 cores) and a 16-chip line on 4 links (an end chip's 15).
+TEST(AllToAllSendersE2e, LargestGroupsCappedAtAMuxsClients) {
+  {
+    auto device = make_device(topo::load_system("ring:30/4"), fabric_of(FabricMode::Ring, FabricScope::System, 4));
+    a2a::Params p = params(tile({1, 1, 32, 32 * 30 * 2}), CclTopology::Ring, SenderLayout::PerDestination);
+    p.num_links = 4;
+    const a2a::SenderLayoutChoice choice = a2a::senders_choice(p, device->topology(), 30);
+    EXPECT_EQ(choice.plan.senders_per_direction, 6u);
+    EXPECT_EQ(choice.plan.needed_per_direction, 15u);
+    EXPECT_EQ(choice.plan.core_count(), 57u);
+    expect_verified(*device, p);
+  }
+  auto device = make_device(topo::load_system("mesh:1x16/4"), fabric_of(FabricMode::Line, FabricScope::System, 4));
+  a2a::Params p = params(tile({1, 1, 32, 32 * 16 * 2}), CclTopology::Line, SenderLayout::PerDestination);
+  p.num_links = 4;
+  EXPECT_EQ(a2a::senders_choice(p, device->topology(), 16).plan.senders_per_direction, 6u);
   expect_verified(*device, p);
 }
 

@@ -72,11 +72,13 @@ TEST(RunAlgorithm, AllToAllInterleavesOnLinesAndRings) {
   const RunResult line = run_collective(rows);
   EXPECT_EQ(line.algorithm, "interleaved");
   EXPECT_EQ(line.algorithm_reason, "auto: a line of 4 chips interleaves its destinations over 256 rounds; senders auto: "
-                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs");
+                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
   const RunResult ring = run("t3k", CollectiveOp::AllToAll, 64 * kKiB, "ring");
   EXPECT_EQ(ring.algorithm, "interleaved");
   EXPECT_EQ(ring.algorithm_reason, "auto: a ring interleaves its destinations over 256 rounds; senders auto: "
-                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs");
+                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
 }
 
 // --a2a-senders: what was asked is recorded with the rounds, and in the settings only when asked
@@ -99,7 +101,8 @@ TEST(RunAlgorithm, AllToAllRecordsTheSendersAsked) {
   n300.a2a_senders = "auto";
   j = result_json(run_collective(n300));
   EXPECT_EQ(j["algorithm_reason"], "auto: a line of 2 chips interleaves its destinations over 256 rounds; senders "
-                                   "auto: per-direction, 65536 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs");
+                                   "auto: per-direction, 65536 B per chip are below the 1048576 B from which one "
+                                   "sender per destination gains more than its fabric mux costs");
   EXPECT_FALSE(j["settings"].contains("a2a_senders"));
   // From 1 MiB a chip on, auto runs one sender per destination: on the T3K's 8-line capped at a
   // mux's 6 clients.
@@ -372,14 +375,16 @@ TEST(RunAlgorithm, AllToAllOfARingRunAsALineRecordsTheLinesRounds) {
   nlohmann::json j = result_json(mixed);
   EXPECT_EQ(j["algorithm"], "interleaved");
   EXPECT_EQ(j["algorithm_reason"], "auto: a ring interleaves its destinations over 256 rounds; senders auto: "
-                                   "per-direction, 262144 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs");
+                                   "per-direction, 262144 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
   EXPECT_EQ(j["algorithm_lines"],
             nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips interleaves its destinations over 256 rounds; senders auto: per-direction, 262144 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs"})json"));
   j = result_json(run_collective(opened_ring("t3k", CollectiveOp::AllToAll, "link-down:0-2")));
   EXPECT_EQ(j["algorithm"], "interleaved");
   EXPECT_EQ(j["algorithm_reason"],
             "ran as a line around a down link: auto: a line of 8 chips interleaves its destinations over 256 rounds; "
-            "senders auto: per-direction, 262144 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs");
+            "senders auto: per-direction, 262144 B per chip are below the 1048576 B from which one sender per "
+            "destination gains more than its fabric mux costs");
   EXPECT_FALSE(j.contains("algorithm_lines"));
 }
 
