@@ -9,23 +9,24 @@
 // sender's increment follows its data in the same direction, and routers flush their writes
 // before an increment, so a destination has all its chunks once it has counted them.
 //
-//   every chip, sender workers (Params::senders, sender_layout.hpp: by default one per
-//   destination, REFERENCE 7.6, those of a direction sharing the router's one worker channel
-//   through a fabric mux, 6.3; or one per fabric direction) and a worker for the chip's own chunk:
+//   every chip, sender workers (Params::senders, sender_layout.hpp: one per destination,
+//   REFERENCE 7.6, those of a direction sharing the router's one worker channel through a fabric
+//   mux, 6.3; or one per fabric direction, as auto runs below 1 MiB a chip) and a worker for the
+//   chip's own chunk:
 //     reader  STREAM_TENSOR_TO_CB   per destination: my input chunk j (or its half) -> CB
 //     writer  STREAM_CB_TO_TENSOR   CB -> chunk `my rank` of rank j's output (unicast)
 //             ATOMIC_INC            +1 on rank j's done core (unicast, after the data)
-//   worker 2 (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
+//   the last worker (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
 //   expected, SET 0 (waits never reset, REFERENCE 4.11). A sender that also copied would
 //   serialise the copy behind its sends.
 //   Line: the up senders send to every rank above, the down senders to every rank below.
 //   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
 //     is split, half each way, so both directions carry the same bytes.
 // Destinations are sent farthest first, so the long routes are under way while the short ones
-// fill in. A sender with several destinations (per direction, or capped) interleaves them: one piece of every
-// destination per round
-// (Params::rounds), so a line's middle link is fed by every flow that crosses it at once instead
-// of idling while the end chips send their last, one-hop chunks (docs/performance.md).
+// fill in. A sender with several destinations (per direction, or capped) interleaves them: one
+// piece of every destination per round (Params::rounds), so a line's middle link is fed by every
+// flow that crosses it at once instead of idling while the end chips send their last, one-hop
+// chunks (docs/performance.md).
 // Senders route by fabric position and pick chunks by rank (FabricGroup::rank_at): a ring run
 // as a line from mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down) moves every chunk
 // where the ring would. Groups whose rings run as lines are built as a line all_to_all beside the
