@@ -2,9 +2,10 @@
 // with real data, each compared bit for bit with all_to_all::reference_outputs: one sender per
 // destination (a fabric mux per link and direction), and one per direction. N300, the T3K ring
 // (its farthest chunk split) and line (senders capped at a mux's 6 clients, the first with two
-// destinations), mesh:1x4, Galaxy columns on 4 links, ring:8 on 2 links, ROW_MAJOR along dims 2
-// and 3, a ring run as a line around a down link, and a 16-ring on 4 links whose worker grid
-// caps the senders at 3 per link and direction; ring:30 and a 16-line on 4 links, capped at a mux's 6.
+// destinations), mesh:1x4, Galaxy columns on 4 links, TG and Galaxy rows, ring:8 on 2 links,
+// ROW_MAJOR along dims 2 and 3, a ring run as a line around a down link, a 16-ring on 4 links
+// whose worker grid caps the senders at 3 per link and direction, and ring:30 and a 16-line on
+// 4 links, capped at a mux's 6.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -69,6 +70,23 @@ TEST(AllToAllSendersE2e, GalaxyColumnsFourLinks) {
     a2a::Params p = params(tile({1, 1, 32, 32 * 8 * 5}), CclTopology::Line, layout);  // link shares 2, 1, 1, 1
     p.num_links = 4;
     p.groups.cluster_axis = 0;
+    expect_verified(*device, p);
+  }
+}
+
+// TG and Galaxy rows (8-chip lines) on 3 and 4 links: an end chip's 7 destinations one way go to
+// 6 senders per link (3 x 7 + 1 + 6 = 28 and 4 x 7 + 1 + 8 = 37 cores).
+TEST(AllToAllSendersE2e, TgAndGalaxyRowsCappedAtAMuxsClients) {
+  const std::pair<topo::Topology, std::uint32_t> systems[] = {{topo::build_tg(), 3u}, {topo::build_galaxy(), 4u}};
+  for (const auto& [system, links] : systems) {
+    SCOPED_TRACE(links);
+    auto device = make_device(system, fabric_of(FabricMode::Line, FabricScope::Axes, links));
+    a2a::Params p = params(tile({1, 1, 32, 32 * 8 * 3}), CclTopology::Line, SenderLayout::PerDestination);
+    p.num_links = links;
+    p.groups.cluster_axis = 1;
+    const a2a::SenderPlan plan = a2a::senders_choice(p, device->topology(), 8).plan;
+    EXPECT_EQ(plan.senders_per_direction, 6u);
+    EXPECT_EQ(plan.core_count(), links * 7 + 1 + 2 * links);
     expect_verified(*device, p);
   }
 }
