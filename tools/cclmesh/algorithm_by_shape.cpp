@@ -44,7 +44,8 @@ std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<ccl::all_red
 std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<ccl::all_to_all::PartChoice>& parts) {
   std::vector<ShapeAlgorithm> shapes;
   for (const ccl::all_to_all::PartChoice& part : parts) {
-    shapes.push_back({part.shape, part.rounds.rounds == 1 ? "sequential" : "interleaved", part.rounds.reason});
+    shapes.push_back({part.shape, part.rounds.rounds == 1 ? "sequential" : "interleaved",
+                      part.rounds.reason + "; senders " + part.senders.reason});
   }
   return shapes;
 }

@@ -36,7 +36,8 @@ std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<runtime::ccl
 // all_reduce: --all-reduce-algo's rs-ag / composite / one-shot, per part (legacy mode: a ring
 // opened into a line beside the other rings runs the line's choice).
 std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<runtime::ccl::all_reduce::PartChoice>& parts);
-// all_to_all: sequential (one destination after another) or interleaved (--rounds over 1).
+// all_to_all: sequential (one destination after another) or interleaved (--rounds over 1); the
+// reason says too which senders ran (--a2a-senders) and why.
 std::vector<ShapeAlgorithm> all_to_all_algorithms(const std::vector<runtime::ccl::all_to_all::PartChoice>& parts);
 
 // The record of an op asked as `asked` whose groups ran as `shapes` (one, or rings then the lines

@@ -60,4 +60,10 @@ ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text) {
   return ccl::all_gather::RingAlgorithm::Auto;
 }
 
+ccl::all_to_all::SenderLayout a2a_senders(const std::string& text) {
+  if (text == "per-destination") return ccl::all_to_all::SenderLayout::PerDestination;
+  if (text == "per-direction") return ccl::all_to_all::SenderLayout::PerDirection;
+  return ccl::all_to_all::SenderLayout::Auto;
+}
+
 }  // namespace cclmesh::cli::detail

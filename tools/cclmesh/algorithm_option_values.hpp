@@ -7,6 +7,7 @@
 
 #include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 
@@ -23,5 +24,6 @@ ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text);
 // --all-reduce-algo's name of an algorithm.
 std::string all_reduce_algorithm_name(ccl::all_reduce::Algorithm algorithm);
 ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text);
+ccl::all_to_all::SenderLayout a2a_senders(const std::string& text);
 
 }  // namespace cclmesh::cli::detail

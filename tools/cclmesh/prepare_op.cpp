@@ -330,6 +330,7 @@ void prepare_all_to_all(const Collective& c, PreparedOp& op) {
   p.dim = c.dim;
   c.set_placement(p);
   if (c.options.rounds) p.rounds = *c.options.rounds;
+  p.senders = a2a_senders(c.options.a2a_senders);
   p.input_buffer = c.buffers.create(c.input_config(p.tensor, op));
   p.output_buffer = c.buffers.create(c.output_config(p.tensor, OutputAlongDim::Same, op));
   p.done_semaphore = c.buffers.create_semaphore(ccl::all_to_all::semaphore_cores(p, c.device.topology()),

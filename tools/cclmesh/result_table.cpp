@@ -125,6 +125,9 @@ nlohmann::json settings_json(const RunOptions& o) {
     settings["ring_flow_control"] = runtime::to_string(o.ring_flow_control);
   }
   if (!o.first_level_acks.value_or(true)) settings["first_level_acks"] = false;
+  // Only when asked, so every other run's settings stay as they were (the choice and its reason
+  // are in algorithm_reason).
+  if (o.a2a_senders != "auto") settings["a2a_senders"] = o.a2a_senders;
   return settings;
 }
 

@@ -154,6 +154,10 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError(fmt::format("--rounds: {} given for {}; --rounds applies to --op all_to_all", *options.rounds,
                                  to_string(options.op)));
   }
+  if (options.a2a_senders != "auto" && options.op != CollectiveOp::AllToAll) {
+    throw UsageError(fmt::format("--a2a-senders: '{}' given for {}; --a2a-senders applies to --op all_to_all",
+                                 options.a2a_senders, to_string(options.op)));
+  }
   if (rs_line_asked &&
       (!has_workers_per_link || legacy_mode(options) || options.topology != "line")) {
     throw UsageError(fmt::format("--rs-line-algorithm: '{}' given for {} on a {} in {} mode; it applies to "

@@ -10,8 +10,10 @@
 #include <string>
 
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "kernels/kernel_args.hpp"
 #include "runtime/device/fabric_options.hpp"
 #include "runtime/device/fabric_payload_bounds.hpp"
 #include "runtime/device/l1_map.hpp"
@@ -121,6 +123,17 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--rounds", o.rounds,
                      "all_to_all: interleave each sender's destinations in N rounds, one piece of every destination per round (1: one destination after another; default: 256)")
       ->transform(whole_number_in(1, 65536));
+  command.add_option("--a2a-senders", o.a2a_senders,
+                     fmt::format("all_to_all: per-destination (one sender per destination and link, those of a "
+                                 "direction sharing the router through a fabric mux: all_to_all_async's N-1 senders, "
+                                 "REFERENCE 7.6; capped at {} per link and direction, and at what the worker grid "
+                                 "holds, a capped sender taking several destinations), per-direction (one up and one "
+                                 "down sender per link, the model's before session 36) or auto (per-destination from {} KiB a "
+                                 "chip on, per-direction below, where the mux costs more than it gains)",
+                                 kernels::fabric_mux::kMaxClients,
+                                 runtime::ccl::all_to_all::kPerDestinationMinBytes / 1024))
+      ->check(CLI::IsMember({"auto", "per-destination", "per-direction"}))
+      ->capture_default_str();
   namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,
                      fmt::format("all_reduce: auto (one-shot up to {} KiB and {} pages on 2 chips, {} KiB and {} pages on 3-4, {} "

@@ -135,6 +135,8 @@ struct RunOptions {
   // --rounds: all_to_all's Params::rounds (pieces of every destination a sender interleaves);
   // unset: the op's default (256).
   std::optional<std::uint32_t> rounds;
+  // --a2a-senders: all_to_all's Params::senders: auto | per-destination | per-direction.
+  std::string a2a_senders = "auto";
   bool no_data = false;
   // --simulate-every-group: a timing-only run along --cluster-axis simulates every group even
   // when they are identical (mirror_choice.hpp); the figures are the same, the events more.

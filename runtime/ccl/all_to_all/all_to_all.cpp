@@ -6,6 +6,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
 #include "runtime/ccl/common/dim_split.hpp"
+#include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
@@ -13,6 +14,7 @@
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/chip_buffers.hpp"
 #include "runtime/device/core_map.hpp"
+#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl::all_to_all {
 namespace {
@@ -33,21 +35,13 @@ constexpr std::uint32_t kDefaultPagesPerPacket = 2;
 // 29124.47), Galaxy columns 2357.89 -> 1697.89, rows 5202.45 -> 3993.19, ring:8/2 on 2 links
 // 985.94 -> 936.12, torus:4x4 rows 875.91 -> 763.66 (docs/performance.md).
 constexpr std::uint32_t kDefaultRounds = 256;
-// Per link an up and a down sender (workers 2k and 2k + 1 send link k's share of every chunk over
-// routing plane k), then one worker that copies this chip's own chunk and is the done core: a
-// sender that also copied would serialise the copy behind its sends (on a line's end chip, one
-// worker has every destination).
-constexpr std::uint32_t kSendersPerLink = 2;
-std::uint32_t sender_count(std::uint32_t num_links) { return kSendersPerLink * num_links; }
-std::uint32_t worker_count(std::uint32_t num_links) { return sender_count(num_links) + 1; }
-std::uint32_t done_worker(std::uint32_t num_links) { return sender_count(num_links); }
-
-// One chunk (or half of one) a sender sends: to `dest`, `half` of {0, 1} when the chunk is
-// split between the two directions, else nullopt.
-struct Send {
-  std::uint32_t dest = 0;
-  std::optional<std::uint32_t> half;
-};
+// The worker cores from `first` on that the op may take: the rest of the common worker grid.
+std::uint32_t available_cores(const topo::Topology& topology, CoreCoord first) {
+  const CoreCoord grid = common_worker_grid(topology);
+  const std::uint64_t start = std::uint64_t{first.y} * grid.x + first.x;
+  const std::uint64_t all = std::uint64_t{grid.x} * grid.y;
+  return first.x >= grid.x || start >= all ? 0 : static_cast<std::uint32_t>(all - start);
+}
 
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
@@ -59,27 +53,9 @@ struct Resolved : PlacedGroups {
   api::Shape4D pages;            // the tensor in those pages
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
-  std::vector<CoreCoord> cores;
+  SenderPlan senders;
+  std::vector<CoreCoord> cores;  // SenderPlan::core_count(): senders, the done worker, muxes
 };
-
-// What an up or a down sender at `position` sends (every link's the same chunks, its own share of
-// each), farthest first. Destinations are positions: the routes go by the fabric, the chunks by
-// the ranks there (FabricGroup::rank_at).
-std::vector<Send> sends_of(const FabricGroup& g, std::uint32_t position, bool up) {
-  const std::uint32_t n = g.size();
-  std::vector<Send> sends;
-  if (g.topology == CclTopology::Line) {
-    const std::uint32_t reach = up ? g.reach_up(position) : g.reach_down(position);
-    for (std::uint32_t d = reach; d >= 1; --d) sends.push_back(Send{up ? position + d : position - d, std::nullopt});
-    return sends;
-  }
-  // Ring: distances 1 .. (N-1)/2 each way; N even adds the N/2 chunk, half each way.
-  if (n % 2 == 0) sends.push_back(Send{(position + n / 2) % n, up ? 0u : 1u});
-  for (std::uint32_t d = (n - 1) / 2; d >= 1; --d) {
-    sends.push_back(Send{up ? (position + d) % n : (position + n - d) % n, std::nullopt});
-  }
-  return sends;
-}
 
 // Increments the done core at `position` receives: one per chunk (or half) each link's sender
 // sends to it, and one for the local copy.
@@ -168,8 +144,9 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     r.packet_pages = std::min(r.packet_pages, kDefaultPagesPerPacket);
   }
   r.rounds = rounds_choice(p, r.group_size).rounds;
-  r.cores = worker_cores(topology, p.first_worker, worker_count(p.num_links), kOp);
-  require_semaphore_on(p.done_semaphore, {r.cores[done_worker(p.num_links)]}, kOp, "done_semaphore");
+  r.senders = senders_choice(p, topology, r.group_size).plan;
+  r.cores = worker_cores(topology, p.first_worker, r.senders.core_count(), kOp);
+  require_semaphore_on(p.done_semaphore, {r.cores[r.senders.done_worker()]}, kOp, "done_semaphore");
   return r;
 }
 
@@ -216,18 +193,49 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     slice.worker_slice_offset = api::Shape4D{0, 0, 0, run.first};
     return slice;
   };
-  const std::uint32_t done_index = done_worker(links);
+  const std::uint32_t done_index = r.senders.done_worker();
   const Noc0Coord done_core = map.tensix_noc0(r.cores[done_index]);
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
+  const std::vector<Sender> senders = senders_at(g, position, r.senders);
+
+  // The workers in core order: per link its senders, then the done worker (no sends).
+  struct Worker {
+    std::uint32_t core_index = 0;
+    std::uint32_t link = 0;
+    const Sender* sender = nullptr;  // nullptr: the done worker
+  };
+  std::vector<Worker> workers;
+  for (std::uint32_t link = 0; link < links; ++link) {
+    for (const Sender& s : senders) workers.push_back({link * r.senders.slots_per_link + s.slot, link, &s});
+  }
+  workers.push_back({done_index, 0, nullptr});
 
   Program program;
-  for (std::uint32_t w = 0; w < worker_count(links); ++w) {
-    const bool is_done_worker = w == done_index;
-    const bool up = w % kSendersPerLink == 0;
-    const std::uint32_t link = w / kSendersPerLink;
-    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : sends_of(g, position, up);
-    if (sends.empty() && !is_done_worker) continue;
-    const CoreCoord core = r.cores[w];
+  // More than one sender of a link and direction share the router's worker channel through a
+  // fabric mux (REFERENCE 6.3), as reduce_scatter's workers_per_link > 1 do. The muxes come first
+  // (their slot CBs' addresses are fixed before the senders' CBs).
+  std::vector<std::optional<api::FabricConnectionConfig>> mux_client(workers.size());
+  for (std::uint32_t link = 0; link < links; ++link) {
+    for (const bool up : {true, false}) {
+      std::vector<std::size_t> clients;
+      for (std::size_t w = 0; w < workers.size(); ++w) {
+        const Sender* s = workers[w].sender;
+        if (s != nullptr && workers[w].link == link && s->up == up) clients.push_back(w);
+      }
+      if (clients.size() < 2) continue;
+      const CoreCoord mux_core = r.cores[r.senders.mux_core(link, up)];
+      const std::vector<api::FabricConnectionConfig> configs =
+          add_fabric_mux(program, r.plan, g.port(link), chip, mux_core, up == g.up_is_forward,
+                         map.tensix_noc0(mux_core), static_cast<std::uint32_t>(clients.size()));
+      for (std::size_t c = 0; c < clients.size(); ++c) mux_client[clients[c]] = configs[c];
+    }
+  }
+  for (std::size_t w = 0; w < workers.size(); ++w) {
+    const bool is_done_worker = workers[w].sender == nullptr;
+    const bool up = is_done_worker || workers[w].sender->up;
+    const std::uint32_t link = workers[w].link;
+    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : workers[w].sender->sends;
+    const CoreCoord core = r.cores[workers[w].core_index];
     std::vector<cmd::Command> reader;
     std::vector<cmd::Command> writer;
     bool forward = false;
@@ -284,7 +292,13 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     kargs::InterpreterSpec spec;
     spec.packet_header_cb_id = kPacketHeaderCbId;
     spec.packet_size_in_pages = r.packet_pages;
-    connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, forward, backward);
+    if (mux_client[w]) {
+      CCLMESH_CHECK(forward != backward && forward == (up == g.up_is_forward),
+                    "an all_to_all sender on a mux sends its mux's way only");
+      connect_to_fabric_mux(program, spec, core, forward, *mux_client[w]);
+    } else {
+      connect_to_fabric(program, spec, r.plan, g.port(link), chip, core, forward, backward);
+    }
     program.circular_buffers.push_back(packet_header_cb(core));
     program.circular_buffers.push_back(data_cb(core, r.page_size, r.packet_pages * p.cb_packets));
     const kargs::InterpreterStreamSpec reader_stream{in_args, cmd::encode_stream(reader),
@@ -320,18 +334,30 @@ RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size) {
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology, std::uint32_t group_size) {
   std::vector<PartChoice> choices;
   for (const Params& part : parts_by_shape(params, topology)) {
-    choices.push_back({part.topology, rounds_choice(part, group_size)});
+    choices.push_back({part.topology, rounds_choice(part, group_size), senders_choice(part, topology, group_size)});
   }
   return choices;
 }
 
 std::size_t hash_value(const Params& p) {
   return hash_fields(0, p.tensor, p.dim, p.input_buffer, p.output_buffer, p.topology, p.num_links, p.groups, p.mode,
-                     p.fabric, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets, p.rounds);
+                     p.fabric, p.done_semaphore, p.first_worker, p.packet_size_in_pages, p.cb_packets, p.rounds,
+                     p.senders);
+}
+
+SenderLayoutChoice senders_choice(const Params& params, const topo::Topology& topology, std::uint32_t group_size) {
+  return sender_layout_choice(params.senders, params.topology, group_size, params.num_links,
+                              available_cores(topology, params.first_worker), size_bytes(params.tensor));
 }
 
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
-  return one_core_ranges(worker_cores(topology, params.first_worker, worker_count(params.num_links), kOp));
+  // Every part's workers start at first_worker; the part with the most covers the others'.
+  const FabricPlan plan(topology, params.fabric);
+  const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
+  return most_semaphore_cores(parts_by_shape(params, topology), [&](const Params& part) {
+    return one_core_ranges(
+        worker_cores(topology, part.first_worker, senders_choice(part, topology, n).plan.worker_cores(), kOp));
+  });
 }
 
 void validate(const Params& params, const topo::Topology& topology) {

@@ -9,27 +9,30 @@
 // sender's increment follows its data in the same direction, and routers flush their writes
 // before an increment, so a destination has all its chunks once it has counted them.
 //
-//   every chip, two sender workers (one per fabric direction; a router's worker channel takes
-//   one worker, REFERENCE 6.3) and a third worker for the chip's own chunk:
+//   every chip, sender workers (Params::senders, sender_layout.hpp: one per destination,
+//   REFERENCE 7.6, those of a direction sharing the router's one worker channel through a fabric
+//   mux, 6.3; or one per fabric direction, as auto runs below 1 MiB a chip) and a worker for the
+//   chip's own chunk:
 //     reader  STREAM_TENSOR_TO_CB   per destination: my input chunk j (or its half) -> CB
 //     writer  STREAM_CB_TO_TENSOR   CB -> chunk `my rank` of rank j's output (unicast)
 //             ATOMIC_INC            +1 on rank j's done core (unicast, after the data)
-//   worker 2 (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
+//   the last worker (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
 //   expected, SET 0 (waits never reset, REFERENCE 4.11). A sender that also copied would
 //   serialise the copy behind its sends.
-//   Line: the up worker sends to every rank above, the down worker to every rank below.
+//   Line: the up senders send to every rank above, the down senders to every rank below.
 //   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
 //     is split, half each way, so both directions carry the same bytes.
 // Destinations are sent farthest first, so the long routes are under way while the short ones
-// fill in. On a line of up to 4 chips a sender interleaves them: one piece of every destination per round
-// (Params::rounds), so a line's middle link is fed by every flow that crosses it at once instead
-// of idling while the end chips send their last, one-hop chunks (docs/performance.md).
+// fill in. A sender with several destinations (per direction, or capped) interleaves them: one
+// piece of every destination per round (Params::rounds), so a line's middle link is fed by every
+// flow that crosses it at once instead of idling while the end chips send their last, one-hop
+// chunks (docs/performance.md).
 // Senders route by fabric position and pick chunks by rank (FabricGroup::rank_at): a ring run
 // as a line from mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down) moves every chunk
 // where the ring would. Groups whose rings run as lines are built as a line all_to_all beside the
-// rings' ring one, in one workload (the same 2L + 1 workers).
-// num_links L: per link an up and a down sender on routing plane k, each with part k of every
-// chunk (of every half), and one done / local-copy worker after them (2L + 1 cores).
+// rings' ring one, in one workload (each part's cores from first_worker on).
+// num_links L: per link its senders on routing plane k, each with part k of its chunks (of every
+// half), and one done / local-copy worker after them (per direction: 2L + 1 cores).
 //
 // Packets: all_to_all_async coalesces 2 tiles per packet (REFERENCE 7.6), so by default a
 // packet carries min(2, what a fabric payload holds) pages; row pieces (below) fill a payload.
@@ -48,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ccl/all_to_all/sender_layout.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/collective.hpp"
 #include "runtime/ccl/common/host_reference.hpp"
@@ -71,12 +75,15 @@ struct Params {
   FabricOptions fabric;  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
   std::optional<GlobalSemaphore> done_semaphore;
-  CoreCoord first_worker{0, 0};            // three worker cores along the row from here
+  CoreCoord first_worker{0, 0};            // the worker cores (sender_layout.hpp) along the rows from here
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets
   // A sender sends one piece of every destination's share per round (1: one destination after
   // another); 0: the default, 256. Pieces keep at least one packet.
   std::uint32_t rounds = 0;
+  // Who sends what (sender_layout.hpp): Auto is per destination (REFERENCE 7.6), capped where the
+  // senders would not fit a mux or the worker grid.
+  SenderLayout senders = SenderLayout::Auto;
   bool operator==(const Params&) const = default;
 };
 
@@ -96,10 +103,14 @@ RoundsChoice rounds_choice(const Params& params, std::uint32_t group_size);
 struct PartChoice {
   CclTopology shape = CclTopology::Ring;
   RoundsChoice rounds;
+  SenderLayoutChoice senders;
 };
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology, std::uint32_t group_size);
 
-// The worker cores every chip uses (for creating the done semaphore).
+// The senders the op runs on a group of `group_size` chips run as `params.topology` and why.
+SenderLayoutChoice senders_choice(const Params& params, const topo::Topology& topology, std::uint32_t group_size);
+
+// The worker cores every chip uses (for creating the done semaphore; not the mux cores).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 
 // Throws CclParamsError (or FabricPlanError / topo::InputError / BufferConfigError) naming what

@@ -27,6 +27,9 @@ all_to_all::Params params(FabricMode fabric, CclTopology shape, TensorSpec tenso
   p.input_buffer = dram_buffer(1, tensor);
   p.output_buffer = dram_buffer(2, tensor);
   p.done_semaphore = semaphore(1, {{0, 0}, {2, 0}});
+  // The tests below were written for one up and one down sender (three worker cores); the
+  // per-destination layout has its own tests (SenderLayout*).
+  p.senders = all_to_all::SenderLayout::PerDirection;
   return p;
 }
 
@@ -203,6 +206,163 @@ TEST(AllToAllBuilder, RowMajorAlongTheWidthAddressesRowPieces) {
       ASSERT_FALSE(pieces.empty()) << "chip " << chip;
       for (const std::uint32_t k : pieces) EXPECT_EQ(k, 2 * q) << "chip " << chip;
     }
+  }
+}
+
+// --- Sender layouts (sender_layout.hpp) ------------------------------------------------------
+
+using all_to_all::SenderLayout;
+using all_to_all::SenderPlan;
+
+// Per direction: one up and one down sender per link (slots 0 and 1), the done worker after
+// them, no muxes: the cores the op had before the per-destination layout.
+TEST(AllToAllSenderLayout, PerDirectionKeepsTwoSendersPerLink) {
+  const SenderPlan plan = all_to_all::plan_senders(SenderLayout::PerDirection, CclTopology::Ring, 8, 2, 64);
+  EXPECT_EQ(plan.senders_per_direction, 1u);
+  EXPECT_EQ(plan.slots_per_link, 2u);
+  EXPECT_FALSE(plan.muxes);
+  EXPECT_EQ(plan.done_worker(), 4u);
+  EXPECT_EQ(plan.core_count(), 5u);
+}
+
+// Per destination on an 8-ring: 4 senders each way (the split farthest chunk's half and
+// distances 3, 2, 1), 8 slots, the done worker at 8 and the muxes at 9 (up) and 10 (down).
+TEST(AllToAllSenderLayout, PerDestinationRingOfEight) {
+  const SenderPlan plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 8, 1, 64);
+  EXPECT_EQ(plan.layout, SenderLayout::PerDestination);
+  EXPECT_EQ(plan.senders_per_direction, 4u);
+  EXPECT_FALSE(plan.capped());
+  EXPECT_EQ(plan.slots_per_link, 8u);
+  EXPECT_EQ(plan.done_worker(), 8u);
+  EXPECT_EQ(plan.mux_core(0, true), 9u);
+  EXPECT_EQ(plan.mux_core(0, false), 10u);
+  EXPECT_EQ(plan.core_count(), 11u);
+  FabricGroup ring;
+  ring.topology = CclTopology::Ring;
+  ring.chips = {0, 1, 2, 3, 4, 5, 6, 7};
+  ring.ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<all_to_all::Sender> senders = all_to_all::senders_at(ring, 2, plan);
+  ASSERT_EQ(senders.size(), 8u);
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(senders[i].slot, i);
+    EXPECT_EQ(senders[i].up, i < 4);
+    ASSERT_EQ(senders[i].sends.size(), 1u);
+  }
+  // Up: the half of chip 6's chunk, then 5, 4, 3; down: the other half of 6's, then 7, 0, 1.
+  EXPECT_EQ(senders[0].sends[0].dest, 6u);
+  EXPECT_EQ(senders[0].sends[0].half, 0u);
+  EXPECT_EQ(senders[4].sends[0].dest, 6u);
+  EXPECT_EQ(senders[4].sends[0].half, 1u);
+  EXPECT_EQ(senders[3].sends[0].dest, 3u);
+  EXPECT_EQ(senders[7].sends[0].dest, 1u);
+}
+
+// Two chips (and a 3-ring) have one destination each way: per destination is per direction.
+TEST(AllToAllSenderLayout, OneDestinationEachWayIsPerDirection) {
+  for (const auto& [shape, n] : {std::pair{CclTopology::Line, 2u}, std::pair{CclTopology::Ring, 3u}}) {
+    const SenderPlan plan = all_to_all::plan_senders(SenderLayout::PerDestination, shape, n, 1, 64);
+    EXPECT_EQ(plan.senders_per_direction, 1u);
+    EXPECT_EQ(plan.slots_per_link, 2u);
+    EXPECT_FALSE(plan.muxes);
+  }
+}
+
+// An 8-line's end chip has 7 destinations one way; a mux takes 6 clients, so 6 senders, the
+// first with the farthest and the nearest destination. Slots: a chip sends at most 7 (6 up and
+// 1 down at position 1).
+TEST(AllToAllSenderLayout, LineOfEightCapsAtTheMuxsClients) {
+  const SenderPlan plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Line, 8, 1, 64);
+  EXPECT_EQ(plan.senders_per_direction, kernels::fabric_mux::kMaxClients);
+  EXPECT_EQ(plan.needed_per_direction, 7u);
+  EXPECT_TRUE(plan.capped());
+  EXPECT_EQ(plan.slots_per_link, 7u);
+  FabricGroup line;
+  line.topology = CclTopology::Line;
+  line.chips = {0, 1, 2, 3, 4, 5, 6, 7};
+  line.ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<all_to_all::Sender> end = all_to_all::senders_at(line, 0, plan);
+  ASSERT_EQ(end.size(), 6u);
+  ASSERT_EQ(end[0].sends.size(), 2u);
+  EXPECT_EQ(end[0].sends[0].dest, 7u);
+  EXPECT_EQ(end[0].sends[1].dest, 1u);
+  EXPECT_EQ(end[5].sends.size(), 1u);
+  EXPECT_EQ(end[5].sends[0].dest, 2u);
+  const std::vector<all_to_all::Sender> second = all_to_all::senders_at(line, 1, plan);
+  ASSERT_EQ(second.size(), 7u);
+  EXPECT_FALSE(second.back().up);
+  EXPECT_EQ(second.back().slot, 6u);
+  EXPECT_EQ(all_to_all::sender_layout_choice(SenderLayout::Auto, CclTopology::Line, 8, 1, 64, 1 << 20).reason,
+            "auto: per-destination, capped at 6 senders per link and direction (of 7: a fabric mux takes at most 6 "
+            "clients), some with several destinations");
+}
+
+// Auto runs per destination from 1 MiB a chip on (kPerDestinationMinBytes), per direction below.
+TEST(AllToAllSenderLayout, AutoIsPerDirectionBelowOneMebibyte) {
+  const auto choice = [](std::uint64_t bytes) {
+    return all_to_all::sender_layout_choice(SenderLayout::Auto, CclTopology::Ring, 8, 1, 64, bytes);
+  };
+  EXPECT_EQ(choice((1 << 20) - 1).plan.layout, SenderLayout::PerDirection);
+  EXPECT_EQ(choice((1 << 20) - 1).reason,
+            "auto: per-direction, 1048575 B per chip are below the 1048576 B from which one sender per destination "
+            "gains more than its fabric mux costs");
+  EXPECT_EQ(choice(1 << 20).plan.layout, SenderLayout::PerDestination);
+  EXPECT_EQ(choice(1 << 20).plan.senders_per_direction, 4u);
+  // Asked for, per destination runs at any size.
+  EXPECT_EQ(all_to_all::sender_layout_choice(SenderLayout::PerDestination, CclTopology::Ring, 8, 1, 64, 2048)
+                .plan.senders_per_direction,
+            4u);
+}
+
+// Where the worker grid is short (several links, or a first worker far down the grid), the
+// senders per direction shrink to the largest count that fits, down to the per-direction cores.
+TEST(AllToAllSenderLayout, WorkerGridCapsTheSenders) {
+  // 16-ring on 4 links: 8 each way; 6 per direction take 4 x 12 + 1 + 8 = 57 cores.
+  SenderPlan plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 64);
+  EXPECT_EQ(plan.senders_per_direction, 6u);
+  EXPECT_EQ(plan.core_count(), 57u);
+  // 40 cores: 4 per direction (4 x 8 + 1 + 8 = 41) do not fit, 3 do (4 x 6 + 1 + 8 = 33).
+  plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 40);
+  EXPECT_EQ(plan.senders_per_direction, 3u);
+  EXPECT_EQ(plan.core_count(), 33u);
+  // 12 cores on 4 links: only one up and one down sender per link (9 cores).
+  plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 12);
+  EXPECT_EQ(plan.senders_per_direction, 1u);
+  EXPECT_FALSE(plan.muxes);
+  EXPECT_EQ(plan.core_count(), 9u);
+  EXPECT_EQ(all_to_all::sender_layout_choice(SenderLayout::PerDestination, CclTopology::Ring, 16, 4, 12, 0).reason,
+            "asked for: per-destination, capped at 1 sender per link and direction (of 8: 4 links' senders, muxes "
+            "and done worker must fit the 12 worker cores from the first on), some with several destinations");
+}
+
+// The built 4-ring per destination: per chip two senders each way, each on its own core with one
+// destination (or half), a mux per direction, and the done core waiting for the same 5
+// increments as per direction.
+TEST(AllToAllSenderLayout, BuiltRingOfFourRunsAMuxPerDirection) {
+  const topo::Topology ring4 = topo::load_system("ring:4");
+  all_to_all::Params p = params(FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 8}));
+  p.senders = SenderLayout::PerDestination;
+  EXPECT_EQ(all_to_all::semaphore_cores(p, ring4).size(), 5u);  // 4 senders and the done worker
+  p.done_semaphore = semaphore(1, {{0, 0}, {4, 0}});
+  const MeshWorkload w = all_to_all::build(p, ring4);
+  ASSERT_EQ(w.programs.size(), 4u);
+  for (const auto& [chip, program] : w.programs) {
+    std::uint32_t muxes = 0;
+    std::uint32_t interpreters = 0;
+    std::string writers;
+    for (const auto& k : program.kernels) {
+      if (k.kernel == kernels::kFabricMuxKernelName) {
+        ++muxes;
+        EXPECT_EQ(k.compile_time_args[kernels::fabric_mux::kCtNumClients], 2u);
+        continue;
+      }
+      ++interpreters;
+      if (k.processor != DataMovementProcessor::Riscv0) continue;
+      for (const auto& [core, rt] : k.runtime_args) writers += stream_text(rt, 0);
+    }
+    EXPECT_EQ(muxes, 2u) << chip;
+    EXPECT_EQ(interpreters, 10u) << chip;  // 4 senders and the done worker, a reader and a writer each
+    EXPECT_NE(writers.find("WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=5\n"), std::string::npos)
+        << writers;
   }
 }
 

@@ -71,10 +71,54 @@ TEST(RunAlgorithm, AllToAllInterleavesOnLinesAndRings) {
   rows.no_data = true;
   const RunResult line = run_collective(rows);
   EXPECT_EQ(line.algorithm, "interleaved");
-  EXPECT_EQ(line.algorithm_reason, "auto: a line of 4 chips interleaves its destinations over 256 rounds");
+  EXPECT_EQ(line.algorithm_reason, "auto: a line of 4 chips interleaves its destinations over 256 rounds; senders auto: "
+                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
   const RunResult ring = run("t3k", CollectiveOp::AllToAll, 64 * kKiB, "ring");
   EXPECT_EQ(ring.algorithm, "interleaved");
-  EXPECT_EQ(ring.algorithm_reason, "auto: a ring interleaves its destinations over 256 rounds");
+  EXPECT_EQ(ring.algorithm_reason, "auto: a ring interleaves its destinations over 256 rounds; senders auto: "
+                                   "per-direction, 65536 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
+}
+
+// --a2a-senders: what was asked is recorded with the rounds, and in the settings only when asked
+// (per-direction: the layout before session 36; a 2-chip line's one destination each way is the
+// same either way).
+TEST(RunAlgorithm, AllToAllRecordsTheSendersAsked) {
+  RunOptions ring;
+  ring.system = "t3k";
+  ring.op = CollectiveOp::AllToAll;
+  ring.size_bytes = 64 * kKiB;
+  ring.no_data = true;
+  ring.a2a_senders = "per-direction";
+  nlohmann::json j = result_json(run_collective(ring));
+  EXPECT_EQ(j["algorithm_reason"], "auto: a ring interleaves its destinations over 256 rounds; senders asked for: "
+                                   "per-direction, one up and one down sender per link");
+  EXPECT_EQ(j["settings"]["a2a_senders"], "per-direction");
+  RunOptions n300 = ring;
+  n300.system = "n300";
+  n300.topology = "line";
+  n300.a2a_senders = "auto";
+  j = result_json(run_collective(n300));
+  EXPECT_EQ(j["algorithm_reason"], "auto: a line of 2 chips interleaves its destinations over 256 rounds; senders "
+                                   "auto: per-direction, 65536 B per chip are below the 1048576 B from which one "
+                                   "sender per destination gains more than its fabric mux costs");
+  EXPECT_FALSE(j["settings"].contains("a2a_senders"));
+  // From 1 MiB a chip on, auto runs one sender per destination: on the T3K's 8-line capped at a
+  // mux's 6 clients.
+  RunOptions line = ring;
+  line.topology = "line";
+  line.size_bytes = 1024 * kKiB;
+  line.a2a_senders = "auto";
+  EXPECT_EQ(run_collective(line).algorithm_reason,
+            "auto: a line of 8 chips interleaves its destinations over 256 rounds; senders auto: per-destination, "
+            "capped at 6 senders per link and direction (of 7: a fabric mux takes at most 6 clients), some with "
+            "several destinations");
+  ring.size_bytes = 1024 * kKiB;
+  ring.a2a_senders = "auto";
+  EXPECT_EQ(run_collective(ring).algorithm_reason,
+            "auto: a ring interleaves its destinations over 256 rounds; senders auto: per-destination, 8 senders a "
+            "chip per link, each direction's sharing the router through a fabric mux (REFERENCE 7.6, 6.3)");
 }
 
 // broadcast on a fabric ring: both ways below links x (n-1) x 6 KiB, split from there (ring:8,
@@ -330,13 +374,17 @@ TEST(RunAlgorithm, AllToAllOfARingRunAsALineRecordsTheLinesRounds) {
   ASSERT_EQ(mixed.rings_as_lines.size(), 1u);
   nlohmann::json j = result_json(mixed);
   EXPECT_EQ(j["algorithm"], "interleaved");
-  EXPECT_EQ(j["algorithm_reason"], "auto: a ring interleaves its destinations over 256 rounds");
+  EXPECT_EQ(j["algorithm_reason"], "auto: a ring interleaves its destinations over 256 rounds; senders auto: "
+                                   "per-direction, 262144 B per chip are below the 1048576 B from which one sender per "
+                                   "destination gains more than its fabric mux costs");
   EXPECT_EQ(j["algorithm_lines"],
-            nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips interleaves its destinations over 256 rounds"})json"));
+            nlohmann::json::parse(R"json({"algorithm": "interleaved", "reason": "ran as a line around a down link: auto: a line of 4 chips interleaves its destinations over 256 rounds; senders auto: per-direction, 262144 B per chip are below the 1048576 B from which one sender per destination gains more than its fabric mux costs"})json"));
   j = result_json(run_collective(opened_ring("t3k", CollectiveOp::AllToAll, "link-down:0-2")));
   EXPECT_EQ(j["algorithm"], "interleaved");
   EXPECT_EQ(j["algorithm_reason"],
-            "ran as a line around a down link: auto: a line of 8 chips interleaves its destinations over 256 rounds");
+            "ran as a line around a down link: auto: a line of 8 chips interleaves its destinations over 256 rounds; "
+            "senders auto: per-direction, 262144 B per chip are below the 1048576 B from which one sender per "
+            "destination gains more than its fabric mux costs");
   EXPECT_FALSE(j.contains("algorithm_lines"));
 }
 
