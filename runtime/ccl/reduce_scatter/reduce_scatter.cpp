@@ -87,25 +87,34 @@ std::uint64_t moved_output_pages(const Params& p, std::uint32_t n) {
   return pages * std::max<std::uint32_t>(outer_row_pieces(p), 1);
 }
 
-// The output's pages as the size rule (kPagesForSeveralWorkers, measured on tiles) counts them:
-// the moved pages, each piece of a ROW_MAJOR row wider than a payload as at least the tiles of its
-// dtype that its bytes fill. Counted as one page, a 4096 B piece of an 8192 B row gave half the
-// workers of the same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 us, 14.11 with 4; T3K
-// 8-line [1,1,64,4096]: 110.13, 63.16). A piece below a tile still counts one (a 4384 B row's 137
-// pieces of 32 B each cost a NoC transfer and a reduce step: 4 workers are faster there).
+// The output's pages as the size rule (kLinkPagesForSeveralWorkers, measured on tiles) counts them:
+// the moved pages, except that ROW_MAJOR rows wider than a payload count as the tiles of their dtype
+// that their bytes fill (rounded up), as all_gather's relay counts them. Counted as one page, a
+// 4096 B piece of an 8192 B row gave half the workers of the same bytes as tiles (N300
+// [1,1,16,4096] along dim 2: 15.87 us, 14.11 with 4; T3K 8-line [1,1,64,4096]: 110.13, 63.16).
+// Counted one page each, a 4384 B row's 137 pieces of 32 B took 4 or 6 workers where 1 is faster
+// (session 36, --no-data, dim 2: N300 [1,1,2,2192] 5.14 us with 1, 6.48 with 4, 8.54 with 6;
+// [1,1,8,2192] 7.32 with 1, 9.38 with 6); by their bytes they take 1 there and still 4 where 4
+// win ([1,1,32,2192]: 19.23 with 1, 17.26 with 4).
 std::uint64_t size_rule_output_pages(const Params& p, std::uint32_t n) {
-  const std::uint64_t moved = moved_output_pages(p, n);
-  const std::uint32_t pieces = outer_row_pieces(p);
-  if (pieces == 0) return moved;
+  if (outer_row_pieces(p) == 0) return moved_output_pages(p, n);
   TensorSpec as_tiles = p.input;
   as_tiles.layout = Layout::Tile;
-  const std::uint32_t piece_bytes = outer_row_fabric_pages(p)->page_bytes;
-  return moved * std::max<std::uint32_t>(piece_bytes / page_size_bytes(as_tiles), 1);
+  const std::uint64_t bytes = num_pages(with_dim_scaled(p.input, p.dim, n, false)) * page_size_bytes(p.input);
+  const std::uint64_t tile_bytes = page_size_bytes(as_tiles);
+  return (bytes + tile_bytes - 1) / tile_bytes;
 }
 
-// Params::workers_per_link checked, or the size rule of kPagesForSeveralWorkers on the output's
-// `output_pages` (size_rule_output_pages).
-std::uint32_t workers_per_link_for(const Params& p, std::uint64_t output_pages, bool ring) {
+// What each link and direction carries over the op in the size rule's pages: the output's pages
+// times the N - 1 slices every link direction passes on, shared by the ring's two directions and
+// by the links.
+std::uint64_t link_pages(const Params& p, std::uint32_t n) {
+  const std::uint64_t directions = p.topology == CclTopology::Ring ? 2 : 1;
+  return size_rule_output_pages(p, n) * (n - 1) / (directions * std::max<std::uint32_t>(p.num_links, 1));
+}
+
+// Params::workers_per_link checked, or the size rule (kDefaultWorkersPerLink) on link_pages().
+std::uint32_t workers_per_link_for(const Params& p, std::uint32_t n) {
   if (p.workers_per_link) {
     if (*p.workers_per_link == 0 || *p.workers_per_link > kernels::fabric_mux::kMaxClients) {
       throw CclParamsError(
@@ -114,8 +123,10 @@ std::uint32_t workers_per_link_for(const Params& p, std::uint64_t output_pages, 
     }
     return *p.workers_per_link;
   }
-  const std::uint64_t pages_per_link_direction = output_pages / ((ring ? 2 : 1) * std::uint64_t{p.num_links});
-  return pages_per_link_direction >= kPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
+  static_assert(kManyWorkersPerLink <= kernels::fabric_mux::kMaxClients, "the size rule's most workers share a mux");
+  const std::uint64_t pages = link_pages(p, n);
+  if (pages >= kLinkPagesForManyWorkers) return kManyWorkersPerLink;
+  return pages >= kLinkPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {
@@ -207,7 +218,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     require_buffer_layouts(topology, r.all_chips, {&mid});
   }
   // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
-  const std::uint32_t chain_workers = workers_per_link_for(p, size_rule_output_pages(p, n), r.ring);
+  const std::uint32_t chain_workers = workers_per_link_for(p, n);
   r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
   // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
   static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
@@ -594,10 +605,14 @@ std::uint32_t workers_per_link(const Params& params, const topo::Topology& topol
   if (ring == RingAlgorithm::OneShot) return 1;
   const FabricPlan plan(topology, params.fabric);
   const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
-  const std::uint32_t chosen =
-      workers_per_link_for(params, size_rule_output_pages(params, n), params.topology == CclTopology::Ring);
+  const std::uint32_t chosen = workers_per_link_for(params, n);
   if (ring != RingAlgorithm::HalfWay) return chosen;
   return half_way_workers_per_link(n, chosen);
+}
+
+std::uint64_t link_pages_for_the_size_rule(const Params& params, const topo::Topology& topology) {
+  const FabricPlan plan(topology, params.fabric);
+  return link_pages(params, static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size()));
 }
 
 namespace {

@@ -107,14 +107,22 @@
 
 namespace cclmesh::runtime::ccl::reduce_scatter {
 
-// Workers per link and direction unless asked otherwise: 4 (64 MiB, 6144 B payload: T3K ring
-// 5911 -> 4709 us, 1x4 line 8404 -> 7776, N300 8082 -> 4587 from 1 worker; 6 workers were no
-// faster; docs/performance.md) when each link and direction carries at least
-// kPagesForSeveralWorkers output pages, else 1: below that the mux's extra copy and the shorter
-// chunks cost more than the parallel readers gain (T3K ring 256 KiB: 78.95 us with 1 worker,
-// 90.14 with 4; N300 line 256 KiB: 28.90 and 23.71; docs/collectives.md).
+// Workers per link and direction unless asked otherwise, by the pages each link and direction
+// carries over the whole op: the output's pages x (N - 1) / (links x directions) (a chain or a
+// line moves N - 1 slices' partials through every link direction, one after another; a ring's
+// two directions share them). A worker's pipeline is bound by its own round trip per chunk (DRAM
+// read, reduce, send, wait for the credit), so several workers overlap those trips once there
+// are enough chunks to share; below kLinkPagesForSeveralWorkers the mux's extra copy per packet
+// and the shorter chunks cost more than that gains. kDefaultWorkersPerLink = 4 from
+// kLinkPagesForSeveralWorkers, kManyWorkersPerLink = 6 (a fabric mux's most clients) from
+// kLinkPagesForManyWorkers. Measured (scripts/workers_per_link_sweep.py, docs/collectives.md
+// "The size rule, measured (session 36)", which also says where it is not the fastest): T3K 8-line 256 KiB 60.39 us with 1 worker (the output-pages rule) against
+// 44.50 with 4; mesh:1x4 on 2 links 256 KiB 30.66 against 25.70; 64 MiB T3K ring 3098.54 with 4
+// against 3009.76 with 6, 8-line 5166.70 against 5141.37.
 inline constexpr std::uint32_t kDefaultWorkersPerLink = 4;
-inline constexpr std::uint32_t kPagesForSeveralWorkers = 32;
+inline constexpr std::uint32_t kManyWorkersPerLink = 6;
+inline constexpr std::uint64_t kLinkPagesForSeveralWorkers = 32;
+inline constexpr std::uint64_t kLinkPagesForManyWorkers = 128;
 
 // How a line runs (a ring ignores it): see the algorithm above.
 enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };
@@ -209,11 +217,14 @@ std::vector<PartChoice> part_choices(const Params& params, const topo::Topology&
 // the buffer of the part that needs the largest, which the other accepts (a larger one is).
 bool needs_intermediate(const Params& params, const topo::Topology& topology);
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
-// The workers per link and direction the op runs: Params::workers_per_link, or when unset
-// kDefaultWorkersPerLink if each link and direction carries at least kPagesForSeveralWorkers
-// output pages, else 1; the one-shot 1, the half-way ring on an even ring both sets' (rounded up to
-// even, half_way_ring.hpp).
+// The workers per link and direction the op runs: Params::workers_per_link, or when unset the
+// size rule above on link_pages_for_the_size_rule(); the one-shot 1, the half-way ring on an even
+// ring both sets' (rounded up to even, half_way_ring.hpp).
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology);
+// The pages the size rule counts: what each link and direction carries over the op (see
+// kDefaultWorkersPerLink), ROW_MAJOR rows wider than a payload counting as the tiles of their
+// dtype that their bytes fill.
+std::uint64_t link_pages_for_the_size_rule(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the barrier semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
 

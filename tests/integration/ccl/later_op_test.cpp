@@ -42,16 +42,19 @@ std::unique_ptr<sim::device::SimMeshDevice> t3k_ring(const sim::device::SimMeshD
   return device;
 }
 
-// What `cclmesh run --op reduce_scatter --size 1MiB --rs-ring-algorithm chain` runs (121.66 us;
-// 125.03 us before session 29's acks-first routers). The chain, Auto's choice until session 33,
-// pinned: the router context switch below falls on its critical path (the half-way ring, Auto's
-// choice now, 80.36 us, has slack where the switch falls and takes the fresh time with it).
+// What `cclmesh run --op reduce_scatter --size 1MiB --rs-ring-algorithm chain --workers-per-link 4`
+// runs (121.66 us; 125.03 us before session 29's acks-first routers). The chain, Auto's choice until
+// session 33, pinned: the router context switch below falls on its critical path (the half-way ring,
+// Auto's choice now, 80.36 us with 4 workers, has slack where the switch falls and takes the fresh
+// time with it).
 void reduce_scatter_1mib(sim::device::SimMeshDevice& device) {
   rs::Params p;
   p.input = tile({1, 1, 32, 16384});
   p.dim = 3;
   p.topology = CclTopology::Ring;
   p.ring_algorithm = rs::RingAlgorithm::Chain;
+  // 4 workers per link, the size rule's choice here until session 36 (now 6): the figures above.
+  p.workers_per_link = 4;
   EXPECT_TRUE(run_reduce_scatter(device, p, {}, {}).verified);
 }
 

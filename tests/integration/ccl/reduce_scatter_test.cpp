@@ -236,6 +236,9 @@ TEST(ReduceScatterE2e, T3kRingOneShotSends16Over7OfTheChainsBytes) {
     Case c;
     c.input = tile({1, 1, 128, 1024});  // 256 KiB per chip
     c.ring_algorithm = algorithm;
+    // One worker per link and direction, so the chain's packets carry whole runs of a slice (the
+    // size rule gives it 4 since session 36: 4 workers' 2-page packets add headers and credits).
+    c.workers_per_link = 1;
     // Every chip's, over every link, since the device was made.
     bytes[algorithm == rs::RingAlgorithm::OneShot ? 0 : 1] = run_case(*device, c).total_link_payload_bytes();
   }

@@ -122,30 +122,99 @@ TEST(ReduceScatterWorkers, MuxOnlyWithSeveralWorkers) {
   }
 }
 
-// Unset, the workers follow the size rule: 4 once each link and direction carries
-// kPagesForSeveralWorkers output pages, 1 below. The T3K ring's 2 directions split the output.
+// Unset, the workers follow the size rule on the pages each link and direction carries over the
+// op, output pages x (N - 1) / (links x directions): 1 below kLinkPagesForSeveralWorkers, 4 from
+// it, 6 from kLinkPagesForManyWorkers. On the T3K ring chain that is 7/2 of the output's pages:
+// 9 pages carry 31, 10 carry 35, 36 carry 126 and 37 carry 129.
 TEST(ReduceScatterWorkers, UnsetWorkersFollowTheSizeRule) {
   const topo::Topology t3k = topo::build_t3k();
   auto device = make_device(t3k, FabricMode::Ring);
-  const std::uint32_t threshold_pages = rs::kPagesForSeveralWorkers;
-  // Output tiles per chip = width in tiles / 8; per direction half of that.
-  for (const std::uint32_t out_pages_per_direction : {threshold_pages - 1, threshold_pages}) {
-    rs::Params p = rs_params(tile({1, 1, 32, 32 * 8 * 2 * out_pages_per_direction}), 3, CclTopology::Ring, 1);
+  ASSERT_EQ(rs::kLinkPagesForSeveralWorkers, 32u);
+  ASSERT_EQ(rs::kLinkPagesForManyWorkers, 128u);
+  const std::pair<std::uint32_t, std::uint32_t> pages_and_workers[] = {
+      {9, 1}, {10, rs::kDefaultWorkersPerLink}, {36, rs::kDefaultWorkersPerLink}, {37, rs::kManyWorkersPerLink}};
+  for (const auto& [out_pages, expected] : pages_and_workers) {
+    rs::Params p = rs_params(tile({1, 1, 32, 32 * 8 * out_pages}), 3, CclTopology::Ring, 1);
     p.workers_per_link.reset();
     p.fabric = device->options().fabric;
-    const std::uint32_t expected = out_pages_per_direction >= threshold_pages ? rs::kDefaultWorkersPerLink : 1;
-    EXPECT_EQ(rs::workers_per_link(p, t3k), expected) << out_pages_per_direction << " pages per direction";
+    SCOPED_TRACE(fmt::format("{} output pages a chip", out_pages));
+    EXPECT_EQ(rs::link_pages_for_the_size_rule(p, t3k), out_pages * 7 / 2);
+    EXPECT_EQ(rs::workers_per_link(p, t3k), expected);
     EXPECT_EQ(rs::semaphore_cores(p, t3k).size(), 2u * expected);
     EXPECT_TRUE(run_reduce_scatter(*device, p, Memory{}, Memory{}).verified);
   }
 }
 
-// The rule was measured on tiles. A piece of a ROW_MAJOR row wider than a payload counts as at
-// least the tiles its bytes fill: counted as one page, a 4096 B piece of an 8192 B row gave half the
-// workers of the same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4;
-// T3K 8-line [1,1,64,4096] 110.13 -> 63.16). Pieces smaller than a tile still count one each
-// (4384 B rows: 137 pieces of 32 B, each a NoC transfer and a reduce step), as before.
-TEST(ReduceScatterWorkers, WideRowPiecesCountAtLeastTheTilesTheirBytesFill) {
+// What the size rule picks on representative shapes (not timings): the same output pages take more
+// workers on a longer line, fewer on 2 links and on a ring's two directions; dim 2 and dim 3 count
+// the same pages; Auto's one-shot ring runs 1. The T3K 8-line
+// [1,1,32,4096] (16 output tiles, 112 carried) gets 4: 44.50 us, where the output-pages rule's 1
+// took 60.39 (docs/collectives.md "Workers per link").
+TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
+  struct Case {
+    const char* system;
+    FabricMode mode;
+    CclTopology topology;
+    std::uint32_t links;
+    TensorSpec input;
+    std::uint32_t dim;
+    rs::RingAlgorithm ring;
+    std::uint64_t link_pages;
+    std::uint32_t workers;
+  };
+  const auto rows = [](std::uint32_t count, std::uint32_t width) {
+    return TensorSpec{{1, 1, count, width}, DataType::Bfloat16, Layout::RowMajor};
+  };
+  const auto line = CclTopology::Line;
+  const auto ring = CclTopology::Ring;
+  const auto chain = rs::RingAlgorithm::Chain;
+  const auto automatic = rs::RingAlgorithm::Auto;
+  const Case cases[] = {
+      // N300: N - 1 = 1, so the output's own pages.
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 31}), 3, chain, 31, 1},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 32}), 3, chain, 32, 4},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 127, 32}), 2, chain, 127, 4},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 128, 32}), 2, chain, 128, 6},
+      // T3K 8-line: 16 output tiles carry 112 pages: 4 (the 1 before took 60.39 us against 44.50).
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 4096}), 3, chain, 112, 4},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 256, 512}), 2, chain, 112, 4},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 1024}), 3, chain, 28, 1},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 18}), 3, chain, 126, 4},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 19}), 3, chain, 133, 6},
+      // 8192 B rows: a 4096 B piece counts as 2 tiles; 8 rows a chip carry 2 x 2 x 7 pages.
+      {"t3k", FabricMode::Line, line, 1, rows(8, 4096), 2, chain, 28, 1},
+      {"t3k", FabricMode::Line, line, 1, rows(16, 4096), 2, chain, 56, 4},
+      // mesh:1x4 on 2 links: each link carries half.
+      {"mesh:1x4/2", FabricMode::Line, line, 2, tile({1, 1, 32, 32 * 4 * 21}), 3, chain, 31, 1},
+      {"mesh:1x4/2", FabricMode::Line, line, 2, tile({1, 1, 32, 32 * 4 * 22}), 3, chain, 33, 4},
+      // T3K ring: two directions; Auto's one-shot (up to 512 KiB a chip) runs 1 whatever the count.
+      {"t3k", FabricMode::Ring, ring, 1, tile({1, 1, 32, 32 * 8 * 10}), 3, chain, 35, 4},
+      {"t3k", FabricMode::Ring, ring, 1, tile({1, 1, 32, 32 * 8 * 32}), 3, automatic, 112, 1},
+      {"t3k", FabricMode::Ring, ring, 1, tile({1, 1, 32, 32 * 8 * 33}), 3, automatic, 115, 4},
+      {"t3k", FabricMode::Ring, ring, 1, tile({1, 1, 32, 32 * 8 * 64}), 3, automatic, 224, 6},
+            // ring:5: 16 output tiles carry 16 x 4 / 2.
+      {"ring:5", FabricMode::Ring, ring, 1, tile({1, 1, 32, 32 * 5 * 16}), 3, chain, 32, 4}};
+  for (const Case& c : cases) {
+    const topo::Topology system = topo::load_system(c.system);
+    auto device = make_device(system, c.mode);
+    rs::Params p = rs_params(c.input, c.dim, c.topology, 1);
+    p.workers_per_link.reset();
+    p.num_links = c.links;
+    p.ring_algorithm = c.ring;
+    p.fabric = device->options().fabric;
+    SCOPED_TRACE(fmt::format("{} {} links, [{}] dim {}", c.system, c.links, fmt::join(c.input.shape, ","), c.dim));
+    EXPECT_EQ(rs::link_pages_for_the_size_rule(p, system), c.link_pages);
+    EXPECT_EQ(rs::workers_per_link(p, system), c.workers);
+  }
+}
+
+// The rule was measured on tiles. ROW_MAJOR rows wider than a payload count as the tiles their
+// bytes fill: counted as one page, a 4096 B piece of an 8192 B row gave half the workers of the
+// same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4; T3K 8-line
+// [1,1,64,4096] 110.13 -> 63.16). Pieces smaller than a tile count by their bytes too since session
+// 36: a 4384 B row's 137 pieces of 32 B counted one each took 6 workers on the N300 at [1,1,2,2192]
+// (8.54 us, 5.14 with 1) and [1,1,8,2192] (9.38, 7.32 with 1); [1,1,32,2192] still takes 4.
+TEST(ReduceScatterWorkers, WideRowsCountAsTheTilesTheirBytesFill) {
   const auto rows = [](std::uint32_t count, std::uint32_t width, DataType dtype) {
     return TensorSpec{{1, 1, count, width}, dtype, Layout::RowMajor};
   };
@@ -161,9 +230,11 @@ TEST(ReduceScatterWorkers, WideRowPiecesCountAtLeastTheTilesTheirBytesFill) {
       {topo::build_n300(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), four},  // 16 pieces of 2 tiles
       {topo::build_n300(), FabricMode::Line, rows(8, 4096, DataType::Bfloat16), 1u},
       {topo::build_n300(), FabricMode::Line, rows(16, 2048, DataType::Float32), 1u},  // 4096 B: one fp32 tile
-      {topo::build_n300(), FabricMode::Line, rows(2, 2192, DataType::Bfloat16), four},  // 137 pieces of 32 B
-      {topo::build_t3k(), FabricMode::Line, rows(64, 4096, DataType::Bfloat16), four},
-      {topo::build_t3k(), FabricMode::Line, rows(32, 4096, DataType::Bfloat16), 1u}};
+      {topo::build_n300(), FabricMode::Line, rows(2, 2192, DataType::Bfloat16), 1u},  // 137 pieces of 32 B: 3 tiles
+      {topo::build_n300(), FabricMode::Line, rows(8, 2192, DataType::Bfloat16), 1u},  // 9 tiles' bytes
+      {topo::build_n300(), FabricMode::Line, rows(32, 2192, DataType::Bfloat16), four},  // 35 tiles' bytes
+      {topo::build_t3k(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), four},  // 8 x 7 carried
+      {topo::build_t3k(), FabricMode::Line, rows(8, 4096, DataType::Bfloat16), 1u}};      // 4 x 7 carried
   for (const Case& c : cases) {
     auto device = make_device(c.system, c.mode);
     rs::Params p = rs_params(c.input, 2, CclTopology::Line, 1);
