@@ -171,6 +171,11 @@ TEST(WideRowsAllReduceRefusal, LegacyCompositeDoesNotCutTiles) {
   }
 }
 
+// What all_reduce says of 4400 B rows at a 16 B payload, whichever call meets them first.
+constexpr const char* kPayloadBelowAPieceRefusal =
+    "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 16 B fabric payload, which holds no 32 "
+    "B-aligned piece of it; expected a payload of at least 32 B";
+
 // A row wider than the payload moves in 32 B-aligned pieces (a shorter last one when the row is
 // not a multiple of 32 B, session 36); a payload under 32 B holds no such piece, and the row is
 // refused in all_reduce's name whatever the algorithm (not by the half that meets it first).
@@ -192,9 +197,7 @@ TEST(WideRowsAllReduceRefusal, APayloadThatHoldsNoAlignedPiece) {
       ar::validate(p, device->topology());
       ADD_FAILURE() << "all_reduce took 4400 B rows at a 16 B payload";
     } catch (const runtime::ccl::CclParamsError& e) {
-      EXPECT_EQ(std::string(e.what()),
-                "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 16 B fabric payload, which holds no "
-                "32 B-aligned piece of it; expected a payload of at least 32 B");
+      EXPECT_EQ(std::string(e.what()), kPayloadBelowAPieceRefusal);
     }
   }
 }
@@ -203,9 +206,7 @@ TEST(WideRowsAllReduceRefusal, APayloadThatHoldsNoAlignedPiece) {
 // build(), as cclmesh run does; those calls reach into the halves too and must refuse such a row in
 // all_reduce's name as validate() does (on a line, semaphore_cores said "reduce_scatter: ...").
 TEST(WideRowsAllReduceRefusal, BeforeBuildTooInAllReducesName) {
-  const std::string refusal =
-      "all_reduce: a 4400 B page (a ROW_MAJOR row) is wider than the 16 B fabric payload, which holds no 32 "
-      "B-aligned piece of it; expected a payload of at least 32 B";
+  const std::string refusal = kPayloadBelowAPieceRefusal;
   const std::pair<topo::Topology, FabricMode> systems[] = {{topo::build_n300(), FabricMode::Line},
                                                            {topo::build_t3k(), FabricMode::Line},
                                                            {topo::build_t3k(), FabricMode::Ring}};
