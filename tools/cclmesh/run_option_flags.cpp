@@ -136,17 +136,20 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->capture_default_str();
   namespace ar = runtime::ccl::all_reduce;
   command.add_option("--all-reduce-algo", o.all_reduce_algo,
-                     fmt::format("all_reduce: auto (one-shot up to {} KiB and {} pages on 2 chips, {} KiB and {} pages on 3-4, {} "
-                                 "KiB and {} pages on more, and whenever the pages do not divide by the chips while its "
+                     fmt::format("all_reduce: auto (one-shot up to {} KiB and {} pages on 2 chips; on a ring {} KiB and {} pages "
+                                 "on 3-4 chips, {} KiB and {} pages on more; on a line {} KiB and {} pages on 3-4, {} "
+                                 "KiB and {} pages on more; and whenever the pages do not divide by the chips while its "
                                  "sums fit L1; else rs-ag, or composite when the pages do not divide; legacy mode: "
                                  "composite while pages x (page size + {} B) is at most {} KiB on a ring, {} KiB per "
                                  "chip up to {} KiB on a line, each / (1 - s + s / links) in whole KiB with s = 0.{:02} on a "
                                  "ring, 0.{:02} on a line of up to {} chips, 0.{:02} on longer lines, else rs-ag where its "
                                  "slices fit), one-shot, rs-ag "
                                  "(reduce_scatter + all_gather) or composite",
-                                 ar::kOneShotMaxBytesTwoChips / 1024, ar::kOneShotMaxPagesTwoChips,
-                                 ar::kOneShotMaxBytesUpToFourChips / 1024, ar::kOneShotMaxPagesUpToFourChips,
-                                 ar::kOneShotMaxBytesMoreChips / 1024, ar::kOneShotMaxPagesMoreChips,
+                                 ar::kOneShotLimitsTwoChips.max_bytes / 1024, ar::kOneShotLimitsTwoChips.max_pages,
+                                 ar::kOneShotLimitsShortRing.max_bytes / 1024, ar::kOneShotLimitsShortRing.max_pages,
+                                 ar::kOneShotLimitsLongRing.max_bytes / 1024, ar::kOneShotLimitsLongRing.max_pages,
+                                 ar::kOneShotLimitsShortLine.max_bytes / 1024, ar::kOneShotLimitsShortLine.max_pages,
+                                 ar::kOneShotLimitsLongLine.max_bytes / 1024, ar::kOneShotLimitsLongLine.max_pages,
                                  ar::kLegacyCompositePageWeightBytes, ar::kLegacyCompositeMaxWeightedBytesRing / 1024,
                                  ar::kLegacyCompositeMaxWeightedBytesPerLineChip / 1024,
                                  ar::kLegacyCompositeMaxWeightedBytesLine / 1024, ar::kLegacyCompositeRingLinkSharedPercent,

@@ -247,14 +247,11 @@ std::size_t hash_value(const Params& p) {
                      p.packet_size_in_pages, p.chunk_packets, p.ag_ring_algorithm);
 }
 
-std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size) {
-  if (group_size <= 2) return kOneShotMaxBytesTwoChips;
-  return group_size <= 4 ? kOneShotMaxBytesUpToFourChips : kOneShotMaxBytesMoreChips;
-}
-
-std::uint64_t default_one_shot_max_pages(std::uint32_t group_size) {
-  if (group_size <= 2) return kOneShotMaxPagesTwoChips;
-  return group_size <= 4 ? kOneShotMaxPagesUpToFourChips : kOneShotMaxPagesMoreChips;
+OneShotLimits default_one_shot_limits(CclTopology topology, std::uint32_t group_size) {
+  if (group_size <= 2) return kOneShotLimitsTwoChips;
+  const bool short_group = group_size <= kOneShotShortGroupMaxChips;
+  if (topology == CclTopology::Ring) return short_group ? kOneShotLimitsShortRing : kOneShotLimitsLongRing;
+  return short_group ? kOneShotLimitsShortLine : kOneShotLimitsLongLine;
 }
 
 std::uint64_t legacy_composite_weighted_bytes(const TensorSpec& tensor) {
@@ -298,8 +295,9 @@ AlgorithmChoice part_algorithm_choice(const Params& params, const topo::Topology
   // Galaxy 4-lines on 4 links 32 KiB 20.87 / 21.83, 64 KiB 37.91 / 25.64; 8-lines 16 KiB 22.93 /
   // 34.44, 32 KiB 39.66 / 36.20), and it beats the composite there too (ring:8/2 510 KiB 483.86
   // against 691.52).
-  const std::uint64_t max_bytes = default_one_shot_max_bytes(n);
-  const std::uint64_t max_pages = default_one_shot_max_pages(n);
+  const OneShotLimits limits = default_one_shot_limits(params.topology, n);
+  const std::uint64_t max_bytes = limits.max_bytes;
+  const std::uint64_t max_pages = limits.max_pages;
   const std::string not_dividing = fmt::format(
       "the {} pages do not divide by the {} chips, which reduce_scatter + all_gather needs", pages, n);
   if (params.one_shot_max_bytes) {
@@ -311,14 +309,16 @@ AlgorithmChoice part_algorithm_choice(const Params& params, const topo::Topology
     return {Algorithm::Composite, true, not_dividing};
   }
   if (pages_divide) {
+    // A 2-chip group is a line whichever topology was asked (REFERENCE 7.6, issue #12770).
+    const std::string group = fmt::format("a {} of {} chips", n <= 2 ? "line" : to_string(params.topology), n);
     if (bytes <= max_bytes && pages <= max_pages) {
       return {Algorithm::OneShot, false,
-              fmt::format("{} B in {} pages are within the one-shot's {} B and {} pages for {} chips", bytes, pages,
-                          max_bytes, max_pages, n)};
+              fmt::format("{} B in {} pages are within the one-shot's {} B and {} pages for {}", bytes, pages,
+                          max_bytes, max_pages, group)};
     }
     return {Algorithm::ReduceScatterAllGather, false,
-            fmt::format("{} B in {} pages are past the one-shot's {} B or {} pages for {} chips", bytes, pages,
-                        max_bytes, max_pages, n)};
+            fmt::format("{} B in {} pages are past the one-shot's {} B or {} pages for {}", bytes, pages, max_bytes,
+                        max_pages, group)};
   }
   if (one_shot::sums_fit(params)) {
     return {Algorithm::OneShot, true, not_dividing + ", and the one-shot's running sums of the whole tensor fit L1"};

@@ -20,8 +20,8 @@
 //                           input to the others and sums the N copies locally, in one
 //                           workload. Needs no divisibility.
 // Auto (resolved_algorithm()), on any number of links: OneShot when the pages divide by N and
-// the tensor is at most default_one_shot_max_bytes() and default_one_shot_max_pages() (by the
-// group's chip count, measured below), and whenever the pages do not divide as long as the
+// the tensor is within default_one_shot_limits() (bytes and pages, by the group's chip count
+// and topology, measured below), and whenever the pages do not divide as long as the
 // one-shot's sums fit L1 (one_shot::sums_fit()): there it beats the composite by a third at every
 // size measured (T3K ring 24 KiB 28.10 against 42.40 us, 510 KiB 485.74 against 714.04; on 2-4
 // links too; docs/collectives.md); otherwise the first when the pages divide, else the composite.
@@ -64,52 +64,71 @@
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
-// Auto's one-shot thresholds, in bytes of tensor: the largest size at which the one-shot
-// was measured no slower than reduce_scatter + all_gather with its reduce_scatter half as Auto
-// runs it (on a ring the one-shot ring up to 512 KiB). Simulated kernel time, bf16 tiles in DRAM,
-// 4352 B payload (`cclmesh run --op all_reduce --size S --all-reduce-algo one-shot|rs-ag`;
-// docs/collectives.md "Auto, re-measured" has the sweeps), one-shot / rs-ag in us:
+// Auto's one-shot limits: the largest tensor (bytes, and pages) at which the one-shot was
+// measured no slower than reduce_scatter + all_gather with its reduce_scatter half as Auto runs
+// it (on a ring the one-shot ring up to 512 KiB). Simulated kernel time, bf16 in DRAM, 4352 B
+// payload, 1 link (`cclmesh run --op all_reduce --size S|--shape ... --no-data --all-reduce-algo
+// one-shot|rs-ag`; docs/collectives.md "Auto, re-measured" has the sweeps). Between two sizes
+// whose pages divide by N the pages do not, and those take the one-shot anyway (Auto's rule for
+// them, below), so a limit anywhere between the last win and the first loss selects the same.
+//
+// Bytes, bf16 tiles, one-shot / rs-ag in us (session 37, main ed58223):
 //   group                  last one-shot win           first rs-ag win
-//   N300 (2-chip line)     48 KiB  15.39 / 16.66       52 KiB  18.14 / 17.46 (56: 17.98 / 18.20,
-//                                                      then rs-ag from 60)
-//   ring:3                 30 KiB  13.80 / 14.17       36 KiB  16.61 / 14.85
-//   T3K 4-ring 0,1,3,2     32 KiB  18.39 / 18.39 (tie) 40 KiB  22.82 / 19.03
-//   T3K 4-line 0,1,3,2     32 KiB  21.06 / 24.94       40 KiB  25.99 / 25.87 (tie), 48: 29.56 / 27.56
-//   ring:6                 12 KiB  12.63 / 18.42       24 KiB  21.13 / 20.65
-//   T3K 8-ring             16 KiB  19.46 / 24.36       32 KiB  36.80 / 29.40
-//   T3K 8-line             16 KiB  23.37 / 35.30       32 KiB  40.09 / 39.30
-// The crossover falls as the group grows (the one-shot moves (N-1)x the tensor into every chip)
-// and is about the same for a ring and a line of the same size, so the rule is by chip count:
-// 2 chips 48 KiB, 3-4 chips 32 KiB, 5 or more 16 KiB. (A 3-chip line, T3K 0,1,3, favours the
-// one-shot further, through 54 KiB; 32 KiB leaves it a little on the table.) Between two
-// sizes whose pages divide by N the pages do not, and those take the one-shot anyway (Auto's
-// rule for them, below), so a threshold anywhere between the last win and the first loss
-// selects the same.
+//   N300 (2-chip line)     48 KiB  15.39 / 16.66       56 KiB  17.98 / 17.87
+//   ring:3                 30 KiB  13.80 / 14.20       36 KiB  16.61 / 14.58
+//   T3K 4-ring 0,1,3,2     24 KiB  15.16 / 16.67       32 KiB  18.33 / 17.33
+//   ring:5                 20 KiB  15.67 / 17.10       30 KiB  19.87 / 18.24
+//   ring:6                 12 KiB  12.63 / 19.11       24 KiB  20.88 / 20.63
+//   ring:7                 14 KiB  15.89 / 20.23       28 KiB  26.47 / 22.33
+//   T3K 8-ring             16 KiB  19.29 / 24.32       32 KiB  36.63 / 26.49
+//   ring:3 as a line       48 KiB  22.10 / 22.37       54 KiB  25.17 / 24.42
+//   T3K 4-line 0,1,3,2     32 KiB  21.06 / 24.85       40 KiB  25.99 / 26.05 (tie), 48: 29.57 / 27.47
+//   mesh:1x4 line          32 KiB  20.92 / 24.32       40 KiB  25.68 / 25.11
+//   ring:5 as a line       30 KiB  24.38 / 26.66       40 KiB  31.70 / 28.78
+//   ring:6 as a line       24 KiB  24.71 / 29.66       36 KiB  34.79 / 31.56
+//   ring:7 as a line       28 KiB  31.56 / 34.30       42 KiB  45.49 / 36.11
+//   T3K 8-line             16 KiB  23.05 / 35.29       32 KiB  40.09 / 39.35
+// The crossover falls as the group grows (the one-shot moves (N-1)x the tensor into every chip),
+// and it is higher on a line than on a ring of the same chips: rs-ag on a ring runs both of its
+// halves around both ways (the one-shot reduce_scatter ring, the relay all_gather), on a line
+// from end to end, while the one-shot multicasts half-way round a ring and to both ends of a line
+// either way. (Until session 37 the rule was by chip count only, 32 KiB on 3-4 chips and 16 KiB
+// on more, measured in session 10 on the T3K 4-ring and 8-ring/line; the 4-ring's crossover has
+// since moved below 32 KiB, and lines kept the one-shot longer than the rule did.) So the limits
+// are by chip count and topology: 2 chips 48 KiB; rings 30 KiB on 3-4 chips, 20 KiB on more;
+// lines 36 KiB on 3-4 chips, 30 KiB on more.
 //
 // Small pages move the crossover down: the one-shot's fabric packets carry at most 4 interleaved
 // pages (one scatter write; rs-ag's too), so with 128 B ROW_MAJOR rows (bf16, 64 wide) a 512 B
 // packet pays the routers' whole per-packet cost, and the one-shot puts about twice rs-ag's
 // packets on a link and reads every copy's pages one NoC read each (docs/collectives.md, "Small
 // pages: the mechanism"). It loses from a few KiB (T3K 8-ring 16 KiB: 69.79 us against 34.51).
-// Measured in pages of 128 B since the gather sends whole scatter writes (session 10; same
-// command with --layout row_major --shape 1,1,ROWS,64), one-shot / rs-ag us:
-//   T3K 8-ring   40 pages 25.16 / 26.10     48 pages 29.74 / 26.52
-//   T3K 8-line   48 pages 33.23 / 33.71     56 pages 37.37 / 34.36
-//   T3K 4-ring   48 pages 15.87 / 16.14     52 pages 16.79 / 16.72
-//   T3K 4-line   68 pages 22.55 / 22.65     72 pages 23.48 / 22.80
-//   N300         142 pages 23.74 / 23.89    144 pages 24.05 / 23.90
-// (64 B rows win at the same caps; 256 B rows lose 3-5 % at them: 8-ring 40 pages 27.06 / 26.25.)
-// So Auto also caps the pages: 142 on 2 chips, 48 on 3-4, 40 on more. Tiles reach the byte
-// threshold first; the cap only acts on pages smaller than the bytes / pages ratio (346 B, 683 B,
-// 410 B).
-inline constexpr std::uint64_t kOneShotMaxBytesTwoChips = 48 * 1024;
-inline constexpr std::uint64_t kOneShotMaxBytesUpToFourChips = 32 * 1024;
-inline constexpr std::uint64_t kOneShotMaxBytesMoreChips = 16 * 1024;
-inline constexpr std::uint64_t kOneShotMaxPagesTwoChips = 142;
-inline constexpr std::uint64_t kOneShotMaxPagesUpToFourChips = 48;
-inline constexpr std::uint64_t kOneShotMaxPagesMoreChips = 40;
-std::uint64_t default_one_shot_max_bytes(std::uint32_t group_size);
-std::uint64_t default_one_shot_max_pages(std::uint32_t group_size);
+// Measured in pages of 128 B (same command with --layout row_major --shape 1,1,ROWS,64; session
+// 37), one-shot / rs-ag us:
+//   T3K 8-ring   40 pages 25.71 / 26.31     48 pages 31.76 / 26.51
+//   ring:5       35 pages 14.42 / 15.57     40 pages 16.47 / 15.72
+//   T3K 4-ring   48 pages 16.02 / 16.14     52 pages 16.80 / 16.64
+//   ring:3       48 pages 11.47 / 11.77     54 pages 12.48 / 12.16
+//   N300         142 pages 23.75 / 23.85    144 pages 23.88 / 23.46
+//   T3K 8-line   56 pages 38.41 / 39.01     64 pages 42.43 / 39.05
+//   ring:6 line  60 pages 30.35 / 31.39     66 pages 33.14 / 31.42
+//   T3K 4-line   80 pages 26.78 / 27.19     88 pages 28.73 / 26.50
+//   ring:3 line  90 pages 22.53 / 22.58     96 pages 23.60 / 22.64
+// So Auto also caps the pages: 142 on 2 chips; on rings 48 on 3-4 chips and 40 on more (the
+// 5-ring's 40 pages lose 4.5%, the 8-ring's win 2%); on lines 80 on 3-4 and 56 on more. Tiles
+// reach the byte limit first; the cap only acts on pages smaller than the bytes / pages ratio.
+struct OneShotLimits {
+  std::uint64_t max_bytes;
+  std::uint64_t max_pages;
+};
+inline constexpr OneShotLimits kOneShotLimitsTwoChips{48 * 1024, 142};
+inline constexpr OneShotLimits kOneShotLimitsShortRing{30 * 1024, 48};  // 3-4 chips
+inline constexpr OneShotLimits kOneShotLimitsLongRing{20 * 1024, 40};   // 5 or more
+inline constexpr OneShotLimits kOneShotLimitsShortLine{36 * 1024, 80};  // 3-4 chips
+inline constexpr OneShotLimits kOneShotLimitsLongLine{30 * 1024, 56};   // 5 or more
+inline constexpr std::uint32_t kOneShotShortGroupMaxChips = 4;
+// The limits for a group of group_size chips run as topology (a 2-chip group is a line either way).
+OneShotLimits default_one_shot_limits(CclTopology topology, std::uint32_t group_size);
 
 // Legacy mode's composite threshold. Small tensors are faster as the composite (the legacy
 // all_gather of whole inputs, then the local sum) than as the legacy reduce_scatter + all_gather,
@@ -225,8 +244,7 @@ struct Params {
   // one-shot half needs rs_intermediate_buffer (needs_rs_intermediate()).
   reduce_scatter::RingAlgorithm rs_ring_algorithm = reduce_scatter::RingAlgorithm::Auto;
   // Set: Auto runs OneShot for tensors of at most this many bytes, whether or not the pages
-  // divide by N (0: never), with no page cap. Unset: default_one_shot_max_bytes() and
-  // default_one_shot_max_pages() when they divide, the one-shot's
+  // divide by N (0: never), with no page cap. Unset: default_one_shot_limits() when they divide, the one-shot's
   // L1 limit when they do not.
   std::optional<std::uint64_t> one_shot_max_bytes;
   // Legacy mode: set, Auto runs the composite for tensors of at most this many weighted bytes

@@ -57,11 +57,20 @@ TEST(AllReduceAutoE2e, T3kRingPagesNotDividingTakeTheOneShot) {
   run_auto(*device, tile({1, 1, 32, 32 * 100}), CclTopology::Ring, ar::Algorithm::OneShot, false);
 }
 
-// The 4-ring (T3K 0,1,3,2): 32 KiB is the one-shot, 40 KiB rs-ag with the one-shot half.
+// The 4-ring (T3K 0,1,3,2): 24 KiB is the one-shot, 32 KiB rs-ag with the one-shot half (the
+// rings' 30 KiB limit, session 37).
 TEST(AllReduceAutoE2e, FourRingAtAndAboveItsThreshold) {
   auto device = make_device(topo::build_t3k(), FabricMode::Ring, {0, 1, 3, 2});
-  run_auto(*device, tile({1, 1, 32, 32 * 16}), CclTopology::Ring, ar::Algorithm::OneShot, false);
-  run_auto(*device, tile({1, 1, 32, 32 * 20}), CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather, true);
+  run_auto(*device, tile({1, 1, 32, 32 * 12}), CclTopology::Ring, ar::Algorithm::OneShot, false);
+  run_auto(*device, tile({1, 1, 32, 32 * 16}), CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather, true);
+}
+
+// The same 4 chips as a line keep the one-shot longer (the lines' 36 KiB limit): 32 KiB is the
+// one-shot, 40 KiB rs-ag.
+TEST(AllReduceAutoE2e, FourLineAtAndAboveItsThreshold) {
+  auto device = make_device(topo::build_t3k(), FabricMode::Line, {0, 1, 3, 2});
+  run_auto(*device, tile({1, 1, 32, 32 * 16}), CclTopology::Line, ar::Algorithm::OneShot, false);
+  run_auto(*device, tile({1, 1, 32, 32 * 20}), CclTopology::Line, ar::Algorithm::ReduceScatterAllGather, true);
 }
 
 // ROW_MAJOR rows of 64 bf16 (128 B pages) on the 8-ring: 40 rows are the one-shot, 48 rows pass

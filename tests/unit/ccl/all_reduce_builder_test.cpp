@@ -90,7 +90,7 @@ TEST(AllReduceBuilder, AlgorithmChoiceSaysWhy) {
   ar::AlgorithmChoice choice = ar::algorithm_choice(p, t3k);
   EXPECT_EQ(choice.algorithm, ar::Algorithm::ReduceScatterAllGather);
   EXPECT_FALSE(choice.fallback);
-  EXPECT_EQ(choice.reason, "262144 B in 128 pages are past the one-shot's 16384 B or 40 pages for 8 chips");
+  EXPECT_EQ(choice.reason, "262144 B in 128 pages are past the one-shot's 20480 B or 40 pages for a ring of 8 chips");
   p.tensor = bf16({1, 1, 1, 96});  // 3 tiles, 8 chips
   p.one_shot_max_bytes = 0;
   choice = ar::algorithm_choice(p, t3k);
@@ -156,28 +156,39 @@ TEST(AllReduceBuilder, OneShotForSmallTensors) {
   EXPECT_THROW(ar::build(odd, t3k), CclParamsError);
 }
 
-// Auto's one-shot threshold by chip count (all_reduce.hpp's measured table): for sizes whose
-// pages divide by N, the one-shot exactly at the threshold and rs-ag at the next size that
-// divides; one page above the threshold the pages do not divide, and that is the one-shot.
-TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
-  EXPECT_EQ(ar::default_one_shot_max_bytes(2), 48u * 1024);
-  EXPECT_EQ(ar::default_one_shot_max_bytes(3), 32u * 1024);
-  EXPECT_EQ(ar::default_one_shot_max_bytes(4), 32u * 1024);
-  EXPECT_EQ(ar::default_one_shot_max_bytes(5), 16u * 1024);
-  EXPECT_EQ(ar::default_one_shot_max_bytes(8), 16u * 1024);
+// Auto's one-shot limits by chip count and topology (all_reduce.hpp's measured tables): for sizes
+// whose pages divide by N, the one-shot exactly at the limit and rs-ag at the next size that
+// divides; one page above the limit the pages do not divide, and that is the one-shot.
+TEST(AllReduceBuilder, AutoThresholdsByChipCountAndTopology) {
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 2).max_bytes, 48u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 2).max_bytes, 48u * 1024);  // a 2-chip ring is a line
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 3).max_bytes, 30u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 4).max_bytes, 30u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 5).max_bytes, 20u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 8).max_bytes, 20u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 3).max_bytes, 36u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 4).max_bytes, 36u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 5).max_bytes, 30u * 1024);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 8).max_bytes, 30u * 1024);
+  const auto parametric = [](const char* spec) { return topo::build_parametric(topo::parse_parametric_spec(spec)); };
   struct Group {
     const char* name;
     topo::Topology topology;
     FabricMode fabric;
     CclTopology shape;
     std::vector<ChipId> chips;  // empty: the whole system
-    std::uint32_t at_tiles;     // the threshold in bf16 tiles (2 KiB)
+    std::uint32_t at_tiles;     // the last size at or below the limit whose tiles (2 KiB) divide by N
     std::uint32_t next_tiles;   // the next tile count that divides by N
   };
   const std::vector<Group> groups = {
       {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 16},
       {"t3k 8-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {}, 8, 16},
-      {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 16, 20},
+      {"ring:5", parametric("ring:5/2"), FabricMode::Ring, CclTopology::Ring, {}, 10, 15},    // 20 KiB
+      {"ring:5 line", parametric("ring:5/2"), FabricMode::Line, CclTopology::Line, {}, 15, 20},  // 30 KiB
+      {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 12, 16},  // 24 KiB
+      {"ring:3", parametric("ring:3/2"), FabricMode::Ring, CclTopology::Ring, {}, 15, 18},    // 30 KiB
+      {"t3k 4-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {0, 1, 3, 2}, 16, 20},  // 32 KiB
+      {"ring:3 line", parametric("ring:3/2"), FabricMode::Line, CclTopology::Line, {}, 18, 21},  // 36 KiB
       {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 24, 26},
   };
   for (const Group& g : groups) {
@@ -199,13 +210,16 @@ TEST(AllReduceBuilder, AutoThresholdsByChipCount) {
   }
 }
 
-// Small pages: Auto also caps the one-shot's pages (40 on 5 or more chips, 48 on 3-4, 142 on 2),
-// here ROW_MAJOR bf16 rows of 64 (128 B pages): exactly at the cap the one-shot, at the next row
-// count that divides rs-ag, one row above the cap (not dividing) the one-shot.
+// Small pages: Auto also caps the one-shot's pages (142 on 2 chips; rings 48 on 3-4 chips, 40 on
+// more; lines 80 on 3-4, 56 on more), here ROW_MAJOR bf16 rows of 64 (128 B pages): exactly at
+// the cap the one-shot, at the next row count that divides rs-ag, one row above the cap (not
+// dividing) the one-shot.
 TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
-  EXPECT_EQ(ar::default_one_shot_max_pages(2), 142u);
-  EXPECT_EQ(ar::default_one_shot_max_pages(4), 48u);
-  EXPECT_EQ(ar::default_one_shot_max_pages(8), 40u);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 2).max_pages, 142u);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 4).max_pages, 48u);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Ring, 8).max_pages, 40u);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 4).max_pages, 80u);
+  EXPECT_EQ(ar::default_one_shot_limits(CclTopology::Line, 8).max_pages, 56u);
   const auto rows = [](std::uint32_t n) { return TensorSpec{{1, 1, n, 64}, DataType::Bfloat16, Layout::RowMajor}; };
   struct Group {
     const char* name;
@@ -219,8 +233,9 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
   };
   const std::vector<Group> groups = {
       {"t3k 8-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {}, 8, 40, 48},
-      {"t3k 8-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {}, 8, 40, 48},
+      {"t3k 8-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {}, 8, 56, 64},
       {"t3k 4-ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring, {0, 1, 3, 2}, 4, 48, 52},
+      {"t3k 4-line", topo::build_t3k(), FabricMode::Line, CclTopology::Line, {0, 1, 3, 2}, 4, 80, 84},
       {"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line, {}, 2, 142, 144},
   };
   for (const Group& g : groups) {
@@ -228,7 +243,8 @@ TEST(AllReduceBuilder, AutoCapsTheOneShotsPages) {
     p.fabric.chip_order = g.chips;
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name;
     p.tensor = rows(g.next);
-    EXPECT_LT(size_bytes(p.tensor), ar::default_one_shot_max_bytes(g.n)) << g.name << ": the pages decide";
+    EXPECT_LT(size_bytes(p.tensor), ar::default_one_shot_limits(g.shape, g.n).max_bytes)
+        << g.name << ": the pages decide";
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::ReduceScatterAllGather) << g.name;
     p.tensor = rows(g.cap + 1);
     EXPECT_EQ(ar::resolved_algorithm(p, g.topology), ar::Algorithm::OneShot) << g.name << ": not dividing";
