@@ -88,7 +88,8 @@ def pick_shape(rng, args, op, dim, group):
         y_tiles = rng.choice([1, 1, 1, 2, 4])
         z = rng.choice([1, 1, 1, 2, 3])
         x_tiles = max(1, tiles // (y_tiles * z))
-        shape = [1, z, 32 * y_tiles, 32 * x_tiles]
+        w = rng.choice([1, 1, 1, 2, 4]) if dim in (0, 1) else 1
+        shape = [w, z, 32 * y_tiles, 32 * max(1, x_tiles // w)]
     else:
         # Rows a multiple of 32 B mostly, some wider than a fabric payload.
         row_bytes = rng.choice([32, 64, 192, 1024, 2048, 4352, 8192, 16384])
@@ -193,10 +194,13 @@ def generate(seed, index):
                 argv += ["--out-shard-shape", f"{rng.choice([32, 64])}x{rng.choice([32, 64, 128, 256])}"]
     elif rng.random() < 0.05:
         argv += ["--out-shard", rng.choice(["height", "width"]), "--out-shard-grid", pick_grid(rng, memory)]
-    if rng.random() < 0.15:
-        argv += ["--fabric-payload", str(rng.choice([64, 96, 256, 1024, 2048, 4096, 6144, 7616]))]
+    if rng.random() < 0.2:
+        # Payloads below 1 KiB make thousands of packets: only on small tensors, to stay fast.
+        small = "--size" in argv and int(argv[argv.index("--size") + 1]) <= 65536
+        choices = [1000, 1024, 2048, 2050, 4096, 4100, 4353, 6144, 7616]
+        argv += ["--fabric-payload", str(rng.choice(choices + ([64, 96, 100, 256] if small else [])))]
     if rng.random() < 0.1:
-        argv += ["--erisc-unreserved-kib", str(rng.choice([106, 120, 150]))]
+        argv += ["--erisc-unreserved-kib", str(rng.choice([106, 111, 120, 133, 150]))]
     fabric = mode == "fabric"
     if fabric and rng.random() < 0.08:
         argv += ["--fabric-rx-in-flight", str(rng.choice([1, 2, 4, 16]))]
@@ -236,7 +240,7 @@ def generate(seed, index):
         argv += rng.choice([["--root", "1"], ["--rounds", "2"], ["--dim", "1"], ["--bcast-ring-algorithm", "split"]])
     fault = False
     if rng.random() < 0.06:
-        argv += ["--fault", rng.choice(["link-down:0-1", "link-down:1-2", "link-slow:0-1:4", "skew:2us",
+        argv += ["--fault", rng.choice(["link-down:0-1", "link-down:1-2", "link-slow:0-1:0.25", "skew:2us",
                                         "link-down:0-1@5us"])]
         fault = True
     argv += ["--seed", str(rng.randint(1, 1000))]
