@@ -25,6 +25,7 @@ Exits 1 when any configuration failed, else 0. Run one at a time (-j 1) or -j 2 
 machine.
 """
 import argparse
+import json
 import random
 import re
 import shlex
@@ -45,17 +46,26 @@ SYSTEMS = [
     ("t3k", 2, 4, False, 1, 8),
     ("tg", 4, 8, False, 3, 32),
     ("galaxy", 4, 8, False, 4, 32),
+    ("p300", 1, 2, False, 1, 2),
+    ("bh_galaxy", 4, 8, False, 2, 32),
 ]
 
-SUCCESS, REFUSED = "success", "refused"
-BUGS = ("wrong-data", "hang", "internal", "crash", "timeout", "unclear-refusal", "fault-outcome")
+# The share of configurations whose input is sharded (--shard-share changes it, which changes the
+# configurations: the ctests run the default).
+SHARD_SHARE = 0.2
+# --blackhole: Blackhole systems too (p300, bh_galaxy, @bh specs), whose chips differ (REFERENCE 1).
+BLACKHOLE_WEIGHTS = [0, 0]
+BLACKHOLE_SHARE = 0.0
+
+SUCCESS, REFUSED, FAULT_STOPPED = "success", "refused", "fault-stopped"
+BUGS = ("wrong-data", "hang", "internal", "crash", "timeout", "unclear-refusal")
 
 
 def pick_system(rng):
     """Returns (argv, rows, cols, is_ring_system, links_usable, n_chips)."""
     kind = rng.choices(["builtin", "mesh", "ring", "torus"], weights=[5, 2, 2, 1])[0]
     if kind == "builtin":
-        name, rows, cols, ring, links, chips = rng.choices(SYSTEMS, weights=[3, 6, 1, 2])[0]
+        name, rows, cols, ring, links, chips = rng.choices(SYSTEMS, weights=[3, 6, 1, 2] + BLACKHOLE_WEIGHTS)[0]
         return ["--system", name], rows, cols, ring, links, chips
     links = rng.choice([1, 1, 2, 4])
     suffix = f"/{links}" if rng.random() < 0.5 else ""
@@ -63,10 +73,11 @@ def pick_system(rng):
         links = 4
     if kind == "ring":
         n = rng.choice([3, 4, 5, 6, 8, 8, 12, 16])
-        return ["--system", f"ring:{n}{suffix}"], 1, n, True, links, n
+        arch = "@bh" if rng.random() < BLACKHOLE_SHARE else ""
+        return ["--system", f"ring:{n}{suffix}{arch}"], 1, n, True, links, n
     rows = rng.choice([1, 2, 2, 3, 4])
     cols = rng.choice([2, 3, 4, 4, 8])
-    spec = f"{kind}:{rows}x{cols}{suffix}"
+    spec = f"{kind}:{rows}x{cols}{suffix}" + ("@bh" if rng.random() < BLACKHOLE_SHARE else "")
     return ["--system", spec], rows, cols, kind == "torus", links, rows * cols
 
 
@@ -103,6 +114,25 @@ def pick_shape(rng, args, op, dim, group):
         pieces = max(1, shape[dim] // (unit * group))
         shape[dim] = pieces * unit * group
     return shape
+
+
+def derived_shard_shape(rng, shape, kind, grid, tile):
+    """A shard HxW that holds `shape` on `grid` ("CxR") as `kind` shards, sometimes a tile larger:
+    what --shard-shape accepts, to reach past its refusals."""
+    cols, rows = (int(e) for e in grid.split("x"))
+    height, width = shape[0] * shape[1] * shape[2], shape[3]
+    unit = 32 if tile else 1
+    up = lambda v: -(-v // unit) * unit  # noqa: E731
+    if kind == "height":
+        h, w = up(-(-height // (cols * rows))), up(width)
+    elif kind == "width":
+        h, w = up(height), up(-(-width // (cols * rows)))
+    else:
+        h, w = up(-(-height // rows)), up(-(-width // cols))
+    if rng.random() < 0.3:
+        h += unit if kind != "width" else 0
+        w += unit if kind == "width" else 0
+    return f"{h}x{w}"
 
 
 def pick_grid(rng, memory):
@@ -165,6 +195,9 @@ def generate(seed, index):
         dim = rng.choices([0, 1, 2, 3], weights=[1, 1, 3, 3])[0]
     if rng.random() < 0.6:
         shape = pick_shape(rng, args, op, 3 if dim is None else dim, group)
+    else:
+        shape = None
+    if shape:
         argv += ["--shape", ",".join(str(e) for e in shape)]
     else:
         size = int(2 ** rng.uniform(10, 21))
@@ -175,7 +208,7 @@ def generate(seed, index):
             dim = rng.choice([2, 3]) if args["layout"] == "row_major" else 3
     if dim is not None:
         argv += ["--dim", str(dim)]
-    if rng.random() < 0.2:
+    if rng.random() < SHARD_SHARE:
         kind = rng.choice(["height", "width", "block"])
         if args["layout"] == "row_major" and rng.random() < 0.8:
             kind = "height"
@@ -183,7 +216,11 @@ def generate(seed, index):
         if rng.random() < 0.3:
             argv += ["--shard-orientation", "col"]
         if rng.random() < 0.2:
-            argv += ["--shard-shape", f"{rng.choice([1, 2, 32, 64, 96])}x{rng.choice([16, 32, 64, 128, 256])}"]
+            if shape and rng.random() < 0.7:
+                argv += ["--shard-shape", derived_shard_shape(rng, shape, kind, argv[argv.index("--shard-grid") + 1],
+                                                              args["layout"] == "tile")]
+            else:
+                argv += ["--shard-shape", f"{rng.choice([1, 2, 32, 64, 96])}x{rng.choice([16, 32, 64, 128, 256])}"]
         if rng.random() < 0.3:
             argv += ["--out-shard", rng.choice(["interleaved", "height", "width", "block"])]
             if argv[-1] != "interleaved" and rng.random() < 0.5:
@@ -211,7 +248,10 @@ def generate(seed, index):
     if rng.random() < 0.05:
         argv += ["--hardware", "ideal"]
     # The op's own options, mostly where they apply (a ring, fabric mode).
-    ring = topology == "ring"
+    # Where auto makes a ring: a ring:N or the T3K whole, or a torus' wrapping rows.
+    ring_capable = (not group_argv and (sys_argv[1] == "t3k" or sys_argv[1].startswith("ring:"))) or (
+        sys_argv[1].startswith("torus:") and group_argv == ["--cluster-axis", "1"] and cols >= 3)
+    ring = topology == "ring" or (topology == "auto" and ring_capable)
     if op in ("reduce_scatter", "all_reduce") and fabric and rng.random() < 0.2:
         argv += ["--workers-per-link", str(rng.randint(1, 6))]
     if op == "all_gather" and fabric and ring and rng.random() < 0.3:
@@ -280,7 +320,7 @@ def classify(code, out, err, fault):
     if code == 3:
         first = (text.strip().splitlines() or [""])[0]
         if fault:
-            return SUCCESS, "fault outcome: " + first[:200]
+            return FAULT_STOPPED, first[:200]
         return "hang", first[:300]
     if code == 4:
         return "internal", (err.strip().splitlines() or [""])[-1][:300]
@@ -327,6 +367,7 @@ def minimize(cclmesh, argv, fault, outcome, detail, timeout):
 
 
 def main():
+    global SHARD_SHARE, BLACKHOLE_WEIGHTS, BLACKHOLE_SHARE
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cclmesh", default="build/tools/cclmesh/cclmesh")
     parser.add_argument("--seed", type=int, default=1)
@@ -336,8 +377,16 @@ def main():
     parser.add_argument("--timeout", type=float, default=60, help="wall seconds per run")
     parser.add_argument("--minimize", action="store_true", help="reduce each failing command line")
     parser.add_argument("--refusals", action="store_true", help="list each distinct refusal")
+    parser.add_argument("--shard-share", type=float, default=SHARD_SHARE,
+                        help="share of sharded inputs (other values give other configurations)")
+    parser.add_argument("--blackhole", action="store_true",
+                        help="Blackhole systems too (other configurations than without)")
+    parser.add_argument("--log", help="write every configuration's outcome to FILE, one JSON object a line")
     parser.add_argument("--print-only", action="store_true", help="print the command lines, run nothing")
     opts = parser.parse_args()
+    SHARD_SHARE = opts.shard_share
+    if opts.blackhole:
+        BLACKHOLE_WEIGHTS, BLACKHOLE_SHARE = [2, 2], 0.4
 
     configs = [(i,) + generate(opts.seed, i) for i in range(opts.first, opts.first + opts.count)]
     if opts.print_only:
@@ -352,17 +401,20 @@ def main():
     counts = defaultdict(Counter)
     failures = []
     refusals = {}
+    log = open(opts.log, "w") if opts.log else None
     with ThreadPoolExecutor(max_workers=max(1, min(opts.jobs, 2))) as pool:
         for i, argv, fault, (outcome, detail) in pool.map(work, configs):
+            if log:
+                log.write(json.dumps({"index": i, "outcome": outcome, "detail": detail, "argv": argv}) + "\n")
             op = argv[1]
             counts[op][outcome] += 1
             if outcome == REFUSED:
                 refusals.setdefault(fold_numbers(detail), (detail, argv))
-            elif outcome != SUCCESS:
+            elif outcome in BUGS:
                 print(f"[{i}] {outcome}: {detail}\n    cclmesh run {shlex.join(argv)}", flush=True)
                 failures.append((i, argv, fault, outcome, detail))
 
-    outcomes = [SUCCESS, REFUSED] + list(BUGS)
+    outcomes = [SUCCESS, REFUSED, FAULT_STOPPED] + list(BUGS)
     print(f"\nseed {opts.seed}, configurations {opts.first}..{opts.first + opts.count - 1}")
     print(f"{'op':<16}" + "".join(f"{o:>17}" for o in outcomes))
     total = Counter()
