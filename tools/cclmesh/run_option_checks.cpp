@@ -84,7 +84,7 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     // An all_gather on a fabric ring is refused for its algorithm alone: name it, or the refusal
     // reads "(ring, fabric mode)", which is where the option applies (session 37's fuzzing).
     const std::string algorithm =
-        options.op == CollectiveOp::AllGather && !legacy_mode(options)
+        options.op == CollectiveOp::AllGather && !legacy_mode(options) && options.topology == "ring"
             ? fmt::format(", --ag-ring-algorithm {}", options.ag_ring_algorithm)
             : "";
     throw UsageError(fmt::format("--workers-per-link: {} asked for {} ({}, {} mode{}); it applies to reduce_scatter, "
