@@ -99,6 +99,17 @@ const char* memory_options_named(const RunOptions& options) {
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
 
+// The options that decide the fabric's plan, for a refusal of it: the what-ifs only when given,
+// as a plan they size (the ERISC's L1, the ring's flow control, its acks) is refused for them too.
+std::string fabric_options_named(const RunOptions& options) {
+  std::string named = options.chips.empty() ? "--system/--topology/--links" : "--system/--chips/--topology/--links";
+  named += "/--fabric-payload/--fabric-rx-in-flight";
+  if (options.erisc_unreserved_bytes) named += "/--erisc-unreserved-kib";
+  if (options.ring_flow_control != runtime::RingFlowControl::Bubble) named += "/--ring-flow-control";
+  if (options.first_level_acks) named += "/--first-level-acks";
+  return named;
+}
+
 // The op's workloads enqueued and finished. A CB the device cannot place beside the buffers
 // asked for (CBs that do not fit below large L1 buffers) is the memory config, not a fault of
 // the run; any other placement error is a builder's bug and stays an internal error.
@@ -122,8 +133,7 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   } catch (const runtime::BufferConfigError& e) {
     throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
   } catch (const runtime::FabricPlanError& e) {
-    throw UsageError(fmt::format("--system/{}--topology/--links/--fabric-payload/--fabric-rx-in-flight: {}",
-                                 options.chips.empty() ? "" : "--chips/", e.what()));
+    throw UsageError(fmt::format("{}: {}", fabric_options_named(options), e.what()));
   } catch (const ccl::RingRunsAsLineError& e) {
     std::string specs;
     for (const sim::device::LinkDownFault& fault : options.faults.plan.link_down) {

@@ -81,9 +81,16 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   const bool relays = options.op == CollectiveOp::AllGather && options.topology == "ring" && !legacy_mode(options) &&
                       options.ag_ring_algorithm != "multicast";
   if (options.workers_per_link && (!(has_workers_per_link || relays) || legacy_mode(options))) {
-    throw UsageError(fmt::format("--workers-per-link: {} asked for {} ({}, {} mode); it applies to reduce_scatter, "
+    // An all_gather on a fabric ring is refused for its algorithm alone: name it, or the refusal
+    // reads "(ring, fabric mode)", which is where the option applies (session 37's fuzzing).
+    const std::string algorithm =
+        options.op == CollectiveOp::AllGather && !legacy_mode(options) && options.topology == "ring"
+            ? fmt::format(", --ag-ring-algorithm {}", options.ag_ring_algorithm)
+            : "";
+    throw UsageError(fmt::format("--workers-per-link: {} asked for {} ({}, {} mode{}); it applies to reduce_scatter, "
                                  "all_reduce and all_gather relaying on a ring, in fabric mode",
-                                 *options.workers_per_link, to_string(options.op), options.topology, options.mode));
+                                 *options.workers_per_link, to_string(options.op), options.topology, options.mode,
+                                 algorithm));
   }
   // Each algorithm option typed, or set to other than its default (by a caller other than the CLI).
   const RunOptions::AlgorithmsTyped& typed = options.algorithms_typed;

@@ -502,10 +502,13 @@ void require_uniform_core_maps(const topo::Topology& topology, const std::vector
     const ChipCoreMap map = chip_core_map(topology, c);
     if (map.arch() != first.arch() || map.harvested_rows() != first.harvested_rows() ||
         map.dram_bank_count() != first.dram_bank_count()) {
+      // Says what to run instead: a TG's whole system (its 4 gateway chips with the Galaxy's 32)
+      // is refused here for every op, and users run it first (session 37's fuzzing).
       throw CclParamsError(
           fmt::format("{}: chip {} is harvested differently from chip {}; a fabric multicast carries one "
-                      "NoC0 address to every chip, so the chips of a collective must agree",
-                      op, c, chips.front()));
+                      "NoC0 address to every chip, so the chips of a collective must agree; expected groups "
+                      "without chip {} (--chips, or --cluster-axis where the mesh's axes leave it out)",
+                      op, c, chips.front(), c));
     }
   }
 }
