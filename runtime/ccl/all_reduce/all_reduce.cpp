@@ -436,7 +436,7 @@ void validate_part(const Params& p, const topo::Topology& topology) {
   require_buffer_holds(p.intermediate_buffer, part_intermediate_spec(p, topology), kOp, "intermediate");
   if (algorithm == Algorithm::ReduceScatterAllGather) {
     reduce_scatter::validate(rs_params(p, f), topology);
-  } else if (p.chunk_packets == 0) {
+  } else if (p.chunk_packets == 0u) {
     throw CclParamsError("all_reduce: chunk_packets must be at least 1");
   }
   if (algorithm == Algorithm::OneShot) one_shot::validate_reach(p, topology);

@@ -257,7 +257,10 @@ struct Params {
   std::optional<GlobalSemaphore> done_semaphore;
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;
-  std::uint32_t chunk_packets = 8;  // reduce_scatter's and the local reduction's sync chunks
+  // reduce_scatter's and the local reduction's sync chunks. Unset: reduce_scatter fits its chunk to
+  // each message (reduce_scatter::Params::chunk_packets), the local reduction runs
+  // kDefaultReductionChunkPackets (reduction_chunks.hpp).
+  std::optional<std::uint32_t> chunk_packets;
   all_gather::RingAlgorithm ag_ring_algorithm = all_gather::RingAlgorithm::Auto;  // the all_gather half's
   bool operator==(const Params&) const = default;
 };

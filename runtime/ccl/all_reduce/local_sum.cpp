@@ -41,7 +41,7 @@ Cut cut_of(const Params& p, std::uint32_t packet) {
   Cut cut;
   cut.page = moved.page_bytes;
   cut.pages = moved.count;
-  cut.chunk = p.chunk_packets * packet;
+  cut.chunk = p.chunk_packets.value_or(kDefaultReductionChunkPackets) * packet;
   cut.chunks = ceil_div(cut.pages, cut.chunk);
   cut.packets = ceil_div(cut.pages, packet);
   return cut;

@@ -110,7 +110,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   const FabricPlan plan(topology, p.fabric);
   const std::vector<CoreCoord> cores = worker_cores(topology, p.first_worker, 2, kOp);
   require_semaphore_on(p.done_semaphore, cores, kOp, "done_semaphore");
-  if (p.chunk_packets == 0) throw CclParamsError("all_reduce: chunk_packets must be at least 1");
+  if (p.chunk_packets == 0u) throw CclParamsError("all_reduce: chunk_packets must be at least 1");
   const std::uint32_t packet = gather_packet(p);
   MeshWorkload workload;
   workload.name = "one_shot";

@@ -9,6 +9,12 @@
 
 namespace cclmesh::runtime::ccl {
 
+std::uint32_t fitted_reduction_chunk_packets(std::uint32_t message_pages, std::uint32_t packet_pages) {
+  const std::uint32_t message_packets = (message_pages + packet_pages - 1) / packet_pages;
+  const std::uint32_t packets = (message_packets + kMinChunksPerMessage - 1) / kMinChunksPerMessage;
+  return std::clamp(packets, std::uint32_t{1}, kDefaultReductionChunkPackets);
+}
+
 std::uint32_t reduction_chunk_packets(std::uint32_t run_pages, std::uint32_t packet_pages, std::uint32_t page_size,
                                       std::uint32_t asked, std::string_view op) {
   const std::uint32_t packets = (run_pages + packet_pages - 1) / packet_pages;

@@ -222,7 +222,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
   // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
   static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
-  if (p.cb_packets == 0 || p.chunk_packets == 0) {
+  if (p.cb_packets == 0 || p.chunk_packets == 0u) {
     throw CclParamsError("reduce_scatter: cb_packets and chunk_packets must be at least 1");
   }
   // Runs of the output: 2 per link on a ring, 1 on a line; runs without pages get no worker.
@@ -242,8 +242,11 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.mux_cores.assign(r.cores.begin() + run_cores, r.cores.end());
   r.cores.resize(run_cores);
   for (std::uint32_t run = 0; run < r.runs; ++run) {
+    // Each message is the run's pages of one slice.
+    const std::uint32_t asked =
+        p.chunk_packets ? *p.chunk_packets : fitted_reduction_chunk_packets(r.run_pages[run], r.packet_pages);
     r.chunk_packets.push_back(
-        reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, "reduce_scatter"));
+        reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, asked, "reduce_scatter"));
   }
   if (r.two_sided) require_two_sided_line_fits_l1(p, topology, r);
   if (r.half_way) require_half_way_fits_l1(p, topology, r);

@@ -57,7 +57,8 @@
 // per-program semaphores: the entry barrier (a global semaphore, required) guarantees every
 // neighbour's program runs before anything increments them. Sync granularity: chunks of
 // `chunk_packets` packets, grown so a message has at most 255 chunks (8-bit inline wait
-// targets, REFERENCE 4.11).
+// targets, REFERENCE 4.11), by default fitted so that a message is at least 3 chunks (a message of
+// one chunk serialises its send with the receiver's read, reduction_chunks.hpp).
 //
 // One-shot ring (RingAlgorithm::OneShot; Auto up to 512 KiB per chip): one_shot.hpp.
 // Auto above that: the half-way ring (below).
@@ -116,13 +117,16 @@ namespace cclmesh::runtime::ccl::reduce_scatter {
 // and the shorter chunks cost more than that gains. kDefaultWorkersPerLink = 4 from
 // kLinkPagesForSeveralWorkers, kManyWorkersPerLink = 6 (a fabric mux's most clients) from
 // kLinkPagesForManyWorkers. Measured (scripts/workers_per_link_sweep.py, docs/collectives.md
-// "The size rule, measured (session 36)", which also says where it is not the fastest): T3K 8-line 256 KiB 60.39 us with 1 worker (the output-pages rule) against
-// 44.50 with 4; mesh:1x4 on 2 links 256 KiB 30.66 against 25.70; 64 MiB T3K ring 3098.54 with 4
-// against 3009.76 with 6, 8-line 5166.70 against 5141.37.
+// "The size rule, measured (session 36)" and "Chunks per message (session 37)", which also say
+// where it is not the fastest): T3K 8-line 256 KiB 60.39 us with 1 worker (the output-pages rule)
+// against 44.50 with 4; mesh:1x4 on 2 links 256 KiB 30.66 against 25.70; 64 MiB T3K ring 3098.54
+// with 4 against 3009.76 with 6, 8-line 5166.70 against 5141.37. 6 took over from 128 pages while
+// a message of one chunk stalled every worker (session 36); with messages of at least 3 chunks 4
+// workers beat 6 up to about 1024 pages (T3K ring 1 MiB, 224 pages: 67.68 against 74.94 us).
 inline constexpr std::uint32_t kDefaultWorkersPerLink = 4;
 inline constexpr std::uint32_t kManyWorkersPerLink = 6;
 inline constexpr std::uint64_t kLinkPagesForSeveralWorkers = 32;
-inline constexpr std::uint64_t kLinkPagesForManyWorkers = 128;
+inline constexpr std::uint64_t kLinkPagesForManyWorkers = 1024;
 
 // How a line runs (a ring ignores it): see the algorithm above.
 enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };
@@ -175,7 +179,10 @@ struct Params {
   // workers_per_link > 1 two mux cores per link (forward, backward).
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
-  std::uint32_t chunk_packets = 8;         // CB packets per synchronised chunk (at least)
+  // CB packets per synchronised chunk. Unset: fitted to a worker's message, so that it is at least
+  // 3 chunks of at most 8 packets (fitted_reduction_chunk_packets, reduction_chunks.hpp); set: that
+  // many. Either way raised so a message is at most 255 chunks (8-bit waits, REFERENCE 4.11).
+  std::optional<std::uint32_t> chunk_packets;
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
   bool operator==(const Params&) const = default;
 };

@@ -24,7 +24,7 @@ struct ReduceScatterCase {
   std::optional<int> cluster_axis;
   std::uint32_t num_links = 1;
   std::optional<std::uint32_t> workers_per_link;  // unset: the op's size rule
-  std::uint32_t chunk_packets = 8;
+  std::optional<std::uint32_t> chunk_packets;  // unset: the op's chunk fitted to each message
   std::uint32_t repeats = 1;
   std::uint32_t packet_pages = 0;  // 0: the op's default
   runtime::ccl::reduce_scatter::LineAlgorithm line_algorithm = runtime::ccl::reduce_scatter::LineAlgorithm::TwoSided;

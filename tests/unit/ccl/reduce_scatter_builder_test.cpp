@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -294,6 +298,83 @@ TEST(ReduceScatterBuilder, TwoSidedLineWorkersTalkToNeighboursOnly) {
   rs::Params small = p;
   small.intermediate_buffer = dram_buffer(3, rs::output_spec(p, t3k));
   expect_rejected(small, t3k, "need at least");
+}
+
+// The pages of each chunk the writer on `core` sends over the fabric (stream 0), in order, on every
+// chip whose worker there sends; and that worker's reduced CB (one chunk).
+struct SentChunks {
+  std::vector<std::vector<std::uint32_t>> pages_by_chip;
+  std::uint32_t reduced_cb_pages = 0;
+};
+SentChunks sent_chunks(const MeshWorkload& workload, CoreCoord core) {
+  SentChunks out;
+  const std::regex fabric_write(R"(STREAM_CB_TO_TENSOR dest=UNICAST[^\n]* pages=(\d+)\})");
+  for (const auto& [chip, program] : workload.programs) {
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel != kernels::kCclInterpreterKernelName || k.processor != DataMovementProcessor::Riscv0) continue;
+      const auto args = k.runtime_args.find(core);
+      if (args == k.runtime_args.end()) continue;
+      const std::string sends = stream_text(args->second, 0);
+      std::vector<std::uint32_t> pages;
+      for (auto m = std::sregex_iterator(sends.begin(), sends.end(), fabric_write); m != std::sregex_iterator(); ++m) {
+        pages.push_back(static_cast<std::uint32_t>(std::stoul((*m)[1])));
+      }
+      if (!pages.empty()) out.pages_by_chip.push_back(pages);
+    }
+    for (const CircularBufferSpec& cb : program.circular_buffers) {
+      const bool here =
+          std::any_of(cb.cores.begin(), cb.cores.end(), [&](const CoreRange& r) { return r.start == core; });
+      if (cb.cb_id == 2 && here) out.reduced_cb_pages = cb.num_pages;
+    }
+  }
+  return out;
+}
+
+// Session 37: a chunk is credited back only once the receiver has read it, and the sender's chunk c
+// of the next message waits for that credit, so a message of one chunk cannot land while the
+// previous one is read. Unset, chunk_packets is fitted so a worker's message is at least 3 chunks
+// of at most 8 packets (8 pages each here: 2 tiles a 4352 B payload, 4 payloads a packet). T3K
+// 8-line, 4 MiB a chip (256 output tiles), 4 workers: 64-page messages in chunks of 3, 3 and 2
+// packets (24, 24, 16 pages), where 8 made one 64-page chunk (460.60 us against 342.39; 2
+// workers 128 pages in 48, 48, 32; 1 worker and 16 MiB stay at 64-page chunks). An explicit
+// chunk_packets is taken as given.
+TEST(ReduceScatterBuilder, ChunksFitEachMessageInAtLeastThree) {
+  const topo::Topology t3k = topo::build_t3k();
+  EXPECT_EQ(fitted_reduction_chunk_packets(64, 8), 3u);
+  EXPECT_EQ(fitted_reduction_chunk_packets(11, 8), 1u);  // 2 packets: one each
+  EXPECT_EQ(fitted_reduction_chunk_packets(256, 8), kDefaultReductionChunkPackets);
+  struct Case {
+    std::uint32_t input_pages;
+    std::uint32_t workers;
+    std::optional<std::uint32_t> chunk_packets;
+    std::vector<std::uint32_t> message;  // pages of each chunk of one message
+  };
+  const Case cases[] = {
+      {2048, 4, std::nullopt, {24, 24, 16}},
+      {2048, 2, std::nullopt, {48, 48, 32}},
+      {2048, 1, std::nullopt, {64, 64, 64, 64}},
+      {8192, 4, std::nullopt, {64, 64, 64, 64}},
+      {2048, 4, 8u, {64}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.input_pages << " input pages, " << c.workers << " workers");
+    rs::Params p = params(t3k, FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * c.input_pages}));
+    p.workers_per_link = c.workers;
+    p.chunk_packets = c.chunk_packets;
+    p.barrier_semaphore = semaphore(1, {{0, 0}, {2 * c.workers - 1, 0}});
+    const SentChunks sent = sent_chunks(rs::build(p, t3k), CoreCoord{0, 0});
+    // The rightward worker of a link sends on every chip but the last: 7 to 1 messages.
+    ASSERT_EQ(sent.pages_by_chip.size(), 7u);
+    std::vector<std::uint32_t> messages;
+    for (const std::vector<std::uint32_t>& pages : sent.pages_by_chip) {
+      ASSERT_EQ(pages.size() % c.message.size(), 0u);
+      for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(pages[i], c.message[i % c.message.size()]);
+      messages.push_back(static_cast<std::uint32_t>(pages.size() / c.message.size()));
+    }
+    std::sort(messages.begin(), messages.end());
+    EXPECT_EQ(messages, (std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(sent.reduced_cb_pages, c.message.front());
+  }
 }
 
 // The owner's step holds two chunk-sized CBs (the reduced sums and the left partial), which the
