@@ -27,12 +27,14 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/mirror_choice.hpp"
 #include "tools/cclmesh/group_faults.hpp"
+#include "tools/cclmesh/half_refusal.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/op_result.hpp"
 #include "tools/cclmesh/prepare_op.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_checks.hpp"
+#include "tools/cclmesh/shard_grid_fit.hpp"
 #include "tools/cclmesh/sim_device_options.hpp"
 #include "tools/cclmesh/workload_cache.hpp"
 #include "topologies/embedding.hpp"
@@ -131,6 +133,7 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   } catch (const topo::InputError& e) {
     throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
   } catch (const runtime::BufferConfigError& e) {
+    if (const auto grid_past_chips = shard_grid_past_chips(requested, topology)) throw UsageError(*grid_past_chips);
     throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
   } catch (const runtime::FabricPlanError& e) {
     throw UsageError(fmt::format("{}: {}", fabric_options_named(options), e.what()));
@@ -162,7 +165,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
                                  "server started with a larger --max-enqueued-host",
                                  requested.shape ? "--shape" : "--size", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
+    throw UsageError(fmt::format("{}{}", refusal_named_as_op_run(options.op, e.what()),
+                                 route_length_hint(options, topology, n_chips, e.what())));
   }
 }
 

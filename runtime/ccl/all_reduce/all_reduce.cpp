@@ -28,6 +28,10 @@ namespace {
 
 constexpr const char* kOp = "all_reduce";
 
+// "1 page", "2 pages": a tensor of one page is refused or explained too, and "1 pages" misreads.
+std::string pages_text(std::uint64_t pages) { return fmt::format("{} page{}", pages, pages == 1 ? "" : "s"); }
+// The verb after pages_text: "1 page does not", "2 pages do not".
+const char* do_not(std::uint64_t count) { return count == 1 ? "does not" : "do not"; }
 
 // The tensor as one row of pages, and the dim its slices are cut along.
 struct Flat {
@@ -201,9 +205,9 @@ AlgorithmChoice legacy_algorithm_choice(const Params& part, const topo::Topology
                         composite_max)};
   }
   return {Algorithm::Composite, true,
-          fmt::format("legacy mode: the {} pages do not split into {} slices of at least {} pages each, which "
+          fmt::format("legacy mode: the {} {} split into {} slices of at least {} each, which "
                       "reduce_scatter + all_gather needs",
-                      pages, n, runs_per_slice)};
+                      pages_text(pages), do_not(pages), n, pages_text(runs_per_slice))};
 }
 
 // The op per shape its groups run as. Legacy mode: groups_by_shape's parts (a torus row opened
@@ -299,7 +303,7 @@ AlgorithmChoice part_algorithm_choice(const Params& params, const topo::Topology
   const std::uint64_t max_bytes = limits.max_bytes;
   const std::uint64_t max_pages = limits.max_pages;
   const std::string not_dividing = fmt::format(
-      "the {} pages do not divide by the {} chips, which reduce_scatter + all_gather needs", pages, n);
+      "the {} {} divide by the {} chips, which reduce_scatter + all_gather needs", pages_text(pages), do_not(pages), n);
   if (params.one_shot_max_bytes) {
     if (bytes <= *params.one_shot_max_bytes) {
       return {Algorithm::OneShot, false, fmt::format("{} B are within the one-shot's {} B asked", bytes,
@@ -313,12 +317,12 @@ AlgorithmChoice part_algorithm_choice(const Params& params, const topo::Topology
     const std::string group = fmt::format("a {} of {} chips", n <= 2 ? "line" : to_string(params.topology), n);
     if (bytes <= max_bytes && pages <= max_pages) {
       return {Algorithm::OneShot, false,
-              fmt::format("{} B in {} pages are within the one-shot's {} B and {} pages for {}", bytes, pages,
+              fmt::format("{} B in {} are within the one-shot's {} B and {} pages for {}", bytes, pages_text(pages),
                           max_bytes, max_pages, group)};
     }
     return {Algorithm::ReduceScatterAllGather, false,
-            fmt::format("{} B in {} pages are past the one-shot's {} B or {} pages for {}", bytes, pages, max_bytes,
-                        max_pages, group)};
+            fmt::format("{} B in {} are past the one-shot's {} B or {} pages for {}", bytes, pages_text(pages),
+                        max_bytes, max_pages, group)};
   }
   if (one_shot::sums_fit(params)) {
     return {Algorithm::OneShot, true, not_dividing + ", and the one-shot's running sums of the whole tensor fit L1"};
@@ -387,9 +391,9 @@ TensorSpec part_intermediate_spec(const Params& part, const topo::Topology& topo
   if (algorithm == Algorithm::Composite || algorithm == Algorithm::OneShot) return with_dim_scaled(f.spec, 0, n, true);
   if (num_pages(part.tensor) % n != 0) {
     throw CclParamsError(
-        fmt::format("all_reduce: {} pages do not split into {} equal slices for reduce_scatter + "
+        fmt::format("all_reduce: {} {} split into {} equal slices for reduce_scatter + "
                     "all_gather (shape[dim] % N != 0, REFERENCE 11.15); use the composite algorithm",
-                    num_pages(part.tensor), n));
+                    pages_text(num_pages(part.tensor)), do_not(num_pages(part.tensor)), n));
   }
   return with_dim_scaled(f.spec, f.dim, n, false);
 }

@@ -8,6 +8,7 @@
 
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_reduce/all_reduce.hpp"
+#include "tests/refusal.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/parametric.hpp"
@@ -755,6 +756,23 @@ TEST(AllReduceBuilder, Rejects) {
     p.done_semaphore.reset();
     EXPECT_THROW(ar::validate(p, t3k), CclParamsError);
   }
+}
+
+// A tensor of one page is "1 page" in the choice's reasons and in the refusal of rs-ag asked for
+// (session 37's config_fuzz met "1 pages do not split into 8 equal slices").
+TEST(AllReduceBuilder, OnePageIsOnePageInReasonsAndRefusals) {
+  const topo::Topology t3k = topo::build_t3k();
+  ar::Params p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32}));
+  EXPECT_EQ(ar::algorithm_choice(p, t3k).reason,
+            "the 1 page does not divide by the 8 chips, which reduce_scatter + all_gather needs, and the one-shot's "
+            "running sums of the whole tensor fit L1");
+  p.one_shot_max_bytes = 0;
+  EXPECT_EQ(ar::algorithm_choice(p, t3k).reason,
+            "the 1 page does not divide by the 8 chips, which reduce_scatter + all_gather needs");
+  p.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  EXPECT_EQ(cclmesh::testing::refusal<CclParamsError>([&] { ar::intermediate_spec(p, t3k); }),
+            "all_reduce: 1 page does not split into 8 equal slices for reduce_scatter + all_gather (shape[dim] % N "
+            "!= 0, REFERENCE 11.15); use the composite algorithm");
 }
 
 // A ring of 32 (the whole Galaxy) multicasts 16 hops up from every chip in the one-shot, one

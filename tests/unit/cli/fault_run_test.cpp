@@ -311,7 +311,7 @@ TEST(FaultRun, LegacyAllReduceOnTorusRowsNotesEachPartsFallback) {
       "of at least 2 pages each, which reduce_scatter + all_gather needs\n";
   const std::string line =
       "# all_reduce ran composite (--all-reduce-algo auto): ran as a line around a down link: legacy mode: the 22 "
-      "pages do not split into 4 slices of at least 1 pages each, which reduce_scatter + all_gather needs\n";
+      "pages do not split into 4 slices of at least 1 page each, which reduce_scatter + all_gather needs\n";
   RunOptions options = torus_rows(CollectiveOp::AllReduce, {"link-down:1-2"});
   options.mode = "legacy";
   options.size_bytes = 22 * 2048;
