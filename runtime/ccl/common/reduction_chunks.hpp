@@ -1,6 +1,6 @@
 #pragma once
 // How the reduction chains (reduce_scatter, reduce) cut a worker's run into CB packets and
-// synchronised chunks; one rule for both ops.
+// synchronised chunks: one cut for both ops; the chunk each asks for when unset differs (below).
 
 #include <cstdint>
 #include <string_view>
@@ -16,9 +16,10 @@ inline constexpr std::uint32_t kReductionPayloadsPerPacket = 4;
 // stays within this (our choice, a third of a core's L1).
 inline constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
 
-// The chunk a chain asks for when its caller does not say (reduce_scatter's unset
-// Params::chunk_packets): the message, `message_pages` pages, cut into at least
-// kMinChunksPerMessage chunks, each at most kDefaultReductionChunkPackets packets and at least 1.
+// The chunk reduce_scatter's chains ask for when the caller does not say (its unset
+// Params::chunk_packets; reduce's unset chunk is 1 packet, reduce.cpp: no credits flow back there):
+// the message, `message_pages` pages, cut into at least kMinChunksPerMessage chunks, each at most
+// kDefaultReductionChunkPackets packets and at least 1.
 // A receiver credits chunk c of a message back once it has read it out, and the sender's chunk c
 // of the next message waits for that credit, so the receive region holds one message and a
 // message of one chunk cannot land while the previous one is read: the sender idles for the

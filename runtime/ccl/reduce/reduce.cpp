@@ -32,6 +32,14 @@ constexpr std::uint32_t kReducedCbId = kChainReducedCbId;
 // Per-program semaphore: chunks of the previous chip's partial that have landed (1..6 are the
 // fabric connections', ccl_common.hpp).
 constexpr std::uint32_t kReceiveSemaphoreId = 7;
+// The chunk when Params::chunk_packets is unset. A chip sends a chunk on only once it has landed
+// whole and been summed, so the chain fills over N - 1 chunk times before the root's link is busy;
+// nothing is credited back (the run is the receive buffer), so reduce_scatter's one-chunk credit
+// stall cannot happen and its 3-chunk fit (fitted_reduction_chunk_packets) is not the rule here:
+// the smallest chunk is. Measured (docs/collectives.md, reduce): 1 packet is within 1.5% of the
+// fastest of 1, 2, 4, 8 and the 3-chunk fit at every point of 64 KiB..64 MiB on n300, 1x4, T3K line
+// and ring, Galaxy axes (T3K 8-line 1 MiB: 229.53 us with 8, 229.53 fitted, 152.21 with 1).
+constexpr std::uint32_t kFillChunkPackets = 1;
 
 // The op's groups placed on the fabric (place_groups), and what this op works out from them.
 struct Resolved : PlacedGroups {
@@ -94,7 +102,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
                     to_string(p.topology), n, n - 1, kMaxFabricHops));
   }
   require_fabric_input_output_buffers(topology, r.all_chips, p.input_buffer, p.tensor, p.output_buffer, p.tensor, kOp);
-  if (p.cb_packets == 0 || p.chunk_packets == 0) {
+  if (p.cb_packets == 0 || p.chunk_packets == 0u) {
     throw CclParamsError("reduce: cb_packets and chunk_packets must be at least 1");
   }
   // A TILE page always fits a payload (bfp8_b's shared exponents could not be cut); a wide row
@@ -123,8 +131,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   }
   r.cores = worker_cores(topology, p.first_worker, runs, kOp);
   for (std::uint32_t run = 0; run < runs; ++run) {
-    r.chunk_packets.push_back(
-        reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size, p.chunk_packets, kOp));
+    r.chunk_packets.push_back(reduction_chunk_packets(r.run_pages[run], r.packet_pages, r.page_size,
+                                                      p.chunk_packets.value_or(kFillChunkPackets), kOp));
   }
   require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
   return r;

@@ -31,8 +31,10 @@
 //            its receive; stream 1: my input run -> local CB; reduce: partial + local -> reduced
 //   root     as 0<k<N-1, but the reduced chunk is written to my own output chunk
 // Every chunk of a chip's output is written once, so no credits flow back: the whole run is the
-// receive buffer. A worker's sync chunks are grown so a run has at most 255 (8-bit inline wait
-// targets, REFERENCE 4.11).
+// receive buffer. A chip sends a chunk on only once it has landed whole and been summed, so the
+// chain's pipeline fill is N - 1 chunks: unset, chunk_packets is one packet (docs/collectives.md,
+// reduce). A worker's sync chunks are grown so a run has at most 255 (8-bit inline wait targets,
+// REFERENCE 4.11).
 //
 // The chains run along the fabric, by position (FabricGroup), from the root's position: a ring
 // run as a line around a down link mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down)
@@ -75,7 +77,9 @@ struct Params {
   std::optional<GlobalSemaphore> barrier_semaphore;
   CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
-  std::uint32_t chunk_packets = 8;         // CB packets per synchronised chunk (at least)
+  // CB packets per synchronised chunk, grown so a run has at most 255. Unset: 1, the smallest,
+  // which keeps the chain's N - 1 chunks of pipeline fill shortest (reduce.cpp); set: that value.
+  std::optional<std::uint32_t> chunk_packets;
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
   bool operator==(const Params&) const = default;
 };

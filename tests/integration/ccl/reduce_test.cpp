@@ -21,7 +21,7 @@ struct Case {
   CclTopology topology = CclTopology::Ring;
   BufferType memory = BufferType::Dram;
   std::optional<int> cluster_axis;
-  std::uint32_t chunk_packets = 8;
+  std::optional<std::uint32_t> chunk_packets;  // unset: the op's chunk fitted to each run
   std::uint32_t repeats = 1;
 };
 

@@ -3,7 +3,13 @@
 // the chain's start, middle and root.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/reduce/reduce.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
@@ -161,6 +167,68 @@ TEST(ReduceBuilder, KernelsPerPosition) {
   EXPECT_EQ(r.programs.at(ring_plan.chips()[1]).kernels.size(), 5u);
   EXPECT_EQ(reduce::semaphore_cores(ring, t3k).size(), 2u);
   EXPECT_EQ(reduce::semaphore_cores(line, t3k).size(), 1u);
+}
+
+// The pages of each chunk the line worker (core 0,0) of every sending chip writes to its next chip
+// (the root writes its own output), and the pages its reduced CB holds (one chunk).
+struct SentChunks {
+  std::vector<std::vector<std::uint32_t>> pages_by_chip;
+  std::uint32_t reduced_cb_pages = 0;
+};
+SentChunks sent_chunks(const MeshWorkload& workload) {
+  const CoreCoord core{0, 0};
+  const std::regex fabric_write(R"(STREAM_CB_TO_TENSOR dest=UNICAST[^\n]* pages=(\d+)\})");
+  SentChunks out;
+  for (const auto& [chip, program] : workload.programs) {
+    for (const KernelSpec& k : program.kernels) {
+      if (k.kernel != kernels::kCclInterpreterKernelName || k.processor != DataMovementProcessor::Riscv0) continue;
+      const std::string sends = test::stream_text(k.runtime_args.at(core), 0);
+      std::vector<std::uint32_t> pages;
+      for (auto m = std::sregex_iterator(sends.begin(), sends.end(), fabric_write); m != std::sregex_iterator(); ++m) {
+        pages.push_back(static_cast<std::uint32_t>(std::stoul((*m)[1])));
+      }
+      if (!pages.empty()) out.pages_by_chip.push_back(pages);
+    }
+    for (const CircularBufferSpec& cb : program.circular_buffers) {
+      if (cb.cb_id == kChainReducedCbId) out.reduced_cb_pages = cb.num_pages;
+    }
+  }
+  return out;
+}
+
+// Session 37: a chip sends a chunk on only once it has landed whole and been summed, so the
+// chain fills over N - 1 chunk times; no credits flow back, so the smallest chunk is the fastest.
+// Unset, chunk_packets is 1 packet (8 pages: 2 tiles a 4352 B payload, 4 payloads a packet),
+// grown so a run has at most 255 chunks. T3K 8-line, root 0, 1 MiB (512 tiles): 64 chunks of 8
+// pages, where the old 8 packets made 8 of 64 (229.53 us against 152.21); 16 MiB (8192 tiles):
+// 5-packet chunks, 204 of 40 pages and one of 32. A set chunk_packets is taken as given.
+TEST(ReduceBuilder, ChunksAreOnePacketUnlessAskedOrCapped) {
+  const topo::Topology t3k = topo::build_t3k();
+  struct Case {
+    std::uint32_t tiles;
+    std::optional<std::uint32_t> chunk_packets;
+    std::uint32_t chunk_pages;  // every chunk but the last
+    std::uint32_t chunks;
+    std::uint32_t last_pages;
+  };
+  const Case cases[] = {
+      {512, std::nullopt, 8, 64, 8},
+      {8192, std::nullopt, 40, 205, 32},
+      {512, 8u, 64, 8, 64},
+      {512, 3u, 24, 22, 8},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.tiles << " tiles, chunk_packets "
+                                      << (c.chunk_packets ? std::to_string(*c.chunk_packets) : "unset"));
+    reduce::Params p = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * c.tiles}), 0);
+    p.chunk_packets = c.chunk_packets;
+    const SentChunks sent = sent_chunks(reduce::build(p, t3k));
+    ASSERT_EQ(sent.pages_by_chip.size(), 7u);  // every chip but the root sends on
+    std::vector<std::uint32_t> expected(c.chunks, c.chunk_pages);
+    expected.back() = c.last_pages;
+    for (const std::vector<std::uint32_t>& pages : sent.pages_by_chip) EXPECT_EQ(pages, expected);
+    EXPECT_EQ(sent.reduced_cb_pages, c.chunk_pages);
+  }
 }
 
 TEST(ReduceBuilder, ParamsHashAndEquality) {
