@@ -22,6 +22,7 @@
 #include "sim/device/planning_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/disconnected_system_hint.hpp"
 #include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/fabric_reach_hint.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
@@ -131,7 +132,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   try {
     return prepare();
   } catch (const topo::InputError& e) {
-    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}", e.what()));
+    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}{}", e.what(),
+                                 disconnected_system_hint(requested, topology)));
   } catch (const runtime::BufferConfigError& e) {
     if (const auto grid_past_chips = shard_grid_past_chips(requested, topology)) throw UsageError(*grid_past_chips);
     throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));
