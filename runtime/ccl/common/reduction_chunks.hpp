@@ -12,8 +12,8 @@ namespace cclmesh::runtime::ccl {
 // (T3K 8-ring reduce_scatter, 16 MiB: 4.3 GB/s busbw with 2-tile packets, 6.5-7.1 with 8-16).
 // Fabric packets stay within a payload: the interpreter cuts writes at the connection's payload.
 inline constexpr std::uint32_t kReductionPayloadsPerPacket = 4;
-// The reduced CB holds a chunk (the stream reads a whole chunk before it writes it on); it
-// stays within this (our choice, a third of a core's L1).
+// The reduced CB holds a chunk (the stream reads a whole chunk before it writes it on), two where
+// they fit (reduction_chain_cbs.hpp); it stays within this (our choice, a third of a core's L1).
 inline constexpr std::uint64_t kMaxReducedCbBytes = 512 * 1024;
 
 // The chunk reduce_scatter's chains ask for when the caller does not say (its unset

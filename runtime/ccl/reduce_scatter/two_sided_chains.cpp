@@ -275,7 +275,12 @@ void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology,
     const std::vector<std::uint64_t> addresses = circular_buffer_addresses(cbs);
     const std::uint64_t end = addresses.back() + std::uint64_t{cbs.back().num_pages} * cbs.back().page_size_bytes;
     if (end <= l1_bytes) continue;
-    const std::uint64_t chunk_bytes = std::uint64_t{r.chunk_packets[run]} * r.packet_pages * r.page_size;
+    const std::uint32_t chunk_pages = r.chunk_packets[run] * r.packet_pages;
+    const std::uint64_t chunk_bytes = std::uint64_t{chunk_pages} * r.page_size;
+    const std::uint64_t reduced_bytes =
+        std::uint64_t{reduced_cb_pages({.packet_pages = r.packet_pages, .local_packets = p.cb_packets,
+                                        .chunk_pages = chunk_pages, .page_size = r.page_size})} *
+        r.page_size;
     const std::uint64_t local_bytes = std::uint64_t{p.cb_packets} * r.packet_pages * r.page_size;
     // The half-way ring's owner also holds the raw CB of its first message.
     const std::string local_cbs =
@@ -283,10 +288,10 @@ void require_owner_step_fits_l1(const Params& p, const topo::Topology& topology,
                                 : fmt::format("a {}-packet local CB of {} B", p.cb_packets, local_bytes);
     throw CclParamsError(fmt::format(
         "reduce_scatter: the {}'s owner step on worker core ({},{}) needs {} B of CBs from L1 address {:#x} (the "
-        "reduced and the left-partial CB of a {}-packet chunk, {} B each, and {}), ending at {:#x}, above the {} B of "
-        "a Tensix L1; expected smaller chunk_packets or cb_packets",
+        "reduced CB of {} B and the left-partial CB of a {}-packet chunk, {} B, and {}), ending at {:#x}, above the "
+        "{} B of a Tensix L1; expected smaller chunk_packets or cb_packets",
         algorithm, r.cores[run].x, r.cores[run].y, end - kTensixCircularBufferBase, kTensixCircularBufferBase,
-        r.chunk_packets[run], chunk_bytes, local_cbs, end, l1_bytes));
+        reduced_bytes, r.chunk_packets[run], chunk_bytes, local_cbs, end, l1_bytes));
   }
 }
 

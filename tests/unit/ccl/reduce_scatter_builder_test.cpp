@@ -10,6 +10,7 @@
 
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
+#include "runtime/ccl/common/reduction_chain_cbs.hpp"
 #include "runtime/ccl/common/reduction_chunks.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
@@ -373,8 +374,21 @@ TEST(ReduceScatterBuilder, ChunksFitEachMessageInAtLeastThree) {
     }
     std::sort(messages.begin(), messages.end());
     EXPECT_EQ(messages, (std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6, 7}));
-    EXPECT_EQ(sent.reduced_cb_pages, c.message.front());
+    // Two chunks deep (session 38: the reduce fills one while the writer sends the other).
+    EXPECT_EQ(sent.reduced_cb_pages, 2 * c.message.front());
   }
+}
+
+// The reduced CB is two chunks deep while two stay within kMaxReducedCbBytes, one chunk beyond
+// (a chunk grown to keep a long run within 255 chunks must still fit L1).
+TEST(ReduceScatterBuilder, ReducedCbHoldsTwoChunksWhereTheyFit) {
+  const auto sizes = [](std::uint32_t chunk_pages) {
+    return ReductionChainCbSizes{.packet_pages = 8, .local_packets = 3, .chunk_pages = chunk_pages, .page_size = 2048};
+  };
+  EXPECT_EQ(reduced_cb_pages(sizes(8)), 16u);
+  EXPECT_EQ(reduced_cb_pages(sizes(128)), 256u);  // 2 x 256 KiB: exactly the limit
+  EXPECT_EQ(reduced_cb_pages(sizes(136)), 136u);  // 2 x 272 KiB would exceed it
+  EXPECT_EQ(reduced_cb_pages(sizes(256)), 256u);  // one 512 KiB chunk, the most a chunk may be
 }
 
 // The owner's step holds two chunk-sized CBs (the reduced sums and the left partial), which the

@@ -768,29 +768,30 @@ TEST(FaultRun, ALinkDownMidRunIsWhereChainsThroughAFabricMuxEnd) {
 
 // A fabric mux's own chain (session 20): it starts at the mux's slots and clients, not at its
 // kernel's wait (which said "each of its streams waits for another", an interpreter's words).
-// The reduce_scatter with 2 workers per link, link 4-0 down at 336 us (near its end, so few
-// kernels are parked and the muxes' chains are printed): chip 0's forward mux holds no packet,
-// and its chain goes on to the client that has not closed its connection, where a chain above
-// went, instead of ending at "it waits for its clients"; its backward mux holds one, for the down
-// link. (Until session 29, link 0-2 at 395 us; until session 37, link 7-3 at 397 us, chips 6 and
-// 3: the chunks fitted to each message end this op at 343.59 us instead of about 400, and of the
-// ring's links from 300 to 342 us only 1-5, 5-4 and 4-0 near the end still show both.) The
-// chain, Auto's choice until session 33, pinned: the times above are its.
+// The reduce_scatter with 2 workers per link, link 0-2 down at 306 us (near its end, so few
+// kernels are parked and the muxes' chains are printed): a mux of chip 0 holds no packet, and its
+// chain goes on to the client that has not closed its connection, where a chain above went,
+// instead of ending at "it waits for its clients"; chip 2's mux toward the down link holds one.
+// (Until session 29, link 0-2 at 395 us; until session 37, link 7-3 at 397 us, chips 6 and 3;
+// until session 38, link 4-0 at 336 us, both muxes on chip 0: the reduced CB of two chunks ends
+// this op at 308.95 us instead of 343.59, and of the ring's links from 270 to 306 us only 0-2 at
+// 306, 7-3 and 3-1 at 298 still show both.) The chain, Auto's choice until session 33, pinned:
+// the times above are its.
 TEST(FaultRun, AnIdleFabricMuxsChainGoesOnToTheClientThatHasNotClosed) {
-  RunOptions options = all_gather({"link-down:4-0@336us"});
+  RunOptions options = all_gather({"link-down:0-2@306us"});
   options.op = CollectiveOp::ReduceScatter;
   options.rs_ring_algorithm = "chain";
   options.size_bytes = 4 * 1024 * 1024;
   options.workers_per_link = 2;
   options.no_data = true;
   const std::string text = hang_report_of(options);
-  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 0 core (6,3) (2 client(s), 8 slots each): 0 slot(s) in use (0, 0); it "
+  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 0 core (7,3) (2 client(s), 8 slots each): 0 slot(s) in use (0, 0); it "
                               "holds no packet: it waits for its clients to send or to close; client 1 (chip 0 core "
-                              "(2,3) [tensix (1,0) dm0] ccl_interpreter) has not closed\n"
-                              "    <- chip 0 core (2,3) [tensix (1,0) dm0] ccl_interpreter (followed in a chain above)\n"))
+                              "(4,3) [tensix (3,0) dm0] ccl_interpreter) has not closed\n"
+                              "    <- chip 0 core (4,3) [tensix (3,0) dm0] ccl_interpreter (followed in a chain above)\n"))
       << text;
-  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 0 core (7,3) (2 client(s), 8 slots each): 1 slot(s) in use (0, 1); it "
-                              "copies them into router chip 0 ch 8 sender channel 0\n"))
+  EXPECT_THAT(text, HasSubstr("    -- fabric mux chip 2 core (7,3) (2 client(s), 8 slots each): 1 slot(s) in use (0, 1); it "
+                              "copies them into router chip 2 ch 6 sender channel 0\n"))
       << text;
   EXPECT_THAT(text, Not(HasSubstr("each of its streams waits for another"))) << text;
   EXPECT_THAT(text, Not(HasSubstr("it waits for its clients\n"))) << text;
