@@ -27,7 +27,7 @@ Markers (an HTML comment on the line before the opening fence, blank lines allow
 
 Usage:
   scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
-      [--examples fast|slow|all] [--timeout 600] [--list] FILE.md ...
+      [--examples fast|slow|all] [--timeout 600] [--not-built build/examples/] [--list] FILE.md ...
 
 Prints one line per example (ok / DIFFERS with a unified diff / FAILED to run / skipped with its
 reason) and a count. Exits 1 when any example differs or failed to run, else 0.
@@ -186,15 +186,7 @@ def aligned_for_diff(shown, actual):
     out, at = [], 0
     for k, line in enumerate(shown):
         if line == ANY_LINES:
-            # It stands for the lines up to the first one a later shown line matches (the next one
-            # may be the line that differs), or for the rest when it ends the output.
-            following = [s for s in shown[k + 1:] if s != ANY_LINES]
-            stop = len(actual) if not following else at
-            for later in following:
-                found = next((j for j in range(at, len(actual)) if line_matches(later, actual[j])), None)
-                if found is not None:
-                    stop = found
-                    break
+            stop = len(actual) if k + 1 == len(shown) else elided_until(shown[k + 1:], actual, at)
             out.extend(actual[at:stop])
             at = stop
         elif at < len(actual) and line_matches(line, actual[at]):
@@ -203,8 +195,24 @@ def aligned_for_diff(shown, actual):
         else:
             out.append(line)
             later = next((j for j in range(at, len(actual)) if line_matches(line, actual[j])), None)
-            at = at if later is None else later + 1
+            at = at + 1 if later is None else later + 1
     return out
+
+
+def elided_until(after, actual, at):
+    """Where the lines a `...` stands for end: before the actual line that the shown lines after it
+    (up to the next `...`) match, counting back over those that differ; else before the actual line
+    most like the first of them (a changed figure), else nowhere."""
+    segment = after[:after.index(ANY_LINES)] if ANY_LINES in after else after
+    for m, later in enumerate(segment):
+        found = next((j for j in range(at, len(actual)) if line_matches(later, actual[j])), None)
+        if found is not None:
+            return max(at, found - m)
+    if not segment:
+        return at
+    ratios = [(difflib.SequenceMatcher(None, segment[0], actual[j]).ratio(), -j) for j in range(at, len(actual))]
+    best = max(ratios, default=(0, 0))
+    return -best[1] if best[0] >= 0.6 else at
 
 
 def rewrite(command, cclmesh, build_dir):
@@ -267,6 +275,8 @@ def main():
                         help="fast: blocks without the slow marker; slow: only those (default all)")
     parser.add_argument("--timeout", type=float, default=600, help="wall seconds per command")
     parser.add_argument("--list", action="store_true", help="list the examples and skipped blocks, run nothing")
+    parser.add_argument("--not-built", action="append", default=[], metavar="PREFIX",
+                        help="list commands of this program prefix (e.g. build/examples/) as skipped: not built")
     opts = parser.parse_args()
     if opts.build_dir is None:
         opts.build_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(opts.cclmesh))))
@@ -276,7 +286,13 @@ def main():
         for path in opts.files:
             with open(path, encoding="utf-8") as f:
                 found, skips = parse(path, f.read())
-            examples += [e for e in found if wanted(e, opts.examples)]
+            for example in found:
+                if not wanted(example, opts.examples):
+                    continue
+                if any(example.command.startswith(prefix) for prefix in opts.not_built):
+                    skipped.append(Skipped(example.path, example.line, f"{example.command.split()[0]} is not built"))
+                else:
+                    examples.append(example)
             skipped += skips
     except BadMarker as error:
         print(f"check_doc_examples: {error}")
@@ -298,7 +314,7 @@ def main():
     if opts.list:
         return 0
     print(f"{len(examples)} example(s): {counts['ok']} ok, {counts['differs']} differ, "
-          f"{counts['failed']} failed to run; {len(skipped)} block(s) skipped")
+          f"{counts['failed']} failed to run; {len(skipped)} skipped")
     return 1 if counts["differs"] or counts["failed"] else 0
 
 
