@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Runs the example commands that README.md and docs/*.md show with their output, and checks that the
+output shown is what the code prints now (session 38: "honest figures").
+
+What is an example: a fenced block (``` or ~~~) with at least one line starting with
+`$ build/tools/cclmesh/cclmesh ` or `$ build/examples/`. In such a block every line starting with `$ `
+is a command and the lines up to the next `$ ` line are its shown output. A command is run by
+/bin/sh (so `| tail -1` works) with `build/tools/cclmesh/cclmesh` rewritten to --cclmesh and
+`build/examples/` to --build-dir's examples/, from a fresh temporary directory that holds a symlink
+to each top-level entry of the checkout (so a command reads checkout files by their repo-relative
+paths, and a file it writes under a bare name lands in the temporary directory).
+
+What is compared: the command's stdout and stderr, both into one pipe (the order the program writes
+them in when neither is a terminal), with the exit status not compared. Trailing spaces are ignored
+on both sides. In the shown output:
+  a line `...`             any number of lines (zero or more) here
+  `<...>` within a line    any text within that line: only for text elided for width
+Every other character must be the same. The first shown line must be the first line printed and the
+last shown line the last (end with a `...` line to show only the top of a long output). Figures that
+differ from run to run (wall seconds, ephemeral ports, temporary paths, dates) must not be shown.
+
+Markers (an HTML comment on the line before the opening fence, blank lines allowed between):
+  <!-- example: not run (WHY) -->   the block is skipped and listed with WHY: a `serve` that waits
+                                     for clients, a command that needs a server, another machine's output
+  <!-- example: slow -->            the block runs only with --examples slow|all (the slow ctest):
+                                     blocks whose commands take more than ~5 s together
+
+Usage:
+  scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
+      [--examples fast|slow|all] [--timeout 600] [--not-built build/examples/] [--list] FILE.md ...
+
+Prints one line per example (ok / DIFFERS with a unified diff / FAILED to run / skipped with its
+reason) and a count. Exits 1 when any example differs or failed to run, else 0.
+"""
+import argparse
+import difflib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+PROGRAMS = ("build/tools/cclmesh/cclmesh", "build/examples/")
+ANY_LINES = "..."
+ANY_TEXT = "<...>"
+FENCE = re.compile(r"^(```|~~~)")
+MARKER = re.compile(r"^<!--\s*example:\s*(.*?)\s*-->\s*$")
+NOT_RUN = re.compile(r"^not run \((.+)\)$")
+
+
+class Example:
+    """One command of a block and the output shown under it."""
+
+    def __init__(self, path, line, command, shown, slow):
+        self.path, self.line, self.command, self.shown, self.slow = path, line, command, shown, slow
+
+    def where(self):
+        return f"{self.path}:{self.line}"
+
+
+class Skipped:
+    def __init__(self, path, line, reason):
+        self.path, self.line, self.reason = path, line, reason
+
+
+class BadMarker(Exception):
+    pass
+
+
+def is_example_block(lines):
+    return any(line.startswith("$ " + program) for line in lines for program in PROGRAMS)
+
+
+def parse_marker(text, path, line):
+    """Returns ("skip", reason), ("slow", None), or raises on a marker that is neither."""
+    if text == "slow":
+        return "slow", None
+    match = NOT_RUN.match(text)
+    if match:
+        return "skip", match.group(1)
+    raise BadMarker(f"{path}:{line}: marker '<!-- example: {text} -->': expected 'not run (WHY)' or 'slow'")
+
+
+def marker_before(lines, fence_index, path):
+    """The marker on the last non-blank line before the fence at lines[fence_index], or (None, None)."""
+    i = fence_index - 1
+    while i >= 0 and lines[i].strip() == "":
+        i -= 1
+    if i < 0:
+        return None, None
+    match = MARKER.match(lines[i].strip())
+    if not match:
+        return None, None
+    return parse_marker(match.group(1), path, i + 1)
+
+
+def split_commands(path, first_line, block):
+    """[(line number, command, shown output lines)] for a block's lines (first_line is block[0]'s)."""
+    commands = []
+    for offset, line in enumerate(block):
+        if line.startswith("$ "):
+            commands.append((first_line + offset, line[2:], []))
+        elif commands:
+            commands[-1][2].append(line)
+        elif line.strip():
+            raise BadMarker(f"{path}:{first_line + offset}: output before the block's first '$ ' command")
+    return commands
+
+
+def parse(path, text):
+    """([Example], [Skipped]) for one markdown file's text."""
+    examples, skipped = [], []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and not lines[end].startswith(opening.group(1)):
+            end += 1
+        block = lines[i + 1:end]
+        if is_example_block(block):
+            kind, reason = marker_before(lines, i, path)
+            if kind == "skip":
+                skipped.append(Skipped(path, i + 2, reason))
+            else:
+                for line, command, shown in split_commands(path, i + 2, block):
+                    examples.append(Example(path, line, command, shown, kind == "slow"))
+        i = end + 1
+    return examples, skipped
+
+
+def line_matches(shown, actual):
+    if ANY_TEXT not in shown:
+        return shown == actual
+    pieces = shown.split(ANY_TEXT)
+    if not actual.startswith(pieces[0]):
+        return False
+    at = len(pieces[0])
+    for piece in pieces[1:-1]:
+        found = actual.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return actual.endswith(pieces[-1]) and len(actual) - len(pieces[-1]) >= at
+
+
+def segment_at(segment, actual, at):
+    return at + len(segment) <= len(actual) and all(
+        line_matches(s, a) for s, a in zip(segment, actual[at:at + len(segment)]))
+
+
+def output_matches(shown, actual):
+    """True when the shown lines (with `...` lines and `<...>` tokens) describe the actual lines."""
+    segments = [[]]
+    for line in shown:
+        if line == ANY_LINES:
+            segments.append([])
+        else:
+            segments[-1].append(line)
+    if len(segments) == 1:
+        return len(shown) == len(actual) and segment_at(shown, actual, 0)
+    first, middle, last = segments[0], segments[1:-1], segments[-1]
+    if not segment_at(first, actual, 0):
+        return False
+    at = len(first)
+    # Each middle segment at its earliest place leaves the most room for the ones after it.
+    for segment in middle:
+        while at <= len(actual) and not segment_at(segment, actual, at):
+            at += 1
+        if at > len(actual):
+            return False
+        at += len(segment)
+    last_at = len(actual) - len(last)
+    return last_at >= at and segment_at(last, actual, last_at)
+
+
+def aligned_for_diff(shown, actual):
+    """The shown lines with each `...` replaced by the actual lines it seems to stand for and each line
+    with `<...>` replaced by the actual line it matches: a diff against the actual output then shows
+    only what differs (a heuristic for reading; output_matches decides)."""
+    out, at = [], 0
+    for k, line in enumerate(shown):
+        if line == ANY_LINES:
+            stop = len(actual) if k + 1 == len(shown) else elided_until(shown[k + 1:], actual, at)
+            out.extend(actual[at:stop])
+            at = stop
+        elif at < len(actual) and line_matches(line, actual[at]):
+            out.append(actual[at])
+            at += 1
+        else:
+            out.append(line)
+            later = next((j for j in range(at, len(actual)) if line_matches(line, actual[j])), None)
+            at = at + 1 if later is None else later + 1
+    return out
+
+
+def elided_until(after, actual, at):
+    """Where the lines a `...` stands for end: before the actual line that the shown lines after it
+    (up to the next `...`) match, counting back over those that differ; else before the actual line
+    most like the first of them (a changed figure), else nowhere."""
+    segment = after[:after.index(ANY_LINES)] if ANY_LINES in after else after
+    for m, later in enumerate(segment):
+        found = next((j for j in range(at, len(actual)) if line_matches(later, actual[j])), None)
+        if found is not None:
+            return max(at, found - m)
+    if not segment:
+        return at
+    ratios = [(difflib.SequenceMatcher(None, segment[0], actual[j]).ratio(), -j) for j in range(at, len(actual))]
+    best = max(ratios, default=(0, 0))
+    return -best[1] if best[0] >= 0.6 else at
+
+
+def rewrite(command, cclmesh, build_dir):
+    """The command with its program path made absolute, or None when it does not run a known program."""
+    if command.startswith(PROGRAMS[0] + " ") or command == PROGRAMS[0]:
+        return shlex.quote(os.path.abspath(cclmesh)) + command[len(PROGRAMS[0]):]
+    if command.startswith(PROGRAMS[1]):
+        return shlex.quote(os.path.join(os.path.abspath(build_dir), "examples", "")) + command[len(PROGRAMS[1]):]
+    return None
+
+
+def work_dir_with_checkout(tmp, repo):
+    for name in sorted(os.listdir(repo)):
+        if not name.startswith(".") and name != "build":
+            os.symlink(os.path.join(repo, name), os.path.join(tmp, name))
+
+
+def run(example, opts):
+    """(verdict, detail, wall seconds): verdict is "ok", "differs" or "failed"."""
+    command = rewrite(example.command, opts.cclmesh, opts.build_dir)
+    if command is None:
+        return "failed", f"not a command this checker runs (expected $ {' or $ '.join(PROGRAMS)}...)", 0.0
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="doc_example_") as tmp:
+        work_dir_with_checkout(tmp, opts.repo)
+        try:
+            proc = subprocess.run(["/bin/sh", "-c", command], cwd=tmp, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=opts.timeout)
+        except subprocess.TimeoutExpired:
+            return "failed", f"no exit within {opts.timeout:g} s", time.monotonic() - start
+    wall = time.monotonic() - start
+    if proc.returncode < 0 or proc.returncode in (126, 127):
+        detail = proc.stdout.decode(errors="replace")[-2000:]
+        return "failed", f"exit {proc.returncode}\n{detail}", wall
+    actual = [line.rstrip() for line in proc.stdout.decode(errors="replace").split("\n")]
+    while actual and actual[-1] == "":
+        actual.pop()
+    shown = [line.rstrip() for line in example.shown]
+    while shown and shown[-1] == "":
+        shown.pop()
+    if output_matches(shown, actual):
+        return "ok", "", wall
+    diff = difflib.unified_diff(aligned_for_diff(shown, actual), actual,
+                                f"{example.where()} (shown)", f"printed (exit {proc.returncode})", lineterm="")
+    return "differs", "\n".join(diff), wall
+
+
+def wanted(example, which):
+    return which == "all" or (which == "slow") == example.slow
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", metavar="FILE.md")
+    parser.add_argument("--cclmesh", default="build/tools/cclmesh/cclmesh")
+    parser.add_argument("--build-dir", help="where build/examples/ are (default: three levels above --cclmesh)")
+    parser.add_argument("--repo", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        help="the checkout whose top-level entries a command sees (default: this script's)")
+    parser.add_argument("--examples", choices=["fast", "slow", "all"], default="all",
+                        help="fast: blocks without the slow marker; slow: only those (default all)")
+    parser.add_argument("--timeout", type=float, default=600, help="wall seconds per command")
+    parser.add_argument("--list", action="store_true", help="list the examples and skipped blocks, run nothing")
+    parser.add_argument("--not-built", action="append", default=[], metavar="PREFIX",
+                        help="list commands of this program prefix (e.g. build/examples/) as skipped: not built")
+    opts = parser.parse_args()
+    if opts.build_dir is None:
+        opts.build_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(opts.cclmesh))))
+
+    examples, skipped = [], []
+    try:
+        for path in opts.files:
+            with open(path, encoding="utf-8") as f:
+                found, skips = parse(path, f.read())
+            for example in found:
+                if not wanted(example, opts.examples):
+                    continue
+                if any(example.command.startswith(prefix) for prefix in opts.not_built):
+                    skipped.append(Skipped(example.path, example.line, f"{example.command.split()[0]} is not built"))
+                else:
+                    examples.append(example)
+            skipped += skips
+    except BadMarker as error:
+        print(f"check_doc_examples: {error}")
+        return 2
+
+    counts = {"ok": 0, "differs": 0, "failed": 0}
+    for example in examples:
+        if opts.list:
+            print(f"{example.where()}{' [slow]' if example.slow else ''}: $ {example.command}")
+            continue
+        verdict, detail, wall = run(example, opts)
+        counts[verdict] += 1
+        label = {"ok": "ok", "differs": "DIFFERS", "failed": "FAILED to run"}[verdict]
+        print(f"{label:<14} {example.where()} ({wall:.1f} s): $ {example.command}", flush=True)
+        if detail:
+            print(detail + "\n", flush=True)
+    for skip in skipped:
+        print(f"{'skipped':<14} {skip.path}:{skip.line}: {skip.reason}")
+    if opts.list:
+        return 0
+    print(f"{len(examples)} example(s): {counts['ok']} ok, {counts['differs']} differ, "
+          f"{counts['failed']} failed to run; {len(skipped)} skipped")
+    return 1 if counts["differs"] or counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Checks scripts/check_doc_examples.py's own logic, so that the doc_examples ctests cannot pass by
+matching too loosely or by not running anything: the matching of `...` lines and `<...>` tokens,
+the parsing of blocks and markers, and whole runs on canned markdown against a stand-in CLI.
+Usage: check_doc_examples_test.py SCRIPTS_DIR"""
+import io
+import os
+import stat
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+sys.path.insert(0, sys.argv.pop(1))
+import check_doc_examples as checker  # noqa: E402
+
+HEADER = "# cclmesh: all_gather on t3k (8 chips, ring, 1 link, fabric mode)"
+ROW = "      1048576         65536  bfloat16   none       54.22    19.34"
+NOTE = "# faults: link-down:0-2; fabric chips in order: 2-6-7-3-1-5-4-0"
+
+
+class Matching(unittest.TestCase):
+    def matches(self, shown, actual):
+        return checker.output_matches(shown, actual)
+
+    def test_the_same_lines_match_and_one_differing_figure_does_not(self):
+        self.assertTrue(self.matches([HEADER, ROW], [HEADER, ROW]))
+        self.assertFalse(self.matches([HEADER, ROW.replace("54.22", "54.16")], [HEADER, ROW]))
+
+    def test_a_missing_or_extra_line_does_not_match_without_an_ellipsis(self):
+        self.assertFalse(self.matches([HEADER, ROW], [HEADER, ROW, NOTE]))
+        self.assertFalse(self.matches([HEADER, ROW, NOTE], [HEADER, ROW]))
+        self.assertFalse(self.matches([ROW], [HEADER, ROW]))
+
+    def test_an_ellipsis_line_stands_for_any_lines_in_order(self):
+        self.assertTrue(self.matches(["...", ROW], [HEADER, "#", ROW]))
+        self.assertTrue(self.matches(["...", ROW], [ROW]))
+        self.assertTrue(self.matches([HEADER, "..."], [HEADER, ROW, NOTE]))
+        self.assertTrue(self.matches([HEADER, "...", NOTE], [HEADER, "a", "b", NOTE]))
+        self.assertTrue(self.matches([HEADER, "...", ROW, "...", NOTE], [HEADER, "a", ROW, "b", "c", NOTE]))
+        self.assertTrue(self.matches(["..."], []))
+
+    def test_shown_lines_after_an_ellipsis_must_come_in_order_and_be_there(self):
+        self.assertFalse(self.matches(["...", NOTE, "...", ROW], [HEADER, ROW, NOTE]))
+        self.assertFalse(self.matches(["...", ROW.replace("54.22", "54.16")], [HEADER, ROW]))
+        self.assertFalse(self.matches([HEADER, "...", ROW], [HEADER, ROW, NOTE]))
+        self.assertFalse(self.matches([HEADER, "...", HEADER], [HEADER]))
+
+    def test_an_elision_within_a_line_matches_text_in_that_line_only(self):
+        self.assertTrue(self.matches(["hang at 63.214 us: <...> below"],
+                                     ["hang at 63.214 us: the workloads cannot complete below"]))
+        self.assertTrue(self.matches(["a <...> b <...> c"], ["a x b y c"]))
+        self.assertTrue(self.matches(["a<...>b"], ["ab"]))
+        self.assertFalse(self.matches(["hang at 63.214 us: <...> below"], ["hang at 62.476 us: it cannot below"]))
+        self.assertFalse(self.matches(["a <...> c"], ["a b", "c"]))
+        self.assertFalse(self.matches(["ab<...>ba"], ["aba"]))
+
+    def test_the_diff_shows_the_differing_line_not_the_elided_ones(self):
+        shown = ["...", ROW.replace("54.22", "54.16"), NOTE]
+        actual = [HEADER, "#", ROW, NOTE]
+        self.assertEqual(checker.aligned_for_diff(shown, actual), [HEADER, "#", shown[1], NOTE])
+
+
+class Parsing(unittest.TestCase):
+    def test_commands_outputs_and_markers(self):
+        text = "\n".join([
+            "Intro", "```sh", "build/tools/cclmesh/cclmesh run --op x   # no prompt: not an example", "```",
+            "```", "$ build/tools/cclmesh/cclmesh topo --system t3k", "system t3k",
+            "$ build/examples/run_all_gather", "all_gather on t3k", "```",
+            "<!-- example: not run (serve waits for clients) -->", "",
+            "```", "$ build/tools/cclmesh/cclmesh serve --system t3k", "listening", "```",
+            "<!-- example: slow -->", "~~~", "$ build/tools/cclmesh/cclmesh run --size 1GiB", "row", "~~~",
+            "```", "$ build/tools/bench/bench_remote", "wall 0.3 s", "```"])
+        examples, skipped = checker.parse("doc.md", text)
+        self.assertEqual([(e.line, e.command, e.shown, e.slow) for e in examples], [
+            (6, "build/tools/cclmesh/cclmesh topo --system t3k", ["system t3k"], False),
+            (8, "build/examples/run_all_gather", ["all_gather on t3k"], False),
+            (19, "build/tools/cclmesh/cclmesh run --size 1GiB", ["row"], True)])
+        self.assertEqual([(s.line, s.reason) for s in skipped], [(14, "serve waits for clients")])
+
+    def test_a_marker_that_is_neither_kind_is_refused_naming_it(self):
+        text = "<!-- example: skip -->\n```\n$ build/tools/cclmesh/cclmesh topo\n```\n"
+        with self.assertRaisesRegex(checker.BadMarker, r"doc.md:1: marker '<!-- example: skip -->'"):
+            checker.parse("doc.md", text)
+
+    def test_output_before_the_first_command_is_refused(self):
+        with self.assertRaisesRegex(checker.BadMarker, "doc.md:2: output before"):
+            checker.parse("doc.md", "```\nstray\n$ build/tools/cclmesh/cclmesh topo\n```\n")
+
+
+STAND_IN = """#!/bin/sh
+# A stand-in cclmesh: prints a header and a row, a note on stderr, and records where it ran.
+pwd > "$0.cwd"
+echo "# cclmesh: $*"
+echo "row 54.22"
+echo "# note on stderr" >&2
+[ "$1" = "fail" ] && exit 3
+exit 0
+"""
+
+
+class WholeRun(unittest.TestCase):
+    """main() on canned markdown against the stand-in: its exit code and what it prints."""
+
+    def run_on(self, markdown, *extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            cli = os.path.join(tmp, "cclmesh")
+            with open(cli, "w") as f:
+                f.write(STAND_IN)
+            os.chmod(cli, stat.S_IRWXU)
+            doc = os.path.join(tmp, "doc.md")
+            with open(doc, "w") as f:
+                f.write(markdown)
+            repo = os.path.join(tmp, "repo")
+            os.mkdir(repo)
+            sys.argv = ["check_doc_examples.py", "--cclmesh", cli, "--repo", repo, *extra, doc]
+            out = io.StringIO()
+            with redirect_stdout(out):
+                code = checker.main()
+            ran_in = open(cli + ".cwd").read().strip() if os.path.exists(cli + ".cwd") else None
+            return code, out.getvalue(), ran_in, repo
+
+    def test_matching_output_passes_with_stderr_and_a_pipe(self):
+        code, out, _, _ = self.run_on("```\n$ build/tools/cclmesh/cclmesh run --op x\n# cclmesh: run --op x\n"
+                                      "row 54.22\n# note on stderr\n"
+                                      "$ build/tools/cclmesh/cclmesh run | tail -1\n"
+                                      "# note on stderr\nrow 54.22\n```\n")
+        self.assertEqual(code, 0, out)
+        self.assertIn("2 example(s): 2 ok, 0 differ, 0 failed to run; 0 skipped", out)
+
+    def test_a_differing_figure_fails_with_a_diff(self):
+        code, out, _, _ = self.run_on("```\n$ build/tools/cclmesh/cclmesh run\n...\nrow 54.16\n...\n```\n")
+        self.assertEqual(code, 1)
+        self.assertIn("DIFFERS", out)
+        self.assertIn("-row 54.16\n+row 54.22", out)
+        self.assertIn("1 differ", out)
+
+    def test_a_command_runs_in_a_temporary_directory_and_its_exit_status_is_not_compared(self):
+        code, out, ran_in, repo = self.run_on("```\n$ build/tools/cclmesh/cclmesh fail\n...\n```\n")
+        self.assertEqual(code, 0, out)
+        self.assertNotEqual(os.path.realpath(ran_in), os.path.realpath(repo))
+        self.assertFalse(os.path.exists(ran_in), "the temporary directory is removed")
+
+    def test_an_abbreviated_command_fails_to_run(self):
+        code, out, _, _ = self.run_on("```\n$ build/tools/cclmesh/cclmesh run\n...\n"
+                                      "$ ... the same with --links 2\nrow\n```\n")
+        self.assertEqual(code, 1)
+        self.assertIn("FAILED to run", out)
+        self.assertIn("1 ok, 0 differ, 1 failed to run", out)
+
+    def test_a_block_marked_not_run_is_listed_with_its_reason_and_not_run(self):
+        code, out, ran_in, _ = self.run_on("<!-- example: not run (waits for clients) -->\n"
+                                           "```\n$ build/tools/cclmesh/cclmesh serve\nlistening\n```\n")
+        self.assertEqual(code, 0, out)
+        self.assertIsNone(ran_in)
+        self.assertIn("doc.md:3: waits for clients", out)
+        self.assertIn("0 example(s)", out)
+        self.assertIn("1 skipped", out)
+
+    def test_slow_blocks_run_only_when_asked_for(self):
+        doc = "<!-- example: slow -->\n```\n$ build/tools/cclmesh/cclmesh run\nrow 54.16\n```\n"
+        code, out, ran_in, _ = self.run_on(doc, "--examples", "fast")
+        self.assertEqual((code, ran_in), (0, None), out)
+        code, out, _, _ = self.run_on(doc, "--examples", "slow")
+        self.assertEqual(code, 1, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
