@@ -9,11 +9,12 @@
 
 namespace cclmesh::sim {
 
-// A refill takes the non-empty buckets among this many from the earliest one (1-8 entries a
-// refill on a T3K instead of 1-2: the refill's fixed cost is most of it); every push into
-// them while they run costs an insert into the run instead of the ring's inline append.
+// A refill takes the non-empty buckets among this many from the earliest one (7.3 entries a
+// refill on a T3K all_gather instead of 1.6: the refill's fixed cost was most of it); every
+// push into them while they run costs an insert into the run instead of the ring's inline
+// append (docs/performance.md, twenty-first pass: 8 measured best of 4-16).
 constexpr std::size_t kRunBuckets = 8;
-static_assert(kRunBuckets >= 1 && kRunBuckets <= 64, "a run's buckets come from one bitmap word");
+static_assert(kRunBuckets >= 1 && kRunBuckets < 64, "a run's buckets come from one bitmap word");
 
 EventQueue::EventQueue() : run_(std::make_unique<Entry[]>(kInitialRunCapacity)), run_capacity_(kInitialRunCapacity) {
   std::fill(std::begin(ring_overflow_), std::end(ring_overflow_), kNoNode);
