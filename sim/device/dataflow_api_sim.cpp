@@ -164,6 +164,22 @@ const std::uint8_t* direct_l1(const KernelContext& k, std::uint64_t address, std
   return storage == nullptr ? nullptr : storage + offset;
 }
 
+// The direct path's copy. The polls read a few words at a time (a router's 16-byte ack and sync
+// words, its 48-byte packet headers: ~0.6 reads an event on a T3K): two overlapping fixed-size
+// moves for 16-64 bytes instead of a memcpy call through the PLT, whose size dispatch missed.
+inline void copy_from_l1(void* dst, const std::uint8_t* src, std::uint32_t size_bytes) {
+  auto* out = static_cast<std::uint8_t*>(dst);
+  if (size_bytes >= 16 && size_bytes <= 32) {
+    std::memcpy(out, src, 16);
+    std::memcpy(out + size_bytes - 16, src + size_bytes - 16, 16);
+  } else if (size_bytes > 32 && size_bytes <= 64) {
+    std::memcpy(out, src, 32);
+    std::memcpy(out + size_bytes - 32, src + size_bytes - 32, 32);
+  } else {
+    std::memcpy(out, src, size_bytes);
+  }
+}
+
 void find_l1_pages(KernelContext& k) {
   if (k.l1_pages != nullptr) return;
   k.l1_pages = k.l1->page_slots();
@@ -505,7 +521,7 @@ void l1_read_bytes(uint32_t local_l1_addr, void* dst, uint32_t size_bytes) {
   const sd::KernelContext& k = sd::current_kernel();
   if (k.issue_debt <= cclmesh::sim::SimTime::zero()) [[likely]] {
     if (const std::uint8_t* bytes = sd::direct_l1(k, local_l1_addr, size_bytes)) [[likely]] {
-      std::memcpy(dst, bytes, size_bytes);
+      sd::copy_from_l1(dst, bytes, size_bytes);
       return;
     }
   }

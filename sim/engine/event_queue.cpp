@@ -9,6 +9,13 @@
 
 namespace cclmesh::sim {
 
+// A refill takes the non-empty buckets among this many from the earliest one (7.3 entries a
+// refill on a T3K all_gather instead of 1.6: the refill's fixed cost was most of it); every
+// push into them while they run costs an insert into the run instead of the ring's inline
+// append (docs/performance.md, twenty-first pass: 8 measured best of 4-16).
+constexpr std::size_t kRunBuckets = 8;
+static_assert(kRunBuckets >= 1 && kRunBuckets < 64, "a run's buckets come from one bitmap word");
+
 EventQueue::EventQueue() : run_(std::make_unique<Entry[]>(kInitialRunCapacity)), run_capacity_(kInitialRunCapacity) {
   std::fill(std::begin(ring_overflow_), std::end(ring_overflow_), kNoNode);
 }
@@ -34,7 +41,7 @@ EventId EventQueue::push_elsewhere(SimTime time, std::uint64_t sequence, EventFn
   const std::int64_t time_ps = time.ps();
   const std::uint64_t order = (sequence << kSlotBits) | index;
   const std::int64_t bucket = time_ps >> kBucketShift;
-  if (bucket == run_bucket_) {
+  if (bucket >= run_bucket_ && bucket <= run_last_bucket_) {
     insert_into_run(Entry{time_ps, order, fn, context});
   } else if (bucket >= ring_start_ && bucket - ring_start_ < static_cast<std::int64_t>(kRingBuckets)) {
     const std::size_t at = static_cast<std::size_t>(bucket) % kRingBuckets;
@@ -130,22 +137,23 @@ void EventQueue::discard_cancelled_top() {
 
 // The entry is nearly always newer than every queued one, so its place is after every entry at
 // its time or earlier: found from the back, where it usually is (one pushed with a reserved
-// sequence number goes before newer ones at its time). A place deep inside a crowded run would
-// cost a long shift; the heap orders such an entry just as well.
+// sequence number goes before newer ones at its time), each entry passed moved up one place on
+// the way (a few, nearly always: a memmove call for them cost more, and its size-dependent
+// branches missed). A place deep inside a crowded run would cost a long shift; the heap orders
+// such an entry just as well, so the entries passed are put back and it goes there.
 void EventQueue::insert_into_run(Entry entry) {
-  std::size_t at = run_size_;
-  while (at > run_head_ && later(run_[at - 1], entry)) --at;
-  if (run_size_ - at > kCrowdedBucket) {
-    heap_push(entry);
-    return;
-  }
-  if (run_size_ == run_capacity_) {
-    const std::size_t consumed = run_head_;
-    make_run_room();
-    at -= consumed;
-  }
+  if (run_size_ == run_capacity_) make_run_room();
   Entry* run = run_.get();
-  std::copy_backward(run + at, run + run_size_, run + run_size_ + 1);
+  std::size_t at = run_size_;
+  while (at > run_head_ && later(run[at - 1], entry)) {
+    if (run_size_ - at == kCrowdedBucket) {
+      std::copy(run + at + 1, run + run_size_ + 1, run + at);
+      heap_push(entry);
+      return;
+    }
+    run[at] = run[at - 1];
+    --at;
+  }
   run[at] = entry;
   ++run_size_;
 }
@@ -189,40 +197,61 @@ void EventQueue::make_run_room() {
     }
     CCLMESH_CHECK(found != kRingBuckets, "event queue ring counts entries it does not hold");
     const std::int64_t bucket = ring_start_ + static_cast<std::int64_t>((found - start) & (kRingBuckets - 1));
-    const std::size_t count = ring_count_[found];
-    const Entry* entries = ring_store_[found].entries;
-    ring_count_[found] = 0;
-    ring_entries_ -= count;
     const std::uint32_t overflow = std::exchange(ring_overflow_[found], kNoNode);
-    ring_filled_[found / 64] &= ~(std::uint64_t{1} << (found % 64));
     // The run starts here even if every entry was cancelled: the ring then moves past it.
     run_bucket_ = bucket;
-    ring_start_ = bucket + 1;
+    std::size_t size = append_bucket_to_run(found, 0);
+    std::size_t last = found;
+    // Further non-empty buckets of the next few (kRunBuckets, in the same bitmap word) join
+    // the run, each appended sorted: one refill serves them all. A chained bucket is left for
+    // a refill of its own (take_overflow() sorts the whole run).
+    if (overflow == kNoNode) [[likely]] {
+      std::uint64_t more = ring_filled_[found / 64] & (((std::uint64_t{1} << kRunBuckets) - 1) << (found % 64));
+      while (more != 0) {
+        const std::size_t next = (found & ~std::size_t{63}) + static_cast<std::size_t>(__builtin_ctzll(more));
+        if (ring_overflow_[next] != kNoNode) break;
+        size = append_bucket_to_run(next, size);
+        last = next;
+        more &= more - 1;
+      }
+    }
+    run_last_bucket_ = bucket + static_cast<std::int64_t>(last - found);
+    ring_start_ = run_last_bucket_ + 1;
     // The ring is cold by the time a bucket comes up (the payload copies of 2 us of simulated
     // time went through the caches since): ask for the next non-empty bucket now, instead of
     // waiting for it then. The entries' slots are only written, to free them: no prefetch
     // (measured: asking for them, also for the next event's, cost more than it saved).
-    prefetch_bucket_after(found);
-    // Insertion sort: a bucket holds a handful of entries, and the run has room for them all.
-    Entry* run = run_.get();
-    std::size_t size = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const Entry e = entries[i];
-      if (!live(e)) {
-        discard(e);
-        continue;
-      }
-      std::size_t at = size++;
-      while (at > 0 && later(run[at - 1], e)) {
-        run[at] = run[at - 1];
-        --at;
-      }
-      run[at] = e;
-    }
+    prefetch_bucket_after(last);
     run_size_ = size;
     if (overflow != kNoNode) [[unlikely]] take_overflow(overflow);
     if (run_size_ != 0) return;
   }
+}
+
+// Insertion sort of the bucket's entries onto the run's back (`size` entries so far, all of
+// earlier buckets, so no entry moves before them): a bucket holds a handful of entries, and the
+// run has room for them all. The bucket is emptied; returns the run's new size.
+[[gnu::always_inline]] inline std::size_t EventQueue::append_bucket_to_run(std::size_t at_ring, std::size_t size) {
+  const std::size_t count = ring_count_[at_ring];
+  const Entry* entries = ring_store_[at_ring].entries;
+  ring_count_[at_ring] = 0;
+  ring_entries_ -= count;
+  ring_filled_[at_ring / 64] &= ~(std::uint64_t{1} << (at_ring % 64));
+  Entry* run = run_.get();
+  for (std::size_t i = 0; i < count; ++i) {
+    const Entry e = entries[i];
+    if (!live(e)) {
+      discard(e);
+      continue;
+    }
+    std::size_t at = size++;
+    while (at > 0 && later(run[at - 1], e)) {
+      run[at] = run[at - 1];
+      --at;
+    }
+    run[at] = e;
+  }
+  return size;
 }
 
 // A full ring bucket's next entry, at the head of the bucket's chain.

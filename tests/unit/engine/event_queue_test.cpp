@@ -476,6 +476,60 @@ TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
   EXPECT_GT(shadowed.cancelled, 2'000);
 }
 
+// A refill takes several neighbouring buckets into the run at once. Events pushed into the run's
+// later buckets while it runs (delays under a few ns, at any picosecond), full buckets whose
+// further entries are chained (some among the run's neighbours, some first), reserved places,
+// put-back pops and cancellations must still come out in exactly (time, sequence) order.
+TEST(EventQueue, EventsPushedIntoTheRunsLaterBucketsComeOutInExactOrder) {
+  ShadowedQueue shadowed;
+  EventQueue& queue = shadowed.queue;
+  auto& pending = shadowed.pending;
+  using Place = ShadowedQueue::Place;
+  std::mt19937_64 random(38);
+  for (int i = 0; i < 2000; ++i) shadowed.push(static_cast<std::int64_t>(random() % 1'000'000));
+  int pops = 0;
+  int unpops = 0;
+  DueEvent event;
+  while (queue.pop(event)) {
+    ASSERT_FALSE(pending.empty());
+    const Place place{event.time.ps(), event.sequence};
+    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
+    if (random() % 40 == 0) {
+      queue.unpop(event);
+      ++unpops;
+      continue;
+    }
+    pending.erase(pending.begin());
+    ++pops;
+    if (pops > 50'000) continue;  // then drain
+    const int new_events = pending.size() < 2000 ? 2 : 1;
+    for (int k = 0; k < new_events; ++k) {
+      const std::uint64_t draw = random();
+      std::int64_t at = place.first + static_cast<std::int64_t>(random() % 5'000);  // within the run's buckets
+      if (draw % 4 == 1) at = place.first + static_cast<std::int64_t>(random() % 1'000'000);
+      if (draw % 64 == 3) {  // a burst into one bucket: more than its inline entries, chained
+        const std::int64_t bucket_start = (at >> 9) << 9;
+        for (int b = 0; b < 7; ++b) {
+          shadowed.push(std::max(place.first, bucket_start + static_cast<std::int64_t>(random() % 512)));
+        }
+      }
+      if (draw % 16 == 5) {
+        shadowed.reserve(at);
+      } else {
+        shadowed.push(at);
+      }
+    }
+    shadowed.maybe_push_reserved(random, 4, place);
+    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 12));
+  }
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(queue.live_events(), 0u);
+  EXPECT_GT(pops, 50'000);
+  EXPECT_GT(unpops, 500);
+  EXPECT_GT(shadowed.reserved_pushed, 1'000);
+  EXPECT_GT(shadowed.cancelled, 2'000);
+}
+
 // A crowded bucket is sorted by its 8 ps slices, then by an insertion pass: entries of one slice
 // at several times pushed newest time first, entries at one picosecond whose sequence numbers
 // were reserved in the opposite order of their pushes, and buckets of every size around the
