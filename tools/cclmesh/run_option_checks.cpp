@@ -45,6 +45,22 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                                                     "break",
                                                                     options.topology)));
   }
+  // The no-bubble fault turns off a ring fabric's bubble flow control; legacy EDMs, a line's
+  // routers and the dateline VC's run none, so there it ran the unfaulted op under a "# faults:
+  // no-bubble" line (bug bash, session 38). A served device's faults are its server's, checked there.
+  if (options.faults.no_bubble && options.device.empty() &&
+      (legacy_mode(options) || options.topology != "ring" ||
+       options.ring_flow_control == runtime::RingFlowControl::Dateline)) {
+    throw UsageError(fmt::format(
+        "--fault: 'no-bubble' given for {}; it turns off the bubble flow control of a ring fabric's routers "
+        "(REFERENCE 6.7), expected a ring (--topology ring) in fabric mode with --ring-flow-control bubble (the "
+        "default)",
+        legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
+        : options.topology != "ring"
+            ? std::string("a line, whose routers run no bubble flow control (no buffer cycle to break)")
+            : std::string("--ring-flow-control dateline, whose routers avoid deadlock by the dateline VC and run no "
+                          "bubble flow control")));
+  }
   if (options.first_level_acks && legacy_mode(options)) {
     throw UsageError(fmt::format("--first-level-acks: '{}' given in legacy mode, which runs no fabric router (the "
                                  "op's own EDMs carry its packets, REFERENCE 5); it applies in fabric mode (--mode "

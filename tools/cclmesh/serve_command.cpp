@@ -223,6 +223,18 @@ int run_serve(const ServeOptions& options) {
   require_data_for_corruption(faults.plan, options.no_data, "a --no-data device", "serve");
   require_fault_links_on(faults, topology);
   device_options.faults = faults.plan;
+  if (faults.no_bubble && (device_options.fabric.mode != runtime::FabricMode::Ring ||
+                           options.ring_flow_control == runtime::RingFlowControl::Dateline)) {
+    // As `run` refuses it (run_option_checks.cpp): only a bubble ring has the rule to turn off.
+    throw UsageError(fmt::format(
+        "--fault: 'no-bubble' given for {}; it turns off the bubble flow control of a ring fabric's routers "
+        "(REFERENCE 6.7), expected --topology ring with --mode fabric and --ring-flow-control bubble (the default)",
+        device_options.fabric.mode == runtime::FabricMode::None ? "a legacy-mode device, which runs no fabric router"
+        : device_options.fabric.mode != runtime::FabricMode::Ring
+            ? "a line device, whose routers run no bubble flow control (no buffer cycle to break)"
+            : "--ring-flow-control dateline, whose routers avoid deadlock by the dateline VC and run no bubble flow "
+              "control"));
+  }
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (options.first_level_acks && device_options.fabric.mode == runtime::FabricMode::None) {
     // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no credits to set.
