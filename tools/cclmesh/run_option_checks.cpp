@@ -36,14 +36,18 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   // (legacy_edm_plan.hpp), and only the composite all_reduce's local sum sizes its CB packet by the
   // fabric payload (docs/collectives.md, the legacy composite). Typed where it does nothing, either
   // option would print figures the user reads as its effect.
-  if (options.ring_flow_control == runtime::RingFlowControl::Dateline &&
+  if ((options.ring_flow_control == runtime::RingFlowControl::Dateline || options.ring_flow_control_typed) &&
       (legacy_mode(options) || options.topology != "ring")) {
-    throw UsageError(fmt::format("--ring-flow-control: 'dateline' given for {}; the dateline VC is how a ring fabric's "
-                                 "routers avoid deadlock (REFERENCE 6.7), expected --topology ring in fabric mode",
+    const bool dateline = options.ring_flow_control == runtime::RingFlowControl::Dateline;
+    throw UsageError(fmt::format("--ring-flow-control: '{}' given for {}; {} (REFERENCE 6.7), expected --topology "
+                                 "ring in fabric mode",
+                                 dateline ? "dateline" : "bubble",
                                  legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
                                                       : fmt::format("--topology {}, which has no buffer cycle to "
                                                                     "break",
-                                                                    options.topology)));
+                                                                    options.topology),
+                                 dateline ? "the dateline VC is how a ring fabric's routers avoid deadlock"
+                                          : "bubble flow control is how a ring fabric's routers avoid deadlock"));
   }
   // The no-bubble fault turns off a ring fabric's bubble flow control; legacy EDMs, a line's
   // routers and the dateline VC's run none, so there it ran the unfaulted op under a "# faults:

@@ -223,6 +223,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           [&o](const std::string& name) {
             o.ring_flow_control =
                 name == "dateline" ? runtime::RingFlowControl::Dateline : runtime::RingFlowControl::Bubble;
+            o.ring_flow_control_typed = true;
           },
           "era what-if for a ring fabric's deadlock avoidance (REFERENCE 6.7, 12): bubble (late 2025, the default: "
           "2 sender channels, 1 receiver, injection needs 2 free downstream slots) or dateline (mid 2025: a second "

@@ -165,6 +165,9 @@ struct RunOptions {
   // avoidance (REFERENCE 6.7, 12): bubble flow control (late 2025, the default) or the dateline
   // VC (mid 2025). Ring topology in fabric mode only.
   runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
+  // --ring-flow-control typed (bubble too): refused where no ring fabric runs, as a typed default
+  // of the algorithm options is (bug bash, session 38: `--mode legacy --ring-flow-control bubble` ran).
+  bool ring_flow_control_typed = false;
   // --first-level-acks on|off: FabricOptions::first_level_acks (REFERENCE 6.4: standard from
   // 2025-11, PR #33192); off frees a sender slot only on the completion ack. Unset: on, the
   // default; set, even to on, it names a router setting, which legacy mode has none of.
