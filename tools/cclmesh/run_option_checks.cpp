@@ -173,6 +173,13 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "--cluster-axis (a run with data, or over the whole system, simulates every chip)",
                                  options.no_data ? "over the whole system" : "with data"));
   }
+  if (options.seed_typed && options.no_data) {
+    throw UsageError(fmt::format("--seed: {} given for {}, which makes no input data to seed; leave out --seed, or "
+                                 "{} to run with data",
+                                 options.seed,
+                                 options.device.empty() ? "a --no-data run" : "a device served with --no-data",
+                                 options.device.empty() ? "--no-data" : "use a server started without --no-data"));
+  }
   if (options.root && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", *options.root,
                                  to_string(options.op)));

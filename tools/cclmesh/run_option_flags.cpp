@@ -193,8 +193,9 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           "--seed",
           [&o](const std::string& text) {
             o.seed = parse_whole_number(text, "--seed", 0, "seed", "a whole number from 0 to 18446744073709551615");
+            o.seed_typed = true;
           },
-          "seed of the input data")
+          "seed of the input data (not with --no-data, which makes none)")
       ->type_name("UINT")
       ->default_str(std::to_string(o.seed));
   command.add_option("--fabric-payload", o.fabric_payload_bytes,

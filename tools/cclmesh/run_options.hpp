@@ -142,6 +142,9 @@ struct RunOptions {
   // when they are identical (mirror_choice.hpp); the figures are the same, the events more.
   bool simulate_every_group = false;
   std::uint64_t seed = 1;
+  // --seed typed (1 too): refused with --no-data, which makes no input data to seed (bug bash,
+  // session 38: it was taken, recorded in --json's settings, and changed nothing).
+  bool seed_typed = false;
   std::optional<sim::SimTime> max_sim_time;
   // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
   // Wormhole; the calibration runs used 6144 B).
