@@ -11,6 +11,7 @@
 #include "topologies/data_paths.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/exit_without_teardown.hpp"
+#include "tools/cclmesh/unknown_option_message.hpp"
 
 namespace {
 
@@ -76,8 +77,13 @@ int main(int argc, char** argv) {
       }
       return kExitBadInput;
     }
-    const std::optional<std::string> repeated = repeated_option_message(app, e);
-    std::fprintf(stderr, "cclmesh: error: %s\n", repeated ? repeated->c_str() : e.what());
+    std::optional<std::string> message = repeated_option_message(app, e);
+    if (!message && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !app.get_subcommands().empty()) {
+      // CLI11 hands a command's arguments it does not take up to the top level, which throws.
+      const CLI::App& command = *app.get_subcommands().back();
+      message = unknown_option_message(command, app.remaining(true));
+    }
+    std::fprintf(stderr, "cclmesh: error: %s\n", message ? message->c_str() : e.what());
     return kExitBadInput;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());

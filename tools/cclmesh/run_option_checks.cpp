@@ -36,14 +36,34 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   // (legacy_edm_plan.hpp), and only the composite all_reduce's local sum sizes its CB packet by the
   // fabric payload (docs/collectives.md, the legacy composite). Typed where it does nothing, either
   // option would print figures the user reads as its effect.
-  if (options.ring_flow_control == runtime::RingFlowControl::Dateline &&
+  if ((options.ring_flow_control == runtime::RingFlowControl::Dateline || options.ring_flow_control_typed) &&
       (legacy_mode(options) || options.topology != "ring")) {
-    throw UsageError(fmt::format("--ring-flow-control: 'dateline' given for {}; the dateline VC is how a ring fabric's "
-                                 "routers avoid deadlock (REFERENCE 6.7), expected --topology ring in fabric mode",
+    const bool dateline = options.ring_flow_control == runtime::RingFlowControl::Dateline;
+    throw UsageError(fmt::format("--ring-flow-control: '{}' given for {}; {} (REFERENCE 6.7), expected --topology "
+                                 "ring in fabric mode",
+                                 dateline ? "dateline" : "bubble",
                                  legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
                                                       : fmt::format("--topology {}, which has no buffer cycle to "
                                                                     "break",
-                                                                    options.topology)));
+                                                                    options.topology),
+                                 dateline ? "the dateline VC is how a ring fabric's routers avoid deadlock"
+                                          : "bubble flow control is how a ring fabric's routers avoid deadlock"));
+  }
+  // The no-bubble fault turns off a ring fabric's bubble flow control; legacy EDMs, a line's
+  // routers and the dateline VC's run none, so there it ran the unfaulted op under a "# faults:
+  // no-bubble" line (bug bash, session 38). A served device's faults are its server's, checked there.
+  if (options.faults.no_bubble && options.device.empty() &&
+      (legacy_mode(options) || options.topology != "ring" ||
+       options.ring_flow_control == runtime::RingFlowControl::Dateline)) {
+    throw UsageError(fmt::format(
+        "--fault: 'no-bubble' given for {}; it turns off the bubble flow control of a ring fabric's routers "
+        "(REFERENCE 6.7), expected a ring (--topology ring) in fabric mode with --ring-flow-control bubble (the "
+        "default)",
+        legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
+        : options.topology != "ring"
+            ? std::string("a line, whose routers run no bubble flow control (no buffer cycle to break)")
+            : std::string("--ring-flow-control dateline, whose routers avoid deadlock by the dateline VC and run no "
+                          "bubble flow control")));
   }
   if (options.first_level_acks && legacy_mode(options)) {
     throw UsageError(fmt::format("--first-level-acks: '{}' given in legacy mode, which runs no fabric router (the "
@@ -152,6 +172,13 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
     throw UsageError(fmt::format("--simulate-every-group: given for a run {}; it applies to a --no-data run along "
                                  "--cluster-axis (a run with data, or over the whole system, simulates every chip)",
                                  options.no_data ? "over the whole system" : "with data"));
+  }
+  if (options.seed_typed && options.no_data) {
+    throw UsageError(fmt::format("--seed: {} given for {}, which makes no input data to seed; leave out --seed, or "
+                                 "{} to run with data",
+                                 options.seed,
+                                 options.device.empty() ? "a --no-data run" : "a device served with --no-data",
+                                 options.device.empty() ? "--no-data" : "use a server started without --no-data"));
   }
   if (options.root && options.op != CollectiveOp::Reduce) {
     throw UsageError(fmt::format("--root: {} given for {}; --root applies to --op reduce", *options.root,

@@ -193,8 +193,9 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           "--seed",
           [&o](const std::string& text) {
             o.seed = parse_whole_number(text, "--seed", 0, "seed", "a whole number from 0 to 18446744073709551615");
+            o.seed_typed = true;
           },
-          "seed of the input data")
+          "seed of the input data (not with --no-data, which makes none)")
       ->type_name("UINT")
       ->default_str(std::to_string(o.seed));
   command.add_option("--fabric-payload", o.fabric_payload_bytes,
@@ -223,6 +224,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
           [&o](const std::string& name) {
             o.ring_flow_control =
                 name == "dateline" ? runtime::RingFlowControl::Dateline : runtime::RingFlowControl::Bubble;
+            o.ring_flow_control_typed = true;
           },
           "era what-if for a ring fabric's deadlock avoidance (REFERENCE 6.7, 12): bubble (late 2025, the default: "
           "2 sender channels, 1 receiver, injection needs 2 free downstream slots) or dateline (mid 2025: a second "

@@ -142,6 +142,9 @@ struct RunOptions {
   // when they are identical (mirror_choice.hpp); the figures are the same, the events more.
   bool simulate_every_group = false;
   std::uint64_t seed = 1;
+  // --seed typed (1 too): refused with --no-data, which makes no input data to seed (bug bash,
+  // session 38: it was taken, recorded in --json's settings, and changed nothing).
+  bool seed_typed = false;
   std::optional<sim::SimTime> max_sim_time;
   // The fabric's maximum packet payload (REFERENCE 6.2: 4352 B by default, 7616 B at most on
   // Wormhole; the calibration runs used 6144 B).
@@ -165,6 +168,9 @@ struct RunOptions {
   // avoidance (REFERENCE 6.7, 12): bubble flow control (late 2025, the default) or the dateline
   // VC (mid 2025). Ring topology in fabric mode only.
   runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
+  // --ring-flow-control typed (bubble too): refused where no ring fabric runs, as a typed default
+  // of the algorithm options is (bug bash, session 38: `--mode legacy --ring-flow-control bubble` ran).
+  bool ring_flow_control_typed = false;
   // --first-level-acks on|off: FabricOptions::first_level_acks (REFERENCE 6.4: standard from
   // 2025-11, PR #33192); off frees a sender slot only on the completion ack. Unset: on, the
   // default; set, even to on, it names a router setting, which legacy mode has none of.

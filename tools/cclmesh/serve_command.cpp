@@ -73,6 +73,7 @@ struct ServeOptions {
   std::optional<std::uint32_t> fabric_rx_in_flight;
   std::optional<std::uint32_t> erisc_unreserved_kib;
   runtime::RingFlowControl ring_flow_control = runtime::RingFlowControl::Bubble;
+  bool ring_flow_control_typed = false;  // bubble too: refused off a ring fabric, as `run` refuses it
   std::optional<bool> first_level_acks;  // --first-level-acks; unset: on
   // What-ifs the served device runs under (run --fault's specs), and its watchdogs, each op's.
   std::vector<std::string> faults;
@@ -209,13 +210,15 @@ int run_serve(const ServeOptions& options) {
   }
   device_options.fabric.receiver_packets_in_flight = options.fabric_rx_in_flight;
   if (options.erisc_unreserved_kib) device_options.fabric.erisc_unreserved_bytes = *options.erisc_unreserved_kib * 1024;
-  if (options.ring_flow_control == runtime::RingFlowControl::Dateline &&
+  if ((options.ring_flow_control == runtime::RingFlowControl::Dateline || options.ring_flow_control_typed) &&
       device_options.fabric.mode != runtime::FabricMode::Ring) {
     // As `run` refuses it (run_option_checks.cpp): only a ring fabric has a cycle to break.
-    throw UsageError(fmt::format("--ring-flow-control: 'dateline' given for a {} device; the dateline VC is how a ring "
-                                 "fabric's routers avoid deadlock (REFERENCE 6.7), expected --topology ring with --mode "
-                                 "fabric",
-                                 device_options.fabric.mode == runtime::FabricMode::None ? "legacy-mode" : "line"));
+    const bool dateline = options.ring_flow_control == runtime::RingFlowControl::Dateline;
+    throw UsageError(fmt::format("--ring-flow-control: '{}' given for a {} device; {} is how a ring fabric's routers "
+                                 "avoid deadlock (REFERENCE 6.7), expected --topology ring with --mode fabric",
+                                 dateline ? "dateline" : "bubble",
+                                 device_options.fabric.mode == runtime::FabricMode::None ? "legacy-mode" : "line",
+                                 dateline ? "the dateline VC" : "bubble flow control"));
   }
   device_options.fabric.ring_flow_control = options.ring_flow_control;
   RunFaults faults;
@@ -223,6 +226,18 @@ int run_serve(const ServeOptions& options) {
   require_data_for_corruption(faults.plan, options.no_data, "a --no-data device", "serve");
   require_fault_links_on(faults, topology);
   device_options.faults = faults.plan;
+  if (faults.no_bubble && (device_options.fabric.mode != runtime::FabricMode::Ring ||
+                           options.ring_flow_control == runtime::RingFlowControl::Dateline)) {
+    // As `run` refuses it (run_option_checks.cpp): only a bubble ring has the rule to turn off.
+    throw UsageError(fmt::format(
+        "--fault: 'no-bubble' given for {}; it turns off the bubble flow control of a ring fabric's routers "
+        "(REFERENCE 6.7), expected --topology ring with --mode fabric and --ring-flow-control bubble (the default)",
+        device_options.fabric.mode == runtime::FabricMode::None ? "a legacy-mode device, which runs no fabric router"
+        : device_options.fabric.mode != runtime::FabricMode::Ring
+            ? "a line device, whose routers run no bubble flow control (no buffer cycle to break)"
+            : "--ring-flow-control dateline, whose routers avoid deadlock by the dateline VC and run no bubble flow "
+              "control"));
+  }
   if (faults.no_bubble) device_options.fabric.bubble_flow_control = false;
   if (options.first_level_acks && device_options.fabric.mode == runtime::FabricMode::None) {
     // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no credits to set.
@@ -425,6 +440,7 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
           [options](const std::string& name) {
             options->ring_flow_control =
                 name == "dateline" ? runtime::RingFlowControl::Dateline : runtime::RingFlowControl::Bubble;
+            options->ring_flow_control_typed = true;
           },
           "era what-if for a ring fabric's deadlock avoidance (as `cclmesh run`; REFERENCE 6.7, 12): bubble "
           "(late 2025, the default) or dateline (mid 2025: a second VC past the ring's closing hop)")
