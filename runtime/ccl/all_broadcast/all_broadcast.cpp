@@ -23,7 +23,7 @@ constexpr const char* kOp = "all_broadcast";
 struct Resolved : PlacedGroups {
   std::vector<CoreCoord> cores;  // one per link
   // The pages the workers move: the input's, or its ROW_MAJOR rows wider than a fabric payload in
-  // the fewest equal 32 B-aligned pieces that fit one (row_pieces.hpp), as broadcast moves them.
+  // equal 32 B-aligned pieces that fill one (row_pieces.hpp, FillPayload), as broadcast moves them.
   FabricPages pages;
   std::uint32_t packet_pages = 0;
 };
@@ -70,7 +70,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   r.cores = worker_cores(topology, p.first_worker, p.num_links, kOp);
   require_semaphore_on(p.done_semaphore, {r.cores.front()}, kOp, "done_semaphore");
   if (p.barrier_semaphore) require_semaphore_on(p.barrier_semaphore, r.cores, kOp, "barrier_semaphore");
-  r.pages = fabric_pages(p.input_buffer.config, p.fabric.max_payload_bytes, kOp);
+  r.pages = fabric_pages(p.input_buffer.config, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.pages.page_bytes, p.fabric.max_payload_bytes);
   return r;
 }

@@ -15,8 +15,8 @@
 // The multicast reaches every other chip: half-way round both ways on a ring (REFERENCE 7.3
 // FULL_TENSOR), to both ends on a line (FabricGroup::full_reach). Pages move verbatim, padding
 // included, so output_buffers[i] is a byte copy of rank i's input buffer (reference_outputs).
-// ROW_MAJOR rows wider than a fabric payload move as broadcast's do, in the fewest equal 32 B-aligned
-// pieces that fit one (row_pieces.hpp, fabric_pages); a wide row that is not a multiple of 32 B is refused.
+// ROW_MAJOR rows wider than a fabric payload move as broadcast's do, in equal 32 B-aligned pieces
+// that fill one (row_pieces.hpp, fabric_pages, FillPayload); a wide row that is not a multiple of 32 B is refused.
 // A chip multicasts from its fabric position and writes its rank's buffer, so a ring run as a
 // line from mid-ring (ranks 1, 2, 3, 0 at positions 0..3 with 0-1 down) fills the buffers as the
 // ring would; groups whose rings run as lines are built as a line all_broadcast beside the rings'

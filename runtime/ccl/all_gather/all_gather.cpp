@@ -139,15 +139,15 @@ std::uint32_t pieces_per_row(std::uint32_t row_bytes, std::uint32_t max_payload_
                               fmt::format("writes each chip's {} B row at an offset of a multiple of it in the "
                                           "output rows",
                                           row_bytes));
-  return fabric_row_pieces(row_bytes, max_payload_bytes, kOp, "ROW_MAJOR row");
+  return fabric_row_pieces(row_bytes, max_payload_bytes, RowPieceChoice::FillPayload, kOp, "ROW_MAJOR row");
 }
 
 // ROW_MAJOR along dims 0-2: whole rows are gathered, so a row moves whole unless it is wider than
-// a fabric payload; then in the fewest 32 B-aligned pieces that fit one (fabric_pages), the
+// a fabric payload; then in 32 B-aligned pieces that fill one (fabric_pages, FillPayload), the
 // input and output both addressed q pieces per row and sliced like tiles, q per row.
 FabricPages outer_row_pieces(const Params& p) {
   if (p.input.layout != Layout::RowMajor) return FabricPages{page_size_bytes(p.input), 1, 1, 0};
-  return fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp);
+  return fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {

@@ -4,9 +4,10 @@
 //
 // An all-reduce is element-wise, so it runs on the tensor's pages as a flat row: TILE tensors as
 // (1, 1, 32, 32 x tiles), ROW_MAJOR as (1, 1, rows, width), which are the same bytes in the same
-// page order. ROW_MAJOR rows wider than a fabric payload move in the fewest equal 32 B-aligned
-// pieces that fit one in every algorithm (the halves along dim 2 in q pieces a row; the one-shot
-// and the local sum in local_sum.hpp's moved_pages); a piece is whole elements, so the sums are
+// page order. ROW_MAJOR rows wider than a fabric payload move in equal 32 B-aligned pieces that
+// fit one in every algorithm (the halves along dim 2 in q pieces a row, all_gather's filling a
+// payload, reduce_scatter's the fewest; the one-shot and the local sum the fewest, in
+// local_sum.hpp's moved_pages); a piece is whole elements, so the sums are
 // those of whole rows. Two algorithms:
 //   ReduceScatterAllGather  reduce_scatter of the flat tensor into the intermediate buffer (a
 //                           1/N slice per chip), then all_gather of the slices into the output

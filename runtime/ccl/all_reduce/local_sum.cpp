@@ -87,7 +87,8 @@ FabricPages moved_pages(const Params& p) {
   if (p.tensor.layout != Layout::RowMajor) {
     return FabricPages{page_size_bytes(p.tensor), 1, static_cast<std::uint32_t>(num_pages(p.tensor))};
   }
-  return fabric_pages(page_size_bytes(p.tensor), num_pages(p.tensor), p.fabric.max_payload_bytes, "all_reduce");
+  return fabric_pages(page_size_bytes(p.tensor), num_pages(p.tensor), p.fabric.max_payload_bytes,
+                      RowPieceChoice::Fewest, "all_reduce");
 }
 
 std::uint64_t local_sums_bytes(const Params& p, std::uint32_t packet) {

@@ -78,15 +78,17 @@ std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std
   require_row_piece_alignment(
       chunk_bytes, kOp, fmt::format("cuts each {} B row into {} chunks, one per chip: a chunk is {} B", row_bytes, n,
                                     chunk_bytes));
-  return fabric_row_pieces(chunk_bytes, max_payload_bytes, kOp, "chunk of a ROW_MAJOR row");
+  // The fewest pieces, not FillPayload's: chunks of 4416 and 4608 B in pieces that fill a payload
+  // ran up to 7 % slower on the T3K 8-line (session 38, docs/collectives.md "Why a 4384 B row ...").
+  return fabric_row_pieces(chunk_bytes, max_payload_bytes, RowPieceChoice::Fewest, kOp, "chunk of a ROW_MAJOR row");
 }
 
 // ROW_MAJOR along dims 0-2: chunks are whole rows, so a row moves whole unless it is wider than a
-// fabric payload; then in the fewest 32 B-aligned pieces that fit one (fabric_pages), input and
+// fabric payload; then in 32 B-aligned pieces that fill one (fabric_pages, FillPayload), input and
 // output addressed q pieces per row and sliced like tiles, q per row.
 FabricPages outer_row_pieces(const Params& p) {
   if (p.tensor.layout != Layout::RowMajor) return FabricPages{page_size_bytes(p.tensor), 1, 1, 0};
-  return fabric_pages(page_size_bytes(p.tensor), 1, p.fabric.max_payload_bytes, kOp);
+  return fabric_pages(page_size_bytes(p.tensor), 1, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {

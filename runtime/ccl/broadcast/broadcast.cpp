@@ -199,7 +199,7 @@ void validate(const Params& p, const topo::Topology& topology) {
       }
     }
   }
-  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
   packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
 }
 
@@ -207,7 +207,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
   validate(p, topology);
   const Placed placed = place(p, topology);
   // A page wider than a fabric payload (a ROW_MAJOR row) moves in pieces, each a page to the workers.
-  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+  const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
   const std::uint32_t packet_pages =
       packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
   // Every chip waits for one increment per root worker; every root has as many.

@@ -29,11 +29,25 @@ std::optional<std::uint32_t> fewest_row_pieces(std::uint32_t row_bytes,
   return std::nullopt;
 }
 
-std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, const std::string& op,
-                                const std::string& what) {
-  if (const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t b) { return b <= max_payload_bytes; })) {
-    return *pieces;
-  }
+std::uint32_t payload_packing(std::uint32_t piece_bytes, std::uint32_t max_payload_bytes) {
+  return max_payload_bytes / piece_bytes * piece_bytes;
+}
+
+std::uint32_t fill_payload_packing_floor(std::uint32_t max_payload_bytes) {
+  // No multiple of 32 B packs more than 32 B pieces do: a packing is a multiple of 32 B within the payload.
+  const std::uint64_t best = payload_packing(kRowPieceAlignment, max_payload_bytes);
+  return static_cast<std::uint32_t>((best * (100 - kFillPayloadSlackPercent) + 99) / 100);
+}
+
+std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, RowPieceChoice choice,
+                                const std::string& op, const std::string& what) {
+  // A row that fits a payload moves whole whatever its packing: pieces would add pages, not bytes.
+  const bool fill = choice == RowPieceChoice::FillPayload && row_bytes > max_payload_bytes;
+  const std::uint32_t packing_floor = fill ? fill_payload_packing_floor(max_payload_bytes) : 0;
+  const auto fits = [&](std::uint32_t piece) {
+    return piece <= max_payload_bytes && payload_packing(piece, max_payload_bytes) >= packing_floor;
+  };
+  if (const auto pieces = fewest_row_pieces(row_bytes, fits)) return *pieces;
   throw CclParamsError(fmt::format("{}: a {} B {} does not split into equal pieces of at most {} B (the fabric "
                                    "payload) that are multiples of {} B",
                                    op, row_bytes, what, max_payload_bytes, kRowPieceAlignment));
@@ -58,14 +72,14 @@ std::uint64_t FabricPages::image_offset(std::uint64_t page) const {
 }
 
 FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
-                         const std::string& op) {
+                         RowPieceChoice choice, const std::string& op) {
   if (page_bytes == 0) throw PageExceedsPacketError(page_bytes, max_payload_bytes);
   FabricPages pages{page_bytes, 1, 0, 0};
   if (page_bytes > max_payload_bytes && page_bytes % kRowPieceAlignment == 0) {
-    // Equal pieces: every moved page the same size. The fewest is not always fastest (a 4384 B
-    // row, 137 x 32 B, moves in 32 B pieces whose runs fill whole payloads; see docs/collectives.md
-    // "Rows not a multiple of 32 B"), but the rule predates the shorter last piece and stays.
-    pages.pieces_per_page = fabric_row_pieces(page_bytes, max_payload_bytes, op, "page (a ROW_MAJOR row)");
+    // Equal pieces: every moved page the same size. A 4384 B row (137 x 32 B) keeps its 32 B
+    // pieces, whose runs fill whole payloads, rather than the shorter-last-piece cut below
+    // (docs/collectives.md "Why a 4384 B row ...").
+    pages.pieces_per_page = fabric_row_pieces(page_bytes, max_payload_bytes, choice, op, "page (a ROW_MAJOR row)");
     pages.page_bytes = page_bytes / pages.pieces_per_page;
   } else if (page_bytes > max_payload_bytes) {
     // Not a multiple of 32 B, so no equal pieces start 32 B-aligned: the fewest pieces that do,
@@ -96,9 +110,10 @@ FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, s
   return pages;
 }
 
-FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, const std::string& op) {
+FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, RowPieceChoice choice,
+                         const std::string& op) {
   const std::uint64_t pages = buffer.page_size_bytes == 0 ? 0 : buffer.size_bytes / buffer.page_size_bytes;
-  return fabric_pages(buffer.page_size_bytes, pages, max_payload_bytes, op);
+  return fabric_pages(buffer.page_size_bytes, pages, max_payload_bytes, choice, op);
 }
 
 kargs::TensorArgs in_fabric_pages(kargs::TensorArgs args, const FabricPages& pages) {

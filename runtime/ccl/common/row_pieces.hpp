@@ -39,12 +39,31 @@ void require_row_piece_alignment(std::uint32_t row_bytes, const std::string& op,
 std::optional<std::uint32_t> fewest_row_pieces(std::uint32_t row_bytes,
                                                const std::function<bool(std::uint32_t)>& fits);
 
-// fewest_row_pieces for pieces that each fit one fabric payload of `max_payload_bytes`. Throws
-// CclParamsError "<op>: a <row_bytes> B <what> does not split into equal pieces of at most <payload> B
-// (the fabric payload) that are multiples of 32 B" (only a payload under 32 B gets there); `what`
-// names the row ("ROW_MAJOR output row").
-std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, const std::string& op,
-                                const std::string& what);
+// How a row wider than a fabric payload is cut (docs/collectives.md, "Why a 4384 B row ..."). A
+// copy's CB packet holds payload / piece whole pieces (contiguous ones merge into one NoC
+// transfer), so a copy gains from pieces that fill a payload (FillPayload); a reduction pays per
+// piece in its reduce kernel, so it takes the fewest (Fewest).
+enum class RowPieceChoice { FillPayload, Fewest };
+
+// Bytes of whole `piece_bytes` pieces one `max_payload_bytes` payload holds.
+std::uint32_t payload_packing(std::uint32_t piece_bytes, std::uint32_t max_payload_bytes);
+
+// The packing FillPayload's pieces must reach: within kFillPayloadSlackPercent of the best any
+// multiple of 32 B reaches (32 B pieces': floor(payload / 32) x 32 B). 6 %, so that 4096 B
+// pieces (94.1 % of 4352 B) still count: on the T3K ring all_gather and all_broadcast ran 1 %
+// slower in 4352 B packets than in 4096 B ones whatever the piece size (measured, session 38).
+inline constexpr std::uint32_t kFillPayloadSlackPercent = 6;
+std::uint32_t fill_payload_packing_floor(std::uint32_t max_payload_bytes);
+
+// The equal pieces, multiples of 32 B, a `row_bytes` row (a multiple of 32 B) moves in over a
+// fabric of `max_payload_bytes`: 1 when the row fits a payload; else Fewest takes the fewest that
+// fit (4416 B: 2 x 2208 B) and FillPayload the fewest whose payload_packing reaches
+// fill_payload_packing_floor (4416 B: 23 x 192 B, 22 a payload; 8192 B: 2 x 4096 B either way).
+// Throws CclParamsError "<op>: a <row_bytes> B <what> does not split into equal pieces of at most
+// <payload> B (the fabric payload) that are multiples of 32 B" (only a payload under 32 B gets
+// there); `what` names the row ("ROW_MAJOR output row").
+std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_payload_bytes, RowPieceChoice choice,
+                                const std::string& op, const std::string& what);
 
 // `args` addressing each buffer page in `pieces` pieces of `piece_bytes`, the last of them
 // `last_piece_bytes` long when not 0 (api::InterleavedAddrGenParams::last_piece_bytes).
@@ -54,9 +73,10 @@ kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_byte
 // The pages an op that moves whole buffer pages over the fabric moves: the buffer's own when a
 // page fits one fabric payload (pieces_per_page 1: the streams are those of whole pages), else
 // each page in pieces that each fit one and start 32 B-aligned (DRAM, REFERENCE 6.5): a page of
-// a multiple of 32 B in the fewest equal pieces, multiples of 32 B (8192 B: 2 x 4096; 4384 B =
-// 137 x 32 B: 137 x 32 B), any other in the fewest pieces of which all but the last are the
-// same multiple of 32 B and the last is what is left (4400 B: 2208 + 2192 B; session 36).
+// a multiple of 32 B in equal pieces, multiples of 32 B, as fabric_row_pieces chooses for the
+// op's RowPieceChoice (4384 B = 137 x 32 B: 137 x 32 B either way), any other in the fewest pieces
+// of which all but the last are the same multiple of 32 B and the last is what is left (4400 B:
+// 2208 + 2192 B; session 36).
 struct FabricPages {
   std::uint32_t page_bytes = 0;        // of a page the workers move: a buffer page or a piece of one
   std::uint32_t pieces_per_page = 1;   // of a buffer page
@@ -72,9 +92,10 @@ struct FabricPages {
 // Throws CclParamsError when a wide page does not split (a payload under 32 B) or makes more
 // than 2^32 pages, and PageExceedsPacketError for a page of 0 B.
 FabricPages fabric_pages(std::uint32_t page_bytes, std::uint64_t buffer_pages, std::uint32_t max_payload_bytes,
-                         const std::string& op);
+                         RowPieceChoice choice, const std::string& op);
 // The same for a buffer's pages.
-FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, const std::string& op);
+FabricPages fabric_pages(const BufferConfig& buffer, std::uint32_t max_payload_bytes, RowPieceChoice choice,
+                         const std::string& op);
 
 // `args` addressing `pages`: unchanged when pages are whole, else in_row_pieces.
 kargs::TensorArgs in_fabric_pages(kargs::TensorArgs args, const FabricPages& pages);

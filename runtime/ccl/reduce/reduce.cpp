@@ -108,7 +108,8 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   // A TILE page always fits a payload (bfp8_b's shared exponents could not be cut); a wide row
   // moves in pieces of whole elements, which the kernel sums as it sums pages.
   if (p.tensor.layout == Layout::RowMajor) {
-    r.fabric_pages = fabric_pages(r.page_size, num_pages(p.tensor), p.fabric.max_payload_bytes, kOp);
+    r.fabric_pages =
+        fabric_pages(r.page_size, num_pages(p.tensor), p.fabric.max_payload_bytes, RowPieceChoice::Fewest, kOp);
     r.page_size = r.fabric_pages.page_bytes;
   }
   r.packet_pages = packet_size_in_pages(p.packet_size_in_pages, r.page_size, p.fabric.max_payload_bytes);

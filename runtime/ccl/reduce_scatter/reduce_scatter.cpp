@@ -61,7 +61,8 @@ std::uint32_t received_slice(std::uint32_t n, std::uint32_t position, bool up, s
 // fitting one fabric payload (1 unless a row is wider than a payload).
 std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
   const std::uint32_t row_bytes = scattered_row_bytes(p.input, n);
-  return fabric_row_pieces(row_bytes, p.fabric.max_payload_bytes, kOp, "ROW_MAJOR output row");
+  return fabric_row_pieces(row_bytes, p.fabric.max_payload_bytes, RowPieceChoice::Fewest, kOp,
+                           "ROW_MAJOR output row");
 }
 
 // ROW_MAJOR along dims 0-2: whole rows are scattered, so a row moves whole unless it is wider
@@ -69,7 +70,8 @@ std::uint32_t pieces_per_output_row(const Params& p, std::uint32_t n) {
 // every buffer addressed q pieces per row and sliced like tiles, q per row. nullopt: whole pages.
 std::optional<FabricPages> outer_row_fabric_pages(const Params& p) {
   if (p.input.layout != Layout::RowMajor || cuts_rows(p.input, p.dim)) return std::nullopt;
-  const FabricPages pages = fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, kOp);
+  const FabricPages pages =
+      fabric_pages(page_size_bytes(p.input), 1, p.fabric.max_payload_bytes, RowPieceChoice::Fewest, kOp);
   if (pages.pieces_per_page == 1) return std::nullopt;
   return pages;
 }

@@ -83,7 +83,7 @@ void validate(const Params& p, const topo::Topology& topology) {
     const FabricPlan plan(topology, p.fabric);
     plan.route(sender, receiver);  // throws when off the fabric or too far
     require_fabric_links(plan, p.num_links, kOp);
-    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
     packet_size_in_pages(p.packet_size_in_pages, pages.page_bytes, p.fabric.max_payload_bytes);
   }
 }
@@ -114,7 +114,7 @@ MeshWorkload build(const Params& p, const topo::Topology& topology) {
     }
     const FabricRoute route = plan.route(sender, receiver);
     // A page wider than a fabric payload (a ROW_MAJOR row) moves in pieces, each a page to the workers.
-    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, kOp);
+    const FabricPages pages = fabric_pages(p.input.config, p.fabric.max_payload_bytes, RowPieceChoice::FillPayload, kOp);
     // One sender per link, each with its own run of the pages on its own routing plane.
     Program sender_program;
     add_link_senders(sender_program, plan,

@@ -1,9 +1,10 @@
 #pragma once
 // The matrix the wide-row e2e tests share (sessions 34-36): ROW_MAJOR rows wider than the 4352 B
 // default fabric payload, 8192 B (a 4096-wide bf16 tensor: 2 equal pieces), 4384 B (137 x 32 B:
-// 137 pieces of 32 B) and 4400 B (not a multiple of 32 B: 2208 + 2192 B, a shorter last piece), on
-// N300 and the T3K's line and ring, bf16 and fp32, DRAM and L1. Each test file adds its own ops
-// (and all_reduce its algorithms).
+// 137 pieces of 32 B), 4416 B (copies in 23 pieces of 192 B that fill a payload, reductions in 2 of
+// 2208 B: row_pieces.hpp, RowPieceChoice) and 4400 B (not a multiple of 32 B: 2208 + 2192 B, a
+// shorter last piece), on N300 and the T3K's line and ring, bf16 and fp32, DRAM and L1. Each test
+// file adds its own ops (and all_reduce its algorithms).
 
 #include <gtest/gtest.h>
 
@@ -50,14 +51,14 @@ inline TensorSpec wide_rows(DataType dtype, std::uint32_t row_bytes, std::uint32
   return TensorSpec{{w, z, rows, row_bytes / element_bytes}, dtype, Layout::RowMajor};
 }
 
-// Every system x dtype x row width x memory of the matrix (36 cases).
+// Every system x dtype x row width x memory of the matrix (48 cases).
 inline std::vector<WideRowCase> wide_row_cases() {
   std::vector<WideRowCase> all;
   const std::pair<const char*, CclTopology> systems[] = {
       {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
   for (const auto& [system, shape] : systems) {
     for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
-      for (const std::uint32_t row_bytes : {8192u, 4384u, 4400u}) {
+      for (const std::uint32_t row_bytes : {8192u, 4384u, 4416u, 4400u}) {
         for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
           all.push_back({system, shape, dtype, row_bytes, memory});
         }

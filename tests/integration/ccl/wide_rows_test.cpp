@@ -205,41 +205,72 @@ TEST(WideRowsRefusal, ReduceKeepsTilesWhole) {
   EXPECT_THROW(rd::validate(p, device->topology()), runtime::ccl::PageExceedsPacketError);
 }
 
-// The pieces: a row of a multiple of 32 B in the fewest equal ones, multiples of 32 B, that fit
+// A copy's pieces fill a payload (FillPayload: the fewest within 6 % of the 4352 B that 32 B
+// pieces pack), a reduction's are the fewest that fit (Fewest); a row that fits moves whole.
+TEST(WideRowsPieces, CopiesFillAPayloadReductionsTakeTheFewest) {
+  using runtime::ccl::fabric_row_pieces;
+  using Choice = runtime::ccl::RowPieceChoice;
+  const auto pieces = [](std::uint32_t row_bytes, Choice choice) {
+    return fabric_row_pieces(row_bytes, 4352, choice, "op", "row");
+  };
+  EXPECT_EQ(runtime::ccl::fill_payload_packing_floor(4352), 4091u);
+  EXPECT_EQ(pieces(4416, Choice::Fewest), 2u);        // 2208 B: one a payload, 2208 B
+  EXPECT_EQ(pieces(4416, Choice::FillPayload), 23u);  // 192 B: 22 a payload, 4224 B
+  EXPECT_EQ(pieces(4608, Choice::Fewest), 2u);        // 2304 B: 2304 B a payload
+  EXPECT_EQ(pieces(4608, Choice::FillPayload), 9u);   // 512 B: 8 a payload, 4096 B
+  EXPECT_EQ(pieces(8256, Choice::Fewest), 2u);        // 4128 B, 94.9 % of a payload either way
+  EXPECT_EQ(pieces(8256, Choice::FillPayload), 2u);
+  EXPECT_EQ(pieces(8192, Choice::FillPayload), 2u);   // 4096 B, 94.1 %: within the 6 %
+  EXPECT_EQ(pieces(8832, Choice::Fewest), 3u);        // 2944 B (fp32 2208-wide rows)
+  EXPECT_EQ(pieces(8832, Choice::FillPayload), 23u);  // 384 B: 11 a payload, 4224 B
+  EXPECT_EQ(pieces(4384, Choice::Fewest), 137u);      // 137 is prime: 32 B pieces either way
+  EXPECT_EQ(pieces(4384, Choice::FillPayload), 137u);
+  EXPECT_EQ(pieces(2400, Choice::FillPayload), 1u);   // fits: whole, though it packs 2400 B
+  const auto copy = runtime::ccl::fabric_pages(4416, 10, 4352, Choice::FillPayload, "op");
+  EXPECT_EQ(copy.pieces_per_page, 23u);
+  EXPECT_EQ(copy.page_bytes, 192u);
+  EXPECT_EQ(copy.count, 230u);
+  EXPECT_EQ(copy.last_piece_bytes, 0u);
+  // Not a multiple of 32 B: the shorter-last-piece cut, the same for both.
+  EXPECT_EQ(runtime::ccl::fabric_pages(4400, 1, 4352, Choice::FillPayload, "op").page_bytes, 2208u);
+}
+
+// A reduction's pieces: a row of a multiple of 32 B in the fewest equal ones, multiples of 32 B, that fit
 // the payload; any other in the fewest that fit, all but the last the same multiple of 32 B (each
 // starts 32 B-aligned), the last what is left; a row that fits stays whole.
 TEST(WideRowsPieces, FewestAlignedPiecesThatFitAPayload) {
   using runtime::ccl::fabric_pages;
-  const auto whole = fabric_pages(4352, 10, 4352, "op");
+  using Choice = runtime::ccl::RowPieceChoice;
+  const auto whole = fabric_pages(4352, 10, 4352, Choice::Fewest, "op");
   EXPECT_EQ(whole.pieces_per_page, 1u);
   EXPECT_EQ(whole.page_bytes, 4352u);
   EXPECT_EQ(whole.count, 10u);
   EXPECT_EQ(whole.last_piece_bytes, 0u);
-  const auto halves = fabric_pages(8192, 10, 4352, "op");
+  const auto halves = fabric_pages(8192, 10, 4352, Choice::Fewest, "op");
   EXPECT_EQ(halves.pieces_per_page, 2u);
   EXPECT_EQ(halves.page_bytes, 4096u);
   EXPECT_EQ(halves.count, 20u);
   EXPECT_EQ(halves.last_piece_bytes, 0u);  // equal
-  const auto odd = fabric_pages(4384, 3, 4352, "op");  // 137 x 32 B: 137 is prime
+  const auto odd = fabric_pages(4384, 3, 4352, Choice::Fewest, "op");  // 137 x 32 B: 137 is prime
   EXPECT_EQ(odd.pieces_per_page, 137u);
   EXPECT_EQ(odd.page_bytes, 32u);
   EXPECT_EQ(odd.last_piece_bytes, 0u);
   EXPECT_EQ(odd.count, 411u);
-  const auto unaligned = fabric_pages(4400, 1, 4352, "op");
+  const auto unaligned = fabric_pages(4400, 1, 4352, Choice::Fewest, "op");
   EXPECT_EQ(unaligned.pieces_per_page, 2u);
   EXPECT_EQ(unaligned.page_bytes, 2208u);
   EXPECT_EQ(unaligned.last_piece_bytes, 2192u);
-  const auto thirds = fabric_pages(8804, 1, 4352, "op");
+  const auto thirds = fabric_pages(8804, 1, 4352, Choice::Fewest, "op");
   EXPECT_EQ(thirds.pieces_per_page, 3u);
   EXPECT_EQ(thirds.page_bytes, 2944u);
   EXPECT_EQ(thirds.last_piece_bytes, 2916u);
   // A payload that is not a multiple of 32 B: pieces are its 32 B-aligned part (4320 B).
-  const auto below = fabric_pages(8640, 1, 4350, "op");
+  const auto below = fabric_pages(8640, 1, 4350, Choice::Fewest, "op");
   EXPECT_EQ(below.pieces_per_page, 2u);
   EXPECT_EQ(below.page_bytes, 4320u);
   EXPECT_EQ(below.last_piece_bytes, 0u);
   try {
-    fabric_pages(100, 1, 31, "reduce");
+    fabric_pages(100, 1, 31, Choice::Fewest, "reduce");
     ADD_FAILURE() << "a 31 B payload took a piece";
   } catch (const runtime::ccl::CclParamsError& e) {
     EXPECT_EQ(std::string(e.what()),
