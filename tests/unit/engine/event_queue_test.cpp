@@ -43,6 +43,14 @@ struct ShadowedQueue {
     pending[{at_ps, sequence}] = queue.push(SimTime::from_ps(at_ps), nothing, nullptr);
   }
   void reserve(std::int64_t at_ps) { reserved.push_back({at_ps, queue.reserve_sequence()}); }
+  // A place only reserved (its event pushed later, if ever) or an event pushed now.
+  void reserve_or_push(std::int64_t at_ps, bool only_reserve) {
+    if (only_reserve) {
+      reserve(at_ps);
+    } else {
+      push(at_ps);
+    }
+  }
   // One time in `one_in`: a reserved place picked at random is scheduled, if it has not passed.
   void maybe_push_reserved(std::mt19937_64& random, std::uint64_t one_in, const Place& now) {
     if (reserved.empty() || random() % one_in != 0) return;
@@ -62,6 +70,37 @@ struct ShadowedQueue {
     ASSERT_TRUE(queue.cancel(victim->second));
     pending.erase(victim);
     ++cancelled;
+  }
+
+  struct DrainCounts {
+    int pops = 0;
+    int unpops = 0;
+    int same_time_pops = 0;  // at the previous pop's time
+  };
+  // Pops until the queue is empty, each pop checked against `pending`'s first place; one pop in
+  // `unpop_one_in` is put back (the next pop takes it again); after every kept pop,
+  // `schedule_more(place, pops so far)` may push, reserve and cancel.
+  template <class ScheduleMore>
+  void drain_in_exact_order(std::mt19937_64& random, std::uint64_t unpop_one_in, ScheduleMore schedule_more,
+                            DrainCounts& counts) {
+    std::int64_t last_time = -1;
+    DueEvent event;
+    while (queue.pop(event)) {
+      ASSERT_FALSE(pending.empty());
+      const Place place{event.time.ps(), event.sequence};
+      ASSERT_EQ(place, pending.begin()->first) << "pop " << counts.pops;
+      if (random() % unpop_one_in == 0) {
+        queue.unpop(event);
+        ++counts.unpops;
+        continue;
+      }
+      pending.erase(pending.begin());
+      ++counts.pops;
+      if (place.first == last_time) ++counts.same_time_pops;
+      last_time = place.first;
+      schedule_more(place, counts.pops);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
 };
 
@@ -381,37 +420,22 @@ TEST(EventQueue, ReservedPlacesUnpopsAndCancellationsKeepTheOrderInCrowdedBucket
   using Place = ShadowedQueue::Place;
   std::mt19937_64 random(23);
   for (int i = 0; i < 2000; ++i) shadowed.push(static_cast<std::int64_t>(random() % 4000));
-  int pops = 0;
-  int unpops = 0;
-  DueEvent event;
-  while (queue.pop(event)) {
-    ASSERT_FALSE(pending.empty());
-    const Place place{event.time.ps(), event.sequence};
-    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
-    if (random() % 40 == 0) {  // put back: the next pop takes it again
-      queue.unpop(event);
-      ++unpops;
-      continue;
-    }
-    pending.erase(pending.begin());
-    ++pops;
-    if (pops > 40000) continue;  // then drain
+  ShadowedQueue::DrainCounts counts;
+  const auto schedule_more = [&](const Place& place, int pops) {
+    if (pops > 40000) return;  // then drain
     for (int k = random() % 10 == 0 ? -1 : 0; k < 1; ++k) {  // the queue stays about as full
       const std::uint64_t draw = random();
       std::int64_t at = place.first + 256 + static_cast<std::int64_t>(draw % 1792);
       if (draw % 8 == 0) at = place.first;  // the current run
-      if (draw % 5 == 0) {
-        shadowed.reserve(at);
-      } else {
-        shadowed.push(at);
-      }
+      shadowed.reserve_or_push(at, draw % 5 == 0);
     }
     shadowed.maybe_push_reserved(random, 3, place);
-    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 8));
-  }
+    shadowed.maybe_cancel(random, 8);
+  };
+  ASSERT_NO_FATAL_FAILURE(shadowed.drain_in_exact_order(random, 40, schedule_more, counts));
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(queue.live_events(), 0u);
-  EXPECT_GT(unpops, 100);
+  EXPECT_GT(counts.unpops, 100);
   EXPECT_GT(shadowed.reserved_pushed, 1000);
   EXPECT_GT(shadowed.cancelled, 1000);
 }
@@ -433,45 +457,26 @@ TEST(EventQueue, FixedDelayStreamsMixedWithOtherEventsComeOutInExactOrder) {
   // ~3000 pending over ~1 us: a few per 512 ps, as dense as a T3K's queue; whole nanoseconds,
   // so that events of different streams meet at equal times.
   for (int i = 0; i < 3000; ++i) shadowed.push(1'000 * static_cast<std::int64_t>(random() % 100));
-  int pops = 0;
-  int unpops = 0;
-  int same_time_pops = 0;
-  std::int64_t last_time = -1;
-  DueEvent event;
-  while (queue.pop(event)) {
-    ASSERT_FALSE(pending.empty());
-    const Place place{event.time.ps(), event.sequence};
-    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
-    if (random() % 50 == 0) {  // put back: the next pop takes it again
-      queue.unpop(event);
-      ++unpops;
-      continue;
-    }
-    pending.erase(pending.begin());
-    ++pops;
-    if (place.first == last_time) ++same_time_pops;
-    last_time = place.first;
-    if (pops > 60'000) continue;  // then drain
+  ShadowedQueue::DrainCounts counts;
+  const auto schedule_more = [&](const Place& place, int pops) {
+    if (pops > 60'000) return;  // then drain
     const int new_events = pending.size() < 3000 ? 2 : 1;  // the queue stays about as full
     for (int k = 0; k < new_events; ++k) {
       const std::uint64_t draw = random();
       std::int64_t at = place.first + fixed_delays[draw % std::size(fixed_delays)];
       if (draw % 10 == 7) at = place.first + 1'000 * static_cast<std::int64_t>(random() % 100);  // another delay
       if (draw % 20 == 9) at = place.first + 3'000'000 + static_cast<std::int64_t>(random() % 1'000'000);  // beyond the ring
-      if (draw % 16 == 5) {
-        shadowed.reserve(at);
-      } else {
-        shadowed.push(at);
-      }
+      shadowed.reserve_or_push(at, draw % 16 == 5);
     }
     shadowed.maybe_push_reserved(random, 4, place);
-    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 12));
-  }
+    shadowed.maybe_cancel(random, 12);
+  };
+  ASSERT_NO_FATAL_FAILURE(shadowed.drain_in_exact_order(random, 50, schedule_more, counts));
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(queue.live_events(), 0u);
-  EXPECT_GT(pops, 60'000);
-  EXPECT_GT(same_time_pops, 20'000);  // the streams did meet at equal times
-  EXPECT_GT(unpops, 500);
+  EXPECT_GT(counts.pops, 60'000);
+  EXPECT_GT(counts.same_time_pops, 20'000);  // the streams did meet at equal times
+  EXPECT_GT(counts.unpops, 500);
   EXPECT_GT(shadowed.reserved_pushed, 2'000);
   EXPECT_GT(shadowed.cancelled, 2'000);
 }
@@ -487,21 +492,9 @@ TEST(EventQueue, EventsPushedIntoTheRunsLaterBucketsComeOutInExactOrder) {
   using Place = ShadowedQueue::Place;
   std::mt19937_64 random(38);
   for (int i = 0; i < 2000; ++i) shadowed.push(static_cast<std::int64_t>(random() % 1'000'000));
-  int pops = 0;
-  int unpops = 0;
-  DueEvent event;
-  while (queue.pop(event)) {
-    ASSERT_FALSE(pending.empty());
-    const Place place{event.time.ps(), event.sequence};
-    ASSERT_EQ(place, pending.begin()->first) << "pop " << pops;
-    if (random() % 40 == 0) {
-      queue.unpop(event);
-      ++unpops;
-      continue;
-    }
-    pending.erase(pending.begin());
-    ++pops;
-    if (pops > 50'000) continue;  // then drain
+  ShadowedQueue::DrainCounts counts;
+  const auto schedule_more = [&](const Place& place, int pops) {
+    if (pops > 50'000) return;  // then drain
     const int new_events = pending.size() < 2000 ? 2 : 1;
     for (int k = 0; k < new_events; ++k) {
       const std::uint64_t draw = random();
@@ -513,19 +506,16 @@ TEST(EventQueue, EventsPushedIntoTheRunsLaterBucketsComeOutInExactOrder) {
           shadowed.push(std::max(place.first, bucket_start + static_cast<std::int64_t>(random() % 512)));
         }
       }
-      if (draw % 16 == 5) {
-        shadowed.reserve(at);
-      } else {
-        shadowed.push(at);
-      }
+      shadowed.reserve_or_push(at, draw % 16 == 5);
     }
     shadowed.maybe_push_reserved(random, 4, place);
-    ASSERT_NO_FATAL_FAILURE(shadowed.maybe_cancel(random, 12));
-  }
+    shadowed.maybe_cancel(random, 12);
+  };
+  ASSERT_NO_FATAL_FAILURE(shadowed.drain_in_exact_order(random, 40, schedule_more, counts));
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(queue.live_events(), 0u);
-  EXPECT_GT(pops, 50'000);
-  EXPECT_GT(unpops, 500);
+  EXPECT_GT(counts.pops, 50'000);
+  EXPECT_GT(counts.unpops, 500);
   EXPECT_GT(shadowed.reserved_pushed, 1'000);
   EXPECT_GT(shadowed.cancelled, 2'000);
 }
