@@ -132,8 +132,10 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   try {
     return prepare();
   } catch (const topo::InputError& e) {
-    throw UsageError(fmt::format("--system/--topology/--cluster-axis: {}{}", e.what(),
-                                 disconnected_system_hint(requested, topology)));
+    // A system of unlinked groups run whole is the system's doing, not --topology's or --cluster-axis'.
+    const std::string hint = disconnected_system_hint(requested, topology);
+    throw UsageError(fmt::format("{}: {}{}", hint.empty() ? "--system/--topology/--cluster-axis" : "--system",
+                                 e.what(), hint));
   } catch (const runtime::BufferConfigError& e) {
     if (const auto grid_past_chips = shard_grid_past_chips(requested, topology)) throw UsageError(*grid_past_chips);
     throw UsageError(fmt::format("{}: {}", memory_options_named(requested), e.what()));

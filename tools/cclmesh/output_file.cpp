@@ -1,9 +1,12 @@
 #include "tools/cclmesh/output_file.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -69,6 +72,18 @@ std::ostream* own_standard_stream(const std::string& path) {
 void check_output_path(const std::string& path, std::string_view option) {
   if (path == "-" || own_standard_stream(path) != nullptr) return;
   require_writable(path, option);
+}
+
+void require_output_extension(const std::string& path, std::string_view option,
+                              const std::vector<std::string_view>& extensions, std::string_view format) {
+  if (path == "-") return;
+  std::string extension = fs::path(path).extension().string();
+  if (extension.empty()) return;
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (std::find(extensions.begin(), extensions.end(), extension) != extensions.end()) return;
+  throw UsageError(fmt::format("{}: '{}' names a {} file, and {} writes {}; expected a name ending in {} (or no extension)",
+                               option, path, extension, option, format, fmt::join(extensions, " or ")));
 }
 
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string_view>>& outputs) {

@@ -20,6 +20,12 @@ void write_output(const std::string& path, std::string_view content, std::string
 // no run. "-" passes.
 void check_output_path(const std::string& path, std::string_view option);
 
+// Throws UsageError naming `option` when `path` ends in an extension other than those given (any
+// case; "-" and a name without an extension pass): the file holds `format`, and a viewer that goes
+// by the name would not open it (bug bash, session 38: `sweep --plot x.png` wrote SVG into x.png).
+void require_output_extension(const std::string& path, std::string_view option,
+                              const std::vector<std::string_view>& extensions, std::string_view format);
+
 // Throws UsageError when two of the given (path, option) outputs name one file (compared
 // lexically normalised; empty ones are skipped): the last written would replace the other. Two
 // given "-" (stdout) are refused too: their contents would be printed one after the other.

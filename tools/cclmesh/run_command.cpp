@@ -101,7 +101,10 @@ void check_output_options(const RawRunOptions& raw) {
   // Before the simulation, so a path that can never be written costs no run.
   if (!raw.trace_path.empty()) check_output_path(raw.trace_path, "--trace");
   if (!raw.json_path.empty()) check_output_path(raw.json_path, "--json");
-  if (!raw.report_path.empty()) check_output_path(raw.report_path, "--report");
+  if (!raw.report_path.empty()) {
+    require_output_extension(raw.report_path, "--report", {".html", ".htm"}, "HTML");
+    check_output_path(raw.report_path, "--report");
+  }
 }
 
 int run(RawRunOptions& raw) {

@@ -125,7 +125,10 @@ int sweep(SweepOptions& o) {
   // Before the sweep runs, so a path that can never be written costs no run.
   if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv");
   if (!o.json_path.empty()) check_output_path(o.json_path, "--json");
-  if (!o.plot_path.empty()) check_output_path(o.plot_path, "--plot");
+  if (!o.plot_path.empty()) {
+    require_output_extension(o.plot_path, "--plot", {".svg"}, "SVG");
+    check_output_path(o.plot_path, "--plot");
+  }
   // Checked once here rather than at every point, each of which would be skipped with the same
   // note (a bad --system is left to the points, which say so as a run does).
   if (o.base.device.empty() && std::getenv("CCLMESH_NOC_STATS") != nullptr) {

@@ -45,8 +45,14 @@ int run_topo(const TopoOptions& options) {
                             {options.json_path, "--json"},
                             {options.save_path, "--save"}});
   // Every path first, so one that cannot be written leaves none of the others written.
-  if (!options.svg_path.empty()) check_output_path(options.svg_path, "--svg");
-  if (!options.dot_path.empty()) check_output_path(options.dot_path, "--dot");
+  if (!options.svg_path.empty()) {
+    require_output_extension(options.svg_path, "--svg", {".svg"}, "SVG");
+    check_output_path(options.svg_path, "--svg");
+  }
+  if (!options.dot_path.empty()) {
+    require_output_extension(options.dot_path, "--dot", {".dot", ".gv"}, "Graphviz DOT");
+    check_output_path(options.dot_path, "--dot");
+  }
   if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
   if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
   const topo::TopologySummary summary = topo::summarize(topology);
