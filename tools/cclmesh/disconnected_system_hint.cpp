@@ -1,6 +1,7 @@
 #include "tools/cclmesh/disconnected_system_hint.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstddef>
 #include <vector>
