@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -82,6 +84,18 @@ class Progress {
   std::size_t done_ = 0;
   bool enabled_;
 };
+
+// The error of a sweep whose every point was refused, its reason said once: as `run` says it when
+// every point was refused alike (an option the op does not take), else the last point's (the
+// largest size's, whose "expected at least" is the nearest when every size is below a page per chip).
+std::string every_point_refused(const std::vector<std::pair<std::size_t, std::string>>& refusals,
+                                const std::function<std::string(std::size_t)>& point_name) {
+  const bool alike = std::all_of(refusals.begin(), refusals.end(),
+                                 [&](const auto& refusal) { return refusal.second == refusals.front().second; });
+  if (alike) return refusals.front().second;
+  return fmt::format("none of the sweep's {} points can run; the last, {}: {}", refusals.size(),
+                     point_name(refusals.back().first), refusals.back().second);
+}
 
 int sweep(SweepOptions& o) {
   if (!o.tensor.shape.empty()) {
@@ -162,8 +176,17 @@ int sweep(SweepOptions& o) {
   int exit_code = kExitOk;
   // A size one op cannot run (below one page per chip, past a builder's limit) is skipped with
   // a comment line, as the rest of the table is still worth having; a sweep in which nothing
-  // can run is bad input.
-  std::optional<UsageError> last_skip;
+  // can run is bad input. The notes wait for a point that is not refused: when none is, the
+  // error alone says why (bug bash, session 38: each reason was printed as a note, then again
+  // as the error).
+  std::vector<std::pair<std::size_t, std::string>> refusals;  // (point, why), in point order
+  std::string held_skip_notes;
+  bool a_point_was_not_refused = false;
+  const auto release_skip_notes = [&] {
+    a_point_was_not_refused = true;
+    notes << held_skip_notes << std::flush;
+    held_skip_notes.clear();
+  };
   std::optional<std::size_t> header_printed_for;  // the index in --op whose header is out
   // The point the sweep stopped at (a hang, a fault or a crashed process): its --json entry.
   std::optional<nlohmann::json> stopped_point;
@@ -182,11 +205,16 @@ int sweep(SweepOptions& o) {
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
+    if (outcome.kind == SweepPointOutcome::Kind::Skipped) {
+      held_skip_notes += fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message);
+      if (a_point_was_not_refused) release_skip_notes();
+      refusals.emplace_back(i, std::move(outcome.message));
+      return true;
+    }
+    release_skip_notes();
     switch (outcome.kind) {
       case SweepPointOutcome::Kind::Skipped:
-        notes << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
-        last_skip = UsageError(outcome.message);
-        return true;
+        break;  // above
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete%s:\n%s\n", op.c_str(), size,
                      hardware_of(i) == "ideal" ? " on ideal hardware (--hardware ideal)" : "",
@@ -237,7 +265,11 @@ int sweep(SweepOptions& o) {
   }
   // A stopped sweep still writes its files, the rows that completed and (in --json) the point
   // that did not, so no older sweep's files are left for a script to read as this one's.
-  if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
+  if (!a_point_was_not_refused && !refusals.empty()) {
+    throw UsageError(every_point_refused(refusals, [&points](std::size_t i) {
+      return fmt::format("{} at {} B", to_string(points[i].op), points[i].size_bytes);
+    }));
+  }
   if (!o.csv_path.empty()) {
     // A link what-if's rows, a per-axis, --chips or faulted sweep's say so in their own columns,
     // after the default ones (csv_columns()), as the table title and --json do; the default CSV
