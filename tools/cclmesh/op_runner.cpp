@@ -424,6 +424,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
+  options.topology_chosen_by_auto = requested.topology == "auto";
   check_chips(options, topology);
   reject_links_above_every_edge(options, topology);
   require_fault_links_on(options.faults, topology);
