@@ -125,9 +125,19 @@ int sweep(SweepOptions& o) {
   if (max_bytes < min_bytes) {
     throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
   }
+  // -f 1 is taken where it ends, on one size (-b equal to -e: a factor that does nothing), and
+  // refused where it would repeat -b for ever: nccl-tests steps by its increment -i when F is 1,
+  // and a sweep here has no increment (bug bash, session 38: `-f 1 -b 64K -e 64K` was refused).
   const std::uint64_t factor =
-      parse_whole_number(o.factor, "-f", 2, "factor",
-                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F)");
+      parse_whole_number(o.factor, "-f", 1, "factor",
+                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F), or "
+                         "1 with -b equal to -e");
+  if (factor == 1 && min_bytes != max_bytes) {
+    throw UsageError(fmt::format("-f: a factor of 1 repeats -b's {} B for ever and never reaches -e's {} B; expected "
+                                 "at least 2, or -e equal to -b for one size (nccl-tests steps by its increment -i "
+                                 "when F is 1, and cclmesh sweep has no increment)",
+                                 min_bytes, max_bytes));
+  }
   if (o.csv_path == "-" && o.json_path == "-") {
     throw UsageError("--csv: '-' (stdout) cannot be used together with --json -; write one of them to a file");
   }
@@ -154,9 +164,9 @@ int sweep(SweepOptions& o) {
     if (system) requested_noc_stats_chip(*system);
   }
   std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= factor) {
+  for (std::uint64_t size = min_bytes;; size *= factor) {
     sizes.push_back(size);
-    if (size > max_bytes / factor) break;
+    if (factor == 1 || size > max_bytes / factor) break;
   }
 
   // The points in (op, size) order, the order the table prints them in whatever order they run.
@@ -317,7 +327,7 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
-  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")
+  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f): at least 2, or 1 when -b equals -e")
       ->type_name("UINT")
       ->capture_default_str();
   add_collective_options(*command, b);
