@@ -28,7 +28,6 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/mirror_choice.hpp"
 #include "tools/cclmesh/group_faults.hpp"
-#include "tools/cclmesh/half_refusal.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/op_result.hpp"
@@ -169,8 +168,7 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
                                  "server started with a larger --max-enqueued-host",
                                  requested.shape ? "--shape" : "--size", e.what()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
-    throw UsageError(fmt::format("{}{}", refusal_named_as_op_run(options.op, e.what()),
-                                 route_length_hint(options, topology, n_chips, e.what())));
+    throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }
 }
 
@@ -424,6 +422,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   topo::Topology topology = topo::with_every_link(load_topology(requested.system), requested.link_whatif);
   RunOptions options = requested;
   options.topology = resolve_topology(requested, topology);
+  options.topology_chosen_by_auto = requested.topology == "auto";
   check_chips(options, topology);
   reject_links_above_every_edge(options, topology);
   require_fault_links_on(options.faults, topology);

@@ -14,6 +14,11 @@
 
 namespace cclmesh::cli::detail {
 
+std::string topology_as_given(const RunOptions& options) {
+  if (!options.topology_chosen_by_auto) return fmt::format("--topology {}", options.topology);
+  return fmt::format("the {} --topology auto chose for {}", options.topology, options.system);
+}
+
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   const bool legacy_op = options.op == CollectiveOp::AllGather || options.op == CollectiveOp::ReduceScatter ||
                          options.op == CollectiveOp::AllReduce;
@@ -43,9 +48,8 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                  "ring in fabric mode",
                                  dateline ? "dateline" : "bubble",
                                  legacy_mode(options) ? std::string("legacy mode, which runs no fabric router")
-                                                      : fmt::format("--topology {}, which has no buffer cycle to "
-                                                                    "break",
-                                                                    options.topology),
+                                                      : fmt::format("{}, which has no buffer cycle to break",
+                                                                    topology_as_given(options)),
                                  dateline ? "the dateline VC is how a ring fabric's routers avoid deadlock"
                                           : "bubble flow control is how a ring fabric's routers avoid deadlock"));
   }

@@ -4,11 +4,17 @@
 // per chip. Each throws UsageError naming the option.
 
 #include <cstdint>
+#include <string>
 
 #include "tools/cclmesh/run_options.hpp"
 #include "topologies/topology.hpp"
 
 namespace cclmesh::cli::detail {
+
+// The run's shape as the user gave it, for a refusal: "--topology line", or "the line --topology
+// auto chose for n300" when --topology was auto (bug bash, session 38: a refusal said "given for
+// --topology line" to a user who had given no --topology).
+std::string topology_as_given(const RunOptions& options);
 
 // Options the op, mode or topology does not take, on a system (or --chips) of `n_chips`.
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips);

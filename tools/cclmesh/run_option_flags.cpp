@@ -26,16 +26,20 @@
 namespace cclmesh::cli {
 
 std::vector<std::uint32_t> parse_chip_list(std::string_view text, std::string_view option) {
+  // Commas, or the dashes cclmesh prints chip orders with ("fabric chips in order: 0-4-5-1-..."),
+  // which a user copies back (bug bash, session 38: refused); one kind per list.
+  const bool dashes = text.find('-') != std::string_view::npos && text.find(',') == std::string_view::npos;
+  const char separator = dashes ? '-' : ',';
   std::vector<std::uint32_t> chips;
   std::size_t begin = 0;
   for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != ',') continue;
+    if (i < text.size() && text[i] != separator) continue;
     const std::string_view field = text.substr(begin, i - begin);
     std::uint32_t chip = 0;
     const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), chip);
     if (field.empty() || error != std::errc{} || end != field.data() + field.size()) {
-      throw UsageError(fmt::format("{}: '{}' is not a chip list; expected chip ids separated by ',' in line or ring "
-                                   "order (e.g. 0,1,9,8)",
+      throw UsageError(fmt::format("{}: '{}' is not a chip list; expected chip ids separated by ',' (or each by '-', "
+                                   "as cclmesh prints chip orders) in line or ring order (e.g. 0,1,9,8 or 0-1-9-8)",
                                    option, text));
     }
     chips.push_back(chip);
@@ -78,7 +82,8 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->capture_default_str();
   command.add_option_function<std::string>(
       "--chips", [&o](const std::string& text) { o.chips = parse_chip_list(text, "--chips"); },
-                     "run on these chips of --system only, in order, as one line or ring (e.g. galaxy 0,1,9,8: "
+                     "run on these chips of --system only, in order, as one line or ring, ids joined by ',' or by '-' "
+                     "(as cclmesh prints chip orders) (e.g. galaxy 0,1,9,8: "
                      "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "
                      "chips must be neighbours, a ring's last and first too; default: every chip");
   command.add_option("--topology", o.topology,

@@ -66,6 +66,9 @@ struct RunOptions {
   // ring | line | auto (a ring where the run's groups close into rings of 3 or more chips, else a
   // line: run_collective resolves it before anything else reads it)
   std::string topology = "auto";
+  // `topology` is what --topology auto chose (run_collective): a refusal says so rather than
+  // "--topology line", an option the user did not give (topology_as_given).
+  bool topology_chosen_by_auto = false;
   std::uint32_t links = 1;
   // --workers-per-link: reduce_scatter's (and all_reduce's) or the ring relay all_gather's
   // workers per link and direction; unset: the op's default.

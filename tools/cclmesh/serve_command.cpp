@@ -410,7 +410,8 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->capture_default_str();
   command->add_option_function<std::string>(
       "--chips", [options](const std::string& text) { options->chips = parse_chip_list(text, "--chips"); },
-      "lay the fabric through these chips of --system only, in order, as one line or ring (as `run --chips`; "
+      "lay the fabric through these chips of --system only, in order, as one line or ring (as `run --chips`: "
+      "A,B,... or A-B-...; "
       "--topology auto: a ring where the last neighbours the first); clients' ops then run on them");
   command->add_option("--links", options->links, "fabric routing planes (links per hop)")
       ->transform(whole_number_in(1, 4))

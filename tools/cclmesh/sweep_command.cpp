@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/remote/remote_mesh_device.hpp"
@@ -83,6 +85,18 @@ class Progress {
   bool enabled_;
 };
 
+// The error of a sweep whose every point was refused, its reason said once: as `run` says it when
+// every point was refused alike (an option the op does not take), else the last point's (the
+// largest size's, whose "expected at least" is the nearest when every size is below a page per chip).
+std::string every_point_refused(const std::vector<std::pair<std::size_t, std::string>>& refusals,
+                                const std::function<std::string(std::size_t)>& point_name) {
+  const bool alike = std::all_of(refusals.begin(), refusals.end(),
+                                 [&](const auto& refusal) { return refusal.second == refusals.front().second; });
+  if (alike) return refusals.front().second;
+  return fmt::format("none of the sweep's {} points can run; the last, {}: {}", refusals.size(),
+                     point_name(refusals.back().first), refusals.back().second);
+}
+
 int sweep(SweepOptions& o) {
   if (!o.tensor.shape.empty()) {
     throw UsageError(fmt::format("--shape: '{}' fixes one tensor, and a sweep runs the sizes -b..-e; run one shape "
@@ -111,9 +125,19 @@ int sweep(SweepOptions& o) {
   if (max_bytes < min_bytes) {
     throw UsageError(fmt::format("-e: the largest size {} B is below the smallest {} B (-b)", max_bytes, min_bytes));
   }
+  // -f 1 is taken where it ends, on one size (-b equal to -e: a factor that does nothing), and
+  // refused where it would repeat -b for ever: nccl-tests steps by its increment -i when F is 1,
+  // and a sweep here has no increment (bug bash, session 38: `-f 1 -b 64K -e 64K` was refused).
   const std::uint64_t factor =
-      parse_whole_number(o.factor, "-f", 2, "factor",
-                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F)");
+      parse_whole_number(o.factor, "-f", 1, "factor",
+                         "a whole number of at least 2 (nccl-tests -f: each size is the previous one times F), or "
+                         "1 with -b equal to -e");
+  if (factor == 1 && min_bytes != max_bytes) {
+    throw UsageError(fmt::format("-f: a factor of 1 repeats -b's {} B for ever and never reaches -e's {} B; expected "
+                                 "at least 2, or -e equal to -b for one size (nccl-tests steps by its increment -i "
+                                 "when F is 1, and cclmesh sweep has no increment)",
+                                 min_bytes, max_bytes));
+  }
   if (o.csv_path == "-" && o.json_path == "-") {
     throw UsageError("--csv: '-' (stdout) cannot be used together with --json -; write one of them to a file");
   }
@@ -140,9 +164,9 @@ int sweep(SweepOptions& o) {
     if (system) requested_noc_stats_chip(*system);
   }
   std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = min_bytes; size <= max_bytes; size *= factor) {
+  for (std::uint64_t size = min_bytes;; size *= factor) {
     sizes.push_back(size);
-    if (size > max_bytes / factor) break;
+    if (factor == 1 || size > max_bytes / factor) break;
   }
 
   // The points in (op, size) order, the order the table prints them in whatever order they run.
@@ -162,8 +186,17 @@ int sweep(SweepOptions& o) {
   int exit_code = kExitOk;
   // A size one op cannot run (below one page per chip, past a builder's limit) is skipped with
   // a comment line, as the rest of the table is still worth having; a sweep in which nothing
-  // can run is bad input.
-  std::optional<UsageError> last_skip;
+  // can run is bad input. The notes wait for a point that is not refused: when none is, the
+  // error alone says why (bug bash, session 38: each reason was printed as a note, then again
+  // as the error).
+  std::vector<std::pair<std::size_t, std::string>> refusals;  // (point, why), in point order
+  std::string held_skip_notes;
+  bool a_point_was_not_refused = false;
+  const auto release_skip_notes = [&] {
+    a_point_was_not_refused = true;
+    notes << held_skip_notes << std::flush;
+    held_skip_notes.clear();
+  };
   std::optional<std::size_t> header_printed_for;  // the index in --op whose header is out
   // The point the sweep stopped at (a hang, a fault or a crashed process): its --json entry.
   std::optional<nlohmann::json> stopped_point;
@@ -182,11 +215,16 @@ int sweep(SweepOptions& o) {
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
+    if (outcome.kind == SweepPointOutcome::Kind::Skipped) {
+      held_skip_notes += fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message);
+      if (a_point_was_not_refused) release_skip_notes();
+      refusals.emplace_back(i, std::move(outcome.message));
+      return true;
+    }
+    release_skip_notes();
     switch (outcome.kind) {
       case SweepPointOutcome::Kind::Skipped:
-        notes << fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message) << std::flush;
-        last_skip = UsageError(outcome.message);
-        return true;
+        break;  // above
       case SweepPointOutcome::Kind::DidNotComplete:
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete%s:\n%s\n", op.c_str(), size,
                      hardware_of(i) == "ideal" ? " on ideal hardware (--hardware ideal)" : "",
@@ -237,7 +275,11 @@ int sweep(SweepOptions& o) {
   }
   // A stopped sweep still writes its files, the rows that completed and (in --json) the point
   // that did not, so no older sweep's files are left for a script to read as this one's.
-  if (!stopped_point && rows.empty() && last_skip) throw *last_skip;
+  if (!a_point_was_not_refused && !refusals.empty()) {
+    throw UsageError(every_point_refused(refusals, [&points](std::size_t i) {
+      return fmt::format("{} at {} B", to_string(points[i].op), points[i].size_bytes);
+    }));
+  }
   if (!o.csv_path.empty()) {
     // A link what-if's rows, a per-axis, --chips or faulted sweep's say so in their own columns,
     // after the default ones (csv_columns()), as the table title and --json do; the default CSV
@@ -285,7 +327,7 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
   command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
-  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f)")
+  command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f): at least 2, or 1 when -b equals -e")
       ->type_name("UINT")
       ->capture_default_str();
   add_collective_options(*command, b);

@@ -13,6 +13,7 @@
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/ccl/all_reduce/half_refusal.hpp"
 #include "runtime/ccl/all_reduce/local_sum.hpp"
 #include "runtime/ccl/all_reduce/one_shot.hpp"
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
@@ -338,19 +339,23 @@ Algorithm part_algorithm(const Params& part, const topo::Topology& topology) {
 
 }  // namespace
 
-std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) {
+// The entry points that ask a half something catch its refusals and rethrow them in all_reduce's
+// name (half_refusal.hpp): the caller ran an all_reduce.
+std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) try {
   std::vector<PartChoice> choices;
   for (const Params& part : parts_by_shape(params, topology)) {
     choices.push_back({part.topology, part.groups, part_algorithm_choice(part, topology)});
   }
   return choices;
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
 AlgorithmChoice algorithm_choice(const Params& params, const topo::Topology& topology) {
   return part_choices(params, topology).front().choice;
 }
 
-std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology) {
+std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topology& topology) try {
   if (params.mode == CclMode::Legacy || resolved_algorithm(params, topology) != Algorithm::ReduceScatterAllGather) {
     return {};
   }
@@ -368,12 +373,17 @@ std::vector<HalvesChoice> halves_choices(const Params& params, const topo::Topol
     choices.push_back({rs_parts[i].shape, rs_parts[i].ring, rs_parts[i].line, ag_parts[i].algorithm});
   }
   return choices;
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
-std::vector<all_gather::PartChoice> composite_gather_choices(const Params& params, const topo::Topology& topology) {
+std::vector<all_gather::PartChoice> composite_gather_choices(const Params& params,
+                                                             const topo::Topology& topology) try {
   if (params.mode == CclMode::Legacy || resolved_algorithm(params, topology) != Algorithm::Composite) return {};
   // The params build() gives the composite's gather, not a re-derived choice.
   return all_gather::part_choices(gather_params(params, topology, Algorithm::Composite), topology);
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
 Algorithm resolved_algorithm(const Params& params, const topo::Topology& topology) {
@@ -434,7 +444,7 @@ std::vector<CoreRange> part_semaphore_cores(const Params& part, const topo::Topo
 }
 
 // One part (its intermediate buffer its own view, parts_by_shape).
-void validate_part(const Params& p, const topo::Topology& topology) {
+void validate_part(const Params& p, const topo::Topology& topology) try {
   const Flat f = flat_of(p.tensor);
   const Algorithm algorithm = part_algorithm(p, topology);
   require_buffer_holds(p.intermediate_buffer, part_intermediate_spec(p, topology), kOp, "intermediate");
@@ -447,6 +457,8 @@ void validate_part(const Params& p, const topo::Topology& topology) {
   // The one-shot's multicast has the composite's all_gather's reach and buffers.
   all_gather::validate(gather_params(p, topology, algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm),
                        topology);
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
 // One part's workloads in the order each chip runs them.
@@ -510,7 +522,7 @@ std::vector<reference::Bytes> part_reference_outputs(const Params& p, const topo
 
 }  // namespace
 
-TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) {
+TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology) try {
   // Every part's tensors have the tensor's pages: the largest in bytes holds the others' first.
   std::optional<TensorSpec> largest;
   for (const Params& part : parts_by_shape(params, topology)) {
@@ -518,21 +530,29 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
     if (!largest || size_bytes(spec) > size_bytes(*largest)) largest = spec;
   }
   return *largest;
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
-bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) {
+bool needs_rs_intermediate(const Params& params, const topo::Topology& topology) try {
   const std::vector<Params> parts = parts_by_shape(params, topology);
   return std::any_of(parts.begin(), parts.end(),
                      [&](const Params& part) { return part_needs_rs_intermediate(part, topology); });
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
-TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) {
+TensorSpec rs_intermediate_spec(const Params& params, const topo::Topology& topology) try {
   return reduce_scatter::intermediate_spec(rs_params(params, flat_of(params.tensor)), topology);
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
-std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) {
+std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology) try {
   return most_semaphore_cores(parts_by_shape(params, topology),
                               [&](const Params& part) { return part_semaphore_cores(part, topology); });
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
 void validate(const Params& p, const topo::Topology& topology) {
@@ -555,7 +575,7 @@ void validate(const Params& p, const topo::Topology& topology) {
   }
 }
 
-std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) {
+std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology) try {
   validate(p, topology);
   std::vector<MeshWorkload> workloads;
   for (const Params& part : parts_by_shape(p, topology)) {
@@ -573,6 +593,8 @@ std::vector<MeshWorkload> build(const Params& p, const topo::Topology& topology)
     w.global_semaphores = semaphores;
   }
   return workloads;
+} catch (const CclParamsError&) {
+  rethrow_in_all_reduce_name();
 }
 
 void run(MeshDevice& device, const Params& params) {

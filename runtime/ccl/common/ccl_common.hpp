@@ -29,6 +29,9 @@ class PageExceedsPacketError : public CclParamsError {
  public:
   // From a message alone (a served device's refusal, remote_protocol.cpp): the page size unknown.
   explicit PageExceedsPacketError(const std::string& message) : CclParamsError(message) {}
+  // Another message for a page known (all_reduce's, in its own name: half_refusal.hpp).
+  PageExceedsPacketError(const std::string& message, std::uint32_t page_size_bytes)
+      : CclParamsError(message), page_size_bytes_(page_size_bytes) {}
   PageExceedsPacketError(std::uint32_t page_size_bytes, std::uint32_t max_payload_bytes);
 
   // The page that did not fit; 0 when unknown.

@@ -775,6 +775,27 @@ TEST(AllReduceBuilder, OnePageIsOnePageInReasonsAndRefusals) {
             "!= 0, REFERENCE 11.15); use the composite algorithm");
 }
 
+// A refusal of one of its halves names all_reduce, the op the caller ran, and the half: the
+// runtime's callers read "reduce_scatter: ..." as a reduce_scatter's (bug bash leftover, session
+// 39: only the CLI renamed it). The exception keeps its type.
+TEST(AllReduceBuilder, AHalfsRefusalNamesAllReduce) {
+  const topo::Topology ring32 = topo::load_system("ring:32");
+  ar::Params p = params(ring32, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 32 * 32}));
+  p.algorithm = ar::Algorithm::ReduceScatterAllGather;
+  p.rs_ring_algorithm = reduce_scatter::RingAlgorithm::OneShot;
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, ring32));
+  const std::string scatter_half = cclmesh::testing::refusal<CclParamsError>([&] { ar::validate(p, ring32); });
+  EXPECT_THAT(scatter_half,
+              ::testing::StartsWith("all_reduce (its reduce_scatter half): the one-shot ring of 32 chips"));
+  EXPECT_EQ(cclmesh::testing::refusal<CclParamsError>([&] { ar::build(p, ring32); }), scatter_half);
+
+  const topo::Topology t3k = topo::build_t3k();
+  p = params(t3k, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 32, 4096}));
+  p.done_semaphore.reset();
+  EXPECT_THAT(cclmesh::testing::refusal<CclParamsError>([&] { ar::validate(p, t3k); }),
+              ::testing::StartsWith("all_reduce (its all_gather half): "));
+}
+
 // A ring of 32 (the whole Galaxy) multicasts 16 hops up from every chip in the one-shot, one
 // past a route's reach; it was refused only by the command encoder (session 28's bug bash). The
 // composite's all_gather relays hop by hop and still validates.

@@ -467,7 +467,12 @@ void expect_chips_refused(std::vector<std::uint32_t> chips, const std::string& n
 TEST(ParseChipList, ChipIdsSeparatedByCommas) {
   EXPECT_EQ(parse_chip_list("0,1,9,8", "--chips"), (std::vector<std::uint32_t>{0, 1, 9, 8}));
   EXPECT_EQ(parse_chip_list("5", "--chips"), (std::vector<std::uint32_t>{5}));
-  for (const char* bad : {"", "0,", ",1", "0,,1", "0,one", "-1,2", "0;1", "0-1-9-8", "4294967296"}) {
+  // Bug bash leftover (session 39): the dash form cclmesh prints chip orders in ("fabric chips in
+  // order: 0-4-5-1-3-2-6-7") is the same order; it was refused ("use commas").
+  EXPECT_EQ(parse_chip_list("0-4-5-1", "--chips"), (std::vector<std::uint32_t>{0, 4, 5, 1}));
+  EXPECT_EQ(parse_chip_list("0-4-5-1-3-2-6-7", "--chips"), (std::vector<std::uint32_t>{0, 4, 5, 1, 3, 2, 6, 7}));
+  for (const char* bad : {"", "0,", ",1", "0,,1", "0,one", "-1,2", "0;1", "4294967296", "0-", "-0", "0--1",
+                          "0,1-9,8", "0-1,9-8", "-", "0-one"}) {
     try {
       parse_chip_list(bad, "--chips");
       ADD_FAILURE() << "accepted '" << bad << "'";
