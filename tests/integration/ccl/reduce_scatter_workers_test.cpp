@@ -181,6 +181,10 @@ TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
       {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 1024, 32}), 2, chain, 1024, 6},
       {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 24}, DataType::Float32), 3, chain, 24, 1},
       {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 25}, DataType::Float32), 3, chain, 25, 3},
+      // ROW_MAJOR along dim 3: 32 KiB output rows move in 8 pieces of 4096 B, 4 to a packet, so a run of
+      // 3 is 86 pieces, 22 packets, chunks of 8: 6 (counted as 8-tile packets of pieces it took 3, the
+      // T3K columns' [1,1,32,32768] in L1 122.71 us against 110.86).
+      {"n300", FabricMode::Line, line, 1, rows(32, 32768), 3, chain, 256, 6},
       // T3K 8-line: 16 output tiles carry 112 pages: 4 (the 1 before took 60.39 us against 44.50).
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 4096}), 3, chain, 112, 4},
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 256, 512}), 2, chain, 112, 4},
