@@ -115,6 +115,27 @@ std::uint64_t link_pages(const Params& p, std::uint32_t n) {
   return size_rule_output_pages(p, n) * (n - 1) / (directions * std::max<std::uint32_t>(p.num_links, 1));
 }
 
+// The size rule on 2 chips (kTwoChipWorkersPerLink): 1, 3 or 6 by the chunks a run of 3 workers
+// gets, counted as the workers move them (pages or row pieces, in the op's CB packets; a link carries
+// the output once).
+std::uint32_t two_chip_workers_per_link(const Params& p) {
+  constexpr std::uint32_t n = 2;
+  std::uint32_t page_bytes = page_size_bytes(p.input);
+  if (cuts_rows(p.input, p.dim)) {
+    page_bytes = page_size_bytes(with_dim_scaled(p.input, p.dim, n, false)) / pieces_per_output_row(p, n);
+  } else if (const std::optional<FabricPages> pieces = outer_row_fabric_pages(p)) {
+    page_bytes = pieces->page_bytes;
+  }
+  std::uint32_t packet_pages = packet_size_in_pages(p.packet_size_in_pages, page_bytes, p.fabric.max_payload_bytes);
+  if (p.packet_size_in_pages == 0) packet_pages *= kReductionPayloadsPerPacket;
+  const std::uint64_t link_pages = moved_output_pages(p, n) / std::max<std::uint32_t>(p.num_links, 1);
+  const std::uint64_t run_pages = (link_pages + kTwoChipWorkersPerLink - 1) / kTwoChipWorkersPerLink;
+  if ((run_pages + packet_pages - 1) / packet_pages < kMinChunksPerMessage) return 1;
+  const std::uint32_t chunk = fitted_reduction_chunk_packets(
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(run_pages, UINT32_MAX)), packet_pages);
+  return chunk >= kDefaultReductionChunkPackets ? kManyWorkersPerLink : kTwoChipWorkersPerLink;
+}
+
 // Params::workers_per_link checked, or the size rule (kDefaultWorkersPerLink) on link_pages().
 std::uint32_t workers_per_link_for(const Params& p, std::uint32_t n) {
   if (p.workers_per_link) {
@@ -127,6 +148,7 @@ std::uint32_t workers_per_link_for(const Params& p, std::uint32_t n) {
   }
   static_assert(kManyWorkersPerLink <= kernels::fabric_mux::kMaxClients, "the size rule's most workers share a mux");
   const std::uint64_t pages = link_pages(p, n);
+  if (n == 2) return two_chip_workers_per_link(p);
   if (pages >= kLinkPagesForManyWorkers) return kManyWorkersPerLink;
   return pages >= kLinkPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
 }

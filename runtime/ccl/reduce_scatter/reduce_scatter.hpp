@@ -127,6 +127,18 @@ inline constexpr std::uint32_t kDefaultWorkersPerLink = 4;
 inline constexpr std::uint32_t kManyWorkersPerLink = 6;
 inline constexpr std::uint64_t kLinkPagesForSeveralWorkers = 32;
 inline constexpr std::uint64_t kLinkPagesForManyWorkers = 1024;
+// On 2 chips a worker sends one message and reduces one, so there is no credit round trip for
+// workers to overlap (the reason for 4 above). What more workers buy there is the receiving
+// side's NoC work, 3 page moves (the partial read, the local read, the sum's write) per page the
+// wire lands, which one core does at about the wire's rate, and a shorter drain (the last chunk's
+// read, reduce and write after the wire is done). So kTwoChipWorkersPerLink = 3, once each of
+// the 3 runs holds kMinChunksPerMessage packets (so its message pipelines in 3 chunks), else 1;
+// 6 once a run of 3 workers has chunks of kDefaultReductionChunkPackets (more chunks no longer
+// shorten the drain, more workers do). Measured (docs/collectives.md "Two chips: one message per
+// worker (session 39)"):
+// N300 256 KiB 21.77 us with 4, 19.60 with 3; [1,1,64,1024] 14.37 with 4, 12.42 with 1;
+// [1,1,1024,1024] 115.77 with 4, 111.41 with 6.
+inline constexpr std::uint32_t kTwoChipWorkersPerLink = 3;
 
 // How a line runs (a ring ignores it): see the algorithm above.
 enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };

@@ -170,11 +170,21 @@ TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
   const auto chain = rs::RingAlgorithm::Chain;
   const auto automatic = rs::RingAlgorithm::Auto;
   const Case cases[] = {
-      // N300: N - 1 = 1, so the output's own pages.
-      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 31}), 3, chain, 31, 1},
-      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 32}), 3, chain, 32, 4},
-      {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 1023, 32}), 2, chain, 1023, 4},
+      // N300: N - 1 = 1, so the output's own pages, and the 2-chip rule (kTwoChipWorkersPerLink): 3
+      // once a run of 3 holds 3 packets of 8 bf16 tiles (17 pages: 49 carried), 6 once its fitted chunk
+      // is 8 packets (169 pages, 22 packets: 505 carried); fp32 packets hold 4 tiles (25 carried: 3).
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 32}), 3, chain, 32, 1},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 48}), 3, chain, 48, 1},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 49}), 3, chain, 49, 3},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 504, 32}), 2, chain, 504, 3},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 505, 32}), 2, chain, 505, 6},
       {"n300", FabricMode::Line, line, 1, tile({1, 1, 64 * 1024, 32}), 2, chain, 1024, 6},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 24}, DataType::Float32), 3, chain, 24, 1},
+      {"n300", FabricMode::Line, line, 1, tile({1, 1, 32, 64 * 25}, DataType::Float32), 3, chain, 25, 3},
+      // ROW_MAJOR along dim 3: 32 KiB output rows move in 8 pieces of 4096 B, 4 to a packet, so a run of
+      // 3 is 86 pieces, 22 packets, chunks of 8: 6 (counted as 8-tile packets of pieces it took 3, the
+      // T3K columns' [1,1,32,32768] in L1 122.71 us against 110.86).
+      {"n300", FabricMode::Line, line, 1, rows(32, 32768), 3, chain, 256, 6},
       // T3K 8-line: 16 output tiles carry 112 pages: 4 (the 1 before took 60.39 us against 44.50).
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 4096}), 3, chain, 112, 4},
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 256, 512}), 2, chain, 112, 4},
@@ -215,12 +225,14 @@ TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
 // same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4; T3K 8-line
 // [1,1,64,4096] 110.13 -> 63.16). Pieces smaller than a tile count by their bytes too since session
 // 36: a 4384 B row's 137 pieces of 32 B counted one each took 6 workers on the N300 at [1,1,2,2192]
-// (8.54 us, 5.14 with 1) and [1,1,8,2192] (9.38, 7.32 with 1); [1,1,32,2192] still takes 4.
+// (8.54 us, 5.14 with 1) and [1,1,8,2192] (9.38, 7.32 with 1). Since session 39 2 chips take 1, 3
+// or 6 (kTwoChipWorkersPerLink): [1,1,64,2192] (69 tiles' bytes) takes 3, as 64 tiles do.
 TEST(ReduceScatterWorkers, WideRowsCountAsTheTilesTheirBytesFill) {
   const auto rows = [](std::uint32_t count, std::uint32_t width, DataType dtype) {
     return TensorSpec{{1, 1, count, width}, dtype, Layout::RowMajor};
   };
   const std::uint32_t four = rs::kDefaultWorkersPerLink;
+  const std::uint32_t three = rs::kTwoChipWorkersPerLink;
   struct Case {
     topo::Topology system;
     FabricMode mode;
@@ -228,13 +240,14 @@ TEST(ReduceScatterWorkers, WideRowsCountAsTheTilesTheirBytesFill) {
     std::uint32_t workers;
   };
   const Case cases[] = {
-      {topo::build_n300(), FabricMode::Line, tile({1, 1, 64, 1024}), four},  // 32 output tiles
-      {topo::build_n300(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), four},  // 16 pieces of 2 tiles
+      {topo::build_n300(), FabricMode::Line, tile({1, 1, 128, 1024}), three},  // 64 output tiles
+      {topo::build_n300(), FabricMode::Line, rows(32, 4096, DataType::Bfloat16), three},  // 32 pieces of 2 tiles
+      {topo::build_n300(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), 1u},  // 32 tiles: 1 on 2 chips
       {topo::build_n300(), FabricMode::Line, rows(8, 4096, DataType::Bfloat16), 1u},
       {topo::build_n300(), FabricMode::Line, rows(16, 2048, DataType::Float32), 1u},  // 4096 B: one fp32 tile
       {topo::build_n300(), FabricMode::Line, rows(2, 2192, DataType::Bfloat16), 1u},  // 137 pieces of 32 B: 3 tiles
       {topo::build_n300(), FabricMode::Line, rows(8, 2192, DataType::Bfloat16), 1u},  // 9 tiles' bytes
-      {topo::build_n300(), FabricMode::Line, rows(32, 2192, DataType::Bfloat16), four},  // 35 tiles' bytes
+      {topo::build_n300(), FabricMode::Line, rows(64, 2192, DataType::Bfloat16), three},  // 69 tiles' bytes
       {topo::build_t3k(), FabricMode::Line, rows(16, 4096, DataType::Bfloat16), four},  // 8 x 7 carried
       {topo::build_t3k(), FabricMode::Line, rows(8, 4096, DataType::Bfloat16), 1u}};      // 4 x 7 carried
   for (const Case& c : cases) {
