@@ -3,7 +3,7 @@
 //
 //   mesh:RxC  mesh:RxCxD  torus:RxC  torus:RxCxD  ring:N     [/L]  [@wh|@bh]
 //
-// e.g. "torus:8x8/4@bh". L is the number of links per neighbour (default: the arch's links per
+// e.g. "torus:8x8/3@bh". L is the number of links per neighbour (default: the arch's links per
 // direction, 4 on Wormhole and 2 on Blackhole, capped by what the channels allow); the arch
 // defaults to Wormhole. ring:N is a 1xN torus. Chip ids are row-major mesh positions, every chip
 // is MMIO-attached, and channels follow the grid rule of detail/grid_wiring.hpp.
@@ -34,7 +34,7 @@ struct ParametricSpec {
   std::int32_t links_per_neighbour = 1;
   Arch arch = Arch::Wormhole;
 
-  // The canonical spelling, also the topology's name: "torus:8x8/4@bh", "ring:8/4@wh"; the kind
+  // The canonical spelling, also the topology's name: "torus:8x8/3@bh", "ring:8/4@wh"; the kind
   // is the one written (torus:2x2x2 stays a torus).
   std::string to_string() const;
   bool operator==(const ParametricSpec&) const = default;

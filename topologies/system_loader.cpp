@@ -73,7 +73,7 @@ Topology load_system(const std::string& spec) {
   }
   throw InputError(fmt::format(
       "system '{}': not a built-in system, not a parametric spec and no such file; expected "
-      "one of {}, a spec such as mesh:2x4, torus:8x8/4@bh or ring:8, or the path of a YAML file",
+      "one of {}, a spec such as mesh:2x4, torus:8x8/3@bh or ring:8, or the path of a YAML file",
       spec, builtins));
 }
 

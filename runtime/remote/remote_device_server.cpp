@@ -2,10 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -84,24 +90,45 @@ class Heartbeat {
 // error reply, answering the hello they send) instead of waiting silently in the listen
 // backlog. Their sockets stay open until the session ends (or a newer one takes the place of
 // the oldest): closing with their hello unread would reset the connection before they read the
-// reply. The accept's handler runs inside the session's own waits on `io`.
+// reply. It accepts on its own thread, through its own descriptor of the listening socket: the
+// session's thread runs the server's io only between calls, so a turn-away run there waited for
+// a call to end, or for the heartbeat's next send (session 39: a `--device-wait 0` client beside
+// a long finish() waited seconds, and with the heartbeat off failed its hello as "not a cclmesh
+// serve"). The server's own acceptor is not used until the session ends and this is gone.
 class TurnAway {
  public:
-  TurnAway(tcp::acceptor& acceptor, asio::io_context& io, std::string serving,
-           std::function<void(const std::string&)> log)
-      : acceptor_(acceptor), io_(io), incoming_(io), log_(std::move(log)) {
+  TurnAway(tcp::acceptor& listening, std::string serving, std::function<void(const std::string&)> log)
+      : acceptor_(io_), incoming_(io_), log_(std::move(log)) {
     const std::string message = fmt::format("the server is serving another client ({}); one session at a time, try "
                                             "again when it ends",
                                             serving);
     busy_frame_ = frame_bytes(to_wire(error_reply(std::make_exception_ptr(ServerBusyError(message)))));
+    const int descriptor = ::fcntl(listening.native_handle(), F_DUPFD_CLOEXEC, 0);
+    error_code ec;
+    if (descriptor >= 0) acceptor_.assign(listening.local_endpoint(ec).protocol(), descriptor, ec);
+    if (descriptor < 0 || ec) {
+      // Clients arriving meanwhile then wait in the backlog, as a busy server's did before it told
+      // them; the session goes on.
+      if (descriptor >= 0 && !acceptor_.is_open()) ::close(descriptor);
+      if (log_) log_(fmt::format("busy clients will not be told during this session: {}",
+                                 descriptor < 0 ? std::string(std::strerror(errno)) : ec.message()));
+      return;
+    }
     arm();
+    thread_ = std::thread([this] { io_.run(); });
   }
   ~TurnAway() {
-    closing_ = true;  // a connection accepted as the cancel lands is answered, not waited for again
+    if (thread_.joinable()) {
+      // A connection accepted as the cancel lands is answered, not waited for again (closing_).
+      asio::post(io_, [this] {
+        closing_ = true;
+        error_code ignored;
+        acceptor_.cancel(ignored);
+      });
+      thread_.join();  // io_.run() returns once the cancelled accept's handler has run
+    }
     error_code ignored;
-    acceptor_.cancel(ignored);
-    io_.restart();
-    while (pending_) io_.run_one();
+    acceptor_.close(ignored);
     for (tcp::socket& s : turned_away_) s.close(ignored);
     // Once per session, not per attempt: a waiting client asks again after 50 ms, doubling to 1 s.
     if (log_ && turned_away_count_ > 0) {
@@ -116,9 +143,7 @@ class TurnAway {
   static constexpr std::size_t kMaxHeld = 16;
 
   void arm() {
-    pending_ = true;
     acceptor_.async_accept(incoming_, [this](const error_code& ec) {
-      pending_ = false;
       if (ec) return;  // cancelled: the session ended
       error_code ignored;
       ++turned_away_count_;
@@ -134,15 +159,15 @@ class TurnAway {
     });
   }
 
-  tcp::acceptor& acceptor_;
-  asio::io_context& io_;
+  asio::io_context io_;  // first: the sockets below are bound to it
+  tcp::acceptor acceptor_;
   tcp::socket incoming_;
   std::function<void(const std::string&)> log_;
   std::vector<std::byte> busy_frame_;
   std::vector<tcp::socket> turned_away_;
-  bool pending_ = false;
-  bool closing_ = false;
-  std::size_t turned_away_count_ = 0;
+  bool closing_ = false;  // set and read on the turn-away's thread only
+  std::size_t turned_away_count_ = 0;  // read once the thread has been joined
+  std::thread thread_;  // last: started once the members it uses exist
 };
 
 }  // namespace
@@ -194,7 +219,7 @@ void RemoteDeviceServer::serve() {
       FrameConnection connection(io_, std::move(socket));
       const std::string peer = connection.peer();
       log(fmt::format("session with {} started", peer));
-      const TurnAway turn_away(acceptor_, io_, peer, [this](const std::string& line) { log(line); });
+      const TurnAway turn_away(acceptor_, peer, [this](const std::string& line) { log(line); });
       std::string how;
       try {
         shutdown = serve_session(connection);

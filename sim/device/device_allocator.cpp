@@ -144,6 +144,13 @@ const DeviceAllocator::Unfinished* DeviceAllocator::unfinished_user(NamedIds nam
   return nullptr;
 }
 
+std::string DeviceAllocator::finish_first() const {
+  if (failed_as_.empty()) return "call finish() first";
+  return fmt::format("the device failed ({}) and that work will not finish: finish() throws the failure again; call "
+                     "reset() first",
+                     failed_as_);
+}
+
 void DeviceAllocator::require_unused(NamedIds named, std::uint32_t id, const HandleKind& kind,
                                      std::string_view field) const {
   const Unfinished* work = unfinished_user(named, id, true);
@@ -151,16 +158,21 @@ void DeviceAllocator::require_unused(NamedIds named, std::uint32_t id, const Han
   if (!(work->*named)) {
     throw std::invalid_argument(fmt::format(
         "{}: {} {}: {} is enqueued and not finished and does not name the {}s it uses (MeshWorkload::{}), so it may "
-        "use this one; call finish() first",
-        kind.free_call, kind.noun, id, work->user, kind.noun, field));
+        "use this one; {}",
+        kind.free_call, kind.noun, id, work->user, kind.noun, field, finish_first()));
   }
-  throw std::invalid_argument(fmt::format("{}: {} {} is used by {}, enqueued and not finished; call finish() first",
-                                          kind.free_call, kind.noun, id, work->user));
+  throw std::invalid_argument(fmt::format("{}: {} {} is used by {}, enqueued and not finished; {}", kind.free_call,
+                                          kind.noun, id, work->user, finish_first()));
 }
 
 void DeviceAllocator::require_no_unfinished_user(const runtime::BufferHandle& buffer, std::string_view call) const {
   require_live(buffer, call);
   if (const Unfinished* work = unfinished_user(&Unfinished::buffer_ids, buffer.id, false)) {
+    if (!failed_as_.empty()) {
+      throw std::invalid_argument(
+          fmt::format("{}: buffer {} is used by {}, enqueued and not finished: {}", call, buffer.id, work->user,
+                      finish_first()));
+    }
     throw std::invalid_argument(fmt::format(
         "{}: buffer {} is used by {}, enqueued and not finished: host writes and reads happen when called, not in "
         "order with enqueued work; call finish() first, or enqueue them (enqueue_write_buffer, enqueue_read_buffer)",

@@ -74,7 +74,14 @@ class DeviceAllocator {
   // returned); an enqueued reset of it (reset_global_semaphore) holds it until
   // workloads_finished().
   runtime::CoreKind hold_semaphore_for_reset(const runtime::GlobalSemaphore& semaphore, std::string_view call);
-  void workloads_finished() { unfinished_.clear(); }
+  void workloads_finished() {
+    unfinished_.clear();
+    failed_as_.clear();
+  }
+  // The device failed (`failure`: "a hang", "a fault", "a timeout"): the work enqueued and not
+  // finished never will be (finish() throws the failure again until reset()), so the refusals of
+  // what it holds advise reset() rather than finish(), which would send a caller round in a loop.
+  void unfinished_work_failed(std::string failure) { failed_as_ = std::move(failure); }
 
   // A new global semaphore on `cores` (already checked against the chips) of `kind`: one word
   // from the top of the Tensix L1 free list, or from the bottom of the ERISC's global semaphore
@@ -117,6 +124,9 @@ class DeviceAllocator {
   // std::invalid_argument from `kind`'s free call when unfinished work may use the `kind` `id`:
   // it names it in its `named` ids, or names none (MeshWorkload::`field`).
   void require_unused(NamedIds named, std::uint32_t id, const HandleKind& kind, std::string_view field) const;
+  // What a refusal for unfinished work tells the caller to do first: finish(), or on a failed
+  // device reset().
+  std::string finish_first() const;
   FreeList& pool_of(const runtime::BufferConfig& config) {
     return config.type == runtime::BufferType::Dram ? dram_ : l1_;
   }
@@ -130,6 +140,7 @@ class DeviceAllocator {
   };
   std::map<std::uint32_t, Live> live_;  // by id
   std::vector<Unfinished> unfinished_;  // in enqueue order
+  std::string failed_as_;  // unfinished_work_failed's; empty: the work may still finish
   FreeList erisc_semaphores_;
   struct LiveSemaphore {
     runtime::GlobalSemaphore handle;

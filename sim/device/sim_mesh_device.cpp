@@ -651,6 +651,11 @@ void SimMeshDevice::fail(runtime::DeviceError::Kind kind, const std::string& rep
     if (!faults.empty()) text += "\n" + faults;
   }
   broken_.emplace(kind, text);
+  if (allocator_) {  // a fabric that fails to start fails before there is one
+    allocator_->unfinished_work_failed(kind == runtime::DeviceError::Kind::Hang    ? "a hang"
+                                       : kind == runtime::DeviceError::Kind::Fault ? "a fault"
+                                                                                   : "a timeout");
+  }
   throw *broken_;
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "forwarding_mesh_device.hpp"
 #include "runtime/remote/remote_device_server.hpp"
 #include "runtime/remote/remote_mesh_device.hpp"
 #include "sim/device/sim_mesh_device.hpp"
@@ -402,6 +403,55 @@ TEST(HostileClient, ASecondClientIsToldTheServerIsBusy) {
   EXPECT_EQ(told, 1u);  // once per wait, however many times it asked
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->chips().size(), 2u);
+}
+
+// A device whose finish() says it has begun and then holds until the test lets it go: a call
+// that runs for as long as the test needs (a large op's simulation, minutes of wall time).
+class HeldFinish final : public ForwardingMeshDevice {
+ public:
+  using ForwardingMeshDevice::ForwardingMeshDevice;
+  void finish() override {
+    begun.set_value();
+    release.get_future().wait();
+    ForwardingMeshDevice::finish();
+  }
+  std::promise<void> begun;
+  std::promise<void> release;
+};
+
+// A client arriving while the session is inside a call is told at once that the server is busy,
+// not left unanswered until the call ends (session 39's bug bash: `run --device --device-wait 0`
+// beside a 128 MiB all_gather waited 2.9 s for the busy reply, and past its io_timeout it would
+// have failed with "nothing was received" instead of "serving another client").
+TEST(HostileClient, AClientArrivingDuringACallIsToldAtOnceTheServerIsBusy) {
+  sim::device::SimMeshDevice device{topo::load_system("n300"), {}};
+  HeldFinish held(device);
+  // No heartbeat within the test: the heartbeat's sends ran the session's io, and with it the
+  // turn-away, so the busy reply waited for the next one (2 s by default) rather than the call.
+  RemoteServerOptions options;
+  options.heartbeat_interval = 600s;
+  RemoteDeviceServer server(held, options);
+  std::thread serving([&] { server.serve(); });
+  RemoteMeshDevice first("127.0.0.1", server.port());
+  std::thread call([&] { first.finish(); });
+  held.begun.get_future().wait();
+  try {
+    // 5 s of silence fails the hello with "nothing was received": what a call of the session
+    // held the turn-away to, however long the call ran.
+    RemoteMeshDevice second("127.0.0.1", server.port(), {.busy_wait = 0ms, .io_timeout = 5s});
+    ADD_FAILURE() << "a second session was opened beside the first";
+  } catch (const ServerBusyError& e) {
+    EXPECT_NE(std::string(e.what()).find(": hello: the server is serving another client (127.0.0.1:"),
+              std::string::npos)
+        << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not told the server is busy: " << e.what();
+  }
+  held.release.set_value();
+  call.join();
+  EXPECT_EQ(first.chips().size(), 2u);  // the first session goes on after its call
+  server.stop();
+  serving.join();
 }
 
 }  // namespace

@@ -338,7 +338,7 @@ std::string csv_header(const CsvColumns& columns) {
 namespace {
 
 // A cell as RFC 4180 has it: quoted (its quotes doubled) when it holds a comma, a quote or a line
-// break, so a fault spec can never shift the columns after it.
+// break, so a fault spec or a system file's path can never shift the columns after it.
 std::string csv_cell(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -349,8 +349,10 @@ std::string csv_cell(const std::string& text) {
 }  // namespace
 
 std::string csv_row(const RunResult& r, const CsvColumns& columns) {
-  std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}", r.op,
-                                r.system, r.n_chips, r.topology, r.links, r.mode, r.dtype, r.size_bytes, r.count, r.time_us,
+  // Every text cell through csv_cell: the system is what --system named, a file path that may hold a comma.
+  std::string row = fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.4f},{:.4f},{:.4f},{:.2f},{:.3f},{:.3f},{},{},{}",
+                                csv_cell(r.op), csv_cell(r.system), r.n_chips, csv_cell(r.topology), r.links,
+                                csv_cell(r.mode), csv_cell(r.dtype), r.size_bytes, r.count, r.time_us,
                                 r.bandwidth.algbw_GBps, r.bandwidth.busbw_GBps, r.bandwidth.linkbw_GBps,
                                 r.bandwidth.pct_line_rate, r.dispatch_us, r.launch_us,
                                 r.verified ? (*r.verified ? "true" : "false") : "",
@@ -374,7 +376,8 @@ std::string csv_row(const RunResult& r, const CsvColumns& columns) {
   if (columns.chips) row += fmt::format(",{}", fmt::join(r.chips, "-"));
   if (columns.faults) row += "," + csv_cell(fmt::format("{}", fmt::join(r.faults, ";")));
   if (columns.hardware) {
-    row += fmt::format(",{},{}", r.hardware, r.alpha_beta ? fmt::format("{:.3f}", r.alpha_beta->total_us()) : "");
+    row += fmt::format(",{},{}", csv_cell(r.hardware),
+                       r.alpha_beta ? fmt::format("{:.3f}", r.alpha_beta->total_us()) : "");
   }
   return row + "\n";
 }

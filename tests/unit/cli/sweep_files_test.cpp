@@ -232,6 +232,19 @@ TEST(SweepCsv, FaultedRowsNameTheirFaultsInTheLastColumn) {
   EXPECT_EQ(csv_row(clean, csv_columns({clean})), csv_row(clean));
 }
 
+// The system column holds what --system named: a YAML file's path may hold a comma or a quote,
+// which are quoted as the faults column's are rather than shift every column after it (session
+// 39's bug bash: `sweep --system c,omma.yaml --csv` wrote 20 cells under a 19-column header).
+TEST(SweepCsv, ASystemPathWithACommaIsQuotedNotSplit) {
+  RunResult row;
+  row.op = "all_gather";
+  row.system = "runs/c,\"x\".yaml";
+  row.topology = "ring";
+  EXPECT_THAT(csv_row(row), ::testing::StartsWith("all_gather,\"runs/c,\"\"x\"\".yaml\",0,ring,"));
+  row.system = "t3k";
+  EXPECT_THAT(csv_row(row), ::testing::StartsWith("all_gather,t3k,0,ring,"));
+}
+
 // A plot of ideal-hardware rows says so in its title, as the table's title does (session 32).
 TEST_F(SweepFiles, AnIdealHardwareSweepsPlotSaysSo) {
   ASSERT_EQ(sweep({"--system", "n300", "--op", "all_gather", "-b", "64K", "-e", "128K", "--no-data"}), kExitOk);

@@ -227,6 +227,47 @@ TEST(DeviceErrors, WatchdogStopsALongRun) {
                               "command stream 0 #0 STREAM_TENSOR_TO_CB"));
 }
 
+// A failed device's enqueued work never finishes (finish() throws the failure again), so the
+// refusal of a buffer that work holds names the way out, reset(), rather than "call finish()
+// first", which sent a caller round in a loop (session 39's bug bash: read_buffer of the output
+// after a timed-out all_gather).
+TEST(DeviceErrors, ABufferHeldByFailedWorkIsRefusedNamingReset) {
+  SimMeshDeviceOptions options;
+  options.max_simulated_time = SimTime::from_us(10);
+  SimMeshDevice device(topo::build_n150(), options);
+  const runtime::BufferHandle in = device.create_buffer(dram_buffer(1 << 20, 2048));
+  const runtime::BufferHandle out = device.create_buffer(dram_buffer(1 << 20, 2048));
+  device.enqueue_workload(runtime::ccl::send_recv::build(send_recv_params(0, 0, in, out), device.topology()));
+  (void)expect_device_error([&] { device.finish(); }, DeviceError::Kind::Timeout);
+  std::vector<std::byte> bytes(1 << 20);
+  const std::string failed = "the device failed (a timeout) and that work will not finish: finish() throws the "
+                             "failure again; call reset() first";
+  try {
+    device.read_buffer(0, out, bytes);
+    ADD_FAILURE() << "read a buffer a failed workload holds";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "read_buffer: buffer 2 is used by workload 'send_recv', enqueued and not "
+                                     "finished: " + failed);
+  }
+  try {
+    device.deallocate_buffer(in);
+    ADD_FAILURE() << "freed a buffer a failed workload holds";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "deallocate_buffer: buffer 1 is used by workload 'send_recv', enqueued and not "
+                                     "finished; " + failed);
+  }
+  device.reset();  // the way back: a fresh device, whose refusals advise finish() again
+  const runtime::BufferHandle again = device.create_buffer(dram_buffer(1 << 20, 2048));
+  const runtime::BufferHandle into = device.create_buffer(dram_buffer(1 << 20, 2048));
+  device.enqueue_workload(runtime::ccl::send_recv::build(send_recv_params(0, 0, again, into), device.topology()));
+  try {
+    device.read_buffer(0, again, bytes);
+    ADD_FAILURE() << "read a buffer an enqueued workload holds";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("call finish() first, or enqueue them"));
+  }
+}
+
 // watchdogs_per_finish (a served device): each finish() gets the simulated-time budget from its
 // own start, so op after op runs past the budget in total; counted from construction (a local
 // run's), the same budget stops the third op.
