@@ -4,6 +4,9 @@ namespace cclmesh::runtime::ccl::all_gather {
 
 void allocate(MeshDevice& device, Params& params, BufferType memory) {
   const topo::Topology& topology = device.topology();
+  // The input as the caller gave it first: an empty dimension would otherwise be reported on the
+  // output's shape below, scaled along the gather dim, which the caller never wrote.
+  require_no_empty_dimension(params.input, "all_gather", "input");
   // The output's spec first: params it refuses (a dim out of range, groups the fabric cannot
   // run) then leave nothing created on the device.
   const BufferConfig output = interleaved_buffer_config(output_spec(params, topology), memory);

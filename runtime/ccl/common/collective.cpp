@@ -60,13 +60,26 @@ std::uint32_t element_bytes(DataType dtype) {
   return 0;
 }
 
-std::uint32_t page_size_bytes(const TensorSpec& spec) {
+namespace {
+
+std::string empty_dimension_refusal(const TensorSpec& spec) {
   for (std::size_t i = 0; i < 4; ++i) {
     if (spec.shape[i] == 0) {
-      throw CclParamsError(
-          fmt::format("tensor shape {}: dimension {} is 0; expected >= 1", shape_string(spec.shape), i));
+      return fmt::format("tensor shape {}: dimension {} is 0; expected >= 1", shape_string(spec.shape), i);
     }
   }
+  return {};
+}
+
+}  // namespace
+
+void require_no_empty_dimension(const TensorSpec& spec, const std::string& op, const std::string& what) {
+  const std::string refusal = empty_dimension_refusal(spec);
+  if (!refusal.empty()) throw CclParamsError(fmt::format("{}: {} {}", op, what, refusal));
+}
+
+std::uint32_t page_size_bytes(const TensorSpec& spec) {
+  if (const std::string refusal = empty_dimension_refusal(spec); !refusal.empty()) throw CclParamsError(refusal);
   if (spec.layout == Layout::Tile) {
     switch (spec.dtype) {
       case DataType::Bfloat16:

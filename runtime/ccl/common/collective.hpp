@@ -70,6 +70,10 @@ std::uint32_t element_bytes(DataType dtype);  // bfp8_b: 1 (its tile page adds t
 // Bytes of one page: a tile (TILE) or one row of the last dim (ROW_MAJOR). Throws
 // CclParamsError for ROW_MAJOR bfp8_b (REFERENCE 7.1) and for a zero dimension.
 std::uint32_t page_size_bytes(const TensorSpec& spec);
+// Throws CclParamsError "OP: WHAT tensor shape [..]: dimension D is 0; expected >= 1" for an empty
+// dimension: a check named on the tensor the caller gave, before a spec derived from it (an
+// output scaled along a dim) would report the derived shape instead.
+void require_no_empty_dimension(const TensorSpec& spec, const std::string& op, const std::string& what);
 // (w, z, y, x) in pages: TILE y and x in tiles (rounded up), ROW_MAJOR x = 1 (REFERENCE 4.2).
 api::Shape4D shape_in_pages(const TensorSpec& spec);
 std::uint64_t num_pages(const TensorSpec& spec);

@@ -137,5 +137,23 @@ TEST(AllGatherAllocate, ADimOutOfRangeIsNamedAndCreatesNothing) {
   EXPECT_THROW(ag::output_spec(p, t3k), ccl::CclParamsError);
 }
 
+// An empty input dimension is named on the input, which the caller gave, and nothing is created.
+// It used to be named on the output's shape ("tensor shape [1,1,0,16384]: dimension 2 is 0"),
+// which the caller never wrote (session 39's bug bash).
+TEST(AllGatherAllocate, AnEmptyInputDimensionIsNamedOnTheInputAndCreatesNothing) {
+  StrictMock<testing::MockMeshDevice> device;
+  const topo::Topology t3k = topo::build_t3k();
+  EXPECT_CALL(device, topology()).WillRepeatedly(ReturnRef(t3k));
+  ag::Params p;
+  p.input.shape = {1, 1, 0, 2048};
+  p.fabric = ring();
+  try {
+    ag::allocate(device, p);
+    ADD_FAILURE() << "allocate took an input with an empty dimension";
+  } catch (const ccl::CclParamsError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("all_gather: input tensor shape [1,1,0,2048]: dimension 2 is 0; expected >= 1"));
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime
