@@ -5,6 +5,7 @@
 #include "kernels/host/command_encoder.hpp"
 #include "kernels/host/micro_ops.hpp"
 #include "kernels/host/slicing.hpp"
+#include "runtime/ccl/all_to_all/round_pieces.hpp"
 #include "runtime/ccl/common/dim_split.hpp"
 #include "runtime/ccl/common/fabric_mux.hpp"
 #include "runtime/ccl/common/op_buffers.hpp"
@@ -78,9 +79,13 @@ std::uint32_t pieces_per_chunk_row(std::uint32_t row_bytes, std::uint32_t n, std
   require_row_piece_alignment(
       chunk_bytes, kOp, fmt::format("cuts each {} B row into {} chunks, one per chip: a chunk is {} B", row_bytes, n,
                                     chunk_bytes));
-  // The fewest pieces, not FillPayload's: chunks of 4416 and 4608 B in pieces that fill a payload
-  // ran up to 7 % slower on the T3K 8-line (session 38, docs/collectives.md "Why a 4384 B row ...").
-  return fabric_row_pieces(chunk_bytes, max_payload_bytes, RowPieceChoice::Fewest, kOp, "chunk of a ROW_MAJOR row");
+  // Pieces that fill a payload, as every copy's: a sender's rounds are whole packets
+  // (round_pieces.hpp), so a 4416 B chunk's 23 pieces of 192 B go 22 a packet, not 2 x 2208 B.
+  // T3K 8-line 4416 B chunks 2566.64 -> 2173.78 us (docs/collectives.md "Rounds in whole packets
+  // (session 39)"); with rounds cut at rows, every row ended in a packet of one piece and
+  // FillPayload ran slower than Fewest (session 38).
+  return fabric_row_pieces(chunk_bytes, max_payload_bytes, RowPieceChoice::FillPayload, kOp,
+                           "chunk of a ROW_MAJOR row");
 }
 
 // ROW_MAJOR along dims 0-2: chunks are whole rows, so a row moves whole unless it is wider than a
@@ -174,21 +179,12 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   // Link k's share of a chunk: pages [first, first + count) of it, part k of L (of its half:
   // part h * L + k of 2L), split as the interpreter's workers split a slice.
   const std::uint32_t links = p.num_links;
-  struct Run {
-    std::uint32_t first = 0;
-    std::uint32_t count = 0;
-  };
-  const auto cut = [](Run whole, std::uint32_t parts, std::uint32_t index) {
-    const std::uint32_t base = whole.count / parts;
-    const std::uint32_t extra = whole.count % parts;
-    return Run{whole.first + index * base + std::min(index, extra), base + (index < extra ? 1 : 0)};
-  };
   const auto share = [&](std::uint32_t index, std::optional<std::uint32_t> half, std::uint32_t link) {
-    const Run whole{0, static_cast<std::uint32_t>(api::volume(chunks[index].tensor_slice_shape))};
-    return half ? cut(whole, 2 * links, *half * links + link) : cut(whole, links, link);
+    const PageSpan whole{0, static_cast<std::uint32_t>(api::volume(chunks[index].tensor_slice_shape))};
+    return half ? part_of(whole, 2 * links, *half * links + link) : part_of(whole, links, link);
   };
   // Pages of chunk `index` as a slice: the chunk itself when the run is all of it.
-  const auto slice_of = [&](std::uint32_t index, Run run) {
+  const auto slice_of = [&](std::uint32_t index, PageSpan run) {
     api::TensorSlice slice = chunks[index];
     if (run.first == 0 && run.count == api::volume(slice.tensor_slice_shape)) return slice;
     slice.worker_slice_shape = api::Shape4D{1, 1, 1, run.count};
@@ -242,12 +238,13 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     std::vector<cmd::Command> writer;
     bool forward = false;
     bool backward = false;
-    // Each destination's share is cut into `rounds` pieces and the sender takes one piece of
-    // every destination per round (farthest first within a round), so every link a sender feeds
-    // carries its flows at once, as tt-metal's several workers per link do, instead of one
-    // destination after another (then a line's middle link idles while the end chips send
-    // their last, one-hop chunks). A destination's increment follows its last piece on the
-    // same route, so it still arrives after all of its data.
+    // Each destination's share is cut into at most `rounds` pieces of whole packets
+    // (round_pieces.hpp) and the sender takes one piece of every destination per round (farthest
+    // first within a round), so every link a sender feeds carries its flows at once, as
+    // tt-metal's several workers per link do, instead of one destination after another (then a
+    // line's middle link idles while the end chips send their last, one-hop chunks). A
+    // destination's increment follows its last piece on the same route, so it still arrives
+    // after all of its data.
     struct Flow {
       cmd::ChipUnicast way;
       std::vector<api::TensorSlice> from;
@@ -261,12 +258,11 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
       const cmd::ChipUnicast way{route.distance_in_hops, s.half ? up == g.up_is_forward : route.forward};
       (way.forward ? forward : backward) = true;
       const std::uint32_t dest_rank = g.rank_at(s.dest);
-      const Run run = share(dest_rank, s.half, link);  // the same pages of chunk `dest_rank` and chunk `rank`
-      const std::uint32_t pieces = std::max(1u, std::min(r.rounds, run.count / r.packet_pages));
-      rounds = std::max(rounds, pieces);
+      const PageSpan run = share(dest_rank, s.half, link);  // the same pages of chunk `dest_rank` and chunk `rank`
+      const std::vector<PageSpan> pieces = round_pieces(run, r.rounds, r.packet_pages);
+      rounds = std::max(rounds, static_cast<std::uint32_t>(pieces.size()));
       Flow flow{way, {}, {}};
-      for (std::uint32_t i = 0; i < pieces; ++i) {
-        const Run piece = pieces == 1 ? run : cut(run, pieces, i);
+      for (const PageSpan& piece : pieces) {
         flow.from.push_back(slice_of(dest_rank, piece));
         flow.to.push_back(slice_of(rank, piece));
       }

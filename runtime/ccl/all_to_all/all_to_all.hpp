@@ -79,7 +79,7 @@ struct Params {
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets
   // A sender sends one piece of every destination's share per round (1: one destination after
-  // another); 0: the default, 256. Pieces keep at least one packet.
+  // another); 0: the default, 256. Pieces are whole packets, at least one (round_pieces.hpp).
   std::uint32_t rounds = 0;
   // Who sends what (sender_layout.hpp): Auto is per destination (REFERENCE 7.6), capped where the
   // senders would not fit a mux or the worker grid.

@@ -1,8 +1,8 @@
 // all_to_all end to end on the simulated device with real data: N300, T3K 4- and 8-chip lines
 // and the 8-chip ring (the farthest chunk split both ways), 4-chip rows at once, dims 0..3,
 // bf16 / fp32 / bfp8_b, ROW_MAJOR in L1, back to back, ROW_MAJOR along dim 3 (rows cut in
-// pieces, interleaved and height-sharded). Every chip's output is compared bit for bit with
-// all_to_all::reference_outputs.
+// pieces, interleaved and height-sharded, pieces that fill a payload in rounds of whole
+// packets). Every chip's output is compared bit for bit with all_to_all::reference_outputs.
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 
 #include <fmt/format.h>
@@ -24,6 +24,7 @@ struct Case {
   std::vector<std::vector<ChipId>> groups;
   std::optional<int> cluster_axis;
   std::uint32_t repeats = 1;
+  std::uint32_t rounds = 0;  // 0: the default
 };
 
 RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
@@ -33,6 +34,7 @@ RunOutcome run_case(sim::device::SimMeshDevice& device, const Case& c) {
   p.topology = c.topology;
   p.groups.chips = c.groups;
   p.groups.cluster_axis = c.cluster_axis;
+  p.rounds = c.rounds;
   const RunOutcome out = run_all_to_all(device, p, Memory{c.memory, c.shard}, RunOptions{c.repeats});
   EXPECT_TRUE(out.verified);
   return out;
@@ -144,6 +146,40 @@ TEST(AllToAllE2e, T3kRowMajorChunksWiderThanAPayload) {
   c.tensor = row_major({1, 1, 2, 8 * 3072}, DataType::Float32);
   c.topology = CclTopology::Line;
   run_case(*device, c);
+}
+
+// Chunks wider than a payload in pieces that fill one (RowPieceChoice::FillPayload, session 39),
+// a sender's rounds cut in whole packets (round_pieces.hpp), so packets straddle rows: 4416 B
+// chunks in 23 pieces of 192 B (22 a packet), 4608 B in 9 of 512 B (8 a packet), fp32 8832 B in
+// 23 of 384 B (11 a packet); 5 rows, in the default rounds (one packet a round, the first with the
+// short one) and in 2 (several packets a round); the ring's split farthest chunk cuts its halves
+// mid-packet; DRAM and L1.
+TEST(AllToAllE2e, RowMajorChunksInPiecesThatFillAPayload) {
+  struct System {
+    topo::Topology topology;
+    CclTopology shape;
+    std::uint32_t n;
+  };
+  const System systems[] = {{topo::build_n300(), CclTopology::Line, 2},
+                            {topo::build_t3k(), CclTopology::Line, 8},
+                            {topo::build_t3k(), CclTopology::Ring, 8}};
+  for (const System& system : systems) {
+    SCOPED_TRACE(shape_name(system.shape));
+    auto device = make_device(system.topology, fabric_mode_for(system.shape));
+    const std::pair<DataType, std::uint32_t> chunks[] = {
+        {DataType::Bfloat16, 2208}, {DataType::Bfloat16, 2304}, {DataType::Float32, 2208}};
+    for (const auto& [dtype, chunk_elements] : chunks) {
+      for (const std::uint32_t rounds : {0u, 2u}) {
+        SCOPED_TRACE(fmt::format("{} elements a chunk, rounds {}", chunk_elements, rounds));
+        Case c;
+        c.tensor = row_major({1, 1, 5, system.n * chunk_elements}, dtype);
+        c.topology = system.shape;
+        c.rounds = rounds;
+        c.memory = rounds == 0 ? BufferType::Dram : BufferType::L1;
+        run_case(*device, c);
+      }
+    }
+  }
 }
 
 // The T3K's 4-chip rows at once (cluster_axis 1), 64 rows of 128 B chunks, in L1.

@@ -6,6 +6,7 @@
 #include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
+#include "runtime/ccl/all_to_all/round_pieces.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/system_loader.hpp"
@@ -191,12 +192,13 @@ std::vector<std::uint32_t> interleaved_pieces(const Program& program) {
 }
 
 // Every stream, input and output alike, addresses a row in N x q pieces: q = 1 for 256 B chunks,
-// 2 for 8 KiB chunks (4 KiB pieces of a 4352 B payload).
+// 2 for 8 KiB chunks (4 KiB pieces of a 4352 B payload), 23 for 4416 B chunks (192 B pieces that
+// fill a payload, 22 a packet: RowPieceChoice::FillPayload since session 39).
 TEST(AllToAllBuilder, RowMajorAlongTheWidthAddressesRowPieces) {
   const topo::Topology n300 = topo::build_n300();
-  for (const std::uint32_t q : {1u, 2u}) {
+  for (const std::uint32_t q : {1u, 2u, 23u}) {
     SCOPED_TRACE(q);
-    const std::uint32_t chunk_elements = q == 1 ? 128 : 4096;
+    const std::uint32_t chunk_elements = q == 1 ? 128 : q == 2 ? 4096 : 2208;
     const all_to_all::Params p =
         row_major_params(FabricMode::Line, CclTopology::Line, row_major({1, 1, 2, 2 * chunk_elements}));
     const MeshWorkload w = all_to_all::build(p, n300);
@@ -207,6 +209,40 @@ TEST(AllToAllBuilder, RowMajorAlongTheWidthAddressesRowPieces) {
       for (const std::uint32_t k : pieces) EXPECT_EQ(k, 2 * q) << "chip " << chip;
     }
   }
+}
+
+// --- Rounds (round_pieces.hpp) ----------------------------------------------------------------
+
+using all_to_all::PageSpan;
+using all_to_all::round_pieces;
+
+// A share is cut into whole packets, the first piece also taking the short packet: 23 pieces of a
+// 4416 B chunk's row, 22 a packet, over 5 rows (115 pages, 5 whole packets) go in 5 rounds of 27,
+// 22, 22, 22, 22 pages, not 23 each (a packet of one piece every round, session 38's cut).
+TEST(AllToAllRounds, PiecesAreWholePackets) {
+  EXPECT_EQ(round_pieces(PageSpan{0, 115}, 256, 22),
+            (std::vector<PageSpan>{{0, 27}, {27, 22}, {49, 22}, {71, 22}, {93, 22}}));
+  // 256 rows of 23 pieces in 256 rounds: 267 whole packets, the first 11 rounds 2 of them.
+  const std::vector<PageSpan> rows = round_pieces(PageSpan{0, 256 * 23}, 256, 22);
+  ASSERT_EQ(rows.size(), 256u);
+  EXPECT_EQ(rows[0], (PageSpan{0, 2 * 22 + 14}));
+  EXPECT_EQ(rows[10].count, 2u * 22);
+  EXPECT_EQ(rows[11].count, 22u);
+  std::uint32_t next = 0;
+  for (const PageSpan& piece : rows) {
+    EXPECT_EQ(piece.first, next);
+    next += piece.count;
+  }
+  EXPECT_EQ(next, 256u * 23);
+  // Fewer rounds than packets, an offset share (a link's or a half's part of a chunk).
+  EXPECT_EQ(round_pieces(PageSpan{100, 20}, 3, 2), (std::vector<PageSpan>{{100, 8}, {108, 6}, {114, 6}}));
+  // Whole packets already: as part_of splits pages.
+  EXPECT_EQ(round_pieces(PageSpan{0, 12}, 3, 2), (std::vector<PageSpan>{{0, 4}, {4, 4}, {8, 4}}));
+  EXPECT_EQ(all_to_all::part_of(PageSpan{0, 12}, 3, 1), (PageSpan{4, 4}));
+  // Less than two whole packets, or one round: one piece, the whole share.
+  EXPECT_EQ(round_pieces(PageSpan{5, 3}, 256, 2), (std::vector<PageSpan>{{5, 3}}));
+  EXPECT_EQ(round_pieces(PageSpan{0, 0}, 256, 2), (std::vector<PageSpan>{{0, 0}}));
+  EXPECT_EQ(round_pieces(PageSpan{0, 100}, 1, 2), (std::vector<PageSpan>{{0, 100}}));
 }
 
 // --- Sender layouts (sender_layout.hpp) ------------------------------------------------------
