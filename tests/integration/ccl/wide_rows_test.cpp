@@ -251,7 +251,7 @@ TEST(WideRowsPieces, AllGatherDim3CutsFittingRowsThatGoOneAPacket) {
   EXPECT_EQ(fill_payload_pieces_of_fitting_row(3840, 4352), 8u);   // 480 B: 9 a payload, 4320 B
   EXPECT_EQ(fill_payload_pieces_of_fitting_row(4096, 4352), 1u);   // 94.1 %: whole
   EXPECT_EQ(fill_payload_pieces_of_fitting_row(4352, 4352), 1u);
-  EXPECT_EQ(fill_payload_pieces_of_fitting_row(960, 4352), 2u);  // 4 a payload, 88 %: cut, but all_gather keeps it whole
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(960, 4352), 2u);  // 4 a payload, 88 %: cut; all_gather keeps it whole
 }
 
 // Rows that fit a payload but are cut (3072 B bf16 in 3 x 1024 B, 2208 B fp32 in 23 x 96 B), gathered
