@@ -53,6 +53,20 @@ std::uint32_t fabric_row_pieces(std::uint32_t row_bytes, std::uint32_t max_paylo
                                    op, row_bytes, what, max_payload_bytes, kRowPieceAlignment));
 }
 
+std::uint32_t fill_payload_pieces_of_fitting_row(std::uint32_t row_bytes, std::uint32_t max_payload_bytes) {
+  CCLMESH_CHECK(row_bytes > 0 && row_bytes <= max_payload_bytes && row_bytes % kRowPieceAlignment == 0,
+                fmt::format("a {} B row is not a multiple of {} B that fits a {} B payload", row_bytes,
+                            kRowPieceAlignment, max_payload_bytes));
+  const std::uint32_t packing_floor = fill_payload_packing_floor(max_payload_bytes);
+  const auto pieces = fewest_row_pieces(row_bytes, [&](std::uint32_t piece) {
+    return payload_packing(piece, max_payload_bytes) >= packing_floor;
+  });
+  // 32 B pieces reach the best packing, so some cut always does.
+  CCLMESH_CHECK(pieces.has_value(), fmt::format("a {} B row found no pieces filling a {} B payload", row_bytes,
+                                                max_payload_bytes));
+  return *pieces;
+}
+
 kargs::TensorArgs in_row_pieces(kargs::TensorArgs args, std::uint32_t piece_bytes, std::uint32_t pieces,
                                 std::uint32_t last_piece_bytes) {
   std::visit(

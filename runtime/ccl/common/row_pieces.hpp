@@ -55,6 +55,13 @@ std::uint32_t payload_packing(std::uint32_t piece_bytes, std::uint32_t max_paylo
 inline constexpr std::uint32_t kFillPayloadSlackPercent = 6;
 std::uint32_t fill_payload_packing_floor(std::uint32_t max_payload_bytes);
 
+// The fewest equal 32 B-aligned pieces of a `row_bytes` row (a multiple of 32 B, at most a payload)
+// whose payload_packing reaches fill_payload_packing_floor: 1 when the row's own packing does
+// (4096 B), else as FillPayload cuts a wide row (3072 B: 3 x 1024 B, 4 a payload). Only all_gather
+// along dim 3 cuts rows that fit, and only those wider than half a payload (docs/collectives.md,
+// "Rows that fit a payload, all_gather along dim 3 (session 39)").
+std::uint32_t fill_payload_pieces_of_fitting_row(std::uint32_t row_bytes, std::uint32_t max_payload_bytes);
+
 // The equal pieces, multiples of 32 B, a `row_bytes` row (a multiple of 32 B) moves in over a
 // fabric of `max_payload_bytes`: 1 when the row fits a payload; else Fewest takes the fewest that
 // fit (4416 B: 2 x 2208 B) and FillPayload the fewest whose payload_packing reaches

@@ -7,8 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "runtime/ccl/all_broadcast/all_broadcast.hpp"
+#include "runtime/ccl/all_gather/all_gather.hpp"
 #include "runtime/ccl/broadcast/broadcast.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/common/row_pieces.hpp"
@@ -25,6 +30,7 @@ namespace bc = runtime::ccl::broadcast;
 namespace sr = runtime::ccl::send_recv;
 namespace rd = runtime::ccl::reduce;
 namespace ab = runtime::ccl::all_broadcast;
+namespace ag = runtime::ccl::all_gather;
 
 // 8 rows of `row_bytes`.
 TensorSpec eight_wide_rows(const WideRowCase& c) { return wide_rows(c.dtype, c.row_bytes, 8); }
@@ -233,6 +239,56 @@ TEST(WideRowsPieces, CopiesFillAPayloadReductionsTakeTheFewest) {
   EXPECT_EQ(copy.last_piece_bytes, 0u);
   // Not a multiple of 32 B: the shorter-last-piece cut, the same for both.
   EXPECT_EQ(runtime::ccl::fabric_pages(4400, 1, 4352, Choice::FillPayload, "op").page_bytes, 2208u);
+}
+
+// all_gather along dim 3 cuts a row that fits a payload but not two when it leaves more than
+// FillPayload's 6 % of the payload empty (docs/collectives.md, "Rows that fit a payload, all_gather
+// along dim 3 (session 39)"); the cut is FillPayload's.
+TEST(WideRowsPieces, AllGatherDim3CutsFittingRowsThatGoOneAPacket) {
+  using runtime::ccl::fill_payload_pieces_of_fitting_row;
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(3072, 4352), 3u);   // 1024 B: 4 a payload, 4096 B
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(2208, 4352), 23u);  // 96 B: 45 a payload, 4320 B
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(3840, 4352), 8u);   // 480 B: 9 a payload, 4320 B
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(4096, 4352), 1u);   // 94.1 %: whole
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(4352, 4352), 1u);
+  EXPECT_EQ(fill_payload_pieces_of_fitting_row(960, 4352), 2u);  // 4 a payload, 88 %: cut; all_gather keeps it whole
+}
+
+// Rows that fit a payload but are cut (3072 B bf16 in 3 x 1024 B, 2208 B fp32 in 23 x 96 B), gathered
+// along dim 3 into every chip's output rows bit for bit: N300 line and T3K ring (relay and
+// multicast), DRAM and L1, 5 rows (the pieces of a packet straddle rows).
+TEST(WideRowsMore, AllGatherDim3FittingRowsInPieces) {
+  struct System {
+    const char* name;
+    topo::Topology topology;
+    FabricMode fabric;
+    CclTopology shape;
+  };
+  for (const System& s : {System{"n300", topo::build_n300(), FabricMode::Line, CclTopology::Line},
+                          System{"t3k ring", topo::build_t3k(), FabricMode::Ring, CclTopology::Ring}}) {
+    auto device = make_device(s.topology, s.fabric);
+    for (const auto& [dtype, row_bytes] : {std::pair{DataType::Bfloat16, 3072u}, std::pair{DataType::Float32, 2208u}}) {
+      for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+        const std::vector<ag::RingAlgorithm> algorithms =
+            s.shape == CclTopology::Ring
+                ? std::vector<ag::RingAlgorithm>{ag::RingAlgorithm::Relay, ag::RingAlgorithm::Multicast}
+                : std::vector<ag::RingAlgorithm>{ag::RingAlgorithm::Auto};
+        for (const ag::RingAlgorithm algorithm : algorithms) {
+          SCOPED_TRACE(fmt::format("{} {} B rows {} {}", s.name, row_bytes, memory == BufferType::L1 ? "L1" : "DRAM",
+                                   ag::to_string(algorithm)));
+          ag::Params p;
+          p.input = wide_rows(dtype, row_bytes, 5);
+          p.dim = 3;
+          p.topology = s.shape;
+          p.ring_algorithm = algorithm;
+          const Memory m{memory, std::nullopt};
+          const RunOutcome out = run_all_gather(*device, p, m, m);
+          EXPECT_TRUE(out.verified);
+          EXPECT_GT(out.kernel_ns, 0u);
+        }
+      }
+    }
+  }
 }
 
 // A reduction's pieces: a row of a multiple of 32 B in the fewest equal ones, multiples of 32 B, that fit
