@@ -331,6 +331,7 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   if (fabric.mode != runtime::FabricMode::None && fabric.scope == runtime::FabricScope::System &&
       !fabric.chip_order.empty() && fabric.chip_order.size() < topology.chips().size()) {
     options.chips.assign(fabric.chip_order.begin(), fabric.chip_order.end());
+    options.chips_given.clear();  // the server's order, not what this client typed
   }
   // The row names the faults the device runs under, as a local run's does, and what they did
   // (the server's lines). Parsed as a local run parses --fault, so what looks a fault up by its

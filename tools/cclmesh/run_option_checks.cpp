@@ -14,6 +14,10 @@
 
 namespace cclmesh::cli::detail {
 
+std::string chips_as_given(const std::vector<std::uint32_t>& chips, const std::string& typed) {
+  return typed.empty() ? fmt::format("{}", fmt::join(chips, ",")) : typed;
+}
+
 std::string topology_as_given(const RunOptions& options) {
   if (!options.topology_chosen_by_auto) return fmt::format("--topology {}", options.topology);
   return fmt::format("the {} --topology auto chose for {}", options.topology, options.system);
@@ -238,7 +242,7 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
 
 void check_chips(const RunOptions& options, const topo::Topology& topology) {
   if (options.chips.empty()) return;
-  const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
+  const std::string given = chips_as_given(options.chips, options.chips_given);
   if (options.cluster_axis) {
     throw UsageError(fmt::format("--chips: '{}' given with --cluster-axis {}, whose groups are the mesh's rows or "
                                  "columns; give one of them",

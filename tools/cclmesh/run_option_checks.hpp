@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tools/cclmesh/run_options.hpp"
 #include "topologies/topology.hpp"
@@ -15,6 +16,10 @@ namespace cclmesh::cli::detail {
 // auto chose for n300" when --topology was auto (bug bash, session 38: a refusal said "given for
 // --topology line" to a user who had given no --topology).
 std::string topology_as_given(const RunOptions& options);
+
+// --chips as a refusal quotes it: as the user typed it (`typed`, commas or dashes), or, when the
+// list did not come from the command line, its ids joined by ','.
+std::string chips_as_given(const std::vector<std::uint32_t>& chips, const std::string& typed);
 
 // Options the op, mode or topology does not take, on a system (or --chips) of `n_chips`.
 void reject_unsupported(const RunOptions& options, std::uint32_t n_chips);

@@ -81,7 +81,11 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--system", o.system, topo::system_spec_help())
       ->capture_default_str();
   command.add_option_function<std::string>(
-      "--chips", [&o](const std::string& text) { o.chips = parse_chip_list(text, "--chips"); },
+      "--chips",
+      [&o](const std::string& text) {
+        o.chips = parse_chip_list(text, "--chips");
+        o.chips_given = text;
+      },
                      "run on these chips of --system only, in order, as one line or ring, ids joined by ',' or by '-' "
                      "(as cclmesh prints chip orders) (e.g. galaxy 0,1,9,8: "
                      "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "

@@ -100,6 +100,10 @@ struct RunOptions {
   // --chips: the run's chips in order, one line or ring (fabric: FabricOptions::chip_order; legacy:
   // the group); empty: every chip of the system.
   std::vector<std::uint32_t> chips;
+  // --chips as the user typed it (commas or dashes), for a refusal to quote back: the list
+  // re-joined with ',' read as a value the user had not given (session 39 review: '0-1-0' was
+  // refused as "chip 0 appears twice in '0,1,0'"). Empty: chips was set otherwise (chips_as_given).
+  std::string chips_given;
   // Legacy mode on the whole system: its ring (or line) laid over the links left when the
   // system's own crosses a link down from the start (lay_legacy_group_around_down_links); empty:
   // the system's own. Not an option: the run sets it.

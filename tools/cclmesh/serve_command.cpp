@@ -37,6 +37,7 @@
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
 #include "tools/cclmesh/op_runner.hpp"
+#include "tools/cclmesh/run_option_checks.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/served_fault_effects.hpp"
 #include "tools/cclmesh/session_traces.hpp"
@@ -64,6 +65,7 @@ struct ServeOptions {
   std::string fabric_scope = "system";
   // The fabric's chips, in order (one line or ring through them alone); empty: every chip.
   std::vector<std::uint32_t> chips;
+  std::string chips_given;  // as typed (RunOptions::chips_given)
   std::uint32_t links = 1;
   bool no_data = false;
   double idle_timeout_s = 300;
@@ -124,7 +126,7 @@ bool some_axis_closes(const topo::Topology& topology, std::int32_t links) {
 // --chips: a line or ring through those chips alone, as `run --chips` lays it (--topology auto: a
 // ring where the last chip neighbours the first over --links, and there are 3 or more).
 runtime::FabricMode fabric_mode_through_chips(const ServeOptions& options, const topo::Topology& topology) {
-  const std::string given = fmt::format("{}", fmt::join(options.chips, ","));
+  const std::string given = detail::chips_as_given(options.chips, options.chips_given);
   if (options.mode == "legacy") {
     throw UsageError(fmt::format("--chips: '{}' given with --mode legacy, which runs no fabric to lay through them "
                                  "(each op brings its own EDMs); serve --mode fabric",
@@ -409,7 +411,11 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       ->check(CLI::IsMember({"auto", "ring", "line"}))
       ->capture_default_str();
   command->add_option_function<std::string>(
-      "--chips", [options](const std::string& text) { options->chips = parse_chip_list(text, "--chips"); },
+      "--chips",
+      [options](const std::string& text) {
+        options->chips = parse_chip_list(text, "--chips");
+        options->chips_given = text;
+      },
       "lay the fabric through these chips of --system only, in order, as one line or ring (as `run --chips`: "
       "A,B,... or A-B-...; "
       "--topology auto: a ring where the last neighbours the first); clients' ops then run on them");
