@@ -86,10 +86,10 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
         o.chips = parse_chip_list(text, "--chips");
         o.chips_given = text;
       },
-                     "run on these chips of --system only, in order, as one line or ring, ids joined by ',' or by '-' "
-                     "(as cclmesh prints chip orders) (e.g. galaxy 0,1,9,8: "
-                     "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "
-                     "chips must be neighbours, a ring's last and first too; default: every chip");
+      "run on these chips of --system only, in order, as one line or ring, ids joined by ',' or by '-' "
+      "(as cclmesh prints chip orders) (e.g. galaxy 0,1,9,8: "
+      "its 2x2 block, the 4-chip stand-in on 2 links; t3k 0,1,3,2: the MMIO square); consecutive "
+      "chips must be neighbours, a ring's last and first too; default: every chip");
   command.add_option("--topology", o.topology,
                      "ring, line, or auto: a ring where the groups close into rings of 3 or more chips (t3k, galaxy, a "
                      "torus axis), else a line (n300, a mesh row), as tt-metal's all_gather runs 2 chips as a line")
