@@ -32,10 +32,11 @@ constexpr std::uint32_t kMessageSlots = 2;  // worker scratch: one message filli
 struct Resolved : LegacyOp {
   TensorSpec output;
   // The tensors in the pages the workers move: shape_in_pages, except for ROW_MAJOR along dim 3,
-  // where x counts row pieces (row_pieces per input row, n x row_pieces per output row).
+  // where x counts row pieces (row_pieces per input row, n x row_pieces per output row), and for
+  // rows wider than an EDM buffer along dims 0-2 (outer_row_pieces per row, in and out).
   api::Shape4D in_pages;
   api::Shape4D out_pages;
-  std::uint32_t row_pieces = 0;  // 0: whole pages
+  std::uint32_t row_pieces = 0;  // along dim 3; 0: whole pages
   // Per link: the part of every slice (each chip's input) that link carries, as a worker slice
   // of the input's shape, and its messages per slice. One link carries the whole slice.
   std::vector<api::TensorSlice> link_runs;
@@ -126,6 +127,13 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (r.row_pieces != 0) {
     r.in_pages.x = r.row_pieces;
     r.out_pages.x = r.n * r.row_pieces;
+  } else if (r.outer_row_pieces > 1) {
+    // Rows wider than an EDM buffer along dims 0-2: whole rows sliced as before, each in q pieces
+    // of a page each (as the fabric all_gather moves rows wider than a payload), sliced as q
+    // "tiles" a row (inferred, as along dim 3: REFERENCE 5 does not say what the legacy op did
+    // with a row wider than a buffer).
+    r.in_pages.x = r.outer_row_pieces;
+    r.out_pages.x = r.outer_row_pieces;
   }
   // Several links: each chip's input is split into num_links contiguous runs of pages (x-fastest,
   // the first pages % num_links runs one page longer) and link l moves run l of every slice, so
@@ -228,6 +236,7 @@ class ChipBuilder {
     }
     w.output = chip_.output.interpreter_args(chip_.map);
     if (r_.row_pieces != 0) w.output = in_row_pieces(w.output, r_.page_size, r_.n * r_.row_pieces);
+    if (r_.outer_row_pieces > 1) w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces);
     return w;
   }
 
@@ -248,6 +257,7 @@ class ChipBuilder {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = chip_.input.interpreter_args(chip_.map);
     if (r_.row_pieces != 0) w.input = in_row_pieces(*w.input, r_.page_size, r_.row_pieces);
+    if (r_.outer_row_pieces > 1) w.input = in_row_pieces(*w.input, r_.page_size, r_.outer_row_pieces);
     const api::Shape4D in_pages = r_.in_pages;
     w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
     w.slices.push_back(output_slice_at(chip_.position));

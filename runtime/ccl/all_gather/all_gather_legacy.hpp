@@ -32,6 +32,10 @@
 // so each piece lands with its own NoC write at its byte offset of the output row (inferred to
 // be how tt-metal's legacy workers wrote a page into part of an output page). Messages, relays
 // and link runs are those of a TILE gather along dim 3 with q pages per chip per row.
+//
+// ROW_MAJOR along dims 0-2 (a page is a whole row, slices are whole rows): a row wider than an
+// EDM buffer moves in q pieces (LegacyOp::outer_row_pieces), the buffers addressed and sliced q
+// pieces a row, in and out; a row that fits moves whole, as before.
 
 #include <cstdint>
 #include <vector>

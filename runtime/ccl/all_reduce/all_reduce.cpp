@@ -67,23 +67,17 @@ std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
 // that cannot is refused in all_reduce's name: here, before the params of either half exist, so
 // that not only validate() but every call that asks a half something before build() (the
 // semaphore cores and intermediates a caller sizes first) refuses it as all_reduce, not as the
-// reduce_scatter or all_gather that meets it first. Legacy mode's EDMs hold such rows whole, up
-// to an EDM buffer (legacy_widest_whole_row): a wider row, which its halves would refuse along
-// the dim 2 they run along, not the caller's, is refused here in all_reduce's name (session 35).
+// reduce_scatter or all_gather that meets it first. Legacy mode's halves move rows wider than an
+// EDM buffer in 32 B-aligned pieces along the dim 2 (or the composite's dim 0) they run along,
+// not the caller's (legacy_outer_dim_row_pieces, session 40; refused here until then): one that
+// is not a multiple of 32 B is refused here in all_reduce's name.
 void require_fabric_rows_move(const Params& p) {
   if (p.mode == CclMode::Fabric) {
     moved_pages(p);
     return;
   }
-  if (p.tensor.layout != Layout::RowMajor) return;
   const LegacyEdmOptions halves_edms;  // the halves' legacy EDMs are the defaults (rs_params, ag_params)
-  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(halves_edms, p.fabric);
-  const std::uint32_t row_bytes = page_size_bytes(p.tensor);
-  if (!widest || legacy_page_stride_bytes(row_bytes) <= *widest) return;
-  throw CclParamsError(fmt::format(
-      "all_reduce: legacy mode moves each {} B ROW_MAJOR row whole, and the widest that fits an EDM buffer is {} B "
-      "({}). Run it in fabric mode (--mode fabric), which moves such rows in pieces, or with rows of at most {} B",
-      row_bytes, *widest, legacy_edm_buffers_text(halves_edms, p.fabric), *widest));
+  legacy_outer_dim_row_pieces(p.tensor, 2, halves_edms, p.fabric, "all_reduce");
 }
 
 reduce_scatter::Params rs_params(const Params& p, const Flat& f) {

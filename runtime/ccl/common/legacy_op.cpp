@@ -32,23 +32,6 @@ void require_legacy_links(const topo::Topology& topology, const std::vector<Chip
                                    op, num_links, fmt::join(group, ", "), a, b, usable, why, usable));
 }
 
-// A ROW_MAJOR tensor along dims 0-2 moves whole rows as its pages, and legacy mode cuts rows in
-// pieces only along dim 3 (legacy_row_pieces): a row wider than an EDM buffer is refused naming
-// the op, the row, the widest that fits and what runs instead, where legacy_pages_per_message's
-// refusal would speak of pages and channels only (session 35; such rows move in pieces in fabric
-// mode since the arwide merge). Rows that fit, and a buffer setting that fits no page at all
-// (that refusal says why), are left to legacy_pages_per_message.
-void require_outer_dim_row_fits(const LegacyOpRequest& q, std::uint32_t page_stride, const std::string& op) {
-  if (q.input.layout != Layout::RowMajor || q.dim == 3 || q.moved_page_bytes != 0) return;
-  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(q.legacy, q.fabric);
-  if (!widest || page_stride <= *widest) return;
-  throw CclParamsError(fmt::format(
-      "{}: legacy mode moves each {} B ROW_MAJOR row along dim {} whole, and the widest that fits an EDM buffer is "
-      "{} B ({}); it cuts rows in pieces only along dim 3. Run it in fabric mode (--mode fabric), which moves such "
-      "rows in pieces, along dim 3, or with rows of at most {} B",
-      op, page_size_bytes(q.input), q.dim, *widest, legacy_edm_buffers_text(q.legacy, q.fabric), *widest));
-}
-
 }  // namespace
 
 std::string fewer_chips_options(const topo::Topology& topology) {
@@ -66,6 +49,8 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
     r.page_size = q.moved_page_bytes;
   } else {
     require_page_aligned_dim(q.input, q.dim, op, "input");
+    r.outer_row_pieces = legacy_outer_dim_row_pieces(q.input, q.dim, q.legacy, q.fabric, op);
+    r.page_size /= r.outer_row_pieces;
   }
   if (q.fabric.mode != FabricMode::None) {
     throw CclParamsError(fmt::format("{}: legacy EDM mode needs a device without a persistent fabric "
@@ -95,7 +80,6 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
   r.cores = legacy_worker_cores(topology, q.first_worker, q.num_links, op);
   r.page_stride = legacy_page_stride_bytes(r.page_size);
   r.erisc = q.fabric.erisc_l1_map();
-  require_outer_dim_row_fits(q, r.page_stride, op);
   r.pages_per_message = legacy_pages_per_message(q.legacy, r.page_stride, kLegacyHopChannels, op, r.erisc);
   return r;
 }
@@ -130,6 +114,23 @@ std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions&
   return fewest_row_pieces(row_bytes, [&](std::uint32_t piece) {
            return legacy_message_fits(one_page, piece, kLegacyHopChannels, erisc);
          }).value_or(1);
+}
+
+std::uint32_t legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
+                                          const FabricOptions& fabric, const std::string& op) {
+  if (input.layout != Layout::RowMajor || dim == 3) return 1;
+  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(legacy, fabric);
+  const std::uint32_t row_bytes = page_size_bytes(input);
+  if (!widest || legacy_page_stride_bytes(row_bytes) <= *widest) return 1;
+  if (row_bytes % kRowPieceAlignment != 0) {
+    throw CclParamsError(fmt::format(
+        "{}: legacy mode moves each {} B ROW_MAJOR row in pieces, as it is wider than the {} B an EDM buffer holds "
+        "({}), and every piece must start {} B-aligned (DRAM alignment, REFERENCE 6.5); expected a row of a multiple "
+        "of {} B or of at most {} B. Run it in fabric mode (--mode fabric), whose last piece of a row may be shorter",
+        op, row_bytes, *widest, legacy_edm_buffers_text(legacy, fabric), kRowPieceAlignment, kRowPieceAlignment,
+        *widest));
+  }
+  return legacy_row_pieces(row_bytes, legacy, fabric);
 }
 
 std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,

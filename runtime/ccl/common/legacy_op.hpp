@@ -34,9 +34,10 @@ struct LegacyOpRequest {
   std::uint32_t num_links = 1;
   CoreCoord first_worker{0, 0};
   LegacyEdmOptions legacy;
-  // 0: the workers move the tensor's pages, which must not cut `dim` (require_page_aligned_dim).
-  // Else they move pages of this many bytes, and the op has checked its dim itself: all_gather's
-  // ROW_MAJOR rows along dim 3, moved as row pieces (all_gather_legacy.hpp).
+  // 0: the workers move the tensor's pages, which must not cut `dim` (require_page_aligned_dim),
+  // ROW_MAJOR rows wider than an EDM buffer along dims 0-2 in pieces (legacy_outer_dim_row_pieces).
+  // Else they move pages of this many bytes, and the op has checked its dim itself: ROW_MAJOR rows
+  // along dim 3, moved as row pieces (all_gather_legacy.hpp, scattered_rows.hpp).
   std::uint32_t moved_page_bytes = 0;
 };
 
@@ -46,6 +47,10 @@ struct LegacyOp {
   std::vector<LegacyGroup> groups;
   std::uint32_t n = 0;                      // chips per group
   std::uint32_t page_size = 0;          // of the pages the workers move
+  // ROW_MAJOR along dims 0-2: the pieces each row (a page of the slices) moves in, page_size bytes
+  // each; 1 unless a row is wider than an EDM buffer (legacy_outer_dim_row_pieces). The op then
+  // addresses its buffers in that many pieces a row and slices them as that many pages a row.
+  std::uint32_t outer_row_pieces = 1;
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
   std::uint32_t pages_per_message = 0;  // per EDM buffer
   std::uint32_t num_links = 1;
@@ -62,7 +67,9 @@ struct LegacyOp {
 // (legacy_groups; a group that runs as another shape, a ring opened by a down link, is refused
 // with RingRunsAsLineError: an op builds its rings and lines apart, per groups_by_shape), 1 to legacy_usable_links links on every
 // group (legacy_links.hpp), a page-aligned dim (unless request.moved_page_bytes) and an EDM
-// that fits; throws CclParamsError (or topo::InputError) naming what is wrong.
+// that fits; throws CclParamsError (or topo::InputError) naming what is wrong. Without
+// request.moved_page_bytes, ROW_MAJOR rows along dims 0-2 wider than an EDM buffer move in
+// LegacyOp::outer_row_pieces pieces.
 LegacyOp resolve_legacy_op(const LegacyOpRequest& request, const topo::Topology& topology, const std::string& op);
 
 // ROW_MAJOR along dim 3 (row_pieces.hpp) in legacy mode: the fewest equal pieces, each a multiple
@@ -76,10 +83,20 @@ std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions&
 
 // The widest ROW_MAJOR row (a multiple of 32 B) one EDM buffer of `legacy` in `fabric`'s ERISC
 // region holds whole, as a page of its own (38080 B at the defaults: 2 buffers x 2 channels in
-// 152576 B); nullopt when not even 32 B fit. Along dims 0-2 legacy mode moves rows whole, so
-// resolve_legacy_op refuses a wider one naming this figure (and all_reduce, whose ROW_MAJOR
-// halves run along dim 2, in its own name).
+// 152576 B); nullopt when not even 32 B fit. Along dims 0-2 a wider row moves in pieces
+// (legacy_outer_dim_row_pieces).
 std::optional<std::uint32_t> legacy_widest_whole_row(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
+
+// ROW_MAJOR along dims 0-2 in legacy mode, where a page of the slices is a whole row: the pieces
+// each row moves in, each its own page of a message. 1 when a row fits an EDM buffer whole
+// (legacy_widest_whole_row; its streams are those of whole rows), for TILE and along dim 3 (the
+// ops cut dim 3's rows themselves), and when not even 32 B fit (legacy_pages_per_message then
+// refuses, saying why); else legacy_row_pieces' q (a 65536 B row: 2 x 32768 B at the defaults).
+// Throws CclParamsError, naming `op`, when such a wide row is not a multiple of 32 B: its pieces
+// would not all start 32 B-aligned (DRAM, REFERENCE 6.5). all_reduce, whose ROW_MAJOR halves run
+// along dim 2 whatever its tensor, asks with dim 2 to refuse in its own name.
+std::uint32_t legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
+                                          const FabricOptions& fabric, const std::string& op);
 // "2 buffers x 2 channels in the 152576 B ERISC kernel region": what bounds that row, for a refusal.
 std::string legacy_edm_buffers_text(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
 

@@ -8,7 +8,8 @@
 // Rows wider than a fabric payload along an outer dim (dims 0-2, whole rows sliced): the same
 // addressing with q pieces a row (fabric_pages), sliced as q tiles a row, in all_gather,
 // reduce_scatter, all_to_all (fabric mode) and all_reduce; broadcast, send_recv, reduce and
-// all_broadcast move whole buffers in fabric_pages.
+// all_broadcast move whole buffers in fabric_pages. Legacy all_gather and reduce_scatter do the
+// same with rows wider than an EDM buffer (legacy_outer_dim_row_pieces, legacy_op.hpp).
 
 #include <cstdint>
 #include <functional>

@@ -43,7 +43,8 @@ struct Resolved : LegacyOp {
   bool ring = false;
   TensorSpec output;
   // ROW_MAJOR along dim 3 (scattered_rows.hpp): the pieces each output row moves in (q), each
-  // input row N x q, of page_size bytes. 0: whole pages.
+  // input row N x q, of page_size bytes. 0: whole pages, or rows wider than an EDM buffer along
+  // dims 0-2 in LegacyOp::outer_row_pieces.
   std::uint32_t row_pieces = 0;
   // The tensors in the pages the workers move: shape_in_pages, x in row pieces when row_pieces.
   api::Shape4D in_pages;
@@ -139,6 +140,12 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
   if (r.row_pieces != 0) {
     r.in_pages.x = r.n * r.row_pieces;
     r.out_pages.x = r.row_pieces;
+  } else if (r.outer_row_pieces > 1) {
+    // Rows wider than an EDM buffer along dims 0-2: whole rows sliced as before, each in q pieces
+    // of a page each, sliced as q "tiles" a row. The sum is element-wise and a piece whole
+    // elements (32 B-aligned), so every element is summed in the order whole rows would be.
+    r.in_pages.x = r.outer_row_pieces;
+    r.out_pages.x = r.outer_row_pieces;
   }
   // A ring's two directions chain the two halves of every slice; a line's both chain all of it.
   // Several links: each half (a ring) or the whole slice (a line) is then shared out over the
@@ -319,6 +326,9 @@ class ChipBuilder {
     if (r_.row_pieces != 0) {
       w.output = in_row_pieces(w.output, r_.page_size, r_.row_pieces);
       w.input = in_row_pieces(w.input, r_.page_size, r_.n * r_.row_pieces);
+    } else if (r_.outer_row_pieces > 1) {
+      w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces);
+      w.input = in_row_pieces(w.input, r_.page_size, r_.outer_row_pieces);
     }
     for (const Plan::Step& s : sender ? plan.sender : plan.receiver) {
       w.steps.push_back({s.kind, run_of(up, s.kind, s.slice)});

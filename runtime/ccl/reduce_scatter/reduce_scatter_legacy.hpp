@@ -32,6 +32,10 @@
 // share them). Halves first, so an element's direction and reduction order, and so the bytes,
 // do not depend on the number of links.
 //
+// ROW_MAJOR rows wider than an EDM buffer along dims 0-2 move in q pieces a row
+// (LegacyOp::outer_row_pieces), sliced as q pages a row; the sum is element-wise, so its order,
+// and reference_outputs, are those of whole rows.
+//
 // Messages are chunk-lockstep: message c of every step before message c + 1 of any, so each
 // worker's sends wait only on earlier messages up the chain and the ring cannot deadlock with
 // bounded EDM and CB buffers (the fabric ring relies on its output-sized receive buffer).

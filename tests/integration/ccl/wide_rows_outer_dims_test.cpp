@@ -5,6 +5,10 @@
 // T3K ring and line, bf16 and fp32, DRAM and L1, compared bit for bit with the host reference
 // (reduce_scatter's sums in its own order, as its reference_outputs() reproduces). Also dims 0
 // and 1, Galaxy columns on 2 links, and 8200 B rows (not a multiple of 32 B).
+// Legacy EDM mode (session 40; refused before): rows wider than an EDM buffer (38080 B at the
+// defaults) along dims 0-2 move in the fewest 32 B-aligned pieces that fit one (65536 B: 2 x
+// 32768 B; 38112 B: 3 x 12704 B), all_gather and reduce_scatter, the same matrix of systems,
+// dtypes and memories, dims 0 and 1, 2 links, height-sharded buffers.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -14,7 +18,9 @@
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/common/ccl_common.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
+#include "runtime/ccl/common/legacy_op.hpp"
 #include "tests/integration/ccl/ccl_runners.hpp"
+#include "tests/integration/ccl/legacy_runner.hpp"
 #include "tests/integration/ccl/wide_rows_case.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -152,6 +158,138 @@ TEST(WideRowsOuterDimsMore, AWideRowNotAMultipleOf32BytesHasAShorterLastPiece) {
   a.tensor = tensor;
   a.dim = 2;
   EXPECT_TRUE(run_all_to_all(*device, a, Memory{}).verified);
+}
+
+// Legacy mode's rows wider than an EDM buffer: each chip's [1,1,rows,width] gathered, or
+// scattered, along dim 2.
+struct LegacyWideRowCase {
+  const char* system = "n300";
+  CclTopology shape = CclTopology::Line;
+  DataType dtype = DataType::Bfloat16;
+  std::uint32_t row_bytes = 65536;
+  BufferType memory = BufferType::Dram;
+};
+
+void PrintTo(const LegacyWideRowCase& c, std::ostream* os) {
+  PrintTo(WideRowCase{c.system, c.shape, c.dtype, c.row_bytes, c.memory}, os);
+}
+
+std::vector<LegacyWideRowCase> legacy_wide_row_cases() {
+  std::vector<LegacyWideRowCase> all;
+  const std::pair<const char*, CclTopology> systems[] = {
+      {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
+  for (const auto& [system, shape] : systems) {
+    for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
+      for (const std::uint32_t row_bytes : {65536u, 38112u}) {
+        for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
+          all.push_back({system, shape, dtype, row_bytes, memory});
+        }
+      }
+    }
+  }
+  return all;
+}
+
+class WideRowsOuterDimsLegacy : public ::testing::TestWithParam<LegacyWideRowCase> {};
+
+TEST_P(WideRowsOuterDimsLegacy, AllGatherAlongDim2) {
+  const LegacyWideRowCase& c = GetParam();
+  auto device = legacy_device(std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300());
+  LegacyCase g;
+  g.input = wide_rows(c.dtype, c.row_bytes, 3);
+  ASSERT_GT(runtime::ccl::legacy_outer_dim_row_pieces(g.input, 2, {}, device->options().fabric, "all_gather"), 1u);
+  g.dim = 2;
+  g.topology = c.shape;
+  g.memory = c.memory;
+  EXPECT_GT(run_legacy_all_gather(*device, g).kernel_ns, 0u);
+}
+
+TEST_P(WideRowsOuterDimsLegacy, ReduceScatterAlongDim2) {
+  const LegacyWideRowCase& c = GetParam();
+  const bool n300 = std::string(c.system) == "n300";
+  auto device = legacy_device(n300 ? topo::build_n300() : topo::build_t3k());
+  LegacyCase r;
+  r.input = wide_rows(c.dtype, c.row_bytes, n300 ? 6 : 8);  // an odd number of rows a slice on N300
+  r.dim = 2;
+  r.topology = c.shape;
+  r.memory = c.memory;
+  EXPECT_GT(run_legacy_reduce_scatter(*device, r).kernel_ns, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, WideRowsOuterDimsLegacy, ::testing::ValuesIn(legacy_wide_row_cases()),
+                         wide_row_case_name<LegacyWideRowCase>);
+
+// Legacy mode, dims 0 and 1 on the T3K ring, 2 links on the T3K square as a ring (each link's run
+// starts mid-row: 3 rows of 2 pieces), and height-sharded buffers (an L1-sharded input into
+// DRAM-sharded output rows, each shard whole rows; the gather's output and the scatter's input).
+TEST(WideRowsOuterDimsLegacyMore, Dims0And1TwoLinksAndShardedBuffers) {
+  auto ring = legacy_device(topo::build_t3k());
+  for (const std::uint32_t dim : {0u, 1u}) {
+    SCOPED_TRACE(dim);
+    LegacyCase g;
+    g.input = dim == 0 ? wide_rows(DataType::Bfloat16, 65536, 2, 1, 2) : wide_rows(DataType::Bfloat16, 65536, 2, 2, 1);
+    g.dim = dim;
+    run_legacy_all_gather(*ring, g);
+    LegacyCase r;
+    r.input = dim == 0 ? wide_rows(DataType::Float32, 65536, 1, 8, 2) : wide_rows(DataType::Float32, 65536, 1, 2, 8);
+    r.dim = dim;
+    run_legacy_reduce_scatter(*ring, r);
+  }
+  auto square = legacy_device(topo::build_t3k());
+  LegacyCase g;
+  g.input = wide_rows(DataType::Bfloat16, 65536, 3);
+  g.dim = 2;
+  g.groups = {{0, 1, 3, 2}};
+  g.num_links = 2;
+  run_legacy_all_gather(*square, g);
+  LegacyCase r;
+  r.input = wide_rows(DataType::Bfloat16, 65536, 12);
+  r.dim = 2;
+  r.groups = {{0, 1, 3, 2}};
+  r.num_links = 2;
+  run_legacy_reduce_scatter(*square, r);
+
+  const auto row_shards = [](const TensorSpec& t, BufferType type, runtime::CoreRange grid, std::uint32_t rows) {
+    return runtime::BufferConfig{type, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t),
+                                 runtime::TensorMemoryLayout::HeightSharded,
+                                 runtime::ShardSpec{{grid}, rows, 1, 1, runtime::ShardOrientation::RowMajor}};
+  };
+  auto n300 = legacy_device(topo::build_n300());
+  LegacyCase sharded_gather;  // 4 rows a chip, 2 a core; 8 output rows, 2 a bank
+  sharded_gather.input = wide_rows(DataType::Bfloat16, 65536, 4);
+  sharded_gather.dim = 2;
+  sharded_gather.topology = CclTopology::Line;
+  sharded_gather.input_config = row_shards(sharded_gather.input, BufferType::L1, {{0, 2}, {1, 2}}, 2);
+  sharded_gather.output_config =
+      row_shards(wide_rows(DataType::Bfloat16, 65536, 8), BufferType::Dram, {{0, 0}, {3, 0}}, 2);
+  run_legacy_all_gather(*n300, sharded_gather);
+  LegacyCase sharded_scatter;  // 8 input rows, 2 a core; 4 output rows, 1 a bank
+  sharded_scatter.input = wide_rows(DataType::Float32, 65536, 8);
+  sharded_scatter.dim = 2;
+  sharded_scatter.topology = CclTopology::Line;
+  sharded_scatter.input_config = row_shards(sharded_scatter.input, BufferType::L1, {{0, 2}, {3, 2}}, 2);
+  sharded_scatter.output_config =
+      row_shards(wide_rows(DataType::Float32, 65536, 4), BufferType::Dram, {{0, 0}, {3, 0}}, 1);
+  run_legacy_reduce_scatter(*n300, sharded_scatter);
+}
+
+// A row wider than an EDM buffer that is not a multiple of 32 B stays refused in legacy mode (its
+// pieces would not all start 32 B-aligned); fabric mode moves it with a shorter last piece.
+TEST(WideRowsOuterDimsLegacyMore, AWideRowNotAMultipleOf32BytesIsRefused) {
+  auto device = legacy_device(topo::build_t3k());
+  LegacyCase g;
+  g.input = TensorSpec{{1, 1, 2, 38114 / 2}, DataType::Bfloat16, Layout::RowMajor};
+  g.dim = 2;
+  try {
+    run_legacy_all_gather(*device, g);
+    ADD_FAILURE() << "accepted 38114 B rows";
+  } catch (const runtime::ccl::CclParamsError& e) {
+    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38114 B ROW_MAJOR row in pieces, as it is wider than "
+                           "the 38080 B an EDM buffer holds (2 buffers x 2 channels in the 152576 B ERISC kernel "
+                           "region), and every piece must start 32 B-aligned (DRAM alignment, REFERENCE 6.5); "
+                           "expected a row of a multiple of 32 B or of at most 38080 B. Run it in fabric mode "
+                           "(--mode fabric), whose last piece of a row may be shorter");
+  }
 }
 
 }  // namespace

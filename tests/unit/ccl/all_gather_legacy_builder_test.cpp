@@ -247,11 +247,13 @@ TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthRefusals) {
   EXPECT_NO_THROW(ag::validate(many, t));
 }
 
-// Along dims 0-2 a ROW_MAJOR row is a page, moved whole: up to the widest an EDM buffer holds
-// (38080 B at the defaults, 26816 B in a 106 KiB ERISC region), a wider one refused naming the
-// row, that figure and what runs (session 35: "a 65536 B page x 2 buffers x 2 channels does not
-// fit the 152576 B ERISC kernel region", no advice).
-TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2AreRefusedNamingWhatRuns) {
+// Along dims 0-2 a ROW_MAJOR row is a page, moved whole up to the widest an EDM buffer holds
+// (38080 B at the defaults, 26816 B in a 106 KiB ERISC region) and in the fewest 32 B-aligned
+// pieces that fit one past it (session 40; refused since session 35 naming that figure, and
+// before as "a 65536 B page x 2 buffers x 2 channels does not fit the 152576 B ERISC kernel
+// region"). A wider row that is not a multiple of 32 B stays refused: its pieces would not all
+// start 32 B-aligned.
+TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2MoveInPieces) {
   const topo::Topology t = topo::build_t3k();
   const auto params = [&](std::uint32_t width) {
     ag::Params p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, width}, DataType::Bfloat16,
@@ -264,15 +266,29 @@ TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2AreRefused
   FabricOptions small_region;
   small_region.erisc_unreserved_bytes = 106 * 1024;
   EXPECT_EQ(legacy_widest_whole_row({}, small_region), 26816u);
+  const auto pieces = [](std::uint32_t row_bytes, const FabricOptions& fabric) {
+    return legacy_outer_dim_row_pieces(TensorSpec{{1, 1, 32, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor},
+                                       2, {}, fabric, "all_gather");
+  };
+  EXPECT_EQ(pieces(38080, FabricOptions{}), 1u);
+  EXPECT_EQ(pieces(38112, FabricOptions{}), 3u);  // 1191 x 32 B = 3 x 397 x 32 B
+  EXPECT_EQ(pieces(65536, FabricOptions{}), 2u);
+  EXPECT_EQ(pieces(38080, small_region), 2u);
+  EXPECT_EQ(legacy_outer_dim_row_pieces(TensorSpec{{1, 1, 32, 32768}, DataType::Bfloat16, Layout::RowMajor}, 3, {},
+                                        FabricOptions{}, "all_gather"),
+            1u);  // dim 3's pieces are the op's own (legacy_row_pieces)
   EXPECT_NO_THROW(ag::validate(params(38080 / 2), t));
+  EXPECT_NO_THROW(ag::validate(params(38112 / 2), t));
+  EXPECT_NO_THROW(ag::validate(params(65536 / 2), t));
   try {
-    ag::validate(params(38112 / 2), t);
-    ADD_FAILURE() << "accepted 38112 B rows along dim 2";
+    ag::validate(params(38114 / 2), t);
+    ADD_FAILURE() << "accepted 38114 B rows along dim 2";
   } catch (const CclParamsError& e) {
-    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38112 B ROW_MAJOR row along dim 2 whole, and the "
-                           "widest that fits an EDM buffer is 38080 B (2 buffers x 2 channels in the 152576 B ERISC "
-                           "kernel region); it cuts rows in pieces only along dim 3. Run it in fabric mode (--mode "
-                           "fabric), which moves such rows in pieces, along dim 3, or with rows of at most 38080 B");
+    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38114 B ROW_MAJOR row in pieces, as it is wider than "
+                           "the 38080 B an EDM buffer holds (2 buffers x 2 channels in the 152576 B ERISC kernel "
+                           "region), and every piece must start 32 B-aligned (DRAM alignment, REFERENCE 6.5); "
+                           "expected a row of a multiple of 32 B or of at most 38080 B. Run it in fabric mode "
+                           "(--mode fabric), whose last piece of a row may be shorter");
   }
   ag::Params along_width = params(32768);  // 64 KiB rows along dim 3: in pieces
   along_width.dim = 3;

@@ -202,8 +202,8 @@ TEST(ReduceScatterLegacyBuilder, Rejections) {
     // rows move in 2 pieces (ccl_reduce_scatter_row_major_e2e_test runs them on the N300).
     EXPECT_EQ(legacy_row_pieces(1024, p.legacy, p.fabric), 1u);
     EXPECT_EQ(legacy_row_pieces(64 * 1024, p.legacy, p.fabric), 2u);
-    // Along dim 2 a row moves whole: up to 38080 B (legacy_widest_whole_row), a wider one refused
-    // naming what runs (session 35).
+    // Along dim 2 a row moves whole up to 38080 B (legacy_widest_whole_row), a wider one in
+    // pieces (session 40; refused since session 35), unless it is not a multiple of 32 B.
     p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 32, 38080 / 2}, DataType::Bfloat16, Layout::RowMajor});
     p.dim = 2;
     p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
@@ -211,14 +211,19 @@ TEST(ReduceScatterLegacyBuilder, Rejections) {
     p.input.shape[3] = 65536 / 2;
     p.input_buffer = test::dram_buffer(1, p.input);
     p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
+    EXPECT_NO_THROW(rs::validate(p, t));
+    p.input.shape[3] = 38114 / 2;
+    p.input_buffer = test::dram_buffer(1, p.input);
+    p.output_buffer = test::dram_buffer(2, rs::output_spec(p, t));
     try {
       rs::validate(p, t);
-      ADD_FAILURE() << "accepted 65536 B rows along dim 2";
+      ADD_FAILURE() << "accepted 38114 B rows along dim 2";
     } catch (const CclParamsError& e) {
-      EXPECT_STREQ(e.what(), "reduce_scatter: legacy mode moves each 65536 B ROW_MAJOR row along dim 2 whole, and the "
-                             "widest that fits an EDM buffer is 38080 B (2 buffers x 2 channels in the 152576 B ERISC "
-                             "kernel region); it cuts rows in pieces only along dim 3. Run it in fabric mode (--mode "
-                             "fabric), which moves such rows in pieces, along dim 3, or with rows of at most 38080 B");
+      EXPECT_STREQ(e.what(), "reduce_scatter: legacy mode moves each 38114 B ROW_MAJOR row in pieces, as it is wider "
+                             "than the 38080 B an EDM buffer holds (2 buffers x 2 channels in the 152576 B ERISC "
+                             "kernel region), and every piece must start 32 B-aligned (DRAM alignment, REFERENCE "
+                             "6.5); expected a row of a multiple of 32 B or of at most 38080 B. Run it in fabric mode "
+                             "(--mode fabric), whose last piece of a row may be shorter");
     }
     p = legacy_params(t, CclTopology::Ring, TensorSpec{{1, 1, 4, 8 * 24}, DataType::Bfloat16, Layout::RowMajor});
     try {
