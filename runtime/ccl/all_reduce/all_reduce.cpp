@@ -457,6 +457,9 @@ void validate_part(const Params& p, const topo::Topology& topology) try {
   // The one-shot's multicast has the composite's all_gather's reach and buffers.
   all_gather::validate(gather_params(p, topology, algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm),
                        topology);
+  // The composite's local sum moves packets of one fabric payload even in legacy mode, whose
+  // all_gather, sized by its EDMs, does not check the page against it: build() would refuse it.
+  if (algorithm == Algorithm::Composite) local_sum_packet(p);
 } catch (const CclParamsError&) {
   rethrow_in_all_reduce_name();
 }
