@@ -961,5 +961,30 @@ TEST(AllReduceBuilder, ValidateRefusesALegacyCompositePagePastThePayload) {
             "page size 2048 B does not fit a fabric packet of 1024 B");
 }
 
+// A part's refusal (an op of several parts) names the part's groups and all_reduce once, and
+// keeps its type: a caller tells a page past the payload (the CLI: --fabric-payload) by it.
+// 16 tiles run rs-ag on the rings and the composite on the line (LegacyAutoChoosesPerShape...),
+// whose local sum a payload of 1024 B does not take; rs-ag asked of 4 tiles leaves a ring's
+// slice 1 page, and a ring runs each slice as two halves.
+TEST(AllReduceBuilder, APartsRefusalKeepsItsTypeAndNamesAllReduceOnce) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params line_composite = legacy_torus_rows(bf16({1, 1, 128, 128}), torus, std::nullopt, {{0, 1}});
+  line_composite.fabric.max_payload_bytes = 1024;
+  try {
+    ar::validate(line_composite, torus);
+    ADD_FAILURE() << "validate passed";
+  } catch (const PageExceedsPacketError& e) {
+    EXPECT_STREQ(e.what(), "all_reduce: its groups that run as lines (0-1-2-3): page size 2048 B does not fit a "
+                           "fabric packet of 1024 B");
+    EXPECT_EQ(e.page_size_bytes(), 2048u);
+  }
+  const ar::Params rings_rs_ag =
+      legacy_torus_rows(bf16({1, 1, 32, 128}), torus, ar::Algorithm::ReduceScatterAllGather, {{0, 1}});
+  EXPECT_EQ(testing::refusal<CclParamsError>([&] { ar::validate(rings_rs_ag, torus); }),
+            "all_reduce: its groups that run as rings (4-5-6-7, 8-9-10-11, 12-13-14-15): its reduce_scatter half: a "
+            "slice of 1 page(s) on 1 link(s) in legacy mode; every link's two directions each chain a share of a "
+            "slice, so it needs at least 2 pages");
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::ccl
