@@ -83,13 +83,15 @@ std::string every_point_refused(const std::vector<RefusedPoint>& refused, const 
     return fmt::format("none of the sweep's {} points can run; the last, {} at {} B: {}", refused.size(), last.op,
                        last.size_bytes, last.reason);
   }
-  std::string text = fmt::format("none of the sweep's {} points can run, for {} reasons:", refused.size(), reasons.size());
+  std::string text =
+      fmt::format("none of the sweep's {} points can run, for {} reasons:", refused.size(), reasons.size());
   for (std::size_t n = 0; n < reasons.size(); ++n) {
     const std::vector<std::size_t>& points = reasons[n].points;
     const RefusedPoint& last = refused[points.back()];
     const bool words_differ = std::any_of(points.begin(), points.end(),
                                           [&](std::size_t i) { return refused[i].reason != last.reason; });
-    const bool one_op = std::all_of(points.begin(), points.end(), [&](std::size_t i) { return refused[i].op == last.op; });
+    const bool one_op =
+        std::all_of(points.begin(), points.end(), [&](std::size_t i) { return refused[i].op == last.op; });
     // Sizes refused alike in their own words: the last's, whose "expected" is the nearest.
     const std::string said_for = !words_differ ? ""
                                  : one_op      ? fmt::format(" (said for {} B)", last.size_bytes)

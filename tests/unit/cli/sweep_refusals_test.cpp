@@ -14,7 +14,8 @@ std::string below_page(std::uint64_t size) {
 }
 
 TEST(SweepRefusals, AlikeSaysTheReasonAlone) {
-  EXPECT_EQ(every_point_refused({{"all_gather", 1024, "--x: no"}, {"all_gather", 2048, "--x: no"}}, kSizes), "--x: no");
+  EXPECT_EQ(every_point_refused({{"all_gather", 1024, "--x: no"}, {"all_gather", 2048, "--x: no"}}, kSizes),
+            "--x: no");
 }
 
 // Refusals that differ only by the point's own size are one reason, in the last point's words
