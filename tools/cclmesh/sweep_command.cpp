@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -32,6 +31,7 @@
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/sweep_jobs.hpp"
 #include "tools/cclmesh/sweep_plot.hpp"
+#include "tools/cclmesh/sweep_refusals.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
 #include "topologies/errors.hpp"
 #include "topologies/system_loader.hpp"
@@ -84,18 +84,6 @@ class Progress {
   std::size_t done_ = 0;
   bool enabled_;
 };
-
-// The error of a sweep whose every point was refused, its reason said once: as `run` says it when
-// every point was refused alike (an option the op does not take), else the last point's (the
-// largest size's, whose "expected at least" is the nearest when every size is below a page per chip).
-std::string every_point_refused(const std::vector<std::pair<std::size_t, std::string>>& refusals,
-                                const std::function<std::string(std::size_t)>& point_name) {
-  const bool alike = std::all_of(refusals.begin(), refusals.end(),
-                                 [&](const auto& refusal) { return refusal.second == refusals.front().second; });
-  if (alike) return refusals.front().second;
-  return fmt::format("none of the sweep's {} points can run; the last, {}: {}", refusals.size(),
-                     point_name(refusals.back().first), refusals.back().second);
-}
 
 int sweep(SweepOptions& o) {
   if (!o.tensor.shape.empty()) {
@@ -189,7 +177,7 @@ int sweep(SweepOptions& o) {
   // can run is bad input. The notes wait for a point that is not refused: when none is, the
   // error alone says why (bug bash, session 38: each reason was printed as a note, then again
   // as the error).
-  std::vector<std::pair<std::size_t, std::string>> refusals;  // (point, why), in point order
+  std::vector<RefusedPoint> refusals;  // in point order
   std::string held_skip_notes;
   bool a_point_was_not_refused = false;
   const auto release_skip_notes = [&] {
@@ -218,7 +206,7 @@ int sweep(SweepOptions& o) {
     if (outcome.kind == SweepPointOutcome::Kind::Skipped) {
       held_skip_notes += fmt::format("# {} at {} B skipped: {}\n", op, size, outcome.message);
       if (a_point_was_not_refused) release_skip_notes();
-      refusals.emplace_back(i, std::move(outcome.message));
+      refusals.push_back({op, points[i].size_bytes, std::move(outcome.message)});
       return true;
     }
     release_skip_notes();
@@ -276,9 +264,7 @@ int sweep(SweepOptions& o) {
   // A stopped sweep still writes its files, the rows that completed and (in --json) the point
   // that did not, so no older sweep's files are left for a script to read as this one's.
   if (!a_point_was_not_refused && !refusals.empty()) {
-    throw UsageError(every_point_refused(refusals, [&points](std::size_t i) {
-      return fmt::format("{} at {} B", to_string(points[i].op), points[i].size_bytes);
-    }));
+    throw UsageError(every_point_refused(refusals, sizes));
   }
   if (!o.csv_path.empty()) {
     // A link what-if's rows, a per-axis, --chips or faulted sweep's say so in their own columns,

@@ -19,6 +19,7 @@
 #include "runtime/ccl/common/legacy_edm_plan.hpp"
 #include "runtime/ccl/common/legacy_op.hpp"
 #include "runtime/ccl/common/params_hash.hpp"
+#include "runtime/ccl/common/reworded_refusal.hpp"
 #include "runtime/ccl/reduce_scatter/reduce_scatter.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/core_map.hpp"
@@ -451,6 +452,9 @@ void validate_part(const Params& p, const topo::Topology& topology) try {
   // The one-shot's multicast has the composite's all_gather's reach and buffers.
   all_gather::validate(gather_params(p, topology, algorithm == Algorithm::OneShot ? Algorithm::Composite : algorithm),
                        topology);
+  // The composite's local sum moves packets of one fabric payload even in legacy mode, whose
+  // all_gather, sized by its EDMs, does not check the page against it: build() would refuse it.
+  if (algorithm == Algorithm::Composite) local_sum_packet(p);
 } catch (const CclParamsError&) {
   rethrow_in_all_reduce_name();
 }
@@ -563,8 +567,9 @@ void validate(const Params& p, const topo::Topology& topology) {
       // An algorithm asked runs on every part: say which part cannot.
       std::vector<std::string> groups;
       for (const std::vector<ChipId>& g : part.groups.chips) groups.push_back(fmt::format("{}", fmt::join(g, "-")));
-      throw CclParamsError(fmt::format("all_reduce: its groups that run as {}s ({}): {}", to_string(part.topology),
-                                       fmt::join(groups, ", "), e.what()));
+      // validate_part's refusal is already in all_reduce's name: said once, its type kept.
+      rethrow_reworded(fmt::format("all_reduce: its groups that run as {}s ({}): {}", to_string(part.topology),
+                                   fmt::join(groups, ", "), refusal_after_all_reduce_name(e.what())));
     }
   }
 }

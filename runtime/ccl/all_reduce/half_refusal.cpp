@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/reworded_refusal.hpp"
 
 namespace cclmesh::runtime::ccl::all_reduce {
 
@@ -19,15 +20,26 @@ std::string refusal_in_all_reduce_name(std::string_view refusal) {
   return std::string(refusal);
 }
 
+std::string refusal_after_all_reduce_name(std::string_view refusal) {
+  constexpr std::string_view kNamed = "all_reduce: ";
+  constexpr std::string_view kHalfNamed = "all_reduce (its ";
+  if (refusal.starts_with(kNamed)) return std::string(refusal.substr(kNamed.size()));
+  if (refusal.starts_with(kHalfNamed)) {
+    // "all_reduce (its reduce_scatter half): X" -> "its reduce_scatter half: X"
+    const std::string_view rest = refusal.substr(kHalfNamed.size());
+    const std::size_t close = rest.find("):");
+    if (close != std::string_view::npos) {
+      return fmt::format("its {}{}", rest.substr(0, close), rest.substr(close + 1));
+    }
+  }
+  return std::string(refusal);
+}
+
 void rethrow_in_all_reduce_name() {
   try {
     throw;
-  } catch (const RingRunsAsLineError& e) {
-    throw RingRunsAsLineError(refusal_in_all_reduce_name(e.what()));
-  } catch (const PageExceedsPacketError& e) {
-    throw PageExceedsPacketError(refusal_in_all_reduce_name(e.what()), e.page_size_bytes());
   } catch (const CclParamsError& e) {
-    throw CclParamsError(refusal_in_all_reduce_name(e.what()));
+    rethrow_reworded(refusal_in_all_reduce_name(e.what()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "kernels/kernel_args.hpp"
@@ -928,6 +929,61 @@ TEST(AllReduceBuilder, LegacyAutoChoosesPerShapeWhenARingRunsAsALine) {
             (Shapes{{CclTopology::Ring, ar::Algorithm::Composite}, {CclTopology::Line, ar::Algorithm::Composite}}));
   EXPECT_EQ(algorithms(legacy(bf16({1, 1, 128, 128}), {})),
             (Shapes{{CclTopology::Ring, ar::Algorithm::ReduceScatterAllGather}}));
+}
+
+
+// Legacy mode on the 4x4 torus's rows; with 0-1 down from the start row 0 runs as a line beside
+// three rings, each part its own algorithm (parts_by_shape). `asked` unset: Auto.
+ar::Params legacy_torus_rows(TensorSpec tensor, const topo::Topology& torus, std::optional<ar::Algorithm> asked,
+                             std::vector<std::pair<ChipId, ChipId>> down) {
+  ar::Params p;
+  p.tensor = tensor;
+  p.groups.cluster_axis = 1;
+  p.mode = CclMode::Legacy;
+  p.fabric.mode = FabricMode::None;
+  p.fabric.down_edges = std::move(down);
+  if (asked) p.algorithm = *asked;
+  p.input_buffer = dram_buffer(1, tensor);
+  p.output_buffer = dram_buffer(2, tensor);
+  p.intermediate_buffer = dram_buffer(3, ar::intermediate_spec(p, torus));
+  return p;
+}
+
+// Legacy mode's composite sums its copies in packets of one fabric payload (the only thing the
+// payload sizes there): a page past it was refused by build() alone, and validate() passed.
+TEST(AllReduceBuilder, ValidateRefusesALegacyCompositePagePastThePayload) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params p = legacy_torus_rows(bf16({1, 1, 32, 32 * 4}), torus, ar::Algorithm::Composite, {});
+  p.fabric.max_payload_bytes = 1024;
+  EXPECT_EQ(testing::refusal<PageExceedsPacketError>([&] { ar::validate(p, torus); }),
+            "page size 2048 B does not fit a fabric packet of 1024 B");
+  EXPECT_EQ(testing::refusal<PageExceedsPacketError>([&] { ar::build(p, torus); }),
+            "page size 2048 B does not fit a fabric packet of 1024 B");
+}
+
+// A part's refusal (an op of several parts) names the part's groups and all_reduce once, and
+// keeps its type: a caller tells a page past the payload (the CLI: --fabric-payload) by it.
+// 16 tiles run rs-ag on the rings and the composite on the line (LegacyAutoChoosesPerShape...),
+// whose local sum a payload of 1024 B does not take; rs-ag asked of 4 tiles leaves a ring's
+// slice 1 page, and a ring runs each slice as two halves.
+TEST(AllReduceBuilder, APartsRefusalKeepsItsTypeAndNamesAllReduceOnce) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params line_composite = legacy_torus_rows(bf16({1, 1, 128, 128}), torus, std::nullopt, {{0, 1}});
+  line_composite.fabric.max_payload_bytes = 1024;
+  try {
+    ar::validate(line_composite, torus);
+    ADD_FAILURE() << "validate passed";
+  } catch (const PageExceedsPacketError& e) {
+    EXPECT_STREQ(e.what(), "all_reduce: its groups that run as lines (0-1-2-3): page size 2048 B does not fit a "
+                           "fabric packet of 1024 B");
+    EXPECT_EQ(e.page_size_bytes(), 2048u);
+  }
+  const ar::Params rings_rs_ag =
+      legacy_torus_rows(bf16({1, 1, 32, 128}), torus, ar::Algorithm::ReduceScatterAllGather, {{0, 1}});
+  EXPECT_EQ(testing::refusal<CclParamsError>([&] { ar::validate(rings_rs_ag, torus); }),
+            "all_reduce: its groups that run as rings (4-5-6-7, 8-9-10-11, 12-13-14-15): its reduce_scatter half: a "
+            "slice of 1 page(s) on 1 link(s) in legacy mode; every link's two directions each chain a share of a "
+            "slice, so it needs at least 2 pages");
 }
 
 }  // namespace

@@ -26,6 +26,18 @@ TEST(AllReduceHalfRefusal, OtherRefusalsAreUnchanged) {
   EXPECT_EQ(refusal_in_all_reduce_name("all_gather"), "all_gather");
 }
 
+// After words that name all_reduce themselves (a part's groups, all_reduce.cpp validate), the
+// refusal does not name it again.
+TEST(AllReduceHalfRefusal, AfterAllReduceNameSaysTheHalfAlone) {
+  EXPECT_EQ(refusal_after_all_reduce_name("all_reduce (its reduce_scatter half): a slice of 1 page(s)"),
+            "its reduce_scatter half: a slice of 1 page(s)");
+  EXPECT_EQ(refusal_after_all_reduce_name("all_reduce (its all_gather half): all_gather (ring, fabric mode): x"),
+            "its all_gather half: all_gather (ring, fabric mode): x");
+  EXPECT_EQ(refusal_after_all_reduce_name("all_reduce: 3 pages do not split"), "3 pages do not split");
+  EXPECT_EQ(refusal_after_all_reduce_name("page size 2048 B does not fit a fabric packet of 1024 B"),
+            "page size 2048 B does not fit a fabric packet of 1024 B");
+}
+
 // A caller tells these refusals by their type (the CLI: a ring run as a line is the fault's, a
 // page past the payload the tensor's), so the renamed one keeps it, and the page size.
 TEST(AllReduceHalfRefusal, RethrownWithItsType) {
