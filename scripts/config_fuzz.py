@@ -56,6 +56,8 @@ SHARD_SHARE = 0.2
 # --blackhole: Blackhole systems too (p300, bh_galaxy, @bh specs), whose chips differ (REFERENCE 1).
 BLACKHOLE_WEIGHTS = [0, 0]
 BLACKHOLE_SHARE = 0.0
+# The share of legacy ROW_MAJOR shapes along dims 0-2 whose rows are wider than an EDM buffer.
+LEGACY_WIDE_ROW_SHARE = 0.4
 
 SUCCESS, REFUSED, FAULT_STOPPED = "success", "refused", "fault-stopped"
 BUGS = ("wrong-data", "hang", "internal", "crash", "timeout", "unclear-refusal")
@@ -104,6 +106,13 @@ def pick_shape(rng, args, op, dim, group):
     else:
         # Rows a multiple of 32 B mostly, some wider than a fabric payload.
         row_bytes = rng.choice([32, 64, 192, 1024, 2048, 4352, 8192, 16384])
+        if args.get("mode") == "legacy" and (dim < 3 or op == "all_reduce") and \
+                args["wide_rng"].random() < LEGACY_WIDE_ROW_SHARE:
+            # Legacy mode's rows wider than an EDM buffer (38080 B at the defaults) along dims 0-2
+            # (all_reduce's halves run along dim 2), moved in 32 B-aligned pieces since session 40:
+            # 32 B above the widest, a row of 1193 x 32 B (1193 pieces), whole KiB, and one not a
+            # multiple of 32 B, which is refused.
+            row_bytes = args["wide_rng"].choice([38112, 38176, 40960, 65536, 76800, 38114])
         x = max(1, row_bytes // elem)
         shape = [1, rng.choice([1, 1, 2]), max(1, min(elements // x, 1024)), x]
     if op in DIM_OPS and not odd and rng.random() < 0.9:
@@ -180,7 +189,9 @@ def generate(seed, index):
     elif rng.random() < 0.03:
         argv += ["--links", str(rng.randint(2, 4))]
     args = {"dtype": rng.choices(["bf16", "fp32", "bfp8"], weights=[5, 2, 2])[0],
-            "layout": rng.choices(["tile", "row_major"], weights=[3, 1])[0]}
+            "layout": rng.choices(["tile", "row_major"], weights=[3, 1])[0],
+            # Draws of its own, so that only the configurations given a legacy wide row change.
+            "mode": mode, "wide_rng": random.Random(f"{seed}:{index}:legacy-wide-row")}
     if args["layout"] == "row_major" and args["dtype"] == "bfp8" and rng.random() < 0.8:
         args["dtype"] = "bf16"
     if args["dtype"] != "bf16":

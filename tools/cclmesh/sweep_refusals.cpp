@@ -5,30 +5,39 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
-#include <set>
 
 namespace cclmesh::cli {
 namespace {
 
-// `reason` with the first mention of the point's own size ("8192 B", not inside a longer number)
-// masked, so that the refusals of two sizes for one reason compare equal. The first alone: the
-// size leads a refusal of it ("--size: 8192 B is less than ..."), and a later mention of that many
-// bytes may be another figure's (a page of 2048 B at the 2048 B point).
-std::string without_own_size(const std::string& reason, std::uint64_t size_bytes) {
-  const std::string own = fmt::format("{} B", size_bytes);
-  for (std::size_t at = reason.find(own); at != std::string::npos; at = reason.find(own, at + 1)) {
-    if (at > 0 && std::isdigit(static_cast<unsigned char>(reason[at - 1])) != 0) continue;
-    return reason.substr(0, at) + '\x01' + reason.substr(at + own.size());
+// `reason` with every number (decimal, or hex as 0x16e000) folded to one mark, so that the
+// refusals of two sizes for one reason compare equal. Within a sweep the points differ only by op
+// and size, so words alike whose numbers differ are one reason: the size itself, said once or
+// more, or figures derived from it (a core's share of a buffer, an L1 range left: session 40's
+// review found an L1 sweep of 6 points listed as 6 reasons when only the point's own size was
+// masked).
+std::string without_numbers(const std::string& reason) {
+  std::string folded;
+  for (std::size_t at = 0; at < reason.size();) {
+    const auto digit = [&](std::size_t i) { return std::isdigit(static_cast<unsigned char>(reason[i])) != 0; };
+    if (!digit(at)) {
+      folded += reason[at++];
+      continue;
+    }
+    const bool hex = reason[at] == '0' && at + 2 < reason.size() && reason[at + 1] == 'x' &&
+                     std::isxdigit(static_cast<unsigned char>(reason[at + 2])) != 0;
+    at += hex ? 2 : 0;
+    while (at < reason.size() &&
+           (hex ? std::isxdigit(static_cast<unsigned char>(reason[at])) != 0 : digit(at))) {
+      ++at;
+    }
+    folded += '\x01';
   }
-  return reason;
+  return folded;
 }
 
-// One reason of several points: their refusals, as given and with each one's own size masked.
-// A point is of it when its refusal is one of them either way (a number in the refusal that
-// is not the size, as --fabric-payload's 1024 B at the point of 1024 B, masks differently).
+// One reason of several points: their refusals with numbers folded (without_numbers), and the points.
 struct Reason {
-  std::set<std::string> given;
-  std::set<std::string> masked;
+  std::string folded;
   std::vector<std::size_t> points;  // indices into `refused`, in sweep order
 };
 
@@ -69,13 +78,9 @@ std::string every_point_refused(const std::vector<RefusedPoint>& refused, const 
   if (alike) return refused.front().reason;
   std::vector<Reason> reasons;  // in the order of their first point
   for (std::size_t i = 0; i < refused.size(); ++i) {
-    const std::string& given = refused[i].reason;
-    const std::string masked = without_own_size(given, refused[i].size_bytes);
-    auto same = std::find_if(reasons.begin(), reasons.end(),
-                             [&](const Reason& r) { return r.given.contains(given) || r.masked.contains(masked); });
-    if (same == reasons.end()) same = reasons.insert(reasons.end(), Reason{});
-    same->given.insert(given);
-    same->masked.insert(masked);
+    std::string folded = without_numbers(refused[i].reason);
+    auto same = std::find_if(reasons.begin(), reasons.end(), [&](const Reason& r) { return r.folded == folded; });
+    if (same == reasons.end()) same = reasons.insert(reasons.end(), Reason{std::move(folded), {}});
     same->points.push_back(i);
   }
   if (reasons.size() == 1) {
