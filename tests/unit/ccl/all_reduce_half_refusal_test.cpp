@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/ccl/common/ccl_common.hpp"
+#include "runtime/ccl/common/reworded_refusal.hpp"
+#include "sim/engine/check.hpp"
 
 namespace cclmesh::runtime::ccl::all_reduce {
 namespace {
@@ -68,6 +70,12 @@ TEST(AllReduceHalfRefusal, RethrownWithItsType) {
         }
       },
       CclParamsError);
+}
+
+// Outside a catch block there is nothing to reword: an invariant error says so, where a bare
+// `throw;` would have ended the process.
+TEST(RewordedRefusal, OutsideACatchBlockIsAnInvariantError) {
+  EXPECT_THROW(rethrow_reworded("all_reduce: x"), InvariantError);
 }
 
 }  // namespace
