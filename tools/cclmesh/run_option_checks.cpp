@@ -220,7 +220,8 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
   }
   if (options.rs_ring_algorithm == "one-shot" && options.workers_per_link && *options.workers_per_link > 1) {
     throw UsageError(fmt::format("--workers-per-link: {} given with --rs-ring-algorithm one-shot; the one-shot runs "
-                                 "one sender per link and direction (expected 1, or --rs-ring-algorithm chain)",
+                                 "one sender per link and direction (expected 1, or --rs-ring-algorithm half-way "
+                                 "or chain)",
                                  *options.workers_per_link));
   }
   if (bcast_ring_asked && (options.op != CollectiveOp::Broadcast || options.topology != "ring")) {
