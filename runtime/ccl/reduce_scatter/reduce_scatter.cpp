@@ -115,11 +115,9 @@ std::uint64_t link_pages(const Params& p, std::uint32_t n) {
   return size_rule_output_pages(p, n) * (n - 1) / (directions * std::max<std::uint32_t>(p.num_links, 1));
 }
 
-// The size rule on 2 chips (kTwoChipWorkersPerLink): 1, 3 or 6 by the chunks a run of 3 workers
-// gets, counted as the workers move them (pages or row pieces, in the op's CB packets; a link carries
-// the output once).
-std::uint32_t two_chip_workers_per_link(const Params& p) {
-  constexpr std::uint32_t n = 2;
+// A CB packet of the op in the pages the workers move (pages or row pieces), as the chain cuts
+// its chunks.
+std::uint32_t moved_packet_pages(const Params& p, std::uint32_t n) {
   std::uint32_t page_bytes = page_size_bytes(p.input);
   if (cuts_rows(p.input, p.dim)) {
     page_bytes = page_size_bytes(with_dim_scaled(p.input, p.dim, n, false)) / pieces_per_output_row(p, n);
@@ -128,12 +126,40 @@ std::uint32_t two_chip_workers_per_link(const Params& p) {
   }
   std::uint32_t packet_pages = packet_size_in_pages(p.packet_size_in_pages, page_bytes, p.fabric.max_payload_bytes);
   if (p.packet_size_in_pages == 0) packet_pages *= kReductionPayloadsPerPacket;
-  const std::uint64_t link_pages = moved_output_pages(p, n) / std::max<std::uint32_t>(p.num_links, 1);
+  return packet_pages;
+}
+
+// The output's moved pages (pages or row pieces) each link's runs share: a worker's message is its
+// run, this over the workers per link.
+std::uint64_t moved_output_pages_per_link(const Params& p, std::uint32_t n) {
+  return moved_output_pages(p, n) / std::max<std::uint32_t>(p.num_links, 1);
+}
+
+// The size rule on 2 chips (kTwoChipWorkersPerLink): 1, 3 or 6 by the chunks a run of 3 workers
+// gets, counted as the workers move them (pages or row pieces, in the op's CB packets; a link carries
+// the output once).
+std::uint32_t two_chip_workers_per_link(const Params& p) {
+  constexpr std::uint32_t n = 2;
+  const std::uint32_t packet_pages = moved_packet_pages(p, n);
+  const std::uint64_t link_pages = moved_output_pages_per_link(p, n);
   const std::uint64_t run_pages = (link_pages + kTwoChipWorkersPerLink - 1) / kTwoChipWorkersPerLink;
   if ((run_pages + packet_pages - 1) / packet_pages < kMinChunksPerMessage) return 1;
   const std::uint32_t chunk = fitted_reduction_chunk_packets(
       static_cast<std::uint32_t>(std::min<std::uint64_t>(run_pages, UINT32_MAX)), packet_pages);
   return chunk >= kDefaultReductionChunkPackets ? kManyWorkersPerLink : kTwoChipWorkersPerLink;
+}
+
+// kLongLineWorkersPerLink on a two-sided line of kMinLongLineChips chips or more on one link where
+// that many workers' messages are kLongLineMessagePacketsFrom packets up to (not including)
+// kLongLineMessagePacketsBelow; else none (the size rule's count stands).
+std::optional<std::uint32_t> long_line_workers_per_link(const Params& p, std::uint32_t n) {
+  if (p.topology != CclTopology::Line || p.line_algorithm != LineAlgorithm::TwoSided) return std::nullopt;
+  if (n < kMinLongLineChips || p.num_links != 1) return std::nullopt;
+  const std::uint64_t message_pages = moved_output_pages_per_link(p, n) / kLongLineWorkersPerLink;
+  const std::uint64_t packet_pages = moved_packet_pages(p, n);
+  if (message_pages < kLongLineMessagePacketsFrom * packet_pages) return std::nullopt;
+  if (message_pages >= kLongLineMessagePacketsBelow * packet_pages) return std::nullopt;
+  return kLongLineWorkersPerLink;
 }
 
 // Params::workers_per_link checked, or the size rule (kDefaultWorkersPerLink) on link_pages().
@@ -150,7 +176,8 @@ std::uint32_t workers_per_link_for(const Params& p, std::uint32_t n) {
   const std::uint64_t pages = link_pages(p, n);
   if (n == 2) return two_chip_workers_per_link(p);
   if (pages >= kLinkPagesForManyWorkers) return kManyWorkersPerLink;
-  return pages >= kLinkPagesForSeveralWorkers ? kDefaultWorkersPerLink : 1;
+  if (pages < kLinkPagesForSeveralWorkers) return 1;
+  return long_line_workers_per_link(p, n).value_or(kDefaultWorkersPerLink);
 }
 
 Resolved resolve(const Params& p, const topo::Topology& topology) {

@@ -115,8 +115,9 @@ namespace cclmesh::runtime::ccl::reduce_scatter {
 // read, reduce, send, wait for the credit), so several workers overlap those trips once there
 // are enough chunks to share; below kLinkPagesForSeveralWorkers the mux's extra copy per packet
 // and the shorter chunks cost more than that gains. kDefaultWorkersPerLink = 4 from
-// kLinkPagesForSeveralWorkers, kManyWorkersPerLink = 6 (a fabric mux's most clients) from
-// kLinkPagesForManyWorkers. Measured (scripts/workers_per_link_sweep.py, docs/collectives.md
+// kLinkPagesForSeveralWorkers (2 instead on some long one-link lines: kLongLineWorkersPerLink below),
+// kManyWorkersPerLink = 6 (a fabric mux's most clients) from kLinkPagesForManyWorkers.
+// Measured (scripts/workers_per_link_sweep.py, docs/collectives.md
 // "The size rule, measured (session 36)" and "Chunks per message (session 37)", which also say
 // where it is not the fastest): T3K 8-line 256 KiB 60.39 us with 1 worker (the output-pages rule)
 // against 44.50 with 4; mesh:1x4 on 2 links 256 KiB 30.66 against 25.70; 64 MiB T3K ring 3098.54
@@ -139,6 +140,25 @@ inline constexpr std::uint64_t kLinkPagesForManyWorkers = 1024;
 // N300 256 KiB 21.77 us with 4, 19.60 with 3; [1,1,64,1024] 14.37 with 4, 12.42 with 1;
 // [1,1,1024,1024] 115.77 with 4, 111.41 with 6.
 inline constexpr std::uint32_t kTwoChipWorkersPerLink = 3;
+// On a two-sided line a worker's receive region holds its one message, and the next message's
+// chunk c waits for the credit of this one's chunk c. Where 4 workers' messages are 1 packet up to
+// 1.5, each is 1 chunk: a worker sends, then idles for the whole landing (behind the other workers'
+// chunks in the mux), read and credit. T3K 8-line [1,1,256,1024] along dim 2 (32 output tiles): with
+// 4 workers each waits 5-9 us a message for its credit and the end link is 56-87% busy (64.11 us);
+// with 2, messages of 2 packets go in 2 chunks (the first's credit comes back while the second is on
+// the wire), the wait is 1.9-2.4 us a chunk and the end link 93-97% busy (58.16 us). So on lines
+// of kMinLongLineChips or more on one link, kLongLineWorkersPerLink where their messages are
+// kLongLineMessagePacketsFrom packets up to kLongLineMessagePacketsBelow: 1.4-9.3% faster than 4 at
+// 20 of 23 such points measured off the sweep on 8- and 16-chip lines, bf16 and fp32 (T3K, Galaxy
+// axis 1, mesh:1x16), up to 2.0% slower at 3 (Galaxy 8-line, 32 bf16 output tiles: 65.75 against
+// 64.48 us). Not on 4-lines (the Galaxy 4-line at 256 KiB: 2 workers 31.75 us, 4 31.04) nor on 2
+// links (3 or 6 fastest there; 2 up to 7.3% slower than 4), nor rings (the Galaxy 32-chip ring 2 MiB:
+// 2 workers 178.82, 4 168.08).
+// docs/collectives.md "One-packet messages on long lines (session 40)".
+inline constexpr std::uint32_t kMinLongLineChips = 8;
+inline constexpr std::uint32_t kLongLineWorkersPerLink = 2;
+inline constexpr std::uint64_t kLongLineMessagePacketsFrom = 2;
+inline constexpr std::uint64_t kLongLineMessagePacketsBelow = 3;
 
 // How a line runs (a ring ignores it): see the algorithm above.
 enum class LineAlgorithm : std::uint8_t { TwoSided, Wrap };

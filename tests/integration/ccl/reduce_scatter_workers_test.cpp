@@ -191,6 +191,18 @@ TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 1024}), 3, chain, 28, 1},
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 146}), 3, chain, 1022, 4},
       {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 147}), 3, chain, 1029, 6},
+      // Session 40: lines of 8 chips or more on one link take 2 where 2 workers' messages are 2 packets
+      // up to 3 (32-47 bf16 output tiles, 16-23 fp32): [1,1,256,1024] 58.16 us against 4's 64.11. 48
+      // tiles (3 packets) and 31 keep 4, as do 2 links (mesh:1x8/2: 3 is fastest there) and 4-lines
+      // (mesh:1x4 [1,1,32,32*4*32]: 32 tiles).
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 256, 1024}), 2, chain, 224, 2},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 47}), 3, chain, 329, 2},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 48}), 3, chain, 336, 4},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 31}), 3, chain, 217, 4},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 16}, DataType::Float32), 3, chain, 112, 2},
+      {"t3k", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 8 * 24}, DataType::Float32), 3, chain, 168, 4},
+      {"mesh:1x8/2", FabricMode::Line, line, 2, tile({1, 1, 512, 1024}), 2, chain, 224, 4},
+      {"mesh:1x4", FabricMode::Line, line, 1, tile({1, 1, 32, 32 * 4 * 32}), 3, chain, 96, 4},
       // 8192 B rows: a 4096 B piece counts as 2 tiles; 8 rows a chip carry 2 x 2 x 7 pages.
       {"t3k", FabricMode::Line, line, 1, rows(8, 4096), 2, chain, 28, 1},
       {"t3k", FabricMode::Line, line, 1, rows(16, 4096), 2, chain, 56, 4},
