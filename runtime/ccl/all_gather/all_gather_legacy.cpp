@@ -236,7 +236,9 @@ class ChipBuilder {
     }
     w.output = chip_.output.interpreter_args(chip_.map);
     if (r_.row_pieces != 0) w.output = in_row_pieces(w.output, r_.page_size, r_.n * r_.row_pieces);
-    if (r_.outer_row_pieces > 1) w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces);
+    if (r_.outer_row_pieces > 1) {
+      w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces, r_.outer_last_piece_bytes);
+    }
     return w;
   }
 
@@ -257,7 +259,9 @@ class ChipBuilder {
     kargs::LegacyAllGatherWorkerSpec w = worker_spec(true, edm, kLegacyHopSenderChannel, kSenderEdmSemaphoreId);
     w.input = chip_.input.interpreter_args(chip_.map);
     if (r_.row_pieces != 0) w.input = in_row_pieces(*w.input, r_.page_size, r_.row_pieces);
-    if (r_.outer_row_pieces > 1) w.input = in_row_pieces(*w.input, r_.page_size, r_.outer_row_pieces);
+    if (r_.outer_row_pieces > 1) {
+      w.input = in_row_pieces(*w.input, r_.page_size, r_.outer_row_pieces, r_.outer_last_piece_bytes);
+    }
     const api::Shape4D in_pages = r_.in_pages;
     w.slices.push_back(on_link(api::TensorSlice{in_pages, in_pages, {0, 0, 0, 0}, in_pages, {0, 0, 0, 0}}));
     w.slices.push_back(output_slice_at(chip_.position));

@@ -68,17 +68,11 @@ std::uint32_t group_size(const Params& p, const topo::Topology& topology) {
 // that cannot is refused in all_reduce's name: here, before the params of either half exist, so
 // that not only validate() but every call that asks a half something before build() (the
 // semaphore cores and intermediates a caller sizes first) refuses it as all_reduce, not as the
-// reduce_scatter or all_gather that meets it first. Legacy mode's halves move rows wider than an
-// EDM buffer in 32 B-aligned pieces along the dim 2 (or the composite's dim 0) they run along,
-// not the caller's (legacy_outer_dim_row_pieces, session 40; refused here until then): one that
-// is not a multiple of 32 B is refused here in all_reduce's name.
+// reduce_scatter or all_gather that meets it first. Legacy mode's halves move every row wider than
+// an EDM buffer in 32 B-aligned pieces, the last shorter when the row is not a multiple of 32 B
+// (legacy_outer_dim_row_pieces, session 40; such a row was refused here until then): nothing to refuse.
 void require_fabric_rows_move(const Params& p) {
-  if (p.mode == CclMode::Fabric) {
-    moved_pages(p);
-    return;
-  }
-  const LegacyEdmOptions halves_edms;  // the halves' legacy EDMs are the defaults (rs_params, ag_params)
-  legacy_outer_dim_row_pieces(p.tensor, 2, halves_edms, p.fabric, "all_reduce");
+  if (p.mode == CclMode::Fabric) moved_pages(p);
 }
 
 reduce_scatter::Params rs_params(const Params& p, const Flat& f) {

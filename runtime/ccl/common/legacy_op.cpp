@@ -49,8 +49,10 @@ LegacyOp resolve_legacy_op(const LegacyOpRequest& q, const topo::Topology& topol
     r.page_size = q.moved_page_bytes;
   } else {
     require_page_aligned_dim(q.input, q.dim, op, "input");
-    r.outer_row_pieces = legacy_outer_dim_row_pieces(q.input, q.dim, q.legacy, q.fabric, op);
-    r.page_size /= r.outer_row_pieces;
+    const LegacyRowCut cut = legacy_outer_dim_row_pieces(q.input, q.dim, q.legacy, q.fabric, op);
+    r.outer_row_pieces = cut.pieces;
+    r.outer_last_piece_bytes = cut.last_piece_bytes;
+    r.page_size = cut.piece_bytes;
   }
   if (q.fabric.mode != FabricMode::None) {
     throw CclParamsError(fmt::format("{}: legacy EDM mode needs a device without a persistent fabric "
@@ -116,21 +118,21 @@ std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions&
          }).value_or(1);
 }
 
-std::uint32_t legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
-                                          const FabricOptions& fabric, const std::string& op) {
-  if (input.layout != Layout::RowMajor || dim == 3) return 1;
-  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(legacy, fabric);
+LegacyRowCut legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
+                                         const FabricOptions& fabric, const std::string& op) {
   const std::uint32_t row_bytes = page_size_bytes(input);
-  if (!widest || legacy_page_stride_bytes(row_bytes) <= *widest) return 1;
-  if (row_bytes % kRowPieceAlignment != 0) {
-    throw CclParamsError(fmt::format(
-        "{}: legacy mode moves each {} B ROW_MAJOR row in pieces, as it is wider than the {} B an EDM buffer holds "
-        "({}), and every piece must start {} B-aligned (DRAM alignment, REFERENCE 6.5); expected a row of a multiple "
-        "of {} B or of at most {} B. Run it in fabric mode (--mode fabric), whose last piece of a row may be shorter",
-        op, row_bytes, *widest, legacy_edm_buffers_text(legacy, fabric), kRowPieceAlignment, kRowPieceAlignment,
-        *widest));
+  const LegacyRowCut whole{1, row_bytes, 0};
+  if (input.layout != Layout::RowMajor || dim == 3) return whole;
+  const std::optional<std::uint32_t> widest = legacy_widest_whole_row(legacy, fabric);
+  if (!widest || legacy_page_stride_bytes(row_bytes) <= *widest) return whole;
+  if (row_bytes % kRowPieceAlignment == 0) {
+    const std::uint32_t pieces = legacy_row_pieces(row_bytes, legacy, fabric);
+    return LegacyRowCut{pieces, row_bytes / pieces, 0};
   }
-  return legacy_row_pieces(row_bytes, legacy, fabric);
+  // `widest` is a multiple of 32 B whose page stride fits a buffer, so every piece fits one; the
+  // workers move a short last piece's run_bytes only (page_run_bytes), its slot's tail unused.
+  const FabricPages cut = fabric_pages(row_bytes, 1, *widest, RowPieceChoice::Fewest, op);
+  return LegacyRowCut{cut.pieces_per_page, cut.page_bytes, cut.last_piece_bytes};
 }
 
 std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreCoord first, std::uint32_t num_links,

@@ -48,9 +48,11 @@ struct LegacyOp {
   std::uint32_t n = 0;                      // chips per group
   std::uint32_t page_size = 0;          // of the pages the workers move
   // ROW_MAJOR along dims 0-2: the pieces each row (a page of the slices) moves in, page_size bytes
-  // each; 1 unless a row is wider than an EDM buffer (legacy_outer_dim_row_pieces). The op then
-  // addresses its buffers in that many pieces a row and slices them as that many pages a row.
+  // each but the last, outer_last_piece_bytes when that is not 0; 1 unless a row is wider than an
+  // EDM buffer (legacy_outer_dim_row_pieces). The op then addresses its buffers in that many
+  // pieces a row and slices them as that many pages a row.
   std::uint32_t outer_row_pieces = 1;
+  std::uint32_t outer_last_piece_bytes = 0;
   std::uint32_t page_stride = 0;        // a page's stride inside an EDM message
   std::uint32_t pages_per_message = 0;  // per EDM buffer
   std::uint32_t num_links = 1;
@@ -87,16 +89,26 @@ std::uint32_t legacy_row_pieces(std::uint32_t row_bytes, const LegacyEdmOptions&
 // (legacy_outer_dim_row_pieces).
 std::optional<std::uint32_t> legacy_widest_whole_row(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
 
+// How legacy_outer_dim_row_pieces cuts each row: `pieces` pieces of `piece_bytes`, the last one
+// `last_piece_bytes` long when not 0 (a row that is not a multiple of 32 B), each its own page.
+struct LegacyRowCut {
+  std::uint32_t pieces = 1;
+  std::uint32_t piece_bytes = 0;       // the row's bytes when pieces is 1
+  std::uint32_t last_piece_bytes = 0;  // 0: as long as the others
+};
+
 // ROW_MAJOR along dims 0-2 in legacy mode, where a page of the slices is a whole row: the pieces
 // each row moves in, each its own page of a message. 1 when a row fits an EDM buffer whole
 // (legacy_widest_whole_row; its streams are those of whole rows), for TILE and along dim 3 (the
 // ops cut dim 3's rows themselves), and when not even 32 B fit (legacy_pages_per_message then
-// refuses, saying why); else legacy_row_pieces' q (a 65536 B row: 2 x 32768 B at the defaults).
-// Throws CclParamsError, naming `op`, when such a wide row is not a multiple of 32 B: its pieces
-// would not all start 32 B-aligned (DRAM, REFERENCE 6.5). all_reduce, whose ROW_MAJOR halves run
-// along dim 2 whatever its tensor, asks with dim 2 to refuse in its own name.
-std::uint32_t legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
-                                          const FabricOptions& fabric, const std::string& op);
+// refuses, saying why); else, for a row of a multiple of 32 B, legacy_row_pieces' q equal pieces
+// (a 65536 B row: 2 x 32768 B at the defaults), and for any other row the cut fabric_pages makes
+// of a page wider than a payload, an EDM buffer's widest row in place of the payload: the fewest
+// pieces that each start 32 B-aligned (DRAM, REFERENCE 6.5), all the same multiple of 32 B but the
+// last, which is what is left (38114 B: 19072 + 19042 B; session 40). all_reduce, whose ROW_MAJOR
+// halves run along dim 2 whatever its tensor, asks with dim 2 (`op` names it in the refusals).
+LegacyRowCut legacy_outer_dim_row_pieces(const TensorSpec& input, std::uint32_t dim, const LegacyEdmOptions& legacy,
+                                         const FabricOptions& fabric, const std::string& op);
 // "2 buffers x 2 channels in the 152576 B ERISC kernel region": what bounds that row, for a refusal.
 std::string legacy_edm_buffers_text(const LegacyEdmOptions& legacy, const FabricOptions& fabric);
 

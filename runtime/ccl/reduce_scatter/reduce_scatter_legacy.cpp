@@ -327,8 +327,8 @@ class ChipBuilder {
       w.output = in_row_pieces(w.output, r_.page_size, r_.row_pieces);
       w.input = in_row_pieces(w.input, r_.page_size, r_.n * r_.row_pieces);
     } else if (r_.outer_row_pieces > 1) {
-      w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces);
-      w.input = in_row_pieces(w.input, r_.page_size, r_.outer_row_pieces);
+      w.output = in_row_pieces(w.output, r_.page_size, r_.outer_row_pieces, r_.outer_last_piece_bytes);
+      w.input = in_row_pieces(w.input, r_.page_size, r_.outer_row_pieces, r_.outer_last_piece_bytes);
     }
     for (const Plan::Step& s : sender ? plan.sender : plan.receiver) {
       w.steps.push_back({s.kind, run_of(up, s.kind, s.slice)});
@@ -416,15 +416,21 @@ std::vector<reference::Bytes> reference_in_group_order(const Params& params, con
     for (std::uint32_t p : positions) parts.push_back(std::span<const std::byte>(slices[p][s]).subspan(offset, bytes));
     return reference::sum_in_order(parts, params.input.dtype);
   };
+  // A slice's pages as the workers move them, for their bytes (FabricPages::image_offset).
+  const FabricPages moved_pages{r.page_size, r.outer_row_pieces, 0, r.outer_last_piece_bytes};
   std::vector<reference::Bytes> out(n);
   for (std::uint32_t s = 0; s < n; ++s) {
     out[s].resize(slices[0][s].size());
     if (r.ring) {
       // The halves in page order: up, then down (however the links share them out).
       std::uint64_t offset = 0;
+      std::uint64_t pages_before = 0;
       for (std::uint32_t half = 0; half < r.halves.size(); ++half) {
         const bool up = half == 0;
-        const std::uint64_t bytes = api::volume(r.halves[half].worker_slice_shape) * r.page_size;
+        // Where the half ends in the slice's bytes: rows cut with a shorter last piece
+        // (outer_last_piece_bytes) are that much shorter than their pages.
+        pages_before += api::volume(r.halves[half].worker_slice_shape);
+        const std::uint64_t bytes = moved_pages.image_offset(pages_before) - offset;
         std::vector<std::uint32_t> positions;
         for (std::uint32_t k = 1; k <= n; ++k) positions.push_back(legacy_step(n, s, up, k));
         if (bytes > 0) std::memcpy(out[s].data() + offset, chain(s, positions, offset, bytes).data(), bytes);

@@ -7,8 +7,10 @@
 // and 1, Galaxy columns on 2 links, and 8200 B rows (not a multiple of 32 B).
 // Legacy EDM mode (session 40; refused before): rows wider than an EDM buffer (38080 B at the
 // defaults) along dims 0-2 move in the fewest 32 B-aligned pieces that fit one (65536 B: 2 x
-// 32768 B; 38112 B: 3 x 12704 B), all_gather and reduce_scatter, the same matrix of systems,
-// dtypes and memories, dims 0 and 1, 2 links, height-sharded buffers.
+// 32768 B; 38112 B: 3 x 12704 B), and a row that is not a multiple of 32 B in pieces whose last
+// is shorter (38114 B: 19072 + 19042 B; 38116 B: 19072 + 19044 B; session 40, refused before),
+// all_gather and reduce_scatter, the same matrix of systems, dtypes and memories, dims 0 and 1,
+// 2 links, height-sharded buffers.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -180,7 +182,8 @@ std::vector<LegacyWideRowCase> legacy_wide_row_cases() {
       {"n300", CclTopology::Line}, {"t3k", CclTopology::Line}, {"t3k", CclTopology::Ring}};
   for (const auto& [system, shape] : systems) {
     for (const DataType dtype : {DataType::Bfloat16, DataType::Float32}) {
-      for (const std::uint32_t row_bytes : {65536u, 38112u}) {
+      // The last: not a multiple of 32 B, a whole number of elements.
+      for (const std::uint32_t row_bytes : {65536u, 38112u, dtype == DataType::Float32 ? 38116u : 38114u}) {
         for (const BufferType memory : {BufferType::Dram, BufferType::L1}) {
           all.push_back({system, shape, dtype, row_bytes, memory});
         }
@@ -197,7 +200,10 @@ TEST_P(WideRowsOuterDimsLegacy, AllGatherAlongDim2) {
   auto device = legacy_device(std::string(c.system) == "t3k" ? topo::build_t3k() : topo::build_n300());
   LegacyCase g;
   g.input = wide_rows(c.dtype, c.row_bytes, 3);
-  ASSERT_GT(runtime::ccl::legacy_outer_dim_row_pieces(g.input, 2, {}, device->options().fabric, "all_gather"), 1u);
+  const runtime::ccl::LegacyRowCut cut =
+      runtime::ccl::legacy_outer_dim_row_pieces(g.input, 2, {}, device->options().fabric, "all_gather");
+  ASSERT_GT(cut.pieces, 1u);
+  ASSERT_EQ(cut.last_piece_bytes != 0, c.row_bytes % 32 != 0);
   g.dim = 2;
   g.topology = c.shape;
   g.memory = c.memory;
@@ -273,23 +279,62 @@ TEST(WideRowsOuterDimsLegacyMore, Dims0And1TwoLinksAndShardedBuffers) {
   run_legacy_reduce_scatter(*n300, sharded_scatter);
 }
 
-// A row wider than an EDM buffer that is not a multiple of 32 B stays refused in legacy mode (its
-// pieces would not all start 32 B-aligned); fabric mode moves it with a shorter last piece.
-TEST(WideRowsOuterDimsLegacyMore, AWideRowNotAMultipleOf32BytesIsRefused) {
-  auto device = legacy_device(topo::build_t3k());
-  LegacyCase g;
-  g.input = TensorSpec{{1, 1, 2, 38114 / 2}, DataType::Bfloat16, Layout::RowMajor};
-  g.dim = 2;
-  try {
-    run_legacy_all_gather(*device, g);
-    ADD_FAILURE() << "accepted 38114 B rows";
-  } catch (const runtime::ccl::CclParamsError& e) {
-    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38114 B ROW_MAJOR row in pieces, as it is wider than "
-                           "the 38080 B an EDM buffer holds (2 buffers x 2 channels in the 152576 B ERISC kernel "
-                           "region), and every piece must start 32 B-aligned (DRAM alignment, REFERENCE 6.5); "
-                           "expected a row of a multiple of 32 B or of at most 38080 B. Run it in fabric mode "
-                           "(--mode fabric), whose last piece of a row may be shorter");
+// A row wider than an EDM buffer that is not a multiple of 32 B moves in legacy mode too (session
+// 40; refused before), in 32 B-aligned pieces with a shorter last one: dims 0 and 1 on the T3K
+// ring, 2 links on the T3K square as a ring (the runs start mid-row, and the ring's halves of a
+// scattered slice end mid-row), and height-sharded buffers on the N300.
+TEST(WideRowsOuterDimsLegacyMore, AWideRowNotAMultipleOf32BytesHasAShorterLastPiece) {
+  constexpr std::uint32_t kRowBytes = 38116;  // 19072 + 19044 B
+  auto ring = legacy_device(topo::build_t3k());
+  for (const std::uint32_t dim : {0u, 1u}) {
+    SCOPED_TRACE(dim);
+    LegacyCase g;
+    g.input = dim == 0 ? wide_rows(DataType::Float32, kRowBytes, 2, 1, 2)
+                       : wide_rows(DataType::Float32, kRowBytes, 2, 2, 1);
+    g.dim = dim;
+    run_legacy_all_gather(*ring, g);
+    LegacyCase r;
+    r.input = dim == 0 ? wide_rows(DataType::Bfloat16, kRowBytes, 1, 8, 2)
+                       : wide_rows(DataType::Bfloat16, kRowBytes, 1, 2, 8);
+    r.dim = dim;
+    run_legacy_reduce_scatter(*ring, r);
   }
+  auto square = legacy_device(topo::build_t3k());
+  LegacyCase g;
+  g.input = wide_rows(DataType::Bfloat16, kRowBytes, 3);
+  g.dim = 2;
+  g.groups = {{0, 1, 3, 2}};
+  g.num_links = 2;
+  run_legacy_all_gather(*square, g);
+  LegacyCase r;
+  r.input = wide_rows(DataType::Float32, kRowBytes, 12);  // 3 rows a slice: its halves end mid-row
+  r.dim = 2;
+  r.groups = {{0, 1, 3, 2}};
+  r.num_links = 2;
+  run_legacy_reduce_scatter(*square, r);
+
+  const auto row_shards = [](const TensorSpec& t, BufferType type, runtime::CoreRange grid, std::uint32_t rows) {
+    return runtime::BufferConfig{type, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t),
+                                 runtime::TensorMemoryLayout::HeightSharded,
+                                 runtime::ShardSpec{{grid}, rows, 1, 1, runtime::ShardOrientation::RowMajor}};
+  };
+  auto n300 = legacy_device(topo::build_n300());
+  LegacyCase sharded_gather;  // 4 rows a chip, 2 a core; 8 output rows, 2 a bank
+  sharded_gather.input = wide_rows(DataType::Bfloat16, kRowBytes, 4);
+  sharded_gather.dim = 2;
+  sharded_gather.topology = CclTopology::Line;
+  sharded_gather.input_config = row_shards(sharded_gather.input, BufferType::L1, {{0, 2}, {1, 2}}, 2);
+  sharded_gather.output_config =
+      row_shards(wide_rows(DataType::Bfloat16, kRowBytes, 8), BufferType::Dram, {{0, 0}, {3, 0}}, 2);
+  run_legacy_all_gather(*n300, sharded_gather);
+  LegacyCase sharded_scatter;  // 8 input rows, 2 a core; 4 output rows, 1 a bank
+  sharded_scatter.input = wide_rows(DataType::Float32, kRowBytes, 8);
+  sharded_scatter.dim = 2;
+  sharded_scatter.topology = CclTopology::Line;
+  sharded_scatter.input_config = row_shards(sharded_scatter.input, BufferType::L1, {{0, 2}, {3, 2}}, 2);
+  sharded_scatter.output_config =
+      row_shards(wide_rows(DataType::Float32, kRowBytes, 4), BufferType::Dram, {{0, 0}, {3, 0}}, 1);
+  run_legacy_reduce_scatter(*n300, sharded_scatter);
 }
 
 }  // namespace

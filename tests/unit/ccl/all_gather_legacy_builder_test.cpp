@@ -251,8 +251,8 @@ TEST(AllGatherLegacyBuilder, RowMajorAlongTheWidthRefusals) {
 // (38080 B at the defaults, 26816 B in a 106 KiB ERISC region) and in the fewest 32 B-aligned
 // pieces that fit one past it (session 40; refused since session 35 naming that figure, and
 // before as "a 65536 B page x 2 buffers x 2 channels does not fit the 152576 B ERISC kernel
-// region"). A wider row that is not a multiple of 32 B stays refused: its pieces would not all
-// start 32 B-aligned.
+// region"). A wider row that is not a multiple of 32 B moves in pieces that all start 32 B-aligned,
+// the last shorter (session 40; refused until then).
 TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2MoveInPieces) {
   const topo::Topology t = topo::build_t3k();
   const auto params = [&](std::uint32_t width) {
@@ -266,30 +266,37 @@ TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2MoveInPiec
   FabricOptions small_region;
   small_region.erisc_unreserved_bytes = 106 * 1024;
   EXPECT_EQ(legacy_widest_whole_row({}, small_region), 26816u);
-  const auto pieces = [](std::uint32_t row_bytes, const FabricOptions& fabric) {
+  const auto cut = [](std::uint32_t row_bytes, const FabricOptions& fabric) {
     return legacy_outer_dim_row_pieces(TensorSpec{{1, 1, 32, row_bytes / 2}, DataType::Bfloat16, Layout::RowMajor},
                                        2, {}, fabric, "all_gather");
+  };
+  const auto pieces = [&](std::uint32_t row_bytes, const FabricOptions& fabric) {
+    return cut(row_bytes, fabric).pieces;
   };
   EXPECT_EQ(pieces(38080, FabricOptions{}), 1u);
   EXPECT_EQ(pieces(38112, FabricOptions{}), 3u);  // 1191 x 32 B = 3 x 397 x 32 B
   EXPECT_EQ(pieces(65536, FabricOptions{}), 2u);
   EXPECT_EQ(pieces(38080, small_region), 2u);
+  EXPECT_EQ(cut(65536, FabricOptions{}).piece_bytes, 32768u);
+  EXPECT_EQ(cut(65536, FabricOptions{}).last_piece_bytes, 0u);
+  // 38114 B: 2 pieces (38080 B rounded down to 32 B holds half of it), 19072 B and the 19042 B left.
+  EXPECT_EQ(pieces(38114, FabricOptions{}), 2u);
+  EXPECT_EQ(cut(38114, FabricOptions{}).piece_bytes, 19072u);
+  EXPECT_EQ(cut(38114, FabricOptions{}).last_piece_bytes, 19042u);
+  EXPECT_EQ(pieces(38082, FabricOptions{}), 2u);
+  EXPECT_EQ(cut(38082, FabricOptions{}).last_piece_bytes, 19010u);
+  EXPECT_EQ(pieces(80002, FabricOptions{}), 3u);  // 3 x 26688 B would be 80064 B: 26688 + 26688 + 26626 B
+  EXPECT_EQ(cut(80002, FabricOptions{}).piece_bytes, 26688u);
+  EXPECT_EQ(cut(80002, FabricOptions{}).last_piece_bytes, 26626u);
+  EXPECT_EQ(pieces(38078, FabricOptions{}), 1u);  // fits whole: not a multiple of 32 B is no matter
   EXPECT_EQ(legacy_outer_dim_row_pieces(TensorSpec{{1, 1, 32, 32768}, DataType::Bfloat16, Layout::RowMajor}, 3, {},
-                                        FabricOptions{}, "all_gather"),
+                                        FabricOptions{}, "all_gather")
+                .pieces,
             1u);  // dim 3's pieces are the op's own (legacy_row_pieces)
   EXPECT_NO_THROW(ag::validate(params(38080 / 2), t));
   EXPECT_NO_THROW(ag::validate(params(38112 / 2), t));
   EXPECT_NO_THROW(ag::validate(params(65536 / 2), t));
-  try {
-    ag::validate(params(38114 / 2), t);
-    ADD_FAILURE() << "accepted 38114 B rows along dim 2";
-  } catch (const CclParamsError& e) {
-    EXPECT_STREQ(e.what(), "all_gather: legacy mode moves each 38114 B ROW_MAJOR row in pieces, as it is wider than "
-                           "the 38080 B an EDM buffer holds (2 buffers x 2 channels in the 152576 B ERISC kernel "
-                           "region), and every piece must start 32 B-aligned (DRAM alignment, REFERENCE 6.5); "
-                           "expected a row of a multiple of 32 B or of at most 38080 B. Run it in fabric mode "
-                           "(--mode fabric), whose last piece of a row may be shorter");
-  }
+  EXPECT_NO_THROW(ag::validate(params(38114 / 2), t));
   ag::Params along_width = params(32768);  // 64 KiB rows along dim 3: in pieces
   along_width.dim = 3;
   along_width.output_buffer = test::dram_buffer(2, ag::output_spec(along_width, t));
