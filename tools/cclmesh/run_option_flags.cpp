@@ -97,7 +97,7 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->capture_default_str();
   command.add_option("--links", o.links, "links per hop: routing planes, each link its own workers (usable: fabric 1 on n300/t3k, 3 on tg, 4 on galaxy; legacy: each hop's links less one where dispatch tunnels, e.g. 2 on t3k --cluster-axis 0)")->transform(whole_number_in(1, 16))->capture_default_str();
   command.add_option("--workers-per-link", o.workers_per_link,
-                     "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default by the pages a link and direction carries over the op, output pages x (N-1): 4 from 32, 6 from 1024, else 1; on 2 chips 3 once each of 3 workers' runs holds 3 CB packets, 6 once their chunks reach 8 packets, else 1); all_gather relaying on a ring: the same (default 2 once a link and direction's run holds 32 input pages, else 1)")
+                     "reduce_scatter / all_reduce: workers per link and direction, sharing the router through a fabric mux when more than 1 (default by the pages a link and direction carries over the op, output pages x (N-1): 4 from 32, 6 from 1024, else 1; on 2 chips 3 once each of 3 workers' runs holds 3 CB packets, 6 once their chunks reach 8 packets, else 1; on two-sided lines of 8+ chips on 1 link 2 instead of 4 where 2 workers' messages are 2 up to 3 CB packets); all_gather relaying on a ring: the same (default 2 once a link and direction's run holds 32 input pages, else 1)")
       ->transform(whole_number_in(1, 6));
   command.add_option("--mode", o.mode, "fabric (persistent routers) or legacy (per-op EDM)")
       ->check(CLI::IsMember({"fabric", "legacy"}))

@@ -142,8 +142,9 @@ inline constexpr std::uint64_t kLinkPagesForManyWorkers = 1024;
 inline constexpr std::uint32_t kTwoChipWorkersPerLink = 3;
 // On a two-sided line a worker's receive region holds its one message, and the next message's
 // chunk c waits for the credit of this one's chunk c. Where 4 workers' messages are 1 packet up to
-// 1.5, each is 1 chunk: a worker sends, then idles for the whole landing (behind the other workers'
-// chunks in the mux), read and credit. T3K 8-line [1,1,256,1024] along dim 2 (32 output tiles): with
+// 1.5, each is 1 chunk of a packet (and past 1 packet a remnant chunk of at most half a packet): a
+// worker sends, then idles for the whole landing (behind the other workers' chunks in the mux), read
+// and credit. T3K 8-line [1,1,256,1024] along dim 2 (32 output tiles): with
 // 4 workers each waits 5-9 us a message for its credit and the end link is 56-87% busy (64.11 us);
 // with 2, messages of 2 packets go in 2 chunks (the first's credit comes back while the second is on
 // the wire), the wait is 1.9-2.4 us a chunk and the end link 93-97% busy (58.16 us). So on lines

@@ -232,6 +232,58 @@ TEST(ReduceScatterWorkers, SizeRulePicksByThePagesEachLinkDirectionCarries) {
   }
 }
 
+// The long-line rule (kLongLineWorkersPerLink) counts a message in the op's own CB packets, which
+// the dtype's page and the fabric payload set, and applies to the two-sided line only: the wrap line
+// runs its chain the way the ring does (session 40 traced the two-sided line's one-message receive
+// region), and lines shorter than kMinLongLineChips keep 4 (7 chips here, 4 in the test above).
+// Until review40b no test failed with the two-sided check removed.
+TEST(ReduceScatterWorkers, LongLineRuleCountsTheOpsPacketsOnTheTwoSidedLineOnly) {
+  const auto rows = [](std::uint32_t count, std::uint32_t width) {
+    return TensorSpec{{1, 1, count, width}, DataType::Bfloat16, Layout::RowMajor};
+  };
+  const auto bfp8 = DataType::Bfloat8B;
+  const std::uint32_t two = rs::kLongLineWorkersPerLink;
+  const std::uint32_t four = rs::kDefaultWorkersPerLink;
+  const auto two_sided = rs::LineAlgorithm::TwoSided;
+  const auto wrap = rs::LineAlgorithm::Wrap;
+  struct Case {
+    const char* system;
+    TensorSpec input;
+    rs::LineAlgorithm algorithm;
+    std::uint32_t payload_bytes;  // 0: the device's
+    std::uint32_t workers;
+  };
+  const Case cases[] = {
+      // 32 bf16 output tiles: 2 workers' messages are 2 packets of 8 tiles; the wrap line keeps 4.
+      {"t3k", tile({1, 1, 32, 32 * 8 * 32}), two_sided, 0, two},
+      {"t3k", tile({1, 1, 32, 32 * 8 * 32}), wrap, 0, four},
+      {"mesh:1x7", tile({1, 1, 32, 32 * 7 * 32}), two_sided, 0, four},
+      {"mesh:1x16", tile({1, 1, 32, 32 * 16 * 32}), two_sided, 0, two},
+      // bfp8 packets hold 16 tiles (4 payloads of 4 tiles of 1088 B): 64-95 output tiles.
+      {"t3k", tile({1, 1, 32, 32 * 8 * 63}, bfp8), two_sided, 0, four},
+      {"t3k", tile({1, 1, 32, 32 * 8 * 64}, bfp8), two_sided, 0, two},
+      {"t3k", tile({1, 1, 32, 32 * 8 * 95}, bfp8), two_sided, 0, two},
+      {"t3k", tile({1, 1, 32, 32 * 8 * 96}, bfp8), two_sided, 0, four},
+      // A 2048 B payload holds one bf16 tile, a packet 4: 16-23 output tiles, so 32 keeps 4.
+      {"t3k", tile({1, 1, 32, 32 * 8 * 16}), two_sided, 2048, two},
+      {"t3k", tile({1, 1, 32, 32 * 8 * 32}), two_sided, 2048, four},
+      // ROW_MAJOR along dim 3: 2048 B output rows, 2 to a payload, 8 to a packet: 32-47 rows.
+      {"t3k", rows(32, 8192), two_sided, 0, two},
+      {"t3k", rows(48, 8192), two_sided, 0, four}};
+  for (const Case& c : cases) {
+    const topo::Topology system = topo::load_system(c.system);
+    auto device = make_device(system, FabricMode::Line);
+    rs::Params p = rs_params(c.input, 3, CclTopology::Line, 1);
+    p.workers_per_link.reset();
+    p.line_algorithm = c.algorithm;
+    p.fabric = device->options().fabric;
+    if (c.payload_bytes != 0) p.fabric.max_payload_bytes = c.payload_bytes;
+    SCOPED_TRACE(fmt::format("{} [{}] {}, payload {} B", c.system, fmt::join(c.input.shape, ","),
+                             rs::to_string(c.algorithm), p.fabric.max_payload_bytes));
+    EXPECT_EQ(rs::workers_per_link(p, system), c.workers);
+  }
+}
+
 // The rule was measured on tiles. ROW_MAJOR rows wider than a payload count as the tiles their
 // bytes fill: counted as one page, a 4096 B piece of an 8192 B row gave half the workers of the
 // same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4; T3K 8-line
