@@ -225,31 +225,41 @@ TEST_P(WideRowsOuterDimsLegacy, ReduceScatterAlongDim2) {
 INSTANTIATE_TEST_SUITE_P(Ops, WideRowsOuterDimsLegacy, ::testing::ValuesIn(legacy_wide_row_cases()),
                          wide_row_case_name<LegacyWideRowCase>);
 
-// Legacy mode, dims 0 and 1 on the T3K ring, 2 links on the T3K square as a ring (each link's run
-// starts mid-row: 3 rows of 2 pieces), and height-sharded buffers (an L1-sharded input into
-// DRAM-sharded output rows, each shard whole rows; the gather's output and the scatter's input).
-TEST(WideRowsOuterDimsLegacyMore, Dims0And1TwoLinksAndShardedBuffers) {
+// The data types each part of the legacy wide-row variants runs in.
+struct LegacyVariantTypes {
+  DataType dims_gather;
+  DataType dims_scatter;
+  DataType square_scatter;
+};
+
+// Legacy mode with rows of `row_bytes`: dims 0 and 1 on the T3K ring, 2 links on the T3K square as
+// a ring (each link's run starts mid-row: 3 rows of 2 or more pieces), and height-sharded buffers
+// on the N300 (an L1-sharded input into DRAM-sharded output rows, each shard whole rows; the
+// gather's output and the scatter's input).
+void run_legacy_wide_row_variants(std::uint32_t row_bytes, LegacyVariantTypes types) {
   auto ring = legacy_device(topo::build_t3k());
   for (const std::uint32_t dim : {0u, 1u}) {
     SCOPED_TRACE(dim);
     LegacyCase g;
-    g.input = dim == 0 ? wide_rows(DataType::Bfloat16, 65536, 2, 1, 2) : wide_rows(DataType::Bfloat16, 65536, 2, 2, 1);
+    g.input = dim == 0 ? wide_rows(types.dims_gather, row_bytes, 2, 1, 2)
+                       : wide_rows(types.dims_gather, row_bytes, 2, 2, 1);
     g.dim = dim;
     run_legacy_all_gather(*ring, g);
     LegacyCase r;
-    r.input = dim == 0 ? wide_rows(DataType::Float32, 65536, 1, 8, 2) : wide_rows(DataType::Float32, 65536, 1, 2, 8);
+    r.input = dim == 0 ? wide_rows(types.dims_scatter, row_bytes, 1, 8, 2)
+                       : wide_rows(types.dims_scatter, row_bytes, 1, 2, 8);
     r.dim = dim;
     run_legacy_reduce_scatter(*ring, r);
   }
   auto square = legacy_device(topo::build_t3k());
   LegacyCase g;
-  g.input = wide_rows(DataType::Bfloat16, 65536, 3);
+  g.input = wide_rows(DataType::Bfloat16, row_bytes, 3);
   g.dim = 2;
   g.groups = {{0, 1, 3, 2}};
   g.num_links = 2;
   run_legacy_all_gather(*square, g);
   LegacyCase r;
-  r.input = wide_rows(DataType::Bfloat16, 65536, 12);
+  r.input = wide_rows(types.square_scatter, row_bytes, 12);  // 3 rows a slice: its halves may end mid-row
   r.dim = 2;
   r.groups = {{0, 1, 3, 2}};
   r.num_links = 2;
@@ -262,79 +272,32 @@ TEST(WideRowsOuterDimsLegacyMore, Dims0And1TwoLinksAndShardedBuffers) {
   };
   auto n300 = legacy_device(topo::build_n300());
   LegacyCase sharded_gather;  // 4 rows a chip, 2 a core; 8 output rows, 2 a bank
-  sharded_gather.input = wide_rows(DataType::Bfloat16, 65536, 4);
+  sharded_gather.input = wide_rows(DataType::Bfloat16, row_bytes, 4);
   sharded_gather.dim = 2;
   sharded_gather.topology = CclTopology::Line;
   sharded_gather.input_config = row_shards(sharded_gather.input, BufferType::L1, {{0, 2}, {1, 2}}, 2);
   sharded_gather.output_config =
-      row_shards(wide_rows(DataType::Bfloat16, 65536, 8), BufferType::Dram, {{0, 0}, {3, 0}}, 2);
+      row_shards(wide_rows(DataType::Bfloat16, row_bytes, 8), BufferType::Dram, {{0, 0}, {3, 0}}, 2);
   run_legacy_all_gather(*n300, sharded_gather);
   LegacyCase sharded_scatter;  // 8 input rows, 2 a core; 4 output rows, 1 a bank
-  sharded_scatter.input = wide_rows(DataType::Float32, 65536, 8);
+  sharded_scatter.input = wide_rows(DataType::Float32, row_bytes, 8);
   sharded_scatter.dim = 2;
   sharded_scatter.topology = CclTopology::Line;
   sharded_scatter.input_config = row_shards(sharded_scatter.input, BufferType::L1, {{0, 2}, {3, 2}}, 2);
   sharded_scatter.output_config =
-      row_shards(wide_rows(DataType::Float32, 65536, 4), BufferType::Dram, {{0, 0}, {3, 0}}, 1);
+      row_shards(wide_rows(DataType::Float32, row_bytes, 4), BufferType::Dram, {{0, 0}, {3, 0}}, 1);
   run_legacy_reduce_scatter(*n300, sharded_scatter);
 }
 
-// A row wider than an EDM buffer that is not a multiple of 32 B moves in legacy mode too (session
-// 40; refused before), in 32 B-aligned pieces with a shorter last one: dims 0 and 1 on the T3K
-// ring, 2 links on the T3K square as a ring (the runs start mid-row, and the ring's halves of a
-// scattered slice end mid-row), and height-sharded buffers on the N300.
-TEST(WideRowsOuterDimsLegacyMore, AWideRowNotAMultipleOf32BytesHasAShorterLastPiece) {
-  constexpr std::uint32_t kRowBytes = 38116;  // 19072 + 19044 B
-  auto ring = legacy_device(topo::build_t3k());
-  for (const std::uint32_t dim : {0u, 1u}) {
-    SCOPED_TRACE(dim);
-    LegacyCase g;
-    g.input = dim == 0 ? wide_rows(DataType::Float32, kRowBytes, 2, 1, 2)
-                       : wide_rows(DataType::Float32, kRowBytes, 2, 2, 1);
-    g.dim = dim;
-    run_legacy_all_gather(*ring, g);
-    LegacyCase r;
-    r.input = dim == 0 ? wide_rows(DataType::Bfloat16, kRowBytes, 1, 8, 2)
-                       : wide_rows(DataType::Bfloat16, kRowBytes, 1, 2, 8);
-    r.dim = dim;
-    run_legacy_reduce_scatter(*ring, r);
-  }
-  auto square = legacy_device(topo::build_t3k());
-  LegacyCase g;
-  g.input = wide_rows(DataType::Bfloat16, kRowBytes, 3);
-  g.dim = 2;
-  g.groups = {{0, 1, 3, 2}};
-  g.num_links = 2;
-  run_legacy_all_gather(*square, g);
-  LegacyCase r;
-  r.input = wide_rows(DataType::Float32, kRowBytes, 12);  // 3 rows a slice: its halves end mid-row
-  r.dim = 2;
-  r.groups = {{0, 1, 3, 2}};
-  r.num_links = 2;
-  run_legacy_reduce_scatter(*square, r);
+TEST(WideRowsOuterDimsLegacyMore, Dims0And1TwoLinksAndShardedBuffers) {
+  run_legacy_wide_row_variants(65536, {DataType::Bfloat16, DataType::Float32, DataType::Bfloat16});
+}
 
-  const auto row_shards = [](const TensorSpec& t, BufferType type, runtime::CoreRange grid, std::uint32_t rows) {
-    return runtime::BufferConfig{type, runtime::ccl::size_bytes(t), runtime::ccl::page_size_bytes(t),
-                                 runtime::TensorMemoryLayout::HeightSharded,
-                                 runtime::ShardSpec{{grid}, rows, 1, 1, runtime::ShardOrientation::RowMajor}};
-  };
-  auto n300 = legacy_device(topo::build_n300());
-  LegacyCase sharded_gather;  // 4 rows a chip, 2 a core; 8 output rows, 2 a bank
-  sharded_gather.input = wide_rows(DataType::Bfloat16, kRowBytes, 4);
-  sharded_gather.dim = 2;
-  sharded_gather.topology = CclTopology::Line;
-  sharded_gather.input_config = row_shards(sharded_gather.input, BufferType::L1, {{0, 2}, {1, 2}}, 2);
-  sharded_gather.output_config =
-      row_shards(wide_rows(DataType::Bfloat16, kRowBytes, 8), BufferType::Dram, {{0, 0}, {3, 0}}, 2);
-  run_legacy_all_gather(*n300, sharded_gather);
-  LegacyCase sharded_scatter;  // 8 input rows, 2 a core; 4 output rows, 1 a bank
-  sharded_scatter.input = wide_rows(DataType::Float32, kRowBytes, 8);
-  sharded_scatter.dim = 2;
-  sharded_scatter.topology = CclTopology::Line;
-  sharded_scatter.input_config = row_shards(sharded_scatter.input, BufferType::L1, {{0, 2}, {3, 2}}, 2);
-  sharded_scatter.output_config =
-      row_shards(wide_rows(DataType::Float32, kRowBytes, 4), BufferType::Dram, {{0, 0}, {3, 0}}, 1);
-  run_legacy_reduce_scatter(*n300, sharded_scatter);
+// A row wider than an EDM buffer that is not a multiple of 32 B moves in legacy mode too (session
+// 40; refused before), in 32 B-aligned pieces with a shorter last one (38116 B: 19072 + 19044 B),
+// the ring's halves of a scattered slice ending mid-row on the square.
+TEST(WideRowsOuterDimsLegacyMore, AWideRowNotAMultipleOf32BytesHasAShorterLastPiece) {
+  run_legacy_wide_row_variants(38116, {DataType::Float32, DataType::Bfloat16, DataType::Float32});
 }
 
 }  // namespace
