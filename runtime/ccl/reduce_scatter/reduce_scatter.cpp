@@ -180,6 +180,15 @@ std::uint32_t workers_per_link_for(const Params& p, std::uint32_t n) {
   return long_line_workers_per_link(p, n).value_or(kDefaultWorkersPerLink);
 }
 
+// The workers per link and direction a part of `n`-chip groups runs. Params::workers_per_link is
+// checked either way (0 or too many is refused); the one-shot runs one sender per direction.
+std::uint32_t part_workers_per_link(const Params& p, std::uint32_t n) {
+  const std::uint32_t chain_workers = workers_per_link_for(p, n);
+  const RingAlgorithm ring = resolved_ring_algorithm(p);
+  if (ring == RingAlgorithm::OneShot) return 1;
+  return ring == RingAlgorithm::HalfWay ? half_way_workers_per_link(n, chain_workers) : chain_workers;
+}
+
 Resolved resolve(const Params& p, const topo::Topology& topology) {
   Resolved r;
   r.page_size = page_size_bytes(p.input);
@@ -268,9 +277,7 @@ Resolved resolve(const Params& p, const topo::Topology& topology) {
     }
     require_buffer_layouts(topology, r.all_chips, {&mid});
   }
-  // Checked either way (0 or too many is refused); the one-shot runs one sender per direction.
-  const std::uint32_t chain_workers = workers_per_link_for(p, n);
-  r.workers_per_link = r.one_shot ? 1 : r.half_way ? half_way_workers_per_link(n, chain_workers) : chain_workers;
+  r.workers_per_link = part_workers_per_link(p, n);
   // 2 ceil(W / 2) <= W + 1, and even, so at most kMaxClients (even) when W is.
   static_assert(kernels::fabric_mux::kMaxClients % 2 == 0, "a half-way ring's workers round up to even");
   if (p.cb_packets == 0 || p.chunk_packets == 0u) {
@@ -654,19 +661,30 @@ TensorSpec intermediate_spec(const Params& params, const topo::Topology& topolog
   return largest ? *largest : part_intermediate_spec(parts_by_shape(params, topology).front(), topology);
 }
 
+namespace {
+std::uint32_t part_group_size(const Params& part, const topo::Topology& topology) {
+  const FabricPlan plan(topology, part.fabric);
+  return static_cast<std::uint32_t>(resolve_groups(part.groups, topology, plan).front().size());
+}
+
+}  // namespace
+
+// Per part: a ring run as a line around a down link is a line of its own size rule (a two-sided
+// line's, the long-line rule's), not the ring that was configured.
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology) {
-  const RingAlgorithm ring = resolved_ring_algorithm(params);
-  if (ring == RingAlgorithm::OneShot) return 1;
-  const FabricPlan plan(topology, params.fabric);
-  const auto n = static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size());
-  const std::uint32_t chosen = workers_per_link_for(params, n);
-  if (ring != RingAlgorithm::HalfWay) return chosen;
-  return half_way_workers_per_link(n, chosen);
+  std::uint32_t most = 0;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    most = std::max(most, part_workers_per_link(part, part_group_size(part, topology)));
+  }
+  return most;
 }
 
 std::uint64_t link_pages_for_the_size_rule(const Params& params, const topo::Topology& topology) {
-  const FabricPlan plan(topology, params.fabric);
-  return link_pages(params, static_cast<std::uint32_t>(resolve_groups(params.groups, topology, plan).front().size()));
+  std::uint64_t most = 0;
+  for (const Params& part : parts_by_shape(params, topology)) {
+    most = std::max(most, link_pages(part, part_group_size(part, topology)));
+  }
+  return most;
 }
 
 namespace {
@@ -786,7 +804,10 @@ std::vector<reference::Bytes> reference_outputs(const Params& params, const topo
   for (std::uint32_t rank = 0; rank < inputs_by_rank.size(); ++rank) ranks.push_back(rank);
   {
     const FabricPlan plan(topology, params.fabric);
-    for (const std::vector<ChipId>& group : resolve_groups(params.groups, topology, plan)) {
+    const std::vector<std::vector<ChipId>> groups = resolve_groups(params.groups, topology, plan);
+    // One group: its own order and shape (a ring run as a line around a down link) are known.
+    if (groups.size() == 1) return reference_outputs(params, topology, groups.front(), inputs_by_rank);
+    for (const std::vector<ChipId>& group : groups) {
       if (fabric_order(plan, group, params.topology).chips != group) {
         throw CclParamsError(fmt::format("reduce_scatter reference: group {} runs from mid-line (a ring run as a line "
                                          "around a down link), so its sums depend on the group; give the group",

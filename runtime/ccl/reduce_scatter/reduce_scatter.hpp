@@ -259,11 +259,13 @@ bool needs_intermediate(const Params& params, const topo::Topology& topology);
 TensorSpec intermediate_spec(const Params& params, const topo::Topology& topology);
 // The workers per link and direction the op runs: Params::workers_per_link, or when unset the
 // size rule above on link_pages_for_the_size_rule(); the one-shot 1, the half-way ring on an even
-// ring both sets' (rounded up to even, half_way_ring.hpp).
+// ring both sets' (rounded up to even, half_way_ring.hpp). An op built in parts (a ring run as a
+// line around a down link beside rings, params_by_shape) answers the most any part runs: each part
+// by its own shape and group size.
 std::uint32_t workers_per_link(const Params& params, const topo::Topology& topology);
 // The pages the size rule counts: what each link and direction carries over the op (see
 // kDefaultWorkersPerLink), ROW_MAJOR rows wider than a payload counting as the tiles of their
-// dtype that their bytes fill.
+// dtype that their bytes fill; the most of any part, as workers_per_link().
 std::uint64_t link_pages_for_the_size_rule(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the barrier semaphore).
 std::vector<CoreRange> semaphore_cores(const Params& params, const topo::Topology& topology);
@@ -276,7 +278,7 @@ void run(MeshDevice& device, const Params& params);
 
 // The expected output of every rank of one group (inputs in rank order, page images), summed in
 // the order the device sums (see above); bfp8_b re-quantised after every addition, as the device.
-// Throws CclParamsError when a group runs from mid-line (below).
+// With several groups, throws CclParamsError when a group runs from mid-line (give the group: below).
 std::vector<reference::Bytes> reference_outputs(const Params& params, const topo::Topology& topology,
                                                 const std::vector<reference::Bytes>& inputs_by_rank);
 // The same for `group` (chips in rank order) of an op whose groups may run as different shapes

@@ -284,6 +284,46 @@ TEST(ReduceScatterWorkers, LongLineRuleCountsTheOpsPacketsOnTheTwoSidedLineOnly)
   }
 }
 
+// A ring run as a line around a down link runs the line's rule: on ring:8 with 0-1 down (the T3K's
+// ring finds another link there), 32 and 40 bf16 output tiles are a two-sided 8-line's 2 workers (the long-line rule), where the ring
+// as configured runs the one-shot's 1 (512 KiB a chip) or the half-way's 4. workers_per_link()
+// answered the ring's until session 41 while the op ran 2. The op built with the answer as
+// Params::workers_per_link runs in the same simulated time as with the rule (the same build), and
+// with 4 it does not. The runs check against the host reference of the op's one group, which needs
+// no group given (it threw "does not run ring and line groups together" until session 41).
+TEST(ReduceScatterWorkers, ARingRunAsALineAroundADownLinkAnswersTheLinesWorkers) {
+  struct Case {
+    std::uint32_t output_tiles;
+    std::uint32_t ring_workers;
+  };
+  const topo::Topology ring8 = topo::load_system("ring:8");
+  for (const Case c : {Case{32, 1}, Case{40, rs::kDefaultWorkersPerLink}}) {
+    SCOPED_TRACE(fmt::format("{} output tiles", c.output_tiles));
+    runtime::FabricOptions fabric = fabric_of(FabricMode::Ring, runtime::FabricScope::System);
+    rs::Params p = rs_params(tile({1, 1, 32, 32 * 8 * c.output_tiles}), 3, CclTopology::Ring, 1);
+    p.workers_per_link.reset();
+    p.ring_algorithm = rs::RingAlgorithm::Auto;
+    p.fabric = fabric;
+    EXPECT_EQ(rs::workers_per_link(p, ring8), c.ring_workers);
+    EXPECT_EQ(rs::link_pages_for_the_size_rule(p, ring8), c.output_tiles * 7 / 2);
+    fabric.down_edges = {{0, 1}};
+    p.fabric = fabric;
+    EXPECT_EQ(rs::workers_per_link(p, ring8), rs::kLongLineWorkersPerLink);
+    EXPECT_EQ(rs::link_pages_for_the_size_rule(p, ring8), c.output_tiles * 7);
+    auto device = make_device(ring8, fabric);
+    const RunOutcome by_rule = run_reduce_scatter(*device, p, Memory{}, Memory{});
+    EXPECT_TRUE(by_rule.verified);
+    for (const std::uint32_t workers : {rs::kLongLineWorkersPerLink, rs::kDefaultWorkersPerLink}) {
+      SCOPED_TRACE(fmt::format("{} workers asked", workers));
+      rs::Params asked = p;
+      asked.workers_per_link = workers;
+      const RunOutcome r = run_reduce_scatter(*device, asked, Memory{}, Memory{});
+      EXPECT_TRUE(r.verified);
+      EXPECT_EQ(r.kernel_ns == by_rule.kernel_ns, workers == rs::kLongLineWorkersPerLink) << r.kernel_ns;
+    }
+  }
+}
+
 // The rule was measured on tiles. ROW_MAJOR rows wider than a payload count as the tiles their
 // bytes fill: counted as one page, a 4096 B piece of an 8192 B row gave half the workers of the
 // same bytes as tiles (N300 [1,1,16,4096] along dim 2: 15.87 -> 14.11 us with 4; T3K 8-line
