@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/host/command_encoder.hpp"
@@ -553,18 +555,38 @@ void validate(const Params& p, const topo::Topology& topology) {
   require_buffer_holds(p.output_buffer, p.tensor, kOp, "output");
   require_buffer_holds(p.intermediate_buffer, intermediate_spec(p, topology), kOp, "intermediate");
   const std::vector<Params> parts = parts_by_shape(p, topology);
+  // An algorithm asked runs on every part: say which parts cannot, each with its reason.
+  // Each distinct reason once, after the parts it refuses.
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;
+  std::exception_ptr first_refusal;
   for (const Params& part : parts) {
     try {
       validate_part(part, topology);
     } catch (const CclParamsError& e) {
       if (parts.size() == 1) throw;
-      // An algorithm asked runs on every part: say which part cannot.
+      if (!first_refusal) first_refusal = std::current_exception();
       std::vector<std::string> groups;
       for (const std::vector<ChipId>& g : part.groups.chips) groups.push_back(fmt::format("{}", fmt::join(g, "-")));
-      // validate_part's refusal is already in all_reduce's name: said once, its type kept.
-      rethrow_reworded(fmt::format("all_reduce: its groups that run as {}s ({}): {}", to_string(part.topology),
-                                   fmt::join(groups, ", "), refusal_after_all_reduce_name(e.what())));
+      std::string who = fmt::format("its groups that run as {}s ({})", to_string(part.topology), fmt::join(groups, ", "));
+      std::string reason = refusal_after_all_reduce_name(e.what());
+      const auto same = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == reason; });
+      if (same == reasons.end()) {
+        reasons.push_back({std::move(reason), {std::move(who)}});
+      } else {
+        same->second.push_back(std::move(who));
+      }
     }
+  }
+  if (!first_refusal) return;
+  std::vector<std::string> refusals;
+  for (const auto& [reason, parts_refused] : reasons) {
+    refusals.push_back(fmt::format("{}: {}", fmt::join(parts_refused, " and "), reason));
+  }
+  try {
+    std::rethrow_exception(first_refusal);
+  } catch (const CclParamsError&) {
+    // validate_part's refusals are already in all_reduce's name: said once, the first one's type kept.
+    rethrow_reworded(fmt::format("all_reduce: {}", fmt::join(refusals, "; ")));
   }
 }
 

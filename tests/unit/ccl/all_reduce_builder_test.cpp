@@ -986,5 +986,17 @@ TEST(AllReduceBuilder, APartsRefusalKeepsItsTypeAndNamesAllReduceOnce) {
             "slice, so it needs at least 2 pages");
 }
 
+// Every part refused: each part is named, one reason said once after the parts it refuses (until
+// session 41 only the first part was named, so a user who fixed it met the next). The composite
+// asked of every part sums in packets of one payload, which 1024 B is past.
+TEST(AllReduceBuilder, EveryPartRefusedNamesEachPartAndEachReasonOnce) {
+  const topo::Topology torus = topo::load_system("torus:4x4");
+  ar::Params composite = legacy_torus_rows(bf16({1, 1, 128, 128}), torus, ar::Algorithm::Composite, {{0, 1}});
+  composite.fabric.max_payload_bytes = 1024;
+  EXPECT_EQ(testing::refusal<PageExceedsPacketError>([&] { ar::validate(composite, torus); }),
+            "all_reduce: its groups that run as rings (4-5-6-7, 8-9-10-11, 12-13-14-15) and its groups that run as "
+            "lines (0-1-2-3): page size 2048 B does not fit a fabric packet of 1024 B");
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::ccl
