@@ -303,6 +303,42 @@ TEST(AllGatherLegacyBuilder, RowMajorRowsWiderThanAnEdmBufferAlongDim2MoveInPiec
   EXPECT_NO_THROW(ag::validate(along_width, t));
 }
 
+// Session 41 measured every piece count from the fewest to the fewest + 11 for these rows and kept
+// the fewest (docs/collectives.md, "How many pieces a legacy wide row takes"): more pieces a row
+// pack more bytes into each message but lose where slices are a few messages (up to 40 % at one
+// row a chip), so no rule of the row alone won everywhere. The cuts measured, and the pages a
+// message each takes (every message crosses the link as its whole buffer).
+TEST(AllGatherLegacyBuilder, RowMajorWideRowsTakeTheFewestPiecesAsMeasuredInSession41) {
+  struct Cut {
+    std::uint32_t row_bytes;
+    DataType dtype;
+    std::uint32_t pieces;
+    std::uint32_t piece_bytes;
+    std::uint32_t last_piece_bytes;
+    std::uint32_t pages_per_message;
+  };
+  const Cut cuts[] = {
+      {38114, DataType::Bfloat16, 2, 19072, 19042, 1}, {38116, DataType::Float32, 2, 19072, 19044, 1},
+      {38144, DataType::Bfloat16, 2, 19072, 0, 1},     {40000, DataType::Bfloat16, 2, 20000, 0, 1},
+      {45000, DataType::Bfloat16, 2, 22528, 22472, 1}, {50000, DataType::Bfloat16, 2, 25024, 24976, 1},
+      {65536, DataType::Bfloat16, 2, 32768, 0, 1},     {76800, DataType::Bfloat16, 3, 25600, 0, 1},
+      {100000, DataType::Bfloat16, 5, 20000, 0, 1},    {38112, DataType::Bfloat16, 3, 12704, 0, 2},
+  };
+  const FabricOptions fabric;
+  for (const Cut& c : cuts) {
+    SCOPED_TRACE(c.row_bytes);
+    const std::uint32_t element = c.dtype == DataType::Float32 ? 4 : 2;
+    const LegacyRowCut cut = legacy_outer_dim_row_pieces(
+        TensorSpec{{1, 1, 32, c.row_bytes / element}, c.dtype, Layout::RowMajor}, 2, {}, fabric, "all_gather");
+    EXPECT_EQ(cut.pieces, c.pieces);
+    EXPECT_EQ(cut.piece_bytes, c.piece_bytes);
+    EXPECT_EQ(cut.last_piece_bytes, c.last_piece_bytes);
+    EXPECT_EQ(legacy_pages_per_message({}, legacy_page_stride_bytes(cut.piece_bytes), kLegacyHopChannels,
+                                       "all_gather", fabric.erisc_l1_map()),
+              c.pages_per_message);
+  }
+}
+
 // A worker holds at most kMaxSlices slice records (N/2 + 1 on a ring, N on a line). Past that the
 // kernel's own argument check refused the group as "sender args rejected at runtime arg 10:
 // BAD_ARGS" (session 19: torus:16x16, ring:128); validate now names the limit and what runs.
