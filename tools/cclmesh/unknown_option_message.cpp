@@ -70,6 +70,17 @@ std::optional<std::string> command_taking(const CLI::App& command, const std::st
   return std::nullopt;
 }
 
+// The option a stray value most likely belongs to, with the value, or "" when it does not say.
+std::string option_for_value(const CLI::App& command, const std::string& value) {
+  const bool names_ops = value.find_first_not_of("abcdefghijklmnopqrstuvwxyz_,") == std::string::npos &&
+                         value.find('_') != std::string::npos;
+  if (names_ops && takes_option(command, "--op")) return fmt::format("--op {}", value);
+  const bool is_size = !value.empty() && value.front() >= '0' && value.front() <= '9';
+  if (is_size && takes_option(command, "--size")) return fmt::format("--size {}", value);
+  if (is_size && takes_option(command, "-b")) return fmt::format("-b {} or -e {}", value, value);
+  return "";
+}
+
 }  // namespace
 
 std::optional<std::string> closest_option_name(const CLI::App& command, const std::string& typed) {
@@ -110,6 +121,15 @@ std::optional<std::string> unknown_option_message(const CLI::App& command, const
     message += fmt::format("; did you mean {}?", *meant);
   }
   return message + fmt::format(" (`cclmesh {} --help` lists its options)", command_name);
+}
+
+std::string stray_value_message(const CLI::App& command, const std::vector<std::string>& unexpected) {
+  const std::string value = unexpected.empty() ? std::string() : unexpected.front();
+  const std::string& command_name = command.get_name();
+  const std::string meant = option_for_value(command, value);
+  return fmt::format("'{}': a value without its option; `cclmesh {}` takes each value after the option it sets{} "
+                     "(`cclmesh {} --help` lists its options)",
+                     value, command_name, meant.empty() ? "" : fmt::format(": did you mean {}?", meant), command_name);
 }
 
 }  // namespace cclmesh::cli
