@@ -109,6 +109,12 @@ void check_output_options(const RawRunOptions& raw) {
 
 int run(RawRunOptions& raw) {
   RunOptions& options = raw.parsed;
+  // A list of ops is sweep's (new-user pass, session 41: "unknown op 'all_gather,reduce_scatter'").
+  if (raw.op.find(',') != std::string::npos) {
+    throw UsageError(fmt::format("--op: '{}' is a list; `cclmesh run` runs one op, expected one of {} (`cclmesh "
+                                 "sweep --op {}` runs several)",
+                                 raw.op, collective_op_names(), raw.op));
+  }
   options.op = parse_collective_op(raw.op, "--op");
   options.size_bytes = parse_size_bytes(raw.size, "--size");
   if (raw.size_given && !raw.tensor.shape.empty()) {
