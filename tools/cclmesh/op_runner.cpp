@@ -101,11 +101,18 @@ const char* memory_options_named(const RunOptions& options) {
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
 
-// The options that decide the fabric's plan, for a refusal of it: the what-ifs only when given,
-// as a plan they size (the ERISC's L1, the ring's flow control, its acks) is refused for them too.
+// The options that decide the fabric's plan, for a refusal of it: --system, and the others only
+// when given, as a plan they size (the topology, links, payload, receiver, the ERISC's L1, the
+// ring's flow control, its acks) is refused for them too. (New-user pass, session 41: `--links 2`
+// on a T3K was refused as "--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight",
+// three options the user had not typed.)
 std::string fabric_options_named(const RunOptions& options) {
-  std::string named = options.chips.empty() ? "--system/--topology/--links" : "--system/--chips/--topology/--links";
-  named += "/--fabric-payload/--fabric-rx-in-flight";
+  std::string named = "--system";
+  if (!options.chips.empty()) named += "/--chips";
+  if (!options.topology_chosen_by_auto) named += "/--topology";
+  if (options.links != 1) named += "/--links";
+  if (options.fabric_typed.payload) named += "/--fabric-payload";
+  if (options.fabric_typed.rx_in_flight) named += "/--fabric-rx-in-flight";
   if (options.erisc_unreserved_bytes) named += "/--erisc-unreserved-kib";
   if (options.ring_flow_control != runtime::RingFlowControl::Bubble) named += "/--ring-flow-control";
   if (options.first_level_acks) named += "/--first-level-acks";
