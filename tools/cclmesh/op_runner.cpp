@@ -1,6 +1,7 @@
 #include "tools/cclmesh/op_runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include "tools/cclmesh/mirror_choice.hpp"
 #include "tools/cclmesh/group_faults.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
+#include "tools/cclmesh/host_memory_check.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/op_result.hpp"
 #include "tools/cclmesh/prepare_op.hpp"
@@ -184,7 +186,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
 // a hop lacks, a ring without its closing link, a route past the fabric's reach, a buffer or CB
 // that does not fit, a fabric no line avoids a down link by) comes, with the device's message,
 // before the simulated device is built: a 64x64 mesh's took ~20 s and ~6.7 GB first.
-// Returns the planned workloads (the simulated device's, from the cache).
+// Returns the planned workloads (the simulated device's, from the cache); a run with data whose
+// planned buffers are more than the host's memory is refused (host_memory_check.hpp).
 WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const RunOptions& options,
                                               const topo::Topology& topology, std::uint32_t n_chips, bool ring,
                                               WorkloadCache& cache) {
@@ -200,6 +203,12 @@ WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
+  if (!options.no_data) {
+    const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
+                                                 : fmt::format("{} B", options.size_bytes);
+    reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, planned_buffers->bytes_per_chip(),
+                                 n_chips, host_memory_bytes());
+  }
   return planned.workloads;
 }
 
