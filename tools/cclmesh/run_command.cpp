@@ -212,7 +212,9 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh (or a served one, --device) and print its nccl-tests row");
   command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
   CLI::Option* size =
-      command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G (KiB, MiB, GiB; KB, MB, GB the same: powers of two, as nccl-tests' K, M, G)")
+      command->add_option("--size", raw->size,
+                          "nccl-tests size: total bytes; suffixes K, M, G (KiB, MiB, GiB; KB, MB, GB the same: "
+                          "powers of two, as nccl-tests' K, M, G)")
       ->capture_default_str();
   add_shape_option(*command, raw->tensor);
   add_collective_options(*command, o);
