@@ -318,6 +318,11 @@ Embedding find_embedding(const Topology& topology, std::span<const ChipId> chips
                     chip_list_to_string(set.ids),
                     num_links > 1 ? fmt::format(" with {} links per hop", num_links) : "", why));
   };
+  // One chip has neither ring nor line: "use a line" and the 2-chip note misled there (`topo` of
+  // an N150 or P150 descriptor; new-user pass, session 41).
+  if (kind == EmbeddingKind::Ring && set.ids.size() < 2) {
+    return fail(fmt::format("a ring needs at least 3 chips, got {}", set.ids.size()));
+  }
   if (kind == EmbeddingKind::Ring && set.ids.size() < 3) {
     return fail(
         fmt::format("a ring needs at least 3 chips, got {} (a 2-chip ring does not work, "

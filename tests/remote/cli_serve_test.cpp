@@ -136,6 +136,19 @@ TEST(CliServe, ServesAClientAndExitsOnSigterm) {
   EXPECT_EQ(serve.wait(), 0);
 }
 
+// An IPv6 bind address is printed in brackets, as `run --device` takes it: the printed address
+// copied into --device runs (session 41: it printed "::1:PORT", which --device refuses).
+TEST(CliServe, PrintsAnIpv6AddressAsRunDeviceTakesIt) {
+  Child serve({"serve", "--system", "n300", "--port", "0", "--bind", "::1"});
+  const std::string line = serve.first_stdout_line();
+  const std::string prefix = "cclmesh serve: simulated n300 (2 chips), fabric line x1, functional listening on ";
+  ASSERT_EQ(line.rfind(prefix + "[::1]:", 0), 0u) << line;
+  Child run({"run", "--device", line.substr(prefix.size()), "--op", "all_gather", "--size", "64KiB"});
+  EXPECT_EQ(run.wait(), 0) << run.all_stderr();
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0);
+}
+
 TEST(CliServe, SigintEndsTheServerWhileAClientIsConnected) {
   Child serve({"serve", "--system", "n300", "--port", "0"});
   const std::uint16_t port = port_of(serve.first_stdout_line());

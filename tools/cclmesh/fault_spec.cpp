@@ -110,6 +110,12 @@ void refuse_second_on_link(std::string_view spec, const std::vector<Fault>& earl
 }  // namespace
 
 void add_fault_spec(RunFaults& faults, std::string_view spec) {
+  // No spec holds a ',' or a space: two specs in one value (new-user pass, session 41: said
+  // "'0-2,link-down:1-3' is not a chip pair A-B").
+  if (spec.find_first_of(", ") != std::string_view::npos) {
+    reject(spec, "one --fault takes one spec; expected --fault given once for each (--fault link-down:0-2 "
+                 "--fault drop:0.01)");
+  }
   sim::device::FaultPlan& plan = faults.plan;
   const std::size_t colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);

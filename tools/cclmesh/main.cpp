@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/cclmesh/cli_error.hpp"
 #include "topologies/data_paths.hpp"
@@ -35,6 +37,21 @@ std::optional<std::string> repeated_option_message(const CLI::App& app, const CL
   return std::nullopt;
 }
 
+// `cclmesh help [COMMAND]`, as git and pip take it, as `cclmesh [COMMAND] --help` (new-user pass,
+// session 41: `cclmesh help run` said "The following argument was not expected: help"). A word
+// after `help` that is not a command is left alone, so that it is said to be none.
+std::vector<char*> help_word_as_flag(const CLI::App& app, int argc, char** argv) {
+  static char help_flag[] = "--help";
+  std::vector<char*> arguments(argv, argv + argc);
+  if (argc < 2 || std::string(argv[1]) != "help") return arguments;
+  arguments = {argv[0]};
+  if (argc >= 3) arguments.push_back(argv[2]);
+  bool names_a_command = argc == 2;
+  for (const CLI::App* command : app.get_subcommands({})) names_a_command |= argc > 2 && command->get_name() == argv[2];
+  if (names_a_command) arguments.push_back(help_flag);
+  return arguments;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,6 +67,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cclmesh: error: %s\n", problem->c_str());
     return kExitBadInput;
   }
+  std::vector<char*> arguments = help_word_as_flag(app, argc, argv);
+  argc = static_cast<int>(arguments.size());
+  argv = arguments.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -59,9 +79,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // No command, or a word that is not one: name the commands rather than CLI11's "A
+    // No command, a word that is not one, or an option before any command (`cclmesh --system t3k
+    // ...`, the command left out; session 41): name the commands rather than CLI11's "A
     // subcommand is required".
-    if (app.get_subcommands().empty() && (argc == 1 || argv[1][0] != '-')) {
+    if (app.get_subcommands().empty()) {
       std::string commands;
       for (const CLI::App* command : app.get_subcommands({})) {
         commands += fmt::format("{}{}", commands.empty() ? "" : ", ", command->get_name());
@@ -71,6 +92,20 @@ int main(int argc, char** argv) {
                      "cclmesh: error: no command given; expected one of %s (e.g. cclmesh run --system t3k --op "
                      "all_gather --size 1MiB; cclmesh --help lists them)\n",
                      commands.c_str());
+      } else if (argv[1][0] == '-') {
+        const std::string option = std::string(argv[1]).substr(0, std::string(argv[1]).find('='));
+        std::string example;
+        for (const CLI::App* command : app.get_subcommands({})) {
+          for (const CLI::Option* taken : command->get_options()) {
+            if (example.empty() && taken->check_name(option)) {
+              example = fmt::format("e.g. cclmesh {} {} ...; ", command->get_name(), option);
+            }
+          }
+        }
+        std::fprintf(stderr,
+                     "cclmesh: error: %s: given before any command; expected a command first, one of %s (%scclmesh "
+                     "--help lists them)\n",
+                     option.c_str(), commands.c_str(), example.c_str());
       } else {
         std::fprintf(stderr, "cclmesh: error: '%s' is not a command; expected one of %s (cclmesh --help lists them)\n",
                      argv[1], commands.c_str());
@@ -81,7 +116,9 @@ int main(int argc, char** argv) {
     if (!message && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !app.get_subcommands().empty()) {
       // CLI11 hands a command's arguments it does not take up to the top level, which throws.
       const CLI::App& command = *app.get_subcommands().back();
-      message = unknown_option_message(command, app.remaining(true));
+      const std::vector<std::string> unexpected = app.remaining(true);
+      message = unknown_option_message(command, unexpected);
+      if (!message) message = stray_value_message(command, unexpected);
     }
     std::fprintf(stderr, "cclmesh: error: %s\n", message ? message->c_str() : e.what());
     return kExitBadInput;
@@ -91,6 +128,16 @@ int main(int argc, char** argv) {
   } catch (const DeviceUnavailableError& e) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
     return kExitDeviceUnavailable;
+  } catch (const std::bad_alloc&) {
+    // Not a bug of cclmesh's but the host's memory, with the way out (new-user pass, session 41:
+    // "internal error: std::bad_alloc"). Buffers past the host's memory are refused before the
+    // run (host_memory_check.hpp); this is a run under a memory limit, or one whose inputs and
+    // host reference on top of its buffers did not fit.
+    std::fprintf(stderr,
+                 "cclmesh: error: out of host memory: a run with data holds every chip's buffers, its inputs and "
+                 "its host reference as real bytes in this process (about 1.26x the tensors); expected a smaller "
+                 "size, fewer chips, or --no-data (timing only, no data held)\n");
+    return kExitInternalError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cclmesh: internal error: %s\n", e.what());
     return kExitInternalError;

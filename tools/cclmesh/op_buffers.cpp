@@ -17,6 +17,12 @@ runtime::GlobalSemaphore OpBuffers::create_semaphore(const std::vector<runtime::
   return semaphore;
 }
 
+std::uint64_t OpBuffers::bytes_per_chip() const {
+  std::uint64_t bytes = 0;
+  for (const runtime::BufferHandle& buffer : created_) bytes += buffer.config.size_bytes;
+  return bytes;
+}
+
 void OpBuffers::free_all() {
   while (!semaphores_.empty()) {
     device_.deallocate_global_semaphore(semaphores_.back());

@@ -33,6 +33,8 @@ class OpBuffers {
   // still names stays (the device refuses to free it; a served device is reset when the session
   // ends with work unfinished).
   void free_all_quietly() noexcept;
+  // The bytes of the buffers created and not freed, on each chip (a buffer is on every chip).
+  std::uint64_t bytes_per_chip() const;
 
  private:
   runtime::MeshDevice& device_;

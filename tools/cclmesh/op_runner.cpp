@@ -1,6 +1,7 @@
 #include "tools/cclmesh/op_runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include "tools/cclmesh/mirror_choice.hpp"
 #include "tools/cclmesh/group_faults.hpp"
 #include "tools/cclmesh/noc_usage_dump.hpp"
+#include "tools/cclmesh/host_memory_check.hpp"
 #include "tools/cclmesh/op_buffers.hpp"
 #include "tools/cclmesh/op_result.hpp"
 #include "tools/cclmesh/prepare_op.hpp"
@@ -101,11 +103,18 @@ const char* memory_options_named(const RunOptions& options) {
   return options.shape ? "--shape/--memory" : "--size/--memory";
 }
 
-// The options that decide the fabric's plan, for a refusal of it: the what-ifs only when given,
-// as a plan they size (the ERISC's L1, the ring's flow control, its acks) is refused for them too.
+// The options that decide the fabric's plan, for a refusal of it: --system, and the others only
+// when given, as a plan they size (the topology, links, payload, receiver, the ERISC's L1, the
+// ring's flow control, its acks) is refused for them too. (New-user pass, session 41: `--links 2`
+// on a T3K was refused as "--system/--topology/--links/--fabric-payload/--fabric-rx-in-flight",
+// three options the user had not typed.)
 std::string fabric_options_named(const RunOptions& options) {
-  std::string named = options.chips.empty() ? "--system/--topology/--links" : "--system/--chips/--topology/--links";
-  named += "/--fabric-payload/--fabric-rx-in-flight";
+  std::string named = "--system";
+  if (!options.chips.empty()) named += "/--chips";
+  if (!options.topology_chosen_by_auto) named += "/--topology";
+  if (options.links != 1) named += "/--links";
+  if (options.fabric_typed.payload) named += "/--fabric-payload";
+  if (options.fabric_typed.rx_in_flight) named += "/--fabric-rx-in-flight";
   if (options.erisc_unreserved_bytes) named += "/--erisc-unreserved-kib";
   if (options.ring_flow_control != runtime::RingFlowControl::Bubble) named += "/--ring-flow-control";
   if (options.first_level_acks) named += "/--first-level-acks";
@@ -177,7 +186,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
 // a hop lacks, a ring without its closing link, a route past the fabric's reach, a buffer or CB
 // that does not fit, a fabric no line avoids a down link by) comes, with the device's message,
 // before the simulated device is built: a 64x64 mesh's took ~20 s and ~6.7 GB first.
-// Returns the planned workloads (the simulated device's, from the cache).
+// Returns the planned workloads (the simulated device's, from the cache); a run with data whose
+// planned buffers are more than the host's memory is refused (host_memory_check.hpp).
 WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const RunOptions& options,
                                               const topo::Topology& topology, std::uint32_t n_chips, bool ring,
                                               WorkloadCache& cache) {
@@ -193,6 +203,12 @@ WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
+  if (!options.no_data) {
+    const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
+                                                 : fmt::format("{} B", options.size_bytes);
+    reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, planned_buffers->bytes_per_chip(),
+                                 n_chips, host_memory_bytes());
+  }
   return planned.workloads;
 }
 

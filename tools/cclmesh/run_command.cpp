@@ -109,6 +109,12 @@ void check_output_options(const RawRunOptions& raw) {
 
 int run(RawRunOptions& raw) {
   RunOptions& options = raw.parsed;
+  // A list of ops is sweep's (new-user pass, session 41: "unknown op 'all_gather,reduce_scatter'").
+  if (raw.op.find(',') != std::string::npos) {
+    throw UsageError(fmt::format("--op: '{}' is a list; `cclmesh run` runs one op, expected one of {} (`cclmesh "
+                                 "sweep --op {}` runs several)",
+                                 raw.op, collective_op_names(), raw.op));
+  }
   options.op = parse_collective_op(raw.op, "--op");
   options.size_bytes = parse_size_bytes(raw.size, "--size");
   if (raw.size_given && !raw.tensor.shape.empty()) {
@@ -206,7 +212,9 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
   CLI::App* command = app.add_subcommand("run", "Run one collective on a simulated mesh (or a served one, --device) and print its nccl-tests row");
   command->add_option("--op", raw->op, collective_op_names())->capture_default_str();
   CLI::Option* size =
-      command->add_option("--size", raw->size, "nccl-tests size: total bytes; suffixes K, M, G, KiB, MiB, GiB")
+      command->add_option("--size", raw->size,
+                          "nccl-tests size: total bytes; suffixes K, M, G (KiB, MiB, GiB; KB, MB, GB the same: "
+                          "powers of two, as nccl-tests' K, M, G)")
       ->capture_default_str();
   add_shape_option(*command, raw->tensor);
   add_collective_options(*command, o);

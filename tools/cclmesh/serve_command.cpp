@@ -372,8 +372,11 @@ int run_serve(const ServeOptions& options) {
   std::signal(SIGINT, stop_on_signal);
   std::signal(SIGTERM, stop_on_signal);
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error on that session, not the end
-  std::cout << fmt::format("cclmesh serve: {} listening on {}:{}", server_options.description, options.bind,
-                           server->port())
+  // An IPv6 address in brackets, the form `--device` takes (new-user pass, session 41: it printed
+  // "::1:46427", which `run --device` refuses).
+  const bool ipv6 = options.bind.find(':') != std::string::npos;
+  std::cout << fmt::format("cclmesh serve: {} listening on {}{}{}:{}", server_options.description, ipv6 ? "[" : "",
+                           options.bind, ipv6 ? "]" : "", server->port())
             << std::endl;
   server->serve();
   signalled_server.store(nullptr);

@@ -311,7 +311,10 @@ void register_sweep_command(CLI::App& app, CommandOutcome& outcome) {
   RunOptions& b = o->base;
   CLI::App* command = app.add_subcommand("sweep", "The nccl-tests table of one or more collectives over a range of sizes");
   command->add_option("--op", o->ops, "comma-separated ops out of " + collective_op_names())->capture_default_str();
-  command->add_option("-b,--minbytes", o->min_size, "smallest size (nccl-tests -b)")->capture_default_str();
+  command
+      ->add_option("-b,--minbytes", o->min_size,
+                   "smallest size (nccl-tests -b; K, M, G, KiB, MB, ... are powers of two, as --size's)")
+      ->capture_default_str();
   command->add_option("-e,--maxbytes", o->max_size, "largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--stepfactor", o->factor, "multiply the size by F each step (nccl-tests -f): at least 2, or 1 when -b equals -e")
       ->type_name("UINT")

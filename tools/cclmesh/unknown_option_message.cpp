@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <map>
 #include <utility>
@@ -70,6 +71,29 @@ std::optional<std::string> command_taking(const CLI::App& command, const std::st
   return std::nullopt;
 }
 
+// Whether `command` takes the option `name` and it was not given already (a value after one given
+// is not its: `--size 1MiB --chips 0 4` did not leave out --size).
+bool takes_option_not_given(const CLI::App& command, const std::string& name) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->check_name(name)) return option->count() == 0;
+  }
+  return false;
+}
+
+// The option a stray value most likely belongs to, with the value, or "" when it does not say:
+// ops' names are --op's, and a number with a size suffix (16MiB, not a bare 4, which could be a
+// chip, a link count, a root ...) is a size.
+std::string option_for_value(const CLI::App& command, const std::string& value) {
+  const bool names_ops = value.find_first_not_of("abcdefghijklmnopqrstuvwxyz_,") == std::string::npos &&
+                         value.find('_') != std::string::npos;
+  if (names_ops && takes_option_not_given(command, "--op")) return fmt::format("--op {}", value);
+  const bool is_size = !value.empty() && value.front() >= '0' && value.front() <= '9' &&
+                       std::isalpha(static_cast<unsigned char>(value.back()));
+  if (is_size && takes_option_not_given(command, "--size")) return fmt::format("--size {}", value);
+  if (is_size && takes_option_not_given(command, "-b")) return fmt::format("-b {} or -e {}", value, value);
+  return "";
+}
+
 }  // namespace
 
 std::optional<std::string> closest_option_name(const CLI::App& command, const std::string& typed) {
@@ -110,6 +134,15 @@ std::optional<std::string> unknown_option_message(const CLI::App& command, const
     message += fmt::format("; did you mean {}?", *meant);
   }
   return message + fmt::format(" (`cclmesh {} --help` lists its options)", command_name);
+}
+
+std::string stray_value_message(const CLI::App& command, const std::vector<std::string>& unexpected) {
+  const std::string value = unexpected.empty() ? std::string() : unexpected.front();
+  const std::string& command_name = command.get_name();
+  const std::string meant = option_for_value(command, value);
+  return fmt::format("'{}': a value without its option; `cclmesh {}` takes each value after the option it sets{} "
+                     "(`cclmesh {} --help` lists its options)",
+                     value, command_name, meant.empty() ? "" : fmt::format(": did you mean {}?", meant), command_name);
 }
 
 }  // namespace cclmesh::cli

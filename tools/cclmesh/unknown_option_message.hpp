@@ -21,6 +21,13 @@ namespace cclmesh::cli {
 // away), and where every option is listed.
 std::optional<std::string> unknown_option_message(const CLI::App& command, const std::vector<std::string>& unexpected);
 
+// The message for `command`'s arguments it did not expect when none is an option: a value given
+// without its option (`run --op all_gather 16MiB`, the --size left out; new-user pass, session
+// 41: CLI11 said only "The following argument was not expected: 16MiB"). Names the value and the
+// command, and the option it most likely belongs to where the value says (an op's name: --op; a
+// size: run's --size, sweep's -b / -e).
+std::string stray_value_message(const CLI::App& command, const std::vector<std::string>& unexpected);
+
 // The long option of `command` closest to long option `typed` (the only one it is a prefix of, or one at
 // most 2 edits away; ties: the first declared), or nullopt (for a short option or one under 3 letters).
 std::optional<std::string> closest_option_name(const CLI::App& command, const std::string& typed);

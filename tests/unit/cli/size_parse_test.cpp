@@ -20,6 +20,15 @@ TEST(ParseSize, PlainBytesAndBinarySuffixes) {
   EXPECT_EQ(parse_size_bytes("8G", "-e"), 8ull << 30);
 }
 
+// KB, MB and GB are nccl-tests' K, M and G, powers of two (the size column prints the bytes; the
+// help says so since session 41's new-user pass, where `--size 1GB` read as 1e9 B beside the
+// table's "GB = 1e9 B" for bandwidth).
+TEST(ParseSize, DecimalLookingSuffixesArePowersOfTwo) {
+  EXPECT_EQ(parse_size_bytes("1GB", "--size"), 1ull << 30);
+  EXPECT_EQ(parse_size_bytes("16MB", "--size"), 16u << 20);
+  EXPECT_EQ(parse_size_bytes("4kb", "--size"), 4096u);
+}
+
 void expect_usage_error(const std::string& text, const std::string& needle) {
   try {
     parse_size_bytes(text, "--size");
