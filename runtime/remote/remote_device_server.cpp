@@ -117,7 +117,12 @@ class TurnAway {
     arm();
     thread_ = std::thread([this] { io_.run(); });
   }
-  ~TurnAway() {
+  // Arrivals from now on wait in the listen backlog for the next session. Called before the
+  // goodbye's reply, so a client started once its predecessor has exited is never told "busy"
+  // (session 41: back-to-back `run --device` runs sometimes printed a waiting line first, the
+  // server still turning away while it ended the session). The sockets turned away stay open
+  // until the session ends, so their clients read the reply.
+  void stop() {
     if (thread_.joinable()) {
       // A connection accepted as the cancel lands is answered, not waited for again (closing_).
       asio::post(io_, [this] {
@@ -129,6 +134,10 @@ class TurnAway {
     }
     error_code ignored;
     acceptor_.close(ignored);
+  }
+  ~TurnAway() {
+    stop();
+    error_code ignored;
     for (tcp::socket& s : turned_away_) s.close(ignored);
     // Once per session, not per attempt: a waiting client asks again after 50 ms, doubling to 1 s.
     if (log_ && turned_away_count_ > 0) {
@@ -219,10 +228,10 @@ void RemoteDeviceServer::serve() {
       FrameConnection connection(io_, std::move(socket));
       const std::string peer = connection.peer();
       log(fmt::format("session with {} started", peer));
-      const TurnAway turn_away(acceptor_, peer, [this](const std::string& line) { log(line); });
+      TurnAway turn_away(acceptor_, peer, [this](const std::string& line) { log(line); });
       std::string how;
       try {
-        shutdown = serve_session(connection);
+        shutdown = serve_session(connection, [&turn_away] { turn_away.stop(); });
         how = shutdown ? "the client asked the server to shut down" : "the client said goodbye";
         log(fmt::format("session with {} ended{}", peer, shutdown ? ": " + how : ""));
       } catch (const std::exception& e) {
@@ -274,7 +283,7 @@ void RemoteDeviceServer::reset_if_left_unusable() {
   if (const std::optional<std::string> line = requests_.reset_if_left_unusable()) log(*line);
 }
 
-bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
+bool RemoteDeviceServer::serve_session(FrameConnection& connection, const std::function<void()>& before_goodbye_reply) {
   const auto send = [&](const Json& reply, std::span<const std::byte> blob = {}) {
     connection.send(to_wire(reply), blob, options_.io_timeout);
   };
@@ -330,6 +339,7 @@ bool RemoteDeviceServer::serve_session(FrameConnection& connection) {
       continue;
     }
     if (type == request::kGoodbye) {
+      before_goodbye_reply();
       send(ok());
       return false;
     }

@@ -53,7 +53,8 @@ class RemoteDeviceServer {
 
  private:
   // One client's session; returns true when it asked the server to shut down.
-  bool serve_session(FrameConnection& connection);
+  // `before_goodbye_reply` runs when the client says goodbye, before the reply that lets it exit.
+  bool serve_session(FrameConnection& connection, const std::function<void()>& before_goodbye_reply);
   void log(const std::string& line) const;
   // The options' session hooks, around the part of a session that may call the device.
   void begin_session();

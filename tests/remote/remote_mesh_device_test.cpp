@@ -298,6 +298,25 @@ TEST(RemoteMeshDevice, ASessionsProfileIsItsOwn) {
   }
 }
 
+// A client started once the previous one has said goodbye and exited is never turned away as
+// busy: the server stops turning arrivals away before it answers the goodbye, so the next one
+// waits in the listen backlog while the session ends (session 41: back-to-back `run --device`
+// runs sometimes printed "the server is serving another client ... waiting" first, which made
+// cli_serve_test flaky on a loaded machine). A session end slowed to 300 ms (its callback)
+// makes the old race certain; with busy_wait 0 a turned-away client fails its hello.
+TEST(RemoteMeshDevice, TheNextClientAfterAGoodbyeIsNotTurnedAway) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_options());
+  RemoteServerOptions options = server_options(device);
+  options.session_ended = [](std::uint64_t, const std::string&) { std::this_thread::sleep_for(300ms); };
+  Served served(device, options);
+  for (int session = 0; session < 3; ++session) {
+    SCOPED_TRACE(fmt::format("session {}", session));
+    std::unique_ptr<RemoteMeshDevice> client;
+    EXPECT_NO_THROW(client = std::make_unique<RemoteMeshDevice>("127.0.0.1", served.server.port(),
+                                                               RemoteDeviceOptions{.busy_wait = 0ms}));
+  }
+}
+
 // A session's profile is bounded (RemoteServerOptions::max_profile_entries, `serve
 // --max-profile-entries`): past the bound the backend drops the oldest entries, so a client
 // running ops for hours in one session does not make the server hold every kernel it ran
