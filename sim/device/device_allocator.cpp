@@ -63,8 +63,8 @@ std::string no_room(const FreeList& pool, std::uint64_t bytes, bool dram) {
   const std::uint64_t aligned = align_up(bytes, runtime::kBufferAlignment);
   const bool one_block_at_the_bottom = pool.free_block_count() == 0 || pool.lowest_in_use() > pool.begin();
   if (one_block_at_the_bottom && pool.free_block_count() <= 1) {
-    return fmt::format("buffer config: {} B per core do not fit in L1: buffers may use {:#x}..{:#x}", aligned,
-                       pool.begin(), pool.lowest_in_use());
+    return fmt::format("buffer config: {} B per core do not fit in L1: buffers may use {:#x}..{:#x} ({} B a core)",
+                       aligned, pool.begin(), pool.lowest_in_use(), pool.lowest_in_use() - pool.begin());
   }
   return fmt::format("buffer config: {} B per core do not fit in L1: buffers may use {:#x}..{:#x}, {}", aligned,
                      pool.begin(), pool.end(), blocks);

@@ -86,6 +86,15 @@ TEST(DeviceAllocator, FreedNeighboursMerge) {
   EXPECT_EQ(allocator.create_buffer(dram(kDramPages)).address, dram_page(0));
 }
 
+// L1 full from the top: the range buffers may use, and its bytes a core (session 41: the range in
+// hex alone left a user to subtract).
+TEST(DeviceAllocator, L1TooSmallSaysTheBytesACoreHas) {
+  DeviceAllocator allocator(small_device());
+  allocator.create_buffer(l1(3));
+  EXPECT_EQ(refusal<runtime::BufferConfigError>([&] { allocator.create_buffer(l1(2)); }),
+            "buffer config: 4096 B per core do not fit in L1: buffers may use 0x20200..0x20a00 (2048 B a core)");
+}
+
 TEST(DeviceAllocator, MemoryCutIntoPiecesTooSmallIsRefusedSayingSo) {
   DeviceAllocator allocator(small_device());
   std::vector<BufferHandle> quarters;
