@@ -26,12 +26,14 @@ void reject_data_past_host_memory(const std::string& size_option, const std::str
           ? fmt::format("this machine's {:.1f} GiB of memory", gib(host_bytes))
           : fmt::format("{:.1f} GiB, this machine's {:.1f} GiB of memory shared by the {} points sweep -j runs at once",
                         gib(share), gib(host_bytes), runs_at_once);
+  const bool counted = need.expected_outputs_counted;
   throw UsageError(fmt::format(
-      "{}: {} with data: this process would hold {:.1f} GiB as real bytes ({} B in the op's buffers on each of {} "
-      "chips, {:.1f} GiB, and the host's inputs and expected outputs), more than {}; expected --no-data (timing "
-      "only, no data held), a smaller {} or fewer chips{}",
-      size_option, size_value, gib(need.peak()), need.buffers_per_chip, need.chips,
-      gib(need.buffers_per_chip * need.chips), bound, size_option, runs_at_once == 1 ? "" : ", or a smaller -j"));
+      "{}: {} with data: this process would hold {}{:.1f} GiB as real bytes ({} B in the op's buffers on each of {} "
+      "chips, {:.1f} GiB, and the host's inputs{}), more than {}; expected --no-data (timing only, no data held), "
+      "a smaller {} or fewer chips{}",
+      size_option, size_value, counted ? "" : "at least ", gib(need.peak()), need.buffers_per_chip, need.chips,
+      gib(need.buffers_per_chip * need.chips), counted ? " and expected outputs" : "; its expected outputs come on top",
+      bound, size_option, runs_at_once == 1 ? "" : ", or a smaller -j"));
 }
 
 }  // namespace cclmesh::cli

@@ -33,6 +33,9 @@ struct HostMemoryNeed {
   std::uint64_t group_inputs = 0;      // one group's inputs copied together for its reference
   std::uint64_t reference = 0;         // the expected outputs held until the check (distinct tensors)
   std::uint64_t read_back = 0;         // the largest output read back at once to compare
+  // Whether `reference` and `read_back` are counted: not on the planning device, which makes
+  // no data (the run is then refused as needing at least the rest).
+  bool expected_outputs_counted = false;
 
   // While the inputs are written and the reference made: the inputs' pages on the device, the
   // host's inputs, one group's copy of them and the expected outputs.

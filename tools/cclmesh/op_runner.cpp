@@ -162,6 +162,7 @@ HostMemoryNeed data_run_need(const RunOptions& options, const PreparedOp& op, co
   const ReferenceBytes reference = reference_bytes(op.verify);
   need.reference = reference.held;
   need.read_back = reference.read_back;
+  need.expected_outputs_counted = static_cast<bool>(op.verify);
   return need;
 }
 

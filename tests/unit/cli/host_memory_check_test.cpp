@@ -27,6 +27,7 @@ HostMemoryNeed galaxy_all_gather_1g() {
   need.group_inputs = 8 * (kGiB / 8);
   need.reference = 4 * kGiB;
   need.read_back = kGiB;
+  need.expected_outputs_counted = true;
   return need;
 }
 
@@ -78,6 +79,7 @@ TEST(HostMemoryCheck, SweepPointsRunningTogetherShareTheHostsMemory) {
   need.buffers_per_chip = kGiB / 2;  // 4 GiB: all of a quarter of 16 GiB, not more
   EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB, 4));
   need.buffers_per_chip = kGiB;
+  need.expected_outputs_counted = true;
   EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB, 1));
   try {
     reject_data_past_host_memory("--size", "1073741824 B", need, 16 * kGiB, 4);
@@ -103,10 +105,10 @@ TEST(HostMemoryCheck, RunCollectiveRefusesARunWithDataNoHostHolds) {
     run_collective(options);
     FAIL() << "not refused";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("--size: 8589934592 B with data: this process would hold 2176.0 GiB as "
-                                          "real bytes (9126805504 B in the op's buffers on each of 256 chips, "
-                                          "2176.0 GiB, and the host's inputs and expected outputs), more than this "
-                                          "machine's ",
+    EXPECT_EQ(std::string(e.what()).rfind("--size: 8589934592 B with data: this process would hold at least 2176.0 "
+                                          "GiB as real bytes (9126805504 B in the op's buffers on each of 256 "
+                                          "chips, 2176.0 GiB, and the host's inputs; its expected outputs come on "
+                                          "top), more than this machine's ",
                                           0),
               0u)
         << e.what();
