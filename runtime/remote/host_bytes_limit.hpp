@@ -56,4 +56,16 @@ inline std::string enqueued_host_bytes_refusal(std::string_view call, std::uint6
                      call, bytes, limit, held);
 }
 
+// A create_buffer on a device that keeps buffer bytes whose size on every chip, with the buffers
+// its clients hold, passes RemoteServerOptions::max_buffer_host_bytes: "create_buffer: a buffer
+// of N B on each of C chips with the H B of buffers held would pass this server's host memory
+// for buffers, L B (serve --max-host-memory); free buffers first, or ask for fewer bytes ...".
+inline std::string host_memory_limit_refusal(std::uint64_t bytes_per_chip, std::uint64_t chips, std::uint64_t held,
+                                             std::uint64_t limit) {
+  return fmt::format("create_buffer: a buffer of {} B on each of {} chips with the {} B of buffers held would pass "
+                     "this server's host memory for buffers, {} B (serve --max-host-memory); free buffers first, or "
+                     "ask for fewer bytes (a device served with --no-data holds none)",
+                     bytes_per_chip, chips, held, limit);
+}
+
 }  // namespace cclmesh::runtime::remote

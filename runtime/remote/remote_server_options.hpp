@@ -65,6 +65,15 @@ struct RemoteServerOptions {
   // timing-only device's buffers have any size): past it a request is refused with
   // std::invalid_argument, so that a client cannot fill the server's memory.
   std::uint64_t max_enqueued_host_bytes = std::uint64_t{1} << 30;
+  // The most bytes of buffers a device that keeps their bytes (data_mode Functional) may hold
+  // for clients at once, a buffer counting its size on every chip: its memories make a page as
+  // it is written, so a client's buffers can take the server past its host's memory (session
+  // 41: a bad_alloc, which the client got as "simulation error", or swapping until the kernel's
+  // OOM killer ended the server). A create_buffer past it is refused with std::invalid_argument
+  // naming the bytes, those held and the bound (host_memory_limit_refusal); the session goes on.
+  // 0: no bound (a timing-only device's buffers hold nothing). `cclmesh serve` sets its host's
+  // physical memory, or --max-host-memory.
+  std::uint64_t max_buffer_host_bytes = 0;
   // A session's kernel profile keeps its last max_profile_entries entries: past them the server
   // has the backend drop the oldest (forget_profile_before, in the device's numbering), so that a
   // session running ops for hours holds a bounded profile. profile_size() still counts every

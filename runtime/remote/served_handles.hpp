@@ -36,6 +36,13 @@ class ServedHandles {
     given_.clear();
     highest_given_ = 0;
   }
+  // The sum of `measure(handle)` over the live handles.
+  template <typename Measure>
+  std::uint64_t total(Measure measure) const {
+    std::uint64_t sum = 0;
+    for (const auto& [id, handle] : given_) sum += measure(handle);
+    return sum;
+  }
   // The handle given for `claimed` (same id and every field); std::invalid_argument, starting
   // "`call`: ", when none was.
   const Handle& served(const Handle& claimed, std::string_view call) const {

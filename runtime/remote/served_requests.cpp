@@ -81,6 +81,16 @@ void ServedRequests::require_within_host_limit(std::uint64_t bytes, std::string_
   }
 }
 
+void ServedRequests::require_host_memory_for(const BufferConfig& config) const {
+  const std::uint64_t limit = options_.max_buffer_host_bytes;
+  if (limit == 0 || options_.data_mode != ServedDataMode::Functional) return;
+  const std::uint64_t chips = device_.chips().size();
+  const std::uint64_t held = buffers_.total([chips](const BufferHandle& b) { return b.config.size_bytes * chips; });
+  // Compared without forming size x chips first: a client's size may be any 64-bit value.
+  const bool fits = held <= limit && (chips == 0 || config.size_bytes <= (limit - held) / chips);
+  if (!fits) throw std::invalid_argument(host_memory_limit_refusal(config.size_bytes, chips, held, limit));
+}
+
 std::size_t ServedRequests::session_profile_size() const {
   const std::size_t size = device_.profile_size();
   // Always on (no sim/ include here for CCLMESH_CHECK): a backend whose profile shrank without a
@@ -170,7 +180,13 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
     }
     if (type == request::kCreateBuffer) {
       const BufferConfig config = decode_buffer_config(field(request, "config", path), path + ".config");
-      const BufferHandle buffer = device_.create_buffer(config);
+      const BufferHandle buffer = device_.create_buffer(config);  // a config it refuses, refused as such
+      try {
+        require_host_memory_for(config);
+      } catch (const std::invalid_argument&) {
+        device_.deallocate_buffer(buffer);
+        throw;
+      }
       buffers_.given(buffer);
       return ok(Json{{"buffer", encode(buffer)}});
     }

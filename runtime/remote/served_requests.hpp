@@ -59,6 +59,9 @@ class ServedRequests {
   // than max_enqueued_host_bytes: the server allocates its bytes whole (a write's before they
   // arrive), and a timing-only device's buffers have any size.
   void require_within_host_limit(std::uint64_t bytes, std::string_view call) const;
+  // std::invalid_argument (host_memory_limit_refusal) when a buffer of `config` on every chip,
+  // with the live buffers, would pass max_buffer_host_bytes on a device that keeps their bytes.
+  void require_host_memory_for(const BufferConfig& config) const;
   // After the device's reset: nothing enqueued is held any more.
   void forget_enqueued();
   // The entries the device's profile gained in this session (since its start or its reset).

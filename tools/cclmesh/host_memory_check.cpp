@@ -15,16 +15,25 @@ std::uint64_t host_memory_bytes() {
 }
 
 void reject_data_past_host_memory(const std::string& size_option, const std::string& size_value,
-                                  std::uint64_t bytes_per_chip, std::uint32_t n_chips, std::uint64_t host_bytes) {
-  if (host_bytes == 0 || n_chips == 0 || bytes_per_chip <= host_bytes / n_chips) return;
-  const double total = static_cast<double>(bytes_per_chip) * n_chips;
+                                  const HostMemoryNeed& need, std::uint64_t host_bytes, std::uint32_t runs_at_once) {
+  if (host_bytes == 0 || runs_at_once == 0) return;
+  const std::uint64_t share = host_bytes / runs_at_once;
+  if (need.peak() <= share) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const auto gib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / kGiB; };
+  const std::string bound =
+      runs_at_once == 1
+          ? fmt::format("this machine's {:.1f} GiB of memory", gib(host_bytes))
+          : fmt::format("{:.1f} GiB, this machine's {:.1f} GiB of memory shared by the {} points sweep -j runs at once",
+                        gib(share), gib(host_bytes), runs_at_once);
+  const bool counted = need.expected_outputs_counted;
   throw UsageError(fmt::format(
-      "{}: {} with data: the op's buffers, held as real bytes in this process, are {} B on each of {} chips "
-      "({:.1f} GiB), more than this machine's {:.1f} GiB of memory; expected --no-data (timing only, no data "
-      "held), a smaller {} or fewer chips",
-      size_option, size_value, bytes_per_chip, n_chips, total / kGiB, static_cast<double>(host_bytes) / kGiB,
-      size_option));
+      "{}: {} with data: this process would hold {}{:.1f} GiB as real bytes ({} B in the op's buffers on each of {} "
+      "chips, {:.1f} GiB, and the host's inputs{}), more than {}; expected --no-data (timing only, no data held), "
+      "a smaller {} or fewer chips{}",
+      size_option, size_value, counted ? "" : "at least ", gib(need.peak()), need.buffers_per_chip, need.chips,
+      gib(need.buffers_per_chip * need.chips), counted ? " and expected outputs" : "; its expected outputs come on top",
+      bound, size_option, runs_at_once == 1 ? "" : ", or a smaller -j"));
 }
 
 }  // namespace cclmesh::cli

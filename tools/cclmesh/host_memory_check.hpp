@@ -3,7 +3,18 @@
 // nothing to a simulated mesh can be more than the host has (new-user pass, session 41: a Galaxy
 // all_gather of 1 GiB with data, 32 chips x 1.1 GiB, ended in "internal error: std::bad_alloc"
 // under a memory limit, and without one in the kernel's OOM killer after swapping). Refused
-// before the device is built, from the buffers the planning device placed.
+// before the device is built, from the buffers the planning device placed, and once more before
+// the op runs, when the host's expected outputs are made and can be counted.
+//
+// What the process holds besides the buffers, counted: the host's copy of every input (the host
+// reference reads them) and a group's inputs gathered for its reference while the inputs are
+// written, then the expected outputs (all_gather's one per group, all_reduce's one per chip)
+// and one output read back while the outputs are compared. The simulated memories make a page
+// only when it is written, so before the op runs the device holds only its inputs' pages.
+// Measured (mem41, session 41: peak RSS from /usr/bin/time -v against the count; T3K along
+// --cluster-axis 1 at 64 and 256 MiB, Galaxy at 128 MiB; all_gather, reduce_scatter,
+// all_reduce, all_to_all): RSS was 0.98-1.05x the count (the rest: the process and the
+// simulated chips' own structures, tens of MB), where the buffers alone were 0.5-0.8x of it.
 
 #include <cstdint>
 #include <string>
@@ -13,11 +24,35 @@ namespace cclmesh::cli {
 // This machine's physical memory in bytes (0 when the system does not say).
 std::uint64_t host_memory_bytes();
 
-// Throws UsageError (exit 2) naming `size_option` and its value when `bytes_per_chip` on each of
-// `n_chips` is more than `host_bytes` (0: unknown, nothing refused): the buffers alone, without
-// the host's inputs and references, which need more again. The way out is --no-data, a smaller
-// size or fewer chips.
+// The bytes a run with data holds at its two peaks, counted from its buffers and tensors.
+struct HostMemoryNeed {
+  std::uint32_t chips = 0;             // the chips whose buffers hold data
+  std::uint64_t buffers_per_chip = 0;  // every buffer the op created, on each chip
+  std::uint64_t input_pages = 0;       // the inputs written to the device before the op runs
+  std::uint64_t host_inputs = 0;       // the host's copy of them, held while the reference is made
+  std::uint64_t group_inputs = 0;      // one group's inputs copied together for its reference
+  std::uint64_t reference = 0;         // the expected outputs held until the check (distinct tensors)
+  std::uint64_t read_back = 0;         // the largest output read back at once to compare
+  // Whether `reference` and `read_back` are counted: not on the planning device, which makes
+  // no data (the run is then refused as needing at least the rest).
+  bool expected_outputs_counted = false;
+
+  // While the inputs are written and the reference made: the inputs' pages on the device, the
+  // host's inputs, one group's copy of them and the expected outputs.
+  std::uint64_t while_preparing() const {
+    return input_pages + host_inputs + group_inputs + reference;
+  }
+  // Once the op has run: every buffer's pages, the expected outputs and one output read back.
+  std::uint64_t while_checking() const { return buffers_per_chip * chips + reference + read_back; }
+  std::uint64_t peak() const { return while_preparing() > while_checking() ? while_preparing() : while_checking(); }
+};
+
+// Throws UsageError (exit 2) naming `size_option` and its value when `need.peak()` is more than
+// `host_bytes` / `runs_at_once` (host_bytes 0: unknown, nothing refused). `runs_at_once` > 1 is
+// `sweep -j`'s processes, each holding one point, so that N points at once fit together. The
+// way out is --no-data, a smaller size, fewer chips (or fewer points at once).
 void reject_data_past_host_memory(const std::string& size_option, const std::string& size_value,
-                                  std::uint64_t bytes_per_chip, std::uint32_t n_chips, std::uint64_t host_bytes);
+                                  const HostMemoryNeed& need, std::uint64_t host_bytes,
+                                  std::uint32_t runs_at_once = 1);
 
 }  // namespace cclmesh::cli

@@ -23,6 +23,10 @@ std::uint64_t OpBuffers::bytes_per_chip() const {
   return bytes;
 }
 
+std::uint64_t OpBuffers::first_buffer_bytes_per_chip() const {
+  return created_.empty() ? 0 : created_.front().config.size_bytes;
+}
+
 void OpBuffers::free_all() {
   while (!semaphores_.empty()) {
     device_.deallocate_global_semaphore(semaphores_.back());

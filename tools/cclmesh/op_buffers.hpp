@@ -35,6 +35,9 @@ class OpBuffers {
   void free_all_quietly() noexcept;
   // The bytes of the buffers created and not freed, on each chip (a buffer is on every chip).
   std::uint64_t bytes_per_chip() const;
+  // The first buffer's bytes on each chip, 0 if none: every op's input (prepare_op creates it
+  // first), which a run with data writes and the host keeps a copy of (host_memory_check.hpp).
+  std::uint64_t first_buffer_bytes_per_chip() const;
 
  private:
   runtime::MeshDevice& device_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -133,6 +134,47 @@ void run_op(runtime::MeshDevice& device, const PreparedOp& op, const RunOptions&
   device.finish();
 }
 
+// What a run with data holds (host_memory_check.hpp), from the op's buffers and groups and,
+// once made, its expected outputs (none yet on the planning device).
+HostMemoryNeed data_run_need(const RunOptions& options, const PreparedOp& op, const OpBuffers& buffers,
+                             std::uint32_t n_chips) {
+  HostMemoryNeed need;
+  need.chips = n_chips;
+  need.buffers_per_chip = buffers.bytes_per_chip();
+  const std::uint64_t input = buffers.first_buffer_bytes_per_chip();
+  if (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast) {
+    // One source per group, whose input is the reference itself (prepare_pair_op).
+    need.input_pages = input * op.groups.size();
+  } else {
+    std::uint64_t chips_with_input = 0;
+    std::uint64_t largest_group = 0;
+    for (const std::vector<ChipId>& group : op.groups) {
+      chips_with_input += group.size();
+      largest_group = std::max<std::uint64_t>(largest_group, group.size());
+    }
+    need.input_pages = input * chips_with_input;
+    need.host_inputs = need.input_pages;
+    // reduce_scatter's reference cuts each of a group's inputs into slices: a second copy of them
+    // (measured: t3k 64 MiB along --cluster-axis 1 peaked 1.71 GiB, its count 1.41 without it).
+    const std::uint64_t copies = options.op == CollectiveOp::ReduceScatter ? 2 : 1;
+    need.group_inputs = input * largest_group * copies;
+  }
+  const ReferenceBytes reference = reference_bytes(op.verify);
+  need.reference = reference.held;
+  need.read_back = reference.read_back;
+  need.expected_outputs_counted = static_cast<bool>(op.verify);
+  return need;
+}
+
+// A run with data past the host's memory (its share with sweep -j) refused, naming the size.
+void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed& need) {
+  if (options.no_data) return;
+  const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
+                                               : fmt::format("{} B", options.size_bytes);
+  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_memory_bytes(),
+                               options.data_runs_at_once);
+}
+
 // Bad input found while the op is prepared, named by the options that decide it.
 template <class Prepare>
 PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions& options,
@@ -203,12 +245,8 @@ WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const
     return prepare_op(timing_only, *planner, *planned_buffers, ring, cache);
   });
   run_op(*planner, planned, requested);
-  if (!options.no_data) {
-    const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
-                                                 : fmt::format("{} B", options.size_bytes);
-    reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, planned_buffers->bytes_per_chip(),
-                                 n_chips, host_memory_bytes());
-  }
+  // The expected outputs are not made yet: counted when they are (reject_run_past_host_memory).
+  reject_run_past_host_memory(options, data_run_need(options, planned, *planned_buffers, n_chips));
   return planned.workloads;
 }
 
@@ -473,6 +511,8 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     buffers = std::make_unique<OpBuffers>(*device);
     return prepare_op(options, *device, *buffers, ring, workload_cache);
   });
+  // Before the op writes its outputs' pages, with the expected outputs now made and counted.
+  reject_run_past_host_memory(options, data_run_need(options, op, *buffers, n_chips));
 
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();

@@ -1,6 +1,8 @@
 #include "tools/cclmesh/op_verification.hpp"
 
+#include <algorithm>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "runtime/ccl/common/host_reference.hpp"
@@ -47,7 +49,39 @@ Check compare_all(runtime::MeshDevice& device, const std::vector<OutputBuffer>& 
   return check;
 }
 
+// check_outputs' check, a type of its own so that reference_bytes finds it in a std::function
+// (target<>): PreparedOp carries only the function, and every op's preparation makes one.
+struct ExpectedOutputsCheck {
+  runtime::MeshDevice* device;
+  std::vector<OutputBuffer> outputs;
+  ExpectedOutputs expected;
+  std::uint64_t page_bytes;
+  std::uint32_t element;
+  ReferenceBytes bytes;
+
+  Check operator()() const {
+    return compare_all(*device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
+  }
+};
+
+ReferenceBytes count_reference_bytes(const ExpectedOutputs& expected) {
+  ReferenceBytes bytes;
+  std::set<const Bytes*> counted;  // a tensor chips share is held once
+  for (const auto& [chip, per_buffer] : expected) {
+    for (const SharedBytes& tensor : per_buffer) {
+      bytes.read_back = std::max<std::uint64_t>(bytes.read_back, tensor->size());
+      if (counted.insert(tensor.get()).second) bytes.held += tensor->size();
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
+
+ReferenceBytes reference_bytes(const std::function<Check()>& check) {
+  const auto* expected = check.target<ExpectedOutputsCheck>();
+  return expected == nullptr ? ReferenceBytes{} : expected->bytes;
+}
 
 std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                      ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
@@ -58,9 +92,8 @@ std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<Ou
       for (const SharedBytes& tensor : per_buffer) served->require_within_host_limit("read_buffer", tensor->size());
     }
   }
-  return [&device, outputs = std::move(outputs), expected = std::move(expected), page_bytes, element] {
-    return compare_all(device, outputs, expected, static_cast<std::uint32_t>(page_bytes), element);
-  };
+  const ReferenceBytes bytes = count_reference_bytes(expected);
+  return ExpectedOutputsCheck{&device, std::move(outputs), std::move(expected), page_bytes, element, bytes};
 }
 
 std::vector<OutputBuffer> single_output(const BufferHandle& buffer) { return {OutputBuffer{"output", buffer}}; }

@@ -51,6 +51,15 @@ using ExpectedOutputs = std::map<ChipId, std::vector<SharedBytes>>;
 std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                      ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element);
 
+// The host bytes a check made by check_outputs holds (its distinct expected tensors) and reads
+// back at once (its largest), so that a run with data can count them before the op runs
+// (host_memory_check.hpp); 0 and 0 for an empty check or one made otherwise.
+struct ReferenceBytes {
+  std::uint64_t held = 0;
+  std::uint64_t read_back = 0;
+};
+ReferenceBytes reference_bytes(const std::function<Check()>& check);
+
 // The op's one output buffer, named "output".
 std::vector<OutputBuffer> single_output(const BufferHandle& buffer);
 

@@ -145,6 +145,9 @@ struct RunOptions {
   // --a2a-senders: all_to_all's Params::senders: auto | per-destination | per-direction.
   std::string a2a_senders = "auto";
   bool no_data = false;
+  // Runs with data that share this host's memory at once (`sweep -j N`: N), so that each is
+  // checked against its share (host_memory_check.hpp).
+  std::uint32_t data_runs_at_once = 1;
   // --simulate-every-group: a timing-only run along --cluster-axis simulates every group even
   // when they are identical (mirror_choice.hpp); the figures are the same, the events more.
   bool simulate_every_group = false;

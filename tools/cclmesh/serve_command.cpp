@@ -2,7 +2,8 @@
 //   [--topology auto|ring|line] [--fabric-scope system|axes] [--chips A,B,...] [--links N] [--no-data]
 //   [--idle-timeout S] [--link-rate R] [--link-latency T] [--fabric-payload B]
 //   [--fabric-rx-in-flight N] [--erisc-unreserved-kib N] [--fault SPEC]... [--max-sim-time T]
-//   [--max-wall S] [--max-enqueued-host SIZE] [--max-profile-entries N] [--trace-dir DIR [--trace-limit N]]`:
+//   [--max-wall S] [--max-enqueued-host SIZE] [--max-host-memory SIZE] [--max-profile-entries N]
+//   [--trace-dir DIR [--trace-limit N]]`:
 // a simulated mesh served to RemoteMeshDevice clients (docs/remote_device.md), one session at a
 // time, until SIGINT / SIGTERM or a client's shutdown request (exit 0; bad options exit 2, a
 // device whose fabric cannot start exits 3 with the report, as `run`); a session that leaves
@@ -33,6 +34,7 @@
 #include "runtime/remote/remote_device_server.hpp"
 #include "sim/device/sim_mesh_device.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/host_memory_check.hpp"
 #include "tools/cclmesh/commands.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
 #include "tools/cclmesh/link_whatif.hpp"
@@ -84,6 +86,9 @@ struct ServeOptions {
   // What one client may hold queued in the server (enqueued writes' bytes and reads' bytes until
   // its finish()), as a size ("1GiB").
   std::string max_enqueued_host = "1GiB";
+  // The bytes of buffers the clients of a device with data may hold at once (each on every
+  // chip), as a size; empty: the host's physical memory (host_memory_check.hpp).
+  std::string max_host_memory;
   // A session's kernel profile keeps its last N entries (RemoteServerOptions::max_profile_entries).
   std::size_t max_profile_entries = runtime::remote::kDefaultMaxProfileEntries;
   // One Perfetto trace per client session into this directory (empty: none).
@@ -259,6 +264,12 @@ int run_serve(const ServeOptions& options) {
   if (!options.max_wall.empty()) device_options.max_wall_seconds = parse_wall_seconds(options.max_wall, "--max-wall");
   device_options.abandon = &abandon_served_run;  // a client gone mid-call, or SIGINT / SIGTERM
   const std::uint64_t max_enqueued_host_bytes = parse_size_bytes(options.max_enqueued_host, "--max-enqueued-host");
+  if (options.no_data && !options.max_host_memory.empty()) {
+    throw UsageError("--max-host-memory: a --no-data device's buffers hold no bytes; expected one of the two");
+  }
+  const std::uint64_t max_host_memory_bytes = options.max_host_memory.empty()
+                                                  ? host_memory_bytes()
+                                                  : parse_size_bytes(options.max_host_memory, "--max-host-memory");
   // The device serves op after op, its clock running on: each finish() gets the budgets.
   device_options.watchdogs_per_finish = true;
   if (traces) device_options.trace = &traces->recorder();
@@ -295,6 +306,7 @@ int run_serve(const ServeOptions& options) {
   server_options.bind_address = options.bind;
   server_options.port = static_cast<std::uint16_t>(options.port);
   server_options.max_enqueued_host_bytes = max_enqueued_host_bytes;
+  if (!options.no_data) server_options.max_buffer_host_bytes = max_host_memory_bytes;
   server_options.max_profile_entries = options.max_profile_entries;
   server_options.forget_profile_before = [&device](std::size_t entry) { device->forget_profile_before(entry); };
   server_options.data_mode =
@@ -481,6 +493,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
                    "refused, the session goes on)")
       ->type_name("SIZE")
       ->capture_default_str();
+  command
+      ->add_option("--max-host-memory", options->max_host_memory,
+                   "the bytes of buffers (each counted on every chip) clients of a device with data may hold at "
+                   "once, e.g. 8GiB; a create_buffer past it is refused, the session goes on (default: this host's "
+                   "physical memory)")
+      ->type_name("SIZE");
   command
       ->add_option_function<std::string>(
           "--max-profile-entries",

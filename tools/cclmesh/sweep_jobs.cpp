@@ -302,7 +302,14 @@ void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
     return;
   }
   ForkedPointCallbacks callbacks;
-  callbacks.run = [&points](std::size_t i) { return encode_sweep_point(run_sweep_point(points[i])); };
+  // Each point with data is checked against its share of the host's memory: the points started
+  // together are the largest (below), and all of them hold their data at once.
+  const auto at_once = static_cast<std::uint32_t>(std::min(jobs, points.size()));
+  callbacks.run = [&points, at_once](std::size_t i) {
+    RunOptions point = points[i];
+    point.data_runs_at_once = at_once;
+    return encode_sweep_point(run_sweep_point(point));
+  };
   callbacks.finished = finished;
   callbacks.deliver = [&deliver](std::size_t i, ForkedPointReport report) {
     // Where -j 1 would have printed it: while the point ran, before its row.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tools/cclmesh/cli_error.hpp"
@@ -15,22 +16,81 @@ namespace {
 
 constexpr std::uint64_t kGiB = 1ull << 30;
 
-TEST(HostMemoryCheck, RefusesBuffersPastTheHostsMemoryNamingTheSizeAndTheWayOut) {
+// The Galaxy all_gather of 1 GiB: 32 chips x 1.125 GiB of buffers (an 8-chip group's 128 MiB
+// input and 1 GiB output), four groups' gathered references and one output read back.
+HostMemoryNeed galaxy_all_gather_1g() {
+  HostMemoryNeed need;
+  need.chips = 32;
+  need.buffers_per_chip = 1207959552;
+  need.input_pages = 32 * (kGiB / 8);
+  need.host_inputs = need.input_pages;
+  need.group_inputs = 8 * (kGiB / 8);
+  need.reference = 4 * kGiB;
+  need.read_back = kGiB;
+  need.expected_outputs_counted = true;
+  return need;
+}
+
+TEST(HostMemoryCheck, RefusesARunPastTheHostsMemoryNamingTheSizeTheBytesAndTheWayOut) {
   try {
-    reject_data_past_host_memory("--size", "1073741824 B", 1207959552, 32, 16 * kGiB);
+    reject_data_past_host_memory("--size", "1073741824 B", galaxy_all_gather_1g(), 16 * kGiB);
     FAIL() << "not refused";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--size: 1073741824 B with data: the op's buffers, held as real bytes in this process, are 1207959552 "
-              "B on each of 32 chips (36.0 GiB), more than this machine's 16.0 GiB of memory; expected --no-data "
-              "(timing only, no data held), a smaller --size or fewer chips");
+              "--size: 1073741824 B with data: this process would hold 41.0 GiB as real bytes (1207959552 B in the "
+              "op's buffers on each of 32 chips, 36.0 GiB, and the host's inputs and expected outputs), more than "
+              "this machine's 16.0 GiB of memory; expected --no-data (timing only, no data held), a smaller --size "
+              "or fewer chips");
   }
 }
 
-TEST(HostMemoryCheck, TakesBuffersUpToTheHostsMemoryAndAnyWhenItIsUnknown) {
-  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", kGiB / 2, 32, 16 * kGiB));  // exactly all of it
-  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", 64 * kGiB, 1024, 0));
-  EXPECT_THROW(reject_data_past_host_memory("--size", "x", kGiB / 2 + 1, 32, 16 * kGiB), UsageError);
+// The peak is the larger of the two: inputs written and the reference made, or every buffer's
+// pages once the op ran with the reference and one output read back.
+TEST(HostMemoryCheck, CountsTheLargerOfItsTwoPeaks) {
+  const HostMemoryNeed all_gather = galaxy_all_gather_1g();
+  EXPECT_EQ(all_gather.while_preparing(), 4 * kGiB + 4 * kGiB + kGiB + 4 * kGiB);
+  EXPECT_EQ(all_gather.while_checking(), 36 * kGiB + 4 * kGiB + kGiB);
+  EXPECT_EQ(all_gather.peak(), 41 * kGiB);
+  HostMemoryNeed reduce_scatter;  // 8 chips, 1 GiB in, 128 MiB out each: its inputs weigh most
+  reduce_scatter.chips = 8;
+  reduce_scatter.buffers_per_chip = kGiB + kGiB / 8;
+  reduce_scatter.input_pages = reduce_scatter.host_inputs = 8 * kGiB;
+  reduce_scatter.group_inputs = 8 * kGiB;
+  reduce_scatter.reference = kGiB;
+  reduce_scatter.read_back = kGiB / 8;
+  EXPECT_EQ(reduce_scatter.peak(), reduce_scatter.while_preparing());
+  EXPECT_EQ(reduce_scatter.peak(), 25 * kGiB);
+}
+
+TEST(HostMemoryCheck, TakesARunUpToTheHostsMemoryAndAnyWhenItIsUnknown) {
+  HostMemoryNeed need;
+  need.chips = 32;
+  need.buffers_per_chip = kGiB / 2;
+  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB));  // exactly all of it
+  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", galaxy_all_gather_1g(), 0));
+  need.read_back = 1;
+  EXPECT_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB), UsageError);
+}
+
+// sweep -j 4: four points at once, each checked against a quarter of the memory.
+TEST(HostMemoryCheck, SweepPointsRunningTogetherShareTheHostsMemory) {
+  HostMemoryNeed need;
+  need.chips = 8;
+  need.buffers_per_chip = kGiB / 2;  // 4 GiB: all of a quarter of 16 GiB, not more
+  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB, 4));
+  need.buffers_per_chip = kGiB;
+  need.expected_outputs_counted = true;
+  EXPECT_NO_THROW(reject_data_past_host_memory("--size", "x", need, 16 * kGiB, 1));
+  try {
+    reject_data_past_host_memory("--size", "1073741824 B", need, 16 * kGiB, 4);
+    FAIL() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--size: 1073741824 B with data: this process would hold 8.0 GiB as real bytes (1073741824 B in the "
+              "op's buffers on each of 8 chips, 8.0 GiB, and the host's inputs and expected outputs), more than 4.0 "
+              "GiB, this machine's 16.0 GiB of memory shared by the 4 points sweep -j runs at once; expected "
+              "--no-data (timing only, no data held), a smaller --size or fewer chips, or a smaller -j");
+  }
 }
 
 // 256 chips x 8.5 GiB (each chip's 8 GiB output and 512 MiB input), far past any host: refused
@@ -45,12 +105,37 @@ TEST(HostMemoryCheck, RunCollectiveRefusesARunWithDataNoHostHolds) {
     run_collective(options);
     FAIL() << "not refused";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("--size: 8589934592 B with data: the op's buffers, held as real bytes in "
-                                          "this process, are 9126805504 B on each of 256 chips (2176.0 GiB), more "
-                                          "than this machine's ",
+    EXPECT_EQ(std::string(e.what()).rfind("--size: 8589934592 B with data: this process would hold at least 2176.0 "
+                                          "GiB as real bytes (9126805504 B in the op's buffers on each of 256 "
+                                          "chips, 2176.0 GiB, and the host's inputs; its expected outputs come on "
+                                          "top), more than this machine's ",
                                           0),
               0u)
         << e.what();
+  }
+}
+
+// sweep -j N's point with data, checked against its share: a T3K all_gather sized to need about
+// a sixteenth of this host's memory (its buffers 10 / 8 of S on each of 8 chips, ~13x S with the
+// host's tensors) is refused as one of 256 points at once, naming the share and -j.
+TEST(HostMemoryCheck, RunCollectiveRefusesASweepPointPastItsShare) {
+  const std::uint64_t host = host_memory_bytes();
+  if (host == 0) GTEST_SKIP() << "this system does not say its memory";
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllGather;
+  options.cluster_axis = 1;
+  options.size_bytes = std::max<std::uint64_t>(host / 16 / 13 / (1 << 20), 1) << 20;
+  options.data_runs_at_once = 256;
+  try {
+    run_collective(options);
+    FAIL() << "not refused";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("GiB of memory shared by the 256 points sweep -j runs at once; expected --no-data "
+                           "(timing only, no data held), a smaller --size or fewer chips, or a smaller -j"),
+              std::string::npos)
+        << message;
   }
 }
 

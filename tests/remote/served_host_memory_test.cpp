@@ -1,0 +1,137 @@
+// A served device with data holds its clients' buffers as real bytes in the server's process, so
+// the server bounds them (RemoteServerOptions::max_buffer_host_bytes, `serve --max-host-memory`,
+// its host's physical memory by default): a create_buffer past the bound is refused as
+// std::invalid_argument naming the bytes, those held and the bound, and the session and the
+// server go on (session 41: a client could make the server allocate past its RAM, and a
+// bad_alloc came back as "simulation error"). The bounds here are injected, never this
+// machine's memory.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "runtime/remote/remote_device_server.hpp"
+#include "runtime/remote/remote_mesh_device.hpp"
+#include "sim/device/sim_mesh_device.hpp"
+#include "tests/integration/ccl/ccl_test_util.hpp"
+#include "tests/refusal.hpp"
+#include "tests/unit/cli/cli_test_util.hpp"
+#include "tools/cclmesh/cli_error.hpp"
+#include "topologies/system_loader.hpp"
+
+namespace cclmesh::runtime::remote {
+namespace {
+
+using cclmesh::testing::refusal;
+
+// A server for `device` on 127.0.0.1, serving from its own thread until destroyed.
+struct Served {
+  RemoteDeviceServer server;
+  std::thread thread;
+  Served(MeshDevice& device, RemoteServerOptions options)
+      : server(device, std::move(options)), thread([this] { server.serve(); }) {}
+  ~Served() {
+    server.stop();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+sim::device::SimMeshDeviceOptions ring_fabric(sim::DataMode data_mode = sim::DataMode::Functional) {
+  sim::device::SimMeshDeviceOptions options;
+  options.fabric.mode = FabricMode::Ring;
+  options.data_mode = data_mode;
+  return options;
+}
+
+BufferConfig dram(std::uint64_t bytes) {
+  return {BufferType::Dram, bytes, 2048, TensorMemoryLayout::Interleaved, std::nullopt};
+}
+
+// T3K: 8 chips, so a buffer of N B holds 8N B; the bound is two 8 KiB buffers' worth.
+TEST(ServedHostMemory, CreateBufferPastTheBoundIsRefusedAndTheSessionGoesOn) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_fabric());
+  RemoteServerOptions options;
+  options.max_buffer_host_bytes = 2 * 8 * 8192;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  const BufferHandle first = remote.create_buffer(dram(8192));
+  const BufferHandle second = remote.create_buffer(dram(8192));  // exactly the bound
+  EXPECT_THROW(remote.create_buffer(dram(2048)), std::invalid_argument);
+  EXPECT_EQ(refusal([&] { remote.create_buffer(dram(2048)); }),
+            "create_buffer: a buffer of 2048 B on each of 8 chips with the 131072 B of buffers held would pass this "
+            "server's host memory for buffers, 131072 B (serve --max-host-memory); free buffers first, or ask for "
+            "fewer bytes (a device served with --no-data holds none)");
+  // A size no bound holds, without overflowing the count.
+  EXPECT_THROW(remote.create_buffer(dram(std::uint64_t{1} << 62)), std::invalid_argument);
+  // Freed, its bytes are free again, and the session's buffers work as before.
+  remote.deallocate_buffer(first);
+  const BufferHandle third = remote.create_buffer(dram(8192));
+  const ccltest::Bytes data = ccltest::pattern(8192, 7);
+  remote.write_buffer(3, third, data);
+  ccltest::Bytes back(8192);
+  remote.read_buffer(3, third, back);
+  EXPECT_TRUE(back == data);
+  remote.deallocate_buffer(second);
+  remote.deallocate_buffer(third);
+}
+
+// The next client gets the bytes the last one freed; what a session left allocated stays held.
+TEST(ServedHostMemory, TheServerServesTheNextClientWithWhatIsHeld) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_fabric());
+  RemoteServerOptions options;
+  options.max_buffer_host_bytes = 2 * 8 * 8192;
+  Served served(device, options);
+  {
+    RemoteMeshDevice remote("127.0.0.1", served.server.port());
+    remote.create_buffer(dram(8192));  // left allocated
+    EXPECT_THROW(remote.create_buffer(dram(16384)), std::invalid_argument);
+  }
+  RemoteMeshDevice next("127.0.0.1", served.server.port());
+  EXPECT_EQ(refusal([&] { next.create_buffer(dram(16384)); }),
+            "create_buffer: a buffer of 16384 B on each of 8 chips with the 65536 B of buffers held would pass this "
+            "server's host memory for buffers, 131072 B (serve --max-host-memory); free buffers first, or ask for "
+            "fewer bytes (a device served with --no-data holds none)");
+  next.reset();  // the device's buffers all freed
+  next.create_buffer(dram(16384));
+}
+
+// A device that keeps no bytes has no bound: a what-if size beyond any host's memory is its use.
+TEST(ServedHostMemory, ATimingOnlyDeviceHasNoBound) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_fabric(sim::DataMode::TimingOnly));
+  RemoteServerOptions options;
+  options.data_mode = ServedDataMode::TimingOnly;
+  options.max_buffer_host_bytes = 8192;
+  Served served(device, options);
+  RemoteMeshDevice remote("127.0.0.1", served.server.port());
+  remote.create_buffer(dram(std::uint64_t{1} << 30));
+}
+
+// `run --device` whose op's buffers the server will not hold: exit 2 with the server's words,
+// and the server runs the next client's smaller op.
+TEST(ServedHostMemory, RunDeviceIsRefusedAsBadInputAndTheNextRunRuns) {
+  sim::device::SimMeshDevice device(topo::load_system("ring:8"), [] {
+    sim::device::SimMeshDeviceOptions options;
+    options.fabric.mode = FabricMode::Line;
+    return options;
+  }());
+  RemoteServerOptions options;
+  options.max_buffer_host_bytes = 300 * 1024;
+  Served served(device, options);
+  const std::string address = "127.0.0.1:" + std::to_string(served.server.port());
+  // 64 KiB gathered: each chip's 8 KiB input fits, its 64 KiB output (512 KiB on 8 chips) does not.
+  try {
+    cli::testing_util::run_cli({"run", "--device", address, "--op", "all_gather", "--size", "64KiB"});
+    FAIL() << "not refused";
+  } catch (const cli::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "create_buffer: a buffer of 65536 B on each of 8 chips with the 65536 B of buffers held would pass this "
+              "server's host memory for buffers, 307200 B (serve --max-host-memory); free buffers first, or ask for "
+              "fewer bytes (a device served with --no-data holds none)");
+  }
+  EXPECT_EQ(cli::testing_util::run_cli({"run", "--device", address, "--op", "all_gather", "--size", "16KiB"}), 0);
+}
+
+}  // namespace
+}  // namespace cclmesh::runtime::remote
