@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -229,6 +230,8 @@ int sweep(SweepOptions& o) {
         return false;
       case SweepPointOutcome::Kind::InternalError:
         throw std::runtime_error(outcome.message);  // main's "internal error", as in-process
+      case SweepPointOutcome::Kind::OutOfHostMemory:
+        throw std::bad_alloc();  // main's "out of host memory", as a run's
       case SweepPointOutcome::Kind::Completed:
         break;
     }

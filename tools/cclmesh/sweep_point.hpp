@@ -22,6 +22,7 @@ struct SweepPointOutcome {
     InternalError,   // any other exception: the sweep ends as main's "internal error" does
     Crashed,         // -j N: the point's process ended without a result (a signal, e.g. OOM);
                      // --device: the served device failed (RemoteDeviceError)
+    OutOfHostMemory,  // std::bad_alloc: the sweep ends as main says it of a run (exit 4, --no-data named)
   };
   Kind kind = Kind::Completed;
   RunResult result;
