@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -223,6 +222,7 @@ int sweep(SweepOptions& o) {
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::Crashed:
+      case SweepPointOutcome::Kind::OutOfHostMemory:  // the rows so far kept, as at a -j point's OOM kill
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitInternalError;
         stopped_point = stopped_json(i, outcome);
@@ -230,8 +230,6 @@ int sweep(SweepOptions& o) {
         return false;
       case SweepPointOutcome::Kind::InternalError:
         throw std::runtime_error(outcome.message);  // main's "internal error", as in-process
-      case SweepPointOutcome::Kind::OutOfHostMemory:
-        throw std::bad_alloc();  // main's "out of host memory", as a run's
       case SweepPointOutcome::Kind::Completed:
         break;
     }
