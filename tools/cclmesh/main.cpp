@@ -129,14 +129,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
     return kExitDeviceUnavailable;
   } catch (const std::bad_alloc&) {
-    // Not a bug of cclmesh's but the host's memory, with the way out (new-user pass, session 41:
-    // "internal error: std::bad_alloc"). Buffers past the host's memory are refused before the
-    // run (host_memory_check.hpp); this is a run under a memory limit, or one whose inputs and
-    // host reference on top of its buffers did not fit.
-    std::fprintf(stderr,
-                 "cclmesh: error: out of host memory: a run with data holds every chip's buffers, its inputs and "
-                 "its host reference as real bytes in this process (about 1.26x the tensors); expected a smaller "
-                 "size, fewer chips, or --no-data (timing only, no data held)\n");
+    // Not a bug of cclmesh's but the host's memory, with the way out.
+    std::fprintf(stderr, "cclmesh: error: %s\n", kOutOfHostMemory);
     return kExitInternalError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cclmesh: internal error: %s\n", e.what());

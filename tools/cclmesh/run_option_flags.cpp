@@ -113,7 +113,13 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
   command.add_option("--dtype", o.dtype, "bf16, fp32 or bfp8")->check(CLI::IsMember({"bf16", "fp32", "bfp8"}))->capture_default_str();
   const auto asked = [&o](const std::string&) { o.layout_or_memory_asked = true; };
   command.add_option("--layout", o.layout, "tile or row_major")->check(CLI::IsMember({"tile", "row_major"}))->each(asked)->capture_default_str();
-  command.add_option("--memory", o.memory, "dram or l1: where every buffer of the op lives (input, output, intermediates)")->check(CLI::IsMember({"dram", "l1"}))->each(asked)->capture_default_str();
+  command.add_option("--memory", o.memory, "dram or l1: where every buffer of the op lives (input, output, intermediates)")
+      ->check(CLI::IsMember({"dram", "l1"}))
+      ->each([&o, asked](const std::string& value) {
+        asked(value);
+        o.memory_given = true;
+      })
+      ->capture_default_str();
   command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->transform(whole_number_in(0, 1));
   // Parsed here: CLI11 said only "Could not convert: --root = abc" (session 18).
   command

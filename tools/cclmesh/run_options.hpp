@@ -86,6 +86,9 @@ struct RunOptions {
   // --layout or --memory typed (either value): the title notes the tensor they shape, as it does
   // for --shape, --dim and --shard*; a --size tensor's layout shows nowhere else.
   bool layout_or_memory_asked = false;
+  // --memory typed: a DRAM shard grid past the banks names --memory l1 only when the memory is
+  // the default's (--layout typed alone leaves it so; review, session 41).
+  bool memory_given = false;
   // --shape: the tensor nccl-tests' size measures (tt-metal's T: all_gather's gathered output,
   // reduce_scatter's per-chip input, the tensor of all_reduce, reduce and all_to_all;
   // all_broadcast: each chip's input), (w, z, y, x) in elements; unset: derived from size_bytes.

@@ -22,7 +22,7 @@ runtime::CoreCoord furthest_corner(const ShardRequest& shard) {
 }
 
 // Why `shard`'s grid is past the chips, or nullopt when they hold it. `memory_typed`: --memory
-// (or --layout) was given; otherwise a DRAM grid that L1's worker grid holds says --memory l1
+// was given; otherwise a DRAM grid that L1's worker grid holds says --memory l1
 // too, as the default memory is DRAM (new-user pass, session 41: `--shard width --shard-grid 8x4`
 // without --memory was refused for the DRAM banks alone).
 std::optional<std::string> grid_refusal(const ShardRequest& shard, bool dram, bool memory_typed,
@@ -50,13 +50,13 @@ std::optional<std::string> grid_refusal(const ShardRequest& shard, bool dram, bo
 std::optional<std::string> shard_grid_past_chips(const RunOptions& options, const topo::Topology& topology) {
   const bool dram = options.memory != "l1";
   if (options.shard) {
-    if (auto refusal = grid_refusal(*options.shard, dram, options.layout_or_memory_asked, topology)) {
+    if (auto refusal = grid_refusal(*options.shard, dram, options.memory_given, topology)) {
       return fmt::format("--shard-grid: {}", *refusal);
     }
   }
   if (options.output_memory && options.output_memory->shard) {
     // The input's grid fits (above): an output grid past the chips was --out-shard-grid's.
-    if (auto refusal = grid_refusal(*options.output_memory->shard, dram, options.layout_or_memory_asked, topology)) {
+    if (auto refusal = grid_refusal(*options.output_memory->shard, dram, options.memory_given, topology)) {
       return fmt::format("--out-shard-grid: {}", *refusal);
     }
   }

@@ -222,6 +222,7 @@ int sweep(SweepOptions& o) {
         stopped_note = fmt::format("; {} at {} B did not complete", op, size);
         return false;
       case SweepPointOutcome::Kind::Crashed:
+      case SweepPointOutcome::Kind::OutOfHostMemory:  // the rows so far kept, as at a -j point's OOM kill
         std::fprintf(stderr, "cclmesh: %s at %llu B did not complete: %s\n", op.c_str(), size, outcome.message.c_str());
         exit_code = kExitInternalError;
         stopped_point = stopped_json(i, outcome);

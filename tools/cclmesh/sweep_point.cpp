@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <exception>
+#include <new>
 #include <stdexcept>
 
 #include "runtime/device/mesh_device.hpp"
@@ -30,6 +31,11 @@ SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::Re
     // As `run --device` says it (exit 4): the server went away or failed mid-point.
     outcome.kind = SweepPointOutcome::Kind::Crashed;
     outcome.message = fmt::format("the served device failed: {}", e.what());
+  } catch (const std::bad_alloc&) {
+    // Not cclmesh's failure but the host's memory (review, session 41: a sweep said "internal
+    // error: std::bad_alloc" where a run says what holds the memory and names --no-data).
+    outcome.kind = SweepPointOutcome::Kind::OutOfHostMemory;
+    outcome.message = kOutOfHostMemory;
   } catch (const std::exception& e) {
     outcome.kind = SweepPointOutcome::Kind::InternalError;
     outcome.message = e.what();
@@ -287,7 +293,7 @@ SweepPointOutcome decode_sweep_point(std::string_view text) {
   const json j = json::parse(text);
   SweepPointOutcome outcome;
   const int kind = j.at("kind").get<int>();
-  if (kind < 0 || kind > static_cast<int>(SweepPointOutcome::Kind::Crashed)) {
+  if (kind < 0 || kind > static_cast<int>(SweepPointOutcome::Kind::OutOfHostMemory)) {
     throw std::runtime_error("a sweep point's outcome of unknown kind " + std::to_string(kind));
   }
   outcome.kind = static_cast<SweepPointOutcome::Kind>(kind);

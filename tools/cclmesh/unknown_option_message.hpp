@@ -18,14 +18,15 @@ namespace cclmesh::cli {
 // unexpected option and the command, then the way out: what the command runs instead where
 // another command owns the option (sweep --size, --trace, --report, --fault; run -b, -e, --csv,
 // ...), else the command's option it most likely meant (a prefix of one, or at most 2 edits
-// away), and where every option is listed.
+// away), and where every option is listed. The command's own option, left over only when typed
+// before the command (`cclmesh --system t3k run`), is said to go after it.
 std::optional<std::string> unknown_option_message(const CLI::App& command, const std::vector<std::string>& unexpected);
 
 // The message for `command`'s arguments it did not expect when none is an option: a value given
 // without its option (`run --op all_gather 16MiB`, the --size left out; new-user pass, session
 // 41: CLI11 said only "The following argument was not expected: 16MiB"). Names the value and the
-// command, and the option it most likely belongs to where the value says (an op's name: --op; a
-// size: run's --size, sweep's -b / -e).
+// command, and the option it most likely belongs to where the value says (op names: --op; a size
+// with its suffix: run's --size, sweep's -b / -e), never one already given.
 std::string stray_value_message(const CLI::App& command, const std::vector<std::string>& unexpected);
 
 // The long option of `command` closest to long option `typed` (the only one it is a prefix of, or one at

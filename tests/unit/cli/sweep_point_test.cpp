@@ -258,7 +258,8 @@ TEST(SweepPoint, TheDecodedPointPrintsTheSameTableCsvJsonAndPlot) {
 
 TEST(SweepPoint, EachKindAndItsMessageComeBack) {
   for (const auto kind : {SweepPointOutcome::Kind::Skipped, SweepPointOutcome::Kind::DidNotComplete,
-                          SweepPointOutcome::Kind::InternalError, SweepPointOutcome::Kind::Crashed}) {
+                          SweepPointOutcome::Kind::InternalError, SweepPointOutcome::Kind::Crashed,
+                          SweepPointOutcome::Kind::OutOfHostMemory}) {
     SweepPointOutcome sent;
     sent.kind = kind;
     sent.message = "line one\nline two: \"quoted\" \\ tab\t";
