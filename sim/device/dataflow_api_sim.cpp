@@ -23,6 +23,7 @@
 #include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/delay.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/engine/exception_message.hpp"
 #include "sim/model/packet_resource.hpp"
 
 namespace cclmesh::sim::device {
@@ -222,10 +223,10 @@ void run_kernel(KernelContext& k) {
   try {
     k.entry();
     if (k.issue_debt > SimTime::zero()) settle_issue_debt(k);  // its last issues end the kernel
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     if (k.trace) k.trace->finished(engine.now());
     k.failed = true;
-    if (!k.fault) k.error = e.what();
+    if (!k.fault) k.error = exception_message(std::current_exception());
     if (k.on_failure) k.on_failure(k);
     throw;
   }

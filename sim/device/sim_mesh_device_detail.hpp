@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/device/sim_mesh_device.hpp"
+#include "sim/engine/exception_message.hpp"
 #include "sim/device/wait_chain.hpp"
 
 namespace cclmesh::sim::device {
@@ -101,8 +102,9 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
                        workers_sharing_an_overrun_channel(*first_failure_, kernels_of_interest())));
     }
     fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation failed: {}", e.what()));
-  } catch (const std::exception& e) {
-    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation error at {}: {}", to_string(engine_->now()), e.what()));
+  } catch (const std::exception&) {
+    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation error at {}: {}", to_string(engine_->now()),
+                                                        exception_message(std::current_exception())));
   }
   if (timed_out) {
     fail(runtime::DeviceError::Kind::Timeout,

@@ -1,10 +1,17 @@
 #include "sim/engine/exception_message.hpp"
 
+#include <new>
+
 namespace cclmesh::sim {
 
 std::string exception_message(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
+  } catch (const std::bad_alloc&) {
+    // The host's memory, not the simulated mesh's (review41, session 41: "simulation error at
+    // 1.130 ms: std::bad_alloc" read as a fault of the model).
+    return "the host ran out of memory (std::bad_alloc): this process holds every chip's buffers (with data, their "
+           "bytes), its kernels and its events; expected a smaller size, fewer chips, or no data (timing only)";
   } catch (const std::exception& e) {
     return e.what();
   } catch (...) {

@@ -7,7 +7,8 @@
 
 namespace cclmesh::sim {
 
-// what() of a std::exception, else "unknown exception".
+// what() of a std::exception, else "unknown exception"; a std::bad_alloc says it is the host's
+// memory and the way out.
 std::string exception_message(const std::exception_ptr& error);
 
 }  // namespace cclmesh::sim

@@ -1,0 +1,46 @@
+// A std::bad_alloc while the simulation runs is the host's memory, not a fault of the simulated
+// mesh: the device's report says so and what to do (review41, session 41: it read "simulation
+// error at 1.130 ms: std::bad_alloc", a run with data under a memory limit). A kernel that throws
+// std::bad_alloc stands in for an allocation failing mid-run (exception_message words it for the
+// engine's failures and the run loop's alike).
+#include <gtest/gtest.h>
+
+#include <new>
+#include <string>
+
+#include "runtime/device/mesh_device.hpp"
+#include "tests/unit/sim/device_test_util.hpp"
+
+namespace cclmesh::sim::device {
+namespace {
+
+void allocate_past_the_host() { throw std::bad_alloc(); }
+
+TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
+  SimMeshDevice device(topo::build_n300());
+  device.register_kernel("allocate_past_the_host", &allocate_past_the_host, false);
+  runtime::Program program;
+  runtime::KernelSpec kernel;
+  kernel.kernel = "allocate_past_the_host";
+  kernel.cores = {{{0, 0}, {0, 0}}};
+  kernel.noc = runtime::NocIndex::Noc0;
+  program.kernels.push_back(kernel);
+  runtime::MeshWorkload workload;
+  workload.name = "out_of_host_memory";
+  workload.programs[0] = std::move(program);
+  device.enqueue_workload(workload);
+  try {
+    device.finish();
+    ADD_FAILURE() << "finish() returned";
+  } catch (const runtime::DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
+                        "every chip's buffers (with data, their bytes), its kernels and its events; expected a smaller "
+                        "size, fewer chips, or no data (timing only)"),
+              std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace cclmesh::sim::device
