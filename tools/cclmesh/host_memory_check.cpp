@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "tools/cclmesh/cli_error.hpp"
 
 namespace cclmesh::cli {
@@ -14,6 +17,22 @@ std::uint64_t host_memory_bytes() {
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
 }
 
+std::uint64_t host_memory_available_bytes() {
+  // "MemAvailable:   19234567 kB": what the kernel can give without swapping (free memory and
+  // what the page cache would give back), not the physical total other processes share.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::uint64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB" && kib > 0) return kib * 1024;
+    break;
+  }
+  return host_memory_bytes();
+}
+
 void reject_data_past_host_memory(const std::string& size_option, const std::string& size_value,
                                   const HostMemoryNeed& need, std::uint64_t host_bytes, std::uint32_t runs_at_once) {
   if (host_bytes == 0 || runs_at_once == 0) return;
@@ -23,8 +42,9 @@ void reject_data_past_host_memory(const std::string& size_option, const std::str
   const auto gib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / kGiB; };
   const std::string bound =
       runs_at_once == 1
-          ? fmt::format("this machine's {:.1f} GiB of memory", gib(host_bytes))
-          : fmt::format("{:.1f} GiB, this machine's {:.1f} GiB of memory shared by the {} points sweep -j runs at once",
+          ? fmt::format("the {:.1f} GiB of memory this machine has available", gib(host_bytes))
+          : fmt::format("{:.1f} GiB, the {:.1f} GiB of memory this machine has available shared by the {} points "
+                        "sweep -j runs at once",
                         gib(share), gib(host_bytes), runs_at_once);
   const bool counted = need.expected_outputs_counted;
   throw UsageError(fmt::format(

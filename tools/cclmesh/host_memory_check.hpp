@@ -23,6 +23,11 @@ namespace cclmesh::cli {
 
 // This machine's physical memory in bytes (0 when the system does not say).
 std::uint64_t host_memory_bytes();
+// What this machine can give a run without swapping now (/proc/meminfo's MemAvailable; the
+// physical memory when it does not say). A run with data is checked against it (review41, session
+// 41: a T3K all_gather of 2 GiB with data needed ~22 GiB, under the 23.5 GiB physical but past what
+// was free: it swapped for 9 minutes and was killed).
+std::uint64_t host_memory_available_bytes();
 
 // The bytes a run with data holds at its two peaks, counted from its buffers and tensors.
 struct HostMemoryNeed {

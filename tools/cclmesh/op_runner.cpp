@@ -171,7 +171,7 @@ void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed
   if (options.no_data) return;
   const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
                                                : fmt::format("{} B", options.size_bytes);
-  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_memory_bytes(),
+  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_memory_available_bytes(),
                                options.data_runs_at_once);
 }
 

@@ -39,8 +39,8 @@ TEST(HostMemoryCheck, RefusesARunPastTheHostsMemoryNamingTheSizeTheBytesAndTheWa
     EXPECT_EQ(std::string(e.what()),
               "--size: 1073741824 B with data: this process would hold 41.0 GiB as real bytes (1207959552 B in the "
               "op's buffers on each of 32 chips, 36.0 GiB, and the host's inputs and expected outputs), more than "
-              "this machine's 16.0 GiB of memory; expected --no-data (timing only, no data held), a smaller --size "
-              "or fewer chips");
+              "the 16.0 GiB of memory this machine has available; expected --no-data (timing only, no data held), a "
+              "smaller --size or fewer chips");
   }
 }
 
@@ -88,8 +88,8 @@ TEST(HostMemoryCheck, SweepPointsRunningTogetherShareTheHostsMemory) {
     EXPECT_EQ(std::string(e.what()),
               "--size: 1073741824 B with data: this process would hold 8.0 GiB as real bytes (1073741824 B in the "
               "op's buffers on each of 8 chips, 8.0 GiB, and the host's inputs and expected outputs), more than 4.0 "
-              "GiB, this machine's 16.0 GiB of memory shared by the 4 points sweep -j runs at once; expected "
-              "--no-data (timing only, no data held), a smaller --size or fewer chips, or a smaller -j");
+              "GiB, the 16.0 GiB of memory this machine has available shared by the 4 points sweep -j runs at once; "
+              "expected --no-data (timing only, no data held), a smaller --size or fewer chips, or a smaller -j");
   }
 }
 
@@ -108,7 +108,7 @@ TEST(HostMemoryCheck, RunCollectiveRefusesARunWithDataNoHostHolds) {
     EXPECT_EQ(std::string(e.what()).rfind("--size: 8589934592 B with data: this process would hold at least 2176.0 "
                                           "GiB as real bytes (9126805504 B in the op's buffers on each of 256 "
                                           "chips, 2176.0 GiB, and the host's inputs; its expected outputs come on "
-                                          "top), more than this machine's ",
+                                          "top), more than the ",
                                           0),
               0u)
         << e.what();
@@ -132,7 +132,8 @@ TEST(HostMemoryCheck, RunCollectiveRefusesASweepPointPastItsShare) {
     FAIL() << "not refused";
   } catch (const UsageError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("GiB of memory shared by the 256 points sweep -j runs at once; expected --no-data "
+    EXPECT_NE(message.find("GiB of memory this machine has available shared by the 256 points sweep -j runs at once; "
+                           "expected --no-data "
                            "(timing only, no data held), a smaller --size or fewer chips, or a smaller -j"),
               std::string::npos)
         << message;
