@@ -110,7 +110,14 @@ bool is_size_with_suffix(const std::string& value) {
 // The option a stray value most likely belongs to, with the value, or "" when it does not say:
 // ops' names are --op's, and a size is run's --size or sweep's -b / -e, whichever is not given.
 std::string option_for_value(const CLI::App& command, const std::string& value) {
-  if (names_ops(value) && takes_option_not_given(command, "--op")) return fmt::format("--op {}", value);
+  if (names_ops(value) && takes_option_not_given(command, "--op")) {
+    // run takes one op (its --op refuses a list): the first, or the sweep that takes them all.
+    const std::size_t comma = value.find(',');
+    if (comma != std::string::npos && command.get_name() == "run") {
+      return fmt::format("--op {} (one op a run; `cclmesh sweep --op {}` runs each)", value.substr(0, comma), value);
+    }
+    return fmt::format("--op {}", value);
+  }
   if (!is_size_with_suffix(value)) return "";
   if (takes_option_not_given(command, "--size")) return fmt::format("--size {}", value);
   const bool min_open = takes_option_not_given(command, "-b");
