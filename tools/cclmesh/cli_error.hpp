@@ -32,11 +32,12 @@ inline constexpr int kExitDeviceUnavailable = 5;
 
 // What std::bad_alloc means here, with the way out (new-user pass, session 41: "internal error:
 // std::bad_alloc"): a run's (main) and a sweep point's. Buffers past the host's memory are refused
-// before the run (host_memory_check.hpp); this is a run under a memory limit, or one whose inputs
-// and host reference on top of its buffers did not fit.
+// before the run (host_memory_check.hpp: counted, peak RSS 0.98-1.05x the count); this is a run
+// under a memory limit, one that others' memory squeezed after the check, or a timing-only run of a
+// mesh too large.
 inline constexpr const char* kOutOfHostMemory =
-    "out of host memory: a run with data holds every chip's buffers, its inputs and its host reference as real "
-    "bytes in this process (about 1.26x the tensors); expected a smaller size, fewer chips, or --no-data (timing "
-    "only, no data held)";
+    "out of host memory: a run with data holds every chip's buffers, the host's inputs and its expected outputs as "
+    "real bytes in this process (a timing-only run only the chips' state and events); expected a smaller size, "
+    "fewer chips, or --no-data (timing only, no data held)";
 
 }  // namespace cclmesh::cli
