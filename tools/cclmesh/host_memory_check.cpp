@@ -43,8 +43,7 @@ void reject_data_past_host_memory(const std::string& size_option, const std::str
   const std::string bound =
       runs_at_once == 1
           ? fmt::format("the {:.1f} GiB of memory this machine has available", gib(host_bytes))
-          : fmt::format("{:.1f} GiB, the {:.1f} GiB of memory this machine has available shared by the {} points "
-                        "sweep -j runs at once",
+          : fmt::format("{:.1f} GiB, this machine's {:.1f} GiB of memory shared by the {} points sweep -j runs at once",
                         gib(share), gib(host_bytes), runs_at_once);
   const bool counted = need.expected_outputs_counted;
   throw UsageError(fmt::format(

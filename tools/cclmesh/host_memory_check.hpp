@@ -54,7 +54,8 @@ struct HostMemoryNeed {
 
 // Throws UsageError (exit 2) naming `size_option` and its value when `need.peak()` is more than
 // `host_bytes` / `runs_at_once` (host_bytes 0: unknown, nothing refused). `runs_at_once` > 1 is
-// `sweep -j`'s processes, each holding one point, so that N points at once fit together. The
+// `sweep -j`'s processes, each holding one point, so that N points at once fit together (the
+// caller passes the physical memory then, the available memory for one run). The
 // way out is --no-data, a smaller size, fewer chips (or fewer points at once).
 void reject_data_past_host_memory(const std::string& size_option, const std::string& size_value,
                                   const HostMemoryNeed& need, std::uint64_t host_bytes,

@@ -171,7 +171,10 @@ void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed
   if (options.no_data) return;
   const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
                                                : fmt::format("{} B", options.size_bytes);
-  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_memory_available_bytes(),
+  // One run: what the host can give now. sweep -j's points: a share of the physical memory, as
+  // what is available when a point starts already lacks what its running siblings hold.
+  const std::uint64_t host_bytes = options.data_runs_at_once > 1 ? host_memory_bytes() : host_memory_available_bytes();
+  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
                                options.data_runs_at_once);
 }
 

@@ -88,8 +88,8 @@ TEST(HostMemoryCheck, SweepPointsRunningTogetherShareTheHostsMemory) {
     EXPECT_EQ(std::string(e.what()),
               "--size: 1073741824 B with data: this process would hold 8.0 GiB as real bytes (1073741824 B in the "
               "op's buffers on each of 8 chips, 8.0 GiB, and the host's inputs and expected outputs), more than 4.0 "
-              "GiB, the 16.0 GiB of memory this machine has available shared by the 4 points sweep -j runs at once; "
-              "expected --no-data (timing only, no data held), a smaller --size or fewer chips, or a smaller -j");
+              "GiB, this machine's 16.0 GiB of memory shared by the 4 points sweep -j runs at once; expected --no-data "
+              "(timing only, no data held), a smaller --size or fewer chips, or a smaller -j");
   }
 }
 
@@ -132,8 +132,7 @@ TEST(HostMemoryCheck, RunCollectiveRefusesASweepPointPastItsShare) {
     FAIL() << "not refused";
   } catch (const UsageError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("GiB of memory this machine has available shared by the 256 points sweep -j runs at once; "
-                           "expected --no-data "
+    EXPECT_NE(message.find("GiB of memory shared by the 256 points sweep -j runs at once; expected --no-data "
                            "(timing only, no data held), a smaller --size or fewer chips, or a smaller -j"),
               std::string::npos)
         << message;
