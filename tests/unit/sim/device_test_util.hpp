@@ -65,6 +65,21 @@ inline runtime::MeshWorkload interpreter_workload(const std::string& name, runti
   return workload;
 }
 
+// A registered kernel `kernel` (no args) alone on Tensix core (0, 0) of chip 0, RISC-V 0 on NoC0, as a
+// one-program workload.
+inline runtime::MeshWorkload one_kernel_workload(const std::string& name, const std::string& kernel) {
+  runtime::Program program;
+  runtime::KernelSpec spec;
+  spec.kernel = kernel;
+  spec.cores = {{{0, 0}, {0, 0}}};
+  spec.noc = runtime::NocIndex::Noc0;
+  program.kernels.push_back(spec);
+  runtime::MeshWorkload workload;
+  workload.name = name;
+  workload.programs[0] = std::move(program);
+  return workload;
+}
+
 // A send_recv of `input` on `sender` into `output` on `receiver`, over `fabric` (the device's;
 // none for a copy on one chip); the rest of the Params at their defaults.
 inline runtime::ccl::send_recv::Params send_recv_params(runtime::ChipId sender, runtime::ChipId receiver,

@@ -47,16 +47,7 @@ void read_every_size() {
 TEST(L1ReadBytes, EverySizeAndOffsetReadsExactlyTheBytesHeld) {
   SimMeshDevice device(topo::build_n300());
   device.register_kernel("read_every_size", &read_every_size, false);
-  runtime::Program program;
-  runtime::KernelSpec reader;
-  reader.kernel = "read_every_size";
-  reader.cores = {{{0, 0}, {0, 0}}};
-  reader.noc = runtime::NocIndex::Noc0;
-  program.kernels.push_back(reader);
-  runtime::MeshWorkload workload;
-  workload.name = "l1_read_bytes";
-  workload.programs[0] = std::move(program);
-  device.enqueue_workload(workload);
+  device.enqueue_workload(one_kernel_workload("l1_read_bytes", "read_every_size"));
   device.finish();
   const runtime::Noc0Coord core = device.core_map(0).tensix_noc0({0, 0});
   const MemoryRegion& l1 = device.system().chip(0).l1({static_cast<int>(core.x), static_cast<int>(core.y)});

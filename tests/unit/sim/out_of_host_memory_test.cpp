@@ -14,21 +14,14 @@
 namespace cclmesh::sim::device {
 namespace {
 
+using namespace testing;
+
 void allocate_past_the_host() { throw std::bad_alloc(); }
 
 TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
   SimMeshDevice device(topo::build_n300());
   device.register_kernel("allocate_past_the_host", &allocate_past_the_host, false);
-  runtime::Program program;
-  runtime::KernelSpec kernel;
-  kernel.kernel = "allocate_past_the_host";
-  kernel.cores = {{{0, 0}, {0, 0}}};
-  kernel.noc = runtime::NocIndex::Noc0;
-  program.kernels.push_back(kernel);
-  runtime::MeshWorkload workload;
-  workload.name = "out_of_host_memory";
-  workload.programs[0] = std::move(program);
-  device.enqueue_workload(workload);
+  device.enqueue_workload(one_kernel_workload("out_of_host_memory", "allocate_past_the_host"));
   try {
     device.finish();
     ADD_FAILURE() << "finish() returned";
