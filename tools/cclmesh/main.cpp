@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cclmesh: error: %s\n", problem->c_str());
     return kExitBadInput;
   }
+  // What `cclmesh help` and CLI11 would take silently or misname (review, session 41).
+  if (argc > 3 && std::string(argv[1]) == "help") {
+    std::fprintf(stderr, "cclmesh: error: help: '%s' after the command; expected one command (cclmesh help %s)\n",
+                 argv[3], argv[2]);
+    return kExitBadInput;
+  }
+  const bool options_ended = std::find(argv + 1, argv + argc, std::string("--")) != argv + argc;
   std::vector<char*> arguments = help_word_as_flag(app, argc, argv);
   argc = static_cast<int>(arguments.size());
   argv = arguments.data();
@@ -117,7 +125,13 @@ int main(int argc, char** argv) {
       // CLI11 hands a command's arguments it does not take up to the top level, which throws.
       const CLI::App& command = *app.get_subcommands().back();
       const std::vector<std::string> unexpected = app.remaining(true);
-      message = unknown_option_message(command, unexpected);
+      // After `--` CLI11 reads no option: `run -- --size 1MiB` is not an option before the command.
+      if (options_ended) {
+        message = fmt::format("--: ends the options, so what follows it ('{}') is read as none; expected the "
+                              "options without '--' (`cclmesh {} --help` lists them)",
+                              unexpected.empty() ? std::string() : unexpected.front(), command.get_name());
+      }
+      if (!message) message = unknown_option_message(command, unexpected);
       if (!message) message = stray_value_message(command, unexpected);
     }
     std::fprintf(stderr, "cclmesh: error: %s\n", message ? message->c_str() : e.what());
