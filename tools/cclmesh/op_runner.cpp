@@ -166,14 +166,21 @@ HostMemoryNeed data_run_need(const RunOptions& options, const PreparedOp& op, co
   return need;
 }
 
-// A run with data past the host's memory (its share with sweep -j) refused, naming the size.
-void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed& need) {
+// The memory a run with data is checked against, read once before anything is held: one run, what
+// the host can give now; sweep -j's points, a share of the physical memory, as what is available
+// when a point starts already lacks what its running siblings hold. (Read again after the inputs
+// and references are made, MemAvailable would lack this run's own bytes: counted twice.)
+std::uint64_t host_bytes_for_data(const RunOptions& options) {
+  if (options.no_data) return 0;
+  return options.data_runs_at_once > 1 ? host_memory_bytes() : host_memory_available_bytes();
+}
+
+// A run with data past `host_bytes` (host_bytes_for_data; its share with sweep -j) refused, naming
+// the size.
+void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed& need, std::uint64_t host_bytes) {
   if (options.no_data) return;
   const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
                                                : fmt::format("{} B", options.size_bytes);
-  // One run: what the host can give now. sweep -j's points: a share of the physical memory, as
-  // what is available when a point starts already lacks what its running siblings hold.
-  const std::uint64_t host_bytes = options.data_runs_at_once > 1 ? host_memory_bytes() : host_memory_available_bytes();
   reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
                                options.data_runs_at_once);
 }
@@ -235,7 +242,7 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
 // planned buffers are more than the host's memory is refused (host_memory_check.hpp).
 WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const RunOptions& options,
                                               const topo::Topology& topology, std::uint32_t n_chips, bool ring,
-                                              WorkloadCache& cache) {
+                                              WorkloadCache& cache, std::uint64_t host_bytes) {
   RunOptions timing_only = options;
   timing_only.no_data = true;  // the planning device holds no data: nothing is written or checked
   std::unique_ptr<sim::device::PlanningMeshDevice> planner;
@@ -249,7 +256,7 @@ WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const
   });
   run_op(*planner, planned, requested);
   // The expected outputs are not made yet: counted when they are (reject_run_past_host_memory).
-  reject_run_past_host_memory(options, data_run_need(options, planned, *planned_buffers, n_chips));
+  reject_run_past_host_memory(options, data_run_need(options, planned, *planned_buffers, n_chips), host_bytes);
   return planned.workloads;
 }
 
@@ -494,7 +501,9 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
   // The op is prepared twice, on the planning device and then on the simulated one: the second
   // takes the first's workloads when its params are the same (workload_cache.hpp).
   WorkloadCache workload_cache;
-  const WorkloadCache::Workloads planned = plan_before_building(requested, options, topology, n_chips, ring, workload_cache);
+  const std::uint64_t host_bytes = host_bytes_for_data(options);
+  const WorkloadCache::Workloads planned =
+      plan_before_building(requested, options, topology, n_chips, ring, workload_cache, host_bytes);
   const sim::BusyWindow busy_window = requested_busy_window();
   const std::optional<sim::ChipId> noc_stats_chip = requested_noc_stats_chip(topology);
 
@@ -515,7 +524,7 @@ RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder*
     return prepare_op(options, *device, *buffers, ring, workload_cache);
   });
   // Before the op writes its outputs' pages, with the expected outputs now made and counted.
-  reject_run_past_host_memory(options, data_run_need(options, op, *buffers, n_chips));
+  reject_run_past_host_memory(options, data_run_need(options, op, *buffers, n_chips), host_bytes);
 
   const sim::EngineStats before = device->stats();
   const sim::SimTime enqueued = device->now();
