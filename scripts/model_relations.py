@@ -46,6 +46,7 @@ import tempfile
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
+sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import config_fuzz  # noqa: E402
 

@@ -11,6 +11,7 @@ import tempfile
 import unittest
 from contextlib import redirect_stdout
 
+sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, sys.argv.pop(1))
 import check_doc_examples as checker  # noqa: E402
 

@@ -10,6 +10,7 @@ import tempfile
 import unittest
 from contextlib import redirect_stdout
 
+sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, sys.argv.pop(1))
 import config_fuzz  # noqa: E402
 

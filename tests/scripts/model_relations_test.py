@@ -5,6 +5,7 @@ index). Usage: model_relations_test.py SCRIPTS_DIR"""
 import sys
 import unittest
 
+sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, sys.argv.pop(1))
 import model_relations as mr  # noqa: E402
 

@@ -6,6 +6,7 @@ Usage: trace_link_utilisation_test.py SCRIPTS_DIR"""
 import sys
 import unittest
 
+sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, sys.argv.pop(1))
 import trace_link_utilisation  # noqa: E402
 
