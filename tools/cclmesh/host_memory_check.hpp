@@ -17,7 +17,7 @@
 // simulated chips' own structures, tens of MB), where the buffers alone were 0.5-0.8x of it.
 // Session 42, the same way (T3K along --cluster-axis 1): reduce 1.06x at 64 MiB, all_broadcast
 // 1.03x and 1.01x at 64 and 256 MiB; broadcast and send_recv were 0.69x and 0.37-0.38x while every
-// buffer on every chip was counted, and are 1.01-1.02x counting only what the op writes (the
+// buffer on every chip was counted, and are 1.01-1.03x counting only what the op writes (the
 // sources' inputs; every group chip's output for broadcast, whose root writes its own, the
 // receiver's for send_recv).
 
