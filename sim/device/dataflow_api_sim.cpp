@@ -226,7 +226,7 @@ void run_kernel(KernelContext& k) {
   } catch (const std::exception&) {
     if (k.trace) k.trace->finished(engine.now());
     k.failed = true;
-    if (!k.fault) k.error = exception_message(std::current_exception());
+    if (!k.fault) k.error = exception_message(std::current_exception(), engine.host_memory_use());
     if (k.on_failure) k.on_failure(k);
     throw;
   }

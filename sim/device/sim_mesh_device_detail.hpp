@@ -103,8 +103,9 @@ void SimMeshDevice::run_engine(const KeepGoing& keep_going, const std::string& w
     }
     fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation failed: {}", e.what()));
   } catch (const std::exception&) {
-    fail(runtime::DeviceError::Kind::Fault, fmt::format("simulation error at {}: {}", to_string(engine_->now()),
-                                                        exception_message(std::current_exception())));
+    fail(runtime::DeviceError::Kind::Fault,
+         fmt::format("simulation error at {}: {}", to_string(engine_->now()),
+                     exception_message(std::current_exception(), engine_->host_memory_use())));
   }
   if (timed_out) {
     fail(runtime::DeviceError::Kind::Timeout,

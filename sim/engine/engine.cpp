@@ -184,7 +184,7 @@ void Engine::dispatch_resume(Actor& actor) {
 
 void Engine::report_failure(Actor& actor, std::exception_ptr error) {
   if (failure_) return;  // the first failure is the one reported
-  failure_.emplace(actor.name(), now_, exception_message(error));
+  failure_.emplace(actor.name(), now_, exception_message(error, host_memory_use_));
   stop_requested_ = true;
 }
 

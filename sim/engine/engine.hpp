@@ -20,6 +20,7 @@
 #include "sim/engine/check.hpp"
 #include "sim/engine/callback_pool.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/engine/exception_message.hpp"
 #include "sim/engine/time.hpp"
 
 namespace cclmesh::sim {
@@ -125,6 +126,11 @@ class Engine {
   bool has_run(SimTime when, std::uint64_t sequence) const {
     return when < now_ || (when == now_ && sequence <= current_sequence_);
   }
+  // What the simulation holds as host bytes (a device with data or timing only), for the way out
+  // a std::bad_alloc's failure names (exception_message); with data unless set.
+  void set_host_memory_use(HostMemoryUse use) { host_memory_use_ = use; }
+  HostMemoryUse host_memory_use() const { return host_memory_use_; }
+
   // The time after which the run's keep-going predicate says stop (a device's simulated-time
   // limit); SimTime::max() for none.
   void set_keep_going_time_cap(SimTime cap) { keep_going_cap_ = cap; }
@@ -218,6 +224,7 @@ class Engine {
   bool stop_requested_ = false;
   bool running_ = false;
   std::optional<ProcessFailure> failure_;
+  HostMemoryUse host_memory_use_ = HostMemoryUse::WithData;
   Engine* previous_current_ = nullptr;
 };
 

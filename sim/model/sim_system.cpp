@@ -7,6 +7,9 @@
 namespace cclmesh::sim {
 
 SimSystem::SimSystem(Engine& engine, const SystemConfig& config, SpecSource spec_for) : engine_(engine) {
+  // A bad_alloc while it runs names the way out for what it holds (exception_message).
+  engine_.set_host_memory_use(config.mode == DataMode::TimingOnly ? HostMemoryUse::TimingOnly
+                                                                  : HostMemoryUse::WithData);
   if (!spec_for) spec_for = [](ChipArch arch) { return builtin_arch_spec(arch); };
   if (config.chips.empty()) throw ModelConfigError("system: 'chips' is empty; a system needs at least one chip");
   for (const ChipConfig& c : config.chips) {

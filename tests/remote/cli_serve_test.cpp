@@ -800,7 +800,7 @@ TEST(CliServeFaults, WholeSystemRingOpenedByADownLinkRunsAsLocally) {
   const Outcome cut = cclmesh({"serve", "--system", "ring:8", "--fault", "link-down:0-1", "--fault", "link-down:4-5",
                                "--port", "0"});
   EXPECT_EQ(cut.exit_code, 3);
-  EXPECT_EQ(cut.err.rfind("cclmesh: the simulated device did not start (--system ring:8 --mode fabric --links 1 "
+  EXPECT_EQ(cut.err.rfind("cclmesh: the simulated device did not start (--system ring:8 "
                           "--fault link-down:0-1 --fault link-down:4-5):\nfault link-down:0-1, link-down:4-5 at 0 s: "
                           "the ring fabric 0-1-2-3-4-5-6-7-0 crosses",
                           0),
@@ -826,7 +826,7 @@ TEST(CliServeFaults, AFabricThatCannotStartExitsThreeWithTheReportAsRun) {
   EXPECT_EQ(local.exit_code, 3) << local.err;
   EXPECT_EQ(hung.exit_code, 3) << hung.err;
   EXPECT_EQ(hung.out, "");  // never listened
-  EXPECT_EQ(hung.err.rfind("cclmesh: the simulated device did not start (--system n300 --mode fabric --links 1 "
+  EXPECT_EQ(hung.err.rfind("cclmesh: the simulated device did not start (--system n300 "
                            "--fault drop:0.5):\nhang at 3.559 us: the line fabric's start-up cannot complete",
                            0),
             0u)
@@ -835,7 +835,7 @@ TEST(CliServeFaults, AFabricThatCannotStartExitsThreeWithTheReportAsRun) {
 
   const Outcome timeout = cclmesh({"serve", "--system", "n300", "--max-sim-time", "1us", "--port", "0"});
   EXPECT_EQ(timeout.exit_code, 3) << timeout.err;
-  EXPECT_EQ(timeout.err.rfind("cclmesh: the simulated device did not start (--system n300 --mode fabric --links 1 "
+  EXPECT_EQ(timeout.err.rfind("cclmesh: the simulated device did not start (--system n300 "
                               "--max-sim-time 1us):\ntimeout: simulated time passed the limit of 1.000 us",
                               0),
             0u)
@@ -959,7 +959,7 @@ TEST(CliServeFaults, FabricThroughSomeChipsServedAsLocally) {
   EXPECT_EQ(axes.err.rfind("cclmesh: error: --chips: '0,1,3,2' given with --fabric-scope axes", 0), 0u) << axes.err;
   const Outcome apart = cclmesh({"serve", "--system", "t3k", "--chips", "0,7", "--port", "0"});
   EXPECT_EQ(apart.exit_code, 2);
-  EXPECT_EQ(apart.err.rfind("cclmesh: error: --system t3k --mode fabric --chips 0,7 --links 1: ", 0), 0u) << apart.err;
+  EXPECT_EQ(apart.err.rfind("cclmesh: error: --system t3k --chips 0,7: ", 0), 0u) << apart.err;
   EXPECT_EQ(std::count(apart.err.begin(), apart.err.end(), '\n'), 1) << apart.err;
 }
 
@@ -995,7 +995,7 @@ TEST(CliServeFaults, SimulatedTimeWatchdogPerOp) {
   // the report's first line).
   const Outcome tiny = cclmesh({"serve", "--system", "t3k", "--max-sim-time", "1us", "--port", "0"});
   EXPECT_EQ(tiny.exit_code, 3);
-  EXPECT_EQ(tiny.err.rfind("cclmesh: the simulated device did not start (--system t3k --mode fabric --links 1 "
+  EXPECT_EQ(tiny.err.rfind("cclmesh: the simulated device did not start (--system t3k "
                            "--max-sim-time 1us):\ntimeout: simulated time passed the limit of 1.000 us (a budget of "
                            "1.000 us from 0 ps) while running the ring fabric's start-up\n",
                            0),

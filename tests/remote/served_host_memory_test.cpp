@@ -5,6 +5,7 @@
 // server go on (session 41: a client could make the server allocate past its RAM, and a
 // bad_alloc came back as "simulation error"). The bounds here are injected, never this
 // machine's memory.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "tests/refusal.hpp"
 #include "tests/unit/cli/cli_test_util.hpp"
 #include "tools/cclmesh/cli_error.hpp"
+#include "tools/cclmesh/op_runner.hpp"
 #include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::remote {
@@ -131,6 +133,83 @@ TEST(ServedHostMemory, RunDeviceIsRefusedAsBadInputAndTheNextRunRuns) {
               "fewer bytes (a device served with --no-data holds none)");
   }
   EXPECT_EQ(cli::testing_util::run_cli({"run", "--device", address, "--op", "all_gather", "--size", "16KiB"}), 0);
+}
+
+// `run --device` with data: the client makes the inputs and the expected outputs in its own
+// process, and one past the memory it has (injected here) is refused, exit 2, before anything is
+// sent: the server, bounded below the op's buffers, would otherwise refuse its create_buffer
+// (session 42: a big client run could swap or be killed on the client). A 1 GiB all_gather of
+// 8 chips: the client holds the 1 GiB of inputs, a group's copy of them and the 1 GiB reference
+// at once (3 GiB); a send_recv the 1 GiB input, which is the reference, and one read back (2 GiB).
+TEST(ServedHostMemory, RunDeviceClientPastItsOwnMemoryIsRefusedBeforeAnythingIsSent) {
+  sim::device::SimMeshDevice device(topo::load_system("ring:8"), [] {
+    sim::device::SimMeshDeviceOptions options;
+    options.fabric.mode = FabricMode::Line;
+    return options;
+  }());
+  RemoteServerOptions server_options;
+  server_options.max_buffer_host_bytes = 300 * 1024;
+  Served served(device, server_options);
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  cli::RunOptions options;
+  options.device = "127.0.0.1:" + std::to_string(served.server.port());
+  options.op = cli::CollectiveOp::AllGather;
+  options.size_bytes = kGiB;
+  options.host_memory_given = 3 * kGiB - 1;
+  try {
+    cli::run_collective(options);
+    FAIL() << "not refused";
+  } catch (const cli::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--size: 1073741824 B with data on the served device: this client would hold 3.0 GiB as real bytes "
+              "(the host's inputs and expected outputs; the op's buffers are the server's), more than the 3.0 GiB of "
+              "memory this machine has available; expected a smaller --size, or a device served timing-only "
+              "(cclmesh serve --no-data)");
+  }
+  options.op = cli::CollectiveOp::SendRecv;
+  options.host_memory_given = 2 * kGiB - 1;
+  EXPECT_THAT(refusal<cli::UsageError>([&] { cli::run_collective(options); }),
+              ::testing::StartsWith("--size: 1073741824 B with data on the served device: this client would hold 2.0 "
+                                    "GiB as real bytes"));
+  // With what it counts available, the client goes on, and the server refuses the buffers.
+  options.host_memory_given = 2 * kGiB;
+  EXPECT_THAT(refusal<cli::UsageError>([&] { cli::run_collective(options); }),
+              ::testing::StartsWith("create_buffer: a buffer of "));
+  options.op = cli::CollectiveOp::AllGather;
+  options.host_memory_given = 3 * kGiB;
+  EXPECT_THAT(refusal<cli::UsageError>([&] { cli::run_collective(options); }),
+              ::testing::StartsWith("create_buffer: a buffer of "));
+  // And a run the server holds runs on, checked bit for bit.
+  options.size_bytes = 16 * 1024;
+  EXPECT_EQ(cli::run_collective(options).wrong_elements, 0u);
+}
+
+// The client counts on a planning device of the served topology and fabric: a per-axis fabric
+// (serve --fabric-scope axes) and one laid around a link down from the start are counted too.
+TEST(ServedHostMemory, RunDeviceClientIsCheckedOnAPerAxisFabricAndAroundADownLink) {
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  const auto refused_on = [&](sim::device::SimMeshDeviceOptions device_options, std::optional<std::uint32_t> axis) {
+    RemoteServerOptions server_options;
+    for (const sim::device::LinkDownFault& fault : device_options.faults.link_down) {
+      server_options.faults.push_back(fault.spec);  // as serve --fault tells its clients
+    }
+    sim::device::SimMeshDevice device(topo::load_system("t3k"), std::move(device_options));
+    Served served(device, server_options);
+    cli::RunOptions options;
+    options.device = "127.0.0.1:" + std::to_string(served.server.port());
+    options.op = cli::CollectiveOp::AllGather;
+    options.cluster_axis = axis;
+    options.size_bytes = kGiB;
+    options.host_memory_given = kGiB;
+    return refusal<cli::UsageError>([&] { cli::run_collective(options); });
+  };
+  sim::device::SimMeshDeviceOptions axes = ring_fabric();
+  axes.fabric.scope = FabricScope::Axes;
+  EXPECT_THAT(refused_on(axes, 1), ::testing::StartsWith("--size: 1073741824 B with data on the served device"));
+  sim::device::SimMeshDeviceOptions down = ring_fabric();
+  down.faults.link_down.push_back({0, 2, sim::SimTime::zero(), "link-down:0-2"});
+  EXPECT_THAT(refused_on(down, std::nullopt),
+              ::testing::StartsWith("--size: 1073741824 B with data on the served device"));
 }
 
 }  // namespace

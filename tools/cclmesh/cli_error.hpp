@@ -39,5 +39,12 @@ inline constexpr const char* kOutOfHostMemory =
     "out of host memory: a run with data holds every chip's buffers, the host's inputs and its expected outputs as "
     "real bytes in this process (a timing-only run only the chips' state and events); expected a smaller size, "
     "fewer chips, or --no-data (timing only, no data held)";
+// A timing-only run's (--no-data given): not told to drop the data it does not hold (session 42).
+inline constexpr const char* kOutOfHostMemoryTimingOnly =
+    "out of host memory: a timing-only run (--no-data) holds no data, but every simulated chip's state, the op's "
+    "kernels and its events are real bytes in this process; expected a smaller mesh (fewer chips) or a smaller size";
+inline const char* out_of_host_memory_message(bool no_data) {
+  return no_data ? kOutOfHostMemoryTimingOnly : kOutOfHostMemory;
+}
 
 }  // namespace cclmesh::cli

@@ -27,6 +27,10 @@ std::uint64_t OpBuffers::first_buffer_bytes_per_chip() const {
   return created_.empty() ? 0 : created_.front().config.size_bytes;
 }
 
+std::uint64_t OpBuffers::buffer_bytes_per_chip(std::size_t index) const {
+  return index < created_.size() ? created_[index].config.size_bytes : 0;
+}
+
 void OpBuffers::free_all() {
   while (!semaphores_.empty()) {
     device_.deallocate_global_semaphore(semaphores_.back());

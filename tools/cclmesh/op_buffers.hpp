@@ -5,6 +5,7 @@
 // 32 B of L1, but a long-lived server runs ops without end). Local runs free theirs too, so both
 // take one path.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +39,9 @@ class OpBuffers {
   // The first buffer's bytes on each chip, 0 if none: every op's input (prepare_op creates it
   // first), which a run with data writes and the host keeps a copy of (host_memory_check.hpp).
   std::uint64_t first_buffer_bytes_per_chip() const;
+  // The bytes on each chip of the buffer created `index`-th (0: the first), 0 if none: every op's
+  // output is its second (prepare_op), which a served device's client counts its references by.
+  std::uint64_t buffer_bytes_per_chip(std::size_t index) const;
 
  private:
   runtime::MeshDevice& device_;

@@ -145,6 +145,17 @@ HostMemoryNeed data_run_need(const RunOptions& options, const PreparedOp& op, co
   if (options.op == CollectiveOp::SendRecv || options.op == CollectiveOp::Broadcast) {
     // One source per group, whose input is the reference itself (prepare_pair_op).
     need.input_pages = input * op.groups.size();
+    // Written: the sources' inputs and the outputs of broadcast's every group chip (its root writes
+    // its own) or of send_recv's receivers; the other chips' buffers make no page (session 42:
+    // counted whole, a T3K send_recv along --cluster-axis 1 peaked at 0.37x the count).
+    std::uint64_t outputs_written = 0;
+    for (const std::vector<ChipId>& group : op.groups) {
+      outputs_written += options.op == CollectiveOp::Broadcast ? group.size() : 1;
+    }
+    const std::uint64_t output = need.buffers_per_chip - input;  // the op's two buffers: input, output
+    const std::uint64_t written = need.input_pages + output * outputs_written;
+    const std::uint64_t all = need.buffers_per_chip * n_chips;
+    need.unwritten_buffers = all > written ? all - written : 0;
   } else {
     std::uint64_t chips_with_input = 0;
     std::uint64_t largest_group = 0;
@@ -172,6 +183,7 @@ HostMemoryNeed data_run_need(const RunOptions& options, const PreparedOp& op, co
 // and references are made, MemAvailable would lack this run's own bytes: counted twice.)
 std::uint64_t host_bytes_for_data(const RunOptions& options) {
   if (options.no_data) return 0;
+  if (options.host_memory_given != 0) return options.host_memory_given;
   return options.data_runs_at_once > 1 ? host_memory_bytes() : host_memory_available_bytes();
 }
 
@@ -183,6 +195,24 @@ void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed
                                                : fmt::format("{} B", options.size_bytes);
   reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
                                options.data_runs_at_once);
+}
+
+// What a served device's client holds of a run with data (host_memory_check.hpp), from the op
+// prepared timing-only: the host's inputs and a group's copy of them, the expected outputs counted
+// before they are made (expected_reference_bytes) and one output read back. No chips: the
+// buffers are the server's.
+HostMemoryNeed served_client_need(const RunOptions& options, const PreparedOp& planned, const OpBuffers& buffers,
+                                  std::uint32_t n_chips) {
+  const HostMemoryNeed run = data_run_need(options, planned, buffers, n_chips);
+  const ReferenceBytes reference = expected_reference_bytes(
+      options.op, planned.groups, buffers.buffer_bytes_per_chip(0), buffers.buffer_bytes_per_chip(1));
+  HostMemoryNeed client;
+  client.host_inputs = run.host_inputs;
+  client.group_inputs = run.group_inputs;
+  client.reference = reference.held;
+  client.read_back = reference.read_back;
+  client.expected_outputs_counted = true;
+  return client;
 }
 
 // Bad input found while the op is prepared, named by the options that decide it.
@@ -258,6 +288,34 @@ WorkloadCache::Workloads plan_before_building(const RunOptions& requested, const
   // The expected outputs are not made yet: counted when they are (reject_run_past_host_memory).
   reject_run_past_host_memory(options, data_run_need(options, planned, *planned_buffers, n_chips), host_bytes);
   return planned.workloads;
+}
+
+// A served device's client makes a run's inputs and expected outputs in its own process: one past
+// the memory this host has available is refused (exit 2) before anything is sent, counted from the
+// op prepared timing-only on a planning device of the served topology and fabric (session 42: a
+// big run swapped or was killed on the client, where a local run is refused). What the planner
+// refuses is left to the served device's preparation, which reports it in its own words.
+void reject_client_past_host_memory(const RunOptions& options, const runtime::MeshDevice& served, std::uint32_t n_chips,
+                                    bool ring) {
+  const std::uint64_t host_bytes = host_bytes_for_data(options);
+  if (host_bytes == 0) return;
+  RunOptions timing_only = options;
+  timing_only.no_data = true;
+  HostMemoryNeed need;
+  try {
+    sim::device::PlanningMeshDevice planner(served.topology(), served.fabric(), options.faults.plan,
+                                            sim::DataMode::TimingOnly);
+    OpBuffers buffers(planner);
+    WorkloadCache cache;  // its own: the served run's preparations and builds are counted as before
+    const PreparedOp planned = prepare_op(timing_only, planner, buffers, ring, cache);
+    need = served_client_need(options, planned, buffers, n_chips);
+  } catch (const std::exception&) {
+    return;
+  }
+  const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
+                                               : fmt::format("{} B", options.size_bytes);
+  reject_client_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
+                                      options.data_runs_at_once);
 }
 
 // The topology the op runs as on a served fabric: the fabric's own shape, or along a per-axis
@@ -441,8 +499,9 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
       static_cast<std::uint32_t>(options.chips.empty() ? topology.chips().size() : options.chips.size());
   reject_unsupported(options, n_chips);
   const bool ring = options.topology == "ring";
+  reject_client_past_host_memory(options, device, n_chips, ring);
   OpBuffers buffers(device);
-  WorkloadCache cache;  // one preparation (no planning device here): nothing to share
+  WorkloadCache cache;  // the served device's preparation (the client's planning, if any, keeps its own)
   RunResult result = with_buffers_given_back(buffers, [&] {
     const PreparedOp op = prepared_or_usage_error(requested, options, topology, n_chips,
                                                   [&] { return prepare_op(options, device, buffers, ring, cache); });

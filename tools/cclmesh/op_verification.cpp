@@ -83,6 +83,29 @@ ReferenceBytes reference_bytes(const std::function<Check()>& check) {
   return expected == nullptr ? ReferenceBytes{} : expected->bytes;
 }
 
+ReferenceBytes expected_reference_bytes(CollectiveOp op, const std::vector<std::vector<ChipId>>& groups,
+                                        std::uint64_t input_bytes, std::uint64_t output_bytes) {
+  std::uint64_t chips = 0;
+  for (const std::vector<ChipId>& group : groups) chips += group.size();
+  const std::uint64_t n_groups = groups.size();
+  switch (op) {
+    // The source's input, shared by its receivers (prepare_pair_op).
+    case CollectiveOp::SendRecv:
+    case CollectiveOp::Broadcast: return {n_groups * input_bytes, input_bytes};
+    // One gathered tensor a group shares; reduce's root's alone.
+    case CollectiveOp::AllGather:
+    case CollectiveOp::Reduce: return {n_groups * output_bytes, output_bytes};
+    // Every rank's input, one tensor per output buffer, which a group's chips share.
+    case CollectiveOp::AllBroadcast: return {chips * output_bytes, output_bytes};
+    // A tensor of each chip's own.
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllToAll:
+    case CollectiveOp::AllReduce: return {chips * output_bytes, output_bytes};
+  }
+  CCLMESH_CHECK(false, "expected_reference_bytes: an op without a count");
+  return {};
+}
+
 std::function<Check()> check_outputs(runtime::MeshDevice& device, std::vector<OutputBuffer> outputs,
                                      ExpectedOutputs expected, std::uint64_t page_bytes, std::uint32_t element) {
   // A served device's result that its server would not send back (one read past its bound on

@@ -59,6 +59,12 @@ struct ReferenceBytes {
   std::uint64_t read_back = 0;
 };
 ReferenceBytes reference_bytes(const std::function<Check()>& check);
+// The same, counted before any input is made, from the op's groups and each chip's input and
+// output (a buffer of `output_bytes` per output; all_broadcast's N of them): what a served
+// device's client will hold, counted before it sends anything (op_runner.cpp). A test holds it
+// equal to reference_bytes of the check each op's preparation makes.
+ReferenceBytes expected_reference_bytes(CollectiveOp op, const std::vector<std::vector<ChipId>>& groups,
+                                        std::uint64_t input_bytes, std::uint64_t output_bytes);
 
 // The op's one output buffer, named "output".
 std::vector<OutputBuffer> single_output(const BufferHandle& buffer);

@@ -151,6 +151,9 @@ struct RunOptions {
   // Runs with data that share this host's memory at once (`sweep -j N`: N), so that each is
   // checked against its share (host_memory_check.hpp).
   std::uint32_t data_runs_at_once = 1;
+  // The memory a run with data is checked against in place of what this host has (0: the host's;
+  // host_memory_check.hpp): tests give it, so that none depends on the machine's memory.
+  std::uint64_t host_memory_given = 0;
   // --simulate-every-group: a timing-only run along --cluster-axis simulates every group even
   // when they are identical (mirror_choice.hpp); the figures are the same, the events more.
   bool simulate_every_group = false;

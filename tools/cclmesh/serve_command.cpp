@@ -69,6 +69,11 @@ struct ServeOptions {
   std::vector<std::uint32_t> chips;
   std::string chips_given;  // as typed (RunOptions::chips_given)
   std::uint32_t links = 1;
+  // Typed, whatever the value: a refusal of the device names only the options typed (as run's
+  // fabric_options_named: `serve --system t3k --links 2` named a --mode fabric never typed).
+  bool mode_typed = false;
+  bool topology_typed = false;
+  bool links_typed = false;
   bool no_data = false;
   double idle_timeout_s = 300;
   topo::LinkWhatIf link_whatif;
@@ -274,11 +279,13 @@ int run_serve(const ServeOptions& options) {
   device_options.watchdogs_per_finish = true;
   if (traces) device_options.trace = &traces->recorder();
   // What the device is built from, for a refusal (the device names the fault or the setting).
-  std::string asked = fmt::format("--system {} --mode {}", options.system, options.mode);
+  std::string asked = fmt::format("--system {}", options.system);
+  if (options.mode_typed) asked += " --mode " + options.mode;
   if (options.hardware != "modelled") asked += " --hardware " + options.hardware;
+  if (options.topology_typed) asked += " --topology " + options.topology;
   if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
   if (!options.chips.empty()) asked += fmt::format(" --chips {}", fmt::join(options.chips, ","));
-  asked += fmt::format(" --links {}", options.links);
+  if (options.links_typed) asked += fmt::format(" --links {}", options.links);
   for (const std::string& spec : options.faults) asked += " --fault " + spec;
   if (!options.max_sim_time.empty()) asked += " --max-sim-time " + options.max_sim_time;
   if (!options.max_wall.empty()) asked += " --max-wall " + options.max_wall;
@@ -538,7 +545,12 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
       "finished, is followed by a reset: the next client gets the device as just opened (clock at zero, no buffers, "
       "faults armed again). A device whose fabric cannot start (a fault, or a --max-sim-time below its start-up) "
       "exits 3 with the report, as `cclmesh run` does.");
-  command->callback([options, &outcome] { outcome.exit_code = run_serve(*options); });
+  command->callback([options, command, &outcome] {
+    options->mode_typed = command->get_option("--mode")->count() > 0;
+    options->topology_typed = command->get_option("--topology")->count() > 0;
+    options->links_typed = command->get_option("--links")->count() > 0;
+    outcome.exit_code = run_serve(*options);
+  });
 }
 
 }  // namespace cclmesh::cli

@@ -35,7 +35,7 @@ SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::Re
     // Not cclmesh's failure but the host's memory (review, session 41: a sweep said "internal
     // error: std::bad_alloc" where a run says what holds the memory and names --no-data).
     outcome.kind = SweepPointOutcome::Kind::OutOfHostMemory;
-    outcome.message = kOutOfHostMemory;
+    outcome.message = out_of_host_memory_message(options.no_data);
   } catch (const std::exception& e) {
     outcome.kind = SweepPointOutcome::Kind::InternalError;
     outcome.message = e.what();

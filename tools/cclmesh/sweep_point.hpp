@@ -22,12 +22,13 @@ struct SweepPointOutcome {
     InternalError,   // any other exception: the sweep ends as main's "internal error" does
     Crashed,         // -j N: the point's process ended without a result (a signal, e.g. OOM);
                      // --device: the served device failed (RemoteDeviceError)
-    OutOfHostMemory,  // std::bad_alloc: the sweep stops there as at a Crashed point, saying why (kOutOfHostMemory)
+    OutOfHostMemory,  // std::bad_alloc: the sweep stops there as at a Crashed point, saying why
+                      // (out_of_host_memory_message)
   };
   Kind kind = Kind::Completed;
   RunResult result;
   // Skipped, DidNotComplete, InternalError: the exception's text; Crashed: how the process ended;
-  // OutOfHostMemory: kOutOfHostMemory.
+  // OutOfHostMemory: out_of_host_memory_message.
   std::string message;
   // Not Completed: how far the point got (RunProgress's), for its --json entry.
   std::optional<std::size_t> groups_mirrored;

@@ -115,6 +115,42 @@ TEST(HostMemoryCheck, RunCollectiveRefusesARunWithDataNoHostHolds) {
   }
 }
 
+// send_recv and broadcast write their input on the sources only, and send_recv its output on the
+// receivers only: the rest make no page (session 42: counted whole, a T3K send_recv along
+// --cluster-axis 1 peaked at 0.37x the count, broadcast 0.69x). A T3K send_recv of 4 GiB: one
+// pair, 8 GiB written of the 64 GiB of buffers. The memory is given, not this host's.
+TEST(HostMemoryCheck, SendRecvCountsOnlyTheBuffersItWrites) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::SendRecv;
+  options.size_bytes = 4 * kGiB;
+  options.host_memory_given = 7 * kGiB;
+  try {
+    run_collective(options);
+    FAIL() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--size: 4294967296 B with data: this process would hold at least 8.0 GiB as real bytes (8589934592 B "
+              "in the op's buffers on each of 8 chips, 64.0 GiB, of which the op writes 8.0 GiB, and the host's "
+              "inputs; its expected outputs come on top), more than the 7.0 GiB of memory this machine has "
+              "available; expected --no-data (timing only, no data held), a smaller --size or fewer chips");
+  }
+  // broadcast's every chip writes its output (the root its own), and the root its input: 9 x 4 GiB.
+  options.op = CollectiveOp::Broadcast;
+  options.host_memory_given = 35 * kGiB;
+  try {
+    run_collective(options);
+    FAIL() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--size: 4294967296 B with data: this process would hold at least 36.0 GiB "
+                                          "as real bytes (8589934592 B in the op's buffers on each of 8 chips, "
+                                          "64.0 GiB, of which the op writes 36.0 GiB,",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
 // sweep -j N's point with data, checked against its share: a T3K all_gather sized to need about
 // a sixteenth of this host's memory (its buffers 10 / 8 of S on each of 8 chips, ~13x S with the
 // host's tensors) is refused as one of 256 points at once, naming the share and -j.

@@ -35,5 +35,27 @@ TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
   }
 }
 
+// A timing-only device holds no data: its way out is a smaller mesh or size, not the --no-data it
+// already runs with (session 42: it was told "or no data (timing only)" too).
+TEST(OutOfHostMemory, ATimingOnlyDeviceIsNotToldToDropItsData) {
+  SimMeshDeviceOptions options;
+  options.data_mode = DataMode::TimingOnly;
+  SimMeshDevice device(topo::build_n300(), options);
+  device.register_kernel("allocate_past_the_host", &allocate_past_the_host, false);
+  device.enqueue_workload(one_kernel_workload("out_of_host_memory", "allocate_past_the_host"));
+  try {
+    device.finish();
+    ADD_FAILURE() << "finish() returned";
+  } catch (const runtime::DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
+                        "every chip's state, its kernels and its events (timing only: no data); expected a smaller "
+                        "mesh (fewer chips) or a smaller size"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("no data (timing only)"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace cclmesh::sim::device
