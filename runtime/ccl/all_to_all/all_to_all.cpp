@@ -55,11 +55,13 @@ struct Resolved : PlacedGroups {
   std::uint32_t packet_pages = 0;
   std::uint32_t rounds = 0;
   SenderPlan senders;
-  std::vector<CoreCoord> cores;  // SenderPlan::core_count(): senders, the done worker, muxes
+  std::vector<CoreCoord> cores;  // SenderPlan::core_count(): senders, the copy workers, muxes
 };
 
 // Increments the done core at `position` receives: one per chunk (or half) each link's sender
-// sends to it, and one for the local copy.
+// sends to it, and its own after its share of the local copy. The other links' copy workers send
+// none: a kernel ends only once its writes have landed (the interpreter's closing write barrier),
+// and the op with its last kernel.
 std::uint32_t expected_done(const FabricGroup& g, std::uint32_t position, std::uint32_t num_links) {
   std::uint32_t count = 0;
   for (std::uint32_t from = 0; from < g.size(); ++from) {
@@ -196,17 +198,17 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
   const cmd::GlobalSemaphoreAddress done{p.done_semaphore->address};
   const std::vector<Sender> senders = senders_at(g, position, r.senders);
 
-  // The workers in core order: per link its senders, then the done worker (no sends).
+  // The workers in core order: per link its senders, then per link a local-copy worker (no sends).
   struct Worker {
     std::uint32_t core_index = 0;
     std::uint32_t link = 0;
-    const Sender* sender = nullptr;  // nullptr: the done worker
+    const Sender* sender = nullptr;  // nullptr: link `link`'s copy worker
   };
   std::vector<Worker> workers;
   for (std::uint32_t link = 0; link < links; ++link) {
     for (const Sender& s : senders) workers.push_back({link * r.senders.slots_per_link + s.slot, link, &s});
   }
-  workers.push_back({done_index, 0, nullptr});
+  for (std::uint32_t link = 0; link < links; ++link) workers.push_back({r.senders.copy_worker(link), link, nullptr});
 
   Program program;
   // More than one sender of a link and direction share the router's worker channel through a
@@ -229,10 +231,11 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
     }
   }
   for (std::size_t w = 0; w < workers.size(); ++w) {
-    const bool is_done_worker = workers[w].sender == nullptr;
-    const bool up = is_done_worker || workers[w].sender->up;
+    const bool is_copy_worker = workers[w].sender == nullptr;
+    const bool is_done_worker = workers[w].core_index == done_index;
+    const bool up = is_copy_worker || workers[w].sender->up;
     const std::uint32_t link = workers[w].link;
-    const std::vector<Send> sends = is_done_worker ? std::vector<Send>{} : workers[w].sender->sends;
+    const std::vector<Send> sends = is_copy_worker ? std::vector<Send>{} : workers[w].sender->sends;
     const CoreCoord core = r.cores[workers[w].core_index];
     std::vector<cmd::Command> reader;
     std::vector<cmd::Command> writer;
@@ -280,9 +283,15 @@ Program chip_program(const Params& p, const topo::Topology& topology, const Reso
         }
       }
     }
+    if (is_copy_worker) {
+      // Link k's part of the chip's own chunk, the part link k's senders take of every other one.
+      const PageSpan part = share(rank, std::nullopt, link);
+      if (part.count > 0) {
+        reader.push_back(cmd::read_tensor_slice_to_cb(slice_of(rank, part), kDataCbId));
+        writer.push_back(cmd::local_write_cb_to_tensor_slice(slice_of(rank, part), kDataCbId));
+      }
+    }
     if (is_done_worker) {
-      reader.push_back(cmd::read_tensor_slice_to_cb(chunks[rank], kDataCbId));
-      writer.push_back(cmd::local_write_cb_to_tensor_slice(chunks[rank], kDataCbId));
       writer.push_back(cmd::local_core_semaphore_inc(done, 1));
       writer.push_back(cmd::local_semaphore_wait(done, expected_done(g, position, links)));
       writer.push_back(cmd::local_core_semaphore_set(done, 0));

@@ -11,14 +11,15 @@
 //
 //   every chip, sender workers (Params::senders, sender_layout.hpp: one per destination,
 //   REFERENCE 7.6, those of a direction sharing the router's one worker channel through a fabric
-//   mux, 6.3; or one per fabric direction, as auto runs below 1 MiB a chip) and a worker for the
-//   chip's own chunk:
+//   mux, 6.3; or one per fabric direction, as auto runs below 1 MiB a chip) and per link a worker
+//   for its part of the chip's own chunk:
 //     reader  STREAM_TENSOR_TO_CB   per destination: my input chunk j (or its half) -> CB
 //     writer  STREAM_CB_TO_TENSOR   CB -> chunk `my rank` of rank j's output (unicast)
 //             ATOMIC_INC            +1 on rank j's done core (unicast, after the data)
-//   the last worker (the done core) copies my own chunk locally, +1 locally, then WAIT_VALUE done >=
-//   expected, SET 0 (waits never reset, REFERENCE 4.11). A sender that also copied would
-//   serialise the copy behind its sends.
+//   link k's copy worker copies part k of my own chunk locally; link 0's (the done core) then
+//   adds +1 locally, WAIT_VALUE done >= expected, SET 0 (waits never reset, REFERENCE 4.11). A
+//   sender that also copied would serialise the copy behind its sends, and one copy worker for
+//   every link bound a 2-chip group, whose own chunk is half its tensor (docs/performance.md I5).
 //   Line: the up senders send to every rank above, the down senders to every rank below.
 //   Ring: each chunk goes the shorter way; with N even the farthest chunk (N/2 hops either way)
 //     is split, half each way, so both directions carry the same bytes.
@@ -32,7 +33,8 @@
 // where the ring would. Groups whose rings run as lines are built as a line all_to_all beside the
 // rings' ring one, in one workload (each part's cores from first_worker on).
 // num_links L: per link its senders on routing plane k, each with part k of its chunks (of every
-// half), and one done / local-copy worker after them (per direction: 2L + 1 cores).
+// half), then per link a local-copy worker with part k of the chip's own chunk (per direction:
+// 3L cores).
 //
 // Packets: all_to_all_async coalesces 2 tiles per packet (REFERENCE 7.6), so by default a
 // packet carries min(2, what a fabric payload holds) pages; row pieces (below) fill a payload.

@@ -124,7 +124,8 @@ SenderLayoutChoice sender_layout_choice(SenderLayout asked, CclTopology shape, s
   const std::string why =
       plan.senders_per_direction == kernels::fabric_mux::kMaxClients
           ? fmt::format("a fabric mux takes at most {} clients", kernels::fabric_mux::kMaxClients)
-          : fmt::format("{} link{}' senders, muxes and done worker must fit the {} worker cores from the first on",
+          : fmt::format("{} link{}' senders, local-copy workers and muxes must fit the {} worker cores from the "
+                        "first on",
                         num_links, num_links == 1 ? "" : "s", available_cores);
   return {plan, fmt::format("{}, capped at {} sender{} per link and direction (of {}: {}), some with several "
                             "destinations",

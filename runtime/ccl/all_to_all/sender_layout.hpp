@@ -16,8 +16,12 @@
 // goes to sender i mod cap), interleaving them in rounds as a per-direction sender does.
 //
 // Cores, the same on every chip: per link `slots_per_link` sender slots (a chip's up senders
-// first, then its down ones; per direction: up at slot 0, down at slot 1 as before), then the done
-// worker, then with muxes one mux core per link and direction (up, down).
+// first, then its down ones; per direction: up at slot 0, down at slot 1 as before), then one
+// local-copy worker per link (link 0's is also the done worker), then with muxes one mux core per
+// link and direction (up, down). The chip's own chunk is copied per link, link k's copy worker
+// taking part k as link k's senders take part k of every other chunk: on one core it bound 2-chip
+// groups on several links (torus:2x8/2 columns, 2 links, 8 MiB: 488.90 us against 479.87 on 1;
+// per link 299.80; docs/performance.md "Relations between runs (session 42)", I5).
 
 #include <cstdint>
 #include <optional>
@@ -64,9 +68,11 @@ struct SenderPlan {
   std::uint32_t num_links = 1;
   bool muxes = false;  // some link and direction has more than one sender
   bool capped() const { return senders_per_direction < needed_per_direction; }
-  std::uint32_t done_worker() const { return num_links * slots_per_link; }
-  // The senders' and the done worker's cores (what the done semaphore covers), then the muxes.
-  std::uint32_t worker_cores() const { return done_worker() + 1; }
+  // Link `link`'s local-copy worker; link 0's waits for the op's increments (the done worker).
+  std::uint32_t copy_worker(std::uint32_t link) const { return num_links * slots_per_link + link; }
+  std::uint32_t done_worker() const { return copy_worker(0); }
+  // The senders' and the copy workers' cores (what the done semaphore covers), then the muxes.
+  std::uint32_t worker_cores() const { return done_worker() + num_links; }
   std::uint32_t core_count() const { return worker_cores() + (muxes ? 2 * num_links : 0); }
   std::uint32_t mux_core(std::uint32_t link, bool up) const { return worker_cores() + 2 * link + (up ? 0 : 1); }
 };

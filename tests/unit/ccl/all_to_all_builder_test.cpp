@@ -1,12 +1,16 @@
 // all_to_all's builder as a pure function of (params, topology): what validate() rejects, the
 // host reference's chunk transpose, and the streams of a 4-chip ring (who sends what, which
 // way, and the done count each chip waits for); ROW_MAJOR along dim 3 in row pieces.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_to_all/all_to_all.hpp"
 #include "runtime/ccl/all_to_all/round_pieces.hpp"
+#include "runtime/device/core_map.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/system_loader.hpp"
@@ -250,19 +254,22 @@ TEST(AllToAllRounds, PiecesAreWholePackets) {
 using all_to_all::SenderLayout;
 using all_to_all::SenderPlan;
 
-// Per direction: one up and one down sender per link (slots 0 and 1), the done worker after
-// them, no muxes: the cores the op had before the per-destination layout.
+// Per direction: one up and one down sender per link (slots 0 and 1), then a local-copy worker
+// per link (link 0's the done worker, since session 42), no muxes.
 TEST(AllToAllSenderLayout, PerDirectionKeepsTwoSendersPerLink) {
   const SenderPlan plan = all_to_all::plan_senders(SenderLayout::PerDirection, CclTopology::Ring, 8, 2, 64);
   EXPECT_EQ(plan.senders_per_direction, 1u);
   EXPECT_EQ(plan.slots_per_link, 2u);
   EXPECT_FALSE(plan.muxes);
   EXPECT_EQ(plan.done_worker(), 4u);
-  EXPECT_EQ(plan.core_count(), 5u);
+  EXPECT_EQ(plan.copy_worker(0), 4u);
+  EXPECT_EQ(plan.copy_worker(1), 5u);
+  EXPECT_EQ(plan.core_count(), 6u);
 }
 
 // Per destination on an 8-ring: 4 senders each way (the split farthest chunk's half and
-// distances 3, 2, 1), 8 slots, the done worker at 8 and the muxes at 9 (up) and 10 (down).
+// distances 3, 2, 1), 8 slots, the (one link's) copy and done worker at 8 and the muxes at 9 (up)
+// and 10 (down).
 TEST(AllToAllSenderLayout, PerDestinationRingOfEight) {
   const SenderPlan plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 8, 1, 64);
   EXPECT_EQ(plan.layout, SenderLayout::PerDestination);
@@ -352,22 +359,24 @@ TEST(AllToAllSenderLayout, AutoIsPerDirectionBelowOneMebibyte) {
 // Where the worker grid is short (several links, or a first worker far down the grid), the
 // senders per direction shrink to the largest count that fits, down to the per-direction cores.
 TEST(AllToAllSenderLayout, WorkerGridCapsTheSenders) {
-  // 16-ring on 4 links: 8 each way; 6 per direction take 4 x 12 + 1 + 8 = 57 cores.
+  // 16-ring on 4 links: 8 each way; 6 per direction take 4 x 12 senders + 4 copy workers + 8
+  // muxes = 60 cores.
   SenderPlan plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 64);
   EXPECT_EQ(plan.senders_per_direction, 6u);
-  EXPECT_EQ(plan.core_count(), 57u);
-  // 40 cores: 4 per direction (4 x 8 + 1 + 8 = 41) do not fit, 3 do (4 x 6 + 1 + 8 = 33).
+  EXPECT_EQ(plan.core_count(), 60u);
+  // 40 cores: 4 per direction (4 x 8 + 4 + 8 = 44) do not fit, 3 do (4 x 6 + 4 + 8 = 36).
   plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 40);
   EXPECT_EQ(plan.senders_per_direction, 3u);
-  EXPECT_EQ(plan.core_count(), 33u);
-  // 12 cores on 4 links: only one up and one down sender per link (9 cores).
+  EXPECT_EQ(plan.core_count(), 36u);
+  // 12 cores on 4 links: only one up and one down sender per link and its copy worker (12 cores).
   plan = all_to_all::plan_senders(SenderLayout::Auto, CclTopology::Ring, 16, 4, 12);
   EXPECT_EQ(plan.senders_per_direction, 1u);
   EXPECT_FALSE(plan.muxes);
-  EXPECT_EQ(plan.core_count(), 9u);
+  EXPECT_EQ(plan.core_count(), 12u);
   EXPECT_EQ(all_to_all::sender_layout_choice(SenderLayout::PerDestination, CclTopology::Ring, 16, 4, 12, 0).reason,
-            "asked for: per-destination, capped at 1 sender per link and direction (of 8: 4 links' senders, muxes "
-            "and done worker must fit the 12 worker cores from the first on), some with several destinations");
+            "asked for: per-destination, capped at 1 sender per link and direction (of 8: 4 links' senders, "
+            "local-copy workers and muxes must fit the 12 worker cores from the first on), some with several "
+            "destinations");
 }
 
 // The built 4-ring per destination: per chip two senders each way, each on its own core with one
@@ -399,6 +408,77 @@ TEST(AllToAllSenderLayout, BuiltRingOfFourRunsAMuxPerDirection) {
     EXPECT_EQ(interpreters, 10u) << chip;  // 4 senders and the done worker, a reader and a writer each
     EXPECT_NE(writers.find("WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=5\n"), std::string::npos)
         << writers;
+  }
+}
+
+// --- The local copy per link (session 42) ---------------------------------------------------
+
+// A 2-chip column of torus:2x8/2 on 2 links, per direction: per chip one sender and one copy
+// worker per link (4 cores), link k's copy worker reading and writing part k of the chip's own
+// chunk (pages [4k, 4k + 4) of 8), and only link 0's (the done core) waiting.
+TEST(AllToAllLocalCopy, EachLinkCopiesItsPartOfTheOwnChunk) {
+  const topo::Topology torus = topo::load_system("torus:2x8/2");
+  all_to_all::Params p = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 16}));
+  p.groups.cluster_axis = 0;
+  p.fabric.scope = FabricScope::Axes;
+  p.fabric.num_links = 2;
+  p.num_links = 2;
+  const std::vector<CoreRange> cores = all_to_all::semaphore_cores(p, torus);
+  ASSERT_EQ(cores.size(), 6u);  // 2 slots a link (a line's end chip uses one), 2 copy workers
+  p.done_semaphore = semaphore(1, {{0, 0}, {5, 0}});
+  const MeshWorkload w = all_to_all::build(p, torus);
+  ASSERT_EQ(w.programs.size(), 16u);
+  for (const auto& [chip, program] : w.programs) {
+    std::map<CoreCoord, std::string> writers;
+    std::map<CoreCoord, std::string> readers;
+    for (const auto& k : program.kernels) {
+      if (k.kernel != kernels::kCclInterpreterKernelName) continue;
+      for (const auto& [core, rt] : k.runtime_args) {
+        (k.processor == DataMovementProcessor::Riscv0 ? writers : readers)[core] = stream_text(rt, 0);
+      }
+    }
+    ASSERT_EQ(writers.size(), 4u) << chip;  // a sender at slot 0 or 1 of each link, cores (4,0) and (5,0)
+    std::uint32_t local_writers = 0;
+    for (const auto& [core, text] : writers) {
+      if (text.find("STREAM_CB_TO_TENSOR dest=LOCAL") == std::string::npos) continue;
+      ++local_writers;
+      ASSERT_TRUE(core == (CoreCoord{4, 0}) || core == (CoreCoord{5, 0})) << core.x << "," << core.y;
+      const std::string part = fmt::format("worker_off=(0,0,0,{}) pages=4}}", core == CoreCoord{4, 0} ? 0 : 4);
+      EXPECT_NE(text.find(part), std::string::npos) << text;
+      EXPECT_NE(readers[core].find("STREAM_TENSOR_TO_CB dest=LOCAL"), std::string::npos) << readers[core];
+      EXPECT_NE(readers[core].find(part), std::string::npos) << readers[core];
+      // Link 0's waits for the other chip's chunk on each link and its own increment.
+      const bool waits =
+          text.find("WAIT_VALUE dest=LOCAL src=ABS(0x100020) core=LOCAL value=3\n") != std::string::npos;
+      EXPECT_EQ(waits, core == (CoreCoord{4, 0})) << text;
+    }
+    EXPECT_EQ(local_writers, 2u) << chip;
+  }
+}
+
+// The copy workers count against the worker grid: Galaxy columns on 4 links take 4 x 2 senders
+// and 4 copy workers, so 12 cores from the first worker on fit and 11 are refused, per direction
+// and per destination alike (capped at one sender a direction, the same cores).
+TEST(AllToAllLocalCopy, CopyWorkersMustFitTheWorkerGrid) {
+  const topo::Topology galaxy = topo::build_galaxy();
+  const CoreCoord grid = common_worker_grid(galaxy);
+  const std::uint32_t all = grid.x * grid.y;
+  const auto at = [&](std::uint32_t index) { return CoreCoord{index % grid.x, index / grid.x}; };
+  for (const SenderLayout layout : {SenderLayout::PerDirection, SenderLayout::PerDestination}) {
+    SCOPED_TRACE(all_to_all::to_string(layout));
+    all_to_all::Params p = params(FabricMode::Line, CclTopology::Line, bf16({1, 1, 32, 32 * 4 * 8}));
+    p.senders = layout;
+    p.groups.cluster_axis = 0;
+    p.fabric.scope = FabricScope::Axes;
+    p.fabric.num_links = 4;
+    p.num_links = 4;
+    p.first_worker = at(all - 12);
+    p.done_semaphore = semaphore(1, {p.first_worker, at(all - 1)});
+    EXPECT_EQ(refusal(p, galaxy), "");
+    p.first_worker = at(all - 11);
+    EXPECT_EQ(refusal(p, galaxy),
+              fmt::format("all_to_all: 12 worker cores from ({},{}) do not fit the {}x{} worker grid",
+                          p.first_worker.x, p.first_worker.y, grid.x, grid.y));
   }
 }
 
