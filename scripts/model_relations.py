@@ -31,7 +31,8 @@ Usage:
 
 Prints one line per violation as it completes, then a table per relation (pairs checked, held,
 skipped, violated, worst ratio). Exits 1 on a violated exact relation, or with --strict on an
-inequality violated by more than --tolerance (a fraction: 0.01 is 1%).
+inequality violated by more than --tolerance (a fraction: 0.01 is 1%); also on an exact relation
+drawn whose every pair was skipped (with --strict, an inequality's), as it compared nothing.
 """
 import argparse
 import json
@@ -305,6 +306,10 @@ def check(relation, results):
     broken = [r for r in results if r.error]
     if broken:
         return "failed", f"exit {broken[0].code}: {broken[0].error}", None
+    # A row without the simulated time compares nothing (review42: E4 and E5 compare the fields
+    # present, so rows without time_us on both sides held).
+    if any("time_us" not in row for r in results for row in (r.rows or [])):
+        return "failed", "a --json row without time_us", None
     if relation == "E5":
         return check_sweep_against_runs(results)
     refused = [r for r in results if r.refusal]
@@ -416,7 +421,13 @@ def main():
             print(f"{relation:<10}" + "".join(f"{tally[relation][v]:>10}" for v in verdicts) + f"{shown:>14}")
     print("worst ratio: the time of the run that should be faster over the other's, above 1 a violation "
           "(I4: the smaller size's over the larger's; I7: the slowest rotation's over the fastest's, a spread)")
-    return 1 if failing else 0
+    # A relation whose every pair was skipped compared nothing: an exact one fails (review42: a CLI
+    # refusing every command passed), an inequality with --strict.
+    vacuous = [r for r in RELATIONS if r in tally and tally[r]["held"] + tally[r]["violated"] == 0 and
+               (r in EXACT or opts.strict)]
+    for relation in vacuous:
+        print(f"{relation}: no pair held or was violated (every one skipped): nothing was compared")
+    return 1 if failing or vacuous else 0
 
 
 if __name__ == "__main__":

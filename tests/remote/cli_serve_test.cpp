@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,12 +33,18 @@ namespace {
 // A child `cclmesh <args>` with stdout and stderr on pipes.
 class Child {
  public:
-  explicit Child(std::vector<std::string> args) {
+  // `address_space_bytes` (0: none) bounds the child's address space (ulimit -v), so that a client
+  // runs out of host memory at a size this machine has.
+  explicit Child(std::vector<std::string> args, rlim_t address_space_bytes = 0) {
     int out[2];
     int err[2];
     if (::pipe(out) != 0 || ::pipe(err) != 0) throw std::runtime_error("pipe failed");
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (address_space_bytes != 0) {
+        const rlimit limit{address_space_bytes, address_space_bytes};
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
+      }
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);
       ::close(out[0]);
@@ -577,6 +584,41 @@ std::string data_rows(const std::string& table) {
     begin = end + 1;
   }
   return rows;
+}
+
+// A --device client out of its own host memory (past the check before it sends, under a ulimit or
+// squeezed by others) is told what this process holds and the way out a client has: the buffers are
+// the server's, and --no-data is refused with --device (review42: it was told "every chip's
+// buffers ... or --no-data", a local run's message). A 128 MiB all_gather's client holds ~400 MB of
+// inputs and reference; bounded at 200 MB it runs out, where a 16 KiB one runs.
+TEST(CliRunDevice, ClientOutOfHostMemoryNamesWhatTheClientHolds) {
+  ServeChild served({"--system", "t3k"});
+  ASSERT_NE(served.port, 0) << served.line;
+  constexpr rlim_t kClientAddressSpace = 200'000'000;
+  const auto client = [&](std::vector<std::string> args) {
+    Child c(std::move(args), kClientAddressSpace);
+    Outcome o;
+    o.out = c.all_stdout();
+    o.err = c.all_stderr();
+    o.exit_code = c.wait();
+    return o;
+  };
+  const std::string out_of_memory =
+      "out of host memory: a --device client holds the host's inputs and the op's expected outputs as real bytes in "
+      "this process (the op's buffers are the server's); expected a smaller size, or a device served timing-only "
+      "(cclmesh serve --no-data)";
+  const Outcome small = client({"run", "--device", served.endpoint(), "--op", "all_gather", "--size", "16KiB"});
+  EXPECT_EQ(small.exit_code, 0) << small.err;
+  const Outcome run = client({"run", "--device", served.endpoint(), "--op", "all_gather", "--size", "128MiB"});
+  EXPECT_EQ(run.exit_code, 4);
+  EXPECT_EQ(run.err, "cclmesh: error: " + out_of_memory + "\n");
+  const Outcome sweep =
+      client({"sweep", "--device", served.endpoint(), "--op", "all_gather", "-b", "16KiB", "-e", "128MiB", "-f",
+              "8192"});
+  EXPECT_EQ(sweep.exit_code, 4);
+  EXPECT_EQ(sweep.err, "cclmesh: all_gather at 134217728 B did not complete: " + out_of_memory + "\n");
+  EXPECT_EQ(std::count(sweep.out.begin(), sweep.out.end(), '\n'), 3 + 1) << sweep.out;  // the 16 KiB row ran
+  EXPECT_EQ(served.stop(), 0);
 }
 
 // `cclmesh sweep --device`: the points run in order on the served device, in one session, each as

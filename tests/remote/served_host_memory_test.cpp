@@ -212,5 +212,59 @@ TEST(ServedHostMemory, RunDeviceClientIsCheckedOnAPerAxisFabricAndAroundADownLin
               ::testing::StartsWith("--size: 1073741824 B with data on the served device"));
 }
 
+// The client's check is skipped where its planning device refuses the op, left to the served
+// device's preparation: so the planner may refuse only what the served run refuses, in the same
+// words (review42). Every op on served fabrics of each kind, legacy mode, a fabric per axis and one
+// through some chips: with 1 B available the client refuses; where it does not, the run with all
+// the memory it needs is refused the same way.
+TEST(ServedHostMemory, RunDeviceClientCheckIsSkippedOnlyForWhatTheServedRunRefuses) {
+  struct ServedKind {
+    std::string name;
+    sim::device::SimMeshDeviceOptions device;
+    std::vector<std::optional<std::uint32_t>> axes;
+  };
+  std::vector<ServedKind> served_kinds;
+  served_kinds.push_back({"ring", ring_fabric(), {std::nullopt, 1}});
+  sim::device::SimMeshDeviceOptions line = ring_fabric();
+  line.fabric.mode = FabricMode::Line;
+  served_kinds.push_back({"line", line, {std::nullopt}});
+  served_kinds.push_back({"legacy", sim::device::SimMeshDeviceOptions{}, {std::nullopt, 0}});
+  sim::device::SimMeshDeviceOptions axes = ring_fabric();
+  axes.fabric.scope = FabricScope::Axes;
+  served_kinds.push_back({"axes", axes, {0, 1}});
+  sim::device::SimMeshDeviceOptions some_chips = ring_fabric();
+  some_chips.fabric.chip_order = {0, 1, 3, 2};
+  served_kinds.push_back({"ring through 0,1,3,2", some_chips, {std::nullopt}});
+  const std::vector<cli::CollectiveOp> ops{cli::CollectiveOp::AllGather, cli::CollectiveOp::AllBroadcast,
+                                           cli::CollectiveOp::ReduceScatter, cli::CollectiveOp::AllReduce,
+                                           cli::CollectiveOp::Reduce,    cli::CollectiveOp::Broadcast,
+                                           cli::CollectiveOp::AllToAll,  cli::CollectiveOp::SendRecv};
+  std::size_t checked = 0;
+  for (ServedKind& kind : served_kinds) {
+    sim::device::SimMeshDevice device(topo::load_system("t3k"), kind.device);
+    Served served(device, RemoteServerOptions{});
+    for (const std::optional<std::uint32_t> axis : kind.axes) {
+      for (const cli::CollectiveOp op : ops) {
+        SCOPED_TRACE(kind.name + " " + cli::to_string(op) + (axis ? " along " + std::to_string(*axis) : ""));
+        cli::RunOptions options;
+        options.device = "127.0.0.1:" + std::to_string(served.server.port());
+        options.op = op;
+        if (axis) options.cluster_axis = static_cast<int>(*axis);
+        options.size_bytes = 64 * 1024;
+        options.host_memory_given = 1;
+        const std::string short_of_memory = refusal<cli::UsageError>([&] { cli::run_collective(options); });
+        if (short_of_memory.rfind("--size: 65536 B with data on the served device", 0) == 0) {
+          ++checked;
+          continue;
+        }
+        EXPECT_FALSE(short_of_memory.empty()) << "ran with 1 B: the check was skipped and the served run ran";
+        options.host_memory_given = std::uint64_t{1} << 50;
+        EXPECT_EQ(refusal<cli::UsageError>([&] { cli::run_collective(options); }), short_of_memory);
+      }
+    }
+  }
+  EXPECT_GE(checked, 30u);  // most combinations are checked, not refused
+}
+
 }  // namespace
 }  // namespace cclmesh::runtime::remote

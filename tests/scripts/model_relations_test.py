@@ -2,8 +2,13 @@
 """Checks scripts/model_relations.py's own verdicts, so that its ctests cannot pass by missing a
 violation: canned results for each kind of relation, and relations that are a function of (seed,
 index). Usage: model_relations_test.py SCRIPTS_DIR"""
+import io
+import os
+import stat
 import sys
+import tempfile
 import unittest
+from contextlib import redirect_stdout
 
 sys.dont_write_bytecode = True  # importing a script must not leave __pycache__ in the source tree
 sys.path.insert(0, sys.argv.pop(1))
@@ -63,6 +68,38 @@ class Exact(unittest.TestCase):
 
     def test_a_broken_run_fails(self):
         self.assertEqual(mr.check("I1", [mr.Result(4, error="internal"), ran(row(1.0))])[0], "failed")
+
+
+class NothingCompared(unittest.TestCase):
+    """An exact relation must compare something (review42: it could pass vacuously)."""
+
+    def test_rows_without_a_time_fail(self):
+        bare = {"sim_events": 100, "groups_mirrored": 0, "size_bytes": 4096}
+        self.assertEqual(mr.check("E4", [ran(dict(bare)), ran(dict(bare))])[0], "failed")
+        self.assertEqual(mr.check("E5", [ran(dict(bare)), ran(dict(bare)), ran(dict(bare)), ran(dict(bare)),
+                                         ran(dict(bare))])[0], "failed")
+        self.assertEqual(mr.check("E1", [ran(dict(bare)), ran(dict(bare))])[0], "failed")
+
+    def run_with(self, body, relations="E1,E2,E3,E4,E5"):
+        with tempfile.TemporaryDirectory() as tmp:
+            cli = os.path.join(tmp, "cclmesh")
+            with open(cli, "w") as f:
+                f.write("#!/bin/sh\n" + body)
+            os.chmod(cli, stat.S_IRWXU)
+            sys.argv = ["model_relations.py", "--cclmesh", cli, "--count", "12", "--relations", relations]
+            out = io.StringIO()
+            with redirect_stdout(out):
+                code = mr.main()
+            return code, out.getvalue()
+
+    def test_a_cli_that_refuses_everything_fails(self):
+        code, out = self.run_with("echo 'cclmesh: error: --json: no such option' >&2\nexit 2\n")
+        self.assertEqual(code, 1, out)
+        self.assertIn("no pair held", out)
+
+    def test_inequalities_all_skipped_fail_only_when_strict(self):
+        code, out = self.run_with("echo 'cclmesh: error: x' >&2\nexit 2\n", relations="I1")
+        self.assertEqual(code, 0, out)
 
 
 class Inequalities(unittest.TestCase):

@@ -1,6 +1,7 @@
 #pragma once
 // Bad command-line input: the CLI prints the message on one line and exits with code 2.
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -43,7 +44,36 @@ inline constexpr const char* kOutOfHostMemory =
 inline constexpr const char* kOutOfHostMemoryTimingOnly =
     "out of host memory: a timing-only run (--no-data) holds no data, but every simulated chip's state, the op's "
     "kernels and its events are real bytes in this process; expected a smaller mesh (fewer chips) or a smaller size";
-inline const char* out_of_host_memory_message(bool no_data) {
+// A `run --device` / `sweep --device` client's (review42: it got a local run's, naming the chips'
+// buffers, which are the server's, and --no-data, which --device refuses). With data it holds the
+// inputs and expected outputs (reject_client_data_past_host_memory counts them); a client of a
+// timing-only device only the op's workloads and what it reads back.
+inline constexpr const char* kClientOutOfHostMemory =
+    "out of host memory: a --device client holds the host's inputs and the op's expected outputs as real bytes in "
+    "this process (the op's buffers are the server's); expected a smaller size, or a device served timing-only "
+    "(cclmesh serve --no-data)";
+inline constexpr const char* kClientOutOfHostMemoryTimingOnly =
+    "out of host memory: a --device client of a timing-only device (cclmesh serve --no-data) holds no data, but the "
+    "op's workloads and the kernel profile it reads back are real bytes in this process; expected fewer chips in the "
+    "op (--chips, --cluster-axis) or a smaller size";
+
+// A std::bad_alloc in a --device client's run, thrown in its place (run_collective_on): its what()
+// is the client's message, as main and a sweep's point print it.
+class ClientOutOfHostMemory : public std::bad_alloc {
+ public:
+  explicit ClientOutOfHostMemory(bool device_timing_only) : device_timing_only_(device_timing_only) {}
+  const char* what() const noexcept override {
+    return device_timing_only_ ? kClientOutOfHostMemoryTimingOnly : kClientOutOfHostMemory;
+  }
+
+ private:
+  bool device_timing_only_;
+};
+
+// What to print for `error`: a --device client's own message, else a local run's, with data or
+// timing-only (--no-data given).
+inline const char* out_of_host_memory_message(const std::bad_alloc& error, bool no_data) {
+  if (const auto* client = dynamic_cast<const ClientOutOfHostMemory*>(&error)) return client->what();
   return no_data ? kOutOfHostMemoryTimingOnly : kOutOfHostMemory;
 }
 

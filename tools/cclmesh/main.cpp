@@ -142,13 +142,13 @@ int main(int argc, char** argv) {
   } catch (const DeviceUnavailableError& e) {
     std::fprintf(stderr, "cclmesh: error: %s\n", e.what());
     return kExitDeviceUnavailable;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc& e) {
     // Not a bug of cclmesh's but the host's memory, with the way out: a timing-only run's is a
-    // smaller mesh or size, not the --no-data it was given.
+    // smaller mesh or size, not the --no-data it was given; a --device client's its own.
     const CLI::Option* no_data =
         app.get_subcommands().empty() ? nullptr : app.get_subcommands().front()->get_option_no_throw("--no-data");
     const bool timing_only = no_data != nullptr && no_data->count() > 0;
-    std::fprintf(stderr, "cclmesh: error: %s\n", out_of_host_memory_message(timing_only));
+    std::fprintf(stderr, "cclmesh: error: %s\n", out_of_host_memory_message(e, timing_only));
     return kExitInternalError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cclmesh: internal error: %s\n", e.what());

@@ -488,7 +488,10 @@ RunOptions served_run_options(const RunOptions& requested, const runtime::remote
   return options;
 }
 
-RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
+namespace {
+
+// run_collective_on's run, whose std::bad_alloc it names as the client's.
+RunResult run_served_collective(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
   const auto wall_start = std::chrono::steady_clock::now();
   const topo::Topology& topology = device.topology();
   const runtime::FabricOptions& fabric = device.fabric();
@@ -535,6 +538,18 @@ RunResult run_collective_on(const RunOptions& requested, runtime::remote::Remote
   result.op_builds = cache.builds();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+}  // namespace
+
+RunResult run_collective_on(const RunOptions& requested, runtime::remote::RemoteMeshDevice& device) {
+  try {
+    return run_served_collective(requested, device);
+  } catch (const std::bad_alloc&) {
+    // This process's memory, not the server's (whose bad_alloc comes back as its refusal or
+    // report): a local run's message would name the chips' buffers and --no-data (review42).
+    throw ClientOutOfHostMemory(device.data_mode() == runtime::remote::ServedDataMode::TimingOnly);
+  }
 }
 
 RunResult run_collective(const RunOptions& requested, sim::trace::TraceRecorder* trace, RunProgress* progress) {

@@ -74,6 +74,7 @@ struct ServeOptions {
   bool mode_typed = false;
   bool topology_typed = false;
   bool links_typed = false;
+  bool fabric_payload_typed = false;
   bool no_data = false;
   double idle_timeout_s = 300;
   topo::LinkWhatIf link_whatif;
@@ -214,6 +215,14 @@ int run_serve(const ServeOptions& options) {
   device_options.fabric.num_links = options.links;
   device_options.fabric.chip_order.assign(options.chips.begin(), options.chips.end());
   device_options.fabric.max_payload_bytes = options.fabric_payload_bytes;
+  if (options.mode == "legacy" && options.links != 1) {
+    // A served legacy device's clients run their ops' EDMs on one link per hop (`run --device`
+    // takes --links from the server, which has no fabric to give it): taken, it was dropped.
+    throw UsageError(fmt::format("--links: {} given with --mode legacy, which runs no fabric: a served legacy "
+                                 "device's ops lay their own EDMs over 1 link per hop (run --device takes its links "
+                                 "from the server); it applies with --mode fabric",
+                                 options.links));
+  }
   if (options.mode == "legacy" && options.fabric_rx_in_flight) {
     // As `run --mode legacy` refuses it (run_option_checks.cpp): no router, so no receiver to set.
     throw UsageError(fmt::format("--fabric-rx-in-flight: {} given with --mode legacy, which runs no fabric router "
@@ -286,6 +295,16 @@ int run_serve(const ServeOptions& options) {
   if (options.fabric_scope != "system") asked += " --fabric-scope " + options.fabric_scope;
   if (!options.chips.empty()) asked += fmt::format(" --chips {}", fmt::join(options.chips, ","));
   if (options.links_typed) asked += fmt::format(" --links {}", options.links);
+  // The fabric settings typed, which size the routers as --links does (review42: left out, a
+  // payload the ERISC's L1 cannot hold was blamed on --system alone).
+  if (options.fabric_payload_typed) asked += fmt::format(" --fabric-payload {}", options.fabric_payload_bytes);
+  if (options.fabric_rx_in_flight) asked += fmt::format(" --fabric-rx-in-flight {}", *options.fabric_rx_in_flight);
+  if (options.erisc_unreserved_kib) asked += fmt::format(" --erisc-unreserved-kib {}", *options.erisc_unreserved_kib);
+  if (options.ring_flow_control_typed) {
+    asked += options.ring_flow_control == runtime::RingFlowControl::Dateline ? " --ring-flow-control dateline"
+                                                                             : " --ring-flow-control bubble";
+  }
+  if (options.first_level_acks) asked += *options.first_level_acks ? " --first-level-acks on" : " --first-level-acks off";
   for (const std::string& spec : options.faults) asked += " --fault " + spec;
   if (!options.max_sim_time.empty()) asked += " --max-sim-time " + options.max_sim_time;
   if (!options.max_wall.empty()) asked += " --max-wall " + options.max_wall;
@@ -549,6 +568,7 @@ void register_serve_command(CLI::App& app, CommandOutcome& outcome) {
     options->mode_typed = command->get_option("--mode")->count() > 0;
     options->topology_typed = command->get_option("--topology")->count() > 0;
     options->links_typed = command->get_option("--links")->count() > 0;
+    options->fabric_payload_typed = command->get_option("--fabric-payload")->count() > 0;
     outcome.exit_code = run_serve(*options);
   });
 }

@@ -31,11 +31,11 @@ SweepPointOutcome run_sweep_point(const RunOptions& options, runtime::remote::Re
     // As `run --device` says it (exit 4): the server went away or failed mid-point.
     outcome.kind = SweepPointOutcome::Kind::Crashed;
     outcome.message = fmt::format("the served device failed: {}", e.what());
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc& e) {
     // Not cclmesh's failure but the host's memory (review, session 41: a sweep said "internal
     // error: std::bad_alloc" where a run says what holds the memory and names --no-data).
     outcome.kind = SweepPointOutcome::Kind::OutOfHostMemory;
-    outcome.message = out_of_host_memory_message(options.no_data);
+    outcome.message = out_of_host_memory_message(e, options.no_data);
   } catch (const std::exception& e) {
     outcome.kind = SweepPointOutcome::Kind::InternalError;
     outcome.message = e.what();
