@@ -64,7 +64,8 @@ LEGACY_OPS = {"all_gather", "reduce_scatter", "all_reduce"}
 HOST_FIELDS = {"wall_s"}
 MIRROR_FIELDS = {"sim_events", "groups_mirrored", "wall_s", "settings"}
 # A run with data holds its tensors in host memory: cap what one may take (the shared machine has little).
-ADDRESS_SPACE_LIMIT_BYTES = 8_000_000_000
+# --address-space-gb changes it; 0 sets none (a sanitizer build's shadow memory needs more than any cap).
+address_space_limit_bytes = 8_000_000_000
 
 # (--system value, rows, cols, whether each axis closes into rings, links usable per hop)
 SYSTEMS = [
@@ -236,7 +237,8 @@ class Result:
 
 
 def limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT_BYTES, ADDRESS_SPACE_LIMIT_BYTES))
+    if address_space_limit_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space_limit_bytes, address_space_limit_bytes))
 
 
 def execute(cclmesh, command, timeout):
@@ -374,7 +376,11 @@ def main():
                         help="with --strict: an inequality fails only when violated by more than this fraction")
     parser.add_argument("--log", help="write every pair's outcome to FILE, one JSON object a line")
     parser.add_argument("--print-only", action="store_true", help="print the commands, run nothing")
+    parser.add_argument("--address-space-gb", type=float, default=8,
+                        help="each run's address-space cap in GB (0: none, for sanitizer builds)")
     opts = parser.parse_args()
+    global address_space_limit_bytes
+    address_space_limit_bytes = int(opts.address_space_gb * 1e9)
     only = set(opts.relations.split(",")) if opts.relations else None
     if only and not only <= set(RELATIONS):
         parser.error(f"--relations: unknown {sorted(only - set(RELATIONS))}; expected some of {RELATIONS}")
