@@ -18,21 +18,27 @@ using namespace testing;
 
 void allocate_past_the_host() { throw std::bad_alloc(); }
 
-TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
-  SimMeshDevice device(topo::build_n300());
+// What finish() reports when a kernel of a device made with `options` runs out of host memory.
+std::string out_of_memory_report(const SimMeshDeviceOptions& options) {
+  SimMeshDevice device(topo::build_n300(), options);
   device.register_kernel("allocate_past_the_host", &allocate_past_the_host, false);
   device.enqueue_workload(one_kernel_workload("out_of_host_memory", "allocate_past_the_host"));
   try {
     device.finish();
-    ADD_FAILURE() << "finish() returned";
   } catch (const runtime::DeviceError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
-                        "every chip's buffers (with data, their bytes), its kernels and its events; expected a smaller "
-                        "size, fewer chips, or no data (timing only)"),
-              std::string::npos)
-        << what;
+    return e.what();
   }
+  ADD_FAILURE() << "finish() returned";
+  return {};
+}
+
+TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
+  const std::string what = out_of_memory_report({});
+  EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
+                      "every chip's buffers (with data, their bytes), its kernels and its events; expected a smaller "
+                      "size, fewer chips, or no data (timing only)"),
+            std::string::npos)
+      << what;
 }
 
 // A timing-only device holds no data: its way out is a smaller mesh or size, not the --no-data it
@@ -40,21 +46,13 @@ TEST(OutOfHostMemory, ABadAllocMidRunIsReportedAsTheHostsMemory) {
 TEST(OutOfHostMemory, ATimingOnlyDeviceIsNotToldToDropItsData) {
   SimMeshDeviceOptions options;
   options.data_mode = DataMode::TimingOnly;
-  SimMeshDevice device(topo::build_n300(), options);
-  device.register_kernel("allocate_past_the_host", &allocate_past_the_host, false);
-  device.enqueue_workload(one_kernel_workload("out_of_host_memory", "allocate_past_the_host"));
-  try {
-    device.finish();
-    ADD_FAILURE() << "finish() returned";
-  } catch (const runtime::DeviceError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
-                        "every chip's state, its kernels and its events (timing only: no data); expected a smaller "
-                        "mesh (fewer chips) or a smaller size"),
-              std::string::npos)
-        << what;
-    EXPECT_EQ(what.find("no data (timing only)"), std::string::npos) << what;
-  }
+  const std::string what = out_of_memory_report(options);
+  EXPECT_NE(what.find("allocate_past_the_host: the host ran out of memory (std::bad_alloc): this process holds "
+                      "every chip's state, its kernels and its events (timing only: no data); expected a smaller "
+                      "mesh (fewer chips) or a smaller size"),
+            std::string::npos)
+      << what;
+  EXPECT_EQ(what.find("no data (timing only)"), std::string::npos) << what;
 }
 
 }  // namespace
