@@ -40,11 +40,15 @@ struct Served {
   }
 };
 
-sim::device::SimMeshDeviceOptions ring_fabric(sim::DataMode data_mode = sim::DataMode::Functional) {
+sim::device::SimMeshDeviceOptions fabric_of(FabricMode mode, sim::DataMode data_mode = sim::DataMode::Functional) {
   sim::device::SimMeshDeviceOptions options;
-  options.fabric.mode = FabricMode::Ring;
+  options.fabric.mode = mode;
   options.data_mode = data_mode;
   return options;
+}
+
+sim::device::SimMeshDeviceOptions ring_fabric(sim::DataMode data_mode = sim::DataMode::Functional) {
+  return fabric_of(FabricMode::Ring, data_mode);
 }
 
 BufferConfig dram(std::uint64_t bytes) {
@@ -113,11 +117,7 @@ TEST(ServedHostMemory, ATimingOnlyDeviceHasNoBound) {
 // `run --device` whose op's buffers the server will not hold: exit 2 with the server's words,
 // and the server runs the next client's smaller op.
 TEST(ServedHostMemory, RunDeviceIsRefusedAsBadInputAndTheNextRunRuns) {
-  sim::device::SimMeshDevice device(topo::load_system("ring:8"), [] {
-    sim::device::SimMeshDeviceOptions options;
-    options.fabric.mode = FabricMode::Line;
-    return options;
-  }());
+  sim::device::SimMeshDevice device(topo::load_system("ring:8"), fabric_of(FabricMode::Line));
   RemoteServerOptions options;
   options.max_buffer_host_bytes = 300 * 1024;
   Served served(device, options);
@@ -142,11 +142,7 @@ TEST(ServedHostMemory, RunDeviceIsRefusedAsBadInputAndTheNextRunRuns) {
 // 8 chips: the client holds the 1 GiB of inputs, a group's copy of them and the 1 GiB reference
 // at once (3 GiB); a send_recv the 1 GiB input, which is the reference, and one read back (2 GiB).
 TEST(ServedHostMemory, RunDeviceClientPastItsOwnMemoryIsRefusedBeforeAnythingIsSent) {
-  sim::device::SimMeshDevice device(topo::load_system("ring:8"), [] {
-    sim::device::SimMeshDeviceOptions options;
-    options.fabric.mode = FabricMode::Line;
-    return options;
-  }());
+  sim::device::SimMeshDevice device(topo::load_system("ring:8"), fabric_of(FabricMode::Line));
   RemoteServerOptions server_options;
   server_options.max_buffer_host_bytes = 300 * 1024;
   Served served(device, server_options);
@@ -225,9 +221,7 @@ TEST(ServedHostMemory, RunDeviceClientCheckIsSkippedOnlyForWhatTheServedRunRefus
   };
   std::vector<ServedKind> served_kinds;
   served_kinds.push_back({"ring", ring_fabric(), {std::nullopt, 1}});
-  sim::device::SimMeshDeviceOptions line = ring_fabric();
-  line.fabric.mode = FabricMode::Line;
-  served_kinds.push_back({"line", line, {std::nullopt}});
+  served_kinds.push_back({"line", fabric_of(FabricMode::Line), {std::nullopt}});
   served_kinds.push_back({"legacy", sim::device::SimMeshDeviceOptions{}, {std::nullopt, 0}});
   sim::device::SimMeshDeviceOptions axes = ring_fabric();
   axes.fabric.scope = FabricScope::Axes;

@@ -187,13 +187,17 @@ std::uint64_t host_bytes_for_data(const RunOptions& options) {
   return options.data_runs_at_once > 1 ? host_memory_bytes() : host_memory_available_bytes();
 }
 
+// The option a host-memory refusal names, and its value as typed: --shape's extents or --size's bytes.
+std::string size_option(const RunOptions& options) { return options.shape ? "--shape" : "--size"; }
+std::string size_value(const RunOptions& options) {
+  return options.shape ? fmt::format("{}", fmt::join(*options.shape, ",")) : fmt::format("{} B", options.size_bytes);
+}
+
 // A run with data past `host_bytes` (host_bytes_for_data; its share with sweep -j) refused, naming
 // the size.
 void reject_run_past_host_memory(const RunOptions& options, const HostMemoryNeed& need, std::uint64_t host_bytes) {
   if (options.no_data) return;
-  const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
-                                               : fmt::format("{} B", options.size_bytes);
-  reject_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
+  reject_data_past_host_memory(size_option(options), size_value(options), need, host_bytes,
                                options.data_runs_at_once);
 }
 
@@ -312,9 +316,7 @@ void reject_client_past_host_memory(const RunOptions& options, const runtime::Me
   } catch (const std::exception&) {
     return;
   }
-  const std::string size_value = options.shape ? fmt::format("{}", fmt::join(*options.shape, ","))
-                                               : fmt::format("{} B", options.size_bytes);
-  reject_client_data_past_host_memory(options.shape ? "--shape" : "--size", size_value, need, host_bytes,
+  reject_client_data_past_host_memory(size_option(options), size_value(options), need, host_bytes,
                                       options.data_runs_at_once);
 }
 
