@@ -25,6 +25,22 @@ Markers (an HTML comment on the line before the opening fence, blank lines allow
   <!-- example: slow -->            the block runs only with --examples slow|all (the slow ctest):
                                      blocks whose commands take more than ~5 s together
 
+Figures quoted in prose (session 43): a paragraph that states what the tool computes ("all_to_all takes
+1491.89 us on 1 link, 429.95 on 4") carries, on the lines just before it (blank lines allowed between),
+an HTML comment that names the commands that compute the figures and the figures themselves:
+  <!-- figures                                  (or `<!-- figures: slow`: runs as a slow block does)
+  $ build/tools/cclmesh/cclmesh run --system galaxy --op all_to_all ... --links 1 --no-data
+  1491.89
+  $ build/tools/cclmesh/cclmesh run --system galaxy --op all_to_all ... --links 4 --no-data
+  429.95
+  -->
+Each `$ ` line is a command (run as an example's is) and each non-blank line under it one figure, taken
+literally (it may hold spaces: `6.49 GB/s`). Each figure must occur both in its command's output and in
+the paragraph after the comment (its lines up to the next blank line or fence), with runs of white space
+counted as one space and a figure's leading or trailing digit not part of a longer number (429.95 is not
+found in 1429.95 or 429.951): so neither the prose nor the model can move alone. Figures the paragraph
+derives (a ratio of two runs, a rounded figure) are not checked: quote the printed figure beside them.
+
 Usage:
   scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
       [--examples fast|slow|all] [--timeout 600] [--not-built build/examples/] [--list] FILE.md ...
@@ -48,6 +64,7 @@ ANY_TEXT = "<...>"
 FENCE = re.compile(r"^(```|~~~)")
 MARKER = re.compile(r"^<!--\s*example:\s*(.*?)\s*-->\s*$")
 NOT_RUN = re.compile(r"^not run \((.+)\)$")
+FIGURES_OPEN = re.compile(r"^<!--\s*figures(:\s*slow)?\s*$")
 
 
 class Example:
@@ -55,6 +72,18 @@ class Example:
 
     def __init__(self, path, line, command, shown, slow):
         self.path, self.line, self.command, self.shown, self.slow = path, line, command, shown, slow
+
+    def where(self):
+        return f"{self.path}:{self.line}"
+
+
+class Figures:
+    """A figures marker: its commands, each with the figures its output must hold, and the paragraph
+    after the marker, which must hold them all too."""
+
+    def __init__(self, path, line, commands, paragraph, slow):
+        self.path, self.line, self.commands, self.paragraph, self.slow = path, line, commands, paragraph, slow
+        self.command = commands[0][1] + (f" (+{len(commands) - 1} more)" if len(commands) > 1 else "")
 
     def where(self):
         return f"{self.path}:{self.line}"
@@ -109,12 +138,42 @@ def split_commands(path, first_line, block):
     return commands
 
 
+def parse_figures(path, lines, start):
+    """(Figures, index of the line after its paragraph) for the figures marker opening at lines[start]."""
+    slow = FIGURES_OPEN.match(lines[start].strip()).group(1) is not None
+    end = start + 1
+    while end < len(lines) and lines[end].strip() != "-->":
+        end += 1
+    if end == len(lines):
+        raise BadMarker(f"{path}:{start + 1}: figures marker without a closing '-->' line")
+    commands = split_commands(path, start + 2, lines[start + 1:end])
+    if not commands:
+        raise BadMarker(f"{path}:{start + 1}: figures marker without a '$ ' command")
+    commands = [(line, command, [f.strip() for f in shown if f.strip()]) for line, command, shown in commands]
+    for line, command, figures in commands:
+        if not figures:
+            raise BadMarker(f"{path}:{line}: figures marker command without a figure under it: $ {command}")
+    first = end + 1
+    while first < len(lines) and lines[first].strip() == "":
+        first += 1
+    after = first
+    while after < len(lines) and lines[after].strip() != "" and not FENCE.match(lines[after]):
+        after += 1
+    if after == first:
+        raise BadMarker(f"{path}:{start + 1}: figures marker not followed by a paragraph")
+    return Figures(path, start + 1, commands, lines[first:after], slow), after
+
+
 def parse(path, text):
-    """([Example], [Skipped]) for one markdown file's text."""
+    """([Example or Figures], [Skipped]) for one markdown file's text."""
     examples, skipped = [], []
     lines = text.split("\n")
     i = 0
     while i < len(lines):
+        if FIGURES_OPEN.match(lines[i].strip()):
+            figures, i = parse_figures(path, lines, i)
+            examples.append(figures)
+            continue
         opening = FENCE.match(lines[i])
         if not opening:
             i += 1
@@ -230,11 +289,11 @@ def work_dir_with_checkout(tmp, repo):
             os.symlink(os.path.join(repo, name), os.path.join(tmp, name))
 
 
-def run(example, opts):
-    """(verdict, detail, wall seconds): verdict is "ok", "differs" or "failed"."""
-    command = rewrite(example.command, opts.cclmesh, opts.build_dir)
+def execute(shown_command, opts):
+    """(proc or None, failure detail, wall seconds) for one command as the doc shows it."""
+    command = rewrite(shown_command, opts.cclmesh, opts.build_dir)
     if command is None:
-        return "failed", f"not a command this checker runs (expected $ {' or $ '.join(PROGRAMS)}...)", 0.0
+        return None, f"not a command this checker runs (expected $ {' or $ '.join(PROGRAMS)}...)", 0.0
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="doc_example_") as tmp:
         work_dir_with_checkout(tmp, opts.repo)
@@ -242,11 +301,51 @@ def run(example, opts):
             proc = subprocess.run(["/bin/sh", "-c", command], cwd=tmp, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=opts.timeout)
         except subprocess.TimeoutExpired:
-            return "failed", f"no exit within {opts.timeout:g} s", time.monotonic() - start
+            return None, f"no exit within {opts.timeout:g} s", time.monotonic() - start
     wall = time.monotonic() - start
     if proc.returncode < 0 or proc.returncode in (126, 127):
-        detail = proc.stdout.decode(errors="replace")[-2000:]
-        return "failed", f"exit {proc.returncode}\n{detail}", wall
+        return None, f"exit {proc.returncode}\n{proc.stdout.decode(errors='replace')[-2000:]}", wall
+    return proc, "", wall
+
+
+def contains_figure(text, figure):
+    """True when the figure occurs in the text, white space runs counted as one space, and a leading or
+    trailing digit of the figure not continuing a longer number in the text."""
+    pattern = re.escape(" ".join(figure.split())).replace("\\ ", " ")
+    if figure[:1].isdigit():
+        pattern = r"(?<![0-9])(?<![0-9]\.)" + pattern
+    if figure[-1:].isdigit():
+        pattern += r"(?![0-9]|\.[0-9])"
+    return re.search(pattern, " ".join(text.split())) is not None
+
+
+def run_figures(figures, opts):
+    """(verdict, detail, wall seconds) for a figures marker: every figure in its command's output and
+    in the paragraph."""
+    paragraph = "\n".join(figures.paragraph)
+    missing = [f"{figures.path}:{line}: '{figure}' is not in the paragraph after the marker"
+               for line, _, shown in figures.commands for figure in shown if not contains_figure(paragraph, figure)]
+    wall = 0.0
+    for line, command, shown in figures.commands:
+        proc, failure, seconds = execute(command, opts)
+        wall += seconds
+        if proc is None:
+            return "failed", f"{figures.path}:{line}: $ {command}\n{failure}", wall
+        output = proc.stdout.decode(errors="replace")
+        absent = [figure for figure in shown if not contains_figure(output, figure)]
+        if absent:
+            missing.append(f"{figures.path}:{line}: {', '.join(repr(f) for f in absent)} not in the output of "
+                           f"$ {command} (exit {proc.returncode}):\n{output.rstrip()[-3000:]}")
+    return ("differs", "\n".join(missing), wall) if missing else ("ok", "", wall)
+
+
+def run(example, opts):
+    """(verdict, detail, wall seconds): verdict is "ok", "differs" or "failed"."""
+    if isinstance(example, Figures):
+        return run_figures(example, opts)
+    proc, failure, wall = execute(example.command, opts)
+    if proc is None:
+        return "failed", failure, wall
     actual = [line.rstrip() for line in proc.stdout.decode(errors="replace").split("\n")]
     while actual and actual[-1] == "":
         actual.pop()
@@ -301,12 +400,14 @@ def main():
     counts = {"ok": 0, "differs": 0, "failed": 0}
     for example in examples:
         if opts.list:
-            print(f"{example.where()}{' [slow]' if example.slow else ''}: $ {example.command}")
+            kind = "figures: " if isinstance(example, Figures) else ""
+            print(f"{example.where()}{' [slow]' if example.slow else ''}: {kind}$ {example.command}")
             continue
         verdict, detail, wall = run(example, opts)
         counts[verdict] += 1
         label = {"ok": "ok", "differs": "DIFFERS", "failed": "FAILED to run"}[verdict]
-        print(f"{label:<14} {example.where()} ({wall:.1f} s): $ {example.command}", flush=True)
+        kind = "figures: " if isinstance(example, Figures) else ""
+        print(f"{label:<14} {example.where()} ({wall:.1f} s): {kind}$ {example.command}", flush=True)
         if detail:
             print(detail + "\n", flush=True)
     for skip in skipped:

@@ -89,6 +89,41 @@ class Parsing(unittest.TestCase):
             checker.parse("doc.md", "```\nstray\n$ build/tools/cclmesh/cclmesh topo\n```\n")
 
 
+class FigureMarkers(unittest.TestCase):
+    PARAGRAPH = "The run takes 54.22 us\non 1 link.\n"
+
+    def test_a_marker_gives_its_commands_figures_and_the_paragraph_after_it(self):
+        text = ("Intro\n<!-- figures: slow\n$ build/tools/cclmesh/cclmesh run --links 1\n54.22\n\n"
+                "$ build/tools/cclmesh/cclmesh run --links 2\n30.1 us\n-->\n\nThe first line\nthe second\n\nNot it\n")
+        (figures,), skipped = checker.parse("doc.md", text)
+        self.assertEqual(skipped, [])
+        self.assertEqual((figures.line, figures.slow, figures.paragraph), (2, True, ["The first line", "the second"]))
+        self.assertEqual(figures.commands, [(3, "build/tools/cclmesh/cclmesh run --links 1", ["54.22"]),
+                                            (6, "build/tools/cclmesh/cclmesh run --links 2", ["30.1 us"])])
+        (fast,), _ = checker.parse("doc.md", "<!-- figures\n$ build/tools/cclmesh/cclmesh run\n1\n-->\nx 1\n")
+        self.assertFalse(fast.slow)
+
+    def test_malformed_markers_are_refused_naming_the_line(self):
+        for text, message in [
+                ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n54.22\n\nText 54.22\n", "doc.md:1: .*closing"),
+                ("<!-- figures\n-->\nText\n", "doc.md:1: .*without a '\\$ ' command"),
+                ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n-->\nText\n", "doc.md:2: .*without a figure"),
+                ("<!-- figures\n54.22\n$ build/tools/cclmesh/cclmesh run\n1\n-->\nText\n", "doc.md:2: output before"),
+                ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n54.22\n-->\n\n```\nx\n```\n",
+                 "doc.md:1: .*not followed by a paragraph")]:
+            with self.assertRaisesRegex(checker.BadMarker, message):
+                checker.parse("doc.md", text)
+
+    def test_a_figure_is_found_whole_across_white_space(self):
+        self.assertTrue(checker.contains_figure("takes 1491.89\n  us on 1", "1491.89 us"))
+        self.assertTrue(checker.contains_figure("(429.95.)", "429.95"))
+        self.assertTrue(checker.contains_figure("3.47x faster", "3.47"))
+        self.assertFalse(checker.contains_figure("1429.95", "429.95"))
+        self.assertFalse(checker.contains_figure("429.951", "429.95"))
+        self.assertFalse(checker.contains_figure("1.429.95", "429.95"))
+        self.assertFalse(checker.contains_figure("1491.89 ms", "1491.89 us"))
+
+
 STAND_IN = """#!/bin/sh
 # A stand-in cclmesh: prints a header and a row, a note on stderr, and records where it ran.
 pwd > "$0.cwd"
@@ -164,6 +199,47 @@ class WholeRun(unittest.TestCase):
         self.assertEqual((code, ran_in), (0, None), out)
         code, out, _, _ = self.run_on(doc, "--examples", "slow")
         self.assertEqual(code, 1, out)
+
+    def figures_doc(self, figure_in_output, figure_in_prose, slow=""):
+        return (f"<!-- figures{slow}\n$ build/tools/cclmesh/cclmesh run --op x\n{figure_in_output}\n-->\n"
+                f"The op takes {figure_in_prose} us,\nsays the model.\n")
+
+    def test_a_figure_in_the_output_and_in_the_paragraph_passes(self):
+        code, out, ran_in, _ = self.run_on(self.figures_doc("54.22", "54.22"))
+        self.assertEqual(code, 0, out)
+        self.assertIsNotNone(ran_in)
+        self.assertRegex(out, r"^ok +\S*doc.md:1 ")
+        self.assertIn("figures: $ build/tools/cclmesh/cclmesh run --op x", out)
+        self.assertIn("1 example(s): 1 ok, 0 differ, 0 failed to run; 0 skipped", out)
+
+    def test_a_figure_absent_from_the_output_differs_naming_it(self):
+        code, out, _, _ = self.run_on(self.figures_doc("54.16", "54.16"))
+        self.assertEqual(code, 1, out)
+        self.assertIn("DIFFERS", out)
+        self.assertIn("doc.md:2: '54.16' not in the output of $ build/tools/cclmesh/cclmesh run --op x", out)
+        self.assertIn("row 54.22", out, "the output is shown to find the new figure in")
+        self.assertNotIn("not in the paragraph", out)
+
+    def test_a_figure_absent_from_the_paragraph_differs_naming_it(self):
+        code, out, _, _ = self.run_on(self.figures_doc("54.22", "54.16"))
+        self.assertEqual(code, 1, out)
+        self.assertIn("doc.md:2: '54.22' is not in the paragraph after the marker", out)
+        self.assertNotIn("not in the output", out)
+
+    def test_a_figures_command_that_cannot_run_fails(self):
+        code, out, _, _ = self.run_on("<!-- figures\n$ build/tools/bench/bench_remote\n1\n-->\nText 1\n")
+        self.assertEqual(code, 1, out)
+        self.assertIn("FAILED to run", out)
+        self.assertIn("not a command this checker runs", out)
+
+    def test_slow_figures_run_only_when_asked_for(self):
+        doc = self.figures_doc("54.16", "54.16", slow=": slow")
+        code, out, ran_in, _ = self.run_on(doc, "--examples", "fast")
+        self.assertEqual((code, ran_in), (0, None), out)
+        self.assertIn("0 example(s)", out)
+        code, out, _, _ = self.run_on(doc, "--examples", "slow")
+        self.assertEqual(code, 1, out)
+        self.assertIn("'54.16' not in the output", out)
 
 
 if __name__ == "__main__":
