@@ -182,7 +182,35 @@ runtime::BufferHandle SimMeshDevice::create_buffer(const runtime::BufferConfig& 
   return allocator_->create_buffer(config);
 }
 
-void SimMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) { allocator_->deallocate_buffer(buffer); }
+void SimMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) {
+  allocator_->deallocate_buffer(buffer);  // refuses a buffer work not finished may use: nothing reads it after this
+  release_buffer_storage(buffer);
+}
+
+void SimMeshDevice::release_buffer_storage(const runtime::BufferHandle& buffer) {
+  for (const auto& chip_map : core_maps_) {
+    const runtime::ChipId id = chip_map.first;
+    const std::uint32_t banks = chip_map.second.dram_bank_count();
+    const std::uint64_t bytes = runtime::buffer_layout(buffer, worker_grid_, banks).bytes_per_target();
+    Chip& chip = system_->chip(id);
+    if (buffer.config.type == runtime::BufferType::Dram) {
+      // The allocator reserves the range in every bank (one free list for all), so every bank
+      // gives it back: a sharded buffer's unused banks hold nothing there, which costs a look.
+      for (std::uint32_t b = 0; b < banks; ++b) {
+        const DramBank bank = chip.dram_bank(static_cast<std::int32_t>(b));
+        chip.dram_channel(bank.channel).memory().release_storage(bank.channel_offset + buffer.address, bytes);
+      }
+    } else {
+      // L1 buffers sit on the common worker grid's cores. Safe to release: finished programs'
+      // kernels keep no page pointer, and a CB or a global semaphore never overlaps a buffer.
+      for (std::uint32_t y = 0; y < worker_grid_.y; ++y) {
+        for (std::uint32_t x = 0; x < worker_grid_.x; ++x) {
+          tensix_l1(id, runtime::CoreCoord{x, y}).release_storage(buffer.address, bytes);
+        }
+      }
+    }
+  }
+}
 
 void SimMeshDevice::write_buffer(runtime::ChipId chip, const runtime::BufferHandle& buffer,
                                  std::span<const std::byte> data) {

@@ -285,6 +285,10 @@ class SimMeshDevice final : public runtime::MeshDevice {
   // The copies themselves, page by page, at the current simulated time.
   void copy_to_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<const std::byte> data);
   void copy_from_chip(runtime::ChipId chip, const runtime::BufferHandle& buffer, std::span<std::byte> out);
+  // The simulated storage of a freed buffer's range given back on every chip, in every DRAM
+  // bank or on every worker core the allocator reserved it in (MemoryRegion::release_storage):
+  // a long-lived device with data holds its live buffers' pages, not every page ever written.
+  void release_buffer_storage(const runtime::BufferHandle& buffer);
   void enqueue_host_command(std::unique_ptr<HostCommand> command);
   // `value` into the semaphore's word on each of its cores of `chip`, now.
   void write_global_semaphore(runtime::ChipId chip, const runtime::GlobalSemaphore& semaphore, runtime::CoreKind kind,

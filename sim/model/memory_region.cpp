@@ -94,6 +94,59 @@ std::uint8_t* MemoryRegion::make_resident(std::uint64_t page_index) {
   return page.get();
 }
 
+void MemoryRegion::drop_page(std::uint64_t page_index) {
+  const std::uint64_t table_index = page_index / kPagesPerTable;
+  const PageTable& table = tables_[table_index];
+  if (!table) return;
+  const std::uint64_t in_table = page_index % kPagesPerTable;
+  Page& page = table[in_table];
+  if (!page) return;
+  page.reset();
+  resident_bits_[table_index][in_table / 64] &= ~(std::uint64_t{1} << (in_table % 64));
+  --resident_pages_;
+}
+
+void MemoryRegion::release_part_of_page(std::uint64_t address, std::uint64_t bytes) {
+  if (bytes == 0 || page_or_null(address >> page_shift_) == nullptr) return;
+  store_zeros(address, bytes);
+  // A page of fewer than 64 blocks keeps its unused high bits set (make_resident sets them all
+  // and no store touches them), so "every block known zero" is all bits set either way.
+  const std::uint8_t* page = page_or_null(address >> page_shift_);
+  if (zero_bits(page) == ~std::uint64_t{0}) drop_page(address >> page_shift_);
+}
+
+void MemoryRegion::release_storage(std::uint64_t address, std::uint64_t bytes) {
+  settle();
+  check(address, bytes, AccessKind::Write);
+  if (mode_ != StorageMode::Stored || bytes == 0) return;
+  const std::uint64_t end = address + bytes;
+  for (auto it = watches_.lower_bound(address & ~std::uint64_t{3}); it != watches_.end() && it->first < end; ++it) {
+    CCLMESH_CHECK(it->second.empty(), fmt::format("{}: storage released under a watched word at {:#x} (range {:#x}, "
+                                                  "{} B)", name(), it->first, address, bytes));
+  }
+  // Whole pages: those from the first page boundary at or above `address` to the last at or
+  // below `end` (the region's last page counts as whole when the range reaches the region's end).
+  const std::uint64_t first_whole = (address + page_mask()) >> page_shift_;
+  const std::uint64_t end_whole = end == size_bytes_ ? page_count_ : end >> page_shift_;
+  if (end_whole <= first_whole) {  // within one page, or across one boundary with no whole page
+    const std::uint64_t boundary = std::min(end, first_whole << page_shift_);
+    release_part_of_page(address, boundary - address);
+    release_part_of_page(boundary, end - boundary);
+    return;
+  }
+  release_part_of_page(address, (first_whole << page_shift_) - address);
+  for (std::uint64_t page = first_whole; page < end_whole;) {
+    if (!tables_[page / kPagesPerTable]) {  // no page of this table is resident
+      page = (page / kPagesPerTable + 1) * kPagesPerTable;
+      continue;
+    }
+    drop_page(page);
+    ++page;
+  }
+  const std::uint64_t tail = end_whole << page_shift_;
+  if (tail < end) release_part_of_page(tail, end - tail);
+}
+
 // By the tables' residency bits, 64 pages a step: a timing-only run's payloads are mostly
 // zero runs over pages never written (an ERISC L1 slot of 256 B pages, a Tensix L1 CB), and
 // the walk a page at a time (two loads and a test each) was ~1% of the T3K's and ~2% of the

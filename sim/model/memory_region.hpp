@@ -10,6 +10,12 @@
 // runs) stores nothing and reads as zero, but every access is still bounds-checked. Any access
 // outside [0, size) throws AccessError naming chip, core, memory, address and size.
 //
+// A range can be given back (release_storage, when the device frees the buffer there): its
+// pages are dropped, so a long-lived device's storage is bounded by its live buffers, not by
+// every byte ever written. The range then reads as zeros. Real hardware would read the stale
+// bytes, but no program may rely on them: a fresh simulated buffer reading zeros is the honest
+// lazy model, as for memory never written.
+//
 // A 32-bit word can be watched: a process or fiber parks until the word equals, or reaches at
 // least, a value (tt-metal noc_semaphore_wait / noc_semaphore_wait_min). Every write, fill or
 // atomic that touches the word re-checks its watchers and schedules the satisfied ones; only
@@ -156,6 +162,16 @@ class MemoryRegion {
   // queue) the other events a polling kernel's wait_for_activity() may wake for.
   L1Activity& activity() { return activity_; }
 
+  // Gives back the storage of [address, address + bytes): pages wholly inside are dropped;
+  // an edge page the range only partly covers is zero-filled there (the range must read as
+  // zeros whatever it was; the page's other bytes may belong to a live buffer), and dropped too
+  // when that leaves it known all zero. Deferred landings whose place has passed are applied
+  // first; those still in flight stay and land at their place, as a write issued before a free
+  // lands on hardware. Not a write: nothing is notified. Throws AccessError for a range outside
+  // the region; a watched word inside it is an internal error (what frees the memory must
+  // wait for its users first). Nothing for a Discarded region.
+  void release_storage(std::uint64_t address, std::uint64_t bytes);
+
   std::size_t resident_pages() const {
     settle();
     return resident_pages_;
@@ -165,10 +181,12 @@ class MemoryRegion {
   // slots of a region of one page table (page_count() <= kPagesPerTable), slot i holding page
   // i's storage (bytes [i * page_bytes(), + page_bytes())) once a write made it resident, else
   // nullptr (the page reads as zero). Nullptr until the first write makes the table, and for a
-  // Discarded region or one of several tables. The table and its pages never move or go away
-  // while the region lives, so the reader may keep the pointer; writes must still go through
-  // write*(). Only for a region whose landings are never deferred (an L1): the slots hold the
-  // bytes as stored, without the deferred ones.
+  // Discarded region or one of several tables. The table never moves or goes away while the
+  // region lives, so the reader may keep the pointer; a slot's page may (release_storage sets
+  // the slot back to nullptr), so the reader looks the slot up at each access and keeps no page
+  // pointer across a host call. Writes must still go through write*(). Only for a region whose
+  // landings are never deferred (an L1): the slots hold the bytes as stored, without the
+  // deferred ones.
   const Page* page_slots() const {
     settle();
     return tables_.size() == 1 ? tables_[0].get() : nullptr;
@@ -221,6 +239,10 @@ class MemoryRegion {
     return make_resident(page_index);
   }
   std::uint8_t* make_resident(std::uint64_t page_index);
+  // The page's storage freed (it reads as zero again); nothing if it is not resident.
+  void drop_page(std::uint64_t page_index);
+  // release_storage's part of one page, [address, address + bytes) not the whole page.
+  void release_part_of_page(std::uint64_t address, std::uint64_t bytes);
   // Where the run of pages not resident that holds `at` (whose page is not) ends, at most at
   // `end`: bulk accesses step over such a run at once, not a small page at a time.
   std::uint64_t end_of_absent_pages(std::uint64_t at, std::uint64_t end) const;
@@ -250,8 +272,9 @@ class MemoryRegion {
   unsigned page_shift_;
   std::uint64_t page_count_;
   std::vector<PageTable> tables_;
-  // Per table, one bit per page: set once the page is resident (pages never go away), so a
-  // bulk access finds the end of a run of absent pages a word at a time. Null with its table.
+  // Per table, one bit per page: set while the page is resident (from the write that makes it
+  // so to the release_storage that drops it), so a bulk access finds the end of a run of absent
+  // pages a word at a time. Null with its table.
   std::vector<std::unique_ptr<std::uint64_t[]>> resident_bits_;
   std::size_t resident_pages_ = 0;
   // Watched word address -> its waiters in arrival order. Ordered, so notification order is

@@ -3,7 +3,9 @@
 // use is not freed, a freed semaphore's word is the next one's (Tensix L1 and the ERISC's
 // region), both devices give the same handles and refusals, reset() after frees gives a fresh
 // device's, and library loops of all_gathers that free what they create run in the same memory
-// every time with the right bytes (the semaphores' past what the ERISC region holds).
+// every time with the right bytes (the semaphores' past what the ERISC region holds). A freed
+// buffer's simulated pages are given back: the next buffer there reads zeros, and a loop's
+// pages stay bounded.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +133,23 @@ std::uint32_t value_on(SimMeshDevice& device, runtime::ChipId chip, const Global
       .read_u32(semaphore.address);
 }
 
+// Pages the simulated memories hold on every chip: each DRAM channel's and each Tensix L1's.
+std::size_t resident_dram_and_l1_pages(SimMeshDevice& device) {
+  std::size_t pages = 0;
+  for (runtime::ChipId id : device.chips()) {
+    Chip& chip = device.system().chip(id);
+    for (std::int32_t c = 0; c < chip.dram_channel_count(); ++c) pages += chip.dram_channel(c).memory().resident_pages();
+    for (const CoreCoord& core : chip.tensix_cores()) pages += chip.l1(core).resident_pages();
+  }
+  return pages;
+}
+
+Bytes nonzero_bytes(std::uint64_t size, std::uint8_t seed) {
+  Bytes bytes(size);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(1 + (seed + i * 7) % 255);
+  return bytes;
+}
+
 TEST(DeviceFree, AFreedHandleIsDeadForEveryCall) {
   SimMeshDevice device(topo::load_system("n300"));
   const BufferHandle a = device.create_buffer(dram(12 * 2048));
@@ -175,6 +194,64 @@ TEST(DeviceFree, ABufferAnUnfinishedWorkloadUsesIsFreedReadAndWrittenAfterFinish
   EXPECT_EQ(device.allocator().live_buffer_count(), 0u);
 }
 
+// A freed buffer's simulated pages go with it (review42: a served device kept every page ever
+// written): allocate, write on every chip, free, allocate again, round after round, holds no
+// more pages after each free than the device held at open, and each new buffer at the freed one's
+// address reads zeros, not the bytes freed there. DRAM interleaved and sharded (on banks 0 and 1
+// of the 12; the others give back nothing), L1 interleaved and sharded.
+TEST(DeviceFree, AFreedBuffersPagesAreReleasedAndTheNextBufferAtItsAddressReadsZeros) {
+  SimMeshDevice device(topo::load_system("n300"));
+  const std::size_t at_open = resident_dram_and_l1_pages(device);
+  const runtime::ShardSpec two_cores{{CoreRange{{0, 0}, {1, 0}}}, 8, 1, 1, runtime::ShardOrientation::RowMajor};
+  const BufferConfig configs[] = {
+      dram(48 * 2048),
+      BufferConfig{BufferType::Dram, 16 * 2048, 2048, runtime::TensorMemoryLayout::HeightSharded, two_cores},
+      l1(160 * 2048),
+      BufferConfig{BufferType::L1, 16 * 2048, 2048, runtime::TensorMemoryLayout::HeightSharded, two_cores},
+  };
+  for (const BufferConfig& config : configs) {
+    std::optional<std::uint64_t> address;
+    for (std::uint8_t round = 0; round < 4; ++round) {
+      const BufferHandle buffer = device.create_buffer(config);
+      if (!address) address = buffer.address;
+      EXPECT_EQ(buffer.address, *address) << "round " << int{round};
+      Bytes back(config.size_bytes, std::byte{0xee});
+      for (runtime::ChipId chip : device.chips()) {
+        device.read_buffer(chip, buffer, back);
+        EXPECT_TRUE(back == Bytes(config.size_bytes)) << "round " << int{round} << " chip " << chip;
+      }
+      const Bytes data = nonzero_bytes(config.size_bytes, round);
+      for (runtime::ChipId chip : device.chips()) device.write_buffer(chip, buffer, data);
+      EXPECT_GT(resident_dram_and_l1_pages(device), at_open);
+      device.read_buffer(1, buffer, back);
+      EXPECT_TRUE(back == data) << "round " << int{round};
+      device.deallocate_buffer(buffer);
+      EXPECT_EQ(resident_dram_and_l1_pages(device), at_open) << "round " << int{round};
+    }
+  }
+}
+
+// Freeing one of two buffers that share pages (2 KiB a bank each: one 4 KiB page of a DRAM
+// channel holds both) keeps the other's bytes; freeing the other then leaves no page.
+TEST(DeviceFree, FreeingABufferKeepsTheBytesOfOneSharingItsPages) {
+  SimMeshDevice device(topo::load_system("n300"));
+  const std::size_t at_open = resident_dram_and_l1_pages(device);
+  for (const BufferConfig& config : {dram(12 * 2048), l1(64 * 2048 / 2)}) {
+    const BufferHandle first = device.create_buffer(config);
+    const BufferHandle second = device.create_buffer(config);
+    const Bytes first_data = nonzero_bytes(config.size_bytes, 1);
+    const Bytes second_data = nonzero_bytes(config.size_bytes, 2);
+    device.write_buffer(0, first, first_data);
+    device.write_buffer(0, second, second_data);
+    device.deallocate_buffer(first);
+    Bytes back(config.size_bytes);
+    device.read_buffer(0, second, back);
+    EXPECT_TRUE(back == second_data);
+    device.deallocate_buffer(second);
+    EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+  }
+}
+
 // The same calls on a planning device and a simulated one: the same handles and refusals.
 TEST(DeviceFree, PlanningAndSimulatedDevicesFreeAlike) {
   const auto trail = trails_on_both_devices([](runtime::MeshDevice& d, std::vector<std::string>& out) {
@@ -209,6 +286,7 @@ TEST(DeviceFree, ALoopOfAllGathersRunsInTheSameMemory) {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> first_addresses;
   std::uint64_t dram_reach = 0;
   std::uint64_t l1_reach = 0;
+  std::optional<std::size_t> pages_after_first;
   constexpr std::uint32_t kIterations = 12;
   for (std::uint32_t i = 0; i < kIterations; ++i) {
     ag::allocate(device, params);
@@ -220,6 +298,10 @@ TEST(DeviceFree, ALoopOfAllGathersRunsInTheSameMemory) {
     EXPECT_EQ(std::make_pair(params.input_buffer.address, params.output_buffer.address), *first_addresses) << i;
     gather_and_check(device, params, random, i);
     ag::deallocate(device, params);
+    // The same simulated pages too: the freed buffers' go, the CBs' are the same every time.
+    const std::size_t pages = resident_dram_and_l1_pages(device);
+    if (!pages_after_first) pages_after_first = pages;
+    EXPECT_EQ(pages, *pages_after_first) << i;
   }
   EXPECT_EQ(device.allocator().dram().highest_end_ever_used(), dram_reach);
   EXPECT_EQ(device.allocator().tensix_l1().lowest_ever_used(), l1_reach);

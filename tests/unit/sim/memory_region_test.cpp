@@ -1,4 +1,4 @@
-// Memory regions: lazy pages, bounds checks, timing-only storage, and word watches.
+// Memory regions: lazy pages, released ranges, bounds checks, timing-only storage, and word watches.
 #include "sim/model/memory_region.hpp"
 
 #include <gtest/gtest.h>
@@ -380,6 +380,135 @@ TEST(MemoryRegion, AHostReadBetweenRunsSeesTheLandingsTheRunPassed) {
     engine.run();
     EXPECT_EQ(dram.read(0x100, 256), pattern(256, 1));
   }
+}
+
+// The little-endian word at `offset` of `bytes`.
+std::uint32_t word_at(const std::vector<std::uint8_t>& bytes, std::size_t offset) {
+  std::uint32_t word = 0;
+  std::memcpy(&word, bytes.data() + offset, sizeof word);
+  return word;
+}
+
+// release_storage: the pages wholly inside the range are dropped (the resident count goes down
+// by them), an edge page the range only partly covers keeps the bytes outside the range and
+// reads zeros inside it, and everything around the range reads as before.
+TEST(MemoryRegion, ReleasingARangeDropsItsWholePagesAndZeroesItsEdges) {
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  const std::vector<std::uint8_t> data = pattern(0x10000, 7);  // pages 0-15
+  dram.write(0x0, data);
+  ASSERT_EQ(dram.resident_pages(), 16u);
+  dram.release_storage(0x1800, 0xE800 - 0x1800);  // pages 2-13 whole, 1 and 14 in part
+  EXPECT_EQ(dram.resident_pages(), 4u);
+  std::vector<std::uint8_t> expected = data;
+  std::fill(expected.begin() + 0x1800, expected.begin() + 0xE800, std::uint8_t{0});
+  EXPECT_EQ(dram.read(0x0, 0x10000), expected);
+  // Every read path and a sampled payload see the zeros.
+  EXPECT_EQ(dram.read_u32(0x1800), 0u);
+  EXPECT_EQ(dram.read_u32(0x17fc), word_at(data, 0x17fc));  // the word before the range kept
+  PayloadBuffer sampled = dram.sample(0x1000, 0xE000);
+  sampled.materialise();
+  EXPECT_EQ(std::vector<std::uint8_t>(sampled.span().begin(), sampled.span().end()),
+            std::vector<std::uint8_t>(expected.begin() + 0x1000, expected.begin() + 0xF000));
+  // Written again, the range holds the new bytes in new pages.
+  dram.write(0x4000, pattern(0x1000, 9));
+  EXPECT_EQ(dram.resident_pages(), 5u);
+  EXPECT_EQ(dram.read(0x4000, 0x1000), pattern(0x1000, 9));
+}
+
+// An edge page whose every block is known zero once its part is zeroed holds nothing worth
+// keeping: it goes too, so freeing the buffers of a page one after another leaves no page.
+TEST(MemoryRegion, AnEdgePageLeftAllZeroIsDropped) {
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  dram.write(0x20000, pattern(0x100, 3));
+  dram.write(0x20800, pattern(0x100, 4));
+  ASSERT_EQ(dram.resident_pages(), 1u);
+  dram.release_storage(0x20000, 0x100);
+  EXPECT_EQ(dram.resident_pages(), 1u);  // the second write's bytes are still there
+  EXPECT_EQ(dram.read(0x20800, 0x100), pattern(0x100, 4));
+  EXPECT_EQ(dram.read(0x20000, 0x100), std::vector<std::uint8_t>(0x100, 0));
+  dram.release_storage(0x207f0, 0x120);  // from the page before into this one, past the bytes
+  EXPECT_EQ(dram.resident_pages(), 0u);
+  EXPECT_EQ(dram.read(0x1f000, 0x2000), std::vector<std::uint8_t>(0x2000, 0));
+  // A range in pages never written, or of no bytes, changes nothing.
+  dram.release_storage(0x80000, 0x10000);
+  dram.release_storage(0x20000, 0);
+  EXPECT_EQ(dram.resident_pages(), 0u);
+}
+
+// Small pages over several page tables, a region whose last page is partial (a range up to the
+// region's end takes it whole), and the direct reader's page slots set back to nullptr.
+TEST(MemoryRegion, ReleasingWorksForSmallPagesAcrossTablesAndTheRegionsPartialLastPage) {
+  constexpr std::uint64_t kPage = 64;
+  constexpr std::uint64_t kBytes = 2 * MemoryRegion::kPagesPerTable * kPage + 40;  // 2049 pages, the last 40 B
+  MemoryRegion region(l1_id(), kBytes, StorageMode::Stored, kPage);
+  region.write(0x0, pattern(kBytes, 5));
+  ASSERT_EQ(region.resident_pages(), 2049u);
+  const std::uint64_t from = (MemoryRegion::kPagesPerTable - 2) * kPage + 8;  // into table 0's page 1022
+  region.release_storage(from, kBytes - from);
+  EXPECT_EQ(region.resident_pages(), 1023u);  // pages 0-1022, 1022 with its first 8 B
+  std::vector<std::uint8_t> expected = pattern(kBytes, 5);
+  std::fill(expected.begin() + static_cast<std::ptrdiff_t>(from), expected.end(), std::uint8_t{0});
+  EXPECT_EQ(region.read(0x0, kBytes), expected);
+  region.release_storage(0x0, kBytes);
+  EXPECT_EQ(region.resident_pages(), 0u);
+  EXPECT_EQ(region.read(0x0, kBytes), std::vector<std::uint8_t>(kBytes, 0));
+
+  MemoryRegion l1(l1_id(), 1 << 16, StorageMode::Stored, kPage);  // one table: page slots
+  l1.write(0x100, pattern(0x100, 6));
+  const MemoryRegion::Page* slots = l1.page_slots();
+  ASSERT_NE(slots, nullptr);
+  ASSERT_NE(slots[0x100 / kPage].get(), nullptr);
+  l1.release_storage(0x100, 0x100);
+  EXPECT_EQ(l1.page_slots(), slots);  // the table stays where it was
+  for (std::uint64_t page = 0x100 / kPage; page < 0x200 / kPage; ++page) EXPECT_EQ(slots[page].get(), nullptr);
+  EXPECT_EQ(l1.read_u32(0x100), 0u);
+}
+
+// Deferred landings: those whose place has passed are applied before the release (the range
+// then reads zeros, not their bytes); one still in flight lands at its place after it, as a
+// write issued before a free lands on hardware.
+TEST(MemoryRegion, ReleasingSettlesPassedLandingsAndKeepsThoseInFlight) {
+  Engine engine;
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  MemoryRegion source(l1_id(), 1 << 20, StorageMode::Stored);
+  source.write(0x0, pattern(0x2000, 1));
+  source.write(0x4000, pattern(0x1000, 2));
+  engine.schedule_at(1_ns, [&] {
+    dram.defer_land(engine, 5_ns, engine.skip_event(5_ns), 0x10000, source.sample(0x0, 0x2000), 0x2000);
+    dram.defer_land(engine, 50_ns, engine.skip_event(50_ns), 0x30000, source.sample(0x4000, 0x1000), 0x1000);
+  });
+  engine.run_until(10_ns);  // the first landed, the second in flight
+  ASSERT_EQ(dram.deferred_landings(), 2u);  // not applied yet: nothing read since
+  dram.release_storage(0x10000, 0x2000);
+  EXPECT_EQ(dram.deferred_landings(), 1u);
+  EXPECT_EQ(dram.resident_pages(), 0u);
+  EXPECT_EQ(dram.read(0x10000, 0x2000), std::vector<std::uint8_t>(0x2000, 0));
+  dram.release_storage(0x30000, 0x1000);  // before the second's place: it still lands
+  EXPECT_EQ(dram.deferred_landings(), 1u);
+  EXPECT_EQ(dram.read(0x30000, 0x1000), std::vector<std::uint8_t>(0x1000, 0));
+  engine.run();
+  EXPECT_EQ(dram.read(0x30000, 0x1000), pattern(0x1000, 2));
+  EXPECT_EQ(dram.resident_pages(), 1u);
+  EXPECT_EQ(dram.deferred_landings(), 0u);
+}
+
+// Out of range: the access error a write there gets. A timing-only region has nothing to give
+// back but checks the range the same. A word a waiter watches inside the range is an internal
+// error: what frees the memory must wait for its users first.
+TEST(MemoryRegion, ReleasingChecksTheRangeAndRefusesAWatchedWord) {
+  MemoryRegion l1(l1_id(), 1499136, StorageMode::Stored);
+  EXPECT_THROW(l1.release_storage(1499136 - 8, 16), AccessError);
+  MemoryRegion discarded(MemoryId{0, {0, 0}, MemoryKind::Dram, 0}, 1 << 20, StorageMode::Discarded);
+  EXPECT_NO_THROW(discarded.release_storage(0x0, 1 << 20));
+  EXPECT_THROW(discarded.release_storage(1 << 20, 4), AccessError);
+
+  Engine engine;
+  l1.write(0x1000, pattern(0x1000, 1));
+  engine.spawn_fiber("kernel", [&] { l1.wait_word_blocking(0x1800, WordCondition::Equal, 1); });
+  ASSERT_EQ(engine.run().reason, StopReason::Hang);
+  EXPECT_NO_THROW(l1.release_storage(0x1000, 0x800));  // up to the watched word, not over it
+  EXPECT_THROW(l1.release_storage(0x1800, 4), InvariantError);
+  EXPECT_EQ(l1.read_u32(0x1800), word_at(pattern(0x1000, 1), 0x800));
 }
 
 TEST(MemoryRegion, WordsAreLittleEndianAndAtomicsWrap) {
