@@ -42,7 +42,7 @@ counted as one space and a figure's leading or trailing digit not part of a long
 found in 1429.95 or 429.951): so neither the prose nor the model can move alone. Figures the paragraph
 derives (a ratio of two runs, a rounded figure) are not checked: quote the printed figure beside them.
 A comment line that starts like a marker (`<!-- figures -->`, `<!-- figures: fast`) is refused, not
-skipped: it would check nothing.
+skipped: it would check nothing; so is a marker whose `-->` is not on a line of its own.
 
 Usage:
   scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
@@ -152,6 +152,12 @@ def parse_figures(path, lines, start):
         end += 1
     if end == len(lines):
         raise BadMarker(f"{path}:{start + 1}: figures marker without a closing '-->' line")
+    # A comment opened or closed inside: this marker was closed on a figure's line (or not at all)
+    # and ran on to a later one's '-->'.
+    for k in range(start + 1, end):
+        if COMMENT_OPEN in lines[k] or "-->" in lines[k]:
+            raise BadMarker(f"{path}:{k + 1}: '{lines[k].strip()}' inside the figures marker opened on line "
+                            f"{start + 1}: expected its '-->' on a line of its own")
     commands = split_commands(path, start + 2, lines[start + 1:end])
     if not commands:
         raise BadMarker(f"{path}:{start + 1}: figures marker without a '$ ' command")

@@ -136,6 +136,11 @@ class FigureMarkers(unittest.TestCase):
             text = f"{opening}\n$ build/tools/cclmesh/cclmesh run\n54.22\n-->\nText 54.22\n"
             with self.assertRaisesRegex(checker.BadMarker, "doc.md:1: .*expected", msg=opening):
                 checker.parse("doc.md", text)
+        # A marker closed on its last figure's line would run on to the next marker's '-->'.
+        text = ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n54.22 -->\nText 54.22\n\n"
+                "<!-- figures\n$ build/tools/cclmesh/cclmesh run\n1.5\n-->\nText 1.5\n")
+        with self.assertRaisesRegex(checker.BadMarker, "doc.md:3: .*'-->' on a line of its own"):
+            checker.parse("doc.md", text)
         # Prose that names the marker is not one.
         self.assertEqual(checker.parse("doc.md", "a `<!-- figures` comment just before it\n"), ([], []))
 
