@@ -252,11 +252,9 @@ TEST(DeviceFree, FreeingABufferKeepsTheBytesOfOneSharingItsPages) {
   }
 }
 
-// Buffers are 32 B aligned: two of 32 B a core (one 32 B page on each of the 64 cores) sit in
-// one 64 B block of each core's L1, a block neither free covers whole. Freeing both leaves no
-// page, as for buffers whose edges fall on block boundaries.
-TEST(DeviceFree, FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage) {
-  SimMeshDevice device(topo::load_system("n300"));
+// FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage on one system.
+void expect_two_buffers_sharing_a_block_leave_no_page(const char* system) {
+  SimMeshDevice device(topo::load_system(system));
   const std::size_t at_open = resident_dram_and_l1_pages(device);
   const runtime::CoreCoord grid = device.worker_grid();
   const std::uint64_t cores = std::uint64_t{grid.x} * grid.y;
@@ -273,6 +271,16 @@ TEST(DeviceFree, FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage) {
   EXPECT_TRUE(back == second_data);
   device.deallocate_buffer(second);
   EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+}
+
+// Buffers are 32 B aligned: two of 32 B a core (one 32 B page on each worker core) sit in one
+// 64 B block of each core's L1, a block neither free covers whole. Freeing both leaves no page,
+// as for buffers whose edges fall on block boundaries. Wormhole's grid and Blackhole's.
+TEST(DeviceFree, FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage) {
+  for (const char* system : {"n300", "p300"}) {
+    SCOPED_TRACE(system);
+    expect_two_buffers_sharing_a_block_leave_no_page(system);
+  }
 }
 
 // The same calls on a planning device and a simulated one: the same handles and refusals.
