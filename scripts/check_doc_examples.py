@@ -36,10 +36,13 @@ an HTML comment that names the commands that compute the figures and the figures
   -->
 Each `$ ` line is a command (run as an example's is) and each non-blank line under it one figure, taken
 literally (it may hold spaces: `6.49 GB/s`). Each figure must occur both in its command's output and in
-the paragraph after the comment (its lines up to the next blank line or fence), with runs of white space
+the paragraph after the comment (its lines up to the next blank line, fence or HTML comment, such as
+the next marker), with runs of white space
 counted as one space and a figure's leading or trailing digit not part of a longer number (429.95 is not
 found in 1429.95 or 429.951): so neither the prose nor the model can move alone. Figures the paragraph
 derives (a ratio of two runs, a rounded figure) are not checked: quote the printed figure beside them.
+A comment line that starts like a marker (`<!-- figures -->`, `<!-- figures: fast`) is refused, not
+skipped: it would check nothing; so is a marker whose `-->` is not on a line of its own.
 
 Usage:
   scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
@@ -65,6 +68,9 @@ FENCE = re.compile(r"^(```|~~~)")
 MARKER = re.compile(r"^<!--\s*example:\s*(.*?)\s*-->\s*$")
 NOT_RUN = re.compile(r"^not run \((.+)\)$")
 FIGURES_OPEN = re.compile(r"^<!--\s*figures(:\s*slow)?\s*$")
+# What a writer may have meant as a figures marker: refused unless it is one (FIGURES_OPEN).
+FIGURES_LIKE = re.compile(r"^<!--\s*figures\b", re.IGNORECASE)
+COMMENT_OPEN = "<!--"
 
 
 class Example:
@@ -146,6 +152,12 @@ def parse_figures(path, lines, start):
         end += 1
     if end == len(lines):
         raise BadMarker(f"{path}:{start + 1}: figures marker without a closing '-->' line")
+    # A comment opened or closed inside: this marker was closed on a figure's line (or not at all)
+    # and ran on to a later one's '-->'.
+    for k in range(start + 1, end):
+        if COMMENT_OPEN in lines[k] or "-->" in lines[k]:
+            raise BadMarker(f"{path}:{k + 1}: '{lines[k].strip()}' inside the figures marker opened on line "
+                            f"{start + 1}: expected its '-->' on a line of its own")
     commands = split_commands(path, start + 2, lines[start + 1:end])
     if not commands:
         raise BadMarker(f"{path}:{start + 1}: figures marker without a '$ ' command")
@@ -157,7 +169,10 @@ def parse_figures(path, lines, start):
     while first < len(lines) and lines[first].strip() == "":
         first += 1
     after = first
-    while after < len(lines) and lines[after].strip() != "" and not FENCE.match(lines[after]):
+    # A comment ends it too: the next marker's figures are not this paragraph's prose, and that
+    # marker must be parsed, not taken in.
+    while (after < len(lines) and lines[after].strip() != "" and not FENCE.match(lines[after])
+           and not lines[after].lstrip().startswith(COMMENT_OPEN)):
         after += 1
     if after == first:
         raise BadMarker(f"{path}:{start + 1}: figures marker not followed by a paragraph")
@@ -174,6 +189,10 @@ def parse(path, text):
             figures, i = parse_figures(path, lines, i)
             examples.append(figures)
             continue
+        if FIGURES_LIKE.match(lines[i].strip()):
+            raise BadMarker(f"{path}:{i + 1}: marker '{lines[i].strip()}': expected '<!-- figures' or "
+                            "'<!-- figures: slow' alone on its line, its commands and figures on the lines after it "
+                            "and '-->' on a line of its own")
         opening = FENCE.match(lines[i])
         if not opening:
             i += 1

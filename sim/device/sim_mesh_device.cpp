@@ -184,7 +184,10 @@ runtime::BufferHandle SimMeshDevice::create_buffer(const runtime::BufferConfig& 
 
 void SimMeshDevice::deallocate_buffer(const runtime::BufferHandle& buffer) {
   allocator_->deallocate_buffer(buffer);  // refuses a buffer work not finished may use: nothing reads it after this
-  release_buffer_storage(buffer);
+  // Except on a failed device: a hung kernel stays parked until reset(), perhaps on a word of a
+  // buffer its workload did not name (a wait at an absolute address), and the allocator frees
+  // such a buffer. Its storage then goes at reset(), with every other page.
+  if (!broken_) release_buffer_storage(buffer);
 }
 
 void SimMeshDevice::release_buffer_storage(const runtime::BufferHandle& buffer) {

@@ -109,10 +109,25 @@ void MemoryRegion::drop_page(std::uint64_t page_index) {
 void MemoryRegion::release_part_of_page(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0 || page_or_null(address >> page_shift_) == nullptr) return;
   store_zeros(address, bytes);
+  std::uint8_t* page = page_for_write(address >> page_shift_);
+  // store_zeros marks only the blocks the range covers whole. Buffers are 32 B aligned and the
+  // blocks 64 B, so two buffers can share a block neither free covers whole: without a look at
+  // its bytes, freeing both would keep the page forever. Only the range's (at most two) edge
+  // blocks are looked at, and marked when all zero (a neighbour freed before, never written,
+  // or past the region's end).
+  std::uint64_t known_zero = zero_bits(page);
+  static constexpr std::uint8_t kZeroBlock[kZeroBlockBytes] = {};
+  for (std::uint64_t edges = blocks_touched(address & page_mask(), bytes) & ~known_zero; edges != 0;
+       edges &= edges - 1) {
+    const auto block = static_cast<unsigned>(std::countr_zero(edges));
+    if (std::memcmp(page + block * kZeroBlockBytes, kZeroBlock, kZeroBlockBytes) == 0) {
+      known_zero |= std::uint64_t{1} << block;
+    }
+  }
+  set_zero_bits(page, known_zero);
   // A page of fewer than 64 blocks keeps its unused high bits set (make_resident sets them all
   // and no store touches them), so "every block known zero" is all bits set either way.
-  const std::uint8_t* page = page_or_null(address >> page_shift_);
-  if (zero_bits(page) == ~std::uint64_t{0}) drop_page(address >> page_shift_);
+  if (known_zero == ~std::uint64_t{0}) drop_page(address >> page_shift_);
 }
 
 void MemoryRegion::release_storage(std::uint64_t address, std::uint64_t bytes) {

@@ -114,6 +114,36 @@ class FigureMarkers(unittest.TestCase):
             with self.assertRaisesRegex(checker.BadMarker, message):
                 checker.parse("doc.md", text)
 
+    def test_a_paragraph_ends_where_the_next_marker_opens_and_that_marker_is_checked_too(self):
+        # Without a blank line between, the first paragraph must not take in the next marker's
+        # figures (its own prose holds none of them), and the next marker must not go unparsed.
+        text = ("<!-- figures\n$ build/tools/cclmesh/cclmesh run --links 1\n54.22\n-->\nThe first run.\n"
+                "<!-- figures\n$ build/tools/cclmesh/cclmesh run --links 2\n30.1\n-->\nThe second: 30.1 us.\n")
+        first, second = checker.parse("doc.md", text)[0]
+        self.assertEqual(first.paragraph, ["The first run."])
+        self.assertEqual((second.line, second.paragraph), (6, ["The second: 30.1 us."]))
+        # Any other comment (an example marker, a note) ends the paragraph as well.
+        text = ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n54.22\n-->\nText 54.22\n"
+                "<!-- example: slow -->\n```\n$ build/tools/cclmesh/cclmesh topo\n```\n")
+        (figures, example), _ = checker.parse("doc.md", text)
+        self.assertEqual(figures.paragraph, ["Text 54.22"])
+        self.assertTrue(example.slow)
+
+    def test_a_comment_that_looks_like_a_figures_marker_but_is_not_one_is_refused(self):
+        # Each would otherwise be an HTML comment the checker skips: a marker that checks nothing.
+        for opening in ["<!-- figures -->", "<!-- figures: fast", "<!-- figures slow", "<!--figures:slow -->",
+                        "<!-- figures: slow -->", "<!-- Figures"]:
+            text = f"{opening}\n$ build/tools/cclmesh/cclmesh run\n54.22\n-->\nText 54.22\n"
+            with self.assertRaisesRegex(checker.BadMarker, "doc.md:1: .*expected", msg=opening):
+                checker.parse("doc.md", text)
+        # A marker closed on its last figure's line would run on to the next marker's '-->'.
+        text = ("<!-- figures\n$ build/tools/cclmesh/cclmesh run\n54.22 -->\nText 54.22\n\n"
+                "<!-- figures\n$ build/tools/cclmesh/cclmesh run\n1.5\n-->\nText 1.5\n")
+        with self.assertRaisesRegex(checker.BadMarker, "doc.md:3: .*'-->' on a line of its own"):
+            checker.parse("doc.md", text)
+        # Prose that names the marker is not one.
+        self.assertEqual(checker.parse("doc.md", "a `<!-- figures` comment just before it\n"), ([], []))
+
     def test_a_figure_is_found_whole_across_white_space(self):
         self.assertTrue(checker.contains_figure("takes 1491.89\n  us on 1", "1491.89 us"))
         self.assertTrue(checker.contains_figure("(429.95.)", "429.95"))

@@ -268,6 +268,33 @@ TEST(DeviceErrors, ABufferHeldByFailedWorkIsRefusedNamingReset) {
   }
 }
 
+// A hung kernel stays parked on its word until reset(), and a workload that names its buffers
+// lets the others be freed after the failure. One parked on a word of a buffer it does not name
+// (a wait at an absolute address, as a client's command stream can make) must not turn that
+// buffer's free into an internal error: the free succeeds, and the buffer's bytes stay until
+// reset() (a failed device's storage goes with it).
+TEST(DeviceErrors, ABufferAHungKernelWaitsInIsFreedAfterTheFailure) {
+  SimMeshDevice device(topo::build_n150());
+  const runtime::BufferHandle named = device.create_buffer(dram_buffer(2048, 2048));
+  const runtime::BufferConfig l1_page{runtime::BufferType::L1, 2048, 2048};
+  const runtime::BufferHandle waited_in = device.create_buffer(l1_page);  // one page: on core (0,0)
+  kargs::InterpreterSpec spec;
+  spec.packet_header_cb_id = runtime::ccl::kPacketHeaderCbId;
+  spec.streams = {kargs::InterpreterStreamSpec{
+      std::nullopt,
+      cmd::encode_stream(std::vector<cmd::Command>{
+          cmd::local_semaphore_wait(cmd::GlobalSemaphoreAddress{static_cast<std::uint32_t>(waited_in.address)}, 4)}),
+      1}};
+  runtime::MeshWorkload workload = interpreter_workload("waits in a buffer", 0, {0, 0}, spec, 0, 0, {});
+  workload.buffers = {named};
+  device.enqueue_workload(workload);
+  const std::string text = expect_device_error([&] { device.finish(); }, DeviceError::Kind::Hang);
+  EXPECT_THAT(text, HasSubstr(fmt::format("L1 word {:#x} to be >= 4 (now 0)", waited_in.address)));
+  EXPECT_NO_THROW(device.deallocate_buffer(waited_in));
+  EXPECT_THROW(device.deallocate_buffer(named), std::invalid_argument);  // the failed work's
+  device.reset();
+}
+
 // watchdogs_per_finish (a served device): each finish() gets the simulated-time budget from its
 // own start, so op after op runs past the budget in total; counted from construction (a local
 // run's), the same budget stops the third op.

@@ -252,6 +252,37 @@ TEST(DeviceFree, FreeingABufferKeepsTheBytesOfOneSharingItsPages) {
   }
 }
 
+// FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage on one system.
+void expect_two_buffers_sharing_a_block_leave_no_page(const char* system) {
+  SimMeshDevice device(topo::load_system(system));
+  const std::size_t at_open = resident_dram_and_l1_pages(device);
+  const runtime::CoreCoord grid = device.worker_grid();
+  const std::uint64_t cores = std::uint64_t{grid.x} * grid.y;
+  const BufferConfig config{BufferType::L1, 32 * cores, 32};
+  const BufferHandle first = device.create_buffer(config);
+  const BufferHandle second = device.create_buffer(config);
+  ASSERT_EQ(first.address / 64, second.address / 64) << "the two should share a block";
+  const Bytes second_data = nonzero_bytes(config.size_bytes, 2);
+  device.write_buffer(0, first, nonzero_bytes(config.size_bytes, 1));
+  device.write_buffer(0, second, second_data);
+  device.deallocate_buffer(first);
+  Bytes back(config.size_bytes);
+  device.read_buffer(0, second, back);
+  EXPECT_TRUE(back == second_data);
+  device.deallocate_buffer(second);
+  EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+}
+
+// Buffers are 32 B aligned: two of 32 B a core (one 32 B page on each worker core) sit in one
+// 64 B block of each core's L1, a block neither free covers whole. Freeing both leaves no page,
+// as for buffers whose edges fall on block boundaries. Wormhole's grid and Blackhole's.
+TEST(DeviceFree, FreeingTwoBuffersThatShareA64ByteBlockLeavesNoPage) {
+  for (const char* system : {"n300", "p300"}) {
+    SCOPED_TRACE(system);
+    expect_two_buffers_sharing_a_block_leave_no_page(system);
+  }
+}
+
 // The same calls on a planning device and a simulated one: the same handles and refusals.
 TEST(DeviceFree, PlanningAndSimulatedDevicesFreeAlike) {
   const auto trail = trails_on_both_devices([](runtime::MeshDevice& d, std::vector<std::string>& out) {

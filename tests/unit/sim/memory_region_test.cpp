@@ -435,6 +435,29 @@ TEST(MemoryRegion, AnEdgePageLeftAllZeroIsDropped) {
   EXPECT_EQ(dram.resident_pages(), 0u);
 }
 
+// Buffers are 32 B aligned and the zero-block bits cover 64 B blocks: two buffers can share a
+// block that neither release covers whole. Once both are given back the block's bytes are all
+// zero, so the page holds nothing worth keeping and goes; while one lives, its bytes stay.
+TEST(MemoryRegion, ReleasingTwoRangesThatShareABlockLeavesNoPage) {
+  MemoryRegion dram(MemoryId{0, {0, 0}, MemoryKind::Dram, 2}, 1 << 20, StorageMode::Stored);
+  dram.write(0x20000, pattern(0x20, 3));
+  dram.write(0x20020, pattern(0x60, 4));  // into the next block
+  dram.release_storage(0x20000, 0x20);
+  EXPECT_EQ(dram.resident_pages(), 1u);
+  EXPECT_EQ(dram.read(0x20020, 0x60), pattern(0x60, 4));
+  EXPECT_EQ(dram.read(0x20000, 0x20), std::vector<std::uint8_t>(0x20, 0));
+  dram.release_storage(0x20020, 0x60);
+  EXPECT_EQ(dram.resident_pages(), 0u);
+  EXPECT_EQ(dram.read(0x20000, 0x1000), std::vector<std::uint8_t>(0x1000, 0));
+  // The same with the region's partial last page, whose bytes past the region's end are zero.
+  MemoryRegion region(l1_id(), 0x1000 + 40, StorageMode::Stored, 256);
+  region.write(0x1000, pattern(40, 5));
+  region.release_storage(0x1000 + 8, 32);
+  EXPECT_EQ(region.resident_pages(), 1u);
+  region.release_storage(0x1000, 8);
+  EXPECT_EQ(region.resident_pages(), 0u);
+}
+
 // Small pages over several page tables, a region whose last page is partial (a range up to the
 // region's end takes it whole), and the direct reader's page slots set back to nullptr.
 TEST(MemoryRegion, ReleasingWorksForSmallPagesAcrossTablesAndTheRegionsPartialLastPage) {
