@@ -231,24 +231,30 @@ TEST(DeviceFree, AFreedBuffersPagesAreReleasedAndTheNextBufferAtItsAddressReadsZ
   }
 }
 
+// Writes two buffers created back to back with `config` (so they share pages), frees the first
+// and checks the second's bytes, then frees the second and checks no page is left.
+void expect_freeing_one_keeps_the_other_and_both_leave_no_page(SimMeshDevice& device, const BufferConfig& config,
+                                                                std::size_t at_open) {
+  const BufferHandle first = device.create_buffer(config);
+  const BufferHandle second = device.create_buffer(config);
+  const Bytes second_data = nonzero_bytes(config.size_bytes, 2);
+  device.write_buffer(0, first, nonzero_bytes(config.size_bytes, 1));
+  device.write_buffer(0, second, second_data);
+  device.deallocate_buffer(first);
+  Bytes back(config.size_bytes);
+  device.read_buffer(0, second, back);
+  EXPECT_TRUE(back == second_data);
+  device.deallocate_buffer(second);
+  EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+}
+
 // Freeing one of two buffers that share pages (2 KiB a bank each: one 4 KiB page of a DRAM
 // channel holds both) keeps the other's bytes; freeing the other then leaves no page.
 TEST(DeviceFree, FreeingABufferKeepsTheBytesOfOneSharingItsPages) {
   SimMeshDevice device(topo::load_system("n300"));
   const std::size_t at_open = resident_dram_and_l1_pages(device);
   for (const BufferConfig& config : {dram(12 * 2048), l1(64 * 2048 / 2)}) {
-    const BufferHandle first = device.create_buffer(config);
-    const BufferHandle second = device.create_buffer(config);
-    const Bytes first_data = nonzero_bytes(config.size_bytes, 1);
-    const Bytes second_data = nonzero_bytes(config.size_bytes, 2);
-    device.write_buffer(0, first, first_data);
-    device.write_buffer(0, second, second_data);
-    device.deallocate_buffer(first);
-    Bytes back(config.size_bytes);
-    device.read_buffer(0, second, back);
-    EXPECT_TRUE(back == second_data);
-    device.deallocate_buffer(second);
-    EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+    expect_freeing_one_keeps_the_other_and_both_leave_no_page(device, config, at_open);
   }
 }
 
@@ -259,18 +265,14 @@ void expect_two_buffers_sharing_a_block_leave_no_page(const char* system) {
   const runtime::CoreCoord grid = device.worker_grid();
   const std::uint64_t cores = std::uint64_t{grid.x} * grid.y;
   const BufferConfig config{BufferType::L1, 32 * cores, 32};
-  const BufferHandle first = device.create_buffer(config);
-  const BufferHandle second = device.create_buffer(config);
-  ASSERT_EQ(first.address / 64, second.address / 64) << "the two should share a block";
-  const Bytes second_data = nonzero_bytes(config.size_bytes, 2);
-  device.write_buffer(0, first, nonzero_bytes(config.size_bytes, 1));
-  device.write_buffer(0, second, second_data);
-  device.deallocate_buffer(first);
-  Bytes back(config.size_bytes);
-  device.read_buffer(0, second, back);
-  EXPECT_TRUE(back == second_data);
-  device.deallocate_buffer(second);
-  EXPECT_EQ(resident_dram_and_l1_pages(device), at_open);
+  {  // where two such buffers land: the same 64 B block (L1 is allocated from the top)
+    const BufferHandle first = device.create_buffer(config);
+    const BufferHandle second = device.create_buffer(config);
+    ASSERT_EQ(first.address / 64, second.address / 64) << "the two should share a block";
+    device.deallocate_buffer(second);
+    device.deallocate_buffer(first);
+  }
+  expect_freeing_one_keeps_the_other_and_both_leave_no_page(device, config, at_open);
 }
 
 // Buffers are 32 B aligned: two of 32 B a core (one 32 B page on each worker core) sit in one
