@@ -224,6 +224,7 @@ void RemoteDeviceServer::serve() {
       continue;
     }
     bool shutdown = false;
+    bool client_lost = false;  // a session begun, ended other than by its client's goodbye or shutdown
     {
       FrameConnection connection(io_, std::move(socket));
       const std::string peer = connection.peer();
@@ -238,6 +239,7 @@ void RemoteDeviceServer::serve() {
         // The connection closed, stalled or spoke no protocol, a frame was too large to hold...:
         // that client's session ends, the server goes on.
         how = e.what();
+        client_lost = in_session_;
         log(fmt::format("session with {} ended: {}", peer, how));
       }
       end_session(how);
@@ -249,6 +251,7 @@ void RemoteDeviceServer::serve() {
     if (shutdown || stop_.load()) break;
     // Clients arriving meanwhile wait in the listen backlog for the device, not turned away.
     reset_if_left_unusable();
+    if (client_lost) free_what_a_lost_session_left();
     // What the session and the reset freed, back to the OS: else the resident set creeps
     // (freed_heap.hpp). Between sessions, so no client's call waits for it.
     return_freed_heap_to_os();
@@ -281,6 +284,10 @@ void RemoteDeviceServer::end_session(const std::string& how) {
 void RemoteDeviceServer::reset_if_left_unusable() {
   if (!options_.reset_after_failed_session) return;
   if (const std::optional<std::string> line = requests_.reset_if_left_unusable()) log(*line);
+}
+
+void RemoteDeviceServer::free_what_a_lost_session_left() {
+  if (const std::optional<std::string> line = requests_.free_what_a_lost_session_left()) log(*line);
 }
 
 bool RemoteDeviceServer::serve_session(FrameConnection& connection, const std::function<void()>& before_goodbye_reply) {

@@ -61,6 +61,9 @@ class RemoteDeviceServer {
   void end_session(const std::string& how);
   // After a session: the device reset if that session left it failed or with work unfinished.
   void reset_if_left_unusable();
+  // After a session whose client went without its goodbye: what it created and left live, freed
+  // (nobody holds the handles; session 43: each killed `run --device` kept its op's buffers).
+  void free_what_a_lost_session_left();
 
   RemoteServerOptions options_;
   boost::asio::io_context io_;

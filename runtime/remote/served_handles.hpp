@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace cclmesh::runtime::remote {
 
@@ -26,8 +27,10 @@ class ServedHandles {
   // `noun` names a handle in messages ("buffer"); `free_call` is the call that frees one.
   ServedHandles(std::string noun, std::string free_call) : noun_(std::move(noun)), free_call_(std::move(free_call)) {}
 
-  void given(const Handle& handle) {
-    given_[handle.id] = handle;
+  // `session`: the server's number of the session that asked for it (0 where nobody asks whose,
+  // as in the client's record of its own).
+  void given(const Handle& handle, std::uint64_t session = 0) {
+    given_[handle.id] = Given{handle, session};
     highest_given_ = std::max(highest_given_, handle.id);
   }
   void freed(std::uint32_t id) { given_.erase(id); }
@@ -40,14 +43,23 @@ class ServedHandles {
   template <typename Measure>
   std::uint64_t total(Measure measure) const {
     std::uint64_t sum = 0;
-    for (const auto& [id, handle] : given_) sum += measure(handle);
+    for (const auto& [id, live] : given_) sum += measure(live.handle);
     return sum;
+  }
+  // The live handles `session` asked for, in id order: what a client gone without its goodbye
+  // can no longer free.
+  std::vector<Handle> given_in(std::uint64_t session) const {
+    std::vector<Handle> out;
+    for (const auto& [id, live] : given_) {
+      if (live.session == session) out.push_back(live.handle);
+    }
+    return out;
   }
   // The handle given for `claimed` (same id and every field); std::invalid_argument, starting
   // "`call`: ", when none was.
   const Handle& served(const Handle& claimed, std::string_view call) const {
     const auto it = given_.find(claimed.id);
-    if (it != given_.end() && it->second == claimed) return it->second;
+    if (it != given_.end() && it->second.handle == claimed) return it->second.handle;
     if (it == given_.end() && claimed.id != 0 && claimed.id <= highest_given_) {
       throw std::invalid_argument(fmt::format("{}: {} {} was freed already ({})", call, noun_, claimed.id, free_call_));
     }
@@ -58,7 +70,11 @@ class ServedHandles {
  private:
   std::string noun_;
   std::string free_call_;
-  std::map<std::uint32_t, Handle> given_;  // by id, the live ones
+  struct Given {
+    Handle handle;
+    std::uint64_t session = 0;
+  };
+  std::map<std::uint32_t, Given> given_;  // by id, the live ones
   std::uint32_t highest_given_ = 0;         // 0: none given since the last reset
 };
 

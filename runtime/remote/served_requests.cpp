@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "runtime/device/host_copy_check.hpp"
 #include "runtime/device/profile_range.hpp"
@@ -66,6 +67,30 @@ std::optional<std::string> ServedRequests::reset_if_left_unusable() {
     // The next client meets the device as it is, and may reset it itself.
     return fmt::format("device reset ({}) failed: {}", why, e.what());
   }
+}
+
+std::optional<std::string> ServedRequests::free_what_a_lost_session_left() {
+  if (device_failed_ || work_unfinished_) return std::nullopt;
+  const std::uint64_t session = sessions_begun_;
+  const std::vector<BufferHandle> buffers = buffers_.given_in(session);
+  const std::vector<GlobalSemaphore> semaphores = semaphores_.given_in(session);
+  if (buffers.empty() && semaphores.empty()) return std::nullopt;
+  try {
+    for (const BufferHandle& buffer : buffers) {
+      device_.deallocate_buffer(buffer);
+      buffers_.freed(buffer.id);
+    }
+    for (const GlobalSemaphore& semaphore : semaphores) {
+      device_.deallocate_global_semaphore(semaphore);
+      semaphores_.freed(semaphore.id);
+    }
+  } catch (const std::exception& e) {
+    return fmt::format("freeing what session {} left failed: {}", session, e.what());
+  }
+  return fmt::format("freed the {} buffer{} and {} global semaphore{} session {} left (its client went without a "
+                     "goodbye)",
+                     buffers.size(), buffers.size() == 1 ? "" : "s", semaphores.size(),
+                     semaphores.size() == 1 ? "" : "s", session);
 }
 
 void ServedRequests::require_room_for_enqueued(std::uint64_t bytes, std::string_view call) const {
@@ -187,7 +212,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
         device_.deallocate_buffer(buffer);
         throw;
       }
-      buffers_.given(buffer);
+      buffers_.given(buffer, sessions_begun_);
       return ok(Json{{"buffer", encode(buffer)}});
     }
     if (type == request::kDeallocateBuffer) {
@@ -253,7 +278,7 @@ Json ServedRequests::handle(const Json& request, std::vector<std::byte>& blob, s
       const CoreKind kind = decode_core_kind(field(request, "core_kind", path), path + ".core_kind");
       const auto initial = unsigned_field<std::uint32_t>(request, "initial_value", path);
       const GlobalSemaphore semaphore = device_.create_global_semaphore(cores, kind, initial);
-      semaphores_.given(semaphore);
+      semaphores_.given(semaphore, sessions_begun_);
       return ok(Json{{"semaphore", encode(semaphore)}});
     }
     if (type == request::kResetGlobalSemaphore) {

@@ -50,6 +50,11 @@ class ServedRequests {
   // After a session: resets the device if the calls left it failed or with work unfinished; the
   // line to log when it did (or tried and failed), none when there was no need.
   std::optional<std::string> reset_if_left_unusable();
+  // After a session whose client went without its goodbye (killed, cut off, silent past the idle
+  // timeout): frees the buffers and global semaphores that session created and left live, since
+  // no client holds their handles any more; the line to log, none when it left none. Not when
+  // the device is failed or has work unfinished (a reset, reset_if_left_unusable, frees them).
+  std::optional<std::string> free_what_a_lost_session_left();
 
  private:
   // std::invalid_argument, starting "`call`: ", when `bytes` more enqueued host I/O would pass

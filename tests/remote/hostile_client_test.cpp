@@ -351,6 +351,46 @@ TEST(HostileClient, ClientGoneMidReplyDoesNotKillTheServer) {
   expect_serves_next_client(served.port());
 }
 
+// A client gone without its goodbye (killed: a reset connection) cannot free what it created, and
+// nobody else holds those handles: the server frees its live buffers and global semaphores before
+// the next session (session 43: each `run --device` killed mid-op kept its op's buffers, the
+// server's memory grew by them, and later ops' buffers sat elsewhere and took other times). A
+// session that says goodbye keeps its buffers for later ones (ClientGoneMidReplyDoesNotKillTheServer).
+TEST(HostileClient, WhatAKilledClientLeftIsFreedForTheNext) {
+  ServedN300 served;
+  const BufferConfig config{BufferType::Dram, 64u << 10, 2048, TensorMemoryLayout::Interleaved, std::nullopt};
+  const std::vector<CoreRange> cores{{{0, 0}, {1, 0}}};
+  BufferHandle left_buffer;
+  GlobalSemaphore left_semaphore;
+  {
+    auto client = greeted(served.port());
+    client->write_frame(Json{{"type", "create_buffer"}, {"config", encode(config)}});
+    left_buffer = decode_buffer_handle(client->read_reply().at("buffer"), "reply.buffer");
+    client->write_frame(Json{{"type", "create_global_semaphore"}, {"cores", encode_core_ranges(cores)},
+                             {"core_kind", encode(CoreKind::Tensix)}, {"initial_value", 0}});
+    left_semaphore = decode_global_semaphore(client->read_reply().at("semaphore"), "reply.semaphore");
+    client->reset();
+  }
+  RemoteMeshDevice next("127.0.0.1", served.port(), {.connect_timeout = 5s, .io_timeout = 5s});
+  std::vector<std::byte> out(config.size_bytes);
+  try {
+    next.read_buffer(0, left_buffer, out);
+    FAIL() << "the killed client's buffer is still live";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "read_buffer: buffer 1 was freed already (deallocate_buffer)");
+  }
+  try {
+    next.reset_global_semaphore(left_semaphore, 0);
+    FAIL() << "the killed client's global semaphore is still live";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "reset_global_semaphore: global semaphore 1 was freed already (deallocate_global_semaphore)");
+  }
+  // Its memory is the device's again: the same buffer lands where the killed client's was.
+  EXPECT_EQ(next.create_buffer(config).address, left_buffer.address);
+  EXPECT_EQ(next.create_global_semaphore(cores, CoreKind::Tensix, 0).address, left_semaphore.address);
+}
+
 // One session at a time: a client arriving during another's session is told so at once (its
 // hello answered with the reason), not left waiting in the listen backlog until it times out.
 TEST(HostileClient, ASecondClientIsToldTheServerIsBusy) {

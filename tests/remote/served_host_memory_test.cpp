@@ -55,6 +55,35 @@ BufferConfig dram(std::uint64_t bytes) {
   return {BufferType::Dram, bytes, 2048, TensorMemoryLayout::Interleaved, std::nullopt};
 }
 
+// A library user's loop on a served device (session 43 bug bash): create, read before writing,
+// write, read, free, again with other shapes at the same addresses, in one session and across
+// sessions. A buffer where a freed one was reads zeros, never the freed one's bytes (the device
+// gives the freed pages back), and what was written reads back.
+TEST(ServedHostMemory, ABufferWhereAFreedOneWasReadsZerosInASessionAndTheNext) {
+  sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_fabric());
+  Served served(device, RemoteServerOptions{});
+  const BufferConfig configs[] = {dram(96 * 2048), dram(24 * 2048), {BufferType::L1, 64 * 4096, 4096},
+                                  {BufferType::L1, 130 * 1024, 1024}, dram(200 * 2048)};
+  std::uint32_t seed = 1;
+  for (int session = 0; session < 2; ++session) {
+    RemoteMeshDevice remote("127.0.0.1", served.server.port());
+    for (const BufferConfig& config : configs) {
+      const BufferHandle buffer = remote.create_buffer(config);
+      for (const ChipId chip : {ChipId{0}, ChipId{5}}) {
+        ccltest::Bytes back(config.size_bytes, std::byte{0xee});
+        remote.read_buffer(chip, buffer, back);
+        EXPECT_TRUE(back == ccltest::Bytes(config.size_bytes))
+            << "session " << session << ", " << config.size_bytes << " B at " << buffer.address << ", chip " << chip;
+        const ccltest::Bytes data = ccltest::pattern(config.size_bytes, seed++);
+        remote.write_buffer(chip, buffer, data);
+        remote.read_buffer(chip, buffer, back);
+        EXPECT_TRUE(back == data) << "session " << session << ", chip " << chip;
+      }
+      remote.deallocate_buffer(buffer);
+    }
+  }
+}
+
 // T3K: 8 chips, so a buffer of N B holds 8N B; the bound is two 8 KiB buffers' worth.
 TEST(ServedHostMemory, CreateBufferPastTheBoundIsRefusedAndTheSessionGoesOn) {
   sim::device::SimMeshDevice device(topo::load_system("t3k"), ring_fabric());
