@@ -166,9 +166,9 @@ class MemoryRegion {
   // an edge page the range only partly covers is zero-filled there (the range must read as
   // zeros whatever it was; the page's other bytes may belong to a live buffer), and dropped too
   // when that leaves it all zero (a 64 B block the range covers in part counts when its bytes
-  // are all zero: two 32 B aligned buffers freed one after the other leave no page). Deferred landings whose place has passed are applied
-  // first; those still in flight stay and land at their place, as a write issued before a free
-  // lands on hardware. Not a write: nothing is notified. Throws AccessError for a range outside
+  // are all zero: two 32 B aligned buffers freed one after the other leave no page). Deferred
+  // landings whose place has passed are applied first; those still in flight stay and land at
+  // their place, as a write issued before a free lands on hardware. Not a write: nothing is notified. Throws AccessError for a range outside
   // the region; a watched word inside it is an internal error (what frees the memory must
   // wait for its users first). Nothing for a Discarded region.
   void release_storage(std::uint64_t address, std::uint64_t bytes);

@@ -138,7 +138,9 @@ std::size_t resident_dram_and_l1_pages(SimMeshDevice& device) {
   std::size_t pages = 0;
   for (runtime::ChipId id : device.chips()) {
     Chip& chip = device.system().chip(id);
-    for (std::int32_t c = 0; c < chip.dram_channel_count(); ++c) pages += chip.dram_channel(c).memory().resident_pages();
+    for (std::int32_t c = 0; c < chip.dram_channel_count(); ++c) {
+      pages += chip.dram_channel(c).memory().resident_pages();
+    }
     for (const CoreCoord& core : chip.tensix_cores()) pages += chip.l1(core).resident_pages();
   }
   return pages;
