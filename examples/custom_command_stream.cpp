@@ -24,10 +24,12 @@
 // before an increment (docs/kernels.md), so a receiver that saw 1 has all of its bytes; the
 // workload is finished when every waiter has returned. Exit 0 when every chip's output is its
 // left neighbour's input, 1 when one is not, 3 when the run cannot complete (a hang or fault:
-// the device's report on stderr).
+// the device's report on stderr). `--leave-out-increment` leaves out the ATOMIC_INC, the
+// mistake whose hang report docs/library.md shows (exit 3); any other argument exits 2.
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -58,7 +60,7 @@ constexpr std::uint32_t kBufferBytes = 64 * 1024;  // 32 pages per chip
 runtime::Program ring_shift_program(const topo::Topology& topology, const runtime::FabricPlan& plan,
                                     runtime::ChipId chip, runtime::ChipId next, const runtime::FabricRoute& route,
                                     const runtime::BufferHandle& input, const runtime::BufferHandle& output,
-                                    bool show) {
+                                    bool show, bool increment) {
   runtime::Program program;
   const cmd::SemaphoreId done{ccl::kDoneSemaphoreId};
   const cmd::ChipUnicast to_next{route.hops, route.forward};
@@ -69,9 +71,8 @@ runtime::Program ring_shift_program(const topo::Topology& topology, const runtim
   // The sender's two streams. The reader's tensor is this chip's input; the writer's is the
   // output as the next chip lays it out (a mesh buffer has one address on every chip).
   const std::vector<cmd::Command> reader_commands = {cmd::read_tensor_slice_to_cb(whole, ccl::kDataCbId)};
-  const std::vector<cmd::Command> writer_commands = {
-      cmd::fabric_write_cb_to_tensor_slice(whole, ccl::kDataCbId, to_next),
-      cmd::fabric_unicast_semaphore_inc(done, 1, next_receiver.x, next_receiver.y, to_next)};
+  std::vector<cmd::Command> writer_commands = {cmd::fabric_write_cb_to_tensor_slice(whole, ccl::kDataCbId, to_next)};
+  if (increment) writer_commands.push_back(cmd::fabric_unicast_semaphore_inc(done, 1, next_receiver.x, next_receiver.y, to_next));
   // Encoded (cmd::encode_stream refuses what the device would misread) with the tensor each moves.
   const kargs::InterpreterStreamSpec reader =
       kargs::interpreter_stream(runtime::ChipBuffers(topology, chip).interpreter_args(input), reader_commands);
@@ -104,7 +105,7 @@ runtime::Program ring_shift_program(const topo::Topology& topology, const runtim
   return program;
 }
 
-int ring_shift() {
+int ring_shift(bool increment) {
   sim::device::SimMeshDeviceOptions options;
   options.fabric.mode = runtime::FabricMode::Ring;  // one ring through the 8 chips, routers up
   sim::device::SimMeshDevice device(topo::load_system("t3k"), options);
@@ -130,7 +131,8 @@ int ring_shift() {
     inputs.push_back(std::move(data));
     const runtime::ChipId next = ring[(i + 1) % ring.size()];
     workload.programs[ring[i]] =
-        ring_shift_program(topology, plan, ring[i], next, plan.route(ring[i], next), input, output, i == 0);
+        ring_shift_program(topology, plan, ring[i], next, plan.route(ring[i], next), input, output, i == 0,
+                           increment);
   }
 
   const std::size_t first_entry = device.profile_size();
@@ -154,11 +156,18 @@ int ring_shift() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool leave_out_increment = argc == 2 && std::strcmp(argv[1], "--leave-out-increment") == 0;
+  if (argc > 2 || (argc == 2 && !leave_out_increment)) {
+    std::fprintf(stderr, "custom_command_stream: unknown argument '%s'; expected none or --leave-out-increment\n",
+                 argv[argc - 1]);
+    return 2;
+  }
   try {
-    return ring_shift();
+    return ring_shift(!leave_out_increment);
   } catch (const runtime::DeviceError& e) {
     // The run could not complete: a hang (the report says which kernel waits on what) or a fault.
+    std::fflush(stdout);  // what was printed before, then the report, in that order in one pipe
     std::fprintf(stderr, "%s\n", e.what());
     return 3;
   }

@@ -538,9 +538,23 @@ void l1_write_bytes(uint32_t local_l1_addr, const void* src, uint32_t size_bytes
 
 // ---- Circular buffers -----------------------------------------------------------------------
 
+// A reserve or wait of more pages than the CB holds can never be satisfied, whatever the other
+// side does (on hardware it spins forever). A hang report would show it as the producer and the
+// consumer waiting for each other; it is a fault of the call instead, naming the CB's size.
+namespace {
+void require_cb_holds(const sd::CircularBuffer& b, const char* call, int32_t num_pages) {
+  if (num_pages < 0 || static_cast<std::uint32_t>(num_pages) > b.num_pages())
+    throw sd::DataflowApiError(fmt::format(
+        "{}(CB {}, {} pages) on a circular buffer of {} page(s) of {} B can never be satisfied: the CB must hold at "
+        "least the pages one call reserves or waits for (the interpreter: packet_size_in_pages)",
+        call, b.id(), num_pages, b.num_pages(), b.page_size()));
+}
+}  // namespace
+
 void cb_reserve_back(int32_t cb_id, int32_t num_pages) {
   sd::KernelContext& k = K();
   sd::CircularBuffer& b = sd::cb(k, cb_id);
+  require_cb_holds(b, "cb_reserve_back", num_pages);
   sd::BlockedScope blocked(k, sd::BlockedIn::CbReserve, static_cast<std::uint64_t>(cb_id),
                            static_cast<std::uint64_t>(num_pages));
   b.reserve_back_blocking(static_cast<std::uint32_t>(num_pages));
@@ -558,6 +572,7 @@ void cb_push_back(int32_t cb_id, int32_t num_pages) {
 void cb_wait_front(int32_t cb_id, int32_t num_pages) {
   sd::KernelContext& k = K();
   sd::CircularBuffer& b = sd::cb(k, cb_id);
+  require_cb_holds(b, "cb_wait_front", num_pages);
   sd::BlockedScope blocked(k, sd::BlockedIn::CbWait, static_cast<std::uint64_t>(cb_id),
                            static_cast<std::uint64_t>(num_pages));
   b.wait_front_blocking(static_cast<std::uint32_t>(num_pages));
