@@ -265,8 +265,8 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
   } catch (const ccl::TooFewLinksError& e) {
     // A group's hop with fewer links than --links (a torus row with a hop of 1 link, along its
     // axis on --links 2; bug bash, session 44: the refusal named the library's num_links only).
-    throw UsageError(e.links_allowed() == 0 ? fmt::format("--links: {}", e.what())
-                                            : fmt::format("--links: {}; expected 1 to {}", e.what(), e.links_allowed()));
+    if (e.links_allowed() == 0) throw UsageError(fmt::format("--links: {}", e.what()));
+    throw UsageError(fmt::format("--links: {}; expected 1 to {}", e.what(), e.links_allowed()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }
