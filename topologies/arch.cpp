@@ -41,8 +41,16 @@ std::optional<Arch> parse_arch(std::string_view text) {
 std::string tensix_harvest_mask_problem(Arch arch, std::uint32_t mask) {
   const ArchTraits& traits = arch_traits(arch);
   const auto positions = static_cast<std::uint32_t>(traits.tensix_harvest_positions);
-  if (mask >> positions == 0) return "";
   const std::string_view what = arch == Arch::Wormhole ? "rows" : "columns";
+  const std::uint32_t every = (std::uint32_t{1} << positions) - 1;
+  if (mask == every) {
+    // No Tensix core left: every op refused the chip late, naming neither file nor field ("4
+    // worker cores from (0,0) do not fit the 8x0 worker grid"; bug bash, session 44).
+    return fmt::format("{:#x} harvests every one of a {} chip's {} Tensix {}; expected a mask that leaves at least "
+                       "one (a chip harvests a few)",
+                       mask, traits.name, positions, what);
+  }
+  if (mask >> positions == 0) return "";
   return fmt::format("{:#x} sets bit {}, but a {} chip has {} Tensix {} (bits 0-{}); expected a mask below {:#x}", mask,
                      std::bit_width(mask) - 1, traits.name, positions, what, positions - 1,
                      std::uint32_t{1} << positions);

@@ -45,8 +45,9 @@ inline constexpr std::int64_t kMaxLinkRateBytesPerS = 1'000'000'000'000;
 inline constexpr std::int64_t kMinLinkLatencyPs = 200'000;
 inline constexpr std::int64_t kMaxLinkLatencyPs = 1'000'000'000;
 
-// "" when `mask` names only Tensix rows / columns `arch` has, else why not ("names row 11 of a
-// wormhole_b0 chip's 10 Tensix rows; expected a mask below 0x400").
+// "" when `mask` names only Tensix rows / columns `arch` has and leaves at least one, else why not
+// ("0x800 sets bit 11, but a wormhole_b0 chip has 10 Tensix rows (bits 0-9); expected a mask below
+// 0x400"; "0x3ff harvests every one of a wormhole_b0 chip's 10 Tensix rows; ...").
 std::string tensix_harvest_mask_problem(Arch arch, std::uint32_t mask);
 
 const ArchTraits& arch_traits(Arch arch);

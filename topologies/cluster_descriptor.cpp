@@ -180,7 +180,7 @@ class ClusterDescriptorReader {
       const YAML::Node item = mmio[i];
       const std::string entry = fmt::format("chips_with_mmio[{}]", i);
       if (item.IsScalar()) {
-        known_chip(item, entry).pci_device = static_cast<std::int32_t>(i);
+        set_pci_device(item, item, static_cast<std::int32_t>(i), entry);
         continue;
       }
       yaml_.expect_map(item, entry);
@@ -189,10 +189,29 @@ class ClusterDescriptorReader {
                    fmt::format("{} entries; expected one {{chip: PCI device index}}", item.size()));
       }
       for (const auto& pair : item) {
-        known_chip(pair.first, entry).pci_device =
-            static_cast<std::int32_t>(yaml_.to_int(pair.second, entry, 0, kMaxId));
+        set_pci_device(pair.first, pair.second,
+                       static_cast<std::int32_t>(yaml_.to_int(pair.second, entry, 0, kMaxId)), entry);
       }
     }
+  }
+
+  // A chip is attached once, and a PCI device is one chip's (bug bash, session 44: a chip listed
+  // twice took the second index, leaving the chip that had it unattached, and two chips given one
+  // index both loaded as MMIO-attached).
+  void set_pci_device(const YAML::Node& chip_node, const YAML::Node& index_node, std::int32_t index,
+                      const std::string& entry) {
+    Chip& chip = known_chip(chip_node, entry);
+    if (chip.pci_device) {
+      yaml_.fail(chip_node, entry,
+                 fmt::format("chip {} is listed twice (PCI devices {} and {}); expected each chip once", chip.id,
+                             *chip.pci_device, index));
+    }
+    if (const auto [at, inserted] = chip_of_pci_device_.emplace(index, chip.id); !inserted) {
+      yaml_.fail(index_node, entry,
+                 fmt::format("chip {} is PCI device {}, as chip {} is; expected each PCI device index on one chip",
+                             chip.id, index, at->second));
+    }
+    chip.pci_device = index;
   }
 
   void read_harvesting(const YAML::Node& harvesting) {
@@ -346,6 +365,7 @@ class ClusterDescriptorReader {
   detail::YamlReader yaml_;
   std::string name_;
   std::map<ChipId, Chip> chips_;
+  std::map<std::int32_t, ChipId> chip_of_pci_device_;  // PCI device index -> the chip given it
   std::map<ChipId, EthCoord> coords_;
   std::map<EthEndpoint, PortUse> peer_;
   std::vector<EthLink> links_;

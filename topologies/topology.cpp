@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -63,6 +64,7 @@ void Topology::normalise_and_validate(Indexes& indexes) {
   };
 
   std::sort(chips_.begin(), chips_.end(), [](const Chip& x, const Chip& y) { return x.id < y.id; });
+  std::map<std::int32_t, ChipId> chip_of_pci_device;
   for (std::size_t i = 0; i < chips_.size(); ++i) {
     const Chip& chip = chips_[i];
     if (chip.id < 0) fail(fmt::format("chip id {} is negative; expected an id >= 0", chip.id));
@@ -72,6 +74,12 @@ void Topology::normalise_and_validate(Indexes& indexes) {
     if (chip.pci_device && *chip.pci_device < 0) {
       fail(fmt::format("chip {}: PCI device index {} is negative; expected >= 0", chip.id,
                        *chip.pci_device));
+    }
+    if (chip.pci_device) {
+      if (const auto [at, inserted] = chip_of_pci_device.emplace(*chip.pci_device, chip.id); !inserted) {
+        fail(fmt::format("chips {} and {} are both PCI device {}; expected each PCI device index on one chip",
+                         at->second, chip.id, *chip.pci_device));
+      }
     }
     if (!chip.mesh_coord) continue;
     if (!mesh_shape_) {

@@ -300,6 +300,13 @@ class TopologyYamlReader {
     if (const YAML::Node pci = node["pci_device"]) {
       chip.pci_device =
           static_cast<std::int32_t>(yaml_.to_int(pci, entry + ".pci_device", 0, kMaxId));
+      // One PCI device is one MMIO-attached chip (bug bash, session 44: two chips given device 0
+      // loaded, and topo counted both as MMIO-attached).
+      if (const auto [at, inserted] = chip_of_pci_device_.emplace(*chip.pci_device, chip.id); !inserted) {
+        yaml_.fail(pci, entry + ".pci_device",
+                   fmt::format("chip {} is PCI device {}, as chip {} is; expected each PCI device index on one chip",
+                               chip.id, *chip.pci_device, at->second));
+      }
     }
     if (const YAML::Node coord = node["mesh_coord"]) chip.mesh_coord = read_coord(coord, entry + ".mesh_coord");
     if (const YAML::Node harvesting = node["harvesting"]) {
@@ -472,6 +479,7 @@ class TopologyYamlReader {
   std::vector<EmptyPosition> empty_;  // mesh.empty
   std::vector<Chip> chips_;
   std::map<ChipId, std::size_t> index_of_chip_;
+  std::map<std::int32_t, ChipId> chip_of_pci_device_;  // PCI device index -> the chip given it
   std::map<EthEndpoint, PortEntry> ports_;
 };
 

@@ -262,6 +262,11 @@ PreparedOp prepared_or_usage_error(const RunOptions& requested, const RunOptions
     throw UsageError(fmt::format("{}: {}; expected a tensor whose every buffer holds at most that per chip, or a "
                                  "server started with a larger --max-enqueued-host",
                                  requested.shape ? "--shape" : "--size", e.what()));
+  } catch (const ccl::TooFewLinksError& e) {
+    // A group's hop with fewer links than --links (a torus row with a hop of 1 link, along its
+    // axis on --links 2; bug bash, session 44: the refusal named the library's num_links only).
+    if (e.links_allowed() == 0) throw UsageError(fmt::format("--links: {}", e.what()));
+    throw UsageError(fmt::format("--links: {}; expected 1 to {}", e.what(), e.links_allowed()));
   } catch (const std::invalid_argument& e) {  // CclParamsError
     throw UsageError(fmt::format("{}{}", e.what(), route_length_hint(options, topology, n_chips, e.what())));
   }

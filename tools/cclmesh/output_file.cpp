@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,18 @@ void require_writable(const std::string& path, std::string_view option) {
     throw cannot_write(option, path, fmt::format("no directory '{}'", parent.string()));
   }
   if (::access(parent.c_str(), W_OK) != 0) throw cannot_write(option, path, std::strerror(errno));
+  // access() answers from the mode bits, which root passes everywhere: a directory that takes no
+  // new file all the same (/proc, an NFS export that squashes root) was found only when the
+  // result was written, after the whole run (bug bash, session 44: `--json /proc/r.json`). So a
+  // file is made there and removed, under a hidden name carrying the process id, as the temporary.
+  const fs::path probe = parent / fmt::format(".{}.cclmesh-{}.probe", target.filename().string(), ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return;  // made, so the directory takes files
+    throw cannot_write(option, path, std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 // The standard stream whose open file `path` names (the same file: /dev/stdout while stdout goes to

@@ -51,6 +51,24 @@ class RingRunsAsLineError : public CclParamsError {
   using CclParamsError::CclParamsError;
 };
 
+// More links asked (num_links) than a hop of a group has: a CclParamsError the caller can name by
+// the option that set the links (the CLI's --links), with the links the group allows. (Bug bash,
+// session 44: a torus row with one hop of 1 link, run along its axis on --links 2, was refused as
+// "all_gather: num_links 2 is more than ...", naming no option.)
+class TooFewLinksError : public CclParamsError {
+ public:
+  // From a message alone (a served device's refusal): the links allowed unknown.
+  explicit TooFewLinksError(const std::string& message) : CclParamsError(message) {}
+  TooFewLinksError(const std::string& message, std::uint32_t links_allowed)
+      : CclParamsError(message), links_allowed_(links_allowed) {}
+
+  // The links of the group's hop with the fewest: the most num_links may be; 0 when unknown.
+  std::uint32_t links_allowed() const { return links_allowed_; }
+
+ private:
+  std::uint32_t links_allowed_ = 0;
+};
+
 inline constexpr std::uint32_t kDataCbId = 0;
 // Scratch for the interpreter's fabric packet headers (kargs: 8 x 32 B).
 inline constexpr std::uint32_t kPacketHeaderCbId = 31;

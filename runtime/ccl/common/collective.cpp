@@ -279,10 +279,11 @@ void require_group_shape(const topo::Topology& topology, const std::vector<ChipI
     }
   }
   if (num_links > fewest) {
-    throw CclParamsError(
+    throw TooFewLinksError(
         fmt::format("{}: num_links {} is more than the {} link(s) of hop {}, the hop of {} {} with the "
                     "fewest",
-                    op, num_links, fewest, fewest_hop, to_string(shape), group_string(group)));
+                    op, num_links, fewest, fewest_hop, to_string(shape), group_string(group)),
+        static_cast<std::uint32_t>(fewest));
   }
 }
 

@@ -16,6 +16,8 @@ void rethrow_reworded(const std::string& message) {
     throw RingRunsAsLineError(message);
   } catch (const PageExceedsPacketError& e) {
     throw PageExceedsPacketError(message, e.page_size_bytes());
+  } catch (const TooFewLinksError& e) {
+    throw TooFewLinksError(message, e.links_allowed());
   } catch (const CclParamsError&) {
     throw CclParamsError(message);
   }

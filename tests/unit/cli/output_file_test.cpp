@@ -184,6 +184,21 @@ TEST_F(OutputFile, PathsAreCheckedBeforeAnythingIsWritten) {
   EXPECT_EQ(entries(), 0u);
 }
 
+// Bug bash, session 44: a directory whose mode bits let root write but which takes no new file
+// (/proc; an NFS export that squashes root) passed the check, and the run failed only when it
+// wrote its result. It is refused before, and the check leaves nothing behind.
+TEST_F(OutputFile, ADirectoryThatTakesNoNewFileIsRefusedBeforeTheRun) {
+  if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
+  try {
+    check_output_path("/proc/cclmesh_output_file_test.json", "--json");
+    FAIL() << "/proc was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--json: cannot write '/proc/cclmesh_output_file_test.json'"));
+  }
+  check_output_path((dir_ / "new.json").string(), "--json");
+  EXPECT_EQ(entries(), 0u);
+}
+
 // Two outputs of one command naming one file: the last written would replace the other.
 TEST_F(OutputFile, TwoOutputsNamingOneFileAreRefused) {
   EXPECT_NO_THROW(require_distinct_outputs({{"a.json", "--trace"}, {"b.json", "--json"}, {"", "--report"}}));

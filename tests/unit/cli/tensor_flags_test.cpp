@@ -568,6 +568,35 @@ TEST(RunOnChips, AutoRingNeedsTheLinksOnTheClosingHop) {
   std::filesystem::remove(path);
 }
 
+// Bug bash, session 44: a 4-ring whose hop 0-1 has 1 link of 2 (ring4_narrow_hop: a dead link, as
+// a user edits a saved system to have one), run along its axis on --links 2, was refused as "all_gather:
+// num_links 2 is more than the 1 link(s) of hop 0-1 ...", naming no option. Every op now names
+// --links and the links the group allows.
+TEST(RunAlongAnAxis, LinksAboveAGroupsThinnestHopAreRefusedNamingLinks) {
+  const std::string path = (testing::source_dir() / "tests/data/topologies/ring4_narrow_hop.yaml").string();
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
+                                CollectiveOp::Broadcast, CollectiveOp::AllToAll, CollectiveOp::Reduce,
+                                CollectiveOp::AllBroadcast}) {
+    RunOptions options;
+    options.system = path;
+    options.op = op;
+    options.size_bytes = 64 << 10;
+    options.cluster_axis = 1;
+    options.links = 2;
+    options.no_data = true;
+    try {
+      run_collective(options);
+      ADD_FAILURE() << to_string(op) << " ran 2 links over a hop of 1";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), ::testing::StartsWith("--links: ")) << to_string(op);
+      EXPECT_THAT(e.what(), HasSubstr("num_links 2 is more than the 1 link(s) of hop 0-1")) << to_string(op);
+      EXPECT_THAT(e.what(), ::testing::EndsWith("; expected 1 to 1")) << to_string(op);
+    }
+    options.links = 1;
+    EXPECT_NO_THROW(run_collective(options)) << to_string(op);
+  }
+}
+
 // The T3K's MMIO square in legacy mode: the chips are the group (no fabric to take it from),
 // with the 2 links its hops have free of dispatch tunnels.
 TEST(RunOnChips, LegacyModeRunsTheChipsAsTheGroup) {

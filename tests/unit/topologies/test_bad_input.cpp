@@ -214,6 +214,38 @@ TEST(BadInput, LinksAndHarvestMasksOutOfRangeAreRefusedAsTheFileIsRead) {
               HasSubstr("harvesting[0].harvest_mask: 0x800 sets bit 11, but a wormhole_b0 chip has 10 Tensix rows"));
 }
 
+// Session 44's bug bash: a chip whose harvest mask names every Tensix row loaded, and every op
+// then refused it naming neither file nor field ("4 worker cores from (0,0) do not fit the 8x0
+// worker grid"); two chips given one PCI device index, or one chip listed twice under
+// chips_with_mmio (which left the chip that had the second index unattached), loaded too.
+TEST(BadInput, AHarvestMaskOfEveryRowAndAPciDeviceOnTwoChipsAreRefused) {
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, harvesting: "
+                        "{tensix: 1023}}\n"),
+              HasSubstr("own.yaml:4: chips[0].harvesting.tensix: 0x3ff harvests every one of a wormhole_b0 chip's 10 "
+                        "Tensix rows; expected a mask that leaves at least one"));
+  EXPECT_EQ(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, harvesting: "
+                      "{tensix: 511}}\n"),
+            "no error");
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: bh, harvesting: "
+                        "{tensix: 16383}}\n"),
+              HasSubstr("0x3fff harvests every one of a blackhole chip's 14 Tensix columns"));
+  EXPECT_THAT(umd_error("arch: {0: wh}\nethernet_connections: []\nharvesting: {0: {harvest_mask: 1023}}\n"),
+              HasSubstr("harvesting[0].harvest_mask: 0x3ff harvests every one"));
+
+  EXPECT_THAT(own_error("format: cclmesh-topology\nversion: 1\nchips:\n  - {id: 0, arch: wh, pci_device: 0}\n"
+                        "  - {id: 1, arch: wh, pci_device: 0}\n"),
+              HasSubstr("own.yaml:5: chips[1].pci_device: chip 1 is PCI device 0, as chip 0 is; expected each PCI "
+                        "device index on one chip"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh, 2: wh}\nethernet_connections: []\nchips_with_mmio: [0: 0, 2: 0]\n"),
+              HasSubstr("cluster.yaml:3: chips_with_mmio[1]: chip 2 is PCI device 0, as chip 0 is"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh, 2: wh}\nethernet_connections: []\nchips_with_mmio: [0: 0, 0: 2]\n"),
+              HasSubstr("chips_with_mmio[1]: chip 0 is listed twice (PCI devices 0 and 2); expected each chip once"));
+  EXPECT_THAT(umd_error("arch: {0: wh, 1: wh}\nethernet_connections: []\nchips_with_mmio: [1, 1]\n"),
+              HasSubstr("chips_with_mmio[1]: chip 1 is listed twice"));
+  EXPECT_EQ(umd_error("arch: {0: wh, 1: wh}\nethernet_connections: []\nchips_with_mmio: [0: 1, 1: 0]\n"),
+            "no error");
+}
+
 TEST(BadInput, FilesThatCannotBeRead) {
   EXPECT_THAT(load_error("/nonexistent/cluster.yaml"),
               HasSubstr("system '/nonexistent/cluster.yaml'"));

@@ -111,6 +111,14 @@ TEST(Topology, RejectsBrokenInvariantsWithAMessage) {
                 Topology("t", {wormhole_chip(0), wormhole_chip(0)}, {});
               }),
               HasSubstr("chip 0 is listed twice"));
+  EXPECT_THAT(message_of([] {
+                Chip a = wormhole_chip(0);
+                Chip b = wormhole_chip(1);
+                a.pci_device = 3;
+                b.pci_device = 3;
+                Topology("t", {b, a}, {});
+              }),
+              HasSubstr("chips 0 and 1 are both PCI device 3; expected each PCI device index on one chip"));
   EXPECT_THAT(message_of([] { Topology("t", {wormhole_chip(0)}, {link(0, 0, 5, 0)}); }),
               HasSubstr("chip 5 does not exist"));
   EXPECT_THAT(message_of([] {
