@@ -6,6 +6,7 @@
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/concat/concat_args.hpp"
 #include "kernels/host/disassembler.hpp"
+#include "kernels/interpreter/command_plan.hpp"
 #include "kernels/interpreter/interpreter_args.hpp"
 #include "kernels/legacy_all_gather/legacy_all_gather_args.hpp"
 #include "kernels/legacy_reduce_scatter/legacy_reduce_scatter_args.hpp"
@@ -67,6 +68,52 @@ std::vector<uint32_t> connection_block(const api::FabricConnectionConfig& c) {
   return b;
 }
 
+// The pages of its buffer `tensor` may address, in the generator's pages (pieces of a buffer
+// page when pieces_per_page > 1); 0 when the buffer's pages are not known.
+uint64_t addressable_pages(const TensorArgs& tensor) {
+  return std::visit([](const auto& t) { return uint64_t{t.buffer_pages} * t.pieces_per_page; }, tensor);
+}
+
+// The last tensor page a streaming command's worker run reaches (its slice must have passed
+// api::check_command_tensor). Tensor page ids grow along the run, so the last page is the most.
+uint64_t last_page_of_run(const api::CclCommandTensor& t) {
+  const uint64_t slice_pages = api::volume(t.tensor_slice_shape);
+  const uint64_t start = api::flat_index(t.tensor_slice_shape, t.worker_start_offset_in_slice);
+  const uint64_t run = t.worker_pages_per_slice == 0 ? slice_pages - start : t.worker_pages_per_slice;
+  const api::Shape4D last = api::unflatten(t.tensor_slice_shape, static_cast<uint32_t>(start + run - 1));
+  return api::flat_index(t.tensor_shape, t.tensor_slice_offset + last);
+}
+
+// A streaming command whose run reaches past the buffer its stream's address generator
+// addresses would read or write outside that buffer on the device, silently (the generator
+// carries no page count, as tt-metal's; bug bash, session 44: a 64 KiB slice written to a 32 KiB
+// buffer overwrote the next buffer on every chip). Refused here, where the buffer's pages are
+// known. Decode faults are left to the kernel's own reporting.
+void require_runs_inside_buffer(const InterpreterStreamSpec& stream, uint32_t stream_index) {
+  if (!stream.tensor) return;
+  const uint64_t pages = addressable_pages(*stream.tensor);
+  if (pages == 0) return;
+  api::CommandStreamReader reader(stream.commands.data(), checked_u32(stream.commands.size(), "command stream words"));
+  kernels::CommandContext context{};
+  kernels::CommandPlan plan{};
+  for (uint32_t i = 0; i < stream.num_commands && !reader.at_end(); ++i) {
+    if (kernels::read_command(reader, context, plan) != kernels::kNoFault) return;
+    const api::CommandCode code = plan.header.code;
+    if (code != api::CommandCode::STREAM_TENSOR_TO_CB && code != api::CommandCode::STREAM_CB_TO_TENSOR) continue;
+    if (api::check_command_tensor(context.tensor) != api::SliceCheck::OK) continue;  // the kernel faults on it
+    const uint64_t last = last_page_of_run(context.tensor);
+    if (last >= pages) {
+      throw KernelArgsError(fmt::format(
+          "interpreter stream {} command {} ({}): its run reaches tensor page {} of a tensor of {} pages, past the "
+          "{} page(s) of the buffer its address generator addresses (at {:#x}); the device would {} outside the "
+          "buffer. Expected a slice whose tensor fits the stream's buffer",
+          stream_index, plan.index, api::command_code_name(code), last, api::volume(context.tensor.tensor_shape),
+          pages, std::visit([](const auto& t) { return t.address; }, *stream.tensor),
+          code == api::CommandCode::STREAM_CB_TO_TENSOR ? "write" : "read"));
+    }
+  }
+}
+
 }  // namespace
 
 KernelArgs build_interpreter_args(const InterpreterSpec& spec) {
@@ -109,6 +156,7 @@ KernelArgs build_interpreter_args(const InterpreterSpec& spec) {
     rt[b + ia::kStreamCommandsWords] = checked_u32(st.commands.size(), "command stream words");
     rt[b + ia::kStreamCommandsOffset] = append(rt, st.commands);
   }
+  for (uint32_t s = 0; s < num_streams; ++s) require_runs_inside_buffer(spec.streams[s], s);
   kernels::InterpreterArgs parsed{};
   const kernels::ArgsFault f = kernels::parse_interpreter_args(static_cast<uint32_t>(num_streams), rt.data(),
                                                                checked_u32(rt.size(), "runtime args"), parsed);

@@ -44,6 +44,10 @@ struct InterleavedTensorArgs {
   // the others).
   uint32_t pieces_per_page = 1;
   uint32_t last_piece_bytes = 0;
+  // Host-side only, not a kernel arg: the pages of the buffer the generator addresses (0:
+  // unknown, not checked). build_interpreter_args refuses a streaming command whose run reaches
+  // a page past them, which the device would write or read outside the buffer, silently.
+  uint32_t buffer_pages = 0;
 };
 
 struct NocCoord {
@@ -66,6 +70,7 @@ struct ShardedTensorArgs {
   // the last `last_piece_bytes` long (0: as the others).
   uint32_t pieces_per_page = 1;
   uint32_t last_piece_bytes = 0;
+  uint32_t buffer_pages = 0;  // host-side only, as InterleavedTensorArgs::buffer_pages
 };
 
 using TensorArgs = std::variant<InterleavedTensorArgs, ShardedTensorArgs>;
@@ -85,6 +90,8 @@ struct InterpreterSpec {
   std::vector<InterpreterStreamSpec> streams;                      // 1 or 2
 };
 
+// Also refuses (KernelArgsError) a stream whose streaming command's run reaches a tensor page
+// past its tensor args' buffer_pages (times pieces_per_page) when those are known.
 KernelArgs build_interpreter_args(const InterpreterSpec& spec);
 
 // Runtime-arg index of stream `stream`'s tensor address (patched on a program-cache hit).

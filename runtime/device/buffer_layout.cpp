@@ -136,7 +136,9 @@ PageLocation BufferLayout::page(std::uint32_t index) const {
 kargs::TensorArgs BufferLayout::interpreter_args(const ChipCoreMap& chip) const {
   const api::BufferType type = config_.type == BufferType::Dram ? api::BufferType::DRAM : api::BufferType::L1;
   if (!sharded()) {
-    return kargs::InterleavedTensorArgs{address_, config_.page_size_bytes, type, num_targets_, aligned_page_size_};
+    kargs::InterleavedTensorArgs args{address_, config_.page_size_bytes, type, num_targets_, aligned_page_size_};
+    args.buffer_pages = num_pages_;  // host-side: a stream reaching past them is refused
+    return args;
   }
   const api::AddrGenParams p = addrgen_params();
   kargs::ShardedTensorArgs args;
@@ -149,6 +151,7 @@ kargs::TensorArgs BufferLayout::interpreter_args(const ChipCoreMap& chip) const 
   args.contiguity = p.sharded.contiguity;
   args.pages_per_shard_width = p.sharded.pages_per_shard_width;
   args.rows_per_shard_height = p.sharded.rows_per_shard_height;
+  args.buffer_pages = num_pages_;
   for (const CoreCoord& c : shard_cores_) {
     if (config_.type == BufferType::Dram) {
       args.cores.push_back(kargs::NocCoord{c.x, 0});  // DRAM shards: the bank id (the kernels' get_bank_noc_addr)

@@ -337,6 +337,58 @@ TEST(InterpreterArgs, PiecesOfBufferPages) {
   EXPECT_THROW(kargs::build_interpreter_args(spec), kargs::KernelArgsError);  // a last piece of whole pages
 }
 
+// A streaming command whose worker run reaches past the pages of the buffer its stream's
+// generator addresses is refused (the device would read or write outside the buffer, silently;
+// bug bash, session 44). Only the pages the run reaches count: a tensor larger than the buffer
+// whose run stays inside is fine, and buffer_pages 0 (unknown) checks nothing.
+TEST(InterpreterArgs, RunsPastTheBuffersPagesAreRefused) {
+  const auto spec_of = [](const api::TensorSlice& slice, uint32_t buffer_pages, uint32_t pieces = 1,
+                          bool write = false) {
+    kargs::InterpreterSpec spec;
+    spec.packet_header_cb_id = 7;
+    kargs::InterleavedTensorArgs t{0x4000, pieces == 1 ? 2048u : 512u, api::BufferType::DRAM, 12, 2048, pieces};
+    t.buffer_pages = buffer_pages;
+    // A wait first: the check follows the stream's sticky state past other commands.
+    const std::vector<cmd::Command> commands = {
+        cmd::local_semaphore_wait(cmd::SemaphoreId{0}, 1),
+        write ? cmd::local_write_cb_to_tensor_slice(slice, 0) : cmd::read_tensor_slice_to_cb(slice, 0)};
+    spec.semaphore_ids = {0};
+    spec.streams = {kargs::InterpreterStreamSpec{t, cmd::encode_stream(commands), 2}};
+    return spec;
+  };
+  const api::TensorSlice whole64 = whole_tensor({1, 1, 1, 64});
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(whole64, 64)));
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(whole64, 0)));  // unknown: not checked
+  try {
+    kargs::build_interpreter_args(spec_of(whole64, 32, 1, true));
+    ADD_FAILURE() << "a 64-page run into a 32-page buffer was accepted";
+  } catch (const kargs::KernelArgsError& e) {
+    EXPECT_STREQ(e.what(),
+                 "interpreter stream 0 command 1 (STREAM_CB_TO_TENSOR): its run reaches tensor page 63 of a tensor of "
+                 "64 pages, past the 32 page(s) of the buffer its address generator addresses (at 0x4000); the "
+                 "device would write outside the buffer. Expected a slice whose tensor fits the stream's buffer");
+  }
+  EXPECT_THROW(kargs::build_interpreter_args(spec_of(whole64, 63)), kargs::KernelArgsError);
+  // A (1,1,4,32) tensor of 128 pages, its first two rows as the slice: the run ends at page 63.
+  api::TensorSlice rows = whole_tensor({1, 1, 4, 32});
+  rows.tensor_slice_shape = rows.worker_slice_shape = api::Shape4D{1, 1, 2, 32};
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(rows, 64)));
+  EXPECT_THROW(kargs::build_interpreter_args(spec_of(rows, 63)), kargs::KernelArgsError);
+  // The same rows from row 1: the run ends at page 95.
+  rows.tensor_slice_offset = api::Shape4D{0, 0, 1, 0};
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(rows, 96)));
+  EXPECT_THROW(kargs::build_interpreter_args(spec_of(rows, 95)), kargs::KernelArgsError);
+  // A worker's part of the slice: its second row only (pages 64..95 of the tensor).
+  rows.tensor_slice_offset = api::Shape4D{0, 0, 0, 0};
+  rows.worker_slice_shape = api::Shape4D{1, 1, 1, 32};
+  rows.worker_slice_offset = api::Shape4D{0, 0, 1, 0};
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(rows, 64)));
+  EXPECT_THROW(kargs::build_interpreter_args(spec_of(rows, 63)), kargs::KernelArgsError);
+  // Pieces: 16 buffer pages of 4 pieces each are 64 of the generator's pages.
+  EXPECT_NO_THROW(kargs::build_interpreter_args(spec_of(whole64, 16, 4)));
+  EXPECT_THROW(kargs::build_interpreter_args(spec_of(whole64, 15, 4)), kargs::KernelArgsError);
+}
+
 TEST(InterpreterArgs, BadArgsAreRejectedWithTheArgIndex) {
   kargs::KernelArgs args = kargs::build_interpreter_args(sample_spec());
   std::vector<uint32_t> rt = args.runtime;

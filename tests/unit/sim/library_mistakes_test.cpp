@@ -150,6 +150,26 @@ TEST(LibraryMistakes, AWaitForMorePagesThanTheCircularBufferHoldsFaults) {
   EXPECT_THAT(text, HasSubstr("stream 0 #0 STREAM_CB_TO_TENSOR")) << text;
 }
 
+// The writer's slice is the 64 KiB input's whole buffer, its tensor args a 32 KiB output's: the
+// device would write 16 pages past the output, into the next buffer, on every chip (found by
+// session 44's bug bash: the run completed, a third buffer overwritten, no error). Refused when
+// the writer's args are built, naming the stream, the command and the pages.
+TEST(LibraryMistakes, ASliceLargerThanItsBufferIsRefusedWhenTheArgsAreBuilt) {
+  SimMeshDevice device(topo::build_t3k(), fabric_options(runtime::FabricMode::Ring));
+  const runtime::FabricPlan& plan = device.fabric_plan();
+  const std::vector<runtime::ChipId>& ring = plan.chips();
+  const runtime::BufferHandle input = device.create_buffer(dram_buffer(kBufferBytes, kPageBytes));
+  const runtime::BufferHandle output = device.create_buffer(dram_buffer(kBufferBytes / 2, kPageBytes));
+  try {
+    (void)ring_shift_program(device.topology(), plan, ring[0], ring[1], input, output, {});
+    ADD_FAILURE() << "a 32-page slice written into a 16-page buffer was accepted";
+  } catch (const kargs::KernelArgsError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("interpreter stream 0 command 0 (STREAM_CB_TO_TENSOR): its run reaches tensor "
+                                    "page 31 of a tensor of 32 pages, past the 16 page(s) of the buffer"))
+        << e.what();
+  }
+}
+
 // Held (no defect): the other mistakes of the bash, each with the report it gives today.
 TEST(LibraryMistakes, AFabricWriteWithoutAConnectionFaultsNamingTheCommand) {
   Mistake m;
