@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "topologies/arch.hpp"
 #include "topologies/soc_descriptor.hpp"
 
 namespace cclmesh::runtime {
@@ -201,6 +202,28 @@ CoreCoord common_worker_grid(const topo::Topology& topology) {
     first = false;
   }
   return grid;
+}
+
+std::string worker_grid_harvest_note(const topo::Topology& topology) {
+  const topo::Chip* most = nullptr;
+  for (const topo::Chip& chip : topology.chips()) {
+    const int removed = std::popcount(chip.harvesting.tensix_mask);
+    if (removed > 0 && (most == nullptr || removed > std::popcount(most->harvesting.tensix_mask))) most = &chip;
+  }
+  if (most == nullptr) return "";
+  std::size_t alike = 0;
+  for (const topo::Chip& chip : topology.chips()) {
+    if (chip.id != most->id && chip.arch == most->arch && chip.harvesting.tensix_mask == most->harvesting.tensix_mask) {
+      ++alike;
+    }
+  }
+  const topo::ArchTraits& traits = topo::arch_traits(most->arch);
+  return fmt::format("; the worker grid is what Tensix harvesting leaves on system '{}': chip {}'s harvest mask {:#x} "
+                     "removes {} of a {} chip's {} Tensix {}{}",
+                     topology.name(), most->id, most->harvesting.tensix_mask,
+                     std::popcount(most->harvesting.tensix_mask), traits.name, traits.tensix_harvest_positions,
+                     most->arch == topo::Arch::Wormhole ? "rows" : "columns",
+                     alike == 0 ? std::string() : fmt::format(" (as on {} other chip{})", alike, alike == 1 ? "" : "s"));
 }
 
 }  // namespace cclmesh::runtime

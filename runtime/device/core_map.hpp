@@ -82,6 +82,14 @@ ChipCoreMap chip_core_map(const topo::Topology& topology, ChipId chip);
 // The logical worker grid every chip of the topology has (the smallest columns and rows).
 CoreCoord common_worker_grid(const topo::Topology& topology);
 
+// For a refusal of workers that do not fit common_worker_grid(): "" when no chip harvests a
+// Tensix row / column, else where the grid comes from, naming the system and the chip harvesting
+// the most ("; the worker grid is what Tensix harvesting leaves on system 'x': chip 0's harvest
+// mask 0x1ff removes 9 of a wormhole_b0 chip's 10 Tensix rows (as on 7 other chips)"). A system
+// file's `harvesting: {tensix: 511}` otherwise surfaced as an op's "10 worker cores ... do not fit
+// the 8x1 worker grid", naming neither (bug bash, session 44).
+std::string worker_grid_harvest_note(const topo::Topology& topology);
+
 // Interleaving banks per architecture (see above).
 std::uint32_t dram_banks_per_channel(topo::Arch arch);
 

@@ -120,7 +120,12 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
         o.memory_given = true;
       })
       ->capture_default_str();
-  command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")->transform(whole_number_in(0, 1));
+  // tt-metal's cluster_axis is a dimension of its 2D MeshShape; the CLI offers those two on every
+  // system, a 3D one's included (the library's GroupSelection::cluster_axis takes any of the mesh's).
+  command.add_option("--cluster-axis", o.cluster_axis, "run along one axis of a 2D mesh: 0 or 1")
+      ->transform(whole_number_in(0, 1, "INT",
+                                  "cluster_axis is a dimension of a 2D mesh, as tt-metal's (0: columns, 1: rows), "
+                                  "so a 3D system such as torus:4x4x4 runs along its axes 0 and 1 only"));
   // Parsed here: CLI11 said only "Could not convert: --root = abc" (session 18).
   command
       .add_option_function<std::string>(

@@ -54,7 +54,12 @@ int run_topo(const TopoOptions& options) {
     check_output_path(options.dot_path, "--dot");
   }
   if (!options.json_path.empty()) check_output_path(options.json_path, "--json");
-  if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
+  if (!options.save_path.empty()) {
+    // The file is YAML whatever its name; a t.json would be read back as YAML by nothing that
+    // goes by the name (session 44's bug bash).
+    require_output_extension(options.save_path, "--save", {".yaml", ".yml"}, "YAML");
+    check_output_path(options.save_path, "--save");
+  }
   const topo::TopologySummary summary = topo::summarize(topology);
   const std::optional<topo::LinkSpread> what_if = topo::links_off_arch_defaults(topology);
   if (!options.svg_path.empty()) write_output(options.svg_path, topo::to_svg(topology), "--svg");

@@ -8,9 +8,9 @@
 
 namespace cclmesh::cli {
 
-CLI::Validator whole_number_in(std::int64_t min, std::int64_t max, std::string_view type) {
+CLI::Validator whole_number_in(std::int64_t min, std::int64_t max, std::string_view type, std::string_view why) {
   return CLI::Validator(
-      [min, max](std::string& value) -> std::string {
+      [min, max, why = std::string(why)](std::string& value) -> std::string {
         if (value.empty()) return "";  // refused by the empty-value check, in its words
         std::int64_t number = 0;
         const char* end = value.data() + value.size();
@@ -20,7 +20,8 @@ CLI::Validator whole_number_in(std::int64_t min, std::int64_t max, std::string_v
           return fmt::format("'{}' is not a whole number; expected {} to {}", value, min, max);
         }
         if (ec == std::errc::result_out_of_range || number < min || number > max) {
-          return fmt::format("{} is out of range; expected {} to {}", value, min, max);
+          return fmt::format("{} is out of range; expected {} to {}{}{}", value, min, max, why.empty() ? "" : ": ",
+                             why);
         }
         value = std::to_string(number);  // what CLI11 converts next: "0150" would read as octal
         return "";

@@ -39,16 +39,16 @@
 namespace cclmesh::runtime::ccl::all_broadcast {
 
 struct Params {
-  TensorSpec input;                          // each chip's input (TILE shapes padded to whole tiles)
-  BufferHandle input_buffer;                 // mesh buffers: the same address on every chip
-  std::vector<BufferHandle> output_buffers;  // one per rank, each holding an `input` tensor
+  TensorSpec input = {};                          // each chip's input (TILE shapes padded to whole tiles)
+  BufferHandle input_buffer = {};                 // mesh buffers: the same address on every chip
+  std::vector<BufferHandle> output_buffers = {};  // one per rank, each holding an `input` tensor
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
-  FabricOptions fabric;   // the device's fabric
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
+  FabricOptions fabric = {};   // the device's fabric
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
-  std::optional<GlobalSemaphore> done_semaphore;
-  std::optional<GlobalSemaphore> barrier_semaphore;  // optional entry barrier (back-to-back ops)
+  std::optional<GlobalSemaphore> done_semaphore = {};
+  std::optional<GlobalSemaphore> barrier_semaphore = {};  // optional entry barrier (back-to-back ops)
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;  // 0: as many pages as a fabric payload holds
   std::uint32_t cb_packets = 3;

@@ -83,13 +83,13 @@ inline constexpr std::uint32_t kDefaultRelayWorkersPerLink = 2;
 inline constexpr std::uint32_t kPagesForSeveralRelayWorkers = 32;
 
 struct Params {
-  TensorSpec input;            // each chip's input; the output is `input` with dim x N
-  std::uint32_t dim = 3;       // 0..3 = w, z, y, x
-  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;  // DRAM or L1, interleaved or sharded, as their configs say
+  TensorSpec input = {};            // each chip's input; the output is `input` with dim x N
+  std::uint32_t dim = 3;            // 0..3 = w, z, y, x
+  BufferHandle input_buffer = {};   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer = {};  // DRAM or L1, interleaved or sharded, as their configs say
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
   BidirectionalMode bidirectional = BidirectionalMode::Auto;
   RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
@@ -99,23 +99,23 @@ struct Params {
   // Relay only: workers per link and direction (tt-metal's num_workers_per_link, REFERENCE 7.4),
   // each on its own run of the input; more than one share the router through a fabric mux per
   // link and direction. Unset: the size rule (kDefaultRelayWorkersPerLink).
-  std::optional<std::uint32_t> workers_per_link;
-  FabricOptions fabric;  // the device's fabric (the plan follows from it and the topology)
+  std::optional<std::uint32_t> workers_per_link = {};
+  FabricOptions fabric = {};  // the device's fabric (the plan follows from it and the topology)
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0.
-  std::optional<GlobalSemaphore> done_semaphore;
-  std::optional<GlobalSemaphore> barrier_semaphore;  // optional entry barrier
-  CoreCoord first_worker{0, 0};                      // workers take the cores from here along the row
-  std::uint32_t packet_size_in_pages = 0;            // 0: as many pages as a fabric payload holds
-  std::uint32_t cb_packets = 3;                      // CB depth in packets (REFERENCE 4.12: triple buffering)
+  std::optional<GlobalSemaphore> done_semaphore = {};
+  std::optional<GlobalSemaphore> barrier_semaphore = {};  // optional entry barrier
+  CoreCoord first_worker{0, 0};                           // workers take the cores from here along the row
+  std::uint32_t packet_size_in_pages = 0;                 // 0: as many pages as a fabric payload holds
+  std::uint32_t cb_packets = 3;                           // CB depth in packets (REFERENCE 4.12: triple buffering)
   // Reader and writer as two one-stream interpreters (RISC-V 1 / NoC1 and RISC-V 0 / NoC0) so
   // reads and writes overlap, or both streams in one interpreter (ccl_common.hpp).
   bool split_reader_writer = true;
   // Legacy EDM mode only (all_gather_legacy.hpp): the per-op EDMs' termination and buffers.
-  LegacyEdmOptions legacy;
+  LegacyEdmOptions legacy = {};
   // The broadcast fallback only (needs_broadcast_fallback): one buffer per rank, each
   // broadcast_buffer_config() (or any one config shared by all, sharded included); the
   // all_broadcast's outputs, which the concat reads.
-  std::vector<BufferHandle> broadcast_buffers;
+  std::vector<BufferHandle> broadcast_buffers = {};
   bool operator==(const Params&) const = default;
 };
 

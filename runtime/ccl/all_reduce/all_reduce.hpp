@@ -217,22 +217,22 @@ enum class Algorithm : std::uint8_t { Auto, ReduceScatterAllGather, Composite, O
 std::string to_string(Algorithm algorithm);
 
 struct Params {
-  TensorSpec tensor;          // each chip's input, and the output
-  BufferHandle input_buffer;  // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;
-  BufferHandle intermediate_buffer;  // intermediate_spec(): the slice, or the N gathered copies
+  TensorSpec tensor = {};          // each chip's input, and the output
+  BufferHandle input_buffer = {};  // mesh buffers: the same address on every chip
+  BufferHandle output_buffer = {};
+  BufferHandle intermediate_buffer = {};  // intermediate_spec(): the slice, or the N gathered copies
   // reduce_scatter + all_gather on a two-sided line (fabric mode): the reduce_scatter's partials
   // (needs_rs_intermediate(), rs_intermediate_spec()). Its own buffer: the output buffer is not
   // free, as a neighbour's all_gather may write it while this chip's reduce_scatter still runs.
-  std::optional<BufferHandle> rs_intermediate_buffer;
+  std::optional<BufferHandle> rs_intermediate_buffer = {};
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
   // reduce_scatter's workers per link and direction (reduce_scatter::Params::workers_per_link;
   // unset: chosen by its size rule).
-  std::optional<std::uint32_t> workers_per_link;
-  GroupSelection groups;
+  std::optional<std::uint32_t> workers_per_link = {};
+  GroupSelection groups = {};
   CclMode mode = CclMode::Fabric;
-  FabricOptions fabric;
+  FabricOptions fabric = {};
   Algorithm algorithm = Algorithm::Auto;
   // reduce_scatter + all_gather on a line: the reduce_scatter's line algorithm.
   reduce_scatter::LineAlgorithm rs_line_algorithm = reduce_scatter::LineAlgorithm::TwoSided;
@@ -247,21 +247,21 @@ struct Params {
   // Set: Auto runs OneShot for tensors of at most this many bytes, whether or not the pages
   // divide by N (0: never), with no page cap. Unset: default_one_shot_limits() when they divide, the one-shot's
   // L1 limit when they do not.
-  std::optional<std::uint64_t> one_shot_max_bytes;
+  std::optional<std::uint64_t> one_shot_max_bytes = {};
   // Legacy mode: set, Auto runs the composite for tensors of at most this many weighted bytes
   // (legacy_composite_weighted_bytes(); 0: only where rs-ag cannot run). Unset:
   // default_legacy_composite_max_weighted_bytes().
-  std::optional<std::uint64_t> legacy_composite_max_weighted_bytes;
+  std::optional<std::uint64_t> legacy_composite_max_weighted_bytes = {};
   // Global semaphores on the worker cores (semaphore_cores()), created once, initially 0: the
   // reduce_scatter's entry barrier and the all_gather's (the one-shot's) completion count.
-  std::optional<GlobalSemaphore> barrier_semaphore;
-  std::optional<GlobalSemaphore> done_semaphore;
+  std::optional<GlobalSemaphore> barrier_semaphore = {};
+  std::optional<GlobalSemaphore> done_semaphore = {};
   CoreCoord first_worker{0, 0};
   std::uint32_t packet_size_in_pages = 0;
   // reduce_scatter's and the local reduction's sync chunks. Unset: reduce_scatter fits its chunk to
   // each message (reduce_scatter::Params::chunk_packets), the local reduction runs
   // kDefaultReductionChunkPackets (reduction_chunks.hpp).
-  std::optional<std::uint32_t> chunk_packets;
+  std::optional<std::uint32_t> chunk_packets = {};
   all_gather::RingAlgorithm ag_ring_algorithm = all_gather::RingAlgorithm::Auto;  // the all_gather half's
   bool operator==(const Params&) const = default;
 };

@@ -66,17 +66,17 @@
 namespace cclmesh::runtime::ccl::all_to_all {
 
 struct Params {
-  TensorSpec tensor;           // each chip's input and output: N chunks along `dim`
-  std::uint32_t dim = 3;       // 0..3 = w, z, y, x; pages (ROW_MAJOR dim 3: elements) along dim split into N
-  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;
+  TensorSpec tensor = {};          // each chip's input and output: N chunks along `dim`
+  std::uint32_t dim = 3;           // 0..3 = w, z, y, x; pages (ROW_MAJOR dim 3: elements) along dim split into N
+  BufferHandle input_buffer = {};  // mesh buffers: the same address on every chip
+  BufferHandle output_buffer = {};
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
-  FabricOptions fabric;  // the device's fabric
+  FabricOptions fabric = {};  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
-  std::optional<GlobalSemaphore> done_semaphore;
+  std::optional<GlobalSemaphore> done_semaphore = {};
   CoreCoord first_worker{0, 0};            // the worker cores (sender_layout.hpp) along the rows from here
   std::uint32_t packet_size_in_pages = 0;  // 0: min(2, what a fabric payload holds)
   std::uint32_t cb_packets = 3;            // CB depth in packets

@@ -55,11 +55,11 @@ std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint64_t kSplitMinBytesPerLinkAndHop = 6 * 1024;
 
 struct Params {
-  ChipId root = 0;      // with several groups: sets the root's rank in every group
-  BufferHandle input;   // read on every group's root
-  BufferHandle output;  // written on every chip of every group
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
-  FabricOptions fabric;
+  ChipId root = 0;             // with several groups: sets the root's rank in every group
+  BufferHandle input = {};     // read on every group's root
+  BufferHandle output = {};    // written on every chip of every group
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
+  FabricOptions fabric = {};
   RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
   CoreCoord worker{0, 0};        // the done core on every chip, and the root's first sender
   std::uint32_t num_links = 1;  // routing planes used, one root worker each per multicast

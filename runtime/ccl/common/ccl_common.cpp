@@ -118,8 +118,8 @@ void require_same_shape(const BufferHandle& input, const BufferHandle& output, c
 void require_worker_core(const topo::Topology& topology, CoreCoord core, const std::string& op) {
   const CoreCoord grid = common_worker_grid(topology);
   if (core.x >= grid.x || core.y >= grid.y) {
-    throw CclParamsError(fmt::format("{}: worker core ({},{}) is outside the {}x{} worker grid", op, core.x, core.y,
-                                     grid.x, grid.y));
+    throw CclParamsError(fmt::format("{}: worker core ({},{}) is outside the {}x{} worker grid{}", op, core.x, core.y,
+                                     grid.x, grid.y, worker_grid_harvest_note(topology)));
   }
 }
 

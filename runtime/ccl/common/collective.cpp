@@ -558,8 +558,8 @@ std::vector<CoreCoord> worker_cores(const topo::Topology& topology, CoreCoord fi
   const CoreCoord grid = common_worker_grid(topology);
   const std::uint64_t start = std::uint64_t{first.y} * grid.x + first.x;
   if (first.x >= grid.x || start + count > std::uint64_t{grid.x} * grid.y) {
-    throw CclParamsError(fmt::format("{}: {} worker cores from ({},{}) do not fit the {}x{} worker grid", op, count,
-                                     first.x, first.y, grid.x, grid.y));
+    throw CclParamsError(fmt::format("{}: {} worker cores from ({},{}) do not fit the {}x{} worker grid{}", op, count,
+                                     first.x, first.y, grid.x, grid.y, worker_grid_harvest_note(topology)));
   }
   std::vector<CoreCoord> cores;
   for (std::uint32_t k = 0; k < count; ++k) {

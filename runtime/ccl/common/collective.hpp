@@ -105,8 +105,8 @@ void require_page_aligned_dim(const TensorSpec& spec, std::uint32_t dim, const s
 // chip of the fabric, in fabric order (a whole-system fabric only; a ring it runs as a line
 // around a down link in the ring's order, FabricLine::opened_from).
 struct GroupSelection {
-  std::optional<int> cluster_axis;
-  std::vector<std::vector<ChipId>> chips;
+  std::optional<int> cluster_axis = {};
+  std::vector<std::vector<ChipId>> chips = {};
   bool operator==(const GroupSelection&) const = default;
 };
 

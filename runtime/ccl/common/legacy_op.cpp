@@ -140,8 +140,9 @@ std::vector<CoreCoord> legacy_worker_cores(const topo::Topology& topology, CoreC
   const CoreCoord grid = common_worker_grid(topology);
   if (first.x + 1 >= grid.x || std::uint64_t{first.y} + num_links > grid.y) {
     throw CclParamsError(fmt::format("{}: legacy workers for {} link(s) take 2 cores on each of {} rows from ({},{}); "
-                                     "they do not fit the {}x{} worker grid",
-                                     op, num_links, num_links, first.x, first.y, grid.x, grid.y));
+                                     "they do not fit the {}x{} worker grid{}",
+                                     op, num_links, num_links, first.x, first.y, grid.x, grid.y,
+                                     worker_grid_harvest_note(topology)));
   }
   std::vector<CoreCoord> cores;
   for (std::uint32_t link = 0; link < num_links; ++link) {

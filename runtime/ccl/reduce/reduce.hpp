@@ -64,22 +64,22 @@
 namespace cclmesh::runtime::ccl::reduce {
 
 struct Params {
-  TensorSpec tensor;            // each chip's input, and the root's output
-  std::uint32_t root = 0;       // the root's rank in every group (0 .. N-1)
-  BufferHandle input_buffer;    // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;   // the root's result; elsewhere the partials' landing zone
+  TensorSpec tensor = {};           // each chip's input, and the root's output
+  std::uint32_t root = 0;           // the root's rank in every group (0 .. N-1)
+  BufferHandle input_buffer = {};   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer = {};  // the root's result; elsewhere the partials' landing zone
   CclTopology topology = CclTopology::Ring;
   std::uint32_t num_links = 1;
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
-  FabricOptions fabric;  // the device's fabric
+  FabricOptions fabric = {};  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
-  std::optional<GlobalSemaphore> barrier_semaphore;
+  std::optional<GlobalSemaphore> barrier_semaphore = {};
   CoreCoord first_worker{0, 0};            // worker cores (ring 2, line 1 per link) along the row
   std::uint32_t packet_size_in_pages = 0;  // CB packet; 0: what 4 fabric payloads hold
   // CB packets per synchronised chunk, grown so a run has at most 255. Unset: 1, the smallest,
   // which keeps the chain's N - 1 chunks of pipeline fill shortest (reduce.cpp); set: that value.
-  std::optional<std::uint32_t> chunk_packets;
+  std::optional<std::uint32_t> chunk_packets = {};
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
   bool operator==(const Params&) const = default;
 };

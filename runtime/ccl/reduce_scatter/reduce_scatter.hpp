@@ -181,15 +181,15 @@ std::string to_string(RingAlgorithm algorithm);
 inline constexpr std::uint64_t kDefaultOneShotMaxBytes = 512 * 1024;
 
 struct Params {
-  TensorSpec input;            // each chip's input; the output is `input` with dim / N
+  TensorSpec input = {};  // each chip's input; the output is `input` with dim / N
   // 0..3 = w, z, y, x; pages along dim must split into N equal slices (ROW_MAJOR along dim 3: a
   // row's elements, the rows cut in 32 B-aligned pieces, scattered_rows.hpp).
   std::uint32_t dim = 3;
-  BufferHandle input_buffer;   // mesh buffers: the same address on every chip
-  BufferHandle output_buffer;  // also the receive buffer of the partials (ring, wrap line)
+  BufferHandle input_buffer = {};   // mesh buffers: the same address on every chip
+  BufferHandle output_buffer = {};  // also the receive buffer of the partials (ring, wrap line)
   // Two-sided line, one-shot and half-way ring (fabric mode) only: the partials' (the copies')
   // receive buffer, intermediate_spec().
-  std::optional<BufferHandle> intermediate_buffer;
+  std::optional<BufferHandle> intermediate_buffer = {};
   CclTopology topology = CclTopology::Ring;
   LineAlgorithm line_algorithm = LineAlgorithm::TwoSided;
   RingAlgorithm ring_algorithm = RingAlgorithm::Auto;
@@ -199,14 +199,14 @@ struct Params {
   // one the workers of a link and direction share it through a fabric mux core
   // (kernels/fabric_mux.cpp); 1 connects the worker to the router directly. Unset: chosen by
   // size (workers_per_link() below).
-  std::optional<std::uint32_t> workers_per_link;
-  GroupSelection groups;  // default: every chip of the fabric, in fabric order
+  std::optional<std::uint32_t> workers_per_link = {};
+  GroupSelection groups = {};  // default: every chip of the fabric, in fabric order
   CclMode mode = CclMode::Fabric;
-  FabricOptions fabric;  // the device's fabric
+  FabricOptions fabric = {};  // the device's fabric
   // Global semaphore on the worker cores (semaphore_cores()), created once, initially 0.
-  std::optional<GlobalSemaphore> barrier_semaphore;
+  std::optional<GlobalSemaphore> barrier_semaphore = {};
   // Legacy EDM mode only (reduce_scatter_legacy.hpp): the per-op EDMs' termination and buffers.
-  LegacyEdmOptions legacy;
+  LegacyEdmOptions legacy = {};
   // Worker cores (ring, half-way ring and two-sided line 2, wrap line 1 per link, times
   // workers_per_link(); the one-shot ring 3 per link) along the row, then with
   // workers_per_link > 1 two mux cores per link (forward, backward).
@@ -215,7 +215,7 @@ struct Params {
   // CB packets per synchronised chunk. Unset: fitted to a worker's message, so that it is at least
   // 3 chunks of at most 8 packets (fitted_reduction_chunk_packets, reduction_chunks.hpp); set: that
   // many. Either way raised so a message is at most 255 chunks (8-bit waits, REFERENCE 4.11).
-  std::optional<std::uint32_t> chunk_packets;
+  std::optional<std::uint32_t> chunk_packets = {};
   std::uint32_t cb_packets = 3;            // depth of the local-input CB in packets
   bool operator==(const Params&) const = default;
 };

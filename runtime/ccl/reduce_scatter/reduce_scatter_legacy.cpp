@@ -92,8 +92,9 @@ std::vector<CoreCoord> row_per_worker_cores(const topo::Topology& topology, Core
   const CoreCoord grid = common_worker_grid(topology);
   if (first.x + 1 >= grid.x || std::uint64_t{first.y} + 2ULL * num_links > grid.y) {
     throw CclParamsError(fmt::format("{}: legacy workers for {} link(s) take 2 columns and {} rows from ({},{}) (a row "
-                                     "per link and direction); they do not fit the {}x{} worker grid",
-                                     kOp, num_links, 2 * num_links, first.x, first.y, grid.x, grid.y));
+                                     "per link and direction); they do not fit the {}x{} worker grid{}",
+                                     kOp, num_links, 2 * num_links, first.x, first.y, grid.x, grid.y,
+                                     worker_grid_harvest_note(topology)));
   }
   std::vector<CoreCoord> cores;
   for (std::uint32_t link = 0; link < num_links; ++link) {

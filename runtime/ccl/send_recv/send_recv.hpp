@@ -34,12 +34,12 @@ namespace cclmesh::runtime::ccl::send_recv {
 struct Params {
   ChipId sender = 0;
   ChipId receiver = 1;
-  BufferHandle input;   // read on the sender
-  BufferHandle output;  // written on the receiver (mesh buffers: the same address everywhere)
-  GroupSelection groups;  // default: the sender and the receiver alone
-  FabricOptions fabric;  // the device's fabric (the plan is derived from it and the topology)
-  CoreCoord worker{0, 0};  // logical Tensix core on both chips (with L links: the first sender)
-  std::uint32_t num_links = 1;  // routing planes used, one sender worker each
+  BufferHandle input = {};                 // read on the sender
+  BufferHandle output = {};                // written on the receiver (mesh buffers: the same address everywhere)
+  GroupSelection groups = {};              // default: the sender and the receiver alone
+  FabricOptions fabric = {};               // the device's fabric (the plan is derived from it and the topology)
+  CoreCoord worker{0, 0};                  // logical Tensix core on both chips (with L links: the first sender)
+  std::uint32_t num_links = 1;             // routing planes used, one sender worker each
   std::uint32_t packet_size_in_pages = 0;  // 0: as many as a fabric payload holds
   std::uint32_t cb_packets = 2;            // CB depth in packets (double buffering)
   bool split_reader_writer = true;         // ccl_common.hpp add_copy_kernels

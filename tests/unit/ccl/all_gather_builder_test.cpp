@@ -9,11 +9,14 @@
 #include "kernels/host/kernel_args_builder.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/ccl/all_gather/all_gather.hpp"
+#include "runtime/device/core_map.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "tests/source_tree.hpp"
 #include "tests/unit/ccl/builder_test_util.hpp"
 #include "topologies/builtin_systems.hpp"
 #include "topologies/embedding.hpp"
 #include "topologies/errors.hpp"
+#include "topologies/system_loader.hpp"
 
 namespace cclmesh::runtime::ccl {
 namespace {
@@ -98,6 +101,22 @@ std::vector<std::uint32_t> sharded_pieces(const Program& program, api::TensorMem
     }
   }
   return pieces;
+}
+
+// Bug bash, session 44: a system file whose chips keep one Tensix row (harvesting {tensix: 511})
+// loads, and the op's refusal of workers past the 8x1 grid said nothing of where the grid came
+// from. It now names the system and the harvest; a system without Tensix harvesting adds nothing.
+TEST(AllGatherBuilder, WorkersPastAHarvestedGridAreRefusedNamingTheHarvest) {
+  const topo::Topology one_row =
+      topo::load_system((testing::source_dir() / "tests/data/topologies/t3k_one_tensix_row.yaml").string());
+  ag::Params p = all_gather_params(one_row, FabricMode::Ring, CclTopology::Ring, bf16({1, 1, 64, 64}));
+  p.first_worker = {7, 0};  // the last core of the one row; SPLIT needs two
+  p.bidirectional = ag::BidirectionalMode::SplitTensor;
+  expect_rejected(p, one_row,
+                  "do not fit the 8x1 worker grid; the worker grid is what Tensix harvesting leaves on system "
+                  "'t3k_one_tensix_row': chip 0's harvest mask 0x1ff removes 9 of a wormhole_b0 chip's 10 Tensix rows "
+                  "(as on 7 other chips)");
+  EXPECT_EQ(worker_grid_harvest_note(topo::build_galaxy()), "");
 }
 
 TEST(AllGatherBuilder, RowMajorAlongTheWidthIntoShardedBuffersAddressesRowPieces) {

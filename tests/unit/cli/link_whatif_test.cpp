@@ -299,6 +299,21 @@ TEST_F(SavedSystem, ALinkShorterThanTheModelsFixedShareIsBadInput) {
   EXPECT_THAT(error, HasSubstr("chips[0].eth[6].latency_ps: got '50000'; expected an integer in 200000..1000000000"));
 }
 
+// The file is YAML whatever it is called: a name that says otherwise is refused before anything
+// is written, as --svg / --dot refuse theirs (session 44's bug bash: t.json held YAML).
+TEST_F(SavedSystem, ASaveNamedForAnotherFormatIsBadInput) {
+  for (const char* name : {"t.json", "x.txt"}) {
+    const std::string file = (dir_ / name).string();
+    const std::string error = usage_error_of([&] { topo({"--system", "t3k", "--save", file}); });
+    EXPECT_THAT(error, HasSubstr("--save: '" + file + "'"));
+    EXPECT_THAT(error, HasSubstr("expected a name ending in .yaml or .yml"));
+    EXPECT_FALSE(std::filesystem::exists(file)) << name;
+  }
+  for (const char* name : {"t.yaml", "t.YML", "t"}) {
+    EXPECT_EQ(topo({"--system", "n300", "--save", (dir_ / name).string()}), 0) << name;
+  }
+}
+
 TEST_F(SavedSystem, AnUnwritableSaveIsBadInput) {
   const std::string file = (dir_ / "no_such_dir" / "t3k.yaml").string();
   EXPECT_THAT(usage_error_of([&] { topo({"--system", "t3k", "--save", file}); }), HasSubstr("--save: "));

@@ -56,5 +56,21 @@ TEST(WholeNumberOption, NonNumbersAndEmptyValuesAreNamedAsSuch) {
   EXPECT_THAT(error_of({"--links", ""}), ::testing::HasSubstr("--links: an empty value; expected what"));
 }
 
+// Bug bash, session 44: `--cluster-axis 2` on torus:4x4x4, whose mesh has a third dimension, said
+// "expected 0 to 1" and not why.
+TEST(WholeNumberOption, AClusterAxisOutOfRangeSaysWhyAxesStopAtOne) {
+  std::vector<std::string> args = {"run", "--system", "torus:4x4x4", "--op", "all_gather", "--size", "64K",
+                                   "--no-data", "--cluster-axis", "2"};
+  std::string error = "(no error)";
+  try {
+    run_cli_output(args);
+  } catch (const CLI::ParseError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error,
+            "--cluster-axis: 2 is out of range; expected 0 to 1: cluster_axis is a dimension of a 2D mesh, as "
+            "tt-metal's (0: columns, 1: rows), so a 3D system such as torus:4x4x4 runs along its axes 0 and 1 only");
+}
+
 }  // namespace
 }  // namespace cclmesh::cli
