@@ -198,7 +198,7 @@ struct RunOptions {
   // (--progress-every; progress_line.hpp). Not a setting of the run: it changes nothing
   // simulated, and --json's settings do not record it. Empty: none.
   std::function<void(const sim::EngineProgress&)> progress;
-  std::uint64_t progress_every_events = std::uint64_t{1} << 22;
+  std::uint64_t progress_every_events = std::uint64_t{1} << 20;
   RunFaults faults;                        // --fault (docs/faults.md)
   // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).
   topo::LinkWhatIf link_whatif;

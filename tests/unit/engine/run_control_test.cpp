@@ -221,7 +221,9 @@ TEST(ProgressReport, ComesEveryNEventsAndChangesNothingSimulated) {
   ASSERT_EQ(with.reports.size(), without.events / 7);
   for (std::size_t i = 0; i < with.reports.size(); ++i) {
     EXPECT_EQ(with.reports[i].events_executed, 7 * (i + 1));
-    if (i > 0) EXPECT_GE(with.reports[i].now, with.reports[i - 1].now);
+    if (i > 0) {
+      EXPECT_GE(with.reports[i].now, with.reports[i - 1].now);
+    }
   }
   EXPECT_GT(with.reports.back().now, 50_ns);
 }
