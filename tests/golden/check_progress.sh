@@ -63,6 +63,15 @@ for name in no_progress progress progress_again; do
   fi
 done
 
+# A report that cannot be written (stderr closed) changes nothing either: fmt::print threw inside
+# the engine's loop, and the run ended as a simulation error (exit 3).
+"${cmd[@]}" --progress --progress-every 5000 >"$work/closed_stdout" 2>&-
+code=$?
+if [ "$code" != 0 ] || ! diff "$work/plain/stdout" "$work/closed_stdout"; then
+  echo "--progress with stderr closed: exit code $code, expected 0 and the table of a run without it"
+  status=1
+fi
+
 # A terminal: script(1) runs the command on a pty, stdout and stderr both to it.
 if command -v script >/dev/null; then
   printf -v quoted '%q ' "${cmd[@]}" --progress-every 5000

@@ -16,6 +16,13 @@ std::string event_count_text(std::uint64_t events) {
   return fmt::format("{:.2f}G", static_cast<double>(events) / 1e9);
 }
 
+// stdio, not fmt::print, which throws when the write fails (stderr closed): a report runs inside
+// the engine's loop, where an exception would end the simulation, and a report must change nothing.
+void write_out(std::FILE* out, const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+}
+
 }  // namespace
 
 std::string progress_text(const sim::EngineProgress& progress) {
@@ -25,19 +32,17 @@ std::string progress_text(const sim::EngineProgress& progress) {
 void ProgressLine::report(const sim::EngineProgress& progress) {
   const std::string text = "cclmesh: " + progress_text(progress);
   if (style_ == Style::Lines) {
-    fmt::print(out_, "{}\n", text);
+    write_out(out_, text + "\n");
   } else {
     // Padded over the previous line's end, which a shorter text would leave showing.
-    fmt::print(out_, "\r{:<{}}", text, shown_width_);
+    write_out(out_, fmt::format("\r{:<{}}", text, shown_width_));
     shown_width_ = std::max(shown_width_, text.size());
   }
-  std::fflush(out_);
 }
 
 void ProgressLine::clear() {
   if (shown_width_ == 0) return;
-  fmt::print(out_, "\r{:{}}\r", "", shown_width_);
-  std::fflush(out_);
+  write_out(out_, fmt::format("\r{:{}}\r", "", shown_width_));
   shown_width_ = 0;
 }
 

@@ -94,13 +94,14 @@ class Progress {
     const std::size_t filled = total_ == 0 ? width : done_ * width / total_;
     const std::string line = fmt::format("[{}{}] {}/{} {}{}", std::string(filled, '#'), std::string(width - filled, '.'),
                                          done_, total_, what_, running_);
-    fmt::print(stderr, "\r{:<{}}", line, shown_width_);
+    // stdio, not fmt::print, which throws when stderr is closed (the bar runs inside the engine's loop).
+    std::fputs(fmt::format("\r{:<{}}", line, shown_width_).c_str(), stderr);
     shown_width_ = std::max(shown_width_, line.size());
     std::fflush(stderr);
   }
   void clear() {
     if (shown_width_ == 0) return;
-    fmt::print(stderr, "\r{:{}}\r", "", shown_width_);
+    std::fputs(fmt::format("\r{:{}}\r", "", shown_width_).c_str(), stderr);
     std::fflush(stderr);
     shown_width_ = 0;
   }
