@@ -77,6 +77,7 @@ void SimMeshDevice::open() {
 
   const SystemConfig config = simulated_system_config(topology_, core_maps_, options_.data_mode);
   engine_ = std::make_unique<Engine>();
+  if (options_.progress) engine_->set_progress_report(options_.progress_every_events, options_.progress);
   // run_engine's keep-going check stops at the first event past the limit: skipped events too.
   simulated_time_limit_ = options_.max_simulated_time;
   if (simulated_time_limit_) engine_->set_keep_going_time_cap(*simulated_time_limit_);

@@ -103,6 +103,11 @@ struct SimMeshDeviceOptions {
   // Test and what-if hook: edits a router's configuration before it is launched, to reproduce
   // misconfigured fabrics (REFERENCE 11.3 asymmetric first-level acks, mismatched slot counts).
   std::function<void(const runtime::FabricRouterSite&, kernels::FabricRouterConfig&)> adjust_router_config;
+  // A progress display (`cclmesh run --progress`): called between events after every
+  // progress_every_events events of the engine's (Engine::set_progress_report) with the simulated
+  // time and the count. It only looks; nothing simulated depends on it. Empty: none.
+  std::function<void(const EngineProgress&)> progress;
+  std::uint64_t progress_every_events = std::uint64_t{1} << 20;
   std::size_t fiber_stack_bytes = 256 * 1024;
   // When set, kernels, interpreter commands and ethernet packets are recorded into it (owned
   // by the caller, outliving the device). Recording never changes the simulation.

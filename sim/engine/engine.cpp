@@ -254,6 +254,7 @@ RunResult Engine::run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_
       result.reason = StopReason::Stopped;
       break;
     }
+    if (events_executed_ >= next_progress_at_) [[unlikely]] report_progress();
   }
   result.now = now_;
   if (result.reason == StopReason::Idle) {
@@ -264,6 +265,23 @@ RunResult Engine::run_loop(SimTime limit, bool (*keep_going)(void*), void* keep_
     }
   }
   return result;
+}
+
+void Engine::set_progress_report(std::uint64_t every_events, std::function<void(const EngineProgress&)> report) {
+  if (every_events == 0 || !report) {
+    progress_every_ = 0;
+    progress_report_ = nullptr;
+    next_progress_at_ = ~std::uint64_t{0};
+    return;
+  }
+  progress_every_ = every_events;
+  progress_report_ = std::move(report);
+  next_progress_at_ = (events_executed_ / every_events + 1) * every_events;
+}
+
+void Engine::report_progress() {
+  next_progress_at_ += progress_every_;
+  progress_report_(EngineProgress{now_, events_executed_});
 }
 
 void Engine::release_finished_fibers() {

@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -25,11 +27,13 @@
 #include "tools/cclmesh/exit_without_teardown.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
+#include "tools/cclmesh/progress_line.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/run_options.hpp"
 #include "tools/cclmesh/size_parse.hpp"
 #include "tools/cclmesh/tensor_flags.hpp"
+#include "tools/cclmesh/whole_number_option.hpp"
 #include "topologies/link_whatif.hpp"
 #include "topologies/system_loader.hpp"
 
@@ -50,6 +54,8 @@ struct RawRunOptions {
   std::string trace_path;
   std::size_t trace_limit = sim::trace::TraceLimits{}.max_spans_per_track;
   std::string report_path;
+  bool progress = false;     // --progress
+  bool no_progress = false;  // --no-progress
 };
 
 // The trace file's otherData: what was run. The shape the groups ran as is known only from a
@@ -127,6 +133,10 @@ int run(RawRunOptions& raw) {
   if (!raw.max_wall.empty()) options.max_wall_seconds = parse_wall_seconds(raw.max_wall, "--max-wall");
   for (const std::string& spec : raw.faults) add_fault_spec(options.faults, spec);
   check_output_options(raw);
+  if (raw.progress && raw.no_progress) {
+    throw UsageError("--progress/--no-progress: both given; expected one of them (--progress: always report, "
+                     "--no-progress: never; neither: report when stderr is a terminal)");
+  }
   std::unique_ptr<sim::trace::TraceRecorder> trace;
   if (!raw.trace_path.empty()) {
     sim::trace::TraceLimits limits;
@@ -140,9 +150,17 @@ int run(RawRunOptions& raw) {
   RunResult result;
   RunProgress progress;
   if (served) progress.groups_mirrored = 0;  // a served device simulates every chip
+  // A served device's simulation is the server's: nothing here to report on.
+  std::optional<ProgressLine> progress_line;
+  if (!served && progress_wanted(raw.progress, raw.no_progress)) {
+    progress_line.emplace(stderr, progress_style());
+    options.progress = [&line = *progress_line](const sim::EngineProgress& at) { line.report(at); };
+  }
   try {
     result = served ? run_collective_on(options, *served) : run_collective(options, trace.get(), &progress);
+    if (progress_line) progress_line->clear();
   } catch (const runtime::DeviceError& e) {
+    if (progress_line) progress_line->clear();
     // A hang on ideal hardware is told apart from the modelled chip's: its chips have no
     // throughput limits, so a stall there is the algorithm's or a zero-time coincidence's.
     // A served device's hardware is the server's (serve --hardware ideal), said as a local run's.
@@ -165,6 +183,7 @@ int run(RawRunOptions& raw) {
     }
     return kExitHangOrFault;
   } catch (const runtime::remote::RemoteDeviceError& e) {
+    if (progress_line) progress_line->clear();
     // --device: the served device went away or failed mid-run (connecting was checked as input).
     std::fprintf(stderr, "cclmesh: the served device failed: %s\n", e.what());
     if (!raw.json_path.empty()) write_output(raw.json_path, incomplete_json(options, served.get(), e.what(), progress).dump(2), "--json");
@@ -236,6 +255,14 @@ void register_run_command(CLI::App& app, CommandOutcome& outcome) {
                           "HOST:PORT or [IPv6]:PORT: run on a device served by `cclmesh serve` (its system, mode and "
                           "fabric) instead of simulating here; simulator options are refused");
   add_device_wait_option(*command, o, device);
+  command->add_flag("--progress", raw->progress,
+                    "report the simulation's progress (simulated time, events) on stderr even when it is not a "
+                    "terminal, a line per report (default: on a terminal only, one line rewritten in place)");
+  command->add_flag("--no-progress", raw->no_progress, "no progress report, even on a terminal");
+  command->add_option("--progress-every", o.progress_every_events,
+                      "events between two progress reports")
+      ->transform(whole_number_in(1, std::int64_t{1} << 40))
+      ->capture_default_str();
   command->callback([raw, size, command, &outcome] {
     if (!raw->parsed.device.empty()) reject_options_beside_device(*command, options_beside_device());
     raw->size_given = size->count() > 0;

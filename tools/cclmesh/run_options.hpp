@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/device/fabric_options.hpp"
+#include "sim/engine/engine_progress.hpp"
 #include "sim/engine/time.hpp"
 #include "tools/cclmesh/alpha_beta.hpp"
 #include "tools/cclmesh/fault_spec.hpp"
@@ -192,6 +194,11 @@ struct RunOptions {
   // default; set, even to on, it names a router setting, which legacy mode has none of.
   std::optional<bool> first_level_acks;
   std::optional<double> max_wall_seconds;  // --max-wall
+  // --progress: the simulated device's progress report, every progress_every_events events
+  // (--progress-every; progress_line.hpp). Not a setting of the run: it changes nothing
+  // simulated, and --json's settings do not record it. Empty: none.
+  std::function<void(const sim::EngineProgress&)> progress;
+  std::uint64_t progress_every_events = std::uint64_t{1} << 20;
   RunFaults faults;                        // --fault (docs/faults.md)
   // --link-rate / --link-latency: every link of the system at this rate / latency (link_whatif.hpp).
   topo::LinkWhatIf link_whatif;

@@ -30,6 +30,8 @@ sim::device::SimMeshDeviceOptions device_options(const RunOptions& options, bool
   if (!legacy_mode(options)) device.fabric.chip_order.assign(options.chips.begin(), options.chips.end());
   device.max_simulated_time = options.max_sim_time;
   device.max_wall_seconds = options.max_wall_seconds;
+  device.progress = options.progress;
+  device.progress_every_events = options.progress_every_events;
   device.faults = options.faults.plan;
   if (options.faults.no_bubble) device.fabric.bubble_flow_control = false;
   return device;

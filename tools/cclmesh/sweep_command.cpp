@@ -26,6 +26,7 @@
 #include "tools/cclmesh/noc_usage_dump.hpp"
 #include "tools/cclmesh/op_runner.hpp"
 #include "tools/cclmesh/output_file.hpp"
+#include "tools/cclmesh/progress_line.hpp"
 #include "tools/cclmesh/result_table.hpp"
 #include "tools/cclmesh/run_option_flags.hpp"
 #include "tools/cclmesh/size_parse.hpp"
@@ -64,25 +65,54 @@ const std::set<std::string>& options_beside_device() {
   return kAccepted;
 }
 
-// A progress bar on stderr, only when stderr is a terminal (never in logs or CI output).
+// A progress bar on stderr, only when stderr is a terminal (never in logs or CI output): the
+// points done, the last one's name and, for the point running in this process (-j 1), where
+// its simulation has got to (progress_line.hpp). It is erased before anything else is printed
+// (a row, a diagnostic) and drawn again after it: the rows were printed after the bar on its
+// line (session 44).
 class Progress {
  public:
   explicit Progress(std::size_t total) : total_(total), enabled_(::isatty(STDERR_FILENO) == 1) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { clear(); }
+  bool enabled() const { return enabled_; }
   void step(const std::string& what) {
     ++done_;
-    if (!enabled_) return;
+    what_ = what;
+    running_.clear();
+    draw();
+  }
+  // The running point's simulation (-j 1).
+  void running(const sim::EngineProgress& at) {
+    running_ = fmt::format("{}running: {}", what_.empty() ? "" : "; ", progress_text(at));
+    draw();
+  }
+  void draw() {
+    if (!enabled_ || done_ == total_) return;
     const std::size_t width = 30;
     const std::size_t filled = total_ == 0 ? width : done_ * width / total_;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40s", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), done_, total_, what.c_str());
-    if (done_ == total_) std::fprintf(stderr, "\r%80s\r", "");
+    const std::string line = fmt::format("[{}{}] {}/{} {}{}", std::string(filled, '#'), std::string(width - filled, '.'),
+                                         done_, total_, what_, running_);
+    // stdio, not fmt::print, which throws when stderr is closed (the bar runs inside the engine's loop).
+    std::fputs(fmt::format("\r{:<{}}", line, shown_width_).c_str(), stderr);
+    shown_width_ = std::max(shown_width_, line.size());
     std::fflush(stderr);
+  }
+  void clear() {
+    if (shown_width_ == 0) return;
+    std::fputs(fmt::format("\r{:{}}\r", "", shown_width_).c_str(), stderr);
+    std::fflush(stderr);
+    shown_width_ = 0;
   }
 
  private:
   std::size_t total_;
   std::size_t done_ = 0;
   bool enabled_;
+  std::string what_;
+  std::string running_;
+  std::size_t shown_width_ = 0;
 };
 
 int sweep(SweepOptions& o) {
@@ -200,7 +230,16 @@ int sweep(SweepOptions& o) {
   const auto hardware_of = [&](std::size_t i) {
     return device ? std::string(runtime::remote::hardware_name(device->hardware())) : points[i].hardware;
   };
+  // -j 1 runs the points here: the bar says where the running one's simulation has got to.
+  if (progress.enabled() && jobs <= 1 && !device) {
+    for (RunOptions& point : points) point.progress = [&progress](const sim::EngineProgress& at) { progress.running(at); };
+  }
   const auto print_point = [&](std::size_t i, SweepPointOutcome outcome) {
+    progress.clear();
+    struct DrawAfter {
+      Progress& bar;
+      ~DrawAfter() { bar.draw(); }
+    } draw_after{progress};
     const std::string op = to_string(points[i].op);
     const auto size = static_cast<unsigned long long>(points[i].size_bytes);
     if (outcome.kind == SweepPointOutcome::Kind::Skipped) {
@@ -254,7 +293,8 @@ int sweep(SweepOptions& o) {
     return true;
   };
   if (!device) {
-    run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point);
+    run_sweep_points(points, jobs, [&](std::size_t i) { progress.step(point_name(i)); }, print_point,
+                     [&progress] { progress.clear(); });
   } else {
     for (std::size_t i = 0; i < points.size(); ++i) {
       SweepPointOutcome outcome = run_sweep_point(points[i], device.get());
@@ -262,6 +302,7 @@ int sweep(SweepOptions& o) {
       if (!print_point(i, std::move(outcome))) break;
     }
   }
+  progress.clear();
   // A stopped sweep still writes its files, the rows that completed and (in --json) the point
   // that did not, so no older sweep's files are left for a script to read as this one's.
   if (!a_point_was_not_refused && !refusals.empty()) {

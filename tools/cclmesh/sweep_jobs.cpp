@@ -292,7 +292,8 @@ SweepPointOutcome outcome_from_report(const ForkedPointReport& report) {
 
 void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
                       const std::function<void(std::size_t index)>& finished,
-                      const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver) {
+                      const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver,
+                      const std::function<void()>& before_diagnostics) {
   if (jobs <= 1) {
     for (std::size_t i = 0; i < points.size(); ++i) {
       SweepPointOutcome outcome = run_sweep_point(points[i]);
@@ -311,9 +312,10 @@ void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
     return encode_sweep_point(run_sweep_point(point));
   };
   callbacks.finished = finished;
-  callbacks.deliver = [&deliver](std::size_t i, ForkedPointReport report) {
+  callbacks.deliver = [&deliver, &before_diagnostics](std::size_t i, ForkedPointReport report) {
     // Where -j 1 would have printed it: while the point ran, before its row.
     if (!report.diagnostics.empty()) {
+      if (before_diagnostics) before_diagnostics();
       std::fwrite(report.diagnostics.data(), 1, report.diagnostics.size(), stderr);
       std::fflush(stderr);
     }

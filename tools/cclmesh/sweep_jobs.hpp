@@ -62,9 +62,11 @@ SweepPointOutcome outcome_from_report(const ForkedPointReport& report);
 // its largest points are most of its time: started last, they would run on alone at the end).
 // `finished` is called as each point ends, `deliver` in point
 // order with its outcome (a child that ended without one: Kind::Crashed); deliver returns false
-// to end the sweep there.
+// to end the sweep there. `before_diagnostics` (if set) is called before a child's stderr is
+// written out (a progress bar erases its line there).
 void run_sweep_points(const std::vector<RunOptions>& points, std::size_t jobs,
                       const std::function<void(std::size_t index)>& finished,
-                      const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver);
+                      const std::function<bool(std::size_t index, SweepPointOutcome outcome)>& deliver,
+                      const std::function<void()>& before_diagnostics = {});
 
 }  // namespace cclmesh::cli

@@ -1,6 +1,7 @@
 // Run control, statistics, hang reports and determinism.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,45 @@ TEST(Determinism, TwoRunsGiveTheSameEventTraceHash) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(events_a, events_b);
   EXPECT_GT(events_a, 400u);
+}
+
+TEST(ProgressReport, ComesEveryNEventsAndChangesNothingSimulated) {
+  struct Outcome {
+    std::uint64_t events;
+    std::uint64_t hash;
+    SimTime now;
+    std::vector<EngineProgress> reports;
+  };
+  auto run = [](std::uint64_t every) {
+    Engine engine;
+    int ticks = 0;
+    engine.spawn(ticker(ticks, 3_ns), "ticker");
+    Outcome outcome{};
+    engine.set_progress_report(every, [&](const EngineProgress& p) {
+      EXPECT_EQ(p.now, engine.now());  // between events: the time of the one just run
+      outcome.reports.push_back(p);
+    });
+    engine.run_until(50_ns);  // two runs: the count carries over
+    engine.run_until(300_ns);
+    outcome.events = engine.stats().events_executed;
+    outcome.hash = engine.trace_hash();
+    outcome.now = engine.now();
+    return outcome;
+  };
+  const Outcome without = run(0);
+  const Outcome with = run(7);
+  EXPECT_TRUE(without.reports.empty());
+  EXPECT_EQ(with.events, without.events);
+  EXPECT_EQ(with.hash, without.hash);
+  EXPECT_EQ(with.now, without.now);
+  ASSERT_EQ(with.reports.size(), without.events / 7);
+  for (std::size_t i = 0; i < with.reports.size(); ++i) {
+    EXPECT_EQ(with.reports[i].events_executed, 7 * (i + 1));
+    if (i > 0) {
+      EXPECT_GE(with.reports[i].now, with.reports[i - 1].now);
+    }
+  }
+  EXPECT_GT(with.reports.back().now, 50_ns);
 }
 
 }  // namespace
