@@ -44,6 +44,15 @@ derives (a ratio of two runs, a rounded figure) are not checked: quote the print
 A comment line that starts like a marker (`<!-- figures -->`, `<!-- figures: fast`) is refused, not
 skipped: it would check nothing; so is a marker whose `-->` is not on a line of its own.
 
+Figures in a table of commands (session 45): `<!-- figures table -->` (or `<!-- figures table: slow -->`),
+alone on the line before a markdown table (blank lines allowed between), makes every row of the table
+a figures check of its own. The header names the program in one column, as `` `PROGRAM ARGS ...` `` (for
+example `` Command (`build/tools/cclmesh/cclmesh run ...`) ``); each row's cell in that column holds the
+rest of its command in backticks, and the row's last cell its figures: every number in it (digits with an
+optional fraction) must occur in that command's output, so the last cell holds figures only (a note
+about a row goes in another column). A row without a command or without a figure is refused, so is a
+table whose header names no program.
+
 Usage:
   scripts/check_doc_examples.py [--cclmesh build/tools/cclmesh/cclmesh] [--build-dir DIR]
       [--examples fast|slow|all] [--timeout 600] [--not-built build/examples/] [--list] FILE.md ...
@@ -68,6 +77,10 @@ FENCE = re.compile(r"^(```|~~~)")
 MARKER = re.compile(r"^<!--\s*example:\s*(.*?)\s*-->\s*$")
 NOT_RUN = re.compile(r"^not run \((.+)\)$")
 FIGURES_OPEN = re.compile(r"^<!--\s*figures(:\s*slow)?\s*$")
+FIGURES_TABLE = re.compile(r"^<!--\s*figures table(:\s*slow)?\s*-->$")
+# A table header cell naming the program of its column's commands: `PROGRAM ARGS ...`.
+TABLE_PROGRAM = re.compile(r"`((?:" + "|".join(re.escape(p) for p in PROGRAMS) + r")[^`]*?)\s*\.\.\.`")
+TABLE_FIGURE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 # What a writer may have meant as a figures marker: refused unless it is one (FIGURES_OPEN).
 FIGURES_LIKE = re.compile(r"^<!--\s*figures\b", re.IGNORECASE)
 COMMENT_OPEN = "<!--"
@@ -179,12 +192,58 @@ def parse_figures(path, lines, start):
     return Figures(path, start + 1, commands, lines[first:after], slow), after
 
 
+def table_cells(line):
+    """The cells of one markdown table row (`| a | b |`), stripped."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def parse_figures_table(path, lines, start):
+    """([Figures], index of the line after the table) for the figures table marker at lines[start]:
+    one Figures per row, its paragraph the row itself."""
+    slow = FIGURES_TABLE.match(lines[start].strip()).group(1) is not None
+    header = start + 1
+    while header < len(lines) and lines[header].strip() == "":
+        header += 1
+    if header + 1 >= len(lines) or not lines[header].lstrip().startswith("|") or \
+            not re.match(r"^\|?[\s:|-]+\|?$", lines[header + 1].strip()):
+        raise BadMarker(f"{path}:{start + 1}: figures table marker not followed by a markdown table")
+    titles = table_cells(lines[header])
+    programs = [(k, TABLE_PROGRAM.search(title)) for k, title in enumerate(titles)]
+    programs = [(k, match.group(1)) for k, match in programs if match]
+    if len(programs) != 1:
+        raise BadMarker(f"{path}:{header + 1}: the table after the figures table marker must name its program in "
+                        "one header cell as `PROGRAM ARGS ...` (e.g. `build/tools/cclmesh/cclmesh run ...`); "
+                        f"found {len(programs)}")
+    column, program = programs[0]
+    rows = []
+    end = header + 2
+    while end < len(lines) and lines[end].lstrip().startswith("|"):
+        cells = table_cells(lines[end])
+        command = cells[column] if column < len(cells) else ""
+        args = re.fullmatch(r"`([^`]+)`", command)
+        if not args:
+            raise BadMarker(f"{path}:{end + 1}: row without a command in backticks in column {column + 1} "
+                            f"('{command}')")
+        figures = TABLE_FIGURE.findall(cells[-1])
+        if column == len(cells) - 1 or not figures:
+            raise BadMarker(f"{path}:{end + 1}: row without a figure in its last cell ('{cells[-1]}')")
+        rows.append(Figures(path, end + 1, [(end + 1, f"{program} {args.group(1)}", figures)], [lines[end]], slow))
+        end += 1
+    if not rows:
+        raise BadMarker(f"{path}:{start + 1}: the table after the figures table marker has no rows")
+    return rows, end
+
+
 def parse(path, text):
     """([Example or Figures], [Skipped]) for one markdown file's text."""
     examples, skipped = [], []
     lines = text.split("\n")
     i = 0
     while i < len(lines):
+        if FIGURES_TABLE.match(lines[i].strip()):
+            rows, i = parse_figures_table(path, lines, i)
+            examples.extend(rows)
+            continue
         if FIGURES_OPEN.match(lines[i].strip()):
             figures, i = parse_figures(path, lines, i)
             examples.append(figures)
@@ -192,7 +251,8 @@ def parse(path, text):
         if FIGURES_LIKE.match(lines[i].strip()):
             raise BadMarker(f"{path}:{i + 1}: marker '{lines[i].strip()}': expected '<!-- figures' or "
                             "'<!-- figures: slow' alone on its line, its commands and figures on the lines after it "
-                            "and '-->' on a line of its own")
+                            "and '-->' on a line of its own, or '<!-- figures table -->' / "
+                            "'<!-- figures table: slow -->' before a table of commands")
         opening = FENCE.match(lines[i])
         if not opening:
             i += 1

@@ -144,6 +144,33 @@ class FigureMarkers(unittest.TestCase):
         # Prose that names the marker is not one.
         self.assertEqual(checker.parse("doc.md", "a `<!-- figures` comment just before it\n"), ([], []))
 
+    TABLE = ("Intro\n<!-- figures table: slow -->\n\n"
+             "| Row | Command (`build/tools/cclmesh/cclmesh run ...`) | Note | Time (us) |\n|---|---|---|---|\n"
+             "| 1 | `--op a --links 1` | golden | 54.22 |\n| 2 | `--op b` | 2 links | 30.1, 7 |\n\nAfter.\n")
+
+    def test_a_table_marker_makes_each_row_a_figures_check_of_its_command(self):
+        first, second = checker.parse("doc.md", self.TABLE)[0]
+        self.assertEqual((first.line, first.slow, first.commands),
+                         (6, True, [(6, "build/tools/cclmesh/cclmesh run --op a --links 1", ["54.22"])]))
+        self.assertEqual(first.paragraph, ["| 1 | `--op a --links 1` | golden | 54.22 |"])
+        # Every number of the last cell is a figure; numbers elsewhere in the row are not.
+        self.assertEqual(second.commands, [(7, "build/tools/cclmesh/cclmesh run --op b", ["30.1", "7"])])
+        (fast,), _ = checker.parse("doc.md", "<!-- figures table -->\n| `build/examples/x ...` | t |\n|-|-|\n| `-a` | 1 |\n")
+        self.assertEqual((fast.slow, fast.commands), (False, [(4, "build/examples/x -a", ["1"])]))
+
+    def test_malformed_table_markers_are_refused_naming_the_line(self):
+        header = "| Command (`build/tools/cclmesh/cclmesh run ...`) | Time |\n|---|---|\n"
+        for text, message in [
+                ("<!-- figures table -->\nText 1\n", "doc.md:1: .*not followed by a markdown table"),
+                ("<!-- figures table -->\n| Command | Time |\n|---|---|\n| `--op a` | 1 |\n",
+                 "doc.md:2: .*name its program in one header cell.*found 0"),
+                ("<!-- figures table -->\n" + header + "| --op a | 1 |\n", "doc.md:4: row without a command"),
+                ("<!-- figures table -->\n" + header + "| `--op a` | N/A |\n", "doc.md:4: row without a figure"),
+                ("<!-- figures table -->\n" + header + "\nText\n", "doc.md:1: .*has no rows"),
+                ("<!-- figures table: fast -->\n" + header + "| `--op a` | 1 |\n", "doc.md:1: .*expected")]:
+            with self.assertRaisesRegex(checker.BadMarker, message, msg=text):
+                checker.parse("doc.md", text)
+
     def test_a_figure_is_found_whole_across_white_space(self):
         self.assertTrue(checker.contains_figure("takes 1491.89\n  us on 1", "1491.89 us"))
         self.assertTrue(checker.contains_figure("(429.95.)", "429.95"))
@@ -183,7 +210,10 @@ class WholeRun(unittest.TestCase):
             out = io.StringIO()
             with redirect_stdout(out):
                 code = checker.main()
-            ran_in = open(cli + ".cwd").read().strip() if os.path.exists(cli + ".cwd") else None
+            ran_in = None
+            if os.path.exists(cli + ".cwd"):
+                with open(cli + ".cwd") as f:
+                    ran_in = f.read().strip()
             return code, out.getvalue(), ran_in, repo
 
     def test_matching_output_passes_with_stderr_and_a_pipe(self):
@@ -270,6 +300,17 @@ class WholeRun(unittest.TestCase):
         code, out, _, _ = self.run_on(doc, "--examples", "slow")
         self.assertEqual(code, 1, out)
         self.assertIn("'54.16' not in the output", out)
+
+    def test_each_table_row_is_checked_against_its_own_command(self):
+        row = "| `run --op x` | {} |\n"
+        doc = "<!-- figures table -->\n| Command (`build/tools/cclmesh/cclmesh ...`) | Time |\n|---|---|\n"
+        code, out, _, _ = self.run_on(doc + row.format("54.22"))
+        self.assertEqual(code, 0, out)
+        self.assertIn("figures: $ build/tools/cclmesh/cclmesh run --op x", out)
+        code, out, _, _ = self.run_on(doc + row.format("54.22") + row.format("54.16"))
+        self.assertEqual(code, 1, out)
+        self.assertIn("doc.md:5: '54.16' not in the output of $ build/tools/cclmesh/cclmesh run --op x", out)
+        self.assertIn("2 example(s): 1 ok, 1 differ", out)
 
 
 if __name__ == "__main__":
