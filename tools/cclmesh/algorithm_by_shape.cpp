@@ -33,6 +33,16 @@ std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<ccl::all_gat
   return shapes;
 }
 
+std::vector<ShapeAlgorithm> all_gather_op_algorithms(const std::vector<ccl::all_gather::PartChoice>& parts) {
+  std::vector<ShapeAlgorithm> shapes = all_gather_algorithms(parts);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].shape != ccl::CclTopology::Ring) continue;
+    shapes[i].reason += "; " + detail::ag_bidirectional_mode_name(parts[i].bidirectional.mode) + ", " +
+                        parts[i].bidirectional.reason;
+  }
+  return shapes;
+}
+
 std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<ccl::all_reduce::PartChoice>& parts) {
   std::vector<ShapeAlgorithm> shapes;
   for (const ccl::all_reduce::PartChoice& part : parts) {

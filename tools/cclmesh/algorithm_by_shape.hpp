@@ -33,6 +33,10 @@ std::vector<ShapeAlgorithm> reduce_scatter_algorithms(const std::vector<runtime:
 ShapeAlgorithm all_gather_algorithm(runtime::ccl::CclTopology shape,
                                     const runtime::ccl::all_gather::RingAlgorithmChoice& choice);
 std::vector<ShapeAlgorithm> all_gather_algorithms(const std::vector<runtime::ccl::all_gather::PartChoice>& parts);
+// The all_gather op's own record: as all_gather_algorithms, a ring part's reason followed by the
+// bidirectional mode it ran and why (--ag-bidirectional-mode): "auto: a fabric ring relays;
+// split-tensor, auto: each chip's input ...". all_reduce's all_gather half keeps the former.
+std::vector<ShapeAlgorithm> all_gather_op_algorithms(const std::vector<runtime::ccl::all_gather::PartChoice>& parts);
 // all_reduce: --all-reduce-algo's rs-ag / composite / one-shot, per part (legacy mode: a ring
 // opened into a line beside the other rings runs the line's choice).
 std::vector<ShapeAlgorithm> all_reduce_algorithms(const std::vector<runtime::ccl::all_reduce::PartChoice>& parts);

@@ -60,6 +60,24 @@ ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text) {
   return ccl::all_gather::RingAlgorithm::Auto;
 }
 
+ccl::all_gather::BidirectionalMode ag_bidirectional_mode(const std::string& text) {
+  if (text == "split-tensor") return ccl::all_gather::BidirectionalMode::SplitTensor;
+  if (text == "full-tensor") return ccl::all_gather::BidirectionalMode::FullTensor;
+  return ccl::all_gather::BidirectionalMode::Auto;
+}
+
+std::string ag_bidirectional_mode_name(ccl::all_gather::BidirectionalMode mode) {
+  switch (mode) {
+    case ccl::all_gather::BidirectionalMode::SplitTensor:
+      return "split-tensor";
+    case ccl::all_gather::BidirectionalMode::FullTensor:
+      return "full-tensor";
+    case ccl::all_gather::BidirectionalMode::Auto:
+      break;
+  }
+  return "auto";
+}
+
 ccl::all_to_all::SenderLayout a2a_senders(const std::string& text) {
   if (text == "per-destination") return ccl::all_to_all::SenderLayout::PerDestination;
   if (text == "per-direction") return ccl::all_to_all::SenderLayout::PerDirection;

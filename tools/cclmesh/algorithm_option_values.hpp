@@ -1,5 +1,5 @@
 #pragma once
-// The values of run's algorithm options (--ag-ring-algorithm, --rs-line-algorithm,
+// The values of run's algorithm options (--ag-ring-algorithm, --ag-bidirectional-mode, --rs-line-algorithm,
 // --rs-ring-algorithm, --bcast-ring-algorithm, --all-reduce-algo) as the op builders' enums,
 // and the names --json records of what a builder chose. The values were checked when parsed.
 
@@ -24,6 +24,9 @@ ccl::all_reduce::Algorithm all_reduce_algorithm(const std::string& text);
 // --all-reduce-algo's name of an algorithm.
 std::string all_reduce_algorithm_name(ccl::all_reduce::Algorithm algorithm);
 ccl::all_gather::RingAlgorithm ag_ring_algorithm(const std::string& text);
+ccl::all_gather::BidirectionalMode ag_bidirectional_mode(const std::string& text);
+// --ag-bidirectional-mode's name of a mode (split-tensor, full-tensor, auto).
+std::string ag_bidirectional_mode_name(ccl::all_gather::BidirectionalMode mode);
 ccl::all_to_all::SenderLayout a2a_senders(const std::string& text);
 
 }  // namespace cclmesh::cli::detail

@@ -13,7 +13,7 @@ std::set<std::string> op_options_beside_device(std::initializer_list<const char*
       "--dtype",           "--layout",         "--memory",          "--shard",
       "--shard-grid",      "--shard-orientation", "--shard-shape",  "--out-shard",
       "--out-shard-grid",  "--out-shard-orientation", "--out-shard-shape", "--root",
-      "--rounds",          "--a2a-senders",    "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm",
+      "--rounds",          "--a2a-senders",    "--workers-per-link", "--all-reduce-algo", "--ag-ring-algorithm", "--ag-bidirectional-mode",
       "--chunks-per-sync", "--rs-line-algorithm", "--rs-ring-algorithm", "--bcast-ring-algorithm", "--cluster-axis",
       "--seed",            "--device-wait",    "--hardware"};
   accepted.insert(extra.begin(), extra.end());

@@ -196,6 +196,7 @@ void prepare_all_gather(const Collective& c, PreparedOp& op) {
   c.set_placement(p);
   p.mode = legacy_mode(c.options) ? ccl::CclMode::Legacy : ccl::CclMode::Fabric;
   p.ring_algorithm = ag_ring_algorithm(c.options.ag_ring_algorithm);
+  p.bidirectional = ag_bidirectional_mode(c.options.ag_bidirectional_mode);
   if (c.options.chunks_per_sync) p.chunks_per_sync = *c.options.chunks_per_sync;
   if (c.options.workers_per_link) p.workers_per_link = *c.options.workers_per_link;
   p.input_buffer = c.buffers.create(c.input_config(p.input, op));
@@ -217,7 +218,7 @@ void prepare_all_gather(const Collective& c, PreparedOp& op) {
     op.algorithm_fallback = true;
   } else if (p.mode == ccl::CclMode::Fabric) {
     // Legacy mode runs its EDM all_gather, neither relay nor multicast: no choice to record.
-    record_algorithm(op, algorithm_record(all_gather_algorithms(ccl::all_gather::part_choices(p, c.device.topology())),
+    record_algorithm(op, algorithm_record(all_gather_op_algorithms(ccl::all_gather::part_choices(p, c.device.topology())),
                                           p.topology));
   }
   const GroupInputs in = write_group_inputs(c.options, c.device, c.selection, p.input_buffer, false);

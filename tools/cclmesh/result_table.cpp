@@ -128,6 +128,7 @@ nlohmann::json settings_json(const RunOptions& o) {
   // Only when asked, so every other run's settings stay as they were (the choice and its reason
   // are in algorithm_reason).
   if (o.a2a_senders != "auto") settings["a2a_senders"] = o.a2a_senders;
+  if (o.ag_bidirectional_mode != "auto") settings["ag_bidirectional_mode"] = o.ag_bidirectional_mode;
   return settings;
 }
 

@@ -154,6 +154,27 @@ void reject_unsupported(const RunOptions& options, std::uint32_t n_chips) {
                                    options.device.empty() ? "--mode fabric" : "a server started with --mode fabric"));
     }
   }
+  if (typed.ag_bidirectional || options.ag_bidirectional_mode != "auto") {
+    if (options.op != CollectiveOp::AllGather) {
+      throw UsageError(fmt::format("--ag-bidirectional-mode: '{}' asked for {}; it applies to all_gather (all_reduce's "
+                                   "all_gather half takes the rule)",
+                                   options.ag_bidirectional_mode, to_string(options.op)));
+    }
+    if (options.topology != "ring") {
+      throw UsageError(fmt::format("--ag-bidirectional-mode: '{}' asked on a {}; a line is always full-tensor (each "
+                                   "chip sends its input to the chips before and after it, REFERENCE 7.3); it applies "
+                                   "on a ring{}",
+                                   options.ag_bidirectional_mode,
+                                   options.device.empty() ? "line" : "line (the served device's)",
+                                   options.device.empty() ? " (--topology ring)" : ""));
+    }
+    if (legacy_mode(options)) {
+      throw UsageError(fmt::format("--ag-bidirectional-mode: '{}' given in legacy mode, whose ring all_gather is "
+                                   "always full-tensor (REFERENCE 7.3); it applies in fabric mode ({})",
+                                   options.ag_bidirectional_mode,
+                                   options.device.empty() ? "--mode fabric" : "a server started with --mode fabric"));
+    }
+  }
   if (options.chunks_per_sync) {
     if (!relays) {
       throw UsageError(fmt::format("--chunks-per-sync: {} given for {} ({}, {} mode, --ag-ring-algorithm {}); it "

@@ -183,6 +183,11 @@ void add_collective_options(CLI::App& command, RunOptions& o) {
       ->check(CLI::IsMember({"auto", "relay", "multicast"}))
       ->each([&o](const std::string&) { o.algorithms_typed.ag_ring = true; })
       ->capture_default_str();
+  command.add_option("--ag-bidirectional-mode", o.ag_bidirectional_mode,
+                     "all_gather on a fabric ring (relay or multicast): split-tensor (two workers per link, each sends half of the input all the way round one way), full-tensor (the whole input half-way round both ways) or auto (split-tensor when each chip's input is over twice the ERISC's unreserved L1, REFERENCE 7.3); a line, and legacy mode's ring, are always full-tensor")
+      ->check(CLI::IsMember({"auto", "split-tensor", "full-tensor"}))
+      ->each([&o](const std::string&) { o.algorithms_typed.ag_bidirectional = true; })
+      ->capture_default_str();
   command.add_option("--chunks-per-sync", o.chunks_per_sync,
                      "all_gather relaying on a fabric ring: packets per chunk, one semaphore increment each (grown if a worker would need more than 255); default: fitted to the worker's run, at least 3 chunks of at most 4 packets, at least 1 packet")
       ->transform(whole_number_in(1, 255));

@@ -123,6 +123,9 @@ struct RunOptions {
   std::string all_reduce_algo = "auto";  // --all-reduce-algo: auto | one-shot | rs-ag | composite
   // --ag-ring-algorithm: all_gather::RingAlgorithm (all_gather, and all_reduce's all_gather half).
   std::string ag_ring_algorithm = "auto";  // auto | relay | multicast
+  // --ag-bidirectional-mode: all_gather::BidirectionalMode of the all_gather op on a fabric ring
+  // (relay or multicast): auto | split-tensor | full-tensor (REFERENCE 7.3).
+  std::string ag_bidirectional_mode = "auto";
   // --chunks-per-sync: all_gather::Params::chunks_per_sync of the relay ring all_gather (packets
   // per semaphore increment); unset: fitted to each worker's run (kFitChunksPerSync).
   std::optional<std::uint32_t> chunks_per_sync;
@@ -139,6 +142,7 @@ struct RunOptions {
   struct AlgorithmsTyped {
     bool all_reduce = false;  // --all-reduce-algo
     bool ag_ring = false;     // --ag-ring-algorithm
+    bool ag_bidirectional = false;  // --ag-bidirectional-mode
     bool rs_line = false;     // --rs-line-algorithm
     bool rs_ring = false;     // --rs-ring-algorithm
     bool bcast_ring = false;  // --bcast-ring-algorithm

@@ -404,15 +404,21 @@ TensorSpec output_spec(const Params& params, const topo::Topology& topology) {
   return with_dim_scaled(params.input, params.dim, static_cast<std::uint32_t>(groups.front().size()), true);
 }
 
-BidirectionalMode resolved_bidirectional_mode(const Params& params) {
-  if (params.topology == CclTopology::Line) return BidirectionalMode::FullTensor;
-  if (params.bidirectional != BidirectionalMode::Auto) return params.bidirectional;
+BidirectionalChoice bidirectional_choice(const Params& params) {
+  if (params.topology == CclTopology::Line) return {BidirectionalMode::FullTensor, "a line multicasts both ways"};
+  if (params.bidirectional != BidirectionalMode::Auto) return {params.bidirectional, "asked for"};
+  if (params.mode == CclMode::Legacy) return {BidirectionalMode::FullTensor, "legacy mode's ring is full-tensor"};
   // REFERENCE 7.3 choose_bidirectional_mode: SPLIT when the input is larger than twice the
   // ERISC L1 an EDM can buffer (the code's own "guestimate").
   const std::uint64_t eth_l1_capacity = params.fabric.erisc_l1_map().unreserved_bytes;
-  return size_bytes(params.input) > 2 * eth_l1_capacity ? BidirectionalMode::SplitTensor
-                                                        : BidirectionalMode::FullTensor;
+  const std::uint64_t input = size_bytes(params.input);
+  const bool split = input > 2 * eth_l1_capacity;
+  return {split ? BidirectionalMode::SplitTensor : BidirectionalMode::FullTensor,
+          fmt::format("auto: each chip's input ({} B) is {} twice the ERISC's unreserved L1 ({} B)", input,
+                      split ? "over" : "at most", eth_l1_capacity)};
 }
+
+BidirectionalMode resolved_bidirectional_mode(const Params& params) { return bidirectional_choice(params).mode; }
 
 namespace {
 bool relays(const Params& params) {
@@ -460,6 +466,11 @@ void require_ring_algorithm_applies(const Params& params) {
                                      "runs as all_broadcast + concat (REFERENCE 7.6), which does not relay",
                                      params.dim, params.input.shape[params.dim]));
   }
+  if (params.bidirectional != BidirectionalMode::Auto && needs_broadcast_fallback(params)) {
+    throw CclParamsError(fmt::format("all_gather: bidirectional {}: dim {} of {} elements is not whole tiles and runs "
+                                     "as all_broadcast + concat (REFERENCE 7.6), which has no bidirectional mode",
+                                     to_string(params.bidirectional), params.dim, params.input.shape[params.dim]));
+  }
 }
 }  // namespace
 
@@ -474,7 +485,7 @@ std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& t
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology) {
   std::vector<PartChoice> choices;
   for (const Params& part : parts_by_shape(params, topology)) {
-    choices.push_back({part.topology, part.groups, ring_algorithm_choice(part)});
+    choices.push_back({part.topology, part.groups, ring_algorithm_choice(part), bidirectional_choice(part)});
   }
   return choices;
 }

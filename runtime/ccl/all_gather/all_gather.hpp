@@ -123,8 +123,16 @@ std::size_t hash_value(const Params& params);
 
 // The gathered tensor: `input` with dim x N (N = the groups' size).
 TensorSpec output_spec(const Params& params, const topo::Topology& topology);
-// REFERENCE 7.3's rule, or the override. A line is always FULL_TENSOR.
+// REFERENCE 7.3's rule, or the override. A line is always FULL_TENSOR, and so is a legacy ring
+// (all_gather_legacy.cpp refuses SPLIT_TENSOR).
 BidirectionalMode resolved_bidirectional_mode(const Params& params);
+// The same and why, in one clause ("asked for", "auto: each chip's input (1048576 B) is over twice
+// the ERISC's unreserved L1 (153600 B)"): what the CLI's --json records beside the ring algorithm.
+struct BidirectionalChoice {
+  BidirectionalMode mode = BidirectionalMode::FullTensor;
+  std::string reason;
+};
+BidirectionalChoice bidirectional_choice(const Params& params);
 // Relay or Multicast: Auto resolved (relay on a fabric ring, else multicast).
 RingAlgorithm resolved_ring_algorithm(const Params& params);
 // The same and why, in one clause ("asked for", "auto: a fabric ring relays"): what the CLI's
@@ -140,12 +148,14 @@ RingAlgorithmChoice ring_algorithm_choice(const Params& params);
 // relay, SPLIT_TENSOR or workers). What a part runs is its ring_algorithm_choice().
 std::vector<Params> parts_by_shape(const Params& params, const topo::Topology& topology);
 // What each part of parts_by_shape() runs, in its order (rings first): the part's shape and
-// groups and its ring_algorithm_choice(). What a run records (T3K, ring opened by link-down:0-2:
-// the line's multicast, not the ring's relay), for the op and for all_reduce's all_gather half.
+// groups, its ring_algorithm_choice() and bidirectional_choice(). What a run records (T3K, ring
+// opened by link-down:0-2: the line's multicast, not the ring's relay), for the op and for
+// all_reduce's all_gather half.
 struct PartChoice {
   CclTopology shape = CclTopology::Ring;
   GroupSelection groups;
   RingAlgorithmChoice algorithm;
+  BidirectionalChoice bidirectional;
 };
 std::vector<PartChoice> part_choices(const Params& params, const topo::Topology& topology);
 // The worker cores every chip uses (for creating the global semaphores).

@@ -39,12 +39,54 @@ constexpr std::uint64_t kMiB = 1024 * kKiB;
 TEST(RunAlgorithm, AllGatherRelaysOnTheT3kRingAndMulticastsOnALine) {
   const RunResult ring = run("t3k", CollectiveOp::AllGather, 1 * kMiB, "ring");
   EXPECT_EQ(result_json(ring)["algorithm"], "relay");
-  EXPECT_EQ(result_json(ring)["algorithm_reason"], "auto: a fabric ring relays");
+  EXPECT_EQ(result_json(ring)["algorithm_reason"],
+            "auto: a fabric ring relays; full-tensor, auto: each chip's input (131072 B) is at most twice the "
+            "ERISC's unreserved L1 (153600 B)");
   const RunResult line = run("t3k", CollectiveOp::AllGather, 1 * kMiB, "line");
   EXPECT_EQ(result_json(line)["algorithm"], "multicast");
   EXPECT_EQ(result_json(line)["algorithm_reason"], "auto: a line multicasts");
   // Not a fallback: the table gets no note under it.
   EXPECT_EQ(algorithm_note(ring), "");
+}
+
+// REFERENCE 7.3's rule (split-tensor when each chip's input is over twice the ERISC's unreserved
+// L1) and --ag-bidirectional-mode's override (session 45: the library had it, the CLI did not).
+// Each mode moves the data its own way: the results are checked with data, and the modes' times
+// differ.
+TEST(RunAlgorithm, AllGatherRingSaysWhichBidirectionalModeRanAndTakesTheOverride) {
+  const RunResult big = run("t3k", CollectiveOp::AllGather, 8 * kMiB, "ring");
+  EXPECT_EQ(result_json(big)["algorithm_reason"],
+            "auto: a fabric ring relays; split-tensor, auto: each chip's input (1048576 B) is over twice the "
+            "ERISC's unreserved L1 (153600 B)");
+  RunOptions asked;
+  asked.system = "t3k";
+  asked.op = CollectiveOp::AllGather;
+  asked.size_bytes = 8 * kMiB;
+  asked.topology = "ring";
+  asked.no_data = true;
+  asked.ag_bidirectional_mode = "full-tensor";
+  const RunResult full = run_collective(asked);
+  EXPECT_EQ(result_json(full)["algorithm_reason"], "auto: a fabric ring relays; full-tensor, asked for");
+  EXPECT_EQ(result_json(full)["settings"]["ag_bidirectional_mode"], "full-tensor");
+  EXPECT_FALSE(result_json(big)["settings"].contains("ag_bidirectional_mode"));
+  EXPECT_NE(full.time_us, big.time_us);
+  // With data, both ways round a fabric ring: relay and multicast, each mode asked.
+  for (const char* mode : {"split-tensor", "full-tensor"}) {
+    for (const char* algorithm : {"relay", "multicast"}) {
+      SCOPED_TRACE(std::string(mode) + " " + algorithm);
+      RunOptions data;
+      data.system = "t3k";
+      data.op = CollectiveOp::AllGather;
+      data.size_bytes = 512 * kKiB;
+      data.topology = "ring";
+      data.ag_bidirectional_mode = mode;
+      data.ag_ring_algorithm = algorithm;
+      const RunResult r = run_collective(data);
+      EXPECT_EQ(r.verified, std::optional<bool>(true));
+      EXPECT_EQ(r.wrong_elements, 0U);
+      EXPECT_EQ(result_json(r)["algorithm_reason"], std::string("asked for; ") + mode + ", asked for");
+    }
+  }
 }
 
 TEST(RunAlgorithm, ReduceScatterRunsTheOneShotUpTo512KiBPerChipAndTheHalfWayPast) {
@@ -353,7 +395,9 @@ TEST(RunAlgorithm, ReduceScatterAndAllGatherOfARingRunAsALineAreTheLines) {
   const RunResult ag_mixed = run_collective(ag_rows);
   j = result_json(ag_mixed);
   EXPECT_EQ(j["algorithm"], "relay");
-  EXPECT_EQ(j["algorithm_reason"], "auto: a fabric ring relays");
+  EXPECT_EQ(j["algorithm_reason"],
+            "auto: a fabric ring relays; full-tensor, auto: each chip's input (65536 B) is at most twice the ERISC's "
+            "unreserved L1 (153600 B)");
   EXPECT_EQ(j["algorithm_lines"],
             nlohmann::json::parse(R"json({"algorithm": "multicast", "reason": "ran as a line around a down link: auto: a line multicasts"})json"));
   // The report page says both.

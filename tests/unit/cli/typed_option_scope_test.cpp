@@ -117,6 +117,39 @@ TEST(TypedOptionScope, AgRingAlgorithmTypedInLegacyModeIsRefusedWhateverItsValue
   }
 }
 
+// --ag-bidirectional-mode (session 45) applies to the all_gather op on a fabric ring: typed for
+// another op, on a line or in legacy mode (whose ring is full-tensor), whatever its value, it is
+// refused naming itself (the library would take full-tensor there silently, and refuse
+// split-tensor naming no option).
+TEST(TypedOptionScope, BidirectionalModeTypedForAnotherOpOrOnALineIsRefused) {
+  for (const std::string op : {"reduce_scatter", "all_reduce", "broadcast"}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(refusal(run_args(op, {"--ag-bidirectional-mode", "auto"})),
+              "--ag-bidirectional-mode: 'auto' asked for " + op +
+                  "; it applies to all_gather (all_reduce's all_gather half takes the rule)");
+  }
+  for (const std::string mode : {"auto", "full-tensor", "split-tensor"}) {
+    SCOPED_TRACE(mode);
+    EXPECT_EQ(refusal(run_args("all_gather", {"--topology", "line", "--ag-bidirectional-mode", mode})),
+              "--ag-bidirectional-mode: '" + mode +
+                  "' asked on a line; a line is always full-tensor (each chip sends its input to the chips before "
+                  "and after it, REFERENCE 7.3); it applies on a ring (--topology ring)");
+    EXPECT_EQ(refusal(run_args("all_gather", {"--ag-bidirectional-mode", mode})), "");
+    EXPECT_EQ(refusal(run_args("all_gather", {"--mode", "legacy", "--ag-bidirectional-mode", mode})),
+              "--ag-bidirectional-mode: '" + mode +
+                  "' given in legacy mode, whose ring all_gather is always full-tensor (REFERENCE 7.3); it applies "
+                  "in fabric mode (--mode fabric)");
+    EXPECT_EQ(refusal(run_args("all_gather", {"--ag-ring-algorithm", "multicast", "--ag-bidirectional-mode", mode})),
+              "");
+  }
+  try {
+    run_cli(run_args("all_gather", {"--ag-bidirectional-mode", "both"}));
+    ADD_FAILURE() << "taken";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--ag-bidirectional-mode: both not in {auto,split-tensor,full-tensor}"));
+  }
+}
+
 // Legacy mode runs no fabric router: until session 31's review, `--fabric-rx-in-flight` and
 // `--fabric-payload` were taken with any value there and the run's figures were those without
 // them (the legacy EDMs size their buffers from the ERISC's L1). The payload still sizes the
