@@ -35,10 +35,11 @@ constexpr uint32_t kFaultNoCommand = 0xFFFFFFFFu;
   X(CB_PAGE_SIZE_MISMATCH, 9, "circular-buffer page smaller than the tensor page")                   \
   X(PAGE_OUTSIDE_SHARD_GRID, 10, "sharded page maps to a core outside the core table")                \
   X(BAD_PACKET_HEADER, 20, "packet header with an invalid routing byte, send type or size (word_offset = slot)") \
-  X(ROUTE_PAST_END, 21, "packet must be forwarded but this router has no downstream (word_offset = slot)") \
+  X(ROUTE_PAST_END, 21, "packet routed past its fabric line's end: the router at the end has no downstream (word_offset = slot), or the simulator found it at the sender") \
   X(UNSUPPORTED_NOC_SEND_TYPE, 22, "NoC command the 1D router does not carry, e.g. multicast atomic inc") \
   X(BAD_HANDSHAKE, 23, "unexpected value in a handshake mailbox (word_offset = the value)")           \
   X(WORKER_PROTOCOL_VIOLATION, 24, "a worker broke the connection protocol: more packets than the channel has credits, or a connection_live value other than 0, 1, 2 (word_offset = channel | value << 8, fabric_connection.hpp)") \
+  X(ROUTE_WRAPS_RING, 25, "packet asks for as many hops as its fabric ring has chips, or more: it would pass its sender (found by the simulator at the sender; no router can tell)") \
   X(UNSUPPORTED_DATA_FORMAT, 30, "reduction data format is not fp32 or bf16 (word_offset = format)")
 
 enum class KernelFaultCode : uint32_t {

@@ -11,14 +11,18 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "kernels/api/dataflow_api.hpp"
+#include "kernels/api/fabric_packet_header.hpp"
 #include "kernels/api/kernel_fault.hpp"
 #include "kernels/api/noc_address.hpp"
 #include "runtime/device/l1_map.hpp"
+#include "sim/device/fabric_route_check.hpp"
 #include "sim/device/kernel_context.hpp"
 #include "sim/engine/cycle_counter.hpp"
 #include "sim/engine/delay.hpp"
@@ -86,6 +90,31 @@ void charge_noc_issue(KernelContext& k, NocPort& port) {
   if (k.costs->noc_issue_cycles <= 0) return;
   k.issue_debt += k.chip->params().cycles(k.costs->noc_issue_cycles);
   port.hold_issue_until(Engine::current().now() + k.issue_debt);
+}
+
+// A workload kernel's packet header written into a fabric slot: its route is checked against
+// the fabric (fabric_route_check.hpp), and a route that runs past a line's end or round a ring
+// faults the kernel here, at its sender, rather than at a router or not at all.
+[[gnu::noinline, noreturn]] void fault_route(KernelContext& k, const FabricEntryPoint& e, std::uint32_t header_address) {
+  api::PacketHeader header{};
+  k.l1->read(header_address, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&header), sizeof header));
+  RouteMistake mistake = describe_route_mistake(e, header);
+  // The interpreter's command (debug_set_current_command is reported before every attempt);
+  // another kernel's fault carries the route's last hop.
+  k.fault = KernelFaultReport{api::fault_code(mistake.code), k.has_command ? k.command_index : api::kFaultNoCommand,
+                              k.has_command ? k.header_arg : mistake.last_hop, std::move(mistake.detail)};
+  throw KernelFaultSignal(k.name() + ": " + k.failure_description());
+}
+
+inline void check_fabric_route(KernelContext& k, std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr,
+                               std::uint32_t size_bytes) {
+  const CoreCoord core{static_cast<std::int32_t>(api::noc_addr_x(dst_noc_addr)),
+                       static_cast<std::int32_t>(api::noc_addr_y(dst_noc_addr))};
+  const FabricEntryPoint* e = packet_slot_written(*k.fabric_entry_points, core, api::noc_addr_local(dst_noc_addr), size_bytes);
+  if (e == nullptr) return;
+  std::uint8_t routing = 0;
+  k.l1->read(src_local_l1_addr + offsetof(api::PacketHeader, routing_fields), std::span<std::uint8_t>(&routing, 1));
+  if (!route_fits(*e, routing)) fault_route(k, *e, src_local_l1_addr);
 }
 
 // A change this kernel makes to its own core's L1 or CBs is not news to it: it must not make
@@ -342,6 +371,7 @@ void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t 
 void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc) {
   sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
+  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes);
 }
@@ -427,6 +457,7 @@ void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t d
                                            "packet)",
                                            k.name(), size_bytes, max_packet));
   }
+  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
   model.write_with_trid(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes, trid);
 }
@@ -731,6 +762,6 @@ void profile_mark_ready() {
 
 void kernel_fault(uint32_t code, uint32_t command_index, uint32_t word_offset) {
   sd::KernelContext& k = K();
-  k.fault = sd::KernelFaultReport{code, command_index, word_offset};
+  k.fault = sd::KernelFaultReport{code, command_index, word_offset, {}};
   throw sd::KernelFaultSignal(k.name() + ": " + k.failure_description());
 }

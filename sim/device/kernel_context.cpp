@@ -137,6 +137,7 @@ std::string KernelContext::failure_description() const {
   std::string text;
   if (fault) {
     text = kargs::describe_kernel_fault(kernel, runtime_args, fault->code, fault->command_index, fault->word_offset);
+    if (!fault->detail.empty()) text += "; " + fault->detail;
   } else {
     text = error;
     const std::string command = current_command();

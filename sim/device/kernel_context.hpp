@@ -22,6 +22,7 @@
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "sim/device/circular_buffer.hpp"
+#include "sim/device/fabric_route_check.hpp"
 #include "sim/device/kernel_trace.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/time.hpp"
@@ -79,6 +80,7 @@ struct KernelFaultReport {
   std::uint32_t code = 0;
   std::uint32_t command_index = 0;
   std::uint32_t word_offset = 0;
+  std::string detail;  // what a check of the simulator adds (fabric_route_check.hpp), or ""
 };
 
 struct KernelContext {
@@ -111,6 +113,9 @@ struct KernelContext {
   runtime::EriscL1Map erisc_l1;  // where ERISC semaphores sit (the device's FabricOptions)
   runtime::CoreCoord worker_grid;
   const KernelCosts* costs = nullptr;
+  // Where a workload kernel on this chip hands packets to the fabric (fabric_route_check.hpp):
+  // its writes there have their headers' routes checked. nullptr for the routers themselves.
+  const FabricEntryPoints* fabric_entry_points = nullptr;
   std::function<void(KernelContext&)> on_done;
   std::function<void(KernelContext&)> on_failure;
   std::unique_ptr<KernelTrace> trace;  // only when the device records a trace

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "kernels/api/fabric_connection.hpp"
 #include "kernels/kernel_args.hpp"
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/cb_placement.hpp"
@@ -427,6 +428,34 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
     }
   }
 
+  // Where this program's kernels hand packets to the fabric: the chip's routers, and the
+  // client channels of its fabric muxes, whose routes are those of the routers they feed.
+  if (const auto routers = fabric_entry_points_.find(chip_id); routers != fabric_entry_points_.end()) {
+    placed->fabric_entry_points = routers->second;
+  }
+  for (const runtime::KernelSpec& spec : program.kernels) {
+    namespace mux = kernels::fabric_mux;
+    if (spec.kernel != kernels::kFabricMuxKernelName || spec.compile_time_args.size() < mux::kNumCompileTimeArgs) continue;
+    const std::vector<std::uint32_t>& ct = spec.compile_time_args;
+    for (const runtime::CoreCoord& c : runtime::cores_of(spec.cores)) {
+      const auto args = spec.runtime_args.find(c);
+      const std::vector<std::uint32_t>& rt = args != spec.runtime_args.end() ? args->second : spec.common_runtime_args;
+      if (rt.size() < mux::kRtRouterConnection + api::kFabricConnectionArgWords) continue;  // the mux faults BAD_ARGS
+      const api::FabricConnectionConfig router =
+          api::read_fabric_connection_config(rt.data() + mux::kRtRouterConnection);
+      const runtime::FabricRouterSite* site = fabric_.router_at(chip_id, router.edm_noc_x, router.edm_noc_y);
+      if (site == nullptr) continue;
+      const CoreCoord mux_core = core_of(CoreKind::Tensix, c).noc0;
+      FabricEntryPoint e = router_entry_point(fabric_, *site, site->config);
+      e.core = mux_core;
+      e.slot_size_bytes = api::fabric_slot_size_bytes(ct[mux::kCtMaxPayloadBytes]);
+      e.slots_begin = ct[mux::kCtSlotsBase];
+      e.slots_end = e.slots_begin + ct[mux::kCtNumClients] * ct[mux::kCtSlotsPerClient] * e.slot_size_bytes;
+      e.mux = fmt::format("fabric mux at NoC0 ({},{})", mux_core.x, mux_core.y);
+      if (e.slot_size_bytes > 0 && e.slots_end > e.slots_begin) placed->fabric_entry_points.push_back(std::move(e));
+    }
+  }
+
   std::set<std::tuple<CoreKind, runtime::CoreCoord, runtime::DataMovementProcessor>> occupied;
   for (const runtime::KernelSpec& spec : program.kernels) {
     const kernels::KernelInfo* info = find_kernel(spec.kernel);
@@ -476,6 +505,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       k->erisc_l1 = options_.fabric.erisc_l1_map();
       k->worker_grid = worker_grid_;
       k->costs = &options_.costs;
+      if (!placed->fabric_entry_points.empty()) k->fabric_entry_points = &placed->fabric_entry_points;
       placed->to_launch.push_back(std::move(k));
     }
   }

@@ -53,6 +53,7 @@
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/device_allocator.hpp"
 #include "sim/device/fault_plan.hpp"
+#include "sim/device/fabric_route_check.hpp"
 #include "sim/device/kernel_context.hpp"
 #include "sim/device/mirrored_groups.hpp"
 #include "sim/device/wall_watchdog.hpp"
@@ -352,6 +353,9 @@ class SimMeshDevice final : public runtime::MeshDevice {
   SimMeshDeviceOptions options_;
   std::size_t faults_traced_ = 0;  // the fault log's records in the trace (record_faults_in_trace)
   runtime::FabricPlan fabric_;
+  // Per chip, the routers' worker channels, where workload kernels' packets have their routes
+  // checked (fabric_route_check.hpp); filled by launch_fabric.
+  std::map<runtime::ChipId, FabricEntryPoints> fabric_entry_points_;
   std::optional<MirroredGroups> mirrored_;  // options_.mirrored_groups, checked against the system
   TrafficBetweenGroups crossing_at_open_;  // traffic_between_groups() after the fabric's start-up
 

@@ -47,6 +47,9 @@ struct SimMeshDevice::Program {
   std::vector<SemaphoreInit> semaphore_inits;
   std::vector<std::unique_ptr<KernelContext>> to_launch;
   std::size_t remaining = 0;
+  // The chip's routers' worker channels and this program's fabric muxes' client channels: where
+  // its kernels' packets have their routes checked (fabric_route_check.hpp).
+  FabricEntryPoints fabric_entry_points;
 };
 
 template <typename KeepGoing>

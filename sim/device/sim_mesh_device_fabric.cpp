@@ -25,6 +25,7 @@ std::uint32_t SimMeshDevice::router_status(const runtime::FabricRouterSite& site
 void SimMeshDevice::launch_fabric() {
   const kernels::KernelInfo* info = kernels::find_kernel_info(kernels::kFabricRouterKernelName);
   CCLMESH_CHECK(info != nullptr, "the fabric router kernel is not registered");
+  fabric_entry_points_.clear();
   for (const runtime::FabricRouterSite& site : fabric_.routers()) {
     Chip& chip = system_->chip(site.chip);
     auto k = std::make_unique<KernelContext>();
@@ -38,6 +39,7 @@ void SimMeshDevice::launch_fabric() {
     k->workload = "fabric";
     kernels::FabricRouterConfig config = site.config;
     if (options_.adjust_router_config) options_.adjust_router_config(site, config);
+    fabric_entry_points_[site.chip].push_back(router_entry_point(fabric_, site, config));
     k->compile_time_args = kargs::build_fabric_router_args(config).compile_time;
     k->l1 = &chip.l1(k->noc0);
     k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
