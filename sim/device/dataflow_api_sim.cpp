@@ -81,7 +81,7 @@ NocAddress decode(std::uint64_t noc_addr) {
                                      k.noc_access_check->describe_refusal(target.core, target.address, bytes)));
 }
 
-inline void check_access(const KernelContext& k, const char* call, const NocAddress& target, std::uint64_t bytes) {
+void check_access(const KernelContext& k, const char* call, const NocAddress& target, std::uint64_t bytes) {
   if (k.noc_access_check != nullptr && !k.noc_access_check->allows(target.core, target.address, bytes)) [[unlikely]] {
     refuse_access(k, call, target, bytes);
   }
@@ -379,8 +379,10 @@ void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_mult
   if (k.noc_access_check != nullptr) {
     for (std::int32_t y = rect.start.y; y <= rect.end.y; ++y) {
       for (std::int32_t x = rect.start.x; x <= rect.end.x; ++x) {
-        sd::check_access(k, "noc_async_write_multicast", cclmesh::sim::NocAddress{cclmesh::sim::CoreCoord{x, y}, local},
-                         size_bytes);
+        const cclmesh::sim::NocAddress target{cclmesh::sim::CoreCoord{x, y}, local};
+        if (!k.noc_access_check->allows_multicast(target.core, local, size_bytes)) [[unlikely]] {
+          sd::refuse_access(k, "noc_async_write_multicast", target, size_bytes);
+        }
       }
     }
   }

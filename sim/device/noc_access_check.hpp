@@ -32,7 +32,13 @@ class NocAccessCheck {
     if (node.reaches == Reaches::Nothing) return true;
     return allows_at(node, address, bytes);
   }
-  // allows() false: "chip 0 DRAM bank 3 (channel 1 at 0x..): 0x11800..0x12800 runs ..."
+  // A multicast's destination: only the Tensix cores of its rectangle receive it.
+  bool allows_multicast(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const {
+    if (!in_grid(core)) return true;
+    const Node& node = nodes_[node_index(core)];
+    return node.reaches != Reaches::TensixL1 || allows_at(node, address, bytes);
+  }
+  // allows() or allows_multicast() false: "chip 0 DRAM bank 3 (channel 1 at 0x..): 0x11800..0x12800 runs ..."
   std::string describe_refusal(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const;
 
  private:
