@@ -76,6 +76,21 @@ NocAddress decode(std::uint64_t noc_addr) {
                     api::noc_addr_local(noc_addr)};
 }
 
+// A read or write at `target` must lie inside a live allocation where it lands in buffer space
+// (noc_access_check.hpp); otherwise the issuing kernel fails, naming the target and the nearest
+// buffers (its command is appended by failure_description).
+[[noreturn, gnu::noinline]] void refuse_access(const KernelContext& k, const char* call, const NocAddress& target,
+                                               std::uint64_t bytes) {
+  throw DataflowApiError(fmt::format("{} of {} B outside the buffers at {}", call, bytes,
+                                     k.noc_access_check->describe_refusal(target.core, target.address, bytes)));
+}
+
+void check_access(const KernelContext& k, const char* call, const NocAddress& target, std::uint64_t bytes) {
+  if (k.noc_access_check != nullptr && !k.noc_access_check->allows(target.core, target.address, bytes)) [[unlikely]] {
+    refuse_access(k, call, target, bytes);
+  }
+}
+
 std::uint32_t address_of(volatile std::uint32_t* pointer) {
   return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(pointer));
 }
@@ -364,16 +379,20 @@ uint64_t get_bank_noc_addr(bool dram, uint32_t bank_id, uint32_t bank_address_of
 void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size_bytes, uint8_t noc) {
   sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
+  const cclmesh::sim::NocAddress source = sd::decode(src_noc_addr);
+  sd::check_access(k, "noc_async_read", source, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
-  sd::noc_model(k, noc).read(k.noc0, sd::decode(src_noc_addr), dst_local_l1_addr, size_bytes);
+  sd::noc_model(k, noc).read(k.noc0, source, dst_local_l1_addr, size_bytes);
 }
 
 void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc) {
   sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
   if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
+  const cclmesh::sim::NocAddress destination = sd::decode(dst_noc_addr);
+  sd::check_access(k, "noc_async_write", destination, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
-  sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes);
+  sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, destination, size_bytes);
 }
 
 void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_multicast_addr, uint32_t size_bytes,
@@ -386,8 +405,18 @@ void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_mult
                               static_cast<std::int32_t>(api::noc_mcast_addr_y_start(dst_noc_multicast_addr))},
       cclmesh::sim::CoreCoord{static_cast<std::int32_t>(api::noc_addr_x(dst_noc_multicast_addr)),
                               static_cast<std::int32_t>(api::noc_addr_y(dst_noc_multicast_addr))}};
-  sd::noc_model(k, noc).multicast_write(k.noc0, src_local_l1_addr, rect, api::noc_addr_local(dst_noc_multicast_addr),
-                                        size_bytes);
+  const std::uint32_t local = api::noc_addr_local(dst_noc_multicast_addr);
+  if (k.noc_access_check != nullptr) {
+    for (std::int32_t y = rect.start.y; y <= rect.end.y; ++y) {
+      for (std::int32_t x = rect.start.x; x <= rect.end.x; ++x) {
+        const cclmesh::sim::NocAddress target{cclmesh::sim::CoreCoord{x, y}, local};
+        if (!k.noc_access_check->allows_multicast(target.core, local, size_bytes)) [[unlikely]] {
+          sd::refuse_access(k, "noc_async_write_multicast", target, size_bytes);
+        }
+      }
+    }
+  }
+  sd::noc_model(k, noc).multicast_write(k.noc0, src_local_l1_addr, rect, local, size_bytes);
 }
 
 void noc_async_read_barrier(uint8_t noc) {
@@ -458,8 +487,10 @@ void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t d
                                            k.name(), size_bytes, max_packet));
   }
   if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
+  const cclmesh::sim::NocAddress destination = sd::decode(dst_noc_addr);
+  sd::check_access(k, "noc_async_write_one_packet_with_trid", destination, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
-  model.write_with_trid(k.noc0, src_local_l1_addr, sd::decode(dst_noc_addr), size_bytes, trid);
+  model.write_with_trid(k.noc0, src_local_l1_addr, destination, size_bytes, trid);
 }
 
 bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t noc, uint32_t trid) {

@@ -44,7 +44,10 @@ DeviceAllocator::DeviceAllocator(const DeviceMemorySizes& sizes)
           sizes.tensix_l1_bytes / runtime::kBufferAlignment * runtime::kBufferAlignment, runtime::kBufferAlignment),
       erisc_semaphores_(sizes.erisc_l1.global_semaphore_base(),
                         sizes.erisc_l1.global_semaphore_base() + runtime::kEriscGlobalSemaphoreBytes,
-                        runtime::kProgramSemaphoreStride) {}
+                        runtime::kProgramSemaphoreStride),
+      buffer_space_(sizes.worker_grid, sizes.dram_banks,
+                    sizes.dram_bank_bytes / runtime::kBufferAlignment * runtime::kBufferAlignment,
+                    sizes.tensix_l1_bytes / runtime::kBufferAlignment * runtime::kBufferAlignment) {}
 
 namespace {
 
@@ -87,6 +90,7 @@ runtime::BufferHandle DeviceAllocator::create_buffer(const runtime::BufferConfig
   }
   runtime::BufferHandle handle{next_buffer_id_++, *address, config};
   live_.emplace(handle.id, Live{handle, bytes});
+  buffer_space_.add_buffer(handle);
   return handle;
 }
 
@@ -185,6 +189,8 @@ void DeviceAllocator::deallocate_buffer(const runtime::BufferHandle& buffer) {
   require_unused(&Unfinished::buffer_ids, buffer.id, kBufferKind, "buffers");
   const auto it = live_.find(buffer.id);
   pool_of(buffer.config).release(buffer.address, it->second.bytes);
+  buffer_space_.remove(buffer.config.type == runtime::BufferType::Dram ? MemorySpace::Dram : MemorySpace::TensixL1,
+                       buffer.address);
   live_.erase(it);
 }
 
@@ -248,6 +254,7 @@ runtime::GlobalSemaphore DeviceAllocator::create_global_semaphore(const std::vec
   }
   runtime::GlobalSemaphore handle{next_semaphore_id_++, static_cast<std::uint32_t>(*address), cores};
   live_semaphores_.emplace(handle.id, LiveSemaphore{handle, kind});
+  if (tensix) buffer_space_.add_global_semaphore(handle, runtime::kBufferAlignment);
   return handle;
 }
 
@@ -261,6 +268,7 @@ void DeviceAllocator::deallocate_global_semaphore(const runtime::GlobalSemaphore
   require_unused(&Unfinished::semaphore_ids, semaphore.id, kSemaphoreKind, "global_semaphores");
   if (kind == runtime::CoreKind::Tensix) {
     l1_.release(semaphore.address, runtime::kBufferAlignment);
+    buffer_space_.remove(MemorySpace::TensixL1, semaphore.address);
   } else {
     erisc_semaphores_.release(semaphore.address, runtime::kProgramSemaphoreStride);
   }

@@ -21,6 +21,7 @@
 #include "runtime/device/types.hpp"
 #include "runtime/device/workload.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
+#include "sim/device/buffer_space.hpp"
 #include "sim/device/free_list.hpp"
 #include "topologies/topology.hpp"
 
@@ -109,6 +110,9 @@ class DeviceAllocator {
   const FreeList& tensix_l1() const { return l1_; }
   // The ERISC's global semaphore region, bottom up.
   const FreeList& erisc_semaphores() const { return erisc_semaphores_; }
+  // What the live buffers and Tensix global semaphores hold, per bank and core (the NoC access
+  // check's map).
+  const BufferSpace& buffer_space() const { return buffer_space_; }
   std::size_t live_buffer_count() const { return live_.size(); }
   std::size_t live_global_semaphore_count() const { return live_semaphores_.size(); }
 
@@ -147,6 +151,7 @@ class DeviceAllocator {
     runtime::CoreKind kind = runtime::CoreKind::Tensix;
   };
   std::map<std::uint32_t, LiveSemaphore> live_semaphores_;  // by id
+  BufferSpace buffer_space_;
   std::uint32_t next_buffer_id_ = 1;
   std::uint32_t next_semaphore_id_ = 1;
 };

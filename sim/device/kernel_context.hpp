@@ -24,6 +24,7 @@
 #include "sim/device/circular_buffer.hpp"
 #include "sim/device/fabric_route_check.hpp"
 #include "sim/device/kernel_trace.hpp"
+#include "sim/device/noc_access_check.hpp"
 #include "sim/engine/fiber.hpp"
 #include "sim/engine/time.hpp"
 #include "sim/model/chip.hpp"
@@ -110,6 +111,9 @@ struct KernelContext {
   CoreProgram* core = nullptr;
   std::uint32_t program_semaphore_ids[2] = {0, 0};  // per CoreKind: ids on any core of that kind
   const runtime::ChipCoreMap* core_map = nullptr;
+  // Its chip's check of NoC reads and writes against the buffers (noc_access_check.hpp); none
+  // in tests that build a context by hand.
+  const NocAccessCheck* noc_access_check = nullptr;
   runtime::EriscL1Map erisc_l1;  // where ERISC semaphores sit (the device's FabricOptions)
   runtime::CoreCoord worker_grid;
   const KernelCosts* costs = nullptr;

@@ -115,6 +115,9 @@ void SimMeshDevice::open() {
                   fmt::format("chip {}: the model's L1 or DRAM bank size differs from its arch spec's", id));
   }
   allocator_.emplace(sizes);
+  for (const auto& [id, map] : core_maps_) {
+    noc_access_checks_.try_emplace(id, system_->chip(id), map, allocator_->buffer_space());
+  }
 
   apply_faults();
   mirror_identical_groups();
@@ -150,6 +153,7 @@ void SimMeshDevice::reset() {
   launch_skew_.clear();
   corruptions_.clear();
   semaphore_settled_.clear();
+  noc_access_checks_.clear();
   allocator_.reset();
   faults_traced_ = 0;
   // Between the old life's last records (close(): its fault log) and the new life's first.
@@ -502,6 +506,7 @@ std::unique_ptr<SimMeshDevice::Program> SimMeshDevice::place_program(const std::
       k->eth = eth ? &chip.eth(static_cast<std::int32_t>(c.x)) : nullptr;
       k->core = &core;
       k->core_map = &map;
+      k->noc_access_check = &noc_access_checks_.at(chip_id);
       k->erisc_l1 = options_.fabric.erisc_l1_map();
       k->worker_grid = worker_grid_;
       k->costs = &options_.costs;

@@ -52,6 +52,7 @@
 #include "runtime/device/mesh_device.hpp"
 #include "runtime/fabric/fabric_plan.hpp"
 #include "sim/device/device_allocator.hpp"
+#include "sim/device/noc_access_check.hpp"
 #include "sim/device/fault_plan.hpp"
 #include "sim/device/fabric_route_check.hpp"
 #include "sim/device/kernel_context.hpp"
@@ -361,6 +362,8 @@ class SimMeshDevice final : public runtime::MeshDevice {
 
   // Buffers, global semaphores and CBs: where they go, as a PlanningMeshDevice places them.
   std::optional<DeviceAllocator> allocator_;
+  // Per chip: NoC reads and writes kernels issue, checked against the allocator's buffers.
+  std::map<runtime::ChipId, NocAccessCheck> noc_access_checks_;
 
   std::vector<std::unique_ptr<KernelContext>> kernels_;
   std::vector<std::unique_ptr<Program>> programs_;

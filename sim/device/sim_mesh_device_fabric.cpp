@@ -44,6 +44,7 @@ void SimMeshDevice::launch_fabric() {
     k->l1 = &chip.l1(k->noc0);
     k->eth = &chip.eth(static_cast<std::int32_t>(site.channel));
     k->core_map = &core_maps_.at(site.chip);
+    k->noc_access_check = &noc_access_checks_.at(site.chip);
     k->erisc_l1 = options_.fabric.erisc_l1_map();
     k->worker_grid = worker_grid_;
     k->costs = &options_.costs;
