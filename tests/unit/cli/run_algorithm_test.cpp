@@ -53,18 +53,23 @@ TEST(RunAlgorithm, AllGatherRelaysOnTheT3kRingAndMulticastsOnALine) {
 // L1) and --ag-bidirectional-mode's override (session 45: the library had it, the CLI did not).
 // Each mode moves the data its own way: the results are checked with data, and the modes' times
 // differ.
+RunOptions t3k_ring_all_gather(std::uint64_t size, const char* bidirectional_mode) {
+  RunOptions options;
+  options.system = "t3k";
+  options.op = CollectiveOp::AllGather;
+  options.size_bytes = size;
+  options.topology = "ring";
+  options.ag_bidirectional_mode = bidirectional_mode;
+  return options;
+}
+
 TEST(RunAlgorithm, AllGatherRingSaysWhichBidirectionalModeRanAndTakesTheOverride) {
   const RunResult big = run("t3k", CollectiveOp::AllGather, 8 * kMiB, "ring");
   EXPECT_EQ(result_json(big)["algorithm_reason"],
             "auto: a fabric ring relays; split-tensor, auto: each chip's input (1048576 B) is over twice the "
             "ERISC's unreserved L1 (153600 B)");
-  RunOptions asked;
-  asked.system = "t3k";
-  asked.op = CollectiveOp::AllGather;
-  asked.size_bytes = 8 * kMiB;
-  asked.topology = "ring";
+  RunOptions asked = t3k_ring_all_gather(8 * kMiB, "full-tensor");
   asked.no_data = true;
-  asked.ag_bidirectional_mode = "full-tensor";
   const RunResult full = run_collective(asked);
   EXPECT_EQ(result_json(full)["algorithm_reason"], "auto: a fabric ring relays; full-tensor, asked for");
   EXPECT_EQ(result_json(full)["settings"]["ag_bidirectional_mode"], "full-tensor");
@@ -74,12 +79,7 @@ TEST(RunAlgorithm, AllGatherRingSaysWhichBidirectionalModeRanAndTakesTheOverride
   for (const char* mode : {"split-tensor", "full-tensor"}) {
     for (const char* algorithm : {"relay", "multicast"}) {
       SCOPED_TRACE(std::string(mode) + " " + algorithm);
-      RunOptions data;
-      data.system = "t3k";
-      data.op = CollectiveOp::AllGather;
-      data.size_bytes = 512 * kKiB;
-      data.topology = "ring";
-      data.ag_bidirectional_mode = mode;
+      RunOptions data = t3k_ring_all_gather(512 * kKiB, mode);
       data.ag_ring_algorithm = algorithm;
       const RunResult r = run_collective(data);
       EXPECT_EQ(r.verified, std::optional<bool>(true));
