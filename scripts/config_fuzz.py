@@ -269,6 +269,11 @@ def generate(seed, index):
         argv += ["--workers-per-link", str(rng.randint(1, 6))]
     if op == "all_gather" and fabric and rng.random() < 0.2:
         argv += ["--ag-ring-algorithm", rng.choice(["relay", "multicast"]) if ring else "multicast"]
+    # Session 45's --ag-bidirectional-mode, drawn from a generator of its own so that the
+    # configurations drawn before it stayed as they were.
+    bidirectional_rng = random.Random(f"{seed}:{index}:ag-bidirectional-mode")
+    if op == "all_gather" and fabric and ring and bidirectional_rng.random() < 0.3:
+        argv += ["--ag-bidirectional-mode", bidirectional_rng.choice(["split-tensor", "full-tensor"])]
     if op == "all_gather" and fabric and ring and rng.random() < 0.25 and "multicast" not in argv:
         argv += ["--chunks-per-sync", str(rng.choice([1, 2, 3, 8, 255]))]
     if op in ("reduce_scatter", "all_reduce") and fabric and ring and rng.random() < 0.3:
