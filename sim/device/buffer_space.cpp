@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 
 #include "runtime/device/buffer_layout.hpp"
 #include "runtime/device/l1_map.hpp"
@@ -52,6 +53,7 @@ void BufferSpace::add_buffer(const runtime::BufferHandle& buffer) {
   Allocations& pool = dram ? dram_ : l1_;
   const bool added = pool.emplace(buffer.address, std::move(allocation)).second;
   CCLMESH_CHECK(added, fmt::format("buffer #{} at {:#x}: the address is taken", buffer.id, buffer.address));
+  ++generation_;
 }
 
 void BufferSpace::add_global_semaphore(const runtime::GlobalSemaphore& semaphore, std::uint64_t bytes) {
@@ -64,11 +66,13 @@ void BufferSpace::add_global_semaphore(const runtime::GlobalSemaphore& semaphore
   const bool added = l1_.emplace(semaphore.address, std::move(allocation)).second;
   CCLMESH_CHECK(added,
                 fmt::format("global semaphore #{} at {:#x}: the address is taken", semaphore.id, semaphore.address));
+  ++generation_;
 }
 
 void BufferSpace::remove(MemorySpace space, std::uint64_t address) {
   Allocations& pool = space == MemorySpace::Dram ? dram_ : l1_;
   CCLMESH_CHECK(pool.erase(address) == 1, fmt::format("no allocation at {:#x} to remove", address));
+  ++generation_;
 }
 
 std::uint64_t BufferSpace::floor(MemorySpace space) const {
@@ -89,16 +93,28 @@ std::uint64_t BufferSpace::bytes_at(const Allocation& allocation, const AccessTa
   return allocation.bytes_by_target[std::size_t{target.core.y} * worker_grid_.x + target.core.x];
 }
 
-bool BufferSpace::allows(const AccessTarget& target, std::uint64_t address, std::uint64_t bytes) const {
+bool BufferSpace::allows(const AccessTarget& target, std::uint64_t address, std::uint64_t bytes,
+                         AllowedSpan* span) const {
+  AllowedSpan allowed;
   const std::uint64_t end = address + bytes;
-  if (end <= floor(target.space)) return true;
-  // Past L1's end the memory region refuses the access itself.
-  if (target.space == MemorySpace::TensixL1 && address >= tensix_l1_bytes_) return true;
-  const Allocations& pool = allocations(target.space);
-  auto it = pool.upper_bound(address);
-  if (it == pool.begin()) return false;
-  --it;
-  return address >= it->first && end <= it->first + bytes_at(it->second, target);
+  const std::uint64_t floor_here = floor(target.space);
+  if (end <= floor_here) {
+    allowed = AllowedSpan{0, floor_here};
+  } else if (target.space == MemorySpace::TensixL1 && address >= tensix_l1_bytes_) {
+    // Past L1's end the memory region refuses the access itself.
+    allowed = AllowedSpan{tensix_l1_bytes_, std::numeric_limits<std::uint64_t>::max()};
+  } else {
+    const Allocations& pool = allocations(target.space);
+    const auto above = pool.upper_bound(address);
+    if (above == pool.begin()) return false;
+    const auto it = std::prev(above);
+    if (address < it->first || end > it->first + bytes_at(it->second, target)) return false;
+    // Clamped at the next allocation, so that every access in the span finds this one.
+    const std::uint64_t span_end = it->first + bytes_at(it->second, target);
+    allowed = AllowedSpan{it->first, above == pool.end() ? span_end : std::min(span_end, above->first)};
+  }
+  if (span != nullptr) *span = allowed;
+  return true;
 }
 
 std::string BufferSpace::describe(const Allocation& allocation, const AccessTarget& target) const {

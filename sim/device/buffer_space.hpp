@@ -33,6 +33,15 @@ struct AccessTarget {
   runtime::CoreCoord core;
 };
 
+// Addresses [begin, end) at one target that are allowed for one reason: one allocation's extent
+// there, or memory outside buffer space. Any access inside it is allowed while the allocations
+// stay as they were (BufferSpace::generation()), so a caller may remember it (noc_access_check.hpp).
+struct AllowedSpan {
+  std::uint64_t begin = 1;
+  std::uint64_t end = 0;  // end < begin: holds nothing (not even 0 bytes at 0)
+  bool holds(std::uint64_t address, std::uint64_t bytes) const { return address >= begin && address + bytes <= end; }
+};
+
 class BufferSpace {
  public:
   BufferSpace(runtime::CoreCoord worker_grid, std::uint32_t dram_banks, std::uint64_t dram_bank_bytes,
@@ -43,8 +52,12 @@ class BufferSpace {
   void remove(MemorySpace space, std::uint64_t address);
 
   // Whether [address, address + bytes) at `target` is outside buffer space or inside one
-  // allocation's extent there. Called for every checked NoC access: no allocation.
-  bool allows(const AccessTarget& target, std::uint64_t address, std::uint64_t bytes) const;
+  // allocation's extent there; if so and `span` is given, the span it was allowed by. Called
+  // for checked NoC accesses the caller has not remembered a span for: no allocation.
+  bool allows(const AccessTarget& target, std::uint64_t address, std::uint64_t bytes,
+              AllowedSpan* span = nullptr) const;
+  // Changes on every allocation and free: a remembered AllowedSpan holds while this is unchanged.
+  std::uint64_t generation() const { return generation_; }
   // Why it does not (allows() false): "0x11800..0x12800 runs 0x800 past the end of buffer #3
   // (0x11000..0x12000 here, 4096 B, DRAM interleaved)", "0x.. lies in unallocated memory ...".
   std::string describe_refusal(const AccessTarget& target, std::uint64_t address, std::uint64_t bytes) const;
@@ -74,6 +87,7 @@ class BufferSpace {
   std::uint64_t tensix_l1_bytes_ = 0;
   Allocations dram_;
   Allocations l1_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace cclmesh::sim::device

@@ -85,7 +85,9 @@ NocAddress decode(std::uint64_t noc_addr) {
                                      k.noc_access_check->describe_refusal(target.core, target.address, bytes)));
 }
 
-void check_access(const KernelContext& k, const char* call, const NocAddress& target, std::uint64_t bytes) {
+// Inline: the remembered spans answer most accesses in a few instructions, less than a call.
+[[gnu::always_inline]] inline void check_access(const KernelContext& k, const char* call, const NocAddress& target,
+                                                std::uint64_t bytes) {
   if (k.noc_access_check != nullptr && !k.noc_access_check->allows(target.core, target.address, bytes)) [[unlikely]] {
     refuse_access(k, call, target, bytes);
   }
@@ -121,14 +123,22 @@ void charge_noc_issue(KernelContext& k, NocPort& port) {
   throw KernelFaultSignal(k.name() + ": " + k.failure_description());
 }
 
-inline void check_fabric_route(KernelContext& k, std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr,
+const std::uint8_t* direct_l1(const KernelContext& k, std::uint64_t address, std::uint64_t bytes);
+
+inline void check_fabric_route(KernelContext& k, std::uint32_t src_local_l1_addr, const NocAddress& destination,
                                std::uint32_t size_bytes) {
-  const CoreCoord core{static_cast<std::int32_t>(api::noc_addr_x(dst_noc_addr)),
-                       static_cast<std::int32_t>(api::noc_addr_y(dst_noc_addr))};
-  const FabricEntryPoint* e = packet_slot_written(*k.fabric_entry_points, core, api::noc_addr_local(dst_noc_addr), size_bytes);
+  const FabricEntryPoint* e =
+      k.fabric_entry_points->packet_slot_written(destination.core, destination.address, size_bytes);
   if (e == nullptr) return;
+  // The routing byte, from the sender's L1: directly where its page is at hand (an L1 region
+  // defers no landing, so its slots hold what the region would read), else through the region.
+  const std::uint64_t routing_address = src_local_l1_addr + offsetof(api::PacketHeader, routing_fields);
   std::uint8_t routing = 0;
-  k.l1->read(src_local_l1_addr + offsetof(api::PacketHeader, routing_fields), std::span<std::uint8_t>(&routing, 1));
+  if (const std::uint8_t* direct = direct_l1(k, routing_address, 1)) [[likely]] {
+    routing = *direct;
+  } else {
+    k.l1->read(routing_address, std::span<std::uint8_t>(&routing, 1));
+  }
   if (!route_fits(*e, routing)) fault_route(k, *e, src_local_l1_addr);
 }
 
@@ -388,8 +398,8 @@ void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t 
 void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size_bytes, uint8_t noc) {
   sd::KernelContext& k = sd::K_issuing();
   if (size_bytes == 0) return;
-  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
   const cclmesh::sim::NocAddress destination = sd::decode(dst_noc_addr);
+  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, destination, size_bytes);
   sd::check_access(k, "noc_async_write", destination, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
   sd::noc_model(k, noc).write(k.noc0, src_local_l1_addr, destination, size_bytes);
@@ -486,8 +496,8 @@ void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t d
                                            "packet)",
                                            k.name(), size_bytes, max_packet));
   }
-  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, dst_noc_addr, size_bytes);
   const cclmesh::sim::NocAddress destination = sd::decode(dst_noc_addr);
+  if (k.fabric_entry_points != nullptr) sd::check_fabric_route(k, src_local_l1_addr, destination, size_bytes);
   sd::check_access(k, "noc_async_write_one_packet_with_trid", destination, size_bytes);
   sd::charge_noc_issue(k, sd::own_port(k, noc));
   model.write_with_trid(k.noc0, src_local_l1_addr, destination, size_bytes, trid);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace cclmesh::sim::device {
 
 NocAccessCheck::NocAccessCheck(const Chip& chip, const runtime::ChipCoreMap& map, const BufferSpace& space)
@@ -43,16 +46,40 @@ bool NocAccessCheck::dram_target(const Node& node, std::uint64_t address, Access
   return true;
 }
 
-bool NocAccessCheck::allows_at(const Node& node, std::uint64_t address, std::uint64_t bytes) const {
+bool NocAccessCheck::allows_at(Node& node, std::uint64_t address, std::uint64_t bytes) const {
   AccessTarget target;
+  AllowedSpan span;
   if (node.reaches == Reaches::TensixL1) {
     target.space = MemorySpace::TensixL1;
     target.core = node.logical;
-    return space_->allows(target, address, bytes);
+    if (!space_->allows(target, address, bytes, &span)) return false;
+  } else {
+    std::uint64_t in_bank = 0;
+    if (dram_target(node, address, target, in_bank)) {
+      if (!space_->allows(target, in_bank, bytes, &span)) return false;
+      // Back to the channel's addresses, within this bank (an access running on into the next
+      // bank is checked in this one, so it must not be remembered as allowed by the next).
+      const std::uint64_t bank_base = address - in_bank;
+      span = AllowedSpan{bank_base + span.begin, bank_base + std::min(span.end, bank_bytes_)};
+    } else {
+      // Past the channel's banks: unchecked.
+      span = AllowedSpan{std::uint64_t{banks_per_channel_} * bank_bytes_, std::numeric_limits<std::uint64_t>::max()};
+    }
   }
-  std::uint64_t in_bank = 0;
-  if (!dram_target(node, address, target, in_bank)) return true;
-  return space_->allows(target, in_bank, bytes);
+  remember(node, span);
+  return true;
+}
+
+void NocAccessCheck::remember(Node& node, const AllowedSpan& span) const {
+  if (node.remembered_generation != space_->generation()) {
+    node.remembered_generation = space_->generation();
+    node.spans[0] = span;
+    node.spans[1] = AllowedSpan{};
+    node.next_span = 1;
+    return;
+  }
+  node.spans[node.next_span] = span;
+  node.next_span ^= 1;
 }
 
 std::string NocAccessCheck::describe_refusal(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const {

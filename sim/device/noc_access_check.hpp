@@ -24,19 +24,21 @@ class NocAccessCheck {
   NocAccessCheck(const Chip& chip, const runtime::ChipCoreMap& map, const BufferSpace& space);
 
   // Whether [address, address + bytes) at NoC0 core `core` is allowed (see above). Called for
-  // every NoC read and write a kernel issues: a table look-up, then for a DRAM bank or a Tensix
-  // L1 one ordered-map look-up; no allocation.
+  // every NoC read and write a kernel issues: a table look-up, and where the access lands in a
+  // DRAM bank or a Tensix L1, the spans remembered for that node (most accesses land where the
+  // node's last ones did), else one ordered-map look-up; no allocation.
   bool allows(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const {
     if (!in_grid(core)) return true;
-    const Node& node = nodes_[node_index(core)];
+    Node& node = nodes_[node_index(core)];
     if (node.reaches == Reaches::Nothing) return true;
-    return allows_at(node, address, bytes);
+    return remembered(node, address, bytes) || allows_at(node, address, bytes);
   }
   // A multicast's destination: only the Tensix cores of its rectangle receive it.
   bool allows_multicast(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const {
     if (!in_grid(core)) return true;
-    const Node& node = nodes_[node_index(core)];
-    return node.reaches != Reaches::TensixL1 || allows_at(node, address, bytes);
+    Node& node = nodes_[node_index(core)];
+    if (node.reaches != Reaches::TensixL1) return true;
+    return remembered(node, address, bytes) || allows_at(node, address, bytes);
   }
   // allows() or allows_multicast() false: "chip 0 DRAM bank 3 (channel 1 at 0x..): 0x11800..0x12800 runs ..."
   std::string describe_refusal(CoreCoord core, std::uint64_t address, std::uint64_t bytes) const;
@@ -47,10 +49,27 @@ class NocAccessCheck {
     Reaches reaches = Reaches::Nothing;
     std::uint32_t channel = 0;  // DramChannel
     runtime::CoreCoord logical;  // TensixL1
+    // The spans (in the node's addresses: channel-relative for DRAM) that allowed its last two
+    // distinct accesses, valid while the buffer space's generation is `remembered_generation`:
+    // two, as a core is written both below buffer space (its CBs) and in a buffer.
+    std::uint64_t remembered_generation = 0;
+    AllowedSpan spans[2];
+    std::uint8_t next_span = 0;  // the one a new span replaces
   };
-  bool in_grid(CoreCoord c) const { return c.x >= 0 && c.y >= 0 && c.x < grid_x_ && c.y < grid_y_; }
+  bool remembered(const Node& node, std::uint64_t address, std::uint64_t bytes) const {
+    return node.remembered_generation == space_->generation() &&
+           (node.spans[0].holds(address, bytes) || node.spans[1].holds(address, bytes));
+  }
+  bool in_grid(CoreCoord c) const {
+    // Unsigned: a negative coordinate compares above the grid.
+    return static_cast<std::uint32_t>(c.x) < static_cast<std::uint32_t>(grid_x_) &&
+           static_cast<std::uint32_t>(c.y) < static_cast<std::uint32_t>(grid_y_);
+  }
   std::size_t node_index(CoreCoord c) const { return static_cast<std::size_t>(c.y) * grid_x_ + c.x; }
-  bool allows_at(const Node& node, std::uint64_t address, std::uint64_t bytes) const;
+  // The look-up past the remembered spans; remembers the span that allowed the access.
+  bool allows_at(Node& node, std::uint64_t address, std::uint64_t bytes) const;
+  // Keeps `span` in place of the node's older one (of both, if the allocations changed since).
+  void remember(Node& node, const AllowedSpan& span) const;
   // The DRAM bank a channel-relative address is in and the address inside it; false past the
   // channel's banks (the DRAM model refuses that access itself).
   bool dram_target(const Node& node, std::uint64_t address, AccessTarget& target, std::uint64_t& in_bank) const;
@@ -61,7 +80,8 @@ class NocAccessCheck {
   std::int32_t grid_y_ = 0;
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t bank_bytes_ = 0;
-  std::vector<Node> nodes_;
+  // Mutable: the remembered spans are a cache, they change no answer.
+  mutable std::vector<Node> nodes_;
 };
 
 }  // namespace cclmesh::sim::device

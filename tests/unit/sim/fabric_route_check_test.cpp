@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,30 @@ TEST(FabricRouteCheck, RoutesFitUpToTheReach) {
   EXPECT_FALSE(route_fits(e, api::multicast_routing(2, 7)));
   EXPECT_TRUE(route_fits(e, api::multicast_routing(0, 15)));
   EXPECT_TRUE(route_fits(e, api::multicast_routing(9, 0)));
+}
+
+// The per-node table in front of the scan (session 45, for speed) passes over only cores with no
+// entry point: a write to a slot start is found on the entry point's core and no other, also
+// where coordinates of 16 and more share a table slot ((1,0), (17,16), (1,16), (17,0) all do).
+TEST(FabricRouteCheck, ASlotWriteIsFoundOnlyAtItsEntryPointsCore) {
+  FabricEntryPoints entries;
+  for (const CoreCoord core : {CoreCoord{1, 0}, CoreCoord{17, 16}}) {
+    FabricEntryPoint e;
+    e.core = core;
+    e.slots_begin = 0x1000;
+    e.slots_end = 0x1000 + 4 * 0x100;
+    e.slot_size_bytes = 0x100;
+    entries.push_back(e);
+  }
+  const std::uint32_t header = api::kPacketHeaderSizeBytes;
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{1, 0}, 0x1200, header), &*entries.begin());
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{17, 16}, 0x1300, header), &*std::next(entries.begin()));
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{1, 0}, 0x1210, header), nullptr);  // not a slot's start
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{1, 0}, 0x1400, header), nullptr);  // past the slots
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{2, 0}, 0x1200, header), nullptr);
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{1, 16}, 0x1200, header), nullptr);  // same table slot as (1,0)
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{17, 0}, 0x1200, header), nullptr);  // same table slot as (1,0)
+  EXPECT_EQ(entries.packet_slot_written(CoreCoord{1, 0}, 0x1200, header - 1), nullptr);  // too small for a header
 }
 
 // Before session 45 the router at the line's end faulted (fabric_router fault ROUTE_PAST_END,

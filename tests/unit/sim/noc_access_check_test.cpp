@@ -48,6 +48,7 @@ struct Access {
   std::uint32_t bank = 0;
   std::uint64_t address = 0;
   std::uint32_t bytes = 0;
+  bool dram = true;  // else the bank is an L1 bank (a Tensix core)
 };
 
 runtime::MeshWorkload raw_access_workload(const Access& a) {
@@ -56,7 +57,7 @@ runtime::MeshWorkload raw_access_workload(const Access& a) {
   spec.kernel = "raw_access";
   spec.cores = {{{0, 0}, {0, 0}}};
   spec.noc = runtime::NocIndex::Noc0;
-  spec.common_runtime_args = {a.write ? 1u : 0u, 1u, a.bank, static_cast<std::uint32_t>(a.address), a.bytes};
+  spec.common_runtime_args = {a.write ? 1u : 0u, a.dram ? 1u : 0u, a.bank, static_cast<std::uint32_t>(a.address), a.bytes};
   program.kernels.push_back(spec);
   runtime::MeshWorkload workload;
   workload.name = "raw_access";
@@ -121,6 +122,45 @@ TEST_F(NocAccessCheckTest, AReadFromUnallocatedMemoryFaults) {
   EXPECT_THAT(text, HasSubstr(fmt::format("{:#x}..{:#x} lies in unallocated memory (above buffer #2 ({:#x}..{:#x}, "
                                           "4096 B, DRAM interleaved))",
                                           free, free + 64, b, b + 2 * kPageBytes)))
+      << text;
+}
+
+// The check remembers, per NoC node, the spans that allowed its last accesses (session 45, for
+// speed); a span allows no more than the look-up did, and holds only until the next allocation
+// or free. Each test below passes an access on a node, then issues one there that the span must
+// not let through.
+
+// Bank 1 holds one page of the 13-page buffer: one page there is fine, two are not.
+TEST_F(NocAccessCheckTest, AnAllowedAccessLetsThroughNoMoreThanItsBankHolds) {
+  const std::uint64_t b = thirteen_pages_.address;
+  device_.enqueue_workload(raw_access_workload({true, 1, b, kPageBytes}));
+  device_.finish();
+  const std::string text = fault_of({true, 1, b, 2 * kPageBytes});
+  EXPECT_THAT(text, HasSubstr(fmt::format("{:#x}..{:#x} runs 0x800 past the end of buffer #2", b, b + 2 * kPageBytes)))
+      << text;
+}
+
+TEST_F(NocAccessCheckTest, AnAccessAllowedBeforeItsBufferIsFreedFaultsAfter) {
+  const std::uint64_t a = one_page_each_.address;
+  device_.enqueue_workload(raw_access_workload({true, 3, a, kPageBytes}));
+  device_.finish();
+  device_.deallocate_buffer(one_page_each_);
+  const std::string text = fault_of({true, 3, a, kPageBytes});
+  EXPECT_THAT(text, HasSubstr(fmt::format("{:#x}..{:#x} lies in unallocated memory", a, a + kPageBytes))) << text;
+}
+
+// With no L1 buffer, a core's whole L1 is below buffer space; once one is allocated, a write
+// that starts below it and runs into it faults.
+TEST_F(NocAccessCheckTest, AnL1WriteAllowedBelowBufferSpaceFaultsOnceABufferIsThere) {
+  device_.enqueue_workload(raw_access_workload({true, 0, 0x50000, 64, false}));
+  device_.finish();
+  const runtime::CoreCoord grid = device_.worker_grid();
+  const runtime::BufferHandle l1 = device_.create_buffer(
+      runtime::BufferConfig{runtime::BufferType::L1, std::uint64_t{grid.x} * grid.y * kPageBytes, kPageBytes,
+                            runtime::TensorMemoryLayout::Interleaved, std::nullopt});
+  const std::string text = fault_of({true, 0, l1.address - 32, 64, false});
+  EXPECT_THAT(text, HasSubstr(fmt::format("{:#x}..{:#x} starts in unallocated memory and runs into buffer #3",
+                                          l1.address - 32, l1.address + 32)))
       << text;
 }
 
